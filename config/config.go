@@ -1,0 +1,413 @@
+// Package config reads and validates drconsole's YAML configuration file.
+//
+// Validation collects every problem instead of stopping at the first, so an
+// operator fixes the file in one pass: each Problem names the file, the key
+// and why it is wrong.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the whole file.
+type Config struct {
+	// Listen is the HTTP address, default 127.0.0.1:8080.
+	Listen string `yaml:"listen"`
+	// DataDir holds drconsole.db; default ./data.
+	DataDir    string              `yaml:"data_dir"`
+	Clusters   map[string]*Cluster `yaml:"clusters"`
+	Flows      []*Flow             `yaml:"flows"`
+	Thresholds Thresholds          `yaml:"thresholds"`
+	// RefreshInterval is how often lag is recomputed; default 5s.
+	RefreshInterval Duration  `yaml:"refresh_interval"`
+	Retention       Retention `yaml:"retention"`
+}
+
+// Cluster is how to reach one Kafka cluster.
+type Cluster struct {
+	Bootstrap []string `yaml:"bootstrap"`
+	TLS       *TLS     `yaml:"tls"`
+	SASL      *SASL    `yaml:"sasl"`
+}
+
+// TLS enables TLS to the brokers. An empty CAFile uses the system roots.
+type TLS struct {
+	CAFile             string `yaml:"ca_file"`
+	CertFile           string `yaml:"cert_file"`
+	KeyFile            string `yaml:"key_file"`
+	ServerName         string `yaml:"server_name"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// SASL authenticates to the brokers.
+type SASL struct {
+	// Mechanism is PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.
+	Mechanism string `yaml:"mechanism"`
+	Username  string `yaml:"username"`
+	Password  string `yaml:"password"`
+	// PasswordFile is read at start-up instead of Password (secrets mounts).
+	PasswordFile string `yaml:"password_file"`
+}
+
+// Flow is one MirrorMaker 2 replication flow source -> target.
+type Flow struct {
+	Name string `yaml:"name"`
+	// Source and Target name entries of Clusters.
+	Source string `yaml:"source"`
+	Target string `yaml:"target"`
+	// SourceAlias and TargetAlias are MM2's cluster aliases; default to the
+	// cluster names.
+	SourceAlias string `yaml:"source_alias"`
+	TargetAlias string `yaml:"target_alias"`
+	// ReplicationPolicy is "identity" or "default".
+	ReplicationPolicy string `yaml:"replication_policy"`
+	// Separator is replication.policy.separator, default ".".
+	Separator string `yaml:"separator"`
+	// LegacyInternalSeparator mirrors
+	// replication.policy.internal.topic.separator.enabled=false.
+	LegacyInternalSeparator bool   `yaml:"legacy_internal_separator"`
+	Topics                  Topics `yaml:"topics"`
+	// OffsetSyncsLocation is "source" (MM2's default) or "target".
+	OffsetSyncsLocation string `yaml:"offset_syncs_location"`
+	// The internal topic names; derived from the policy when empty.
+	OffsetSyncsTopic string `yaml:"offset_syncs_topic"`
+	CheckpointsTopic string `yaml:"checkpoints_topic"`
+	HeartbeatsTopic  string `yaml:"heartbeats_topic"`
+	// ConnectOffsetsTopic is the Connect offsets topic on the target holding
+	// MirrorSourceConnector's positions, e.g. mm2-offsets.primary.internal
+	// in dedicated mode. Empty: positions are estimated from syncs.
+	ConnectOffsetsTopic string `yaml:"connect_offsets_topic"`
+}
+
+// Topics selects the source topics a flow mirrors, as MM2's topic filter
+// does (full-match regexes).
+type Topics struct {
+	Include []string `yaml:"include"`
+	Exclude []string `yaml:"exclude"`
+
+	include, exclude []*regexp.Regexp
+}
+
+// Thresholds turn lag into a status.
+type Thresholds struct {
+	Warning  LagThreshold `yaml:"warning"`
+	Critical LagThreshold `yaml:"critical"`
+	// HeartbeatTimeout: no new replicated heartbeat for this long means
+	// replication is broken.
+	HeartbeatTimeout Duration `yaml:"heartbeat_timeout"`
+}
+
+// LagThreshold fires when lag stays above Lag for For.
+type LagThreshold struct {
+	Lag Duration `yaml:"lag"`
+	For Duration `yaml:"for"`
+}
+
+// Retention bounds what SQLite keeps.
+type Retention struct {
+	// SyncsFull: syncs younger than this are all kept.
+	SyncsFull Duration `yaml:"syncs_full"`
+	// SyncsThinInterval: older syncs are thinned to about one per interval
+	// per partition. The newest sync of a partition is always kept.
+	SyncsThinInterval Duration `yaml:"syncs_thin_interval"`
+	// LagHistory: how long lag samples are kept.
+	LagHistory Duration `yaml:"lag_history"`
+}
+
+// Duration is a time.Duration written as "30s", "5m".
+type Duration time.Duration
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// UnmarshalYAML parses Go duration syntax.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (use e.g. 30s, 5m, 2h)", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the Go duration syntax.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// Problem is one thing wrong with a config file.
+type Problem struct {
+	File, Key, Why string
+}
+
+func (p Problem) Error() string { return fmt.Sprintf("%s: %s: %s", p.File, p.Key, p.Why) }
+
+// Problems is every problem found; its Error lists them one per line.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Load reads, defaults and validates the file at path. The error is a
+// Problems value when the file was readable but wrong.
+func Load(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	return Parse(path, f)
+}
+
+// Parse is Load for an already open file; name is used in messages.
+func Parse(name string, r io.Reader) (*Config, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("config: reading %s: %w", name, err)
+	}
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true) // a misspelt key is an error, not a silent default
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, Problems{{File: name, Key: "(file)", Why: strings.TrimPrefix(err.Error(), "yaml: ")}}
+	}
+	if err := c.Normalize(name); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Normalize fills in defaults and validates c; name is used in messages.
+// Configs built in code (the demo) go through it too.
+func (c *Config) Normalize(name string) error {
+	c.applyDefaults()
+	if ps := c.validate(name); len(ps) > 0 {
+		return ps
+	}
+	return nil
+}
+
+func (c *Config) applyDefaults() {
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:8080"
+	}
+	if c.DataDir == "" {
+		c.DataDir = "data"
+	}
+	t := &c.Thresholds
+	setDefault(&t.Warning.Lag, 30*time.Second)
+	setDefault(&t.Warning.For, 5*time.Minute)
+	setDefault(&t.Critical.Lag, 2*time.Minute)
+	setDefault(&t.Critical.For, 2*time.Minute)
+	setDefault(&t.HeartbeatTimeout, 30*time.Second)
+	setDefault(&c.RefreshInterval, 5*time.Second)
+	setDefault(&c.Retention.SyncsFull, 24*time.Hour)
+	setDefault(&c.Retention.SyncsThinInterval, time.Hour)
+	setDefault(&c.Retention.LagHistory, 24*time.Hour)
+	for _, f := range c.Flows {
+		if f == nil {
+			continue
+		}
+		if f.SourceAlias == "" {
+			f.SourceAlias = f.Source
+		}
+		if f.TargetAlias == "" {
+			f.TargetAlias = f.Target
+		}
+		if f.Name == "" && f.SourceAlias != "" && f.TargetAlias != "" {
+			f.Name = f.SourceAlias + "->" + f.TargetAlias
+		}
+		if f.ReplicationPolicy == "" {
+			f.ReplicationPolicy = "default"
+		}
+		if f.OffsetSyncsLocation == "" {
+			f.OffsetSyncsLocation = "source"
+		}
+		if len(f.Topics.Include) == 0 {
+			f.Topics.Include = []string{".*"}
+		}
+	}
+}
+
+func setDefault(d *Duration, v time.Duration) {
+	if *d == 0 {
+		*d = Duration(v)
+	}
+}
+
+var flowNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._>-]*$`)
+
+func (c *Config) validate(file string) Problems {
+	var ps Problems
+	bad := func(key, format string, args ...any) {
+		ps = append(ps, Problem{File: file, Key: key, Why: fmt.Sprintf(format, args...)})
+	}
+	if len(c.Clusters) == 0 {
+		bad("clusters", "at least the source and target clusters are required")
+	}
+	for name, cl := range c.Clusters {
+		key := "clusters." + name
+		if cl == nil {
+			bad(key, "empty cluster entry")
+			continue
+		}
+		if len(cl.Bootstrap) == 0 {
+			bad(key+".bootstrap", "list at least one broker host:port")
+		}
+		for i, b := range cl.Bootstrap {
+			if !strings.Contains(b, ":") {
+				bad(fmt.Sprintf("%s.bootstrap[%d]", key, i), "%q has no port (want host:port)", b)
+			}
+		}
+		if t := cl.TLS; t != nil {
+			for k, p := range map[string]string{"ca_file": t.CAFile, "cert_file": t.CertFile, "key_file": t.KeyFile} {
+				if p != "" {
+					if _, err := os.Stat(p); err != nil {
+						bad(key+".tls."+k, "cannot read %s: %v", p, errors.Unwrap(err))
+					}
+				}
+			}
+			if (t.CertFile == "") != (t.KeyFile == "") {
+				bad(key+".tls", "cert_file and key_file go together (client certificate)")
+			}
+		}
+		if s := cl.SASL; s != nil {
+			switch s.Mechanism {
+			case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+			default:
+				bad(key+".sasl.mechanism", "%q is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", s.Mechanism)
+			}
+			if s.Username == "" {
+				bad(key+".sasl.username", "required")
+			}
+			switch {
+			case s.Password != "" && s.PasswordFile != "":
+				bad(key+".sasl", "set password or password_file, not both")
+			case s.PasswordFile != "":
+				pw, err := os.ReadFile(s.PasswordFile)
+				if err != nil {
+					bad(key+".sasl.password_file", "cannot read: %v", errors.Unwrap(err))
+				}
+				s.Password = strings.TrimRight(string(pw), "\r\n")
+			case s.Password == "":
+				bad(key+".sasl.password", "required (or password_file)")
+			}
+		}
+	}
+	if len(c.Flows) == 0 {
+		bad("flows", "at least one replication flow is required")
+	}
+	seen := map[string]bool{}
+	for i, f := range c.Flows {
+		key := fmt.Sprintf("flows[%d]", i)
+		if f == nil {
+			bad(key, "empty flow entry")
+			continue
+		}
+		if f.Name != "" {
+			key = fmt.Sprintf("flows[%d] (%s)", i, f.Name)
+		}
+		if !flowNameRE.MatchString(f.Name) {
+			bad(key+".name", "%q: use letters, digits and . _ - > (it appears in URLs and metrics)", f.Name)
+		}
+		if seen[f.Name] {
+			bad(key+".name", "duplicate flow name %q", f.Name)
+		}
+		seen[f.Name] = true
+		for k, cl := range map[string]string{"source": f.Source, "target": f.Target} {
+			if cl == "" {
+				bad(key+"."+k, "required: the name of a cluster under clusters")
+			} else if c.Clusters[cl] == nil {
+				bad(key+"."+k, "no cluster named %q under clusters", cl)
+			}
+		}
+		if f.Source != "" && f.Source == f.Target {
+			bad(key, "source and target are the same cluster %q", f.Source)
+		}
+		switch f.ReplicationPolicy {
+		case "identity", "default":
+		default:
+			bad(key+".replication_policy", "%q: want identity or default", f.ReplicationPolicy)
+		}
+		switch f.OffsetSyncsLocation {
+		case "source", "target":
+		default:
+			bad(key+".offset_syncs_location", "%q: want source or target", f.OffsetSyncsLocation)
+		}
+		f.Topics.include = compileAll(f.Topics.Include, key+".topics.include", bad)
+		f.Topics.exclude = compileAll(f.Topics.Exclude, key+".topics.exclude", bad)
+	}
+	t := c.Thresholds
+	if t.Critical.Lag < t.Warning.Lag {
+		bad("thresholds.critical.lag", "%s is below the warning lag %s", t.Critical.Lag.D(), t.Warning.Lag.D())
+	}
+	for k, d := range map[string]Duration{
+		"thresholds.warning.lag": t.Warning.Lag, "thresholds.warning.for": t.Warning.For,
+		"thresholds.critical.lag": t.Critical.Lag, "thresholds.critical.for": t.Critical.For,
+		"thresholds.heartbeat_timeout": t.HeartbeatTimeout, "refresh_interval": c.RefreshInterval,
+		"retention.syncs_full": c.Retention.SyncsFull, "retention.syncs_thin_interval": c.Retention.SyncsThinInterval,
+		"retention.lag_history": c.Retention.LagHistory,
+	} {
+		if d < 0 {
+			bad(k, "must not be negative")
+		}
+	}
+	if c.RefreshInterval.D() < 500*time.Millisecond {
+		bad("refresh_interval", "%s is too short (at least 500ms)", c.RefreshInterval.D())
+	}
+	// Map iteration made the order random; sort for stable output.
+	slices.SortStableFunc(ps, func(a, b Problem) int { return strings.Compare(a.Key, b.Key) })
+	return ps
+}
+
+func compileAll(patterns []string, key string, bad func(key, format string, args ...any)) []*regexp.Regexp {
+	var out []*regexp.Regexp
+	for i, p := range patterns {
+		// MM2 filters match the whole topic name.
+		re, err := regexp.Compile("^(?:" + p + ")$")
+		if err != nil {
+			bad(fmt.Sprintf("%s[%d]", key, i), "%q is not a valid regular expression: %v", p, err)
+			continue
+		}
+		out = append(out, re)
+	}
+	return out
+}
+
+// Matches reports whether the flow mirrors topic: included, not excluded.
+func (t Topics) Matches(topic string) bool {
+	for _, re := range t.exclude {
+		if re.MatchString(topic) {
+			return false
+		}
+	}
+	for _, re := range t.include {
+		if re.MatchString(topic) {
+			return true
+		}
+	}
+	return false
+}
+
+// Flow returns the flow called name, or nil.
+func (c *Config) Flow(name string) *Flow {
+	for _, f := range c.Flows {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}

@@ -1,0 +1,122 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestExampleFileLoads(t *testing.T) {
+	// The example names secret files that do not exist here; blank them.
+	data, err := os.ReadFile("../drconsole.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"primary-ca.pem", "pw"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := strings.NewReplacer(
+		"/etc/drconsole/primary-ca.pem", filepath.Join(dir, "primary-ca.pem"),
+		"/run/secrets/primary-kafka-password", filepath.Join(dir, "pw"),
+		"/run/secrets/dr-kafka-password", filepath.Join(dir, "pw"),
+	).Replace(string(data))
+	c, err := Parse("example.yaml", strings.NewReader(s))
+	if err != nil {
+		t.Fatalf("example config: %v", err)
+	}
+	f := c.Flow("primary->dr")
+	if f == nil || f.ReplicationPolicy != "identity" || f.OffsetSyncsLocation != "target" {
+		t.Fatalf("flow = %+v", f)
+	}
+	if !f.Topics.Matches("events") || !f.Topics.Matches("orders.eu") || f.Topics.Matches("audit") {
+		t.Fatal("topic filter does not match like MM2's full-match regexes")
+	}
+	if c.Clusters["primary"].SASL.Password != "x" {
+		t.Fatal("password_file not read")
+	}
+	if c.Thresholds.Warning.For.D() != 5*time.Minute || c.Thresholds.Critical.Lag.D() != 2*time.Minute {
+		t.Fatalf("thresholds = %+v", c.Thresholds)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := Parse("min.yaml", strings.NewReader(`
+clusters:
+  a: {bootstrap: ["127.0.0.1:9092"]}
+  b: {bootstrap: ["127.0.0.1:9093"]}
+flows:
+  - {source: a, target: b}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := c.Flows[0]
+	if f.Name != "a->b" || f.SourceAlias != "a" || f.ReplicationPolicy != "default" || f.OffsetSyncsLocation != "source" {
+		t.Fatalf("flow defaults = %+v", f)
+	}
+	th := c.Thresholds
+	if th.Warning.Lag.D() != 30*time.Second || th.Warning.For.D() != 5*time.Minute ||
+		th.Critical.Lag.D() != 2*time.Minute || th.Critical.For.D() != 2*time.Minute || th.HeartbeatTimeout.D() != 30*time.Second {
+		t.Fatalf("domain threshold defaults = %+v", th)
+	}
+	if c.Listen != "127.0.0.1:8080" || c.RefreshInterval.D() != 5*time.Second {
+		t.Fatalf("listen %q refresh %v", c.Listen, c.RefreshInterval.D())
+	}
+}
+
+func TestProblemsOnePerMistake(t *testing.T) {
+	_, err := Parse("bad.yaml", strings.NewReader(`
+clusters:
+  a: {bootstrap: ["nohost"], sasl: {mechanism: GSSAPI, username: u, password: p}}
+  b: {bootstrap: [], tls: {ca_file: /does/not/exist}}
+flows:
+  - {name: x, source: a, target: c, replication_policy: mirror, offset_syncs_location: both, topics: {include: ["ev("]}}
+  - {name: x, source: a, target: a}
+thresholds:
+  warning: {lag: 3m}
+  critical: {lag: 1m}
+`))
+	var ps Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("err = %v, want Problems", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		`bad.yaml: clusters.a.bootstrap[0]: "nohost" has no port`,
+		`clusters.a.sasl.mechanism: "GSSAPI" is not supported`,
+		`clusters.b.bootstrap: list at least one broker`,
+		`clusters.b.tls.ca_file: cannot read /does/not/exist`,
+		`flows[0] (x).target: no cluster named "c"`,
+		`flows[0] (x).replication_policy: "mirror"`,
+		`flows[0] (x).offset_syncs_location: "both"`,
+		`flows[0] (x).topics.include[0]: "ev(" is not a valid regular expression`,
+		`flows[1] (x).name: duplicate flow name "x"`,
+		`flows[1] (x): source and target are the same cluster "a"`,
+		`thresholds.critical.lag: 1m0s is below the warning lag 3m0s`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("missing problem %q in:\n%s", want, msg)
+		}
+	}
+	if len(ps) != 11 {
+		t.Errorf("got %d problems, want 11:\n%s", len(ps), msg)
+	}
+}
+
+func TestUnknownKeyAndBadDuration(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"clustres: {}", "field clustres not found"},
+		{"refresh_interval: soon", `"soon" is not a duration`},
+	} {
+		_, err := Parse("f.yaml", strings.NewReader(tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%q) err = %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
