@@ -1,0 +1,293 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// Sync is one stored offset sync.
+type Sync struct {
+	Topic      string
+	Partition  int32
+	Upstream   int64
+	Downstream int64
+	LogOffset  int64 // offset in the offset-syncs topic: MM2's write order
+	RecordMs   int64
+}
+
+// Checkpoint is one stored MM2 checkpoint.
+type Checkpoint struct {
+	Group      string
+	Topic      string
+	Partition  int32
+	Upstream   int64
+	Downstream int64
+	Metadata   string
+	LogOffset  int64
+	RecordMs   int64
+}
+
+// Heartbeat is the newest replicated heartbeat of an alias pair.
+type Heartbeat struct {
+	SourceAlias string
+	TargetAlias string
+	EmittedMs   int64
+	LogOffset   int64
+	Count       int64 // heartbeats seen in total
+}
+
+// ConnectOffset is MirrorSourceConnector's committed position.
+type ConnectOffset struct {
+	Topic      string
+	Partition  int32
+	LastOffset int64 // last replicated upstream offset; next is +1
+	LogOffset  int64
+	RecordMs   int64
+}
+
+// Batch is what ingestion read from one partition of one internal topic:
+// the decoded records and the offset to resume from. It is stored
+// atomically, so a crash either keeps all of it or none.
+type Batch struct {
+	Flow           string
+	Topic          string // the internal topic consumed
+	Partition      int32
+	NextOffset     int64
+	Syncs          []Sync
+	Checkpoints    []Checkpoint
+	Heartbeats     []Heartbeat // Count is the number of heartbeats this batch adds
+	ConnectOffsets []ConnectOffset
+}
+
+// Apply stores b and its resume position in one transaction. Records at or
+// past an already stored position are ignored (INSERT OR IGNORE on the log
+// offset), so replaying a batch after a crash cannot store anything twice.
+func (s *Store) Apply(ctx context.Context, b Batch) error {
+	id, err := s.flowID(ctx, b.Flow)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UnixMilli()
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		if len(b.Syncs) > 0 {
+			st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO offset_syncs
+				(flow_id, topic, partition, log_offset, upstream, downstream, record_ms) VALUES (?,?,?,?,?,?,?)`)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			for _, x := range b.Syncs {
+				if _, err := st.ExecContext(ctx, id, x.Topic, x.Partition, x.LogOffset, x.Upstream, x.Downstream, x.RecordMs); err != nil {
+					return err
+				}
+			}
+		}
+		for _, c := range b.Checkpoints {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO checkpoints
+				(flow_id, group_id, topic, partition, upstream, downstream, metadata, log_offset, record_ms)
+				VALUES (?,?,?,?,?,?,?,?,?)
+				ON CONFLICT DO UPDATE SET upstream=excluded.upstream, downstream=excluded.downstream,
+					metadata=excluded.metadata, log_offset=excluded.log_offset, record_ms=excluded.record_ms
+				WHERE excluded.log_offset > checkpoints.log_offset`,
+				id, c.Group, c.Topic, c.Partition, c.Upstream, c.Downstream, c.Metadata, c.LogOffset, c.RecordMs); err != nil {
+				return err
+			}
+		}
+		for _, h := range b.Heartbeats {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO heartbeats
+				(flow_id, source_alias, target_alias, emitted_ms, log_offset, count) VALUES (?,?,?,?,?,?)
+				ON CONFLICT DO UPDATE SET emitted_ms=max(emitted_ms, excluded.emitted_ms),
+					log_offset=excluded.log_offset, count=count+excluded.count
+				WHERE excluded.log_offset > heartbeats.log_offset`,
+				id, h.SourceAlias, h.TargetAlias, h.EmittedMs, h.LogOffset, h.Count); err != nil {
+				return err
+			}
+		}
+		for _, c := range b.ConnectOffsets {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO connect_offsets
+				(flow_id, topic, partition, last_offset, log_offset, record_ms) VALUES (?,?,?,?,?,?)
+				ON CONFLICT DO UPDATE SET last_offset=excluded.last_offset, log_offset=excluded.log_offset,
+					record_ms=excluded.record_ms
+				WHERE excluded.log_offset > connect_offsets.log_offset`,
+				id, c.Topic, c.Partition, c.LastOffset, c.LogOffset, c.RecordMs); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO ingest_positions (flow_id, topic, partition, next_offset, updated_ms)
+			VALUES (?,?,?,?,?) ON CONFLICT DO UPDATE SET next_offset=excluded.next_offset, updated_ms=excluded.updated_ms`,
+			id, b.Topic, b.Partition, b.NextOffset, now)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("storage: storing %s/%d of flow %s: %w", b.Topic, b.Partition, b.Flow, err)
+	}
+	return nil
+}
+
+// Position returns where ingestion of topic/partition resumes; ok is false
+// when it never ran.
+func (s *Store) Position(ctx context.Context, flow, topic string, partition int32) (next int64, ok bool, err error) {
+	id, err := s.flowID(ctx, flow)
+	if err != nil {
+		return 0, false, err
+	}
+	err = s.r.QueryRowContext(ctx, `SELECT next_offset FROM ingest_positions WHERE flow_id=? AND topic=? AND partition=?`,
+		id, topic, partition).Scan(&next)
+	if err == sql.ErrNoRows {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("storage: ingest position: %w", err)
+	}
+	return next, true, nil
+}
+
+// LatestSyncs returns the newest sync of every partition of a flow.
+func (s *Store) LatestSyncs(ctx context.Context, flow string) ([]Sync, error) {
+	id, err := s.flowID(ctx, flow)
+	if err != nil {
+		return nil, err
+	}
+	// SQLite returns the other columns from the row holding max(log_offset).
+	return s.querySyncs(ctx, `SELECT topic, partition, upstream, downstream, max(log_offset), record_ms
+		FROM offset_syncs WHERE flow_id=? GROUP BY topic, partition`, id)
+}
+
+// SyncHistory returns the newest limit syncs of one partition, oldest first.
+func (s *Store) SyncHistory(ctx context.Context, flow, topic string, partition int32, limit int) ([]Sync, error) {
+	id, err := s.flowID(ctx, flow)
+	if err != nil {
+		return nil, err
+	}
+	syncs, err := s.querySyncs(ctx, `SELECT topic, partition, upstream, downstream, log_offset, record_ms
+		FROM offset_syncs WHERE flow_id=? AND topic=? AND partition=? ORDER BY log_offset DESC LIMIT ?`,
+		id, topic, partition, limit)
+	for i, j := 0, len(syncs)-1; i < j; i, j = i+1, j-1 {
+		syncs[i], syncs[j] = syncs[j], syncs[i]
+	}
+	return syncs, err
+}
+
+// EachSync calls fn for every stored sync of a flow, grouped by partition and
+// in MM2's write order within a partition.
+func (s *Store) EachSync(ctx context.Context, flow string, fn func(Sync) error) error {
+	id, err := s.flowID(ctx, flow)
+	if err != nil {
+		return err
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT topic, partition, upstream, downstream, log_offset, record_ms
+		FROM offset_syncs WHERE flow_id=? ORDER BY topic, partition, log_offset`, id)
+	if err != nil {
+		return fmt.Errorf("storage: reading syncs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var x Sync
+		if err := rows.Scan(&x.Topic, &x.Partition, &x.Upstream, &x.Downstream, &x.LogOffset, &x.RecordMs); err != nil {
+			return err
+		}
+		if err := fn(x); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func (s *Store) querySyncs(ctx context.Context, q string, args ...any) ([]Sync, error) {
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("storage: reading syncs: %w", err)
+	}
+	defer rows.Close()
+	var out []Sync
+	for rows.Next() {
+		var x Sync
+		if err := rows.Scan(&x.Topic, &x.Partition, &x.Upstream, &x.Downstream, &x.LogOffset, &x.RecordMs); err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, rows.Err()
+}
+
+// CountSyncs returns how many syncs are stored for a flow.
+func (s *Store) CountSyncs(ctx context.Context, flow string) (int64, error) {
+	id, err := s.flowID(ctx, flow)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	err = s.r.QueryRowContext(ctx, `SELECT count(*) FROM offset_syncs WHERE flow_id=?`, id).Scan(&n)
+	return n, err
+}
+
+// Checkpoints returns the latest checkpoint of every group and partition.
+func (s *Store) Checkpoints(ctx context.Context, flow string) ([]Checkpoint, error) {
+	id, err := s.flowID(ctx, flow)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT group_id, topic, partition, upstream, downstream, metadata, log_offset, record_ms
+		FROM checkpoints WHERE flow_id=? ORDER BY group_id, topic, partition`, id)
+	if err != nil {
+		return nil, fmt.Errorf("storage: reading checkpoints: %w", err)
+	}
+	defer rows.Close()
+	var out []Checkpoint
+	for rows.Next() {
+		var c Checkpoint
+		if err := rows.Scan(&c.Group, &c.Topic, &c.Partition, &c.Upstream, &c.Downstream, &c.Metadata, &c.LogOffset, &c.RecordMs); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Heartbeats returns the newest heartbeat per alias pair.
+func (s *Store) Heartbeats(ctx context.Context, flow string) ([]Heartbeat, error) {
+	id, err := s.flowID(ctx, flow)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT source_alias, target_alias, emitted_ms, log_offset, count
+		FROM heartbeats WHERE flow_id=?`, id)
+	if err != nil {
+		return nil, fmt.Errorf("storage: reading heartbeats: %w", err)
+	}
+	defer rows.Close()
+	var out []Heartbeat
+	for rows.Next() {
+		var h Heartbeat
+		if err := rows.Scan(&h.SourceAlias, &h.TargetAlias, &h.EmittedMs, &h.LogOffset, &h.Count); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// ConnectOffsets returns MirrorSourceConnector's latest position per partition.
+func (s *Store) ConnectOffsets(ctx context.Context, flow string) ([]ConnectOffset, error) {
+	id, err := s.flowID(ctx, flow)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT topic, partition, last_offset, log_offset, record_ms
+		FROM connect_offsets WHERE flow_id=?`, id)
+	if err != nil {
+		return nil, fmt.Errorf("storage: reading connect offsets: %w", err)
+	}
+	defer rows.Close()
+	var out []ConnectOffset
+	for rows.Next() {
+		var c ConnectOffset
+		if err := rows.Scan(&c.Topic, &c.Partition, &c.LastOffset, &c.LogOffset, &c.RecordMs); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,158 @@
+// Package storage keeps drconsole's history in SQLite: offset syncs,
+// checkpoints, heartbeats, Connect positions and lag samples.
+//
+// One writer connection (BEGIN IMMEDIATE, so lock waits happen at BEGIN
+// where busy_timeout applies) and a pool of read-only connections, both in
+// WAL mode. Schema changes are numbered SQL files embedded in the binary and
+// applied in order, each in its own transaction with PRAGMA user_version.
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	_ "github.com/mattn/go-sqlite3" // registers "sqlite3"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is the database. Safe for concurrent use.
+type Store struct {
+	w *sql.DB // exactly one connection: SQLite has one writer anyway
+	r *sql.DB
+
+	mu      sync.Mutex
+	flowIDs map[string]int64
+}
+
+func dsn(path string, extra map[string]string) string {
+	q := url.Values{}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_busy_timeout", "5000")
+	q.Set("_foreign_keys", "1")
+	q.Set("_synchronous", "NORMAL")
+	for k, v := range extra {
+		q.Set(k, v)
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens (creating if needed) the database file at path and migrates it.
+func Open(path string) (*Store, error) {
+	w, err := sql.Open("sqlite3", dsn(path, map[string]string{"_txlock": "immediate"}))
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	s := &Store{w: w, flowIDs: map[string]int64{}}
+	if err := s.migrate(context.Background()); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("storage: %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite3", dsn(path, map[string]string{"_query_only": "1"}))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("storage: open %s for reading: %w", path, err)
+	}
+	r.SetMaxOpenConns(4)
+	s.r = r
+	return s, nil
+}
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// Ping checks the database answers (readiness).
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	return s.r.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
+// SchemaVersion is the number of the last applied migration.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	return v, err
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	entries, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(entries)
+	var current int
+	if err := s.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+		return fmt.Errorf("reading schema version: %w", err)
+	}
+	for _, name := range entries {
+		n, err := strconv.Atoi(strings.SplitN(path.Base(name), "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migration %s: name must start with a number", name)
+		}
+		if n <= current {
+			continue
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		err = s.tx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return err
+			}
+			// PRAGMA takes no bind parameters; n is an int we parsed.
+			_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", n))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
+		current = n
+	}
+	return nil
+}
+
+// tx runs fn in a write transaction, committing when it returns nil.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// flowID returns the id of a flow, creating the row on first use.
+func (s *Store) flowID(ctx context.Context, name string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id, ok := s.flowIDs[name]; ok {
+		return id, nil
+	}
+	if _, err := s.w.ExecContext(ctx, "INSERT OR IGNORE INTO flows(name) VALUES (?)", name); err != nil {
+		return 0, fmt.Errorf("storage: registering flow %q: %w", name, err)
+	}
+	var id int64
+	if err := s.w.QueryRowContext(ctx, "SELECT id FROM flows WHERE name = ?", name).Scan(&id); err != nil {
+		return 0, fmt.Errorf("storage: flow %q: %w", name, err)
+	}
+	s.flowIDs[name] = id
+	return id, nil
+}
