@@ -1,0 +1,78 @@
+package kafka
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+	"github.com/twmb/franz-go/plugin/kslog"
+
+	"github.com/drconsole/drconsole/config"
+)
+
+// ClientOptions turns a cluster's config into franz-go options: seeds, TLS,
+// SASL, a client id naming the cluster, and timeouts short enough that an
+// unreachable cluster is reported within seconds, not minutes.
+func ClientOptions(name string, c *config.Cluster, log *slog.Logger) ([]kgo.Opt, error) {
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(c.Bootstrap...),
+		kgo.ClientID("drconsole-" + name),
+		kgo.DialTimeout(5 * time.Second),
+		kgo.RequestTimeoutOverhead(5 * time.Second),
+		kgo.RetryTimeout(10 * time.Second),
+		kgo.MetadataMinAge(2 * time.Second),
+	}
+	if log != nil {
+		opts = append(opts, kgo.WithLogger(kslog.New(log.With("cluster", name))))
+	}
+	if c.TLS != nil {
+		cfg, err := tlsConfig(c.TLS)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", name, err)
+		}
+		opts = append(opts, kgo.Dialer((&tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: cfg}).DialContext))
+	}
+	if s := c.SASL; s != nil {
+		switch s.Mechanism {
+		case "PLAIN":
+			opts = append(opts, kgo.SASL(plain.Auth{User: s.Username, Pass: s.Password}.AsMechanism()))
+		case "SCRAM-SHA-256":
+			opts = append(opts, kgo.SASL(scram.Auth{User: s.Username, Pass: s.Password}.AsSha256Mechanism()))
+		case "SCRAM-SHA-512":
+			opts = append(opts, kgo.SASL(scram.Auth{User: s.Username, Pass: s.Password}.AsSha512Mechanism()))
+		default:
+			return nil, fmt.Errorf("cluster %s: unsupported SASL mechanism %q", name, s.Mechanism)
+		}
+	}
+	return opts, nil
+}
+
+func tlsConfig(t *config.TLS) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls ca_file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls ca_file %s: no PEM certificates in it", t.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if t.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}

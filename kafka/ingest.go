@@ -1,0 +1,277 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// Ingester copies a flow's MM2 bookkeeping (offset syncs, checkpoints,
+// replicated heartbeats, Connect positions) into SQLite, continuously.
+//
+// Each internal topic partition is consumed from the position stored with
+// the last batch, and every batch is stored together with its new position
+// in one transaction: after a crash or restart nothing is lost and nothing
+// is stored twice. The history then survives the cluster it came from.
+type Ingester struct {
+	Flow       *config.Flow
+	Topics     FlowTopics
+	Store      *storage.Store
+	State      *MirrorState
+	Log        *slog.Logger
+	SourceOpts []kgo.Opt // how to reach the source cluster
+	TargetOpts []kgo.Opt // how to reach the target cluster
+	// Recheck is how often the topic layout is re-read (new partitions,
+	// topics created after start-up); default 30s.
+	Recheck time.Duration
+}
+
+// Run ingests until ctx is done.
+func (in *Ingester) Run(ctx context.Context) {
+	onSource, onTarget := []string{}, []string{in.Topics.Checkpoints, in.Topics.Heartbeats}
+	if in.Topics.OffsetSyncsOnTarget {
+		onTarget = append(onTarget, in.Topics.OffsetSyncs)
+	} else {
+		onSource = append(onSource, in.Topics.OffsetSyncs)
+	}
+	if in.Topics.ConnectOffsets != "" {
+		onTarget = append(onTarget, in.Topics.ConnectOffsets)
+	}
+	done := make(chan struct{})
+	if len(onSource) > 0 {
+		go func() { defer func() { done <- struct{}{} }(); in.loop(ctx, "source", in.SourceOpts, onSource) }()
+	} else {
+		go func() { done <- struct{}{} }()
+	}
+	in.loop(ctx, "target", in.TargetOpts, onTarget)
+	<-done
+}
+
+// loop consumes topics from one cluster, rebuilding the consumer when the
+// layout changes or something fails, with a capped backoff.
+func (in *Ingester) loop(ctx context.Context, cluster string, opts []kgo.Opt, topics []string) {
+	backoff := time.Second
+	for ctx.Err() == nil {
+		err := in.consume(ctx, opts, topics)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			in.Log.Warn("ingestion paused", "flow", in.Flow.Name, "cluster", cluster, "err", err, "retry_in", backoff)
+		} else {
+			backoff = time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		if err != nil && backoff < 30*time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+// layout lists the existing partitions of topics.
+func layout(ctx context.Context, adm *kadm.Client, topics []string) (map[string][]int32, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	td, err := adm.ListTopicsWithInternal(ctx, topics...)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]int32{}
+	for _, t := range td.Sorted() {
+		if t.Err != nil {
+			continue // not created yet: MM2 creates its topics lazily
+		}
+		for _, p := range t.Partitions.Sorted() {
+			out[t.Topic] = append(out[t.Topic], p.Partition)
+		}
+	}
+	return out, nil
+}
+
+func (in *Ingester) consume(ctx context.Context, opts []kgo.Opt, topics []string) error {
+	admCl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return err
+	}
+	adm := kadm.NewClient(admCl)
+	defer admCl.Close()
+	parts, err := layout(ctx, adm, topics)
+	if err != nil {
+		return fmt.Errorf("listing %v: %w", topics, err)
+	}
+	recheck := in.Recheck
+	if recheck == 0 {
+		recheck = 30 * time.Second
+	}
+	if len(parts) == 0 {
+		select { // nothing to read yet; look again later
+		case <-ctx.Done():
+		case <-time.After(recheck):
+		}
+		return nil
+	}
+	assign := map[string]map[int32]kgo.Offset{}
+	for topic, ps := range parts {
+		assign[topic] = map[int32]kgo.Offset{}
+		for _, p := range ps {
+			next, ok, err := in.Store.Position(ctx, in.Flow.Name, topic, p)
+			if err != nil {
+				return err
+			}
+			off := kgo.NewOffset().AtStart()
+			if ok {
+				off = kgo.NewOffset().At(next)
+			}
+			assign[topic][p] = off
+		}
+	}
+	cl, err := kgo.NewClient(append(slices.Clone(opts),
+		kgo.ConsumePartitions(assign),
+		// Compaction or retention removed records we had not read yet:
+		// restart from the earliest that remains.
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxWait(500*time.Millisecond),
+	)...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	deadline := time.Now().Add(recheck)
+	for ctx.Err() == nil {
+		pollCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		fetches := cl.PollRecords(pollCtx, 50_000)
+		cancel()
+		var fetchErr error
+		fetches.EachError(func(topic string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+				fetchErr = fmt.Errorf("fetching %s/%d: %w", topic, p, err)
+			}
+		})
+		if fetchErr != nil {
+			return fetchErr
+		}
+		var storeErr error
+		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+			if storeErr == nil && len(p.Records) > 0 {
+				storeErr = in.store(ctx, p.Topic, p.Partition, p.Records)
+			}
+		})
+		if storeErr != nil {
+			return storeErr
+		}
+		if time.Now().After(deadline) {
+			now, err := layout(ctx, adm, topics)
+			if err == nil && !sameLayout(now, parts) {
+				return nil // rebuild with the new partitions
+			}
+			deadline = time.Now().Add(recheck)
+		}
+	}
+	return nil
+}
+
+func sameLayout(a, b map[string][]int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for t, ps := range a {
+		if !slices.Equal(ps, b[t]) {
+			return false
+		}
+	}
+	return true
+}
+
+// store decodes records of one internal topic partition and stores them
+// with the position after the last one.
+func (in *Ingester) store(ctx context.Context, topic string, partition int32, recs []*kgo.Record) error {
+	b := storage.Batch{Flow: in.Flow.Name, Topic: topic, Partition: partition, NextOffset: recs[len(recs)-1].Offset + 1}
+	var decodeErrs int64
+	var lastErr string
+	bad := func(r *kgo.Record, err error) {
+		decodeErrs++
+		lastErr = fmt.Sprintf("offset %d: %v", r.Offset, err)
+	}
+	heartbeats := map[[2]string]*storage.Heartbeat{}
+	connect := map[TP]storage.ConnectOffset{}
+	for _, r := range recs {
+		if r.Value == nil {
+			continue // a tombstone in a compacted topic: MM2 writes none
+		}
+		switch topic {
+		case in.Topics.OffsetSyncs:
+			s, err := DecodeOffsetSync(r.Key, r.Value)
+			if err != nil {
+				bad(r, err)
+				continue
+			}
+			b.Syncs = append(b.Syncs, storage.Sync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream,
+				Downstream: s.Downstream, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli()})
+		case in.Topics.Checkpoints:
+			c, err := DecodeCheckpoint(r.Key, r.Value)
+			if err != nil {
+				bad(r, err)
+				continue
+			}
+			b.Checkpoints = append(b.Checkpoints, storage.Checkpoint{Group: c.Group, Topic: c.Topic, Partition: c.Partition,
+				Upstream: c.Upstream, Downstream: c.Downstream, Metadata: c.Metadata, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli()})
+		case in.Topics.Heartbeats:
+			h, err := DecodeHeartbeat(r.Key, r.Value)
+			if err != nil {
+				bad(r, err)
+				continue
+			}
+			k := [2]string{h.SourceAlias, h.TargetAlias}
+			cur := heartbeats[k]
+			if cur == nil {
+				cur = &storage.Heartbeat{SourceAlias: h.SourceAlias, TargetAlias: h.TargetAlias}
+				heartbeats[k] = cur
+			}
+			cur.Count++
+			cur.LogOffset = r.Offset
+			cur.EmittedMs = max(cur.EmittedMs, h.Timestamp)
+		case in.Topics.ConnectOffsets:
+			o, err := DecodeConnectOffset(r.Key, r.Value)
+			if errors.Is(err, ErrNotSourceOffset) {
+				continue
+			}
+			if err != nil {
+				bad(r, err)
+				continue
+			}
+			if o.Cluster != in.Flow.SourceAlias {
+				continue // another flow sharing the Connect cluster
+			}
+			connect[TP{o.Topic, o.Partition}] = storage.ConnectOffset{Topic: o.Topic, Partition: o.Partition,
+				LastOffset: o.Offset, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli()}
+		}
+	}
+	for _, h := range heartbeats {
+		b.Heartbeats = append(b.Heartbeats, *h)
+	}
+	for _, c := range connect {
+		b.ConnectOffsets = append(b.ConnectOffsets, c)
+	}
+	if err := in.Store.Apply(ctx, b); err != nil {
+		return err
+	}
+	in.State.apply(b)
+	in.State.noteIngest(topic, int64(len(recs)), decodeErrs, lastErr, recs[len(recs)-1].Timestamp)
+	if decodeErrs > 0 {
+		in.Log.Warn("undecodable MM2 records skipped", "flow", in.Flow.Name, "topic", topic, "count", decodeErrs, "last", lastErr)
+	}
+	return nil
+}

@@ -1,0 +1,383 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// Reachability is what we know about reaching a cluster.
+type Reachability struct {
+	Checked bool      // at least one attempt was made
+	OK      bool      // the last attempt worked
+	Since   time.Time // when OK last changed
+	LastOK  time.Time
+	Err     string
+}
+
+func (r *Reachability) note(now time.Time, err error) {
+	ok := err == nil
+	if !r.Checked || ok != r.OK {
+		r.Since = now
+	}
+	r.Checked, r.OK = true, ok
+	if ok {
+		r.LastOK, r.Err = now, ""
+	} else {
+		r.Err = err.Error()
+	}
+}
+
+// TopicLag aggregates a topic's partitions for the flow page.
+type TopicLag struct {
+	Topic       string
+	RemoteTopic string
+	Partitions  int
+	// LagMessages sums the known partition lags; Unknown counts partitions
+	// whose lag is unknown (so the sum is a lower bound when > 0).
+	LagMessages int64
+	MaxLagMs    *int64
+	Unknown     int
+	DataLost    int
+	Stale       bool
+}
+
+// FlowSnapshot is everything the pages and metrics show about a flow, as of
+// the last refresh.
+type FlowSnapshot struct {
+	Flow   *config.Flow
+	Topics FlowTopics
+	At     time.Time // the refresh that produced it; zero before the first
+	// Partitions are sorted by topic and partition.
+	Partitions []PartitionLag
+	TopicLags  []TopicLag
+	// RPOMs is the largest LagMs over the partitions; nil when unknown.
+	RPOMs *int64
+	// MaxLagMessages and TotalLagMessages are over partitions with known lag.
+	MaxLagMessages   *int64
+	TotalLagMessages *int64
+	Unknown          int // partitions with unknown lag
+	DataLost         int // partitions that lost unreplicated data to retention
+	HeartbeatAt      time.Time
+	HeartbeatAge     *time.Duration
+	Status           Status
+	StatusSince      time.Time
+	Reason           string
+	Source, Target   Reachability
+	Ingest           []IngestStats
+}
+
+// Monitor ingests MM2 bookkeeping and refreshes lag for every flow.
+type Monitor struct {
+	cfg   *config.Config
+	store *storage.Store
+	log   *slog.Logger
+	// Now is the clock; replaced in tests.
+	Now func() time.Time
+
+	clients map[string]*kgo.Client
+	opts    map[string][]kgo.Opt
+	flows   []*flowMonitor
+
+	mu    sync.RWMutex
+	ready bool
+}
+
+type flowMonitor struct {
+	flow     *config.Flow
+	topics   FlowTopics
+	state    *MirrorState
+	reader   *LagReader
+	ingester *Ingester
+
+	tracker           statusTracker
+	source, target    Reachability
+	last              []PartitionLag // newest known partition values
+	lastPartitionSave time.Time
+	snap              *FlowSnapshot
+}
+
+// PartitionSampleEvery is how often per-partition lag goes to SQLite.
+const PartitionSampleEvery = time.Minute
+
+// NewMonitor connects (lazily: franz-go dials on first use) to every
+// cluster and loads each flow's last known state from the store.
+func NewMonitor(ctx context.Context, cfg *config.Config, store *storage.Store, log *slog.Logger) (*Monitor, error) {
+	m := &Monitor{cfg: cfg, store: store, log: log, Now: time.Now, clients: map[string]*kgo.Client{}, opts: map[string][]kgo.Opt{}}
+	for name, c := range cfg.Clusters {
+		opts, err := ClientOptions(name, c, log)
+		if err != nil {
+			m.Close()
+			return nil, err
+		}
+		cl, err := kgo.NewClient(opts...)
+		if err != nil {
+			m.Close()
+			return nil, fmt.Errorf("cluster %s: %w", name, err)
+		}
+		m.opts[name], m.clients[name] = opts, cl
+	}
+	for _, f := range cfg.Flows {
+		fm := &flowMonitor{flow: f, topics: TopicsOf(f), state: NewMirrorState()}
+		if err := fm.state.Load(ctx, store, f.Name); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("flow %s: loading history: %w", f.Name, err)
+		}
+		fm.reader = &LagReader{Flow: f, Topics: fm.topics, Source: m.clients[f.Source], Target: m.clients[f.Target]}
+		fm.ingester = &Ingester{Flow: f, Topics: fm.topics, Store: store, State: fm.state, Log: log,
+			SourceOpts: m.opts[f.Source], TargetOpts: m.opts[f.Target]}
+		if err := fm.loadLastKnown(ctx, store); err != nil {
+			m.Close()
+			return nil, err
+		}
+		fm.snap = &FlowSnapshot{Flow: f, Topics: fm.topics, Status: StatusUnknown, Reason: "starting", Partitions: fm.last}
+		m.flows = append(m.flows, fm)
+	}
+	return m, nil
+}
+
+// loadLastKnown restores partition figures saved before a restart, marked
+// stale with their own time.
+func (fm *flowMonitor) loadLastKnown(ctx context.Context, store *storage.Store) error {
+	samples, err := store.LatestPartitionSamples(ctx, fm.flow.Name)
+	if err != nil {
+		return err
+	}
+	for _, s := range samples {
+		fm.last = append(fm.last, PartitionLag{Topic: s.Topic, Partition: s.Partition,
+			RemoteTopic: fm.topics.Policy.RemoteTopic(fm.flow.SourceAlias, s.Topic),
+			SourceEnd:   s.SourceEnd, Replicated: s.Replicated, LagMessages: s.LagMessages, LagMs: s.LagMs,
+			AsOf: time.UnixMilli(s.AtMs), Stale: true, Method: "saved before restart"})
+	}
+	SortPartitions(fm.last)
+	return nil
+}
+
+// Close closes the cluster clients.
+func (m *Monitor) Close() {
+	for _, cl := range m.clients {
+		cl.Close()
+	}
+}
+
+// Run ingests and refreshes until ctx is done.
+func (m *Monitor) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, fm := range m.flows {
+		wg.Add(1)
+		go func() { defer wg.Done(); fm.ingester.Run(ctx) }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); m.retentionLoop(ctx) }()
+	t := time.NewTicker(m.cfg.RefreshInterval.D())
+	defer t.Stop()
+	for {
+		m.Refresh(ctx)
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Refresh recomputes every flow once.
+func (m *Monitor) Refresh(ctx context.Context) {
+	for _, fm := range m.flows {
+		rctx, cancel := context.WithTimeout(ctx, max(m.cfg.RefreshInterval.D()*2, 10*time.Second))
+		m.refreshFlow(rctx, fm)
+		cancel()
+	}
+	m.mu.Lock()
+	m.ready = true
+	m.mu.Unlock()
+}
+
+// Ready reports whether every flow has been refreshed at least once.
+func (m *Monitor) Ready() bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.ready
+}
+
+func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
+	now := m.Now()
+	pos := fm.state.snapshot()
+	rd := fm.reader.Read(ctx, pos, now)
+	fm.source.note(now, rd.SourceErr)
+	if rd.SourceErr == nil {
+		fm.target.note(now, rd.TargetErr)
+		fm.last = rd.Partitions
+	} else {
+		// Keep the last known values, marked stale; never invent zeros.
+		// A copy: earlier snapshots share the old slice with readers.
+		stale := slices.Clone(fm.last)
+		for i := range stale {
+			stale[i].Stale = true
+		}
+		fm.last = stale
+		if rd.TargetErr != nil {
+			fm.target.note(now, rd.TargetErr)
+		}
+	}
+	s := &FlowSnapshot{Flow: fm.flow, Topics: fm.topics, At: now, Partitions: fm.last,
+		Source: fm.source, Target: fm.target, Ingest: pos.ingest}
+	if pos.heartbeat != nil {
+		s.HeartbeatAt = time.UnixMilli(pos.heartbeat.EmittedMs)
+		age := max(now.Sub(s.HeartbeatAt), 0)
+		s.HeartbeatAge = &age
+	}
+	s.aggregate()
+	s.Status, s.Reason = fm.tracker.update(now, s.RPOMs, s.HeartbeatAge, m.cfg.Thresholds)
+	s.StatusSince = fm.tracker.since
+	sort.Slice(s.Ingest, func(i, j int) bool { return s.Ingest[i].Topic < s.Ingest[j].Topic })
+
+	m.mu.Lock()
+	fm.snap = s
+	m.mu.Unlock()
+
+	m.save(ctx, fm, s, now)
+}
+
+// aggregate computes the flow and topic figures from the partitions.
+func (s *FlowSnapshot) aggregate() {
+	var rpo, maxMsgs, total *int64
+	byTopic := map[string]*TopicLag{}
+	for i := range s.Partitions {
+		p := &s.Partitions[i]
+		t := byTopic[p.Topic]
+		if t == nil {
+			t = &TopicLag{Topic: p.Topic, RemoteTopic: p.RemoteTopic}
+			byTopic[p.Topic] = t
+		}
+		t.Partitions++
+		t.Stale = t.Stale || p.Stale
+		if p.DataLost {
+			t.DataLost++
+			s.DataLost++
+		}
+		if p.LagMessages == nil || p.LagMs == nil {
+			t.Unknown++
+			s.Unknown++
+		}
+		if p.LagMessages != nil {
+			t.LagMessages += *p.LagMessages
+			maxMsgs = maxPtr(maxMsgs, *p.LagMessages)
+			v := *p.LagMessages
+			if total != nil {
+				v += *total
+			}
+			total = &v
+		}
+		if p.LagMs != nil {
+			t.MaxLagMs = maxPtr(t.MaxLagMs, *p.LagMs)
+			rpo = maxPtr(rpo, *p.LagMs)
+		}
+	}
+	for _, t := range byTopic {
+		s.TopicLags = append(s.TopicLags, *t)
+	}
+	sort.Slice(s.TopicLags, func(i, j int) bool { return s.TopicLags[i].Topic < s.TopicLags[j].Topic })
+	s.RPOMs, s.MaxLagMessages, s.TotalLagMessages = rpo, maxMsgs, total
+}
+
+func maxPtr(cur *int64, v int64) *int64 {
+	if cur == nil || v > *cur {
+		return &v
+	}
+	return cur
+}
+
+// save writes the flow sample every refresh and partition samples once a
+// minute (10k partitions every 5 s would be 2k rows/s for little gain).
+func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *FlowSnapshot, now time.Time) {
+	var hb *int64
+	if s.HeartbeatAge != nil {
+		v := s.HeartbeatAge.Milliseconds()
+		hb = &v
+	}
+	err := m.store.AddFlowSample(ctx, fm.flow.Name, storage.FlowSample{AtMs: now.UnixMilli(), RPOMs: s.RPOMs,
+		LagMessages: s.TotalLagMessages, HeartbeatAgeMs: hb, Status: string(s.Status)})
+	if err != nil {
+		m.log.Error("saving lag sample", "flow", fm.flow.Name, "err", err)
+	}
+	if s.Source.OK && now.Sub(fm.lastPartitionSave) >= PartitionSampleEvery {
+		samples := make([]storage.PartitionSample, 0, len(s.Partitions))
+		for _, p := range s.Partitions {
+			samples = append(samples, storage.PartitionSample{Topic: p.Topic, Partition: p.Partition, AtMs: now.UnixMilli(),
+				SourceEnd: p.SourceEnd, Replicated: p.Replicated, LagMessages: p.LagMessages, LagMs: p.LagMs})
+		}
+		if err := m.store.AddPartitionSamples(ctx, fm.flow.Name, samples); err != nil {
+			m.log.Error("saving partition lag samples", "flow", fm.flow.Name, "err", err)
+		} else {
+			fm.lastPartitionSave = now
+		}
+	}
+}
+
+// retentionLoop thins old syncs and prunes old lag samples every hour.
+func (m *Monitor) retentionLoop(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		m.ApplyRetention(ctx)
+	}
+}
+
+// ApplyRetention enforces the retention settings once.
+func (m *Monitor) ApplyRetention(ctx context.Context) {
+	now := m.Now()
+	r := m.cfg.Retention
+	for _, fm := range m.flows {
+		n, err := m.store.ThinSyncs(ctx, fm.flow.Name, now.Add(-r.SyncsFull.D()).UnixMilli(), r.SyncsThinInterval.D().Milliseconds())
+		if err != nil {
+			m.log.Error("thinning offset syncs", "flow", fm.flow.Name, "err", err)
+		} else if n > 0 {
+			m.log.Info("thinned offset syncs", "flow", fm.flow.Name, "deleted", n)
+		}
+	}
+	if err := m.store.PruneLagSamples(ctx, now.Add(-r.LagHistory.D()).UnixMilli()); err != nil {
+		m.log.Error("pruning lag samples", "err", err)
+	}
+}
+
+// Snapshots returns every flow's snapshot in config order.
+func (m *Monitor) Snapshots() []*FlowSnapshot {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]*FlowSnapshot, len(m.flows))
+	for i, fm := range m.flows {
+		out[i] = fm.snap
+	}
+	return out
+}
+
+// Snapshot returns a flow's snapshot, or nil for an unknown flow.
+func (m *Monitor) Snapshot(flow string) *FlowSnapshot {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, fm := range m.flows {
+		if fm.flow.Name == flow {
+			return fm.snap
+		}
+	}
+	return nil
+}
+
+// Store returns the history store (for pages that chart history).
+func (m *Monitor) Store() *storage.Store { return m.store }

@@ -1,0 +1,211 @@
+package kafka
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/storage"
+)
+
+func produce(t *testing.T, cl *kgo.Client, recs ...*kgo.Record) {
+	t.Helper()
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newCluster(t *testing.T, id string, topics ...string) (*kfake.Cluster, *kgo.Client) {
+	t.Helper()
+	c := kfake.MustCluster(kfake.NumBrokers(1), kfake.ClusterID(id), kfake.SeedTopics(2, topics...))
+	t.Cleanup(c.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return c, cl
+}
+
+func testConfig(t *testing.T, primary, dr *kfake.Cluster) *config.Config {
+	t.Helper()
+	c := &config.Config{
+		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: primary.ListenAddrs()}, "dr": {Bootstrap: dr.ListenAddrs()}},
+		Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
+			ConnectOffsetsTopic: "mm2-offsets.primary.internal", Topics: config.Topics{Include: []string{"events"}}}},
+		RefreshInterval: config.Duration(time.Second),
+	}
+	if err := c.Normalize("test"); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A hand-built MM2 picture on two kfake clusters: the console must ingest it
+// and compute the lag this picture implies.
+func TestMonitorComputesLagFromMM2Records(t *testing.T) {
+	ctx := context.Background()
+	primary, pcl := newCluster(t, "primary", "events")
+	dr, dcl := newCluster(t, "dr", "events")
+	now := time.Now()
+	base := now.Add(-100 * time.Second).Truncate(time.Millisecond)
+	for i := range 100 { // events-0: 100 records one second apart
+		produce(t, pcl, &kgo.Record{Topic: "events", Partition: 0, Value: []byte{byte(i)}, Timestamp: base.Add(time.Duration(i) * time.Second)})
+	}
+	for i := range 50 {
+		produce(t, pcl, &kgo.Record{Topic: "events", Partition: 1, Value: []byte{byte(i)}, Timestamp: base})
+	}
+	for i := range 80 { // DR holds 80 of events-0 and all of events-1
+		produce(t, dcl, &kgo.Record{Topic: "events", Partition: 0, Value: []byte{byte(i)}})
+	}
+	for i := range 50 {
+		produce(t, dcl, &kgo.Record{Topic: "events", Partition: 1, Value: []byte{byte(i)}})
+	}
+	cfg := testConfig(t, primary, dr)
+	ft := TopicsOf(cfg.Flows[0])
+	if ft.OffsetSyncs != "mm2-offset-syncs.primary.internal" || ft.Heartbeats != "primary.heartbeats" || ft.Checkpoints != "primary.checkpoints.internal" {
+		t.Fatalf("derived topics = %+v", ft)
+	}
+	adm := kadm.NewClient(dcl)
+	for _, topic := range []string{ft.OffsetSyncs, ft.Heartbeats, ft.Checkpoints, ft.ConnectOffsets} {
+		if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sync := func(p int32, up, down int64) *kgo.Record {
+		s := OffsetSync{Topic: "events", Partition: p, Upstream: up, Downstream: down}
+		return &kgo.Record{Topic: ft.OffsetSyncs, Key: s.EncodeKey(), Value: s.EncodeValue()}
+	}
+	produce(t, dcl, sync(0, 0, 0), sync(1, 0, 0), sync(0, 60, 60), sync(1, 49, 49))
+	hb := Heartbeat{SourceAlias: "dr", TargetAlias: "primary", Timestamp: now.Add(-2 * time.Second).UnixMilli()}
+	produce(t, dcl, &kgo.Record{Topic: ft.Heartbeats, Key: hb.EncodeKey(), Value: hb.EncodeValue()})
+	co := func(p int32, last int64) *kgo.Record {
+		o := ConnectOffset{Connector: "MirrorSourceConnector", Cluster: "primary", Topic: "events", Partition: p, Offset: last}
+		return &kgo.Record{Topic: ft.ConnectOffsets, Key: o.EncodeKey(), Value: o.EncodeValue()}
+	}
+	produce(t, dcl, co(0, 70), co(1, 49))
+	cp := Checkpoint{Group: "g", Topic: "events", Partition: 0, Upstream: 60, Downstream: 60}
+	produce(t, dcl, &kgo.Record{Topic: ft.Checkpoints, Key: cp.EncodeKey(), Value: cp.EncodeValue()},
+		&kgo.Record{Topic: ft.Checkpoints, Key: []byte{0, 9}, Value: []byte{1}}) // garbage must be counted, not fatal
+
+	dbPath := filepath.Join(t.TempDir(), "db")
+	store, err := storage.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	m, err := NewMonitor(ctx, cfg, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); m.flows[0].ingester.Run(runCtx) }()
+	waitFor(t, "ingestion of 4 syncs, heartbeat, connect offsets", func() bool {
+		n, _ := store.CountSyncs(ctx, "primary->dr")
+		p := m.flows[0].state.snapshot()
+		return n == 4 && p.heartbeat != nil && len(p.connect) == 2
+	})
+	stop()
+	<-done
+
+	m.Now = func() time.Time { return now }
+	m.Refresh(ctx)
+	s := m.Snapshot("primary->dr")
+	if len(s.Partitions) != 2 {
+		t.Fatalf("partitions = %+v", s.Partitions)
+	}
+	p0, p1 := s.Partitions[0], s.Partitions[1]
+	// events-0: Connect says 71, the sync 60->60 plus 20 more DR records says 80.
+	if *p0.Replicated != 80 || p0.Method != PositionEstimate || *p0.LagMessages != 20 {
+		t.Fatalf("events-0 = %s", describe(p0))
+	}
+	// The first unreplicated record is offset 80, written at base+80s.
+	if want := now.Sub(base.Add(80 * time.Second)).Milliseconds(); p0.LagMs == nil || *p0.LagMs != want {
+		t.Fatalf("events-0 lag ms = %v, want %d", p0.LagMs, want)
+	}
+	if *p1.Replicated != 50 || *p1.LagMessages != 0 || *p1.LagMs != 0 {
+		t.Fatalf("events-1 = %s", describe(p1))
+	}
+	if *s.RPOMs != *p0.LagMs || *s.TotalLagMessages != 20 || s.Status != StatusOK || s.HeartbeatAge.Round(time.Second) != 2*time.Second {
+		t.Fatalf("flow: rpo %v total %v status %s (%s) hb %v", *s.RPOMs, *s.TotalLagMessages, s.Status, s.Reason, s.HeartbeatAge)
+	}
+	if st := ingestStats(s, ft.Checkpoints); st.DecodeErrors != 1 || st.Records != 2 {
+		t.Fatalf("checkpoint ingest stats = %+v", st)
+	}
+
+	// Retention deletes records MM2 never copied: flagged as lost.
+	if _, err := kadm.NewClient(pcl).DeleteRecords(ctx, kadm.Offsets{"events": {0: {At: 90}}}); err != nil {
+		t.Fatal(err)
+	}
+	m.Refresh(ctx)
+	if p := m.Snapshot("primary->dr").Partitions[0]; !p.DataLost || *p.SourceStart != 90 {
+		t.Fatalf("after DeleteRecords: %s", describe(p))
+	}
+
+	// The primary dies: last known values stay, marked stale; the heartbeat
+	// ages past the timeout and the flow is BROKEN.
+	primary.Close()
+	m.Now = func() time.Time { return now.Add(40 * time.Second) }
+	m.Refresh(ctx)
+	s = m.Snapshot("primary->dr")
+	if s.Source.OK || s.Source.Err == "" || !s.Target.OK {
+		t.Fatalf("reachability source %+v target %+v", s.Source, s.Target)
+	}
+	if !s.Partitions[0].Stale || *s.Partitions[0].LagMessages != 20 || s.Status != StatusBroken {
+		t.Fatalf("after primary loss: %s status %s", describe(s.Partitions[0]), s.Status)
+	}
+
+	// A restarted console shows the saved figures, stale, before any refresh.
+	m2, err := NewMonitor(ctx, cfg, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	s = m2.Snapshot("primary->dr")
+	if len(s.Partitions) != 2 || !s.Partitions[0].Stale || s.Partitions[0].LagMessages == nil || *s.Partitions[0].LagMessages != 20 {
+		t.Fatalf("after restart: %+v", s.Partitions)
+	}
+}
+
+func ingestStats(s *FlowSnapshot, topic string) IngestStats {
+	for _, st := range s.Ingest {
+		if st.Topic == topic {
+			return st
+		}
+	}
+	return IngestStats{}
+}
+
+func describe(p PartitionLag) string {
+	f := func(v *int64) any {
+		if v == nil {
+			return "nil"
+		}
+		return *v
+	}
+	return slog.GroupValue(slog.Any("start", f(p.SourceStart)), slog.Any("end", f(p.SourceEnd)), slog.Any("target_end", f(p.TargetEnd)),
+		slog.Any("replicated", f(p.Replicated)), slog.String("method", p.Method), slog.Any("lag", f(p.LagMessages)),
+		slog.Any("lag_ms", f(p.LagMs)), slog.Bool("lost", p.DataLost), slog.Bool("stale", p.Stale)).String()
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

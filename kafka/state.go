@@ -1,0 +1,171 @@
+package kafka
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// TP names a topic partition.
+type TP struct {
+	Topic     string
+	Partition int32
+}
+
+// FlowTopics are the MM2 internal topics of a flow, derived the way MM2
+// derives them unless the config names them.
+type FlowTopics struct {
+	Policy ReplicationPolicy
+	// OffsetSyncs lives on the target when OffsetSyncsOnTarget, else on the
+	// source cluster (MM2's default).
+	OffsetSyncs         string
+	OffsetSyncsOnTarget bool
+	Checkpoints         string // on the target
+	Heartbeats          string // replicated heartbeats, on the target
+	ConnectOffsets      string // on the target; "" when unknown
+}
+
+// TopicsOf derives the internal topics of f.
+func TopicsOf(f *config.Flow) FlowTopics {
+	p := ReplicationPolicy{Identity: f.ReplicationPolicy == "identity", Separator: f.Separator, LegacyInternalSeparator: f.LegacyInternalSeparator}
+	t := FlowTopics{
+		Policy:              p,
+		OffsetSyncsOnTarget: f.OffsetSyncsLocation == "target",
+		Checkpoints:         or(f.CheckpointsTopic, p.CheckpointsTopic(f.SourceAlias)),
+		Heartbeats:          or(f.HeartbeatsTopic, p.HeartbeatsTopic(f.SourceAlias)),
+		ConnectOffsets:      f.ConnectOffsetsTopic,
+	}
+	// The topic is named after the *other* cluster: the target alias when it
+	// lives on the source, the source alias when it lives on the target.
+	alias := f.TargetAlias
+	if t.OffsetSyncsOnTarget {
+		alias = f.SourceAlias
+	}
+	t.OffsetSyncs = or(f.OffsetSyncsTopic, p.OffsetSyncsTopic(alias))
+	return t
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// IngestStats describes ingestion of one internal topic.
+type IngestStats struct {
+	Topic        string
+	Records      int64
+	DecodeErrors int64
+	LastError    string
+	LastRecordAt time.Time // record timestamp of the newest record read
+	LastReadAt   time.Time // when we last stored something
+}
+
+// MirrorState is the newest MM2 bookkeeping of one flow, kept in memory for
+// the lag refresh and fed by ingestion. It starts from what SQLite holds, so
+// the console knows the last state even if a cluster is gone at start-up.
+type MirrorState struct {
+	mu         sync.RWMutex
+	latestSync map[TP]storage.Sync
+	connect    map[TP]storage.ConnectOffset
+	heartbeat  *storage.Heartbeat
+	ingest     map[string]*IngestStats
+}
+
+// NewMirrorState returns an empty state.
+func NewMirrorState() *MirrorState {
+	return &MirrorState{latestSync: map[TP]storage.Sync{}, connect: map[TP]storage.ConnectOffset{}, ingest: map[string]*IngestStats{}}
+}
+
+// Load fills the state from the database.
+func (s *MirrorState) Load(ctx context.Context, store *storage.Store, flow string) error {
+	syncs, err := store.LatestSyncs(ctx, flow)
+	if err != nil {
+		return err
+	}
+	cos, err := store.ConnectOffsets(ctx, flow)
+	if err != nil {
+		return err
+	}
+	hbs, err := store.Heartbeats(ctx, flow)
+	if err != nil {
+		return err
+	}
+	s.apply(storage.Batch{Syncs: syncs, ConnectOffsets: cos, Heartbeats: hbs})
+	return nil
+}
+
+// apply merges a stored batch into the state.
+func (s *MirrorState) apply(b storage.Batch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, x := range b.Syncs {
+		tp := TP{x.Topic, x.Partition}
+		if old, ok := s.latestSync[tp]; !ok || x.LogOffset > old.LogOffset {
+			s.latestSync[tp] = x
+		}
+	}
+	for _, c := range b.ConnectOffsets {
+		tp := TP{c.Topic, c.Partition}
+		if old, ok := s.connect[tp]; !ok || c.LogOffset > old.LogOffset {
+			s.connect[tp] = c
+		}
+	}
+	for _, h := range b.Heartbeats {
+		if s.heartbeat == nil || h.EmittedMs > s.heartbeat.EmittedMs {
+			h := h
+			s.heartbeat = &h
+		}
+	}
+}
+
+func (s *MirrorState) noteIngest(topic string, records, decodeErrors int64, lastErr string, lastRecordAt time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.ingest[topic]
+	if st == nil {
+		st = &IngestStats{Topic: topic}
+		s.ingest[topic] = st
+	}
+	st.Records += records
+	st.DecodeErrors += decodeErrors
+	if lastErr != "" {
+		st.LastError = lastErr
+	}
+	if lastRecordAt.After(st.LastRecordAt) {
+		st.LastRecordAt = lastRecordAt
+	}
+	st.LastReadAt = time.Now()
+}
+
+// positions is a copy of what the lag refresh needs.
+type positions struct {
+	latestSync map[TP]storage.Sync
+	connect    map[TP]storage.ConnectOffset
+	heartbeat  *storage.Heartbeat
+	ingest     []IngestStats
+}
+
+func (s *MirrorState) snapshot() positions {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	p := positions{latestSync: make(map[TP]storage.Sync, len(s.latestSync)), connect: make(map[TP]storage.ConnectOffset, len(s.connect))}
+	for k, v := range s.latestSync {
+		p.latestSync[k] = v
+	}
+	for k, v := range s.connect {
+		p.connect[k] = v
+	}
+	if s.heartbeat != nil {
+		h := *s.heartbeat
+		p.heartbeat = &h
+	}
+	for _, st := range s.ingest {
+		p.ingest = append(p.ingest, *st)
+	}
+	return p
+}
