@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -30,7 +31,9 @@ func ClientOptions(name string, c *config.Cluster, log *slog.Logger) ([]kgo.Opt,
 		kgo.MetadataMinAge(2 * time.Second),
 	}
 	if log != nil {
-		opts = append(opts, kgo.WithLogger(kslog.New(log.With("cluster", name))))
+		// franz-go is chatty at info (assignments, telemetry); keep warnings.
+		kl := slog.New(minLevel{log.Handler(), slog.LevelWarn}).With("cluster", name)
+		opts = append(opts, kgo.WithLogger(kslog.New(kl)))
 	}
 	if c.TLS != nil {
 		cfg, err := tlsConfig(c.TLS)
@@ -53,6 +56,21 @@ func ClientOptions(name string, c *config.Cluster, log *slog.Logger) ([]kgo.Opt,
 	}
 	return opts, nil
 }
+
+// minLevel drops records below a level before the wrapped handler sees them.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.min}
+}
+func (h minLevel) WithGroup(g string) slog.Handler { return minLevel{h.Handler.WithGroup(g), h.min} }
 
 func tlsConfig(t *config.TLS) (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}

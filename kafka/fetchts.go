@@ -19,12 +19,26 @@ const (
 
 var decompressor = kgo.DefaultDecompressor()
 
+// FirstRecord is what FetchTimestamps learnt about a partition.
+type FirstRecord struct {
+	// Ms is the timestamp (epoch ms) of the first data record at or after
+	// the wanted offset; valid when Found.
+	Ms    int64
+	Found bool
+	// OnlyMarkers: everything from the wanted offset to the high watermark
+	// is transaction markers, which MM2 never copies: nothing is missing.
+	OnlyMarkers bool
+	// HWM is the high watermark the answer was true for.
+	HWM int64
+}
+
 // FetchTimestamps returns, for each partition in want, the timestamp (epoch
 // ms) of the first data record at or after the wanted offset. It sends one
 // Fetch request per leader broker, with a small per-partition byte budget:
 // only the first batch containing the offset is needed. Partitions whose
-// record could not be read (fetch error, only control records) are left out.
-func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetails, want map[TP]int64) map[TP]int64 {
+// record could not be read (fetch error, batch past the byte budget) are
+// left out.
+func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetails, want map[TP]int64) map[TP]FirstRecord {
 	byLeader := map[int32]map[string][]int32{}
 	for tp := range want {
 		td, ok := topics[tp.Topic]
@@ -40,7 +54,7 @@ func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetai
 		}
 		byLeader[pd.Leader][tp.Topic] = append(byLeader[pd.Leader][tp.Topic], tp.Partition)
 	}
-	out := map[TP]int64{}
+	out := map[TP]FirstRecord{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for leader, parts := range byLeader {
@@ -86,9 +100,10 @@ func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetai
 						continue
 					}
 					tp := TP{topic, p.Partition}
-					if ms, ok := FirstRecordTimestamp(p.RecordBatches, want[tp]); ok {
+					if fr := ScanFirstRecord(p.RecordBatches, want[tp], p.HighWatermark); fr.Found || fr.OnlyMarkers {
+						fr.HWM = p.HighWatermark
 						mu.Lock()
-						out[tp] = ms
+						out[tp] = fr
 						mu.Unlock()
 					}
 				}
@@ -99,15 +114,16 @@ func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetai
 	return out
 }
 
-// FirstRecordTimestamp scans concatenated v2 record batches (as a Fetch
-// response holds them) for the first data record with offset >= from and
-// returns its timestamp. A trailing partial batch is ignored.
-func FirstRecordTimestamp(batches []byte, from int64) (int64, bool) {
+// ScanFirstRecord scans concatenated v2 record batches (as a Fetch response
+// holds them) for the first data record with offset >= from. A trailing
+// partial batch is ignored; hwm is the partition's high watermark.
+func ScanFirstRecord(batches []byte, from, hwm int64) FirstRecord {
+	next := from // the first offset not yet accounted for
 	for len(batches) >= 17 {
 		length := int32(binary.BigEndian.Uint32(batches[8:12]))
 		total := 12 + int(length)
 		if length < 0 || total > len(batches) {
-			return 0, false
+			break
 		}
 		raw := batches[:total]
 		batches = batches[total:]
@@ -116,26 +132,34 @@ func FirstRecordTimestamp(batches []byte, from int64) (int64, bool) {
 		}
 		var b kmsg.RecordBatch
 		if err := b.ReadFrom(raw); err != nil {
-			return 0, false
+			return FirstRecord{}
 		}
-		if b.Attributes&attrControl != 0 || b.FirstOffset+int64(b.LastOffsetDelta) < from {
+		last := b.FirstOffset + int64(b.LastOffsetDelta)
+		if last < from {
+			continue
+		}
+		if b.Attributes&attrControl != 0 {
+			if b.FirstOffset <= next {
+				next = last + 1
+			}
 			continue
 		}
 		if b.Attributes&attrLogAppendTime != 0 {
-			return b.MaxTimestamp, true // every record carries the append time
+			return FirstRecord{Ms: b.MaxTimestamp, Found: true} // every record carries the append time
 		}
 		records := b.Records
 		if codec := b.Attributes & attrCompression; codec != 0 {
 			var err error
 			if records, err = decompressor.Decompress(records, kgo.CompressionCodecType(codec)); err != nil {
-				return 0, false
+				return FirstRecord{}
 			}
 		}
 		if ms, ok := scanRecords(records, int(b.NumRecords), b.FirstOffset, b.FirstTimestamp, from); ok {
-			return ms, true
+			return FirstRecord{Ms: ms, Found: true}
 		}
+		return FirstRecord{} // records below from only, but the batch reached past it: malformed
 	}
-	return 0, false
+	return FirstRecord{OnlyMarkers: next >= hwm && hwm > from}
 }
 
 // scanRecords walks the records of a batch: varint length, int8 attributes,

@@ -64,7 +64,10 @@ type LagReader struct {
 	tsCache map[TP]tsEntry
 }
 
-type tsEntry struct{ offset, ms int64 }
+type tsEntry struct {
+	offset int64
+	first  FirstRecord
+}
 
 // Reading is the result of one refresh.
 type Reading struct {
@@ -195,16 +198,23 @@ func (r *LagReader) lagMillis(ctx context.Context, topics kadm.TopicDetails, wan
 	if r.tsCache == nil {
 		r.tsCache = map[TP]tsEntry{}
 	}
+	ends := map[TP]int64{}
+	for _, p := range parts {
+		if p.SourceEnd != nil {
+			ends[TP{p.Topic, p.Partition}] = *p.SourceEnd
+		}
+	}
 	need := map[TP]int64{}
 	for tp, off := range want {
-		if e, ok := r.tsCache[tp]; !ok || e.offset != off {
+		// A timestamp stays true while the position holds; "only markers
+		// left" only while the end does too.
+		if e, ok := r.tsCache[tp]; !ok || e.offset != off || (e.first.OnlyMarkers && e.first.HWM != ends[tp]) {
 			need[tp] = off
 		}
 	}
 	if len(need) > 0 {
-		got := FetchTimestamps(ctx, r.Source, topics, need)
-		for tp, ms := range got {
-			r.tsCache[tp] = tsEntry{need[tp], ms}
+		for tp, fr := range FetchTimestamps(ctx, r.Source, topics, need) {
+			r.tsCache[tp] = tsEntry{need[tp], fr}
 		}
 	}
 	for tp := range r.tsCache {
@@ -218,9 +228,17 @@ func (r *LagReader) lagMillis(ctx context.Context, topics kadm.TopicDetails, wan
 		if !ok {
 			continue
 		}
-		if e, ok := r.tsCache[TP{p.Topic, p.Partition}]; ok && e.offset == off {
-			age := max(now.UnixMilli()-e.ms, 0)
+		e, ok := r.tsCache[TP{p.Topic, p.Partition}]
+		switch {
+		case !ok || e.offset != off:
+		case e.first.Found:
+			age := max(now.UnixMilli()-e.first.Ms, 0)
 			p.LagMs = &age
+		case e.first.OnlyMarkers && p.SourceEnd != nil && e.first.HWM == *p.SourceEnd && !p.DataLost:
+			// Transaction markers are never copied: caught up.
+			end, zero := *p.SourceEnd, int64(0)
+			p.Replicated, p.LagMessages, p.LagMs = &end, &zero, &zero
+			p.Method += " + markers"
 		}
 	}
 }

@@ -1,0 +1,82 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/drconsole/drconsole/views"
+)
+
+// DemoPanel is GET /demo: the sandbox control panel.
+func (h *Handlers) DemoPanel(w http.ResponseWriter, r *http.Request) {
+	h.renderDemo(w, r, http.StatusOK, "")
+}
+
+func (h *Handlers) renderDemo(w http.ResponseWriter, r *http.Request, status int, flash string) {
+	if h.Demo == nil {
+		h.notFound(w, r, "sandbox controls (only in `drconsole demo`)")
+		return
+	}
+	h.render(w, r, status, views.Demo(views.DemoPage{Chrome: h.chrome("Sandbox controls"), Now: h.now(),
+		State: h.Demo.State(), Flash: flash}))
+}
+
+// DemoMirrorRate is POST /demo/mirror-rate (rate=records per second, 0 unlimited).
+func (h *Handlers) DemoMirrorRate(w http.ResponseWriter, r *http.Request) {
+	if h.Demo == nil {
+		h.notFound(w, r, "sandbox controls")
+		return
+	}
+	rate, err := strconv.Atoi(r.PostFormValue("rate"))
+	if err != nil || rate < 0 || rate > 1_000_000 {
+		h.renderDemo(w, r, http.StatusBadRequest, "rate must be a whole number of records per second from 0 (unlimited) to 1000000")
+		return
+	}
+	h.Demo.SetMirrorRate(rate)
+	msg := "Mirror rate set to " + strconv.Itoa(rate) + " records/s."
+	if rate == 0 {
+		msg = "Mirror rate unlimited."
+	}
+	h.Log.Info("demo control", "mirror_rate", rate)
+	h.renderDemo(w, r, http.StatusOK, msg)
+}
+
+// DemoMirror is POST /demo/mirror (running=true|false).
+func (h *Handlers) DemoMirror(w http.ResponseWriter, r *http.Request) {
+	if h.Demo == nil {
+		h.notFound(w, r, "sandbox controls")
+		return
+	}
+	running, err := strconv.ParseBool(r.PostFormValue("running"))
+	if err != nil {
+		h.renderDemo(w, r, http.StatusBadRequest, "running must be true or false")
+		return
+	}
+	h.Demo.SetMirrorRunning(running)
+	h.Log.Info("demo control", "mirror_running", running)
+	msg := "Mirror stopped: heartbeats stop reaching DR, lag grows."
+	if running {
+		msg = "Mirror started."
+	}
+	h.renderDemo(w, r, http.StatusOK, msg)
+}
+
+// DemoPrimary is POST /demo/primary (down=true|false).
+func (h *Handlers) DemoPrimary(w http.ResponseWriter, r *http.Request) {
+	if h.Demo == nil {
+		h.notFound(w, r, "sandbox controls")
+		return
+	}
+	down, err := strconv.ParseBool(r.PostFormValue("down"))
+	if err != nil {
+		h.renderDemo(w, r, http.StatusBadRequest, "down must be true or false")
+		return
+	}
+	h.Demo.SetPrimaryDown(down)
+	h.Log.Info("demo control", "primary_down", down)
+	msg := "Primary is down: it refuses every request."
+	if !down {
+		msg = "Primary is back."
+	}
+	h.renderDemo(w, r, http.StatusOK, msg)
+}

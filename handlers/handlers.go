@@ -1,0 +1,130 @@
+// Package handlers holds the console's thin HTTP handlers: read the
+// request, ask the domain (kafka.Monitor, storage), render a view.
+package handlers
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/go-chi/chi/v5"
+
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/views"
+)
+
+// DemoControls is the sandbox's control surface (demo.Sandbox); nil when
+// the console watches real clusters.
+type DemoControls interface {
+	SetMirrorRate(recordsPerSecond int)
+	SetMirrorRunning(running bool)
+	SetPrimaryDown(down bool)
+	State() views.DemoState
+}
+
+// Handlers serves the console's pages.
+type Handlers struct {
+	Monitor *kafka.Monitor
+	Store   *storage.Store
+	Log     *slog.Logger
+	Version string
+	Demo    DemoControls
+	// Now is the clock; replaced in tests.
+	Now func() time.Time
+}
+
+// SparkWindow is how much RPO history the overview and flow pages show.
+const SparkWindow = 6 * time.Hour
+
+func (h *Handlers) chrome(title string) views.Chrome {
+	return views.Chrome{Title: title, Demo: h.Demo != nil, Version: h.Version}
+}
+
+func (h *Handlers) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
+
+// render writes a component, or a 500 when rendering fails.
+func (h *Handlers) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if err := c.Render(r.Context(), w); err != nil {
+		h.Log.Error("rendering page", "path", r.URL.Path, "err", err)
+	}
+}
+
+// notFound answers with a plain page naming what was not found.
+func (h *Handlers) notFound(w http.ResponseWriter, r *http.Request, what string) {
+	http.Error(w, what+" not found", http.StatusNotFound)
+}
+
+// flowParam resolves the {flow} URL parameter.
+func (h *Handlers) flowParam(w http.ResponseWriter, r *http.Request) *kafka.FlowSnapshot {
+	name, err := url.PathUnescape(chi.URLParam(r, "flow"))
+	if err != nil {
+		http.Error(w, "bad flow name in URL", http.StatusBadRequest)
+		return nil
+	}
+	s := h.Monitor.Snapshot(name)
+	if s == nil {
+		h.notFound(w, r, "flow "+name)
+	}
+	return s
+}
+
+// rpoPoints loads a flow's RPO history as chart points.
+func (h *Handlers) rpoPoints(ctx context.Context, flow string, since time.Time) []views.Point {
+	samples, err := h.Store.FlowSamples(ctx, flow, since.UnixMilli())
+	if err != nil {
+		h.Log.Error("loading RPO history", "flow", flow, "err", err)
+		return nil
+	}
+	pts := make([]views.Point, len(samples))
+	for i, s := range samples {
+		pts[i] = views.Point{AtMs: s.AtMs, Known: s.RPOMs != nil}
+		if s.RPOMs != nil {
+			pts[i].Y = float64(*s.RPOMs)
+		}
+	}
+	return pts
+}
+
+// Overview is GET /.
+func (h *Handlers) Overview(w http.ResponseWriter, r *http.Request) {
+	now := h.now()
+	p := views.OverviewPage{Chrome: h.chrome("Overview"), Now: now, Window: SparkWindow}
+	for _, s := range h.Monitor.Snapshots() {
+		p.Cards = append(p.Cards, views.FlowCard{Snap: s, RPO: h.rpoPoints(r.Context(), s.Flow.Name, now.Add(-SparkWindow))})
+	}
+	h.render(w, r, http.StatusOK, views.Overview(p))
+}
+
+// Healthz is GET /healthz: the process serves requests.
+func (h *Handlers) Healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Write([]byte("ok\n"))
+}
+
+// Readyz is GET /readyz: the database answers and every flow has been
+// evaluated once. An unreachable Kafka cluster does not make the console
+// unready: showing that is its job.
+func (h *Handlers) Readyz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if err := h.Store.Ping(r.Context()); err != nil {
+		http.Error(w, "database: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	if !h.Monitor.Ready() {
+		http.Error(w, "first lag refresh not finished", http.StatusServiceUnavailable)
+		return
+	}
+	w.Write([]byte("ready\n"))
+}

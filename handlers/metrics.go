@@ -1,0 +1,92 @@
+package handlers
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/drconsole/drconsole/kafka"
+)
+
+// MetricsCollector exports the monitor's latest figures. Unknown values are
+// left out rather than exported as 0; last known values of an unreachable
+// cluster are exported (kafka_mirror_cluster_up says they are stale).
+type MetricsCollector struct {
+	Monitor *kafka.Monitor
+}
+
+var (
+	descLagMessages = prometheus.NewDesc("kafka_mirror_lag_messages",
+		"Source records not yet replicated to the target (source end offset minus replicated position).",
+		[]string{"flow", "topic", "partition"}, nil)
+	descLagMs = prometheus.NewDesc("kafka_mirror_lag_ms",
+		"Age in milliseconds of the oldest source record not yet replicated; 0 when caught up.",
+		[]string{"flow", "topic", "partition"}, nil)
+	descRPOMs = prometheus.NewDesc("kafka_mirror_rpo_ms",
+		"Recovery point of a flow: the largest partition lag in milliseconds.", []string{"flow"}, nil)
+	descRPOMessages = prometheus.NewDesc("kafka_mirror_rpo_messages",
+		"Largest partition lag in messages of a flow.", []string{"flow"}, nil)
+	descHeartbeatAge = prometheus.NewDesc("kafka_mirror_heartbeat_age_ms",
+		"Milliseconds since the newest MM2 heartbeat replicated to the target was emitted.", []string{"flow"}, nil)
+	descStatus = prometheus.NewDesc("kafka_mirror_status",
+		"1 for the flow's current status (OK, WARNING, CRITICAL, BROKEN, UNKNOWN), 0 for the others.", []string{"flow", "status"}, nil)
+	descUp = prometheus.NewDesc("kafka_mirror_cluster_up",
+		"1 when the console's last request to the cluster worked.", []string{"flow", "role"}, nil)
+	descDataLost = prometheus.NewDesc("kafka_mirror_data_lost_partitions",
+		"Partitions whose source log start passed the replicated position (retention deleted unreplicated data).", []string{"flow"}, nil)
+	descUnknown = prometheus.NewDesc("kafka_mirror_unknown_partitions",
+		"Partitions whose lag is unknown.", []string{"flow"}, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (c MetricsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descLagMessages, descLagMs, descRPOMs, descRPOMessages, descHeartbeatAge, descStatus, descUp, descDataLost, descUnknown} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c MetricsCollector) Collect(ch chan<- prometheus.Metric) {
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	for _, s := range c.Monitor.Snapshots() {
+		flow := s.Flow.Name
+		for _, p := range s.Partitions {
+			part := strconv.Itoa(int(p.Partition))
+			if p.LagMessages != nil {
+				gauge(descLagMessages, float64(*p.LagMessages), flow, p.Topic, part)
+			}
+			if p.LagMs != nil {
+				gauge(descLagMs, float64(*p.LagMs), flow, p.Topic, part)
+			}
+		}
+		if s.RPOMs != nil {
+			gauge(descRPOMs, float64(*s.RPOMs), flow)
+		}
+		if s.MaxLagMessages != nil {
+			gauge(descRPOMessages, float64(*s.MaxLagMessages), flow)
+		}
+		if s.HeartbeatAge != nil {
+			gauge(descHeartbeatAge, float64(s.HeartbeatAge.Milliseconds()), flow)
+		}
+		for _, st := range []kafka.Status{kafka.StatusOK, kafka.StatusWarning, kafka.StatusCritical, kafka.StatusBroken, kafka.StatusUnknown} {
+			v := 0.0
+			if s.Status == st {
+				v = 1
+			}
+			gauge(descStatus, v, flow, string(st))
+		}
+		for role, r := range map[string]kafka.Reachability{"source": s.Source, "target": s.Target} {
+			if r.Checked {
+				v := 0.0
+				if r.OK {
+					v = 1
+				}
+				gauge(descUp, v, flow, role)
+			}
+		}
+		gauge(descDataLost, float64(s.DataLost), flow)
+		gauge(descUnknown, float64(s.Unknown), flow)
+	}
+}

@@ -1,0 +1,210 @@
+// Command drconsole is a web console for Kafka disaster recovery: it watches
+// MirrorMaker 2 replication between a primary and a DR cluster and shows
+// what a failover right now would lose.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/demo"
+	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/views"
+	"github.com/drconsole/drconsole/web"
+)
+
+// version is set by the build (-ldflags "-X main.version=...").
+var version = "dev"
+
+const usage = `drconsole: Kafka disaster-recovery console
+
+Usage:
+  drconsole serve --config FILE          watch the clusters and flows of FILE
+  drconsole demo [--addr HOST:PORT] [--data DIR]
+                                         run the embedded sandbox: two in-process
+                                         Kafka clusters, traffic and an MM2 mirror
+  drconsole version                      print the version
+
+Run "drconsole COMMAND -h" for a command's flags.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the exit, so tests can call it.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serveCmd(ctx, args[1:], stderr)
+	case "demo":
+		err = demoCmd(ctx, args[1:], stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "drconsole", version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "drconsole: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	var usageErr usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &usageErr):
+		fmt.Fprintln(stderr, "drconsole:", err)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "drconsole:", err)
+		return 1
+	}
+}
+
+type usageError struct{ error }
+
+func newLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", "", "configuration file (YAML; see drconsole.example.yaml)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if *path == "" {
+		return usageError{errors.New("serve needs --config FILE")}
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		var ps config.Problems
+		if errors.As(err, &ps) {
+			return fmt.Errorf("%d problem(s) in the configuration; nothing was started:\n%w", len(ps), err)
+		}
+		return err
+	}
+	return serveConsole(ctx, cfg, nil, newLogger(stderr))
+}
+
+// serveConsole opens the database, starts monitoring and serves the pages
+// until ctx is done.
+func serveConsole(ctx context.Context, cfg *config.Config, controls handlers.DemoControls, log *slog.Logger) error {
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	store, err := storage.Open(filepath.Join(cfg.DataDir, "drconsole.db"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+	if err != nil {
+		return err
+	}
+	defer mon.Close()
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: version, Demo: controls}
+	monCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); mon.Run(monCtx) }()
+	log.Info("drconsole serving", "url", "http://"+ln.Addr().String()+"/", "flows", len(cfg.Flows), "data", cfg.DataDir)
+	err = web.Serve(ctx, ln, web.Router(h, log), log)
+	cancel()
+	<-done
+	return err
+}
+
+func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "HTTP listen address")
+	data := fs.String("data", "", "directory for the console's database (default: a temporary directory, removed at exit)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	log := newLogger(stderr)
+	dir := *data
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "drconsole-demo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	} else {
+		// The sandbox clusters are new each run: history of an earlier run
+		// would describe topics that no longer exist.
+		for _, f := range []string{"drconsole.db", "drconsole.db-wal", "drconsole.db-shm"} {
+			os.Remove(filepath.Join(dir, f))
+		}
+	}
+	sb, err := demo.Start(ctx, demo.Options{Logger: log.With("component", "sandbox")})
+	if err != nil {
+		return fmt.Errorf("starting the sandbox: %w", err)
+	}
+	defer sb.Close()
+	cfg := demoConfig(sb, *addr, dir)
+	fmt.Fprintf(stdout, "drconsole sandbox: open http://%s/ (sandbox controls at /demo). Ctrl-C stops it.\n", *addr)
+	return serveConsole(ctx, cfg, demoControls{sb}, log)
+}
+
+// demoConfig describes the sandbox as an operator would in a config file.
+func demoConfig(sb *demo.Sandbox, addr, dir string) *config.Config {
+	cfg := &config.Config{
+		Listen:  addr,
+		DataDir: dir,
+		Clusters: map[string]*config.Cluster{
+			demo.SourceAlias: {Bootstrap: sb.PrimaryBootstrap()},
+			demo.TargetAlias: {Bootstrap: sb.DRBootstrap()},
+		},
+		Flows: []*config.Flow{{
+			Source: demo.SourceAlias, Target: demo.TargetAlias,
+			ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
+			ConnectOffsetsTopic: kafka.ConnectOffsetsTopic(demo.SourceAlias),
+			Topics:              config.Topics{Include: demo.Topics},
+		}},
+		RefreshInterval: config.Duration(2e9),
+	}
+	if err := cfg.Normalize("demo"); err != nil {
+		panic("demo config: " + err.Error()) // a programming error, not an operator's
+	}
+	return cfg
+}
+
+// demoControls adapts the sandbox to the handlers' control interface.
+type demoControls struct{ sb *demo.Sandbox }
+
+func (d demoControls) SetMirrorRate(n int)      { d.sb.SetMirrorRate(n) }
+func (d demoControls) SetMirrorRunning(r bool)  { d.sb.SetMirrorRunning(r) }
+func (d demoControls) SetPrimaryDown(down bool) { d.sb.SetPrimaryDown(down) }
+func (d demoControls) State() views.DemoState {
+	s := d.sb.State()
+	return views.DemoState{MirrorRate: s.MirrorRate, MirrorRunning: s.MirrorRunning, PrimaryDown: s.PrimaryDown,
+		Produced: s.Produced, Mirrored: s.Mirrored, SyncsWritten: s.SyncsWritten, CheckpointsWritten: s.CheckpointsWritten,
+		HeartbeatsEmitted: s.HeartbeatsEmitted, Since: s.Since}
+}

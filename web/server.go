@@ -1,0 +1,117 @@
+// Package web is the console's HTTP server: the chi router, middleware
+// (request logging, panic recovery, cross-origin protection, security
+// headers) and the static assets.
+package web
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/static"
+)
+
+// Router builds the console's routes.
+func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(handlers.MetricsCollector{Monitor: h.Monitor},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer, requestLog(log), securityHeaders)
+	// Every state-changing request must come from our own pages; GETs stay
+	// free of side effects.
+	r.Use(http.NewCrossOriginProtection().Handler)
+
+	r.Get("/", h.Overview)
+	r.Get("/flows/{flow}", h.Flow)
+	r.Get("/flows/{flow}/topics/{topic}", h.Topic)
+	r.Get("/flows/{flow}/topics/{topic}/partitions/{partition}", h.Partition)
+	r.Get("/healthz", h.Healthz)
+	r.Get("/readyz", h.Readyz)
+	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	r.Get("/demo", h.DemoPanel)
+	r.Post("/demo/mirror-rate", h.DemoMirrorRate)
+	r.Post("/demo/mirror", h.DemoMirror)
+	r.Post("/demo/primary", h.DemoPrimary)
+	r.Handle("/static/*", http.StripPrefix("/static/", cacheStatic(http.FileServerFS(static.FS))))
+	return r
+}
+
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cacheStatic lets browsers keep assets for an hour; the vendored htmx
+// file name carries its version.
+func cacheStatic(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requestLog logs each request with slog; polling fragments log at debug.
+func requestLog(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			next.ServeHTTP(ww, r)
+			level := slog.LevelInfo
+			if r.Header.Get("HX-Request") == "true" && r.Method == http.MethodGet || r.URL.Path == "/metrics" {
+				level = slog.LevelDebug
+			}
+			if ww.Status() >= 500 {
+				level = slog.LevelError
+			}
+			log.Log(r.Context(), level, "http", "method", r.Method, "path", r.URL.Path, "status", ww.Status(),
+				"bytes", ww.BytesWritten(), "duration", time.Since(start), "remote", r.RemoteAddr)
+		})
+	}
+}
+
+// Serve runs the server on ln until ctx is done, then shuts down gracefully.
+func Serve(ctx context.Context, ln net.Listener, handler http.Handler, log *slog.Logger) error {
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
