@@ -762,11 +762,11 @@ func flowSummary(s *kafka.FlowSnapshot, now time.Time) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = Reach("primary "+s.Flow.Source, s.Source, now).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Reach("Source ("+s.Flow.Source+")", s.Source, now).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = Reach("DR "+s.Flow.Target, s.Target, now).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Reach("DR ("+s.Flow.Target+")", s.Target, now).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -39,12 +39,12 @@ func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
 	r.Get("/flows/{flow}/topics/{topic}/partitions/{partition}", h.Partition)
 	r.Get("/healthz", h.Healthz)
 	r.Get("/readyz", h.Readyz)
-	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	r.Get("/demo", h.DemoPanel)
 	r.Post("/demo/mirror-rate", h.DemoMirrorRate)
 	r.Post("/demo/mirror", h.DemoMirror)
 	r.Post("/demo/primary", h.DemoPrimary)
-	r.Handle("/static/*", http.StripPrefix("/static/", cacheStatic(http.FileServerFS(static.FS))))
+	r.Method(http.MethodGet, "/static/*", http.StripPrefix("/static/", cacheStatic(http.FileServerFS(static.FS))))
 	return r
 }
 

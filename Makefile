@@ -1,0 +1,52 @@
+# drconsole — the two commands a newcomer needs: `make run` and `make test`.
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+.PHONY: run build test generate check-generated e2e bench fuzz vendor clean
+
+## run: the console against the embedded sandbox on http://127.0.0.1:8080/
+run:
+	$(GO) run -ldflags '$(LDFLAGS)' . demo --addr 127.0.0.1:8080
+
+## build: bin/drconsole (cgo: SQLite)
+build:
+	CGO_ENABLED=1 $(GO) build -ldflags '$(LDFLAGS)' -o bin/drconsole .
+
+## test: vet, generated views up to date, unit + kfake integration + headless Chromium tests
+test: check-generated
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+## generate: regenerate templ views
+generate:
+	$(GO) tool templ generate
+
+## check-generated: fail when templ generate would change a committed file
+check-generated:
+	$(GO) tool templ generate
+	@git diff --exit-code -- '*_templ.go' || { echo "generated templ files were stale: run 'make generate' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- '*_templ.go')" || { echo "uncommitted generated templ files"; exit 1; }
+
+## e2e: end-to-end tests against real Apache Kafka, MirrorMaker 2 and Flink (needs JDK 17 + Maven)
+e2e:
+	$(GO) test -tags e2e -count=1 -timeout 45m -v ./testenv/...
+
+## bench: benchmarks (6 runs each), summarised with benchstat
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./kafka/ | tee bench.txt
+	$(GO) tool benchstat bench.txt
+
+## fuzz: a short run of every codec fuzz target
+fuzz:
+	for t in FuzzDecodeOffsetSync FuzzDecodeCheckpoint FuzzDecodeHeartbeat FuzzDecodeConnectOffset; do \
+		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime 20s ./kafka/ || exit 1; done
+
+## vendor: refresh the pinned front-end assets from npm (static/package.json)
+vendor:
+	cd static && npm ci --no-audit --no-fund
+	cp static/node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx-$$(node -p "require('./static/node_modules/htmx.org/package.json').version").min.js
+	rm -rf static/node_modules
+
+clean:
+	rm -rf bin bench.txt

@@ -1,0 +1,118 @@
+package web_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// newBrowser starts headless Debian Chromium with the flags this machine
+// needs. A missing browser fails the test: it is part of `make test`.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("headless browser tests need Chromium: apt-get install chromium")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	return ctx
+}
+
+// parseShown reads a duration as the views print it ("0 s", "850 ms",
+// "12 s", "1 m 05 s"); ok is false for "unknown".
+func parseShown(s string) (time.Duration, bool) {
+	f := strings.Fields(strings.TrimSpace(s))
+	var d time.Duration
+	for i := 0; i+1 < len(f); i += 2 {
+		n, err := time.ParseDuration(f[i] + map[string]string{"ms": "ms", "s": "s", "m": "m", "h": "h", "d": "h"}[f[i+1]])
+		if err != nil {
+			return 0, false
+		}
+		if f[i+1] == "d" {
+			n *= 24
+		}
+		d += n
+	}
+	return d, len(f) >= 2
+}
+
+// A visitor slows the mirror on the sandbox controls page, and the overview,
+// left open, shows the RPO grow without a reload.
+func TestBrowserSeesLagGrowWhenMirrorSlowed(t *testing.T) {
+	c := startConsole(t)
+	waitReady(t, c)
+	ctx := newBrowser(t)
+	rpo := chromedp.CSS(`[data-testid="rpo"]`)
+	if err := chromedp.Do(ctx, chromedp.Navigate(c.URL+"/"), chromedp.WaitVisible(rpo)); err != nil {
+		t.Fatal(err)
+	}
+	before, err := chromedp.Run(ctx, chromedp.Text(rpo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d0, ok := parseShown(before)
+	if !ok {
+		t.Fatalf("RPO before = %q, not a duration", before)
+	}
+
+	// Use the control panel like a person: open it, press the button.
+	if err := chromedp.Do(ctx, chromedp.Navigate(c.URL+"/demo"), chromedp.Click(chromedp.ID("rate-5")),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`))); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Sandbox.SetMirrorRate(0) })
+	flash, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.flash`)))
+	if !strings.Contains(flash, "5 records/s") {
+		t.Fatalf("flash after click = %q", flash)
+	}
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(c.URL+"/"), chromedp.WaitVisible(rpo)); err != nil {
+		t.Fatal(err)
+	}
+	loaded := time.Now()
+	var shown string
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		shown, err = chromedp.Run(ctx, chromedp.Text(rpo))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Lag must grow past what it was, and past 3 s, with the page
+		// updating itself (htmx polling) rather than being reloaded.
+		if d, ok := parseShown(shown); ok && d > d0 && d >= 3*time.Second && time.Since(loaded) > 2*time.Second {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("RPO on the open overview stayed at %q (was %q) for 45 s after slowing the mirror", shown, before)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Logf("RPO on the overview went from %q to %q without a reload", before, shown)
+
+	if dir := os.Getenv("DRCONSOLE_SCREENSHOTS"); dir != "" {
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err == nil {
+			os.WriteFile(filepath.Join(dir, "overview.png"), png, 0o644)
+		}
+	}
+}

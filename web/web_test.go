@@ -1,0 +1,258 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/demo"
+	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/views"
+	"github.com/drconsole/drconsole/web"
+)
+
+// console is a running console against a running sandbox.
+type console struct {
+	URL     string
+	Handler http.Handler
+	Sandbox *demo.Sandbox
+	Monitor *kafka.Monitor
+}
+
+var (
+	sharedOnce    sync.Once
+	shared        *console
+	sharedErr     error
+	sharedCleanup []func()
+)
+
+// startConsole starts one sandbox and console for the whole package: the
+// tests read it, and the browser test's controls are undone by that test.
+func startConsole(t *testing.T) *console {
+	t.Helper()
+	sharedOnce.Do(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		sharedCleanup = append(sharedCleanup, cancel) // runs last: cleanups run in reverse
+		log := slog.New(slog.NewTextHandler(io.Discard, nil))
+		sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 1})
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		sharedCleanup = append(sharedCleanup, sb.Close)
+		cfg := &config.Config{
+			Clusters: map[string]*config.Cluster{"primary": {Bootstrap: sb.PrimaryBootstrap()}, "dr": {Bootstrap: sb.DRBootstrap()}},
+			Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
+				ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
+			RefreshInterval: config.Duration(time.Second),
+		}
+		if sharedErr = cfg.Normalize("test"); sharedErr != nil {
+			return
+		}
+		dir, err := os.MkdirTemp("", "drconsole-web-test-")
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		sharedCleanup = append(sharedCleanup, func() { os.RemoveAll(dir) })
+		store, err := storage.Open(filepath.Join(dir, "db"))
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		go mon.Run(ctx)
+		h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: controls{sb}}
+		router := web.Router(h, log)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		go web.Serve(ctx, ln, router, log)
+		shared = &console{URL: "http://" + ln.Addr().String(), Handler: router, Sandbox: sb, Monitor: mon}
+		sharedCleanup = append(sharedCleanup, func() { store.Close() }, mon.Close, func() { cancel(); time.Sleep(100 * time.Millisecond) })
+	})
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return shared
+}
+
+// controls adapts the sandbox like main does.
+type controls struct{ sb *demo.Sandbox }
+
+func (c controls) SetMirrorRate(n int)      { c.sb.SetMirrorRate(n) }
+func (c controls) SetMirrorRunning(r bool)  { c.sb.SetMirrorRunning(r) }
+func (c controls) SetPrimaryDown(down bool) { c.sb.SetPrimaryDown(down) }
+func (c controls) State() views.DemoState {
+	s := c.sb.State()
+	return views.DemoState{MirrorRate: s.MirrorRate, MirrorRunning: s.MirrorRunning, PrimaryDown: s.PrimaryDown,
+		Produced: s.Produced, Mirrored: s.Mirrored, Since: s.Since}
+}
+
+func get(t *testing.T, c *console, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(c.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func waitReady(t *testing.T, c *console) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, _ := get(t, c, "/readyz")
+		s := c.Monitor.Snapshot("primary->dr")
+		if code == 200 && s != nil && s.RPOMs != nil && s.HeartbeatAge != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("console not ready with data in 30 s (readyz %d)", code)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestPagesRender(t *testing.T) {
+	c := startConsole(t)
+	waitReady(t, c)
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{"/", []string{`data-flow="primary-&gt;dr"`, `data-testid="rpo"`, "Data at risk (RPO)", "/static/vendor/htmx-2.0.11.min.js"}},
+		{"/flows/primary-%3Edr", []string{"Flow primary-&gt;dr", ">events<", ">orders<", ">users<", "mm2-offset-syncs.primary.internal"}},
+		{"/flows/primary-%3Edr?q=ord&sort=topic", []string{">orders<", "matching “ord”"}},
+		{"/flows/primary-%3Edr/topics/events", []string{"Topic events", "/flows/primary-%3Edr/topics/events/partitions/5"}},
+		{"/flows/primary-%3Edr/topics/events/partitions/0", []string{"events-0", "Offset-sync history"}},
+		{"/metrics", []string{`kafka_mirror_lag_messages{flow="primary->dr",partition="0",topic="events"}`, "kafka_mirror_lag_ms{", "kafka_mirror_heartbeat_age_ms{", "kafka_mirror_rpo_ms{", "go_goroutines"}},
+		{"/healthz", []string{"ok"}},
+		{"/readyz", []string{"ready"}},
+		{"/demo", []string{"Sandbox controls", `id="rate-5"`}},
+		{"/static/app.css", []string{"--ok"}},
+	} {
+		code, body := get(t, c, tc.path)
+		if code != 200 {
+			t.Errorf("GET %s = %d: %.200s", tc.path, code, body)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("GET %s: missing %q", tc.path, w)
+			}
+		}
+	}
+	if _, body := get(t, c, "/flows/primary-%3Edr?q=ord"); strings.Contains(body, ">events<") {
+		t.Error("filter ord still lists events")
+	}
+}
+
+func TestBadURLs(t *testing.T) {
+	c := startConsole(t)
+	for path, want := range map[string]int{
+		"/flows/nope":                                      404,
+		"/flows/primary-%3Edr/topics/nope":                 404,
+		"/flows/primary-%3Edr/topics/events/partitions/99": 404,
+		"/flows/primary-%3Edr/topics/events/partitions/x":  400,
+		"/no/such/page":                                    404,
+	} {
+		if code, _ := get(t, c, path); code != want {
+			t.Errorf("GET %s = %d, want %d", path, code, want)
+		}
+	}
+}
+
+// Every state-changing route refuses a cross-origin browser request, and
+// every route that is not a GET/HEAD changes state only through POST.
+func TestStateChangingRoutesRefuseCrossOrigin(t *testing.T) {
+	c := startConsole(t)
+	var posts []string
+	err := chi.Walk(c.Handler.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		switch method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		default:
+			posts = append(posts, method+" "+route)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(posts) < 3 {
+		t.Fatalf("found only %v: the walk is not seeing the routes", posts)
+	}
+	for _, mr := range posts {
+		method, route, _ := strings.Cut(mr, " ")
+		form := url.Values{"rate": {"0"}, "running": {"true"}, "down": {"false"}}
+		for _, site := range []string{"cross-site", "same-site"} {
+			req := httptest.NewRequest(method, route, strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Sec-Fetch-Site", site)
+			rec := httptest.NewRecorder()
+			c.Handler.ServeHTTP(rec, req)
+			if rec.Code != http.StatusForbidden {
+				t.Errorf("%s with Sec-Fetch-Site %s = %d, want 403", mr, site, rec.Code)
+			}
+		}
+		req := httptest.NewRequest(method, route, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		rec := httptest.NewRecorder()
+		c.Handler.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Errorf("%s same-origin = %d, want 200: %.200s", mr, rec.Code, rec.Body.String())
+		}
+	}
+}
+
+func TestDemoControlsRejectBadInput(t *testing.T) {
+	c := startConsole(t)
+	for _, tc := range []struct{ path, form string }{
+		{"/demo/mirror-rate", "rate=-1"},
+		{"/demo/mirror-rate", "rate=fast"},
+		{"/demo/mirror", "running=maybe"},
+		{"/demo/primary", "down="},
+	} {
+		resp, err := http.Post(c.URL+tc.path, "application/x-www-form-urlencoded", strings.NewReader(tc.form))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(body), "must be") {
+			t.Errorf("POST %s %s = %d %.100s", tc.path, tc.form, resp.StatusCode, body)
+		}
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for i := len(sharedCleanup) - 1; i >= 0; i-- {
+		sharedCleanup[i]()
+	}
+	os.Exit(code)
+}
