@@ -180,10 +180,7 @@ func (h *Handlers) Partition(w http.ResponseWriter, r *http.Request) {
 		}
 		lagMs = append(lagMs, pt)
 	}
-	syncs, err := h.Store.SyncHistory(ctx, s.Flow.Name, topic, p.Partition, 2000)
-	if err != nil {
-		h.Log.Error("loading sync history", "err", err)
-	}
+	syncs, total := h.Monitor.SyncHistory(s.Flow.Name, kafka.TP{Topic: topic, Partition: p.Partition}, 2000)
 	var up, down, drift []views.Point
 	for _, x := range syncs {
 		up = append(up, views.Point{AtMs: x.RecordMs, Y: float64(x.Upstream), Known: true})
@@ -199,6 +196,6 @@ func (h *Handlers) Partition(w http.ResponseWriter, r *http.Request) {
 			views.Series{Name: "upstream", Class: "upstream", Points: up},
 			views.Series{Name: "downstream", Class: "downstream", Points: down},
 			views.Series{Name: "drift", Class: "drift", Points: drift}),
-		Syncs: newest, SyncCount: len(syncs),
+		Syncs: newest, SyncCount: len(syncs), SyncTotal: total,
 	}))
 }

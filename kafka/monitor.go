@@ -344,11 +344,14 @@ func (m *Monitor) ApplyRetention(ctx context.Context) {
 	now := m.Now()
 	r := m.cfg.Retention
 	for _, fm := range m.flows {
-		n, err := m.store.ThinSyncs(ctx, fm.flow.Name, now.Add(-r.SyncsFull.D()).UnixMilli(), r.SyncsThinInterval.D().Milliseconds())
-		if err != nil {
+		doomed := fm.state.Syncs.Thin(now.Add(-r.SyncsFull.D()).UnixMilli(), r.SyncsThinInterval.D().Milliseconds())
+		if err := m.store.DeleteSyncs(ctx, fm.flow.Name, doomed); err != nil {
 			m.log.Error("thinning offset syncs", "flow", fm.flow.Name, "err", err)
-		} else if n > 0 {
-			m.log.Info("thinned offset syncs", "flow", fm.flow.Name, "deleted", n)
+			continue
+		}
+		fm.state.Syncs.Remove(doomed)
+		if len(doomed) > 0 {
+			m.log.Info("thinned offset syncs", "flow", fm.flow.Name, "deleted", len(doomed), "kept", fm.state.Syncs.Len())
 		}
 	}
 	if err := m.store.PruneLagSamples(ctx, now.Add(-r.LagHistory.D()).UnixMilli()); err != nil {
@@ -379,5 +382,13 @@ func (m *Monitor) Snapshot(flow string) *FlowSnapshot {
 	return nil
 }
 
-// Store returns the history store (for pages that chart history).
-func (m *Monitor) Store() *storage.Store { return m.store }
+// SyncHistory returns the newest limit syncs of a partition (oldest first)
+// and how many are stored in all; nil for an unknown flow.
+func (m *Monitor) SyncHistory(flow string, tp TP, limit int) ([]storage.Sync, int) {
+	for _, fm := range m.flows {
+		if fm.flow.Name == flow {
+			return fm.state.Syncs.History(tp, limit)
+		}
+	}
+	return nil, 0
+}

@@ -69,8 +69,10 @@ type IngestStats struct {
 // the lag refresh and fed by ingestion. It starts from what SQLite holds, so
 // the console knows the last state even if a cluster is gone at start-up.
 type MirrorState struct {
+	// Syncs is the flow's whole sync history.
+	Syncs *SyncIndex
+
 	mu         sync.RWMutex
-	latestSync map[TP]storage.Sync
 	connect    map[TP]storage.ConnectOffset
 	heartbeat  *storage.Heartbeat
 	ingest     map[string]*IngestStats
@@ -78,13 +80,12 @@ type MirrorState struct {
 
 // NewMirrorState returns an empty state.
 func NewMirrorState() *MirrorState {
-	return &MirrorState{latestSync: map[TP]storage.Sync{}, connect: map[TP]storage.ConnectOffset{}, ingest: map[string]*IngestStats{}}
+	return &MirrorState{Syncs: NewSyncIndex(), connect: map[TP]storage.ConnectOffset{}, ingest: map[string]*IngestStats{}}
 }
 
 // Load fills the state from the database.
 func (s *MirrorState) Load(ctx context.Context, store *storage.Store, flow string) error {
-	syncs, err := store.LatestSyncs(ctx, flow)
-	if err != nil {
+	if err := s.Syncs.Load(ctx, store, flow); err != nil {
 		return err
 	}
 	cos, err := store.ConnectOffsets(ctx, flow)
@@ -95,20 +96,15 @@ func (s *MirrorState) Load(ctx context.Context, store *storage.Store, flow strin
 	if err != nil {
 		return err
 	}
-	s.apply(storage.Batch{Syncs: syncs, ConnectOffsets: cos, Heartbeats: hbs})
+	s.apply(storage.Batch{ConnectOffsets: cos, Heartbeats: hbs})
 	return nil
 }
 
 // apply merges a stored batch into the state.
 func (s *MirrorState) apply(b storage.Batch) {
+	s.Syncs.Add(b.Syncs)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, x := range b.Syncs {
-		tp := TP{x.Topic, x.Partition}
-		if old, ok := s.latestSync[tp]; !ok || x.LogOffset > old.LogOffset {
-			s.latestSync[tp] = x
-		}
-	}
 	for _, c := range b.ConnectOffsets {
 		tp := TP{c.Topic, c.Partition}
 		if old, ok := s.connect[tp]; !ok || c.LogOffset > old.LogOffset {
@@ -153,10 +149,7 @@ type positions struct {
 func (s *MirrorState) snapshot() positions {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	p := positions{latestSync: make(map[TP]storage.Sync, len(s.latestSync)), connect: make(map[TP]storage.ConnectOffset, len(s.connect))}
-	for k, v := range s.latestSync {
-		p.latestSync[k] = v
-	}
+	p := positions{latestSync: s.Syncs.Latest(), connect: make(map[TP]storage.ConnectOffset, len(s.connect))}
 	for k, v := range s.connect {
 		p.connect[k] = v
 	}

@@ -144,7 +144,8 @@ func (s *Store) Position(ctx context.Context, flow, topic string, partition int3
 	return next, true, nil
 }
 
-// LatestSyncs returns the newest sync of every partition of a flow.
+// LatestSyncs returns the newest sync of every partition of a flow. It reads
+// the whole table: for start-up, not for every request.
 func (s *Store) LatestSyncs(ctx context.Context, flow string) ([]Sync, error) {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
@@ -155,30 +156,14 @@ func (s *Store) LatestSyncs(ctx context.Context, flow string) ([]Sync, error) {
 		FROM offset_syncs WHERE flow_id=? GROUP BY topic, partition`, id)
 }
 
-// SyncHistory returns the newest limit syncs of one partition, oldest first.
-func (s *Store) SyncHistory(ctx context.Context, flow, topic string, partition int32, limit int) ([]Sync, error) {
-	id, err := s.flowID(ctx, flow)
-	if err != nil {
-		return nil, err
-	}
-	syncs, err := s.querySyncs(ctx, `SELECT topic, partition, upstream, downstream, log_offset, record_ms
-		FROM offset_syncs WHERE flow_id=? AND topic=? AND partition=? ORDER BY log_offset DESC LIMIT ?`,
-		id, topic, partition, limit)
-	for i, j := 0, len(syncs)-1; i < j; i, j = i+1, j-1 {
-		syncs[i], syncs[j] = syncs[j], syncs[i]
-	}
-	return syncs, err
-}
-
-// EachSync calls fn for every stored sync of a flow, grouped by partition and
-// in MM2's write order within a partition.
+// EachSync calls fn for every stored sync of a flow in MM2's write order.
 func (s *Store) EachSync(ctx context.Context, flow string, fn func(Sync) error) error {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
 		return err
 	}
 	rows, err := s.r.QueryContext(ctx, `SELECT topic, partition, upstream, downstream, log_offset, record_ms
-		FROM offset_syncs WHERE flow_id=? ORDER BY topic, partition, log_offset`, id)
+		FROM offset_syncs WHERE flow_id=? ORDER BY log_offset`, id)
 	if err != nil {
 		return fmt.Errorf("storage: reading syncs: %w", err)
 	}
@@ -210,6 +195,31 @@ func (s *Store) querySyncs(ctx context.Context, q string, args ...any) ([]Sync, 
 		out = append(out, x)
 	}
 	return out, rows.Err()
+}
+
+// DeleteSyncs deletes syncs by their log offsets, in one transaction.
+func (s *Store) DeleteSyncs(ctx context.Context, flow string, logOffsets []int64) error {
+	id, err := s.flowID(ctx, flow)
+	if err != nil {
+		return err
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `DELETE FROM offset_syncs WHERE flow_id=? AND log_offset=?`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, off := range logOffsets {
+			if _, err := st.ExecContext(ctx, id, off); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("storage: deleting syncs of %s: %w", flow, err)
+	}
+	return nil
 }
 
 // CountSyncs returns how many syncs are stored for a flow.

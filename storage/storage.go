@@ -42,6 +42,7 @@ func dsn(path string, extra map[string]string) string {
 	q.Set("_busy_timeout", "5000")
 	q.Set("_foreign_keys", "1")
 	q.Set("_synchronous", "NORMAL")
+	q.Set("_cache_size", "-65536") // KiB: 64 MiB per connection keeps the sync index hot
 	for k, v := range extra {
 		q.Set(k, v)
 	}

@@ -1,12 +1,10 @@
 package storage_test
 
 import (
+	"fmt"
 	"context"
-	"math/rand/v2"
 	"path/filepath"
 	"testing"
-
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -120,89 +118,22 @@ func TestLatestStateTablesKeepNewest(t *testing.T) {
 	}
 }
 
-// Thinning may only make translations more conservative: for every upstream
-// offset the translated downstream offset after thinning is at most what it
-// was before, a translatable offset stays translatable unless it falls before
-// every kept sync, and the newest sync of each partition survives.
-func TestThinSyncsNeverTranslatesFurther(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for round := range 30 {
-		s, _ := openStore(t)
-		ctx := context.Background()
-		var syncs []storage.Sync
-		var logOff int64
-		for p := int32(0); p < 3; p++ {
-			up, down, ms := int64(0), int64(0), int64(0)
-			for range 200 {
-				up += 1 + rng.Int64N(50)
-				down += 1 + rng.Int64N(40)
-				ms += rng.Int64N(120_000)
-				if rng.IntN(60) == 0 { // an upstream rewind or a downstream truncation
-					if rng.IntN(2) == 0 {
-						up = rng.Int64N(up)
-					} else {
-						down = rng.Int64N(down)
-					}
-				}
-				syncs = append(syncs, storage.Sync{Topic: "t", Partition: p, Upstream: up, Downstream: down, LogOffset: logOff, RecordMs: ms})
-				logOff++
-			}
-		}
-		if err := s.Apply(ctx, storage.Batch{Flow: "f", Topic: "syncs", NextOffset: logOff, Syncs: syncs}); err != nil {
-			t.Fatal(err)
-		}
-		cutoff := int64(8_000_000)
-		deleted, err := s.ThinSyncs(ctx, "f", cutoff, 3_600_000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if round == 0 && deleted == 0 {
-			t.Fatal("nothing thinned: the test data does not exercise thinning")
-		}
-		for p := int32(0); p < 3; p++ {
-			before := history(syncs, p)
-			after, err := s.SyncHistory(ctx, "f", "t", p, 1<<20)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if after[len(after)-1].LogOffset != logOffsetOfLast(syncs, p) {
-				t.Fatalf("newest sync of partition %d was deleted", p)
-			}
-			a := toKafka(after)
-			for u := int64(0); u < before[len(before)-1].Upstream+100; u += 7 {
-				tb, ta := kafka.Translate(before, u), kafka.Translate(a, u)
-				if ta.Translated() && (!tb.Translated() || ta.Offset > tb.Offset) {
-					t.Fatalf("round %d p%d: translate(%d) = %+v after thinning, %+v before", round, p, u, ta, tb)
-				}
-			}
-		}
+func TestDeleteSyncs(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	var syncs []storage.Sync
+	for i := range int64(10) {
+		syncs = append(syncs, storage.Sync{Topic: "t", Upstream: i, Downstream: i, LogOffset: i})
 	}
-}
-
-func history(all []storage.Sync, p int32) []kafka.OffsetSync {
-	var out []storage.Sync
-	for _, x := range all {
-		if x.Partition == p {
-			out = append(out, x)
-		}
+	if err := s.Apply(ctx, storage.Batch{Flow: "f", Topic: "syncs", NextOffset: 10, Syncs: syncs}); err != nil {
+		t.Fatal(err)
 	}
-	return toKafka(out)
-}
-
-func logOffsetOfLast(all []storage.Sync, p int32) int64 {
-	var last int64 = -1
-	for _, x := range all {
-		if x.Partition == p {
-			last = x.LogOffset
-		}
+	if err := s.DeleteSyncs(ctx, "f", []int64{2, 3, 9}); err != nil {
+		t.Fatal(err)
 	}
-	return last
-}
-
-func toKafka(xs []storage.Sync) []kafka.OffsetSync {
-	out := make([]kafka.OffsetSync, len(xs))
-	for i, x := range xs {
-		out[i] = kafka.OffsetSync{Topic: x.Topic, Partition: x.Partition, Upstream: x.Upstream, Downstream: x.Downstream}
+	var left []int64
+	s.EachSync(ctx, "f", func(x storage.Sync) error { left = append(left, x.LogOffset); return nil })
+	if fmt.Sprint(left) != "[0 1 4 5 6 7 8]" {
+		t.Fatalf("left %v", left)
 	}
-	return out
 }

@@ -1,0 +1,73 @@
+package kafka
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/drconsole/drconsole/storage"
+)
+
+// Thinning may only make translations more conservative: for every upstream
+// offset the translated downstream offset after thinning is at most what it
+// was before, and the newest sync of each partition survives.
+func TestThinNeverTranslatesFurther(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 40 {
+		x := NewSyncIndex()
+		var logOff int64
+		for p := int32(0); p < 3; p++ {
+			up, down, ms := int64(0), int64(0), int64(0)
+			var batch []storage.Sync
+			for range 200 {
+				up += 1 + rng.Int64N(50)
+				down += 1 + rng.Int64N(40)
+				ms += rng.Int64N(120_000)
+				if rng.IntN(40) == 0 { // an upstream rewind or a downstream truncation
+					if rng.IntN(2) == 0 {
+						up = rng.Int64N(up)
+					} else {
+						down = rng.Int64N(down)
+					}
+				}
+				batch = append(batch, storage.Sync{Topic: "t", Partition: p, Upstream: up, Downstream: down, LogOffset: logOff, RecordMs: ms})
+				logOff++
+			}
+			x.Add(batch)
+		}
+		before := map[TP][]storage.Sync{}
+		for p := int32(0); p < 3; p++ {
+			before[TP{"t", p}], _ = x.History(TP{"t", p}, 1<<20)
+		}
+		doomed := x.Thin(8_000_000, 3_600_000)
+		if round == 0 && len(doomed) < 100 {
+			t.Fatalf("only %d syncs thinned: the test data does not exercise thinning", len(doomed))
+		}
+		x.Remove(doomed)
+		if x.Len() != int(logOff)-len(doomed) {
+			t.Fatalf("Len = %d after removing %d of %d", x.Len(), len(doomed), logOff)
+		}
+		for tp, b := range before {
+			after, _ := x.History(tp, 1<<20)
+			if after[len(after)-1] != b[len(b)-1] {
+				t.Fatalf("newest sync of %v was deleted", tp)
+			}
+			hb, ha := OffsetSyncs(b), OffsetSyncs(after)
+			for u := int64(0); u < b[len(b)-1].Upstream+100; u += 3 {
+				tb, ta := Translate(hb, u), Translate(ha, u)
+				if ta.Translated() && (!tb.Translated() || ta.Offset > tb.Offset) {
+					t.Fatalf("round %d %v: translate(%d) = %+v after thinning, %+v before", round, tp, u, ta, tb)
+				}
+			}
+		}
+	}
+}
+
+func TestSyncIndexSkipsKnownAndKeepsOrder(t *testing.T) {
+	x := NewSyncIndex()
+	x.Add([]storage.Sync{{Topic: "a", LogOffset: 1, Upstream: 1}, {Topic: "a", LogOffset: 3, Upstream: 3}})
+	x.Add([]storage.Sync{{Topic: "a", LogOffset: 3, Upstream: 99}, {Topic: "a", LogOffset: 2, Upstream: 98}, {Topic: "a", LogOffset: 4, Upstream: 4}})
+	h, n := x.History(TP{"a", 0}, 2)
+	if n != 3 || len(h) != 2 || h[0].Upstream != 3 || h[1].Upstream != 4 || x.Latest()[TP{"a", 0}].Upstream != 4 {
+		t.Fatalf("history %+v of %d", h, n)
+	}
+}
