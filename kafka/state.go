@@ -72,10 +72,10 @@ type MirrorState struct {
 	// Syncs is the flow's whole sync history.
 	Syncs *SyncIndex
 
-	mu         sync.RWMutex
-	connect    map[TP]storage.ConnectOffset
-	heartbeat  *storage.Heartbeat
-	ingest     map[string]*IngestStats
+	mu        sync.RWMutex
+	connect   map[TP]storage.ConnectOffset
+	heartbeat *storage.Heartbeat
+	ingest    map[string]*IngestStats
 }
 
 // NewMirrorState returns an empty state.

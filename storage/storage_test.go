@@ -1,11 +1,11 @@
 package storage_test
 
 import (
-	"fmt"
 	"context"
+	"fmt"
+	"github.com/drconsole/drconsole/storage"
 	"path/filepath"
 	"testing"
-	"github.com/drconsole/drconsole/storage"
 )
 
 func openStore(t testing.TB) (*storage.Store, string) {
