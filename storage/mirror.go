@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -71,18 +72,8 @@ func (s *Store) Apply(ctx context.Context, b Batch) error {
 	}
 	now := time.Now().UnixMilli()
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		if len(b.Syncs) > 0 {
-			st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO offset_syncs
-				(flow_id, topic, partition, log_offset, upstream, downstream, record_ms) VALUES (?,?,?,?,?,?,?)`)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			for _, x := range b.Syncs {
-				if _, err := st.ExecContext(ctx, id, x.Topic, x.Partition, x.LogOffset, x.Upstream, x.Downstream, x.RecordMs); err != nil {
-					return err
-				}
-			}
+		if err := insertSyncs(ctx, tx, id, b.Syncs); err != nil {
+			return err
 		}
 		for _, c := range b.Checkpoints {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO checkpoints
@@ -122,6 +113,41 @@ func (s *Store) Apply(ctx context.Context, b Batch) error {
 	})
 	if err != nil {
 		return fmt.Errorf("storage: storing %s/%d of flow %s: %w", b.Topic, b.Partition, b.Flow, err)
+	}
+	return nil
+}
+
+// syncRowsPerInsert rows go into one multi-row INSERT: fewer statement
+// executions (and cgo calls) per batch roughly doubles the insert rate.
+const syncRowsPerInsert = 128
+
+func insertSyncs(ctx context.Context, tx *sql.Tx, flowID int64, syncs []Sync) error {
+	var full *sql.Stmt
+	args := make([]any, 0, syncRowsPerInsert*7)
+	for len(syncs) > 0 {
+		chunk := syncs[:min(len(syncs), syncRowsPerInsert)]
+		syncs = syncs[len(chunk):]
+		args = args[:0]
+		for _, x := range chunk {
+			args = append(args, flowID, x.Topic, x.Partition, x.LogOffset, x.Upstream, x.Downstream, x.RecordMs)
+		}
+		q := "INSERT OR IGNORE INTO offset_syncs (flow_id, topic, partition, log_offset, upstream, downstream, record_ms) VALUES " +
+			strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?,?),", len(chunk)), ",")
+		var err error
+		if len(chunk) == syncRowsPerInsert {
+			if full == nil {
+				if full, err = tx.PrepareContext(ctx, q); err != nil {
+					return err
+				}
+				defer full.Close()
+			}
+			_, err = full.ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, q, args...)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
