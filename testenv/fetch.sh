@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Resolve the jars that testenv runs (real Kafka broker, Connect, MirrorMaker 2; later Flink)
+# with Maven into testenv/.cache/jars/<profile>/.
+#
+#   testenv/fetch.sh            # profile "kafka"
+#   testenv/fetch.sh flink      # profile "flink" (placeholder, see pom.xml)
+#
+# Idempotent: skipped when .cache/jars/<profile>.stamp holds the hash of pom.xml + this script.
+# The Maven local repository is testenv/.cache/m2, so a second resolution is offline and fast.
+# Needs: JDK 17+ and Maven 3.8+ on PATH, Maven Central (or a mirror in settings.xml) reachable
+# on the first run.
+set -euo pipefail
+
+profile="${1:-kafka}"
+case "$profile" in
+  kafka|flink) ;;
+  *) echo "fetch.sh: unknown profile '$profile' (want kafka or flink)" >&2; exit 2 ;;
+esac
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cache="$here/.cache"
+repo="$cache/m2"
+jars="$cache/jars/$profile"
+stamp="$cache/jars/$profile.stamp"
+mkdir -p "$cache/jars"
+
+for tool in mvn java sha256sum flock; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "fetch.sh: '$tool' not found on PATH" >&2; exit 1; }
+done
+
+want="$(cat "$here/pom.xml" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
+
+# Serialise concurrent runs (several test binaries may call us at once).
+exec 9>"$cache/fetch.lock"
+flock 9
+
+if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -d "$jars" ]] && compgen -G "$jars/*.jar" >/dev/null; then
+  exit 0
+fi
+
+echo "fetch.sh: resolving profile '$profile' into $jars (maven.repo.local=$repo)" >&2
+tmp="$cache/jars/.$profile.tmp.$$"
+rm -rf "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+
+start=$(date +%s)
+log="$cache/fetch-$profile.log"
+# Try offline first (fast when the local repo is already complete), then online.
+if ! mvn -B -o -f "$here/pom.xml" -Dmaven.repo.local="$repo" -P"$profile" \
+      -Djars.dir="$tmp" dependency:copy-dependencies >"$log" 2>&1; then
+  rm -rf "$tmp"
+  if ! mvn -B -f "$here/pom.xml" -Dmaven.repo.local="$repo" -P"$profile" \
+        -Djars.dir="$tmp" dependency:copy-dependencies >"$log" 2>&1; then
+    echo "fetch.sh: Maven resolution FAILED for profile '$profile'; last lines of $log:" >&2
+    tail -n 40 "$log" >&2
+    exit 1
+  fi
+fi
+
+# The profile writes into ${jars.dir}/<profile>; move it into place atomically-ish.
+if ! compgen -G "$tmp/$profile/*.jar" >/dev/null; then
+  echo "fetch.sh: Maven succeeded but produced no jars in $tmp/$profile (see $log)" >&2
+  exit 1
+fi
+rm -rf "$jars"
+mv "$tmp/$profile" "$jars"
+echo "$want" >"$stamp"
+echo "fetch.sh: $(ls "$jars" | wc -l) jars in $jars ($(( $(date +%s) - start ))s)" >&2
