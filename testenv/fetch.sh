@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Resolve the jars that testenv runs (real Kafka broker, Connect, MirrorMaker 2; later Flink)
-# with Maven into testenv/.cache/jars/<profile>/.
+# Resolve the jars that testenv runs (real Kafka broker, Connect, MirrorMaker 2, Flink) with
+# Maven into testenv/.cache/jars/<profile>/, and build testenv's own Flink job.
 #
 #   testenv/fetch.sh            # profile "kafka"
-#   testenv/fetch.sh flink      # profile "flink" (placeholder, see pom.xml)
+#   testenv/fetch.sh flink      # profile "flink": the Flink MiniCluster classpath (see pom.xml)
+#   testenv/fetch.sh flinkjob   # builds flinkjob/ (job + MiniCluster launcher, thin jar)
+#                               #   -> .cache/jars/flinkjob/drconsole-flinkjob.jar
 #
-# Idempotent: skipped when .cache/jars/<profile>.stamp holds the hash of pom.xml + this script.
+# Idempotent: skipped when .cache/jars/<profile>.stamp holds the hash of pom.xml + this script
+# (flinkjob: + flinkjob/pom.xml and every file under flinkjob/src).
 # The Maven local repository is testenv/.cache/m2, so a second resolution is offline and fast.
 # Needs: JDK 17+ and Maven 3.8+ on PATH, Maven Central (or a mirror in settings.xml) reachable
 # on the first run.
@@ -13,8 +16,8 @@ set -euo pipefail
 
 profile="${1:-kafka}"
 case "$profile" in
-  kafka|flink) ;;
-  *) echo "fetch.sh: unknown profile '$profile' (want kafka or flink)" >&2; exit 2 ;;
+  kafka|flink|flinkjob) ;;
+  *) echo "fetch.sh: unknown profile '$profile' (want kafka, flink or flinkjob)" >&2; exit 2 ;;
 esac
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,7 +31,14 @@ for tool in mvn java sha256sum flock; do
   command -v "$tool" >/dev/null 2>&1 || { echo "fetch.sh: '$tool' not found on PATH" >&2; exit 1; }
 done
 
-want="$(cat "$here/pom.xml" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
+if [[ "$profile" == flinkjob ]]; then
+  # Sources in a stable order; the hash covers names and contents.
+  want="$( { cat "$here/pom.xml" "${BASH_SOURCE[0]}" "$here/flinkjob/pom.xml"
+             (cd "$here/flinkjob" && find src -type f | LC_ALL=C sort | while read -r f; do
+                echo "== $f"; cat "$f"; done) } | sha256sum | cut -d' ' -f1)"
+else
+  want="$(cat "$here/pom.xml" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
+fi
 
 # Serialise concurrent runs (several test binaries may call us at once).
 exec 9>"$cache/fetch.lock"
@@ -45,6 +55,29 @@ trap 'rm -rf "$tmp"' EXIT
 
 start=$(date +%s)
 log="$cache/fetch-$profile.log"
+
+if [[ "$profile" == flinkjob ]]; then
+  # mvn package of flinkjob/ into a fresh build dir (no stale classes), offline first.
+  build="$cache/flinkjob"
+  mvnjob() {
+    rm -rf "$build"
+    mvn -B "$@" -f "$here/flinkjob/pom.xml" -Dmaven.repo.local="$repo" -Dout.dir="$build" \
+      package >"$log" 2>&1
+  }
+  if ! mvnjob -o && ! mvnjob; then
+    echo "fetch.sh: Maven build of flinkjob FAILED; last lines of $log:" >&2
+    tail -n 40 "$log" >&2
+    exit 1
+  fi
+  mkdir -p "$tmp/$profile"
+  cp "$build/target/drconsole-flinkjob.jar" "$tmp/$profile/"
+  rm -rf "$jars"
+  mv "$tmp/$profile" "$jars"
+  echo "$want" >"$stamp"
+  echo "fetch.sh: built $jars/drconsole-flinkjob.jar ($(( $(date +%s) - start ))s)" >&2
+  exit 0
+fi
+
 # Try offline first (fast when the local repo is already complete), then online.
 if ! mvn -B -o -f "$here/pom.xml" -Dmaven.repo.local="$repo" -P"$profile" \
       -Djars.dir="$tmp" dependency:copy-dependencies >"$log" 2>&1; then

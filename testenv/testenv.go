@@ -95,8 +95,8 @@ func Jars(t testing.TB) string {
 	return fetchProfile(t, "kafka", "kafka_2.13-*.jar")
 }
 
-// FlinkJars is Jars for the Flink 2.x profile (.cache/jars/flink). Nothing in testenv starts
-// Flink yet.
+// FlinkJars is Jars for the Flink 2.x profile (.cache/jars/flink): the classpath of the
+// MiniCluster started by StartFlink.
 func FlinkJars(t testing.TB) string {
 	t.Helper()
 	return fetchProfile(t, "flink", "flink-runtime-*.jar")
@@ -153,11 +153,12 @@ type Process struct {
 	LogFile string        // stdout+stderr of the JVM (log4j2 writes to stdout)
 	Startup time.Duration // from exec to "ready" (component-specific)
 
-	t    testing.TB
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
+	t        testing.TB
+	jvmExtra []string // extra JVM flags after JVMOptions (e.g. Flink's --add-opens)
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	done     chan struct{}
+	err      error
 }
 
 func javaBin() (string, error) {
@@ -202,6 +203,20 @@ const log4j2XML = `<?xml version="1.0" encoding="UTF-8"?>
 
 // javaCmd builds the command line for one JVM run in dir; stdout+stderr go to logFile (append).
 func javaCmd(jars, dir, logFile, mainClass string, args ...string) (*exec.Cmd, *os.File, error) {
+	return javaCmdOpts(jars, nil, dir, logFile, mainClass, args...)
+}
+
+// classpath turns a jar directory into "<dir>/*"; a value that already is a path list
+// (contains ':') is used as it is.
+func classpath(jars string) string {
+	if strings.ContainsRune(jars, os.PathListSeparator) {
+		return jars
+	}
+	return filepath.Join(jars, "*")
+}
+
+// javaCmdOpts is javaCmd with extra JVM flags (after JVMOptions) and jars as for classpath.
+func javaCmdOpts(jars string, jvmExtra []string, dir, logFile, mainClass string, args ...string) (*exec.Cmd, *os.File, error) {
 	java, err := javaBin()
 	if err != nil {
 		return nil, nil, err
@@ -216,10 +231,10 @@ func javaCmd(jars, dir, logFile, mainClass string, args ...string) (*exec.Cmd, *
 	if s := os.Getenv("DRCONSOLE_TESTENV_JVM_OPTS"); s != "" {
 		opts = strings.Fields(s)
 	}
-	argv := slices.Concat(opts, []string{
+	argv := slices.Concat(opts, jvmExtra, []string{
 		"-Dlog4j2.configurationFile=" + logCfg,
 		"-Dkafka.logs.dir=" + dir,
-		"-cp", filepath.Join(jars, "*"),
+		"-cp", classpath(jars),
 		mainClass,
 	}, args)
 	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -265,7 +280,13 @@ func runJava(ctx context.Context, jars, dir, logFile, mainClass string, args ...
 // startProcess starts a long-running JVM and registers cleanup (kill + wait, log tail on failure).
 func startProcess(t testing.TB, name, jars, dir, mainClass string, args ...string) *Process {
 	t.Helper()
-	p := &Process{Name: name, Dir: dir, LogFile: filepath.Join(dir, name+".log"), t: t}
+	return startProcessOpts(t, name, jars, nil, dir, mainClass, args...)
+}
+
+// startProcessOpts is startProcess with extra JVM flags; jars may be a path list (see classpath).
+func startProcessOpts(t testing.TB, name, jars string, jvmExtra []string, dir, mainClass string, args ...string) *Process {
+	t.Helper()
+	p := &Process{Name: name, Dir: dir, LogFile: filepath.Join(dir, name+".log"), t: t, jvmExtra: jvmExtra}
 	if err := p.start(jars, mainClass, args...); err != nil {
 		t.Fatalf("testenv: start %s: %v", name, err)
 	}
@@ -306,7 +327,7 @@ func keepLog(t testing.TB, dir, logFile string) {
 }
 
 func (p *Process) start(jars, mainClass string, args ...string) error {
-	cmd, f, err := javaCmd(jars, p.Dir, p.LogFile, mainClass, args...)
+	cmd, f, err := javaCmdOpts(jars, p.jvmExtra, p.Dir, p.LogFile, mainClass, args...)
 	if err != nil {
 		return err
 	}

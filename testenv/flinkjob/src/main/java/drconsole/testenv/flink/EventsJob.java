@@ -1,0 +1,144 @@
+package drconsole.testenv.flink;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.serialization.SimpleStringSchema;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+
+/**
+ * drconsole testenv job: KafkaSource (uid configurable, offsets committed on checkpoint) ->
+ * keyBy(value hash mod N) -> per-key count in ValueState -> discard.
+ *
+ * <p>Program arguments ({@code --name value}):
+ *
+ * <ul>
+ *   <li>{@code --bootstrap} Kafka bootstrap servers (default 127.0.0.1:9092)
+ *   <li>{@code --topics} comma separated topics (default events)
+ *   <li>{@code --group} consumer group id; offsets are committed on checkpoint (default
+ *       flink-events)
+ *   <li>{@code --source-uid} uid of the source operator (default kafka-source)
+ *   <li>{@code --parallelism} job parallelism, 0 = cluster/REST default (default 0)
+ *   <li>{@code --checkpoint-interval-ms} (default 1000)
+ *   <li>{@code --keys} number of distinct keys of the count state (default 8; keeps state tiny)
+ *   <li>{@code --name} job name (default drconsole-events)
+ * </ul>
+ *
+ * <p>Starting offsets: committed offsets of the group, else earliest. They only apply to
+ * partitions without restored state (a savepoint wins).
+ */
+public final class EventsJob {
+
+    private EventsJob() {}
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> a = parseArgs(args);
+        String bootstrap = a.getOrDefault("bootstrap", "127.0.0.1:9092");
+        List<String> topics = new ArrayList<>();
+        for (String s : a.getOrDefault("topics", "events").split(",")) {
+            if (!s.isBlank()) {
+                topics.add(s.trim());
+            }
+        }
+        String group = a.getOrDefault("group", "flink-events");
+        String uid = a.getOrDefault("source-uid", "kafka-source");
+        int parallelism = Integer.parseInt(a.getOrDefault("parallelism", "0"));
+        long interval = Long.parseLong(a.getOrDefault("checkpoint-interval-ms", "1000"));
+        final int keys = Integer.parseInt(a.getOrDefault("keys", "8"));
+        String name = a.getOrDefault("name", "drconsole-events");
+
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        if (parallelism > 0) {
+            env.setParallelism(parallelism);
+        }
+        env.enableCheckpointing(interval);
+
+        KafkaSource<String> source =
+                KafkaSource.<String>builder()
+                        .setBootstrapServers(bootstrap)
+                        .setTopics(topics)
+                        .setGroupId(group)
+                        .setStartingOffsets(
+                                OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
+                        .setValueOnlyDeserializer(new SimpleStringSchema())
+                        .setProperty("commit.offsets.on.checkpoint", "true")
+                        .setProperty("client.id.prefix", group)
+                        .build();
+
+        env.fromSource(source, WatermarkStrategy.noWatermarks(), "kafka-source")
+                .uid(uid)
+                .name("kafka-source")
+                .keyBy(new ModKey(keys))
+                .map(new CountPerKey())
+                .uid("count-per-key")
+                .name("count-per-key")
+                .sinkTo(new DiscardingSink<>())
+                .uid("discard")
+                .name("discard");
+
+        System.out.println("drconsole EventsJob: bootstrap=" + bootstrap + " topics=" + topics
+                + " group=" + group + " source-uid=" + uid + " parallelism=" + parallelism);
+        env.execute(name);
+    }
+
+    static Map<String, String> parseArgs(String[] args) {
+        Map<String, String> m = new HashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            String k = args[i];
+            if (!k.startsWith("--")) {
+                throw new IllegalArgumentException("unexpected argument " + k + " in " + Arrays.toString(args));
+            }
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException("missing value for " + k);
+            }
+            m.put(k.substring(2), args[++i]);
+        }
+        return m;
+    }
+
+    /** Key = hash of the value mod n (a handful of keys: tiny keyed state). */
+    static final class ModKey implements KeySelector<String, Integer> {
+        private final int n;
+
+        ModKey(int n) {
+            this.n = n;
+        }
+
+        @Override
+        public Integer getKey(String value) {
+            return Math.floorMod(value.hashCode(), n);
+        }
+    }
+
+    /** Counts records per key in keyed ValueState. */
+    static final class CountPerKey extends RichMapFunction<String, Long> {
+        private transient ValueState<Long> count;
+
+        @Override
+        public void open(OpenContext ctx) {
+            count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Types.LONG));
+        }
+
+        @Override
+        public Long map(String value) throws Exception {
+            Long c = count.value();
+            long n = (c == null ? 0 : c) + 1;
+            count.update(n);
+            return n;
+        }
+    }
+}
