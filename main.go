@@ -35,17 +35,20 @@ Usage:
   drconsole demo [--addr HOST:PORT] [--data DIR]
                                          run the embedded sandbox: two in-process
                                          Kafka clusters, traffic and an MM2 mirror
+  drconsole translate --offsets FILE (--syncs FILE | --config FILE)
+                                         translate primary offsets to DR offsets
+  drconsole export syncs --config FILE   write the stored offset syncs as JSON Lines
   drconsole version                      print the version
 
 Run "drconsole COMMAND -h" for a command's flags.
 `
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // run is main without the exit, so tests can call it.
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -58,6 +61,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = serveCmd(ctx, args[1:], stderr)
 	case "demo":
 		err = demoCmd(ctx, args[1:], stdout, stderr)
+	case "translate":
+		err = translateCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "export":
+		err = exportCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "drconsole", version)
 		return 0
@@ -69,12 +76,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var usageErr usageError
+	var inErr inputError
+	var partial partialError
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &usageErr):
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &usageErr), errors.As(err, &inErr):
 		fmt.Fprintln(stderr, "drconsole:", err)
 		return 2
+	case errors.As(err, &partial):
+		fmt.Fprintln(stderr, "drconsole:", err)
+		return 3
 	default:
 		fmt.Fprintln(stderr, "drconsole:", err)
 		return 1
@@ -82,6 +96,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
 
 func newLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))

@@ -14,12 +14,24 @@ import (
 // translation) without scanning the table.
 type SyncIndex struct {
 	mu    sync.RWMutex
-	parts map[TP][]storage.Sync
+	parts map[TP]*history
 	n     int
 }
 
+// history is one partition's syncs; start is the index of the newest
+// upstream rewind, where translation's usable history begins.
+type history struct {
+	syncs []storage.Sync
+	start int
+}
+
+func (h *history) at(i int) OffsetSync {
+	s := h.syncs[i]
+	return OffsetSync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream, Downstream: s.Downstream}
+}
+
 // NewSyncIndex returns an empty index.
-func NewSyncIndex() *SyncIndex { return &SyncIndex{parts: map[TP][]storage.Sync{}} }
+func NewSyncIndex() *SyncIndex { return &SyncIndex{parts: map[TP]*history{}} }
 
 // Load adds every stored sync of flow.
 func (x *SyncIndex) Load(ctx context.Context, store *storage.Store, flow string) error {
@@ -44,11 +56,44 @@ func (x *SyncIndex) Add(syncs []storage.Sync) {
 func (x *SyncIndex) addLocked(s storage.Sync) {
 	tp := TP{s.Topic, s.Partition}
 	h := x.parts[tp]
-	if len(h) > 0 && s.LogOffset <= h[len(h)-1].LogOffset {
-		return
+	if h == nil {
+		h = &history{}
+		x.parts[tp] = h
 	}
-	x.parts[tp] = append(h, s)
+	if n := len(h.syncs); n > 0 {
+		last := h.syncs[n-1]
+		if s.LogOffset <= last.LogOffset {
+			return
+		}
+		if s.Upstream < last.Upstream {
+			h.start = n
+		}
+	}
+	h.syncs = append(h.syncs, s)
 	x.n++
+}
+
+// Translate maps an upstream next-to-read offset of tp to DR with MM2's
+// rule over the partition's whole history.
+func (x *SyncIndex) Translate(tp TP, upstream int64) Translation {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	h := x.parts[tp]
+	if h == nil {
+		return Translation{Method: MethodUnknown}
+	}
+	return translateFrom(len(h.syncs), h.start, h.at, upstream)
+}
+
+// Partitions lists the partitions with syncs.
+func (x *SyncIndex) Partitions() []TP {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	out := make([]TP, 0, len(x.parts))
+	for tp := range x.parts {
+		out = append(out, tp)
+	}
+	return out
 }
 
 // Len is the number of syncs held.
@@ -64,7 +109,7 @@ func (x *SyncIndex) Latest() map[TP]storage.Sync {
 	defer x.mu.RUnlock()
 	out := make(map[TP]storage.Sync, len(x.parts))
 	for tp, h := range x.parts {
-		out[tp] = h[len(h)-1]
+		out[tp] = h.syncs[len(h.syncs)-1]
 	}
 	return out
 }
@@ -75,7 +120,10 @@ func (x *SyncIndex) History(tp TP, limit int) ([]storage.Sync, int) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	h := x.parts[tp]
-	return slices.Clone(h[max(len(h)-limit, 0):]), len(h)
+	if h == nil {
+		return nil, 0
+	}
+	return slices.Clone(h.syncs[max(len(h.syncs)-limit, 0):]), len(h.syncs)
 }
 
 // Thin chooses which syncs recorded before cutoffMs to delete so that about
@@ -96,7 +144,8 @@ func (x *SyncIndex) Thin(cutoffMs, intervalMs int64) []int64 {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	var doomed []int64
-	for _, h := range x.parts {
+	for _, hist := range x.parts {
+		h := hist.syncs
 		var lastKeptBucket int64
 		for i, s := range h {
 			boundary := i == 0 || s.Upstream < h[i-1].Upstream || s.Downstream < h[i-1].Downstream
@@ -126,10 +175,16 @@ func (x *SyncIndex) Remove(logOffsets []int64) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for tp, h := range x.parts {
-		kept := slices.DeleteFunc(h, func(s storage.Sync) bool { return gone[s.LogOffset] })
-		x.n -= len(h) - len(kept)
-		x.parts[tp] = kept
+	for _, h := range x.parts {
+		before := len(h.syncs)
+		h.syncs = slices.DeleteFunc(h.syncs, func(s storage.Sync) bool { return gone[s.LogOffset] })
+		x.n -= before - len(h.syncs)
+		h.start = 0 // boundaries are never removed, but their indexes moved
+		for i := 1; i < len(h.syncs); i++ {
+			if h.syncs[i].Upstream < h.syncs[i-1].Upstream {
+				h.start = i
+			}
+		}
 	}
 }
 

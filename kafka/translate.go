@@ -1,5 +1,7 @@
 package kafka
 
+import "sort"
+
 // Offset translation from upstream (primary) to downstream (DR) offsets with
 // MM2 3.5+ semantics, over a partition's whole sync history rather than MM2's
 // 64 sparse slots: at least as precise, and just as safe.
@@ -43,25 +45,29 @@ func (t Translation) Translated() bool {
 // offset <= upstream is used: its downstream offset when exact, else
 // downstream+1, the only offset known to be safe when upstream has gaps.
 func Translate(history []OffsetSync, upstream int64) Translation {
-	if len(history) == 0 {
-		return Translation{Method: MethodUnknown}
-	}
 	start := 0
 	for i := 1; i < len(history); i++ {
 		if history[i].Upstream < history[i-1].Upstream {
 			start = i
 		}
 	}
-	best := -1
-	for i := start; i < len(history); i++ {
-		if history[i].Upstream <= upstream && (best < 0 || history[i].Upstream >= history[best].Upstream) {
-			best = i
-		}
+	return translateFrom(len(history), start, func(i int) OffsetSync { return history[i] }, upstream)
+}
+
+// translateFrom applies the rule to syncs [start, n) of a history, where
+// start is the last upstream rewind: upstream offsets never decrease from
+// there, so the sync to use is found by binary search.
+func translateFrom(n, start int, at func(int) OffsetSync, upstream int64) Translation {
+	if n == 0 {
+		return Translation{Method: MethodUnknown}
 	}
-	if best < 0 {
+	// The first sync above upstream; the one before it is the newest of
+	// the greatest at or below.
+	i := start + sort.Search(n-start, func(k int) bool { return at(start+k).Upstream > upstream }) - 1
+	if i < start {
 		return Translation{Method: MethodTooOld}
 	}
-	x := history[best]
+	x := at(i)
 	if x.Upstream == upstream {
 		return Translation{Offset: x.Downstream, Method: MethodExact, Sync: &x}
 	}

@@ -1,6 +1,10 @@
 package kafka
 
-import "testing"
+import (
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
 
 // Vectors from MM2's OffsetSyncStoreTest (shared/reference/mm2.md §3.2).
 func TestTranslateMM2Vectors(t *testing.T) {
@@ -27,5 +31,50 @@ func TestTranslateMM2Vectors(t *testing.T) {
 				t.Fatalf("Translate(%d) = %+v; want %d %s", tc.up, got, tc.want, tc.method)
 			}
 		})
+	}
+}
+
+// Translation never skips data: for random partitions with upstream gaps
+// (transaction markers, filtered or compacted records) and any subset of
+// true syncs, the translated offset never passes the first DR record that
+// corresponds to an unconsumed source record.
+func TestTranslateNeverSkipsData(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for round := range 500 {
+		// replicated[d] is the source offset of DR record d.
+		var replicated []int64
+		up := rng.Int64N(1000)
+		for range 1 + rng.IntN(400) {
+			replicated = append(replicated, up)
+			up += 1 + rng.Int64N(3) // gaps of 0-2 offsets
+		}
+		end := up
+		var history []OffsetSync
+		for d, u := range replicated {
+			if rng.IntN(8) == 0 || d == 0 {
+				history = append(history, OffsetSync{Upstream: u, Downstream: int64(d)})
+			}
+		}
+		for range 50 {
+			u := rng.Int64N(end + 10)
+			// The first DR record whose source record was not consumed yet.
+			safe := int64(sort.Search(len(replicated), func(i int) bool { return replicated[i] >= u }))
+			got := Translate(history, u)
+			if !got.Translated() {
+				if u >= history[0].Upstream {
+					t.Fatalf("round %d: translate(%d) = %s with a sync at %d", round, u, got.Method, history[0].Upstream)
+				}
+				continue
+			}
+			if got.Offset > safe {
+				t.Fatalf("round %d: translate(%d) = %d skips data: DR record %d is the first unconsumed", round, u, got.Offset, safe)
+			}
+			if got.Method == MethodExact && got.Offset != safe {
+				t.Fatalf("round %d: exact translate(%d) = %d, true %d", round, u, got.Offset, safe)
+			}
+			if reread := safe - got.Offset; reread > got.RereadMax {
+				t.Fatalf("round %d: translate(%d) re-reads %d, more than its bound %d", round, u, reread, got.RereadMax)
+			}
+		}
 	}
 }

@@ -1,0 +1,292 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// inputError is malformed input: exit 2, like a usage error.
+type inputError struct{ error }
+
+func (e inputError) Unwrap() error { return e.error }
+
+// partialError is some partitions not translatable: exit 3.
+type partialError struct{ n int }
+
+func (e partialError) Error() string {
+	return fmt.Sprintf("%d partition(s) could not be translated (use --allow-partial to leave them out)", e.n)
+}
+
+const translateUsage = `Usage: drconsole translate --offsets FILE (--syncs FILE | --config FILE [--flow NAME])
+                           [--out FILE] [--explain] [--allow-partial]
+                           [--source-alias A --policy identity|default [--separator S]]
+
+Translates primary (upstream) offsets to DR offsets with MirrorMaker 2's rule over the offset-sync
+history: the newest sync at or below each offset; exact when equal, else its DR offset + 1
+(at most offset - sync records may be read twice; none is skipped).
+
+  --offsets FILE   {"events-0": 1234567, ...}: next offsets to read on the primary ("-" = stdin)
+  --syncs FILE     offset syncs as JSON Lines, in the order MM2 wrote them (drconsole export syncs)
+  --config FILE    use the history stored by the console for a flow instead
+
+Exit status: 0 all translated, 3 some could not be (a line each on stderr), 2 bad input or usage.
+`
+
+func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, translateUsage) }
+	offsetsFile := fs.String("offsets", "", "")
+	syncsFile := fs.String("syncs", "", "")
+	cfgFile := fs.String("config", "", "")
+	flowName := fs.String("flow", "", "")
+	outFile := fs.String("out", "", "")
+	explain := fs.Bool("explain", false, "")
+	allowPartial := fs.Bool("allow-partial", false, "")
+	sourceAlias := fs.String("source-alias", "", "")
+	policy := fs.String("policy", "", "")
+	separator := fs.String("separator", "", "")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError{fmt.Errorf("translate: unexpected argument %q", fs.Arg(0))}
+	case *offsetsFile == "":
+		return usageError{errors.New("translate needs --offsets FILE")}
+	case (*syncsFile == "") == (*cfgFile == ""):
+		return usageError{errors.New("translate needs exactly one of --syncs FILE or --config FILE")}
+	}
+
+	var index *kafka.SyncIndex
+	var names kafka.ReplicationPolicy
+	var alias string
+	if *syncsFile != "" {
+		switch *policy {
+		case "", "identity":
+			names.Identity = true
+		case "default":
+			if *sourceAlias == "" {
+				return usageError{errors.New("--policy default renames topics with the source alias: give --source-alias")}
+			}
+		default:
+			return usageError{fmt.Errorf("--policy %q: want identity or default", *policy)}
+		}
+		names.Separator, alias = *separator, *sourceAlias
+		var err error
+		if index, err = loadSyncsFile(*syncsFile); err != nil {
+			return err
+		}
+	} else {
+		if *policy != "" || *sourceAlias != "" || *separator != "" {
+			return usageError{errors.New("--policy, --source-alias and --separator come from the flow when --config is used")}
+		}
+		cfg, flow, err := loadFlow(*cfgFile, *flowName)
+		if err != nil {
+			return err
+		}
+		names, alias = kafka.TopicsOf(flow).Policy, flow.SourceAlias
+		store, err := storage.Open(filepath.Join(cfg.DataDir, "drconsole.db"))
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		index = kafka.NewSyncIndex()
+		if err := index.Load(ctx, store, flow.Name); err != nil {
+			return err
+		}
+		if index.Len() == 0 {
+			return fmt.Errorf("flow %s: no offset syncs stored in %s yet (is `drconsole serve` ingesting?)", flow.Name, cfg.DataDir)
+		}
+	}
+
+	in, err := readOffsets(*offsetsFile, stdin)
+	if err != nil {
+		return err
+	}
+	translated := map[kafka.TP]int64{}
+	explained := make([]kafka.Explained, 0, len(in))
+	failed := 0
+	for _, po := range in {
+		t := index.Translate(po.TP, po.Offset)
+		dr := kafka.TP{Topic: names.RemoteTopic(alias, po.TP.Topic), Partition: po.TP.Partition}
+		explained = append(explained, kafka.Explain(po, kafka.TPKey(dr), t))
+		if t.Translated() {
+			translated[dr] = t.Offset
+			continue
+		}
+		failed++
+		fmt.Fprintf(stderr, "drconsole: %s: not translated: %s\n", po.Key, whyNot(t, po))
+	}
+
+	var out bytes.Buffer
+	if *explain {
+		out.WriteString("{")
+		for i, e := range explained {
+			b, _ := json.Marshal(e)
+			if i > 0 {
+				out.WriteString(",")
+			}
+			fmt.Fprintf(&out, "\n  %q: %s", in[i].Key, b)
+		}
+		out.WriteString("\n}\n")
+	} else if err := kafka.WriteOffsetsJSON(&out, translated); err != nil {
+		return err
+	}
+	if failed > 0 && !*allowPartial {
+		return partialError{failed}
+	}
+	if *outFile == "" {
+		_, err = stdout.Write(out.Bytes())
+		return err
+	}
+	return writeFileAtomic(*outFile, out.Bytes())
+}
+
+func whyNot(t kafka.Translation, po kafka.PartitionOffset) string {
+	switch t.Method {
+	case kafka.MethodUnknown:
+		return "no offset syncs for this partition"
+	case kafka.MethodTooOld:
+		return fmt.Sprintf("offset %d is older than every stored sync (MM2 has no mapping that far back)", po.Offset)
+	}
+	return string(t.Method)
+}
+
+func readOffsets(name string, stdin io.Reader) ([]kafka.PartitionOffset, error) {
+	var r io.Reader = stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, inputError{err}
+		}
+		defer f.Close()
+		r = f
+	}
+	in, err := kafka.ParseOffsetsJSON(name, r)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	if len(in) == 0 {
+		return nil, inputError{fmt.Errorf("%s: no offsets in it", name)}
+	}
+	return in, nil
+}
+
+func loadSyncsFile(name string) (*kafka.SyncIndex, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	defer f.Close()
+	index := kafka.NewSyncIndex()
+	var batch []storage.Sync
+	var n int64
+	err = kafka.ParseSyncsJSONL(name, f, func(s kafka.OffsetSync) error {
+		batch = append(batch, storage.Sync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream, Downstream: s.Downstream, LogOffset: n})
+		n++
+		return nil
+	})
+	if err != nil {
+		return nil, inputError{err}
+	}
+	index.Add(batch)
+	return index, nil
+}
+
+// loadFlow loads a config and picks a flow: the named one, or the only one.
+func loadFlow(path, name string) (*config.Config, *config.Flow, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if name == "" {
+		if len(cfg.Flows) > 1 {
+			var names []string
+			for _, f := range cfg.Flows {
+				names = append(names, f.Name)
+			}
+			return nil, nil, usageError{fmt.Errorf("%s has %d flows (%s): choose one with --flow", path, len(names), strings.Join(names, ", "))}
+		}
+		return cfg, cfg.Flows[0], nil
+	}
+	f := cfg.Flow(name)
+	if f == nil {
+		return nil, nil, usageError{fmt.Errorf("%s has no flow named %q", path, name)}
+	}
+	return cfg, f, nil
+}
+
+// writeFileAtomic writes via a temporary file and a rename, so a crash
+// never leaves half a result behind.
+func writeFileAtomic(name string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}
+
+func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "syncs" {
+		return usageError{errors.New("usage: drconsole export syncs --config FILE [--flow NAME] [--out FILE]")}
+	}
+	fs := flag.NewFlagSet("export syncs", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgFile := fs.String("config", "", "configuration file")
+	flowName := fs.String("flow", "", "flow (default: the only one)")
+	outFile := fs.String("out", "", "output file (default: stdout)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return usageError{err}
+	}
+	if *cfgFile == "" {
+		return usageError{errors.New("export syncs needs --config FILE")}
+	}
+	cfg, flow, err := loadFlow(*cfgFile, *flowName)
+	if err != nil {
+		return err
+	}
+	store, err := storage.Open(filepath.Join(cfg.DataDir, "drconsole.db"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	var buf bytes.Buffer
+	err = store.EachSync(ctx, flow.Name, func(s storage.Sync) error {
+		return kafka.WriteSyncJSONL(&buf, kafka.OffsetSync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream, Downstream: s.Downstream})
+	})
+	if err != nil {
+		return err
+	}
+	if *outFile == "" {
+		_, err = stdout.Write(buf.Bytes())
+		return err
+	}
+	return writeFileAtomic(*outFile, buf.Bytes())
+}
