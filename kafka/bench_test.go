@@ -176,3 +176,63 @@ func BenchmarkIngestSyncs(b *testing.B) {
 }
 
 func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// BenchmarkTranslate100kPartitions translates one offset in each of 100,000
+// partitions (16 syncs each) through the in-memory index, as translating a
+// big consumer group or savepoint does. Budget: 50 ms.
+func BenchmarkTranslate100kPartitions(b *testing.B) {
+	const parts, per = 100_000, 16
+	x := NewSyncIndex()
+	batch := make([]storage.Sync, 0, parts*per)
+	var logOff int64
+	for k := range per {
+		for p := range parts {
+			up := int64(k) * 1000
+			batch = append(batch, storage.Sync{Topic: fmt.Sprintf("t%03d", p%100), Partition: int32(p / 100), Upstream: up, Downstream: up - int64(k), LogOffset: logOff})
+			logOff++
+		}
+	}
+	x.Add(batch)
+	tps := x.Partitions()
+	b.ResetTimer()
+	for b.Loop() {
+		translated := 0
+		for i, tp := range tps {
+			if x.Translate(tp, int64(i%per)*1000+500).Translated() {
+				translated++
+			}
+		}
+		if translated != parts {
+			b.Fatalf("translated %d of %d", translated, parts)
+		}
+	}
+}
+
+// BenchmarkLoadSyncIndex measures building the index from 1,000,000 stored
+// syncs: what a console (or `translate --config`) pays at start-up.
+func BenchmarkLoadSyncIndex(b *testing.B) {
+	store, err := storage.Open(b.TempDir() + "/db")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	const n = 1_000_000
+	batch := make([]storage.Sync, 0, 10_000)
+	for i := range int64(n) {
+		batch = append(batch, storage.Sync{Topic: "events", Partition: int32(i % 10_000), Upstream: i, Downstream: i, LogOffset: i})
+		if len(batch) == cap(batch) {
+			if err := store.Apply(ctx, storage.Batch{Flow: "f", Topic: "s", NextOffset: i + 1, Syncs: batch}); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		x := NewSyncIndex()
+		if err := x.Load(ctx, store, "f"); err != nil || x.Len() != n {
+			b.Fatalf("loaded %d, %v", x.Len(), err)
+		}
+	}
+}

@@ -227,7 +227,7 @@ func Explain(in PartitionOffset, drKey string, t Translation) Explained {
 		off := t.Offset
 		e.Offset = &off
 	}
-	if t.Sync != nil {
+	if t.Translated() {
 		e.Sync = &SyncPair{Upstream: t.Sync.Upstream, Downstream: t.Sync.Downstream}
 	}
 	return e

@@ -21,13 +21,20 @@ type SyncIndex struct {
 // history is one partition's syncs; start is the index of the newest
 // upstream rewind, where translation's usable history begins.
 type history struct {
-	syncs []storage.Sync
+	syncs []entry
 	start int
 }
 
-func (h *history) at(i int) OffsetSync {
-	s := h.syncs[i]
-	return OffsetSync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream, Downstream: s.Downstream}
+// entry is a stored sync without its partition (the map key holds it):
+// 32 bytes a sync, so millions fit.
+type entry struct {
+	Upstream, Downstream, LogOffset, RecordMs int64
+}
+
+func (e entry) pair() (int64, int64) { return e.Upstream, e.Downstream }
+
+func (e entry) sync(tp TP) storage.Sync {
+	return storage.Sync{Topic: tp.Topic, Partition: tp.Partition, Upstream: e.Upstream, Downstream: e.Downstream, LogOffset: e.LogOffset, RecordMs: e.RecordMs}
 }
 
 // NewSyncIndex returns an empty index.
@@ -69,7 +76,7 @@ func (x *SyncIndex) addLocked(s storage.Sync) {
 			h.start = n
 		}
 	}
-	h.syncs = append(h.syncs, s)
+	h.syncs = append(h.syncs, entry{s.Upstream, s.Downstream, s.LogOffset, s.RecordMs})
 	x.n++
 }
 
@@ -82,7 +89,7 @@ func (x *SyncIndex) Translate(tp TP, upstream int64) Translation {
 	if h == nil {
 		return Translation{Method: MethodUnknown}
 	}
-	return translateFrom(len(h.syncs), h.start, h.at, upstream)
+	return translateFrom(h.syncs, h.start, upstream)
 }
 
 // Partitions lists the partitions with syncs.
@@ -109,7 +116,7 @@ func (x *SyncIndex) Latest() map[TP]storage.Sync {
 	defer x.mu.RUnlock()
 	out := make(map[TP]storage.Sync, len(x.parts))
 	for tp, h := range x.parts {
-		out[tp] = h.syncs[len(h.syncs)-1]
+		out[tp] = h.syncs[len(h.syncs)-1].sync(tp)
 	}
 	return out
 }
@@ -123,7 +130,12 @@ func (x *SyncIndex) History(tp TP, limit int) ([]storage.Sync, int) {
 	if h == nil {
 		return nil, 0
 	}
-	return slices.Clone(h.syncs[max(len(h.syncs)-limit, 0):]), len(h.syncs)
+	tail := h.syncs[max(len(h.syncs)-limit, 0):]
+	out := make([]storage.Sync, len(tail))
+	for i, e := range tail {
+		out[i] = e.sync(tp)
+	}
+	return out, len(h.syncs)
 }
 
 // Thin chooses which syncs recorded before cutoffMs to delete so that about
@@ -177,7 +189,7 @@ func (x *SyncIndex) Remove(logOffsets []int64) {
 	defer x.mu.Unlock()
 	for _, h := range x.parts {
 		before := len(h.syncs)
-		h.syncs = slices.DeleteFunc(h.syncs, func(s storage.Sync) bool { return gone[s.LogOffset] })
+		h.syncs = slices.DeleteFunc(h.syncs, func(e entry) bool { return gone[e.LogOffset] })
 		x.n -= before - len(h.syncs)
 		h.start = 0 // boundaries are never removed, but their indexes moved
 		for i := 1; i < len(h.syncs); i++ {

@@ -1,7 +1,5 @@
 package kafka
 
-import "sort"
-
 // Offset translation from upstream (primary) to downstream (DR) offsets with
 // MM2 3.5+ semantics, over a partition's whole sync history rather than MM2's
 // 64 sparse slots: at least as precise, and just as safe.
@@ -27,8 +25,8 @@ type Translation struct {
 	// MethodExact and MethodConservative.
 	Offset int64
 	Method Method
-	// Sync is the sync the result came from, nil when none applied.
-	Sync *OffsetSync
+	// Sync is the sync the result came from; set when Translated.
+	Sync OffsetSync
 	// RereadMax bounds how many records may be processed twice.
 	RereadMax int64
 }
@@ -51,25 +49,41 @@ func Translate(history []OffsetSync, upstream int64) Translation {
 			start = i
 		}
 	}
-	return translateFrom(len(history), start, func(i int) OffsetSync { return history[i] }, upstream)
+	return translateFrom(history, start, upstream)
 }
 
-// translateFrom applies the rule to syncs [start, n) of a history, where
-// start is the last upstream rewind: upstream offsets never decrease from
-// there, so the sync to use is found by binary search.
-func translateFrom(n, start int, at func(int) OffsetSync, upstream int64) Translation {
-	if n == 0 {
+// syncPoint is what translation needs of a sync.
+type syncPoint interface {
+	pair() (upstream, downstream int64)
+}
+
+func (s OffsetSync) pair() (int64, int64) { return s.Upstream, s.Downstream }
+
+// translateFrom applies the rule to h[start:], where start is the last
+// upstream rewind: upstream offsets never decrease from there, so the sync
+// to use is found by binary search.
+func translateFrom[S syncPoint](h []S, start int, upstream int64) Translation {
+	if len(h) == 0 {
 		return Translation{Method: MethodUnknown}
 	}
-	// The first sync above upstream; the one before it is the newest of
-	// the greatest at or below.
-	i := start + sort.Search(n-start, func(k int) bool { return at(start+k).Upstream > upstream }) - 1
-	if i < start {
+	// Find the first sync above upstream; the one before it is the newest
+	// of the greatest at or below.
+	lo, hi := start, len(h)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if up, _ := h[mid].pair(); up > upstream {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if lo == start {
 		return Translation{Method: MethodTooOld}
 	}
-	x := at(i)
-	if x.Upstream == upstream {
-		return Translation{Offset: x.Downstream, Method: MethodExact, Sync: &x}
+	up, down := h[lo-1].pair()
+	x := OffsetSync{Upstream: up, Downstream: down}
+	if up == upstream {
+		return Translation{Offset: down, Method: MethodExact, Sync: x}
 	}
-	return Translation{Offset: x.Downstream + 1, Method: MethodConservative, Sync: &x, RereadMax: upstream - x.Upstream - 1}
+	return Translation{Offset: down + 1, Method: MethodConservative, Sync: x, RereadMax: upstream - up - 1}
 }
