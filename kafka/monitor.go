@@ -382,6 +382,18 @@ func (m *Monitor) Snapshot(flow string) *FlowSnapshot {
 	return nil
 }
 
+// Translator returns a group translator for flow over its live sync
+// index and clusters; nil for an unknown flow.
+func (m *Monitor) Translator(flow string) *GroupTranslator {
+	for _, fm := range m.flows {
+		if fm.flow.Name == flow {
+			return &GroupTranslator{Flow: flow, Alias: fm.flow.SourceAlias, Policy: fm.topics.Policy, Index: fm.state.Syncs,
+				Store: m.store, Source: m.clients[fm.flow.Source], Target: m.clients[fm.flow.Target]}
+		}
+	}
+	return nil
+}
+
 // SyncHistory returns the newest limit syncs of a partition (oldest first)
 // and how many are stored in all; nil for an unknown flow.
 func (m *Monitor) SyncHistory(flow string, tp TP, limit int) ([]storage.Sync, int) {

@@ -23,7 +23,7 @@ func TestMigrateOnceAndReopen(t *testing.T) {
 	s, path := openStore(t)
 	ctx := context.Background()
 	v, err := s.SchemaVersion(ctx)
-	if err != nil || v != 1 {
+	if err != nil || v != 2 {
 		t.Fatalf("schema version = %d, %v", v, err)
 	}
 	if err := s.Apply(ctx, storage.Batch{Flow: "f", Topic: "syncs", NextOffset: 1,

@@ -1,0 +1,291 @@
+package kafka
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/storage"
+)
+
+// Where a group's primary offsets were read.
+const (
+	FromPrimary    = "committed offsets on the primary"
+	FromCheckpoint = "MM2 checkpoints in DR (the primary's offsets as of the last checkpoint)"
+)
+
+// GroupRow is one partition of a group translation preview.
+type GroupRow struct {
+	Source TP    // primary topic partition
+	DR     TP    // its name in DR
+	Offset int64 // the group's next offset to read on the primary
+	// Current is the DR group's committed offset now; nil when none.
+	Current     *int64
+	Translation Translation
+	// Checkpoint is MM2's own translation from its latest checkpoint, for
+	// comparison; nil when MM2 has none for this partition.
+	Checkpoint *int64
+}
+
+// GroupPlan is a preview of moving a DR consumer group to the translated
+// offsets of its primary counterpart. Nothing changes until ApplyGroupPlan.
+type GroupPlan struct {
+	Flow  string
+	Group string
+	From  string // FromPrimary or FromCheckpoint
+	At    time.Time
+	Rows  []GroupRow
+	// DRState is the DR group's state ("Empty", "Stable", "Dead" for none).
+	DRState   string
+	DRMembers int
+}
+
+// Untranslatable counts rows that cannot be moved.
+func (p *GroupPlan) Untranslatable() int {
+	n := 0
+	for _, r := range p.Rows {
+		if !r.Translation.Translated() {
+			n++
+		}
+	}
+	return n
+}
+
+// Proposed returns the offsets Apply would commit: translated rows only.
+func (p *GroupPlan) Proposed() map[TP]int64 {
+	out := map[TP]int64{}
+	for _, r := range p.Rows {
+		if r.Translation.Translated() {
+			out[r.DR] = r.Translation.Offset
+		}
+	}
+	return out
+}
+
+// GroupTranslator builds group plans for one flow.
+type GroupTranslator struct {
+	Flow   string
+	Alias  string // the flow's source alias
+	Policy ReplicationPolicy
+	Index  *SyncIndex
+	Store  *storage.Store
+	// Source may be unreachable (the primary is gone): then MM2's
+	// checkpoints in DR supply the group's primary offsets.
+	Source *kgo.Client
+	Target *kgo.Client
+}
+
+// Plan previews translating group. It reads the group's offsets on the
+// primary when it answers, else from MM2's checkpoints.
+func (g *GroupTranslator) Plan(ctx context.Context, group string) (*GroupPlan, error) {
+	plan := &GroupPlan{Flow: g.Flow, Group: group, At: time.Now()}
+	checkpoints, err := g.Store.Checkpoints(ctx, g.Flow)
+	if err != nil {
+		return nil, err
+	}
+	mm2 := map[TP]storage.Checkpoint{}
+	for _, c := range checkpoints {
+		if c.Group == group {
+			mm2[TP{c.Topic, c.Partition}] = c
+		}
+	}
+	offsets, err := g.primaryOffsets(ctx, group)
+	if err == nil && len(offsets) > 0 {
+		plan.From = FromPrimary
+	} else {
+		plan.From = FromCheckpoint
+		offsets = map[TP]int64{}
+		for drTP, c := range mm2 {
+			upstream, ok := g.Policy.UpstreamTopic(g.Alias, drTP.Topic)
+			if ok {
+				offsets[TP{upstream, drTP.Partition}] = c.Upstream
+			}
+		}
+		if len(offsets) == 0 {
+			if err != nil {
+				return nil, fmt.Errorf("group %s: primary unreachable (%v) and no MM2 checkpoints stored for it", group, err)
+			}
+			return nil, fmt.Errorf("group %s: no committed offsets on the primary and no MM2 checkpoints for it", group)
+		}
+	}
+	adm := kadm.NewClient(g.Target)
+	current, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		return nil, fmt.Errorf("reading DR offsets of group %s: %w", group, err)
+	}
+	if err := current.Error(); err != nil {
+		return nil, fmt.Errorf("reading DR offsets of group %s: %w", group, err)
+	}
+	plan.DRState, plan.DRMembers, err = groupState(ctx, adm, group)
+	if err != nil {
+		return nil, err
+	}
+	for tp, off := range offsets {
+		row := GroupRow{Source: tp, DR: TP{g.Policy.RemoteTopic(g.Alias, tp.Topic), tp.Partition}, Offset: off,
+			Translation: g.Index.Translate(tp, off)}
+		if o, ok := current.Lookup(row.DR.Topic, row.DR.Partition); ok && o.Err == nil && o.At >= 0 {
+			v := o.At
+			row.Current = &v
+		}
+		if c, ok := mm2[row.DR]; ok {
+			v := c.Downstream
+			row.Checkpoint = &v
+		}
+		plan.Rows = append(plan.Rows, row)
+	}
+	sortRows(plan.Rows)
+	return plan, nil
+}
+
+func (g *GroupTranslator) primaryOffsets(ctx context.Context, group string) (map[TP]int64, error) {
+	if g.Source == nil {
+		return nil, errors.New("no primary client")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := kadm.NewClient(g.Source).FetchOffsets(ctx, group)
+	if err != nil {
+		return nil, err
+	}
+	if err := resp.Error(); err != nil {
+		return nil, err
+	}
+	out := map[TP]int64{}
+	resp.Each(func(o kadm.OffsetResponse) {
+		if o.Err == nil && o.At >= 0 {
+			out[TP{o.Topic, o.Partition}] = o.At
+		}
+	})
+	return out, nil
+}
+
+// groupState describes a group in DR; a group that does not exist is "Dead".
+func groupState(ctx context.Context, adm *kadm.Client, group string) (string, int, error) {
+	described, err := adm.DescribeGroups(ctx, group)
+	if err != nil {
+		return "", 0, fmt.Errorf("describing DR group %s: %w", group, err)
+	}
+	d, ok := described[group]
+	if !ok {
+		return "Dead", 0, nil
+	}
+	if d.Err != nil {
+		return "", 0, fmt.Errorf("describing DR group %s: %w", group, d.Err)
+	}
+	return d.State, len(d.Members), nil
+}
+
+// ErrGroupActive refuses to move offsets under running consumers: Kafka
+// would reject the commit, and their positions would overwrite it anyway.
+var ErrGroupActive = errors.New("the DR group has active members; stop its consumers first")
+
+// ApplyOffsets commits offsets to a DR group that has no members (empty or
+// not yet existing). The offsets the group had before are recorded in the
+// store first, then the commit is made and its outcome recorded, so every
+// change can be undone (apply the previous offsets) even after a crash.
+// It is the one function that moves DR group offsets; the failover runbook
+// calls it behind its approval gate.
+func ApplyOffsets(ctx context.Context, store *storage.Store, target *kgo.Client, flow, group string,
+	offsets map[TP]int64, actor, reason string) (storage.GroupChange, error) {
+	change := storage.GroupChange{Flow: flow, Group: group, AtMs: time.Now().UnixMilli(), Actor: actor, Reason: reason}
+	if len(offsets) == 0 {
+		return change, errors.New("nothing to apply: no partition could be translated")
+	}
+	adm := kadm.NewClient(target)
+	state, members, err := groupState(ctx, adm, group)
+	if err != nil {
+		return change, err
+	}
+	if members > 0 || (state != "Empty" && state != "Dead") {
+		return change, fmt.Errorf("%w (group %s is %s with %d member(s))", ErrGroupActive, group, state, members)
+	}
+	before, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		return change, fmt.Errorf("reading DR offsets of group %s: %w", group, err)
+	}
+	tps := make([]TP, 0, len(offsets))
+	for tp := range offsets {
+		tps = append(tps, tp)
+	}
+	SortTPs(tps)
+	commit := kadm.Offsets{}
+	for _, tp := range tps {
+		c := storage.OffsetChange{Topic: tp.Topic, Partition: tp.Partition, Applied: offsets[tp]}
+		if o, ok := before.Lookup(tp.Topic, tp.Partition); ok && o.Err == nil && o.At >= 0 {
+			v := o.At
+			c.Previous = &v
+		}
+		change.Changes = append(change.Changes, c)
+		commit.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: offsets[tp], LeaderEpoch: -1})
+	}
+	if change.ID, err = store.BeginGroupChange(ctx, change); err != nil {
+		return change, err
+	}
+	change.Status = "applied"
+	resp, err := adm.CommitOffsets(ctx, group, commit)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		err = fmt.Errorf("committing offsets of group %s: %w", group, err)
+		change.Status, change.Error = "failed", err.Error()
+	}
+	if ferr := store.FinishGroupChange(ctx, change.ID, err); ferr != nil && err == nil {
+		err = ferr
+	}
+	return change, err
+}
+
+// UndoOffsets returns the offsets a recorded change replaced. Partitions
+// that had none cannot be "uncommitted" (Kafka deletes offsets only per
+// group): they are listed in noPrevious for the operator to decide.
+func UndoOffsets(c storage.GroupChange) (restore map[TP]int64, noPrevious []TP) {
+	restore = map[TP]int64{}
+	for _, x := range c.Changes {
+		tp := TP{x.Topic, x.Partition}
+		if x.Previous == nil {
+			noPrevious = append(noPrevious, tp)
+			continue
+		}
+		restore[tp] = *x.Previous
+	}
+	return restore, noPrevious
+}
+
+func sortRows(rows []GroupRow) {
+	slices.SortFunc(rows, func(a, b GroupRow) int {
+		return cmp.Or(strings.Compare(a.Source.Topic, b.Source.Topic), cmp.Compare(a.Source.Partition, b.Source.Partition))
+	})
+}
+
+// SeekResult is the DR offset for a timestamp in one partition.
+type SeekResult struct {
+	Offset int64
+	// Timestamp of the record at Offset; -1 when the timestamp is past the
+	// partition's last record (Offset is then its end).
+	Timestamp int64
+}
+
+// SeekByTimestamp finds, for each DR partition of topics, the first offset
+// whose record timestamp is at or after ms (Kafka's ListOffsets by
+// timestamp). The alternative to translation: simpler, at-least-once.
+func SeekByTimestamp(ctx context.Context, target *kgo.Client, ms int64, topics ...string) (map[TP]SeekResult, error) {
+	listed, err := kadm.NewClient(target).ListOffsetsAfterMilli(ctx, ms, topics...)
+	if err != nil && !partial(err) {
+		return nil, fmt.Errorf("listing DR offsets by timestamp: %w", err)
+	}
+	out := map[TP]SeekResult{}
+	listed.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil {
+			out[TP{o.Topic, o.Partition}] = SeekResult{Offset: o.Offset, Timestamp: o.Timestamp}
+		}
+	})
+	return out, nil
+}

@@ -1,0 +1,145 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/storage"
+)
+
+func TestGroupPlanApplyUndo(t *testing.T) {
+	ctx := context.Background()
+	primary, pcl := newCluster(t, "primary", "events")
+	_, dcl := newCluster(t, "dr", "events")
+	store, err := storage.Open(filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	index := NewSyncIndex()
+	index.Add([]storage.Sync{
+		{Topic: "events", Partition: 0, Upstream: 0, Downstream: 0, LogOffset: 0},
+		{Topic: "events", Partition: 0, Upstream: 100, Downstream: 90, LogOffset: 1},
+		{Topic: "events", Partition: 1, Upstream: 50, Downstream: 50, LogOffset: 2},
+	})
+	commit := func(cl *kgo.Client, group string, offs map[TP]int64) {
+		t.Helper()
+		o := kadm.Offsets{}
+		for tp, at := range offs {
+			o.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: at, LeaderEpoch: -1})
+		}
+		if err := kadm.NewClient(cl).CommitAllOffsets(ctx, group, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit(pcl, "billing", map[TP]int64{{"events", 0}: 120, {"events", 1}: 10})
+	commit(dcl, "billing", map[TP]int64{{"events", 0}: 3})
+	g := &GroupTranslator{Flow: "primary->dr", Alias: "primary", Policy: ReplicationPolicy{Identity: true}, Index: index, Store: store, Source: pcl, Target: dcl}
+
+	plan, err := g.Plan(ctx, "billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.From != FromPrimary || len(plan.Rows) != 2 || plan.Untranslatable() != 1 || plan.DRState != "Empty" {
+		t.Fatalf("plan = %+v", plan)
+	}
+	r0, r1 := plan.Rows[0], plan.Rows[1]
+	if r0.Translation.Offset != 91 || r0.Translation.RereadMax != 19 || r0.Current == nil || *r0.Current != 3 {
+		t.Fatalf("events-0 row = %+v", r0)
+	}
+	if r1.Translation.Method != MethodTooOld || r1.Current != nil {
+		t.Fatalf("events-1 row = %+v", r1)
+	}
+
+	change, err := ApplyOffsets(ctx, store, dcl, plan.Flow, plan.Group, plan.Proposed(), "alice", "failover drill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := kadm.NewClient(dcl).FetchOffsets(ctx, "billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := got.Lookup("events", 0); o.At != 91 {
+		t.Fatalf("DR group at %d after apply, want 91", o.At)
+	}
+	recorded, err := store.GroupChanges(ctx, "primary->dr", "billing")
+	if err != nil || len(recorded) != 1 || recorded[0].Status != "applied" || recorded[0].ID != change.ID ||
+		len(recorded[0].Changes) != 1 || *recorded[0].Changes[0].Previous != 3 || recorded[0].Changes[0].Applied != 91 || recorded[0].Actor != "alice" {
+		t.Fatalf("recorded = %+v, %v", recorded, err)
+	}
+	restore, none := UndoOffsets(recorded[0])
+	if len(none) != 0 || restore[TP{"events", 0}] != 3 {
+		t.Fatalf("undo = %v %v", restore, none)
+	}
+	if _, err := ApplyOffsets(ctx, store, dcl, plan.Flow, plan.Group, restore, "alice", "undo"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = kadm.NewClient(dcl).FetchOffsets(ctx, "billing")
+	if o, _ := got.Lookup("events", 0); o.At != 3 {
+		t.Fatalf("DR group at %d after undo, want 3", o.At)
+	}
+
+	// A DR group with running consumers is refused, and nothing is recorded.
+	member, err := kgo.NewClient(kgo.SeedBrokers(dcl.OptValue(kgo.SeedBrokers).([]string)...),
+		kgo.ConsumerGroup("billing"), kgo.ConsumeTopics("events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer member.Close()
+	waitFor(t, "the DR consumer to join", func() bool {
+		pctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		member.PollFetches(pctx)
+		cancel()
+		d, _ := kadm.NewClient(dcl).DescribeGroups(ctx, "billing")
+		return d["billing"].State == "Stable"
+	})
+	_, err = ApplyOffsets(ctx, store, dcl, plan.Flow, plan.Group, plan.Proposed(), "alice", "again")
+	if !errors.Is(err, ErrGroupActive) {
+		t.Fatalf("apply to an active group: %v", err)
+	}
+	if recorded, _ := store.GroupChanges(ctx, "primary->dr", "billing"); len(recorded) != 2 {
+		t.Fatalf("a refused apply was recorded: %d changes", len(recorded))
+	}
+	member.Close()
+
+	// The primary is gone: the group's offsets come from MM2's checkpoints.
+	err = store.Apply(ctx, storage.Batch{Flow: "primary->dr", Topic: "cp", NextOffset: 1, Checkpoints: []storage.Checkpoint{
+		{Group: "billing", Topic: "events", Partition: 0, Upstream: 100, Downstream: 90, LogOffset: 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	primary.Close()
+	plan, err = g.Plan(ctx, "billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.From != FromCheckpoint || len(plan.Rows) != 1 || plan.Rows[0].Translation.Offset != 90 ||
+		plan.Rows[0].Translation.Method != MethodExact || *plan.Rows[0].Checkpoint != 90 {
+		t.Fatalf("plan without the primary = %+v", plan)
+	}
+}
+
+func TestSeekByTimestamp(t *testing.T) {
+	ctx := context.Background()
+	_, dcl := newCluster(t, "dr", "events")
+	base := time.UnixMilli(1_700_000_000_000)
+	for i := range 10 {
+		produce(t, dcl, &kgo.Record{Topic: "events", Partition: 0, Value: []byte{byte(i)}, Timestamp: base.Add(time.Duration(i) * time.Second)})
+	}
+	got, err := SeekByTimestamp(ctx, dcl, base.Add(4500*time.Millisecond).UnixMilli(), "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := got[TP{"events", 0}]; r.Offset != 5 || r.Timestamp != base.Add(5*time.Second).UnixMilli() {
+		t.Fatalf("events-0 = %+v", r)
+	}
+	if r := got[TP{"events", 1}]; r.Offset != 0 || r.Timestamp != -1 {
+		t.Fatalf("empty events-1 = %+v", r)
+	}
+}
