@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/storage"
@@ -116,11 +117,8 @@ func (g *GroupTranslator) Plan(ctx context.Context, group string) (*GroupPlan, e
 		}
 	}
 	adm := kadm.NewClient(g.Target)
-	current, err := adm.FetchOffsets(ctx, group)
+	current, err := groupOffsets(ctx, adm, group)
 	if err != nil {
-		return nil, fmt.Errorf("reading DR offsets of group %s: %w", group, err)
-	}
-	if err := current.Error(); err != nil {
 		return nil, fmt.Errorf("reading DR offsets of group %s: %w", group, err)
 	}
 	plan.DRState, plan.DRMembers, err = groupState(ctx, adm, group)
@@ -150,11 +148,8 @@ func (g *GroupTranslator) primaryOffsets(ctx context.Context, group string) (map
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := kadm.NewClient(g.Source).FetchOffsets(ctx, group)
+	resp, err := groupOffsets(ctx, kadm.NewClient(g.Source), group)
 	if err != nil {
-		return nil, err
-	}
-	if err := resp.Error(); err != nil {
 		return nil, err
 	}
 	out := map[TP]int64{}
@@ -166,14 +161,36 @@ func (g *GroupTranslator) primaryOffsets(ctx context.Context, group string) (map
 	return out, nil
 }
 
+// groupOffsets fetches a group's committed offsets; a group that does not
+// exist (yet) has none, which is not an error.
+func groupOffsets(ctx context.Context, adm *kadm.Client, group string) (kadm.OffsetResponses, error) {
+	resp, err := adm.FetchOffsets(ctx, group)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return kadm.OffsetResponses{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := resp.Error(); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
 // groupState describes a group in DR; a group that does not exist is "Dead".
 func groupState(ctx context.Context, adm *kadm.Client, group string) (string, int, error) {
 	described, err := adm.DescribeGroups(ctx, group)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return "Dead", 0, nil
+	}
 	if err != nil {
 		return "", 0, fmt.Errorf("describing DR group %s: %w", group, err)
 	}
 	d, ok := described[group]
 	if !ok {
+		return "Dead", 0, nil
+	}
+	if errors.Is(d.Err, kerr.GroupIDNotFound) {
 		return "Dead", 0, nil
 	}
 	if d.Err != nil {
@@ -206,7 +223,7 @@ func ApplyOffsets(ctx context.Context, store *storage.Store, target *kgo.Client,
 	if members > 0 || (state != "Empty" && state != "Dead") {
 		return change, fmt.Errorf("%w (group %s is %s with %d member(s))", ErrGroupActive, group, state, members)
 	}
-	before, err := adm.FetchOffsets(ctx, group)
+	before, err := groupOffsets(ctx, adm, group)
 	if err != nil {
 		return change, fmt.Errorf("reading DR offsets of group %s: %w", group, err)
 	}

@@ -85,6 +85,11 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 		t.Fatalf("DR group at %d after undo, want 3", o.At)
 	}
 
+	// A group DR has never seen is "Dead": it can be given offsets.
+	if c, err := ApplyOffsets(ctx, store, dcl, "primary->dr", "brand-new", map[TP]int64{{"events", 1}: 7}, "alice", "new"); err != nil || c.Changes[0].Previous != nil {
+		t.Fatalf("apply to a new group: %+v, %v", c, err)
+	}
+
 	// A DR group with running consumers is refused, and nothing is recorded.
 	member, err := kgo.NewClient(kgo.SeedBrokers(dcl.OptValue(kgo.SeedBrokers).([]string)...),
 		kgo.ConsumerGroup("billing"), kgo.ConsumeTopics("events"))

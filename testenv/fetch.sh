@@ -6,6 +6,9 @@
 #   testenv/fetch.sh flink      # profile "flink": the Flink MiniCluster classpath (see pom.xml)
 #   testenv/fetch.sh flinkjob   # builds flinkjob/ (job + MiniCluster launcher, thin jar)
 #                               #   -> .cache/jars/flinkjob/drconsole-flinkjob.jar
+#   testenv/fetch.sh mm2client  # builds mm2client/ (calls MM2's RemoteClusterUtils, thin jar;
+#                               #   runs on the kafka profile's classpath)
+#                               #   -> .cache/jars/mm2client/drconsole-mm2client.jar
 #
 # Idempotent: skipped when .cache/jars/<profile>.stamp holds the hash of pom.xml + this script
 # (flinkjob: + flinkjob/pom.xml and every file under flinkjob/src).
@@ -16,8 +19,8 @@ set -euo pipefail
 
 profile="${1:-kafka}"
 case "$profile" in
-  kafka|flink|flinkjob) ;;
-  *) echo "fetch.sh: unknown profile '$profile' (want kafka, flink or flinkjob)" >&2; exit 2 ;;
+  kafka|flink|flinkjob|mm2client) ;;
+  *) echo "fetch.sh: unknown profile '$profile' (want kafka, flink, flinkjob or mm2client)" >&2; exit 2 ;;
 esac
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -36,6 +39,10 @@ if [[ "$profile" == flinkjob ]]; then
   want="$( { cat "$here/pom.xml" "${BASH_SOURCE[0]}" "$here/flinkjob/pom.xml"
              (cd "$here/flinkjob" && find src -type f | LC_ALL=C sort | while read -r f; do
                 echo "== $f"; cat "$f"; done) } | sha256sum | cut -d' ' -f1)"
+elif [[ "$profile" == mm2client ]]; then
+  want="$( { cat "$here/pom.xml" "${BASH_SOURCE[0]}" "$here/mm2client/pom.xml"
+             (cd "$here/mm2client" && find src -type f | LC_ALL=C sort | while read -r f; do
+                echo "== $f"; cat "$f"; done) } | sha256sum | cut -d' ' -f1)"
 else
   want="$(cat "$here/pom.xml" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
 fi
@@ -48,7 +55,7 @@ if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -d "$jars" ]] && compgen -G
   exit 0
 fi
 
-echo "fetch.sh: resolving profile '$profile' into $jars (maven.repo.local=$repo)" >&2
+echo "fetch.sh: resolving/building '$profile' into $jars (maven.repo.local=$repo)" >&2
 tmp="$cache/jars/.$profile.tmp.$$"
 rm -rf "$tmp"
 trap 'rm -rf "$tmp"' EXIT
@@ -75,6 +82,28 @@ if [[ "$profile" == flinkjob ]]; then
   mv "$tmp/$profile" "$jars"
   echo "$want" >"$stamp"
   echo "fetch.sh: built $jars/drconsole-flinkjob.jar ($(( $(date +%s) - start ))s)" >&2
+  exit 0
+fi
+
+if [[ "$profile" == mm2client ]]; then
+  # Same as flinkjob: mvn package of mm2client/ into a fresh build dir, offline first.
+  build="$cache/mm2client"
+  mvnclient() {
+    rm -rf "$build"
+    mvn -B "$@" -f "$here/mm2client/pom.xml" -Dmaven.repo.local="$repo" -Dout.dir="$build" \
+      package >"$log" 2>&1
+  }
+  if ! mvnclient -o && ! mvnclient; then
+    echo "fetch.sh: Maven build of mm2client FAILED; last lines of $log:" >&2
+    tail -n 40 "$log" >&2
+    exit 1
+  fi
+  mkdir -p "$tmp/$profile"
+  cp "$build/target/drconsole-mm2client.jar" "$tmp/$profile/"
+  rm -rf "$jars"
+  mv "$tmp/$profile" "$jars"
+  echo "$want" >"$stamp"
+  echo "fetch.sh: built $jars/drconsole-mm2client.jar ($(( $(date +%s) - start ))s)" >&2
   exit 0
 fi
 

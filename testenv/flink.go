@@ -146,6 +146,10 @@ func StartFlinkWith(t testing.TB, opts FlinkOptions) *Flink {
 		{"restart-strategy.type", "fixed-delay"},
 		{"restart-strategy.fixed-delay.attempts", "3"},
 		{"restart-strategy.fixed-delay.delay", "1 s"},
+		// REST answers from the ExecutionGraph cache (checkpoint stats, vertices) and vertex
+		// metrics are refreshed every 3 s / 10 s by default: make them fresh for tests.
+		{"web.refresh-interval", "500"},
+		{"metrics.fetcher.update-interval", "500"},
 		{"heartbeat.interval", "2000"},
 		{"heartbeat.timeout", "20000"},
 	}

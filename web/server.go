@@ -37,6 +37,8 @@ func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
 	r.Get("/flows/{flow}", h.Flow)
 	r.Get("/flows/{flow}/topics/{topic}", h.Topic)
 	r.Get("/flows/{flow}/topics/{topic}/partitions/{partition}", h.Partition)
+	r.Get("/translate", h.TranslatePage)
+	r.Post("/translate", h.TranslatePost)
 	r.Get("/healthz", h.Healthz)
 	r.Get("/readyz", h.Readyz)
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

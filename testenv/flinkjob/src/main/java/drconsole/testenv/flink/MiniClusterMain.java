@@ -30,9 +30,7 @@ public final class MiniClusterMain {
         }
         long start = System.nanoTime();
         Configuration conf = GlobalConfiguration.loadConfiguration(args[0]);
-        int tms = conf.getString("drconsole.minicluster.taskmanagers", "1").isEmpty()
-                ? 1
-                : Integer.parseInt(conf.getString("drconsole.minicluster.taskmanagers", "1"));
+        int tms = Integer.parseInt(conf.getString("drconsole.minicluster.taskmanagers", "1"));
         int slots = Integer.parseInt(conf.getString("taskmanager.numberOfTaskSlots", "4"));
 
         MiniClusterConfiguration cfg =
