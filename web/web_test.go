@@ -273,7 +273,8 @@ func TestTranslatePage(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			i := strings.Index(body, "translate-error"); t.Fatalf("no group preview after 30 s: %d %.300s", code, body[max(i, 0):])
+			i := strings.Index(body, "translate-error")
+			t.Fatalf("no group preview after 30 s: %d %.300s", code, body[max(i, 0):])
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
