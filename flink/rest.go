@@ -1,0 +1,308 @@
+package flink
+
+// A client for the parts of Flink's REST API (JobManager, /v1) the console
+// uses: job and checkpoint history for the savepoint catalog, savepoint
+// triggers with progress, and running an uploaded jar from a savepoint.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RESTClient talks to one Flink JobManager.
+type RESTClient struct {
+	// Base is the REST address, e.g. http://flink-jobmanager:8081.
+	Base string
+	HTTP *http.Client
+}
+
+// NewRESTClient returns a client with a 30 s request timeout.
+func NewRESTClient(base string) *RESTClient {
+	return &RESTClient{Base: strings.TrimSuffix(base, "/"), HTTP: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// RESTError is a non-2xx answer; Flink puts its reasons in "errors".
+type RESTError struct {
+	Method, Path string
+	Status       int
+	Errors       []string
+}
+
+func (e *RESTError) Error() string {
+	msg := strings.Join(e.Errors, "; ")
+	if len(msg) > 500 {
+		msg = msg[:500] + "…" // Flink sends whole Java stack traces
+	}
+	return fmt.Sprintf("flink: %s %s: HTTP %d: %s", e.Method, e.Path, e.Status, msg)
+}
+
+func (c *RESTClient) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return fmt.Errorf("flink: %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return fmt.Errorf("flink: %s %s: reading the answer: %w", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		e := &RESTError{Method: method, Path: path, Status: resp.StatusCode}
+		var fe struct {
+			Errors []string `json:"errors"`
+		}
+		if json.Unmarshal(data, &fe) == nil {
+			e.Errors = fe.Errors
+		}
+		return e
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("flink: %s %s: unexpected answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// Version returns the cluster's Flink version (GET /config).
+func (c *RESTClient) Version(ctx context.Context) (string, error) {
+	var cfg struct {
+		Version string `json:"flink-version"`
+	}
+	err := c.do(ctx, http.MethodGet, "/config", nil, &cfg)
+	return cfg.Version, err
+}
+
+// Job is an entry of GET /jobs/overview.
+type Job struct {
+	ID        string `json:"jid"`
+	Name      string `json:"name"`
+	State     string `json:"state"`
+	StartTime int64  `json:"start-time"`
+	EndTime   int64  `json:"end-time"`
+}
+
+// Jobs lists the cluster's jobs.
+func (c *RESTClient) Jobs(ctx context.Context) ([]Job, error) {
+	var out struct {
+		Jobs []Job `json:"jobs"`
+	}
+	err := c.do(ctx, http.MethodGet, "/jobs/overview", nil, &out)
+	return out.Jobs, err
+}
+
+// Checkpoint is an entry of a job's checkpoint history.
+type Checkpoint struct {
+	ID             int64  `json:"id"`
+	Status         string `json:"status"` // COMPLETED, IN_PROGRESS, FAILED
+	IsSavepoint    bool   `json:"is_savepoint"`
+	CheckpointType string `json:"checkpoint_type"`
+	ExternalPath   string `json:"external_path"` // where it was written; "<checkpoint-not-externally-addressable>" otherwise
+	StateSize      int64  `json:"state_size"`
+	TriggerTime    int64  `json:"trigger_timestamp"`
+	LatestAckTime  int64  `json:"latest_ack_timestamp"`
+	FailureMessage string `json:"failure_message"`
+}
+
+// CheckpointHistory is GET /jobs/{id}/checkpoints.
+type CheckpointHistory struct {
+	Latest struct {
+		Completed *Checkpoint `json:"completed"`
+		Savepoint *Checkpoint `json:"savepoint"`
+		Restored  *struct {
+			ID           int64  `json:"id"`
+			IsSavepoint  bool   `json:"is_savepoint"`
+			ExternalPath string `json:"external_path"`
+		} `json:"restored"`
+	} `json:"latest"`
+	History []Checkpoint `json:"history"`
+}
+
+// Checkpoints returns a job's checkpoint history. Flink keeps only the last
+// few (web.checkpoints.history) and forgets all when the JobManager dies:
+// the console's catalog remembers them.
+func (c *RESTClient) Checkpoints(ctx context.Context, jobID string) (*CheckpointHistory, error) {
+	var out CheckpointHistory
+	if err := c.do(ctx, http.MethodGet, "/jobs/"+url.PathEscape(jobID)+"/checkpoints", nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// TriggerSavepoint starts a savepoint into dir (empty: the cluster's
+// state.savepoints.dir) and returns the trigger id to poll. With stop, it is
+// stop-with-savepoint: the job finishes after the savepoint.
+func (c *RESTClient) TriggerSavepoint(ctx context.Context, jobID, dir string, stop bool) (string, error) {
+	var out struct {
+		RequestID string `json:"request-id"`
+	}
+	var err error
+	if stop {
+		body := map[string]any{"drain": false}
+		if dir != "" {
+			body["targetDirectory"] = dir
+		}
+		err = c.do(ctx, http.MethodPost, "/jobs/"+url.PathEscape(jobID)+"/stop", body, &out)
+	} else {
+		body := map[string]any{"cancel-job": false}
+		if dir != "" {
+			body["target-directory"] = dir
+		}
+		err = c.do(ctx, http.MethodPost, "/jobs/"+url.PathEscape(jobID)+"/savepoints", body, &out)
+	}
+	if err == nil && out.RequestID == "" {
+		err = errors.New("flink: savepoint trigger answered without a request-id")
+	}
+	return out.RequestID, err
+}
+
+// SavepointStatus is the state of a triggered savepoint.
+type SavepointStatus struct {
+	Done     bool
+	Location string // when done and successful
+	Failure  string // when done and failed
+}
+
+// SavepointStatus polls a trigger (GET /jobs/{id}/savepoints/{trigger}).
+func (c *RESTClient) SavepointStatus(ctx context.Context, jobID, triggerID string) (SavepointStatus, error) {
+	var out struct {
+		Status struct {
+			ID string `json:"id"`
+		} `json:"status"`
+		Operation struct {
+			Location     string          `json:"location"`
+			FailureCause json.RawMessage `json:"failure-cause"`
+		} `json:"operation"`
+	}
+	err := c.do(ctx, http.MethodGet, "/jobs/"+url.PathEscape(jobID)+"/savepoints/"+url.PathEscape(triggerID), nil, &out)
+	if err != nil {
+		return SavepointStatus{}, err
+	}
+	s := SavepointStatus{Done: out.Status.ID == "COMPLETED", Location: out.Operation.Location}
+	if s.Done && s.Location == "" {
+		var cause struct {
+			Class      string `json:"class"`
+			Stacktrace string `json:"stack-trace"`
+		}
+		json.Unmarshal(out.Operation.FailureCause, &cause)
+		first, _, _ := strings.Cut(cause.Stacktrace, "\n")
+		s.Failure = strings.TrimSpace(cause.Class + " " + first)
+		if s.Failure == "" {
+			s.Failure = "savepoint failed without a reason"
+		}
+	}
+	return s, nil
+}
+
+// WaitSavepoint polls a trigger every interval until it is done, calling
+// progress with the time waited so far, and returns the savepoint path.
+func (c *RESTClient) WaitSavepoint(ctx context.Context, jobID, triggerID string, interval time.Duration, progress func(time.Duration)) (string, error) {
+	start := time.Now()
+	for {
+		s, err := c.SavepointStatus(ctx, jobID, triggerID)
+		if err != nil {
+			return "", err
+		}
+		if s.Done {
+			if s.Failure != "" {
+				return "", fmt.Errorf("flink: savepoint of job %s failed: %s", jobID, s.Failure)
+			}
+			return s.Location, nil
+		}
+		if progress != nil {
+			progress(time.Since(start))
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("flink: waiting for the savepoint of job %s: %w", jobID, ctx.Err())
+		case <-time.After(interval):
+		}
+	}
+}
+
+// RunRequest runs an uploaded jar (POST /jars/{jarid}/run).
+type RunRequest struct {
+	EntryClass            string   `json:"entryClass,omitempty"`
+	ProgramArgsList       []string `json:"programArgsList,omitempty"`
+	Parallelism           int      `json:"parallelism,omitempty"`
+	SavepointPath         string   `json:"savepointPath,omitempty"`
+	AllowNonRestoredState bool     `json:"allowNonRestoredState"`
+	// ClaimMode is NO_CLAIM, CLAIM or LEGACY (Flink 1.20+); older clusters
+	// take the same values as RestoreMode (see RestoreModeField).
+	ClaimMode   string `json:"claimMode,omitempty"`
+	RestoreMode string `json:"restoreMode,omitempty"`
+}
+
+// RestoreModeField says which field a Flink version reads: "claimMode" from
+// 1.20 on, "restoreMode" before.
+func RestoreModeField(version string) string {
+	major, minor, ok := parseVersion(version)
+	if ok && (major > 1 || (major == 1 && minor >= 20)) {
+		return "claimMode"
+	}
+	return "restoreMode"
+}
+
+func parseVersion(v string) (major, minor int, ok bool) {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	var err1, err2 error
+	major, err1 = strconv.Atoi(parts[0])
+	minor, err2 = strconv.Atoi(strings.TrimLeft(parts[1], "v"))
+	return major, minor, err1 == nil && err2 == nil
+}
+
+// RunJar starts a job from an uploaded jar and returns its job id.
+func (c *RESTClient) RunJar(ctx context.Context, jarID string, r RunRequest) (string, error) {
+	var out struct {
+		JobID string `json:"jobid"`
+	}
+	err := c.do(ctx, http.MethodPost, "/jars/"+url.PathEscape(jarID)+"/run", r, &out)
+	if err == nil && out.JobID == "" {
+		err = errors.New("flink: jar run answered without a job id")
+	}
+	return out.JobID, err
+}
+
+// Jar is an uploaded jar (GET /jars).
+type Jar struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Uploaded int64  `json:"uploaded"`
+}
+
+// Jars lists the jars uploaded to the cluster.
+func (c *RESTClient) Jars(ctx context.Context) ([]Jar, error) {
+	var out struct {
+		Files []Jar `json:"files"`
+	}
+	err := c.do(ctx, http.MethodGet, "/jars", nil, &out)
+	return out.Files, err
+}
