@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -31,6 +32,34 @@ type Config struct {
 	// RefreshInterval is how often lag is recomputed; default 5s.
 	RefreshInterval Duration  `yaml:"refresh_interval"`
 	Retention       Retention `yaml:"retention"`
+	Failover        Failover  `yaml:"failover"`
+	// FlinkTargets are the Flink clusters the console may talk to (savepoint
+	// catalog, restore). Only these: a form never names a URL.
+	FlinkTargets []*FlinkTarget `yaml:"flink_targets"`
+}
+
+// Failover sets the approval gate of failover runs.
+type Failover struct {
+	// ApprovalTTL: an approval older than this no longer counts; default 30m.
+	ApprovalTTL Duration `yaml:"approval_ttl"`
+	// ApprovalsRequired is N of N-of-M: distinct approvers, none of them
+	// the requester; default 1.
+	ApprovalsRequired int `yaml:"approvals_required"`
+	// BreakGlass lets a single operator run a plan with a mandatory
+	// reason, loudly flagged in the audit log. Off by default.
+	BreakGlass bool `yaml:"break_glass"`
+	// PromoteMaxLag: stopping the mirror is refused while the flow's RPO is
+	// above this, unless the primary is confirmed unreachable or the
+	// operator overrides with a reason; default 30s.
+	PromoteMaxLag Duration `yaml:"promote_max_lag"`
+}
+
+// FlinkTarget is a Flink JobManager's REST endpoint.
+type FlinkTarget struct {
+	Name    string `yaml:"name"`
+	RestURL string `yaml:"rest_url"`
+	// Region is "primary" or "dr" (shown on screen; restore targets DR).
+	Region string `yaml:"region"`
 }
 
 // Cluster is how to reach one Kafka cluster.
@@ -87,6 +116,13 @@ type Flow struct {
 	// MirrorSourceConnector's positions, e.g. mm2-offsets.primary.internal
 	// in dedicated mode. Empty: positions are estimated from syncs.
 	ConnectOffsetsTopic string `yaml:"connect_offsets_topic"`
+	// ConnectURL is the Kafka Connect REST API running this flow's MM2
+	// connectors; empty for dedicated-mode MM2 (no REST: the failover step
+	// is then a manual instruction the console verifies).
+	ConnectURL string `yaml:"connect_url"`
+	// Connectors are the MM2 connector names on ConnectURL; default
+	// MirrorSourceConnector, MirrorCheckpointConnector, MirrorHeartbeatConnector.
+	Connectors []string `yaml:"connectors"`
 }
 
 // Topics selects the source topics a flow mirrors, as MM2's topic filter
@@ -217,6 +253,11 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Retention.SyncsFull, 24*time.Hour)
 	setDefault(&c.Retention.SyncsThinInterval, time.Hour)
 	setDefault(&c.Retention.LagHistory, 24*time.Hour)
+	setDefault(&c.Failover.ApprovalTTL, 30*time.Minute)
+	setDefault(&c.Failover.PromoteMaxLag, 30*time.Second)
+	if c.Failover.ApprovalsRequired == 0 {
+		c.Failover.ApprovalsRequired = 1
+	}
 	for _, f := range c.Flows {
 		if f == nil {
 			continue
@@ -238,6 +279,9 @@ func (c *Config) applyDefaults() {
 		}
 		if len(f.Topics.Include) == 0 {
 			f.Topics.Include = []string{".*"}
+		}
+		if f.ConnectURL != "" && len(f.Connectors) == 0 {
+			f.Connectors = []string{"MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector"}
 		}
 	}
 }
@@ -347,6 +391,11 @@ func (c *Config) validate(file string) Problems {
 		default:
 			bad(key+".offset_syncs_location", "%q: want source or target", f.OffsetSyncsLocation)
 		}
+		if f.ConnectURL != "" {
+			if u, err := url.Parse(f.ConnectURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				bad(key+".connect_url", "%q is not an http(s) URL", f.ConnectURL)
+			}
+		}
 		f.Topics.include = compileAll(f.Topics.Include, key+".topics.include", bad)
 		f.Topics.exclude = compileAll(f.Topics.Exclude, key+".topics.exclude", bad)
 	}
@@ -363,6 +412,27 @@ func (c *Config) validate(file string) Problems {
 	} {
 		if d < 0 {
 			bad(k, "must not be negative")
+		}
+	}
+	if c.Failover.ApprovalsRequired < 1 {
+		bad("failover.approvals_required", "must be at least 1 (a second operator approves)")
+	}
+	seenTargets := map[string]bool{}
+	for i, ft := range c.FlinkTargets {
+		key := fmt.Sprintf("flink_targets[%d]", i)
+		if ft == nil || ft.Name == "" {
+			bad(key+".name", "required")
+			continue
+		}
+		if seenTargets[ft.Name] {
+			bad(key+".name", "duplicate Flink target %q", ft.Name)
+		}
+		seenTargets[ft.Name] = true
+		if u, err := url.Parse(ft.RestURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad(key+".rest_url", "%q is not an http(s) URL", ft.RestURL)
+		}
+		if ft.Region != "primary" && ft.Region != "dr" {
+			bad(key+".region", "%q: want primary or dr", ft.Region)
 		}
 	}
 	if c.RefreshInterval.D() < 500*time.Millisecond {

@@ -256,6 +256,9 @@ type RunRequest struct {
 	// take the same values as RestoreMode (see RestoreModeField).
 	ClaimMode   string `json:"claimMode,omitempty"`
 	RestoreMode string `json:"restoreMode,omitempty"`
+	// JobID fixes the new job's id (32 hex digits): submitting the same
+	// restore twice then finds the first job instead of starting another.
+	JobID string `json:"jobId,omitempty"`
 }
 
 // RestoreModeField says which field a Flink version reads: "claimMode" from
@@ -289,6 +292,14 @@ func (c *RESTClient) RunJar(ctx context.Context, jarID string, r RunRequest) (st
 		err = errors.New("flink: jar run answered without a job id")
 	}
 	return out.JobID, err
+}
+
+// Job returns one job's id, name and state (GET /jobs/{id}); a job the
+// cluster does not know is a *RESTError with Status 404.
+func (c *RESTClient) Job(ctx context.Context, jobID string) (Job, error) {
+	var j Job
+	err := c.do(ctx, http.MethodGet, "/jobs/"+url.PathEscape(jobID), nil, &j)
+	return j, err
 }
 
 // Jar is an uploaded jar (GET /jars).

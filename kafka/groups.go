@@ -142,6 +142,12 @@ func (g *GroupTranslator) Plan(ctx context.Context, group string) (*GroupPlan, e
 	return plan, nil
 }
 
+// DRGroupState describes group in DR: its state ("Dead" when it does not
+// exist) and how many members it has.
+func (g *GroupTranslator) DRGroupState(ctx context.Context, group string) (string, int, error) {
+	return groupState(ctx, kadm.NewClient(g.Target), group)
+}
+
 func (g *GroupTranslator) primaryOffsets(ctx context.Context, group string) (map[TP]int64, error) {
 	if g.Source == nil {
 		return nil, errors.New("no primary client")

@@ -394,6 +394,21 @@ func (m *Monitor) Translator(flow string) *GroupTranslator {
 	return nil
 }
 
+// Activity returns the emission time of the newest replicated heartbeat and
+// how many syncs are held: both stop changing when MM2 stops.
+func (m *Monitor) Activity(flow string) (heartbeatMs int64, syncs int) {
+	for _, fm := range m.flows {
+		if fm.flow.Name == flow {
+			p := fm.state.snapshot()
+			if p.heartbeat != nil {
+				heartbeatMs = p.heartbeat.EmittedMs
+			}
+			return heartbeatMs, fm.state.Syncs.Len()
+		}
+	}
+	return 0, 0
+}
+
 // SyncHistory returns the newest limit syncs of a partition (oldest first)
 // and how many are stored in all; nil for an unknown flow.
 func (m *Monitor) SyncHistory(flow string, tp TP, limit int) ([]storage.Sync, int) {

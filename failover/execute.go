@@ -1,0 +1,254 @@
+package failover
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// Execution is a step that passed its checks and is marked running; Run
+// performs its effect and records the outcome. Splitting the two lets the
+// web layer answer at once and show progress while the effect runs.
+type Execution struct {
+	rb    *Runbook
+	run   *Run
+	Idx   int
+	Step  Step
+	who   Actor
+	Rules []RuleResult
+}
+
+// Begin checks that step idx of run id may run now and marks it running.
+// Irreversible steps need confirmation to equal the flow's name. override,
+// when not empty, is the operator's reason to proceed despite overridable
+// safety rules (lag, heartbeats).
+func (rb *Runbook) Begin(ctx context.Context, who Actor, id int64, idx int, confirmation, override string) (*Execution, error) {
+	if !mayOperate(who) {
+		return nil, ErrRole
+	}
+	r, err := rb.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case idx < 0 || idx >= len(r.Plan.Steps):
+		return nil, fmt.Errorf("run %d has no step %d", id, idx+1)
+	case r.Steps[idx].Status == "done":
+		return nil, fmt.Errorf("step %d is done already: it never runs twice", idx+1)
+	case r.Status != "approved" && r.Status != "running":
+		return nil, fmt.Errorf("run %d is %s: %w", id, r.Status, ErrNotApproved)
+	case !r.Approved:
+		return nil, ErrNotApproved
+	case idx != r.NextStep:
+		return nil, ErrOrder
+	}
+	step := r.Plan.Steps[idx]
+	if step.Irreversible() && strings.TrimSpace(confirmation) != r.Flow {
+		return nil, fmt.Errorf("%w: type the flow name %q to run this step", ErrConfirmation, r.Flow)
+	}
+	e := &Execution{rb: rb, run: r, Idx: idx, Step: step, who: who}
+	if step.Kind == KindPreflight || step.Kind == KindStopMirror {
+		e.Rules = rb.CheckRules(ctx, r.Plan, override)
+		if failed := Failed(e.Rules); len(failed) > 0 {
+			rb.Audit.Record(ctx, who, "failover.step-refused", runSubject(id), map[string]any{"step": idx + 1, "kind": step.Kind,
+				"rules": e.Rules, "evidence": rb.evidence(r.Flow)})
+			return nil, fmt.Errorf("%w: %s", ErrRuleViolation, strings.Join(failed, "; "))
+		}
+	}
+	err = rb.Audit.Record(ctx, who, "failover.step-start", runSubject(id), map[string]any{"step": idx + 1, "kind": step.Kind,
+		"title": step.Title(rb.Config.Flow(r.Flow)), "params": step, "plan_hash": r.PlanHash, "approvers": r.ValidApprovers,
+		"break_glass": r.BreakGlass, "rules": e.Rules, "override": override, "evidence": rb.evidence(r.Flow)})
+	if err != nil {
+		return nil, err
+	}
+	now := rb.now().UnixMilli()
+	if err := rb.Store.StartFailoverStep(ctx, id, idx, who.Name, now); err != nil {
+		return nil, err
+	}
+	if r.Status == "approved" {
+		if err := rb.Store.SetFailoverStatus(ctx, id, []string{"approved"}, "running", now); err != nil && !errors.Is(err, storage.ErrConflict) {
+			return nil, err
+		}
+	}
+	rb.crash("started")
+	return e, nil
+}
+
+func (rb *Runbook) crash(point string) {
+	if rb.CrashHook != nil {
+		rb.CrashHook(point)
+	}
+}
+
+// Run performs the step's effect and records its result. It is safe to call
+// again for a step found "running" after a crash: every effect is
+// idempotent.
+func (e *Execution) Run(ctx context.Context) error {
+	rb := e.rb
+	result, err := e.effect(ctx)
+	rb.crash("effect-done")
+	body, _ := json.Marshal(result)
+	// Record with a fresh context: the outcome must be written even when
+	// the request that started the step is gone.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	details := map[string]any{"step": e.Idx + 1, "kind": e.Step.Kind, "result": result, "evidence": rb.evidence(e.run.Flow)}
+	action := "failover.step-done"
+	if err != nil {
+		action, details["error"] = "failover.step-failed", err.Error()
+	}
+	if aerr := rb.Audit.Record(wctx, e.who, action, runSubject(e.run.ID), details); aerr != nil {
+		rb.Log.Error("audit write failed after a step", "run", e.run.ID, "step", e.Idx+1, "err", aerr)
+	}
+	if ferr := rb.Store.FinishFailoverStep(wctx, e.run.ID, e.Idx, string(body), err, rb.now().UnixMilli()); ferr != nil {
+		return errors.Join(err, ferr)
+	}
+	if err == nil && e.Idx == len(e.run.Plan.Steps)-1 {
+		if serr := rb.Store.SetFailoverStatus(wctx, e.run.ID, []string{"running"}, "completed", rb.now().UnixMilli()); serr == nil {
+			rb.Audit.Record(wctx, e.who, "failover.completed", runSubject(e.run.ID), map[string]any{"steps": len(e.run.Plan.Steps)})
+		}
+	}
+	return err
+}
+
+func (e *Execution) effect(ctx context.Context) (any, error) {
+	switch e.Step.Kind {
+	case KindPreflight:
+		return map[string]any{"rules": e.Rules}, nil
+	case KindStopMirror:
+		return e.rb.stopMirror(ctx, e.run.Flow)
+	case KindTranslateGroup:
+		return e.rb.translateGroup(ctx, e.run, e.Idx, e.Step, e.who)
+	case KindRestoreFlink:
+		return e.rb.restoreFlink(ctx, e.run, e.Idx, e.Step)
+	}
+	return nil, fmt.Errorf("unknown step kind %q", e.Step.Kind)
+}
+
+// stopMirror stops the flow's MM2 connectors through Kafka Connect and
+// waits until they and their tasks are down; for dedicated MM2 it verifies
+// that the operator's manual stop took: no new heartbeat and no new offset
+// sync for a whole window.
+func (rb *Runbook) stopMirror(ctx context.Context, flowName string) (any, error) {
+	flow := rb.Config.Flow(flowName)
+	if flow.ConnectURL != "" {
+		api := rb.Connect(flow.ConnectURL)
+		for _, name := range flow.Connectors {
+			if err := api.Stop(ctx, name); err != nil {
+				return nil, err
+			}
+		}
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		states := map[string]string{}
+		for {
+			stopped := true
+			for _, name := range flow.Connectors {
+				s, err := api.Status(wctx, name)
+				if err != nil {
+					return states, err
+				}
+				states[name] = s.Connector.State
+				stopped = stopped && s.Stopped()
+			}
+			if stopped {
+				return map[string]any{"connect_url": flow.ConnectURL, "connectors": states}, nil
+			}
+			select {
+			case <-wctx.Done():
+				return states, fmt.Errorf("connectors not stopped within 2 minutes: %v", states)
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}
+	window := rb.StopVerifyWindow
+	if window == 0 {
+		window = 10 * time.Second
+	}
+	deadline := time.Now().Add(2*time.Minute + window)
+	hb, syncs := rb.Monitor.Activity(flowName)
+	quietSince := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+		h, s := rb.Monitor.Activity(flowName)
+		if h != hb || s != syncs {
+			hb, syncs, quietSince = h, s, time.Now()
+		}
+		if time.Since(quietSince) >= window {
+			return map[string]any{"verified": "no new heartbeat or offset sync for " + window.String(), "last_heartbeat_ms": hb, "syncs": syncs}, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, errors.New("MirrorMaker 2 is still writing heartbeats or offset syncs: it is not stopped")
+		}
+	}
+}
+
+func (rb *Runbook) translateGroup(ctx context.Context, r *Run, idx int, s Step, who Actor) (any, error) {
+	tr := rb.Monitor.Translator(r.Flow)
+	plan, err := tr.Plan(ctx, s.Group)
+	if err != nil {
+		return nil, err
+	}
+	var untranslatable []string
+	for _, row := range plan.Rows {
+		if !row.Translation.Translated() {
+			untranslatable = append(untranslatable, fmt.Sprintf("%s (%s)", kafka.TPKey(row.Source), row.Translation.Method))
+		}
+	}
+	if len(untranslatable) > 0 && !s.AllowPartial {
+		return map[string]any{"untranslatable": untranslatable}, fmt.Errorf("%d partition(s) cannot be translated: %s", len(untranslatable), strings.Join(untranslatable, ", "))
+	}
+	change, err := kafka.ApplyOffsets(ctx, rb.Store, tr.Target, r.Flow, s.Group, plan.Proposed(), who.Name,
+		fmt.Sprintf("failover run %d step %d", r.ID, idx+1))
+	return map[string]any{"from": plan.From, "change_id": change.ID, "changes": change.Changes, "untranslatable": untranslatable}, err
+}
+
+// restoreJobID derives the restored job's id from the run and step, so a
+// step resumed after a crash finds the job it already started.
+func restoreJobID(r *Run, idx int) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "drconsole-restore/%d/%d/%s", r.ID, idx, r.PlanHash))
+	return hex.EncodeToString(sum[:16])
+}
+
+func (rb *Runbook) restoreFlink(ctx context.Context, r *Run, idx int, s Step) (any, error) {
+	t := flinkTarget(rb.Config, s.FlinkTarget)
+	api := rb.Flink(t.RestURL)
+	jobID := restoreJobID(r, idx)
+	if j, err := api.Job(ctx, jobID); err == nil {
+		return map[string]any{"job_id": jobID, "state": j.State, "note": "already started by an earlier attempt"}, nil
+	} else if re := (*flink.RESTError)(nil); !errors.As(err, &re) || re.Status != 404 {
+		return nil, fmt.Errorf("checking for an earlier attempt's job: %w", err)
+	}
+	version, err := api.Version(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req := flink.RunRequest{EntryClass: s.EntryClass, ProgramArgsList: s.Args, Parallelism: s.Parallelism, SavepointPath: s.SavepointPath,
+		AllowNonRestoredState: s.AllowNonRestoredState, JobID: jobID}
+	if s.SavepointPath != "" {
+		mode := s.ClaimMode
+		if mode == "" {
+			mode = "NO_CLAIM" // never let the new job delete the savepoint
+		}
+		if flink.RestoreModeField(version) == "claimMode" {
+			req.ClaimMode = mode
+		} else {
+			req.RestoreMode = mode
+		}
+	}
+	started, err := api.RunJar(ctx, s.JarID, req)
+	return map[string]any{"job_id": started, "flink_version": version, "target": t.Name, "savepoint": s.SavepointPath}, err
+}

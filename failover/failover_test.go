@@ -1,0 +1,373 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/demo"
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// memAudit keeps audit records in memory.
+type memAudit struct {
+	mu      sync.Mutex
+	actions []string
+}
+
+func (a *memAudit) Record(_ context.Context, who Actor, action, subject string, _ any) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.actions = append(a.actions, who.Name+" "+action)
+	return nil
+}
+
+func (a *memAudit) count(action string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, x := range a.actions {
+		if strings.HasSuffix(x, " "+action) {
+			n++
+		}
+	}
+	return n
+}
+
+// fakeFlink is a JobManager that remembers submitted jobs by id.
+type fakeFlink struct {
+	mu   sync.Mutex
+	jobs map[string]flink.RunRequest
+	runs int
+}
+
+func (f *fakeFlink) Version(context.Context) (string, error) { return "2.2.1", nil }
+func (f *fakeFlink) Job(_ context.Context, id string) (flink.Job, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.jobs[id]; ok {
+		return flink.Job{ID: id, State: "RUNNING"}, nil
+	}
+	return flink.Job{}, &flink.RESTError{Status: 404}
+}
+func (f *fakeFlink) RunJar(_ context.Context, _ string, r flink.RunRequest) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.runs++
+	f.jobs[r.JobID] = r
+	return r.JobID, nil
+}
+
+type env struct {
+	rb    *Runbook
+	sb    *demo.Sandbox
+	audit *memAudit
+	flink *fakeFlink
+	store *storage.Store
+	cfg   *config.Config
+	now   time.Time
+}
+
+var (
+	alice = Actor{Name: "alice", Role: "operator"}
+	bob   = Actor{Name: "bob", Role: "operator"}
+	carol = Actor{Name: "carol", Role: "operator"}
+	vera  = Actor{Name: "vera", Role: "viewer"}
+)
+
+func newEnv(t *testing.T, approvals int) *env {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sb.Close)
+	cfg := &config.Config{
+		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: sb.PrimaryBootstrap()}, "dr": {Bootstrap: sb.DRBootstrap()}},
+		Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
+			ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
+		RefreshInterval: config.Duration(time.Second),
+		Failover:        config.Failover{ApprovalsRequired: approvals},
+		FlinkTargets:    []*config.FlinkTarget{{Name: "flink-dr", RestURL: "http://127.0.0.1:1", Region: "dr"}, {Name: "flink-primary", RestURL: "http://127.0.0.1:2", Region: "primary"}},
+	}
+	if err := cfg.Normalize("test"); err != nil {
+		t.Fatal(err)
+	}
+	store, err := storage.Open(filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mon.Close)
+	go mon.Run(ctx)
+	e := &env{sb: sb, audit: &memAudit{}, flink: &fakeFlink{jobs: map[string]flink.RunRequest{}}, store: store, cfg: cfg, now: time.Now()}
+	e.rb = &Runbook{Store: store, Monitor: mon, Config: cfg, Audit: e.audit, Log: log, Now: func() time.Time { return e.now },
+		Flink: func(string) FlinkAPI { return e.flink }, StopVerifyWindow: time.Second}
+	// Wait for a healthy flow with checkpoints for the groups.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s := mon.Snapshot("primary->dr")
+		cps, _ := store.Checkpoints(ctx, "primary->dr")
+		if s.Status == kafka.StatusOK && len(cps) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sandbox flow not healthy: %s %s", s.Status, s.Reason)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return e
+}
+
+func fullPlan() Plan {
+	return Plan{Flow: "primary->dr", Steps: []Step{
+		{Kind: KindPreflight},
+		{Kind: KindStopMirror},
+		{Kind: KindTranslateGroup, Group: "billing", AllowPartial: true},
+		{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", JarID: "job.jar", Args: []string{"--bootstrap", "dr"}, SavepointPath: "file:/sp/1"},
+	}}
+}
+
+func TestApprovalGate(t *testing.T) {
+	e := newEnv(t, 2)
+	ctx := context.Background()
+	if _, err := e.rb.Create(ctx, vera, fullPlan(), "drill"); !errors.Is(err, ErrRole) {
+		t.Fatalf("a viewer created a plan: %v", err)
+	}
+	bad := fullPlan()
+	bad.Steps[3].FlinkTarget = "flink-primary"
+	if _, err := e.rb.Create(ctx, alice, bad, "drill"); err == nil || !strings.Contains(err.Error(), "restore goes to DR") {
+		t.Fatalf("restore to the primary region accepted: %v", err)
+	}
+	id, err := e.rb.Create(ctx, alice, fullPlan(), "region us-east-1 down")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := e.rb.Get(ctx, id)
+	hash := r.PlanHash
+
+	// Self-approval is impossible.
+	if err := e.rb.Approve(ctx, alice, id, hash, ""); !errors.Is(err, ErrSelfApproval) {
+		t.Fatalf("self-approval: %v", err)
+	}
+	// One of two approvals is not enough; the same approver twice counts once.
+	for range 2 {
+		if err := e.rb.Approve(ctx, bob, id, hash, "ok"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, _ = e.rb.Get(ctx, id); r.Approved || r.Status != "pending" {
+		t.Fatalf("approved with %v of 2", r.ValidApprovers)
+	}
+	if _, err := e.rb.Begin(ctx, alice, id, 0, "", ""); !errors.Is(err, ErrNotApproved) {
+		t.Fatalf("ran a step before approval: %v", err)
+	}
+	// The plan changes: the approval given for the old hash no longer
+	// counts, and replaying it is refused.
+	changed := fullPlan()
+	changed.Steps[2].Group = "flink-events"
+	if err := e.rb.Update(ctx, alice, id, changed, "wrong group"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.rb.Approve(ctx, carol, id, hash, "ok"); err == nil || !strings.Contains(err.Error(), "plan changed") {
+		t.Fatalf("approval of the old plan accepted: %v", err)
+	}
+	r, _ = e.rb.Get(ctx, id)
+	if len(r.ValidApprovers) != 0 {
+		t.Fatalf("approvals survived a plan change: %v", r.ValidApprovers)
+	}
+	for _, who := range []Actor{bob, carol} {
+		if err := e.rb.Approve(ctx, who, id, r.PlanHash, "ok"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, _ = e.rb.Get(ctx, id); !r.Approved || r.Status != "approved" {
+		t.Fatalf("2 of 2 approvals: %+v", r.ValidApprovers)
+	}
+	// Approvals expire.
+	e.now = e.now.Add(31 * time.Minute)
+	if _, err := e.rb.Begin(ctx, alice, id, 0, "", ""); !errors.Is(err, ErrNotApproved) {
+		t.Fatalf("an expired approval let a step run: %v", err)
+	}
+	// Rejection needs a reason and ends the run.
+	if err := e.rb.Reject(ctx, bob, id, " "); err == nil {
+		t.Fatal("rejection without a reason")
+	}
+	if err := e.rb.Reject(ctx, bob, id, "primary is back"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.rb.Begin(ctx, alice, id, 0, "", ""); !errors.Is(err, ErrNotApproved) {
+		t.Fatalf("a rejected run ran: %v", err)
+	}
+	// Break-glass is off by default.
+	id2, _ := e.rb.Create(ctx, alice, fullPlan(), "drill")
+	if err := e.rb.BreakGlass(ctx, alice, id2, "the approver is asleep"); err == nil || !strings.Contains(err.Error(), "disabled") {
+		t.Fatalf("break-glass while disabled: %v", err)
+	}
+	e.cfg.Failover.BreakGlass = true
+	if err := e.rb.BreakGlass(ctx, alice, id2, "the approver is asleep"); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := e.rb.Get(ctx, id2); !r.Approved || e.audit.count("failover.BREAK-GLASS") != 1 {
+		t.Fatal("break-glass did not approve, or was not audited")
+	}
+}
+
+// A full run with a crash at every step boundary: each step resumes, none
+// is applied twice, and the audit has the whole story.
+func TestRunResumesAfterCrashAtEveryBoundary(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	id, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := e.rb.Get(ctx, id)
+	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, "go"); err != nil {
+		t.Fatal(err)
+	}
+	// Steps out of order, and irreversible steps without confirmation, are refused.
+	if _, err := e.rb.Begin(ctx, alice, id, 1, "primary->dr", ""); !errors.Is(err, ErrOrder) {
+		t.Fatalf("step 2 before step 1: %v", err)
+	}
+	crashed := errors.New("crash")
+	for idx := range fullPlan().Steps {
+		if idx == 1 {
+			e.sb.SetMirrorRunning(false) // dedicated MM2: the operator stops it by hand
+		}
+		if idx > 0 {
+			if _, err := e.rb.Begin(ctx, alice, id, idx, "wrong", ""); !errors.Is(err, ErrConfirmation) {
+				t.Fatalf("step %d without the typed confirmation: %v", idx+1, err)
+			}
+		}
+		for _, point := range []string{"started", "effect-done", ""} {
+			e.rb.CrashHook = func(p string) {
+				if p == point {
+					panic(crashed)
+				}
+			}
+			err := func() (err error) {
+				defer func() {
+					if v := recover(); v != nil {
+						err = v.(error)
+					}
+				}()
+				x, err := e.rb.Begin(ctx, alice, id, idx, "primary->dr", "")
+				if err != nil {
+					return err
+				}
+				return x.Run(ctx)
+			}()
+			if point != "" && !errors.Is(err, crashed) {
+				t.Fatalf("step %d: crash at %s did not happen: %v", idx+1, point, err)
+			}
+			if point == "" && err != nil {
+				t.Fatalf("step %d after crashes: %v", idx+1, err)
+			}
+			r, _ := e.rb.Get(ctx, id)
+			if want := map[string]string{"started": "running", "effect-done": "running", "": "done"}[point]; r.Steps[idx].Status != want {
+				t.Fatalf("step %d after crash at %q is %s, want %s", idx+1, point, r.Steps[idx].Status, want)
+			}
+		}
+		if _, err := e.rb.Begin(ctx, alice, id, idx, "primary->dr", ""); err == nil || !strings.Contains(err.Error(), "never runs twice") {
+			t.Fatalf("a done step %d could run again: %v", idx+1, err)
+		}
+	}
+	r, _ = e.rb.Get(ctx, id)
+	if r.Status != "completed" || r.NextStep != -1 {
+		t.Fatalf("run %s, next step %d", r.Status, r.NextStep)
+	}
+	// Flink: the job was submitted once though the step ran three times.
+	if e.flink.runs != 1 {
+		t.Fatalf("RunJar called %d times", e.flink.runs)
+	}
+	for _, req := range e.flink.jobs {
+		if req.ClaimMode != "NO_CLAIM" || req.SavepointPath != "file:/sp/1" || req.RestoreMode != "" {
+			t.Fatalf("run request %+v", req)
+		}
+	}
+	// The DR group really got the translated offsets.
+	tr := e.rb.Monitor.Translator("primary->dr")
+	got, err := kadm.NewClient(tr.Target).FetchOffsets(ctx, "billing")
+	if err != nil || len(got) == 0 {
+		t.Fatalf("DR group offsets: %v %v", got, err)
+	}
+	changes, _ := e.store.GroupChanges(ctx, "primary->dr", "billing")
+	if len(changes) == 0 || changes[0].Status != "applied" {
+		t.Fatalf("group changes %+v", changes)
+	}
+	for _, action := range []string{"failover.plan", "failover.approve", "failover.completed"} {
+		if e.audit.count(action) != 1 {
+			t.Errorf("audit has %d %s", e.audit.count(action), action)
+		}
+	}
+	// Every attempt's start is on record; a crash before the result was
+	// written loses that attempt's result, and the resumed attempt writes it.
+	if starts, dones := e.audit.count("failover.step-start"), e.audit.count("failover.step-done"); starts != 12 || dones != 4 {
+		t.Errorf("audit: %d step starts (want 12: 3 attempts x 4 steps), %d step results (want 4)", starts, dones)
+	}
+}
+
+func TestSafetyRulesNeedOverride(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	id, _ := e.rb.Create(ctx, alice, Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindStopMirror}}}, "drill")
+	r, _ := e.rb.Get(ctx, id)
+	e.rb.Approve(ctx, bob, id, r.PlanHash, "")
+	// Slow the mirror until lag passes promote_max_lag.
+	e.cfg.Failover.PromoteMaxLag = config.Duration(500 * time.Millisecond)
+	e.sb.SetMirrorRate(5)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := e.rb.Begin(ctx, alice, id, 0, "primary->dr", "")
+		if errors.Is(err, ErrRuleViolation) {
+			if !strings.Contains(err.Error(), "lag within") {
+				t.Fatalf("refused for another reason: %v", err)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("stop-mirror never refused on lag")
+		}
+		// It started: undo by failing it, then try again when lag is higher.
+		e.store.FinishFailoverStep(ctx, id, 0, "", fmt.Errorf("test"), 0)
+		time.Sleep(200 * time.Millisecond)
+	}
+	if e.audit.count("failover.step-refused") == 0 {
+		t.Fatal("a refusal was not audited")
+	}
+	x, err := e.rb.Begin(ctx, alice, id, 0, "primary->dr", "primary region burning, accepting the loss")
+	if err != nil {
+		t.Fatalf("override: %v", err)
+	}
+	overridden := false
+	for _, rule := range x.Rules {
+		overridden = overridden || rule.Overridden != ""
+	}
+	if !overridden {
+		t.Fatalf("rules %+v", x.Rules)
+	}
+
+}

@@ -1,0 +1,145 @@
+// Package failover is the runbook: plans, four-eyes approval, guarded step
+// execution, resume after a crash. Every effect on Kafka, Kafka Connect or
+// Flink that the console makes goes through here, and every one is written
+// to the audit log before it happens.
+package failover
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/drconsole/drconsole/config"
+)
+
+// StepKind names what a step does.
+type StepKind string
+
+const (
+	// KindPreflight checks the safety rules and records their evidence;
+	// it changes nothing.
+	KindPreflight StepKind = "preflight"
+	// KindStopMirror stops MirrorMaker 2: its connectors through Kafka
+	// Connect REST, or (dedicated MM2, no REST) a manual stop the operator
+	// confirms and the console verifies as heartbeats and syncs stop.
+	KindStopMirror StepKind = "stop-mirror"
+	// KindTranslateGroup translates a consumer group's primary offsets and
+	// commits them to the (empty) DR group.
+	KindTranslateGroup StepKind = "translate-group"
+	// KindRestoreFlink starts the Flink job in DR from a savepoint.
+	KindRestoreFlink StepKind = "restore-flink"
+)
+
+// Step is one planned step and its parameters.
+type Step struct {
+	Kind StepKind `json:"kind"`
+	// translate-group
+	Group string `json:"group,omitempty"`
+	// AllowPartial lets translate-group commit the partitions that could be
+	// translated when some could not.
+	AllowPartial bool `json:"allow_partial,omitempty"`
+	// restore-flink
+	FlinkTarget           string   `json:"flink_target,omitempty"`
+	JarID                 string   `json:"jar_id,omitempty"`
+	EntryClass            string   `json:"entry_class,omitempty"`
+	Args                  []string `json:"args,omitempty"`
+	SavepointPath         string   `json:"savepoint_path,omitempty"`
+	Parallelism           int      `json:"parallelism,omitempty"`
+	AllowNonRestoredState bool     `json:"allow_non_restored_state,omitempty"`
+	ClaimMode             string   `json:"claim_mode,omitempty"`
+}
+
+// Plan is what an operator asks for and a second one approves.
+type Plan struct {
+	Flow  string `json:"flow"`
+	Steps []Step `json:"steps"`
+}
+
+// Hash identifies the plan's exact content: approvals are bound to it, so
+// any change to a step or parameter voids them. encoding/json writes struct
+// fields in declaration order, so the encoding is canonical.
+func (p Plan) Hash() string {
+	b, _ := json.Marshal(p) // plain structs: cannot fail
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Irreversible steps need a typed confirmation to run.
+func (s Step) Irreversible() bool { return s.Kind != KindPreflight }
+
+// Title says what the step does, for pages and the audit log.
+func (s Step) Title(flow *config.Flow) string {
+	switch s.Kind {
+	case KindPreflight:
+		return "Pre-flight checks (changes nothing)"
+	case KindStopMirror:
+		if flow != nil && flow.ConnectURL != "" {
+			return "Stop MirrorMaker 2 connectors " + strings.Join(flow.Connectors, ", ") + " on " + flow.ConnectURL
+		}
+		return "Stop MirrorMaker 2 (dedicated mode: by hand), then verify heartbeats and offset syncs stopped"
+	case KindTranslateGroup:
+		return "Translate consumer group " + s.Group + " and commit its offsets to the DR group"
+	case KindRestoreFlink:
+		sp := s.SavepointPath
+		if sp == "" {
+			sp = "no savepoint (fresh start)"
+		}
+		return fmt.Sprintf("Start the Flink job on %s from %s", s.FlinkTarget, sp)
+	}
+	return string(s.Kind)
+}
+
+// Validate checks a plan against the configuration before it is stored.
+func (p Plan) Validate(cfg *config.Config) error {
+	flow := cfg.Flow(p.Flow)
+	if flow == nil {
+		return fmt.Errorf("no flow named %q", p.Flow)
+	}
+	if len(p.Steps) == 0 {
+		return errors.New("a plan needs at least one step")
+	}
+	var errs []error
+	for i, s := range p.Steps {
+		bad := func(format string, args ...any) {
+			errs = append(errs, fmt.Errorf("step %d (%s): %s", i+1, s.Kind, fmt.Sprintf(format, args...)))
+		}
+		switch s.Kind {
+		case KindPreflight, KindStopMirror:
+		case KindTranslateGroup:
+			if strings.TrimSpace(s.Group) == "" {
+				bad("name the consumer group")
+			}
+		case KindRestoreFlink:
+			t := flinkTarget(cfg, s.FlinkTarget)
+			switch {
+			case t == nil:
+				bad("no Flink target named %q in flink_targets", s.FlinkTarget)
+			case t.Region != "dr":
+				bad("Flink target %q is in the %s region: restore goes to DR", t.Name, t.Region)
+			}
+			if s.JarID == "" {
+				bad("name the uploaded jar (jar id)")
+			}
+			switch s.ClaimMode {
+			case "", "NO_CLAIM", "CLAIM", "LEGACY":
+			default:
+				bad("claim mode %q: want NO_CLAIM, CLAIM or LEGACY", s.ClaimMode)
+			}
+		default:
+			bad("unknown step kind")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func flinkTarget(cfg *config.Config, name string) *config.FlinkTarget {
+	for _, t := range cfg.FlinkTargets {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}

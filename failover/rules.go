@@ -1,0 +1,126 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/drconsole/drconsole/kafka"
+)
+
+// RuleResult is a safety rule evaluated at execution time, with the
+// evidence it was judged on.
+type RuleResult struct {
+	Name        string `json:"name"`
+	OK          bool   `json:"ok"`
+	Overridable bool   `json:"overridable"`
+	Overridden  string `json:"overridden,omitempty"` // the operator's reason
+	Evidence    string `json:"evidence"`
+}
+
+// Failed lists the rules that stop a step: failed and not overridden.
+func Failed(rules []RuleResult) []string {
+	var out []string
+	for _, r := range rules {
+		if !r.OK && r.Overridden == "" {
+			out = append(out, r.Name+": "+r.Evidence)
+		}
+	}
+	return out
+}
+
+// CheckRules evaluates the rules that guard stopping the mirror, now.
+// override, when given, overrides the overridable ones that fail.
+func (rb *Runbook) CheckRules(ctx context.Context, plan Plan, override string) []RuleResult {
+	s := rb.Monitor.Snapshot(plan.Flow)
+	var rules []RuleResult
+	add := func(r RuleResult) {
+		if !r.OK && r.Overridable && override != "" {
+			r.Overridden = override
+		}
+		rules = append(rules, r)
+	}
+	primaryGone := s.Source.Checked && !s.Source.OK
+	add(RuleResult{Name: "DR cluster reachable", OK: s.Target.OK, Evidence: reach(s.Target)})
+
+	maxLag := rb.Config.Failover.PromoteMaxLag.D()
+	lag := RuleResult{Name: fmt.Sprintf("lag within %s, or the primary unreachable", maxLag), Overridable: true}
+	switch {
+	case primaryGone:
+		lag.OK, lag.Evidence = true, "primary unreachable: "+reach(s.Source)
+	case s.RPOMs == nil:
+		lag.Evidence = "lag unknown"
+	default:
+		d := time.Duration(*s.RPOMs) * time.Millisecond
+		lag.OK = d <= maxLag
+		lag.Evidence = fmt.Sprintf("RPO %s (%s messages) as of %s", d, count(s.TotalLagMessages), s.At.UTC().Format(time.RFC3339))
+	}
+	add(lag)
+
+	timeout := rb.Config.Thresholds.HeartbeatTimeout.D()
+	hb := RuleResult{Name: "replicated heartbeats fresh, or the primary unreachable", Overridable: true}
+	switch {
+	case primaryGone:
+		hb.OK, hb.Evidence = true, "primary unreachable"
+	case s.HeartbeatAge == nil:
+		hb.Evidence = "no replicated heartbeat ever seen"
+	default:
+		hb.OK = *s.HeartbeatAge <= timeout
+		hb.Evidence = fmt.Sprintf("last heartbeat %s ago (timeout %s)", s.HeartbeatAge.Round(time.Second), timeout)
+	}
+	add(hb)
+
+	// Consumer groups the plan moves must have no members in DR: Kafka
+	// refuses the commit otherwise, and running consumers would overwrite it.
+	tr := rb.Monitor.Translator(plan.Flow)
+	for _, st := range plan.Steps {
+		if st.Kind != KindTranslateGroup {
+			continue
+		}
+		r := RuleResult{Name: "DR group " + st.Group + " has no active consumers"}
+		gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		state, members, err := tr.DRGroupState(gctx, st.Group)
+		cancel()
+		switch {
+		case err != nil:
+			r.Evidence = err.Error()
+		default:
+			r.OK = members == 0
+			r.Evidence = fmt.Sprintf("%s with %d member(s)", state, members)
+		}
+		add(r)
+	}
+	return rules
+}
+
+func reach(r kafka.Reachability) string {
+	switch {
+	case !r.Checked:
+		return "not checked yet"
+	case r.OK:
+		return "reachable"
+	}
+	return fmt.Sprintf("unreachable since %s: %s", r.Since.UTC().Format(time.RFC3339), r.Err)
+}
+
+func count(v *int64) string {
+	if v == nil {
+		return "unknown"
+	}
+	return fmt.Sprint(*v)
+}
+
+// evidence is the flow's state at a decision, for the audit log.
+func (rb *Runbook) evidence(flow string) map[string]any {
+	s := rb.Monitor.Snapshot(flow)
+	if s == nil {
+		return nil
+	}
+	ev := map[string]any{"as_of": s.At.UTC(), "status": s.Status, "reason": s.Reason, "rpo_ms": s.RPOMs,
+		"lag_messages": s.TotalLagMessages, "source_reachable": s.Source.OK, "target_reachable": s.Target.OK,
+		"unknown_partitions": s.Unknown, "data_lost_partitions": s.DataLost}
+	if s.HeartbeatAge != nil {
+		ev["heartbeat_age_ms"] = s.HeartbeatAge.Milliseconds()
+	}
+	return ev
+}

@@ -1,0 +1,280 @@
+package failover
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// Actor is who does something, as the web layer authenticated them.
+type Actor struct {
+	Name      string
+	Role      string
+	ClientIP  string
+	UserAgent string
+}
+
+// Auditor writes the tamper-evident audit log. Record must have durably
+// written the entry when it returns nil.
+type Auditor interface {
+	Record(ctx context.Context, who Actor, action, subject string, details any) error
+}
+
+// ConnectAPI is what stopping MM2 on Kafka Connect needs.
+type ConnectAPI interface {
+	Status(ctx context.Context, name string) (kafka.ConnectorStatus, error)
+	Stop(ctx context.Context, name string) error
+}
+
+// FlinkAPI is what a restore needs.
+type FlinkAPI interface {
+	Version(ctx context.Context) (string, error)
+	Job(ctx context.Context, jobID string) (flink.Job, error)
+	RunJar(ctx context.Context, jarID string, r flink.RunRequest) (string, error)
+}
+
+// Runbook runs failover plans. Safe for concurrent use: the database is the
+// state, and every transition is a conditional update.
+type Runbook struct {
+	Store   *storage.Store
+	Monitor *kafka.Monitor
+	Config  *config.Config
+	Audit   Auditor
+	Log     *slog.Logger
+	Now     func() time.Time
+	// Connect and Flink build clients; tests replace them.
+	Connect func(url string) ConnectAPI
+	Flink   func(url string) FlinkAPI
+	// CrashHook, when set, is called at step boundaries ("started",
+	// "effect-done"); tests use it to kill the run there.
+	CrashHook func(point string)
+	// StopVerifyWindow is how long heartbeats and syncs must stay quiet to
+	// verify a manual MM2 stop; default 10 s.
+	StopVerifyWindow time.Duration
+}
+
+// Errors a caller shows to the operator as they are.
+var (
+	ErrSelfApproval  = errors.New("you requested this failover: a different operator must approve it")
+	ErrRole          = errors.New("your role may not do this: operator or admin required")
+	ErrNotApproved   = errors.New("this plan is not approved (or its approvals expired, or the plan changed after approval)")
+	ErrConfirmation  = errors.New("the typed confirmation does not match")
+	ErrOrder         = errors.New("earlier steps are not done yet")
+	ErrRuleViolation = errors.New("a safety rule failed")
+)
+
+func (rb *Runbook) now() time.Time {
+	if rb.Now != nil {
+		return rb.Now()
+	}
+	return time.Now()
+}
+
+func mayOperate(a Actor) bool { return a.Role == "operator" || a.Role == "admin" }
+
+// Run is a stored run with its decoded plan and derived approval state.
+type Run struct {
+	storage.FailoverRun
+	Plan Plan
+	// ValidApprovers approved the current plan hash, are not the requester
+	// and have not expired.
+	ValidApprovers []string
+	Approved       bool
+	// NextStep is the first step not done, -1 when all are.
+	NextStep int
+}
+
+// Get loads a run and evaluates its approvals now.
+func (rb *Runbook) Get(ctx context.Context, id int64) (*Run, error) {
+	sr, err := rb.Store.FailoverRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{FailoverRun: *sr, NextStep: -1}
+	if err := json.Unmarshal([]byte(sr.PlanJSON), &r.Plan); err != nil {
+		return nil, fmt.Errorf("failover run %d: stored plan unreadable: %w", id, err)
+	}
+	now := rb.now().UnixMilli()
+	for _, a := range sr.Approvals {
+		if a.Decision == "approve" && a.PlanHash == sr.PlanHash && a.Approver != sr.CreatedBy && now < a.ExpiresMs &&
+			!slices.Contains(r.ValidApprovers, a.Approver) {
+			r.ValidApprovers = append(r.ValidApprovers, a.Approver)
+		}
+	}
+	r.Approved = sr.BreakGlass != "" || len(r.ValidApprovers) >= sr.ApprovalsRequired
+	for _, st := range sr.Steps {
+		if st.Status != "done" {
+			r.NextStep = st.Idx
+			break
+		}
+	}
+	return r, nil
+}
+
+// Create stores a new plan, pending approval.
+func (rb *Runbook) Create(ctx context.Context, who Actor, plan Plan, reason string) (int64, error) {
+	if !mayOperate(who) {
+		return 0, ErrRole
+	}
+	if strings.TrimSpace(reason) == "" {
+		return 0, errors.New("give a reason for the failover")
+	}
+	if err := plan.Validate(rb.Config); err != nil {
+		return 0, err
+	}
+	body, _ := json.Marshal(plan)
+	hash := plan.Hash()
+	details := map[string]any{"plan": plan, "plan_hash": hash, "reason": reason, "evidence": rb.evidence(plan.Flow)}
+	if err := rb.Audit.Record(ctx, who, "failover.plan", plan.Flow, details); err != nil {
+		return 0, err
+	}
+	id, err := rb.Store.CreateFailoverRun(ctx, storage.FailoverRun{Flow: plan.Flow, Reason: reason, CreatedBy: who.Name,
+		CreatedMs: rb.now().UnixMilli(), PlanJSON: string(body), PlanHash: hash, ApprovalsRequired: rb.Config.Failover.ApprovalsRequired}, kinds(plan))
+	if err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+func kinds(p Plan) []string {
+	out := make([]string, len(p.Steps))
+	for i, s := range p.Steps {
+		out[i] = string(s.Kind)
+	}
+	return out
+}
+
+// Update replaces a pending run's plan. Approvals given so far were for
+// the old plan's hash: they no longer count.
+func (rb *Runbook) Update(ctx context.Context, who Actor, id int64, plan Plan, reason string) error {
+	if !mayOperate(who) {
+		return ErrRole
+	}
+	r, err := rb.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	plan.Flow = r.Flow
+	if err := plan.Validate(rb.Config); err != nil {
+		return err
+	}
+	body, _ := json.Marshal(plan)
+	hash := plan.Hash()
+	if err := rb.Audit.Record(ctx, who, "failover.plan-changed", runSubject(id), map[string]any{"plan": plan, "old_hash": r.PlanHash, "plan_hash": hash, "reason": reason}); err != nil {
+		return err
+	}
+	return rb.Store.ReplaceFailoverPlan(ctx, id, string(body), hash, reason, kinds(plan), rb.now().UnixMilli())
+}
+
+func runSubject(id int64) string { return fmt.Sprintf("failover-run:%d", id) }
+
+// Approve records an approval of the run's current plan. planHash is the
+// hash the approver saw: if the plan changed since, the approval is refused.
+func (rb *Runbook) Approve(ctx context.Context, who Actor, id int64, planHash, comment string) error {
+	if !mayOperate(who) {
+		return ErrRole
+	}
+	r, err := rb.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case r.Status != "pending" && r.Status != "approved" && r.Status != "running":
+		return fmt.Errorf("run %d is %s: nothing to approve", id, r.Status)
+	case who.Name == r.CreatedBy:
+		rb.Audit.Record(ctx, who, "failover.self-approval-refused", runSubject(id), map[string]any{"plan_hash": r.PlanHash})
+		return ErrSelfApproval
+	case planHash != r.PlanHash:
+		return fmt.Errorf("the plan changed since you looked at it (hash %.12s, now %.12s): review it again", planHash, r.PlanHash)
+	}
+	now := rb.now()
+	ttl := rb.Config.Failover.ApprovalTTL.D()
+	if err := rb.Audit.Record(ctx, who, "failover.approve", runSubject(id), map[string]any{"plan_hash": planHash, "comment": comment,
+		"expires": now.Add(ttl).UTC(), "evidence": rb.evidence(r.Flow)}); err != nil {
+		return err
+	}
+	if _, err := rb.Store.AddFailoverApproval(ctx, id, storage.FailoverApproval{Approver: who.Name, Decision: "approve", Reason: comment,
+		PlanHash: planHash, AtMs: now.UnixMilli(), ExpiresMs: now.Add(ttl).UnixMilli()}); err != nil {
+		return err
+	}
+	if r, err = rb.Get(ctx, id); err == nil && r.Approved && r.Status == "pending" {
+		err = rb.Store.SetFailoverStatus(ctx, id, []string{"pending"}, "approved", now.UnixMilli())
+		if errors.Is(err, storage.ErrConflict) {
+			err = nil // someone else's approval got there first
+		}
+	}
+	return err
+}
+
+// Reject ends a run; a reason is required.
+func (rb *Runbook) Reject(ctx context.Context, who Actor, id int64, reason string) error {
+	if !mayOperate(who) {
+		return ErrRole
+	}
+	if strings.TrimSpace(reason) == "" {
+		return errors.New("a rejection needs a reason")
+	}
+	r, err := rb.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := rb.Audit.Record(ctx, who, "failover.reject", runSubject(id), map[string]any{"plan_hash": r.PlanHash, "reason": reason}); err != nil {
+		return err
+	}
+	now := rb.now().UnixMilli()
+	if _, err := rb.Store.AddFailoverApproval(ctx, id, storage.FailoverApproval{Approver: who.Name, Decision: "reject", Reason: reason,
+		PlanHash: r.PlanHash, AtMs: now, ExpiresMs: now}); err != nil {
+		return err
+	}
+	return rb.Store.SetFailoverStatus(ctx, id, []string{"pending", "approved"}, "rejected", now)
+}
+
+// Cancel ends a run that has not completed.
+func (rb *Runbook) Cancel(ctx context.Context, who Actor, id int64, reason string) error {
+	if !mayOperate(who) {
+		return ErrRole
+	}
+	if err := rb.Audit.Record(ctx, who, "failover.cancel", runSubject(id), map[string]any{"reason": reason}); err != nil {
+		return err
+	}
+	return rb.Store.SetFailoverStatus(ctx, id, []string{"pending", "approved", "running", "failed"}, "cancelled", rb.now().UnixMilli())
+}
+
+// BreakGlass approves a run with the requester alone, when the
+// configuration allows it. It is loud on purpose.
+func (rb *Runbook) BreakGlass(ctx context.Context, who Actor, id int64, reason string) error {
+	if !mayOperate(who) {
+		return ErrRole
+	}
+	if !rb.Config.Failover.BreakGlass {
+		return errors.New("break-glass is disabled in the configuration (failover.break_glass)")
+	}
+	if len(strings.TrimSpace(reason)) < 10 {
+		return errors.New("break-glass needs a real reason (at least 10 characters)")
+	}
+	r, err := rb.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := rb.Audit.Record(ctx, who, "failover.BREAK-GLASS", runSubject(id), map[string]any{"plan_hash": r.PlanHash, "reason": reason,
+		"evidence": rb.evidence(r.Flow)}); err != nil {
+		return err
+	}
+	rb.Log.Warn("BREAK-GLASS: failover approved by a single operator", "run", id, "operator", who.Name, "reason", reason)
+	return rb.Store.SetBreakGlass(ctx, id, reason, rb.now().UnixMilli())
+}
+
+// Runs lists runs, newest first.
+func (rb *Runbook) Runs(ctx context.Context) ([]storage.FailoverRun, error) {
+	return rb.Store.FailoverRuns(ctx, 100)
+}
