@@ -371,3 +371,76 @@ func TestSafetyRulesNeedOverride(t *testing.T) {
 	}
 
 }
+
+// fakeConnect stops connectors after a couple of status polls.
+type fakeConnect struct {
+	mu    sync.Mutex
+	stops map[string]int
+	polls map[string]int
+}
+
+func (f *fakeConnect) Stop(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stops[name]++
+	return nil
+}
+
+func (f *fakeConnect) Status(_ context.Context, name string) (kafka.ConnectorStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var s kafka.ConnectorStatus
+	s.Name = name
+	s.Connector.State = "RUNNING"
+	s.Tasks = make([]struct {
+		ID    int    `json:"id"`
+		State string `json:"state"`
+		Trace string `json:"trace,omitempty"`
+	}, 1)
+	if f.stops[name] > 0 {
+		if f.polls[name]++; f.polls[name] > 2 {
+			s.Connector.State, s.Tasks = "STOPPED", nil
+		}
+	}
+	return s, nil
+}
+
+func TestStopMirrorThroughConnectAndPreview(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	fc := &fakeConnect{stops: map[string]int{}, polls: map[string]int{}}
+	e.rb.Connect = func(string) ConnectAPI { return fc }
+	f := e.cfg.Flow("primary->dr")
+	f.ConnectURL, f.Connectors = "http://connect:8083", []string{"MirrorSourceConnector", "MirrorCheckpointConnector"}
+	id, _ := e.rb.Create(ctx, alice, fullPlan(), "drill")
+	r, _ := e.rb.Get(ctx, id)
+	previews := e.rb.Preview(ctx, r)
+	if len(previews) != 4 {
+		t.Fatalf("%d previews", len(previews))
+	}
+	for i, want := range []string{"changes nothing", "MirrorSourceConnector: now RUNNING with 1 task(s) → STOPPED", "billing", "job id"} {
+		if !strings.Contains(strings.Join(previews[i].Lines, "\n"), want) || previews[i].Err != "" {
+			t.Errorf("preview of step %d lacks %q: %v %s", i+1, want, previews[i].Lines, previews[i].Err)
+		}
+	}
+	if len(fc.stops) != 0 {
+		t.Fatal("the preview stopped a connector")
+	}
+	e.rb.Approve(ctx, bob, id, r.PlanHash, "")
+	for idx := range 2 {
+		x, err := e.rb.Begin(ctx, alice, id, idx, "primary->dr", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fc.stops["MirrorSourceConnector"] != 1 || fc.stops["MirrorCheckpointConnector"] != 1 {
+		t.Fatalf("stops %v", fc.stops)
+	}
+	r, _ = e.rb.Get(ctx, id)
+	if !strings.Contains(r.Steps[1].Result, `"MirrorSourceConnector":"STOPPED"`) {
+		t.Fatalf("step result %s", r.Steps[1].Result)
+	}
+}
