@@ -18,16 +18,21 @@ import org.apache.kafka.connect.mirror.RemoteClusterUtils;
  * N times against the target (DR) cluster and prints the result and the wall time per call.
  *
  * <pre>
- * TranslateOffsets &lt;bootstrap&gt; &lt;remote-alias&gt; &lt;group&gt; &lt;replication-policy-class&gt; &lt;N&gt;
+ * TranslateOffsets &lt;bootstrap&gt; &lt;remote-alias&gt; &lt;group&gt; &lt;replication-policy-class&gt; &lt;N&gt; [key=value ...]
  * </pre>
+ * Optional key=value arguments: {@code reused.calls=M} (default 0) runs a second series of M calls
+ * through one MirrorClient; any other key is added to the client properties (e.g.
+ * {@code consumer.fetch.max.wait.ms=10}; MirrorClientConfig takes {@code consumer.}/{@code admin.}
+ * prefixed client settings).
+ *
  *
  * Prints exactly one line on stdout, prefixed with "DRCONSOLE-MM2CLIENT ", holding JSON:
  * <pre>
  * {"group":"g","remote":"primary","calls":N,
  *  "offsets":{"events-0":123,...},            // DR topic names, from the first call
  *  "consistent":true,                          // every call returned the same map
- *  "translate_us":{"first":..,"min":..,"median":..,"max":..},        // RemoteClusterUtils.translateOffsets
- *  "reused_client_us":{"first":..,"min":..,"median":..,"max":..}}    // one MirrorClient, remoteConsumerOffsets
+ *  "translate_us":{"first":..,"min":..,"median":..,"max":..,"all":[..]},  // RemoteClusterUtils.translateOffsets
+ *  "reused_client_us":{...}}                  // one MirrorClient, remoteConsumerOffsets; only with reused.calls
  * </pre>
  * RemoteClusterUtils.translateOffsets builds a MirrorClient (an Admin client) per call, and
  * MirrorClient.remoteConsumerOffsets a consumer per call that reads the whole
@@ -38,8 +43,8 @@ public final class TranslateOffsets {
     private TranslateOffsets() {}
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 5) {
-            System.err.println("usage: TranslateOffsets <bootstrap> <remote-alias> <group> <replication-policy-class> <N>");
+        if (args.length < 5) {
+            System.err.println("usage: TranslateOffsets <bootstrap> <remote-alias> <group> <replication-policy-class> <N> [key=value ...]");
             System.exit(2);
         }
         String bootstrap = args[0], remote = args[1], group = args[2], policy = args[3];
@@ -50,6 +55,19 @@ public final class TranslateOffsets {
         Map<String, Object> props = new HashMap<>();
         props.put("bootstrap.servers", bootstrap);
         props.put("replication.policy.class", policy);
+        int reusedCalls = 0;
+        for (int i = 5; i < args.length; i++) {
+            int eq = args[i].indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("expected key=value, got " + args[i]);
+            }
+            String k = args[i].substring(0, eq), v = args[i].substring(eq + 1);
+            if (k.equals("reused.calls")) {
+                reusedCalls = Integer.parseInt(v);
+            } else {
+                props.put(k, v);
+            }
+        }
         Duration timeout = Duration.ofSeconds(30);
 
         Map<String, Long> first = null;
@@ -67,9 +85,9 @@ public final class TranslateOffsets {
             }
         }
 
-        long[] reused = new long[n];
+        long[] reused = new long[reusedCalls];
         try (MirrorClient client = new MirrorClient(props)) {
-            for (int i = 0; i < n; i++) {
+            for (int i = 0; i < reusedCalls; i++) {
                 long start = System.nanoTime();
                 Map<TopicPartition, OffsetAndMetadata> got = client.remoteConsumerOffsets(group, remote, timeout);
                 reused[i] = (System.nanoTime() - start) / 1000;
@@ -92,7 +110,9 @@ public final class TranslateOffsets {
         b.append('}');
         b.append(",\"consistent\":").append(consistent);
         b.append(",\"translate_us\":").append(stats(translate));
-        b.append(",\"reused_client_us\":").append(stats(reused));
+        if (reusedCalls > 0) {
+            b.append(",\"reused_client_us\":").append(stats(reused));
+        }
         b.append('}');
         System.out.println(b);
         System.out.flush();
