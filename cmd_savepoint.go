@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/kafka"
+)
+
+const savepointUsage = `Usage: drconsole savepoint inspect PATH [--uid UID] [--json]
+
+Reads a Flink savepoint or retained checkpoint (PATH = its directory or its _metadata file)
+without Java and shows its operators and the Kafka source's positions: the next offset to read
+per partition (KafkaSource SourceReaderState; legacy FlinkKafkaConsumer state too).
+
+  --uid UID   the Kafka source operator: its uid or its 32-hex operator id
+              (default: the only operator with source reader state)
+  --json      print only {"topic-partition": next offset, ...}, the offsets file that
+              "drconsole translate --offsets" reads; partitions holding a marker instead of
+              an offset (earliest/committed/latest) are left out, named on stderr, and the
+              exit status is non-zero
+
+Exit status: 0 ok, 1 markers left out of --json, 2 bad file or usage.
+`
+
+// savepointMarkerError is --json output that had to leave partitions out:
+// their state holds a marker (earliest, committed, latest), not an offset.
+type savepointMarkerError struct{ Partitions []string }
+
+func (e savepointMarkerError) Error() string {
+	return fmt.Sprintf("%d partition(s) hold a start marker instead of an offset and were left out of the JSON: %s",
+		len(e.Partitions), strings.Join(e.Partitions, ", "))
+}
+
+func savepointCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, savepointUsage)
+		if len(args) == 0 {
+			return usageError{errors.New("savepoint needs a subcommand: inspect")}
+		}
+		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "inspect":
+		return savepointInspect(ctx, args[1:], stdout, stderr)
+	}
+	return usageError{fmt.Errorf("savepoint: unknown subcommand %q (want inspect)", args[0])}
+}
+
+func savepointInspect(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("savepoint inspect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, savepointUsage) }
+	uid := fs.String("uid", "", "")
+	asJSON := fs.Bool("json", false, "")
+	// Flags may come before or after PATH.
+	var paths []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return usageError{err}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		paths = append(paths, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	switch {
+	case len(paths) == 0:
+		return usageError{errors.New("savepoint inspect needs PATH (a savepoint directory or its _metadata file)")}
+	case len(paths) > 1:
+		return usageError{fmt.Errorf("savepoint inspect: unexpected argument %q", paths[1])}
+	}
+	sp, err := flink.ReadSavepoint(paths[0])
+	if err != nil {
+		return inputError{err}
+	}
+	offsets, offErr := sp.KafkaSourceOffsets(*uid)
+	if offErr != nil && (*uid != "" || *asJSON || !errors.Is(offErr, flink.ErrNoKafkaSource)) {
+		offErr = inputError{offErr}
+	}
+	if *asJSON {
+		if offErr != nil {
+			return offErr
+		}
+		return writeSavepointJSON(offsets, stdout, stderr)
+	}
+	var inErr inputError
+	if errors.As(offErr, &inErr) {
+		writeSavepointHuman(sp, nil, nil, stdout) // operators; the error follows on stderr
+		return offErr
+	}
+	writeSavepointHuman(sp, offsets, offErr, stdout)
+	return nil
+}
+
+func writeSavepointJSON(k *flink.KafkaOffsets, stdout, stderr io.Writer) error {
+	out := map[kafka.TP]int64{}
+	var marked []string
+	for _, p := range k.Sorted() {
+		if p.Next < 0 || p.Marker != "" {
+			fmt.Fprintf(stderr, "drconsole: %s: left out: the savepoint holds the %s marker (%d), not an offset\n", p.Key(), p.Marker, p.Next)
+			marked = append(marked, p.Key())
+			continue
+		}
+		out[kafka.TP{Topic: p.Topic, Partition: p.Partition}] = p.Next
+	}
+	if err := kafka.WriteOffsetsJSON(stdout, out); err != nil {
+		return err
+	}
+	if len(marked) > 0 {
+		return savepointMarkerError{Partitions: marked}
+	}
+	return nil
+}
+
+func writeSavepointHuman(sp *flink.Savepoint, k *flink.KafkaOffsets, offErr error, w io.Writer) {
+	kind := "checkpoint/savepoint"
+	if sp.SnapshotName != "" {
+		kind = sp.SnapshotName
+	}
+	if sp.FormatType != "" {
+		kind += " (" + sp.FormatType + ")"
+	}
+	fmt.Fprintf(w, "savepoint:      %s\n", sp.Dir)
+	fmt.Fprintf(w, "_metadata:      version %d, checkpoint id %d, %s\n", sp.Version, sp.CheckpointID, kind)
+	fmt.Fprintf(w, "\noperators (%d):\n", len(sp.Operators))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ID\tUID\tNAME\tPARALLELISM\tMAX\tSTATE")
+	for i := range sp.Operators {
+		op := &sp.Operators[i]
+		var state []string
+		if op.FullyFinished {
+			state = append(state, "finished")
+		}
+		if op.HasKeyedState() {
+			state = append(state, "keyed")
+		}
+		state = append(state, op.StateNames()...)
+		if op.Coordinator != nil {
+			state = append(state, "coordinator")
+		}
+		if len(state) == 0 {
+			state = []string{"-"}
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%s\n", op.ID, orDash(op.UID), orDash(op.Name), op.Parallelism, op.MaxParallelism, strings.Join(state, ", "))
+	}
+	tw.Flush()
+
+	if k == nil && offErr == nil {
+		return
+	}
+	fmt.Fprintln(w)
+	if offErr != nil {
+		fmt.Fprintf(w, "kafka source:   none (%v)\n", offErr)
+		return
+	}
+	label := k.OperatorID
+	if k.UID != "" {
+		label = fmt.Sprintf("uid %s, id %s", k.UID, k.OperatorID)
+	}
+	fmt.Fprintf(w, "kafka source:   %s (%s), %d partition(s)\n", label, k.Source, len(k.Partitions))
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  PARTITION\tNEXT OFFSET\tSTOPPING\tSUBTASK")
+	for _, p := range k.Sorted() {
+		next := strconv.FormatInt(p.Next, 10)
+		if p.Marker != "" {
+			next = fmt.Sprintf("%s (%d)", p.Marker, p.Next)
+		}
+		stop := "-"
+		if p.Stopping != nil {
+			stop = strconv.FormatInt(*p.Stopping, 10)
+			if p.StoppingMarker != "" {
+				stop = fmt.Sprintf("%s (%d)", p.StoppingMarker, *p.Stopping)
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\n", p.Key(), next, stop, p.Subtask)
+	}
+	tw.Flush()
+	switch {
+	case k.Enumerator != nil:
+		e := k.Enumerator
+		markers := map[string]int{}
+		for _, s := range e.Splits {
+			switch {
+			case s.Offset == nil:
+				markers["no offset stored"]++
+			case s.Marker != "":
+				markers[s.Marker]++
+			default:
+				markers["offset"]++
+			}
+		}
+		var parts []string
+		for _, m := range []string{"committed", "earliest", "latest", "migrated", "offset", "no offset stored"} {
+			if markers[m] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", markers[m], m))
+			}
+		}
+		fmt.Fprintf(w, "enumerator:     state v%d, %d split(s) (%s): initial offsets, for information only, not positions\n",
+			e.SerializerVersion, len(e.Splits), strings.Join(parts, ", "))
+	case k.EnumeratorErr != "":
+		fmt.Fprintf(w, "enumerator:     not decoded: %s\n", k.EnumeratorErr)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
