@@ -18,6 +18,8 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
+	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
@@ -38,6 +40,14 @@ Usage:
   drconsole translate --offsets FILE (--syncs FILE | --config FILE)
                                          translate primary offsets to DR offsets
   drconsole export syncs --config FILE   write the stored offset syncs as JSON Lines
+  drconsole users add|list|passwd|role|disable|enable ... (--config FILE | --db FILE)
+                                         manage the console's accounts (audited)
+  drconsole audit verify (--db FILE | --config FILE)
+                                         check the audit log's hash chain
+  drconsole audit export --config FILE [--format jsonl|csv]
+                                         write the audit log
+  drconsole savepoint inspect PATH [--uid UID] [--json]
+                                         read the Kafka offsets out of a Flink savepoint
   drconsole version                      print the version
 
 Run "drconsole COMMAND -h" for a command's flags.
@@ -63,8 +73,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = demoCmd(ctx, args[1:], stdout, stderr)
 	case "translate":
 		err = translateCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "savepoint":
+		err = savepointCmd(ctx, args[1:], stdout, stderr)
 	case "export":
 		err = exportCmd(ctx, args[1:], stdout, stderr)
+	case "users":
+		err = usersCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "audit":
+		err = auditCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "drconsole", version)
 		return 0
@@ -78,6 +94,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var usageErr usageError
 	var inErr inputError
 	var partial partialError
+	var markers savepointMarkerError
 	switch {
 	case err == nil:
 		return 0
@@ -86,7 +103,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case errors.As(err, &usageErr), errors.As(err, &inErr):
 		fmt.Fprintln(stderr, "drconsole:", err)
 		return 2
-	case errors.As(err, &partial):
+	case errors.As(err, &partial), errors.As(err, &markers):
 		fmt.Fprintln(stderr, "drconsole:", err)
 		return 3
 	default:
@@ -144,7 +161,11 @@ func serveConsole(ctx context.Context, cfg *config.Config, controls handlers.Dem
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: version, Demo: controls}
+	rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
+		Connect: func(url string) failover.ConnectAPI { return kafka.NewConnectClient(url) },
+		Flink:   func(url string) failover.FlinkAPI { return flink.NewRESTClient(url) }}
+	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: version, Demo: controls, Runbook: rb,
+		Auth: cfg.Auth}
 	monCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); mon.Run(monCtx) }()
@@ -184,13 +205,21 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("starting the sandbox: %w", err)
 	}
 	defer sb.Close()
-	cfg := demoConfig(sb, *addr, dir)
+	fl, err := demo.StartFlinkStandIn()
+	if err != nil {
+		return fmt.Errorf("starting the sandbox's Flink stand-in: %w", err)
+	}
+	defer fl.Close()
+	cfg := demoConfig(sb, *addr, dir, fl.URL)
+	if err := createDemoUsers(ctx, filepath.Join(dir, "drconsole.db"), stdout); err != nil {
+		return fmt.Errorf("creating the sandbox accounts: %w", err)
+	}
 	fmt.Fprintf(stdout, "drconsole sandbox: open http://%s/ (sandbox controls at /demo). Ctrl-C stops it.\n", *addr)
 	return serveConsole(ctx, cfg, demoControls{sb}, log)
 }
 
 // demoConfig describes the sandbox as an operator would in a config file.
-func demoConfig(sb *demo.Sandbox, addr, dir string) *config.Config {
+func demoConfig(sb *demo.Sandbox, addr, dir, flinkURL string) *config.Config {
 	cfg := &config.Config{
 		Listen:  addr,
 		DataDir: dir,
@@ -205,6 +234,10 @@ func demoConfig(sb *demo.Sandbox, addr, dir string) *config.Config {
 			Topics:              config.Topics{Include: demo.Topics},
 		}},
 		RefreshInterval: config.Duration(2e9),
+		// Not real Flink: a stand-in that records the restore request.
+		FlinkTargets: []*config.FlinkTarget{{Name: "sandbox-flink-dr", RestURL: flinkURL, Region: "dr"}},
+		// Plain http on 127.0.0.1: a Secure cookie would never come back.
+		Auth: config.Auth{InsecureCookie: true},
 	}
 	if err := cfg.Normalize("demo"); err != nil {
 		panic("demo config: " + err.Error()) // a programming error, not an operator's

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -36,6 +37,12 @@ type Config struct {
 	// FlinkTargets are the Flink clusters the console may talk to (savepoint
 	// catalog, restore). Only these: a form never names a URL.
 	FlinkTargets []*FlinkTarget `yaml:"flink_targets"`
+	// SavepointDirs are local directories (absolute paths) the savepoint
+	// catalog scans for `*/_metadata`; manual registration accepts only
+	// paths inside them.
+	SavepointDirs []string `yaml:"savepoint_dirs"`
+	// Auth is how people sign in (config/auth.go).
+	Auth Auth `yaml:"auth"`
 }
 
 // Failover sets the approval gate of failover runs.
@@ -253,6 +260,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Retention.SyncsFull, 24*time.Hour)
 	setDefault(&c.Retention.SyncsThinInterval, time.Hour)
 	setDefault(&c.Retention.LagHistory, 24*time.Hour)
+	c.Auth.ApplyDefaults()
 	setDefault(&c.Failover.ApprovalTTL, 30*time.Minute)
 	setDefault(&c.Failover.PromoteMaxLag, 30*time.Second)
 	if c.Failover.ApprovalsRequired == 0 {
@@ -435,9 +443,15 @@ func (c *Config) validate(file string) Problems {
 			bad(key+".region", "%q: want primary or dr", ft.Region)
 		}
 	}
+	for i, d := range c.SavepointDirs {
+		if d == "" || !filepath.IsAbs(d) {
+			bad(fmt.Sprintf("savepoint_dirs[%d]", i), "%q is not an absolute path", d)
+		}
+	}
 	if c.RefreshInterval.D() < 500*time.Millisecond {
 		bad("refresh_interval", "%s is too short (at least 500ms)", c.RefreshInterval.D())
 	}
+	c.Auth.validate(bad)
 	// Map iteration made the order random; sort for stable output.
 	slices.SortStableFunc(ps, func(a, b Problem) int { return strings.Compare(a.Key, b.Key) })
 	return ps

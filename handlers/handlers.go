@@ -12,6 +12,8 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
@@ -33,8 +35,16 @@ type Handlers struct {
 	Log     *slog.Logger
 	Version string
 	Demo    DemoControls
+	// Auth is how people sign in (handlers/auth.go); Limiter slows
+	// password guessing on POST /login (web.Router sets one if nil).
+	Auth    config.Auth
+	Limiter LoginLimiter
+	// Runbook runs failovers; nil serves no failover pages.
+	Runbook *failover.Runbook
 	// Now is the clock; replaced in tests.
 	Now func() time.Time
+
+	executions executions
 }
 
 // SparkWindow is how much RPO history the overview and flow pages show.

@@ -63,7 +63,10 @@ func TestBrowserSeesLagGrowWhenMirrorSlowed(t *testing.T) {
 	waitReady(t, c)
 	ctx := newBrowser(t)
 	rpo := chromedp.CSS(`[data-testid="rpo"]`)
-	if err := chromedp.Do(ctx, chromedp.Navigate(c.URL+"/"), chromedp.WaitVisible(rpo)); err != nil {
+	// Signed out, the overview sends the browser to the sign-in form and,
+	// once signed in, back.
+	signIn(t, ctx, c.URL+"/", "test-operator")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(rpo)); err != nil {
 		t.Fatal(err)
 	}
 	before, err := chromedp.Run(ctx, chromedp.Text(rpo))
@@ -114,5 +117,55 @@ func TestBrowserSeesLagGrowWhenMirrorSlowed(t *testing.T) {
 		if err == nil {
 			os.WriteFile(filepath.Join(dir, "overview.png"), png, 0o644)
 		}
+	}
+}
+
+// signIn opens url signed out, expects the sign-in form, fills it in as
+// user and waits for the page to come back.
+func signIn(t *testing.T, ctx context.Context, url, user string) {
+	t.Helper()
+	err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.ID("password")),
+		chromedp.SendKeys(chromedp.ID("username"), user), chromedp.SendKeys(chromedp.ID("password"), testPassword),
+		chromedp.Click(chromedp.ID("sign-in")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="signed-in-user"]`)))
+	if err != nil {
+		t.Fatalf("signing in as %s: %v", user, err)
+	}
+	who, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="signed-in-user"]`)))
+	if err != nil || who != user {
+		t.Fatalf("signed in as %q (%v), want %s", who, err, user)
+	}
+}
+
+// A viewer signs in, finds their sign-in in the audit log, cannot press
+// an operator's button, and signs out.
+func TestBrowserViewerAuditAndSignOut(t *testing.T) {
+	c := startConsole(t)
+	ctx := newBrowser(t)
+	signIn(t, ctx, c.URL+"/audit?action=login", "test-viewer")
+	row := chromedp.CSS(`tr[data-action="login"]`)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(row)); err != nil {
+		t.Fatal(err)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="audit-table"] tbody`)))
+	if err != nil || !strings.Contains(text, "test-viewer") {
+		t.Fatalf("audit table %q (%v) lacks the viewer's sign-in", text, err)
+	}
+	// The sandbox buttons are shown, but the server refuses a viewer.
+	if err := chromedp.Do(ctx, chromedp.Navigate(c.URL+"/demo"), chromedp.WaitVisible(chromedp.ID("rate-5"))); err != nil {
+		t.Fatal(err)
+	}
+	state, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="mirror-rate"]`)))
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("rate-5")), chromedp.Sleep(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if s := c.Sandbox.State(); s.MirrorRate == 5 {
+		t.Fatalf("a viewer changed the mirror rate (was %q)", state)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("sign-out")), chromedp.WaitVisible(chromedp.ID("password"))); err != nil {
+		t.Fatal(err)
+	}
+	// Signed out for real: the audit page sends us back to the form.
+	if err := chromedp.Do(ctx, chromedp.Navigate(c.URL+"/audit"), chromedp.WaitVisible(chromedp.ID("password"))); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,6 +1,6 @@
 // Package web is the console's HTTP server: the chi router, middleware
 // (request logging, panic recovery, cross-origin protection, security
-// headers) and the static assets.
+// headers, authentication and roles) and the static assets.
 package web
 
 import (
@@ -19,6 +19,7 @@ import (
 
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/static"
+	"github.com/drconsole/drconsole/web/identity"
 )
 
 // Router builds the console's routes.
@@ -27,26 +28,67 @@ func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
 	reg.MustRegister(handlers.MetricsCollector{Monitor: h.Monitor},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
+	// Router owns the auth defaults so a Handlers built in code (tests)
+	// never runs without a session timeout or a login limit.
+	h.Auth.ApplyDefaults()
+	if h.Limiter == nil {
+		h.Limiter = NewLoginLimiter(h.Auth.LoginMaxFailures, h.Auth.LoginFailureWindow.D(), 10_000)
+	}
+
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer, requestLog(log), securityHeaders)
 	// Every state-changing request must come from our own pages; GETs stay
-	// free of side effects.
+	// free of side effects. Checked before anything else, so a cross-site
+	// form cannot even try a password.
 	r.Use(http.NewCrossOriginProtection().Handler)
+	// Who is asking (session or trusted proxy header) and from where; the
+	// groups below decide what they may do.
+	r.Use(newAuthenticator(h, log).identify)
 
-	r.Get("/", h.Overview)
-	r.Get("/flows/{flow}", h.Flow)
-	r.Get("/flows/{flow}/topics/{topic}", h.Topic)
-	r.Get("/flows/{flow}/topics/{topic}/partitions/{partition}", h.Partition)
-	r.Get("/translate", h.TranslatePage)
-	r.Post("/translate", h.TranslatePost)
+	// Public: signing in, probes, metrics for Prometheus, assets.
+	r.Get("/login", h.LoginPage)
+	r.Post("/login", h.LoginPost)
 	r.Get("/healthz", h.Healthz)
 	r.Get("/readyz", h.Readyz)
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	r.Get("/demo", h.DemoPanel)
-	r.Post("/demo/mirror-rate", h.DemoMirrorRate)
-	r.Post("/demo/mirror", h.DemoMirror)
-	r.Post("/demo/primary", h.DemoPrimary)
 	r.Method(http.MethodGet, "/static/*", http.StripPrefix("/static/", cacheStatic(http.FileServerFS(static.FS))))
+
+	// Everything else needs a signed-in user. Viewers see every page;
+	// anything that changes state goes in the operator group below (or
+	// the admin one), and web/auth_routes_test.go checks that for every
+	// route the router has.
+	r.Group(func(r chi.Router) {
+		r.Use(RequireUser)
+		r.Get("/", h.Overview)
+		r.Get("/flows/{flow}", h.Flow)
+		r.Get("/flows/{flow}/topics/{topic}", h.Topic)
+		r.Get("/flows/{flow}/topics/{topic}/partitions/{partition}", h.Partition)
+		r.Get("/translate", h.TranslatePage)
+		r.Get("/demo", h.DemoPanel)
+		r.Get("/audit", h.AuditPage)
+		r.Get("/audit/export", h.AuditExport)
+		if h.Runbook != nil {
+			r.Get("/failover", h.FailoverList)
+			r.Get("/failover/{run}", h.FailoverRun)
+		}
+		// Anyone signed in may sign out.
+		r.Post("/logout", h.Logout)
+
+		r.Group(func(r chi.Router) {
+			r.Use(RequireRole(identity.RoleOperator))
+			r.Post("/translate", h.TranslatePost)
+			r.Post("/demo/mirror-rate", h.DemoMirrorRate)
+			r.Post("/demo/mirror", h.DemoMirror)
+			r.Post("/demo/primary", h.DemoPrimary)
+			if h.Runbook != nil {
+				r.Post("/failover", h.FailoverCreate)
+				r.Post("/failover/{run}/approve", h.FailoverApprove)
+				r.Post("/failover/{run}/reject", h.FailoverReject)
+				r.Post("/failover/{run}/break-glass", h.FailoverBreakGlass)
+				r.Post("/failover/{run}/steps/{step}/execute", h.FailoverExecute)
+			}
+		})
+	})
 	return r
 }
 

@@ -17,13 +17,18 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
+	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 	"github.com/drconsole/drconsole/web"
+	"github.com/drconsole/drconsole/web/identity"
 )
 
 // console is a running console against a running sandbox.
@@ -32,6 +37,7 @@ type console struct {
 	Handler http.Handler
 	Sandbox *demo.Sandbox
 	Monitor *kafka.Monitor
+	Store   *storage.Store
 }
 
 var (
@@ -81,7 +87,14 @@ func startConsole(t *testing.T) *console {
 			return
 		}
 		go mon.Run(ctx)
-		h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: controls{sb}}
+		rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
+			Connect: func(url string) failover.ConnectAPI { return kafka.NewConnectClient(url) },
+			Flink:   func(url string) failover.FlinkAPI { return flink.NewRESTClient(url) }}
+		h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: controls{sb}, Runbook: rb,
+			Auth: config.Auth{InsecureCookie: true}}
+		if sharedErr = createTestUsers(store); sharedErr != nil {
+			return
+		}
 		router := web.Router(h, log)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -89,7 +102,7 @@ func startConsole(t *testing.T) *console {
 			return
 		}
 		go web.Serve(ctx, ln, router, log)
-		shared = &console{URL: "http://" + ln.Addr().String(), Handler: router, Sandbox: sb, Monitor: mon}
+		shared = &console{URL: "http://" + ln.Addr().String(), Handler: router, Sandbox: sb, Monitor: mon, Store: store}
 		sharedCleanup = append(sharedCleanup, func() { store.Close() }, mon.Close, func() { cancel(); time.Sleep(100 * time.Millisecond) })
 	})
 	if sharedErr != nil {
@@ -110,9 +123,12 @@ func (c controls) State() views.DemoState {
 		Produced: s.Produced, Mirrored: s.Mirrored, Since: s.Since}
 }
 
+// get fetches path as a viewer: every page must be open to viewers.
 func get(t *testing.T, c *console, path string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(c.URL + path)
+	req, _ := http.NewRequest(http.MethodGet, c.URL+path, nil)
+	req.AddCookie(sessionCookie(t, c, "viewer"))
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,6 +237,7 @@ func TestStateChangingRoutesRefuseCrossOrigin(t *testing.T) {
 		req := httptest.NewRequest(method, route, strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		req.AddCookie(sessionCookie(t, c, "operator"))
 		rec := httptest.NewRecorder()
 		c.Handler.ServeHTTP(rec, req)
 		if rec.Code == http.StatusForbidden || rec.Code >= 500 {
@@ -237,7 +254,10 @@ func TestDemoControlsRejectBadInput(t *testing.T) {
 		{"/demo/mirror", "running=maybe"},
 		{"/demo/primary", "down="},
 	} {
-		resp, err := http.Post(c.URL+tc.path, "application/x-www-form-urlencoded", strings.NewReader(tc.form))
+		req, _ := http.NewRequest(http.MethodPost, c.URL+tc.path, strings.NewReader(tc.form))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.AddCookie(sessionCookie(t, c, "operator"))
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,6 +270,7 @@ func TestDemoControlsRejectBadInput(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
+	identity.HashCost = bcrypt.MinCost // sign-ins in tests need not be slow
 	code := m.Run()
 	for i := len(sharedCleanup) - 1; i >= 0; i-- {
 		sharedCleanup[i]()
@@ -281,6 +302,7 @@ func TestTranslatePage(t *testing.T) {
 	post := func(form url.Values) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, c.URL+"/translate", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.AddCookie(sessionCookie(t, c, "operator"))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,92 @@
+package config
+
+import (
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+)
+
+const minimal = `
+clusters:
+  a: {bootstrap: ["127.0.0.1:9092"]}
+  b: {bootstrap: ["127.0.0.1:9093"]}
+flows:
+  - {source: a, target: b}
+`
+
+func TestAuthDefaults(t *testing.T) {
+	c, err := Parse("min.yaml", strings.NewReader(minimal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.Auth
+	if a.Mode != AuthLocal || a.InsecureCookie || a.IdleTimeout.D() != 30*time.Minute || a.AbsoluteTimeout.D() != 12*time.Hour ||
+		a.LoginMaxFailures != 5 || a.LoginFailureWindow.D() != 5*time.Minute || a.UserHeader != "X-Forwarded-User" ||
+		a.GroupsHeader != "X-Forwarded-Groups" || len(a.TrustedPrefixes()) != 0 {
+		t.Fatalf("auth defaults = %+v", a)
+	}
+}
+
+func TestAuthProxy(t *testing.T) {
+	c, err := Parse("proxy.yaml", strings.NewReader(minimal+`
+auth:
+  mode: proxy
+  trusted_proxies: [10.0.0.0/8, 192.168.1.7, "fd00::/8"]
+  user_header: X-Auth-Request-User
+  group_roles: {dr-admins: admin, sre: operator}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32"), netip.MustParsePrefix("fd00::/8")}
+	got := c.Auth.TrustedPrefixes()
+	if len(got) != len(want) {
+		t.Fatalf("prefixes = %v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("prefixes = %v, want %v", got, want)
+		}
+	}
+	if c.Auth.UserHeader != "X-Auth-Request-User" || c.Auth.GroupRoles["sre"] != "operator" {
+		t.Fatalf("auth = %+v", c.Auth)
+	}
+}
+
+func TestAuthProblems(t *testing.T) {
+	_, err := Parse("bad.yaml", strings.NewReader(minimal+`
+auth:
+  mode: ldap
+  idle_timeout: 24h
+  absolute_timeout: 1h
+  login_max_failures: -1
+  trusted_proxies: [10.0.0.0/33, proxy.example]
+  user_header: "X User"
+  group_roles: {ops: root}
+`))
+	var ps Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("err = %v", err)
+	}
+	for _, want := range []string{
+		`bad.yaml: auth.mode: "ldap": want local or proxy`,
+		`bad.yaml: auth.idle_timeout: 24h0m0s is longer than absolute_timeout 1h0m0s`,
+		`bad.yaml: auth.login_max_failures: must be at least 1`,
+		`bad.yaml: auth.trusted_proxies[0]: "10.0.0.0/33" is not an IP address or CIDR`,
+		`bad.yaml: auth.trusted_proxies[1]: "proxy.example" is not an IP address or CIDR`,
+		`bad.yaml: auth.user_header: "X User" is not an HTTP header name`,
+		`bad.yaml: auth.group_roles.ops: "root": want viewer, operator or admin`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing problem %q in\n%v", want, err)
+		}
+	}
+
+	// Proxy mode without a trusted proxy would let anyone name themselves.
+	_, err = Parse("p.yaml", strings.NewReader(minimal+"auth: {mode: proxy}\n"))
+	if err == nil || !strings.Contains(err.Error(), "auth.trusted_proxies: proxy mode needs the proxy's address") {
+		t.Fatalf("proxy without trusted_proxies: %v", err)
+	}
+}

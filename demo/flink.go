@@ -1,0 +1,117 @@
+package demo
+
+// A stand-in for a Flink JobManager's REST API in the DR region, so the
+// sandbox can walk a whole failover including the restore step. It is NOT
+// Flink: it runs no job, it only remembers what was submitted. The console's
+// Flink client is proven against real Flink in testenv.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// FlinkJarID is the jar the stand-in pretends was uploaded.
+const FlinkJarID = "sandbox-events-job.jar"
+
+// FlinkStandIn serves a minimal Flink REST API on 127.0.0.1.
+type FlinkStandIn struct {
+	URL string
+	srv *http.Server
+	ln  net.Listener
+
+	mu   sync.Mutex
+	jobs map[string]standInJob
+}
+
+type standInJob struct {
+	ID, Name, State string
+	Start           int64
+	Request         map[string]any
+}
+
+// StartFlinkStandIn listens on a free loopback port.
+func StartFlinkStandIn() (*FlinkStandIn, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	f := &FlinkStandIn{URL: "http://" + ln.Addr().String(), ln: ln, jobs: map[string]standInJob{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /config", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"flink-version": "2.2.1", "flink-revision": "sandbox-stand-in"})
+	})
+	mux.HandleFunc("GET /jobs/overview", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		var jobs []map[string]any
+		for _, j := range f.jobs {
+			jobs = append(jobs, map[string]any{"jid": j.ID, "name": j.Name, "state": j.State, "start-time": j.Start, "end-time": -1})
+		}
+		writeJSON(w, 200, map[string]any{"jobs": jobs})
+	})
+	mux.HandleFunc("GET /jobs/{id}", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		j, ok := f.jobs[r.PathValue("id")]
+		f.mu.Unlock()
+		if !ok {
+			writeJSON(w, 404, map[string]any{"errors": []string{"Job " + r.PathValue("id") + " not found"}})
+			return
+		}
+		writeJSON(w, 200, map[string]any{"jid": j.ID, "name": j.Name, "state": j.State, "start-time": j.Start})
+	})
+	mux.HandleFunc("GET /jars", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"address": f.URL, "files": []map[string]any{{"id": FlinkJarID, "name": "events-job.jar", "uploaded": time.Now().UnixMilli()}}})
+	})
+	mux.HandleFunc("POST /jars/{jar}/run", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("jar") != FlinkJarID {
+			writeJSON(w, 404, map[string]any{"errors": []string{"jar " + r.PathValue("jar") + " not found"}})
+			return
+		}
+		var req map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			writeJSON(w, 400, map[string]any{"errors": []string{err.Error()}})
+			return
+		}
+		id, _ := req["jobId"].(string)
+		if id == "" {
+			id = fmt.Sprintf("%032x", time.Now().UnixNano())
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if _, dup := f.jobs[id]; dup {
+			writeJSON(w, 409, map[string]any{"errors": []string{"job " + id + " already exists"}})
+			return
+		}
+		f.jobs[id] = standInJob{ID: id, Name: "events (restored in DR)", State: "RUNNING", Start: time.Now().UnixMilli(), Request: req}
+		writeJSON(w, 200, map[string]any{"jobid": id})
+	})
+	f.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go f.srv.Serve(ln)
+	return f, nil
+}
+
+// Jobs returns the submitted jobs' run requests by job id.
+func (f *FlinkStandIn) Jobs() map[string]map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]map[string]any{}
+	for id, j := range f.jobs {
+		out[id] = j.Request
+	}
+	return out
+}
+
+// Close stops the server.
+func (f *FlinkStandIn) Close() {
+	f.srv.Close()
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}

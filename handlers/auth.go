@@ -1,0 +1,200 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/views"
+	"github.com/drconsole/drconsole/web/identity"
+)
+
+// SessionCookie holds the session token in local auth mode.
+const SessionCookie = "drconsole_session"
+
+// LoginLimiter slows password guessing (web.LoginLimiter). Keys are
+// "ip:<address>" and "user:<lower-case name>".
+type LoginLimiter interface {
+	// Blocked reports whether any key is locked and for how long.
+	Blocked(keys ...string) (retryAfter time.Duration, blocked bool)
+	// Failed counts a failure; locked is true when this one locked a key.
+	Failed(keys ...string) (locked bool)
+	// Succeeded forgets the failures of keys.
+	Succeeded(keys ...string)
+}
+
+// SessionCookieFor is the cookie carrying token: HttpOnly (no script reads
+// it), SameSite=Lax (not sent on cross-site POSTs), Secure unless the
+// sandbox serves plain http. No Max-Age: it ends with the browser, and the
+// server enforces the idle and absolute timeouts anyway. An empty token
+// gives a cookie that deletes it.
+func (h *Handlers) SessionCookieFor(token string) *http.Cookie {
+	c := &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: !h.Auth.InsecureCookie}
+	if token == "" {
+		c.MaxAge = -1
+	}
+	return c
+}
+
+// SafeNext keeps a post-login redirect on this site: a path, not "//host"
+// or "/\host" (browsers read both as another host), else "/".
+func SafeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
+		strings.ContainsAny(next, "\r\n") {
+		return "/"
+	}
+	return next
+}
+
+// LoginPage is GET /login.
+func (h *Handlers) LoginPage(w http.ResponseWriter, r *http.Request) {
+	next := SafeNext(r.URL.Query().Get("next"))
+	if u := identity.UserFrom(r.Context()); u != nil && u.Role != "" {
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	h.render(w, r, http.StatusOK, views.Login(views.LoginPage{Chrome: h.chrome("Sign in"), Next: next,
+		Proxy: h.Auth.Mode == config.AuthProxy, ProxyUser: r.Header.Get(h.Auth.UserHeader)}))
+}
+
+// loginFailed is the one message for every refused sign-in: saying
+// whether the name exists would tell an attacker which names to try.
+const loginFailed = "Wrong user name or password."
+
+// LoginPost is POST /login: check the password, start a new session.
+func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	page := views.LoginPage{Chrome: h.chrome("Sign in"), Next: SafeNext(r.PostFormValue("next"))}
+	if h.Auth.Mode == config.AuthProxy {
+		page.Proxy = true
+		h.render(w, r, http.StatusNotFound, views.Login(page))
+		return
+	}
+	name := strings.TrimSpace(r.PostFormValue("username"))
+	page.Username = name
+	pw := r.PostFormValue("password")
+	ip := identity.ClientIP(r)
+	keys := []string{"ip:" + ip, "user:" + strings.ToLower(name)}
+
+	if wait, blocked := h.Limiter.Blocked(keys...); blocked {
+		secs := int((wait + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		h.Log.Warn("sign-in refused: too many failures", "user", name, "ip", ip, "retry_after_s", secs)
+		page.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %s.", views.Duration(time.Duration(secs)*time.Second))
+		h.render(w, r, http.StatusTooManyRequests, views.Login(page))
+		return
+	}
+
+	u, err := h.Store.UserByName(ctx, name)
+	if err != nil && !errors.Is(err, storage.ErrUnknownUser) {
+		h.Log.Error("sign-in: reading user", "err", err)
+		http.Error(w, "cannot read the user database", http.StatusInternalServerError)
+		return
+	}
+	// Always one bcrypt comparison, against a dummy hash for an unknown
+	// user: the time taken does not tell which names exist.
+	ok := identity.CheckPassword(u.PasswordHash, pw)
+	var why string
+	switch {
+	case err != nil:
+		why = "unknown user"
+	case u.Disabled:
+		why = "account disabled"
+	case u.PasswordHash == "":
+		why = "account has no password (proxy sign-in only)"
+	case !ok:
+		why = "wrong password"
+	}
+	if why != "" {
+		locked := h.Limiter.Failed(keys...)
+		h.auditAs(r, "anonymous", "login.failed", "user:"+clip(name, 128),
+			map[string]any{"username": clip(name, 128), "reason": why, "locked": locked})
+		page.Error = loginFailed
+		h.render(w, r, http.StatusUnauthorized, views.Login(page))
+		return
+	}
+
+	// Audit first: a sign-in the audit log cannot record does not happen.
+	if err := h.auditAs(r, u.Name, "login", "user:"+u.Name, map[string]any{"role": u.Role}); err != nil {
+		http.Error(w, "cannot write the audit log; sign-in refused", http.StatusInternalServerError)
+		return
+	}
+	// A session that existed before sign-in (planted, or someone else's on
+	// a shared browser) is never promoted: delete it, issue a new token.
+	if c, err := r.Cookie(SessionCookie); err == nil {
+		h.Store.DeleteSession(ctx, c.Value)
+	}
+	token, err := h.Store.CreateSession(ctx, u.Name, ip, r.UserAgent())
+	if err != nil {
+		h.Log.Error("sign-in: creating session", "user", u.Name, "err", err)
+		http.Error(w, "cannot create a session", http.StatusInternalServerError)
+		return
+	}
+	// Only the name's failures are forgiven: forgiving the address too
+	// would let someone with one account reset their guessing budget.
+	h.Limiter.Succeeded("user:" + strings.ToLower(name))
+	if n, err := h.Store.PurgeSessions(ctx, h.Auth.IdleTimeout.D(), h.Auth.AbsoluteTimeout.D()); err != nil {
+		h.Log.Warn("purging expired sessions", "err", err)
+	} else if n > 0 {
+		h.Log.Debug("purged expired sessions", "n", n)
+	}
+	h.Log.Info("signed in", "user", u.Name, "role", u.Role, "ip", ip)
+	http.SetCookie(w, h.SessionCookieFor(token))
+	http.Redirect(w, r, page.Next, http.StatusSeeOther)
+}
+
+// Logout is POST /logout: end this session.
+func (h *Handlers) Logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(SessionCookie); err == nil {
+		if err := h.Store.DeleteSession(r.Context(), c.Value); err != nil {
+			h.Log.Error("sign-out: deleting session", "err", err)
+		}
+	}
+	http.SetCookie(w, h.SessionCookieFor(""))
+	if u := identity.UserFrom(r.Context()); u != nil {
+		h.auditAs(r, u.Name, "logout", "user:"+u.Name, nil)
+	}
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// Audit appends a record for the request's signed-in user, client address
+// and user agent. details is marshalled to JSON (nil: {}). Failures are
+// logged and returned: a caller about to change something must not go on.
+func (h *Handlers) Audit(r *http.Request, action, subject string, details any) error {
+	actor := "anonymous"
+	if u := identity.UserFrom(r.Context()); u != nil {
+		actor = u.Name
+	}
+	return h.auditAs(r, actor, action, subject, details)
+}
+
+func (h *Handlers) auditAs(r *http.Request, actor, action, subject string, details any) error {
+	var body []byte
+	if details != nil {
+		var err error
+		if body, err = json.Marshal(details); err != nil {
+			return fmt.Errorf("audit %s: %w", action, err)
+		}
+	}
+	_, err := h.Store.AppendAudit(r.Context(), storage.AuditEntry{Actor: actor, Action: action,
+		ClientIP: identity.ClientIP(r), UserAgent: r.UserAgent(), Subject: subject, Details: body})
+	if err != nil {
+		h.Log.Error("writing the audit log", "action", action, "actor", actor, "err", err)
+	}
+	return err
+}
+
+// clip cuts s to n bytes: a failed sign-in's name is attacker-chosen.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return strings.ToValidUTF8(s[:n], "")
+	}
+	return s
+}

@@ -1,0 +1,135 @@
+package storage
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+var (
+	// ErrNoSession: the token matches no session (never issued, signed out,
+	// or deleted with its user's sessions).
+	ErrNoSession = errors.New("no such session")
+	// ErrSessionExpired: the session passed its idle or absolute timeout; it
+	// has been deleted.
+	ErrSessionExpired = errors.New("session expired")
+)
+
+// tokenHash is what the sessions table stores instead of the token.
+func tokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// CreateSession starts a session for user and returns its token: 256
+// random bits, base64url. Only the token's SHA-256 is stored.
+func (s *Store) CreateSession(ctx context.Context, user, clientIP, userAgent string) (string, error) {
+	b := make([]byte, 32)
+	rand.Read(b) // never fails (crypto/rand, Go 1.24+)
+	token := base64.RawURLEncoding.EncodeToString(b)
+	now := clock().UnixMilli()
+	_, err := s.w.ExecContext(ctx, `INSERT INTO sessions(token_hash, user, created_ms, last_seen_ms, client_ip, user_agent)
+		VALUES (?, ?, ?, ?, ?, ?)`, tokenHash(token), user, now, now, clientIP, truncate(userAgent, 512))
+	if err != nil {
+		return "", fmt.Errorf("storage: creating session for %q: %w", user, err)
+	}
+	return token, nil
+}
+
+// SessionUser returns the signed-in user of a session token, renewing its
+// last-seen time. A session idle longer than idle, older than absolute, or
+// whose user is disabled is deleted and refused.
+func (s *Store) SessionUser(ctx context.Context, token string, idle, absolute time.Duration) (User, error) {
+	return s.session(ctx, token, idle, absolute, true)
+}
+
+// PeekSession is SessionUser without renewing: for requests the browser
+// makes on its own (htmx polling), which must not keep an unattended
+// console signed in forever.
+func (s *Store) PeekSession(ctx context.Context, token string, idle, absolute time.Duration) (User, error) {
+	return s.session(ctx, token, idle, absolute, false)
+}
+
+func (s *Store) session(ctx context.Context, token string, idle, absolute time.Duration, renew bool) (User, error) {
+	var u User
+	if token == "" {
+		return u, ErrNoSession
+	}
+	h := tokenHash(token)
+	var createdMs, lastSeenMs int64
+	err := s.r.QueryRowContext(ctx, `SELECT u.name, u.role, u.password_hash, u.created_ms, u.disabled, s.created_ms, s.last_seen_ms
+		FROM sessions s JOIN users u ON u.name = s.user WHERE s.token_hash = ?`, h).
+		Scan(&u.Name, &u.Role, &u.PasswordHash, &u.CreatedMs, &u.Disabled, &createdMs, &lastSeenMs)
+	if errors.Is(err, sql.ErrNoRows) {
+		return User{}, ErrNoSession
+	}
+	if err != nil {
+		return User{}, fmt.Errorf("storage: reading session: %w", err)
+	}
+	now := clock()
+	switch {
+	case u.Disabled:
+		return User{}, errors.Join(ErrNoSession, s.deleteSessionHash(ctx, h))
+	case now.Sub(time.UnixMilli(lastSeenMs)) > idle, now.Sub(time.UnixMilli(createdMs)) > absolute:
+		return User{}, errors.Join(ErrSessionExpired, s.deleteSessionHash(ctx, h))
+	}
+	// Renewing on every request would make every click (and there are
+	// many) a write; a session touched within the last 1/32 of its idle
+	// timeout (at most a minute) is fresh enough.
+	if renew && now.Sub(time.UnixMilli(lastSeenMs)) >= min(idle/32, time.Minute) {
+		if _, err := s.w.ExecContext(ctx, "UPDATE sessions SET last_seen_ms = ? WHERE token_hash = ?", now.UnixMilli(), h); err != nil {
+			return User{}, fmt.Errorf("storage: renewing session: %w", err)
+		}
+	}
+	return u, nil
+}
+
+// DeleteSession signs a session out; an unknown token is not an error.
+func (s *Store) DeleteSession(ctx context.Context, token string) error {
+	return s.deleteSessionHash(ctx, tokenHash(token))
+}
+
+func (s *Store) deleteSessionHash(ctx context.Context, h string) error {
+	if _, err := s.w.ExecContext(ctx, "DELETE FROM sessions WHERE token_hash = ?", h); err != nil {
+		return fmt.Errorf("storage: deleting session: %w", err)
+	}
+	return nil
+}
+
+// DeleteUserSessions signs a user out everywhere and returns how many
+// sessions there were.
+func (s *Store) DeleteUserSessions(ctx context.Context, user string) (int64, error) {
+	res, err := s.w.ExecContext(ctx, "DELETE FROM sessions WHERE user = ?", user)
+	if err != nil {
+		return 0, fmt.Errorf("storage: deleting sessions of %q: %w", user, err)
+	}
+	return res.RowsAffected()
+}
+
+// PurgeSessions deletes every session past its idle or absolute timeout:
+// those nobody came back to, which SessionUser never sees.
+func (s *Store) PurgeSessions(ctx context.Context, idle, absolute time.Duration) (int64, error) {
+	now := clock()
+	res, err := s.w.ExecContext(ctx, "DELETE FROM sessions WHERE last_seen_ms < ? OR created_ms < ?",
+		now.Add(-idle).UnixMilli(), now.Add(-absolute).UnixMilli())
+	if err != nil {
+		return 0, fmt.Errorf("storage: purging sessions: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// truncate cuts s to at most n bytes (user agents are attacker-chosen),
+// dropping a rune the cut split.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}

@@ -1,0 +1,135 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// User is an account that may use the console. Passwords are hashed by the
+// caller (bcrypt, web/identity): storage never sees a clear-text password.
+type User struct {
+	Name string
+	// Role is viewer, operator or admin.
+	Role string
+	// PasswordHash is bcrypt; "" means no password sign-in (proxy mode).
+	PasswordHash string
+	CreatedMs    int64
+	Disabled     bool
+}
+
+var (
+	// ErrUnknownUser: no account with that name.
+	ErrUnknownUser = errors.New("no such user")
+	// ErrUserExists: CreateUser with a name already taken.
+	ErrUserExists = errors.New("user already exists")
+)
+
+// clock is the time source of users and sessions; tests replace it
+// (export_test.go) to cross idle and absolute timeouts without sleeping.
+var clock = time.Now
+
+func validRole(role string) error {
+	switch role {
+	case "viewer", "operator", "admin":
+		return nil
+	}
+	return fmt.Errorf("role %q: want viewer, operator or admin", role)
+}
+
+// CreateUser adds an account. CreatedMs is set to now when zero.
+func (s *Store) CreateUser(ctx context.Context, u User) error {
+	if strings.TrimSpace(u.Name) == "" {
+		return errors.New("storage: user name is empty")
+	}
+	if err := validRole(u.Role); err != nil {
+		return fmt.Errorf("storage: user %q: %w", u.Name, err)
+	}
+	if u.CreatedMs == 0 {
+		u.CreatedMs = clock().UnixMilli()
+	}
+	// ON CONFLICT DO NOTHING and RowsAffected keep "exists" a typed error
+	// instead of a driver-specific constraint message.
+	res, err := s.w.ExecContext(ctx, `INSERT INTO users(name, role, password_hash, created_ms, disabled)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING`, u.Name, u.Role, u.PasswordHash, u.CreatedMs, u.Disabled)
+	if err != nil {
+		return fmt.Errorf("storage: creating user %q: %w", u.Name, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("storage: user %q: %w", u.Name, ErrUserExists)
+	}
+	return nil
+}
+
+// SetPassword replaces a user's password hash and signs them out
+// everywhere: whoever knew the old password must not keep a session.
+func (s *Store) SetPassword(ctx context.Context, name, hash string) error {
+	return s.updateUser(ctx, name, true, "UPDATE users SET password_hash = ? WHERE name = ?", hash, name)
+}
+
+// SetRole changes a user's role. Sessions stay: the role is read on every
+// request, so the change takes effect at the next click.
+func (s *Store) SetRole(ctx context.Context, name, role string) error {
+	if err := validRole(role); err != nil {
+		return fmt.Errorf("storage: user %q: %w", name, err)
+	}
+	return s.updateUser(ctx, name, false, "UPDATE users SET role = ? WHERE name = ?", role, name)
+}
+
+// SetDisabled disables (deleting every session) or re-enables a user.
+func (s *Store) SetDisabled(ctx context.Context, name string, disabled bool) error {
+	return s.updateUser(ctx, name, disabled, "UPDATE users SET disabled = ? WHERE name = ?", disabled, name)
+}
+
+func (s *Store) updateUser(ctx context.Context, name string, dropSessions bool, q string, args ...any) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("storage: updating user %q: %w", name, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("storage: user %q: %w", name, ErrUnknownUser)
+		}
+		if dropSessions {
+			_, err = tx.ExecContext(ctx, "DELETE FROM sessions WHERE user = ?", name)
+		}
+		return err
+	})
+}
+
+// Users lists every account by name.
+func (s *Store) Users(ctx context.Context) ([]User, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT name, role, password_hash, created_ms, disabled FROM users ORDER BY name")
+	if err != nil {
+		return nil, fmt.Errorf("storage: listing users: %w", err)
+	}
+	defer rows.Close()
+	var out []User
+	for rows.Next() {
+		var u User
+		if err := rows.Scan(&u.Name, &u.Role, &u.PasswordHash, &u.CreatedMs, &u.Disabled); err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+// UserByName returns one account, or an error wrapping ErrUnknownUser.
+func (s *Store) UserByName(ctx context.Context, name string) (User, error) {
+	var u User
+	err := s.r.QueryRowContext(ctx, "SELECT name, role, password_hash, created_ms, disabled FROM users WHERE name = ?", name).
+		Scan(&u.Name, &u.Role, &u.PasswordHash, &u.CreatedMs, &u.Disabled)
+	if errors.Is(err, sql.ErrNoRows) {
+		return u, fmt.Errorf("storage: user %q: %w", name, ErrUnknownUser)
+	}
+	if err != nil {
+		return u, fmt.Errorf("storage: user %q: %w", name, err)
+	}
+	return u, nil
+}

@@ -1,0 +1,145 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/drconsole/drconsole/storage"
+)
+
+func TestUsers(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	if err := s.CreateUser(ctx, storage.User{Name: "alice", Role: "operator", PasswordHash: "h1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateUser(ctx, storage.User{Name: "alice", Role: "viewer"}); !errors.Is(err, storage.ErrUserExists) {
+		t.Fatalf("duplicate user: %v", err)
+	}
+	if err := s.CreateUser(ctx, storage.User{Name: "bob", Role: "root"}); err == nil {
+		t.Fatal("role root accepted")
+	}
+	if err := s.CreateUser(ctx, storage.User{Name: "bob", Role: "viewer"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetRole(ctx, "bob", "admin"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetRole(ctx, "bob", "god"); err == nil {
+		t.Fatal("SetRole god accepted")
+	}
+	if err := s.SetPassword(ctx, "alice", "h2"); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{s.SetRole(ctx, "nobody", "viewer"), s.SetPassword(ctx, "nobody", "x"), s.SetDisabled(ctx, "nobody", true)} {
+		if !errors.Is(err, storage.ErrUnknownUser) {
+			t.Errorf("change to unknown user: %v", err)
+		}
+	}
+	if _, err := s.UserByName(ctx, "nobody"); !errors.Is(err, storage.ErrUnknownUser) {
+		t.Fatalf("UserByName(nobody) = %v", err)
+	}
+	users, err := s.Users(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(users) != 2 || users[0].Name != "alice" || users[0].PasswordHash != "h2" || users[0].Role != "operator" ||
+		users[1].Name != "bob" || users[1].Role != "admin" || users[1].CreatedMs == 0 {
+		t.Fatalf("users = %+v", users)
+	}
+}
+
+func TestSessions(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	now := time.Unix(1_800_000_000, 0)
+	defer storage.SetClock(func() time.Time { return now })()
+	const idle, absolute = 30 * time.Minute, 12 * time.Hour
+	if err := s.CreateUser(ctx, storage.User{Name: "alice", Role: "operator", PasswordHash: "h"}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.CreateSession(ctx, "alice", "10.0.0.1", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tok) != 43 { // 32 bytes base64url
+		t.Fatalf("token %q: want 256 random bits", tok)
+	}
+	tok2, _ := s.CreateSession(ctx, "alice", "10.0.0.1", "test")
+	if tok2 == tok {
+		t.Fatal("two sessions got the same token")
+	}
+	if u, err := s.SessionUser(ctx, tok, idle, absolute); err != nil || u.Name != "alice" || u.Role != "operator" {
+		t.Fatalf("SessionUser = %+v, %v", u, err)
+	}
+	if _, err := s.SessionUser(ctx, tok+"x", idle, absolute); !errors.Is(err, storage.ErrNoSession) {
+		t.Fatalf("wrong token: %v", err)
+	}
+
+	// Activity every 20 minutes keeps a session past its idle timeout
+	// but not past the absolute one.
+	for i := 0; i < 40; i++ {
+		now = now.Add(20 * time.Minute)
+		_, err := s.SessionUser(ctx, tok, idle, absolute)
+		if elapsed := time.Duration(i+1) * 20 * time.Minute; elapsed <= absolute && err != nil {
+			t.Fatalf("after %v of activity: %v", elapsed, err)
+		} else if elapsed > absolute {
+			if !errors.Is(err, storage.ErrSessionExpired) {
+				t.Fatalf("after %v: %v, want expired (absolute timeout)", elapsed, err)
+			}
+			break
+		}
+	}
+	// Expired sessions are deleted, not only refused.
+	if _, err := s.SessionUser(ctx, tok, 100*time.Hour, 100*time.Hour); !errors.Is(err, storage.ErrNoSession) {
+		t.Fatalf("expired session still there: %v", err)
+	}
+
+	// Idle: untouched for longer than idle. PeekSession does not renew.
+	tok3, _ := s.CreateSession(ctx, "alice", "", "")
+	now = now.Add(20 * time.Minute)
+	if _, err := s.PeekSession(ctx, tok3, idle, absolute); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(11 * time.Minute)
+	if _, err := s.SessionUser(ctx, tok3, idle, absolute); !errors.Is(err, storage.ErrSessionExpired) {
+		t.Fatalf("idle 31 min (peeked at 20): %v, want expired", err)
+	}
+
+	// Disabling a user ends their sessions; a new password too.
+	tok4, _ := s.CreateSession(ctx, "alice", "", "")
+	if err := s.SetDisabled(ctx, "alice", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SessionUser(ctx, tok4, idle, absolute); !errors.Is(err, storage.ErrNoSession) {
+		t.Fatalf("session of disabled user: %v", err)
+	}
+	s.SetDisabled(ctx, "alice", false)
+	tok5, _ := s.CreateSession(ctx, "alice", "", "")
+	if err := s.SetPassword(ctx, "alice", "new"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SessionUser(ctx, tok5, idle, absolute); !errors.Is(err, storage.ErrNoSession) {
+		t.Fatalf("session survived a password change: %v", err)
+	}
+
+	tok6, _ := s.CreateSession(ctx, "alice", "", "")
+	if err := s.DeleteSession(ctx, tok6); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SessionUser(ctx, tok6, idle, absolute); !errors.Is(err, storage.ErrNoSession) {
+		t.Fatalf("signed-out session: %v", err)
+	}
+	s.CreateSession(ctx, "alice", "", "")
+	s.CreateSession(ctx, "alice", "", "")
+	if n, err := s.DeleteUserSessions(ctx, "alice"); err != nil || n != 2 {
+		t.Fatalf("DeleteUserSessions = %d, %v", n, err)
+	}
+	s.CreateSession(ctx, "alice", "", "")
+	now = now.Add(time.Hour)
+	if n, err := s.PurgeSessions(ctx, idle, absolute); err != nil || n != 1 {
+		t.Fatalf("PurgeSessions = %d, %v", n, err)
+	}
+}

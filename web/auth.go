@@ -1,0 +1,238 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/web/identity"
+)
+
+// User is the authenticated identity of a request (web/identity.User).
+type User = identity.User
+
+// UserFrom returns the signed-in user of a request context, or nil.
+func UserFrom(ctx context.Context) *User { return identity.UserFrom(ctx) }
+
+// ClientIP is the address of the client behind r (X-Forwarded-For is
+// believed only from a trusted proxy).
+func ClientIP(r *http.Request) string { return identity.ClientIP(r) }
+
+// authenticator works out who a request comes from; it never refuses
+// anything itself (RequireUser and RequireRole do), so public routes see
+// the user too.
+type authenticator struct {
+	h       *handlers.Handlers
+	cfg     config.Auth
+	trusted []netip.Prefix
+	log     *slog.Logger
+}
+
+func newAuthenticator(h *handlers.Handlers, log *slog.Logger) *authenticator {
+	return &authenticator{h: h, cfg: h.Auth, trusted: h.Auth.TrustedPrefixes(), log: log}
+}
+
+func (a *authenticator) isTrusted(addr netip.Addr) bool {
+	for _, p := range a.trusted {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// remote is the address of the TCP peer.
+func remote(r *http.Request) (netip.Addr, bool) {
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		return ap.Addr().Unmap(), true
+	}
+	addr, err := netip.ParseAddr(r.RemoteAddr)
+	return addr.Unmap(), err == nil
+}
+
+// clientIP is the peer address, or, when the peer is a trusted proxy, the
+// nearest address in X-Forwarded-For that is not a trusted proxy: the
+// entries left of it could have been written by the client itself.
+func (a *authenticator) clientIP(r *http.Request) string {
+	peer, ok := remote(r)
+	if !ok {
+		return r.RemoteAddr
+	}
+	if !a.isTrusted(peer) {
+		return peer.String()
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	client := peer
+	for i := len(hops) - 1; i >= 0; i-- {
+		addr, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break
+		}
+		client = addr.Unmap()
+		if !a.isTrusted(client) {
+			break
+		}
+	}
+	return client.String()
+}
+
+// identify puts the client address and the signed-in user, if any, into
+// the request context.
+func (a *authenticator) identify(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := identity.WithClientIP(r.Context(), a.clientIP(r))
+		r = r.WithContext(ctx)
+		var u *User
+		if a.cfg.Mode == config.AuthProxy {
+			u = a.proxyUser(r)
+		} else {
+			u = a.sessionUser(w, r)
+		}
+		if u != nil {
+			r = r.WithContext(identity.WithUser(ctx, u))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// sessionUser reads the session cookie (local mode).
+func (a *authenticator) sessionUser(w http.ResponseWriter, r *http.Request) *User {
+	c, err := r.Cookie(handlers.SessionCookie)
+	if err != nil || c.Value == "" {
+		return nil
+	}
+	lookup := a.h.Store.SessionUser
+	// A page polling in an unattended browser is not someone using the
+	// console: htmx GETs do not extend the idle timeout.
+	if r.Method == http.MethodGet && r.Header.Get("HX-Request") == "true" {
+		lookup = a.h.Store.PeekSession
+	}
+	su, err := lookup(r.Context(), c.Value, a.cfg.IdleTimeout.D(), a.cfg.AbsoluteTimeout.D())
+	switch {
+	case err == nil:
+		return &User{Name: su.Name, Role: su.Role}
+	case errors.Is(err, storage.ErrNoSession), errors.Is(err, storage.ErrSessionExpired):
+		http.SetCookie(w, a.h.SessionCookieFor("")) // stop sending a dead token
+	default:
+		a.log.Error("reading session", "err", err)
+	}
+	return nil
+}
+
+// proxyUser reads the identity header of a trusted reverse proxy (proxy
+// mode). The role comes from the users table when the name is there
+// (where an admin can also disable it), else from the groups header
+// through auth.group_roles; a known name without either gets no role.
+func (a *authenticator) proxyUser(r *http.Request) *User {
+	name := strings.TrimSpace(r.Header.Get(a.cfg.UserHeader))
+	if name == "" {
+		return nil
+	}
+	if peer, ok := remote(r); !ok || !a.isTrusted(peer) {
+		// Anyone can send the header; only the proxy's copy counts.
+		a.log.Warn("ignoring identity header from an untrusted address", "header", a.cfg.UserHeader,
+			"user", clip(name), "remote", r.RemoteAddr, "path", r.URL.Path)
+		return nil
+	}
+	if !identity.ValidName(name) {
+		a.log.Warn("ignoring identity header: not a valid user name", "header", a.cfg.UserHeader, "user", clip(name))
+		return nil
+	}
+	u := &User{Name: name, Proxy: true}
+	row, err := a.h.Store.UserByName(r.Context(), name)
+	switch {
+	case err == nil && row.Disabled:
+		a.log.Warn("proxy user is disabled", "user", name)
+		return nil
+	case err == nil:
+		u.Role = row.Role
+	case errors.Is(err, storage.ErrUnknownUser):
+		for _, g := range strings.Split(r.Header.Get(a.cfg.GroupsHeader), ",") {
+			if role := a.cfg.GroupRoles[strings.TrimSpace(g)]; identity.Rank(role) > identity.Rank(u.Role) {
+				u.Role = role
+			}
+		}
+	default:
+		a.log.Error("reading proxy user", "user", name, "err", err)
+		return nil
+	}
+	return u
+}
+
+func clip(s string) string {
+	if len(s) > 128 {
+		return s[:128]
+	}
+	return s
+}
+
+// RequireUser refuses requests without a signed-in user that has a role:
+// a page GET is sent to the sign-in form (and back afterwards), anything
+// else (a POST, an htmx fragment) gets 401.
+func RequireUser(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u := UserFrom(r.Context())
+		switch {
+		case u == nil:
+			unauthenticated(w, r)
+		case !identity.ValidRole(u.Role):
+			http.Error(w, "signed in as "+u.Name+", but that account has no role in this console: ask an administrator",
+				http.StatusForbidden)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// RequireRole refuses users weaker than role (403), and requests without
+// a user like RequireUser.
+func RequireRole(role string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			u := UserFrom(r.Context())
+			switch {
+			case u == nil:
+				unauthenticated(w, r)
+			case !u.AtLeast(role):
+				http.Error(w, "forbidden: this needs the "+role+" role; "+u.Name+" is "+orNone(u.Role), http.StatusForbidden)
+			default:
+				next.ServeHTTP(w, r)
+			}
+		})
+	}
+}
+
+func orNone(role string) string {
+	if role == "" {
+		return "no role"
+	}
+	return "a " + role
+}
+
+func unauthenticated(w http.ResponseWriter, r *http.Request) {
+	htmx := r.Header.Get("HX-Request") == "true"
+	next := r.URL.RequestURI()
+	if htmx {
+		// A fragment's own URL is no page to return to; the page it sits
+		// on is.
+		if cu, err := url.Parse(r.Header.Get("HX-Current-URL")); err == nil && cu.Path != "" {
+			next = cu.RequestURI()
+		}
+	}
+	login := "/login?next=" + url.QueryEscape(handlers.SafeNext(next))
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && !htmx {
+		http.Redirect(w, r, login, http.StatusSeeOther)
+		return
+	}
+	if htmx {
+		w.Header().Set("HX-Redirect", login) // htmx navigates there
+	}
+	http.Error(w, "sign in first", http.StatusUnauthorized)
+}

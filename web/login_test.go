@@ -1,0 +1,348 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/web"
+)
+
+// authServer is a console without Kafka: enough for signing in, the audit
+// log and the role gates, each test with its own database and limiter.
+type authServer struct {
+	h     http.Handler
+	store *storage.Store
+	logs  *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func newAuthServer(t *testing.T, auth config.Auth) *authServer {
+	t.Helper()
+	store, err := storage.Open(filepath.Join(t.TempDir(), "drconsole.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	if err := createTestUsers(store); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	h := &handlers.Handlers{Store: store, Log: log, Version: "test", Auth: auth}
+	return &authServer{h: web.Router(h, log), store: store, logs: logs}
+}
+
+type reqOpt func(*http.Request)
+
+func from(addr string) reqOpt          { return func(r *http.Request) { r.RemoteAddr = addr } }
+func header(k, v string) reqOpt        { return func(r *http.Request) { r.Header.Set(k, v) } }
+func withCookie(c *http.Cookie) reqOpt { return func(r *http.Request) { r.AddCookie(c) } }
+
+func (s *authServer) do(method, path string, form url.Values, opts ...reqOpt) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("User-Agent", "login-test")
+	for _, o := range opts {
+		o(req)
+	}
+	rec := httptest.NewRecorder()
+	s.h.ServeHTTP(rec, req)
+	return rec
+}
+
+func (s *authServer) login(user, pw, next string, opts ...reqOpt) *httptest.ResponseRecorder {
+	return s.do(http.MethodPost, "/login", url.Values{"username": {user}, "password": {pw}, "next": {next}}, opts...)
+}
+
+func (s *authServer) audit(t *testing.T, action string) []storage.AuditEntry {
+	t.Helper()
+	es, err := s.store.AuditEntries(context.Background(), storage.AuditFilter{Action: action, Oldest: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+func sessionFrom(t *testing.T, rec *httptest.ResponseRecorder) *http.Cookie {
+	t.Helper()
+	for _, c := range rec.Result().Cookies() {
+		if c.Name == handlers.SessionCookie {
+			return c
+		}
+	}
+	t.Fatalf("no session cookie in %v", rec.Header()["Set-Cookie"])
+	return nil
+}
+
+func TestLoginLogoutAndAudit(t *testing.T) {
+	s := newAuthServer(t, config.Auth{})
+	if rec := s.do(http.MethodGet, "/audit?actor=x", nil); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/login?next=%2Faudit%3Factor%3Dx" {
+		t.Fatalf("GET /audit signed out = %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+	page := s.do(http.MethodGet, "/login?next=%2Faudit", nil)
+	for _, want := range []string{`<form method="post" action="/login"`, `autocomplete="current-password"`, `<label for="password">`, `name="next" value="/audit"`} {
+		if !strings.Contains(page.Body.String(), want) {
+			t.Errorf("login page lacks %q", want)
+		}
+	}
+
+	// Wrong password and unknown user: the same answer.
+	wrong := s.login("test-operator", "not the password", "/audit")
+	unknown := s.login("nobody", "not the password", "/audit")
+	if wrong.Code != http.StatusUnauthorized || unknown.Code != http.StatusUnauthorized {
+		t.Fatalf("failed sign-ins = %d, %d, want 401", wrong.Code, unknown.Code)
+	}
+	errOf := func(body string) string {
+		i := strings.Index(body, `id="login-error">`)
+		if i < 0 {
+			return ""
+		}
+		return body[i : i+strings.Index(body[i:], "<")]
+	}
+	if e := errOf(wrong.Body.String()); e == "" || e != errOf(unknown.Body.String()) {
+		t.Fatalf("failure messages differ or are missing: %q vs %q", e, errOf(unknown.Body.String()))
+	}
+	failed := s.audit(t, "login.failed")
+	if len(failed) != 2 || failed[0].Actor != "anonymous" || !strings.Contains(string(failed[1].Details), `"username":"nobody"`) ||
+		!strings.Contains(string(failed[0].Details), `"reason":"wrong password"`) || failed[0].UserAgent != "login-test" || failed[0].ClientIP != "192.0.2.1" {
+		t.Fatalf("login.failed records = %+v", failed)
+	}
+
+	// Sign in: a new session, a hardened cookie, back where we were going.
+	ok := s.login("test-operator", testPassword, "/audit")
+	if ok.Code != http.StatusSeeOther || ok.Header().Get("Location") != "/audit" {
+		t.Fatalf("sign-in = %d %q", ok.Code, ok.Header().Get("Location"))
+	}
+	c1 := sessionFrom(t, ok)
+	if !c1.HttpOnly || !c1.Secure || c1.SameSite != http.SameSiteLaxMode || c1.Path != "/" || len(c1.Value) < 43 {
+		t.Fatalf("session cookie = %+v", c1)
+	}
+	page = s.do(http.MethodGet, "/audit", nil, withCookie(c1))
+	for _, want := range []string{`data-testid="signed-in-user">test-operator<`, `id="sign-out"`, `href="/audit"`, `data-action="login"`, `data-action="login.failed"`} {
+		if !strings.Contains(page.Body.String(), want) {
+			t.Errorf("audit page as test-operator lacks %q", want)
+		}
+	}
+
+	// Signing in again replaces the session: the old token is dead.
+	again := s.login("test-operator", testPassword, "/", withCookie(c1))
+	c2 := sessionFrom(t, again)
+	if c2.Value == c1.Value {
+		t.Fatal("token not rotated on sign-in")
+	}
+	if rec := s.do(http.MethodGet, "/audit", nil, withCookie(c1)); rec.Code != http.StatusSeeOther {
+		t.Fatalf("old session after a new sign-in = %d, want 303", rec.Code)
+	}
+
+	// Open redirects are not followed.
+	for _, next := range []string{"//evil.example/", "https://evil.example/", "/\\evil.example"} {
+		if rec := s.login("test-viewer", testPassword, next); rec.Header().Get("Location") != "/" {
+			t.Errorf("next=%q redirected to %q", next, rec.Header().Get("Location"))
+		}
+	}
+
+	// Sign out: session deleted, cookie cleared, audited.
+	out := s.do(http.MethodPost, "/logout", nil, withCookie(c2))
+	if out.Code != http.StatusSeeOther || out.Header().Get("Location") != "/login" || sessionFrom(t, out).MaxAge >= 0 {
+		t.Fatalf("sign-out = %d %q %v", out.Code, out.Header().Get("Location"), out.Header()["Set-Cookie"])
+	}
+	if rec := s.do(http.MethodGet, "/audit", nil, withCookie(c2)); rec.Code != http.StatusSeeOther {
+		t.Fatalf("session after sign-out = %d, want 303", rec.Code)
+	}
+
+	// A disabled account cannot sign in.
+	s.store.SetDisabled(context.Background(), "test-admin", true)
+	if rec := s.login("test-admin", testPassword, "/"); rec.Code != http.StatusUnauthorized {
+		t.Fatalf("disabled user sign-in = %d", rec.Code)
+	}
+
+	if n := len(s.audit(t, "login")); n != 5 {
+		t.Errorf("%d login records, want 5", n)
+	}
+	if lo := s.audit(t, "logout"); len(lo) != 1 || lo[0].Actor != "test-operator" {
+		t.Errorf("logout records = %+v", lo)
+	}
+	if n, bad, err := s.store.VerifyAudit(context.Background()); err != nil || bad != nil || n == 0 {
+		t.Fatalf("VerifyAudit = %d %v %v", n, bad, err)
+	}
+}
+
+// Five failures per address or per name lock sign-in for the window: 429
+// with Retry-After, even with the right password; X-Forwarded-For from an
+// untrusted client does not change the address counted.
+func TestLoginRateLimit(t *testing.T) {
+	s := newAuthServer(t, config.Auth{})
+	for i := 0; i < 5; i++ {
+		rec := s.login("test-operator", "guess "+strconv.Itoa(i), "/", from("192.0.2.1:4000"), header("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i)))
+		if rec.Code != http.StatusUnauthorized {
+			t.Fatalf("attempt %d = %d, want 401", i+1, rec.Code)
+		}
+	}
+	blocked := s.login("test-operator", testPassword, "/", from("192.0.2.1:4000"))
+	retry, _ := strconv.Atoi(blocked.Header().Get("Retry-After"))
+	if blocked.Code != http.StatusTooManyRequests || retry < 1 || retry > 300 || !strings.Contains(blocked.Body.String(), "Too many failed sign-ins") {
+		t.Fatalf("6th attempt = %d Retry-After %q", blocked.Code, blocked.Header().Get("Retry-After"))
+	}
+	// The name is locked from any address ...
+	if rec := s.login("test-operator", testPassword, "/", from("192.0.2.2:4000")); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("locked name from another address = %d, want 429", rec.Code)
+	}
+	// ... the address for any name ...
+	if rec := s.login("test-viewer", testPassword, "/", from("192.0.2.1:4001")); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("locked address with another name = %d, want 429", rec.Code)
+	}
+	// ... and nobody else.
+	if rec := s.login("test-viewer", testPassword, "/", from("192.0.2.2:4000")); rec.Code != http.StatusSeeOther {
+		t.Fatalf("another name from another address = %d, want 303", rec.Code)
+	}
+	failed := s.audit(t, "login.failed")
+	if len(failed) != 5 || !strings.Contains(string(failed[4].Details), `"locked":true`) || strings.Contains(string(failed[3].Details), `"locked":true`) {
+		t.Fatalf("login.failed records: %d, want 5 with the last marked locked (blocked tries are not audited)", len(failed))
+	}
+}
+
+// Proxy mode: the identity header counts only from a trusted proxy; the
+// role comes from the users table, else the groups header.
+func TestProxyAuth(t *testing.T) {
+	s := newAuthServer(t, config.Auth{Mode: config.AuthProxy, TrustedProxies: []string{"10.0.0.0/8"},
+		GroupRoles: map[string]string{"dr-admins": "admin", "sre": "operator"}})
+	proxy := from("10.1.2.3:5555")
+	get := func(user, groups string, opts ...reqOpt) *httptest.ResponseRecorder {
+		opts = append(opts, header("X-Forwarded-User", user), header("X-Forwarded-Groups", groups))
+		return s.do(http.MethodGet, "/audit", nil, opts...)
+	}
+	post := func(user, groups string, opts ...reqOpt) *httptest.ResponseRecorder {
+		opts = append(opts, header("X-Forwarded-User", user), header("X-Forwarded-Groups", groups))
+		return s.do(http.MethodPost, "/demo/mirror", url.Values{"running": {"true"}}, opts...)
+	}
+
+	// From the proxy: a user in the table has that role, whatever the groups say.
+	rec := get("test-viewer", "dr-admins", proxy)
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `data-testid="signed-in-role">viewer<`) || strings.Contains(rec.Body.String(), `id="sign-out"`) {
+		t.Fatalf("trusted proxy, table user = %d", rec.Code)
+	}
+	if rec := post("test-viewer", "dr-admins", proxy); rec.Code != http.StatusForbidden {
+		t.Fatalf("viewer from the proxy POST = %d, want 403", rec.Code)
+	}
+	// Unknown to the table: the strongest mapped group.
+	if rec := get("erin@example.com", "staff, sre", proxy); rec.Code != 200 || !strings.Contains(rec.Body.String(), `signed-in-role">operator<`) {
+		t.Fatalf("group-mapped user = %d", rec.Code)
+	}
+	if rec := post("erin@example.com", "staff,sre", proxy); rec.Code == http.StatusUnauthorized || rec.Code == http.StatusForbidden {
+		t.Fatalf("operator by group POST = %d: the role gate refused", rec.Code)
+	}
+	// Known to the proxy, no role here.
+	if rec := get("frank", "staff", proxy); rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "no role") {
+		t.Fatalf("user without a role = %d", rec.Code)
+	}
+	// Disabled in the table: nobody.
+	s.store.SetDisabled(context.Background(), "test-operator", true)
+	if rec := get("test-operator", "sre", proxy); rec.Code != http.StatusSeeOther {
+		t.Fatalf("disabled user = %d, want 303 to sign-in", rec.Code)
+	}
+
+	// Not from the proxy: the header is ignored, and logged.
+	for _, addr := range []string{"192.0.2.9:1234", "11.0.0.1:1234"} {
+		if rec := get("test-admin", "dr-admins", from(addr)); rec.Code != http.StatusSeeOther {
+			t.Fatalf("header from untrusted %s: GET = %d, want 303", addr, rec.Code)
+		}
+		if rec := post("test-admin", "dr-admins", from(addr)); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("header from untrusted %s: POST = %d, want 401", addr, rec.Code)
+		}
+	}
+	if !strings.Contains(s.logs.String(), "ignoring identity header from an untrusted address") {
+		t.Fatal("untrusted identity header not logged")
+	}
+	// No password sign-in in proxy mode.
+	if rec := s.login("test-admin", testPassword, "/", proxy); rec.Code != http.StatusNotFound {
+		t.Fatalf("POST /login in proxy mode = %d", rec.Code)
+	}
+	// The client address behind the proxy is the nearest untrusted hop.
+	rec = s.do(http.MethodPost, "/logout", nil, proxy, header("X-Forwarded-User", "test-viewer"),
+		header("X-Forwarded-For", "1.2.3.4, 203.0.113.7, 10.9.9.9"))
+	lo := s.audit(t, "logout")
+	if rec.Code != http.StatusSeeOther || len(lo) != 1 || lo[0].ClientIP != "203.0.113.7" || lo[0].Actor != "test-viewer" {
+		t.Fatalf("logout via proxy = %d, audit %+v", rec.Code, lo)
+	}
+}
+
+func TestAuditPageAndExport(t *testing.T) {
+	s := newAuthServer(t, config.Auth{})
+	ctx := context.Background()
+	for i := 0; i < 60; i++ {
+		action := "test.even"
+		if i%2 == 1 {
+			action = "test.odd"
+		}
+		if _, err := s.store.AppendAudit(ctx, storage.AuditEntry{Actor: "alice", Action: action, ClientIP: "10.0.0.1",
+			Subject: fmt.Sprintf("run:%d", i), Details: json.RawMessage(fmt.Sprintf(`{"i":%d,"note":"<script>"}`, i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tok, _ := s.store.CreateSession(ctx, "test-viewer", "", "")
+	viewer := withCookie(&http.Cookie{Name: handlers.SessionCookie, Value: tok})
+
+	page := s.do(http.MethodGet, "/audit", nil, viewer).Body.String()
+	if n := strings.Count(page, "<tr data-action="); n != 50 {
+		t.Fatalf("first page has %d rows, want 50", n)
+	}
+	if strings.Contains(page, `"<script>"`) || !strings.Contains(page, `&lt;script&gt;`) {
+		t.Fatal("details not escaped")
+	}
+	if !strings.Contains(page, `href="/audit?before=11"`) || !strings.Contains(page, `href="/audit/export?format=csv"`) {
+		t.Fatal("no older-page or export link")
+	}
+	older := s.do(http.MethodGet, "/audit?before=11", nil, viewer).Body.String()
+	if n := strings.Count(older, "<tr data-action="); n != 10 || strings.Contains(older, "rel=\"next\"") {
+		t.Fatalf("second page has %d rows", n)
+	}
+	odd := s.do(http.MethodGet, "/audit?action=test.odd&subject=run:5", nil, viewer).Body.String()
+	if n := strings.Count(odd, "<tr data-action=\"test.odd\""); n != 6 { // run:5, run:51 .. run:59 odd
+		t.Fatalf("filtered page has %d rows, want 6", n)
+	}
+	if rec := s.do(http.MethodGet, "/audit?since=yesterday", nil, viewer); rec.Code != http.StatusBadRequest {
+		t.Fatalf("bad since = %d", rec.Code)
+	}
+
+	exp := s.do(http.MethodGet, "/audit/export?format=jsonl&action=test.odd", nil, viewer)
+	if exp.Code != 200 || !strings.HasPrefix(exp.Header().Get("Content-Disposition"), `attachment; filename="drconsole-audit-`) ||
+		!strings.HasSuffix(exp.Header().Get("Content-Disposition"), `.jsonl"`) {
+		t.Fatalf("export = %d %q", exp.Code, exp.Header().Get("Content-Disposition"))
+	}
+	lines := strings.Split(strings.TrimSpace(exp.Body.String()), "\n")
+	if len(lines) != 30 || !strings.Contains(lines[0], `"subject":"run:1"`) || !strings.Contains(lines[0], `"note":"<script>"`) {
+		t.Fatalf("jsonl export: %d lines, first %s", len(lines), lines[0])
+	}
+	csv := s.do(http.MethodGet, "/audit/export?format=csv", nil, viewer)
+	if csv.Header().Get("Content-Type") != "text/csv; charset=utf-8" || strings.Count(csv.Body.String(), "\n") != 61 {
+		t.Fatalf("csv export %q, %d lines", csv.Header().Get("Content-Type"), strings.Count(csv.Body.String(), "\n"))
+	}
+	if rec := s.do(http.MethodGet, "/audit/export?format=xml", nil, viewer); rec.Code != http.StatusBadRequest {
+		t.Fatalf("format xml = %d", rec.Code)
+	}
+}
