@@ -33,6 +33,7 @@ import (
 
 // console is a running console against a running sandbox.
 type console struct {
+	Flink   *demo.FlinkStandIn
 	URL     string
 	Handler http.Handler
 	Sandbox *demo.Sandbox
@@ -67,6 +68,13 @@ func startConsole(t *testing.T) *console {
 				ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
 			RefreshInterval: config.Duration(time.Second),
 		}
+		fl, err := demo.StartFlinkStandIn()
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		sharedCleanup = append(sharedCleanup, fl.Close)
+		cfg.FlinkTargets = []*config.FlinkTarget{{Name: "sandbox-flink-dr", RestURL: fl.URL, Region: "dr"}}
 		if sharedErr = cfg.Normalize("test"); sharedErr != nil {
 			return
 		}
@@ -89,7 +97,7 @@ func startConsole(t *testing.T) *console {
 		go mon.Run(ctx)
 		rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
 			Connect: func(url string) failover.ConnectAPI { return kafka.NewConnectClient(url) },
-			Flink:   func(url string) failover.FlinkAPI { return flink.NewRESTClient(url) }}
+			Flink:   func(url string) failover.FlinkAPI { return flink.NewRESTClient(url) }, StopVerifyWindow: 2 * time.Second}
 		h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: controls{sb}, Runbook: rb,
 			Auth: config.Auth{InsecureCookie: true}}
 		if sharedErr = createTestUsers(store); sharedErr != nil {
@@ -102,7 +110,7 @@ func startConsole(t *testing.T) *console {
 			return
 		}
 		go web.Serve(ctx, ln, router, log)
-		shared = &console{URL: "http://" + ln.Addr().String(), Handler: router, Sandbox: sb, Monitor: mon, Store: store}
+		shared = &console{URL: "http://" + ln.Addr().String(), Handler: router, Sandbox: sb, Monitor: mon, Store: store, Flink: fl}
 		sharedCleanup = append(sharedCleanup, func() { store.Close() }, mon.Close, func() { cancel(); time.Sleep(100 * time.Millisecond) })
 	})
 	if sharedErr != nil {

@@ -1,0 +1,140 @@
+package web_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/drconsole/drconsole/demo"
+)
+
+// The whole four-eyes failover in two browsers: operator A plans, cannot
+// approve; operator B approves; A runs pre-flight, stops the mirror,
+// translates a group and restores Flink, typing the flow name for each
+// irreversible step; the audit page tells the story.
+func TestBrowserFailoverFourEyes(t *testing.T) {
+	c := startConsole(t)
+	waitReady(t, c)
+	t.Cleanup(func() { c.Sandbox.SetMirrorRunning(true) })
+	a := newBrowser(t)
+	signIn(t, a, c.URL+"/failover", "test-operator")
+	// B gets a browser context of its own (own cookies) once the browser runs.
+	b, cancelB := chromedp.NewContext(a, chromedp.WithNewBrowserContext())
+	defer cancelB()
+	err := chromedp.Do(a,
+		chromedp.SetValue(chromedp.ID("groups"), "billing"),
+		chromedp.Click(chromedp.ID("allow-partial")),
+		chromedp.SetValue(chromedp.ID("flink-target"), "sandbox-flink-dr"),
+		chromedp.SetValue(chromedp.ID("jar-id"), demo.FlinkJarID),
+		chromedp.SetValue(chromedp.ID("savepoint"), "file:/savepoints/savepoint-events-1"),
+		chromedp.SetValue(chromedp.ID("args"), "--bootstrap\nDR:9092"),
+		chromedp.SendKeys(chromedp.ID("reason"), "drill: primary region lost"),
+		chromedp.Click(chromedp.ID("create-plan")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-status"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runURL, err := chromedp.Run(a, chromedp.Location())
+	if err != nil || !strings.Contains(runURL, "/failover/") {
+		t.Fatalf("after creating the plan at %q: %v", runURL, err)
+	}
+	// A cannot approve their own plan: no button, and the page says why.
+	if note := text(t, a, `[data-testid="self-approval-note"]`); !strings.Contains(note, "different operator") {
+		t.Fatalf("self-approval note %q", note)
+	}
+	if n := count(t, a, "#approve"); n != 0 {
+		t.Fatal("the requester is offered an approve button")
+	}
+
+	signIn(t, b, runURL, "test-admin")
+	if err := chromedp.Do(b, chromedp.SendKeys(chromedp.ID("approve-comment"), "checked lag and groups"),
+		chromedp.Click(chromedp.ID("approve")), chromedp.WaitVisible(chromedp.CSS(`.flash`))); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, b, `[data-testid="approvals"]`); !strings.HasPrefix(got, "1 of 1") {
+		t.Fatalf("approvals after B approved: %q", got)
+	}
+
+	runStep := func(n int, confirm string) {
+		t.Helper()
+		id := func(p string) string { return "#" + p + "-" + string(rune('0'+n)) }
+		if err := chromedp.Do(a, chromedp.Navigate(runURL), chromedp.WaitVisible(chromedp.CSS(id("execute")))); err != nil {
+			t.Fatalf("step %d button: %v", n, err)
+		}
+		if confirm != "" {
+			if err := chromedp.Do(a, chromedp.SendKeys(chromedp.CSS(id("confirm")), confirm)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := chromedp.Do(a, chromedp.Click(chromedp.CSS(id("execute")))); err != nil {
+			t.Fatal(err)
+		}
+		status := `[data-testid="step-status-` + string(rune('0'+n)) + `"]`
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			got := text(t, a, status)
+			if got == "done" {
+				return
+			}
+			if got == "failed" || time.Now().After(deadline) {
+				t.Fatalf("step %d: %q\n%s", n, got, text(t, a, "#live"))
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	runStep(1, "")
+	// A wrong typed confirmation is refused by the server.
+	if err := chromedp.Do(a, chromedp.Navigate(runURL), chromedp.SendKeys(chromedp.ID("confirm-2"), "primary"),
+		chromedp.Click(chromedp.ID("execute-2")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-error"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if msg := text(t, a, `[data-testid="run-error"]`); !strings.Contains(msg, "typed confirmation does not match") {
+		t.Fatalf("wrong confirmation: %q", msg)
+	}
+	// Dedicated-mode MM2: stopped by hand (the sandbox's control), then verified.
+	if err := chromedp.Do(a, chromedp.Navigate(c.URL+"/demo"), chromedp.Click(chromedp.ID("mirror-stop")), chromedp.WaitVisible(chromedp.ID("mirror-start"))); err != nil {
+		t.Fatal(err)
+	}
+	runStep(2, "primary->dr")
+	runStep(3, "primary->dr")
+	runStep(4, "primary->dr")
+	if got := text(t, a, `[data-testid="run-status"]`); got != "completed" {
+		t.Fatalf("run status %q", got)
+	}
+	if jobs := c.Flink.Jobs(); len(jobs) != 1 {
+		t.Fatalf("Flink stand-in got %d jobs", len(jobs))
+	}
+
+	// The audit page has the whole story, in order.
+	if err := chromedp.Do(a, chromedp.Navigate(c.URL+"/audit"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="audit-table"]`))); err != nil {
+		t.Fatal(err)
+	}
+	table := text(t, a, `[data-testid="audit-table"]`)
+	for _, want := range []string{"failover.plan", "failover.approve", "failover.step-start", "failover.step-done", "failover.completed", "test-admin", "test-operator"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("audit page lacks %q", want)
+		}
+	}
+}
+
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("reading %s: %v", sel, err)
+	}
+	return strings.TrimSpace(s)
+}
+
+func count(t *testing.T, ctx context.Context, sel string) int {
+	t.Helper()
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(`+"`"+sel+"`"+`).length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
