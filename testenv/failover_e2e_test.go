@@ -1,0 +1,135 @@
+//go:build e2e
+
+package testenv_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/testenv"
+)
+
+// The runbook against real MirrorMaker 2 on Kafka Connect: the stop step
+// really stops the connectors through Connect's REST API, and the translate
+// step really commits the DR group's offsets.
+func TestFailoverRunbookOnRealMM2(t *testing.T) {
+	primary := testenv.StartKafka(t, "primary")
+	dr := testenv.StartKafka(t, "dr")
+	createTopics(t, primary, map[string]int32{"events": 3})
+	pcl := primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	produceN(t, pcl, "events", 3, 900)
+	commits := kadm.Offsets{}
+	for p, at := range []int64{120, 300, 299} {
+		commits.Add(kadm.Offset{Topic: "events", Partition: int32(p), At: at, LeaderEpoch: -1})
+	}
+	ctx := context.Background()
+	if err := primary.Admin(t).CommitAllOffsets(ctx, "orders-app", commits); err != nil {
+		t.Fatal(err)
+	}
+	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "events.*"}
+	connect := testenv.StartConnect(t, dr)
+	connect.CreateMirrorConnectors(t, opts)
+
+	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
+		ConnectOffsetsTopic: connect.OffsetTopic, HeartbeatsTopic: "heartbeats", Topics: config.Topics{Include: []string{"events.*"}},
+		ConnectURL: connect.URL}
+	cfg := &config.Config{
+		Clusters:        map[string]*config.Cluster{"primary": {Bootstrap: []string{primary.Bootstrap}}, "dr": {Bootstrap: []string{dr.Bootstrap}}},
+		Flows:           []*config.Flow{flow},
+		RefreshInterval: config.Duration(time.Second),
+	}
+	if err := cfg.Normalize("e2e"); err != nil {
+		t.Fatal(err)
+	}
+	store, err := storage.Open(filepath.Join(t.TempDir(), "drconsole.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	mon, err := kafka.NewMonitor(runCtx, cfg, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mon.Close()
+	go mon.Run(runCtx)
+	rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
+		Connect: func(url string) failover.ConnectAPI { return kafka.NewConnectClient(url) }}
+
+	// Wait until the console has MM2 caught up and the group checkpointed.
+	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {
+		s := mon.Snapshot("primary->dr")
+		if s.Status != kafka.StatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
+			return fmt.Errorf("%s", snapshotLine(s))
+		}
+		plan, err := mon.Translator("primary->dr").Plan(ctx, "orders-app")
+		if err != nil || plan.Untranslatable() > 0 {
+			return fmt.Errorf("plan: %v", err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	alice := failover.Actor{Name: "alice", Role: "operator"}
+	bob := failover.Actor{Name: "bob", Role: "operator"}
+	id, err := rb.Create(ctx, alice, failover.Plan{Flow: "primary->dr", Steps: []failover.Step{
+		{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}, {Kind: failover.KindTranslateGroup, Group: "orders-app"},
+	}}, "e2e drill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, _ := rb.Get(ctx, id)
+	if err := rb.Approve(ctx, bob, id, run.PlanHash, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	want, err := mon.Translator("primary->dr").Plan(ctx, "orders-app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for idx := range 3 {
+		x, err := rb.Begin(ctx, alice, id, idx, "primary->dr", "")
+		if err != nil {
+			t.Fatalf("step %d: %v", idx+1, err)
+		}
+		if err := x.Run(ctx); err != nil {
+			t.Fatalf("step %d: %v", idx+1, err)
+		}
+	}
+	for _, name := range flow.Connectors {
+		st, err := connect.Status(ctx, name)
+		if err != nil || st.Connector.State != "STOPPED" || len(st.Tasks) != 0 {
+			t.Fatalf("%s after the stop step: %s with %d tasks, %v", name, st.Connector.State, len(st.Tasks), err)
+		}
+	}
+	got, err := dr.Admin(t).FetchOffsets(ctx, "orders-app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tp, off := range want.Proposed() {
+		o, ok := got.Lookup(tp.Topic, tp.Partition)
+		if !ok || o.At != off {
+			t.Errorf("DR group at %s-%d = %d, want %d", tp.Topic, tp.Partition, o.At, off)
+		}
+	}
+	if run, _ = rb.Get(ctx, id); run.Status != "completed" {
+		t.Fatalf("run %s", run.Status)
+	}
+	if _, bad, err := store.VerifyAudit(ctx); err != nil || bad != nil {
+		t.Fatalf("audit chain: %v %v", bad, err)
+	}
+}
