@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -71,6 +72,7 @@ func (f *fakeFlink) RunJar(_ context.Context, _ string, r flink.RunRequest) (str
 }
 
 type env struct {
+	path  string // the database file
 	rb    *Runbook
 	sb    *demo.Sandbox
 	audit *memAudit
@@ -108,7 +110,8 @@ func newEnv(t *testing.T, approvals int) *env {
 	if err := cfg.Normalize("test"); err != nil {
 		t.Fatal(err)
 	}
-	store, err := storage.Open(filepath.Join(t.TempDir(), "db"))
+	path := filepath.Join(t.TempDir(), "db")
+	store, err := storage.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +122,7 @@ func newEnv(t *testing.T, approvals int) *env {
 	}
 	t.Cleanup(mon.Close)
 	go mon.Run(ctx)
-	e := &env{sb: sb, audit: &memAudit{}, flink: &fakeFlink{jobs: map[string]flink.RunRequest{}}, store: store, cfg: cfg, now: time.Now()}
+	e := &env{path: path, sb: sb, audit: &memAudit{}, flink: &fakeFlink{jobs: map[string]flink.RunRequest{}}, store: store, cfg: cfg, now: time.Now()}
 	e.rb = &Runbook{Store: store, Monitor: mon, Config: cfg, Audit: e.audit, Log: log, Now: func() time.Time { return e.now },
 		Flink: func(string) FlinkAPI { return e.flink }, StopVerifyWindow: time.Second}
 	// Wait for a healthy flow with checkpoints for the groups.
@@ -442,5 +445,87 @@ func TestStopMirrorThroughConnectAndPreview(t *testing.T) {
 	r, _ = e.rb.Get(ctx, id)
 	if !strings.Contains(r.Steps[1].Result, `"MirrorSourceConnector":"STOPPED"`) {
 		t.Fatalf("step result %s", r.Steps[1].Result)
+	}
+}
+
+// The same crash-and-resume walk with the real audit chain, and a runbook
+// rebuilt from a freshly opened database after every crash, as a restarted
+// console would be. The chain verifies afterwards, and editing any record
+// by SQL breaks it.
+func TestCrashResumeKeepsAuditChain(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	restart := func() *Runbook {
+		s, err := storage.Open(e.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		rb := *e.rb
+		rb.Store, rb.Audit, rb.CrashHook = s, StoreAuditor{Store: s}, nil
+		return &rb
+	}
+	rb := restart()
+	plan := fullPlan()
+	id, err := rb.Create(ctx, alice, plan, "drill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := rb.Get(ctx, id)
+	if err := rb.Approve(ctx, bob, id, r.PlanHash, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.sb.SetMirrorRunning(false)
+	crashed := errors.New("crash")
+	for idx := range plan.Steps {
+		for _, point := range []string{"started", "effect-done"} {
+			rb.CrashHook = func(p string) {
+				if p == point {
+					panic(crashed)
+				}
+			}
+			func() {
+				defer func() { recover() }()
+				if x, err := rb.Begin(ctx, alice, id, idx, "primary->dr", ""); err == nil {
+					x.Run(ctx)
+				}
+			}()
+			rb = restart() // the console comes back
+		}
+		x, err := rb.Begin(ctx, alice, id, idx, "primary->dr", "")
+		if err != nil {
+			t.Fatalf("resuming step %d: %v", idx+1, err)
+		}
+		if err := x.Run(ctx); err != nil {
+			t.Fatalf("step %d: %v", idx+1, err)
+		}
+	}
+	if r, _ := rb.Get(ctx, id); r.Status != "completed" {
+		t.Fatalf("run %s", r.Status)
+	}
+	if e.flink.runs != 1 {
+		t.Fatalf("Flink job submitted %d times", e.flink.runs)
+	}
+	n, bad, err := rb.Store.VerifyAudit(ctx)
+	if err != nil || bad != nil || n < 16 {
+		t.Fatalf("audit chain after the run: %d records, %v, %v", n, bad, err)
+	}
+	starts, _ := rb.Store.AuditEntries(ctx, storage.AuditFilter{Action: "failover.step-start", Limit: 100})
+	if len(starts) != 12 {
+		t.Fatalf("%d step starts on record, want 12 (3 attempts x 4 steps)", len(starts))
+	}
+	// Tamper with the approval by SQL, past the triggers: the chain breaks.
+	db, err := sql.Open("sqlite3", e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{`DROP TRIGGER audit_no_update`, `UPDATE audit SET actor='mallory' WHERE action='failover.approve'`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, bad, err := rb.Store.VerifyAudit(ctx); err != nil || bad == nil {
+		t.Fatalf("an edited approval went unnoticed: %v %v", bad, err)
 	}
 }
