@@ -1,0 +1,307 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drconsole/drconsole/kafka"
+)
+
+// The console's Cluster Linking client against the stand-in. This proves
+// the two agree with each other and with the shapes both were written from
+// (Confluent's published OpenAPI spec); it does not prove either against a
+// real Confluent Server.
+
+func startLinkStandIn(t *testing.T) (*ClusterLinkStandIn, *kafka.ClusterLinkClient) {
+	t.Helper()
+	s, err := StartClusterLinkStandIn("lkc-dr", "dr-link", map[string]int{"orders": 3, "payments": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	s.SetPendingStopped(100 * time.Millisecond)
+	return s, kafka.NewClusterLinkClient(s.URL, "lkc-dr", "dr-link", "", "", nil)
+}
+
+func mirrorsByName(t *testing.T, c *kafka.ClusterLinkClient) map[string]kafka.MirrorTopic {
+	t.Helper()
+	ms, err := c.Mirrors(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]kafka.MirrorTopic{}
+	for _, m := range ms {
+		out[m.MirrorTopicName] = m
+	}
+	return out
+}
+
+func actionError(t *testing.T, err error) *kafka.MirrorActionError {
+	t.Helper()
+	var ae *kafka.MirrorActionError
+	if !errors.As(err, &ae) {
+		t.Fatalf("want a per-topic failure, got %T %v", err, err)
+	}
+	return ae
+}
+
+func TestClusterLinkStandInDescribes(t *testing.T) {
+	s, c := startLinkStandIn(t)
+	ctx := context.Background()
+	l, err := c.Link(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.LinkName != "dr-link" || l.ClusterLinkID == "" || l.SourceClusterID == "" || !l.Healthy() ||
+		strings.Join(l.TopicNames, ",") != "orders,payments" || len(l.Tasks) == 0 || l.Tasks[0].State != "ACTIVE" {
+		t.Fatalf("link %+v", l)
+	}
+	s.SetLag("orders", 2, 7)
+	s.SetLastFetchOffset("orders", 2, 1234)
+	ms := mirrorsByName(t, c)
+	o := ms["orders"]
+	if len(ms) != 2 || o.NumPartitions != 3 || len(o.MirrorLags) != 3 || o.SourceTopicName != "orders" || o.LinkName != "dr-link" ||
+		o.MirrorStatus != kafka.MirrorActive || o.StateTimeMs == 0 || o.MaxLag() != 7 || o.Ready() {
+		t.Fatalf("orders %+v", o)
+	}
+	if o.MirrorLags[2] != (kafka.MirrorLag{Partition: 2, Lag: 7, LastSourceFetchOffset: 1234}) {
+		t.Fatalf("lags %+v", o.MirrorLags)
+	}
+	if !ms["payments"].Ready() {
+		t.Fatalf("payments %+v", ms["payments"])
+	}
+	one, err := c.Mirror(ctx, "payments")
+	if err != nil || one.NumPartitions != 2 || one.MirrorStatus != kafka.MirrorActive {
+		t.Fatalf("mirror %+v %v", one, err)
+	}
+
+	// The REST Proxy layout (/v3 at the root) is served too.
+	proxy := kafka.NewClusterLinkClient(strings.TrimSuffix(s.URL, "/kafka"), "lkc-dr", "dr-link", "", "", nil)
+	if _, err := proxy.Mirrors(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// A wrong link or cluster is a 404, an unknown topic a 404 too.
+	var he *kafka.ClusterLinkHTTPError
+	if _, err := kafka.NewClusterLinkClient(s.URL, "lkc-dr", "other", "", "", nil).Link(ctx); !errors.As(err, &he) || he.Status != 404 {
+		t.Fatalf("other link: %v", err)
+	}
+	if _, err := kafka.NewClusterLinkClient(s.URL, "lkc-x", "dr-link", "", "", nil).Mirrors(ctx); !errors.As(err, &he) || he.Status != 404 {
+		t.Fatalf("other cluster: %v", err)
+	}
+	if _, err := c.Mirror(ctx, "nope"); !errors.As(err, &he) || he.Status != 404 {
+		t.Fatalf("unknown mirror: %v", err)
+	}
+}
+
+// Promote: ACTIVE -> PENDING_STOPPED -> STOPPED; a second promote is
+// refused per topic inside a 200, with the spec's wording.
+func TestClusterLinkStandInPromoteStateMachine(t *testing.T) {
+	s, c := startLinkStandIn(t)
+	ctx := context.Background()
+	res, err := c.Promote(ctx, []string{"orders"}, false)
+	if err != nil || len(res) != 1 || res[0].Failed() || len(res[0].MirrorLags) != 3 {
+		t.Fatalf("promote: %+v %v", res, err)
+	}
+	if st := mirrorsByName(t, c)["orders"]; st.MirrorStatus != kafka.MirrorPendingStopped {
+		t.Fatalf("after promote %s", st.MirrorStatus)
+	}
+	if st := mirrorsByName(t, c)["payments"]; st.MirrorStatus != kafka.MirrorActive {
+		t.Fatalf("payments %s", st.MirrorStatus)
+	}
+	_, err = c.Promote(ctx, []string{"orders"}, false)
+	if ae := actionError(t, err); len(ae.Failed) != 1 || !strings.Contains(ae.Failed[0].Message(), "already stopping") {
+		t.Fatalf("promote while pending: %v", err)
+	}
+
+	deadline := time.Now().Add(3 * time.Second)
+	for mirrorsByName(t, c)["orders"].MirrorStatus != kafka.MirrorStopped {
+		if time.Now().After(deadline) {
+			t.Fatal("never STOPPED")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !mirrorsByName(t, c)["orders"].Stopped() {
+		t.Fatal("Stopped() false")
+	}
+	res, err = c.Promote(ctx, []string{"orders", "payments"}, false)
+	ae := actionError(t, err)
+	if len(res) != 2 || len(ae.Failed) != 1 || ae.Failed[0].MirrorTopicName != "orders" || *ae.Failed[0].ErrorCode != 400 ||
+		ae.Failed[0].Message() != "Topic 'orders' has already stopped its mirror from 'dr-link'" {
+		t.Fatalf("promote of a stopped mirror: %+v", ae)
+	}
+	// The partial failure did not hold back the other topic.
+	if st := s.State().Mirrors["payments"].Status; st != "PENDING_STOPPED" {
+		t.Fatalf("payments %s", st)
+	}
+	if acts := s.State().Actions; len(acts) != 3 || acts[2].Failed["orders"] == "" || acts[2].Failed["payments"] != "" {
+		t.Fatalf("actions %+v", acts)
+	}
+}
+
+// Planned promote refuses a lagging mirror per topic; failover takes it.
+func TestClusterLinkStandInPromoteNeedsZeroLag(t *testing.T) {
+	s, c := startLinkStandIn(t)
+	ctx := context.Background()
+	s.SetLag("orders", 1, 5)
+	res, err := c.Promote(ctx, []string{"orders", "payments"}, false)
+	ae := actionError(t, err)
+	if len(res) != 2 || len(ae.Failed) != 1 || ae.Failed[0].MirrorTopicName != "orders" ||
+		!strings.Contains(ae.Failed[0].Message(), "lag") || !strings.Contains(err.Error(), "orders") {
+		t.Fatalf("promote with lag: %v", err)
+	}
+	st := s.State()
+	if st.Mirrors["orders"].Status != "ACTIVE" || st.Mirrors["payments"].Status != "PENDING_STOPPED" {
+		t.Fatalf("states %+v", st.Mirrors)
+	}
+
+	res, err = c.Failover(ctx, []string{"orders"}, false)
+	if err != nil || len(res) != 1 || res[0].Failed() {
+		t.Fatalf("failover: %+v %v", res, err)
+	}
+	// The answer still shows the lag: the messages failover gave up.
+	var lost int64
+	for _, l := range res[0].MirrorLags {
+		lost += l.Lag
+	}
+	if lost != 5 {
+		t.Fatalf("lags in the failover answer %+v", res[0].MirrorLags)
+	}
+	if s.State().Mirrors["orders"].Status != "PENDING_STOPPED" {
+		t.Fatal("failover did not stop the mirror")
+	}
+}
+
+func TestClusterLinkStandInValidateOnlyChangesNothing(t *testing.T) {
+	s, c := startLinkStandIn(t)
+	ctx := context.Background()
+	before := s.State().Mirrors
+	for name, act := range map[string]func(context.Context, []string, bool) ([]kafka.MirrorActionResult, error){
+		"promote": c.Promote, "failover": c.Failover, "pause": c.Pause, "resume": c.Resume,
+	} {
+		if _, err := act(ctx, []string{"orders", "payments"}, true); err != nil {
+			t.Fatalf("%s dry run: %v", name, err)
+		}
+	}
+	// A dry run reports the same per-topic refusals as the real thing.
+	s.SetLag("payments", 0, 1)
+	_, err := c.Promote(ctx, []string{"orders", "payments"}, true)
+	if ae := actionError(t, err); len(ae.Failed) != 1 || ae.Failed[0].MirrorTopicName != "payments" || !ae.ValidateOnly {
+		t.Fatalf("dry run with lag: %v", err)
+	}
+	after := s.State()
+	for n, m := range before {
+		if after.Mirrors[n].Status != m.Status || !after.Mirrors[n].Since.Equal(m.Since) {
+			t.Fatalf("%s changed by a dry run: %+v -> %+v", n, m, after.Mirrors[n])
+		}
+	}
+	if len(after.Actions) != 5 || !after.Actions[0].ValidateOnly {
+		t.Fatalf("actions %+v", after.Actions)
+	}
+}
+
+func TestClusterLinkStandInPauseResume(t *testing.T) {
+	_, c := startLinkStandIn(t)
+	ctx := context.Background()
+	if _, err := c.Pause(ctx, []string{"orders"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if m := mirrorsByName(t, c)["orders"]; m.MirrorStatus != kafka.MirrorPaused || m.Ready() {
+		t.Fatalf("paused %+v", m)
+	}
+	if _, err := c.Promote(ctx, []string{"orders"}, false); err == nil {
+		t.Fatal("promoted a paused mirror")
+	}
+	if _, err := c.Resume(ctx, []string{"orders"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if m := mirrorsByName(t, c)["orders"]; m.MirrorStatus != kafka.MirrorActive || !m.Ready() {
+		t.Fatalf("resumed %+v", m)
+	}
+	_, err := c.Pause(ctx, []string{"orders", "ghost"}, false)
+	if ae := actionError(t, err); len(ae.Failed) != 1 || ae.Failed[0].MirrorTopicName != "ghost" || *ae.Failed[0].ErrorCode != 404 {
+		t.Fatalf("unknown topic: %v", err)
+	}
+}
+
+// The link stays ACTIVE while the source is gone; the mirrors say so.
+func TestClusterLinkStandInSourceUnavailable(t *testing.T) {
+	s, c := startLinkStandIn(t)
+	ctx := context.Background()
+	s.SetLag("orders", 0, 3)
+	s.SetSourceUnavailable(true)
+	l, err := c.Link(ctx)
+	if err != nil || l.LinkState != "ACTIVE" || !l.Healthy() {
+		t.Fatalf("link %+v %v", l, err)
+	}
+	ms := mirrorsByName(t, c)
+	if ms["orders"].MirrorStatus != kafka.MirrorSourceUnavailable || ms["payments"].MirrorStatus != kafka.MirrorSourceUnavailable ||
+		ms["payments"].Ready() || ms["orders"].MaxLag() != 3 {
+		t.Fatalf("mirrors %+v", ms)
+	}
+	_, err = c.Promote(ctx, []string{"payments"}, false)
+	if ae := actionError(t, err); !strings.Contains(ae.Failed[0].Message(), "source cluster is unavailable") {
+		t.Fatalf("promote without source: %v", err)
+	}
+	if _, err := c.Failover(ctx, []string{"orders"}, false); err != nil {
+		t.Fatalf("failover without source: %v", err)
+	}
+	s.SetSourceUnavailable(false)
+	ms = mirrorsByName(t, c)
+	if ms["payments"].MirrorStatus != kafka.MirrorActive || ms["orders"].MirrorStatus == kafka.MirrorActive {
+		t.Fatalf("after the source came back %+v", ms)
+	}
+}
+
+func TestClusterLinkStandInAuth(t *testing.T) {
+	s, _ := startLinkStandIn(t)
+	s.SetAuth("api-key", "api-secret")
+	ctx := context.Background()
+	for _, creds := range [][2]string{{"", ""}, {"api-key", "wrong"}} {
+		c := kafka.NewClusterLinkClient(s.URL, "lkc-dr", "dr-link", creds[0], creds[1], nil)
+		_, err := c.Mirrors(ctx)
+		var he *kafka.ClusterLinkHTTPError
+		if !errors.As(err, &he) || he.Status != 401 || he.Code != 40101 || he.Message != "Authentication failed" || !he.AuthFailed() || he.Retriable() {
+			t.Fatalf("creds %v: %v", creds, err)
+		}
+	}
+	c := kafka.NewClusterLinkClient(s.URL, "lkc-dr", "dr-link", "api-key", "api-secret", nil)
+	if _, err := c.Mirrors(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestClusterLinkStandInFailuresAndDelay(t *testing.T) {
+	s, c := startLinkStandIn(t)
+	ctx := context.Background()
+	s.FailNext(503, 50003, "Retriable Kafka error")
+	s.FailNext(429, 0, "")
+	var he *kafka.ClusterLinkHTTPError
+	if _, err := c.Mirrors(ctx); !errors.As(err, &he) || he.Status != 503 || he.Code != 50003 || !he.Retriable() {
+		t.Fatalf("503: %v", err)
+	}
+	if _, err := c.Promote(ctx, []string{"orders"}, false); !errors.As(err, &he) || he.Status != 429 || !he.Retriable() {
+		t.Fatalf("429: %v", err)
+	}
+	if s.State().Mirrors["orders"].Status != "ACTIVE" {
+		t.Fatal("a rejected promote changed the mirror")
+	}
+	if _, err := c.Mirrors(ctx); err != nil {
+		t.Fatalf("the failure was not one-shot: %v", err)
+	}
+
+	s.Delay(time.Second)
+	tctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	_, err := c.Failover(tctx, []string{"orders"}, false)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "failover mirror topics on link dr-link") {
+		t.Fatalf("timeout: %v", err)
+	}
+	s.Delay(0)
+	if s.State().Mirrors["orders"].Status != "ACTIVE" {
+		t.Fatal("the abandoned failover was applied")
+	}
+}

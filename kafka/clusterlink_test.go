@@ -1,0 +1,390 @@
+package kafka
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The JSON bodies below follow the examples and schemas of Confluent's
+// Kafka REST v3 OpenAPI spec (confluentinc/ccloud-sdk-go-v2,
+// kafkarest/v3/api/openapi.yaml), written out by hand.
+
+type seenRequest struct {
+	Method, Path, Query, ContentType, Auth string
+	Body                                   string
+}
+
+// clusterLinkServer answers every request with status and body and records
+// what it was asked.
+func clusterLinkServer(t *testing.T, status int, contentType, body string) (*httptest.Server, func() []seenRequest) {
+	t.Helper()
+	var mu sync.Mutex
+	var seen []seenRequest
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen = append(seen, seenRequest{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"), r.Header.Get("Authorization"), string(b)})
+		mu.Unlock()
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []seenRequest {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]seenRequest(nil), seen...)
+	}
+}
+
+const linkJSON = `{
+  "kind": "KafkaLinkData",
+  "metadata": {"self": "https://pkc-00000.region.provider.confluent.cloud/kafka/v3/clusters/cluster-1/links/link-sb1", "resource_name": null},
+  "source_cluster_id": "src-cluster-id",
+  "destination_cluster_id": null,
+  "remote_cluster_id": null,
+  "link_name": "link-sb1",
+  "link_id": "7840644d-f7d8-4844-a577-a10ef3df31df",
+  "cluster_link_id": "eEBkTffYSESld6EO898x3w",
+  "topic_names": ["topic-db-1", "topic-db-2"],
+  "link_error": "NO_ERROR",
+  "link_error_message": null,
+  "link_state": "ACTIVE",
+  "tasks": [
+    {"task_name": "ConsumerOffsetSync", "state": "ACTIVE", "errors": []},
+    {"task_name": "AclSync", "state": "IN_ERROR", "errors": [{"error_code": "AUTHORIZATION_FAILED", "error_message": "not allowed"}, {"error_code": 29, "error_message": "numeric code"}]}
+  ],
+  "category_counts": [{"state_category": "ACTIVE", "count": 2}]
+}`
+
+func TestClusterLinkParsesLink(t *testing.T) {
+	srv, seen := clusterLinkServer(t, 200, "application/json", linkJSON)
+	c := NewClusterLinkClient(srv.URL+"/kafka/", "cluster-1", "link-sb1", "key", "secret", nil)
+	l, err := c.Link(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := seen()[0]
+	if req.Method != "GET" || req.Path != "/kafka/v3/clusters/cluster-1/links/link-sb1" || req.Query != "include_tasks=true" {
+		t.Fatalf("request %+v", req)
+	}
+	if req.Auth != "Basic a2V5OnNlY3JldA==" { // key:secret
+		t.Fatalf("auth %q", req.Auth)
+	}
+	if l.Kind != "KafkaLinkData" || l.LinkName != "link-sb1" || l.ClusterLinkID != "eEBkTffYSESld6EO898x3w" ||
+		l.SourceClusterID != "src-cluster-id" || l.DestinationClusterID != "" || l.RemoteClusterID != "" ||
+		l.LinkState != "ACTIVE" || l.LinkError != "NO_ERROR" || l.LinkErrorMessage != "" || !l.Healthy() {
+		t.Fatalf("link %+v", l)
+	}
+	if len(l.TopicNames) != 2 || l.TopicNames[1] != "topic-db-2" {
+		t.Fatalf("topics %v", l.TopicNames)
+	}
+	if len(l.Tasks) != 2 || l.Tasks[1].State != "IN_ERROR" || len(l.Tasks[1].Errors) != 2 ||
+		l.Tasks[1].Errors[0].ErrorCode != "AUTHORIZATION_FAILED" || l.Tasks[1].Errors[1].ErrorCode != "29" ||
+		l.Tasks[1].Errors[1].ErrorMessage != "numeric code" {
+		t.Fatalf("tasks %+v", l.Tasks)
+	}
+	if len(l.CategoryCounts) != 1 || l.CategoryCounts[0].Count != 2 {
+		t.Fatalf("categories %+v", l.CategoryCounts)
+	}
+
+	var failed LinkInfo
+	json.Unmarshal([]byte(`{"link_name":"l","link_state":"FAILED","link_error":"AUTHENTICATION_ERROR","link_error_message":"bad creds"}`), &failed)
+	if failed.Healthy() || failed.LinkErrorMessage != "bad creds" {
+		t.Fatalf("failed link %+v", failed)
+	}
+}
+
+const mirrorsJSON = `{
+  "kind": "KafkaMirrorDataList",
+  "metadata": {"self": "https://pkc-00000.region.provider.confluent.cloud/kafka/v3/clusters/cluster-1/link/link-1/mirrors", "resource_name": "crn:///kafka=cluster-1", "next": null},
+  "data": [
+    {"kind": "KafkaMirrorData",
+     "metadata": {"self": "https://pkc-00000.region.provider.confluent.cloud/kafka/v3/clusters/cluster-1/links/link-1/mirrors/topic-1", "resource_name": "crn:///kafka=cluster-1"},
+     "link_name": "link-1", "mirror_topic_name": "topic-1", "source_topic_name": "topic-1", "num_partitions": 3,
+     "mirror_lags": [
+       {"partition": 0, "lag": 0, "last_source_fetch_offset": 0},
+       {"partition": 1, "lag": 10000, "last_source_fetch_offset": 1000},
+       {"partition": 2, "lag": 40000, "last_source_fetch_offset": 12030}],
+     "mirror_status": "ACTIVE", "state_time_ms": 1612550939300},
+    {"kind": "KafkaMirrorData",
+     "metadata": {"self": "x"},
+     "link_name": "link-1", "mirror_topic_name": "topic-2", "source_topic_name": "topic-2", "num_partitions": 2,
+     "mirror_lags": [
+       {"partition": 0, "lag": 0, "last_source_fetch_offset": 5000000000},
+       {"partition": 1, "lag": 0, "last_source_fetch_offset": 17}],
+     "mirror_status": "ACTIVE", "state_time_ms": 1612550939301,
+     "mirror_topic_error": "NO_ERROR"},
+    {"kind": "KafkaMirrorData",
+     "metadata": {"self": "x"},
+     "link_name": "link-1", "mirror_topic_name": "topic-3", "source_topic_name": "topic-3", "num_partitions": 1,
+     "mirror_lags": [{"partition": 0, "lag": 0, "last_source_fetch_offset": 9}],
+     "mirror_status": "STOPPED", "state_time_ms": 1612550939302,
+     "mirror_topic_error": "SOURCE_TOPIC_MAY_BE_DELETED",
+     "mirror_state_transition_errors": [{"error_code": "STOPPED_FAILED", "error_message": "cannot stop"}]}
+  ]
+}`
+
+func TestClusterLinkParsesMirrors(t *testing.T) {
+	srv, seen := clusterLinkServer(t, 200, "application/json", mirrorsJSON)
+	c := NewClusterLinkClient(srv.URL+"/kafka", "cluster-1", "link-1", "", "", nil)
+	ms, err := c.Mirrors(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := seen()[0]
+	if req.Method != "GET" || req.Path != "/kafka/v3/clusters/cluster-1/links/link-1/mirrors" || req.Auth != "" {
+		t.Fatalf("request %+v", req)
+	}
+	if len(ms) != 3 {
+		t.Fatalf("%d mirrors", len(ms))
+	}
+	m := ms[0]
+	if m.Kind != "KafkaMirrorData" || m.LinkName != "link-1" || m.MirrorTopicName != "topic-1" || m.SourceTopicName != "topic-1" ||
+		m.NumPartitions != 3 || m.MirrorStatus != MirrorActive || m.StateTimeMs != 1612550939300 ||
+		!m.StateTime().Equal(time.UnixMilli(1612550939300)) {
+		t.Fatalf("mirror %+v", m)
+	}
+	if len(m.MirrorLags) != 3 || m.MirrorLags[2] != (MirrorLag{Partition: 2, Lag: 40000, LastSourceFetchOffset: 12030}) {
+		t.Fatalf("lags %+v", m.MirrorLags)
+	}
+	if m.MaxLag() != 40000 || m.TotalLag() != 50000 || m.Ready() || m.Stopped() {
+		t.Fatalf("topic-1 max %d total %d ready %v stopped %v", m.MaxLag(), m.TotalLag(), m.Ready(), m.Stopped())
+	}
+	if m := ms[1]; !m.Ready() || m.MaxLag() != 0 || m.MirrorLags[0].LastSourceFetchOffset != 5000000000 || m.MirrorTopicError != "NO_ERROR" {
+		t.Fatalf("topic-2 %+v", m)
+	}
+	if m := ms[2]; !m.Stopped() || m.Ready() || m.MirrorTopicError != "SOURCE_TOPIC_MAY_BE_DELETED" ||
+		len(m.MirrorStateTransitionErrors) != 1 || m.MirrorStateTransitionErrors[0].ErrorCode != "STOPPED_FAILED" {
+		t.Fatalf("topic-3 %+v", m)
+	}
+	// Not ready: paused with zero lag, or without any lag entries.
+	if (MirrorTopic{MirrorStatus: MirrorPaused, MirrorLags: []MirrorLag{{}}}).Ready() || (MirrorTopic{MirrorStatus: MirrorActive}).Ready() {
+		t.Fatal("ready without being ACTIVE with lag entries")
+	}
+}
+
+func TestClusterLinkParsesSingleMirror(t *testing.T) {
+	one := `{"kind":"KafkaMirrorData","metadata":{"self":"x"},"link_name":"link-1","mirror_topic_name":"orders.v1","source_topic_name":"orders.v1","num_partitions":1,"mirror_lags":[{"partition":0,"lag":3,"last_source_fetch_offset":4}],"mirror_status":"PENDING_STOPPED","state_time_ms":1,"mirror_state_transition_errors":[]}`
+	srv, seen := clusterLinkServer(t, 200, "application/json", one)
+	c := NewClusterLinkClient(srv.URL, "cluster-1", "link-1", "", "", nil)
+	m, err := c.Mirror(context.Background(), "orders.v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := seen()[0]
+	if req.Path != "/v3/clusters/cluster-1/links/link-1/mirrors/orders.v1" || req.Query != "include_state_transition_errors=true" {
+		t.Fatalf("request %+v", req)
+	}
+	if m.MirrorStatus != MirrorPendingStopped || m.MaxLag() != 3 || m.Stopped() {
+		t.Fatalf("mirror %+v", m)
+	}
+}
+
+func TestClusterLinkPaginatedListRefused(t *testing.T) {
+	srv, _ := clusterLinkServer(t, 200, "application/json", `{"kind":"KafkaMirrorDataList","metadata":{"self":"x","next":"https://h/kafka/v3/next"},"data":[]}`)
+	c := NewClusterLinkClient(srv.URL, "c", "l", "", "", nil)
+	if _, err := c.Mirrors(context.Background()); err == nil || !strings.Contains(err.Error(), "paginated") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func okAction(topics ...string) string {
+	var data []string
+	for _, t := range topics {
+		data = append(data, `{"kind":"AlterMirrorsData","metadata":{"self":"x"},"mirror_topic_name":"`+t+`","error_code":null,"error_message":null,"mirror_lags":[{"partition":0,"lag":0,"last_source_fetch_offset":42}],"messages_truncated":null,"partition_level_truncation_data":[]}`)
+	}
+	return `{"kind":"KafkaPromoteMirror","metadata":{"self":"x"},"data":[` + strings.Join(data, ",") + `]}`
+}
+
+func TestClusterLinkActionRequests(t *testing.T) {
+	srv, seen := clusterLinkServer(t, 200, "application/json", okAction("orders", "payments"))
+	c := NewClusterLinkClient(srv.URL+"/kafka", "lkc-1", "dr-link", "u", "p", nil)
+	ctx := context.Background()
+	type action func(context.Context, []string, bool) ([]MirrorActionResult, error)
+	cases := []struct {
+		name string
+		fn   action
+	}{{"promote", c.Promote}, {"failover", c.Failover}, {"pause", c.Pause}, {"resume", c.Resume}}
+	n := 0
+	for _, tc := range cases {
+		for _, validate := range []bool{true, false} {
+			res, err := tc.fn(ctx, []string{"orders", "payments"}, validate)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if len(res) != 2 || res[0].MirrorTopicName != "orders" || res[0].Failed() || res[0].MirrorLags[0].LastSourceFetchOffset != 42 || res[0].Kind != "AlterMirrorsData" {
+				t.Fatalf("%s: results %+v", tc.name, res)
+			}
+			req := seen()[n]
+			n++
+			want := map[bool]string{true: "validate_only=true", false: "validate_only=false"}[validate]
+			if req.Method != "POST" || req.Path != "/kafka/v3/clusters/lkc-1/links/dr-link/mirrors:"+tc.name || req.Query != want {
+				t.Fatalf("%s: request %+v", tc.name, req)
+			}
+			if req.ContentType != "application/json" || req.Body != `{"mirror_topic_names":["orders","payments"]}` || req.Auth == "" {
+				t.Fatalf("%s: request %+v", tc.name, req)
+			}
+		}
+	}
+	// No topics: refused before anything is sent.
+	if _, err := c.Promote(ctx, nil, false); err == nil {
+		t.Fatal("promote of no topics accepted")
+	}
+	if len(seen()) != n {
+		t.Fatal("a request went out for an empty topic list")
+	}
+}
+
+// The spec's promote example: one topic succeeds, one fails with 400
+// inside the 200 answer.
+const mixedAction = `{
+  "kind": "KafkaPromoteMirror",
+  "metadata": {"self": "https://pkc-00000.region.provider.confluent.cloud/kafka/v3/clusters/cluster-1/links/link-1/mirrors", "resource_name": "crn:///kafka=cluster-1"},
+  "data": [
+    {"kind": "AlterMirrorsData", "metadata": {"self": "x", "resource": "crn:///kafka=cluster-1"},
+     "mirror_topic_name": "topic-sb", "error_code": null, "error_message": null,
+     "mirror_lags": [{"partition": 0, "lag": 0, "last_source_fetch_offset": 0}, {"partition": 1, "lag": 10000, "last_source_fetch_offset": 1000}],
+     "messages_truncated": null,
+     "partition_level_truncation_data": [{"partition_id": 0, "offset_truncated_to": 10000, "messages_truncated": 10000}]},
+    {"kind": "AlterMirrorsData", "metadata": {"self": "x", "resource": "crn:///kafka=cluster-1"},
+     "mirror_topic_name": "topic-2", "error_code": 400, "error_message": "Topic 'topic-2' has already stopped its mirror from 'my-new-link-1'",
+     "mirror_lags": [{"partition": 0, "lag": 0, "last_source_fetch_offset": 0}],
+     "messages_truncated": 7,
+     "partition_level_truncation_data": []}
+  ]
+}`
+
+func TestClusterLinkPartialFailureIsAFailure(t *testing.T) {
+	srv, _ := clusterLinkServer(t, 200, "application/json", mixedAction)
+	c := NewClusterLinkClient(srv.URL, "cluster-1", "my-new-link-1", "", "", nil)
+	res, err := c.Promote(context.Background(), []string{"topic-sb", "topic-2"}, false)
+	if len(res) != 2 {
+		t.Fatalf("results %+v", res)
+	}
+	var ae *MirrorActionError
+	if !errors.As(err, &ae) {
+		t.Fatalf("err %T %v", err, err)
+	}
+	if len(ae.Failed) != 1 || ae.Failed[0].MirrorTopicName != "topic-2" || *ae.Failed[0].ErrorCode != 400 || len(ae.Missing) != 0 || ae.Requested != 2 {
+		t.Fatalf("action error %+v", ae)
+	}
+	msg := err.Error()
+	for _, want := range []string{"promote", "1 of 2", "topic-2", "error_code 400", "has already stopped its mirror"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "topic-sb") {
+		t.Errorf("message %q names the topic that succeeded", msg)
+	}
+	if res[0].Failed() || !res[1].Failed() || res[1].Message() == "" || *res[1].MessagesTruncated != 7 {
+		t.Fatalf("results %+v", res)
+	}
+	if tr := res[0].PartitionLevelTruncationData; len(tr) != 1 || tr[0] != (PartitionTruncation{0, 10000, 10000}) {
+		t.Fatalf("truncation %+v", tr)
+	}
+	if got := ae.Topics(); len(got) != 1 || got[0] != "topic-2" {
+		t.Fatalf("topics %v", got)
+	}
+
+	// A message without a code is not taken for a success either.
+	var r MirrorActionResult
+	json.Unmarshal([]byte(`{"mirror_topic_name":"t","error_code":null,"error_message":"something went wrong"}`), &r)
+	if !r.Failed() {
+		t.Fatal("an error message without a code passed as success")
+	}
+}
+
+func TestClusterLinkMissingTopicIsAFailure(t *testing.T) {
+	srv, _ := clusterLinkServer(t, 200, "application/json", okAction("orders"))
+	c := NewClusterLinkClient(srv.URL, "c", "l", "", "", nil)
+	res, err := c.Failover(context.Background(), []string{"orders", "payments"}, true)
+	var ae *MirrorActionError
+	if !errors.As(err, &ae) || len(ae.Missing) != 1 || ae.Missing[0] != "payments" || len(ae.Failed) != 0 || !ae.ValidateOnly {
+		t.Fatalf("err %v", err)
+	}
+	if len(res) != 1 || !strings.Contains(err.Error(), "no result for payments") || !strings.Contains(err.Error(), "validate only") {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+}
+
+func TestClusterLinkHTTPErrors(t *testing.T) {
+	cases := []struct {
+		name, contentType, body string
+		status, code            int
+		message                 string
+		retriable, auth         bool
+	}{
+		{"auth", "application/json", `{"error_code":40101,"message":"Authentication failed"}`, 401, 40101, "Authentication failed", false, true},
+		{"unsupported", "application/json", `{"error_code":40035,"message":"The version of this API is not supported in the underlying Kafka cluster."}`, 400, 40035, "The version of this API is not supported in the underlying Kafka cluster.", false, false},
+		{"rate limited", "text/html", `<html><head><title>Error 429 Too Many Requests</title></head><body><h2>HTTP ERROR 429</h2></body></html>`, 429, 0, "Too Many Requests", true, false},
+		{"retriable kafka", "application/json", `{"error_code":50003,"message":"Retriable Kafka error"}`, 503, 50003, "Retriable Kafka error", true, false},
+		{"generic 500", "application/json", `{"error_code":500,"message":"Internal Server Error"}`, 500, 500, "Internal Server Error", true, false},
+		{"not found", "application/json", `{"error_code":404,"message":"Cluster link 'x' does not exist."}`, 404, 404, "Cluster link 'x' does not exist.", false, false},
+		{"plain text", "text/plain", `gateway says no`, 502, 0, "gateway says no", true, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _ := clusterLinkServer(t, tc.status, tc.contentType, tc.body)
+			c := NewClusterLinkClient(srv.URL, "c", "l", "", "", nil)
+			for _, call := range []func() error{
+				func() error { _, err := c.Link(context.Background()); return err },
+				func() error { _, err := c.Mirrors(context.Background()); return err },
+				func() error { _, err := c.Promote(context.Background(), []string{"t"}, false); return err },
+			} {
+				err := call()
+				var he *ClusterLinkHTTPError
+				if !errors.As(err, &he) {
+					t.Fatalf("err %T %v", err, err)
+				}
+				if he.Status != tc.status || he.Code != tc.code || he.Message != tc.message || he.Retriable() != tc.retriable || he.AuthFailed() != tc.auth {
+					t.Fatalf("error %+v retriable %v", he, he.Retriable())
+				}
+				if !strings.Contains(err.Error(), he.Op) || he.Op == "" {
+					t.Fatalf("message %q does not name the operation", err)
+				}
+			}
+		})
+	}
+}
+
+func TestClusterLinkTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	c := NewClusterLinkClient(srv.URL, "c", "dr-link", "", "", nil)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := c.Promote(ctx, []string{"orders"}, false)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v", err)
+	}
+	for _, want := range []string{"promote mirror topics on link dr-link", "timed out", "may or may not have been applied"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+
+	// The client's own timeout, without a context deadline.
+	c.HTTP.Timeout = 50 * time.Millisecond
+	_, err = c.Mirrors(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "list mirror topics of link dr-link") || !strings.Contains(err.Error(), "timed out") {
+		t.Fatalf("err %v", err)
+	}
+}
