@@ -1,0 +1,351 @@
+// Package catalog keeps the console's own savepoint catalog: savepoints and
+// retained checkpoints seen in Flink's REST checkpoint history, found in
+// configured directories, registered by hand or taken through the console,
+// each with the Kafka offsets read from its `_metadata` (Go-native, no JVM)
+// and remembered after Flink forgot them (a JobManager restart empties its
+// checkpoint history).
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// Catalog syncs, scans, registers, triggers and judges savepoints.
+type Catalog struct {
+	Store   *storage.Store
+	Config  *config.Config
+	Monitor *kafka.Monitor
+	// Flink returns the REST client of a target's URL; nil means
+	// flink.NewRESTClient.
+	Flink func(url string) *flink.RESTClient
+	Log   *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	syncMu sync.Mutex // one Sync at a time
+}
+
+// SyncEvery is how often Run syncs the catalog.
+const SyncEvery = 60 * time.Second
+
+// notAddressable is what Flink reports as the path of a checkpoint that was
+// not written to a file system.
+const notAddressable = "<checkpoint-not-externally-addressable>"
+
+func (c *Catalog) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c *Catalog) log() *slog.Logger {
+	if c.Log != nil {
+		return c.Log
+	}
+	return slog.Default()
+}
+
+func (c *Catalog) client(rawURL string) *flink.RESTClient {
+	if c.Flink != nil {
+		return c.Flink(rawURL)
+	}
+	return flink.NewRESTClient(rawURL)
+}
+
+// Run syncs at once and then every SyncEvery until ctx is done. Errors are
+// logged by Sync.
+func (c *Catalog) Run(ctx context.Context) {
+	t := time.NewTicker(SyncEvery)
+	defer t.Stop()
+	for {
+		c.Sync(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Sync brings the catalog up to date: every Flink target's checkpoint
+// history (savepoints and retained checkpoints), every configured savepoint
+// directory, then the offsets of every entry not read yet whose path is
+// local. A target that does not answer does not stop the others: the
+// problems come back joined, and are logged.
+func (c *Catalog) Sync(ctx context.Context) error {
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
+	var errs []error
+	fail := func(err error) {
+		c.log().Warn("savepoint catalog", "err", err)
+		errs = append(errs, err)
+	}
+	for _, ft := range c.Config.FlinkTargets {
+		if err := c.syncTarget(ctx, ft); err != nil {
+			fail(fmt.Errorf("flink target %s (%s): %w", ft.Name, ft.RestURL, err))
+		}
+	}
+	if err := c.scanDirs(ctx); err != nil {
+		fail(err)
+	}
+	if err := c.readPending(ctx); err != nil {
+		fail(err)
+	}
+	return errors.Join(errs...)
+}
+
+// syncTarget records what one Flink cluster's checkpoint history holds:
+// every completed savepoint, and the completed checkpoints that still
+// exist (local ones whose _metadata is there; of remote ones, the latest,
+// which Flink retains): Flink lists discarded checkpoints with their former
+// path.
+func (c *Catalog) syncTarget(ctx context.Context, ft *config.FlinkTarget) error {
+	cl := c.client(ft.RestURL)
+	jobs, err := cl.Jobs(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	var entries []storage.Savepoint
+	seen := map[string]bool{}
+	for _, job := range jobs {
+		h, err := cl.Checkpoints(ctx, job.ID)
+		if err != nil {
+			var re *flink.RESTError
+			if errors.As(err, &re) && re.Status == 404 {
+				continue // no checkpoint statistics (checkpointing off, or the job is gone)
+			}
+			errs = append(errs, fmt.Errorf("job %s (%s): %w", job.ID, job.Name, err))
+			continue
+		}
+		latest := int64(-1)
+		if h.Latest.Completed != nil {
+			latest = h.Latest.Completed.ID
+		}
+		cands := append([]flink.Checkpoint{}, h.History...)
+		for _, p := range []*flink.Checkpoint{h.Latest.Completed, h.Latest.Savepoint} {
+			if p != nil {
+				cands = append(cands, *p)
+			}
+		}
+		for _, cp := range cands {
+			if cp.Status != storage.SavepointCompleted || cp.ExternalPath == "" || cp.ExternalPath == notAddressable {
+				continue
+			}
+			path := CanonicalPath(cp.ExternalPath)
+			if seen[path] {
+				continue
+			}
+			kind := storage.KindCheckpoint
+			if cp.IsSavepoint || strings.Contains(cp.CheckpointType, "SAVEPOINT") {
+				kind = storage.KindSavepoint
+			}
+			if kind == storage.KindCheckpoint && !checkpointKept(path, cp.ID == latest) {
+				continue // subsumed or disposed: Flink lists it with its former path
+			}
+			seen[path] = true
+			sp := storage.Savepoint{FlinkTarget: ft.Name, JobID: job.ID, JobName: job.Name, Path: path, Kind: kind,
+				Origin: storage.OriginREST, Status: storage.SavepointCompleted, CheckpointID: ptr(cp.ID)}
+			if cp.TriggerTime > 0 {
+				sp.TriggerMs = ptr(cp.TriggerTime)
+			}
+			if cp.LatestAckTime > 0 {
+				sp.CompletedMs = ptr(cp.LatestAckTime)
+			}
+			if cp.StateSize > 0 {
+				sp.SizeBytes = ptr(cp.StateSize)
+			}
+			entries = append(entries, sp)
+		}
+	}
+	if len(entries) > 0 {
+		if _, err := c.Store.UpsertSavepoints(ctx, entries, c.now().UnixMilli()); err != nil {
+			return err
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func ptr(v int64) *int64 { return &v }
+
+// readPending reads the offsets of every entry never read. Entries on
+// storage this process cannot open (s3://, hdfs://...) get an error saying
+// so, once.
+func (c *Catalog) readPending(ctx context.Context) error {
+	pending, err := c.Store.Savepoints(ctx, storage.SavepointFilter{Unread: true})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, sp := range pending {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := c.readInto(ctx, sp.ID, sp.Path); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// readInto reads the savepoint at path and stores the result (offsets, or
+// why not) on entry id. The error is about storing, not reading.
+func (c *Catalog) readInto(ctx context.Context, id int64, path string) error {
+	r := ReadOffsets(path)
+	if r.Err != "" {
+		c.log().Info("savepoint catalog: offsets not read", "id", id, "path", path, "why", r.Err)
+	}
+	return c.Store.SetSavepointOffsets(ctx, id, r.OffsetsJSON, r.SourceUID, r.CheckpointID, r.Err)
+}
+
+// ReadResult is what reading a savepoint's Kafka source gives.
+type ReadResult struct {
+	OffsetsJSON  string // {"topic-partition": next offset}; "" when unreadable
+	SourceUID    string // the source operator's uid, else its 32-hex id
+	CheckpointID int64  // 0 when _metadata could not be read
+	// Err says why the offsets could not be read; with offsets, it names
+	// the partitions left out because they hold a start marker.
+	Err string
+}
+
+// ReadOffsets reads the Kafka source positions of a savepoint or retained
+// checkpoint: path is a file: URI or an absolute local path (its directory
+// or its _metadata). The source operator is found automatically (the only
+// one holding Kafka source state).
+func ReadOffsets(path string) ReadResult {
+	local, err := LocalPath(path)
+	if err != nil {
+		return ReadResult{Err: err.Error()}
+	}
+	sp, err := flink.ReadSavepoint(local)
+	if err != nil {
+		return ReadResult{Err: err.Error()}
+	}
+	res := ReadResult{CheckpointID: sp.CheckpointID}
+	k, err := sp.KafkaSourceOffsets("")
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	res.SourceUID = k.UID
+	if res.SourceUID == "" {
+		res.SourceUID = k.OperatorID
+	}
+	offsets := map[string]int64{}
+	var marked []string
+	for _, p := range k.Sorted() {
+		if p.Next < 0 || p.Marker != "" {
+			marked = append(marked, fmt.Sprintf("%s (%s)", p.Key(), p.Marker))
+			continue
+		}
+		offsets[p.Key()] = p.Next
+	}
+	b, err := json.Marshal(offsets)
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	res.OffsetsJSON = string(b)
+	if len(marked) > 0 {
+		res.Err = fmt.Sprintf("%d partition(s) hold a start marker instead of an offset and are not in the offsets: %s",
+			len(marked), strings.Join(marked, ", "))
+	}
+	return res
+}
+
+// ErrNotLocal is wrapped by LocalPath for paths on remote storage.
+var ErrNotLocal = errors.New("not on a local file system")
+
+// LocalPath maps a catalog path to a local one: file: URIs (file:/x,
+// file:///x, file://localhost/x) and absolute paths. Remote schemes
+// (s3://, hdfs://, gs://...) and relative paths are errors.
+func LocalPath(p string) (string, error) {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p), nil
+	}
+	i := strings.Index(p, ":")
+	if i <= 0 || strings.ContainsAny(p[:i], `/\`) {
+		return "", fmt.Errorf("%q is not an absolute path or a file: URI", p)
+	}
+	scheme := strings.ToLower(p[:i])
+	if scheme != "file" {
+		return "", fmt.Errorf("%q is on %s://, %w: this console reads only local paths (file: or absolute); mount it or copy it into a savepoint directory", p, scheme, ErrNotLocal)
+	}
+	u, err := url.Parse(p)
+	if err != nil {
+		return "", fmt.Errorf("bad file URI %q: %v", p, err)
+	}
+	if u.Host != "" && u.Host != "localhost" {
+		return "", fmt.Errorf("file URI %q names host %q, %w", p, u.Host, ErrNotLocal)
+	}
+	if u.Path == "" || !strings.HasPrefix(u.Path, "/") {
+		return "", fmt.Errorf("file URI %q has no absolute path", p)
+	}
+	return filepath.Clean(filepath.FromSlash(u.Path)), nil
+}
+
+// CanonicalPath is the catalog key of a savepoint path: local ones as
+// Flink reports them, "file:" + the clean absolute directory (a trailing
+// /_metadata dropped); others as given, without a trailing slash.
+func CanonicalPath(p string) string {
+	p = strings.TrimSpace(p)
+	if local, err := LocalPath(p); err == nil {
+		if filepath.Base(local) == flink.MetadataFileName {
+			local = filepath.Dir(local)
+		}
+		return "file:" + filepath.ToSlash(local)
+	}
+	if strings.HasSuffix(p, "/"+flink.MetadataFileName) {
+		p = strings.TrimSuffix(p, "/"+flink.MetadataFileName)
+	}
+	if strings.HasSuffix(p, "/") && !strings.HasSuffix(p, "://") {
+		p = strings.TrimRight(p, "/")
+	}
+	return p
+}
+
+// checkpointKept guesses whether a completed checkpoint still exists (the
+// REST client does not decode Flink's "discarded" flag): a local one when
+// its _metadata is there, a remote one when it is the latest.
+func checkpointKept(path string, latest bool) bool {
+	local, err := LocalPath(path)
+	if err != nil {
+		return latest
+	}
+	return fileExists(filepath.Join(local, flink.MetadataFileName))
+}
+
+// Targets lists the configured Flink targets' names, sorted.
+func (c *Catalog) Targets() []string {
+	var out []string
+	for _, ft := range c.Config.FlinkTargets {
+		out = append(out, ft.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (c *Catalog) target(name string) (*config.FlinkTarget, error) {
+	for _, ft := range c.Config.FlinkTargets {
+		if ft.Name == name {
+			return ft, nil
+		}
+	}
+	return nil, fmt.Errorf("catalog: no Flink target %q in the configuration (have %s)", name, strings.Join(c.Targets(), ", "))
+}

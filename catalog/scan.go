@@ -1,0 +1,258 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// ScanDepth is how deep below a savepoint directory a `_metadata` is
+// looked for: dir/savepoint-x/_metadata is depth 1, Flink's checkpoint
+// layout dir/<job id>/chk-N/_metadata depth 2.
+const ScanDepth = 3
+
+// settle: a `_metadata` younger than this may still be being written; the
+// next scan picks it up.
+const settle = 2 * time.Second
+
+var (
+	chkDirRE = regexp.MustCompile(`^chk-(\d+)$`)
+	jobIDRE  = regexp.MustCompile(`^[0-9a-f]{32}$`)
+)
+
+// scanDirs records every `*/_metadata` found in the configured savepoint
+// directories (origin scan).
+func (c *Catalog) scanDirs(ctx context.Context) error {
+	var errs []error
+	var entries []storage.Savepoint
+	seen := map[string]bool{}
+	now := c.now()
+	for _, root := range c.Config.SavepointDirs {
+		found, err := scanDir(root, now)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("savepoint dir %s: %w", root, err))
+		}
+		for _, sp := range found {
+			if !seen[sp.Path] {
+				seen[sp.Path] = true
+				entries = append(entries, sp)
+			}
+		}
+	}
+	if len(entries) > 0 {
+		if _, err := c.Store.UpsertSavepoints(ctx, entries, now.UnixMilli()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// scanDir walks root down to ScanDepth directory levels. Symbolic links to
+// directories are followed only when they lead to a place inside root (so a
+// scan, like a registration, never reads outside the configured
+// directories), and a directory already visited (a link loop) is skipped.
+func scanDir(root string, now time.Time) ([]storage.Savepoint, error) {
+	root = filepath.Clean(root)
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
+	var visited []os.FileInfo
+	var out []storage.Savepoint
+	var errs []error
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		st, err := os.Stat(dir)
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		for _, v := range visited {
+			if os.SameFile(v, st) {
+				return // a link loop, or a second way to the same place
+			}
+		}
+		visited = append(visited, st)
+		if depth > 0 {
+			if sp, ok := scannedEntry(dir, now); ok {
+				out = append(out, sp)
+			}
+		}
+		if depth >= ScanDepth {
+			return
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		// Real directories first: a place reachable both ways is recorded
+		// under its own path, not a link's.
+		var links []string
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case e.IsDir():
+				walk(p, depth+1)
+			case e.Type()&fs.ModeSymlink != 0:
+				links = append(links, p)
+			}
+		}
+		for _, p := range links {
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil || !inside(realRoot, real) {
+				continue
+			}
+			if st, err := os.Stat(real); err == nil && st.IsDir() {
+				walk(p, depth+1)
+			}
+		}
+	}
+	walk(root, 0)
+	return out, errors.Join(errs...)
+}
+
+// scannedEntry describes the savepoint or checkpoint in dir, if dir holds a
+// settled `_metadata`. The kind comes from Flink's directory names: chk-N
+// is a checkpoint (its parent, when 32 hex digits, the job id), anything
+// else a savepoint.
+func scannedEntry(dir string, now time.Time) (storage.Savepoint, bool) {
+	st, err := os.Stat(filepath.Join(dir, flink.MetadataFileName))
+	if err != nil || !st.Mode().IsRegular() || now.Sub(st.ModTime()) < settle {
+		return storage.Savepoint{}, false
+	}
+	sp := storage.Savepoint{Path: CanonicalPath(dir), Origin: storage.OriginScan, Status: storage.SavepointCompleted,
+		CompletedMs: ptr(st.ModTime().UnixMilli()), SizeBytes: ptr(dirSize(dir))}
+	describeByName(&sp, dir)
+	return sp, true
+}
+
+func describeByName(sp *storage.Savepoint, dir string) {
+	sp.Kind = storage.KindSavepoint
+	if m := chkDirRE.FindStringSubmatch(filepath.Base(dir)); m != nil {
+		sp.Kind = storage.KindCheckpoint
+		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+			sp.CheckpointID = ptr(n)
+		}
+		if job := filepath.Base(filepath.Dir(dir)); jobIDRE.MatchString(job) {
+			sp.JobID = job
+		}
+	}
+}
+
+// dirSize sums the regular files directly in dir (a canonical savepoint is
+// flat; shared state of incremental checkpoints lives elsewhere).
+func dirSize(dir string) int64 {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			if info, err := e.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+	}
+	return n
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// inside reports whether p is dir or below it; both must be clean.
+func inside(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// ErrOutsideDirs is wrapped by Register for a path outside every
+// configured savepoint directory.
+var ErrOutsideDirs = errors.New("not inside a configured savepoint directory")
+
+// ErrOffsetsUnreadable is wrapped by Register when the savepoint was
+// registered but its Kafka offsets could not be read.
+var ErrOffsetsUnreadable = errors.New("offsets could not be read")
+
+// Register adds a savepoint by hand: path is its directory or `_metadata`,
+// as an absolute path or a file: URI, and must lie inside one of the
+// configured savepoint directories (after cleaning, and after resolving
+// symbolic links). Its offsets are read at once, replacing any earlier
+// result or error. When it was registered but its offsets could not be
+// read, the id comes back with an error wrapping ErrOffsetsUnreadable.
+func (c *Catalog) Register(ctx context.Context, path string) (int64, error) {
+	dir, err := c.checkRegisterPath(path)
+	if err != nil {
+		return 0, err
+	}
+	st, err := os.Stat(filepath.Join(dir, flink.MetadataFileName))
+	if err != nil || !st.Mode().IsRegular() {
+		return 0, fmt.Errorf("catalog: %s has no %s file: not a savepoint or checkpoint directory", dir, flink.MetadataFileName)
+	}
+	sp := storage.Savepoint{Path: CanonicalPath(dir), Origin: storage.OriginManual, Status: storage.SavepointCompleted,
+		CompletedMs: ptr(st.ModTime().UnixMilli()), SizeBytes: ptr(dirSize(dir))}
+	describeByName(&sp, dir)
+	id, err := c.Store.UpsertSavepoint(ctx, sp, c.now().UnixMilli())
+	if err != nil {
+		return 0, err
+	}
+	r := ReadOffsets(sp.Path)
+	if err := c.Store.SetSavepointOffsets(ctx, id, r.OffsetsJSON, r.SourceUID, r.CheckpointID, r.Err); err != nil {
+		return id, err
+	}
+	if r.OffsetsJSON == "" {
+		return id, fmt.Errorf("catalog: %s registered as #%d, but its %w: %s", sp.Path, id, ErrOffsetsUnreadable, r.Err)
+	}
+	return id, nil
+}
+
+// checkRegisterPath returns the local savepoint directory path names, when
+// it is inside a configured savepoint directory.
+func (c *Catalog) checkRegisterPath(path string) (string, error) {
+	if len(c.Config.SavepointDirs) == 0 {
+		return "", errors.New("catalog: no savepoint_dirs configured: manual registration is off")
+	}
+	if strings.ContainsRune(path, 0) {
+		return "", errors.New("catalog: path contains a NUL byte")
+	}
+	local, err := LocalPath(strings.TrimSpace(path))
+	if err != nil {
+		return "", fmt.Errorf("catalog: %w", err)
+	}
+	if filepath.Base(local) == flink.MetadataFileName {
+		local = filepath.Dir(local)
+	}
+	for _, d := range c.Config.SavepointDirs {
+		d = filepath.Clean(d)
+		if !inside(d, local) {
+			continue
+		}
+		// The same check on the real locations: a link inside the
+		// directory must not lead out of it.
+		realDir, err1 := filepath.EvalSymlinks(d)
+		realPath, err2 := filepath.EvalSymlinks(local)
+		if err2 != nil {
+			if errors.Is(err2, fs.ErrNotExist) {
+				return "", fmt.Errorf("catalog: %s does not exist", local)
+			}
+			return "", fmt.Errorf("catalog: %w", err2)
+		}
+		if err1 == nil && inside(realDir, realPath) {
+			return local, nil
+		}
+	}
+	return "", fmt.Errorf("catalog: %s is %w (%s)", local, ErrOutsideDirs, strings.Join(c.Config.SavepointDirs, ", "))
+}

@@ -1,0 +1,87 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/drconsole/drconsole/storage"
+)
+
+// Savepoint trigger polling.
+const (
+	TriggerPoll    = 500 * time.Millisecond
+	TriggerTimeout = 10 * time.Minute
+)
+
+// Trigger takes a savepoint of jobID on the Flink target named target
+// (stop: stop-with-savepoint, the job finishes after it) into the cluster's
+// default savepoint directory, calling progress with the time waited while
+// Flink works, and records it in the catalog (origin triggered) with the
+// offsets read from it when it is local. Whoever calls it audits it.
+func (c *Catalog) Trigger(ctx context.Context, target, jobID string, stop bool, progress func(time.Duration)) (storage.Savepoint, error) {
+	ft, err := c.target(target)
+	if err != nil {
+		return storage.Savepoint{}, err
+	}
+	cl := c.client(ft.RestURL)
+	// The name is for the catalog only; a job the cluster does not know
+	// makes the trigger itself fail with Flink's own words.
+	job, _ := cl.Job(ctx, jobID)
+	what := "savepoint"
+	if stop {
+		what = "stop-with-savepoint"
+	}
+	triggered := c.now()
+	trigger, err := cl.TriggerSavepoint(ctx, jobID, "", stop)
+	if err != nil {
+		return storage.Savepoint{}, fmt.Errorf("catalog: %s of job %s on %s: %w", what, jobID, target, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, TriggerTimeout)
+	defer cancel()
+	loc, err := cl.WaitSavepoint(wctx, jobID, trigger, TriggerPoll, progress)
+	if err != nil {
+		return storage.Savepoint{}, fmt.Errorf("catalog: %s of job %s on %s (trigger %s): %w", what, jobID, target, trigger, err)
+	}
+	done := c.now()
+	sp := storage.Savepoint{FlinkTarget: ft.Name, JobID: jobID, JobName: job.Name, Path: CanonicalPath(loc),
+		Kind: storage.KindSavepoint, Origin: storage.OriginTriggered, Status: storage.SavepointCompleted,
+		TriggerMs: ptr(triggered.UnixMilli()), CompletedMs: ptr(done.UnixMilli())}
+	// Flink's own figures (trigger time, size, checkpoint id), when its
+	// history already lists it; best effort.
+	if h, err := cl.Checkpoints(ctx, jobID); err == nil {
+		for _, cp := range append(h.History, derefs(h.Latest.Savepoint)...) {
+			if cp.ExternalPath != "" && CanonicalPath(cp.ExternalPath) == sp.Path {
+				if cp.TriggerTime > 0 {
+					sp.TriggerMs = ptr(cp.TriggerTime)
+				}
+				if cp.LatestAckTime > 0 {
+					sp.CompletedMs = ptr(cp.LatestAckTime)
+				}
+				if cp.StateSize > 0 {
+					sp.SizeBytes = ptr(cp.StateSize)
+				}
+				sp.CheckpointID = ptr(cp.ID)
+				break
+			}
+		}
+	}
+	id, err := c.Store.UpsertSavepoint(ctx, sp, done.UnixMilli())
+	if err != nil {
+		return storage.Savepoint{}, fmt.Errorf("catalog: savepoint %s taken but not recorded: %w", loc, err)
+	}
+	if err := c.readInto(ctx, id, sp.Path); err != nil {
+		return storage.Savepoint{}, err
+	}
+	return c.Store.SavepointByID(ctx, id)
+}
+
+func derefs[T any](ps ...*T) []T {
+	var out []T
+	for _, p := range ps {
+		if p != nil {
+			out = append(out, *p)
+		}
+	}
+	return out
+}

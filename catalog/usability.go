@@ -1,0 +1,268 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// Verdict says whether a savepoint can still be restored without a gap.
+type Verdict string
+
+const (
+	Usable   Verdict = "usable"
+	Unusable Verdict = "unusable"
+	Unknown  Verdict = "unknown"
+)
+
+// kafkaTimeout bounds each cluster's offset lookups: a primary that is gone
+// must not hold the page.
+var kafkaTimeout = 10 * time.Second
+
+// PartitionUsability is one source partition of a savepoint.
+type PartitionUsability struct {
+	Source kafka.TP // the primary topic partition, as in the savepoint
+	DR     kafka.TP // its name in DR
+	Offset int64    // the savepoint's next offset to read on the primary
+	// PrimaryLogStart is the primary's log-start offset; nil when unknown
+	// (the primary did not answer). PrimaryDeleted: it passed Offset, so
+	// records the job has not read yet were deleted by retention.
+	PrimaryLogStart *int64
+	PrimaryDeleted  bool
+	// Translation maps Offset to DR (MM2 offset syncs).
+	Translation kafka.Translation
+	// DRLogStart is DR's log-start offset; nil when unknown. DRDeleted: it
+	// passed the translated offset.
+	DRLogStart *int64
+	DRDeleted  bool
+	// Primary and DR are this partition's verdicts for a restore on that
+	// side; Problems says why when not usable.
+	Primary, DRVerdict Verdict
+	Problems           []string
+}
+
+// DROffset is the translated DR offset; nil when untranslatable.
+func (p *PartitionUsability) DROffset() *int64 {
+	if !p.Translation.Translated() {
+		return nil
+	}
+	v := p.Translation.Offset
+	return &v
+}
+
+// Usability is whether a savepoint's Kafka data still exists, on the
+// primary (restore there with the savepoint's own offsets) and in DR
+// (restore there with translated offsets).
+type Usability struct {
+	SavepointID int64
+	Flow        string
+	At          time.Time
+	// Verdict is the overall answer: Unusable when data the job needs is
+	// gone on either side or a partition cannot be translated; Unknown when
+	// nothing is known to be missing but something could not be checked;
+	// Usable when everything was checked and is there.
+	Verdict Verdict
+	// Primary and DR are the verdicts for a restore on that side.
+	Primary, DR Verdict
+	Partitions  []PartitionUsability
+	// Unusable names the partitions that make it unusable, with why
+	// ("events-3: data deleted in DR ..."); Untranslatable the partitions
+	// without a DR offset.
+	Unusable       []string
+	Untranslatable []string
+	// PrimaryErr and DRErr say why a side could not be checked.
+	PrimaryErr, DRErr string
+	// Notes: whatever else the reader should know (offsets not read,
+	// partitions left out of the offsets).
+	Notes []string
+}
+
+// Usability checks a savepoint's offsets against flow's clusters: the
+// primary's and DR's log-start offsets, and the translation to DR. An
+// unreachable cluster makes its side unknown, not an error; errors are for
+// an unknown flow or undecodable offsets.
+func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow string) (Usability, error) {
+	u := Usability{SavepointID: sp.ID, Flow: flow, At: c.now(), Verdict: Unknown, Primary: Unknown, DR: Unknown}
+	if c.Monitor == nil {
+		return u, errors.New("catalog: no Kafka monitor: usability cannot be checked")
+	}
+	tr := c.Monitor.Translator(flow)
+	if tr == nil {
+		return u, fmt.Errorf("catalog: no flow %q", flow)
+	}
+	offsets, err := sp.Offsets()
+	if err != nil {
+		return u, err
+	}
+	if offsets == nil {
+		why := "its offsets were not read yet"
+		if sp.ReadError != "" {
+			why = "its offsets could not be read: " + sp.ReadError
+		}
+		u.Notes = append(u.Notes, why)
+		return u, nil
+	}
+	if sp.ReadError != "" {
+		u.Notes = append(u.Notes, sp.ReadError)
+	}
+	var srcTopics, drTopics []string
+	for key, off := range offsets {
+		tp, err := kafka.ParseTPKey(key)
+		if err != nil {
+			return u, fmt.Errorf("catalog: savepoint %d: %w", sp.ID, err)
+		}
+		p := PartitionUsability{Source: tp, DR: kafka.TP{Topic: tr.Policy.RemoteTopic(tr.Alias, tp.Topic), Partition: tp.Partition},
+			Offset: off, Translation: tr.Index.Translate(tp, off)}
+		u.Partitions = append(u.Partitions, p)
+		srcTopics = appendNew(srcTopics, p.Source.Topic)
+		drTopics = appendNew(drTopics, p.DR.Topic)
+	}
+	sort.Slice(u.Partitions, func(i, j int) bool {
+		a, b := u.Partitions[i].Source, u.Partitions[j].Source
+		return a.Topic < b.Topic || a.Topic == b.Topic && a.Partition < b.Partition
+	})
+
+	primary, primaryErr := logStarts(ctx, tr.Source, srcTopics)
+	if primaryErr != nil {
+		u.PrimaryErr = primaryErr.Error()
+	}
+	dr, drErr := logStarts(ctx, tr.Target, drTopics)
+	if drErr != nil {
+		u.DRErr = drErr.Error()
+	}
+
+	for i := range u.Partitions {
+		p := &u.Partitions[i]
+		key := kafka.TPKey(p.Source)
+		p.Primary, p.DRVerdict = Unknown, Unknown
+		if ls, ok := primary[p.Source]; !ok {
+			p.Problems = append(p.Problems, "primary log start unknown")
+		} else {
+			if ls.err != nil {
+				p.Problems = append(p.Problems, fmt.Sprintf("primary: %v", ls.err))
+			} else {
+				v := ls.offset
+				p.PrimaryLogStart = &v
+				p.PrimaryDeleted = v > p.Offset
+				p.Primary = Usable
+				if p.PrimaryDeleted {
+					p.Primary = Unusable
+					why := fmt.Sprintf("data deleted on the primary: log start %d is past the savepoint's offset %d (%d records gone)", v, p.Offset, v-p.Offset)
+					p.Problems = append(p.Problems, why)
+					u.Unusable = append(u.Unusable, key+": "+why)
+				}
+			}
+		}
+		switch {
+		case !p.Translation.Translated():
+			u.Untranslatable = append(u.Untranslatable, key)
+			why := fmt.Sprintf("no DR offset: translation %s", p.Translation.Method)
+			if p.Translation.Method == kafka.MethodTooOld {
+				why = "no DR offset: every offset sync MM2 kept is newer than the savepoint's offset"
+				p.DRVerdict = Unusable
+				u.Unusable = append(u.Unusable, key+": "+why)
+			} else {
+				why = "no DR offset: no offset syncs known for this partition (yet)"
+			}
+			p.Problems = append(p.Problems, why)
+		default:
+			ls, ok := dr[p.DR]
+			if !ok {
+				p.Problems = append(p.Problems, "DR log start unknown")
+				break
+			}
+			if ls.err != nil {
+				p.Problems = append(p.Problems, fmt.Sprintf("DR %s: %v", kafka.TPKey(p.DR), ls.err))
+				break
+			}
+			v := ls.offset
+			p.DRLogStart = &v
+			p.DRDeleted = v > p.Translation.Offset
+			p.DRVerdict = Usable
+			if p.DRDeleted {
+				p.DRVerdict = Unusable
+				why := fmt.Sprintf("data deleted in DR: log start %d of %s is past the translated offset %d", v, kafka.TPKey(p.DR), p.Translation.Offset)
+				p.Problems = append(p.Problems, why)
+				u.Unusable = append(u.Unusable, key+": "+why)
+			}
+		}
+	}
+	u.Primary = combine(u.Partitions, func(p *PartitionUsability) Verdict { return p.Primary })
+	u.DR = combine(u.Partitions, func(p *PartitionUsability) Verdict { return p.DRVerdict })
+	u.Verdict = worst(u.Primary, u.DR)
+	if len(u.Partitions) == 0 {
+		u.Verdict, u.Primary, u.DR = Unknown, Unknown, Unknown
+		u.Notes = append(u.Notes, "the savepoint holds no Kafka partition offsets")
+	}
+	return u, nil
+}
+
+func appendNew(xs []string, s string) []string {
+	if slices.Contains(xs, s) {
+		return xs
+	}
+	return append(xs, s)
+}
+
+// combine is the worst of the partitions' verdicts.
+func combine(ps []PartitionUsability, f func(*PartitionUsability) Verdict) Verdict {
+	v := Usable
+	for i := range ps {
+		v = worst(v, f(&ps[i]))
+	}
+	return v
+}
+
+// worst: Unusable beats Unknown beats Usable.
+func worst(a, b Verdict) Verdict {
+	rank := map[Verdict]int{Usable: 0, Unknown: 1, Unusable: 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+type logStart struct {
+	offset int64
+	err    error
+}
+
+// logStarts lists the log-start offsets of topics' partitions. A partial
+// answer comes with the error of the rest.
+func logStarts(ctx context.Context, cl *kgo.Client, topics []string) (map[kafka.TP]logStart, error) {
+	out := map[kafka.TP]logStart{}
+	if cl == nil {
+		return out, errors.New("no client for the cluster")
+	}
+	ctx, cancel := context.WithTimeout(ctx, kafkaTimeout)
+	defer cancel()
+	listed, err := kadm.NewClient(cl).ListStartOffsets(ctx, topics...)
+	listed.Each(func(o kadm.ListedOffset) {
+		if o.Partition < 0 {
+			return // the marker kadm adds for a missing topic
+		}
+		out[kafka.TP{Topic: o.Topic, Partition: o.Partition}] = logStart{o.Offset, o.Err}
+	})
+	var missing []string
+	for _, t := range topics {
+		if ps, ok := listed[t]; ok {
+			if o, ok := ps[-1]; ok && errors.Is(o.Err, kerr.UnknownTopicOrPartition) {
+				missing = append(missing, t)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		err = errors.Join(err, fmt.Errorf("topic(s) not found: %v", missing))
+	}
+	return out, err
+}

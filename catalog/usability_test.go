@@ -1,0 +1,196 @@
+package catalog
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
+)
+
+func kfakeCluster(t *testing.T, id, topic string) (*kfake.Cluster, *kgo.Client) {
+	t.Helper()
+	c := kfake.MustCluster(kfake.NumBrokers(1), kfake.ClusterID(id), kfake.SeedTopics(4, topic))
+	t.Cleanup(c.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return c, cl
+}
+
+func fill(t *testing.T, cl *kgo.Client, topic string, n int) {
+	t.Helper()
+	var recs []*kgo.Record
+	for p := range int32(4) {
+		for range n {
+			recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: []byte("x")})
+		}
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func deleteBefore(t *testing.T, cl *kgo.Client, topic string, p int32, offset int64) {
+	t.Helper()
+	o := kadm.Offsets{}
+	o.Add(kadm.Offset{Topic: topic, Partition: p, At: offset, LeaderEpoch: -1})
+	res, err := kadm.NewClient(cl).DeleteRecords(context.Background(), o)
+	if err == nil {
+		err = res.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts, err := kadm.NewClient(cl).ListStartOffsets(context.Background(), topic)
+	if s, _ := starts.Lookup(topic, p); err != nil || s.Offset != offset {
+		t.Fatalf("log start of %s-%d = %d (%v), want %d", topic, p, s.Offset, err, offset)
+	}
+}
+
+// The savepoint fixture flink-2.2.1-p2-events4-stop needs events-0 from 800,
+// events-1 from 1300, events-2 from 750, events-3 from 1350. MM2 (default
+// policy) mirrors events to primary.events in DR.
+func TestUsability(t *testing.T) {
+	ctx := context.Background()
+	old := kafkaTimeout
+	kafkaTimeout = 3 * time.Second
+	t.Cleanup(func() { kafkaTimeout = old })
+
+	primary, pcl := kfakeCluster(t, "primary", "events")
+	dr, dcl := kfakeCluster(t, "dr", "primary.events")
+	fill(t, pcl, "events", 1400)
+	fill(t, dcl, "primary.events", 1400)
+	deleteBefore(t, pcl, "events", 1, 1301)         // one record the job still needs is gone on the primary
+	deleteBefore(t, dcl, "primary.events", 2, 1000) // DR lost events-2's translated offset 701 and on
+
+	cfg := &config.Config{
+		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: primary.ListenAddrs()}, "dr": {Bootstrap: dr.ListenAddrs()}},
+		Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "default", OffsetSyncsLocation: "target",
+			Topics: config.Topics{Include: []string{"events"}}}},
+		RefreshInterval: config.Duration(time.Second),
+	}
+	if err := cfg.Normalize("test"); err != nil {
+		t.Fatal(err)
+	}
+	flow := cfg.Flows[0].Name
+	store := openStore(t)
+	// MM2's offset syncs as ingestion would have stored them; the monitor
+	// loads them into its index at start.
+	syncs := []storage.Sync{
+		{Topic: "events", Partition: 0, Upstream: 0, Downstream: 0},
+		{Topic: "events", Partition: 0, Upstream: 800, Downstream: 800}, // exact
+		{Topic: "events", Partition: 1, Upstream: 1300, Downstream: 1300},
+		{Topic: "events", Partition: 2, Upstream: 700, Downstream: 700},   // 750 -> 701 (conservative)
+		{Topic: "events", Partition: 3, Upstream: 1360, Downstream: 1360}, // every sync newer than 1350: too old
+	}
+	for i := range syncs {
+		syncs[i].LogOffset = int64(i)
+	}
+	if err := store.Apply(ctx, storage.Batch{Flow: flow, Topic: "mm2-offset-syncs.primary.internal", NextOffset: int64(len(syncs)), Syncs: syncs}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := kafka.NewMonitor(ctx, cfg, store, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	c := &Catalog{Store: store, Config: cfg, Monitor: m, Log: quietLog()}
+
+	abs, err := filepath.Abs(fixtureDir(fixtureEvents))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ReadOffsets(abs)
+	if r.Err != "" {
+		t.Fatal(r.Err)
+	}
+	u, err := c.Usability(ctx, storage.Savepoint{ID: 1, OffsetsJSON: r.OffsetsJSON}, flow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Verdict != Unusable || u.Primary != Unusable || u.DR != Unusable || u.PrimaryErr != "" || u.DRErr != "" || len(u.Partitions) != 4 {
+		t.Fatalf("usability = %+v", u)
+	}
+	if strings.Join(u.Untranslatable, ",") != "events-3" {
+		t.Fatalf("untranslatable %v, want events-3", u.Untranslatable)
+	}
+	unusable := strings.Join(u.Unusable, "\n")
+	for _, want := range []string{"events-1: data deleted on the primary", "events-2: data deleted in DR", "events-3: no DR offset"} {
+		if !strings.Contains(unusable, want) {
+			t.Errorf("unusable list lacks %q:\n%s", want, unusable)
+		}
+	}
+	if strings.Contains(unusable, "events-0") || len(u.Unusable) != 3 {
+		t.Errorf("unusable list:\n%s", unusable)
+	}
+	p0, p1, p2, p3 := u.Partitions[0], u.Partitions[1], u.Partitions[2], u.Partitions[3]
+	if p0.Source != (kafka.TP{Topic: "events", Partition: 0}) || p0.DR != (kafka.TP{Topic: "primary.events", Partition: 0}) || p0.Offset != 800 ||
+		*p0.PrimaryLogStart != 0 || *p0.DROffset() != 800 || *p0.DRLogStart != 0 || p0.Primary != Usable || p0.DRVerdict != Usable || len(p0.Problems) != 0 {
+		t.Errorf("events-0: %+v", p0)
+	}
+	if *p1.PrimaryLogStart != 1301 || !p1.PrimaryDeleted || p1.DRDeleted || p1.DRVerdict != Usable || *p1.DROffset() != 1300 {
+		t.Errorf("events-1: %+v", p1)
+	}
+	if p2.PrimaryDeleted || *p2.DROffset() != 701 || *p2.DRLogStart != 1000 || !p2.DRDeleted || p2.Primary != Usable || p2.DRVerdict != Unusable {
+		t.Errorf("events-2: %+v", p2)
+	}
+	if p3.DROffset() != nil || p3.Translation.Method != kafka.MethodTooOld || p3.DRVerdict != Unusable || p3.DRLogStart != nil || p3.Primary != Usable {
+		t.Errorf("events-3: %+v", p3)
+	}
+
+	// Everything there: usable.
+	good := storage.Savepoint{ID: 2, OffsetsJSON: `{"events-0":900,"events-1":1350}`}
+	u, err = c.Usability(ctx, good, flow)
+	if err != nil || u.Verdict != Usable || u.Primary != Usable || u.DR != Usable || len(u.Unusable) != 0 {
+		t.Fatalf("good savepoint: %+v %v", u, err)
+	}
+	if *u.Partitions[0].DROffset() != 801 || u.Partitions[0].Translation.RereadMax != 99 {
+		t.Fatalf("events-0 at 900: %+v", u.Partitions[0])
+	}
+
+	// A partition without any sync (not mirrored yet) is unknown, not unusable.
+	u, err = c.Usability(ctx, storage.Savepoint{ID: 3, OffsetsJSON: `{"events-0":900,"audit-0":5}`}, flow)
+	if err != nil || u.Verdict != Unknown || u.DR != Unknown || len(u.Unusable) != 0 || strings.Join(u.Untranslatable, ",") != "audit-0" ||
+		!strings.Contains(u.PrimaryErr, "audit") {
+		t.Fatalf("unmirrored partition: %+v %v", u, err)
+	}
+
+	// Not read, or unreadable: unknown, with why.
+	u, err = c.Usability(ctx, storage.Savepoint{ID: 4, ReadError: "s3:// is not readable here"}, flow)
+	if err != nil || u.Verdict != Unknown || len(u.Notes) != 1 || !strings.Contains(u.Notes[0], "s3://") {
+		t.Fatalf("unread savepoint: %+v %v", u, err)
+	}
+	if _, err := c.Usability(ctx, good, "nope"); err == nil {
+		t.Fatal("unknown flow accepted")
+	}
+
+	// The primary is gone: its side is unknown, DR still answers.
+	primary.Close()
+	start := time.Now()
+	u, err = c.Usability(ctx, good, flow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Primary != Unknown || u.PrimaryErr == "" || u.DR != Usable || u.Verdict != Unknown || u.Partitions[0].PrimaryLogStart != nil {
+		t.Fatalf("primary gone: %+v", u)
+	}
+	if d := time.Since(start); d > kafkaTimeout+5*time.Second {
+		t.Fatalf("usability took %s with the primary gone", d)
+	}
+	// ... and DR's deletions are still flagged.
+	u, err = c.Usability(ctx, storage.Savepoint{ID: 1, OffsetsJSON: r.OffsetsJSON}, flow)
+	if err != nil || u.Verdict != Unusable || u.DR != Unusable || u.Primary != Unknown {
+		t.Fatalf("primary gone, DR deleted: %+v %v", u, err)
+	}
+}
