@@ -95,9 +95,14 @@ type SASL struct {
 	PasswordFile string `yaml:"password_file"`
 }
 
-// Flow is one MirrorMaker 2 replication flow source -> target.
+// Flow is one replication flow source -> target: MirrorMaker 2 (the
+// default) or a Confluent Cluster Link.
 type Flow struct {
 	Name string `yaml:"name"`
+	// Kind is "mm2" (default) or "cluster-link".
+	Kind string `yaml:"kind"`
+	// ClusterLink describes the link for kind cluster-link.
+	ClusterLink *ClusterLink `yaml:"cluster_link"`
 	// Source and Target name entries of Clusters.
 	Source string `yaml:"source"`
 	Target string `yaml:"target"`
@@ -131,6 +136,26 @@ type Flow struct {
 	// MirrorSourceConnector, MirrorCheckpointConnector, MirrorHeartbeatConnector.
 	Connectors []string `yaml:"connectors"`
 }
+
+// ClusterLink is a Confluent cluster link as seen from the DR (destination)
+// cluster's REST API v3.
+type ClusterLink struct {
+	// RestURL is the REST endpoint up to, not including, /v3: e.g.
+	// https://dr-kafka:8090/kafka (Confluent Server or Cloud) or
+	// http://rest-proxy:8082 (REST Proxy).
+	RestURL   string `yaml:"rest_url"`
+	ClusterID string `yaml:"cluster_id"`
+	Link      string `yaml:"link"`
+	// Username and Password: basic auth, or a Confluent Cloud API key and
+	// secret. PasswordFile is read at start-up instead of Password.
+	Username     string `yaml:"username"`
+	Password     string `yaml:"password"`
+	PasswordFile string `yaml:"password_file"`
+	TLS          *TLS   `yaml:"tls"`
+}
+
+// IsClusterLink reports a Cluster Linking flow.
+func (f *Flow) IsClusterLink() bool { return f.Kind == "cluster-link" }
 
 // Topics selects the source topics a flow mirrors, as MM2's topic filter
 // does (full-match regexes).
@@ -279,8 +304,14 @@ func (c *Config) applyDefaults() {
 		if f.Name == "" && f.SourceAlias != "" && f.TargetAlias != "" {
 			f.Name = f.SourceAlias + "->" + f.TargetAlias
 		}
+		if f.Kind == "" {
+			f.Kind = "mm2"
+		}
 		if f.ReplicationPolicy == "" {
 			f.ReplicationPolicy = "default"
+			if f.Kind == "cluster-link" {
+				f.ReplicationPolicy = "identity" // mirror topics keep their names unless prefixed
+			}
 		}
 		if f.OffsetSyncsLocation == "" {
 			f.OffsetSyncsLocation = "source"
@@ -388,6 +419,38 @@ func (c *Config) validate(file string) Problems {
 		}
 		if f.Source != "" && f.Source == f.Target {
 			bad(key, "source and target are the same cluster %q", f.Source)
+		}
+		switch f.Kind {
+		case "mm2":
+			if f.ClusterLink != nil {
+				bad(key+".cluster_link", "only for kind cluster-link")
+			}
+		case "cluster-link":
+			cl := f.ClusterLink
+			if cl == nil {
+				bad(key+".cluster_link", "required for kind cluster-link (rest_url, cluster_id, link)")
+				break
+			}
+			if u, err := url.Parse(cl.RestURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				bad(key+".cluster_link.rest_url", "%q is not an http(s) URL", cl.RestURL)
+			}
+			if cl.ClusterID == "" {
+				bad(key+".cluster_link.cluster_id", "required: the DR cluster's id")
+			}
+			if cl.Link == "" {
+				bad(key+".cluster_link.link", "required: the link name")
+			}
+			if cl.PasswordFile != "" {
+				if cl.Password != "" {
+					bad(key+".cluster_link", "set password or password_file, not both")
+				} else if pw, err := os.ReadFile(cl.PasswordFile); err != nil {
+					bad(key+".cluster_link.password_file", "cannot read: %v", errors.Unwrap(err))
+				} else {
+					cl.Password = strings.TrimRight(string(pw), "\r\n")
+				}
+			}
+		default:
+			bad(key+".kind", "%q: want mm2 or cluster-link", f.Kind)
 		}
 		switch f.ReplicationPolicy {
 		case "identity", "default":

@@ -74,6 +74,9 @@ type FlowSnapshot struct {
 	Reason           string
 	Source, Target   Reachability
 	Ingest           []IngestStats
+	// Link is the last good view of a Cluster Linking flow's link and
+	// mirrors; nil for MM2 flows.
+	Link *LinkStatus
 }
 
 // Monitor ingests MM2 bookkeeping and refreshes lag for every flow.
@@ -97,7 +100,10 @@ type flowMonitor struct {
 	topics   FlowTopics
 	state    *MirrorState
 	reader   *LagReader
-	ingester *Ingester
+	ingester *Ingester          // MM2 flows
+	link     *ClusterLinkReader // Cluster Linking flows
+	linkOK   time.Time          // last good answer from the link's REST API
+	linkSeen *LinkStatus
 
 	tracker           statusTracker
 	source, target    Reachability
@@ -132,9 +138,17 @@ func NewMonitor(ctx context.Context, cfg *config.Config, store *storage.Store, l
 			m.Close()
 			return nil, fmt.Errorf("flow %s: loading history: %w", f.Name, err)
 		}
-		fm.reader = &LagReader{Flow: f, Topics: fm.topics, Source: m.clients[f.Source], Target: m.clients[f.Target]}
-		fm.ingester = &Ingester{Flow: f, Topics: fm.topics, Store: store, State: fm.state, Log: log,
-			SourceOpts: m.opts[f.Source], TargetOpts: m.opts[f.Target]}
+		if f.IsClusterLink() {
+			var err error
+			if fm.link, err = NewClusterLinkReader(f, m.clients[f.Source]); err != nil {
+				m.Close()
+				return nil, err
+			}
+		} else {
+			fm.reader = &LagReader{Flow: f, Topics: fm.topics, Source: m.clients[f.Source], Target: m.clients[f.Target]}
+			fm.ingester = &Ingester{Flow: f, Topics: fm.topics, Store: store, State: fm.state, Log: log,
+				SourceOpts: m.opts[f.Source], TargetOpts: m.opts[f.Target]}
+		}
 		if err := fm.loadLastKnown(ctx, store); err != nil {
 			m.Close()
 			return nil, err
@@ -173,8 +187,10 @@ func (m *Monitor) Close() {
 func (m *Monitor) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, fm := range m.flows {
-		wg.Add(1)
-		go func() { defer wg.Done(); fm.ingester.Run(ctx) }()
+		if fm.ingester != nil {
+			wg.Add(1)
+			go func() { defer wg.Done(); fm.ingester.Run(ctx) }()
+		}
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); m.retentionLoop(ctx) }()
@@ -213,12 +229,24 @@ func (m *Monitor) Ready() bool {
 func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	now := m.Now()
 	pos := fm.state.snapshot()
-	rd := fm.reader.Read(ctx, pos, now)
-	fm.source.note(now, rd.SourceErr)
-	if rd.SourceErr == nil {
+	var rd Reading
+	broken := ""
+	if fm.link != nil {
+		rd, broken = m.readClusterLink(ctx, fm, now)
+	} else {
+		rd = fm.reader.Read(ctx, pos, now)
+	}
+	if fm.link == nil || rd.TargetErr == nil { // a failed link read never checked the source
+		fm.source.note(now, rd.SourceErr)
+	}
+	switch {
+	case fm.link != nil && rd.TargetErr == nil:
+		fm.target.note(now, nil)
+		fm.last = rd.Partitions
+	case fm.link == nil && rd.SourceErr == nil:
 		fm.target.note(now, rd.TargetErr)
 		fm.last = rd.Partitions
-	} else {
+	default:
 		// Keep the last known values, marked stale; never invent zeros.
 		// A copy: earlier snapshots share the old slice with readers.
 		stale := slices.Clone(fm.last)
@@ -231,14 +259,20 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 		}
 	}
 	s := &FlowSnapshot{Flow: fm.flow, Topics: fm.topics, At: now, Partitions: fm.last,
-		Source: fm.source, Target: fm.target, Ingest: pos.ingest}
-	if pos.heartbeat != nil {
+		Source: fm.source, Target: fm.target, Ingest: pos.ingest, Link: fm.linkSeen}
+	hb := s.HeartbeatAge
+	switch {
+	case fm.link != nil && !fm.linkOK.IsZero():
+		// No MM2 heartbeats: the link's freshness stands in for them.
+		fresh := time.Duration(0)
+		hb = &fresh
+	case pos.heartbeat != nil:
 		s.HeartbeatAt = time.UnixMilli(pos.heartbeat.EmittedMs)
 		age := max(now.Sub(s.HeartbeatAt), 0)
-		s.HeartbeatAge = &age
+		s.HeartbeatAge, hb = &age, &age
 	}
 	s.aggregate()
-	s.Status, s.Reason = fm.tracker.update(now, s.RPOMs, s.HeartbeatAge, m.cfg.Thresholds)
+	s.Status, s.Reason = fm.tracker.update(now, s.RPOMs, hb, broken, m.cfg.Thresholds)
 	s.StatusSince = fm.tracker.since
 	sort.Slice(s.Ingest, func(i, j int) bool { return s.Ingest[i].Topic < s.Ingest[j].Topic })
 
@@ -247,6 +281,25 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	m.mu.Unlock()
 
 	m.save(ctx, fm, s, now)
+}
+
+// readClusterLink refreshes a Cluster Linking flow and says why replication
+// is broken, if it is: a mirror in a failed state, the link down, or no
+// answer from the link's REST API for longer than the heartbeat timeout.
+func (m *Monitor) readClusterLink(ctx context.Context, fm *flowMonitor, now time.Time) (Reading, string) {
+	rd, st := fm.link.Read(ctx, now)
+	if rd.TargetErr == nil {
+		fm.linkOK, fm.linkSeen = now, st
+		return rd, st.Unhealthy()
+	}
+	timeout := m.cfg.Thresholds.HeartbeatTimeout.D()
+	switch {
+	case fm.linkOK.IsZero():
+		return rd, "no answer yet from the cluster link REST API: " + rd.TargetErr.Error()
+	case now.Sub(fm.linkOK) > timeout:
+		return rd, fmt.Sprintf("no answer from the cluster link REST API for %s (timeout %s)", now.Sub(fm.linkOK).Round(time.Second), timeout)
+	}
+	return rd, fm.linkSeen.Unhealthy()
 }
 
 // aggregate computes the flow and topic figures from the partitions.

@@ -31,7 +31,10 @@ type statusTracker struct {
 
 // update evaluates a new reading. rpoMs nil means lag unknown; hbAge nil
 // means no heartbeat was ever seen.
-func (t *statusTracker) update(now time.Time, rpoMs *int64, hbAge *time.Duration, th config.Thresholds) (Status, string) {
+//
+// broken, when not empty, is a reason replication is broken that the
+// heartbeat cannot show (a Cluster Linking mirror in a failed state).
+func (t *statusTracker) update(now time.Time, rpoMs *int64, hbAge *time.Duration, broken string, th config.Thresholds) (Status, string) {
 	streak := func(start *time.Time, above bool) time.Duration {
 		if !above {
 			*start = time.Time{}
@@ -51,6 +54,8 @@ func (t *statusTracker) update(now time.Time, rpoMs *int64, hbAge *time.Duration
 	var s Status
 	var why string
 	switch {
+	case broken != "":
+		s, why = StatusBroken, broken
 	case hbAge == nil:
 		s, why = StatusBroken, "no replicated heartbeat seen"
 	case *hbAge > th.HeartbeatTimeout.D():

@@ -1,0 +1,126 @@
+package kafka
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/config"
+)
+
+// PositionClusterLink: the link's last_source_fetch_offset (everything
+// before it was replicated; Confluent's FAQ) from the DR cluster's REST API.
+const PositionClusterLink = "cluster link REST"
+
+// LinkStatus is what a Cluster Linking flow's page shows besides lag.
+type LinkStatus struct {
+	LinkState string
+	LinkError string // "" or NO_ERROR when healthy
+	Message   string
+	Mirrors   []MirrorTopic
+	// Problems are mirrors in a failed state (FAILED, LINK_FAILED,
+	// SOURCE_UNAVAILABLE, ...): replication is broken for them whatever the
+	// link state says (a link can stay ACTIVE with its source gone).
+	Problems []string
+}
+
+// ClusterLinkReader computes lag for a cluster-link flow: messages from the
+// link's mirror_lags, time from the source record at the last fetched
+// offset when the source cluster answers.
+type ClusterLinkReader struct {
+	Flow   *config.Flow
+	REST   *ClusterLinkClient
+	Source *kgo.Client // may be unreachable
+	ts     *LagReader  // reuses the timestamp cache and Fetch logic
+}
+
+// NewClusterLinkReader builds the REST client from the flow's config.
+func NewClusterLinkReader(f *config.Flow, source *kgo.Client) (*ClusterLinkReader, error) {
+	cl := f.ClusterLink
+	var tc *tls.Config
+	if cl.TLS != nil {
+		var err error
+		if tc, err = tlsConfig(cl.TLS); err != nil {
+			return nil, fmt.Errorf("flow %s cluster_link: %w", f.Name, err)
+		}
+	}
+	return &ClusterLinkReader{Flow: f, Source: source, ts: &LagReader{Flow: f, Source: source},
+		REST: NewClusterLinkClient(cl.RestURL, cl.ClusterID, cl.Link, cl.Username, cl.Password, tc)}, nil
+}
+
+// failedMirrorStates break replication of a mirror.
+var failedMirrorStates = map[string]bool{"FAILED": true, "LINK_FAILED": true, "SOURCE_UNAVAILABLE": true, "LINK_PAUSED": true}
+
+// Read refreshes a cluster-link flow. TargetErr is the REST API failing
+// (the link's view is what DR has); SourceErr only costs the time figures.
+func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *LinkStatus) {
+	out := Reading{At: now}
+	link, err := r.REST.Link(ctx)
+	if err != nil {
+		out.TargetErr = err
+		return out, nil
+	}
+	mirrors, err := r.REST.Mirrors(ctx)
+	if err != nil {
+		out.TargetErr = err
+		return out, nil
+	}
+	st := &LinkStatus{LinkState: link.LinkState, LinkError: link.LinkError, Message: link.LinkErrorMessage, Mirrors: mirrors}
+	want := map[TP]int64{}
+	var topics []string
+	for _, m := range mirrors {
+		if !r.Flow.Topics.Matches(m.SourceTopicName) {
+			continue
+		}
+		if failedMirrorStates[m.MirrorStatus] {
+			st.Problems = append(st.Problems, fmt.Sprintf("%s is %s", m.MirrorTopicName, m.MirrorStatus))
+		}
+		topics = append(topics, m.SourceTopicName)
+		for _, l := range m.MirrorLags {
+			fetched, lag := l.LastSourceFetchOffset, max(l.Lag, 0)
+			end := fetched + lag
+			pl := PartitionLag{Topic: m.SourceTopicName, RemoteTopic: m.MirrorTopicName, Partition: int32(l.Partition), AsOf: now,
+				Method: PositionClusterLink, Replicated: &fetched, SourceEnd: &end, LagMessages: &lag}
+			if lag == 0 {
+				zero := int64(0)
+				pl.LagMs = &zero
+			} else {
+				want[TP{pl.Topic, pl.Partition}] = fetched
+			}
+			out.Partitions = append(out.Partitions, pl)
+		}
+	}
+	SortPartitions(out.Partitions)
+	if r.Source != nil {
+		// Also the source's reachability: a link can look ACTIVE with its
+		// source gone.
+		details, err := kadm.NewClient(r.Source).ListTopics(ctx, topics...)
+		if err != nil {
+			out.SourceErr = fmt.Errorf("source cluster: %w", err)
+		} else {
+			r.ts.lagMillis(ctx, details, want, out.Partitions, now)
+		}
+	}
+	return out, st
+}
+
+// Unhealthy says why the link's state breaks replication, "" when it does not.
+func (s *LinkStatus) Unhealthy() string {
+	if s == nil {
+		return ""
+	}
+	var why []string
+	if s.LinkState != "ACTIVE" {
+		why = append(why, "link is "+s.LinkState)
+	}
+	if s.LinkError != "" && s.LinkError != "NO_ERROR" {
+		why = append(why, "link error "+s.LinkError+" "+s.Message)
+	}
+	why = append(why, s.Problems...)
+	return strings.Join(why, "; ")
+}
