@@ -56,8 +56,13 @@ func (rb *Runbook) Begin(ctx context.Context, who Actor, id int64, idx int, conf
 		return nil, fmt.Errorf("%w: type the flow name %q to run this step", ErrConfirmation, r.Flow)
 	}
 	e := &Execution{rb: rb, run: r, Idx: idx, Step: step, who: who}
-	if step.Kind == KindPreflight || step.Kind == KindStopMirror {
+	switch step.Kind {
+	case KindPromoteMirrors, KindFailoverMirrors:
+		e.Rules = rb.linkRules(ctx, rb.Config.Flow(r.Flow), step.Kind)
+	case KindPreflight, KindStopMirror:
 		e.Rules = rb.CheckRules(ctx, r.Plan, override)
+	}
+	if len(e.Rules) > 0 {
 		if failed := Failed(e.Rules); len(failed) > 0 {
 			rb.Audit.Record(ctx, who, "failover.step-refused", runSubject(id), map[string]any{"step": idx + 1, "kind": step.Kind,
 				"rules": e.Rules, "evidence": rb.evidence(r.Flow)})
@@ -130,6 +135,8 @@ func (e *Execution) effect(ctx context.Context) (any, error) {
 		return e.rb.translateGroup(ctx, e.run, e.Idx, e.Step, e.who)
 	case KindRestoreFlink:
 		return e.rb.restoreFlink(ctx, e.run, e.Idx, e.Step)
+	case KindPromoteMirrors, KindFailoverMirrors:
+		return e.rb.alterMirrors(ctx, e.run.Flow, e.Step.Kind)
 	}
 	return nil, fmt.Errorf("unknown step kind %q", e.Step.Kind)
 }

@@ -529,3 +529,64 @@ func TestCrashResumeKeepsAuditChain(t *testing.T) {
 		t.Fatalf("an edited approval went unnoticed: %v %v", bad, err)
 	}
 }
+
+func TestClusterLinkPromoteAndFailover(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	link, err := demo.StartClusterLinkStandIn("dr-cluster", "dr-link", map[string]int{"payments": 2, "refunds": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	link.SetPendingStopped(300 * time.Millisecond)
+	e.cfg.Flows = append(e.cfg.Flows, &config.Flow{Name: "link", Kind: "cluster-link", Source: "primary", Target: "dr",
+		ClusterLink: &config.ClusterLink{RestURL: link.URL, ClusterID: "dr-cluster", Link: "dr-link"}})
+	if err := e.cfg.Normalize("test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.rb.Create(ctx, alice, Plan{Flow: "link", Steps: []Step{{Kind: KindTranslateGroup, Group: "g"}}}, "x"); err == nil ||
+		!strings.Contains(err.Error(), "not needed") {
+		t.Fatalf("translation on a Cluster Linking flow: %v", err)
+	}
+	if _, err := e.rb.Create(ctx, alice, Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindPromoteMirrors}}}, "x"); err == nil {
+		t.Fatal("promote on an MM2 flow accepted")
+	}
+	approved := func(kind StepKind) int64 {
+		id, err := e.rb.Create(ctx, alice, Plan{Flow: "link", Steps: []Step{{Kind: kind}}}, "drill")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := e.rb.Get(ctx, id)
+		if err := e.rb.Approve(ctx, bob, id, r.PlanHash, ""); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	// Planned promote with lag: refused before anything is sent.
+	link.SetLag("payments", 1, 42)
+	id := approved(KindPromoteMirrors)
+	r, _ := e.rb.Get(ctx, id)
+	pv := e.rb.Preview(ctx, r)[0]
+	if !strings.Contains(strings.Join(pv.Lines, "\n"), "payments (from payments): ACTIVE, lag 42") {
+		t.Fatalf("preview %v %s", pv.Lines, pv.Err)
+	}
+	if _, err := e.rb.Begin(ctx, alice, id, 0, "link", ""); !errors.Is(err, ErrRuleViolation) || !strings.Contains(err.Error(), "payments ACTIVE lag 42") {
+		t.Fatalf("promote with lag: %v", err)
+	}
+	if st := link.State(); len(st.Actions) != 1 || !st.Actions[0].ValidateOnly {
+		t.Fatalf("only the preview's dry run may reach the link: %+v", st.Actions)
+	}
+	// Unplanned failover: goes ahead, states the loss, ends with every mirror STOPPED.
+	id = approved(KindFailoverMirrors)
+	x, err := e.rb.Begin(ctx, alice, id, 0, "link", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = e.rb.Get(ctx, id)
+	if r.Status != "completed" || !strings.Contains(r.Steps[0].Result, `"records_at_risk":42`) || !strings.Contains(r.Steps[0].Result, `"payments":"STOPPED"`) {
+		t.Fatalf("failover run %s result %s", r.Status, r.Steps[0].Result)
+	}
+}

@@ -31,6 +31,12 @@ const (
 	KindTranslateGroup StepKind = "translate-group"
 	// KindRestoreFlink starts the Flink job in DR from a savepoint.
 	KindRestoreFlink StepKind = "restore-flink"
+	// KindPromoteMirrors promotes a Cluster Linking flow's mirror topics:
+	// the planned, lossless path; Confluent refuses unless lag is zero.
+	KindPromoteMirrors StepKind = "promote-mirrors"
+	// KindFailoverMirrors fails the mirror topics over at once, whatever
+	// their lag: the unplanned path; unreplicated records are lost.
+	KindFailoverMirrors StepKind = "failover-mirrors"
 )
 
 // Step is one planned step and its parameters.
@@ -82,6 +88,10 @@ func (s Step) Title(flow *config.Flow) string {
 		return "Stop MirrorMaker 2 (dedicated mode: by hand), then verify heartbeats and offset syncs stopped"
 	case KindTranslateGroup:
 		return "Translate consumer group " + s.Group + " and commit its offsets to the DR group"
+	case KindPromoteMirrors:
+		return "Promote the mirror topics of link " + linkName(flow) + " (planned: only with zero lag)"
+	case KindFailoverMirrors:
+		return "Fail over the mirror topics of link " + linkName(flow) + " now, whatever their lag (unreplicated records are lost)"
 	case KindRestoreFlink:
 		sp := s.SavepointPath
 		if sp == "" {
@@ -107,8 +117,19 @@ func (p Plan) Validate(cfg *config.Config) error {
 			errs = append(errs, fmt.Errorf("step %d (%s): %s", i+1, s.Kind, fmt.Sprintf(format, args...)))
 		}
 		switch s.Kind {
-		case KindPreflight, KindStopMirror:
+		case KindPreflight:
+		case KindStopMirror:
+			if flow.IsClusterLink() {
+				bad("a Cluster Linking flow has no MirrorMaker to stop: promote or fail over its mirrors")
+			}
+		case KindPromoteMirrors, KindFailoverMirrors:
+			if !flow.IsClusterLink() {
+				bad("only for Cluster Linking flows")
+			}
 		case KindTranslateGroup:
+			if flow.IsClusterLink() {
+				bad("not needed: Cluster Linking keeps offsets identical, and consumer offsets sync with the link")
+			}
 			if strings.TrimSpace(s.Group) == "" {
 				bad("name the consumer group")
 			}
@@ -133,6 +154,13 @@ func (p Plan) Validate(cfg *config.Config) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func linkName(f *config.Flow) string {
+	if f == nil || f.ClusterLink == nil {
+		return "?"
+	}
+	return f.ClusterLink.Link
 }
 
 func flinkTarget(cfg *config.Config, name string) *config.FlinkTarget {

@@ -41,6 +41,9 @@ func (rb *Runbook) Preview(ctx context.Context, r *Run) []StepPreview {
 			p.Lines, err = rb.previewGroup(pctx, r.Flow, s)
 		case KindRestoreFlink:
 			p.Lines = rb.previewRestore(pctx, r, i, s)
+		case KindPromoteMirrors, KindFailoverMirrors:
+			p.Rules = rb.linkRules(pctx, flow, s.Kind)
+			p.Lines, err = rb.previewLink(pctx, flow, s.Kind)
 		}
 		cancel()
 		if err != nil {

@@ -59,7 +59,17 @@ func (rb *Runbook) CheckRules(ctx context.Context, plan Plan, override string) [
 
 	timeout := rb.Config.Thresholds.HeartbeatTimeout.D()
 	hb := RuleResult{Name: "replicated heartbeats fresh, or the primary unreachable", Overridable: true}
+	flow := rb.Config.Flow(plan.Flow)
 	switch {
+	case flow != nil && flow.IsClusterLink():
+		// No MM2 heartbeats: the link's own health stands in.
+		hb.Name = "cluster link healthy (mirrors not failed), or the primary unreachable"
+		why := s.Link.Unhealthy()
+		hb.OK = primaryGone || (s.Link != nil && why == "")
+		hb.Evidence = map[bool]string{true: "link ACTIVE, no failed mirror", false: "link: " + why}[why == ""]
+		if s.Link == nil {
+			hb.Evidence = "no answer from the cluster link REST API yet"
+		}
 	case primaryGone:
 		hb.OK, hb.Evidence = true, "primary unreachable"
 	case s.HeartbeatAge == nil:

@@ -55,6 +55,8 @@ type Runbook struct {
 	// Connect and Flink build clients; tests replace them.
 	Connect func(url string) ConnectAPI
 	Flink   func(url string) FlinkAPI
+	// ClusterLink builds a Cluster Linking client; nil uses the flow's config.
+	ClusterLink func(flow *config.Flow) ClusterLinkAPI
 	// CrashHook, when set, is called at step boundaries ("started",
 	// "effect-done"); tests use it to kill the run there.
 	CrashHook func(point string)
