@@ -210,7 +210,23 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("starting the sandbox's Flink stand-in: %w", err)
 	}
 	defer fl.Close()
+	link, err := demo.StartClusterLinkStandIn(demo.LinkClusterID, demo.LinkName, demo.LinkTopics)
+	if err != nil {
+		return fmt.Errorf("starting the sandbox's Cluster Linking stand-in: %w", err)
+	}
+	defer link.Close()
+	if err := demo.DriveClusterLink(ctx, link, sb.PrimaryBootstrap(), 1); err != nil {
+		return err
+	}
 	cfg := demoConfig(sb, *addr, dir, fl.URL)
+	// A Cluster Linking flow beside the MM2 one (stand-in REST API, real
+	// primary records for the lag in time).
+	cfg.Flows = append(cfg.Flows, &config.Flow{Name: "primary->dr-link", Kind: "cluster-link", Source: demo.SourceAlias, Target: demo.TargetAlias,
+		Topics:      config.Topics{Include: []string{demo.LinkTopic}},
+		ClusterLink: &config.ClusterLink{RestURL: link.URL, ClusterID: demo.LinkClusterID, Link: demo.LinkName}})
+	if err := cfg.Normalize("demo"); err != nil {
+		return fmt.Errorf("demo config: %w", err)
+	}
 	if err := createDemoUsers(ctx, filepath.Join(dir, "drconsole.db"), stdout); err != nil {
 		return fmt.Errorf("creating the sandbox accounts: %w", err)
 	}

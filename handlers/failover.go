@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
@@ -94,13 +95,20 @@ func actorMayOperate(r *http.Request) bool {
 }
 
 // planFromForm builds a plan from the new-plan form.
-func planFromForm(r *http.Request) failover.Plan {
+func planFromForm(r *http.Request, cfg *config.Config) failover.Plan {
 	p := failover.Plan{Flow: r.FormValue("flow")}
 	if r.FormValue("preflight") != "" {
 		p.Steps = append(p.Steps, failover.Step{Kind: failover.KindPreflight})
 	}
-	if r.FormValue("stop_mirror") != "" {
-		p.Steps = append(p.Steps, failover.Step{Kind: failover.KindStopMirror})
+	switch r.FormValue("stop") {
+	case "auto":
+		kind := failover.KindStopMirror
+		if f := cfg.Flow(p.Flow); f != nil && f.IsClusterLink() {
+			kind = failover.KindPromoteMirrors
+		}
+		p.Steps = append(p.Steps, failover.Step{Kind: kind})
+	case "failover":
+		p.Steps = append(p.Steps, failover.Step{Kind: failover.KindFailoverMirrors})
 	}
 	for _, g := range strings.Split(r.FormValue("groups"), ",") {
 		if g = strings.TrimSpace(g); g != "" {
@@ -124,7 +132,7 @@ func planFromForm(r *http.Request) failover.Plan {
 
 // FailoverCreate is POST /failover.
 func (h *Handlers) FailoverCreate(w http.ResponseWriter, r *http.Request) {
-	id, err := h.Runbook.Create(r.Context(), actor(r), planFromForm(r), r.FormValue("reason"))
+	id, err := h.Runbook.Create(r.Context(), actor(r), planFromForm(r, h.Runbook.Config), r.FormValue("reason"))
 	if err != nil {
 		h.renderFailoverList(w, r, statusFor(err), err.Error())
 		return

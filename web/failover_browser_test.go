@@ -121,13 +121,20 @@ func TestBrowserFailoverFourEyes(t *testing.T) {
 	}
 }
 
+// text reads an element's text; a read that races a page swap (htmx
+// polling replaces #live) is retried.
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		t.Fatalf("reading %s: %v", sel, err)
+	var err error
+	for range 10 {
+		var s string
+		if s, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel))); err == nil {
+			return strings.TrimSpace(s)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	return strings.TrimSpace(s)
+	t.Fatalf("reading %s: %v", sel, err)
+	return ""
 }
 
 func count(t *testing.T, ctx context.Context, sel string) int {
@@ -137,4 +144,59 @@ func count(t *testing.T, ctx context.Context, sel string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// A planned Cluster Linking promote through the runbook: preview with the
+// dry run, approval by another operator, typed confirmation, mirrors STOPPED.
+func TestBrowserClusterLinkPromote(t *testing.T) {
+	c := startConsole(t)
+	waitReady(t, c)
+	a := newBrowser(t)
+	signIn(t, a, c.URL+"/failover", "test-operator")
+	b, cancelB := chromedp.NewContext(a, chromedp.WithNewBrowserContext())
+	defer cancelB()
+	if err := chromedp.Do(a,
+		chromedp.SetValue(chromedp.ID("flow"), "link"),
+		chromedp.SendKeys(chromedp.ID("reason"), "planned region move"),
+		chromedp.Click(chromedp.ID("create-plan")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-status"]`))); err != nil {
+		t.Fatal(err)
+	}
+	runURL, _ := chromedp.Run(a, chromedp.Location())
+	page := text(t, a, "#live")
+	for _, want := range []string{"Promote the mirror topics of link " + demo.LinkName, "users (from users): ACTIVE, lag 0", "Dry run (validate_only) accepted by the cluster", "no translation"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("run page lacks %q", want)
+		}
+	}
+	signIn(t, b, runURL, "test-admin")
+	if err := chromedp.Do(b, chromedp.Click(chromedp.ID("approve")), chromedp.WaitVisible(chromedp.CSS(`.flash`))); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		n       string
+		confirm string
+	}{{"1", ""}, {"2", "link"}} {
+		if err := chromedp.Do(a, chromedp.Navigate(runURL), chromedp.WaitVisible(chromedp.ID("execute-"+step.n))); err != nil {
+			t.Fatal(err)
+		}
+		if step.confirm != "" {
+			if err := chromedp.Do(a, chromedp.SendKeys(chromedp.ID("confirm-"+step.n), step.confirm)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := chromedp.Do(a, chromedp.Click(chromedp.ID("execute-"+step.n))); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for text(t, a, `[data-testid="step-status-`+step.n+`"]`) != "done" {
+			if time.Now().After(deadline) {
+				t.Fatalf("step %s: %s", step.n, text(t, a, "#live"))
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	if m := c.Link.State().Mirrors[demo.LinkTopic]; m.Status != "STOPPED" {
+		t.Fatalf("mirror %s after promote", m.Status)
+	}
 }

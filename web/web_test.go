@@ -34,6 +34,7 @@ import (
 // console is a running console against a running sandbox.
 type console struct {
 	Flink   *demo.FlinkStandIn
+	Link    *demo.ClusterLinkStandIn
 	URL     string
 	Handler http.Handler
 	Sandbox *demo.Sandbox
@@ -75,6 +76,15 @@ func startConsole(t *testing.T) *console {
 		}
 		sharedCleanup = append(sharedCleanup, fl.Close)
 		cfg.FlinkTargets = []*config.FlinkTarget{{Name: "sandbox-flink-dr", RestURL: fl.URL, Region: "dr"}}
+		link, err := demo.StartClusterLinkStandIn(demo.LinkClusterID, demo.LinkName, demo.LinkTopics)
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		sharedCleanup = append(sharedCleanup, link.Close)
+		cfg.Flows = append(cfg.Flows, &config.Flow{Name: "link", Kind: "cluster-link", Source: "primary", Target: "dr",
+			Topics:      config.Topics{Include: []string{demo.LinkTopic}},
+			ClusterLink: &config.ClusterLink{RestURL: link.URL, ClusterID: demo.LinkClusterID, Link: demo.LinkName}})
 		if sharedErr = cfg.Normalize("test"); sharedErr != nil {
 			return
 		}
@@ -110,7 +120,7 @@ func startConsole(t *testing.T) *console {
 			return
 		}
 		go web.Serve(ctx, ln, router, log)
-		shared = &console{URL: "http://" + ln.Addr().String(), Handler: router, Sandbox: sb, Monitor: mon, Store: store, Flink: fl}
+		shared = &console{URL: "http://" + ln.Addr().String(), Handler: router, Sandbox: sb, Monitor: mon, Store: store, Flink: fl, Link: link}
 		sharedCleanup = append(sharedCleanup, func() { store.Close() }, mon.Close, func() { cancel(); time.Sleep(100 * time.Millisecond) })
 	})
 	if sharedErr != nil {
