@@ -23,7 +23,6 @@ import (
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
-	"github.com/drconsole/drconsole/views"
 	"github.com/drconsole/drconsole/web"
 )
 
@@ -231,7 +230,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("creating the sandbox accounts: %w", err)
 	}
 	fmt.Fprintf(stdout, "drconsole sandbox: open http://%s/ (sandbox controls at /demo). Ctrl-C stops it.\n", *addr)
-	return serveConsole(ctx, cfg, demoControls{sb}, log)
+	return serveConsole(ctx, cfg, handlers.SandboxControls{Sandbox: sb}, log)
 }
 
 // demoConfig describes the sandbox as an operator would in a config file.
@@ -261,15 +260,3 @@ func demoConfig(sb *demo.Sandbox, addr, dir, flinkURL string) *config.Config {
 	return cfg
 }
 
-// demoControls adapts the sandbox to the handlers' control interface.
-type demoControls struct{ sb *demo.Sandbox }
-
-func (d demoControls) SetMirrorRate(n int)      { d.sb.SetMirrorRate(n) }
-func (d demoControls) SetMirrorRunning(r bool)  { d.sb.SetMirrorRunning(r) }
-func (d demoControls) SetPrimaryDown(down bool) { d.sb.SetPrimaryDown(down) }
-func (d demoControls) State() views.DemoState {
-	s := d.sb.State()
-	return views.DemoState{MirrorRate: s.MirrorRate, MirrorRunning: s.MirrorRunning, PrimaryDown: s.PrimaryDown,
-		Produced: s.Produced, Mirrored: s.Mirrored, SyncsWritten: s.SyncsWritten, CheckpointsWritten: s.CheckpointsWritten,
-		HeartbeatsEmitted: s.HeartbeatsEmitted, Since: s.Since}
-}

@@ -4,8 +4,24 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/views"
 )
+
+// SandboxControls adapts the embedded sandbox to DemoControls.
+type SandboxControls struct{ Sandbox *demo.Sandbox }
+
+func (c SandboxControls) SetMirrorRate(n int)      { c.Sandbox.SetMirrorRate(n) }
+func (c SandboxControls) SetMirrorRunning(r bool)  { c.Sandbox.SetMirrorRunning(r) }
+func (c SandboxControls) SetPrimaryDown(down bool) { c.Sandbox.SetPrimaryDown(down) }
+
+// State converts the sandbox's counters for the control panel.
+func (c SandboxControls) State() views.DemoState {
+	s := c.Sandbox.State()
+	return views.DemoState{MirrorRate: s.MirrorRate, MirrorRunning: s.MirrorRunning, PrimaryDown: s.PrimaryDown,
+		Produced: s.Produced, Mirrored: s.Mirrored, SyncsWritten: s.SyncsWritten, CheckpointsWritten: s.CheckpointsWritten,
+		HeartbeatsEmitted: s.HeartbeatsEmitted, Since: s.Since}
+}
 
 // DemoPanel is GET /demo: the sandbox control panel.
 func (h *Handlers) DemoPanel(w http.ResponseWriter, r *http.Request) {

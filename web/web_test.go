@@ -26,7 +26,6 @@ import (
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
-	"github.com/drconsole/drconsole/views"
 	"github.com/drconsole/drconsole/web"
 	"github.com/drconsole/drconsole/web/identity"
 )
@@ -108,7 +107,7 @@ func startConsole(t *testing.T) *console {
 		rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
 			Connect: func(url string) failover.ConnectAPI { return kafka.NewConnectClient(url) },
 			Flink:   func(url string) failover.FlinkAPI { return flink.NewRESTClient(url) }, StopVerifyWindow: 2 * time.Second}
-		h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: controls{sb}, Runbook: rb,
+		h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: handlers.SandboxControls{Sandbox: sb}, Runbook: rb,
 			Auth: config.Auth{InsecureCookie: true}}
 		if sharedErr = createTestUsers(store); sharedErr != nil {
 			return
@@ -129,17 +128,6 @@ func startConsole(t *testing.T) *console {
 	return shared
 }
 
-// controls adapts the sandbox like main does.
-type controls struct{ sb *demo.Sandbox }
-
-func (c controls) SetMirrorRate(n int)      { c.sb.SetMirrorRate(n) }
-func (c controls) SetMirrorRunning(r bool)  { c.sb.SetMirrorRunning(r) }
-func (c controls) SetPrimaryDown(down bool) { c.sb.SetPrimaryDown(down) }
-func (c controls) State() views.DemoState {
-	s := c.sb.State()
-	return views.DemoState{MirrorRate: s.MirrorRate, MirrorRunning: s.MirrorRunning, PrimaryDown: s.PrimaryDown,
-		Produced: s.Produced, Mirrored: s.Mirrored, Since: s.Since}
-}
 
 // get fetches path as a viewer: every page must be open to viewers.
 func get(t *testing.T, c *console, path string) (int, string) {
