@@ -20,6 +20,7 @@ import (
 const (
 	FromPrimary    = "committed offsets on the primary"
 	FromCheckpoint = "MM2 checkpoints in DR (the primary's offsets as of the last checkpoint)"
+	FromRecorded   = "the primary's offsets as the console last recorded them, or MM2's checkpoints where newer (the primary does not answer)"
 )
 
 // GroupRow is one partition of a group translation preview.
@@ -101,19 +102,34 @@ func (g *GroupTranslator) Plan(ctx context.Context, group string) (*GroupPlan, e
 	if err == nil && len(offsets) > 0 {
 		plan.From = FromPrimary
 	} else {
+		// The primary does not answer: per partition, the newer of what
+		// the console recorded from it and MM2's last checkpoint.
 		plan.From = FromCheckpoint
 		offsets = map[TP]int64{}
+		at := map[TP]int64{}
 		for drTP, c := range mm2 {
 			upstream, ok := g.Policy.UpstreamTopic(g.Alias, drTP.Topic)
 			if ok {
-				offsets[TP{upstream, drTP.Partition}] = c.Upstream
+				tp := TP{upstream, drTP.Partition}
+				offsets[tp], at[tp] = c.Upstream, c.RecordMs
+			}
+		}
+		recorded, rerr := g.Store.PrimaryGroupOffsets(ctx, g.Flow, group)
+		if rerr != nil {
+			return nil, rerr
+		}
+		for _, o := range recorded {
+			tp := TP{o.Topic, o.Partition}
+			if t, ok := at[tp]; !ok || o.AtMs > t {
+				offsets[tp], at[tp] = o.Offset, o.AtMs
+				plan.From = FromRecorded
 			}
 		}
 		if len(offsets) == 0 {
 			if err != nil {
-				return nil, fmt.Errorf("group %s: primary unreachable (%v) and no MM2 checkpoints stored for it", group, err)
+				return nil, fmt.Errorf("group %s: primary unreachable (%v) and no MM2 checkpoints or recorded offsets for it", group, err)
 			}
-			return nil, fmt.Errorf("group %s: no committed offsets on the primary and no MM2 checkpoints for it", group)
+			return nil, fmt.Errorf("group %s: no committed offsets on the primary and no MM2 checkpoints or recorded offsets for it", group)
 		}
 	}
 	adm := kadm.NewClient(g.Target)
@@ -311,4 +327,36 @@ func SeekByTimestamp(ctx context.Context, target *kgo.Client, ms int64, topics .
 		}
 	})
 	return out, nil
+}
+
+// RecordPrimaryGroups reads every consumer group's committed offsets on the
+// primary (one ListGroups and one batched OffsetFetch) and stores those on
+// the flow's topics, so a failover after the primary died still knows where
+// each group was.
+func (g *GroupTranslator) RecordPrimaryGroups(ctx context.Context, mirrored func(topic string) bool, now time.Time) (int, error) {
+	adm := kadm.NewClient(g.Source)
+	listed, err := adm.ListGroups(ctx)
+	if err != nil {
+		return 0, err
+	}
+	groups := listed.Groups()
+	if len(groups) == 0 {
+		return 0, nil
+	}
+	fetched := adm.FetchManyOffsets(ctx, groups...)
+	var offs []storage.GroupOffset
+	for _, r := range fetched {
+		if r.Err != nil {
+			continue
+		}
+		r.Fetched.Each(func(o kadm.OffsetResponse) {
+			if o.Err == nil && o.At >= 0 && mirrored(o.Topic) {
+				offs = append(offs, storage.GroupOffset{Group: r.Group, Topic: o.Topic, Partition: o.Partition, Offset: o.At, AtMs: now.UnixMilli()})
+			}
+		})
+	}
+	if len(offs) == 0 {
+		return 0, nil
+	}
+	return len(offs), g.Store.RecordPrimaryGroupOffsets(ctx, g.Flow, offs)
 }

@@ -40,8 +40,15 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	}
 	commit(pcl, "billing", map[TP]int64{{"events", 0}: 120, {"events", 1}: 10})
 	commit(dcl, "billing", map[TP]int64{{"events", 0}: 3})
+
 	g := &GroupTranslator{Flow: "primary->dr", Alias: "primary", Policy: ReplicationPolicy{Identity: true}, Index: index, Store: store, Source: pcl, Target: dcl}
 
+	if n, err := g.RecordPrimaryGroups(ctx, func(topic string) bool { return topic == "events" }, time.UnixMilli(1)); err != nil || n != 2 {
+		t.Fatalf("recorded %d primary group offsets: %v", n, err)
+	}
+	if got, _ := store.PrimaryGroupOffsets(ctx, "primary->dr", "billing"); len(got) != 2 || got[0].Offset != 120 {
+		t.Fatalf("recorded %+v", got)
+	}
 	plan, err := g.Plan(ctx, "billing")
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +122,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 
 	// The primary is gone: the group's offsets come from MM2's checkpoints.
 	err = store.Apply(ctx, storage.Batch{Flow: "primary->dr", Topic: "cp", NextOffset: 1, Checkpoints: []storage.Checkpoint{
-		{Group: "billing", Topic: "events", Partition: 0, Upstream: 100, Downstream: 90, LogOffset: 0}}})
+		{Group: "billing", Topic: "events", Partition: 0, Upstream: 100, Downstream: 90, LogOffset: 0, RecordMs: 3}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,9 +131,26 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.From != FromCheckpoint || len(plan.Rows) != 1 || plan.Rows[0].Translation.Offset != 90 ||
-		plan.Rows[0].Translation.Method != MethodExact || *plan.Rows[0].Checkpoint != 90 {
+	// events-0: MM2's checkpoint (newer than the recording); events-1: only recorded.
+	if len(plan.Rows) != 2 || plan.Rows[0].Offset != 100 || plan.Rows[0].Translation.Offset != 90 ||
+		plan.Rows[0].Translation.Method != MethodExact || *plan.Rows[0].Checkpoint != 90 || plan.Rows[1].Offset != 10 {
 		t.Fatalf("plan without the primary = %+v", plan)
+	}
+	// Offsets the console recorded while the primary answered are newer
+	// than that checkpoint, and cover a partition MM2 never checkpointed.
+	if err := store.RecordPrimaryGroupOffsets(ctx, "primary->dr", []storage.GroupOffset{
+		{Group: "billing", Topic: "events", Partition: 0, Offset: 120, AtMs: 5},
+		{Group: "billing", Topic: "events", Partition: 1, Offset: 50, AtMs: 5},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	plan, err = g.Plan(ctx, "billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.From != FromRecorded || len(plan.Rows) != 2 || plan.Rows[0].Offset != 120 || plan.Rows[0].Translation.Offset != 91 ||
+		plan.Rows[1].Translation.Offset != 50 || plan.Rows[1].Translation.Method != MethodExact {
+		t.Fatalf("plan from recorded offsets = %+v", plan)
 	}
 }
 

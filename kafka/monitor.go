@@ -194,6 +194,8 @@ func (m *Monitor) Run(ctx context.Context) {
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); m.retentionLoop(ctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); m.groupOffsetsLoop(ctx) }()
 	t := time.NewTicker(m.cfg.RefreshInterval.D())
 	defer t.Stop()
 	for {
@@ -374,6 +376,34 @@ func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *FlowSnapshot, no
 			m.log.Error("saving partition lag samples", "flow", fm.flow.Name, "err", err)
 		} else {
 			fm.lastPartitionSave = now
+		}
+	}
+}
+
+// GroupOffsetsEvery is how often the primary's consumer group offsets are
+// recorded for MM2 flows.
+const GroupOffsetsEvery = 30 * time.Second
+
+// groupOffsetsLoop records the primary's group offsets while it answers.
+func (m *Monitor) groupOffsetsLoop(ctx context.Context) {
+	t := time.NewTicker(GroupOffsetsEvery)
+	defer t.Stop()
+	for {
+		for _, fm := range m.flows {
+			if fm.link != nil || !fm.source.OK {
+				continue
+			}
+			tr := m.Translator(fm.flow.Name)
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			if _, err := tr.RecordPrimaryGroups(rctx, fm.flow.Topics.Matches, m.Now()); err != nil && ctx.Err() == nil {
+				m.log.Warn("recording primary group offsets", "flow", fm.flow.Name, "err", err)
+			}
+			cancel()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }

@@ -448,6 +448,11 @@ func xlScenario(t *testing.T, v xlVariant) {
 	})
 
 	// --- (c) the primary is lost -------------------------------------------------------------------
+	// The monitor records the primary's group offsets every 30 s; make
+	// sure one recording happened after the groups committed.
+	if _, err := tr.RecordPrimaryGroups(ctx, func(string) bool { return true }, time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	primary.Kill()
 	killed := time.Now()
 	var wg sync.WaitGroup
@@ -479,30 +484,31 @@ func xlScenario(t *testing.T, v xlVariant) {
 		if err != nil {
 			t.Fatalf("(c) Plan(%s) with the primary dead: %v", g, err)
 		}
-		if p.From != kafka.FromCheckpoint {
+		if p.From != kafka.FromCheckpoint && p.From != kafka.FromRecorded {
 			t.Errorf("(c) Plan(%s) with the primary dead: From = %q", g, p.From)
 		}
 		before := map[kafka.TP]kafka.GroupRow{}
 		for _, r := range plans[g].Rows {
 			before[r.Source] = r
 		}
-		if len(p.Rows) != len(cps[g]) {
+		// The console also records the primary's group offsets while it
+		// answers, so partitions MM2 never checkpointed can be in the plan.
+		if len(p.Rows) < len(cps[g]) {
 			t.Errorf("(c) %s: %d rows after the kill, %d checkpoints", g, len(p.Rows), len(cps[g]))
 		}
 		for _, r := range p.Rows {
 			b, ok := before[r.Source]
-			cp := cps[g][remote(r.Source)]
 			switch {
 			case !ok:
 				t.Errorf("(c) %s: row %v only after the kill", g, r.Source)
-			case r.Offset != cp.Upstream:
-				t.Errorf("(c) %s %v: offset %d, checkpoint upstream %d", g, r.Source, r.Offset, cp.Upstream)
-			case cp.Upstream == b.Offset && (r.Translation != b.Translation || ptr(r.Checkpoint) != ptr(b.Checkpoint)):
-				t.Errorf("(c) %s %v: after the kill %+v (checkpoint %s), before %+v (checkpoint %s)", g, r.Source, r.Translation, ptr(r.Checkpoint), b.Translation, ptr(b.Checkpoint))
+			case r.Offset != b.Offset:
+				t.Errorf("(c) %s %v: offset %d after the kill, %d on the primary before", g, r.Source, r.Offset, b.Offset)
+			case r.Translation != b.Translation:
+				t.Errorf("(c) %s %v: after the kill %+v, before %+v", g, r.Source, r.Translation, b.Translation)
 			}
 		}
 		if n := len(plans[g].Rows) - len(p.Rows); n > 0 {
-			t.Logf("(c) %s: %d partition(s) missing from the plan after the kill: MM2 never checkpointed them, so nothing in DR records the group's primary offset there", g, n)
+			t.Errorf("(c) %s: %d partition(s) missing from the plan after the kill", g, n)
 		}
 	}
 
