@@ -6,6 +6,9 @@
 #   testenv/fetch.sh flink      # profile "flink": the Flink MiniCluster classpath (see pom.xml)
 #   testenv/fetch.sh flinkjob   # builds flinkjob/ (job + MiniCluster launcher, thin jar)
 #                               #   -> .cache/jars/flinkjob/drconsole-flinkjob.jar
+#   testenv/fetch.sh flink-1.20       # profile "flink-1.20": Flink 1.20 MiniCluster classpath
+#   testenv/fetch.sh flinkjob-1.20    # flinkjob/ built against Flink 1.20 (Maven profile flink-1.20)
+#                                     #   -> .cache/jars/flinkjob-1.20/drconsole-flinkjob.jar
 #   testenv/fetch.sh mm2client  # builds mm2client/ (calls MM2's RemoteClusterUtils, thin jar;
 #                               #   runs on the kafka profile's classpath)
 #                               #   -> .cache/jars/mm2client/drconsole-mm2client.jar
@@ -19,8 +22,8 @@ set -euo pipefail
 
 profile="${1:-kafka}"
 case "$profile" in
-  kafka|flink|flinkjob|mm2client) ;;
-  *) echo "fetch.sh: unknown profile '$profile' (want kafka, flink, flinkjob or mm2client)" >&2; exit 2 ;;
+  kafka|flink|flinkjob|mm2client|flink-1.20|flinkjob-1.20) ;;
+  *) echo "fetch.sh: unknown profile '$profile' (want kafka, flink, flinkjob, mm2client, flink-1.20 or flinkjob-1.20)" >&2; exit 2 ;;
 esac
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -34,9 +37,9 @@ for tool in mvn java sha256sum flock; do
   command -v "$tool" >/dev/null 2>&1 || { echo "fetch.sh: '$tool' not found on PATH" >&2; exit 1; }
 done
 
-if [[ "$profile" == flinkjob ]]; then
+if [[ "$profile" == flinkjob || "$profile" == flinkjob-* ]]; then
   # Sources in a stable order; the hash covers names and contents.
-  want="$( { cat "$here/pom.xml" "${BASH_SOURCE[0]}" "$here/flinkjob/pom.xml"
+  want="$( { echo "$profile"; cat "$here/pom.xml" "${BASH_SOURCE[0]}" "$here/flinkjob/pom.xml"
              (cd "$here/flinkjob" && find src -type f | LC_ALL=C sort | while read -r f; do
                 echo "== $f"; cat "$f"; done) } | sha256sum | cut -d' ' -f1)"
 elif [[ "$profile" == mm2client ]]; then
@@ -63,12 +66,15 @@ trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
 log="$cache/fetch-$profile.log"
 
-if [[ "$profile" == flinkjob ]]; then
+if [[ "$profile" == flinkjob || "$profile" == flinkjob-* ]]; then
   # mvn package of flinkjob/ into a fresh build dir (no stale classes), offline first.
-  build="$cache/flinkjob"
+  # flinkjob-<v>: the same sources with the flinkjob/pom.xml profile flink-<v>.
+  build="$cache/$profile"
+  jobprofile=()
+  if [[ "$profile" == flinkjob-* ]]; then jobprofile=(-P "flink-${profile#flinkjob-}"); fi
   mvnjob() {
     rm -rf "$build"
-    mvn -B "$@" -f "$here/flinkjob/pom.xml" -Dmaven.repo.local="$repo" -Dout.dir="$build" \
+    mvn -B "$@" "${jobprofile[@]}" -f "$here/flinkjob/pom.xml" -Dmaven.repo.local="$repo" -Dout.dir="$build" \
       package >"$log" 2>&1
   }
   if ! mvnjob -o && ! mvnjob; then

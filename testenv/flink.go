@@ -29,6 +29,23 @@ const (
 	FlinkKafkaConnectorVersion = "5.0.0-2.2"
 )
 
+// FlinkDist is one Flink version testenv can run: the fetch.sh profiles of its cluster classpath
+// and of testenv's job built against it (the same flinkjob/ sources).
+type FlinkDist struct {
+	Version        string // Flink version, e.g. "2.2.1"
+	KafkaConnector string // flink-connector-kafka version
+	JarsProfile    string // fetch.sh profile of the MiniCluster classpath (.cache/jars/<profile>)
+	JobProfile     string // fetch.sh profile of the job jar (.cache/jars/<profile>/drconsole-flinkjob.jar)
+}
+
+// The Flink versions testenv runs. FlinkDefault is what StartFlink uses; Flink1_20 is the second
+// version (pom.xml profile flink-1.20, flinkjob/pom.xml profile flink-1.20), for savepoints
+// written by a 1.x release.
+var (
+	FlinkDefault = FlinkDist{Version: FlinkVersion, KafkaConnector: FlinkKafkaConnectorVersion, JarsProfile: "flink", JobProfile: "flinkjob"}
+	Flink1_20    = FlinkDist{Version: "1.20.3", KafkaConnector: "3.4.0-1.20", JarsProfile: "flink-1.20", JobProfile: "flinkjob-1.20"}
+)
+
 // Main classes of flinkjob/.
 const (
 	mainFlinkMiniCluster = "drconsole.testenv.flink.MiniClusterMain"
@@ -78,6 +95,8 @@ type FlinkOptions struct {
 	// Config is written last into config.yaml (overrides the defaults), e.g.
 	// {"restart-strategy.type": "none"}.
 	Config map[string]string
+	// Dist is the Flink version to run; nil = FlinkDefault.
+	Dist *FlinkDist
 }
 
 // Flink is a running MiniCluster with REST API.
@@ -87,6 +106,7 @@ type Flink struct {
 	CheckpointDir string // local path of execution.checkpointing.dir
 	SavepointDir  string // local path of execution.checkpointing.savepoint-dir (default target)
 	Proc          *Process
+	Dist          FlinkDist // the Flink version running
 
 	t      testing.TB
 	jobJar string
@@ -107,8 +127,12 @@ func StartFlink(t testing.TB) *Flink {
 // StartFlinkWith is StartFlink with options.
 func StartFlinkWith(t testing.TB, opts FlinkOptions) *Flink {
 	t.Helper()
-	jars := FlinkJars(t)
-	jobJar := FlinkJobJar(t)
+	dist := FlinkDefault
+	if opts.Dist != nil {
+		dist = *opts.Dist
+	}
+	jars := fetchProfile(t, dist.JarsProfile, "flink-runtime-*.jar")
+	jobJar := filepath.Join(fetchProfile(t, dist.JobProfile, "drconsole-flinkjob.jar"), "drconsole-flinkjob.jar")
 	if opts.Slots <= 0 {
 		opts.Slots = 4
 	}
@@ -119,6 +143,7 @@ func StartFlinkWith(t testing.TB, opts FlinkOptions) *Flink {
 		Dir:           dir,
 		CheckpointDir: filepath.Join(dir, "checkpoints"),
 		SavepointDir:  filepath.Join(dir, "savepoints"),
+		Dist:          dist,
 		t:             t,
 		jobJar:        jobJar,
 		hc:            &http.Client{Timeout: 30 * time.Second},
@@ -195,7 +220,7 @@ func StartFlinkWith(t testing.TB, opts FlinkOptions) *Flink {
 		t.Fatalf("testenv: flink: %v", err)
 	}
 	f.Proc.Startup = time.Since(start)
-	t.Logf("testenv: flink %s MiniCluster ready at %s in %s, log %s", FlinkVersion, f.URL, f.Proc.Startup.Round(time.Millisecond), f.Proc.LogFile)
+	t.Logf("testenv: flink %s MiniCluster ready at %s in %s, log %s", dist.Version, f.URL, f.Proc.Startup.Round(time.Millisecond), f.Proc.LogFile)
 	return f
 }
 
@@ -328,6 +353,11 @@ type FlinkJobOptions struct {
 	// ClaimMode is sent as claimMode when SavepointPath is set; default "NO_CLAIM".
 	ClaimMode string
 	Name      string // job name, default "drconsole-events"
+	// ProbeTopic: the job reports the first record each reader subtask reads per partition to
+	// this topic on Bootstrap (key ProbeTag, value "topic,partition,offset,value"); "" = off.
+	// The job graph (operator ids) is the same either way. See ReadFlinkProbes.
+	ProbeTopic string
+	ProbeTag   string // default: the job name
 }
 
 func (o FlinkJobOptions) withDefaults() FlinkJobOptions {
@@ -370,6 +400,13 @@ func (o FlinkJobOptions) RunRequest() map[string]any {
 			"--name", o.Name,
 		},
 		"parallelism": o.Parallelism,
+	}
+	if o.ProbeTopic != "" {
+		tag := o.ProbeTag
+		if tag == "" {
+			tag = o.Name
+		}
+		req["programArgsList"] = append(req["programArgsList"].([]string), "--probe-topic", o.ProbeTopic, "--probe-tag", tag)
 	}
 	if o.SavepointPath != "" {
 		req["savepointPath"] = o.SavepointPath
@@ -656,4 +693,20 @@ func LocalPath(loc string) (string, error) {
 		return u.Opaque, nil
 	}
 	return u.Path, nil
+}
+
+// ProgramArgs returns the job's program arguments for opts (programArgsList of RunRequest), for
+// callers that run the jar through another client (e.g. flink.RESTClient.RunJar).
+func (o FlinkJobOptions) ProgramArgs() []string {
+	return o.RunRequest()["programArgsList"].([]string)
+}
+
+// JobJarName is the file name of testenv's job jar as GET /jars lists it.
+const JobJarName = "drconsole-flinkjob.jar"
+
+// JobJarID uploads testenv's job jar to the cluster once (as SubmitJob does) and returns its
+// jar id.
+func (f *Flink) JobJarID(t testing.TB) string {
+	t.Helper()
+	return f.jobJarID(t)
 }

@@ -15,6 +15,7 @@ import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
@@ -36,6 +37,11 @@ import org.apache.kafka.clients.consumer.OffsetResetStrategy;
  *   <li>{@code --checkpoint-interval-ms} (default 1000)
  *   <li>{@code --keys} number of distinct keys of the count state (default 8; keeps state tiny)
  *   <li>{@code --name} job name (default drconsole-events)
+ *   <li>{@code --probe-topic} if set, the first record each reader subtask deserializes per
+ *       partition is reported to this topic on the same Kafka (key = probe tag, value
+ *       {@code topic,partition,offset,value}; see ProbingDeserializer). The job graph is the same
+ *       with or without it.
+ *   <li>{@code --probe-tag} key of the probe records (default: the job name)
  * </ul>
  *
  * <p>Starting offsets: committed offsets of the group, else earliest. They only apply to
@@ -60,6 +66,8 @@ public final class EventsJob {
         long interval = Long.parseLong(a.getOrDefault("checkpoint-interval-ms", "1000"));
         final int keys = Integer.parseInt(a.getOrDefault("keys", "8"));
         String name = a.getOrDefault("name", "drconsole-events");
+        String probeTopic = a.getOrDefault("probe-topic", "");
+        String probeTag = a.getOrDefault("probe-tag", name);
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         if (parallelism > 0) {
@@ -67,17 +75,21 @@ public final class EventsJob {
         }
         env.enableCheckpointing(interval);
 
-        KafkaSource<String> source =
+        KafkaSourceBuilder<String> builder =
                 KafkaSource.<String>builder()
                         .setBootstrapServers(bootstrap)
                         .setTopics(topics)
                         .setGroupId(group)
                         .setStartingOffsets(
                                 OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
-                        .setValueOnlyDeserializer(new SimpleStringSchema())
                         .setProperty("commit.offsets.on.checkpoint", "true")
-                        .setProperty("client.id.prefix", group)
-                        .build();
+                        .setProperty("client.id.prefix", group);
+        if (probeTopic.isBlank()) {
+            builder.setValueOnlyDeserializer(new SimpleStringSchema());
+        } else {
+            builder.setDeserializer(new ProbingDeserializer(bootstrap, probeTopic, probeTag));
+        }
+        KafkaSource<String> source = builder.build();
 
         env.fromSource(source, WatermarkStrategy.noWatermarks(), "kafka-source")
                 .uid(uid)
@@ -91,7 +103,8 @@ public final class EventsJob {
                 .name("discard");
 
         System.out.println("drconsole EventsJob: bootstrap=" + bootstrap + " topics=" + topics
-                + " group=" + group + " source-uid=" + uid + " parallelism=" + parallelism);
+                + " group=" + group + " source-uid=" + uid + " parallelism=" + parallelism
+                + (probeTopic.isBlank() ? "" : " probe-topic=" + probeTopic + " probe-tag=" + probeTag));
         env.execute(name);
     }
 

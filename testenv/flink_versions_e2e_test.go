@@ -1,0 +1,262 @@
+//go:build e2e
+
+// End-to-end: the same testenv job on a SECOND Flink version (testenv.Flink1_20: Flink 1.20.3 +
+// flink-connector-kafka 3.4.0-1.20), so the savepoint reader has real fixtures of another
+// `_metadata` writer. Same scenario as TestFlinkSavepoints' p2-events4 shape: events (4
+// partitions), parallelism 2, plain savepoint, more data, stop-with-savepoint, restore from a
+// relocated copy.
+//
+//	go test -tags e2e -count=1 -run TestFlinkVersionSavepoints -v ./testenv/
+//	DRCONSOLE_FIXTURE_OUT=$PWD/flink/testdata/savepoints go test -tags e2e -count=1 -run TestFlinkVersionSavepoints -v ./testenv/
+package testenv_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/testenv"
+)
+
+func TestFlinkVersionSavepoints(t *testing.T) {
+	for _, d := range []testenv.FlinkDist{testenv.Flink1_20} {
+		t.Run("flink-"+d.Version, func(t *testing.T) {
+			start := time.Now()
+			k := testenv.StartKafka(t, "primary")
+			f := testenv.StartFlinkWith(t, testenv.FlinkOptions{Dist: &d})
+			s := flinkShapes[0] // p2-events4
+			s.fixture = "flink-" + d.Version + "-p2-events4-stop"
+			runFlinkDistShape(t, k, f, d, s)
+			t.Logf("TIMING flink %s start %s; whole test %s", d.Version, f.Proc.Startup.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// runFlinkDistShape is runFlinkShape for any FlinkDist (fixture metadata names its versions),
+// plus the console's own reader on the savepoints it takes.
+func runFlinkDistShape(t *testing.T, k *testenv.Kafka, f *testenv.Flink, d testenv.FlinkDist, s flinkShape) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	adm := k.Admin(t)
+	cl := k.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
+	for _, topic := range s.topics {
+		if res, err := adm.CreateTopic(ctx, s.partitions[topic], 1, nil, topic); err != nil || res.Err != nil {
+			t.Fatalf("create topic %s: %v %v", topic, err, res.Err)
+		}
+	}
+	flinkProduce(t, cl, s, 1)
+	end := flinkEndOffsets(t, adm, s)
+	opts := testenv.FlinkJobOptions{Bootstrap: k.Bootstrap, Topics: s.topics, GroupID: s.group, SourceUID: s.uid, Parallelism: s.parallelism}
+	submit := time.Now()
+	jobID := f.SubmitJob(t, opts)
+	f.WaitJobRunning(t, jobID)
+	t.Logf("TIMING submit -> RUNNING %s", time.Since(submit).Round(time.Millisecond))
+	cp := f.WaitCheckpoint(t, jobID, 0)
+	t.Logf("TIMING submit -> first completed checkpoint %d %s", cp.ID, time.Since(submit).Round(time.Millisecond))
+	flinkWaitCommitted(t, adm, s.group, end)
+	t.Logf("TIMING submit -> group committed the end offsets %s", time.Since(submit).Round(time.Millisecond))
+	vertices := flinkVertices(t, f, jobID)
+
+	// The console's reader on every savepoint: it must give the scan's offsets.
+	reader := func(path string, want map[string]int64) {
+		t.Helper()
+		sp, err := flink.ReadSavepoint(path)
+		if err != nil {
+			t.Errorf("flink.ReadSavepoint(%s) on a Flink %s savepoint: %v", path, d.Version, err)
+			return
+		}
+		ko, err := sp.KafkaSourceOffsets("")
+		if err != nil {
+			t.Errorf("KafkaSourceOffsets on a Flink %s savepoint (v%d): %v", d.Version, sp.Version, err)
+			return
+		}
+		got := map[string]int64{}
+		for k, p := range ko.Partitions {
+			got[k] = p.Next
+		}
+		if !flinkMapsEqual(got, want) {
+			t.Errorf("reader on Flink %s savepoint: %v, want %v", d.Version, got, want)
+		}
+		t.Logf("console reader on Flink %s savepoint v%d: uid %q id %s, %v (enumerator err %q)", d.Version, sp.Version, ko.UID, ko.OperatorID, got, ko.EnumeratorErr)
+	}
+
+	path := f.TriggerSavepoint(t, jobID, t.TempDir(), false)
+	md := checkFlinkSavepoint(t, path, s, end)
+	reader(path, end)
+	t.Logf("plain savepoint: _metadata v%d checkpoint %d, %d bytes, files %v", md.version, md.checkpointID, md.size, md.files)
+	flinkProduce(t, cl, s, 2)
+	end = flinkEndOffsets(t, adm, s)
+	flinkWaitCommitted(t, adm, s.group, end)
+
+	t0 := time.Now()
+	path = f.TriggerSavepoint(t, jobID, t.TempDir(), true)
+	took := time.Since(t0)
+	committed := flinkCommitted(t, adm, s.group)
+	f.WaitJobState(t, jobID, "FINISHED")
+	md = checkFlinkSavepoint(t, path, s, end)
+	if md.version >= 5 {
+		flinkCheckOperatorID(t, path, s.uid, vertices) // UTF uid followed by the 16 id bytes
+	} else {
+		flinkCheckOperatorIDOnly(t, path, s.uid, vertices) // V4 and older: no uid in the file
+	}
+	reader(path, end)
+	t.Logf("TIMING stop-with-savepoint %s; _metadata v%d checkpoint %d, %d bytes, files %v", took.Round(time.Millisecond), md.version, md.checkpointID, md.size, md.files)
+	if !flinkMapsEqual(committed, md.reader) {
+		t.Errorf("committed offsets right after stop-with-savepoint %v != savepoint offsets %v", committed, md.reader)
+	}
+	if out := os.Getenv("DRCONSOLE_FIXTURE_OUT"); out != "" {
+		writeFlinkDistFixture(t, out, d, s, path, md, committed, end, vertices)
+	}
+
+	// Restore from a relocated copy (claimMode NO_CLAIM, as testenv submits it).
+	moved := filepath.Join(t.TempDir(), "relocated-savepoint")
+	flinkCopyDir(t, path, moved)
+	ropts := opts
+	ropts.SavepointPath = "file://" + moved
+	rjob := f.SubmitJob(t, ropts)
+	f.WaitJobRunning(t, rjob)
+	st, err := f.Checkpoints(ctx, rjob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := st.Latest.Restored; r == nil || !r.IsSavepoint || r.ID != md.checkpointID || !strings.Contains(r.ExternalPath, moved) {
+		t.Fatalf("restored job %s: latest.restored = %+v, want savepoint %d from %s", rjob, r, md.checkpointID, moved)
+	}
+	flinkProduce(t, cl, s, 3)
+	end = flinkEndOffsets(t, adm, s)
+	flinkWaitCommitted(t, adm, s.group, end)
+	t.Logf("restored job %s from savepoint %d consumed and committed batch 3", rjob, md.checkpointID)
+	f.CancelJob(t, rjob)
+}
+
+// flinkCheckOperatorIDOnly: _metadata before V5 has no operator uid/name, only the 16 OperatorID
+// bytes; they must be the REST vertex id of the source, which must be murmur3_128 of its uid.
+func flinkCheckOperatorIDOnly(t *testing.T, dir, uid string, vertices []flinkVertex) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "_metadata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	for _, v := range vertices {
+		if strings.HasPrefix(v.Name, "Source:") {
+			id = v.ID
+		}
+	}
+	raw, err := hex.DecodeString(id)
+	if err != nil || len(raw) != 16 {
+		t.Fatalf("source vertex id %q: %v", id, err)
+	}
+	if want := flink.OperatorIDFromUID(uid); id != want {
+		t.Errorf("source vertex id %s, murmur3 of uid %q = %s", id, uid, want)
+	}
+	if bytes.Contains(b, append(binary.BigEndian.AppendUint16(nil, uint16(len(uid))), uid...)) {
+		t.Errorf("_metadata contains the uid %q as a UTF string: not expected before V5", uid)
+	}
+	at := bytes.Index(b, raw)
+	if at < 0 {
+		t.Errorf("_metadata: source operator id %s not found as raw bytes", id)
+		return
+	}
+	t.Logf("_metadata: source operator id %s (= murmur3(%q)) at byte %d, no uid string in the file", id, uid, at)
+}
+
+// writeFlinkDistFixture is writeFlinkFixture naming the FlinkDist's versions.
+func writeFlinkDistFixture(t *testing.T, out string, d testenv.FlinkDist, s flinkShape, spPath string, md flinkMeta, committed, end map[string]int64, vertices []flinkVertex) {
+	t.Helper()
+	dst := filepath.Join(out, s.fixture)
+	if err := os.RemoveAll(dst); err != nil {
+		t.Fatal(err)
+	}
+	flinkCopyDir(t, spPath, dst)
+	srcID := ""
+	for _, v := range vertices {
+		if strings.HasPrefix(v.Name, "Source:") {
+			srcID = v.ID
+		}
+	}
+	exp := map[string]any{
+		"flink_version":            d.Version,
+		"kafka_connector_version":  d.KafkaConnector,
+		"metadata_version":         md.version,
+		"checkpoint_id":            md.checkpointID,
+		"savepoint_kind":           "stop-with-savepoint",
+		"format_type":              "CANONICAL",
+		"source_uid":               s.uid,
+		"source_operator_id":       srcID,
+		"job_vertices":             vertices,
+		"parallelism":              s.parallelism,
+		"topics":                   s.partitions,
+		"group_id":                 s.group,
+		"split_serializer_version": md.splitVersion,
+		"topic_partitions":         md.reader,
+		"enumerator_split_offsets": md.enum,
+		"committed_group_offsets":  committed,
+		"end_offsets":              end,
+	}
+	if strings.HasPrefix(d.KafkaConnector, "3.") {
+		// Connector 3.x writes KafkaSourceEnumState serializer v2: [int32 n] n x (UTF topic ;
+		// int32 partition ; int32 assignment status 0=ASSIGNED) ; bool initialDiscoveryFinished.
+		// No split offsets at all, so the byte scan's "enumerator" hits are misreads of those
+		// bytes (observed in the 1.20.3 fixture: 419190 = 00 06 65 76 of the next "events").
+		exp["enumerator_split_offsets"] = map[string]int64{}
+		exp["enumerator_serializer_version"] = 2
+		exp["enumerator_note"] = "KafkaSourceEnumState v2 (connector 3.x): assigned partitions with status, no offsets"
+	}
+	var j bytes.Buffer
+	enc := json.NewEncoder(&j)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(exp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dst, "expected.json"), j.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	readme := fmt.Sprintf(`# %s
+
+%s.
+
+Produced by testenv (real Flink %s MiniCluster + flink-connector-kafka %s, real Kafka %s; the
+same testenv/flinkjob sources built with its Maven profile flink-1.20):
+
+    DRCONSOLE_FIXTURE_OUT=$PWD/flink/testdata/savepoints go test -tags e2e -count=1 -run 'TestFlinkVersionSavepoints' -v ./testenv/
+
+The job (testenv/flinkjob, EventsJob) consumed every record before the savepoint, so
+topic_partitions (the KafkaPartitionSplit startingOffset = next offset to read) equals the end
+offsets, and the group's committed offsets equal them too (committed by the last periodic
+checkpoint before the stop). The enumerator (coordinator) state of connector 3.x is serializer
+v2: assigned partitions with a status and no offsets, hence the empty enumerator_split_offsets.
+_metadata is version 4: no operator uid or name in the file, only the 16 OperatorID bytes
+(murmur3_128 of the uid), so a reader can only report source_uid when given it. job_vertices are from
+GET /jobs/{id}; a vertex id is the operator id of its chain head (source_operator_id belongs to
+source_uid).
+`, s.fixture, s.note, d.Version, d.KafkaConnector, testenv.KafkaVersion)
+	if err := os.WriteFile(filepath.Join(dst, "README.md"), []byte(readme), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	_ = filepath.WalkDir(dst, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			fi, _ := e.Info()
+			rel, _ := filepath.Rel(dst, p)
+			names = append(names, fmt.Sprintf("%s(%dB)", rel, fi.Size()))
+		}
+		return nil
+	})
+	sort.Strings(names)
+	t.Logf("fixture %s written: %v", dst, names)
+}
