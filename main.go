@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/failover"
@@ -163,11 +164,15 @@ func serveConsole(ctx context.Context, cfg *config.Config, controls handlers.Dem
 	rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
 		Connect: func(url string) failover.ConnectAPI { return kafka.NewConnectClient(url) },
 		Flink:   func(url string) failover.FlinkAPI { return flink.NewRESTClient(url) }}
+	cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log.With("component", "savepoint-catalog")}
 	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: version, Demo: controls, Runbook: rb,
-		Auth: cfg.Auth}
+		Auth: cfg.Auth, Catalog: cat}
 	monCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); mon.Run(monCtx) }()
+	catDone := make(chan struct{})
+	go func() { defer close(catDone); cat.Run(monCtx) }()
+	defer func() { <-catDone }() // before the store closes
 	log.Info("drconsole serving", "url", "http://"+ln.Addr().String()+"/", "flows", len(cfg.Flows), "data", cfg.DataDir)
 	err = web.Serve(ctx, ln, web.Router(h, log), log)
 	cancel()
@@ -217,7 +222,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := demo.DriveClusterLink(ctx, link, sb.PrimaryBootstrap(), 1); err != nil {
 		return err
 	}
-	cfg := demoConfig(sb, *addr, dir, fl.URL)
+	cfg := demoConfig(sb, *addr, dir, fl.URL, fl.SavepointDir)
 	// A Cluster Linking flow beside the MM2 one (stand-in REST API, real
 	// primary records for the lag in time).
 	cfg.Flows = append(cfg.Flows, &config.Flow{Name: "primary->dr-link", Kind: "cluster-link", Source: demo.SourceAlias, Target: demo.TargetAlias,
@@ -234,7 +239,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // demoConfig describes the sandbox as an operator would in a config file.
-func demoConfig(sb *demo.Sandbox, addr, dir, flinkURL string) *config.Config {
+func demoConfig(sb *demo.Sandbox, addr, dir, flinkURL, savepointDir string) *config.Config {
 	cfg := &config.Config{
 		Listen:  addr,
 		DataDir: dir,
@@ -251,6 +256,8 @@ func demoConfig(sb *demo.Sandbox, addr, dir, flinkURL string) *config.Config {
 		RefreshInterval: config.Duration(2e9),
 		// Not real Flink: a stand-in that records the restore request.
 		FlinkTargets: []*config.FlinkTarget{{Name: "sandbox-flink-dr", RestURL: flinkURL, Region: "dr"}},
+		// Where the stand-in writes its savepoints (copies of a real one).
+		SavepointDirs: []string{savepointDir},
 		// Plain http on 127.0.0.1: a Secure cookie would never come back.
 		Auth: config.Auth{InsecureCookie: true},
 	}
@@ -259,4 +266,3 @@ func demoConfig(sb *demo.Sandbox, addr, dir, flinkURL string) *config.Config {
 	}
 	return cfg
 }
-

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 )
@@ -23,8 +24,16 @@ type FlinkStandIn struct {
 	srv *http.Server
 	ln  net.Listener
 
+	// SavepointDir is where the stand-in writes the savepoints it takes
+	// (a temporary directory, removed by Close).
+	SavepointDir string
+
 	mu   sync.Mutex
 	jobs map[string]standInJob
+	// savepoints taken or in progress (flink_savepoints.go)
+	savepoints    []*standInSavepoint
+	spDuration    time.Duration
+	checkpointSeq int64
 }
 
 type standInJob struct {
@@ -39,8 +48,16 @@ func StartFlinkStandIn() (*FlinkStandIn, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &FlinkStandIn{URL: "http://" + ln.Addr().String(), ln: ln, jobs: map[string]standInJob{}}
+	spDir, err := os.MkdirTemp("", "drconsole-sandbox-savepoints-")
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	f := &FlinkStandIn{URL: "http://" + ln.Addr().String(), ln: ln, jobs: map[string]standInJob{}, SavepointDir: spDir,
+		spDuration: DefaultSavepointDuration, checkpointSeq: 100}
+	f.jobs[FlinkSandboxJobID] = standInJob{ID: FlinkSandboxJobID, Name: FlinkSandboxJobName, State: "RUNNING", Start: time.Now().UnixMilli()}
 	mux := http.NewServeMux()
+	f.addSavepointRoutes(mux)
 	mux.HandleFunc("GET /config", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]any{"flink-version": "2.2.1", "flink-revision": "sandbox-stand-in"})
 	})
@@ -100,6 +117,9 @@ func (f *FlinkStandIn) Jobs() map[string]map[string]any {
 	defer f.mu.Unlock()
 	out := map[string]map[string]any{}
 	for id, j := range f.jobs {
+		if j.Request == nil {
+			continue // the stand-in's own job, not submitted
+		}
 		out[id] = j.Request
 	}
 	return out
@@ -108,6 +128,7 @@ func (f *FlinkStandIn) Jobs() map[string]map[string]any {
 // Close stops the server.
 func (f *FlinkStandIn) Close() {
 	f.srv.Close()
+	os.RemoveAll(f.SavepointDir)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

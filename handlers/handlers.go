@@ -12,6 +12,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
+	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/kafka"
@@ -41,10 +42,13 @@ type Handlers struct {
 	Limiter LoginLimiter
 	// Runbook runs failovers; nil serves no failover pages.
 	Runbook *failover.Runbook
+	// Catalog is the savepoint catalog; nil serves no savepoint pages.
+	Catalog *catalog.Catalog
 	// Now is the clock; replaced in tests.
 	Now func() time.Time
 
-	executions executions
+	executions        executions
+	savepointTriggers spTriggers // savepoints being taken (savepoints.go)
 }
 
 // SparkWindow is how much RPO history the overview and flow pages show.

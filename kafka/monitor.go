@@ -390,7 +390,9 @@ func (m *Monitor) groupOffsetsLoop(ctx context.Context) {
 	defer t.Stop()
 	for {
 		for _, fm := range m.flows {
-			if fm.link != nil || !fm.source.OK {
+			// Read reachability from the published snapshot: fm.source
+			// belongs to the refresh goroutine.
+			if snap := m.Snapshot(fm.flow.Name); fm.link != nil || snap == nil || !snap.Source.OK {
 				continue
 			}
 			tr := m.Translator(fm.flow.Name)

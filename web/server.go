@@ -71,6 +71,12 @@ func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
 			r.Get("/failover", h.FailoverList)
 			r.Get("/failover/{run}", h.FailoverRun)
 		}
+		if h.Catalog != nil {
+			r.Get("/savepoints", h.Savepoints)
+			r.Get("/savepoints/progress", h.SavepointProgress)
+			r.Get("/savepoints/{id}", h.Savepoint)
+			r.Get("/savepoints/{id}/offsets.json", h.SavepointOffsets)
+		}
 		// Anyone signed in may sign out.
 		r.Post("/logout", h.Logout)
 
@@ -86,6 +92,11 @@ func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
 				r.Post("/failover/{run}/reject", h.FailoverReject)
 				r.Post("/failover/{run}/break-glass", h.FailoverBreakGlass)
 				r.Post("/failover/{run}/steps/{step}/execute", h.FailoverExecute)
+			}
+			if h.Catalog != nil {
+				r.Post("/savepoints/sync", h.SavepointSync)
+				r.Post("/savepoints/register", h.SavepointRegister)
+				r.Post("/savepoints/trigger", h.SavepointTrigger)
 			}
 		})
 	})

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/failover"
@@ -39,6 +40,7 @@ type console struct {
 	Sandbox *demo.Sandbox
 	Monitor *kafka.Monitor
 	Store   *storage.Store
+	Catalog *catalog.Catalog
 }
 
 var (
@@ -75,6 +77,7 @@ func startConsole(t *testing.T) *console {
 		}
 		sharedCleanup = append(sharedCleanup, fl.Close)
 		cfg.FlinkTargets = []*config.FlinkTarget{{Name: "sandbox-flink-dr", RestURL: fl.URL, Region: "dr"}}
+		cfg.SavepointDirs = []string{fl.SavepointDir}
 		link, err := demo.StartClusterLinkStandIn(demo.LinkClusterID, demo.LinkName, demo.LinkTopics)
 		if err != nil {
 			sharedErr = err
@@ -107,8 +110,10 @@ func startConsole(t *testing.T) *console {
 		rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
 			Connect: func(url string) failover.ConnectAPI { return kafka.NewConnectClient(url) },
 			Flink:   func(url string) failover.FlinkAPI { return flink.NewRESTClient(url) }, StopVerifyWindow: 2 * time.Second}
+		cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
+		go cat.Run(ctx)
 		h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: handlers.SandboxControls{Sandbox: sb}, Runbook: rb,
-			Auth: config.Auth{InsecureCookie: true}}
+			Auth: config.Auth{InsecureCookie: true}, Catalog: cat}
 		if sharedErr = createTestUsers(store); sharedErr != nil {
 			return
 		}
@@ -119,7 +124,7 @@ func startConsole(t *testing.T) *console {
 			return
 		}
 		go web.Serve(ctx, ln, router, log)
-		shared = &console{URL: "http://" + ln.Addr().String(), Handler: router, Sandbox: sb, Monitor: mon, Store: store, Flink: fl, Link: link}
+		shared = &console{URL: "http://" + ln.Addr().String(), Handler: router, Sandbox: sb, Monitor: mon, Store: store, Flink: fl, Link: link, Catalog: cat}
 		sharedCleanup = append(sharedCleanup, func() { store.Close() }, mon.Close, func() { cancel(); time.Sleep(100 * time.Millisecond) })
 	})
 	if sharedErr != nil {
@@ -127,7 +132,6 @@ func startConsole(t *testing.T) *console {
 	}
 	return shared
 }
-
 
 // get fetches path as a viewer: every page must be open to viewers.
 func get(t *testing.T, c *console, path string) (int, string) {

@@ -1,0 +1,216 @@
+package views
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// SavepointFlow is a flow the savepoint pages can judge against.
+type SavepointFlow struct {
+	Name        string
+	ClusterLink bool
+}
+
+// SavepointJob is a job that has entries in the catalog.
+type SavepointJob struct{ Target, ID, Name string }
+
+// SavepointFilter is the catalog page's filter, as asked.
+type SavepointFilter struct {
+	Target, Job, Flow string
+	Targets           []string
+	Jobs              []SavepointJob
+	Flows             []SavepointFlow
+}
+
+// Query is the filter as a query string (for links and polling).
+func (f SavepointFilter) Query() string {
+	q := url.Values{}
+	for k, v := range map[string]string{"target": f.Target, "job": f.Job, "flow": f.Flow} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return q.Encode()
+}
+
+// SavepointRow is one catalog entry on the catalog page.
+type SavepointRow struct {
+	SP storage.Savepoint
+	// Offsets read from it, sorted by partition; nil when not read.
+	Offsets []SavepointOffset
+	// Checked: usability was computed for this row (the newest N only).
+	Checked bool
+	Verdict catalog.Verdict
+	Why     string // what makes it unusable or unknown, in short
+	// AgeVsRPO compares its age with the flow's RPO ("" when meaningless);
+	// AgeVsRPOWarn marks the worrying side.
+	AgeVsRPO     string
+	AgeVsRPOWarn bool
+}
+
+// SavepointOffset is one partition's next offset to read.
+type SavepointOffset struct {
+	Key    string
+	Offset int64
+}
+
+// SavepointGroup is one job's entries, newest first.
+type SavepointGroup struct {
+	Target, JobID, JobName string
+	Rows                   []SavepointRow
+}
+
+// SavepointTrigger is a savepoint taken through this console, in progress
+// or recently finished.
+type SavepointTrigger struct {
+	ID                     int64
+	Target, JobID, JobName string
+	Stop                   bool
+	Actor                  string
+	Started                time.Time
+	Waited                 time.Duration // as Flink last reported
+	Done                   bool
+	Err                    string
+	ResultID               int64
+	ResultPath             string
+	Finished               time.Time
+}
+
+// SavepointProgress is the live progress block.
+type SavepointProgress struct {
+	Now      time.Time
+	SinceMs  int64 // the page was rendered then: finishing after it reloads the page
+	Triggers []SavepointTrigger
+}
+
+// Active reports a trigger still in progress.
+func (p SavepointProgress) Active() bool {
+	for _, t := range p.Triggers {
+		if !t.Done {
+			return true
+		}
+	}
+	return false
+}
+
+// SavepointTriggerForm is the trigger form, as typed, with Flink's jobs.
+type SavepointTriggerForm struct {
+	Target, Job string
+	Stop        bool
+	Error       string
+	Live        []catalog.TargetJobs
+}
+
+// SavepointsPage is the savepoint catalog.
+type SavepointsPage struct {
+	Chrome  Chrome
+	Now     time.Time
+	Filter  SavepointFilter
+	FlowRPO *int64 // the chosen flow's RPO now; nil when unknown
+	Groups  []SavepointGroup
+	Total   int // entries matching the filter
+	Shown   int
+	// UsabilityNote says which rows were judged, against what, how fast.
+	UsabilityNote string
+	UsabilityErr  string
+	CanOperate    bool
+	SavepointDirs []string
+	RegisterPath  string
+	RegisterError string
+	Flash, Error  string
+	Trigger       SavepointTriggerForm
+	Progress      SavepointProgress
+}
+
+// RestoreStrategy is one way to restore a savepoint in DR.
+type RestoreStrategy struct {
+	N                    int
+	Title, How, TradeOff string
+	// Fits says whether it applies to the chosen flow, and why (not).
+	Fits        bool
+	FitsWhy     string
+	Recommended bool
+}
+
+// K8sForm is the Kubernetes restore preview: typed, then rendered.
+type K8sForm struct {
+	Namespace, Name string
+	Strategy        int // 1: same savepoint; 2: new source uid + allowNonRestoredState
+	Patch, Command  string
+	File            string
+	Error           string
+}
+
+// SavepointDetailPage is one savepoint.
+type SavepointDetailPage struct {
+	Chrome       Chrome
+	Now          time.Time
+	SP           storage.Savepoint
+	Flows        []SavepointFlow
+	Flow         string
+	ClusterLink  bool
+	FlowRPO      *int64
+	AgeVsRPO     string
+	AgeVsRPOWarn bool
+	Usability    *catalog.Usability
+	UsabilityErr string
+	UsabilityAt  time.Duration // how long it took
+	// OffsetsJSON is the offsets file translate takes ("" when not read).
+	OffsetsJSON  string
+	Partitions   int
+	CanOperate   bool
+	Strategies   []RestoreStrategy
+	SuggestedUID string
+	K8s          K8sForm
+}
+
+// Bytes formats a size; nil is unknown.
+func Bytes(v *int64) string {
+	if v == nil {
+		return Unknown
+	}
+	n := float64(*v)
+	for _, u := range []string{"B", "KB", "MB", "GB", "TB"} {
+		if n < 1024 || u == "TB" {
+			if u == "B" {
+				return fmt.Sprintf("%d B", *v)
+			}
+			return fmt.Sprintf("%.1f %s", n, u)
+		}
+		n /= 1024
+	}
+	return Unknown
+}
+
+// MsTime is an epoch-milliseconds pointer as a time; zero when nil.
+func MsTime(v *int64) time.Time {
+	if v == nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(*v)
+}
+
+// SavepointURL is the detail page of entry id.
+func SavepointURL(id int64) string { return "/savepoints/" + strconv.FormatInt(id, 10) }
+
+func verdictClass(v catalog.Verdict) string {
+	switch v {
+	case catalog.Usable:
+		return "status-OK"
+	case catalog.Unusable:
+		return "status-CRITICAL"
+	}
+	return "status-unknown"
+}
+
+func ptrText(v *int64) string {
+	if v == nil {
+		return Unknown
+	}
+	return strconv.FormatInt(*v, 10)
+}
