@@ -55,7 +55,19 @@ func runConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbT
 	done := make(chan struct{})
 	go func() { defer close(done); mon.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done; mon.Close() })
-	return mon, web.Router(&handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "e2e"}, log)
+	// Pages need a signed-in user: a viewer, signed in through storage.
+	if err := store.CreateUser(ctx, storage.User{Name: "e2e-viewer", Role: "viewer"}); err != nil {
+		t.Fatal(err)
+	}
+	token, err := store.CreateSession(ctx, "e2e-viewer", "127.0.0.1", "e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	router := web.Router(&handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "e2e"}, log)
+	return mon, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.AddCookie(&http.Cookie{Name: handlers.SessionCookie, Value: token})
+		router.ServeHTTP(w, r)
+	})
 }
 
 func createTopics(t *testing.T, k *testenv.Kafka, parts map[string]int32) {
