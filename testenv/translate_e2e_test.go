@@ -410,8 +410,14 @@ func xlScenario(t *testing.T, v xlVariant) {
 			switch {
 			case row.DR != remote(k) || row.Offset != at:
 				t.Errorf("%s %v: row DR %v offset %d, want %v %d", g, k, row.DR, row.Offset, remote(k), at)
+			case !tl.Translated() && (hasCP || okAll):
+				t.Errorf("%s %v: not translated (%s), though MM2 checkpointed it (%v) or a sync covers it (%v)", g, k, tl.Method, hasCP, okAll)
 			case !tl.Translated():
-				t.Errorf("%s %v: not translated: %+v", g, k, tl)
+				// Real MM2 sometimes writes no sync below a mid-partition
+				// commit (bursts): then neither MM2 nor the console can
+				// translate it, and both say so rather than guess.
+				t.Logf("%s %v committed %d: below every sync MM2 wrote; not translatable by MM2 either (no checkpoint)", g, k, at)
+				continue
 			case hasCP != (row.Checkpoint != nil) || hasCP && *row.Checkpoint != cp.Downstream:
 				t.Errorf("%s %v: row checkpoint %s, MM2 wrote %+v (%v)", g, k, ptr(row.Checkpoint), cp, hasCP)
 			case !okAll || tl.Offset != all:
