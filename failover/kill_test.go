@@ -1,0 +1,259 @@
+package failover
+
+// A real crash test: the runbook runs in a child process that is killed
+// with SIGKILL at every step boundary and started again, against the same
+// SQLite file and the same clusters (the sandbox's kfake brokers and the
+// Flink stand-in listen on loopback in this, the parent, process).
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/demo"
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
+)
+
+const childEnv = "DRCONSOLE_RUNBOOK_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(runbookChild())
+	}
+	os.Exit(m.Run())
+}
+
+// killConfig is the configuration parent and children share.
+func killConfig(primary, dr []string, flinkURL string) *config.Config {
+	cfg := &config.Config{
+		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: primary}, "dr": {Bootstrap: dr}},
+		Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
+			ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
+		RefreshInterval: config.Duration(500 * time.Millisecond),
+		FlinkTargets:    []*config.FlinkTarget{{Name: "flink-dr", RestURL: flinkURL, Region: "dr"}},
+	}
+	if err := cfg.Normalize("kill-test"); err != nil {
+		panic(err)
+	}
+	return cfg
+}
+
+// runbookChild runs run $RUN to the end, announcing each step boundary on
+// stdout; at the boundary named in $CRASH_AT ("idx:point") it stops and
+// waits to be killed.
+func runbookChild() int {
+	ctx := context.Background()
+	split := func(k string) []string { return strings.Split(os.Getenv(k), ",") }
+	cfg := killConfig(split("PRIMARY"), split("DR"), os.Getenv("FLINK"))
+	store, err := storage.Open(os.Getenv("DB"))
+	if err != nil {
+		fmt.Println("ERROR", err)
+		return 1
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+	if err != nil {
+		fmt.Println("ERROR", err)
+		return 1
+	}
+	go mon.Run(ctx)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if s := mon.Snapshot("primary->dr"); mon.Ready() && s.Target.OK && s.HeartbeatAge != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			fmt.Println("ERROR monitor not ready")
+			return 1
+		}
+	}
+	id, _ := strconv.ParseInt(os.Getenv("RUN"), 10, 64)
+	var current int
+	rb := &Runbook{Store: store, Monitor: mon, Config: cfg, Audit: StoreAuditor{Store: store}, Log: log,
+		Flink: func(url string) FlinkAPI { return flink.NewRESTClient(url) }, StopVerifyWindow: time.Second,
+		CrashHook: func(point string) {
+			fmt.Printf("AT %d:%s\n", current, point)
+			if os.Getenv("CRASH_AT") == fmt.Sprintf("%d:%s", current, point) {
+				time.Sleep(time.Minute) // the parent kills us here
+			}
+		}}
+	for {
+		r, err := rb.Get(ctx, id)
+		if err != nil {
+			fmt.Println("ERROR", err)
+			return 1
+		}
+		if r.NextStep < 0 {
+			fmt.Println("DONE")
+			return 0
+		}
+		current = r.NextStep
+		x, err := rb.Begin(ctx, Actor{Name: "alice", Role: "operator"}, id, r.NextStep, "primary->dr", "")
+		if err != nil {
+			fmt.Println("ERROR", err)
+			return 1
+		}
+		if err := x.Run(ctx); err != nil {
+			fmt.Println("ERROR", err)
+			return 1
+		}
+	}
+}
+
+func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	fl, err := demo.StartFlinkStandIn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.Close()
+	cfg := killConfig(sb.PrimaryBootstrap(), sb.DRBootstrap(), fl.URL)
+	db := filepath.Join(t.TempDir(), "drconsole.db")
+	store, err := storage.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mon.Close()
+	go mon.Run(ctx)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		cps, _ := store.Checkpoints(ctx, "primary->dr")
+		if s := mon.Snapshot("primary->dr"); s.Status == kafka.StatusOK && len(cps) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("sandbox not healthy")
+		}
+	}
+	rb := &Runbook{Store: store, Monitor: mon, Config: cfg, Audit: StoreAuditor{Store: store}, Log: log}
+	plan := Plan{Flow: "primary->dr", Steps: []Step{
+		{Kind: KindPreflight}, {Kind: KindStopMirror}, {Kind: KindTranslateGroup, Group: "billing", AllowPartial: true},
+		{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", JarID: demo.FlinkJarID, SavepointPath: "file:/sp/1"},
+	}}
+	id, err := rb.Create(ctx, Actor{Name: "alice", Role: "operator"}, plan, "kill drill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := rb.Get(ctx, id)
+	if err := rb.Approve(ctx, Actor{Name: "bob", Role: "operator"}, id, r.PlanHash, ""); err != nil {
+		t.Fatal(err)
+	}
+	sb.SetMirrorRunning(false) // dedicated MM2 stopped by hand
+	flinkBefore := len(fl.Jobs())
+
+	child := func(crashAt string) (killed bool) {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childEnv+"=1", "DB="+db, "RUN="+strconv.FormatInt(id, 10), "CRASH_AT="+crashAt,
+			"PRIMARY="+strings.Join(sb.PrimaryBootstrap(), ","), "DR="+strings.Join(sb.DRBootstrap(), ","), "FLINK="+fl.URL)
+		cmd.Stderr = os.Stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := bufio.NewScanner(out)
+		var seen []string
+		for lines.Scan() {
+			line := lines.Text()
+			seen = append(seen, line)
+			if crashAt != "" && line == "AT "+crashAt {
+				cmd.Process.Kill() // SIGKILL: no deferred cleanup, no flush
+				cmd.Wait()
+				return true
+			}
+			if strings.HasPrefix(line, "ERROR") {
+				cmd.Wait()
+				t.Fatalf("child (crash at %q): %s\n%s", crashAt, line, strings.Join(seen, "\n"))
+			}
+		}
+		cmd.Wait()
+		if crashAt != "" {
+			t.Fatalf("child never reached %s:\n%s", crashAt, strings.Join(seen, "\n"))
+		}
+		if len(seen) == 0 || seen[len(seen)-1] != "DONE" {
+			t.Fatalf("final child did not finish:\n%s", strings.Join(seen, "\n"))
+		}
+		return false
+	}
+	for idx := range plan.Steps {
+		for _, point := range []string{"started", "effect-done"} {
+			if !child(fmt.Sprintf("%d:%s", idx, point)) {
+				t.Fatalf("no crash at %d:%s", idx, point)
+			}
+			r, _ := rb.Get(ctx, id)
+			if r.Steps[idx].Status != "running" {
+				t.Fatalf("after SIGKILL at %d:%s step %d is %s, want running (interrupted)", idx, point, idx+1, r.Steps[idx].Status)
+			}
+		}
+		// The next child resumes this step and crashes at the next one.
+	}
+	child("")
+
+	r, _ = rb.Get(ctx, id)
+	if r.Status != "completed" {
+		t.Fatalf("run %s", r.Status)
+	}
+	for _, st := range r.Steps {
+		if st.Status != "done" || st.Attempts != 3 {
+			t.Errorf("step %d: %s after %d attempts, want done after 3", st.Idx+1, st.Status, st.Attempts)
+		}
+	}
+	// The restore was attempted three times and started one job.
+	if n := len(fl.Jobs()) - flinkBefore; n != 1 {
+		t.Fatalf("%d Flink jobs started", n)
+	}
+	// The DR group holds the translated offsets.
+	changes, _ := store.GroupChanges(ctx, "primary->dr", "billing")
+	if len(changes) == 0 {
+		t.Fatal("no group change recorded")
+	}
+	got, err := kadm.NewClient(mon.Translator("primary->dr").Target).FetchOffsets(ctx, "billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range changes[0].Changes {
+		if o, ok := got.Lookup(c.Topic, c.Partition); !ok || o.At != c.Applied {
+			t.Errorf("DR group %s-%d at %d, recorded %d", c.Topic, c.Partition, o.At, c.Applied)
+		}
+	}
+	// The audit chain survived eight SIGKILLs and verifies.
+	if n, bad, err := store.VerifyAudit(ctx); err != nil || bad != nil {
+		t.Fatalf("audit chain after %d records: %v %v", n, bad, err)
+	}
+	starts, _ := store.AuditEntries(ctx, storage.AuditFilter{Action: "failover.step-start", Limit: 100})
+	if len(starts) != 12 {
+		t.Fatalf("%d step starts on record, want 12", len(starts))
+	}
+}
