@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/drconsole/drconsole/accounts"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web/identity"
@@ -60,18 +61,20 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return usageError{fmt.Errorf("users: unknown subcommand %q (add, list, passwd, role, disable, enable)", args[0])}
 	case len(pos) != n:
 		return usageError{fmt.Errorf("users %s: want %d argument(s), got %q", args[0], n, pos)}
-	case n > 0 && !identity.ValidName(pos[0]):
-		return usageError{fmt.Errorf("users %s: %q is not a valid user name (letters, digits, . _ @ -; at most 64)", args[0], pos[0])}
+	case n > 0 && accounts.CheckName(pos[0]) != nil:
+		return usageError{fmt.Errorf("users %s: %w", args[0], accounts.CheckName(pos[0]))}
 	}
 	store, err := openStoreFlag(*cfgFile, *dbFile, "users "+args[0], false)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	audit := func(action, name string, details any) error {
+	// The checks, the audit record and the change are accounts', shared
+	// with the admin page; the actor is the person at the terminal.
+	audit := func(ctx context.Context, action, subject string, details any) error {
 		body, _ := json.Marshal(details)
 		_, err := store.AppendAudit(ctx, storage.AuditEntry{Actor: cliActor(), Action: action, ClientIP: "local",
-			UserAgent: "drconsole-cli/" + version, Subject: "user:" + name, Details: body})
+			UserAgent: "drconsole-cli/" + version, Subject: subject, Details: body})
 		return err
 	}
 
@@ -97,12 +100,13 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	case "add":
 		name := pos[0]
-		if !identity.ValidRole(*role) {
-			return usageError{fmt.Errorf("users add: --role %q: want viewer, operator or admin", *role)}
+		if err := accounts.CheckRole(*role); err != nil {
+			return usageError{fmt.Errorf("users add: --role %w", err)}
 		}
 		if *noPassword && *pwStdin {
 			return usageError{errors.New("users add: --no-password and --password-stdin exclude each other")}
 		}
+		// Asked before the password is: accounts.Create checks again.
 		if _, err := store.UserByName(ctx, name); err == nil {
 			return fmt.Errorf("users add: %q already exists (users passwd or users role change it)", name)
 		}
@@ -112,11 +116,8 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 				return err
 			}
 		}
-		if err := audit("user.create", name, map[string]any{"role": *role, "password": hash != ""}); err != nil {
-			return err
-		}
-		if err := store.CreateUser(ctx, storage.User{Name: name, Role: *role, PasswordHash: hash}); err != nil {
-			return err
+		if err := accounts.Create(ctx, store, audit, name, *role, hash); err != nil {
+			return fmt.Errorf("users add: %w", err)
 		}
 		fmt.Fprintf(stdout, "users: added %s (%s)\n", name, *role)
 
@@ -129,40 +130,29 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if err != nil {
 			return err
 		}
-		if err := audit("user.password", name, map[string]any{"sessions_ended": true}); err != nil {
-			return err
-		}
-		if err := store.SetPassword(ctx, name, hash); err != nil {
+		if err := accounts.SetPassword(ctx, store, audit, name, hash); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "users: new password for %s; their sessions are signed out\n", name)
 
 	case "role":
 		name, to := pos[0], pos[1]
-		if !identity.ValidRole(to) {
-			return usageError{fmt.Errorf("users role: %q: want viewer, operator or admin", to)}
+		if err := accounts.CheckRole(to); err != nil {
+			return usageError{fmt.Errorf("users role: %w", err)}
 		}
-		u, err := store.UserByName(ctx, name)
+		from, err := accounts.SetRole(ctx, store, audit, name, to)
 		if err != nil {
 			return err
 		}
-		if err := audit("user.role", name, map[string]any{"from": u.Role, "to": to}); err != nil {
-			return err
+		if from == to {
+			fmt.Fprintf(stdout, "users: %s is already %s; nothing changed\n", name, to)
+		} else {
+			fmt.Fprintf(stdout, "users: %s is now %s (was %s)\n", name, to, from)
 		}
-		if err := store.SetRole(ctx, name, to); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "users: %s is now %s (was %s)\n", name, to, u.Role)
 
 	case "disable", "enable":
 		name := pos[0]
-		if _, err := store.UserByName(ctx, name); err != nil {
-			return err
-		}
-		if err := audit("user."+args[0], name, nil); err != nil {
-			return err
-		}
-		if err := store.SetDisabled(ctx, name, args[0] == "disable"); err != nil {
+		if err := accounts.SetDisabled(ctx, store, audit, name, args[0] == "disable"); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "users: %sd %s\n", args[0], name)

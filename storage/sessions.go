@@ -113,6 +113,28 @@ func (s *Store) DeleteUserSessions(ctx context.Context, user string) (int64, err
 	return res.RowsAffected()
 }
 
+// SessionCounts returns how many live sessions (within both timeouts)
+// each user has; users without one are absent.
+func (s *Store) SessionCounts(ctx context.Context, idle, absolute time.Duration) (map[string]int, error) {
+	now := clock()
+	rows, err := s.r.QueryContext(ctx, "SELECT user, COUNT(*) FROM sessions WHERE last_seen_ms >= ? AND created_ms >= ? GROUP BY user",
+		now.Add(-idle).UnixMilli(), now.Add(-absolute).UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("storage: counting sessions: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var user string
+		var n int
+		if err := rows.Scan(&user, &n); err != nil {
+			return nil, fmt.Errorf("storage: counting sessions: %w", err)
+		}
+		out[user] = n
+	}
+	return out, rows.Err()
+}
+
 // PurgeSessions deletes every session past its idle or absolute timeout:
 // those nobody came back to, which SessionUser never sees.
 func (s *Store) PurgeSessions(ctx context.Context, idle, absolute time.Duration) (int64, error) {

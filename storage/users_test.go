@@ -138,7 +138,13 @@ func TestSessions(t *testing.T) {
 		t.Fatalf("DeleteUserSessions = %d, %v", n, err)
 	}
 	s.CreateSession(ctx, "alice", "", "")
+	if c, err := s.SessionCounts(ctx, idle, absolute); err != nil || len(c) != 1 || c["alice"] != 1 {
+		t.Fatalf("SessionCounts = %v, %v, want alice: 1", c, err)
+	}
 	now = now.Add(time.Hour)
+	if c, err := s.SessionCounts(ctx, idle, absolute); err != nil || len(c) != 0 {
+		t.Fatalf("SessionCounts past the idle timeout = %v, %v, want none", c, err)
+	}
 	if n, err := s.PurgeSessions(ctx, idle, absolute); err != nil || n != 1 {
 		t.Fatalf("PurgeSessions = %d, %v", n, err)
 	}

@@ -20,9 +20,17 @@ var publicRoutes = map[string]bool{
 // State-changing routes open to every signed-in user, viewers included.
 var anyUserRoutes = map[string]bool{"POST /logout": true}
 
-// roleDenied is how RequireRole words its 403, to tell it from a handler's
-// own refusal.
-const roleDenied = "forbidden: this needs the operator role"
+// roleDenied and adminDenied are how RequireRole words its 403, to tell
+// it from a handler's own refusal.
+const (
+	roleDenied  = "forbidden: this needs the operator role"
+	adminDenied = "forbidden: this needs the admin role"
+)
+
+// adminRoute: every route under /admin is for admins only, pages too.
+func adminRoute(pattern string) bool {
+	return pattern == "/admin" || strings.HasPrefix(pattern, "/admin/")
+}
 
 var paramRE = regexp.MustCompile(`\{[^}]+\}`)
 
@@ -41,7 +49,9 @@ func concretePath(pattern string) string {
 //     even from an operator (403); an operator same-origin gets past all
 //     three;
 //   - a page needs a session (303 to the sign-in form, 401 for htmx) unless
-//     it is public, and is open to viewers.
+//     it is public, and is open to viewers;
+//   - a route under /admin, page or not, also refuses an operator (403
+//     from the role gate) and lets an admin through.
 func TestEveryRouteEnforcesSessionRoleAndOrigin(t *testing.T) {
 	c := startConsole(t)
 	waitReady(t, c)
@@ -54,16 +64,23 @@ func TestEveryRouteEnforcesSessionRoleAndOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gets, changes int
+	var gets, changes, admins int
 	for _, rt := range routes {
 		if rt.method == http.MethodGet {
 			gets++
 		} else {
 			changes++
 		}
+		if adminRoute(rt.pattern) {
+			admins++
+		}
 	}
-	if gets < 10 || changes < 5 {
-		t.Fatalf("walk found %d GET and %d other routes: not seeing the router", gets, changes)
+	if gets < 10 || changes < 5 || admins < 2 {
+		t.Fatalf("walk found %d GET, %d other and %d admin routes: not seeing the router", gets, changes, admins)
+	}
+	// refusedByGate: a 403 from RequireRole, not from a handler.
+	refusedByGate := func(rec *httptest.ResponseRecorder, want string) bool {
+		return rec.Code == http.StatusForbidden && strings.Contains(rec.Body.String(), want)
 	}
 	form := url.Values{"rate": {"0"}, "running": {"true"}, "down": {"false"}}.Encode()
 	do := func(method, path string, cookie *http.Cookie, site string, htmx bool) *httptest.ResponseRecorder {
@@ -107,6 +124,18 @@ func TestEveryRouteEnforcesSessionRoleAndOrigin(t *testing.T) {
 				if hx := do(rt.method, path, nil, "", true); hx.Code != http.StatusUnauthorized || !strings.HasPrefix(hx.Header().Get("HX-Redirect"), "/login?next=") {
 					t.Errorf("htmx without a session = %d HX-Redirect %q, want 401 and a redirect to /login", hx.Code, hx.Header().Get("HX-Redirect"))
 				}
+				if adminRoute(rt.pattern) {
+					for _, role := range []string{"viewer", "operator"} {
+						if rec := do(rt.method, path, sessionCookie(t, c, role), "", false); !refusedByGate(rec, adminDenied) {
+							t.Errorf("%s on an admin page = %d %.100q, want 403 from the role gate", role, rec.Code, rec.Body.String())
+						}
+					}
+					if a := do(rt.method, path, sessionCookie(t, c, "admin"), "", false); a.Code == http.StatusUnauthorized ||
+						a.Code == http.StatusForbidden || a.Code == http.StatusSeeOther || a.Code >= 500 {
+						t.Errorf("admin = %d on an admin page: %.200s", a.Code, a.Body.String())
+					}
+					return
+				}
 				if v := do(rt.method, path, sessionCookie(t, c, "viewer"), "", false); v.Code == http.StatusUnauthorized ||
 					v.Code == http.StatusForbidden || v.Code == http.StatusSeeOther || v.Code >= 500 {
 					t.Errorf("viewer = %d: viewers see every page: %.200s", v.Code, v.Body.String())
@@ -130,6 +159,21 @@ func TestEveryRouteEnforcesSessionRoleAndOrigin(t *testing.T) {
 				}
 				// (b) Wrong role.
 				viewer := do(rt.method, path, sessionCookie(t, c, "viewer"), "same-origin", false)
+				if adminRoute(rt.pattern) {
+					for role, rec := range map[string]*httptest.ResponseRecorder{"viewer": viewer,
+						"operator": do(rt.method, path, sessionCookie(t, c, "operator"), "same-origin", false)} {
+						if !refusedByGate(rec, adminDenied) {
+							t.Errorf("%s on an admin route = %d %.100q, want 403 from the role gate", role, rec.Code, rec.Body.String())
+						}
+					}
+					// An admin from our own page gets through every gate
+					// (the handler refuses the junk form or the unknown user).
+					a := do(rt.method, path, sessionCookie(t, c, "admin"), "same-origin", false)
+					if a.Code == http.StatusUnauthorized || strings.Contains(a.Body.String(), "forbidden: this needs the") || a.Code >= 500 {
+						t.Errorf("admin same-origin = %d: %.200s", a.Code, a.Body.String())
+					}
+					return
+				}
 				if anyUserRoutes[key] {
 					if viewer.Code == http.StatusUnauthorized || viewer.Code == http.StatusForbidden {
 						t.Errorf("viewer = %d on a route open to every signed-in user", viewer.Code)

@@ -53,10 +53,10 @@ func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	r.Method(http.MethodGet, "/static/*", http.StripPrefix("/static/", cacheStatic(http.FileServerFS(static.FS))))
 
-	// Everything else needs a signed-in user. Viewers see every page;
-	// anything that changes state goes in the operator group below (or
-	// the admin one), and web/auth_routes_test.go checks that for every
-	// route the router has.
+	// Everything else needs a signed-in user. Viewers see every page but
+	// the admin ones; anything that changes state goes in the operator
+	// group below (or the admin one), and web/auth_routes_test.go checks
+	// that for every route the router has.
 	r.Group(func(r chi.Router) {
 		r.Use(RequireUser)
 		r.Get("/", h.Overview)
@@ -98,6 +98,18 @@ func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
 				r.Post("/savepoints/register", h.SavepointRegister)
 				r.Post("/savepoints/trigger", h.SavepointTrigger)
 			}
+		})
+
+		// Admins only, pages included: everything under /admin (and
+		// web/auth_routes_test.go holds every /admin route to that).
+		r.Group(func(r chi.Router) {
+			r.Use(RequireRole(identity.RoleAdmin))
+			r.Get("/admin/users", h.AdminUsers)
+			r.Post("/admin/users", h.AdminUserCreate)
+			r.Post("/admin/users/{name}/role", h.AdminUserRole)
+			r.Post("/admin/users/{name}/password", h.AdminUserPassword)
+			r.Post("/admin/users/{name}/disable", h.AdminUserDisable)
+			r.Post("/admin/users/{name}/enable", h.AdminUserEnable)
 		})
 	})
 	return r

@@ -247,7 +247,11 @@ func TestStateChangingRoutesRefuseCrossOrigin(t *testing.T) {
 		req := httptest.NewRequest(method, route, strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Sec-Fetch-Site", "same-origin")
-		req.AddCookie(sessionCookie(t, c, "operator"))
+		role := "operator"
+		if adminRoute(route) {
+			role = "admin"
+		}
+		req.AddCookie(sessionCookie(t, c, role))
 		rec := httptest.NewRecorder()
 		c.Handler.ServeHTTP(rec, req)
 		if rec.Code == http.StatusForbidden || rec.Code >= 500 {
