@@ -178,7 +178,7 @@ func runFlinkShape(t *testing.T, k *testenv.Kafka, f *testenv.Flink, s flinkShap
 	}
 
 	if out := os.Getenv("DRCONSOLE_FIXTURE_OUT"); out != "" {
-		writeFlinkFixture(t, out, s, path, md, committed, end, vertices)
+		writeFlinkFixture(t, out, testenv.FlinkDefault, s, path, md, committed, end, vertices, flinkFixtureAbout)
 	}
 
 	if s.restore {
@@ -446,9 +446,9 @@ func flinkCheckOperatorID(t *testing.T, dir, uid string, vertices []flinkVertex)
 	t.Logf("_metadata: uid %q is followed by operator id %s (REST vertex id, raw bytes in hex order)", uid, id)
 }
 
-// writeFlinkFixture copies the savepoint directory to <out>/<fixture>/ with expected.json and
-// README.md.
-func writeFlinkFixture(t *testing.T, out string, s flinkShape, spPath string, md flinkMeta, committed, end map[string]int64, vertices []flinkVertex) {
+// writeFlinkFixture copies the savepoint directory to <out>/<fixture>/ with expected.json and a
+// README.md: the shared header, then about, the caller's account of how it was made.
+func writeFlinkFixture(t *testing.T, out string, d testenv.FlinkDist, s flinkShape, spPath string, md flinkMeta, committed, end map[string]int64, vertices []flinkVertex, about string) {
 	t.Helper()
 	dst := filepath.Join(out, s.fixture)
 	if err := os.RemoveAll(dst); err != nil {
@@ -462,8 +462,8 @@ func writeFlinkFixture(t *testing.T, out string, s flinkShape, spPath string, md
 		}
 	}
 	exp := map[string]any{
-		"flink_version":            testenv.FlinkVersion,
-		"kafka_connector_version":  testenv.FlinkKafkaConnectorVersion,
+		"flink_version":            d.Version,
+		"kafka_connector_version":  d.KafkaConnector,
 		"metadata_version":         md.version,
 		"checkpoint_id":            md.checkpointID,
 		"savepoint_kind":           "stop-with-savepoint",
@@ -481,6 +481,15 @@ func writeFlinkFixture(t *testing.T, out string, s flinkShape, spPath string, md
 		"committed_group_offsets":  committed,
 		"end_offsets":              end,
 	}
+	if strings.HasPrefix(d.KafkaConnector, "3.") {
+		// Connector 3.x writes KafkaSourceEnumState serializer v2: [int32 n] n x (UTF topic ;
+		// int32 partition ; int32 assignment status 0=ASSIGNED) ; bool initialDiscoveryFinished.
+		// No split offsets at all, so the byte scan's "enumerator" hits are misreads of those
+		// bytes (observed in the 1.20.3 fixture: 419190 = 00 06 65 76 of the next "events").
+		exp["enumerator_split_offsets"] = map[string]int64{}
+		exp["enumerator_serializer_version"] = 2
+		exp["enumerator_note"] = "KafkaSourceEnumState v2 (connector 3.x): assigned partitions with status, no offsets"
+	}
 	var j bytes.Buffer
 	enc := json.NewEncoder(&j)
 	enc.SetEscapeHTML(false) // "count-per-key -> discard: Writer", not \u003e
@@ -491,11 +500,28 @@ func writeFlinkFixture(t *testing.T, out string, s flinkShape, spPath string, md
 	if err := os.WriteFile(filepath.Join(dst, "expected.json"), j.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	readme := fmt.Sprintf(`# %s
+	readme := fmt.Sprintf("# %s\n\n%s.\n\nProduced by testenv (real Flink %s MiniCluster + flink-connector-kafka %s, real Kafka %s%s",
+		s.fixture, s.note, d.Version, d.KafkaConnector, testenv.KafkaVersion, about)
+	if err := os.WriteFile(filepath.Join(dst, "README.md"), []byte(readme), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	var names []string
+	_ = filepath.WalkDir(dst, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			fi, _ := e.Info()
+			total += fi.Size()
+			rel, _ := filepath.Rel(dst, p)
+			names = append(names, fmt.Sprintf("%s(%dB)", rel, fi.Size()))
+		}
+		return nil
+	})
+	sort.Strings(names)
+	t.Logf("fixture %s written: %d bytes: %v", dst, total, names)
+}
 
-%s.
-
-Produced by testenv (real Flink %s MiniCluster + flink-connector-kafka %s, real Kafka %s):
+// flinkFixtureAbout is how TestFlinkSavepoints' fixtures were made.
+const flinkFixtureAbout = `):
 
     DRCONSOLE_FIXTURE_OUT=$PWD/flink/testdata/savepoints go test -tags e2e -count=1 -run 'TestFlinkSavepoints' -v ./testenv/
 
@@ -507,24 +533,7 @@ TestFlinkSavepoints/commit-on-savepoint). enumerator_split_offsets are the offse
 enumerator's (coordinator) state: the initial split offsets (-3 = COMMITTED marker), not
 positions. job_vertices are from GET /jobs/{id};
 a vertex id is the operator id of its chain head (source_operator_id belongs to source_uid).
-`, s.fixture, s.note, testenv.FlinkVersion, testenv.FlinkKafkaConnectorVersion, testenv.KafkaVersion)
-	if err := os.WriteFile(filepath.Join(dst, "README.md"), []byte(readme), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var total int64
-	var names []string
-	_ = filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			fi, _ := d.Info()
-			total += fi.Size()
-			rel, _ := filepath.Rel(dst, p)
-			names = append(names, fmt.Sprintf("%s(%dB)", rel, fi.Size()))
-		}
-		return nil
-	})
-	sort.Strings(names)
-	t.Logf("fixture %s written: %d bytes: %v", dst, total, names)
-}
+`
 
 func flinkCopyDir(t *testing.T, src, dst string) {
 	t.Helper()

@@ -15,12 +15,8 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +114,7 @@ func runFlinkDistShape(t *testing.T, k *testenv.Kafka, f *testenv.Flink, d teste
 		t.Errorf("committed offsets right after stop-with-savepoint %v != savepoint offsets %v", committed, md.reader)
 	}
 	if out := os.Getenv("DRCONSOLE_FIXTURE_OUT"); out != "" {
-		writeFlinkDistFixture(t, out, d, s, path, md, committed, end, vertices)
+		writeFlinkFixture(t, out, d, s, path, md, committed, end, vertices, flinkVersionFixtureAbout)
 	}
 
 	// Restore from a relocated copy (claimMode NO_CLAIM, as testenv submits it).
@@ -174,63 +170,8 @@ func flinkCheckOperatorIDOnly(t *testing.T, dir, uid string, vertices []flinkVer
 	t.Logf("_metadata: source operator id %s (= murmur3(%q)) at byte %d, no uid string in the file", id, uid, at)
 }
 
-// writeFlinkDistFixture is writeFlinkFixture naming the FlinkDist's versions.
-func writeFlinkDistFixture(t *testing.T, out string, d testenv.FlinkDist, s flinkShape, spPath string, md flinkMeta, committed, end map[string]int64, vertices []flinkVertex) {
-	t.Helper()
-	dst := filepath.Join(out, s.fixture)
-	if err := os.RemoveAll(dst); err != nil {
-		t.Fatal(err)
-	}
-	flinkCopyDir(t, spPath, dst)
-	srcID := ""
-	for _, v := range vertices {
-		if strings.HasPrefix(v.Name, "Source:") {
-			srcID = v.ID
-		}
-	}
-	exp := map[string]any{
-		"flink_version":            d.Version,
-		"kafka_connector_version":  d.KafkaConnector,
-		"metadata_version":         md.version,
-		"checkpoint_id":            md.checkpointID,
-		"savepoint_kind":           "stop-with-savepoint",
-		"format_type":              "CANONICAL",
-		"source_uid":               s.uid,
-		"source_operator_id":       srcID,
-		"job_vertices":             vertices,
-		"parallelism":              s.parallelism,
-		"topics":                   s.partitions,
-		"group_id":                 s.group,
-		"split_serializer_version": md.splitVersion,
-		"topic_partitions":         md.reader,
-		"enumerator_split_offsets": md.enum,
-		"committed_group_offsets":  committed,
-		"end_offsets":              end,
-	}
-	if strings.HasPrefix(d.KafkaConnector, "3.") {
-		// Connector 3.x writes KafkaSourceEnumState serializer v2: [int32 n] n x (UTF topic ;
-		// int32 partition ; int32 assignment status 0=ASSIGNED) ; bool initialDiscoveryFinished.
-		// No split offsets at all, so the byte scan's "enumerator" hits are misreads of those
-		// bytes (observed in the 1.20.3 fixture: 419190 = 00 06 65 76 of the next "events").
-		exp["enumerator_split_offsets"] = map[string]int64{}
-		exp["enumerator_serializer_version"] = 2
-		exp["enumerator_note"] = "KafkaSourceEnumState v2 (connector 3.x): assigned partitions with status, no offsets"
-	}
-	var j bytes.Buffer
-	enc := json.NewEncoder(&j)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(exp); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dst, "expected.json"), j.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	readme := fmt.Sprintf(`# %s
-
-%s.
-
-Produced by testenv (real Flink %s MiniCluster + flink-connector-kafka %s, real Kafka %s; the
+// flinkVersionFixtureAbout is how TestFlinkVersionSavepoints' fixtures were made.
+const flinkVersionFixtureAbout = `; the
 same testenv/flinkjob sources built with its Maven profile flink-1.20):
 
     DRCONSOLE_FIXTURE_OUT=$PWD/flink/testdata/savepoints go test -tags e2e -count=1 -run 'TestFlinkVersionSavepoints' -v ./testenv/
@@ -244,19 +185,4 @@ _metadata is version 4: no operator uid or name in the file, only the 16 Operato
 (murmur3_128 of the uid), so a reader can only report source_uid when given it. job_vertices are from
 GET /jobs/{id}; a vertex id is the operator id of its chain head (source_operator_id belongs to
 source_uid).
-`, s.fixture, s.note, d.Version, d.KafkaConnector, testenv.KafkaVersion)
-	if err := os.WriteFile(filepath.Join(dst, "README.md"), []byte(readme), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	_ = filepath.WalkDir(dst, func(p string, e fs.DirEntry, err error) error {
-		if err == nil && !e.IsDir() {
-			fi, _ := e.Info()
-			rel, _ := filepath.Rel(dst, p)
-			names = append(names, fmt.Sprintf("%s(%dB)", rel, fi.Size()))
-		}
-		return nil
-	})
-	sort.Strings(names)
-	t.Logf("fixture %s written: %v", dst, names)
-}
+`
