@@ -161,16 +161,8 @@ func (c *Catalog) syncTarget(ctx context.Context, ft *config.FlinkTarget) error 
 			}
 			seen[path] = true
 			sp := storage.Savepoint{FlinkTarget: ft.Name, JobID: job.ID, JobName: job.Name, Path: path, Kind: kind,
-				Origin: storage.OriginREST, Status: storage.SavepointCompleted, CheckpointID: ptr(cp.ID)}
-			if cp.TriggerTime > 0 {
-				sp.TriggerMs = ptr(cp.TriggerTime)
-			}
-			if cp.LatestAckTime > 0 {
-				sp.CompletedMs = ptr(cp.LatestAckTime)
-			}
-			if cp.StateSize > 0 {
-				sp.SizeBytes = ptr(cp.StateSize)
-			}
+				Origin: storage.OriginREST, Status: storage.SavepointCompleted}
+			fillFromFlink(&sp, cp)
 			entries = append(entries, sp)
 		}
 	}
@@ -348,4 +340,19 @@ func (c *Catalog) target(name string) (*config.FlinkTarget, error) {
 		}
 	}
 	return nil, fmt.Errorf("catalog: no Flink target %q in the configuration (have %s)", name, strings.Join(c.Targets(), ", "))
+}
+
+// fillFromFlink copies Flink's own figures for a checkpoint or savepoint
+// into a catalog entry; unknown (zero) figures stay unknown.
+func fillFromFlink(sp *storage.Savepoint, cp flink.Checkpoint) {
+	sp.CheckpointID = ptr(cp.ID)
+	if cp.TriggerTime > 0 {
+		sp.TriggerMs = ptr(cp.TriggerTime)
+	}
+	if cp.LatestAckTime > 0 {
+		sp.CompletedMs = ptr(cp.LatestAckTime)
+	}
+	if cp.StateSize > 0 {
+		sp.SizeBytes = ptr(cp.StateSize)
+	}
 }

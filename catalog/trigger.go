@@ -52,16 +52,7 @@ func (c *Catalog) Trigger(ctx context.Context, target, jobID string, stop bool, 
 	if h, err := cl.Checkpoints(ctx, jobID); err == nil {
 		for _, cp := range append(h.History, derefs(h.Latest.Savepoint)...) {
 			if cp.ExternalPath != "" && CanonicalPath(cp.ExternalPath) == sp.Path {
-				if cp.TriggerTime > 0 {
-					sp.TriggerMs = ptr(cp.TriggerTime)
-				}
-				if cp.LatestAckTime > 0 {
-					sp.CompletedMs = ptr(cp.LatestAckTime)
-				}
-				if cp.StateSize > 0 {
-					sp.SizeBytes = ptr(cp.StateSize)
-				}
-				sp.CheckpointID = ptr(cp.ID)
+				fillFromFlink(&sp, cp)
 				break
 			}
 		}
