@@ -112,9 +112,10 @@ func (c *Catalog) Sync(ctx context.Context) error {
 
 // syncTarget records what one Flink cluster's checkpoint history holds:
 // every completed savepoint, and the completed checkpoints that still
-// exist (local ones whose _metadata is there; of remote ones, the latest,
-// which Flink retains): Flink lists discarded checkpoints with their former
-// path.
+// exist (not flagged discarded; local ones whose _metadata is there, of
+// remote ones the latest, which Flink retains): Flink lists discarded
+// checkpoints with their former path, and deletes their files
+// asynchronously, so the flag and the file check are both needed.
 func (c *Catalog) syncTarget(ctx context.Context, ft *config.FlinkTarget) error {
 	cl := c.client(ft.RestURL)
 	jobs, err := cl.Jobs(ctx)
@@ -156,7 +157,7 @@ func (c *Catalog) syncTarget(ctx context.Context, ft *config.FlinkTarget) error 
 			if cp.IsSavepoint || strings.Contains(cp.CheckpointType, "SAVEPOINT") {
 				kind = storage.KindSavepoint
 			}
-			if kind == storage.KindCheckpoint && !checkpointKept(path, cp.ID == latest) {
+			if kind == storage.KindCheckpoint && (cp.Discarded || !checkpointKept(path, cp.ID == latest)) {
 				continue // subsumed or disposed: Flink lists it with its former path
 			}
 			seen[path] = true
@@ -312,9 +313,9 @@ func CanonicalPath(p string) string {
 	return p
 }
 
-// checkpointKept guesses whether a completed checkpoint still exists (the
-// REST client does not decode Flink's "discarded" flag): a local one when
-// its _metadata is there, a remote one when it is the latest.
+// checkpointKept guesses whether a completed checkpoint Flink has not
+// flagged discarded still exists: a local one when its _metadata is there,
+// a remote one when it is the latest.
 func checkpointKept(path string, latest bool) bool {
 	local, err := LocalPath(path)
 	if err != nil {

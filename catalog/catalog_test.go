@@ -187,7 +187,8 @@ func TestSyncRemembersWhatFlinkForgot(t *testing.T) {
 	sp := copyFixture(t, fixtureEvents, filepath.Join(base, "sp", "savepoint-a1b2c3-5f0e1d2c3b4a"))
 	chk11 := copyFixture(t, fixtureOrders, filepath.Join(base, "ck", job, "chk-11"))
 	chk9 := copyFixture(t, fixtureOrders, filepath.Join(base, "ck", job, "chk-9")) // retained (num-retained 2)
-	chk8 := filepath.Join(base, "ck", job, "chk-8")                                // discarded: listed, gone
+	chk8 := copyFixture(t, fixtureOrders, filepath.Join(base, "ck", job, "chk-8")) // discarded: files not deleted yet
+	chk4 := filepath.Join(base, "ck", job, "chk-4")                                // disposed: listed, gone
 
 	ff := newFakeFlink(t)
 	ff.json("GET /jobs/overview", `{"jobs":[
@@ -203,6 +204,7 @@ func TestSyncRemembersWhatFlinkForgot(t *testing.T) {
 		{"className":"failed","id":10,"status":"FAILED","is_savepoint":false,"checkpoint_type":"CHECKPOINT","trigger_timestamp":4000,"failure_message":"timeout"},
 		{"className":"completed","id":9,"status":"COMPLETED","is_savepoint":false,"checkpoint_type":"CHECKPOINT","external_path":"file://`+chk9+`/","state_size":3700,"trigger_timestamp":3000,"latest_ack_timestamp":3050},
 		{"className":"completed","id":8,"status":"COMPLETED","is_savepoint":false,"checkpoint_type":"CHECKPOINT","external_path":"file:`+chk8+`","state_size":3700,"trigger_timestamp":2000,"latest_ack_timestamp":2050,"discarded":true},
+		{"className":"completed","id":4,"status":"COMPLETED","is_savepoint":false,"checkpoint_type":"CHECKPOINT","external_path":"file:`+chk4+`","state_size":3700,"trigger_timestamp":1900,"latest_ack_timestamp":1950},
 		{"className":"completed","id":5,"status":"COMPLETED","is_savepoint":false,"checkpoint_type":"CHECKPOINT","external_path":"s3://bucket/ck/`+job+`/chk-5","state_size":3700,"trigger_timestamp":1800,"latest_ack_timestamp":1850},
 		{"className":"completed","id":7,"status":"COMPLETED","is_savepoint":true,"checkpoint_type":"SYNC_SAVEPOINT","external_path":"s3://bucket/savepoints/savepoint-a1b2c3-000000000007","state_size":4000,"trigger_timestamp":1500,"latest_ack_timestamp":1600},
 		{"className":"completed","id":23,"status":"COMPLETED","is_savepoint":true,"checkpoint_type":"SAVEPOINT","external_path":"file:`+sp+`","state_size":4562,"trigger_timestamp":1000,"latest_ack_timestamp":1100},

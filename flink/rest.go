@@ -127,6 +127,9 @@ type Checkpoint struct {
 	TriggerTime    int64  `json:"trigger_timestamp"`
 	LatestAckTime  int64  `json:"latest_ack_timestamp"`
 	FailureMessage string `json:"failure_message"`
+	// Discarded: Flink has disposed of this completed checkpoint (subsumed
+	// by a newer one); its files are going or gone, external_path stays.
+	Discarded bool `json:"discarded"`
 }
 
 // CheckpointHistory is GET /jobs/{id}/checkpoints.

@@ -116,7 +116,7 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 			t.Fatalf("%s after the stop step: %s with %d tasks, %v", name, st.Connector.State, len(st.Tasks), err)
 		}
 	}
-	got, err := dr.Admin(t).FetchOffsets(ctx, "orders-app")
+	got, err := testenv.FetchCommitted(ctx, dr.Admin(t), "orders-app")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -261,7 +261,7 @@ func flinkCommitted(t *testing.T, adm *kadm.Client, group string) map[string]int
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	r, err := adm.FetchOffsets(ctx, group)
+	r, err := testenv.FetchCommitted(ctx, adm, group)
 	if err != nil {
 		t.Fatalf("fetch offsets of %s: %v", group, err)
 	}

@@ -499,7 +499,7 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 
 	// 6. sync.group.offsets.enabled: the DR group follows the checkpoints.
 	err = testenv.Eventually(waitTimeout, time.Second, func() error {
-		r, err := dadm.FetchOffsets(ctx, group)
+		r, err := testenv.FetchCommitted(ctx, dadm, group)
 		if err != nil {
 			return err
 		}

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -293,7 +294,7 @@ func startProcessOpts(t testing.TB, name, jars string, jvmExtra []string, dir, m
 	t.Cleanup(func() {
 		p.Kill()
 		if t.Failed() {
-			t.Logf("testenv: --- last lines of %s ---\n%s", p.LogFile, p.LogTail(60))
+			t.Logf("testenv: --- last lines of %s ---\n%s", p.LogFile, p.LogTail(15))
 		}
 		keepLog(t, p.Dir, p.LogFile)
 	})
@@ -650,6 +651,25 @@ func (k *Kafka) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 func (k *Kafka) Admin(t testing.TB) *kadm.Client {
 	t.Helper()
 	return kadm.NewClient(k.Client(t))
+}
+
+// FetchCommitted is adm.FetchOffsets that rides out the group coordinator's
+// retriable errors (COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS,
+// NOT_COORDINATOR) until ctx ends: a freshly started broker answers those
+// while __consumer_offsets is still being created or loaded, longer on a
+// loaded machine than the client's own retries cover.
+func FetchCommitted(ctx context.Context, adm *kadm.Client, group string) (kadm.OffsetResponses, error) {
+	for {
+		r, err := adm.FetchOffsets(ctx, group)
+		if err == nil || !kerr.IsRetriable(err) {
+			return r, err
+		}
+		select {
+		case <-ctx.Done():
+			return r, fmt.Errorf("%w (still retrying when %v)", err, ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -521,7 +521,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 	// --- (d) ApplyOffsets --------------------------------------------------------------------------
 	drcl := dr.Client(t)
 	fetchDR := func(g string) map[kafka.TP]int64 {
-		r, err := dadm.FetchOffsets(ctx, g)
+		r, err := testenv.FetchCommitted(ctx, dadm, g)
 		if err != nil || r.Error() != nil {
 			t.Fatalf("FetchOffsets %s on dr: %v %v", g, err, r.Error())
 		}
