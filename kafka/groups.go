@@ -186,22 +186,57 @@ func (g *GroupTranslator) primaryOffsets(ctx context.Context, group string) (map
 // groupOffsets fetches a group's committed offsets; a group that does not
 // exist (yet) has none, which is not an error.
 func groupOffsets(ctx context.Context, adm *kadm.Client, group string) (kadm.OffsetResponses, error) {
-	resp, err := adm.FetchOffsets(ctx, group)
+	var resp kadm.OffsetResponses
+	err := coordinatorRetry(ctx, func() (err error) {
+		resp, err = adm.FetchOffsets(ctx, group)
+		if err == nil {
+			err = resp.Error()
+		}
+		return err
+	})
 	if errors.Is(err, kerr.GroupIDNotFound) {
 		return kadm.OffsetResponses{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := resp.Error(); err != nil {
-		return nil, err
-	}
 	return resp, nil
+}
+
+// coordinatorPatience bounds how long a group request waits for its
+// coordinator: a DR broker that just started (or took over the group)
+// answers COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS until
+// __consumer_offsets is created and loaded, which on a busy broker outlasts
+// the client's own retries (it returns FindCoordinator errors at once).
+const coordinatorPatience = 20 * time.Second
+
+// coordinatorRetry runs f until it succeeds, fails with an error that is
+// not a retriable Kafka error, ctx ends, or coordinatorPatience passes.
+func coordinatorRetry(ctx context.Context, f func() error) error {
+	deadline := time.Now().Add(coordinatorPatience)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		err := f()
+		if err == nil || !kerr.IsRetriable(err) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // groupState describes a group in DR; a group that does not exist is "Dead".
 func groupState(ctx context.Context, adm *kadm.Client, group string) (string, int, error) {
-	described, err := adm.DescribeGroups(ctx, group)
+	var described kadm.DescribedGroups
+	err := coordinatorRetry(ctx, func() (err error) {
+		described, err = adm.DescribeGroups(ctx, group)
+		if d, ok := described[group]; err == nil && ok && kerr.IsRetriable(d.Err) {
+			err = d.Err
+		}
+		return err
+	})
 	if errors.Is(err, kerr.GroupIDNotFound) {
 		return "Dead", 0, nil
 	}
@@ -268,10 +303,13 @@ func ApplyOffsets(ctx context.Context, store *storage.Store, target *kgo.Client,
 		return change, err
 	}
 	change.Status = "applied"
-	resp, err := adm.CommitOffsets(ctx, group, commit)
-	if err == nil {
-		err = resp.Error()
-	}
+	err = coordinatorRetry(ctx, func() error { // committing the same offsets again is harmless
+		resp, err := adm.CommitOffsets(ctx, group, commit)
+		if err == nil {
+			err = resp.Error()
+		}
+		return err
+	})
 	if err != nil {
 		err = fmt.Errorf("committing offsets of group %s: %w", group, err)
 		change.Status, change.Error = "failed", err.Error()

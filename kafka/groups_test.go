@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/storage"
 )
@@ -170,5 +173,67 @@ func TestSeekByTimestamp(t *testing.T) {
 	}
 	if r := got[TP{"events", 1}]; r.Offset != 0 || r.Timestamp != -1 {
 		t.Fatalf("empty events-1 = %+v", r)
+	}
+}
+
+// A DR broker that just started answers FindCoordinator with
+// COORDINATOR_NOT_AVAILABLE until its __consumer_offsets is ready; the
+// client returns that at once, so reading and applying offsets must wait.
+func TestApplyOffsetsWaitsForCoordinator(t *testing.T) {
+	ctx := context.Background()
+	dr, dcl := newCluster(t, "dr", "events")
+	store, err := storage.Open(filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var refusals atomic.Int32 // the control function runs on the cluster's goroutine
+	dr.ControlKey(int16(kmsg.FindCoordinator), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		if refusals.Load() == 4 {
+			return nil, nil, false
+		}
+		dr.KeepControl()
+		refusals.Add(1)
+		req := kreq.(*kmsg.FindCoordinatorRequest)
+		resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+		for _, key := range req.CoordinatorKeys {
+			c := kmsg.NewFindCoordinatorResponseCoordinator()
+			c.Key, c.NodeID, c.ErrorCode = key, -1, kerr.CoordinatorNotAvailable.Code
+			resp.Coordinators = append(resp.Coordinators, c)
+		}
+		resp.ErrorCode, resp.NodeID = kerr.CoordinatorNotAvailable.Code, -1
+		return resp, nil, true
+	})
+	change, err := ApplyOffsets(ctx, store, dcl, "primary->dr", "billing", map[TP]int64{{"events", 0}: 42}, "alice", "drill")
+	if err != nil || change.Status != "applied" {
+		t.Fatalf("ApplyOffsets after %d refusals: %+v, %v", refusals.Load(), change, err)
+	}
+	if n := refusals.Load(); n != 4 {
+		t.Fatalf("FindCoordinator refused %d times, want 4", n)
+	}
+	got, err := kadm.NewClient(dcl).FetchOffsets(ctx, "billing")
+	if o, ok := got.Lookup("events", 0); err != nil || !ok || o.At != 42 {
+		t.Fatalf("DR group offsets %+v, %v", got, err)
+	}
+
+	// Not retriable: fails at once (another group: the client caches billing's coordinator).
+	dr.ControlKey(int16(kmsg.FindCoordinator), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		dr.KeepControl()
+		req := kreq.(*kmsg.FindCoordinatorRequest)
+		resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+		for _, key := range req.CoordinatorKeys {
+			c := kmsg.NewFindCoordinatorResponseCoordinator()
+			c.Key, c.NodeID, c.ErrorCode = key, -1, kerr.GroupAuthorizationFailed.Code
+			resp.Coordinators = append(resp.Coordinators, c)
+		}
+		resp.ErrorCode, resp.NodeID = kerr.GroupAuthorizationFailed.Code, -1
+		return resp, nil, true
+	})
+	start := time.Now()
+	if _, err := ApplyOffsets(ctx, store, dcl, "primary->dr", "payments", map[TP]int64{{"events", 0}: 7}, "alice", "drill"); !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Fatalf("ApplyOffsets with authorization refused: %v", err)
+	}
+	if d := time.Since(start); d > coordinatorPatience/2 {
+		t.Fatalf("a non-retriable error was retried for %s", d)
 	}
 }

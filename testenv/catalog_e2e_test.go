@@ -60,7 +60,9 @@ func TestCatalogE2E(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	k := testenv.StartKafka(t, "primary")
-	f := testenv.StartFlink(t)
+	// Flink 2.x retains one checkpoint by default and takes one a second here: keep three, so
+	// the one the catalog lists is still there when it reads it on a loaded machine.
+	f := testenv.StartFlinkWith(t, testenv.FlinkOptions{Config: map[string]string{"execution.checkpointing.num-retained": "3"}})
 	const topic, group, uid = "catalog-events", "flink-catalog", "catalog-source"
 	createTopics(t, k, map[string]int32{topic: 3})
 	cl := k.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
@@ -89,9 +91,9 @@ func TestCatalogE2E(t *testing.T) {
 	// 1. Sync: the latest retained checkpoint, read while Flink still has it. It was taken
 	//    after everything was consumed (the group committed the end offsets from an earlier
 	//    one, and the source has been idle since), so it holds the end offsets too.
-	//    Flink keeps one checkpoint and takes one a second: one Flink lists may be subsumed
-	//    and deleted before the catalog reads it (on a loaded machine), so sync until an
-	//    entry at or after the latest one seen here has been read (bounded).
+	//    A checkpoint Flink lists may still be subsumed and deleted before the catalog reads
+	//    it, so sync until an entry at or after the latest one seen here has been read
+	//    (bounded; Flink's REST statistics are cached for web.refresh-interval, 500 ms).
 	latest := f.WaitCheckpoint(t, job, cp.ID)
 	var ck *storage.Savepoint
 	var all []storage.Savepoint
@@ -111,6 +113,7 @@ func TestCatalogE2E(t *testing.T) {
 		}
 		if ck == nil {
 			t.Logf("sync %d: no checkpoint >= %d read yet (Flink subsumed it first?): %+v", try, latest.ID, all)
+			time.Sleep(time.Second)
 		}
 	}
 	if ck == nil {

@@ -563,9 +563,10 @@ share.coordinator.state.topic.min.isr=1
 share.coordinator.state.topic.num.partitions=5
 group.initial.rebalance.delay.ms=0
 # After Kill() the old registration blocks a restart until the broker session expires
-# (DUPLICATE_BROKER_REGISTRATION); keep that short.
+# (DUPLICATE_BROKER_REGISTRATION); shorter than the 9 s default, yet long enough that a
+# stalled JVM on a loaded 2-core machine does not fence its only broker.
 broker.heartbeat.interval.ms=500
-broker.session.timeout.ms=3000
+broker.session.timeout.ms=6000
 auto.create.topics.enable=false
 log.cleaner.dedupe.buffer.size=2097152
 num.io.threads=2
