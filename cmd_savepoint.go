@@ -10,15 +10,18 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/flink/s3"
 	"github.com/drconsole/drconsole/kafka"
 )
 
-const savepointUsage = `Usage: drconsole savepoint inspect PATH [--uid UID] [--json]
+const savepointUsage = `Usage: drconsole savepoint inspect PATH [--uid UID] [--json] [--config FILE]
 
-Reads a Flink savepoint or retained checkpoint (PATH = its directory or its _metadata file)
-without Java and shows its operators and the Kafka source's positions: the next offset to read
-per partition (KafkaSource SourceReaderState; legacy FlinkKafkaConsumer state too).
+Reads a Flink savepoint or retained checkpoint (PATH = its directory or its _metadata file,
+local or s3://bucket/key) without Java and shows its operators and the Kafka source's
+positions: the next offset to read per partition (KafkaSource SourceReaderState; legacy
+FlinkKafkaConsumer state too).
 
   --uid UID   the Kafka source operator: its uid or its 32-hex operator id
               (default: the only operator with source reader state)
@@ -26,9 +29,42 @@ per partition (KafkaSource SourceReaderState; legacy FlinkKafkaConsumer state to
               "drconsole translate --offsets" reads; partitions holding a marker instead of
               an offset (earliest/committed/latest) are left out, named on stderr, and the
               exit status is non-zero
+  --config FILE  for an s3:// (s3a://, s3p://) PATH: the config file whose s3 section
+              names the endpoint; credentials come from the usual AWS sources
 
 Exit status: 0 ok, 1 markers left out of --json, 2 bad file or usage.
 `
+
+// readSavepoint reads a local savepoint, or one on S3 with the config's
+// s3 section.
+func readSavepoint(p, cfgFile string) (*flink.Savepoint, error) {
+	if !config.IsS3URI(p) {
+		sp, err := flink.ReadSavepoint(p)
+		if err != nil {
+			return nil, inputError{err}
+		}
+		return sp, nil
+	}
+	if cfgFile == "" {
+		return nil, usageError{fmt.Errorf("%s is on S3: name the config file with its s3 section (--config FILE)", p)}
+	}
+	cfg, err := config.Load(cfgFile)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.S3 == nil {
+		return nil, inputError{fmt.Errorf("%s has no s3 section (endpoint, region, path_style)", cfgFile)}
+	}
+	store, err := s3.New(cfg.S3)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	sp, err := flink.ReadSavepointFrom(store, p)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	return sp, nil
+}
 
 // savepointMarkerError is --json output that had to leave partitions out:
 // their state holds a marker (earliest, committed, latest), not an offset.
@@ -60,6 +96,7 @@ func savepointInspect(_ context.Context, args []string, stdout, stderr io.Writer
 	fs.Usage = func() { fmt.Fprint(stderr, savepointUsage) }
 	uid := fs.String("uid", "", "")
 	asJSON := fs.Bool("json", false, "")
+	cfgFile := fs.String("config", "", "")
 	// Flags may come before or after PATH.
 	var paths []string
 	for {
@@ -81,9 +118,9 @@ func savepointInspect(_ context.Context, args []string, stdout, stderr io.Writer
 	case len(paths) > 1:
 		return usageError{fmt.Errorf("savepoint inspect: unexpected argument %q", paths[1])}
 	}
-	sp, err := flink.ReadSavepoint(paths[0])
+	sp, err := readSavepoint(paths[0], *cfgFile)
 	if err != nil {
-		return inputError{err}
+		return err
 	}
 	offsets, offErr := sp.KafkaSourceOffsets(*uid)
 	if offErr != nil && (*uid != "" || *asJSON || !errors.Is(offErr, flink.ErrNoKafkaSource)) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drconsole/drconsole/flink/s3/s3test"
 	"github.com/drconsole/drconsole/kafka"
 )
 
@@ -104,5 +105,36 @@ func TestSavepointInspectMarkers(t *testing.T) {
 	r = runCLI(t, "", "savepoint", "inspect", dir)
 	if r.code != 0 || !strings.Contains(r.stdout, "earliest (-2)") {
 		t.Fatalf("human: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// An s3:// PATH is read through the config file's s3 section (here an
+// in-memory S3, gofakes3) and prints what the local copy prints.
+func TestSavepointInspectS3(t *testing.T) {
+	srv := s3test.Start(t, "flink")
+	meta, err := os.ReadFile(filepath.Join(spEvents, "_metadata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Put(t, "sp/savepoint-1/_metadata", meta)
+	cfg, _ := cliConfigWith(t, `s3: {endpoint: "`+srv.Config.Endpoint+`", region: us-east-1, path_style: true}`+"\n")
+	noS3, _ := cliConfig(t)
+	local := runCLI(t, "", "savepoint", "inspect", spEvents, "--json")
+	r := runCLI(t, "", "savepoint", "inspect", "s3://flink/sp/savepoint-1", "--json", "--config", cfg)
+	if r.code != 0 || r.stdout != local.stdout {
+		t.Fatalf("s3: exit %d\nstdout %q (local %q)\nstderr %s", r.code, r.stdout, local.stdout, r.stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"s3://flink/sp/savepoint-1"}, "--config FILE"},
+		{[]string{"s3://flink/sp/savepoint-1", "--config", noS3}, "no s3 section"},
+		{[]string{"s3://flink/sp/missing", "--config", cfg}, "no _metadata"},
+	} {
+		r := runCLI(t, "", append([]string{"savepoint", "inspect"}, c.args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, r.code, r.stderr, c.want)
+		}
 	}
 }

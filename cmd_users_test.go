@@ -16,6 +16,13 @@ import (
 
 func cliConfig(t *testing.T) (cfgPath, dbPath string) {
 	t.Helper()
+	return cliConfigWith(t, "")
+}
+
+// cliConfigWith writes a minimal config file (two clusters, one flow) with
+// extra YAML appended.
+func cliConfigWith(t *testing.T, extra string) (cfgPath, dbPath string) {
+	t.Helper()
 	identity.HashCost = bcrypt.MinCost
 	dir := t.TempDir()
 	cfgPath = writeFile(t, dir, "drconsole.yaml", `
@@ -25,7 +32,7 @@ clusters:
   dr: {bootstrap: ["127.0.0.1:9093"]}
 flows:
   - {source: primary, target: dr}
-`)
+`+extra)
 	return cfgPath, filepath.Join(dir, "drconsole.db")
 }
 

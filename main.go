@@ -21,6 +21,7 @@ import (
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/flink/s3"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
@@ -165,6 +166,11 @@ func serveConsole(ctx context.Context, cfg *config.Config, controls handlers.Dem
 		Connect: func(url string) failover.ConnectAPI { return kafka.NewConnectClient(url) },
 		Flink:   func(url string) failover.FlinkAPI { return flink.NewRESTClient(url) }}
 	cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log.With("component", "savepoint-catalog")}
+	if cfg.S3 != nil {
+		if cat.S3, err = s3.New(cfg.S3); err != nil {
+			return err
+		}
+	}
 	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: version, Demo: controls, Runbook: rb,
 		Auth: cfg.Auth, Catalog: cat}
 	monCtx, cancel := context.WithCancel(ctx)

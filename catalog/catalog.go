@@ -21,6 +21,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/flink/s3"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -36,6 +37,8 @@ type Catalog struct {
 	Log   *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// S3 reads savepoints on S3 (config s3); nil: their offsets are not read.
+	S3 *s3.Store
 
 	syncMu sync.Mutex // one Sync at a time
 }
@@ -157,7 +160,7 @@ func (c *Catalog) syncTarget(ctx context.Context, ft *config.FlinkTarget) error 
 			if cp.IsSavepoint || strings.Contains(cp.CheckpointType, "SAVEPOINT") {
 				kind = storage.KindSavepoint
 			}
-			if kind == storage.KindCheckpoint && (cp.Discarded || !checkpointKept(path, cp.ID == latest)) {
+			if kind == storage.KindCheckpoint && (cp.Discarded || !c.checkpointKept(ctx, path, cp.ID == latest)) {
 				continue // subsumed or disposed: Flink lists it with its former path
 			}
 			seen[path] = true
@@ -200,7 +203,7 @@ func (c *Catalog) readPending(ctx context.Context) error {
 // readInto reads the savepoint at path and stores the result (offsets, or
 // why not) on entry id. The error is about storing, not reading.
 func (c *Catalog) readInto(ctx context.Context, id int64, path string) error {
-	r := ReadOffsets(path)
+	r := ReadOffsets(path, c.remote())
 	if r.Err != "" {
 		c.log().Info("savepoint catalog: offsets not read", "id", id, "path", path, "why", r.Err)
 	}
@@ -217,16 +220,30 @@ type ReadResult struct {
 	Err string
 }
 
+// remote is the storage savepoints off the local file system are read
+// from, or nil.
+func (c *Catalog) remote() flink.Files {
+	if c.S3 == nil {
+		return nil
+	}
+	return c.S3
+}
+
 // ReadOffsets reads the Kafka source positions of a savepoint or retained
 // checkpoint: path is a file: URI or an absolute local path (its directory
-// or its _metadata). The source operator is found automatically (the only
-// one holding Kafka source state).
-func ReadOffsets(path string) ReadResult {
+// or its _metadata), or a URI remote serves (nil: none). The source
+// operator is found automatically (the only one holding Kafka source state).
+func ReadOffsets(path string, remote flink.Files) ReadResult {
+	var sp *flink.Savepoint
 	local, err := LocalPath(path)
-	if err != nil {
-		return ReadResult{Err: err.Error()}
+	switch {
+	case err == nil:
+		sp, err = flink.ReadSavepoint(local)
+	case remote != nil && remote.Serves(path):
+		sp, err = flink.ReadSavepointFrom(remote, path)
+	case config.IsS3URI(path):
+		err = fmt.Errorf("%q is on S3: set s3.endpoint in the config file so the console can read it", path)
 	}
-	sp, err := flink.ReadSavepoint(local)
 	if err != nil {
 		return ReadResult{Err: err.Error()}
 	}
@@ -278,7 +295,7 @@ func LocalPath(p string) (string, error) {
 	}
 	scheme := strings.ToLower(p[:i])
 	if scheme != "file" {
-		return "", fmt.Errorf("%q is on %s://, %w: this console reads only local paths (file: or absolute); mount it or copy it into a savepoint directory", p, scheme, ErrNotLocal)
+		return "", fmt.Errorf("%q is on %s://, %w: this console reads local paths (file: or absolute) and, with s3 configured, s3:// paths; mount it or copy it into a savepoint directory", p, scheme, ErrNotLocal)
 	}
 	u, err := url.Parse(p)
 	if err != nil {
@@ -314,14 +331,18 @@ func CanonicalPath(p string) string {
 }
 
 // checkpointKept guesses whether a completed checkpoint Flink has not
-// flagged discarded still exists: a local one when its _metadata is there,
-// a remote one when it is the latest.
-func checkpointKept(path string, latest bool) bool {
+// flagged discarded still exists: a local or S3 one when its _metadata is
+// there, one on other storage when it is the latest.
+func (c *Catalog) checkpointKept(ctx context.Context, path string, latest bool) bool {
 	local, err := LocalPath(path)
-	if err != nil {
-		return latest
+	if err == nil {
+		return fileExists(filepath.Join(local, flink.MetadataFileName))
 	}
-	return fileExists(filepath.Join(local, flink.MetadataFileName))
+	if c.S3 != nil && c.S3.Serves(path) {
+		ok, err := c.S3.Exists(ctx, path+"/"+flink.MetadataFileName)
+		return ok || (err != nil && latest) // unsure: keep the latest
+	}
+	return latest
 }
 
 // Targets lists the configured Flink targets' names, sorted.

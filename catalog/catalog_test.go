@@ -251,7 +251,7 @@ func TestSyncRemembersWhatFlinkForgot(t *testing.T) {
 	if got[chk11Path].Kind != storage.KindCheckpoint || got[s3Path].Kind != storage.KindSavepoint {
 		t.Fatalf("kinds: chk-11 %s, s3 %s", got[chk11Path].Kind, got[s3Path].Kind)
 	}
-	if e := got[s3Path]; e.OffsetsJSON != "" || !strings.Contains(e.ReadError, "s3://") || !strings.Contains(e.ReadError, "local") {
+	if e := got[s3Path]; e.OffsetsJSON != "" || !strings.Contains(e.ReadError, "s3://") || !strings.Contains(e.ReadError, "s3.endpoint") {
 		t.Fatalf("s3 entry: offsets %q, read error %q", e.OffsetsJSON, e.ReadError)
 	}
 

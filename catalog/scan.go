@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/flink/s3"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -38,7 +41,13 @@ func (c *Catalog) scanDirs(ctx context.Context) error {
 	seen := map[string]bool{}
 	now := c.now()
 	for _, root := range c.Config.SavepointDirs {
-		found, err := scanDir(root, now)
+		var found []storage.Savepoint
+		var err error
+		if config.IsS3URI(root) {
+			found, err = c.scanS3(ctx, root, now)
+		} else {
+			found, err = scanDir(root, now)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("savepoint dir %s: %w", root, err))
 		}
@@ -122,6 +131,48 @@ func scanDir(root string, now time.Time) ([]storage.Savepoint, error) {
 	return out, errors.Join(errs...)
 }
 
+// scanS3 is scanDir for a directory on S3: the same depth, the same
+// reading of Flink's directory names, one listing request per directory.
+func (c *Catalog) scanS3(ctx context.Context, root string, now time.Time) ([]storage.Savepoint, error) {
+	if c.S3 == nil {
+		return nil, errors.New("on S3, but no s3 endpoint is configured")
+	}
+	var out []storage.Savepoint
+	var walk func(dir string, depth int) error
+	walk = func(dir string, depth int) error {
+		files, subdirs, err := c.S3.List(ctx, dir)
+		if err != nil {
+			return err
+		}
+		if depth > 0 {
+			var meta *s3.Object
+			var size int64
+			for i, f := range files {
+				size += f.Size
+				if path.Base(f.URI) == flink.MetadataFileName {
+					meta = &files[i]
+				}
+			}
+			if meta != nil && now.Sub(meta.ModTime) >= settle {
+				sp := storage.Savepoint{Path: CanonicalPath(dir), Origin: storage.OriginScan, Status: storage.SavepointCompleted,
+					CompletedMs: ptr(meta.ModTime.UnixMilli()), SizeBytes: ptr(size)}
+				describeByName(&sp, dir)
+				out = append(out, sp)
+			}
+		}
+		if depth >= ScanDepth {
+			return nil
+		}
+		for _, d := range subdirs {
+			if err := walk(d, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return out, walk(strings.TrimRight(root, "/"), 0)
+}
+
 // scannedEntry describes the savepoint or checkpoint in dir, if dir holds a
 // settled `_metadata`. The kind comes from Flink's directory names: chk-N
 // is a checkpoint (its parent, when 32 hex digits, the job id), anything
@@ -137,14 +188,16 @@ func scannedEntry(dir string, now time.Time) (storage.Savepoint, bool) {
 	return sp, true
 }
 
+// describeByName reads Flink's directory names; dir is a local path or a
+// URI (both use "/" here).
 func describeByName(sp *storage.Savepoint, dir string) {
 	sp.Kind = storage.KindSavepoint
-	if m := chkDirRE.FindStringSubmatch(filepath.Base(dir)); m != nil {
+	if m := chkDirRE.FindStringSubmatch(path.Base(dir)); m != nil {
 		sp.Kind = storage.KindCheckpoint
 		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
 			sp.CheckpointID = ptr(n)
 		}
-		if job := filepath.Base(filepath.Dir(dir)); jobIDRE.MatchString(job) {
+		if job := path.Base(path.Dir(dir)); jobIDRE.MatchString(job) {
 			sp.JobID = job
 		}
 	}
@@ -193,23 +246,22 @@ var ErrOffsetsUnreadable = errors.New("offsets could not be read")
 // symbolic links). Its offsets are read at once, replacing any earlier
 // result or error. When it was registered but its offsets could not be
 // read, the id comes back with an error wrapping ErrOffsetsUnreadable.
-func (c *Catalog) Register(ctx context.Context, path string) (int64, error) {
-	dir, err := c.checkRegisterPath(path)
+func (c *Catalog) Register(ctx context.Context, p string) (int64, error) {
+	var sp storage.Savepoint
+	var err error
+	if config.IsS3URI(strings.TrimSpace(p)) {
+		sp, err = c.registerS3(ctx, strings.TrimSpace(p))
+	} else {
+		sp, err = c.registerLocal(p)
+	}
 	if err != nil {
 		return 0, err
 	}
-	st, err := os.Stat(filepath.Join(dir, flink.MetadataFileName))
-	if err != nil || !st.Mode().IsRegular() {
-		return 0, fmt.Errorf("catalog: %s has no %s file: not a savepoint or checkpoint directory", dir, flink.MetadataFileName)
-	}
-	sp := storage.Savepoint{Path: CanonicalPath(dir), Origin: storage.OriginManual, Status: storage.SavepointCompleted,
-		CompletedMs: ptr(st.ModTime().UnixMilli()), SizeBytes: ptr(dirSize(dir))}
-	describeByName(&sp, dir)
 	id, err := c.Store.UpsertSavepoint(ctx, sp, c.now().UnixMilli())
 	if err != nil {
 		return 0, err
 	}
-	r := ReadOffsets(sp.Path)
+	r := ReadOffsets(sp.Path, c.remote())
 	if err := c.Store.SetSavepointOffsets(ctx, id, r.OffsetsJSON, r.SourceUID, r.CheckpointID, r.Err); err != nil {
 		return id, err
 	}
@@ -217,6 +269,84 @@ func (c *Catalog) Register(ctx context.Context, path string) (int64, error) {
 		return id, fmt.Errorf("catalog: %s registered as #%d, but its %w: %s", sp.Path, id, ErrOffsetsUnreadable, r.Err)
 	}
 	return id, nil
+}
+
+// registerLocal describes the local savepoint p names, if it is one inside
+// a configured directory.
+func (c *Catalog) registerLocal(p string) (storage.Savepoint, error) {
+	dir, err := c.checkRegisterPath(p)
+	if err != nil {
+		return storage.Savepoint{}, err
+	}
+	st, err := os.Stat(filepath.Join(dir, flink.MetadataFileName))
+	if err != nil || !st.Mode().IsRegular() {
+		return storage.Savepoint{}, fmt.Errorf("catalog: %s has no %s file: not a savepoint or checkpoint directory", dir, flink.MetadataFileName)
+	}
+	sp := storage.Savepoint{Path: CanonicalPath(dir), Origin: storage.OriginManual, Status: storage.SavepointCompleted,
+		CompletedMs: ptr(st.ModTime().UnixMilli()), SizeBytes: ptr(dirSize(dir))}
+	describeByName(&sp, dir)
+	return sp, nil
+}
+
+// registerS3 is registerLocal for an s3:// URI: inside a configured S3
+// savepoint directory (compared after cleaning "." and ".." away), with a
+// `_metadata` object.
+func (c *Catalog) registerS3(ctx context.Context, uri string) (storage.Savepoint, error) {
+	if c.S3 == nil {
+		return storage.Savepoint{}, fmt.Errorf("catalog: %q is on S3, but no s3 endpoint is configured", uri)
+	}
+	dir, ok := cleanS3(uri)
+	if !ok {
+		return storage.Savepoint{}, fmt.Errorf("catalog: %q is not an s3://bucket/path URI", uri)
+	}
+	dir = strings.TrimSuffix(dir, "/"+flink.MetadataFileName)
+	inDirs := false
+	for _, d := range c.Config.SavepointDirs {
+		if root, ok := cleanS3(d); ok && (strings.HasPrefix(dir, root+"/") || dir == root) {
+			inDirs = true
+		}
+	}
+	if !inDirs {
+		return storage.Savepoint{}, fmt.Errorf("catalog: %s is %w (%s)", dir, ErrOutsideDirs, strings.Join(c.Config.SavepointDirs, ", "))
+	}
+	files, _, err := c.S3.List(ctx, dir)
+	if err != nil {
+		return storage.Savepoint{}, fmt.Errorf("catalog: %w", err)
+	}
+	sp := storage.Savepoint{Path: dir, Origin: storage.OriginManual, Status: storage.SavepointCompleted}
+	var size int64
+	for _, f := range files {
+		size += f.Size
+		if path.Base(f.URI) == flink.MetadataFileName {
+			sp.CompletedMs = ptr(f.ModTime.UnixMilli())
+		}
+	}
+	if sp.CompletedMs == nil {
+		return storage.Savepoint{}, fmt.Errorf("catalog: %s has no %s object: not a savepoint or checkpoint directory", dir, flink.MetadataFileName)
+	}
+	sp.SizeBytes = ptr(size)
+	describeByName(&sp, dir)
+	return sp, nil
+}
+
+// cleanS3 returns an S3 URI with its scheme as given, its key path cleaned
+// ("." and ".." resolved, no trailing slash); false when it is not one.
+func cleanS3(uri string) (string, bool) {
+	i := strings.Index(uri, "://")
+	if i <= 0 || !config.IsS3URI(uri) {
+		return "", false
+	}
+	rest := uri[i+3:]
+	bucket, key, _ := strings.Cut(rest, "/")
+	if bucket == "" || strings.ContainsAny(uri, "?#\x00") {
+		return "", false
+	}
+	key = strings.TrimPrefix(path.Clean("/"+key), "/")
+	out := uri[:i+3] + bucket
+	if key != "" {
+		out += "/" + key
+	}
+	return out, true
 }
 
 // checkRegisterPath returns the local savepoint directory path names, when

@@ -111,7 +111,7 @@ func TestUsability(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := ReadOffsets(abs)
+	r := ReadOffsets(abs, nil)
 	if r.Err != "" {
 		t.Fatal(r.Err)
 	}

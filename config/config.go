@@ -37,10 +37,14 @@ type Config struct {
 	// FlinkTargets are the Flink clusters the console may talk to (savepoint
 	// catalog, restore). Only these: a form never names a URL.
 	FlinkTargets []*FlinkTarget `yaml:"flink_targets"`
-	// SavepointDirs are local directories (absolute paths) the savepoint
-	// catalog scans for `*/_metadata`; manual registration accepts only
-	// paths inside them.
+	// SavepointDirs are the directories the savepoint catalog scans for
+	// `*/_metadata`: local (absolute paths) or, with S3 set, s3://bucket/prefix;
+	// manual registration accepts only paths inside them.
 	SavepointDirs []string `yaml:"savepoint_dirs"`
+	// S3 lets the catalog read savepoints and checkpoints on S3-compatible
+	// storage (s3://, s3a://, s3p:// paths); nil: such paths are listed but
+	// their offsets are not read.
+	S3 *S3 `yaml:"s3"`
 	// Auth is how people sign in (config/auth.go).
 	Auth Auth `yaml:"auth"`
 }
@@ -59,6 +63,35 @@ type Failover struct {
 	// above this, unless the primary is confirmed unreachable or the
 	// operator overrides with a reason; default 30s.
 	PromoteMaxLag Duration `yaml:"promote_max_lag"`
+}
+
+// S3 is the S3-compatible object store Flink writes savepoints to.
+// Credentials are not configured here: they come from the standard AWS
+// sources (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, ~/.aws/credentials,
+// web identity on EKS, ECS or EC2 instance roles).
+type S3 struct {
+	// Endpoint is the service URL, e.g. https://s3.eu-west-1.amazonaws.com
+	// or http://minio.storage:9000.
+	Endpoint string `yaml:"endpoint"`
+	// Region, e.g. eu-west-1; empty: asked of the service.
+	Region string `yaml:"region"`
+	// PathStyle puts the bucket in the path (MinIO, Ceph and most
+	// self-hosted stores) instead of the host name (AWS).
+	PathStyle bool `yaml:"path_style"`
+}
+
+// IsS3URI reports whether p is a path on S3 as Flink names them: s3://,
+// s3a:// (Hadoop plugin) or s3p:// (Presto plugin).
+func IsS3URI(p string) bool {
+	i := strings.Index(p, "://")
+	if i <= 0 {
+		return false
+	}
+	switch strings.ToLower(p[:i]) {
+	case "s3", "s3a", "s3p":
+		return true
+	}
+	return false
 }
 
 // FlinkTarget is a Flink JobManager's REST endpoint.
@@ -507,8 +540,22 @@ func (c *Config) validate(file string) Problems {
 		}
 	}
 	for i, d := range c.SavepointDirs {
-		if d == "" || !filepath.IsAbs(d) {
-			bad(fmt.Sprintf("savepoint_dirs[%d]", i), "%q is not an absolute path", d)
+		key := fmt.Sprintf("savepoint_dirs[%d]", i)
+		switch {
+		case IsS3URI(d):
+			if u, err := url.Parse(d); err != nil || u.Host == "" {
+				bad(key, "%q: want s3://bucket/prefix", d)
+			} else if c.S3 == nil {
+				bad(key, "%q is on S3: set s3.endpoint so the console can read it", d)
+			}
+		case d == "" || !filepath.IsAbs(d):
+			bad(key, "%q is not an absolute path (or an s3:// URI)", d)
+		}
+	}
+	if c.S3 != nil {
+		if u, err := url.Parse(c.S3.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			(u.Path != "" && u.Path != "/") {
+			bad("s3.endpoint", "%q is not an http(s) URL without a path (e.g. https://s3.eu-west-1.amazonaws.com)", c.S3.Endpoint)
 		}
 	}
 	if c.RefreshInterval.D() < 500*time.Millisecond {

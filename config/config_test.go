@@ -120,3 +120,43 @@ func TestUnknownKeyAndBadDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestSavepointDirsOnS3(t *testing.T) {
+	base := `
+clusters:
+  a: {bootstrap: ["a:9092"]}
+  b: {bootstrap: ["b:9092"]}
+flows:
+  - {source: a, target: b}
+`
+	c, err := Parse("ok.yaml", strings.NewReader(base+`
+savepoint_dirs: [/var/lib/flink/savepoints, "s3://flink/savepoints", "s3a://flink/checkpoints/"]
+s3: {endpoint: "https://s3.eu-west-1.amazonaws.com", region: eu-west-1}
+`))
+	if err != nil || c.S3 == nil || c.S3.Region != "eu-west-1" || c.S3.PathStyle || len(c.SavepointDirs) != 3 {
+		t.Fatalf("valid S3 config: %+v %v", c, err)
+	}
+	_, err = Parse("bad.yaml", strings.NewReader(base+`
+savepoint_dirs: ["s3://flink/savepoints", "s3:///no-bucket", "relative/dir", "gs://flink/x"]
+`))
+	var ps Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("err = %v, want Problems", err)
+	}
+	for _, want := range []string{
+		`savepoint_dirs[0]: "s3://flink/savepoints" is on S3: set s3.endpoint`,
+		`savepoint_dirs[1]: "s3:///no-bucket": want s3://bucket/prefix`,
+		`savepoint_dirs[2]: "relative/dir" is not an absolute path`,
+		`savepoint_dirs[3]: "gs://flink/x" is not an absolute path`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing problem %q in:\n%v", want, err)
+		}
+	}
+	for _, ep := range []string{"s3.amazonaws.com", "ftp://x", "https://minio:9000/bucket"} {
+		_, err := Parse("bad.yaml", strings.NewReader(base+"s3: {endpoint: \""+ep+"\"}\n"))
+		if err == nil || !strings.Contains(err.Error(), "s3.endpoint") {
+			t.Errorf("endpoint %q: %v", ep, err)
+		}
+	}
+}

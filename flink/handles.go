@@ -82,14 +82,18 @@ var ErrStateFileMissing = errors.New("state file missing")
 var ErrUnsupportedLocation = errors.New("state location not readable here")
 
 // HandleBytes returns the bytes of a stream state handle: inline bytes
-// directly, file and relative handles from the local file system (relative
-// to the directory holding _metadata).
+// directly, file and relative handles (relative to the directory holding
+// _metadata) from the local file system, or for a savepoint read through
+// ReadSavepointFrom, from its storage.
 func (s *Savepoint) HandleBytes(h *StreamHandle) ([]byte, error) {
 	if h == nil {
 		return nil, errors.New("flink: no state handle")
 	}
 	if s.inlineOnly && h.Kind != HandleInline && h.Kind != HandleKeyGroups {
 		return nil, fmt.Errorf("flink: %s state handle not read (inline only)", h.Kind)
+	}
+	if s.files != nil && (h.Kind == HandleRelative || h.Kind == HandleFile) {
+		return s.remoteHandleBytes(h)
 	}
 	switch h.Kind {
 	case HandleInline:

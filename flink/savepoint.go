@@ -27,7 +27,8 @@ type Savepoint struct {
 	CheckpointID int64 // id of the checkpoint / savepoint
 	Operators    []OperatorState
 	MasterStates []MasterState
-	// Dir is the directory holding _metadata; relative state handles are
+	// Dir is the directory holding _metadata (a local path, or a URI for a
+	// savepoint read through ReadSavepointFrom); relative state handles are
 	// resolved against it.
 	Dir string
 	// FormatType is CANONICAL or NATIVE and SnapshotName the snapshot type's
@@ -37,7 +38,8 @@ type Savepoint struct {
 	// TrailingBytes is the number of bytes after the body of a V3 file.
 	TrailingBytes int
 
-	inlineOnly bool // fuzzing: never open files named by the input
+	inlineOnly bool  // fuzzing: never open files named by the input
+	files      Files // remote storage the savepoint was read from; nil: local
 }
 
 // OperatorState is the state of one operator (by OperatorID).

@@ -1,0 +1,128 @@
+package s3
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/flink/s3/s3test"
+)
+
+// newStore returns a Store on an in-memory S3 with a bucket "flink".
+func newStore(t *testing.T) (*Store, *s3test.Server) {
+	t.Helper()
+	srv := s3test.Start(t, "flink")
+	s, err := New(srv.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, srv
+}
+
+// A real Flink 2.2.1 savepoint read from S3 gives what it gives locally.
+func TestReadSavepointFromS3(t *testing.T) {
+	fixture := filepath.Join("..", "testdata", "savepoints", "flink-2.2.1-p2-events4-stop")
+	meta, err := os.ReadFile(filepath.Join(fixture, flink.MetadataFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want struct {
+		CheckpointID int64            `json:"checkpoint_id"`
+		SourceUID    string           `json:"source_uid"`
+		Offsets      map[string]int64 `json:"topic_partitions"`
+	}
+	if b, err := os.ReadFile(filepath.Join(fixture, "expected.json")); err != nil || json.Unmarshal(b, &want) != nil || len(want.Offsets) == 0 {
+		t.Fatalf("expected.json: %v %+v", err, want)
+	}
+	s, srv := newStore(t)
+	srv.Put(t, "savepoints/savepoint-a1b2c3-5f0e1d2c3b4a/_metadata", meta)
+
+	for _, uri := range []string{
+		"s3://flink/savepoints/savepoint-a1b2c3-5f0e1d2c3b4a",
+		"s3://flink/savepoints/savepoint-a1b2c3-5f0e1d2c3b4a/",
+		"s3a://flink/savepoints/savepoint-a1b2c3-5f0e1d2c3b4a/_metadata",
+		"s3p://flink/savepoints/savepoint-a1b2c3-5f0e1d2c3b4a",
+	} {
+		sp, err := flink.ReadSavepointFrom(s, uri)
+		if err != nil {
+			t.Fatalf("%s: %v", uri, err)
+		}
+		k, err := sp.KafkaSourceOffsets("")
+		if err != nil {
+			t.Fatalf("%s: %v", uri, err)
+		}
+		got := map[string]int64{}
+		for _, p := range k.Sorted() {
+			got[p.Key()] = p.Next
+		}
+		if sp.CheckpointID != want.CheckpointID || k.UID != want.SourceUID || !maps.Equal(got, want.Offsets) {
+			t.Fatalf("%s: checkpoint %d uid %q offsets %v; want %d %q %v", uri, sp.CheckpointID, k.UID, got, want.CheckpointID, want.SourceUID, want.Offsets)
+		}
+		if !strings.HasSuffix(sp.Dir, "/savepoint-a1b2c3-5f0e1d2c3b4a") {
+			t.Fatalf("%s: Dir %q", uri, sp.Dir)
+		}
+	}
+
+	if _, err := flink.ReadSavepointFrom(s, "s3://flink/savepoints/nothing-here"); err == nil || !strings.Contains(err.Error(), "no _metadata") {
+		t.Fatalf("missing savepoint: %v", err)
+	}
+	if _, err := flink.ReadSavepointFrom(s, "/local/path"); !errors.Is(err, flink.ErrUnsupportedLocation) {
+		t.Fatalf("local path through the S3 store: %v", err)
+	}
+}
+
+func TestReadFileListExists(t *testing.T) {
+	ctx := context.Background()
+	s, srv := newStore(t)
+	srv.Put(t, "sp/savepoint-1/_metadata", []byte("0123456789"))
+	srv.Put(t, "sp/savepoint-1/op-state", []byte("abc"))
+	srv.Put(t, "sp/ckpt/0123456789abcdef0123456789abcdef/chk-7/_metadata", []byte("x"))
+	srv.Put(t, "sp/loose-file", []byte("y"))
+
+	if b, err := s.ReadFile("s3://flink/sp/savepoint-1/_metadata", 10); err != nil || string(b) != "0123456789" {
+		t.Fatalf("ReadFile: %q %v", b, err)
+	}
+	if _, err := s.ReadFile("s3://flink/sp/savepoint-1/_metadata", 9); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Fatalf("ReadFile over the limit: %v", err)
+	}
+	for _, uri := range []string{"s3://flink/sp/savepoint-1/gone", "s3://no-such-bucket/x"} {
+		if _, err := s.ReadFile(uri, 10); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("ReadFile(%s): %v, want fs.ErrNotExist", uri, err)
+		}
+	}
+	for _, uri := range []string{"file:///tmp/x", "s3:///no-bucket", "http://flink/x"} {
+		if _, err := s.ReadFile(uri, 10); err == nil || errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("ReadFile(%s): %v", uri, err)
+		}
+	}
+
+	files, dirs, err := s.List(ctx, "s3://flink/sp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0].URI != "s3://flink/sp/loose-file" || files[0].Size != 1 || files[0].ModTime.IsZero() {
+		t.Fatalf("files %+v", files)
+	}
+	if want := []string{"s3://flink/sp/ckpt", "s3://flink/sp/savepoint-1"}; !slices.Equal(dirs, want) {
+		t.Fatalf("subdirs %v, want %v", dirs, want)
+	}
+	files, dirs, err = s.List(ctx, "s3a://flink/sp/savepoint-1/")
+	if err != nil || len(dirs) != 0 || len(files) != 2 || files[0].URI != "s3a://flink/sp/savepoint-1/_metadata" || files[1].Size != 3 {
+		t.Fatalf("List savepoint-1: %+v %v %v", files, dirs, err)
+	}
+
+	if ok, err := s.Exists(ctx, "s3://flink/sp/savepoint-1/op-state"); !ok || err != nil {
+		t.Fatalf("Exists: %v %v", ok, err)
+	}
+	if ok, err := s.Exists(ctx, "s3://flink/sp/savepoint-1/nope"); ok || err != nil {
+		t.Fatalf("Exists(missing): %v %v", ok, err)
+	}
+}
