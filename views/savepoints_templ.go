@@ -985,7 +985,7 @@ func savepointActions(p SavepointsPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 93, "<p class=\"sub\">Its directory or its <code>_metadata</code>, as an absolute path or <code>file:</code> URI, inside <span data-testid=\"savepoint-dirs\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 93, "<p class=\"sub\">Its directory or its <code>_metadata</code>, as an absolute path, a <code>file:</code> or an <code>s3://</code> URI, inside <span data-testid=\"savepoint-dirs\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
