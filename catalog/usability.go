@@ -39,12 +39,18 @@ type PartitionUsability struct {
 	// records the job has not read yet were deleted by retention.
 	PrimaryLogStart *int64
 	PrimaryDeleted  bool
-	// Translation maps Offset to DR (MM2 offset syncs).
+	// Translation maps Offset to DR (MM2 offset syncs; for Cluster
+	// Linking the offset itself, MethodPreserved).
 	Translation kafka.Translation
 	// DRLogStart is DR's log-start offset; nil when unknown. DRDeleted: it
 	// passed the translated offset.
 	DRLogStart *int64
 	DRDeleted  bool
+	// DRLogEnd is DR's log-end offset, checked for Cluster Linking only
+	// (nil otherwise or when unknown). DRBehind: the mirror has not yet
+	// copied up to the savepoint's offset.
+	DRLogEnd *int64
+	DRBehind bool
 	// Primary and DR are this partition's verdicts for a restore on that
 	// side; Problems says why when not usable.
 	Primary, DRVerdict Verdict
@@ -115,6 +121,10 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 	if sp.ReadError != "" {
 		u.Notes = append(u.Notes, sp.ReadError)
 	}
+	link := false
+	if f := c.Config.Flow(flow); f != nil {
+		link = f.IsClusterLink()
+	}
 	var srcTopics, drTopics []string
 	for key, off := range offsets {
 		tp, err := kafka.ParseTPKey(key)
@@ -122,7 +132,12 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 			return u, fmt.Errorf("catalog: savepoint %d: %w", sp.ID, err)
 		}
 		p := PartitionUsability{Source: tp, DR: kafka.TP{Topic: tr.Policy.RemoteTopic(tr.Alias, tp.Topic), Partition: tp.Partition},
-			Offset: off, Translation: tr.Index.Translate(tp, off)}
+			Offset: off}
+		if link {
+			p.Translation = kafka.Translation{Offset: off, Method: kafka.MethodPreserved}
+		} else {
+			p.Translation = tr.Index.Translate(tp, off)
+		}
 		u.Partitions = append(u.Partitions, p)
 		srcTopics = appendNew(srcTopics, p.Source.Topic)
 		drTopics = appendNew(drTopics, p.DR.Topic)
@@ -137,6 +152,10 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 		u.PrimaryErr = primaryErr.Error()
 	}
 	dr, drErr := logStarts(ctx, tr.Target, drTopics)
+	var drEnds map[kafka.TP]logStart
+	if link && drErr == nil {
+		drEnds, drErr = listOffsets(ctx, tr.Target, drTopics, false)
+	}
 	if drErr != nil {
 		u.DRErr = drErr.Error()
 	}
@@ -195,6 +214,9 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 				p.Problems = append(p.Problems, why)
 				u.Unusable = append(u.Unusable, key+": "+why)
 			}
+			if link {
+				checkMirrored(&u, p, key, drEnds)
+			}
 		}
 	}
 	u.Primary = combine(u.Partitions, func(p *PartitionUsability) Verdict { return p.Primary })
@@ -205,6 +227,29 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 		u.Notes = append(u.Notes, "the savepoint holds no Kafka partition offsets")
 	}
 	return u, nil
+}
+
+// checkMirrored judges a Cluster Linking partition by DR's log end: the
+// mirror keeps offsets, so the savepoint is usable in DR once the mirror
+// has copied everything before its offset. Behind is unusable (for now:
+// while the primary lives the mirror may still catch up).
+func checkMirrored(u *Usability, p *PartitionUsability, key string, ends map[kafka.TP]logStart) {
+	e, ok := ends[p.DR]
+	if !ok || e.err != nil {
+		p.DRVerdict = worst(p.DRVerdict, Unknown)
+		p.Problems = append(p.Problems, "DR log end unknown")
+		return
+	}
+	v := e.offset
+	p.DRLogEnd = &v
+	p.DRBehind = v < p.Offset
+	if p.DRBehind {
+		p.DRVerdict = Unusable
+		why := fmt.Sprintf("the DR mirror is behind the savepoint: %s ends at %d, before the savepoint's offset %d (%d records not mirrored yet)",
+			kafka.TPKey(p.DR), v, p.Offset, p.Offset-v)
+		p.Problems = append(p.Problems, why)
+		u.Unusable = append(u.Unusable, key+": "+why)
+	}
 }
 
 func appendNew(xs []string, s string) []string {
@@ -240,13 +285,23 @@ type logStart struct {
 // logStarts lists the log-start offsets of topics' partitions. A partial
 // answer comes with the error of the rest.
 func logStarts(ctx context.Context, cl *kgo.Client, topics []string) (map[kafka.TP]logStart, error) {
+	return listOffsets(ctx, cl, topics, true)
+}
+
+// listOffsets lists the log-start (start) or log-end offsets of topics'
+// partitions. A partial answer comes with the error of the rest.
+func listOffsets(ctx context.Context, cl *kgo.Client, topics []string, start bool) (map[kafka.TP]logStart, error) {
 	out := map[kafka.TP]logStart{}
 	if cl == nil {
 		return out, errors.New("no client for the cluster")
 	}
 	ctx, cancel := context.WithTimeout(ctx, kafkaTimeout)
 	defer cancel()
-	listed, err := kadm.NewClient(cl).ListStartOffsets(ctx, topics...)
+	list := kadm.NewClient(cl).ListEndOffsets
+	if start {
+		list = kadm.NewClient(cl).ListStartOffsets
+	}
+	listed, err := list(ctx, topics...)
 	listed.Each(func(o kadm.ListedOffset) {
 		if o.Partition < 0 {
 			return // the marker kadm adds for a missing topic

@@ -194,3 +194,79 @@ func TestUsability(t *testing.T) {
 		t.Fatalf("primary gone, DR deleted: %+v %v", u, err)
 	}
 }
+
+// Cluster Linking keeps offsets and topic names: the savepoint's offsets
+// are DR's, usable once the mirror has copied up to them. The fixture
+// needs events-0 from 800, events-1 from 1300, events-2 from 750,
+// events-3 from 1350; the DR mirror has 1400 records in each partition
+// but events-3, which has 1000 so far.
+func TestUsabilityClusterLink(t *testing.T) {
+	ctx := context.Background()
+	primary, pcl := kfakeCluster(t, "primary", "events")
+	dr, dcl := kfakeCluster(t, "dr", "events")
+	fill(t, pcl, "events", 1400)
+	var recs []*kgo.Record
+	for p := range int32(4) {
+		n := 1400
+		if p == 3 {
+			n = 1000
+		}
+		for range n {
+			recs = append(recs, &kgo.Record{Topic: "events", Partition: p, Value: []byte("x")})
+		}
+	}
+	if err := dcl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	deleteBefore(t, dcl, "events", 2, 760) // DR lost events-2 from 750 to 759
+
+	cfg := &config.Config{
+		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: primary.ListenAddrs()}, "dr": {Bootstrap: dr.ListenAddrs()}},
+		Flows: []*config.Flow{{Source: "primary", Target: "dr", Kind: "cluster-link", Topics: config.Topics{Include: []string{"events"}},
+			ClusterLink: &config.ClusterLink{RestURL: deadURL(t), ClusterID: "dr", Link: "primary-to-dr"}}},
+		RefreshInterval: config.Duration(time.Second),
+	}
+	if err := cfg.Normalize("test"); err != nil {
+		t.Fatal(err)
+	}
+	flow := cfg.Flows[0].Name
+	store := openStore(t)
+	m, err := kafka.NewMonitor(ctx, cfg, store, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	c := &Catalog{Store: store, Config: cfg, Monitor: m, Log: quietLog()}
+	abs, err := filepath.Abs(fixtureDir(fixtureEvents))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ReadOffsets(abs, nil)
+	u, err := c.Usability(ctx, storage.Savepoint{ID: 1, OffsetsJSON: r.OffsetsJSON}, flow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Verdict != Unusable || u.Primary != Usable || u.DR != Unusable || u.DRErr != "" || len(u.Untranslatable) != 0 || len(u.Partitions) != 4 {
+		t.Fatalf("usability = %+v", u)
+	}
+	unusable := strings.Join(u.Unusable, "\n")
+	if len(u.Unusable) != 2 || !strings.Contains(unusable, "events-2: data deleted in DR: log start 760 of events-2 is past the translated offset 750") ||
+		!strings.Contains(unusable, "events-3: the DR mirror is behind the savepoint: events-3 ends at 1000, before the savepoint's offset 1350 (350 records not mirrored yet)") {
+		t.Fatalf("unusable:\n%s", unusable)
+	}
+	for i, want := range []int64{800, 1300, 750, 1350} {
+		p := u.Partitions[i]
+		if p.DR != p.Source || p.Translation.Method != kafka.MethodPreserved || *p.DROffset() != want || p.DRLogEnd == nil {
+			t.Errorf("partition %d: %+v", i, p)
+		}
+	}
+	if p := u.Partitions[0]; p.DRVerdict != Usable || *p.DRLogEnd != 1400 || p.DRBehind {
+		t.Errorf("events-0: %+v", p)
+	}
+
+	// Caught up and nothing deleted: usable in DR, offsets unchanged.
+	u, err = c.Usability(ctx, storage.Savepoint{ID: 2, OffsetsJSON: `{"events-0":1400,"events-3":1000}`}, flow)
+	if err != nil || u.Verdict != Usable || u.DR != Usable || *u.Partitions[1].DROffset() != 1000 {
+		t.Fatalf("caught-up savepoint: %+v %v", u, err)
+	}
+}

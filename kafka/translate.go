@@ -13,6 +13,9 @@ const (
 	// MethodConservative: the nearest sync below was used with MM2's +1
 	// rule; up to RereadMax records may be read again, none skipped.
 	MethodConservative Method = "conservative"
+	// MethodPreserved: no translation needed, the mirror keeps the
+	// source's offsets (Cluster Linking).
+	MethodPreserved Method = "preserved"
 	// MethodTooOld: every retained sync is newer than the offset.
 	MethodTooOld Method = "too-old"
 	// MethodUnknown: no syncs at all for the partition.
@@ -21,8 +24,8 @@ const (
 
 // Translation is the result of translating one upstream offset.
 type Translation struct {
-	// Offset is the downstream next-to-read offset; meaningful only for
-	// MethodExact and MethodConservative.
+	// Offset is the downstream next-to-read offset; meaningful only when
+	// Translated.
 	Offset int64
 	Method Method
 	// Sync is the sync the result came from; set when Translated.
@@ -33,7 +36,7 @@ type Translation struct {
 
 // Translated reports whether Offset is usable.
 func (t Translation) Translated() bool {
-	return t.Method == MethodExact || t.Method == MethodConservative
+	return t.Method == MethodExact || t.Method == MethodConservative || t.Method == MethodPreserved
 }
 
 // Translate maps upstream, a next-to-read offset, through history: the

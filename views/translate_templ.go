@@ -731,6 +731,8 @@ func methodText(m kafka.Method) string {
 		return "exact"
 	case kafka.MethodConservative:
 		return "conservative (+1 rule)"
+	case kafka.MethodPreserved:
+		return "preserved (Cluster Linking keeps offsets)"
 	case kafka.MethodTooOld:
 		return "too old: older than every stored sync"
 	case kafka.MethodUnknown:
