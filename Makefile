@@ -34,7 +34,7 @@ e2e:
 
 ## bench: benchmarks (6 runs each), summarised with benchstat
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./kafka/ | tee bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./kafka/ ./views/ | tee bench.txt
 	$(GO) tool benchstat bench.txt
 
 ## fuzz: a short run of every codec fuzz target

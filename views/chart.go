@@ -3,6 +3,7 @@ package views
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -106,14 +107,14 @@ func Sparkline(points []Point, w, h float64) string {
 		func(v float64) float64 { return h - 1 - (h-2)*v/ymax })
 }
 
+// path draws points as SVG path commands, gaps kept. Points landing in
+// the same pixel column are reduced to that column's first, lowest,
+// highest and last (in time order): hours of samples draw in a few
+// segments per pixel, and no spike is lost.
 func path(points []Point, x func(int64) float64, y func(float64) float64) string {
 	var b strings.Builder
 	pen := false
-	for _, p := range points {
-		if !p.Known {
-			pen = false
-			continue
-		}
+	draw := func(p Point) {
 		cmd := "L"
 		if !pen {
 			cmd = "M"
@@ -121,6 +122,41 @@ func path(points []Point, x func(int64) float64, y func(float64) float64) string
 		fmt.Fprintf(&b, "%s%.1f %.1f ", cmd, x(p.AtMs), y(p.Y))
 		pen = true
 	}
+	// The current column: indexes into points of its first, lowest,
+	// highest and last known point; first < 0 when empty.
+	col, first, lo, hi, last := math.MinInt, -1, -1, -1, -1
+	flush := func() {
+		if first < 0 {
+			return
+		}
+		keep := []int{first, lo, hi, last}
+		slices.Sort(keep)
+		for i, k := range keep {
+			if i == 0 || k != keep[i-1] {
+				draw(points[k])
+			}
+		}
+		first = -1
+	}
+	for i, p := range points {
+		if !p.Known {
+			flush()
+			pen = false
+			continue
+		}
+		if c := int(math.Floor(x(p.AtMs))); c != col || first < 0 {
+			flush()
+			col, first, lo, hi = c, i, i, i
+		}
+		if p.Y < points[lo].Y {
+			lo = i
+		}
+		if p.Y > points[hi].Y {
+			hi = i
+		}
+		last = i
+	}
+	flush()
 	return strings.TrimSpace(b.String())
 }
 

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -47,5 +48,31 @@ func TestChartsKeepGaps(t *testing.T) {
 func TestPathsEscapeFlowNames(t *testing.T) {
 	if got := PartitionPath("primary->dr", "my topic", 3); got != "/flows/primary-%3Edr/topics/my%20topic/partitions/3" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// Six hours of 1 s samples on a 900 px chart: a few segments per pixel
+// column, and a one-sample spike still reaches the top.
+func TestChartReducesDenseSeries(t *testing.T) {
+	var pts []Point
+	for i := range 6 * 3600 {
+		v := float64(1000 + i%7*10)
+		if i == 12345 {
+			v = 90000 // one bad second
+		}
+		pts = append(pts, Point{AtMs: int64(i) * 1000, Y: v, Known: i < 20000 || i > 20010})
+	}
+	c := NewChart(900, 220, MillisLabel, Series{Name: "rpo", Points: pts})
+	d := c.Lines[0].D
+	cmds := strings.Count(d, "M") + strings.Count(d, "L")
+	if cmds > 4*900+8 || strings.Count(d, "M") != 2 {
+		t.Fatalf("%d path commands (%d M) for %d points", cmds, strings.Count(d, "M"), len(pts))
+	}
+	top := fmt.Sprintf(" %.1f", c.Bottom-(c.Bottom-c.Top)*90000/100000) // ymax rounds up to 100,000
+	if !strings.Contains(d, top) {
+		t.Fatalf("the spike (y %s) is lost: %.300s...", top, d)
+	}
+	if s := Sparkline(pts, 120, 24); strings.Count(s, "M")+strings.Count(s, "L") > 4*121+8 {
+		t.Fatalf("sparkline has %d commands", strings.Count(s, "M")+strings.Count(s, "L"))
 	}
 }

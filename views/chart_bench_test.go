@@ -1,0 +1,17 @@
+package views
+
+import "testing"
+
+// BenchmarkChartSixHours lays out the flow page's RPO chart over six hours
+// of 1 s samples; path-bytes is what the page carries for the line.
+func BenchmarkChartSixHours(b *testing.B) {
+	pts := make([]Point, 6*3600)
+	for i := range pts {
+		pts[i] = Point{AtMs: int64(i) * 1000, Y: float64(1000 + i%97*13), Known: true}
+	}
+	var d string
+	for b.Loop() {
+		d = NewChart(900, 220, MillisLabel, Series{Name: "rpo", Points: pts}).Lines[0].D
+	}
+	b.ReportMetric(float64(len(d)), "path-bytes")
+}
