@@ -205,6 +205,27 @@ func (rb *Runbook) stopMirror(ctx context.Context, flowName string) (any, error)
 
 func (rb *Runbook) translateGroup(ctx context.Context, r *Run, idx int, s Step, who Actor) (any, error) {
 	tr := rb.Monitor.Translator(r.Flow)
+	reason := fmt.Sprintf("failover run %d step %d", r.ID, idx+1)
+	// Resumed after a crash: an earlier attempt's change is finished, not
+	// made again (a new translation could differ, and would record the
+	// already translated offsets as the ones to undo to).
+	earlier, err := rb.Store.GroupChanges(ctx, r.Flow, s.Group)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range earlier { // newest first
+		if c.Reason != reason {
+			continue
+		}
+		switch c.Status {
+		case "applied":
+			return map[string]any{"change_id": c.ID, "changes": c.Changes, "note": "applied by an earlier attempt"}, nil
+		case "applying":
+			c, err := kafka.FinishInterruptedChange(ctx, rb.Store, tr.Target, c)
+			return map[string]any{"change_id": c.ID, "changes": c.Changes, "note": "an earlier attempt's change, committed again"}, err
+		}
+		break // failed: translate and apply anew
+	}
 	plan, err := tr.Plan(ctx, s.Group)
 	if err != nil {
 		return nil, err
@@ -218,8 +239,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, r *Run, idx int, s Step, 
 	if len(untranslatable) > 0 && !s.AllowPartial {
 		return map[string]any{"untranslatable": untranslatable}, fmt.Errorf("%d partition(s) cannot be translated: %s", len(untranslatable), strings.Join(untranslatable, ", "))
 	}
-	change, err := kafka.ApplyOffsets(ctx, rb.Store, tr.Target, r.Flow, s.Group, plan.Proposed(), who.Name,
-		fmt.Sprintf("failover run %d step %d", r.ID, idx+1))
+	change, err := kafka.ApplyOffsets(ctx, rb.Store, tr.Target, r.Flow, s.Group, plan.Proposed(), who.Name, reason)
 	return map[string]any{"from": plan.From, "change_id": change.ID, "changes": change.Changes, "untranslatable": untranslatable}, err
 }
 

@@ -302,22 +302,51 @@ func ApplyOffsets(ctx context.Context, store *storage.Store, target *kgo.Client,
 	if change.ID, err = store.BeginGroupChange(ctx, change); err != nil {
 		return change, err
 	}
+	return commitChange(ctx, store, adm, change, commit)
+}
+
+// commitChange commits a recorded change's offsets and records the outcome.
+func commitChange(ctx context.Context, store *storage.Store, adm *kadm.Client, change storage.GroupChange, commit kadm.Offsets) (storage.GroupChange, error) {
 	change.Status = "applied"
-	err = coordinatorRetry(ctx, func() error { // committing the same offsets again is harmless
-		resp, err := adm.CommitOffsets(ctx, group, commit)
+	err := coordinatorRetry(ctx, func() error { // committing the same offsets again is harmless
+		resp, err := adm.CommitOffsets(ctx, change.Group, commit)
 		if err == nil {
 			err = resp.Error()
 		}
 		return err
 	})
 	if err != nil {
-		err = fmt.Errorf("committing offsets of group %s: %w", group, err)
+		err = fmt.Errorf("committing offsets of group %s: %w", change.Group, err)
 		change.Status, change.Error = "failed", err.Error()
 	}
 	if ferr := store.FinishGroupChange(ctx, change.ID, err); ferr != nil && err == nil {
 		err = ferr
 	}
 	return change, err
+}
+
+// FinishInterruptedChange completes a change recorded as "applying" by a
+// process that died before it knew the commit's outcome: the same offsets
+// are committed again (harmless if they already were), so a resumed
+// failover step neither translates anew nor loses the "previous" offsets
+// recorded for undo. The group must still have no members.
+func FinishInterruptedChange(ctx context.Context, store *storage.Store, target *kgo.Client, change storage.GroupChange) (storage.GroupChange, error) {
+	if change.Status != "applying" {
+		return change, fmt.Errorf("group change %d is %s, not interrupted", change.ID, change.Status)
+	}
+	adm := kadm.NewClient(target)
+	state, members, err := groupState(ctx, adm, change.Group)
+	if err != nil {
+		return change, err
+	}
+	if members > 0 || (state != "Empty" && state != "Dead") {
+		return change, fmt.Errorf("%w (group %s is %s with %d member(s))", ErrGroupActive, change.Group, state, members)
+	}
+	commit := kadm.Offsets{}
+	for _, c := range change.Changes {
+		commit.Add(kadm.Offset{Topic: c.Topic, Partition: c.Partition, At: c.Applied, LeaderEpoch: -1})
+	}
+	return commitChange(ctx, store, adm, change, commit)
 }
 
 // UndoOffsets returns the offsets a recorded change replaced. Partitions

@@ -237,3 +237,43 @@ func TestApplyOffsetsWaitsForCoordinator(t *testing.T) {
 		t.Fatalf("a non-retriable error was retried for %s", d)
 	}
 }
+
+// A change recorded as applying by a process that died before the commit's
+// outcome was known is committed again with the same offsets and keeps the
+// previous offsets it recorded.
+func TestFinishInterruptedChange(t *testing.T) {
+	ctx := context.Background()
+	_, dcl := newCluster(t, "dr", "events")
+	store, err := storage.Open(filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	prev := int64(3)
+	c := storage.GroupChange{Flow: "primary->dr", Group: "billing", AtMs: 1, Actor: "alice", Reason: "failover run 1 step 3",
+		Changes: []storage.OffsetChange{{Topic: "events", Partition: 0, Previous: &prev, Applied: 91}, {Topic: "events", Partition: 1, Applied: 50}}}
+	if c.ID, err = store.BeginGroupChange(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	recorded, _ := store.GroupChanges(ctx, "primary->dr", "billing")
+	if len(recorded) != 1 || recorded[0].Status != "applying" {
+		t.Fatalf("recorded %+v", recorded)
+	}
+	done, err := FinishInterruptedChange(ctx, store, dcl, recorded[0])
+	if err != nil || done.Status != "applied" {
+		t.Fatalf("FinishInterruptedChange: %+v %v", done, err)
+	}
+	got, err := kadm.NewClient(dcl).FetchOffsets(ctx, "billing")
+	o0, _ := got.Lookup("events", 0)
+	o1, _ := got.Lookup("events", 1)
+	if err != nil || o0.At != 91 || o1.At != 50 {
+		t.Fatalf("DR offsets %+v %+v %v", o0, o1, err)
+	}
+	after, _ := store.GroupChanges(ctx, "primary->dr", "billing")
+	if len(after) != 1 || after[0].Status != "applied" || *after[0].Changes[0].Previous != 3 {
+		t.Fatalf("after: %+v", after)
+	}
+	if _, err := FinishInterruptedChange(ctx, store, dcl, after[0]); err == nil {
+		t.Fatal("an applied change was committed again")
+	}
+}
