@@ -14,12 +14,16 @@ ARG VERSION=dev
 RUN CGO_ENABLED=1 go build -trimpath \
       -tags 'sqlite_omit_load_extension netgo osusergo' \
       -ldflags "-s -w -X main.version=${VERSION} -linkmode external -extldflags -static" \
-      -o /out/drconsole .
+      -o /out/drconsole . && \
+    mkdir -p /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/drconsole /usr/local/bin/drconsole
 # The SQLite database (offset-sync history, lag history) lives here: keep it
-# on a volume so a restarted console still has what a failover needs.
+# on a volume so a restarted console still has what a failover needs. The
+# directory is created owned by nonroot (65532): a new volume copies its
+# owner, so the console can write there (set data_dir to it).
+COPY --from=build --chown=65532:65532 /out/data /var/lib/drconsole
 VOLUME ["/var/lib/drconsole"]
 EXPOSE 8080
 USER nonroot:nonroot
