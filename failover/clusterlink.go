@@ -17,19 +17,23 @@ type ClusterLinkAPI interface {
 	Failover(ctx context.Context, topics []string, validateOnly bool) ([]kafka.MirrorActionResult, error)
 }
 
-// linkAPI returns the flow's Cluster Linking client.
-func (rb *Runbook) linkAPI(flow *config.Flow) ClusterLinkAPI {
+// linkAPI returns the flow's Cluster Linking client (with the flow's TLS
+// settings, as monitoring uses).
+func (rb *Runbook) linkAPI(flow *config.Flow) (ClusterLinkAPI, error) {
 	if rb.ClusterLink != nil {
-		return rb.ClusterLink(flow)
+		return rb.ClusterLink(flow), nil
 	}
-	cl := flow.ClusterLink
-	return kafka.NewClusterLinkClient(cl.RestURL, cl.ClusterID, cl.Link, cl.Username, cl.Password, nil)
+	return kafka.ClusterLinkClientFor(flow)
 }
 
 // flowMirrors lists the flow's mirror topics (those its topic filter takes)
 // that are not stopped yet.
 func (rb *Runbook) flowMirrors(ctx context.Context, flow *config.Flow) ([]kafka.MirrorTopic, error) {
-	all, err := rb.linkAPI(flow).Mirrors(ctx)
+	api, err := rb.linkAPI(flow)
+	if err != nil {
+		return nil, err
+	}
+	all, err := api.Mirrors(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +73,10 @@ func atRisk(ms []kafka.MirrorTopic) (total int64, per []string) {
 // an earlier attempt are skipped, so the step can run again after a crash.
 func (rb *Runbook) alterMirrors(ctx context.Context, flowName string, kind StepKind) (any, error) {
 	flow := rb.Config.Flow(flowName)
-	api := rb.linkAPI(flow)
+	api, err := rb.linkAPI(flow)
+	if err != nil {
+		return nil, err
+	}
 	ms, err := rb.flowMirrors(ctx, flow)
 	if err != nil {
 		return nil, err
@@ -163,7 +170,10 @@ func (rb *Runbook) previewLink(ctx context.Context, flow *config.Flow, kind Step
 	if len(names) == 0 {
 		return append(lines, "Every mirror is stopped already: nothing to do."), nil
 	}
-	api := rb.linkAPI(flow)
+	api, err := rb.linkAPI(flow)
+	if err != nil {
+		return nil, err
+	}
 	if kind == KindPromoteMirrors {
 		_, err = api.Promote(ctx, names, true)
 	} else {

@@ -41,7 +41,20 @@ type ClusterLinkReader struct {
 
 // NewClusterLinkReader builds the REST client from the flow's config.
 func NewClusterLinkReader(f *config.Flow, source *kgo.Client) (*ClusterLinkReader, error) {
+	rest, err := ClusterLinkClientFor(f)
+	if err != nil {
+		return nil, err
+	}
+	return &ClusterLinkReader{Flow: f, Source: source, ts: &LagReader{Flow: f, Source: source}, REST: rest}, nil
+}
+
+// ClusterLinkClientFor builds the REST client of a cluster-link flow from
+// its config: URL, cluster, link, credentials and TLS.
+func ClusterLinkClientFor(f *config.Flow) (*ClusterLinkClient, error) {
 	cl := f.ClusterLink
+	if cl == nil {
+		return nil, fmt.Errorf("flow %s has no cluster_link section", f.Name)
+	}
 	var tc *tls.Config
 	if cl.TLS != nil {
 		var err error
@@ -49,8 +62,7 @@ func NewClusterLinkReader(f *config.Flow, source *kgo.Client) (*ClusterLinkReade
 			return nil, fmt.Errorf("flow %s cluster_link: %w", f.Name, err)
 		}
 	}
-	return &ClusterLinkReader{Flow: f, Source: source, ts: &LagReader{Flow: f, Source: source},
-		REST: NewClusterLinkClient(cl.RestURL, cl.ClusterID, cl.Link, cl.Username, cl.Password, tc)}, nil
+	return NewClusterLinkClient(cl.RestURL, cl.ClusterID, cl.Link, cl.Username, cl.Password, tc), nil
 }
 
 // failedMirrorStates break replication of a mirror.
