@@ -1,0 +1,79 @@
+package kafka
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drconsole/drconsole/config"
+)
+
+// The domain defaults: warning above 30 s for 5 min, critical above 2 min
+// for 2 min, broken after 30 s without a replicated heartbeat.
+var defaultThresholds = config.Thresholds{
+	Warning:          config.LagThreshold{Lag: config.Duration(30 * time.Second), For: config.Duration(5 * time.Minute)},
+	Critical:         config.LagThreshold{Lag: config.Duration(2 * time.Minute), For: config.Duration(2 * time.Minute)},
+	HeartbeatTimeout: config.Duration(30 * time.Second),
+}
+
+func TestStatusThresholds(t *testing.T) {
+	lag := func(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
+	hb := func(d time.Duration) *time.Duration { return &d }
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	type reading struct {
+		at     time.Duration // since t0
+		rpo    *int64
+		hbAge  *time.Duration
+		broken string
+		want   Status
+		why    string // part of the reason
+		since  time.Duration
+	}
+	for _, tc := range []struct {
+		name     string
+		readings []reading
+	}{
+		{"warning only after the lag stayed above 30 s for 5 min", []reading{
+			{0, lag(10 * time.Second), hb(time.Second), "", StatusOK, "within thresholds", 0},
+			{time.Minute, lag(45 * time.Second), hb(time.Second), "", StatusOK, "warning after 5m0s", 0},
+			{5*time.Minute + 59*time.Second, lag(50 * time.Second), hb(time.Second), "", StatusOK, "for 4m59s", 0},
+			{6 * time.Minute, lag(50 * time.Second), hb(time.Second), "", StatusWarning, "lag above 30s for 5m0s", 6 * time.Minute},
+			{7 * time.Minute, lag(55 * time.Second), hb(time.Second), "", StatusWarning, "for 6m0s", 6 * time.Minute},
+			{8 * time.Minute, lag(5 * time.Second), hb(time.Second), "", StatusOK, "within thresholds", 8 * time.Minute},
+			// Back above: the streak starts again from zero.
+			{9 * time.Minute, lag(40 * time.Second), hb(time.Second), "", StatusOK, "for 0s", 8 * time.Minute},
+		}},
+		{"critical above 2 min for 2 min, and it outranks warning", []reading{
+			{0, lag(3 * time.Minute), hb(time.Second), "", StatusOK, "warning after", 0},
+			{time.Minute, lag(3 * time.Minute), hb(time.Second), "", StatusOK, "", 0},
+			{2 * time.Minute, lag(3 * time.Minute), hb(time.Second), "", StatusCritical, "lag above 2m0s for 2m0s", 2 * time.Minute},
+			{5 * time.Minute, lag(4 * time.Minute), hb(time.Second), "", StatusCritical, "for 5m0s", 2 * time.Minute},
+			// Down to 1 min: critical clears, the warning streak (above 30 s since 0) holds.
+			{6 * time.Minute, lag(time.Minute), hb(time.Second), "", StatusWarning, "lag above 30s for 6m0s", 6 * time.Minute},
+		}},
+		{"an unknown lag neither resets nor extends the judgement", []reading{
+			{0, lag(time.Minute), hb(time.Second), "", StatusOK, "", 0},
+			{3 * time.Minute, nil, hb(time.Second), "", StatusUnknown, "lag unknown", 3 * time.Minute},
+			{5 * time.Minute, lag(time.Minute), hb(time.Second), "", StatusWarning, "for 5m0s", 5 * time.Minute},
+		}},
+		{"broken: no heartbeat, a stale one, or a reason from the mirror", []reading{
+			{0, lag(0), nil, "", StatusBroken, "no replicated heartbeat seen", 0},
+			{time.Minute, lag(0), hb(10 * time.Second), "", StatusOK, "within thresholds", time.Minute},
+			{2 * time.Minute, lag(0), hb(31 * time.Second), "", StatusBroken, "last replicated heartbeat 31s ago (timeout 30s)", 2 * time.Minute},
+			{3 * time.Minute, lag(0), hb(time.Second), "mirror orders is FAILED", StatusBroken, "mirror orders is FAILED", 2 * time.Minute},
+			// Broken outranks critical: a stale heartbeat with a huge lag is BROKEN.
+			{10 * time.Minute, lag(time.Hour), hb(time.Hour), "", StatusBroken, "timeout", 2 * time.Minute},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tr statusTracker
+			for i, r := range tc.readings {
+				s, why := tr.update(t0.Add(r.at), r.rpo, r.hbAge, r.broken, defaultThresholds)
+				if s != r.want || !strings.Contains(why, r.why) || !tr.since.Equal(t0.Add(r.since)) {
+					t.Fatalf("reading %d at +%s: %s %q since +%s; want %s containing %q since +%s",
+						i, r.at, s, why, tr.since.Sub(t0), r.want, r.why, r.since)
+				}
+			}
+		})
+	}
+}
