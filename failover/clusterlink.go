@@ -150,6 +150,24 @@ func (rb *Runbook) linkRules(ctx context.Context, flow *config.Flow, kind StepKi
 	return rules
 }
 
+// restoreNote says how a Flink job follows the mirrors: offsets are kept,
+// so its savepoint restores unchanged, unless the link renames topics (a
+// prefix), when the job must read the new names.
+func restoreNote(ms []kafka.MirrorTopic) string {
+	var renamed []string
+	for _, m := range ms {
+		if m.MirrorTopicName != m.SourceTopicName {
+			renamed = append(renamed, m.SourceTopicName+" → "+m.MirrorTopicName)
+		}
+	}
+	if len(renamed) == 0 {
+		return "Offsets are identical on both sides and topic names are the same: no translation; the Flink savepoint restores unchanged."
+	}
+	return fmt.Sprintf("Offsets are identical on both sides, but the link renames %d topic(s) (%s): a Flink job restoring its savepoint must read the new names; "+
+		"the KafkaSource state is keyed by topic name, so restore with a new source uid, the savepoint's offsets under the new names "+
+		"(drconsole savepoint inspect --json, renamed) and allowNonRestoredState.", len(renamed), strings.Join(renamed, ", "))
+}
+
 // previewLink dry-runs promote or failover with validate_only=true.
 func (rb *Runbook) previewLink(ctx context.Context, flow *config.Flow, kind StepKind) ([]string, error) {
 	ms, err := rb.flowMirrors(ctx, flow)
@@ -166,7 +184,7 @@ func (rb *Runbook) previewLink(ctx context.Context, flow *config.Flow, kind Step
 	if kind == KindFailoverMirrors {
 		lines = append(lines, fmt.Sprintf("Records at risk: %d (not yet mirrored; lost if the source never comes back).", lost))
 	}
-	lines = append(lines, "Offsets are identical on both sides: no translation; the Flink savepoint restores unchanged when topic names are the same.")
+	lines = append(lines, restoreNote(ms))
 	if len(names) == 0 {
 		return append(lines, "Every mirror is stopped already: nothing to do."), nil
 	}

@@ -590,3 +590,16 @@ func TestClusterLinkPromoteAndFailover(t *testing.T) {
 		t.Fatalf("failover run %s result %s", r.Status, r.Steps[0].Result)
 	}
 }
+
+// A link that renames topics (a prefix) must not be told its savepoint
+// restores unchanged: KafkaSource state is keyed by topic name.
+func TestRestoreNoteNamesRenamedTopics(t *testing.T) {
+	same := []kafka.MirrorTopic{{MirrorTopicName: "orders", SourceTopicName: "orders"}}
+	if n := restoreNote(same); !strings.Contains(n, "restores unchanged") {
+		t.Fatalf("same names: %q", n)
+	}
+	renamed := append(same, kafka.MirrorTopic{MirrorTopicName: "primary.events", SourceTopicName: "events"})
+	if n := restoreNote(renamed); strings.Contains(n, "restores unchanged") || !strings.Contains(n, "events → primary.events") || !strings.Contains(n, "new source uid") {
+		t.Fatalf("renamed: %q", n)
+	}
+}

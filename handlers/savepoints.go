@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -638,6 +639,23 @@ func (h *Handlers) Savepoint(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, views.SavepointDetail(p))
 }
 
+// renamedTopics lists "source → DR" for the savepoint's topics whose
+// names differ in DR; "" when none do or usability is not known.
+func renamedTopics(u *catalog.Usability) string {
+	if u == nil {
+		return ""
+	}
+	var out []string
+	for _, pu := range u.Partitions {
+		if pu.DR.Topic != pu.Source.Topic {
+			if r := pu.Source.Topic + " → " + pu.DR.Topic; !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 // restoreStrategies are README "Savepoints"' three restores, judged for
 // the chosen flow; the second value is the recommended savepoint restore
 // for the Kubernetes form (1 or 2).
@@ -660,9 +678,16 @@ func restoreStrategies(p views.SavepointDetailPage) ([]views.RestoreStrategy, in
 		for i := range s {
 			s[i].FitsWhy = "no flow configured"
 		}
+	case p.ClusterLink && renamedTopics(p.Usability) != "":
+		// KafkaSource state is keyed by topic name: the savepoint's
+		// partitions do not exist under the mirror's names.
+		s[0].FitsWhy = "Not as it is: the link renames topics (" + renamedTopics(p.Usability) + "), and the source's state names the old ones."
+		s[1].Fits, s[1].Recommended, s[1].FitsWhy = true, true,
+			"Cluster Linking keeps offsets, so no translation: commit the savepoint's offsets under the mirror's topic names, then restore with a new source uid."
+		s[2].Fits, s[2].FitsWhy = true, "Fallback when the mirror is not caught up past the savepoint."
 	case p.ClusterLink:
 		rec = 1
-		s[0].Fits, s[0].Recommended, s[0].FitsWhy = true, true, "Cluster Linking preserves offsets: this is the exact restore."
+		s[0].Fits, s[0].Recommended, s[0].FitsWhy = true, true, "Cluster Linking preserves offsets and these topic names: this is the exact restore."
 		s[1].FitsWhy = "Not needed: the offsets are the same in DR."
 		s[2].Fits, s[2].FitsWhy = true, "Fallback when the mirror is not caught up past the savepoint."
 	default:
