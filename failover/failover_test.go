@@ -172,9 +172,13 @@ func TestApprovalGate(t *testing.T) {
 	if err := e.rb.Approve(ctx, alice, id, hash, ""); !errors.Is(err, ErrSelfApproval) {
 		t.Fatalf("self-approval: %v", err)
 	}
-	// One of two approvals is not enough; the same approver twice counts once.
-	for range 2 {
-		if err := e.rb.Approve(ctx, bob, id, hash, "ok"); err != nil {
+	if err := e.rb.Approve(ctx, Actor{Name: strings.ToUpper(alice.Name), Role: "operator"}, id, hash, ""); !errors.Is(err, ErrSelfApproval) {
+		t.Fatalf("self-approval in other letter case: %v", err)
+	}
+	// One of two approvals is not enough; the same approver twice counts
+	// once, in any letter case.
+	for _, who := range []Actor{bob, bob, {Name: strings.ToUpper(bob.Name), Role: bob.Role}} {
+		if err := e.rb.Approve(ctx, who, id, hash, "ok"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -108,8 +108,8 @@ func (rb *Runbook) Get(ctx context.Context, id int64) (*Run, error) {
 	}
 	now := rb.now().UnixMilli()
 	for _, a := range sr.Approvals {
-		if a.Decision == "approve" && a.PlanHash == sr.PlanHash && a.Approver != sr.CreatedBy && now < a.ExpiresMs &&
-			!slices.Contains(r.ValidApprovers, a.Approver) {
+		if a.Decision == "approve" && a.PlanHash == sr.PlanHash && !samePerson(a.Approver, sr.CreatedBy) && now < a.ExpiresMs &&
+			!slices.ContainsFunc(r.ValidApprovers, func(v string) bool { return samePerson(v, a.Approver) }) {
 			r.ValidApprovers = append(r.ValidApprovers, a.Approver)
 		}
 	}
@@ -193,7 +193,7 @@ func (rb *Runbook) Approve(ctx context.Context, who Actor, id int64, planHash, c
 	switch {
 	case r.Status != "pending" && r.Status != "approved" && r.Status != "running":
 		return fmt.Errorf("run %d is %s: nothing to approve", id, r.Status)
-	case who.Name == r.CreatedBy:
+	case samePerson(who.Name, r.CreatedBy):
 		rb.Audit.Record(ctx, who, "failover.self-approval-refused", runSubject(id), map[string]any{"plan_hash": r.PlanHash})
 		return ErrSelfApproval
 	case planHash != r.PlanHash:
@@ -280,3 +280,8 @@ func (rb *Runbook) BreakGlass(ctx context.Context, who Actor, id int64, reason s
 func (rb *Runbook) Runs(ctx context.Context) ([]storage.FailoverRun, error) {
 	return rb.Store.FailoverRuns(ctx, 100)
 }
+
+// samePerson compares identities without regard to letter case: a proxy
+// or directory may hand over "Erin@Example.com" for the erin@example.com
+// who wrote the plan, and four eyes must not be two spellings of one.
+func samePerson(a, b string) bool { return strings.EqualFold(a, b) }

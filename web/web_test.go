@@ -41,6 +41,7 @@ type console struct {
 	Monitor *kafka.Monitor
 	Store   *storage.Store
 	Catalog *catalog.Catalog
+	Runbook *failover.Runbook
 }
 
 var (
@@ -124,7 +125,7 @@ func startConsole(t *testing.T) *console {
 			return
 		}
 		go web.Serve(ctx, ln, router, log)
-		shared = &console{URL: "http://" + ln.Addr().String(), Handler: router, Sandbox: sb, Monitor: mon, Store: store, Flink: fl, Link: link, Catalog: cat}
+		shared = &console{URL: "http://" + ln.Addr().String(), Handler: router, Sandbox: sb, Monitor: mon, Store: store, Flink: fl, Link: link, Catalog: cat, Runbook: rb}
 		sharedCleanup = append(sharedCleanup, func() { store.Close() }, mon.Close, func() { cancel(); time.Sleep(100 * time.Millisecond) })
 	})
 	if sharedErr != nil {
