@@ -6,12 +6,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -81,5 +83,31 @@ func TestRestoreStrategiesForRenamedMirrors(t *testing.T) {
 	if rec != 2 || s[0].Fits || s[0].Recommended || !s[1].Recommended || !strings.Contains(s[0].FitsWhy, "orders → primary.orders") ||
 		strings.Count(s[0].FitsWhy, "→") != 1 {
 		t.Fatalf("renamed: rec %d %+v", rec, s)
+	}
+}
+
+// A savepoint's age against the flow's RPO: younger than the RPO warns that
+// DR may not hold its records yet; unknown RPO and unknown age say so.
+func TestAgeVsRPO(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	done := now.Add(-90 * time.Second).UnixMilli()
+	sp := storage.Savepoint{CompletedMs: &done}
+	ms := func(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
+	for _, tc := range []struct {
+		rpo  *int64
+		want string
+		warn bool
+	}{
+		{ms(10 * time.Second), "older than the RPO", false},
+		{ms(5 * time.Minute), "newer than the RPO", true},
+		{nil, "RPO is unknown", false},
+	} {
+		got, warn := ageVsRPO(sp, tc.rpo, now)
+		if warn != tc.warn || !strings.Contains(got, tc.want) || !strings.Contains(got, "old") {
+			t.Errorf("rpo %v: %q warn %v; want %q warn %v", tc.rpo, got, warn, tc.want, tc.warn)
+		}
+	}
+	if got, warn := ageVsRPO(storage.Savepoint{}, ms(time.Second), now); got != "" || warn {
+		t.Errorf("no age: %q %v", got, warn)
 	}
 }
