@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
@@ -226,7 +227,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, r *Run, idx int, s Step, 
 		}
 		break // failed: translate and apply anew
 	}
-	plan, err := tr.Plan(ctx, s.Group)
+	plan, err := rb.groupPlan(ctx, r.Flow, s)
 	if err != nil {
 		return nil, err
 	}
@@ -241,6 +242,39 @@ func (rb *Runbook) translateGroup(ctx context.Context, r *Run, idx int, s Step, 
 	}
 	change, err := kafka.ApplyOffsets(ctx, rb.Store, tr.Target, r.Flow, s.Group, plan.Proposed(), who.Name, reason)
 	return map[string]any{"from": plan.From, "change_id": change.ID, "changes": change.Changes, "untranslatable": untranslatable}, err
+}
+
+// groupPlan previews a translate-group step: the group's own primary
+// offsets, or the offsets read from the savepoint it names (which must be
+// in the savepoint catalog, read).
+func (rb *Runbook) groupPlan(ctx context.Context, flow string, s Step) (*kafka.GroupPlan, error) {
+	tr := rb.Monitor.Translator(flow)
+	if s.FromSavepoint == "" {
+		return tr.Plan(ctx, s.Group)
+	}
+	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(s.FromSavepoint))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, fmt.Errorf("savepoint %s is not in the savepoint catalog: register it (Savepoints page) so its offsets are read", s.FromSavepoint)
+	}
+	if err != nil {
+		return nil, err
+	}
+	offs, err := sp.Offsets()
+	if err != nil {
+		return nil, err
+	}
+	if offs == nil {
+		return nil, fmt.Errorf("the offsets of savepoint %s could not be read: %s", sp.Path, sp.ReadError)
+	}
+	offsets := map[kafka.TP]int64{}
+	for key, off := range offs {
+		tp, err := kafka.ParseTPKey(key)
+		if err != nil {
+			return nil, fmt.Errorf("savepoint %s: %w", sp.Path, err)
+		}
+		offsets[tp] = off
+	}
+	return tr.PlanOffsets(ctx, s.Group, offsets, kafka.FromSavepoint(sp.Path))
 }
 
 // restoreJobID derives the restored job's id from the run and step, so a

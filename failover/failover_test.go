@@ -319,8 +319,8 @@ func TestRunResumesAfterCrashAtEveryBoundary(t *testing.T) {
 		t.Fatalf("DR group offsets: %v %v", got, err)
 	}
 	changes, _ := e.store.GroupChanges(ctx, "primary->dr", "billing")
-	if len(changes) == 0 || changes[0].Status != "applied" {
-		t.Fatalf("group changes %+v", changes)
+	if len(changes) != 1 || changes[0].Status != "applied" {
+		t.Fatalf("group changes %+v, want one (three attempts finish the same change)", changes)
 	}
 	for _, action := range []string{"failover.plan", "failover.approve", "failover.completed"} {
 		if e.audit.count(action) != 1 {
@@ -605,5 +605,69 @@ func TestRestoreNoteNamesRenamedTopics(t *testing.T) {
 	renamed := append(same, kafka.MirrorTopic{MirrorTopicName: "primary.events", SourceTopicName: "events"})
 	if n := restoreNote(renamed); strings.Contains(n, "restores unchanged") || !strings.Contains(n, "events → primary.events") || !strings.Contains(n, "new source uid") {
 		t.Fatalf("renamed: %q", n)
+	}
+}
+
+// translate-group from a savepoint: the savepoint's offsets (from the
+// catalog) are translated and committed, not the group's own.
+func TestTranslateGroupFromSavepoint(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	tr := e.rb.Monitor.Translator("primary->dr")
+	spOffsets := map[kafka.TP]int64{{Topic: "orders", Partition: 0}: 7, {Topic: "orders", Partition: 1}: 11}
+	want := map[kafka.TP]int64{}
+	for tp, off := range spOffsets {
+		tl := tr.Index.Translate(tp, off)
+		if !tl.Translated() {
+			t.Fatalf("%v at %d does not translate: %+v", tp, off, tl)
+		}
+		want[tp] = tl.Offset // identity policy: same topic names in DR
+	}
+	const path = "file:/savepoints/savepoint-abc-1"
+	id, err := e.store.UpsertSavepoint(ctx, storage.Savepoint{Path: path, Kind: storage.KindSavepoint, Origin: storage.OriginManual,
+		Status: storage.SavepointCompleted}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SetSavepointOffsets(ctx, id, `{"orders-0":7,"orders-1":11}`, "kafka-source", 4, ""); err != nil {
+		t.Fatal(err)
+	}
+	step := Step{Kind: KindTranslateGroup, Group: "sp-group", FromSavepoint: "file:///savepoints/savepoint-abc-1/"}
+	if !strings.Contains(step.Title(nil), "offsets of savepoint") {
+		t.Fatalf("title %q", step.Title(nil))
+	}
+	run, err := e.rb.Create(ctx, alice, Plan{Flow: "primary->dr", Steps: []Step{step, {Kind: KindTranslateGroup, Group: "sp-group", FromSavepoint: "file:/nowhere"}}}, "from savepoint")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := e.rb.Get(ctx, run)
+	pv := e.rb.Preview(ctx, r)
+	if pv[0].Err != "" || !strings.Contains(strings.Join(pv[0].Lines, "\n"), "savepoint "+path) {
+		t.Fatalf("preview: %+v", pv[0])
+	}
+	if !strings.Contains(pv[1].Err, "not in the savepoint catalog") {
+		t.Fatalf("preview of an unknown savepoint: %+v", pv[1])
+	}
+	if err := e.rb.Approve(ctx, bob, run, r.PlanHash, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	x, err := e.rb.Begin(ctx, alice, run, 0, "primary->dr", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := kadm.NewClient(tr.Target).FetchOffsets(ctx, "sp-group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tp, off := range want {
+		if o, ok := got.Lookup(tp.Topic, tp.Partition); !ok || o.At != off {
+			t.Errorf("DR group at %v = %+v, want %d (savepoint offset %d translated)", tp, o, off, spOffsets[tp])
+		}
+	}
+	if n := len(got.Sorted()); n != len(want) {
+		t.Errorf("DR group has %d partitions, want %d", n, len(want))
 	}
 }

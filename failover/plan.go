@@ -47,6 +47,13 @@ type Step struct {
 	// AllowPartial lets translate-group commit the partitions that could be
 	// translated when some could not.
 	AllowPartial bool `json:"allow_partial,omitempty"`
+	// FromSavepoint: translate the Kafka offsets of this savepoint (a
+	// catalog path) instead of the group's committed offsets, so a job
+	// restored from it with a new source uid resumes where its state ends.
+	// The group's own offsets may be behind it (committed at the last
+	// checkpoint) or, after a savepoint of a job that kept running, ahead
+	// of it: records the restored state never saw would be skipped.
+	FromSavepoint string `json:"from_savepoint,omitempty"`
 	// restore-flink
 	FlinkTarget           string   `json:"flink_target,omitempty"`
 	JarID                 string   `json:"jar_id,omitempty"`
@@ -87,6 +94,9 @@ func (s Step) Title(flow *config.Flow) string {
 		}
 		return "Stop MirrorMaker 2 (dedicated mode: by hand), then verify heartbeats and offset syncs stopped"
 	case KindTranslateGroup:
+		if s.FromSavepoint != "" {
+			return "Translate the Kafka offsets of savepoint " + s.FromSavepoint + " and commit them to DR consumer group " + s.Group
+		}
 		return "Translate consumer group " + s.Group + " and commit its offsets to the DR group"
 	case KindPromoteMirrors:
 		return "Promote the mirror topics of link " + linkName(flow) + " (planned: only with zero lag)"

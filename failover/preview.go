@@ -75,7 +75,7 @@ func (rb *Runbook) previewStop(ctx context.Context, flow *config.Flow) ([]string
 }
 
 func (rb *Runbook) previewGroup(ctx context.Context, flow string, s Step) ([]string, error) {
-	plan, err := rb.Monitor.Translator(flow).Plan(ctx, s.Group)
+	plan, err := rb.groupPlan(ctx, flow, s)
 	if err != nil {
 		return nil, err
 	}

@@ -110,9 +110,14 @@ func planFromForm(r *http.Request, cfg *config.Config) failover.Plan {
 	case "failover":
 		p.Steps = append(p.Steps, failover.Step{Kind: failover.KindFailoverMirrors})
 	}
+	fromSavepoint := ""
+	if r.FormValue("translate_from_savepoint") != "" {
+		fromSavepoint = strings.TrimSpace(r.FormValue("savepoint_path"))
+	}
 	for _, g := range strings.Split(r.FormValue("groups"), ",") {
 		if g = strings.TrimSpace(g); g != "" {
-			p.Steps = append(p.Steps, failover.Step{Kind: failover.KindTranslateGroup, Group: g, AllowPartial: r.FormValue("allow_partial") != ""})
+			p.Steps = append(p.Steps, failover.Step{Kind: failover.KindTranslateGroup, Group: g, AllowPartial: r.FormValue("allow_partial") != "",
+				FromSavepoint: fromSavepoint})
 		}
 	}
 	if t := r.FormValue("flink_target"); t != "" {

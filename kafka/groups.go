@@ -88,15 +88,9 @@ type GroupTranslator struct {
 // primary when it answers, else from MM2's checkpoints.
 func (g *GroupTranslator) Plan(ctx context.Context, group string) (*GroupPlan, error) {
 	plan := &GroupPlan{Flow: g.Flow, Group: group, At: time.Now()}
-	checkpoints, err := g.Store.Checkpoints(ctx, g.Flow)
+	mm2, err := g.checkpoints(ctx, group)
 	if err != nil {
 		return nil, err
-	}
-	mm2 := map[TP]storage.Checkpoint{}
-	for _, c := range checkpoints {
-		if c.Group == group {
-			mm2[TP{c.Topic, c.Partition}] = c
-		}
 	}
 	offsets, err := g.primaryOffsets(ctx, group)
 	if err == nil && len(offsets) > 0 {
@@ -132,6 +126,46 @@ func (g *GroupTranslator) Plan(ctx context.Context, group string) (*GroupPlan, e
 			return nil, fmt.Errorf("group %s: no committed offsets on the primary and no MM2 checkpoints or recorded offsets for it", group)
 		}
 	}
+	return g.planRows(ctx, plan, offsets, mm2)
+}
+
+// checkpoints returns MM2's latest checkpoints of group, by DR partition.
+func (g *GroupTranslator) checkpoints(ctx context.Context, group string) (map[TP]storage.Checkpoint, error) {
+	all, err := g.Store.Checkpoints(ctx, g.Flow)
+	if err != nil {
+		return nil, err
+	}
+	mm2 := map[TP]storage.Checkpoint{}
+	for _, c := range all {
+		if c.Group == group {
+			mm2[TP{c.Topic, c.Partition}] = c
+		}
+	}
+	return mm2, nil
+}
+
+// FromSavepoint names where PlanOffsets' offsets came from.
+func FromSavepoint(path string) string { return "the Kafka source offsets of savepoint " + path }
+
+// PlanOffsets previews moving group to the translation of given primary
+// offsets (a savepoint's next offsets to read) instead of the group's own:
+// a job restored from that savepoint with a new source uid then resumes
+// exactly where its state ends. from says where they came from.
+func (g *GroupTranslator) PlanOffsets(ctx context.Context, group string, offsets map[TP]int64, from string) (*GroupPlan, error) {
+	if len(offsets) == 0 {
+		return nil, fmt.Errorf("group %s: no offsets to translate (%s)", group, from)
+	}
+	mm2, err := g.checkpoints(ctx, group)
+	if err != nil {
+		return nil, err
+	}
+	return g.planRows(ctx, &GroupPlan{Flow: g.Flow, Group: group, At: time.Now(), From: from}, offsets, mm2)
+}
+
+// planRows completes a plan: the DR group's state and current offsets,
+// and one translated row per primary partition.
+func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets map[TP]int64, mm2 map[TP]storage.Checkpoint) (*GroupPlan, error) {
+	group := plan.Group
 	adm := kadm.NewClient(g.Target)
 	current, err := groupOffsets(ctx, adm, group)
 	if err != nil {
