@@ -139,12 +139,12 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		return err
 	}
-	return serveConsole(ctx, cfg, nil, newLogger(stderr))
+	return serveConsole(ctx, cfg, *path, nil, newLogger(stderr))
 }
 
-// serveConsole opens the database, starts monitoring and serves the pages
-// until ctx is done.
-func serveConsole(ctx context.Context, cfg *config.Config, controls handlers.DemoControls, log *slog.Logger) error {
+// serveConsole opens the database, records changed settings in the audit
+// log, starts monitoring and serves the pages until ctx is done.
+func serveConsole(ctx context.Context, cfg *config.Config, cfgFile string, controls handlers.DemoControls, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
@@ -153,6 +153,9 @@ func serveConsole(ctx context.Context, cfg *config.Config, controls handlers.Dem
 		return err
 	}
 	defer store.Close()
+	if err := recordSettings(ctx, store, cfg, cfgFile); err != nil {
+		return fmt.Errorf("recording the settings in the audit log: %w", err)
+	}
 	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
 	if err != nil {
 		return err
@@ -241,7 +244,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("creating the sandbox accounts: %w", err)
 	}
 	fmt.Fprintf(stdout, "drconsole sandbox: open http://%s/ (sandbox controls at /demo). Ctrl-C stops it.\n", *addr)
-	return serveConsole(ctx, cfg, handlers.SandboxControls{Sandbox: sb}, log)
+	return serveConsole(ctx, cfg, "(sandbox)", handlers.SandboxControls{Sandbox: sb}, log)
 }
 
 // demoConfig describes the sandbox as an operator would in a config file.

@@ -9,18 +9,18 @@
 //  1. the job (testenv/flinkjob EventsJob, group flink-events, source uid kafka-source) reads
 //     `events` (4 partitions) on the PRIMARY while a producer keeps writing;
 //
-//  2. stop-with-savepoint through flink.RESTClient (TriggerSavepoint stop=true + WaitSavepoint);
+//  2. stop-with-savepoint through the savepoint catalog (catalog.Trigger stop=true: Flink REST,
+//     recorded in the catalog with its offsets read);
 //
 //  3. the savepoint's positions through flink.ReadSavepoint(...).KafkaSourceOffsets("");
 //
 //  4. the primary keeps producing a little longer (DR gets data beyond the savepoint), then MM2
 //     catches up and the console (kafka.NewMonitor) has ingested every offset sync;
 //
-//  5. the console translates the savepoint's offsets (Translator(flow).Index.Translate) and
-//     commits them to the DR group with kafka.ApplyOffsets;
-//
-//  6. the job is restored from the savepoint into the same Flink cluster with flink.RESTClient
-//     RunJar (the jar id from RESTClient.Jars), pointed at DR Kafka, with a NEW source uid and
+//  5+6. an approved failover run (failover.Runbook, operator alice plans, bob approves) with two
+//     steps: translate-group from the savepoint (its catalog offsets translated and committed to
+//     the DR group), then restore-flink: the job restored from the savepoint into the same Flink
+//     cluster (jar id from RESTClient.Jars) pointed at DR Kafka, with a NEW source uid and
 //     allowNonRestoredState=true: the source state is dropped, the keyed count state restored,
 //     and the new source starts from the DR group's committed (= translated) offsets;
 //
@@ -37,9 +37,10 @@ package testenv_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -50,7 +51,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/testenv"
@@ -217,25 +220,37 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 		}
 	}
 
-	// --- 2. stop-with-savepoint through the console's REST client --------------------------------
-	spTarget := t.TempDir()
-	t0 := time.Now()
-	trig, err := rc.TriggerSavepoint(ctx, jobID, "file://"+spTarget, true)
-	if err != nil {
-		t.Fatalf("TriggerSavepoint: %v", err)
+	// --- 2. stop-with-savepoint through the savepoint catalog -------------------------------------
+	tr := mon.Translator(rsFlow)
+	if tr == nil {
+		t.Fatalf("no translator for flow %s", rsFlow)
 	}
+	rcfg := &config.Config{
+		Clusters:        map[string]*config.Cluster{"primary": {Bootstrap: []string{primary.Bootstrap}}, "dr": {Bootstrap: []string{dr.Bootstrap}}},
+		Flows:           []*config.Flow{flow},
+		RefreshInterval: config.Duration(time.Second),
+		FlinkTargets:    []*config.FlinkTarget{{Name: "flink-dr", RestURL: f.URL, Region: "dr"}},
+		SavepointDirs:   []string{f.SavepointDir},
+	}
+	if err := rcfg.Normalize("e2e-runbook"); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cat := &catalog.Catalog{Store: tr.Store, Config: rcfg, Monitor: mon, Log: log}
+	t0 := time.Now()
 	polls := 0
-	loc, err := rc.WaitSavepoint(ctx, jobID, trig, 100*time.Millisecond, func(time.Duration) { polls++ })
+	entry, err := cat.Trigger(ctx, "flink-dr", jobID, true, func(time.Duration) { polls++ })
 	if err != nil {
-		t.Fatalf("WaitSavepoint: %v", err)
+		t.Fatalf("catalog.Trigger(stop): %v", err)
 	}
 	spTook := time.Since(t0)
 	f.WaitJobState(t, jobID, "FINISHED")
-	spDir, err := testenv.LocalPath(loc)
+	spDir, err := testenv.LocalPath(entry.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("stop-with-savepoint of job %s via flink.RESTClient: %s in %s (%d progress polls)", jobID, loc, spTook.Round(time.Millisecond), polls)
+	loc := entry.Path
+	t.Logf("stop-with-savepoint of job %s via catalog.Trigger: %s in %s (%d progress calls), catalog entry %d", jobID, loc, spTook.Round(time.Millisecond), polls, entry.ID)
 
 	// --- 3. the savepoint's offsets, Go-native --------------------------------------------------
 	sp, err := flink.ReadSavepoint(spDir)
@@ -261,6 +276,15 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 		t.Fatalf("savepoint has %d partitions %v, want %d", len(spOff), spOff, rsParts)
 	}
 	t.Logf("savepoint v%d checkpoint %d: %s offsets %v", sp.Version, sp.CheckpointID, rsTopic, spOff)
+	catOffs, err := entry.Offsets()
+	if err != nil || len(catOffs) != rsParts {
+		t.Fatalf("catalog entry offsets %v (%v), read error %q", catOffs, err, entry.ReadError)
+	}
+	for p, off := range spOff {
+		if catOffs[fmt.Sprintf("%s-%d", rsTopic, p)] != off {
+			t.Errorf("catalog offsets %v differ from the savepoint's %v", catOffs, spOff)
+		}
+	}
 
 	// --- 4. more data on the primary, then MM2 catches up and the console has every sync ----------
 	time.Sleep(1500 * time.Millisecond)
@@ -302,10 +326,6 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	// syncs on its 1 s offset commit) and the console has ingested the whole topic as read then.
 	// (The topic itself never stands still: the mirrored heartbeats get syncs every second.)
 	syncTopic, syncCluster := opts.OffsetSyncsTopic()
-	tr := mon.Translator(rsFlow)
-	if tr == nil {
-		t.Fatalf("no translator for flow %s", rsFlow)
-	}
 	var syncs map[int32][]kafka.OffsetSync
 	var syncEnd int64
 	lastEvents, stillSince := -1, time.Now()
@@ -354,21 +374,6 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 		proposed[kafka.TP{Topic: opts.RemoteTopic(rsTopic), Partition: p}] = tl.Offset
 	}
 	before := flinkCommitted(t, dadm, rsGroup)
-	drcl := dr.Client(t)
-	change, err := kafka.ApplyOffsets(ctx, tr.Store, drcl, rsFlow, rsGroup, proposed, "e2e", "restore flink in DR from savepoint "+loc)
-	if err != nil || change.Status != "applied" {
-		t.Fatalf("ApplyOffsets: %+v, %v", change, err)
-	}
-	want := map[string]int64{}
-	for k, v := range proposed {
-		want[fmt.Sprintf("%s-%d", k.Topic, k.Partition)] = v
-	}
-	if got := flinkCommitted(t, dadm, rsGroup); !flinkMapsEqual(got, want) {
-		t.Fatalf("dr group %s after ApplyOffsets: %v, want %v", rsGroup, got, want)
-	}
-	t.Logf("dr group %s: %v before (MM2 group offset sync), %v applied by the console", rsGroup, before, want)
-
-	// --- 6. restore into the same Flink cluster, pointed at DR -----------------------------------
 	jars, err := rc.Jars(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -382,34 +387,58 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	if jarID == "" {
 		t.Fatalf("GET /jars has no %s: %+v", testenv.JobJarName, jars)
 	}
-	newJobID := rsJobID(t)
 	drOpts := testenv.FlinkJobOptions{Bootstrap: dr.Bootstrap, Topics: []string{rsTopic}, GroupID: rsGroup,
 		SourceUID: rsNewUID, Parallelism: 2, ProbeTopic: rsProbeTopic, ProbeTag: "restored", Name: "drconsole-events-dr"}
-	req := flink.RunRequest{
-		EntryClass:            testenv.FlinkJobEntryClass,
-		ProgramArgsList:       drOpts.ProgramArgs(),
-		Parallelism:           2,
-		SavepointPath:         "file://" + spDir,
-		AllowNonRestoredState: true,
-		JobID:                 newJobID,
+	rb := &failover.Runbook{Store: tr.Store, Monitor: mon, Config: rcfg, Audit: failover.StoreAuditor{Store: tr.Store}, Log: log,
+		Flink: func(url string) failover.FlinkAPI { return flink.NewRESTClient(url) }}
+	alice, bob := failover.Actor{Name: "alice", Role: "operator"}, failover.Actor{Name: "bob", Role: "operator"}
+	runID, err := rb.Create(ctx, alice, failover.Plan{Flow: rsFlow, Steps: []failover.Step{
+		{Kind: failover.KindTranslateGroup, Group: rsGroup, FromSavepoint: loc},
+		{Kind: failover.KindRestoreFlink, FlinkTarget: "flink-dr", JarID: jarID, EntryClass: testenv.FlinkJobEntryClass,
+			Args: drOpts.ProgramArgs(), SavepointPath: loc, Parallelism: 2, AllowNonRestoredState: true},
+	}}, "e2e: restore flink in DR from "+loc)
+	if err != nil {
+		t.Fatal(err)
 	}
-	field := flink.RestoreModeField(version)
-	if field == "claimMode" {
-		req.ClaimMode = "NO_CLAIM"
-	} else {
-		req.RestoreMode = "NO_CLAIM"
+	run, err := rb.Get(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rb.Approve(ctx, bob, runID, run.PlanHash, "checked the savepoint"); err != nil {
+		t.Fatal(err)
 	}
 	t0 = time.Now()
-	got, err := rc.RunJar(ctx, jarID, req)
-	if err != nil {
-		t.Fatalf("RunJar: %v", err)
+	for idx := range 2 {
+		x, err := rb.Begin(ctx, alice, runID, idx, rsFlow, "")
+		if err != nil {
+			t.Fatalf("step %d: %v", idx+1, err)
+		}
+		if err := x.Run(ctx); err != nil {
+			t.Fatalf("step %d: %v", idx+1, err)
+		}
 	}
-	if got != newJobID {
-		t.Errorf("RunJar returned job %s, asked for %s", got, newJobID)
+	run, _ = rb.Get(ctx, runID)
+	if run.Status != "completed" {
+		t.Fatalf("run %d is %s: %+v", runID, run.Status, run.Steps)
 	}
+	want := map[string]int64{}
+	for k, v := range proposed {
+		want[fmt.Sprintf("%s-%d", k.Topic, k.Partition)] = v
+	}
+	if got := flinkCommitted(t, dadm, rsGroup); !flinkMapsEqual(got, want) {
+		t.Fatalf("dr group %s after the translate step: %v, want the savepoint's offsets translated %v", rsGroup, got, want)
+	}
+	t.Logf("dr group %s: %v before (MM2 group offset sync), %v committed by the runbook's translate step", rsGroup, before, want)
+	var restored struct {
+		JobID string `json:"job_id"`
+	}
+	if err := json.Unmarshal([]byte(run.Steps[1].Result), &restored); err != nil || restored.JobID == "" {
+		t.Fatalf("restore step result %q: %v", run.Steps[1].Result, err)
+	}
+	newJobID := restored.JobID
 	f.WaitJobRunning(t, newJobID)
-	t.Logf("restored job %s (jar %s, %s=NO_CLAIM, allowNonRestoredState, uid %s -> %s) RUNNING in %s",
-		newJobID, jarID, field, rsOldUID, rsNewUID, time.Since(t0).Round(time.Millisecond))
+	t.Logf("restored job %s (jar %s, allowNonRestoredState, uid %s -> %s) by the runbook, RUNNING %s after the first step started",
+		newJobID, jarID, rsOldUID, rsNewUID, time.Since(t0).Round(time.Millisecond))
 	hist, err := rc.Checkpoints(ctx, newJobID)
 	if err != nil {
 		t.Fatal(err)
@@ -458,12 +487,4 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 		t.Logf("cancel %s: %v", newJobID, err)
 	}
 	t.Logf("TIMING flink %s: whole scenario %s", dist.Version, time.Since(testStart).Round(time.Millisecond))
-}
-
-func rsJobID(t *testing.T) string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
 }

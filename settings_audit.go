@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// recordSettings writes a settings.changed audit record when the effective
+// settings (config file plus defaults) differ from those the newest such
+// record names; at first start every section counts as changed. Settings
+// are changed in the config file only, so this is their audit trail.
+func recordSettings(ctx context.Context, store *storage.Store, cfg *config.Config, file string) error {
+	fp, err := config.Fingerprint(cfg)
+	if err != nil {
+		return err
+	}
+	var prev struct {
+		Sections map[string]string `json:"sections"`
+	}
+	last, err := store.AuditEntries(ctx, storage.AuditFilter{Action: "settings.changed", Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(last) == 1 {
+		json.Unmarshal(last[0].Details, &prev) // unreadable: everything counts as changed
+	}
+	var changed []string
+	for k, h := range fp {
+		if prev.Sections[k] != h {
+			changed = append(changed, k)
+		}
+	}
+	for k := range prev.Sections {
+		if _, ok := fp[k]; !ok {
+			changed = append(changed, k)
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	slices.Sort(changed)
+	details, err := json.Marshal(map[string]any{"file": file, "changed": changed, "sections": fp})
+	if err != nil {
+		return err
+	}
+	_, err = store.AppendAudit(ctx, storage.AuditEntry{Actor: "config-file", Action: "settings.changed", Subject: "settings", Details: details})
+	return err
+}
