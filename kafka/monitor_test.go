@@ -176,6 +176,38 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	if len(s.Partitions) != 2 || !s.Partitions[0].Stale || s.Partitions[0].LagMessages == nil || *s.Partitions[0].LagMessages != 20 {
 		t.Fatalf("after restart: %+v", s.Partitions)
 	}
+
+	// The restarted console resumes ingestion where the first one stopped:
+	// two new syncs arrive, none is lost and none of the four is read twice.
+	produce(t, dcl, sync(0, 80, 80), sync(1, 50, 50))
+	runCtx, stop = context.WithCancel(ctx)
+	done = make(chan struct{})
+	go func() { defer close(done); m2.flows[0].ingester.Run(runCtx) }()
+	waitFor(t, "ingestion of the 2 new syncs after the restart", func() bool {
+		n, _ := store.CountSyncs(ctx, "primary->dr")
+		return n == 6
+	})
+	stop()
+	<-done
+	if n := m2.flows[0].state.Syncs.Len(); n != 6 {
+		t.Fatalf("the restarted console's index holds %d syncs, want 6 (4 loaded + 2 new)", n)
+	}
+
+	// Retention, a month on: old syncs are thinned in SQLite and in the
+	// index alike, and the newest of each partition stays.
+	m2.Now = func() time.Time { return now.Add(30 * 24 * time.Hour) }
+	m2.ApplyRetention(ctx)
+	stored, _ := store.CountSyncs(ctx, "primary->dr")
+	if kept := int64(m2.flows[0].state.Syncs.Len()); stored != kept || kept > 6 {
+		t.Fatalf("after retention: %d stored, %d in the index", stored, kept)
+	}
+	t.Logf("retention kept %d of 6 syncs", stored)
+	if tl := m2.flows[0].state.Syncs.Translate(TP{"events", 0}, 80); tl.Method != MethodExact || tl.Offset != 80 {
+		t.Fatalf("newest sync of events-0 gone after retention: %+v", tl)
+	}
+	if tl := m2.flows[0].state.Syncs.Translate(TP{"events", 1}, 50); tl.Method != MethodExact || tl.Offset != 50 {
+		t.Fatalf("newest sync of events-1 gone after retention: %+v", tl)
+	}
 }
 
 func ingestStats(s *FlowSnapshot, topic string) IngestStats {
