@@ -86,8 +86,12 @@ func TestClusterLinkStandInDescribes(t *testing.T) {
 
 	// A wrong link or cluster is a 404, an unknown topic a 404 too.
 	var he *kafka.ClusterLinkHTTPError
-	if _, err := kafka.NewClusterLinkClient(s.URL, "lkc-dr", "other", "", "", nil).Link(ctx); !errors.As(err, &he) || he.Status != 404 {
+	if _, err := kafka.NewClusterLinkClient(s.URL, "lkc-dr", "other", "", "", nil).Link(ctx); !errors.As(err, &he) || he.Status != 404 ||
+		!strings.Contains(err.Error(), "links on cluster lkc-dr: dr-link") {
 		t.Fatalf("other link: %v", err)
+	}
+	if links, err := c.Links(ctx); err != nil || len(links) != 1 || links[0].LinkName != "dr-link" || links[0].LinkState == "" {
+		t.Fatalf("Links: %+v %v", links, err)
 	}
 	if _, err := kafka.NewClusterLinkClient(s.URL, "lkc-x", "dr-link", "", "", nil).Mirrors(ctx); !errors.As(err, &he) || he.Status != 404 {
 		t.Fatalf("other cluster: %v", err)

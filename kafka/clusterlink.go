@@ -13,6 +13,7 @@ package kafka
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -436,11 +437,33 @@ func parseClusterLinkError(op, method, path string, status int, body []byte) err
 }
 
 // Link describes the link: GET /v3/clusters/{cluster_id}/links/{link_name}
-// with include_tasks=true.
+// with include_tasks=true. When the cluster has no such link, the error
+// (still a 404 ClusterLinkHTTPError) names the links it has: a misspelt
+// link name in the config is then plain.
 func (c *ClusterLinkClient) Link(ctx context.Context) (LinkInfo, error) {
 	var l LinkInfo
 	err := c.do(ctx, "describe link "+c.LinkName, http.MethodGet, c.linkPath()+"?include_tasks=true", nil, &l)
+	var he *ClusterLinkHTTPError
+	if errors.As(err, &he) && he.Status == http.StatusNotFound {
+		if links, lerr := c.Links(ctx); lerr == nil {
+			names := make([]string, 0, len(links))
+			for _, x := range links {
+				names = append(names, x.LinkName)
+			}
+			return l, fmt.Errorf("%w (links on cluster %s: %s)", err, c.ClusterID, cmp.Or(strings.Join(names, ", "), "none"))
+		}
+	}
 	return l, err
+}
+
+// Links lists the destination cluster's links:
+// GET /v3/clusters/{cluster_id}/links.
+func (c *ClusterLinkClient) Links(ctx context.Context) ([]LinkInfo, error) {
+	var l clusterLinkList[LinkInfo]
+	if err := c.do(ctx, "list links", http.MethodGet, "/v3/clusters/"+url.PathEscape(c.ClusterID)+"/links", nil, &l); err != nil {
+		return nil, err
+	}
+	return l.Data, nil
 }
 
 type clusterLinkList[T any] struct {
