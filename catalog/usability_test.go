@@ -100,21 +100,8 @@ func TestUsability(t *testing.T) {
 	if err := store.Apply(ctx, storage.Batch{Flow: flow, Topic: "mm2-offset-syncs.primary.internal", NextOffset: int64(len(syncs)), Syncs: syncs}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := kafka.NewMonitor(ctx, cfg, store, quietLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	c := &Catalog{Store: store, Config: cfg, Monitor: m, Log: quietLog()}
-
-	abs, err := filepath.Abs(fixtureDir(fixtureEvents))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := ReadOffsets(abs, nil)
-	if r.Err != "" {
-		t.Fatal(r.Err)
-	}
+	c := monitoredCatalog(t, cfg, store)
+	r := fixtureOffsets(t, fixtureEvents)
 	u, err := c.Usability(ctx, storage.Savepoint{ID: 1, OffsetsJSON: r.OffsetsJSON}, flow)
 	if err != nil {
 		t.Fatal(err)
@@ -231,17 +218,8 @@ func TestUsabilityClusterLink(t *testing.T) {
 	}
 	flow := cfg.Flows[0].Name
 	store := openStore(t)
-	m, err := kafka.NewMonitor(ctx, cfg, store, quietLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	c := &Catalog{Store: store, Config: cfg, Monitor: m, Log: quietLog()}
-	abs, err := filepath.Abs(fixtureDir(fixtureEvents))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := ReadOffsets(abs, nil)
+	c := monitoredCatalog(t, cfg, store)
+	r := fixtureOffsets(t, fixtureEvents)
 	u, err := c.Usability(ctx, storage.Savepoint{ID: 1, OffsetsJSON: r.OffsetsJSON}, flow)
 	if err != nil {
 		t.Fatal(err)
@@ -269,4 +247,29 @@ func TestUsabilityClusterLink(t *testing.T) {
 	if err != nil || u.Verdict != Usable || u.DR != Usable || *u.Partitions[1].DROffset() != 1000 {
 		t.Fatalf("caught-up savepoint: %+v %v", u, err)
 	}
+}
+
+// monitoredCatalog is a catalog with a monitor over cfg's clusters.
+func monitoredCatalog(t *testing.T, cfg *config.Config, store *storage.Store) *Catalog {
+	t.Helper()
+	m, err := kafka.NewMonitor(context.Background(), cfg, store, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return &Catalog{Store: store, Config: cfg, Monitor: m, Log: quietLog()}
+}
+
+// fixtureOffsets reads a real savepoint fixture's offsets.
+func fixtureOffsets(t *testing.T, name string) ReadResult {
+	t.Helper()
+	abs, err := filepath.Abs(fixtureDir(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ReadOffsets(abs, nil)
+	if r.Err != "" {
+		t.Fatal(r.Err)
+	}
+	return r
 }

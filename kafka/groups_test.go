@@ -194,15 +194,7 @@ func TestApplyOffsetsWaitsForCoordinator(t *testing.T) {
 		}
 		dr.KeepControl()
 		refusals.Add(1)
-		req := kreq.(*kmsg.FindCoordinatorRequest)
-		resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
-		for _, key := range req.CoordinatorKeys {
-			c := kmsg.NewFindCoordinatorResponseCoordinator()
-			c.Key, c.NodeID, c.ErrorCode = key, -1, kerr.CoordinatorNotAvailable.Code
-			resp.Coordinators = append(resp.Coordinators, c)
-		}
-		resp.ErrorCode, resp.NodeID = kerr.CoordinatorNotAvailable.Code, -1
-		return resp, nil, true
+		return findCoordinatorError(kreq, kerr.CoordinatorNotAvailable), nil, true
 	})
 	change, err := ApplyOffsets(ctx, store, dcl, "primary->dr", "billing", map[TP]int64{{"events", 0}: 42}, "alice", "drill")
 	if err != nil || change.Status != "applied" {
@@ -219,15 +211,7 @@ func TestApplyOffsetsWaitsForCoordinator(t *testing.T) {
 	// Not retriable: fails at once (another group: the client caches billing's coordinator).
 	dr.ControlKey(int16(kmsg.FindCoordinator), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
 		dr.KeepControl()
-		req := kreq.(*kmsg.FindCoordinatorRequest)
-		resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
-		for _, key := range req.CoordinatorKeys {
-			c := kmsg.NewFindCoordinatorResponseCoordinator()
-			c.Key, c.NodeID, c.ErrorCode = key, -1, kerr.GroupAuthorizationFailed.Code
-			resp.Coordinators = append(resp.Coordinators, c)
-		}
-		resp.ErrorCode, resp.NodeID = kerr.GroupAuthorizationFailed.Code, -1
-		return resp, nil, true
+		return findCoordinatorError(kreq, kerr.GroupAuthorizationFailed), nil, true
 	})
 	start := time.Now()
 	if _, err := ApplyOffsets(ctx, store, dcl, "primary->dr", "payments", map[TP]int64{{"events", 0}: 7}, "alice", "drill"); !errors.Is(err, kerr.GroupAuthorizationFailed) {
@@ -236,6 +220,19 @@ func TestApplyOffsetsWaitsForCoordinator(t *testing.T) {
 	if d := time.Since(start); d > coordinatorPatience/2 {
 		t.Fatalf("a non-retriable error was retried for %s", d)
 	}
+}
+
+// findCoordinatorError answers a FindCoordinator request with e for every key.
+func findCoordinatorError(kreq kmsg.Request, e *kerr.Error) kmsg.Response {
+	req := kreq.(*kmsg.FindCoordinatorRequest)
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	for _, key := range req.CoordinatorKeys {
+		c := kmsg.NewFindCoordinatorResponseCoordinator()
+		c.Key, c.NodeID, c.ErrorCode = key, -1, e.Code
+		resp.Coordinators = append(resp.Coordinators, c)
+	}
+	resp.ErrorCode, resp.NodeID = e.Code, -1
+	return resp
 }
 
 // A change recorded as applying by a process that died before the commit's
