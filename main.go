@@ -47,8 +47,9 @@ Usage:
                                          check the audit log's hash chain
   drconsole audit export --config FILE [--format jsonl|csv]
                                          write the audit log
-  drconsole savepoint inspect PATH [--uid UID] [--json]
+  drconsole savepoint inspect PATH [--uid UID] [--json] [--config FILE]
                                          read the Kafka offsets out of a Flink savepoint
+                                         (local, or s3:// with the config's s3 section)
   drconsole version                      print the version
 
 Run "drconsole COMMAND -h" for a command's flags.
