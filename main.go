@@ -208,6 +208,9 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	} else {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return fmt.Errorf("data directory: %w", err)
+		}
 		// The sandbox clusters are new each run: history of an earlier run
 		// would describe topics that no longer exist.
 		for _, f := range []string{"drconsole.db", "drconsole.db-wal", "drconsole.db-shm"} {
