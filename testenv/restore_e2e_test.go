@@ -17,7 +17,7 @@
 //  4. the primary keeps producing a little longer (DR gets data beyond the savepoint), then MM2
 //     catches up and the console (kafka.NewMonitor) has ingested every offset sync;
 //
-//  5+6. an approved failover run (failover.Runbook, operator alice plans, bob approves) with two
+//     5+6. an approved failover run (failover.Runbook, operator alice plans, bob approves) with two
 //     steps: translate-group from the savepoint (its catalog offsets translated and committed to
 //     the DR group), then restore-flink: the job restored from the savepoint into the same Flink
 //     cluster (jar id from RESTClient.Jars) pointed at DR Kafka, with a NEW source uid and
