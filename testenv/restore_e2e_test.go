@@ -17,10 +17,12 @@
 //  4. the primary keeps producing a little longer (DR gets data beyond the savepoint), then MM2
 //     catches up and the console (kafka.NewMonitor) has ingested every offset sync;
 //
-//     5+6. an approved failover run (failover.Runbook, operator alice plans, bob approves) with two
-//     steps: translate-group from the savepoint (its catalog offsets translated and committed to
-//     the DR group), then restore-flink: the job restored from the savepoint into the same Flink
-//     cluster (jar id from RESTClient.Jars) pointed at DR Kafka, with a NEW source uid and
+//  5. an approved failover run (failover.Runbook, operator alice plans, bob approves): its
+//     translate-group step translates the savepoint's catalog offsets and commits them to the
+//     DR group;
+//
+//  6. its restore-flink step restores the job from the savepoint into the same Flink cluster
+//     (jar id from RESTClient.Jars) pointed at DR Kafka, with a NEW source uid and
 //     allowNonRestoredState=true: the source state is dropped, the keyed count state restored,
 //     and the new source starts from the DR group's committed (= translated) offsets;
 //
