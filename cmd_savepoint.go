@@ -50,7 +50,7 @@ func readSavepoint(p, cfgFile string) (*flink.Savepoint, error) {
 	}
 	cfg, err := config.Load(cfgFile)
 	if err != nil {
-		return nil, err
+		return nil, inputError{err}
 	}
 	if cfg.S3 == nil {
 		return nil, inputError{fmt.Errorf("%s has no s3 section (endpoint, region, path_style)", cfgFile)}

@@ -180,13 +180,27 @@ func (c *Catalog) syncTarget(ctx context.Context, ft *config.FlinkTarget) error 
 
 func ptr(v int64) *int64 { return &v }
 
+// s3RetryBatch bounds how many S3 entries whose read failed are tried
+// again per sync.
+const s3RetryBatch = 20
+
 // readPending reads the offsets of every entry never read. Entries on
-// storage this process cannot open (s3://, hdfs://...) get an error saying
-// so, once.
+// storage this process cannot open (hdfs://, or s3:// without an s3
+// section) get an error saying so. S3 entries whose read failed are tried
+// again each sync (a few at a time, newest first): the failure may have
+// been the network, throttling, or S3 not configured yet.
 func (c *Catalog) readPending(ctx context.Context) error {
 	pending, err := c.Store.Savepoints(ctx, storage.SavepointFilter{Unread: true})
 	if err != nil {
 		return err
+	}
+	if c.S3 != nil {
+		failed, err := c.Store.Savepoints(ctx, storage.SavepointFilter{Failed: true, PathPrefixes: []string{"s3://", "s3a://", "s3p://"},
+			Limit: s3RetryBatch})
+		if err != nil {
+			return err
+		}
+		pending = append(pending, failed...)
 	}
 	var errs []error
 	for _, sp := range pending {

@@ -138,11 +138,13 @@ func (c *Catalog) scanS3(ctx context.Context, root string, now time.Time) ([]sto
 		return nil, errors.New("on S3, but no s3 endpoint is configured")
 	}
 	var out []storage.Savepoint
-	var walk func(dir string, depth int) error
-	walk = func(dir string, depth int) error {
+	var errs []error
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
 		files, subdirs, err := c.S3.List(ctx, dir)
 		if err != nil {
-			return err
+			errs = append(errs, err) // the other directories are still scanned
+			return
 		}
 		if depth > 0 {
 			var meta *s3.Object
@@ -161,16 +163,17 @@ func (c *Catalog) scanS3(ctx context.Context, root string, now time.Time) ([]sto
 			}
 		}
 		if depth >= ScanDepth {
-			return nil
+			return
 		}
 		for _, d := range subdirs {
-			if err := walk(d, depth+1); err != nil {
-				return err
+			if b := path.Base(d); b == "shared" || b == "taskowned" {
+				continue // Flink's state files of incremental checkpoints: many objects, no _metadata
 			}
+			walk(d, depth+1)
 		}
-		return nil
 	}
-	return out, walk(strings.TrimRight(root, "/"), 0)
+	walk(strings.TrimRight(root, "/"), 0)
+	return out, errors.Join(errs...)
 }
 
 // scannedEntry describes the savepoint or checkpoint in dir, if dir holds a

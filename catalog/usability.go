@@ -153,8 +153,12 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 	}
 	dr, drErr := logStarts(ctx, tr.Target, drTopics)
 	var drEnds map[kafka.TP]logStart
-	if link && drErr == nil {
-		drEnds, drErr = listOffsets(ctx, tr.Target, drTopics, false)
+	if link {
+		var endErr error
+		drEnds, endErr = listOffsets(ctx, tr.Target, drTopics, false)
+		if endErr != nil && drErr == nil { // the same missing topic fails both: say it once
+			drErr = endErr
+		}
 	}
 	if drErr != nil {
 		u.DRErr = drErr.Error()

@@ -5,15 +5,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
 
 // Fingerprint hashes each top-level section of the effective settings
 // (defaults applied), by its key in the file: the console records them in
-// the audit log at start, so a changed setting leaves a trace. Secrets
-// (any key naming a password or secret) are hashed only as set or unset.
+// the audit log at start, so a changed setting leaves a trace. Passwords
+// are hashed only as set or unset.
 func Fingerprint(c *Config) (map[string]string, error) {
 	b, err := yaml.Marshal(c)
 	if err != nil {
@@ -41,7 +40,7 @@ func redact(v any) any {
 	case map[string]any:
 		m := make(map[string]any, len(x))
 		for k, val := range x {
-			if lk := strings.ToLower(k); strings.Contains(lk, "password") || strings.Contains(lk, "secret") {
+			if k == "password" { // sasl.password, cluster_link.password (password_file is a path: kept)
 				if s, ok := val.(string); ok {
 					m[k] = s != ""
 					continue

@@ -40,4 +40,26 @@ flows:
 			t.Fatal("a secret in a fingerprint")
 		}
 	}
+	// A password change is not visible (set stays set); a password_file path is.
+	pw := func(extra string) map[string]string {
+		t.Helper()
+		c, err := Parse("f.yaml", strings.NewReader(`
+clusters:
+  a: {bootstrap: ["a:9092"], sasl: {mechanism: PLAIN, username: u, `+extra+`}}
+  b: {bootstrap: ["b:9092"]}
+flows:
+  - {source: a, target: b}
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fp, err := Fingerprint(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fp
+	}
+	if pw("password: one")["clusters"] != pw("password: two")["clusters"] {
+		t.Error("a password's value shows in the fingerprint")
+	}
 }

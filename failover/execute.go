@@ -207,9 +207,9 @@ func (rb *Runbook) stopMirror(ctx context.Context, flowName string) (any, error)
 func (rb *Runbook) translateGroup(ctx context.Context, r *Run, idx int, s Step, who Actor) (any, error) {
 	tr := rb.Monitor.Translator(r.Flow)
 	reason := fmt.Sprintf("failover run %d step %d", r.ID, idx+1)
-	// Resumed after a crash: an earlier attempt's change is finished, not
-	// made again (a new translation could differ, and would record the
-	// already translated offsets as the ones to undo to).
+	// Resumed after a crash or a failed commit: an earlier attempt's change
+	// is finished, not made again (a new translation could differ, and
+	// would record the already translated offsets as the ones to undo to).
 	earlier, err := rb.Store.GroupChanges(ctx, r.Flow, s.Group)
 	if err != nil {
 		return nil, err
@@ -218,14 +218,13 @@ func (rb *Runbook) translateGroup(ctx context.Context, r *Run, idx int, s Step, 
 		if c.Reason != reason {
 			continue
 		}
-		switch c.Status {
-		case "applied":
+		if c.Status == "applied" {
 			return map[string]any{"change_id": c.ID, "changes": c.Changes, "note": "applied by an earlier attempt"}, nil
-		case "applying":
-			c, err := kafka.FinishInterruptedChange(ctx, rb.Store, tr.Target, c)
-			return map[string]any{"change_id": c.ID, "changes": c.Changes, "note": "an earlier attempt's change, committed again"}, err
 		}
-		break // failed: translate and apply anew
+		// Interrupted, or failed (perhaps after Kafka took the commit):
+		// the same offsets again, with the previous ones it recorded.
+		c, err := kafka.FinishInterruptedChange(ctx, rb.Store, tr.Target, c)
+		return map[string]any{"change_id": c.ID, "changes": c.Changes, "note": "an earlier attempt's change, committed again"}, err
 	}
 	plan, err := rb.groupPlan(ctx, r.Flow, s)
 	if err != nil {

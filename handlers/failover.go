@@ -137,6 +137,10 @@ func planFromForm(r *http.Request, cfg *config.Config) failover.Plan {
 
 // FailoverCreate is POST /failover.
 func (h *Handlers) FailoverCreate(w http.ResponseWriter, r *http.Request) {
+	if r.FormValue("translate_from_savepoint") != "" && strings.TrimSpace(r.FormValue("savepoint_path")) == "" {
+		h.renderFailoverList(w, r, http.StatusUnprocessableEntity, "Translating from the savepoint needs its path: fill in the savepoint path, or untick the box to translate the groups' committed offsets.")
+		return
+	}
 	id, err := h.Runbook.Create(r.Context(), actor(r), planFromForm(r, h.Runbook.Config), r.FormValue("reason"))
 	if err != nil {
 		h.renderFailoverList(w, r, statusFor(err), err.Error())

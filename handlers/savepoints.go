@@ -683,7 +683,9 @@ func restoreStrategies(p views.SavepointDetailPage) ([]views.RestoreStrategy, in
 		// partitions do not exist under the mirror's names.
 		s[0].FitsWhy = "Not as it is: the link renames topics (" + renamedTopics(p.Usability) + "), and the source's state names the old ones."
 		s[1].Fits, s[1].Recommended, s[1].FitsWhy = true, true,
-			"Cluster Linking keeps offsets, so no translation: commit the savepoint's offsets under the mirror's topic names, then restore with a new source uid."
+			"Cluster Linking keeps offsets, so no translation: commit the savepoint's offsets under the mirror's topic names to the job's DR group "+
+				"(by hand, e.g. kafka-consumer-groups.sh --reset-offsets --from-file: the runbook translates groups only for MirrorMaker 2 flows), "+
+				"then restore with a new source uid."
 		s[2].Fits, s[2].FitsWhy = true, "Fallback when the mirror is not caught up past the savepoint."
 	case p.ClusterLink:
 		rec = 1

@@ -360,13 +360,14 @@ func commitChange(ctx context.Context, store *storage.Store, adm *kadm.Client, c
 }
 
 // FinishInterruptedChange completes a change recorded as "applying" by a
-// process that died before it knew the commit's outcome: the same offsets
-// are committed again (harmless if they already were), so a resumed
-// failover step neither translates anew nor loses the "previous" offsets
-// recorded for undo. The group must still have no members.
+// process that died before it knew the commit's outcome, or as "failed"
+// (the commit may still have reached Kafka, as after a timeout): the same
+// offsets are committed again (harmless if they already were), so a
+// resumed failover step neither translates anew nor loses the "previous"
+// offsets recorded for undo. The group must still have no members.
 func FinishInterruptedChange(ctx context.Context, store *storage.Store, target *kgo.Client, change storage.GroupChange) (storage.GroupChange, error) {
-	if change.Status != "applying" {
-		return change, fmt.Errorf("group change %d is %s, not interrupted", change.ID, change.Status)
+	if change.Status != "applying" && change.Status != "failed" {
+		return change, fmt.Errorf("group change %d is %s, not interrupted or failed", change.ID, change.Status)
 	}
 	adm := kadm.NewClient(target)
 	state, members, err := groupState(ctx, adm, change.Group)

@@ -273,4 +273,21 @@ func TestFinishInterruptedChange(t *testing.T) {
 	if _, err := FinishInterruptedChange(ctx, store, dcl, after[0]); err == nil {
 		t.Fatal("an applied change was committed again")
 	}
+	// A failed commit (it may have reached Kafka) is finished the same way.
+	f := storage.GroupChange{Flow: "primary->dr", Group: "billing", AtMs: 2, Actor: "alice", Reason: "failover run 2 step 1",
+		Changes: []storage.OffsetChange{{Topic: "events", Partition: 0, Previous: &prev, Applied: 95}}}
+	if f.ID, err = store.BeginGroupChange(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.FinishGroupChange(ctx, f.ID, errors.New("request timed out")); err != nil {
+		t.Fatal(err)
+	}
+	f.Status = "failed"
+	if done, err := FinishInterruptedChange(ctx, store, dcl, f); err != nil || done.Status != "applied" {
+		t.Fatalf("finishing a failed change: %+v %v", done, err)
+	}
+	got, _ = kadm.NewClient(dcl).FetchOffsets(ctx, "billing")
+	if o, _ := got.Lookup("events", 0); o.At != 95 {
+		t.Fatalf("after finishing the failed change: %+v", o)
+	}
 }

@@ -82,6 +82,11 @@ type SavepointFilter struct {
 	// Unread selects entries whose offsets were never read: no offsets and
 	// no read error.
 	Unread bool
+	// Failed selects entries whose offsets could not be read (a read error,
+	// no offsets).
+	Failed bool
+	// PathPrefixes, when set, keeps entries whose path starts with one of them.
+	PathPrefixes []string
 	// Limit caps the number of entries (0: no limit).
 	Limit int
 }
@@ -230,6 +235,17 @@ func (s *Store) Savepoints(ctx context.Context, f SavepointFilter) ([]Savepoint,
 	}
 	if f.Unread {
 		where = append(where, "offsets_json IS NULL AND read_error = ''")
+	}
+	if f.Failed {
+		where = append(where, "offsets_json IS NULL AND read_error <> ''")
+	}
+	if len(f.PathPrefixes) > 0 {
+		var or []string
+		for _, p := range f.PathPrefixes {
+			or = append(or, "substr(path, 1, ?) = ?")
+			args = append(args, len(p), p)
+		}
+		where = append(where, "("+strings.Join(or, " OR ")+")")
 	}
 	q := "SELECT " + savepointColumns + " FROM savepoints"
 	if len(where) > 0 {

@@ -63,3 +63,14 @@ func TestProxyModeFourEyes(t *testing.T) {
 		t.Fatalf("valid approvers %v (approved %v), approvals %+v", run.ValidApprovers, run.Approved, run.Approvals)
 	}
 }
+
+// "Translate from this savepoint" without a savepoint path is refused,
+// not silently turned into a translation of the groups' own offsets.
+func TestTranslateFromSavepointNeedsAPath(t *testing.T) {
+	c := startConsole(t)
+	resp, body := postAs(t, c, "operator", "/failover", url.Values{"flow": {"primary->dr"}, "groups": {"billing"},
+		"translate_from_savepoint": {"1"}, "reason": {"drill"}})
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "needs its path") {
+		t.Fatalf("POST /failover = %d\n%.400s", resp.StatusCode, body)
+	}
+}

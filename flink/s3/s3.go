@@ -21,7 +21,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 )
 
-// Timeout bounds one request (a read of one object, or one listing page).
+// Timeout bounds one read of an object, or one directory's whole listing.
 const Timeout = time.Minute
 
 // Store reads objects by URI: s3://bucket/key (s3a:// and s3p://, the
@@ -60,19 +60,20 @@ func New(c *config.S3) (*Store, error) {
 // Serves reports whether uri is an s3://, s3a:// or s3p:// URI.
 func (s *Store) Serves(uri string) bool { return config.IsS3URI(uri) }
 
-// split parses an S3 URI into its bucket and key.
+// split parses an S3 URI into its bucket and key. The key is taken as
+// written, never percent-decoded: S3 keys are literal, and the callers'
+// containment checks (no ".." out of a directory) look at the same string
+// that is read.
 func split(uri string) (bucket, key string, err error) {
 	if !config.IsS3URI(uri) {
 		return "", "", fmt.Errorf("s3: %q is not an s3:// URI", uri)
 	}
-	u, err := url.Parse(uri)
-	if err != nil {
-		return "", "", fmt.Errorf("s3: bad URI %q: %v", uri, err)
-	}
-	if u.Host == "" {
+	rest := uri[strings.Index(uri, "://")+3:]
+	bucket, key, _ = strings.Cut(rest, "/")
+	if bucket == "" {
 		return "", "", fmt.Errorf("s3: URI %q names no bucket", uri)
 	}
-	return u.Host, strings.TrimPrefix(u.Path, "/"), nil
+	return bucket, key, nil
 }
 
 // ReadFile returns the object at uri; more than limit bytes is an error

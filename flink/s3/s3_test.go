@@ -119,6 +119,12 @@ func TestReadFileListExists(t *testing.T) {
 		t.Fatalf("List savepoint-1: %+v %v %v", files, dirs, err)
 	}
 
+	// Keys are literal: "%2e%2e" is not "..", and "#" is part of the key.
+	srv.Put(t, "sp/%2e%2e/x#1", []byte("literal"))
+	srv.Put(t, "x#1", []byte("outside"))
+	if b, err := s.ReadFile("s3://flink/sp/%2e%2e/x#1", 10); err != nil || string(b) != "literal" {
+		t.Fatalf("ReadFile of a key with %%2e%%2e and #: %q %v", b, err)
+	}
 	if ok, err := s.Exists(ctx, "s3://flink/sp/savepoint-1/op-state"); !ok || err != nil {
 		t.Fatalf("Exists: %v %v", ok, err)
 	}
