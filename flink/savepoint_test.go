@@ -20,6 +20,9 @@ type fixtureExpected struct {
 	Parallelism            int              `json:"parallelism"`
 	SplitSerializerVersion int              `json:"split_serializer_version"`
 	TopicPartitions        map[string]int64 `json:"topic_partitions"`
+	// CommittedGroupOffsets: the job's consumer group as real Kafka had it
+	// when the savepoint was taken (the job had read everything).
+	CommittedGroupOffsets  map[string]int64 `json:"committed_group_offsets"`
 	EnumeratorSplitOffsets map[string]int64 `json:"enumerator_split_offsets"`
 	// EnumeratorSerializerVersion: 3 (connector 5.x) when absent.
 	EnumeratorSerializerVersion int `json:"enumerator_serializer_version"`
@@ -125,8 +128,8 @@ func TestFixtures(t *testing.T) {
 					if err != nil {
 						t.Fatalf("selector %q: %v", sel, err)
 					}
-					if !equalMaps(offsetsMap(k), exp.TopicPartitions) {
-						t.Fatalf("selector %q: offsets %v, want %v", sel, offsetsMap(k), exp.TopicPartitions)
+					if !equalMaps(offsetsMap(k), exp.TopicPartitions) || !equalMaps(offsetsMap(k), exp.CommittedGroupOffsets) {
+						t.Fatalf("selector %q: offsets %v, want %v (the group committed %v)", sel, offsetsMap(k), exp.TopicPartitions, exp.CommittedGroupOffsets)
 					}
 					// Before V5 the file carries no uid: only a uid selector
 					// (hashed to the id) can name it.
