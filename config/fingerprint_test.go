@@ -5,25 +5,29 @@ import (
 	"testing"
 )
 
-func TestFingerprint(t *testing.T) {
-	load := func(extra string) map[string]string {
-		t.Helper()
-		c, err := Parse("f.yaml", strings.NewReader(`
+// fingerprintOf parses a small config (sasl holds the cluster's SASL
+// settings, extra is appended) and fingerprints it.
+func fingerprintOf(t *testing.T, sasl, extra string) map[string]string {
+	t.Helper()
+	c, err := Parse("f.yaml", strings.NewReader(`
 clusters:
-  a: {bootstrap: ["a:9092"], sasl: {mechanism: PLAIN, username: u, password: hunter2}}
+  a: {bootstrap: ["a:9092"], sasl: {mechanism: PLAIN, username: u, `+sasl+`}}
   b: {bootstrap: ["b:9092"]}
 flows:
   - {source: a, target: b}
 `+extra))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fp, err := Fingerprint(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fp
+	if err != nil {
+		t.Fatal(err)
 	}
+	fp, err := Fingerprint(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fp
+}
+
+func TestFingerprint(t *testing.T) {
+	load := func(extra string) map[string]string { return fingerprintOf(t, "password: hunter2", extra) }
 	base := load("")
 	if base["clusters"] == "" || base["flows"] == "" || base["thresholds"] == "" || base["failover"] == "" {
 		t.Fatalf("sections %v", base)
@@ -40,26 +44,8 @@ flows:
 			t.Fatal("a secret in a fingerprint")
 		}
 	}
-	// A password change is not visible (set stays set); a password_file path is.
-	pw := func(extra string) map[string]string {
-		t.Helper()
-		c, err := Parse("f.yaml", strings.NewReader(`
-clusters:
-  a: {bootstrap: ["a:9092"], sasl: {mechanism: PLAIN, username: u, `+extra+`}}
-  b: {bootstrap: ["b:9092"]}
-flows:
-  - {source: a, target: b}
-`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fp, err := Fingerprint(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fp
-	}
-	if pw("password: one")["clusters"] != pw("password: two")["clusters"] {
+	// A password change is not visible (set stays set).
+	if fingerprintOf(t, "password: one", "")["clusters"] != fingerprintOf(t, "password: two", "")["clusters"] {
 		t.Error("a password's value shows in the fingerprint")
 	}
 }
