@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: run build test generate check-generated e2e bench fuzz vendor clean
+.PHONY: run build test deps unit generate check-generated e2e bench fuzz vendor clean
 
 ## run: the console against the embedded sandbox on http://127.0.0.1:8080/
 run:
@@ -13,8 +13,31 @@ run:
 build:
 	CGO_ENABLED=1 $(GO) build -ldflags '$(LDFLAGS)' -o bin/drconsole .
 
-## test: vet, generated views up to date, unit + kfake integration + headless Chromium tests
-test: check-generated
+## test: everything, on a fresh machine too: installs what is missing (deps), then unit + browser
+## tests (unit), then the end-to-end suite against real Kafka, MirrorMaker 2 and Flink (e2e)
+test: deps
+	$(MAKE) unit
+	$(MAKE) e2e
+
+## deps: install what the tests need when it is missing (Debian packages: chromium for the browser
+## tests, maven and a JDK for testenv); as root or through sudo, and says so loudly when it cannot
+deps:
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v mvn >/dev/null 2>&1 || missing="$$missing maven"; \
+	command -v java >/dev/null 2>&1 || missing="$$missing openjdk-17-jdk-headless"; \
+	if [ -n "$$missing" ]; then \
+	  echo "== installing$$missing (needed by make test)"; \
+	  if [ "$$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; \
+	  else echo "make deps: need$$missing; install them as root (apt-get install$$missing)" >&2; exit 1; fi; \
+	  command -v apt-get >/dev/null 2>&1 || { echo "make deps: no apt-get here; install$$missing by hand" >&2; exit 1; }; \
+	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq$$missing >/dev/null \
+	    || { echo "make deps: apt-get install$$missing failed" >&2; exit 1; }; \
+	fi
+	@chromium --version; java -version 2>&1 | sed -n 1p; mvn -v 2>&1 | sed -n 1p
+
+## unit: vet, generated views up to date, unit + kfake integration + headless Chromium tests (needs deps)
+unit: check-generated
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
 
