@@ -105,6 +105,9 @@ func TestClusterLinkStandInDescribes(t *testing.T) {
 // refused per topic inside a 200, with the spec's wording.
 func TestClusterLinkStandInPromoteStateMachine(t *testing.T) {
 	s, c := startLinkStandIn(t)
+	// Long enough that the second promote below still finds the mirror
+	// pending on a loaded machine (100 ms was not, under CI-like load).
+	s.SetPendingStopped(2 * time.Second)
 	ctx := context.Background()
 	res, err := c.Promote(ctx, []string{"orders"}, false)
 	if err != nil || len(res) != 1 || res[0].Failed() || len(res[0].MirrorLags) != 3 {
@@ -121,7 +124,7 @@ func TestClusterLinkStandInPromoteStateMachine(t *testing.T) {
 		t.Fatalf("promote while pending: %v", err)
 	}
 
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for mirrorsByName(t, c)["orders"].MirrorStatus != kafka.MirrorStopped {
 		if time.Now().After(deadline) {
 			t.Fatal("never STOPPED")
