@@ -740,3 +740,94 @@ func TestStepStartsExactlyOnce(t *testing.T) {
 		t.Fatalf("step 1 %s after %d attempts", r.Steps[0].Status, r.Steps[0].Attempts)
 	}
 }
+
+// setAuditFails makes every audit insert into the database at path fail
+// (as a full disk or a locked-down file would), or work again.
+func setAuditFails(t *testing.T, path string, fail bool) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q := `DROP TRIGGER audit_fails`
+	if fail {
+		q = `CREATE TRIGGER audit_fails BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'audit is read-only in this test'); END`
+	}
+	if _, err := db.Exec(q); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// With the audit log unwritable nothing in the runbook happens: no plan,
+// no approval, no rejection, no step claimed. A step whose outcome cannot
+// be recorded is not finished: it stays running, released, and once the
+// audit log works again executing it resumes and finishes the change its
+// first attempt made (committed once).
+func TestNoRunbookEffectWithoutAuditRecord(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	plan := Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindTranslateGroup, Group: "billing", AllowPartial: true}}}
+	id, err := e.rb.Create(ctx, alice, plan, "drill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := e.rb.Get(ctx, id)
+	setAuditFails(t, e.path, true)
+	if _, err := e.rb.Create(ctx, alice, plan, "drill"); err == nil {
+		t.Fatal("a plan was created without its audit record")
+	}
+	if runs, _ := e.rb.Runs(ctx); len(runs) != 1 {
+		t.Fatalf("%d runs stored, want 1", len(runs))
+	}
+	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, "ok"); err == nil {
+		t.Fatal("an approval was given without its audit record")
+	}
+	if err := e.rb.Reject(ctx, bob, id, "no"); err == nil {
+		t.Fatal("a rejection was made without its audit record")
+	}
+	if r, _ = e.rb.Get(ctx, id); len(r.Approvals) != 0 || r.Status != "pending" {
+		t.Fatalf("run %s with approvals %+v after unrecorded approve/reject", r.Status, r.Approvals)
+	}
+	setAuditFails(t, e.path, false)
+	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	setAuditFails(t, e.path, true)
+	if _, err := e.rb.Begin(ctx, alice, id, 0, "primary->dr", ""); err == nil {
+		t.Fatal("a step started without its audit record")
+	}
+	if r, _ = e.rb.Get(ctx, id); r.Steps[0].Status != "pending" || r.Status != "approved" {
+		t.Fatalf("after an unrecorded start: run %s, step %s", r.Status, r.Steps[0].Status)
+	}
+	setAuditFails(t, e.path, false)
+	x, err := e.rb.Begin(ctx, alice, id, 0, "primary->dr", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	setAuditFails(t, e.path, true)
+	if err := x.Run(ctx); err == nil || !strings.Contains(err.Error(), "not recorded") {
+		t.Fatalf("an unrecorded outcome passed: %v", err)
+	}
+	if r, _ = e.rb.Get(ctx, id); r.Steps[0].Status != "running" || r.Steps[0].Runner != "" || r.Status != "running" {
+		t.Fatalf("after an unrecorded outcome: run %s, step %s (runner %q), want running and released", r.Status, r.Steps[0].Status, r.Steps[0].Runner)
+	}
+	setAuditFails(t, e.path, false)
+	if x, err = e.rb.Begin(ctx, bob, id, 0, "primary->dr", ""); err != nil {
+		t.Fatalf("resuming a released step: %v", err)
+	}
+	if err := x.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ = e.rb.Get(ctx, id); r.Status != "completed" || r.Steps[0].Status != "done" {
+		t.Fatalf("run %s, step %s", r.Status, r.Steps[0].Status)
+	}
+	for action, want := range map[string]int{"failover.step-start": 2, "failover.step-done": 1, "failover.completed": 1} {
+		if n := e.audit.count(action); n != want {
+			t.Errorf("%d %s records, want %d", n, action, want)
+		}
+	}
+	if changes, _ := e.store.GroupChanges(ctx, "primary->dr", "billing"); len(changes) != 1 || changes[0].Status != "applied" {
+		t.Fatalf("group changes %+v, want one, applied", changes)
+	}
+}

@@ -194,8 +194,7 @@ func (rb *Runbook) Approve(ctx context.Context, who Actor, id int64, planHash, c
 	case r.Status != "pending" && r.Status != "approved" && r.Status != "running":
 		return fmt.Errorf("run %d is %s: nothing to approve", id, r.Status)
 	case samePerson(who.Name, r.CreatedBy):
-		rb.Audit.Record(ctx, who, "failover.self-approval-refused", runSubject(id), map[string]any{"plan_hash": r.PlanHash})
-		return ErrSelfApproval
+		return rb.refused(ctx, who, id, "failover.self-approval-refused", map[string]any{"plan_hash": r.PlanHash}, ErrSelfApproval)
 	case planHash != r.PlanHash:
 		return fmt.Errorf("the plan changed since you looked at it (hash %.12s, now %.12s): review it again", planHash, r.PlanHash)
 	}
