@@ -831,3 +831,56 @@ func TestNoRunbookEffectWithoutAuditRecord(t *testing.T) {
 		t.Fatalf("group changes %+v, want one, applied", changes)
 	}
 }
+
+// An approval from an account the requester created (in the console or,
+// as the same name, from the command line), or from one created after
+// the run was requested, does not count, and the run says why. An account
+// created by someone else before the request counts.
+func TestSockPuppetApprovalsDoNotCount(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	requested := time.Now()
+	e.now = requested
+	for _, u := range []storage.User{
+		{Name: "mallory", Role: "operator", CreatedBy: "alice", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
+		{Name: "shelly", Role: "operator", CreatedBy: "cli:Alice", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
+		{Name: "late", Role: "operator", CreatedBy: "root-admin", CreatedMs: requested.Add(time.Minute).UnixMilli()},
+		{Name: "Dave", Role: "operator", CreatedBy: "root-admin", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
+		{Name: "dave", Role: "operator", CreatedBy: "alice", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
+		{Name: "bob", Role: "operator", CreatedBy: "root-admin", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
+	} {
+		if err := e.store.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := e.rb.Get(ctx, id)
+	wants := map[string]string{"mallory": "created by the requester alice", "shelly": "created by the requester alice",
+		"late": "after the run was requested", "dave": "created by the requester alice"}
+	for name := range wants {
+		if err := e.rb.Approve(ctx, Actor{Name: name, Role: "operator"}, id, r.PlanHash, "ok"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, _ = e.rb.Get(ctx, id)
+	if r.Approved || len(r.ValidApprovers) != 0 || r.Status != "pending" {
+		t.Fatalf("sock-puppet approvals counted: approved %v by %v (%s)", r.Approved, r.ValidApprovers, r.Status)
+	}
+	for name, want := range wants {
+		if !strings.Contains(r.Discounted[name], want) {
+			t.Errorf("%s: discounted %q, want it to say %q", name, r.Discounted[name], want)
+		}
+	}
+	if _, err := e.rb.Begin(ctx, alice, id, 0, "", ""); !errors.Is(err, ErrNotApproved) {
+		t.Fatalf("a step ran on sock-puppet approvals: %v", err)
+	}
+	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ = e.rb.Get(ctx, id); !r.Approved || len(r.ValidApprovers) != 1 || r.ValidApprovers[0] != "bob" {
+		t.Fatalf("bob's approval: approved %v by %v", r.Approved, r.ValidApprovers)
+	}
+}

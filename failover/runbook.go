@@ -92,6 +92,10 @@ type Run struct {
 	// and have not expired.
 	ValidApprovers []string
 	Approved       bool
+	// Discounted says, per approver, why their approval does not count
+	// although it is for the current plan: their account was created by
+	// the requester, or after the run was requested.
+	Discounted map[string]string
 	// NextStep is the first step not done, -1 when all are.
 	NextStep int
 }
@@ -110,6 +114,17 @@ func (rb *Runbook) Get(ctx context.Context, id int64) (*Run, error) {
 	for _, a := range sr.Approvals {
 		if a.Decision == "approve" && a.PlanHash == sr.PlanHash && !samePerson(a.Approver, sr.CreatedBy) && now < a.ExpiresMs &&
 			!slices.ContainsFunc(r.ValidApprovers, func(v string) bool { return samePerson(v, a.Approver) }) {
+			why, err := rb.sockPuppet(ctx, a.Approver, sr)
+			if err != nil {
+				return nil, err
+			}
+			if why != "" {
+				if r.Discounted == nil {
+					r.Discounted = map[string]string{}
+				}
+				r.Discounted[a.Approver] = why
+				continue
+			}
 			r.ValidApprovers = append(r.ValidApprovers, a.Approver)
 		}
 	}
@@ -121,6 +136,29 @@ func (rb *Runbook) Get(ctx context.Context, id int64) (*Run, error) {
 		}
 	}
 	return r, nil
+}
+
+// sockPuppet says why approver's account may not approve run, or "" when
+// it may: an account the requester created (in the console, or from the
+// command line as the same name) or one created after the run was
+// requested could be a second identity of the requester. An identity
+// without an account (signed in through the reverse proxy) is the
+// directory's, not the requester's making.
+func (rb *Runbook) sockPuppet(ctx context.Context, approver string, run *storage.FailoverRun) (string, error) {
+	accounts, err := rb.Store.AccountOrigins(ctx, approver)
+	if err != nil {
+		return "", fmt.Errorf("checking the account of approver %s: %w", approver, err)
+	}
+	for _, a := range accounts {
+		switch {
+		case samePerson(a.CreatedBy, run.CreatedBy) || samePerson(strings.TrimPrefix(a.CreatedBy, "cli:"), run.CreatedBy):
+			return fmt.Sprintf("the account %s was created by the requester %s", a.Name, run.CreatedBy), nil
+		case a.CreatedMs > run.CreatedMs:
+			return fmt.Sprintf("the account %s was created %s, after the run was requested (%s)", a.Name,
+				time.UnixMilli(a.CreatedMs).UTC().Format(time.DateTime), time.UnixMilli(run.CreatedMs).UTC().Format(time.DateTime)), nil
+		}
+	}
+	return "", nil
 }
 
 // Create stores a new plan, pending approval.
