@@ -20,6 +20,7 @@ import (
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/storage/storagetest"
 )
 
 // testAudit writes to the store's audit chain, as the console does (step
@@ -741,24 +742,6 @@ func TestStepStartsExactlyOnce(t *testing.T) {
 	}
 }
 
-// setAuditFails makes every audit insert into the database at path fail
-// (as a full disk or a locked-down file would), or work again.
-func setAuditFails(t *testing.T, path string, fail bool) {
-	t.Helper()
-	db, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	q := `DROP TRIGGER audit_fails`
-	if fail {
-		q = `CREATE TRIGGER audit_fails BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'audit is read-only in this test'); END`
-	}
-	if _, err := db.Exec(q); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // With the audit log unwritable nothing in the runbook happens: no plan,
 // no approval, no rejection, no step claimed. A step whose outcome cannot
 // be recorded is not finished: it stays running, released, and once the
@@ -773,7 +756,7 @@ func TestNoRunbookEffectWithoutAuditRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ := e.rb.Get(ctx, id)
-	setAuditFails(t, e.path, true)
+	storagetest.FailAuditWrites(t, e.path, true)
 	if _, err := e.rb.Create(ctx, alice, plan, "drill"); err == nil {
 		t.Fatal("a plan was created without its audit record")
 	}
@@ -789,30 +772,30 @@ func TestNoRunbookEffectWithoutAuditRecord(t *testing.T) {
 	if r, _ = e.rb.Get(ctx, id); len(r.Approvals) != 0 || r.Status != "pending" {
 		t.Fatalf("run %s with approvals %+v after unrecorded approve/reject", r.Status, r.Approvals)
 	}
-	setAuditFails(t, e.path, false)
+	storagetest.FailAuditWrites(t, e.path, false)
 	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, "ok"); err != nil {
 		t.Fatal(err)
 	}
-	setAuditFails(t, e.path, true)
+	storagetest.FailAuditWrites(t, e.path, true)
 	if _, err := e.rb.Begin(ctx, alice, id, 0, "primary->dr", ""); err == nil {
 		t.Fatal("a step started without its audit record")
 	}
 	if r, _ = e.rb.Get(ctx, id); r.Steps[0].Status != "pending" || r.Status != "approved" {
 		t.Fatalf("after an unrecorded start: run %s, step %s", r.Status, r.Steps[0].Status)
 	}
-	setAuditFails(t, e.path, false)
+	storagetest.FailAuditWrites(t, e.path, false)
 	x, err := e.rb.Begin(ctx, alice, id, 0, "primary->dr", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	setAuditFails(t, e.path, true)
+	storagetest.FailAuditWrites(t, e.path, true)
 	if err := x.Run(ctx); err == nil || !strings.Contains(err.Error(), "not recorded") {
 		t.Fatalf("an unrecorded outcome passed: %v", err)
 	}
 	if r, _ = e.rb.Get(ctx, id); r.Steps[0].Status != "running" || r.Steps[0].Runner != "" || r.Status != "running" {
 		t.Fatalf("after an unrecorded outcome: run %s, step %s (runner %q), want running and released", r.Status, r.Steps[0].Status, r.Steps[0].Runner)
 	}
-	setAuditFails(t, e.path, false)
+	storagetest.FailAuditWrites(t, e.path, false)
 	if x, err = e.rb.Begin(ctx, bob, id, 0, "primary->dr", ""); err != nil {
 		t.Fatalf("resuming a released step: %v", err)
 	}

@@ -2,26 +2,12 @@ package storage_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"testing"
 
 	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/storage/storagetest"
 )
-
-// failAudit makes every audit insert fail, as a full disk or a broken
-// chain would, through a second connection to the same file.
-func failAudit(t *testing.T, path string) {
-	t.Helper()
-	db, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`CREATE TRIGGER audit_fails BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'audit is read-only in this test'); END`); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // A step is claimed by one conditional update: not twice by one runner,
 // not while another step of the run runs or an earlier one is not done;
@@ -75,7 +61,7 @@ func TestFailoverStepClaims(t *testing.T) {
 	}
 	// No audit record, no state change: the outcome stays unwritten, and
 	// a release leaves the step interrupted for the next claim.
-	failAudit(t, path)
+	storagetest.FailAuditWrites(t, path, true)
 	if err := st.FinishFailoverStep(ctx, outcome("B")); err == nil {
 		t.Fatal("an outcome was recorded without its audit record")
 	}

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"io"
 	"log/slog"
@@ -17,6 +16,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/storage/storagetest"
 	"github.com/drconsole/drconsole/web"
 )
 
@@ -41,14 +41,7 @@ func TestSavepointRegisterNeedsItsAuditRecord(t *testing.T) {
 		Auth: config.Auth{InsecureCookie: true}}
 	router := web.Router(h, log)
 	cookie := sessionCookie(t, &console{Store: st}, "operator")
-	db, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`CREATE TRIGGER audit_fails BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'audit is read-only in this test'); END`); err != nil {
-		t.Fatal(err)
-	}
+	storagetest.FailAuditWrites(t, path, true)
 	req := httptest.NewRequest(http.MethodPost, "/savepoints/register", strings.NewReader(url.Values{"path": {"file:" + dir}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.AddCookie(cookie)
