@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 
@@ -81,5 +82,42 @@ func TestFailoverStepClaims(t *testing.T) {
 	starts, _ := st.AuditEntries(ctx, storage.AuditFilter{Action: "failover.step-start"})
 	if len(starts) != 2 {
 		t.Fatalf("%d step starts on record, want 2 (A's and B's)", len(starts))
+	}
+}
+
+// Accounts that existed before creators were recorded take theirs from
+// the audit chain's user.create record when the database is upgraded.
+func TestUpgradeTakesAccountCreatorsFromAudit(t *testing.T) {
+	st, path := openStore(t)
+	ctx := context.Background()
+	for _, name := range []string{"bob", "old"} {
+		if err := st.CreateUser(ctx, storage.User{Name: name, Role: "operator"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.AppendAudit(ctx, storage.AuditEntry{Actor: "alice", Action: "user.create", Subject: "user:bob"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	// Back to the schema before migration 7.
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`ALTER TABLE users DROP COLUMN created_by`, `ALTER TABLE failover_steps DROP COLUMN runner`, `PRAGMA user_version = 6`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	st, err = storage.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for name, want := range map[string]string{"bob": "alice", "old": ""} {
+		if o, err := st.AccountOrigins(ctx, name); err != nil || len(o) != 1 || o[0].CreatedBy != want {
+			t.Errorf("%s after the upgrade: %+v %v, want created by %q", name, o, err, want)
+		}
 	}
 }
