@@ -49,7 +49,10 @@ type Runbook struct {
 	Store   *storage.Store
 	Monitor *kafka.Monitor
 	Config  *config.Config
-	Audit   Auditor
+	// Audit writes plans, approvals and refusals before they take effect.
+	// A step's start and outcome records are written by Store in the
+	// same transaction as the step's state change.
+	Audit Auditor
 	Log     *slog.Logger
 	Now     func() time.Time
 	// Connect and Flink build clients; tests replace them.
