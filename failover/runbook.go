@@ -53,8 +53,8 @@ type Runbook struct {
 	// A step's start and outcome records are written by Store in the
 	// same transaction as the step's state change.
 	Audit Auditor
-	Log     *slog.Logger
-	Now     func() time.Time
+	Log   *slog.Logger
+	Now   func() time.Time
 	// Connect and Flink build clients; tests replace them.
 	Connect func(url string) ConnectAPI
 	Flink   func(url string) FlinkAPI
