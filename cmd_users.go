@@ -116,7 +116,7 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 				return err
 			}
 		}
-		if err := accounts.Create(ctx, store, audit, name, *role, hash); err != nil {
+		if err := accounts.Create(ctx, store, audit, name, *role, hash, cliActor()); err != nil {
 			return fmt.Errorf("users add: %w", err)
 		}
 		fmt.Fprintf(stdout, "users: added %s (%s)\n", name, *role)

@@ -34,7 +34,7 @@ func createDemoUsers(ctx context.Context, dbPath string, stdout io.Writer) error
 		if err != nil {
 			return err
 		}
-		if err := store.CreateUser(ctx, storage.User{Name: u.name, Role: u.role, PasswordHash: hash}); err != nil {
+		if err := store.CreateUser(ctx, storage.User{Name: u.name, Role: u.role, PasswordHash: hash, CreatedBy: "demo"}); err != nil {
 			return err
 		}
 		if _, err := store.AppendAudit(ctx, storage.AuditEntry{Actor: "demo", Action: "user.create", ClientIP: "local",

@@ -43,8 +43,10 @@ func (e existsError) Unwrap() error { return storage.ErrUserExists }
 
 // Create adds an account; hash "" makes one that can sign in only through
 // the reverse proxy. An existing name gives an error wrapping
-// storage.ErrUserExists, before anything is audited.
-func Create(ctx context.Context, st *storage.Store, audit Auditor, name, role, hash string) error {
+// storage.ErrUserExists, before anything is audited. createdBy is who
+// creates it (an approval from an account its requester created does not
+// count).
+func Create(ctx context.Context, st *storage.Store, audit Auditor, name, role, hash, createdBy string) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}
@@ -59,7 +61,7 @@ func Create(ctx context.Context, st *storage.Store, audit Auditor, name, role, h
 	if err := audit(ctx, "user.create", "user:"+name, map[string]any{"role": role, "password": hash != ""}); err != nil {
 		return err
 	}
-	return st.CreateUser(ctx, storage.User{Name: name, Role: role, PasswordHash: hash})
+	return st.CreateUser(ctx, storage.User{Name: name, Role: role, PasswordHash: hash, CreatedBy: createdBy})
 }
 
 // SetRole changes name's role and returns the one it had. Asking for the

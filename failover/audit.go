@@ -13,11 +13,21 @@ type StoreAuditor struct{ Store *storage.Store }
 
 // Record implements Auditor.
 func (a StoreAuditor) Record(ctx context.Context, who Actor, action, subject string, details any) error {
+	e, err := auditEntry(who, action, subject, details)
+	if err != nil {
+		return err
+	}
+	_, err = a.Store.AppendAudit(ctx, e)
+	return err
+}
+
+// auditEntry is the record of who did action to subject. State changes
+// hand it to the store, which writes it in the change's transaction.
+func auditEntry(who Actor, action, subject string, details any) (storage.AuditEntry, error) {
 	body, err := json.Marshal(details)
 	if err != nil {
-		return fmt.Errorf("audit %s: %w", action, err)
+		return storage.AuditEntry{}, fmt.Errorf("audit %s: %w", action, err)
 	}
-	_, err = a.Store.AppendAudit(ctx, storage.AuditEntry{Actor: who.Name, Action: action, ClientIP: who.ClientIP,
-		UserAgent: who.UserAgent, Subject: subject, Details: body})
-	return err
+	return storage.AuditEntry{Actor: who.Name, Action: action, ClientIP: who.ClientIP,
+		UserAgent: who.UserAgent, Subject: subject, Details: body}, nil
 }

@@ -2,12 +2,14 @@ package failover
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/drconsole/drconsole/catalog"
@@ -20,18 +22,38 @@ import (
 // performs its effect and records the outcome. Splitting the two lets the
 // web layer answer at once and show progress while the effect runs.
 type Execution struct {
-	rb    *Runbook
-	run   *Run
-	Idx   int
-	Step  Step
-	who   Actor
-	Rules []RuleResult
+	rb     *Runbook
+	run    *Run
+	Idx    int
+	Step   Step
+	who    Actor
+	runner string
+	Rules  []RuleResult
 }
 
-// Begin checks that step idx of run id may run now and marks it running.
-// Irreversible steps need confirmation to equal the flow's name. override,
-// when not empty, is the operator's reason to proceed despite overridable
-// safety rules (lag, heartbeats).
+// runner identifies this console process in the steps it claims. A step
+// found running under another runner was interrupted (that process died)
+// and may be resumed; one running under this runner is a live duplicate.
+var runner atomic.Pointer[string]
+
+func init() { newRunner() }
+
+// newRunner gives the process a new identity; tests call it to stand for
+// a restart.
+func newRunner() {
+	id := rand.Text()
+	runner.Store(&id)
+}
+
+func runnerID() string { return *runner.Load() }
+
+// Begin checks that step idx of run id may run now and claims it: one
+// conditional update in SQLite, with its audit record, so of concurrent
+// requests exactly one starts the step and the others get an error
+// wrapping storage.ErrConflict (and a refusal on record). Irreversible
+// steps need confirmation to equal the flow's name. override, when not
+// empty, is the operator's reason to proceed despite overridable safety
+// rules (lag, heartbeats).
 func (rb *Runbook) Begin(ctx context.Context, who Actor, id int64, idx int, confirmation, override string) (*Execution, error) {
 	if !mayOperate(who) {
 		return nil, ErrRole
@@ -40,11 +62,19 @@ func (rb *Runbook) Begin(ctx context.Context, who Actor, id int64, idx int, conf
 	if err != nil {
 		return nil, err
 	}
+	if idx >= 0 && idx < len(r.Steps) {
+		switch st := r.Steps[idx]; {
+		case st.Status == "done":
+			return nil, rb.refused(ctx, who, id, "failover.step-start-refused", map[string]any{"step": idx + 1, "status": st.Status},
+				fmt.Errorf("step %d is done already: it never runs twice: %w", idx+1, storage.ErrConflict))
+		case st.Status == "running" && st.Runner == runnerID():
+			return nil, rb.refused(ctx, who, id, "failover.step-start-refused", map[string]any{"step": idx + 1, "status": st.Status, "started_by": st.StartedBy},
+				fmt.Errorf("step %d is running already (started by %s): it never runs twice at once: %w", idx+1, st.StartedBy, storage.ErrConflict))
+		}
+	}
 	switch {
 	case idx < 0 || idx >= len(r.Plan.Steps):
 		return nil, fmt.Errorf("run %d has no step %d", id, idx+1)
-	case r.Steps[idx].Status == "done":
-		return nil, fmt.Errorf("step %d is done already: it never runs twice", idx+1)
 	case r.Status != "approved" && r.Status != "running":
 		return nil, fmt.Errorf("run %d is %s: %w", id, r.Status, ErrNotApproved)
 	case !r.Approved:
@@ -56,7 +86,7 @@ func (rb *Runbook) Begin(ctx context.Context, who Actor, id int64, idx int, conf
 	if step.Irreversible() && strings.TrimSpace(confirmation) != r.Flow {
 		return nil, fmt.Errorf("%w: type the flow name %q to run this step", ErrConfirmation, r.Flow)
 	}
-	e := &Execution{rb: rb, run: r, Idx: idx, Step: step, who: who}
+	e := &Execution{rb: rb, run: r, Idx: idx, Step: step, who: who, runner: runnerID()}
 	switch step.Kind {
 	case KindPromoteMirrors, KindFailoverMirrors:
 		e.Rules = rb.linkRules(ctx, rb.Config.Flow(r.Flow), step.Kind)
@@ -65,28 +95,35 @@ func (rb *Runbook) Begin(ctx context.Context, who Actor, id int64, idx int, conf
 	}
 	if len(e.Rules) > 0 {
 		if failed := Failed(e.Rules); len(failed) > 0 {
-			rb.Audit.Record(ctx, who, "failover.step-refused", runSubject(id), map[string]any{"step": idx + 1, "kind": step.Kind,
-				"rules": e.Rules, "evidence": rb.evidence(r.Flow)})
-			return nil, fmt.Errorf("%w: %s", ErrRuleViolation, strings.Join(failed, "; "))
+			return nil, rb.refused(ctx, who, id, "failover.step-refused", map[string]any{"step": idx + 1, "kind": step.Kind,
+				"rules": e.Rules, "evidence": rb.evidence(r.Flow)}, fmt.Errorf("%w: %s", ErrRuleViolation, strings.Join(failed, "; ")))
 		}
 	}
-	err = rb.Audit.Record(ctx, who, "failover.step-start", runSubject(id), map[string]any{"step": idx + 1, "kind": step.Kind,
+	rec, err := auditEntry(who, "failover.step-start", runSubject(id), map[string]any{"step": idx + 1, "kind": step.Kind,
 		"title": step.Title(rb.Config.Flow(r.Flow)), "params": step, "plan_hash": r.PlanHash, "approvers": r.ValidApprovers,
 		"break_glass": r.BreakGlass, "rules": e.Rules, "override": override, "evidence": rb.evidence(r.Flow)})
 	if err != nil {
 		return nil, err
 	}
-	now := rb.now().UnixMilli()
-	if err := rb.Store.StartFailoverStep(ctx, id, idx, who.Name, now); err != nil {
-		return nil, err
+	err = rb.Store.StartFailoverStep(ctx, storage.StepStart{RunID: id, Idx: idx, Runner: e.runner, Actor: who.Name, AtMs: rb.now().UnixMilli(), Record: rec})
+	if errors.Is(err, storage.ErrConflict) {
+		return nil, rb.refused(ctx, who, id, "failover.step-start-refused", map[string]any{"step": idx + 1, "kind": step.Kind}, err)
 	}
-	if r.Status == "approved" {
-		if err := rb.Store.SetFailoverStatus(ctx, id, []string{"approved"}, "running", now); err != nil && !errors.Is(err, storage.ErrConflict) {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
 	rb.crash("started")
 	return e, nil
+}
+
+// refused puts a refusal on record and returns why, joined with the audit
+// failure if the record could not be written (the caller is refused either
+// way: nothing happens).
+func (rb *Runbook) refused(ctx context.Context, who Actor, id int64, action string, details any, why error) error {
+	if err := rb.Audit.Record(ctx, who, action, runSubject(id), details); err != nil {
+		return errors.Join(why, fmt.Errorf("the refusal could not be written to the audit log: %w", err))
+	}
+	return why
 }
 
 func (rb *Runbook) crash(point string) {
@@ -97,7 +134,9 @@ func (rb *Runbook) crash(point string) {
 
 // Run performs the step's effect and records its result. It is safe to call
 // again for a step found "running" after a crash: every effect is
-// idempotent.
+// idempotent. The outcome, its audit record and (after the last step) the
+// run's completion are one transaction; when that cannot be written the
+// step is released, still running, so executing it again resumes it.
 func (e *Execution) Run(ctx context.Context) error {
 	rb := e.rb
 	result, err := e.effect(ctx)
@@ -112,16 +151,21 @@ func (e *Execution) Run(ctx context.Context) error {
 	if err != nil {
 		action, details["error"] = "failover.step-failed", err.Error()
 	}
-	if aerr := rb.Audit.Record(wctx, e.who, action, runSubject(e.run.ID), details); aerr != nil {
-		rb.Log.Error("audit write failed after a step", "run", e.run.ID, "step", e.Idx+1, "err", aerr)
-	}
-	if ferr := rb.Store.FinishFailoverStep(wctx, e.run.ID, e.Idx, string(body), err, rb.now().UnixMilli()); ferr != nil {
-		return errors.Join(err, ferr)
-	}
+	o := storage.StepOutcome{RunID: e.run.ID, Idx: e.Idx, Runner: e.runner, Result: string(body), Failure: err, AtMs: rb.now().UnixMilli()}
+	var ferr error
+	o.Record, ferr = auditEntry(e.who, action, runSubject(e.run.ID), details)
 	if err == nil && e.Idx == len(e.run.Plan.Steps)-1 {
-		if serr := rb.Store.SetFailoverStatus(wctx, e.run.ID, []string{"running"}, "completed", rb.now().UnixMilli()); serr == nil {
-			rb.Audit.Record(wctx, e.who, "failover.completed", runSubject(e.run.ID), map[string]any{"steps": len(e.run.Plan.Steps)})
+		c, cerr := auditEntry(e.who, "failover.completed", runSubject(e.run.ID), map[string]any{"steps": len(e.run.Plan.Steps)})
+		o.Completed, ferr = &c, errors.Join(ferr, cerr)
+	}
+	if ferr == nil {
+		ferr = rb.Store.FinishFailoverStep(wctx, o)
+	}
+	if ferr != nil {
+		if rerr := rb.Store.ReleaseFailoverStep(wctx, e.run.ID, e.Idx, e.runner); rerr != nil {
+			ferr = errors.Join(ferr, rerr)
 		}
+		return errors.Join(err, fmt.Errorf("the outcome of step %d is not recorded, so the step stays running (interrupted): execute it again to resume it: %w", e.Idx+1, ferr))
 	}
 	return err
 }

@@ -20,31 +20,20 @@ import (
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/storage/storagetest"
 )
 
-// memAudit keeps audit records in memory.
-type memAudit struct {
-	mu      sync.Mutex
-	actions []string
-}
+// testAudit writes to the store's audit chain, as the console does (step
+// records are written by the store with the step's state change), and
+// counts records there.
+type testAudit struct{ StoreAuditor }
 
-func (a *memAudit) Record(_ context.Context, who Actor, action, subject string, _ any) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.actions = append(a.actions, who.Name+" "+action)
-	return nil
-}
-
-func (a *memAudit) count(action string) int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	n := 0
-	for _, x := range a.actions {
-		if strings.HasSuffix(x, " "+action) {
-			n++
-		}
+func (a testAudit) count(action string) int {
+	es, err := a.Store.AuditEntries(context.Background(), storage.AuditFilter{Action: action})
+	if err != nil {
+		panic(err)
 	}
-	return n
+	return len(es)
 }
 
 // fakeFlink is a JobManager that remembers submitted jobs by id.
@@ -75,7 +64,7 @@ type env struct {
 	path  string // the database file
 	rb    *Runbook
 	sb    *demo.Sandbox
-	audit *memAudit
+	audit testAudit
 	flink *fakeFlink
 	store *storage.Store
 	cfg   *config.Config
@@ -122,7 +111,7 @@ func newEnv(t *testing.T, approvals int) *env {
 	}
 	t.Cleanup(mon.Close)
 	go mon.Run(ctx)
-	e := &env{path: path, sb: sb, audit: &memAudit{}, flink: &fakeFlink{jobs: map[string]flink.RunRequest{}}, store: store, cfg: cfg, now: time.Now()}
+	e := &env{path: path, sb: sb, audit: testAudit{StoreAuditor{Store: store}}, flink: &fakeFlink{jobs: map[string]flink.RunRequest{}}, store: store, cfg: cfg, now: time.Now()}
 	e.rb = &Runbook{Store: store, Monitor: mon, Config: cfg, Audit: e.audit, Log: log, Now: func() time.Time { return e.now },
 		Flink: func(string) FlinkAPI { return e.flink }, StopVerifyWindow: time.Second}
 	// Wait for a healthy flow with checkpoints for the groups.
@@ -287,6 +276,9 @@ func TestRunResumesAfterCrashAtEveryBoundary(t *testing.T) {
 			if point != "" && !errors.Is(err, crashed) {
 				t.Fatalf("step %d: crash at %s did not happen: %v", idx+1, point, err)
 			}
+			if point != "" {
+				newRunner() // the console comes back as a new process
+			}
 			if point == "" && err != nil {
 				t.Fatalf("step %d after crashes: %v", idx+1, err)
 			}
@@ -359,7 +351,8 @@ func TestSafetyRulesNeedOverride(t *testing.T) {
 			t.Fatal("stop-mirror never refused on lag")
 		}
 		// It started: undo by failing it, then try again when lag is higher.
-		e.store.FinishFailoverStep(ctx, id, 0, "", fmt.Errorf("test"), 0)
+		e.store.FinishFailoverStep(ctx, storage.StepOutcome{RunID: id, Idx: 0, Runner: runnerID(), Failure: fmt.Errorf("test"),
+			Record: storage.AuditEntry{Actor: "test", Action: "test.fail-step"}})
 		time.Sleep(200 * time.Millisecond)
 	}
 	if e.audit.count("failover.step-refused") == 0 {
@@ -467,6 +460,7 @@ func TestCrashResumeKeepsAuditChain(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		rb := *e.rb
 		rb.Store, rb.Audit, rb.CrashHook = s, StoreAuditor{Store: s}, nil
+		newRunner()
 		return &rb
 	}
 	rb := restart()
@@ -669,5 +663,207 @@ func TestTranslateGroupFromSavepoint(t *testing.T) {
 	}
 	if n := len(got.Sorted()); n != len(want) {
 		t.Errorf("DR group has %d partitions, want %d", n, len(want))
+	}
+}
+
+// Six concurrent starts of one step, from two operators: exactly one
+// claims it and runs; the others are refused with ErrConflict and each
+// refusal is on record. The DR group is committed once, one outcome is
+// recorded, and the next step cannot start while this one runs.
+func TestStepStartsExactlyOnce(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	plan := Plan{Flow: "primary->dr", Steps: []Step{
+		{Kind: KindTranslateGroup, Group: "billing", AllowPartial: true},
+		{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", JarID: "job.jar", SavepointPath: "file:/sp/1"},
+	}}
+	id, err := e.rb.Create(ctx, alice, plan, "drill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := e.rb.Get(ctx, id)
+	if err := e.rb.Approve(ctx, carol, id, r.PlanHash, "go"); err != nil {
+		t.Fatal(err)
+	}
+	begun := make(chan *Execution, 6)
+	errs := make(chan error, 6)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 6 {
+		who := []Actor{alice, bob}[i%2]
+		wg.Go(func() {
+			<-start
+			x, err := e.rb.Begin(ctx, who, id, 0, "primary->dr", "")
+			if err != nil {
+				errs <- err
+				return
+			}
+			begun <- x
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(begun)
+	close(errs)
+	var xs []*Execution
+	for x := range begun {
+		xs = append(xs, x)
+	}
+	for err := range errs {
+		if !errors.Is(err, storage.ErrConflict) {
+			t.Errorf("a refused start is not a conflict: %v", err)
+		}
+	}
+	if len(xs) != 1 {
+		t.Fatalf("%d of 6 concurrent starts claimed the step, want 1", len(xs))
+	}
+	// While step 1 runs, neither it nor step 2 can start.
+	if _, err := e.rb.Begin(ctx, bob, id, 0, "primary->dr", ""); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("step 1 started again while running: %v", err)
+	}
+	if _, err := e.rb.Begin(ctx, bob, id, 1, "primary->dr", ""); err == nil {
+		t.Fatal("step 2 started while step 1 runs")
+	}
+	if err := xs[0].Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.audit.count("failover.step-start-refused"); n != 6 {
+		t.Errorf("%d refusals on record, want 6 (5 concurrent, 1 while running)", n)
+	}
+	if s, d := e.audit.count("failover.step-start"), e.audit.count("failover.step-done"); s != 1 || d != 1 {
+		t.Errorf("%d step starts and %d results on record, want 1 and 1", s, d)
+	}
+	changes, _ := e.store.GroupChanges(ctx, "primary->dr", "billing")
+	if len(changes) != 1 || changes[0].Status != "applied" {
+		t.Fatalf("group changes %+v, want one, applied", changes)
+	}
+	if r, _ = e.rb.Get(ctx, id); r.Steps[0].Status != "done" || r.Steps[0].Attempts != 1 {
+		t.Fatalf("step 1 %s after %d attempts", r.Steps[0].Status, r.Steps[0].Attempts)
+	}
+}
+
+// With the audit log unwritable nothing in the runbook happens: no plan,
+// no approval, no rejection, no step claimed. A step whose outcome cannot
+// be recorded is not finished: it stays running, released, and once the
+// audit log works again executing it resumes and finishes the change its
+// first attempt made (committed once).
+func TestNoRunbookEffectWithoutAuditRecord(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	plan := Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindTranslateGroup, Group: "billing", AllowPartial: true}}}
+	id, err := e.rb.Create(ctx, alice, plan, "drill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := e.rb.Get(ctx, id)
+	storagetest.FailAuditWrites(t, e.path, true)
+	if _, err := e.rb.Create(ctx, alice, plan, "drill"); err == nil {
+		t.Fatal("a plan was created without its audit record")
+	}
+	if runs, _ := e.rb.Runs(ctx); len(runs) != 1 {
+		t.Fatalf("%d runs stored, want 1", len(runs))
+	}
+	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, "ok"); err == nil {
+		t.Fatal("an approval was given without its audit record")
+	}
+	if err := e.rb.Reject(ctx, bob, id, "no"); err == nil {
+		t.Fatal("a rejection was made without its audit record")
+	}
+	if r, _ = e.rb.Get(ctx, id); len(r.Approvals) != 0 || r.Status != "pending" {
+		t.Fatalf("run %s with approvals %+v after unrecorded approve/reject", r.Status, r.Approvals)
+	}
+	storagetest.FailAuditWrites(t, e.path, false)
+	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	storagetest.FailAuditWrites(t, e.path, true)
+	if _, err := e.rb.Begin(ctx, alice, id, 0, "primary->dr", ""); err == nil {
+		t.Fatal("a step started without its audit record")
+	}
+	if r, _ = e.rb.Get(ctx, id); r.Steps[0].Status != "pending" || r.Status != "approved" {
+		t.Fatalf("after an unrecorded start: run %s, step %s", r.Status, r.Steps[0].Status)
+	}
+	storagetest.FailAuditWrites(t, e.path, false)
+	x, err := e.rb.Begin(ctx, alice, id, 0, "primary->dr", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	storagetest.FailAuditWrites(t, e.path, true)
+	if err := x.Run(ctx); err == nil || !strings.Contains(err.Error(), "not recorded") {
+		t.Fatalf("an unrecorded outcome passed: %v", err)
+	}
+	if r, _ = e.rb.Get(ctx, id); r.Steps[0].Status != "running" || r.Steps[0].Runner != "" || r.Status != "running" {
+		t.Fatalf("after an unrecorded outcome: run %s, step %s (runner %q), want running and released", r.Status, r.Steps[0].Status, r.Steps[0].Runner)
+	}
+	storagetest.FailAuditWrites(t, e.path, false)
+	if x, err = e.rb.Begin(ctx, bob, id, 0, "primary->dr", ""); err != nil {
+		t.Fatalf("resuming a released step: %v", err)
+	}
+	if err := x.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ = e.rb.Get(ctx, id); r.Status != "completed" || r.Steps[0].Status != "done" {
+		t.Fatalf("run %s, step %s", r.Status, r.Steps[0].Status)
+	}
+	for action, want := range map[string]int{"failover.step-start": 2, "failover.step-done": 1, "failover.completed": 1} {
+		if n := e.audit.count(action); n != want {
+			t.Errorf("%d %s records, want %d", n, action, want)
+		}
+	}
+	if changes, _ := e.store.GroupChanges(ctx, "primary->dr", "billing"); len(changes) != 1 || changes[0].Status != "applied" {
+		t.Fatalf("group changes %+v, want one, applied", changes)
+	}
+}
+
+// An approval from an account the requester created (in the console or,
+// as the same name, from the command line), or from one created after
+// the run was requested, does not count, and the run says why. An account
+// created by someone else before the request counts.
+func TestSockPuppetApprovalsDoNotCount(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	requested := time.Now()
+	e.now = requested
+	for _, u := range []storage.User{
+		{Name: "mallory", Role: "operator", CreatedBy: "alice", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
+		{Name: "shelly", Role: "operator", CreatedBy: "cli:Alice", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
+		{Name: "late", Role: "operator", CreatedBy: "root-admin", CreatedMs: requested.Add(time.Minute).UnixMilli()},
+		{Name: "Dave", Role: "operator", CreatedBy: "root-admin", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
+		{Name: "dave", Role: "operator", CreatedBy: "alice", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
+		{Name: "bob", Role: "operator", CreatedBy: "root-admin", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
+	} {
+		if err := e.store.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := e.rb.Get(ctx, id)
+	wants := map[string]string{"mallory": "created by the requester alice", "shelly": "created by the requester alice",
+		"late": "after the run was requested", "dave": "created by the requester alice"}
+	for name := range wants {
+		if err := e.rb.Approve(ctx, Actor{Name: name, Role: "operator"}, id, r.PlanHash, "ok"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, _ = e.rb.Get(ctx, id)
+	if r.Approved || len(r.ValidApprovers) != 0 || r.Status != "pending" {
+		t.Fatalf("sock-puppet approvals counted: approved %v by %v (%s)", r.Approved, r.ValidApprovers, r.Status)
+	}
+	for name, want := range wants {
+		if !strings.Contains(r.Discounted[name], want) {
+			t.Errorf("%s: discounted %q, want it to say %q", name, r.Discounted[name], want)
+		}
+	}
+	if _, err := e.rb.Begin(ctx, alice, id, 0, "", ""); !errors.Is(err, ErrNotApproved) {
+		t.Fatalf("a step ran on sock-puppet approvals: %v", err)
+	}
+	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ = e.rb.Get(ctx, id); !r.Approved || len(r.ValidApprovers) != 1 || r.ValidApprovers[0] != "bob" {
+		t.Fatalf("bob's approval: approved %v by %v", r.Approved, r.ValidApprovers)
 	}
 }

@@ -49,9 +49,12 @@ type Runbook struct {
 	Store   *storage.Store
 	Monitor *kafka.Monitor
 	Config  *config.Config
-	Audit   Auditor
-	Log     *slog.Logger
-	Now     func() time.Time
+	// Audit writes plans, approvals and refusals before they take effect.
+	// A step's start and outcome records are written by Store in the
+	// same transaction as the step's state change.
+	Audit Auditor
+	Log   *slog.Logger
+	Now   func() time.Time
 	// Connect and Flink build clients; tests replace them.
 	Connect func(url string) ConnectAPI
 	Flink   func(url string) FlinkAPI
@@ -92,6 +95,10 @@ type Run struct {
 	// and have not expired.
 	ValidApprovers []string
 	Approved       bool
+	// Discounted says, per approver, why their approval does not count
+	// although it is for the current plan: their account was created by
+	// the requester, or after the run was requested.
+	Discounted map[string]string
 	// NextStep is the first step not done, -1 when all are.
 	NextStep int
 }
@@ -110,6 +117,17 @@ func (rb *Runbook) Get(ctx context.Context, id int64) (*Run, error) {
 	for _, a := range sr.Approvals {
 		if a.Decision == "approve" && a.PlanHash == sr.PlanHash && !samePerson(a.Approver, sr.CreatedBy) && now < a.ExpiresMs &&
 			!slices.ContainsFunc(r.ValidApprovers, func(v string) bool { return samePerson(v, a.Approver) }) {
+			why, err := rb.sockPuppet(ctx, a.Approver, sr)
+			if err != nil {
+				return nil, err
+			}
+			if why != "" {
+				if r.Discounted == nil {
+					r.Discounted = map[string]string{}
+				}
+				r.Discounted[a.Approver] = why
+				continue
+			}
 			r.ValidApprovers = append(r.ValidApprovers, a.Approver)
 		}
 	}
@@ -121,6 +139,29 @@ func (rb *Runbook) Get(ctx context.Context, id int64) (*Run, error) {
 		}
 	}
 	return r, nil
+}
+
+// sockPuppet says why approver's account may not approve run, or "" when
+// it may: an account the requester created (in the console, or from the
+// command line as the same name) or one created after the run was
+// requested could be a second identity of the requester. An identity
+// without an account (signed in through the reverse proxy) is the
+// directory's, not the requester's making.
+func (rb *Runbook) sockPuppet(ctx context.Context, approver string, run *storage.FailoverRun) (string, error) {
+	accounts, err := rb.Store.AccountOrigins(ctx, approver)
+	if err != nil {
+		return "", fmt.Errorf("checking the account of approver %s: %w", approver, err)
+	}
+	for _, a := range accounts {
+		switch {
+		case samePerson(a.CreatedBy, run.CreatedBy) || samePerson(strings.TrimPrefix(a.CreatedBy, "cli:"), run.CreatedBy):
+			return fmt.Sprintf("the account %s was created by the requester %s", a.Name, run.CreatedBy), nil
+		case a.CreatedMs > run.CreatedMs:
+			return fmt.Sprintf("the account %s was created %s, after the run was requested (%s)", a.Name,
+				time.UnixMilli(a.CreatedMs).UTC().Format(time.DateTime), time.UnixMilli(run.CreatedMs).UTC().Format(time.DateTime)), nil
+		}
+	}
+	return "", nil
 }
 
 // Create stores a new plan, pending approval.
@@ -194,8 +235,7 @@ func (rb *Runbook) Approve(ctx context.Context, who Actor, id int64, planHash, c
 	case r.Status != "pending" && r.Status != "approved" && r.Status != "running":
 		return fmt.Errorf("run %d is %s: nothing to approve", id, r.Status)
 	case samePerson(who.Name, r.CreatedBy):
-		rb.Audit.Record(ctx, who, "failover.self-approval-refused", runSubject(id), map[string]any{"plan_hash": r.PlanHash})
-		return ErrSelfApproval
+		return rb.refused(ctx, who, id, "failover.self-approval-refused", map[string]any{"plan_hash": r.PlanHash}, ErrSelfApproval)
 	case planHash != r.PlanHash:
 		return fmt.Errorf("the plan changed since you looked at it (hash %.12s, now %.12s): review it again", planHash, r.PlanHash)
 	}

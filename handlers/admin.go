@@ -151,7 +151,7 @@ func (h *Handlers) AdminUserCreate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := accounts.Create(r.Context(), h.Store, h.userAuditor(r), name, role, hash); err != nil {
+	if err := accounts.Create(r.Context(), h.Store, h.userAuditor(r), name, role, hash, actor(r).Name); err != nil {
 		h.changeFailed(w, r, o, name, err)
 		return
 	}

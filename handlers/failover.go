@@ -114,11 +114,9 @@ func planFromForm(r *http.Request, cfg *config.Config) failover.Plan {
 	if r.FormValue("translate_from_savepoint") != "" {
 		fromSavepoint = strings.TrimSpace(r.FormValue("savepoint_path"))
 	}
-	for _, g := range strings.Split(r.FormValue("groups"), ",") {
-		if g = strings.TrimSpace(g); g != "" {
-			p.Steps = append(p.Steps, failover.Step{Kind: failover.KindTranslateGroup, Group: g, AllowPartial: r.FormValue("allow_partial") != "",
-				FromSavepoint: fromSavepoint})
-		}
+	for _, g := range formGroups(r) {
+		p.Steps = append(p.Steps, failover.Step{Kind: failover.KindTranslateGroup, Group: g, AllowPartial: r.FormValue("allow_partial") != "",
+			FromSavepoint: fromSavepoint})
 	}
 	if t := r.FormValue("flink_target"); t != "" {
 		s := failover.Step{Kind: failover.KindRestoreFlink, FlinkTarget: t, JarID: strings.TrimSpace(r.FormValue("jar_id")),
@@ -133,6 +131,21 @@ func planFromForm(r *http.Request, cfg *config.Config) failover.Plan {
 		p.Steps = append(p.Steps, s)
 	}
 	return p
+}
+
+// formGroups reads the consumer groups of the plan form: one per line of
+// each "groups" value (a textarea, or repeated fields). Never split at
+// commas: a group name may contain them. Blank lines are ignored.
+func formGroups(r *http.Request) []string {
+	var out []string
+	for _, v := range r.Form["groups"] {
+		for g := range strings.Lines(v) {
+			if g = strings.TrimSpace(g); g != "" {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
 }
 
 // FailoverCreate is POST /failover.

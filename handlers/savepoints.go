@@ -388,6 +388,13 @@ func (h *Handlers) SavepointRegister(w http.ResponseWriter, r *http.Request) {
 		h.renderSavepoints(w, r, http.StatusUnprocessableEntity, o)
 		return
 	}
+	// Audit first: a registration that cannot be put on record does not
+	// happen. The outcome (the catalog id) is recorded after it.
+	if err := h.Audit(r, "savepoint.register-start", "savepoint-path:"+path, map[string]any{"path": path}); err != nil {
+		o.regErr = "the audit record could not be written, so nothing was registered: " + err.Error()
+		h.renderSavepoints(w, r, http.StatusServiceUnavailable, o)
+		return
+	}
 	id, err := h.Catalog.Register(r.Context(), path)
 	if err != nil && !errors.Is(err, catalog.ErrOffsetsUnreadable) {
 		o.regErr = err.Error()
@@ -398,7 +405,12 @@ func (h *Handlers) SavepointRegister(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		details["error"] = err.Error()
 	}
-	h.Audit(r, "savepoint.register", "savepoint:"+strconv.FormatInt(id, 10), details)
+	if aerr := h.Audit(r, "savepoint.register", "savepoint:"+strconv.FormatInt(id, 10), details); aerr != nil {
+		h.Log.Error("savepoint registered, but its outcome is not in the audit log", "savepoint", id, "err", aerr)
+		o.regErr = fmt.Sprintf("registered as #%d (its registration is on record), but the outcome could not be written to the audit log: %v", id, aerr)
+		h.renderSavepoints(w, r, http.StatusServiceUnavailable, o)
+		return
+	}
 	target := views.SavepointURL(id)
 	if f := r.FormValue("flow"); f != "" {
 		target += "?flow=" + url.QueryEscape(f)
@@ -479,9 +491,10 @@ func (h *Handlers) SavepointTrigger(w http.ResponseWriter, r *http.Request) {
 		})
 		if err != nil {
 			h.Log.Warn("savepoint failed", "target", ft, "job", jobID, "stop", stop, "err", err)
-			h.Audit(bg, "savepoint.failed", subject, map[string]any{"flink_target": ft, "job_id": jobID, "stop": stop,
+			aerr := h.Audit(bg, "savepoint.failed", subject, map[string]any{"flink_target": ft, "job_id": jobID, "stop": stop,
 				"error": err.Error(), "waited_ms": time.Since(started).Milliseconds()})
-			h.savepointTriggers.update(id, func(t *views.SavepointTrigger) { t.Done, t.Err, t.Finished = true, err.Error(), h.now() })
+			msg := err.Error() + outcomeNotAudited(h, aerr)
+			h.savepointTriggers.update(id, func(t *views.SavepointTrigger) { t.Done, t.Err, t.Finished = true, msg, h.now() })
 			return
 		}
 		done := map[string]any{"flink_target": ft, "job_id": jobID, "stop": stop, "savepoint_id": sp.ID, "path": sp.Path,
@@ -492,9 +505,12 @@ func (h *Handlers) SavepointTrigger(w http.ResponseWriter, r *http.Request) {
 		if sp.ReadError != "" {
 			done["read_error"] = sp.ReadError
 		}
-		h.Audit(bg, "savepoint.done", subject, done)
+		msg := ""
+		if aerr := outcomeNotAudited(h, h.Audit(bg, "savepoint.done", subject, done)); aerr != "" {
+			msg = fmt.Sprintf("savepoint taken and catalogued as #%d (%s)%s", sp.ID, sp.Path, aerr)
+		}
 		h.savepointTriggers.update(id, func(t *views.SavepointTrigger) {
-			t.Done, t.Finished, t.ResultID, t.ResultPath = true, h.now(), sp.ID, sp.Path
+			t.Done, t.Finished, t.ResultID, t.ResultPath, t.Err = true, h.now(), sp.ID, sp.Path, msg
 			if t.JobName == "" {
 				t.JobName = sp.JobName
 			}
@@ -505,6 +521,17 @@ func (h *Handlers) SavepointTrigger(w http.ResponseWriter, r *http.Request) {
 		q.Set("flow", flow)
 	}
 	http.Redirect(w, r, "/savepoints?"+q.Encode()+"#sp-progress", http.StatusSeeOther)
+}
+
+// outcomeNotAudited says (and logs) that a savepoint's outcome record could
+// not be written: the trigger itself was on record before Flink was asked,
+// but the outcome must not pass silently. "" when aerr is nil.
+func outcomeNotAudited(h *Handlers, aerr error) string {
+	if aerr == nil {
+		return ""
+	}
+	h.Log.Error("savepoint outcome not written to the audit log", "err", aerr)
+	return "; the outcome could not be written to the audit log: " + aerr.Error()
 }
 
 // flinkJob looks a job up on a target (for its name; a read).

@@ -77,6 +77,19 @@ func AuditHash(e AuditEntry) string {
 // IMMEDIATE), so concurrent appends cannot fork the chain. Details must be
 // valid JSON (empty means {}); it is stored compacted.
 func (s *Store) AppendAudit(ctx context.Context, e AuditEntry) (AuditEntry, error) {
+	e, err := prepareAudit(e)
+	if err != nil {
+		return e, err
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error { return insertAudit(ctx, tx, &e) })
+	if err != nil {
+		return e, fmt.Errorf("storage: appending audit record %s: %w", e.Action, err)
+	}
+	return e, nil
+}
+
+// prepareAudit checks and normalises a record before it is hashed.
+func prepareAudit(e AuditEntry) (AuditEntry, error) {
 	if e.Actor == "" || e.Action == "" {
 		return e, errors.New("storage: audit record needs an actor and an action")
 	}
@@ -95,24 +108,25 @@ func (s *Store) AppendAudit(ctx context.Context, e AuditEntry) (AuditEntry, erro
 	if e.AtMs == 0 {
 		e.AtMs = clock().UnixMilli()
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var lastID int64
-		prev := AuditGenesis
-		err := tx.QueryRowContext(ctx, "SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1").Scan(&lastID, &prev)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		e.ID, e.PrevHash = lastID+1, prev
-		e.Hash = AuditHash(e)
-		_, err = tx.ExecContext(ctx, `INSERT INTO audit(id, at_ms, actor, action, client_ip, user_agent, subject, details, prev_hash, hash)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			e.ID, e.AtMs, e.Actor, e.Action, e.ClientIP, e.UserAgent, e.Subject, string(e.Details), e.PrevHash, e.Hash)
-		return err
-	})
-	if err != nil {
-		return e, fmt.Errorf("storage: appending audit record %s: %w", e.Action, err)
-	}
 	return e, nil
+}
+
+// insertAudit chains e to the last record inside tx, a write transaction
+// (BEGIN IMMEDIATE): callers that change state put the change and its
+// record in the same transaction.
+func insertAudit(ctx context.Context, tx *sql.Tx, e *AuditEntry) error {
+	var lastID int64
+	prev := AuditGenesis
+	err := tx.QueryRowContext(ctx, "SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1").Scan(&lastID, &prev)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	e.ID, e.PrevHash = lastID+1, prev
+	e.Hash = AuditHash(*e)
+	_, err = tx.ExecContext(ctx, `INSERT INTO audit(id, at_ms, actor, action, client_ip, user_agent, subject, details, prev_hash, hash)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.ID, e.AtMs, e.Actor, e.Action, e.ClientIP, e.UserAgent, e.Subject, string(e.Details), e.PrevHash, e.Hash)
+	return err
 }
 
 // AuditFilter selects audit records. Zero fields do not filter.

@@ -46,6 +46,8 @@ type FailoverStep struct {
 	StartedBy  string
 	Result     string
 	Error      string
+	// Runner is the console process running it ('' once released).
+	Runner string
 }
 
 // ErrNotFound is returned for a missing record.
@@ -144,33 +146,133 @@ func (s *Store) AddFailoverApproval(ctx context.Context, runID int64, a Failover
 	return res.LastInsertId()
 }
 
-// StartFailoverStep marks a step running if it is pending, failed (a retry)
-// or running (resuming after a crash); done steps are never restarted.
-func (s *Store) StartFailoverStep(ctx context.Context, runID int64, idx int, actor string, nowMs int64) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE failover_steps SET status='running', attempts=attempts+1, started_ms=?, started_by=?, error=''
-		WHERE run_id=? AND idx=? AND status IN ('pending','failed','running')`, nowMs, actor, runID, idx)
-	if err != nil {
-		return fmt.Errorf("storage: starting step %d of run %d: %w", idx, runID, err)
+// auditedTx makes a change and writes its audit record in one write
+// transaction: the change happens only with its record, and the record is
+// written only when the change was made.
+func (s *Store) auditedTx(ctx context.Context, records []AuditEntry, change func(*sql.Tx) error) error {
+	for i := range records {
+		e, err := prepareAudit(records[i])
+		if err != nil {
+			return err
+		}
+		records[i] = e
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return fmt.Errorf("storage: step %d of run %d is done already: %w", idx, runID, ErrConflict)
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := change(tx); err != nil {
+			return err
+		}
+		for i := range records {
+			if err := insertAudit(ctx, tx, &records[i]); err != nil {
+				return fmt.Errorf("storage: audit record %s cannot be written, so nothing was changed: %w", records[i].Action, err)
+			}
+		}
+		return nil
+	})
+}
+
+// StepStart is a claim on a failover step.
+type StepStart struct {
+	RunID int64
+	Idx   int
+	// Runner identifies the claiming console process. A step found
+	// running under another runner (or none) was interrupted: its process
+	// died, or released it after failing to record the outcome.
+	Runner string
+	Actor  string
+	AtMs   int64
+	// Record is the step's start audit record, written with the claim.
+	Record AuditEntry
+}
+
+// StartFailoverStep claims a step in one conditional update: it must be
+// pending, failed (a retry) or interrupted (running under another runner);
+// every earlier step must be done, no other step of the run may be
+// running, and the run must be approved or running. The claim and its
+// audit record are one transaction. ErrConflict when the step is not
+// startable: another request claimed it first.
+func (s *Store) StartFailoverStep(ctx context.Context, st StepStart) error {
+	err := s.auditedTx(ctx, []AuditEntry{st.Record}, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE failover_steps SET status='running', attempts=attempts+1, started_ms=?, started_by=?, runner=?, error=''
+			WHERE run_id=? AND idx=?
+			  AND (status IN ('pending','failed') OR (status='running' AND runner<>?))
+			  AND NOT EXISTS (SELECT 1 FROM failover_steps o WHERE o.run_id=? AND o.idx<>?
+			                  AND (o.status='running' OR (o.idx<? AND o.status<>'done')))
+			  AND EXISTS (SELECT 1 FROM failover_runs WHERE id=? AND status IN ('approved','running'))`,
+			st.AtMs, st.Actor, st.Runner, st.RunID, st.Idx, st.Runner, st.RunID, st.Idx, st.Idx, st.RunID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return fmt.Errorf("step %d of run %d is running, done, out of order, or its run is not approved: %w", st.Idx+1, st.RunID, ErrConflict)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE failover_runs SET status='running', updated_ms=? WHERE id=? AND status='approved'`, st.AtMs, st.RunID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("storage: starting step %d of run %d: %w", st.Idx+1, st.RunID, err)
 	}
 	return nil
 }
 
-// FinishFailoverStep records a step's outcome.
-func (s *Store) FinishFailoverStep(ctx context.Context, runID int64, idx int, result string, failure error, nowMs int64) error {
+// StepOutcome is how a claimed step ended.
+type StepOutcome struct {
+	RunID   int64
+	Idx     int
+	Runner  string
+	Result  string // JSON
+	Failure error
+	AtMs    int64
+	// Record is the step's outcome audit record; Completed, when set, is
+	// the run's completion record, and the run becomes completed with it.
+	Record    AuditEntry
+	Completed *AuditEntry
+}
+
+// FinishFailoverStep records a step's outcome, only for the runner that
+// claimed it, in one transaction with its audit record.
+func (s *Store) FinishFailoverStep(ctx context.Context, o StepOutcome) error {
 	status, msg := "done", ""
-	if failure != nil {
-		status, msg = "failed", failure.Error()
+	if o.Failure != nil {
+		status, msg = "failed", o.Failure.Error()
 	}
-	res, err := s.w.ExecContext(ctx, `UPDATE failover_steps SET status=?, result=?, error=?, finished_ms=? WHERE run_id=? AND idx=? AND status='running'`,
-		status, result, msg, nowMs, runID, idx)
+	records := []AuditEntry{o.Record}
+	if o.Completed != nil {
+		records = append(records, *o.Completed)
+	}
+	err := s.auditedTx(ctx, records, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE failover_steps SET status=?, result=?, error=?, finished_ms=?
+			WHERE run_id=? AND idx=? AND status='running' AND runner=?`, status, o.Result, msg, o.AtMs, o.RunID, o.Idx, o.Runner)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return fmt.Errorf("step %d of run %d was not running under this runner: %w", o.Idx+1, o.RunID, ErrConflict)
+		}
+		if o.Completed == nil {
+			return nil
+		}
+		res, err = tx.ExecContext(ctx, `UPDATE failover_runs SET status='completed', updated_ms=? WHERE id=? AND status='running'`, o.AtMs, o.RunID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return fmt.Errorf("run %d is no longer running: %w", o.RunID, ErrConflict)
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("storage: finishing step %d of run %d: %w", idx, runID, err)
+		return fmt.Errorf("storage: finishing step %d of run %d: %w", o.Idx+1, o.RunID, err)
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return fmt.Errorf("storage: step %d of run %d was not running: %w", idx, runID, ErrConflict)
+	return nil
+}
+
+// ReleaseFailoverStep gives up a runner's claim on a running step whose
+// outcome could not be recorded: it stays running, as interrupted, and the
+// next start resumes it (step effects are idempotent).
+func (s *Store) ReleaseFailoverStep(ctx context.Context, runID int64, idx int, runner string) error {
+	_, err := s.w.ExecContext(ctx, `UPDATE failover_steps SET runner='' WHERE run_id=? AND idx=? AND status='running' AND runner=?`, runID, idx, runner)
+	if err != nil {
+		return fmt.Errorf("storage: releasing step %d of run %d: %w", idx+1, runID, err)
 	}
 	return nil
 }
@@ -200,14 +302,14 @@ func (s *Store) FailoverRun(ctx context.Context, id int64) (*FailoverRun, error)
 		r.Approvals = append(r.Approvals, a)
 	}
 	rows.Close()
-	rows, err = s.r.QueryContext(ctx, `SELECT idx, kind, status, attempts, started_ms, finished_ms, started_by, result, error FROM failover_steps WHERE run_id=? ORDER BY idx`, id)
+	rows, err = s.r.QueryContext(ctx, `SELECT idx, kind, status, attempts, started_ms, finished_ms, started_by, result, error, runner FROM failover_steps WHERE run_id=? ORDER BY idx`, id)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var st FailoverStep
-		if err := rows.Scan(&st.Idx, &st.Kind, &st.Status, &st.Attempts, &st.StartedMs, &st.FinishedMs, &st.StartedBy, &st.Result, &st.Error); err != nil {
+		if err := rows.Scan(&st.Idx, &st.Kind, &st.Status, &st.Attempts, &st.StartedMs, &st.FinishedMs, &st.StartedBy, &st.Result, &st.Error, &st.Runner); err != nil {
 			return nil, err
 		}
 		r.Steps = append(r.Steps, st)
@@ -230,6 +332,33 @@ func (s *Store) FailoverRuns(ctx context.Context, limit int) ([]FailoverRun, err
 			return nil, err
 		}
 		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// AccountOrigin is when and by whom an account was created.
+type AccountOrigin struct {
+	Name      string
+	CreatedBy string
+	CreatedMs int64
+}
+
+// AccountOrigins returns every account whose name equals name without
+// regard to letter case (one identity may have been added in two
+// spellings); none when the identity has no account (reverse-proxy users).
+func (s *Store) AccountOrigins(ctx context.Context, name string) ([]AccountOrigin, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT name, created_by, created_ms FROM users WHERE name = ? COLLATE NOCASE`, name)
+	if err != nil {
+		return nil, fmt.Errorf("storage: account of %q: %w", name, err)
+	}
+	defer rows.Close()
+	var out []AccountOrigin
+	for rows.Next() {
+		var o AccountOrigin
+		if err := rows.Scan(&o.Name, &o.CreatedBy, &o.CreatedMs); err != nil {
+			return nil, err
+		}
+		out = append(out, o)
 	}
 	return out, rows.Err()
 }

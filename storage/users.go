@@ -19,6 +19,10 @@ type User struct {
 	PasswordHash string
 	CreatedMs    int64
 	Disabled     bool
+	// CreatedBy is who created the account ("cli:<os user>" from the
+	// command line; "" when not on record). Approvals from an account the
+	// requester created do not count.
+	CreatedBy string
 }
 
 var (
@@ -53,8 +57,8 @@ func (s *Store) CreateUser(ctx context.Context, u User) error {
 	}
 	// ON CONFLICT DO NOTHING and RowsAffected keep "exists" a typed error
 	// instead of a driver-specific constraint message.
-	res, err := s.w.ExecContext(ctx, `INSERT INTO users(name, role, password_hash, created_ms, disabled)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING`, u.Name, u.Role, u.PasswordHash, u.CreatedMs, u.Disabled)
+	res, err := s.w.ExecContext(ctx, `INSERT INTO users(name, role, password_hash, created_ms, disabled, created_by)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING`, u.Name, u.Role, u.PasswordHash, u.CreatedMs, u.Disabled, u.CreatedBy)
 	if err != nil {
 		return fmt.Errorf("storage: creating user %q: %w", u.Name, err)
 	}

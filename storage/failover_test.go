@@ -1,0 +1,123 @@
+package storage_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+
+	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/storage/storagetest"
+)
+
+// A step is claimed by one conditional update: not twice by one runner,
+// not while another step of the run runs or an earlier one is not done;
+// a step running under another runner (a dead process) is resumed. The
+// claim and its record are one transaction: no record, no claim.
+func TestFailoverStepClaims(t *testing.T) {
+	st, path := openStore(t)
+	ctx := context.Background()
+	id, err := st.CreateFailoverRun(ctx, storage.FailoverRun{Flow: "f", Reason: "r", CreatedBy: "alice", CreatedMs: 1, PlanJSON: "{}", PlanHash: "h",
+		ApprovalsRequired: 1}, []string{"translate-group", "restore-flink"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := func(idx int, runner string) error {
+		return st.StartFailoverStep(ctx, storage.StepStart{RunID: id, Idx: idx, Runner: runner, Actor: "bob", AtMs: 2,
+			Record: storage.AuditEntry{Actor: "bob", Action: "failover.step-start", Subject: "failover-run:1"}})
+	}
+	if err := claim(0, "A"); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("a step of an unapproved run was claimed: %v", err)
+	}
+	if err := st.SetFailoverStatus(ctx, id, []string{"pending"}, "approved", 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := claim(1, "A"); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("step 2 claimed before step 1 is done: %v", err)
+	}
+	if err := claim(0, "A"); err != nil {
+		t.Fatal(err)
+	}
+	if err := claim(0, "A"); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("a running step was claimed again by its own runner: %v", err)
+	}
+	if err := claim(1, "B"); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("step 2 claimed while step 1 runs: %v", err)
+	}
+	r, _ := st.FailoverRun(ctx, id)
+	if r.Status != "running" || r.Steps[0].Runner != "A" || r.Steps[0].Attempts != 1 {
+		t.Fatalf("after the claim: run %s, step %+v", r.Status, r.Steps[0])
+	}
+	// Runner A died: B resumes the interrupted step.
+	if err := claim(0, "B"); err != nil {
+		t.Fatalf("an interrupted step was not resumed: %v", err)
+	}
+	// A's late outcome is not B's: refused.
+	outcome := func(runner string) storage.StepOutcome {
+		return storage.StepOutcome{RunID: id, Idx: 0, Runner: runner, Result: "{}", AtMs: 3,
+			Record: storage.AuditEntry{Actor: "bob", Action: "failover.step-done", Subject: "failover-run:1"}}
+	}
+	if err := st.FinishFailoverStep(ctx, outcome("A")); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("a stale runner finished the step: %v", err)
+	}
+	// No audit record, no state change: the outcome stays unwritten, and
+	// a release leaves the step interrupted for the next claim.
+	storagetest.FailAuditWrites(t, path, true)
+	if err := st.FinishFailoverStep(ctx, outcome("B")); err == nil {
+		t.Fatal("an outcome was recorded without its audit record")
+	}
+	if r, _ := st.FailoverRun(ctx, id); r.Steps[0].Status != "running" {
+		t.Fatalf("step is %s after an outcome whose record failed", r.Steps[0].Status)
+	}
+	if err := st.ReleaseFailoverStep(ctx, id, 0, "B"); err != nil {
+		t.Fatal(err)
+	}
+	if err := claim(0, "B"); err == nil {
+		t.Fatal("a step was claimed without its audit record")
+	}
+	r, _ = st.FailoverRun(ctx, id)
+	if r.Steps[0].Status != "running" || r.Steps[0].Runner != "" || r.Steps[0].Attempts != 2 {
+		t.Fatalf("a claim whose record failed changed the step: %+v", r.Steps[0])
+	}
+	starts, _ := st.AuditEntries(ctx, storage.AuditFilter{Action: "failover.step-start"})
+	if len(starts) != 2 {
+		t.Fatalf("%d step starts on record, want 2 (A's and B's)", len(starts))
+	}
+}
+
+// Accounts that existed before creators were recorded take theirs from
+// the audit chain's user.create record when the database is upgraded.
+func TestUpgradeTakesAccountCreatorsFromAudit(t *testing.T) {
+	st, path := openStore(t)
+	ctx := context.Background()
+	for _, name := range []string{"bob", "old"} {
+		if err := st.CreateUser(ctx, storage.User{Name: name, Role: "operator"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.AppendAudit(ctx, storage.AuditEntry{Actor: "alice", Action: "user.create", Subject: "user:bob"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	// Back to the schema before migration 7.
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`ALTER TABLE users DROP COLUMN created_by`, `ALTER TABLE failover_steps DROP COLUMN runner`, `PRAGMA user_version = 6`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	st, err = storage.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for name, want := range map[string]string{"bob": "alice", "old": ""} {
+		if o, err := st.AccountOrigins(ctx, name); err != nil || len(o) != 1 || o[0].CreatedBy != want {
+			t.Errorf("%s after the upgrade: %+v %v, want created by %q", name, o, err, want)
+		}
+	}
+}
