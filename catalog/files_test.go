@@ -57,11 +57,11 @@ func TestRegisterRefusesFilesOutside(t *testing.T) {
 	writeFile(t, filepath.Join(crafted, "_metadata"), flinktest.Metadata(flinktest.FileHandle(secretFile, int64(len(secret))), 0))
 	id, err := c.Register(ctx, crafted)
 	if !errors.Is(err, ErrOffsetsUnreadable) || !strings.Contains(err.Error(), secretFile) ||
-		!strings.Contains(err.Error(), "outside the savepoint's directory") || strings.Contains(err.Error(), "TOPSECRET") {
+		!strings.Contains(err.Error(), "outside the savepoint's directory") || len(flinktest.Leaks(secret, err.Error())) > 0 {
 		t.Fatalf("crafted absolute handle: %v", err)
 	}
 	sp, err := store.SavepointByID(ctx, id)
-	if err != nil || sp.OffsetsJSON != "" || strings.Contains(sp.ReadError, "TOPSECRET") || !strings.Contains(sp.ReadError, secretFile) {
+	if err != nil || sp.OffsetsJSON != "" || len(flinktest.Leaks(secret, sp.ReadError)) > 0 || !strings.Contains(sp.ReadError, secretFile) {
 		t.Fatalf("stored entry: %+v %v", sp, err)
 	}
 
@@ -72,7 +72,7 @@ func TestRegisterRefusesFilesOutside(t *testing.T) {
 	if err := os.Symlink(secretFile, filepath.Join(linked, "_metadata")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Register(ctx, linked); !errors.Is(err, ErrOutsideDirs) || strings.Contains(err.Error(), "TOPSECRET") {
+	if _, err := c.Register(ctx, linked); !errors.Is(err, ErrOutsideDirs) || len(flinktest.Leaks(secret, err.Error())) > 0 {
 		t.Fatalf("_metadata linked out: %v", err)
 	}
 

@@ -19,21 +19,8 @@ import (
 // file holds.
 const secret = "db_password=Hunter2-TOPSECRET-7f3a9c\napi_token=ZXhmaWx0cmF0ZWQ\n"
 
-// leaks returns the forms of secret's bytes found in s: 4-byte windows as
-// text, as hex and as the big-endian int32 the reader would decode.
-func leaks(s string) []string {
-	var out []string
-	for i := 0; i+4 <= len(secret); i++ {
-		w := secret[i : i+4]
-		v := binary.BigEndian.Uint32([]byte(w))
-		for _, form := range []string{w, fmt.Sprintf("%08x", v), fmt.Sprint(int32(v)), fmt.Sprint(v)} {
-			if strings.Contains(s, form) {
-				out = append(out, form)
-			}
-		}
-	}
-	return out
-}
+// leaks returns the forms of secret's bytes found in s.
+func leaks(s string) []string { return flinktest.Leaks(secret, s) }
 
 // writeSecret writes the secret into a directory of its own.
 func writeSecret(t *testing.T) string {

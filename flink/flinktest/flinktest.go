@@ -9,6 +9,8 @@ package flinktest
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"strings"
 )
 
 type writer struct{ bytes.Buffer }
@@ -61,4 +63,22 @@ func ReaderState(topic string, partition int32, next int64) []byte {
 	elem := (&writer{}).put(int32(0), int32(len(split))).Bytes()
 	elem = append(elem, split...)
 	return append((&writer{}).put(int32(len(elem))).Bytes(), elem...)
+}
+
+// Leaks returns the forms of secret's bytes found in s: every 4-byte
+// window as text, as hex and as the big-endian 32-bit integer a reader
+// would decode from it (signed and unsigned). For tests that a file's
+// contents reach no error or page.
+func Leaks(secret, s string) []string {
+	var out []string
+	for i := 0; i+4 <= len(secret); i++ {
+		w := secret[i : i+4]
+		v := binary.BigEndian.Uint32([]byte(w))
+		for _, form := range []string{w, fmt.Sprintf("%08x", v), fmt.Sprint(int32(v)), fmt.Sprint(v)} {
+			if strings.Contains(s, form) {
+				out = append(out, form)
+			}
+		}
+	}
+	return out
 }
