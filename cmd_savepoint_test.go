@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drconsole/drconsole/flink/flinktest"
 	"github.com/drconsole/drconsole/flink/s3/s3test"
 	"github.com/drconsole/drconsole/kafka"
 )
@@ -175,15 +176,9 @@ func TestCLISpecialFiles(t *testing.T) {
 				continue
 			}
 		}
-		done := make(chan result, 1)
-		go func() { done <- runCLI(t, "", c.args...) }()
-		select {
-		case r := <-done:
-			if r.code != 2 || !strings.Contains(r.stderr, c.want) {
-				t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, r.code, r.stderr, c.want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Errorf("%v: still running after 10s", c.args)
+		r := flinktest.Within(t, 10*time.Second, strings.Join(c.args, " "), func() result { return runCLI(t, "", c.args...) })
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, r.code, r.stderr, c.want)
 		}
 	}
 }

@@ -20,20 +20,6 @@ import (
 
 const secret = "db_password=Hunter2-TOPSECRET-7f3a9c\n"
 
-// promptly runs f and fails the test when it has not returned within d.
-func promptly[T any](t *testing.T, d time.Duration, what string, f func() T) T {
-	t.Helper()
-	done := make(chan T, 1)
-	go func() { done <- f() }()
-	select {
-	case v := <-done:
-		return v
-	case <-time.After(d):
-		t.Fatalf("%s still blocked after %s", what, d)
-		panic("unreachable")
-	}
-}
-
 type regResult struct {
 	id  int64
 	err error
@@ -111,7 +97,7 @@ func TestRegisterFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(metaFIFO, "_metadata"), 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
-	r := promptly(t, 5*time.Second, "register (FIFO _metadata)", func() regResult { id, err := c.Register(ctx, metaFIFO); return regResult{id, err} })
+	r := flinktest.Within(t, 5*time.Second, "register (FIFO _metadata)", func() regResult { id, err := c.Register(ctx, metaFIFO); return regResult{id, err} })
 	if r.err == nil || !strings.Contains(r.err.Error(), "_metadata") {
 		t.Fatalf("FIFO _metadata: %v", r.err)
 	}
@@ -121,7 +107,7 @@ func TestRegisterFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(stateFIFO, "state"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r = promptly(t, 5*time.Second, "register (FIFO state file)", func() regResult { id, err := c.Register(ctx, stateFIFO); return regResult{id, err} })
+	r = flinktest.Within(t, 5*time.Second, "register (FIFO state file)", func() regResult { id, err := c.Register(ctx, stateFIFO); return regResult{id, err} })
 	if !errors.Is(r.err, ErrOffsetsUnreadable) || !strings.Contains(r.err.Error(), "FIFO") || !strings.Contains(r.err.Error(), filepath.Join(stateFIFO, "state")) {
 		t.Fatalf("FIFO state file: %v", r.err)
 	}
@@ -129,7 +115,7 @@ func TestRegisterFIFO(t *testing.T) {
 	if err := store.SetSavepointOffsets(ctx, r.id, "", "", 0, ""); err != nil {
 		t.Fatal(err)
 	}
-	promptly(t, 5*time.Second, "sync", func() error { return c.Sync(ctx) })
+	flinktest.Within(t, 5*time.Second, "sync", func() error { return c.Sync(ctx) })
 	if sp, err := store.SavepointByID(ctx, r.id); err != nil || !strings.Contains(sp.ReadError, "FIFO") {
 		t.Fatalf("after sync: %+v %v", sp, err)
 	}
@@ -163,7 +149,7 @@ func TestCatalogDeadlines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	promptly(t, 10*time.Second, "sync with a hung read", func() error { return c.Sync(ctx) })
+	flinktest.Within(t, 10*time.Second, "sync with a hung read", func() error { return c.Sync(ctx) })
 	sp, err := store.SavepointByID(ctx, id)
 	if err != nil || !strings.Contains(sp.ReadError, "did not finish within 300ms") {
 		t.Fatalf("hung read: %+v %v", sp, err)
@@ -182,7 +168,7 @@ func TestCatalogDeadlines(t *testing.T) {
 	<-asked
 	sctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	err = promptly(t, 5*time.Second, "sync behind a stuck one", func() error { return slow.Sync(sctx) })
+	err = flinktest.Within(t, 5*time.Second, "sync behind a stuck one", func() error { return slow.Sync(sctx) })
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "another sync") {
 		t.Fatalf("sync behind a stuck one: %v", err)
 	}

@@ -159,21 +159,6 @@ func TestSymlinkedStateFile(t *testing.T) {
 	}
 }
 
-// returnsWithin runs f and fails the test when it has not returned after d (a
-// FIFO would block it forever).
-func returnsWithin(t *testing.T, d time.Duration, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(d):
-		t.Fatalf("still blocked after %s", d)
-		return nil
-	}
-}
-
 func mkfifo(t *testing.T, p string) {
 	t.Helper()
 	if err := syscall.Mkfifo(p, 0o600); err != nil {
@@ -187,7 +172,7 @@ func TestFIFORefused(t *testing.T) {
 	dir := t.TempDir()
 	mkfifo(t, filepath.Join(dir, MetadataFileName))
 	for _, p := range []string{dir, filepath.Join(dir, MetadataFileName)} {
-		err := returnsWithin(t, 5*time.Second, func() error { _, err := ReadSavepoint(p); return err })
+		err := flinktest.Within(t, 5*time.Second, "reading a FIFO", func() error { _, err := ReadSavepoint(p); return err })
 		if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "FIFO") {
 			t.Fatalf("%s: %v", p, err)
 		}
@@ -195,7 +180,7 @@ func TestFIFORefused(t *testing.T) {
 	dir = t.TempDir()
 	writeTestFile(t, dir, MetadataFileName, flinktest.Metadata(flinktest.RelativeHandle("state", 10), 0))
 	mkfifo(t, filepath.Join(dir, "state"))
-	err := returnsWithin(t, 5*time.Second, func() error { return offsetsErr(t, dir) })
+	err := flinktest.Within(t, 5*time.Second, "reading a FIFO", func() error { return offsetsErr(t, dir) })
 	if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), filepath.Join(dir, "state")) {
 		t.Fatalf("FIFO state file: %v", err)
 	}

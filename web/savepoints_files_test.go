@@ -93,15 +93,7 @@ func TestSavepointRegisterFIFO(t *testing.T) {
 	}
 	ask := func(path string, form url.Values) answer {
 		t.Helper()
-		done := make(chan answer, 1)
-		go func() { r, b := postAs(t, c, "operator", path, form); done <- answer{r, b} }()
-		select {
-		case a := <-done:
-			return a
-		case <-time.After(20 * time.Second):
-			t.Fatalf("POST %s: no answer after 20s", path)
-			return answer{}
-		}
+		return flinktest.Within(t, 20*time.Second, "POST "+path, func() answer { r, b := postAs(t, c, "operator", path, form); return answer{r, b} })
 	}
 	a := ask("/savepoints/register", url.Values{"path": {dir}})
 	if a.resp.StatusCode != http.StatusSeeOther {

@@ -11,6 +11,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
+	"testing"
+	"time"
 )
 
 type writer struct{ bytes.Buffer }
@@ -81,4 +83,20 @@ func Leaks(secret, s string) []string {
 		}
 	}
 	return out
+}
+
+// Within returns what f returns, and fails the test when f has not
+// returned after d (a FIFO opened for reading would block it forever; f is
+// then left running).
+func Within[T any](t testing.TB, d time.Duration, what string, f func() T) T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v
+	case <-time.After(d):
+		t.Fatalf("%s: still blocked after %s", what, d)
+		panic("unreachable")
+	}
 }
