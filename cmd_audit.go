@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 
 	"github.com/drconsole/drconsole/storage"
@@ -49,6 +50,9 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if args[0] == "export" && !slices.Contains(storage.AuditExportFormats, *format) {
 		return usageError{fmt.Errorf("audit export: --format %q: want jsonl or csv", *format)}
 	}
+	if err := refuseSpecialFile(*dbFile); err != nil {
+		return inputError{fmt.Errorf("audit %s: --db %w", args[0], err)}
+	}
 	store, err := openStoreFlag(*cfgFile, *dbFile, "audit "+args[0], true)
 	if err != nil {
 		return err
@@ -73,4 +77,18 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "audit: %d records, chain intact\n", n)
 	fmt.Fprintf(stdout, "audit: head record %d hash %s\n", id, head)
 	return nil
+}
+
+// refuseSpecialFile refuses a path that exists and is not a regular file:
+// SQLite would open a FIFO and wait for a writer forever, or read a device.
+// A missing path is left to the caller.
+func refuseSpecialFile(p string) error {
+	if p == "" {
+		return nil
+	}
+	st, err := os.Stat(p)
+	if err != nil || st.Mode().IsRegular() {
+		return nil
+	}
+	return fmt.Errorf("%s is not a regular file (mode %s: a named pipe, device or directory): give the database file", p, st.Mode())
 }

@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/drconsole/drconsole/flink/flinktest"
 	"github.com/drconsole/drconsole/flink/s3/s3test"
 	"github.com/drconsole/drconsole/kafka"
 )
@@ -133,6 +136,47 @@ func TestSavepointInspectS3(t *testing.T) {
 		{[]string{"s3://flink/sp/missing", "--config", cfg}, "no _metadata"},
 	} {
 		r := runCLI(t, "", append([]string{"savepoint", "inspect"}, c.args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}
+
+// The CLI answers at once, with exit 2 and a clear error, for a FIFO (as
+// the path, or as _metadata), a device (/dev/zero: refused before reading,
+// not after 256 MiB) and a scheme it cannot read; audit verify --db
+// refuses a FIFO and a device instead of waiting on them.
+func TestCLISpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	spDir := filepath.Join(dir, "sp")
+	if err := os.Mkdir(spDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(spDir, "_metadata"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"savepoint", "inspect", fifo}, "named pipe (FIFO)"},
+		{[]string{"savepoint", "inspect", spDir}, "named pipe (FIFO)"},
+		{[]string{"savepoint", "inspect", "/dev/zero"}, "character device"},
+		{[]string{"savepoint", "inspect", "hdfs://namenode:8020/flink/savepoints/sp-1"}, "is on hdfs://, which this reader cannot open (it reads local paths, file: URIs and, with an s3 section configured, s3://, s3a:// and s3p://)"},
+		{[]string{"audit", "verify", "--db", fifo}, "not a regular file"},
+		{[]string{"audit", "verify", "--db", "/dev/zero"}, "not a regular file"},
+		{[]string{"audit", "export", "--db", fifo}, "not a regular file"},
+	} {
+		if c.want == "character device" {
+			if _, err := os.Stat("/dev/zero"); err != nil {
+				continue
+			}
+		}
+		r := flinktest.Within(t, 10*time.Second, strings.Join(c.args, " "), func() result { return runCLI(t, "", c.args...) })
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, r.code, r.stderr, c.want)
 		}

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
@@ -143,9 +144,43 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	return serveConsole(ctx, cfg, *path, nil, newLogger(stderr))
 }
 
+// ShutdownBound is how long the console takes to stop once ctx is done
+// (SIGTERM, Ctrl-C), whatever is stuck: requests in flight get 10 s
+// (web.Serve), background work the rest; past the bound it returns without
+// waiting for what still runs, and the process exits.
+var ShutdownBound = 15 * time.Second
+
 // serveConsole opens the database, records changed settings in the audit
-// log, starts monitoring and serves the pages until ctx is done.
+// log, starts monitoring and serves the pages until ctx is done, then stops
+// within ShutdownBound.
 func serveConsole(ctx context.Context, cfg *config.Config, cfgFile string, controls handlers.DemoControls, log *slog.Logger) error {
+	return stopWithin(ctx, ShutdownBound, log, func() error { return runConsole(ctx, cfg, cfgFile, controls, log) })
+}
+
+// stopWithin runs f and returns its result, or, when f has not returned
+// bound after ctx is done, an error saying so (f is left running: the
+// caller is about to exit).
+func stopWithin(ctx context.Context, bound time.Duration, log *slog.Logger, f func() error) error {
+	errc := make(chan error, 1)
+	go func() { errc <- f() }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case err := <-errc:
+		return err
+	case <-t.C:
+		log.Error("shutdown: still not stopped, exiting without waiting", "after", bound)
+		return fmt.Errorf("shutdown: work still running %s after the stop signal; exited without waiting for it (SQLite recovers the database at the next start)", bound)
+	}
+}
+
+// runConsole is serveConsole without the bound on stopping.
+func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, controls handlers.DemoControls, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}

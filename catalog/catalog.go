@@ -39,12 +39,36 @@ type Catalog struct {
 	Now func() time.Time
 	// S3 reads savepoints on S3 (config s3); nil: their offsets are not read.
 	S3 *s3.Store
+	// ReadTimeout bounds reading one savepoint's offsets; 0 means
+	// DefaultReadTimeout.
+	ReadTimeout time.Duration
 
-	syncMu sync.Mutex // one Sync at a time
+	once      sync.Once
+	syncSlot  chan struct{} // one Sync at a time
+	readSlots chan struct{} // savepoint reads running (or stuck)
 }
 
 // SyncEvery is how often Run syncs the catalog.
 const SyncEvery = 60 * time.Second
+
+// Deadlines on catalog work, so that one bad savepoint or a hung file
+// system cannot hold the catalog forever: SyncTimeout bounds a sync Run
+// starts, DefaultReadTimeout the reading of one savepoint's offsets. A
+// read past its deadline is left running in the background, at most
+// readSlotCount at once; further reads wait for a slot until their own
+// deadline.
+const (
+	SyncTimeout        = 5 * time.Minute
+	DefaultReadTimeout = 30 * time.Second
+	readSlotCount      = 4
+)
+
+func (c *Catalog) setup() {
+	c.once.Do(func() {
+		c.syncSlot = make(chan struct{}, 1)
+		c.readSlots = make(chan struct{}, readSlotCount)
+	})
+}
 
 // notAddressable is what Flink reports as the path of a checkpoint that was
 // not written to a file system.
@@ -77,7 +101,9 @@ func (c *Catalog) Run(ctx context.Context) {
 	t := time.NewTicker(SyncEvery)
 	defer t.Stop()
 	for {
-		c.Sync(ctx)
+		sctx, cancel := context.WithTimeout(ctx, SyncTimeout)
+		c.Sync(sctx)
+		cancel()
 		select {
 		case <-ctx.Done():
 			return
@@ -90,10 +116,16 @@ func (c *Catalog) Run(ctx context.Context) {
 // history (savepoints and retained checkpoints), every configured savepoint
 // directory, then the offsets of every entry not read yet whose path is
 // local. A target that does not answer does not stop the others: the
-// problems come back joined, and are logged.
+// problems come back joined, and are logged. While another sync runs it
+// waits, until ctx is done.
 func (c *Catalog) Sync(ctx context.Context) error {
-	c.syncMu.Lock()
-	defer c.syncMu.Unlock()
+	c.setup()
+	select {
+	case c.syncSlot <- struct{}{}:
+		defer func() { <-c.syncSlot }()
+	case <-ctx.Done():
+		return fmt.Errorf("catalog: another sync is still running: %w", ctx.Err())
+	}
 	var errs []error
 	fail := func(err error) {
 		c.log().Warn("savepoint catalog", "err", err)
@@ -215,9 +247,13 @@ func (c *Catalog) readPending(ctx context.Context) error {
 }
 
 // readInto reads the savepoint at path and stores the result (offsets, or
-// why not) on entry id. The error is about storing, not reading.
+// why not) on entry id. The error is about storing, not reading, or that
+// ctx was done (then nothing is stored).
 func (c *Catalog) readInto(ctx context.Context, id int64, path string) error {
-	r := ReadOffsets(path, c.remote())
+	r := c.readOffsets(ctx, path)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	if r.Err != "" {
 		c.log().Info("savepoint catalog: offsets not read", "id", id, "path", path, "why", r.Err)
 	}
@@ -234,6 +270,38 @@ type ReadResult struct {
 	Err string
 }
 
+// readOffsets is ReadOffsets within the read timeout (and ctx), reading only
+// inside the savepoint's own directory and the configured savepoint
+// directories.
+func (c *Catalog) readOffsets(ctx context.Context, path string) ReadResult {
+	c.setup()
+	limit := c.ReadTimeout
+	if limit <= 0 {
+		limit = DefaultReadTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	late := func() ReadResult {
+		return ReadResult{Err: fmt.Sprintf("reading %s did not finish within %s (or was cancelled): a hung file system or storage? Register it again to retry", path, limit)}
+	}
+	select {
+	case c.readSlots <- struct{}{}:
+	case <-ctx.Done():
+		return late()
+	}
+	done := make(chan ReadResult, 1)
+	go func() {
+		defer func() { <-c.readSlots }()
+		done <- ReadOffsets(path, c.remote(), c.Config.SavepointDirs...)
+	}()
+	select {
+	case r := <-done:
+		return r
+	case <-ctx.Done():
+		return late()
+	}
+}
+
 // remote is the storage savepoints off the local file system are read
 // from, or nil.
 func (c *Catalog) remote() flink.Files {
@@ -245,16 +313,18 @@ func (c *Catalog) remote() flink.Files {
 
 // ReadOffsets reads the Kafka source positions of a savepoint or retained
 // checkpoint: path is a file: URI or an absolute local path (its directory
-// or its _metadata), or a URI remote serves (nil: none). The source
-// operator is found automatically (the only one holding Kafka source state).
-func ReadOffsets(path string, remote flink.Files) ReadResult {
+// or its _metadata), or a URI remote serves (nil: none). Files are read
+// only inside the savepoint's own directory and roots (the configured
+// savepoint directories). The source operator is found automatically (the
+// only one holding Kafka source state).
+func ReadOffsets(path string, remote flink.Files, roots ...string) ReadResult {
 	var sp *flink.Savepoint
 	local, err := LocalPath(path)
 	switch {
 	case err == nil:
-		sp, err = flink.ReadSavepoint(local)
+		sp, err = flink.ReadSavepoint(local, roots...)
 	case remote != nil && remote.Serves(path):
-		sp, err = flink.ReadSavepointFrom(remote, path)
+		sp, err = flink.ReadSavepointFrom(remote, path, roots...)
 	case config.IsS3URI(path):
 		err = fmt.Errorf("%q is on S3: set s3.endpoint in the config file so the console can read it", path)
 	}

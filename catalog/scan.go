@@ -46,7 +46,7 @@ func (c *Catalog) scanDirs(ctx context.Context) error {
 		if config.IsS3URI(root) {
 			found, err = c.scanS3(ctx, root, now)
 		} else {
-			found, err = scanDir(root, now)
+			found, err = scanDir(ctx, root, now)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("savepoint dir %s: %w", root, err))
@@ -70,7 +70,8 @@ func (c *Catalog) scanDirs(ctx context.Context) error {
 // directories are followed only when they lead to a place inside root (so a
 // scan, like a registration, never reads outside the configured
 // directories), and a directory already visited (a link loop) is skipped.
-func scanDir(root string, now time.Time) ([]storage.Savepoint, error) {
+// It stops when ctx is done.
+func scanDir(ctx context.Context, root string, now time.Time) ([]storage.Savepoint, error) {
 	root = filepath.Clean(root)
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
@@ -81,6 +82,9 @@ func scanDir(root string, now time.Time) ([]storage.Savepoint, error) {
 	var errs []error
 	var walk func(dir string, depth int)
 	walk = func(dir string, depth int) {
+		if ctx.Err() != nil {
+			return
+		}
 		st, err := os.Stat(dir)
 		if err != nil {
 			errs = append(errs, err)
@@ -128,6 +132,9 @@ func scanDir(root string, now time.Time) ([]storage.Savepoint, error) {
 		}
 	}
 	walk(root, 0)
+	if ctx.Err() != nil {
+		errs = append(errs, fmt.Errorf("scan stopped: %w", ctx.Err()))
+	}
 	return out, errors.Join(errs...)
 }
 
@@ -264,7 +271,7 @@ func (c *Catalog) Register(ctx context.Context, p string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	r := ReadOffsets(sp.Path, c.remote())
+	r := c.readOffsets(ctx, sp.Path)
 	if err := c.Store.SetSavepointOffsets(ctx, id, r.OffsetsJSON, r.SourceUID, r.CheckpointID, r.Err); err != nil {
 		return id, err
 	}
@@ -281,9 +288,14 @@ func (c *Catalog) registerLocal(p string) (storage.Savepoint, error) {
 	if err != nil {
 		return storage.Savepoint{}, err
 	}
-	st, err := os.Stat(filepath.Join(dir, flink.MetadataFileName))
+	meta := filepath.Join(dir, flink.MetadataFileName)
+	st, err := os.Stat(meta)
 	if err != nil || !st.Mode().IsRegular() {
 		return storage.Savepoint{}, fmt.Errorf("catalog: %s has no %s file: not a savepoint or checkpoint directory", dir, flink.MetadataFileName)
+	}
+	// _metadata itself may be a link: it too must stay inside.
+	if real, err := filepath.EvalSymlinks(meta); err != nil || !c.insideRealDirs(real) {
+		return storage.Savepoint{}, fmt.Errorf("catalog: %s is a link whose target is %w (%s)", meta, ErrOutsideDirs, strings.Join(c.Config.SavepointDirs, ", "))
 	}
 	sp := storage.Savepoint{Path: CanonicalPath(dir), Origin: storage.OriginManual, Status: storage.SavepointCompleted,
 		CompletedMs: ptr(st.ModTime().UnixMilli()), SizeBytes: ptr(dirSize(dir))}
@@ -350,6 +362,17 @@ func cleanS3(uri string) (string, bool) {
 		out += "/" + key
 	}
 	return out, true
+}
+
+// insideRealDirs reports whether real (a path with links resolved) lies in
+// the real location of a configured savepoint directory.
+func (c *Catalog) insideRealDirs(real string) bool {
+	for _, d := range c.Config.SavepointDirs {
+		if rd, err := filepath.EvalSymlinks(filepath.Clean(d)); err == nil && inside(rd, real) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkRegisterPath returns the local savepoint directory path names, when

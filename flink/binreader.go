@@ -33,6 +33,21 @@ func newBinReader(b []byte, where string) *binReader { return &binReader{buf: b,
 
 func (r *binReader) remaining() int { return len(r.buf) - r.pos }
 
+// fileInt formats an integer read from a file for an error message. Errors
+// never echo a file's bytes (a _metadata can point the reader at any offset
+// of a state file, and errors reach every viewer's page): strings and raw
+// bytes are never shown, and a number only when it is small, as versions,
+// codes, indexes and lengths of a sound file are; otherwise its size class.
+func fileInt(v int64) string {
+	if v >= -1 && v <= 0xffff {
+		return fmt.Sprint(v)
+	}
+	if v < 0 {
+		return "(a large negative number)"
+	}
+	return "(a number above 65535)"
+}
+
 // failAt returns a FormatError at pos.
 func (r *binReader) failAt(pos int, format string, args ...any) error {
 	return &FormatError{Where: r.where, Pos: pos, Why: fmt.Sprintf(format, args...)}
@@ -81,10 +96,10 @@ func (r *binReader) count(what string, minSize int) (int, error) {
 		return 0, err
 	}
 	if n < 0 {
-		return 0, r.failAt(at, "negative %s %d", what, n)
+		return 0, r.failAt(at, "negative %s %s", what, fileInt(int64(n)))
 	}
 	if minSize > 0 && int64(n)*int64(minSize) > int64(r.remaining()) {
-		return 0, r.failAt(at, "%s %d cannot fit in the %d bytes left", what, n, r.remaining())
+		return 0, r.failAt(at, "%s %s cannot fit in the %d bytes left", what, fileInt(int64(n)), r.remaining())
 	}
 	return int(n), nil
 }
@@ -107,10 +122,10 @@ func (r *binReader) lenBytes(what string) ([]byte, error) {
 		return nil, err
 	}
 	if n < 0 {
-		return nil, r.failAt(at, "negative %s length %d", what, n)
+		return nil, r.failAt(at, "negative %s length %s", what, fileInt(int64(n)))
 	}
 	if int(n) > r.remaining() {
-		return nil, r.failAt(at, "%s length %d exceeds the %d bytes left", what, n, r.remaining())
+		return nil, r.failAt(at, "%s length %s exceeds the %d bytes left", what, fileInt(int64(n)), r.remaining())
 	}
 	return r.bytes(int(n), what)
 }
@@ -124,6 +139,10 @@ func (r *binReader) utf(what string) (string, error) {
 		return "", err
 	}
 	n := int(binary.BigEndian.Uint16(r.buf[r.pos:]))
+	if n > r.remaining()-2 {
+		// Not need's message: the length is two bytes of the file.
+		return "", r.failAt(at, "truncated: %s length exceeds the %d bytes left", what, r.remaining()-2)
+	}
 	r.pos += 2
 	b, err := r.bytes(n, what)
 	if err != nil {

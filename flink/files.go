@@ -21,8 +21,11 @@ type Files interface {
 
 // ReadSavepointFrom reads a savepoint or retained checkpoint on remote
 // storage: uri is its directory or its `_metadata` object. State handles
-// naming other objects on the same storage are read through files too.
-func ReadSavepointFrom(files Files, uri string) (*Savepoint, error) {
+// naming other objects on the same storage are read through files too,
+// when they lie below the savepoint's own directory or one of roots
+// (configured savepoint directories; those not on this storage are
+// ignored).
+func ReadSavepointFrom(files Files, uri string, roots ...string) (*Savepoint, error) {
 	uri = strings.TrimRight(uri, "/")
 	if !files.Serves(uri) {
 		return nil, fmt.Errorf("flink: %w: %q", ErrUnsupportedLocation, uri)
@@ -30,6 +33,10 @@ func ReadSavepointFrom(files Files, uri string) (*Savepoint, error) {
 	dir, meta := uri, uri+"/"+MetadataFileName
 	if path.Base(uri) == MetadataFileName {
 		dir, meta = strings.TrimSuffix(uri, "/"+MetadataFileName), uri
+	}
+	own, ok := remoteKey(dir)
+	if !ok {
+		return nil, fmt.Errorf("flink: %q has an empty, \".\" or \"..\" path segment: object keys are literal, name the savepoint by its plain path", uri)
 	}
 	b, err := files.ReadFile(meta, maxMetadataSize)
 	if err != nil {
@@ -43,6 +50,7 @@ func ReadSavepointFrom(files Files, uri string) (*Savepoint, error) {
 		return nil, fmt.Errorf("%s: %w", meta, err)
 	}
 	sp.Dir, sp.files = dir, files
+	sp.remote = append([]string{own}, remoteRoots(files, roots)...)
 	return sp, nil
 }
 
@@ -59,6 +67,9 @@ func (s *Savepoint) remoteHandleBytes(h *StreamHandle) ([]byte, error) {
 	}
 	if !s.files.Serves(uri) {
 		return nil, fmt.Errorf("flink: state handle at byte %d of _metadata: %w: %q is not on the savepoint's storage", h.Pos, ErrUnsupportedLocation, uri)
+	}
+	if !remoteWithin(uri, s.remote) {
+		return nil, fmt.Errorf("flink: state handle at byte %d of _metadata names %s, %w", h.Pos, uri, ErrOutsideRoots)
 	}
 	b, err := s.files.ReadFile(uri, maxStateFileSize)
 	if err != nil {

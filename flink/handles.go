@@ -3,10 +3,8 @@ package flink
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -103,13 +101,13 @@ func (s *Savepoint) HandleBytes(h *StreamHandle) ([]byte, error) {
 		if filepath.IsAbs(rel) || !filepath.IsLocal(rel) {
 			return nil, fmt.Errorf("flink: relative state handle %q (byte %d of _metadata) escapes the savepoint directory", h.Path, h.Pos)
 		}
-		return readStateFile(filepath.Join(s.Dir, rel), h)
+		return s.readStateFile(filepath.Join(s.Dir, rel), h)
 	case HandleFile:
 		p, err := localPath(h.Path)
 		if err != nil {
 			return nil, fmt.Errorf("flink: state handle at byte %d of _metadata: %w", h.Pos, err)
 		}
-		return readStateFile(p, h)
+		return s.readStateFile(p, h)
 	case HandleKeyGroups:
 		return s.HandleBytes(h.Inner)
 	}
@@ -122,7 +120,7 @@ func localPath(p string) (string, error) {
 	if i := strings.Index(p, ":"); i > 1 && !strings.ContainsAny(p[:i], `/\`) {
 		scheme := strings.ToLower(p[:i])
 		if scheme != "file" {
-			return "", fmt.Errorf("%w: %q is on %s://, which this reader cannot open; copy the savepoint to a local directory (relative handles) or mount it", ErrUnsupportedLocation, p, scheme)
+			return "", fmt.Errorf("%w: %q is on %s://, which this reader cannot open (it reads local paths, file: URIs and, with an s3 section configured, s3://, s3a:// and s3p://); copy the savepoint to a local directory (relative handles) or mount it", ErrUnsupportedLocation, p, scheme)
 		}
 		u, err := url.Parse(p)
 		if err != nil {
@@ -139,28 +137,16 @@ func localPath(p string) (string, error) {
 	return filepath.FromSlash(p), nil
 }
 
-func readStateFile(path string, h *StreamHandle) ([]byte, error) {
-	f, err := os.Open(path)
+// readStateFile reads the local state file at path for handle h, inside
+// the savepoint's roots (see readLocal). Errors name the handle and the
+// path as written, never what the file holds.
+func (s *Savepoint) readStateFile(path string, h *StreamHandle) ([]byte, error) {
+	b, err := readLocal(path, s.roots, maxStateFileSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("flink: %w: %s (referenced at byte %d of _metadata)", ErrStateFileMissing, path, h.Pos)
 		}
-		return nil, fmt.Errorf("flink: state file: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("flink: state file: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("flink: state file %s is not a regular file", path)
-	}
-	if st.Size() > maxStateFileSize {
-		return nil, fmt.Errorf("flink: state file %s is %d bytes, more than this reader loads (%d)", path, st.Size(), maxStateFileSize)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxStateFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("flink: state file %s: %w", path, err)
+		return nil, fmt.Errorf("flink: state file %s (referenced at byte %d of _metadata): %w", path, h.Pos, err)
 	}
 	if h.Size >= 0 && int64(len(b)) < h.Size {
 		return nil, fmt.Errorf("flink: state file %s has %d bytes, _metadata says %d (truncated copy?)", path, len(b), h.Size)

@@ -318,7 +318,7 @@ func (s *Savepoint) KafkaSourceOffsets(uid string) (*KafkaOffsets, error) {
 func decodeReaderElement(data []byte, off int64, where string) (PartitionOffset, error) {
 	r := newBinReader(data, where)
 	if off < 0 || off >= int64(len(data)) {
-		return PartitionOffset{}, r.failAt(0, "element offset %d outside the %d-byte state", off, len(data))
+		return PartitionOffset{}, r.failAt(0, "element offset %s outside the %d-byte state", fileInt(off), len(data))
 	}
 	r.pos = int(off)
 	elem, err := r.lenBytes("reader state element")
@@ -360,7 +360,7 @@ func rebase(err error, base int) error {
 func decodeKafkaSplit(version int32, b []byte, where string) (PartitionOffset, error) {
 	r := newBinReader(b, where)
 	if version != 0 {
-		return PartitionOffset{}, r.failAt(0, "KafkaPartitionSplit serializer version %d is not supported (know 0): not a Kafka source, or a newer connector", version)
+		return PartitionOffset{}, r.failAt(0, "KafkaPartitionSplit serializer version %s is not supported (know 0): not a Kafka source, or a newer connector", fileInt(int64(version)))
 	}
 	var p PartitionOffset
 	var err error
@@ -374,7 +374,7 @@ func decodeKafkaSplit(version int32, b []byte, where string) (PartitionOffset, e
 		return p, err
 	}
 	if p.Partition < 0 {
-		return p, r.failAt(r.pos-4, "negative partition %d in split", p.Partition)
+		return p, r.failAt(r.pos-4, "negative partition %s in split", fileInt(int64(p.Partition)))
 	}
 	if p.Next, err = r.i64("split starting offset"); err != nil {
 		return p, err
@@ -423,7 +423,7 @@ func DecodeKafkaEnumerator(b []byte) (*EnumeratorState, error) {
 		return nil, err
 	}
 	if cv != 1 {
-		return nil, fmt.Errorf("flink: source coordinator serde version %d is not decoded (know 1)", cv)
+		return nil, fmt.Errorf("flink: source coordinator serde version %s is not decoded (know 1)", fileInt(int64(cv)))
 	}
 	ev, err := r.i32("enumerator serializer version")
 	if err != nil {
@@ -450,7 +450,7 @@ func DecodeKafkaEnumerator(b []byte) (*EnumeratorState, error) {
 		case 1:
 			return "unassigned", nil
 		}
-		return "", er.failAt(at, "unknown assignment status %d", s)
+		return "", er.failAt(at, "unknown assignment status %s", fileInt(int64(s)))
 	}
 	finished := func() error {
 		b, err := er.u8("initialDiscoveryFinished")
@@ -518,7 +518,7 @@ func DecodeKafkaEnumerator(b []byte) (*EnumeratorState, error) {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("flink: KafkaSourceEnumStateSerializer version %d is not decoded (know 1-3)", ev)
+		return nil, fmt.Errorf("flink: KafkaSourceEnumStateSerializer version %s is not decoded (know 1-3)", fileInt(int64(ev)))
 	}
 	if er.remaining() != 0 {
 		return nil, er.failAt(er.pos, "%d trailing bytes in the enumerator state", er.remaining())
@@ -549,7 +549,7 @@ func elementEnds(h *OperatorStateHandle, size int) []int64 {
 func decodeLegacyElement(data []byte, off int64, ends []int64, where string) (PartitionOffset, error) {
 	r := newBinReader(data, where)
 	if off < 0 || off >= int64(len(data)) {
-		return PartitionOffset{}, r.failAt(0, "element offset %d outside the %d-byte state", off, len(data))
+		return PartitionOffset{}, r.failAt(0, "element offset %s outside the %d-byte state", fileInt(off), len(data))
 	}
 	i, _ := slices.BinarySearch(ends, off+1)
 	if i >= len(ends) {
@@ -629,7 +629,7 @@ func decodeKryoTPWith(b []byte, enc kryoInt) (string, int32, error) {
 			return "", 0, err
 		}
 		if null || !strings.HasSuffix(name, "KafkaTopicPartition") {
-			return "", 0, fmt.Errorf("class %q is not KafkaTopicPartition", name)
+			return "", 0, fmt.Errorf("class name (%d bytes) is not KafkaTopicPartition", len(name))
 		}
 	}
 	// FieldSerializer: fields by name: cachedHash, partition, topic.
@@ -652,10 +652,10 @@ func decodeKryoTPWith(b []byte, enc kryoInt) (string, int32, error) {
 		return "", 0, fmt.Errorf("%d unexpected bytes after the topic", len(b)-k.pos)
 	}
 	if part < 0 {
-		return "", 0, fmt.Errorf("negative partition %d", part)
+		return "", 0, fmt.Errorf("negative partition %s", fileInt(int64(part)))
 	}
 	if want := 31*javaStringHash(topic) + part; want != hash {
-		return "", 0, fmt.Errorf("cachedHash %d does not match topic %q partition %d", hash, topic, part)
+		return "", 0, errors.New("cachedHash does not match the topic and partition")
 	}
 	return topic, part, nil
 }

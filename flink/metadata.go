@@ -26,7 +26,7 @@ func (e *UnsupportedVersionError) Error() string {
 	if e.Version >= 1 && e.Version < minVersion {
 		hint = " (written by Flink older than 1.11: restore it once on a newer Flink and take a new savepoint)"
 	}
-	return fmt.Sprintf("flink: _metadata version %d is not supported (know %d-%d)%s", e.Version, minVersion, maxVersion, hint)
+	return fmt.Sprintf("flink: _metadata version %s is not supported (know %d-%d)%s", fileInt(int64(e.Version)), minVersion, maxVersion, hint)
 }
 
 // DistributionMode is OperatorStateHandle.Mode.
@@ -109,7 +109,7 @@ func parseMetadata(b []byte) (*Savepoint, error) {
 		return nil, fmt.Errorf("flink: not a Flink _metadata file: %w", err)
 	}
 	if uint32(magic) != metadataMagic {
-		return nil, fmt.Errorf("flink: not a Flink _metadata file: magic number %08x, want 4960672d", uint32(magic))
+		return nil, fmt.Errorf("flink: not a Flink _metadata file: its first 4 bytes are not the magic number 4960672d")
 	}
 	v, err := p.r.i32("version")
 	if err != nil {
@@ -125,7 +125,7 @@ func parseMetadata(b []byte) (*Savepoint, error) {
 		return nil, err
 	}
 	if sp.CheckpointID < 0 {
-		return nil, p.r.failAt(at, "invalid checkpoint id %d", sp.CheckpointID)
+		return nil, p.r.failAt(at, "invalid checkpoint id %s", fileInt(sp.CheckpointID))
 	}
 	nMaster, err := p.r.count("master state count", 8)
 	if err != nil {
@@ -170,7 +170,7 @@ func (p *metaParser) masterState() (MasterState, error) {
 		return MasterState{}, err
 	}
 	if m != masterStateMagic {
-		return MasterState{}, p.r.failAt(at, "bad master state magic %08x", uint32(m))
+		return MasterState{}, p.r.failAt(at, "bad master state magic (want c96b1696)")
 	}
 	data, err := p.r.lenBytes("master state")
 	if err != nil {
@@ -230,7 +230,7 @@ func (p *metaParser) operatorState() (OperatorState, error) {
 		return op, err
 	}
 	if coord != nil && coord.Kind != HandleInline {
-		return op, p.r.failAt(at, "coordinator state of operator %s must be inline bytes, found a %s handle", op.ID, coord.Kind)
+		return op, p.r.failAt(at, "coordinator state of the operator at byte %d must be inline bytes, found a %s handle", op.Pos, coord.Kind)
 	}
 	op.Coordinator = coord
 	at = p.r.pos
@@ -240,13 +240,13 @@ func (p *metaParser) operatorState() (OperatorState, error) {
 	}
 	if n < 0 {
 		if coord != nil {
-			return op, p.r.failAt(at, "fully finished operator %s has coordinator state", op.ID)
+			return op, p.r.failAt(at, "fully finished operator at byte %d has coordinator state", op.Pos)
 		}
 		op.FullyFinished = true
 		return op, nil
 	}
 	if int64(n)*4 > int64(p.r.remaining()) {
-		return op, p.r.failAt(at, "subtask state count %d cannot fit in the %d bytes left", n, p.r.remaining())
+		return op, p.r.failAt(at, "subtask state count %s cannot fit in the %d bytes left", fileInt(int64(n)), p.r.remaining())
 	}
 	for range n {
 		at := p.r.pos
@@ -265,7 +265,7 @@ func (p *metaParser) operatorState() (OperatorState, error) {
 		st.Index = int(idx)
 		for _, prev := range op.Subtasks {
 			if prev.Index == st.Index {
-				return op, p.r.failAt(at, "operator %s lists subtask %d twice", op.ID, idx)
+				return op, p.r.failAt(at, "operator at byte %d lists subtask %s twice", op.Pos, fileInt(int64(idx)))
 			}
 		}
 		op.Subtasks = append(op.Subtasks, st)
@@ -321,7 +321,7 @@ func (p *metaParser) subtaskState() (SubtaskState, error) {
 			}
 			st.RefCheckpointID = &id
 		default:
-			return st, p.r.failAt(at, "ref checkpoint marker %d, want 0 or 1", marker)
+			return st, p.r.failAt(at, "ref checkpoint marker %s, want 0 or 1", fileInt(int64(marker)))
 		}
 	}
 	return st, nil
@@ -356,7 +356,7 @@ func (p *metaParser) operatorStateHandle() (*OperatorStateHandle, error) {
 			return nil, err
 		}
 		if mode > 2 {
-			return nil, p.r.failAt(mAt, "unknown distribution mode %d for state %q", mode, s.Name)
+			return nil, p.r.failAt(mAt, "unknown distribution mode %s", fileInt(int64(mode)))
 		}
 		s.Mode = DistributionMode(mode)
 		k, err := p.r.count("offset count", 8)

@@ -9,7 +9,6 @@ package flink
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,8 +37,10 @@ type Savepoint struct {
 	// TrailingBytes is the number of bytes after the body of a V3 file.
 	TrailingBytes int
 
-	inlineOnly bool  // fuzzing: never open files named by the input
-	files      Files // remote storage the savepoint was read from; nil: local
+	inlineOnly bool       // fuzzing: never open files named by the input
+	files      Files      // remote storage the savepoint was read from; nil: local
+	roots      localRoots // where local state files may be read from
+	remote     []string   // where remote state objects may be read from (remoteKeys)
 }
 
 // OperatorState is the state of one operator (by OperatorID).
@@ -111,10 +112,21 @@ func (o *OperatorState) Label() string {
 }
 
 // ReadSavepoint reads a savepoint or retained checkpoint: path is its
-// directory or its `_metadata` file.
-func ReadSavepoint(path string) (*Savepoint, error) {
-	meta := path
-	st, err := os.Stat(path)
+// directory or its `_metadata` file, a local path or a file: URI. Every
+// file it reads, `_metadata` included, must lie inside the savepoint's own
+// directory or one of roots (configured savepoint directories; others than
+// local ones are ignored), symbolic links resolved, and be a regular file
+// (see readLocal).
+func ReadSavepoint(path string, roots ...string) (*Savepoint, error) {
+	local, err := localPath(path)
+	if err != nil {
+		if _, lerr := os.Lstat(path); lerr != nil { // "a:b" may be a local name
+			return nil, fmt.Errorf("flink: %w", err)
+		}
+		local = path
+	}
+	meta := local
+	st, err := os.Stat(local)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("flink: %s does not exist", path)
@@ -122,32 +134,26 @@ func ReadSavepoint(path string) (*Savepoint, error) {
 		return nil, fmt.Errorf("flink: %w", err)
 	}
 	if st.IsDir() {
-		meta = filepath.Join(path, MetadataFileName)
-		if _, err := os.Stat(meta); errors.Is(err, fs.ErrNotExist) {
+		meta = filepath.Join(local, MetadataFileName)
+		if _, err := os.Lstat(meta); errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("flink: %s has no %s file: not a savepoint or checkpoint directory", path, MetadataFileName)
 		}
 	}
-	f, err := os.Open(meta)
+	dir, err := filepath.Abs(filepath.Dir(meta))
 	if err != nil {
 		return nil, fmt.Errorf("flink: %w", err)
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxMetadataSize+1))
+	meta = filepath.Join(dir, filepath.Base(meta))
+	lr := newLocalRoots(dir, roots)
+	b, err := readLocal(meta, lr, maxMetadataSize)
 	if err != nil {
-		return nil, fmt.Errorf("flink: reading %s: %w", meta, err)
-	}
-	if len(b) > maxMetadataSize {
-		return nil, fmt.Errorf("flink: %s is larger than %d bytes: not a _metadata file", meta, maxMetadataSize)
+		return nil, fmt.Errorf("flink: %s: %w", meta, err)
 	}
 	sp, err := ParseMetadata(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", meta, err)
 	}
-	if abs, err := filepath.Abs(filepath.Dir(meta)); err == nil {
-		sp.Dir = abs
-	} else {
-		sp.Dir = filepath.Dir(meta)
-	}
+	sp.Dir, sp.roots = dir, lr
 	return sp, nil
 }
 

@@ -413,10 +413,17 @@ func TestRelocated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// subtask 1 used an absolute path into the old place: a clear error.
+	// subtask 1 used an absolute path into the old place, now outside the
+	// savepoint: refused, named; missing when the old place is a root.
 	_, err = sp.KafkaSourceOffsets("")
-	if !errors.Is(err, ErrStateFileMissing) || !strings.Contains(err.Error(), filepath.Join("abs", "sub1")) {
+	if !errors.Is(err, ErrOutsideRoots) || !strings.Contains(err.Error(), filepath.Join("abs", "sub1")) {
 		t.Fatalf("moved absolute file: %v", err)
+	}
+	if sp, err = ReadSavepoint(moved, dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = sp.KafkaSourceOffsets(""); !errors.Is(err, ErrStateFileMissing) || !strings.Contains(err.Error(), filepath.Join("abs", "sub1")) {
+		t.Fatalf("moved absolute file, old place a root: %v", err)
 	}
 }
 
@@ -457,7 +464,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"empty", nil, "not a Flink _metadata file"},
 		{"three bytes", fixture[:3], "not a Flink _metadata file"},
-		{"wrong magic", append([]byte{0xca, 0xfe, 0xba, 0xbe}, fixture[4:]...), "magic number cafebabe"},
+		{"wrong magic", append([]byte{0xca, 0xfe, 0xba, 0xbe}, fixture[4:]...), "not the magic number 4960672d"},
 		{"version 99", withVersion(99), "flink: _metadata version 99 is not supported (know 3-7)"},
 		{"version 2", withVersion(2), "older than 1.11"},
 		{"version -1", withVersion(-1), "version -1 is not supported"},
@@ -551,9 +558,10 @@ func TestBadFiles(t *testing.T) {
 			t.Errorf("%s: %v", uri, err)
 		}
 	}
-	// Plain absolute path.
-	abs := writeTestFile(t, t.TempDir(), "state", sub.data)
-	sp = build(t.TempDir(), fileHandle(abs, int64(len(sub.data))), nil)
+	// Plain absolute path: inside the savepoint directory.
+	dir = t.TempDir()
+	abs := writeTestFile(t, dir, "state", sub.data)
+	sp = build(dir, fileHandle(abs, int64(len(sub.data))), nil)
 	if _, err := sp.KafkaSourceOffsets(""); err != nil {
 		t.Errorf("plain absolute path: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/flink/flinktest"
 	"github.com/drconsole/drconsole/flink/s3/s3test"
 )
 
@@ -130,5 +131,61 @@ func TestReadFileListExists(t *testing.T) {
 	}
 	if ok, err := s.Exists(ctx, "s3://flink/sp/savepoint-1/nope"); ok || err != nil {
 		t.Fatalf("Exists(missing): %v %v", ok, err)
+	}
+}
+
+// State handles naming objects outside the savepoint's directory and the
+// configured roots (another bucket, elsewhere in the bucket, keys with
+// "..") are refused without reading them; inside (any of the three scheme
+// names) they are read.
+func TestStateHandleContainment(t *testing.T) {
+	s, srv := newStore(t)
+	const secret = "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/TOPSECRET"
+	srv.PutIn(t, "secrets", "prod/creds.env", []byte(secret))
+	srv.Put(t, "other/creds.env", []byte(secret))
+	state := flinktest.ReaderState("orders", 2, 77)
+	srv.Put(t, "savepoints/sp-1/state", state)
+	srv.Put(t, "elsewhere/state", state)
+
+	read := func(handle []byte, roots ...string) error {
+		srv.Put(t, "savepoints/sp-1/_metadata", flinktest.Metadata(handle, 0))
+		sp, err := flink.ReadSavepointFrom(s, "s3://flink/savepoints/sp-1", roots...)
+		if err != nil {
+			return err
+		}
+		k, err := sp.KafkaSourceOffsets("")
+		if err == nil && k.Partitions["orders-2"].Next != 77 {
+			t.Fatalf("offsets %+v", k.Partitions)
+		}
+		return err
+	}
+	for _, uri := range []string{
+		"s3://secrets/prod/creds.env",
+		"s3a://flink/other/creds.env",
+		"s3://flink/savepoints/sp-1/../../other/creds.env",
+		"s3://flink/savepoints/sp-10/state", // a sibling sharing the prefix
+		"s3://flink/savepoints//sp-1/state",
+	} {
+		err := read(flinktest.FileHandle(uri, int64(len(secret))), "s3://flink/savepoints/sp-1/sub")
+		if !errors.Is(err, flink.ErrOutsideRoots) || !strings.Contains(err.Error(), uri) || strings.Contains(err.Error(), "TOPSECRET") {
+			t.Fatalf("%s: %v, want ErrOutsideRoots naming it", uri, err)
+		}
+	}
+	for _, h := range [][]byte{
+		flinktest.RelativeHandle("state", int64(len(state))),
+		flinktest.FileHandle("s3p://flink/savepoints/sp-1/state", int64(len(state))),
+	} {
+		if err := read(h); err != nil {
+			t.Fatalf("inside the savepoint: %v", err)
+		}
+	}
+	// A configured root on this storage lets a handle out of the savepoint
+	// directory; a local root or another bucket's does not.
+	h := flinktest.FileHandle("s3://flink/elsewhere/state", int64(len(state)))
+	if err := read(h, "/tmp", "s3://secrets", "s3a://flink/elsewhere/"); err != nil {
+		t.Fatalf("inside a configured root: %v", err)
+	}
+	if err := read(h, "/tmp", "s3://secrets", "s3://flink/elsewhere-not"); !errors.Is(err, flink.ErrOutsideRoots) {
+		t.Fatalf("outside the configured roots: %v", err)
 	}
 }

@@ -45,10 +45,21 @@ func Start(t testing.TB, bucket string) *Server {
 	return &Server{Config: &config.S3{Endpoint: ts.URL, Region: "us-east-1", PathStyle: true}, Bucket: bucket, cl: cl}
 }
 
+// PutIn stores b under key in bucket, made when missing.
+func (s *Server) PutIn(t testing.TB, bucket, key string, b []byte) {
+	t.Helper()
+	if ok, err := s.cl.BucketExists(context.Background(), bucket); err != nil || !ok {
+		if err := s.cl.MakeBucket(context.Background(), bucket, minio.MakeBucketOptions{}); err != nil {
+			t.Fatalf("s3test: make bucket %s: %v", bucket, err)
+		}
+	}
+	if _, err := s.cl.PutObject(context.Background(), bucket, key, bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{}); err != nil {
+		t.Fatalf("s3test: put %s/%s: %v", bucket, key, err)
+	}
+}
+
 // Put stores b under key in the bucket.
 func (s *Server) Put(t testing.TB, key string, b []byte) {
 	t.Helper()
-	if _, err := s.cl.PutObject(context.Background(), s.Bucket, key, bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{}); err != nil {
-		t.Fatalf("s3test: put %s: %v", key, err)
-	}
+	s.PutIn(t, s.Bucket, key, b)
 }
