@@ -160,7 +160,7 @@ func TestLoginLogoutAndAudit(t *testing.T) {
 	}
 
 	// Open redirects are not followed.
-	for _, next := range []string{"//evil.example/", "https://evil.example/", "/\\evil.example"} {
+	for _, next := range []string{"//evil.example/", "https://evil.example/", "/\\evil.example", "/\t/evil.example/path", "/%5c/evil.example"} {
 		if rec := s.login("test-viewer", testPassword, next); rec.Header().Get("Location") != "/" {
 			t.Errorf("next=%q redirected to %q", next, rec.Header().Get("Location"))
 		}
@@ -181,8 +181,8 @@ func TestLoginLogoutAndAudit(t *testing.T) {
 		t.Fatalf("disabled user sign-in = %d", rec.Code)
 	}
 
-	if n := len(s.audit(t, "login")); n != 5 {
-		t.Errorf("%d login records, want 5", n)
+	if n := len(s.audit(t, "login")); n != 7 {
+		t.Errorf("%d login records, want 7", n)
 	}
 	if lo := s.audit(t, "logout"); len(lo) != 1 || lo[0].Actor != "test-operator" {
 		t.Errorf("logout records = %+v", lo)
