@@ -56,6 +56,10 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	want := map[string]int{"add": 1, "list": 0, "passwd": 1, "role": 2, "disable": 1, "enable": 1}
 	n, ok := want[args[0]]
+	if ok && n > 0 && len(pos) == n {
+		// "Bob" is bob: one canonical form everywhere.
+		pos[0] = identity.CanonicalName(pos[0])
+	}
 	switch {
 	case !ok:
 		return usageError{fmt.Errorf("users: unknown subcommand %q (add, list, passwd, role, disable, enable)", args[0])}
@@ -64,6 +68,7 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	case n > 0 && accounts.CheckName(pos[0]) != nil:
 		return usageError{fmt.Errorf("users %s: %w", args[0], accounts.CheckName(pos[0]))}
 	}
+
 	store, err := openStoreFlag(*cfgFile, *dbFile, "users "+args[0], false)
 	if err != nil {
 		return err

@@ -52,6 +52,8 @@ func TestUsersCLI(t *testing.T) {
 		{"", []string{"users", "add", "bob", "--role", "viewer", "--config", cfg}, 2, "no terminal to ask for the password"},
 		{"x\n", []string{"users", "add", "bob", "--role", "root", "--password-stdin", "--config", cfg}, 2, `--role "root"`},
 		{"a long enough password\n", []string{"users", "add", "alice", "--role", "viewer", "--password-stdin", "--config", cfg}, 1, "already exists"},
+		{"a long enough password\n", []string{"users", "add", "Alice", "--role", "admin", "--password-stdin", "--config", cfg}, 1, `"alice" already exists`},
+		{"", []string{"users", "add", " ALICE ", "--role", "admin", "--no-password", "--config", cfg}, 1, `"alice" already exists`},
 		{"", []string{"users", "add", "cli:root", "--role", "admin", "--config", cfg}, 2, "not a valid user name"},
 		{"", []string{"users", "add", "bob", "--role", "viewer", "--no-password"}, 2, "exactly one of --config FILE or --db FILE"},
 		{"", []string{"users", "frobnicate", "--config", cfg}, 2, "unknown subcommand"},

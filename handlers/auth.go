@@ -106,7 +106,7 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusNotFound, views.Login(page))
 		return
 	}
-	name := strings.TrimSpace(r.PostFormValue("username"))
+	name := identity.CanonicalName(r.PostFormValue("username"))
 	page.Username = name
 	pw := r.PostFormValue("password")
 	ip := identity.ClientIP(r)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -344,5 +345,50 @@ func TestAuditPageAndExport(t *testing.T) {
 	}
 	if rec := s.do(http.MethodGet, "/audit/export?format=xml", nil, viewer); rec.Code != http.StatusBadRequest {
 		t.Fatalf("format xml = %d", rec.Code)
+	}
+}
+
+// Proxy mode compares names the way approvals do, without regard to case:
+// "Carol" is the disabled carol and "Dave" the viewer dave, not strangers
+// the groups header may promote. Password sign-in does the same.
+func TestUserNamesIgnoreCase(t *testing.T) {
+	s := newAuthServer(t, config.Auth{Mode: config.AuthProxy, TrustedProxies: []string{"10.0.0.0/8"},
+		GroupRoles: map[string]string{"sre": "operator"}})
+	ctx := context.Background()
+	for _, u := range []storage.User{{Name: "carol", Role: "operator", Disabled: true}, {Name: "dave", Role: "viewer"}} {
+		if err := s.store.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	as := func(user string) *httptest.ResponseRecorder {
+		return s.do(http.MethodGet, "/audit", nil, from("10.1.2.3:5555"), header("X-Forwarded-User", user), header("X-Forwarded-Groups", "sre"))
+	}
+	for _, name := range []string{"Carol", "CAROL", " carol "} {
+		if rec := as(name); rec.Code != http.StatusSeeOther {
+			t.Errorf("disabled carol as %q = %d, want 303 (no user)", name, rec.Code)
+		}
+	}
+	for _, name := range []string{"Dave", "DAVE", "dave"} {
+		rec := as(name)
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), `signed-in-role">viewer<`) || !strings.Contains(rec.Body.String(), `signed-in-user">dave<`) {
+			t.Errorf("viewer dave as %q = %d, want the viewer dave", name, rec.Code)
+		}
+		if rec := s.do(http.MethodPost, "/demo/mirror", url.Values{"running": {"true"}}, from("10.1.2.3:5555"),
+			header("X-Forwarded-User", name), header("X-Forwarded-Groups", "sre")); rec.Code != http.StatusForbidden {
+			t.Errorf("viewer dave as %q POST = %d, want 403", name, rec.Code)
+		}
+	}
+
+	local := newAuthServer(t, config.Auth{})
+	rec := local.login("  Test-Operator ", testPassword, "/audit")
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("sign-in as Test-Operator = %d", rec.Code)
+	}
+	page := local.do(http.MethodGet, "/audit", nil, withCookie(sessionFrom(t, rec)))
+	if !strings.Contains(page.Body.String(), `signed-in-user">test-operator<`) {
+		t.Fatal("signed in under another spelling than the canonical name")
+	}
+	if err := local.store.CreateUser(ctx, storage.User{Name: "TEST-viewer", Role: "admin"}); !errors.Is(err, storage.ErrUserExists) {
+		t.Fatalf("creating TEST-viewer next to test-viewer: %v, want ErrUserExists", err)
 	}
 }
