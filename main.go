@@ -35,7 +35,7 @@ const usage = `drconsole: Kafka disaster-recovery console
 
 Usage:
   drconsole serve --config FILE          watch the clusters and flows of FILE
-  drconsole demo [--addr HOST:PORT] [--data DIR]
+  drconsole demo [--addr HOST:PORT] [--data DIR]     DIR: a sandbox directory (refused if it holds a real database)
                                          run the embedded sandbox: two in-process
                                          Kafka clusters, traffic and an MM2 mirror
   drconsole translate --offsets FILE (--syncs FILE | --config FILE)
@@ -140,6 +140,9 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		return err
 	}
+	if err := refuseSandboxDir(cfg.DataDir); err != nil {
+		return err
+	}
 	return serveConsole(ctx, cfg, *path, nil, newLogger(stderr))
 }
 
@@ -208,13 +211,8 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	} else {
-		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return fmt.Errorf("data directory: %w", err)
-		}
-		// The sandbox clusters are new each run: history of an earlier run
-		// would describe topics that no longer exist.
-		for _, f := range []string{"drconsole.db", "drconsole.db-wal", "drconsole.db-shm"} {
-			os.Remove(filepath.Join(dir, f))
+		if err := prepareSandboxDir(dir); err != nil {
+			return err
 		}
 	}
 	sb, err := demo.Start(ctx, demo.Options{Logger: log.With("component", "sandbox")})
