@@ -35,7 +35,7 @@ const usage = `drconsole: Kafka disaster-recovery console
 
 Usage:
   drconsole serve --config FILE          watch the clusters and flows of FILE
-  drconsole demo [--addr HOST:PORT] [--data DIR]     DIR: a sandbox directory (refused if it holds a real database)
+  drconsole demo [--addr HOST:PORT] [--data DIR]
                                          run the embedded sandbox: two in-process
                                          Kafka clusters, traffic and an MM2 mirror
   drconsole translate --offsets FILE (--syncs FILE | --config FILE)
