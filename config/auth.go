@@ -22,8 +22,8 @@ type Auth struct {
 	IdleTimeout     Duration `yaml:"idle_timeout"`
 	AbsoluteTimeout Duration `yaml:"absolute_timeout"`
 	// LoginMaxFailures failed sign-ins within LoginFailureWindow, per
-	// client address and per user name, lock sign-in for the rest of the
-	// window (defaults 5 and 5m).
+	// client address and per name+address, lock sign-in for the rest of
+	// the window (defaults 5 and 5m); per name alone they only slow it.
 	LoginMaxFailures   int      `yaml:"login_max_failures"`
 	LoginFailureWindow Duration `yaml:"login_failure_window"`
 	// TrustedProxies are the addresses (CIDR or single IP) of reverse

@@ -19,11 +19,14 @@ import (
 // SessionCookie holds the session token in local auth mode.
 const SessionCookie = "drconsole_session"
 
-// LoginLimiter slows password guessing (web.LoginLimiter). Keys are
-// "ip:<address>" and "user:<lower-case name>".
+// LoginLimiter slows password guessing (web.LoginLimiter). Locks are per
+// "ip:<address>" and "user:<name>@ip:<address>"; "user:<name>" alone is
+// only ever delayed, so nobody can lock a person out from elsewhere.
 type LoginLimiter interface {
 	// Blocked reports whether any key is locked and for how long.
 	Blocked(keys ...string) (retryAfter time.Duration, blocked bool)
+	// Delay is how long an attempt on key waits first (0: none).
+	Delay(key string) time.Duration
 	// Failed counts a failure; locked is true when this one locked a key.
 	Failed(keys ...string) (locked bool)
 	// Succeeded forgets the failures of keys.
@@ -110,7 +113,8 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 	page.Username = name
 	pw := r.PostFormValue("password")
 	ip := identity.ClientIP(r)
-	keys := []string{"ip:" + ip, "user:" + strings.ToLower(name)}
+	nameKey := "user:" + clip(name, 128)
+	keys := []string{"ip:" + ip, nameKey + "@ip:" + ip}
 
 	if wait, blocked := h.Limiter.Blocked(keys...); blocked {
 		secs := int((wait + time.Second - 1) / time.Second)
@@ -119,6 +123,16 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 		page.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %s.", views.Duration(time.Duration(secs)*time.Second))
 		h.render(w, r, http.StatusTooManyRequests, views.Login(page))
 		return
+	}
+
+	// A name under attack from many addresses: every attempt on it waits,
+	// right password or not (the wait tells nothing), none is refused.
+	if d := h.Limiter.Delay(nameKey); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return
+		}
 	}
 
 	u, err := h.Store.UserByName(ctx, name)
@@ -143,8 +157,9 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 	}
 	if why != "" {
 		locked := h.Limiter.Failed(keys...)
+		h.Limiter.Failed(nameKey)
 		h.auditAs(r, "anonymous", "login.failed", "user:"+clip(name, 128),
-			map[string]any{"username": clip(name, 128), "reason": why, "locked": locked})
+			map[string]any{"username": clip(name, 128), "reason": why, "locked": locked, "name_slowed": h.Limiter.Delay(nameKey) > 0})
 		page.Error = loginFailed
 		h.render(w, r, http.StatusUnauthorized, views.Login(page))
 		return
@@ -168,7 +183,7 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 	}
 	// Only the name's failures are forgiven: forgiving the address too
 	// would let someone with one account reset their guessing budget.
-	h.Limiter.Succeeded("user:" + strings.ToLower(name))
+	h.Limiter.Succeeded(nameKey, nameKey+"@ip:"+ip)
 	if n, err := h.Store.PurgeSessions(ctx, h.Auth.IdleTimeout.D(), h.Auth.AbsoluteTimeout.D()); err != nil {
 		h.Log.Warn("purging expired sessions", "err", err)
 	} else if n > 0 {

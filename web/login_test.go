@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
@@ -44,6 +45,12 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 func newAuthServer(t *testing.T, auth config.Auth) *authServer {
 	t.Helper()
+	return newAuthServerWith(t, auth, nil)
+}
+
+// newAuthServerWith uses limiter (nil: the router's default one).
+func newAuthServerWith(t *testing.T, auth config.Auth, limiter *web.LoginLimiter) *authServer {
+	t.Helper()
 	store, err := storage.Open(filepath.Join(t.TempDir(), "drconsole.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +62,9 @@ func newAuthServer(t *testing.T, auth config.Auth) *authServer {
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	h := &handlers.Handlers{Store: store, Log: log, Version: "test", Auth: auth}
+	if limiter != nil {
+		h.Limiter = limiter
+	}
 	return &authServer{h: web.Router(h, log), store: store, logs: logs}
 }
 
@@ -209,15 +219,12 @@ func TestLoginRateLimit(t *testing.T) {
 	if blocked.Code != http.StatusTooManyRequests || retry < 1 || retry > 300 || !strings.Contains(blocked.Body.String(), "Too many failed sign-ins") {
 		t.Fatalf("6th attempt = %d Retry-After %q", blocked.Code, blocked.Header().Get("Retry-After"))
 	}
-	// The name is locked from any address ...
-	if rec := s.login("test-operator", testPassword, "/", from("192.0.2.2:4000")); rec.Code != http.StatusTooManyRequests {
-		t.Fatalf("locked name from another address = %d, want 429", rec.Code)
-	}
-	// ... the address for any name ...
+	// The address is locked for any name ...
 	if rec := s.login("test-viewer", testPassword, "/", from("192.0.2.1:4001")); rec.Code != http.StatusTooManyRequests {
 		t.Fatalf("locked address with another name = %d, want 429", rec.Code)
 	}
-	// ... and nobody else.
+	// ... and nobody else: the name itself is only slowed
+	// (TestLoginNameSlowedNotLocked).
 	if rec := s.login("test-viewer", testPassword, "/", from("192.0.2.2:4000")); rec.Code != http.StatusSeeOther {
 		t.Fatalf("another name from another address = %d, want 303", rec.Code)
 	}
@@ -390,5 +397,43 @@ func TestUserNamesIgnoreCase(t *testing.T) {
 	}
 	if err := local.store.CreateUser(ctx, storage.User{Name: "TEST-viewer", Role: "admin"}); !errors.Is(err, storage.ErrUserExists) {
 		t.Fatalf("creating TEST-viewer next to test-viewer: %v, want ErrUserExists", err)
+	}
+}
+
+// Many addresses guessing one name cannot lock its owner out: each
+// attacking address is locked on its own, the name is only slowed, and
+// the real user from a clean address signs in (after the delay).
+func TestLoginNameSlowedNotLocked(t *testing.T) {
+	lim := web.NewLoginLimiter(5, 5*time.Minute, 10_000)
+	lim.NameDelayBase, lim.NameDelayMax = 20*time.Millisecond, 80*time.Millisecond
+	s := newAuthServerWith(t, config.Auth{TrustedProxies: []string{"10.0.0.0/8"}}, lim)
+	proxy := from("10.0.0.1:4000")
+	for a := 0; a < 6; a++ {
+		attacker := header("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", a))
+		for i := 0; i < 6; i++ {
+			rec := s.login("Test-Operator", "guess "+strconv.Itoa(i), "/", proxy, attacker)
+			if want := map[bool]int{true: http.StatusUnauthorized, false: http.StatusTooManyRequests}[i < 5]; rec.Code != want {
+				t.Fatalf("attacker %d try %d = %d, want %d", a, i+1, rec.Code, want)
+			}
+		}
+	}
+	if d := lim.Delay("user:test-operator"); d != 80*time.Millisecond {
+		t.Fatalf("delay after 30 failures = %v, want the 80ms cap", d)
+	}
+	start := time.Now()
+	rec := s.login("test-operator", testPassword, "/audit", proxy, header("X-Forwarded-For", "203.0.113.9"))
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/audit" {
+		t.Fatalf("the real user from a clean address = %d %q, want 303 to /audit", rec.Code, rec.Header().Get("Location"))
+	}
+	if took := time.Since(start); took < 80*time.Millisecond {
+		t.Fatalf("sign-in took %v: the name's slowdown was not applied", took)
+	}
+	// Signing in forgives the name: no more delay for its owner.
+	if d := lim.Delay("user:test-operator"); d != 0 {
+		t.Fatalf("delay after the owner signed in = %v", d)
+	}
+	failed := s.audit(t, "login.failed")
+	if len(failed) != 30 || !strings.Contains(string(failed[29].Details), `"name_slowed":true`) {
+		t.Fatalf("%d login.failed records, want 30, the last with name_slowed", len(failed))
 	}
 }
