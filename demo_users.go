@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"

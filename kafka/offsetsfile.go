@@ -146,7 +146,9 @@ type offsetsScanner struct {
 	name      string
 }
 
-func (s *offsetsScanner) fail(why string) error { return &InputError{File: s.name, Line: s.line, Why: why} }
+func (s *offsetsScanner) fail(why string) error {
+	return &InputError{File: s.name, Line: s.line, Why: why}
+}
 
 // peek is the next byte, 0 at the end.
 func (s *offsetsScanner) peek() byte {
