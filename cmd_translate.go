@@ -163,6 +163,8 @@ func whyNot(t kafka.Translation, po kafka.PartitionOffset) string {
 	switch t.Method {
 	case kafka.MethodUnknown:
 		return "no offset syncs for this partition"
+	case kafka.MethodOutOfRange:
+		return fmt.Sprintf("the DR offset would pass %d (sync %d->%d): refused rather than wrapped", int64(kafka.MaxOffset), t.Sync.Upstream, t.Sync.Downstream)
 	case kafka.MethodTooOld:
 		return fmt.Sprintf("offset %d is older than every stored sync (MM2 has no mapping that far back)", po.Offset)
 	}

@@ -37,3 +37,15 @@ func TestTranslateCLIStopsWhenCancelled(t *testing.T) {
 	}
 	t.Logf("stopped %v after the start (cancel at 20ms): %v", time.Since(start), err)
 }
+
+// A sync at the top of the offset range: the CLI reports the partition as
+// not translatable (exit 3), never a negative offset with exit 0.
+func TestTranslateCLINoWrap(t *testing.T) {
+	dir := t.TempDir()
+	syncs := writeFile(t, dir, "syncs.jsonl", "{\"topic\":\"events\",\"partition\":0,\"upstream\":100,\"downstream\":9223372036854775806}\n")
+	offsets := writeFile(t, dir, "offsets.json", `{"events-0": 150}`)
+	r := runCLI(t, "", "translate", "--offsets", offsets, "--syncs", syncs)
+	if r.code != 3 || strings.Contains(r.stdout, "-9223372036854775808") || !strings.Contains(r.stderr, "refused rather than wrapped") {
+		t.Fatalf("exit %d stdout %q stderr %q, want exit 3 and no wrapped offset", r.code, r.stdout, r.stderr)
+	}
+}

@@ -231,6 +231,9 @@ func (s *offsetsScanner) entry() (PartitionOffset, error) {
 	if err != nil || off < 0 {
 		return PartitionOffset{}, s.fail(fmt.Sprintf("%q: offset %s is not a non-negative whole number", key, lit))
 	}
+	if off > MaxOffset {
+		return PartitionOffset{}, s.fail(fmt.Sprintf("%q: offset %s is above %d, the greatest Kafka offset", key, lit, int64(MaxOffset)))
+	}
 	return PartitionOffset{Key: key, TP: tp, Offset: off}, nil
 }
 
@@ -262,6 +265,9 @@ func ParseSyncsJSONL(name string, r io.Reader, fn func(OffsetSync) error) error 
 		if err := dec.Decode(&l); err != nil {
 			return &InputError{File: name, Line: line, Why: err.Error()}
 		}
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			return &InputError{File: name, Line: line, Why: "unexpected data after the sync object (one object per line)"}
+		}
 		switch {
 		case l.Topic == "":
 			return &InputError{File: name, Line: line, Why: `missing "topic"`}
@@ -271,6 +277,8 @@ func ParseSyncsJSONL(name string, r io.Reader, fn func(OffsetSync) error) error 
 			return &InputError{File: name, Line: line, Why: `missing or negative "upstream"`}
 		case l.Downstream == nil || *l.Downstream < 0:
 			return &InputError{File: name, Line: line, Why: `missing or negative "downstream"`}
+		case *l.Upstream > MaxOffset || *l.Downstream > MaxOffset:
+			return &InputError{File: name, Line: line, Why: fmt.Sprintf("offset above %d, the greatest Kafka offset", int64(MaxOffset))}
 		}
 		if err := fn(OffsetSync{Topic: l.Topic, Partition: *l.Partition, Upstream: *l.Upstream, Downstream: *l.Downstream}); err != nil {
 			return err
