@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,6 +60,8 @@ func TestUsersCLI(t *testing.T) {
 		{"", []string{"users", "frobnicate", "--config", cfg}, 2, "unknown subcommand"},
 		{"", []string{"users", "role", "alice", "--config", cfg}, 2, "want 2 argument(s)"},
 		{"", []string{"users", "disable", "nobody", "--config", cfg}, 1, "no such user"},
+		{"", []string{"users", "add", "x", "--role", "viewer", "--no-password", "--db", db + ".typo"}, 2, "does not exist: check the path, or add --create"},
+		{"", []string{"users", "list", "--db", db + ".typo"}, 2, "does not exist"},
 	} {
 		r := runCLI(t, tc.stdin, tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
@@ -160,5 +163,22 @@ func TestAuditVerifyCLI(t *testing.T) {
 	}
 	if r := runCLI(t, "", "audit", "verify"); r.code != 2 {
 		t.Fatalf("no --db: %d %q", r.code, r.stderr)
+	}
+}
+
+// --db names an existing database; a new one takes --create.
+func TestUsersCLICreateFlag(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "new.db")
+	if r := runCLI(t, "", "users", "add", "root", "--role", "admin", "--no-password", "--db", db); r.code != 2 {
+		t.Fatalf("without --create: exit %d %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Fatalf("a database was created without --create: %v", err)
+	}
+	if r := runCLI(t, "", "users", "add", "root", "--role", "admin", "--no-password", "--db", db, "--create"); r.code != 0 {
+		t.Fatalf("with --create: exit %d %q", r.code, r.stderr)
+	}
+	if r := runCLI(t, "", "users", "list", "--db", db); r.code != 0 || !strings.Contains(r.stdout, "root") {
+		t.Fatalf("existing --db: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }
