@@ -65,6 +65,7 @@ auth:
   trusted_proxies: [10.0.0.0/33, proxy.example]
   user_header: "X User"
   group_roles: {ops: root}
+  public_url: "drconsole.example.com"
 `))
 	var ps Problems
 	if !errors.As(err, &ps) {
@@ -78,6 +79,7 @@ auth:
 		`bad.yaml: auth.trusted_proxies[1]: "proxy.example" is not an IP address or CIDR`,
 		`bad.yaml: auth.user_header: "X User" is not an HTTP header name`,
 		`bad.yaml: auth.group_roles.ops: "root": want viewer, operator or admin`,
+		`bad.yaml: auth.public_url: "drconsole.example.com": want an http(s) URL`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing problem %q in\n%v", want, err)

@@ -45,10 +45,14 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 func newAuthServer(t *testing.T, auth config.Auth) *authServer {
 	t.Helper()
+	if auth.PublicURL == "" {
+		auth.PublicURL = testPublicURL
+	}
 	return newAuthServerWith(t, auth, nil)
 }
 
-// newAuthServerWith uses limiter (nil: the router's default one).
+// newAuthServerWith uses limiter (nil: the router's default one) and auth
+// as given (no public URL filled in).
 func newAuthServerWith(t *testing.T, auth config.Auth, limiter *web.LoginLimiter) *authServer {
 	t.Helper()
 	store, err := storage.Open(filepath.Join(t.TempDir(), "drconsole.db"))
@@ -67,6 +71,10 @@ func newAuthServerWith(t *testing.T, auth config.Auth, limiter *web.LoginLimiter
 	}
 	return &authServer{h: web.Router(h, log), store: store, logs: logs}
 }
+
+// testPublicURL is the console's address in tests: the host that
+// httptest.NewRequest puts in every request.
+const testPublicURL = "https://example.com"
 
 type reqOpt func(*http.Request)
 
@@ -406,7 +414,7 @@ func TestUserNamesIgnoreCase(t *testing.T) {
 func TestLoginNameSlowedNotLocked(t *testing.T) {
 	lim := web.NewLoginLimiter(5, 5*time.Minute, 10_000)
 	lim.NameDelayBase, lim.NameDelayMax = 20*time.Millisecond, 80*time.Millisecond
-	s := newAuthServerWith(t, config.Auth{TrustedProxies: []string{"10.0.0.0/8"}}, lim)
+	s := newAuthServerWith(t, config.Auth{TrustedProxies: []string{"10.0.0.0/8"}, PublicURL: testPublicURL}, lim)
 	proxy := from("10.0.0.1:4000")
 	for a := 0; a < 6; a++ {
 		attacker := header("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", a))
@@ -435,5 +443,48 @@ func TestLoginNameSlowedNotLocked(t *testing.T) {
 	failed := s.audit(t, "login.failed")
 	if len(failed) != 30 || !strings.Contains(string(failed[29].Details), `"name_slowed":true`) {
 		t.Fatalf("%d login.failed records, want 30, the last with name_slowed", len(failed))
+	}
+}
+
+// DNS rebinding: a page on evil.example that resolves to the console's
+// address sends Host: evil.example; only the public URL's host, localhost
+// and IP addresses are answered. The probes answer any Host. Every answer
+// carries the hardened CSP.
+func TestHostCheckAndCSP(t *testing.T) {
+	for _, tc := range []struct {
+		public string
+		host   string
+		ok     bool
+	}{
+		{"https://drconsole.example.com", "drconsole.example.com", true},
+		{"https://drconsole.example.com", "DRConsole.Example.com.:443", true},
+		{"https://drconsole.example.com", "evil.example", false},
+		{"https://drconsole.example.com", "drconsole.example.com.evil.example", false},
+		{"https://drconsole.example.com", "127.0.0.1:8080", true},
+		{"", "127.0.0.1:8080", true},
+		{"", "localhost:8080", true},
+		{"", "[::1]:8080", true},
+		{"", "10.1.2.3", true},
+		{"", "evil.example:8080", false},
+		{"", "localhost.evil.example", false},
+		{"", "", false},
+	} {
+		s := newAuthServerWith(t, config.Auth{PublicURL: tc.public}, nil)
+		rec := s.do(http.MethodGet, "/login", nil, func(r *http.Request) { r.Host = tc.host })
+		if got := rec.Code == http.StatusOK; got != tc.ok {
+			t.Errorf("public %q, Host %q: %d, want allowed=%v", tc.public, tc.host, rec.Code, tc.ok)
+		}
+		if !tc.ok && (rec.Code != http.StatusMisdirectedRequest || !strings.Contains(rec.Body.String(), "auth.public_url")) {
+			t.Errorf("Host %q refused with %d %q", tc.host, rec.Code, rec.Body.String())
+		}
+		if probe := s.do(http.MethodGet, "/healthz", nil, func(r *http.Request) { r.Host = "drconsole.internal.svc:8080" }); probe.Code != http.StatusOK {
+			t.Errorf("/healthz with an internal Host = %d", probe.Code)
+		}
+		csp := rec.Header().Get("Content-Security-Policy")
+		for _, want := range []string{"frame-ancestors 'none'", "form-action 'self'", "base-uri 'none'", "default-src 'self'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("CSP %q lacks %q", csp, want)
+			}
+		}
 	}
 }

@@ -115,7 +115,7 @@ func startConsole(t *testing.T) *console {
 		cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
 		go cat.Run(ctx)
 		h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: handlers.SandboxControls{Sandbox: sb}, Runbook: rb,
-			Auth: config.Auth{InsecureCookie: true}, Catalog: cat}
+			Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL}, Catalog: cat}
 		if sharedErr = createTestUsers(store); sharedErr != nil {
 			return
 		}
