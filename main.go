@@ -186,6 +186,7 @@ func serveConsole(ctx context.Context, cfg *config.Config, cfgFile string, contr
 	catDone := make(chan struct{})
 	go func() { defer close(catDone); cat.Run(monCtx) }()
 	defer func() { <-catDone }() // before the store closes
+	defer startAuditAnchor(monCtx, store, cfg.AuditAnchor, log)()
 	log.Info("drconsole serving", "url", "http://"+ln.Addr().String()+"/", "flows", len(cfg.Flows), "data", cfg.DataDir)
 	err = web.Serve(ctx, ln, web.Router(h, log), log)
 	cancel()

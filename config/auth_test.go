@@ -92,3 +92,22 @@ auth:
 		t.Fatalf("proxy without trusted_proxies: %v", err)
 	}
 }
+
+func TestAuditAnchorConfig(t *testing.T) {
+	_, err := Parse("a.yaml", strings.NewReader(minimal+`
+audit_anchor: {file: /var/lib/drconsole/drconsole.db, url: "ftp://x", interval: 10s}
+`))
+	for _, want := range []string{
+		`a.yaml: audit_anchor.url: "ftp://x": want an http(s) URL`,
+		`a.yaml: audit_anchor.file: "/var/lib/drconsole/drconsole.db": the anchor belongs outside`,
+		`a.yaml: audit_anchor.interval: 10s: at least 1m`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing problem %q in\n%v", want, err)
+		}
+	}
+	c, err := Parse("ok.yaml", strings.NewReader(minimal+"audit_anchor: {file: /srv/anchors/drconsole.txt}\n"))
+	if err != nil || c.AuditAnchor.Interval.D() != time.Hour {
+		t.Fatalf("defaults: %v %+v", err, c.AuditAnchor)
+	}
+}
