@@ -19,16 +19,24 @@ import (
 	"github.com/drconsole/drconsole/storage"
 )
 
+// cliConfigWithFourUsers is cliConfig with viewers a to d added through
+// the CLI: four audit records.
+func cliConfigWithFourUsers(t *testing.T) (cfgPath, dbPath string) {
+	t.Helper()
+	cfgPath, dbPath = cliConfig(t)
+	for _, name := range []string{"a", "b", "c", "d"} {
+		if r := runCLI(t, "", "users", "add", name, "--role", "viewer", "--no-password", "--config", cfgPath); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+	}
+	return cfgPath, dbPath
+}
+
 // Records removed from the end leave a consistent chain that verify alone
 // passes; an anchor kept outside the database catches them, and a
 // rewritten chain too.
 func TestAuditAnchorDetectsTruncation(t *testing.T) {
-	cfg, db := cliConfig(t)
-	for _, name := range []string{"a", "b", "c", "d"} {
-		if r := runCLI(t, "", "users", "add", name, "--role", "viewer", "--no-password", "--config", cfg); r.code != 0 {
-			t.Fatal(r.stderr)
-		}
-	}
+	_, db := cliConfigWithFourUsers(t)
 	head := runCLI(t, "", "audit", "head", "--db", db)
 	if head.code != 0 || !strings.Contains(head.stdout, " record 4 hash ") {
 		t.Fatalf("audit head: %d %q %q", head.code, head.stdout, head.stderr)

@@ -126,12 +126,7 @@ func TestAuditVerifyCLI(t *testing.T) {
 			"audit: record 2: prev_hash does not match the hash of record 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, db := cliConfig(t)
-			for _, name := range []string{"a", "b", "c", "d"} {
-				if r := runCLI(t, "", "users", "add", name, "--role", "viewer", "--no-password", "--config", cfg); r.code != 0 {
-					t.Fatal(r.stderr)
-				}
-			}
+			cfg, db := cliConfigWithFourUsers(t)
 			r := runCLI(t, "", "audit", "verify", "--db", db)
 			if r.code != 0 || !strings.HasPrefix(r.stdout, "audit: 4 records, chain intact\naudit: head record 4 hash ") {
 				t.Fatalf("intact: %d %q %q", r.code, r.stdout, r.stderr)
