@@ -1,32 +1,44 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
+	"time"
 
+	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/storage"
 )
 
 const auditUsage = `Usage:
-  drconsole audit verify (--db FILE | --config FILE)
+  drconsole audit verify (--db FILE | --config FILE) [--anchor FILE]
+  drconsole audit head (--db FILE | --config FILE)
   drconsole audit export (--config FILE | --db FILE) [--format jsonl|csv] [--actor A] [--action X]
 
 verify walks the hash chain of the audit log and exits 1 naming the first record that was
 edited, deleted, inserted or reordered; 0 with "audit: N records, chain intact" and the head
-hash, worth keeping elsewhere: removing the newest records or rewriting the whole chain after
-an edit can only be caught by comparing against an earlier head.
-export writes the records, oldest first, to stdout. Both open the database read-only.
+hash. Removing the newest records, or rewriting the chain after an edit, leaves a consistent
+chain: only a head kept elsewhere shows it. head prints one anchor line
+("<time> record N hash H"); append it to a file outside the database (or let the console do it:
+audit_anchor in the config), and verify --anchor FILE checks every anchor line against the log.
+export writes the records, oldest first, to stdout. All three open the database read-only.
 `
 
 func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, auditUsage)
-		return usageError{errors.New("audit needs a subcommand: verify or export")}
+		return usageError{errors.New("audit needs a subcommand: verify, head or export")}
 	}
 	fs := flag.NewFlagSet("audit "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -36,6 +48,7 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	format := fs.String("format", "jsonl", "")
 	actor := fs.String("actor", "", "")
 	action := fs.String("action", "", "")
+	anchor := fs.String("anchor", "", "")
 	if err := fs.Parse(args[1:]); err != nil {
 		return usageError{err}
 	}
@@ -43,9 +56,12 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageError{fmt.Errorf("audit %s: unexpected argument %q", args[0], fs.Arg(0))}
 	}
 	switch args[0] {
-	case "verify", "export":
+	case "verify", "export", "head":
 	default:
-		return usageError{fmt.Errorf("audit: unknown subcommand %q (verify, export)", args[0])}
+		return usageError{fmt.Errorf("audit: unknown subcommand %q (verify, head, export)", args[0])}
+	}
+	if *anchor != "" && args[0] != "verify" {
+		return usageError{fmt.Errorf("audit %s: --anchor goes with verify", args[0])}
 	}
 	if args[0] == "export" && !slices.Contains(storage.AuditExportFormats, *format) {
 		return usageError{fmt.Errorf("audit export: --format %q: want jsonl or csv", *format)}
@@ -63,6 +79,14 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		_, err := store.ExportAudit(ctx, stdout, storage.AuditFilter{Actor: *actor, Action: *action}, *format)
 		return err
 	}
+	if args[0] == "head" {
+		id, head, err := store.AuditHead(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, anchorLine(time.Now(), id, head))
+		return nil
+	}
 	n, bad, err := store.VerifyAudit(ctx)
 	if err != nil {
 		return err
@@ -73,6 +97,13 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	id, head, err := store.AuditHead(ctx)
 	if err != nil {
 		return err
+	}
+	if *anchor != "" {
+		checked, err := checkAnchors(ctx, store, *anchor)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "audit: %d anchor(s) in %s match the log\n", checked, *anchor)
 	}
 	fmt.Fprintf(stdout, "audit: %d records, chain intact\n", n)
 	fmt.Fprintf(stdout, "audit: head record %d hash %s\n", id, head)
@@ -91,4 +122,143 @@ func refuseSpecialFile(p string) error {
 		return nil
 	}
 	return fmt.Errorf("%s is not a regular file (mode %s: a named pipe, device or directory): give the database file", p, st.Mode())
+}
+
+// anchorLine is one line of an anchor file: "<RFC 3339 time> record <id>
+// hash <hex>".
+func anchorLine(at time.Time, id int64, hash string) string {
+	return fmt.Sprintf("%s record %d hash %s", at.UTC().Format(time.RFC3339), id, hash)
+}
+
+// checkAnchors holds the log to every line of an anchor file: each named
+// record must still exist with that hash. A record past the log's end
+// means records were removed from the end; another hash, a rewritten
+// chain. Blank lines and # comments are skipped; anything else malformed
+// is an input error with its line number.
+func checkAnchors(ctx context.Context, store *storage.Store, name string) (int, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return 0, inputError{fmt.Errorf("audit verify --anchor: %w", err)}
+	}
+	defer f.Close()
+	headID, _, err := store.AuditHead(ctx)
+	if err != nil {
+		return 0, err
+	}
+	sc := bufio.NewScanner(f)
+	line, checked := 0, 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		fs := strings.Fields(text)
+		var id int64
+		if len(fs) != 5 || fs[1] != "record" || fs[3] != "hash" || len(fs[4]) != 64 {
+			return checked, inputError{fmt.Errorf("%s:%d: want \"<time> record <id> hash <64 hex>\"", name, line)}
+		}
+		if id, err = strconv.ParseInt(fs[2], 10, 64); err != nil || id < 0 {
+			return checked, inputError{fmt.Errorf("%s:%d: record %q is not a record number", name, line, fs[2])}
+		}
+		if id == 0 {
+			checked++ // the anchor of an empty log vouches for nothing
+			continue
+		}
+		hash, ok, err := store.AuditHashOf(ctx, id)
+		switch {
+		case err != nil:
+			return checked, err
+		case !ok && id > headID:
+			return checked, fmt.Errorf("audit: %s:%d (%s) names record %d, but the log ends at record %d: "+
+				"records were removed from the end (truncated)", name, line, fs[0], id, headID)
+		case !ok:
+			return checked, fmt.Errorf("audit: %s:%d (%s) names record %d, which is missing from the log", name, line, fs[0], id)
+		case hash != fs[4]:
+			return checked, fmt.Errorf("audit: %s:%d (%s): record %d has hash %s, the anchor says %s: the chain was rewritten",
+				name, line, fs[0], id, hash, fs[4])
+		}
+		checked++
+	}
+	if err := sc.Err(); err != nil {
+		return checked, fmt.Errorf("audit verify --anchor %s: %w", name, err)
+	}
+	if checked == 0 {
+		return 0, inputError{fmt.Errorf("audit verify --anchor %s: no anchor lines in it", name)}
+	}
+	return checked, nil
+}
+
+// startAuditAnchor records the audit head outside the database while the
+// console runs (config audit_anchor): at start, then every interval when
+// the head moved, appended to the file and/or POSTed as JSON to the URL.
+// Failures are logged and retried next time; the console keeps serving.
+// The returned function waits for it to finish after ctx ends.
+func startAuditAnchor(ctx context.Context, store *storage.Store, a config.AuditAnchor, log *slog.Logger) (wait func()) {
+	done := make(chan struct{})
+	if a.File == "" && a.URL == "" {
+		close(done)
+		return func() {}
+	}
+	go func() {
+		defer close(done)
+		client := &http.Client{Timeout: 10 * time.Second}
+		var lastID int64 = -1
+		var lastHash string
+		tick := time.NewTicker(a.Interval.D())
+		defer tick.Stop()
+		for {
+			id, hash, err := store.AuditHead(ctx)
+			if err != nil && ctx.Err() == nil {
+				log.Error("audit anchor: reading the head", "err", err)
+			} else if err == nil && (id != lastID || hash != lastHash) {
+				if err := writeAnchor(ctx, client, a, time.Now(), id, hash); err != nil {
+					log.Error("audit anchor: not recorded; retrying next interval", "record", id, "err", err)
+				} else {
+					lastID, lastHash = id, hash
+					log.Info("audit anchor recorded", "record", id, "hash", hash)
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { <-done }
+}
+
+func writeAnchor(ctx context.Context, client *http.Client, a config.AuditAnchor, at time.Time, id int64, hash string) error {
+	var errs []error
+	if a.File != "" {
+		f, err := os.OpenFile(a.File, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		if err == nil {
+			_, err = fmt.Fprintln(f, anchorLine(at, id, hash))
+			err = errors.Join(err, f.Sync(), f.Close())
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("file %s: %w", a.File, err))
+		}
+	}
+	if a.URL != "" {
+		body, _ := json.Marshal(map[string]any{"at": at.UTC().Format(time.RFC3339), "record": id, "hash": hash,
+			"line": anchorLine(at, id, hash)})
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.URL, bytes.NewReader(body))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/json")
+			var resp *http.Response
+			if resp, err = client.Do(req); err == nil {
+				io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+				resp.Body.Close()
+				if resp.StatusCode/100 != 2 {
+					err = fmt.Errorf("answered %s", resp.Status)
+				}
+			}
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("POST %s: %w", a.URL, err))
+		}
+	}
+	return errors.Join(errs...)
 }

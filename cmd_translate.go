@@ -86,7 +86,7 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		}
 		names.Separator, alias = *separator, *sourceAlias
 		var err error
-		if index, err = loadSyncsFile(*syncsFile); err != nil {
+		if index, err = loadSyncsFile(ctx, *syncsFile); err != nil {
 			return err
 		}
 	} else {
@@ -112,14 +112,18 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		}
 	}
 
-	in, err := readOffsets(*offsetsFile, stdin)
+	in, err := readOffsets(ctx, *offsetsFile, stdin)
 	if err != nil {
 		return err
 	}
 	translated := map[kafka.TP]int64{}
 	explained := make([]kafka.Explained, 0, len(in))
 	failed := 0
-	for _, po := range in {
+	for i, po := range in {
+		// SIGINT/SIGTERM (run's context) stop a big file part-way.
+		if i%4096 == 0 && ctx.Err() != nil {
+			return fmt.Errorf("translate: stopped after %d of %d partitions, nothing written: %w", i, len(in), ctx.Err())
+		}
 		t := index.Translate(po.TP, po.Offset)
 		dr := kafka.TP{Topic: names.RemoteTopic(alias, po.TP.Topic), Partition: po.TP.Partition}
 		explained = append(explained, kafka.Explain(po, kafka.TPKey(dr), t))
@@ -159,13 +163,15 @@ func whyNot(t kafka.Translation, po kafka.PartitionOffset) string {
 	switch t.Method {
 	case kafka.MethodUnknown:
 		return "no offset syncs for this partition"
+	case kafka.MethodOutOfRange:
+		return fmt.Sprintf("the DR offset would pass %d (sync %d->%d): refused rather than wrapped", int64(kafka.MaxOffset), t.Sync.Upstream, t.Sync.Downstream)
 	case kafka.MethodTooOld:
 		return fmt.Sprintf("offset %d is older than every stored sync (MM2 has no mapping that far back)", po.Offset)
 	}
 	return string(t.Method)
 }
 
-func readOffsets(name string, stdin io.Reader) ([]kafka.PartitionOffset, error) {
+func readOffsets(ctx context.Context, name string, stdin io.Reader) ([]kafka.PartitionOffset, error) {
 	var r io.Reader = stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -175,7 +181,10 @@ func readOffsets(name string, stdin io.Reader) ([]kafka.PartitionOffset, error) 
 		defer f.Close()
 		r = f
 	}
-	in, err := kafka.ParseOffsetsJSON(name, r)
+	in, err := kafka.ReadOffsetsJSON(ctx, name, r, 0)
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("translate: %w", err)
+	}
 	if err != nil {
 		return nil, inputError{err}
 	}
@@ -185,7 +194,7 @@ func readOffsets(name string, stdin io.Reader) ([]kafka.PartitionOffset, error) 
 	return in, nil
 }
 
-func loadSyncsFile(name string) (*kafka.SyncIndex, error) {
+func loadSyncsFile(ctx context.Context, name string) (*kafka.SyncIndex, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, inputError{err}
@@ -195,10 +204,16 @@ func loadSyncsFile(name string) (*kafka.SyncIndex, error) {
 	var batch []storage.Sync
 	var n int64
 	err = kafka.ParseSyncsJSONL(name, f, func(s kafka.OffsetSync) error {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return fmt.Errorf("%s: reading syncs stopped after %d: %w", name, n, ctx.Err())
+		}
 		batch = append(batch, storage.Sync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream, Downstream: s.Downstream, LogOffset: n})
 		n++
 		return nil
 	})
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("translate: %w", err)
+	}
 	if err != nil {
 		return nil, inputError{err}
 	}

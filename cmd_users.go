@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -34,6 +35,8 @@ const usersUsage = `Usage:
 Passwords are asked twice without echo when stdin is a terminal; --password-stdin reads the first
 line of stdin instead (scripts, secrets managers). At least 12 characters. --no-password makes an
 account that can only sign in through the reverse proxy (auth.mode: proxy).
+--db FILE must exist unless --create is given (a mistyped path would start an empty database).
+Names are case-insensitive: Bob and bob are one account, stored as bob.
 Every change is written to the audit log as cli:<your OS user name>.
 `
 
@@ -50,12 +53,17 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	role := fs.String("role", "", "")
 	pwStdin := fs.Bool("password-stdin", false, "")
 	noPassword := fs.Bool("no-password", false, "")
+	create := fs.Bool("create", false, "")
 	pos, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return usageError{err}
 	}
 	want := map[string]int{"add": 1, "list": 0, "passwd": 1, "role": 2, "disable": 1, "enable": 1}
 	n, ok := want[args[0]]
+	if ok && n > 0 && len(pos) == n {
+		// "Bob" is bob: one canonical form everywhere.
+		pos[0] = identity.CanonicalName(pos[0])
+	}
 	switch {
 	case !ok:
 		return usageError{fmt.Errorf("users: unknown subcommand %q (add, list, passwd, role, disable, enable)", args[0])}
@@ -63,6 +71,14 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return usageError{fmt.Errorf("users %s: want %d argument(s), got %q", args[0], n, pos)}
 	case n > 0 && accounts.CheckName(pos[0]) != nil:
 		return usageError{fmt.Errorf("users %s: %w", args[0], accounts.CheckName(pos[0]))}
+	}
+
+	// A mistyped --db must not quietly start an empty database (and an
+	// account nobody's console reads): creating one is asked for.
+	if *dbFile != "" && !*create {
+		if _, err := os.Stat(*dbFile); errors.Is(err, iofs.ErrNotExist) {
+			return usageError{fmt.Errorf("users %s: --db %s does not exist: check the path, or add --create to start a new database", args[0], *dbFile)}
+		}
 	}
 	store, err := openStoreFlag(*cfgFile, *dbFile, "users "+args[0], false)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,11 +53,15 @@ func TestUsersCLI(t *testing.T) {
 		{"", []string{"users", "add", "bob", "--role", "viewer", "--config", cfg}, 2, "no terminal to ask for the password"},
 		{"x\n", []string{"users", "add", "bob", "--role", "root", "--password-stdin", "--config", cfg}, 2, `--role "root"`},
 		{"a long enough password\n", []string{"users", "add", "alice", "--role", "viewer", "--password-stdin", "--config", cfg}, 1, "already exists"},
+		{"a long enough password\n", []string{"users", "add", "Alice", "--role", "admin", "--password-stdin", "--config", cfg}, 1, `"alice" already exists`},
+		{"", []string{"users", "add", " ALICE ", "--role", "admin", "--no-password", "--config", cfg}, 1, `"alice" already exists`},
 		{"", []string{"users", "add", "cli:root", "--role", "admin", "--config", cfg}, 2, "not a valid user name"},
 		{"", []string{"users", "add", "bob", "--role", "viewer", "--no-password"}, 2, "exactly one of --config FILE or --db FILE"},
 		{"", []string{"users", "frobnicate", "--config", cfg}, 2, "unknown subcommand"},
 		{"", []string{"users", "role", "alice", "--config", cfg}, 2, "want 2 argument(s)"},
 		{"", []string{"users", "disable", "nobody", "--config", cfg}, 1, "no such user"},
+		{"", []string{"users", "add", "x", "--role", "viewer", "--no-password", "--db", db + ".typo"}, 2, "does not exist: check the path, or add --create"},
+		{"", []string{"users", "list", "--db", db + ".typo"}, 2, "does not exist"},
 	} {
 		r := runCLI(t, tc.stdin, tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
@@ -121,12 +126,7 @@ func TestAuditVerifyCLI(t *testing.T) {
 			"audit: record 2: prev_hash does not match the hash of record 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, db := cliConfig(t)
-			for _, name := range []string{"a", "b", "c", "d"} {
-				if r := runCLI(t, "", "users", "add", name, "--role", "viewer", "--no-password", "--config", cfg); r.code != 0 {
-					t.Fatal(r.stderr)
-				}
-			}
+			cfg, db := cliConfigWithFourUsers(t)
 			r := runCLI(t, "", "audit", "verify", "--db", db)
 			if r.code != 0 || !strings.HasPrefix(r.stdout, "audit: 4 records, chain intact\naudit: head record 4 hash ") {
 				t.Fatalf("intact: %d %q %q", r.code, r.stdout, r.stderr)
@@ -158,5 +158,22 @@ func TestAuditVerifyCLI(t *testing.T) {
 	}
 	if r := runCLI(t, "", "audit", "verify"); r.code != 2 {
 		t.Fatalf("no --db: %d %q", r.code, r.stderr)
+	}
+}
+
+// --db names an existing database; a new one takes --create.
+func TestUsersCLICreateFlag(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "new.db")
+	if r := runCLI(t, "", "users", "add", "root", "--role", "admin", "--no-password", "--db", db); r.code != 2 {
+		t.Fatalf("without --create: exit %d %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Fatalf("a database was created without --create: %v", err)
+	}
+	if r := runCLI(t, "", "users", "add", "root", "--role", "admin", "--no-password", "--db", db, "--create"); r.code != 0 {
+		t.Fatalf("with --create: exit %d %q", r.code, r.stderr)
+	}
+	if r := runCLI(t, "", "users", "list", "--db", db); r.code != 0 || !strings.Contains(r.stdout, "root") {
+		t.Fatalf("existing --db: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }

@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web/identity"
@@ -43,6 +47,62 @@ func createDemoUsers(ctx context.Context, dbPath string, stdout io.Writer) error
 			return err
 		}
 		fmt.Fprintf(stdout, "  %-8s %-9s password %s\n", u.name, u.role, pw)
+	}
+	return nil
+}
+
+// sandboxMarker marks a data directory whose database belongs to the
+// sandbox: `demo --data DIR` deletes that database at every start (its
+// clusters are new each run, so earlier history would describe topics that
+// no longer exist), and deletes nothing it did not create.
+const sandboxMarker = "drconsole-sandbox"
+
+var dbFiles = []string{"drconsole.db", "drconsole.db-wal", "drconsole.db-shm"}
+
+// prepareSandboxDir makes dir ready for a sandbox run: an empty or new
+// directory is marked; an earlier sandbox's database is removed; a
+// database the sandbox did not create (a real console's audit log) is
+// refused and left alone.
+func prepareSandboxDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	marker := filepath.Join(dir, sandboxMarker)
+	_, err := os.Lstat(marker)
+	marked := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("demo --data %s: %w", dir, err)
+	}
+	if !marked {
+		for _, f := range dbFiles {
+			if _, err := os.Lstat(filepath.Join(dir, f)); !errors.Is(err, fs.ErrNotExist) {
+				return inputError{fmt.Errorf("demo --data %s: the directory holds %s, which the sandbox did not create "+
+					"(no %s marker): it may be a real console's database and audit log, and the sandbox deletes its "+
+					"database at every start; nothing was deleted. Use an empty or new directory", dir, f, sandboxMarker)}
+			}
+		}
+		// The marker comes before the database: a run stopped in between
+		// leaves a directory the next run may clean, never an unmarked
+		// sandbox database it would refuse.
+		if err := os.WriteFile(marker, []byte("drconsole sandbox data: `drconsole demo --data` deletes the database here at every start.\n"), 0o640); err != nil {
+			return fmt.Errorf("demo --data %s: marking the directory: %w", dir, err)
+		}
+		return nil
+	}
+	for _, f := range dbFiles {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("demo --data %s: removing the previous sandbox database: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// refuseSandboxDir keeps serve off a sandbox directory: the next
+// `demo --data` there would delete what the real console recorded.
+func refuseSandboxDir(dir string) error {
+	if _, err := os.Lstat(filepath.Join(dir, sandboxMarker)); err == nil {
+		return fmt.Errorf("data_dir %s is a sandbox directory (%s marker): `drconsole demo --data` deletes its database "+
+			"at every start; give serve another data_dir", dir, sandboxMarker)
 	}
 	return nil
 }

@@ -141,6 +141,9 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		return err
 	}
+	if err := refuseSandboxDir(cfg.DataDir); err != nil {
+		return err
+	}
 	return serveConsole(ctx, cfg, *path, nil, newLogger(stderr))
 }
 
@@ -218,6 +221,7 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	catDone := make(chan struct{})
 	go func() { defer close(catDone); cat.Run(monCtx) }()
 	defer func() { <-catDone }() // before the store closes
+	defer startAuditAnchor(monCtx, store, cfg.AuditAnchor, log)()
 	log.Info("drconsole serving", "url", "http://"+ln.Addr().String()+"/", "flows", len(cfg.Flows), "data", cfg.DataDir)
 	err = web.Serve(ctx, ln, web.Router(h, log), log)
 	cancel()
@@ -243,13 +247,8 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	} else {
-		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return fmt.Errorf("data directory: %w", err)
-		}
-		// The sandbox clusters are new each run: history of an earlier run
-		// would describe topics that no longer exist.
-		for _, f := range []string{"drconsole.db", "drconsole.db-wal", "drconsole.db-shm"} {
-			os.Remove(filepath.Join(dir, f))
+		if err := prepareSandboxDir(dir); err != nil {
+			return err
 		}
 	}
 	sb, err := demo.Start(ctx, demo.Options{Logger: log.With("component", "sandbox")})

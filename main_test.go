@@ -94,9 +94,13 @@ func TestTranslateCLIBadInput(t *testing.T) {
 		{"truncated", `{"events-0": 1`, "", nil, "offsets.json:1:"},
 		{"trailing", `{"events-0": 1} {}`, "", nil, "unexpected data after the object"},
 		{"empty", ``, "", nil, "empty file"},
+		{"offset above the range", `{"events-0": 9223372036854775807}`, "", nil, `offset 9223372036854775807 is above 9223372036854775806`},
 		{"syncs missing field", `{"events-0": 1}`, "{\"topic\":\"t\",\"partition\":0,\"upstream\":1,\"downstream\":1}\n{\"topic\":\"t\",\"partition\":0,\"upstream\":2}\n", nil, `syncs.jsonl:2: missing or negative "downstream"`},
 		{"syncs unknown field", `{"events-0": 1}`, "{\"topic\":\"t\",\"partition\":0,\"up\":1}\n", nil, `syncs.jsonl:1: json: unknown field "up"`},
 		{"default policy without alias", `{"events-0": 1}`, "", []string{"--policy", "default"}, "give --source-alias"},
+		{"syncs downstream above the range", `{"events-0": 1}`, "{\"topic\":\"t\",\"partition\":0,\"upstream\":1,\"downstream\":9223372036854775807}\n", nil, `syncs.jsonl:1: offset above 9223372036854775806`},
+		{"syncs trailing garbage", `{"events-0": 1}`, "{\"topic\":\"t\",\"partition\":0,\"upstream\":1,\"downstream\":1}\n{\"topic\":\"t\",\"partition\":0,\"upstream\":2,\"downstream\":2} trailing\n", nil, `syncs.jsonl:2: unexpected data after the sync object`},
+		{"syncs two objects on a line", `{"events-0": 1}`, "{\"topic\":\"t\",\"partition\":0,\"upstream\":1,\"downstream\":1}{}\n", nil, `syncs.jsonl:1: unexpected data after`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			off := writeFile(t, dir, "offsets.json", tc.offsets)

@@ -19,7 +19,9 @@ import (
 // user, the admin page's signed-in admin). subject is "user:<name>".
 type Auditor func(ctx context.Context, action, subject string, details any) error
 
-// CheckName says what is wrong with a user name, or nil.
+// CheckName says what is wrong with a user name, or nil. Names are
+// compared in identity.CanonicalName form: every function here takes any
+// case and acts on (and audits) the canonical name.
 func CheckName(name string) error {
 	if !identity.ValidName(name) {
 		return fmt.Errorf("%q is not a valid user name (letters, digits, . _ @ -; at most 64)", name)
@@ -47,6 +49,7 @@ func (e existsError) Unwrap() error { return storage.ErrUserExists }
 // creates it (an approval from an account its requester created does not
 // count).
 func Create(ctx context.Context, st *storage.Store, audit Auditor, name, role, hash, createdBy string) error {
+	name = identity.CanonicalName(name)
 	if err := CheckName(name); err != nil {
 		return err
 	}
@@ -67,6 +70,7 @@ func Create(ctx context.Context, st *storage.Store, audit Auditor, name, role, h
 // SetRole changes name's role and returns the one it had. Asking for the
 // role it already has changes (and audits) nothing.
 func SetRole(ctx context.Context, st *storage.Store, audit Auditor, name, to string) (from string, err error) {
+	name = identity.CanonicalName(name)
 	if err := CheckRole(to); err != nil {
 		return "", err
 	}
@@ -86,6 +90,7 @@ func SetRole(ctx context.Context, st *storage.Store, audit Auditor, name, to str
 // SetPassword replaces name's password hash, which signs them out
 // everywhere.
 func SetPassword(ctx context.Context, st *storage.Store, audit Auditor, name, hash string) error {
+	name = identity.CanonicalName(name)
 	if _, err := st.UserByName(ctx, name); err != nil {
 		return err
 	}
@@ -98,6 +103,7 @@ func SetPassword(ctx context.Context, st *storage.Store, audit Auditor, name, ha
 // SetDisabled disables name, ending every session they have, or enables
 // them again.
 func SetDisabled(ctx context.Context, st *storage.Store, audit Auditor, name string, disabled bool) error {
+	name = identity.CanonicalName(name)
 	if _, err := st.UserByName(ctx, name); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/netip"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -22,8 +23,8 @@ type Auth struct {
 	IdleTimeout     Duration `yaml:"idle_timeout"`
 	AbsoluteTimeout Duration `yaml:"absolute_timeout"`
 	// LoginMaxFailures failed sign-ins within LoginFailureWindow, per
-	// client address and per user name, lock sign-in for the rest of the
-	// window (defaults 5 and 5m).
+	// client address and per name+address, lock sign-in for the rest of
+	// the window (defaults 5 and 5m); per name alone they only slow it.
 	LoginMaxFailures   int      `yaml:"login_max_failures"`
 	LoginFailureWindow Duration `yaml:"login_failure_window"`
 	// TrustedProxies are the addresses (CIDR or single IP) of reverse
@@ -37,6 +38,11 @@ type Auth struct {
 	// A user listed in the users table gets that role instead.
 	GroupsHeader string            `yaml:"groups_header"`
 	GroupRoles   map[string]string `yaml:"group_roles"`
+	// PublicURL is the address people use for the console
+	// (https://drconsole.example.com). Requests naming any other host are
+	// refused (DNS rebinding), except IP addresses and localhost, which a
+	// rebinding page cannot make a browser send. Unset: only those.
+	PublicURL string `yaml:"public_url"`
 
 	trusted []netip.Prefix
 }
@@ -65,6 +71,18 @@ func (a *Auth) ApplyDefaults() {
 	if a.GroupsHeader == "" {
 		a.GroupsHeader = "X-Forwarded-Groups"
 	}
+}
+
+// PublicHost is the host name of PublicURL, lower case ("" when unset).
+func (a *Auth) PublicHost() (string, error) {
+	if a.PublicURL == "" {
+		return "", nil
+	}
+	u, err := url.Parse(a.PublicURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil {
+		return "", fmt.Errorf("%q: want an http(s) URL such as https://drconsole.example.com", a.PublicURL)
+	}
+	return strings.ToLower(u.Hostname()), nil
 }
 
 // TrustedPrefixes are TrustedProxies parsed; entries that do not parse
@@ -127,6 +145,11 @@ func (a *Auth) validate(bad func(key, format string, args ...any)) {
 	for k, h := range map[string]string{"auth.user_header": a.UserHeader, "auth.groups_header": a.GroupsHeader} {
 		if !headerRE.MatchString(h) {
 			bad(k, "%q is not an HTTP header name", h)
+		}
+	}
+	if a.PublicURL != "" {
+		if _, err := a.PublicHost(); err != nil {
+			bad("auth.public_url", "%v", err)
 		}
 	}
 	for g, r := range a.GroupRoles {

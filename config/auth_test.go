@@ -65,6 +65,7 @@ auth:
   trusted_proxies: [10.0.0.0/33, proxy.example]
   user_header: "X User"
   group_roles: {ops: root}
+  public_url: "drconsole.example.com"
 `))
 	var ps Problems
 	if !errors.As(err, &ps) {
@@ -78,6 +79,7 @@ auth:
 		`bad.yaml: auth.trusted_proxies[1]: "proxy.example" is not an IP address or CIDR`,
 		`bad.yaml: auth.user_header: "X User" is not an HTTP header name`,
 		`bad.yaml: auth.group_roles.ops: "root": want viewer, operator or admin`,
+		`bad.yaml: auth.public_url: "drconsole.example.com": want an http(s) URL`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing problem %q in\n%v", want, err)
@@ -88,5 +90,24 @@ auth:
 	_, err = Parse("p.yaml", strings.NewReader(minimal+"auth: {mode: proxy}\n"))
 	if err == nil || !strings.Contains(err.Error(), "auth.trusted_proxies: proxy mode needs the proxy's address") {
 		t.Fatalf("proxy without trusted_proxies: %v", err)
+	}
+}
+
+func TestAuditAnchorConfig(t *testing.T) {
+	_, err := Parse("a.yaml", strings.NewReader(minimal+`
+audit_anchor: {file: /var/lib/drconsole/drconsole.db, url: "ftp://x", interval: 10s}
+`))
+	for _, want := range []string{
+		`a.yaml: audit_anchor.url: "ftp://x": want an http(s) URL`,
+		`a.yaml: audit_anchor.file: "/var/lib/drconsole/drconsole.db": the anchor belongs outside`,
+		`a.yaml: audit_anchor.interval: 10s: at least 1m`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing problem %q in\n%v", want, err)
+		}
+	}
+	c, err := Parse("ok.yaml", strings.NewReader(minimal+"audit_anchor: {file: /srv/anchors/drconsole.txt}\n"))
+	if err != nil || c.AuditAnchor.Interval.D() != time.Hour {
+		t.Fatalf("defaults: %v %+v", err, c.AuditAnchor)
 	}
 }

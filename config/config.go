@@ -47,6 +47,19 @@ type Config struct {
 	S3 *S3 `yaml:"s3"`
 	// Auth is how people sign in (config/auth.go).
 	Auth Auth `yaml:"auth"`
+	// AuditAnchor copies the audit log's head hash out of the database on
+	// a schedule, so `audit verify --anchor` can show records removed from
+	// the end.
+	AuditAnchor AuditAnchor `yaml:"audit_anchor"`
+}
+
+// AuditAnchor is where the running console records the audit head: lines
+// appended to File and/or a JSON POST to URL, every Interval (default 1h)
+// when the head moved. Both empty: off.
+type AuditAnchor struct {
+	File     string   `yaml:"file"`
+	URL      string   `yaml:"url"`
+	Interval Duration `yaml:"interval"`
 }
 
 // Failover sets the approval gate of failover runs.
@@ -319,6 +332,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Retention.SyncsThinInterval, time.Hour)
 	setDefault(&c.Retention.LagHistory, 24*time.Hour)
 	c.Auth.ApplyDefaults()
+	setDefault(&c.AuditAnchor.Interval, time.Hour)
 	setDefault(&c.Failover.ApprovalTTL, 30*time.Minute)
 	setDefault(&c.Failover.PromoteMaxLag, 30*time.Second)
 	if c.Failover.ApprovalsRequired == 0 {
@@ -562,6 +576,17 @@ func (c *Config) validate(file string) Problems {
 		bad("refresh_interval", "%s is too short (at least 500ms)", c.RefreshInterval.D())
 	}
 	c.Auth.validate(bad)
+	if a := c.AuditAnchor; a.URL != "" {
+		if u, err := url.Parse(a.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("audit_anchor.url", "%q: want an http(s) URL", a.URL)
+		}
+	}
+	if a := c.AuditAnchor; a.File != "" && filepath.Base(a.File) == "drconsole.db" {
+		bad("audit_anchor.file", "%q: the anchor belongs outside the database it vouches for", a.File)
+	}
+	if c.AuditAnchor.Interval < Duration(time.Minute) {
+		bad("audit_anchor.interval", "%s: at least 1m", c.AuditAnchor.Interval.D())
+	}
 	// Map iteration made the order random; sort for stable output.
 	slices.SortStableFunc(ps, func(a, b Problem) int { return strings.Compare(a.Key, b.Key) })
 	return ps

@@ -828,7 +828,6 @@ func TestSockPuppetApprovalsDoNotCount(t *testing.T) {
 		{Name: "mallory", Role: "operator", CreatedBy: "alice", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
 		{Name: "shelly", Role: "operator", CreatedBy: "cli:Alice", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
 		{Name: "late", Role: "operator", CreatedBy: "root-admin", CreatedMs: requested.Add(time.Minute).UnixMilli()},
-		{Name: "Dave", Role: "operator", CreatedBy: "root-admin", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
 		{Name: "dave", Role: "operator", CreatedBy: "alice", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
 		{Name: "bob", Role: "operator", CreatedBy: "root-admin", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
 	} {

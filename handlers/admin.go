@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -125,7 +124,7 @@ func (h *Handlers) changeFailed(w http.ResponseWriter, r *http.Request, o usersO
 // AdminUserCreate is POST /admin/users: add an account (with a password,
 // typed twice, unless auth.mode is proxy).
 func (h *Handlers) AdminUserCreate(w http.ResponseWriter, r *http.Request) {
-	name, role := strings.TrimSpace(r.PostFormValue("name")), r.PostFormValue("role")
+	name, role := identity.CanonicalName(r.PostFormValue("name")), r.PostFormValue("role")
 	o := usersOpts{addName: name, addRole: role}
 	refuse := func(msg string) {
 		o.addErr = msg
@@ -160,7 +159,7 @@ func (h *Handlers) AdminUserCreate(w http.ResponseWriter, r *http.Request) {
 
 // userParam is the {name} of a row's POST; an impossible name is a 404.
 func (h *Handlers) userParam(w http.ResponseWriter, r *http.Request) (string, bool) {
-	name := chi.URLParam(r, "name")
+	name := identity.CanonicalName(chi.URLParam(r, "name"))
 	if accounts.CheckName(name) != nil {
 		h.renderUsers(w, r, http.StatusNotFound, usersOpts{err: "There is no such user."})
 		return "", false

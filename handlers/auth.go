@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -18,11 +19,14 @@ import (
 // SessionCookie holds the session token in local auth mode.
 const SessionCookie = "drconsole_session"
 
-// LoginLimiter slows password guessing (web.LoginLimiter). Keys are
-// "ip:<address>" and "user:<lower-case name>".
+// LoginLimiter slows password guessing (web.LoginLimiter). Locks are per
+// "ip:<address>" and "user:<name>@ip:<address>"; "user:<name>" alone is
+// only ever delayed, so nobody can lock a person out from elsewhere.
 type LoginLimiter interface {
 	// Blocked reports whether any key is locked and for how long.
 	Blocked(keys ...string) (retryAfter time.Duration, blocked bool)
+	// Delay is how long an attempt on key waits first (0: none).
+	Delay(key string) time.Duration
 	// Failed counts a failure; locked is true when this one locked a key.
 	Failed(keys ...string) (locked bool)
 	// Succeeded forgets the failures of keys.
@@ -43,14 +47,42 @@ func (h *Handlers) SessionCookieFor(token string) *http.Cookie {
 	return c
 }
 
-// SafeNext keeps a post-login redirect on this site: a path, not "//host"
-// or "/\host" (browsers read both as another host), else "/".
+// SafeNext keeps a post-login redirect on this site: a path on this
+// origin (with an optional query), else "/". Browsers drop TAB, LF and CR
+// from URLs and read "\\" as "/", so "/\t/host" or "/\\host" would reach
+// another host: any control character, space or backslash is refused, raw
+// or percent-encoded, and so is a path that starts "//" before or after
+// decoding. Fail closed: anything that does not parse as exactly a path
+// goes to "/".
 func SafeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
-		strings.ContainsAny(next, "\r\n") {
+	if !safePath(next, false) {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
+		return "/"
+	}
+	// Decoded, the path may hold spaces and UTF-8 (a flow name), but still
+	// no control characters or backslashes and no leading "//".
+	if !safePath(u.Path, true) {
 		return "/"
 	}
 	return next
+}
+
+// safePath: starts with one "/" (not "//") and holds no control character
+// or backslash; raw (decoded false) also no space or non-ASCII byte.
+func safePath(p string, decoded bool) bool {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c < ' ' || c == 0x7f || c == '\\' || !decoded && (c == ' ' || c > 0x7f) {
+			return false
+		}
+	}
+	return true
 }
 
 // LoginPage is GET /login.
@@ -77,11 +109,12 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusNotFound, views.Login(page))
 		return
 	}
-	name := strings.TrimSpace(r.PostFormValue("username"))
+	name := identity.CanonicalName(r.PostFormValue("username"))
 	page.Username = name
 	pw := r.PostFormValue("password")
 	ip := identity.ClientIP(r)
-	keys := []string{"ip:" + ip, "user:" + strings.ToLower(name)}
+	nameKey := "user:" + clip(name, 128)
+	keys := []string{"ip:" + ip, nameKey + "@ip:" + ip}
 
 	if wait, blocked := h.Limiter.Blocked(keys...); blocked {
 		secs := int((wait + time.Second - 1) / time.Second)
@@ -90,6 +123,16 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 		page.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %s.", views.Duration(time.Duration(secs)*time.Second))
 		h.render(w, r, http.StatusTooManyRequests, views.Login(page))
 		return
+	}
+
+	// A name under attack from many addresses: every attempt on it waits,
+	// right password or not (the wait tells nothing), none is refused.
+	if d := h.Limiter.Delay(nameKey); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return
+		}
 	}
 
 	u, err := h.Store.UserByName(ctx, name)
@@ -114,8 +157,9 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 	}
 	if why != "" {
 		locked := h.Limiter.Failed(keys...)
+		h.Limiter.Failed(nameKey)
 		h.auditAs(r, "anonymous", "login.failed", "user:"+clip(name, 128),
-			map[string]any{"username": clip(name, 128), "reason": why, "locked": locked})
+			map[string]any{"username": clip(name, 128), "reason": why, "locked": locked, "name_slowed": h.Limiter.Delay(nameKey) > 0})
 		page.Error = loginFailed
 		h.render(w, r, http.StatusUnauthorized, views.Login(page))
 		return
@@ -139,7 +183,7 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 	}
 	// Only the name's failures are forgiven: forgiving the address too
 	// would let someone with one account reset their guessing budget.
-	h.Limiter.Succeeded("user:" + strings.ToLower(name))
+	h.Limiter.Succeeded(nameKey, nameKey+"@ip:"+ip)
 	if n, err := h.Store.PurgeSessions(ctx, h.Auth.IdleTimeout.D(), h.Auth.AbsoluteTimeout.D()); err != nil {
 		h.Log.Warn("purging expired sessions", "err", err)
 	} else if n > 0 {

@@ -19,8 +19,13 @@ import (
 	"github.com/drconsole/drconsole/views"
 )
 
-// MaxOffsetsUpload bounds a pasted or uploaded offsets file.
-const MaxOffsetsUpload = 8 << 20
+// MaxOffsetsUpload bounds a pasted or uploaded offsets file (413 above),
+// MaxOffsetsPartitions the partitions one preview translates and renders
+// (400 above): what one request may cost. The CLI has no such limit.
+const (
+	MaxOffsetsUpload     = 8 << 20
+	MaxOffsetsPartitions = 20_000
+)
 
 // TranslatePage is GET /translate: the form, and a group preview when the
 // query names one (a read: safe to bookmark and reload).
@@ -34,7 +39,18 @@ func (h *Handlers) TranslatePage(w http.ResponseWriter, r *http.Request) {
 // offsets (or a group). It changes nothing.
 func (h *Handlers) TranslatePost(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, MaxOffsetsUpload)
-	if err := r.ParseMultipartForm(MaxOffsetsUpload); err != nil && !errors.Is(err, http.ErrNotMultipart) {
+	// ParseForm first: ParseMultipartForm hides its error on a
+	// urlencoded body behind ErrNotMultipart.
+	err := r.ParseForm()
+	if err == nil {
+		err = r.ParseMultipartForm(MaxOffsetsUpload)
+	}
+	if err != nil && !errors.Is(err, http.ErrNotMultipart) {
+		if tooBig := new(http.MaxBytesError); errors.As(err, &tooBig) {
+			http.Error(w, fmt.Sprintf("the offsets are larger than %d MiB: split them, or use `drconsole translate` on the command line",
+				MaxOffsetsUpload>>20), http.StatusRequestEntityTooLarge)
+			return
+		}
 		http.Error(w, "the form could not be read: "+err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -84,7 +100,11 @@ func (h *Handlers) translate(w http.ResponseWriter, r *http.Request, form views.
 	res, err := h.preview(ctx, tr, form)
 	if err != nil {
 		page.Error = err.Error()
-		h.render(w, r, http.StatusUnprocessableEntity, views.Translate(page))
+		status := http.StatusUnprocessableEntity
+		if errors.Is(err, kafka.ErrTooManyOffsets) {
+			status = http.StatusBadRequest
+		}
+		h.render(w, r, status, views.Translate(page))
 		return
 	}
 	page.Result = res
@@ -102,7 +122,11 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, form 
 		res.TSMillis = ms
 	}
 	if form.Source == "offsets" {
-		in, err := kafka.ParseOffsetsJSON("offsets", strings.NewReader(form.Offsets))
+		in, err := kafka.ReadOffsetsJSON(ctx, "offsets", strings.NewReader(form.Offsets), MaxOffsetsPartitions)
+		if errors.Is(err, kafka.ErrTooManyOffsets) {
+			return nil, fmt.Errorf("more than %d partitions in one preview: %w; split the offsets, or use `drconsole translate` on the command line",
+				MaxOffsetsPartitions, kafka.ErrTooManyOffsets)
+		}
 		if err != nil {
 			return nil, err
 		}

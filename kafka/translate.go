@@ -1,5 +1,7 @@
 package kafka
 
+import "math"
+
 // Offset translation from upstream (primary) to downstream (DR) offsets with
 // MM2 3.5+ semantics, over a partition's whole sync history rather than MM2's
 // 64 sparse slots: at least as precise, and just as safe.
@@ -20,7 +22,16 @@ const (
 	MethodTooOld Method = "too-old"
 	// MethodUnknown: no syncs at all for the partition.
 	MethodUnknown Method = "unknown"
+	// MethodOutOfRange: the result would pass MaxOffset (a sync with a
+	// downstream offset at the very top of the range): refused, never
+	// wrapped to a negative offset.
+	MethodOutOfRange Method = "out-of-range"
 )
+
+// MaxOffset is the greatest offset accepted as input or produced: a
+// next-to-read offset one below math.MaxInt64, so that +1 arithmetic on
+// any valid offset stays in range.
+const MaxOffset = math.MaxInt64 - 1
 
 // Translation is the result of translating one upstream offset.
 type Translation struct {
@@ -86,7 +97,13 @@ func translateFrom[S syncPoint](h []S, start int, upstream int64) Translation {
 	up, down := h[lo-1].pair()
 	x := OffsetSync{Upstream: up, Downstream: down}
 	if up == upstream {
+		if down < 0 || down > MaxOffset {
+			return Translation{Method: MethodOutOfRange, Sync: x}
+		}
 		return Translation{Offset: down, Method: MethodExact, Sync: x}
+	}
+	if down >= MaxOffset || down < 0 || upstream > MaxOffset {
+		return Translation{Method: MethodOutOfRange, Sync: x}
 	}
 	return Translation{Offset: down + 1, Method: MethodConservative, Sync: x, RereadMax: upstream - up - 1}
 }

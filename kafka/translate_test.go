@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"math"
 	"math/rand/v2"
 	"sort"
 	"testing"
@@ -75,6 +76,30 @@ func TestTranslateNeverSkipsData(t *testing.T) {
 			if reread := safe - got.Offset; reread > got.RereadMax {
 				t.Fatalf("round %d: translate(%d) re-reads %d, more than its bound %d", round, u, reread, got.RereadMax)
 			}
+		}
+	}
+}
+
+// Offsets at the top of the range never wrap: a conservative +1 past
+// MaxOffset is refused (out-of-range), not returned as a negative offset.
+func TestTranslateNeverWraps(t *testing.T) {
+	s := func(up, down int64) OffsetSync { return OffsetSync{Topic: "t", Upstream: up, Downstream: down} }
+	for _, tc := range []struct {
+		name    string
+		history []OffsetSync
+		up      int64
+		method  Method
+		want    int64
+	}{
+		{"exact at MaxOffset", []OffsetSync{s(10, MaxOffset)}, 10, MethodExact, MaxOffset},
+		{"+1 past MaxOffset", []OffsetSync{s(10, MaxOffset)}, 11, MethodOutOfRange, 0},
+		{"+1 past MaxInt64", []OffsetSync{s(10, math.MaxInt64)}, 11, MethodOutOfRange, 0},
+		{"exact at MaxInt64", []OffsetSync{s(10, math.MaxInt64)}, 10, MethodOutOfRange, 0},
+		{"+1 just below", []OffsetSync{s(10, MaxOffset-1)}, 11, MethodConservative, MaxOffset},
+	} {
+		got := Translate(tc.history, tc.up)
+		if got.Method != tc.method || got.Translated() && got.Offset != tc.want || got.Translated() && got.Offset < 0 {
+			t.Errorf("%s: %+v, want %s %d", tc.name, got, tc.method, tc.want)
 		}
 	}
 }

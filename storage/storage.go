@@ -89,6 +89,12 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	return v, err
 }
 
+// beforeMigration holds checks that must pass before a migration runs,
+// for data an SQL file cannot judge or explain.
+var beforeMigration = map[int]func(context.Context, *sql.DB) error{
+	8: checkUserTwins,
+}
+
 func (s *Store) migrate(ctx context.Context) error {
 	entries, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
@@ -106,6 +112,11 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 		if n <= current {
 			continue
+		}
+		if check := beforeMigration[n]; check != nil {
+			if err := check(ctx, s.w); err != nil {
+				return fmt.Errorf("before migration %s: %w", name, err)
+			}
 		}
 		body, err := migrations.ReadFile(name)
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/drconsole/drconsole/web/identity"
 )
 
 // User is an account that may use the console. Passwords are hashed by the
@@ -44,9 +46,12 @@ func validRole(role string) error {
 	return fmt.Errorf("role %q: want viewer, operator or admin", role)
 }
 
+// Names are stored and looked up in identity.CanonicalName form.
+
 // CreateUser adds an account. CreatedMs is set to now when zero.
 func (s *Store) CreateUser(ctx context.Context, u User) error {
-	if strings.TrimSpace(u.Name) == "" {
+	u.Name = identity.CanonicalName(u.Name)
+	if u.Name == "" {
 		return errors.New("storage: user name is empty")
 	}
 	if err := validRole(u.Role); err != nil {
@@ -91,6 +96,8 @@ func (s *Store) SetDisabled(ctx context.Context, name string, disabled bool) err
 }
 
 func (s *Store) updateUser(ctx context.Context, name string, dropSessions bool, q string, args ...any) error {
+	name = identity.CanonicalName(name)
+	args[len(args)-1] = name // every update ends "WHERE name = ?"
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
@@ -126,6 +133,7 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 
 // UserByName returns one account, or an error wrapping ErrUnknownUser.
 func (s *Store) UserByName(ctx context.Context, name string) (User, error) {
+	name = identity.CanonicalName(name)
 	var u User
 	err := s.r.QueryRowContext(ctx, "SELECT name, role, password_hash, created_ms, disabled FROM users WHERE name = ?", name).
 		Scan(&u.Name, &u.Role, &u.PasswordHash, &u.CreatedMs, &u.Disabled)
@@ -136,4 +144,45 @@ func (s *Store) UserByName(ctx context.Context, name string) (User, error) {
 		return u, fmt.Errorf("storage: user %q: %w", name, err)
 	}
 	return u, nil
+}
+
+// checkUserTwins refuses a database whose users table holds names that
+// differ only in case or surrounding space ("bob" and "Bob"): under one
+// canonical form they would be one account, and quietly merging or picking
+// one could hand a disabled person's name the other's role. Fail closed:
+// the console does not start until an admin removes or renames one.
+func checkUserTwins(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, "SELECT name FROM users ORDER BY name")
+	if err != nil {
+		return fmt.Errorf("reading user names: %w", err)
+	}
+	defer rows.Close()
+	byCanon := map[string][]string{}
+	var order []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return err
+		}
+		c := identity.CanonicalName(name)
+		if byCanon[c] == nil {
+			order = append(order, c)
+		}
+		byCanon[c] = append(byCanon[c], name)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var twins []string
+	for _, c := range order {
+		if len(byCanon[c]) > 1 {
+			twins = append(twins, fmt.Sprintf("%q", byCanon[c]))
+		}
+	}
+	if len(twins) > 0 {
+		return fmt.Errorf("user names now compare without regard to case, and these accounts would become one: %s; "+
+			"delete the one of each that should not exist (sqlite3 FILE \"DELETE FROM users WHERE name = '...'\") and start again; nothing was changed",
+			strings.Join(twins, ", "))
+	}
+	return nil
 }

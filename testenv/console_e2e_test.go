@@ -66,6 +66,7 @@ func runConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbT
 	router := web.Router(&handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "e2e"}, log)
 	return mon, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.AddCookie(&http.Cookie{Name: handlers.SessionCookie, Value: token})
+		r.Host = "127.0.0.1" // httptest's example.com is no host of this console (DNS-rebinding check)
 		router.ServeHTTP(w, r)
 	})
 }

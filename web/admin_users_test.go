@@ -150,6 +150,7 @@ func TestAdminAddsUserWhoCanSignIn(t *testing.T) {
 		{"cli:root", "admin", pw, pw, 422, "is not a valid user name"},
 		{"dave", "root", pw, pw, 422, `Role &#34;root&#34;: want viewer, operator or admin`},
 		{"carol", "viewer", pw, pw, 409, "A user named carol already exists"},
+		{"Carol", "admin", pw, pw, 409, "A user named carol already exists"},
 	} {
 		rec := add(tc.name, tc.role, tc.pw, tc.again)
 		body := rec.Body.String()

@@ -131,7 +131,8 @@ func (a *authenticator) sessionUser(w http.ResponseWriter, r *http.Request) *Use
 // (where an admin can also disable it), else from the groups header
 // through auth.group_roles; a known name without either gets no role.
 func (a *authenticator) proxyUser(r *http.Request) *User {
-	name := strings.TrimSpace(r.Header.Get(a.cfg.UserHeader))
+	// One canonical form: "Carol" from the proxy is the disabled "carol".
+	name := identity.CanonicalName(r.Header.Get(a.cfg.UserHeader))
 	if name == "" {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
@@ -43,6 +45,16 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 func newAuthServer(t *testing.T, auth config.Auth) *authServer {
 	t.Helper()
+	if auth.PublicURL == "" {
+		auth.PublicURL = testPublicURL
+	}
+	return newAuthServerWith(t, auth, nil)
+}
+
+// newAuthServerWith uses limiter (nil: the router's default one) and auth
+// as given (no public URL filled in).
+func newAuthServerWith(t *testing.T, auth config.Auth, limiter *web.LoginLimiter) *authServer {
+	t.Helper()
 	store, err := storage.Open(filepath.Join(t.TempDir(), "drconsole.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -54,8 +66,15 @@ func newAuthServer(t *testing.T, auth config.Auth) *authServer {
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	h := &handlers.Handlers{Store: store, Log: log, Version: "test", Auth: auth}
+	if limiter != nil {
+		h.Limiter = limiter
+	}
 	return &authServer{h: web.Router(h, log), store: store, logs: logs}
 }
+
+// testPublicURL is the console's address in tests: the host that
+// httptest.NewRequest puts in every request.
+const testPublicURL = "https://example.com"
 
 type reqOpt func(*http.Request)
 
@@ -160,7 +179,7 @@ func TestLoginLogoutAndAudit(t *testing.T) {
 	}
 
 	// Open redirects are not followed.
-	for _, next := range []string{"//evil.example/", "https://evil.example/", "/\\evil.example"} {
+	for _, next := range []string{"//evil.example/", "https://evil.example/", "/\\evil.example", "/\t/evil.example/path", "/%5c/evil.example"} {
 		if rec := s.login("test-viewer", testPassword, next); rec.Header().Get("Location") != "/" {
 			t.Errorf("next=%q redirected to %q", next, rec.Header().Get("Location"))
 		}
@@ -181,8 +200,8 @@ func TestLoginLogoutAndAudit(t *testing.T) {
 		t.Fatalf("disabled user sign-in = %d", rec.Code)
 	}
 
-	if n := len(s.audit(t, "login")); n != 5 {
-		t.Errorf("%d login records, want 5", n)
+	if n := len(s.audit(t, "login")); n != 7 {
+		t.Errorf("%d login records, want 7", n)
 	}
 	if lo := s.audit(t, "logout"); len(lo) != 1 || lo[0].Actor != "test-operator" {
 		t.Errorf("logout records = %+v", lo)
@@ -208,15 +227,12 @@ func TestLoginRateLimit(t *testing.T) {
 	if blocked.Code != http.StatusTooManyRequests || retry < 1 || retry > 300 || !strings.Contains(blocked.Body.String(), "Too many failed sign-ins") {
 		t.Fatalf("6th attempt = %d Retry-After %q", blocked.Code, blocked.Header().Get("Retry-After"))
 	}
-	// The name is locked from any address ...
-	if rec := s.login("test-operator", testPassword, "/", from("192.0.2.2:4000")); rec.Code != http.StatusTooManyRequests {
-		t.Fatalf("locked name from another address = %d, want 429", rec.Code)
-	}
-	// ... the address for any name ...
+	// The address is locked for any name ...
 	if rec := s.login("test-viewer", testPassword, "/", from("192.0.2.1:4001")); rec.Code != http.StatusTooManyRequests {
 		t.Fatalf("locked address with another name = %d, want 429", rec.Code)
 	}
-	// ... and nobody else.
+	// ... and nobody else: the name itself is only slowed
+	// (TestLoginNameSlowedNotLocked).
 	if rec := s.login("test-viewer", testPassword, "/", from("192.0.2.2:4000")); rec.Code != http.StatusSeeOther {
 		t.Fatalf("another name from another address = %d, want 303", rec.Code)
 	}
@@ -344,5 +360,131 @@ func TestAuditPageAndExport(t *testing.T) {
 	}
 	if rec := s.do(http.MethodGet, "/audit/export?format=xml", nil, viewer); rec.Code != http.StatusBadRequest {
 		t.Fatalf("format xml = %d", rec.Code)
+	}
+}
+
+// Proxy mode compares names the way approvals do, without regard to case:
+// "Carol" is the disabled carol and "Dave" the viewer dave, not strangers
+// the groups header may promote. Password sign-in does the same.
+func TestUserNamesIgnoreCase(t *testing.T) {
+	s := newAuthServer(t, config.Auth{Mode: config.AuthProxy, TrustedProxies: []string{"10.0.0.0/8"},
+		GroupRoles: map[string]string{"sre": "operator"}})
+	ctx := context.Background()
+	for _, u := range []storage.User{{Name: "carol", Role: "operator", Disabled: true}, {Name: "dave", Role: "viewer"}} {
+		if err := s.store.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	as := func(user string) *httptest.ResponseRecorder {
+		return s.do(http.MethodGet, "/audit", nil, from("10.1.2.3:5555"), header("X-Forwarded-User", user), header("X-Forwarded-Groups", "sre"))
+	}
+	for _, name := range []string{"Carol", "CAROL", " carol "} {
+		if rec := as(name); rec.Code != http.StatusSeeOther {
+			t.Errorf("disabled carol as %q = %d, want 303 (no user)", name, rec.Code)
+		}
+	}
+	for _, name := range []string{"Dave", "DAVE", "dave"} {
+		rec := as(name)
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), `signed-in-role">viewer<`) || !strings.Contains(rec.Body.String(), `signed-in-user">dave<`) {
+			t.Errorf("viewer dave as %q = %d, want the viewer dave", name, rec.Code)
+		}
+		if rec := s.do(http.MethodPost, "/demo/mirror", url.Values{"running": {"true"}}, from("10.1.2.3:5555"),
+			header("X-Forwarded-User", name), header("X-Forwarded-Groups", "sre")); rec.Code != http.StatusForbidden {
+			t.Errorf("viewer dave as %q POST = %d, want 403", name, rec.Code)
+		}
+	}
+
+	local := newAuthServer(t, config.Auth{})
+	rec := local.login("  Test-Operator ", testPassword, "/audit")
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("sign-in as Test-Operator = %d", rec.Code)
+	}
+	page := local.do(http.MethodGet, "/audit", nil, withCookie(sessionFrom(t, rec)))
+	if !strings.Contains(page.Body.String(), `signed-in-user">test-operator<`) {
+		t.Fatal("signed in under another spelling than the canonical name")
+	}
+	if err := local.store.CreateUser(ctx, storage.User{Name: "TEST-viewer", Role: "admin"}); !errors.Is(err, storage.ErrUserExists) {
+		t.Fatalf("creating TEST-viewer next to test-viewer: %v, want ErrUserExists", err)
+	}
+}
+
+// Many addresses guessing one name cannot lock its owner out: each
+// attacking address is locked on its own, the name is only slowed, and
+// the real user from a clean address signs in (after the delay).
+func TestLoginNameSlowedNotLocked(t *testing.T) {
+	lim := web.NewLoginLimiter(5, 5*time.Minute, 10_000)
+	lim.NameDelayBase, lim.NameDelayMax = 20*time.Millisecond, 80*time.Millisecond
+	s := newAuthServerWith(t, config.Auth{TrustedProxies: []string{"10.0.0.0/8"}, PublicURL: testPublicURL}, lim)
+	proxy := from("10.0.0.1:4000")
+	for a := 0; a < 6; a++ {
+		attacker := header("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", a))
+		for i := 0; i < 6; i++ {
+			rec := s.login("Test-Operator", "guess "+strconv.Itoa(i), "/", proxy, attacker)
+			if want := map[bool]int{true: http.StatusUnauthorized, false: http.StatusTooManyRequests}[i < 5]; rec.Code != want {
+				t.Fatalf("attacker %d try %d = %d, want %d", a, i+1, rec.Code, want)
+			}
+		}
+	}
+	if d := lim.Delay("user:test-operator"); d != 80*time.Millisecond {
+		t.Fatalf("delay after 30 failures = %v, want the 80ms cap", d)
+	}
+	start := time.Now()
+	rec := s.login("test-operator", testPassword, "/audit", proxy, header("X-Forwarded-For", "203.0.113.9"))
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/audit" {
+		t.Fatalf("the real user from a clean address = %d %q, want 303 to /audit", rec.Code, rec.Header().Get("Location"))
+	}
+	if took := time.Since(start); took < 80*time.Millisecond {
+		t.Fatalf("sign-in took %v: the name's slowdown was not applied", took)
+	}
+	// Signing in forgives the name: no more delay for its owner.
+	if d := lim.Delay("user:test-operator"); d != 0 {
+		t.Fatalf("delay after the owner signed in = %v", d)
+	}
+	failed := s.audit(t, "login.failed")
+	if len(failed) != 30 || !strings.Contains(string(failed[29].Details), `"name_slowed":true`) {
+		t.Fatalf("%d login.failed records, want 30, the last with name_slowed", len(failed))
+	}
+}
+
+// DNS rebinding: a page on evil.example that resolves to the console's
+// address sends Host: evil.example; only the public URL's host, localhost
+// and IP addresses are answered. The probes answer any Host. Every answer
+// carries the hardened CSP.
+func TestHostCheckAndCSP(t *testing.T) {
+	for _, tc := range []struct {
+		public string
+		host   string
+		ok     bool
+	}{
+		{"https://drconsole.example.com", "drconsole.example.com", true},
+		{"https://drconsole.example.com", "DRConsole.Example.com.:443", true},
+		{"https://drconsole.example.com", "evil.example", false},
+		{"https://drconsole.example.com", "drconsole.example.com.evil.example", false},
+		{"https://drconsole.example.com", "127.0.0.1:8080", true},
+		{"", "127.0.0.1:8080", true},
+		{"", "localhost:8080", true},
+		{"", "[::1]:8080", true},
+		{"", "10.1.2.3", true},
+		{"", "evil.example:8080", false},
+		{"", "localhost.evil.example", false},
+		{"", "", false},
+	} {
+		s := newAuthServerWith(t, config.Auth{PublicURL: tc.public}, nil)
+		rec := s.do(http.MethodGet, "/login", nil, func(r *http.Request) { r.Host = tc.host })
+		if got := rec.Code == http.StatusOK; got != tc.ok {
+			t.Errorf("public %q, Host %q: %d, want allowed=%v", tc.public, tc.host, rec.Code, tc.ok)
+		}
+		if !tc.ok && (rec.Code != http.StatusMisdirectedRequest || !strings.Contains(rec.Body.String(), "auth.public_url")) {
+			t.Errorf("Host %q refused with %d %q", tc.host, rec.Code, rec.Body.String())
+		}
+		if probe := s.do(http.MethodGet, "/healthz", nil, func(r *http.Request) { r.Host = "drconsole.internal.svc:8080" }); probe.Code != http.StatusOK {
+			t.Errorf("/healthz with an internal Host = %d", probe.Code)
+		}
+		csp := rec.Header().Get("Content-Security-Policy")
+		for _, want := range []string{"frame-ancestors 'none'", "form-action 'self'", "base-uri 'none'", "default-src 'self'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("CSP %q lacks %q", csp, want)
+			}
+		}
 	}
 }

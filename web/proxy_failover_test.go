@@ -23,7 +23,7 @@ func TestProxyModeFourEyes(t *testing.T) {
 	waitReady(t, c)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := &handlers.Handlers{Monitor: c.Monitor, Store: c.Store, Log: log, Version: "test", Runbook: c.Runbook, Catalog: c.Catalog,
-		Auth: config.Auth{Mode: config.AuthProxy, TrustedProxies: []string{"10.0.0.0/8"}, GroupRoles: map[string]string{"sre": "operator"}}}
+		Auth: config.Auth{Mode: config.AuthProxy, TrustedProxies: []string{"10.0.0.0/8"}, GroupRoles: map[string]string{"sre": "operator"}, PublicURL: testPublicURL}}
 	router := web.Router(h, log)
 	as := func(user, method, path string, form url.Values) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, path, strings.NewReader(form.Encode()))

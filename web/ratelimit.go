@@ -5,11 +5,13 @@ import (
 	"time"
 )
 
-// LoginLimiter counts failed sign-ins per key (the server uses one key per
-// client address and one per user name) and locks a key that reached max
-// failures within window until the window ends. Guessing a password then
-// takes max tries per window from one address, and spreading the guesses
-// over many addresses still runs into the per-name limit.
+// LoginLimiter counts failed sign-ins per key and locks a key that reached
+// max failures within window until the window ends. The server locks per
+// client address and per name+address, so guessing takes max tries per
+// window from each address. Per name alone it only slows (Delay): a lock
+// per name would let anyone with a few addresses keep the approver out
+// during an incident, so the real user, from their own address, always
+// gets in, after at most NameDelayMax.
 //
 // Memory is bounded: at most maxKeys keys are tracked. When full, expired
 // windows are dropped first, then the oldest window; an attacker flooding
@@ -20,6 +22,10 @@ type LoginLimiter struct {
 	window  time.Duration
 	maxKeys int
 	now     func() time.Time
+
+	// NameDelayBase and NameDelayMax shape Delay: the first failure past
+	// max waits the base, each further one doubles it, up to the max.
+	NameDelayBase, NameDelayMax time.Duration
 
 	mu      sync.Mutex
 	entries map[string]*failures
@@ -33,7 +39,25 @@ type failures struct {
 // NewLoginLimiter allows max failures per key per window, tracking at most
 // maxKeys keys.
 func NewLoginLimiter(max int, window time.Duration, maxKeys int) *LoginLimiter {
-	return &LoginLimiter{max: max, window: window, maxKeys: maxKeys, now: time.Now, entries: map[string]*failures{}}
+	return &LoginLimiter{max: max, window: window, maxKeys: maxKeys, now: time.Now, entries: map[string]*failures{},
+		NameDelayBase: 500 * time.Millisecond, NameDelayMax: 8 * time.Second}
+}
+
+// Delay is how long an attempt on key waits before its password is
+// checked: nothing below max failures in the window, then NameDelayBase
+// doubling per further failure up to NameDelayMax. Never a refusal.
+func (l *LoginLimiter) Delay(key string) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := l.entries[key]
+	if f == nil || l.now().Sub(f.start) >= l.window || f.n < l.max {
+		return 0
+	}
+	d := l.NameDelayBase
+	for i := l.max; i < f.n && d < l.NameDelayMax; i++ {
+		d *= 2
+	}
+	return min(d, l.NameDelayMax)
 }
 
 // Blocked reports whether any of keys is locked, and how long until all of

@@ -6,9 +6,12 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -17,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/static"
 	"github.com/drconsole/drconsole/web/identity"
@@ -36,7 +40,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
 	}
 
 	r := chi.NewRouter()
-	r.Use(middleware.Recoverer, requestLog(log), securityHeaders)
+	r.Use(middleware.Recoverer, requestLog(log), securityHeaders, checkHost(h.Auth, log))
 	// Every state-changing request must come from our own pages; GETs stay
 	// free of side effects. Checked before anything else, so a cross-site
 	// form cannot even try a password.
@@ -121,9 +125,62 @@ func securityHeaders(next http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "same-origin")
-		h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:")
+		// frame-ancestors backs X-Frame-Options (clickjacking); form-action
+		// keeps an injected form from posting elsewhere; base-uri 'none'
+		// stops an injected <base> from re-pointing relative URLs.
+		h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "+
+			"frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
 		next.ServeHTTP(w, r)
 	})
+}
+
+// checkHost refuses requests whose Host is not this console's: a DNS
+// rebinding page (evil.example resolving to 127.0.0.1) would otherwise be
+// same-origin with the console in the victim's browser. Allowed: the host
+// of auth.public_url, localhost, and IP addresses (a rebinding page cannot
+// make a browser send one). The probes and /metrics, public and read-only
+// anyway, answer whatever the Host, for load balancers and Prometheus
+// that use an internal name.
+func checkHost(auth config.Auth, log *slog.Logger) func(http.Handler) http.Handler {
+	public, _ := auth.PublicHost() // validated with the config
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/healthz", "/readyz", "/metrics":
+				next.ServeHTTP(w, r)
+				return
+			}
+			if !hostAllowed(r.Host, public) {
+				log.Warn("refusing a request for another host (DNS rebinding?)", "host", clip(r.Host), "path", r.URL.Path, "remote", r.RemoteAddr)
+				want := "localhost or an IP address"
+				if public != "" {
+					want = public + ", " + want
+				}
+				http.Error(w, fmt.Sprintf("this console answers to %s, not %q: set auth.public_url to the address people use", want, clip(r.Host)),
+					http.StatusMisdirectedRequest)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// hostAllowed: host (a Host header, port optional) is public, localhost or
+// an IP address.
+func hostAllowed(host, public string) bool {
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	h = strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), "."))
+	if h == "" {
+		return false
+	}
+	if h == "localhost" || (public != "" && h == public) {
+		return true
+	}
+	_, err := netip.ParseAddr(h)
+	return err == nil
 }
 
 // cacheStatic lets browsers keep assets for an hour; the vendored htmx

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -114,7 +115,7 @@ func startConsole(t *testing.T) *console {
 		cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
 		go cat.Run(ctx)
 		h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: handlers.SandboxControls{Sandbox: sb}, Runbook: rb,
-			Auth: config.Auth{InsecureCookie: true}, Catalog: cat}
+			Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL}, Catalog: cat}
 		if sharedErr = createTestUsers(store); sharedErr != nil {
 			return
 		}
@@ -337,5 +338,24 @@ func TestTranslatePage(t *testing.T) {
 	code, body = post(url.Values{"flow": {"primary->dr"}, "source": {"group"}, "group": {"flink-events"}, "ts": {"yesterday"}})
 	if code != 422 || !strings.Contains(body, "use RFC 3339") {
 		t.Fatalf("bad timestamp: %d", code)
+	}
+
+	// What one request may cost: partitions (400) and bytes (413).
+	var many strings.Builder
+	many.WriteString("{")
+	for i := 0; i <= handlers.MaxOffsetsPartitions; i++ {
+		if i > 0 {
+			many.WriteString(",")
+		}
+		fmt.Fprintf(&many, "\n\"events-%d\": %d", i, i)
+	}
+	many.WriteString("}")
+	code, body = post(url.Values{"flow": {"primary->dr"}, "source": {"offsets"}, "offsets": {many.String()}})
+	if code != http.StatusBadRequest || !strings.Contains(body, fmt.Sprintf("more than %d partitions in one preview", handlers.MaxOffsetsPartitions)) {
+		t.Fatalf("%d partitions: %d %.300s", handlers.MaxOffsetsPartitions+1, code, body)
+	}
+	code, body = post(url.Values{"flow": {"primary->dr"}, "source": {"offsets"}, "offsets": {strings.Repeat(" ", handlers.MaxOffsetsUpload) + "{}"}})
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "larger than 8 MiB") {
+		t.Fatalf("more than 8 MiB: %d %.300s", code, body)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strings"
 )
 
 // Roles, weakest first. Viewers see everything and change nothing;
@@ -50,6 +51,12 @@ func (u *User) AtLeast(role string) bool {
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
+
+// CanonicalName is the one form of a user name that sign-in, the proxy
+// header, roles, approvals, sessions and the users table compare: trimmed
+// and lower case. "Bob" and "bob" are one person; were they two, a proxy
+// sending "Carol" could dodge the row that disables "carol".
+func CanonicalName(name string) string { return strings.ToLower(strings.TrimSpace(name)) }
 
 // ValidName reports whether name is acceptable as a user name: letters,
 // digits and . _ @ - (e-mail addresses from a proxy fit), at most 64
