@@ -315,6 +315,7 @@ func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated bool, now t
 			m.sync, m.syncRec = true, [2]int64{s.LogOffset, s.RecordMs}
 		}
 		w.restart, w.seen = m, nil
+		delete(r.tsCache, tp) // a timestamp read from the old log
 	}
 	if pl.SourceEnd != nil {
 		w.lastEnd = *pl.SourceEnd
