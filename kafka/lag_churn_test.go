@@ -285,3 +285,57 @@ func TestLagUnreadableAgeIsALowerBound(t *testing.T) {
 }
 
 func ptr64(v int64) *int64 { return &v }
+
+// One partition caught up and one whose MM2 position is not known yet (a
+// topic MM2 has not taken up, its syncs not read yet): the flow is not OK
+// and its RPO is not "0".
+func TestFlowNotOKOnMissingPosition(t *testing.T) {
+	s := &FlowSnapshot{Partitions: []PartitionLag{
+		{Topic: "events", Partition: 0, LagMessages: ptr64(0), LagMs: ptr64(0)},
+		{Topic: "late", Partition: 0, SourceEnd: ptr64(50)},
+	}}
+	s.aggregate()
+	var tr statusTracker
+	hb := time.Second
+	st, why := tr.update(time.Now(), s.rpo(), &hb, "", config.Thresholds{HeartbeatTimeout: config.Duration(30 * time.Second)})
+	if st != StatusUnknown || !s.RPOAtLeast || why != "RPO at least 0s; age unknown for late-0" {
+		t.Fatalf("status %s %q, rpo %v at least %v", st, why, s.RPOMs, s.RPOAtLeast)
+	}
+}
+
+// An MM2 internal topic created after ingestion started is read within
+// seconds, not at the next 30 s layout check.
+func TestIngestPicksUpLateInternalTopic(t *testing.T) {
+	ctx := context.Background()
+	primary, _ := newCluster(t, "primary", "events")
+	dr, dcl := newCluster(t, "dr", "events")
+	cfg := testConfig(t, primary, dr)
+	ft := TopicsOf(cfg.Flows[0])
+	store, err := storage.Open(t.TempDir() + "/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	m, err := NewMonitor(ctx, cfg, store, discardLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); m.flows[0].ingester.Run(runCtx) }()
+	defer func() { stop(); <-done }()
+	time.Sleep(300 * time.Millisecond) // the first layout check found nothing
+	if _, err := kadm.NewClient(dcl).CreateTopic(ctx, 1, 1, nil, ft.OffsetSyncs); err != nil {
+		t.Fatal(err)
+	}
+	s := OffsetSync{Topic: "events", Partition: 0, Upstream: 5, Downstream: 5}
+	produce(t, dcl, &kgo.Record{Topic: ft.OffsetSyncs, Key: s.EncodeKey(), Value: s.EncodeValue()})
+	created := time.Now()
+	for m.flows[0].state.Syncs.Len() == 0 {
+		if time.Since(created) > 8*time.Second {
+			t.Fatalf("sync in %s not read %s after the topic was created", ft.OffsetSyncs, time.Since(created).Round(time.Second))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
