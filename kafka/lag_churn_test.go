@@ -311,20 +311,8 @@ func TestIngestPicksUpLateInternalTopic(t *testing.T) {
 	dr, dcl := newCluster(t, "dr", "events")
 	cfg := testConfig(t, primary, dr)
 	ft := TopicsOf(cfg.Flows[0])
-	store, err := storage.Open(t.TempDir() + "/db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	m, err := NewMonitor(ctx, cfg, store, discardLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); m.flows[0].ingester.Run(runCtx) }()
-	defer func() { stop(); <-done }()
+	m, _ := newTestMonitor(t, cfg, t.TempDir()+"/db")
+	defer runIngester(m)()
 	time.Sleep(300 * time.Millisecond) // the first layout check found nothing
 	if _, err := kadm.NewClient(dcl).CreateTopic(ctx, 1, 1, nil, ft.OffsetSyncs); err != nil {
 		t.Fatal(err)
