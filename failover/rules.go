@@ -48,8 +48,9 @@ func (rb *Runbook) CheckRules(ctx context.Context, plan Plan, override string) [
 	switch {
 	case primaryGone:
 		lag.OK, lag.Evidence = true, "primary unreachable: "+reach(s.Source)
-	case s.RPOMs == nil:
-		lag.Evidence = "lag unknown"
+	case s.RPOMs == nil || s.RPOAtLeast:
+		// Fail closed: a partition of unknown age may hold any amount.
+		lag.Evidence = "RPO " + s.RPOText()
 	default:
 		d := time.Duration(*s.RPOMs) * time.Millisecond
 		lag.OK = d <= maxLag

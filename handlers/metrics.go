@@ -23,7 +23,9 @@ var (
 		"Age in milliseconds of the oldest source record not yet replicated; 0 when caught up.",
 		[]string{"flow", "topic", "partition"}, nil)
 	descRPOMs = prometheus.NewDesc("kafka_mirror_rpo_ms",
-		"Recovery point of a flow: the largest partition lag in milliseconds.", []string{"flow"}, nil)
+		"Recovery point of a flow: the largest partition lag in milliseconds. For a partition whose age cannot be read, the time since its first unreplicated record was first seen counts (a lower bound): then the RPO is at least this value and kafka_mirror_lag_unknown_age_partitions is above 0.", []string{"flow"}, nil)
+	descUnknownAge = prometheus.NewDesc("kafka_mirror_lag_unknown_age_partitions",
+		"Partitions behind by a known number of messages whose lag in time could not be read: kafka_mirror_rpo_ms is then only a lower bound (as it is when kafka_mirror_unknown_partitions is above 0).", []string{"flow"}, nil)
 	descRPOMessages = prometheus.NewDesc("kafka_mirror_rpo_messages",
 		"Largest partition lag in messages of a flow.", []string{"flow"}, nil)
 	descHeartbeatAge = prometheus.NewDesc("kafka_mirror_heartbeat_age_ms",
@@ -40,7 +42,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (c MetricsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLagMessages, descLagMs, descRPOMs, descRPOMessages, descHeartbeatAge, descStatus, descUp, descDataLost, descUnknown} {
+	for _, d := range []*prometheus.Desc{descLagMessages, descLagMs, descRPOMs, descRPOMessages, descHeartbeatAge, descStatus, descUp, descDataLost, descUnknown, descUnknownAge} {
 		ch <- d
 	}
 }
@@ -52,8 +54,12 @@ func (c MetricsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, s := range c.Monitor.Snapshots() {
 		flow := s.Flow.Name
+		unknownAge := 0
 		for _, p := range s.Partitions {
 			part := strconv.Itoa(int(p.Partition))
+			if p.LagMessages != nil && p.LagMs == nil {
+				unknownAge++
+			}
 			if p.LagMessages != nil {
 				gauge(descLagMessages, float64(*p.LagMessages), flow, p.Topic, part)
 			}
@@ -88,5 +94,6 @@ func (c MetricsCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(descDataLost, float64(s.DataLost), flow)
 		gauge(descUnknown, float64(s.Unknown), flow)
+		gauge(descUnknownAge, float64(unknownAge), flow)
 	}
 }

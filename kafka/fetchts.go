@@ -1,8 +1,11 @@
 package kafka
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -32,85 +35,141 @@ type FirstRecord struct {
 	HWM int64
 }
 
+// Fetch budgets for FetchTimestamps.
+const (
+	// sharedPartitionBytes is the per-partition budget of the first, shared
+	// fetch: enough for the batch holding the wanted offset in most logs.
+	sharedPartitionBytes = 64 << 10
+	// maxFollowUps bounds the one-partition fetches of one call; partitions
+	// beyond it stay unknown this time (their answers are cached, so the
+	// next refresh gets further).
+	maxFollowUps = 64
+	// followUpParallel is how many follow-up fetches run at once.
+	followUpParallel = 4
+)
+
 // FetchTimestamps returns, for each partition in want, the timestamp (epoch
 // ms) of the first data record at or after the wanted offset. It sends one
-// Fetch request per leader broker, with a small per-partition byte budget:
-// only the first batch containing the offset is needed. Partitions whose
-// record could not be read (fetch error, batch past the byte budget) are
-// left out.
+// Fetch request per leader broker with a small per-partition byte budget:
+// only the first batch containing the offset is needed. A batch larger
+// than the budget comes back whole only for the first partition of a
+// response (Kafka truncates it elsewhere), so every partition left without
+// an answer gets a fetch of its own, where it is first, bounded by
+// maxFollowUps. Partitions whose record still could not be read (fetch
+// error, leader unknown) are left out.
 func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetails, want map[TP]int64) map[TP]FirstRecord {
-	byLeader := map[int32]map[string][]int32{}
-	for tp := range want {
+	leaderOf := func(tp TP) (int32, bool) {
 		td, ok := topics[tp.Topic]
 		if !ok {
-			continue
+			return 0, false
 		}
 		pd, ok := td.Partitions[tp.Partition]
-		if !ok || pd.Leader < 0 {
-			continue
+		return pd.Leader, ok && pd.Leader >= 0
+	}
+	byLeader := map[int32][]TP{}
+	for tp := range want {
+		if l, ok := leaderOf(tp); ok {
+			byLeader[l] = append(byLeader[l], tp)
 		}
-		if byLeader[pd.Leader] == nil {
-			byLeader[pd.Leader] = map[string][]int32{}
-		}
-		byLeader[pd.Leader][tp.Topic] = append(byLeader[pd.Leader][tp.Topic], tp.Partition)
 	}
 	out := map[TP]FirstRecord{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for leader, parts := range byLeader {
-		req := kmsg.NewPtrFetchRequest()
-		req.ReplicaID = -1
-		req.MaxWaitMillis = 0
-		req.MinBytes = 1
-		req.MaxBytes = 8 << 20
-		req.IsolationLevel = 0 // read_uncommitted: what MM2's consumer sees
-		req.SessionEpoch = -1  // no fetch session
-		ids := map[[16]byte]string{}
-		for topic, ps := range parts {
-			rt := kmsg.NewFetchRequestTopic()
-			rt.Topic = topic
-			rt.TopicID = topics[topic].ID // Fetch v13+ names topics by id
-			ids[rt.TopicID] = topic
-			for _, p := range ps {
-				rp := kmsg.NewFetchRequestTopicPartition()
-				rp.Partition = p
-				rp.FetchOffset = want[TP{topic, p}]
-				rp.PartitionMaxBytes = 64 << 10
-				rp.CurrentLeaderEpoch = -1
-				rp.LastFetchedEpoch = -1
-				rp.LogStartOffset = -1
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			req.Topics = append(req.Topics, rt)
-		}
+	for leader, tps := range byLeader {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := req.RequestWith(ctx, cl.Broker(int(leader)))
-			if err != nil {
-				return
-			}
-			for _, t := range resp.Topics {
-				topic := t.Topic
-				if resp.Version >= 13 {
-					topic = ids[t.TopicID]
-				}
-				for _, p := range t.Partitions {
-					if p.ErrorCode != 0 {
-						continue
-					}
-					tp := TP{topic, p.Partition}
-					if fr := ScanFirstRecord(p.RecordBatches, want[tp], p.HighWatermark); fr.Found || fr.OnlyMarkers {
-						fr.HWM = p.HighWatermark
-						mu.Lock()
-						out[tp] = fr
-						mu.Unlock()
-					}
-				}
-			}
+			got := fetchFirst(ctx, cl, leader, topics, tps, want, sharedPartitionBytes)
+			mu.Lock()
+			maps.Copy(out, got)
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()
+
+	var missing []TP
+	for tp := range want {
+		if _, ok := out[tp]; !ok {
+			if _, ok := leaderOf(tp); ok {
+				missing = append(missing, tp)
+			}
+		}
+	}
+	slices.SortFunc(missing, func(a, b TP) int { return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition)) })
+	missing = missing[:min(len(missing), maxFollowUps)]
+	sem := make(chan struct{}, followUpParallel)
+	for _, tp := range missing {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			l, _ := leaderOf(tp)
+			// Alone in the request, its first batch comes back whole
+			// whatever its size.
+			got := fetchFirst(ctx, cl, l, topics, []TP{tp}, want, sharedPartitionBytes)
+			mu.Lock()
+			maps.Copy(out, got)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// fetchFirst sends one Fetch to leader for tps at their wanted offsets and
+// scans what comes back.
+func fetchFirst(ctx context.Context, cl *kgo.Client, leader int32, topics kadm.TopicDetails, tps []TP, want map[TP]int64, partBytes int32) map[TP]FirstRecord {
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID = -1
+	req.MaxWaitMillis = 0
+	req.MinBytes = 1
+	req.MaxBytes = 8 << 20
+	req.IsolationLevel = 0 // read_uncommitted: what MM2's consumer sees
+	req.SessionEpoch = -1  // no fetch session
+	ids := map[[16]byte]string{}
+	byTopic := map[string]int{}
+	for _, tp := range tps {
+		i, ok := byTopic[tp.Topic]
+		if !ok {
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic = tp.Topic
+			rt.TopicID = topics[tp.Topic].ID // Fetch v13+ names topics by id
+			ids[rt.TopicID] = tp.Topic
+			i = len(req.Topics)
+			byTopic[tp.Topic] = i
+			req.Topics = append(req.Topics, rt)
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = tp.Partition
+		rp.FetchOffset = want[tp]
+		rp.PartitionMaxBytes = partBytes
+		rp.CurrentLeaderEpoch = -1
+		rp.LastFetchedEpoch = -1
+		rp.LogStartOffset = -1
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+	}
+	out := map[TP]FirstRecord{}
+	resp, err := req.RequestWith(ctx, cl.Broker(int(leader)))
+	if err != nil {
+		return out
+	}
+
+	for _, t := range resp.Topics {
+		topic := t.Topic
+		if resp.Version >= 13 {
+			topic = ids[t.TopicID]
+		}
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				continue
+			}
+			tp := TP{topic, p.Partition}
+			if fr := ScanFirstRecord(p.RecordBatches, want[tp], p.HighWatermark); fr.Found || fr.OnlyMarkers {
+				fr.HWM = p.HighWatermark
+				out[tp] = fr
+			}
+		}
+	}
 	return out
 }
 

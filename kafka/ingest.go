@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,10 @@ type Ingester struct {
 	// Recheck is how often the topic layout is re-read (new partitions,
 	// topics created after start-up); default 30s.
 	Recheck time.Duration
+	// MissingRecheck is how often it is re-read while one of the topics
+	// does not exist yet (MM2 creates them lazily), so its records are read
+	// as soon as it does; default 1s (one Metadata request).
+	MissingRecheck time.Duration
 }
 
 // Run ingests until ctx is done.
@@ -115,6 +120,9 @@ func (in *Ingester) consume(ctx context.Context, opts []kgo.Opt, topics []string
 	recheck := in.Recheck
 	if recheck == 0 {
 		recheck = 30 * time.Second
+	}
+	if len(parts) < len(topics) {
+		recheck = min(recheck, cmp.Or(in.MissingRecheck, time.Second))
 	}
 	if len(parts) == 0 {
 		select { // nothing to read yet; look again later

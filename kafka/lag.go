@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/storage"
 )
 
 // How a partition's replicated position was obtained.
@@ -42,8 +43,16 @@ type PartitionLag struct {
 	// LagMs is the age of the oldest source record not yet replicated; 0
 	// when caught up.
 	LagMs *int64
+	// LagMsAtLeast is a lower bound on the age when LagMs is unknown for a
+	// partition that is behind: how long ago the console first saw its first
+	// unreplicated record exist. Never a substitute shown as exact.
+	LagMsAtLeast *int64
 	// DataLost: retention deleted source records MM2 never copied.
 	DataLost bool
+	// Restarted, when set, says why the source log is a new one (topic
+	// recreated, end offset went backwards, MM2's position past the end)
+	// and since when: MM2's old position no longer counts.
+	Restarted string
 	// AsOf is when the source offsets were read; Stale when that read was
 	// not the latest refresh (cluster unreachable).
 	AsOf  time.Time
@@ -61,8 +70,42 @@ type LagReader struct {
 	Source *kgo.Client
 	Target *kgo.Client
 
-	tsCache map[TP]tsEntry
+	tsCache  map[TP]tsEntry
+	topicIDs map[string][16]byte // last seen source topic ids
+	parts    map[TP]*partWatch
 }
+
+// partWatch is what the reader remembers of a source partition between
+// refreshes.
+type partWatch struct {
+	lastEnd int64 // -1 before the first read
+	// seen records when the end offset was first seen at each value (only
+	// changes kept): the record at offset o existed at the first time the
+	// end was past o, a lower bound on its age.
+	seen []endSeen
+	// restart is set while the partition's log restarted and MM2's position
+	// on the new log is not known yet (or it is still catching up).
+	restart *restartMark
+}
+
+type endSeen struct {
+	atMs, end int64
+}
+
+// restartMark freezes the positions MM2 had for the old log: only a
+// position written after it (a different connect offset record or sync)
+// belongs to the new log.
+type restartMark struct {
+	at            time.Time
+	why           string
+	connect, sync bool     // whether one existed at the mark
+	connectRec    [2]int64 // log offset, record time of the connect offset then
+	syncRec       [2]int64 // log offset, record time of the newest sync then
+}
+
+// maxSeen bounds the end history kept per partition; thinning it only
+// weakens the lower bound, never makes it wrong.
+const maxSeen = 128
 
 type tsEntry struct {
 	offset int64
@@ -75,6 +118,9 @@ type Reading struct {
 	Partitions []PartitionLag
 	SourceErr  error // the source cluster could not be read
 	TargetErr  error // the target cluster could not be read
+	// Restarted lists partitions whose source log was found restarted in
+	// this refresh: their stored syncs describe the old log.
+	Restarted []TP
 }
 
 // Read refreshes lag. Cluster errors are reported in the Reading, not as an
@@ -109,14 +155,27 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 	}
 
 	want := map[TP]int64{} // partitions needing the timestamp of a record
+	if r.parts == nil {
+		r.parts, r.topicIDs = map[TP]*partWatch{}, map[string][16]byte{}
+	}
+	live := map[TP]bool{}
 	for _, td := range topics.Sorted() {
 		rt := r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, td.Topic)
+		recreated := false
+		if old, ok := r.topicIDs[td.Topic]; ok && old != td.ID && td.ID != ([16]byte{}) {
+			recreated = true
+		}
+		r.topicIDs[td.Topic] = td.ID
 		for _, pd := range td.Partitions.Sorted() {
 			pl := PartitionLag{Topic: td.Topic, RemoteTopic: rt, Partition: pd.Partition, AsOf: now}
 			pl.SourceStart = listed(starts, td.Topic, pd.Partition)
 			pl.SourceEnd = listed(ends, td.Topic, pd.Partition)
 			pl.TargetEnd = listed(targetEnds, rt, pd.Partition)
-			r.position(&pl, pos)
+			tp := TP{td.Topic, pd.Partition}
+			live[tp] = true
+			if r.watch(&pl, pos, recreated, now) {
+				out.Restarted = append(out.Restarted, tp)
+			}
 			if pl.Replicated != nil && pl.SourceEnd != nil {
 				lag := max(*pl.SourceEnd-*pl.Replicated, 0)
 				pl.LagMessages = &lag
@@ -135,6 +194,16 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 				}
 			}
 			out.Partitions = append(out.Partitions, pl)
+		}
+	}
+	for tp := range r.parts {
+		if !live[tp] {
+			delete(r.parts, tp) // topic gone or no longer mirrored
+		}
+	}
+	for t := range r.topicIDs {
+		if _, ok := topics[t]; !ok {
+			delete(r.topicIDs, t)
 		}
 	}
 	r.lagMillis(ctx, topics, want, out.Partitions, now)
@@ -175,13 +244,13 @@ func (r *LagReader) sourceTopics(ctx context.Context, adm *kadm.Client) (kadm.To
 // position fills Replicated and Method: the larger of the two lower bounds
 // we have. Connect positions lag by up to offset.flush.interval.ms (60 s by
 // default), which alone would report a healthy mirror as a minute behind.
-func (r *LagReader) position(pl *PartitionLag, pos positions) {
-	tp := TP{pl.Topic, pl.Partition}
-	if c, ok := pos.connect[tp]; ok {
+func (r *LagReader) position(pl *PartitionLag, pos positions, mark *restartMark) {
+	c, hasC, s, hasS := mark.usable(pos, TP{pl.Topic, pl.Partition})
+	if hasC {
 		v := c.LastOffset + 1
 		pl.Replicated, pl.Method = &v, PositionConnect
 	}
-	if s, ok := pos.latestSync[tp]; ok && pl.TargetEnd != nil && *pl.TargetEnd >= s.Downstream {
+	if hasS && pl.TargetEnd != nil && *pl.TargetEnd >= s.Downstream {
 		v := s.Upstream + (*pl.TargetEnd - s.Downstream)
 		if pl.SourceEnd != nil && v > *pl.SourceEnd {
 			v = *pl.SourceEnd // duplicates in the target cannot put it ahead of the source
@@ -190,6 +259,105 @@ func (r *LagReader) position(pl *PartitionLag, pos positions) {
 			pl.Replicated, pl.Method = &v, PositionEstimate
 		}
 	}
+}
+
+// usable returns MM2's connect offset and newest sync of tp, leaving out
+// those that were already there when the log restarted (m may be nil).
+func (m *restartMark) usable(pos positions, tp TP) (c storage.ConnectOffset, hasC bool, s storage.Sync, hasS bool) {
+	c, hasC = pos.connect[tp]
+	s, hasS = pos.latestSync[tp]
+	if m != nil {
+		hasC = hasC && !(m.connect && m.connectRec == [2]int64{c.LogOffset, c.RecordMs})
+		hasS = hasS && !(m.sync && m.syncRec == [2]int64{s.LogOffset, s.RecordMs})
+	}
+	return c, hasC, s, hasS
+}
+
+// PositionRestarted: the source log restarted and MM2's position on the
+// new log is not known yet, so everything from its start counts as behind.
+const PositionRestarted = "source log restarted: counted from its start"
+
+// watch fills the position of pl, detecting a restarted source log first:
+// a new topic id, an end offset that went backwards, or a position of MM2
+// past the end (only possible for a log MM2 read before). It reports
+// whether the restart was detected in this refresh.
+func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated bool, now time.Time) bool {
+	tp := TP{pl.Topic, pl.Partition}
+	w := r.parts[tp]
+	if w == nil {
+		w = &partWatch{lastEnd: -1}
+		r.parts[tp] = w
+	}
+	why := ""
+	switch {
+	case recreated:
+		why = "topic recreated (new topic id)"
+	case pl.SourceEnd != nil && *pl.SourceEnd < w.lastEnd:
+		why = fmt.Sprintf("end offset went back from %d to %d", w.lastEnd, *pl.SourceEnd)
+	}
+	if why == "" && pl.SourceEnd != nil {
+		// MM2 cannot have copied past the end of the log it reads.
+		c, hasC, s, hasS := w.restart.usable(pos, tp)
+		switch {
+		case hasC && c.LastOffset+1 > *pl.SourceEnd:
+			why = fmt.Sprintf("MM2's position %d is past the source end %d", c.LastOffset+1, *pl.SourceEnd)
+		case hasS && s.Upstream > *pl.SourceEnd:
+			why = fmt.Sprintf("MM2's newest offset sync (%d) is past the source end %d", s.Upstream, *pl.SourceEnd)
+		}
+	}
+	fresh := why != ""
+	if fresh {
+		m := &restartMark{at: now, why: why}
+		if c, ok := pos.connect[tp]; ok {
+			m.connect, m.connectRec = true, [2]int64{c.LogOffset, c.RecordMs}
+		}
+		if s, ok := pos.latestSync[tp]; ok {
+			m.sync, m.syncRec = true, [2]int64{s.LogOffset, s.RecordMs}
+		}
+		w.restart, w.seen = m, nil
+		delete(r.tsCache, tp) // a timestamp read from the old log
+	}
+	if pl.SourceEnd != nil {
+		w.lastEnd = *pl.SourceEnd
+		if n := len(w.seen); n == 0 || w.seen[n-1].end != *pl.SourceEnd {
+			w.seen = append(w.seen, endSeen{now.UnixMilli(), *pl.SourceEnd})
+		}
+		if n := len(w.seen); n > maxSeen { // keep the first, the last and every other one
+			kept := w.seen[:0]
+			for i, e := range w.seen {
+				if i%2 == 0 || i == n-1 {
+					kept = append(kept, e)
+				}
+			}
+			w.seen = kept
+		}
+	}
+	r.position(pl, pos, w.restart)
+	if m := w.restart; m != nil {
+		if _, hasC, _, hasS := m.usable(pos, tp); !fresh && (hasC || !m.connect) && (hasS || !m.sync) {
+			w.restart = nil // every position now comes from the new log
+			return fresh
+		}
+		pl.Restarted = m.why + " at " + m.at.UTC().Format(time.RFC3339)
+		if pl.Replicated == nil && pl.SourceStart != nil {
+			// Nothing of the new log is known to be copied.
+			v := *pl.SourceStart
+			pl.Replicated, pl.Method = &v, PositionRestarted
+		}
+	}
+	return fresh
+}
+
+// firstSeen returns when the record at offset o was first known to exist:
+// the first time the end offset was seen past it; ok false when never.
+func (w *partWatch) firstSeen(o int64) (int64, bool) {
+	i := sort.Search(len(w.seen), func(i int) bool { return w.seen[i].end > o })
+	if i == len(w.seen) {
+		return 0, false
+	}
+	// Older entries can no longer be needed: positions only move forward.
+	w.seen = w.seen[i:]
+	return w.seen[0].atMs, true
 }
 
 // lagMillis fills LagMs for lagging partitions from the timestamp of the
@@ -239,6 +407,16 @@ func (r *LagReader) lagMillis(ctx context.Context, topics kadm.TopicDetails, wan
 			end, zero := *p.SourceEnd, int64(0)
 			p.Replicated, p.LagMessages, p.LagMs = &end, &zero, &zero
 			p.Method += " + markers"
+		}
+		if p.LagMs == nil {
+			// Unreadable now: the record has existed at least since the end
+			// was first seen past it, so it is at least that old.
+			if w := r.parts[TP{p.Topic, p.Partition}]; w != nil {
+				if at, ok := w.firstSeen(off); ok {
+					v := max(now.UnixMilli()-at, 0)
+					p.LagMsAtLeast = &v
+				}
+			}
 		}
 	}
 }

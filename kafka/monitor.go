@@ -46,9 +46,12 @@ type TopicLag struct {
 	// whose lag is unknown (so the sum is a lower bound when > 0).
 	LagMessages int64
 	MaxLagMs    *int64
-	Unknown     int
-	DataLost    int
-	Stale       bool
+	// MaxLagAtLeast: some partition's age is only a lower bound (or
+	// unknown), so MaxLagMs is one too.
+	MaxLagAtLeast bool
+	Unknown       int
+	DataLost      int
+	Stale         bool
 }
 
 // FlowSnapshot is everything the pages and metrics show about a flow, as of
@@ -60,8 +63,16 @@ type FlowSnapshot struct {
 	// Partitions are sorted by topic and partition.
 	Partitions []PartitionLag
 	TopicLags  []TopicLag
-	// RPOMs is the largest LagMs over the partitions; nil when unknown.
+	// RPOMs is the largest LagMs over the partitions, counting a lower
+	// bound (LagMsAtLeast) for a partition whose age is unknown; nil when no
+	// partition has either.
 	RPOMs *int64
+	// RPOAtLeast: some partition's lag or age is not known exactly, so the
+	// RPO is at least RPOMs, never "about".
+	RPOAtLeast bool
+	// UnknownAge names the partitions whose age is not known exactly (their
+	// lag in messages may be): the ones RPOAtLeast is about.
+	UnknownAge []TP
 	// MaxLagMessages and TotalLagMessages are over partitions with known lag.
 	MaxLagMessages   *int64
 	TotalLagMessages *int64
@@ -237,6 +248,11 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 		rd, broken = m.readClusterLink(ctx, fm, now)
 	} else {
 		rd = fm.reader.Read(ctx, pos, now)
+		for _, tp := range rd.Restarted {
+			// The stored syncs translate the old log's offsets only.
+			fm.state.Syncs.Restart(tp)
+			m.log.Warn("source log restarted: new offset history", "flow", fm.flow.Name, "topic", tp.Topic, "partition", tp.Partition)
+		}
 	}
 	if fm.link == nil || rd.TargetErr == nil { // a failed link read never checked the source
 		fm.source.note(now, rd.SourceErr)
@@ -274,7 +290,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 		s.HeartbeatAge, hb = &age, &age
 	}
 	s.aggregate()
-	s.Status, s.Reason = fm.tracker.update(now, s.RPOMs, hb, broken, m.cfg.Thresholds)
+	s.Status, s.Reason = fm.tracker.update(now, s.rpo(), hb, broken, m.cfg.Thresholds)
 	s.StatusSince = fm.tracker.since
 	sort.Slice(s.Ingest, func(i, j int) bool { return s.Ingest[i].Topic < s.Ingest[j].Topic })
 
@@ -324,6 +340,8 @@ func (s *FlowSnapshot) aggregate() {
 		if p.LagMessages == nil || p.LagMs == nil {
 			t.Unknown++
 			s.Unknown++
+			t.MaxLagAtLeast, s.RPOAtLeast = true, true
+			s.UnknownAge = append(s.UnknownAge, TP{p.Topic, p.Partition})
 		}
 		if p.LagMessages != nil {
 			t.LagMessages += *p.LagMessages
@@ -334,9 +352,13 @@ func (s *FlowSnapshot) aggregate() {
 			}
 			total = &v
 		}
-		if p.LagMs != nil {
+		switch {
+		case p.LagMs != nil:
 			t.MaxLagMs = maxPtr(t.MaxLagMs, *p.LagMs)
 			rpo = maxPtr(rpo, *p.LagMs)
+		case p.LagMsAtLeast != nil: // the age is unknown but at least this
+			t.MaxLagMs = maxPtr(t.MaxLagMs, *p.LagMsAtLeast)
+			rpo = maxPtr(rpo, *p.LagMsAtLeast)
 		}
 	}
 	for _, t := range byTopic {
@@ -344,6 +366,17 @@ func (s *FlowSnapshot) aggregate() {
 	}
 	sort.Slice(s.TopicLags, func(i, j int) bool { return s.TopicLags[i].Topic < s.TopicLags[j].Topic })
 	s.RPOMs, s.MaxLagMessages, s.TotalLagMessages = rpo, maxMsgs, total
+}
+
+// rpo is the flow RPO as the status judges it.
+func (s *FlowSnapshot) rpo() rpoReading {
+	return rpoReading{ms: s.RPOMs, atLeast: s.RPOAtLeast, unknown: s.UnknownAge}
+}
+
+// RPOText is the flow RPO for people: "at least X" with the partitions of
+// unknown age named when it is only a lower bound.
+func (s *FlowSnapshot) RPOText() string {
+	return s.rpo().String()
 }
 
 func maxPtr(cur *int64, v int64) *int64 {

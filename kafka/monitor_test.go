@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"testing"
@@ -97,27 +96,14 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 		&kgo.Record{Topic: ft.Checkpoints, Key: []byte{0, 9}, Value: []byte{1}}) // garbage must be counted, not fatal
 
 	dbPath := filepath.Join(t.TempDir(), "db")
-	store, err := storage.Open(dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	m, err := NewMonitor(ctx, cfg, store, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); m.flows[0].ingester.Run(runCtx) }()
+	m, store := newTestMonitor(t, cfg, dbPath)
+	stop := runIngester(m)
 	waitFor(t, "ingestion of 4 syncs, heartbeat, connect offsets", func() bool {
 		n, _ := store.CountSyncs(ctx, "primary->dr")
 		p := m.flows[0].state.snapshot()
 		return n == 4 && p.heartbeat != nil && len(p.connect) == 2
 	})
 	stop()
-	<-done
 
 	m.Now = func() time.Time { return now }
 	m.Refresh(ctx)
@@ -167,7 +153,7 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	}
 
 	// A restarted console shows the saved figures, stale, before any refresh.
-	m2, err := NewMonitor(ctx, cfg, store, log)
+	m2, err := NewMonitor(ctx, cfg, store, discardLog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,15 +166,12 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	// The restarted console resumes ingestion where the first one stopped:
 	// two new syncs arrive, none is lost and none of the four is read twice.
 	produce(t, dcl, sync(0, 80, 80), sync(1, 50, 50))
-	runCtx, stop = context.WithCancel(ctx)
-	done = make(chan struct{})
-	go func() { defer close(done); m2.flows[0].ingester.Run(runCtx) }()
+	stop = runIngester(m2)
 	waitFor(t, "ingestion of the 2 new syncs after the restart", func() bool {
 		n, _ := store.CountSyncs(ctx, "primary->dr")
 		return n == 6
 	})
 	stop()
-	<-done
 	if n := m2.flows[0].state.Syncs.Len(); n != 6 {
 		t.Fatalf("the restarted console's index holds %d syncs, want 6 (4 loaded + 2 new)", n)
 	}
@@ -229,6 +212,31 @@ func describe(p PartitionLag) string {
 	return slog.GroupValue(slog.Any("start", f(p.SourceStart)), slog.Any("end", f(p.SourceEnd)), slog.Any("target_end", f(p.TargetEnd)),
 		slog.Any("replicated", f(p.Replicated)), slog.String("method", p.Method), slog.Any("lag", f(p.LagMessages)),
 		slog.Any("lag_ms", f(p.LagMs)), slog.Bool("lost", p.DataLost), slog.Bool("stale", p.Stale)).String()
+}
+
+// newTestMonitor opens a store at dbPath and a monitor for cfg, both
+// closed when the test ends.
+func newTestMonitor(t *testing.T, cfg *config.Config, dbPath string) (*Monitor, *storage.Store) {
+	t.Helper()
+	store, err := storage.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	m, err := NewMonitor(context.Background(), cfg, store, discardLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return m, store
+}
+
+// runIngester runs m's first flow's ingester until stop returns.
+func runIngester(m *Monitor) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); m.flows[0].ingester.Run(ctx) }()
+	return func() { cancel(); <-done }
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/drconsole/drconsole/config"
@@ -29,12 +30,53 @@ type statusTracker struct {
 	lastReason string
 }
 
-// update evaluates a new reading. rpoMs nil means lag unknown; hbAge nil
-// means no heartbeat was ever seen.
+// rpoReading is a flow RPO: exact, a lower bound (some partitions of
+// unknown age, named), or unknown (ms nil).
+type rpoReading struct {
+	ms      *int64
+	atLeast bool
+	unknown []TP
+}
+
+// maxNamed is how many partitions of unknown age a reason names.
+const maxNamed = 5
+
+func (r rpoReading) String() string {
+	switch {
+	case r.ms == nil && len(r.unknown) == 0:
+		return "unknown"
+	case !r.atLeast:
+		return (time.Duration(*r.ms) * time.Millisecond).String()
+	}
+	s := "unknown"
+	if r.ms != nil {
+		s = "at least " + (time.Duration(*r.ms) * time.Millisecond).String()
+	}
+	return s + "; age unknown for " + namePartitions(r.unknown)
+}
+
+func namePartitions(tps []TP) string {
+	var b strings.Builder
+	for i, tp := range tps {
+		if i == maxNamed {
+			fmt.Fprintf(&b, " and %d more", len(tps)-maxNamed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s-%d", tp.Topic, tp.Partition)
+	}
+	return b.String()
+}
+
+// update evaluates a new reading. A lower-bound RPO counts as above a
+// threshold when the bound is, and otherwise leaves the streaks as they
+// were: it is not "below". hbAge nil means no heartbeat was ever seen.
 //
 // broken, when not empty, is a reason replication is broken that the
 // heartbeat cannot show (a Cluster Linking mirror in a failed state).
-func (t *statusTracker) update(now time.Time, rpoMs *int64, hbAge *time.Duration, broken string, th config.Thresholds) (Status, string) {
+func (t *statusTracker) update(now time.Time, rpo rpoReading, hbAge *time.Duration, broken string, th config.Thresholds) (Status, string) {
 	streak := func(start *time.Time, above bool) time.Duration {
 		if !above {
 			*start = time.Time{}
@@ -46,10 +88,19 @@ func (t *statusTracker) update(now time.Time, rpoMs *int64, hbAge *time.Duration
 		return now.Sub(*start)
 	}
 	var warnFor, critFor time.Duration = -1, -1
-	if rpoMs != nil {
-		lag := time.Duration(*rpoMs) * time.Millisecond
-		warnFor = streak(&t.aboveWarn, lag > th.Warning.Lag.D())
-		critFor = streak(&t.aboveCrit, lag > th.Critical.Lag.D())
+	if rpo.ms != nil {
+		lag := time.Duration(*rpo.ms) * time.Millisecond
+		judge := func(start *time.Time, limit time.Duration) time.Duration {
+			if above := lag > limit; above || !rpo.atLeast {
+				return streak(start, above)
+			}
+			if start.IsZero() { // a bound below the limit is not "below"
+				return -1
+			}
+			return now.Sub(*start)
+		}
+		warnFor = judge(&t.aboveWarn, th.Warning.Lag.D())
+		critFor = judge(&t.aboveCrit, th.Critical.Lag.D())
 	} // unknown lag is not "below": the streaks are kept as they were
 	var s Status
 	var why string
@@ -60,12 +111,17 @@ func (t *statusTracker) update(now time.Time, rpoMs *int64, hbAge *time.Duration
 		s, why = StatusBroken, "no replicated heartbeat seen"
 	case *hbAge > th.HeartbeatTimeout.D():
 		s, why = StatusBroken, fmt.Sprintf("last replicated heartbeat %s ago (timeout %s)", hbAge.Round(time.Second), th.HeartbeatTimeout.D())
-	case rpoMs == nil:
+	case rpo.ms == nil:
 		s, why = StatusUnknown, "lag unknown"
+		if len(rpo.unknown) > 0 {
+			why = "RPO " + rpo.String()
+		}
 	case critFor >= th.Critical.For.D():
 		s, why = StatusCritical, fmt.Sprintf("lag above %s for %s", th.Critical.Lag.D(), critFor.Round(time.Second))
 	case warnFor >= th.Warning.For.D():
 		s, why = StatusWarning, fmt.Sprintf("lag above %s for %s", th.Warning.Lag.D(), warnFor.Round(time.Second))
+	case rpo.atLeast:
+		s, why = StatusUnknown, "RPO "+rpo.String() // never OK on missing inputs
 	default:
 		s, why = StatusOK, "within thresholds"
 		if warnFor >= 0 {

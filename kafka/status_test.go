@@ -68,12 +68,42 @@ func TestStatusThresholds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var tr statusTracker
 			for i, r := range tc.readings {
-				s, why := tr.update(t0.Add(r.at), r.rpo, r.hbAge, r.broken, defaultThresholds)
+				s, why := tr.update(t0.Add(r.at), rpoReading{ms: r.rpo}, r.hbAge, r.broken, defaultThresholds)
 				if s != r.want || !strings.Contains(why, r.why) || !tr.since.Equal(t0.Add(r.since)) {
 					t.Fatalf("reading %d at +%s: %s %q since +%s; want %s containing %q since +%s",
 						i, r.at, s, why, tr.since.Sub(t0), r.want, r.why, r.since)
 				}
 			}
 		})
+	}
+}
+
+// A lower-bound RPO (some partition's age unknown) is never OK: it counts
+// when above a threshold and otherwise neither starts nor resets a streak.
+func TestStatusLowerBoundRPO(t *testing.T) {
+	lag := func(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
+	hb := time.Second
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	unknown := []TP{{"events", 3}, {"events", 4}, {"a", 0}, {"a", 1}, {"a", 2}, {"a", 3}}
+	var tr statusTracker
+	for i, r := range []struct {
+		at      time.Duration
+		rpo     *int64
+		atLeast bool
+		want    Status
+		why     string
+	}{
+		{0, lag(0), true, StatusUnknown, "RPO at least 0s; age unknown for events-3, events-4, a-0, a-1, a-2 and 1 more"},
+		{time.Minute, lag(40 * time.Second), true, StatusUnknown, "at least 40s"},
+		{5 * time.Minute, lag(10 * time.Second), true, StatusUnknown, "at least 10s"},
+		// The bound went above 30 s at +1m and was never seen below: warning.
+		{6 * time.Minute, lag(35 * time.Second), true, StatusWarning, "lag above 30s for 5m0s"},
+		{7 * time.Minute, nil, true, StatusUnknown, "RPO unknown; age unknown for events-3"},
+		{8 * time.Minute, lag(time.Second), false, StatusOK, "within thresholds"},
+	} {
+		s, why := tr.update(t0.Add(r.at), rpoReading{ms: r.rpo, atLeast: r.atLeast, unknown: unknown}, &hb, "", defaultThresholds)
+		if s != r.want || !strings.Contains(why, r.why) {
+			t.Fatalf("reading %d: %s %q, want %s containing %q", i, s, why, r.want, r.why)
+		}
 	}
 }

@@ -23,6 +23,9 @@ type SyncIndex struct {
 type history struct {
 	syncs []entry
 	start int
+	// floor is where the source log's current incarnation begins: syncs
+	// below it describe a log that was deleted (see Restart).
+	floor int
 }
 
 // entry is a stored sync without its partition (the map key holds it):
@@ -89,7 +92,23 @@ func (x *SyncIndex) Translate(tp TP, upstream int64) Translation {
 	if h == nil {
 		return Translation{Method: MethodUnknown}
 	}
+	if h.start == len(h.syncs) {
+		return Translation{Method: MethodUnknown} // restarted log, no sync of it yet
+	}
 	return translateFrom(h.syncs, h.start, upstream)
+}
+
+// Restart starts a new history for tp: its source log restarted (topic
+// deleted and recreated), so none of the syncs held so far may translate
+// offsets of the new log. Only syncs added afterwards are used. Held in
+// memory: after a console restart an upstream rewind in the new syncs is
+// what separates the histories again.
+func (x *SyncIndex) Restart(tp TP) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if h := x.parts[tp]; h != nil {
+		h.floor, h.start = len(h.syncs), len(h.syncs)
+	}
 }
 
 // Partitions lists the partitions with syncs.
@@ -189,10 +208,15 @@ func (x *SyncIndex) Remove(logOffsets []int64) {
 	defer x.mu.Unlock()
 	for _, h := range x.parts {
 		before := len(h.syncs)
+		for _, e := range h.syncs[:h.floor] {
+			if gone[e.LogOffset] {
+				h.floor--
+			}
+		}
 		h.syncs = slices.DeleteFunc(h.syncs, func(e entry) bool { return gone[e.LogOffset] })
 		x.n -= before - len(h.syncs)
-		h.start = 0 // boundaries are never removed, but their indexes moved
-		for i := 1; i < len(h.syncs); i++ {
+		h.start = h.floor // boundaries are never removed, but their indexes moved
+		for i := h.floor + 1; i < len(h.syncs); i++ {
 			if h.syncs[i].Upstream < h.syncs[i-1].Upstream {
 				h.start = i
 			}

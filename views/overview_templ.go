@@ -270,9 +270,9 @@ func flowCard(c FlowCard, now time.Time, window time.Duration) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var14 string
-		templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(Millis(c.Snap.RPOMs))
+		templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(RPO(c.Snap))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/overview.templ`, Line: 57, Col: 48}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/overview.templ`, Line: 57, Col: 39}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 		if templ_7745c5c3_Err != nil {
@@ -378,7 +378,7 @@ func flowCard(c FlowCard, now time.Time, window time.Duration) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, " partition(s) with unknown lag: the RPO above covers only the others.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, " partition(s) with unknown lag: the RPO above is a lower bound.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -483,6 +483,9 @@ func verdict(s *kafka.FlowSnapshot) string {
 		return "If the primary died now, nothing would be lost: DR has everything."
 	}
 	msg := "If the primary died now, we would lose about " + Millis(s.RPOMs) + " of data"
+	if s.RPOAtLeast {
+		msg = "If the primary died now, we would lose at least " + Millis(s.RPOMs) + " of data (some partitions' lag is unknown)"
+	}
 	if s.TotalLagMessages != nil {
 		msg += " (" + Int(s.TotalLagMessages) + " messages)"
 	}

@@ -1,0 +1,329 @@
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/storage"
+)
+
+func churnReader(t *testing.T, src, dst *kgo.Client) *LagReader {
+	t.Helper()
+	cfg := &config.Config{
+		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: []string{"127.0.0.1:1"}}, "dr": {Bootstrap: []string{"127.0.0.1:2"}}},
+		Flows:    []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", Topics: config.Topics{Include: []string{"events"}}}},
+	}
+	if err := cfg.Normalize("test"); err != nil {
+		t.Fatal(err)
+	}
+	f := cfg.Flows[0]
+	return &LagReader{Flow: f, Topics: TopicsOf(f), Source: src, Target: dst}
+}
+
+func lagOf(t *testing.T, rd Reading, p int32) PartitionLag {
+	t.Helper()
+	if rd.SourceErr != nil || rd.TargetErr != nil {
+		t.Fatalf("read: %v / %v", rd.SourceErr, rd.TargetErr)
+	}
+	for _, pl := range rd.Partitions {
+		if pl.Topic == "events" && pl.Partition == p {
+			return pl
+		}
+	}
+	t.Fatalf("events-%d not in %+v", p, rd.Partitions)
+	return PartitionLag{}
+}
+
+func fill(t *testing.T, cl *kgo.Client, topic string, p int32, n int, ts time.Time) {
+	t.Helper()
+	recs := make([]*kgo.Record, n)
+	for i := range recs {
+		recs[i] = &kgo.Record{Topic: topic, Partition: p, Value: []byte{byte(i)}, Timestamp: ts}
+	}
+	produce(t, cl, recs...)
+}
+
+// A topic deleted and recreated on the primary while MM2 is down: MM2's old
+// position (above the new end) must not read as "caught up". The new log
+// counts from its start until MM2 has a position on it, the partition says
+// why, and its stored syncs stop translating.
+func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
+	ctx := context.Background()
+	primary, pcl := newCluster(t, "primary", "events")
+	_, dcl := newCluster(t, "dr", "events")
+	old := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	fill(t, pcl, "events", 0, 100, old)
+	fill(t, dcl, "events", 0, 100, old)
+	r := churnReader(t, pcl, dcl)
+	tp := TP{"events", 0}
+	// MM2 copied all 100: Connect says 99, the newest sync says 90->90.
+	pos := positions{
+		connect:    map[TP]storage.ConnectOffset{tp: {Topic: "events", LastOffset: 99, LogOffset: 7, RecordMs: 1}},
+		latestSync: map[TP]storage.Sync{tp: {Topic: "events", Upstream: 90, Downstream: 90, LogOffset: 3, RecordMs: 1}},
+	}
+	now := time.Now()
+	if p := lagOf(t, r.Read(ctx, pos, now), 0); *p.LagMessages != 0 || p.Restarted != "" {
+		t.Fatalf("before: %+v", p)
+	}
+
+	adm := kadm.NewClient(pcl)
+	if _, err := adm.DeleteTopics(ctx, "events"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "events"); err != nil {
+		t.Fatal(err)
+	}
+	written := time.Now().Add(-20 * time.Second).Truncate(time.Millisecond)
+	fresh, err := kgo.NewClient(kgo.SeedBrokers(primary.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	fill(t, fresh, "events", 0, 30, written)
+	// kgo answers Metadata from a cache up to 5 s old: a new client sees
+	// the new topic id (which fetches need) at once.
+	r.Source = fresh
+
+	now = time.Now()
+	rd := r.Read(ctx, pos, now)
+	p := lagOf(t, rd, 0)
+	if p.LagMessages == nil || *p.LagMessages != 30 || *p.Replicated != 0 || p.Method != PositionRestarted {
+		t.Fatalf("after recreation: lag %v replicated %v (%s), want 30 from 0", p.LagMessages, p.Replicated, p.Method)
+	}
+	if p.LagMs == nil || *p.LagMs != now.Sub(written).Milliseconds() {
+		t.Fatalf("lag ms %v, want the age of the new log's first record: %s", p.LagMs, describe(p))
+	}
+	if p.Restarted == "" || len(rd.Restarted) == 0 || rd.Restarted[0] != tp {
+		t.Fatalf("restart not reported: %q %v", p.Restarted, rd.Restarted)
+	}
+	// Still MM2's old position on the next refresh: still the whole new log.
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 30 || p.Restarted == "" {
+		t.Fatalf("second refresh: %+v", p)
+	}
+
+	// MM2 restarts, resets to the new log's start and copies 20 of it: a
+	// new sync 0->100 and 20 more DR records.
+	fill(t, dcl, "events", 0, 20, written)
+	pos.latestSync[tp] = storage.Sync{Topic: "events", Upstream: 0, Downstream: 100, LogOffset: 4, RecordMs: 2}
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 10 || p.Method != PositionEstimate || p.Restarted == "" {
+		t.Fatalf("MM2 on the new log: lag %v (%s) %q", p.LagMessages, p.Method, p.Restarted)
+	}
+	fill(t, dcl, "events", 0, 10, written)
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 || *p.LagMs != 0 {
+		t.Fatalf("caught up on the new log: %+v", p)
+	}
+	// MM2's old Connect offset (99) is still its newest: not believed again.
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 || p.Method != PositionEstimate {
+		t.Fatalf("old connect offset resurfaced: %+v", p)
+	}
+	pos.connect[tp] = storage.ConnectOffset{Topic: "events", LastOffset: 29, LogOffset: 8, RecordMs: 2}
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 || p.Restarted != "" {
+		t.Fatalf("both positions on the new log: %+v", p)
+	}
+}
+
+// A console started after the recreation never saw the old topic id: MM2's
+// position past the source end, or an end that went backwards, gives it away.
+func TestLagPositionPastEndOrEndBackwards(t *testing.T) {
+	ctx := context.Background()
+	_, pcl := newCluster(t, "primary", "events")
+	_, dcl := newCluster(t, "dr", "events")
+	fill(t, pcl, "events", 0, 30, time.Now())
+	fill(t, pcl, "events", 1, 30, time.Now())
+	fill(t, dcl, "events", 0, 100, time.Now())
+	r := churnReader(t, pcl, dcl)
+	pos := positions{connect: map[TP]storage.ConnectOffset{
+		{"events", 0}: {Topic: "events", LastOffset: 99},
+		{"events", 1}: {Topic: "events", Partition: 1, LastOffset: 9},
+	}, latestSync: map[TP]storage.Sync{}}
+	rd := r.Read(ctx, pos, time.Now())
+	if p := lagOf(t, rd, 0); *p.LagMessages != 30 || p.Restarted == "" {
+		t.Fatalf("position 100 past end 30: lag %v %q", p.LagMessages, p.Restarted)
+	}
+	if p := lagOf(t, rd, 1); *p.LagMessages != 20 || p.Restarted != "" {
+		t.Fatalf("events-1: lag %v %q", p.LagMessages, p.Restarted)
+	}
+	// The end of events-1 goes back (a restarted log that MM2 has not read).
+	r.parts[TP{"events", 1}].lastEnd = 40
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); *p.LagMessages != 30 || p.Restarted == "" {
+		t.Fatalf("end went back: lag %v %q", p.LagMessages, p.Restarted)
+	}
+}
+
+// After Restart, no stored sync of the old log translates an offset; the
+// syncs MM2 writes for the new log do.
+func TestSyncIndexRestartStartsNewHistory(t *testing.T) {
+	x := NewSyncIndex()
+	tp := TP{"events", 0}
+	x.Add([]storage.Sync{{Topic: "events", Upstream: 0, Downstream: 0, LogOffset: 1}, {Topic: "events", Upstream: 50, Downstream: 50, LogOffset: 2}})
+	if tr := x.Translate(tp, 60); tr.Method != MethodConservative {
+		t.Fatalf("before: %+v", tr)
+	}
+	x.Restart(tp)
+	if tr := x.Translate(tp, 60); tr.Method != MethodUnknown {
+		t.Fatalf("old log's syncs used for the new log: %+v", tr)
+	}
+	// The new log's first sync is not below the old one (no rewind to see).
+	x.Add([]storage.Sync{{Topic: "events", Upstream: 55, Downstream: 80, LogOffset: 3}})
+	if tr := x.Translate(tp, 60); tr.Offset != 81 || tr.Method != MethodConservative {
+		t.Fatalf("new history: %+v", tr)
+	}
+	if tr := x.Translate(tp, 52); tr.Method != MethodTooOld {
+		t.Fatalf("an offset before the new log's first sync must not use the old log's 50->50: %+v", tr)
+	}
+	x.Remove([]int64{1}) // thinning the old history keeps the boundary
+	if tr := x.Translate(tp, 52); tr.Method != MethodTooOld {
+		t.Fatalf("after Remove: %+v", tr)
+	}
+}
+
+// Partitions whose first unreplicated record sits in a batch of hundreds of
+// KB: Kafka returns such a batch whole only for the first partition of a
+// fetch response, yet every one must get its age.
+func TestLagTimestampsOfBigBatches(t *testing.T) {
+	ctx := context.Background()
+	c := kfake.MustCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "events"))
+	t.Cleanup(c.Close)
+	pcl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(2<<20), kgo.ProducerLinger(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pcl.Close)
+	_, dcl := newCluster(t, "dr", "events")
+	base := time.Now().Add(-25 * time.Second).Truncate(time.Millisecond)
+	val := bytes.Repeat([]byte("x"), 1000)
+	for p := range int32(4) {
+		recs := make([]*kgo.Record, 300) // one ~300 KB batch per partition
+		for i := range recs {
+			recs[i] = &kgo.Record{Topic: "events", Partition: p, Value: val, Timestamp: base.Add(time.Duration(p) * time.Second)}
+		}
+		produce(t, pcl, recs...)
+	}
+	r := churnReader(t, pcl, dcl)
+	pos := positions{connect: map[TP]storage.ConnectOffset{}, latestSync: map[TP]storage.Sync{}}
+	for p := range int32(4) { // MM2 copied the first 10 of each
+		pos.connect[TP{"events", p}] = storage.ConnectOffset{Topic: "events", Partition: p, LastOffset: 9}
+	}
+	now := time.Now()
+	rd := r.Read(ctx, pos, now)
+	for p := range int32(4) {
+		pl := lagOf(t, rd, p)
+		want := now.Sub(base.Add(time.Duration(p) * time.Second)).Milliseconds()
+		if pl.LagMs == nil || *pl.LagMs != want {
+			t.Errorf("events-%d: lag ms %v, want %d", p, pl.LagMs, want)
+		}
+	}
+}
+
+// When an age cannot be read at all, the partition's lag is at least the
+// time since its first unreplicated record was first seen, and the flow's
+// RPO is that lower bound, never the known partitions' figure alone.
+func TestLagUnreadableAgeIsALowerBound(t *testing.T) {
+	ctx := context.Background()
+	primary, pcl := newCluster(t, "primary", "events")
+	_, dcl := newCluster(t, "dr", "events")
+	base := time.Now().Truncate(time.Millisecond)
+	fill(t, pcl, "events", 0, 10, base.Add(-5*time.Second))
+	fill(t, pcl, "events", 1, 10, base.Add(-5*time.Second))
+	primary.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		// events-1's leader cannot serve it.
+		primary.KeepControl()
+		fr := req.(*kmsg.FetchRequest)
+		resp := fr.ResponseKind().(*kmsg.FetchResponse)
+		resp.Version = fr.Version
+		has1 := false
+		for _, rt := range fr.Topics {
+			st := kmsg.NewFetchResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				has1 = has1 || rp.Partition == 1
+				sp := kmsg.NewFetchResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.NotLeaderForPartition.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		if !has1 {
+			return nil, nil, false
+		}
+		return resp, nil, true
+	})
+	r := churnReader(t, pcl, dcl)
+	pos := positions{connect: map[TP]storage.ConnectOffset{
+		{"events", 0}: {Topic: "events", LastOffset: 4},
+		{"events", 1}: {Topic: "events", Partition: 1, LastOffset: 4},
+	}, latestSync: map[TP]storage.Sync{}}
+	r.Read(ctx, pos, base)
+	later := base.Add(40 * time.Second)
+	rd := r.Read(ctx, pos, later)
+	p0, p1 := lagOf(t, rd, 0), lagOf(t, rd, 1)
+	if p0.LagMs == nil || *p0.LagMs != 45_000 {
+		t.Fatalf("events-0 lag ms %v, want 45000", p0.LagMs)
+	}
+	if p1.LagMs != nil || p1.LagMsAtLeast == nil || *p1.LagMsAtLeast != 40_000 {
+		t.Fatalf("events-1: lag ms %v at least %v, want unknown and at least 40000", p1.LagMs, p1.LagMsAtLeast)
+	}
+	p0.LagMs = ptr64(1000) // a known partition younger than the bound
+	s := &FlowSnapshot{Partitions: []PartitionLag{p0, p1}}
+	s.aggregate()
+	if s.RPOMs == nil || *s.RPOMs != 40_000 || !s.RPOAtLeast || len(s.UnknownAge) != 1 || s.UnknownAge[0] != (TP{"events", 1}) {
+		t.Fatalf("flow RPO %v at least %v unknown %v: want at least 40000 naming events-1", s.RPOMs, s.RPOAtLeast, s.UnknownAge)
+	}
+	if got := s.RPOText(); got != "at least 40s; age unknown for events-1" {
+		t.Fatalf("RPO text %q", got)
+	}
+}
+
+func ptr64(v int64) *int64 { return &v }
+
+// One partition caught up and one whose MM2 position is not known yet (a
+// topic MM2 has not taken up, its syncs not read yet): the flow is not OK
+// and its RPO is not "0".
+func TestFlowNotOKOnMissingPosition(t *testing.T) {
+	s := &FlowSnapshot{Partitions: []PartitionLag{
+		{Topic: "events", Partition: 0, LagMessages: ptr64(0), LagMs: ptr64(0)},
+		{Topic: "late", Partition: 0, SourceEnd: ptr64(50)},
+	}}
+	s.aggregate()
+	var tr statusTracker
+	hb := time.Second
+	st, why := tr.update(time.Now(), s.rpo(), &hb, "", config.Thresholds{HeartbeatTimeout: config.Duration(30 * time.Second)})
+	if st != StatusUnknown || !s.RPOAtLeast || why != "RPO at least 0s; age unknown for late-0" {
+		t.Fatalf("status %s %q, rpo %v at least %v", st, why, s.RPOMs, s.RPOAtLeast)
+	}
+}
+
+// An MM2 internal topic created after ingestion started is read within
+// seconds, not at the next 30 s layout check.
+func TestIngestPicksUpLateInternalTopic(t *testing.T) {
+	ctx := context.Background()
+	primary, _ := newCluster(t, "primary", "events")
+	dr, dcl := newCluster(t, "dr", "events")
+	cfg := testConfig(t, primary, dr)
+	ft := TopicsOf(cfg.Flows[0])
+	m, _ := newTestMonitor(t, cfg, t.TempDir()+"/db")
+	defer runIngester(m)()
+	time.Sleep(300 * time.Millisecond) // the first layout check found nothing
+	if _, err := kadm.NewClient(dcl).CreateTopic(ctx, 1, 1, nil, ft.OffsetSyncs); err != nil {
+		t.Fatal(err)
+	}
+	s := OffsetSync{Topic: "events", Partition: 0, Upstream: 5, Downstream: 5}
+	produce(t, dcl, &kgo.Record{Topic: ft.OffsetSyncs, Key: s.EncodeKey(), Value: s.EncodeValue()})
+	created := time.Now()
+	for m.flows[0].state.Syncs.Len() == 0 {
+		if time.Since(created) > 8*time.Second {
+			t.Fatalf("sync in %s not read %s after the topic was created", ft.OffsetSyncs, time.Since(created).Round(time.Second))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
