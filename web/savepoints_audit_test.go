@@ -42,7 +42,7 @@ func TestSavepointRegisterNeedsItsAuditRecord(t *testing.T) {
 	router := web.Router(h, log)
 	cookie := sessionCookie(t, &console{Store: st}, "operator")
 	storagetest.FailAuditWrites(t, path, true)
-	req := httptest.NewRequest(http.MethodPost, "/savepoints/register", strings.NewReader(url.Values{"path": {"file:" + dir}}.Encode()))
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/savepoints/register", strings.NewReader(url.Values{"path": {"file:" + dir}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.AddCookie(cookie)
 	rec := httptest.NewRecorder()
