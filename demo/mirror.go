@@ -82,7 +82,7 @@ func (s *Sandbox) newMirror(ctx context.Context) (*mirror, error) {
 	assign := make(map[string]map[int32]kgo.Offset)
 	for _, t := range mirrored {
 		n := int32(len(details[t].Partitions))
-		var cfg map[string]*string
+		cfg := s.retention()
 		if t == heartbeatsTopic {
 			cfg = compacted()
 		}
