@@ -164,7 +164,7 @@ func (r *LagReader) sourceTopics(ctx context.Context, adm *kadm.Client) (kadm.To
 	}
 	out := kadm.TopicDetails{}
 	for name, td := range all {
-		if td.Err != nil || IsInternalTopic(name) || name == "heartbeats" || !r.Flow.Topics.Matches(name) {
+		if td.Err != nil || r.Topics.Policy.IsInternalTopic(name) || name == "heartbeats" || !r.Flow.Topics.Matches(name) {
 			continue
 		}
 		out[name] = td
