@@ -1,0 +1,35 @@
+package views
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/kafka"
+)
+
+// The lag figures are offsets, not records (transaction markers and
+// compacted-away offsets count), and the pages must say so.
+func TestLagIsCalledOffsets(t *testing.T) {
+	n, rpo := int64(619), int64(4000)
+	s := &kafka.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr"}, TotalLagMessages: &n, MaxLagMessages: &n, RPOMs: &rpo, Status: kafka.StatusOK}
+	var b strings.Builder
+	if err := flowSummary(s, time.Now()).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if err := offsetsNote().Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString(verdict(s))
+	page := b.String()
+	for _, want := range []string{"619 offsets</dd>", "619 offsets behind", "transaction", "compaction"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("missing %q in:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "messages") {
+		t.Errorf("offsets called messages:\n%s", page)
+	}
+}
