@@ -40,6 +40,9 @@ type Options struct {
 	Retention       time.Duration
 	RetentionBytes  int64
 	CleanerInterval time.Duration
+
+	// trace, when set (tests), is told of every record the mirror copies.
+	trace func(topic string, partition int32, upstream, downstream int64)
 }
 
 // Retention defaults; see Options.
