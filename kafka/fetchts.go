@@ -30,6 +30,9 @@ type FirstRecord struct {
 	OnlyMarkers bool
 	// HWM is the high watermark the answer was true for.
 	HWM int64
+	// Aborted are the batches of aborted transactions in the response
+	// (ScanAborted): MM2 copies them.
+	Aborted []AbortedBatch
 }
 
 // FetchTimestamps returns, for each partition in want, the timestamp (epoch
@@ -102,6 +105,7 @@ func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetai
 					tp := TP{topic, p.Partition}
 					if fr := ScanFirstRecord(p.RecordBatches, want[tp], p.HighWatermark); fr.Found || fr.OnlyMarkers {
 						fr.HWM = p.HighWatermark
+						fr.Aborted = ScanAborted(p.RecordBatches, p.AbortedTransactions, want[tp])
 						mu.Lock()
 						out[tp] = fr
 						mu.Unlock()

@@ -44,6 +44,9 @@ type PartitionLag struct {
 	LagMs *int64
 	// DataLost: retention deleted source records MM2 never copied.
 	DataLost bool
+	// AbortedInDR is how many records of aborted transactions MM2 has
+	// copied to DR, as far as the console saw them (a lower bound).
+	AbortedInDR int64
 	// AsOf is when the source offsets were read; Stale when that read was
 	// not the latest refresh (cluster unreachable).
 	AsOf  time.Time
@@ -62,6 +65,7 @@ type LagReader struct {
 	Target *kgo.Client
 
 	tsCache map[TP]tsEntry
+	aborted AbortedLog
 }
 
 type tsEntry struct {
@@ -117,6 +121,9 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 			pl.SourceEnd = listed(ends, td.Topic, pd.Partition)
 			pl.TargetEnd = listed(targetEnds, rt, pd.Partition)
 			r.position(&pl, pos)
+			if pl.Replicated != nil {
+				pl.AbortedInDR = r.aborted.InDR(TP{td.Topic, pd.Partition}, *pl.Replicated)
+			}
 			if pl.Replicated != nil && pl.SourceEnd != nil {
 				lag := max(*pl.SourceEnd-*pl.Replicated, 0)
 				pl.LagMessages = &lag
@@ -215,6 +222,7 @@ func (r *LagReader) lagMillis(ctx context.Context, topics kadm.TopicDetails, wan
 	if len(need) > 0 {
 		for tp, fr := range FetchTimestamps(ctx, r.Source, topics, need) {
 			r.tsCache[tp] = tsEntry{need[tp], fr}
+			r.aborted.Add(tp, fr.Aborted)
 		}
 	}
 	for tp := range r.tsCache {

@@ -33,3 +33,19 @@ func TestLagIsCalledOffsets(t *testing.T) {
 		t.Errorf("offsets called messages:\n%s", page)
 	}
 }
+
+// Records of aborted transactions copied to DR are counted and warned about.
+func TestAbortedInDRWarning(t *testing.T) {
+	s := &kafka.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr"}, Partitions: []kafka.PartitionLag{{AbortedInDR: 12}, {AbortedInDR: 1}, {}}}
+	var b strings.Builder
+	if err := abortedWarning(s).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "at least 13 record(s) of aborted transactions") {
+		t.Errorf("no warning: %s", b.String())
+	}
+	b.Reset()
+	if err := abortedWarning(&kafka.FlowSnapshot{Partitions: []kafka.PartitionLag{{}}}).Render(context.Background(), &b); err != nil || b.Len() != 0 {
+		t.Errorf("warning without aborted records: %q %v", b.String(), err)
+	}
+}

@@ -1,0 +1,154 @@
+package kafka
+
+import (
+	"encoding/binary"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// MirrorMaker 2 reads the source with read_uncommitted and copies records of
+// aborted transactions as ordinary records: a DR consumer reads records no
+// reader of the primary (read_committed) ever saw. The lag reader already
+// fetches the batches just past MM2's position; this decodes which of their
+// records belong to aborted transactions.
+
+const attrTransactional = 0x10
+
+// AbortedBatch is one batch of an aborted transaction's data records.
+type AbortedBatch struct {
+	First, Last int64 // offsets of the batch's first and last record
+	Records     int64
+}
+
+// ScanAborted returns the data batches in batches (concatenated v2 record
+// batches from a Fetch) that belong to transactions aborted within the same
+// response, at or after offset from. A transaction is known aborted when its
+// ABORT marker is in the response, or when the broker listed it in
+// abortedTxns (it does so under read_committed). Batches of a transaction
+// whose end is not in the response are left out: undecided, not assumed.
+// Input is untrusted: a malformed batch ends the scan.
+func ScanAborted(batches []byte, abortedTxns []kmsg.FetchResponseTopicPartitionAbortedTransaction, from int64) []AbortedBatch {
+	listed := map[int64]int64{} // producer id -> first offset, from the broker
+	for _, a := range abortedTxns {
+		listed[a.ProducerID] = a.FirstOffset
+	}
+	open := map[int64][]AbortedBatch{} // transactional batches per producer, awaiting their marker
+	var out []AbortedBatch
+	for len(batches) >= 17 {
+		length := int32(binary.BigEndian.Uint32(batches[8:12]))
+		total := 12 + int(length)
+		if length < 0 || total > len(batches) {
+			break
+		}
+		raw := batches[:total]
+		batches = batches[total:]
+		if raw[16] != 2 {
+			continue
+		}
+		var b kmsg.RecordBatch
+		if err := b.ReadFrom(raw); err != nil {
+			break
+		}
+		last := b.FirstOffset + int64(b.LastOffsetDelta)
+		if b.Attributes&attrTransactional == 0 {
+			continue
+		}
+		if b.Attributes&attrControl != 0 {
+			if abort, ok := controlIsAbort(b); ok && abort {
+				out = append(out, open[b.ProducerID]...)
+			}
+			delete(open, b.ProducerID)
+			delete(listed, b.ProducerID)
+			continue
+		}
+		if last < from || b.NumRecords <= 0 {
+			continue
+		}
+		ab := AbortedBatch{First: max(b.FirstOffset, from), Last: last, Records: int64(b.NumRecords)}
+		if b.FirstOffset < from {
+			// Part of the batch lies below from; count only what the
+			// offsets allow (compaction may have removed some).
+			ab.Records = min(ab.Records, last-from+1)
+		}
+		if first, ok := listed[b.ProducerID]; ok && b.FirstOffset >= first {
+			out = append(out, ab)
+			continue
+		}
+		open[b.ProducerID] = append(open[b.ProducerID], ab)
+	}
+	return out
+}
+
+// controlIsAbort decodes the one record of a control batch: its key is
+// int16 version, int16 type (0 = ABORT, 1 = COMMIT).
+func controlIsAbort(b kmsg.RecordBatch) (abort, ok bool) {
+	if b.Attributes&attrCompression != 0 || b.NumRecords < 1 {
+		return false, false
+	}
+	var r kmsg.Record
+	if err := r.ReadFrom(b.Records); err != nil || len(r.Key) < 4 {
+		return false, false
+	}
+	return binary.BigEndian.Uint16(r.Key[2:4]) == 0, true
+}
+
+// AbortedLog remembers, per source partition, the aborted batches the lag
+// reader has seen, so the console can say how many records of aborted
+// transactions MM2 has copied to DR. It only knows batches it saw (the first
+// ones past MM2's position at each refresh): the count is a lower bound.
+type AbortedLog struct {
+	mu    sync.Mutex
+	parts map[TP]*abortedPart
+}
+
+type abortedPart struct {
+	pending map[int64]AbortedBatch // by last offset: a batch seen twice counts once
+	copied  int64                  // records of batches MM2 has gone past
+	upTo    int64                  // offsets below this are folded into copied
+}
+
+// Add records batches seen in tp.
+func (l *AbortedLog) Add(tp TP, bs []AbortedBatch) {
+	if len(bs) == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.parts == nil {
+		l.parts = map[TP]*abortedPart{}
+	}
+	p := l.parts[tp]
+	if p == nil {
+		p = &abortedPart{pending: map[int64]AbortedBatch{}}
+		l.parts[tp] = p
+	}
+	for _, b := range bs {
+		if b.Last < p.upTo {
+			continue // already counted
+		}
+		if old, ok := p.pending[b.Last]; !ok || b.Records > old.Records {
+			p.pending[b.Last] = b
+		}
+	}
+}
+
+// InDR counts the aborted records of tp below replicated: MM2 has copied
+// them to DR. Batches it has gone past are folded into a count, so memory
+// stays bounded by what lies ahead of MM2.
+func (l *AbortedLog) InDR(tp TP, replicated int64) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := l.parts[tp]
+	if p == nil {
+		return 0
+	}
+	for last, b := range p.pending {
+		if last < replicated {
+			p.copied += b.Records
+			delete(p.pending, last)
+		}
+	}
+	p.upTo = max(p.upTo, replicated)
+	return p.copied
+}

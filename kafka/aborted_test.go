@@ -1,0 +1,84 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Aborted transactions are found from the batches the lag reader fetches
+// (read_uncommitted, as MM2 reads): only records whose ABORT marker is in
+// view count, committed and plain records never do, and the log counts each
+// batch once, once MM2 is past it.
+func TestScanAborted(t *testing.T) {
+	ctx := context.Background()
+	_, cl := newCluster(t, "primary", "orders")
+	txn, err := kgo.NewClient(kgo.SeedBrokers(cl.OptValue(kgo.SeedBrokers).([]string)...),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID("aborted-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(txn.Close)
+	wantAborted := int64(0)
+	for i, tc := range []struct {
+		n      int
+		commit bool
+	}{{3, true}, {5, false}, {2, true}, {7, false}, {1, false}} {
+		if err := txn.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for j := range tc.n {
+			txn.Produce(ctx, &kgo.Record{Topic: "orders", Partition: 0, Value: fmt.Appendf(nil, "%d-%d", i, j)}, nil)
+		}
+		if err := txn.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.EndTransaction(ctx, kgo.TransactionEndTry(tc.commit)); err != nil {
+			t.Fatal(err)
+		}
+		if !tc.commit {
+			wantAborted += int64(tc.n)
+		}
+		produce(t, cl, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte("plain")})
+	}
+	// One transaction still open: undecided, never counted.
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte("open")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	topics, err := kadm.NewClient(cl).ListTopics(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := TP{"orders", 0}
+	got := FetchTimestamps(ctx, cl, topics, map[TP]int64{tp: 0})[tp]
+	var n int64
+	for _, b := range got.Aborted {
+		n += b.Records
+	}
+	if n != wantAborted {
+		t.Fatalf("aborted records from offset 0 = %d (%+v), want %d", n, got.Aborted, wantAborted)
+	}
+	var log AbortedLog
+	log.Add(tp, got.Aborted)
+	log.Add(tp, got.Aborted) // seen again at the next refresh
+	first, last := got.Aborted[0], got.Aborted[len(got.Aborted)-1]
+	if c := log.InDR(tp, first.First); c != 0 {
+		t.Errorf("before MM2 copied any: %d, want 0", c)
+	}
+	if c := log.InDR(tp, last.Last+1); c != wantAborted {
+		t.Errorf("after MM2 copied all: %d, want %d", c, wantAborted)
+	}
+	// A later scan starting past some of them does not count them again.
+	from := first.Last + 1
+	again := FetchTimestamps(ctx, cl, topics, map[TP]int64{tp: from})[tp]
+	log.Add(tp, again.Aborted)
+	if c := log.InDR(tp, last.Last+1); c != wantAborted {
+		t.Errorf("after a rescan: %d, want %d", c, wantAborted)
+	}
+}
