@@ -354,4 +354,3 @@ func startMonitor(ctx context.Context, t *testing.T, sb *Sandbox) (*kafka.Monito
 	waitFor(t, 20*time.Second, "the console's first refresh", mon.Ready)
 	return mon, cfg.Flows[0].Name
 }
-
