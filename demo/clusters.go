@@ -84,7 +84,15 @@ func (s *Sandbox) retention() map[string]*string {
 
 // runRetention applies retention in both clusters every CleanerInterval.
 func (s *Sandbox) runRetention(ctx context.Context) {
-	tick := time.NewTicker(s.opts.CleanerInterval)
+	every(ctx, s.opts.CleanerInterval, func() {
+		s.primary.ApplyRetention()
+		s.dr.ApplyRetention()
+	})
+}
+
+// every runs fn every d until ctx is done.
+func every(ctx context.Context, d time.Duration, fn func()) {
+	tick := time.NewTicker(d)
 	defer tick.Stop()
 	for {
 		select {
@@ -92,8 +100,7 @@ func (s *Sandbox) runRetention(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		s.primary.ApplyRetention()
-		s.dr.ApplyRetention()
+		fn()
 	}
 }
 
