@@ -26,15 +26,15 @@ type AbortedBatch struct {
 // response, at or after offset from. A transaction is known aborted when its
 // ABORT marker is in the response, or when the broker listed it in
 // abortedTxns (it does so under read_committed). Batches of a transaction
-// whose end is not in the response are left out: undecided, not assumed.
+// whose end is not in the response are left out: undecided, not assumed;
+// undecided reports them, so the caller reads again once the log grows.
 // Input is untrusted: a malformed batch ends the scan.
-func ScanAborted(batches []byte, abortedTxns []kmsg.FetchResponseTopicPartitionAbortedTransaction, from int64) []AbortedBatch {
+func ScanAborted(batches []byte, abortedTxns []kmsg.FetchResponseTopicPartitionAbortedTransaction, from int64) (out []AbortedBatch, undecided bool) {
 	listed := map[int64]int64{} // producer id -> first offset, from the broker
 	for _, a := range abortedTxns {
 		listed[a.ProducerID] = a.FirstOffset
 	}
 	open := map[int64][]AbortedBatch{} // transactional batches per producer, awaiting their marker
-	var out []AbortedBatch
 	for len(batches) >= 17 {
 		length := int32(binary.BigEndian.Uint32(batches[8:12]))
 		total := 12 + int(length)
@@ -77,7 +77,7 @@ func ScanAborted(batches []byte, abortedTxns []kmsg.FetchResponseTopicPartitionA
 		}
 		open[b.ProducerID] = append(open[b.ProducerID], ab)
 	}
-	return out
+	return out, len(open) > 0
 }
 
 // controlIsAbort decodes the one record of a control batch: its key is

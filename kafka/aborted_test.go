@@ -64,6 +64,9 @@ func TestScanAborted(t *testing.T) {
 	if n != wantAborted {
 		t.Fatalf("aborted records from offset 0 = %d (%+v), want %d", n, got.Aborted, wantAborted)
 	}
+	if !got.AbortUndecided {
+		t.Error("the open transaction was not reported undecided: the lag reader would never read it again")
+	}
 	var log AbortedLog
 	log.Add(tp, got.Aborted)
 	log.Add(tp, got.Aborted) // seen again at the next refresh

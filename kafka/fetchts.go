@@ -31,8 +31,10 @@ type FirstRecord struct {
 	// HWM is the high watermark the answer was true for.
 	HWM int64
 	// Aborted are the batches of aborted transactions in the response
-	// (ScanAborted): MM2 copies them.
-	Aborted []AbortedBatch
+	// (ScanAborted): MM2 copies them. AbortUndecided: a transaction's end
+	// was not in the response; worth reading again when the log grows.
+	Aborted        []AbortedBatch
+	AbortUndecided bool
 }
 
 // FetchTimestamps returns, for each partition in want, the timestamp (epoch
@@ -105,7 +107,7 @@ func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetai
 					tp := TP{topic, p.Partition}
 					if fr := ScanFirstRecord(p.RecordBatches, want[tp], p.HighWatermark); fr.Found || fr.OnlyMarkers {
 						fr.HWM = p.HighWatermark
-						fr.Aborted = ScanAborted(p.RecordBatches, p.AbortedTransactions, want[tp])
+						fr.Aborted, fr.AbortUndecided = ScanAborted(p.RecordBatches, p.AbortedTransactions, want[tp])
 						mu.Lock()
 						out[tp] = fr
 						mu.Unlock()
