@@ -27,14 +27,15 @@ type AbortedBatch struct {
 // ABORT marker is in the response, or when the broker listed it in
 // abortedTxns (it does so under read_committed). Batches of a transaction
 // whose end is not in the response are left out: undecided, not assumed;
-// undecided reports them, so the caller reads again once the log grows.
-// Input is untrusted: a malformed batch ends the scan.
-func ScanAborted(batches []byte, abortedTxns []kmsg.FetchResponseTopicPartitionAbortedTransaction, from int64) (out []AbortedBatch, undecided bool) {
+// undecided reports them; next is the offset after the last whole batch
+// read. Input is untrusted: a malformed batch ends the scan.
+func ScanAborted(batches []byte, abortedTxns []kmsg.FetchResponseTopicPartitionAbortedTransaction, from int64) (out []AbortedBatch, undecided bool, next int64) {
 	listed := map[int64]int64{} // producer id -> first offset, from the broker
 	for _, a := range abortedTxns {
 		listed[a.ProducerID] = a.FirstOffset
 	}
 	open := map[int64][]AbortedBatch{} // transactional batches per producer, awaiting their marker
+	next = from
 	for len(batches) >= 17 {
 		length := int32(binary.BigEndian.Uint32(batches[8:12]))
 		total := 12 + int(length)
@@ -51,6 +52,7 @@ func ScanAborted(batches []byte, abortedTxns []kmsg.FetchResponseTopicPartitionA
 			break
 		}
 		last := b.FirstOffset + int64(b.LastOffsetDelta)
+		next = max(next, last+1)
 		if b.Attributes&attrTransactional == 0 {
 			continue
 		}
@@ -77,7 +79,7 @@ func ScanAborted(batches []byte, abortedTxns []kmsg.FetchResponseTopicPartitionA
 		}
 		open[b.ProducerID] = append(open[b.ProducerID], ab)
 	}
-	return out, len(open) > 0
+	return out, len(open) > 0, next
 }
 
 // controlIsAbort decodes the one record of a control batch: its key is

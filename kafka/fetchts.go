@@ -31,10 +31,12 @@ type FirstRecord struct {
 	// HWM is the high watermark the answer was true for.
 	HWM int64
 	// Aborted are the batches of aborted transactions in the response
-	// (ScanAborted): MM2 copies them. AbortUndecided: a transaction's end
-	// was not in the response; worth reading again when the log grows.
+	// (ScanAborted): MM2 copies them. RescanOnGrowth: the response reached
+	// the high watermark or ended inside an undecided transaction, so what
+	// is appended next (more aborted records, a marker) is worth reading
+	// while the position holds.
 	Aborted        []AbortedBatch
-	AbortUndecided bool
+	RescanOnGrowth bool
 }
 
 // FetchTimestamps returns, for each partition in want, the timestamp (epoch
@@ -107,7 +109,10 @@ func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetai
 					tp := TP{topic, p.Partition}
 					if fr := ScanFirstRecord(p.RecordBatches, want[tp], p.HighWatermark); fr.Found || fr.OnlyMarkers {
 						fr.HWM = p.HighWatermark
-						fr.Aborted, fr.AbortUndecided = ScanAborted(p.RecordBatches, p.AbortedTransactions, want[tp])
+						var undecided bool
+						var next int64
+						fr.Aborted, undecided, next = ScanAborted(p.RecordBatches, p.AbortedTransactions, want[tp])
+						fr.RescanOnGrowth = undecided || next >= p.HighWatermark
 						mu.Lock()
 						out[tp] = fr
 						mu.Unlock()

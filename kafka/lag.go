@@ -215,7 +215,7 @@ func (r *LagReader) lagMillis(ctx context.Context, topics kadm.TopicDetails, wan
 	for tp, off := range want {
 		// A timestamp stays true while the position holds; "only markers
 		// left" only while the end does too.
-		if e, ok := r.tsCache[tp]; !ok || e.offset != off || ((e.first.OnlyMarkers || e.first.AbortUndecided) && e.first.HWM != ends[tp]) {
+		if e, ok := r.tsCache[tp]; !ok || e.offset != off || ((e.first.OnlyMarkers || e.first.RescanOnGrowth) && e.first.HWM != ends[tp]) {
 			need[tp] = off
 		}
 	}
