@@ -76,17 +76,23 @@ func TestScanAborted(t *testing.T) {
 	log.Add(tp, got.Aborted)
 	log.Add(tp, got.Aborted) // seen again at the next refresh
 	first, last := got.Aborted[0], got.Aborted[len(got.Aborted)-1]
-	if c := log.InDR(tp, first.First); c != 0 {
+	if c, _ := log.InDR(tp, first.First); c != 0 {
 		t.Errorf("before MM2 copied any: %d, want 0", c)
 	}
-	if c := log.InDR(tp, last.Last+1); c != wantAborted {
-		t.Errorf("after MM2 copied all: %d, want %d", c, wantAborted)
+	c, copied := log.InDR(tp, last.Last+1)
+	if c != wantAborted || AbortedAfter(copied, 0) != wantAborted {
+		t.Errorf("after MM2 copied all: %d (%d in the batches copied), want %d", c, AbortedAfter(copied, 0), wantAborted)
+	}
+	// A consumer translated from just inside the last aborted batch reads
+	// the rest of it.
+	if n := AbortedAfter(copied, last.Last-1); n != min(2, last.Records) {
+		t.Errorf("aborted records after offset %d = %d", last.Last-1, n)
 	}
 	// A later scan starting past some of them does not count them again.
 	from := first.Last + 1
 	again := FetchTimestamps(ctx, cl, topics, map[TP]int64{tp: from})[tp]
 	log.Add(tp, again.Aborted)
-	if c := log.InDR(tp, last.Last+1); c != wantAborted {
+	if c, _ := log.InDR(tp, last.Last+1); c != wantAborted {
 		t.Errorf("after a rescan: %d, want %d", c, wantAborted)
 	}
 }

@@ -64,6 +64,10 @@ type LagReader struct {
 	Source *kgo.Client
 	Target *kgo.Client
 
+	// OnAbortedCopied, when set, is told of each batch of an aborted
+	// transaction once MM2 is past it (it is in DR).
+	OnAbortedCopied func(tp TP, topicID [16]byte, b AbortedBatch)
+
 	tsCache map[TP]tsEntry
 	aborted AbortedLog
 }
@@ -122,7 +126,13 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 			pl.TargetEnd = listed(targetEnds, rt, pd.Partition)
 			r.position(&pl, pos)
 			if pl.Replicated != nil {
-				pl.AbortedInDR = r.aborted.InDR(TP{td.Topic, pd.Partition}, *pl.Replicated)
+				var copied []AbortedBatch
+				pl.AbortedInDR, copied = r.aborted.InDR(TP{td.Topic, pd.Partition}, *pl.Replicated)
+				for _, b := range copied {
+					if r.OnAbortedCopied != nil {
+						r.OnAbortedCopied(TP{td.Topic, pd.Partition}, td.ID, b)
+					}
+				}
 			}
 			if pl.Replicated != nil && pl.SourceEnd != nil {
 				lag := max(*pl.SourceEnd-*pl.Replicated, 0)
