@@ -354,3 +354,29 @@ func startMonitor(ctx context.Context, t *testing.T, sb *Sandbox) (*kafka.Monito
 	waitFor(t, 20*time.Second, "the console's first refresh", mon.Ready)
 	return mon, cfg.Flows[0].Name
 }
+
+// With the mirror stopped for longer than the retention, the primary
+// deletes records the mirror never copied, and the console reports the loss.
+func TestStoppedMirrorLosesToRetention(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	truth := &copyLog{pairs: map[kafka.TP][][2]int64{}}
+	sb, err := Start(ctx, Options{Seed: 11, TrafficRate: 300, Logger: testLogger(),
+		Retention: 2 * time.Second, CleanerInterval: 200 * time.Millisecond, trace: truth.add})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer sb.Close()
+	mon, flow := startMonitor(ctx, t, sb)
+	waitFor(t, 20*time.Second, "the mirror to copy events-0", func() bool { return truth.position(kafka.TP{Topic: "events", Partition: 0}) > 0 })
+	sb.SetMirrorRunning(false)
+	waitFor(t, 30*time.Second, "the console to report data lost to retention", func() bool {
+		mon.Refresh(ctx)
+		return mon.Snapshot(flow).DataLost > 0
+	})
+	for _, p := range mon.Snapshot(flow).Partitions {
+		if p.DataLost && (p.SourceStart == nil || *p.SourceStart <= truth.position(kafka.TP{Topic: p.Topic, Partition: p.Partition})) {
+			t.Errorf("%s-%d flagged lost but the primary still holds everything from the mirror's position", p.Topic, p.Partition)
+		}
+	}
+}
