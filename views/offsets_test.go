@@ -49,3 +49,16 @@ func TestAbortedInDRWarning(t *testing.T) {
 		t.Errorf("warning without aborted records: %q %v", b.String(), err)
 	}
 }
+
+// The translate preview names the partitions whose DR copy holds records of
+// aborted transactions after the proposed offset.
+func TestTranslateWarnsAboutAbortedRecords(t *testing.T) {
+	var b strings.Builder
+	rows := []TranslateRow{{DRKey: "orders-0", AbortedAfter: 17}, {DRKey: "orders-1"}}
+	if err := abortedAfterWarning(rows).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.String(); !strings.Contains(got, "orders-0: DR holds at least 17 record(s) of aborted transactions") || strings.Contains(got, "orders-1") {
+		t.Errorf("warning: %s", got)
+	}
+}
