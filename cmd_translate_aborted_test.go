@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,20 +14,9 @@ import (
 // the topic's current incarnation.
 func TestTranslateWarnsAboutAbortedRecords(t *testing.T) {
 	dir := t.TempDir()
-	cfg := writeFile(t, dir, "drconsole.yaml", `
-data_dir: `+dir+`
-clusters:
-  primary: {bootstrap: ["127.0.0.1:1"]}
-  dr: {bootstrap: ["127.0.0.1:2"]}
-flows:
-  - {source: primary, target: dr}
-`)
-	store, err := storage.Open(filepath.Join(dir, "drconsole.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, store := storedHistoryConfig(t, dir, "identity")
 	ctx := context.Background()
-	err = store.Apply(ctx, storage.Batch{Flow: "primary->dr", Topic: "syncs", NextOffset: 1, Syncs: []storage.Sync{
+	err := store.Apply(ctx, storage.Batch{Flow: "primary->dr", Topic: "syncs", NextOffset: 1, Syncs: []storage.Sync{
 		{Topic: "orders", Partition: 0, Upstream: 50, Downstream: 50, LogOffset: 0},
 	}})
 	for _, b := range []storage.AbortedBatch{
