@@ -71,6 +71,7 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 
 	var index *kafka.SyncIndex
+	var aborted []storage.AbortedBatch // aborted transactions MM2 copied (stored history only)
 	var names kafka.ReplicationPolicy
 	var alias string
 	if *syncsFile != "" {
@@ -110,6 +111,9 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		if index.Len() == 0 {
 			return fmt.Errorf("flow %s: no offset syncs stored in %s yet (is `drconsole serve` ingesting?)", flow.Name, cfg.DataDir)
 		}
+		if aborted, err = store.AbortedBatches(ctx, flow.Name); err != nil {
+			return err
+		}
 	}
 
 	in, err := readOffsets(ctx, *offsetsFile, stdin)
@@ -129,6 +133,10 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		explained = append(explained, kafka.Explain(po, kafka.TPKey(dr), t))
 		if t.Translated() {
 			translated[dr] = t.Offset
+			if n := kafka.AbortedInDRAfter(aborted, po.TP, po.Offset); n > 0 {
+				fmt.Fprintf(stderr, "drconsole: %s: warning: DR holds at least %d record(s) of aborted transactions after this offset, "+
+					"copied by MirrorMaker 2 as ordinary records: a consumer in DR reads them, the primary's readers never did\n", po.Key, n)
+			}
 			continue
 		}
 		failed++

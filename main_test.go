@@ -121,21 +121,29 @@ func TestTranslateCLIBadInput(t *testing.T) {
 
 // --config translates from what the console stored, and export syncs
 // writes it back out in the --syncs format.
-func TestTranslateFromStoredHistoryAndExport(t *testing.T) {
-	dir := t.TempDir()
+// storedHistoryConfig writes a config with one flow primary->dr (policy
+// as given) whose data directory is dir, and opens its store.
+func storedHistoryConfig(t *testing.T, dir, policy string) (string, *storage.Store) {
+	t.Helper()
 	cfg := writeFile(t, dir, "drconsole.yaml", `
 data_dir: `+dir+`
 clusters:
   primary: {bootstrap: ["127.0.0.1:1"]}
   dr: {bootstrap: ["127.0.0.1:2"]}
 flows:
-  - {source: primary, target: dr, replication_policy: default}
+  - {source: primary, target: dr, replication_policy: `+policy+`}
 `)
 	store, err := storage.Open(filepath.Join(dir, "drconsole.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = store.Apply(context.Background(), storage.Batch{Flow: "primary->dr", Topic: "syncs", NextOffset: 2, Syncs: []storage.Sync{
+	return cfg, store
+}
+
+func TestTranslateFromStoredHistoryAndExport(t *testing.T) {
+	dir := t.TempDir()
+	cfg, store := storedHistoryConfig(t, dir, "default")
+	err := store.Apply(context.Background(), storage.Batch{Flow: "primary->dr", Topic: "syncs", NextOffset: 2, Syncs: []storage.Sync{
 		{Topic: "events", Partition: 3, Upstream: 10, Downstream: 8, LogOffset: 0},
 		{Topic: "events", Partition: 3, Upstream: 40, Downstream: 30, LogOffset: 1},
 	}})

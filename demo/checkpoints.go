@@ -32,16 +32,9 @@ type mirrorCheckpoints struct {
 }
 
 func (c *mirrorCheckpoints) run(ctx context.Context) {
-	tick := time.NewTicker(checkpointInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	every(ctx, checkpointInterval, func() {
 		if _, running := c.m.s.ctl.mirror(); !running {
-			continue
+			return
 		}
 		// Bounded, so a down primary only costs one missed round.
 		rctx, cancel := context.WithTimeout(ctx, checkpointInterval)
@@ -50,7 +43,7 @@ func (c *mirrorCheckpoints) run(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			c.m.s.log.Debug("demo checkpoints: round failed", "err", err)
 		}
-	}
+	})
 }
 
 // groupExcluded is MM2's default groups.exclude.

@@ -3,6 +3,8 @@ package demo
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -20,12 +22,18 @@ const heartbeatsTopic = "heartbeats"
 const brokersPerCluster = 2
 
 func (s *Sandbox) startClusters() error {
+	// kfake keeps every record in memory. Its log cleaner compacts the
+	// internal topics every log.cleaner.backoff.ms (an hour by default);
+	// retention is applied more often by the sandbox itself (runRetention).
+	cleaner := kfake.BrokerConfigs(map[string]string{
+		"log.cleaner.backoff.ms": strconv.FormatInt(compactInterval.Milliseconds(), 10),
+	})
 	var err error
-	s.primary, err = kfake.NewCluster(kfake.NumBrokers(brokersPerCluster), kfake.ClusterID(SourceAlias))
+	s.primary, err = kfake.NewCluster(kfake.NumBrokers(brokersPerCluster), kfake.ClusterID(SourceAlias), cleaner)
 	if err != nil {
 		return fmt.Errorf("demo: start primary cluster: %w", err)
 	}
-	s.dr, err = kfake.NewCluster(kfake.NumBrokers(brokersPerCluster), kfake.ClusterID(TargetAlias))
+	s.dr, err = kfake.NewCluster(kfake.NumBrokers(brokersPerCluster), kfake.ClusterID(TargetAlias), cleaner)
 	if err != nil {
 		s.primary.Close()
 		return fmt.Errorf("demo: start dr cluster: %w", err)
@@ -47,7 +55,7 @@ func (s *Sandbox) createPrimaryTopics(ctx context.Context) error {
 	}
 	adm := kadm.NewClient(cl)
 	for _, t := range Topics {
-		if err := createTopic(ctx, adm, t, topicPartitions[t], nil); err != nil {
+		if err := createTopic(ctx, adm, t, topicPartitions[t], s.retention()); err != nil {
 			return fmt.Errorf("demo: primary: %w", err)
 		}
 	}
@@ -55,6 +63,45 @@ func (s *Sandbox) createPrimaryTopics(ctx context.Context) error {
 		return fmt.Errorf("demo: primary: %w", err)
 	}
 	return nil
+}
+
+// compactInterval is how often kfake compacts the compacted topics (and
+// applies retention too). Not faster: the console should read every offset
+// sync before compaction keeps only the newest per partition.
+const compactInterval = time.Minute
+
+// retention is the config of every data topic, in both clusters (MM2
+// copies topic configs to the remote topic). kfake holds a segment until
+// every batch in it has expired, so segments are small enough for deleting
+// to free memory.
+func (s *Sandbox) retention() map[string]*string {
+	return map[string]*string{
+		"retention.ms":    kadm.StringPtr(strconv.FormatInt(s.opts.Retention.Milliseconds(), 10)),
+		"retention.bytes": kadm.StringPtr(strconv.FormatInt(s.opts.RetentionBytes, 10)),
+		"segment.bytes":   kadm.StringPtr(strconv.FormatInt(max(s.opts.RetentionBytes/8, 16<<10), 10)),
+	}
+}
+
+// runRetention applies retention in both clusters every CleanerInterval.
+func (s *Sandbox) runRetention(ctx context.Context) {
+	every(ctx, s.opts.CleanerInterval, func() {
+		s.primary.ApplyRetention()
+		s.dr.ApplyRetention()
+	})
+}
+
+// every runs fn every d until ctx is done.
+func every(ctx context.Context, d time.Duration, fn func()) {
+	tick := time.NewTicker(d)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		fn()
+	}
 }
 
 func compacted() map[string]*string {

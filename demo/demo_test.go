@@ -59,6 +59,7 @@ func checkInternalTopics(ctx context.Context, t *testing.T, sb *Sandbox) {
 	dr, primary := sb.DRBootstrap(), sb.PrimaryBootstrap()
 	syncRecs := readTopic(ctx, t, dr, policy.OffsetSyncsTopic(SourceAlias))[0]
 	cpRecs := readTopic(ctx, t, dr, policy.CheckpointsTopic(SourceAlias))[0]
+	connectRecs := readTopic(ctx, t, dr, kafka.ConnectOffsetsTopic(SourceAlias))[0]
 	// Data last, so every sync and checkpoint refers to records already read.
 	up, down := map[string]map[int32][]*kgo.Record{}, map[string]map[int32][]*kgo.Record{}
 	for _, topic := range Topics {
@@ -156,7 +157,7 @@ func checkInternalTopics(ctx context.Context, t *testing.T, sb *Sandbox) {
 
 	// Connect offsets: the last replicated upstream offset per partition.
 	seen := map[string]bool{}
-	for _, r := range readTopic(ctx, t, dr, kafka.ConnectOffsetsTopic(SourceAlias))[0] {
+	for _, r := range connectRecs {
 		o, err := kafka.DecodeConnectOffset(r.Key, r.Value)
 		if err != nil {
 			t.Fatalf("connect offset at %d: %v", r.Offset, err)

@@ -82,7 +82,7 @@ func (s *Sandbox) newMirror(ctx context.Context) (*mirror, error) {
 	assign := make(map[string]map[int32]kgo.Offset)
 	for _, t := range mirrored {
 		n := int32(len(details[t].Partitions))
-		var cfg map[string]*string
+		cfg := s.retention()
 		if t == heartbeatsTopic {
 			cfg = compacted()
 		}
@@ -211,6 +211,9 @@ func (m *mirror) copyOnce(ctx context.Context, n int) (int, error) {
 		}
 		// kgo sets Offset on the produced record from the produce response.
 		m.syncs.record(tp, in[i].Offset, out[i].Offset)
+		if m.s.opts.trace != nil {
+			m.s.opts.trace(tp.topic, tp.partition, in[i].Offset, out[i].Offset)
+		}
 		m.next[tp] = in[i].Offset + 1
 		copied++
 		if tp.topic != heartbeatsTopic {

@@ -32,7 +32,25 @@ type Options struct {
 	Logger      *slog.Logger // nil = discard
 	Seed        int64        // traffic randomness; fixed in tests
 	TrafficRate int          // records/s across all topics, default 200
+	// Retention bounds every data partition in both clusters (retention.ms
+	// and retention.bytes, enforced every CleanerInterval), so the sandbox's
+	// memory stays flat however long it runs, and a mirror stopped for
+	// longer than Retention loses records the way a real one would.
+	// Defaults: 5 min, 2 MiB, 5 s.
+	Retention       time.Duration
+	RetentionBytes  int64
+	CleanerInterval time.Duration
+
+	// trace, when set (tests), is told of every record the mirror copies.
+	trace func(topic string, partition int32, upstream, downstream int64)
 }
+
+// Retention defaults; see Options.
+const (
+	DefaultRetention       = 5 * time.Minute
+	DefaultRetentionBytes  = 2 << 20
+	DefaultCleanerInterval = 5 * time.Second
+)
 
 // State is a snapshot of the sandbox controls and counters.
 type State struct {
@@ -79,6 +97,15 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 	if opts.TrafficRate <= 0 {
 		opts.TrafficRate = 200
 	}
+	if opts.Retention <= 0 {
+		opts.Retention = DefaultRetention
+	}
+	if opts.RetentionBytes <= 0 {
+		opts.RetentionBytes = DefaultRetentionBytes
+	}
+	if opts.CleanerInterval <= 0 {
+		opts.CleanerInterval = DefaultCleanerInterval
+	}
 	s := &Sandbox{log: opts.Logger, opts: opts, since: time.Now()}
 	if err := s.startClusters(); err != nil {
 		return nil, err
@@ -116,6 +143,7 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 	}
 	s.goRun(func() { m.run(runCtx) })
 	s.goRun(func() { m.checkpoints.run(runCtx) })
+	s.goRun(func() { s.runRetention(runCtx) })
 	s.log.Info("demo sandbox started",
 		"primary", s.PrimaryBootstrap(), "dr", s.DRBootstrap(), "traffic_rate", opts.TrafficRate)
 	return s, nil

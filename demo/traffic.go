@@ -187,14 +187,7 @@ func (s *Sandbox) startHeartbeats(ctx context.Context) error {
 		return err
 	}
 	s.goRun(func() {
-		tick := time.NewTicker(heartbeatPeriod)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
+		every(ctx, heartbeatPeriod, func() {
 			now := time.UnixMilli(time.Now().UnixMilli())
 			hb := kafka.Heartbeat{SourceAlias: TargetAlias, TargetAlias: SourceAlias, Timestamp: now.UnixMilli()}
 			// Bounded: a heartbeat that cannot be written within a period is
@@ -209,7 +202,7 @@ func (s *Sandbox) startHeartbeats(ctx context.Context) error {
 			} else if ctx.Err() == nil {
 				s.log.Debug("demo heartbeat: emit failed", "err", err)
 			}
-		}
+		})
 	})
 	return nil
 }

@@ -17,7 +17,7 @@ type MetricsCollector struct {
 
 var (
 	descLagMessages = prometheus.NewDesc("kafka_mirror_lag_messages",
-		"Source records not yet replicated to the target (source end offset minus replicated position).",
+		"Source offsets not yet replicated to the target: source end offset minus replicated position. Counts offsets, not records (transaction markers and compacted-away offsets included), so at least as many as the records missing.",
 		[]string{"flow", "topic", "partition"}, nil)
 	descLagMs = prometheus.NewDesc("kafka_mirror_lag_ms",
 		"Age in milliseconds of the oldest source record not yet replicated; 0 when caught up.",
@@ -27,7 +27,7 @@ var (
 	descUnknownAge = prometheus.NewDesc("kafka_mirror_lag_unknown_age_partitions",
 		"Partitions behind by a known number of messages whose lag in time could not be read: kafka_mirror_rpo_ms is then only a lower bound (as it is when kafka_mirror_unknown_partitions is above 0).", []string{"flow"}, nil)
 	descRPOMessages = prometheus.NewDesc("kafka_mirror_rpo_messages",
-		"Largest partition lag in messages of a flow.", []string{"flow"}, nil)
+		"Largest partition lag of a flow in offsets (see kafka_mirror_lag_messages).", []string{"flow"}, nil)
 	descHeartbeatAge = prometheus.NewDesc("kafka_mirror_heartbeat_age_ms",
 		"Milliseconds since the newest MM2 heartbeat replicated to the target was emitted.", []string{"flow"}, nil)
 	descStatus = prometheus.NewDesc("kafka_mirror_status",

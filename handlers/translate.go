@@ -147,6 +147,17 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, form 
 				Current: row.Current, Translation: row.Translation, Checkpoint: row.Checkpoint})
 		}
 	}
+	// Records of aborted transactions MM2 copied after each offset: DR
+	// consumers read them, the primary's readers never did.
+	aborted, err := h.Store.AbortedBatches(ctx, tr.Flow)
+	if err != nil {
+		return nil, err
+	}
+	for i, row := range res.Rows {
+		if tp, err := kafka.ParseTPKey(row.Key); err == nil && row.Translation.Translated() {
+			res.Rows[i].AbortedAfter = kafka.AbortedInDRAfter(aborted, tp, row.Offset)
+		}
+	}
 	translated := map[kafka.TP]int64{}
 	var drTopics []string
 	for _, row := range res.Rows {

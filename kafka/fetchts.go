@@ -33,6 +33,13 @@ type FirstRecord struct {
 	OnlyMarkers bool
 	// HWM is the high watermark the answer was true for.
 	HWM int64
+	// Aborted are the batches of aborted transactions in the response
+	// (ScanAborted): MM2 copies them. RescanOnGrowth: the response reached
+	// the high watermark or ended inside an undecided transaction, so what
+	// is appended next (more aborted records, a marker) is worth reading
+	// while the position holds.
+	Aborted        []AbortedBatch
+	RescanOnGrowth bool
 }
 
 // Fetch budgets for FetchTimestamps.
@@ -166,6 +173,10 @@ func fetchFirst(ctx context.Context, cl *kgo.Client, leader int32, topics kadm.T
 			tp := TP{topic, p.Partition}
 			if fr := ScanFirstRecord(p.RecordBatches, want[tp], p.HighWatermark); fr.Found || fr.OnlyMarkers {
 				fr.HWM = p.HighWatermark
+				var undecided bool
+				var next int64
+				fr.Aborted, undecided, next = ScanAborted(p.RecordBatches, p.AbortedTransactions, want[tp])
+				fr.RescanOnGrowth = undecided || next >= p.HighWatermark
 				out[tp] = fr
 			}
 		}

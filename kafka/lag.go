@@ -53,6 +53,9 @@ type PartitionLag struct {
 	// recreated, end offset went backwards, MM2's position past the end)
 	// and since when: MM2's old position no longer counts.
 	Restarted string
+	// AbortedInDR is how many records of aborted transactions MM2 has
+	// copied to DR, as far as the console saw them (a lower bound).
+	AbortedInDR int64
 	// AsOf is when the source offsets were read; Stale when that read was
 	// not the latest refresh (cluster unreachable).
 	AsOf  time.Time
@@ -70,9 +73,14 @@ type LagReader struct {
 	Source *kgo.Client
 	Target *kgo.Client
 
+	// OnAbortedCopied, when set, is told of each batch of an aborted
+	// transaction once MM2 is past it (it is in DR).
+	OnAbortedCopied func(tp TP, topicID [16]byte, b AbortedBatch)
+
 	tsCache  map[TP]tsEntry
 	topicIDs map[string][16]byte // last seen source topic ids
 	parts    map[TP]*partWatch
+	aborted  AbortedLog
 }
 
 // partWatch is what the reader remembers of a source partition between
@@ -175,6 +183,16 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 			live[tp] = true
 			if r.watch(&pl, pos, recreated, now) {
 				out.Restarted = append(out.Restarted, tp)
+				r.aborted.Forget(tp) // the old log's aborted batches are not the new log's
+			}
+			if pl.Replicated != nil {
+				var copied []AbortedBatch
+				pl.AbortedInDR, copied = r.aborted.InDR(tp, *pl.Replicated)
+				for _, b := range copied {
+					if r.OnAbortedCopied != nil {
+						r.OnAbortedCopied(tp, td.ID, b)
+					}
+				}
 			}
 			if pl.Replicated != nil && pl.SourceEnd != nil {
 				lag := max(*pl.SourceEnd-*pl.Replicated, 0)
@@ -233,7 +251,7 @@ func (r *LagReader) sourceTopics(ctx context.Context, adm *kadm.Client) (kadm.To
 	}
 	out := kadm.TopicDetails{}
 	for name, td := range all {
-		if td.Err != nil || IsInternalTopic(name) || name == "heartbeats" || !r.Flow.Topics.Matches(name) {
+		if td.Err != nil || r.Topics.Policy.IsInternalTopic(name) || name == "heartbeats" || !r.Flow.Topics.Matches(name) {
 			continue
 		}
 		out[name] = td
@@ -376,13 +394,14 @@ func (r *LagReader) lagMillis(ctx context.Context, topics kadm.TopicDetails, wan
 	for tp, off := range want {
 		// A timestamp stays true while the position holds; "only markers
 		// left" only while the end does too.
-		if e, ok := r.tsCache[tp]; !ok || e.offset != off || (e.first.OnlyMarkers && e.first.HWM != ends[tp]) {
+		if e, ok := r.tsCache[tp]; !ok || e.offset != off || ((e.first.OnlyMarkers || e.first.RescanOnGrowth) && e.first.HWM != ends[tp]) {
 			need[tp] = off
 		}
 	}
 	if len(need) > 0 {
 		for tp, fr := range FetchTimestamps(ctx, r.Source, topics, need) {
 			r.tsCache[tp] = tsEntry{need[tp], fr}
+			r.aborted.Add(tp, fr.Aborted)
 		}
 	}
 	for tp := range r.tsCache {

@@ -156,7 +156,8 @@ func NewMonitor(ctx context.Context, cfg *config.Config, store *storage.Store, l
 				return nil, err
 			}
 		} else {
-			fm.reader = &LagReader{Flow: f, Topics: fm.topics, Source: m.clients[f.Source], Target: m.clients[f.Target]}
+			fm.reader = &LagReader{Flow: f, Topics: fm.topics, Source: m.clients[f.Source], Target: m.clients[f.Target],
+				OnAbortedCopied: saveAborted(store, f.Name, log)}
 			fm.ingester = &Ingester{Flow: f, Topics: fm.topics, Store: store, State: fm.state, Log: log,
 				SourceOpts: m.opts[f.Source], TargetOpts: m.opts[f.Target]}
 		}

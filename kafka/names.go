@@ -80,9 +80,46 @@ func ConnectOffsetsTopic(sourceAlias string) string {
 	return "mm2-offsets." + sourceAlias + ".internal"
 }
 
-// IsInternalTopic matches ReplicationPolicy.isInternalTopic: such topics are
-// never mirrored and never shown as data topics.
-func IsInternalTopic(topic string) bool {
-	return strings.HasSuffix(topic, ".internal") || strings.HasSuffix(topic, "-internal") ||
-		strings.HasPrefix(topic, "__") || strings.HasPrefix(topic, ".")
+// IsInternalTopic is MM2's ReplicationPolicy.isInternalTopic for this
+// policy: such topics are never mirrored and never shown as data topics.
+// Besides Kafka's and Connect's own names it matches MM2's internal suffix,
+// which follows the configured separator: with separator "_",
+// mm2-offset-syncs_dr_internal is internal and must not count as a
+// partition MM2 fails to copy.
+func (p ReplicationPolicy) IsInternalTopic(topic string) bool {
+	kafkaInternal := strings.HasPrefix(topic, "__") || strings.HasPrefix(topic, ".")
+	connectDefault := strings.HasSuffix(topic, "-internal") || strings.HasSuffix(topic, ".internal")
+	return p.IsMM2InternalTopic(topic) || kafkaInternal || connectDefault
+}
+
+// IsMM2InternalTopic is DefaultReplicationPolicy.isMM2InternalTopic: the
+// name ends with <internal separator>internal.
+func (p ReplicationPolicy) IsMM2InternalTopic(topic string) bool {
+	return strings.HasSuffix(topic, p.internalSep()+"internal")
+}
+
+// IsCheckpointsTopic is DefaultReplicationPolicy.isCheckpointsTopic.
+func (p ReplicationPolicy) IsCheckpointsTopic(topic string) bool {
+	s := p.internalSep()
+	return strings.HasSuffix(topic, s+"checkpoints"+s+"internal")
+}
+
+// IsHeartbeatsTopic is ReplicationPolicy.isHeartbeatsTopic: "heartbeats"
+// after every source alias is stripped (x.y.heartbeats is one). Both
+// policies strip aliases the same way for names that end in heartbeats.
+func (p ReplicationPolicy) IsHeartbeatsTopic(topic string) bool {
+	sep := p.sep()
+	for {
+		// DefaultReplicationPolicy.topicSource: Java's split drops trailing
+		// empty strings, so a name ending in separators is not remote.
+		trimmed := topic
+		for strings.HasSuffix(trimmed, sep) {
+			trimmed = strings.TrimSuffix(trimmed, sep)
+		}
+		parts := strings.Split(trimmed, sep)
+		if !strings.HasSuffix(topic, "heartbeats") || len(parts) < 2 {
+			return topic == "heartbeats"
+		}
+		topic = topic[len(parts[0])+len(sep):]
+	}
 }

@@ -9,3 +9,7 @@ func SetClock(f func() time.Time) (restore func()) {
 	clock = f
 	return func() { clock = old }
 }
+
+// OpenAtVersion opens the database at path migrated only up to version v:
+// the schema an older drconsole left, for upgrade tests.
+func OpenAtVersion(path string, v int) (*Store, error) { return openUpTo(path, v) }

@@ -2,7 +2,6 @@ package storage_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"testing"
 
@@ -88,28 +87,17 @@ func TestFailoverStepClaims(t *testing.T) {
 // Accounts that existed before creators were recorded take theirs from
 // the audit chain's user.create record when the database is upgraded.
 func TestUpgradeTakesAccountCreatorsFromAudit(t *testing.T) {
-	st, path := openStore(t)
+	path := oldSchema(t, 6) // before migration 7
 	ctx := context.Background()
-	for _, name := range []string{"bob", "old"} {
-		if err := st.CreateUser(ctx, storage.User{Name: name, Role: "operator"}); err != nil {
-			t.Fatal(err)
-		}
+	rawDB(t, path, `INSERT INTO users(name, role, created_ms) VALUES ('bob', 'operator', 1), ('old', 'operator', 1)`)
+	st, err := storage.OpenAtVersion(path, 6)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if _, err := st.AppendAudit(ctx, storage.AuditEntry{Actor: "alice", Action: "user.create", Subject: "user:bob"}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
-	// Back to the schema before migration 7.
-	db, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{`ALTER TABLE users DROP COLUMN created_by`, `ALTER TABLE failover_steps DROP COLUMN runner`, `PRAGMA user_version = 6`} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
 	st, err = storage.Open(path)
 	if err != nil {
 		t.Fatal(err)

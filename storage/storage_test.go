@@ -22,6 +22,18 @@ func openStore(t testing.TB) (*storage.Store, string) {
 	return s, path
 }
 
+// oldSchema makes a database as a drconsole at schema version v left it.
+func oldSchema(t *testing.T, v int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "drconsole.db")
+	s, err := storage.OpenAtVersion(path, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	return path
+}
+
 func TestMigrateOnceAndReopen(t *testing.T) {
 	s, path := openStore(t)
 	ctx := context.Background()

@@ -10,7 +10,7 @@ import (
 )
 
 // rawDB writes behind the store's back: rows an older drconsole could
-// have written (names in any case), and the schema version before 0008 (0007 applied).
+// have written (names in any case), at an older schema version.
 func rawDB(t *testing.T, path string, stmts ...string) {
 	t.Helper()
 	db, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=1")
@@ -30,12 +30,10 @@ func rawDB(t *testing.T, path string, stmts ...string) {
 // names in the message, and nothing is changed.
 func TestCanonicalUserNamesMigration(t *testing.T) {
 	ctx := context.Background()
-	s, path := openStore(t)
-	s.Close()
+	path := oldSchema(t, 7)
 	rawDB(t, path,
 		`INSERT INTO users(name, role, created_ms) VALUES ('Bob', 'operator', 1), ('dave', 'viewer', 1)`,
-		`INSERT INTO sessions(token_hash, user, created_ms, last_seen_ms, client_ip, user_agent) VALUES ('t1', 'Bob', 1, 1, 'x', 'y')`,
-		`PRAGMA user_version = 7`)
+		`INSERT INTO sessions(token_hash, user, created_ms, last_seen_ms, client_ip, user_agent) VALUES ('t1', 'Bob', 1, 1, 'x', 'y')`)
 	s, err := storage.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -48,16 +46,34 @@ func TestCanonicalUserNamesMigration(t *testing.T) {
 	}
 	s.Close()
 
-	rawDB(t, path, `INSERT INTO users(name, role, created_ms) VALUES ('Dave', 'admin', 1)`, `PRAGMA user_version = 7`)
+	path = oldSchema(t, 7)
+	rawDB(t, path, `INSERT INTO users(name, role, created_ms) VALUES ('Dave', 'admin', 1), ('dave', 'viewer', 1)`)
 	_, err = storage.Open(path)
 	if err == nil || !strings.Contains(err.Error(), `["Dave" "dave"]`) || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Fatalf("twins: Open = %v, want a refusal naming Dave and dave", err)
+	}
+	if v := schemaVersion(t, path); v != 7 {
+		t.Fatalf("schema version after the refusal %d, want 7 (nothing changed)", v)
 	}
 	rawDB(t, path, `DELETE FROM users WHERE name = 'Dave'`)
 	if s, err = storage.Open(path); err != nil {
 		t.Fatalf("after removing the twin: %v", err)
 	}
 	s.Close()
+}
+
+func schemaVersion(t *testing.T, path string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // Every store function takes a name in any case and acts on the one

@@ -278,7 +278,7 @@ func flowCard(c FlowCard, now time.Time, window time.Duration) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "</dd></div><div><dt>Unreplicated messages</dt><dd data-testid=\"lag-messages\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "</dd></div><div><dt>Offsets behind</dt><dd data-testid=\"lag-messages\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -487,7 +487,7 @@ func verdict(s *kafka.FlowSnapshot) string {
 		msg = "If the primary died now, we would lose at least " + Millis(s.RPOMs) + " of data (some partitions' lag is unknown)"
 	}
 	if s.TotalLagMessages != nil {
-		msg += " (" + Int(s.TotalLagMessages) + " messages)"
+		msg += " (" + Int(s.TotalLagMessages) + " offsets behind)"
 	}
 	if s.Source.Checked && !s.Source.OK {
 		msg += ", as last seen before the primary became unreachable"

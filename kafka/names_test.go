@@ -1,0 +1,115 @@
+package kafka
+
+import (
+	"context"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/drconsole/drconsole/config"
+)
+
+// TestInternalTopics checks internal-topic detection against what MM2's
+// DefaultReplicationPolicy / IdentityReplicationPolicy answer (their
+// isInternalTopic, isMM2InternalTopic, isCheckpointsTopic and
+// isHeartbeatsTopic), for the default separator, a custom one, and a custom
+// one with replication.policy.internal.topic.separator.enabled=false.
+func TestInternalTopics(t *testing.T) {
+	dot := ReplicationPolicy{}
+	under := ReplicationPolicy{Separator: "_"}
+	underIdentity := ReplicationPolicy{Separator: "_", Identity: true}
+	underLegacy := ReplicationPolicy{Separator: "_", LegacyInternalSeparator: true}
+	dash2 := ReplicationPolicy{Separator: "--"}
+	for _, c := range []struct {
+		p                                   ReplicationPolicy
+		topic                               string
+		internal, mm2, checkpoints, hbTopic bool
+	}{
+		{dot, "events", false, false, false, false},
+		{dot, "mm2-offset-syncs.dr.internal", true, true, false, false},
+		{dot, "primary.checkpoints.internal", true, true, true, false},
+		{dot, "mm2-offsets.primary.internal", true, true, false, false},
+		{dot, "connect-offsets-internal", true, false, false, false},
+		{dot, "__consumer_offsets", true, false, false, false},
+		{dot, ".hidden", true, false, false, false},
+		{dot, "mm2-offset-syncs_dr_internal", false, false, false, false},
+		{dot, "heartbeats", false, false, false, true},
+		{dot, "primary.heartbeats", false, false, false, true},
+		{dot, "east.primary.heartbeats", false, false, false, true},
+		{dot, "myheartbeats", false, false, false, false},
+		{dot, "primary.heartbeats.", false, false, false, false},
+		// The defect: with "_" MM2's own topics end in _internal.
+		{under, "mm2-offset-syncs_dr_internal", true, true, false, false},
+		{under, "primary_checkpoints_internal", true, true, true, false},
+		{under, "primary.checkpoints.internal", true, false, false, false}, // Connect's default suffix still counts
+		{under, "orders_internal", true, true, false, false},               // MM2 would not mirror it either
+		{under, "orders_internals", false, false, false, false},
+		{under, "primary_heartbeats", false, false, false, true},
+		{under, "primary.heartbeats", false, false, false, false}, // "." is not the separator
+		{underIdentity, "mm2-offset-syncs_dr_internal", true, true, false, false},
+		{underIdentity, "primary_heartbeats", false, false, false, true},
+		{underIdentity, "events", false, false, false, false},
+		// Internal separator disabled: internal topics keep ".".
+		{underLegacy, "mm2-offset-syncs.dr.internal", true, true, false, false},
+		{underLegacy, "primary.checkpoints.internal", true, true, true, false},
+		{underLegacy, "mm2-offset-syncs_dr_internal", false, false, false, false},
+		// A multi-character separator.
+		{dash2, "mm2-offset-syncs--dr--internal", true, true, false, false},
+		{dash2, "primary--checkpoints--internal", true, true, true, false},
+		{dash2, "a--b--heartbeats", false, false, false, true},
+		{dash2, "a-heartbeats", false, false, false, false},
+	} {
+		p := c.p
+		if got := p.IsInternalTopic(c.topic); got != c.internal {
+			t.Errorf("%+v IsInternalTopic(%q) = %v, want %v", p, c.topic, got, c.internal)
+		}
+		if got := p.IsMM2InternalTopic(c.topic); got != c.mm2 {
+			t.Errorf("%+v IsMM2InternalTopic(%q) = %v, want %v", p, c.topic, got, c.mm2)
+		}
+		if got := p.IsCheckpointsTopic(c.topic); got != c.checkpoints {
+			t.Errorf("%+v IsCheckpointsTopic(%q) = %v, want %v", p, c.topic, got, c.checkpoints)
+		}
+		if got := p.IsHeartbeatsTopic(c.topic); got != c.hbTopic {
+			t.Errorf("%+v IsHeartbeatsTopic(%q) = %v, want %v", p, c.topic, got, c.hbTopic)
+		}
+	}
+	// The names the policy derives are the ones it calls internal.
+	for _, p := range []ReplicationPolicy{dot, under, underIdentity, underLegacy, dash2} {
+		for _, n := range []string{p.OffsetSyncsTopic("dr"), p.CheckpointsTopic("primary")} {
+			if !p.IsInternalTopic(n) || !p.IsMM2InternalTopic(n) {
+				t.Errorf("%+v: derived internal topic %q not detected", p, n)
+			}
+		}
+		if hb := p.HeartbeatsTopic("primary"); !p.IsHeartbeatsTopic(hb) || p.IsInternalTopic(hb) {
+			t.Errorf("%+v: heartbeats topic %q misclassified", p, hb)
+		}
+	}
+}
+
+// TestLagSkipsMM2InternalTopicsWithSeparator: with separator "_" and the
+// offset syncs on the source (MM2's default), the source holds
+// mm2-offset-syncs_dr_internal; MM2 never mirrors it, so the lag reader must
+// not list it as a data topic (it would stay "unknown" forever).
+func TestLagSkipsMM2InternalTopicsWithSeparator(t *testing.T) {
+	primary, cl := newCluster(t, "primary", "events", "mm2-offset-syncs_dr_internal", "heartbeats")
+	cfg := &config.Config{
+		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: primary.ListenAddrs()}, "dr": {Bootstrap: primary.ListenAddrs()}},
+		Flows:    []*config.Flow{{Source: "primary", Target: "dr", Separator: "_"}},
+	}
+	if err := cfg.Normalize("test"); err != nil {
+		t.Fatal(err)
+	}
+	flow := cfg.Flows[0]
+	ft := TopicsOf(flow)
+	if ft.OffsetSyncs != "mm2-offset-syncs_dr_internal" {
+		t.Fatalf("derived offset-syncs topic %q", ft.OffsetSyncs)
+	}
+	r := &LagReader{Flow: flow, Topics: ft, Source: cl}
+	topics, err := r.sourceTopics(context.Background(), kadm.NewClient(cl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := topics.Names(); len(got) != 1 || got[0] != "events" {
+		t.Errorf("data topics = %v, want [events]", got)
+	}
+}

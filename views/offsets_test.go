@@ -1,0 +1,64 @@
+package views
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/kafka"
+)
+
+// The lag figures are offsets, not records (transaction markers and
+// compacted-away offsets count), and the pages must say so.
+func TestLagIsCalledOffsets(t *testing.T) {
+	n, rpo := int64(619), int64(4000)
+	s := &kafka.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr"}, TotalLagMessages: &n, MaxLagMessages: &n, RPOMs: &rpo, Status: kafka.StatusOK}
+	var b strings.Builder
+	if err := flowSummary(s, time.Now()).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if err := offsetsNote().Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString(verdict(s))
+	page := b.String()
+	for _, want := range []string{"619 offsets</dd>", "619 offsets behind", "transaction", "compaction"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("missing %q in:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "messages") {
+		t.Errorf("offsets called messages:\n%s", page)
+	}
+}
+
+// Records of aborted transactions copied to DR are counted and warned about.
+func TestAbortedInDRWarning(t *testing.T) {
+	s := &kafka.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr"}, Partitions: []kafka.PartitionLag{{AbortedInDR: 12}, {AbortedInDR: 1}, {}}}
+	var b strings.Builder
+	if err := abortedWarning(s).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "at least 13 record(s) of aborted transactions") {
+		t.Errorf("no warning: %s", b.String())
+	}
+	b.Reset()
+	if err := abortedWarning(&kafka.FlowSnapshot{Partitions: []kafka.PartitionLag{{}}}).Render(context.Background(), &b); err != nil || b.Len() != 0 {
+		t.Errorf("warning without aborted records: %q %v", b.String(), err)
+	}
+}
+
+// The translate preview names the partitions whose DR copy holds records of
+// aborted transactions after the proposed offset.
+func TestTranslateWarnsAboutAbortedRecords(t *testing.T) {
+	var b strings.Builder
+	rows := []TranslateRow{{DRKey: "orders-0", AbortedAfter: 17}, {DRKey: "orders-1"}}
+	if err := abortedAfterWarning(rows).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.String(); !strings.Contains(got, "orders-0: DR holds at least 17 record(s) of aborted transactions") || strings.Contains(got, "orders-1") {
+		t.Errorf("warning: %s", got)
+	}
+}
