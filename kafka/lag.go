@@ -42,8 +42,12 @@ type PartitionLag struct {
 	// LagMs is the age of the oldest source record not yet replicated; 0
 	// when caught up.
 	LagMs *int64
-	// DataLost: retention deleted source records MM2 never copied.
-	DataLost bool
+	// DataLost: retention deleted source records MM2 never copied. Read
+	// sets it when the source log start passed the replicated position;
+	// the loss judge (loss.go) then keeps it only for a confirmed loss
+	// and marks an undecided gap LossSuspected instead.
+	DataLost      bool
+	LossSuspected bool
 	// AsOf is when the source offsets were read; Stale when that read was
 	// not the latest refresh (cluster unreachable).
 	AsOf  time.Time
