@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/drconsole/drconsole/storage"
@@ -119,18 +120,33 @@ func (su *lossSuspect) verdict(tp TP, idx *SyncIndex, co storage.ConnectOffset, 
 	if !su.hasAnchor {
 		return nil, false // no sync below the gap: nothing to count against
 	}
-	a := su.anchor
-	if after, ok := idx.syncPast(tp, a, su.last); ok {
-		if after.Downstream < a.Downstream {
-			return nil, false // DR truncated in between: the counts do not compare
+	if run, ok := idx.syncsPast(tp, su.anchor, su.last); ok {
+		// Count pair by pair: a restarted MM2 may copy some records again
+		// (its committed position lags), which must not hide a skip.
+		var skipped, firstLost, lastLost int64
+		var how []string
+		for i := 1; i < len(run); i++ {
+			a, b := run[i-1], run[i]
+			if b.Upstream <= su.first || b.Upstream <= a.Upstream || b.Downstream < a.Downstream {
+				continue // before the gap, or a new history (rewind, DR truncated)
+			}
+			n := (b.Upstream - a.Upstream) - (b.Downstream - a.Downstream)
+			if n <= 0 {
+				continue
+			}
+			if skipped == 0 {
+				firstLost = b.Upstream - n
+			}
+			skipped += n
+			lastLost = b.Upstream - 1
+			how = append(how, fmt.Sprintf("%d→%d then %d→%d: %d source offset(s) without a DR record", a.Upstream, a.Downstream, b.Upstream, b.Downstream, n))
 		}
-		skipped := (after.Upstream - a.Upstream) - (after.Downstream - a.Downstream)
 		if skipped <= 0 {
 			return nil, true // every offset of the gap reached DR
 		}
-		return incident(skipped, after.Upstream-1, fmt.Sprintf(
-			"offset syncs: %d→%d before the gap, %d→%d after it: %d source offset(s) in between have no DR record",
-			a.Upstream, a.Downstream, after.Upstream, after.Downstream, skipped)), true
+		inc := incident(skipped, lastLost, "offset syncs around the gap: "+strings.Join(how, "; "))
+		inc.FirstOffset = max(inc.FirstOffset, min(firstLost, inc.LastOffset))
+		return inc, true
 	}
 	// No sync past the gap yet. MM2 writes one on any skip, so while the
 	// newest sync plus the DR records after it covers the gap, nothing was
@@ -182,22 +198,29 @@ func (x *SyncIndex) syncBelow(tp TP, first int64) (storage.Sync, bool) {
 	return storage.Sync{}, false
 }
 
-// syncPast returns the first sync of tp written after anchor whose
-// upstream offset is past last. A partition's syncs are in write order.
-func (x *SyncIndex) syncPast(tp TP, anchor storage.Sync, last int64) (storage.Sync, bool) {
+// syncsPast returns tp's syncs from anchor (or the first written after
+// it, when retention thinned it) through the first one written after it
+// whose upstream offset is past last; ok is false when there is none yet.
+// A partition's syncs are in write order.
+func (x *SyncIndex) syncsPast(tp TP, anchor storage.Sync, last int64) ([]storage.Sync, bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	h := x.parts[tp]
 	if h == nil {
-		return storage.Sync{}, false
+		return nil, false
 	}
-	from := sort.Search(len(h.syncs), func(i int) bool { return anchor.Key().Before(h.syncs[i].key()) })
+	from := sort.Search(len(h.syncs), func(i int) bool { return !h.syncs[i].key().Before(anchor.Key()) })
+	out := []storage.Sync{anchor}
 	for _, e := range h.syncs[from:] {
+		if e.key() == anchor.Key() {
+			continue
+		}
+		out = append(out, e.sync(tp))
 		if e.Upstream > last {
-			return e.sync(tp), true
+			return out, true
 		}
 	}
-	return storage.Sync{}, false
+	return nil, false
 }
 
 // newest returns tp's newest sync.

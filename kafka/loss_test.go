@@ -107,3 +107,16 @@ func TestLossConfirmedFromConnectShortfall(t *testing.T) {
 		t.Fatalf("incidents %+v", c.found)
 	}
 }
+
+// MM2 restarts from a committed position behind what it had copied (70,
+// DR already holds up to 79), copies 70..79 again, then skips 80..119: the
+// duplicates must not hide the loss.
+func TestLossCountedDespiteRecopiedRecords(t *testing.T) {
+	c := newLossCase(t, [2]int64{0, 0}, [2]int64{50, 50})
+	c.refresh(120, 80, 80, 69)
+	c.sync([2]int64{70, 80}, [2]int64{120, 90})
+	c.refresh(120, 121, 91, 120)
+	if len(c.found) != 1 || c.found[0].Lost != 40 || c.found[0].FirstOffset != 80 || c.found[0].LastOffset != 119 {
+		t.Fatalf("incidents %+v, want 80..119, 40 lost", c.found)
+	}
+}
