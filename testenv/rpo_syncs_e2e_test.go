@@ -33,6 +33,19 @@ func rpoSyncsFlowConfig(location string) *config.Flow {
 		ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
 }
 
+// rpoSyncsCaughtUp waits until the console reports no unreplicated message.
+func rpoSyncsCaughtUp(t *testing.T, mon *kafka.Monitor) {
+	t.Helper()
+	if err := testenv.Eventually(3*time.Minute, 500*time.Millisecond, func() error {
+		if s := mon.Snapshot(rpoSyncsFlow); s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
+			return fmt.Errorf("%s", snapshotLine(s))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // rpoSyncsCommitEnd commits group at the primary's end offsets of topic.
 func rpoSyncsCommitEnd(t *testing.T, primary *testenv.Kafka, group, topic string) map[int32]int64 {
 	t.Helper()
@@ -171,14 +184,7 @@ func TestRPONoFalseLossWhenDeletedAfterRead(t *testing.T) {
 	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "events.*"}
 	testenv.StartMM2Dedicated(t, opts)
 	mon, router, _ := startConsole(t, rpoSyncsFlowConfig("target"), primary, dr, 30*time.Second, filepath.Join(t.TempDir(), "db"))
-	if err := testenv.Eventually(3*time.Minute, 500*time.Millisecond, func() error {
-		if s := mon.Snapshot(rpoSyncsFlow); s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
-			return fmt.Errorf("%s", snapshotLine(s))
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	rpoSyncsCaughtUp(t, mon)
 	// Every producer on DR (MM2's included) gets 20 KB/s.
 	if _, err := dr.Admin(t).AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{
 		Entity: kadm.ClientQuotaEntity{{Type: "client-id"}},
@@ -270,14 +276,7 @@ func TestRPORealLossIncident(t *testing.T) {
 	mm2 := testenv.StartMM2Dedicated(t, opts)
 	db := filepath.Join(t.TempDir(), "db")
 	mon, _, stop := startConsole(t, rpoSyncsFlowConfig("target"), primary, dr, 30*time.Second, db)
-	if err := testenv.Eventually(3*time.Minute, 500*time.Millisecond, func() error {
-		if s := mon.Snapshot(rpoSyncsFlow); s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
-			return fmt.Errorf("%s", snapshotLine(s))
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	rpoSyncsCaughtUp(t, mon)
 	mm2.Stop()
 	firstLost := endOffsets(t, primary.Admin(t), "events")[tp{"events", 0}]
 	produceN(t, pcl, "events", 1, 100)
@@ -304,14 +303,7 @@ func TestRPORealLossIncident(t *testing.T) {
 	}
 	t.Logf("incident: %+v", inc)
 	// MM2 is past the gap and caught up; the loss stays shown.
-	if err := testenv.Eventually(3*time.Minute, 500*time.Millisecond, func() error {
-		if s := mon.Snapshot(rpoSyncsFlow); s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
-			return fmt.Errorf("%s", snapshotLine(s))
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	rpoSyncsCaughtUp(t, mon)
 	time.Sleep(15 * time.Second) // what "seconds later" means in the defect; the check below is not a wait
 	if s := mon.Snapshot(rpoSyncsFlow); s.DataLost != 1 || len(s.LossOpen) != 1 || s.LostOffsetsTotal != inc.Lost {
 		t.Fatalf("loss no longer shown after MM2 caught up: lost %d open %d total %d", s.DataLost, len(s.LossOpen), s.LostOffsetsTotal)
