@@ -67,14 +67,6 @@ type FlowSnapshot struct {
 	TotalLagMessages *int64
 	Unknown          int // partitions with unknown lag
 	DataLost         int // partitions with a confirmed, unacknowledged loss
-	// LossSuspected counts partitions whose source log start passed the
-	// replicated position while MM2 may still copy the records (loss.go).
-	LossSuspected int
-	// LossOpen are the flow's unacknowledged loss incidents, newest first;
-	// the totals count every incident ever recorded and its lost offsets.
-	LossOpen           []storage.LossIncident
-	LossIncidentsTotal int64
-	LostOffsetsTotal   int64
 	HeartbeatAt      time.Time
 	HeartbeatAge     *time.Duration
 	Status           Status
@@ -85,6 +77,15 @@ type FlowSnapshot struct {
 	// Link is the last good view of a Cluster Linking flow's link and
 	// mirrors; nil for MM2 flows.
 	Link *LinkStatus
+
+	// LossSuspected counts partitions whose source log start passed the
+	// replicated position while MM2 may still copy the records (loss.go).
+	LossSuspected int
+	// LossOpen are the flow's unacknowledged loss incidents, newest first;
+	// the totals count every incident ever recorded and its lost offsets.
+	LossOpen           []storage.LossIncident
+	LossIncidentsTotal int64
+	LostOffsetsTotal   int64
 }
 
 // Monitor ingests MM2 bookkeeping and refreshes lag for every flow.

@@ -32,7 +32,9 @@ type entry struct {
 	Incarnation                               int64 // of the offset-syncs topic
 }
 
-func (e entry) key() storage.SyncKey { return storage.SyncKey{Incarnation: e.Incarnation, LogOffset: e.LogOffset} }
+func (e entry) key() storage.SyncKey {
+	return storage.SyncKey{Incarnation: e.Incarnation, LogOffset: e.LogOffset}
+}
 
 func (e entry) pair() (int64, int64) { return e.Upstream, e.Downstream }
 
