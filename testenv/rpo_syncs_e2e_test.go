@@ -133,7 +133,7 @@ func TestRPOSyncsTopicSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	idx := mon.Translator(rpoSyncsFlow).Index
-	if err := testenv.Eventually(time.Minute, time.Second, func() error {
+	if err := testenv.Eventually(2*time.Minute, time.Second, func() error {
 		for p, end := range ends {
 			tl := idx.Translate(kafka.TP{Topic: "events", Partition: p}, end)
 			if want := mm2Offsets[fmt.Sprintf("events-%d", p)]; !tl.Translated() || tl.Offset < want {
@@ -142,7 +142,10 @@ func TestRPOSyncsTopicSwitch(t *testing.T) {
 		}
 		return nil
 	}); err != nil {
-		t.Fatal(err)
+		n, _ := store.CountSyncs(ctx, rpoSyncsFlow)
+		incs, _ := store.Incarnations(ctx, rpoSyncsFlow)
+		t.Fatalf("%v\n%d syncs stored (%d before the switch), %d in the index; incarnations %+v; ingestion %+v",
+			err, n, oldSyncs, idx.Len(), incs, mon.Snapshot(rpoSyncsFlow).Ingest)
 	}
 	n, err := store.CountSyncs(ctx, rpoSyncsFlow)
 	if err != nil || n <= oldSyncs {
