@@ -66,22 +66,25 @@ func rpoSyncsCommitEnd(t *testing.T, primary *testenv.Kafka, group, topic string
 	return out
 }
 
-// (a) offset-syncs.topic.location switched from source to target (as the
-// README recommends): the new topic's log starts at 0 again. The console
-// must store its syncs and translate at least as far as MM2's own
-// checkpoint (RemoteClusterUtils). Before incarnations the new syncs
-// collided with the old topic's log offsets and were dropped.
-func TestRPOSyncsTopicSwitch(t *testing.T) {
+// (a) The offset-syncs topic is deleted while MM2 is stopped; MM2 recreates
+// it on restart and its log starts at 0 again. The console, running all
+// along, must store the new topic's syncs and translate at least as far as
+// MM2's own checkpoint (RemoteClusterUtils). Before incarnations the new
+// syncs collided with the old topic's log offsets and were dropped.
+// (Switching offset-syncs.topic.location was tried first: Kafka 4.3's MM2
+// then wrote only the heartbeats' syncs to the new topic, so it could not
+// show the console's side.)
+func TestRPOSyncsTopicRecreated(t *testing.T) {
 	ctx := context.Background()
 	primary := testenv.StartKafka(t, "primary")
 	dr := testenv.StartKafka(t, "dr")
 	createTopics(t, primary, map[string]int32{"events": 2})
 	pcl := primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "source", Topics: "events.*",
+	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "events.*",
 		Extra: map[string]string{"primary->dr.offset.lag.max": "10"}} // many syncs on the old topic
 	mm2 := testenv.StartMM2Dedicated(t, opts)
-	db := filepath.Join(t.TempDir(), "drconsole.db")
-	mon, _, stop := startConsole(t, rpoSyncsFlowConfig("source"), primary, dr, 30*time.Second, db)
+	mon, router, _ := startConsole(t, rpoSyncsFlowConfig("target"), primary, dr, 30*time.Second, filepath.Join(t.TempDir(), "db"))
+	store := mon.Translator(rpoSyncsFlow).Store
 	for range 10 {
 		produceN(t, pcl, "events", 2, 200)
 	}
@@ -90,7 +93,7 @@ func TestRPOSyncsTopicSwitch(t *testing.T) {
 	var oldSyncs int64
 	if err := testenv.Eventually(3*time.Minute, time.Second, func() error {
 		s := mon.Snapshot(rpoSyncsFlow)
-		n, err := mon.Translator(rpoSyncsFlow).Store.CountSyncs(ctx, rpoSyncsFlow)
+		n, err := store.CountSyncs(ctx, rpoSyncsFlow)
 		if err != nil || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 || n < 40 {
 			return fmt.Errorf("%d syncs stored (%v); %s", n, err, snapshotLine(s))
 		}
@@ -100,15 +103,25 @@ func TestRPOSyncsTopicSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	mm2.Stop()
-	stop()
-	t.Logf("old topic (on the source): %d syncs stored", oldSyncs)
+	syncTopic, _ := opts.OffsetSyncsTopic()
+	dadm := dr.Admin(t)
+	if _, err := dadm.DeleteTopics(ctx, syncTopic); err != nil {
+		t.Fatal(err)
+	}
+	if err := testenv.Eventually(time.Minute, 500*time.Millisecond, func() error {
+		td, err := dadm.ListTopics(ctx, syncTopic)
+		if err != nil || td[syncTopic].Err == nil {
+			return fmt.Errorf("%s still listed (%v)", syncTopic, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("old topic: %d syncs stored; deleted it", oldSyncs)
 
-	opts.OffsetSyncsLocation = "target"
-	testenv.StartMM2Dedicated(t, opts)
-	mon, router, _ := startConsole(t, rpoSyncsFlowConfig("target"), primary, dr, 30*time.Second, db)
+	testenv.StartMM2Dedicated(t, opts) // recreates the topic
 	produceN(t, pcl, "events", 2, 300)
 	ends := rpoSyncsCommitEnd(t, primary, group, "events")
-	store := mon.Translator(rpoSyncsFlow).Store
 
 	// MM2's own answer, from its checkpoints, once it covers the new end.
 	var mm2Offsets map[string]int64
@@ -144,8 +157,15 @@ func TestRPOSyncsTopicSwitch(t *testing.T) {
 	}); err != nil {
 		n, _ := store.CountSyncs(ctx, rpoSyncsFlow)
 		incs, _ := store.Incarnations(ctx, rpoSyncsFlow)
-		t.Fatalf("%v\n%d syncs stored (%d before the switch), %d in the index; incarnations %+v; ingestion %+v",
-			err, n, oldSyncs, idx.Len(), incs, mon.Snapshot(rpoSyncsFlow).Ingest)
+		h0, n0 := idx.History(kafka.TP{Topic: "events", Partition: 0}, 8)
+		var syncsOnTopic []string
+		for _, r := range readTopic(t, dr, syncTopic) {
+			if s, err := kafka.DecodeOffsetSync(r.Key, r.Value); err == nil && s.Topic == "events" {
+				syncsOnTopic = append(syncsOnTopic, fmt.Sprintf("%d:%d->%d@%d", s.Partition, s.Upstream, s.Downstream, r.Offset))
+			}
+		}
+		t.Fatalf("%v\n%d syncs stored (%d before the switch), %d in the index; events-0 newest of %d: %+v\nevents syncs in %s: %v\nincarnations %+v; ingestion %+v",
+			err, n, oldSyncs, idx.Len(), n0, h0, syncTopic, syncsOnTopic, incs, mon.Snapshot(rpoSyncsFlow).Ingest)
 	}
 	n, err := store.CountSyncs(ctx, rpoSyncsFlow)
 	if err != nil || n <= oldSyncs {
@@ -155,15 +175,14 @@ func TestRPOSyncsTopicSwitch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	syncTopic, _ := opts.OffsetSyncsTopic()
-	topicID := ""
-	for _, inc := range incs {
-		if inc.Cluster == "target" && inc.Topic == syncTopic && inc.Incarnation > 0 {
-			topicID = inc.TopicID
+	topicID, lives := "", 0
+	for _, inc := range incs { // oldest first
+		if inc.Cluster == "target" && inc.Topic == syncTopic {
+			topicID, lives = inc.TopicID, lives+1
 		}
 	}
-	if topicID == "" {
-		t.Fatalf("no incarnation recorded for %s on the target: %+v", syncTopic, incs)
+	if lives != 2 || topicID == "" {
+		t.Fatalf("want 2 incarnations of %s on the target: %+v", syncTopic, incs)
 	}
 	rec := httptest.NewRecorder()
 	router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, views.FlowPath(rpoSyncsFlow), nil))
