@@ -118,7 +118,11 @@ func (su *lossSuspect) verdict(tp TP, idx *SyncIndex, co storage.ConnectOffset, 
 			DetectedMs: su.detected.UnixMilli(), ConfirmedMs: now.UnixMilli(), How: how}
 	}
 	if !su.hasAnchor {
-		return nil, false // no sync below the gap: nothing to count against
+		// Syncs below the gap may still be on their way (ingestion catching
+		// up after a start); until one is there, nothing to count against.
+		if su.anchor, su.hasAnchor = idx.syncBelow(tp, su.first); !su.hasAnchor {
+			return nil, false
+		}
 	}
 	if run, ok := idx.syncsPast(tp, su.anchor, su.last); ok {
 		// Count pair by pair: a restarted MM2 may copy some records again

@@ -120,3 +120,15 @@ func TestLossCountedDespiteRecopiedRecords(t *testing.T) {
 		t.Fatalf("incidents %+v, want 80..119, 40 lost", c.found)
 	}
 }
+
+// At start-up the gap can be seen before the syncs below it are ingested:
+// they are looked for again, and the loss is still judged.
+func TestLossJudgedWhenSyncsArriveLate(t *testing.T) {
+	c := newLossCase(t)
+	c.refresh(120, 80, 80, 79)
+	c.sync([2]int64{0, 0}, [2]int64{50, 50}, [2]int64{120, 80})
+	c.refresh(120, 130, 90, 79)
+	if len(c.found) != 1 || c.found[0].Lost != 40 {
+		t.Fatalf("incidents %+v", c.found)
+	}
+}
