@@ -92,8 +92,16 @@ func (h *Handlers) Flow(w http.ResponseWriter, r *http.Request) {
 	l.Total, l.Page, l.Pages = len(topics), 1, 1
 	chart := views.NewChart(900, 220, views.MillisLabel, views.Series{Name: "RPO", Class: "rpo",
 		Points: h.rpoPoints(r.Context(), s.Flow.Name, now.Add(-SparkWindow))})
+	losses, lossErr := h.Store.LossIncidents(r.Context(), s.Flow.Name, false, lossHistoryRows)
+	if lossErr != nil {
+		h.Log.Error("reading data loss history", "flow", s.Flow.Name, "err", lossErr)
+	}
+	incs, err := h.Store.Incarnations(r.Context(), s.Flow.Name)
+	if err != nil {
+		h.Log.Error("reading internal topic incarnations", "flow", s.Flow.Name, "err", err)
+	}
 	h.render(w, r, http.StatusOK, views.Flow(views.FlowPage{Chrome: h.chrome(s.Flow.Name), Now: now, Snap: s,
-		Topics: topics, List: l, RPOChart: chart, Window: SparkWindow}))
+		Topics: topics, List: l, RPOChart: chart, Window: SparkWindow, Losses: losses, LossUnknown: lossErr != nil, CanAck: actorMayOperate(r), Incarnations: incs}))
 }
 
 // Topic is GET /flows/{flow}/topics/{topic}: partitions, paginated.

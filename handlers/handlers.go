@@ -114,7 +114,8 @@ func (h *Handlers) rpoPoints(ctx context.Context, flow string, since time.Time) 
 // Overview is GET /.
 func (h *Handlers) Overview(w http.ResponseWriter, r *http.Request) {
 	now := h.now()
-	p := views.OverviewPage{Chrome: h.chrome("Overview"), Now: now, Window: SparkWindow}
+	p := views.OverviewPage{Chrome: h.chrome("Overview"), Now: now, Window: SparkWindow, CanAck: actorMayOperate(r)}
+	p.Losses, p.LossUnknown = h.openLosses(r)
 	for _, s := range h.Monitor.Snapshots() {
 		p.Cards = append(p.Cards, views.FlowCard{Snap: s, RPO: h.rpoPoints(r.Context(), s.Flow.Name, now.Add(-SparkWindow))})
 	}

@@ -35,14 +35,20 @@ var (
 	descUp = prometheus.NewDesc("kafka_mirror_cluster_up",
 		"1 when the console's last request to the cluster worked.", []string{"flow", "role"}, nil)
 	descDataLost = prometheus.NewDesc("kafka_mirror_data_lost_partitions",
-		"Partitions whose source log start passed the replicated position (retention deleted unreplicated data).", []string{"flow"}, nil)
+		"Partitions with a confirmed loss (source records deleted before MM2 copied them) not yet acknowledged by an operator.", []string{"flow"}, nil)
+	descLossSuspected = prometheus.NewDesc("kafka_mirror_data_loss_suspected_partitions",
+		"Partitions whose source log start passed the replicated position while MM2 may still copy the records: a possible loss being checked.", []string{"flow"}, nil)
+	descLostRecords = prometheus.NewDesc("kafka_mirror_lost_records_total",
+		"Source offsets deleted before MM2 copied them, over every recorded loss incident (transaction markers among them count too).", []string{"flow"}, nil)
+	descLossIncidents = prometheus.NewDesc("kafka_mirror_loss_incidents_total",
+		"Recorded data loss incidents.", []string{"flow"}, nil)
 	descUnknown = prometheus.NewDesc("kafka_mirror_unknown_partitions",
 		"Partitions whose lag is unknown.", []string{"flow"}, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (c MetricsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLagMessages, descLagMs, descRPOMs, descRPOMessages, descHeartbeatAge, descStatus, descUp, descDataLost, descUnknown, descUnknownAge} {
+	for _, d := range []*prometheus.Desc{descLagMessages, descLagMs, descRPOMs, descRPOMessages, descHeartbeatAge, descStatus, descUp, descDataLost, descLossSuspected, descLostRecords, descLossIncidents, descUnknown, descUnknownAge} {
 		ch <- d
 	}
 }
@@ -93,6 +99,12 @@ func (c MetricsCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		gauge(descDataLost, float64(s.DataLost), flow)
+		if !s.Flow.IsClusterLink() {
+			gauge(descLossSuspected, float64(s.LossSuspected), flow)
+			// Counted from the incidents stored in SQLite: monotonic across restarts.
+			ch <- prometheus.MustNewConstMetric(descLostRecords, prometheus.CounterValue, float64(s.LostOffsetsTotal), flow)
+			ch <- prometheus.MustNewConstMetric(descLossIncidents, prometheus.CounterValue, float64(s.LossIncidentsTotal), flow)
+		}
 		gauge(descUnknown, float64(s.Unknown), flow)
 		gauge(descUnknownAge, float64(unknownAge), flow)
 	}

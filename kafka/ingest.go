@@ -3,6 +3,7 @@ package kafka
 import (
 	"cmp"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,11 @@ import (
 // the last batch, and every batch is stored together with its new position
 // in one transaction: after a crash or restart nothing is lost and nothing
 // is stored twice. The history then survives the cluster it came from.
+//
+// Positions and records are stored with the incarnation of the topic they
+// were read from (its topic id): a recreated or relocated topic restarts at
+// offset 0 and must neither resume from the old topic's position nor have
+// its records mistaken for ones already stored.
 type Ingester struct {
 	Flow       *config.Flow
 	Topics     FlowTopics
@@ -66,7 +72,7 @@ func (in *Ingester) Run(ctx context.Context) {
 func (in *Ingester) loop(ctx context.Context, cluster string, opts []kgo.Opt, topics []string) {
 	backoff := time.Second
 	for ctx.Err() == nil {
-		err := in.consume(ctx, opts, topics)
+		err := in.consume(ctx, cluster, opts, topics)
 		if ctx.Err() != nil {
 			return
 		}
@@ -86,27 +92,35 @@ func (in *Ingester) loop(ctx context.Context, cluster string, opts []kgo.Opt, to
 	}
 }
 
-// layout lists the existing partitions of topics.
-func layout(ctx context.Context, adm *kadm.Client, topics []string) (map[string][]int32, error) {
+// topicLayout is an existing topic's partitions and identity.
+type topicLayout struct {
+	ID         kadm.TopicID
+	Partitions []int32
+}
+
+// layout lists the existing partitions and topic ids of topics.
+func layout(ctx context.Context, adm *kadm.Client, topics []string) (map[string]topicLayout, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	td, err := adm.ListTopicsWithInternal(ctx, topics...)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]int32{}
+	out := map[string]topicLayout{}
 	for _, t := range td.Sorted() {
 		if t.Err != nil {
 			continue // not created yet: MM2 creates its topics lazily
 		}
+		l := topicLayout{ID: t.ID}
 		for _, p := range t.Partitions.Sorted() {
-			out[t.Topic] = append(out[t.Topic], p.Partition)
+			l.Partitions = append(l.Partitions, p.Partition)
 		}
+		out[t.Topic] = l
 	}
 	return out, nil
 }
 
-func (in *Ingester) consume(ctx context.Context, opts []kgo.Opt, topics []string) error {
+func (in *Ingester) consume(ctx context.Context, cluster string, opts []kgo.Opt, topics []string) error {
 	admCl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return err
@@ -131,11 +145,15 @@ func (in *Ingester) consume(ctx context.Context, opts []kgo.Opt, topics []string
 		}
 		return nil
 	}
+	incs, err := in.incarnations(ctx, adm, cluster, parts)
+	if err != nil {
+		return err
+	}
 	assign := map[string]map[int32]kgo.Offset{}
-	for topic, ps := range parts {
+	for topic, l := range parts {
 		assign[topic] = map[int32]kgo.Offset{}
-		for _, p := range ps {
-			next, ok, err := in.Store.Position(ctx, in.Flow.Name, topic, p)
+		for _, p := range l.Partitions {
+			next, ok, err := in.Store.PositionIn(ctx, in.Flow.Name, topic, incs[topic], p)
 			if err != nil {
 				return err
 			}
@@ -172,11 +190,22 @@ func (in *Ingester) consume(ctx context.Context, opts []kgo.Opt, topics []string
 			return fetchErr
 		}
 		var storeErr error
-		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
-			if storeErr == nil && len(p.Records) > 0 {
-				storeErr = in.store(ctx, p.Topic, p.Partition, p.Records)
+		fetches.EachTopic(func(t kgo.FetchTopic) {
+			// The broker answers by topic id: records of a topic recreated
+			// since the layout was read belong to a new incarnation.
+			if t.TopicID != ([16]byte{}) && t.TopicID != parts[t.Topic].ID && parts[t.Topic].ID != (kadm.TopicID{}) {
+				storeErr = errTopicRecreated
+				return
+			}
+			for _, p := range t.Partitions {
+				if storeErr == nil && len(p.Records) > 0 {
+					storeErr = in.store(ctx, t.Topic, p.Partition, incs[t.Topic], p.Records)
+				}
 			}
 		})
+		if errors.Is(storeErr, errTopicRecreated) {
+			return nil // rebuild with the new incarnation
+		}
 		if storeErr != nil {
 			return storeErr
 		}
@@ -191,22 +220,62 @@ func (in *Ingester) consume(ctx context.Context, opts []kgo.Opt, topics []string
 	return nil
 }
 
-func sameLayout(a, b map[string][]int32) bool {
+var errTopicRecreated = errors.New("an internal topic was recreated")
+
+func sameLayout(a, b map[string]topicLayout) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	for t, ps := range a {
-		if !slices.Equal(ps, b[t]) {
+	for t, l := range a {
+		if l.ID != b[t].ID || !slices.Equal(l.Partitions, b[t].Partitions) {
 			return false
 		}
 	}
 	return true
 }
 
+// incarnations resolves the incarnation of every topic in parts, recording
+// a new one (and saying so) when a topic id was not seen before.
+func (in *Ingester) incarnations(ctx context.Context, adm *kadm.Client, cluster string, parts map[string]topicLayout) (map[string]int64, error) {
+	names := make([]string, 0, len(parts))
+	for t := range parts {
+		names = append(names, t)
+	}
+	var ends map[string]map[int32]int64
+	if listed, err := adm.ListEndOffsets(ctx, names...); err == nil || partial(err) {
+		ends = map[string]map[int32]int64{}
+		listed.Each(func(o kadm.ListedOffset) {
+			if o.Err == nil {
+				if ends[o.Topic] == nil {
+					ends[o.Topic] = map[int32]int64{}
+				}
+				ends[o.Topic][o.Partition] = o.Offset
+			}
+		})
+	}
+	out := map[string]int64{}
+	for t, l := range parts {
+		id := ""
+		if l.ID != (kadm.TopicID{}) {
+			id = hex.EncodeToString(l.ID[:])
+		}
+		inc, created, err := in.Store.ResolveIncarnation(ctx, in.Flow.Name, cluster, t, id, ends[t])
+		if err != nil {
+			return nil, err
+		}
+		if created && inc.Incarnation > 0 {
+			in.Log.Warn("new incarnation of an MM2 internal topic: reading it from its start", "flow", in.Flow.Name,
+				"cluster", cluster, "topic", t, "topic_id", id, "incarnation", inc.Incarnation, "why", inc.Note)
+		}
+		out[t] = inc.Incarnation
+	}
+	return out, nil
+}
+
 // store decodes records of one internal topic partition and stores them
 // with the position after the last one.
-func (in *Ingester) store(ctx context.Context, topic string, partition int32, recs []*kgo.Record) error {
-	b := storage.Batch{Flow: in.Flow.Name, Topic: topic, Partition: partition, NextOffset: recs[len(recs)-1].Offset + 1}
+func (in *Ingester) store(ctx context.Context, topic string, partition int32, incarnation int64, recs []*kgo.Record) error {
+	b := storage.Batch{Flow: in.Flow.Name, Topic: topic, Partition: partition, Incarnation: incarnation, NextOffset: recs[len(recs)-1].Offset + 1}
 	var decodeErrs int64
 	var lastErr string
 	bad := func(r *kgo.Record, err error) {
@@ -227,7 +296,7 @@ func (in *Ingester) store(ctx context.Context, topic string, partition int32, re
 				continue
 			}
 			b.Syncs = append(b.Syncs, storage.Sync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream,
-				Downstream: s.Downstream, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli()})
+				Downstream: s.Downstream, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli(), Incarnation: incarnation})
 		case in.Topics.Checkpoints:
 			c, err := DecodeCheckpoint(r.Key, r.Value)
 			if err != nil {
@@ -264,7 +333,7 @@ func (in *Ingester) store(ctx context.Context, topic string, partition int32, re
 				continue // another flow sharing the Connect cluster
 			}
 			connect[TP{o.Topic, o.Partition}] = storage.ConnectOffset{Topic: o.Topic, Partition: o.Partition,
-				LastOffset: o.Offset, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli()}
+				LastOffset: o.Offset, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli(), Incarnation: incarnation}
 		}
 	}
 	for _, h := range heartbeats {

@@ -47,8 +47,12 @@ type PartitionLag struct {
 	// partition that is behind: how long ago the console first saw its first
 	// unreplicated record exist. Never a substitute shown as exact.
 	LagMsAtLeast *int64
-	// DataLost: retention deleted source records MM2 never copied.
-	DataLost bool
+	// DataLost: retention deleted source records MM2 never copied. Read
+	// sets it when the source log start passed the replicated position;
+	// the loss judge (loss.go) then keeps it only for a confirmed loss
+	// and marks an undecided gap LossSuspected instead.
+	DataLost      bool
+	LossSuspected bool
 	// Restarted, when set, says why the source log is a new one (topic
 	// recreated, end offset went backwards, MM2's position past the end)
 	// and since when: MM2's old position no longer counts.

@@ -180,7 +180,7 @@ func TestSyncIndexRestartStartsNewHistory(t *testing.T) {
 	if tr := x.Translate(tp, 52); tr.Method != MethodTooOld {
 		t.Fatalf("an offset before the new log's first sync must not use the old log's 50->50: %+v", tr)
 	}
-	x.Remove([]int64{1}) // thinning the old history keeps the boundary
+	x.Remove([]storage.SyncKey{{LogOffset: 1}}) // thinning the old history keeps the boundary
 	if tr := x.Translate(tp, 52); tr.Method != MethodTooOld {
 		t.Fatalf("after Remove: %+v", tr)
 	}

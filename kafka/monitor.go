@@ -77,7 +77,7 @@ type FlowSnapshot struct {
 	MaxLagMessages   *int64
 	TotalLagMessages *int64
 	Unknown          int // partitions with unknown lag
-	DataLost         int // partitions that lost unreplicated data to retention
+	DataLost         int // partitions with a confirmed, unacknowledged loss
 	HeartbeatAt      time.Time
 	HeartbeatAge     *time.Duration
 	Status           Status
@@ -88,6 +88,15 @@ type FlowSnapshot struct {
 	// Link is the last good view of a Cluster Linking flow's link and
 	// mirrors; nil for MM2 flows.
 	Link *LinkStatus
+
+	// LossSuspected counts partitions whose source log start passed the
+	// replicated position while MM2 may still copy the records (loss.go).
+	LossSuspected int
+	// LossOpen are the flow's unacknowledged loss incidents, newest first;
+	// the totals count every incident ever recorded and its lost offsets.
+	LossOpen           []storage.LossIncident
+	LossIncidentsTotal int64
+	LostOffsetsTotal   int64
 }
 
 // Monitor ingests MM2 bookkeeping and refreshes lag for every flow.
@@ -121,6 +130,7 @@ type flowMonitor struct {
 	last              []PartitionLag // newest known partition values
 	lastPartitionSave time.Time
 	snap              *FlowSnapshot
+	loss              lossJudge
 }
 
 // PartitionSampleEvery is how often per-partition lag goes to SQLite.
@@ -290,6 +300,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 		age := max(now.Sub(s.HeartbeatAt), 0)
 		s.HeartbeatAge, hb = &age, &age
 	}
+	m.judgeLoss(ctx, fm, s, fm.link == nil && rd.SourceErr == nil, now)
 	s.aggregate()
 	s.Status, s.Reason = fm.tracker.update(now, s.rpo(), hb, broken, m.cfg.Thresholds)
 	s.StatusSince = fm.tracker.since

@@ -107,7 +107,7 @@ func (s *MirrorState) apply(b storage.Batch) {
 	defer s.mu.Unlock()
 	for _, c := range b.ConnectOffsets {
 		tp := TP{c.Topic, c.Partition}
-		if old, ok := s.connect[tp]; !ok || c.LogOffset > old.LogOffset {
+		if old, ok := s.connect[tp]; !ok || (storage.SyncKey{Incarnation: old.Incarnation, LogOffset: old.LogOffset}).Before(storage.SyncKey{Incarnation: c.Incarnation, LogOffset: c.LogOffset}) {
 			s.connect[tp] = c
 		}
 	}

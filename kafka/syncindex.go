@@ -29,15 +29,21 @@ type history struct {
 }
 
 // entry is a stored sync without its partition (the map key holds it):
-// 32 bytes a sync, so millions fit.
+// 40 bytes a sync, so millions fit.
 type entry struct {
 	Upstream, Downstream, LogOffset, RecordMs int64
+	Incarnation                               int64 // of the offset-syncs topic
+}
+
+func (e entry) key() storage.SyncKey {
+	return storage.SyncKey{Incarnation: e.Incarnation, LogOffset: e.LogOffset}
 }
 
 func (e entry) pair() (int64, int64) { return e.Upstream, e.Downstream }
 
 func (e entry) sync(tp TP) storage.Sync {
-	return storage.Sync{Topic: tp.Topic, Partition: tp.Partition, Upstream: e.Upstream, Downstream: e.Downstream, LogOffset: e.LogOffset, RecordMs: e.RecordMs}
+	return storage.Sync{Topic: tp.Topic, Partition: tp.Partition, Upstream: e.Upstream, Downstream: e.Downstream,
+		LogOffset: e.LogOffset, RecordMs: e.RecordMs, Incarnation: e.Incarnation}
 }
 
 // NewSyncIndex returns an empty index.
@@ -53,8 +59,10 @@ func (x *SyncIndex) Load(ctx context.Context, store *storage.Store, flow string)
 	})
 }
 
-// Add appends syncs; ones at or below a partition's newest log offset are
-// already known and skipped.
+// Add appends syncs; ones at or before a partition's newest (incarnation,
+// log offset) are already known and skipped. A new incarnation of the
+// offset-syncs topic restarts its log offsets at 0, so comparing log
+// offsets alone would drop most of its syncs.
 func (x *SyncIndex) Add(syncs []storage.Sync) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -72,14 +80,14 @@ func (x *SyncIndex) addLocked(s storage.Sync) {
 	}
 	if n := len(h.syncs); n > 0 {
 		last := h.syncs[n-1]
-		if s.LogOffset <= last.LogOffset {
+		if !last.key().Before(s.Key()) {
 			return
 		}
 		if s.Upstream < last.Upstream {
 			h.start = n
 		}
 	}
-	h.syncs = append(h.syncs, entry{s.Upstream, s.Downstream, s.LogOffset, s.RecordMs})
+	h.syncs = append(h.syncs, entry{s.Upstream, s.Downstream, s.LogOffset, s.RecordMs, s.Incarnation})
 	x.n++
 }
 
@@ -159,7 +167,7 @@ func (x *SyncIndex) History(tp TP, limit int) ([]storage.Sync, int) {
 
 // Thin chooses which syncs recorded before cutoffMs to delete so that about
 // one per intervalMs bucket remains, per partition and history segment. It
-// returns their log offsets; nothing is removed until Remove.
+// returns their keys; nothing is removed until Remove.
 //
 // Why this is safe: within a segment (upstream and downstream both rising)
 // translation uses the greatest sync at or below an offset, so deleting a
@@ -168,13 +176,13 @@ func (x *SyncIndex) History(tp TP, limit int) ([]storage.Sync, int) {
 // boundary (an upstream rewind or a downstream truncation) and the sync just
 // before it are kept, because translation finds rewinds by comparing
 // neighbours; so is the newest sync of each partition.
-func (x *SyncIndex) Thin(cutoffMs, intervalMs int64) []int64 {
+func (x *SyncIndex) Thin(cutoffMs, intervalMs int64) []storage.SyncKey {
 	if intervalMs <= 0 {
 		return nil
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	var doomed []int64
+	var doomed []storage.SyncKey
 	for _, hist := range x.parts {
 		h := hist.syncs
 		var lastKeptBucket int64
@@ -188,32 +196,32 @@ func (x *SyncIndex) Thin(cutoffMs, intervalMs int64) []int64 {
 			case beforeBoundary || i == len(h)-1:
 				// kept, but does not start a bucket
 			default:
-				doomed = append(doomed, s.LogOffset)
+				doomed = append(doomed, s.key())
 			}
 		}
 	}
 	return doomed
 }
 
-// Remove drops syncs by log offset.
-func (x *SyncIndex) Remove(logOffsets []int64) {
-	if len(logOffsets) == 0 {
+// Remove drops syncs by key.
+func (x *SyncIndex) Remove(keys []storage.SyncKey) {
+	if len(keys) == 0 {
 		return
 	}
-	gone := make(map[int64]bool, len(logOffsets))
-	for _, o := range logOffsets {
-		gone[o] = true
+	gone := make(map[storage.SyncKey]bool, len(keys))
+	for _, k := range keys {
+		gone[k] = true
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, h := range x.parts {
 		before := len(h.syncs)
 		for _, e := range h.syncs[:h.floor] {
-			if gone[e.LogOffset] {
+			if gone[e.key()] {
 				h.floor--
 			}
 		}
-		h.syncs = slices.DeleteFunc(h.syncs, func(e entry) bool { return gone[e.LogOffset] })
+		h.syncs = slices.DeleteFunc(h.syncs, func(e entry) bool { return gone[e.key()] })
 		x.n -= before - len(h.syncs)
 		h.start = h.floor // boundaries are never removed, but their indexes moved
 		for i := h.floor + 1; i < len(h.syncs); i++ {

@@ -16,6 +16,21 @@ type Sync struct {
 	Downstream int64
 	LogOffset  int64 // offset in the offset-syncs topic: MM2's write order
 	RecordMs   int64
+	// Incarnation of the offset-syncs topic LogOffset is in: a recreated or
+	// relocated topic restarts at 0, so (Incarnation, LogOffset) is the order.
+	Incarnation int64
+}
+
+// SyncKey names a stored sync.
+type SyncKey struct{ Incarnation, LogOffset int64 }
+
+// Key returns the sync's identity.
+func (x Sync) Key() SyncKey { return SyncKey{x.Incarnation, x.LogOffset} }
+
+// Before reports whether a was written before b: incarnation first, then
+// the position in that incarnation's log.
+func (a SyncKey) Before(b SyncKey) bool {
+	return a.Incarnation < b.Incarnation || a.Incarnation == b.Incarnation && a.LogOffset < b.LogOffset
 }
 
 // Checkpoint is one stored MM2 checkpoint.
@@ -41,11 +56,12 @@ type Heartbeat struct {
 
 // ConnectOffset is MirrorSourceConnector's committed position.
 type ConnectOffset struct {
-	Topic      string
-	Partition  int32
-	LastOffset int64 // last replicated upstream offset; next is +1
-	LogOffset  int64
-	RecordMs   int64
+	Topic       string
+	Partition   int32
+	LastOffset  int64 // last replicated upstream offset; next is +1
+	LogOffset   int64
+	RecordMs    int64
+	Incarnation int64 // of the Connect offsets topic LogOffset is in
 }
 
 // Batch is what ingestion read from one partition of one internal topic:
@@ -55,6 +71,7 @@ type Batch struct {
 	Flow           string
 	Topic          string // the internal topic consumed
 	Partition      int32
+	Incarnation    int64 // of Topic; every record of the batch is stored with it
 	NextOffset     int64
 	Syncs          []Sync
 	Checkpoints    []Checkpoint
@@ -63,8 +80,9 @@ type Batch struct {
 }
 
 // Apply stores b and its resume position in one transaction. Records at or
-// past an already stored position are ignored (INSERT OR IGNORE on the log
-// offset), so replaying a batch after a crash cannot store anything twice.
+// past an already stored position are ignored (INSERT OR IGNORE on the
+// incarnation and log offset), so replaying a batch after a crash cannot
+// store anything twice; a record of a newer incarnation is always newer.
 func (s *Store) Apply(ctx context.Context, b Batch) error {
 	id, err := s.flowID(ctx, b.Flow)
 	if err != nil {
@@ -72,43 +90,44 @@ func (s *Store) Apply(ctx context.Context, b Batch) error {
 	}
 	now := time.Now().UnixMilli()
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		if err := insertSyncs(ctx, tx, id, b.Syncs); err != nil {
+		if err := insertSyncs(ctx, tx, id, b.Incarnation, b.Syncs); err != nil {
 			return err
 		}
 		for _, c := range b.Checkpoints {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO checkpoints
-				(flow_id, group_id, topic, partition, upstream, downstream, metadata, log_offset, record_ms)
-				VALUES (?,?,?,?,?,?,?,?,?)
+				(flow_id, group_id, topic, partition, upstream, downstream, metadata, log_offset, record_ms, incarnation)
+				VALUES (?,?,?,?,?,?,?,?,?,?)
 				ON CONFLICT DO UPDATE SET upstream=excluded.upstream, downstream=excluded.downstream,
-					metadata=excluded.metadata, log_offset=excluded.log_offset, record_ms=excluded.record_ms
-				WHERE excluded.log_offset > checkpoints.log_offset`,
-				id, c.Group, c.Topic, c.Partition, c.Upstream, c.Downstream, c.Metadata, c.LogOffset, c.RecordMs); err != nil {
+					metadata=excluded.metadata, log_offset=excluded.log_offset, record_ms=excluded.record_ms,
+					incarnation=excluded.incarnation
+				WHERE (excluded.incarnation, excluded.log_offset) > (checkpoints.incarnation, checkpoints.log_offset)`,
+				id, c.Group, c.Topic, c.Partition, c.Upstream, c.Downstream, c.Metadata, c.LogOffset, c.RecordMs, b.Incarnation); err != nil {
 				return err
 			}
 		}
 		for _, h := range b.Heartbeats {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO heartbeats
-				(flow_id, source_alias, target_alias, emitted_ms, log_offset, count) VALUES (?,?,?,?,?,?)
+				(flow_id, source_alias, target_alias, emitted_ms, log_offset, count, incarnation) VALUES (?,?,?,?,?,?,?)
 				ON CONFLICT DO UPDATE SET emitted_ms=max(emitted_ms, excluded.emitted_ms),
-					log_offset=excluded.log_offset, count=count+excluded.count
-				WHERE excluded.log_offset > heartbeats.log_offset`,
-				id, h.SourceAlias, h.TargetAlias, h.EmittedMs, h.LogOffset, h.Count); err != nil {
+					log_offset=excluded.log_offset, count=count+excluded.count, incarnation=excluded.incarnation
+				WHERE (excluded.incarnation, excluded.log_offset) > (heartbeats.incarnation, heartbeats.log_offset)`,
+				id, h.SourceAlias, h.TargetAlias, h.EmittedMs, h.LogOffset, h.Count, b.Incarnation); err != nil {
 				return err
 			}
 		}
 		for _, c := range b.ConnectOffsets {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO connect_offsets
-				(flow_id, topic, partition, last_offset, log_offset, record_ms) VALUES (?,?,?,?,?,?)
+				(flow_id, topic, partition, last_offset, log_offset, record_ms, incarnation) VALUES (?,?,?,?,?,?,?)
 				ON CONFLICT DO UPDATE SET last_offset=excluded.last_offset, log_offset=excluded.log_offset,
-					record_ms=excluded.record_ms
-				WHERE excluded.log_offset > connect_offsets.log_offset`,
-				id, c.Topic, c.Partition, c.LastOffset, c.LogOffset, c.RecordMs); err != nil {
+					record_ms=excluded.record_ms, incarnation=excluded.incarnation
+				WHERE (excluded.incarnation, excluded.log_offset) > (connect_offsets.incarnation, connect_offsets.log_offset)`,
+				id, c.Topic, c.Partition, c.LastOffset, c.LogOffset, c.RecordMs, b.Incarnation); err != nil {
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO ingest_positions (flow_id, topic, partition, next_offset, updated_ms)
-			VALUES (?,?,?,?,?) ON CONFLICT DO UPDATE SET next_offset=excluded.next_offset, updated_ms=excluded.updated_ms`,
-			id, b.Topic, b.Partition, b.NextOffset, now)
+		_, err := tx.ExecContext(ctx, `INSERT INTO ingest_positions (flow_id, topic, incarnation, partition, next_offset, updated_ms)
+			VALUES (?,?,?,?,?,?) ON CONFLICT DO UPDATE SET next_offset=excluded.next_offset, updated_ms=excluded.updated_ms`,
+			id, b.Topic, b.Incarnation, b.Partition, b.NextOffset, now)
 		return err
 	})
 	if err != nil {
@@ -121,18 +140,18 @@ func (s *Store) Apply(ctx context.Context, b Batch) error {
 // executions (and cgo calls) per batch roughly doubles the insert rate.
 const syncRowsPerInsert = 128
 
-func insertSyncs(ctx context.Context, tx *sql.Tx, flowID int64, syncs []Sync) error {
+func insertSyncs(ctx context.Context, tx *sql.Tx, flowID, incarnation int64, syncs []Sync) error {
 	var full *sql.Stmt
-	args := make([]any, 0, syncRowsPerInsert*7)
+	args := make([]any, 0, syncRowsPerInsert*8)
 	for len(syncs) > 0 {
 		chunk := syncs[:min(len(syncs), syncRowsPerInsert)]
 		syncs = syncs[len(chunk):]
 		args = args[:0]
 		for _, x := range chunk {
-			args = append(args, flowID, x.Topic, x.Partition, x.LogOffset, x.Upstream, x.Downstream, x.RecordMs)
+			args = append(args, flowID, incarnation, x.Topic, x.Partition, x.LogOffset, x.Upstream, x.Downstream, x.RecordMs)
 		}
-		q := "INSERT OR IGNORE INTO offset_syncs (flow_id, topic, partition, log_offset, upstream, downstream, record_ms) VALUES " +
-			strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?,?),", len(chunk)), ",")
+		q := "INSERT OR IGNORE INTO offset_syncs (flow_id, incarnation, topic, partition, log_offset, upstream, downstream, record_ms) VALUES " +
+			strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?,?,?),", len(chunk)), ",")
 		var err error
 		if len(chunk) == syncRowsPerInsert {
 			if full == nil {
@@ -152,15 +171,27 @@ func insertSyncs(ctx context.Context, tx *sql.Tx, flowID int64, syncs []Sync) er
 	return nil
 }
 
-// Position returns where ingestion of topic/partition resumes; ok is false
-// when it never ran.
+// Position returns where ingestion of topic/partition resumes in the newest
+// incarnation of topic ingested; ok is false when it never ran.
 func (s *Store) Position(ctx context.Context, flow, topic string, partition int32) (next int64, ok bool, err error) {
+	return s.position(ctx, flow, topic, -1, partition)
+}
+
+// PositionIn returns where ingestion of topic/partition resumes in one
+// incarnation of topic; ok is false when it never ran there.
+func (s *Store) PositionIn(ctx context.Context, flow, topic string, incarnation int64, partition int32) (next int64, ok bool, err error) {
+	return s.position(ctx, flow, topic, incarnation, partition)
+}
+
+// position: incarnation -1 means the newest.
+func (s *Store) position(ctx context.Context, flow, topic string, incarnation int64, partition int32) (next int64, ok bool, err error) {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
 		return 0, false, err
 	}
-	err = s.r.QueryRowContext(ctx, `SELECT next_offset FROM ingest_positions WHERE flow_id=? AND topic=? AND partition=?`,
-		id, topic, partition).Scan(&next)
+	err = s.r.QueryRowContext(ctx, `SELECT next_offset FROM ingest_positions WHERE flow_id=? AND topic=? AND partition=?
+		AND (incarnation=? OR ?=-1) ORDER BY incarnation DESC LIMIT 1`,
+		id, topic, partition, incarnation, incarnation).Scan(&next)
 	if err == sql.ErrNoRows {
 		return 0, false, nil
 	}
@@ -177,9 +208,9 @@ func (s *Store) LatestSyncs(ctx context.Context, flow string) ([]Sync, error) {
 	if err != nil {
 		return nil, err
 	}
-	// SQLite returns the other columns from the row holding max(log_offset).
-	return s.querySyncs(ctx, `SELECT topic, partition, upstream, downstream, max(log_offset), record_ms
-		FROM offset_syncs WHERE flow_id=? GROUP BY topic, partition`, id)
+	return s.querySyncs(ctx, `SELECT topic, partition, upstream, downstream, log_offset, record_ms, incarnation
+		FROM (SELECT *, row_number() OVER (PARTITION BY topic, partition ORDER BY incarnation DESC, log_offset DESC) AS n
+			FROM offset_syncs WHERE flow_id=?) WHERE n=1`, id)
 }
 
 // EachSync calls fn for every stored sync of a flow in MM2's write order.
@@ -188,15 +219,15 @@ func (s *Store) EachSync(ctx context.Context, flow string, fn func(Sync) error) 
 	if err != nil {
 		return err
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT topic, partition, upstream, downstream, log_offset, record_ms
-		FROM offset_syncs WHERE flow_id=? ORDER BY log_offset`, id)
+	rows, err := s.r.QueryContext(ctx, `SELECT topic, partition, upstream, downstream, log_offset, record_ms, incarnation
+		FROM offset_syncs WHERE flow_id=? ORDER BY incarnation, log_offset`, id)
 	if err != nil {
 		return fmt.Errorf("storage: reading syncs: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var x Sync
-		if err := rows.Scan(&x.Topic, &x.Partition, &x.Upstream, &x.Downstream, &x.LogOffset, &x.RecordMs); err != nil {
+		if err := rows.Scan(&x.Topic, &x.Partition, &x.Upstream, &x.Downstream, &x.LogOffset, &x.RecordMs, &x.Incarnation); err != nil {
 			return err
 		}
 		if err := fn(x); err != nil {
@@ -215,7 +246,7 @@ func (s *Store) querySyncs(ctx context.Context, q string, args ...any) ([]Sync, 
 	var out []Sync
 	for rows.Next() {
 		var x Sync
-		if err := rows.Scan(&x.Topic, &x.Partition, &x.Upstream, &x.Downstream, &x.LogOffset, &x.RecordMs); err != nil {
+		if err := rows.Scan(&x.Topic, &x.Partition, &x.Upstream, &x.Downstream, &x.LogOffset, &x.RecordMs, &x.Incarnation); err != nil {
 			return nil, err
 		}
 		out = append(out, x)
@@ -223,20 +254,20 @@ func (s *Store) querySyncs(ctx context.Context, q string, args ...any) ([]Sync, 
 	return out, rows.Err()
 }
 
-// DeleteSyncs deletes syncs by their log offsets, in one transaction.
-func (s *Store) DeleteSyncs(ctx context.Context, flow string, logOffsets []int64) error {
+// DeleteSyncs deletes syncs by their keys, in one transaction.
+func (s *Store) DeleteSyncs(ctx context.Context, flow string, keys []SyncKey) error {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
 		return err
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, `DELETE FROM offset_syncs WHERE flow_id=? AND log_offset=?`)
+		st, err := tx.PrepareContext(ctx, `DELETE FROM offset_syncs WHERE flow_id=? AND incarnation=? AND log_offset=?`)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		for _, off := range logOffsets {
-			if _, err := st.ExecContext(ctx, id, off); err != nil {
+		for _, k := range keys {
+			if _, err := st.ExecContext(ctx, id, k.Incarnation, k.LogOffset); err != nil {
 				return err
 			}
 		}
@@ -311,7 +342,7 @@ func (s *Store) ConnectOffsets(ctx context.Context, flow string) ([]ConnectOffse
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT topic, partition, last_offset, log_offset, record_ms
+	rows, err := s.r.QueryContext(ctx, `SELECT topic, partition, last_offset, log_offset, record_ms, incarnation
 		FROM connect_offsets WHERE flow_id=?`, id)
 	if err != nil {
 		return nil, fmt.Errorf("storage: reading connect offsets: %w", err)
@@ -320,7 +351,7 @@ func (s *Store) ConnectOffsets(ctx context.Context, flow string) ([]ConnectOffse
 	var out []ConnectOffset
 	for rows.Next() {
 		var c ConnectOffset
-		if err := rows.Scan(&c.Topic, &c.Partition, &c.LastOffset, &c.LogOffset, &c.RecordMs); err != nil {
+		if err := rows.Scan(&c.Topic, &c.Partition, &c.LastOffset, &c.LogOffset, &c.RecordMs, &c.Incarnation); err != nil {
 			return nil, err
 		}
 		out = append(out, c)

@@ -145,12 +145,90 @@ func TestDeleteSyncs(t *testing.T) {
 	if err := s.Apply(ctx, storage.Batch{Flow: "f", Topic: "syncs", NextOffset: 10, Syncs: syncs}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteSyncs(ctx, "f", []int64{2, 3, 9}); err != nil {
+	if err := s.DeleteSyncs(ctx, "f", []storage.SyncKey{{LogOffset: 2}, {LogOffset: 3}, {LogOffset: 9}, {Incarnation: 1, LogOffset: 4}}); err != nil {
 		t.Fatal(err)
 	}
 	var left []int64
 	s.EachSync(ctx, "f", func(x storage.Sync) error { left = append(left, x.LogOffset); return nil })
 	if fmt.Sprint(left) != "[0 1 4 5 6 7 8]" {
 		t.Fatalf("left %v", left)
+	}
+}
+
+// A recreated or relocated offset-syncs topic restarts at log offset 0: its
+// syncs, checkpoints and positions are stored beside the old incarnation's,
+// never dropped as already known, and read back in write order.
+func TestNewIncarnationRestartsLog(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	old, created, err := s.ResolveIncarnation(ctx, "f", "source", "syncs", "aa", map[int32]int64{0: 5})
+	if err != nil || !created || old.Incarnation != 1 {
+		t.Fatalf("first: %+v %v %v", old, created, err)
+	}
+	again, created, err := s.ResolveIncarnation(ctx, "f", "source", "syncs", "aa", nil)
+	if err != nil || created || again.Incarnation != 1 {
+		t.Fatalf("again: %+v %v %v", again, created, err)
+	}
+	apply := func(inc int64, syncs []storage.Sync, cp storage.Checkpoint) {
+		t.Helper()
+		for i := range syncs {
+			syncs[i].Incarnation = inc
+		}
+		if err := s.Apply(ctx, storage.Batch{Flow: "f", Topic: "syncs", Incarnation: inc, NextOffset: int64(len(syncs)),
+			Syncs: syncs, Checkpoints: []storage.Checkpoint{cp}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(1, []storage.Sync{{Topic: "e", Upstream: 10, Downstream: 10, LogOffset: 0}, {Topic: "e", Upstream: 20, Downstream: 20, LogOffset: 1},
+		{Topic: "e", Upstream: 30, Downstream: 30, LogOffset: 2}}, storage.Checkpoint{Group: "g", Topic: "e", Upstream: 30, LogOffset: 9})
+	recreated, created, err := s.ResolveIncarnation(ctx, "f", "source", "syncs", "bb", map[int32]int64{0: 1})
+	if err != nil || !created || recreated.Incarnation != 2 {
+		t.Fatalf("recreated: %+v %v %v", recreated, created, err)
+	}
+	if _, ok, _ := s.PositionIn(ctx, "f", "syncs", 2, 0); ok {
+		t.Fatal("the new incarnation resumes from the old one's position")
+	}
+	apply(2, []storage.Sync{{Topic: "e", Upstream: 40, Downstream: 40, LogOffset: 0}, {Topic: "e", Upstream: 50, Downstream: 50, LogOffset: 1}},
+		storage.Checkpoint{Group: "g", Topic: "e", Upstream: 50, LogOffset: 0})
+	var ups []int64
+	s.EachSync(ctx, "f", func(x storage.Sync) error { ups = append(ups, x.Upstream); return nil })
+	if fmt.Sprint(ups) != "[10 20 30 40 50]" {
+		t.Fatalf("stored syncs by upstream %v, want all five in write order", ups)
+	}
+	latest, _ := s.LatestSyncs(ctx, "f")
+	if len(latest) != 1 || latest[0].Upstream != 50 || latest[0].Incarnation != 2 {
+		t.Fatalf("latest %+v", latest)
+	}
+	cps, _ := s.Checkpoints(ctx, "f")
+	if len(cps) != 1 || cps[0].Upstream != 50 {
+		t.Fatalf("checkpoint of the new incarnation ignored: %+v", cps)
+	}
+	if next, ok, _ := s.Position(ctx, "f", "syncs", 0); !ok || next != 2 {
+		t.Fatalf("newest position %d %v", next, ok)
+	}
+	incs, _ := s.Incarnations(ctx, "f")
+	if len(incs) != 2 || incs[1].TopicID != "bb" || incs[1].Note == "" {
+		t.Fatalf("incarnations %+v", incs)
+	}
+}
+
+// Rows stored before incarnations were tracked are adopted by the topic
+// under the same name only while its log still covers their positions.
+func TestLegacyIncarnationAdopted(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	if err := s.Apply(ctx, storage.Batch{Flow: "f", Topic: "syncs", NextOffset: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(ctx, storage.Batch{Flow: "f", Topic: "cps", NextOffset: 9}); err != nil {
+		t.Fatal(err)
+	}
+	inc, _, err := s.ResolveIncarnation(ctx, "f", "source", "syncs", "aa", map[int32]int64{0: 7})
+	if err != nil || inc.Incarnation != 0 {
+		t.Fatalf("covered legacy not adopted: %+v %v", inc, err)
+	}
+	inc, _, err = s.ResolveIncarnation(ctx, "f", "target", "cps", "cc", map[int32]int64{0: 3})
+	if err != nil || inc.Incarnation == 0 {
+		t.Fatalf("legacy positions past the end adopted: %+v %v", inc, err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +33,15 @@ import (
 // runConsole starts a monitor for one flow and returns it with its router.
 func runConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbTimeout time.Duration) (*kafka.Monitor, http.Handler) {
 	t.Helper()
+	mon, router, stop := startConsole(t, flow, primary, dr, hbTimeout, filepath.Join(t.TempDir(), "drconsole.db"))
+	t.Cleanup(stop)
+	return mon, router
+}
+
+// startConsole is runConsole on a given database file; stop ends it and
+// closes the database, so a test can start the console again on it.
+func startConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbTimeout time.Duration, dbPath string) (*kafka.Monitor, http.Handler, func()) {
+	t.Helper()
 	cfg := &config.Config{
 		Clusters:        map[string]*config.Cluster{"primary": {Bootstrap: []string{primary.Bootstrap}}, "dr": {Bootstrap: []string{dr.Bootstrap}}},
 		Flows:           []*config.Flow{flow},
@@ -41,11 +51,10 @@ func runConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbT
 	if err := cfg.Normalize("e2e"); err != nil {
 		t.Fatal(err)
 	}
-	store, err := storage.Open(filepath.Join(t.TempDir(), "drconsole.db"))
+	store, err := storage.Open(dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
@@ -54,10 +63,14 @@ func runConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbT
 	}
 	done := make(chan struct{})
 	go func() { defer close(done); mon.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; mon.Close() })
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); <-done; mon.Close(); store.Close() }) }
+	t.Cleanup(stop)
 	// Pages need a signed-in user: a viewer, signed in through storage.
-	if err := store.CreateUser(ctx, storage.User{Name: "e2e-viewer", Role: "viewer"}); err != nil {
-		t.Fatal(err)
+	if _, err := store.UserByName(ctx, "e2e-viewer"); err != nil {
+		if err := store.CreateUser(ctx, storage.User{Name: "e2e-viewer", Role: "viewer"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	token, err := store.CreateSession(ctx, "e2e-viewer", "127.0.0.1", "e2e")
 	if err != nil {
@@ -68,7 +81,7 @@ func runConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbT
 		r.AddCookie(&http.Cookie{Name: handlers.SessionCookie, Value: token})
 		r.Host = "127.0.0.1" // httptest's example.com is no host of this console (DNS-rebinding check)
 		router.ServeHTTP(w, r)
-	})
+	}), stop
 }
 
 func createTopics(t *testing.T, k *testenv.Kafka, parts map[string]int32) {

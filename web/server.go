@@ -87,6 +87,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
 		r.Group(func(r chi.Router) {
 			r.Use(RequireRole(identity.RoleOperator))
 			r.Post("/translate", h.TranslatePost)
+			r.Post("/flows/{flow}/loss/{id}/ack", h.LossAck)
 			r.Post("/demo/mirror-rate", h.DemoMirrorRate)
 			r.Post("/demo/mirror", h.DemoMirror)
 			r.Post("/demo/primary", h.DemoPrimary)

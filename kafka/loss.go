@@ -1,0 +1,282 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/drconsole/drconsole/storage"
+)
+
+// Data lost before replication.
+//
+// The source log start passing the console's replicated position is only a
+// suspicion: that position is a lower bound, and MirrorMaker 2 may already
+// have read records retention then deleted and still be writing them to DR.
+// A gap is judged once MM2's position has moved past it, from the offset
+// syncs MM2 wrote around it: between two syncs (u1→d1) and (u2→d2) of the
+// same history, (u2-u1) - (d2-d1) source offsets have no DR record. MM2
+// writes a sync whenever it skips a source offset, so a skip cannot hide
+// between syncs. A confirmed loss is stored as an incident and stays
+// flagged until an operator acknowledges it.
+
+const (
+	// lossClearRefreshes and lossClearAfter: when no sync after a gap exists
+	// yet, "MM2 copied it all" must hold this long, so a skip sync still on
+	// its way cannot be missed.
+	lossClearRefreshes = 3
+	lossClearAfter     = 10 * time.Second
+	// lossConfirmRefreshes: a shortfall seen from Connect's position (when
+	// no sync after the gap exists) must persist this many refreshes.
+	lossConfirmRefreshes = 3
+)
+
+// lossSuspect is a gap of unreplicated source offsets deleted from the
+// source, not judged yet.
+type lossSuspect struct {
+	first, last int64 // source offsets
+	detected    time.Time
+	anchor      storage.Sync // newest sync below first when first seen
+	hasAnchor   bool
+	passedSince time.Time // when MM2's position first passed the gap with no sync after it
+	clear       int       // refreshes that saw everything copied
+	short       int       // refreshes that saw a shortfall from Connect's position
+}
+
+// lossJudge tracks the gaps of one flow between refreshes.
+type lossJudge struct {
+	suspects map[TP]*lossSuspect
+}
+
+// judge updates the gaps from a fresh reading of parts and returns the
+// losses it confirmed. It marks each part whose gap is still undecided
+// (LossSuspected) and clears DataLost, which from here on means confirmed.
+func (j *lossJudge) judge(parts []PartitionLag, idx *SyncIndex, connect map[TP]storage.ConnectOffset, now time.Time) []storage.LossIncident {
+	if j.suspects == nil {
+		j.suspects = map[TP]*lossSuspect{}
+	}
+	var out []storage.LossIncident
+	seen := map[TP]bool{}
+	for i := range parts {
+		p := &parts[i]
+		tp := TP{p.Topic, p.Partition}
+		seen[tp] = true
+		p.DataLost = false
+		if p.Stale || p.Replicated == nil || p.SourceStart == nil {
+			p.LossSuspected = j.suspects[tp] != nil
+			continue
+		}
+		su := j.suspects[tp]
+		if *p.SourceStart > *p.Replicated {
+			if su == nil {
+				su = &lossSuspect{first: *p.Replicated, detected: now}
+				su.anchor, su.hasAnchor = idx.syncBelow(tp, su.first)
+				j.suspects[tp] = su
+			}
+			su.first = min(su.first, *p.Replicated)
+			su.last = max(su.last, *p.SourceStart-1)
+			su.passedSince, su.clear, su.short = time.Time{}, 0, 0
+			p.LossSuspected = true
+			continue
+		}
+		if su == nil {
+			continue
+		}
+		if p.SourceEnd != nil && *p.SourceEnd <= su.first {
+			delete(j.suspects, tp) // the source log restarted: another history
+			continue
+		}
+		inc, decided := su.verdict(tp, idx, connect[tp], p.TargetEnd, now)
+		if !decided {
+			p.LossSuspected = true
+			continue
+		}
+		delete(j.suspects, tp)
+		if inc != nil {
+			inc.Topic, inc.Partition = p.Topic, p.Partition
+			out = append(out, *inc)
+		}
+	}
+	for tp := range j.suspects {
+		if !seen[tp] {
+			delete(j.suspects, tp) // the partition is no longer mirrored
+		}
+	}
+	return out
+}
+
+// verdict judges a gap MM2's position has passed: a loss, no loss
+// (decided, nil), or not yet decidable.
+func (su *lossSuspect) verdict(tp TP, idx *SyncIndex, co storage.ConnectOffset, targetEnd *int64, now time.Time) (*storage.LossIncident, bool) {
+	gap := su.last - su.first + 1
+	incident := func(lost, lastLost int64, how string) *storage.LossIncident {
+		lost = min(lost, gap)
+		lastLost = min(lastLost, su.last)
+		return &storage.LossIncident{FirstOffset: max(su.first, lastLost-lost+1), LastOffset: lastLost, Lost: lost,
+			DetectedMs: su.detected.UnixMilli(), ConfirmedMs: now.UnixMilli(), How: how}
+	}
+	if !su.hasAnchor {
+		// Syncs below the gap may still be on their way (ingestion catching
+		// up after a start); until one is there, nothing to count against.
+		if su.anchor, su.hasAnchor = idx.syncBelow(tp, su.first); !su.hasAnchor {
+			return nil, false
+		}
+	}
+	if run, ok := idx.syncsPast(tp, su.anchor, su.last); ok {
+		// Count pair by pair: a restarted MM2 may copy some records again
+		// (its committed position lags), which must not hide a skip.
+		var skipped, firstLost, lastLost int64
+		var how []string
+		for i := 1; i < len(run); i++ {
+			a, b := run[i-1], run[i]
+			if b.Upstream <= su.first || b.Upstream <= a.Upstream || b.Downstream < a.Downstream {
+				continue // before the gap, or a new history (rewind, DR truncated)
+			}
+			n := (b.Upstream - a.Upstream) - (b.Downstream - a.Downstream)
+			if n <= 0 {
+				continue
+			}
+			if skipped == 0 {
+				firstLost = b.Upstream - n
+			}
+			skipped += n
+			lastLost = b.Upstream - 1
+			how = append(how, fmt.Sprintf("%d→%d then %d→%d: %d source offset(s) without a DR record", a.Upstream, a.Downstream, b.Upstream, b.Downstream, n))
+		}
+		if skipped <= 0 {
+			return nil, true // every offset of the gap reached DR
+		}
+		inc := incident(skipped, lastLost, "offset syncs around the gap: "+strings.Join(how, "; "))
+		inc.FirstOffset = max(inc.FirstOffset, min(firstLost, inc.LastOffset))
+		return inc, true
+	}
+	// No sync past the gap yet. MM2 writes one on any skip, so while the
+	// newest sync plus the DR records after it covers the gap, nothing was
+	// skipped; it must hold a while, in case the skip sync is on its way.
+	newest, ok := idx.newest(tp)
+	if !ok || targetEnd == nil || *targetEnd < newest.Downstream {
+		return nil, false
+	}
+	copied := newest.Upstream + (*targetEnd - newest.Downstream) // exact while MM2 skipped nothing
+	if copied > su.last {
+		su.short = 0
+		if su.passedSince.IsZero() {
+			su.passedSince = now
+		}
+		su.clear++
+		return nil, su.clear >= lossClearRefreshes && now.Sub(su.passedSince) >= lossClearAfter
+	}
+	su.clear, su.passedSince = 0, time.Time{}
+	// Connect says MM2 acknowledged source offsets up to LastOffset, yet DR
+	// holds fewer records than that past the newest sync: at least the
+	// difference was skipped.
+	if short := (co.LastOffset + 1 - newest.Upstream) - (*targetEnd - newest.Downstream); co.LastOffset >= su.last && short > 0 {
+		su.short++
+		if su.short >= lossConfirmRefreshes {
+			return incident(short, su.last, fmt.Sprintf(
+				"MirrorMaker 2's committed position %d (Connect offsets) is past the gap, but DR holds only %d record(s) after the sync %d→%d: at least %d source offset(s) were skipped",
+				co.LastOffset+1, *targetEnd-newest.Downstream, newest.Upstream, newest.Downstream, short)), true
+		}
+		return nil, false
+	}
+	su.short = 0
+	return nil, false
+}
+
+// syncBelow returns the newest sync of tp's current history with an
+// upstream offset below first.
+func (x *SyncIndex) syncBelow(tp TP, first int64) (storage.Sync, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	h := x.parts[tp]
+	if h == nil {
+		return storage.Sync{}, false
+	}
+	for i := len(h.syncs) - 1; i >= h.start; i-- {
+		if h.syncs[i].Upstream < first {
+			return h.syncs[i].sync(tp), true
+		}
+	}
+	return storage.Sync{}, false
+}
+
+// syncsPast returns tp's syncs from anchor (or the first written after
+// it, when retention thinned it) through the first one written after it
+// whose upstream offset is past last; ok is false when there is none yet.
+// A partition's syncs are in write order.
+func (x *SyncIndex) syncsPast(tp TP, anchor storage.Sync, last int64) ([]storage.Sync, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	h := x.parts[tp]
+	if h == nil {
+		return nil, false
+	}
+	from := sort.Search(len(h.syncs), func(i int) bool { return !h.syncs[i].key().Before(anchor.Key()) })
+	out := []storage.Sync{anchor}
+	for _, e := range h.syncs[from:] {
+		if e.key() == anchor.Key() {
+			continue
+		}
+		out = append(out, e.sync(tp))
+		if e.Upstream > last {
+			return out, true
+		}
+	}
+	return nil, false
+}
+
+// newest returns tp's newest sync.
+func (x *SyncIndex) newest(tp TP) (storage.Sync, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	h := x.parts[tp]
+	if h == nil || len(h.syncs) == 0 {
+		return storage.Sync{}, false
+	}
+	return h.syncs[len(h.syncs)-1].sync(tp), true
+}
+
+// judgeLoss runs the loss judge on a fresh MM2 reading, stores what it
+// confirms, and fills the snapshot's loss figures from the store: a
+// partition with an unacknowledged incident stays flagged as lost.
+func (m *Monitor) judgeLoss(ctx context.Context, fm *flowMonitor, s *FlowSnapshot, fresh bool, now time.Time) {
+	if fm.link != nil {
+		return
+	}
+	if fresh {
+		pos := fm.state.snapshot()
+		for _, inc := range fm.loss.judge(s.Partitions, fm.state.Syncs, pos.connect, now) {
+			inc.Flow = fm.flow.Name
+			if _, err := m.store.AddLossIncident(ctx, inc); err != nil {
+				m.log.Error("recording a data loss", "flow", fm.flow.Name, "err", err)
+				continue
+			}
+			m.log.Error("data lost before replication", "flow", fm.flow.Name, "topic", inc.Topic, "partition", inc.Partition,
+				"first_offset", inc.FirstOffset, "last_offset", inc.LastOffset, "lost", inc.Lost, "how", inc.How)
+		}
+	}
+	open, err := m.store.LossIncidents(ctx, fm.flow.Name, true, 1000)
+	if err != nil {
+		m.log.Error("reading loss incidents", "flow", fm.flow.Name, "err", err)
+		return
+	}
+	lost := map[TP]bool{}
+	for _, inc := range open {
+		lost[TP{inc.Topic, inc.Partition}] = true
+	}
+	s.LossSuspected = 0
+	for i := range s.Partitions {
+		p := &s.Partitions[i]
+		p.DataLost = lost[TP{p.Topic, p.Partition}]
+		if p.LossSuspected {
+			s.LossSuspected++
+		}
+	}
+	s.LossOpen = open
+	if totals, err := m.store.LossTotals(ctx); err == nil {
+		t := totals[fm.flow.Name]
+		s.LossIncidentsTotal, s.LostOffsetsTotal = t[0], t[1]
+	}
+}

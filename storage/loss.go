@@ -1,0 +1,107 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// LossIncident is a confirmed loss: source records deleted (retention,
+// DeleteRecords) before MirrorMaker 2 copied them.
+type LossIncident struct {
+	ID          int64
+	Flow        string
+	Topic       string // source topic
+	Partition   int32
+	FirstOffset int64 // first lost source offset
+	LastOffset  int64 // last lost source offset
+	Lost        int64 // offsets lost; transaction markers among them count too
+	DetectedMs  int64 // when the gap was first seen
+	ConfirmedMs int64
+	How         string // how it was confirmed
+	AckedMs     *int64
+	AckedBy     string
+}
+
+// ErrNoIncident is returned when acknowledging an unknown or already
+// acknowledged incident.
+var ErrNoIncident = errors.New("no such unacknowledged loss incident")
+
+// AddLossIncident stores a confirmed loss and returns its id.
+func (s *Store) AddLossIncident(ctx context.Context, x LossIncident) (int64, error) {
+	id, err := s.flowID(ctx, x.Flow)
+	if err != nil {
+		return 0, err
+	}
+	res, err := s.w.ExecContext(ctx, `INSERT INTO loss_incidents
+		(flow_id, topic, partition, first_offset, last_offset, lost, detected_ms, confirmed_ms, how) VALUES (?,?,?,?,?,?,?,?,?)`,
+		id, x.Topic, x.Partition, x.FirstOffset, x.LastOffset, x.Lost, x.DetectedMs, x.ConfirmedMs, x.How)
+	if err != nil {
+		return 0, fmt.Errorf("storage: recording the loss of %s-%d %d..%d in flow %s: %w", x.Topic, x.Partition, x.FirstOffset, x.LastOffset, x.Flow, err)
+	}
+	return res.LastInsertId()
+}
+
+// LossIncidents returns a flow's incidents, newest first; unacked limits
+// them to the ones not acknowledged yet. flow "" means every flow.
+func (s *Store) LossIncidents(ctx context.Context, flow string, unacked bool, limit int) ([]LossIncident, error) {
+	q := `SELECT i.id, f.name, i.topic, i.partition, i.first_offset, i.last_offset, i.lost, i.detected_ms, i.confirmed_ms,
+		i.how, i.acked_ms, coalesce(i.acked_by, '') FROM loss_incidents i JOIN flows f ON f.id = i.flow_id
+		WHERE (? = '' OR f.name = ?) AND (NOT ? OR i.acked_ms IS NULL) ORDER BY i.confirmed_ms DESC, i.id DESC LIMIT ?`
+	rows, err := s.r.QueryContext(ctx, q, flow, flow, unacked, limit)
+	if err != nil {
+		return nil, fmt.Errorf("storage: reading loss incidents: %w", err)
+	}
+	defer rows.Close()
+	var out []LossIncident
+	for rows.Next() {
+		var x LossIncident
+		var acked sql.NullInt64
+		if err := rows.Scan(&x.ID, &x.Flow, &x.Topic, &x.Partition, &x.FirstOffset, &x.LastOffset, &x.Lost, &x.DetectedMs,
+			&x.ConfirmedMs, &x.How, &acked, &x.AckedBy); err != nil {
+			return nil, err
+		}
+		x.AckedMs = ptr(acked)
+		out = append(out, x)
+	}
+	return out, rows.Err()
+}
+
+// LossTotals returns, per flow, how many incidents were recorded and how
+// many offsets they lost in all: the counters exported as metrics.
+func (s *Store) LossTotals(ctx context.Context) (map[string][2]int64, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT f.name, count(*), sum(i.lost) FROM loss_incidents i
+		JOIN flows f ON f.id = i.flow_id GROUP BY f.name`)
+	if err != nil {
+		return nil, fmt.Errorf("storage: loss totals: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][2]int64{}
+	for rows.Next() {
+		var name string
+		var n, lost int64
+		if err := rows.Scan(&name, &n, &lost); err != nil {
+			return nil, err
+		}
+		out[name] = [2]int64{n, lost}
+	}
+	return out, rows.Err()
+}
+
+// AckLossIncident marks an incident of flow acknowledged by an operator.
+func (s *Store) AckLossIncident(ctx context.Context, flow string, id int64, by string, atMs int64) error {
+	fid, err := s.flowID(ctx, flow)
+	if err != nil {
+		return err
+	}
+	res, err := s.w.ExecContext(ctx, `UPDATE loss_incidents SET acked_ms=?, acked_by=? WHERE id=? AND flow_id=? AND acked_ms IS NULL`,
+		atMs, by, id, fid)
+	if err != nil {
+		return fmt.Errorf("storage: acknowledging loss incident %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNoIncident
+	}
+	return nil
+}
