@@ -363,6 +363,34 @@ func (s *Store) AccountOrigins(ctx context.Context, name string) ([]AccountOrigi
 	return out, rows.Err()
 }
 
+// AccountChange is one audited change to an account: who changed it,
+// what (user.password, user.role, user.enable) and when.
+type AccountChange struct {
+	Actor  string
+	Action string
+	AtMs   int64
+}
+
+// AccountChanges returns the audited password, role and enable changes to
+// the account name (any letter case), oldest first.
+func (s *Store) AccountChanges(ctx context.Context, name string) ([]AccountChange, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT actor, action, at_ms FROM audit
+		WHERE action IN ('user.password', 'user.role', 'user.enable') AND subject = ? COLLATE NOCASE ORDER BY id`, "user:"+name)
+	if err != nil {
+		return nil, fmt.Errorf("storage: changes to account %q: %w", name, err)
+	}
+	defer rows.Close()
+	var out []AccountChange
+	for rows.Next() {
+		var c AccountChange
+		if err := rows.Scan(&c.Actor, &c.Action, &c.AtMs); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
 func placeholders(n int) string {
 	if n == 0 {
 		return "NULL"
