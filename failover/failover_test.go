@@ -931,3 +931,41 @@ func TestApprovalsFromAccountsTheRequesterTookOverDoNotCount(t *testing.T) {
 		t.Fatalf("approvals from accounts the requester does not control: approved %v by %v (discounted %v)", r.Approved, r.ValidApprovers, r.Discounted)
 	}
 }
+
+// An approval stops counting when the approver's account is disabled or
+// demoted to viewer after approving (a compromised approver is handled by
+// disabling them, which must also void what they approved).
+func TestApprovalFromDisabledOrDemotedAccountDoesNotCount(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	for _, name := range []string{"dora", "vic"} {
+		if err := e.store.CreateUser(ctx, storage.User{Name: name, Role: "operator", CreatedBy: "root-admin", CreatedMs: e.now.Add(-time.Hour).UnixMilli()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, change := range map[string]func(string) error{
+		"dora": func(n string) error { return e.store.SetDisabled(ctx, n, true) },
+		"vic":  func(n string) error { return e.store.SetRole(ctx, n, "viewer") },
+	} {
+		id, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := e.rb.Get(ctx, id)
+		if err := e.rb.Approve(ctx, Actor{Name: name, Role: "operator"}, id, r.PlanHash, "ok"); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ = e.rb.Get(ctx, id); !r.Approved {
+			t.Fatalf("%s's approval did not count while the account was an enabled operator (%v)", name, r.Discounted)
+		}
+		if err := change(name); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ = e.rb.Get(ctx, id); r.Approved || r.Discounted[name] == "" {
+			t.Fatalf("%s's approval still counts after the change: approved %v by %v", name, r.Approved, r.ValidApprovers)
+		}
+		if _, err := e.rb.Begin(ctx, alice, id, 0, "", ""); !errors.Is(err, ErrNotApproved) {
+			t.Fatalf("a step ran on %s's voided approval: %v", name, err)
+		}
+	}
+}

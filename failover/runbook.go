@@ -155,6 +155,10 @@ func (rb *Runbook) sockPuppet(ctx context.Context, approver string, run *storage
 	}
 	for _, a := range accounts {
 		switch {
+		case a.Disabled:
+			return fmt.Sprintf("the account %s has been disabled since it approved", a.Name), nil
+		case !mayOperate(Actor{Role: a.Role}):
+			return fmt.Sprintf("the account %s is now a %s", a.Name, a.Role), nil
 		case samePerson(a.CreatedBy, run.CreatedBy) || samePerson(strings.TrimPrefix(a.CreatedBy, "cli:"), run.CreatedBy):
 			return fmt.Sprintf("the account %s was created by the requester %s", a.Name, run.CreatedBy), nil
 		case a.CreatedMs > run.CreatedMs:

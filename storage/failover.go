@@ -336,18 +336,21 @@ func (s *Store) FailoverRuns(ctx context.Context, limit int) ([]FailoverRun, err
 	return out, rows.Err()
 }
 
-// AccountOrigin is when and by whom an account was created.
+// AccountOrigin is when and by whom an account was created, and its
+// role and state now.
 type AccountOrigin struct {
 	Name      string
 	CreatedBy string
 	CreatedMs int64
+	Role      string
+	Disabled  bool
 }
 
 // AccountOrigins returns every account whose name equals name without
 // regard to letter case (one identity may have been added in two
 // spellings); none when the identity has no account (reverse-proxy users).
 func (s *Store) AccountOrigins(ctx context.Context, name string) ([]AccountOrigin, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT name, created_by, created_ms FROM users WHERE name = ? COLLATE NOCASE`, name)
+	rows, err := s.r.QueryContext(ctx, `SELECT name, created_by, created_ms, role, disabled FROM users WHERE name = ? COLLATE NOCASE`, name)
 	if err != nil {
 		return nil, fmt.Errorf("storage: account of %q: %w", name, err)
 	}
@@ -355,7 +358,7 @@ func (s *Store) AccountOrigins(ctx context.Context, name string) ([]AccountOrigi
 	var out []AccountOrigin
 	for rows.Next() {
 		var o AccountOrigin
-		if err := rows.Scan(&o.Name, &o.CreatedBy, &o.CreatedMs); err != nil {
+		if err := rows.Scan(&o.Name, &o.CreatedBy, &o.CreatedMs, &o.Role, &o.Disabled); err != nil {
 			return nil, err
 		}
 		out = append(out, o)
