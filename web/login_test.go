@@ -378,6 +378,14 @@ func TestUserNamesIgnoreCase(t *testing.T) {
 	as := func(user string) *httptest.ResponseRecorder {
 		return s.do(http.MethodGet, "/audit", nil, from("10.1.2.3:5555"), header("X-Forwarded-User", user), header("X-Forwarded-Groups", "sre"))
 	}
+	// U+212A KELVIN SIGN lowers to "k": "\u212Aarol" is not carol's
+	// spelling but another name, refused as not a valid user name.
+	if err := s.store.CreateUser(ctx, storage.User{Name: "karol", Role: "admin"}); err != nil {
+		t.Fatal(err)
+	}
+	if rec := as("\u212Aarol"); rec.Code != http.StatusSeeOther {
+		t.Errorf("\\u212Aarol = %d, want 303 (no user), not the admin karol", rec.Code)
+	}
 	for _, name := range []string{"Carol", "CAROL", " carol "} {
 		if rec := as(name); rec.Code != http.StatusSeeOther {
 			t.Errorf("disabled carol as %q = %d, want 303 (no user)", name, rec.Code)
