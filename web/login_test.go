@@ -28,6 +28,7 @@ import (
 type authServer struct {
 	h     http.Handler
 	store *storage.Store
+	path  string // the database file
 	logs  *syncBuffer
 }
 
@@ -55,7 +56,8 @@ func newAuthServer(t *testing.T, auth config.Auth) *authServer {
 // as given (no public URL filled in).
 func newAuthServerWith(t *testing.T, auth config.Auth, limiter *web.LoginLimiter) *authServer {
 	t.Helper()
-	store, err := storage.Open(filepath.Join(t.TempDir(), "drconsole.db"))
+	path := filepath.Join(t.TempDir(), "drconsole.db")
+	store, err := storage.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +71,7 @@ func newAuthServerWith(t *testing.T, auth config.Auth, limiter *web.LoginLimiter
 	if limiter != nil {
 		h.Limiter = limiter
 	}
-	return &authServer{h: web.Router(h, log), store: store, logs: logs}
+	return &authServer{h: web.Router(h, log), store: store, path: path, logs: logs}
 }
 
 // testPublicURL is the console's address in tests: the host that
