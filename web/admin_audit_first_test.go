@@ -22,7 +22,7 @@ func TestAdminChangesAndSignInNeedTheirAuditRecord(t *testing.T) {
 	storagetest.FailAuditWrites(t, s.path, true)
 	pw := "a long enough password"
 	for path, form := range map[string]url.Values{
-		"/admin/users":                       {"name": {"mallory"}, "role": {"admin"}, "password": {pw}, "password2": {pw}},
+		"/admin/users":                        {"name": {"mallory"}, "role": {"admin"}, "password": {pw}, "password2": {pw}},
 		"/admin/users/test-operator/role":     {"role": {"admin"}},
 		"/admin/users/test-operator/password": {"password": {pw}, "password2": {pw}},
 		"/admin/users/test-operator/disable":  nil,
