@@ -207,6 +207,11 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
+	unlock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	store, err := storage.Open(filepath.Join(cfg.DataDir, "drconsole.db"))
 	if err != nil {
 		return err
