@@ -80,6 +80,9 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			return usageError{fmt.Errorf("users %s: --db %s does not exist: check the path, or add --create to start a new database", args[0], *dbFile)}
 		}
 	}
+	if err := refuseSpecialFile(*dbFile); err != nil {
+		return inputError{fmt.Errorf("users %s: --db %w", args[0], err)}
+	}
 	store, err := openStoreFlag(*cfgFile, *dbFile, "users "+args[0], false)
 	if err != nil {
 		return err

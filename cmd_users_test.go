@@ -62,6 +62,7 @@ func TestUsersCLI(t *testing.T) {
 		{"", []string{"users", "disable", "nobody", "--config", cfg}, 1, "no such user"},
 		{"", []string{"users", "add", "x", "--role", "viewer", "--no-password", "--db", db + ".typo"}, 2, "does not exist: check the path, or add --create"},
 		{"", []string{"users", "list", "--db", db + ".typo"}, 2, "does not exist"},
+		{"", []string{"users", "list", "--db", "/dev/null", "--create"}, 2, "/dev/null is not a regular file"},
 	} {
 		r := runCLI(t, tc.stdin, tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {

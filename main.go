@@ -57,7 +57,27 @@ Run "drconsole COMMAND -h" for a command's flags.
 `
 
 func main() {
+	go exitWhenStuck(os.Stderr)
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// stuckGrace is how long a command may take to stop after SIGINT or
+// SIGTERM (serve's own bound is 15 s) before the process exits anyway: a
+// command blocked in a system call, such as reading a named pipe given as
+// --syncs or --config, never sees its context end. A second signal exits
+// at once.
+var stuckGrace = 20 * time.Second
+
+func exitWhenStuck(stderr io.Writer) {
+	c := make(chan os.Signal, 2)
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	<-c
+	select {
+	case <-c:
+	case <-time.After(stuckGrace):
+	}
+	fmt.Fprintln(stderr, "drconsole: still busy after the stop signal (a named pipe or stuck read?); exiting")
+	os.Exit(1)
 }
 
 // run is main without the exit, so tests can call it.
@@ -187,6 +207,11 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
+	unlock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	store, err := storage.Open(filepath.Join(cfg.DataDir, "drconsole.db"))
 	if err != nil {
 		return err

@@ -866,3 +866,106 @@ func TestSockPuppetApprovalsDoNotCount(t *testing.T) {
 		t.Fatalf("bob's approval: approved %v by %v", r.Approved, r.ValidApprovers)
 	}
 }
+
+// Taking over an account the requester did not create works as well as a
+// sock-puppet: an approval does not count from an account whose current
+// password the requester set (before or after the request, in any case of
+// the name, from the console or the command line), or which the requester
+// raised or re-enabled after the request. A password the owner set again
+// afterwards, or a change by someone else, leaves the approval counting.
+func TestApprovalsFromAccountsTheRequesterTookOverDoNotCount(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	requested := time.Now()
+	e.now = requested
+	before := requested.Add(-time.Hour).UnixMilli()
+	for _, name := range []string{"pat", "cli-pat", "rolf", "ena", "reset", "other"} {
+		if err := e.store.CreateUser(ctx, storage.User{Name: name, Role: "operator", CreatedBy: "root-admin", CreatedMs: before}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change := func(actor, action, name string, at time.Time) {
+		t.Helper()
+		if _, err := e.store.AppendAudit(ctx, storage.AuditEntry{Actor: actor, Action: action, Subject: "user:" + name, AtMs: at.UnixMilli()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change("ALICE", "user.password", "Pat", requested.Add(-time.Minute))        // before the request still counts
+	change("cli:alice", "user.password", "cli-pat", requested.Add(time.Minute)) // the CLI as the same name
+	change("alice", "user.role", "rolf", requested.Add(time.Minute))
+	change("alice", "user.enable", "ena", requested.Add(time.Minute))
+	change("alice", "user.password", "reset", requested.Add(-time.Minute)) // set by alice, then by an admin
+	change("root-admin", "user.password", "reset", requested.Add(-time.Second))
+	change("root-admin", "user.password", "other", requested.Add(time.Minute))
+	change("alice", "user.role", "other", requested.Add(-time.Hour)) // before the request: alice did not pick it for this run
+
+	id, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := e.rb.Get(ctx, id)
+	wants := map[string]string{"pat": "password of pat was last set by the requester alice",
+		"cli-pat": "password of cli-pat was last set by the requester alice",
+		"rolf":    "changed the account rolf (user.role) after the run was requested",
+		"ena":     "changed the account ena (user.enable) after the run was requested"}
+	for name := range wants {
+		if err := e.rb.Approve(ctx, Actor{Name: name, Role: "operator"}, id, r.PlanHash, "ok"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, _ = e.rb.Get(ctx, id)
+	if r.Approved || len(r.ValidApprovers) != 0 {
+		t.Fatalf("approvals from taken-over accounts counted: approved %v by %v", r.Approved, r.ValidApprovers)
+	}
+	for name, want := range wants {
+		if !strings.Contains(r.Discounted[name], want) {
+			t.Errorf("%s: discounted %q, want it to say %q", name, r.Discounted[name], want)
+		}
+	}
+	for _, name := range []string{"reset", "other"} {
+		if err := e.rb.Approve(ctx, Actor{Name: name, Role: "operator"}, id, r.PlanHash, "ok"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, _ = e.rb.Get(ctx, id); !r.Approved || len(r.ValidApprovers) != 2 {
+		t.Fatalf("approvals from accounts the requester does not control: approved %v by %v (discounted %v)", r.Approved, r.ValidApprovers, r.Discounted)
+	}
+}
+
+// An approval stops counting when the approver's account is disabled or
+// demoted to viewer after approving (a compromised approver is handled by
+// disabling them, which must also void what they approved).
+func TestApprovalFromDisabledOrDemotedAccountDoesNotCount(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	for _, name := range []string{"dora", "vic"} {
+		if err := e.store.CreateUser(ctx, storage.User{Name: name, Role: "operator", CreatedBy: "root-admin", CreatedMs: e.now.Add(-time.Hour).UnixMilli()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, change := range map[string]func(string) error{
+		"dora": func(n string) error { return e.store.SetDisabled(ctx, n, true) },
+		"vic":  func(n string) error { return e.store.SetRole(ctx, n, "viewer") },
+	} {
+		id, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := e.rb.Get(ctx, id)
+		if err := e.rb.Approve(ctx, Actor{Name: name, Role: "operator"}, id, r.PlanHash, "ok"); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ = e.rb.Get(ctx, id); !r.Approved {
+			t.Fatalf("%s's approval did not count while the account was an enabled operator (%v)", name, r.Discounted)
+		}
+		if err := change(name); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ = e.rb.Get(ctx, id); r.Approved || r.Discounted[name] == "" {
+			t.Fatalf("%s's approval still counts after the change: approved %v by %v", name, r.Approved, r.ValidApprovers)
+		}
+		if _, err := e.rb.Begin(ctx, alice, id, 0, "", ""); !errors.Is(err, ErrNotApproved) {
+			t.Fatalf("a step ran on %s's voided approval: %v", name, err)
+		}
+	}
+}

@@ -97,7 +97,8 @@ type Run struct {
 	Approved       bool
 	// Discounted says, per approver, why their approval does not count
 	// although it is for the current plan: their account was created by
-	// the requester, or after the run was requested.
+	// the requester or after the run was requested, or the requester took
+	// it over (set its password, raised or re-enabled it).
 	Discounted map[string]string
 	// NextStep is the first step not done, -1 when all are.
 	NextStep int
@@ -154,11 +155,42 @@ func (rb *Runbook) sockPuppet(ctx context.Context, approver string, run *storage
 	}
 	for _, a := range accounts {
 		switch {
+		case a.Disabled:
+			return fmt.Sprintf("the account %s has been disabled since it approved", a.Name), nil
+		case !mayOperate(Actor{Role: a.Role}):
+			return fmt.Sprintf("the account %s is now a %s", a.Name, a.Role), nil
 		case samePerson(a.CreatedBy, run.CreatedBy) || samePerson(strings.TrimPrefix(a.CreatedBy, "cli:"), run.CreatedBy):
 			return fmt.Sprintf("the account %s was created by the requester %s", a.Name, run.CreatedBy), nil
 		case a.CreatedMs > run.CreatedMs:
 			return fmt.Sprintf("the account %s was created %s, after the run was requested (%s)", a.Name,
 				time.UnixMilli(a.CreatedMs).UTC().Format(time.DateTime), time.UnixMilli(run.CreatedMs).UTC().Format(time.DateTime)), nil
+		}
+	}
+	if len(accounts) == 0 {
+		return "", nil
+	}
+	// Taking over an existing account works as well as creating one: the
+	// requester who set its current password can sign in as it, and one
+	// who raised or re-enabled it after the request picked the approver.
+	changes, err := rb.Store.AccountChanges(ctx, approver)
+	if err != nil {
+		return "", fmt.Errorf("checking the account of approver %s: %w", approver, err)
+	}
+	byRequester := func(c storage.AccountChange) bool {
+		return samePerson(c.Actor, run.CreatedBy) || samePerson(strings.TrimPrefix(c.Actor, "cli:"), run.CreatedBy)
+	}
+	lastPassword := -1
+	for i, c := range changes {
+		if c.Action == "user.password" {
+			lastPassword = i
+		}
+	}
+	if lastPassword >= 0 && byRequester(changes[lastPassword]) {
+		return fmt.Sprintf("the password of %s was last set by the requester %s", approver, run.CreatedBy), nil
+	}
+	for _, c := range changes {
+		if c.Action != "user.password" && c.AtMs >= run.CreatedMs && byRequester(c) {
+			return fmt.Sprintf("the requester %s changed the account %s (%s) after the run was requested", run.CreatedBy, approver, c.Action), nil
 		}
 	}
 	return "", nil

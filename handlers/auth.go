@@ -202,6 +202,8 @@ func (h *Handlers) Logout(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	http.SetCookie(w, h.SessionCookieFor(""))
+	// Best effort, after the fact: a sign-out the audit log cannot record
+	// still ends the session (refusing it would keep the session alive).
 	if u := identity.UserFrom(r.Context()); u != nil {
 		h.auditAs(r, u.Name, "logout", "user:"+u.Name, nil)
 	}

@@ -336,18 +336,21 @@ func (s *Store) FailoverRuns(ctx context.Context, limit int) ([]FailoverRun, err
 	return out, rows.Err()
 }
 
-// AccountOrigin is when and by whom an account was created.
+// AccountOrigin is when and by whom an account was created, and its
+// role and state now.
 type AccountOrigin struct {
 	Name      string
 	CreatedBy string
 	CreatedMs int64
+	Role      string
+	Disabled  bool
 }
 
 // AccountOrigins returns every account whose name equals name without
 // regard to letter case (one identity may have been added in two
 // spellings); none when the identity has no account (reverse-proxy users).
 func (s *Store) AccountOrigins(ctx context.Context, name string) ([]AccountOrigin, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT name, created_by, created_ms FROM users WHERE name = ? COLLATE NOCASE`, name)
+	rows, err := s.r.QueryContext(ctx, `SELECT name, created_by, created_ms, role, disabled FROM users WHERE name = ? COLLATE NOCASE`, name)
 	if err != nil {
 		return nil, fmt.Errorf("storage: account of %q: %w", name, err)
 	}
@@ -355,10 +358,38 @@ func (s *Store) AccountOrigins(ctx context.Context, name string) ([]AccountOrigi
 	var out []AccountOrigin
 	for rows.Next() {
 		var o AccountOrigin
-		if err := rows.Scan(&o.Name, &o.CreatedBy, &o.CreatedMs); err != nil {
+		if err := rows.Scan(&o.Name, &o.CreatedBy, &o.CreatedMs, &o.Role, &o.Disabled); err != nil {
 			return nil, err
 		}
 		out = append(out, o)
+	}
+	return out, rows.Err()
+}
+
+// AccountChange is one audited change to an account: who changed it,
+// what (user.password, user.role, user.enable) and when.
+type AccountChange struct {
+	Actor  string
+	Action string
+	AtMs   int64
+}
+
+// AccountChanges returns the audited password, role and enable changes to
+// the account name (any letter case), oldest first.
+func (s *Store) AccountChanges(ctx context.Context, name string) ([]AccountChange, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT actor, action, at_ms FROM audit
+		WHERE action IN ('user.password', 'user.role', 'user.enable') AND subject = ? COLLATE NOCASE ORDER BY id`, "user:"+name)
+	if err != nil {
+		return nil, fmt.Errorf("storage: changes to account %q: %w", name, err)
+	}
+	defer rows.Close()
+	var out []AccountChange
+	for rows.Next() {
+		var c AccountChange
+		if err := rows.Scan(&c.Actor, &c.Action, &c.AtMs); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
 	}
 	return out, rows.Err()
 }

@@ -132,7 +132,10 @@ func (a *authenticator) sessionUser(w http.ResponseWriter, r *http.Request) *Use
 // through auth.group_roles; a known name without either gets no role.
 func (a *authenticator) proxyUser(r *http.Request) *User {
 	// One canonical form: "Carol" from the proxy is the disabled "carol".
-	name := identity.CanonicalName(r.Header.Get(a.cfg.UserHeader))
+	// The name is checked before lowering: Unicode lowers the Kelvin sign
+	// to "k", so another directory identity would become kate.
+	raw := strings.TrimSpace(r.Header.Get(a.cfg.UserHeader))
+	name := identity.CanonicalName(raw)
 	if name == "" {
 		return nil
 	}
@@ -142,7 +145,7 @@ func (a *authenticator) proxyUser(r *http.Request) *User {
 			"user", clip(name), "remote", r.RemoteAddr, "path", r.URL.Path)
 		return nil
 	}
-	if !identity.ValidName(name) {
+	if !identity.ValidName(raw) {
 		a.log.Warn("ignoring identity header: not a valid user name", "header", a.cfg.UserHeader, "user", clip(name))
 		return nil
 	}

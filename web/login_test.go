@@ -28,6 +28,7 @@ import (
 type authServer struct {
 	h     http.Handler
 	store *storage.Store
+	path  string // the database file
 	logs  *syncBuffer
 }
 
@@ -55,7 +56,8 @@ func newAuthServer(t *testing.T, auth config.Auth) *authServer {
 // as given (no public URL filled in).
 func newAuthServerWith(t *testing.T, auth config.Auth, limiter *web.LoginLimiter) *authServer {
 	t.Helper()
-	store, err := storage.Open(filepath.Join(t.TempDir(), "drconsole.db"))
+	path := filepath.Join(t.TempDir(), "drconsole.db")
+	store, err := storage.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +71,7 @@ func newAuthServerWith(t *testing.T, auth config.Auth, limiter *web.LoginLimiter
 	if limiter != nil {
 		h.Limiter = limiter
 	}
-	return &authServer{h: web.Router(h, log), store: store, logs: logs}
+	return &authServer{h: web.Router(h, log), store: store, path: path, logs: logs}
 }
 
 // testPublicURL is the console's address in tests: the host that
@@ -377,6 +379,14 @@ func TestUserNamesIgnoreCase(t *testing.T) {
 	}
 	as := func(user string) *httptest.ResponseRecorder {
 		return s.do(http.MethodGet, "/audit", nil, from("10.1.2.3:5555"), header("X-Forwarded-User", user), header("X-Forwarded-Groups", "sre"))
+	}
+	// U+212A KELVIN SIGN lowers to "k": "\u212Aarol" is not carol's
+	// spelling but another name, refused as not a valid user name.
+	if err := s.store.CreateUser(ctx, storage.User{Name: "karol", Role: "admin"}); err != nil {
+		t.Fatal(err)
+	}
+	if rec := as("\u212Aarol"); rec.Code != http.StatusSeeOther {
+		t.Errorf("\\u212Aarol = %d, want 303 (no user), not the admin karol", rec.Code)
 	}
 	for _, name := range []string{"Carol", "CAROL", " carol "} {
 		if rec := as(name); rec.Code != http.StatusSeeOther {

@@ -38,7 +38,7 @@ func TestSavepointRegisterNeedsItsAuditRecord(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cat := &catalog.Catalog{Store: st, Config: c.Catalog.Config, Monitor: c.Monitor, Log: log}
 	h := &handlers.Handlers{Monitor: c.Monitor, Store: st, Log: log, Version: "test", Runbook: c.Runbook, Catalog: cat,
-		Auth: config.Auth{InsecureCookie: true}}
+		Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL}}
 	router := web.Router(h, log)
 	cookie := sessionCookie(t, &console{Store: st}, "operator")
 	storagetest.FailAuditWrites(t, path, true)
