@@ -42,17 +42,7 @@ func ScanAborted(batches []byte, abortedTxns []kmsg.FetchResponseTopicPartitionA
 	}
 	open := map[int64][]AbortedBatch{} // transactional batches per producer, awaiting their marker
 	next = from
-	for len(batches) >= 17 {
-		length := int32(binary.BigEndian.Uint32(batches[8:12]))
-		total := 12 + int(length)
-		if length < 0 || total > len(batches) {
-			break
-		}
-		raw := batches[:total]
-		batches = batches[total:]
-		if raw[16] != 2 {
-			continue
-		}
+	for raw := range v2Batches(batches) {
 		var b kmsg.RecordBatch
 		if err := b.ReadFrom(raw); err != nil {
 			break

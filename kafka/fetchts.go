@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"iter"
 	"maps"
 	"slices"
 	"sync"
@@ -184,22 +185,33 @@ func fetchFirst(ctx context.Context, cl *kgo.Client, leader int32, topics kadm.T
 	return out
 }
 
+// v2Batches yields the whole v2 record batches in a Fetch response's
+// concatenated batches: older formats are passed over (only v2 carries
+// per-record deltas), and a trailing partial batch or a malformed length
+// ends it.
+func v2Batches(batches []byte) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for len(batches) >= 17 {
+			length := int32(binary.BigEndian.Uint32(batches[8:12]))
+			total := 12 + int(length)
+			if length < 0 || total > len(batches) {
+				return
+			}
+			raw := batches[:total]
+			batches = batches[total:]
+			if raw[16] == 2 && !yield(raw) { // byte 16: magic
+				return
+			}
+		}
+	}
+}
+
 // ScanFirstRecord scans concatenated v2 record batches (as a Fetch response
 // holds them) for the first data record with offset >= from. A trailing
 // partial batch is ignored; hwm is the partition's high watermark.
 func ScanFirstRecord(batches []byte, from, hwm int64) FirstRecord {
 	next := from // the first offset not yet accounted for
-	for len(batches) >= 17 {
-		length := int32(binary.BigEndian.Uint32(batches[8:12]))
-		total := 12 + int(length)
-		if length < 0 || total > len(batches) {
-			break
-		}
-		raw := batches[:total]
-		batches = batches[total:]
-		if raw[16] != 2 { // magic: only v2 batches carry per-record deltas
-			continue
-		}
+	for raw := range v2Batches(batches) {
 		var b kmsg.RecordBatch
 		if err := b.ReadFrom(raw); err != nil {
 			return FirstRecord{}
