@@ -102,13 +102,20 @@ type endSeen struct {
 
 // restartMark freezes the positions MM2 had for the old log: only a
 // position written after it (a different connect offset record or sync)
-// belongs to the new log.
+// can belong to the new log. Even such a record may carry an old-log
+// position (Connect flushes offsets up to a minute late), and an MM2 that
+// carries on from its old position never copies the new log's records
+// below it, so a position only counts as far as the DR records copied
+// since the mark account for it (see corroborated).
 type restartMark struct {
 	at            time.Time
 	why           string
 	connect, sync bool     // whether one existed at the mark
 	connectRec    [2]int64 // log offset, record time of the connect offset then
 	syncRec       [2]int64 // log offset, record time of the newest sync then
+	start         int64    // the new log's start offset at the mark (0 if unknown)
+	drEnd         int64    // DR end offset of the remote partition at the mark
+	hasDR         bool     // drEnd is known
 }
 
 // maxSeen bounds the end history kept per partition; thinning it only
@@ -326,6 +333,9 @@ func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated bool, now t
 	fresh := why != ""
 	if fresh {
 		m := &restartMark{at: now, why: why}
+		if pl.SourceStart != nil {
+			m.start = *pl.SourceStart
+		}
 		if c, ok := pos.connect[tp]; ok {
 			m.connect, m.connectRec = true, [2]int64{c.LogOffset, c.RecordMs}
 		}
@@ -352,9 +362,17 @@ func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated bool, now t
 	}
 	r.position(pl, pos, w.restart)
 	if m := w.restart; m != nil {
-		if _, hasC, _, hasS := m.usable(pos, tp); !fresh && (hasC || !m.connect) && (hasS || !m.sync) {
-			w.restart = nil // every position now comes from the new log
-			return fresh
+		if !m.hasDR && pl.TargetEnd != nil {
+			m.drEnd, m.hasDR = *pl.TargetEnd, true // DR unreadable at the mark: count from now (fewer)
+		}
+		c, hasC, _, hasS := m.usable(pos, tp)
+		if pl.Replicated != nil {
+			if ok := m.corroborated(pl); *pl.Replicated > ok {
+				pl.Replicated, pl.Method = &ok, PositionRestartCopied
+			} else if !fresh && hasC && c.LastOffset+1 <= ok && (hasS || !m.sync) {
+				w.restart = nil // MM2's positions are the new log's and account for what it copied
+				return fresh
+			}
 		}
 		pl.Restarted = m.why + " at " + m.at.UTC().Format(time.RFC3339)
 		if pl.Replicated == nil && pl.SourceStart != nil {
@@ -364,6 +382,29 @@ func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated bool, now t
 		}
 	}
 	return fresh
+}
+
+// PositionRestartCopied: the source log restarted and MM2's position was
+// cut down to what the DR records copied since then account for.
+const PositionRestartCopied = "source log restarted: its start + records copied to DR since"
+
+// corroborated is the highest position on the new log the DR side vouches
+// for: its start plus one offset per DR record written since the mark. MM2
+// copies a record once, at an offset at or after the start, so a position
+// above this skipped records (they are behind, never copied) or is the old
+// log's. Transaction markers only lower it; duplicates in DR could raise
+// it, as they could a sync estimate, but never past the source end. A
+// newer sync cannot vouch for more: the records below it fit in the same
+// count.
+func (m *restartMark) corroborated(pl *PartitionLag) int64 {
+	if !m.hasDR || pl.TargetEnd == nil {
+		return m.start
+	}
+	v := m.start + max(*pl.TargetEnd-m.drEnd, 0)
+	if pl.SourceEnd != nil {
+		v = min(v, *pl.SourceEnd)
+	}
+	return v
 }
 
 // firstSeen returns when the record at offset o was first known to exist:

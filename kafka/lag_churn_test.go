@@ -131,6 +131,65 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 	}
 }
 
+// After a recreation, MM2 may still write positions of the old log (a
+// Connect flush of records it copied before, here with no connect offset
+// at all when the restart was seen), and an MM2 that carries on from its
+// old position never copies the new log's records below it. Neither may
+// count as copied: only what DR received since the restart does.
+func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
+	ctx := context.Background()
+	primary, pcl := newCluster(t, "primary", "events")
+	_, dcl := newCluster(t, "dr", "events")
+	fill(t, pcl, "events", 0, 10, time.Now())
+	fill(t, dcl, "events", 0, 10, time.Now())
+	r := churnReader(t, pcl, dcl)
+	tp := TP{"events", 0}
+	// MM2 copied all 10 but has flushed no Connect offset yet.
+	pos := positions{connect: map[TP]storage.ConnectOffset{},
+		latestSync: map[TP]storage.Sync{tp: {Topic: "events", Upstream: 0, Downstream: 0, LogOffset: 1, RecordMs: 1}}}
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
+		t.Fatalf("before: %s", describe(p))
+	}
+	adm := kadm.NewClient(pcl)
+	if _, err := adm.DeleteTopics(ctx, "events"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "events"); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := kgo.NewClient(kgo.SeedBrokers(primary.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	fill(t, fresh, "events", 0, 30, time.Now())
+	r.Source = fresh
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 30 || p.Restarted == "" {
+		t.Fatalf("after recreation: %s", describe(p))
+	}
+	// The late flush of the old log's position: "copied up to 9".
+	pos.connect[tp] = storage.ConnectOffset{Topic: "events", LastOffset: 9, LogOffset: 5, RecordMs: 2}
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 30 || p.Restarted == "" {
+		t.Fatalf("old log's position flushed after the restart counted for the new log: %s", describe(p))
+	}
+	// MM2 carries on from offset 10 of the new log: 20 records reach DR,
+	// its position says 30, but new-log offsets 0-9 were never copied.
+	fill(t, dcl, "events", 0, 20, time.Now())
+	pos.connect[tp] = storage.ConnectOffset{Topic: "events", LastOffset: 29, LogOffset: 6, RecordMs: 3}
+	pos.latestSync[tp] = storage.Sync{Topic: "events", Upstream: 10, Downstream: 10, LogOffset: 7, RecordMs: 3}
+	for range 2 {
+		p := lagOf(t, r.Read(ctx, pos, time.Now()), 0)
+		if *p.LagMessages != 10 || p.Method != PositionRestartCopied || p.Restarted == "" {
+			t.Fatalf("new-log records MM2 skipped counted as copied: %s", describe(p))
+		}
+	}
+	// Had MM2 copied the new log from its start, DR accounts for it all.
+	fill(t, dcl, "events", 0, 10, time.Now())
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 || p.Restarted != "" || p.Method != PositionConnect {
+		t.Fatalf("caught up on the new log: %s", describe(p))
+	}
+}
+
 // A console started after the recreation never saw the old topic id: MM2's
 // position past the source end, or an end that went backwards, gives it away.
 func TestLagPositionPastEndOrEndBackwards(t *testing.T) {
