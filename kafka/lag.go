@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/storage"
@@ -144,7 +146,7 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 	out := Reading{At: now}
 	src, tgt := kadm.NewClient(r.Source), kadm.NewClient(r.Target)
 
-	topics, err := r.sourceTopics(ctx, src)
+	topics, err := r.sourceTopics(ctx)
 	if err != nil {
 		out.SourceErr = err
 	}
@@ -250,16 +252,30 @@ func listed(l kadm.ListedOffsets, topic string, p int32) *int64 {
 	return &v
 }
 
-// sourceTopics lists the source topics the flow mirrors.
-func (r *LagReader) sourceTopics(ctx context.Context, adm *kadm.Client) (kadm.TopicDetails, error) {
-	all, err := adm.ListTopics(ctx)
+// sourceTopics lists the source topics the flow mirrors, with a Metadata
+// request of its own: kadm's ListTopics answers from kgo's cache for up to
+// MetadataMinAge, which can still hold a recreated topic's old id and so
+// hide the recreation. One request per refresh, as before; its answer also
+// refreshes the cache the offset and fetch requests after it use.
+func (r *LagReader) sourceTopics(ctx context.Context) (kadm.TopicDetails, error) {
+	resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, r.Source) // nil Topics: all
 	if err != nil {
 		return nil, fmt.Errorf("listing source topics: %w", err)
 	}
 	out := kadm.TopicDetails{}
-	for name, td := range all {
-		if td.Err != nil || r.Topics.Policy.IsInternalTopic(name) || name == "heartbeats" || !r.Flow.Topics.Matches(name) {
+	for _, t := range resp.Topics {
+		if t.Topic == nil || t.ErrorCode != 0 || t.IsInternal {
 			continue
+		}
+		name := *t.Topic
+		if r.Topics.Policy.IsInternalTopic(name) || name == "heartbeats" || !r.Flow.Topics.Matches(name) {
+			continue
+		}
+		td := kadm.TopicDetail{Topic: name, ID: t.TopicID, Partitions: kadm.PartitionDetails{}}
+		for _, p := range t.Partitions {
+			td.Partitions[p.Partition] = kadm.PartitionDetail{Topic: name, Partition: p.Partition, Leader: p.Leader,
+				LeaderEpoch: p.LeaderEpoch, Replicas: p.Replicas, ISR: p.ISR, OfflineReplicas: p.OfflineReplicas,
+				Err: kerr.ErrorForCode(p.ErrorCode)}
 		}
 		out[name] = td
 	}

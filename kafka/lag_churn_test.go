@@ -190,6 +190,49 @@ func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
 	}
 }
 
+// A topic recreated with more records than it had, read within seconds by
+// the console's own source client: kgo's metadata cache must not hide the
+// new topic id, or MM2's old position passes for one on the new log.
+func TestLagRecreationSeenThroughMetadataCache(t *testing.T) {
+	ctx := context.Background()
+	primary, pcl := newCluster(t, "primary", "events")
+	_, dcl := newCluster(t, "dr", "events")
+	fill(t, pcl, "events", 0, 10, time.Now())
+	fill(t, dcl, "events", 0, 10, time.Now())
+	opts, err := ClientOptions("primary", &config.Cluster{Bootstrap: primary.ListenAddrs()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	r := churnReader(t, src, dcl)
+	tp := TP{"events", 0}
+	pos := positions{connect: map[TP]storage.ConnectOffset{tp: {Topic: "events", LastOffset: 9, LogOffset: 1, RecordMs: 1}},
+		latestSync: map[TP]storage.Sync{}}
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
+		t.Fatalf("before: %s", describe(p))
+	}
+	adm := kadm.NewClient(pcl)
+	if _, err := adm.DeleteTopics(ctx, "events"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "events"); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := kgo.NewClient(kgo.SeedBrokers(primary.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	fill(t, fresh, "events", 0, 30, time.Now()) // the end does not go back; MM2's 10 is not past it
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 30 || p.Restarted == "" {
+		t.Fatalf("recreated topic read through a cached old topic id: %s restarted %q", describe(p), p.Restarted)
+	}
+}
+
 // A console started after the recreation never saw the old topic id: MM2's
 // position past the source end, or an end that went backwards, gives it away.
 func TestLagPositionPastEndOrEndBackwards(t *testing.T) {
