@@ -52,6 +52,39 @@ func fill(t *testing.T, cl *kgo.Client, topic string, p int32, n int, ts time.Ti
 	produce(t, cl, recs...)
 }
 
+// recreateEvents deletes and recreates "events" (2 partitions) and writes
+// n records at ts to partition 0 of the new log, through a new client (a
+// producer that knew the old topic id is refused).
+func recreateEvents(t *testing.T, primary *kfake.Cluster, admin *kgo.Client, n int, ts time.Time) *kgo.Client {
+	t.Helper()
+	ctx := context.Background()
+	adm := kadm.NewClient(admin)
+	if _, err := adm.DeleteTopics(ctx, "events"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "events"); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := kgo.NewClient(kgo.SeedBrokers(primary.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fresh.Close)
+	fill(t, fresh, "events", 0, n, ts)
+	return fresh
+}
+
+// tenCopied starts a primary and a DR cluster whose events-0 both hold 10
+// records: MM2 copied them all.
+func tenCopied(t *testing.T) (primary *kfake.Cluster, pcl, dcl *kgo.Client) {
+	t.Helper()
+	primary, pcl = newCluster(t, "primary", "events")
+	_, dcl = newCluster(t, "dr", "events")
+	fill(t, pcl, "events", 0, 10, time.Now())
+	fill(t, dcl, "events", 0, 10, time.Now())
+	return primary, pcl, dcl
+}
+
 // A topic deleted and recreated on the primary while MM2 is down: MM2's old
 // position (above the new end) must not read as "caught up". The new log
 // counts from its start until MM2 has a position on it, the partition says
@@ -75,23 +108,10 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 		t.Fatalf("before: %+v", p)
 	}
 
-	adm := kadm.NewClient(pcl)
-	if _, err := adm.DeleteTopics(ctx, "events"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "events"); err != nil {
-		t.Fatal(err)
-	}
 	written := time.Now().Add(-20 * time.Second).Truncate(time.Millisecond)
-	fresh, err := kgo.NewClient(kgo.SeedBrokers(primary.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fresh.Close()
-	fill(t, fresh, "events", 0, 30, written)
-	// kgo answers Metadata from a cache up to 5 s old: a new client sees
-	// the new topic id (which fetches need) at once.
-	r.Source = fresh
+	// A client that never saw the old id (the reader's own cached one:
+	// TestLagRecreationSeenThroughMetadataCache).
+	r.Source = recreateEvents(t, primary, pcl, 30, written)
 
 	now = time.Now()
 	rd := r.Read(ctx, pos, now)
@@ -138,10 +158,7 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 // count as copied: only what DR received since the restart does.
 func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
 	ctx := context.Background()
-	primary, pcl := newCluster(t, "primary", "events")
-	_, dcl := newCluster(t, "dr", "events")
-	fill(t, pcl, "events", 0, 10, time.Now())
-	fill(t, dcl, "events", 0, 10, time.Now())
+	primary, pcl, dcl := tenCopied(t)
 	r := churnReader(t, pcl, dcl)
 	tp := TP{"events", 0}
 	// MM2 copied all 10 but has flushed no Connect offset yet.
@@ -150,20 +167,7 @@ func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
 		t.Fatalf("before: %s", describe(p))
 	}
-	adm := kadm.NewClient(pcl)
-	if _, err := adm.DeleteTopics(ctx, "events"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "events"); err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := kgo.NewClient(kgo.SeedBrokers(primary.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fresh.Close()
-	fill(t, fresh, "events", 0, 30, time.Now())
-	r.Source = fresh
+	r.Source = recreateEvents(t, primary, pcl, 30, time.Now())
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 30 || p.Restarted == "" {
 		t.Fatalf("after recreation: %s", describe(p))
 	}
@@ -195,10 +199,7 @@ func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
 // new topic id, or MM2's old position passes for one on the new log.
 func TestLagRecreationSeenThroughMetadataCache(t *testing.T) {
 	ctx := context.Background()
-	primary, pcl := newCluster(t, "primary", "events")
-	_, dcl := newCluster(t, "dr", "events")
-	fill(t, pcl, "events", 0, 10, time.Now())
-	fill(t, dcl, "events", 0, 10, time.Now())
+	primary, pcl, dcl := tenCopied(t)
 	opts, err := ClientOptions("primary", &config.Cluster{Bootstrap: primary.ListenAddrs()}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -215,19 +216,7 @@ func TestLagRecreationSeenThroughMetadataCache(t *testing.T) {
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
 		t.Fatalf("before: %s", describe(p))
 	}
-	adm := kadm.NewClient(pcl)
-	if _, err := adm.DeleteTopics(ctx, "events"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "events"); err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := kgo.NewClient(kgo.SeedBrokers(primary.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fresh.Close()
-	fill(t, fresh, "events", 0, 30, time.Now()) // the end does not go back; MM2's 10 is not past it
+	recreateEvents(t, primary, pcl, 30, time.Now()) // the end does not go back; MM2's 10 is not past it
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 30 || p.Restarted == "" {
 		t.Fatalf("recreated topic read through a cached old topic id: %s restarted %q", describe(p), p.Restarted)
 	}
