@@ -115,7 +115,7 @@ type restartMark struct {
 	connect, sync bool     // whether one existed at the mark
 	connectRec    [2]int64 // log offset, record time of the connect offset then
 	syncRec       [2]int64 // log offset, record time of the newest sync then
-	start         int64    // the new log's start offset at the mark (0 if unknown)
+	base          int64    // the log's start at the mark; its end for a truncation (same topic id)
 	drEnd         int64    // DR end offset of the remote partition at the mark
 	hasDR         bool     // drEnd is known
 }
@@ -178,10 +178,11 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 	live := map[TP]bool{}
 	for _, td := range topics.Sorted() {
 		rt := r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, td.Topic)
-		recreated := false
-		if old, ok := r.topicIDs[td.Topic]; ok && old != td.ID && td.ID != ([16]byte{}) {
-			recreated = true
-		}
+		// sameLog: the id is known and unchanged, so the log was not
+		// recreated (an end that went back is a truncation of it).
+		old, known := r.topicIDs[td.Topic]
+		recreated := known && old != td.ID && td.ID != ([16]byte{})
+		sameLog := known && old == td.ID && td.ID != ([16]byte{})
 		r.topicIDs[td.Topic] = td.ID
 		for _, pd := range td.Partitions.Sorted() {
 			pl := PartitionLag{Topic: td.Topic, RemoteTopic: rt, Partition: pd.Partition, AsOf: now}
@@ -190,7 +191,7 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 			pl.TargetEnd = listed(targetEnds, rt, pd.Partition)
 			tp := TP{td.Topic, pd.Partition}
 			live[tp] = true
-			if r.watch(&pl, pos, recreated, now) {
+			if r.watch(&pl, pos, recreated, sameLog, now) {
 				out.Restarted = append(out.Restarted, tp)
 				r.aborted.Forget(tp) // the old log's aborted batches are not the new log's
 			}
@@ -322,7 +323,7 @@ const PositionRestarted = "source log restarted: counted from its start"
 // a new topic id, an end offset that went backwards, or a position of MM2
 // past the end (only possible for a log MM2 read before). It reports
 // whether the restart was detected in this refresh.
-func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated bool, now time.Time) bool {
+func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated, sameLog bool, now time.Time) bool {
 	tp := TP{pl.Topic, pl.Partition}
 	w := r.parts[tp]
 	if w == nil {
@@ -349,8 +350,11 @@ func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated bool, now t
 	fresh := why != ""
 	if fresh {
 		m := &restartMark{at: now, why: why}
-		if pl.SourceStart != nil {
-			m.start = *pl.SourceStart
+		switch {
+		case sameLog && pl.SourceEnd != nil:
+			m.base = *pl.SourceEnd // truncated: what is below the new end was the same log
+		case pl.SourceStart != nil:
+			m.base = *pl.SourceStart
 		}
 		if c, ok := pos.connect[tp]; ok {
 			m.connect, m.connectRec = true, [2]int64{c.LogOffset, c.RecordMs}
@@ -405,8 +409,8 @@ func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated bool, now t
 const PositionRestartCopied = "source log restarted: its start + records copied to DR since"
 
 // corroborated is the highest position on the new log the DR side vouches
-// for: its start plus one offset per DR record written since the mark. MM2
-// copies a record once, at an offset at or after the start, so a position
+// for: its base plus one offset per DR record written since the mark. MM2
+// copies a record once, at an offset at or after the base, so a position
 // above this skipped records (they are behind, never copied) or is the old
 // log's. Transaction markers only lower it; duplicates in DR could raise
 // it, as they could a sync estimate, but never past the source end. A
@@ -414,9 +418,9 @@ const PositionRestartCopied = "source log restarted: its start + records copied 
 // count.
 func (m *restartMark) corroborated(pl *PartitionLag) int64 {
 	if !m.hasDR || pl.TargetEnd == nil {
-		return m.start
+		return m.base
 	}
-	v := m.start + max(*pl.TargetEnd-m.drEnd, 0)
+	v := m.base + max(*pl.TargetEnd-m.drEnd, 0)
 	if pl.SourceEnd != nil {
 		v = min(v, *pl.SourceEnd)
 	}

@@ -248,6 +248,12 @@ func TestLagPositionPastEndOrEndBackwards(t *testing.T) {
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); *p.LagMessages != 30 || p.Restarted == "" {
 		t.Fatalf("end went back: lag %v %q", p.LagMessages, p.Restarted)
 	}
+	// Same topic id: the log was truncated, not recreated, so what is below
+	// its new end is still what MM2 read, and MM2's next position counts.
+	pos.connect[TP{"events", 1}] = storage.ConnectOffset{Topic: "events", Partition: 1, LastOffset: 29, LogOffset: 1}
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); *p.LagMessages != 0 || p.Restarted != "" {
+		t.Fatalf("MM2's position on the truncated log: %s restarted %q", describe(p), p.Restarted)
+	}
 }
 
 // After Restart, no stored sync of the old log translates an offset; the
