@@ -406,7 +406,7 @@ func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated, sameLog bo
 
 // PositionRestartCopied: the source log restarted and MM2's position was
 // cut down to what the DR records copied since then account for.
-const PositionRestartCopied = "source log restarted: its start + records copied to DR since"
+const PositionRestartCopied = "source log restarted: counted as far as DR received records since"
 
 // corroborated is the highest position on the new log the DR side vouches
 // for: its base plus one offset per DR record written since the mark. MM2
