@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/storage"
@@ -106,13 +108,20 @@ type endSeen struct {
 
 // restartMark freezes the positions MM2 had for the old log: only a
 // position written after it (a different connect offset record or sync)
-// belongs to the new log.
+// can belong to the new log. Even such a record may carry an old-log
+// position (Connect flushes offsets up to a minute late), and an MM2 that
+// carries on from its old position never copies the new log's records
+// below it, so a position only counts as far as the DR records copied
+// since the mark account for it (see corroborated).
 type restartMark struct {
 	at            time.Time
 	why           string
 	connect, sync bool     // whether one existed at the mark
 	connectRec    [2]int64 // log offset, record time of the connect offset then
 	syncRec       [2]int64 // log offset, record time of the newest sync then
+	base          int64    // the log's start at the mark; its end for a truncation (same topic id)
+	drEnd         int64    // DR end offset of the remote partition at the mark
+	hasDR         bool     // drEnd is known
 }
 
 // maxSeen bounds the end history kept per partition; thinning it only
@@ -141,7 +150,7 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 	out := Reading{At: now}
 	src, tgt := kadm.NewClient(r.Source), kadm.NewClient(r.Target)
 
-	topics, err := r.sourceTopics(ctx, src)
+	topics, err := r.sourceTopics(ctx)
 	if err != nil {
 		out.SourceErr = err
 	}
@@ -173,10 +182,11 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 	live := map[TP]bool{}
 	for _, td := range topics.Sorted() {
 		rt := r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, td.Topic)
-		recreated := false
-		if old, ok := r.topicIDs[td.Topic]; ok && old != td.ID && td.ID != ([16]byte{}) {
-			recreated = true
-		}
+		// sameLog: the id is known and unchanged, so the log was not
+		// recreated (an end that went back is a truncation of it).
+		old, known := r.topicIDs[td.Topic]
+		recreated := known && old != td.ID && td.ID != ([16]byte{})
+		sameLog := known && old == td.ID && td.ID != ([16]byte{})
 		r.topicIDs[td.Topic] = td.ID
 		for _, pd := range td.Partitions.Sorted() {
 			pl := PartitionLag{Topic: td.Topic, RemoteTopic: rt, Partition: pd.Partition, AsOf: now}
@@ -185,7 +195,7 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 			pl.TargetEnd = listed(targetEnds, rt, pd.Partition)
 			tp := TP{td.Topic, pd.Partition}
 			live[tp] = true
-			if r.watch(&pl, pos, recreated, now) {
+			if r.watch(&pl, pos, recreated, sameLog, now) {
 				out.Restarted = append(out.Restarted, tp)
 				r.aborted.Forget(tp) // the old log's aborted batches are not the new log's
 			}
@@ -247,16 +257,30 @@ func listed(l kadm.ListedOffsets, topic string, p int32) *int64 {
 	return &v
 }
 
-// sourceTopics lists the source topics the flow mirrors.
-func (r *LagReader) sourceTopics(ctx context.Context, adm *kadm.Client) (kadm.TopicDetails, error) {
-	all, err := adm.ListTopics(ctx)
+// sourceTopics lists the source topics the flow mirrors, with a Metadata
+// request of its own: kadm's ListTopics answers from kgo's cache for up to
+// MetadataMinAge, which can still hold a recreated topic's old id and so
+// hide the recreation. One request per refresh, as before; its answer also
+// refreshes the cache the offset and fetch requests after it use.
+func (r *LagReader) sourceTopics(ctx context.Context) (kadm.TopicDetails, error) {
+	resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, r.Source) // nil Topics: all
 	if err != nil {
 		return nil, fmt.Errorf("listing source topics: %w", err)
 	}
 	out := kadm.TopicDetails{}
-	for name, td := range all {
-		if td.Err != nil || r.Topics.Policy.IsInternalTopic(name) || name == "heartbeats" || !r.Flow.Topics.Matches(name) {
+	for _, t := range resp.Topics {
+		if t.Topic == nil || t.ErrorCode != 0 || t.IsInternal {
 			continue
+		}
+		name := *t.Topic
+		if r.Topics.Policy.IsInternalTopic(name) || name == "heartbeats" || !r.Flow.Topics.Matches(name) {
+			continue
+		}
+		td := kadm.TopicDetail{Topic: name, ID: t.TopicID, Partitions: kadm.PartitionDetails{}}
+		for _, p := range t.Partitions {
+			td.Partitions[p.Partition] = kadm.PartitionDetail{Topic: name, Partition: p.Partition, Leader: p.Leader,
+				LeaderEpoch: p.LeaderEpoch, Replicas: p.Replicas, ISR: p.ISR, OfflineReplicas: p.OfflineReplicas,
+				Err: kerr.ErrorForCode(p.ErrorCode)}
 		}
 		out[name] = td
 	}
@@ -303,7 +327,7 @@ const PositionRestarted = "source log restarted: counted from its start"
 // a new topic id, an end offset that went backwards, or a position of MM2
 // past the end (only possible for a log MM2 read before). It reports
 // whether the restart was detected in this refresh.
-func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated bool, now time.Time) bool {
+func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated, sameLog bool, now time.Time) bool {
 	tp := TP{pl.Topic, pl.Partition}
 	w := r.parts[tp]
 	if w == nil {
@@ -330,6 +354,12 @@ func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated bool, now t
 	fresh := why != ""
 	if fresh {
 		m := &restartMark{at: now, why: why}
+		switch {
+		case sameLog && pl.SourceEnd != nil:
+			m.base = *pl.SourceEnd // truncated: what is below the new end was the same log
+		case pl.SourceStart != nil:
+			m.base = *pl.SourceStart
+		}
 		if c, ok := pos.connect[tp]; ok {
 			m.connect, m.connectRec = true, [2]int64{c.LogOffset, c.RecordMs}
 		}
@@ -356,9 +386,17 @@ func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated bool, now t
 	}
 	r.position(pl, pos, w.restart)
 	if m := w.restart; m != nil {
-		if _, hasC, _, hasS := m.usable(pos, tp); !fresh && (hasC || !m.connect) && (hasS || !m.sync) {
-			w.restart = nil // every position now comes from the new log
-			return fresh
+		if !m.hasDR && pl.TargetEnd != nil {
+			m.drEnd, m.hasDR = *pl.TargetEnd, true // DR unreadable at the mark: count from now (fewer)
+		}
+		c, hasC, _, hasS := m.usable(pos, tp)
+		if pl.Replicated != nil {
+			if ok := m.corroborated(pl); *pl.Replicated > ok {
+				pl.Replicated, pl.Method = &ok, PositionRestartCopied
+			} else if !fresh && hasC && c.LastOffset+1 <= ok && (hasS || !m.sync) {
+				w.restart = nil // MM2's positions are the new log's and account for what it copied
+				return fresh
+			}
 		}
 		pl.Restarted = m.why + " at " + m.at.UTC().Format(time.RFC3339)
 		if pl.Replicated == nil && pl.SourceStart != nil {
@@ -368,6 +406,29 @@ func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated bool, now t
 		}
 	}
 	return fresh
+}
+
+// PositionRestartCopied: the source log restarted and MM2's position was
+// cut down to what the DR records copied since then account for.
+const PositionRestartCopied = "source log restarted: counted as far as DR received records since"
+
+// corroborated is the highest position on the new log the DR side vouches
+// for: its base plus one offset per DR record written since the mark. MM2
+// copies a record once, at an offset at or after the base, so a position
+// above this skipped records (they are behind, never copied) or is the old
+// log's. Transaction markers only lower it; duplicates in DR could raise
+// it, as they could a sync estimate, but never past the source end. A
+// newer sync cannot vouch for more: the records below it fit in the same
+// count.
+func (m *restartMark) corroborated(pl *PartitionLag) int64 {
+	if !m.hasDR || pl.TargetEnd == nil {
+		return m.base
+	}
+	v := m.base + max(*pl.TargetEnd-m.drEnd, 0)
+	if pl.SourceEnd != nil {
+		v = min(v, *pl.SourceEnd)
+	}
+	return v
 }
 
 // firstSeen returns when the record at offset o was first known to exist:

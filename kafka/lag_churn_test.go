@@ -52,6 +52,39 @@ func fill(t *testing.T, cl *kgo.Client, topic string, p int32, n int, ts time.Ti
 	produce(t, cl, recs...)
 }
 
+// recreateEvents deletes and recreates "events" (2 partitions) and writes
+// n records at ts to partition 0 of the new log, through a new client (a
+// producer that knew the old topic id is refused).
+func recreateEvents(t *testing.T, primary *kfake.Cluster, admin *kgo.Client, n int, ts time.Time) *kgo.Client {
+	t.Helper()
+	ctx := context.Background()
+	adm := kadm.NewClient(admin)
+	if _, err := adm.DeleteTopics(ctx, "events"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "events"); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := kgo.NewClient(kgo.SeedBrokers(primary.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fresh.Close)
+	fill(t, fresh, "events", 0, n, ts)
+	return fresh
+}
+
+// tenCopied starts a primary and a DR cluster whose events-0 both hold 10
+// records: MM2 copied them all.
+func tenCopied(t *testing.T) (primary *kfake.Cluster, pcl, dcl *kgo.Client) {
+	t.Helper()
+	primary, pcl = newCluster(t, "primary", "events")
+	_, dcl = newCluster(t, "dr", "events")
+	fill(t, pcl, "events", 0, 10, time.Now())
+	fill(t, dcl, "events", 0, 10, time.Now())
+	return primary, pcl, dcl
+}
+
 // A topic deleted and recreated on the primary while MM2 is down: MM2's old
 // position (above the new end) must not read as "caught up". The new log
 // counts from its start until MM2 has a position on it, the partition says
@@ -75,23 +108,10 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 		t.Fatalf("before: %+v", p)
 	}
 
-	adm := kadm.NewClient(pcl)
-	if _, err := adm.DeleteTopics(ctx, "events"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "events"); err != nil {
-		t.Fatal(err)
-	}
 	written := time.Now().Add(-20 * time.Second).Truncate(time.Millisecond)
-	fresh, err := kgo.NewClient(kgo.SeedBrokers(primary.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fresh.Close()
-	fill(t, fresh, "events", 0, 30, written)
-	// kgo answers Metadata from a cache up to 5 s old: a new client sees
-	// the new topic id (which fetches need) at once.
-	r.Source = fresh
+	// A client that never saw the old id (the reader's own cached one:
+	// TestLagRecreationSeenThroughMetadataCache).
+	r.Source = recreateEvents(t, primary, pcl, 30, written)
 
 	now = time.Now()
 	rd := r.Read(ctx, pos, now)
@@ -131,6 +151,77 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 	}
 }
 
+// After a recreation, MM2 may still write positions of the old log (a
+// Connect flush of records it copied before, here with no connect offset
+// at all when the restart was seen), and an MM2 that carries on from its
+// old position never copies the new log's records below it. Neither may
+// count as copied: only what DR received since the restart does.
+func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
+	ctx := context.Background()
+	primary, pcl, dcl := tenCopied(t)
+	r := churnReader(t, pcl, dcl)
+	tp := TP{"events", 0}
+	// MM2 copied all 10 but has flushed no Connect offset yet.
+	pos := positions{connect: map[TP]storage.ConnectOffset{},
+		latestSync: map[TP]storage.Sync{tp: {Topic: "events", Upstream: 0, Downstream: 0, LogOffset: 1, RecordMs: 1}}}
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
+		t.Fatalf("before: %s", describe(p))
+	}
+	r.Source = recreateEvents(t, primary, pcl, 30, time.Now())
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 30 || p.Restarted == "" {
+		t.Fatalf("after recreation: %s", describe(p))
+	}
+	// The late flush of the old log's position: "copied up to 9".
+	pos.connect[tp] = storage.ConnectOffset{Topic: "events", LastOffset: 9, LogOffset: 5, RecordMs: 2}
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 30 || p.Restarted == "" {
+		t.Fatalf("old log's position flushed after the restart counted for the new log: %s", describe(p))
+	}
+	// MM2 carries on from offset 10 of the new log: 20 records reach DR,
+	// its position says 30, but new-log offsets 0-9 were never copied.
+	fill(t, dcl, "events", 0, 20, time.Now())
+	pos.connect[tp] = storage.ConnectOffset{Topic: "events", LastOffset: 29, LogOffset: 6, RecordMs: 3}
+	pos.latestSync[tp] = storage.Sync{Topic: "events", Upstream: 10, Downstream: 10, LogOffset: 7, RecordMs: 3}
+	for range 2 {
+		p := lagOf(t, r.Read(ctx, pos, time.Now()), 0)
+		if *p.LagMessages != 10 || p.Method != PositionRestartCopied || p.Restarted == "" {
+			t.Fatalf("new-log records MM2 skipped counted as copied: %s", describe(p))
+		}
+	}
+	// Had MM2 copied the new log from its start, DR accounts for it all.
+	fill(t, dcl, "events", 0, 10, time.Now())
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 || p.Restarted != "" || p.Method != PositionConnect {
+		t.Fatalf("caught up on the new log: %s", describe(p))
+	}
+}
+
+// A topic recreated with more records than it had, read within seconds by
+// the console's own source client: kgo's metadata cache must not hide the
+// new topic id, or MM2's old position passes for one on the new log.
+func TestLagRecreationSeenThroughMetadataCache(t *testing.T) {
+	ctx := context.Background()
+	primary, pcl, dcl := tenCopied(t)
+	opts, err := ClientOptions("primary", &config.Cluster{Bootstrap: primary.ListenAddrs()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	r := churnReader(t, src, dcl)
+	tp := TP{"events", 0}
+	pos := positions{connect: map[TP]storage.ConnectOffset{tp: {Topic: "events", LastOffset: 9, LogOffset: 1, RecordMs: 1}},
+		latestSync: map[TP]storage.Sync{}}
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
+		t.Fatalf("before: %s", describe(p))
+	}
+	recreateEvents(t, primary, pcl, 30, time.Now()) // the end does not go back; MM2's 10 is not past it
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 30 || p.Restarted == "" {
+		t.Fatalf("recreated topic read through a cached old topic id: %s restarted %q", describe(p), p.Restarted)
+	}
+}
+
 // A console started after the recreation never saw the old topic id: MM2's
 // position past the source end, or an end that went backwards, gives it away.
 func TestLagPositionPastEndOrEndBackwards(t *testing.T) {
@@ -156,6 +247,12 @@ func TestLagPositionPastEndOrEndBackwards(t *testing.T) {
 	r.parts[TP{"events", 1}].lastEnd = 40
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); *p.LagMessages != 30 || p.Restarted == "" {
 		t.Fatalf("end went back: lag %v %q", p.LagMessages, p.Restarted)
+	}
+	// Same topic id: the log was truncated, not recreated, so what is below
+	// its new end is still what MM2 read, and MM2's next position counts.
+	pos.connect[TP{"events", 1}] = storage.ConnectOffset{Topic: "events", Partition: 1, LastOffset: 29, LogOffset: 1}
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); *p.LagMessages != 0 || p.Restarted != "" {
+		t.Fatalf("MM2's position on the truncated log: %s restarted %q", describe(p), p.Restarted)
 	}
 }
 

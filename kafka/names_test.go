@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-
 	"github.com/drconsole/drconsole/config"
 )
 
@@ -105,7 +103,7 @@ func TestLagSkipsMM2InternalTopicsWithSeparator(t *testing.T) {
 		t.Fatalf("derived offset-syncs topic %q", ft.OffsetSyncs)
 	}
 	r := &LagReader{Flow: flow, Topics: ft, Source: cl}
-	topics, err := r.sourceTopics(context.Background(), kadm.NewClient(cl))
+	topics, err := r.sourceTopics(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
