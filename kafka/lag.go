@@ -85,9 +85,18 @@ type LagReader struct {
 
 	tsCache  map[TP]tsEntry
 	topicIDs map[string][16]byte // last seen source topic ids
+	// topicGone: when a topic with a remembered id was last missing. Its id
+	// is kept for forgetGoneTopicAfter, so a topic deleted in one refresh
+	// and recreated by the next is still seen as a new log.
+	topicGone map[string]time.Time
 	parts    map[TP]*partWatch
 	aborted  AbortedLog
 }
+
+// forgetGoneTopicAfter is how long the id of a deleted source topic is
+// remembered: longer than any delete-and-recreate takes, short enough that
+// deleted topics do not pile up.
+const forgetGoneTopicAfter = time.Hour
 
 // partWatch is what the reader remembers of a source partition between
 // refreshes.
@@ -177,7 +186,7 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 
 	want := map[TP]int64{} // partitions needing the timestamp of a record
 	if r.parts == nil {
-		r.parts, r.topicIDs = map[TP]*partWatch{}, map[string][16]byte{}
+		r.parts, r.topicIDs, r.topicGone = map[TP]*partWatch{}, map[string][16]byte{}, map[string]time.Time{}
 	}
 	live := map[TP]bool{}
 	for _, td := range topics.Sorted() {
@@ -219,6 +228,12 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 					pl.LagMs = &zero
 				} else {
 					from := *pl.Replicated
+					if w := r.parts[tp]; pl.Method == PositionRestartCopied && w != nil && w.restart != nil {
+						// The count says how many records of the new log are
+						// missing, not which: MM2 may have skipped the oldest
+						// ones. Their age is that of the new log's first record.
+						from = min(from, w.restart.base)
+					}
 					if pl.SourceStart != nil && *pl.SourceStart > from {
 						from = *pl.SourceStart // the oldest unreplicated record that still exists
 					}
@@ -234,8 +249,15 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 		}
 	}
 	for t := range r.topicIDs {
-		if _, ok := topics[t]; !ok {
+		if _, ok := topics[t]; ok {
+			delete(r.topicGone, t)
+			continue
+		}
+		if gone, ok := r.topicGone[t]; !ok {
+			r.topicGone[t] = now
+		} else if now.Sub(gone) > forgetGoneTopicAfter {
 			delete(r.topicIDs, t)
+			delete(r.topicGone, t)
 		}
 	}
 	r.lagMillis(ctx, topics, want, out.Partitions, now)

@@ -54,13 +54,17 @@ func fill(t *testing.T, cl *kgo.Client, topic string, p int32, n int, ts time.Ti
 
 // recreateEvents deletes and recreates "events" (2 partitions) and writes
 // n records at ts to partition 0 of the new log, through a new client (a
-// producer that knew the old topic id is refused).
-func recreateEvents(t *testing.T, primary *kfake.Cluster, admin *kgo.Client, n int, ts time.Time) *kgo.Client {
+// producer that knew the old topic id is refused). between runs while the
+// topic does not exist.
+func recreateEvents(t *testing.T, primary *kfake.Cluster, admin *kgo.Client, n int, ts time.Time, between ...func()) *kgo.Client {
 	t.Helper()
 	ctx := context.Background()
 	adm := kadm.NewClient(admin)
 	if _, err := adm.DeleteTopics(ctx, "events"); err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range between {
+		f()
 	}
 	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "events"); err != nil {
 		t.Fatal(err)
@@ -167,7 +171,10 @@ func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
 		t.Fatalf("before: %s", describe(p))
 	}
-	r.Source = recreateEvents(t, primary, pcl, 30, time.Now())
+	// The new log's first ten records are older than the rest.
+	skippedAt := time.Now().Add(-40 * time.Second).Truncate(time.Millisecond)
+	r.Source = recreateEvents(t, primary, pcl, 10, skippedAt)
+	fill(t, r.Source, "events", 0, 20, time.Now())
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 30 || p.Restarted == "" {
 		t.Fatalf("after recreation: %s", describe(p))
 	}
@@ -186,11 +193,39 @@ func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
 		if *p.LagMessages != 10 || p.Method != PositionRestartCopied || p.Restarted == "" {
 			t.Fatalf("new-log records MM2 skipped counted as copied: %s", describe(p))
 		}
+		// Which ten are missing is unknown: the age is the oldest one's
+		// that may be (the new log's first), not the newest records'.
+		if p.LagMs == nil || *p.LagMs < time.Since(skippedAt).Milliseconds()-1000 {
+			t.Fatalf("age of records MM2 skipped understated: %s, want >= %v", describe(p), time.Since(skippedAt))
+		}
 	}
 	// Had MM2 copied the new log from its start, DR accounts for it all.
 	fill(t, dcl, "events", 0, 10, time.Now())
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 || p.Restarted != "" || p.Method != PositionConnect {
 		t.Fatalf("caught up on the new log: %s", describe(p))
+	}
+}
+
+// A refresh that falls between a topic's deletion and its recreation must
+// not make the console forget the old topic id: the recreated topic is a
+// new log even when its end is above MM2's old position.
+func TestLagRecreationAcrossARefreshWithoutTheTopic(t *testing.T) {
+	ctx := context.Background()
+	primary, pcl, dcl := tenCopied(t)
+	r := churnReader(t, pcl, dcl)
+	tp := TP{"events", 0}
+	pos := positions{connect: map[TP]storage.ConnectOffset{tp: {Topic: "events", LastOffset: 9, LogOffset: 1, RecordMs: 1}},
+		latestSync: map[TP]storage.Sync{}}
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
+		t.Fatalf("before: %s", describe(p))
+	}
+	r.Source = recreateEvents(t, primary, pcl, 30, time.Now(), func() {
+		if rd := r.Read(ctx, pos, time.Now()); len(rd.Partitions) != 0 {
+			t.Fatalf("events listed while deleted: %+v", rd.Partitions)
+		}
+	})
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages == nil || *p.LagMessages != 30 || p.Restarted == "" {
+		t.Fatalf("recreated across a refresh without it: %s, want all 30 of the new log behind", describe(p))
 	}
 }
 
