@@ -264,7 +264,11 @@ func (in *Ingester) incarnations(ctx context.Context, adm *kadm.Client, cluster 
 			return nil, err
 		}
 		if created && inc.Incarnation > 0 {
-			in.Log.Warn("new incarnation of an MM2 internal topic: reading it from its start", "flow", in.Flow.Name,
+			level := slog.LevelWarn // a recreated or relocated topic: worth an operator's look
+			if inc.Note == storage.IncarnationFirstSeen {
+				level = slog.LevelInfo
+			}
+			in.Log.Log(ctx, level, "new incarnation of an MM2 internal topic: reading it from its start", "flow", in.Flow.Name,
 				"cluster", cluster, "topic", t, "topic_id", id, "incarnation", inc.Incarnation, "why", inc.Note)
 		}
 		out[t] = inc.Incarnation

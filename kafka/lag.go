@@ -89,8 +89,8 @@ type LagReader struct {
 	// is kept for forgetGoneTopicAfter, so a topic deleted in one refresh
 	// and recreated by the next is still seen as a new log.
 	topicGone map[string]time.Time
-	parts    map[TP]*partWatch
-	aborted  AbortedLog
+	parts     map[TP]*partWatch
+	aborted   AbortedLog
 }
 
 // forgetGoneTopicAfter is how long the id of a deleted source topic is

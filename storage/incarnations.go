@@ -19,6 +19,10 @@ type Incarnation struct {
 	Note        string
 }
 
+// IncarnationFirstSeen is the note of a topic no earlier incarnation of
+// which was stored: the normal case at first start.
+const IncarnationFirstSeen = "first seen"
+
 // ResolveIncarnation returns the incarnation of (cluster, topic, topicID),
 // registering it when first seen (created is then true). The first
 // incarnation seen under a name adopts the rows stored before incarnations
@@ -85,7 +89,7 @@ func (s *Store) ResolveIncarnation(ctx context.Context, flow, cluster, topic, to
 			case len(legacy) > 0:
 				inc.Note = "the stored positions lie past this topic's end: it was recreated while the console was not watching"
 			default:
-				inc.Note = "first seen"
+				inc.Note = IncarnationFirstSeen
 			}
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO topic_incarnations (flow_id, cluster, topic, topic_id, incarnation, first_seen_ms, note)
