@@ -94,20 +94,23 @@ func TestAgeVsRPO(t *testing.T) {
 	sp := storage.Savepoint{CompletedMs: &done}
 	ms := func(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
 	for _, tc := range []struct {
-		rpo  *int64
-		want string
-		warn bool
+		rpo     *int64
+		atLeast bool
+		want    string
+		warn    bool
 	}{
-		{ms(10 * time.Second), "older than the RPO", false},
-		{ms(5 * time.Minute), "newer than the RPO", true},
-		{nil, "RPO is unknown", false},
+		{ms(10 * time.Second), false, "older than the RPO", false},
+		{ms(5 * time.Minute), false, "newer than the RPO", true},
+		{nil, false, "RPO is unknown", false},
+		// Only a lower bound: the true RPO may exceed the savepoint's age.
+		{ms(10 * time.Second), true, "RPO is at least 10 s", true},
 	} {
-		got, warn := ageVsRPO(sp, tc.rpo, now)
+		got, warn := ageVsRPO(sp, tc.rpo, tc.atLeast, now)
 		if warn != tc.warn || !strings.Contains(got, tc.want) || !strings.Contains(got, "old") {
 			t.Errorf("rpo %v: %q warn %v; want %q warn %v", tc.rpo, got, warn, tc.want, tc.warn)
 		}
 	}
-	if got, warn := ageVsRPO(storage.Savepoint{}, ms(time.Second), now); got != "" || warn {
+	if got, warn := ageVsRPO(storage.Savepoint{}, ms(time.Second), false, now); got != "" || warn {
 		t.Errorf("no age: %q %v", got, warn)
 	}
 }

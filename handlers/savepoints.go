@@ -145,7 +145,7 @@ func savepointAge(sp storage.Savepoint, now time.Time) (time.Duration, bool) {
 
 // ageVsRPO compares a savepoint's age with the flow's RPO: a savepoint
 // younger than the RPO points at records DR may not hold yet.
-func ageVsRPO(sp storage.Savepoint, rpoMs *int64, now time.Time) (string, bool) {
+func ageVsRPO(sp storage.Savepoint, rpoMs *int64, atLeast bool, now time.Time) (string, bool) {
 	age, ok := savepointAge(sp, now)
 	if !ok {
 		return "", false
@@ -154,6 +154,11 @@ func ageVsRPO(sp storage.Savepoint, rpoMs *int64, now time.Time) (string, bool) 
 		return views.Duration(age) + " old; the flow's RPO is unknown", false
 	}
 	rpo := time.Duration(*rpoMs) * time.Millisecond
+	if atLeast {
+		// A lower bound cannot show DR is past the savepoint: warn.
+		return fmt.Sprintf("%s old; the flow's RPO is at least %s (some partitions' age is unknown): DR may not hold the records up to its position yet",
+			views.Duration(age), views.Duration(rpo)), true
+	}
 	if age > rpo {
 		return fmt.Sprintf("%s old, older than the RPO (%s): DR should hold the records up to its position", views.Duration(age), views.Duration(rpo)), false
 	}
@@ -272,7 +277,7 @@ func (h *Handlers) renderSavepoints(w http.ResponseWriter, r *http.Request, stat
 	var snap *kafka.FlowSnapshot
 	p.Filter.Flows, p.Filter.Flow, snap = h.savepointFlows(o.flow)
 	if snap != nil {
-		p.FlowRPO = snap.RPOMs
+		p.FlowRPO, p.FlowRPOAtLeast = snap.RPOMs, snap.RPOAtLeast
 	}
 	p.Progress = views.SavepointProgress{Now: now, SinceMs: now.UnixMilli(), Triggers: h.savepointTriggers.recent(now)}
 	if p.CanOperate {
@@ -321,7 +326,7 @@ func (h *Handlers) renderSavepoints(w http.ResponseWriter, r *http.Request, stat
 	groupOf := map[string]int{}
 	for i, sp := range rows {
 		row := views.SavepointRow{SP: sp, Offsets: sortedOffsets(sp)}
-		row.AgeVsRPO, row.AgeVsRPOWarn = ageVsRPO(sp, p.FlowRPO, now)
+		row.AgeVsRPO, row.AgeVsRPOWarn = ageVsRPO(sp, p.FlowRPO, p.FlowRPOAtLeast, now)
 		if i < len(judged) && p.Filter.Flow != "" {
 			row.Checked = true
 			if u, ok := verdicts[sp.ID]; ok {
@@ -472,6 +477,9 @@ func (h *Handlers) SavepointTrigger(w http.ResponseWriter, r *http.Request) {
 		ev := map[string]any{"flow": fl, "status": snap.Status, "as_of": snap.At.UTC().Format(time.RFC3339)}
 		if snap.RPOMs != nil {
 			ev["rpo_ms"] = *snap.RPOMs
+			if snap.RPOAtLeast {
+				ev["rpo_at_least"] = true // a lower bound, not the RPO
+			}
 		} else {
 			ev["rpo_ms"] = "unknown"
 		}
@@ -624,9 +632,9 @@ func (h *Handlers) Savepoint(w http.ResponseWriter, r *http.Request) {
 	p.Flows, p.Flow, snap = h.savepointFlows(q.Get("flow"))
 	if snap != nil {
 		p.ClusterLink = snap.Flow.IsClusterLink()
-		p.FlowRPO = snap.RPOMs
+		p.FlowRPO, p.FlowRPOAtLeast = snap.RPOMs, snap.RPOAtLeast
 	}
-	p.AgeVsRPO, p.AgeVsRPOWarn = ageVsRPO(sp, p.FlowRPO, now)
+	p.AgeVsRPO, p.AgeVsRPOWarn = ageVsRPO(sp, p.FlowRPO, p.FlowRPOAtLeast, now)
 	p.OffsetsJSON, p.Partitions = offsetsFile(sp)
 	if p.Flow != "" {
 		ctx, cancel := context.WithTimeout(r.Context(), UsabilityTimeout)

@@ -112,9 +112,12 @@ type SavepointsPage struct {
 	Now     time.Time
 	Filter  SavepointFilter
 	FlowRPO *int64 // the chosen flow's RPO now; nil when unknown
-	Groups  []SavepointGroup
-	Total   int // entries matching the filter
-	Shown   int
+	// FlowRPOAtLeast: FlowRPO is only a lower bound (some partition's age
+	// could not be read).
+	FlowRPOAtLeast bool
+	Groups         []SavepointGroup
+	Total          int // entries matching the filter
+	Shown          int
 	// UsabilityNote says which rows were judged, against what, how fast.
 	UsabilityNote string
 	UsabilityErr  string
@@ -148,18 +151,19 @@ type K8sForm struct {
 
 // SavepointDetailPage is one savepoint.
 type SavepointDetailPage struct {
-	Chrome       Chrome
-	Now          time.Time
-	SP           storage.Savepoint
-	Flows        []SavepointFlow
-	Flow         string
-	ClusterLink  bool
-	FlowRPO      *int64
-	AgeVsRPO     string
-	AgeVsRPOWarn bool
-	Usability    *catalog.Usability
-	UsabilityErr string
-	UsabilityAt  time.Duration // how long it took
+	Chrome         Chrome
+	Now            time.Time
+	SP             storage.Savepoint
+	Flows          []SavepointFlow
+	Flow           string
+	ClusterLink    bool
+	FlowRPO        *int64
+	FlowRPOAtLeast bool // FlowRPO is only a lower bound
+	AgeVsRPO       string
+	AgeVsRPOWarn   bool
+	Usability      *catalog.Usability
+	UsabilityErr   string
+	UsabilityAt    time.Duration // how long it took
 	// OffsetsJSON is the offsets file translate takes ("" when not read).
 	OffsetsJSON  string
 	Partitions   int
