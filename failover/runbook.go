@@ -159,7 +159,7 @@ func (rb *Runbook) sockPuppet(ctx context.Context, approver string, run *storage
 			return fmt.Sprintf("the account %s has been disabled since it approved", a.Name), nil
 		case !mayOperate(Actor{Role: a.Role}):
 			return fmt.Sprintf("the account %s is now a %s", a.Name, a.Role), nil
-		case samePerson(a.CreatedBy, run.CreatedBy) || samePerson(strings.TrimPrefix(a.CreatedBy, "cli:"), run.CreatedBy):
+		case byRequester(a.CreatedBy, run.CreatedBy):
 			return fmt.Sprintf("the account %s was created by the requester %s", a.Name, run.CreatedBy), nil
 		case a.CreatedMs > run.CreatedMs:
 			return fmt.Sprintf("the account %s was created %s, after the run was requested (%s)", a.Name,
@@ -176,24 +176,27 @@ func (rb *Runbook) sockPuppet(ctx context.Context, approver string, run *storage
 	if err != nil {
 		return "", fmt.Errorf("checking the account of approver %s: %w", approver, err)
 	}
-	byRequester := func(c storage.AccountChange) bool {
-		return samePerson(c.Actor, run.CreatedBy) || samePerson(strings.TrimPrefix(c.Actor, "cli:"), run.CreatedBy)
-	}
 	lastPassword := -1
 	for i, c := range changes {
 		if c.Action == "user.password" {
 			lastPassword = i
 		}
 	}
-	if lastPassword >= 0 && byRequester(changes[lastPassword]) {
+	if lastPassword >= 0 && byRequester(changes[lastPassword].Actor, run.CreatedBy) {
 		return fmt.Sprintf("the password of %s was last set by the requester %s", approver, run.CreatedBy), nil
 	}
 	for _, c := range changes {
-		if c.Action != "user.password" && c.AtMs >= run.CreatedMs && byRequester(c) {
+		if c.Action != "user.password" && c.AtMs >= run.CreatedMs && byRequester(c.Actor, run.CreatedBy) {
 			return fmt.Sprintf("the requester %s changed the account %s (%s) after the run was requested", run.CreatedBy, approver, c.Action), nil
 		}
 	}
 	return "", nil
+}
+
+// byRequester reports whether actor (an audit actor or an account's
+// creator: a name, or "cli:<name>" from the command line) is the requester.
+func byRequester(actor, requester string) bool {
+	return samePerson(actor, requester) || samePerson(strings.TrimPrefix(actor, "cli:"), requester)
 }
 
 // Create stores a new plan, pending approval.
