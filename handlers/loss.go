@@ -40,19 +40,13 @@ func (h *Handlers) LossAck(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad incident id in URL", http.StatusBadRequest)
 		return
 	}
-	open, err := h.Store.LossIncidents(r.Context(), flow, true, 1_000_000)
-	if err != nil {
-		http.Error(w, "reading loss incidents failed; try again: "+err.Error(), http.StatusInternalServerError)
+	inc, err := h.Store.OpenLossIncident(r.Context(), flow, id)
+	if errors.Is(err, storage.ErrNoIncident) {
+		h.notFound(w, r, "unacknowledged loss incident "+strconv.FormatInt(id, 10)+" of flow "+flow)
 		return
 	}
-	var inc *storage.LossIncident
-	for i := range open {
-		if open[i].ID == id {
-			inc = &open[i]
-		}
-	}
-	if inc == nil {
-		h.notFound(w, r, "unacknowledged loss incident "+strconv.FormatInt(id, 10)+" of flow "+flow)
+	if err != nil {
+		http.Error(w, "reading loss incidents failed; try again: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	if err := h.Audit(r, "loss.acknowledge", "flow:"+flow, map[string]any{"incident": inc.ID, "topic": inc.Topic,

@@ -46,10 +46,29 @@ func (s *Store) AddLossIncident(ctx context.Context, x LossIncident) (int64, err
 // LossIncidents returns a flow's incidents, newest first; unacked limits
 // them to the ones not acknowledged yet. flow "" means every flow.
 func (s *Store) LossIncidents(ctx context.Context, flow string, unacked bool, limit int) ([]LossIncident, error) {
+	return s.lossIncidents(ctx, flow, 0, unacked, limit)
+}
+
+// OpenLossIncident returns incident id of flow if it is not acknowledged
+// yet, else ErrNoIncident.
+func (s *Store) OpenLossIncident(ctx context.Context, flow string, id int64) (LossIncident, error) {
+	xs, err := s.lossIncidents(ctx, flow, id, true, 1)
+	if err != nil {
+		return LossIncident{}, err
+	}
+	if len(xs) == 0 || id == 0 {
+		return LossIncident{}, ErrNoIncident
+	}
+	return xs[0], nil
+}
+
+// lossIncidents: id 0 means any incident.
+func (s *Store) lossIncidents(ctx context.Context, flow string, id int64, unacked bool, limit int) ([]LossIncident, error) {
 	q := `SELECT i.id, f.name, i.topic, i.partition, i.first_offset, i.last_offset, i.lost, i.detected_ms, i.confirmed_ms,
 		i.how, i.acked_ms, coalesce(i.acked_by, '') FROM loss_incidents i JOIN flows f ON f.id = i.flow_id
-		WHERE (? = '' OR f.name = ?) AND (NOT ? OR i.acked_ms IS NULL) ORDER BY i.confirmed_ms DESC, i.id DESC LIMIT ?`
-	rows, err := s.r.QueryContext(ctx, q, flow, flow, unacked, limit)
+		WHERE (? = '' OR f.name = ?) AND (? = 0 OR i.id = ?) AND (NOT ? OR i.acked_ms IS NULL)
+		ORDER BY i.confirmed_ms DESC, i.id DESC LIMIT ?`
+	rows, err := s.r.QueryContext(ctx, q, flow, flow, id, id, unacked, limit)
 	if err != nil {
 		return nil, fmt.Errorf("storage: reading loss incidents: %w", err)
 	}
