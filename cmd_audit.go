@@ -99,7 +99,7 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *anchor != "" {
-		checked, err := checkAnchors(ctx, store, *anchor)
+		checked, err := checkAnchors(ctx, store, *anchor, id)
 		if err != nil {
 			return err
 		}
@@ -135,16 +135,12 @@ func anchorLine(at time.Time, id int64, hash string) string {
 // means records were removed from the end; another hash, a rewritten
 // chain. Blank lines and # comments are skipped; anything else malformed
 // is an input error with its line number.
-func checkAnchors(ctx context.Context, store *storage.Store, name string) (int, error) {
+func checkAnchors(ctx context.Context, store *storage.Store, name string, headID int64) (int, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return 0, inputError{fmt.Errorf("audit verify --anchor: %w", err)}
 	}
 	defer f.Close()
-	headID, _, err := store.AuditHead(ctx)
-	if err != nil {
-		return 0, err
-	}
 	sc := bufio.NewScanner(f)
 	line, checked := 0, 0
 	for sc.Scan() {
@@ -231,10 +227,11 @@ func startAuditAnchor(ctx context.Context, store *storage.Store, a config.AuditA
 
 func writeAnchor(ctx context.Context, client *http.Client, a config.AuditAnchor, at time.Time, id int64, hash string) error {
 	var errs []error
+	line := anchorLine(at, id, hash)
 	if a.File != "" {
 		f, err := os.OpenFile(a.File, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 		if err == nil {
-			_, err = fmt.Fprintln(f, anchorLine(at, id, hash))
+			_, err = fmt.Fprintln(f, line)
 			err = errors.Join(err, f.Sync(), f.Close())
 		}
 		if err != nil {
@@ -243,7 +240,7 @@ func writeAnchor(ctx context.Context, client *http.Client, a config.AuditAnchor,
 	}
 	if a.URL != "" {
 		body, _ := json.Marshal(map[string]any{"at": at.UTC().Format(time.RFC3339), "record": id, "hash": hash,
-			"line": anchorLine(at, id, hash)})
+			"line": line})
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.URL, bytes.NewReader(body))
 		if err == nil {
 			req.Header.Set("Content-Type", "application/json")

@@ -128,7 +128,11 @@ func TestAuditAnchorSchedule(t *testing.T) {
 	if len(posts) != 2 || posts[1]["record"] != float64(2) || len(posts[1]["hash"].(string)) != 64 {
 		t.Fatalf("POSTs = %v", posts)
 	}
-	if _, err := checkAnchors(context.Background(), store, file); err != nil {
+	head, _, err := store.AuditHead(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := checkAnchors(context.Background(), store, file, head); err != nil {
 		t.Fatalf("the console's own anchors do not verify: %v", err)
 	}
 }

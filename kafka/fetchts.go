@@ -1,12 +1,10 @@
 package kafka
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"iter"
 	"maps"
-	"slices"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -103,7 +101,7 @@ func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetai
 			}
 		}
 	}
-	slices.SortFunc(missing, func(a, b TP) int { return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition)) })
+	SortTPs(missing)
 	missing = missing[:min(len(missing), maxFollowUps)]
 	sem := make(chan struct{}, followUpParallel)
 	for _, tp := range missing {

@@ -275,8 +275,7 @@ func (m *Monitor) judgeLoss(ctx context.Context, fm *flowMonitor, s *FlowSnapsho
 		}
 	}
 	s.LossOpen = open
-	if totals, err := m.store.LossTotals(ctx); err == nil {
-		t := totals[fm.flow.Name]
-		s.LossIncidentsTotal, s.LostOffsetsTotal = t[0], t[1]
+	if n, lost, err := m.store.LossTotals(ctx, fm.flow.Name); err == nil {
+		s.LossIncidentsTotal, s.LostOffsetsTotal = n, lost
 	}
 }

@@ -87,25 +87,15 @@ func (s *Store) lossIncidents(ctx context.Context, flow string, id int64, unacke
 	return out, rows.Err()
 }
 
-// LossTotals returns, per flow, how many incidents were recorded and how
-// many offsets they lost in all: the counters exported as metrics.
-func (s *Store) LossTotals(ctx context.Context) (map[string][2]int64, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT f.name, count(*), sum(i.lost) FROM loss_incidents i
-		JOIN flows f ON f.id = i.flow_id GROUP BY f.name`)
+// LossTotals returns how many incidents flow has recorded and how many
+// offsets they lost in all: the counters exported as metrics.
+func (s *Store) LossTotals(ctx context.Context, flow string) (incidents, lost int64, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(i.lost), 0) FROM loss_incidents i
+		JOIN flows f ON f.id = i.flow_id WHERE f.name = ?`, flow).Scan(&incidents, &lost)
 	if err != nil {
-		return nil, fmt.Errorf("storage: loss totals: %w", err)
+		return 0, 0, fmt.Errorf("storage: loss totals of %s: %w", flow, err)
 	}
-	defer rows.Close()
-	out := map[string][2]int64{}
-	for rows.Next() {
-		var name string
-		var n, lost int64
-		if err := rows.Scan(&name, &n, &lost); err != nil {
-			return nil, err
-		}
-		out[name] = [2]int64{n, lost}
-	}
-	return out, rows.Err()
+	return incidents, lost, nil
 }
 
 // AckLossIncident marks an incident of flow acknowledged by an operator.
