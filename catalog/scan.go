@@ -123,7 +123,7 @@ func scanDir(ctx context.Context, root string, now time.Time) ([]storage.Savepoi
 		}
 		for _, p := range links {
 			real, err := filepath.EvalSymlinks(p)
-			if err != nil || !inside(realRoot, real) {
+			if err != nil || !flink.Within(realRoot, real) {
 				continue
 			}
 			if st, err := os.Stat(real); err == nil && st.IsDir() {
@@ -234,12 +234,6 @@ func dirSize(dir string) int64 {
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
-}
-
-// inside reports whether p is dir or below it; both must be clean.
-func inside(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // ErrOutsideDirs is wrapped by Register for a path outside every
@@ -368,7 +362,7 @@ func cleanS3(uri string) (string, bool) {
 // the real location of a configured savepoint directory.
 func (c *Catalog) insideRealDirs(real string) bool {
 	for _, d := range c.Config.SavepointDirs {
-		if rd, err := filepath.EvalSymlinks(filepath.Clean(d)); err == nil && inside(rd, real) {
+		if rd, err := filepath.EvalSymlinks(filepath.Clean(d)); err == nil && flink.Within(rd, real) {
 			return true
 		}
 	}
@@ -393,7 +387,7 @@ func (c *Catalog) checkRegisterPath(path string) (string, error) {
 	}
 	for _, d := range c.Config.SavepointDirs {
 		d = filepath.Clean(d)
-		if !inside(d, local) {
+		if !flink.Within(d, local) {
 			continue
 		}
 		// The same check on the real locations: a link inside the
@@ -406,7 +400,7 @@ func (c *Catalog) checkRegisterPath(path string) (string, error) {
 			}
 			return "", fmt.Errorf("catalog: %w", err2)
 		}
-		if err1 == nil && inside(realDir, realPath) {
+		if err1 == nil && flink.Within(realDir, realPath) {
 			return local, nil
 		}
 	}

@@ -67,15 +67,15 @@ func (r localRoots) hold(p string, real bool) bool {
 		dirs = slices.Concat(r.given, r.real)
 	}
 	for _, d := range dirs {
-		if within(d, p) {
+		if Within(d, p) {
 			return true
 		}
 	}
 	return false
 }
 
-// within reports whether p is dir or below it; both clean and absolute.
-func within(dir, p string) bool {
+// Within reports whether p is dir or below it; both clean and absolute.
+func Within(dir, p string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && filepath.IsLocal(rel)
 }
