@@ -1,0 +1,5 @@
+// Package model holds the console's domain types and their typed
+// constants: what a topic partition, an offset sync, a failover run, a
+// savepoint, a user or an audit record is. It imports nothing of ours, so
+// every other package can speak it.
+package model
