@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -97,7 +98,7 @@ func TestAuditAnchorSchedule(t *testing.T) {
 	defer srv.Close()
 	file := filepath.Join(t.TempDir(), "anchors.txt")
 	append1 := func() {
-		if _, err := store.AppendAudit(ctx, storage.AuditEntry{Actor: "t", Action: "test", ClientIP: "local"}); err != nil {
+		if _, err := store.AppendAudit(ctx, model.AuditEntry{Actor: "t", Action: "test", ClientIP: "local"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/drconsole/drconsole/accounts"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web/identity"
 )
@@ -62,7 +63,7 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	n, ok := want[args[0]]
 	if ok && n > 0 && len(pos) == n {
 		// "Bob" is bob: one canonical form everywhere.
-		pos[0] = identity.CanonicalName(pos[0])
+		pos[0] = model.CanonicalName(pos[0])
 	}
 	switch {
 	case !ok:
@@ -92,7 +93,7 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	// with the admin page; the actor is the person at the terminal.
 	audit := func(ctx context.Context, action, subject string, details any) error {
 		body, _ := json.Marshal(details)
-		_, err := store.AppendAudit(ctx, storage.AuditEntry{Actor: cliActor(), Action: action, ClientIP: "local",
+		_, err := store.AppendAudit(ctx, model.AuditEntry{Actor: cliActor(), Action: action, ClientIP: "local",
 			UserAgent: "drconsole-cli/" + version, Subject: subject, Details: body})
 		return err
 	}
@@ -119,7 +120,7 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	case "add":
 		name := pos[0]
-		if err := accounts.CheckRole(*role); err != nil {
+		if err := accounts.CheckRole(model.Role(*role)); err != nil {
 			return usageError{fmt.Errorf("users add: --role %w", err)}
 		}
 		if *noPassword && *pwStdin {
@@ -135,7 +136,7 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 				return err
 			}
 		}
-		if err := accounts.Create(ctx, store, audit, name, *role, hash, cliActor()); err != nil {
+		if err := accounts.Create(ctx, store, audit, name, model.Role(*role), hash, cliActor()); err != nil {
 			return fmt.Errorf("users add: %w", err)
 		}
 		fmt.Fprintf(stdout, "users: added %s (%s)\n", name, *role)
@@ -155,7 +156,7 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stdout, "users: new password for %s; their sessions are signed out\n", name)
 
 	case "role":
-		name, to := pos[0], pos[1]
+		name, to := pos[0], model.Role(pos[1])
 		if err := accounts.CheckRole(to); err != nil {
 			return usageError{fmt.Errorf("users role: %w", err)}
 		}

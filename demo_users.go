@@ -10,16 +10,20 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web/identity"
 )
 
 // demoUsers are the sandbox's accounts: two operators, so a visitor can
 // walk a four-eyes failover in two browser windows, and a viewer.
-var demoUsers = []struct{ name, role string }{
-	{"alice", identity.RoleOperator},
-	{"bob", identity.RoleOperator},
-	{"viewer", identity.RoleViewer},
+var demoUsers = []struct {
+	name string
+	role model.Role
+}{
+	{"alice", model.RoleOperator},
+	{"bob", model.RoleOperator},
+	{"viewer", model.RoleViewer},
 }
 
 // createDemoUsers adds the sandbox accounts with fresh random passwords
@@ -38,10 +42,10 @@ func createDemoUsers(ctx context.Context, dbPath string, stdout io.Writer) error
 		if err != nil {
 			return err
 		}
-		if err := store.CreateUser(ctx, storage.User{Name: u.name, Role: u.role, PasswordHash: hash, CreatedBy: "demo"}); err != nil {
+		if err := store.CreateUser(ctx, model.User{Name: u.name, Role: u.role, PasswordHash: hash, CreatedBy: "demo"}); err != nil {
 			return err
 		}
-		if _, err := store.AppendAudit(ctx, storage.AuditEntry{Actor: "demo", Action: "user.create", ClientIP: "local",
+		if _, err := store.AppendAudit(ctx, model.AuditEntry{Actor: "demo", Action: "user.create", ClientIP: "local",
 			UserAgent: "drconsole-demo/" + version, Subject: "user:" + u.name,
 			Details: []byte(fmt.Sprintf(`{"role":%q,"password":true}`, u.role))}); err != nil {
 			return err

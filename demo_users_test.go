@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -22,7 +23,7 @@ func TestDemoDataDirKeepsRealDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 20; i++ {
-		if _, err := s.AppendAudit(ctx, storage.AuditEntry{Actor: "alice", Action: "test", ClientIP: "local"}); err != nil {
+		if _, err := s.AppendAudit(ctx, model.AuditEntry{Actor: "alice", Action: "test", ClientIP: "local"}); err != nil {
 			t.Fatal(err)
 		}
 	}

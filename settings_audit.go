@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -47,6 +48,6 @@ func recordSettings(ctx context.Context, store *storage.Store, cfg *config.Confi
 	if err != nil {
 		return err
 	}
-	_, err = store.AppendAudit(ctx, storage.AuditEntry{Actor: "config-file", Action: "settings.changed", Subject: "settings", Details: details})
+	_, err = store.AppendAudit(ctx, model.AuditEntry{Actor: "config-file", Action: "settings.changed", Subject: "settings", Details: details})
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -24,7 +25,7 @@ func TestRecordSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	records := func() []storage.AuditEntry {
+	records := func() []model.AuditEntry {
 		t.Helper()
 		e, err := store.AuditEntries(ctx, storage.AuditFilter{Action: "settings.changed"})
 		if err != nil {
@@ -32,7 +33,7 @@ func TestRecordSettings(t *testing.T) {
 		}
 		return e
 	}
-	changed := func(e storage.AuditEntry) []string {
+	changed := func(e model.AuditEntry) []string {
 		var d struct {
 			Changed []string `json:"changed"`
 		}

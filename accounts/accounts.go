@@ -11,8 +11,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
-	"github.com/drconsole/drconsole/web/identity"
 )
 
 // Auditor appends one audit record for the acting person (the CLI's OS
@@ -20,18 +20,18 @@ import (
 type Auditor func(ctx context.Context, action, subject string, details any) error
 
 // CheckName says what is wrong with a user name, or nil. Names are
-// compared in identity.CanonicalName form: every function here takes any
+// compared in model.CanonicalName form: every function here takes any
 // case and acts on (and audits) the canonical name.
 func CheckName(name string) error {
-	if !identity.ValidName(name) {
+	if !model.ValidName(name) {
 		return fmt.Errorf("%q is not a valid user name (letters, digits, . _ @ -; at most 64)", name)
 	}
 	return nil
 }
 
 // CheckRole says what is wrong with a role, or nil.
-func CheckRole(role string) error {
-	if !identity.ValidRole(role) {
+func CheckRole(role model.Role) error {
+	if !role.Valid() {
 		return fmt.Errorf("%q: want viewer, operator or admin", role)
 	}
 	return nil
@@ -48,8 +48,8 @@ func (e existsError) Unwrap() error { return storage.ErrUserExists }
 // storage.ErrUserExists, before anything is audited. createdBy is who
 // creates it (an approval from an account its requester created does not
 // count).
-func Create(ctx context.Context, st *storage.Store, audit Auditor, name, role, hash, createdBy string) error {
-	name = identity.CanonicalName(name)
+func Create(ctx context.Context, st *storage.Store, audit Auditor, name string, role model.Role, hash, createdBy string) error {
+	name = model.CanonicalName(name)
 	if err := CheckName(name); err != nil {
 		return err
 	}
@@ -64,13 +64,13 @@ func Create(ctx context.Context, st *storage.Store, audit Auditor, name, role, h
 	if err := audit(ctx, "user.create", "user:"+name, map[string]any{"role": role, "password": hash != ""}); err != nil {
 		return err
 	}
-	return st.CreateUser(ctx, storage.User{Name: name, Role: role, PasswordHash: hash, CreatedBy: createdBy})
+	return st.CreateUser(ctx, model.User{Name: name, Role: role, PasswordHash: hash, CreatedBy: createdBy})
 }
 
 // SetRole changes name's role and returns the one it had. Asking for the
 // role it already has changes (and audits) nothing.
-func SetRole(ctx context.Context, st *storage.Store, audit Auditor, name, to string) (from string, err error) {
-	name = identity.CanonicalName(name)
+func SetRole(ctx context.Context, st *storage.Store, audit Auditor, name string, to model.Role) (from model.Role, err error) {
+	name = model.CanonicalName(name)
 	if err := CheckRole(to); err != nil {
 		return "", err
 	}
@@ -90,7 +90,7 @@ func SetRole(ctx context.Context, st *storage.Store, audit Auditor, name, to str
 // SetPassword replaces name's password hash, which signs them out
 // everywhere.
 func SetPassword(ctx context.Context, st *storage.Store, audit Auditor, name, hash string) error {
-	name = identity.CanonicalName(name)
+	name = model.CanonicalName(name)
 	if _, err := st.UserByName(ctx, name); err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func SetPassword(ctx context.Context, st *storage.Store, audit Auditor, name, ha
 // SetDisabled disables name, ending every session they have, or enables
 // them again.
 func SetDisabled(ctx context.Context, st *storage.Store, audit Auditor, name string, disabled bool) error {
-	name = identity.CanonicalName(name)
+	name = model.CanonicalName(name)
 	if _, err := st.UserByName(ctx, name); err != nil {
 		return err
 	}

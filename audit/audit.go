@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -60,16 +61,16 @@ func (w Written) Valid() bool { return w.id > 0 }
 // (any JSON-encodable value; nil is {}) and the client from ctx. Callers
 // that change state hand it to a storage method that writes it in the
 // change's transaction (see With).
-func Entry(ctx context.Context, actor, action, subject string, details any) (storage.AuditEntry, error) {
+func Entry(ctx context.Context, actor, action, subject string, details any) (model.AuditEntry, error) {
 	var body []byte
 	if details != nil {
 		var err error
 		if body, err = json.Marshal(details); err != nil {
-			return storage.AuditEntry{}, fmt.Errorf("audit %s: %w", action, err)
+			return model.AuditEntry{}, fmt.Errorf("audit %s: %w", action, err)
 		}
 	}
 	c := ClientFrom(ctx)
-	return storage.AuditEntry{Actor: actor, Action: action, ClientIP: c.IP, UserAgent: c.UserAgent,
+	return model.AuditEntry{Actor: actor, Action: action, ClientIP: c.IP, UserAgent: c.UserAgent,
 		Subject: subject, Details: body}, nil
 }
 
@@ -97,7 +98,7 @@ func (r *Recorder) Record(ctx context.Context, actor, action, subject string, de
 // same transaction as the state change it describes and return the stored
 // record (with its ID). Nothing is written when either fails.
 func (r *Recorder) With(ctx context.Context, actor, action, subject string, details any,
-	write func(storage.AuditEntry) (storage.AuditEntry, error)) (Written, error) {
+	write func(model.AuditEntry) (model.AuditEntry, error)) (Written, error) {
 	e, err := Entry(ctx, actor, action, subject, details)
 	if err != nil {
 		return Written{}, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -23,11 +24,11 @@ func (a StoreAuditor) Record(ctx context.Context, who Actor, action, subject str
 
 // auditEntry is the record of who did action to subject. State changes
 // hand it to the store, which writes it in the change's transaction.
-func auditEntry(who Actor, action, subject string, details any) (storage.AuditEntry, error) {
+func auditEntry(who Actor, action, subject string, details any) (model.AuditEntry, error) {
 	body, err := json.Marshal(details)
 	if err != nil {
-		return storage.AuditEntry{}, fmt.Errorf("audit %s: %w", action, err)
+		return model.AuditEntry{}, fmt.Errorf("audit %s: %w", action, err)
 	}
-	return storage.AuditEntry{Actor: who.Name, Action: action, ClientIP: who.ClientIP,
+	return model.AuditEntry{Actor: who.Name, Action: action, ClientIP: who.ClientIP,
 		UserAgent: who.UserAgent, Subject: subject, Details: body}, nil
 }

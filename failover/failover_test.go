@@ -19,6 +19,7 @@ import (
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/storage/storagetest"
 )
@@ -352,7 +353,7 @@ func TestSafetyRulesNeedOverride(t *testing.T) {
 		}
 		// It started: undo by failing it, then try again when lag is higher.
 		e.store.FinishFailoverStep(ctx, storage.StepOutcome{RunID: id, Idx: 0, Runner: runnerID(), Failure: fmt.Errorf("test"),
-			Record: storage.AuditEntry{Actor: "test", Action: "test.fail-step"}})
+			Record: model.AuditEntry{Actor: "test", Action: "test.fail-step"}})
 		time.Sleep(200 * time.Millisecond)
 	}
 	if e.audit.count("failover.step-refused") == 0 {
@@ -824,7 +825,7 @@ func TestSockPuppetApprovalsDoNotCount(t *testing.T) {
 	ctx := context.Background()
 	requested := time.Now()
 	e.now = requested
-	for _, u := range []storage.User{
+	for _, u := range []model.User{
 		{Name: "mallory", Role: "operator", CreatedBy: "alice", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
 		{Name: "shelly", Role: "operator", CreatedBy: "cli:Alice", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
 		{Name: "late", Role: "operator", CreatedBy: "root-admin", CreatedMs: requested.Add(time.Minute).UnixMilli()},
@@ -880,13 +881,13 @@ func TestApprovalsFromAccountsTheRequesterTookOverDoNotCount(t *testing.T) {
 	e.now = requested
 	before := requested.Add(-time.Hour).UnixMilli()
 	for _, name := range []string{"pat", "cli-pat", "rolf", "ena", "reset", "other"} {
-		if err := e.store.CreateUser(ctx, storage.User{Name: name, Role: "operator", CreatedBy: "root-admin", CreatedMs: before}); err != nil {
+		if err := e.store.CreateUser(ctx, model.User{Name: name, Role: "operator", CreatedBy: "root-admin", CreatedMs: before}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	change := func(actor, action, name string, at time.Time) {
 		t.Helper()
-		if _, err := e.store.AppendAudit(ctx, storage.AuditEntry{Actor: actor, Action: action, Subject: "user:" + name, AtMs: at.UnixMilli()}); err != nil {
+		if _, err := e.store.AppendAudit(ctx, model.AuditEntry{Actor: actor, Action: action, Subject: "user:" + name, AtMs: at.UnixMilli()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -939,7 +940,7 @@ func TestApprovalFromDisabledOrDemotedAccountDoesNotCount(t *testing.T) {
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	for _, name := range []string{"dora", "vic"} {
-		if err := e.store.CreateUser(ctx, storage.User{Name: name, Role: "operator", CreatedBy: "root-admin", CreatedMs: e.now.Add(-time.Hour).UnixMilli()}); err != nil {
+		if err := e.store.CreateUser(ctx, model.User{Name: name, Role: "operator", CreatedBy: "root-admin", CreatedMs: e.now.Add(-time.Hour).UnixMilli()}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,13 +13,14 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
 // Actor is who does something, as the web layer authenticated them.
 type Actor struct {
 	Name      string
-	Role      string
+	Role      model.Role
 	ClientIP  string
 	UserAgent string
 }
@@ -85,7 +86,7 @@ func (rb *Runbook) now() time.Time {
 	return time.Now()
 }
 
-func mayOperate(a Actor) bool { return a.Role == "operator" || a.Role == "admin" }
+func mayOperate(a Actor) bool { return a.Role.AtLeast(model.RoleOperator) }
 
 // Run is a stored run with its decoded plan and derived approval state.
 type Run struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/drconsole/drconsole/accounts"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 	"github.com/drconsole/drconsole/web/identity"
@@ -124,7 +125,7 @@ func (h *Handlers) changeFailed(w http.ResponseWriter, r *http.Request, o usersO
 // AdminUserCreate is POST /admin/users: add an account (with a password,
 // typed twice, unless auth.mode is proxy).
 func (h *Handlers) AdminUserCreate(w http.ResponseWriter, r *http.Request) {
-	name, role := identity.CanonicalName(r.PostFormValue("name")), r.PostFormValue("role")
+	name, role := model.CanonicalName(r.PostFormValue("name")), r.PostFormValue("role")
 	o := usersOpts{addName: name, addRole: role}
 	refuse := func(msg string) {
 		o.addErr = msg
@@ -134,7 +135,7 @@ func (h *Handlers) AdminUserCreate(w http.ResponseWriter, r *http.Request) {
 		refuse("Name " + err.Error() + ".")
 		return
 	}
-	if err := accounts.CheckRole(role); err != nil {
+	if err := accounts.CheckRole(model.Role(role)); err != nil {
 		refuse("Role " + err.Error() + ".")
 		return
 	}
@@ -150,7 +151,7 @@ func (h *Handlers) AdminUserCreate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := accounts.Create(r.Context(), h.Store, h.userAuditor(r), name, role, hash, actor(r).Name); err != nil {
+	if err := accounts.Create(r.Context(), h.Store, h.userAuditor(r), name, model.Role(role), hash, actor(r).Name); err != nil {
 		h.changeFailed(w, r, o, name, err)
 		return
 	}
@@ -159,7 +160,7 @@ func (h *Handlers) AdminUserCreate(w http.ResponseWriter, r *http.Request) {
 
 // userParam is the {name} of a row's POST; an impossible name is a 404.
 func (h *Handlers) userParam(w http.ResponseWriter, r *http.Request) (string, bool) {
-	name := identity.CanonicalName(chi.URLParam(r, "name"))
+	name := model.CanonicalName(chi.URLParam(r, "name"))
 	if accounts.CheckName(name) != nil {
 		h.renderUsers(w, r, http.StatusNotFound, usersOpts{err: "There is no such user."})
 		return "", false
@@ -173,14 +174,14 @@ func (h *Handlers) AdminUserRole(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	to := r.PostFormValue("role")
+	to := model.Role(r.PostFormValue("role"))
 	o := usersOpts{row: name}
 	if err := accounts.CheckRole(to); err != nil {
 		o.rowErr = "Role " + err.Error() + "."
 		h.renderUsers(w, r, http.StatusUnprocessableEntity, o)
 		return
 	}
-	if isSelf(r, name) && to != identity.RoleAdmin {
+	if isSelf(r, name) && to != model.RoleAdmin {
 		o.rowErr = "You cannot drop your own admin role: " + lockout
 		h.renderUsers(w, r, http.StatusForbidden, o)
 		return

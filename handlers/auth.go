@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 	"github.com/drconsole/drconsole/web/identity"
@@ -109,7 +110,7 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusNotFound, views.Login(page))
 		return
 	}
-	name := identity.CanonicalName(r.PostFormValue("username"))
+	name := model.CanonicalName(r.PostFormValue("username"))
 	page.Username = name
 	pw := r.PostFormValue("password")
 	ip := identity.ClientIP(r)
@@ -229,7 +230,7 @@ func (h *Handlers) auditAs(r *http.Request, actor, action, subject string, detai
 			return fmt.Errorf("audit %s: %w", action, err)
 		}
 	}
-	_, err := h.Store.AppendAudit(r.Context(), storage.AuditEntry{Actor: actor, Action: action,
+	_, err := h.Store.AppendAudit(r.Context(), model.AuditEntry{Actor: actor, Action: action,
 		ClientIP: identity.ClientIP(r), UserAgent: r.UserAgent(), Subject: subject, Details: body})
 	if err != nil {
 		h.Log.Error("writing the audit log", "action", action, "actor", actor, "err", err)

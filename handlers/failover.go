@@ -14,6 +14,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 	"github.com/drconsole/drconsole/web/identity"
@@ -91,7 +92,7 @@ func (h *Handlers) renderFailoverList(w http.ResponseWriter, r *http.Request, st
 }
 
 func actorMayOperate(r *http.Request) bool {
-	return identity.UserFrom(r.Context()).AtLeast(identity.RoleOperator)
+	return identity.UserFrom(r.Context()).AtLeast(model.RoleOperator)
 }
 
 // planFromForm builds a plan from the new-plan form.

@@ -12,22 +12,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-)
 
-// AuditEntry is one record of the audit chain: who did what, when, from
-// where, to what, with the evidence at that moment in Details (JSON).
-type AuditEntry struct {
-	ID        int64
-	AtMs      int64
-	Actor     string // user name, "cli:<os user>", or "anonymous" (failed login)
-	Action    string // e.g. login, login.failed, user.create, failover.approve
-	ClientIP  string
-	UserAgent string
-	Subject   string // what the action was about, e.g. "user:alice", "run:12"
-	Details   json.RawMessage
-	PrevHash  string
-	Hash      string
-}
+	"github.com/drconsole/drconsole/model"
+)
 
 // AuditGenesis is the PrevHash of the first record.
 var AuditGenesis = strings.Repeat("0", 64)
@@ -49,7 +36,7 @@ const auditDomain = "drconsole-audit-v1"
 // hex (AuditGenesis, 64 zeros, for the first record). Length prefixes make
 // the encoding unambiguous: no two different records encode alike, however
 // their fields are split. Any language can recompute it from an export.
-func AuditHash(e AuditEntry) string {
+func AuditHash(e model.AuditEntry) string {
 	var b bytes.Buffer
 	field := func(s string) {
 		var n [8]byte
@@ -76,7 +63,7 @@ func AuditHash(e AuditEntry) string {
 // last hash and inserting happen in one write transaction (BEGIN
 // IMMEDIATE), so concurrent appends cannot fork the chain. Details must be
 // valid JSON (empty means {}); it is stored compacted.
-func (s *Store) AppendAudit(ctx context.Context, e AuditEntry) (AuditEntry, error) {
+func (s *Store) AppendAudit(ctx context.Context, e model.AuditEntry) (model.AuditEntry, error) {
 	e, err := prepareAudit(e)
 	if err != nil {
 		return e, err
@@ -89,7 +76,7 @@ func (s *Store) AppendAudit(ctx context.Context, e AuditEntry) (AuditEntry, erro
 }
 
 // prepareAudit checks and normalises a record before it is hashed.
-func prepareAudit(e AuditEntry) (AuditEntry, error) {
+func prepareAudit(e model.AuditEntry) (model.AuditEntry, error) {
 	if e.Actor == "" || e.Action == "" {
 		return e, errors.New("storage: audit record needs an actor and an action")
 	}
@@ -114,7 +101,7 @@ func prepareAudit(e AuditEntry) (AuditEntry, error) {
 // insertAudit chains e to the last record inside tx, a write transaction
 // (BEGIN IMMEDIATE): callers that change state put the change and its
 // record in the same transaction.
-func insertAudit(ctx context.Context, tx *sql.Tx, e *AuditEntry) error {
+func insertAudit(ctx context.Context, tx *sql.Tx, e *model.AuditEntry) error {
 	var lastID int64
 	prev := AuditGenesis
 	err := tx.QueryRowContext(ctx, "SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1").Scan(&lastID, &prev)
@@ -145,7 +132,7 @@ type AuditFilter struct {
 }
 
 // AuditEntries lists records matching f, newest first unless f.Oldest.
-func (s *Store) AuditEntries(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
+func (s *Store) AuditEntries(ctx context.Context, f AuditFilter) ([]model.AuditEntry, error) {
 	var where []string
 	var args []any
 	add := func(cond string, v any) { where = append(where, cond); args = append(args, v) }
@@ -186,7 +173,7 @@ func (s *Store) AuditEntries(ctx context.Context, f AuditFilter) ([]AuditEntry, 
 		return nil, fmt.Errorf("storage: reading audit records: %w", err)
 	}
 	defer rows.Close()
-	var out []AuditEntry
+	var out []model.AuditEntry
 	for rows.Next() {
 		e, err := scanAudit(rows)
 		if err != nil {
@@ -197,8 +184,8 @@ func (s *Store) AuditEntries(ctx context.Context, f AuditFilter) ([]AuditEntry, 
 	return out, rows.Err()
 }
 
-func scanAudit(rows *sql.Rows) (AuditEntry, error) {
-	var e AuditEntry
+func scanAudit(rows *sql.Rows) (model.AuditEntry, error) {
+	var e model.AuditEntry
 	var details string
 	err := rows.Scan(&e.ID, &e.AtMs, &e.Actor, &e.Action, &e.ClientIP, &e.UserAgent, &e.Subject, &details, &e.PrevHash, &e.Hash)
 	e.Details = json.RawMessage(details)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/drconsole/drconsole/model"
 )
 
 // auditJSON is one JSON Lines record. details is the stored JSON as is, so
@@ -37,13 +39,13 @@ var AuditExportFormats = []string{"jsonl", "csv"}
 // number of records written.
 func (s *Store) ExportAudit(ctx context.Context, w io.Writer, f AuditFilter, format string) (int, error) {
 	bw := bufio.NewWriter(w)
-	var write func(AuditEntry) error
+	var write func(model.AuditEntry) error
 	var cw *csv.Writer
 	switch format {
 	case "jsonl":
 		enc := json.NewEncoder(bw)
 		enc.SetEscapeHTML(false) // keep details byte-identical to what was hashed
-		write = func(e AuditEntry) error {
+		write = func(e model.AuditEntry) error {
 			return enc.Encode(auditJSON{e.ID, formatMs(e.AtMs), e.AtMs, e.Actor, e.Action, e.ClientIP, e.UserAgent, e.Subject, e.Details, e.PrevHash, e.Hash})
 		}
 	case "csv":
@@ -51,7 +53,7 @@ func (s *Store) ExportAudit(ctx context.Context, w io.Writer, f AuditFilter, for
 		if err := cw.Write([]string{"id", "at", "actor", "action", "client_ip", "user_agent", "subject", "details", "prev_hash", "hash"}); err != nil {
 			return 0, err
 		}
-		write = func(e AuditEntry) error {
+		write = func(e model.AuditEntry) error {
 			return cw.Write([]string{strconv.FormatInt(e.ID, 10), formatMs(e.AtMs), cell(e.Actor), cell(e.Action), cell(e.ClientIP),
 				cell(e.UserAgent), cell(e.Subject), cell(string(e.Details)), e.PrevHash, e.Hash})
 		}

@@ -12,13 +12,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
 // The canonical encoding, worked by hand: a change here breaks every
 // existing chain, so it must be deliberate.
 func TestAuditHashEncoding(t *testing.T) {
-	e := storage.AuditEntry{ID: 1, AtMs: 1700000000000, Actor: "alice", Action: "login", ClientIP: "10.0.0.1",
+	e := model.AuditEntry{ID: 1, AtMs: 1700000000000, Actor: "alice", Action: "login", ClientIP: "10.0.0.1",
 		UserAgent: "ua", Subject: "user:alice", Details: json.RawMessage(`{}`), PrevHash: storage.AuditGenesis}
 	// Recompute independently with the raw bytes.
 	var raw []byte
@@ -38,11 +39,11 @@ func TestAuditHashEncoding(t *testing.T) {
 	}
 }
 
-func appendN(t *testing.T, s *storage.Store, n int) []storage.AuditEntry {
+func appendN(t *testing.T, s *storage.Store, n int) []model.AuditEntry {
 	t.Helper()
-	var out []storage.AuditEntry
+	var out []model.AuditEntry
 	for i := 0; i < n; i++ {
-		e, err := s.AppendAudit(context.Background(), storage.AuditEntry{Actor: fmt.Sprintf("user%d", i%2), Action: "test.step",
+		e, err := s.AppendAudit(context.Background(), model.AuditEntry{Actor: fmt.Sprintf("user%d", i%2), Action: "test.step",
 			ClientIP: "10.0.0.1", UserAgent: "go-test", Subject: fmt.Sprintf("run:%d", i),
 			Details: json.RawMessage(fmt.Sprintf(`{ "i": %d, "html": "<b>" }`, i))})
 		if err != nil {
@@ -63,10 +64,10 @@ func TestAuditAppendAndFilter(t *testing.T) {
 	if string(es[0].Details) != `{"i":0,"html":"<b>"}` {
 		t.Fatalf("details stored as %s, want compact", es[0].Details)
 	}
-	if _, err := s.AppendAudit(ctx, storage.AuditEntry{Actor: "a", Action: "x", Details: json.RawMessage("{nope")}); err == nil {
+	if _, err := s.AppendAudit(ctx, model.AuditEntry{Actor: "a", Action: "x", Details: json.RawMessage("{nope")}); err == nil {
 		t.Fatal("invalid JSON details accepted")
 	}
-	if _, err := s.AppendAudit(ctx, storage.AuditEntry{Action: "x"}); err == nil {
+	if _, err := s.AppendAudit(ctx, model.AuditEntry{Action: "x"}); err == nil {
 		t.Fatal("record without actor accepted")
 	}
 	got, err := s.AuditEntries(ctx, storage.AuditFilter{Actor: "user1"})
@@ -103,7 +104,7 @@ func TestAuditConcurrentAppends(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 20; i++ {
-				if _, err := s.AppendAudit(context.Background(), storage.AuditEntry{Actor: "a", Action: "x"}); err != nil {
+				if _, err := s.AppendAudit(context.Background(), model.AuditEntry{Actor: "a", Action: "x"}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -196,7 +197,7 @@ func TestAuditExportAndReadOnly(t *testing.T) {
 	s, path := openStore(t)
 	ctx := context.Background()
 	es := appendN(t, s, 3)
-	s.AppendAudit(ctx, storage.AuditEntry{Actor: "=cmd()", Action: "login.failed", UserAgent: "@evil"})
+	s.AppendAudit(ctx, model.AuditEntry{Actor: "=cmd()", Action: "login.failed", UserAgent: "@evil"})
 	var b bytes.Buffer
 	n, err := s.ExportAudit(ctx, &b, storage.AuditFilter{Action: "test.step"}, "jsonl")
 	if err != nil || n != 3 {
@@ -237,7 +238,7 @@ func TestAuditExportAndReadOnly(t *testing.T) {
 	if n, bad, err := ro.VerifyAudit(ctx); err != nil || bad != nil || n != 4 {
 		t.Fatalf("read-only verify = %d, %v, %v", n, bad, err)
 	}
-	if _, err := ro.AppendAudit(ctx, storage.AuditEntry{Actor: "a", Action: "b"}); err == nil {
+	if _, err := ro.AppendAudit(ctx, model.AuditEntry{Actor: "a", Action: "b"}); err == nil {
 		t.Fatal("read-only store accepted a write")
 	}
 	if _, err := storage.OpenReadOnly(path + ".nope"); err == nil {

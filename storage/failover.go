@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/drconsole/drconsole/model"
 )
 
 // FailoverRun is a stored failover run.
@@ -149,7 +151,7 @@ func (s *Store) AddFailoverApproval(ctx context.Context, runID int64, a Failover
 // auditedTx makes a change and writes its audit record in one write
 // transaction: the change happens only with its record, and the record is
 // written only when the change was made.
-func (s *Store) auditedTx(ctx context.Context, records []AuditEntry, change func(*sql.Tx) error) error {
+func (s *Store) auditedTx(ctx context.Context, records []model.AuditEntry, change func(*sql.Tx) error) error {
 	for i := range records {
 		e, err := prepareAudit(records[i])
 		if err != nil {
@@ -181,7 +183,7 @@ type StepStart struct {
 	Actor  string
 	AtMs   int64
 	// Record is the step's start audit record, written with the claim.
-	Record AuditEntry
+	Record model.AuditEntry
 }
 
 // StartFailoverStep claims a step in one conditional update: it must be
@@ -191,7 +193,7 @@ type StepStart struct {
 // audit record are one transaction. ErrConflict when the step is not
 // startable: another request claimed it first.
 func (s *Store) StartFailoverStep(ctx context.Context, st StepStart) error {
-	err := s.auditedTx(ctx, []AuditEntry{st.Record}, func(tx *sql.Tx) error {
+	err := s.auditedTx(ctx, []model.AuditEntry{st.Record}, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE failover_steps SET status='running', attempts=attempts+1, started_ms=?, started_by=?, runner=?, error=''
 			WHERE run_id=? AND idx=?
 			  AND (status IN ('pending','failed') OR (status='running' AND runner<>?))
@@ -224,8 +226,8 @@ type StepOutcome struct {
 	AtMs    int64
 	// Record is the step's outcome audit record; Completed, when set, is
 	// the run's completion record, and the run becomes completed with it.
-	Record    AuditEntry
-	Completed *AuditEntry
+	Record    model.AuditEntry
+	Completed *model.AuditEntry
 }
 
 // FinishFailoverStep records a step's outcome, only for the runner that
@@ -235,7 +237,7 @@ func (s *Store) FinishFailoverStep(ctx context.Context, o StepOutcome) error {
 	if o.Failure != nil {
 		status, msg = "failed", o.Failure.Error()
 	}
-	records := []AuditEntry{o.Record}
+	records := []model.AuditEntry{o.Record}
 	if o.Completed != nil {
 		records = append(records, *o.Completed)
 	}
@@ -342,7 +344,7 @@ type AccountOrigin struct {
 	Name      string
 	CreatedBy string
 	CreatedMs int64
-	Role      string
+	Role      model.Role
 	Disabled  bool
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/storage/storagetest"
 )
@@ -23,7 +24,7 @@ func TestFailoverStepClaims(t *testing.T) {
 	}
 	claim := func(idx int, runner string) error {
 		return st.StartFailoverStep(ctx, storage.StepStart{RunID: id, Idx: idx, Runner: runner, Actor: "bob", AtMs: 2,
-			Record: storage.AuditEntry{Actor: "bob", Action: "failover.step-start", Subject: "failover-run:1"}})
+			Record: model.AuditEntry{Actor: "bob", Action: "failover.step-start", Subject: "failover-run:1"}})
 	}
 	if err := claim(0, "A"); !errors.Is(err, storage.ErrConflict) {
 		t.Fatalf("a step of an unapproved run was claimed: %v", err)
@@ -54,7 +55,7 @@ func TestFailoverStepClaims(t *testing.T) {
 	// A's late outcome is not B's: refused.
 	outcome := func(runner string) storage.StepOutcome {
 		return storage.StepOutcome{RunID: id, Idx: 0, Runner: runner, Result: "{}", AtMs: 3,
-			Record: storage.AuditEntry{Actor: "bob", Action: "failover.step-done", Subject: "failover-run:1"}}
+			Record: model.AuditEntry{Actor: "bob", Action: "failover.step-done", Subject: "failover-run:1"}}
 	}
 	if err := st.FinishFailoverStep(ctx, outcome("A")); !errors.Is(err, storage.ErrConflict) {
 		t.Fatalf("a stale runner finished the step: %v", err)
@@ -94,7 +95,7 @@ func TestUpgradeTakesAccountCreatorsFromAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.AppendAudit(ctx, storage.AuditEntry{Actor: "alice", Action: "user.create", Subject: "user:bob"}); err != nil {
+	if _, err := st.AppendAudit(ctx, model.AuditEntry{Actor: "alice", Action: "user.create", Subject: "user:bob"}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/drconsole/drconsole/model"
 )
 
 var (
@@ -46,19 +48,19 @@ func (s *Store) CreateSession(ctx context.Context, user, clientIP, userAgent str
 // SessionUser returns the signed-in user of a session token, renewing its
 // last-seen time. A session idle longer than idle, older than absolute, or
 // whose user is disabled is deleted and refused.
-func (s *Store) SessionUser(ctx context.Context, token string, idle, absolute time.Duration) (User, error) {
+func (s *Store) SessionUser(ctx context.Context, token string, idle, absolute time.Duration) (model.User, error) {
 	return s.session(ctx, token, idle, absolute, true)
 }
 
 // PeekSession is SessionUser without renewing: for requests the browser
 // makes on its own (htmx polling), which must not keep an unattended
 // console signed in forever.
-func (s *Store) PeekSession(ctx context.Context, token string, idle, absolute time.Duration) (User, error) {
+func (s *Store) PeekSession(ctx context.Context, token string, idle, absolute time.Duration) (model.User, error) {
 	return s.session(ctx, token, idle, absolute, false)
 }
 
-func (s *Store) session(ctx context.Context, token string, idle, absolute time.Duration, renew bool) (User, error) {
-	var u User
+func (s *Store) session(ctx context.Context, token string, idle, absolute time.Duration, renew bool) (model.User, error) {
+	var u model.User
 	if token == "" {
 		return u, ErrNoSession
 	}
@@ -68,24 +70,24 @@ func (s *Store) session(ctx context.Context, token string, idle, absolute time.D
 		FROM sessions s JOIN users u ON u.name = s.user WHERE s.token_hash = ?`, h).
 		Scan(&u.Name, &u.Role, &u.PasswordHash, &u.CreatedMs, &u.Disabled, &createdMs, &lastSeenMs)
 	if errors.Is(err, sql.ErrNoRows) {
-		return User{}, ErrNoSession
+		return model.User{}, ErrNoSession
 	}
 	if err != nil {
-		return User{}, fmt.Errorf("storage: reading session: %w", err)
+		return model.User{}, fmt.Errorf("storage: reading session: %w", err)
 	}
 	now := clock()
 	switch {
 	case u.Disabled:
-		return User{}, errors.Join(ErrNoSession, s.deleteSessionHash(ctx, h))
+		return model.User{}, errors.Join(ErrNoSession, s.deleteSessionHash(ctx, h))
 	case now.Sub(time.UnixMilli(lastSeenMs)) > idle, now.Sub(time.UnixMilli(createdMs)) > absolute:
-		return User{}, errors.Join(ErrSessionExpired, s.deleteSessionHash(ctx, h))
+		return model.User{}, errors.Join(ErrSessionExpired, s.deleteSessionHash(ctx, h))
 	}
 	// Renewing on every request would make every click (and there are
 	// many) a write; a session touched within the last 1/32 of its idle
 	// timeout (at most a minute) is fresh enough.
 	if renew && now.Sub(time.UnixMilli(lastSeenMs)) >= min(idle/32, time.Minute) {
 		if _, err := s.w.ExecContext(ctx, "UPDATE sessions SET last_seen_ms = ? WHERE token_hash = ?", now.UnixMilli(), h); err != nil {
-			return User{}, fmt.Errorf("storage: renewing session: %w", err)
+			return model.User{}, fmt.Errorf("storage: renewing session: %w", err)
 		}
 	}
 	return u, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -81,10 +82,10 @@ func schemaVersion(t *testing.T, path string) int {
 func TestUserNamesCanonical(t *testing.T) {
 	s, _ := openStore(t)
 	ctx := context.Background()
-	if err := s.CreateUser(ctx, storage.User{Name: " Erin ", Role: "viewer"}); err != nil {
+	if err := s.CreateUser(ctx, model.User{Name: " Erin ", Role: "viewer"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateUser(ctx, storage.User{Name: "ERIN", Role: "admin"}); err == nil {
+	if err := s.CreateUser(ctx, model.User{Name: "ERIN", Role: "admin"}); err == nil {
 		t.Fatal("ERIN created next to erin")
 	}
 	if err := s.SetRole(ctx, "eRiN", "operator"); err != nil {

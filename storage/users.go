@@ -8,24 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drconsole/drconsole/web/identity"
+	"github.com/drconsole/drconsole/model"
 )
-
-// User is an account that may use the console. Passwords are hashed by the
-// caller (bcrypt, web/identity): storage never sees a clear-text password.
-type User struct {
-	Name string
-	// Role is viewer, operator or admin.
-	Role string
-	// PasswordHash is bcrypt; "" means no password sign-in (proxy mode).
-	PasswordHash string
-	CreatedMs    int64
-	Disabled     bool
-	// CreatedBy is who created the account ("cli:<os user>" from the
-	// command line; "" when not on record). Approvals from an account the
-	// requester created do not count.
-	CreatedBy string
-}
 
 var (
 	// ErrUnknownUser: no account with that name.
@@ -38,19 +22,18 @@ var (
 // (export_test.go) to cross idle and absolute timeouts without sleeping.
 var clock = time.Now
 
-func validRole(role string) error {
-	switch role {
-	case "viewer", "operator", "admin":
-		return nil
+func validRole(role model.Role) error {
+	if !role.Valid() {
+		return fmt.Errorf("role %q: want viewer, operator or admin", role)
 	}
-	return fmt.Errorf("role %q: want viewer, operator or admin", role)
+	return nil
 }
 
-// Names are stored and looked up in identity.CanonicalName form.
+// Names are stored and looked up in model.CanonicalName form.
 
 // CreateUser adds an account. CreatedMs is set to now when zero.
-func (s *Store) CreateUser(ctx context.Context, u User) error {
-	u.Name = identity.CanonicalName(u.Name)
+func (s *Store) CreateUser(ctx context.Context, u model.User) error {
+	u.Name = model.CanonicalName(u.Name)
 	if u.Name == "" {
 		return errors.New("storage: user name is empty")
 	}
@@ -83,7 +66,7 @@ func (s *Store) SetPassword(ctx context.Context, name, hash string) error {
 
 // SetRole changes a user's role. Sessions stay: the role is read on every
 // request, so the change takes effect at the next click.
-func (s *Store) SetRole(ctx context.Context, name, role string) error {
+func (s *Store) SetRole(ctx context.Context, name string, role model.Role) error {
 	if err := validRole(role); err != nil {
 		return fmt.Errorf("storage: user %q: %w", name, err)
 	}
@@ -96,7 +79,7 @@ func (s *Store) SetDisabled(ctx context.Context, name string, disabled bool) err
 }
 
 func (s *Store) updateUser(ctx context.Context, name string, dropSessions bool, q string, args ...any) error {
-	name = identity.CanonicalName(name)
+	name = model.CanonicalName(name)
 	args[len(args)-1] = name // every update ends "WHERE name = ?"
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, q, args...)
@@ -114,15 +97,15 @@ func (s *Store) updateUser(ctx context.Context, name string, dropSessions bool, 
 }
 
 // Users lists every account by name.
-func (s *Store) Users(ctx context.Context) ([]User, error) {
+func (s *Store) Users(ctx context.Context) ([]model.User, error) {
 	rows, err := s.r.QueryContext(ctx, "SELECT name, role, password_hash, created_ms, disabled FROM users ORDER BY name")
 	if err != nil {
 		return nil, fmt.Errorf("storage: listing users: %w", err)
 	}
 	defer rows.Close()
-	var out []User
+	var out []model.User
 	for rows.Next() {
-		var u User
+		var u model.User
 		if err := rows.Scan(&u.Name, &u.Role, &u.PasswordHash, &u.CreatedMs, &u.Disabled); err != nil {
 			return nil, err
 		}
@@ -132,9 +115,9 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 }
 
 // UserByName returns one account, or an error wrapping ErrUnknownUser.
-func (s *Store) UserByName(ctx context.Context, name string) (User, error) {
-	name = identity.CanonicalName(name)
-	var u User
+func (s *Store) UserByName(ctx context.Context, name string) (model.User, error) {
+	name = model.CanonicalName(name)
+	var u model.User
 	err := s.r.QueryRowContext(ctx, "SELECT name, role, password_hash, created_ms, disabled FROM users WHERE name = ?", name).
 		Scan(&u.Name, &u.Role, &u.PasswordHash, &u.CreatedMs, &u.Disabled)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -164,7 +147,7 @@ func checkUserTwins(ctx context.Context, db *sql.DB) error {
 		if err := rows.Scan(&name); err != nil {
 			return err
 		}
-		c := identity.CanonicalName(name)
+		c := model.CanonicalName(name)
 		if byCanon[c] == nil {
 			order = append(order, c)
 		}

@@ -6,22 +6,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
 func TestUsers(t *testing.T) {
 	s, _ := openStore(t)
 	ctx := context.Background()
-	if err := s.CreateUser(ctx, storage.User{Name: "alice", Role: "operator", PasswordHash: "h1"}); err != nil {
+	if err := s.CreateUser(ctx, model.User{Name: "alice", Role: "operator", PasswordHash: "h1"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateUser(ctx, storage.User{Name: "alice", Role: "viewer"}); !errors.Is(err, storage.ErrUserExists) {
+	if err := s.CreateUser(ctx, model.User{Name: "alice", Role: "viewer"}); !errors.Is(err, storage.ErrUserExists) {
 		t.Fatalf("duplicate user: %v", err)
 	}
-	if err := s.CreateUser(ctx, storage.User{Name: "bob", Role: "root"}); err == nil {
+	if err := s.CreateUser(ctx, model.User{Name: "bob", Role: "root"}); err == nil {
 		t.Fatal("role root accepted")
 	}
-	if err := s.CreateUser(ctx, storage.User{Name: "bob", Role: "viewer"}); err != nil {
+	if err := s.CreateUser(ctx, model.User{Name: "bob", Role: "viewer"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.SetRole(ctx, "bob", "admin"); err != nil {
@@ -57,7 +58,7 @@ func TestSessions(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	defer storage.SetClock(func() time.Time { return now })()
 	const idle, absolute = 30 * time.Minute, 12 * time.Hour
-	if err := s.CreateUser(ctx, storage.User{Name: "alice", Role: "operator", PasswordHash: "h"}); err != nil {
+	if err := s.CreateUser(ctx, model.User{Name: "alice", Role: "operator", PasswordHash: "h"}); err != nil {
 		t.Fatal(err)
 	}
 	tok, err := s.CreateSession(ctx, "alice", "10.0.0.1", "test")

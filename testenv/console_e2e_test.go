@@ -25,6 +25,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 	"github.com/drconsole/drconsole/web"
@@ -68,7 +69,7 @@ func startConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, h
 	t.Cleanup(stop)
 	// Pages need a signed-in user: a viewer, signed in through storage.
 	if _, err := store.UserByName(ctx, "e2e-viewer"); err != nil {
-		if err := store.CreateUser(ctx, storage.User{Name: "e2e-viewer", Role: "viewer"}); err != nil {
+		if err := store.CreateUser(ctx, model.User{Name: "e2e-viewer", Role: "viewer"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,7 +10,7 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 import (
-	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/model"
 	"time"
 )
 
@@ -29,7 +29,7 @@ type AuditPage struct {
 	Form     AuditForm
 	Actions  []string // every action recorded, for the filter
 	Error    string
-	Entries  []storage.AuditEntry
+	Entries  []model.AuditEntry
 	Paged    bool   // not the first page
 	FirstURL string // newest page with the same filter
 	OlderURL string // next page, "" on the last

@@ -10,6 +10,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web/identity"
 )
@@ -29,7 +30,7 @@ func (s *authServer) post(path string, cookie *http.Cookie, form url.Values) *ht
 	return s.do(http.MethodPost, path, form, withCookie(cookie), header("Sec-Fetch-Site", "same-origin"))
 }
 
-func (s *authServer) user(t *testing.T, name string) storage.User {
+func (s *authServer) user(t *testing.T, name string) model.User {
 	t.Helper()
 	u, err := s.store.UserByName(context.Background(), name)
 	if err != nil {
@@ -96,9 +97,9 @@ func TestAdminUsersPageIsForAdminsOnly(t *testing.T) {
 	if rec.Code != http.StatusOK {
 		t.Fatalf("GET /admin/users as admin = %d %.200s", rec.Code, body)
 	}
-	for _, role := range identity.Roles {
-		row := rowOf(t, body, "test-"+role)
-		if !strings.Contains(row, "<td>"+role+"</td>") || !strings.Contains(row, "active") || !strings.Contains(row, "<td>set</td>") {
+	for _, role := range model.Roles {
+		row := rowOf(t, body, "test-"+string(role))
+		if !strings.Contains(row, "<td>"+string(role)+"</td>") || !strings.Contains(row, "active") || !strings.Contains(row, "<td>set</td>") {
 			t.Errorf("row of test-%s: %s", role, row)
 		}
 	}
@@ -125,7 +126,7 @@ func TestAdminAddsUserWhoCanSignIn(t *testing.T) {
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Added carol (operator).") {
 		t.Fatalf("add carol = %d %.300s", rec.Code, rec.Body.String())
 	}
-	if u := s.user(t, "carol"); u.Role != identity.RoleOperator || u.Disabled || !identity.CheckPassword(u.PasswordHash, pw) {
+	if u := s.user(t, "carol"); u.Role != model.RoleOperator || u.Disabled || !identity.CheckPassword(u.PasswordHash, pw) {
 		t.Fatalf("carol stored as %+v", u)
 	}
 	// Carol signs in with the password the admin typed.
@@ -167,7 +168,7 @@ func TestAdminAddsUserWhoCanSignIn(t *testing.T) {
 	if _, err := s.store.UserByName(context.Background(), "dave"); err == nil {
 		t.Fatal("a refused add created dave")
 	}
-	if u := s.user(t, "carol"); u.Role != identity.RoleOperator {
+	if u := s.user(t, "carol"); u.Role != model.RoleOperator {
 		t.Fatalf("re-adding carol changed her: %+v", u)
 	}
 
@@ -196,7 +197,7 @@ func TestAdminChangesRolePasswordAndDisabled(t *testing.T) {
 	admin := s.signedIn(t, "test-admin")
 	const pw1, pw2 = "dave's first password", "dave's second password"
 	hash, _ := identity.HashPassword(pw1)
-	if err := s.store.CreateUser(ctx, storage.User{Name: "dave", Role: identity.RoleViewer, PasswordHash: hash}); err != nil {
+	if err := s.store.CreateUser(ctx, model.User{Name: "dave", Role: model.RoleViewer, PasswordHash: hash}); err != nil {
 		t.Fatal(err)
 	}
 	dave := sessionFrom(t, s.login("dave", pw1, "/"))
@@ -316,7 +317,7 @@ func TestAdminCannotLockThemselfOut(t *testing.T) {
 			t.Errorf("POST %s %s = %d, want 403 saying %q: %.300s", tc.path, tc.role, rec.Code, tc.want, rec.Body.String())
 		}
 	}
-	if u := s.user(t, "test-admin"); u.Role != identity.RoleAdmin || u.Disabled {
+	if u := s.user(t, "test-admin"); u.Role != model.RoleAdmin || u.Disabled {
 		t.Fatalf("test-admin after refused self-changes: %+v", u)
 	}
 	if rec := s.do(http.MethodGet, "/admin/users", nil, withCookie(admin)); rec.Code != http.StatusOK {
@@ -328,7 +329,7 @@ func TestAdminCannotLockThemselfOut(t *testing.T) {
 
 	// Another admin may do it: the rule is about oneself.
 	hash, _ := identity.HashPassword("erin's long password")
-	if err := s.store.CreateUser(context.Background(), storage.User{Name: "erin", Role: identity.RoleAdmin, PasswordHash: hash}); err != nil {
+	if err := s.store.CreateUser(context.Background(), model.User{Name: "erin", Role: model.RoleAdmin, PasswordHash: hash}); err != nil {
 		t.Fatal(err)
 	}
 	erin := s.signedIn(t, "erin")
@@ -356,7 +357,7 @@ func TestAdminUsersProxyMode(t *testing.T) {
 	if rec.Code != http.StatusOK {
 		t.Fatalf("add in proxy mode = %d %.300s", rec.Code, rec.Body.String())
 	}
-	if u := s.user(t, "frank@example.com"); u.PasswordHash != "" || u.Role != identity.RoleOperator {
+	if u := s.user(t, "frank@example.com"); u.PasswordHash != "" || u.Role != model.RoleOperator {
 		t.Fatalf("frank stored as %+v, want an operator without a password", u)
 	}
 	if got := s.userAudit(t, "frank@example.com"); len(got) != 1 || got[0] != `test-admin user.create {"password":false,"role":"operator"}` {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web/identity"
 )
@@ -135,7 +136,7 @@ func (a *authenticator) proxyUser(r *http.Request) *User {
 	// The name is checked before lowering: Unicode lowers the Kelvin sign
 	// to "k", so another directory identity would become kate.
 	raw := strings.TrimSpace(r.Header.Get(a.cfg.UserHeader))
-	name := identity.CanonicalName(raw)
+	name := model.CanonicalName(raw)
 	if name == "" {
 		return nil
 	}
@@ -145,7 +146,7 @@ func (a *authenticator) proxyUser(r *http.Request) *User {
 			"user", clip(name), "remote", r.RemoteAddr, "path", r.URL.Path)
 		return nil
 	}
-	if !identity.ValidName(raw) {
+	if !model.ValidName(raw) {
 		a.log.Warn("ignoring identity header: not a valid user name", "header", a.cfg.UserHeader, "user", clip(name))
 		return nil
 	}
@@ -159,7 +160,7 @@ func (a *authenticator) proxyUser(r *http.Request) *User {
 		u.Role = row.Role
 	case errors.Is(err, storage.ErrUnknownUser):
 		for _, g := range strings.Split(r.Header.Get(a.cfg.GroupsHeader), ",") {
-			if role := a.cfg.GroupRoles[strings.TrimSpace(g)]; identity.Rank(role) > identity.Rank(u.Role) {
+			if role := model.Role(a.cfg.GroupRoles[strings.TrimSpace(g)]); role.Rank() > u.Role.Rank() {
 				u.Role = role
 			}
 		}
@@ -186,7 +187,7 @@ func RequireUser(next http.Handler) http.Handler {
 		switch {
 		case u == nil:
 			unauthenticated(w, r)
-		case !identity.ValidRole(u.Role):
+		case !u.Role.Valid():
 			http.Error(w, "signed in as "+u.Name+", but that account has no role in this console: ask an administrator",
 				http.StatusForbidden)
 		default:
@@ -197,7 +198,7 @@ func RequireUser(next http.Handler) http.Handler {
 
 // RequireRole refuses users weaker than role (403), and requests without
 // a user like RequireUser.
-func RequireRole(role string) func(http.Handler) http.Handler {
+func RequireRole(role model.Role) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			u := UserFrom(r.Context())
@@ -205,7 +206,7 @@ func RequireRole(role string) func(http.Handler) http.Handler {
 			case u == nil:
 				unauthenticated(w, r)
 			case !u.AtLeast(role):
-				http.Error(w, "forbidden: this needs the "+role+" role; "+u.Name+" is "+orNone(u.Role), http.StatusForbidden)
+				http.Error(w, "forbidden: this needs the "+string(role)+" role; "+u.Name+" is "+orNone(u.Role), http.StatusForbidden)
 			default:
 				next.ServeHTTP(w, r)
 			}
@@ -213,11 +214,11 @@ func RequireRole(role string) func(http.Handler) http.Handler {
 	}
 }
 
-func orNone(role string) string {
+func orNone(role model.Role) string {
 	if role == "" {
 		return "no role"
 	}
-	return "a " + role
+	return "a " + string(role)
 }
 
 func unauthenticated(w http.ResponseWriter, r *http.Request) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
 )
@@ -100,7 +101,7 @@ func (s *authServer) login(user, pw, next string, opts ...reqOpt) *httptest.Resp
 	return s.do(http.MethodPost, "/login", url.Values{"username": {user}, "password": {pw}, "next": {next}}, opts...)
 }
 
-func (s *authServer) audit(t *testing.T, action string) []storage.AuditEntry {
+func (s *authServer) audit(t *testing.T, action string) []model.AuditEntry {
 	t.Helper()
 	es, err := s.store.AuditEntries(context.Background(), storage.AuditFilter{Action: action, Oldest: true})
 	if err != nil {
@@ -317,7 +318,7 @@ func TestAuditPageAndExport(t *testing.T) {
 		if i%2 == 1 {
 			action = "test.odd"
 		}
-		if _, err := s.store.AppendAudit(ctx, storage.AuditEntry{Actor: "alice", Action: action, ClientIP: "10.0.0.1",
+		if _, err := s.store.AppendAudit(ctx, model.AuditEntry{Actor: "alice", Action: action, ClientIP: "10.0.0.1",
 			Subject: fmt.Sprintf("run:%d", i), Details: json.RawMessage(fmt.Sprintf(`{"i":%d,"note":"<script>"}`, i))}); err != nil {
 			t.Fatal(err)
 		}
@@ -372,7 +373,7 @@ func TestUserNamesIgnoreCase(t *testing.T) {
 	s := newAuthServer(t, config.Auth{Mode: config.AuthProxy, TrustedProxies: []string{"10.0.0.0/8"},
 		GroupRoles: map[string]string{"sre": "operator"}})
 	ctx := context.Background()
-	for _, u := range []storage.User{{Name: "carol", Role: "operator", Disabled: true}, {Name: "dave", Role: "viewer"}} {
+	for _, u := range []model.User{{Name: "carol", Role: "operator", Disabled: true}, {Name: "dave", Role: "viewer"}} {
 		if err := s.store.CreateUser(ctx, u); err != nil {
 			t.Fatal(err)
 		}
@@ -382,7 +383,7 @@ func TestUserNamesIgnoreCase(t *testing.T) {
 	}
 	// U+212A KELVIN SIGN lowers to "k": "\u212Aarol" is not carol's
 	// spelling but another name, refused as not a valid user name.
-	if err := s.store.CreateUser(ctx, storage.User{Name: "karol", Role: "admin"}); err != nil {
+	if err := s.store.CreateUser(ctx, model.User{Name: "karol", Role: "admin"}); err != nil {
 		t.Fatal(err)
 	}
 	if rec := as("\u212Aarol"); rec.Code != http.StatusSeeOther {
@@ -413,7 +414,7 @@ func TestUserNamesIgnoreCase(t *testing.T) {
 	if !strings.Contains(page.Body.String(), `signed-in-user">test-operator<`) {
 		t.Fatal("signed in under another spelling than the canonical name")
 	}
-	if err := local.store.CreateUser(ctx, storage.User{Name: "TEST-viewer", Role: "admin"}); !errors.Is(err, storage.ErrUserExists) {
+	if err := local.store.CreateUser(ctx, model.User{Name: "TEST-viewer", Role: "admin"}); !errors.Is(err, storage.ErrUserExists) {
 		t.Fatalf("creating TEST-viewer next to test-viewer: %v, want ErrUserExists", err)
 	}
 }

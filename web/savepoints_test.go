@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/demo"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -206,12 +207,12 @@ func TestSavepointTrigger(t *testing.T) {
 	if e, _ := c.Store.AuditEntries(ctx, storage.AuditFilter{Limit: 1}); len(e) > 0 {
 		since = e[0].ID
 	}
-	audits := func(action string) []storage.AuditEntry {
+	audits := func(action string) []model.AuditEntry {
 		e, err := c.Store.AuditEntries(ctx, storage.AuditFilter{Action: action, Subject: demo.FlinkSandboxJobID, Oldest: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []storage.AuditEntry
+		var out []model.AuditEntry
 		for _, x := range e {
 			if x.ID > since {
 				out = append(out, x)
@@ -264,7 +265,7 @@ func TestSavepointTrigger(t *testing.T) {
 	}
 
 	deadline := time.Now().Add(30 * time.Second)
-	var after []storage.AuditEntry
+	var after []model.AuditEntry
 	for {
 		if after = append(audits("savepoint.done"), audits("savepoint.failed")...); len(after) > 0 {
 			break

@@ -22,8 +22,8 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/static"
-	"github.com/drconsole/drconsole/web/identity"
 )
 
 // Router builds the console's routes.
@@ -85,7 +85,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
 		r.Post("/logout", h.Logout)
 
 		r.Group(func(r chi.Router) {
-			r.Use(RequireRole(identity.RoleOperator))
+			r.Use(RequireRole(model.RoleOperator))
 			r.Post("/translate", h.TranslatePost)
 			r.Post("/flows/{flow}/loss/{id}/ack", h.LossAck)
 			r.Post("/demo/mirror-rate", h.DemoMirrorRate)
@@ -108,7 +108,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
 		// Admins only, pages included: everything under /admin (and
 		// web/auth_routes_test.go holds every /admin route to that).
 		r.Group(func(r chi.Router) {
-			r.Use(RequireRole(identity.RoleAdmin))
+			r.Use(RequireRole(model.RoleAdmin))
 			r.Get("/admin/users", h.AdminUsers)
 			r.Post("/admin/users", h.AdminUserCreate)
 			r.Post("/admin/users/{name}/role", h.AdminUserRole)

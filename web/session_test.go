@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web/identity"
 )
@@ -19,8 +20,8 @@ func createTestUsers(store *storage.Store) error {
 	if err != nil {
 		return err
 	}
-	for _, role := range identity.Roles {
-		if err := store.CreateUser(context.Background(), storage.User{Name: "test-" + role, Role: role, PasswordHash: hash}); err != nil {
+	for _, role := range model.Roles {
+		if err := store.CreateUser(context.Background(), model.User{Name: "test-" + string(role), Role: role, PasswordHash: hash}); err != nil {
 			return err
 		}
 	}
