@@ -18,11 +18,10 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/drconsole/drconsole/accounts"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
-	"github.com/drconsole/drconsole/web/identity"
 )
 
 const usersUsage = `Usage:
@@ -70,8 +69,8 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return usageError{fmt.Errorf("users: unknown subcommand %q (add, list, passwd, role, disable, enable)", args[0])}
 	case len(pos) != n:
 		return usageError{fmt.Errorf("users %s: want %d argument(s), got %q", args[0], n, pos)}
-	case n > 0 && accounts.CheckName(pos[0]) != nil:
-		return usageError{fmt.Errorf("users %s: %w", args[0], accounts.CheckName(pos[0]))}
+	case n > 0 && identity.CheckName(pos[0]) != nil:
+		return usageError{fmt.Errorf("users %s: %w", args[0], identity.CheckName(pos[0]))}
 	}
 
 	// A mistyped --db must not quietly start an empty database (and an
@@ -120,13 +119,13 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	case "add":
 		name := pos[0]
-		if err := accounts.CheckRole(model.Role(*role)); err != nil {
+		if err := identity.CheckRole(model.Role(*role)); err != nil {
 			return usageError{fmt.Errorf("users add: --role %w", err)}
 		}
 		if *noPassword && *pwStdin {
 			return usageError{errors.New("users add: --no-password and --password-stdin exclude each other")}
 		}
-		// Asked before the password is: accounts.Create checks again.
+		// Asked before the password is: identity.CreateUser checks again.
 		if _, err := store.UserByName(ctx, name); err == nil {
 			return fmt.Errorf("users add: %q already exists (users passwd or users role change it)", name)
 		}
@@ -136,7 +135,7 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 				return err
 			}
 		}
-		if err := accounts.Create(ctx, store, audit, name, model.Role(*role), hash, cliActor()); err != nil {
+		if err := identity.CreateUser(ctx, store, audit, name, model.Role(*role), hash, cliActor()); err != nil {
 			return fmt.Errorf("users add: %w", err)
 		}
 		fmt.Fprintf(stdout, "users: added %s (%s)\n", name, *role)
@@ -150,17 +149,17 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if err != nil {
 			return err
 		}
-		if err := accounts.SetPassword(ctx, store, audit, name, hash); err != nil {
+		if err := identity.SetPassword(ctx, store, audit, name, hash); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "users: new password for %s; their sessions are signed out\n", name)
 
 	case "role":
 		name, to := pos[0], model.Role(pos[1])
-		if err := accounts.CheckRole(to); err != nil {
+		if err := identity.CheckRole(to); err != nil {
 			return usageError{fmt.Errorf("users role: %w", err)}
 		}
-		from, err := accounts.SetRole(ctx, store, audit, name, to)
+		from, err := identity.SetRole(ctx, store, audit, name, to)
 		if err != nil {
 			return err
 		}
@@ -172,7 +171,7 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	case "disable", "enable":
 		name := pos[0]
-		if err := accounts.SetDisabled(ctx, store, audit, name, args[0] == "disable"); err != nil {
+		if err := identity.SetDisabled(ctx, store, audit, name, args[0] == "disable"); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "users: %sd %s\n", args[0], name)

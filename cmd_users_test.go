@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/storage"
-	"github.com/drconsole/drconsole/web/identity"
 )
 
 func cliConfig(t *testing.T) (cfgPath, dbPath string) {

@@ -8,12 +8,11 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/drconsole/drconsole/accounts"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
-	"github.com/drconsole/drconsole/web/identity"
 )
 
 // The users page (admins only: web.Router's admin group). Every change
@@ -70,7 +69,7 @@ func (h *Handlers) renderUsers(w http.ResponseWriter, r *http.Request, status in
 }
 
 // userAuditor records a user change as the signed-in admin.
-func (h *Handlers) userAuditor(r *http.Request) accounts.Auditor {
+func (h *Handlers) userAuditor(r *http.Request) identity.Auditor {
 	return func(_ context.Context, action, subject string, details any) error {
 		if err := h.Audit(r, action, subject, details); err != nil {
 			return fmt.Errorf("%w (%v)", errAudit, err)
@@ -131,11 +130,11 @@ func (h *Handlers) AdminUserCreate(w http.ResponseWriter, r *http.Request) {
 		o.addErr = msg
 		h.renderUsers(w, r, http.StatusUnprocessableEntity, o)
 	}
-	if err := accounts.CheckName(name); err != nil {
+	if err := identity.CheckName(name); err != nil {
 		refuse("Name " + err.Error() + ".")
 		return
 	}
-	if err := accounts.CheckRole(model.Role(role)); err != nil {
+	if err := identity.CheckRole(model.Role(role)); err != nil {
 		refuse("Role " + err.Error() + ".")
 		return
 	}
@@ -151,7 +150,7 @@ func (h *Handlers) AdminUserCreate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := accounts.Create(r.Context(), h.Store, h.userAuditor(r), name, model.Role(role), hash, actor(r).Name); err != nil {
+	if err := identity.CreateUser(r.Context(), h.Store, h.userAuditor(r), name, model.Role(role), hash, actor(r).Name); err != nil {
 		h.changeFailed(w, r, o, name, err)
 		return
 	}
@@ -161,7 +160,7 @@ func (h *Handlers) AdminUserCreate(w http.ResponseWriter, r *http.Request) {
 // userParam is the {name} of a row's POST; an impossible name is a 404.
 func (h *Handlers) userParam(w http.ResponseWriter, r *http.Request) (string, bool) {
 	name := model.CanonicalName(chi.URLParam(r, "name"))
-	if accounts.CheckName(name) != nil {
+	if identity.CheckName(name) != nil {
 		h.renderUsers(w, r, http.StatusNotFound, usersOpts{err: "There is no such user."})
 		return "", false
 	}
@@ -176,7 +175,7 @@ func (h *Handlers) AdminUserRole(w http.ResponseWriter, r *http.Request) {
 	}
 	to := model.Role(r.PostFormValue("role"))
 	o := usersOpts{row: name}
-	if err := accounts.CheckRole(to); err != nil {
+	if err := identity.CheckRole(to); err != nil {
 		o.rowErr = "Role " + err.Error() + "."
 		h.renderUsers(w, r, http.StatusUnprocessableEntity, o)
 		return
@@ -186,7 +185,7 @@ func (h *Handlers) AdminUserRole(w http.ResponseWriter, r *http.Request) {
 		h.renderUsers(w, r, http.StatusForbidden, o)
 		return
 	}
-	from, err := accounts.SetRole(r.Context(), h.Store, h.userAuditor(r), name, to)
+	from, err := identity.SetRole(r.Context(), h.Store, h.userAuditor(r), name, to)
 	if err != nil {
 		h.changeFailed(w, r, o, name, err)
 		return
@@ -213,7 +212,7 @@ func (h *Handlers) AdminUserPassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err == nil {
-		err = accounts.SetPassword(r.Context(), h.Store, h.userAuditor(r), name, hash)
+		err = identity.SetPassword(r.Context(), h.Store, h.userAuditor(r), name, hash)
 	}
 	if err != nil {
 		h.changeFailed(w, r, o, name, err)
@@ -248,7 +247,7 @@ func (h *Handlers) setDisabled(w http.ResponseWriter, r *http.Request, disable b
 		h.renderUsers(w, r, http.StatusForbidden, o)
 		return
 	}
-	if err := accounts.SetDisabled(r.Context(), h.Store, h.userAuditor(r), name, disable); err != nil {
+	if err := identity.SetDisabled(r.Context(), h.Store, h.userAuditor(r), name, disable); err != nil {
 		h.changeFailed(w, r, o, name, err)
 		return
 	}

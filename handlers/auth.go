@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
-	"github.com/drconsole/drconsole/web/identity"
 )
 
 // SessionCookie holds the session token in local auth mode.

@@ -14,10 +14,10 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
-	"github.com/drconsole/drconsole/web/identity"
 )
 
 // executions tracks steps whose effect runs in this process right now.

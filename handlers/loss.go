@@ -8,9 +8,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
-	"github.com/drconsole/drconsole/web/identity"
 )
 
 // lossHistoryRows is how many incidents the flow page lists.

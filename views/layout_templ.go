@@ -10,9 +10,9 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 import (
+	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/web/identity"
 	"time"
 )
 

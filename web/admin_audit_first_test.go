@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/storage/storagetest"
-	"github.com/drconsole/drconsole/web/identity"
 )
 
 // Audit first on the admin page and at sign-in: with the audit log

@@ -10,9 +10,9 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
-	"github.com/drconsole/drconsole/web/identity"
 )
 
 // signedIn is a session cookie for an existing user, made through storage.

@@ -11,9 +11,9 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
-	"github.com/drconsole/drconsole/web/identity"
 )
 
 // User is the authenticated identity of a request (web/identity.User).

@@ -26,10 +26,10 @@ import (
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
-	"github.com/drconsole/drconsole/web/identity"
 )
 
 // console is a running console against a running sandbox.

@@ -1,10 +1,11 @@
-// Package accounts changes the console's users the one way both
-// `drconsole users` (cmd_users.go) and the admin page (handlers/admin.go)
-// do it: check the input, audit first (a change the audit log cannot
-// record does not happen), then apply. Callers hash passwords
-// (web/identity) and say who is acting through their Auditor; clear-text
-// passwords never reach this package, so they cannot reach the log.
-package accounts
+package identity
+
+// Accounts: the console's users are changed the one way both
+// `drconsole users` (cli) and the admin page (handlers/admin.go) do it:
+// check the input, audit first (a change the audit log cannot record does
+// not happen), then apply. Callers hash passwords (HashPassword) and say
+// who is acting through their Auditor; clear-text passwords never reach
+// these functions, so they cannot reach the log.
 
 import (
 	"context"
@@ -37,18 +38,18 @@ func CheckRole(role model.Role) error {
 	return nil
 }
 
-// existsError: Create with a name already taken.
+// existsError: CreateUser with a name already taken.
 type existsError string
 
 func (e existsError) Error() string { return fmt.Sprintf("%q already exists", string(e)) }
 func (e existsError) Unwrap() error { return storage.ErrUserExists }
 
-// Create adds an account; hash "" makes one that can sign in only through
+// CreateUser adds an account; hash "" makes one that can sign in only through
 // the reverse proxy. An existing name gives an error wrapping
 // storage.ErrUserExists, before anything is audited. createdBy is who
 // creates it (an approval from an account its requester created does not
 // count).
-func Create(ctx context.Context, st *storage.Store, audit Auditor, name string, role model.Role, hash, createdBy string) error {
+func CreateUser(ctx context.Context, st *storage.Store, audit Auditor, name string, role model.Role, hash, createdBy string) error {
 	name = model.CanonicalName(name)
 	if err := CheckName(name); err != nil {
 		return err

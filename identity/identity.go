@@ -1,7 +1,10 @@
-// Package identity says who is asking: the signed-in user and their role,
-// the client's address, and password hashing. It is a leaf (stdlib and
-// bcrypt only) so that web, handlers, views and failover can all read the
-// user from a request context without importing each other.
+// Package identity is who the console's users are and who is asking: the
+// signed-in user of a request and the client's address, password hashing,
+// and the one way accounts are created and changed (accounts.go), shared
+// by `drconsole users` and the admin page. Roles and the account record
+// are model's; the users table is storage's. Web, handlers, views and
+// failover read the user from a request context through it without
+// importing each other.
 package identity
 
 import (
