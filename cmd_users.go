@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
@@ -88,14 +88,10 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	defer store.Close()
-	// The checks, the audit record and the change are accounts', shared
+	// The checks, the audit record and the change are identity's, shared
 	// with the admin page; the actor is the person at the terminal.
-	audit := func(ctx context.Context, action, subject string, details any) error {
-		body, _ := json.Marshal(details)
-		_, err := store.AppendAudit(ctx, model.AuditEntry{Actor: cliActor(), Action: action, ClientIP: "local",
-			UserAgent: "drconsole-cli/" + version, Subject: subject, Details: body})
-		return err
-	}
+	ctx = audit.WithClient(ctx, audit.Client{IP: "local", UserAgent: "drconsole-cli/" + version})
+	auditor := identity.AuditAs(audit.New(store), cliActor())
 
 	switch args[0] {
 	case "list":
@@ -135,7 +131,7 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 				return err
 			}
 		}
-		if err := identity.CreateUser(ctx, store, audit, name, model.Role(*role), hash, cliActor()); err != nil {
+		if err := identity.CreateUser(ctx, store, auditor, name, model.Role(*role), hash, cliActor()); err != nil {
 			return fmt.Errorf("users add: %w", err)
 		}
 		fmt.Fprintf(stdout, "users: added %s (%s)\n", name, *role)
@@ -149,7 +145,7 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if err != nil {
 			return err
 		}
-		if err := identity.SetPassword(ctx, store, audit, name, hash); err != nil {
+		if err := identity.SetPassword(ctx, store, auditor, name, hash); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "users: new password for %s; their sessions are signed out\n", name)
@@ -159,7 +155,7 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if err := identity.CheckRole(to); err != nil {
 			return usageError{fmt.Errorf("users role: %w", err)}
 		}
-		from, err := identity.SetRole(ctx, store, audit, name, to)
+		from, err := identity.SetRole(ctx, store, auditor, name, to)
 		if err != nil {
 			return err
 		}
@@ -171,7 +167,7 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	case "disable", "enable":
 		name := pos[0]
-		if err := identity.SetDisabled(ctx, store, audit, name, args[0] == "disable"); err != nil {
+		if err := identity.SetDisabled(ctx, store, auditor, name, args[0] == "disable"); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "users: %sd %s\n", args[0], name)

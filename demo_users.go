@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
@@ -36,18 +37,17 @@ func createDemoUsers(ctx context.Context, dbPath string, stdout io.Writer) error
 	}
 	defer store.Close()
 	fmt.Fprintln(stdout, "drconsole sandbox accounts (new passwords every run):")
+	// Created the one way every account is: audited first, so an account
+	// the audit log cannot record does not exist.
+	ctx = audit.WithClient(ctx, audit.Client{IP: "local", UserAgent: "drconsole-demo/" + version})
+	auditor := identity.AuditAs(audit.New(store), "demo")
 	for _, u := range demoUsers {
 		pw := rand.Text() // 26 base32 characters, 130 bits
 		hash, err := identity.HashPassword(pw)
 		if err != nil {
 			return err
 		}
-		if err := store.CreateUser(ctx, model.User{Name: u.name, Role: u.role, PasswordHash: hash, CreatedBy: "demo"}); err != nil {
-			return err
-		}
-		if _, err := store.AppendAudit(ctx, model.AuditEntry{Actor: "demo", Action: "user.create", ClientIP: "local",
-			UserAgent: "drconsole-demo/" + version, Subject: "user:" + u.name,
-			Details: []byte(fmt.Sprintf(`{"role":%q,"password":true}`, u.role))}); err != nil {
+		if err := identity.CreateUser(ctx, store, auditor, u.name, u.role, hash, "demo"); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "  %-8s %-9s password %s\n", u.name, u.role, pw)

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -44,10 +44,8 @@ func recordSettings(ctx context.Context, store *storage.Store, cfg *config.Confi
 		return nil
 	}
 	slices.Sort(changed)
-	details, err := json.Marshal(map[string]any{"file": file, "changed": changed, "sections": fp})
-	if err != nil {
-		return err
-	}
-	_, err = store.AppendAudit(ctx, model.AuditEntry{Actor: "config-file", Action: "settings.changed", Subject: "settings", Details: details})
+	// A config file has no client: the record names none.
+	_, err = audit.New(store).Record(audit.WithClient(ctx, audit.Client{}), "config-file", "settings.changed", "settings",
+		map[string]any{"file": file, "changed": changed, "sections": fp})
 	return err
 }

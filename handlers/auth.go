@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
@@ -223,15 +223,8 @@ func (h *Handlers) Audit(r *http.Request, action, subject string, details any) e
 }
 
 func (h *Handlers) auditAs(r *http.Request, actor, action, subject string, details any) error {
-	var body []byte
-	if details != nil {
-		var err error
-		if body, err = json.Marshal(details); err != nil {
-			return fmt.Errorf("audit %s: %w", action, err)
-		}
-	}
-	_, err := h.Store.AppendAudit(r.Context(), model.AuditEntry{Actor: actor, Action: action,
-		ClientIP: identity.ClientIP(r), UserAgent: r.UserAgent(), Subject: subject, Details: body})
+	ctx := audit.WithClient(r.Context(), audit.Client{IP: identity.ClientIP(r), UserAgent: r.UserAgent()})
+	_, err := audit.New(h.Store).Record(ctx, actor, action, subject, details)
 	if err != nil {
 		h.Log.Error("writing the audit log", "action", action, "actor", actor, "err", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -19,6 +20,15 @@ import (
 // Auditor appends one audit record for the acting person (the CLI's OS
 // user, the admin page's signed-in admin). subject is "user:<name>".
 type Auditor func(ctx context.Context, action, subject string, details any) error
+
+// AuditAs is the Auditor that records through rec as actor, naming the
+// client ctx carries (audit.WithClient).
+func AuditAs(rec *audit.Recorder, actor string) Auditor {
+	return func(ctx context.Context, action, subject string, details any) error {
+		_, err := rec.Record(ctx, actor, action, subject, details)
+		return err
+	}
+}
 
 // CheckName says what is wrong with a user name, or nil. Names are
 // compared in model.CanonicalName form: every function here takes any

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/identity"
@@ -85,10 +86,12 @@ func (a *authenticator) clientIP(r *http.Request) string {
 }
 
 // identify puts the client address and the signed-in user, if any, into
-// the request context.
+// the request context, and the client (address, user agent) that every
+// audit record made under this request names.
 func (a *authenticator) identify(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := identity.WithClientIP(r.Context(), a.clientIP(r))
+		ip := a.clientIP(r)
+		ctx := audit.WithClient(identity.WithClientIP(r.Context(), ip), audit.Client{IP: ip, UserAgent: r.UserAgent()})
 		r = r.WithContext(ctx)
 		var u *User
 		if a.cfg.Mode == config.AuthProxy {
