@@ -17,7 +17,7 @@ import (
 	"github.com/drconsole/drconsole/storage"
 )
 
-// User is the authenticated identity of a request (web/identity.User).
+// User is the authenticated identity of a request (identity.User).
 type User = identity.User
 
 // UserFrom returns the signed-in user of a request context, or nil.

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ func TestMainProcess(t *testing.T) {
 	}
 	stuckGrace = time.Second
 	os.Args = append([]string{"drconsole"}, strings.Split(args, "\x1f")...)
-	main()
+	Main(version)
 }
 
 // A CLI command blocked reading a named pipe (translate --syncs FIFO,

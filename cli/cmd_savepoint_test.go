@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -16,8 +16,8 @@ import (
 
 // Savepoints written by real Flink 2.2.1 (see flink/testdata/savepoints).
 var (
-	spEvents = filepath.Join("flink", "testdata", "savepoints", "flink-2.2.1-p2-events4-stop")
-	spOrders = filepath.Join("flink", "testdata", "savepoints", "flink-2.2.1-p1-orders2-users3-stop")
+	spEvents = filepath.Join("..", "flink", "testdata", "savepoints", "flink-2.2.1-p2-events4-stop")
+	spOrders = filepath.Join("..", "flink", "testdata", "savepoints", "flink-2.2.1-p1-orders2-users3-stop")
 )
 
 func TestSavepointInspectJSON(t *testing.T) {

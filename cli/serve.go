@@ -1,0 +1,223 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/demo"
+	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/flink/s3"
+	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/web"
+)
+
+func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", "", "configuration file (YAML; see drconsole.example.yaml)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if *path == "" {
+		return usageError{errors.New("serve needs --config FILE")}
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		var ps config.Problems
+		if errors.As(err, &ps) {
+			return fmt.Errorf("%d problem(s) in the configuration; nothing was started:\n%w", len(ps), err)
+		}
+		return err
+	}
+	if err := refuseSandboxDir(cfg.DataDir); err != nil {
+		return err
+	}
+	return serveConsole(ctx, cfg, *path, nil, newLogger(stderr))
+}
+
+// ShutdownBound is how long the console takes to stop once ctx is done
+// (SIGTERM, Ctrl-C), whatever is stuck: requests in flight get 10 s
+// (web.Serve), background work the rest; past the bound it returns without
+// waiting for what still runs, and the process exits.
+var ShutdownBound = 15 * time.Second
+
+// serveConsole opens the database, records changed settings in the audit
+// log, starts monitoring and serves the pages until ctx is done, then stops
+// within ShutdownBound.
+func serveConsole(ctx context.Context, cfg *config.Config, cfgFile string, controls handlers.DemoControls, log *slog.Logger) error {
+	return stopWithin(ctx, ShutdownBound, log, func() error { return runConsole(ctx, cfg, cfgFile, controls, log) })
+}
+
+// stopWithin runs f and returns its result, or, when f has not returned
+// bound after ctx is done, an error saying so (f is left running: the
+// caller is about to exit).
+func stopWithin(ctx context.Context, bound time.Duration, log *slog.Logger, f func() error) error {
+	errc := make(chan error, 1)
+	go func() { errc <- f() }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case err := <-errc:
+		return err
+	case <-t.C:
+		log.Error("shutdown: still not stopped, exiting without waiting", "after", bound)
+		return fmt.Errorf("shutdown: work still running %s after the stop signal; exited without waiting for it (SQLite recovers the database at the next start)", bound)
+	}
+}
+
+// runConsole is serveConsole without the bound on stopping. It is the one
+// place the console's parts (store, monitor, runbook, catalog, handlers,
+// router) are built and wired together.
+func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, controls handlers.DemoControls, log *slog.Logger) error {
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	unlock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	store, err := storage.Open(filepath.Join(cfg.DataDir, "drconsole.db"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := recordSettings(ctx, store, cfg, cfgFile); err != nil {
+		return fmt.Errorf("recording the settings in the audit log: %w", err)
+	}
+	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+	if err != nil {
+		return err
+	}
+	defer mon.Close()
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
+		Connect: func(url string) failover.ConnectAPI { return kafka.NewConnectClient(url) },
+		Flink:   func(url string) failover.FlinkAPI { return flink.NewRESTClient(url) }}
+	cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log.With("component", "savepoint-catalog")}
+	if cfg.S3 != nil {
+		if cat.S3, err = s3.New(cfg.S3); err != nil {
+			return err
+		}
+	}
+	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: version, Demo: controls, Runbook: rb,
+		Auth: cfg.Auth, Catalog: cat}
+	monCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); mon.Run(monCtx) }()
+	catDone := make(chan struct{})
+	go func() { defer close(catDone); cat.Run(monCtx) }()
+	defer func() { <-catDone }() // before the store closes
+	defer startAuditAnchor(monCtx, store, cfg.AuditAnchor, log)()
+	log.Info("drconsole serving", "url", "http://"+ln.Addr().String()+"/", "flows", len(cfg.Flows), "data", cfg.DataDir)
+	err = web.Serve(ctx, ln, web.Router(h, log), log)
+	cancel()
+	<-done
+	return err
+}
+
+func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "HTTP listen address")
+	data := fs.String("data", "", "directory for the console's database (default: a temporary directory, removed at exit)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	log := newLogger(stderr)
+	dir := *data
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "drconsole-demo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	} else {
+		if err := prepareSandboxDir(dir); err != nil {
+			return err
+		}
+	}
+	sb, err := demo.Start(ctx, demo.Options{Logger: log.With("component", "sandbox")})
+	if err != nil {
+		return fmt.Errorf("starting the sandbox: %w", err)
+	}
+	defer sb.Close()
+	fl, err := demo.StartFlinkStandIn()
+	if err != nil {
+		return fmt.Errorf("starting the sandbox's Flink stand-in: %w", err)
+	}
+	defer fl.Close()
+	link, err := demo.StartClusterLinkStandIn(demo.LinkClusterID, demo.LinkName, demo.LinkTopics)
+	if err != nil {
+		return fmt.Errorf("starting the sandbox's Cluster Linking stand-in: %w", err)
+	}
+	defer link.Close()
+	if err := demo.DriveClusterLink(ctx, link, sb.PrimaryBootstrap(), 1); err != nil {
+		return err
+	}
+	cfg := demoConfig(sb, *addr, dir, fl.URL, fl.SavepointDir)
+	// A Cluster Linking flow beside the MM2 one (stand-in REST API, real
+	// primary records for the lag in time).
+	cfg.Flows = append(cfg.Flows, &config.Flow{Name: "primary->dr-link", Kind: "cluster-link", Source: demo.SourceAlias, Target: demo.TargetAlias,
+		Topics:      config.Topics{Include: []string{demo.LinkTopic}},
+		ClusterLink: &config.ClusterLink{RestURL: link.URL, ClusterID: demo.LinkClusterID, Link: demo.LinkName}})
+	if err := cfg.Normalize("demo"); err != nil {
+		return fmt.Errorf("demo config: %w", err)
+	}
+	if err := createDemoUsers(ctx, filepath.Join(dir, "drconsole.db"), stdout); err != nil {
+		return fmt.Errorf("creating the sandbox accounts: %w", err)
+	}
+	fmt.Fprintf(stdout, "drconsole sandbox: open http://%s/ (sandbox controls at /demo). Ctrl-C stops it.\n", *addr)
+	return serveConsole(ctx, cfg, "(sandbox)", handlers.SandboxControls{Sandbox: sb}, log)
+}
+
+// demoConfig describes the sandbox as an operator would in a config file.
+func demoConfig(sb *demo.Sandbox, addr, dir, flinkURL, savepointDir string) *config.Config {
+	cfg := &config.Config{
+		Listen:  addr,
+		DataDir: dir,
+		Clusters: map[string]*config.Cluster{
+			demo.SourceAlias: {Bootstrap: sb.PrimaryBootstrap()},
+			demo.TargetAlias: {Bootstrap: sb.DRBootstrap()},
+		},
+		Flows: []*config.Flow{{
+			Source: demo.SourceAlias, Target: demo.TargetAlias,
+			ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
+			ConnectOffsetsTopic: kafka.ConnectOffsetsTopic(demo.SourceAlias),
+			Topics:              config.Topics{Include: demo.Topics},
+		}},
+		RefreshInterval: config.Duration(2e9),
+		// Not real Flink: a stand-in that records the restore request.
+		FlinkTargets: []*config.FlinkTarget{{Name: "sandbox-flink-dr", RestURL: flinkURL, Region: "dr"}},
+		// Where the stand-in writes its savepoints (copies of a real one).
+		SavepointDirs: []string{savepointDir},
+		// Plain http on 127.0.0.1: a Secure cookie would never come back.
+		Auth: config.Auth{InsecureCookie: true},
+	}
+	if err := cfg.Normalize("demo"); err != nil {
+		panic("demo config: " + err.Error()) // a programming error, not an operator's
+	}
+	return cfg
+}
