@@ -1,0 +1,69 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/handlers/form"
+	"github.com/drconsole/drconsole/views"
+	"github.com/drconsole/drconsole/web/identity"
+)
+
+// actor is who makes the request, as authentication established it.
+func actor(r *http.Request) failover.Actor {
+	a := failover.Actor{ClientIP: identity.ClientIP(r), UserAgent: r.UserAgent()}
+	if u := identity.UserFrom(r.Context()); u != nil {
+		a.Name, a.Role = u.Name, u.Role
+	}
+	return a
+}
+
+// FailoverList is GET /failover.
+func (h *Handlers) FailoverList(w http.ResponseWriter, r *http.Request) {
+	h.renderFailoverList(w, r, http.StatusOK, "")
+}
+
+func (h *Handlers) renderFailoverList(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	runs, err := h.Runbook.Runs(r.Context())
+	if err != nil {
+		msg = err.Error()
+	}
+	p := views.FailoverListPage{Chrome: h.chrome("Failover"), Now: h.now(), Runs: runs, Error: msg, CanOperate: actorMayOperate(r)}
+	for _, s := range h.Monitor.Snapshots() {
+		p.Flows = append(p.Flows, s.Flow.Name)
+		if tr := h.Monitor.Translator(s.Flow.Name); tr != nil {
+			for _, g := range h.knownGroups(r.Context(), tr) {
+				if !slices.Contains(p.Groups, g) {
+					p.Groups = append(p.Groups, g)
+				}
+			}
+		}
+	}
+	for _, t := range h.Runbook.Config.FlinkTargets {
+		if t.Region == "dr" {
+			p.FlinkTargets = append(p.FlinkTargets, t.Name)
+		}
+	}
+	h.render(w, r, status, views.FailoverList(p))
+}
+
+func actorMayOperate(r *http.Request) bool {
+	return identity.UserFrom(r.Context()).AtLeast(identity.RoleOperator)
+}
+
+// FailoverCreate is POST /failover.
+func (h *Handlers) FailoverCreate(w http.ResponseWriter, r *http.Request) {
+	f := form.NewPlan(r)
+	if err := f.Validate(); err != nil {
+		h.renderFailoverList(w, r, statusFor(err), err.Error())
+		return
+	}
+	id, err := h.Runbook.Create(r.Context(), actor(r), f.Plan(h.Runbook.Config), f.Reason)
+	if err != nil {
+		h.renderFailoverList(w, r, statusFor(refused(err)), err.Error())
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/failover/%d", id), http.StatusSeeOther)
+}
