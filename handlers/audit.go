@@ -68,7 +68,7 @@ func (h *Handlers) AuditPage(w http.ResponseWriter, r *http.Request) {
 	p.Actions, _ = h.Store.AuditActions(r.Context())
 	if err != nil {
 		p.Error = err.Error()
-		h.render(w, r, http.StatusBadRequest, views.Audit(p))
+		h.render(w, r, statusFor(unreadable(err)), views.Audit(p))
 		return
 	}
 	if b := q.Get("before"); b != "" {
@@ -118,7 +118,7 @@ func (h *Handlers) AuditExport(w http.ResponseWriter, r *http.Request) {
 	}
 	f, _, err := auditFilter(q)
 	if err != nil {
-		h.fail(w, r, say(err.Error(), err, errBadRequest))
+		h.fail(w, r, unreadable(err))
 		return
 	}
 	ctype := map[string]string{"jsonl": "application/x-ndjson", "csv": "text/csv; charset=utf-8"}[format]

@@ -34,7 +34,7 @@ func (h *Handlers) LossAck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := f.Validate(); err != nil {
-		h.fail(w, r, say(err.Error(), err, errBadRequest))
+		h.fail(w, r, unreadable(err))
 		return
 	}
 	flow, id := f.Flow, f.ID

@@ -36,7 +36,7 @@ func (h *Handlers) TranslatePage(w http.ResponseWriter, r *http.Request) {
 func (h *Handlers) TranslatePost(w http.ResponseWriter, r *http.Request) {
 	f, err := form.ReadTranslate(w, r)
 	if err != nil {
-		h.fail(w, r, say(err.Error(), err, errBadRequest))
+		h.fail(w, r, unreadable(err))
 		return
 	}
 	h.translate(w, r, f)
@@ -66,7 +66,7 @@ func (h *Handlers) translate(w http.ResponseWriter, r *http.Request, f form.Tran
 	if !f.Wanted() {
 		if r.Method == http.MethodPost {
 			err := f.Validate()
-			fail(say(err.Error(), err, errBadRequest))
+			fail(unreadable(err))
 			return
 		}
 		h.render(w, r, http.StatusOK, views.Translate(page))
