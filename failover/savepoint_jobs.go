@@ -137,7 +137,7 @@ func (e *AuditRefusedError) Unwrap() error { return e.Err }
 // opening record that cannot be written refuses it (*AuditRefusedError);
 // its outcome (savepoint.done / savepoint.failed) is recorded after.
 func (w *Worker) TriggerSavepoint(ctx context.Context, q SavepointRequest) (int64, error) {
-	jctx, done, err := w.admit(ctx, fmt.Sprintf("savepoint %s/%s", q.Target, q.JobID), fmt.Sprintf("savepoint of job %s on %s", q.JobID, q.Target))
+	jctx, done, err := w.admit(ctx, fmt.Sprintf("savepoint of job %s on %s", q.JobID, q.Target))
 	if err != nil {
 		return 0, err
 	}

@@ -32,7 +32,8 @@ type Worker struct {
 	closing bool
 	stop    context.Context // cancelled when Shutdown gives up waiting
 	cancel  context.CancelFunc
-	running map[string]string // job key -> what it is, for Shutdown's report
+	seq     int64
+	running map[int64]string // job number -> what it is, for Shutdown's report
 	steps   map[stepKey]bool
 	sp      spTriggers
 }
@@ -61,7 +62,7 @@ func (w *Worker) log() *slog.Logger {
 // context carries ctx's values (who asked, from where) but not its
 // cancellation: the request ends long before the job does. Shutdown
 // cancels it when its deadline passes. done counts the job out.
-func (w *Worker) admit(ctx context.Context, key, what string) (jctx context.Context, done func(), err error) {
+func (w *Worker) admit(ctx context.Context, what string) (jctx context.Context, done func(), err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closing {
@@ -69,8 +70,10 @@ func (w *Worker) admit(ctx context.Context, key, what string) (jctx context.Cont
 	}
 	if w.stop == nil {
 		w.stop, w.cancel = context.WithCancel(context.Background())
-		w.running = map[string]string{}
+		w.running = map[int64]string{}
 	}
+	w.seq++
+	key := w.seq
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	unhook := context.AfterFunc(w.stop, cancel)
 	w.running[key] = what
@@ -90,7 +93,7 @@ func (w *Worker) admit(ctx context.Context, key, what string) (jctx context.Cont
 // passes, runs its effect in the background and returns at once; Executing
 // shows it as running until its outcome is recorded.
 func (w *Worker) Execute(ctx context.Context, who Actor, id int64, idx int, confirmation, override string) error {
-	jctx, done, err := w.admit(ctx, fmt.Sprintf("step %d/%d", id, idx), fmt.Sprintf("failover run %d step %d", id, idx+1))
+	jctx, done, err := w.admit(ctx, fmt.Sprintf("failover run %d step %d", id, idx+1))
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 // allows; then it returns nil, and later work is refused.
 func TestWorkerShutdownWaitsForRunningJob(t *testing.T) {
 	w := &Worker{}
-	_, done, err := w.admit(context.Background(), "j", "a slow job")
+	_, done, err := w.admit(context.Background(), "a slow job")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestWorkerShutdownWaitsForRunningJob(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Shutdown did not return after the job finished")
 	}
-	if _, _, err := w.admit(context.Background(), "k", "late"); !errors.Is(err, ErrShuttingDown) {
+	if _, _, err := w.admit(context.Background(), "late"); !errors.Is(err, ErrShuttingDown) {
 		t.Fatalf("work after Shutdown: %v, want ErrShuttingDown", err)
 	}
 	if err := w.Execute(context.Background(), Actor{}, 1, 0, "", ""); !errors.Is(err, ErrShuttingDown) {
@@ -46,7 +46,7 @@ func TestWorkerShutdownWaitsForRunningJob(t *testing.T) {
 // still running, and the job's context is cancelled.
 func TestWorkerShutdownDeadline(t *testing.T) {
 	w := &Worker{}
-	jctx, done, err := w.admit(context.WithValue(context.Background(), ctxKey{}, "who"), "j", "savepoint of job abc on dr")
+	jctx, done, err := w.admit(context.WithValue(context.Background(), ctxKey{}, "who"), "savepoint of job abc on dr")
 	if err != nil {
 		t.Fatal(err)
 	}
