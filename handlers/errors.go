@@ -70,7 +70,7 @@ func say(msg string, errs ...error) error { return &shown{msg: msg, errs: errs} 
 func badRequest(msg string) error { return say(msg, errBadRequest) }
 
 // unreadable: err says why the request could not be read (400).
-func unreadable(err error) error { return unreadable(err) }
+func unreadable(err error) error { return say(err.Error(), err, errBadRequest) }
 
 // notFound: what is not there (404).
 func notFound(what string) error { return say(what+" not found", storage.ErrNotFound) }

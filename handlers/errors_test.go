@@ -54,3 +54,11 @@ func TestSayHidesCause(t *testing.T) {
 		t.Fatalf("%q, Is cause %v", err, errors.Is(err, cause))
 	}
 }
+
+// unreadable shows the error's own words and answers 400.
+func TestUnreadable(t *testing.T) {
+	err := unreadable(errors.New("before: want a record id"))
+	if err.Error() != "before: want a record id" || statusFor(err) != http.StatusBadRequest {
+		t.Fatalf("%q %d", err, statusFor(err))
+	}
+}
