@@ -15,6 +15,7 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
+	"github.com/drconsole/drconsole/demo/panel"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/flink/s3"
@@ -53,6 +54,10 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 // (web.Serve), background work the rest; past the bound it returns without
 // waiting for what still runs, and the process exits.
 var ShutdownBound = 15 * time.Second
+
+// WorkerShutdownBound is the part of ShutdownBound running failover steps
+// and savepoint triggers get to finish once the requests are done.
+var WorkerShutdownBound = 4 * time.Second
 
 // serveConsole opens the database, records changed settings in the audit
 // log, starts monitoring and serves the pages until ctx is done, then stops
@@ -121,8 +126,9 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 			return err
 		}
 	}
+	worker := &failover.Worker{Runbook: rb, Catalog: cat, Log: log.With("component", "worker")}
 	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: version, Demo: controls, Runbook: rb,
-		Auth: cfg.Auth, Catalog: cat}
+		Auth: cfg.Auth, Catalog: cat, Worker: worker}
 	monCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); mon.Run(monCtx) }()
@@ -132,6 +138,13 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	defer startAuditAnchor(monCtx, store, cfg.AuditAnchor, log)()
 	log.Info("drconsole serving", "url", "http://"+ln.Addr().String()+"/", "flows", len(cfg.Flows), "data", cfg.DataDir)
 	err = web.Serve(ctx, ln, web.Router(h, log), log)
+	// Steps and savepoints still running get what is left of
+	// ShutdownBound after the requests' 10 s, then are cancelled.
+	wctx, wcancel := context.WithTimeout(context.Background(), WorkerShutdownBound)
+	if werr := worker.Shutdown(wctx); werr != nil {
+		log.Error("shutdown: background work cancelled", "err", werr)
+	}
+	wcancel()
 	cancel()
 	<-done
 	return err
@@ -190,7 +203,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("creating the sandbox accounts: %w", err)
 	}
 	fmt.Fprintf(stdout, "drconsole sandbox: open http://%s/ (sandbox controls at /demo). Ctrl-C stops it.\n", *addr)
-	return serveConsole(ctx, cfg, "(sandbox)", handlers.SandboxControls{Sandbox: sb}, log)
+	return serveConsole(ctx, cfg, "(sandbox)", panel.SandboxControls{Sandbox: sb}, log)
 }
 
 // demoConfig describes the sandbox as an operator would in a config file.

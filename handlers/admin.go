@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
@@ -42,8 +43,7 @@ func (h *Handlers) renderUsers(w http.ResponseWriter, r *http.Request, status in
 	ctx := r.Context()
 	users, err := h.Store.Users(ctx)
 	if err != nil {
-		h.Log.Error("listing users", "err", err)
-		http.Error(w, "cannot read the users", http.StatusInternalServerError)
+		h.fail(w, r, say("cannot read the users", err))
 		return
 	}
 	counts, err := h.Store.SessionCounts(ctx, h.Auth.IdleTimeout.D(), h.Auth.AbsoluteTimeout.D())
@@ -86,28 +86,24 @@ func isSelf(r *http.Request, name string) bool {
 
 // newPassword checks the two typed passwords and hashes them; msg says
 // what is wrong with them, err that hashing itself failed.
-func newPassword(r *http.Request) (hash, msg string, err error) {
-	pw, again := r.PostFormValue("password"), r.PostFormValue("password2")
-	if pw != again {
-		return "", "The two passwords differ; nothing was changed.", nil
-	}
-	if err := identity.CheckPasswordRules(pw); err != nil {
+func newPassword(f form.Password) (hash, msg string, err error) {
+	if err := f.Validate(); err != nil {
 		return "", err.Error(), nil
 	}
-	hash, err = identity.HashPassword(pw)
+	hash, err = identity.HashPassword(f.Password)
 	return hash, "", err
 }
 
 // changeFailed answers a change accounts refused or could not make.
 func (h *Handlers) changeFailed(w http.ResponseWriter, r *http.Request, o usersOpts, name string, err error) {
-	status, msg := http.StatusInternalServerError, "Cannot change "+name+": "+err.Error()
+	status, msg := statusFor(err), "Cannot change "+name+": "+err.Error()
 	switch {
 	case errors.Is(err, errAudit):
 		msg = "Cannot write the audit log; nothing was changed."
 	case errors.Is(err, storage.ErrUnknownUser):
-		status, msg = http.StatusNotFound, "There is no user named "+name+"."
+		msg = "There is no user named " + name + "."
 	case errors.Is(err, storage.ErrUserExists):
-		status, msg = http.StatusConflict, fmt.Sprintf("A user named %s already exists: change their role or password in the table.", name)
+		msg = fmt.Sprintf("A user named %s already exists: change their role or password in the table.", name)
 	default:
 		h.Log.Error("changing a user", "user", name, "err", err)
 	}
@@ -124,25 +120,22 @@ func (h *Handlers) changeFailed(w http.ResponseWriter, r *http.Request, o usersO
 // AdminUserCreate is POST /admin/users: add an account (with a password,
 // typed twice, unless auth.mode is proxy).
 func (h *Handlers) AdminUserCreate(w http.ResponseWriter, r *http.Request) {
-	name, role := model.CanonicalName(r.PostFormValue("name")), r.PostFormValue("role")
-	o := usersOpts{addName: name, addRole: role}
+	f := form.ReadNewUser(r)
+	name, role := f.Name, f.Role
+	o := usersOpts{addName: name, addRole: string(role)}
 	refuse := func(msg string) {
 		o.addErr = msg
 		h.renderUsers(w, r, http.StatusUnprocessableEntity, o)
 	}
-	if err := identity.CheckName(name); err != nil {
-		refuse("Name " + err.Error() + ".")
-		return
-	}
-	if err := identity.CheckRole(model.Role(role)); err != nil {
-		refuse("Role " + err.Error() + ".")
+	if err := f.Validate(false); err != nil {
+		refuse(err.Error())
 		return
 	}
 	hash := ""
 	if h.Auth.Mode != config.AuthProxy {
 		var msg string
 		var err error
-		if hash, msg, err = newPassword(r); msg != "" {
+		if hash, msg, err = newPassword(f.Password); msg != "" {
 			refuse(msg)
 			return
 		} else if err != nil {
@@ -150,7 +143,7 @@ func (h *Handlers) AdminUserCreate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := identity.CreateUser(r.Context(), h.Store, h.userAuditor(r), name, model.Role(role), hash, actor(r).Name); err != nil {
+	if err := identity.CreateUser(r.Context(), h.Store, h.userAuditor(r), name, role, hash, actor(r).Name); err != nil {
 		h.changeFailed(w, r, o, name, err)
 		return
 	}
@@ -165,95 +158,4 @@ func (h *Handlers) userParam(w http.ResponseWriter, r *http.Request) (string, bo
 		return "", false
 	}
 	return name, true
-}
-
-// AdminUserRole is POST /admin/users/{name}/role.
-func (h *Handlers) AdminUserRole(w http.ResponseWriter, r *http.Request) {
-	name, ok := h.userParam(w, r)
-	if !ok {
-		return
-	}
-	to := model.Role(r.PostFormValue("role"))
-	o := usersOpts{row: name}
-	if err := identity.CheckRole(to); err != nil {
-		o.rowErr = "Role " + err.Error() + "."
-		h.renderUsers(w, r, http.StatusUnprocessableEntity, o)
-		return
-	}
-	if isSelf(r, name) && to != model.RoleAdmin {
-		o.rowErr = "You cannot drop your own admin role: " + lockout
-		h.renderUsers(w, r, http.StatusForbidden, o)
-		return
-	}
-	from, err := identity.SetRole(r.Context(), h.Store, h.userAuditor(r), name, to)
-	if err != nil {
-		h.changeFailed(w, r, o, name, err)
-		return
-	}
-	flash := fmt.Sprintf("%s is now %s (was %s), from their next click on.", name, to, from)
-	if from == to {
-		flash = fmt.Sprintf("%s is already %s; nothing changed.", name, to)
-	}
-	h.renderUsers(w, r, http.StatusOK, usersOpts{flash: flash})
-}
-
-// AdminUserPassword is POST /admin/users/{name}/password: a new password,
-// typed twice; the user is signed out everywhere.
-func (h *Handlers) AdminUserPassword(w http.ResponseWriter, r *http.Request) {
-	name, ok := h.userParam(w, r)
-	if !ok {
-		return
-	}
-	o := usersOpts{row: name}
-	hash, msg, err := newPassword(r)
-	if msg != "" {
-		o.rowErr = msg
-		h.renderUsers(w, r, http.StatusUnprocessableEntity, o)
-		return
-	}
-	if err == nil {
-		err = identity.SetPassword(r.Context(), h.Store, h.userAuditor(r), name, hash)
-	}
-	if err != nil {
-		h.changeFailed(w, r, o, name, err)
-		return
-	}
-	flash := "New password set for " + name + "; their sessions are signed out."
-	if isSelf(r, name) {
-		flash = "Your password is changed and your sessions are signed out, this one too: sign in again with the new password."
-	}
-	h.renderUsers(w, r, http.StatusOK, usersOpts{flash: flash})
-}
-
-// AdminUserDisable is POST /admin/users/{name}/disable: the account can no
-// longer sign in and its sessions end.
-func (h *Handlers) AdminUserDisable(w http.ResponseWriter, r *http.Request) {
-	h.setDisabled(w, r, true)
-}
-
-// AdminUserEnable is POST /admin/users/{name}/enable.
-func (h *Handlers) AdminUserEnable(w http.ResponseWriter, r *http.Request) {
-	h.setDisabled(w, r, false)
-}
-
-func (h *Handlers) setDisabled(w http.ResponseWriter, r *http.Request, disable bool) {
-	name, ok := h.userParam(w, r)
-	if !ok {
-		return
-	}
-	o := usersOpts{row: name}
-	if disable && isSelf(r, name) {
-		o.rowErr = "You cannot disable yourself: " + lockout
-		h.renderUsers(w, r, http.StatusForbidden, o)
-		return
-	}
-	if err := identity.SetDisabled(r.Context(), h.Store, h.userAuditor(r), name, disable); err != nil {
-		h.changeFailed(w, r, o, name, err)
-		return
-	}
-	flash := "Enabled " + name + ": they can sign in again."
-	if disable {
-		flash = "Disabled " + name + " and signed them out everywhere."
-	}
-	h.renderUsers(w, r, http.StatusOK, usersOpts{flash: flash})
 }

@@ -68,12 +68,12 @@ func (h *Handlers) AuditPage(w http.ResponseWriter, r *http.Request) {
 	p.Actions, _ = h.Store.AuditActions(r.Context())
 	if err != nil {
 		p.Error = err.Error()
-		h.render(w, r, http.StatusBadRequest, views.Audit(p))
+		h.render(w, r, statusFor(unreadable(err)), views.Audit(p))
 		return
 	}
 	if b := q.Get("before"); b != "" {
 		if f.AfterID, err = strconv.Atoi(b); err != nil || f.AfterID < 1 {
-			http.Error(w, "before: want a record id", http.StatusBadRequest)
+			h.fail(w, r, badRequest("before: want a record id"))
 			return
 		}
 		p.Paged = true
@@ -81,8 +81,7 @@ func (h *Handlers) AuditPage(w http.ResponseWriter, r *http.Request) {
 	f.Limit = auditPageSize + 1
 	entries, err := h.Store.AuditEntries(r.Context(), f)
 	if err != nil {
-		h.Log.Error("reading the audit log", "err", err)
-		http.Error(w, "cannot read the audit log", http.StatusInternalServerError)
+		h.fail(w, r, say("cannot read the audit log", err))
 		return
 	}
 	fq := filterQuery(form)
@@ -114,12 +113,12 @@ func (h *Handlers) AuditExport(w http.ResponseWriter, r *http.Request) {
 		format = "jsonl"
 	}
 	if !slices.Contains(storage.AuditExportFormats, format) {
-		http.Error(w, "format: want jsonl or csv", http.StatusBadRequest)
+		h.fail(w, r, badRequest("format: want jsonl or csv"))
 		return
 	}
 	f, _, err := auditFilter(q)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		h.fail(w, r, unreadable(err))
 		return
 	}
 	ctype := map[string]string{"jsonl": "application/x-ndjson", "csv": "text/csv; charset=utf-8"}[format]

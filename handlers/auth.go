@@ -138,8 +138,7 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 
 	u, err := h.Store.UserByName(ctx, name)
 	if err != nil && !errors.Is(err, storage.ErrUnknownUser) {
-		h.Log.Error("sign-in: reading user", "err", err)
-		http.Error(w, "cannot read the user database", http.StatusInternalServerError)
+		h.fail(w, r, say("cannot read the user database", err))
 		return
 	}
 	// Always one bcrypt comparison, against a dummy hash for an unknown
@@ -168,7 +167,7 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 
 	// Audit first: a sign-in the audit log cannot record does not happen.
 	if err := h.auditAs(r, u.Name, "login", "user:"+u.Name, map[string]any{"role": u.Role}); err != nil {
-		http.Error(w, "cannot write the audit log; sign-in refused", http.StatusInternalServerError)
+		h.fail(w, r, say("cannot write the audit log; sign-in refused", err))
 		return
 	}
 	// A session that existed before sign-in (planted, or someone else's on
@@ -178,8 +177,7 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 	}
 	token, err := h.Store.CreateSession(ctx, u.Name, ip, r.UserAgent())
 	if err != nil {
-		h.Log.Error("sign-in: creating session", "user", u.Name, "err", err)
-		http.Error(w, "cannot create a session", http.StatusInternalServerError)
+		h.fail(w, r, say("cannot create a session", err))
 		return
 	}
 	// Only the name's failures are forgiven: forgiving the address too

@@ -4,24 +4,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/views"
 )
-
-// SandboxControls adapts the embedded sandbox to DemoControls.
-type SandboxControls struct{ Sandbox *demo.Sandbox }
-
-func (c SandboxControls) SetMirrorRate(n int)      { c.Sandbox.SetMirrorRate(n) }
-func (c SandboxControls) SetMirrorRunning(r bool)  { c.Sandbox.SetMirrorRunning(r) }
-func (c SandboxControls) SetPrimaryDown(down bool) { c.Sandbox.SetPrimaryDown(down) }
-
-// State converts the sandbox's counters for the control panel.
-func (c SandboxControls) State() views.DemoState {
-	s := c.Sandbox.State()
-	return views.DemoState{MirrorRate: s.MirrorRate, MirrorRunning: s.MirrorRunning, PrimaryDown: s.PrimaryDown,
-		Produced: s.Produced, Mirrored: s.Mirrored, SyncsWritten: s.SyncsWritten, CheckpointsWritten: s.CheckpointsWritten,
-		HeartbeatsEmitted: s.HeartbeatsEmitted, Since: s.Since}
-}
 
 // DemoPanel is GET /demo: the sandbox control panel.
 func (h *Handlers) DemoPanel(w http.ResponseWriter, r *http.Request) {
@@ -30,7 +14,7 @@ func (h *Handlers) DemoPanel(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handlers) renderDemo(w http.ResponseWriter, r *http.Request, status int, flash string) {
 	if h.Demo == nil {
-		h.notFound(w, r, "sandbox controls (only in `drconsole demo`)")
+		h.fail(w, r, notFound("sandbox controls (only in `drconsole demo`)"))
 		return
 	}
 	h.render(w, r, status, views.Demo(views.DemoPage{Chrome: h.chrome("Sandbox controls"), Now: h.now(),
@@ -40,7 +24,7 @@ func (h *Handlers) renderDemo(w http.ResponseWriter, r *http.Request, status int
 // DemoMirrorRate is POST /demo/mirror-rate (rate=records per second, 0 unlimited).
 func (h *Handlers) DemoMirrorRate(w http.ResponseWriter, r *http.Request) {
 	if h.Demo == nil {
-		h.notFound(w, r, "sandbox controls")
+		h.fail(w, r, notFound("sandbox controls"))
 		return
 	}
 	rate, err := strconv.Atoi(r.PostFormValue("rate"))
@@ -60,7 +44,7 @@ func (h *Handlers) DemoMirrorRate(w http.ResponseWriter, r *http.Request) {
 // DemoMirror is POST /demo/mirror (running=true|false).
 func (h *Handlers) DemoMirror(w http.ResponseWriter, r *http.Request) {
 	if h.Demo == nil {
-		h.notFound(w, r, "sandbox controls")
+		h.fail(w, r, notFound("sandbox controls"))
 		return
 	}
 	running, err := strconv.ParseBool(r.PostFormValue("running"))
@@ -80,7 +64,7 @@ func (h *Handlers) DemoMirror(w http.ResponseWriter, r *http.Request) {
 // DemoPrimary is POST /demo/primary (down=true|false).
 func (h *Handlers) DemoPrimary(w http.ResponseWriter, r *http.Request) {
 	if h.Demo == nil {
-		h.notFound(w, r, "sandbox controls")
+		h.fail(w, r, notFound("sandbox controls"))
 		return
 	}
 	down, err := strconv.ParseBool(r.PostFormValue("down"))

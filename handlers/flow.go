@@ -112,7 +112,7 @@ func (h *Handlers) Topic(w http.ResponseWriter, r *http.Request) {
 	}
 	topic, err := url.PathUnescape(chi.URLParam(r, "topic"))
 	if err != nil {
-		http.Error(w, "bad topic name in URL", http.StatusBadRequest)
+		h.fail(w, r, badRequest("bad topic name in URL"))
 		return
 	}
 	var parts []kafka.PartitionLag
@@ -122,7 +122,7 @@ func (h *Handlers) Topic(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(parts) == 0 {
-		h.notFound(w, r, "topic "+topic+" in flow "+s.Flow.Name)
+		h.fail(w, r, notFound("topic "+topic+" in flow "+s.Flow.Name))
 		return
 	}
 	l := listing(r, views.TopicPath(s.Flow.Name, topic), "partition")
@@ -164,12 +164,12 @@ func (h *Handlers) Partition(w http.ResponseWriter, r *http.Request) {
 	topic, err := url.PathUnescape(chi.URLParam(r, "topic"))
 	n, err2 := strconv.ParseInt(chi.URLParam(r, "partition"), 10, 32)
 	if err != nil || err2 != nil {
-		http.Error(w, "bad topic or partition in URL", http.StatusBadRequest)
+		h.fail(w, r, badRequest("bad topic or partition in URL"))
 		return
 	}
 	idx := slices.IndexFunc(s.Partitions, func(p kafka.PartitionLag) bool { return p.Topic == topic && p.Partition == int32(n) })
 	if idx < 0 {
-		h.notFound(w, r, "partition "+topic+"-"+strconv.Itoa(int(n))+" in flow "+s.Flow.Name)
+		h.fail(w, r, notFound("partition "+topic+"-"+strconv.Itoa(int(n))+" in flow "+s.Flow.Name))
 		return
 	}
 	p := s.Partitions[idx]

@@ -1,5 +1,10 @@
 // Package handlers holds the console's thin HTTP handlers: read the
-// request, ask the domain (kafka.Monitor, storage), render a view.
+// request (handlers/form), ask one service (kafka.Monitor, the runbook,
+// the savepoint catalog, the worker, storage), render a view. They hold no
+// state and start no goroutines (long work belongs to failover.Worker),
+// judge nothing (policy is in catalog and failover), and leave the choice
+// of an error's HTTP status to statusFor (errors.go). They import neither
+// Kafka clients nor the sandbox: DemoControls is wired by main.
 package handlers
 
 import (
@@ -7,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -44,11 +50,14 @@ type Handlers struct {
 	Runbook *failover.Runbook
 	// Catalog is the savepoint catalog; nil serves no savepoint pages.
 	Catalog *catalog.Catalog
+	// Worker runs failover steps and savepoint triggers past the request
+	// that started them (main.go shuts it down); nil: one is made on
+	// first use, which nobody waits for (tests).
+	Worker *failover.Worker
 	// Now is the clock; replaced in tests.
 	Now func() time.Time
 
-	executions        executions
-	savepointTriggers spTriggers // savepoints being taken (savepoints.go)
+	workerOnce sync.Once
 }
 
 // SparkWindow is how much RPO history the overview and flow pages show.
@@ -56,6 +65,15 @@ const SparkWindow = 6 * time.Hour
 
 func (h *Handlers) chrome(title string) views.Chrome {
 	return views.Chrome{Title: title, Demo: h.Demo != nil, Version: h.Version}
+}
+
+func (h *Handlers) worker() *failover.Worker {
+	h.workerOnce.Do(func() {
+		if h.Worker == nil {
+			h.Worker = &failover.Worker{Runbook: h.Runbook, Catalog: h.Catalog, Log: h.Log, Now: h.Now}
+		}
+	})
+	return h.Worker
 }
 
 func (h *Handlers) now() time.Time {
@@ -75,21 +93,16 @@ func (h *Handlers) render(w http.ResponseWriter, r *http.Request, status int, c 
 	}
 }
 
-// notFound answers with a plain page naming what was not found.
-func (h *Handlers) notFound(w http.ResponseWriter, r *http.Request, what string) {
-	http.Error(w, what+" not found", http.StatusNotFound)
-}
-
 // flowParam resolves the {flow} URL parameter.
 func (h *Handlers) flowParam(w http.ResponseWriter, r *http.Request) *kafka.FlowSnapshot {
 	name, err := url.PathUnescape(chi.URLParam(r, "flow"))
 	if err != nil {
-		http.Error(w, "bad flow name in URL", http.StatusBadRequest)
+		h.fail(w, r, badRequest("bad flow name in URL"))
 		return nil
 	}
 	s := h.Monitor.Snapshot(name)
 	if s == nil {
-		h.notFound(w, r, "flow "+name)
+		h.fail(w, r, notFound("flow "+name))
 	}
 	return s
 }

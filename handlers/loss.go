@@ -3,11 +3,9 @@ package handlers
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"strconv"
 
-	"github.com/go-chi/chi/v5"
-
+	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
@@ -30,42 +28,42 @@ func (h *Handlers) openLosses(r *http.Request) ([]storage.LossIncident, bool) {
 // data loss, which then leaves the overview (the flow page keeps it). The
 // audit record is written first: no audit, no acknowledgement.
 func (h *Handlers) LossAck(w http.ResponseWriter, r *http.Request) {
-	flow, err := url.PathUnescape(chi.URLParam(r, "flow"))
-	if err != nil || h.Monitor.Snapshot(flow) == nil {
-		h.notFound(w, r, "flow")
+	f := form.ReadLossAck(r)
+	if !f.FlowOK() || h.Monitor.Snapshot(f.Flow) == nil {
+		h.fail(w, r, notFound("flow"))
 		return
 	}
-	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
-	if err != nil {
-		http.Error(w, "bad incident id in URL", http.StatusBadRequest)
+	if err := f.Validate(); err != nil {
+		h.fail(w, r, unreadable(err))
 		return
 	}
+	flow, id := f.Flow, f.ID
 	inc, err := h.Store.OpenLossIncident(r.Context(), flow, id)
-	if errors.Is(err, storage.ErrNoIncident) {
-		h.notFound(w, r, "unacknowledged loss incident "+strconv.FormatInt(id, 10)+" of flow "+flow)
-		return
-	}
 	if err != nil {
-		http.Error(w, "reading loss incidents failed; try again: "+err.Error(), http.StatusInternalServerError)
+		h.fail(w, r, lossErr(err, flow, id, "reading loss incidents failed; try again: "))
 		return
 	}
 	if err := h.Audit(r, "loss.acknowledge", "flow:"+flow, map[string]any{"incident": inc.ID, "topic": inc.Topic,
 		"partition": inc.Partition, "first_offset": inc.FirstOffset, "last_offset": inc.LastOffset, "lost": inc.Lost}); err != nil {
-		http.Error(w, "the audit log could not be written, so nothing was acknowledged; try again", http.StatusInternalServerError)
+		h.fail(w, r, say("the audit log could not be written, so nothing was acknowledged; try again", err))
 		return
 	}
 	actor := "anonymous"
 	if u := identity.UserFrom(r.Context()); u != nil {
 		actor = u.Name
 	}
-	err = h.Store.AckLossIncident(r.Context(), flow, id, actor, h.now().UnixMilli())
-	if errors.Is(err, storage.ErrNoIncident) {
-		h.notFound(w, r, "unacknowledged loss incident "+strconv.FormatInt(id, 10)+" of flow "+flow)
-		return
-	}
-	if err != nil {
-		http.Error(w, "acknowledging failed; try again: "+err.Error(), http.StatusInternalServerError)
+	if err := h.Store.AckLossIncident(r.Context(), flow, id, actor, h.now().UnixMilli()); err != nil {
+		h.fail(w, r, lossErr(err, flow, id, "acknowledging failed; try again: "))
 		return
 	}
 	http.Redirect(w, r, views.FlowPath(flow), http.StatusSeeOther)
+}
+
+// lossErr words a failure to find or acknowledge incident id: gone (or
+// already acknowledged), else what failed.
+func lossErr(err error, flow string, id int64, failed string) error {
+	if errors.Is(err, storage.ErrNoIncident) {
+		return say("unacknowledged loss incident "+strconv.FormatInt(id, 10)+" of flow "+flow+" not found", err)
+	}
+	return say(failed+err.Error(), err)
 }

@@ -5,17 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-
+	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -23,88 +21,60 @@ import (
 // MaxOffsetsPartitions the partitions one preview translates and renders
 // (400 above): what one request may cost. The CLI has no such limit.
 const (
-	MaxOffsetsUpload     = 8 << 20
+	MaxOffsetsUpload     = form.MaxOffsetsUpload
 	MaxOffsetsPartitions = 20_000
 )
 
 // TranslatePage is GET /translate: the form, and a group preview when the
 // query names one (a read: safe to bookmark and reload).
 func (h *Handlers) TranslatePage(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	form := views.TranslateForm{Flow: q.Get("flow"), Source: "group", Group: strings.TrimSpace(q.Get("group")), TS: q.Get("ts")}
-	h.translate(w, r, form)
+	h.translate(w, r, form.NewTranslateQuery(r))
 }
 
 // TranslatePost is POST /translate: a preview from pasted or uploaded
 // offsets (or a group). It changes nothing.
 func (h *Handlers) TranslatePost(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, MaxOffsetsUpload)
-	// ParseForm first: ParseMultipartForm hides its error on a
-	// urlencoded body behind ErrNotMultipart.
-	err := r.ParseForm()
-	if err == nil {
-		err = r.ParseMultipartForm(MaxOffsetsUpload)
-	}
-	if err != nil && !errors.Is(err, http.ErrNotMultipart) {
-		if tooBig := new(http.MaxBytesError); errors.As(err, &tooBig) {
-			http.Error(w, fmt.Sprintf("the offsets are larger than %d MiB: split them, or use `drconsole translate` on the command line",
-				MaxOffsetsUpload>>20), http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "the form could not be read: "+err.Error(), http.StatusBadRequest)
+	f, err := form.ReadTranslate(w, r)
+	if err != nil {
+		h.fail(w, r, unreadable(err))
 		return
 	}
-	form := views.TranslateForm{Flow: r.FormValue("flow"), Source: r.FormValue("source"), Group: strings.TrimSpace(r.FormValue("group")),
-		Offsets: r.FormValue("offsets"), TS: strings.TrimSpace(r.FormValue("ts"))}
-	if f, hdr, err := r.FormFile("offsets_file"); err == nil {
-		defer f.Close()
-		if hdr.Size > 0 {
-			data, err := io.ReadAll(f)
-			if err != nil {
-				http.Error(w, "the uploaded file could not be read", http.StatusBadRequest)
-				return
-			}
-			form.Offsets, form.Source = string(data), "offsets"
-		}
-	}
-	h.translate(w, r, form)
+	h.translate(w, r, f)
 }
 
-func (h *Handlers) translate(w http.ResponseWriter, r *http.Request, form views.TranslateForm) {
+func (h *Handlers) translate(w http.ResponseWriter, r *http.Request, f form.Translate) {
+	page := views.TranslatePage{Chrome: h.chrome("Translate offsets"),
+		Form: views.TranslateForm{Flow: f.Flow, Source: f.Source, Group: f.Group, Offsets: f.Offsets, TS: f.TS}}
 	for _, s := range h.Monitor.Snapshots() {
-		form.Flows = append(form.Flows, s.Flow.Name)
+		page.Form.Flows = append(page.Form.Flows, s.Flow.Name)
 	}
-	if form.Flow == "" && len(form.Flows) > 0 {
-		form.Flow = form.Flows[0]
+	if page.Form.Flow == "" && len(page.Form.Flows) > 0 {
+		page.Form.Flow = page.Form.Flows[0]
 	}
-	page := views.TranslatePage{Chrome: h.chrome("Translate offsets"), Form: form}
-	tr := h.Monitor.Translator(form.Flow)
+	fail := func(err error) {
+		page.Error = err.Error()
+		h.render(w, r, statusFor(err), views.Translate(page))
+	}
+	tr := h.Monitor.Translator(page.Form.Flow)
 	if tr == nil {
-		page.Error = fmt.Sprintf("no flow named %q", form.Flow)
-		h.render(w, r, http.StatusNotFound, views.Translate(page))
+		fail(say(fmt.Sprintf("no flow named %q", page.Form.Flow), storage.ErrNotFound))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 20*time.Second)
 	defer cancel()
 	page.Form.Groups = h.knownGroups(ctx, tr)
-	wanted := (form.Source == "offsets" && strings.TrimSpace(form.Offsets) != "") || (form.Source != "offsets" && form.Group != "")
-	if !wanted {
+	if !f.Wanted() {
 		if r.Method == http.MethodPost {
-			page.Error = "give a consumer group, or paste or upload an offsets JSON"
-			h.render(w, r, http.StatusBadRequest, views.Translate(page))
+			err := f.Validate()
+			fail(unreadable(err))
 			return
 		}
 		h.render(w, r, http.StatusOK, views.Translate(page))
 		return
 	}
-	res, err := h.preview(ctx, tr, form)
+	res, err := h.preview(ctx, tr, f)
 	if err != nil {
-		page.Error = err.Error()
-		status := http.StatusUnprocessableEntity
-		if errors.Is(err, kafka.ErrTooManyOffsets) {
-			status = http.StatusBadRequest
-		}
-		h.render(w, r, status, views.Translate(page))
+		fail(refused(err))
 		return
 	}
 	page.Result = res
@@ -112,17 +82,15 @@ func (h *Handlers) translate(w http.ResponseWriter, r *http.Request, form views.
 }
 
 // preview computes the translation table for a form.
-func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, form views.TranslateForm) (*views.TranslateResult, error) {
+func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, f form.Translate) (*views.TranslateResult, error) {
 	res := &views.TranslateResult{At: h.now()}
-	if form.TS != "" {
-		ms, err := parseTimestamp(form.TS)
-		if err != nil {
-			return nil, err
-		}
-		res.TSMillis = ms
+	ms, err := f.Timestamp()
+	if err != nil {
+		return nil, err
 	}
-	if form.Source == "offsets" {
-		in, err := kafka.ReadOffsetsJSON(ctx, "offsets", strings.NewReader(form.Offsets), MaxOffsetsPartitions)
+	res.TSMillis = ms
+	if f.Source == "offsets" {
+		in, err := kafka.ReadOffsetsJSON(ctx, "offsets", strings.NewReader(f.Offsets), MaxOffsetsPartitions)
 		if errors.Is(err, kafka.ErrTooManyOffsets) {
 			return nil, fmt.Errorf("more than %d partitions in one preview: %w; split the offsets, or use `drconsole translate` on the command line",
 				MaxOffsetsPartitions, kafka.ErrTooManyOffsets)
@@ -137,7 +105,7 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, form 
 				Translation: tr.Index.Translate(po.TP, po.Offset)})
 		}
 	} else {
-		plan, err := tr.Plan(ctx, form.Group)
+		plan, err := tr.Plan(ctx, f.Group)
 		if err != nil {
 			return nil, err
 		}
@@ -174,7 +142,7 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, form 
 		}
 	}
 	if res.TSMillis > 0 {
-		seek, err := kafka.SeekByTimestamp(ctx, tr.Target, res.TSMillis, drTopics...)
+		seek, err := tr.SeekDR(ctx, res.TSMillis, drTopics...)
 		if err != nil {
 			return nil, err
 		}
@@ -191,18 +159,6 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, form 
 	return res, nil
 }
 
-// parseTimestamp accepts RFC 3339 or epoch milliseconds.
-func parseTimestamp(s string) (int64, error) {
-	if ms, err := strconv.ParseInt(s, 10, 64); err == nil && ms > 0 {
-		return ms, nil
-	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return 0, fmt.Errorf("timestamp %q: use RFC 3339 (2026-11-29T03:00:00Z) or epoch milliseconds", s)
-	}
-	return t.UnixMilli(), nil
-}
-
 // knownGroups lists groups MM2 checkpointed, plus the primary's groups when
 // it answers quickly.
 func (h *Handlers) knownGroups(ctx context.Context, tr *kafka.GroupTranslator) []string {
@@ -214,14 +170,12 @@ func (h *Handlers) knownGroups(ctx context.Context, tr *kafka.GroupTranslator) [
 			}
 		}
 	}
-	if tr.Source != nil {
-		lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		if groups, err := kadm.NewClient(tr.Source).ListGroups(lctx); err == nil {
-			for _, g := range groups.Groups() {
-				if !slices.Contains(out, g) {
-					out = append(out, g)
-				}
+	lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if groups, err := tr.SourceGroups(lctx); err == nil {
+		for _, g := range groups {
+			if !slices.Contains(out, g) {
+				out = append(out, g)
 			}
 		}
 	}

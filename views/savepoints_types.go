@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -66,20 +67,8 @@ type SavepointGroup struct {
 }
 
 // SavepointTrigger is a savepoint taken through this console, in progress
-// or recently finished.
-type SavepointTrigger struct {
-	ID                     int64
-	Target, JobID, JobName string
-	Stop                   bool
-	Actor                  string
-	Started                time.Time
-	Waited                 time.Duration // as Flink last reported
-	Done                   bool
-	Err                    string
-	ResultID               int64
-	ResultPath             string
-	Finished               time.Time
-}
+// or recently finished (the worker's record of it).
+type SavepointTrigger = failover.SavepointTrigger
 
 // SavepointProgress is the live progress block.
 type SavepointProgress struct {
@@ -131,14 +120,7 @@ type SavepointsPage struct {
 }
 
 // RestoreStrategy is one way to restore a savepoint in DR.
-type RestoreStrategy struct {
-	N                    int
-	Title, How, TradeOff string
-	// Fits says whether it applies to the chosen flow, and why (not).
-	Fits        bool
-	FitsWhy     string
-	Recommended bool
-}
+type RestoreStrategy = catalog.RestoreStrategy
 
 // K8sForm is the Kubernetes restore preview: typed, then rendered.
 type K8sForm struct {

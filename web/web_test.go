@@ -23,6 +23,7 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
+	"github.com/drconsole/drconsole/demo/panel"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/handlers"
@@ -114,7 +115,7 @@ func startConsole(t *testing.T) *console {
 			Flink:   func(url string) failover.FlinkAPI { return flink.NewRESTClient(url) }, StopVerifyWindow: 2 * time.Second}
 		cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
 		go cat.Run(ctx)
-		h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: handlers.SandboxControls{Sandbox: sb}, Runbook: rb,
+		h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: panel.SandboxControls{Sandbox: sb}, Runbook: rb,
 			Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL}, Catalog: cat}
 		if sharedErr = createTestUsers(store); sharedErr != nil {
 			return

@@ -1,4 +1,4 @@
-package handlers
+package form
 
 import (
 	"net/http/httptest"
@@ -17,7 +17,7 @@ func TestPlanFormGroupsOnePerLine(t *testing.T) {
 	form := url.Values{"flow": {"primary->dr"}, "groups": {"a,b\r\n\r\n  billing  \n\n", "flink-events"}}
 	req := httptest.NewRequest("POST", "/failover", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	p := planFromForm(req, &config.Config{})
+	p := NewPlan(req).Plan(&config.Config{})
 	var groups []string
 	for _, s := range p.Steps {
 		if s.Kind == failover.KindTranslateGroup {

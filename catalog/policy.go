@@ -1,0 +1,94 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// UsabilityTimeout bounds the usability judgement of one page: Kafka may
+// be gone, and the page must still render.
+const UsabilityTimeout = 10 * time.Second
+
+// UsabilityOf judges sps against flow, a few at a time, all within
+// UsabilityTimeout; entries not judged in time come back unknown (absent
+// from the map). The error is the first judgement that failed.
+func (c *Catalog) UsabilityOf(ctx context.Context, sps []storage.Savepoint, flow string) (map[int64]Usability, error) {
+	ctx, cancel := context.WithTimeout(ctx, UsabilityTimeout)
+	defer cancel()
+	out := make(map[int64]Usability, len(sps))
+	var mu sync.Mutex
+	var firstErr error
+	sem := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	for _, sp := range sps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-ctx.Done():
+				return
+			}
+			u, err := c.Usability(ctx, sp, flow)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				return
+			}
+			out[sp.ID] = u
+		}()
+	}
+	wg.Wait()
+	return out, firstErr
+}
+
+// Why summarises what keeps a savepoint from being usable ("" when it is).
+func (u Usability) Why() string {
+	var parts []string
+	switch u.Verdict {
+	case Usable:
+		return ""
+	case Unusable:
+		parts = u.Unusable
+	default:
+		if len(u.Untranslatable) > 0 {
+			parts = append(parts, fmt.Sprintf("%d partition(s) without a DR offset yet", len(u.Untranslatable)))
+		}
+		if u.PrimaryErr != "" {
+			parts = append(parts, "primary: "+u.PrimaryErr)
+		}
+		if u.DRErr != "" {
+			parts = append(parts, "DR: "+u.DRErr)
+		}
+		parts = append(parts, u.Notes...)
+	}
+	s := strings.Join(parts, "; ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// Job looks a job up on a Flink target (for its name; a read).
+func (c *Catalog) Job(ctx context.Context, target, jobID string) (flink.Job, error) {
+	for _, ft := range c.Config.FlinkTargets {
+		if ft.Name == target {
+			cl := flink.NewRESTClient(ft.RestURL)
+			if c.Flink != nil {
+				cl = c.Flink(ft.RestURL)
+			}
+			return cl.Job(ctx, jobID)
+		}
+	}
+	return flink.Job{}, fmt.Errorf("no Flink target %q", target)
+}

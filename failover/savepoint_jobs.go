@@ -1,0 +1,233 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// triggerKeep: finished triggers stay on the page this long.
+const triggerKeep = 15 * time.Minute
+
+// SavepointTrigger is a savepoint taken through this console, in progress
+// or recently finished.
+type SavepointTrigger struct {
+	ID                     int64
+	Target, JobID, JobName string
+	Stop                   bool
+	Actor                  string
+	Started                time.Time
+	Waited                 time.Duration // as Flink last reported
+	Done                   bool
+	Err                    string
+	ResultID               int64
+	ResultPath             string
+	Finished               time.Time
+}
+
+// AuditFunc writes one audit record under the identity of whoever asked
+// for the job (the request's user, address and browser ride on ctx).
+type AuditFunc func(ctx context.Context, action, subject string, details any) error
+
+// SavepointRequest is a checked request to take a savepoint of a job (Stop:
+// and end the job with it).
+type SavepointRequest struct {
+	Target, JobID, JobName string
+	Stop                   bool
+	Actor                  string
+	// Flow, when known, is the flow whose lag goes on record with the
+	// trigger: how far DR is behind the position being saved.
+	Flow *kafka.FlowSnapshot
+	// Audit writes the records: the trigger before Flink is asked (no
+	// record, no savepoint), its outcome after.
+	Audit AuditFunc
+}
+
+// spTriggers are the savepoints being taken through this console.
+type spTriggers struct {
+	mu   sync.Mutex
+	seq  int64
+	list []*SavepointTrigger
+}
+
+// start records a trigger; one per job at a time.
+func (t *spTriggers) start(target, jobID, jobName, actor string, stop bool, now time.Time) (int64, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, x := range t.list {
+		if !x.Done && x.Target == target && x.JobID == jobID {
+			return 0, inProgress(fmt.Sprintf("a savepoint of job %s on %s is already in progress (started by %s)", jobID, target, x.Actor))
+		}
+	}
+	t.seq++
+	t.list = append(t.list, &SavepointTrigger{ID: t.seq, Target: target, JobID: jobID, JobName: jobName, Stop: stop, Actor: actor, Started: now})
+	return t.seq, nil
+}
+
+func (t *spTriggers) update(id int64, f func(*SavepointTrigger)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, x := range t.list {
+		if x.ID == id {
+			f(x)
+		}
+	}
+}
+
+func (t *spTriggers) remove(id int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, x := range t.list {
+		if x.ID == id {
+			t.list = append(t.list[:i], t.list[i+1:]...)
+			return
+		}
+	}
+}
+
+// recent copies the triggers in progress or finished within triggerKeep,
+// newest first, forgetting older ones.
+func (t *spTriggers) recent(now time.Time) []SavepointTrigger {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var keep []*SavepointTrigger
+	var out []SavepointTrigger
+	for _, x := range t.list {
+		if x.Done && now.Sub(x.Finished) > triggerKeep {
+			continue
+		}
+		keep = append(keep, x)
+		out = append(out, *x)
+	}
+	t.list = keep
+	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
+	return out
+}
+
+// inProgress is a refused second trigger of a job: a conflict
+// (storage.ErrConflict) with its own message.
+type inProgress string
+
+func (e inProgress) Error() string { return string(e) }
+func (e inProgress) Unwrap() error { return storage.ErrConflict }
+
+// SavepointTriggers are the savepoints in progress or finished within the
+// last 15 minutes, newest first.
+func (w *Worker) SavepointTriggers(now time.Time) []SavepointTrigger { return w.sp.recent(now) }
+
+// AuditRefusedError: the opening audit record could not be written, so
+// nothing was asked of Flink.
+type AuditRefusedError struct{ Err error }
+
+func (e *AuditRefusedError) Error() string {
+	return "the audit record could not be written, so nothing was asked of Flink: " + e.Err.Error()
+}
+
+func (e *AuditRefusedError) Unwrap() error { return e.Err }
+
+// TriggerSavepoint takes a savepoint (or stops the job with one) in the
+// background and returns at once with the trigger's id for
+// SavepointTriggers. One per job at a time (else an error wrapping
+// storage.ErrConflict). The trigger is on record before Flink is asked: an
+// opening record that cannot be written refuses it (*AuditRefusedError);
+// its outcome (savepoint.done / savepoint.failed) is recorded after.
+func (w *Worker) TriggerSavepoint(ctx context.Context, q SavepointRequest) (int64, error) {
+	jctx, done, err := w.admit(ctx, fmt.Sprintf("savepoint of job %s on %s", q.JobID, q.Target))
+	if err != nil {
+		return 0, err
+	}
+	id, err := w.sp.start(q.Target, q.JobID, q.JobName, q.Actor, q.Stop, w.now())
+	if err != nil {
+		done()
+		return 0, err
+	}
+	action := "savepoint.trigger"
+	if q.Stop {
+		action = "savepoint.stop"
+	}
+	subject := "flink-job:" + q.Target + "/" + q.JobID
+	details := map[string]any{"flink_target": q.Target, "job_id": q.JobID, "job_name": q.JobName, "stop": q.Stop}
+	if snap := q.Flow; snap != nil {
+		ev := map[string]any{"flow": snap.Flow.Name, "status": snap.Status, "as_of": snap.At.UTC().Format(time.RFC3339)}
+		if snap.RPOMs != nil {
+			ev["rpo_ms"] = *snap.RPOMs
+			if snap.RPOAtLeast {
+				ev["rpo_at_least"] = true // a lower bound, not the RPO
+			}
+		} else {
+			ev["rpo_ms"] = "unknown"
+		}
+		details["lag"] = ev
+	}
+	if err := q.Audit(ctx, action, subject, details); err != nil {
+		w.sp.remove(id)
+		done()
+		return 0, &AuditRefusedError{Err: err}
+	}
+	// The request ends now; the savepoint and its closing audit record do not.
+	go func() {
+		defer done()
+		w.runTrigger(jctx, id, subject, q)
+	}()
+	return id, nil
+}
+
+// runTrigger takes the savepoint and records its outcome.
+func (w *Worker) runTrigger(ctx context.Context, id int64, subject string, q SavepointRequest) {
+	ft, jobID, stop := q.Target, q.JobID, q.Stop
+	started := time.Now()
+	sp, err := w.takeSavepoint(ctx, q, func(d time.Duration) {
+		w.sp.update(id, func(t *SavepointTrigger) { t.Waited = d })
+	})
+	// The outcome is recorded even when shutdown cancelled the wait.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err != nil {
+		w.log().Warn("savepoint failed", "target", ft, "job", jobID, "stop", stop, "err", err)
+		aerr := q.Audit(actx, "savepoint.failed", subject, map[string]any{"flink_target": ft, "job_id": jobID, "stop": stop,
+			"error": err.Error(), "waited_ms": time.Since(started).Milliseconds()})
+		msg := err.Error() + w.outcomeNotAudited(aerr)
+		w.sp.update(id, func(t *SavepointTrigger) { t.Done, t.Err, t.Finished = true, msg, w.now() })
+		return
+	}
+	done := map[string]any{"flink_target": ft, "job_id": jobID, "stop": stop, "savepoint_id": sp.ID, "path": sp.Path,
+		"waited_ms": time.Since(started).Milliseconds(), "offsets_read": sp.OffsetsJSON != "", "source_uid": sp.SourceUID}
+	if sp.CheckpointID != nil {
+		done["checkpoint_id"] = *sp.CheckpointID
+	}
+	if sp.ReadError != "" {
+		done["read_error"] = sp.ReadError
+	}
+	msg := ""
+	if aerr := w.outcomeNotAudited(q.Audit(actx, "savepoint.done", subject, done)); aerr != "" {
+		msg = fmt.Sprintf("savepoint taken and catalogued as #%d (%s)%s", sp.ID, sp.Path, aerr)
+	}
+	w.sp.update(id, func(t *SavepointTrigger) {
+		t.Done, t.Finished, t.ResultID, t.ResultPath, t.Err = true, w.now(), sp.ID, sp.Path, msg
+		if t.JobName == "" {
+			t.JobName = sp.JobName
+		}
+	})
+}
+
+// takeSavepoint is the one place the worker asks Flink for a savepoint
+// (the effect; its opening audit record is already written).
+func (w *Worker) takeSavepoint(ctx context.Context, q SavepointRequest, progress func(time.Duration)) (storage.Savepoint, error) {
+	return w.Catalog.Trigger(ctx, q.Target, q.JobID, q.Stop, progress)
+}
+
+// outcomeNotAudited says (and logs) that a savepoint's outcome record could
+// not be written: the trigger itself was on record before Flink was asked,
+// but the outcome must not pass silently. "" when aerr is nil.
+func (w *Worker) outcomeNotAudited(aerr error) string {
+	if aerr == nil {
+		return ""
+	}
+	w.log().Error("savepoint outcome not written to the audit log", "err", aerr)
+	return "; the outcome could not be written to the audit log: " + aerr.Error()
+}

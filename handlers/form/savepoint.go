@@ -1,0 +1,70 @@
+package form
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// JobIDRE is a Flink job id: 32 lower-case hexadecimal digits.
+var JobIDRE = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// SavepointFilter is the catalog page's query: a Flink target, a job and
+// the flow usability is judged against (each "" for any / the default).
+type SavepointFilter struct{ Target, Job, Flow string }
+
+// NewSavepointFilter reads GET /savepoints's query.
+func NewSavepointFilter(r *http.Request) SavepointFilter {
+	q := r.URL.Query()
+	return SavepointFilter{Target: q.Get("target"), Job: q.Get("job"), Flow: q.Get("flow")}
+}
+
+// Validate: any value filters (an unknown one finds nothing).
+func (SavepointFilter) Validate() error { return nil }
+
+// SavepointRegister is POST /savepoints/register: a savepoint's path.
+type SavepointRegister struct{ Path, Flow string }
+
+// NewSavepointRegister reads the register form.
+func NewSavepointRegister(r *http.Request) SavepointRegister {
+	return SavepointRegister{Path: strings.TrimSpace(r.FormValue("path")), Flow: r.FormValue("flow")}
+}
+
+// Validate: a path is needed (the catalog checks where it points).
+func (f SavepointRegister) Validate() error {
+	if f.Path == "" {
+		return Errors{"path": "give the savepoint's path"}
+	}
+	return nil
+}
+
+// SavepointTrigger is POST /savepoints/trigger: take a savepoint of a job
+// (Stop: and end the job with it, confirmed by typing its id again).
+type SavepointTrigger struct {
+	Target, Job string
+	Stop        bool
+	ConfirmJob  string
+	Flow        string
+}
+
+// NewSavepointTrigger reads the trigger form; job ids are compared lower-case.
+func NewSavepointTrigger(r *http.Request) SavepointTrigger {
+	return SavepointTrigger{Target: strings.TrimSpace(r.FormValue("target")), Job: strings.ToLower(strings.TrimSpace(r.FormValue("job"))),
+		Stop: r.FormValue("stop") != "", ConfirmJob: strings.ToLower(strings.TrimSpace(r.FormValue("confirm_job"))), Flow: r.FormValue("flow")}
+}
+
+// Validate checks the target is one of targets, the job id is Flink's,
+// and a stop is confirmed; the first problem is the one shown.
+func (f SavepointTrigger) Validate(targets []string) error {
+	switch {
+	case !slices.Contains(targets, f.Target) || f.Target == "":
+		return Errors{"target": fmt.Sprintf("Flink target %q is not configured (have %s)", f.Target, strings.Join(targets, ", "))}
+	case !JobIDRE.MatchString(f.Job):
+		return Errors{"job": fmt.Sprintf("job id %q: want Flink's 32 hexadecimal digits", f.Job)}
+	case f.Stop && f.ConfirmJob != f.Job:
+		return Errors{"confirm_job": "stop-with-savepoint ends the job: type its job id again to confirm (the typed confirmation does not match)"}
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/handlers/form"
+	"github.com/drconsole/drconsole/views"
+)
+
+// SavepointTrigger is POST /savepoints/trigger: take a savepoint (or stop
+// the job with one) through Flink REST. Checked here; the worker puts it on
+// record, takes it in the background and the catalog page shows its
+// progress.
+func (h *Handlers) SavepointTrigger(w http.ResponseWriter, r *http.Request) {
+	f := form.NewSavepointTrigger(r)
+	o := savepointsOpts{flow: f.Flow, trigger: views.SavepointTriggerForm{Target: f.Target, Job: f.Job, Stop: f.Stop}}
+	refuse := func(err error) {
+		o.trigger.Error = err.Error()
+		h.renderSavepoints(w, r, statusFor(err), o)
+	}
+	if err := f.Validate(h.Catalog.Targets()); err != nil {
+		refuse(err)
+		return
+	}
+	jctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	jobName := ""
+	if j, err := h.Catalog.Job(jctx, f.Target, f.Job); err == nil {
+		jobName = j.Name
+	}
+	cancel()
+	_, _, snap := h.savepointFlows(f.Flow)
+	// The closing record is written after the request has ended: the
+	// worker audits under a copy of it (who asked, from where).
+	bg := r.Clone(context.WithoutCancel(r.Context()))
+	_, err := h.worker().TriggerSavepoint(r.Context(), failover.SavepointRequest{Target: f.Target, JobID: f.Job, JobName: jobName,
+		Stop: f.Stop, Actor: actor(r).Name, Flow: snap,
+		Audit: func(ctx context.Context, action, subject string, details any) error {
+			return h.Audit(bg.WithContext(ctx), action, subject, details)
+		}})
+	if err != nil {
+		refuse(err)
+		return
+	}
+	q := url.Values{}
+	if f.Flow != "" {
+		q.Set("flow", f.Flow)
+	}
+	http.Redirect(w, r, "/savepoints?"+q.Encode()+"#sp-progress", http.StatusSeeOther)
+}

@@ -1,0 +1,31 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// SourceGroups lists the consumer groups the primary knows (a read). It
+// fails when the translator has no primary client or the primary does not
+// answer within ctx.
+func (t *GroupTranslator) SourceGroups(ctx context.Context) ([]string, error) {
+	if t.Source == nil {
+		return nil, errNoSource
+	}
+	groups, err := kadm.NewClient(t.Source).ListGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return groups.Groups(), nil
+}
+
+// SeekDR finds, for each partition of topics in DR, the first offset at
+// or after ms (a read: OffsetsInitializer.timestamp's answer).
+func (t *GroupTranslator) SeekDR(ctx context.Context, ms int64, topics ...string) (map[TP]SeekResult, error) {
+	return SeekByTimestamp(ctx, t.Target, ms, topics...)
+}
+
+// errNoSource: the flow's translator was built without a primary client.
+var errNoSource = errors.New("no client for the primary cluster")
