@@ -17,7 +17,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
@@ -485,7 +487,12 @@ func (h *Handlers) SavepointTrigger(w http.ResponseWriter, r *http.Request) {
 		}
 		details["lag"] = ev
 	}
-	if err := h.Audit(r, action, subject, details); err != nil {
+	// The record is the effect's proof (failover.TriggerSavepoint refuses
+	// to ask Flink without it).
+	written, err := audit.New(h.Store).Record(audit.WithClient(r.Context(), audit.Client{IP: who.ClientIP, UserAgent: who.UserAgent}),
+		who.Name, action, subject, details)
+	if err != nil {
+		h.Log.Error("writing the audit log", "action", action, "actor", who.Name, "err", err)
 		h.savepointTriggers.remove(id)
 		refuse(http.StatusServiceUnavailable, "the audit record could not be written, so nothing was asked of Flink: "+err.Error())
 		return
@@ -494,7 +501,7 @@ func (h *Handlers) SavepointTrigger(w http.ResponseWriter, r *http.Request) {
 	bg := r.Clone(context.WithoutCancel(r.Context()))
 	go func() {
 		started := time.Now()
-		sp, err := h.Catalog.Trigger(bg.Context(), ft, jobID, stop, func(d time.Duration) {
+		sp, err := failover.TriggerSavepoint(bg.Context(), written, h.Catalog, ft, jobID, stop, func(d time.Duration) {
 			h.savepointTriggers.update(id, func(t *views.SavepointTrigger) { t.Waited = d })
 		})
 		if err != nil {

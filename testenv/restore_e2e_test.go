@@ -392,7 +392,7 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	drOpts := testenv.FlinkJobOptions{Bootstrap: dr.Bootstrap, Topics: []string{rsTopic}, GroupID: rsGroup,
 		SourceUID: rsNewUID, Parallelism: 2, ProbeTopic: rsProbeTopic, ProbeTag: "restored", Name: "drconsole-events-dr"}
 	rb := &failover.Runbook{Store: tr.Store, Monitor: mon, Config: rcfg, Audit: failover.StoreAuditor{Store: tr.Store}, Log: log,
-		Flink: func(url string) failover.FlinkAPI { return flink.NewRESTClient(url) }}
+		Flink: flink.NewRESTClient}
 	alice, bob := failover.Actor{Name: "alice", Role: "operator"}, failover.Actor{Name: "bob", Role: "operator"}
 	runID, err := rb.Create(ctx, alice, failover.Plan{Flow: rsFlow, Steps: []failover.Step{
 		{Kind: failover.KindTranslateGroup, Group: rsGroup, FromSavepoint: loc},

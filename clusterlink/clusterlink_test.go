@@ -1,4 +1,4 @@
-package kafka
+package clusterlink
 
 import (
 	"context"
@@ -73,7 +73,7 @@ const linkJSON = `{
 
 func TestClusterLinkParsesLink(t *testing.T) {
 	srv, seen := clusterLinkServer(t, 200, "application/json", linkJSON)
-	c := NewClusterLinkClient(srv.URL+"/kafka/", "cluster-1", "link-sb1", "key", "secret", nil)
+	c := New(srv.URL+"/kafka/", "cluster-1", "link-sb1", "key", "secret", nil)
 	l, err := c.Link(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ const mirrorsJSON = `{
 
 func TestClusterLinkParsesMirrors(t *testing.T) {
 	srv, seen := clusterLinkServer(t, 200, "application/json", mirrorsJSON)
-	c := NewClusterLinkClient(srv.URL+"/kafka", "cluster-1", "link-1", "", "", nil)
+	c := New(srv.URL+"/kafka", "cluster-1", "link-1", "", "", nil)
 	ms, err := c.Mirrors(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func TestClusterLinkParsesMirrors(t *testing.T) {
 func TestClusterLinkParsesSingleMirror(t *testing.T) {
 	one := `{"kind":"KafkaMirrorData","metadata":{"self":"x"},"link_name":"link-1","mirror_topic_name":"orders.v1","source_topic_name":"orders.v1","num_partitions":1,"mirror_lags":[{"partition":0,"lag":3,"last_source_fetch_offset":4}],"mirror_status":"PENDING_STOPPED","state_time_ms":1,"mirror_state_transition_errors":[]}`
 	srv, seen := clusterLinkServer(t, 200, "application/json", one)
-	c := NewClusterLinkClient(srv.URL, "cluster-1", "link-1", "", "", nil)
+	c := New(srv.URL, "cluster-1", "link-1", "", "", nil)
 	m, err := c.Mirror(context.Background(), "orders.v1")
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func TestClusterLinkParsesSingleMirror(t *testing.T) {
 
 func TestClusterLinkPaginatedListRefused(t *testing.T) {
 	srv, _ := clusterLinkServer(t, 200, "application/json", `{"kind":"KafkaMirrorDataList","metadata":{"self":"x","next":"https://h/kafka/v3/next"},"data":[]}`)
-	c := NewClusterLinkClient(srv.URL, "c", "l", "", "", nil)
+	c := New(srv.URL, "c", "l", "", "", nil)
 	if _, err := c.Mirrors(context.Background()); err == nil || !strings.Contains(err.Error(), "paginated") {
 		t.Fatalf("err %v", err)
 	}
@@ -213,7 +213,7 @@ func okAction(topics ...string) string {
 
 func TestClusterLinkActionRequests(t *testing.T) {
 	srv, seen := clusterLinkServer(t, 200, "application/json", okAction("orders", "payments"))
-	c := NewClusterLinkClient(srv.URL+"/kafka", "lkc-1", "dr-link", "u", "p", nil)
+	c := New(srv.URL+"/kafka", "lkc-1", "dr-link", "u", "p", nil)
 	ctx := context.Background()
 	type action func(context.Context, []string, bool) ([]MirrorActionResult, error)
 	cases := []struct {
@@ -271,7 +271,7 @@ const mixedAction = `{
 
 func TestClusterLinkPartialFailureIsAFailure(t *testing.T) {
 	srv, _ := clusterLinkServer(t, 200, "application/json", mixedAction)
-	c := NewClusterLinkClient(srv.URL, "cluster-1", "my-new-link-1", "", "", nil)
+	c := New(srv.URL, "cluster-1", "my-new-link-1", "", "", nil)
 	res, err := c.Promote(context.Background(), []string{"topic-sb", "topic-2"}, false)
 	if len(res) != 2 {
 		t.Fatalf("results %+v", res)
@@ -312,7 +312,7 @@ func TestClusterLinkPartialFailureIsAFailure(t *testing.T) {
 
 func TestClusterLinkMissingTopicIsAFailure(t *testing.T) {
 	srv, _ := clusterLinkServer(t, 200, "application/json", okAction("orders"))
-	c := NewClusterLinkClient(srv.URL, "c", "l", "", "", nil)
+	c := New(srv.URL, "c", "l", "", "", nil)
 	res, err := c.Failover(context.Background(), []string{"orders", "payments"}, true)
 	var ae *MirrorActionError
 	if !errors.As(err, &ae) || len(ae.Missing) != 1 || ae.Missing[0] != "payments" || len(ae.Failed) != 0 || !ae.ValidateOnly {
@@ -341,14 +341,14 @@ func TestClusterLinkHTTPErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := clusterLinkServer(t, tc.status, tc.contentType, tc.body)
-			c := NewClusterLinkClient(srv.URL, "c", "l", "", "", nil)
+			c := New(srv.URL, "c", "l", "", "", nil)
 			for _, call := range []func() error{
 				func() error { _, err := c.Link(context.Background()); return err },
 				func() error { _, err := c.Mirrors(context.Background()); return err },
 				func() error { _, err := c.Promote(context.Background(), []string{"t"}, false); return err },
 			} {
 				err := call()
-				var he *ClusterLinkHTTPError
+				var he *HTTPError
 				if !errors.As(err, &he) {
 					t.Fatalf("err %T %v", err, err)
 				}
@@ -373,7 +373,7 @@ func TestClusterLinkTimeout(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	c := NewClusterLinkClient(srv.URL, "c", "dr-link", "", "", nil)
+	c := New(srv.URL, "c", "dr-link", "", "", nil)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
