@@ -3,20 +3,15 @@ package clusterlink
 import (
 	"context"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/drconsole/drconsole/config"
 )
 
 // The JSON bodies below follow the examples and schemas of Confluent's
@@ -203,126 +198,6 @@ func TestClusterLinkPaginatedListRefused(t *testing.T) {
 	}
 }
 
-func okAction(topics ...string) string {
-	var data []string
-	for _, t := range topics {
-		data = append(data, `{"kind":"AlterMirrorsData","metadata":{"self":"x"},"mirror_topic_name":"`+t+`","error_code":null,"error_message":null,"mirror_lags":[{"partition":0,"lag":0,"last_source_fetch_offset":42}],"messages_truncated":null,"partition_level_truncation_data":[]}`)
-	}
-	return `{"kind":"KafkaPromoteMirror","metadata":{"self":"x"},"data":[` + strings.Join(data, ",") + `]}`
-}
-
-func TestClusterLinkActionRequests(t *testing.T) {
-	srv, seen := clusterLinkServer(t, 200, "application/json", okAction("orders", "payments"))
-	c := New(srv.URL+"/kafka", "lkc-1", "dr-link", "u", "p", nil)
-	ctx := context.Background()
-	type action func(context.Context, []string, bool) ([]MirrorActionResult, error)
-	cases := []struct {
-		name string
-		fn   action
-	}{{"promote", c.Promote}, {"failover", c.Failover}, {"pause", c.Pause}, {"resume", c.Resume}}
-	n := 0
-	for _, tc := range cases {
-		for _, validate := range []bool{true, false} {
-			res, err := tc.fn(ctx, []string{"orders", "payments"}, validate)
-			if err != nil {
-				t.Fatalf("%s: %v", tc.name, err)
-			}
-			if len(res) != 2 || res[0].MirrorTopicName != "orders" || res[0].Failed() || res[0].MirrorLags[0].LastSourceFetchOffset != 42 || res[0].Kind != "AlterMirrorsData" {
-				t.Fatalf("%s: results %+v", tc.name, res)
-			}
-			req := seen()[n]
-			n++
-			want := map[bool]string{true: "validate_only=true", false: "validate_only=false"}[validate]
-			if req.Method != "POST" || req.Path != "/kafka/v3/clusters/lkc-1/links/dr-link/mirrors:"+tc.name || req.Query != want {
-				t.Fatalf("%s: request %+v", tc.name, req)
-			}
-			if req.ContentType != "application/json" || req.Body != `{"mirror_topic_names":["orders","payments"]}` || req.Auth == "" {
-				t.Fatalf("%s: request %+v", tc.name, req)
-			}
-		}
-	}
-	// No topics: refused before anything is sent.
-	if _, err := c.Promote(ctx, nil, false); err == nil {
-		t.Fatal("promote of no topics accepted")
-	}
-	if len(seen()) != n {
-		t.Fatal("a request went out for an empty topic list")
-	}
-}
-
-// The spec's promote example: one topic succeeds, one fails with 400
-// inside the 200 answer.
-const mixedAction = `{
-  "kind": "KafkaPromoteMirror",
-  "metadata": {"self": "https://pkc-00000.region.provider.confluent.cloud/kafka/v3/clusters/cluster-1/links/link-1/mirrors", "resource_name": "crn:///kafka=cluster-1"},
-  "data": [
-    {"kind": "AlterMirrorsData", "metadata": {"self": "x", "resource": "crn:///kafka=cluster-1"},
-     "mirror_topic_name": "topic-sb", "error_code": null, "error_message": null,
-     "mirror_lags": [{"partition": 0, "lag": 0, "last_source_fetch_offset": 0}, {"partition": 1, "lag": 10000, "last_source_fetch_offset": 1000}],
-     "messages_truncated": null,
-     "partition_level_truncation_data": [{"partition_id": 0, "offset_truncated_to": 10000, "messages_truncated": 10000}]},
-    {"kind": "AlterMirrorsData", "metadata": {"self": "x", "resource": "crn:///kafka=cluster-1"},
-     "mirror_topic_name": "topic-2", "error_code": 400, "error_message": "Topic 'topic-2' has already stopped its mirror from 'my-new-link-1'",
-     "mirror_lags": [{"partition": 0, "lag": 0, "last_source_fetch_offset": 0}],
-     "messages_truncated": 7,
-     "partition_level_truncation_data": []}
-  ]
-}`
-
-func TestClusterLinkPartialFailureIsAFailure(t *testing.T) {
-	srv, _ := clusterLinkServer(t, 200, "application/json", mixedAction)
-	c := New(srv.URL, "cluster-1", "my-new-link-1", "", "", nil)
-	res, err := c.Promote(context.Background(), []string{"topic-sb", "topic-2"}, false)
-	if len(res) != 2 {
-		t.Fatalf("results %+v", res)
-	}
-	var ae *MirrorActionError
-	if !errors.As(err, &ae) {
-		t.Fatalf("err %T %v", err, err)
-	}
-	if len(ae.Failed) != 1 || ae.Failed[0].MirrorTopicName != "topic-2" || *ae.Failed[0].ErrorCode != 400 || len(ae.Missing) != 0 || ae.Requested != 2 {
-		t.Fatalf("action error %+v", ae)
-	}
-	msg := err.Error()
-	for _, want := range []string{"promote", "1 of 2", "topic-2", "error_code 400", "has already stopped its mirror"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("message %q lacks %q", msg, want)
-		}
-	}
-	if strings.Contains(msg, "topic-sb") {
-		t.Errorf("message %q names the topic that succeeded", msg)
-	}
-	if res[0].Failed() || !res[1].Failed() || res[1].Message() == "" || *res[1].MessagesTruncated != 7 {
-		t.Fatalf("results %+v", res)
-	}
-	if tr := res[0].PartitionLevelTruncationData; len(tr) != 1 || tr[0] != (PartitionTruncation{0, 10000, 10000}) {
-		t.Fatalf("truncation %+v", tr)
-	}
-	if got := ae.Topics(); len(got) != 1 || got[0] != "topic-2" {
-		t.Fatalf("topics %v", got)
-	}
-
-	// A message without a code is not taken for a success either.
-	var r MirrorActionResult
-	json.Unmarshal([]byte(`{"mirror_topic_name":"t","error_code":null,"error_message":"something went wrong"}`), &r)
-	if !r.Failed() {
-		t.Fatal("an error message without a code passed as success")
-	}
-}
-
-func TestClusterLinkMissingTopicIsAFailure(t *testing.T) {
-	srv, _ := clusterLinkServer(t, 200, "application/json", okAction("orders"))
-	c := New(srv.URL, "c", "l", "", "", nil)
-	res, err := c.Failover(context.Background(), []string{"orders", "payments"}, true)
-	var ae *MirrorActionError
-	if !errors.As(err, &ae) || len(ae.Missing) != 1 || ae.Missing[0] != "payments" || len(ae.Failed) != 0 || !ae.ValidateOnly {
-		t.Fatalf("err %v", err)
-	}
-	if len(res) != 1 || !strings.Contains(err.Error(), "no result for payments") || !strings.Contains(err.Error(), "validate only") {
-		t.Fatalf("res %+v err %v", res, err)
-	}
-}
-
 func TestClusterLinkHTTPErrors(t *testing.T) {
 	cases := []struct {
 		name, contentType, body string
@@ -345,7 +220,6 @@ func TestClusterLinkHTTPErrors(t *testing.T) {
 			for _, call := range []func() error{
 				func() error { _, err := c.Link(context.Background()); return err },
 				func() error { _, err := c.Mirrors(context.Background()); return err },
-				func() error { _, err := c.Promote(context.Background(), []string{"t"}, false); return err },
 			} {
 				err := call()
 				var he *HTTPError
@@ -375,62 +249,11 @@ func TestClusterLinkTimeout(t *testing.T) {
 	defer close(release)
 	c := New(srv.URL, "c", "dr-link", "", "", nil)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	_, err := c.Promote(ctx, []string{"orders"}, false)
-	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err %v", err)
-	}
-	for _, want := range []string{"promote mirror topics on link dr-link", "timed out", "may or may not have been applied"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("message %q lacks %q", err, want)
-		}
-	}
-
-	// The client's own timeout, without a context deadline.
+	// The client's own timeout, without a context deadline (the action's
+	// timeout is tested with the action, in failover/internal/effect).
 	c.HTTP.Timeout = 50 * time.Millisecond
-	_, err = c.Mirrors(context.Background())
+	_, err := c.Mirrors(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "list mirror topics of link dr-link") || !strings.Contains(err.Error(), "timed out") {
 		t.Fatalf("err %v", err)
-	}
-}
-
-// The REST client built from a flow's config trusts the configured CA
-// (monitoring and the runbook's promote/failover share it).
-func TestClusterLinkClientForUsesTLS(t *testing.T) {
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/kafka/v3/clusters/dr-id/links/primary-to-dr/mirrors" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"kind":"KafkaMirrorTopicList","metadata":{"self":"x"},"data":[]}`))
-	}))
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
-	srv.StartTLS()
-	defer srv.Close()
-	ca := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	flow := &config.Flow{Name: "primary->dr", ClusterLink: &config.ClusterLink{RestURL: srv.URL + "/kafka", ClusterID: "dr-id", Link: "primary-to-dr"}}
-	plain, err := ClusterLinkClientFor(flow)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := plain.Mirrors(t.Context()); err == nil || !strings.Contains(err.Error(), "certificate") {
-		t.Fatalf("without the CA: %v", err)
-	}
-	flow.ClusterLink.TLS = &config.TLS{CAFile: ca}
-	withCA, err := ClusterLinkClientFor(flow)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ms, err := withCA.Mirrors(t.Context()); err != nil || len(ms) != 0 {
-		t.Fatalf("with the CA: %v %v", ms, err)
-	}
-	flow.ClusterLink.TLS = &config.TLS{CAFile: filepath.Join(t.TempDir(), "missing.pem")}
-	if _, err := ClusterLinkClientFor(flow); err == nil {
-		t.Fatal("a missing CA file was accepted")
 	}
 }

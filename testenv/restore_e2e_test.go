@@ -241,7 +241,7 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	cat := &catalog.Catalog{Store: tr.Store, Config: rcfg, Monitor: mon, Log: log}
 	t0 := time.Now()
 	polls := 0
-	entry, err := cat.Trigger(ctx, "flink-dr", jobID, true, func(time.Duration) { polls++ })
+	entry, err := failover.TriggerSavepoint(ctx, e2eWritten(t, tr.Store), cat, "flink-dr", jobID, true, func(time.Duration) { polls++ })
 	if err != nil {
 		t.Fatalf("catalog.Trigger(stop): %v", err)
 	}
