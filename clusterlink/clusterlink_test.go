@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
 )
 
 // The JSON bodies below follow the examples and schemas of Confluent's
