@@ -4,46 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/drconsole/drconsole/clusterlink/clusterlinktest"
 )
 
 // The JSON bodies below follow the examples and schemas of Confluent's
 // Kafka REST v3 OpenAPI spec (confluentinc/ccloud-sdk-go-v2,
 // kafkarest/v3/api/openapi.yaml), written out by hand.
-
-type seenRequest struct {
-	Method, Path, Query, ContentType, Auth string
-	Body                                   string
-}
-
-// clusterLinkServer answers every request with status and body and records
-// what it was asked.
-func clusterLinkServer(t *testing.T, status int, contentType, body string) (*httptest.Server, func() []seenRequest) {
-	t.Helper()
-	var mu sync.Mutex
-	var seen []seenRequest
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		seen = append(seen, seenRequest{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"), r.Header.Get("Authorization"), string(b)})
-		mu.Unlock()
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(status)
-		io.WriteString(w, body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, func() []seenRequest {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]seenRequest(nil), seen...)
-	}
-}
 
 const linkJSON = `{
   "kind": "KafkaLinkData",
@@ -66,7 +36,7 @@ const linkJSON = `{
 }`
 
 func TestClusterLinkParsesLink(t *testing.T) {
-	srv, seen := clusterLinkServer(t, 200, "application/json", linkJSON)
+	srv, seen := clusterlinktest.Server(t, 200, "application/json", linkJSON)
 	c := New(srv.URL+"/kafka/", "cluster-1", "link-sb1", "key", "secret", nil)
 	l, err := c.Link(context.Background())
 	if err != nil {
@@ -134,7 +104,7 @@ const mirrorsJSON = `{
 }`
 
 func TestClusterLinkParsesMirrors(t *testing.T) {
-	srv, seen := clusterLinkServer(t, 200, "application/json", mirrorsJSON)
+	srv, seen := clusterlinktest.Server(t, 200, "application/json", mirrorsJSON)
 	c := New(srv.URL+"/kafka", "cluster-1", "link-1", "", "", nil)
 	ms, err := c.Mirrors(context.Background())
 	if err != nil {
@@ -174,7 +144,7 @@ func TestClusterLinkParsesMirrors(t *testing.T) {
 
 func TestClusterLinkParsesSingleMirror(t *testing.T) {
 	one := `{"kind":"KafkaMirrorData","metadata":{"self":"x"},"link_name":"link-1","mirror_topic_name":"orders.v1","source_topic_name":"orders.v1","num_partitions":1,"mirror_lags":[{"partition":0,"lag":3,"last_source_fetch_offset":4}],"mirror_status":"PENDING_STOPPED","state_time_ms":1,"mirror_state_transition_errors":[]}`
-	srv, seen := clusterLinkServer(t, 200, "application/json", one)
+	srv, seen := clusterlinktest.Server(t, 200, "application/json", one)
 	c := New(srv.URL, "cluster-1", "link-1", "", "", nil)
 	m, err := c.Mirror(context.Background(), "orders.v1")
 	if err != nil {
@@ -190,7 +160,7 @@ func TestClusterLinkParsesSingleMirror(t *testing.T) {
 }
 
 func TestClusterLinkPaginatedListRefused(t *testing.T) {
-	srv, _ := clusterLinkServer(t, 200, "application/json", `{"kind":"KafkaMirrorDataList","metadata":{"self":"x","next":"https://h/kafka/v3/next"},"data":[]}`)
+	srv, _ := clusterlinktest.Server(t, 200, "application/json", `{"kind":"KafkaMirrorDataList","metadata":{"self":"x","next":"https://h/kafka/v3/next"},"data":[]}`)
 	c := New(srv.URL, "c", "l", "", "", nil)
 	if _, err := c.Mirrors(context.Background()); err == nil || !strings.Contains(err.Error(), "paginated") {
 		t.Fatalf("err %v", err)
@@ -198,23 +168,9 @@ func TestClusterLinkPaginatedListRefused(t *testing.T) {
 }
 
 func TestClusterLinkHTTPErrors(t *testing.T) {
-	cases := []struct {
-		name, contentType, body string
-		status, code            int
-		message                 string
-		retriable, auth         bool
-	}{
-		{"auth", "application/json", `{"error_code":40101,"message":"Authentication failed"}`, 401, 40101, "Authentication failed", false, true},
-		{"unsupported", "application/json", `{"error_code":40035,"message":"The version of this API is not supported in the underlying Kafka cluster."}`, 400, 40035, "The version of this API is not supported in the underlying Kafka cluster.", false, false},
-		{"rate limited", "text/html", `<html><head><title>Error 429 Too Many Requests</title></head><body><h2>HTTP ERROR 429</h2></body></html>`, 429, 0, "Too Many Requests", true, false},
-		{"retriable kafka", "application/json", `{"error_code":50003,"message":"Retriable Kafka error"}`, 503, 50003, "Retriable Kafka error", true, false},
-		{"generic 500", "application/json", `{"error_code":500,"message":"Internal Server Error"}`, 500, 500, "Internal Server Error", true, false},
-		{"not found", "application/json", `{"error_code":404,"message":"Cluster link 'x' does not exist."}`, 404, 404, "Cluster link 'x' does not exist.", false, false},
-		{"plain text", "text/plain", `gateway says no`, 502, 0, "gateway says no", true, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			srv, _ := clusterLinkServer(t, tc.status, tc.contentType, tc.body)
+	for _, tc := range clusterlinktest.HTTPErrorCases {
+		t.Run(tc.Name, func(t *testing.T) {
+			srv, _ := clusterlinktest.Server(t, tc.Status, tc.ContentType, tc.Body)
 			c := New(srv.URL, "c", "l", "", "", nil)
 			for _, call := range []func() error{
 				func() error { _, err := c.Link(context.Background()); return err },
@@ -225,27 +181,14 @@ func TestClusterLinkHTTPErrors(t *testing.T) {
 				if !errors.As(err, &he) {
 					t.Fatalf("err %T %v", err, err)
 				}
-				if he.Status != tc.status || he.Code != tc.code || he.Message != tc.message || he.Retriable() != tc.retriable || he.AuthFailed() != tc.auth {
-					t.Fatalf("error %+v retriable %v", he, he.Retriable())
-				}
-				if !strings.Contains(err.Error(), he.Op) || he.Op == "" {
-					t.Fatalf("message %q does not name the operation", err)
-				}
+				tc.Check(t, err, he.Op, he.Status, he.Code, he.Message, he.Retriable(), he.AuthFailed())
 			}
 		})
 	}
 }
 
 func TestClusterLinkTimeout(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
+	srv := clusterlinktest.Hanging(t)
 	c := New(srv.URL, "c", "dr-link", "", "", nil)
 
 	// The client's own timeout, without a context deadline (the action's

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/storage/storagetest"
 )
 
@@ -15,11 +14,7 @@ import (
 func TestNoEffectWithoutAuditRecord(t *testing.T) {
 	e := newEnv(t, 1)
 	ctx := context.Background()
-	fc := &fakeConnect{stops: map[string]int{}, polls: map[string]int{}}
-	connectURL := fc.serve(t)
-	e.rb.Connect = func(string) *connect.Client { return connect.New(connectURL) }
-	f := e.cfg.Flow("primary->dr")
-	f.ConnectURL, f.Connectors = "http://connect:8083", []string{"MirrorSourceConnector", "MirrorCheckpointConnector"}
+	fc := e.onConnect(t)
 	id, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
 	if err != nil {
 		t.Fatal(err)

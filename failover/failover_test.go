@@ -464,14 +464,20 @@ func (f *fakeConnect) serve(t *testing.T) string {
 	return srv.URL
 }
 
-func TestStopMirrorThroughConnectAndPreview(t *testing.T) {
-	e := newEnv(t, 1)
-	ctx := context.Background()
+// onConnect runs the flow's MM2 on Kafka Connect: fc behind its REST API.
+func (e *env) onConnect(t *testing.T) *fakeConnect {
 	fc := &fakeConnect{stops: map[string]int{}, polls: map[string]int{}}
 	connectURL := fc.serve(t)
 	e.rb.Connect = func(string) *connect.Client { return connect.New(connectURL) }
 	f := e.cfg.Flow("primary->dr")
 	f.ConnectURL, f.Connectors = "http://connect:8083", []string{"MirrorSourceConnector", "MirrorCheckpointConnector"}
+	return fc
+}
+
+func TestStopMirrorThroughConnectAndPreview(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	fc := e.onConnect(t)
 	id, _ := e.rb.Create(ctx, alice, fullPlan(), "drill")
 	r, _ := e.rb.Get(ctx, id)
 	previews := e.rb.Preview(ctx, r)

@@ -2,34 +2,18 @@ package flink
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/drconsole/drconsole/flink/flinktest"
 )
 
 // The stand-in answers with shapes seen from Flink 2.2.1 in testenv
 // (testenv/flink.go reads the same fields from the real JobManager).
 func standIn(t *testing.T, routes map[string]func(w http.ResponseWriter, body map[string]any)) *RESTClient {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, ok := routes[r.Method+" "+r.URL.Path]
-		if !ok {
-			w.WriteHeader(http.StatusNotFound)
-			io.WriteString(w, `{"errors":["Not found: `+r.URL.Path+`"]}`)
-			return
-		}
-		var body map[string]any
-		if r.Body != nil {
-			json.NewDecoder(r.Body).Decode(&body)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		h(w, body)
-	}))
-	t.Cleanup(srv.Close)
-	return NewRESTClient(srv.URL + "/")
+	return NewRESTClient(flinktest.REST(t, routes) + "/")
 }
 
 func TestRESTReads(t *testing.T) {

@@ -4,48 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/clusterlink"
+	"github.com/drconsole/drconsole/clusterlink/clusterlinktest"
 )
 
 // The mirror actions against answers written from Confluent's Kafka REST v3
 // OpenAPI spec (moved here from the client's reads in clusterlink).
-
-type seenRequest struct {
-	Method, Path, Query, ContentType, Auth string
-	Body                                   string
-}
-
-// clusterLinkServer answers every request with status and body and records
-// what it was asked.
-func clusterLinkServer(t *testing.T, status int, contentType, body string) (*httptest.Server, func() []seenRequest) {
-	t.Helper()
-	var mu sync.Mutex
-	var seen []seenRequest
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		seen = append(seen, seenRequest{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"), r.Header.Get("Authorization"), string(b)})
-		mu.Unlock()
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(status)
-		io.WriteString(w, body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, func() []seenRequest {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]seenRequest(nil), seen...)
-	}
-}
 
 func okAction(topics ...string) string {
 	var data []string
@@ -56,7 +25,7 @@ func okAction(topics ...string) string {
 }
 
 func TestClusterLinkActionRequests(t *testing.T) {
-	srv, seen := clusterLinkServer(t, 200, "application/json", okAction("orders", "payments"))
+	srv, seen := clusterlinktest.Server(t, 200, "application/json", okAction("orders", "payments"))
 	c := clusterlink.New(srv.URL+"/kafka", "lkc-1", "dr-link", "u", "p", nil)
 	ctx := context.Background()
 	type action func(context.Context, audit.Written, *clusterlink.Client, []string) ([]clusterlink.MirrorActionResult, error)
@@ -120,7 +89,7 @@ const mixedAction = `{
 }`
 
 func TestClusterLinkPartialFailureIsAFailure(t *testing.T) {
-	srv, _ := clusterLinkServer(t, 200, "application/json", mixedAction)
+	srv, _ := clusterlinktest.Server(t, 200, "application/json", mixedAction)
 	c := clusterlink.New(srv.URL, "cluster-1", "my-new-link-1", "", "", nil)
 	res, err := Promote(context.Background(), writtenT(t), c, []string{"topic-sb", "topic-2"})
 	if len(res) != 2 {
@@ -161,7 +130,7 @@ func TestClusterLinkPartialFailureIsAFailure(t *testing.T) {
 }
 
 func TestClusterLinkMissingTopicIsAFailure(t *testing.T) {
-	srv, _ := clusterLinkServer(t, 200, "application/json", okAction("orders"))
+	srv, _ := clusterlinktest.Server(t, 200, "application/json", okAction("orders"))
 	c := clusterlink.New(srv.URL, "c", "l", "", "", nil)
 	res, err := Validate(context.Background(), c, ActionFailover, []string{"orders", "payments"})
 	var ae *clusterlink.MirrorActionError
@@ -174,23 +143,9 @@ func TestClusterLinkMissingTopicIsAFailure(t *testing.T) {
 }
 
 func TestMirrorActionHTTPErrors(t *testing.T) {
-	cases := []struct {
-		name, contentType, body string
-		status, code            int
-		message                 string
-		retriable, auth         bool
-	}{
-		{"auth", "application/json", `{"error_code":40101,"message":"Authentication failed"}`, 401, 40101, "Authentication failed", false, true},
-		{"unsupported", "application/json", `{"error_code":40035,"message":"The version of this API is not supported in the underlying Kafka cluster."}`, 400, 40035, "The version of this API is not supported in the underlying Kafka cluster.", false, false},
-		{"rate limited", "text/html", `<html><head><title>Error 429 Too Many Requests</title></head><body><h2>HTTP ERROR 429</h2></body></html>`, 429, 0, "Too Many Requests", true, false},
-		{"retriable kafka", "application/json", `{"error_code":50003,"message":"Retriable Kafka error"}`, 503, 50003, "Retriable Kafka error", true, false},
-		{"generic 500", "application/json", `{"error_code":500,"message":"Internal Server Error"}`, 500, 500, "Internal Server Error", true, false},
-		{"not found", "application/json", `{"error_code":404,"message":"Cluster link 'x' does not exist."}`, 404, 404, "Cluster link 'x' does not exist.", false, false},
-		{"plain text", "text/plain", `gateway says no`, 502, 0, "gateway says no", true, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			srv, _ := clusterLinkServer(t, tc.status, tc.contentType, tc.body)
+	for _, tc := range clusterlinktest.HTTPErrorCases {
+		t.Run(tc.Name, func(t *testing.T) {
+			srv, _ := clusterlinktest.Server(t, tc.Status, tc.ContentType, tc.Body)
 			c := clusterlink.New(srv.URL, "c", "l", "", "", nil)
 			for _, call := range []func() error{
 				func() error { _, err := Promote(context.Background(), writtenT(t), c, []string{"t"}); return err },
@@ -200,27 +155,14 @@ func TestMirrorActionHTTPErrors(t *testing.T) {
 				if !errors.As(err, &he) {
 					t.Fatalf("err %T %v", err, err)
 				}
-				if he.Status != tc.status || he.Code != tc.code || he.Message != tc.message || he.Retriable() != tc.retriable || he.AuthFailed() != tc.auth {
-					t.Fatalf("error %+v retriable %v", he, he.Retriable())
-				}
-				if !strings.Contains(err.Error(), he.Op) || he.Op == "" {
-					t.Fatalf("message %q does not name the operation", err)
-				}
+				tc.Check(t, err, he.Op, he.Status, he.Code, he.Message, he.Retriable(), he.AuthFailed())
 			}
 		})
 	}
 }
 
 func TestMirrorActionTimeout(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
+	srv := clusterlinktest.Hanging(t)
 	c := clusterlink.New(srv.URL, "c", "dr-link", "", "", nil)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -234,5 +176,4 @@ func TestMirrorActionTimeout(t *testing.T) {
 			t.Errorf("message %q lacks %q", err, want)
 		}
 	}
-
 }

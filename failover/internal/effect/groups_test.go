@@ -10,19 +10,19 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/kafka/kafkatest"
 	"github.com/drconsole/drconsole/storage"
 )
 
 func TestGroupPlanApplyUndo(t *testing.T) {
 	ctx := context.Background()
-	primary, pcl := newCluster(t, "primary", "events")
-	_, dcl := newCluster(t, "dr", "events")
+	primary, pcl := kafkatest.NewCluster(t, "primary", "events")
+	_, dcl := kafkatest.NewCluster(t, "dr", "events")
 	store, err := storage.Open(filepath.Join(t.TempDir(), "db"))
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer member.Close()
-	waitFor(t, "the DR consumer to join", func() bool {
+	kafkatest.WaitFor(t, "the DR consumer to join", func() bool {
 		pctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		member.PollFetches(pctx)
 		cancel()
@@ -165,7 +165,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 // client returns that at once, so reading and applying offsets must wait.
 func TestApplyOffsetsWaitsForCoordinator(t *testing.T) {
 	ctx := context.Background()
-	dr, dcl := newCluster(t, "dr", "events")
+	dr, dcl := kafkatest.NewCluster(t, "dr", "events")
 	store, err := storage.Open(filepath.Join(t.TempDir(), "db"))
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func findCoordinatorError(kreq kmsg.Request, e *kerr.Error) kmsg.Response {
 // previous offsets it recorded.
 func TestFinishInterruptedChange(t *testing.T) {
 	ctx := context.Background()
-	_, dcl := newCluster(t, "dr", "events")
+	_, dcl := kafkatest.NewCluster(t, "dr", "events")
 	store, err := storage.Open(filepath.Join(t.TempDir(), "db"))
 	if err != nil {
 		t.Fatal(err)
@@ -276,18 +276,6 @@ func TestFinishInterruptedChange(t *testing.T) {
 	}
 }
 
-func newCluster(t *testing.T, id string, topics ...string) (*kfake.Cluster, *kgo.Client) {
-	t.Helper()
-	c := kfake.MustCluster(kfake.NumBrokers(1), kfake.ClusterID(id), kfake.SeedTopics(2, topics...))
-	t.Cleanup(c.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return c, cl
-}
-
 // written is a record on store's chain: the proof an effect demands.
 func written(t testing.TB, store *storage.Store) audit.Written {
 	t.Helper()
@@ -296,15 +284,4 @@ func written(t testing.TB, store *storage.Store) audit.Written {
 		t.Fatal(err)
 	}
 	return w
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

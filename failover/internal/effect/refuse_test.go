@@ -16,6 +16,7 @@ import (
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/kafka/kafkatest"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/storage/storagetest"
 )
@@ -47,7 +48,7 @@ func TestEffectsRefuseWithoutAuditRecord(t *testing.T) {
 	}
 	storagetest.FailAuditWrites(t, path, false)
 
-	_, dcl := newCluster(t, "dr", "events")
+	_, dcl := kafkatest.NewCluster(t, "dr", "events")
 	cc, lc, fc := connect.New(srv.URL), clusterlink.New(srv.URL, "c", "l", "", "", nil), flink.NewRESTClient(srv.URL)
 	pending := storage.GroupChange{ID: 1, Flow: "f", Group: "billing", Status: "applying",
 		Changes: []storage.OffsetChange{{Topic: "events", Partition: 0, Applied: 5}}}
