@@ -49,7 +49,7 @@ const (
 	MirrorPendingRestore    = "PENDING_RESTORE"
 )
 
-// ClusterLinkClient talks to the destination cluster's REST API about one
+// Client talks to the destination cluster's REST API about one
 // cluster link. Base is the REST root without the /v3: for Confluent Cloud
 // and Confluent Server that is https://host[:port]/kafka, for the Confluent
 // Platform REST Proxy http://proxy:8082. The client appends
@@ -66,7 +66,7 @@ type Client struct {
 	HTTP               *http.Client
 }
 
-// NewClusterLinkClient returns a client with a 15 s request timeout. A nil
+// New returns a client with a 15 s request timeout. A nil
 // tlsConfig uses the system defaults.
 func New(base, clusterID, link, user, pass string, tlsConfig *tls.Config) *Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()

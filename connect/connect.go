@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// ConnectClient talks to a Kafka Connect cluster's REST API, where the MM2
+// Client talks to a Kafka Connect cluster's REST API, where the MM2
 // connectors run in most production setups (dedicated-mode MirrorMaker has
 // no public REST API).
 type Client struct {
@@ -24,7 +24,7 @@ type Client struct {
 	HTTP *http.Client
 }
 
-// NewConnectClient returns a client with a 15 s request timeout.
+// New returns a client with a 15 s request timeout.
 func New(base string) *Client {
 	return &Client{Base: strings.TrimSuffix(base, "/"), HTTP: &http.Client{Timeout: 15 * time.Second}}
 }
