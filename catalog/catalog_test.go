@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -481,6 +483,25 @@ func TestRegister(t *testing.T) {
 	}
 }
 
+// testStart asks Flink for the savepoint the way failover/internal/effect
+// does (the catalog sends no POST itself; effect's tests check the request).
+func testStart(ctx context.Context, cl *flink.RESTClient, jobID string, stop bool) (string, error) {
+	path, body := "/jobs/"+jobID+"/savepoints", map[string]any{"cancel-job": false}
+	if stop {
+		path, body = "/jobs/"+jobID+"/stop", map[string]any{"drain": false}
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return "", err
+	}
+	resp, err := cl.HTTP.Post(cl.Base+path, "application/json", bytes.NewReader(b))
+	var out struct {
+		RequestID string `json:"request-id"`
+	}
+	err = flink.Answer(http.MethodPost, path, resp, err, &out)
+	return out.RequestID, err
+}
+
 func TestTrigger(t *testing.T) {
 	ctx := context.Background()
 	base := t.TempDir()
@@ -515,7 +536,7 @@ func TestTrigger(t *testing.T) {
 
 	var ticks []time.Duration
 	start := time.Now()
-	sp, err := c.Trigger(ctx, "flink-primary", job, false, func(d time.Duration) { ticks = append(ticks, d) })
+	sp, err := c.Trigger(ctx, "flink-primary", job, false, testStart, func(d time.Duration) { ticks = append(ticks, d) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,7 +554,7 @@ func TestTrigger(t *testing.T) {
 	checkOffsets(t, sp, loadExpected(t, fixtureEvents))
 
 	// Stop-with-savepoint; Flink's history does not list it (yet).
-	sp2, err := c.Trigger(ctx, "flink-primary", job, true, nil)
+	sp2, err := c.Trigger(ctx, "flink-primary", job, true, testStart, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -544,13 +565,13 @@ func TestTrigger(t *testing.T) {
 
 	// A failed savepoint records nothing and says why.
 	ff.json("GET /jobs/"+job+"/savepoints/t-stop", `{"status":{"id":"COMPLETED"},"operation":{"failure-cause":{"class":"java.util.concurrent.CompletionException","stack-trace":"java.util.concurrent.CompletionException: CheckpointException: Task not running\n\tat x"}}}`)
-	if _, err := c.Trigger(ctx, "flink-primary", job, true, nil); err == nil || !strings.Contains(err.Error(), "Task not running") {
+	if _, err := c.Trigger(ctx, "flink-primary", job, true, testStart, nil); err == nil || !strings.Contains(err.Error(), "Task not running") {
 		t.Fatalf("failed savepoint: %v", err)
 	}
-	if _, err := c.Trigger(ctx, "flink-primary", "0000", false, nil); err == nil || !strings.Contains(err.Error(), "404") {
+	if _, err := c.Trigger(ctx, "flink-primary", "0000", false, testStart, nil); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("unknown job: %v", err)
 	}
-	if _, err := c.Trigger(ctx, "nope", job, false, nil); err == nil || !strings.Contains(err.Error(), "flink-primary") {
+	if _, err := c.Trigger(ctx, "nope", job, false, testStart, nil); err == nil || !strings.Contains(err.Error(), "flink-primary") {
 		t.Fatalf("unknown target: %v", err)
 	}
 	if all, _ := store.Savepoints(ctx, storage.SavepointFilter{}); len(all) != 2 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -14,12 +15,19 @@ const (
 	TriggerTimeout = 10 * time.Minute
 )
 
+// Starter asks Flink for a savepoint of jobID (stop: stop-with-savepoint)
+// into the cluster's default directory and returns the trigger id. The
+// catalog cannot send that request itself: it changes a job, and only
+// failover/internal/effect does, behind an audit record
+// (failover.TriggerSavepoint passes it in).
+type Starter func(ctx context.Context, cl *flink.RESTClient, jobID string, stop bool) (string, error)
+
 // Trigger takes a savepoint of jobID on the Flink target named target
-// (stop: stop-with-savepoint, the job finishes after it) into the cluster's
-// default savepoint directory, calling progress with the time waited while
-// Flink works, and records it in the catalog (origin triggered) with the
-// offsets read from it when it is local. Whoever calls it audits it.
-func (c *Catalog) Trigger(ctx context.Context, target, jobID string, stop bool, progress func(time.Duration)) (storage.Savepoint, error) {
+// (stop: stop-with-savepoint, the job finishes after it) through start,
+// calling progress with the time waited while Flink works, and records it
+// in the catalog (origin triggered) with the offsets read from it when it
+// is local. Call it through failover.TriggerSavepoint, which audits it.
+func (c *Catalog) Trigger(ctx context.Context, target, jobID string, stop bool, start Starter, progress func(time.Duration)) (storage.Savepoint, error) {
 	ft, err := c.target(target)
 	if err != nil {
 		return storage.Savepoint{}, err
@@ -33,7 +41,7 @@ func (c *Catalog) Trigger(ctx context.Context, target, jobID string, stop bool, 
 		what = "stop-with-savepoint"
 	}
 	triggered := c.now()
-	trigger, err := cl.TriggerSavepoint(ctx, jobID, "", stop)
+	trigger, err := start(ctx, cl, jobID, stop)
 	if err != nil {
 		return storage.Savepoint{}, fmt.Errorf("catalog: %s of job %s on %s: %w", what, jobID, target, err)
 	}

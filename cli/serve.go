@@ -14,6 +14,7 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/demo/panel"
 	"github.com/drconsole/drconsole/failover"
@@ -118,8 +119,8 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 		return fmt.Errorf("listen: %w", err)
 	}
 	rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
-		Connect: func(url string) failover.ConnectAPI { return kafka.NewConnectClient(url) },
-		Flink:   func(url string) failover.FlinkAPI { return flink.NewRESTClient(url) }}
+		Connect: connect.New,
+		Flink:   flink.NewRESTClient}
 	cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log.With("component", "savepoint-catalog")}
 	if cfg.S3 != nil {
 		if cat.S3, err = s3.New(cfg.S3); err != nil {

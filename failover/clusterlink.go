@@ -6,29 +6,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/clusterlink"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/failover/internal/effect"
 	"github.com/drconsole/drconsole/kafka"
 )
 
-// ClusterLinkAPI is what promoting or failing over mirror topics needs.
-type ClusterLinkAPI interface {
-	Mirrors(ctx context.Context) ([]kafka.MirrorTopic, error)
-	Promote(ctx context.Context, topics []string, validateOnly bool) ([]kafka.MirrorActionResult, error)
-	Failover(ctx context.Context, topics []string, validateOnly bool) ([]kafka.MirrorActionResult, error)
-}
-
 // linkAPI returns the flow's Cluster Linking client (with the flow's TLS
 // settings, as monitoring uses).
-func (rb *Runbook) linkAPI(flow *config.Flow) (ClusterLinkAPI, error) {
-	if rb.ClusterLink != nil {
-		return rb.ClusterLink(flow), nil
-	}
+func (rb *Runbook) linkAPI(flow *config.Flow) (*clusterlink.Client, error) {
 	return kafka.ClusterLinkClientFor(flow)
 }
 
 // flowMirrors lists the flow's mirror topics (those its topic filter takes)
 // that are not stopped yet.
-func (rb *Runbook) flowMirrors(ctx context.Context, flow *config.Flow) ([]kafka.MirrorTopic, error) {
+func (rb *Runbook) flowMirrors(ctx context.Context, flow *config.Flow) ([]clusterlink.MirrorTopic, error) {
 	api, err := rb.linkAPI(flow)
 	if err != nil {
 		return nil, err
@@ -37,7 +30,7 @@ func (rb *Runbook) flowMirrors(ctx context.Context, flow *config.Flow) ([]kafka.
 	if err != nil {
 		return nil, err
 	}
-	var out []kafka.MirrorTopic
+	var out []clusterlink.MirrorTopic
 	for _, m := range all {
 		if flow.Topics.Matches(m.SourceTopicName) {
 			out = append(out, m)
@@ -46,7 +39,7 @@ func (rb *Runbook) flowMirrors(ctx context.Context, flow *config.Flow) ([]kafka.
 	return out, nil
 }
 
-func mirrorNames(ms []kafka.MirrorTopic, skipStopped bool) []string {
+func mirrorNames(ms []clusterlink.MirrorTopic, skipStopped bool) []string {
 	var out []string
 	for _, m := range ms {
 		if skipStopped && m.Stopped() {
@@ -58,7 +51,7 @@ func mirrorNames(ms []kafka.MirrorTopic, skipStopped bool) []string {
 }
 
 // atRisk sums the lag of mirrors: the records a failover would lose.
-func atRisk(ms []kafka.MirrorTopic) (total int64, per []string) {
+func atRisk(ms []clusterlink.MirrorTopic) (total int64, per []string) {
 	for _, m := range ms {
 		if lag := m.TotalLag(); lag > 0 {
 			total += lag
@@ -71,7 +64,7 @@ func atRisk(ms []kafka.MirrorTopic) (total int64, per []string) {
 // alterMirrors promotes or fails over the flow's mirrors, then waits until
 // every one is STOPPED (through PENDING_STOPPED). Mirrors already stopped by
 // an earlier attempt are skipped, so the step can run again after a crash.
-func (rb *Runbook) alterMirrors(ctx context.Context, flowName string, kind StepKind) (any, error) {
+func (rb *Runbook) alterMirrors(ctx context.Context, w audit.Written, flowName string, kind StepKind) (any, error) {
 	flow := rb.Config.Flow(flowName)
 	api, err := rb.linkAPI(flow)
 	if err != nil {
@@ -86,9 +79,9 @@ func (rb *Runbook) alterMirrors(ctx context.Context, flowName string, kind StepK
 	result := map[string]any{"mirrors": names, "records_at_risk": lost, "lag_per_mirror": per}
 	if len(names) > 0 {
 		if kind == KindPromoteMirrors {
-			_, err = api.Promote(ctx, names, false)
+			_, err = effect.Promote(ctx, w, api, names)
 		} else {
-			_, err = api.Failover(ctx, names, false)
+			_, err = effect.Failover(ctx, w, api, names)
 		}
 		if err != nil {
 			return result, err // a partial failure is a failure: each topic's error is in it
@@ -153,7 +146,7 @@ func (rb *Runbook) linkRules(ctx context.Context, flow *config.Flow, kind StepKi
 // restoreNote says how a Flink job follows the mirrors: offsets are kept,
 // so its savepoint restores unchanged, unless the link renames topics (a
 // prefix), when the job must read the new names.
-func restoreNote(ms []kafka.MirrorTopic) string {
+func restoreNote(ms []clusterlink.MirrorTopic) string {
 	var renamed []string
 	for _, m := range ms {
 		if m.MirrorTopicName != m.SourceTopicName {
@@ -193,9 +186,9 @@ func (rb *Runbook) previewLink(ctx context.Context, flow *config.Flow, kind Step
 		return nil, err
 	}
 	if kind == KindPromoteMirrors {
-		_, err = api.Promote(ctx, names, true)
+		_, err = effect.Validate(ctx, api, effect.ActionPromote, names)
 	} else {
-		_, err = api.Failover(ctx, names, true)
+		_, err = effect.Validate(ctx, api, effect.ActionFailover, names)
 	}
 	if err != nil {
 		return append(lines, "Dry run (validate_only) refused: "+err.Error()), nil

@@ -12,9 +12,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/failover/internal/effect"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -29,6 +32,9 @@ type Execution struct {
 	who    Actor
 	runner string
 	Rules  []RuleResult
+	// started is the step's start record, written with the claim: the
+	// effect's proof that it is on record.
+	started audit.Written
 }
 
 // runner identifies this console process in the steps it claims. A step
@@ -99,13 +105,15 @@ func (rb *Runbook) Begin(ctx context.Context, who Actor, id int64, idx int, conf
 				"rules": e.Rules, "evidence": rb.evidence(r.Flow)}, fmt.Errorf("%w: %s", ErrRuleViolation, strings.Join(failed, "; ")))
 		}
 	}
-	rec, err := auditEntry(who, "failover.step-start", runSubject(id), map[string]any{"step": idx + 1, "kind": step.Kind,
+	// The claim and its record are one transaction (storage.auditedTx);
+	// the Written it yields is what the step's effect demands.
+	actx := audit.WithClient(ctx, audit.Client{IP: who.ClientIP, UserAgent: who.UserAgent})
+	e.started, err = audit.New(rb.Store).With(actx, who.Name, "failover.step-start", runSubject(id), map[string]any{"step": idx + 1, "kind": step.Kind,
 		"title": step.Title(rb.Config.Flow(r.Flow)), "params": step, "plan_hash": r.PlanHash, "approvers": r.ValidApprovers,
-		"break_glass": r.BreakGlass, "rules": e.Rules, "override": override, "evidence": rb.evidence(r.Flow)})
-	if err != nil {
-		return nil, err
-	}
-	err = rb.Store.StartFailoverStep(ctx, storage.StepStart{RunID: id, Idx: idx, Runner: e.runner, Actor: who.Name, AtMs: rb.now().UnixMilli(), Record: rec})
+		"break_glass": r.BreakGlass, "rules": e.Rules, "override": override, "evidence": rb.evidence(r.Flow)},
+		func(rec model.AuditEntry) (model.AuditEntry, error) {
+			return rb.Store.StartFailoverStep(ctx, storage.StepStart{RunID: id, Idx: idx, Runner: e.runner, Actor: who.Name, AtMs: rb.now().UnixMilli(), Record: rec})
+		})
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, rb.refused(ctx, who, id, "failover.step-start-refused", map[string]any{"step": idx + 1, "kind": step.Kind}, err)
 	}
@@ -175,13 +183,13 @@ func (e *Execution) effect(ctx context.Context) (any, error) {
 	case KindPreflight:
 		return map[string]any{"rules": e.Rules}, nil
 	case KindStopMirror:
-		return e.rb.stopMirror(ctx, e.run.Flow)
+		return e.rb.stopMirror(ctx, e.started, e.run.Flow)
 	case KindTranslateGroup:
-		return e.rb.translateGroup(ctx, e.run, e.Idx, e.Step, e.who)
+		return e.rb.translateGroup(ctx, e.started, e.run, e.Idx, e.Step, e.who)
 	case KindRestoreFlink:
-		return e.rb.restoreFlink(ctx, e.run, e.Idx, e.Step)
+		return e.rb.restoreFlink(ctx, e.started, e.run, e.Idx, e.Step)
 	case KindPromoteMirrors, KindFailoverMirrors:
-		return e.rb.alterMirrors(ctx, e.run.Flow, e.Step.Kind)
+		return e.rb.alterMirrors(ctx, e.started, e.run.Flow, e.Step.Kind)
 	}
 	return nil, fmt.Errorf("unknown step kind %q", e.Step.Kind)
 }
@@ -190,12 +198,12 @@ func (e *Execution) effect(ctx context.Context) (any, error) {
 // waits until they and their tasks are down; for dedicated MM2 it verifies
 // that the operator's manual stop took: no new heartbeat and no new offset
 // sync for a whole window.
-func (rb *Runbook) stopMirror(ctx context.Context, flowName string) (any, error) {
+func (rb *Runbook) stopMirror(ctx context.Context, w audit.Written, flowName string) (any, error) {
 	flow := rb.Config.Flow(flowName)
 	if flow.ConnectURL != "" {
 		api := rb.Connect(flow.ConnectURL)
 		for _, name := range flow.Connectors {
-			if err := api.Stop(ctx, name); err != nil {
+			if err := effect.StopConnector(ctx, w, api, name); err != nil {
 				return nil, err
 			}
 		}
@@ -248,7 +256,7 @@ func (rb *Runbook) stopMirror(ctx context.Context, flowName string) (any, error)
 	}
 }
 
-func (rb *Runbook) translateGroup(ctx context.Context, r *Run, idx int, s Step, who Actor) (any, error) {
+func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, idx int, s Step, who Actor) (any, error) {
 	tr := rb.Monitor.Translator(r.Flow)
 	reason := fmt.Sprintf("failover run %d step %d", r.ID, idx+1)
 	// Resumed after a crash or a failed commit: an earlier attempt's change
@@ -267,7 +275,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, r *Run, idx int, s Step, 
 		}
 		// Interrupted, or failed (perhaps after Kafka took the commit):
 		// the same offsets again, with the previous ones it recorded.
-		c, err := kafka.FinishInterruptedChange(ctx, rb.Store, tr.Target, c)
+		c, err := effect.FinishInterruptedChange(ctx, w, rb.Store, tr.Target, c)
 		return map[string]any{"change_id": c.ID, "changes": c.Changes, "note": "an earlier attempt's change, committed again"}, err
 	}
 	plan, err := rb.groupPlan(ctx, r.Flow, s)
@@ -283,7 +291,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, r *Run, idx int, s Step, 
 	if len(untranslatable) > 0 && !s.AllowPartial {
 		return map[string]any{"untranslatable": untranslatable}, fmt.Errorf("%d partition(s) cannot be translated: %s", len(untranslatable), strings.Join(untranslatable, ", "))
 	}
-	change, err := kafka.ApplyOffsets(ctx, rb.Store, tr.Target, r.Flow, s.Group, plan.Proposed(), who.Name, reason)
+	change, err := effect.ApplyOffsets(ctx, w, rb.Store, tr.Target, r.Flow, s.Group, plan.Proposed(), who.Name, reason)
 	return map[string]any{"from": plan.From, "change_id": change.ID, "changes": change.Changes, "untranslatable": untranslatable}, err
 }
 
@@ -327,7 +335,7 @@ func restoreJobID(r *Run, idx int) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func (rb *Runbook) restoreFlink(ctx context.Context, r *Run, idx int, s Step) (any, error) {
+func (rb *Runbook) restoreFlink(ctx context.Context, w audit.Written, r *Run, idx int, s Step) (any, error) {
 	t := flinkTarget(rb.Config, s.FlinkTarget)
 	api := rb.Flink(t.RestURL)
 	jobID := restoreJobID(r, idx)
@@ -353,6 +361,6 @@ func (rb *Runbook) restoreFlink(ctx context.Context, r *Run, idx int, s Step) (a
 			req.RestoreMode = mode
 		}
 	}
-	started, err := api.RunJar(ctx, s.JarID, req)
+	started, err := effect.RunJar(ctx, w, api, s.JarID, req)
 	return map[string]any{"job_id": started, "flink_version": version, "target": t.Name, "savepoint": s.SavepointPath}, err
 }

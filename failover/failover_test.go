@@ -3,10 +3,13 @@ package failover
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,7 +18,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/drconsole/drconsole/clusterlink"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
@@ -59,6 +64,37 @@ func (f *fakeFlink) RunJar(_ context.Context, _ string, r flink.RunRequest) (str
 	f.runs++
 	f.jobs[r.JobID] = r
 	return r.JobID, nil
+}
+
+// serve puts f behind Flink's REST API: the runbook talks to a JobManager
+// over HTTP, its jar runs going through failover/internal/effect.
+func (f *fakeFlink) serve(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch p := r.URL.Path; {
+		case r.Method == http.MethodGet && p == "/config":
+			v, _ := f.Version(r.Context())
+			json.NewEncoder(w).Encode(map[string]string{"flink-version": v})
+		case r.Method == http.MethodGet && strings.HasPrefix(p, "/jobs/"):
+			j, err := f.Job(r.Context(), strings.TrimPrefix(p, "/jobs/"))
+			if err != nil {
+				w.WriteHeader(http.StatusNotFound)
+				io.WriteString(w, `{"errors":["job not found"]}`)
+				return
+			}
+			json.NewEncoder(w).Encode(map[string]string{"jid": j.ID, "state": j.State})
+		case r.Method == http.MethodPost && strings.HasPrefix(p, "/jars/") && strings.HasSuffix(p, "/run"):
+			var req flink.RunRequest
+			json.NewDecoder(r.Body).Decode(&req)
+			id, _ := f.RunJar(r.Context(), strings.TrimSuffix(strings.TrimPrefix(p, "/jars/"), "/run"), req)
+			json.NewEncoder(w).Encode(map[string]string{"jobid": id})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 type env struct {
@@ -114,7 +150,9 @@ func newEnv(t *testing.T, approvals int) *env {
 	go mon.Run(ctx)
 	e := &env{path: path, sb: sb, audit: testAudit{StoreAuditor{Store: store}}, flink: &fakeFlink{jobs: map[string]flink.RunRequest{}}, store: store, cfg: cfg, now: time.Now()}
 	e.rb = &Runbook{Store: store, Monitor: mon, Config: cfg, Audit: e.audit, Log: log, Now: func() time.Time { return e.now },
-		Flink: func(string) FlinkAPI { return e.flink }, StopVerifyWindow: time.Second}
+		StopVerifyWindow: time.Second}
+	flinkURL := e.flink.serve(t)
+	e.rb.Flink = func(string) *flink.RESTClient { return flink.NewRESTClient(flinkURL) }
 	// Wait for a healthy flow with checkpoints for the groups.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -387,10 +425,10 @@ func (f *fakeConnect) Stop(_ context.Context, name string) error {
 	return nil
 }
 
-func (f *fakeConnect) Status(_ context.Context, name string) (kafka.ConnectorStatus, error) {
+func (f *fakeConnect) Status(_ context.Context, name string) (connect.ConnectorStatus, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var s kafka.ConnectorStatus
+	var s connect.ConnectorStatus
 	s.Name = name
 	s.Connector.State = "RUNNING"
 	s.Tasks = make([]struct {
@@ -406,13 +444,41 @@ func (f *fakeConnect) Status(_ context.Context, name string) (kafka.ConnectorSta
 	return s, nil
 }
 
+// serve puts f behind Kafka Connect's REST API.
+func (f *fakeConnect) serve(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, verb, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/connectors/"), "/")
+		switch {
+		case r.Method == http.MethodPut && verb == "stop":
+			f.Stop(r.Context(), name)
+			w.WriteHeader(http.StatusAccepted)
+		case r.Method == http.MethodGet && verb == "status":
+			s, _ := f.Status(r.Context(), name)
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(s)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// onConnect runs the flow's MM2 on Kafka Connect: fc behind its REST API.
+func (e *env) onConnect(t *testing.T) *fakeConnect {
+	fc := &fakeConnect{stops: map[string]int{}, polls: map[string]int{}}
+	connectURL := fc.serve(t)
+	e.rb.Connect = func(string) *connect.Client { return connect.New(connectURL) }
+	f := e.cfg.Flow("primary->dr")
+	f.ConnectURL, f.Connectors = "http://connect:8083", []string{"MirrorSourceConnector", "MirrorCheckpointConnector"}
+	return fc
+}
+
 func TestStopMirrorThroughConnectAndPreview(t *testing.T) {
 	e := newEnv(t, 1)
 	ctx := context.Background()
-	fc := &fakeConnect{stops: map[string]int{}, polls: map[string]int{}}
-	e.rb.Connect = func(string) ConnectAPI { return fc }
-	f := e.cfg.Flow("primary->dr")
-	f.ConnectURL, f.Connectors = "http://connect:8083", []string{"MirrorSourceConnector", "MirrorCheckpointConnector"}
+	fc := e.onConnect(t)
 	id, _ := e.rb.Create(ctx, alice, fullPlan(), "drill")
 	r, _ := e.rb.Get(ctx, id)
 	previews := e.rb.Preview(ctx, r)
@@ -593,11 +659,11 @@ func TestClusterLinkPromoteAndFailover(t *testing.T) {
 // A link that renames topics (a prefix) must not be told its savepoint
 // restores unchanged: KafkaSource state is keyed by topic name.
 func TestRestoreNoteNamesRenamedTopics(t *testing.T) {
-	same := []kafka.MirrorTopic{{MirrorTopicName: "orders", SourceTopicName: "orders"}}
+	same := []clusterlink.MirrorTopic{{MirrorTopicName: "orders", SourceTopicName: "orders"}}
 	if n := restoreNote(same); !strings.Contains(n, "restores unchanged") {
 		t.Fatalf("same names: %q", n)
 	}
-	renamed := append(same, kafka.MirrorTopic{MirrorTopicName: "primary.events", SourceTopicName: "events"})
+	renamed := append(same, clusterlink.MirrorTopic{MirrorTopicName: "primary.events", SourceTopicName: "events"})
 	if n := restoreNote(renamed); strings.Contains(n, "restores unchanged") || !strings.Contains(n, "events → primary.events") || !strings.Contains(n, "new source uid") {
 		t.Fatalf("renamed: %q", n)
 	}

@@ -84,7 +84,7 @@ func runbookChild() int {
 	id, _ := strconv.ParseInt(os.Getenv("RUN"), 10, 64)
 	var current int
 	rb := &Runbook{Store: store, Monitor: mon, Config: cfg, Audit: StoreAuditor{Store: store}, Log: log,
-		Flink: func(url string) FlinkAPI { return flink.NewRESTClient(url) }, StopVerifyWindow: time.Second,
+		Flink: flink.NewRESTClient, StopVerifyWindow: time.Second,
 		CrashHook: func(point string) {
 			fmt.Printf("AT %d:%s\n", current, point)
 			if os.Getenv("CRASH_AT") == fmt.Sprintf("%d:%s", current, point) {

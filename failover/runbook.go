@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
@@ -31,19 +32,6 @@ type Auditor interface {
 	Record(ctx context.Context, who Actor, action, subject string, details any) error
 }
 
-// ConnectAPI is what stopping MM2 on Kafka Connect needs.
-type ConnectAPI interface {
-	Status(ctx context.Context, name string) (kafka.ConnectorStatus, error)
-	Stop(ctx context.Context, name string) error
-}
-
-// FlinkAPI is what a restore needs.
-type FlinkAPI interface {
-	Version(ctx context.Context) (string, error)
-	Job(ctx context.Context, jobID string) (flink.Job, error)
-	RunJar(ctx context.Context, jarID string, r flink.RunRequest) (string, error)
-}
-
 // Runbook runs failover plans. Safe for concurrent use: the database is the
 // state, and every transition is a conditional update.
 type Runbook struct {
@@ -56,11 +44,10 @@ type Runbook struct {
 	Audit Auditor
 	Log   *slog.Logger
 	Now   func() time.Time
-	// Connect and Flink build clients; tests replace them.
-	Connect func(url string) ConnectAPI
-	Flink   func(url string) FlinkAPI
-	// ClusterLink builds a Cluster Linking client; nil uses the flow's config.
-	ClusterLink func(flow *config.Flow) ClusterLinkAPI
+	// Connect and Flink build the REST clients of a URL (tests point
+	// them at stand-ins); their changes go through failover/internal/effect.
+	Connect func(url string) *connect.Client
+	Flink   func(url string) *flink.RESTClient
 	// CrashHook, when set, is called at step boundaries ("started",
 	// "effect-done"); tests use it to kill the run there.
 	CrashHook func(point string)

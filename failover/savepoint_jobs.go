@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -32,7 +33,7 @@ type SavepointTrigger struct {
 
 // AuditFunc writes one audit record under the identity of whoever asked
 // for the job (the request's user, address and browser ride on ctx).
-type AuditFunc func(ctx context.Context, action, subject string, details any) error
+type AuditFunc func(ctx context.Context, action, subject string, details any) (audit.Written, error)
 
 // SavepointRequest is a checked request to take a savepoint of a job (Stop:
 // and end the job with it).
@@ -164,7 +165,8 @@ func (w *Worker) TriggerSavepoint(ctx context.Context, q SavepointRequest) (int6
 		}
 		details["lag"] = ev
 	}
-	if err := q.Audit(ctx, action, subject, details); err != nil {
+	opened, err := q.Audit(ctx, action, subject, details)
+	if err != nil {
 		w.sp.remove(id)
 		done()
 		return 0, &AuditRefusedError{Err: err}
@@ -172,16 +174,16 @@ func (w *Worker) TriggerSavepoint(ctx context.Context, q SavepointRequest) (int6
 	// The request ends now; the savepoint and its closing audit record do not.
 	go func() {
 		defer done()
-		w.runTrigger(jctx, id, subject, q)
+		w.runTrigger(jctx, opened, id, subject, q)
 	}()
 	return id, nil
 }
 
 // runTrigger takes the savepoint and records its outcome.
-func (w *Worker) runTrigger(ctx context.Context, id int64, subject string, q SavepointRequest) {
+func (w *Worker) runTrigger(ctx context.Context, opened audit.Written, id int64, subject string, q SavepointRequest) {
 	ft, jobID, stop := q.Target, q.JobID, q.Stop
 	started := time.Now()
-	sp, err := w.takeSavepoint(ctx, q, func(d time.Duration) {
+	sp, err := TriggerSavepoint(ctx, opened, w.Catalog, q.Target, q.JobID, q.Stop, func(d time.Duration) {
 		w.sp.update(id, func(t *SavepointTrigger) { t.Waited = d })
 	})
 	// The outcome is recorded even when shutdown cancelled the wait.
@@ -189,7 +191,7 @@ func (w *Worker) runTrigger(ctx context.Context, id int64, subject string, q Sav
 	defer cancel()
 	if err != nil {
 		w.log().Warn("savepoint failed", "target", ft, "job", jobID, "stop", stop, "err", err)
-		aerr := q.Audit(actx, "savepoint.failed", subject, map[string]any{"flink_target": ft, "job_id": jobID, "stop": stop,
+		_, aerr := q.Audit(actx, "savepoint.failed", subject, map[string]any{"flink_target": ft, "job_id": jobID, "stop": stop,
 			"error": err.Error(), "waited_ms": time.Since(started).Milliseconds()})
 		msg := err.Error() + w.outcomeNotAudited(aerr)
 		w.sp.update(id, func(t *SavepointTrigger) { t.Done, t.Err, t.Finished = true, msg, w.now() })
@@ -204,7 +206,8 @@ func (w *Worker) runTrigger(ctx context.Context, id int64, subject string, q Sav
 		done["read_error"] = sp.ReadError
 	}
 	msg := ""
-	if aerr := w.outcomeNotAudited(q.Audit(actx, "savepoint.done", subject, done)); aerr != "" {
+	if _, aerr := q.Audit(actx, "savepoint.done", subject, done); aerr != nil {
+		aerr := w.outcomeNotAudited(aerr)
 		msg = fmt.Sprintf("savepoint taken and catalogued as #%d (%s)%s", sp.ID, sp.Path, aerr)
 	}
 	w.sp.update(id, func(t *SavepointTrigger) {
@@ -213,12 +216,6 @@ func (w *Worker) runTrigger(ctx context.Context, id int64, subject string, q Sav
 			t.JobName = sp.JobName
 		}
 	})
-}
-
-// takeSavepoint is the one place the worker asks Flink for a savepoint
-// (the effect; its opening audit record is already written).
-func (w *Worker) takeSavepoint(ctx context.Context, q SavepointRequest, progress func(time.Duration)) (storage.Savepoint, error) {
-	return w.Catalog.Trigger(ctx, q.Target, q.JobID, q.Stop, progress)
 }
 
 // outcomeNotAudited says (and logs) that a savepoint's outcome record could

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drconsole/drconsole/audit"
 )
 
 // Shutdown waits for a running job, however long, while its context
@@ -81,9 +83,9 @@ func TestWorkerTriggerRefusedWithoutAudit(t *testing.T) {
 	w := &Worker{}
 	var actions []string
 	_, err := w.TriggerSavepoint(context.Background(), SavepointRequest{Target: "dr", JobID: "j", Actor: "ann",
-		Audit: func(_ context.Context, action, _ string, _ any) error {
+		Audit: func(_ context.Context, action, _ string, _ any) (audit.Written, error) {
 			actions = append(actions, action)
-			return errors.New("disk full")
+			return audit.Written{}, errors.New("disk full")
 		}})
 	var refused *AuditRefusedError
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "nothing was asked of Flink: disk full") {
@@ -107,7 +109,10 @@ func TestWorkerOneTriggerPerJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := w.TriggerSavepoint(context.Background(), SavepointRequest{Target: "dr", JobID: "j", Actor: "bob",
-		Audit: func(context.Context, string, string, any) error { t.Fatal("audited a refused trigger"); return nil }})
+		Audit: func(context.Context, string, string, any) (audit.Written, error) {
+			t.Fatal("audited a refused trigger")
+			return audit.Written{}, nil
+		}})
 	if err == nil || !strings.Contains(err.Error(), "already in progress (started by ann)") {
 		t.Fatalf("second trigger: %v", err)
 	}

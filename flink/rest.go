@@ -1,14 +1,13 @@
 package flink
 
 // A client for the parts of Flink's REST API (JobManager, /v1) the console
-// uses: job and checkpoint history for the savepoint catalog, savepoint
-// triggers with progress, and running an uploaded jar from a savepoint.
+// reads: job and checkpoint history for the savepoint catalog, savepoint
+// trigger progress, uploaded jars. Triggering a savepoint and running a jar
+// change a job: failover/internal/effect sends those requests.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -45,23 +44,22 @@ func (e *RESTError) Error() string {
 	return fmt.Sprintf("flink: %s %s: HTTP %d: %s", e.Method, e.Path, e.Status, msg)
 }
 
-func (c *RESTClient) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, rd)
+// do sends one GET request and reads its answer into out.
+func (c *RESTClient) do(ctx context.Context, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
 	if err != nil {
 		return err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
 	resp, err := c.HTTP.Do(req)
+	return Answer(http.MethodGet, path, resp, err, out)
+}
+
+// Answer reads the outcome of one request to the JobManager (resp and err
+// as http.Client.Do returned them) into out; a non-2xx answer is a
+// *RESTError. It sends nothing: this package only reads, and the requests
+// that change a job (savepoint triggers, jar runs) are sent by
+// failover/internal/effect.
+func Answer(method, path string, resp *http.Response, err error, out any) error {
 	if err != nil {
 		return fmt.Errorf("flink: %s %s: %w", method, path, err)
 	}
@@ -94,7 +92,7 @@ func (c *RESTClient) Version(ctx context.Context) (string, error) {
 	var cfg struct {
 		Version string `json:"flink-version"`
 	}
-	err := c.do(ctx, http.MethodGet, "/config", nil, &cfg)
+	err := c.do(ctx, "/config", &cfg)
 	return cfg.Version, err
 }
 
@@ -112,7 +110,7 @@ func (c *RESTClient) Jobs(ctx context.Context) ([]Job, error) {
 	var out struct {
 		Jobs []Job `json:"jobs"`
 	}
-	err := c.do(ctx, http.MethodGet, "/jobs/overview", nil, &out)
+	err := c.do(ctx, "/jobs/overview", &out)
 	return out.Jobs, err
 }
 
@@ -151,37 +149,10 @@ type CheckpointHistory struct {
 // the console's catalog remembers them.
 func (c *RESTClient) Checkpoints(ctx context.Context, jobID string) (*CheckpointHistory, error) {
 	var out CheckpointHistory
-	if err := c.do(ctx, http.MethodGet, "/jobs/"+url.PathEscape(jobID)+"/checkpoints", nil, &out); err != nil {
+	if err := c.do(ctx, "/jobs/"+url.PathEscape(jobID)+"/checkpoints", &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
-}
-
-// TriggerSavepoint starts a savepoint into dir (empty: the cluster's
-// state.savepoints.dir) and returns the trigger id to poll. With stop, it is
-// stop-with-savepoint: the job finishes after the savepoint.
-func (c *RESTClient) TriggerSavepoint(ctx context.Context, jobID, dir string, stop bool) (string, error) {
-	var out struct {
-		RequestID string `json:"request-id"`
-	}
-	var err error
-	if stop {
-		body := map[string]any{"drain": false}
-		if dir != "" {
-			body["targetDirectory"] = dir
-		}
-		err = c.do(ctx, http.MethodPost, "/jobs/"+url.PathEscape(jobID)+"/stop", body, &out)
-	} else {
-		body := map[string]any{"cancel-job": false}
-		if dir != "" {
-			body["target-directory"] = dir
-		}
-		err = c.do(ctx, http.MethodPost, "/jobs/"+url.PathEscape(jobID)+"/savepoints", body, &out)
-	}
-	if err == nil && out.RequestID == "" {
-		err = errors.New("flink: savepoint trigger answered without a request-id")
-	}
-	return out.RequestID, err
 }
 
 // SavepointStatus is the state of a triggered savepoint.
@@ -202,7 +173,7 @@ func (c *RESTClient) SavepointStatus(ctx context.Context, jobID, triggerID strin
 			FailureCause json.RawMessage `json:"failure-cause"`
 		} `json:"operation"`
 	}
-	err := c.do(ctx, http.MethodGet, "/jobs/"+url.PathEscape(jobID)+"/savepoints/"+url.PathEscape(triggerID), nil, &out)
+	err := c.do(ctx, "/jobs/"+url.PathEscape(jobID)+"/savepoints/"+url.PathEscape(triggerID), &out)
 	if err != nil {
 		return SavepointStatus{}, err
 	}
@@ -285,23 +256,11 @@ func parseVersion(v string) (major, minor int, ok bool) {
 	return major, minor, err1 == nil && err2 == nil
 }
 
-// RunJar starts a job from an uploaded jar and returns its job id.
-func (c *RESTClient) RunJar(ctx context.Context, jarID string, r RunRequest) (string, error) {
-	var out struct {
-		JobID string `json:"jobid"`
-	}
-	err := c.do(ctx, http.MethodPost, "/jars/"+url.PathEscape(jarID)+"/run", r, &out)
-	if err == nil && out.JobID == "" {
-		err = errors.New("flink: jar run answered without a job id")
-	}
-	return out.JobID, err
-}
-
 // Job returns one job's id, name and state (GET /jobs/{id}); a job the
 // cluster does not know is a *RESTError with Status 404.
 func (c *RESTClient) Job(ctx context.Context, jobID string) (Job, error) {
 	var j Job
-	err := c.do(ctx, http.MethodGet, "/jobs/"+url.PathEscape(jobID), nil, &j)
+	err := c.do(ctx, "/jobs/"+url.PathEscape(jobID), &j)
 	return j, err
 }
 
@@ -317,6 +276,6 @@ func (c *RESTClient) Jars(ctx context.Context) ([]Jar, error) {
 	var out struct {
 		Files []Jar `json:"files"`
 	}
-	err := c.do(ctx, http.MethodGet, "/jars", nil, &out)
+	err := c.do(ctx, "/jars", &out)
 	return out.Files, err
 }

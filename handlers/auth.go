@@ -166,7 +166,7 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// Audit first: a sign-in the audit log cannot record does not happen.
-	if err := h.auditAs(r, u.Name, "login", "user:"+u.Name, map[string]any{"role": u.Role}); err != nil {
+	if _, err := h.auditAs(r, u.Name, "login", "user:"+u.Name, map[string]any{"role": u.Role}); err != nil {
 		h.fail(w, r, say("cannot write the audit log; sign-in refused", err))
 		return
 	}
@@ -213,6 +213,12 @@ func (h *Handlers) Logout(w http.ResponseWriter, r *http.Request) {
 // and user agent. details is marshalled to JSON (nil: {}). Failures are
 // logged and returned: a caller about to change something must not go on.
 func (h *Handlers) Audit(r *http.Request, action, subject string, details any) error {
+	_, err := h.record(r, action, subject, details)
+	return err
+}
+
+// record is Audit with the proof of the write, for what an effect needs.
+func (h *Handlers) record(r *http.Request, action, subject string, details any) (audit.Written, error) {
 	actor := "anonymous"
 	if u := identity.UserFrom(r.Context()); u != nil {
 		actor = u.Name
@@ -220,13 +226,13 @@ func (h *Handlers) Audit(r *http.Request, action, subject string, details any) e
 	return h.auditAs(r, actor, action, subject, details)
 }
 
-func (h *Handlers) auditAs(r *http.Request, actor, action, subject string, details any) error {
+func (h *Handlers) auditAs(r *http.Request, actor, action, subject string, details any) (audit.Written, error) {
 	ctx := audit.WithClient(r.Context(), audit.Client{IP: identity.ClientIP(r), UserAgent: r.UserAgent()})
-	_, err := audit.New(h.Store).Record(ctx, actor, action, subject, details)
+	w, err := audit.New(h.Store).Record(ctx, actor, action, subject, details)
 	if err != nil {
 		h.Log.Error("writing the audit log", "action", action, "actor", actor, "err", err)
 	}
-	return err
+	return w, err
 }
 
 // clip cuts s to n bytes: a failed sign-in's name is attacker-chosen.

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/views"
@@ -38,8 +39,8 @@ func (h *Handlers) SavepointTrigger(w http.ResponseWriter, r *http.Request) {
 	bg := r.Clone(context.WithoutCancel(r.Context()))
 	_, err := h.worker().TriggerSavepoint(r.Context(), failover.SavepointRequest{Target: f.Target, JobID: f.Job, JobName: jobName,
 		Stop: f.Stop, Actor: actor(r).Name, Flow: snap,
-		Audit: func(ctx context.Context, action, subject string, details any) error {
-			return h.Audit(bg.WithContext(ctx), action, subject, details)
+		Audit: func(ctx context.Context, action, subject string, details any) (audit.Written, error) {
+			return h.record(bg.WithContext(ctx), action, subject, details)
 		}})
 	if err != nil {
 		refuse(err)

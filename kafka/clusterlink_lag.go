@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/clusterlink"
 	"github.com/drconsole/drconsole/config"
 )
 
@@ -22,7 +23,7 @@ type LinkStatus struct {
 	LinkState string
 	LinkError string // "" or NO_ERROR when healthy
 	Message   string
-	Mirrors   []MirrorTopic
+	Mirrors   []clusterlink.MirrorTopic
 	// Problems are mirrors in a failed state (FAILED, LINK_FAILED,
 	// SOURCE_UNAVAILABLE, ...): replication is broken for them whatever the
 	// link state says (a link can stay ACTIVE with its source gone).
@@ -34,7 +35,7 @@ type LinkStatus struct {
 // offset when the source cluster answers.
 type ClusterLinkReader struct {
 	Flow   *config.Flow
-	REST   *ClusterLinkClient
+	REST   *clusterlink.Client
 	Source *kgo.Client // may be unreachable
 	ts     *LagReader  // reuses the timestamp cache and Fetch logic
 }
@@ -50,7 +51,7 @@ func NewClusterLinkReader(f *config.Flow, source *kgo.Client) (*ClusterLinkReade
 
 // ClusterLinkClientFor builds the REST client of a cluster-link flow from
 // its config: URL, cluster, link, credentials and TLS.
-func ClusterLinkClientFor(f *config.Flow) (*ClusterLinkClient, error) {
+func ClusterLinkClientFor(f *config.Flow) (*clusterlink.Client, error) {
 	cl := f.ClusterLink
 	if cl == nil {
 		return nil, fmt.Errorf("flow %s has no cluster_link section", f.Name)
@@ -62,7 +63,7 @@ func ClusterLinkClientFor(f *config.Flow) (*ClusterLinkClient, error) {
 			return nil, fmt.Errorf("flow %s cluster_link: %w", f.Name, err)
 		}
 	}
-	return NewClusterLinkClient(cl.RestURL, cl.ClusterID, cl.Link, cl.Username, cl.Password, tc), nil
+	return clusterlink.New(cl.RestURL, cl.ClusterID, cl.Link, cl.Username, cl.Password, tc), nil
 }
 
 // failedMirrorStates break replication of a mirror.

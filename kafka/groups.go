@@ -294,95 +294,23 @@ func groupState(ctx context.Context, adm *kadm.Client, group string) (string, in
 // would reject the commit, and their positions would overwrite it anyway.
 var ErrGroupActive = errors.New("the DR group has active members; stop its consumers first")
 
-// ApplyOffsets commits offsets to a DR group that has no members (empty or
-// not yet existing). The offsets the group had before are recorded in the
-// store first, then the commit is made and its outcome recorded, so every
-// change can be undone (apply the previous offsets) even after a crash.
-// It is the one function that moves DR group offsets; the failover runbook
-// calls it behind its approval gate.
-func ApplyOffsets(ctx context.Context, store *storage.Store, target *kgo.Client, flow, group string,
-	offsets map[TP]int64, actor, reason string) (storage.GroupChange, error) {
-	change := storage.GroupChange{Flow: flow, Group: group, AtMs: time.Now().UnixMilli(), Actor: actor, Reason: reason}
-	if len(offsets) == 0 {
-		return change, errors.New("nothing to apply: no partition could be translated")
-	}
-	adm := kadm.NewClient(target)
-	state, members, err := groupState(ctx, adm, group)
-	if err != nil {
-		return change, err
-	}
-	if members > 0 || (state != "Empty" && state != "Dead") {
-		return change, fmt.Errorf("%w (group %s is %s with %d member(s))", ErrGroupActive, group, state, members)
-	}
-	before, err := groupOffsets(ctx, adm, group)
-	if err != nil {
-		return change, fmt.Errorf("reading DR offsets of group %s: %w", group, err)
-	}
-	tps := make([]TP, 0, len(offsets))
-	for tp := range offsets {
-		tps = append(tps, tp)
-	}
-	SortTPs(tps)
-	commit := kadm.Offsets{}
-	for _, tp := range tps {
-		c := storage.OffsetChange{Topic: tp.Topic, Partition: tp.Partition, Applied: offsets[tp]}
-		if o, ok := before.Lookup(tp.Topic, tp.Partition); ok && o.Err == nil && o.At >= 0 {
-			v := o.At
-			c.Previous = &v
-		}
-		change.Changes = append(change.Changes, c)
-		commit.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: offsets[tp], LeaderEpoch: -1})
-	}
-	if change.ID, err = store.BeginGroupChange(ctx, change); err != nil {
-		return change, err
-	}
-	return commitChange(ctx, store, adm, change, commit)
+// GroupState describes group on adm's cluster: its state ("Dead" when it
+// does not exist) and member count, waiting for a coordinator that is
+// still loading. failover/internal/effect checks it before committing.
+func GroupState(ctx context.Context, adm *kadm.Client, group string) (string, int, error) {
+	return groupState(ctx, adm, group)
 }
 
-// commitChange commits a recorded change's offsets and records the outcome.
-func commitChange(ctx context.Context, store *storage.Store, adm *kadm.Client, change storage.GroupChange, commit kadm.Offsets) (storage.GroupChange, error) {
-	change.Status = "applied"
-	err := coordinatorRetry(ctx, func() error { // committing the same offsets again is harmless
-		resp, err := adm.CommitOffsets(ctx, change.Group, commit)
-		if err == nil {
-			err = resp.Error()
-		}
-		return err
-	})
-	if err != nil {
-		err = fmt.Errorf("committing offsets of group %s: %w", change.Group, err)
-		change.Status, change.Error = "failed", err.Error()
-	}
-	if ferr := store.FinishGroupChange(ctx, change.ID, err); ferr != nil && err == nil {
-		err = ferr
-	}
-	return change, err
+// GroupOffsets fetches group's committed offsets on adm's cluster (none for
+// a group that does not exist).
+func GroupOffsets(ctx context.Context, adm *kadm.Client, group string) (kadm.OffsetResponses, error) {
+	return groupOffsets(ctx, adm, group)
 }
 
-// FinishInterruptedChange completes a change recorded as "applying" by a
-// process that died before it knew the commit's outcome, or as "failed"
-// (the commit may still have reached Kafka, as after a timeout): the same
-// offsets are committed again (harmless if they already were), so a
-// resumed failover step neither translates anew nor loses the "previous"
-// offsets recorded for undo. The group must still have no members.
-func FinishInterruptedChange(ctx context.Context, store *storage.Store, target *kgo.Client, change storage.GroupChange) (storage.GroupChange, error) {
-	if change.Status != "applying" && change.Status != "failed" {
-		return change, fmt.Errorf("group change %d is %s, not interrupted or failed", change.ID, change.Status)
-	}
-	adm := kadm.NewClient(target)
-	state, members, err := groupState(ctx, adm, change.Group)
-	if err != nil {
-		return change, err
-	}
-	if members > 0 || (state != "Empty" && state != "Dead") {
-		return change, fmt.Errorf("%w (group %s is %s with %d member(s))", ErrGroupActive, change.Group, state, members)
-	}
-	commit := kadm.Offsets{}
-	for _, c := range change.Changes {
-		commit.Add(kadm.Offset{Topic: c.Topic, Partition: c.Partition, At: c.Applied, LeaderEpoch: -1})
-	}
-	return commitChange(ctx, store, adm, change, commit)
-}
+// CoordinatorRetry runs f until it succeeds, fails with an error that is
+// not a retriable Kafka error, ctx ends, or the coordinator's patience
+// passes.
+func CoordinatorRetry(ctx context.Context, f func() error) error { return coordinatorRetry(ctx, f) }
 
 // UndoOffsets returns the offsets a recorded change replaced. Partitions
 // that had none cannot be "uncommitted" (Kafka deletes offsets only per

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/kafka/kafkatest"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -24,14 +25,7 @@ func produce(t *testing.T, cl *kgo.Client, recs ...*kgo.Record) {
 
 func newCluster(t *testing.T, id string, topics ...string) (*kfake.Cluster, *kgo.Client) {
 	t.Helper()
-	c := kfake.MustCluster(kfake.NumBrokers(1), kfake.ClusterID(id), kfake.SeedTopics(2, topics...))
-	t.Cleanup(c.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return c, cl
+	return kafkatest.NewCluster(t, id, topics...)
 }
 
 func testConfig(t *testing.T, primary, dr *kfake.Cluster) *config.Config {
@@ -243,11 +237,5 @@ func runIngester(m *Monitor) (stop func()) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	kafkatest.WaitFor(t, what, cond)
 }

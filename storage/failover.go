@@ -191,9 +191,11 @@ type StepStart struct {
 // every earlier step must be done, no other step of the run may be
 // running, and the run must be approved or running. The claim and its
 // audit record are one transaction. ErrConflict when the step is not
-// startable: another request claimed it first.
-func (s *Store) StartFailoverStep(ctx context.Context, st StepStart) error {
-	err := s.auditedTx(ctx, []model.AuditEntry{st.Record}, func(tx *sql.Tx) error {
+// startable: another request claimed it first. It returns the record as
+// written (with its ID), the proof audit.Recorder.With hands on.
+func (s *Store) StartFailoverStep(ctx context.Context, st StepStart) (model.AuditEntry, error) {
+	records := []model.AuditEntry{st.Record}
+	err := s.auditedTx(ctx, records, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE failover_steps SET status='running', attempts=attempts+1, started_ms=?, started_by=?, runner=?, error=''
 			WHERE run_id=? AND idx=?
 			  AND (status IN ('pending','failed') OR (status='running' AND runner<>?))
@@ -211,9 +213,9 @@ func (s *Store) StartFailoverStep(ctx context.Context, st StepStart) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("storage: starting step %d of run %d: %w", st.Idx+1, st.RunID, err)
+		return model.AuditEntry{}, fmt.Errorf("storage: starting step %d of run %d: %w", st.Idx+1, st.RunID, err)
 	}
-	return nil
+	return records[0], nil
 }
 
 // StepOutcome is how a claimed step ended.

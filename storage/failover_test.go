@@ -23,8 +23,9 @@ func TestFailoverStepClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	claim := func(idx int, runner string) error {
-		return st.StartFailoverStep(ctx, storage.StepStart{RunID: id, Idx: idx, Runner: runner, Actor: "bob", AtMs: 2,
+		_, err := st.StartFailoverStep(ctx, storage.StepStart{RunID: id, Idx: idx, Runner: runner, Actor: "bob", AtMs: 2,
 			Record: model.AuditEntry{Actor: "bob", Action: "failover.step-start", Subject: "failover-run:1"}})
+		return err
 	}
 	if err := claim(0, "A"); !errors.Is(err, storage.ErrConflict) {
 		t.Fatalf("a step of an unapproved run was claimed: %v", err)

@@ -22,8 +22,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 )
@@ -130,7 +132,7 @@ func TestCatalogE2E(t *testing.T) {
 	// 2. A plain savepoint through the console: the job keeps running.
 	var ticks int
 	t0 := time.Now()
-	sp, err := c.Trigger(ctx, "flink-e2e", job, false, func(time.Duration) { ticks++ })
+	sp, err := failover.TriggerSavepoint(ctx, e2eWritten(t, store), c, "flink-e2e", job, false, func(time.Duration) { ticks++ })
 	if err != nil {
 		t.Fatalf("trigger: %v", err)
 	}
@@ -152,7 +154,7 @@ func TestCatalogE2E(t *testing.T) {
 	end = catalogEndOffsets(t, adm, topic)
 	flinkWaitCommitted(t, adm, group, end)
 	t0 = time.Now()
-	stopped, err := c.Trigger(ctx, "flink-e2e", job, true, nil)
+	stopped, err := failover.TriggerSavepoint(ctx, e2eWritten(t, store), c, "flink-e2e", job, true, nil)
 	if err != nil {
 		t.Fatalf("stop-with-savepoint: %v", err)
 	}
@@ -210,4 +212,15 @@ func ptrString(p *int64) string {
 		return "unknown"
 	}
 	return fmt.Sprint(*p)
+}
+
+// e2eWritten is a record on store's chain: the proof the console's effects
+// demand (failover.TriggerSavepoint, failover.ApplyOffsets).
+func e2eWritten(t testing.TB, store *storage.Store) audit.Written {
+	t.Helper()
+	w, err := audit.New(store).Record(context.Background(), "e2e", "e2e.effect", "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }

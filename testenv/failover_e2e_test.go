@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	connectrest "github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
@@ -68,7 +69,7 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 	defer mon.Close()
 	go mon.Run(runCtx)
 	rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
-		Connect: func(url string) failover.ConnectAPI { return kafka.NewConnectClient(url) }}
+		Connect: connectrest.New}
 
 	// Wait until the console has MM2 caught up and the group checkpointed.
 	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {

@@ -241,7 +241,7 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	cat := &catalog.Catalog{Store: tr.Store, Config: rcfg, Monitor: mon, Log: log}
 	t0 := time.Now()
 	polls := 0
-	entry, err := cat.Trigger(ctx, "flink-dr", jobID, true, func(time.Duration) { polls++ })
+	entry, err := failover.TriggerSavepoint(ctx, e2eWritten(t, tr.Store), cat, "flink-dr", jobID, true, func(time.Duration) { polls++ })
 	if err != nil {
 		t.Fatalf("catalog.Trigger(stop): %v", err)
 	}
@@ -392,7 +392,7 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	drOpts := testenv.FlinkJobOptions{Bootstrap: dr.Bootstrap, Topics: []string{rsTopic}, GroupID: rsGroup,
 		SourceUID: rsNewUID, Parallelism: 2, ProbeTopic: rsProbeTopic, ProbeTag: "restored", Name: "drconsole-events-dr"}
 	rb := &failover.Runbook{Store: tr.Store, Monitor: mon, Config: rcfg, Audit: failover.StoreAuditor{Store: tr.Store}, Log: log,
-		Flink: func(url string) failover.FlinkAPI { return flink.NewRESTClient(url) }}
+		Flink: flink.NewRESTClient}
 	alice, bob := failover.Actor{Name: "alice", Role: "operator"}, failover.Actor{Name: "bob", Role: "operator"}
 	runID, err := rb.Create(ctx, alice, failover.Plan{Flow: rsFlow, Steps: []failover.Step{
 		{Kind: failover.KindTranslateGroup, Group: rsGroup, FromSavepoint: loc},

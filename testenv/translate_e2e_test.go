@@ -45,6 +45,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
@@ -573,7 +574,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 		t.Fatal(err)
 	}
 	beforeRefused := fetchDR(xlMid)
-	if _, err := kafka.ApplyOffsets(ctx, store, drcl, xlFlow, xlMid, plans[xlMid].Proposed(), "e2e", "test"); !errors.Is(err, kafka.ErrGroupActive) {
+	if _, err := failover.ApplyOffsets(ctx, e2eWritten(t, store), store, drcl, xlFlow, xlMid, plans[xlMid].Proposed(), "e2e", "test"); !errors.Is(err, kafka.ErrGroupActive) {
 		t.Errorf("(d) ApplyOffsets on a Stable group: err = %v, want ErrGroupActive", err)
 	}
 	if got := fetchDR(xlMid); !mapsEqualTP(got, beforeRefused) {
@@ -598,7 +599,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 		}
 		proposed := after[g].Proposed()
 		prev := fetchDR(g)
-		change, err := kafka.ApplyOffsets(ctx, store, drcl, xlFlow, g, proposed, "e2e", "test")
+		change, err := failover.ApplyOffsets(ctx, e2eWritten(t, store), store, drcl, xlFlow, g, proposed, "e2e", "test")
 		if err != nil {
 			t.Errorf("(d) ApplyOffsets(%s): %v", g, err)
 			continue

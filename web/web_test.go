@@ -22,6 +22,7 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/demo/panel"
 	"github.com/drconsole/drconsole/failover"
@@ -111,8 +112,8 @@ func startConsole(t *testing.T) *console {
 		}
 		go mon.Run(ctx)
 		rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
-			Connect: func(url string) failover.ConnectAPI { return kafka.NewConnectClient(url) },
-			Flink:   func(url string) failover.FlinkAPI { return flink.NewRESTClient(url) }, StopVerifyWindow: 2 * time.Second}
+			Connect: connect.New,
+			Flink:   flink.NewRESTClient, StopVerifyWindow: 2 * time.Second}
 		cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
 		go cat.Run(ctx)
 		h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: panel.SandboxControls{Sandbox: sb}, Runbook: rb,

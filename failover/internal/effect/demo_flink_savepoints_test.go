@@ -1,4 +1,4 @@
-package demo
+package effect
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/flink"
 )
 
@@ -14,7 +15,7 @@ import (
 // lists it in the job's checkpoint history, and a stop-with-savepoint
 // finishes the job.
 func TestFlinkStandInSavepoints(t *testing.T) {
-	f, err := StartFlinkStandIn()
+	f, err := demo.StartFlinkStandIn()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,24 +25,24 @@ func TestFlinkStandInSavepoints(t *testing.T) {
 	ctx := context.Background()
 
 	jobs, err := c.Jobs(ctx)
-	if err != nil || len(jobs) != 1 || jobs[0].ID != FlinkSandboxJobID || jobs[0].State != "RUNNING" {
+	if err != nil || len(jobs) != 1 || jobs[0].ID != demo.FlinkSandboxJobID || jobs[0].State != "RUNNING" {
 		t.Fatalf("jobs %+v %v", jobs, err)
 	}
 	if len(f.Jobs()) != 0 {
 		t.Fatalf("the stand-in's own job counts as submitted: %v", f.Jobs())
 	}
-	if _, err := c.TriggerSavepoint(ctx, "00000000000000000000000000000000", "", false); err == nil {
+	if _, err := TriggerSavepoint(ctx, writtenT(t), c, "00000000000000000000000000000000", "", false); err == nil {
 		t.Fatal("savepoint of an unknown job")
 	}
-	trig, err := c.TriggerSavepoint(ctx, FlinkSandboxJobID, "", false)
+	trig, err := TriggerSavepoint(ctx, writtenT(t), c, demo.FlinkSandboxJobID, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, err := c.SavepointStatus(ctx, FlinkSandboxJobID, trig); err != nil || s.Done {
+	if s, err := c.SavepointStatus(ctx, demo.FlinkSandboxJobID, trig); err != nil || s.Done {
 		t.Fatalf("at once: %+v %v, want in progress", s, err)
 	}
 	var waited []time.Duration
-	loc, err := c.WaitSavepoint(ctx, FlinkSandboxJobID, trig, 50*time.Millisecond, func(d time.Duration) { waited = append(waited, d) })
+	loc, err := c.WaitSavepoint(ctx, demo.FlinkSandboxJobID, trig, 50*time.Millisecond, func(d time.Duration) { waited = append(waited, d) })
 	if err != nil || !strings.HasPrefix(loc, "file:"+f.SavepointDir+"/savepoint-5ad0b0-") || len(waited) == 0 {
 		t.Fatalf("location %q %v, progress %v", loc, err, waited)
 	}
@@ -60,26 +61,26 @@ func TestFlinkStandInSavepoints(t *testing.T) {
 	if k.UID != "kafka-source" || got["events-0"] != 800 || got["events-3"] != 1350 || len(got) != 4 {
 		t.Fatalf("offsets %v uid %q", got, k.UID)
 	}
-	h, err := c.Checkpoints(ctx, FlinkSandboxJobID)
+	h, err := c.Checkpoints(ctx, demo.FlinkSandboxJobID)
 	if err != nil || len(h.History) != 1 || h.Latest.Savepoint == nil || h.History[0].ExternalPath != loc || !h.History[0].IsSavepoint {
 		t.Fatalf("history %+v %v", h, err)
 	}
 
 	// Stop with a savepoint: the job finishes, and takes no more.
-	trig, err = c.TriggerSavepoint(ctx, FlinkSandboxJobID, "", true)
+	trig, err = TriggerSavepoint(ctx, writtenT(t), c, demo.FlinkSandboxJobID, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitSavepoint(ctx, FlinkSandboxJobID, trig, 50*time.Millisecond, nil); err != nil {
+	if _, err := c.WaitSavepoint(ctx, demo.FlinkSandboxJobID, trig, 50*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
-	if st := f.JobState(FlinkSandboxJobID); st != "FINISHED" {
+	if st := f.JobState(demo.FlinkSandboxJobID); st != "FINISHED" {
 		t.Fatalf("after stop: %s", st)
 	}
-	if _, err := c.TriggerSavepoint(ctx, FlinkSandboxJobID, "", false); err == nil || !strings.Contains(err.Error(), "not running") {
+	if _, err := TriggerSavepoint(ctx, writtenT(t), c, demo.FlinkSandboxJobID, "", false); err == nil || !strings.Contains(err.Error(), "not running") {
 		t.Fatalf("savepoint of a finished job: %v", err)
 	}
-	if h, _ := c.Checkpoints(ctx, FlinkSandboxJobID); len(h.History) != 2 || h.History[0].CheckpointType != "SYNC_SAVEPOINT" {
+	if h, _ := c.Checkpoints(ctx, demo.FlinkSandboxJobID); len(h.History) != 2 || h.History[0].CheckpointType != "SYNC_SAVEPOINT" {
 		t.Fatalf("history after stop %+v", h.History)
 	}
 }

@@ -1,7 +1,11 @@
-package kafka
-
-// A client for Confluent Cluster Linking through the Kafka REST API v3, the
-// second offset-preserving mirroring technology the console drives (issue 7).
+// Package clusterlink reads Confluent Cluster Linking through the Kafka REST
+// API v3, the second offset-preserving mirroring technology the console
+// drives (issue 7): links, mirror topics, their lags and states.
+//
+// It sends only GET requests. The mirror actions (promote, failover, pause,
+// resume) are effects and live in failover/internal/effect, which builds its
+// own POST and uses the pieces here that cannot send anything themselves:
+// LinkPath, Prepare, Answer and the answer types.
 //
 // Paths, bodies and field names follow Confluent's published OpenAPI spec
 // (confluentinc/ccloud-sdk-go-v2, kafkarest/v3/api/openapi.yaml; the REST
@@ -10,6 +14,7 @@ package kafka
 // single topics fail, with a per-topic error_code/error_message. This client
 // turns every per-topic failure into an error, so a partial failure can never
 // pass for a success.
+package clusterlink
 
 import (
 	"bytes"
@@ -23,7 +28,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,12 +49,12 @@ const (
 	MirrorPendingRestore    = "PENDING_RESTORE"
 )
 
-// ClusterLinkClient talks to the destination cluster's REST API about one
+// Client talks to the destination cluster's REST API about one
 // cluster link. Base is the REST root without the /v3: for Confluent Cloud
 // and Confluent Server that is https://host[:port]/kafka, for the Confluent
 // Platform REST Proxy http://proxy:8082. The client appends
 // /v3/clusters/{cluster_id}/links/{link_name}/...
-type ClusterLinkClient struct {
+type Client struct {
 	Base      string
 	ClusterID string
 	// LinkName is the cluster link's name (not "Link": that is the method).
@@ -62,16 +66,16 @@ type ClusterLinkClient struct {
 	HTTP               *http.Client
 }
 
-// NewClusterLinkClient returns a client with a 15 s request timeout. A nil
+// New returns a client with a 15 s request timeout. A nil
 // tlsConfig uses the system defaults.
-func NewClusterLinkClient(base, clusterID, link, user, pass string, tlsConfig *tls.Config) *ClusterLinkClient {
+func New(base, clusterID, link, user, pass string, tlsConfig *tls.Config) *Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	if tlsConfig != nil {
 		tr.TLSClientConfig = tlsConfig.Clone()
 	}
 	tr.TLSHandshakeTimeout = 10 * time.Second
 	tr.ResponseHeaderTimeout = 15 * time.Second
-	return &ClusterLinkClient{
+	return &Client{
 		Base:      strings.TrimSuffix(base, "/"),
 		ClusterID: clusterID,
 		LinkName:  link,
@@ -305,7 +309,7 @@ func (e *MirrorActionError) Topics() []string {
 // ClusterLinkHTTPError is a non-2xx answer. Code is the error_code of
 // Confluent's error body ({"error_code":40101,"message":"..."}), 0 when the
 // body was not that shape (a 429 from Jetty's DoSFilter is HTML).
-type ClusterLinkHTTPError struct {
+type HTTPError struct {
 	Op      string
 	Method  string
 	Path    string
@@ -314,7 +318,7 @@ type ClusterLinkHTTPError struct {
 	Message string
 }
 
-func (e *ClusterLinkHTTPError) Error() string {
+func (e *HTTPError) Error() string {
 	s := fmt.Sprintf("cluster link: %s: %s %s: HTTP %d", e.Op, e.Method, e.Path, e.Status)
 	if e.Code != 0 {
 		s += fmt.Sprintf(" (error_code %d)", e.Code)
@@ -330,46 +334,57 @@ func (e *ClusterLinkHTTPError) Error() string {
 
 // Retriable reports answers worth retrying later: 429 rate limiting, any
 // 5xx, and Confluent's retriable Kafka error code 50003.
-func (e *ClusterLinkHTTPError) Retriable() bool {
+func (e *HTTPError) Retriable() bool {
 	return e.Status == http.StatusTooManyRequests || e.Status >= 500 || e.Code == 50003
 }
 
 // AuthFailed reports a rejected credential (401, error_code 40101 for Kafka
 // authentication failures).
-func (e *ClusterLinkHTTPError) AuthFailed() bool {
+func (e *HTTPError) AuthFailed() bool {
 	return e.Status == http.StatusUnauthorized || e.Code == 40101
 }
 
-func (c *ClusterLinkClient) linkPath() string {
+// LinkPath is the link's path under Base.
+func (c *Client) LinkPath() string {
 	return "/v3/clusters/" + url.PathEscape(c.ClusterID) + "/links/" + url.PathEscape(c.LinkName)
 }
 
-// do sends one request; op names the operation in errors.
-func (c *ClusterLinkClient) do(ctx context.Context, op, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, rd)
+// do sends one GET request; op names the operation in errors.
+func (c *Client) do(ctx context.Context, op, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
 	if err != nil {
 		return fmt.Errorf("cluster link: %s: %w", op, err)
 	}
+	c.Prepare(req)
+	resp, err := c.HTTPClient().Do(req)
+	return c.Answer(ctx, op, http.MethodGet, path, resp, err, out)
+}
+
+// Prepare sets the headers and credentials every request to the REST API
+// carries. It sends nothing.
+func (c *Client) Prepare(req *http.Request) {
 	req.Header.Set("Accept", "application/json")
-	if body != nil {
+	if req.Body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.Username != "" {
 		req.SetBasicAuth(c.Username, c.Password)
 	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
+}
+
+// HTTPClient is the client requests go through (http.DefaultClient when
+// HTTP is nil).
+func (c *Client) HTTPClient() *http.Client {
+	if c.HTTP == nil {
+		return http.DefaultClient
 	}
-	resp, err := hc.Do(req)
+	return c.HTTP
+}
+
+// Answer reads the outcome of one request (resp and err as
+// http.Client.Do returned them) into out: a transport failure, a non-2xx
+// answer as *HTTPError, an empty or unexpected body. It sends nothing.
+func (c *Client) Answer(ctx context.Context, op, method, path string, resp *http.Response, err error, out any) error {
 	if err != nil {
 		return c.transportError(ctx, op, method, path, err)
 	}
@@ -394,7 +409,7 @@ func (c *ClusterLinkClient) do(ctx context.Context, op, method, path string, bod
 
 // transportError names the operation and, for timeouts, says so plainly:
 // for an action, a timeout leaves it unknown whether the cluster applied it.
-func (c *ClusterLinkClient) transportError(ctx context.Context, op, method, path string, err error) error {
+func (c *Client) transportError(ctx context.Context, op, method, path string, err error) error {
 	var ne net.Error
 	timedOut := errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded || (errors.As(err, &ne) && ne.Timeout())
 	if timedOut {
@@ -408,7 +423,7 @@ func (c *ClusterLinkClient) transportError(ctx context.Context, op, method, path
 }
 
 func parseClusterLinkError(op, method, path string, status int, body []byte) error {
-	e := &ClusterLinkHTTPError{Op: op, Method: method, Path: path, Status: status}
+	e := &HTTPError{Op: op, Method: method, Path: path, Status: status}
 	var eb struct {
 		ErrorCode json.Number `json:"error_code"`
 		Message   *string     `json:"message"`
@@ -440,10 +455,10 @@ func parseClusterLinkError(op, method, path string, status int, body []byte) err
 // with include_tasks=true. When the cluster has no such link, the error
 // (still a 404 ClusterLinkHTTPError) names the links it has: a misspelt
 // link name in the config is then plain.
-func (c *ClusterLinkClient) Link(ctx context.Context) (LinkInfo, error) {
+func (c *Client) Link(ctx context.Context) (LinkInfo, error) {
 	var l LinkInfo
-	err := c.do(ctx, "describe link "+c.LinkName, http.MethodGet, c.linkPath()+"?include_tasks=true", nil, &l)
-	var he *ClusterLinkHTTPError
+	err := c.do(ctx, "describe link "+c.LinkName, c.LinkPath()+"?include_tasks=true", &l)
+	var he *HTTPError
 	if errors.As(err, &he) && he.Status == http.StatusNotFound {
 		if links, lerr := c.Links(ctx); lerr == nil {
 			names := make([]string, 0, len(links))
@@ -458,15 +473,16 @@ func (c *ClusterLinkClient) Link(ctx context.Context) (LinkInfo, error) {
 
 // Links lists the destination cluster's links:
 // GET /v3/clusters/{cluster_id}/links.
-func (c *ClusterLinkClient) Links(ctx context.Context) ([]LinkInfo, error) {
-	var l clusterLinkList[LinkInfo]
-	if err := c.do(ctx, "list links", http.MethodGet, "/v3/clusters/"+url.PathEscape(c.ClusterID)+"/links", nil, &l); err != nil {
+func (c *Client) Links(ctx context.Context) ([]LinkInfo, error) {
+	var l List[LinkInfo]
+	if err := c.do(ctx, "list links", "/v3/clusters/"+url.PathEscape(c.ClusterID)+"/links", &l); err != nil {
 		return nil, err
 	}
 	return l.Data, nil
 }
 
-type clusterLinkList[T any] struct {
+// List is the envelope of every list answer, mirror actions' included.
+type List[T any] struct {
 	Kind     string `json:"kind"`
 	Metadata struct {
 		Self string  `json:"self"`
@@ -477,10 +493,10 @@ type clusterLinkList[T any] struct {
 
 // Mirrors lists the link's mirror topics with their per-partition lags:
 // GET /v3/clusters/{cluster_id}/links/{link_name}/mirrors.
-func (c *ClusterLinkClient) Mirrors(ctx context.Context) ([]MirrorTopic, error) {
+func (c *Client) Mirrors(ctx context.Context) ([]MirrorTopic, error) {
 	op := "list mirror topics of link " + c.LinkName
-	var l clusterLinkList[MirrorTopic]
-	if err := c.do(ctx, op, http.MethodGet, c.linkPath()+"/mirrors", nil, &l); err != nil {
+	var l List[MirrorTopic]
+	if err := c.do(ctx, op, c.LinkPath()+"/mirrors", &l); err != nil {
 		return nil, err
 	}
 	if l.Metadata.Next != nil && *l.Metadata.Next != "" {
@@ -493,81 +509,9 @@ func (c *ClusterLinkClient) Mirrors(ctx context.Context) ([]MirrorTopic, error) 
 
 // Mirror describes one mirror topic including its state transition errors:
 // GET .../links/{link_name}/mirrors/{mirror_topic_name}.
-func (c *ClusterLinkClient) Mirror(ctx context.Context, topic string) (MirrorTopic, error) {
+func (c *Client) Mirror(ctx context.Context, topic string) (MirrorTopic, error) {
 	var m MirrorTopic
-	err := c.do(ctx, "describe mirror topic "+topic, http.MethodGet,
-		c.linkPath()+"/mirrors/"+url.PathEscape(topic)+"?include_state_transition_errors=true", nil, &m)
+	err := c.do(ctx, "describe mirror topic "+topic,
+		c.LinkPath()+"/mirrors/"+url.PathEscape(topic)+"?include_state_transition_errors=true", &m)
 	return m, err
-}
-
-// Promote is the planned switch: the cluster checks that the mirrors caught
-// up (zero lag) and refuses topics that did not, per topic.
-func (c *ClusterLinkClient) Promote(ctx context.Context, topics []string, validateOnly bool) ([]MirrorActionResult, error) {
-	return c.alterMirrors(ctx, "promote", topics, validateOnly)
-}
-
-// Failover stops mirroring immediately, whatever the lag: unreplicated
-// messages are lost. Meant for an unreachable source.
-func (c *ClusterLinkClient) Failover(ctx context.Context, topics []string, validateOnly bool) ([]MirrorActionResult, error) {
-	return c.alterMirrors(ctx, "failover", topics, validateOnly)
-}
-
-// Pause pauses mirroring of the topics.
-func (c *ClusterLinkClient) Pause(ctx context.Context, topics []string, validateOnly bool) ([]MirrorActionResult, error) {
-	return c.alterMirrors(ctx, "pause", topics, validateOnly)
-}
-
-// Resume resumes paused mirror topics.
-func (c *ClusterLinkClient) Resume(ctx context.Context, topics []string, validateOnly bool) ([]MirrorActionResult, error) {
-	return c.alterMirrors(ctx, "resume", topics, validateOnly)
-}
-
-// alterMirrors posts {"mirror_topic_names":[...]} to
-// .../mirrors:{action}?validate_only=... and checks every topic's result.
-// On a partial failure it returns all results and a *MirrorActionError.
-func (c *ClusterLinkClient) alterMirrors(ctx context.Context, action string, topics []string, validateOnly bool) ([]MirrorActionResult, error) {
-	op := action + " mirror topics on link " + c.LinkName
-	if validateOnly {
-		op = "validate " + op
-	}
-	if len(topics) == 0 {
-		return nil, fmt.Errorf("cluster link: %s: no mirror topics given", op)
-	}
-	for _, t := range topics {
-		if t == "" {
-			return nil, fmt.Errorf("cluster link: %s: empty mirror topic name", op)
-		}
-	}
-	path := c.linkPath() + "/mirrors:" + action + "?validate_only=" + strconv.FormatBool(validateOnly)
-	body := struct {
-		MirrorTopicNames []string `json:"mirror_topic_names"`
-	}{topics}
-	var l clusterLinkList[MirrorActionResult]
-	if err := c.do(ctx, op, http.MethodPost, path, body, &l); err != nil {
-		return nil, err
-	}
-	e := &MirrorActionError{Action: action, Link: c.LinkName, ValidateOnly: validateOnly}
-	seen := map[string]bool{}
-	for _, r := range l.Data {
-		seen[r.MirrorTopicName] = true
-		if r.Failed() {
-			e.Failed = append(e.Failed, r)
-		}
-	}
-	var want []string
-	for _, t := range topics {
-		if !slices.Contains(want, t) {
-			want = append(want, t)
-		}
-	}
-	e.Requested = len(want)
-	for _, t := range want {
-		if !seen[t] {
-			e.Missing = append(e.Missing, t)
-		}
-	}
-	if len(e.Failed) > 0 || len(e.Missing) > 0 {
-		return l.Data, e
-	}
-	return l.Data, nil
 }

@@ -1,4 +1,9 @@
-package kafka
+// Package connect reads a Kafka Connect cluster's REST API, where the MM2
+// connectors run in most production setups: connector names and states.
+// It sends only GET requests; stopping and resuming connectors is an effect
+// and lives in failover/internal/effect, which reads its answers through
+// Answer.
+package connect
 
 import (
 	"context"
@@ -11,17 +16,17 @@ import (
 	"time"
 )
 
-// ConnectClient talks to a Kafka Connect cluster's REST API, where the MM2
+// Client talks to a Kafka Connect cluster's REST API, where the MM2
 // connectors run in most production setups (dedicated-mode MirrorMaker has
 // no public REST API).
-type ConnectClient struct {
+type Client struct {
 	Base string // e.g. http://connect:8083
 	HTTP *http.Client
 }
 
-// NewConnectClient returns a client with a 15 s request timeout.
-func NewConnectClient(base string) *ConnectClient {
-	return &ConnectClient{Base: strings.TrimSuffix(base, "/"), HTTP: &http.Client{Timeout: 15 * time.Second}}
+// New returns a client with a 15 s request timeout.
+func New(base string) *Client {
+	return &Client{Base: strings.TrimSuffix(base, "/"), HTTP: &http.Client{Timeout: 15 * time.Second}}
 }
 
 // ConnectorStatus is GET /connectors/{name}/status.
@@ -43,12 +48,20 @@ type ConnectorStatus struct {
 // Connect removes them from the status only once they really stopped.
 func (s ConnectorStatus) Stopped() bool { return s.Connector.State == "STOPPED" && len(s.Tasks) == 0 }
 
-func (c *ConnectClient) do(ctx context.Context, method, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, nil)
+// get sends one GET request and reads its answer into out.
+func (c *Client) get(ctx context.Context, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
 	if err != nil {
 		return err
 	}
 	resp, err := c.HTTP.Do(req)
+	return Answer(http.MethodGet, path, resp, err, out)
+}
+
+// Answer reads the outcome of one request to the Connect REST API (resp and
+// err as http.Client.Do returned them) into out, turning a non-2xx answer
+// into an error with Connect's message. It sends nothing.
+func Answer(method, path string, resp *http.Response, err error, out any) error {
 	if err != nil {
 		return fmt.Errorf("connect: %s %s: %w", method, path, err)
 	}
@@ -70,32 +83,21 @@ func (c *ConnectClient) do(ctx context.Context, method, path string, out any) er
 }
 
 // Status returns a connector's status.
-func (c *ConnectClient) Status(ctx context.Context, name string) (ConnectorStatus, error) {
+func (c *Client) Status(ctx context.Context, name string) (ConnectorStatus, error) {
 	var s ConnectorStatus
-	err := c.do(ctx, http.MethodGet, "/connectors/"+url.PathEscape(name)+"/status", &s)
+	err := c.get(ctx, "/connectors/"+url.PathEscape(name)+"/status", &s)
 	return s, err
 }
 
 // Connectors lists the connector names.
-func (c *ConnectClient) Connectors(ctx context.Context) ([]string, error) {
+func (c *Client) Connectors(ctx context.Context) ([]string, error) {
 	var names []string
-	err := c.do(ctx, http.MethodGet, "/connectors", &names)
+	err := c.get(ctx, "/connectors", &names)
 	return names, err
 }
 
-// Stop stops a connector (Kafka 3.5+, KIP-875): tasks shut down, offsets
-// kept. Stopping a stopped connector is harmless, so the step is idempotent.
-func (c *ConnectClient) Stop(ctx context.Context, name string) error {
-	return c.do(ctx, http.MethodPut, "/connectors/"+url.PathEscape(name)+"/stop", nil)
-}
-
-// Resume resumes a stopped or paused connector.
-func (c *ConnectClient) Resume(ctx context.Context, name string) error {
-	return c.do(ctx, http.MethodPut, "/connectors/"+url.PathEscape(name)+"/resume", nil)
-}
-
 // WaitStopped polls until every named connector is stopped with no tasks.
-func (c *ConnectClient) WaitStopped(ctx context.Context, names []string, interval time.Duration) (map[string]ConnectorStatus, error) {
+func (c *Client) WaitStopped(ctx context.Context, names []string, interval time.Duration) (map[string]ConnectorStatus, error) {
 	for {
 		all := map[string]ConnectorStatus{}
 		stopped := true

@@ -1,15 +1,16 @@
-package demo
+package effect
 
 import (
 	"context"
 	"testing"
 
+	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/flink"
 )
 
 // The stand-in answers the console's real Flink client.
 func TestFlinkStandInSpeaksTheClient(t *testing.T) {
-	f, err := StartFlinkStandIn()
+	f, err := demo.StartFlinkStandIn()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,14 +24,14 @@ func TestFlinkStandInSpeaksTheClient(t *testing.T) {
 	if _, err := c.Job(ctx, jobID); err == nil {
 		t.Fatal("unknown job found")
 	}
-	id, err := c.RunJar(ctx, FlinkJarID, flink.RunRequest{SavepointPath: "file:/sp/1", ClaimMode: "NO_CLAIM", JobID: jobID})
+	id, err := RunJar(ctx, writtenT(t), c, demo.FlinkJarID, flink.RunRequest{SavepointPath: "file:/sp/1", ClaimMode: "NO_CLAIM", JobID: jobID})
 	if err != nil || id != jobID {
 		t.Fatalf("run: %q %v", id, err)
 	}
 	if j, err := c.Job(ctx, jobID); err != nil || j.State != "RUNNING" {
 		t.Fatalf("job %+v %v", j, err)
 	}
-	if _, err := c.RunJar(ctx, FlinkJarID, flink.RunRequest{JobID: jobID}); err == nil {
+	if _, err := RunJar(ctx, writtenT(t), c, demo.FlinkJarID, flink.RunRequest{JobID: jobID}); err == nil {
 		t.Fatal("the same job id started twice")
 	}
 	if got := f.Jobs()[jobID]["savepointPath"]; got != "file:/sp/1" {

@@ -1,4 +1,4 @@
-package kafka
+package effect
 
 import (
 	"context"
@@ -13,25 +13,28 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/kafka/kafkatest"
 	"github.com/drconsole/drconsole/storage"
 )
 
 func TestGroupPlanApplyUndo(t *testing.T) {
 	ctx := context.Background()
-	primary, pcl := newCluster(t, "primary", "events")
-	_, dcl := newCluster(t, "dr", "events")
+	primary, pcl := kafkatest.NewCluster(t, "primary", "events")
+	_, dcl := kafkatest.NewCluster(t, "dr", "events")
 	store, err := storage.Open(filepath.Join(t.TempDir(), "db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	index := NewSyncIndex()
+	index := kafka.NewSyncIndex()
 	index.Add([]storage.Sync{
 		{Topic: "events", Partition: 0, Upstream: 0, Downstream: 0, LogOffset: 0},
 		{Topic: "events", Partition: 0, Upstream: 100, Downstream: 90, LogOffset: 1},
 		{Topic: "events", Partition: 1, Upstream: 50, Downstream: 50, LogOffset: 2},
 	})
-	commit := func(cl *kgo.Client, group string, offs map[TP]int64) {
+	commit := func(cl *kgo.Client, group string, offs map[kafka.TP]int64) {
 		t.Helper()
 		o := kadm.Offsets{}
 		for tp, at := range offs {
@@ -41,10 +44,10 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	commit(pcl, "billing", map[TP]int64{{"events", 0}: 120, {"events", 1}: 10})
-	commit(dcl, "billing", map[TP]int64{{"events", 0}: 3})
+	commit(pcl, "billing", map[kafka.TP]int64{{Topic: "events", Partition: 0}: 120, {Topic: "events", Partition: 1}: 10})
+	commit(dcl, "billing", map[kafka.TP]int64{{Topic: "events", Partition: 0}: 3})
 
-	g := &GroupTranslator{Flow: "primary->dr", Alias: "primary", Policy: ReplicationPolicy{Identity: true}, Index: index, Store: store, Source: pcl, Target: dcl}
+	g := &kafka.GroupTranslator{Flow: "primary->dr", Alias: "primary", Policy: kafka.ReplicationPolicy{Identity: true}, Index: index, Store: store, Source: pcl, Target: dcl}
 
 	if n, err := g.RecordPrimaryGroups(ctx, func(topic string) bool { return topic == "events" }, time.UnixMilli(1)); err != nil || n != 2 {
 		t.Fatalf("recorded %d primary group offsets: %v", n, err)
@@ -56,18 +59,18 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.From != FromPrimary || len(plan.Rows) != 2 || plan.Untranslatable() != 1 || plan.DRState != "Empty" {
+	if plan.From != kafka.FromPrimary || len(plan.Rows) != 2 || plan.Untranslatable() != 1 || plan.DRState != "Empty" {
 		t.Fatalf("plan = %+v", plan)
 	}
 	r0, r1 := plan.Rows[0], plan.Rows[1]
 	if r0.Translation.Offset != 91 || r0.Translation.RereadMax != 19 || r0.Current == nil || *r0.Current != 3 {
 		t.Fatalf("events-0 row = %+v", r0)
 	}
-	if r1.Translation.Method != MethodTooOld || r1.Current != nil {
+	if r1.Translation.Method != kafka.MethodTooOld || r1.Current != nil {
 		t.Fatalf("events-1 row = %+v", r1)
 	}
 
-	change, err := ApplyOffsets(ctx, store, dcl, plan.Flow, plan.Group, plan.Proposed(), "alice", "failover drill")
+	change, err := ApplyOffsets(ctx, written(t, store), store, dcl, plan.Flow, plan.Group, plan.Proposed(), "alice", "failover drill")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +86,11 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 		len(recorded[0].Changes) != 1 || *recorded[0].Changes[0].Previous != 3 || recorded[0].Changes[0].Applied != 91 || recorded[0].Actor != "alice" {
 		t.Fatalf("recorded = %+v, %v", recorded, err)
 	}
-	restore, none := UndoOffsets(recorded[0])
-	if len(none) != 0 || restore[TP{"events", 0}] != 3 {
+	restore, none := kafka.UndoOffsets(recorded[0])
+	if len(none) != 0 || restore[kafka.TP{Topic: "events", Partition: 0}] != 3 {
 		t.Fatalf("undo = %v %v", restore, none)
 	}
-	if _, err := ApplyOffsets(ctx, store, dcl, plan.Flow, plan.Group, restore, "alice", "undo"); err != nil {
+	if _, err := ApplyOffsets(ctx, written(t, store), store, dcl, plan.Flow, plan.Group, restore, "alice", "undo"); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = kadm.NewClient(dcl).FetchOffsets(ctx, "billing")
@@ -96,7 +99,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	}
 
 	// A group DR has never seen is "Dead": it can be given offsets.
-	if c, err := ApplyOffsets(ctx, store, dcl, "primary->dr", "brand-new", map[TP]int64{{"events", 1}: 7}, "alice", "new"); err != nil || c.Changes[0].Previous != nil {
+	if c, err := ApplyOffsets(ctx, written(t, store), store, dcl, "primary->dr", "brand-new", map[kafka.TP]int64{{Topic: "events", Partition: 1}: 7}, "alice", "new"); err != nil || c.Changes[0].Previous != nil {
 		t.Fatalf("apply to a new group: %+v, %v", c, err)
 	}
 
@@ -107,15 +110,15 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer member.Close()
-	waitFor(t, "the DR consumer to join", func() bool {
+	kafkatest.WaitFor(t, "the DR consumer to join", func() bool {
 		pctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		member.PollFetches(pctx)
 		cancel()
 		d, _ := kadm.NewClient(dcl).DescribeGroups(ctx, "billing")
 		return d["billing"].State == "Stable"
 	})
-	_, err = ApplyOffsets(ctx, store, dcl, plan.Flow, plan.Group, plan.Proposed(), "alice", "again")
-	if !errors.Is(err, ErrGroupActive) {
+	_, err = ApplyOffsets(ctx, written(t, store), store, dcl, plan.Flow, plan.Group, plan.Proposed(), "alice", "again")
+	if !errors.Is(err, kafka.ErrGroupActive) {
 		t.Fatalf("apply to an active group: %v", err)
 	}
 	if recorded, _ := store.GroupChanges(ctx, "primary->dr", "billing"); len(recorded) != 2 {
@@ -136,7 +139,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	}
 	// events-0: MM2's checkpoint (newer than the recording); events-1: only recorded.
 	if len(plan.Rows) != 2 || plan.Rows[0].Offset != 100 || plan.Rows[0].Translation.Offset != 90 ||
-		plan.Rows[0].Translation.Method != MethodExact || *plan.Rows[0].Checkpoint != 90 || plan.Rows[1].Offset != 10 {
+		plan.Rows[0].Translation.Method != kafka.MethodExact || *plan.Rows[0].Checkpoint != 90 || plan.Rows[1].Offset != 10 {
 		t.Fatalf("plan without the primary = %+v", plan)
 	}
 	// Offsets the console recorded while the primary answered are newer
@@ -151,28 +154,9 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.From != FromRecorded || len(plan.Rows) != 2 || plan.Rows[0].Offset != 120 || plan.Rows[0].Translation.Offset != 91 ||
-		plan.Rows[1].Translation.Offset != 50 || plan.Rows[1].Translation.Method != MethodExact {
+	if plan.From != kafka.FromRecorded || len(plan.Rows) != 2 || plan.Rows[0].Offset != 120 || plan.Rows[0].Translation.Offset != 91 ||
+		plan.Rows[1].Translation.Offset != 50 || plan.Rows[1].Translation.Method != kafka.MethodExact {
 		t.Fatalf("plan from recorded offsets = %+v", plan)
-	}
-}
-
-func TestSeekByTimestamp(t *testing.T) {
-	ctx := context.Background()
-	_, dcl := newCluster(t, "dr", "events")
-	base := time.UnixMilli(1_700_000_000_000)
-	for i := range 10 {
-		produce(t, dcl, &kgo.Record{Topic: "events", Partition: 0, Value: []byte{byte(i)}, Timestamp: base.Add(time.Duration(i) * time.Second)})
-	}
-	got, err := SeekByTimestamp(ctx, dcl, base.Add(4500*time.Millisecond).UnixMilli(), "events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := got[TP{"events", 0}]; r.Offset != 5 || r.Timestamp != base.Add(5*time.Second).UnixMilli() {
-		t.Fatalf("events-0 = %+v", r)
-	}
-	if r := got[TP{"events", 1}]; r.Offset != 0 || r.Timestamp != -1 {
-		t.Fatalf("empty events-1 = %+v", r)
 	}
 }
 
@@ -181,7 +165,7 @@ func TestSeekByTimestamp(t *testing.T) {
 // client returns that at once, so reading and applying offsets must wait.
 func TestApplyOffsetsWaitsForCoordinator(t *testing.T) {
 	ctx := context.Background()
-	dr, dcl := newCluster(t, "dr", "events")
+	dr, dcl := kafkatest.NewCluster(t, "dr", "events")
 	store, err := storage.Open(filepath.Join(t.TempDir(), "db"))
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +180,7 @@ func TestApplyOffsetsWaitsForCoordinator(t *testing.T) {
 		refusals.Add(1)
 		return findCoordinatorError(kreq, kerr.CoordinatorNotAvailable), nil, true
 	})
-	change, err := ApplyOffsets(ctx, store, dcl, "primary->dr", "billing", map[TP]int64{{"events", 0}: 42}, "alice", "drill")
+	change, err := ApplyOffsets(ctx, written(t, store), store, dcl, "primary->dr", "billing", map[kafka.TP]int64{{Topic: "events", Partition: 0}: 42}, "alice", "drill")
 	if err != nil || change.Status != "applied" {
 		t.Fatalf("ApplyOffsets after %d refusals: %+v, %v", refusals.Load(), change, err)
 	}
@@ -214,10 +198,10 @@ func TestApplyOffsetsWaitsForCoordinator(t *testing.T) {
 		return findCoordinatorError(kreq, kerr.GroupAuthorizationFailed), nil, true
 	})
 	start := time.Now()
-	if _, err := ApplyOffsets(ctx, store, dcl, "primary->dr", "payments", map[TP]int64{{"events", 0}: 7}, "alice", "drill"); !errors.Is(err, kerr.GroupAuthorizationFailed) {
+	if _, err := ApplyOffsets(ctx, written(t, store), store, dcl, "primary->dr", "payments", map[kafka.TP]int64{{Topic: "events", Partition: 0}: 7}, "alice", "drill"); !errors.Is(err, kerr.GroupAuthorizationFailed) {
 		t.Fatalf("ApplyOffsets with authorization refused: %v", err)
 	}
-	if d := time.Since(start); d > coordinatorPatience/2 {
+	if d := time.Since(start); d > 10*time.Second /* half of kafka.coordinatorPatience */ {
 		t.Fatalf("a non-retriable error was retried for %s", d)
 	}
 }
@@ -240,7 +224,7 @@ func findCoordinatorError(kreq kmsg.Request, e *kerr.Error) kmsg.Response {
 // previous offsets it recorded.
 func TestFinishInterruptedChange(t *testing.T) {
 	ctx := context.Background()
-	_, dcl := newCluster(t, "dr", "events")
+	_, dcl := kafkatest.NewCluster(t, "dr", "events")
 	store, err := storage.Open(filepath.Join(t.TempDir(), "db"))
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +240,7 @@ func TestFinishInterruptedChange(t *testing.T) {
 	if len(recorded) != 1 || recorded[0].Status != "applying" {
 		t.Fatalf("recorded %+v", recorded)
 	}
-	done, err := FinishInterruptedChange(ctx, store, dcl, recorded[0])
+	done, err := FinishInterruptedChange(ctx, written(t, store), store, dcl, recorded[0])
 	if err != nil || done.Status != "applied" {
 		t.Fatalf("FinishInterruptedChange: %+v %v", done, err)
 	}
@@ -270,7 +254,7 @@ func TestFinishInterruptedChange(t *testing.T) {
 	if len(after) != 1 || after[0].Status != "applied" || *after[0].Changes[0].Previous != 3 {
 		t.Fatalf("after: %+v", after)
 	}
-	if _, err := FinishInterruptedChange(ctx, store, dcl, after[0]); err == nil {
+	if _, err := FinishInterruptedChange(ctx, written(t, store), store, dcl, after[0]); err == nil {
 		t.Fatal("an applied change was committed again")
 	}
 	// A failed commit (it may have reached Kafka) is finished the same way.
@@ -283,11 +267,21 @@ func TestFinishInterruptedChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Status = "failed"
-	if done, err := FinishInterruptedChange(ctx, store, dcl, f); err != nil || done.Status != "applied" {
+	if done, err := FinishInterruptedChange(ctx, written(t, store), store, dcl, f); err != nil || done.Status != "applied" {
 		t.Fatalf("finishing a failed change: %+v %v", done, err)
 	}
 	got, _ = kadm.NewClient(dcl).FetchOffsets(ctx, "billing")
 	if o, _ := got.Lookup("events", 0); o.At != 95 {
 		t.Fatalf("after finishing the failed change: %+v", o)
 	}
+}
+
+// written is a record on store's chain: the proof an effect demands.
+func written(t testing.TB, store *storage.Store) audit.Written {
+	t.Helper()
+	w, err := audit.New(store).Record(context.Background(), "test", "test.effect", "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }

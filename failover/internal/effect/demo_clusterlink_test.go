@@ -1,4 +1,4 @@
-package demo
+package effect
 
 import (
 	"context"
@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/clusterlink"
+	"github.com/drconsole/drconsole/demo"
 )
 
 // The console's Cluster Linking client against the stand-in. This proves
@@ -15,33 +16,33 @@ import (
 // (Confluent's published OpenAPI spec); it does not prove either against a
 // real Confluent Server.
 
-func startLinkStandIn(t *testing.T) (*ClusterLinkStandIn, *kafka.ClusterLinkClient) {
+func startLinkStandIn(t *testing.T) (*demo.ClusterLinkStandIn, *clusterlink.Client) {
 	t.Helper()
-	s, err := StartClusterLinkStandIn("lkc-dr", "dr-link", map[string]int{"orders": 3, "payments": 2})
+	s, err := demo.StartClusterLinkStandIn("lkc-dr", "dr-link", map[string]int{"orders": 3, "payments": 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
 	s.SetPendingStopped(100 * time.Millisecond)
-	return s, kafka.NewClusterLinkClient(s.URL, "lkc-dr", "dr-link", "", "", nil)
+	return s, clusterlink.New(s.URL, "lkc-dr", "dr-link", "", "", nil)
 }
 
-func mirrorsByName(t *testing.T, c *kafka.ClusterLinkClient) map[string]kafka.MirrorTopic {
+func mirrorsByName(t *testing.T, c *clusterlink.Client) map[string]clusterlink.MirrorTopic {
 	t.Helper()
 	ms, err := c.Mirrors(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]kafka.MirrorTopic{}
+	out := map[string]clusterlink.MirrorTopic{}
 	for _, m := range ms {
 		out[m.MirrorTopicName] = m
 	}
 	return out
 }
 
-func actionError(t *testing.T, err error) *kafka.MirrorActionError {
+func actionError(t *testing.T, err error) *clusterlink.MirrorActionError {
 	t.Helper()
-	var ae *kafka.MirrorActionError
+	var ae *clusterlink.MirrorActionError
 	if !errors.As(err, &ae) {
 		t.Fatalf("want a per-topic failure, got %T %v", err, err)
 	}
@@ -64,36 +65,36 @@ func TestClusterLinkStandInDescribes(t *testing.T) {
 	ms := mirrorsByName(t, c)
 	o := ms["orders"]
 	if len(ms) != 2 || o.NumPartitions != 3 || len(o.MirrorLags) != 3 || o.SourceTopicName != "orders" || o.LinkName != "dr-link" ||
-		o.MirrorStatus != kafka.MirrorActive || o.StateTimeMs == 0 || o.MaxLag() != 7 || o.Ready() {
+		o.MirrorStatus != clusterlink.MirrorActive || o.StateTimeMs == 0 || o.MaxLag() != 7 || o.Ready() {
 		t.Fatalf("orders %+v", o)
 	}
-	if o.MirrorLags[2] != (kafka.MirrorLag{Partition: 2, Lag: 7, LastSourceFetchOffset: 1234}) {
+	if o.MirrorLags[2] != (clusterlink.MirrorLag{Partition: 2, Lag: 7, LastSourceFetchOffset: 1234}) {
 		t.Fatalf("lags %+v", o.MirrorLags)
 	}
 	if !ms["payments"].Ready() {
 		t.Fatalf("payments %+v", ms["payments"])
 	}
 	one, err := c.Mirror(ctx, "payments")
-	if err != nil || one.NumPartitions != 2 || one.MirrorStatus != kafka.MirrorActive {
+	if err != nil || one.NumPartitions != 2 || one.MirrorStatus != clusterlink.MirrorActive {
 		t.Fatalf("mirror %+v %v", one, err)
 	}
 
 	// The REST Proxy layout (/v3 at the root) is served too.
-	proxy := kafka.NewClusterLinkClient(strings.TrimSuffix(s.URL, "/kafka"), "lkc-dr", "dr-link", "", "", nil)
+	proxy := clusterlink.New(strings.TrimSuffix(s.URL, "/kafka"), "lkc-dr", "dr-link", "", "", nil)
 	if _, err := proxy.Mirrors(ctx); err != nil {
 		t.Fatal(err)
 	}
 
 	// A wrong link or cluster is a 404, an unknown topic a 404 too.
-	var he *kafka.ClusterLinkHTTPError
-	if _, err := kafka.NewClusterLinkClient(s.URL, "lkc-dr", "other", "", "", nil).Link(ctx); !errors.As(err, &he) || he.Status != 404 ||
+	var he *clusterlink.HTTPError
+	if _, err := clusterlink.New(s.URL, "lkc-dr", "other", "", "", nil).Link(ctx); !errors.As(err, &he) || he.Status != 404 ||
 		!strings.Contains(err.Error(), "links on cluster lkc-dr: dr-link") {
 		t.Fatalf("other link: %v", err)
 	}
 	if links, err := c.Links(ctx); err != nil || len(links) != 1 || links[0].LinkName != "dr-link" || links[0].LinkState == "" {
 		t.Fatalf("Links: %+v %v", links, err)
 	}
-	if _, err := kafka.NewClusterLinkClient(s.URL, "lkc-x", "dr-link", "", "", nil).Mirrors(ctx); !errors.As(err, &he) || he.Status != 404 {
+	if _, err := clusterlink.New(s.URL, "lkc-x", "dr-link", "", "", nil).Mirrors(ctx); !errors.As(err, &he) || he.Status != 404 {
 		t.Fatalf("other cluster: %v", err)
 	}
 	if _, err := c.Mirror(ctx, "nope"); !errors.As(err, &he) || he.Status != 404 {
@@ -109,23 +110,23 @@ func TestClusterLinkStandInPromoteStateMachine(t *testing.T) {
 	// pending on a loaded machine (100 ms was not, under CI-like load).
 	s.SetPendingStopped(2 * time.Second)
 	ctx := context.Background()
-	res, err := c.Promote(ctx, []string{"orders"}, false)
+	res, err := Promote(ctx, writtenT(t), c, []string{"orders"})
 	if err != nil || len(res) != 1 || res[0].Failed() || len(res[0].MirrorLags) != 3 {
 		t.Fatalf("promote: %+v %v", res, err)
 	}
-	if st := mirrorsByName(t, c)["orders"]; st.MirrorStatus != kafka.MirrorPendingStopped {
+	if st := mirrorsByName(t, c)["orders"]; st.MirrorStatus != clusterlink.MirrorPendingStopped {
 		t.Fatalf("after promote %s", st.MirrorStatus)
 	}
-	if st := mirrorsByName(t, c)["payments"]; st.MirrorStatus != kafka.MirrorActive {
+	if st := mirrorsByName(t, c)["payments"]; st.MirrorStatus != clusterlink.MirrorActive {
 		t.Fatalf("payments %s", st.MirrorStatus)
 	}
-	_, err = c.Promote(ctx, []string{"orders"}, false)
+	_, err = Promote(ctx, writtenT(t), c, []string{"orders"})
 	if ae := actionError(t, err); len(ae.Failed) != 1 || !strings.Contains(ae.Failed[0].Message(), "already stopping") {
 		t.Fatalf("promote while pending: %v", err)
 	}
 
 	deadline := time.Now().Add(15 * time.Second)
-	for mirrorsByName(t, c)["orders"].MirrorStatus != kafka.MirrorStopped {
+	for mirrorsByName(t, c)["orders"].MirrorStatus != clusterlink.MirrorStopped {
 		if time.Now().After(deadline) {
 			t.Fatal("never STOPPED")
 		}
@@ -134,7 +135,7 @@ func TestClusterLinkStandInPromoteStateMachine(t *testing.T) {
 	if !mirrorsByName(t, c)["orders"].Stopped() {
 		t.Fatal("Stopped() false")
 	}
-	res, err = c.Promote(ctx, []string{"orders", "payments"}, false)
+	res, err = Promote(ctx, writtenT(t), c, []string{"orders", "payments"})
 	ae := actionError(t, err)
 	if len(res) != 2 || len(ae.Failed) != 1 || ae.Failed[0].MirrorTopicName != "orders" || *ae.Failed[0].ErrorCode != 400 ||
 		ae.Failed[0].Message() != "Topic 'orders' has already stopped its mirror from 'dr-link'" {
@@ -154,7 +155,7 @@ func TestClusterLinkStandInPromoteNeedsZeroLag(t *testing.T) {
 	s, c := startLinkStandIn(t)
 	ctx := context.Background()
 	s.SetLag("orders", 1, 5)
-	res, err := c.Promote(ctx, []string{"orders", "payments"}, false)
+	res, err := Promote(ctx, writtenT(t), c, []string{"orders", "payments"})
 	ae := actionError(t, err)
 	if len(res) != 2 || len(ae.Failed) != 1 || ae.Failed[0].MirrorTopicName != "orders" ||
 		!strings.Contains(ae.Failed[0].Message(), "lag") || !strings.Contains(err.Error(), "orders") {
@@ -165,7 +166,7 @@ func TestClusterLinkStandInPromoteNeedsZeroLag(t *testing.T) {
 		t.Fatalf("states %+v", st.Mirrors)
 	}
 
-	res, err = c.Failover(ctx, []string{"orders"}, false)
+	res, err = Failover(ctx, writtenT(t), c, []string{"orders"})
 	if err != nil || len(res) != 1 || res[0].Failed() {
 		t.Fatalf("failover: %+v %v", res, err)
 	}
@@ -186,16 +187,14 @@ func TestClusterLinkStandInValidateOnlyChangesNothing(t *testing.T) {
 	s, c := startLinkStandIn(t)
 	ctx := context.Background()
 	before := s.State().Mirrors
-	for name, act := range map[string]func(context.Context, []string, bool) ([]kafka.MirrorActionResult, error){
-		"promote": c.Promote, "failover": c.Failover, "pause": c.Pause, "resume": c.Resume,
-	} {
-		if _, err := act(ctx, []string{"orders", "payments"}, true); err != nil {
+	for _, name := range []string{ActionPromote, ActionFailover, ActionPause, ActionResume} {
+		if _, err := Validate(ctx, c, name, []string{"orders", "payments"}); err != nil {
 			t.Fatalf("%s dry run: %v", name, err)
 		}
 	}
 	// A dry run reports the same per-topic refusals as the real thing.
 	s.SetLag("payments", 0, 1)
-	_, err := c.Promote(ctx, []string{"orders", "payments"}, true)
+	_, err := Validate(ctx, c, ActionPromote, []string{"orders", "payments"})
 	if ae := actionError(t, err); len(ae.Failed) != 1 || ae.Failed[0].MirrorTopicName != "payments" || !ae.ValidateOnly {
 		t.Fatalf("dry run with lag: %v", err)
 	}
@@ -213,22 +212,22 @@ func TestClusterLinkStandInValidateOnlyChangesNothing(t *testing.T) {
 func TestClusterLinkStandInPauseResume(t *testing.T) {
 	_, c := startLinkStandIn(t)
 	ctx := context.Background()
-	if _, err := c.Pause(ctx, []string{"orders"}, false); err != nil {
+	if _, err := Pause(ctx, writtenT(t), c, []string{"orders"}); err != nil {
 		t.Fatal(err)
 	}
-	if m := mirrorsByName(t, c)["orders"]; m.MirrorStatus != kafka.MirrorPaused || m.Ready() {
+	if m := mirrorsByName(t, c)["orders"]; m.MirrorStatus != clusterlink.MirrorPaused || m.Ready() {
 		t.Fatalf("paused %+v", m)
 	}
-	if _, err := c.Promote(ctx, []string{"orders"}, false); err == nil {
+	if _, err := Promote(ctx, writtenT(t), c, []string{"orders"}); err == nil {
 		t.Fatal("promoted a paused mirror")
 	}
-	if _, err := c.Resume(ctx, []string{"orders"}, false); err != nil {
+	if _, err := Resume(ctx, writtenT(t), c, []string{"orders"}); err != nil {
 		t.Fatal(err)
 	}
-	if m := mirrorsByName(t, c)["orders"]; m.MirrorStatus != kafka.MirrorActive || !m.Ready() {
+	if m := mirrorsByName(t, c)["orders"]; m.MirrorStatus != clusterlink.MirrorActive || !m.Ready() {
 		t.Fatalf("resumed %+v", m)
 	}
-	_, err := c.Pause(ctx, []string{"orders", "ghost"}, false)
+	_, err := Pause(ctx, writtenT(t), c, []string{"orders", "ghost"})
 	if ae := actionError(t, err); len(ae.Failed) != 1 || ae.Failed[0].MirrorTopicName != "ghost" || *ae.Failed[0].ErrorCode != 404 {
 		t.Fatalf("unknown topic: %v", err)
 	}
@@ -245,20 +244,20 @@ func TestClusterLinkStandInSourceUnavailable(t *testing.T) {
 		t.Fatalf("link %+v %v", l, err)
 	}
 	ms := mirrorsByName(t, c)
-	if ms["orders"].MirrorStatus != kafka.MirrorSourceUnavailable || ms["payments"].MirrorStatus != kafka.MirrorSourceUnavailable ||
+	if ms["orders"].MirrorStatus != clusterlink.MirrorSourceUnavailable || ms["payments"].MirrorStatus != clusterlink.MirrorSourceUnavailable ||
 		ms["payments"].Ready() || ms["orders"].MaxLag() != 3 {
 		t.Fatalf("mirrors %+v", ms)
 	}
-	_, err = c.Promote(ctx, []string{"payments"}, false)
+	_, err = Promote(ctx, writtenT(t), c, []string{"payments"})
 	if ae := actionError(t, err); !strings.Contains(ae.Failed[0].Message(), "source cluster is unavailable") {
 		t.Fatalf("promote without source: %v", err)
 	}
-	if _, err := c.Failover(ctx, []string{"orders"}, false); err != nil {
+	if _, err := Failover(ctx, writtenT(t), c, []string{"orders"}); err != nil {
 		t.Fatalf("failover without source: %v", err)
 	}
 	s.SetSourceUnavailable(false)
 	ms = mirrorsByName(t, c)
-	if ms["payments"].MirrorStatus != kafka.MirrorActive || ms["orders"].MirrorStatus == kafka.MirrorActive {
+	if ms["payments"].MirrorStatus != clusterlink.MirrorActive || ms["orders"].MirrorStatus == clusterlink.MirrorActive {
 		t.Fatalf("after the source came back %+v", ms)
 	}
 }
@@ -268,14 +267,14 @@ func TestClusterLinkStandInAuth(t *testing.T) {
 	s.SetAuth("api-key", "api-secret")
 	ctx := context.Background()
 	for _, creds := range [][2]string{{"", ""}, {"api-key", "wrong"}} {
-		c := kafka.NewClusterLinkClient(s.URL, "lkc-dr", "dr-link", creds[0], creds[1], nil)
+		c := clusterlink.New(s.URL, "lkc-dr", "dr-link", creds[0], creds[1], nil)
 		_, err := c.Mirrors(ctx)
-		var he *kafka.ClusterLinkHTTPError
+		var he *clusterlink.HTTPError
 		if !errors.As(err, &he) || he.Status != 401 || he.Code != 40101 || he.Message != "Authentication failed" || !he.AuthFailed() || he.Retriable() {
 			t.Fatalf("creds %v: %v", creds, err)
 		}
 	}
-	c := kafka.NewClusterLinkClient(s.URL, "lkc-dr", "dr-link", "api-key", "api-secret", nil)
+	c := clusterlink.New(s.URL, "lkc-dr", "dr-link", "api-key", "api-secret", nil)
 	if _, err := c.Mirrors(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -286,11 +285,11 @@ func TestClusterLinkStandInFailuresAndDelay(t *testing.T) {
 	ctx := context.Background()
 	s.FailNext(503, 50003, "Retriable Kafka error")
 	s.FailNext(429, 0, "")
-	var he *kafka.ClusterLinkHTTPError
+	var he *clusterlink.HTTPError
 	if _, err := c.Mirrors(ctx); !errors.As(err, &he) || he.Status != 503 || he.Code != 50003 || !he.Retriable() {
 		t.Fatalf("503: %v", err)
 	}
-	if _, err := c.Promote(ctx, []string{"orders"}, false); !errors.As(err, &he) || he.Status != 429 || !he.Retriable() {
+	if _, err := Promote(ctx, writtenT(t), c, []string{"orders"}); !errors.As(err, &he) || he.Status != 429 || !he.Retriable() {
 		t.Fatalf("429: %v", err)
 	}
 	if s.State().Mirrors["orders"].Status != "ACTIVE" {
@@ -303,7 +302,7 @@ func TestClusterLinkStandInFailuresAndDelay(t *testing.T) {
 	s.Delay(time.Second)
 	tctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	_, err := c.Failover(tctx, []string{"orders"}, false)
+	_, err := Failover(tctx, writtenT(t), c, []string{"orders"})
 	if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "failover mirror topics on link dr-link") {
 		t.Fatalf("timeout: %v", err)
 	}

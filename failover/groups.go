@@ -1,0 +1,21 @@
+package failover
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/failover/internal/effect"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// ApplyOffsets commits offsets to a DR group that has no members and
+// records the change for undo (effect.ApplyOffsets), outside a run's
+// translate step (the end-to-end tests drive it directly). w is its audit
+// record: without a valid one nothing is committed.
+func ApplyOffsets(ctx context.Context, w audit.Written, store *storage.Store, target *kgo.Client, flow, group string,
+	offsets map[kafka.TP]int64, actor, reason string) (storage.GroupChange, error) {
+	return effect.ApplyOffsets(ctx, w, store, target, flow, group, offsets, actor, reason)
+}

@@ -1,0 +1,363 @@
+package effect
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The effect boundary, checked on the code rather than trusted: no package
+// of the module but this one changes anything outside the console. It
+// type-checks every non-test Go file of the module against the compiler's
+// export data (go list -export) and fails, naming file:line, on
+//   - a franz-go write: kgo produce, commit or transaction calls, kadm
+//     calls that create, delete, alter, commit or leave, and the raw kmsg
+//     requests that do the same;
+//   - an outgoing HTTP request that is not a GET: http.NewRequest(WithContext)
+//     with any method but a constant "GET" (a method the checker cannot
+//     read is refused too), http.Post, http.PostForm and their
+//     (*http.Client) twins. The console's own web server is not a client
+//     and builds no requests, so only outgoing requests count;
+//   - an import of failover/internal/effect from outside failover/ (the
+//     compiler refuses it already; this says why).
+//
+// Allowed, each for its reason:
+//   - failover/internal/effect: the door itself;
+//   - demo/: the simulated outside world (sandbox clusters, Connect,
+//     Cluster Linking and Flink stand-ins); it writes to itself;
+//   - testenv/: drives real clusters and JobManagers for end-to-end tests,
+//     never linked into the console;
+//   - test files (never parsed here) and test-helper packages (a last path
+//     element ending in "test", such as storage/storagetest): compiled only
+//     into tests;
+//   - the functions in allowedFuncs, wherever they live.
+
+const modulePath = "github.com/drconsole/drconsole"
+
+var effectPath = modulePath + "/failover/internal/effect"
+
+// allowed reports whether pkg may change the outside world, and why.
+func allowed(pkg string) (bool, string) {
+	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, modulePath), "/")
+	switch {
+	case pkg == effectPath:
+		return true, "the effect boundary"
+	case rel == "demo" || strings.HasPrefix(rel, "demo/"):
+		return true, "the simulated outside world"
+	case rel == "testenv" || strings.HasPrefix(rel, "testenv/"):
+		return true, "end-to-end test environment"
+	case strings.HasSuffix(filepath.Base(rel), "test"):
+		return true, "test helpers"
+	}
+	return false, ""
+}
+
+// allowedFuncs may send a mutating request from any package, each for its
+// reason.
+var allowedFuncs = map[string]string{
+	// POSTs the audit chain's head to the operator's witness URL: it
+	// publishes the audit log itself and changes no cluster, group or job
+	// (it cannot demand an audit record: it is the audit's own proof).
+	"writeAnchor": "audit anchor",
+}
+
+var (
+	kgoPath  = "github.com/twmb/franz-go/pkg/kgo"
+	kadmPath = "github.com/twmb/franz-go/pkg/kadm"
+	kmsgPath = "github.com/twmb/franz-go/pkg/kmsg"
+
+	// Methods of *kgo.Client that write records, commit offsets or run
+	// transactions.
+	kgoWrites = []string{"Produce", "ProduceSync", "TryProduce", "CommitRecords", "CommitUncommittedOffsets",
+		"CommitMarkedOffsets", "CommitOffsets", "CommitOffsetsSync", "BeginTransaction", "EndTransaction",
+		"EndAndBeginTransaction", "LeaveGroup", "LeaveGroupContext"}
+	// Methods of *kadm.Client that change the cluster (the Validate*
+	// variants only ask, and are not listed).
+	kadmWrites = []string{"AlterAllReplicaLogDirs", "AlterBrokerConfigs", "AlterBrokerConfigsState",
+		"AlterBrokerReplicaLogDirs", "AlterClientQuotas", "AlterPartitionAssignments", "AlterShareGroupOffsets",
+		"AlterTopicConfigs", "AlterTopicConfigsState", "AlterUserSCRAMs", "CommitAllOffsets", "CommitAllOffsetsByID",
+		"CommitOffsets", "CommitOffsetsByID", "CreateACLs", "CreateDelegationToken", "CreatePartitions", "CreateTopic",
+		"CreateTopics", "DeleteACLs", "DeleteGroup", "DeleteGroups", "DeleteOffsets", "DeleteRecords",
+		"DeleteShareGroupOffsets", "DeleteTopic", "DeleteTopics", "ElectLeaders", "ExpireDelegationToken",
+		"LeaveGroup", "RenewDelegationToken", "UpdateFeatures", "UpdatePartitions", "WriteTxnMarkers"}
+	// Raw kmsg requests that change the cluster; using the type or its
+	// constructors (NewX, NewPtrX) counts.
+	kmsgWrites = []string{"ProduceRequest", "OffsetCommitRequest", "TxnOffsetCommitRequest", "CreateTopicsRequest",
+		"DeleteTopicsRequest", "DeleteRecordsRequest", "CreatePartitionsRequest", "AlterConfigsRequest",
+		"IncrementalAlterConfigsRequest", "DeleteGroupsRequest", "OffsetDeleteRequest", "CreateACLsRequest",
+		"DeleteACLsRequest", "AlterPartitionAssignmentsRequest", "ElectLeadersRequest", "AlterClientQuotasRequest",
+		"AlterUserSCRAMCredentialsRequest", "AlterReplicaLogDirsRequest", "AddPartitionsToTxnRequest",
+		"AddOffsetsToTxnRequest", "EndTxnRequest", "WriteTxnMarkersRequest", "LeaveGroupRequest",
+		"CreateDelegationTokenRequest", "RenewDelegationTokenRequest", "ExpireDelegationTokenRequest",
+		"UpdateFeaturesRequest", "UnregisterBrokerRequest", "AlterShareGroupOffsetsRequest",
+		"DeleteShareGroupOffsetsRequest"}
+)
+
+type listedPackage struct {
+	ImportPath   string
+	Dir          string
+	Export       string
+	GoFiles      []string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+	Module       *struct{ Path string }
+}
+
+// listModule runs go list over the whole module with export data.
+func listModule(t *testing.T) (ours []listedPackage, exports map[string]string) {
+	t.Helper()
+	root, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	cmd := exec.Command("go", "list", "-deps", "-export", "-test=false", "-json", "./...")
+	cmd.Dir = filepath.Dir(strings.TrimSpace(string(root)))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	exports = map[string]string{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		exports[p.ImportPath] = p.Export
+		if p.Module != nil && p.Module.Path == modulePath {
+			ours = append(ours, p)
+		}
+	}
+	if len(ours) < 10 {
+		t.Fatalf("go list found %d packages of the module: not the whole module", len(ours))
+	}
+	return ours, exports
+}
+
+func TestEffectBoundary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("type-checks the whole module")
+	}
+	ours, exports := listModule(t)
+	fset := token.NewFileSet()
+	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		f, ok := exports[path]
+		if !ok || f == "" {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(f)
+	})
+	var violations []string
+	checked := 0
+	for _, p := range ours {
+		// (c) Only failover may import the door.
+		if p.ImportPath != modulePath+"/failover" && !strings.HasPrefix(p.ImportPath, modulePath+"/failover/") {
+			for _, list := range [][]string{p.Imports, p.TestImports, p.XTestImports} {
+				if slices.Contains(list, effectPath) {
+					violations = append(violations, fmt.Sprintf("%s imports %s: only failover/ may", p.ImportPath, effectPath))
+				}
+			}
+		}
+		if ok, _ := allowed(p.ImportPath); ok || len(p.GoFiles) == 0 {
+			continue
+		}
+		var files []*ast.File
+		for _, name := range p.GoFiles {
+			f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+		info := &types.Info{Uses: map[*ast.Ident]types.Object{}, Types: map[ast.Expr]types.TypeAndValue{}}
+		conf := types.Config{Importer: imp}
+		if _, err := conf.Check(p.ImportPath, fset, files, info); err != nil {
+			t.Fatalf("type-checking %s: %v", p.ImportPath, err)
+		}
+		checked++
+		violations = append(violations, findWrites(fset, files, info)...)
+	}
+	if checked == 0 {
+		t.Fatal("no package was checked")
+	}
+	slices.Sort(violations)
+	for _, v := range violations {
+		t.Error(v)
+	}
+	if len(violations) > 0 {
+		t.Log("every change outside the console goes through failover/internal/effect, behind an audit.Written")
+	}
+}
+
+// findWrites lists the franz-go writes and mutating HTTP requests in files.
+func findWrites(fset *token.FileSet, files []*ast.File, info *types.Info) []string {
+	var out []string
+	var exempt []ast.Node // the bodies of allowedFuncs
+	for _, f := range files {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && allowedFuncs[fd.Name.Name] != "" {
+				exempt = append(exempt, fd)
+			}
+		}
+	}
+	report := func(n ast.Node, format string, args ...any) {
+		for _, e := range exempt {
+			if n.Pos() >= e.Pos() && n.Pos() < e.End() {
+				return
+			}
+		}
+		out = append(out, fmt.Sprintf("%s: %s", fset.Position(n.Pos()), fmt.Sprintf(format, args...)))
+	}
+	for id, obj := range info.Uses {
+		if obj.Pkg() == nil {
+			continue
+		}
+		switch o := obj.(type) {
+		case *types.Func:
+			recv := o.Type().(*types.Signature).Recv()
+			switch path, name := o.Pkg().Path(), o.Name(); {
+			case path == kgoPath && recv != nil && slices.Contains(kgoWrites, name):
+				report(id, "franz-go write kgo.(*Client).%s outside failover/internal/effect", name)
+			case path == kadmPath && recv != nil && slices.Contains(kadmWrites, name):
+				report(id, "franz-go write kadm.(*Client).%s outside failover/internal/effect", name)
+			case path == kmsgPath && recv == nil && isKmsgWriteConstructor(name):
+				report(id, "raw Kafka write request kmsg.%s outside failover/internal/effect", name)
+			case path == "net/http" && (name == "Post" || name == "PostForm"):
+				report(id, "outgoing HTTP %s (a mutating request) outside failover/internal/effect", name)
+			}
+		case *types.TypeName:
+			if o.Pkg().Path() == kmsgPath && slices.Contains(kmsgWrites, o.Name()) {
+				report(id, "raw Kafka write request kmsg.%s outside failover/internal/effect", o.Name())
+			}
+		}
+	}
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			fn, ok := info.Uses[sel.Sel].(*types.Func)
+			if !ok || fn.Pkg() == nil || fn.Pkg().Path() != "net/http" {
+				return true
+			}
+			var method ast.Expr
+			switch fn.Name() {
+			case "NewRequest":
+				method = call.Args[0]
+			case "NewRequestWithContext":
+				method = call.Args[1]
+			default:
+				return true
+			}
+			tv := info.Types[method]
+			if tv.Value == nil || tv.Value.Kind() != constant.String {
+				report(call, "outgoing HTTP request with a method that is not a constant GET, outside failover/internal/effect")
+			} else if m := constant.StringVal(tv.Value); m != "GET" {
+				report(call, "outgoing HTTP %s request (mutating) outside failover/internal/effect", m)
+			}
+			return true
+		})
+	}
+	return out
+}
+
+func isKmsgWriteConstructor(name string) bool {
+	for _, w := range kmsgWrites {
+		if name == "New"+w || name == "NewPtr"+w {
+			return true
+		}
+	}
+	return false
+}
+
+// The checker itself: it must see what it is meant to refuse, in a package
+// that is not allowed to.
+func TestFindWritesSeesForbiddenCalls(t *testing.T) {
+	src := `package p
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func f(ctx context.Context, cl *kgo.Client, method string) {
+	cl.ProduceSync(ctx, &kgo.Record{})
+	kadm.NewClient(cl).CommitOffsets(ctx, "g", kadm.Offsets{})
+	_ = kmsg.NewPtrOffsetCommitRequest()
+	http.NewRequestWithContext(ctx, http.MethodPut, "http://x", nil)
+	http.NewRequest(method, "http://x", nil)
+	http.Post("http://x", "", nil)
+	http.NewRequest(http.MethodGet, "http://x", nil) // a read: fine
+	kadm.NewClient(cl).ListTopics(ctx)              // a read: fine
+}
+
+func writeAnchor(ctx context.Context) {
+	http.NewRequestWithContext(ctx, http.MethodPost, "http://witness", nil) // allowed by name
+}
+`
+	_, exports := listModule(t)
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := &types.Info{Uses: map[*ast.Ident]types.Object{}, Types: map[ast.Expr]types.TypeAndValue{}}
+	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		if exports[path] == "" {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(exports[path])
+	})
+	if _, err := (&types.Config{Importer: imp}).Check("p", fset, []*ast.File{f}, info); err != nil {
+		t.Fatal(err)
+	}
+	got := findWrites(fset, []*ast.File{f}, info)
+	slices.Sort(got)
+	want := []string{"p.go:13:5: franz-go write kgo.(*Client).ProduceSync", "p.go:14:21: franz-go write kadm.(*Client).CommitOffsets",
+		"p.go:15:11: raw Kafka write request kmsg.NewPtrOffsetCommitRequest", "p.go:16:2: outgoing HTTP PUT request",
+		"p.go:17:2: outgoing HTTP request with a method that is not a constant GET", "p.go:18:7: outgoing HTTP Post"}
+	if len(got) != len(want) {
+		t.Fatalf("found %d, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, w) }) {
+			t.Errorf("missing %q in:\n%s", w, strings.Join(got, "\n"))
+		}
+	}
+	if ok, _ := allowed(modulePath + "/kafka"); ok {
+		t.Error("kafka is allowed to write")
+	}
+	for _, p := range []string{effectPath, modulePath + "/demo", modulePath + "/testenv", modulePath + "/storage/storagetest"} {
+		if ok, why := allowed(p); !ok || why == "" {
+			t.Errorf("%s not allowed", p)
+		}
+	}
+}
