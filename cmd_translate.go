@@ -14,6 +14,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -120,7 +121,7 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if err != nil {
 		return err
 	}
-	translated := map[kafka.TP]int64{}
+	translated := map[model.TP]int64{}
 	explained := make([]kafka.Explained, 0, len(in))
 	failed := 0
 	for i, po := range in {
@@ -129,7 +130,7 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			return fmt.Errorf("translate: stopped after %d of %d partitions, nothing written: %w", i, len(in), ctx.Err())
 		}
 		t := index.Translate(po.TP, po.Offset)
-		dr := kafka.TP{Topic: names.RemoteTopic(alias, po.TP.Topic), Partition: po.TP.Partition}
+		dr := model.TP{Topic: names.RemoteTopic(alias, po.TP.Topic), Partition: po.TP.Partition}
 		explained = append(explained, kafka.Explain(po, kafka.TPKey(dr), t))
 		if t.Translated() {
 			translated[dr] = t.Offset
@@ -209,13 +210,13 @@ func loadSyncsFile(ctx context.Context, name string) (*kafka.SyncIndex, error) {
 	}
 	defer f.Close()
 	index := kafka.NewSyncIndex()
-	var batch []storage.Sync
+	var batch []model.OffsetSync
 	var n int64
-	err = kafka.ParseSyncsJSONL(name, f, func(s kafka.OffsetSync) error {
+	err = kafka.ParseSyncsJSONL(name, f, func(s model.OffsetSync) error {
 		if n%4096 == 0 && ctx.Err() != nil {
 			return fmt.Errorf("%s: reading syncs stopped after %d: %w", name, n, ctx.Err())
 		}
-		batch = append(batch, storage.Sync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream, Downstream: s.Downstream, LogOffset: n})
+		batch = append(batch, model.OffsetSync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream, Downstream: s.Downstream, LogOffset: n})
 		n++
 		return nil
 	})
@@ -301,8 +302,8 @@ func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer store.Close()
 	var buf bytes.Buffer
-	err = store.EachSync(ctx, flow.Name, func(s storage.Sync) error {
-		return kafka.WriteSyncJSONL(&buf, kafka.OffsetSync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream, Downstream: s.Downstream})
+	err = store.EachSync(ctx, flow.Name, func(s model.OffsetSync) error {
+		return kafka.WriteSyncJSONL(&buf, model.OffsetSync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream, Downstream: s.Downstream})
 	})
 	if err != nil {
 		return err

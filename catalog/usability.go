@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -31,8 +32,8 @@ var kafkaTimeout = 10 * time.Second
 
 // PartitionUsability is one source partition of a savepoint.
 type PartitionUsability struct {
-	Source kafka.TP // the primary topic partition, as in the savepoint
-	DR     kafka.TP // its name in DR
+	Source model.TP // the primary topic partition, as in the savepoint
+	DR     model.TP // its name in DR
 	Offset int64    // the savepoint's next offset to read on the primary
 	// PrimaryLogStart is the primary's log-start offset; nil when unknown
 	// (the primary did not answer). PrimaryDeleted: it passed Offset, so
@@ -131,7 +132,7 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 		if err != nil {
 			return u, fmt.Errorf("catalog: savepoint %d: %w", sp.ID, err)
 		}
-		p := PartitionUsability{Source: tp, DR: kafka.TP{Topic: tr.Policy.RemoteTopic(tr.Alias, tp.Topic), Partition: tp.Partition},
+		p := PartitionUsability{Source: tp, DR: model.TP{Topic: tr.Policy.RemoteTopic(tr.Alias, tp.Topic), Partition: tp.Partition},
 			Offset: off}
 		if link {
 			p.Translation = kafka.Translation{Offset: off, Method: kafka.MethodPreserved}
@@ -152,7 +153,7 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 		u.PrimaryErr = primaryErr.Error()
 	}
 	dr, drErr := logStarts(ctx, tr.Target, drTopics)
-	var drEnds map[kafka.TP]logStart
+	var drEnds map[model.TP]logStart
 	if link {
 		var endErr error
 		drEnds, endErr = listOffsets(ctx, tr.Target, drTopics, false)
@@ -237,7 +238,7 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 // mirror keeps offsets, so the savepoint is usable in DR once the mirror
 // has copied everything before its offset. Behind is unusable (for now:
 // while the primary lives the mirror may still catch up).
-func checkMirrored(u *Usability, p *PartitionUsability, key string, ends map[kafka.TP]logStart) {
+func checkMirrored(u *Usability, p *PartitionUsability, key string, ends map[model.TP]logStart) {
 	e, ok := ends[p.DR]
 	if !ok || e.err != nil {
 		p.DRVerdict = worst(p.DRVerdict, Unknown)
@@ -288,14 +289,14 @@ type logStart struct {
 
 // logStarts lists the log-start offsets of topics' partitions. A partial
 // answer comes with the error of the rest.
-func logStarts(ctx context.Context, cl *kgo.Client, topics []string) (map[kafka.TP]logStart, error) {
+func logStarts(ctx context.Context, cl *kgo.Client, topics []string) (map[model.TP]logStart, error) {
 	return listOffsets(ctx, cl, topics, true)
 }
 
 // listOffsets lists the log-start (start) or log-end offsets of topics'
 // partitions. A partial answer comes with the error of the rest.
-func listOffsets(ctx context.Context, cl *kgo.Client, topics []string, start bool) (map[kafka.TP]logStart, error) {
-	out := map[kafka.TP]logStart{}
+func listOffsets(ctx context.Context, cl *kgo.Client, topics []string, start bool) (map[model.TP]logStart, error) {
+	out := map[model.TP]logStart{}
 	if cl == nil {
 		return out, errors.New("no client for the cluster")
 	}
@@ -310,7 +311,7 @@ func listOffsets(ctx context.Context, cl *kgo.Client, topics []string, start boo
 		if o.Partition < 0 {
 			return // the marker kadm adds for a missing topic
 		}
-		out[kafka.TP{Topic: o.Topic, Partition: o.Partition}] = logStart{o.Offset, o.Err}
+		out[model.TP{Topic: o.Topic, Partition: o.Partition}] = logStart{o.Offset, o.Err}
 	})
 	var missing []string
 	for _, t := range topics {

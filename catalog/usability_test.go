@@ -13,6 +13,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -87,7 +88,7 @@ func TestUsability(t *testing.T) {
 	store := openStore(t)
 	// MM2's offset syncs as ingestion would have stored them; the monitor
 	// loads them into its index at start.
-	syncs := []storage.Sync{
+	syncs := []model.OffsetSync{
 		{Topic: "events", Partition: 0, Upstream: 0, Downstream: 0},
 		{Topic: "events", Partition: 0, Upstream: 800, Downstream: 800}, // exact
 		{Topic: "events", Partition: 1, Upstream: 1300, Downstream: 1300},
@@ -122,7 +123,7 @@ func TestUsability(t *testing.T) {
 		t.Errorf("unusable list:\n%s", unusable)
 	}
 	p0, p1, p2, p3 := u.Partitions[0], u.Partitions[1], u.Partitions[2], u.Partitions[3]
-	if p0.Source != (kafka.TP{Topic: "events", Partition: 0}) || p0.DR != (kafka.TP{Topic: "primary.events", Partition: 0}) || p0.Offset != 800 ||
+	if p0.Source != (model.TP{Topic: "events", Partition: 0}) || p0.DR != (model.TP{Topic: "primary.events", Partition: 0}) || p0.Offset != 800 ||
 		*p0.PrimaryLogStart != 0 || *p0.DROffset() != 800 || *p0.DRLogStart != 0 || p0.Primary != Usable || p0.DRVerdict != Usable || len(p0.Problems) != 0 {
 		t.Errorf("events-0: %+v", p0)
 	}

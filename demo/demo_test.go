@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -67,7 +68,7 @@ func checkInternalTopics(ctx context.Context, t *testing.T, sb *Sandbox) {
 		down[topic] = readTopic(ctx, t, dr, policy.RemoteTopic(SourceAlias, topic))
 	}
 
-	syncs := map[topicPartition][]kafka.OffsetSync{}
+	syncs := map[topicPartition][]model.OffsetSync{}
 	for _, r := range syncRecs {
 		s, err := kafka.DecodeOffsetSync(r.Key, r.Value)
 		if err != nil {
@@ -123,7 +124,7 @@ func checkInternalTopics(ctx context.Context, t *testing.T, sb *Sandbox) {
 			continue
 		}
 		hist := syncs[topicPartition{cp.Topic, cp.Partition}]
-		if !slices.ContainsFunc(hist, func(s kafka.OffsetSync) bool { return plusOneRule(s, cp.Upstream) == cp.Downstream }) {
+		if !slices.ContainsFunc(hist, func(s model.OffsetSync) bool { return plusOneRule(s, cp.Upstream) == cp.Downstream }) {
 			t.Errorf("checkpoint %+v: no sync translates %d to %d", cp, cp.Upstream, cp.Downstream)
 		}
 		if best := kafka.Translate(hist, cp.Upstream); !best.Translated() || cp.Downstream > best.Offset {
@@ -150,7 +151,7 @@ func checkInternalTopics(ctx context.Context, t *testing.T, sb *Sandbox) {
 	}
 	for _, r := range hbs {
 		hb, err := kafka.DecodeHeartbeat(r.Key, r.Value)
-		if err != nil || hb.SourceAlias != TargetAlias || hb.TargetAlias != SourceAlias || hb.Timestamp != r.Timestamp.UnixMilli() {
+		if err != nil || hb.SourceAlias != TargetAlias || hb.TargetAlias != SourceAlias || hb.EmittedMs != r.Timestamp.UnixMilli() {
 			t.Errorf("heartbeat at %d: %+v, %v (record ts %d)", r.Offset, hb, err, r.Timestamp.UnixMilli())
 		}
 	}
@@ -166,7 +167,7 @@ func checkInternalTopics(ctx context.Context, t *testing.T, sb *Sandbox) {
 			t.Errorf("connect offset %+v: wrong connector or cluster", o)
 		}
 		seen[o.Topic] = true
-		if data, ok := up[o.Topic]; ok && recordAt(data[o.Partition], o.Offset) == nil {
+		if data, ok := up[o.Topic]; ok && recordAt(data[o.Partition], o.LastOffset) == nil {
 			t.Errorf("connect offset %+v: no data record at that upstream offset", o)
 		}
 	}
@@ -178,7 +179,7 @@ func checkInternalTopics(ctx context.Context, t *testing.T, sb *Sandbox) {
 }
 
 // plusOneRule is MM2's translation through a single sync s.
-func plusOneRule(s kafka.OffsetSync, upstream int64) int64 {
+func plusOneRule(s model.OffsetSync, upstream int64) int64 {
 	switch {
 	case s.Upstream == upstream:
 		return s.Downstream

@@ -15,6 +15,7 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -309,7 +310,7 @@ func (rb *Runbook) groupPlan(ctx context.Context, flow string, s Step) (*kafka.G
 	if offs == nil {
 		return nil, fmt.Errorf("the offsets of savepoint %s could not be read: %s", sp.Path, sp.ReadError)
 	}
-	offsets := map[kafka.TP]int64{}
+	offsets := map[model.TP]int64{}
 	for key, off := range offs {
 		tp, err := kafka.ParseTPKey(key)
 		if err != nil {

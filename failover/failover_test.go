@@ -19,6 +19,7 @@ import (
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/storage/storagetest"
 )
@@ -608,8 +609,8 @@ func TestTranslateGroupFromSavepoint(t *testing.T) {
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	tr := e.rb.Monitor.Translator("primary->dr")
-	spOffsets := map[kafka.TP]int64{{Topic: "orders", Partition: 0}: 7, {Topic: "orders", Partition: 1}: 11}
-	want := map[kafka.TP]int64{}
+	spOffsets := map[model.TP]int64{{Topic: "orders", Partition: 0}: 7, {Topic: "orders", Partition: 1}: 11}
+	want := map[model.TP]int64{}
 	for tp, off := range spOffsets {
 		tl := tr.Index.Translate(tp, off)
 		if !tl.Translated() {

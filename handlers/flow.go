@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -188,7 +189,7 @@ func (h *Handlers) Partition(w http.ResponseWriter, r *http.Request) {
 		}
 		lagMs = append(lagMs, pt)
 	}
-	syncs, total := h.Monitor.SyncHistory(s.Flow.Name, kafka.TP{Topic: topic, Partition: p.Partition}, 2000)
+	syncs, total := h.Monitor.SyncHistory(s.Flow.Name, model.TP{Topic: topic, Partition: p.Partition}, 2000)
 	var up, down, drift []views.Point
 	for _, x := range syncs {
 		up = append(up, views.Point{AtMs: x.RecordMs, Y: float64(x.Upstream), Known: true})

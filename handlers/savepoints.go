@@ -20,6 +20,7 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -170,8 +171,8 @@ func sortedOffsets(sp storage.Savepoint) []views.SavepointOffset {
 	if err != nil || offs == nil {
 		return nil
 	}
-	tps := make([]kafka.TP, 0, len(offs))
-	byTP := map[kafka.TP]string{}
+	tps := make([]model.TP, 0, len(offs))
+	byTP := map[model.TP]string{}
 	out := make([]views.SavepointOffset, 0, len(offs))
 	for k := range offs {
 		tp, err := kafka.ParseTPKey(k)
@@ -583,7 +584,7 @@ func offsetsFile(sp storage.Savepoint) (string, int) {
 	if err != nil || offs == nil {
 		return "", 0
 	}
-	m := map[kafka.TP]int64{}
+	m := map[model.TP]int64{}
 	for k, v := range offs {
 		tp, err := kafka.ParseTPKey(k)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -132,7 +133,7 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, form 
 		}
 		res.From = "the pasted offsets"
 		for _, po := range in {
-			dr := kafka.TP{Topic: tr.Policy.RemoteTopic(tr.Alias, po.TP.Topic), Partition: po.TP.Partition}
+			dr := model.TP{Topic: tr.Policy.RemoteTopic(tr.Alias, po.TP.Topic), Partition: po.TP.Partition}
 			res.Rows = append(res.Rows, views.TranslateRow{Key: po.Key, DRKey: kafka.TPKey(dr), Offset: po.Offset,
 				Translation: tr.Index.Translate(po.TP, po.Offset)})
 		}
@@ -158,7 +159,7 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, form 
 			res.Rows[i].AbortedAfter = kafka.AbortedInDRAfter(aborted, tp, row.Offset)
 		}
 	}
-	translated := map[kafka.TP]int64{}
+	translated := map[model.TP]int64{}
 	var drTopics []string
 	for _, row := range res.Rows {
 		dr, _ := kafka.ParseTPKey(row.DRKey)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -97,7 +98,7 @@ func controlIsAbort(b kmsg.RecordBatch) (abort, ok bool) {
 // ones past MM2's position at each refresh): the count is a lower bound.
 type AbortedLog struct {
 	mu    sync.Mutex
-	parts map[TP]*abortedPart
+	parts map[model.TP]*abortedPart
 }
 
 type abortedPart struct {
@@ -107,14 +108,14 @@ type abortedPart struct {
 }
 
 // Add records batches seen in tp.
-func (l *AbortedLog) Add(tp TP, bs []AbortedBatch) {
+func (l *AbortedLog) Add(tp model.TP, bs []AbortedBatch) {
 	if len(bs) == 0 {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.parts == nil {
-		l.parts = map[TP]*abortedPart{}
+		l.parts = map[model.TP]*abortedPart{}
 	}
 	p := l.parts[tp]
 	if p == nil {
@@ -134,7 +135,7 @@ func (l *AbortedLog) Add(tp TP, bs []AbortedBatch) {
 // Forget starts tp over on a new source log (topic recreated): batches of
 // the old log not yet copied are dropped and offsets count from the start
 // again. What the old log already put in DR stays counted: DR still holds it.
-func (l *AbortedLog) Forget(tp TP) {
+func (l *AbortedLog) Forget(tp model.TP) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if p := l.parts[tp]; p != nil {
@@ -146,7 +147,7 @@ func (l *AbortedLog) Forget(tp TP) {
 // them to DR. It also returns the batches newly found copied. Batches it
 // has gone past are folded into a count, so memory stays bounded by what
 // lies ahead of MM2.
-func (l *AbortedLog) InDR(tp TP, replicated int64) (int64, []AbortedBatch) {
+func (l *AbortedLog) InDR(tp model.TP, replicated int64) (int64, []AbortedBatch) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p := l.parts[tp]
@@ -181,8 +182,8 @@ func AbortedAfter(bs []AbortedBatch, from int64) int64 {
 // saveAborted records batches MM2 has copied, so `drconsole translate` can
 // warn about them when the primary is gone. A failed write is logged: the
 // flow page still shows the count.
-func saveAborted(store *storage.Store, flow string, log *slog.Logger) func(TP, [16]byte, AbortedBatch) {
-	return func(tp TP, topicID [16]byte, b AbortedBatch) {
+func saveAborted(store *storage.Store, flow string, log *slog.Logger) func(model.TP, [16]byte, AbortedBatch) {
+	return func(tp model.TP, topicID [16]byte, b AbortedBatch) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		err := store.AddAbortedBatch(ctx, flow, storage.AbortedBatch{Topic: tp.Topic, TopicID: hex.EncodeToString(topicID[:]),
@@ -197,7 +198,7 @@ func saveAborted(store *storage.Store, flow string, log *slog.Logger) func(TP, [
 // partition, the records of aborted transactions at or after each offset
 // that MM2 copied to DR, from the batches stored for the topic's newest
 // incarnation (topic id).
-func AbortedInDRAfter(stored []storage.AbortedBatch, tp TP, from int64) int64 {
+func AbortedInDRAfter(stored []storage.AbortedBatch, tp model.TP, from int64) int64 {
 	newest, at := "", int64(-1)
 	for _, b := range stored {
 		if b.Topic == tp.Topic && b.AtMs >= at {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -48,10 +49,10 @@ func TestScanAborted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := TP{"orders", 0}
+	tp := model.TP{Topic: "orders", Partition: 0}
 	// All decided and read to the end: what is appended next is unread,
 	// so the lag reader must read again when the log grows.
-	if fr := FetchTimestamps(ctx, cl, topics, map[TP]int64{tp: 0})[tp]; !fr.RescanOnGrowth {
+	if fr := FetchTimestamps(ctx, cl, topics, map[model.TP]int64{tp: 0})[tp]; !fr.RescanOnGrowth {
 		t.Error("a response that reached the high watermark is not read again when the log grows")
 	}
 	// One transaction still open: undecided, never counted.
@@ -61,7 +62,7 @@ func TestScanAborted(t *testing.T) {
 	if err := txn.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte("open")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	got := FetchTimestamps(ctx, cl, topics, map[TP]int64{tp: 0})[tp]
+	got := FetchTimestamps(ctx, cl, topics, map[model.TP]int64{tp: 0})[tp]
 	var n int64
 	for _, b := range got.Aborted {
 		n += b.Records
@@ -90,7 +91,7 @@ func TestScanAborted(t *testing.T) {
 	}
 	// A later scan starting past some of them does not count them again.
 	from := first.Last + 1
-	again := FetchTimestamps(ctx, cl, topics, map[TP]int64{tp: from})[tp]
+	again := FetchTimestamps(ctx, cl, topics, map[model.TP]int64{tp: from})[tp]
 	log.Add(tp, again.Aborted)
 	if c, _ := log.InDR(tp, last.Last+1); c != wantAborted {
 		t.Errorf("after a rescan: %d, want %d", c, wantAborted)

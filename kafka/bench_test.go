@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -46,14 +47,14 @@ func BenchmarkLagRefresh10kPartitions(b *testing.B) {
 	defer dcl.Close()
 	var srcRecs, dstRecs []*kgo.Record
 	state := NewMirrorState()
-	var syncs []storage.Sync
+	var syncs []model.OffsetSync
 	for i, t := range names {
 		for p := range int32(parts) {
 			srcRecs = append(srcRecs, &kgo.Record{Topic: t, Partition: p, Value: []byte("v"), Timestamp: time.Now().Add(-time.Minute)})
 			if (i+int(p))%2 == 0 {
 				dstRecs = append(dstRecs, &kgo.Record{Topic: t, Partition: p, Value: []byte("v")})
 			}
-			syncs = append(syncs, storage.Sync{Topic: t, Partition: p, LogOffset: int64(len(syncs))})
+			syncs = append(syncs, model.OffsetSync{Topic: t, Partition: p, LogOffset: int64(len(syncs))})
 		}
 	}
 	ctx := context.Background()
@@ -139,8 +140,8 @@ func BenchmarkIngestSyncs(b *testing.B) {
 	ctx := context.Background()
 	recs := make([]*kgo.Record, 0, n)
 	for i := range int64(n) {
-		s := OffsetSync{Topic: "events", Partition: int32(i % 1000), Upstream: i * 2, Downstream: i}
-		recs = append(recs, &kgo.Record{Topic: "mm2-offset-syncs.primary.internal", Key: s.EncodeKey(), Value: s.EncodeValue()})
+		s := model.OffsetSync{Topic: "events", Partition: int32(i % 1000), Upstream: i * 2, Downstream: i}
+		recs = append(recs, &kgo.Record{Topic: "mm2-offset-syncs.primary.internal", Key: EncodeKey(s), Value: EncodeValue(s)})
 	}
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		b.Fatal(err)
@@ -183,12 +184,12 @@ func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard,
 func BenchmarkTranslate100kPartitions(b *testing.B) {
 	const parts, per = 100_000, 16
 	x := NewSyncIndex()
-	batch := make([]storage.Sync, 0, parts*per)
+	batch := make([]model.OffsetSync, 0, parts*per)
 	var logOff int64
 	for k := range per {
 		for p := range parts {
 			up := int64(k) * 1000
-			batch = append(batch, storage.Sync{Topic: fmt.Sprintf("t%03d", p%100), Partition: int32(p / 100), Upstream: up, Downstream: up - int64(k), LogOffset: logOff})
+			batch = append(batch, model.OffsetSync{Topic: fmt.Sprintf("t%03d", p%100), Partition: int32(p / 100), Upstream: up, Downstream: up - int64(k), LogOffset: logOff})
 			logOff++
 		}
 	}
@@ -218,9 +219,9 @@ func BenchmarkLoadSyncIndex(b *testing.B) {
 	defer store.Close()
 	ctx := context.Background()
 	const n = 1_000_000
-	batch := make([]storage.Sync, 0, 10_000)
+	batch := make([]model.OffsetSync, 0, 10_000)
 	for i := range int64(n) {
-		batch = append(batch, storage.Sync{Topic: "events", Partition: int32(i % 10_000), Upstream: i, Downstream: i, LogOffset: i})
+		batch = append(batch, model.OffsetSync{Topic: "events", Partition: int32(i % 10_000), Upstream: i, Downstream: i, LogOffset: i})
 		if len(batch) == cap(batch) {
 			if err := store.Apply(ctx, storage.Batch{Flow: "f", Topic: "s", NextOffset: i + 1, Syncs: batch}); err != nil {
 				b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 )
 
 // PositionClusterLink: the link's last_source_fetch_offset (everything
@@ -83,7 +84,7 @@ func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *
 		return out, nil
 	}
 	st := &LinkStatus{LinkState: link.LinkState, LinkError: link.LinkError, Message: link.LinkErrorMessage, Mirrors: mirrors}
-	want := map[TP]int64{}
+	want := map[model.TP]int64{}
 	var topics []string
 	for _, m := range mirrors {
 		if !r.Flow.Topics.Matches(m.SourceTopicName) {
@@ -102,7 +103,7 @@ func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *
 				zero := int64(0)
 				pl.LagMs = &zero
 			} else {
-				want[TP{pl.Topic, pl.Partition}] = fetched
+				want[model.TP{Topic: pl.Topic, Partition: pl.Partition}] = fetched
 			}
 			out.Partitions = append(out.Partitions, pl)
 		}

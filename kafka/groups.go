@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -25,9 +26,9 @@ const (
 
 // GroupRow is one partition of a group translation preview.
 type GroupRow struct {
-	Source TP    // primary topic partition
-	DR     TP    // its name in DR
-	Offset int64 // the group's next offset to read on the primary
+	Source model.TP // primary topic partition
+	DR     model.TP // its name in DR
+	Offset int64    // the group's next offset to read on the primary
 	// Current is the DR group's committed offset now; nil when none.
 	Current     *int64
 	Translation Translation
@@ -61,8 +62,8 @@ func (p *GroupPlan) Untranslatable() int {
 }
 
 // Proposed returns the offsets Apply would commit: translated rows only.
-func (p *GroupPlan) Proposed() map[TP]int64 {
-	out := map[TP]int64{}
+func (p *GroupPlan) Proposed() map[model.TP]int64 {
+	out := map[model.TP]int64{}
 	for _, r := range p.Rows {
 		if r.Translation.Translated() {
 			out[r.DR] = r.Translation.Offset
@@ -99,12 +100,12 @@ func (g *GroupTranslator) Plan(ctx context.Context, group string) (*GroupPlan, e
 		// The primary does not answer: per partition, the newer of what
 		// the console recorded from it and MM2's last checkpoint.
 		plan.From = FromCheckpoint
-		offsets = map[TP]int64{}
-		at := map[TP]int64{}
+		offsets = map[model.TP]int64{}
+		at := map[model.TP]int64{}
 		for drTP, c := range mm2 {
 			upstream, ok := g.Policy.UpstreamTopic(g.Alias, drTP.Topic)
 			if ok {
-				tp := TP{upstream, drTP.Partition}
+				tp := model.TP{Topic: upstream, Partition: drTP.Partition}
 				offsets[tp], at[tp] = c.Upstream, c.RecordMs
 			}
 		}
@@ -113,7 +114,7 @@ func (g *GroupTranslator) Plan(ctx context.Context, group string) (*GroupPlan, e
 			return nil, rerr
 		}
 		for _, o := range recorded {
-			tp := TP{o.Topic, o.Partition}
+			tp := model.TP{Topic: o.Topic, Partition: o.Partition}
 			if t, ok := at[tp]; !ok || o.AtMs > t {
 				offsets[tp], at[tp] = o.Offset, o.AtMs
 				plan.From = FromRecorded
@@ -130,15 +131,15 @@ func (g *GroupTranslator) Plan(ctx context.Context, group string) (*GroupPlan, e
 }
 
 // checkpoints returns MM2's latest checkpoints of group, by DR partition.
-func (g *GroupTranslator) checkpoints(ctx context.Context, group string) (map[TP]storage.Checkpoint, error) {
+func (g *GroupTranslator) checkpoints(ctx context.Context, group string) (map[model.TP]model.Checkpoint, error) {
 	all, err := g.Store.Checkpoints(ctx, g.Flow)
 	if err != nil {
 		return nil, err
 	}
-	mm2 := map[TP]storage.Checkpoint{}
+	mm2 := map[model.TP]model.Checkpoint{}
 	for _, c := range all {
 		if c.Group == group {
-			mm2[TP{c.Topic, c.Partition}] = c
+			mm2[model.TP{Topic: c.Topic, Partition: c.Partition}] = c
 		}
 	}
 	return mm2, nil
@@ -151,7 +152,7 @@ func FromSavepoint(path string) string { return "the Kafka source offsets of sav
 // offsets (a savepoint's next offsets to read) instead of the group's own:
 // a job restored from that savepoint with a new source uid then resumes
 // exactly where its state ends. from says where they came from.
-func (g *GroupTranslator) PlanOffsets(ctx context.Context, group string, offsets map[TP]int64, from string) (*GroupPlan, error) {
+func (g *GroupTranslator) PlanOffsets(ctx context.Context, group string, offsets map[model.TP]int64, from string) (*GroupPlan, error) {
 	if len(offsets) == 0 {
 		return nil, fmt.Errorf("group %s: no offsets to translate (%s)", group, from)
 	}
@@ -164,7 +165,7 @@ func (g *GroupTranslator) PlanOffsets(ctx context.Context, group string, offsets
 
 // planRows completes a plan: the DR group's state and current offsets,
 // and one translated row per primary partition.
-func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets map[TP]int64, mm2 map[TP]storage.Checkpoint) (*GroupPlan, error) {
+func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets map[model.TP]int64, mm2 map[model.TP]model.Checkpoint) (*GroupPlan, error) {
 	group := plan.Group
 	adm := kadm.NewClient(g.Target)
 	current, err := groupOffsets(ctx, adm, group)
@@ -176,7 +177,7 @@ func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets
 		return nil, err
 	}
 	for tp, off := range offsets {
-		row := GroupRow{Source: tp, DR: TP{g.Policy.RemoteTopic(g.Alias, tp.Topic), tp.Partition}, Offset: off,
+		row := GroupRow{Source: tp, DR: model.TP{Topic: g.Policy.RemoteTopic(g.Alias, tp.Topic), Partition: tp.Partition}, Offset: off,
 			Translation: g.Index.Translate(tp, off)}
 		if o, ok := current.Lookup(row.DR.Topic, row.DR.Partition); ok && o.Err == nil && o.At >= 0 {
 			v := o.At
@@ -198,7 +199,7 @@ func (g *GroupTranslator) DRGroupState(ctx context.Context, group string) (strin
 	return groupState(ctx, kadm.NewClient(g.Target), group)
 }
 
-func (g *GroupTranslator) primaryOffsets(ctx context.Context, group string) (map[TP]int64, error) {
+func (g *GroupTranslator) primaryOffsets(ctx context.Context, group string) (map[model.TP]int64, error) {
 	if g.Source == nil {
 		return nil, errors.New("no primary client")
 	}
@@ -208,10 +209,10 @@ func (g *GroupTranslator) primaryOffsets(ctx context.Context, group string) (map
 	if err != nil {
 		return nil, err
 	}
-	out := map[TP]int64{}
+	out := map[model.TP]int64{}
 	resp.Each(func(o kadm.OffsetResponse) {
 		if o.Err == nil && o.At >= 0 {
-			out[TP{o.Topic, o.Partition}] = o.At
+			out[model.TP{Topic: o.Topic, Partition: o.Partition}] = o.At
 		}
 	})
 	return out, nil
@@ -301,7 +302,7 @@ var ErrGroupActive = errors.New("the DR group has active members; stop its consu
 // It is the one function that moves DR group offsets; the failover runbook
 // calls it behind its approval gate.
 func ApplyOffsets(ctx context.Context, store *storage.Store, target *kgo.Client, flow, group string,
-	offsets map[TP]int64, actor, reason string) (storage.GroupChange, error) {
+	offsets map[model.TP]int64, actor, reason string) (storage.GroupChange, error) {
 	change := storage.GroupChange{Flow: flow, Group: group, AtMs: time.Now().UnixMilli(), Actor: actor, Reason: reason}
 	if len(offsets) == 0 {
 		return change, errors.New("nothing to apply: no partition could be translated")
@@ -318,7 +319,7 @@ func ApplyOffsets(ctx context.Context, store *storage.Store, target *kgo.Client,
 	if err != nil {
 		return change, fmt.Errorf("reading DR offsets of group %s: %w", group, err)
 	}
-	tps := make([]TP, 0, len(offsets))
+	tps := make([]model.TP, 0, len(offsets))
 	for tp := range offsets {
 		tps = append(tps, tp)
 	}
@@ -387,10 +388,10 @@ func FinishInterruptedChange(ctx context.Context, store *storage.Store, target *
 // UndoOffsets returns the offsets a recorded change replaced. Partitions
 // that had none cannot be "uncommitted" (Kafka deletes offsets only per
 // group): they are listed in noPrevious for the operator to decide.
-func UndoOffsets(c storage.GroupChange) (restore map[TP]int64, noPrevious []TP) {
-	restore = map[TP]int64{}
+func UndoOffsets(c storage.GroupChange) (restore map[model.TP]int64, noPrevious []model.TP) {
+	restore = map[model.TP]int64{}
 	for _, x := range c.Changes {
-		tp := TP{x.Topic, x.Partition}
+		tp := model.TP{Topic: x.Topic, Partition: x.Partition}
 		if x.Previous == nil {
 			noPrevious = append(noPrevious, tp)
 			continue
@@ -417,15 +418,15 @@ type SeekResult struct {
 // SeekByTimestamp finds, for each DR partition of topics, the first offset
 // whose record timestamp is at or after ms (Kafka's ListOffsets by
 // timestamp). The alternative to translation: simpler, at-least-once.
-func SeekByTimestamp(ctx context.Context, target *kgo.Client, ms int64, topics ...string) (map[TP]SeekResult, error) {
+func SeekByTimestamp(ctx context.Context, target *kgo.Client, ms int64, topics ...string) (map[model.TP]SeekResult, error) {
 	listed, err := kadm.NewClient(target).ListOffsetsAfterMilli(ctx, ms, topics...)
 	if err != nil && !partial(err) {
 		return nil, fmt.Errorf("listing DR offsets by timestamp: %w", err)
 	}
-	out := map[TP]SeekResult{}
+	out := map[model.TP]SeekResult{}
 	listed.Each(func(o kadm.ListedOffset) {
 		if o.Err == nil {
-			out[TP{o.Topic, o.Partition}] = SeekResult{Offset: o.Offset, Timestamp: o.Timestamp}
+			out[model.TP{Topic: o.Topic, Partition: o.Partition}] = SeekResult{Offset: o.Offset, Timestamp: o.Timestamp}
 		}
 	})
 	return out, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -26,12 +27,12 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	}
 	defer store.Close()
 	index := NewSyncIndex()
-	index.Add([]storage.Sync{
+	index.Add([]model.OffsetSync{
 		{Topic: "events", Partition: 0, Upstream: 0, Downstream: 0, LogOffset: 0},
 		{Topic: "events", Partition: 0, Upstream: 100, Downstream: 90, LogOffset: 1},
 		{Topic: "events", Partition: 1, Upstream: 50, Downstream: 50, LogOffset: 2},
 	})
-	commit := func(cl *kgo.Client, group string, offs map[TP]int64) {
+	commit := func(cl *kgo.Client, group string, offs map[model.TP]int64) {
 		t.Helper()
 		o := kadm.Offsets{}
 		for tp, at := range offs {
@@ -41,8 +42,8 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	commit(pcl, "billing", map[TP]int64{{"events", 0}: 120, {"events", 1}: 10})
-	commit(dcl, "billing", map[TP]int64{{"events", 0}: 3})
+	commit(pcl, "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 120, {Topic: "events", Partition: 1}: 10})
+	commit(dcl, "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 3})
 
 	g := &GroupTranslator{Flow: "primary->dr", Alias: "primary", Policy: ReplicationPolicy{Identity: true}, Index: index, Store: store, Source: pcl, Target: dcl}
 
@@ -84,7 +85,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 		t.Fatalf("recorded = %+v, %v", recorded, err)
 	}
 	restore, none := UndoOffsets(recorded[0])
-	if len(none) != 0 || restore[TP{"events", 0}] != 3 {
+	if len(none) != 0 || restore[model.TP{Topic: "events", Partition: 0}] != 3 {
 		t.Fatalf("undo = %v %v", restore, none)
 	}
 	if _, err := ApplyOffsets(ctx, store, dcl, plan.Flow, plan.Group, restore, "alice", "undo"); err != nil {
@@ -96,7 +97,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	}
 
 	// A group DR has never seen is "Dead": it can be given offsets.
-	if c, err := ApplyOffsets(ctx, store, dcl, "primary->dr", "brand-new", map[TP]int64{{"events", 1}: 7}, "alice", "new"); err != nil || c.Changes[0].Previous != nil {
+	if c, err := ApplyOffsets(ctx, store, dcl, "primary->dr", "brand-new", map[model.TP]int64{{Topic: "events", Partition: 1}: 7}, "alice", "new"); err != nil || c.Changes[0].Previous != nil {
 		t.Fatalf("apply to a new group: %+v, %v", c, err)
 	}
 
@@ -124,7 +125,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	member.Close()
 
 	// The primary is gone: the group's offsets come from MM2's checkpoints.
-	err = store.Apply(ctx, storage.Batch{Flow: "primary->dr", Topic: "cp", NextOffset: 1, Checkpoints: []storage.Checkpoint{
+	err = store.Apply(ctx, storage.Batch{Flow: "primary->dr", Topic: "cp", NextOffset: 1, Checkpoints: []model.Checkpoint{
 		{Group: "billing", Topic: "events", Partition: 0, Upstream: 100, Downstream: 90, LogOffset: 0, RecordMs: 3}}})
 	if err != nil {
 		t.Fatal(err)
@@ -168,10 +169,10 @@ func TestSeekByTimestamp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := got[TP{"events", 0}]; r.Offset != 5 || r.Timestamp != base.Add(5*time.Second).UnixMilli() {
+	if r := got[model.TP{Topic: "events", Partition: 0}]; r.Offset != 5 || r.Timestamp != base.Add(5*time.Second).UnixMilli() {
 		t.Fatalf("events-0 = %+v", r)
 	}
-	if r := got[TP{"events", 1}]; r.Offset != 0 || r.Timestamp != -1 {
+	if r := got[model.TP{Topic: "events", Partition: 1}]; r.Offset != 0 || r.Timestamp != -1 {
 		t.Fatalf("empty events-1 = %+v", r)
 	}
 }
@@ -196,7 +197,7 @@ func TestApplyOffsetsWaitsForCoordinator(t *testing.T) {
 		refusals.Add(1)
 		return findCoordinatorError(kreq, kerr.CoordinatorNotAvailable), nil, true
 	})
-	change, err := ApplyOffsets(ctx, store, dcl, "primary->dr", "billing", map[TP]int64{{"events", 0}: 42}, "alice", "drill")
+	change, err := ApplyOffsets(ctx, store, dcl, "primary->dr", "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 42}, "alice", "drill")
 	if err != nil || change.Status != "applied" {
 		t.Fatalf("ApplyOffsets after %d refusals: %+v, %v", refusals.Load(), change, err)
 	}
@@ -214,7 +215,7 @@ func TestApplyOffsetsWaitsForCoordinator(t *testing.T) {
 		return findCoordinatorError(kreq, kerr.GroupAuthorizationFailed), nil, true
 	})
 	start := time.Now()
-	if _, err := ApplyOffsets(ctx, store, dcl, "primary->dr", "payments", map[TP]int64{{"events", 0}: 7}, "alice", "drill"); !errors.Is(err, kerr.GroupAuthorizationFailed) {
+	if _, err := ApplyOffsets(ctx, store, dcl, "primary->dr", "payments", map[model.TP]int64{{Topic: "events", Partition: 0}: 7}, "alice", "drill"); !errors.Is(err, kerr.GroupAuthorizationFailed) {
 		t.Fatalf("ApplyOffsets with authorization refused: %v", err)
 	}
 	if d := time.Since(start); d > coordinatorPatience/2 {

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -286,8 +287,8 @@ func (in *Ingester) store(ctx context.Context, topic string, partition int32, in
 		decodeErrs++
 		lastErr = fmt.Sprintf("offset %d: %v", r.Offset, err)
 	}
-	heartbeats := map[[2]string]*storage.Heartbeat{}
-	connect := map[TP]storage.ConnectOffset{}
+	heartbeats := map[[2]string]*model.Heartbeat{}
+	connect := map[model.TP]model.ConnectOffset{}
 	for _, r := range recs {
 		if r.Value == nil {
 			continue // a tombstone in a compacted topic: MM2 writes none
@@ -299,7 +300,7 @@ func (in *Ingester) store(ctx context.Context, topic string, partition int32, in
 				bad(r, err)
 				continue
 			}
-			b.Syncs = append(b.Syncs, storage.Sync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream,
+			b.Syncs = append(b.Syncs, model.OffsetSync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream,
 				Downstream: s.Downstream, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli(), Incarnation: incarnation})
 		case in.Topics.Checkpoints:
 			c, err := DecodeCheckpoint(r.Key, r.Value)
@@ -307,7 +308,7 @@ func (in *Ingester) store(ctx context.Context, topic string, partition int32, in
 				bad(r, err)
 				continue
 			}
-			b.Checkpoints = append(b.Checkpoints, storage.Checkpoint{Group: c.Group, Topic: c.Topic, Partition: c.Partition,
+			b.Checkpoints = append(b.Checkpoints, model.Checkpoint{Group: c.Group, Topic: c.Topic, Partition: c.Partition,
 				Upstream: c.Upstream, Downstream: c.Downstream, Metadata: c.Metadata, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli()})
 		case in.Topics.Heartbeats:
 			h, err := DecodeHeartbeat(r.Key, r.Value)
@@ -318,12 +319,12 @@ func (in *Ingester) store(ctx context.Context, topic string, partition int32, in
 			k := [2]string{h.SourceAlias, h.TargetAlias}
 			cur := heartbeats[k]
 			if cur == nil {
-				cur = &storage.Heartbeat{SourceAlias: h.SourceAlias, TargetAlias: h.TargetAlias}
+				cur = &model.Heartbeat{SourceAlias: h.SourceAlias, TargetAlias: h.TargetAlias}
 				heartbeats[k] = cur
 			}
 			cur.Count++
 			cur.LogOffset = r.Offset
-			cur.EmittedMs = max(cur.EmittedMs, h.Timestamp)
+			cur.EmittedMs = max(cur.EmittedMs, h.EmittedMs)
 		case in.Topics.ConnectOffsets:
 			o, err := DecodeConnectOffset(r.Key, r.Value)
 			if errors.Is(err, ErrNotSourceOffset) {
@@ -336,8 +337,8 @@ func (in *Ingester) store(ctx context.Context, topic string, partition int32, in
 			if o.Cluster != in.Flow.SourceAlias {
 				continue // another flow sharing the Connect cluster
 			}
-			connect[TP{o.Topic, o.Partition}] = storage.ConnectOffset{Topic: o.Topic, Partition: o.Partition,
-				LastOffset: o.Offset, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli(), Incarnation: incarnation}
+			connect[model.TP{Topic: o.Topic, Partition: o.Partition}] = model.ConnectOffset{Topic: o.Topic, Partition: o.Partition,
+				LastOffset: o.LastOffset, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli(), Incarnation: incarnation}
 		}
 	}
 	for _, h := range heartbeats {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -25,7 +26,7 @@ func newLossCase(t *testing.T, syncs ...[2]int64) *lossCase {
 
 func (c *lossCase) sync(syncs ...[2]int64) {
 	for _, s := range syncs {
-		c.idx.Add([]storage.Sync{{Topic: "events", Upstream: s[0], Downstream: s[1], LogOffset: c.log}})
+		c.idx.Add([]model.OffsetSync{{Topic: "events", Upstream: s[0], Downstream: s[1], LogOffset: c.log}})
 		c.log++
 	}
 }
@@ -35,7 +36,7 @@ func (c *lossCase) refresh(start, replicated, targetEnd, connectLast int64) bool
 	c.t.Helper()
 	end := max(replicated, start) + 10
 	parts := []PartitionLag{{Topic: "events", SourceStart: &start, SourceEnd: &end, Replicated: &replicated, TargetEnd: &targetEnd}}
-	co := map[TP]storage.ConnectOffset{{"events", 0}: {Topic: "events", LastOffset: connectLast}}
+	co := map[model.TP]model.ConnectOffset{{Topic: "events", Partition: 0}: {Topic: "events", LastOffset: connectLast}}
 	c.found = append(c.found, c.j.judge(parts, c.idx, co, c.now)...)
 	c.now = c.now.Add(5 * time.Second)
 	return parts[0].LossSuspected

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -72,7 +73,7 @@ type FlowSnapshot struct {
 	RPOAtLeast bool
 	// UnknownAge names the partitions whose age is not known exactly (their
 	// lag in messages may be): the ones RPOAtLeast is about.
-	UnknownAge []TP
+	UnknownAge []model.TP
 	// MaxLagMessages and TotalLagMessages are over partitions with known lag.
 	MaxLagMessages   *int64
 	TotalLagMessages *int64
@@ -353,7 +354,7 @@ func (s *FlowSnapshot) aggregate() {
 			t.Unknown++
 			s.Unknown++
 			t.MaxLagAtLeast, s.RPOAtLeast = true, true
-			s.UnknownAge = append(s.UnknownAge, TP{p.Topic, p.Partition})
+			s.UnknownAge = append(s.UnknownAge, model.TP{Topic: p.Topic, Partition: p.Partition})
 		}
 		if p.LagMessages != nil {
 			t.LagMessages += *p.LagMessages
@@ -541,7 +542,7 @@ func (m *Monitor) Activity(flow string) (heartbeatMs int64, syncs int) {
 
 // SyncHistory returns the newest limit syncs of a partition (oldest first)
 // and how many are stored in all; nil for an unknown flow.
-func (m *Monitor) SyncHistory(flow string, tp TP, limit int) ([]storage.Sync, int) {
+func (m *Monitor) SyncHistory(flow string, tp model.TP, limit int) ([]model.OffsetSync, int) {
 	for _, fm := range m.flows {
 		if fm.flow.Name == flow {
 			return fm.state.Syncs.History(tp, limit)

@@ -6,14 +6,9 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
-
-// TP names a topic partition.
-type TP struct {
-	Topic     string
-	Partition int32
-}
 
 // FlowTopics are the MM2 internal topics of a flow, derived the way MM2
 // derives them unless the config names them.
@@ -73,14 +68,14 @@ type MirrorState struct {
 	Syncs *SyncIndex
 
 	mu        sync.RWMutex
-	connect   map[TP]storage.ConnectOffset
-	heartbeat *storage.Heartbeat
+	connect   map[model.TP]model.ConnectOffset
+	heartbeat *model.Heartbeat
 	ingest    map[string]*IngestStats
 }
 
 // NewMirrorState returns an empty state.
 func NewMirrorState() *MirrorState {
-	return &MirrorState{Syncs: NewSyncIndex(), connect: map[TP]storage.ConnectOffset{}, ingest: map[string]*IngestStats{}}
+	return &MirrorState{Syncs: NewSyncIndex(), connect: map[model.TP]model.ConnectOffset{}, ingest: map[string]*IngestStats{}}
 }
 
 // Load fills the state from the database.
@@ -106,8 +101,8 @@ func (s *MirrorState) apply(b storage.Batch) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range b.ConnectOffsets {
-		tp := TP{c.Topic, c.Partition}
-		if old, ok := s.connect[tp]; !ok || (storage.SyncKey{Incarnation: old.Incarnation, LogOffset: old.LogOffset}).Before(storage.SyncKey{Incarnation: c.Incarnation, LogOffset: c.LogOffset}) {
+		tp := model.TP{Topic: c.Topic, Partition: c.Partition}
+		if old, ok := s.connect[tp]; !ok || (model.SyncKey{Incarnation: old.Incarnation, LogOffset: old.LogOffset}).Before(model.SyncKey{Incarnation: c.Incarnation, LogOffset: c.LogOffset}) {
 			s.connect[tp] = c
 		}
 	}
@@ -140,16 +135,16 @@ func (s *MirrorState) noteIngest(topic string, records, decodeErrors int64, last
 
 // positions is a copy of what the lag refresh needs.
 type positions struct {
-	latestSync map[TP]storage.Sync
-	connect    map[TP]storage.ConnectOffset
-	heartbeat  *storage.Heartbeat
+	latestSync map[model.TP]model.OffsetSync
+	connect    map[model.TP]model.ConnectOffset
+	heartbeat  *model.Heartbeat
 	ingest     []IngestStats
 }
 
 func (s *MirrorState) snapshot() positions {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	p := positions{latestSync: s.Syncs.Latest(), connect: make(map[TP]storage.ConnectOffset, len(s.connect))}
+	p := positions{latestSync: s.Syncs.Latest(), connect: make(map[model.TP]model.ConnectOffset, len(s.connect))}
 	for k, v := range s.connect {
 		p.connect[k] = v
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 	"github.com/drconsole/drconsole/web"
@@ -144,7 +145,7 @@ func ptr(v *int64) string {
 
 // connectOffsets reads MirrorSourceConnector's committed offsets from the
 // Connect REST API (KIP-875): an independent account of MM2's position.
-func connectOffsets(t *testing.T, c *testenv.Connect) map[kafka.TP]int64 {
+func connectOffsets(t *testing.T, c *testenv.Connect) map[model.TP]int64 {
 	t.Helper()
 	resp, err := http.Get(c.URL + "/connectors/MirrorSourceConnector/offsets")
 	if err != nil {
@@ -166,9 +167,9 @@ func connectOffsets(t *testing.T, c *testenv.Connect) map[kafka.TP]int64 {
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 		t.Fatal(err)
 	}
-	out := map[kafka.TP]int64{}
+	out := map[model.TP]int64{}
 	for _, o := range body.Offsets {
-		out[kafka.TP{Topic: o.Partition.Topic, Partition: o.Partition.Partition}] = o.Offset.Offset
+		out[model.TP{Topic: o.Partition.Topic, Partition: o.Partition.Partition}] = o.Offset.Offset
 	}
 	return out
 }
@@ -255,7 +256,7 @@ func TestConsoleLagMatchesMM2(t *testing.T) {
 		last = snapshotLine(s)
 		for _, p := range s.Partitions {
 			end, _ := ends.Lookup(p.Topic, p.Partition)
-			committed, ok := mm2[kafka.TP{Topic: p.Topic, Partition: p.Partition}]
+			committed, ok := mm2[model.TP{Topic: p.Topic, Partition: p.Partition}]
 			if !ok || p.LagMessages == nil || p.SourceEnd == nil {
 				return fmt.Errorf("%s-%d: no MM2 offset or no console figure", p.Topic, p.Partition)
 			}

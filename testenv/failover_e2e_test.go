@@ -17,6 +17,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 )
@@ -84,7 +85,7 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 		// its next offset commit): wait for them, or the plan taken below is older than
 		// the one the translate step uses. Committed 300 and 299 translate exactly then.
 		prop := plan.Proposed()
-		if prop[kafka.TP{Topic: "events", Partition: 1}] != 300 || prop[kafka.TP{Topic: "events", Partition: 2}] != 299 {
+		if prop[model.TP{Topic: "events", Partition: 1}] != 300 || prop[model.TP{Topic: "events", Partition: 2}] != 299 {
 			return fmt.Errorf("plan %v: last syncs not ingested yet", prop)
 		}
 		return nil

@@ -58,6 +58,7 @@ import (
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -328,11 +329,11 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	// syncs on its 1 s offset commit) and the console has ingested the whole topic as read then.
 	// (The topic itself never stands still: the mirrored heartbeats get syncs every second.)
 	syncTopic, syncCluster := opts.OffsetSyncsTopic()
-	var syncs map[int32][]kafka.OffsetSync
+	var syncs map[int32][]model.OffsetSync
 	var syncEnd int64
 	lastEvents, stillSince := -1, time.Now()
 	if err := testenv.Eventually(time.Minute, 250*time.Millisecond, func() error {
-		syncs, syncEnd = map[int32][]kafka.OffsetSync{}, 0
+		syncs, syncEnd = map[int32][]model.OffsetSync{}, 0
 		n := 0
 		for _, r := range readTopic(t, syncCluster, syncTopic) {
 			s, err := kafka.DecodeOffsetSync(r.Key, r.Value)
@@ -363,9 +364,9 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 
 	// --- 5. translate and commit to the DR group ---------------------------------------------------
 	translated := map[int32]kafka.Translation{}
-	proposed := map[kafka.TP]int64{}
+	proposed := map[model.TP]int64{}
 	for p := range int32(rsParts) {
-		tl := tr.Index.Translate(kafka.TP{Topic: rsTopic, Partition: p}, spOff[p])
+		tl := tr.Index.Translate(model.TP{Topic: rsTopic, Partition: p}, spOff[p])
 		if !tl.Translated() {
 			t.Fatalf("%s-%d: savepoint offset %d not translatable: %+v", rsTopic, p, spOff[p], tl)
 		}
@@ -373,7 +374,7 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 			t.Errorf("%s-%d: console translation %d, +1 rule over all %d syncs %d (ok=%v)", rsTopic, p, tl.Offset, len(syncs[p]), all, ok)
 		}
 		translated[p] = tl
-		proposed[kafka.TP{Topic: opts.RemoteTopic(rsTopic), Partition: p}] = tl.Offset
+		proposed[model.TP{Topic: opts.RemoteTopic(rsTopic), Partition: p}] = tl.Offset
 	}
 	before := flinkCommitted(t, dadm, rsGroup)
 	jars, err := rc.Jars(ctx)

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -214,7 +215,7 @@ func checkRPOInvariant(t *testing.T, mon *kafka.Monitor, primary, dr *testenv.Ka
 	var probes []probe
 	for p, b := range bounds {
 		for _, u := range []int64{b[0], (b[0] + b[1]) / 2, b[1] - 1, b[1]} {
-			probes = append(probes, probe{p, u, idx.Translate(kafka.TP{Topic: "events", Partition: p}, u)})
+			probes = append(probes, probe{p, u, idx.Translate(model.TP{Topic: "events", Partition: p}, u)})
 		}
 	}
 	inDR := map[string]int64{} // value -> DR offset

@@ -21,6 +21,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 	"github.com/drconsole/drconsole/views"
@@ -148,7 +149,7 @@ func TestRPOSyncsTopicRecreated(t *testing.T) {
 	idx := mon.Translator(rpoSyncsFlow).Index
 	if err := testenv.Eventually(2*time.Minute, time.Second, func() error {
 		for p, end := range ends {
-			tl := idx.Translate(kafka.TP{Topic: "events", Partition: p}, end)
+			tl := idx.Translate(model.TP{Topic: "events", Partition: p}, end)
 			if want := mm2Offsets[fmt.Sprintf("events-%d", p)]; !tl.Translated() || tl.Offset < want {
 				return fmt.Errorf("events-%d: console translates %d to %+v, MM2's checkpoint says %d", p, end, tl, want)
 			}
@@ -157,7 +158,7 @@ func TestRPOSyncsTopicRecreated(t *testing.T) {
 	}); err != nil {
 		n, _ := store.CountSyncs(ctx, rpoSyncsFlow)
 		incs, _ := store.Incarnations(ctx, rpoSyncsFlow)
-		h0, n0 := idx.History(kafka.TP{Topic: "events", Partition: 0}, 8)
+		h0, n0 := idx.History(model.TP{Topic: "events", Partition: 0}, 8)
 		var syncsOnTopic []string
 		for _, r := range readTopic(t, dr, syncTopic) {
 			if s, err := kafka.DecodeOffsetSync(r.Key, r.Value); err == nil && s.Topic == "events" {
