@@ -13,7 +13,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/flink/s3"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 )
 
@@ -153,7 +153,7 @@ func writeSavepointJSON(k *flink.KafkaOffsets, stdout, stderr io.Writer) error {
 		}
 		out[model.TP{Topic: p.Topic, Partition: p.Partition}] = p.Next
 	}
-	if err := kafka.WriteOffsetsJSON(stdout, out); err != nil {
+	if err := mm2.WriteOffsetsJSON(stdout, out); err != nil {
 		return err
 	}
 	if len(marked) > 0 {

@@ -25,6 +25,7 @@ import (
 	"github.com/drconsole/drconsole/flink/s3"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
 )
@@ -322,7 +323,7 @@ func demoConfig(sb *demo.Sandbox, addr, dir, flinkURL, savepointDir string) *con
 		Flows: []*config.Flow{{
 			Source: demo.SourceAlias, Target: demo.TargetAlias,
 			ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-			ConnectOffsetsTopic: kafka.ConnectOffsetsTopic(demo.SourceAlias),
+			ConnectOffsetsTopic: mm2.ConnectOffsetsTopic(demo.SourceAlias),
 			Topics:              config.Topics{Include: demo.Topics},
 		}},
 		RefreshInterval: config.Duration(2e9),

@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -42,7 +42,7 @@ type PartitionUsability struct {
 	PrimaryDeleted  bool
 	// Translation maps Offset to DR (MM2 offset syncs; for Cluster
 	// Linking the offset itself, MethodPreserved).
-	Translation kafka.Translation
+	Translation mm2.Translation
 	// DRLogStart is DR's log-start offset; nil when unknown. DRDeleted: it
 	// passed the translated offset.
 	DRLogStart *int64
@@ -128,14 +128,14 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 	}
 	var srcTopics, drTopics []string
 	for key, off := range offsets {
-		tp, err := kafka.ParseTPKey(key)
+		tp, err := mm2.ParseTPKey(key)
 		if err != nil {
 			return u, fmt.Errorf("catalog: savepoint %d: %w", sp.ID, err)
 		}
 		p := PartitionUsability{Source: tp, DR: model.TP{Topic: tr.Policy.RemoteTopic(tr.Alias, tp.Topic), Partition: tp.Partition},
 			Offset: off}
 		if link {
-			p.Translation = kafka.Translation{Offset: off, Method: kafka.MethodPreserved}
+			p.Translation = mm2.Translation{Offset: off, Method: mm2.MethodPreserved}
 		} else {
 			p.Translation = tr.Index.Translate(tp, off)
 		}
@@ -167,7 +167,7 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 
 	for i := range u.Partitions {
 		p := &u.Partitions[i]
-		key := kafka.TPKey(p.Source)
+		key := mm2.TPKey(p.Source)
 		p.Primary, p.DRVerdict = Unknown, Unknown
 		if ls, ok := primary[p.Source]; !ok {
 			p.Problems = append(p.Problems, "primary log start unknown")
@@ -191,7 +191,7 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 		case !p.Translation.Translated():
 			u.Untranslatable = append(u.Untranslatable, key)
 			why := fmt.Sprintf("no DR offset: translation %s", p.Translation.Method)
-			if p.Translation.Method == kafka.MethodTooOld {
+			if p.Translation.Method == mm2.MethodTooOld {
 				why = "no DR offset: every offset sync MM2 kept is newer than the savepoint's offset"
 				p.DRVerdict = Unusable
 				u.Unusable = append(u.Unusable, key+": "+why)
@@ -206,7 +206,7 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 				break
 			}
 			if ls.err != nil {
-				p.Problems = append(p.Problems, fmt.Sprintf("DR %s: %v", kafka.TPKey(p.DR), ls.err))
+				p.Problems = append(p.Problems, fmt.Sprintf("DR %s: %v", mm2.TPKey(p.DR), ls.err))
 				break
 			}
 			v := ls.offset
@@ -215,7 +215,7 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 			p.DRVerdict = Usable
 			if p.DRDeleted {
 				p.DRVerdict = Unusable
-				why := fmt.Sprintf("data deleted in DR: log start %d of %s is past the translated offset %d", v, kafka.TPKey(p.DR), p.Translation.Offset)
+				why := fmt.Sprintf("data deleted in DR: log start %d of %s is past the translated offset %d", v, mm2.TPKey(p.DR), p.Translation.Offset)
 				p.Problems = append(p.Problems, why)
 				u.Unusable = append(u.Unusable, key+": "+why)
 			}
@@ -251,7 +251,7 @@ func checkMirrored(u *Usability, p *PartitionUsability, key string, ends map[mod
 	if p.DRBehind {
 		p.DRVerdict = Unusable
 		why := fmt.Sprintf("the DR mirror is behind the savepoint: %s ends at %d, before the savepoint's offset %d (%d records not mirrored yet)",
-			kafka.TPKey(p.DR), v, p.Offset, p.Offset-v)
+			mm2.TPKey(p.DR), v, p.Offset, p.Offset-v)
 		p.Problems = append(p.Problems, why)
 		u.Unusable = append(u.Unusable, key+": "+why)
 	}

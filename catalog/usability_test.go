@@ -13,6 +13,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -133,7 +134,7 @@ func TestUsability(t *testing.T) {
 	if p2.PrimaryDeleted || *p2.DROffset() != 701 || *p2.DRLogStart != 1000 || !p2.DRDeleted || p2.Primary != Usable || p2.DRVerdict != Unusable {
 		t.Errorf("events-2: %+v", p2)
 	}
-	if p3.DROffset() != nil || p3.Translation.Method != kafka.MethodTooOld || p3.DRVerdict != Unusable || p3.DRLogStart != nil || p3.Primary != Usable {
+	if p3.DROffset() != nil || p3.Translation.Method != mm2.MethodTooOld || p3.DRVerdict != Unusable || p3.DRLogStart != nil || p3.Primary != Usable {
 		t.Errorf("events-3: %+v", p3)
 	}
 
@@ -235,7 +236,7 @@ func TestUsabilityClusterLink(t *testing.T) {
 	}
 	for i, want := range []int64{800, 1300, 750, 1350} {
 		p := u.Partitions[i]
-		if p.DR != p.Source || p.Translation.Method != kafka.MethodPreserved || *p.DROffset() != want || p.DRLogEnd == nil {
+		if p.DR != p.Source || p.Translation.Method != mm2.MethodPreserved || *p.DROffset() != want || p.DRLogEnd == nil {
 			t.Errorf("partition %d: %+v", i, p)
 		}
 	}

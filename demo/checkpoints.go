@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -74,7 +74,7 @@ func (c *mirrorCheckpoints) once(ctx context.Context) error {
 		}
 		resp.Fetched.Each(func(o kadm.OffsetResponse) {
 			if cp, ok := c.checkpoint(group, o); ok {
-				recs = append(recs, &kgo.Record{Topic: c.topic, Partition: 0, Key: kafka.EncodeKey(cp), Value: kafka.EncodeValue(cp)})
+				recs = append(recs, &kgo.Record{Topic: c.topic, Partition: 0, Key: mm2.EncodeKey(cp), Value: mm2.EncodeValue(cp)})
 				emitted = append(emitted, cp)
 			}
 		})
@@ -104,7 +104,7 @@ func (c *mirrorCheckpoints) checkpoint(group string, o kadm.OffsetResponse) (mod
 		return model.Checkpoint{}, false
 	}
 	tp := topicPartition{o.Topic, o.Partition}
-	tr := kafka.Translate(c.m.syncHistory(tp), o.At)
+	tr := mm2.Translate(c.m.syncHistory(tp), o.At)
 	if !tr.Translated() {
 		return model.Checkpoint{}, false
 	}

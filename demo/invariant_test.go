@@ -19,6 +19,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -339,7 +340,7 @@ func startMonitor(ctx context.Context, t *testing.T, sb *Sandbox) (*kafka.Monito
 			TargetAlias: {Bootstrap: sb.DRBootstrap()},
 		},
 		Flows: []*config.Flow{{Source: SourceAlias, Target: TargetAlias, ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-			ConnectOffsetsTopic: kafka.ConnectOffsetsTopic(SourceAlias), Topics: config.Topics{Include: Topics}}},
+			ConnectOffsetsTopic: mm2.ConnectOffsetsTopic(SourceAlias), Topics: config.Topics{Include: Topics}}},
 		RefreshInterval: config.Duration(time.Hour),
 	}
 	if err := cfg.Normalize("invariant"); err != nil {

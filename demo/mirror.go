@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -16,7 +16,7 @@ import (
 
 // policy is the demo flow's replication policy: identity names, with
 // heartbeats still prefixed (primary.heartbeats).
-var policy = kafka.ReplicationPolicy{Identity: true}
+var policy = mm2.ReplicationPolicy{Identity: true}
 
 const (
 	// commitInterval is offset.flush.interval.ms for the demo: Connect
@@ -56,7 +56,7 @@ func (s *Sandbox) newMirror(ctx context.Context) (*mirror, error) {
 	m := &mirror{
 		s:            s,
 		syncsTopic:   policy.OffsetSyncsTopic(SourceAlias),
-		offsetsTopic: kafka.ConnectOffsetsTopic(SourceAlias),
+		offsetsTopic: mm2.ConnectOffsetsTopic(SourceAlias),
 		syncs:        newSyncWriter(),
 		next:         make(map[topicPartition]int64),
 		committed:    make(map[topicPartition]int64),
@@ -255,7 +255,7 @@ func (m *mirror) commit(ctx context.Context) error {
 			continue
 		}
 		o := model.ConnectOffset{Connector: connector, Cluster: SourceAlias, Topic: tp.topic, Partition: tp.partition, LastOffset: last}
-		recs = append(recs, &kgo.Record{Topic: m.offsetsTopic, Partition: 0, Key: kafka.EncodeKey(o), Value: kafka.EncodeValue(o)})
+		recs = append(recs, &kgo.Record{Topic: m.offsetsTopic, Partition: 0, Key: mm2.EncodeKey(o), Value: mm2.EncodeValue(o)})
 		advanced = append(advanced, tp)
 	}
 	var errs []error
@@ -277,7 +277,7 @@ func (m *mirror) writeSyncs(ctx context.Context, syncs []model.OffsetSync) error
 	}
 	recs := make([]*kgo.Record, len(syncs))
 	for i, s := range syncs {
-		recs[i] = &kgo.Record{Topic: m.syncsTopic, Partition: 0, Key: kafka.EncodeKey(s), Value: kafka.EncodeValue(s)}
+		recs[i] = &kgo.Record{Topic: m.syncsTopic, Partition: 0, Key: mm2.EncodeKey(s), Value: mm2.EncodeValue(s)}
 	}
 	errs := produceAll(ctx, m.dst, recs)
 	m.histMu.Lock()

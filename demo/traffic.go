@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -195,7 +195,7 @@ func (s *Sandbox) startHeartbeats(ctx context.Context) error {
 			// simply missed, as with a real herder.
 			pctx, cancel := context.WithTimeout(ctx, heartbeatPeriod)
 			err := cl.ProduceSync(pctx, &kgo.Record{
-				Topic: heartbeatsTopic, Partition: 0, Key: kafka.EncodeKey(hb), Value: kafka.EncodeValue(hb), Timestamp: now,
+				Topic: heartbeatsTopic, Partition: 0, Key: mm2.EncodeKey(hb), Value: mm2.EncodeValue(hb), Timestamp: now,
 			}).FirstErr()
 			cancel()
 			if err == nil {

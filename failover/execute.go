@@ -15,6 +15,7 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -278,7 +279,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, r *Run, idx int, s Step, 
 	var untranslatable []string
 	for _, row := range plan.Rows {
 		if !row.Translation.Translated() {
-			untranslatable = append(untranslatable, fmt.Sprintf("%s (%s)", kafka.TPKey(row.Source), row.Translation.Method))
+			untranslatable = append(untranslatable, fmt.Sprintf("%s (%s)", mm2.TPKey(row.Source), row.Translation.Method))
 		}
 	}
 	if len(untranslatable) > 0 && !s.AllowPartial {
@@ -312,7 +313,7 @@ func (rb *Runbook) groupPlan(ctx context.Context, flow string, s Step) (*kafka.G
 	}
 	offsets := map[model.TP]int64{}
 	for key, off := range offs {
-		tp, err := kafka.ParseTPKey(key)
+		tp, err := mm2.ParseTPKey(key)
 		if err != nil {
 			return nil, fmt.Errorf("savepoint %s: %w", sp.Path, err)
 		}

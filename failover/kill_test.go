@@ -26,6 +26,7 @@ import (
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -43,7 +44,7 @@ func killConfig(primary, dr []string, flinkURL string) *config.Config {
 	cfg := &config.Config{
 		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: primary}, "dr": {Bootstrap: dr}},
 		Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-			ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
+			ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
 		RefreshInterval: config.Duration(500 * time.Millisecond),
 		FlinkTargets:    []*config.FlinkTarget{{Name: "flink-dr", RestURL: flinkURL, Region: "dr"}},
 	}

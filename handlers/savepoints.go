@@ -20,6 +20,7 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
@@ -175,7 +176,7 @@ func sortedOffsets(sp storage.Savepoint) []views.SavepointOffset {
 	byTP := map[model.TP]string{}
 	out := make([]views.SavepointOffset, 0, len(offs))
 	for k := range offs {
-		tp, err := kafka.ParseTPKey(k)
+		tp, err := mm2.ParseTPKey(k)
 		if err != nil {
 			out = append(out, views.SavepointOffset{Key: k, Offset: offs[k]})
 			continue
@@ -183,7 +184,7 @@ func sortedOffsets(sp storage.Savepoint) []views.SavepointOffset {
 		tps = append(tps, tp)
 		byTP[tp] = k
 	}
-	kafka.SortTPs(tps)
+	mm2.SortTPs(tps)
 	for _, tp := range tps {
 		out = append(out, views.SavepointOffset{Key: byTP[tp], Offset: offs[byTP[tp]]})
 	}
@@ -586,14 +587,14 @@ func offsetsFile(sp storage.Savepoint) (string, int) {
 	}
 	m := map[model.TP]int64{}
 	for k, v := range offs {
-		tp, err := kafka.ParseTPKey(k)
+		tp, err := mm2.ParseTPKey(k)
 		if err != nil {
 			return sp.OffsetsJSON, len(offs)
 		}
 		m[tp] = v
 	}
 	var b bytes.Buffer
-	kafka.WriteOffsetsJSON(&b, m)
+	mm2.WriteOffsetsJSON(&b, m)
 	return b.String(), len(offs)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/views"
 )
@@ -102,7 +103,7 @@ func (h *Handlers) translate(w http.ResponseWriter, r *http.Request, form views.
 	if err != nil {
 		page.Error = err.Error()
 		status := http.StatusUnprocessableEntity
-		if errors.Is(err, kafka.ErrTooManyOffsets) {
+		if errors.Is(err, mm2.ErrTooManyOffsets) {
 			status = http.StatusBadRequest
 		}
 		h.render(w, r, status, views.Translate(page))
@@ -123,10 +124,10 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, form 
 		res.TSMillis = ms
 	}
 	if form.Source == "offsets" {
-		in, err := kafka.ReadOffsetsJSON(ctx, "offsets", strings.NewReader(form.Offsets), MaxOffsetsPartitions)
-		if errors.Is(err, kafka.ErrTooManyOffsets) {
+		in, err := mm2.ReadOffsetsJSON(ctx, "offsets", strings.NewReader(form.Offsets), MaxOffsetsPartitions)
+		if errors.Is(err, mm2.ErrTooManyOffsets) {
 			return nil, fmt.Errorf("more than %d partitions in one preview: %w; split the offsets, or use `drconsole translate` on the command line",
-				MaxOffsetsPartitions, kafka.ErrTooManyOffsets)
+				MaxOffsetsPartitions, mm2.ErrTooManyOffsets)
 		}
 		if err != nil {
 			return nil, err
@@ -134,7 +135,7 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, form 
 		res.From = "the pasted offsets"
 		for _, po := range in {
 			dr := model.TP{Topic: tr.Policy.RemoteTopic(tr.Alias, po.TP.Topic), Partition: po.TP.Partition}
-			res.Rows = append(res.Rows, views.TranslateRow{Key: po.Key, DRKey: kafka.TPKey(dr), Offset: po.Offset,
+			res.Rows = append(res.Rows, views.TranslateRow{Key: po.Key, DRKey: mm2.TPKey(dr), Offset: po.Offset,
 				Translation: tr.Index.Translate(po.TP, po.Offset)})
 		}
 	} else {
@@ -144,7 +145,7 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, form 
 		}
 		res.From, res.DRState, res.DRMembers = plan.From, plan.DRState, plan.DRMembers
 		for _, row := range plan.Rows {
-			res.Rows = append(res.Rows, views.TranslateRow{Key: kafka.TPKey(row.Source), DRKey: kafka.TPKey(row.DR), Offset: row.Offset,
+			res.Rows = append(res.Rows, views.TranslateRow{Key: mm2.TPKey(row.Source), DRKey: mm2.TPKey(row.DR), Offset: row.Offset,
 				Current: row.Current, Translation: row.Translation, Checkpoint: row.Checkpoint})
 		}
 	}
@@ -155,14 +156,14 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, form 
 		return nil, err
 	}
 	for i, row := range res.Rows {
-		if tp, err := kafka.ParseTPKey(row.Key); err == nil && row.Translation.Translated() {
+		if tp, err := mm2.ParseTPKey(row.Key); err == nil && row.Translation.Translated() {
 			res.Rows[i].AbortedAfter = kafka.AbortedInDRAfter(aborted, tp, row.Offset)
 		}
 	}
 	translated := map[model.TP]int64{}
 	var drTopics []string
 	for _, row := range res.Rows {
-		dr, _ := kafka.ParseTPKey(row.DRKey)
+		dr, _ := mm2.ParseTPKey(row.DRKey)
 		if !slices.Contains(drTopics, dr.Topic) {
 			drTopics = append(drTopics, dr.Topic)
 		}
@@ -180,14 +181,14 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, form 
 			return nil, err
 		}
 		for i, row := range res.Rows {
-			dr, _ := kafka.ParseTPKey(row.DRKey)
+			dr, _ := mm2.ParseTPKey(row.DRKey)
 			if s, ok := seek[dr]; ok {
 				res.Rows[i].Seek = &s
 			}
 		}
 	}
 	var buf bytes.Buffer
-	kafka.WriteOffsetsJSON(&buf, translated)
+	mm2.WriteOffsetsJSON(&buf, translated)
 	res.DownloadURL = "data:application/json;charset=utf-8," + url.PathEscape(buf.String())
 	return res, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -141,7 +142,7 @@ func BenchmarkIngestSyncs(b *testing.B) {
 	recs := make([]*kgo.Record, 0, n)
 	for i := range int64(n) {
 		s := model.OffsetSync{Topic: "events", Partition: int32(i % 1000), Upstream: i * 2, Downstream: i}
-		recs = append(recs, &kgo.Record{Topic: "mm2-offset-syncs.primary.internal", Key: EncodeKey(s), Value: EncodeValue(s)})
+		recs = append(recs, &kgo.Record{Topic: "mm2-offset-syncs.primary.internal", Key: mm2.EncodeKey(s), Value: mm2.EncodeValue(s)})
 	}
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		b.Fatal(err)
@@ -183,7 +184,7 @@ func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard,
 // big consumer group or savepoint does. Budget: 50 ms.
 func BenchmarkTranslate100kPartitions(b *testing.B) {
 	const parts, per = 100_000, 16
-	x := NewSyncIndex()
+	x := mm2.NewSyncIndex()
 	batch := make([]model.OffsetSync, 0, parts*per)
 	var logOff int64
 	for k := range per {
@@ -231,8 +232,8 @@ func BenchmarkLoadSyncIndex(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		x := NewSyncIndex()
-		if err := x.Load(ctx, store, "f"); err != nil || x.Len() != n {
+		x := mm2.NewSyncIndex()
+		if err := LoadSyncIndex(ctx, x, store, "f"); err != nil || x.Len() != n {
 			b.Fatalf("loaded %d, %v", x.Len(), err)
 		}
 	}

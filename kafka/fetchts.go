@@ -7,6 +7,7 @@ import (
 	"maps"
 	"sync"
 
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -102,7 +103,7 @@ func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetai
 			}
 		}
 	}
-	SortTPs(missing)
+	mm2.SortTPs(missing)
 	missing = missing[:min(len(missing), maxFollowUps)]
 	sem := make(chan struct{}, followUpParallel)
 	for _, tp := range missing {

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -31,7 +32,7 @@ type GroupRow struct {
 	Offset int64    // the group's next offset to read on the primary
 	// Current is the DR group's committed offset now; nil when none.
 	Current     *int64
-	Translation Translation
+	Translation mm2.Translation
 	// Checkpoint is MM2's own translation from its latest checkpoint, for
 	// comparison; nil when MM2 has none for this partition.
 	Checkpoint *int64
@@ -76,8 +77,8 @@ func (p *GroupPlan) Proposed() map[model.TP]int64 {
 type GroupTranslator struct {
 	Flow   string
 	Alias  string // the flow's source alias
-	Policy ReplicationPolicy
-	Index  *SyncIndex
+	Policy mm2.ReplicationPolicy
+	Index  *mm2.SyncIndex
 	Store  *storage.Store
 	// Source may be unreachable (the primary is gone): then MM2's
 	// checkpoints in DR supply the group's primary offsets.
@@ -323,7 +324,7 @@ func ApplyOffsets(ctx context.Context, store *storage.Store, target *kgo.Client,
 	for tp := range offsets {
 		tps = append(tps, tp)
 	}
-	SortTPs(tps)
+	mm2.SortTPs(tps)
 	commit := kadm.Offsets{}
 	for _, tp := range tps {
 		c := storage.OffsetChange{Topic: tp.Topic, Partition: tp.Partition, Applied: offsets[tp]}

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -26,7 +27,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	index := NewSyncIndex()
+	index := mm2.NewSyncIndex()
 	index.Add([]model.OffsetSync{
 		{Topic: "events", Partition: 0, Upstream: 0, Downstream: 0, LogOffset: 0},
 		{Topic: "events", Partition: 0, Upstream: 100, Downstream: 90, LogOffset: 1},
@@ -45,7 +46,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	commit(pcl, "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 120, {Topic: "events", Partition: 1}: 10})
 	commit(dcl, "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 3})
 
-	g := &GroupTranslator{Flow: "primary->dr", Alias: "primary", Policy: ReplicationPolicy{Identity: true}, Index: index, Store: store, Source: pcl, Target: dcl}
+	g := &GroupTranslator{Flow: "primary->dr", Alias: "primary", Policy: mm2.ReplicationPolicy{Identity: true}, Index: index, Store: store, Source: pcl, Target: dcl}
 
 	if n, err := g.RecordPrimaryGroups(ctx, func(topic string) bool { return topic == "events" }, time.UnixMilli(1)); err != nil || n != 2 {
 		t.Fatalf("recorded %d primary group offsets: %v", n, err)
@@ -64,7 +65,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	if r0.Translation.Offset != 91 || r0.Translation.RereadMax != 19 || r0.Current == nil || *r0.Current != 3 {
 		t.Fatalf("events-0 row = %+v", r0)
 	}
-	if r1.Translation.Method != MethodTooOld || r1.Current != nil {
+	if r1.Translation.Method != mm2.MethodTooOld || r1.Current != nil {
 		t.Fatalf("events-1 row = %+v", r1)
 	}
 
@@ -137,7 +138,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	}
 	// events-0: MM2's checkpoint (newer than the recording); events-1: only recorded.
 	if len(plan.Rows) != 2 || plan.Rows[0].Offset != 100 || plan.Rows[0].Translation.Offset != 90 ||
-		plan.Rows[0].Translation.Method != MethodExact || *plan.Rows[0].Checkpoint != 90 || plan.Rows[1].Offset != 10 {
+		plan.Rows[0].Translation.Method != mm2.MethodExact || *plan.Rows[0].Checkpoint != 90 || plan.Rows[1].Offset != 10 {
 		t.Fatalf("plan without the primary = %+v", plan)
 	}
 	// Offsets the console recorded while the primary answered are newer
@@ -153,7 +154,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	if plan.From != FromRecorded || len(plan.Rows) != 2 || plan.Rows[0].Offset != 120 || plan.Rows[0].Translation.Offset != 91 ||
-		plan.Rows[1].Translation.Offset != 50 || plan.Rows[1].Translation.Method != MethodExact {
+		plan.Rows[1].Translation.Offset != 50 || plan.Rows[1].Translation.Method != mm2.MethodExact {
 		t.Fatalf("plan from recorded offsets = %+v", plan)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -295,7 +296,7 @@ func (in *Ingester) store(ctx context.Context, topic string, partition int32, in
 		}
 		switch topic {
 		case in.Topics.OffsetSyncs:
-			s, err := DecodeOffsetSync(r.Key, r.Value)
+			s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
 			if err != nil {
 				bad(r, err)
 				continue
@@ -303,7 +304,7 @@ func (in *Ingester) store(ctx context.Context, topic string, partition int32, in
 			b.Syncs = append(b.Syncs, model.OffsetSync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream,
 				Downstream: s.Downstream, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli(), Incarnation: incarnation})
 		case in.Topics.Checkpoints:
-			c, err := DecodeCheckpoint(r.Key, r.Value)
+			c, err := mm2.DecodeCheckpoint(r.Key, r.Value)
 			if err != nil {
 				bad(r, err)
 				continue
@@ -311,7 +312,7 @@ func (in *Ingester) store(ctx context.Context, topic string, partition int32, in
 			b.Checkpoints = append(b.Checkpoints, model.Checkpoint{Group: c.Group, Topic: c.Topic, Partition: c.Partition,
 				Upstream: c.Upstream, Downstream: c.Downstream, Metadata: c.Metadata, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli()})
 		case in.Topics.Heartbeats:
-			h, err := DecodeHeartbeat(r.Key, r.Value)
+			h, err := mm2.DecodeHeartbeat(r.Key, r.Value)
 			if err != nil {
 				bad(r, err)
 				continue
@@ -326,8 +327,8 @@ func (in *Ingester) store(ctx context.Context, topic string, partition int32, in
 			cur.LogOffset = r.Offset
 			cur.EmittedMs = max(cur.EmittedMs, h.EmittedMs)
 		case in.Topics.ConnectOffsets:
-			o, err := DecodeConnectOffset(r.Key, r.Value)
-			if errors.Is(err, ErrNotSourceOffset) {
+			o, err := mm2.DecodeConnectOffset(r.Key, r.Value)
+			if errors.Is(err, mm2.ErrNotSourceOffset) {
 				continue
 			}
 			if err != nil {

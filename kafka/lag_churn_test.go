@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 )
 
@@ -294,26 +295,26 @@ func TestLagPositionPastEndOrEndBackwards(t *testing.T) {
 // After Restart, no stored sync of the old log translates an offset; the
 // syncs MM2 writes for the new log do.
 func TestSyncIndexRestartStartsNewHistory(t *testing.T) {
-	x := NewSyncIndex()
+	x := mm2.NewSyncIndex()
 	tp := model.TP{Topic: "events", Partition: 0}
 	x.Add([]model.OffsetSync{{Topic: "events", Upstream: 0, Downstream: 0, LogOffset: 1}, {Topic: "events", Upstream: 50, Downstream: 50, LogOffset: 2}})
-	if tr := x.Translate(tp, 60); tr.Method != MethodConservative {
+	if tr := x.Translate(tp, 60); tr.Method != mm2.MethodConservative {
 		t.Fatalf("before: %+v", tr)
 	}
 	x.Restart(tp)
-	if tr := x.Translate(tp, 60); tr.Method != MethodUnknown {
+	if tr := x.Translate(tp, 60); tr.Method != mm2.MethodUnknown {
 		t.Fatalf("old log's syncs used for the new log: %+v", tr)
 	}
 	// The new log's first sync is not below the old one (no rewind to see).
 	x.Add([]model.OffsetSync{{Topic: "events", Upstream: 55, Downstream: 80, LogOffset: 3}})
-	if tr := x.Translate(tp, 60); tr.Offset != 81 || tr.Method != MethodConservative {
+	if tr := x.Translate(tp, 60); tr.Offset != 81 || tr.Method != mm2.MethodConservative {
 		t.Fatalf("new history: %+v", tr)
 	}
-	if tr := x.Translate(tp, 52); tr.Method != MethodTooOld {
+	if tr := x.Translate(tp, 52); tr.Method != mm2.MethodTooOld {
 		t.Fatalf("an offset before the new log's first sync must not use the old log's 50->50: %+v", tr)
 	}
 	x.Remove([]model.SyncKey{{LogOffset: 1}}) // thinning the old history keeps the boundary
-	if tr := x.Translate(tp, 52); tr.Method != MethodTooOld {
+	if tr := x.Translate(tp, 52); tr.Method != mm2.MethodTooOld {
 		t.Fatalf("after Remove: %+v", tr)
 	}
 }
@@ -450,7 +451,7 @@ func TestIngestPicksUpLateInternalTopic(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := model.OffsetSync{Topic: "events", Partition: 0, Upstream: 5, Downstream: 5}
-	produce(t, dcl, &kgo.Record{Topic: ft.OffsetSyncs, Key: EncodeKey(s), Value: EncodeValue(s)})
+	produce(t, dcl, &kgo.Record{Topic: ft.OffsetSyncs, Key: mm2.EncodeKey(s), Value: mm2.EncodeValue(s)})
 	created := time.Now()
 	for m.flows[0].state.Syncs.Len() == 0 {
 		if time.Since(created) > 8*time.Second {

@@ -3,10 +3,10 @@ package kafka
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -54,7 +54,7 @@ type lossJudge struct {
 // judge updates the gaps from a fresh reading of parts and returns the
 // losses it confirmed. It marks each part whose gap is still undecided
 // (LossSuspected) and clears DataLost, which from here on means confirmed.
-func (j *lossJudge) judge(parts []PartitionLag, idx *SyncIndex, connect map[model.TP]model.ConnectOffset, now time.Time) []storage.LossIncident {
+func (j *lossJudge) judge(parts []PartitionLag, idx *mm2.SyncIndex, connect map[model.TP]model.ConnectOffset, now time.Time) []storage.LossIncident {
 	if j.suspects == nil {
 		j.suspects = map[model.TP]*lossSuspect{}
 	}
@@ -73,7 +73,7 @@ func (j *lossJudge) judge(parts []PartitionLag, idx *SyncIndex, connect map[mode
 		if *p.SourceStart > *p.Replicated {
 			if su == nil {
 				su = &lossSuspect{first: *p.Replicated, detected: now}
-				su.anchor, su.hasAnchor = idx.syncBelow(tp, su.first)
+				su.anchor, su.hasAnchor = idx.SyncBelow(tp, su.first)
 				j.suspects[tp] = su
 			}
 			su.first = min(su.first, *p.Replicated)
@@ -110,7 +110,7 @@ func (j *lossJudge) judge(parts []PartitionLag, idx *SyncIndex, connect map[mode
 
 // verdict judges a gap MM2's position has passed: a loss, no loss
 // (decided, nil), or not yet decidable.
-func (su *lossSuspect) verdict(tp model.TP, idx *SyncIndex, co model.ConnectOffset, targetEnd *int64, now time.Time) (*storage.LossIncident, bool) {
+func (su *lossSuspect) verdict(tp model.TP, idx *mm2.SyncIndex, co model.ConnectOffset, targetEnd *int64, now time.Time) (*storage.LossIncident, bool) {
 	gap := su.last - su.first + 1
 	incident := func(lost, lastLost int64, how string) *storage.LossIncident {
 		lost = min(lost, gap)
@@ -121,11 +121,11 @@ func (su *lossSuspect) verdict(tp model.TP, idx *SyncIndex, co model.ConnectOffs
 	if !su.hasAnchor {
 		// Syncs below the gap may still be on their way (ingestion catching
 		// up after a start); until one is there, nothing to count against.
-		if su.anchor, su.hasAnchor = idx.syncBelow(tp, su.first); !su.hasAnchor {
+		if su.anchor, su.hasAnchor = idx.SyncBelow(tp, su.first); !su.hasAnchor {
 			return nil, false
 		}
 	}
-	if run, ok := idx.syncsPast(tp, su.anchor, su.last); ok {
+	if run, ok := idx.SyncsPast(tp, su.anchor, su.last); ok {
 		// Count pair by pair: a restarted MM2 may copy some records again
 		// (its committed position lags), which must not hide a skip.
 		var skipped, firstLost, lastLost int64
@@ -156,7 +156,7 @@ func (su *lossSuspect) verdict(tp model.TP, idx *SyncIndex, co model.ConnectOffs
 	// No sync past the gap yet. MM2 writes one on any skip, so while the
 	// newest sync plus the DR records after it covers the gap, nothing was
 	// skipped; it must hold a while, in case the skip sync is on its way.
-	newest, ok := idx.newest(tp)
+	newest, ok := idx.Newest(tp)
 	if !ok || targetEnd == nil || *targetEnd < newest.Downstream {
 		return nil, false
 	}
@@ -184,59 +184,6 @@ func (su *lossSuspect) verdict(tp model.TP, idx *SyncIndex, co model.ConnectOffs
 	}
 	su.short = 0
 	return nil, false
-}
-
-// syncBelow returns the newest sync of tp's current history with an
-// upstream offset below first.
-func (x *SyncIndex) syncBelow(tp model.TP, first int64) (model.OffsetSync, bool) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	h := x.parts[tp]
-	if h == nil {
-		return model.OffsetSync{}, false
-	}
-	for i := len(h.syncs) - 1; i >= h.start; i-- {
-		if h.syncs[i].Upstream < first {
-			return h.syncs[i].sync(tp), true
-		}
-	}
-	return model.OffsetSync{}, false
-}
-
-// syncsPast returns tp's syncs from anchor (or the first written after
-// it, when retention thinned it) through the first one written after it
-// whose upstream offset is past last; ok is false when there is none yet.
-// A partition's syncs are in write order.
-func (x *SyncIndex) syncsPast(tp model.TP, anchor model.OffsetSync, last int64) ([]model.OffsetSync, bool) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	h := x.parts[tp]
-	if h == nil {
-		return nil, false
-	}
-	from := sort.Search(len(h.syncs), func(i int) bool { return !h.syncs[i].key().Before(anchor.Key()) })
-	out := []model.OffsetSync{anchor}
-	for _, e := range h.syncs[from:] {
-		if e.key() == anchor.Key() {
-			continue
-		}
-		out = append(out, e.sync(tp))
-		if e.Upstream > last {
-			return out, true
-		}
-	}
-	return nil, false
-}
-
-// newest returns tp's newest sync.
-func (x *SyncIndex) newest(tp model.TP) (model.OffsetSync, bool) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	h := x.parts[tp]
-	if h == nil || len(h.syncs) == 0 {
-		return model.OffsetSync{}, false
-	}
-	return h.syncs[len(h.syncs)-1].sync(tp), true
 }
 
 // judgeLoss runs the loss judge on a fresh MM2 reading, stores what it

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -12,14 +13,14 @@ import (
 type lossCase struct {
 	t     *testing.T
 	j     lossJudge
-	idx   *SyncIndex
+	idx   *mm2.SyncIndex
 	now   time.Time
 	log   int64
 	found []storage.LossIncident
 }
 
 func newLossCase(t *testing.T, syncs ...[2]int64) *lossCase {
-	c := &lossCase{t: t, idx: NewSyncIndex(), now: time.Unix(1_700_000_000, 0)}
+	c := &lossCase{t: t, idx: mm2.NewSyncIndex(), now: time.Unix(1_700_000_000, 0)}
 	c.sync(syncs...)
 	return c
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -13,7 +14,7 @@ import (
 // FlowTopics are the MM2 internal topics of a flow, derived the way MM2
 // derives them unless the config names them.
 type FlowTopics struct {
-	Policy ReplicationPolicy
+	Policy mm2.ReplicationPolicy
 	// OffsetSyncs lives on the target when OffsetSyncsOnTarget, else on the
 	// source cluster (MM2's default).
 	OffsetSyncs         string
@@ -25,7 +26,7 @@ type FlowTopics struct {
 
 // TopicsOf derives the internal topics of f.
 func TopicsOf(f *config.Flow) FlowTopics {
-	p := ReplicationPolicy{Identity: f.ReplicationPolicy == "identity", Separator: f.Separator, LegacyInternalSeparator: f.LegacyInternalSeparator}
+	p := mm2.ReplicationPolicy{Identity: f.ReplicationPolicy == "identity", Separator: f.Separator, LegacyInternalSeparator: f.LegacyInternalSeparator}
 	t := FlowTopics{
 		Policy:              p,
 		OffsetSyncsOnTarget: f.OffsetSyncsLocation == "target",
@@ -65,7 +66,7 @@ type IngestStats struct {
 // the console knows the last state even if a cluster is gone at start-up.
 type MirrorState struct {
 	// Syncs is the flow's whole sync history.
-	Syncs *SyncIndex
+	Syncs *mm2.SyncIndex
 
 	mu        sync.RWMutex
 	connect   map[model.TP]model.ConnectOffset
@@ -75,12 +76,12 @@ type MirrorState struct {
 
 // NewMirrorState returns an empty state.
 func NewMirrorState() *MirrorState {
-	return &MirrorState{Syncs: NewSyncIndex(), connect: map[model.TP]model.ConnectOffset{}, ingest: map[string]*IngestStats{}}
+	return &MirrorState{Syncs: mm2.NewSyncIndex(), connect: map[model.TP]model.ConnectOffset{}, ingest: map[string]*IngestStats{}}
 }
 
 // Load fills the state from the database.
 func (s *MirrorState) Load(ctx context.Context, store *storage.Store, flow string) error {
-	if err := s.Syncs.Load(ctx, store, flow); err != nil {
+	if err := LoadSyncIndex(ctx, s.Syncs, store, flow); err != nil {
 		return err
 	}
 	cos, err := store.ConnectOffsets(ctx, flow)
@@ -93,6 +94,11 @@ func (s *MirrorState) Load(ctx context.Context, store *storage.Store, flow strin
 	}
 	s.apply(storage.Batch{ConnectOffsets: cos, Heartbeats: hbs})
 	return nil
+}
+
+// LoadSyncIndex adds every stored sync of flow to x.
+func LoadSyncIndex(ctx context.Context, x *mm2.SyncIndex, store *storage.Store, flow string) error {
+	return x.AddFrom(func(add func(model.OffsetSync) error) error { return store.EachSync(ctx, flow, add) })
 }
 
 // apply merges a stored batch into the state.

@@ -25,6 +25,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
@@ -249,14 +250,14 @@ func TestConsoleLagMatchesMM2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mm2 := connectOffsets(t, connect)
+	mirror := connectOffsets(t, connect)
 	var last string
 	err = testenv.Eventually(30*time.Second, 250*time.Millisecond, func() error {
 		s := mon.Snapshot("primary->dr")
 		last = snapshotLine(s)
 		for _, p := range s.Partitions {
 			end, _ := ends.Lookup(p.Topic, p.Partition)
-			committed, ok := mm2[model.TP{Topic: p.Topic, Partition: p.Partition}]
+			committed, ok := mirror[model.TP{Topic: p.Topic, Partition: p.Partition}]
 			if !ok || p.LagMessages == nil || p.SourceEnd == nil {
 				return fmt.Errorf("%s-%d: no MM2 offset or no console figure", p.Topic, p.Partition)
 			}
@@ -280,7 +281,7 @@ func TestConsoleLagMatchesMM2(t *testing.T) {
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("with MM2 stopped: %v\nlast: %s\nMM2 offsets %v", err, last, mm2)
+		t.Fatalf("with MM2 stopped: %v\nlast: %s\nMM2 offsets %v", err, last, mirror)
 	}
 
 	putConnector(t, connect, "MirrorSourceConnector", "resume")
@@ -299,9 +300,9 @@ func TestConsoleBrokenAndPrimaryLoss(t *testing.T) {
 	pcl := primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produceN(t, pcl, "events", 2, 400)
 	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "events.*"}
-	mm2 := testenv.StartMM2Dedicated(t, opts)
+	mirror := testenv.StartMM2Dedicated(t, opts)
 	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-		ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
+		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
 	const hbTimeout = 8 * time.Second
 	mon, router := runConsole(t, flow, primary, dr, hbTimeout)
 	if err := testenv.Eventually(60*time.Second, 250*time.Millisecond, func() error {
@@ -314,7 +315,7 @@ func TestConsoleBrokenAndPrimaryLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	mm2.Stop()
+	mirror.Stop()
 	stopped := time.Now()
 	if err := testenv.Eventually(hbTimeout+10*time.Second, 200*time.Millisecond, func() error {
 		if s := mon.Snapshot("primary->dr"); s.Status != kafka.StatusBroken {

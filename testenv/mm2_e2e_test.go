@@ -26,7 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/testenv"
 )
@@ -307,7 +307,7 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 		}
 		for _, r := range readTopic(t, dr, cpTopic) {
 			cpRecords++
-			cp, err := kafka.DecodeCheckpoint(r.Key, r.Value)
+			cp, err := mm2.DecodeCheckpoint(r.Key, r.Value)
 			if err != nil {
 				t.Fatalf("DecodeCheckpoint(%x, %x) at %s/%d@%d: %v", r.Key, r.Value, r.Topic, r.Partition, r.Offset, err)
 			}
@@ -341,8 +341,8 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 		latestSrcOff, offRecords, offOther = map[tp]model.ConnectOffset{}, 0, 0
 		for _, r := range readTopic(t, dr, offsetsTopic) {
 			offRecords++
-			o, err := kafka.DecodeConnectOffset(r.Key, r.Value)
-			if errors.Is(err, kafka.ErrNotSourceOffset) {
+			o, err := mm2.DecodeConnectOffset(r.Key, r.Value)
+			if errors.Is(err, mm2.ErrNotSourceOffset) {
 				offOther++
 				continue
 			}
@@ -391,7 +391,7 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 			t.Errorf("unexpected offset-syncs topic %s on %s (location=%s)", name, other.Name, v.location)
 		}
 	}
-	decodeSync := kafka.DecodeOffsetSync
+	decodeSync := mm2.DecodeOffsetSync
 	if os.Getenv("DRCONSOLE_E2E_MUTATE") == "swap-sync-bytes" {
 		t.Log("MUTATION: decoding offset syncs with reversed INT64 byte order; this test must fail")
 		decodeSync = func(key, value []byte) (model.OffsetSync, error) {
@@ -399,7 +399,7 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 			for i := 0; i+8 <= len(v); i += 8 {
 				slices.Reverse(v[i : i+8])
 			}
-			return kafka.DecodeOffsetSync(key, v)
+			return mm2.DecodeOffsetSync(key, v)
 		}
 	}
 	syncs := map[tp][]model.OffsetSync{}
@@ -506,7 +506,7 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 		}
 		// Compare with the checkpoints as they are now (a later checkpoint may have moved on).
 		for _, rec := range readTopic(t, dr, cpTopic) {
-			if cp, err := kafka.DecodeCheckpoint(rec.Key, rec.Value); err == nil && cp.Group == group {
+			if cp, err := mm2.DecodeCheckpoint(rec.Key, rec.Value); err == nil && cp.Group == group {
 				latestCP[tp{cp.Topic, cp.Partition}] = cp
 			}
 		}
@@ -543,7 +543,7 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 			return
 		}
 		for _, r := range recs {
-			hb, err := kafka.DecodeHeartbeat(r.Key, r.Value)
+			hb, err := mm2.DecodeHeartbeat(r.Key, r.Value)
 			if err != nil {
 				t.Fatalf("DecodeHeartbeat(%x, %x) at %s/%d@%d: %v", r.Key, r.Value, topic, r.Partition, r.Offset, err)
 			}

@@ -57,7 +57,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/testenv"
 )
@@ -160,7 +160,7 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "events.*"}
 	testenv.StartMM2Dedicated(t, opts)
 	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-		ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
+		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
 	mon, _ := runConsole(t, flow, primary, dr, 30*time.Second)
 	f := testenv.StartFlinkWith(t, testenv.FlinkOptions{Dist: &dist})
 	rc := flink.NewRESTClient(f.URL)
@@ -336,7 +336,7 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 		syncs, syncEnd = map[int32][]model.OffsetSync{}, 0
 		n := 0
 		for _, r := range readTopic(t, syncCluster, syncTopic) {
-			s, err := kafka.DecodeOffsetSync(r.Key, r.Value)
+			s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
 			if err != nil {
 				t.Fatalf("DecodeOffsetSync: %v", err)
 			}
@@ -363,7 +363,7 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	t.Logf("MM2 caught up %s after the producer stopped; %d offset syncs in %s, console holds %d", caughtUp.Round(time.Millisecond), syncEnd, syncTopic, tr.Index.Len())
 
 	// --- 5. translate and commit to the DR group ---------------------------------------------------
-	translated := map[int32]kafka.Translation{}
+	translated := map[int32]mm2.Translation{}
 	proposed := map[model.TP]int64{}
 	for p := range int32(rsParts) {
 		tl := tr.Index.Translate(model.TP{Topic: rsTopic, Partition: p}, spOff[p])

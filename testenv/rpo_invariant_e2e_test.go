@@ -22,13 +22,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/testenv"
 )
 
 func TestRPOInvariantOnRealMM2(t *testing.T) {
 	const parts = 2
-	primary, dr, opts, mm2, mon, _ := rpoSetup(t, "identity", parts, 20)
+	primary, dr, opts, mirror, mon, _ := rpoSetup(t, "identity", parts, 20)
 	ctx := context.Background()
 	seed := uint64(10) // DRCONSOLE_E2E_INVARIANT_SEED runs another sequence
 	if v := os.Getenv("DRCONSOLE_E2E_INVARIANT_SEED"); v != "" {
@@ -85,7 +86,7 @@ func TestRPOInvariantOnRealMM2(t *testing.T) {
 	}
 	stopMM2 := func() {
 		if running {
-			mm2.Stop()
+			mirror.Stop()
 			running = false
 		}
 	}
@@ -129,7 +130,7 @@ func TestRPOInvariantOnRealMM2(t *testing.T) {
 		if running {
 			stopMM2()
 		} else {
-			mm2 = testenv.StartMM2Dedicated(t, opts)
+			mirror = testenv.StartMM2Dedicated(t, opts)
 			running = true
 		}
 	}
@@ -147,7 +148,7 @@ func TestRPOInvariantOnRealMM2(t *testing.T) {
 		checkRPOInvariant(t, mon, primary, dr, parts, where)
 	}
 	if !running {
-		mm2 = testenv.StartMM2Dedicated(t, opts)
+		mirror = testenv.StartMM2Dedicated(t, opts)
 	}
 	// MM2 catches up with what it will copy; check on every poll while it
 	// does. Records it skipped (real MM2 carries on from its old offset on
@@ -210,7 +211,7 @@ func checkRPOInvariant(t *testing.T, mon *kafka.Monitor, primary, dr *testenv.Ka
 	type probe struct {
 		p  int32
 		u  int64
-		tr kafka.Translation
+		tr mm2.Translation
 	}
 	var probes []probe
 	for p, b := range bounds {

@@ -46,6 +46,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/testenv"
 )
@@ -181,7 +182,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 			allTPs = append(allTPs, model.TP{Topic: topic, Partition: p})
 		}
 	}
-	kafka.SortTPs(allTPs)
+	mm2.SortTPs(allTPs)
 	for _, k := range allTPs {
 		offs := data.offsets[k]
 		slices.Sort(offs)
@@ -257,7 +258,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 		o, _ := lo.Lookup(cpTopic, 0)
 		out := map[string]map[model.TP]model.Checkpoint{xlEnd: {}, xlMid: {}}
 		for _, r := range readTopic(t, dr, cpTopic) {
-			cp, err := kafka.DecodeCheckpoint(r.Key, r.Value)
+			cp, err := mm2.DecodeCheckpoint(r.Key, r.Value)
 			if err != nil {
 				t.Fatalf("DecodeCheckpoint at %d: %v", r.Offset, err)
 			}
@@ -313,7 +314,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 	syncRecs := readTopic(t, syncCluster, syncTopic)
 	var syncEnd int64
 	for _, r := range syncRecs {
-		s, err := kafka.DecodeOffsetSync(r.Key, r.Value)
+		s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
 		if err != nil {
 			t.Fatalf("DecodeOffsetSync at %d: %v", r.Offset, err)
 		}
@@ -336,7 +337,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 
 	// --- the console -------------------------------------------------------------------------------
 	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: v.policy, OffsetSyncsLocation: v.location,
-		ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*", "orders.*"}}}
+		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*", "orders.*"}}}
 	consoleStart := time.Now()
 	mon, _ := runConsole(t, flow, primary, dr, 30*time.Second)
 	tr := mon.Translator(xlFlow)
@@ -439,12 +440,12 @@ func xlScenario(t *testing.T, v xlVariant) {
 			if tl.Offset > ideal {
 				t.Errorf("(b) %s %v committed %d: console %d past the first unconsumed record at %d", g, k, at, tl.Offset, ideal)
 			}
-			mm2 := "none"
+			mirror := "none"
 			if hasCP {
-				mm2 = fmt.Sprintf("%5d (re-read %d, safe %v)", cp.Downstream, ideal-cp.Downstream, cp.Downstream <= ideal)
+				mirror = fmt.Sprintf("%5d (re-read %d, safe %v)", cp.Downstream, ideal-cp.Downstream, cp.Downstream <= ideal)
 			}
 			t.Logf("%s %-9v committed %5d: MM2 checkpoint %s | console %5d (%s via sync %d->%d, re-read %d) | first unconsumed dr record %5d | syncs %d",
-				g, k, at, mm2, tl.Offset, tl.Method, tl.Sync.Upstream, tl.Sync.Downstream, ideal-tl.Offset, ideal, len(syncs[k]))
+				g, k, at, mirror, tl.Offset, tl.Method, tl.Sync.Upstream, tl.Sync.Downstream, ideal-tl.Offset, ideal, len(syncs[k]))
 		}
 	}
 

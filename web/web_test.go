@@ -27,6 +27,7 @@ import (
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
 	"github.com/drconsole/drconsole/web/identity"
@@ -69,7 +70,7 @@ func startConsole(t *testing.T) *console {
 		cfg := &config.Config{
 			Clusters: map[string]*config.Cluster{"primary": {Bootstrap: sb.PrimaryBootstrap()}, "dr": {Bootstrap: sb.DRBootstrap()}},
 			Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-				ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
+				ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
 			RefreshInterval: config.Duration(time.Second),
 		}
 		fl, err := demo.StartFlinkStandIn()

@@ -1,4 +1,4 @@
-package kafka
+package mm2
 
 // Codecs for MirrorMaker 2's internal records, byte-compatible with
 // org.apache.kafka.connect.mirror.{OffsetSync,Checkpoint,Heartbeat}.

@@ -1,12 +1,11 @@
-package kafka
+package mm2
 
 import (
-	"context"
 	"slices"
+	"sort"
 	"sync"
 
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/storage"
 )
 
 // SyncIndex is a flow's whole offset-sync history in memory, per partition
@@ -50,11 +49,13 @@ func (e entry) sync(tp model.TP) model.OffsetSync {
 // NewSyncIndex returns an empty index.
 func NewSyncIndex() *SyncIndex { return &SyncIndex{parts: map[model.TP]*history{}} }
 
-// Load adds every stored sync of flow.
-func (x *SyncIndex) Load(ctx context.Context, store *storage.Store, flow string) error {
+// AddFrom adds every sync each passes to add, holding the lock throughout so
+// a reader never sees the index half loaded. each is typically a walk over
+// the stored syncs (monitor.LoadSyncIndex); mm2 itself knows no storage.
+func (x *SyncIndex) AddFrom(each func(add func(model.OffsetSync) error) error) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return store.EachSync(ctx, flow, func(s model.OffsetSync) error {
+	return each(func(s model.OffsetSync) error {
 		x.addLocked(s)
 		return nil
 	})
@@ -164,6 +165,59 @@ func (x *SyncIndex) History(tp model.TP, limit int) ([]model.OffsetSync, int) {
 		out[i] = e.sync(tp)
 	}
 	return out, len(h.syncs)
+}
+
+// SyncBelow returns the newest sync of tp's current history with an
+// upstream offset below first.
+func (x *SyncIndex) SyncBelow(tp model.TP, first int64) (model.OffsetSync, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	h := x.parts[tp]
+	if h == nil {
+		return model.OffsetSync{}, false
+	}
+	for i := len(h.syncs) - 1; i >= h.start; i-- {
+		if h.syncs[i].Upstream < first {
+			return h.syncs[i].sync(tp), true
+		}
+	}
+	return model.OffsetSync{}, false
+}
+
+// SyncsPast returns tp's syncs from anchor (or the first written after
+// it, when retention thinned it) through the first one written after it
+// whose upstream offset is past last; ok is false when there is none yet.
+// A partition's syncs are in write order.
+func (x *SyncIndex) SyncsPast(tp model.TP, anchor model.OffsetSync, last int64) ([]model.OffsetSync, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	h := x.parts[tp]
+	if h == nil {
+		return nil, false
+	}
+	from := sort.Search(len(h.syncs), func(i int) bool { return !h.syncs[i].key().Before(anchor.Key()) })
+	out := []model.OffsetSync{anchor}
+	for _, e := range h.syncs[from:] {
+		if e.key() == anchor.Key() {
+			continue
+		}
+		out = append(out, e.sync(tp))
+		if e.Upstream > last {
+			return out, true
+		}
+	}
+	return nil, false
+}
+
+// Newest returns tp's newest sync.
+func (x *SyncIndex) Newest(tp model.TP) (model.OffsetSync, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	h := x.parts[tp]
+	if h == nil || len(h.syncs) == 0 {
+		return model.OffsetSync{}, false
+	}
+	return h.syncs[len(h.syncs)-1].sync(tp), true
 }
 
 // Thin chooses which syncs recorded before cutoffMs to delete so that about
