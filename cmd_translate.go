@@ -13,9 +13,9 @@ import (
 	"strings"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -100,14 +100,14 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		if err != nil {
 			return err
 		}
-		names, alias = kafka.TopicsOf(flow).Policy, flow.SourceAlias
+		names, alias = monitor.TopicsOf(flow).Policy, flow.SourceAlias
 		store, err := storage.Open(filepath.Join(cfg.DataDir, "drconsole.db"))
 		if err != nil {
 			return err
 		}
 		defer store.Close()
 		index = mm2.NewSyncIndex()
-		if err := kafka.LoadSyncIndex(ctx, index, store, flow.Name); err != nil {
+		if err := monitor.LoadSyncIndex(ctx, index, store, flow.Name); err != nil {
 			return err
 		}
 		if index.Len() == 0 {
@@ -135,7 +135,7 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		explained = append(explained, mm2.Explain(po, mm2.TPKey(dr), t))
 		if t.Translated() {
 			translated[dr] = t.Offset
-			if n := kafka.AbortedInDRAfter(aborted, po.TP, po.Offset); n > 0 {
+			if n := monitor.AbortedInDRAfter(aborted, po.TP, po.Offset); n > 0 {
 				fmt.Fprintf(stderr, "drconsole: %s: warning: DR holds at least %d record(s) of aborted transactions after this offset, "+
 					"copied by MirrorMaker 2 as ordinary records: a consumer in DR reads them, the primary's readers never did\n", po.Key, n)
 			}

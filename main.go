@@ -26,6 +26,7 @@ import (
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
 )
@@ -221,7 +222,7 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	if err := recordSettings(ctx, store, cfg, cfgFile); err != nil {
 		return fmt.Errorf("recording the settings in the audit log: %w", err)
 	}
-	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
 	if err != nil {
 		return err
 	}

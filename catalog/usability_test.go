@@ -12,9 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -254,7 +254,7 @@ func TestUsabilityClusterLink(t *testing.T) {
 // monitoredCatalog is a catalog with a monitor over cfg's clusters.
 func monitoredCatalog(t *testing.T, cfg *config.Config, store *storage.Store) *Catalog {
 	t.Helper()
-	m, err := kafka.NewMonitor(context.Background(), cfg, store, quietLog())
+	m, err := monitor.NewMonitor(context.Background(), cfg, store, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}

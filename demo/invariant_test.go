@@ -18,9 +18,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -233,7 +233,7 @@ func churn(t *testing.T, seed uint64, steps int) {
 }
 
 // checkInvariant pauses the mirror, refreshes the console and compares.
-func checkInvariant(ctx context.Context, t *testing.T, sb *Sandbox, mon *kafka.Monitor, flow string, truth *copyLog, where string) {
+func checkInvariant(ctx context.Context, t *testing.T, sb *Sandbox, mon *monitor.Monitor, flow string, truth *copyLog, where string) {
 	t.Helper()
 	_, running, _ := sb.ctl.snapshot()
 	sb.SetMirrorRunning(false)
@@ -252,7 +252,7 @@ func checkInvariant(ctx context.Context, t *testing.T, sb *Sandbox, mon *kafka.M
 	if err != nil {
 		t.Fatalf("%s: %v", where, err)
 	}
-	listed := map[model.TP]kafka.PartitionLag{}
+	listed := map[model.TP]monitor.PartitionLag{}
 	for _, p := range snap.Partitions {
 		listed[model.TP{Topic: p.Topic, Partition: p.Partition}] = p
 	}
@@ -332,7 +332,7 @@ func ptrStr(v *int64) string {
 
 // startMonitor runs the console's monitor on the sandbox, configured as
 // `drconsole demo` configures it, refreshing only when the test asks.
-func startMonitor(ctx context.Context, t *testing.T, sb *Sandbox) (*kafka.Monitor, string) {
+func startMonitor(ctx context.Context, t *testing.T, sb *Sandbox) (*monitor.Monitor, string) {
 	t.Helper()
 	cfg := &config.Config{
 		Clusters: map[string]*config.Cluster{
@@ -351,7 +351,7 @@ func startMonitor(ctx context.Context, t *testing.T, sb *Sandbox) (*kafka.Monito
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	mon, err := kafka.NewMonitor(ctx, cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	mon, err := monitor.NewMonitor(ctx, cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/storage/storagetest"
 )
@@ -107,7 +108,7 @@ func newEnv(t *testing.T, approvals int) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func newEnv(t *testing.T, approvals int) *env {
 	for {
 		s := mon.Snapshot("primary->dr")
 		cps, _ := store.Checkpoints(ctx, "primary->dr")
-		if s.Status == kafka.StatusOK && len(cps) > 0 {
+		if s.Status == monitor.StatusOK && len(cps) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -25,8 +25,8 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -67,7 +67,7 @@ func runbookChild() int {
 		return 1
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
 	if err != nil {
 		fmt.Println("ERROR", err)
 		return 1
@@ -139,7 +139,7 @@ func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
 	go mon.Run(ctx)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		cps, _ := store.Checkpoints(ctx, "primary->dr")
-		if s := mon.Snapshot("primary->dr"); s.Status == kafka.StatusOK && len(cps) > 0 {
+		if s := mon.Snapshot("primary->dr"); s.Status == monitor.StatusOK && len(cps) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {

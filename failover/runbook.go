@@ -13,6 +13,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -47,7 +48,7 @@ type FlinkAPI interface {
 // state, and every transition is a conditional update.
 type Runbook struct {
 	Store   *storage.Store
-	Monitor *kafka.Monitor
+	Monitor *monitor.Monitor
 	Config  *config.Config
 	// Audit writes plans, approvals and refusals before they take effect.
 	// A step's start and outcome records are written by Store in the

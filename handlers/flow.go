@@ -12,8 +12,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -67,13 +67,13 @@ func (h *Handlers) Flow(w http.ResponseWriter, r *http.Request) {
 	now := h.now()
 	l := listing(r, views.FlowPath(s.Flow.Name), "lag")
 	match := matcher(l.Query)
-	var topics []kafka.TopicLag
+	var topics []monitor.TopicLag
 	for _, t := range s.TopicLags {
 		if match(t.Topic) {
 			topics = append(topics, t)
 		}
 	}
-	slices.SortStableFunc(topics, func(a, b kafka.TopicLag) int {
+	slices.SortStableFunc(topics, func(a, b monitor.TopicLag) int {
 		var c int
 		switch l.Sort {
 		case "partitions":
@@ -116,7 +116,7 @@ func (h *Handlers) Topic(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad topic name in URL", http.StatusBadRequest)
 		return
 	}
-	var parts []kafka.PartitionLag
+	var parts []monitor.PartitionLag
 	for _, p := range s.Partitions {
 		if p.Topic == topic {
 			parts = append(parts, p)
@@ -130,7 +130,7 @@ func (h *Handlers) Topic(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("sort") == "" {
 		l.Desc = false
 	}
-	slices.SortStableFunc(parts, func(a, b kafka.PartitionLag) int {
+	slices.SortStableFunc(parts, func(a, b monitor.PartitionLag) int {
 		var c int
 		switch l.Sort {
 		case "lag":
@@ -168,7 +168,7 @@ func (h *Handlers) Partition(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad topic or partition in URL", http.StatusBadRequest)
 		return
 	}
-	idx := slices.IndexFunc(s.Partitions, func(p kafka.PartitionLag) bool { return p.Topic == topic && p.Partition == int32(n) })
+	idx := slices.IndexFunc(s.Partitions, func(p monitor.PartitionLag) bool { return p.Topic == topic && p.Partition == int32(n) })
 	if idx < 0 {
 		h.notFound(w, r, "partition "+topic+"-"+strconv.Itoa(int(n))+" in flow "+s.Flow.Name)
 		return

@@ -1,5 +1,5 @@
 // Package handlers holds the console's thin HTTP handlers: read the
-// request, ask the domain (kafka.Monitor, storage), render a view.
+// request, ask the domain (monitor.Monitor, storage), render a view.
 package handlers
 
 import (
@@ -15,7 +15,7 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -31,7 +31,7 @@ type DemoControls interface {
 
 // Handlers serves the console's pages.
 type Handlers struct {
-	Monitor *kafka.Monitor
+	Monitor *monitor.Monitor
 	Store   *storage.Store
 	Log     *slog.Logger
 	Version string
@@ -81,7 +81,7 @@ func (h *Handlers) notFound(w http.ResponseWriter, r *http.Request, what string)
 }
 
 // flowParam resolves the {flow} URL parameter.
-func (h *Handlers) flowParam(w http.ResponseWriter, r *http.Request) *kafka.FlowSnapshot {
+func (h *Handlers) flowParam(w http.ResponseWriter, r *http.Request) *monitor.FlowSnapshot {
 	name, err := url.PathUnescape(chi.URLParam(r, "flow"))
 	if err != nil {
 		http.Error(w, "bad flow name in URL", http.StatusBadRequest)

@@ -19,9 +19,9 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -106,10 +106,10 @@ func (t *spTriggers) recent(now time.Time) []views.SavepointTrigger {
 
 // savepointFlows lists the flows, and picks the one asked for or else the
 // first MirrorMaker 2 flow (else the first).
-func (h *Handlers) savepointFlows(asked string) ([]views.SavepointFlow, string, *kafka.FlowSnapshot) {
+func (h *Handlers) savepointFlows(asked string) ([]views.SavepointFlow, string, *monitor.FlowSnapshot) {
 	var flows []views.SavepointFlow
-	var chosen *kafka.FlowSnapshot
-	var firstMM2, first *kafka.FlowSnapshot
+	var chosen *monitor.FlowSnapshot
+	var firstMM2, first *monitor.FlowSnapshot
 	for _, s := range h.Monitor.Snapshots() {
 		flows = append(flows, views.SavepointFlow{Name: s.Flow.Name, ClusterLink: s.Flow.IsClusterLink()})
 		if s.Flow.Name == asked {
@@ -276,7 +276,7 @@ func (h *Handlers) renderSavepoints(w http.ResponseWriter, r *http.Request, stat
 		SavepointDirs: h.Catalog.Config.SavepointDirs, RegisterPath: o.registerPath, RegisterError: o.regErr,
 		Flash: o.flash, Error: o.err, Trigger: o.trigger}
 	p.Filter = views.SavepointFilter{Target: o.target, Job: o.job, Targets: h.Catalog.Targets()}
-	var snap *kafka.FlowSnapshot
+	var snap *monitor.FlowSnapshot
 	p.Filter.Flows, p.Filter.Flow, snap = h.savepointFlows(o.flow)
 	if snap != nil {
 		p.FlowRPO, p.FlowRPOAtLeast = snap.RPOMs, snap.RPOAtLeast
@@ -630,7 +630,7 @@ func (h *Handlers) Savepoint(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	now := h.now()
 	p := views.SavepointDetailPage{Chrome: h.chrome(fmt.Sprintf("Savepoint #%d", sp.ID)), Now: now, SP: sp, CanOperate: actorMayOperate(r)}
-	var snap *kafka.FlowSnapshot
+	var snap *monitor.FlowSnapshot
 	p.Flows, p.Flow, snap = h.savepointFlows(q.Get("flow"))
 	if snap != nil {
 		p.ClusterLink = snap.Flow.IsClusterLink()

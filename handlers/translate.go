@@ -18,6 +18,7 @@ import (
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -157,7 +158,7 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, form 
 	}
 	for i, row := range res.Rows {
 		if tp, err := mm2.ParseTPKey(row.Key); err == nil && row.Translation.Translated() {
-			res.Rows[i].AbortedAfter = kafka.AbortedInDRAfter(aborted, tp, row.Offset)
+			res.Rows[i].AbortedAfter = monitor.AbortedInDRAfter(aborted, tp, row.Offset)
 		}
 	}
 	translated := map[model.TP]int64{}

@@ -1,9 +1,10 @@
-// Package kafka is the console's view of the mirrored clusters: MirrorMaker
-// 2's record formats and names (mm2codec.go, names.go), ingestion of its
-// internal topics into storage (ingest.go), the offset-sync index and the
-// translation rule (syncindex.go, translate.go), lag, RPO, status and data
-// loss per flow (lag.go, fetchts.go, aborted.go, loss.go, status.go,
-// monitor.go), consumer-group reads and writes (groups.go), and the REST
-// clients for Kafka Connect and Confluent Cluster Linking (connect.go,
-// clusterlink*.go). Issue 12 splits it into rooms of their own.
+// Package kafka reads the mirrored clusters with franz-go: client options
+// from the config (client.go), first-record timestamps and record-batch
+// scanning for aborted transactions (fetchts.go, aborted.go), and consumer
+// group reads and offset translation plans (groups.go; its offset commits
+// leave for the failover effect boundary). The REST clients
+// for Kafka Connect and Confluent Cluster Linking (connect.go,
+// clusterlink.go) still live here until they get packages of their own.
+// What MM2's records mean is package mm2's; the refresh loop that uses
+// these reads is package monitor's.
 package kafka

@@ -421,7 +421,7 @@ type SeekResult struct {
 // timestamp). The alternative to translation: simpler, at-least-once.
 func SeekByTimestamp(ctx context.Context, target *kgo.Client, ms int64, topics ...string) (map[model.TP]SeekResult, error) {
 	listed, err := kadm.NewClient(target).ListOffsetsAfterMilli(ctx, ms, topics...)
-	if err != nil && !partial(err) {
+	if err != nil && !Partial(err) {
 		return nil, fmt.Errorf("listing DR offsets by timestamp: %w", err)
 	}
 	out := map[model.TP]SeekResult{}

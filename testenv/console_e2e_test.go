@@ -2,7 +2,7 @@
 
 package testenv_test
 
-// The console (kafka.Monitor and the web handlers) against real Kafka and
+// The console (monitor.Monitor and the web handlers) against real Kafka and
 // real MirrorMaker 2: its lag must equal what the real systems say.
 
 import (
@@ -24,16 +24,16 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 	"github.com/drconsole/drconsole/web"
 )
 
 // runConsole starts a monitor for one flow and returns it with its router.
-func runConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbTimeout time.Duration) (*kafka.Monitor, http.Handler) {
+func runConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbTimeout time.Duration) (*monitor.Monitor, http.Handler) {
 	t.Helper()
 	mon, router, stop := startConsole(t, flow, primary, dr, hbTimeout, filepath.Join(t.TempDir(), "drconsole.db"))
 	t.Cleanup(stop)
@@ -42,7 +42,7 @@ func runConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbT
 
 // startConsole is runConsole on a given database file; stop ends it and
 // closes the database, so a test can start the console again on it.
-func startConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbTimeout time.Duration, dbPath string) (*kafka.Monitor, http.Handler, func()) {
+func startConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbTimeout time.Duration, dbPath string) (*monitor.Monitor, http.Handler, func()) {
 	t.Helper()
 	cfg := &config.Config{
 		Clusters:        map[string]*config.Cluster{"primary": {Bootstrap: []string{primary.Bootstrap}}, "dr": {Bootstrap: []string{dr.Bootstrap}}},
@@ -59,7 +59,7 @@ func startConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, h
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithCancel(context.Background())
-	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func produceTxn(t *testing.T, k *testenv.Kafka, topic string, parts int32, n int
 	}
 }
 
-func snapshotLine(s *kafka.FlowSnapshot) string {
+func snapshotLine(s *monitor.FlowSnapshot) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "status %s (%s) source %+v;", s.Status, s.Reason, s.Source.OK)
 	for _, p := range s.Partitions {
@@ -216,7 +216,7 @@ func TestConsoleLagMatchesMM2(t *testing.T) {
 
 	caughtUp := func() error {
 		s := mon.Snapshot("primary->dr")
-		if len(s.Partitions) != 5 || s.Status != kafka.StatusOK {
+		if len(s.Partitions) != 5 || s.Status != monitor.StatusOK {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		for _, p := range s.Partitions {
@@ -307,7 +307,7 @@ func TestConsoleBrokenAndPrimaryLoss(t *testing.T) {
 	mon, router := runConsole(t, flow, primary, dr, hbTimeout)
 	if err := testenv.Eventually(60*time.Second, 250*time.Millisecond, func() error {
 		s := mon.Snapshot("primary->dr")
-		if s.Status != kafka.StatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
+		if s.Status != monitor.StatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		return nil
@@ -318,7 +318,7 @@ func TestConsoleBrokenAndPrimaryLoss(t *testing.T) {
 	mirror.Stop()
 	stopped := time.Now()
 	if err := testenv.Eventually(hbTimeout+10*time.Second, 200*time.Millisecond, func() error {
-		if s := mon.Snapshot("primary->dr"); s.Status != kafka.StatusBroken {
+		if s := mon.Snapshot("primary->dr"); s.Status != monitor.StatusBroken {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		return nil

@@ -15,7 +15,7 @@
 //  3. the savepoint's positions through flink.ReadSavepoint(...).KafkaSourceOffsets("");
 //
 //  4. the primary keeps producing a little longer (DR gets data beyond the savepoint), then MM2
-//     catches up and the console (kafka.NewMonitor) has ingested every offset sync;
+//     catches up and the console (monitor.NewMonitor) has ingested every offset sync;
 //
 //  5. an approved failover run (failover.Runbook, operator alice plans, bob approves): its
 //     translate-group step translates the savepoint's catalog offsets and commits them to the

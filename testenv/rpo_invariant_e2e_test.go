@@ -21,9 +21,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -179,10 +179,10 @@ func TestRPOInvariantOnRealMM2(t *testing.T) {
 // change meanwhile and DR only grows, so the truth read later can only be
 // smaller than at the refresh, never larger. It returns how many source
 // records are not in DR.
-func checkRPOInvariant(t *testing.T, mon *kafka.Monitor, primary, dr *testenv.Kafka, parts int, where string) int {
+func checkRPOInvariant(t *testing.T, mon *monitor.Monitor, primary, dr *testenv.Kafka, parts int, where string) int {
 	t.Helper()
 	after := time.Now()
-	var snap *kafka.FlowSnapshot
+	var snap *monitor.FlowSnapshot
 	if err := testenv.Eventually(30*time.Second, 100*time.Millisecond, func() error {
 		snap = mon.Snapshot(rpoFlow)
 		if !snap.At.After(after) {
@@ -192,7 +192,7 @@ func checkRPOInvariant(t *testing.T, mon *kafka.Monitor, primary, dr *testenv.Ka
 	}); err != nil {
 		t.Fatalf("%s: no console refresh: %v", where, err)
 	}
-	listed := map[int32]kafka.PartitionLag{}
+	listed := map[int32]monitor.PartitionLag{}
 	for _, p := range snap.Partitions {
 		if p.Topic == "events" {
 			listed[p.Partition] = p

@@ -22,8 +22,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/testenv"
 	"github.com/drconsole/drconsole/views"
 )
@@ -33,7 +33,7 @@ const rpoFlow = "primary->dr"
 // rpoSetup starts both clusters, a topic with records and MM2 (dedicated)
 // replicating it, and the console, and waits until the console sees MM2
 // caught up.
-func rpoSetup(t *testing.T, policy string, parts int32, perPart int) (primary, dr *testenv.Kafka, opts testenv.MM2Options, mirror *testenv.Process, mon *kafka.Monitor, router http.Handler) {
+func rpoSetup(t *testing.T, policy string, parts int32, perPart int) (primary, dr *testenv.Kafka, opts testenv.MM2Options, mirror *testenv.Process, mon *monitor.Monitor, router http.Handler) {
 	t.Helper()
 	primary = testenv.StartKafka(t, "primary")
 	dr = testenv.StartKafka(t, "dr")
@@ -48,11 +48,11 @@ func rpoSetup(t *testing.T, policy string, parts int32, perPart int) (primary, d
 	return primary, dr, opts, mirror, mon, router
 }
 
-func waitCaughtUp(t *testing.T, mon *kafka.Monitor, parts int, what string) {
+func waitCaughtUp(t *testing.T, mon *monitor.Monitor, parts int, what string) {
 	t.Helper()
 	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {
 		s := mon.Snapshot(rpoFlow)
-		if len(s.Partitions) != parts || s.Status != kafka.StatusOK {
+		if len(s.Partitions) != parts || s.Status != monitor.StatusOK {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		for _, p := range s.Partitions {
@@ -107,7 +107,7 @@ func rpoRecreatedTopic(t *testing.T, policy string) {
 	if err := testenv.Eventually(60*time.Second, 250*time.Millisecond, func() error {
 		s := mon.Snapshot(rpoFlow)
 		last = snapshotLine(s)
-		if len(s.Partitions) != 2 || s.Status == kafka.StatusOK {
+		if len(s.Partitions) != 2 || s.Status == monitor.StatusOK {
 			return fmt.Errorf("status %s", s.Status)
 		}
 		for _, p := range s.Partitions {
@@ -170,7 +170,7 @@ func TestRPOBigBatches(t *testing.T) {
 	// The first refresh that sees the records behind must already have
 	// every age: while MM2 stays stopped a cache would fill in one partition
 	// per refresh and hide the defect.
-	var first *kafka.FlowSnapshot
+	var first *monitor.FlowSnapshot
 	if err := testenv.Eventually(60*time.Second, 20*time.Millisecond, func() error {
 		s := mon.Snapshot(rpoFlow)
 		for _, p := range s.Partitions {
@@ -234,10 +234,10 @@ func TestRPOMM2CreatedAfterConsole(t *testing.T) {
 			}
 			seen = s.At
 			var bad []string
-			var zero []kafka.PartitionLag
+			var zero []monitor.PartitionLag
 			for _, p := range s.Partitions {
 				if p.LagMessages == nil || p.LagMs == nil {
-					if s.Status == kafka.StatusOK {
+					if s.Status == monitor.StatusOK {
 						bad = append(bad, fmt.Sprintf("OK while %s-%d has lag %s / %s ms", p.Topic, p.Partition, ptr(p.LagMessages), ptr(p.LagMs)))
 					}
 				} else if *p.LagMessages == 0 && p.SourceEnd != nil && *p.SourceEnd > 0 {

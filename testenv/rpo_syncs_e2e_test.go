@@ -20,9 +20,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 	"github.com/drconsole/drconsole/views"
@@ -36,7 +36,7 @@ func rpoSyncsFlowConfig(location string) *config.Flow {
 }
 
 // rpoSyncsCaughtUp waits until the console reports no unreplicated message.
-func rpoSyncsCaughtUp(t *testing.T, mon *kafka.Monitor) {
+func rpoSyncsCaughtUp(t *testing.T, mon *monitor.Monitor) {
 	t.Helper()
 	if err := testenv.Eventually(3*time.Minute, 500*time.Millisecond, func() error {
 		if s := mon.Snapshot(rpoSyncsFlow); s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {

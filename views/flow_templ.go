@@ -10,8 +10,8 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 import (
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"net/url"
 	"strconv"
@@ -74,8 +74,8 @@ func (l Listing) AriaSort(key string) string {
 type FlowPage struct {
 	Chrome   Chrome
 	Now      time.Time
-	Snap     *kafka.FlowSnapshot
-	Topics   []kafka.TopicLag
+	Snap     *monitor.FlowSnapshot
+	Topics   []monitor.TopicLag
 	List     Listing
 	RPOChart Chart
 	Window   time.Duration
@@ -679,7 +679,7 @@ func FlowLive(p FlowPage) templ.Component {
 
 // RPO is a flow's RPO for people: "at least X" with the partitions of
 // unknown age named when some partition's age could not be read.
-func RPO(s *kafka.FlowSnapshot) string {
+func RPO(s *monitor.FlowSnapshot) string {
 	if !s.RPOAtLeast {
 		return Millis(s.RPOMs)
 	}
@@ -688,7 +688,7 @@ func RPO(s *kafka.FlowSnapshot) string {
 
 // PartitionLagMs is a partition's lag in time, "≥ X" when only a lower
 // bound is known.
-func PartitionLagMs(p kafka.PartitionLag) string {
+func PartitionLagMs(p monitor.PartitionLag) string {
 	if p.LagMs == nil && p.LagMsAtLeast != nil {
 		return "≥ " + Millis(p.LagMsAtLeast)
 	}
@@ -704,7 +704,7 @@ func atLeast(bound bool, ms *int64) string {
 
 // abortedWarning: MM2 copies records of aborted transactions as ordinary
 // records, so DR consumers read data the primary's readers never saw.
-func abortedWarning(s *kafka.FlowSnapshot) templ.Component {
+func abortedWarning(s *monitor.FlowSnapshot) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -744,7 +744,7 @@ func abortedWarning(s *kafka.FlowSnapshot) templ.Component {
 	})
 }
 
-func abortedInDR(s *kafka.FlowSnapshot) int64 {
+func abortedInDR(s *monitor.FlowSnapshot) int64 {
 	var n int64
 	for _, p := range s.Partitions {
 		n += p.AbortedInDR
@@ -850,7 +850,7 @@ func sortTh(l Listing, key, label string) templ.Component {
 	})
 }
 
-func flowSummary(s *kafka.FlowSnapshot, now time.Time) templ.Component {
+func flowSummary(s *monitor.FlowSnapshot, now time.Time) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1084,9 +1084,9 @@ func flowSummary(s *kafka.FlowSnapshot, now time.Time) templ.Component {
 type TopicPage struct {
 	Chrome     Chrome
 	Now        time.Time
-	Snap       *kafka.FlowSnapshot
+	Snap       *monitor.FlowSnapshot
 	Topic      string
-	Partitions []kafka.PartitionLag
+	Partitions []monitor.PartitionLag
 	List       Listing
 }
 
@@ -1249,7 +1249,7 @@ func Topic(p TopicPage) templ.Component {
 	})
 }
 
-func partitionRow(flow string, pl kafka.PartitionLag, now time.Time) templ.Component {
+func partitionRow(flow string, pl monitor.PartitionLag, now time.Time) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1601,8 +1601,8 @@ func pager(l Listing) templ.Component {
 type PartitionPage struct {
 	Chrome    Chrome
 	Now       time.Time
-	Snap      *kafka.FlowSnapshot
-	P         kafka.PartitionLag
+	Snap      *monitor.FlowSnapshot
+	P         monitor.PartitionLag
 	LagChart  Chart
 	SyncChart Chart
 	Syncs     []model.OffsetSync // newest first
@@ -2342,7 +2342,7 @@ func ChartSVG(c Chart, label string) templ.Component {
 
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-func linkBlock(l *kafka.LinkStatus, now time.Time) templ.Component {
+func linkBlock(l *monitor.LinkStatus, now time.Time) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

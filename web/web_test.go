@@ -28,6 +28,7 @@ import (
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
 	"github.com/drconsole/drconsole/web/identity"
@@ -40,7 +41,7 @@ type console struct {
 	URL     string
 	Handler http.Handler
 	Sandbox *demo.Sandbox
-	Monitor *kafka.Monitor
+	Monitor *monitor.Monitor
 	Store   *storage.Store
 	Catalog *catalog.Catalog
 	Runbook *failover.Runbook
@@ -104,7 +105,7 @@ func startConsole(t *testing.T) *console {
 			sharedErr = err
 			return
 		}
-		mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+		mon, err := monitor.NewMonitor(ctx, cfg, store, log)
 		if err != nil {
 			sharedErr = err
 			return

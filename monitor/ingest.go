@@ -1,4 +1,4 @@
-package kafka
+package monitor
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
@@ -244,7 +245,7 @@ func (in *Ingester) incarnations(ctx context.Context, adm *kadm.Client, cluster 
 		names = append(names, t)
 	}
 	var ends map[string]map[int32]int64
-	if listed, err := adm.ListEndOffsets(ctx, names...); err == nil || partial(err) {
+	if listed, err := adm.ListEndOffsets(ctx, names...); err == nil || kafka.Partial(err) {
 		ends = map[string]map[int32]int64{}
 		listed.Each(func(o kadm.ListedOffset) {
 			if o.Err == nil {

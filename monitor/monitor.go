@@ -1,4 +1,4 @@
-package kafka
+package monitor
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -142,7 +143,7 @@ const PartitionSampleEvery = time.Minute
 func NewMonitor(ctx context.Context, cfg *config.Config, store *storage.Store, log *slog.Logger) (*Monitor, error) {
 	m := &Monitor{cfg: cfg, store: store, log: log, Now: time.Now, clients: map[string]*kgo.Client{}, opts: map[string][]kgo.Opt{}}
 	for name, c := range cfg.Clusters {
-		opts, err := ClientOptions(name, c, log)
+		opts, err := kafka.ClientOptions(name, c, log)
 		if err != nil {
 			m.Close()
 			return nil, err
@@ -515,10 +516,10 @@ func (m *Monitor) Snapshot(flow string) *FlowSnapshot {
 
 // Translator returns a group translator for flow over its live sync
 // index and clusters; nil for an unknown flow.
-func (m *Monitor) Translator(flow string) *GroupTranslator {
+func (m *Monitor) Translator(flow string) *kafka.GroupTranslator {
 	for _, fm := range m.flows {
 		if fm.flow.Name == flow {
-			return &GroupTranslator{Flow: flow, Alias: fm.flow.SourceAlias, Policy: fm.topics.Policy, Index: fm.state.Syncs,
+			return &kafka.GroupTranslator{Flow: flow, Alias: fm.flow.SourceAlias, Policy: fm.topics.Policy, Index: fm.state.Syncs,
 				Store: m.store, Source: m.clients[fm.flow.Source], Target: m.clients[fm.flow.Target]}
 		}
 	}

@@ -1,8 +1,7 @@
-package kafka
+package monitor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 )
 
@@ -81,7 +81,7 @@ type LagReader struct {
 
 	// OnAbortedCopied, when set, is told of each batch of an aborted
 	// transaction once MM2 is past it (it is in DR).
-	OnAbortedCopied func(tp model.TP, topicID [16]byte, b AbortedBatch)
+	OnAbortedCopied func(tp model.TP, topicID [16]byte, b kafka.AbortedBatch)
 
 	tsCache  map[model.TP]tsEntry
 	topicIDs map[string][16]byte // last seen source topic ids
@@ -139,7 +139,7 @@ const maxSeen = 128
 
 type tsEntry struct {
 	offset int64
-	first  FirstRecord
+	first  kafka.FirstRecord
 }
 
 // Reading is the result of one refresh.
@@ -166,9 +166,9 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 	var starts, ends kadm.ListedOffsets
 	if out.SourceErr == nil {
 		names := topics.Names()
-		if ends, err = src.ListEndOffsets(ctx, names...); err != nil && !partial(err) {
+		if ends, err = src.ListEndOffsets(ctx, names...); err != nil && !kafka.Partial(err) {
 			out.SourceErr = fmt.Errorf("listing end offsets: %w", err)
-		} else if starts, err = src.ListStartOffsets(ctx, names...); err != nil && !partial(err) {
+		} else if starts, err = src.ListStartOffsets(ctx, names...); err != nil && !kafka.Partial(err) {
 			out.SourceErr = fmt.Errorf("listing start offsets: %w", err)
 		}
 	}
@@ -180,7 +180,7 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 		remote = append(remote, r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, t))
 	}
 	targetEnds, err := tgt.ListEndOffsets(ctx, remote...)
-	if err != nil && !partial(err) {
+	if err != nil && !kafka.Partial(err) {
 		out.TargetErr = fmt.Errorf("listing DR end offsets: %w", err)
 	}
 
@@ -209,7 +209,7 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 				r.aborted.Forget(tp) // the old log's aborted batches are not the new log's
 			}
 			if pl.Replicated != nil {
-				var copied []AbortedBatch
+				var copied []kafka.AbortedBatch
 				pl.AbortedInDR, copied = r.aborted.InDR(tp, *pl.Replicated)
 				for _, b := range copied {
 					if r.OnAbortedCopied != nil {
@@ -262,12 +262,6 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 	}
 	r.lagMillis(ctx, topics, want, out.Partitions, now)
 	return out
-}
-
-// partial reports a kadm error that still came with usable per-shard data.
-func partial(err error) bool {
-	var se *kadm.ShardErrors
-	return errors.As(err, &se) && !se.AllFailed
 }
 
 func listed(l kadm.ListedOffsets, topic string, p int32) *int64 {
@@ -486,7 +480,7 @@ func (r *LagReader) lagMillis(ctx context.Context, topics kadm.TopicDetails, wan
 		}
 	}
 	if len(need) > 0 {
-		for tp, fr := range FetchTimestamps(ctx, r.Source, topics, need) {
+		for tp, fr := range kafka.FetchTimestamps(ctx, r.Source, topics, need) {
 			r.tsCache[tp] = tsEntry{need[tp], fr}
 			r.aborted.Add(tp, fr.Aborted)
 		}

@@ -1,4 +1,4 @@
-package kafka
+package monitor
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 )
@@ -236,7 +237,7 @@ func TestLagRecreationAcrossARefreshWithoutTheTopic(t *testing.T) {
 func TestLagRecreationSeenThroughMetadataCache(t *testing.T) {
 	ctx := context.Background()
 	primary, pcl, dcl := tenCopied(t)
-	opts, err := ClientOptions("primary", &config.Cluster{Bootstrap: primary.ListenAddrs()}, nil)
+	opts, err := kafka.ClientOptions("primary", &config.Cluster{Bootstrap: primary.ListenAddrs()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package kafka
+package monitor
 
 import (
 	"context"
@@ -12,29 +12,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/internal/kfaketest"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
-func produce(t *testing.T, cl *kgo.Client, recs ...*kgo.Record) {
-	t.Helper()
-	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func newCluster(t *testing.T, id string, topics ...string) (*kfake.Cluster, *kgo.Client) {
-	t.Helper()
-	c := kfake.MustCluster(kfake.NumBrokers(1), kfake.ClusterID(id), kfake.SeedTopics(2, topics...))
-	t.Cleanup(c.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return c, cl
-}
+// The cluster helpers are shared with package kafka's tests.
+var (
+	produce    = kfaketest.Produce
+	newCluster = kfaketest.NewCluster
+	waitFor    = kfaketest.WaitFor
+)
 
 func testConfig(t *testing.T, primary, dr *kfake.Cluster) *config.Config {
 	t.Helper()
@@ -241,15 +230,4 @@ func runIngester(m *Monitor) (stop func()) {
 	done := make(chan struct{})
 	go func() { defer close(done); m.flows[0].ingester.Run(ctx) }()
 	return func() { cancel(); <-done }
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

@@ -1,8 +1,7 @@
-package kafka
+package monitor
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 )
 
@@ -23,7 +23,7 @@ type LinkStatus struct {
 	LinkState string
 	LinkError string // "" or NO_ERROR when healthy
 	Message   string
-	Mirrors   []MirrorTopic
+	Mirrors   []kafka.MirrorTopic
 	// Problems are mirrors in a failed state (FAILED, LINK_FAILED,
 	// SOURCE_UNAVAILABLE, ...): replication is broken for them whatever the
 	// link state says (a link can stay ACTIVE with its source gone).
@@ -35,35 +35,18 @@ type LinkStatus struct {
 // offset when the source cluster answers.
 type ClusterLinkReader struct {
 	Flow   *config.Flow
-	REST   *ClusterLinkClient
+	REST   *kafka.ClusterLinkClient
 	Source *kgo.Client // may be unreachable
 	ts     *LagReader  // reuses the timestamp cache and Fetch logic
 }
 
 // NewClusterLinkReader builds the REST client from the flow's config.
 func NewClusterLinkReader(f *config.Flow, source *kgo.Client) (*ClusterLinkReader, error) {
-	rest, err := ClusterLinkClientFor(f)
+	rest, err := kafka.ClusterLinkClientFor(f)
 	if err != nil {
 		return nil, err
 	}
 	return &ClusterLinkReader{Flow: f, Source: source, ts: &LagReader{Flow: f, Source: source}, REST: rest}, nil
-}
-
-// ClusterLinkClientFor builds the REST client of a cluster-link flow from
-// its config: URL, cluster, link, credentials and TLS.
-func ClusterLinkClientFor(f *config.Flow) (*ClusterLinkClient, error) {
-	cl := f.ClusterLink
-	if cl == nil {
-		return nil, fmt.Errorf("flow %s has no cluster_link section", f.Name)
-	}
-	var tc *tls.Config
-	if cl.TLS != nil {
-		var err error
-		if tc, err = tlsConfig(cl.TLS); err != nil {
-			return nil, fmt.Errorf("flow %s cluster_link: %w", f.Name, err)
-		}
-	}
-	return NewClusterLinkClient(cl.RestURL, cl.ClusterID, cl.Link, cl.Username, cl.Password, tc), nil
 }
 
 // failedMirrorStates break replication of a mirror.
