@@ -34,29 +34,28 @@ type Record interface {
 
 // EncodeKey returns the record key MM2 writes for r.
 func EncodeKey[R Record](r R) []byte {
-	switch r := any(r).(type) {
-	case model.OffsetSync:
-		return offsetSyncKey(r)
-	case model.Checkpoint:
-		return checkpointKey(r)
-	case model.Heartbeat:
-		return heartbeatKey(r)
-	default:
-		return connectOffsetKey(any(r).(model.ConnectOffset))
-	}
+	key, _ := encode(r)
+	return key
 }
 
 // EncodeValue returns the record value MM2 writes for r.
 func EncodeValue[R Record](r R) []byte {
-	switch r := any(r).(type) {
+	_, value := encode(r)
+	return value
+}
+
+// encode dispatches on the record type; r is always one of Record's types.
+func encode(r any) (key, value []byte) {
+	switch r := r.(type) {
 	case model.OffsetSync:
-		return offsetSyncValue(r)
+		return offsetSyncKey(r), offsetSyncValue(r)
 	case model.Checkpoint:
-		return checkpointValue(r)
+		return checkpointKey(r), checkpointValue(r)
 	case model.Heartbeat:
-		return heartbeatValue(r)
+		return heartbeatKey(r), heartbeatValue(r)
 	default:
-		return connectOffsetValue(any(r).(model.ConnectOffset))
+		o := r.(model.ConnectOffset)
+		return connectOffsetKey(o), connectOffsetValue(o)
 	}
 }
 
