@@ -148,15 +148,15 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 		return a.Topic < b.Topic || a.Topic == b.Topic && a.Partition < b.Partition
 	})
 
-	primary, primaryErr := logStarts(ctx, tr.Source, srcTopics)
+	primary, primaryErr := logStarts(ctx, tr.SourceClient(), srcTopics)
 	if primaryErr != nil {
 		u.PrimaryErr = primaryErr.Error()
 	}
-	dr, drErr := logStarts(ctx, tr.Target, drTopics)
+	dr, drErr := logStarts(ctx, tr.TargetClient(), drTopics)
 	var drEnds map[model.TP]logStart
 	if link {
 		var endErr error
-		drEnds, endErr = listOffsets(ctx, tr.Target, drTopics, false)
+		drEnds, endErr = listOffsets(ctx, tr.TargetClient(), drTopics, false)
 		if endErr != nil && drErr == nil { // the same missing topic fails both: say it once
 			drErr = endErr
 		}

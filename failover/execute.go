@@ -269,7 +269,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, r *Run, idx int, s Step, 
 		}
 		// Interrupted, or failed (perhaps after Kafka took the commit):
 		// the same offsets again, with the previous ones it recorded.
-		c, err := kafka.FinishInterruptedChange(ctx, rb.Store, tr.Target, c)
+		c, err := kafka.FinishInterruptedChange(ctx, rb.Store, tr.TargetClient(), c)
 		return map[string]any{"change_id": c.ID, "changes": c.Changes, "note": "an earlier attempt's change, committed again"}, err
 	}
 	plan, err := rb.groupPlan(ctx, r.Flow, s)
@@ -285,7 +285,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, r *Run, idx int, s Step, 
 	if len(untranslatable) > 0 && !s.AllowPartial {
 		return map[string]any{"untranslatable": untranslatable}, fmt.Errorf("%d partition(s) cannot be translated: %s", len(untranslatable), strings.Join(untranslatable, ", "))
 	}
-	change, err := kafka.ApplyOffsets(ctx, rb.Store, tr.Target, r.Flow, s.Group, plan.Proposed(), who.Name, reason)
+	change, err := kafka.ApplyOffsets(ctx, rb.Store, tr.TargetClient(), r.Flow, s.Group, plan.Proposed(), who.Name, reason)
 	return map[string]any{"from": plan.From, "change_id": change.ID, "changes": change.Changes, "untranslatable": untranslatable}, err
 }
 

@@ -309,7 +309,7 @@ func TestRunResumesAfterCrashAtEveryBoundary(t *testing.T) {
 	}
 	// The DR group really got the translated offsets.
 	tr := e.rb.Monitor.Translator("primary->dr")
-	got, err := kadm.NewClient(tr.Target).FetchOffsets(ctx, "billing")
+	got, err := kadm.NewClient(tr.TargetClient()).FetchOffsets(ctx, "billing")
 	if err != nil || len(got) == 0 {
 		t.Fatalf("DR group offsets: %v %v", got, err)
 	}
@@ -655,7 +655,7 @@ func TestTranslateGroupFromSavepoint(t *testing.T) {
 	if err := x.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, err := kadm.NewClient(tr.Target).FetchOffsets(ctx, "sp-group")
+	got, err := kadm.NewClient(tr.TargetClient()).FetchOffsets(ctx, "sp-group")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -241,7 +241,7 @@ func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
 	if len(changes) != 1 || changes[0].Status != "applied" {
 		t.Fatalf("%d group changes recorded (%+v), want one, applied", len(changes), changes)
 	}
-	got, err := kadm.NewClient(mon.Translator("primary->dr").Target).FetchOffsets(ctx, "billing")
+	got, err := kadm.NewClient(mon.Translator("primary->dr").TargetClient()).FetchOffsets(ctx, "billing")
 	if err != nil {
 		t.Fatal(err)
 	}

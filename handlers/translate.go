@@ -177,7 +177,7 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, form 
 		}
 	}
 	if res.TSMillis > 0 {
-		seek, err := kafka.SeekByTimestamp(ctx, tr.Target, res.TSMillis, drTopics...)
+		seek, err := kafka.SeekByTimestamp(ctx, tr.TargetClient(), res.TSMillis, drTopics...)
 		if err != nil {
 			return nil, err
 		}
@@ -217,10 +217,10 @@ func (h *Handlers) knownGroups(ctx context.Context, tr *kafka.GroupTranslator) [
 			}
 		}
 	}
-	if tr.Source != nil {
+	if tr.SourceClient() != nil {
 		lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		if groups, err := kadm.NewClient(tr.Source).ListGroups(lctx); err == nil {
+		if groups, err := kadm.NewClient(tr.SourceClient()).ListGroups(lctx); err == nil {
 			for _, g := range groups.Groups() {
 				if !slices.Contains(out, g) {
 					out = append(out, g)

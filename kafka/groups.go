@@ -80,11 +80,27 @@ type GroupTranslator struct {
 	Policy mm2.ReplicationPolicy
 	Index  *mm2.SyncIndex
 	Store  *storage.Store
-	// Source may be unreachable (the primary is gone): then MM2's
-	// checkpoints in DR supply the group's primary offsets.
-	Source *kgo.Client
-	Target *kgo.Client
+	// source may be unreachable (the primary is gone): then MM2's
+	// checkpoints in DR supply the group's primary offsets. Unexported so
+	// that no caller picks a raw client off a translator to write with.
+	source *kgo.Client
+	target *kgo.Client
 }
+
+// NewGroupTranslator returns t reading the primary through source (which may
+// be unreachable) and DR through target.
+func NewGroupTranslator(t GroupTranslator, source, target *kgo.Client) *GroupTranslator {
+	t.source, t.target = source, target
+	return &t
+}
+
+// SourceClient is the primary's client, for reads (listing groups, log
+// starts).
+func (g *GroupTranslator) SourceClient() *kgo.Client { return g.source }
+
+// TargetClient is DR's client, for reads and, until the failover effect
+// boundary owns them, the offset commits of failover.
+func (g *GroupTranslator) TargetClient() *kgo.Client { return g.target }
 
 // Plan previews translating group. It reads the group's offsets on the
 // primary when it answers, else from MM2's checkpoints.
@@ -168,7 +184,7 @@ func (g *GroupTranslator) PlanOffsets(ctx context.Context, group string, offsets
 // and one translated row per primary partition.
 func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets map[model.TP]int64, mm2 map[model.TP]model.Checkpoint) (*GroupPlan, error) {
 	group := plan.Group
-	adm := kadm.NewClient(g.Target)
+	adm := kadm.NewClient(g.target)
 	current, err := groupOffsets(ctx, adm, group)
 	if err != nil {
 		return nil, fmt.Errorf("reading DR offsets of group %s: %w", group, err)
@@ -197,16 +213,16 @@ func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets
 // DRGroupState describes group in DR: its state ("Dead" when it does not
 // exist) and how many members it has.
 func (g *GroupTranslator) DRGroupState(ctx context.Context, group string) (string, int, error) {
-	return groupState(ctx, kadm.NewClient(g.Target), group)
+	return groupState(ctx, kadm.NewClient(g.target), group)
 }
 
 func (g *GroupTranslator) primaryOffsets(ctx context.Context, group string) (map[model.TP]int64, error) {
-	if g.Source == nil {
+	if g.source == nil {
 		return nil, errors.New("no primary client")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := groupOffsets(ctx, kadm.NewClient(g.Source), group)
+	resp, err := groupOffsets(ctx, kadm.NewClient(g.source), group)
 	if err != nil {
 		return nil, err
 	}
@@ -438,7 +454,7 @@ func SeekByTimestamp(ctx context.Context, target *kgo.Client, ms int64, topics .
 // the flow's topics, so a failover after the primary died still knows where
 // each group was.
 func (g *GroupTranslator) RecordPrimaryGroups(ctx context.Context, mirrored func(topic string) bool, now time.Time) (int, error) {
-	adm := kadm.NewClient(g.Source)
+	adm := kadm.NewClient(g.source)
 	listed, err := adm.ListGroups(ctx)
 	if err != nil {
 		return 0, err

@@ -46,7 +46,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	commit(pcl, "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 120, {Topic: "events", Partition: 1}: 10})
 	commit(dcl, "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 3})
 
-	g := &GroupTranslator{Flow: "primary->dr", Alias: "primary", Policy: mm2.ReplicationPolicy{Identity: true}, Index: index, Store: store, Source: pcl, Target: dcl}
+	g := NewGroupTranslator(GroupTranslator{Flow: "primary->dr", Alias: "primary", Policy: mm2.ReplicationPolicy{Identity: true}, Index: index, Store: store}, pcl, dcl)
 
 	if n, err := g.RecordPrimaryGroups(ctx, func(topic string) bool { return topic == "events" }, time.UnixMilli(1)); err != nil || n != 2 {
 		t.Fatalf("recorded %d primary group offsets: %v", n, err)

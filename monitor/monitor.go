@@ -519,8 +519,8 @@ func (m *Monitor) Snapshot(flow string) *FlowSnapshot {
 func (m *Monitor) Translator(flow string) *kafka.GroupTranslator {
 	for _, fm := range m.flows {
 		if fm.flow.Name == flow {
-			return &kafka.GroupTranslator{Flow: flow, Alias: fm.flow.SourceAlias, Policy: fm.topics.Policy, Index: fm.state.Syncs,
-				Store: m.store, Source: m.clients[fm.flow.Source], Target: m.clients[fm.flow.Target]}
+			return kafka.NewGroupTranslator(kafka.GroupTranslator{Flow: flow, Alias: fm.flow.SourceAlias, Policy: fm.topics.Policy, Index: fm.state.Syncs,
+				Store: m.store}, m.clients[fm.flow.Source], m.clients[fm.flow.Target])
 		}
 	}
 	return nil
