@@ -1,6 +1,7 @@
 package mm2
 
 import (
+	"errors"
 	"math/rand/v2"
 	"testing"
 
@@ -69,5 +70,27 @@ func TestSyncIndexSkipsKnownAndKeepsOrder(t *testing.T) {
 	h, n := x.History(model.TP{Topic: "a", Partition: 0}, 2)
 	if n != 3 || len(h) != 2 || h[0].Upstream != 3 || h[1].Upstream != 4 || x.Latest()[model.TP{Topic: "a", Partition: 0}].Upstream != 4 {
 		t.Fatalf("history %+v of %d", h, n)
+	}
+}
+
+// AddFrom is how a store's walk fills the index: what it yields is added
+// under the same rule as Add, and the walk's error comes back.
+func TestSyncIndexAddFrom(t *testing.T) {
+	x := NewSyncIndex()
+	stop := errors.New("walk failed")
+	err := x.AddFrom(func(add func(model.OffsetSync) error) error {
+		for _, s := range []model.OffsetSync{{Topic: "a", LogOffset: 1, Upstream: 10, Downstream: 5}, {Topic: "a", LogOffset: 1, Upstream: 99},
+			{Topic: "a", LogOffset: 2, Upstream: 20, Downstream: 15}} {
+			if err := add(s); err != nil {
+				return err
+			}
+		}
+		return stop
+	})
+	if !errors.Is(err, stop) {
+		t.Fatalf("AddFrom = %v, want the walk's error", err)
+	}
+	if tr := x.Translate(model.TP{Topic: "a"}, 20); x.Len() != 2 || tr.Method != MethodExact || tr.Offset != 15 {
+		t.Fatalf("after AddFrom: %d syncs, Translate(20) = %+v", x.Len(), tr)
 	}
 }
