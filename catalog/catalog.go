@@ -22,7 +22,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/flink/s3"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -30,7 +30,7 @@ import (
 type Catalog struct {
 	Store   *storage.Store
 	Config  *config.Config
-	Monitor *kafka.Monitor
+	Monitor *monitor.Monitor
 	// Flink returns the REST client of a target's URL; nil means
 	// flink.NewRESTClient.
 	Flink func(url string) *flink.RESTClient

@@ -12,7 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -31,8 +32,8 @@ var kafkaTimeout = 10 * time.Second
 
 // PartitionUsability is one source partition of a savepoint.
 type PartitionUsability struct {
-	Source kafka.TP // the primary topic partition, as in the savepoint
-	DR     kafka.TP // its name in DR
+	Source model.TP // the primary topic partition, as in the savepoint
+	DR     model.TP // its name in DR
 	Offset int64    // the savepoint's next offset to read on the primary
 	// PrimaryLogStart is the primary's log-start offset; nil when unknown
 	// (the primary did not answer). PrimaryDeleted: it passed Offset, so
@@ -41,7 +42,7 @@ type PartitionUsability struct {
 	PrimaryDeleted  bool
 	// Translation maps Offset to DR (MM2 offset syncs; for Cluster
 	// Linking the offset itself, MethodPreserved).
-	Translation kafka.Translation
+	Translation mm2.Translation
 	// DRLogStart is DR's log-start offset; nil when unknown. DRDeleted: it
 	// passed the translated offset.
 	DRLogStart *int64
@@ -127,14 +128,14 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 	}
 	var srcTopics, drTopics []string
 	for key, off := range offsets {
-		tp, err := kafka.ParseTPKey(key)
+		tp, err := mm2.ParseTPKey(key)
 		if err != nil {
 			return u, fmt.Errorf("catalog: savepoint %d: %w", sp.ID, err)
 		}
-		p := PartitionUsability{Source: tp, DR: kafka.TP{Topic: tr.Policy.RemoteTopic(tr.Alias, tp.Topic), Partition: tp.Partition},
+		p := PartitionUsability{Source: tp, DR: model.TP{Topic: tr.Policy.RemoteTopic(tr.Alias, tp.Topic), Partition: tp.Partition},
 			Offset: off}
 		if link {
-			p.Translation = kafka.Translation{Offset: off, Method: kafka.MethodPreserved}
+			p.Translation = mm2.Translation{Offset: off, Method: mm2.MethodPreserved}
 		} else {
 			p.Translation = tr.Index.Translate(tp, off)
 		}
@@ -147,15 +148,15 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 		return a.Topic < b.Topic || a.Topic == b.Topic && a.Partition < b.Partition
 	})
 
-	primary, primaryErr := logStarts(ctx, tr.Source, srcTopics)
+	primary, primaryErr := logStarts(ctx, tr.SourceClient(), srcTopics)
 	if primaryErr != nil {
 		u.PrimaryErr = primaryErr.Error()
 	}
-	dr, drErr := logStarts(ctx, tr.Target, drTopics)
-	var drEnds map[kafka.TP]logStart
+	dr, drErr := logStarts(ctx, tr.TargetClient(), drTopics)
+	var drEnds map[model.TP]logStart
 	if link {
 		var endErr error
-		drEnds, endErr = listOffsets(ctx, tr.Target, drTopics, false)
+		drEnds, endErr = listOffsets(ctx, tr.TargetClient(), drTopics, false)
 		if endErr != nil && drErr == nil { // the same missing topic fails both: say it once
 			drErr = endErr
 		}
@@ -166,7 +167,7 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 
 	for i := range u.Partitions {
 		p := &u.Partitions[i]
-		key := kafka.TPKey(p.Source)
+		key := mm2.TPKey(p.Source)
 		p.Primary, p.DRVerdict = Unknown, Unknown
 		if ls, ok := primary[p.Source]; !ok {
 			p.Problems = append(p.Problems, "primary log start unknown")
@@ -190,7 +191,7 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 		case !p.Translation.Translated():
 			u.Untranslatable = append(u.Untranslatable, key)
 			why := fmt.Sprintf("no DR offset: translation %s", p.Translation.Method)
-			if p.Translation.Method == kafka.MethodTooOld {
+			if p.Translation.Method == mm2.MethodTooOld {
 				why = "no DR offset: every offset sync MM2 kept is newer than the savepoint's offset"
 				p.DRVerdict = Unusable
 				u.Unusable = append(u.Unusable, key+": "+why)
@@ -205,7 +206,7 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 				break
 			}
 			if ls.err != nil {
-				p.Problems = append(p.Problems, fmt.Sprintf("DR %s: %v", kafka.TPKey(p.DR), ls.err))
+				p.Problems = append(p.Problems, fmt.Sprintf("DR %s: %v", mm2.TPKey(p.DR), ls.err))
 				break
 			}
 			v := ls.offset
@@ -214,7 +215,7 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 			p.DRVerdict = Usable
 			if p.DRDeleted {
 				p.DRVerdict = Unusable
-				why := fmt.Sprintf("data deleted in DR: log start %d of %s is past the translated offset %d", v, kafka.TPKey(p.DR), p.Translation.Offset)
+				why := fmt.Sprintf("data deleted in DR: log start %d of %s is past the translated offset %d", v, mm2.TPKey(p.DR), p.Translation.Offset)
 				p.Problems = append(p.Problems, why)
 				u.Unusable = append(u.Unusable, key+": "+why)
 			}
@@ -237,7 +238,7 @@ func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow stri
 // mirror keeps offsets, so the savepoint is usable in DR once the mirror
 // has copied everything before its offset. Behind is unusable (for now:
 // while the primary lives the mirror may still catch up).
-func checkMirrored(u *Usability, p *PartitionUsability, key string, ends map[kafka.TP]logStart) {
+func checkMirrored(u *Usability, p *PartitionUsability, key string, ends map[model.TP]logStart) {
 	e, ok := ends[p.DR]
 	if !ok || e.err != nil {
 		p.DRVerdict = worst(p.DRVerdict, Unknown)
@@ -250,7 +251,7 @@ func checkMirrored(u *Usability, p *PartitionUsability, key string, ends map[kaf
 	if p.DRBehind {
 		p.DRVerdict = Unusable
 		why := fmt.Sprintf("the DR mirror is behind the savepoint: %s ends at %d, before the savepoint's offset %d (%d records not mirrored yet)",
-			kafka.TPKey(p.DR), v, p.Offset, p.Offset-v)
+			mm2.TPKey(p.DR), v, p.Offset, p.Offset-v)
 		p.Problems = append(p.Problems, why)
 		u.Unusable = append(u.Unusable, key+": "+why)
 	}
@@ -288,14 +289,14 @@ type logStart struct {
 
 // logStarts lists the log-start offsets of topics' partitions. A partial
 // answer comes with the error of the rest.
-func logStarts(ctx context.Context, cl *kgo.Client, topics []string) (map[kafka.TP]logStart, error) {
+func logStarts(ctx context.Context, cl *kgo.Client, topics []string) (map[model.TP]logStart, error) {
 	return listOffsets(ctx, cl, topics, true)
 }
 
 // listOffsets lists the log-start (start) or log-end offsets of topics'
 // partitions. A partial answer comes with the error of the rest.
-func listOffsets(ctx context.Context, cl *kgo.Client, topics []string, start bool) (map[kafka.TP]logStart, error) {
-	out := map[kafka.TP]logStart{}
+func listOffsets(ctx context.Context, cl *kgo.Client, topics []string, start bool) (map[model.TP]logStart, error) {
+	out := map[model.TP]logStart{}
 	if cl == nil {
 		return out, errors.New("no client for the cluster")
 	}
@@ -310,7 +311,7 @@ func listOffsets(ctx context.Context, cl *kgo.Client, topics []string, start boo
 		if o.Partition < 0 {
 			return // the marker kadm adds for a missing topic
 		}
-		out[kafka.TP{Topic: o.Topic, Partition: o.Partition}] = logStart{o.Offset, o.Err}
+		out[model.TP{Topic: o.Topic, Partition: o.Partition}] = logStart{o.Offset, o.Err}
 	})
 	var missing []string
 	for _, t := range topics {

@@ -12,7 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -87,7 +89,7 @@ func TestUsability(t *testing.T) {
 	store := openStore(t)
 	// MM2's offset syncs as ingestion would have stored them; the monitor
 	// loads them into its index at start.
-	syncs := []storage.Sync{
+	syncs := []model.OffsetSync{
 		{Topic: "events", Partition: 0, Upstream: 0, Downstream: 0},
 		{Topic: "events", Partition: 0, Upstream: 800, Downstream: 800}, // exact
 		{Topic: "events", Partition: 1, Upstream: 1300, Downstream: 1300},
@@ -122,7 +124,7 @@ func TestUsability(t *testing.T) {
 		t.Errorf("unusable list:\n%s", unusable)
 	}
 	p0, p1, p2, p3 := u.Partitions[0], u.Partitions[1], u.Partitions[2], u.Partitions[3]
-	if p0.Source != (kafka.TP{Topic: "events", Partition: 0}) || p0.DR != (kafka.TP{Topic: "primary.events", Partition: 0}) || p0.Offset != 800 ||
+	if p0.Source != (model.TP{Topic: "events", Partition: 0}) || p0.DR != (model.TP{Topic: "primary.events", Partition: 0}) || p0.Offset != 800 ||
 		*p0.PrimaryLogStart != 0 || *p0.DROffset() != 800 || *p0.DRLogStart != 0 || p0.Primary != Usable || p0.DRVerdict != Usable || len(p0.Problems) != 0 {
 		t.Errorf("events-0: %+v", p0)
 	}
@@ -132,7 +134,7 @@ func TestUsability(t *testing.T) {
 	if p2.PrimaryDeleted || *p2.DROffset() != 701 || *p2.DRLogStart != 1000 || !p2.DRDeleted || p2.Primary != Usable || p2.DRVerdict != Unusable {
 		t.Errorf("events-2: %+v", p2)
 	}
-	if p3.DROffset() != nil || p3.Translation.Method != kafka.MethodTooOld || p3.DRVerdict != Unusable || p3.DRLogStart != nil || p3.Primary != Usable {
+	if p3.DROffset() != nil || p3.Translation.Method != mm2.MethodTooOld || p3.DRVerdict != Unusable || p3.DRLogStart != nil || p3.Primary != Usable {
 		t.Errorf("events-3: %+v", p3)
 	}
 
@@ -234,7 +236,7 @@ func TestUsabilityClusterLink(t *testing.T) {
 	}
 	for i, want := range []int64{800, 1300, 750, 1350} {
 		p := u.Partitions[i]
-		if p.DR != p.Source || p.Translation.Method != kafka.MethodPreserved || *p.DROffset() != want || p.DRLogEnd == nil {
+		if p.DR != p.Source || p.Translation.Method != mm2.MethodPreserved || *p.DROffset() != want || p.DRLogEnd == nil {
 			t.Errorf("partition %d: %+v", i, p)
 		}
 	}
@@ -252,7 +254,7 @@ func TestUsabilityClusterLink(t *testing.T) {
 // monitoredCatalog is a catalog with a monitor over cfg's clusters.
 func monitoredCatalog(t *testing.T, cfg *config.Config, store *storage.Store) *Catalog {
 	t.Helper()
-	m, err := kafka.NewMonitor(context.Background(), cfg, store, quietLog())
+	m, err := monitor.NewMonitor(context.Background(), cfg, store, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}

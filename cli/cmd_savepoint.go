@@ -13,7 +13,8 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/flink/s3"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 )
 
 const savepointUsage = `Usage: drconsole savepoint inspect PATH [--uid UID] [--json] [--config FILE]
@@ -142,7 +143,7 @@ func savepointInspect(_ context.Context, args []string, stdout, stderr io.Writer
 }
 
 func writeSavepointJSON(k *flink.KafkaOffsets, stdout, stderr io.Writer) error {
-	out := map[kafka.TP]int64{}
+	out := map[model.TP]int64{}
 	var marked []string
 	for _, p := range k.Sorted() {
 		if p.Next < 0 || p.Marker != "" {
@@ -150,9 +151,9 @@ func writeSavepointJSON(k *flink.KafkaOffsets, stdout, stderr io.Writer) error {
 			marked = append(marked, p.Key())
 			continue
 		}
-		out[kafka.TP{Topic: p.Topic, Partition: p.Partition}] = p.Next
+		out[model.TP{Topic: p.Topic, Partition: p.Partition}] = p.Next
 	}
-	if err := kafka.WriteOffsetsJSON(stdout, out); err != nil {
+	if err := mm2.WriteOffsetsJSON(stdout, out); err != nil {
 		return err
 	}
 	if len(marked) > 0 {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/drconsole/drconsole/flink/flinktest"
 	"github.com/drconsole/drconsole/flink/s3/s3test"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 )
 
 // Savepoints written by real Flink 2.2.1 (see flink/testdata/savepoints).
@@ -34,7 +34,7 @@ func TestSavepointInspectJSON(t *testing.T) {
 		}
 	}
 	r := runCLI(t, "", "savepoint", "inspect", spOrders, "--json")
-	offs, err := kafka.ParseOffsetsJSON("out", strings.NewReader(r.stdout))
+	offs, err := mm2.ParseOffsetsJSON("out", strings.NewReader(r.stdout))
 	if r.code != 0 || err != nil || len(offs) != 5 || offs[0].Key != "orders-0" || offs[0].Offset != 300 || offs[4].Key != "users-2" || offs[4].Offset != 340 {
 		t.Fatalf("orders: exit %d %v %+v\n%s", r.code, err, offs, r.stderr)
 	}

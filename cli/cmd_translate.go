@@ -13,7 +13,9 @@ import (
 	"strings"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -70,9 +72,9 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return usageError{errors.New("translate needs exactly one of --syncs FILE or --config FILE")}
 	}
 
-	var index *kafka.SyncIndex
+	var index *mm2.SyncIndex
 	var aborted []storage.AbortedBatch // aborted transactions MM2 copied (stored history only)
-	var names kafka.ReplicationPolicy
+	var names mm2.ReplicationPolicy
 	var alias string
 	if *syncsFile != "" {
 		switch *policy {
@@ -98,14 +100,14 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		if err != nil {
 			return err
 		}
-		names, alias = kafka.TopicsOf(flow).Policy, flow.SourceAlias
+		names, alias = monitor.TopicsOf(flow).Policy, flow.SourceAlias
 		store, err := storage.Open(filepath.Join(cfg.DataDir, "drconsole.db"))
 		if err != nil {
 			return err
 		}
 		defer store.Close()
-		index = kafka.NewSyncIndex()
-		if err := index.Load(ctx, store, flow.Name); err != nil {
+		index = mm2.NewSyncIndex()
+		if err := monitor.LoadSyncIndex(ctx, index, store, flow.Name); err != nil {
 			return err
 		}
 		if index.Len() == 0 {
@@ -120,8 +122,8 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if err != nil {
 		return err
 	}
-	translated := map[kafka.TP]int64{}
-	explained := make([]kafka.Explained, 0, len(in))
+	translated := map[model.TP]int64{}
+	explained := make([]mm2.Explained, 0, len(in))
 	failed := 0
 	for i, po := range in {
 		// SIGINT/SIGTERM (run's context) stop a big file part-way.
@@ -129,11 +131,11 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			return fmt.Errorf("translate: stopped after %d of %d partitions, nothing written: %w", i, len(in), ctx.Err())
 		}
 		t := index.Translate(po.TP, po.Offset)
-		dr := kafka.TP{Topic: names.RemoteTopic(alias, po.TP.Topic), Partition: po.TP.Partition}
-		explained = append(explained, kafka.Explain(po, kafka.TPKey(dr), t))
+		dr := model.TP{Topic: names.RemoteTopic(alias, po.TP.Topic), Partition: po.TP.Partition}
+		explained = append(explained, mm2.Explain(po, mm2.TPKey(dr), t))
 		if t.Translated() {
 			translated[dr] = t.Offset
-			if n := kafka.AbortedInDRAfter(aborted, po.TP, po.Offset); n > 0 {
+			if n := monitor.AbortedInDRAfter(aborted, po.TP, po.Offset); n > 0 {
 				fmt.Fprintf(stderr, "drconsole: %s: warning: DR holds at least %d record(s) of aborted transactions after this offset, "+
 					"copied by MirrorMaker 2 as ordinary records: a consumer in DR reads them, the primary's readers never did\n", po.Key, n)
 			}
@@ -154,7 +156,7 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			fmt.Fprintf(&out, "\n  %q: %s", in[i].Key, b)
 		}
 		out.WriteString("\n}\n")
-	} else if err := kafka.WriteOffsetsJSON(&out, translated); err != nil {
+	} else if err := mm2.WriteOffsetsJSON(&out, translated); err != nil {
 		return err
 	}
 	if failed > 0 && !*allowPartial {
@@ -167,19 +169,19 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	return writeFileAtomic(*outFile, out.Bytes())
 }
 
-func whyNot(t kafka.Translation, po kafka.PartitionOffset) string {
+func whyNot(t mm2.Translation, po mm2.PartitionOffset) string {
 	switch t.Method {
-	case kafka.MethodUnknown:
+	case mm2.MethodUnknown:
 		return "no offset syncs for this partition"
-	case kafka.MethodOutOfRange:
-		return fmt.Sprintf("the DR offset would pass %d (sync %d->%d): refused rather than wrapped", int64(kafka.MaxOffset), t.Sync.Upstream, t.Sync.Downstream)
-	case kafka.MethodTooOld:
+	case mm2.MethodOutOfRange:
+		return fmt.Sprintf("the DR offset would pass %d (sync %d->%d): refused rather than wrapped", int64(mm2.MaxOffset), t.Sync.Upstream, t.Sync.Downstream)
+	case mm2.MethodTooOld:
 		return fmt.Sprintf("offset %d is older than every stored sync (MM2 has no mapping that far back)", po.Offset)
 	}
 	return string(t.Method)
 }
 
-func readOffsets(ctx context.Context, name string, stdin io.Reader) ([]kafka.PartitionOffset, error) {
+func readOffsets(ctx context.Context, name string, stdin io.Reader) ([]mm2.PartitionOffset, error) {
 	var r io.Reader = stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -189,7 +191,7 @@ func readOffsets(ctx context.Context, name string, stdin io.Reader) ([]kafka.Par
 		defer f.Close()
 		r = f
 	}
-	in, err := kafka.ReadOffsetsJSON(ctx, name, r, 0)
+	in, err := mm2.ReadOffsetsJSON(ctx, name, r, 0)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("translate: %w", err)
 	}
@@ -202,20 +204,20 @@ func readOffsets(ctx context.Context, name string, stdin io.Reader) ([]kafka.Par
 	return in, nil
 }
 
-func loadSyncsFile(ctx context.Context, name string) (*kafka.SyncIndex, error) {
+func loadSyncsFile(ctx context.Context, name string) (*mm2.SyncIndex, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, inputError{err}
 	}
 	defer f.Close()
-	index := kafka.NewSyncIndex()
-	var batch []storage.Sync
+	index := mm2.NewSyncIndex()
+	var batch []model.OffsetSync
 	var n int64
-	err = kafka.ParseSyncsJSONL(name, f, func(s kafka.OffsetSync) error {
+	err = mm2.ParseSyncsJSONL(name, f, func(s model.OffsetSync) error {
 		if n%4096 == 0 && ctx.Err() != nil {
 			return fmt.Errorf("%s: reading syncs stopped after %d: %w", name, n, ctx.Err())
 		}
-		batch = append(batch, storage.Sync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream, Downstream: s.Downstream, LogOffset: n})
+		batch = append(batch, model.OffsetSync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream, Downstream: s.Downstream, LogOffset: n})
 		n++
 		return nil
 	})
@@ -301,8 +303,8 @@ func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer store.Close()
 	var buf bytes.Buffer
-	err = store.EachSync(ctx, flow.Name, func(s storage.Sync) error {
-		return kafka.WriteSyncJSONL(&buf, kafka.OffsetSync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream, Downstream: s.Downstream})
+	err = store.EachSync(ctx, flow.Name, func(s model.OffsetSync) error {
+		return mm2.WriteSyncJSONL(&buf, model.OffsetSync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream, Downstream: s.Downstream})
 	})
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -16,7 +17,7 @@ func TestTranslateWarnsAboutAbortedRecords(t *testing.T) {
 	dir := t.TempDir()
 	cfg, store := storedHistoryConfig(t, dir, "identity")
 	ctx := context.Background()
-	err := store.Apply(ctx, storage.Batch{Flow: "primary->dr", Topic: "syncs", NextOffset: 1, Syncs: []storage.Sync{
+	err := store.Apply(ctx, storage.Batch{Flow: "primary->dr", Topic: "syncs", NextOffset: 1, Syncs: []model.OffsetSync{
 		{Topic: "orders", Partition: 0, Upstream: 50, Downstream: 50, LogOffset: 0},
 	}})
 	for _, b := range []storage.AbortedBatch{

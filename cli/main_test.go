@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -143,7 +144,7 @@ flows:
 func TestTranslateFromStoredHistoryAndExport(t *testing.T) {
 	dir := t.TempDir()
 	cfg, store := storedHistoryConfig(t, dir, "default")
-	err := store.Apply(context.Background(), storage.Batch{Flow: "primary->dr", Topic: "syncs", NextOffset: 2, Syncs: []storage.Sync{
+	err := store.Apply(context.Background(), storage.Batch{Flow: "primary->dr", Topic: "syncs", NextOffset: 2, Syncs: []model.OffsetSync{
 		{Topic: "events", Partition: 3, Upstream: 10, Downstream: 8, LogOffset: 0},
 		{Topic: "events", Partition: 3, Upstream: 40, Downstream: 30, LogOffset: 1},
 	}})

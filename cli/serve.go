@@ -21,7 +21,8 @@ import (
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/flink/s3"
 	"github.com/drconsole/drconsole/handlers"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
 )
@@ -109,7 +110,7 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	if err := recordSettings(ctx, store, cfg, cfgFile); err != nil {
 		return fmt.Errorf("recording the settings in the audit log: %w", err)
 	}
-	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
 	if err != nil {
 		return err
 	}
@@ -219,7 +220,7 @@ func demoConfig(sb *demo.Sandbox, addr, dir, flinkURL, savepointDir string) *con
 		Flows: []*config.Flow{{
 			Source: demo.SourceAlias, Target: demo.TargetAlias,
 			ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-			ConnectOffsetsTopic: kafka.ConnectOffsetsTopic(demo.SourceAlias),
+			ConnectOffsetsTopic: mm2.ConnectOffsetsTopic(demo.SourceAlias),
 			Topics:              config.Topics{Include: demo.Topics},
 		}},
 		RefreshInterval: config.Duration(2e9),

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -28,7 +29,7 @@ type mirrorCheckpoints struct {
 	m      *mirror
 	srcAdm *kadm.Client
 	topic  string
-	last   map[checkpointKey]kafka.Checkpoint // owned by run
+	last   map[checkpointKey]model.Checkpoint // owned by run
 }
 
 func (c *mirrorCheckpoints) run(ctx context.Context) {
@@ -62,7 +63,7 @@ func (c *mirrorCheckpoints) once(ctx context.Context) error {
 	}
 	slices.Sort(groups)
 	var recs []*kgo.Record
-	var emitted []kafka.Checkpoint
+	var emitted []model.Checkpoint
 	var errs []error
 	fetched := c.srcAdm.FetchManyOffsets(ctx, groups...)
 	for _, group := range groups {
@@ -73,7 +74,7 @@ func (c *mirrorCheckpoints) once(ctx context.Context) error {
 		}
 		resp.Fetched.Each(func(o kadm.OffsetResponse) {
 			if cp, ok := c.checkpoint(group, o); ok {
-				recs = append(recs, &kgo.Record{Topic: c.topic, Partition: 0, Key: cp.EncodeKey(), Value: cp.EncodeValue()})
+				recs = append(recs, &kgo.Record{Topic: c.topic, Partition: 0, Key: mm2.EncodeKey(cp), Value: mm2.EncodeValue(cp)})
 				emitted = append(emitted, cp)
 			}
 		})
@@ -98,16 +99,16 @@ func (c *mirrorCheckpoints) once(ctx context.Context) error {
 
 // checkpoint translates one committed offset and applies MM2's emission
 // rule: first checkpoint, upstream rewind, or downstream progress.
-func (c *mirrorCheckpoints) checkpoint(group string, o kadm.OffsetResponse) (kafka.Checkpoint, bool) {
+func (c *mirrorCheckpoints) checkpoint(group string, o kadm.OffsetResponse) (model.Checkpoint, bool) {
 	if o.Err != nil || o.At < 0 || !slices.Contains(Topics, o.Topic) {
-		return kafka.Checkpoint{}, false
+		return model.Checkpoint{}, false
 	}
 	tp := topicPartition{o.Topic, o.Partition}
-	tr := kafka.Translate(c.m.syncHistory(tp), o.At)
+	tr := mm2.Translate(c.m.syncHistory(tp), o.At)
 	if !tr.Translated() {
-		return kafka.Checkpoint{}, false
+		return model.Checkpoint{}, false
 	}
-	cp := kafka.Checkpoint{
+	cp := model.Checkpoint{
 		Group:      group,
 		Topic:      policy.RemoteTopic(SourceAlias, o.Topic),
 		Partition:  o.Partition,
@@ -117,13 +118,13 @@ func (c *mirrorCheckpoints) checkpoint(group string, o kadm.OffsetResponse) (kaf
 	}
 	last, seen := c.last[checkpointKey{group, tp}]
 	if seen && cp.Upstream >= last.Upstream && cp.Downstream <= last.Downstream {
-		return kafka.Checkpoint{}, false
+		return model.Checkpoint{}, false
 	}
 	return cp, true
 }
 
 // remember records cp as written: the next emission decision compares to it.
-func (c *mirrorCheckpoints) remember(cp kafka.Checkpoint) {
+func (c *mirrorCheckpoints) remember(cp model.Checkpoint) {
 	up, _ := policy.UpstreamTopic(SourceAlias, cp.Topic)
 	c.last[checkpointKey{cp.Group, topicPartition{up, cp.Partition}}] = cp
 }

@@ -3,7 +3,7 @@ package demo
 import (
 	"testing"
 
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
@@ -12,12 +12,12 @@ import (
 // checkpoint, then only on upstream rewind or downstream progress.
 func TestCheckpointEmission(t *testing.T) {
 	tp := topicPartition{"orders", 0}
-	m := &mirror{history: map[topicPartition][]kafka.OffsetSync{}}
-	c := &mirrorCheckpoints{m: m, last: map[checkpointKey]kafka.Checkpoint{}}
+	m := &mirror{history: map[topicPartition][]model.OffsetSync{}}
+	c := &mirrorCheckpoints{m: m, last: map[checkpointKey]model.Checkpoint{}}
 	setSyncs := func(syncs ...[2]int64) {
-		h := make([]kafka.OffsetSync, len(syncs))
+		h := make([]model.OffsetSync, len(syncs))
 		for i, s := range syncs {
-			h[i] = kafka.OffsetSync{Topic: tp.topic, Partition: tp.partition, Upstream: s[0], Downstream: s[1]}
+			h[i] = model.OffsetSync{Topic: tp.topic, Partition: tp.partition, Upstream: s[0], Downstream: s[1]}
 		}
 		m.history[tp] = h
 	}
@@ -46,7 +46,7 @@ func TestCheckpointEmission(t *testing.T) {
 		if !emit {
 			continue
 		}
-		want := kafka.Checkpoint{Group: "billing", Topic: "orders", Partition: 0, Upstream: st.at, Downstream: st.wantDown, Metadata: "m"}
+		want := model.Checkpoint{Group: "billing", Topic: "orders", Partition: 0, Upstream: st.at, Downstream: st.wantDown, Metadata: "m"}
 		if cp != want {
 			t.Fatalf("%s: checkpoint = %+v, want %+v", st.name, cp, want)
 		}

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -59,7 +60,7 @@ func checkInternalTopics(ctx context.Context, t *testing.T, sb *Sandbox) {
 	dr, primary := sb.DRBootstrap(), sb.PrimaryBootstrap()
 	syncRecs := readTopic(ctx, t, dr, policy.OffsetSyncsTopic(SourceAlias))[0]
 	cpRecs := readTopic(ctx, t, dr, policy.CheckpointsTopic(SourceAlias))[0]
-	connectRecs := readTopic(ctx, t, dr, kafka.ConnectOffsetsTopic(SourceAlias))[0]
+	connectRecs := readTopic(ctx, t, dr, mm2.ConnectOffsetsTopic(SourceAlias))[0]
 	// Data last, so every sync and checkpoint refers to records already read.
 	up, down := map[string]map[int32][]*kgo.Record{}, map[string]map[int32][]*kgo.Record{}
 	for _, topic := range Topics {
@@ -67,9 +68,9 @@ func checkInternalTopics(ctx context.Context, t *testing.T, sb *Sandbox) {
 		down[topic] = readTopic(ctx, t, dr, policy.RemoteTopic(SourceAlias, topic))
 	}
 
-	syncs := map[topicPartition][]kafka.OffsetSync{}
+	syncs := map[topicPartition][]model.OffsetSync{}
 	for _, r := range syncRecs {
-		s, err := kafka.DecodeOffsetSync(r.Key, r.Value)
+		s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
 		if err != nil {
 			t.Fatalf("offset sync at %d: %v", r.Offset, err)
 		}
@@ -113,7 +114,7 @@ func checkInternalTopics(ctx context.Context, t *testing.T, sb *Sandbox) {
 	// record the group has not consumed.
 	perGroup := map[string]int{}
 	for _, r := range cpRecs {
-		cp, err := kafka.DecodeCheckpoint(r.Key, r.Value)
+		cp, err := mm2.DecodeCheckpoint(r.Key, r.Value)
 		if err != nil {
 			t.Fatalf("checkpoint at %d: %v", r.Offset, err)
 		}
@@ -123,10 +124,10 @@ func checkInternalTopics(ctx context.Context, t *testing.T, sb *Sandbox) {
 			continue
 		}
 		hist := syncs[topicPartition{cp.Topic, cp.Partition}]
-		if !slices.ContainsFunc(hist, func(s kafka.OffsetSync) bool { return plusOneRule(s, cp.Upstream) == cp.Downstream }) {
+		if !slices.ContainsFunc(hist, func(s model.OffsetSync) bool { return plusOneRule(s, cp.Upstream) == cp.Downstream }) {
 			t.Errorf("checkpoint %+v: no sync translates %d to %d", cp, cp.Upstream, cp.Downstream)
 		}
-		if best := kafka.Translate(hist, cp.Upstream); !best.Translated() || cp.Downstream > best.Offset {
+		if best := mm2.Translate(hist, cp.Upstream); !best.Translated() || cp.Downstream > best.Offset {
 			t.Errorf("checkpoint %+v: beyond the translation over all syncs %+v", cp, best)
 		}
 		// Safety: the record just before the checkpoint in dr was consumed upstream.
@@ -149,8 +150,8 @@ func checkInternalTopics(ctx context.Context, t *testing.T, sb *Sandbox) {
 		t.Error("no heartbeats in dr's primary.heartbeats")
 	}
 	for _, r := range hbs {
-		hb, err := kafka.DecodeHeartbeat(r.Key, r.Value)
-		if err != nil || hb.SourceAlias != TargetAlias || hb.TargetAlias != SourceAlias || hb.Timestamp != r.Timestamp.UnixMilli() {
+		hb, err := mm2.DecodeHeartbeat(r.Key, r.Value)
+		if err != nil || hb.SourceAlias != TargetAlias || hb.TargetAlias != SourceAlias || hb.EmittedMs != r.Timestamp.UnixMilli() {
 			t.Errorf("heartbeat at %d: %+v, %v (record ts %d)", r.Offset, hb, err, r.Timestamp.UnixMilli())
 		}
 	}
@@ -158,7 +159,7 @@ func checkInternalTopics(ctx context.Context, t *testing.T, sb *Sandbox) {
 	// Connect offsets: the last replicated upstream offset per partition.
 	seen := map[string]bool{}
 	for _, r := range connectRecs {
-		o, err := kafka.DecodeConnectOffset(r.Key, r.Value)
+		o, err := mm2.DecodeConnectOffset(r.Key, r.Value)
 		if err != nil {
 			t.Fatalf("connect offset at %d: %v", r.Offset, err)
 		}
@@ -166,7 +167,7 @@ func checkInternalTopics(ctx context.Context, t *testing.T, sb *Sandbox) {
 			t.Errorf("connect offset %+v: wrong connector or cluster", o)
 		}
 		seen[o.Topic] = true
-		if data, ok := up[o.Topic]; ok && recordAt(data[o.Partition], o.Offset) == nil {
+		if data, ok := up[o.Topic]; ok && recordAt(data[o.Partition], o.LastOffset) == nil {
 			t.Errorf("connect offset %+v: no data record at that upstream offset", o)
 		}
 	}
@@ -178,7 +179,7 @@ func checkInternalTopics(ctx context.Context, t *testing.T, sb *Sandbox) {
 }
 
 // plusOneRule is MM2's translation through a single sync s.
-func plusOneRule(s kafka.OffsetSync, upstream int64) int64 {
+func plusOneRule(s model.OffsetSync, upstream int64) int64 {
 	switch {
 	case s.Upstream == upstream:
 		return s.Downstream

@@ -18,7 +18,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -27,13 +29,13 @@ import (
 // incarnation, in copy order.
 type copyLog struct {
 	mu    sync.Mutex
-	pairs map[kafka.TP][][2]int64
+	pairs map[model.TP][][2]int64
 }
 
 func (c *copyLog) add(topic string, p int32, up, down int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	tp := kafka.TP{Topic: topic, Partition: p}
+	tp := model.TP{Topic: topic, Partition: p}
 	c.pairs[tp] = append(c.pairs[tp], [2]int64{up, down})
 }
 
@@ -50,7 +52,7 @@ func (c *copyLog) forget(topic string) {
 
 // position is the next upstream offset the mirror has not copied in the
 // current incarnation: 1 + the highest copied, 0 when nothing was.
-func (c *copyLog) position(tp kafka.TP) int64 {
+func (c *copyLog) position(tp model.TP) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	pos := int64(0)
@@ -62,7 +64,7 @@ func (c *copyLog) position(tp kafka.TP) int64 {
 
 // firstDownstreamFrom is the lowest DR offset holding a copy of a source
 // record at or after up, and false when none was copied yet.
-func (c *copyLog) firstDownstreamFrom(tp kafka.TP, up int64) (int64, bool) {
+func (c *copyLog) firstDownstreamFrom(tp model.TP, up int64) (int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	best, ok := int64(0), false
@@ -131,7 +133,7 @@ func produceFresh(ctx context.Context, sb *Sandbox, recs []*kgo.Record) error {
 func churn(t *testing.T, seed uint64, steps int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	truth := &copyLog{pairs: map[kafka.TP][][2]int64{}}
+	truth := &copyLog{pairs: map[model.TP][][2]int64{}}
 	sb, err := Start(ctx, Options{Seed: int64(seed), TrafficRate: 150, Logger: testLogger(),
 		Retention: 20 * time.Second, CleanerInterval: 500 * time.Millisecond, trace: truth.add})
 	if err != nil {
@@ -231,7 +233,7 @@ func churn(t *testing.T, seed uint64, steps int) {
 }
 
 // checkInvariant pauses the mirror, refreshes the console and compares.
-func checkInvariant(ctx context.Context, t *testing.T, sb *Sandbox, mon *kafka.Monitor, flow string, truth *copyLog, where string) {
+func checkInvariant(ctx context.Context, t *testing.T, sb *Sandbox, mon *monitor.Monitor, flow string, truth *copyLog, where string) {
 	t.Helper()
 	_, running, _ := sb.ctl.snapshot()
 	sb.SetMirrorRunning(false)
@@ -250,13 +252,13 @@ func checkInvariant(ctx context.Context, t *testing.T, sb *Sandbox, mon *kafka.M
 	if err != nil {
 		t.Fatalf("%s: %v", where, err)
 	}
-	listed := map[kafka.TP]kafka.PartitionLag{}
+	listed := map[model.TP]monitor.PartitionLag{}
 	for _, p := range snap.Partitions {
-		listed[kafka.TP{Topic: p.Topic, Partition: p.Partition}] = p
+		listed[model.TP{Topic: p.Topic, Partition: p.Partition}] = p
 	}
 	idx := mon.Translator(flow).Index
 	ends.Each(func(l kadm.ListedOffset) {
-		tp := kafka.TP{Topic: l.Topic, Partition: l.Partition}
+		tp := model.TP{Topic: l.Topic, Partition: l.Partition}
 		pos := truth.position(tp)
 		p, ok := listed[tp]
 		switch {
@@ -289,7 +291,7 @@ func checkInvariant(ctx context.Context, t *testing.T, sb *Sandbox, mon *kafka.M
 // dataBehind is the truth when only markers may follow the mirror: the
 // offsets from pos up to and including the last data record below end (0
 // when there is none: transaction markers are never copied).
-func dataBehind(ctx context.Context, t *testing.T, sb *Sandbox, tp kafka.TP, pos, end int64) int64 {
+func dataBehind(ctx context.Context, t *testing.T, sb *Sandbox, tp model.TP, pos, end int64) int64 {
 	t.Helper()
 	cl, err := sb.newClient("invariant-read", sb.PrimaryBootstrap(),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{tp.Topic: {tp.Partition: kgo.NewOffset().At(pos)}}),
@@ -330,7 +332,7 @@ func ptrStr(v *int64) string {
 
 // startMonitor runs the console's monitor on the sandbox, configured as
 // `drconsole demo` configures it, refreshing only when the test asks.
-func startMonitor(ctx context.Context, t *testing.T, sb *Sandbox) (*kafka.Monitor, string) {
+func startMonitor(ctx context.Context, t *testing.T, sb *Sandbox) (*monitor.Monitor, string) {
 	t.Helper()
 	cfg := &config.Config{
 		Clusters: map[string]*config.Cluster{
@@ -338,7 +340,7 @@ func startMonitor(ctx context.Context, t *testing.T, sb *Sandbox) (*kafka.Monito
 			TargetAlias: {Bootstrap: sb.DRBootstrap()},
 		},
 		Flows: []*config.Flow{{Source: SourceAlias, Target: TargetAlias, ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-			ConnectOffsetsTopic: kafka.ConnectOffsetsTopic(SourceAlias), Topics: config.Topics{Include: Topics}}},
+			ConnectOffsetsTopic: mm2.ConnectOffsetsTopic(SourceAlias), Topics: config.Topics{Include: Topics}}},
 		RefreshInterval: config.Duration(time.Hour),
 	}
 	if err := cfg.Normalize("invariant"); err != nil {
@@ -349,7 +351,7 @@ func startMonitor(ctx context.Context, t *testing.T, sb *Sandbox) (*kafka.Monito
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	mon, err := kafka.NewMonitor(ctx, cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	mon, err := monitor.NewMonitor(ctx, cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +368,7 @@ func startMonitor(ctx context.Context, t *testing.T, sb *Sandbox) (*kafka.Monito
 func TestStoppedMirrorLosesToRetention(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	truth := &copyLog{pairs: map[kafka.TP][][2]int64{}}
+	truth := &copyLog{pairs: map[model.TP][][2]int64{}}
 	sb, err := Start(ctx, Options{Seed: 11, TrafficRate: 300, Logger: testLogger(),
 		Retention: 2 * time.Second, CleanerInterval: 200 * time.Millisecond, trace: truth.add})
 	if err != nil {
@@ -374,7 +376,7 @@ func TestStoppedMirrorLosesToRetention(t *testing.T) {
 	}
 	defer sb.Close()
 	mon, flow := startMonitor(ctx, t, sb)
-	waitFor(t, 20*time.Second, "the mirror to copy events-0", func() bool { return truth.position(kafka.TP{Topic: "events", Partition: 0}) > 0 })
+	waitFor(t, 20*time.Second, "the mirror to copy events-0", func() bool { return truth.position(model.TP{Topic: "events", Partition: 0}) > 0 })
 	sb.SetMirrorRunning(false)
 	// While the mirror is stopped the loss can only be suspected: the
 	// console cannot tell yet whether MM2 had read those records.
@@ -384,7 +386,7 @@ func TestStoppedMirrorLosesToRetention(t *testing.T) {
 	})
 	checkLossFlags := func() {
 		for _, p := range mon.Snapshot(flow).Partitions {
-			if (p.DataLost || p.LossSuspected) && (p.SourceStart == nil || *p.SourceStart <= truth.position(kafka.TP{Topic: p.Topic, Partition: p.Partition})) {
+			if (p.DataLost || p.LossSuspected) && (p.SourceStart == nil || *p.SourceStart <= truth.position(model.TP{Topic: p.Topic, Partition: p.Partition})) {
 				t.Errorf("%s-%d flagged lost but the primary still holds everything from the mirror's position", p.Topic, p.Partition)
 			}
 		}

@@ -8,14 +8,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // policy is the demo flow's replication policy: identity names, with
 // heartbeats still prefixed (primary.heartbeats).
-var policy = kafka.ReplicationPolicy{Identity: true}
+var policy = mm2.ReplicationPolicy{Identity: true}
 
 const (
 	// commitInterval is offset.flush.interval.ms for the demo: Connect
@@ -44,7 +45,7 @@ type mirror struct {
 	bucket    bucket
 
 	histMu  sync.Mutex
-	history map[topicPartition][]kafka.OffsetSync // syncs written, for checkpoints
+	history map[topicPartition][]model.OffsetSync // syncs written, for checkpoints
 
 	checkpoints *mirrorCheckpoints
 }
@@ -55,11 +56,11 @@ func (s *Sandbox) newMirror(ctx context.Context) (*mirror, error) {
 	m := &mirror{
 		s:            s,
 		syncsTopic:   policy.OffsetSyncsTopic(SourceAlias),
-		offsetsTopic: kafka.ConnectOffsetsTopic(SourceAlias),
+		offsetsTopic: mm2.ConnectOffsetsTopic(SourceAlias),
 		syncs:        newSyncWriter(),
 		next:         make(map[topicPartition]int64),
 		committed:    make(map[topicPartition]int64),
-		history:      make(map[topicPartition][]kafka.OffsetSync),
+		history:      make(map[topicPartition][]model.OffsetSync),
 	}
 	srcAdmCl, err := s.newClient("mirror-setup", s.PrimaryBootstrap())
 	if err != nil {
@@ -112,7 +113,7 @@ func (s *Sandbox) newMirror(ctx context.Context) (*mirror, error) {
 	}
 	srcAdm := kadm.NewClient(srcAdmCl)
 	m.checkpoints = &mirrorCheckpoints{m: m, srcAdm: srcAdm, topic: policy.CheckpointsTopic(SourceAlias),
-		last: make(map[checkpointKey]kafka.Checkpoint)}
+		last: make(map[checkpointKey]model.Checkpoint)}
 	return m, nil
 }
 
@@ -253,8 +254,8 @@ func (m *mirror) commit(ctx context.Context) error {
 		if c, ok := m.committed[tp]; next == 0 || ok && c >= last {
 			continue
 		}
-		o := kafka.ConnectOffset{Connector: connector, Cluster: SourceAlias, Topic: tp.topic, Partition: tp.partition, Offset: last}
-		recs = append(recs, &kgo.Record{Topic: m.offsetsTopic, Partition: 0, Key: o.EncodeKey(), Value: o.EncodeValue()})
+		o := model.ConnectOffset{Connector: connector, Cluster: SourceAlias, Topic: tp.topic, Partition: tp.partition, LastOffset: last}
+		recs = append(recs, &kgo.Record{Topic: m.offsetsTopic, Partition: 0, Key: mm2.EncodeKey(o), Value: mm2.EncodeValue(o)})
 		advanced = append(advanced, tp)
 	}
 	var errs []error
@@ -270,13 +271,13 @@ func (m *mirror) commit(ctx context.Context) error {
 
 // writeSyncs writes syncs, in order, to partition 0 of the offset-syncs
 // topic and adds them to the history checkpoints translate against.
-func (m *mirror) writeSyncs(ctx context.Context, syncs []kafka.OffsetSync) error {
+func (m *mirror) writeSyncs(ctx context.Context, syncs []model.OffsetSync) error {
 	if len(syncs) == 0 {
 		return nil
 	}
 	recs := make([]*kgo.Record, len(syncs))
 	for i, s := range syncs {
-		recs[i] = &kgo.Record{Topic: m.syncsTopic, Partition: 0, Key: s.EncodeKey(), Value: s.EncodeValue()}
+		recs[i] = &kgo.Record{Topic: m.syncsTopic, Partition: 0, Key: mm2.EncodeKey(s), Value: mm2.EncodeValue(s)}
 	}
 	errs := produceAll(ctx, m.dst, recs)
 	m.histMu.Lock()
@@ -297,7 +298,7 @@ func (m *mirror) writeSyncs(ctx context.Context, syncs []kafka.OffsetSync) error
 }
 
 // syncHistory returns a copy of the syncs written for tp.
-func (m *mirror) syncHistory(tp topicPartition) []kafka.OffsetSync {
+func (m *mirror) syncHistory(tp topicPartition) []model.OffsetSync {
 	m.histMu.Lock()
 	defer m.histMu.Unlock()
 	return slices.Clone(m.history[tp])

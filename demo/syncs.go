@@ -1,6 +1,6 @@
 package demo
 
-import "github.com/drconsole/drconsole/kafka"
+import "github.com/drconsole/drconsole/model"
 
 // offsetLagMax is MM2's offset.lag.max default.
 const offsetLagMax = 100
@@ -27,14 +27,14 @@ type partitionSyncState struct {
 // The latest non-urgent sync per partition waits for the next commit.
 type syncWriter struct {
 	state   map[topicPartition]*partitionSyncState
-	urgent  []kafka.OffsetSync
-	delayed map[topicPartition]kafka.OffsetSync
+	urgent  []model.OffsetSync
+	delayed map[topicPartition]model.OffsetSync
 }
 
 func newSyncWriter() *syncWriter {
 	return &syncWriter{
 		state:   make(map[topicPartition]*partitionSyncState),
-		delayed: make(map[topicPartition]kafka.OffsetSync),
+		delayed: make(map[topicPartition]model.OffsetSync),
 	}
 }
 
@@ -54,7 +54,7 @@ func (w *syncWriter) record(tp topicPartition, up, down int64) {
 		st.lastSyncDown = down
 	}
 	st.prevUp, st.prevDown = up, down
-	sync := kafka.OffsetSync{Topic: tp.topic, Partition: tp.partition, Upstream: up, Downstream: down}
+	sync := model.OffsetSync{Topic: tp.topic, Partition: tp.partition, Upstream: up, Downstream: down}
 	if urgent {
 		w.urgent = append(w.urgent, sync)
 		delete(w.delayed, tp)
@@ -64,14 +64,14 @@ func (w *syncWriter) record(tp topicPartition, up, down int64) {
 }
 
 // takeUrgent returns the urgent syncs to send now, in emission order.
-func (w *syncWriter) takeUrgent() []kafka.OffsetSync {
+func (w *syncWriter) takeUrgent() []model.OffsetSync {
 	out := w.urgent
 	w.urgent = nil
 	return out
 }
 
 // takeAll is task.commit(): the urgent syncs plus every delayed one.
-func (w *syncWriter) takeAll() []kafka.OffsetSync {
+func (w *syncWriter) takeAll() []model.OffsetSync {
 	out := w.takeUrgent()
 	for tp, s := range w.delayed {
 		out = append(out, s)

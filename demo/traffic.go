@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -189,12 +190,12 @@ func (s *Sandbox) startHeartbeats(ctx context.Context) error {
 	s.goRun(func() {
 		every(ctx, heartbeatPeriod, func() {
 			now := time.UnixMilli(time.Now().UnixMilli())
-			hb := kafka.Heartbeat{SourceAlias: TargetAlias, TargetAlias: SourceAlias, Timestamp: now.UnixMilli()}
+			hb := model.Heartbeat{SourceAlias: TargetAlias, TargetAlias: SourceAlias, EmittedMs: now.UnixMilli()}
 			// Bounded: a heartbeat that cannot be written within a period is
 			// simply missed, as with a real herder.
 			pctx, cancel := context.WithTimeout(ctx, heartbeatPeriod)
 			err := cl.ProduceSync(pctx, &kgo.Record{
-				Topic: heartbeatsTopic, Partition: 0, Key: hb.EncodeKey(), Value: hb.EncodeValue(), Timestamp: now,
+				Topic: heartbeatsTopic, Partition: 0, Key: mm2.EncodeKey(hb), Value: mm2.EncodeValue(hb), Timestamp: now,
 			}).FirstErr()
 			cancel()
 			if err == nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/drconsole/drconsole/failover/internal/effect"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -275,7 +276,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 		}
 		// Interrupted, or failed (perhaps after Kafka took the commit):
 		// the same offsets again, with the previous ones it recorded.
-		c, err := effect.FinishInterruptedChange(ctx, w, rb.Store, tr.Target, c)
+		c, err := effect.FinishInterruptedChange(ctx, w, rb.Store, tr.TargetClient(), c)
 		return map[string]any{"change_id": c.ID, "changes": c.Changes, "note": "an earlier attempt's change, committed again"}, err
 	}
 	plan, err := rb.groupPlan(ctx, r.Flow, s)
@@ -285,13 +286,13 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 	var untranslatable []string
 	for _, row := range plan.Rows {
 		if !row.Translation.Translated() {
-			untranslatable = append(untranslatable, fmt.Sprintf("%s (%s)", kafka.TPKey(row.Source), row.Translation.Method))
+			untranslatable = append(untranslatable, fmt.Sprintf("%s (%s)", mm2.TPKey(row.Source), row.Translation.Method))
 		}
 	}
 	if len(untranslatable) > 0 && !s.AllowPartial {
 		return map[string]any{"untranslatable": untranslatable}, fmt.Errorf("%d partition(s) cannot be translated: %s", len(untranslatable), strings.Join(untranslatable, ", "))
 	}
-	change, err := effect.ApplyOffsets(ctx, w, rb.Store, tr.Target, r.Flow, s.Group, plan.Proposed(), who.Name, reason)
+	change, err := effect.ApplyOffsets(ctx, w, rb.Store, tr.TargetClient(), r.Flow, s.Group, plan.Proposed(), who.Name, reason)
 	return map[string]any{"from": plan.From, "change_id": change.ID, "changes": change.Changes, "untranslatable": untranslatable}, err
 }
 
@@ -317,9 +318,9 @@ func (rb *Runbook) groupPlan(ctx context.Context, flow string, s Step) (*kafka.G
 	if offs == nil {
 		return nil, fmt.Errorf("the offsets of savepoint %s could not be read: %s", sp.Path, sp.ReadError)
 	}
-	offsets := map[kafka.TP]int64{}
+	offsets := map[model.TP]int64{}
 	for key, off := range offs {
-		tp, err := kafka.ParseTPKey(key)
+		tp, err := mm2.ParseTPKey(key)
 		if err != nil {
 			return nil, fmt.Errorf("savepoint %s: %w", sp.Path, err)
 		}

@@ -23,8 +23,9 @@ import (
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/storage/storagetest"
 )
@@ -128,7 +129,7 @@ func newEnv(t *testing.T, approvals int) *env {
 	cfg := &config.Config{
 		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: sb.PrimaryBootstrap()}, "dr": {Bootstrap: sb.DRBootstrap()}},
 		Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-			ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
+			ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
 		RefreshInterval: config.Duration(time.Second),
 		Failover:        config.Failover{ApprovalsRequired: approvals},
 		FlinkTargets:    []*config.FlinkTarget{{Name: "flink-dr", RestURL: "http://127.0.0.1:1", Region: "dr"}, {Name: "flink-primary", RestURL: "http://127.0.0.1:2", Region: "primary"}},
@@ -142,7 +143,7 @@ func newEnv(t *testing.T, approvals int) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func newEnv(t *testing.T, approvals int) *env {
 	for {
 		s := mon.Snapshot("primary->dr")
 		cps, _ := store.Checkpoints(ctx, "primary->dr")
-		if s.Status == kafka.StatusOK && len(cps) > 0 {
+		if s.Status == monitor.StatusOK && len(cps) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -345,7 +346,7 @@ func TestRunResumesAfterCrashAtEveryBoundary(t *testing.T) {
 	}
 	// The DR group really got the translated offsets.
 	tr := e.rb.Monitor.Translator("primary->dr")
-	got, err := kadm.NewClient(tr.Target).FetchOffsets(ctx, "billing")
+	got, err := kadm.NewClient(tr.TargetClient()).FetchOffsets(ctx, "billing")
 	if err != nil || len(got) == 0 {
 		t.Fatalf("DR group offsets: %v %v", got, err)
 	}
@@ -675,8 +676,8 @@ func TestTranslateGroupFromSavepoint(t *testing.T) {
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	tr := e.rb.Monitor.Translator("primary->dr")
-	spOffsets := map[kafka.TP]int64{{Topic: "orders", Partition: 0}: 7, {Topic: "orders", Partition: 1}: 11}
-	want := map[kafka.TP]int64{}
+	spOffsets := map[model.TP]int64{{Topic: "orders", Partition: 0}: 7, {Topic: "orders", Partition: 1}: 11}
+	want := map[model.TP]int64{}
 	for tp, off := range spOffsets {
 		tl := tr.Index.Translate(tp, off)
 		if !tl.Translated() {
@@ -719,7 +720,7 @@ func TestTranslateGroupFromSavepoint(t *testing.T) {
 	if err := x.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, err := kadm.NewClient(tr.Target).FetchOffsets(ctx, "sp-group")
+	got, err := kadm.NewClient(tr.TargetClient()).FetchOffsets(ctx, "sp-group")
 	if err != nil {
 		t.Fatal(err)
 	}

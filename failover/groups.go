@@ -7,7 +7,7 @@ import (
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/failover/internal/effect"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -16,6 +16,6 @@ import (
 // translate step (the end-to-end tests drive it directly). w is its audit
 // record: without a valid one nothing is committed.
 func ApplyOffsets(ctx context.Context, w audit.Written, store *storage.Store, target *kgo.Client, flow, group string,
-	offsets map[kafka.TP]int64, actor, reason string) (storage.GroupChange, error) {
+	offsets map[model.TP]int64, actor, reason string) (storage.GroupChange, error) {
 	return effect.ApplyOffsets(ctx, w, store, target, flow, group, offsets, actor, reason)
 }

@@ -25,7 +25,8 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -43,7 +44,7 @@ func killConfig(primary, dr []string, flinkURL string) *config.Config {
 	cfg := &config.Config{
 		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: primary}, "dr": {Bootstrap: dr}},
 		Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-			ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
+			ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
 		RefreshInterval: config.Duration(500 * time.Millisecond),
 		FlinkTargets:    []*config.FlinkTarget{{Name: "flink-dr", RestURL: flinkURL, Region: "dr"}},
 	}
@@ -66,7 +67,7 @@ func runbookChild() int {
 		return 1
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
 	if err != nil {
 		fmt.Println("ERROR", err)
 		return 1
@@ -138,7 +139,7 @@ func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
 	go mon.Run(ctx)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		cps, _ := store.Checkpoints(ctx, "primary->dr")
-		if s := mon.Snapshot("primary->dr"); s.Status == kafka.StatusOK && len(cps) > 0 {
+		if s := mon.Snapshot("primary->dr"); s.Status == monitor.StatusOK && len(cps) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -240,7 +241,7 @@ func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
 	if len(changes) != 1 || changes[0].Status != "applied" {
 		t.Fatalf("%d group changes recorded (%+v), want one, applied", len(changes), changes)
 	}
-	got, err := kadm.NewClient(mon.Translator("primary->dr").Target).FetchOffsets(ctx, "billing")
+	got, err := kadm.NewClient(mon.Translator("primary->dr").TargetClient()).FetchOffsets(ctx, "billing")
 	if err != nil {
 		t.Fatal(err)
 	}

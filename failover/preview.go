@@ -8,7 +8,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 )
 
 // StepPreview says exactly what a step will change, computed now. It reads
@@ -88,14 +88,14 @@ func (rb *Runbook) previewGroup(ctx context.Context, flow string, s Step) ([]str
 		}
 		if row.Translation.Translated() {
 			reread += row.Translation.RereadMax
-			lines = append(lines, fmt.Sprintf("%s: %s → %d (%s, primary %d, may re-read ≤ %d)", kafka.TPKey(row.DR), now,
+			lines = append(lines, fmt.Sprintf("%s: %s → %d (%s, primary %d, may re-read ≤ %d)", mm2.TPKey(row.DR), now,
 				row.Translation.Offset, row.Translation.Method, row.Offset, row.Translation.RereadMax))
 		} else {
 			verdict := "NOT MOVED"
 			if !s.AllowPartial {
 				verdict = "THE STEP WILL FAIL"
 			}
-			lines = append(lines, fmt.Sprintf("%s: %s, cannot translate primary %d (%s): %s", kafka.TPKey(row.DR), now, row.Offset, row.Translation.Method, verdict))
+			lines = append(lines, fmt.Sprintf("%s: %s, cannot translate primary %d (%s): %s", mm2.TPKey(row.DR), now, row.Offset, row.Translation.Method, verdict))
 		}
 	}
 	return append(lines, fmt.Sprintf("At most %d record(s) in all may be processed twice; none is skipped. The previous offsets are recorded for undo.", reread)), nil

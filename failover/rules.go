@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/monitor"
 )
 
 // RuleResult is a safety rule evaluated at execution time, with the
@@ -104,7 +104,7 @@ func (rb *Runbook) CheckRules(ctx context.Context, plan Plan, override string) [
 	return rules
 }
 
-func reach(r kafka.Reachability) string {
+func reach(r monitor.Reachability) string {
 	switch {
 	case !r.Checked:
 		return "not checked yet"

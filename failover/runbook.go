@@ -13,8 +13,8 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -36,7 +36,7 @@ type Auditor interface {
 // state, and every transition is a conditional update.
 type Runbook struct {
 	Store   *storage.Store
-	Monitor *kafka.Monitor
+	Monitor *monitor.Monitor
 	Config  *config.Config
 	// Audit writes plans, approvals and refusals before they take effect.
 	// A step's start and outcome records are written by Store in the

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/audit"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -43,7 +43,7 @@ type SavepointRequest struct {
 	Actor                  string
 	// Flow, when known, is the flow whose lag goes on record with the
 	// trigger: how far DR is behind the position being saved.
-	Flow *kafka.FlowSnapshot
+	Flow *monitor.FlowSnapshot
 	// Audit writes the records: the trigger before Flink is asked (no
 	// record, no savepoint), its outcome after.
 	Audit AuditFunc

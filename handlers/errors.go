@@ -6,7 +6,7 @@ import (
 
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers/form"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -43,7 +43,7 @@ func statusFor(err error) int {
 		return http.StatusConflict
 	case errors.As(err, &tooBig):
 		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, errBadRequest), errors.Is(err, kafka.ErrTooManyOffsets):
+	case errors.Is(err, errBadRequest), errors.Is(err, mm2.ErrTooManyOffsets):
 		return http.StatusBadRequest
 	case errors.As(err, &auditRefused), errors.Is(err, errNotAudited), errors.Is(err, failover.ErrShuttingDown):
 		return http.StatusServiceUnavailable

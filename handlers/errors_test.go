@@ -8,7 +8,7 @@ import (
 
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers/form"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -30,7 +30,7 @@ func TestStatusFor(t *testing.T) {
 		{fmt.Errorf("form: %w", &http.MaxBytesError{Limit: 1}), http.StatusRequestEntityTooLarge},
 		{say("x", fmt.Errorf("form: %w", &http.MaxBytesError{Limit: 1}), errBadRequest), http.StatusRequestEntityTooLarge},
 		{badRequest("bad run id"), http.StatusBadRequest},
-		{refused(fmt.Errorf("preview: %w", kafka.ErrTooManyOffsets)), http.StatusBadRequest},
+		{refused(fmt.Errorf("preview: %w", mm2.ErrTooManyOffsets)), http.StatusBadRequest},
 		{&failover.AuditRefusedError{Err: errors.New("disk full")}, http.StatusServiceUnavailable},
 		{say("not on record", errors.New("disk full"), errNotAudited), http.StatusServiceUnavailable},
 		{refused(failover.ErrShuttingDown), http.StatusServiceUnavailable},

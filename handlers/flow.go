@@ -12,7 +12,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -66,13 +67,13 @@ func (h *Handlers) Flow(w http.ResponseWriter, r *http.Request) {
 	now := h.now()
 	l := listing(r, views.FlowPath(s.Flow.Name), "lag")
 	match := matcher(l.Query)
-	var topics []kafka.TopicLag
+	var topics []monitor.TopicLag
 	for _, t := range s.TopicLags {
 		if match(t.Topic) {
 			topics = append(topics, t)
 		}
 	}
-	slices.SortStableFunc(topics, func(a, b kafka.TopicLag) int {
+	slices.SortStableFunc(topics, func(a, b monitor.TopicLag) int {
 		var c int
 		switch l.Sort {
 		case "partitions":
@@ -115,7 +116,7 @@ func (h *Handlers) Topic(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, badRequest("bad topic name in URL"))
 		return
 	}
-	var parts []kafka.PartitionLag
+	var parts []monitor.PartitionLag
 	for _, p := range s.Partitions {
 		if p.Topic == topic {
 			parts = append(parts, p)
@@ -129,7 +130,7 @@ func (h *Handlers) Topic(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("sort") == "" {
 		l.Desc = false
 	}
-	slices.SortStableFunc(parts, func(a, b kafka.PartitionLag) int {
+	slices.SortStableFunc(parts, func(a, b monitor.PartitionLag) int {
 		var c int
 		switch l.Sort {
 		case "lag":
@@ -167,7 +168,7 @@ func (h *Handlers) Partition(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, badRequest("bad topic or partition in URL"))
 		return
 	}
-	idx := slices.IndexFunc(s.Partitions, func(p kafka.PartitionLag) bool { return p.Topic == topic && p.Partition == int32(n) })
+	idx := slices.IndexFunc(s.Partitions, func(p monitor.PartitionLag) bool { return p.Topic == topic && p.Partition == int32(n) })
 	if idx < 0 {
 		h.fail(w, r, notFound("partition "+topic+"-"+strconv.Itoa(int(n))+" in flow "+s.Flow.Name))
 		return
@@ -188,7 +189,7 @@ func (h *Handlers) Partition(w http.ResponseWriter, r *http.Request) {
 		}
 		lagMs = append(lagMs, pt)
 	}
-	syncs, total := h.Monitor.SyncHistory(s.Flow.Name, kafka.TP{Topic: topic, Partition: p.Partition}, 2000)
+	syncs, total := h.Monitor.SyncHistory(s.Flow.Name, model.TP{Topic: topic, Partition: p.Partition}, 2000)
 	var up, down, drift []views.Point
 	for _, x := range syncs {
 		up = append(up, views.Point{AtMs: x.RecordMs, Y: float64(x.Upstream), Known: true})

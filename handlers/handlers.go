@@ -1,5 +1,5 @@
 // Package handlers holds the console's thin HTTP handlers: read the
-// request (handlers/form), ask one service (kafka.Monitor, the runbook,
+// request (handlers/form), ask one service (monitor.Monitor, the runbook,
 // the savepoint catalog, the worker, storage), render a view. They hold no
 // state and start no goroutines (long work belongs to failover.Worker),
 // judge nothing (policy is in catalog and failover), and leave the choice
@@ -21,7 +21,7 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -37,7 +37,7 @@ type DemoControls interface {
 
 // Handlers serves the console's pages.
 type Handlers struct {
-	Monitor *kafka.Monitor
+	Monitor *monitor.Monitor
 	Store   *storage.Store
 	Log     *slog.Logger
 	Version string
@@ -94,7 +94,7 @@ func (h *Handlers) render(w http.ResponseWriter, r *http.Request, status int, c 
 }
 
 // flowParam resolves the {flow} URL parameter.
-func (h *Handlers) flowParam(w http.ResponseWriter, r *http.Request) *kafka.FlowSnapshot {
+func (h *Handlers) flowParam(w http.ResponseWriter, r *http.Request) *monitor.FlowSnapshot {
 	name, err := url.PathUnescape(chi.URLParam(r, "flow"))
 	if err != nil {
 		h.fail(w, r, badRequest("bad flow name in URL"))

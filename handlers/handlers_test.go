@@ -12,7 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/drconsole/drconsole/catalog"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -71,14 +71,14 @@ func TestPrometheusRulesUseExportedMetrics(t *testing.T) {
 // restore recommended, not "the same savepoint, unchanged".
 func TestRestoreStrategiesForRenamedMirrors(t *testing.T) {
 	same := &catalog.Usability{Partitions: []catalog.PartitionUsability{
-		{Source: kafka.TP{Topic: "orders", Partition: 0}, DR: kafka.TP{Topic: "orders", Partition: 0}}}}
+		{Source: model.TP{Topic: "orders", Partition: 0}, DR: model.TP{Topic: "orders", Partition: 0}}}}
 	s, rec := restoreStrategies(views.SavepointDetailPage{Flow: "primary->dr", ClusterLink: true, Usability: same})
 	if rec != 1 || !s[0].Recommended || !s[0].Fits {
 		t.Fatalf("same names: rec %d %+v", rec, s)
 	}
 	renamed := &catalog.Usability{Partitions: []catalog.PartitionUsability{
-		{Source: kafka.TP{Topic: "orders", Partition: 0}, DR: kafka.TP{Topic: "primary.orders", Partition: 0}},
-		{Source: kafka.TP{Topic: "orders", Partition: 1}, DR: kafka.TP{Topic: "primary.orders", Partition: 1}}}}
+		{Source: model.TP{Topic: "orders", Partition: 0}, DR: model.TP{Topic: "primary.orders", Partition: 0}},
+		{Source: model.TP{Topic: "orders", Partition: 1}, DR: model.TP{Topic: "primary.orders", Partition: 1}}}}
 	s, rec = restoreStrategies(views.SavepointDetailPage{Flow: "primary->dr", ClusterLink: true, Usability: renamed})
 	if rec != 2 || s[0].Fits || s[0].Recommended || !s[1].Recommended || !strings.Contains(s[0].FitsWhy, "orders → primary.orders") ||
 		strings.Count(s[0].FitsWhy, "→") != 1 {

@@ -3,16 +3,15 @@ package handlers
 import (
 	"strconv"
 
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/drconsole/drconsole/kafka"
 )
 
 // MetricsCollector exports the monitor's latest figures. Unknown values are
 // left out rather than exported as 0; last known values of an unreachable
 // cluster are exported (kafka_mirror_cluster_up says they are stale).
 type MetricsCollector struct {
-	Monitor *kafka.Monitor
+	Monitor *monitor.Monitor
 }
 
 var (
@@ -82,14 +81,14 @@ func (c MetricsCollector) Collect(ch chan<- prometheus.Metric) {
 		if s.HeartbeatAge != nil {
 			gauge(descHeartbeatAge, float64(s.HeartbeatAge.Milliseconds()), flow)
 		}
-		for _, st := range []kafka.Status{kafka.StatusOK, kafka.StatusWarning, kafka.StatusCritical, kafka.StatusBroken, kafka.StatusUnknown} {
+		for _, st := range []monitor.Status{monitor.StatusOK, monitor.StatusWarning, monitor.StatusCritical, monitor.StatusBroken, monitor.StatusUnknown} {
 			v := 0.0
 			if s.Status == st {
 				v = 1
 			}
 			gauge(descStatus, v, flow, string(st))
 		}
-		for role, r := range map[string]kafka.Reachability{"source": s.Source, "target": s.Target} {
+		for role, r := range map[string]monitor.Reachability{"source": s.Source, "target": s.Target} {
 			if r.Checked {
 				v := 0.0
 				if r.OK {

@@ -16,7 +16,9 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/handlers/form"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -47,16 +49,16 @@ func offsetsFile(sp storage.Savepoint) (string, int) {
 	if err != nil || offs == nil {
 		return "", 0
 	}
-	m := map[kafka.TP]int64{}
+	m := map[model.TP]int64{}
 	for k, v := range offs {
-		tp, err := kafka.ParseTPKey(k)
+		tp, err := mm2.ParseTPKey(k)
 		if err != nil {
 			return sp.OffsetsJSON, len(offs)
 		}
 		m[tp] = v
 	}
 	var b bytes.Buffer
-	kafka.WriteOffsetsJSON(&b, m)
+	mm2.WriteOffsetsJSON(&b, m)
 	return b.String(), len(offs)
 }
 
@@ -92,7 +94,7 @@ func (h *Handlers) Savepoint(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	now := h.now()
 	p := views.SavepointDetailPage{Chrome: h.chrome(fmt.Sprintf("Savepoint #%d", sp.ID)), Now: now, SP: sp, CanOperate: actorMayOperate(r)}
-	var snap *kafka.FlowSnapshot
+	var snap *monitor.FlowSnapshot
 	p.Flows, p.Flow, snap = h.savepointFlows(q.Get("flow"))
 	if snap != nil {
 		p.ClusterLink = snap.Flow.IsClusterLink()

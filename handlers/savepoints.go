@@ -9,7 +9,9 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/handlers/form"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -29,10 +31,10 @@ const (
 
 // savepointFlows lists the flows, and picks the one asked for or else the
 // first MirrorMaker 2 flow (else the first).
-func (h *Handlers) savepointFlows(asked string) ([]views.SavepointFlow, string, *kafka.FlowSnapshot) {
+func (h *Handlers) savepointFlows(asked string) ([]views.SavepointFlow, string, *monitor.FlowSnapshot) {
 	var flows []views.SavepointFlow
-	var chosen *kafka.FlowSnapshot
-	var firstMM2, first *kafka.FlowSnapshot
+	var chosen *monitor.FlowSnapshot
+	var firstMM2, first *monitor.FlowSnapshot
 	for _, s := range h.Monitor.Snapshots() {
 		flows = append(flows, views.SavepointFlow{Name: s.Flow.Name, ClusterLink: s.Flow.IsClusterLink()})
 		if s.Flow.Name == asked {
@@ -95,11 +97,11 @@ func sortedOffsets(sp storage.Savepoint) []views.SavepointOffset {
 	if err != nil || offs == nil {
 		return nil
 	}
-	tps := make([]kafka.TP, 0, len(offs))
-	byTP := map[kafka.TP]string{}
+	tps := make([]model.TP, 0, len(offs))
+	byTP := map[model.TP]string{}
 	out := make([]views.SavepointOffset, 0, len(offs))
 	for k := range offs {
-		tp, err := kafka.ParseTPKey(k)
+		tp, err := mm2.ParseTPKey(k)
 		if err != nil {
 			out = append(out, views.SavepointOffset{Key: k, Offset: offs[k]})
 			continue
@@ -107,7 +109,7 @@ func sortedOffsets(sp storage.Savepoint) []views.SavepointOffset {
 		tps = append(tps, tp)
 		byTP[tp] = k
 	}
-	kafka.SortTPs(tps)
+	mm2.SortTPs(tps)
 	for _, tp := range tps {
 		out = append(out, views.SavepointOffset{Key: byTP[tp], Offset: offs[byTP[tp]]})
 	}
@@ -136,7 +138,7 @@ func (h *Handlers) renderSavepoints(w http.ResponseWriter, r *http.Request, stat
 		SavepointDirs: h.Catalog.Config.SavepointDirs, RegisterPath: o.registerPath, RegisterError: o.regErr,
 		Flash: o.flash, Error: o.err, Trigger: o.trigger}
 	p.Filter = views.SavepointFilter{Target: o.target, Job: o.job, Targets: h.Catalog.Targets()}
-	var snap *kafka.FlowSnapshot
+	var snap *monitor.FlowSnapshot
 	p.Filter.Flows, p.Filter.Flow, snap = h.savepointFlows(o.flow)
 	if snap != nil {
 		p.FlowRPO, p.FlowRPOAtLeast = snap.RPOMs, snap.RPOAtLeast

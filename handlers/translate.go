@@ -13,6 +13,9 @@ import (
 
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -90,18 +93,18 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, f for
 	}
 	res.TSMillis = ms
 	if f.Source == "offsets" {
-		in, err := kafka.ReadOffsetsJSON(ctx, "offsets", strings.NewReader(f.Offsets), MaxOffsetsPartitions)
-		if errors.Is(err, kafka.ErrTooManyOffsets) {
+		in, err := mm2.ReadOffsetsJSON(ctx, "offsets", strings.NewReader(f.Offsets), MaxOffsetsPartitions)
+		if errors.Is(err, mm2.ErrTooManyOffsets) {
 			return nil, fmt.Errorf("more than %d partitions in one preview: %w; split the offsets, or use `drconsole translate` on the command line",
-				MaxOffsetsPartitions, kafka.ErrTooManyOffsets)
+				MaxOffsetsPartitions, mm2.ErrTooManyOffsets)
 		}
 		if err != nil {
 			return nil, err
 		}
 		res.From = "the pasted offsets"
 		for _, po := range in {
-			dr := kafka.TP{Topic: tr.Policy.RemoteTopic(tr.Alias, po.TP.Topic), Partition: po.TP.Partition}
-			res.Rows = append(res.Rows, views.TranslateRow{Key: po.Key, DRKey: kafka.TPKey(dr), Offset: po.Offset,
+			dr := model.TP{Topic: tr.Policy.RemoteTopic(tr.Alias, po.TP.Topic), Partition: po.TP.Partition}
+			res.Rows = append(res.Rows, views.TranslateRow{Key: po.Key, DRKey: mm2.TPKey(dr), Offset: po.Offset,
 				Translation: tr.Index.Translate(po.TP, po.Offset)})
 		}
 	} else {
@@ -111,7 +114,7 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, f for
 		}
 		res.From, res.DRState, res.DRMembers = plan.From, plan.DRState, plan.DRMembers
 		for _, row := range plan.Rows {
-			res.Rows = append(res.Rows, views.TranslateRow{Key: kafka.TPKey(row.Source), DRKey: kafka.TPKey(row.DR), Offset: row.Offset,
+			res.Rows = append(res.Rows, views.TranslateRow{Key: mm2.TPKey(row.Source), DRKey: mm2.TPKey(row.DR), Offset: row.Offset,
 				Current: row.Current, Translation: row.Translation, Checkpoint: row.Checkpoint})
 		}
 	}
@@ -122,14 +125,14 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, f for
 		return nil, err
 	}
 	for i, row := range res.Rows {
-		if tp, err := kafka.ParseTPKey(row.Key); err == nil && row.Translation.Translated() {
-			res.Rows[i].AbortedAfter = kafka.AbortedInDRAfter(aborted, tp, row.Offset)
+		if tp, err := mm2.ParseTPKey(row.Key); err == nil && row.Translation.Translated() {
+			res.Rows[i].AbortedAfter = monitor.AbortedInDRAfter(aborted, tp, row.Offset)
 		}
 	}
-	translated := map[kafka.TP]int64{}
+	translated := map[model.TP]int64{}
 	var drTopics []string
 	for _, row := range res.Rows {
-		dr, _ := kafka.ParseTPKey(row.DRKey)
+		dr, _ := mm2.ParseTPKey(row.DRKey)
 		if !slices.Contains(drTopics, dr.Topic) {
 			drTopics = append(drTopics, dr.Topic)
 		}
@@ -147,14 +150,14 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, f for
 			return nil, err
 		}
 		for i, row := range res.Rows {
-			dr, _ := kafka.ParseTPKey(row.DRKey)
+			dr, _ := mm2.ParseTPKey(row.DRKey)
 			if s, ok := seek[dr]; ok {
 				res.Rows[i].Seek = &s
 			}
 		}
 	}
 	var buf bytes.Buffer
-	kafka.WriteOffsetsJSON(&buf, translated)
+	mm2.WriteOffsetsJSON(&buf, translated)
 	res.DownloadURL = "data:application/json;charset=utf-8," + url.PathEscape(buf.String())
 	return res, nil
 }

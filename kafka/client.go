@@ -4,17 +4,20 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 	"github.com/twmb/franz-go/plugin/kslog"
 
+	"github.com/drconsole/drconsole/clusterlink"
 	"github.com/drconsole/drconsole/config"
 )
 
@@ -93,4 +96,27 @@ func tlsConfig(t *config.TLS) (*tls.Config, error) {
 		cfg.Certificates = []tls.Certificate{cert}
 	}
 	return cfg, nil
+}
+
+// ClusterLinkClientFor builds the REST client of a cluster-link flow from
+// its config: URL, cluster, link, credentials and TLS.
+func ClusterLinkClientFor(f *config.Flow) (*clusterlink.Client, error) {
+	cl := f.ClusterLink
+	if cl == nil {
+		return nil, fmt.Errorf("flow %s has no cluster_link section", f.Name)
+	}
+	var tc *tls.Config
+	if cl.TLS != nil {
+		var err error
+		if tc, err = tlsConfig(cl.TLS); err != nil {
+			return nil, fmt.Errorf("flow %s cluster_link: %w", f.Name, err)
+		}
+	}
+	return clusterlink.New(cl.RestURL, cl.ClusterID, cl.Link, cl.Username, cl.Password, tc), nil
+}
+
+// Partial reports a kadm error that still came with usable per-shard data.
+func Partial(err error) bool {
+	var se *kadm.ShardErrors
+	return errors.As(err, &se) && !se.AllFailed
 }

@@ -1,10 +1,9 @@
-// Package kafka is the console's view of the mirrored clusters: MirrorMaker
-// 2's record formats and names (mm2codec.go, names.go), ingestion of its
-// internal topics into storage (ingest.go), the offset-sync index and the
-// translation rule (syncindex.go, translate.go), lag, RPO, status and data
-// loss per flow (lag.go, fetchts.go, aborted.go, loss.go, status.go,
-// monitor.go), consumer-group reads (groups.go; committing offsets is an
-// effect, in failover/internal/effect) and Cluster Linking lag
-// (clusterlink_lag.go; the REST clients are in connect/ and clusterlink/).
-// Issue 12 splits it into rooms of their own.
+// Package kafka reads the mirrored clusters with franz-go: client options
+// from the config (client.go), first-record timestamps and record-batch
+// scanning for aborted transactions (fetchts.go, aborted.go), and consumer
+// group reads and offset translation plans (groups.go, group_list.go).
+// It writes nothing to a cluster: committing offsets is an effect, in
+// failover/internal/effect. What MM2's records mean is package mm2's; the
+// refresh loop that uses these reads is package monitor's; the REST clients
+// are connect's and clusterlink's.
 package kafka

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"sync"
 
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -63,8 +65,8 @@ const (
 // an answer gets a fetch of its own, where it is first, bounded by
 // maxFollowUps. Partitions whose record still could not be read (fetch
 // error, leader unknown) are left out.
-func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetails, want map[TP]int64) map[TP]FirstRecord {
-	leaderOf := func(tp TP) (int32, bool) {
+func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetails, want map[model.TP]int64) map[model.TP]FirstRecord {
+	leaderOf := func(tp model.TP) (int32, bool) {
 		td, ok := topics[tp.Topic]
 		if !ok {
 			return 0, false
@@ -72,13 +74,13 @@ func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetai
 		pd, ok := td.Partitions[tp.Partition]
 		return pd.Leader, ok && pd.Leader >= 0
 	}
-	byLeader := map[int32][]TP{}
+	byLeader := map[int32][]model.TP{}
 	for tp := range want {
 		if l, ok := leaderOf(tp); ok {
 			byLeader[l] = append(byLeader[l], tp)
 		}
 	}
-	out := map[TP]FirstRecord{}
+	out := map[model.TP]FirstRecord{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for leader, tps := range byLeader {
@@ -93,7 +95,7 @@ func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetai
 	}
 	wg.Wait()
 
-	var missing []TP
+	var missing []model.TP
 	for tp := range want {
 		if _, ok := out[tp]; !ok {
 			if _, ok := leaderOf(tp); ok {
@@ -101,7 +103,7 @@ func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetai
 			}
 		}
 	}
-	SortTPs(missing)
+	mm2.SortTPs(missing)
 	missing = missing[:min(len(missing), maxFollowUps)]
 	sem := make(chan struct{}, followUpParallel)
 	for _, tp := range missing {
@@ -112,7 +114,7 @@ func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetai
 			l, _ := leaderOf(tp)
 			// Alone in the request, its first batch comes back whole
 			// whatever its size.
-			got := fetchFirst(ctx, cl, l, topics, []TP{tp}, want, sharedPartitionBytes)
+			got := fetchFirst(ctx, cl, l, topics, []model.TP{tp}, want, sharedPartitionBytes)
 			mu.Lock()
 			maps.Copy(out, got)
 			mu.Unlock()
@@ -124,7 +126,7 @@ func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetai
 
 // fetchFirst sends one Fetch to leader for tps at their wanted offsets and
 // scans what comes back.
-func fetchFirst(ctx context.Context, cl *kgo.Client, leader int32, topics kadm.TopicDetails, tps []TP, want map[TP]int64, partBytes int32) map[TP]FirstRecord {
+func fetchFirst(ctx context.Context, cl *kgo.Client, leader int32, topics kadm.TopicDetails, tps []model.TP, want map[model.TP]int64, partBytes int32) map[model.TP]FirstRecord {
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = -1
 	req.MaxWaitMillis = 0
@@ -154,7 +156,7 @@ func fetchFirst(ctx context.Context, cl *kgo.Client, leader int32, topics kadm.T
 		rp.LogStartOffset = -1
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 	}
-	out := map[TP]FirstRecord{}
+	out := map[model.TP]FirstRecord{}
 	resp, err := req.RequestWith(ctx, cl.Broker(int(leader)))
 	if err != nil {
 		return out
@@ -169,7 +171,7 @@ func fetchFirst(ctx context.Context, cl *kgo.Client, leader int32, topics kadm.T
 			if p.ErrorCode != 0 {
 				continue
 			}
-			tp := TP{topic, p.Partition}
+			tp := model.TP{Topic: topic, Partition: p.Partition}
 			if fr := ScanFirstRecord(p.RecordBatches, want[tp], p.HighWatermark); fr.Found || fr.OnlyMarkers {
 				fr.HWM = p.HighWatermark
 				var undecided bool

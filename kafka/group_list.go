@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
@@ -11,10 +12,10 @@ import (
 // fails when the translator has no primary client or the primary does not
 // answer within ctx.
 func (t *GroupTranslator) SourceGroups(ctx context.Context) ([]string, error) {
-	if t.Source == nil {
+	if t.source == nil {
 		return nil, errNoSource
 	}
-	groups, err := kadm.NewClient(t.Source).ListGroups(ctx)
+	groups, err := kadm.NewClient(t.source).ListGroups(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -23,8 +24,8 @@ func (t *GroupTranslator) SourceGroups(ctx context.Context) ([]string, error) {
 
 // SeekDR finds, for each partition of topics in DR, the first offset at
 // or after ms (a read: OffsetsInitializer.timestamp's answer).
-func (t *GroupTranslator) SeekDR(ctx context.Context, ms int64, topics ...string) (map[TP]SeekResult, error) {
-	return SeekByTimestamp(ctx, t.Target, ms, topics...)
+func (t *GroupTranslator) SeekDR(ctx context.Context, ms int64, topics ...string) (map[model.TP]SeekResult, error) {
+	return SeekByTimestamp(ctx, t.target, ms, topics...)
 }
 
 // errNoSource: the flow's translator was built without a primary client.

@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -25,12 +27,12 @@ const (
 
 // GroupRow is one partition of a group translation preview.
 type GroupRow struct {
-	Source TP    // primary topic partition
-	DR     TP    // its name in DR
-	Offset int64 // the group's next offset to read on the primary
+	Source model.TP // primary topic partition
+	DR     model.TP // its name in DR
+	Offset int64    // the group's next offset to read on the primary
 	// Current is the DR group's committed offset now; nil when none.
 	Current     *int64
-	Translation Translation
+	Translation mm2.Translation
 	// Checkpoint is MM2's own translation from its latest checkpoint, for
 	// comparison; nil when MM2 has none for this partition.
 	Checkpoint *int64
@@ -61,8 +63,8 @@ func (p *GroupPlan) Untranslatable() int {
 }
 
 // Proposed returns the offsets Apply would commit: translated rows only.
-func (p *GroupPlan) Proposed() map[TP]int64 {
-	out := map[TP]int64{}
+func (p *GroupPlan) Proposed() map[model.TP]int64 {
+	out := map[model.TP]int64{}
 	for _, r := range p.Rows {
 		if r.Translation.Translated() {
 			out[r.DR] = r.Translation.Offset
@@ -75,14 +77,30 @@ func (p *GroupPlan) Proposed() map[TP]int64 {
 type GroupTranslator struct {
 	Flow   string
 	Alias  string // the flow's source alias
-	Policy ReplicationPolicy
-	Index  *SyncIndex
+	Policy mm2.ReplicationPolicy
+	Index  *mm2.SyncIndex
 	Store  *storage.Store
-	// Source may be unreachable (the primary is gone): then MM2's
-	// checkpoints in DR supply the group's primary offsets.
-	Source *kgo.Client
-	Target *kgo.Client
+	// source may be unreachable (the primary is gone): then MM2's
+	// checkpoints in DR supply the group's primary offsets. Unexported so
+	// that no caller picks a raw client off a translator to write with.
+	source *kgo.Client
+	target *kgo.Client
 }
+
+// NewGroupTranslator returns t reading the primary through source (which may
+// be unreachable) and DR through target.
+func NewGroupTranslator(t GroupTranslator, source, target *kgo.Client) *GroupTranslator {
+	t.source, t.target = source, target
+	return &t
+}
+
+// SourceClient is the primary's client, for reads (listing groups, log
+// starts).
+func (g *GroupTranslator) SourceClient() *kgo.Client { return g.source }
+
+// TargetClient is DR's client, for reads and, until the failover effect
+// boundary owns them, the offset commits of failover.
+func (g *GroupTranslator) TargetClient() *kgo.Client { return g.target }
 
 // Plan previews translating group. It reads the group's offsets on the
 // primary when it answers, else from MM2's checkpoints.
@@ -99,12 +117,12 @@ func (g *GroupTranslator) Plan(ctx context.Context, group string) (*GroupPlan, e
 		// The primary does not answer: per partition, the newer of what
 		// the console recorded from it and MM2's last checkpoint.
 		plan.From = FromCheckpoint
-		offsets = map[TP]int64{}
-		at := map[TP]int64{}
+		offsets = map[model.TP]int64{}
+		at := map[model.TP]int64{}
 		for drTP, c := range mm2 {
 			upstream, ok := g.Policy.UpstreamTopic(g.Alias, drTP.Topic)
 			if ok {
-				tp := TP{upstream, drTP.Partition}
+				tp := model.TP{Topic: upstream, Partition: drTP.Partition}
 				offsets[tp], at[tp] = c.Upstream, c.RecordMs
 			}
 		}
@@ -113,7 +131,7 @@ func (g *GroupTranslator) Plan(ctx context.Context, group string) (*GroupPlan, e
 			return nil, rerr
 		}
 		for _, o := range recorded {
-			tp := TP{o.Topic, o.Partition}
+			tp := model.TP{Topic: o.Topic, Partition: o.Partition}
 			if t, ok := at[tp]; !ok || o.AtMs > t {
 				offsets[tp], at[tp] = o.Offset, o.AtMs
 				plan.From = FromRecorded
@@ -130,15 +148,15 @@ func (g *GroupTranslator) Plan(ctx context.Context, group string) (*GroupPlan, e
 }
 
 // checkpoints returns MM2's latest checkpoints of group, by DR partition.
-func (g *GroupTranslator) checkpoints(ctx context.Context, group string) (map[TP]storage.Checkpoint, error) {
+func (g *GroupTranslator) checkpoints(ctx context.Context, group string) (map[model.TP]model.Checkpoint, error) {
 	all, err := g.Store.Checkpoints(ctx, g.Flow)
 	if err != nil {
 		return nil, err
 	}
-	mm2 := map[TP]storage.Checkpoint{}
+	mm2 := map[model.TP]model.Checkpoint{}
 	for _, c := range all {
 		if c.Group == group {
-			mm2[TP{c.Topic, c.Partition}] = c
+			mm2[model.TP{Topic: c.Topic, Partition: c.Partition}] = c
 		}
 	}
 	return mm2, nil
@@ -151,7 +169,7 @@ func FromSavepoint(path string) string { return "the Kafka source offsets of sav
 // offsets (a savepoint's next offsets to read) instead of the group's own:
 // a job restored from that savepoint with a new source uid then resumes
 // exactly where its state ends. from says where they came from.
-func (g *GroupTranslator) PlanOffsets(ctx context.Context, group string, offsets map[TP]int64, from string) (*GroupPlan, error) {
+func (g *GroupTranslator) PlanOffsets(ctx context.Context, group string, offsets map[model.TP]int64, from string) (*GroupPlan, error) {
 	if len(offsets) == 0 {
 		return nil, fmt.Errorf("group %s: no offsets to translate (%s)", group, from)
 	}
@@ -164,9 +182,9 @@ func (g *GroupTranslator) PlanOffsets(ctx context.Context, group string, offsets
 
 // planRows completes a plan: the DR group's state and current offsets,
 // and one translated row per primary partition.
-func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets map[TP]int64, mm2 map[TP]storage.Checkpoint) (*GroupPlan, error) {
+func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets map[model.TP]int64, mm2 map[model.TP]model.Checkpoint) (*GroupPlan, error) {
 	group := plan.Group
-	adm := kadm.NewClient(g.Target)
+	adm := kadm.NewClient(g.target)
 	current, err := groupOffsets(ctx, adm, group)
 	if err != nil {
 		return nil, fmt.Errorf("reading DR offsets of group %s: %w", group, err)
@@ -176,7 +194,7 @@ func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets
 		return nil, err
 	}
 	for tp, off := range offsets {
-		row := GroupRow{Source: tp, DR: TP{g.Policy.RemoteTopic(g.Alias, tp.Topic), tp.Partition}, Offset: off,
+		row := GroupRow{Source: tp, DR: model.TP{Topic: g.Policy.RemoteTopic(g.Alias, tp.Topic), Partition: tp.Partition}, Offset: off,
 			Translation: g.Index.Translate(tp, off)}
 		if o, ok := current.Lookup(row.DR.Topic, row.DR.Partition); ok && o.Err == nil && o.At >= 0 {
 			v := o.At
@@ -195,23 +213,23 @@ func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets
 // DRGroupState describes group in DR: its state ("Dead" when it does not
 // exist) and how many members it has.
 func (g *GroupTranslator) DRGroupState(ctx context.Context, group string) (string, int, error) {
-	return groupState(ctx, kadm.NewClient(g.Target), group)
+	return groupState(ctx, kadm.NewClient(g.target), group)
 }
 
-func (g *GroupTranslator) primaryOffsets(ctx context.Context, group string) (map[TP]int64, error) {
-	if g.Source == nil {
+func (g *GroupTranslator) primaryOffsets(ctx context.Context, group string) (map[model.TP]int64, error) {
+	if g.source == nil {
 		return nil, errors.New("no primary client")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := groupOffsets(ctx, kadm.NewClient(g.Source), group)
+	resp, err := groupOffsets(ctx, kadm.NewClient(g.source), group)
 	if err != nil {
 		return nil, err
 	}
-	out := map[TP]int64{}
+	out := map[model.TP]int64{}
 	resp.Each(func(o kadm.OffsetResponse) {
 		if o.Err == nil && o.At >= 0 {
-			out[TP{o.Topic, o.Partition}] = o.At
+			out[model.TP{Topic: o.Topic, Partition: o.Partition}] = o.At
 		}
 	})
 	return out, nil
@@ -315,10 +333,10 @@ func CoordinatorRetry(ctx context.Context, f func() error) error { return coordi
 // UndoOffsets returns the offsets a recorded change replaced. Partitions
 // that had none cannot be "uncommitted" (Kafka deletes offsets only per
 // group): they are listed in noPrevious for the operator to decide.
-func UndoOffsets(c storage.GroupChange) (restore map[TP]int64, noPrevious []TP) {
-	restore = map[TP]int64{}
+func UndoOffsets(c storage.GroupChange) (restore map[model.TP]int64, noPrevious []model.TP) {
+	restore = map[model.TP]int64{}
 	for _, x := range c.Changes {
-		tp := TP{x.Topic, x.Partition}
+		tp := model.TP{Topic: x.Topic, Partition: x.Partition}
 		if x.Previous == nil {
 			noPrevious = append(noPrevious, tp)
 			continue
@@ -345,15 +363,15 @@ type SeekResult struct {
 // SeekByTimestamp finds, for each DR partition of topics, the first offset
 // whose record timestamp is at or after ms (Kafka's ListOffsets by
 // timestamp). The alternative to translation: simpler, at-least-once.
-func SeekByTimestamp(ctx context.Context, target *kgo.Client, ms int64, topics ...string) (map[TP]SeekResult, error) {
+func SeekByTimestamp(ctx context.Context, target *kgo.Client, ms int64, topics ...string) (map[model.TP]SeekResult, error) {
 	listed, err := kadm.NewClient(target).ListOffsetsAfterMilli(ctx, ms, topics...)
-	if err != nil && !partial(err) {
+	if err != nil && !Partial(err) {
 		return nil, fmt.Errorf("listing DR offsets by timestamp: %w", err)
 	}
-	out := map[TP]SeekResult{}
+	out := map[model.TP]SeekResult{}
 	listed.Each(func(o kadm.ListedOffset) {
 		if o.Err == nil {
-			out[TP{o.Topic, o.Partition}] = SeekResult{Offset: o.Offset, Timestamp: o.Timestamp}
+			out[model.TP{Topic: o.Topic, Partition: o.Partition}] = SeekResult{Offset: o.Offset, Timestamp: o.Timestamp}
 		}
 	})
 	return out, nil
@@ -364,7 +382,7 @@ func SeekByTimestamp(ctx context.Context, target *kgo.Client, ms int64, topics .
 // the flow's topics, so a failover after the primary died still knows where
 // each group was.
 func (g *GroupTranslator) RecordPrimaryGroups(ctx context.Context, mirrored func(topic string) bool, now time.Time) (int, error) {
-	adm := kadm.NewClient(g.Source)
+	adm := kadm.NewClient(g.source)
 	listed, err := adm.ListGroups(ctx)
 	if err != nil {
 		return 0, err

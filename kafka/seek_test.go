@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -19,10 +20,10 @@ func TestSeekByTimestamp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := got[TP{"events", 0}]; r.Offset != 5 || r.Timestamp != base.Add(5*time.Second).UnixMilli() {
+	if r := got[model.TP{Topic: "events", Partition: 0}]; r.Offset != 5 || r.Timestamp != base.Add(5*time.Second).UnixMilli() {
 		t.Fatalf("events-0 = %+v", r)
 	}
-	if r := got[TP{"events", 1}]; r.Offset != 0 || r.Timestamp != -1 {
+	if r := got[model.TP{Topic: "events", Partition: 1}]; r.Offset != 0 || r.Timestamp != -1 {
 		t.Fatalf("empty events-1 = %+v", r)
 	}
 }

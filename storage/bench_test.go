@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -15,12 +16,12 @@ func BenchmarkApplySyncs(b *testing.B) {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
 			s, _ := openStore(b)
 			ctx := context.Background()
-			syncs := make([]storage.Sync, batch)
+			syncs := make([]model.OffsetSync, batch)
 			var logOff int64
 			b.ResetTimer()
 			for b.Loop() {
 				for i := range syncs {
-					syncs[i] = storage.Sync{Topic: "events", Partition: int32(logOff % 1000), Upstream: logOff * 3,
+					syncs[i] = model.OffsetSync{Topic: "events", Partition: int32(logOff % 1000), Upstream: logOff * 3,
 						Downstream: logOff * 2, LogOffset: logOff, RecordMs: logOff}
 					logOff++
 				}

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"path/filepath"
 	"testing"
+
+	"github.com/drconsole/drconsole/model"
 )
 
 // A database written before incarnations were tracked keeps its whole
@@ -49,8 +51,8 @@ func TestMigrationKeepsLegacyHistory(t *testing.T) {
 	if v, _ := s.SchemaVersion(ctx); v < 10 {
 		t.Fatalf("schema version %d", v)
 	}
-	var got []Sync
-	if err := s.EachSync(ctx, "f", func(x Sync) error { got = append(got, x); return nil }); err != nil {
+	var got []model.OffsetSync
+	if err := s.EachSync(ctx, "f", func(x model.OffsetSync) error { got = append(got, x); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || got[1].Upstream != 20 || got[1].Incarnation != 0 {
@@ -66,7 +68,7 @@ func TestMigrationKeepsLegacyHistory(t *testing.T) {
 	// A checkpoint of a later incarnation replaces the legacy one even at a
 	// lower log offset.
 	if err := s.Apply(ctx, Batch{Flow: "f", Topic: "cps", Incarnation: 1, NextOffset: 1,
-		Checkpoints: []Checkpoint{{Group: "g", Topic: "events", Upstream: 30, Downstream: 29, LogOffset: 0}}}); err != nil {
+		Checkpoints: []model.Checkpoint{{Group: "g", Topic: "events", Upstream: 30, Downstream: 29, LogOffset: 0}}}); err != nil {
 		t.Fatal(err)
 	}
 	if cps, _ := s.Checkpoints(ctx, "f"); len(cps) != 1 || cps[0].Upstream != 30 {

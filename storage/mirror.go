@@ -6,63 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/drconsole/drconsole/model"
 )
-
-// Sync is one stored offset sync.
-type Sync struct {
-	Topic      string
-	Partition  int32
-	Upstream   int64
-	Downstream int64
-	LogOffset  int64 // offset in the offset-syncs topic: MM2's write order
-	RecordMs   int64
-	// Incarnation of the offset-syncs topic LogOffset is in: a recreated or
-	// relocated topic restarts at 0, so (Incarnation, LogOffset) is the order.
-	Incarnation int64
-}
-
-// SyncKey names a stored sync.
-type SyncKey struct{ Incarnation, LogOffset int64 }
-
-// Key returns the sync's identity.
-func (x Sync) Key() SyncKey { return SyncKey{x.Incarnation, x.LogOffset} }
-
-// Before reports whether a was written before b: incarnation first, then
-// the position in that incarnation's log.
-func (a SyncKey) Before(b SyncKey) bool {
-	return a.Incarnation < b.Incarnation || a.Incarnation == b.Incarnation && a.LogOffset < b.LogOffset
-}
-
-// Checkpoint is one stored MM2 checkpoint.
-type Checkpoint struct {
-	Group      string
-	Topic      string
-	Partition  int32
-	Upstream   int64
-	Downstream int64
-	Metadata   string
-	LogOffset  int64
-	RecordMs   int64
-}
-
-// Heartbeat is the newest replicated heartbeat of an alias pair.
-type Heartbeat struct {
-	SourceAlias string
-	TargetAlias string
-	EmittedMs   int64
-	LogOffset   int64
-	Count       int64 // heartbeats seen in total
-}
-
-// ConnectOffset is MirrorSourceConnector's committed position.
-type ConnectOffset struct {
-	Topic       string
-	Partition   int32
-	LastOffset  int64 // last replicated upstream offset; next is +1
-	LogOffset   int64
-	RecordMs    int64
-	Incarnation int64 // of the Connect offsets topic LogOffset is in
-}
 
 // Batch is what ingestion read from one partition of one internal topic:
 // the decoded records and the offset to resume from. It is stored
@@ -73,10 +19,10 @@ type Batch struct {
 	Partition      int32
 	Incarnation    int64 // of Topic; every record of the batch is stored with it
 	NextOffset     int64
-	Syncs          []Sync
-	Checkpoints    []Checkpoint
-	Heartbeats     []Heartbeat // Count is the number of heartbeats this batch adds
-	ConnectOffsets []ConnectOffset
+	Syncs          []model.OffsetSync
+	Checkpoints    []model.Checkpoint
+	Heartbeats     []model.Heartbeat // Count is the number of heartbeats this batch adds
+	ConnectOffsets []model.ConnectOffset
 }
 
 // Apply stores b and its resume position in one transaction. Records at or
@@ -140,7 +86,7 @@ func (s *Store) Apply(ctx context.Context, b Batch) error {
 // executions (and cgo calls) per batch roughly doubles the insert rate.
 const syncRowsPerInsert = 128
 
-func insertSyncs(ctx context.Context, tx *sql.Tx, flowID, incarnation int64, syncs []Sync) error {
+func insertSyncs(ctx context.Context, tx *sql.Tx, flowID, incarnation int64, syncs []model.OffsetSync) error {
 	var full *sql.Stmt
 	args := make([]any, 0, syncRowsPerInsert*8)
 	for len(syncs) > 0 {
@@ -203,7 +149,7 @@ func (s *Store) position(ctx context.Context, flow, topic string, incarnation in
 
 // LatestSyncs returns the newest sync of every partition of a flow. It reads
 // the whole table: for start-up, not for every request.
-func (s *Store) LatestSyncs(ctx context.Context, flow string) ([]Sync, error) {
+func (s *Store) LatestSyncs(ctx context.Context, flow string) ([]model.OffsetSync, error) {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
 		return nil, err
@@ -214,7 +160,7 @@ func (s *Store) LatestSyncs(ctx context.Context, flow string) ([]Sync, error) {
 }
 
 // EachSync calls fn for every stored sync of a flow in MM2's write order.
-func (s *Store) EachSync(ctx context.Context, flow string, fn func(Sync) error) error {
+func (s *Store) EachSync(ctx context.Context, flow string, fn func(model.OffsetSync) error) error {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
 		return err
@@ -226,7 +172,7 @@ func (s *Store) EachSync(ctx context.Context, flow string, fn func(Sync) error) 
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var x Sync
+		var x model.OffsetSync
 		if err := rows.Scan(&x.Topic, &x.Partition, &x.Upstream, &x.Downstream, &x.LogOffset, &x.RecordMs, &x.Incarnation); err != nil {
 			return err
 		}
@@ -237,15 +183,15 @@ func (s *Store) EachSync(ctx context.Context, flow string, fn func(Sync) error) 
 	return rows.Err()
 }
 
-func (s *Store) querySyncs(ctx context.Context, q string, args ...any) ([]Sync, error) {
+func (s *Store) querySyncs(ctx context.Context, q string, args ...any) ([]model.OffsetSync, error) {
 	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("storage: reading syncs: %w", err)
 	}
 	defer rows.Close()
-	var out []Sync
+	var out []model.OffsetSync
 	for rows.Next() {
-		var x Sync
+		var x model.OffsetSync
 		if err := rows.Scan(&x.Topic, &x.Partition, &x.Upstream, &x.Downstream, &x.LogOffset, &x.RecordMs, &x.Incarnation); err != nil {
 			return nil, err
 		}
@@ -255,7 +201,7 @@ func (s *Store) querySyncs(ctx context.Context, q string, args ...any) ([]Sync, 
 }
 
 // DeleteSyncs deletes syncs by their keys, in one transaction.
-func (s *Store) DeleteSyncs(ctx context.Context, flow string, keys []SyncKey) error {
+func (s *Store) DeleteSyncs(ctx context.Context, flow string, keys []model.SyncKey) error {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
 		return err
@@ -291,7 +237,7 @@ func (s *Store) CountSyncs(ctx context.Context, flow string) (int64, error) {
 }
 
 // Checkpoints returns the latest checkpoint of every group and partition.
-func (s *Store) Checkpoints(ctx context.Context, flow string) ([]Checkpoint, error) {
+func (s *Store) Checkpoints(ctx context.Context, flow string) ([]model.Checkpoint, error) {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
 		return nil, err
@@ -302,9 +248,9 @@ func (s *Store) Checkpoints(ctx context.Context, flow string) ([]Checkpoint, err
 		return nil, fmt.Errorf("storage: reading checkpoints: %w", err)
 	}
 	defer rows.Close()
-	var out []Checkpoint
+	var out []model.Checkpoint
 	for rows.Next() {
-		var c Checkpoint
+		var c model.Checkpoint
 		if err := rows.Scan(&c.Group, &c.Topic, &c.Partition, &c.Upstream, &c.Downstream, &c.Metadata, &c.LogOffset, &c.RecordMs); err != nil {
 			return nil, err
 		}
@@ -314,7 +260,7 @@ func (s *Store) Checkpoints(ctx context.Context, flow string) ([]Checkpoint, err
 }
 
 // Heartbeats returns the newest heartbeat per alias pair.
-func (s *Store) Heartbeats(ctx context.Context, flow string) ([]Heartbeat, error) {
+func (s *Store) Heartbeats(ctx context.Context, flow string) ([]model.Heartbeat, error) {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
 		return nil, err
@@ -325,9 +271,9 @@ func (s *Store) Heartbeats(ctx context.Context, flow string) ([]Heartbeat, error
 		return nil, fmt.Errorf("storage: reading heartbeats: %w", err)
 	}
 	defer rows.Close()
-	var out []Heartbeat
+	var out []model.Heartbeat
 	for rows.Next() {
-		var h Heartbeat
+		var h model.Heartbeat
 		if err := rows.Scan(&h.SourceAlias, &h.TargetAlias, &h.EmittedMs, &h.LogOffset, &h.Count); err != nil {
 			return nil, err
 		}
@@ -337,7 +283,7 @@ func (s *Store) Heartbeats(ctx context.Context, flow string) ([]Heartbeat, error
 }
 
 // ConnectOffsets returns MirrorSourceConnector's latest position per partition.
-func (s *Store) ConnectOffsets(ctx context.Context, flow string) ([]ConnectOffset, error) {
+func (s *Store) ConnectOffsets(ctx context.Context, flow string) ([]model.ConnectOffset, error) {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
 		return nil, err
@@ -348,9 +294,9 @@ func (s *Store) ConnectOffsets(ctx context.Context, flow string) ([]ConnectOffse
 		return nil, fmt.Errorf("storage: reading connect offsets: %w", err)
 	}
 	defer rows.Close()
-	var out []ConnectOffset
+	var out []model.ConnectOffset
 	for rows.Next() {
-		var c ConnectOffset
+		var c model.ConnectOffset
 		if err := rows.Scan(&c.Topic, &c.Partition, &c.LastOffset, &c.LogOffset, &c.RecordMs, &c.Incarnation); err != nil {
 			return nil, err
 		}

@@ -3,12 +3,14 @@ package storage_test
 import (
 	"context"
 	"fmt"
-	"github.com/drconsole/drconsole/storage"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/storage"
 )
 
 func openStore(t testing.TB) (*storage.Store, string) {
@@ -44,7 +46,7 @@ func TestMigrateOnceAndReopen(t *testing.T) {
 		t.Fatalf("schema version = %d, %v; newest migration %d", v, err, last)
 	}
 	if err := s.Apply(ctx, storage.Batch{Flow: "f", Topic: "syncs", NextOffset: 1,
-		Syncs: []storage.Sync{{Topic: "events", Partition: 0, Upstream: 1, Downstream: 1, LogOffset: 0}}}); err != nil {
+		Syncs: []model.OffsetSync{{Topic: "events", Partition: 0, Upstream: 1, Downstream: 1, LogOffset: 0}}}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -64,7 +66,7 @@ func TestApplyIsAtomicAndReplaySafe(t *testing.T) {
 	ctx := context.Background()
 	b := storage.Batch{
 		Flow: "primary->dr", Topic: "mm2-offset-syncs.primary.internal", Partition: 0, NextOffset: 3,
-		Syncs: []storage.Sync{
+		Syncs: []model.OffsetSync{
 			{Topic: "events", Partition: 1, Upstream: 0, Downstream: 0, LogOffset: 0},
 			{Topic: "events", Partition: 1, Upstream: 100, Downstream: 98, LogOffset: 2},
 			{Topic: "events", Partition: 0, Upstream: 5, Downstream: 5, LogOffset: 1},
@@ -94,7 +96,7 @@ func TestApplyIsAtomicAndReplaySafe(t *testing.T) {
 	}
 	// A failing batch leaves nothing behind, position included.
 	bad := storage.Batch{Flow: b.Flow, Topic: b.Topic, NextOffset: 10,
-		Checkpoints: []storage.Checkpoint{{Group: "g", Topic: "events"}}}
+		Checkpoints: []model.Checkpoint{{Group: "g", Topic: "events"}}}
 	ctxDone, cancel := context.WithCancel(ctx)
 	cancel()
 	if err := s.Apply(ctxDone, bad); err == nil {
@@ -116,15 +118,15 @@ func TestLatestStateTablesKeepNewest(t *testing.T) {
 		}
 	}
 	apply(2, storage.Batch{
-		Checkpoints:    []storage.Checkpoint{{Group: "g", Topic: "events", Partition: 0, Upstream: 10, Downstream: 9, LogOffset: 1}},
-		Heartbeats:     []storage.Heartbeat{{SourceAlias: "dr", TargetAlias: "primary", EmittedMs: 2000, LogOffset: 1, Count: 2}},
-		ConnectOffsets: []storage.ConnectOffset{{Topic: "events", Partition: 0, LastOffset: 41, LogOffset: 1}},
+		Checkpoints:    []model.Checkpoint{{Group: "g", Topic: "events", Partition: 0, Upstream: 10, Downstream: 9, LogOffset: 1}},
+		Heartbeats:     []model.Heartbeat{{SourceAlias: "dr", TargetAlias: "primary", EmittedMs: 2000, LogOffset: 1, Count: 2}},
+		ConnectOffsets: []model.ConnectOffset{{Topic: "events", Partition: 0, LastOffset: 41, LogOffset: 1}},
 	})
 	// An older record (lower log offset) must not overwrite a newer one.
 	apply(3, storage.Batch{
-		Checkpoints:    []storage.Checkpoint{{Group: "g", Topic: "events", Partition: 0, Upstream: 5, Downstream: 4, LogOffset: 0}},
-		Heartbeats:     []storage.Heartbeat{{SourceAlias: "dr", TargetAlias: "primary", EmittedMs: 1000, LogOffset: 0, Count: 1}},
-		ConnectOffsets: []storage.ConnectOffset{{Topic: "events", Partition: 0, LastOffset: 7, LogOffset: 0}},
+		Checkpoints:    []model.Checkpoint{{Group: "g", Topic: "events", Partition: 0, Upstream: 5, Downstream: 4, LogOffset: 0}},
+		Heartbeats:     []model.Heartbeat{{SourceAlias: "dr", TargetAlias: "primary", EmittedMs: 1000, LogOffset: 0, Count: 1}},
+		ConnectOffsets: []model.ConnectOffset{{Topic: "events", Partition: 0, LastOffset: 7, LogOffset: 0}},
 	})
 	cps, _ := s.Checkpoints(ctx, "f")
 	hbs, _ := s.Heartbeats(ctx, "f")
@@ -138,18 +140,18 @@ func TestLatestStateTablesKeepNewest(t *testing.T) {
 func TestDeleteSyncs(t *testing.T) {
 	s, _ := openStore(t)
 	ctx := context.Background()
-	var syncs []storage.Sync
+	var syncs []model.OffsetSync
 	for i := range int64(10) {
-		syncs = append(syncs, storage.Sync{Topic: "t", Upstream: i, Downstream: i, LogOffset: i})
+		syncs = append(syncs, model.OffsetSync{Topic: "t", Upstream: i, Downstream: i, LogOffset: i})
 	}
 	if err := s.Apply(ctx, storage.Batch{Flow: "f", Topic: "syncs", NextOffset: 10, Syncs: syncs}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteSyncs(ctx, "f", []storage.SyncKey{{LogOffset: 2}, {LogOffset: 3}, {LogOffset: 9}, {Incarnation: 1, LogOffset: 4}}); err != nil {
+	if err := s.DeleteSyncs(ctx, "f", []model.SyncKey{{LogOffset: 2}, {LogOffset: 3}, {LogOffset: 9}, {Incarnation: 1, LogOffset: 4}}); err != nil {
 		t.Fatal(err)
 	}
 	var left []int64
-	s.EachSync(ctx, "f", func(x storage.Sync) error { left = append(left, x.LogOffset); return nil })
+	s.EachSync(ctx, "f", func(x model.OffsetSync) error { left = append(left, x.LogOffset); return nil })
 	if fmt.Sprint(left) != "[0 1 4 5 6 7 8]" {
 		t.Fatalf("left %v", left)
 	}
@@ -169,18 +171,18 @@ func TestNewIncarnationRestartsLog(t *testing.T) {
 	if err != nil || created || again.Incarnation != 1 {
 		t.Fatalf("again: %+v %v %v", again, created, err)
 	}
-	apply := func(inc int64, syncs []storage.Sync, cp storage.Checkpoint) {
+	apply := func(inc int64, syncs []model.OffsetSync, cp model.Checkpoint) {
 		t.Helper()
 		for i := range syncs {
 			syncs[i].Incarnation = inc
 		}
 		if err := s.Apply(ctx, storage.Batch{Flow: "f", Topic: "syncs", Incarnation: inc, NextOffset: int64(len(syncs)),
-			Syncs: syncs, Checkpoints: []storage.Checkpoint{cp}}); err != nil {
+			Syncs: syncs, Checkpoints: []model.Checkpoint{cp}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	apply(1, []storage.Sync{{Topic: "e", Upstream: 10, Downstream: 10, LogOffset: 0}, {Topic: "e", Upstream: 20, Downstream: 20, LogOffset: 1},
-		{Topic: "e", Upstream: 30, Downstream: 30, LogOffset: 2}}, storage.Checkpoint{Group: "g", Topic: "e", Upstream: 30, LogOffset: 9})
+	apply(1, []model.OffsetSync{{Topic: "e", Upstream: 10, Downstream: 10, LogOffset: 0}, {Topic: "e", Upstream: 20, Downstream: 20, LogOffset: 1},
+		{Topic: "e", Upstream: 30, Downstream: 30, LogOffset: 2}}, model.Checkpoint{Group: "g", Topic: "e", Upstream: 30, LogOffset: 9})
 	recreated, created, err := s.ResolveIncarnation(ctx, "f", "source", "syncs", "bb", map[int32]int64{0: 1})
 	if err != nil || !created || recreated.Incarnation != 2 {
 		t.Fatalf("recreated: %+v %v %v", recreated, created, err)
@@ -188,10 +190,10 @@ func TestNewIncarnationRestartsLog(t *testing.T) {
 	if _, ok, _ := s.PositionIn(ctx, "f", "syncs", 2, 0); ok {
 		t.Fatal("the new incarnation resumes from the old one's position")
 	}
-	apply(2, []storage.Sync{{Topic: "e", Upstream: 40, Downstream: 40, LogOffset: 0}, {Topic: "e", Upstream: 50, Downstream: 50, LogOffset: 1}},
-		storage.Checkpoint{Group: "g", Topic: "e", Upstream: 50, LogOffset: 0})
+	apply(2, []model.OffsetSync{{Topic: "e", Upstream: 40, Downstream: 40, LogOffset: 0}, {Topic: "e", Upstream: 50, Downstream: 50, LogOffset: 1}},
+		model.Checkpoint{Group: "g", Topic: "e", Upstream: 50, LogOffset: 0})
 	var ups []int64
-	s.EachSync(ctx, "f", func(x storage.Sync) error { ups = append(ups, x.Upstream); return nil })
+	s.EachSync(ctx, "f", func(x model.OffsetSync) error { ups = append(ups, x.Upstream); return nil })
 	if fmt.Sprint(ups) != "[10 20 30 40 50]" {
 		t.Fatalf("stored syncs by upstream %v, want all five in write order", ups)
 	}

@@ -2,7 +2,7 @@
 
 package testenv_test
 
-// The console (kafka.Monitor and the web handlers) against real Kafka and
+// The console (monitor.Monitor and the web handlers) against real Kafka and
 // real MirrorMaker 2: its lag must equal what the real systems say.
 
 import (
@@ -24,15 +24,16 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 	"github.com/drconsole/drconsole/web"
 )
 
 // runConsole starts a monitor for one flow and returns it with its router.
-func runConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbTimeout time.Duration) (*kafka.Monitor, http.Handler) {
+func runConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbTimeout time.Duration) (*monitor.Monitor, http.Handler) {
 	t.Helper()
 	mon, router, stop := startConsole(t, flow, primary, dr, hbTimeout, filepath.Join(t.TempDir(), "drconsole.db"))
 	t.Cleanup(stop)
@@ -41,7 +42,7 @@ func runConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbT
 
 // startConsole is runConsole on a given database file; stop ends it and
 // closes the database, so a test can start the console again on it.
-func startConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbTimeout time.Duration, dbPath string) (*kafka.Monitor, http.Handler, func()) {
+func startConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, hbTimeout time.Duration, dbPath string) (*monitor.Monitor, http.Handler, func()) {
 	t.Helper()
 	cfg := &config.Config{
 		Clusters:        map[string]*config.Cluster{"primary": {Bootstrap: []string{primary.Bootstrap}}, "dr": {Bootstrap: []string{dr.Bootstrap}}},
@@ -58,7 +59,7 @@ func startConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, h
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithCancel(context.Background())
-	mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func produceTxn(t *testing.T, k *testenv.Kafka, topic string, parts int32, n int
 	}
 }
 
-func snapshotLine(s *kafka.FlowSnapshot) string {
+func snapshotLine(s *monitor.FlowSnapshot) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "status %s (%s) source %+v;", s.Status, s.Reason, s.Source.OK)
 	for _, p := range s.Partitions {
@@ -145,7 +146,7 @@ func ptr(v *int64) string {
 
 // connectOffsets reads MirrorSourceConnector's committed offsets from the
 // Connect REST API (KIP-875): an independent account of MM2's position.
-func connectOffsets(t *testing.T, c *testenv.Connect) map[kafka.TP]int64 {
+func connectOffsets(t *testing.T, c *testenv.Connect) map[model.TP]int64 {
 	t.Helper()
 	resp, err := http.Get(c.URL + "/connectors/MirrorSourceConnector/offsets")
 	if err != nil {
@@ -167,9 +168,9 @@ func connectOffsets(t *testing.T, c *testenv.Connect) map[kafka.TP]int64 {
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 		t.Fatal(err)
 	}
-	out := map[kafka.TP]int64{}
+	out := map[model.TP]int64{}
 	for _, o := range body.Offsets {
-		out[kafka.TP{Topic: o.Partition.Topic, Partition: o.Partition.Partition}] = o.Offset.Offset
+		out[model.TP{Topic: o.Partition.Topic, Partition: o.Partition.Partition}] = o.Offset.Offset
 	}
 	return out
 }
@@ -215,7 +216,7 @@ func TestConsoleLagMatchesMM2(t *testing.T) {
 
 	caughtUp := func() error {
 		s := mon.Snapshot("primary->dr")
-		if len(s.Partitions) != 5 || s.Status != kafka.StatusOK {
+		if len(s.Partitions) != 5 || s.Status != monitor.StatusOK {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		for _, p := range s.Partitions {
@@ -249,14 +250,14 @@ func TestConsoleLagMatchesMM2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mm2 := connectOffsets(t, connect)
+	mirror := connectOffsets(t, connect)
 	var last string
 	err = testenv.Eventually(30*time.Second, 250*time.Millisecond, func() error {
 		s := mon.Snapshot("primary->dr")
 		last = snapshotLine(s)
 		for _, p := range s.Partitions {
 			end, _ := ends.Lookup(p.Topic, p.Partition)
-			committed, ok := mm2[kafka.TP{Topic: p.Topic, Partition: p.Partition}]
+			committed, ok := mirror[model.TP{Topic: p.Topic, Partition: p.Partition}]
 			if !ok || p.LagMessages == nil || p.SourceEnd == nil {
 				return fmt.Errorf("%s-%d: no MM2 offset or no console figure", p.Topic, p.Partition)
 			}
@@ -280,7 +281,7 @@ func TestConsoleLagMatchesMM2(t *testing.T) {
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("with MM2 stopped: %v\nlast: %s\nMM2 offsets %v", err, last, mm2)
+		t.Fatalf("with MM2 stopped: %v\nlast: %s\nMM2 offsets %v", err, last, mirror)
 	}
 
 	putConnector(t, connect, "MirrorSourceConnector", "resume")
@@ -299,14 +300,14 @@ func TestConsoleBrokenAndPrimaryLoss(t *testing.T) {
 	pcl := primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produceN(t, pcl, "events", 2, 400)
 	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "events.*"}
-	mm2 := testenv.StartMM2Dedicated(t, opts)
+	mirror := testenv.StartMM2Dedicated(t, opts)
 	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-		ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
+		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
 	const hbTimeout = 8 * time.Second
 	mon, router := runConsole(t, flow, primary, dr, hbTimeout)
 	if err := testenv.Eventually(60*time.Second, 250*time.Millisecond, func() error {
 		s := mon.Snapshot("primary->dr")
-		if s.Status != kafka.StatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
+		if s.Status != monitor.StatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		return nil
@@ -314,10 +315,10 @@ func TestConsoleBrokenAndPrimaryLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	mm2.Stop()
+	mirror.Stop()
 	stopped := time.Now()
 	if err := testenv.Eventually(hbTimeout+10*time.Second, 200*time.Millisecond, func() error {
-		if s := mon.Snapshot("primary->dr"); s.Status != kafka.StatusBroken {
+		if s := mon.Snapshot("primary->dr"); s.Status != monitor.StatusBroken {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		return nil

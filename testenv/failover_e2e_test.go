@@ -17,7 +17,8 @@ import (
 	"github.com/drconsole/drconsole/config"
 	connectrest "github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/failover"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 )
@@ -62,7 +63,7 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	mon, err := kafka.NewMonitor(runCtx, cfg, store, log)
+	mon, err := monitor.NewMonitor(runCtx, cfg, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 	// Wait until the console has MM2 caught up and the group checkpointed.
 	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {
 		s := mon.Snapshot("primary->dr")
-		if s.Status != kafka.StatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
+		if s.Status != monitor.StatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		plan, err := mon.Translator("primary->dr").Plan(ctx, "orders-app")
@@ -85,7 +86,7 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 		// its next offset commit): wait for them, or the plan taken below is older than
 		// the one the translate step uses. Committed 300 and 299 translate exactly then.
 		prop := plan.Proposed()
-		if prop[kafka.TP{Topic: "events", Partition: 1}] != 300 || prop[kafka.TP{Topic: "events", Partition: 2}] != 299 {
+		if prop[model.TP{Topic: "events", Partition: 1}] != 300 || prop[model.TP{Topic: "events", Partition: 2}] != 299 {
 			return fmt.Errorf("plan %v: last syncs not ingested yet", prop)
 		}
 		return nil

@@ -26,7 +26,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -297,16 +298,16 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 	// 2. Checkpoints: wait until the latest checkpoint of every committed partition carries the
 	// committed upstream offset, and the fully consumed ones translate to the DR end offset.
 	cpTopic := opts.CheckpointsTopic()
-	var latestCP map[tp]kafka.Checkpoint
+	var latestCP map[tp]model.Checkpoint
 	var cpRecords int
 	err = testenv.Eventually(waitTimeout, time.Second, func() error {
-		latestCP, cpRecords = map[tp]kafka.Checkpoint{}, 0
+		latestCP, cpRecords = map[tp]model.Checkpoint{}, 0
 		if !slices.Contains(topicList(t, dadm), cpTopic) {
 			return fmt.Errorf("no %s on dr yet", cpTopic)
 		}
 		for _, r := range readTopic(t, dr, cpTopic) {
 			cpRecords++
-			cp, err := kafka.DecodeCheckpoint(r.Key, r.Value)
+			cp, err := mm2.DecodeCheckpoint(r.Key, r.Value)
 			if err != nil {
 				t.Fatalf("DecodeCheckpoint(%x, %x) at %s/%d@%d: %v", r.Key, r.Value, r.Topic, r.Partition, r.Offset, err)
 			}
@@ -334,14 +335,14 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 	t.Logf("checkpoints complete %s after MM2 start (%d records in %s)", time.Since(mm2Start).Round(time.Millisecond), cpRecords, cpTopic)
 
 	// 3. Connect offsets of MirrorSourceConnector catch up: last replicated offset + 1 = end.
-	var latestSrcOff map[tp]kafka.ConnectOffset
+	var latestSrcOff map[tp]model.ConnectOffset
 	var offRecords, offOther int
 	err = testenv.Eventually(waitTimeout, time.Second, func() error {
-		latestSrcOff, offRecords, offOther = map[tp]kafka.ConnectOffset{}, 0, 0
+		latestSrcOff, offRecords, offOther = map[tp]model.ConnectOffset{}, 0, 0
 		for _, r := range readTopic(t, dr, offsetsTopic) {
 			offRecords++
-			o, err := kafka.DecodeConnectOffset(r.Key, r.Value)
-			if errors.Is(err, kafka.ErrNotSourceOffset) {
+			o, err := mm2.DecodeConnectOffset(r.Key, r.Value)
+			if errors.Is(err, mm2.ErrNotSourceOffset) {
 				offOther++
 				continue
 			}
@@ -353,8 +354,8 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 			}
 			k := tp{o.Topic, o.Partition}
 			if vals, ok := valueAt[k]; ok {
-				if _, ok := vals[o.Offset]; !ok {
-					t.Fatalf("connect offset %+v: primary %s has no data record at %d", o, k, o.Offset)
+				if _, ok := vals[o.LastOffset]; !ok {
+					t.Fatalf("connect offset %+v: primary %s has no data record at %d", o, k, o.LastOffset)
 				}
 			}
 			latestSrcOff[k] = o
@@ -364,8 +365,8 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 			if !ok {
 				return fmt.Errorf("no MirrorSourceConnector offset for %s yet", k)
 			}
-			if o.Offset+1 != primaryEnd[k] {
-				return fmt.Errorf("%s: connect offset %d + 1 != primary end %d", k, o.Offset, primaryEnd[k])
+			if o.LastOffset+1 != primaryEnd[k] {
+				return fmt.Errorf("%s: connect offset %d + 1 != primary end %d", k, o.LastOffset, primaryEnd[k])
 			}
 		}
 		return nil
@@ -390,18 +391,18 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 			t.Errorf("unexpected offset-syncs topic %s on %s (location=%s)", name, other.Name, v.location)
 		}
 	}
-	decodeSync := kafka.DecodeOffsetSync
+	decodeSync := mm2.DecodeOffsetSync
 	if os.Getenv("DRCONSOLE_E2E_MUTATE") == "swap-sync-bytes" {
 		t.Log("MUTATION: decoding offset syncs with reversed INT64 byte order; this test must fail")
-		decodeSync = func(key, value []byte) (kafka.OffsetSync, error) {
+		decodeSync = func(key, value []byte) (model.OffsetSync, error) {
 			v := slices.Clone(value)
 			for i := 0; i+8 <= len(v); i += 8 {
 				slices.Reverse(v[i : i+8])
 			}
-			return kafka.DecodeOffsetSync(key, v)
+			return mm2.DecodeOffsetSync(key, v)
 		}
 	}
-	syncs := map[tp][]kafka.OffsetSync{}
+	syncs := map[tp][]model.OffsetSync{}
 	syncRecs := readTopic(t, syncCluster, syncTopic)
 	// The heartbeats topics are replicated too (and so have syncs); read them after the syncs.
 	hbUp := map[int64]string{}
@@ -505,7 +506,7 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 		}
 		// Compare with the checkpoints as they are now (a later checkpoint may have moved on).
 		for _, rec := range readTopic(t, dr, cpTopic) {
-			if cp, err := kafka.DecodeCheckpoint(rec.Key, rec.Value); err == nil && cp.Group == group {
+			if cp, err := mm2.DecodeCheckpoint(rec.Key, rec.Value); err == nil && cp.Group == group {
 				latestCP[tp{cp.Topic, cp.Partition}] = cp
 			}
 		}
@@ -542,14 +543,14 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 			return
 		}
 		for _, r := range recs {
-			hb, err := kafka.DecodeHeartbeat(r.Key, r.Value)
+			hb, err := mm2.DecodeHeartbeat(r.Key, r.Value)
 			if err != nil {
 				t.Fatalf("DecodeHeartbeat(%x, %x) at %s/%d@%d: %v", r.Key, r.Value, topic, r.Partition, r.Offset, err)
 			}
 			if hb.SourceAlias != wantSrc || hb.TargetAlias != wantTgt {
 				t.Errorf("%s on %s: heartbeat %s->%s, want %s->%s", topic, k.Name, hb.SourceAlias, hb.TargetAlias, wantSrc, wantTgt)
 			}
-			ts := time.UnixMilli(hb.Timestamp)
+			ts := time.UnixMilli(hb.EmittedMs)
 			if ts.Before(testStart.Truncate(time.Millisecond)) || ts.After(now) {
 				t.Errorf("%s on %s: heartbeat timestamp %s outside the test window [%s, %s]", topic, k.Name, ts, testStart, now)
 			}
@@ -578,8 +579,8 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 
 // translate applies MM2's rule with ALL syncs: greatest sync with upstream <= u, then
 // downstream + (u == upstream ? 0 : 1). ok=false if u is older than every sync.
-func translate(syncs []kafka.OffsetSync, u int64) (int64, bool) {
-	best := kafka.OffsetSync{Upstream: -1}
+func translate(syncs []model.OffsetSync, u int64) (int64, bool) {
+	best := model.OffsetSync{Upstream: -1}
 	for _, s := range syncs {
 		if s.Upstream <= u && s.Upstream >= best.Upstream {
 			best = s
@@ -591,7 +592,7 @@ func translate(syncs []kafka.OffsetSync, u int64) (int64, bool) {
 	return plusOne(best, u), true
 }
 
-func plusOne(s kafka.OffsetSync, u int64) int64 {
+func plusOne(s model.OffsetSync, u int64) int64 {
 	if u == s.Upstream {
 		return s.Downstream
 	}

@@ -15,7 +15,7 @@
 //  3. the savepoint's positions through flink.ReadSavepoint(...).KafkaSourceOffsets("");
 //
 //  4. the primary keeps producing a little longer (DR gets data beyond the savepoint), then MM2
-//     catches up and the console (kafka.NewMonitor) has ingested every offset sync;
+//     catches up and the console (monitor.NewMonitor) has ingested every offset sync;
 //
 //  5. an approved failover run (failover.Runbook, operator alice plans, bob approves): its
 //     translate-group step translates the savepoint's catalog offsets and commits them to the
@@ -57,7 +57,8 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -159,7 +160,7 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "events.*"}
 	testenv.StartMM2Dedicated(t, opts)
 	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-		ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
+		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
 	mon, _ := runConsole(t, flow, primary, dr, 30*time.Second)
 	f := testenv.StartFlinkWith(t, testenv.FlinkOptions{Dist: &dist})
 	rc := flink.NewRESTClient(f.URL)
@@ -328,14 +329,14 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	// syncs on its 1 s offset commit) and the console has ingested the whole topic as read then.
 	// (The topic itself never stands still: the mirrored heartbeats get syncs every second.)
 	syncTopic, syncCluster := opts.OffsetSyncsTopic()
-	var syncs map[int32][]kafka.OffsetSync
+	var syncs map[int32][]model.OffsetSync
 	var syncEnd int64
 	lastEvents, stillSince := -1, time.Now()
 	if err := testenv.Eventually(time.Minute, 250*time.Millisecond, func() error {
-		syncs, syncEnd = map[int32][]kafka.OffsetSync{}, 0
+		syncs, syncEnd = map[int32][]model.OffsetSync{}, 0
 		n := 0
 		for _, r := range readTopic(t, syncCluster, syncTopic) {
-			s, err := kafka.DecodeOffsetSync(r.Key, r.Value)
+			s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
 			if err != nil {
 				t.Fatalf("DecodeOffsetSync: %v", err)
 			}
@@ -362,10 +363,10 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	t.Logf("MM2 caught up %s after the producer stopped; %d offset syncs in %s, console holds %d", caughtUp.Round(time.Millisecond), syncEnd, syncTopic, tr.Index.Len())
 
 	// --- 5. translate and commit to the DR group ---------------------------------------------------
-	translated := map[int32]kafka.Translation{}
-	proposed := map[kafka.TP]int64{}
+	translated := map[int32]mm2.Translation{}
+	proposed := map[model.TP]int64{}
 	for p := range int32(rsParts) {
-		tl := tr.Index.Translate(kafka.TP{Topic: rsTopic, Partition: p}, spOff[p])
+		tl := tr.Index.Translate(model.TP{Topic: rsTopic, Partition: p}, spOff[p])
 		if !tl.Translated() {
 			t.Fatalf("%s-%d: savepoint offset %d not translatable: %+v", rsTopic, p, spOff[p], tl)
 		}
@@ -373,7 +374,7 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 			t.Errorf("%s-%d: console translation %d, +1 rule over all %d syncs %d (ok=%v)", rsTopic, p, tl.Offset, len(syncs[p]), all, ok)
 		}
 		translated[p] = tl
-		proposed[kafka.TP{Topic: opts.RemoteTopic(rsTopic), Partition: p}] = tl.Offset
+		proposed[model.TP{Topic: opts.RemoteTopic(rsTopic), Partition: p}] = tl.Offset
 	}
 	before := flinkCommitted(t, dadm, rsGroup)
 	jars, err := rc.Jars(ctx)

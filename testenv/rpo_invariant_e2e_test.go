@@ -21,13 +21,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/testenv"
 )
 
 func TestRPOInvariantOnRealMM2(t *testing.T) {
 	const parts = 2
-	primary, dr, opts, mm2, mon, _ := rpoSetup(t, "identity", parts, 20)
+	primary, dr, opts, mirror, mon, _ := rpoSetup(t, "identity", parts, 20)
 	ctx := context.Background()
 	seed := uint64(10) // DRCONSOLE_E2E_INVARIANT_SEED runs another sequence
 	if v := os.Getenv("DRCONSOLE_E2E_INVARIANT_SEED"); v != "" {
@@ -84,7 +86,7 @@ func TestRPOInvariantOnRealMM2(t *testing.T) {
 	}
 	stopMM2 := func() {
 		if running {
-			mm2.Stop()
+			mirror.Stop()
 			running = false
 		}
 	}
@@ -128,7 +130,7 @@ func TestRPOInvariantOnRealMM2(t *testing.T) {
 		if running {
 			stopMM2()
 		} else {
-			mm2 = testenv.StartMM2Dedicated(t, opts)
+			mirror = testenv.StartMM2Dedicated(t, opts)
 			running = true
 		}
 	}
@@ -146,7 +148,7 @@ func TestRPOInvariantOnRealMM2(t *testing.T) {
 		checkRPOInvariant(t, mon, primary, dr, parts, where)
 	}
 	if !running {
-		mm2 = testenv.StartMM2Dedicated(t, opts)
+		mirror = testenv.StartMM2Dedicated(t, opts)
 	}
 	// MM2 catches up with what it will copy; check on every poll while it
 	// does. Records it skipped (real MM2 carries on from its old offset on
@@ -177,10 +179,10 @@ func TestRPOInvariantOnRealMM2(t *testing.T) {
 // change meanwhile and DR only grows, so the truth read later can only be
 // smaller than at the refresh, never larger. It returns how many source
 // records are not in DR.
-func checkRPOInvariant(t *testing.T, mon *kafka.Monitor, primary, dr *testenv.Kafka, parts int, where string) int {
+func checkRPOInvariant(t *testing.T, mon *monitor.Monitor, primary, dr *testenv.Kafka, parts int, where string) int {
 	t.Helper()
 	after := time.Now()
-	var snap *kafka.FlowSnapshot
+	var snap *monitor.FlowSnapshot
 	if err := testenv.Eventually(30*time.Second, 100*time.Millisecond, func() error {
 		snap = mon.Snapshot(rpoFlow)
 		if !snap.At.After(after) {
@@ -190,7 +192,7 @@ func checkRPOInvariant(t *testing.T, mon *kafka.Monitor, primary, dr *testenv.Ka
 	}); err != nil {
 		t.Fatalf("%s: no console refresh: %v", where, err)
 	}
-	listed := map[int32]kafka.PartitionLag{}
+	listed := map[int32]monitor.PartitionLag{}
 	for _, p := range snap.Partitions {
 		if p.Topic == "events" {
 			listed[p.Partition] = p
@@ -209,12 +211,12 @@ func checkRPOInvariant(t *testing.T, mon *kafka.Monitor, primary, dr *testenv.Ka
 	type probe struct {
 		p  int32
 		u  int64
-		tr kafka.Translation
+		tr mm2.Translation
 	}
 	var probes []probe
 	for p, b := range bounds {
 		for _, u := range []int64{b[0], (b[0] + b[1]) / 2, b[1] - 1, b[1]} {
-			probes = append(probes, probe{p, u, idx.Translate(kafka.TP{Topic: "events", Partition: p}, u)})
+			probes = append(probes, probe{p, u, idx.Translate(model.TP{Topic: "events", Partition: p}, u)})
 		}
 	}
 	inDR := map[string]int64{} // value -> DR offset

@@ -22,7 +22,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/testenv"
 	"github.com/drconsole/drconsole/views"
 )
@@ -32,26 +33,26 @@ const rpoFlow = "primary->dr"
 // rpoSetup starts both clusters, a topic with records and MM2 (dedicated)
 // replicating it, and the console, and waits until the console sees MM2
 // caught up.
-func rpoSetup(t *testing.T, policy string, parts int32, perPart int) (primary, dr *testenv.Kafka, opts testenv.MM2Options, mm2 *testenv.Process, mon *kafka.Monitor, router http.Handler) {
+func rpoSetup(t *testing.T, policy string, parts int32, perPart int) (primary, dr *testenv.Kafka, opts testenv.MM2Options, mirror *testenv.Process, mon *monitor.Monitor, router http.Handler) {
 	t.Helper()
 	primary = testenv.StartKafka(t, "primary")
 	dr = testenv.StartKafka(t, "dr")
 	createTopics(t, primary, map[string]int32{"events": parts})
 	produceN(t, primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner())), "events", parts, int(parts)*perPart)
 	opts = testenv.MM2Options{Source: primary, Target: dr, Policy: policy, OffsetSyncsLocation: "target", Topics: "events.*"}
-	mm2 = testenv.StartMM2Dedicated(t, opts)
+	mirror = testenv.StartMM2Dedicated(t, opts)
 	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: policy, OffsetSyncsLocation: "target",
-		ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
+		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
 	mon, router = runConsole(t, flow, primary, dr, 30*time.Second)
 	waitCaughtUp(t, mon, int(parts), "MM2 never caught up at start")
-	return primary, dr, opts, mm2, mon, router
+	return primary, dr, opts, mirror, mon, router
 }
 
-func waitCaughtUp(t *testing.T, mon *kafka.Monitor, parts int, what string) {
+func waitCaughtUp(t *testing.T, mon *monitor.Monitor, parts int, what string) {
 	t.Helper()
 	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {
 		s := mon.Snapshot(rpoFlow)
-		if len(s.Partitions) != parts || s.Status != kafka.StatusOK {
+		if len(s.Partitions) != parts || s.Status != monitor.StatusOK {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		for _, p := range s.Partitions {
@@ -87,8 +88,8 @@ func TestRPORecreatedTopic(t *testing.T) {
 }
 
 func rpoRecreatedTopic(t *testing.T, policy string) {
-	primary, dr, opts, mm2, mon, router := rpoSetup(t, policy, 2, 100)
-	mm2.Stop()
+	primary, dr, opts, mirror, mon, router := rpoSetup(t, policy, 2, 100)
+	mirror.Stop()
 	adm := primary.Admin(t)
 	ctx := context.Background()
 	if _, err := adm.DeleteTopics(ctx, "events"); err != nil {
@@ -106,7 +107,7 @@ func rpoRecreatedTopic(t *testing.T, policy string) {
 	if err := testenv.Eventually(60*time.Second, 250*time.Millisecond, func() error {
 		s := mon.Snapshot(rpoFlow)
 		last = snapshotLine(s)
-		if len(s.Partitions) != 2 || s.Status == kafka.StatusOK {
+		if len(s.Partitions) != 2 || s.Status == monitor.StatusOK {
 			return fmt.Errorf("status %s", s.Status)
 		}
 		for _, p := range s.Partitions {
@@ -150,8 +151,8 @@ func rpoRecreatedTopic(t *testing.T, policy string) {
 // RPO must be at least the true age of the oldest unreplicated record.
 func TestRPOBigBatches(t *testing.T) {
 	const parts = 4
-	primary, _, _, mm2, mon, router := rpoSetup(t, "identity", parts, 10)
-	mm2.Stop()
+	primary, _, _, mirror, mon, router := rpoSetup(t, "identity", parts, 10)
+	mirror.Stop()
 	big := primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.ProducerBatchMaxBytes(900<<10), kgo.ProducerLinger(time.Second))
 	val := bytes.Repeat([]byte("r"), 1000)
@@ -169,7 +170,7 @@ func TestRPOBigBatches(t *testing.T) {
 	// The first refresh that sees the records behind must already have
 	// every age: while MM2 stays stopped a cache would fill in one partition
 	// per refresh and hide the defect.
-	var first *kafka.FlowSnapshot
+	var first *monitor.FlowSnapshot
 	if err := testenv.Eventually(60*time.Second, 20*time.Millisecond, func() error {
 		s := mon.Snapshot(rpoFlow)
 		for _, p := range s.Partitions {
@@ -211,7 +212,7 @@ func TestRPOMM2CreatedAfterConsole(t *testing.T) {
 	produceN(t, pcl, "events", 3, 300)
 	// Default policy, offset syncs on the source (MM2's defaults).
 	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "default", OffsetSyncsLocation: "source",
-		ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
+		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
 	mon, _ := runConsole(t, flow, primary, dr, 30*time.Second)
 	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "default", OffsetSyncsLocation: "source", Topics: "events.*"}
 
@@ -233,10 +234,10 @@ func TestRPOMM2CreatedAfterConsole(t *testing.T) {
 			}
 			seen = s.At
 			var bad []string
-			var zero []kafka.PartitionLag
+			var zero []monitor.PartitionLag
 			for _, p := range s.Partitions {
 				if p.LagMessages == nil || p.LagMs == nil {
-					if s.Status == kafka.StatusOK {
+					if s.Status == monitor.StatusOK {
 						bad = append(bad, fmt.Sprintf("OK while %s-%d has lag %s / %s ms", p.Topic, p.Partition, ptr(p.LagMessages), ptr(p.LagMs)))
 					}
 				} else if *p.LagMessages == 0 && p.SourceEnd != nil && *p.SourceEnd > 0 {

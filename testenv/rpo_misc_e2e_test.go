@@ -18,7 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -51,7 +52,7 @@ func TestSeparatorInternalTopics(t *testing.T) {
 	}
 
 	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "default", Separator: "_", OffsetSyncsLocation: "source",
-		ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{".*"}}}
+		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{".*"}}}
 	mon, _ := runConsole(t, flow, primary, dr, 30*time.Second)
 	var last string
 	if err := testenv.Eventually(90*time.Second, 500*time.Millisecond, func() error {
@@ -67,7 +68,7 @@ func TestSeparatorInternalTopics(t *testing.T) {
 				return fmt.Errorf("not caught up: %s", last)
 			}
 		}
-		if len(names) != 3 || s.Status != kafka.StatusOK || s.Unknown != 0 {
+		if len(names) != 3 || s.Status != monitor.StatusOK || s.Unknown != 0 {
 			return fmt.Errorf("partitions %v: %s", names, last)
 		}
 		return nil
@@ -94,9 +95,9 @@ func TestAbortedTransactionsReachDR(t *testing.T) {
 	pcl := primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produceN(t, pcl, "orders", 1, 50)
 	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "orders"}
-	mm2 := testenv.StartMM2Dedicated(t, opts)
+	mirror := testenv.StartMM2Dedicated(t, opts)
 	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-		ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"orders"}}}
+		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"orders"}}}
 	mon, router := runConsole(t, flow, primary, dr, 60*time.Second)
 	lagIs := func(want func(int64) bool) error {
 		s := mon.Snapshot("primary->dr")
@@ -108,7 +109,7 @@ func TestAbortedTransactionsReachDR(t *testing.T) {
 	if err := testenv.Eventually(90*time.Second, 500*time.Millisecond, func() error { return lagIs(func(n int64) bool { return n == 0 }) }); err != nil {
 		t.Fatalf("never caught up: %v", err)
 	}
-	mm2.Stop()
+	mirror.Stop()
 
 	txn := primary.Client(t, kgo.TransactionalID("e2e-aborts"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	ctx := context.Background()

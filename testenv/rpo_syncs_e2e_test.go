@@ -20,7 +20,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 	"github.com/drconsole/drconsole/views"
@@ -30,11 +32,11 @@ const rpoSyncsFlow = "primary->dr"
 
 func rpoSyncsFlowConfig(location string) *config.Flow {
 	return &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: location,
-		ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
+		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
 }
 
 // rpoSyncsCaughtUp waits until the console reports no unreplicated message.
-func rpoSyncsCaughtUp(t *testing.T, mon *kafka.Monitor) {
+func rpoSyncsCaughtUp(t *testing.T, mon *monitor.Monitor) {
 	t.Helper()
 	if err := testenv.Eventually(3*time.Minute, 500*time.Millisecond, func() error {
 		if s := mon.Snapshot(rpoSyncsFlow); s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
@@ -82,7 +84,7 @@ func TestRPOSyncsTopicRecreated(t *testing.T) {
 	pcl := primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "events.*",
 		Extra: map[string]string{"primary->dr.offset.lag.max": "10"}} // many syncs on the old topic
-	mm2 := testenv.StartMM2Dedicated(t, opts)
+	mirror := testenv.StartMM2Dedicated(t, opts)
 	mon, router, _ := startConsole(t, rpoSyncsFlowConfig("target"), primary, dr, 30*time.Second, filepath.Join(t.TempDir(), "db"))
 	store := mon.Translator(rpoSyncsFlow).Store
 	for range 10 {
@@ -102,7 +104,7 @@ func TestRPOSyncsTopicRecreated(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	mm2.Stop()
+	mirror.Stop()
 	syncTopic, _ := opts.OffsetSyncsTopic()
 	dadm := dr.Admin(t)
 	if _, err := dadm.DeleteTopics(ctx, syncTopic); err != nil {
@@ -148,7 +150,7 @@ func TestRPOSyncsTopicRecreated(t *testing.T) {
 	idx := mon.Translator(rpoSyncsFlow).Index
 	if err := testenv.Eventually(2*time.Minute, time.Second, func() error {
 		for p, end := range ends {
-			tl := idx.Translate(kafka.TP{Topic: "events", Partition: p}, end)
+			tl := idx.Translate(model.TP{Topic: "events", Partition: p}, end)
 			if want := mm2Offsets[fmt.Sprintf("events-%d", p)]; !tl.Translated() || tl.Offset < want {
 				return fmt.Errorf("events-%d: console translates %d to %+v, MM2's checkpoint says %d", p, end, tl, want)
 			}
@@ -157,10 +159,10 @@ func TestRPOSyncsTopicRecreated(t *testing.T) {
 	}); err != nil {
 		n, _ := store.CountSyncs(ctx, rpoSyncsFlow)
 		incs, _ := store.Incarnations(ctx, rpoSyncsFlow)
-		h0, n0 := idx.History(kafka.TP{Topic: "events", Partition: 0}, 8)
+		h0, n0 := idx.History(model.TP{Topic: "events", Partition: 0}, 8)
 		var syncsOnTopic []string
 		for _, r := range readTopic(t, dr, syncTopic) {
-			if s, err := kafka.DecodeOffsetSync(r.Key, r.Value); err == nil && s.Topic == "events" {
+			if s, err := mm2.DecodeOffsetSync(r.Key, r.Value); err == nil && s.Topic == "events" {
 				syncsOnTopic = append(syncsOnTopic, fmt.Sprintf("%d:%d->%d@%d", s.Partition, s.Upstream, s.Downstream, r.Offset))
 			}
 		}
@@ -295,11 +297,11 @@ func TestRPORealLossIncident(t *testing.T) {
 	pcl := primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produceN(t, pcl, "events", 1, 200)
 	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "events.*"}
-	mm2 := testenv.StartMM2Dedicated(t, opts)
+	mirror := testenv.StartMM2Dedicated(t, opts)
 	db := filepath.Join(t.TempDir(), "db")
 	mon, _, stop := startConsole(t, rpoSyncsFlowConfig("target"), primary, dr, 30*time.Second, db)
 	rpoSyncsCaughtUp(t, mon)
-	mm2.Stop()
+	mirror.Stop()
 	firstLost := endOffsets(t, primary.Admin(t), "events")[tp{"events", 0}]
 	produceN(t, pcl, "events", 1, 100)
 	lostEnd := endOffsets(t, primary.Admin(t), "events")[tp{"events", 0}]

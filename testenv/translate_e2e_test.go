@@ -47,7 +47,8 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/kafka"
-	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -79,14 +80,14 @@ func TestTranslateVsMM2(t *testing.T) {
 // xlData is what was written to the primary: every data record's source offset by value, and
 // the sorted data offsets per partition (transaction markers are the gaps).
 type xlData struct {
-	srcOf   map[string]kafka.TP // value -> source partition
+	srcOf   map[string]model.TP // value -> source partition
 	offOf   map[string]int64    // value -> source offset
-	offsets map[kafka.TP][]int64
+	offsets map[model.TP][]int64
 }
 
 func (d *xlData) add(rs []*kgo.Record) {
 	for _, r := range rs {
-		tp := kafka.TP{Topic: r.Topic, Partition: r.Partition}
+		tp := model.TP{Topic: r.Topic, Partition: r.Partition}
 		d.srcOf[string(r.Value)], d.offOf[string(r.Value)] = tp, r.Offset
 		d.offsets[tp] = append(d.offsets[tp], r.Offset)
 	}
@@ -94,7 +95,7 @@ func (d *xlData) add(rs []*kgo.Record) {
 
 // ideal is the first DR offset holding a record the group has not consumed yet (= the number
 // of data records below committed): a translation above it skips data, one below re-reads.
-func (d *xlData) ideal(tp kafka.TP, committed int64) int64 {
+func (d *xlData) ideal(tp model.TP, committed int64) int64 {
 	offs := d.offsets[tp]
 	return int64(sort.Search(len(offs), func(i int) bool { return offs[i] >= committed }))
 }
@@ -115,10 +116,10 @@ func xlScenario(t *testing.T, v xlVariant) {
 			t.Fatalf("create %s: %v %v", topic, err, r.Error())
 		}
 	}
-	data := &xlData{srcOf: map[string]kafka.TP{}, offOf: map[string]int64{}, offsets: map[kafka.TP][]int64{}}
-	seq := map[kafka.TP]int{}
+	data := &xlData{srcOf: map[string]model.TP{}, offOf: map[string]int64{}, offsets: map[model.TP][]int64{}}
+	seq := map[model.TP]int{}
 	batch := func(topic string, p int32, n int, tag string) []*kgo.Record {
-		tp := kafka.TP{Topic: topic, Partition: p}
+		tp := model.TP{Topic: topic, Partition: p}
 		rs := make([]*kgo.Record, n)
 		for i := range rs {
 			rs[i] = &kgo.Record{Topic: topic, Partition: p, Value: fmt.Appendf(nil, "%s/%d/%s/%d", topic, p, tag, seq[tp])}
@@ -176,13 +177,13 @@ func xlScenario(t *testing.T, v xlVariant) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var allTPs []kafka.TP
+	var allTPs []model.TP
 	for topic, n := range parts {
 		for p := range n {
-			allTPs = append(allTPs, kafka.TP{Topic: topic, Partition: p})
+			allTPs = append(allTPs, model.TP{Topic: topic, Partition: p})
 		}
 	}
-	kafka.SortTPs(allTPs)
+	mm2.SortTPs(allTPs)
 	for _, k := range allTPs {
 		offs := data.offsets[k]
 		slices.Sort(offs)
@@ -192,22 +193,22 @@ func xlScenario(t *testing.T, v xlVariant) {
 	}
 
 	// --- groups on primary -----------------------------------------------------------------------
-	commits := map[string]map[kafka.TP]int64{xlEnd: {}, xlMid: {}}
+	commits := map[string]map[model.TP]int64{xlEnd: {}, xlMid: {}}
 	for _, k := range allTPs {
 		commits[xlEnd][k] = primaryEnd[tp{k.Topic, k.Partition}]
 	}
-	commits[xlMid][kafka.TP{Topic: "events", Partition: 0}] = 371
-	commits[xlMid][kafka.TP{Topic: "events", Partition: 1}] = 537
-	commits[xlMid][kafka.TP{Topic: "events", Partition: 2}] = 1003
+	commits[xlMid][model.TP{Topic: "events", Partition: 0}] = 371
+	commits[xlMid][model.TP{Topic: "events", Partition: 1}] = 537
+	commits[xlMid][model.TP{Topic: "events", Partition: 2}] = 1003
 	{
 		// orders/0: inside a transaction (a data record, not its first); orders/1: exactly at a
 		// commit marker, where a read_committed consumer stops after a transaction.
-		o0 := data.offsets[kafka.TP{Topic: "orders", Partition: 0}]
-		commits[xlMid][kafka.TP{Topic: "orders", Partition: 0}] = o0[len(o0)/2]
-		o1 := data.offsets[kafka.TP{Topic: "orders", Partition: 1}]
+		o0 := data.offsets[model.TP{Topic: "orders", Partition: 0}]
+		commits[xlMid][model.TP{Topic: "orders", Partition: 0}] = o0[len(o0)/2]
+		o1 := data.offsets[model.TP{Topic: "orders", Partition: 1}]
 		for i := len(o1) / 2; i+1 < len(o1); i++ {
 			if o1[i+1] != o1[i]+1 {
-				commits[xlMid][kafka.TP{Topic: "orders", Partition: 1}] = o1[i] + 1
+				commits[xlMid][model.TP{Topic: "orders", Partition: 1}] = o1[i] + 1
 				break
 			}
 		}
@@ -226,7 +227,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 	// --- MM2 ---------------------------------------------------------------------------------------
 	testenv.StartMM2Dedicated(t, opts)
 	mm2Start := time.Now()
-	remote := func(k kafka.TP) kafka.TP { return kafka.TP{Topic: opts.RemoteTopic(k.Topic), Partition: k.Partition} }
+	remote := func(k model.TP) model.TP { return model.TP{Topic: opts.RemoteTopic(k.Topic), Partition: k.Partition} }
 	if err := testenv.Eventually(xlWait, xlPoll, func() error {
 		drEnd := endOffsets(t, dadm, opts.RemoteTopic("events"), opts.RemoteTopic("orders"))
 		for _, k := range allTPs {
@@ -247,7 +248,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 	// writes none when its sparse sync store cannot translate the offset (older than its
 	// oldest retained sync).
 	cpTopic := opts.CheckpointsTopic()
-	readCPs := func() (map[string]map[kafka.TP]kafka.Checkpoint, int64, error) {
+	readCPs := func() (map[string]map[model.TP]model.Checkpoint, int64, error) {
 		lo, err := dadm.ListEndOffsets(ctx, cpTopic)
 		if err == nil {
 			err = lo.Error()
@@ -256,19 +257,19 @@ func xlScenario(t *testing.T, v xlVariant) {
 			return nil, 0, err // not created yet, or its leader not elected yet
 		}
 		o, _ := lo.Lookup(cpTopic, 0)
-		out := map[string]map[kafka.TP]kafka.Checkpoint{xlEnd: {}, xlMid: {}}
+		out := map[string]map[model.TP]model.Checkpoint{xlEnd: {}, xlMid: {}}
 		for _, r := range readTopic(t, dr, cpTopic) {
-			cp, err := kafka.DecodeCheckpoint(r.Key, r.Value)
+			cp, err := mm2.DecodeCheckpoint(r.Key, r.Value)
 			if err != nil {
 				t.Fatalf("DecodeCheckpoint at %d: %v", r.Offset, err)
 			}
 			if m := out[cp.Group]; m != nil {
-				m[kafka.TP{Topic: cp.Topic, Partition: cp.Partition}] = cp
+				m[model.TP{Topic: cp.Topic, Partition: cp.Partition}] = cp
 			}
 		}
 		return out, o.Offset, nil
 	}
-	var cps map[string]map[kafka.TP]kafka.Checkpoint
+	var cps map[string]map[model.TP]model.Checkpoint
 	var stableEnd int64 = -1
 	var stableSince time.Time
 	if err := testenv.Eventually(xlWait, xlPoll, func() error {
@@ -310,15 +311,15 @@ func xlScenario(t *testing.T, v xlVariant) {
 
 	// Every offset sync MM2 wrote so far, decoded independently of the console.
 	syncTopic, syncCluster := opts.OffsetSyncsTopic()
-	syncs := map[kafka.TP][]kafka.OffsetSync{}
+	syncs := map[model.TP][]model.OffsetSync{}
 	syncRecs := readTopic(t, syncCluster, syncTopic)
 	var syncEnd int64
 	for _, r := range syncRecs {
-		s, err := kafka.DecodeOffsetSync(r.Key, r.Value)
+		s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
 		if err != nil {
 			t.Fatalf("DecodeOffsetSync at %d: %v", r.Offset, err)
 		}
-		k := kafka.TP{Topic: s.Topic, Partition: s.Partition}
+		k := model.TP{Topic: s.Topic, Partition: s.Partition}
 		syncs[k] = append(syncs[k], s)
 		syncEnd = max(syncEnd, r.Offset+1)
 	}
@@ -337,7 +338,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 
 	// --- the console -------------------------------------------------------------------------------
 	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: v.policy, OffsetSyncsLocation: v.location,
-		ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*", "orders.*"}}}
+		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*", "orders.*"}}}
 	consoleStart := time.Now()
 	mon, _ := runConsole(t, flow, primary, dr, 30*time.Second)
 	tr := mon.Translator(xlFlow)
@@ -351,10 +352,10 @@ func xlScenario(t *testing.T, v xlVariant) {
 		if err != nil {
 			return err
 		}
-		got := map[string]map[kafka.TP]storage.Checkpoint{xlEnd: {}, xlMid: {}}
+		got := map[string]map[model.TP]model.Checkpoint{xlEnd: {}, xlMid: {}}
 		for _, c := range stored {
 			if m := got[c.Group]; m != nil {
-				m[kafka.TP{Topic: c.Topic, Partition: c.Partition}] = c
+				m[model.TP{Topic: c.Topic, Partition: c.Partition}] = c
 			}
 		}
 		for g, m := range cps {
@@ -372,14 +373,14 @@ func xlScenario(t *testing.T, v xlVariant) {
 		tr.Index.Len(), len(syncRecs), time.Since(consoleStart).Round(time.Millisecond))
 
 	// DR records back to source offsets, for the no-skip check.
-	drSrc := map[kafka.TP]map[int64]int64{} // DR tp -> DR offset -> source offset
+	drSrc := map[model.TP]map[int64]int64{} // DR tp -> DR offset -> source offset
 	for _, topic := range []string{"events", "orders"} {
 		for _, r := range readTopic(t, dr, opts.RemoteTopic(topic)) {
 			src, ok := data.srcOf[string(r.Value)]
 			if !ok || src.Topic != topic || src.Partition != r.Partition {
 				t.Fatalf("dr %s/%d@%d: value %q is not a %s/%d record of the primary", r.Topic, r.Partition, r.Offset, r.Value, topic, r.Partition)
 			}
-			k := kafka.TP{Topic: r.Topic, Partition: r.Partition}
+			k := model.TP{Topic: r.Topic, Partition: r.Partition}
 			if drSrc[k] == nil {
 				drSrc[k] = map[int64]int64{}
 			}
@@ -440,12 +441,12 @@ func xlScenario(t *testing.T, v xlVariant) {
 			if tl.Offset > ideal {
 				t.Errorf("(b) %s %v committed %d: console %d past the first unconsumed record at %d", g, k, at, tl.Offset, ideal)
 			}
-			mm2 := "none"
+			mirror := "none"
 			if hasCP {
-				mm2 = fmt.Sprintf("%5d (re-read %d, safe %v)", cp.Downstream, ideal-cp.Downstream, cp.Downstream <= ideal)
+				mirror = fmt.Sprintf("%5d (re-read %d, safe %v)", cp.Downstream, ideal-cp.Downstream, cp.Downstream <= ideal)
 			}
 			t.Logf("%s %-9v committed %5d: MM2 checkpoint %s | console %5d (%s via sync %d->%d, re-read %d) | first unconsumed dr record %5d | syncs %d",
-				g, k, at, mm2, tl.Offset, tl.Method, tl.Sync.Upstream, tl.Sync.Downstream, ideal-tl.Offset, ideal, len(syncs[k]))
+				g, k, at, mirror, tl.Offset, tl.Method, tl.Sync.Upstream, tl.Sync.Downstream, ideal-tl.Offset, ideal, len(syncs[k]))
 		}
 	}
 
@@ -494,7 +495,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 		if p.From != kafka.FromCheckpoint && p.From != kafka.FromRecorded {
 			t.Errorf("(c) Plan(%s) with the primary dead: From = %q", g, p.From)
 		}
-		before := map[kafka.TP]kafka.GroupRow{}
+		before := map[model.TP]kafka.GroupRow{}
 		for _, r := range plans[g].Rows {
 			before[r.Source] = r
 		}
@@ -521,15 +522,15 @@ func xlScenario(t *testing.T, v xlVariant) {
 
 	// --- (d) ApplyOffsets --------------------------------------------------------------------------
 	drcl := dr.Client(t)
-	fetchDR := func(g string) map[kafka.TP]int64 {
+	fetchDR := func(g string) map[model.TP]int64 {
 		r, err := testenv.FetchCommitted(ctx, dadm, g)
 		if err != nil || r.Error() != nil {
 			t.Fatalf("FetchOffsets %s on dr: %v %v", g, err, r.Error())
 		}
-		out := map[kafka.TP]int64{}
+		out := map[model.TP]int64{}
 		r.Each(func(o kadm.OffsetResponse) {
 			if o.Err == nil && o.At >= 0 {
-				out[kafka.TP{Topic: o.Topic, Partition: o.Partition}] = o.At
+				out[model.TP{Topic: o.Topic, Partition: o.Partition}] = o.At
 			}
 		})
 		return out
@@ -592,7 +593,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 		t.Fatal(err)
 	}
 	// Apply what the console proposes with the primary gone (the failover case).
-	want := map[string]map[kafka.TP]int64{}
+	want := map[string]map[model.TP]int64{}
 	for _, g := range []string{xlEnd, xlMid} {
 		if after[g] == nil {
 			continue
@@ -608,7 +609,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 			t.Errorf("(d) ApplyOffsets(%s): status %q, %d changes for %d offsets", g, change.Status, len(change.Changes), len(proposed))
 		}
 		for _, c := range change.Changes {
-			if p, ok := prev[kafka.TP{Topic: c.Topic, Partition: c.Partition}]; ok && (c.Previous == nil || *c.Previous != p) {
+			if p, ok := prev[model.TP{Topic: c.Topic, Partition: c.Partition}]; ok && (c.Previous == nil || *c.Previous != p) {
 				t.Errorf("(d) %s %s/%d: recorded previous %s, dr had %d", g, c.Topic, c.Partition, ptr(c.Previous), p)
 			}
 		}
@@ -636,7 +637,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 
 // xlAllSyncs is MM2's rule over every sync (newest of the greatest upstream <= u, then +1 unless
 // exact), written independently of package kafka. ok=false when u is older than every sync.
-func xlAllSyncs(syncs []kafka.OffsetSync, u int64) (int64, bool) {
+func xlAllSyncs(syncs []model.OffsetSync, u int64) (int64, bool) {
 	best := -1
 	for i, s := range syncs {
 		if s.Upstream <= u && (best < 0 || s.Upstream >= syncs[best].Upstream) {
@@ -652,7 +653,7 @@ func xlAllSyncs(syncs []kafka.OffsetSync, u int64) (int64, bool) {
 	return syncs[best].Downstream + 1, true
 }
 
-func mapsEqualTP(a, b map[kafka.TP]int64) bool {
+func mapsEqualTP(a, b map[model.TP]int64) bool {
 	if len(a) != len(b) {
 		return false
 	}

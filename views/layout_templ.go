@@ -11,8 +11,8 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import (
 	"github.com/drconsole/drconsole/identity"
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"time"
 )
 
@@ -117,7 +117,7 @@ func Layout(c Chrome) templ.Component {
 	})
 }
 
-func StatusBadge(s kafka.Status) templ.Component {
+func StatusBadge(s monitor.Status) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -191,7 +191,7 @@ func StatusBadge(s kafka.Status) templ.Component {
 	})
 }
 
-func Reach(name string, r kafka.Reachability, now time.Time) templ.Component {
+func Reach(name string, r monitor.Reachability, now time.Time) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -10,7 +10,7 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 import (
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"strconv"
 	"time"
@@ -347,7 +347,7 @@ func lossTable(xs []storage.LossIncident, canAck, showFlow bool, now time.Time) 
 
 // LossHistory is a flow's data-loss history and the suspected gaps still
 // being judged.
-func LossHistory(s *kafka.FlowSnapshot, xs []storage.LossIncident, unknown, canAck bool, now time.Time) templ.Component {
+func LossHistory(s *monitor.FlowSnapshot, xs []storage.LossIncident, unknown, canAck bool, now time.Time) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

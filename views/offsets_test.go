@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/monitor"
 )
 
 // The lag figures are offsets, not records (transaction markers and
 // compacted-away offsets count), and the pages must say so.
 func TestLagIsCalledOffsets(t *testing.T) {
 	n, rpo := int64(619), int64(4000)
-	s := &kafka.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr"}, TotalLagMessages: &n, MaxLagMessages: &n, RPOMs: &rpo, Status: kafka.StatusOK}
+	s := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr"}, TotalLagMessages: &n, MaxLagMessages: &n, RPOMs: &rpo, Status: monitor.StatusOK}
 	var b strings.Builder
 	if err := flowSummary(s, time.Now()).Render(context.Background(), &b); err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func TestLagIsCalledOffsets(t *testing.T) {
 
 // Records of aborted transactions copied to DR are counted and warned about.
 func TestAbortedInDRWarning(t *testing.T) {
-	s := &kafka.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr"}, Partitions: []kafka.PartitionLag{{AbortedInDR: 12}, {AbortedInDR: 1}, {}}}
+	s := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr"}, Partitions: []monitor.PartitionLag{{AbortedInDR: 12}, {AbortedInDR: 1}, {}}}
 	var b strings.Builder
 	if err := abortedWarning(s).Render(context.Background(), &b); err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func TestAbortedInDRWarning(t *testing.T) {
 		t.Errorf("no warning: %s", b.String())
 	}
 	b.Reset()
-	if err := abortedWarning(&kafka.FlowSnapshot{Partitions: []kafka.PartitionLag{{}}}).Render(context.Background(), &b); err != nil || b.Len() != 0 {
+	if err := abortedWarning(&monitor.FlowSnapshot{Partitions: []monitor.PartitionLag{{}}}).Render(context.Background(), &b); err != nil || b.Len() != 0 {
 		t.Errorf("warning without aborted records: %q %v", b.String(), err)
 	}
 }

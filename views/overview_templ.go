@@ -10,14 +10,14 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 import (
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"time"
 )
 
 // FlowCard is one flow on the overview.
 type FlowCard struct {
-	Snap *kafka.FlowSnapshot
+	Snap *monitor.FlowSnapshot
 	// RPO is the flow's recovery point over the sparkline window.
 	RPO []Point
 }
@@ -507,7 +507,7 @@ func flowCard(c FlowCard, now time.Time, window time.Duration) templ.Component {
 }
 
 // verdict answers the manager's question in one sentence.
-func verdict(s *kafka.FlowSnapshot) string {
+func verdict(s *monitor.FlowSnapshot) string {
 	switch {
 	case s.RPOMs == nil:
 		return "If the primary died now, the loss is unknown: the console has no current lag figure."

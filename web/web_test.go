@@ -29,7 +29,8 @@ import (
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/identity"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
 )
@@ -41,7 +42,7 @@ type console struct {
 	URL     string
 	Handler http.Handler
 	Sandbox *demo.Sandbox
-	Monitor *kafka.Monitor
+	Monitor *monitor.Monitor
 	Store   *storage.Store
 	Catalog *catalog.Catalog
 	Runbook *failover.Runbook
@@ -71,7 +72,7 @@ func startConsole(t *testing.T) *console {
 		cfg := &config.Config{
 			Clusters: map[string]*config.Cluster{"primary": {Bootstrap: sb.PrimaryBootstrap()}, "dr": {Bootstrap: sb.DRBootstrap()}},
 			Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-				ConnectOffsetsTopic: kafka.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
+				ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
 			RefreshInterval: config.Duration(time.Second),
 		}
 		fl, err := demo.StartFlinkStandIn()
@@ -105,7 +106,7 @@ func startConsole(t *testing.T) *console {
 			sharedErr = err
 			return
 		}
-		mon, err := kafka.NewMonitor(ctx, cfg, store, log)
+		mon, err := monitor.NewMonitor(ctx, cfg, store, log)
 		if err != nil {
 			sharedErr = err
 			return

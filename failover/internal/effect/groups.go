@@ -11,6 +11,8 @@ import (
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -28,7 +30,7 @@ import (
 // It is the one function that moves DR group offsets; the failover runbook
 // calls it behind its approval gate, with the step's audit record.
 func ApplyOffsets(ctx context.Context, w audit.Written, store *storage.Store, target *kgo.Client, flow, group string,
-	offsets map[kafka.TP]int64, actor, reason string) (storage.GroupChange, error) {
+	offsets map[model.TP]int64, actor, reason string) (storage.GroupChange, error) {
 	if err := audited(w, "offsets of group "+group); err != nil {
 		return storage.GroupChange{}, err
 	}
@@ -48,11 +50,11 @@ func ApplyOffsets(ctx context.Context, w audit.Written, store *storage.Store, ta
 	if err != nil {
 		return change, fmt.Errorf("reading DR offsets of group %s: %w", group, err)
 	}
-	tps := make([]kafka.TP, 0, len(offsets))
+	tps := make([]model.TP, 0, len(offsets))
 	for tp := range offsets {
 		tps = append(tps, tp)
 	}
-	kafka.SortTPs(tps)
+	mm2.SortTPs(tps)
 	commit := kadm.Offsets{}
 	for _, tp := range tps {
 		c := storage.OffsetChange{Topic: tp.Topic, Partition: tp.Partition, Applied: offsets[tp]}

@@ -16,6 +16,8 @@ import (
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/kafka/kafkatest"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -28,13 +30,13 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	index := kafka.NewSyncIndex()
-	index.Add([]storage.Sync{
+	index := mm2.NewSyncIndex()
+	index.Add([]model.OffsetSync{
 		{Topic: "events", Partition: 0, Upstream: 0, Downstream: 0, LogOffset: 0},
 		{Topic: "events", Partition: 0, Upstream: 100, Downstream: 90, LogOffset: 1},
 		{Topic: "events", Partition: 1, Upstream: 50, Downstream: 50, LogOffset: 2},
 	})
-	commit := func(cl *kgo.Client, group string, offs map[kafka.TP]int64) {
+	commit := func(cl *kgo.Client, group string, offs map[model.TP]int64) {
 		t.Helper()
 		o := kadm.Offsets{}
 		for tp, at := range offs {
@@ -44,10 +46,10 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	commit(pcl, "billing", map[kafka.TP]int64{{Topic: "events", Partition: 0}: 120, {Topic: "events", Partition: 1}: 10})
-	commit(dcl, "billing", map[kafka.TP]int64{{Topic: "events", Partition: 0}: 3})
+	commit(pcl, "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 120, {Topic: "events", Partition: 1}: 10})
+	commit(dcl, "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 3})
 
-	g := &kafka.GroupTranslator{Flow: "primary->dr", Alias: "primary", Policy: kafka.ReplicationPolicy{Identity: true}, Index: index, Store: store, Source: pcl, Target: dcl}
+	g := kafka.NewGroupTranslator(kafka.GroupTranslator{Flow: "primary->dr", Alias: "primary", Policy: mm2.ReplicationPolicy{Identity: true}, Index: index, Store: store}, pcl, dcl)
 
 	if n, err := g.RecordPrimaryGroups(ctx, func(topic string) bool { return topic == "events" }, time.UnixMilli(1)); err != nil || n != 2 {
 		t.Fatalf("recorded %d primary group offsets: %v", n, err)
@@ -66,7 +68,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	if r0.Translation.Offset != 91 || r0.Translation.RereadMax != 19 || r0.Current == nil || *r0.Current != 3 {
 		t.Fatalf("events-0 row = %+v", r0)
 	}
-	if r1.Translation.Method != kafka.MethodTooOld || r1.Current != nil {
+	if r1.Translation.Method != mm2.MethodTooOld || r1.Current != nil {
 		t.Fatalf("events-1 row = %+v", r1)
 	}
 
@@ -87,7 +89,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 		t.Fatalf("recorded = %+v, %v", recorded, err)
 	}
 	restore, none := kafka.UndoOffsets(recorded[0])
-	if len(none) != 0 || restore[kafka.TP{Topic: "events", Partition: 0}] != 3 {
+	if len(none) != 0 || restore[model.TP{Topic: "events", Partition: 0}] != 3 {
 		t.Fatalf("undo = %v %v", restore, none)
 	}
 	if _, err := ApplyOffsets(ctx, written(t, store), store, dcl, plan.Flow, plan.Group, restore, "alice", "undo"); err != nil {
@@ -99,7 +101,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	}
 
 	// A group DR has never seen is "Dead": it can be given offsets.
-	if c, err := ApplyOffsets(ctx, written(t, store), store, dcl, "primary->dr", "brand-new", map[kafka.TP]int64{{Topic: "events", Partition: 1}: 7}, "alice", "new"); err != nil || c.Changes[0].Previous != nil {
+	if c, err := ApplyOffsets(ctx, written(t, store), store, dcl, "primary->dr", "brand-new", map[model.TP]int64{{Topic: "events", Partition: 1}: 7}, "alice", "new"); err != nil || c.Changes[0].Previous != nil {
 		t.Fatalf("apply to a new group: %+v, %v", c, err)
 	}
 
@@ -127,7 +129,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	member.Close()
 
 	// The primary is gone: the group's offsets come from MM2's checkpoints.
-	err = store.Apply(ctx, storage.Batch{Flow: "primary->dr", Topic: "cp", NextOffset: 1, Checkpoints: []storage.Checkpoint{
+	err = store.Apply(ctx, storage.Batch{Flow: "primary->dr", Topic: "cp", NextOffset: 1, Checkpoints: []model.Checkpoint{
 		{Group: "billing", Topic: "events", Partition: 0, Upstream: 100, Downstream: 90, LogOffset: 0, RecordMs: 3}}})
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +141,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	}
 	// events-0: MM2's checkpoint (newer than the recording); events-1: only recorded.
 	if len(plan.Rows) != 2 || plan.Rows[0].Offset != 100 || plan.Rows[0].Translation.Offset != 90 ||
-		plan.Rows[0].Translation.Method != kafka.MethodExact || *plan.Rows[0].Checkpoint != 90 || plan.Rows[1].Offset != 10 {
+		plan.Rows[0].Translation.Method != mm2.MethodExact || *plan.Rows[0].Checkpoint != 90 || plan.Rows[1].Offset != 10 {
 		t.Fatalf("plan without the primary = %+v", plan)
 	}
 	// Offsets the console recorded while the primary answered are newer
@@ -155,7 +157,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	if plan.From != kafka.FromRecorded || len(plan.Rows) != 2 || plan.Rows[0].Offset != 120 || plan.Rows[0].Translation.Offset != 91 ||
-		plan.Rows[1].Translation.Offset != 50 || plan.Rows[1].Translation.Method != kafka.MethodExact {
+		plan.Rows[1].Translation.Offset != 50 || plan.Rows[1].Translation.Method != mm2.MethodExact {
 		t.Fatalf("plan from recorded offsets = %+v", plan)
 	}
 }
@@ -180,7 +182,7 @@ func TestApplyOffsetsWaitsForCoordinator(t *testing.T) {
 		refusals.Add(1)
 		return findCoordinatorError(kreq, kerr.CoordinatorNotAvailable), nil, true
 	})
-	change, err := ApplyOffsets(ctx, written(t, store), store, dcl, "primary->dr", "billing", map[kafka.TP]int64{{Topic: "events", Partition: 0}: 42}, "alice", "drill")
+	change, err := ApplyOffsets(ctx, written(t, store), store, dcl, "primary->dr", "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 42}, "alice", "drill")
 	if err != nil || change.Status != "applied" {
 		t.Fatalf("ApplyOffsets after %d refusals: %+v, %v", refusals.Load(), change, err)
 	}
@@ -198,7 +200,7 @@ func TestApplyOffsetsWaitsForCoordinator(t *testing.T) {
 		return findCoordinatorError(kreq, kerr.GroupAuthorizationFailed), nil, true
 	})
 	start := time.Now()
-	if _, err := ApplyOffsets(ctx, written(t, store), store, dcl, "primary->dr", "payments", map[kafka.TP]int64{{Topic: "events", Partition: 0}: 7}, "alice", "drill"); !errors.Is(err, kerr.GroupAuthorizationFailed) {
+	if _, err := ApplyOffsets(ctx, written(t, store), store, dcl, "primary->dr", "payments", map[model.TP]int64{{Topic: "events", Partition: 0}: 7}, "alice", "drill"); !errors.Is(err, kerr.GroupAuthorizationFailed) {
 		t.Fatalf("ApplyOffsets with authorization refused: %v", err)
 	}
 	if d := time.Since(start); d > 10*time.Second /* half of kafka.coordinatorPatience */ {

@@ -17,6 +17,7 @@ import (
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/kafka/kafkatest"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/storage/storagetest"
 )
@@ -65,7 +66,7 @@ func TestEffectsRefuseWithoutAuditRecord(t *testing.T) {
 		},
 		"RunJar": func() error { _, err := RunJar(ctx, none, fc, "j", flink.RunRequest{}); return err },
 		"ApplyOffsets": func() error {
-			_, err := ApplyOffsets(ctx, none, store, dcl, "f", "billing", map[kafka.TP]int64{{Topic: "events", Partition: 0}: 5}, "alice", "test")
+			_, err := ApplyOffsets(ctx, none, store, dcl, "f", "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 5}, "alice", "test")
 			return err
 		},
 		"FinishInterruptedChange": func() error {

@@ -1,4 +1,4 @@
-package kafka
+package mm2
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/drconsole/drconsole/model"
 )
 
 func mustHex(t testing.TB, s string) []byte {
@@ -23,39 +25,39 @@ func mustHex(t testing.TB, s string) []byte {
 func TestOffsetSyncReferenceBytes(t *testing.T) {
 	key := mustHex(t, "00 06 65 76 65 6e 74 73 | 00 00 00 07")
 	value := mustHex(t, "00 00 00 00 00 00 03 e8 | 00 00 00 00 00 00 03 d4")
-	want := OffsetSync{Topic: "events", Partition: 7, Upstream: 1000, Downstream: 980}
+	want := model.OffsetSync{Topic: "events", Partition: 7, Upstream: 1000, Downstream: 980}
 	got, err := DecodeOffsetSync(key, value)
 	if err != nil || got != want {
 		t.Fatalf("decode = %+v, %v; want %+v", got, err, want)
 	}
-	if !bytes.Equal(want.EncodeKey(), key) || !bytes.Equal(want.EncodeValue(), value) {
-		t.Fatalf("encode = %x %x; want %x %x", want.EncodeKey(), want.EncodeValue(), key, value)
+	if !bytes.Equal(EncodeKey(want), key) || !bytes.Equal(EncodeValue(want), value) {
+		t.Fatalf("encode = %x %x; want %x %x", EncodeKey(want), EncodeValue(want), key, value)
 	}
 }
 
 func TestCheckpointReferenceBytes(t *testing.T) {
 	key := mustHex(t, "00 0c 66 6c 69 6e 6b 2d 65 76 65 6e 74 73 | 00 06 65 76 65 6e 74 73 | 00 00 00 07")
 	value := mustHex(t, "00 00 | 00 00 00 00 00 00 03 ed | 00 00 00 00 00 00 03 d5 | 00 00")
-	want := Checkpoint{Group: "flink-events", Topic: "events", Partition: 7, Upstream: 1005, Downstream: 981}
+	want := model.Checkpoint{Group: "flink-events", Topic: "events", Partition: 7, Upstream: 1005, Downstream: 981}
 	got, err := DecodeCheckpoint(key, value)
 	if err != nil || got != want {
 		t.Fatalf("decode = %+v, %v; want %+v", got, err, want)
 	}
-	if !bytes.Equal(want.EncodeKey(), key) || !bytes.Equal(want.EncodeValue(), value) {
-		t.Fatalf("encode = %x %x; want %x %x", want.EncodeKey(), want.EncodeValue(), key, value)
+	if !bytes.Equal(EncodeKey(want), key) || !bytes.Equal(EncodeValue(want), value) {
+		t.Fatalf("encode = %x %x; want %x %x", EncodeKey(want), EncodeValue(want), key, value)
 	}
 }
 
 func TestHeartbeatReferenceBytes(t *testing.T) {
 	key := mustHex(t, "00 02 64 72 | 00 07 70 72 69 6d 61 72 79")
 	value := mustHex(t, "00 00 | 00 00 01 9b 76 da a8 00")
-	want := Heartbeat{SourceAlias: "dr", TargetAlias: "primary", Timestamp: 1767225600000}
+	want := model.Heartbeat{SourceAlias: "dr", TargetAlias: "primary", EmittedMs: 1767225600000}
 	got, err := DecodeHeartbeat(key, value)
 	if err != nil || got != want {
 		t.Fatalf("decode = %+v, %v; want %+v", got, err, want)
 	}
-	if !bytes.Equal(want.EncodeKey(), key) || !bytes.Equal(want.EncodeValue(), value) {
-		t.Fatalf("encode = %x %x; want %x %x", want.EncodeKey(), want.EncodeValue(), key, value)
+	if !bytes.Equal(EncodeKey(want), key) || !bytes.Equal(EncodeValue(want), value) {
+		t.Fatalf("encode = %x %x; want %x %x", EncodeKey(want), EncodeValue(want), key, value)
 	}
 }
 
@@ -85,8 +87,8 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestTrailingBytesIgnoredLikeJava(t *testing.T) {
-	s := OffsetSync{Topic: "t", Partition: 1, Upstream: 2, Downstream: 3}
-	got, err := DecodeOffsetSync(append(s.EncodeKey(), 0xff), append(s.EncodeValue(), 1, 2, 3))
+	s := model.OffsetSync{Topic: "t", Partition: 1, Upstream: 2, Downstream: 3}
+	got, err := DecodeOffsetSync(append(EncodeKey(s), 0xff), append(EncodeValue(s), 1, 2, 3))
 	if err != nil || got != s {
 		t.Fatalf("got %+v, %v", got, err)
 	}
@@ -99,20 +101,20 @@ func decHeartbeat(k, v []byte) error  { _, err := DecodeHeartbeat(k, v); return 
 func TestDecodeConnectOffset(t *testing.T) {
 	for _, tc := range []struct {
 		name, key, value string
-		want             ConnectOffset
+		want             model.ConnectOffset
 		wantErr          string
 	}{
 		{
 			name:  "source connector, keys in MM2 order",
 			key:   `["MirrorSourceConnector",{"cluster":"primary","partition":7,"topic":"events"}]`,
 			value: `{"offset":12345}`,
-			want:  ConnectOffset{Connector: "MirrorSourceConnector", Cluster: "primary", Topic: "events", Partition: 7, Offset: 12345},
+			want:  model.ConnectOffset{Connector: "MirrorSourceConnector", Cluster: "primary", Topic: "events", Partition: 7, LastOffset: 12345},
 		},
 		{
 			name:  "keys in another order",
 			key:   `["primary->dr.MirrorSourceConnector",{"topic":"orders","partition":0,"cluster":"primary"}]`,
 			value: `{"offset":0}`,
-			want:  ConnectOffset{Connector: "primary->dr.MirrorSourceConnector", Cluster: "primary", Topic: "orders", Partition: 0, Offset: 0},
+			want:  model.ConnectOffset{Connector: "primary->dr.MirrorSourceConnector", Cluster: "primary", Topic: "orders", Partition: 0, LastOffset: 0},
 		},
 		{name: "checkpoint connector", key: `["MirrorCheckpointConnector",{"group":"g","topic":"events","partition":1}]`, value: `{"offset":0}`, wantErr: "not a MirrorSourceConnector"},
 		{name: "heartbeat connector", key: `["MirrorHeartbeatConnector",{"sourceClusterAlias":"dr","targetClusterAlias":"primary"}]`, value: `{"offset":0}`, wantErr: "not a MirrorSourceConnector"},
@@ -137,7 +139,7 @@ func TestDecodeConnectOffset(t *testing.T) {
 			if err != nil || got != tc.want {
 				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
 			}
-			back, err := DecodeConnectOffset(got.EncodeKey(), got.EncodeValue())
+			back, err := DecodeConnectOffset(EncodeKey(got), EncodeValue(got))
 			if err != nil || back != got {
 				t.Fatalf("round trip = %+v, %v", back, err)
 			}
@@ -150,7 +152,7 @@ func TestDecodeConnectOffset(t *testing.T) {
 }
 
 func FuzzDecodeOffsetSync(f *testing.F) {
-	f.Add(OffsetSync{Topic: "events", Partition: 7, Upstream: 1000, Downstream: 980}.EncodeKey(), OffsetSync{Upstream: 1000, Downstream: 980}.EncodeValue())
+	f.Add(EncodeKey(model.OffsetSync{Topic: "events", Partition: 7, Upstream: 1000, Downstream: 980}), EncodeValue(model.OffsetSync{Upstream: 1000, Downstream: 980}))
 	f.Add([]byte{0xff, 0xff}, []byte{})
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		s, err := DecodeOffsetSync(key, value)
@@ -158,36 +160,36 @@ func FuzzDecodeOffsetSync(f *testing.F) {
 			return
 		}
 		// Whatever decodes must re-encode to the prefix it was read from.
-		if !bytes.HasPrefix(key, s.EncodeKey()) || !bytes.HasPrefix(value, s.EncodeValue()) {
+		if !bytes.HasPrefix(key, EncodeKey(s)) || !bytes.HasPrefix(value, EncodeValue(s)) {
 			t.Fatalf("re-encode mismatch for %+v", s)
 		}
 	})
 }
 
 func FuzzDecodeCheckpoint(f *testing.F) {
-	c := Checkpoint{Group: "g", Topic: "events", Partition: 1, Upstream: 5, Downstream: 4, Metadata: "m"}
-	f.Add(c.EncodeKey(), c.EncodeValue())
+	c := model.Checkpoint{Group: "g", Topic: "events", Partition: 1, Upstream: 5, Downstream: 4, Metadata: "m"}
+	f.Add(EncodeKey(c), EncodeValue(c))
 	f.Add([]byte{0, 1}, []byte{0, 1})
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		c, err := DecodeCheckpoint(key, value)
 		if err != nil {
 			return
 		}
-		if !bytes.HasPrefix(key, c.EncodeKey()) || !bytes.HasPrefix(value, c.EncodeValue()) {
+		if !bytes.HasPrefix(key, EncodeKey(c)) || !bytes.HasPrefix(value, EncodeValue(c)) {
 			t.Fatalf("re-encode mismatch for %+v", c)
 		}
 	})
 }
 
 func FuzzDecodeHeartbeat(f *testing.F) {
-	h := Heartbeat{SourceAlias: "dr", TargetAlias: "primary", Timestamp: 1767225600000}
-	f.Add(h.EncodeKey(), h.EncodeValue())
+	h := model.Heartbeat{SourceAlias: "dr", TargetAlias: "primary", EmittedMs: 1767225600000}
+	f.Add(EncodeKey(h), EncodeValue(h))
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		h, err := DecodeHeartbeat(key, value)
 		if err != nil {
 			return
 		}
-		if !bytes.HasPrefix(key, h.EncodeKey()) || !bytes.HasPrefix(value, h.EncodeValue()) {
+		if !bytes.HasPrefix(key, EncodeKey(h)) || !bytes.HasPrefix(value, EncodeValue(h)) {
 			t.Fatalf("re-encode mismatch for %+v", h)
 		}
 	})

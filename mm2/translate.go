@@ -1,6 +1,10 @@
-package kafka
+package mm2
 
-import "math"
+import (
+	"math"
+
+	"github.com/drconsole/drconsole/model"
+)
 
 // Offset translation from upstream (primary) to downstream (DR) offsets with
 // MM2 3.5+ semantics, over a partition's whole sync history rather than MM2's
@@ -40,7 +44,7 @@ type Translation struct {
 	Offset int64
 	Method Method
 	// Sync is the sync the result came from; set when Translated.
-	Sync OffsetSync
+	Sync model.OffsetSync
 	// RereadMax bounds how many records may be processed twice.
 	RereadMax int64
 }
@@ -56,27 +60,24 @@ func (t Translation) Translated() bool {
 // it. Among the remaining syncs the newest one with the greatest upstream
 // offset <= upstream is used: its downstream offset when exact, else
 // downstream+1, the only offset known to be safe when upstream has gaps.
-func Translate(history []OffsetSync, upstream int64) Translation {
+func Translate(history []model.OffsetSync, upstream int64) Translation {
 	start := 0
 	for i := 1; i < len(history); i++ {
 		if history[i].Upstream < history[i-1].Upstream {
 			start = i
 		}
 	}
-	return translateFrom(history, start, upstream)
+	return translateFrom(history, syncPair, start, upstream)
 }
 
-// syncPoint is what translation needs of a sync.
-type syncPoint interface {
-	pair() (upstream, downstream int64)
-}
-
-func (s OffsetSync) pair() (int64, int64) { return s.Upstream, s.Downstream }
+// syncPair is what translation needs of a sync: a function, not a method,
+// because model.OffsetSync is not this package's type.
+func syncPair(s model.OffsetSync) (upstream, downstream int64) { return s.Upstream, s.Downstream }
 
 // translateFrom applies the rule to h[start:], where start is the last
 // upstream rewind: upstream offsets never decrease from there, so the sync
-// to use is found by binary search.
-func translateFrom[S syncPoint](h []S, start int, upstream int64) Translation {
+// to use is found by binary search. pair reads a sync's offsets.
+func translateFrom[S any](h []S, pair func(S) (upstream, downstream int64), start int, upstream int64) Translation {
 	if len(h) == 0 {
 		return Translation{Method: MethodUnknown}
 	}
@@ -85,7 +86,7 @@ func translateFrom[S syncPoint](h []S, start int, upstream int64) Translation {
 	lo, hi := start, len(h)
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if up, _ := h[mid].pair(); up > upstream {
+		if up, _ := pair(h[mid]); up > upstream {
 			hi = mid
 		} else {
 			lo = mid + 1
@@ -94,8 +95,8 @@ func translateFrom[S syncPoint](h []S, start int, upstream int64) Translation {
 	if lo == start {
 		return Translation{Method: MethodTooOld}
 	}
-	up, down := h[lo-1].pair()
-	x := OffsetSync{Upstream: up, Downstream: down}
+	up, down := pair(h[lo-1])
+	x := model.OffsetSync{Upstream: up, Downstream: down}
 	if up == upstream {
 		if down < 0 || down > MaxOffset {
 			return Translation{Method: MethodOutOfRange, Sync: x}

@@ -1,4 +1,4 @@
-package kafka
+package monitor
 
 import (
 	"cmp"
@@ -14,6 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -242,7 +245,7 @@ func (in *Ingester) incarnations(ctx context.Context, adm *kadm.Client, cluster 
 		names = append(names, t)
 	}
 	var ends map[string]map[int32]int64
-	if listed, err := adm.ListEndOffsets(ctx, names...); err == nil || partial(err) {
+	if listed, err := adm.ListEndOffsets(ctx, names...); err == nil || kafka.Partial(err) {
 		ends = map[string]map[int32]int64{}
 		listed.Each(func(o kadm.ListedOffset) {
 			if o.Err == nil {
@@ -286,31 +289,31 @@ func (in *Ingester) store(ctx context.Context, topic string, partition int32, in
 		decodeErrs++
 		lastErr = fmt.Sprintf("offset %d: %v", r.Offset, err)
 	}
-	heartbeats := map[[2]string]*storage.Heartbeat{}
-	connect := map[TP]storage.ConnectOffset{}
+	heartbeats := map[[2]string]*model.Heartbeat{}
+	connect := map[model.TP]model.ConnectOffset{}
 	for _, r := range recs {
 		if r.Value == nil {
 			continue // a tombstone in a compacted topic: MM2 writes none
 		}
 		switch topic {
 		case in.Topics.OffsetSyncs:
-			s, err := DecodeOffsetSync(r.Key, r.Value)
+			s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
 			if err != nil {
 				bad(r, err)
 				continue
 			}
-			b.Syncs = append(b.Syncs, storage.Sync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream,
+			b.Syncs = append(b.Syncs, model.OffsetSync{Topic: s.Topic, Partition: s.Partition, Upstream: s.Upstream,
 				Downstream: s.Downstream, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli(), Incarnation: incarnation})
 		case in.Topics.Checkpoints:
-			c, err := DecodeCheckpoint(r.Key, r.Value)
+			c, err := mm2.DecodeCheckpoint(r.Key, r.Value)
 			if err != nil {
 				bad(r, err)
 				continue
 			}
-			b.Checkpoints = append(b.Checkpoints, storage.Checkpoint{Group: c.Group, Topic: c.Topic, Partition: c.Partition,
+			b.Checkpoints = append(b.Checkpoints, model.Checkpoint{Group: c.Group, Topic: c.Topic, Partition: c.Partition,
 				Upstream: c.Upstream, Downstream: c.Downstream, Metadata: c.Metadata, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli()})
 		case in.Topics.Heartbeats:
-			h, err := DecodeHeartbeat(r.Key, r.Value)
+			h, err := mm2.DecodeHeartbeat(r.Key, r.Value)
 			if err != nil {
 				bad(r, err)
 				continue
@@ -318,15 +321,15 @@ func (in *Ingester) store(ctx context.Context, topic string, partition int32, in
 			k := [2]string{h.SourceAlias, h.TargetAlias}
 			cur := heartbeats[k]
 			if cur == nil {
-				cur = &storage.Heartbeat{SourceAlias: h.SourceAlias, TargetAlias: h.TargetAlias}
+				cur = &model.Heartbeat{SourceAlias: h.SourceAlias, TargetAlias: h.TargetAlias}
 				heartbeats[k] = cur
 			}
 			cur.Count++
 			cur.LogOffset = r.Offset
-			cur.EmittedMs = max(cur.EmittedMs, h.Timestamp)
+			cur.EmittedMs = max(cur.EmittedMs, h.EmittedMs)
 		case in.Topics.ConnectOffsets:
-			o, err := DecodeConnectOffset(r.Key, r.Value)
-			if errors.Is(err, ErrNotSourceOffset) {
+			o, err := mm2.DecodeConnectOffset(r.Key, r.Value)
+			if errors.Is(err, mm2.ErrNotSourceOffset) {
 				continue
 			}
 			if err != nil {
@@ -336,8 +339,8 @@ func (in *Ingester) store(ctx context.Context, topic string, partition int32, in
 			if o.Cluster != in.Flow.SourceAlias {
 				continue // another flow sharing the Connect cluster
 			}
-			connect[TP{o.Topic, o.Partition}] = storage.ConnectOffset{Topic: o.Topic, Partition: o.Partition,
-				LastOffset: o.Offset, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli(), Incarnation: incarnation}
+			connect[model.TP{Topic: o.Topic, Partition: o.Partition}] = model.ConnectOffset{Topic: o.Topic, Partition: o.Partition,
+				LastOffset: o.LastOffset, LogOffset: r.Offset, RecordMs: r.Timestamp.UnixMilli(), Incarnation: incarnation}
 		}
 	}
 	for _, h := range heartbeats {

@@ -1,30 +1,34 @@
-package kafka
+package mm2
 
 import (
 	"math"
 	"math/rand/v2"
 	"sort"
 	"testing"
+
+	"github.com/drconsole/drconsole/model"
 )
 
 // Vectors from MM2's OffsetSyncStoreTest (shared/reference/mm2.md §3.2).
 func TestTranslateMM2Vectors(t *testing.T) {
-	s := func(up, down int64) OffsetSync { return OffsetSync{Topic: "t", Upstream: up, Downstream: down} }
+	s := func(up, down int64) model.OffsetSync {
+		return model.OffsetSync{Topic: "t", Upstream: up, Downstream: down}
+	}
 	for _, tc := range []struct {
 		name    string
-		history []OffsetSync
+		history []model.OffsetSync
 		up      int64
 		want    int64
 		method  Method
 	}{
-		{"after 100->200, 150 is conservative", []OffsetSync{s(100, 200)}, 150, 201, MethodConservative},
-		{"after 150->251, 150 is exact", []OffsetSync{s(100, 200), s(150, 251)}, 150, 251, MethodExact},
-		{"after 150->251, 5 is too old", []OffsetSync{s(100, 200), s(150, 251)}, 5, 0, MethodTooOld},
-		{"downstream reset 200->10", []OffsetSync{s(100, 200), s(150, 251), s(200, 10)}, 200, 10, MethodExact},
-		{"upstream reset 20->20", []OffsetSync{s(100, 200), s(150, 251), s(200, 10), s(20, 20)}, 20, 20, MethodExact},
-		{"upstream reset retires older syncs", []OffsetSync{s(100, 200), s(20, 20)}, 150, 21, MethodConservative},
+		{"after 100->200, 150 is conservative", []model.OffsetSync{s(100, 200)}, 150, 201, MethodConservative},
+		{"after 150->251, 150 is exact", []model.OffsetSync{s(100, 200), s(150, 251)}, 150, 251, MethodExact},
+		{"after 150->251, 5 is too old", []model.OffsetSync{s(100, 200), s(150, 251)}, 5, 0, MethodTooOld},
+		{"downstream reset 200->10", []model.OffsetSync{s(100, 200), s(150, 251), s(200, 10)}, 200, 10, MethodExact},
+		{"upstream reset 20->20", []model.OffsetSync{s(100, 200), s(150, 251), s(200, 10), s(20, 20)}, 20, 20, MethodExact},
+		{"upstream reset retires older syncs", []model.OffsetSync{s(100, 200), s(20, 20)}, 150, 21, MethodConservative},
 		{"no syncs", nil, 5, 0, MethodUnknown},
-		{"equal upstream: newest wins", []OffsetSync{s(10, 10), s(10, 12)}, 10, 12, MethodExact},
+		{"equal upstream: newest wins", []model.OffsetSync{s(10, 10), s(10, 12)}, 10, 12, MethodExact},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Translate(tc.history, tc.up)
@@ -50,10 +54,10 @@ func TestTranslateNeverSkipsData(t *testing.T) {
 			up += 1 + rng.Int64N(3) // gaps of 0-2 offsets
 		}
 		end := up
-		var history []OffsetSync
+		var history []model.OffsetSync
 		for d, u := range replicated {
 			if rng.IntN(8) == 0 || d == 0 {
-				history = append(history, OffsetSync{Upstream: u, Downstream: int64(d)})
+				history = append(history, model.OffsetSync{Upstream: u, Downstream: int64(d)})
 			}
 		}
 		for range 50 {
@@ -83,19 +87,21 @@ func TestTranslateNeverSkipsData(t *testing.T) {
 // Offsets at the top of the range never wrap: a conservative +1 past
 // MaxOffset is refused (out-of-range), not returned as a negative offset.
 func TestTranslateNeverWraps(t *testing.T) {
-	s := func(up, down int64) OffsetSync { return OffsetSync{Topic: "t", Upstream: up, Downstream: down} }
+	s := func(up, down int64) model.OffsetSync {
+		return model.OffsetSync{Topic: "t", Upstream: up, Downstream: down}
+	}
 	for _, tc := range []struct {
 		name    string
-		history []OffsetSync
+		history []model.OffsetSync
 		up      int64
 		method  Method
 		want    int64
 	}{
-		{"exact at MaxOffset", []OffsetSync{s(10, MaxOffset)}, 10, MethodExact, MaxOffset},
-		{"+1 past MaxOffset", []OffsetSync{s(10, MaxOffset)}, 11, MethodOutOfRange, 0},
-		{"+1 past MaxInt64", []OffsetSync{s(10, math.MaxInt64)}, 11, MethodOutOfRange, 0},
-		{"exact at MaxInt64", []OffsetSync{s(10, math.MaxInt64)}, 10, MethodOutOfRange, 0},
-		{"+1 just below", []OffsetSync{s(10, MaxOffset-1)}, 11, MethodConservative, MaxOffset},
+		{"exact at MaxOffset", []model.OffsetSync{s(10, MaxOffset)}, 10, MethodExact, MaxOffset},
+		{"+1 past MaxOffset", []model.OffsetSync{s(10, MaxOffset)}, 11, MethodOutOfRange, 0},
+		{"+1 past MaxInt64", []model.OffsetSync{s(10, math.MaxInt64)}, 11, MethodOutOfRange, 0},
+		{"exact at MaxInt64", []model.OffsetSync{s(10, math.MaxInt64)}, 10, MethodOutOfRange, 0},
+		{"+1 just below", []model.OffsetSync{s(10, MaxOffset-1)}, 11, MethodConservative, MaxOffset},
 	} {
 		got := Translate(tc.history, tc.up)
 		if got.Method != tc.method || got.Translated() && got.Offset != tc.want || got.Translated() && got.Offset < 0 {

@@ -1,4 +1,4 @@
-package kafka
+package mm2
 
 import (
 	"bytes"

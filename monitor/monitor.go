@@ -1,4 +1,4 @@
-package kafka
+package monitor
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -72,7 +74,7 @@ type FlowSnapshot struct {
 	RPOAtLeast bool
 	// UnknownAge names the partitions whose age is not known exactly (their
 	// lag in messages may be): the ones RPOAtLeast is about.
-	UnknownAge []TP
+	UnknownAge []model.TP
 	// MaxLagMessages and TotalLagMessages are over partitions with known lag.
 	MaxLagMessages   *int64
 	TotalLagMessages *int64
@@ -141,7 +143,7 @@ const PartitionSampleEvery = time.Minute
 func NewMonitor(ctx context.Context, cfg *config.Config, store *storage.Store, log *slog.Logger) (*Monitor, error) {
 	m := &Monitor{cfg: cfg, store: store, log: log, Now: time.Now, clients: map[string]*kgo.Client{}, opts: map[string][]kgo.Opt{}}
 	for name, c := range cfg.Clusters {
-		opts, err := ClientOptions(name, c, log)
+		opts, err := kafka.ClientOptions(name, c, log)
 		if err != nil {
 			m.Close()
 			return nil, err
@@ -353,7 +355,7 @@ func (s *FlowSnapshot) aggregate() {
 			t.Unknown++
 			s.Unknown++
 			t.MaxLagAtLeast, s.RPOAtLeast = true, true
-			s.UnknownAge = append(s.UnknownAge, TP{p.Topic, p.Partition})
+			s.UnknownAge = append(s.UnknownAge, model.TP{Topic: p.Topic, Partition: p.Partition})
 		}
 		if p.LagMessages != nil {
 			t.LagMessages += *p.LagMessages
@@ -514,11 +516,11 @@ func (m *Monitor) Snapshot(flow string) *FlowSnapshot {
 
 // Translator returns a group translator for flow over its live sync
 // index and clusters; nil for an unknown flow.
-func (m *Monitor) Translator(flow string) *GroupTranslator {
+func (m *Monitor) Translator(flow string) *kafka.GroupTranslator {
 	for _, fm := range m.flows {
 		if fm.flow.Name == flow {
-			return &GroupTranslator{Flow: flow, Alias: fm.flow.SourceAlias, Policy: fm.topics.Policy, Index: fm.state.Syncs,
-				Store: m.store, Source: m.clients[fm.flow.Source], Target: m.clients[fm.flow.Target]}
+			return kafka.NewGroupTranslator(kafka.GroupTranslator{Flow: flow, Alias: fm.flow.SourceAlias, Policy: fm.topics.Policy, Index: fm.state.Syncs,
+				Store: m.store}, m.clients[fm.flow.Source], m.clients[fm.flow.Target])
 		}
 	}
 	return nil
@@ -541,7 +543,7 @@ func (m *Monitor) Activity(flow string) (heartbeatMs int64, syncs int) {
 
 // SyncHistory returns the newest limit syncs of a partition (oldest first)
 // and how many are stored in all; nil for an unknown flow.
-func (m *Monitor) SyncHistory(flow string, tp TP, limit int) ([]storage.Sync, int) {
+func (m *Monitor) SyncHistory(flow string, tp model.TP, limit int) ([]model.OffsetSync, int) {
 	for _, fm := range m.flows {
 		if fm.flow.Name == flow {
 			return fm.state.Syncs.History(tp, limit)

@@ -1,4 +1,4 @@
-package kafka
+package monitor
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -25,8 +27,8 @@ func TestNewSyncsTopicIncarnationIsIngested(t *testing.T) {
 	cfg.Flows[0].OffsetSyncsLocation = "source"
 	srcTopics := TopicsOf(cfg.Flows[0])
 	sync := func(topic string, up int64) *kgo.Record {
-		s := OffsetSync{Topic: "events", Partition: 0, Upstream: up, Downstream: up}
-		return &kgo.Record{Topic: topic, Key: s.EncodeKey(), Value: s.EncodeValue()}
+		s := model.OffsetSync{Topic: "events", Partition: 0, Upstream: up, Downstream: up}
+		return &kgo.Record{Topic: topic, Key: mm2.EncodeKey(s), Value: mm2.EncodeValue(s)}
 	}
 	padm, dadm := kadm.NewClient(pcl), kadm.NewClient(dcl)
 	if _, err := padm.CreateTopic(ctx, 1, 1, nil, srcTopics.OffsetSyncs); err != nil {
@@ -48,7 +50,9 @@ func TestNewSyncsTopicIncarnationIsIngested(t *testing.T) {
 		go func() { defer close(done); m.flows[0].ingester.Run(rctx) }()
 		return func() { stop(); <-done; m.Close() }
 	}
-	latest := func(m *Monitor) int64 { return m.flows[0].state.Syncs.Latest()[TP{"events", 0}].Upstream }
+	latest := func(m *Monitor) int64 {
+		return m.flows[0].state.Syncs.Latest()[model.TP{Topic: "events", Partition: 0}].Upstream
+	}
 
 	m, err := NewMonitor(ctx, cfg, store, log)
 	if err != nil {
@@ -108,7 +112,7 @@ func TestNewSyncsTopicIncarnationIsIngested(t *testing.T) {
 	if n, _ := store.CountSyncs(ctx, "primary->dr"); n != 18 {
 		t.Fatalf("stored %d syncs, want 10 + 3 + 5", n)
 	}
-	if tl := m.flows[0].state.Syncs.Translate(TP{"events", 0}, 2400); tl.Method != MethodExact || tl.Offset != 2400 {
+	if tl := m.flows[0].state.Syncs.Translate(model.TP{Topic: "events", Partition: 0}, 2400); tl.Method != mm2.MethodExact || tl.Offset != 2400 {
 		t.Fatalf("translation through the newest incarnation: %+v", tl)
 	}
 	incs, err := store.Incarnations(ctx, "primary->dr")

@@ -1,8 +1,7 @@
-package kafka
+package monitor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -13,7 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 )
 
 // How a partition's replicated position was obtained.
@@ -81,15 +81,15 @@ type LagReader struct {
 
 	// OnAbortedCopied, when set, is told of each batch of an aborted
 	// transaction once MM2 is past it (it is in DR).
-	OnAbortedCopied func(tp TP, topicID [16]byte, b AbortedBatch)
+	OnAbortedCopied func(tp model.TP, topicID [16]byte, b kafka.AbortedBatch)
 
-	tsCache  map[TP]tsEntry
+	tsCache  map[model.TP]tsEntry
 	topicIDs map[string][16]byte // last seen source topic ids
 	// topicGone: when a topic with a remembered id was last missing. Its id
 	// is kept for forgetGoneTopicAfter, so a topic deleted in one refresh
 	// and recreated by the next is still seen as a new log.
 	topicGone map[string]time.Time
-	parts     map[TP]*partWatch
+	parts     map[model.TP]*partWatch
 	aborted   AbortedLog
 }
 
@@ -139,7 +139,7 @@ const maxSeen = 128
 
 type tsEntry struct {
 	offset int64
-	first  FirstRecord
+	first  kafka.FirstRecord
 }
 
 // Reading is the result of one refresh.
@@ -150,7 +150,7 @@ type Reading struct {
 	TargetErr  error // the target cluster could not be read
 	// Restarted lists partitions whose source log was found restarted in
 	// this refresh: their stored syncs describe the old log.
-	Restarted []TP
+	Restarted []model.TP
 }
 
 // Read refreshes lag. Cluster errors are reported in the Reading, not as an
@@ -166,9 +166,9 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 	var starts, ends kadm.ListedOffsets
 	if out.SourceErr == nil {
 		names := topics.Names()
-		if ends, err = src.ListEndOffsets(ctx, names...); err != nil && !partial(err) {
+		if ends, err = src.ListEndOffsets(ctx, names...); err != nil && !kafka.Partial(err) {
 			out.SourceErr = fmt.Errorf("listing end offsets: %w", err)
-		} else if starts, err = src.ListStartOffsets(ctx, names...); err != nil && !partial(err) {
+		} else if starts, err = src.ListStartOffsets(ctx, names...); err != nil && !kafka.Partial(err) {
 			out.SourceErr = fmt.Errorf("listing start offsets: %w", err)
 		}
 	}
@@ -180,15 +180,15 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 		remote = append(remote, r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, t))
 	}
 	targetEnds, err := tgt.ListEndOffsets(ctx, remote...)
-	if err != nil && !partial(err) {
+	if err != nil && !kafka.Partial(err) {
 		out.TargetErr = fmt.Errorf("listing DR end offsets: %w", err)
 	}
 
-	want := map[TP]int64{} // partitions needing the timestamp of a record
+	want := map[model.TP]int64{} // partitions needing the timestamp of a record
 	if r.parts == nil {
-		r.parts, r.topicIDs, r.topicGone = map[TP]*partWatch{}, map[string][16]byte{}, map[string]time.Time{}
+		r.parts, r.topicIDs, r.topicGone = map[model.TP]*partWatch{}, map[string][16]byte{}, map[string]time.Time{}
 	}
-	live := map[TP]bool{}
+	live := map[model.TP]bool{}
 	for _, td := range topics.Sorted() {
 		rt := r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, td.Topic)
 		// sameLog: the id is known and unchanged, so the log was not
@@ -202,14 +202,14 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 			pl.SourceStart = listed(starts, td.Topic, pd.Partition)
 			pl.SourceEnd = listed(ends, td.Topic, pd.Partition)
 			pl.TargetEnd = listed(targetEnds, rt, pd.Partition)
-			tp := TP{td.Topic, pd.Partition}
+			tp := model.TP{Topic: td.Topic, Partition: pd.Partition}
 			live[tp] = true
 			if r.watch(&pl, pos, recreated, sameLog, now) {
 				out.Restarted = append(out.Restarted, tp)
 				r.aborted.Forget(tp) // the old log's aborted batches are not the new log's
 			}
 			if pl.Replicated != nil {
-				var copied []AbortedBatch
+				var copied []kafka.AbortedBatch
 				pl.AbortedInDR, copied = r.aborted.InDR(tp, *pl.Replicated)
 				for _, b := range copied {
 					if r.OnAbortedCopied != nil {
@@ -237,7 +237,7 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 					if pl.SourceStart != nil && *pl.SourceStart > from {
 						from = *pl.SourceStart // the oldest unreplicated record that still exists
 					}
-					want[TP{td.Topic, pd.Partition}] = from
+					want[model.TP{Topic: td.Topic, Partition: pd.Partition}] = from
 				}
 			}
 			out.Partitions = append(out.Partitions, pl)
@@ -262,12 +262,6 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 	}
 	r.lagMillis(ctx, topics, want, out.Partitions, now)
 	return out
-}
-
-// partial reports a kadm error that still came with usable per-shard data.
-func partial(err error) bool {
-	var se *kadm.ShardErrors
-	return errors.As(err, &se) && !se.AllFailed
 }
 
 func listed(l kadm.ListedOffsets, topic string, p int32) *int64 {
@@ -313,7 +307,7 @@ func (r *LagReader) sourceTopics(ctx context.Context) (kadm.TopicDetails, error)
 // we have. Connect positions lag by up to offset.flush.interval.ms (60 s by
 // default), which alone would report a healthy mirror as a minute behind.
 func (r *LagReader) position(pl *PartitionLag, pos positions, mark *restartMark) {
-	c, hasC, s, hasS := mark.usable(pos, TP{pl.Topic, pl.Partition})
+	c, hasC, s, hasS := mark.usable(pos, model.TP{Topic: pl.Topic, Partition: pl.Partition})
 	if hasC {
 		v := c.LastOffset + 1
 		pl.Replicated, pl.Method = &v, PositionConnect
@@ -331,7 +325,7 @@ func (r *LagReader) position(pl *PartitionLag, pos positions, mark *restartMark)
 
 // usable returns MM2's connect offset and newest sync of tp, leaving out
 // those that were already there when the log restarted (m may be nil).
-func (m *restartMark) usable(pos positions, tp TP) (c storage.ConnectOffset, hasC bool, s storage.Sync, hasS bool) {
+func (m *restartMark) usable(pos positions, tp model.TP) (c model.ConnectOffset, hasC bool, s model.OffsetSync, hasS bool) {
 	c, hasC = pos.connect[tp]
 	s, hasS = pos.latestSync[tp]
 	if m != nil {
@@ -350,7 +344,7 @@ const PositionRestarted = "source log restarted: counted from its start"
 // past the end (only possible for a log MM2 read before). It reports
 // whether the restart was detected in this refresh.
 func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated, sameLog bool, now time.Time) bool {
-	tp := TP{pl.Topic, pl.Partition}
+	tp := model.TP{Topic: pl.Topic, Partition: pl.Partition}
 	w := r.parts[tp]
 	if w == nil {
 		w = &partWatch{lastEnd: -1}
@@ -467,17 +461,17 @@ func (w *partWatch) firstSeen(o int64) (int64, bool) {
 
 // lagMillis fills LagMs for lagging partitions from the timestamp of the
 // first unreplicated record, fetched once per position.
-func (r *LagReader) lagMillis(ctx context.Context, topics kadm.TopicDetails, want map[TP]int64, parts []PartitionLag, now time.Time) {
+func (r *LagReader) lagMillis(ctx context.Context, topics kadm.TopicDetails, want map[model.TP]int64, parts []PartitionLag, now time.Time) {
 	if r.tsCache == nil {
-		r.tsCache = map[TP]tsEntry{}
+		r.tsCache = map[model.TP]tsEntry{}
 	}
-	ends := map[TP]int64{}
+	ends := map[model.TP]int64{}
 	for _, p := range parts {
 		if p.SourceEnd != nil {
-			ends[TP{p.Topic, p.Partition}] = *p.SourceEnd
+			ends[model.TP{Topic: p.Topic, Partition: p.Partition}] = *p.SourceEnd
 		}
 	}
-	need := map[TP]int64{}
+	need := map[model.TP]int64{}
 	for tp, off := range want {
 		// A timestamp stays true while the position holds; "only markers
 		// left" only while the end does too.
@@ -486,7 +480,7 @@ func (r *LagReader) lagMillis(ctx context.Context, topics kadm.TopicDetails, wan
 		}
 	}
 	if len(need) > 0 {
-		for tp, fr := range FetchTimestamps(ctx, r.Source, topics, need) {
+		for tp, fr := range kafka.FetchTimestamps(ctx, r.Source, topics, need) {
 			r.tsCache[tp] = tsEntry{need[tp], fr}
 			r.aborted.Add(tp, fr.Aborted)
 		}
@@ -498,11 +492,11 @@ func (r *LagReader) lagMillis(ctx context.Context, topics kadm.TopicDetails, wan
 	}
 	for i := range parts {
 		p := &parts[i]
-		off, ok := want[TP{p.Topic, p.Partition}]
+		off, ok := want[model.TP{Topic: p.Topic, Partition: p.Partition}]
 		if !ok {
 			continue
 		}
-		e, ok := r.tsCache[TP{p.Topic, p.Partition}]
+		e, ok := r.tsCache[model.TP{Topic: p.Topic, Partition: p.Partition}]
 		switch {
 		case !ok || e.offset != off:
 		case e.first.Found:
@@ -517,7 +511,7 @@ func (r *LagReader) lagMillis(ctx context.Context, topics kadm.TopicDetails, wan
 		if p.LagMs == nil {
 			// Unreadable now: the record has existed at least since the end
 			// was first seen past it, so it is at least that old.
-			if w := r.parts[TP{p.Topic, p.Partition}]; w != nil {
+			if w := r.parts[model.TP{Topic: p.Topic, Partition: p.Partition}]; w != nil {
 				if at, ok := w.firstSeen(off); ok {
 					v := max(now.UnixMilli()-at, 0)
 					p.LagMsAtLeast = &v

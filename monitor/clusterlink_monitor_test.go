@@ -1,4 +1,4 @@
-package kafka_test
+package monitor_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
-	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -58,7 +58,7 @@ func TestMonitorClusterLinkFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	m, err := kafka.NewMonitor(ctx, cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m, err := monitor.NewMonitor(ctx, cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,20 +70,20 @@ func TestMonitorClusterLinkFlow(t *testing.T) {
 		t.Fatalf("snapshot %+v link %+v", s.Partitions, s.Link)
 	}
 	p1 := s.Partitions[1]
-	if *p1.LagMessages != 3 || *p1.Replicated != 7 || *p1.SourceEnd != 10 || p1.Method != kafka.PositionClusterLink {
+	if *p1.LagMessages != 3 || *p1.Replicated != 7 || *p1.SourceEnd != 10 || p1.Method != monitor.PositionClusterLink {
 		t.Fatalf("payments-1: lag %d replicated %d end %d (%s)", *p1.LagMessages, *p1.Replicated, *p1.SourceEnd, p1.Method)
 	}
 	// The oldest unreplicated record is offset 7, written 30 s before now.
 	if p1.LagMs == nil || *p1.LagMs != 30_000 {
 		t.Fatalf("payments-1 lag ms %v", p1.LagMs)
 	}
-	if s.Status != kafka.StatusOK || *s.RPOMs != 30_000 {
+	if s.Status != monitor.StatusOK || *s.RPOMs != 30_000 {
 		t.Fatalf("status %s (%s), rpo %v", s.Status, s.Reason, s.RPOMs)
 	}
 	// The source goes away: the link stays ACTIVE, the mirror does not.
 	link.SetSourceUnavailable(true)
 	m.Refresh(ctx)
-	if s := m.Snapshot("link"); s.Status != kafka.StatusBroken || !strings.Contains(s.Reason, "SOURCE_UNAVAILABLE") {
+	if s := m.Snapshot("link"); s.Status != monitor.StatusBroken || !strings.Contains(s.Reason, "SOURCE_UNAVAILABLE") {
 		t.Fatalf("source unavailable: %s (%s)", s.Status, s.Reason)
 	}
 	// The REST API stops answering: last values stay, stale; BROKEN after the timeout.
@@ -91,7 +91,7 @@ func TestMonitorClusterLinkFlow(t *testing.T) {
 	m.Now = func() time.Time { return now.Add(40 * time.Second) }
 	m.Refresh(ctx)
 	s = m.Snapshot("link")
-	if s.Target.OK || !s.Partitions[1].Stale || *s.Partitions[1].LagMessages != 3 || s.Status != kafka.StatusBroken ||
+	if s.Target.OK || !s.Partitions[1].Stale || *s.Partitions[1].LagMessages != 3 || s.Status != monitor.StatusBroken ||
 		!strings.Contains(s.Reason, "no answer from the cluster link REST API") {
 		t.Fatalf("REST gone: target %+v, %s (%s)", s.Target, s.Status, s.Reason)
 	}

@@ -1,4 +1,4 @@
-package kafka
+package mm2
 
 import (
 	"bufio"
@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/drconsole/drconsole/model"
 )
 
 // The file formats of `drconsole translate`: an offsets object
@@ -23,7 +25,7 @@ import (
 // PartitionOffset is one entry of an offsets file.
 type PartitionOffset struct {
 	Key    string // as written, e.g. "events-0"
-	TP     TP
+	TP     model.TP
 	Offset int64
 }
 
@@ -43,20 +45,20 @@ func (e *InputError) Error() string {
 
 // ParseTPKey splits "topic-partition" at the last dash: topics may contain
 // dashes themselves.
-func ParseTPKey(key string) (TP, error) {
+func ParseTPKey(key string) (model.TP, error) {
 	i := strings.LastIndexByte(key, '-')
 	if i <= 0 || i == len(key)-1 {
-		return TP{}, fmt.Errorf("key %q is not topic-partition (e.g. events-0)", key)
+		return model.TP{}, fmt.Errorf("key %q is not topic-partition (e.g. events-0)", key)
 	}
 	p, err := strconv.ParseInt(key[i+1:], 10, 32)
 	if err != nil || p < 0 {
-		return TP{}, fmt.Errorf("key %q: partition %q is not a non-negative number", key, key[i+1:])
+		return model.TP{}, fmt.Errorf("key %q: partition %q is not a non-negative number", key, key[i+1:])
 	}
-	return TP{Topic: key[:i], Partition: int32(p)}, nil
+	return model.TP{Topic: key[:i], Partition: int32(p)}, nil
 }
 
 // TPKey is the inverse of ParseTPKey.
-func TPKey(tp TP) string { return tp.Topic + "-" + strconv.Itoa(int(tp.Partition)) }
+func TPKey(tp model.TP) string { return tp.Topic + "-" + strconv.Itoa(int(tp.Partition)) }
 
 // ParseOffsetsJSON reads an offsets object. Errors name the file and line.
 func ParseOffsetsJSON(name string, r io.Reader) ([]PartitionOffset, error) {
@@ -96,7 +98,7 @@ func ReadOffsetsJSON(ctx context.Context, name string, r io.Reader, maxKeys int)
 		guess = min(guess, maxKeys+1)
 	}
 	out := make([]PartitionOffset, 0, guess)
-	seen := make(map[TP]struct{}, guess)
+	seen := make(map[model.TP]struct{}, guess)
 	sc.space()
 	if sc.peek() == '}' {
 		sc.pos++
@@ -249,7 +251,7 @@ type SyncLine struct {
 
 // ParseSyncsJSONL reads offset syncs, one JSON object per line, in the order
 // MM2 wrote them; blank lines are skipped.
-func ParseSyncsJSONL(name string, r io.Reader, fn func(OffsetSync) error) error {
+func ParseSyncsJSONL(name string, r io.Reader, fn func(model.OffsetSync) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	line := 0
@@ -280,7 +282,7 @@ func ParseSyncsJSONL(name string, r io.Reader, fn func(OffsetSync) error) error 
 		case *l.Upstream > MaxOffset || *l.Downstream > MaxOffset:
 			return &InputError{File: name, Line: line, Why: fmt.Sprintf("offset above %d, the greatest Kafka offset", int64(MaxOffset))}
 		}
-		if err := fn(OffsetSync{Topic: l.Topic, Partition: *l.Partition, Upstream: *l.Upstream, Downstream: *l.Downstream}); err != nil {
+		if err := fn(model.OffsetSync{Topic: l.Topic, Partition: *l.Partition, Upstream: *l.Upstream, Downstream: *l.Downstream}); err != nil {
 			return err
 		}
 	}
@@ -291,7 +293,7 @@ func ParseSyncsJSONL(name string, r io.Reader, fn func(OffsetSync) error) error 
 }
 
 // WriteSyncJSONL writes one sync as a line of the syncs format.
-func WriteSyncJSONL(w io.Writer, s OffsetSync) error {
+func WriteSyncJSONL(w io.Writer, s model.OffsetSync) error {
 	_, err := fmt.Fprintf(w, "{\"topic\":%s,\"partition\":%d,\"upstream\":%d,\"downstream\":%d}\n", quote(s.Topic), s.Partition, s.Upstream, s.Downstream)
 	return err
 }
@@ -302,16 +304,16 @@ func quote(s string) string {
 }
 
 // SortTPs orders partitions by topic, then partition number.
-func SortTPs(tps []TP) {
-	slices.SortFunc(tps, func(a, b TP) int {
+func SortTPs(tps []model.TP) {
+	slices.SortFunc(tps, func(a, b model.TP) int {
 		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
 }
 
 // WriteOffsetsJSON writes {"topic-p": offset, ...} ordered by topic and
 // partition number, one entry per line.
-func WriteOffsetsJSON(w io.Writer, offsets map[TP]int64) error {
-	tps := make([]TP, 0, len(offsets))
+func WriteOffsetsJSON(w io.Writer, offsets map[model.TP]int64) error {
+	tps := make([]model.TP, 0, len(offsets))
 	for tp := range offsets {
 		tps = append(tps, tp)
 	}

@@ -1,12 +1,13 @@
-package kafka
+package monitor
 
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -38,7 +39,7 @@ const (
 type lossSuspect struct {
 	first, last int64 // source offsets
 	detected    time.Time
-	anchor      storage.Sync // newest sync below first when first seen
+	anchor      model.OffsetSync // newest sync below first when first seen
 	hasAnchor   bool
 	passedSince time.Time // when MM2's position first passed the gap with no sync after it
 	clear       int       // refreshes that saw everything copied
@@ -47,21 +48,21 @@ type lossSuspect struct {
 
 // lossJudge tracks the gaps of one flow between refreshes.
 type lossJudge struct {
-	suspects map[TP]*lossSuspect
+	suspects map[model.TP]*lossSuspect
 }
 
 // judge updates the gaps from a fresh reading of parts and returns the
 // losses it confirmed. It marks each part whose gap is still undecided
 // (LossSuspected) and clears DataLost, which from here on means confirmed.
-func (j *lossJudge) judge(parts []PartitionLag, idx *SyncIndex, connect map[TP]storage.ConnectOffset, now time.Time) []storage.LossIncident {
+func (j *lossJudge) judge(parts []PartitionLag, idx *mm2.SyncIndex, connect map[model.TP]model.ConnectOffset, now time.Time) []storage.LossIncident {
 	if j.suspects == nil {
-		j.suspects = map[TP]*lossSuspect{}
+		j.suspects = map[model.TP]*lossSuspect{}
 	}
 	var out []storage.LossIncident
-	seen := map[TP]bool{}
+	seen := map[model.TP]bool{}
 	for i := range parts {
 		p := &parts[i]
-		tp := TP{p.Topic, p.Partition}
+		tp := model.TP{Topic: p.Topic, Partition: p.Partition}
 		seen[tp] = true
 		p.DataLost = false
 		if p.Stale || p.Replicated == nil || p.SourceStart == nil {
@@ -72,7 +73,7 @@ func (j *lossJudge) judge(parts []PartitionLag, idx *SyncIndex, connect map[TP]s
 		if *p.SourceStart > *p.Replicated {
 			if su == nil {
 				su = &lossSuspect{first: *p.Replicated, detected: now}
-				su.anchor, su.hasAnchor = idx.syncBelow(tp, su.first)
+				su.anchor, su.hasAnchor = idx.SyncBelow(tp, su.first)
 				j.suspects[tp] = su
 			}
 			su.first = min(su.first, *p.Replicated)
@@ -109,7 +110,7 @@ func (j *lossJudge) judge(parts []PartitionLag, idx *SyncIndex, connect map[TP]s
 
 // verdict judges a gap MM2's position has passed: a loss, no loss
 // (decided, nil), or not yet decidable.
-func (su *lossSuspect) verdict(tp TP, idx *SyncIndex, co storage.ConnectOffset, targetEnd *int64, now time.Time) (*storage.LossIncident, bool) {
+func (su *lossSuspect) verdict(tp model.TP, idx *mm2.SyncIndex, co model.ConnectOffset, targetEnd *int64, now time.Time) (*storage.LossIncident, bool) {
 	gap := su.last - su.first + 1
 	incident := func(lost, lastLost int64, how string) *storage.LossIncident {
 		lost = min(lost, gap)
@@ -120,11 +121,11 @@ func (su *lossSuspect) verdict(tp TP, idx *SyncIndex, co storage.ConnectOffset, 
 	if !su.hasAnchor {
 		// Syncs below the gap may still be on their way (ingestion catching
 		// up after a start); until one is there, nothing to count against.
-		if su.anchor, su.hasAnchor = idx.syncBelow(tp, su.first); !su.hasAnchor {
+		if su.anchor, su.hasAnchor = idx.SyncBelow(tp, su.first); !su.hasAnchor {
 			return nil, false
 		}
 	}
-	if run, ok := idx.syncsPast(tp, su.anchor, su.last); ok {
+	if run, ok := idx.SyncsPast(tp, su.anchor, su.last); ok {
 		// Count pair by pair: a restarted MM2 may copy some records again
 		// (its committed position lags), which must not hide a skip.
 		var skipped, firstLost, lastLost int64
@@ -155,7 +156,7 @@ func (su *lossSuspect) verdict(tp TP, idx *SyncIndex, co storage.ConnectOffset, 
 	// No sync past the gap yet. MM2 writes one on any skip, so while the
 	// newest sync plus the DR records after it covers the gap, nothing was
 	// skipped; it must hold a while, in case the skip sync is on its way.
-	newest, ok := idx.newest(tp)
+	newest, ok := idx.Newest(tp)
 	if !ok || targetEnd == nil || *targetEnd < newest.Downstream {
 		return nil, false
 	}
@@ -185,59 +186,6 @@ func (su *lossSuspect) verdict(tp TP, idx *SyncIndex, co storage.ConnectOffset, 
 	return nil, false
 }
 
-// syncBelow returns the newest sync of tp's current history with an
-// upstream offset below first.
-func (x *SyncIndex) syncBelow(tp TP, first int64) (storage.Sync, bool) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	h := x.parts[tp]
-	if h == nil {
-		return storage.Sync{}, false
-	}
-	for i := len(h.syncs) - 1; i >= h.start; i-- {
-		if h.syncs[i].Upstream < first {
-			return h.syncs[i].sync(tp), true
-		}
-	}
-	return storage.Sync{}, false
-}
-
-// syncsPast returns tp's syncs from anchor (or the first written after
-// it, when retention thinned it) through the first one written after it
-// whose upstream offset is past last; ok is false when there is none yet.
-// A partition's syncs are in write order.
-func (x *SyncIndex) syncsPast(tp TP, anchor storage.Sync, last int64) ([]storage.Sync, bool) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	h := x.parts[tp]
-	if h == nil {
-		return nil, false
-	}
-	from := sort.Search(len(h.syncs), func(i int) bool { return !h.syncs[i].key().Before(anchor.Key()) })
-	out := []storage.Sync{anchor}
-	for _, e := range h.syncs[from:] {
-		if e.key() == anchor.Key() {
-			continue
-		}
-		out = append(out, e.sync(tp))
-		if e.Upstream > last {
-			return out, true
-		}
-	}
-	return nil, false
-}
-
-// newest returns tp's newest sync.
-func (x *SyncIndex) newest(tp TP) (storage.Sync, bool) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	h := x.parts[tp]
-	if h == nil || len(h.syncs) == 0 {
-		return storage.Sync{}, false
-	}
-	return h.syncs[len(h.syncs)-1].sync(tp), true
-}
-
 // judgeLoss runs the loss judge on a fresh MM2 reading, stores what it
 // confirms, and fills the snapshot's loss figures from the store: a
 // partition with an unacknowledged incident stays flagged as lost.
@@ -262,14 +210,14 @@ func (m *Monitor) judgeLoss(ctx context.Context, fm *flowMonitor, s *FlowSnapsho
 		m.log.Error("reading loss incidents", "flow", fm.flow.Name, "err", err)
 		return
 	}
-	lost := map[TP]bool{}
+	lost := map[model.TP]bool{}
 	for _, inc := range open {
-		lost[TP{inc.Topic, inc.Partition}] = true
+		lost[model.TP{Topic: inc.Topic, Partition: inc.Partition}] = true
 	}
 	s.LossSuspected = 0
 	for i := range s.Partitions {
 		p := &s.Partitions[i]
-		p.DataLost = lost[TP{p.Topic, p.Partition}]
+		p.DataLost = lost[model.TP{Topic: p.Topic, Partition: p.Partition}]
 		if p.LossSuspected {
 			s.LossSuspected++
 		}

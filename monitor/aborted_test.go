@@ -1,10 +1,12 @@
-package kafka
+package monitor
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -48,10 +50,10 @@ func TestScanAborted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := TP{"orders", 0}
+	tp := model.TP{Topic: "orders", Partition: 0}
 	// All decided and read to the end: what is appended next is unread,
 	// so the lag reader must read again when the log grows.
-	if fr := FetchTimestamps(ctx, cl, topics, map[TP]int64{tp: 0})[tp]; !fr.RescanOnGrowth {
+	if fr := kafka.FetchTimestamps(ctx, cl, topics, map[model.TP]int64{tp: 0})[tp]; !fr.RescanOnGrowth {
 		t.Error("a response that reached the high watermark is not read again when the log grows")
 	}
 	// One transaction still open: undecided, never counted.
@@ -61,7 +63,7 @@ func TestScanAborted(t *testing.T) {
 	if err := txn.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte("open")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	got := FetchTimestamps(ctx, cl, topics, map[TP]int64{tp: 0})[tp]
+	got := kafka.FetchTimestamps(ctx, cl, topics, map[model.TP]int64{tp: 0})[tp]
 	var n int64
 	for _, b := range got.Aborted {
 		n += b.Records
@@ -80,17 +82,17 @@ func TestScanAborted(t *testing.T) {
 		t.Errorf("before MM2 copied any: %d, want 0", c)
 	}
 	c, copied := log.InDR(tp, last.Last+1)
-	if c != wantAborted || AbortedAfter(copied, 0) != wantAborted {
-		t.Errorf("after MM2 copied all: %d (%d in the batches copied), want %d", c, AbortedAfter(copied, 0), wantAborted)
+	if c != wantAborted || kafka.AbortedAfter(copied, 0) != wantAborted {
+		t.Errorf("after MM2 copied all: %d (%d in the batches copied), want %d", c, kafka.AbortedAfter(copied, 0), wantAborted)
 	}
 	// A consumer translated from just inside the last aborted batch reads
 	// the rest of it.
-	if n := AbortedAfter(copied, last.Last-1); n != min(2, last.Records) {
+	if n := kafka.AbortedAfter(copied, last.Last-1); n != min(2, last.Records) {
 		t.Errorf("aborted records after offset %d = %d", last.Last-1, n)
 	}
 	// A later scan starting past some of them does not count them again.
 	from := first.Last + 1
-	again := FetchTimestamps(ctx, cl, topics, map[TP]int64{tp: from})[tp]
+	again := kafka.FetchTimestamps(ctx, cl, topics, map[model.TP]int64{tp: from})[tp]
 	log.Add(tp, again.Aborted)
 	if c, _ := log.InDR(tp, last.Last+1); c != wantAborted {
 		t.Errorf("after a rescan: %d, want %d", c, wantAborted)

@@ -1,4 +1,4 @@
-package kafka
+package monitor
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -46,14 +48,14 @@ func BenchmarkLagRefresh10kPartitions(b *testing.B) {
 	defer dcl.Close()
 	var srcRecs, dstRecs []*kgo.Record
 	state := NewMirrorState()
-	var syncs []storage.Sync
+	var syncs []model.OffsetSync
 	for i, t := range names {
 		for p := range int32(parts) {
 			srcRecs = append(srcRecs, &kgo.Record{Topic: t, Partition: p, Value: []byte("v"), Timestamp: time.Now().Add(-time.Minute)})
 			if (i+int(p))%2 == 0 {
 				dstRecs = append(dstRecs, &kgo.Record{Topic: t, Partition: p, Value: []byte("v")})
 			}
-			syncs = append(syncs, storage.Sync{Topic: t, Partition: p, LogOffset: int64(len(syncs))})
+			syncs = append(syncs, model.OffsetSync{Topic: t, Partition: p, LogOffset: int64(len(syncs))})
 		}
 	}
 	ctx := context.Background()
@@ -139,8 +141,8 @@ func BenchmarkIngestSyncs(b *testing.B) {
 	ctx := context.Background()
 	recs := make([]*kgo.Record, 0, n)
 	for i := range int64(n) {
-		s := OffsetSync{Topic: "events", Partition: int32(i % 1000), Upstream: i * 2, Downstream: i}
-		recs = append(recs, &kgo.Record{Topic: "mm2-offset-syncs.primary.internal", Key: s.EncodeKey(), Value: s.EncodeValue()})
+		s := model.OffsetSync{Topic: "events", Partition: int32(i % 1000), Upstream: i * 2, Downstream: i}
+		recs = append(recs, &kgo.Record{Topic: "mm2-offset-syncs.primary.internal", Key: mm2.EncodeKey(s), Value: mm2.EncodeValue(s)})
 	}
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		b.Fatal(err)
@@ -177,37 +179,6 @@ func BenchmarkIngestSyncs(b *testing.B) {
 
 func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// BenchmarkTranslate100kPartitions translates one offset in each of 100,000
-// partitions (16 syncs each) through the in-memory index, as translating a
-// big consumer group or savepoint does. Budget: 50 ms.
-func BenchmarkTranslate100kPartitions(b *testing.B) {
-	const parts, per = 100_000, 16
-	x := NewSyncIndex()
-	batch := make([]storage.Sync, 0, parts*per)
-	var logOff int64
-	for k := range per {
-		for p := range parts {
-			up := int64(k) * 1000
-			batch = append(batch, storage.Sync{Topic: fmt.Sprintf("t%03d", p%100), Partition: int32(p / 100), Upstream: up, Downstream: up - int64(k), LogOffset: logOff})
-			logOff++
-		}
-	}
-	x.Add(batch)
-	tps := x.Partitions()
-	b.ResetTimer()
-	for b.Loop() {
-		translated := 0
-		for i, tp := range tps {
-			if x.Translate(tp, int64(i%per)*1000+500).Translated() {
-				translated++
-			}
-		}
-		if translated != parts {
-			b.Fatalf("translated %d of %d", translated, parts)
-		}
-	}
-}
-
 // BenchmarkLoadSyncIndex measures building the index from 1,000,000 stored
 // syncs: what a console (or `translate --config`) pays at start-up.
 func BenchmarkLoadSyncIndex(b *testing.B) {
@@ -218,9 +189,9 @@ func BenchmarkLoadSyncIndex(b *testing.B) {
 	defer store.Close()
 	ctx := context.Background()
 	const n = 1_000_000
-	batch := make([]storage.Sync, 0, 10_000)
+	batch := make([]model.OffsetSync, 0, 10_000)
 	for i := range int64(n) {
-		batch = append(batch, storage.Sync{Topic: "events", Partition: int32(i % 10_000), Upstream: i, Downstream: i, LogOffset: i})
+		batch = append(batch, model.OffsetSync{Topic: "events", Partition: int32(i % 10_000), Upstream: i, Downstream: i, LogOffset: i})
 		if len(batch) == cap(batch) {
 			if err := store.Apply(ctx, storage.Batch{Flow: "f", Topic: "s", NextOffset: i + 1, Syncs: batch}); err != nil {
 				b.Fatal(err)
@@ -230,8 +201,8 @@ func BenchmarkLoadSyncIndex(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		x := NewSyncIndex()
-		if err := x.Load(ctx, store, "f"); err != nil || x.Len() != n {
+		x := mm2.NewSyncIndex()
+		if err := LoadSyncIndex(ctx, x, store, "f"); err != nil || x.Len() != n {
 			b.Fatalf("loaded %d, %v", x.Len(), err)
 		}
 	}

@@ -1,4 +1,4 @@
-package kafka
+package monitor
 
 import (
 	"bytes"
@@ -13,7 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 )
 
 func churnReader(t *testing.T, src, dst *kgo.Client) *LagReader {
@@ -101,11 +103,11 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 	fill(t, pcl, "events", 0, 100, old)
 	fill(t, dcl, "events", 0, 100, old)
 	r := churnReader(t, pcl, dcl)
-	tp := TP{"events", 0}
+	tp := model.TP{Topic: "events", Partition: 0}
 	// MM2 copied all 100: Connect says 99, the newest sync says 90->90.
 	pos := positions{
-		connect:    map[TP]storage.ConnectOffset{tp: {Topic: "events", LastOffset: 99, LogOffset: 7, RecordMs: 1}},
-		latestSync: map[TP]storage.Sync{tp: {Topic: "events", Upstream: 90, Downstream: 90, LogOffset: 3, RecordMs: 1}},
+		connect:    map[model.TP]model.ConnectOffset{tp: {Topic: "events", LastOffset: 99, LogOffset: 7, RecordMs: 1}},
+		latestSync: map[model.TP]model.OffsetSync{tp: {Topic: "events", Upstream: 90, Downstream: 90, LogOffset: 3, RecordMs: 1}},
 	}
 	now := time.Now()
 	if p := lagOf(t, r.Read(ctx, pos, now), 0); *p.LagMessages != 0 || p.Restarted != "" {
@@ -137,7 +139,7 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 	// MM2 restarts, resets to the new log's start and copies 20 of it: a
 	// new sync 0->100 and 20 more DR records.
 	fill(t, dcl, "events", 0, 20, written)
-	pos.latestSync[tp] = storage.Sync{Topic: "events", Upstream: 0, Downstream: 100, LogOffset: 4, RecordMs: 2}
+	pos.latestSync[tp] = model.OffsetSync{Topic: "events", Upstream: 0, Downstream: 100, LogOffset: 4, RecordMs: 2}
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 10 || p.Method != PositionEstimate || p.Restarted == "" {
 		t.Fatalf("MM2 on the new log: lag %v (%s) %q", p.LagMessages, p.Method, p.Restarted)
 	}
@@ -149,7 +151,7 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 || p.Method != PositionEstimate {
 		t.Fatalf("old connect offset resurfaced: %+v", p)
 	}
-	pos.connect[tp] = storage.ConnectOffset{Topic: "events", LastOffset: 29, LogOffset: 8, RecordMs: 2}
+	pos.connect[tp] = model.ConnectOffset{Topic: "events", LastOffset: 29, LogOffset: 8, RecordMs: 2}
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 || p.Restarted != "" {
 		t.Fatalf("both positions on the new log: %+v", p)
 	}
@@ -164,10 +166,10 @@ func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
 	ctx := context.Background()
 	primary, pcl, dcl := tenCopied(t)
 	r := churnReader(t, pcl, dcl)
-	tp := TP{"events", 0}
+	tp := model.TP{Topic: "events", Partition: 0}
 	// MM2 copied all 10 but has flushed no Connect offset yet.
-	pos := positions{connect: map[TP]storage.ConnectOffset{},
-		latestSync: map[TP]storage.Sync{tp: {Topic: "events", Upstream: 0, Downstream: 0, LogOffset: 1, RecordMs: 1}}}
+	pos := positions{connect: map[model.TP]model.ConnectOffset{},
+		latestSync: map[model.TP]model.OffsetSync{tp: {Topic: "events", Upstream: 0, Downstream: 0, LogOffset: 1, RecordMs: 1}}}
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
 		t.Fatalf("before: %s", describe(p))
 	}
@@ -179,15 +181,15 @@ func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
 		t.Fatalf("after recreation: %s", describe(p))
 	}
 	// The late flush of the old log's position: "copied up to 9".
-	pos.connect[tp] = storage.ConnectOffset{Topic: "events", LastOffset: 9, LogOffset: 5, RecordMs: 2}
+	pos.connect[tp] = model.ConnectOffset{Topic: "events", LastOffset: 9, LogOffset: 5, RecordMs: 2}
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 30 || p.Restarted == "" {
 		t.Fatalf("old log's position flushed after the restart counted for the new log: %s", describe(p))
 	}
 	// MM2 carries on from offset 10 of the new log: 20 records reach DR,
 	// its position says 30, but new-log offsets 0-9 were never copied.
 	fill(t, dcl, "events", 0, 20, time.Now())
-	pos.connect[tp] = storage.ConnectOffset{Topic: "events", LastOffset: 29, LogOffset: 6, RecordMs: 3}
-	pos.latestSync[tp] = storage.Sync{Topic: "events", Upstream: 10, Downstream: 10, LogOffset: 7, RecordMs: 3}
+	pos.connect[tp] = model.ConnectOffset{Topic: "events", LastOffset: 29, LogOffset: 6, RecordMs: 3}
+	pos.latestSync[tp] = model.OffsetSync{Topic: "events", Upstream: 10, Downstream: 10, LogOffset: 7, RecordMs: 3}
 	for range 2 {
 		p := lagOf(t, r.Read(ctx, pos, time.Now()), 0)
 		if *p.LagMessages != 10 || p.Method != PositionRestartCopied || p.Restarted == "" {
@@ -213,9 +215,9 @@ func TestLagRecreationAcrossARefreshWithoutTheTopic(t *testing.T) {
 	ctx := context.Background()
 	primary, pcl, dcl := tenCopied(t)
 	r := churnReader(t, pcl, dcl)
-	tp := TP{"events", 0}
-	pos := positions{connect: map[TP]storage.ConnectOffset{tp: {Topic: "events", LastOffset: 9, LogOffset: 1, RecordMs: 1}},
-		latestSync: map[TP]storage.Sync{}}
+	tp := model.TP{Topic: "events", Partition: 0}
+	pos := positions{connect: map[model.TP]model.ConnectOffset{tp: {Topic: "events", LastOffset: 9, LogOffset: 1, RecordMs: 1}},
+		latestSync: map[model.TP]model.OffsetSync{}}
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
 		t.Fatalf("before: %s", describe(p))
 	}
@@ -235,7 +237,7 @@ func TestLagRecreationAcrossARefreshWithoutTheTopic(t *testing.T) {
 func TestLagRecreationSeenThroughMetadataCache(t *testing.T) {
 	ctx := context.Background()
 	primary, pcl, dcl := tenCopied(t)
-	opts, err := ClientOptions("primary", &config.Cluster{Bootstrap: primary.ListenAddrs()}, nil)
+	opts, err := kafka.ClientOptions("primary", &config.Cluster{Bootstrap: primary.ListenAddrs()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,9 +247,9 @@ func TestLagRecreationSeenThroughMetadataCache(t *testing.T) {
 	}
 	defer src.Close()
 	r := churnReader(t, src, dcl)
-	tp := TP{"events", 0}
-	pos := positions{connect: map[TP]storage.ConnectOffset{tp: {Topic: "events", LastOffset: 9, LogOffset: 1, RecordMs: 1}},
-		latestSync: map[TP]storage.Sync{}}
+	tp := model.TP{Topic: "events", Partition: 0}
+	pos := positions{connect: map[model.TP]model.ConnectOffset{tp: {Topic: "events", LastOffset: 9, LogOffset: 1, RecordMs: 1}},
+		latestSync: map[model.TP]model.OffsetSync{}}
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
 		t.Fatalf("before: %s", describe(p))
 	}
@@ -267,10 +269,10 @@ func TestLagPositionPastEndOrEndBackwards(t *testing.T) {
 	fill(t, pcl, "events", 1, 30, time.Now())
 	fill(t, dcl, "events", 0, 100, time.Now())
 	r := churnReader(t, pcl, dcl)
-	pos := positions{connect: map[TP]storage.ConnectOffset{
-		{"events", 0}: {Topic: "events", LastOffset: 99},
-		{"events", 1}: {Topic: "events", Partition: 1, LastOffset: 9},
-	}, latestSync: map[TP]storage.Sync{}}
+	pos := positions{connect: map[model.TP]model.ConnectOffset{
+		{Topic: "events", Partition: 0}: {Topic: "events", LastOffset: 99},
+		{Topic: "events", Partition: 1}: {Topic: "events", Partition: 1, LastOffset: 9},
+	}, latestSync: map[model.TP]model.OffsetSync{}}
 	rd := r.Read(ctx, pos, time.Now())
 	if p := lagOf(t, rd, 0); *p.LagMessages != 30 || p.Restarted == "" {
 		t.Fatalf("position 100 past end 30: lag %v %q", p.LagMessages, p.Restarted)
@@ -279,13 +281,13 @@ func TestLagPositionPastEndOrEndBackwards(t *testing.T) {
 		t.Fatalf("events-1: lag %v %q", p.LagMessages, p.Restarted)
 	}
 	// The end of events-1 goes back (a restarted log that MM2 has not read).
-	r.parts[TP{"events", 1}].lastEnd = 40
+	r.parts[model.TP{Topic: "events", Partition: 1}].lastEnd = 40
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); *p.LagMessages != 30 || p.Restarted == "" {
 		t.Fatalf("end went back: lag %v %q", p.LagMessages, p.Restarted)
 	}
 	// Same topic id: the log was truncated, not recreated, so what is below
 	// its new end is still what MM2 read, and MM2's next position counts.
-	pos.connect[TP{"events", 1}] = storage.ConnectOffset{Topic: "events", Partition: 1, LastOffset: 29, LogOffset: 1}
+	pos.connect[model.TP{Topic: "events", Partition: 1}] = model.ConnectOffset{Topic: "events", Partition: 1, LastOffset: 29, LogOffset: 1}
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); *p.LagMessages != 0 || p.Restarted != "" {
 		t.Fatalf("MM2's position on the truncated log: %s restarted %q", describe(p), p.Restarted)
 	}
@@ -294,26 +296,26 @@ func TestLagPositionPastEndOrEndBackwards(t *testing.T) {
 // After Restart, no stored sync of the old log translates an offset; the
 // syncs MM2 writes for the new log do.
 func TestSyncIndexRestartStartsNewHistory(t *testing.T) {
-	x := NewSyncIndex()
-	tp := TP{"events", 0}
-	x.Add([]storage.Sync{{Topic: "events", Upstream: 0, Downstream: 0, LogOffset: 1}, {Topic: "events", Upstream: 50, Downstream: 50, LogOffset: 2}})
-	if tr := x.Translate(tp, 60); tr.Method != MethodConservative {
+	x := mm2.NewSyncIndex()
+	tp := model.TP{Topic: "events", Partition: 0}
+	x.Add([]model.OffsetSync{{Topic: "events", Upstream: 0, Downstream: 0, LogOffset: 1}, {Topic: "events", Upstream: 50, Downstream: 50, LogOffset: 2}})
+	if tr := x.Translate(tp, 60); tr.Method != mm2.MethodConservative {
 		t.Fatalf("before: %+v", tr)
 	}
 	x.Restart(tp)
-	if tr := x.Translate(tp, 60); tr.Method != MethodUnknown {
+	if tr := x.Translate(tp, 60); tr.Method != mm2.MethodUnknown {
 		t.Fatalf("old log's syncs used for the new log: %+v", tr)
 	}
 	// The new log's first sync is not below the old one (no rewind to see).
-	x.Add([]storage.Sync{{Topic: "events", Upstream: 55, Downstream: 80, LogOffset: 3}})
-	if tr := x.Translate(tp, 60); tr.Offset != 81 || tr.Method != MethodConservative {
+	x.Add([]model.OffsetSync{{Topic: "events", Upstream: 55, Downstream: 80, LogOffset: 3}})
+	if tr := x.Translate(tp, 60); tr.Offset != 81 || tr.Method != mm2.MethodConservative {
 		t.Fatalf("new history: %+v", tr)
 	}
-	if tr := x.Translate(tp, 52); tr.Method != MethodTooOld {
+	if tr := x.Translate(tp, 52); tr.Method != mm2.MethodTooOld {
 		t.Fatalf("an offset before the new log's first sync must not use the old log's 50->50: %+v", tr)
 	}
-	x.Remove([]storage.SyncKey{{LogOffset: 1}}) // thinning the old history keeps the boundary
-	if tr := x.Translate(tp, 52); tr.Method != MethodTooOld {
+	x.Remove([]model.SyncKey{{LogOffset: 1}}) // thinning the old history keeps the boundary
+	if tr := x.Translate(tp, 52); tr.Method != mm2.MethodTooOld {
 		t.Fatalf("after Remove: %+v", tr)
 	}
 }
@@ -342,9 +344,9 @@ func TestLagTimestampsOfBigBatches(t *testing.T) {
 		produce(t, pcl, recs...)
 	}
 	r := churnReader(t, pcl, dcl)
-	pos := positions{connect: map[TP]storage.ConnectOffset{}, latestSync: map[TP]storage.Sync{}}
+	pos := positions{connect: map[model.TP]model.ConnectOffset{}, latestSync: map[model.TP]model.OffsetSync{}}
 	for p := range int32(4) { // MM2 copied the first 10 of each
-		pos.connect[TP{"events", p}] = storage.ConnectOffset{Topic: "events", Partition: p, LastOffset: 9}
+		pos.connect[model.TP{Topic: "events", Partition: p}] = model.ConnectOffset{Topic: "events", Partition: p, LastOffset: 9}
 	}
 	now := time.Now()
 	rd := r.Read(ctx, pos, now)
@@ -391,10 +393,10 @@ func TestLagUnreadableAgeIsALowerBound(t *testing.T) {
 		return resp, nil, true
 	})
 	r := churnReader(t, pcl, dcl)
-	pos := positions{connect: map[TP]storage.ConnectOffset{
-		{"events", 0}: {Topic: "events", LastOffset: 4},
-		{"events", 1}: {Topic: "events", Partition: 1, LastOffset: 4},
-	}, latestSync: map[TP]storage.Sync{}}
+	pos := positions{connect: map[model.TP]model.ConnectOffset{
+		{Topic: "events", Partition: 0}: {Topic: "events", LastOffset: 4},
+		{Topic: "events", Partition: 1}: {Topic: "events", Partition: 1, LastOffset: 4},
+	}, latestSync: map[model.TP]model.OffsetSync{}}
 	r.Read(ctx, pos, base)
 	later := base.Add(40 * time.Second)
 	rd := r.Read(ctx, pos, later)
@@ -408,7 +410,7 @@ func TestLagUnreadableAgeIsALowerBound(t *testing.T) {
 	p0.LagMs = ptr64(1000) // a known partition younger than the bound
 	s := &FlowSnapshot{Partitions: []PartitionLag{p0, p1}}
 	s.aggregate()
-	if s.RPOMs == nil || *s.RPOMs != 40_000 || !s.RPOAtLeast || len(s.UnknownAge) != 1 || s.UnknownAge[0] != (TP{"events", 1}) {
+	if s.RPOMs == nil || *s.RPOMs != 40_000 || !s.RPOAtLeast || len(s.UnknownAge) != 1 || s.UnknownAge[0] != (model.TP{Topic: "events", Partition: 1}) {
 		t.Fatalf("flow RPO %v at least %v unknown %v: want at least 40000 naming events-1", s.RPOMs, s.RPOAtLeast, s.UnknownAge)
 	}
 	if got := s.RPOText(); got != "at least 40s; age unknown for events-1" {
@@ -449,8 +451,8 @@ func TestIngestPicksUpLateInternalTopic(t *testing.T) {
 	if _, err := kadm.NewClient(dcl).CreateTopic(ctx, 1, 1, nil, ft.OffsetSyncs); err != nil {
 		t.Fatal(err)
 	}
-	s := OffsetSync{Topic: "events", Partition: 0, Upstream: 5, Downstream: 5}
-	produce(t, dcl, &kgo.Record{Topic: ft.OffsetSyncs, Key: s.EncodeKey(), Value: s.EncodeValue()})
+	s := model.OffsetSync{Topic: "events", Partition: 0, Upstream: 5, Downstream: 5}
+	produce(t, dcl, &kgo.Record{Topic: ft.OffsetSyncs, Key: mm2.EncodeKey(s), Value: mm2.EncodeValue(s)})
 	created := time.Now()
 	for m.flows[0].state.Syncs.Len() == 0 {
 		if time.Since(created) > 8*time.Second {

@@ -1,10 +1,11 @@
-package kafka
+package mm2
 
 import (
+	"errors"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/model"
 )
 
 // Thinning may only make translations more conservative: for every upstream
@@ -17,7 +18,7 @@ func TestThinNeverTranslatesFurther(t *testing.T) {
 		var logOff int64
 		for p := int32(0); p < 3; p++ {
 			up, down, ms := int64(0), int64(0), int64(0)
-			var batch []storage.Sync
+			var batch []model.OffsetSync
 			for range 200 {
 				up += 1 + rng.Int64N(50)
 				down += 1 + rng.Int64N(40)
@@ -29,14 +30,14 @@ func TestThinNeverTranslatesFurther(t *testing.T) {
 						down = rng.Int64N(down)
 					}
 				}
-				batch = append(batch, storage.Sync{Topic: "t", Partition: p, Upstream: up, Downstream: down, LogOffset: logOff, RecordMs: ms})
+				batch = append(batch, model.OffsetSync{Topic: "t", Partition: p, Upstream: up, Downstream: down, LogOffset: logOff, RecordMs: ms})
 				logOff++
 			}
 			x.Add(batch)
 		}
-		before := map[TP][]storage.Sync{}
+		before := map[model.TP][]model.OffsetSync{}
 		for p := int32(0); p < 3; p++ {
-			before[TP{"t", p}], _ = x.History(TP{"t", p}, 1<<20)
+			before[model.TP{Topic: "t", Partition: p}], _ = x.History(model.TP{Topic: "t", Partition: p}, 1<<20)
 		}
 		doomed := x.Thin(8_000_000, 3_600_000)
 		if round == 0 && len(doomed) < 100 {
@@ -51,7 +52,7 @@ func TestThinNeverTranslatesFurther(t *testing.T) {
 			if after[len(after)-1] != b[len(b)-1] {
 				t.Fatalf("newest sync of %v was deleted", tp)
 			}
-			hb, ha := OffsetSyncs(b), OffsetSyncs(after)
+			hb, ha := b, after
 			for u := int64(0); u < b[len(b)-1].Upstream+100; u += 3 {
 				tb, ta := Translate(hb, u), Translate(ha, u)
 				if ta.Translated() && (!tb.Translated() || ta.Offset > tb.Offset) {
@@ -64,10 +65,32 @@ func TestThinNeverTranslatesFurther(t *testing.T) {
 
 func TestSyncIndexSkipsKnownAndKeepsOrder(t *testing.T) {
 	x := NewSyncIndex()
-	x.Add([]storage.Sync{{Topic: "a", LogOffset: 1, Upstream: 1}, {Topic: "a", LogOffset: 3, Upstream: 3}})
-	x.Add([]storage.Sync{{Topic: "a", LogOffset: 3, Upstream: 99}, {Topic: "a", LogOffset: 2, Upstream: 98}, {Topic: "a", LogOffset: 4, Upstream: 4}})
-	h, n := x.History(TP{"a", 0}, 2)
-	if n != 3 || len(h) != 2 || h[0].Upstream != 3 || h[1].Upstream != 4 || x.Latest()[TP{"a", 0}].Upstream != 4 {
+	x.Add([]model.OffsetSync{{Topic: "a", LogOffset: 1, Upstream: 1}, {Topic: "a", LogOffset: 3, Upstream: 3}})
+	x.Add([]model.OffsetSync{{Topic: "a", LogOffset: 3, Upstream: 99}, {Topic: "a", LogOffset: 2, Upstream: 98}, {Topic: "a", LogOffset: 4, Upstream: 4}})
+	h, n := x.History(model.TP{Topic: "a", Partition: 0}, 2)
+	if n != 3 || len(h) != 2 || h[0].Upstream != 3 || h[1].Upstream != 4 || x.Latest()[model.TP{Topic: "a", Partition: 0}].Upstream != 4 {
 		t.Fatalf("history %+v of %d", h, n)
+	}
+}
+
+// AddFrom is how a store's walk fills the index: what it yields is added
+// under the same rule as Add, and the walk's error comes back.
+func TestSyncIndexAddFrom(t *testing.T) {
+	x := NewSyncIndex()
+	stop := errors.New("walk failed")
+	err := x.AddFrom(func(add func(model.OffsetSync) error) error {
+		for _, s := range []model.OffsetSync{{Topic: "a", LogOffset: 1, Upstream: 10, Downstream: 5}, {Topic: "a", LogOffset: 1, Upstream: 99},
+			{Topic: "a", LogOffset: 2, Upstream: 20, Downstream: 15}} {
+			if err := add(s); err != nil {
+				return err
+			}
+		}
+		return stop
+	})
+	if !errors.Is(err, stop) {
+		t.Fatalf("AddFrom = %v, want the walk's error", err)
+	}
+	if tr := x.Translate(model.TP{Topic: "a"}, 20); x.Len() != 2 || tr.Method != MethodExact || tr.Offset != 15 {
+		t.Fatalf("after AddFrom: %d syncs, Translate(20) = %+v", x.Len(), tr)
 	}
 }

@@ -1,4 +1,4 @@
-package kafka
+package monitor
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 )
 
 // The domain defaults: warning above 30 s for 5 min, critical above 2 min
@@ -84,7 +85,7 @@ func TestStatusLowerBoundRPO(t *testing.T) {
 	lag := func(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
 	hb := time.Second
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	unknown := []TP{{"events", 3}, {"events", 4}, {"a", 0}, {"a", 1}, {"a", 2}, {"a", 3}}
+	unknown := []model.TP{{Topic: "events", Partition: 3}, {Topic: "events", Partition: 4}, {Topic: "a", Partition: 0}, {Topic: "a", Partition: 1}, {Topic: "a", Partition: 2}, {Topic: "a", Partition: 3}}
 	var tr statusTracker
 	for i, r := range []struct {
 		at      time.Duration

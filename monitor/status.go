@@ -1,4 +1,4 @@
-package kafka
+package monitor
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 )
 
 // Status is a flow's health as the thresholds judge it.
@@ -35,7 +36,7 @@ type statusTracker struct {
 type rpoReading struct {
 	ms      *int64
 	atLeast bool
-	unknown []TP
+	unknown []model.TP
 }
 
 // maxNamed is how many partitions of unknown age a reason names.
@@ -55,7 +56,7 @@ func (r rpoReading) String() string {
 	return s + "; age unknown for " + namePartitions(r.unknown)
 }
 
-func namePartitions(tps []TP) string {
+func namePartitions(tps []model.TP) string {
 	var b strings.Builder
 	for i, tp := range tps {
 		if i == maxNamed {

@@ -1,8 +1,7 @@
-package kafka
+package monitor
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"strings"
 	"time"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/drconsole/drconsole/clusterlink"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
 )
 
 // PositionClusterLink: the link's last_source_fetch_offset (everything
@@ -42,28 +43,11 @@ type ClusterLinkReader struct {
 
 // NewClusterLinkReader builds the REST client from the flow's config.
 func NewClusterLinkReader(f *config.Flow, source *kgo.Client) (*ClusterLinkReader, error) {
-	rest, err := ClusterLinkClientFor(f)
+	rest, err := kafka.ClusterLinkClientFor(f)
 	if err != nil {
 		return nil, err
 	}
 	return &ClusterLinkReader{Flow: f, Source: source, ts: &LagReader{Flow: f, Source: source}, REST: rest}, nil
-}
-
-// ClusterLinkClientFor builds the REST client of a cluster-link flow from
-// its config: URL, cluster, link, credentials and TLS.
-func ClusterLinkClientFor(f *config.Flow) (*clusterlink.Client, error) {
-	cl := f.ClusterLink
-	if cl == nil {
-		return nil, fmt.Errorf("flow %s has no cluster_link section", f.Name)
-	}
-	var tc *tls.Config
-	if cl.TLS != nil {
-		var err error
-		if tc, err = tlsConfig(cl.TLS); err != nil {
-			return nil, fmt.Errorf("flow %s cluster_link: %w", f.Name, err)
-		}
-	}
-	return clusterlink.New(cl.RestURL, cl.ClusterID, cl.Link, cl.Username, cl.Password, tc), nil
 }
 
 // failedMirrorStates break replication of a mirror.
@@ -84,7 +68,7 @@ func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *
 		return out, nil
 	}
 	st := &LinkStatus{LinkState: link.LinkState, LinkError: link.LinkError, Message: link.LinkErrorMessage, Mirrors: mirrors}
-	want := map[TP]int64{}
+	want := map[model.TP]int64{}
 	var topics []string
 	for _, m := range mirrors {
 		if !r.Flow.Topics.Matches(m.SourceTopicName) {
@@ -103,7 +87,7 @@ func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *
 				zero := int64(0)
 				pl.LagMs = &zero
 			} else {
-				want[TP{pl.Topic, pl.Partition}] = fetched
+				want[model.TP{Topic: pl.Topic, Partition: pl.Partition}] = fetched
 			}
 			out.Partitions = append(out.Partitions, pl)
 		}

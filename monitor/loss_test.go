@@ -1,9 +1,11 @@
-package kafka
+package monitor
 
 import (
 	"testing"
 	"time"
 
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -11,21 +13,21 @@ import (
 type lossCase struct {
 	t     *testing.T
 	j     lossJudge
-	idx   *SyncIndex
+	idx   *mm2.SyncIndex
 	now   time.Time
 	log   int64
 	found []storage.LossIncident
 }
 
 func newLossCase(t *testing.T, syncs ...[2]int64) *lossCase {
-	c := &lossCase{t: t, idx: NewSyncIndex(), now: time.Unix(1_700_000_000, 0)}
+	c := &lossCase{t: t, idx: mm2.NewSyncIndex(), now: time.Unix(1_700_000_000, 0)}
 	c.sync(syncs...)
 	return c
 }
 
 func (c *lossCase) sync(syncs ...[2]int64) {
 	for _, s := range syncs {
-		c.idx.Add([]storage.Sync{{Topic: "events", Upstream: s[0], Downstream: s[1], LogOffset: c.log}})
+		c.idx.Add([]model.OffsetSync{{Topic: "events", Upstream: s[0], Downstream: s[1], LogOffset: c.log}})
 		c.log++
 	}
 }
@@ -35,7 +37,7 @@ func (c *lossCase) refresh(start, replicated, targetEnd, connectLast int64) bool
 	c.t.Helper()
 	end := max(replicated, start) + 10
 	parts := []PartitionLag{{Topic: "events", SourceStart: &start, SourceEnd: &end, Replicated: &replicated, TargetEnd: &targetEnd}}
-	co := map[TP]storage.ConnectOffset{{"events", 0}: {Topic: "events", LastOffset: connectLast}}
+	co := map[model.TP]model.ConnectOffset{{Topic: "events", Partition: 0}: {Topic: "events", LastOffset: connectLast}}
 	c.found = append(c.found, c.j.judge(parts, c.idx, co, c.now)...)
 	c.now = c.now.Add(5 * time.Second)
 	return parts[0].LossSuspected

@@ -1,4 +1,4 @@
-package kafka
+package monitor
 
 import (
 	"context"
@@ -12,21 +12,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/kafka/kafkatest"
+	"github.com/drconsole/drconsole/internal/kfaketest"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
-func produce(t *testing.T, cl *kgo.Client, recs ...*kgo.Record) {
-	t.Helper()
-	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func newCluster(t *testing.T, id string, topics ...string) (*kfake.Cluster, *kgo.Client) {
-	t.Helper()
-	return kafkatest.NewCluster(t, id, topics...)
-}
+// The cluster helpers are shared with package kafka's tests.
+var (
+	produce    = kfaketest.Produce
+	newCluster = kfaketest.NewCluster
+	waitFor    = kfaketest.WaitFor
+)
 
 func testConfig(t *testing.T, primary, dr *kfake.Cluster) *config.Config {
 	t.Helper()
@@ -74,19 +71,19 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 		}
 	}
 	sync := func(p int32, up, down int64) *kgo.Record {
-		s := OffsetSync{Topic: "events", Partition: p, Upstream: up, Downstream: down}
-		return &kgo.Record{Topic: ft.OffsetSyncs, Key: s.EncodeKey(), Value: s.EncodeValue()}
+		s := model.OffsetSync{Topic: "events", Partition: p, Upstream: up, Downstream: down}
+		return &kgo.Record{Topic: ft.OffsetSyncs, Key: mm2.EncodeKey(s), Value: mm2.EncodeValue(s)}
 	}
 	produce(t, dcl, sync(0, 0, 0), sync(1, 0, 0), sync(0, 60, 60), sync(1, 49, 49))
-	hb := Heartbeat{SourceAlias: "dr", TargetAlias: "primary", Timestamp: now.Add(-2 * time.Second).UnixMilli()}
-	produce(t, dcl, &kgo.Record{Topic: ft.Heartbeats, Key: hb.EncodeKey(), Value: hb.EncodeValue()})
+	hb := model.Heartbeat{SourceAlias: "dr", TargetAlias: "primary", EmittedMs: now.Add(-2 * time.Second).UnixMilli()}
+	produce(t, dcl, &kgo.Record{Topic: ft.Heartbeats, Key: mm2.EncodeKey(hb), Value: mm2.EncodeValue(hb)})
 	co := func(p int32, last int64) *kgo.Record {
-		o := ConnectOffset{Connector: "MirrorSourceConnector", Cluster: "primary", Topic: "events", Partition: p, Offset: last}
-		return &kgo.Record{Topic: ft.ConnectOffsets, Key: o.EncodeKey(), Value: o.EncodeValue()}
+		o := model.ConnectOffset{Connector: "MirrorSourceConnector", Cluster: "primary", Topic: "events", Partition: p, LastOffset: last}
+		return &kgo.Record{Topic: ft.ConnectOffsets, Key: mm2.EncodeKey(o), Value: mm2.EncodeValue(o)}
 	}
 	produce(t, dcl, co(0, 70), co(1, 49))
-	cp := Checkpoint{Group: "g", Topic: "events", Partition: 0, Upstream: 60, Downstream: 60}
-	produce(t, dcl, &kgo.Record{Topic: ft.Checkpoints, Key: cp.EncodeKey(), Value: cp.EncodeValue()},
+	cp := model.Checkpoint{Group: "g", Topic: "events", Partition: 0, Upstream: 60, Downstream: 60}
+	produce(t, dcl, &kgo.Record{Topic: ft.Checkpoints, Key: mm2.EncodeKey(cp), Value: mm2.EncodeValue(cp)},
 		&kgo.Record{Topic: ft.Checkpoints, Key: []byte{0, 9}, Value: []byte{1}}) // garbage must be counted, not fatal
 
 	dbPath := filepath.Join(t.TempDir(), "db")
@@ -181,10 +178,10 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 		t.Fatalf("after retention: %d stored, %d in the index", stored, kept)
 	}
 	t.Logf("retention kept %d of 6 syncs", stored)
-	if tl := m2.flows[0].state.Syncs.Translate(TP{"events", 0}, 80); tl.Method != MethodExact || tl.Offset != 80 {
+	if tl := m2.flows[0].state.Syncs.Translate(model.TP{Topic: "events", Partition: 0}, 80); tl.Method != mm2.MethodExact || tl.Offset != 80 {
 		t.Fatalf("newest sync of events-0 gone after retention: %+v", tl)
 	}
-	if tl := m2.flows[0].state.Syncs.Translate(TP{"events", 1}, 50); tl.Method != MethodExact || tl.Offset != 50 {
+	if tl := m2.flows[0].state.Syncs.Translate(model.TP{Topic: "events", Partition: 1}, 50); tl.Method != mm2.MethodExact || tl.Offset != 50 {
 		t.Fatalf("newest sync of events-1 gone after retention: %+v", tl)
 	}
 }
@@ -233,9 +230,4 @@ func runIngester(m *Monitor) (stop func()) {
 	done := make(chan struct{})
 	go func() { defer close(done); m.flows[0].ingester.Run(ctx) }()
 	return func() { cancel(); <-done }
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	kafkatest.WaitFor(t, what, cond)
 }

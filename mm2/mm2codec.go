@@ -1,4 +1,4 @@
-package kafka
+package mm2
 
 // Codecs for MirrorMaker 2's internal records, byte-compatible with
 // org.apache.kafka.connect.mirror.{OffsetSync,Checkpoint,Heartbeat}.
@@ -15,36 +15,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/drconsole/drconsole/model"
 )
-
-// OffsetSync pairs an upstream (source) offset with the offset of the same
-// record downstream (target), for one source topic-partition. Topic is the
-// upstream name, never renamed.
-type OffsetSync struct {
-	Topic      string
-	Partition  int32
-	Upstream   int64
-	Downstream int64
-}
-
-// Checkpoint is a consumer group's committed source offset and its
-// translation. Topic is the target-side (renamed) topic.
-type Checkpoint struct {
-	Group      string
-	Topic      string
-	Partition  int32
-	Upstream   int64
-	Downstream int64
-	Metadata   string
-}
-
-// Heartbeat is emitted by MirrorHeartbeatConnector about once a second.
-// Timestamp is epoch milliseconds at emission.
-type Heartbeat struct {
-	SourceAlias string
-	TargetAlias string
-	Timestamp   int64
-}
 
 // ErrShortRecord is wrapped by every decode error caused by missing bytes.
 var ErrShortRecord = errors.New("record too short")
@@ -54,21 +27,53 @@ var ErrShortRecord = errors.New("record too short")
 // connector entries, tombstones).
 var ErrNotSourceOffset = errors.New("not a MirrorSourceConnector offset")
 
-// EncodeKey returns the record key MM2 writes for s.
-func (s OffsetSync) EncodeKey() []byte {
+// Record is one of the records MM2 writes to its internal topics.
+type Record interface {
+	model.OffsetSync | model.Checkpoint | model.Heartbeat | model.ConnectOffset
+}
+
+// EncodeKey returns the record key MM2 writes for r.
+func EncodeKey[R Record](r R) []byte {
+	key, _ := encode(r)
+	return key
+}
+
+// EncodeValue returns the record value MM2 writes for r.
+func EncodeValue[R Record](r R) []byte {
+	_, value := encode(r)
+	return value
+}
+
+// encode dispatches on the record type; r is always one of Record's types.
+func encode(r any) (key, value []byte) {
+	switch r := r.(type) {
+	case model.OffsetSync:
+		return offsetSyncKey(r), offsetSyncValue(r)
+	case model.Checkpoint:
+		return checkpointKey(r), checkpointValue(r)
+	case model.Heartbeat:
+		return heartbeatKey(r), heartbeatValue(r)
+	default:
+		o := r.(model.ConnectOffset)
+		return connectOffsetKey(o), connectOffsetValue(o)
+	}
+}
+
+// offsetSyncKey returns the record key MM2 writes for s.
+func offsetSyncKey(s model.OffsetSync) []byte {
 	b := appendString(nil, s.Topic)
 	return binary.BigEndian.AppendUint32(b, uint32(s.Partition))
 }
 
-// EncodeValue returns the record value MM2 writes for s.
-func (s OffsetSync) EncodeValue() []byte {
+// offsetSyncValue returns the record value MM2 writes for s.
+func offsetSyncValue(s model.OffsetSync) []byte {
 	b := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(s.Upstream))
 	return binary.BigEndian.AppendUint64(b, uint64(s.Downstream))
 }
 
 // DecodeOffsetSync parses a record of the mm2-offset-syncs topic.
-func DecodeOffsetSync(key, value []byte) (OffsetSync, error) {
-	var s OffsetSync
+func DecodeOffsetSync(key, value []byte) (model.OffsetSync, error) {
+	var s model.OffsetSync
 	k := reader{b: key}
 	s.Topic = k.string()
 	s.Partition = k.int32()
@@ -76,20 +81,20 @@ func DecodeOffsetSync(key, value []byte) (OffsetSync, error) {
 	s.Upstream = v.int64()
 	s.Downstream = v.int64()
 	if err := firstErr(k.err, v.err); err != nil {
-		return OffsetSync{}, fmt.Errorf("offset sync: %w", err)
+		return model.OffsetSync{}, fmt.Errorf("offset sync: %w", err)
 	}
 	return s, nil
 }
 
-// EncodeKey returns the record key MM2 writes for c.
-func (c Checkpoint) EncodeKey() []byte {
+// checkpointKey returns the record key MM2 writes for c.
+func checkpointKey(c model.Checkpoint) []byte {
 	b := appendString(nil, c.Group)
 	b = appendString(b, c.Topic)
 	return binary.BigEndian.AppendUint32(b, uint32(c.Partition))
 }
 
-// EncodeValue returns the record value (version 0) MM2 writes for c.
-func (c Checkpoint) EncodeValue() []byte {
+// checkpointValue returns the record value (version 0) MM2 writes for c.
+func checkpointValue(c model.Checkpoint) []byte {
 	b := binary.BigEndian.AppendUint16(nil, 0)
 	b = binary.BigEndian.AppendUint64(b, uint64(c.Upstream))
 	b = binary.BigEndian.AppendUint64(b, uint64(c.Downstream))
@@ -97,8 +102,8 @@ func (c Checkpoint) EncodeValue() []byte {
 }
 
 // DecodeCheckpoint parses a record of the <source>.checkpoints.internal topic.
-func DecodeCheckpoint(key, value []byte) (Checkpoint, error) {
-	var c Checkpoint
+func DecodeCheckpoint(key, value []byte) (model.Checkpoint, error) {
+	var c model.Checkpoint
 	k := reader{b: key}
 	c.Group = k.string()
 	c.Topic = k.string()
@@ -109,53 +114,41 @@ func DecodeCheckpoint(key, value []byte) (Checkpoint, error) {
 	c.Downstream = v.int64()
 	c.Metadata = v.string()
 	if err := firstErr(k.err, v.err); err != nil {
-		return Checkpoint{}, fmt.Errorf("checkpoint: %w", err)
+		return model.Checkpoint{}, fmt.Errorf("checkpoint: %w", err)
 	}
 	if version != 0 {
-		return Checkpoint{}, fmt.Errorf("checkpoint: unsupported value version %d (only 0 exists)", version)
+		return model.Checkpoint{}, fmt.Errorf("checkpoint: unsupported value version %d (only 0 exists)", version)
 	}
 	return c, nil
 }
 
-// EncodeKey returns the record key MM2 writes for h.
-func (h Heartbeat) EncodeKey() []byte {
+// heartbeatKey returns the record key MM2 writes for h.
+func heartbeatKey(h model.Heartbeat) []byte {
 	return appendString(appendString(nil, h.SourceAlias), h.TargetAlias)
 }
 
-// EncodeValue returns the record value (version 0) MM2 writes for h.
-func (h Heartbeat) EncodeValue() []byte {
+// heartbeatValue returns the record value (version 0) MM2 writes for h.
+func heartbeatValue(h model.Heartbeat) []byte {
 	b := binary.BigEndian.AppendUint16(make([]byte, 0, 10), 0)
-	return binary.BigEndian.AppendUint64(b, uint64(h.Timestamp))
+	return binary.BigEndian.AppendUint64(b, uint64(h.EmittedMs))
 }
 
 // DecodeHeartbeat parses a record of a heartbeats topic.
-func DecodeHeartbeat(key, value []byte) (Heartbeat, error) {
-	var h Heartbeat
+func DecodeHeartbeat(key, value []byte) (model.Heartbeat, error) {
+	var h model.Heartbeat
 	k := reader{b: key}
 	h.SourceAlias = k.string()
 	h.TargetAlias = k.string()
 	v := reader{b: value}
 	version := v.version()
-	h.Timestamp = v.int64()
+	h.EmittedMs = v.int64()
 	if err := firstErr(k.err, v.err); err != nil {
-		return Heartbeat{}, fmt.Errorf("heartbeat: %w", err)
+		return model.Heartbeat{}, fmt.Errorf("heartbeat: %w", err)
 	}
 	if version != 0 {
-		return Heartbeat{}, fmt.Errorf("heartbeat: unsupported value version %d (only 0 exists)", version)
+		return model.Heartbeat{}, fmt.Errorf("heartbeat: unsupported value version %d (only 0 exists)", version)
 	}
 	return h, nil
-}
-
-// ConnectOffset is MirrorSourceConnector's committed position for one source
-// partition, as Connect stores it in its offsets topic
-// (mm2-offsets.<source>.internal in dedicated mode). Offset is the last
-// replicated upstream offset: replication resumes at Offset+1.
-type ConnectOffset struct {
-	Connector string
-	Cluster   string
-	Topic     string
-	Partition int32
-	Offset    int64
 }
 
 // connectSourcePartition is the source-partition map MirrorSourceConnector
@@ -166,56 +159,56 @@ type connectSourcePartition struct {
 	Partition *int64  `json:"partition"`
 }
 
-// EncodeKey returns the Connect offsets key JSON for o:
+// connectOffsetKey returns the Connect offsets key JSON for o:
 // ["<connector>",{"cluster":..,"partition":..,"topic":..}].
-func (o ConnectOffset) EncodeKey() []byte {
+func connectOffsetKey(o model.ConnectOffset) []byte {
 	p := map[string]any{"cluster": o.Cluster, "topic": o.Topic, "partition": o.Partition}
 	b, _ := json.Marshal([]any{o.Connector, p}) // cannot fail: plain strings and ints
 	return b
 }
 
-// EncodeValue returns the Connect offsets value JSON for o: {"offset":N}.
-func (o ConnectOffset) EncodeValue() []byte {
-	b, _ := json.Marshal(map[string]int64{"offset": o.Offset})
+// connectOffsetValue returns the Connect offsets value JSON for o: {"offset":N}.
+func connectOffsetValue(o model.ConnectOffset) []byte {
+	b, _ := json.Marshal(map[string]int64{"offset": o.LastOffset})
 	return b
 }
 
 // DecodeConnectOffset parses one record of a Connect offsets topic (JSON
 // converter, schemas disabled). Entries of other connectors or shapes, and
 // tombstones, return ErrNotSourceOffset.
-func DecodeConnectOffset(key, value []byte) (ConnectOffset, error) {
+func DecodeConnectOffset(key, value []byte) (model.ConnectOffset, error) {
 	var parts []json.RawMessage
 	if err := json.Unmarshal(key, &parts); err != nil {
-		return ConnectOffset{}, fmt.Errorf("connect offset key: %w", err)
+		return model.ConnectOffset{}, fmt.Errorf("connect offset key: %w", err)
 	}
 	if len(parts) != 2 {
-		return ConnectOffset{}, fmt.Errorf("connect offset key: want [connector, partition], got %d elements", len(parts))
+		return model.ConnectOffset{}, fmt.Errorf("connect offset key: want [connector, partition], got %d elements", len(parts))
 	}
-	var o ConnectOffset
+	var o model.ConnectOffset
 	if err := json.Unmarshal(parts[0], &o.Connector); err != nil {
-		return ConnectOffset{}, fmt.Errorf("connect offset key: connector name: %w", err)
+		return model.ConnectOffset{}, fmt.Errorf("connect offset key: connector name: %w", err)
 	}
 	var sp connectSourcePartition
 	if err := json.Unmarshal(parts[1], &sp); err != nil {
-		return ConnectOffset{}, fmt.Errorf("connect offset key: source partition: %w", err)
+		return model.ConnectOffset{}, fmt.Errorf("connect offset key: source partition: %w", err)
 	}
 	if sp.Cluster == nil || sp.Topic == nil || sp.Partition == nil || value == nil {
-		return ConnectOffset{}, ErrNotSourceOffset
+		return model.ConnectOffset{}, ErrNotSourceOffset
 	}
 	if *sp.Partition < 0 || *sp.Partition > math.MaxInt32 {
-		return ConnectOffset{}, fmt.Errorf("connect offset key: partition %d out of range", *sp.Partition)
+		return model.ConnectOffset{}, fmt.Errorf("connect offset key: partition %d out of range", *sp.Partition)
 	}
 	o.Cluster, o.Topic, o.Partition = *sp.Cluster, *sp.Topic, int32(*sp.Partition)
 	var v struct {
 		Offset *int64 `json:"offset"`
 	}
 	if err := json.Unmarshal(value, &v); err != nil {
-		return ConnectOffset{}, fmt.Errorf("connect offset value: %w", err)
+		return model.ConnectOffset{}, fmt.Errorf("connect offset value: %w", err)
 	}
 	if v.Offset == nil {
-		return ConnectOffset{}, errors.New("connect offset value: no \"offset\" field")
+		return model.ConnectOffset{}, errors.New("connect offset value: no \"offset\" field")
 	}
-	o.Offset = *v.Offset
+	o.LastOffset = *v.Offset
 	return o, nil
 }
 

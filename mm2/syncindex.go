@@ -1,11 +1,11 @@
-package kafka
+package mm2
 
 import (
-	"context"
 	"slices"
+	"sort"
 	"sync"
 
-	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/model"
 )
 
 // SyncIndex is a flow's whole offset-sync history in memory, per partition
@@ -14,7 +14,7 @@ import (
 // translation) without scanning the table.
 type SyncIndex struct {
 	mu    sync.RWMutex
-	parts map[TP]*history
+	parts map[model.TP]*history
 	n     int
 }
 
@@ -35,25 +35,27 @@ type entry struct {
 	Incarnation                               int64 // of the offset-syncs topic
 }
 
-func (e entry) key() storage.SyncKey {
-	return storage.SyncKey{Incarnation: e.Incarnation, LogOffset: e.LogOffset}
+func (e entry) key() model.SyncKey {
+	return model.SyncKey{Incarnation: e.Incarnation, LogOffset: e.LogOffset}
 }
 
 func (e entry) pair() (int64, int64) { return e.Upstream, e.Downstream }
 
-func (e entry) sync(tp TP) storage.Sync {
-	return storage.Sync{Topic: tp.Topic, Partition: tp.Partition, Upstream: e.Upstream, Downstream: e.Downstream,
+func (e entry) sync(tp model.TP) model.OffsetSync {
+	return model.OffsetSync{Topic: tp.Topic, Partition: tp.Partition, Upstream: e.Upstream, Downstream: e.Downstream,
 		LogOffset: e.LogOffset, RecordMs: e.RecordMs, Incarnation: e.Incarnation}
 }
 
 // NewSyncIndex returns an empty index.
-func NewSyncIndex() *SyncIndex { return &SyncIndex{parts: map[TP]*history{}} }
+func NewSyncIndex() *SyncIndex { return &SyncIndex{parts: map[model.TP]*history{}} }
 
-// Load adds every stored sync of flow.
-func (x *SyncIndex) Load(ctx context.Context, store *storage.Store, flow string) error {
+// AddFrom adds every sync each passes to add, holding the lock throughout so
+// a reader never sees the index half loaded. each is typically a walk over
+// the stored syncs (monitor.LoadSyncIndex); mm2 itself knows no storage.
+func (x *SyncIndex) AddFrom(each func(add func(model.OffsetSync) error) error) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return store.EachSync(ctx, flow, func(s storage.Sync) error {
+	return each(func(s model.OffsetSync) error {
 		x.addLocked(s)
 		return nil
 	})
@@ -63,7 +65,7 @@ func (x *SyncIndex) Load(ctx context.Context, store *storage.Store, flow string)
 // log offset) are already known and skipped. A new incarnation of the
 // offset-syncs topic restarts its log offsets at 0, so comparing log
 // offsets alone would drop most of its syncs.
-func (x *SyncIndex) Add(syncs []storage.Sync) {
+func (x *SyncIndex) Add(syncs []model.OffsetSync) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, s := range syncs {
@@ -71,8 +73,8 @@ func (x *SyncIndex) Add(syncs []storage.Sync) {
 	}
 }
 
-func (x *SyncIndex) addLocked(s storage.Sync) {
-	tp := TP{s.Topic, s.Partition}
+func (x *SyncIndex) addLocked(s model.OffsetSync) {
+	tp := model.TP{Topic: s.Topic, Partition: s.Partition}
 	h := x.parts[tp]
 	if h == nil {
 		h = &history{}
@@ -93,7 +95,7 @@ func (x *SyncIndex) addLocked(s storage.Sync) {
 
 // Translate maps an upstream next-to-read offset of tp to DR with MM2's
 // rule over the partition's whole history.
-func (x *SyncIndex) Translate(tp TP, upstream int64) Translation {
+func (x *SyncIndex) Translate(tp model.TP, upstream int64) Translation {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	h := x.parts[tp]
@@ -103,7 +105,7 @@ func (x *SyncIndex) Translate(tp TP, upstream int64) Translation {
 	if h.start == len(h.syncs) {
 		return Translation{Method: MethodUnknown} // restarted log, no sync of it yet
 	}
-	return translateFrom(h.syncs, h.start, upstream)
+	return translateFrom(h.syncs, entry.pair, h.start, upstream)
 }
 
 // Restart starts a new history for tp: its source log restarted (topic
@@ -111,7 +113,7 @@ func (x *SyncIndex) Translate(tp TP, upstream int64) Translation {
 // offsets of the new log. Only syncs added afterwards are used. Held in
 // memory: after a console restart an upstream rewind in the new syncs is
 // what separates the histories again.
-func (x *SyncIndex) Restart(tp TP) {
+func (x *SyncIndex) Restart(tp model.TP) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if h := x.parts[tp]; h != nil {
@@ -120,10 +122,10 @@ func (x *SyncIndex) Restart(tp TP) {
 }
 
 // Partitions lists the partitions with syncs.
-func (x *SyncIndex) Partitions() []TP {
+func (x *SyncIndex) Partitions() []model.TP {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	out := make([]TP, 0, len(x.parts))
+	out := make([]model.TP, 0, len(x.parts))
 	for tp := range x.parts {
 		out = append(out, tp)
 	}
@@ -138,10 +140,10 @@ func (x *SyncIndex) Len() int {
 }
 
 // Latest returns the newest sync of every partition.
-func (x *SyncIndex) Latest() map[TP]storage.Sync {
+func (x *SyncIndex) Latest() map[model.TP]model.OffsetSync {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	out := make(map[TP]storage.Sync, len(x.parts))
+	out := make(map[model.TP]model.OffsetSync, len(x.parts))
 	for tp, h := range x.parts {
 		out[tp] = h.syncs[len(h.syncs)-1].sync(tp)
 	}
@@ -150,7 +152,7 @@ func (x *SyncIndex) Latest() map[TP]storage.Sync {
 
 // History returns the newest limit syncs of a partition, oldest first, and
 // how many the partition has in all.
-func (x *SyncIndex) History(tp TP, limit int) ([]storage.Sync, int) {
+func (x *SyncIndex) History(tp model.TP, limit int) ([]model.OffsetSync, int) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	h := x.parts[tp]
@@ -158,11 +160,64 @@ func (x *SyncIndex) History(tp TP, limit int) ([]storage.Sync, int) {
 		return nil, 0
 	}
 	tail := h.syncs[max(len(h.syncs)-limit, 0):]
-	out := make([]storage.Sync, len(tail))
+	out := make([]model.OffsetSync, len(tail))
 	for i, e := range tail {
 		out[i] = e.sync(tp)
 	}
 	return out, len(h.syncs)
+}
+
+// SyncBelow returns the newest sync of tp's current history with an
+// upstream offset below first.
+func (x *SyncIndex) SyncBelow(tp model.TP, first int64) (model.OffsetSync, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	h := x.parts[tp]
+	if h == nil {
+		return model.OffsetSync{}, false
+	}
+	for i := len(h.syncs) - 1; i >= h.start; i-- {
+		if h.syncs[i].Upstream < first {
+			return h.syncs[i].sync(tp), true
+		}
+	}
+	return model.OffsetSync{}, false
+}
+
+// SyncsPast returns tp's syncs from anchor (or the first written after
+// it, when retention thinned it) through the first one written after it
+// whose upstream offset is past last; ok is false when there is none yet.
+// A partition's syncs are in write order.
+func (x *SyncIndex) SyncsPast(tp model.TP, anchor model.OffsetSync, last int64) ([]model.OffsetSync, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	h := x.parts[tp]
+	if h == nil {
+		return nil, false
+	}
+	from := sort.Search(len(h.syncs), func(i int) bool { return !h.syncs[i].key().Before(anchor.Key()) })
+	out := []model.OffsetSync{anchor}
+	for _, e := range h.syncs[from:] {
+		if e.key() == anchor.Key() {
+			continue
+		}
+		out = append(out, e.sync(tp))
+		if e.Upstream > last {
+			return out, true
+		}
+	}
+	return nil, false
+}
+
+// Newest returns tp's newest sync.
+func (x *SyncIndex) Newest(tp model.TP) (model.OffsetSync, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	h := x.parts[tp]
+	if h == nil || len(h.syncs) == 0 {
+		return model.OffsetSync{}, false
+	}
+	return h.syncs[len(h.syncs)-1].sync(tp), true
 }
 
 // Thin chooses which syncs recorded before cutoffMs to delete so that about
@@ -176,13 +231,13 @@ func (x *SyncIndex) History(tp TP, limit int) ([]storage.Sync, int) {
 // boundary (an upstream rewind or a downstream truncation) and the sync just
 // before it are kept, because translation finds rewinds by comparing
 // neighbours; so is the newest sync of each partition.
-func (x *SyncIndex) Thin(cutoffMs, intervalMs int64) []storage.SyncKey {
+func (x *SyncIndex) Thin(cutoffMs, intervalMs int64) []model.SyncKey {
 	if intervalMs <= 0 {
 		return nil
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	var doomed []storage.SyncKey
+	var doomed []model.SyncKey
 	for _, hist := range x.parts {
 		h := hist.syncs
 		var lastKeptBucket int64
@@ -204,11 +259,11 @@ func (x *SyncIndex) Thin(cutoffMs, intervalMs int64) []storage.SyncKey {
 }
 
 // Remove drops syncs by key.
-func (x *SyncIndex) Remove(keys []storage.SyncKey) {
+func (x *SyncIndex) Remove(keys []model.SyncKey) {
 	if len(keys) == 0 {
 		return
 	}
-	gone := make(map[storage.SyncKey]bool, len(keys))
+	gone := make(map[model.SyncKey]bool, len(keys))
 	for _, k := range keys {
 		gone[k] = true
 	}
@@ -230,13 +285,4 @@ func (x *SyncIndex) Remove(keys []storage.SyncKey) {
 			}
 		}
 	}
-}
-
-// OffsetSyncs converts stored syncs to the codec type translation uses.
-func OffsetSyncs(xs []storage.Sync) []OffsetSync {
-	out := make([]OffsetSync, len(xs))
-	for i, x := range xs {
-		out[i] = OffsetSync{Topic: x.Topic, Partition: x.Partition, Upstream: x.Upstream, Downstream: x.Downstream}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package kafka
+package monitor
 
 import (
 	"context"
@@ -6,19 +6,15 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
-
-// TP names a topic partition.
-type TP struct {
-	Topic     string
-	Partition int32
-}
 
 // FlowTopics are the MM2 internal topics of a flow, derived the way MM2
 // derives them unless the config names them.
 type FlowTopics struct {
-	Policy ReplicationPolicy
+	Policy mm2.ReplicationPolicy
 	// OffsetSyncs lives on the target when OffsetSyncsOnTarget, else on the
 	// source cluster (MM2's default).
 	OffsetSyncs         string
@@ -30,7 +26,7 @@ type FlowTopics struct {
 
 // TopicsOf derives the internal topics of f.
 func TopicsOf(f *config.Flow) FlowTopics {
-	p := ReplicationPolicy{Identity: f.ReplicationPolicy == "identity", Separator: f.Separator, LegacyInternalSeparator: f.LegacyInternalSeparator}
+	p := mm2.ReplicationPolicy{Identity: f.ReplicationPolicy == "identity", Separator: f.Separator, LegacyInternalSeparator: f.LegacyInternalSeparator}
 	t := FlowTopics{
 		Policy:              p,
 		OffsetSyncsOnTarget: f.OffsetSyncsLocation == "target",
@@ -70,22 +66,22 @@ type IngestStats struct {
 // the console knows the last state even if a cluster is gone at start-up.
 type MirrorState struct {
 	// Syncs is the flow's whole sync history.
-	Syncs *SyncIndex
+	Syncs *mm2.SyncIndex
 
 	mu        sync.RWMutex
-	connect   map[TP]storage.ConnectOffset
-	heartbeat *storage.Heartbeat
+	connect   map[model.TP]model.ConnectOffset
+	heartbeat *model.Heartbeat
 	ingest    map[string]*IngestStats
 }
 
 // NewMirrorState returns an empty state.
 func NewMirrorState() *MirrorState {
-	return &MirrorState{Syncs: NewSyncIndex(), connect: map[TP]storage.ConnectOffset{}, ingest: map[string]*IngestStats{}}
+	return &MirrorState{Syncs: mm2.NewSyncIndex(), connect: map[model.TP]model.ConnectOffset{}, ingest: map[string]*IngestStats{}}
 }
 
 // Load fills the state from the database.
 func (s *MirrorState) Load(ctx context.Context, store *storage.Store, flow string) error {
-	if err := s.Syncs.Load(ctx, store, flow); err != nil {
+	if err := LoadSyncIndex(ctx, s.Syncs, store, flow); err != nil {
 		return err
 	}
 	cos, err := store.ConnectOffsets(ctx, flow)
@@ -100,14 +96,19 @@ func (s *MirrorState) Load(ctx context.Context, store *storage.Store, flow strin
 	return nil
 }
 
+// LoadSyncIndex adds every stored sync of flow to x.
+func LoadSyncIndex(ctx context.Context, x *mm2.SyncIndex, store *storage.Store, flow string) error {
+	return x.AddFrom(func(add func(model.OffsetSync) error) error { return store.EachSync(ctx, flow, add) })
+}
+
 // apply merges a stored batch into the state.
 func (s *MirrorState) apply(b storage.Batch) {
 	s.Syncs.Add(b.Syncs)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range b.ConnectOffsets {
-		tp := TP{c.Topic, c.Partition}
-		if old, ok := s.connect[tp]; !ok || (storage.SyncKey{Incarnation: old.Incarnation, LogOffset: old.LogOffset}).Before(storage.SyncKey{Incarnation: c.Incarnation, LogOffset: c.LogOffset}) {
+		tp := model.TP{Topic: c.Topic, Partition: c.Partition}
+		if old, ok := s.connect[tp]; !ok || (model.SyncKey{Incarnation: old.Incarnation, LogOffset: old.LogOffset}).Before(model.SyncKey{Incarnation: c.Incarnation, LogOffset: c.LogOffset}) {
 			s.connect[tp] = c
 		}
 	}
@@ -140,16 +141,16 @@ func (s *MirrorState) noteIngest(topic string, records, decodeErrors int64, last
 
 // positions is a copy of what the lag refresh needs.
 type positions struct {
-	latestSync map[TP]storage.Sync
-	connect    map[TP]storage.ConnectOffset
-	heartbeat  *storage.Heartbeat
+	latestSync map[model.TP]model.OffsetSync
+	connect    map[model.TP]model.ConnectOffset
+	heartbeat  *model.Heartbeat
 	ingest     []IngestStats
 }
 
 func (s *MirrorState) snapshot() positions {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	p := positions{latestSync: s.Syncs.Latest(), connect: make(map[TP]storage.ConnectOffset, len(s.connect))}
+	p := positions{latestSync: s.Syncs.Latest(), connect: make(map[model.TP]model.ConnectOffset, len(s.connect))}
 	for k, v := range s.connect {
 		p.connect[k] = v
 	}

@@ -1,0 +1,8 @@
+// Package monitor watches the mirrors: the refresh loop (monitor.go) that
+// ingests MirrorMaker 2's internal topics into storage (ingest.go, state.go),
+// reads lag, RPO and status per flow (lag.go, status.go; clusterlink_lag.go
+// for Cluster Linking), counts records of aborted transactions copied to DR
+// (aborted.go) and judges data loss (loss.go). It reads clusters through
+// package kafka and knows MM2 through package mm2; it changes nothing
+// outside the console but its own storage.
+package monitor
