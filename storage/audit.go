@@ -143,8 +143,14 @@ func (s *Store) auditedTx(ctx context.Context, records []model.AuditEntry, chang
 // auditedChange is auditedTx for one record; it returns the record as
 // written (with its ID), what audit.Recorder.With's write func hands back.
 func (s *Store) auditedChange(ctx context.Context, rec model.AuditEntry, change func(*sql.Tx) error) (model.AuditEntry, error) {
+	return written(rec, func(records []model.AuditEntry) error { return s.auditedTx(ctx, records, change) })
+}
+
+// written hands write rec (as a one-record slice it fills in) and returns
+// it as written, or nothing when write fails.
+func written(rec model.AuditEntry, write func([]model.AuditEntry) error) (model.AuditEntry, error) {
 	records := []model.AuditEntry{rec}
-	if err := s.auditedTx(ctx, records, change); err != nil {
+	if err := write(records); err != nil {
 		return model.AuditEntry{}, err
 	}
 	return records[0], nil
