@@ -18,8 +18,9 @@ import (
 )
 
 // The users page (admins only: web.Router's admin group). Every change
-// goes through accounts, as `drconsole users` does: checked, audited
-// under the signed-in admin's name first, then applied. Passwords are
+// goes through identity, as `drconsole users` does: checked, then applied
+// with its audit record (under the signed-in admin's name) in one
+// transaction. Passwords are
 // hashed here and never logged or audited.
 
 // lockout is why an admin may not disable or demote themself.
