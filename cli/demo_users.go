@@ -37,8 +37,8 @@ func createDemoUsers(ctx context.Context, dbPath string, stdout io.Writer) error
 	}
 	defer store.Close()
 	fmt.Fprintln(stdout, "drconsole sandbox accounts (new passwords every run):")
-	// Created the one way every account is: audited first, so an account
-	// the audit log cannot record does not exist.
+	// Created the one way every account is: with its audit record in one
+	// transaction, so an account the audit log cannot record does not exist.
 	ctx = audit.WithClient(ctx, audit.Client{IP: "local", UserAgent: "drconsole-demo/" + version})
 	auditor := identity.AuditAs(audit.New(store), "demo")
 	for _, u := range demoUsers {

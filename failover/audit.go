@@ -29,3 +29,10 @@ func auditEntry(who Actor, action, subject string, details any) (model.AuditEntr
 func withClient(ctx context.Context, who Actor) context.Context {
 	return audit.WithClient(ctx, audit.Client{IP: who.ClientIP, UserAgent: who.UserAgent})
 }
+
+// recorded makes a change of the console's state: write stores the record
+// it is handed in the change's own transaction, so both happen or neither.
+func (rb *Runbook) recorded(ctx context.Context, who Actor, action, subject string, details any,
+	write func(model.AuditEntry) (model.AuditEntry, error)) (audit.Written, error) {
+	return audit.New(rb.Store).With(withClient(ctx, who), who.Name, action, subject, details, write)
+}

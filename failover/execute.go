@@ -108,8 +108,7 @@ func (rb *Runbook) Begin(ctx context.Context, who Actor, id int64, idx int, conf
 	}
 	// The claim and its record are one transaction (storage.auditedTx);
 	// the Written it yields is what the step's effect demands.
-	actx := audit.WithClient(ctx, audit.Client{IP: who.ClientIP, UserAgent: who.UserAgent})
-	e.started, err = audit.New(rb.Store).With(actx, who.Name, "failover.step-start", runSubject(id), map[string]any{"step": idx + 1, "kind": step.Kind,
+	e.started, err = rb.recorded(ctx, who, "failover.step-start", runSubject(id), map[string]any{"step": idx + 1, "kind": step.Kind,
 		"title": step.Title(rb.Config.Flow(r.Flow)), "params": step, "plan_hash": r.PlanHash, "approvers": r.ValidApprovers,
 		"break_glass": r.BreakGlass, "rules": e.Rules, "override": override, "evidence": rb.evidence(r.Flow)},
 		func(rec model.AuditEntry) (model.AuditEntry, error) {

@@ -38,9 +38,10 @@ type Runbook struct {
 	Store   *storage.Store
 	Monitor *monitor.Monitor
 	Config  *config.Config
-	// Audit writes plans, approvals and refusals before they take effect.
-	// A step's start and outcome records are written by Store in the
-	// same transaction as the step's state change.
+	// Audit writes refusals and outcomes that change nothing. A change
+	// of the console's state (plan, approval, rejection, cancellation,
+	// break-glass, a step's start and outcome) is written with its record
+	// in one Store transaction (Runbook.recorded).
 	Audit Auditor
 	Log   *slog.Logger
 	Now   func() time.Time
@@ -201,11 +202,13 @@ func (rb *Runbook) Create(ctx context.Context, who Actor, plan Plan, reason stri
 	body, _ := json.Marshal(plan)
 	hash := plan.Hash()
 	details := map[string]any{"plan": plan, "plan_hash": hash, "reason": reason, "evidence": rb.evidence(plan.Flow)}
-	if err := rb.Audit.Record(ctx, who, "failover.plan", plan.Flow, details); err != nil {
-		return 0, err
-	}
-	id, err := rb.Store.CreateFailoverRun(ctx, storage.FailoverRun{Flow: plan.Flow, Reason: reason, CreatedBy: who.Name,
-		CreatedMs: rb.now().UnixMilli(), PlanJSON: string(body), PlanHash: hash, ApprovalsRequired: rb.Config.Failover.ApprovalsRequired}, kinds(plan))
+	var id int64
+	_, err := rb.recorded(ctx, who, "failover.plan", plan.Flow, details, func(rec model.AuditEntry) (model.AuditEntry, error) {
+		var err error
+		id, rec, err = rb.Store.CreateFailoverRun(ctx, storage.FailoverRun{Flow: plan.Flow, Reason: reason, CreatedBy: who.Name,
+			CreatedMs: rb.now().UnixMilli(), PlanJSON: string(body), PlanHash: hash, ApprovalsRequired: rb.Config.Failover.ApprovalsRequired}, kinds(plan), rec)
+		return rec, err
+	})
 	if err != nil {
 		return 0, err
 	}
@@ -236,10 +239,11 @@ func (rb *Runbook) Update(ctx context.Context, who Actor, id int64, plan Plan, r
 	}
 	body, _ := json.Marshal(plan)
 	hash := plan.Hash()
-	if err := rb.Audit.Record(ctx, who, "failover.plan-changed", runSubject(id), map[string]any{"plan": plan, "old_hash": r.PlanHash, "plan_hash": hash, "reason": reason}); err != nil {
-		return err
-	}
-	return rb.Store.ReplaceFailoverPlan(ctx, id, string(body), hash, reason, kinds(plan), rb.now().UnixMilli())
+	_, err = rb.recorded(ctx, who, "failover.plan-changed", runSubject(id), map[string]any{"plan": plan, "old_hash": r.PlanHash, "plan_hash": hash, "reason": reason},
+		func(rec model.AuditEntry) (model.AuditEntry, error) {
+			return rb.Store.ReplaceFailoverPlan(ctx, id, string(body), hash, reason, kinds(plan), rb.now().UnixMilli(), rec)
+		})
+	return err
 }
 
 func runSubject(id int64) string { return fmt.Sprintf("failover-run:%d", id) }
@@ -254,8 +258,9 @@ func (rb *Runbook) Approve(ctx context.Context, who Actor, id int64, planHash, c
 	if err != nil {
 		return err
 	}
+	approvable := []string{"pending", "approved", "running"}
 	switch {
-	case r.Status != "pending" && r.Status != "approved" && r.Status != "running":
+	case !slices.Contains(approvable, r.Status):
 		return fmt.Errorf("run %d is %s: nothing to approve", id, r.Status)
 	case samePerson(who.Name, r.CreatedBy):
 		return rb.refused(ctx, who, id, "failover.self-approval-refused", map[string]any{"plan_hash": r.PlanHash}, ErrSelfApproval)
@@ -264,12 +269,16 @@ func (rb *Runbook) Approve(ctx context.Context, who Actor, id int64, planHash, c
 	}
 	now := rb.now()
 	ttl := rb.Config.Failover.ApprovalTTL.D()
-	if err := rb.Audit.Record(ctx, who, "failover.approve", runSubject(id), map[string]any{"plan_hash": planHash, "comment": comment,
-		"expires": now.Add(ttl).UTC(), "evidence": rb.evidence(r.Flow)}); err != nil {
-		return err
-	}
-	if _, err := rb.Store.AddFailoverApproval(ctx, id, storage.FailoverApproval{Approver: who.Name, Decision: "approve", Reason: comment,
-		PlanHash: planHash, AtMs: now.UnixMilli(), ExpiresMs: now.Add(ttl).UnixMilli()}); err != nil {
+	// The approval and its record are one transaction, made only while the
+	// run is still approvable with this plan. Whether approvals now suffice
+	// depends on who the approvers are (Get, sockPuppet), so the move to
+	// approved follows as its own conditional step: it is derived from
+	// recorded approvals and needs no record of its own.
+	if _, err := rb.recorded(ctx, who, "failover.approve", runSubject(id), map[string]any{"plan_hash": planHash, "comment": comment,
+		"expires": now.Add(ttl).UTC(), "evidence": rb.evidence(r.Flow)}, func(rec model.AuditEntry) (model.AuditEntry, error) {
+		return rb.Store.ApproveFailoverRun(ctx, id, approvable, storage.FailoverApproval{Approver: who.Name, Decision: "approve", Reason: comment,
+			PlanHash: planHash, AtMs: now.UnixMilli(), ExpiresMs: now.Add(ttl).UnixMilli()}, rec)
+	}); err != nil {
 		return err
 	}
 	if r, err = rb.Get(ctx, id); err == nil && r.Approved && r.Status == "pending" {
@@ -293,15 +302,13 @@ func (rb *Runbook) Reject(ctx context.Context, who Actor, id int64, reason strin
 	if err != nil {
 		return err
 	}
-	if err := rb.Audit.Record(ctx, who, "failover.reject", runSubject(id), map[string]any{"plan_hash": r.PlanHash, "reason": reason}); err != nil {
-		return err
-	}
 	now := rb.now().UnixMilli()
-	if _, err := rb.Store.AddFailoverApproval(ctx, id, storage.FailoverApproval{Approver: who.Name, Decision: "reject", Reason: reason,
-		PlanHash: r.PlanHash, AtMs: now, ExpiresMs: now}); err != nil {
-		return err
-	}
-	return rb.Store.SetFailoverStatus(ctx, id, []string{"pending", "approved"}, "rejected", now)
+	_, err = rb.recorded(ctx, who, "failover.reject", runSubject(id), map[string]any{"plan_hash": r.PlanHash, "reason": reason},
+		func(rec model.AuditEntry) (model.AuditEntry, error) {
+			return rb.Store.RejectFailoverRun(ctx, id, []string{"pending", "approved"}, storage.FailoverApproval{Approver: who.Name, Decision: "reject", Reason: reason,
+				PlanHash: r.PlanHash, AtMs: now, ExpiresMs: now}, rec)
+		})
+	return err
 }
 
 // Cancel ends a run that has not completed.
@@ -309,10 +316,10 @@ func (rb *Runbook) Cancel(ctx context.Context, who Actor, id int64, reason strin
 	if !mayOperate(who) {
 		return ErrRole
 	}
-	if err := rb.Audit.Record(ctx, who, "failover.cancel", runSubject(id), map[string]any{"reason": reason}); err != nil {
-		return err
-	}
-	return rb.Store.SetFailoverStatus(ctx, id, []string{"pending", "approved", "running", "failed"}, "cancelled", rb.now().UnixMilli())
+	_, err := rb.recorded(ctx, who, "failover.cancel", runSubject(id), map[string]any{"reason": reason}, func(rec model.AuditEntry) (model.AuditEntry, error) {
+		return rb.Store.CancelFailoverRun(ctx, id, []string{"pending", "approved", "running", "failed"}, rb.now().UnixMilli(), rec)
+	})
+	return err
 }
 
 // BreakGlass approves a run with the requester alone, when the
@@ -331,12 +338,14 @@ func (rb *Runbook) BreakGlass(ctx context.Context, who Actor, id int64, reason s
 	if err != nil {
 		return err
 	}
-	if err := rb.Audit.Record(ctx, who, "failover.BREAK-GLASS", runSubject(id), map[string]any{"plan_hash": r.PlanHash, "reason": reason,
-		"evidence": rb.evidence(r.Flow)}); err != nil {
+	if _, err := rb.recorded(ctx, who, "failover.BREAK-GLASS", runSubject(id), map[string]any{"plan_hash": r.PlanHash, "reason": reason,
+		"evidence": rb.evidence(r.Flow)}, func(rec model.AuditEntry) (model.AuditEntry, error) {
+		return rb.Store.SetBreakGlass(ctx, id, reason, rb.now().UnixMilli(), rec)
+	}); err != nil {
 		return err
 	}
 	rb.Log.Warn("BREAK-GLASS: failover approved by a single operator", "run", id, "operator", who.Name, "reason", reason)
-	return rb.Store.SetBreakGlass(ctx, id, reason, rb.now().UnixMilli())
+	return nil
 }
 
 // Runs lists runs, newest first.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/identity"
@@ -17,8 +18,9 @@ import (
 )
 
 // The users page (admins only: web.Router's admin group). Every change
-// goes through accounts, as `drconsole users` does: checked, audited
-// under the signed-in admin's name first, then applied. Passwords are
+// goes through identity, as `drconsole users` does: checked, then applied
+// with its audit record (under the signed-in admin's name) in one
+// transaction. Passwords are
 // hashed here and never logged or audited.
 
 // lockout is why an admin may not disable or demote themself.
@@ -68,13 +70,17 @@ func (h *Handlers) renderUsers(w http.ResponseWriter, r *http.Request, status in
 	h.render(w, r, status, views.AdminUsers(p))
 }
 
-// userAuditor records a user change as the signed-in admin.
+// userAuditor records a user change as the signed-in admin, in the
+// change's transaction.
 func (h *Handlers) userAuditor(r *http.Request) identity.Auditor {
-	return func(_ context.Context, action, subject string, details any) error {
-		if err := h.Audit(r, action, subject, details); err != nil {
+	return func(_ context.Context, action, subject string, details any, write func(model.AuditEntry) (model.AuditEntry, error)) error {
+		actor, ctx := h.auditContext(r)
+		err := identity.AuditAs(audit.New(h.Store), actor)(ctx, action, subject, details, write)
+		if errors.Is(err, storage.ErrAuditWrite) {
+			h.Log.Error("writing the audit log", "action", action, "actor", actor, "err", err)
 			return fmt.Errorf("%w (%v)", errAudit, err)
 		}
-		return nil
+		return err
 	}
 }
 

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -219,15 +220,22 @@ func (h *Handlers) Audit(r *http.Request, action, subject string, details any) e
 
 // record is Audit with the proof of the write, for what an effect needs.
 func (h *Handlers) record(r *http.Request, action, subject string, details any) (audit.Written, error) {
-	actor := "anonymous"
-	if u := identity.UserFrom(r.Context()); u != nil {
-		actor = u.Name
-	}
+	actor, _ := h.auditContext(r)
 	return h.auditAs(r, actor, action, subject, details)
 }
 
+// auditContext is who r's records name as actor (the signed-in user, or
+// anonymous) and the context that names r's client in them.
+func (h *Handlers) auditContext(r *http.Request) (actor string, ctx context.Context) {
+	actor = "anonymous"
+	if u := identity.UserFrom(r.Context()); u != nil {
+		actor = u.Name
+	}
+	return actor, audit.WithClient(r.Context(), audit.Client{IP: identity.ClientIP(r), UserAgent: r.UserAgent()})
+}
+
 func (h *Handlers) auditAs(r *http.Request, actor, action, subject string, details any) (audit.Written, error) {
-	ctx := audit.WithClient(r.Context(), audit.Client{IP: identity.ClientIP(r), UserAgent: r.UserAgent()})
+	_, ctx := h.auditContext(r)
 	w, err := audit.New(h.Store).Record(ctx, actor, action, subject, details)
 	if err != nil {
 		h.Log.Error("writing the audit log", "action", action, "actor", actor, "err", err)

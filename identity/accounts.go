@@ -2,8 +2,10 @@ package identity
 
 // Accounts: the console's users are changed the one way both
 // `drconsole users` (cli) and the admin page (handlers/admin.go) do it:
-// check the input, audit first (a change the audit log cannot record does
-// not happen), then apply. Callers hash passwords (HashPassword) and say
+// check the input, then apply the change and write its audit record in
+// one transaction (a change the audit log cannot record does not happen,
+// and a change refused, say for a user that no longer exists, leaves no
+// record claiming it). Callers hash passwords (HashPassword) and say
 // who is acting through their Auditor; clear-text passwords never reach
 // these functions, so they cannot reach the log.
 
@@ -17,15 +19,17 @@ import (
 	"github.com/drconsole/drconsole/storage"
 )
 
-// Auditor appends one audit record for the acting person (the CLI's OS
-// user, the admin page's signed-in admin). subject is "user:<name>".
-type Auditor func(ctx context.Context, action, subject string, details any) error
+// Auditor builds the audit record of the acting person (the CLI's OS
+// user, the admin page's signed-in admin) doing action to subject
+// ("user:<name>") and hands it to write, which stores it in the change's
+// transaction (audit.Recorder.With).
+type Auditor func(ctx context.Context, action, subject string, details any, write func(model.AuditEntry) (model.AuditEntry, error)) error
 
 // AuditAs is the Auditor that records through rec as actor, naming the
 // client ctx carries (audit.WithClient).
 func AuditAs(rec *audit.Recorder, actor string) Auditor {
-	return func(ctx context.Context, action, subject string, details any) error {
-		_, err := rec.Record(ctx, actor, action, subject, details)
+	return func(ctx context.Context, action, subject string, details any, write func(model.AuditEntry) (model.AuditEntry, error)) error {
+		_, err := rec.With(ctx, actor, action, subject, details, write)
 		return err
 	}
 }
@@ -56,7 +60,7 @@ func (e existsError) Unwrap() error { return storage.ErrUserExists }
 
 // CreateUser adds an account; hash "" makes one that can sign in only through
 // the reverse proxy. An existing name gives an error wrapping
-// storage.ErrUserExists, before anything is audited. createdBy is who
+// storage.ErrUserExists, and nothing is audited. createdBy is who
 // creates it (an approval from an account its requester created does not
 // count).
 func CreateUser(ctx context.Context, st *storage.Store, audit Auditor, name string, role model.Role, hash, createdBy string) error {
@@ -72,10 +76,13 @@ func CreateUser(ctx context.Context, st *storage.Store, audit Auditor, name stri
 	} else if !errors.Is(err, storage.ErrUnknownUser) {
 		return err
 	}
-	if err := audit(ctx, "user.create", "user:"+name, map[string]any{"role": role, "password": hash != ""}); err != nil {
-		return err
+	err := audit(ctx, "user.create", "user:"+name, map[string]any{"role": role, "password": hash != ""}, func(rec model.AuditEntry) (model.AuditEntry, error) {
+		return st.CreateUserAudited(ctx, model.User{Name: name, Role: role, PasswordHash: hash, CreatedBy: createdBy}, rec)
+	})
+	if errors.Is(err, storage.ErrUserExists) {
+		return existsError(name) // taken since the check above
 	}
-	return st.CreateUser(ctx, model.User{Name: name, Role: role, PasswordHash: hash, CreatedBy: createdBy})
+	return err
 }
 
 // SetRole changes name's role and returns the one it had. Asking for the
@@ -92,10 +99,9 @@ func SetRole(ctx context.Context, st *storage.Store, audit Auditor, name string,
 	if u.Role == to {
 		return u.Role, nil
 	}
-	if err := audit(ctx, "user.role", "user:"+name, map[string]any{"from": u.Role, "to": to}); err != nil {
-		return u.Role, err
-	}
-	return u.Role, st.SetRole(ctx, name, to)
+	return u.Role, audit(ctx, "user.role", "user:"+name, map[string]any{"from": u.Role, "to": to}, func(rec model.AuditEntry) (model.AuditEntry, error) {
+		return st.SetRoleAudited(ctx, name, to, rec)
+	})
 }
 
 // SetPassword replaces name's password hash, which signs them out
@@ -105,10 +111,9 @@ func SetPassword(ctx context.Context, st *storage.Store, audit Auditor, name, ha
 	if _, err := st.UserByName(ctx, name); err != nil {
 		return err
 	}
-	if err := audit(ctx, "user.password", "user:"+name, map[string]any{"sessions_ended": true}); err != nil {
-		return err
-	}
-	return st.SetPassword(ctx, name, hash)
+	return audit(ctx, "user.password", "user:"+name, map[string]any{"sessions_ended": true}, func(rec model.AuditEntry) (model.AuditEntry, error) {
+		return st.SetPasswordAudited(ctx, name, hash, rec)
+	})
 }
 
 // SetDisabled disables name, ending every session they have, or enables
@@ -122,8 +127,7 @@ func SetDisabled(ctx context.Context, st *storage.Store, audit Auditor, name str
 	if disabled {
 		action, details = "user.disable", map[string]any{"sessions_ended": true}
 	}
-	if err := audit(ctx, action, "user:"+name, details); err != nil {
-		return err
-	}
-	return st.SetDisabled(ctx, name, disabled)
+	return audit(ctx, action, "user:"+name, details, func(rec model.AuditEntry) (model.AuditEntry, error) {
+		return st.SetDisabledAudited(ctx, name, disabled, rec)
+	})
 }

@@ -116,6 +116,62 @@ func insertAudit(ctx context.Context, tx *sql.Tx, e *model.AuditEntry) error {
 	return err
 }
 
+// auditedTx makes a change and writes its audit record in one write
+// transaction: the change happens only with its record, and the record is
+// written only when the change was made.
+func (s *Store) auditedTx(ctx context.Context, records []model.AuditEntry, change func(*sql.Tx) error) error {
+	for i := range records {
+		e, err := prepareAudit(records[i])
+		if err != nil {
+			return err
+		}
+		records[i] = e
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := change(tx); err != nil {
+			return err
+		}
+		for i := range records {
+			if err := insertAudit(ctx, tx, &records[i]); err != nil {
+				return &auditWriteError{action: records[i].Action, err: err}
+			}
+		}
+		return nil
+	})
+}
+
+// auditedChange is auditedTx for one record; it returns the record as
+// written (with its ID), what audit.Recorder.With's write func hands back.
+func (s *Store) auditedChange(ctx context.Context, rec model.AuditEntry, change func(*sql.Tx) error) (model.AuditEntry, error) {
+	return written(rec, func(records []model.AuditEntry) error { return s.auditedTx(ctx, records, change) })
+}
+
+// written hands write rec (as a one-record slice it fills in) and returns
+// it as written, or nothing when write fails.
+func written(rec model.AuditEntry, write func([]model.AuditEntry) error) (model.AuditEntry, error) {
+	records := []model.AuditEntry{rec}
+	if err := write(records); err != nil {
+		return model.AuditEntry{}, err
+	}
+	return records[0], nil
+}
+
+// ErrAuditWrite: a change's audit record could not be written, so the
+// change was not made either (callers tell it from the change's own
+// refusals, such as ErrConflict or ErrUnknownUser).
+var ErrAuditWrite = errors.New("the audit record cannot be written")
+
+type auditWriteError struct {
+	action string
+	err    error
+}
+
+func (e *auditWriteError) Error() string {
+	return fmt.Sprintf("storage: audit record %s cannot be written, so nothing was changed: %v", e.action, e.err)
+}
+
+func (e *auditWriteError) Unwrap() []error { return []error{ErrAuditWrite, e.err} }
+
 // AuditFilter selects audit records. Zero fields do not filter.
 type AuditFilter struct {
 	Actor, Action string // exact match

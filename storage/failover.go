@@ -59,10 +59,12 @@ var ErrNotFound = errors.New("not found")
 // other request changed it first.
 var ErrConflict = errors.New("changed by someone else")
 
-// CreateFailoverRun stores a new run with its steps, all pending.
-func (s *Store) CreateFailoverRun(ctx context.Context, r FailoverRun, kinds []string) (int64, error) {
+// CreateFailoverRun stores a new run with its steps, all pending, in one
+// transaction with rec, the plan's audit record, which it returns as
+// written.
+func (s *Store) CreateFailoverRun(ctx context.Context, r FailoverRun, kinds []string, rec model.AuditEntry) (int64, model.AuditEntry, error) {
 	var id int64
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	rec, err := s.auditedChange(ctx, rec, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO failover_runs (flow, reason, created_by, created_ms, updated_ms, status, plan_json, plan_hash, approvals_required)
 			VALUES (?,?,?,?,?,'pending',?,?,?)`, r.Flow, r.Reason, r.CreatedBy, r.CreatedMs, r.CreatedMs, r.PlanJSON, r.PlanHash, r.ApprovalsRequired)
 		if err != nil {
@@ -74,9 +76,9 @@ func (s *Store) CreateFailoverRun(ctx context.Context, r FailoverRun, kinds []st
 		return insertSteps(ctx, tx, id, kinds)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("storage: creating failover run: %w", err)
+		return 0, rec, fmt.Errorf("storage: creating failover run: %w", err)
 	}
-	return id, nil
+	return id, rec, nil
 }
 
 func insertSteps(ctx context.Context, tx *sql.Tx, runID int64, kinds []string) error {
@@ -88,10 +90,11 @@ func insertSteps(ctx context.Context, tx *sql.Tx, runID int64, kinds []string) e
 	return nil
 }
 
-// ReplaceFailoverPlan swaps a pending run's plan (and steps); approvals
-// given for the old plan hash no longer count.
-func (s *Store) ReplaceFailoverPlan(ctx context.Context, runID int64, planJSON, planHash, reason string, kinds []string, nowMs int64) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+// ReplaceFailoverPlan swaps a pending run's plan (and steps), with rec, its
+// audit record; approvals given for the old plan hash no longer count.
+// ErrConflict (and no record) when the run is not pending.
+func (s *Store) ReplaceFailoverPlan(ctx context.Context, runID int64, planJSON, planHash, reason string, kinds []string, nowMs int64, rec model.AuditEntry) (model.AuditEntry, error) {
+	return s.auditedChange(ctx, rec, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE failover_runs SET plan_json=?, plan_hash=?, reason=?, updated_ms=?
 			WHERE id=? AND status='pending'`, planJSON, planHash, reason, nowMs, runID)
 		if err != nil {
@@ -107,15 +110,26 @@ func (s *Store) ReplaceFailoverPlan(ctx context.Context, runID int64, planJSON, 
 	})
 }
 
+// execer is a connection or a transaction.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
 // SetFailoverStatus moves a run from one status to another; ErrConflict
-// when it was not in from.
+// when it was not in from. It writes no record: it is for status that
+// follows from recorded facts (enough recorded approvals make a run
+// approved); a change of its own goes with its record (CancelFailoverRun).
 func (s *Store) SetFailoverStatus(ctx context.Context, runID int64, from []string, to string, nowMs int64) error {
+	return setFailoverStatus(ctx, s.w, runID, from, to, nowMs)
+}
+
+func setFailoverStatus(ctx context.Context, db execer, runID int64, from []string, to string, nowMs int64) error {
 	q := `UPDATE failover_runs SET status=?, updated_ms=? WHERE id=? AND status IN (` + placeholders(len(from)) + `)`
 	args := []any{to, nowMs, runID}
 	for _, f := range from {
 		args = append(args, f)
 	}
-	res, err := s.w.ExecContext(ctx, q, args...)
+	res, err := db.ExecContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("storage: run %d status: %w", runID, err)
 	}
@@ -125,50 +139,64 @@ func (s *Store) SetFailoverStatus(ctx context.Context, runID int64, from []strin
 	return nil
 }
 
-// SetBreakGlass records a single-operator override of the approval gate.
-func (s *Store) SetBreakGlass(ctx context.Context, runID int64, reason string, nowMs int64) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE failover_runs SET break_glass=?, status='approved', updated_ms=? WHERE id=? AND status='pending'`,
-		reason, nowMs, runID)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return fmt.Errorf("storage: run %d is not pending: %w", runID, ErrConflict)
-	}
-	return nil
+// CancelFailoverRun ends a run that is in one of from, with rec, the
+// cancellation's audit record. ErrConflict (and no record) otherwise.
+func (s *Store) CancelFailoverRun(ctx context.Context, runID int64, from []string, nowMs int64, rec model.AuditEntry) (model.AuditEntry, error) {
+	return s.auditedChange(ctx, rec, func(tx *sql.Tx) error {
+		return setFailoverStatus(ctx, tx, runID, from, "cancelled", nowMs)
+	})
 }
 
-// AddFailoverApproval records an approval or a rejection.
-func (s *Store) AddFailoverApproval(ctx context.Context, runID int64, a FailoverApproval) (int64, error) {
-	res, err := s.w.ExecContext(ctx, `INSERT INTO failover_approvals (run_id, approver, decision, reason, plan_hash, at_ms, expires_ms)
-		VALUES (?,?,?,?,?,?,?)`, runID, a.Approver, a.Decision, a.Reason, a.PlanHash, a.AtMs, a.ExpiresMs)
-	if err != nil {
-		return 0, fmt.Errorf("storage: recording approval: %w", err)
-	}
-	return res.LastInsertId()
-}
-
-// auditedTx makes a change and writes its audit record in one write
-// transaction: the change happens only with its record, and the record is
-// written only when the change was made.
-func (s *Store) auditedTx(ctx context.Context, records []model.AuditEntry, change func(*sql.Tx) error) error {
-	for i := range records {
-		e, err := prepareAudit(records[i])
+// SetBreakGlass records a single-operator override of the approval gate,
+// with rec, its audit record. ErrConflict (and no record) when the run is
+// not pending.
+func (s *Store) SetBreakGlass(ctx context.Context, runID int64, reason string, nowMs int64, rec model.AuditEntry) (model.AuditEntry, error) {
+	return s.auditedChange(ctx, rec, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE failover_runs SET break_glass=?, status='approved', updated_ms=? WHERE id=? AND status='pending'`,
+			reason, nowMs, runID)
 		if err != nil {
 			return err
 		}
-		records[i] = e
-	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		if err := change(tx); err != nil {
-			return err
-		}
-		for i := range records {
-			if err := insertAudit(ctx, tx, &records[i]); err != nil {
-				return fmt.Errorf("storage: audit record %s cannot be written, so nothing was changed: %w", records[i].Action, err)
-			}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return fmt.Errorf("storage: run %d is not pending: %w", runID, ErrConflict)
 		}
 		return nil
+	})
+}
+
+// ApproveFailoverRun stores an approval of the run's plan with rec, its
+// audit record, only while the run is one of from and its plan hash is
+// still a.PlanHash; ErrConflict (and no record) otherwise. Whether the
+// approvals now suffice is the runbook's judgement (it checks who the
+// approvers are), so the move to approved is its SetFailoverStatus.
+func (s *Store) ApproveFailoverRun(ctx context.Context, runID int64, from []string, a FailoverApproval, rec model.AuditEntry) (model.AuditEntry, error) {
+	return s.auditedChange(ctx, rec, func(tx *sql.Tx) error {
+		args := []any{runID, a.Approver, a.Decision, a.Reason, a.PlanHash, a.AtMs, a.ExpiresMs, runID, a.PlanHash}
+		for _, f := range from {
+			args = append(args, f)
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO failover_approvals (run_id, approver, decision, reason, plan_hash, at_ms, expires_ms)
+			SELECT ?,?,?,?,?,?,? WHERE EXISTS (SELECT 1 FROM failover_runs WHERE id=? AND plan_hash=? AND status IN (`+placeholders(len(from))+`))`, args...)
+		if err != nil {
+			return fmt.Errorf("storage: recording approval: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return fmt.Errorf("storage: run %d is not %v or its plan changed: %w", runID, from, ErrConflict)
+		}
+		return nil
+	})
+}
+
+// RejectFailoverRun stores a rejection and moves the run from one of from
+// to rejected, with rec, its audit record; ErrConflict (and nothing
+// stored) when the run is not in from.
+func (s *Store) RejectFailoverRun(ctx context.Context, runID int64, from []string, a FailoverApproval, rec model.AuditEntry) (model.AuditEntry, error) {
+	return s.auditedChange(ctx, rec, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO failover_approvals (run_id, approver, decision, reason, plan_hash, at_ms, expires_ms)
+			VALUES (?,?,?,?,?,?,?)`, runID, a.Approver, a.Decision, a.Reason, a.PlanHash, a.AtMs, a.ExpiresMs); err != nil {
+			return fmt.Errorf("storage: recording rejection: %w", err)
+		}
+		return setFailoverStatus(ctx, tx, runID, from, "rejected", a.AtMs)
 	})
 }
 

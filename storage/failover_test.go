@@ -17,8 +17,8 @@ import (
 func TestFailoverStepClaims(t *testing.T) {
 	st, path := openStore(t)
 	ctx := context.Background()
-	id, err := st.CreateFailoverRun(ctx, storage.FailoverRun{Flow: "f", Reason: "r", CreatedBy: "alice", CreatedMs: 1, PlanJSON: "{}", PlanHash: "h",
-		ApprovalsRequired: 1}, []string{"translate-group", "restore-flink"})
+	id, _, err := st.CreateFailoverRun(ctx, storage.FailoverRun{Flow: "f", Reason: "r", CreatedBy: "alice", CreatedMs: 1, PlanJSON: "{}", PlanHash: "h",
+		ApprovalsRequired: 1}, []string{"translate-group", "restore-flink"}, model.AuditEntry{Actor: "alice", Action: "failover.plan", Subject: "f"})
 	if err != nil {
 		t.Fatal(err)
 	}

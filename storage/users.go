@@ -33,6 +33,17 @@ func validRole(role model.Role) error {
 
 // CreateUser adds an account. CreatedMs is set to now when zero.
 func (s *Store) CreateUser(ctx context.Context, u model.User) error {
+	return s.createUser(ctx, u, nil)
+}
+
+// CreateUserAudited is CreateUser with rec, the creation's audit record,
+// written in the same transaction and returned as written; an existing
+// name (ErrUserExists) writes no record.
+func (s *Store) CreateUserAudited(ctx context.Context, u model.User, rec model.AuditEntry) (model.AuditEntry, error) {
+	return written(rec, func(records []model.AuditEntry) error { return s.createUser(ctx, u, records) })
+}
+
+func (s *Store) createUser(ctx context.Context, u model.User, records []model.AuditEntry) error {
 	u.Name = model.CanonicalName(u.Name)
 	if u.Name == "" {
 		return errors.New("storage: user name is empty")
@@ -43,45 +54,74 @@ func (s *Store) CreateUser(ctx context.Context, u model.User) error {
 	if u.CreatedMs == 0 {
 		u.CreatedMs = clock().UnixMilli()
 	}
-	// ON CONFLICT DO NOTHING and RowsAffected keep "exists" a typed error
-	// instead of a driver-specific constraint message.
-	res, err := s.w.ExecContext(ctx, `INSERT INTO users(name, role, password_hash, created_ms, disabled, created_by)
+	return s.auditedTx(ctx, records, func(tx *sql.Tx) error {
+		// ON CONFLICT DO NOTHING and RowsAffected keep "exists" a typed error
+		// instead of a driver-specific constraint message.
+		res, err := tx.ExecContext(ctx, `INSERT INTO users(name, role, password_hash, created_ms, disabled, created_by)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING`, u.Name, u.Role, u.PasswordHash, u.CreatedMs, u.Disabled, u.CreatedBy)
-	if err != nil {
-		return fmt.Errorf("storage: creating user %q: %w", u.Name, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return fmt.Errorf("storage: user %q: %w", u.Name, ErrUserExists)
-	}
-	return nil
+		if err != nil {
+			return fmt.Errorf("storage: creating user %q: %w", u.Name, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("storage: user %q: %w", u.Name, ErrUserExists)
+		}
+		return nil
+	})
 }
 
 // SetPassword replaces a user's password hash and signs them out
 // everywhere: whoever knew the old password must not keep a session.
 func (s *Store) SetPassword(ctx context.Context, name, hash string) error {
-	return s.updateUser(ctx, name, true, "UPDATE users SET password_hash = ? WHERE name = ?", hash, name)
+	return s.updateUser(ctx, name, true, nil, "UPDATE users SET password_hash = ? WHERE name = ?", hash, name)
 }
 
 // SetRole changes a user's role. Sessions stay: the role is read on every
 // request, so the change takes effect at the next click.
 func (s *Store) SetRole(ctx context.Context, name string, role model.Role) error {
+	return s.setRole(ctx, name, role, nil)
+}
+
+func (s *Store) setRole(ctx context.Context, name string, role model.Role, records []model.AuditEntry) error {
 	if err := validRole(role); err != nil {
 		return fmt.Errorf("storage: user %q: %w", name, err)
 	}
-	return s.updateUser(ctx, name, false, "UPDATE users SET role = ? WHERE name = ?", role, name)
+	return s.updateUser(ctx, name, false, records, "UPDATE users SET role = ? WHERE name = ?", role, name)
 }
 
 // SetDisabled disables (deleting every session) or re-enables a user.
 func (s *Store) SetDisabled(ctx context.Context, name string, disabled bool) error {
-	return s.updateUser(ctx, name, disabled, "UPDATE users SET disabled = ? WHERE name = ?", disabled, name)
+	return s.updateUser(ctx, name, disabled, nil, "UPDATE users SET disabled = ? WHERE name = ?", disabled, name)
 }
 
-func (s *Store) updateUser(ctx context.Context, name string, dropSessions bool, q string, args ...any) error {
+// SetPasswordAudited, SetRoleAudited and SetDisabledAudited make their
+// change with rec, its audit record, in one transaction and return the
+// record as written. A name with no account (ErrUnknownUser) writes no
+// record.
+func (s *Store) SetPasswordAudited(ctx context.Context, name, hash string, rec model.AuditEntry) (model.AuditEntry, error) {
+	return written(rec, func(records []model.AuditEntry) error {
+		return s.updateUser(ctx, name, true, records, "UPDATE users SET password_hash = ? WHERE name = ?", hash, name)
+	})
+}
+
+// SetRoleAudited: see SetPasswordAudited.
+func (s *Store) SetRoleAudited(ctx context.Context, name string, role model.Role, rec model.AuditEntry) (model.AuditEntry, error) {
+	return written(rec, func(records []model.AuditEntry) error { return s.setRole(ctx, name, role, records) })
+}
+
+// SetDisabledAudited: see SetPasswordAudited.
+func (s *Store) SetDisabledAudited(ctx context.Context, name string, disabled bool, rec model.AuditEntry) (model.AuditEntry, error) {
+	return written(rec, func(records []model.AuditEntry) error {
+		return s.updateUser(ctx, name, disabled, records, "UPDATE users SET disabled = ? WHERE name = ?", disabled, name)
+	})
+}
+
+// updateUser runs q and writes records (nil: none) in one transaction.
+func (s *Store) updateUser(ctx context.Context, name string, dropSessions bool, records []model.AuditEntry, q string, args ...any) error {
 	name = model.CanonicalName(name)
 	args[len(args)-1] = name // every update ends "WHERE name = ?"
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.auditedTx(ctx, records, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
 			return fmt.Errorf("storage: updating user %q: %w", name, err)
