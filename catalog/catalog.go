@@ -22,6 +22,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/flink/s3"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -158,7 +159,7 @@ func (c *Catalog) syncTarget(ctx context.Context, ft *config.FlinkTarget) error 
 		return err
 	}
 	var errs []error
-	var entries []storage.Savepoint
+	var entries []model.Savepoint
 	seen := map[string]bool{}
 	for _, job := range jobs {
 		h, err := cl.Checkpoints(ctx, job.ID)
@@ -181,23 +182,23 @@ func (c *Catalog) syncTarget(ctx context.Context, ft *config.FlinkTarget) error 
 			}
 		}
 		for _, cp := range cands {
-			if cp.Status != storage.SavepointCompleted || cp.ExternalPath == "" || cp.ExternalPath == notAddressable {
+			if cp.Status != model.SavepointCompleted || cp.ExternalPath == "" || cp.ExternalPath == notAddressable {
 				continue
 			}
 			path := CanonicalPath(cp.ExternalPath)
 			if seen[path] {
 				continue
 			}
-			kind := storage.KindCheckpoint
+			kind := model.KindCheckpoint
 			if cp.IsSavepoint || strings.Contains(cp.CheckpointType, "SAVEPOINT") {
-				kind = storage.KindSavepoint
+				kind = model.KindSavepoint
 			}
-			if kind == storage.KindCheckpoint && (cp.Discarded || !c.checkpointKept(ctx, path, cp.ID == latest)) {
+			if kind == model.KindCheckpoint && (cp.Discarded || !c.checkpointKept(ctx, path, cp.ID == latest)) {
 				continue // subsumed or disposed: Flink lists it with its former path
 			}
 			seen[path] = true
-			sp := storage.Savepoint{FlinkTarget: ft.Name, JobID: job.ID, JobName: job.Name, Path: path, Kind: kind,
-				Origin: storage.OriginREST, Status: storage.SavepointCompleted}
+			sp := model.Savepoint{FlinkTarget: ft.Name, JobID: job.ID, JobName: job.Name, Path: path, Kind: kind,
+				Origin: model.OriginREST, Status: model.SavepointCompleted}
 			fillFromFlink(&sp, cp)
 			entries = append(entries, sp)
 		}
@@ -450,7 +451,7 @@ func (c *Catalog) target(name string) (*config.FlinkTarget, error) {
 
 // fillFromFlink copies Flink's own figures for a checkpoint or savepoint
 // into a catalog entry; unknown (zero) figures stay unknown.
-func fillFromFlink(sp *storage.Savepoint, cp flink.Checkpoint) {
+func fillFromFlink(sp *model.Savepoint, cp flink.Checkpoint) {
 	sp.CheckpointID = ptr(cp.ID)
 	if cp.TriggerTime > 0 {
 		sp.TriggerMs = ptr(cp.TriggerTime)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -150,20 +151,20 @@ func (c *clock) now() time.Time      { return time.UnixMilli(c.t.Load()) }
 func (c *clock) set(t time.Time)     { c.t.Store(t.UnixMilli()) }
 func (c *clock) add(d time.Duration) { c.t.Add(d.Milliseconds()) }
 
-func entriesByPath(t *testing.T, s *storage.Store) map[string]storage.Savepoint {
+func entriesByPath(t *testing.T, s *storage.Store) map[string]model.Savepoint {
 	t.Helper()
 	all, err := s.Savepoints(context.Background(), storage.SavepointFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]storage.Savepoint{}
+	out := map[string]model.Savepoint{}
 	for _, sp := range all {
 		out[sp.Path] = sp
 	}
 	return out
 }
 
-func checkOffsets(t *testing.T, sp storage.Savepoint, want expected) {
+func checkOffsets(t *testing.T, sp model.Savepoint, want expected) {
 	t.Helper()
 	got, err := sp.Offsets()
 	if err != nil {
@@ -238,19 +239,19 @@ func TestSyncRemembersWhatFlinkForgot(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s missing from the catalog: %v", p, got)
 		}
-		if e.FlinkTarget != "flink-primary" || e.JobID != job || e.JobName != "events" || e.Origin != storage.OriginREST ||
-			e.Status != storage.SavepointCompleted || e.FirstSeenMs != t1.UnixMilli() || e.LastSeenMs != t1.UnixMilli() {
+		if e.FlinkTarget != "flink-primary" || e.JobID != job || e.JobName != "events" || e.Origin != model.OriginREST ||
+			e.Status != model.SavepointCompleted || e.FirstSeenMs != t1.UnixMilli() || e.LastSeenMs != t1.UnixMilli() {
 			t.Fatalf("%s: %+v", p, e)
 		}
 	}
 	s := got[spPath]
-	if s.Kind != storage.KindSavepoint || *s.TriggerMs != 1000 || *s.CompletedMs != 1100 || *s.SizeBytes != 4562 {
+	if s.Kind != model.KindSavepoint || *s.TriggerMs != 1000 || *s.CompletedMs != 1100 || *s.SizeBytes != 4562 {
 		t.Fatalf("savepoint entry %+v", s)
 	}
 	checkOffsets(t, s, loadExpected(t, fixtureEvents))
 	checkOffsets(t, got[chk11Path], loadExpected(t, fixtureOrders))
 	checkOffsets(t, got[chk9Path], loadExpected(t, fixtureOrders))
-	if got[chk11Path].Kind != storage.KindCheckpoint || got[s3Path].Kind != storage.KindSavepoint {
+	if got[chk11Path].Kind != model.KindCheckpoint || got[s3Path].Kind != model.KindSavepoint {
 		t.Fatalf("kinds: chk-11 %s, s3 %s", got[chk11Path].Kind, got[s3Path].Kind)
 	}
 	if e := got[s3Path]; e.OffsetsJSON != "" || !strings.Contains(e.ReadError, "s3://") || !strings.Contains(e.ReadError, "s3.endpoint") {
@@ -349,7 +350,7 @@ func TestScanDirs(t *testing.T) {
 		if !ok {
 			t.Fatalf("scan missed %s; found %v", p, keys(got))
 		}
-		if e.Origin != storage.OriginScan || e.Status != storage.SavepointCompleted || e.CompletedMs == nil || e.SizeBytes == nil || *e.SizeBytes == 0 {
+		if e.Origin != model.OriginScan || e.Status != model.SavepointCompleted || e.CompletedMs == nil || e.SizeBytes == nil || *e.SizeBytes == 0 {
 			t.Fatalf("%s: %+v", p, e)
 		}
 	}
@@ -357,7 +358,7 @@ func TestScanDirs(t *testing.T) {
 	checkOffsets(t, got["file:"+three], loadExpected(t, fixtureEvents))
 	c11 := got["file:"+chk]
 	checkOffsets(t, c11, loadExpected(t, fixtureOrders))
-	if c11.Kind != storage.KindCheckpoint || c11.JobID != job || got["file:"+sp].Kind != storage.KindSavepoint {
+	if c11.Kind != model.KindCheckpoint || c11.JobID != job || got["file:"+sp].Kind != model.KindSavepoint {
 		t.Fatalf("kinds/job from directory names: chk %+v", c11)
 	}
 	if e := got["file:"+filepath.Join(root, "savepoint-bad")]; e.OffsetsJSON != "" || !strings.Contains(e.ReadError, "_metadata") {
@@ -382,7 +383,7 @@ func TestScanDirs(t *testing.T) {
 	}
 }
 
-func keys(m map[string]storage.Savepoint) []string {
+func keys(m map[string]model.Savepoint) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
@@ -443,7 +444,7 @@ func TestRegister(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sp.Path != "file:"+ok || sp.Origin != storage.OriginManual || sp.Kind != storage.KindSavepoint {
+	if sp.Path != "file:"+ok || sp.Origin != model.OriginManual || sp.Kind != model.KindSavepoint {
 		t.Fatalf("registered %+v", sp)
 	}
 	checkOffsets(t, sp, loadExpected(t, fixtureEvents))
@@ -546,8 +547,8 @@ func TestTrigger(t *testing.T) {
 	if body["cancel-job"] != false || body["target-directory"] != nil {
 		t.Fatalf("trigger body %v", body)
 	}
-	if sp.ID == 0 || sp.Path != "file:"+loc || sp.Origin != storage.OriginTriggered || sp.Kind != storage.KindSavepoint ||
-		sp.FlinkTarget != "flink-primary" || sp.JobID != job || sp.JobName != "events" || sp.Status != storage.SavepointCompleted ||
+	if sp.ID == 0 || sp.Path != "file:"+loc || sp.Origin != model.OriginTriggered || sp.Kind != model.KindSavepoint ||
+		sp.FlinkTarget != "flink-primary" || sp.JobID != job || sp.JobName != "events" || sp.Status != model.SavepointCompleted ||
 		*sp.SizeBytes != 4562 || *sp.TriggerMs != 1000 {
 		t.Fatalf("triggered entry %+v", sp)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink/flinktest"
 	"github.com/drconsole/drconsole/flink/s3"
-	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/model"
 )
 
 const secret = "db_password=Hunter2-TOPSECRET-7f3a9c\n"
@@ -144,8 +144,8 @@ func TestCatalogDeadlines(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Catalog{Store: store, Config: &config.Config{}, Log: quietLog(), S3: st, ReadTimeout: 300 * time.Millisecond}
-	id, err := store.UpsertSavepoint(ctx, storage.Savepoint{Path: "s3://flink/savepoints/sp-hung", Origin: storage.OriginManual,
-		Status: storage.SavepointCompleted, Kind: storage.KindSavepoint}, time.Now().UnixMilli())
+	id, err := store.UpsertSavepoint(ctx, model.Savepoint{Path: "s3://flink/savepoints/sp-hung", Origin: model.OriginManual,
+		Status: model.SavepointCompleted, Kind: model.KindSavepoint}, time.Now().UnixMilli())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/model"
 )
 
 // UsabilityTimeout bounds the usability judgement of one page: Kafka may
@@ -18,7 +18,7 @@ const UsabilityTimeout = 10 * time.Second
 // UsabilityOf judges sps against flow, a few at a time, all within
 // UsabilityTimeout; entries not judged in time come back unknown (absent
 // from the map). The error is the first judgement that failed.
-func (c *Catalog) UsabilityOf(ctx context.Context, sps []storage.Savepoint, flow string) (map[int64]Usability, error) {
+func (c *Catalog) UsabilityOf(ctx context.Context, sps []model.Savepoint, flow string) (map[int64]Usability, error) {
 	ctx, cancel := context.WithTimeout(ctx, UsabilityTimeout)
 	defer cancel()
 	out := make(map[int64]Usability, len(sps))

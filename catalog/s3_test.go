@@ -12,7 +12,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink/s3"
 	"github.com/drconsole/drconsole/flink/s3/s3test"
-	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/model"
 )
 
 // putFixture uploads a real fixture's _metadata under key.
@@ -74,10 +74,10 @@ func TestCatalogOnS3(t *testing.T) {
 	checkOffsets(t, got[spURI], loadExpected(t, fixtureEvents))
 	checkOffsets(t, got[chk11], loadExpected(t, fixtureOrders))
 	checkOffsets(t, got["s3://flink/savepoints/manual/copy-1"], loadExpected(t, fixtureOrders))
-	if e := got[spURI]; e.Origin != storage.OriginREST || e.Kind != storage.KindSavepoint || e.JobID != job {
+	if e := got[spURI]; e.Origin != model.OriginREST || e.Kind != model.KindSavepoint || e.JobID != job {
 		t.Fatalf("savepoint entry %+v", e)
 	}
-	if e := got["s3://flink/savepoints/manual/copy-1"]; e.Origin != storage.OriginScan || e.SizeBytes == nil || *e.SizeBytes == 0 || e.CompletedMs == nil {
+	if e := got["s3://flink/savepoints/manual/copy-1"]; e.Origin != model.OriginScan || e.SizeBytes == nil || *e.SizeBytes == 0 || e.CompletedMs == nil {
 		t.Fatalf("scanned entry %+v", e)
 	}
 
@@ -87,7 +87,7 @@ func TestCatalogOnS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e, err := store.SavepointByID(ctx, id); err != nil || e.Path != "s3://flink/savepoints/late/savepoint-9" || e.Origin != storage.OriginManual {
+	if e, err := store.SavepointByID(ctx, id); err != nil || e.Path != "s3://flink/savepoints/late/savepoint-9" || e.Origin != model.OriginManual {
 		t.Fatalf("registered %+v %v", e, err)
 	} else {
 		checkOffsets(t, e, loadExpected(t, fixtureEvents))
@@ -130,8 +130,8 @@ func TestS3ReadRetried(t *testing.T) {
 	store := openStore(t)
 	cfg := &config.Config{}
 	c := &Catalog{Store: store, Config: cfg, Log: quietLog()}
-	id, err := store.UpsertSavepoint(ctx, storage.Savepoint{Path: "s3://flink/sp/savepoint-1", Kind: storage.KindSavepoint,
-		Origin: storage.OriginREST, Status: storage.SavepointCompleted}, 1)
+	id, err := store.UpsertSavepoint(ctx, model.Savepoint{Path: "s3://flink/sp/savepoint-1", Kind: model.KindSavepoint,
+		Origin: model.OriginREST, Status: model.SavepointCompleted}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/flink/s3"
-	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/model"
 )
 
 // ScanDepth is how deep below a savepoint directory a `_metadata` is
@@ -37,11 +37,11 @@ var (
 // directories (origin scan).
 func (c *Catalog) scanDirs(ctx context.Context) error {
 	var errs []error
-	var entries []storage.Savepoint
+	var entries []model.Savepoint
 	seen := map[string]bool{}
 	now := c.now()
 	for _, root := range c.Config.SavepointDirs {
-		var found []storage.Savepoint
+		var found []model.Savepoint
 		var err error
 		if config.IsS3URI(root) {
 			found, err = c.scanS3(ctx, root, now)
@@ -71,14 +71,14 @@ func (c *Catalog) scanDirs(ctx context.Context) error {
 // scan, like a registration, never reads outside the configured
 // directories), and a directory already visited (a link loop) is skipped.
 // It stops when ctx is done.
-func scanDir(ctx context.Context, root string, now time.Time) ([]storage.Savepoint, error) {
+func scanDir(ctx context.Context, root string, now time.Time) ([]model.Savepoint, error) {
 	root = filepath.Clean(root)
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return nil, err
 	}
 	var visited []os.FileInfo
-	var out []storage.Savepoint
+	var out []model.Savepoint
 	var errs []error
 	var walk func(dir string, depth int)
 	walk = func(dir string, depth int) {
@@ -140,11 +140,11 @@ func scanDir(ctx context.Context, root string, now time.Time) ([]storage.Savepoi
 
 // scanS3 is scanDir for a directory on S3: the same depth, the same
 // reading of Flink's directory names, one listing request per directory.
-func (c *Catalog) scanS3(ctx context.Context, root string, now time.Time) ([]storage.Savepoint, error) {
+func (c *Catalog) scanS3(ctx context.Context, root string, now time.Time) ([]model.Savepoint, error) {
 	if c.S3 == nil {
 		return nil, errors.New("on S3, but no s3 endpoint is configured")
 	}
-	var out []storage.Savepoint
+	var out []model.Savepoint
 	var errs []error
 	var walk func(dir string, depth int)
 	walk = func(dir string, depth int) {
@@ -163,7 +163,7 @@ func (c *Catalog) scanS3(ctx context.Context, root string, now time.Time) ([]sto
 				}
 			}
 			if meta != nil && now.Sub(meta.ModTime) >= settle {
-				sp := storage.Savepoint{Path: CanonicalPath(dir), Origin: storage.OriginScan, Status: storage.SavepointCompleted,
+				sp := model.Savepoint{Path: CanonicalPath(dir), Origin: model.OriginScan, Status: model.SavepointCompleted,
 					CompletedMs: ptr(meta.ModTime.UnixMilli()), SizeBytes: ptr(size)}
 				describeByName(&sp, dir)
 				out = append(out, sp)
@@ -187,12 +187,12 @@ func (c *Catalog) scanS3(ctx context.Context, root string, now time.Time) ([]sto
 // settled `_metadata`. The kind comes from Flink's directory names: chk-N
 // is a checkpoint (its parent, when 32 hex digits, the job id), anything
 // else a savepoint.
-func scannedEntry(dir string, now time.Time) (storage.Savepoint, bool) {
+func scannedEntry(dir string, now time.Time) (model.Savepoint, bool) {
 	st, err := os.Stat(filepath.Join(dir, flink.MetadataFileName))
 	if err != nil || !st.Mode().IsRegular() || now.Sub(st.ModTime()) < settle {
-		return storage.Savepoint{}, false
+		return model.Savepoint{}, false
 	}
-	sp := storage.Savepoint{Path: CanonicalPath(dir), Origin: storage.OriginScan, Status: storage.SavepointCompleted,
+	sp := model.Savepoint{Path: CanonicalPath(dir), Origin: model.OriginScan, Status: model.SavepointCompleted,
 		CompletedMs: ptr(st.ModTime().UnixMilli()), SizeBytes: ptr(dirSize(dir))}
 	describeByName(&sp, dir)
 	return sp, true
@@ -200,10 +200,10 @@ func scannedEntry(dir string, now time.Time) (storage.Savepoint, bool) {
 
 // describeByName reads Flink's directory names; dir is a local path or a
 // URI (both use "/" here).
-func describeByName(sp *storage.Savepoint, dir string) {
-	sp.Kind = storage.KindSavepoint
+func describeByName(sp *model.Savepoint, dir string) {
+	sp.Kind = model.KindSavepoint
 	if m := chkDirRE.FindStringSubmatch(path.Base(dir)); m != nil {
-		sp.Kind = storage.KindCheckpoint
+		sp.Kind = model.KindCheckpoint
 		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
 			sp.CheckpointID = ptr(n)
 		}
@@ -251,7 +251,7 @@ var ErrOffsetsUnreadable = errors.New("offsets could not be read")
 // result or error. When it was registered but its offsets could not be
 // read, the id comes back with an error wrapping ErrOffsetsUnreadable.
 func (c *Catalog) Register(ctx context.Context, p string) (int64, error) {
-	var sp storage.Savepoint
+	var sp model.Savepoint
 	var err error
 	if config.IsS3URI(strings.TrimSpace(p)) {
 		sp, err = c.registerS3(ctx, strings.TrimSpace(p))
@@ -277,21 +277,21 @@ func (c *Catalog) Register(ctx context.Context, p string) (int64, error) {
 
 // registerLocal describes the local savepoint p names, if it is one inside
 // a configured directory.
-func (c *Catalog) registerLocal(p string) (storage.Savepoint, error) {
+func (c *Catalog) registerLocal(p string) (model.Savepoint, error) {
 	dir, err := c.checkRegisterPath(p)
 	if err != nil {
-		return storage.Savepoint{}, err
+		return model.Savepoint{}, err
 	}
 	meta := filepath.Join(dir, flink.MetadataFileName)
 	st, err := os.Stat(meta)
 	if err != nil || !st.Mode().IsRegular() {
-		return storage.Savepoint{}, fmt.Errorf("catalog: %s has no %s file: not a savepoint or checkpoint directory", dir, flink.MetadataFileName)
+		return model.Savepoint{}, fmt.Errorf("catalog: %s has no %s file: not a savepoint or checkpoint directory", dir, flink.MetadataFileName)
 	}
 	// _metadata itself may be a link: it too must stay inside.
 	if real, err := filepath.EvalSymlinks(meta); err != nil || !c.insideRealDirs(real) {
-		return storage.Savepoint{}, fmt.Errorf("catalog: %s is a link whose target is %w (%s)", meta, ErrOutsideDirs, strings.Join(c.Config.SavepointDirs, ", "))
+		return model.Savepoint{}, fmt.Errorf("catalog: %s is a link whose target is %w (%s)", meta, ErrOutsideDirs, strings.Join(c.Config.SavepointDirs, ", "))
 	}
-	sp := storage.Savepoint{Path: CanonicalPath(dir), Origin: storage.OriginManual, Status: storage.SavepointCompleted,
+	sp := model.Savepoint{Path: CanonicalPath(dir), Origin: model.OriginManual, Status: model.SavepointCompleted,
 		CompletedMs: ptr(st.ModTime().UnixMilli()), SizeBytes: ptr(dirSize(dir))}
 	describeByName(&sp, dir)
 	return sp, nil
@@ -300,13 +300,13 @@ func (c *Catalog) registerLocal(p string) (storage.Savepoint, error) {
 // registerS3 is registerLocal for an s3:// URI: inside a configured S3
 // savepoint directory (compared after cleaning "." and ".." away), with a
 // `_metadata` object.
-func (c *Catalog) registerS3(ctx context.Context, uri string) (storage.Savepoint, error) {
+func (c *Catalog) registerS3(ctx context.Context, uri string) (model.Savepoint, error) {
 	if c.S3 == nil {
-		return storage.Savepoint{}, fmt.Errorf("catalog: %q is on S3, but no s3 endpoint is configured", uri)
+		return model.Savepoint{}, fmt.Errorf("catalog: %q is on S3, but no s3 endpoint is configured", uri)
 	}
 	dir, ok := cleanS3(uri)
 	if !ok {
-		return storage.Savepoint{}, fmt.Errorf("catalog: %q is not an s3://bucket/path URI", uri)
+		return model.Savepoint{}, fmt.Errorf("catalog: %q is not an s3://bucket/path URI", uri)
 	}
 	dir = strings.TrimSuffix(dir, "/"+flink.MetadataFileName)
 	inDirs := false
@@ -316,13 +316,13 @@ func (c *Catalog) registerS3(ctx context.Context, uri string) (storage.Savepoint
 		}
 	}
 	if !inDirs {
-		return storage.Savepoint{}, fmt.Errorf("catalog: %s is %w (%s)", dir, ErrOutsideDirs, strings.Join(c.Config.SavepointDirs, ", "))
+		return model.Savepoint{}, fmt.Errorf("catalog: %s is %w (%s)", dir, ErrOutsideDirs, strings.Join(c.Config.SavepointDirs, ", "))
 	}
 	files, _, err := c.S3.List(ctx, dir)
 	if err != nil {
-		return storage.Savepoint{}, fmt.Errorf("catalog: %w", err)
+		return model.Savepoint{}, fmt.Errorf("catalog: %w", err)
 	}
-	sp := storage.Savepoint{Path: dir, Origin: storage.OriginManual, Status: storage.SavepointCompleted}
+	sp := model.Savepoint{Path: dir, Origin: model.OriginManual, Status: model.SavepointCompleted}
 	var size int64
 	for _, f := range files {
 		size += f.Size
@@ -331,7 +331,7 @@ func (c *Catalog) registerS3(ctx context.Context, uri string) (storage.Savepoint
 		}
 	}
 	if sp.CompletedMs == nil {
-		return storage.Savepoint{}, fmt.Errorf("catalog: %s has no %s object: not a savepoint or checkpoint directory", dir, flink.MetadataFileName)
+		return model.Savepoint{}, fmt.Errorf("catalog: %s has no %s object: not a savepoint or checkpoint directory", dir, flink.MetadataFileName)
 	}
 	sp.SizeBytes = ptr(size)
 	describeByName(&sp, dir)

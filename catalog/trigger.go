@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/model"
 )
 
 // Savepoint trigger polling.
@@ -27,10 +27,10 @@ type Starter func(ctx context.Context, cl *flink.RESTClient, jobID string, stop 
 // calling progress with the time waited while Flink works, and records it
 // in the catalog (origin triggered) with the offsets read from it when it
 // is local. Call it through failover.TriggerSavepoint, which audits it.
-func (c *Catalog) Trigger(ctx context.Context, target, jobID string, stop bool, start Starter, progress func(time.Duration)) (storage.Savepoint, error) {
+func (c *Catalog) Trigger(ctx context.Context, target, jobID string, stop bool, start Starter, progress func(time.Duration)) (model.Savepoint, error) {
 	ft, err := c.target(target)
 	if err != nil {
-		return storage.Savepoint{}, err
+		return model.Savepoint{}, err
 	}
 	cl := c.client(ft.RestURL)
 	// The name is for the catalog only; a job the cluster does not know
@@ -43,17 +43,17 @@ func (c *Catalog) Trigger(ctx context.Context, target, jobID string, stop bool, 
 	triggered := c.now()
 	trigger, err := start(ctx, cl, jobID, stop)
 	if err != nil {
-		return storage.Savepoint{}, fmt.Errorf("catalog: %s of job %s on %s: %w", what, jobID, target, err)
+		return model.Savepoint{}, fmt.Errorf("catalog: %s of job %s on %s: %w", what, jobID, target, err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, TriggerTimeout)
 	defer cancel()
 	loc, err := cl.WaitSavepoint(wctx, jobID, trigger, TriggerPoll, progress)
 	if err != nil {
-		return storage.Savepoint{}, fmt.Errorf("catalog: %s of job %s on %s (trigger %s): %w", what, jobID, target, trigger, err)
+		return model.Savepoint{}, fmt.Errorf("catalog: %s of job %s on %s (trigger %s): %w", what, jobID, target, trigger, err)
 	}
 	done := c.now()
-	sp := storage.Savepoint{FlinkTarget: ft.Name, JobID: jobID, JobName: job.Name, Path: CanonicalPath(loc),
-		Kind: storage.KindSavepoint, Origin: storage.OriginTriggered, Status: storage.SavepointCompleted,
+	sp := model.Savepoint{FlinkTarget: ft.Name, JobID: jobID, JobName: job.Name, Path: CanonicalPath(loc),
+		Kind: model.KindSavepoint, Origin: model.OriginTriggered, Status: model.SavepointCompleted,
 		TriggerMs: ptr(triggered.UnixMilli()), CompletedMs: ptr(done.UnixMilli())}
 	// Flink's own figures (trigger time, size, checkpoint id), when its
 	// history already lists it; best effort.
@@ -67,10 +67,10 @@ func (c *Catalog) Trigger(ctx context.Context, target, jobID string, stop bool, 
 	}
 	id, err := c.Store.UpsertSavepoint(ctx, sp, done.UnixMilli())
 	if err != nil {
-		return storage.Savepoint{}, fmt.Errorf("catalog: savepoint %s taken but not recorded: %w", loc, err)
+		return model.Savepoint{}, fmt.Errorf("catalog: savepoint %s taken but not recorded: %w", loc, err)
 	}
 	if err := c.readInto(ctx, id, sp.Path); err != nil {
-		return storage.Savepoint{}, err
+		return model.Savepoint{}, err
 	}
 	return c.Store.SavepointByID(ctx, id)
 }

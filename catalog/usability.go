@@ -14,7 +14,6 @@ import (
 
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/storage"
 )
 
 // Verdict says whether a savepoint can still be restored without a gap.
@@ -98,7 +97,7 @@ type Usability struct {
 // primary's and DR's log-start offsets, and the translation to DR. An
 // unreachable cluster makes its side unknown, not an error; errors are for
 // an unknown flow or undecodable offsets.
-func (c *Catalog) Usability(ctx context.Context, sp storage.Savepoint, flow string) (Usability, error) {
+func (c *Catalog) Usability(ctx context.Context, sp model.Savepoint, flow string) (Usability, error) {
 	u := Usability{SavepointID: sp.ID, Flow: flow, At: c.now(), Verdict: Unknown, Primary: Unknown, DR: Unknown}
 	if c.Monitor == nil {
 		return u, errors.New("catalog: no Kafka monitor: usability cannot be checked")

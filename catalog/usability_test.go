@@ -104,7 +104,7 @@ func TestUsability(t *testing.T) {
 	}
 	c := monitoredCatalog(t, cfg, store)
 	r := fixtureOffsets(t, fixtureEvents)
-	u, err := c.Usability(ctx, storage.Savepoint{ID: 1, OffsetsJSON: r.OffsetsJSON}, flow)
+	u, err := c.Usability(ctx, model.Savepoint{ID: 1, OffsetsJSON: r.OffsetsJSON}, flow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestUsability(t *testing.T) {
 	}
 
 	// Everything there: usable.
-	good := storage.Savepoint{ID: 2, OffsetsJSON: `{"events-0":900,"events-1":1350}`}
+	good := model.Savepoint{ID: 2, OffsetsJSON: `{"events-0":900,"events-1":1350}`}
 	u, err = c.Usability(ctx, good, flow)
 	if err != nil || u.Verdict != Usable || u.Primary != Usable || u.DR != Usable || len(u.Unusable) != 0 {
 		t.Fatalf("good savepoint: %+v %v", u, err)
@@ -149,14 +149,14 @@ func TestUsability(t *testing.T) {
 	}
 
 	// A partition without any sync (not mirrored yet) is unknown, not unusable.
-	u, err = c.Usability(ctx, storage.Savepoint{ID: 3, OffsetsJSON: `{"events-0":900,"audit-0":5}`}, flow)
+	u, err = c.Usability(ctx, model.Savepoint{ID: 3, OffsetsJSON: `{"events-0":900,"audit-0":5}`}, flow)
 	if err != nil || u.Verdict != Unknown || u.DR != Unknown || len(u.Unusable) != 0 || strings.Join(u.Untranslatable, ",") != "audit-0" ||
 		!strings.Contains(u.PrimaryErr, "audit") {
 		t.Fatalf("unmirrored partition: %+v %v", u, err)
 	}
 
 	// Not read, or unreadable: unknown, with why.
-	u, err = c.Usability(ctx, storage.Savepoint{ID: 4, ReadError: "s3:// is not readable here"}, flow)
+	u, err = c.Usability(ctx, model.Savepoint{ID: 4, ReadError: "s3:// is not readable here"}, flow)
 	if err != nil || u.Verdict != Unknown || len(u.Notes) != 1 || !strings.Contains(u.Notes[0], "s3://") {
 		t.Fatalf("unread savepoint: %+v %v", u, err)
 	}
@@ -178,7 +178,7 @@ func TestUsability(t *testing.T) {
 		t.Fatalf("usability took %s with the primary gone", d)
 	}
 	// ... and DR's deletions are still flagged.
-	u, err = c.Usability(ctx, storage.Savepoint{ID: 1, OffsetsJSON: r.OffsetsJSON}, flow)
+	u, err = c.Usability(ctx, model.Savepoint{ID: 1, OffsetsJSON: r.OffsetsJSON}, flow)
 	if err != nil || u.Verdict != Unusable || u.DR != Unusable || u.Primary != Unknown {
 		t.Fatalf("primary gone, DR deleted: %+v %v", u, err)
 	}
@@ -222,7 +222,7 @@ func TestUsabilityClusterLink(t *testing.T) {
 	store := openStore(t)
 	c := monitoredCatalog(t, cfg, store)
 	r := fixtureOffsets(t, fixtureEvents)
-	u, err := c.Usability(ctx, storage.Savepoint{ID: 1, OffsetsJSON: r.OffsetsJSON}, flow)
+	u, err := c.Usability(ctx, model.Savepoint{ID: 1, OffsetsJSON: r.OffsetsJSON}, flow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestUsabilityClusterLink(t *testing.T) {
 	}
 
 	// Caught up and nothing deleted: usable in DR, offsets unchanged.
-	u, err = c.Usability(ctx, storage.Savepoint{ID: 2, OffsetsJSON: `{"events-0":1400,"events-3":1000}`}, flow)
+	u, err = c.Usability(ctx, model.Savepoint{ID: 2, OffsetsJSON: `{"events-0":1400,"events-3":1000}`}, flow)
 	if err != nil || u.Verdict != Usable || u.DR != Usable || *u.Partitions[1].DROffset() != 1000 {
 		t.Fatalf("caught-up savepoint: %+v %v", u, err)
 	}

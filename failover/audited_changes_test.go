@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/storage/storagetest"
 )
@@ -48,14 +49,14 @@ func TestRefusedRunChangeLeavesNoRecord(t *testing.T) {
 	e := newEnv(t, 1)
 	e.cfg.Failover.BreakGlass = true
 	ctx := context.Background()
-	newRun := func(status string) *Run {
+	newRun := func(status model.RunStatus) *Run {
 		t.Helper()
 		id, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if status != "pending" {
-			if err := e.store.SetFailoverStatus(ctx, id, []string{"pending"}, status, e.now.UnixMilli()); err != nil {
+			if err := e.store.SetFailoverStatus(ctx, id, []model.RunStatus{model.RunPending}, status, e.now.UnixMilli()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -94,7 +95,7 @@ func TestRefusedRunChangeLeavesNoRecord(t *testing.T) {
 	calls := 0
 	e.rb.Now = func() time.Time {
 		if calls++; calls == 2 {
-			if err := e.store.SetFailoverStatus(ctx, racing.ID, []string{"pending"}, "cancelled", e.now.UnixMilli()); err != nil {
+			if err := e.store.SetFailoverStatus(ctx, racing.ID, []model.RunStatus{model.RunPending}, "cancelled", e.now.UnixMilli()); err != nil {
 				t.Error(err)
 			}
 		}

@@ -71,10 +71,10 @@ func (rb *Runbook) Begin(ctx context.Context, who Actor, id int64, idx int, conf
 	}
 	if idx >= 0 && idx < len(r.Steps) {
 		switch st := r.Steps[idx]; {
-		case st.Status == "done":
+		case st.Status == model.StepDone:
 			return nil, rb.refused(ctx, who, id, "failover.step-start-refused", map[string]any{"step": idx + 1, "status": st.Status},
 				fmt.Errorf("step %d is done already: it never runs twice: %w", idx+1, storage.ErrConflict))
-		case st.Status == "running" && st.Runner == runnerID():
+		case st.Status == model.StepRunning && st.Runner == runnerID():
 			return nil, rb.refused(ctx, who, id, "failover.step-start-refused", map[string]any{"step": idx + 1, "status": st.Status, "started_by": st.StartedBy},
 				fmt.Errorf("step %d is running already (started by %s): it never runs twice at once: %w", idx+1, st.StartedBy, storage.ErrConflict))
 		}
@@ -82,7 +82,7 @@ func (rb *Runbook) Begin(ctx context.Context, who Actor, id int64, idx int, conf
 	switch {
 	case idx < 0 || idx >= len(r.Plan.Steps):
 		return nil, fmt.Errorf("run %d has no step %d", id, idx+1)
-	case r.Status != "approved" && r.Status != "running":
+	case r.Status != model.RunApproved && r.Status != model.RunRunning:
 		return nil, fmt.Errorf("run %d is %s: %w", id, r.Status, ErrNotApproved)
 	case !r.Approved:
 		return nil, ErrNotApproved

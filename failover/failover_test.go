@@ -323,7 +323,7 @@ func TestRunResumesAfterCrashAtEveryBoundary(t *testing.T) {
 				t.Fatalf("step %d after crashes: %v", idx+1, err)
 			}
 			r, _ := e.rb.Get(ctx, id)
-			if want := map[string]string{"started": "running", "effect-done": "running", "": "done"}[point]; r.Steps[idx].Status != want {
+			if want := map[string]model.StepStatus{"started": model.StepRunning, "effect-done": model.StepRunning, "": model.StepDone}[point]; r.Steps[idx].Status != want {
 				t.Fatalf("step %d after crash at %q is %s, want %s", idx+1, point, r.Steps[idx].Status, want)
 			}
 		}
@@ -686,8 +686,8 @@ func TestTranslateGroupFromSavepoint(t *testing.T) {
 		want[tp] = tl.Offset // identity policy: same topic names in DR
 	}
 	const path = "file:/savepoints/savepoint-abc-1"
-	id, err := e.store.UpsertSavepoint(ctx, storage.Savepoint{Path: path, Kind: storage.KindSavepoint, Origin: storage.OriginManual,
-		Status: storage.SavepointCompleted}, 1)
+	id, err := e.store.UpsertSavepoint(ctx, model.Savepoint{Path: path, Kind: model.KindSavepoint, Origin: model.OriginManual,
+		Status: model.SavepointCompleted}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func mayOperate(a Actor) bool { return a.Role.AtLeast(model.RoleOperator) }
 
 // Run is a stored run with its decoded plan and derived approval state.
 type Run struct {
-	storage.FailoverRun
+	model.Run
 	Plan Plan
 	// ValidApprovers approved the current plan hash, are not the requester
 	// and have not expired.
@@ -99,13 +99,13 @@ func (rb *Runbook) Get(ctx context.Context, id int64) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{FailoverRun: *sr, NextStep: -1}
+	r := &Run{Run: *sr, NextStep: -1}
 	if err := json.Unmarshal([]byte(sr.PlanJSON), &r.Plan); err != nil {
 		return nil, fmt.Errorf("failover run %d: stored plan unreadable: %w", id, err)
 	}
 	now := rb.now().UnixMilli()
 	for _, a := range sr.Approvals {
-		if a.Decision == "approve" && a.PlanHash == sr.PlanHash && !samePerson(a.Approver, sr.CreatedBy) && now < a.ExpiresMs &&
+		if a.Decision == model.DecisionApprove && a.PlanHash == sr.PlanHash && !samePerson(a.Approver, sr.CreatedBy) && now < a.ExpiresMs &&
 			!slices.ContainsFunc(r.ValidApprovers, func(v string) bool { return samePerson(v, a.Approver) }) {
 			why, err := rb.sockPuppet(ctx, a.Approver, sr)
 			if err != nil {
@@ -123,7 +123,7 @@ func (rb *Runbook) Get(ctx context.Context, id int64) (*Run, error) {
 	}
 	r.Approved = sr.BreakGlass != "" || len(r.ValidApprovers) >= sr.ApprovalsRequired
 	for _, st := range sr.Steps {
-		if st.Status != "done" {
+		if st.Status != model.StepDone {
 			r.NextStep = st.Idx
 			break
 		}
@@ -137,7 +137,7 @@ func (rb *Runbook) Get(ctx context.Context, id int64) (*Run, error) {
 // requested could be a second identity of the requester. An identity
 // without an account (signed in through the reverse proxy) is the
 // directory's, not the requester's making.
-func (rb *Runbook) sockPuppet(ctx context.Context, approver string, run *storage.FailoverRun) (string, error) {
+func (rb *Runbook) sockPuppet(ctx context.Context, approver string, run *model.Run) (string, error) {
 	accounts, err := rb.Store.AccountOrigins(ctx, approver)
 	if err != nil {
 		return "", fmt.Errorf("checking the account of approver %s: %w", approver, err)
@@ -205,7 +205,7 @@ func (rb *Runbook) Create(ctx context.Context, who Actor, plan Plan, reason stri
 	var id int64
 	_, err := rb.recorded(ctx, who, "failover.plan", plan.Flow, details, func(rec model.AuditEntry) (model.AuditEntry, error) {
 		var err error
-		id, rec, err = rb.Store.CreateFailoverRun(ctx, storage.FailoverRun{Flow: plan.Flow, Reason: reason, CreatedBy: who.Name,
+		id, rec, err = rb.Store.CreateFailoverRun(ctx, model.Run{Flow: plan.Flow, Reason: reason, CreatedBy: who.Name,
 			CreatedMs: rb.now().UnixMilli(), PlanJSON: string(body), PlanHash: hash, ApprovalsRequired: rb.Config.Failover.ApprovalsRequired}, kinds(plan), rec)
 		return rec, err
 	})
@@ -258,7 +258,7 @@ func (rb *Runbook) Approve(ctx context.Context, who Actor, id int64, planHash, c
 	if err != nil {
 		return err
 	}
-	approvable := []string{"pending", "approved", "running"}
+	approvable := []model.RunStatus{model.RunPending, model.RunApproved, model.RunRunning}
 	switch {
 	case !slices.Contains(approvable, r.Status):
 		return fmt.Errorf("run %d is %s: nothing to approve", id, r.Status)
@@ -276,13 +276,13 @@ func (rb *Runbook) Approve(ctx context.Context, who Actor, id int64, planHash, c
 	// recorded approvals and needs no record of its own.
 	if _, err := rb.recorded(ctx, who, "failover.approve", runSubject(id), map[string]any{"plan_hash": planHash, "comment": comment,
 		"expires": now.Add(ttl).UTC(), "evidence": rb.evidence(r.Flow)}, func(rec model.AuditEntry) (model.AuditEntry, error) {
-		return rb.Store.ApproveFailoverRun(ctx, id, approvable, storage.FailoverApproval{Approver: who.Name, Decision: "approve", Reason: comment,
+		return rb.Store.ApproveFailoverRun(ctx, id, approvable, model.Approval{Approver: who.Name, Decision: model.DecisionApprove, Reason: comment,
 			PlanHash: planHash, AtMs: now.UnixMilli(), ExpiresMs: now.Add(ttl).UnixMilli()}, rec)
 	}); err != nil {
 		return err
 	}
-	if r, err = rb.Get(ctx, id); err == nil && r.Approved && r.Status == "pending" {
-		err = rb.Store.SetFailoverStatus(ctx, id, []string{"pending"}, "approved", now.UnixMilli())
+	if r, err = rb.Get(ctx, id); err == nil && r.Approved && r.Status == model.RunPending {
+		err = rb.Store.SetFailoverStatus(ctx, id, []model.RunStatus{model.RunPending}, model.RunApproved, now.UnixMilli())
 		if errors.Is(err, storage.ErrConflict) {
 			err = nil // someone else's approval got there first
 		}
@@ -305,7 +305,7 @@ func (rb *Runbook) Reject(ctx context.Context, who Actor, id int64, reason strin
 	now := rb.now().UnixMilli()
 	_, err = rb.recorded(ctx, who, "failover.reject", runSubject(id), map[string]any{"plan_hash": r.PlanHash, "reason": reason},
 		func(rec model.AuditEntry) (model.AuditEntry, error) {
-			return rb.Store.RejectFailoverRun(ctx, id, []string{"pending", "approved"}, storage.FailoverApproval{Approver: who.Name, Decision: "reject", Reason: reason,
+			return rb.Store.RejectFailoverRun(ctx, id, []model.RunStatus{model.RunPending, model.RunApproved}, model.Approval{Approver: who.Name, Decision: model.DecisionReject, Reason: reason,
 				PlanHash: r.PlanHash, AtMs: now, ExpiresMs: now}, rec)
 		})
 	return err
@@ -317,7 +317,7 @@ func (rb *Runbook) Cancel(ctx context.Context, who Actor, id int64, reason strin
 		return ErrRole
 	}
 	_, err := rb.recorded(ctx, who, "failover.cancel", runSubject(id), map[string]any{"reason": reason}, func(rec model.AuditEntry) (model.AuditEntry, error) {
-		return rb.Store.CancelFailoverRun(ctx, id, []string{"pending", "approved", "running", "failed"}, rb.now().UnixMilli(), rec)
+		return rb.Store.CancelFailoverRun(ctx, id, []model.RunStatus{model.RunPending, model.RunApproved, model.RunRunning, model.RunFailed}, rb.now().UnixMilli(), rec)
 	})
 	return err
 }
@@ -349,7 +349,7 @@ func (rb *Runbook) BreakGlass(ctx context.Context, who Actor, id int64, reason s
 }
 
 // Runs lists runs, newest first.
-func (rb *Runbook) Runs(ctx context.Context) ([]storage.FailoverRun, error) {
+func (rb *Runbook) Runs(ctx context.Context) ([]model.Run, error) {
 	return rb.Store.FailoverRuns(ctx, 100)
 }
 

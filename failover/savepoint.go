@@ -8,7 +8,7 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/failover/internal/effect"
 	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/model"
 )
 
 // TriggerSavepoint takes a savepoint of jobID on the Flink target named
@@ -17,7 +17,7 @@ import (
 // record (savepoint.trigger or savepoint.stop): without a valid one Flink
 // is asked nothing.
 func TriggerSavepoint(ctx context.Context, w audit.Written, cat *catalog.Catalog, target, jobID string, stop bool,
-	progress func(time.Duration)) (storage.Savepoint, error) {
+	progress func(time.Duration)) (model.Savepoint, error) {
 	return cat.Trigger(ctx, target, jobID, stop, func(ctx context.Context, cl *flink.RESTClient, jobID string, stop bool) (string, error) {
 		return effect.TriggerSavepoint(ctx, w, cl, jobID, "", stop)
 	}, progress)

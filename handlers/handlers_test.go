@@ -13,7 +13,6 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -91,7 +90,7 @@ func TestRestoreStrategiesForRenamedMirrors(t *testing.T) {
 func TestAgeVsRPO(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	done := now.Add(-90 * time.Second).UnixMilli()
-	sp := storage.Savepoint{CompletedMs: &done}
+	sp := model.Savepoint{CompletedMs: &done}
 	ms := func(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
 	for _, tc := range []struct {
 		rpo     *int64
@@ -110,7 +109,7 @@ func TestAgeVsRPO(t *testing.T) {
 			t.Errorf("rpo %v: %q warn %v; want %q warn %v", tc.rpo, got, warn, tc.want, tc.warn)
 		}
 	}
-	if got, warn := ageVsRPO(storage.Savepoint{}, ms(time.Second), false, now); got != "" || warn {
+	if got, warn := ageVsRPO(model.Savepoint{}, ms(time.Second), false, now); got != "" || warn {
 		t.Errorf("no age: %q %v", got, warn)
 	}
 }

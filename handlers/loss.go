@@ -7,6 +7,7 @@ import (
 
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/identity"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -16,7 +17,7 @@ const lossHistoryRows = 100
 
 // openLosses returns every flow's unacknowledged losses for the overview,
 // and whether they could not be read (then the page says so).
-func (h *Handlers) openLosses(r *http.Request) ([]storage.LossIncident, bool) {
+func (h *Handlers) openLosses(r *http.Request) ([]model.LossIncident, bool) {
 	xs, err := h.Store.LossIncidents(r.Context(), "", true, lossHistoryRows)
 	if err != nil {
 		h.Log.Error("reading data loss incidents", "err", err)

@@ -24,11 +24,11 @@ import (
 )
 
 // savepointParam resolves {id}; it has written the answer when ok is false.
-func (h *Handlers) savepointParam(w http.ResponseWriter, r *http.Request) (storage.Savepoint, bool) {
+func (h *Handlers) savepointParam(w http.ResponseWriter, r *http.Request) (model.Savepoint, bool) {
 	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
 	if err != nil || id < 1 {
 		h.fail(w, r, badRequest("bad savepoint id"))
-		return storage.Savepoint{}, false
+		return model.Savepoint{}, false
 	}
 	sp, err := h.Store.SavepointByID(r.Context(), id)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -44,7 +44,7 @@ func (h *Handlers) savepointParam(w http.ResponseWriter, r *http.Request) (stora
 
 // offsetsFile renders a savepoint's offsets as the JSON translate takes;
 // "" when they were not read.
-func offsetsFile(sp storage.Savepoint) (string, int) {
+func offsetsFile(sp model.Savepoint) (string, int) {
 	offs, err := sp.Offsets()
 	if err != nil || offs == nil {
 		return "", 0

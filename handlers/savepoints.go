@@ -61,7 +61,7 @@ func (h *Handlers) savepointFlows(asked string) ([]views.SavepointFlow, string, 
 
 // savepointAge is how old a savepoint's position is: from its trigger
 // time, else its completion; ok false when neither is known.
-func savepointAge(sp storage.Savepoint, now time.Time) (time.Duration, bool) {
+func savepointAge(sp model.Savepoint, now time.Time) (time.Duration, bool) {
 	for _, ms := range []*int64{sp.TriggerMs, sp.CompletedMs} {
 		if ms != nil {
 			return now.Sub(time.UnixMilli(*ms)), true
@@ -72,7 +72,7 @@ func savepointAge(sp storage.Savepoint, now time.Time) (time.Duration, bool) {
 
 // ageVsRPO compares a savepoint's age with the flow's RPO: a savepoint
 // younger than the RPO points at records DR may not hold yet.
-func ageVsRPO(sp storage.Savepoint, rpoMs *int64, atLeast bool, now time.Time) (string, bool) {
+func ageVsRPO(sp model.Savepoint, rpoMs *int64, atLeast bool, now time.Time) (string, bool) {
 	age, ok := savepointAge(sp, now)
 	if !ok {
 		return "", false
@@ -92,7 +92,7 @@ func ageVsRPO(sp storage.Savepoint, rpoMs *int64, atLeast bool, now time.Time) (
 	return fmt.Sprintf("%s old, newer than the RPO (%s): DR may not hold the records up to its position yet", views.Duration(age), views.Duration(rpo)), true
 }
 
-func sortedOffsets(sp storage.Savepoint) []views.SavepointOffset {
+func sortedOffsets(sp model.Savepoint) []views.SavepointOffset {
 	offs, err := sp.Offsets()
 	if err != nil || offs == nil {
 		return nil
@@ -156,7 +156,7 @@ func (h *Handlers) renderSavepoints(w http.ResponseWriter, r *http.Request, stat
 		return
 	}
 	seenJob := map[string]bool{}
-	var rows []storage.Savepoint
+	var rows []model.Savepoint
 	for _, sp := range all {
 		if sp.JobID != "" && !seenJob[sp.FlinkTarget+"/"+sp.JobID] {
 			seenJob[sp.FlinkTarget+"/"+sp.JobID] = true

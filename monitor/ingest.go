@@ -268,7 +268,7 @@ func (in *Ingester) incarnations(ctx context.Context, adm *kadm.Client, cluster 
 		}
 		if created && inc.Incarnation > 0 {
 			level := slog.LevelWarn // a recreated or relocated topic: worth an operator's look
-			if inc.Note == storage.IncarnationFirstSeen {
+			if inc.Note == model.IncarnationFirstSeen {
 				level = slog.LevelInfo
 			}
 			in.Log.Log(ctx, level, "new incarnation of an MM2 internal topic: reading it from its start", "flow", in.Flow.Name,

@@ -8,7 +8,6 @@ import (
 
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/storage"
 )
 
 // Data lost before replication.
@@ -54,11 +53,11 @@ type lossJudge struct {
 // judge updates the gaps from a fresh reading of parts and returns the
 // losses it confirmed. It marks each part whose gap is still undecided
 // (LossSuspected) and clears DataLost, which from here on means confirmed.
-func (j *lossJudge) judge(parts []PartitionLag, idx *mm2.SyncIndex, connect map[model.TP]model.ConnectOffset, now time.Time) []storage.LossIncident {
+func (j *lossJudge) judge(parts []PartitionLag, idx *mm2.SyncIndex, connect map[model.TP]model.ConnectOffset, now time.Time) []model.LossIncident {
 	if j.suspects == nil {
 		j.suspects = map[model.TP]*lossSuspect{}
 	}
-	var out []storage.LossIncident
+	var out []model.LossIncident
 	seen := map[model.TP]bool{}
 	for i := range parts {
 		p := &parts[i]
@@ -110,12 +109,12 @@ func (j *lossJudge) judge(parts []PartitionLag, idx *mm2.SyncIndex, connect map[
 
 // verdict judges a gap MM2's position has passed: a loss, no loss
 // (decided, nil), or not yet decidable.
-func (su *lossSuspect) verdict(tp model.TP, idx *mm2.SyncIndex, co model.ConnectOffset, targetEnd *int64, now time.Time) (*storage.LossIncident, bool) {
+func (su *lossSuspect) verdict(tp model.TP, idx *mm2.SyncIndex, co model.ConnectOffset, targetEnd *int64, now time.Time) (*model.LossIncident, bool) {
 	gap := su.last - su.first + 1
-	incident := func(lost, lastLost int64, how string) *storage.LossIncident {
+	incident := func(lost, lastLost int64, how string) *model.LossIncident {
 		lost = min(lost, gap)
 		lastLost = min(lastLost, su.last)
-		return &storage.LossIncident{FirstOffset: max(su.first, lastLost-lost+1), LastOffset: lastLost, Lost: lost,
+		return &model.LossIncident{FirstOffset: max(su.first, lastLost-lost+1), LastOffset: lastLost, Lost: lost,
 			DetectedMs: su.detected.UnixMilli(), ConfirmedMs: now.UnixMilli(), How: how}
 	}
 	if !su.hasAnchor {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/storage"
 )
 
 // lossCase drives the loss judge over hand-built refreshes of events-0.
@@ -16,7 +15,7 @@ type lossCase struct {
 	idx   *mm2.SyncIndex
 	now   time.Time
 	log   int64
-	found []storage.LossIncident
+	found []model.LossIncident
 }
 
 func newLossCase(t *testing.T, syncs ...[2]int64) *lossCase {

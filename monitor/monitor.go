@@ -96,7 +96,7 @@ type FlowSnapshot struct {
 	LossSuspected int
 	// LossOpen are the flow's unacknowledged loss incidents, newest first;
 	// the totals count every incident ever recorded and its lost offsets.
-	LossOpen           []storage.LossIncident
+	LossOpen           []model.LossIncident
 	LossIncidentsTotal int64
 	LostOffsetsTotal   int64
 }

@@ -9,49 +9,6 @@ import (
 	"github.com/drconsole/drconsole/model"
 )
 
-// FailoverRun is a stored failover run.
-type FailoverRun struct {
-	ID                int64
-	Flow              string
-	Reason            string
-	CreatedBy         string
-	CreatedMs         int64
-	UpdatedMs         int64
-	Status            string
-	PlanJSON          string
-	PlanHash          string
-	ApprovalsRequired int
-	BreakGlass        string
-	Approvals         []FailoverApproval
-	Steps             []FailoverStep
-}
-
-// FailoverApproval is an approval or rejection of a run's plan.
-type FailoverApproval struct {
-	ID        int64
-	Approver  string
-	Decision  string // approve, reject
-	Reason    string
-	PlanHash  string
-	AtMs      int64
-	ExpiresMs int64
-}
-
-// FailoverStep is a step's execution record.
-type FailoverStep struct {
-	Idx        int
-	Kind       string
-	Status     string // pending, running, done, failed
-	Attempts   int
-	StartedMs  int64
-	FinishedMs int64
-	StartedBy  string
-	Result     string
-	Error      string
-	// Runner is the console process running it ('' once released).
-	Runner string
-}
-
 // ErrNotFound is returned for a missing record.
 var ErrNotFound = errors.New("not found")
 
@@ -62,7 +19,7 @@ var ErrConflict = errors.New("changed by someone else")
 // CreateFailoverRun stores a new run with its steps, all pending, in one
 // transaction with rec, the plan's audit record, which it returns as
 // written.
-func (s *Store) CreateFailoverRun(ctx context.Context, r FailoverRun, kinds []string, rec model.AuditEntry) (int64, model.AuditEntry, error) {
+func (s *Store) CreateFailoverRun(ctx context.Context, r model.Run, kinds []string, rec model.AuditEntry) (int64, model.AuditEntry, error) {
 	var id int64
 	rec, err := s.auditedChange(ctx, rec, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO failover_runs (flow, reason, created_by, created_ms, updated_ms, status, plan_json, plan_hash, approvals_required)
@@ -119,11 +76,11 @@ type execer interface {
 // when it was not in from. It writes no record: it is for status that
 // follows from recorded facts (enough recorded approvals make a run
 // approved); a change of its own goes with its record (CancelFailoverRun).
-func (s *Store) SetFailoverStatus(ctx context.Context, runID int64, from []string, to string, nowMs int64) error {
+func (s *Store) SetFailoverStatus(ctx context.Context, runID int64, from []model.RunStatus, to model.RunStatus, nowMs int64) error {
 	return setFailoverStatus(ctx, s.w, runID, from, to, nowMs)
 }
 
-func setFailoverStatus(ctx context.Context, db execer, runID int64, from []string, to string, nowMs int64) error {
+func setFailoverStatus(ctx context.Context, db execer, runID int64, from []model.RunStatus, to model.RunStatus, nowMs int64) error {
 	q := `UPDATE failover_runs SET status=?, updated_ms=? WHERE id=? AND status IN (` + placeholders(len(from)) + `)`
 	args := []any{to, nowMs, runID}
 	for _, f := range from {
@@ -141,9 +98,9 @@ func setFailoverStatus(ctx context.Context, db execer, runID int64, from []strin
 
 // CancelFailoverRun ends a run that is in one of from, with rec, the
 // cancellation's audit record. ErrConflict (and no record) otherwise.
-func (s *Store) CancelFailoverRun(ctx context.Context, runID int64, from []string, nowMs int64, rec model.AuditEntry) (model.AuditEntry, error) {
+func (s *Store) CancelFailoverRun(ctx context.Context, runID int64, from []model.RunStatus, nowMs int64, rec model.AuditEntry) (model.AuditEntry, error) {
 	return s.auditedChange(ctx, rec, func(tx *sql.Tx) error {
-		return setFailoverStatus(ctx, tx, runID, from, "cancelled", nowMs)
+		return setFailoverStatus(ctx, tx, runID, from, model.RunCancelled, nowMs)
 	})
 }
 
@@ -169,7 +126,7 @@ func (s *Store) SetBreakGlass(ctx context.Context, runID int64, reason string, n
 // still a.PlanHash; ErrConflict (and no record) otherwise. Whether the
 // approvals now suffice is the runbook's judgement (it checks who the
 // approvers are), so the move to approved is its SetFailoverStatus.
-func (s *Store) ApproveFailoverRun(ctx context.Context, runID int64, from []string, a FailoverApproval, rec model.AuditEntry) (model.AuditEntry, error) {
+func (s *Store) ApproveFailoverRun(ctx context.Context, runID int64, from []model.RunStatus, a model.Approval, rec model.AuditEntry) (model.AuditEntry, error) {
 	return s.auditedChange(ctx, rec, func(tx *sql.Tx) error {
 		args := []any{runID, a.Approver, a.Decision, a.Reason, a.PlanHash, a.AtMs, a.ExpiresMs, runID, a.PlanHash}
 		for _, f := range from {
@@ -190,13 +147,13 @@ func (s *Store) ApproveFailoverRun(ctx context.Context, runID int64, from []stri
 // RejectFailoverRun stores a rejection and moves the run from one of from
 // to rejected, with rec, its audit record; ErrConflict (and nothing
 // stored) when the run is not in from.
-func (s *Store) RejectFailoverRun(ctx context.Context, runID int64, from []string, a FailoverApproval, rec model.AuditEntry) (model.AuditEntry, error) {
+func (s *Store) RejectFailoverRun(ctx context.Context, runID int64, from []model.RunStatus, a model.Approval, rec model.AuditEntry) (model.AuditEntry, error) {
 	return s.auditedChange(ctx, rec, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO failover_approvals (run_id, approver, decision, reason, plan_hash, at_ms, expires_ms)
 			VALUES (?,?,?,?,?,?,?)`, runID, a.Approver, a.Decision, a.Reason, a.PlanHash, a.AtMs, a.ExpiresMs); err != nil {
 			return fmt.Errorf("storage: recording rejection: %w", err)
 		}
-		return setFailoverStatus(ctx, tx, runID, from, "rejected", a.AtMs)
+		return setFailoverStatus(ctx, tx, runID, from, model.RunRejected, a.AtMs)
 	})
 }
 
@@ -263,9 +220,9 @@ type StepOutcome struct {
 // FinishFailoverStep records a step's outcome, only for the runner that
 // claimed it, in one transaction with its audit record.
 func (s *Store) FinishFailoverStep(ctx context.Context, o StepOutcome) error {
-	status, msg := "done", ""
+	status, msg := model.StepDone, ""
 	if o.Failure != nil {
-		status, msg = "failed", o.Failure.Error()
+		status, msg = model.StepFailed, o.Failure.Error()
 	}
 	records := []model.AuditEntry{o.Record}
 	if o.Completed != nil {
@@ -309,9 +266,9 @@ func (s *Store) ReleaseFailoverStep(ctx context.Context, runID int64, idx int, r
 	return nil
 }
 
-// FailoverRun loads a run with its approvals and steps.
-func (s *Store) FailoverRun(ctx context.Context, id int64) (*FailoverRun, error) {
-	r := &FailoverRun{}
+// model.Run loads a run with its approvals and steps.
+func (s *Store) FailoverRun(ctx context.Context, id int64) (*model.Run, error) {
+	r := &model.Run{}
 	err := s.r.QueryRowContext(ctx, `SELECT id, flow, reason, created_by, created_ms, updated_ms, status, plan_json, plan_hash, approvals_required, break_glass
 		FROM failover_runs WHERE id=?`, id).Scan(&r.ID, &r.Flow, &r.Reason, &r.CreatedBy, &r.CreatedMs, &r.UpdatedMs, &r.Status,
 		&r.PlanJSON, &r.PlanHash, &r.ApprovalsRequired, &r.BreakGlass)
@@ -326,7 +283,7 @@ func (s *Store) FailoverRun(ctx context.Context, id int64) (*FailoverRun, error)
 		return nil, err
 	}
 	for rows.Next() {
-		var a FailoverApproval
+		var a model.Approval
 		if err := rows.Scan(&a.ID, &a.Approver, &a.Decision, &a.Reason, &a.PlanHash, &a.AtMs, &a.ExpiresMs); err != nil {
 			rows.Close()
 			return nil, err
@@ -340,7 +297,7 @@ func (s *Store) FailoverRun(ctx context.Context, id int64) (*FailoverRun, error)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var st FailoverStep
+		var st model.Step
 		if err := rows.Scan(&st.Idx, &st.Kind, &st.Status, &st.Attempts, &st.StartedMs, &st.FinishedMs, &st.StartedBy, &st.Result, &st.Error, &st.Runner); err != nil {
 			return nil, err
 		}
@@ -350,16 +307,16 @@ func (s *Store) FailoverRun(ctx context.Context, id int64) (*FailoverRun, error)
 }
 
 // FailoverRuns lists runs, newest first (without approvals and steps).
-func (s *Store) FailoverRuns(ctx context.Context, limit int) ([]FailoverRun, error) {
+func (s *Store) FailoverRuns(ctx context.Context, limit int) ([]model.Run, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT id, flow, reason, created_by, created_ms, updated_ms, status, plan_hash, approvals_required, break_glass
 		FROM failover_runs ORDER BY id DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("storage: listing failover runs: %w", err)
 	}
 	defer rows.Close()
-	var out []FailoverRun
+	var out []model.Run
 	for rows.Next() {
-		var r FailoverRun
+		var r model.Run
 		if err := rows.Scan(&r.ID, &r.Flow, &r.Reason, &r.CreatedBy, &r.CreatedMs, &r.UpdatedMs, &r.Status, &r.PlanHash, &r.ApprovalsRequired, &r.BreakGlass); err != nil {
 			return nil, err
 		}

@@ -17,7 +17,7 @@ import (
 func TestFailoverStepClaims(t *testing.T) {
 	st, path := openStore(t)
 	ctx := context.Background()
-	id, _, err := st.CreateFailoverRun(ctx, storage.FailoverRun{Flow: "f", Reason: "r", CreatedBy: "alice", CreatedMs: 1, PlanJSON: "{}", PlanHash: "h",
+	id, _, err := st.CreateFailoverRun(ctx, model.Run{Flow: "f", Reason: "r", CreatedBy: "alice", CreatedMs: 1, PlanJSON: "{}", PlanHash: "h",
 		ApprovalsRequired: 1}, []string{"translate-group", "restore-flink"}, model.AuditEntry{Actor: "alice", Action: "failover.plan", Subject: "f"})
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +30,7 @@ func TestFailoverStepClaims(t *testing.T) {
 	if err := claim(0, "A"); !errors.Is(err, storage.ErrConflict) {
 		t.Fatalf("a step of an unapproved run was claimed: %v", err)
 	}
-	if err := st.SetFailoverStatus(ctx, id, []string{"pending"}, "approved", 2); err != nil {
+	if err := st.SetFailoverStatus(ctx, id, []model.RunStatus{model.RunPending}, model.RunApproved, 2); err != nil {
 		t.Fatal(err)
 	}
 	if err := claim(1, "A"); !errors.Is(err, storage.ErrConflict) {

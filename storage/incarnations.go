@@ -5,23 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/drconsole/drconsole/model"
 )
-
-// Incarnation is one life of an MM2 internal topic: the same name on the
-// same cluster with another topic id, or another topic altogether (the
-// offset-syncs topic moved between clusters), is another incarnation.
-type Incarnation struct {
-	Cluster     string // "source" or "target"
-	Topic       string
-	TopicID     string // hex; "" when the broker reports none
-	Incarnation int64
-	FirstSeenMs int64
-	Note        string
-}
-
-// IncarnationFirstSeen is the note of a topic no earlier incarnation of
-// which was stored: the normal case at first start.
-const IncarnationFirstSeen = "first seen"
 
 // ResolveIncarnation returns the incarnation of (cluster, topic, topicID),
 // registering it when first seen (created is then true). The first
@@ -29,12 +15,12 @@ const IncarnationFirstSeen = "first seen"
 // were tracked (incarnation 0) only when the topic's log still covers them:
 // ends (end offset per partition, nil when unknown) at or past every stored
 // resume position. Otherwise it starts afresh, which at worst re-reads.
-func (s *Store) ResolveIncarnation(ctx context.Context, flow, cluster, topic, topicID string, ends map[int32]int64) (inc Incarnation, created bool, err error) {
+func (s *Store) ResolveIncarnation(ctx context.Context, flow, cluster, topic, topicID string, ends map[int32]int64) (inc model.Incarnation, created bool, err error) {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
-		return Incarnation{}, false, err
+		return model.Incarnation{}, false, err
 	}
-	inc = Incarnation{Cluster: cluster, Topic: topic, TopicID: topicID}
+	inc = model.Incarnation{Cluster: cluster, Topic: topic, TopicID: topicID}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `SELECT incarnation, first_seen_ms, note FROM topic_incarnations
 			WHERE flow_id=? AND cluster=? AND topic=? AND topic_id=?`, id, cluster, topic, topicID).
@@ -89,7 +75,7 @@ func (s *Store) ResolveIncarnation(ctx context.Context, flow, cluster, topic, to
 			case len(legacy) > 0:
 				inc.Note = "the stored positions lie past this topic's end: it was recreated while the console was not watching"
 			default:
-				inc.Note = IncarnationFirstSeen
+				inc.Note = model.IncarnationFirstSeen
 			}
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO topic_incarnations (flow_id, cluster, topic, topic_id, incarnation, first_seen_ms, note)
@@ -97,13 +83,13 @@ func (s *Store) ResolveIncarnation(ctx context.Context, flow, cluster, topic, to
 		return err
 	})
 	if err != nil {
-		return Incarnation{}, false, fmt.Errorf("storage: incarnation of %s on %s: %w", topic, cluster, err)
+		return model.Incarnation{}, false, fmt.Errorf("storage: incarnation of %s on %s: %w", topic, cluster, err)
 	}
 	return inc, created, nil
 }
 
 // Incarnations lists a flow's internal topic incarnations, oldest first.
-func (s *Store) Incarnations(ctx context.Context, flow string) ([]Incarnation, error) {
+func (s *Store) Incarnations(ctx context.Context, flow string) ([]model.Incarnation, error) {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
 		return nil, err
@@ -114,9 +100,9 @@ func (s *Store) Incarnations(ctx context.Context, flow string) ([]Incarnation, e
 		return nil, fmt.Errorf("storage: reading incarnations: %w", err)
 	}
 	defer rows.Close()
-	var out []Incarnation
+	var out []model.Incarnation
 	for rows.Next() {
-		var x Incarnation
+		var x model.Incarnation
 		if err := rows.Scan(&x.Cluster, &x.Topic, &x.TopicID, &x.Incarnation, &x.FirstSeenMs, &x.Note); err != nil {
 			return nil, err
 		}

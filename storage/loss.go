@@ -5,31 +5,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-)
 
-// LossIncident is a confirmed loss: source records deleted (retention,
-// DeleteRecords) before MirrorMaker 2 copied them.
-type LossIncident struct {
-	ID          int64
-	Flow        string
-	Topic       string // source topic
-	Partition   int32
-	FirstOffset int64 // first lost source offset
-	LastOffset  int64 // last lost source offset
-	Lost        int64 // offsets lost; transaction markers among them count too
-	DetectedMs  int64 // when the gap was first seen
-	ConfirmedMs int64
-	How         string // how it was confirmed
-	AckedMs     *int64
-	AckedBy     string
-}
+	"github.com/drconsole/drconsole/model"
+)
 
 // ErrNoIncident is returned when acknowledging an unknown or already
 // acknowledged incident.
 var ErrNoIncident = errors.New("no such unacknowledged loss incident")
 
 // AddLossIncident stores a confirmed loss and returns its id.
-func (s *Store) AddLossIncident(ctx context.Context, x LossIncident) (int64, error) {
+func (s *Store) AddLossIncident(ctx context.Context, x model.LossIncident) (int64, error) {
 	id, err := s.flowID(ctx, x.Flow)
 	if err != nil {
 		return 0, err
@@ -45,25 +30,25 @@ func (s *Store) AddLossIncident(ctx context.Context, x LossIncident) (int64, err
 
 // LossIncidents returns a flow's incidents, newest first; unacked limits
 // them to the ones not acknowledged yet. flow "" means every flow.
-func (s *Store) LossIncidents(ctx context.Context, flow string, unacked bool, limit int) ([]LossIncident, error) {
+func (s *Store) LossIncidents(ctx context.Context, flow string, unacked bool, limit int) ([]model.LossIncident, error) {
 	return s.lossIncidents(ctx, flow, 0, unacked, limit)
 }
 
 // OpenLossIncident returns incident id of flow if it is not acknowledged
 // yet, else ErrNoIncident.
-func (s *Store) OpenLossIncident(ctx context.Context, flow string, id int64) (LossIncident, error) {
+func (s *Store) OpenLossIncident(ctx context.Context, flow string, id int64) (model.LossIncident, error) {
 	xs, err := s.lossIncidents(ctx, flow, id, true, 1)
 	if err != nil {
-		return LossIncident{}, err
+		return model.LossIncident{}, err
 	}
 	if len(xs) == 0 || id == 0 {
-		return LossIncident{}, ErrNoIncident
+		return model.LossIncident{}, ErrNoIncident
 	}
 	return xs[0], nil
 }
 
 // lossIncidents: id 0 means any incident.
-func (s *Store) lossIncidents(ctx context.Context, flow string, id int64, unacked bool, limit int) ([]LossIncident, error) {
+func (s *Store) lossIncidents(ctx context.Context, flow string, id int64, unacked bool, limit int) ([]model.LossIncident, error) {
 	q := `SELECT i.id, f.name, i.topic, i.partition, i.first_offset, i.last_offset, i.lost, i.detected_ms, i.confirmed_ms,
 		i.how, i.acked_ms, coalesce(i.acked_by, '') FROM loss_incidents i JOIN flows f ON f.id = i.flow_id
 		WHERE (? = '' OR f.name = ?) AND (? = 0 OR i.id = ?) AND (NOT ? OR i.acked_ms IS NULL)
@@ -73,9 +58,9 @@ func (s *Store) lossIncidents(ctx context.Context, flow string, id int64, unacke
 		return nil, fmt.Errorf("storage: reading loss incidents: %w", err)
 	}
 	defer rows.Close()
-	var out []LossIncident
+	var out []model.LossIncident
 	for rows.Next() {
-		var x LossIncident
+		var x model.LossIncident
 		var acked sql.NullInt64
 		if err := rows.Scan(&x.ID, &x.Flow, &x.Topic, &x.Partition, &x.FirstOffset, &x.LastOffset, &x.Lost, &x.DetectedMs,
 			&x.ConfirmedMs, &x.How, &acked, &x.AckedBy); err != nil {

@@ -7,72 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/drconsole/drconsole/model"
 )
-
-// Savepoint kinds.
-const (
-	KindSavepoint  = "savepoint"
-	KindCheckpoint = "checkpoint" // a retained (externalized) checkpoint
-)
-
-// How a savepoint entered the catalog.
-const (
-	OriginREST      = "rest"      // Flink REST checkpoint history
-	OriginScan      = "scan"      // found in a configured savepoint directory
-	OriginManual    = "manual"    // registered by hand
-	OriginTriggered = "triggered" // taken through the console
-)
-
-// Savepoint statuses: Flink's checkpoint states, and "unknown".
-const (
-	SavepointCompleted  = "COMPLETED"
-	SavepointFailed     = "FAILED"
-	SavepointInProgress = "IN_PROGRESS"
-	SavepointUnknown    = "unknown"
-)
-
-// Savepoint is an entry of the savepoint catalog. Nil numbers are unknown.
-type Savepoint struct {
-	ID          int64
-	FlinkTarget string // config flink_targets name; "" when unknown
-	JobID       string
-	JobName     string
-	// Path is the savepoint directory as Flink reports it (file:/...,
-	// s3://...); the catalog's key.
-	Path   string
-	Kind   string // KindSavepoint, KindCheckpoint
-	Origin string // OriginREST, OriginScan, OriginManual, OriginTriggered
-	// TriggerMs and CompletedMs are epoch milliseconds.
-	TriggerMs    *int64
-	CompletedMs  *int64
-	SizeBytes    *int64
-	Status       string // SavepointCompleted, ...
-	CheckpointID *int64
-	// OffsetsJSON is {"topic-partition": next offset, ...} as read from the
-	// savepoint's Kafka source; "" when not read (yet) or unreadable.
-	OffsetsJSON string
-	SourceUID   string
-	// ReadError says why the offsets could not be read, or notes what the
-	// offsets leave out.
-	ReadError   string
-	FirstSeenMs int64
-	LastSeenMs  int64
-}
-
-// Offsets decodes OffsetsJSON; nil when the offsets were not read.
-func (s *Savepoint) Offsets() (map[string]int64, error) {
-	if s.OffsetsJSON == "" {
-		return nil, nil
-	}
-	var out map[string]int64
-	if err := json.Unmarshal([]byte(s.OffsetsJSON), &out); err != nil {
-		return nil, fmt.Errorf("storage: savepoint %d: offsets: %w", s.ID, err)
-	}
-	return out, nil
-}
-
-// Read reports whether an attempt to read the offsets was made.
-func (s *Savepoint) Read() bool { return s.OffsetsJSON != "" || s.ReadError != "" }
 
 // SavepointFilter selects catalog entries; zero fields match everything.
 type SavepointFilter struct {
@@ -91,22 +28,22 @@ type SavepointFilter struct {
 	Limit int
 }
 
-func validSavepoint(sp *Savepoint) error {
+func validSavepoint(sp *model.Savepoint) error {
 	if sp.Path == "" {
 		return errors.New("storage: savepoint without a path")
 	}
-	if sp.Kind != KindSavepoint && sp.Kind != KindCheckpoint {
+	if sp.Kind != model.KindSavepoint && sp.Kind != model.KindCheckpoint {
 		return fmt.Errorf("storage: savepoint %s: kind %q (want savepoint or checkpoint)", sp.Path, sp.Kind)
 	}
 	switch sp.Origin {
-	case OriginREST, OriginScan, OriginManual, OriginTriggered:
+	case model.OriginREST, model.OriginScan, model.OriginManual, model.OriginTriggered:
 	default:
 		return fmt.Errorf("storage: savepoint %s: origin %q (want rest, scan, manual or triggered)", sp.Path, sp.Origin)
 	}
 	switch sp.Status {
 	case "":
-		sp.Status = SavepointUnknown
-	case SavepointCompleted, SavepointFailed, SavepointInProgress, SavepointUnknown:
+		sp.Status = model.SavepointUnknown
+	case model.SavepointCompleted, model.SavepointFailed, model.SavepointInProgress, model.SavepointUnknown:
 	default:
 		return fmt.Errorf("storage: savepoint %s: status %q", sp.Path, sp.Status)
 	}
@@ -138,8 +75,8 @@ RETURNING id`
 // UpsertSavepoint records a sighting of a savepoint at atMs (first and last
 // seen for a new entry, last seen otherwise) and returns its id. Entries
 // are never deleted.
-func (s *Store) UpsertSavepoint(ctx context.Context, sp Savepoint, atMs int64) (int64, error) {
-	ids, err := s.UpsertSavepoints(ctx, []Savepoint{sp}, atMs)
+func (s *Store) UpsertSavepoint(ctx context.Context, sp model.Savepoint, atMs int64) (int64, error) {
+	ids, err := s.UpsertSavepoints(ctx, []model.Savepoint{sp}, atMs)
 	if err != nil {
 		return 0, err
 	}
@@ -148,7 +85,7 @@ func (s *Store) UpsertSavepoint(ctx context.Context, sp Savepoint, atMs int64) (
 
 // UpsertSavepoints is UpsertSavepoint for many entries in one transaction;
 // the ids are in the order of sps.
-func (s *Store) UpsertSavepoints(ctx context.Context, sps []Savepoint, atMs int64) ([]int64, error) {
+func (s *Store) UpsertSavepoints(ctx context.Context, sps []model.Savepoint, atMs int64) ([]int64, error) {
 	for i := range sps {
 		if err := validSavepoint(&sps[i]); err != nil {
 			return nil, err
@@ -213,8 +150,8 @@ func (s *Store) SetSavepointOffsets(ctx context.Context, id int64, offsetsJSON, 
 const savepointColumns = `id, flink_target, job_id, job_name, path, kind, origin, trigger_ms, completed_ms, size_bytes,
 	status, checkpoint_id, COALESCE(offsets_json, ''), source_uid, read_error, first_seen_ms, last_seen_ms`
 
-func scanSavepoint(row interface{ Scan(...any) error }) (Savepoint, error) {
-	var sp Savepoint
+func scanSavepoint(row interface{ Scan(...any) error }) (model.Savepoint, error) {
+	var sp model.Savepoint
 	var trig, done, size, cp sql.NullInt64
 	err := row.Scan(&sp.ID, &sp.FlinkTarget, &sp.JobID, &sp.JobName, &sp.Path, &sp.Kind, &sp.Origin, &trig, &done, &size,
 		&sp.Status, &cp, &sp.OffsetsJSON, &sp.SourceUID, &sp.ReadError, &sp.FirstSeenMs, &sp.LastSeenMs)
@@ -224,7 +161,7 @@ func scanSavepoint(row interface{ Scan(...any) error }) (Savepoint, error) {
 
 // Savepoints lists catalog entries, newest first (by trigger time, else
 // completion time, else when first seen).
-func (s *Store) Savepoints(ctx context.Context, f SavepointFilter) ([]Savepoint, error) {
+func (s *Store) Savepoints(ctx context.Context, f SavepointFilter) ([]model.Savepoint, error) {
 	var where []string
 	var args []any
 	for col, v := range map[string]string{"flink_target": f.FlinkTarget, "job_id": f.JobID, "job_name": f.JobName} {
@@ -261,7 +198,7 @@ func (s *Store) Savepoints(ctx context.Context, f SavepointFilter) ([]Savepoint,
 		return nil, fmt.Errorf("storage: reading savepoints: %w", err)
 	}
 	defer rows.Close()
-	var out []Savepoint
+	var out []model.Savepoint
 	for rows.Next() {
 		sp, err := scanSavepoint(rows)
 		if err != nil {
@@ -273,7 +210,7 @@ func (s *Store) Savepoints(ctx context.Context, f SavepointFilter) ([]Savepoint,
 }
 
 // SavepointByID returns one entry; ErrNotFound when there is none.
-func (s *Store) SavepointByID(ctx context.Context, id int64) (Savepoint, error) {
+func (s *Store) SavepointByID(ctx context.Context, id int64) (model.Savepoint, error) {
 	sp, err := scanSavepoint(s.r.QueryRowContext(ctx, "SELECT "+savepointColumns+" FROM savepoints WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return sp, fmt.Errorf("storage: savepoint %d: %w", id, ErrNotFound)
@@ -285,7 +222,7 @@ func (s *Store) SavepointByID(ctx context.Context, id int64) (Savepoint, error) 
 }
 
 // SavepointByPath returns the entry with that path; ErrNotFound when none.
-func (s *Store) SavepointByPath(ctx context.Context, path string) (Savepoint, error) {
+func (s *Store) SavepointByPath(ctx context.Context, path string) (model.Savepoint, error) {
 	sp, err := scanSavepoint(s.r.QueryRowContext(ctx, "SELECT "+savepointColumns+" FROM savepoints WHERE path = ?", path))
 	if errors.Is(err, sql.ErrNoRows) {
 		return sp, fmt.Errorf("storage: savepoint %s: %w", path, ErrNotFound)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -16,15 +17,15 @@ func TestSavepointUpsertRemembersAndRefreshes(t *testing.T) {
 	ctx := context.Background()
 
 	// Found by a directory scan first: no job, no trigger time.
-	id, err := s.UpsertSavepoint(ctx, storage.Savepoint{Path: "file:/sp/savepoint-a1-x", Kind: storage.KindCheckpoint,
-		Origin: storage.OriginScan, Status: storage.SavepointCompleted, CompletedMs: i64(900), SizeBytes: i64(10)}, 1000)
+	id, err := s.UpsertSavepoint(ctx, model.Savepoint{Path: "file:/sp/savepoint-a1-x", Kind: model.KindCheckpoint,
+		Origin: model.OriginScan, Status: model.SavepointCompleted, CompletedMs: i64(900), SizeBytes: i64(10)}, 1000)
 	if err != nil || id == 0 {
 		t.Fatalf("insert: %d %v", id, err)
 	}
 	// Then Flink REST reports it: job, kind, times, size fill in; origin
 	// and first-seen stay.
-	id2, err := s.UpsertSavepoint(ctx, storage.Savepoint{FlinkTarget: "flink-dr", JobID: "a1", JobName: "events", Path: "file:/sp/savepoint-a1-x",
-		Kind: storage.KindSavepoint, Origin: storage.OriginREST, Status: storage.SavepointCompleted,
+	id2, err := s.UpsertSavepoint(ctx, model.Savepoint{FlinkTarget: "flink-dr", JobID: "a1", JobName: "events", Path: "file:/sp/savepoint-a1-x",
+		Kind: model.KindSavepoint, Origin: model.OriginREST, Status: model.SavepointCompleted,
 		TriggerMs: i64(800), SizeBytes: i64(4562), CheckpointID: i64(7)}, 2000)
 	if err != nil || id2 != id {
 		t.Fatalf("re-upsert: id %d (want %d) %v", id2, id, err)
@@ -33,16 +34,16 @@ func TestSavepointUpsertRemembersAndRefreshes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A later scan knows less: it must not erase what REST told, nor the offsets.
-	if _, err := s.UpsertSavepoint(ctx, storage.Savepoint{Path: "file:/sp/savepoint-a1-x", Kind: storage.KindCheckpoint,
-		Origin: storage.OriginScan, Status: storage.SavepointUnknown}, 3000); err != nil {
+	if _, err := s.UpsertSavepoint(ctx, model.Savepoint{Path: "file:/sp/savepoint-a1-x", Kind: model.KindCheckpoint,
+		Origin: model.OriginScan, Status: model.SavepointUnknown}, 3000); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.SavepointByID(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := storage.Savepoint{ID: id, FlinkTarget: "flink-dr", JobID: "a1", JobName: "events", Path: "file:/sp/savepoint-a1-x",
-		Kind: storage.KindSavepoint, Origin: storage.OriginScan, Status: storage.SavepointCompleted,
+	want := model.Savepoint{ID: id, FlinkTarget: "flink-dr", JobID: "a1", JobName: "events", Path: "file:/sp/savepoint-a1-x",
+		Kind: model.KindSavepoint, Origin: model.OriginScan, Status: model.SavepointCompleted,
 		OffsetsJSON: `{"events-0":800,"events-1":1300}`, SourceUID: "kafka-source", FirstSeenMs: 1000, LastSeenMs: 3000}
 	if got.FlinkTarget != want.FlinkTarget || got.JobID != want.JobID || got.JobName != want.JobName || got.Kind != want.Kind ||
 		got.Origin != want.Origin || got.Status != want.Status || got.OffsetsJSON != want.OffsetsJSON || got.SourceUID != want.SourceUID ||
@@ -58,12 +59,12 @@ func TestSavepointUpsertRemembersAndRefreshes(t *testing.T) {
 	}
 	// An older sighting does not move last-seen back; the console taking it
 	// makes it "triggered".
-	if _, err := s.UpsertSavepoint(ctx, storage.Savepoint{Path: "file:/sp/savepoint-a1-x", Kind: storage.KindSavepoint,
-		Origin: storage.OriginTriggered}, 2500); err != nil {
+	if _, err := s.UpsertSavepoint(ctx, model.Savepoint{Path: "file:/sp/savepoint-a1-x", Kind: model.KindSavepoint,
+		Origin: model.OriginTriggered}, 2500); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = s.SavepointByPath(ctx, "file:/sp/savepoint-a1-x")
-	if got.ID != id || got.LastSeenMs != 3000 || got.Origin != storage.OriginTriggered || got.Status != storage.SavepointCompleted {
+	if got.ID != id || got.LastSeenMs != 3000 || got.Origin != model.OriginTriggered || got.Status != model.SavepointCompleted {
 		t.Fatalf("after triggered sighting: %+v", got)
 	}
 }
@@ -71,11 +72,11 @@ func TestSavepointUpsertRemembersAndRefreshes(t *testing.T) {
 func TestSavepointsFilterOrderAndErrors(t *testing.T) {
 	s, _ := openStore(t)
 	ctx := context.Background()
-	sps := []storage.Savepoint{
-		{FlinkTarget: "f1", JobID: "a1", JobName: "events", Path: "file:/ck/a1/chk-3", Kind: storage.KindCheckpoint, Origin: storage.OriginREST, TriggerMs: i64(300)},
-		{FlinkTarget: "f1", JobID: "a1", JobName: "events", Path: "file:/sp/savepoint-a1-1", Kind: storage.KindSavepoint, Origin: storage.OriginREST, TriggerMs: i64(100)},
-		{FlinkTarget: "f1", JobID: "b2", JobName: "events", Path: "s3://bucket/sp/savepoint-b2-1", Kind: storage.KindSavepoint, Origin: storage.OriginREST, TriggerMs: i64(200)},
-		{Path: "file:/scan/savepoint-c3-1", Kind: storage.KindSavepoint, Origin: storage.OriginScan, CompletedMs: i64(250)},
+	sps := []model.Savepoint{
+		{FlinkTarget: "f1", JobID: "a1", JobName: "events", Path: "file:/ck/a1/chk-3", Kind: model.KindCheckpoint, Origin: model.OriginREST, TriggerMs: i64(300)},
+		{FlinkTarget: "f1", JobID: "a1", JobName: "events", Path: "file:/sp/savepoint-a1-1", Kind: model.KindSavepoint, Origin: model.OriginREST, TriggerMs: i64(100)},
+		{FlinkTarget: "f1", JobID: "b2", JobName: "events", Path: "s3://bucket/sp/savepoint-b2-1", Kind: model.KindSavepoint, Origin: model.OriginREST, TriggerMs: i64(200)},
+		{Path: "file:/scan/savepoint-c3-1", Kind: model.KindSavepoint, Origin: model.OriginScan, CompletedMs: i64(250)},
 	}
 	ids, err := s.UpsertSavepoints(ctx, sps, 1000)
 	if err != nil || len(ids) != 4 {
@@ -107,7 +108,7 @@ func TestSavepointsFilterOrderAndErrors(t *testing.T) {
 			t.Errorf("%+v:\n got %s\nwant %s", tc.f, got, tc.want)
 		}
 	}
-	if s0, _ := s.SavepointByID(ctx, ids[0]); s0.Status != storage.SavepointUnknown || s0.SizeBytes != nil || s0.Read() {
+	if s0, _ := s.SavepointByID(ctx, ids[0]); s0.Status != model.SavepointUnknown || s0.SizeBytes != nil || s0.Read() {
 		t.Fatalf("defaults: %+v", s0)
 	}
 
@@ -141,20 +142,20 @@ func TestSavepointsFilterOrderAndErrors(t *testing.T) {
 	if err := s.SetSavepointOffsets(ctx, ids[0], `[1,2]`, "", 0, ""); err == nil {
 		t.Fatal("offsets that are not an object were stored")
 	}
-	for _, bad := range []storage.Savepoint{
-		{Path: "", Kind: storage.KindSavepoint, Origin: storage.OriginScan},
-		{Path: "file:/x", Kind: "snapshot", Origin: storage.OriginScan},
-		{Path: "file:/x", Kind: storage.KindSavepoint, Origin: "web"},
-		{Path: "file:/x", Kind: storage.KindSavepoint, Origin: storage.OriginScan, Status: "DONE"},
+	for _, bad := range []model.Savepoint{
+		{Path: "", Kind: model.KindSavepoint, Origin: model.OriginScan},
+		{Path: "file:/x", Kind: "snapshot", Origin: model.OriginScan},
+		{Path: "file:/x", Kind: model.KindSavepoint, Origin: "web"},
+		{Path: "file:/x", Kind: model.KindSavepoint, Origin: model.OriginScan, Status: "DONE"},
 	} {
 		if _, err := s.UpsertSavepoint(ctx, bad, 1); err == nil {
 			t.Errorf("%+v was accepted", bad)
 		}
 	}
 	// A failing entry rolls back the whole batch.
-	if _, err := s.UpsertSavepoints(ctx, []storage.Savepoint{
-		{Path: "file:/ok", Kind: storage.KindSavepoint, Origin: storage.OriginScan},
-		{Path: "file:/bad", Kind: "x", Origin: storage.OriginScan},
+	if _, err := s.UpsertSavepoints(ctx, []model.Savepoint{
+		{Path: "file:/ok", Kind: model.KindSavepoint, Origin: model.OriginScan},
+		{Path: "file:/bad", Kind: "x", Origin: model.OriginScan},
 	}, 1); err == nil {
 		t.Fatal("bad batch accepted")
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 )
@@ -48,7 +49,7 @@ func catalogEndOffsets(t *testing.T, adm *kadm.Client, topic string) map[string]
 	return out
 }
 
-func catalogOffsets(t *testing.T, sp storage.Savepoint) map[string]int64 {
+func catalogOffsets(t *testing.T, sp model.Savepoint) map[string]int64 {
 	t.Helper()
 	offs, err := sp.Offsets()
 	if err != nil || offs == nil {
@@ -97,8 +98,8 @@ func TestCatalogE2E(t *testing.T) {
 	//    it, so sync until an entry at or after the latest one seen here has been read
 	//    (bounded; Flink's REST statistics are cached for web.refresh-interval, 500 ms).
 	latest := f.WaitCheckpoint(t, job, cp.ID)
-	var ck *storage.Savepoint
-	var all []storage.Savepoint
+	var ck *model.Savepoint
+	var all []model.Savepoint
 	for try := 1; ck == nil && try <= 10; try++ {
 		if err := c.Sync(ctx); err != nil {
 			t.Fatalf("sync %d: %v", try, err)
@@ -108,7 +109,7 @@ func TestCatalogE2E(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range all {
-			if all[i].Kind == storage.KindCheckpoint && all[i].CheckpointID != nil && *all[i].CheckpointID >= latest.ID && all[i].OffsetsJSON != "" {
+			if all[i].Kind == model.KindCheckpoint && all[i].CheckpointID != nil && *all[i].CheckpointID >= latest.ID && all[i].OffsetsJSON != "" {
 				ck = &all[i]
 				break
 			}
@@ -121,7 +122,7 @@ func TestCatalogE2E(t *testing.T) {
 	if ck == nil {
 		t.Fatalf("no retained checkpoint >= %d read into the catalog after 10 syncs: %+v", latest.ID, all)
 	}
-	if ck.FlinkTarget != "flink-e2e" || ck.JobName != "catalog-e2e" || ck.Origin != storage.OriginREST || ck.SourceUID != uid ||
+	if ck.FlinkTarget != "flink-e2e" || ck.JobName != "catalog-e2e" || ck.Origin != model.OriginREST || ck.SourceUID != uid ||
 		!strings.HasPrefix(ck.Path, "file:"+f.CheckpointDir) {
 		t.Fatalf("checkpoint entry %+v", ck)
 	}
@@ -137,7 +138,7 @@ func TestCatalogE2E(t *testing.T) {
 		t.Fatalf("trigger: %v", err)
 	}
 	t.Logf("TIMING catalog.Trigger savepoint %s (%d progress calls): %s checkpoint %v size %v", time.Since(t0).Round(time.Millisecond), ticks, sp.Path, ptrString(sp.CheckpointID), ptrString(sp.SizeBytes))
-	if sp.Origin != storage.OriginTriggered || sp.Kind != storage.KindSavepoint || sp.JobName != "catalog-e2e" || sp.SourceUID != uid ||
+	if sp.Origin != model.OriginTriggered || sp.Kind != model.KindSavepoint || sp.JobName != "catalog-e2e" || sp.SourceUID != uid ||
 		!strings.HasPrefix(sp.Path, "file:"+f.SavepointDir) || sp.CheckpointID == nil {
 		t.Fatalf("savepoint entry %+v", sp)
 	}
@@ -182,7 +183,7 @@ func TestCatalogE2E(t *testing.T) {
 	for _, e := range sps {
 		if strings.HasPrefix(e.Path, "file:"+f.SavepointDir) {
 			n++
-			if e.Origin != storage.OriginTriggered || e.OffsetsJSON == "" {
+			if e.Origin != model.OriginTriggered || e.OffsetsJSON == "" {
 				t.Errorf("savepoint after the second sync: %+v", e)
 			}
 		}

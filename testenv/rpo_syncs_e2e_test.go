@@ -23,7 +23,6 @@ import (
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
-	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 	"github.com/drconsole/drconsole/views"
 )
@@ -311,7 +310,7 @@ func TestRPORealLossIncident(t *testing.T) {
 	produceN(t, pcl, "events", 1, 50)
 	testenv.StartMM2Dedicated(t, opts)
 	store := mon.Translator(rpoSyncsFlow).Store
-	var inc storage.LossIncident
+	var inc model.LossIncident
 	if err := testenv.Eventually(4*time.Minute, 500*time.Millisecond, func() error {
 		incs, err := store.LossIncidents(ctx, rpoSyncsFlow, true, 10)
 		if err != nil || len(incs) == 0 {

@@ -27,6 +27,7 @@ import (
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/flink/s3"
 	"github.com/drconsole/drconsole/flink/s3/s3test"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 )
@@ -119,7 +120,7 @@ func TestSavepointOnS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.OffsetsJSON != want.OffsetsJSON || e.SourceUID != uid || e.ReadError != "" || e.Origin != storage.OriginScan {
+	if e.OffsetsJSON != want.OffsetsJSON || e.SourceUID != uid || e.ReadError != "" || e.Origin != model.OriginScan {
 		t.Fatalf("catalog entry over S3 %+v; local read %+v", e, want)
 	}
 	if committed := flinkCommitted(t, adm, group); !flinkMapsEqual(offsetsJSON(t, e.OffsetsJSON), committed) {

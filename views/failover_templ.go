@@ -11,7 +11,7 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import (
 	"github.com/drconsole/drconsole/failover"
-	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/model"
 	"strconv"
 	"time"
 )
@@ -20,7 +20,7 @@ import (
 type FailoverListPage struct {
 	Chrome       Chrome
 	Now          time.Time
-	Runs         []storage.FailoverRun
+	Runs         []model.Run
 	Flows        []string
 	FlinkTargets []string // DR targets
 	Groups       []string
@@ -782,7 +782,7 @@ func FailoverRunLive(p FailoverRunPage) templ.Component {
 }
 
 func refreshTrigger(p FailoverRunPage) string {
-	if len(p.Running) > 0 || p.Run.Status == "running" || p.Run.Status == "pending" || p.Run.Status == "approved" {
+	if len(p.Running) > 0 || p.Run.Status == model.RunRunning || p.Run.Status == model.RunPending || p.Run.Status == model.RunApproved {
 		return "every 2s"
 	}
 	return "none"
@@ -916,7 +916,7 @@ func approvalsBlock(p FailoverRunPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if p.CanOperate && (p.Run.Status == "pending" || p.Run.Status == "approved" || p.Run.Status == "running") {
+		if p.CanOperate && (p.Run.Status == model.RunPending || p.Run.Status == model.RunApproved || p.Run.Status == model.RunRunning) {
 			if p.Me == p.Run.CreatedBy {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 77, "<p class=\"sub\" data-testid=\"self-approval-note\">You requested this failover: a different operator must approve it.</p>")
 				if templ_7745c5c3_Err != nil {
@@ -997,7 +997,7 @@ func approvalsBlock(p FailoverRunPage) templ.Component {
 
 func runURL(p FailoverRunPage) string { return "/failover/" + strconv.FormatInt(p.Run.ID, 10) }
 
-func stepItem(p FailoverRunPage, i int, st storage.FailoverStep) templ.Component {
+func stepItem(p FailoverRunPage, i int, st model.Step) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1121,7 +1121,7 @@ func stepItem(p FailoverRunPage, i int, st storage.FailoverStep) templ.Component
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		} else if st.Status == "running" {
+		} else if st.Status == model.StepRunning {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 95, "interrupted: the console stopped during this step. Run it again (it is idempotent).")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1192,7 +1192,7 @@ func stepItem(p FailoverRunPage, i int, st storage.FailoverStep) templ.Component
 				return templ_7745c5c3_Err
 			}
 		}
-		if st.Result != "" && st.Status == "done" {
+		if st.Result != "" && st.Status == model.StepDone {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 102, "<details><summary>Result</summary><pre>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1211,13 +1211,13 @@ func stepItem(p FailoverRunPage, i int, st storage.FailoverStep) templ.Component
 				return templ_7745c5c3_Err
 			}
 		}
-		if i < len(p.Previews) && st.Status != "done" {
+		if i < len(p.Previews) && st.Status != model.StepDone {
 			templ_7745c5c3_Err = previewBlock(p.Previews[i]).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		if p.CanOperate && p.Run.Approved && i == p.Run.NextStep && !p.Running[i] && (p.Run.Status == "approved" || p.Run.Status == "running") {
+		if p.CanOperate && p.Run.Approved && i == p.Run.NextStep && !p.Running[i] && (p.Run.Status == model.RunApproved || p.Run.Status == model.RunRunning) {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 104, "<form method=\"post\" action=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

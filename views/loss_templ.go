@@ -10,8 +10,8 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 import (
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
-	"github.com/drconsole/drconsole/storage"
 	"strconv"
 	"time"
 )
@@ -22,13 +22,13 @@ func LossAckPath(flow string, id int64) string {
 }
 
 // lossRange is "first–last" of the lost source offsets.
-func lossRange(x storage.LossIncident) string {
+func lossRange(x model.LossIncident) string {
 	return strconv.FormatInt(x.FirstOffset, 10) + "–" + strconv.FormatInt(x.LastOffset, 10)
 }
 
 // LossBanner lists unacknowledged data losses, on the overview and the
 // flow page, until an operator acknowledges them.
-func LossBanner(open []storage.LossIncident, unknown, canAck bool, now time.Time) templ.Component {
+func LossBanner(open []model.LossIncident, unknown, canAck bool, now time.Time) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -82,7 +82,7 @@ func LossBanner(open []storage.LossIncident, unknown, canAck bool, now time.Time
 	})
 }
 
-func lossTable(xs []storage.LossIncident, canAck, showFlow bool, now time.Time) templ.Component {
+func lossTable(xs []model.LossIncident, canAck, showFlow bool, now time.Time) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -347,7 +347,7 @@ func lossTable(xs []storage.LossIncident, canAck, showFlow bool, now time.Time) 
 
 // LossHistory is a flow's data-loss history and the suspected gaps still
 // being judged.
-func LossHistory(s *monitor.FlowSnapshot, xs []storage.LossIncident, unknown, canAck bool, now time.Time) templ.Component {
+func LossHistory(s *monitor.FlowSnapshot, xs []model.LossIncident, unknown, canAck bool, now time.Time) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -443,7 +443,7 @@ func LossHistory(s *monitor.FlowSnapshot, xs []storage.LossIncident, unknown, ca
 
 // Incarnations shows the lives of the flow's MM2 internal topics: a topic
 // recreated or moved (offset-syncs.topic.location) restarts its log.
-func Incarnations(xs []storage.Incarnation) templ.Component {
+func Incarnations(xs []model.Incarnation) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -10,8 +10,8 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 import (
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
-	"github.com/drconsole/drconsole/storage"
 	"time"
 )
 
@@ -29,7 +29,7 @@ type OverviewPage struct {
 	Cards  []FlowCard
 	Window time.Duration
 	// Losses are the unacknowledged data losses of every flow.
-	Losses      []storage.LossIncident
+	Losses      []model.LossIncident
 	LossUnknown bool // the losses could not be read
 	CanAck      bool
 }

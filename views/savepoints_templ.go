@@ -11,7 +11,7 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import (
 	"github.com/drconsole/drconsole/catalog"
-	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/model"
 	"net/url"
 	"strconv"
 	"strings"
@@ -1686,7 +1686,7 @@ func progressTrigger(p SavepointProgress) string {
 func urlQuery(s string) string { return url.QueryEscape(s) }
 
 func kindTitle(kind string) string {
-	if kind == storage.KindCheckpoint {
+	if kind == model.KindCheckpoint {
 		return "Retained checkpoint"
 	}
 	return "Savepoint"

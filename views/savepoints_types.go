@@ -8,7 +8,7 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/failover"
-	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/model"
 )
 
 // SavepointFlow is a flow the savepoint pages can judge against.
@@ -41,7 +41,7 @@ func (f SavepointFilter) Query() string {
 
 // SavepointRow is one catalog entry on the catalog page.
 type SavepointRow struct {
-	SP storage.Savepoint
+	SP model.Savepoint
 	// Offsets read from it, sorted by partition; nil when not read.
 	Offsets []SavepointOffset
 	// Checked: usability was computed for this row (the newest N only).
@@ -135,7 +135,7 @@ type K8sForm struct {
 type SavepointDetailPage struct {
 	Chrome         Chrome
 	Now            time.Time
-	SP             storage.Savepoint
+	SP             model.Savepoint
 	Flows          []SavepointFlow
 	Flow           string
 	ClusterLink    bool

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -19,7 +20,7 @@ func TestLossIncidentAcknowledged(t *testing.T) {
 	c := startConsole(t)
 	ctx := context.Background()
 	now := time.Now().UnixMilli()
-	id, err := c.Store.AddLossIncident(ctx, storage.LossIncident{Flow: "primary->dr", Topic: "orders", Partition: 3,
+	id, err := c.Store.AddLossIncident(ctx, model.LossIncident{Flow: "primary->dr", Topic: "orders", Partition: 3,
 		FirstOffset: 7001, LastOffset: 7042, Lost: 42, DetectedMs: now - 5000, ConfirmedMs: now, How: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -289,7 +289,7 @@ func TestSavepointTrigger(t *testing.T) {
 		t.Fatal(err)
 	}
 	offs, _ := sp.Offsets()
-	if !done.Read || sp.Origin != storage.OriginTriggered || sp.JobID != job || sp.JobName != demo.FlinkSandboxJobName ||
+	if !done.Read || sp.Origin != model.OriginTriggered || sp.JobID != job || sp.JobName != demo.FlinkSandboxJobName ||
 		!strings.HasPrefix(sp.Path, "file:"+c.Flink.SavepointDir+"/savepoint-") || offs["events-2"] != 750 || sp.SourceUID != "kafka-source" {
 		t.Fatalf("catalog entry %+v (done %+v)", sp, done)
 	}
