@@ -1,10 +1,10 @@
 package kafka
 
-import "github.com/drconsole/drconsole/internal/kfaketest"
+import "github.com/drconsole/drconsole/kafka/kafkatest"
 
 // The cluster helpers are shared with package monitor's tests.
 var (
-	produce    = kfaketest.Produce
-	newCluster = kfaketest.NewCluster
-	waitFor    = kfaketest.WaitFor
+	produce    = kafkatest.Produce
+	newCluster = kafkatest.NewCluster
+	waitFor    = kafkatest.WaitFor
 )

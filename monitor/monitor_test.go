@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/internal/kfaketest"
+	"github.com/drconsole/drconsole/kafka/kafkatest"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
@@ -20,9 +20,9 @@ import (
 
 // The cluster helpers are shared with package kafka's tests.
 var (
-	produce    = kfaketest.Produce
-	newCluster = kfaketest.NewCluster
-	waitFor    = kfaketest.WaitFor
+	produce    = kafkatest.Produce
+	newCluster = kafkatest.NewCluster
+	waitFor    = kafkatest.WaitFor
 )
 
 func testConfig(t *testing.T, primary, dr *kfake.Cluster) *config.Config {

@@ -1,9 +1,10 @@
 // Package kafkatest holds what tests of Kafka code share across packages:
-// an in-process cluster (kfake) with a client, and polling for a
-// condition.
+// an in-process cluster (kfake) with a client, producing to it, and polling
+// for a condition.
 package kafkatest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -24,6 +25,14 @@ func NewCluster(t testing.TB, id string, topics ...string) (*kfake.Cluster, *kgo
 	}
 	t.Cleanup(cl.Close)
 	return c, cl
+}
+
+// Produce writes recs synchronously, failing the test on error.
+func Produce(t testing.TB, cl *kgo.Client, recs ...*kgo.Record) {
+	t.Helper()
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // WaitFor polls cond until it holds, failing the test after 15 s.
