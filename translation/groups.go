@@ -39,7 +39,8 @@ type GroupRow struct {
 }
 
 // GroupPlan is a preview of moving a DR consumer group to the translated
-// offsets of its primary counterpart. Nothing changes until ApplyGroupPlan.
+// offsets of its primary counterpart. Nothing changes until failover
+// commits it (failover/internal/effect.ApplyOffsets).
 type GroupPlan struct {
 	Flow  string
 	Group string
