@@ -10,13 +10,12 @@ import (
 	"github.com/drconsole/drconsole/clusterlink"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover/internal/effect"
-	"github.com/drconsole/drconsole/kafka"
 )
 
 // linkAPI returns the flow's Cluster Linking client (with the flow's TLS
 // settings, as monitoring uses).
 func (rb *Runbook) linkAPI(flow *config.Flow) (*clusterlink.Client, error) {
-	return kafka.ClusterLinkClientFor(flow)
+	return clusterlink.ForFlow(flow)
 }
 
 // flowMirrors lists the flow's mirror topics (those its topic filter takes)

@@ -16,10 +16,10 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/failover/internal/effect"
 	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/translation"
 )
 
 // Execution is a step that passed its checks and is marked running; Run
@@ -298,7 +298,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 // groupPlan previews a translate-group step: the group's own primary
 // offsets, or the offsets read from the savepoint it names (which must be
 // in the savepoint catalog, read).
-func (rb *Runbook) groupPlan(ctx context.Context, flow string, s Step) (*kafka.GroupPlan, error) {
+func (rb *Runbook) groupPlan(ctx context.Context, flow string, s Step) (*translation.GroupPlan, error) {
 	tr := rb.Monitor.Translator(flow)
 	if s.FromSavepoint == "" {
 		return tr.Plan(ctx, s.Group)
@@ -325,7 +325,7 @@ func (rb *Runbook) groupPlan(ctx context.Context, flow string, s Step) (*kafka.G
 		}
 		offsets[tp] = off
 	}
-	return tr.PlanOffsets(ctx, s.Group, offsets, kafka.FromSavepoint(sp.Path))
+	return tr.PlanOffsets(ctx, s.Group, offsets, translation.FromSavepoint(sp.Path))
 }
 
 // restoreJobID derives the restored job's id from the run and step, so a

@@ -40,7 +40,7 @@ func TestHandlersStayThin(t *testing.T) {
 		for _, imp := range f.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
 			if strings.HasPrefix(path, "github.com/twmb/franz-go") || path == "github.com/drconsole/drconsole/demo" {
-				t.Errorf("%s imports %s: ask a service (kafka.GroupTranslator, DemoControls) instead", fset.Position(imp.Pos()), path)
+				t.Errorf("%s imports %s: ask a service (translation.GroupTranslator, DemoControls) instead", fset.Position(imp.Pos()), path)
 			}
 		}
 		ast.Inspect(f, func(n ast.Node) bool {

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/handlers/form"
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/translation"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -85,7 +85,7 @@ func (h *Handlers) translate(w http.ResponseWriter, r *http.Request, f form.Tran
 }
 
 // preview computes the translation table for a form.
-func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, f form.Translate) (*views.TranslateResult, error) {
+func (h *Handlers) preview(ctx context.Context, tr *translation.GroupTranslator, f form.Translate) (*views.TranslateResult, error) {
 	res := &views.TranslateResult{At: h.now()}
 	ms, err := f.Timestamp()
 	if err != nil {
@@ -164,7 +164,7 @@ func (h *Handlers) preview(ctx context.Context, tr *kafka.GroupTranslator, f for
 
 // knownGroups lists groups MM2 checkpointed, plus the primary's groups when
 // it answers quickly.
-func (h *Handlers) knownGroups(ctx context.Context, tr *kafka.GroupTranslator) []string {
+func (h *Handlers) knownGroups(ctx context.Context, tr *translation.GroupTranslator) []string {
 	var out []string
 	if cps, err := h.Store.Checkpoints(ctx, tr.Flow); err == nil {
 		for _, c := range cps {

@@ -3,12 +3,10 @@ package kafka
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -17,7 +15,6 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 	"github.com/twmb/franz-go/plugin/kslog"
 
-	"github.com/drconsole/drconsole/clusterlink"
 	"github.com/drconsole/drconsole/config"
 )
 
@@ -39,7 +36,7 @@ func ClientOptions(name string, c *config.Cluster, log *slog.Logger) ([]kgo.Opt,
 		opts = append(opts, kgo.WithLogger(kslog.New(kl)))
 	}
 	if c.TLS != nil {
-		cfg, err := tlsConfig(c.TLS)
+		cfg, err := c.TLS.ClientConfig()
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: %w", name, err)
 		}
@@ -74,46 +71,6 @@ func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
 	return minLevel{h.Handler.WithAttrs(as), h.min}
 }
 func (h minLevel) WithGroup(g string) slog.Handler { return minLevel{h.Handler.WithGroup(g), h.min} }
-
-func tlsConfig(t *config.TLS) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
-	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls ca_file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls ca_file %s: no PEM certificates in it", t.CAFile)
-		}
-		cfg.RootCAs = pool
-	}
-	if t.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls client certificate: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
-	}
-	return cfg, nil
-}
-
-// ClusterLinkClientFor builds the REST client of a cluster-link flow from
-// its config: URL, cluster, link, credentials and TLS.
-func ClusterLinkClientFor(f *config.Flow) (*clusterlink.Client, error) {
-	cl := f.ClusterLink
-	if cl == nil {
-		return nil, fmt.Errorf("flow %s has no cluster_link section", f.Name)
-	}
-	var tc *tls.Config
-	if cl.TLS != nil {
-		var err error
-		if tc, err = tlsConfig(cl.TLS); err != nil {
-			return nil, fmt.Errorf("flow %s cluster_link: %w", f.Name, err)
-		}
-	}
-	return clusterlink.New(cl.RestURL, cl.ClusterID, cl.Link, cl.Username, cl.Password, tc), nil
-}
 
 // Partial reports a kadm error that still came with usable per-shard data.
 func Partial(err error) bool {

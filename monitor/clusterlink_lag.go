@@ -11,7 +11,6 @@ import (
 
 	"github.com/drconsole/drconsole/clusterlink"
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 )
 
@@ -43,7 +42,7 @@ type ClusterLinkReader struct {
 
 // NewClusterLinkReader builds the REST client from the flow's config.
 func NewClusterLinkReader(f *config.Flow, source *kgo.Client) (*ClusterLinkReader, error) {
-	rest, err := kafka.ClusterLinkClientFor(f)
+	rest, err := clusterlink.ForFlow(f)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/translation"
 )
 
 // Reachability is what we know about reaching a cluster.
@@ -442,9 +443,8 @@ func (m *Monitor) groupOffsetsLoop(ctx context.Context) {
 			if snap := m.Snapshot(fm.flow.Name); fm.link != nil || snap == nil || !snap.Source.OK {
 				continue
 			}
-			tr := m.Translator(fm.flow.Name)
 			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			if _, err := tr.RecordPrimaryGroups(rctx, fm.flow.Topics.Matches, m.Now()); err != nil && ctx.Err() == nil {
+			if _, err := RecordPrimaryGroups(rctx, m.store, fm.flow.Name, m.clients[fm.flow.Source], fm.flow.Topics.Matches, m.Now()); err != nil && ctx.Err() == nil {
 				m.log.Warn("recording primary group offsets", "flow", fm.flow.Name, "err", err)
 			}
 			cancel()
@@ -516,10 +516,10 @@ func (m *Monitor) Snapshot(flow string) *FlowSnapshot {
 
 // Translator returns a group translator for flow over its live sync
 // index and clusters; nil for an unknown flow.
-func (m *Monitor) Translator(flow string) *kafka.GroupTranslator {
+func (m *Monitor) Translator(flow string) *translation.GroupTranslator {
 	for _, fm := range m.flows {
 		if fm.flow.Name == flow {
-			return kafka.NewGroupTranslator(kafka.GroupTranslator{Flow: flow, Alias: fm.flow.SourceAlias, Policy: fm.topics.Policy, Index: fm.state.Syncs,
+			return translation.NewGroupTranslator(translation.GroupTranslator{Flow: flow, Alias: fm.flow.SourceAlias, Policy: fm.topics.Policy, Index: fm.state.Syncs,
 				Store: m.store}, m.clients[fm.flow.Source], m.clients[fm.flow.Target])
 		}
 	}

@@ -2,7 +2,7 @@
 
 package testenv_test
 
-// The console's consumer-group offset translation (kafka.GroupTranslator over the whole sync
+// The console's consumer-group offset translation (translation.GroupTranslator over the whole sync
 // history it ingested) against REAL MirrorMaker 2: its checkpoints, its group offset sync, and
 // its client API RemoteClusterUtils.translateOffsets (testenv/mm2client, a tiny Java program).
 //
@@ -49,7 +49,9 @@ import (
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/testenv"
+	"github.com/drconsole/drconsole/translation"
 )
 
 const (
@@ -389,13 +391,13 @@ func xlScenario(t *testing.T, v xlVariant) {
 	}
 
 	// --- plans with the primary up -----------------------------------------------------------------
-	plans := map[string]*kafka.GroupPlan{}
+	plans := map[string]*translation.GroupPlan{}
 	for _, g := range []string{xlEnd, xlMid} {
 		plan, err := tr.Plan(ctx, g)
 		if err != nil {
 			t.Fatalf("Plan(%s): %v", g, err)
 		}
-		if plan.From != kafka.FromPrimary {
+		if plan.From != translation.FromPrimary {
 			t.Errorf("Plan(%s) with the primary up: From = %q", g, plan.From)
 		}
 		if len(plan.Rows) != len(allTPs) {
@@ -458,13 +460,13 @@ func xlScenario(t *testing.T, v xlVariant) {
 	// --- (c) the primary is lost -------------------------------------------------------------------
 	// The monitor records the primary's group offsets every 30 s; make
 	// sure one recording happened after the groups committed.
-	if _, err := tr.RecordPrimaryGroups(ctx, func(string) bool { return true }, time.Now()); err != nil {
+	if _, err := monitor.RecordPrimaryGroups(ctx, store, tr.Flow, tr.SourceClient(), func(string) bool { return true }, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	primary.Kill()
 	killed := time.Now()
 	var wg sync.WaitGroup
-	after := map[string]*kafka.GroupPlan{}
+	after := map[string]*translation.GroupPlan{}
 	afterErr := map[string]error{}
 	var mu sync.Mutex
 	for _, g := range []string{xlEnd, xlMid} {
@@ -492,10 +494,10 @@ func xlScenario(t *testing.T, v xlVariant) {
 		if err != nil {
 			t.Fatalf("(c) Plan(%s) with the primary dead: %v", g, err)
 		}
-		if p.From != kafka.FromCheckpoint && p.From != kafka.FromRecorded {
+		if p.From != translation.FromCheckpoint && p.From != translation.FromRecorded {
 			t.Errorf("(c) Plan(%s) with the primary dead: From = %q", g, p.From)
 		}
-		before := map[model.TP]kafka.GroupRow{}
+		before := map[model.TP]translation.GroupRow{}
 		for _, r := range plans[g].Rows {
 			before[r.Source] = r
 		}
@@ -779,7 +781,7 @@ func xlMedian(ds []time.Duration) time.Duration {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-func xlRemoteClusterUtils(t *testing.T, ctx context.Context, opts testenv.MM2Options, tr *kafka.GroupTranslator, endPlan *kafka.GroupPlan, explain bool) {
+func xlRemoteClusterUtils(t *testing.T, ctx context.Context, opts testenv.MM2Options, tr *translation.GroupTranslator, endPlan *translation.GroupPlan, explain bool) {
 	res, jvmWall := xlRunMM2Client(t, ctx, opts, xlEnd, xlCalls, "reused.calls=3")
 	if !res.Consistent || res.Calls != xlCalls {
 		t.Errorf("RemoteClusterUtils: %d calls, consistent=%v", res.Calls, res.Consistent)

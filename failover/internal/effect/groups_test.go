@@ -18,7 +18,9 @@ import (
 	"github.com/drconsole/drconsole/kafka/kafkatest"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/translation"
 )
 
 func TestGroupPlanApplyUndo(t *testing.T) {
@@ -49,9 +51,9 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	commit(pcl, "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 120, {Topic: "events", Partition: 1}: 10})
 	commit(dcl, "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 3})
 
-	g := kafka.NewGroupTranslator(kafka.GroupTranslator{Flow: "primary->dr", Alias: "primary", Policy: mm2.ReplicationPolicy{Identity: true}, Index: index, Store: store}, pcl, dcl)
+	g := translation.NewGroupTranslator(translation.GroupTranslator{Flow: "primary->dr", Alias: "primary", Policy: mm2.ReplicationPolicy{Identity: true}, Index: index, Store: store}, pcl, dcl)
 
-	if n, err := g.RecordPrimaryGroups(ctx, func(topic string) bool { return topic == "events" }, time.UnixMilli(1)); err != nil || n != 2 {
+	if n, err := monitor.RecordPrimaryGroups(ctx, store, g.Flow, g.SourceClient(), func(topic string) bool { return topic == "events" }, time.UnixMilli(1)); err != nil || n != 2 {
 		t.Fatalf("recorded %d primary group offsets: %v", n, err)
 	}
 	if got, _ := store.PrimaryGroupOffsets(ctx, "primary->dr", "billing"); len(got) != 2 || got[0].Offset != 120 {
@@ -61,7 +63,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.From != kafka.FromPrimary || len(plan.Rows) != 2 || plan.Untranslatable() != 1 || plan.DRState != "Empty" {
+	if plan.From != translation.FromPrimary || len(plan.Rows) != 2 || plan.Untranslatable() != 1 || plan.DRState != "Empty" {
 		t.Fatalf("plan = %+v", plan)
 	}
 	r0, r1 := plan.Rows[0], plan.Rows[1]
@@ -88,7 +90,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 		len(recorded[0].Changes) != 1 || *recorded[0].Changes[0].Previous != 3 || recorded[0].Changes[0].Applied != 91 || recorded[0].Actor != "alice" {
 		t.Fatalf("recorded = %+v, %v", recorded, err)
 	}
-	restore, none := kafka.UndoOffsets(recorded[0])
+	restore, none := translation.UndoOffsets(recorded[0])
 	if len(none) != 0 || restore[model.TP{Topic: "events", Partition: 0}] != 3 {
 		t.Fatalf("undo = %v %v", restore, none)
 	}
@@ -156,7 +158,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.From != kafka.FromRecorded || len(plan.Rows) != 2 || plan.Rows[0].Offset != 120 || plan.Rows[0].Translation.Offset != 91 ||
+	if plan.From != translation.FromRecorded || len(plan.Rows) != 2 || plan.Rows[0].Offset != 120 || plan.Rows[0].Translation.Offset != 91 ||
 		plan.Rows[1].Translation.Offset != 50 || plan.Rows[1].Translation.Method != mm2.MethodExact {
 		t.Fatalf("plan from recorded offsets = %+v", plan)
 	}

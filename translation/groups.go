@@ -1,4 +1,4 @@
-package kafka
+package translation
 
 import (
 	"cmp"
@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
@@ -39,7 +39,8 @@ type GroupRow struct {
 }
 
 // GroupPlan is a preview of moving a DR consumer group to the translated
-// offsets of its primary counterpart. Nothing changes until ApplyGroupPlan.
+// offsets of its primary counterpart. Nothing changes until failover
+// commits it (failover/internal/effect.ApplyOffsets).
 type GroupPlan struct {
 	Flow  string
 	Group string
@@ -185,11 +186,11 @@ func (g *GroupTranslator) PlanOffsets(ctx context.Context, group string, offsets
 func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets map[model.TP]int64, mm2 map[model.TP]model.Checkpoint) (*GroupPlan, error) {
 	group := plan.Group
 	adm := kadm.NewClient(g.target)
-	current, err := groupOffsets(ctx, adm, group)
+	current, err := kafka.GroupOffsets(ctx, adm, group)
 	if err != nil {
 		return nil, fmt.Errorf("reading DR offsets of group %s: %w", group, err)
 	}
-	plan.DRState, plan.DRMembers, err = groupState(ctx, adm, group)
+	plan.DRState, plan.DRMembers, err = kafka.GroupState(ctx, adm, group)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +214,7 @@ func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets
 // DRGroupState describes group in DR: its state ("Dead" when it does not
 // exist) and how many members it has.
 func (g *GroupTranslator) DRGroupState(ctx context.Context, group string) (string, int, error) {
-	return groupState(ctx, kadm.NewClient(g.target), group)
+	return kafka.GroupState(ctx, kadm.NewClient(g.target), group)
 }
 
 func (g *GroupTranslator) primaryOffsets(ctx context.Context, group string) (map[model.TP]int64, error) {
@@ -222,7 +223,7 @@ func (g *GroupTranslator) primaryOffsets(ctx context.Context, group string) (map
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := groupOffsets(ctx, kadm.NewClient(g.source), group)
+	resp, err := kafka.GroupOffsets(ctx, kadm.NewClient(g.source), group)
 	if err != nil {
 		return nil, err
 	}
@@ -234,101 +235,6 @@ func (g *GroupTranslator) primaryOffsets(ctx context.Context, group string) (map
 	})
 	return out, nil
 }
-
-// groupOffsets fetches a group's committed offsets; a group that does not
-// exist (yet) has none, which is not an error.
-func groupOffsets(ctx context.Context, adm *kadm.Client, group string) (kadm.OffsetResponses, error) {
-	var resp kadm.OffsetResponses
-	err := coordinatorRetry(ctx, func() (err error) {
-		resp, err = adm.FetchOffsets(ctx, group)
-		if err == nil {
-			err = resp.Error()
-		}
-		return err
-	})
-	if errors.Is(err, kerr.GroupIDNotFound) {
-		return kadm.OffsetResponses{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// coordinatorPatience bounds how long a group request waits for its
-// coordinator: a DR broker that just started (or took over the group)
-// answers COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS until
-// __consumer_offsets is created and loaded, which on a busy broker outlasts
-// the client's own retries (it returns FindCoordinator errors at once).
-const coordinatorPatience = 20 * time.Second
-
-// coordinatorRetry runs f until it succeeds, fails with an error that is
-// not a retriable Kafka error, ctx ends, or coordinatorPatience passes.
-func coordinatorRetry(ctx context.Context, f func() error) error {
-	deadline := time.Now().Add(coordinatorPatience)
-	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
-		err := f()
-		if err == nil || !kerr.IsRetriable(err) || time.Now().Add(wait).After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(wait):
-		}
-	}
-}
-
-// groupState describes a group in DR; a group that does not exist is "Dead".
-func groupState(ctx context.Context, adm *kadm.Client, group string) (string, int, error) {
-	var described kadm.DescribedGroups
-	err := coordinatorRetry(ctx, func() (err error) {
-		described, err = adm.DescribeGroups(ctx, group)
-		if d, ok := described[group]; err == nil && ok && kerr.IsRetriable(d.Err) {
-			err = d.Err
-		}
-		return err
-	})
-	if errors.Is(err, kerr.GroupIDNotFound) {
-		return "Dead", 0, nil
-	}
-	if err != nil {
-		return "", 0, fmt.Errorf("describing DR group %s: %w", group, err)
-	}
-	d, ok := described[group]
-	if !ok {
-		return "Dead", 0, nil
-	}
-	if errors.Is(d.Err, kerr.GroupIDNotFound) {
-		return "Dead", 0, nil
-	}
-	if d.Err != nil {
-		return "", 0, fmt.Errorf("describing DR group %s: %w", group, d.Err)
-	}
-	return d.State, len(d.Members), nil
-}
-
-// ErrGroupActive refuses to move offsets under running consumers: Kafka
-// would reject the commit, and their positions would overwrite it anyway.
-var ErrGroupActive = errors.New("the DR group has active members; stop its consumers first")
-
-// GroupState describes group on adm's cluster: its state ("Dead" when it
-// does not exist) and member count, waiting for a coordinator that is
-// still loading. failover/internal/effect checks it before committing.
-func GroupState(ctx context.Context, adm *kadm.Client, group string) (string, int, error) {
-	return groupState(ctx, adm, group)
-}
-
-// GroupOffsets fetches group's committed offsets on adm's cluster (none for
-// a group that does not exist).
-func GroupOffsets(ctx context.Context, adm *kadm.Client, group string) (kadm.OffsetResponses, error) {
-	return groupOffsets(ctx, adm, group)
-}
-
-// CoordinatorRetry runs f until it succeeds, fails with an error that is
-// not a retriable Kafka error, ctx ends, or the coordinator's patience
-// passes.
-func CoordinatorRetry(ctx context.Context, f func() error) error { return coordinatorRetry(ctx, f) }
 
 // UndoOffsets returns the offsets a recorded change replaced. Partitions
 // that had none cannot be "uncommitted" (Kafka deletes offsets only per
@@ -350,61 +256,4 @@ func sortRows(rows []GroupRow) {
 	slices.SortFunc(rows, func(a, b GroupRow) int {
 		return cmp.Or(strings.Compare(a.Source.Topic, b.Source.Topic), cmp.Compare(a.Source.Partition, b.Source.Partition))
 	})
-}
-
-// SeekResult is the DR offset for a timestamp in one partition.
-type SeekResult struct {
-	Offset int64
-	// Timestamp of the record at Offset; -1 when the timestamp is past the
-	// partition's last record (Offset is then its end).
-	Timestamp int64
-}
-
-// SeekByTimestamp finds, for each DR partition of topics, the first offset
-// whose record timestamp is at or after ms (Kafka's ListOffsets by
-// timestamp). The alternative to translation: simpler, at-least-once.
-func SeekByTimestamp(ctx context.Context, target *kgo.Client, ms int64, topics ...string) (map[model.TP]SeekResult, error) {
-	listed, err := kadm.NewClient(target).ListOffsetsAfterMilli(ctx, ms, topics...)
-	if err != nil && !Partial(err) {
-		return nil, fmt.Errorf("listing DR offsets by timestamp: %w", err)
-	}
-	out := map[model.TP]SeekResult{}
-	listed.Each(func(o kadm.ListedOffset) {
-		if o.Err == nil {
-			out[model.TP{Topic: o.Topic, Partition: o.Partition}] = SeekResult{Offset: o.Offset, Timestamp: o.Timestamp}
-		}
-	})
-	return out, nil
-}
-
-// RecordPrimaryGroups reads every consumer group's committed offsets on the
-// primary (one ListGroups and one batched OffsetFetch) and stores those on
-// the flow's topics, so a failover after the primary died still knows where
-// each group was.
-func (g *GroupTranslator) RecordPrimaryGroups(ctx context.Context, mirrored func(topic string) bool, now time.Time) (int, error) {
-	adm := kadm.NewClient(g.source)
-	listed, err := adm.ListGroups(ctx)
-	if err != nil {
-		return 0, err
-	}
-	groups := listed.Groups()
-	if len(groups) == 0 {
-		return 0, nil
-	}
-	fetched := adm.FetchManyOffsets(ctx, groups...)
-	var offs []storage.GroupOffset
-	for _, r := range fetched {
-		if r.Err != nil {
-			continue
-		}
-		r.Fetched.Each(func(o kadm.OffsetResponse) {
-			if o.Err == nil && o.At >= 0 && mirrored(o.Topic) {
-				offs = append(offs, storage.GroupOffset{Group: r.Group, Topic: o.Topic, Partition: o.Partition, Offset: o.At, AtMs: now.UnixMilli()})
-			}
-		})
-	}
-	if len(offs) == 0 {
-		return 0, nil
-	}
-	return len(offs), g.Store.RecordPrimaryGroupOffsets(ctx, g.Flow, offs)
 }

@@ -1,9 +1,10 @@
-package kafka
+package translation
 
 import (
 	"context"
 	"errors"
 
+	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kadm"
 )
@@ -24,8 +25,8 @@ func (t *GroupTranslator) SourceGroups(ctx context.Context) ([]string, error) {
 
 // SeekDR finds, for each partition of topics in DR, the first offset at
 // or after ms (a read: OffsetsInitializer.timestamp's answer).
-func (t *GroupTranslator) SeekDR(ctx context.Context, ms int64, topics ...string) (map[model.TP]SeekResult, error) {
-	return SeekByTimestamp(ctx, t.target, ms, topics...)
+func (t *GroupTranslator) SeekDR(ctx context.Context, ms int64, topics ...string) (map[model.TP]kafka.SeekResult, error) {
+	return kafka.SeekByTimestamp(ctx, t.target, ms, topics...)
 }
 
 // errNoSource: the flow's translator was built without a primary client.

@@ -1,4 +1,4 @@
-package kafka
+package clusterlink
 
 import (
 	"encoding/pem"
@@ -16,7 +16,7 @@ import (
 
 // The REST client built from a flow's config trusts the configured CA
 // (monitoring and the runbook's promote/failover share it).
-func TestClusterLinkClientForUsesTLS(t *testing.T) {
+func TestForFlowUsesTLS(t *testing.T) {
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/kafka/v3/clusters/dr-id/links/primary-to-dr/mirrors" {
 			http.NotFound(w, r)
@@ -33,7 +33,7 @@ func TestClusterLinkClientForUsesTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	flow := &config.Flow{Name: "primary->dr", ClusterLink: &config.ClusterLink{RestURL: srv.URL + "/kafka", ClusterID: "dr-id", Link: "primary-to-dr"}}
-	plain, err := ClusterLinkClientFor(flow)
+	plain, err := ForFlow(flow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestClusterLinkClientForUsesTLS(t *testing.T) {
 		t.Fatalf("without the CA: %v", err)
 	}
 	flow.ClusterLink.TLS = &config.TLS{CAFile: ca}
-	withCA, err := ClusterLinkClientFor(flow)
+	withCA, err := ForFlow(flow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestClusterLinkClientForUsesTLS(t *testing.T) {
 		t.Fatalf("with the CA: %v %v", ms, err)
 	}
 	flow.ClusterLink.TLS = &config.TLS{CAFile: filepath.Join(t.TempDir(), "missing.pem")}
-	if _, err := ClusterLinkClientFor(flow); err == nil {
+	if _, err := ForFlow(flow); err == nil {
 		t.Fatal("a missing CA file was accepted")
 	}
 }
