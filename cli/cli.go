@@ -47,7 +47,12 @@ Run "drconsole COMMAND -h" for a command's flags.
 // Main runs the command line of build v and exits with its status.
 func Main(v string) {
 	version = v
-	go exitWhenStuck(os.Stderr)
+	// Listen before any command starts: a signal that arrives while the
+	// watcher goroutine is still starting would otherwise reach only the
+	// command, which may be blocked in a read and never see it.
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go exitWhenStuck(signals, os.Stderr)
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -58,9 +63,7 @@ func Main(v string) {
 // at once.
 var stuckGrace = 20 * time.Second
 
-func exitWhenStuck(stderr io.Writer) {
-	c := make(chan os.Signal, 2)
-	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+func exitWhenStuck(c <-chan os.Signal, stderr io.Writer) {
 	<-c
 	select {
 	case <-c:

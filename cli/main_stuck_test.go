@@ -68,6 +68,7 @@ func TestCommandStuckOnFIFOStopsAfterSIGTERM(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
+		<-done // stderr is written until Wait returns
 		t.Fatalf("still running 30 s after SIGTERM (stderr %q)", stderr.String())
 	}
 }
