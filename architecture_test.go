@@ -82,7 +82,7 @@ func TestLayerImports(t *testing.T) {
 	// room -> packages (or prefixes) of ours or others it must never import.
 	forbidden := map[string][]string{
 		"handlers": {"demo", "github.com/twmb/franz-go", "failover/internal/effect"},
-		"views":    {"storage", "demo", "github.com/twmb/franz-go", "failover/internal/effect"},
+		"views":    {"storage", "kafka", "demo", "github.com/twmb/franz-go", "failover/internal/effect"},
 		"web":      {"demo", "github.com/twmb/franz-go", "failover/internal/effect"},
 	}
 	checked := 0

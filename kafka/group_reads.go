@@ -92,26 +92,18 @@ func GroupState(ctx context.Context, adm *kadm.Client, group string) (string, in
 // would reject the commit, and their positions would overwrite it anyway.
 var ErrGroupActive = errors.New("the DR group has active members; stop its consumers first")
 
-// SeekResult is the DR offset for a timestamp in one partition.
-type SeekResult struct {
-	Offset int64
-	// Timestamp of the record at Offset; -1 when the timestamp is past the
-	// partition's last record (Offset is then its end).
-	Timestamp int64
-}
-
 // SeekByTimestamp finds, for each DR partition of topics, the first offset
 // whose record timestamp is at or after ms (Kafka's ListOffsets by
 // timestamp). The alternative to translation: simpler, at-least-once.
-func SeekByTimestamp(ctx context.Context, target *kgo.Client, ms int64, topics ...string) (map[model.TP]SeekResult, error) {
+func SeekByTimestamp(ctx context.Context, target *kgo.Client, ms int64, topics ...string) (map[model.TP]model.SeekResult, error) {
 	listed, err := kadm.NewClient(target).ListOffsetsAfterMilli(ctx, ms, topics...)
 	if err != nil && !Partial(err) {
 		return nil, fmt.Errorf("listing DR offsets by timestamp: %w", err)
 	}
-	out := map[model.TP]SeekResult{}
+	out := map[model.TP]model.SeekResult{}
 	listed.Each(func(o kadm.ListedOffset) {
 		if o.Err == nil {
-			out[model.TP{Topic: o.Topic, Partition: o.Partition}] = SeekResult{Offset: o.Offset, Timestamp: o.Timestamp}
+			out[model.TP{Topic: o.Topic, Partition: o.Partition}] = model.SeekResult{Offset: o.Offset, Timestamp: o.Timestamp}
 		}
 	})
 	return out, nil

@@ -25,7 +25,7 @@ func (t *GroupTranslator) SourceGroups(ctx context.Context) ([]string, error) {
 
 // SeekDR finds, for each partition of topics in DR, the first offset at
 // or after ms (a read: OffsetsInitializer.timestamp's answer).
-func (t *GroupTranslator) SeekDR(ctx context.Context, ms int64, topics ...string) (map[model.TP]kafka.SeekResult, error) {
+func (t *GroupTranslator) SeekDR(ctx context.Context, ms int64, topics ...string) (map[model.TP]model.SeekResult, error) {
 	return kafka.SeekByTimestamp(ctx, t.target, ms, topics...)
 }
 

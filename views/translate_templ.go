@@ -10,8 +10,8 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 import (
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"strconv"
 	"time"
 )
@@ -35,7 +35,7 @@ type TranslateRow struct {
 	Current     *int64 // DR group's committed offset (group source only)
 	Translation mm2.Translation
 	Checkpoint  *int64 // MM2's own checkpoint (group source only)
-	Seek        *kafka.SeekResult
+	Seek        *model.SeekResult
 	// AbortedAfter: records of aborted transactions MM2 copied to DR after
 	// the offset (at least; 0 when none are known).
 	AbortedAfter int64
