@@ -526,8 +526,9 @@ func TestCrashResumeKeepsAuditChain(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		rb := *e.rb
-		rb.Store, rb.Audit, rb.CrashHook = s, StoreAuditor{Store: s}, nil
+		// A new Runbook, as a restarted console builds it (empty caches, no crash hook).
+		rb := Runbook{Store: s, Audit: StoreAuditor{Store: s}, Monitor: e.rb.Monitor, Config: e.rb.Config, Log: e.rb.Log, Now: e.rb.Now,
+			Connect: e.rb.Connect, Flink: e.rb.Flink, StopVerifyWindow: e.rb.StopVerifyWindow}
 		newRunner()
 		return &rb
 	}

@@ -22,36 +22,44 @@ type StepPreview struct {
 	Err          string // the preview itself failed (e.g. a cluster unreachable)
 }
 
-// Preview dry-runs every step of a run.
+// Preview dry-runs every step of a run, now. A page shows the cached
+// previews instead (Runbook.Previews): each step may ask Kafka, Connect or
+// Flink, with a 10 s timeout apiece.
 func (rb *Runbook) Preview(ctx context.Context, r *Run) []StepPreview {
-	flow := rb.Config.Flow(r.Flow)
 	out := make([]StepPreview, len(r.Plan.Steps))
-	for i, s := range r.Plan.Steps {
-		p := StepPreview{Idx: i, Title: s.Title(flow), Irreversible: s.Irreversible()}
-		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		var err error
-		switch s.Kind {
-		case KindPreflight:
-			p.Rules = rb.CheckRules(pctx, r.Plan, "")
-			p.Lines = []string{"Evaluates the safety rules below and records them; changes nothing."}
-		case KindStopMirror:
-			p.Rules = rb.CheckRules(pctx, r.Plan, "")
-			p.Lines, err = rb.previewStop(pctx, flow)
-		case KindTranslateGroup:
-			p.Lines, err = rb.previewGroup(pctx, r.Flow, s)
-		case KindRestoreFlink:
-			p.Lines = rb.previewRestore(pctx, r, i, s)
-		case KindPromoteMirrors, KindFailoverMirrors:
-			p.Rules = rb.linkRules(pctx, flow, s.Kind)
-			p.Lines, err = rb.previewLink(pctx, flow, s.Kind)
-		}
-		cancel()
-		if err != nil {
-			p.Err = err.Error()
-		}
-		out[i] = p
+	for i := range r.Plan.Steps {
+		out[i] = rb.previewStep(ctx, r, i)
 	}
 	return out
+}
+
+// previewStep dry-runs step i of r.
+func (rb *Runbook) previewStep(ctx context.Context, r *Run, i int) StepPreview {
+	flow := rb.Config.Flow(r.Flow)
+	s := r.Plan.Steps[i]
+	p := StepPreview{Idx: i, Title: s.Title(flow), Irreversible: s.Irreversible()}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var err error
+	switch s.Kind {
+	case KindPreflight:
+		p.Rules = rb.CheckRules(pctx, r.Plan, "")
+		p.Lines = []string{"Evaluates the safety rules below and records them; changes nothing."}
+	case KindStopMirror:
+		p.Rules = rb.CheckRules(pctx, r.Plan, "")
+		p.Lines, err = rb.previewStop(pctx, flow)
+	case KindTranslateGroup:
+		p.Lines, err = rb.previewGroup(pctx, r.Flow, s)
+	case KindRestoreFlink:
+		p.Lines = rb.previewRestore(pctx, r, i, s)
+	case KindPromoteMirrors, KindFailoverMirrors:
+		p.Rules = rb.linkRules(pctx, flow, s.Kind)
+		p.Lines, err = rb.previewLink(pctx, flow, s.Kind)
+	}
+	if err != nil {
+		p.Err = err.Error()
+	}
+	return p
 }
 
 func (rb *Runbook) previewStop(ctx context.Context, flow *config.Flow) ([]string, error) {

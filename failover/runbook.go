@@ -55,6 +55,8 @@ type Runbook struct {
 	// StopVerifyWindow is how long heartbeats and syncs must stay quiet to
 	// verify a manual MM2 stop; default 10 s.
 	StopVerifyWindow time.Duration
+
+	previews previewCache // the run page's step previews (preview_cache.go)
 }
 
 // Errors a caller shows to the operator as they are.

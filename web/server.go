@@ -97,6 +97,8 @@ func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
 				r.Post("/failover/{run}/reject", h.FailoverReject)
 				r.Post("/failover/{run}/break-glass", h.FailoverBreakGlass)
 				r.Post("/failover/{run}/steps/{step}/execute", h.FailoverExecute)
+				r.Post("/failover/{run}/previews/recompute", h.FailoverRecompute)
+				r.Post("/failover/{run}/steps/{step}/recompute", h.FailoverRecomputeStep)
 			}
 			if h.Catalog != nil {
 				r.Post("/savepoints/sync", h.SavepointSync)
