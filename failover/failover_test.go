@@ -69,7 +69,7 @@ func (f *fakeFlink) RunJar(_ context.Context, _ string, r flink.RunRequest) (str
 
 // serve puts f behind Flink's REST API: the runbook talks to a JobManager
 // over HTTP, its jar runs going through failover/internal/effect.
-func (f *fakeFlink) serve(t *testing.T) string {
+func (f *fakeFlink) serve(t testing.TB) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -116,7 +116,7 @@ var (
 	vera  = Actor{Name: "vera", Role: "viewer"}
 )
 
-func newEnv(t *testing.T, approvals int) *env {
+func newEnv(t testing.TB, approvals int) *env {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -446,7 +446,7 @@ func (f *fakeConnect) Status(_ context.Context, name string) (connect.ConnectorS
 }
 
 // serve puts f behind Kafka Connect's REST API.
-func (f *fakeConnect) serve(t *testing.T) string {
+func (f *fakeConnect) serve(t testing.TB) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name, verb, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/connectors/"), "/")
@@ -467,7 +467,7 @@ func (f *fakeConnect) serve(t *testing.T) string {
 }
 
 // onConnect runs the flow's MM2 on Kafka Connect: fc behind its REST API.
-func (e *env) onConnect(t *testing.T) *fakeConnect {
+func (e *env) onConnect(t testing.TB) *fakeConnect {
 	fc := &fakeConnect{stops: map[string]int{}, polls: map[string]int{}}
 	connectURL := fc.serve(t)
 	e.rb.Connect = func(string) *connect.Client { return connect.New(connectURL) }
