@@ -33,7 +33,7 @@ type Plan struct {
 // order, without duplicates; a name is never split at a comma. The job's
 // arguments come one per line too. A typed jar id, entry class or
 // savepoint path wins over the picked one ("jar_pick" is "jar id|entry
-// class": a Java class name has no "|").
+// class", views.JarPick: a Java class name has no "|").
 func NewPlan(r *http.Request) Plan {
 	flow := r.FormValue("flow") // parses the form, r.Form below included
 	p := Plan{Flow: flow, Preflight: r.FormValue("preflight") != "", Stop: r.FormValue("stop"),
@@ -48,9 +48,6 @@ func NewPlan(r *http.Request) Plan {
 	p.Parallelism, _ = strconv.Atoi(strings.TrimSpace(r.FormValue("parallelism")))
 	return p
 }
-
-// JarPick is the value of a jar picker option.
-func JarPick(jarID, entryClass string) string { return jarID + "|" + entryClass }
 
 func splitJarPick(v string) (jarID, entryClass string) {
 	if i := strings.LastIndexByte(v, '|'); i >= 0 {

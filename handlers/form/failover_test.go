@@ -34,7 +34,7 @@ func TestPlanFormGroupsOnePerLine(t *testing.T) {
 // typed jar, entry class or savepoint path wins over the picked one.
 func TestPlanFormPickedAndTyped(t *testing.T) {
 	form := url.Values{"flow": {"primary->dr"}, "group_pick": {"billing", "a,b"}, "groups": {"a,b\nextra, with comma\nbilling"},
-		"flink_target": {"dr"}, "jar_pick": {JarPick("abc_events.jar", "com.example.Job")}, "savepoint_pick": {"file:/sp/savepoint-1"}}
+		"flink_target": {"dr"}, "jar_pick": {"abc_events.jar|com.example.Job"}, "savepoint_pick": {"file:/sp/savepoint-1"}}
 	read := func(form url.Values) Plan {
 		req := httptest.NewRequest("POST", "/failover", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
