@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -248,6 +249,43 @@ func TestUsabilityClusterLink(t *testing.T) {
 	u, err = c.Usability(ctx, model.Savepoint{ID: 2, OffsetsJSON: `{"events-0":1400,"events-3":1000}`}, flow)
 	if err != nil || u.Verdict != Usable || u.DR != Usable || *u.Partitions[1].DROffset() != 1000 {
 		t.Fatalf("caught-up savepoint: %+v %v", u, err)
+	}
+
+	restoreChoicesNewestUsableFirst(t, c, flow, r.OffsetsJSON)
+}
+
+// RestoreChoices offers completed (or unknown-status) entries, usable
+// first, then unknown, then unusable, newest first within each, each with
+// why it is not usable; failed entries are not offered.
+func restoreChoicesNewestUsableFirst(t *testing.T, c *Catalog, flow, unusableOffsets string) {
+	ctx := context.Background()
+	entry := func(path, status, offsets string, ms int64) model.Savepoint {
+		return model.Savepoint{Path: path, Kind: model.KindSavepoint, Origin: model.OriginManual, Status: status, OffsetsJSON: offsets, CompletedMs: &ms}
+	}
+	_, err := c.Store.UpsertSavepoints(ctx, []model.Savepoint{
+		entry("file:/sp/usable-old", model.SavepointCompleted, `{"events-0":1400}`, 1_000),
+		entry("file:/sp/unusable-newest", model.SavepointCompleted, unusableOffsets, 5_000),
+		entry("file:/sp/unread", model.SavepointUnknown, "", 3_000),
+		entry("file:/sp/usable-new", model.SavepointCompleted, `{"events-0":1400,"events-3":1000}`, 4_000),
+		entry("file:/sp/failed", model.SavepointFailed, `{"events-0":1400}`, 6_000),
+	}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	choices, err := c.RestoreChoices(ctx, flow, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ch := range choices {
+		got = append(got, ch.Savepoint.Path+" "+string(ch.Verdict))
+	}
+	want := []string{"file:/sp/usable-new usable", "file:/sp/usable-old usable", "file:/sp/unread unknown", "file:/sp/unusable-newest unusable"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("choices\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if choices[0].Why != "" || !strings.Contains(choices[2].Why, "not read yet") || !strings.Contains(choices[3].Why, "data deleted") {
+		t.Fatalf("why: %q / %q / %q", choices[0].Why, choices[2].Why, choices[3].Why)
 	}
 }
 
