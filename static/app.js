@@ -42,8 +42,8 @@
   document.addEventListener("input", function (e) {
     if (e.target instanceof HTMLInputElement && e.target.dataset.filter) { apply(e.target); }
   });
-  // Enter or ArrowDown in a filter goes to the first match (Enter must not
-  // submit the form around it); Space there then picks it.
+  // Enter or ArrowDown in a filter goes to the first match; Space there
+  // then picks it. (The filter belongs to no form: Enter cannot submit.)
   document.addEventListener("keydown", function (e) {
     const f = e.target;
     if (!(f instanceof HTMLInputElement) || !f.dataset.filter || (e.key !== "Enter" && e.key !== "ArrowDown")) { return; }
