@@ -165,6 +165,8 @@ func TestUsability(t *testing.T) {
 		t.Fatal("unknown flow accepted")
 	}
 
+	restoreChoicesNewestUsableFirst(t, c, flow, good.OffsetsJSON, r.OffsetsJSON)
+
 	// The primary is gone: its side is unknown, DR still answers.
 	primary.Close()
 	start := time.Now()
@@ -251,26 +253,33 @@ func TestUsabilityClusterLink(t *testing.T) {
 		t.Fatalf("caught-up savepoint: %+v %v", u, err)
 	}
 
-	restoreChoicesNewestUsableFirst(t, c, flow, r.OffsetsJSON)
 }
 
 // RestoreChoices offers completed (or unknown-status) entries, usable
 // first, then unknown, then unusable, newest first within each, each with
 // why it is not usable; failed entries are not offered.
-func restoreChoicesNewestUsableFirst(t *testing.T, c *Catalog, flow, unusableOffsets string) {
+func restoreChoicesNewestUsableFirst(t *testing.T, c *Catalog, flow, usableOffsets, unusableOffsets string) {
 	ctx := context.Background()
 	entry := func(path, status, offsets string, ms int64) model.Savepoint {
 		return model.Savepoint{Path: path, Kind: model.KindSavepoint, Origin: model.OriginManual, Status: status, OffsetsJSON: offsets, CompletedMs: &ms}
 	}
-	_, err := c.Store.UpsertSavepoints(ctx, []model.Savepoint{
-		entry("file:/sp/usable-old", model.SavepointCompleted, `{"events-0":1400}`, 1_000),
+	sps := []model.Savepoint{
+		entry("file:/sp/usable-old", model.SavepointCompleted, usableOffsets, 1_000),
 		entry("file:/sp/unusable-newest", model.SavepointCompleted, unusableOffsets, 5_000),
 		entry("file:/sp/unread", model.SavepointUnknown, "", 3_000),
-		entry("file:/sp/usable-new", model.SavepointCompleted, `{"events-0":1400,"events-3":1000}`, 4_000),
-		entry("file:/sp/failed", model.SavepointFailed, `{"events-0":1400}`, 6_000),
-	}, 1)
+		entry("file:/sp/usable-new", model.SavepointCompleted, usableOffsets, 4_000),
+		entry("file:/sp/failed", model.SavepointFailed, usableOffsets, 6_000),
+	}
+	ids, err := c.Store.UpsertSavepoints(ctx, sps, 1)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i, sp := range sps { // offsets are stored as the catalog reads them
+		if sp.OffsetsJSON != "" {
+			if err := c.Store.SetSavepointOffsets(ctx, ids[i], sp.OffsetsJSON, "", 0, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	choices, err := c.RestoreChoices(ctx, flow, 10)
 	if err != nil {
