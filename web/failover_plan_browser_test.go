@@ -62,8 +62,12 @@ func TestBrowserPlanPickers(t *testing.T) {
 	}
 	err := chromedp.Do(b,
 		chromedp.WaitVisible(chromedp.ID("group-filter")), // shown by app.js
-		chromedp.SendKeys(chromedp.ID("group-filter"), "bill"),
-		chromedp.WaitNotVisible(chromedp.CSS(`li[data-name="flink-events"]`)),
+		chromedp.SendKeys(chromedp.ID("group-filter"), "bill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait("the filter to hide flink-events", `document.querySelector('li[data-name="flink-events"]').hidden && !document.querySelector('li[data-name="billing"]').hidden`)
+	err = chromedp.Do(b,
 		// ArrowDown, not Enter: DevTools sends Enter's character apart from
 		// its keydown, so the page's preventDefault cannot stop it as it
 		// does a real key press, and it would reach the checkbox.
