@@ -34,7 +34,9 @@ func (h *Handlers) planChoices(r *http.Request, flows []string) views.PlanChoice
 	}
 	c.Groups = h.groupChoices(r.Context(), f.Flow, r.Form["group_pick"], true)
 	c.Jars = h.jarChoices(r.Context(), f.FlinkTarget, r.FormValue("jar_pick"))
-	c.Savepoints, c.SavepointsErr = h.savepointChoices(r.Context(), f.Flow)
+	if len(h.Runbook.Config.FlinkTargets) > 0 { // the restore fields show only then
+		c.Savepoints, c.SavepointsErr = h.savepointChoices(r.Context(), f.Flow)
+	}
 	return c
 }
 

@@ -21,7 +21,8 @@
 
 // Picker filters: an input[data-filter] hides the items of the list it
 // names whose data-name does not contain the typed text. The filters are
-// rendered hidden: without JavaScript the whole list shows instead.
+// rendered hidden (.picker-filter): without JavaScript the whole list
+// shows instead.
 (function () {
   "use strict";
   function apply(f) {
@@ -37,7 +38,11 @@
     return list && list.querySelector("[data-name]:not([hidden]) input");
   }
   function setup(root) {
-    root.querySelectorAll("input[data-filter]").forEach(function (f) { f.hidden = false; apply(f); });
+    root.querySelectorAll("input[data-filter]").forEach(function (f) {
+      const box = f.closest(".picker-filter");
+      if (box) { box.hidden = false; }
+      apply(f);
+    });
   }
   document.addEventListener("input", function (e) {
     if (e.target instanceof HTMLInputElement && e.target.dataset.filter) { apply(e.target); }

@@ -408,7 +408,7 @@ func flinkRestoreFields(p FailoverListPage) templ.Component {
 }
 
 // GroupPicker is the group list with its filter: checkboxes (Multi) or
-// radios, each named group_pick. The filter input is hidden until
+// radios, each named group_pick. The filter is hidden until
 // static/app.js shows it: without JavaScript the whole list shows. It
 // belongs to no form (form=""): Enter in it must not submit the plan.
 func GroupPicker(g GroupChoices) templ.Component {
@@ -428,7 +428,7 @@ func GroupPicker(g GroupChoices) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "<p class=\"picker-filter\"><label for=\"group-filter\">Filter the groups</label> <input type=\"search\" id=\"group-filter\" form=\"\" data-filter=\"group-list\" data-testid=\"group-filter\" autocomplete=\"off\" hidden></p><ul id=\"group-list\" class=\"picklist\" data-testid=\"group-list\" hx-get=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "<p class=\"picker-filter\" hidden><label for=\"group-filter\">Filter the groups</label> <input type=\"search\" id=\"group-filter\" form=\"\" data-filter=\"group-list\" data-testid=\"group-filter\" autocomplete=\"off\"></p><ul id=\"group-list\" class=\"picklist\" data-testid=\"group-list\" hx-get=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -60,3 +60,13 @@ func TestPlanFormPickedAndTyped(t *testing.T) {
 		t.Fatalf("restore step %+v", last)
 	}
 }
+
+// The translate form takes the typed group over the picked one, and
+// remembers which it was.
+func TestTranslateGroupPickedOrTyped(t *testing.T) {
+	picked := NewTranslateQuery(httptest.NewRequest("GET", "/translate?flow=f&group_pick=a%2Cb&group=", nil))
+	typed := NewTranslateQuery(httptest.NewRequest("GET", "/translate?flow=f&group_pick=a%2Cb&group=+billing+", nil))
+	if picked.Group != "a,b" || picked.Typed != "" || typed.Group != "billing" || typed.Typed != "billing" {
+		t.Fatalf("picked %+v, typed %+v", picked, typed)
+	}
+}
