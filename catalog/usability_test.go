@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -164,6 +165,8 @@ func TestUsability(t *testing.T) {
 		t.Fatal("unknown flow accepted")
 	}
 
+	restoreChoicesNewestUsableFirst(t, c, flow, good.OffsetsJSON, r.OffsetsJSON)
+
 	// The primary is gone: its side is unknown, DR still answers.
 	primary.Close()
 	start := time.Now()
@@ -248,6 +251,50 @@ func TestUsabilityClusterLink(t *testing.T) {
 	u, err = c.Usability(ctx, model.Savepoint{ID: 2, OffsetsJSON: `{"events-0":1400,"events-3":1000}`}, flow)
 	if err != nil || u.Verdict != Usable || u.DR != Usable || *u.Partitions[1].DROffset() != 1000 {
 		t.Fatalf("caught-up savepoint: %+v %v", u, err)
+	}
+
+}
+
+// RestoreChoices offers completed (or unknown-status) entries, usable
+// first, then unknown, then unusable, newest first within each, each with
+// why it is not usable; failed entries are not offered.
+func restoreChoicesNewestUsableFirst(t *testing.T, c *Catalog, flow, usableOffsets, unusableOffsets string) {
+	ctx := context.Background()
+	entry := func(path, status, offsets string, ms int64) model.Savepoint {
+		return model.Savepoint{Path: path, Kind: model.KindSavepoint, Origin: model.OriginManual, Status: status, OffsetsJSON: offsets, CompletedMs: &ms}
+	}
+	sps := []model.Savepoint{
+		entry("file:/sp/usable-old", model.SavepointCompleted, usableOffsets, 1_000),
+		entry("file:/sp/unusable-newest", model.SavepointCompleted, unusableOffsets, 5_000),
+		entry("file:/sp/unread", model.SavepointUnknown, "", 3_000),
+		entry("file:/sp/usable-new", model.SavepointCompleted, usableOffsets, 4_000),
+		entry("file:/sp/failed", model.SavepointFailed, usableOffsets, 6_000),
+	}
+	ids, err := c.Store.UpsertSavepoints(ctx, sps, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sp := range sps { // offsets are stored as the catalog reads them
+		if sp.OffsetsJSON != "" {
+			if err := c.Store.SetSavepointOffsets(ctx, ids[i], sp.OffsetsJSON, "", 0, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	choices, err := c.RestoreChoices(ctx, flow, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ch := range choices {
+		got = append(got, ch.Savepoint.Path+" "+string(ch.Verdict))
+	}
+	want := []string{"file:/sp/usable-new usable", "file:/sp/usable-old usable", "file:/sp/unread unknown", "file:/sp/unusable-newest unusable"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("choices\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if choices[0].Why != "" || !strings.Contains(choices[2].Why, "not read yet") || !strings.Contains(choices[3].Why, "data deleted") {
+		t.Fatalf("why: %q / %q / %q", choices[0].Why, choices[2].Why, choices[3].Why)
 	}
 }
 

@@ -15,8 +15,13 @@ import (
 	"time"
 )
 
-// FlinkJarID is the jar the stand-in pretends was uploaded.
-const FlinkJarID = "sandbox-events-job.jar"
+// FlinkJarID is the jar the stand-in pretends was uploaded, and
+// FlinkEntryClass its program's main class (listed by GET /jars as Flink's
+// jar API does, for the plan form's jar picker).
+const (
+	FlinkJarID      = "sandbox-events-job.jar"
+	FlinkEntryClass = "com.example.events.EventsJob"
+)
 
 // FlinkStandIn serves a minimal Flink REST API on 127.0.0.1.
 type FlinkStandIn struct {
@@ -56,6 +61,7 @@ func StartFlinkStandIn() (*FlinkStandIn, error) {
 	f := &FlinkStandIn{URL: "http://" + ln.Addr().String(), ln: ln, jobs: map[string]standInJob{}, SavepointDir: spDir,
 		spDuration: DefaultSavepointDuration, checkpointSeq: 100}
 	f.jobs[FlinkSandboxJobID] = standInJob{ID: FlinkSandboxJobID, Name: FlinkSandboxJobName, State: "RUNNING", Start: time.Now().UnixMilli()}
+	uploaded := time.Now().UnixMilli()
 	mux := http.NewServeMux()
 	f.addSavepointRoutes(mux)
 	mux.HandleFunc("GET /config", func(w http.ResponseWriter, r *http.Request) {
@@ -81,7 +87,8 @@ func StartFlinkStandIn() (*FlinkStandIn, error) {
 		writeJSON(w, 200, map[string]any{"jid": j.ID, "name": j.Name, "state": j.State, "start-time": j.Start})
 	})
 	mux.HandleFunc("GET /jars", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, map[string]any{"address": f.URL, "files": []map[string]any{{"id": FlinkJarID, "name": "events-job.jar", "uploaded": time.Now().UnixMilli()}}})
+		writeJSON(w, 200, map[string]any{"address": f.URL, "files": []map[string]any{{"id": FlinkJarID, "name": "events-job.jar", "uploaded": uploaded,
+			"entry": []map[string]any{{"name": FlinkEntryClass, "description": nil}}}}})
 	})
 	mux.HandleFunc("POST /jars/{jar}/run", func(w http.ResponseWriter, r *http.Request) {
 		if r.PathValue("jar") != FlinkJarID {

@@ -264,11 +264,19 @@ func (c *RESTClient) Job(ctx context.Context, jobID string) (Job, error) {
 	return j, err
 }
 
-// Jar is an uploaded jar (GET /jars).
+// Jar is an uploaded jar (GET /jars): Uploaded is epoch ms, Entry the
+// program classes Flink found in its manifest (often one; none when the
+// jar names no main class, and then a run must name one).
 type Jar struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	Uploaded int64  `json:"uploaded"`
+	ID       string     `json:"id"`
+	Name     string     `json:"name"`
+	Uploaded int64      `json:"uploaded"`
+	Entry    []JarEntry `json:"entry"`
+}
+
+// JarEntry is one program class of a jar.
+type JarEntry struct {
+	Name string `json:"name"`
 }
 
 // Jars lists the jars uploaded to the cluster.

@@ -3,7 +3,6 @@ package handlers
 import (
 	"fmt"
 	"net/http"
-	"slices"
 
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers/form"
@@ -34,18 +33,14 @@ func (h *Handlers) renderFailoverList(w http.ResponseWriter, r *http.Request, st
 	p := views.FailoverListPage{Chrome: h.chrome("Failover"), Now: h.now(), Runs: runs, Error: msg, CanOperate: actorMayOperate(r)}
 	for _, s := range h.Monitor.Snapshots() {
 		p.Flows = append(p.Flows, s.Flow.Name)
-		if tr := h.Monitor.Translator(s.Flow.Name); tr != nil {
-			for _, g := range h.knownGroups(r.Context(), tr) {
-				if !slices.Contains(p.Groups, g) {
-					p.Groups = append(p.Groups, g)
-				}
-			}
-		}
 	}
 	for _, t := range h.Runbook.Config.FlinkTargets {
 		if t.Region == "dr" {
 			p.FlinkTargets = append(p.FlinkTargets, t.Name)
 		}
+	}
+	if p.CanOperate {
+		p.Plan = h.planChoices(r, p.Flows)
 	}
 	h.render(w, r, status, views.FailoverList(p))
 }

@@ -47,7 +47,7 @@ func (h *Handlers) TranslatePost(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handlers) translate(w http.ResponseWriter, r *http.Request, f form.Translate) {
 	page := views.TranslatePage{Chrome: h.chrome("Translate offsets"),
-		Form: views.TranslateForm{Flow: f.Flow, Source: f.Source, Group: f.Group, Offsets: f.Offsets, TS: f.TS}}
+		Form: views.TranslateForm{Flow: f.Flow, Source: f.Source, Group: f.Typed, Offsets: f.Offsets, TS: f.TS}}
 	for _, s := range h.Monitor.Snapshots() {
 		page.Form.Flows = append(page.Form.Flows, s.Flow.Name)
 	}
@@ -65,7 +65,11 @@ func (h *Handlers) translate(w http.ResponseWriter, r *http.Request, f form.Tran
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 20*time.Second)
 	defer cancel()
-	page.Form.Groups = h.knownGroups(ctx, tr)
+	var picked []string
+	if f.Typed == "" && f.Group != "" {
+		picked = []string{f.Group}
+	}
+	page.Form.Groups = h.groupChoices(ctx, tr.Flow, picked, false)
 	if !f.Wanted() {
 		if r.Method == http.MethodPost {
 			err := f.Validate()
@@ -160,28 +164,4 @@ func (h *Handlers) preview(ctx context.Context, tr *translation.GroupTranslator,
 	mm2.WriteOffsetsJSON(&buf, translated)
 	res.DownloadURL = "data:application/json;charset=utf-8," + url.PathEscape(buf.String())
 	return res, nil
-}
-
-// knownGroups lists groups MM2 checkpointed, plus the primary's groups when
-// it answers quickly.
-func (h *Handlers) knownGroups(ctx context.Context, tr *translation.GroupTranslator) []string {
-	var out []string
-	if cps, err := h.Store.Checkpoints(ctx, tr.Flow); err == nil {
-		for _, c := range cps {
-			if !slices.Contains(out, c.Group) {
-				out = append(out, c.Group)
-			}
-		}
-	}
-	lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if groups, err := tr.SourceGroups(lctx); err == nil {
-		for _, g := range groups {
-			if !slices.Contains(out, g) {
-				out = append(out, g)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
 }

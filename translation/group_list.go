@@ -3,6 +3,10 @@ package translation
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
@@ -31,3 +35,61 @@ func (t *GroupTranslator) SeekDR(ctx context.Context, ms int64, topics ...string
 
 // errNoSource: the flow's translator was built without a primary client.
 var errNoSource = errors.New("no client for the primary cluster")
+
+// KnownGroup is a consumer group the console knows for a flow: from MM2's
+// checkpoints stored in DR, from the primary's group list, or both.
+type KnownGroup struct {
+	Name string
+	// LastCheckpointMs is the record time of the group's newest stored
+	// checkpoint (epoch ms); 0 when MM2 has checkpointed none yet.
+	LastCheckpointMs int64
+	// OnPrimary: the primary listed the group (false also when it could
+	// not be asked: see KnownGroups' error).
+	OnPrimary bool
+}
+
+// PrimaryOnly: the primary has the group but MM2 has no checkpoint for it
+// yet, so its translation has to come from the primary's offsets alone.
+func (g KnownGroup) PrimaryOnly() bool { return g.OnPrimary && g.LastCheckpointMs == 0 }
+
+// KnownGroups lists the groups of the flow, sorted by name: every group
+// with a stored checkpoint (with its newest checkpoint's time), and the
+// primary's groups when it answers within primaryTimeout (reads only).
+// The list is usable even when err is not nil: err says why the primary's
+// groups are missing (or why the stored checkpoints could not be read).
+func (t *GroupTranslator) KnownGroups(ctx context.Context, primaryTimeout time.Duration) ([]KnownGroup, error) {
+	byName := map[string]*KnownGroup{}
+	var errs []error
+	if cps, err := t.Store.Checkpoints(ctx, t.Flow); err != nil {
+		errs = append(errs, fmt.Errorf("stored checkpoints: %w", err))
+	} else {
+		for _, c := range cps {
+			g := byName[c.Group]
+			if g == nil {
+				g = &KnownGroup{Name: c.Group}
+				byName[c.Group] = g
+			}
+			g.LastCheckpointMs = max(g.LastCheckpointMs, c.RecordMs)
+		}
+	}
+	lctx, cancel := context.WithTimeout(ctx, primaryTimeout)
+	defer cancel()
+	if groups, err := t.SourceGroups(lctx); err != nil {
+		errs = append(errs, fmt.Errorf("the primary's groups: %w", err))
+	} else {
+		for _, name := range groups {
+			g := byName[name]
+			if g == nil {
+				g = &KnownGroup{Name: name}
+				byName[name] = g
+			}
+			g.OnPrimary = true
+		}
+	}
+	out := make([]KnownGroup, 0, len(byName))
+	for _, g := range byName {
+		out = append(out, *g)
+	}
+	slices.SortFunc(out, func(a, b KnownGroup) int { return strings.Compare(a.Name, b.Name) })
+	return out, errors.Join(errs...)
+}

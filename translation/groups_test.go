@@ -145,3 +145,37 @@ func TestUndoOffsets(t *testing.T) {
 		t.Fatalf("no previous = %v", none)
 	}
 }
+
+// KnownGroups merges the stored checkpoints (newest record time per group)
+// with the primary's list: a group only the primary has is primary-only;
+// without a primary the checkpointed groups still come, with the reason.
+func TestKnownGroups(t *testing.T) {
+	ctx := context.Background()
+	_, pcl := kafkatest.NewCluster(t, "primary", "events")
+	_, dcl := kafkatest.NewCluster(t, "dr", "primary.events")
+	g, store := translator(t, pcl, dcl)
+	commit(t, pcl, "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 1})
+	commit(t, pcl, "fresh, with comma", map[model.TP]int64{{Topic: "events", Partition: 0}: 1})
+	err := store.Apply(ctx, storage.Batch{Flow: "primary->dr", Topic: "cp", NextOffset: 3, Checkpoints: []model.Checkpoint{
+		{Group: "billing", Topic: "primary.events", Partition: 0, Upstream: 1, Downstream: 1, LogOffset: 0, RecordMs: 5_000},
+		{Group: "billing", Topic: "primary.events", Partition: 1, Upstream: 1, Downstream: 1, LogOffset: 1, RecordMs: 9_000},
+		{Group: "gone-from-primary", Topic: "primary.events", Partition: 0, Upstream: 1, Downstream: 1, LogOffset: 2, RecordMs: 7_000}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := g.KnownGroups(ctx, 5*time.Second)
+	want := []KnownGroup{{Name: "billing", LastCheckpointMs: 9_000, OnPrimary: true}, {Name: "fresh, with comma", OnPrimary: true},
+		{Name: "gone-from-primary", LastCheckpointMs: 7_000}}
+	if err != nil || !slices.Equal(groups, want) {
+		t.Fatalf("known groups %+v, %v; want %+v", groups, err, want)
+	}
+	if !groups[1].PrimaryOnly() || groups[0].PrimaryOnly() || groups[2].PrimaryOnly() {
+		t.Fatalf("primary-only: %+v", groups)
+	}
+	noPrimary, _ := translator(t, nil, dcl)
+	noPrimary.Store = store
+	groups, err = noPrimary.KnownGroups(ctx, time.Second)
+	if !errors.Is(err, errNoSource) || len(groups) != 2 || groups[0].OnPrimary {
+		t.Fatalf("without the primary: %+v, %v", groups, err)
+	}
+}

@@ -68,12 +68,17 @@ func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
 		r.Get("/flows/{flow}/topics/{topic}", h.Topic)
 		r.Get("/flows/{flow}/topics/{topic}/partitions/{partition}", h.Partition)
 		r.Get("/translate", h.TranslatePage)
+		r.Get("/group-picker", h.PlanGroups)
 		r.Get("/demo", h.DemoPanel)
 		r.Get("/audit", h.AuditPage)
 		r.Get("/audit/export", h.AuditExport)
 		if h.Runbook != nil {
 			r.Get("/failover", h.FailoverList)
 			r.Get("/failover/{run}", h.FailoverRun)
+			// The plan form's pickers and summary: reads, changing nothing.
+			r.Get("/failover/plan/jars", h.PlanJars)
+			r.Get("/failover/plan/savepoints", h.PlanSavepoints)
+			r.Get("/failover/plan/summary", h.PlanSummary)
 		}
 		if h.Catalog != nil {
 			r.Get("/savepoints", h.Savepoints)

@@ -2,6 +2,7 @@ package form
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,18 +27,54 @@ type Plan struct {
 	Reason                 string
 }
 
-// NewPlan reads the plan form. Groups come one per line of each "groups"
-// value (a textarea, or repeated fields); so do the job's arguments.
+// NewPlan reads the plan form (a POST, or the GET that refreshes the
+// pickers). Groups are the picked ones ("group_pick", one group per
+// value) then those typed one per line of each "groups" value, in that
+// order, without duplicates; a name is never split at a comma. The job's
+// arguments come one per line too. A typed jar id, entry class or
+// savepoint path wins over the picked one ("jar_pick" is "jar id|entry
+// class", views.JarPick: a Java class name has no "|").
 func NewPlan(r *http.Request) Plan {
 	flow := r.FormValue("flow") // parses the form, r.Form below included
 	p := Plan{Flow: flow, Preflight: r.FormValue("preflight") != "", Stop: r.FormValue("stop"),
-		TranslateFromSavepoint: r.FormValue("translate_from_savepoint") != "", SavepointPath: strings.TrimSpace(r.FormValue("savepoint_path")),
-		Groups: lines(r.Form["groups"]...), AllowPartial: r.FormValue("allow_partial") != "",
-		FlinkTarget: r.FormValue("flink_target"), JarID: strings.TrimSpace(r.FormValue("jar_id")),
-		EntryClass: strings.TrimSpace(r.FormValue("entry_class")), Args: lines(r.FormValue("args")),
+		TranslateFromSavepoint: r.FormValue("translate_from_savepoint") != "",
+		SavepointPath:          firstOf(r.FormValue("savepoint_path"), r.FormValue("savepoint_pick")),
+		Groups:                 unique(append(lines(r.Form["group_pick"]...), lines(r.Form["groups"]...)...)), AllowPartial: r.FormValue("allow_partial") != "",
+		FlinkTarget: r.FormValue("flink_target"), Args: lines(r.FormValue("args")),
 		AllowNonRestoredState: r.FormValue("allow_non_restored_state") != "", Reason: r.FormValue("reason")}
+	pickedJar, pickedClass := splitJarPick(r.FormValue("jar_pick"))
+	p.JarID = firstOf(r.FormValue("jar_id"), pickedJar)
+	p.EntryClass = firstOf(r.FormValue("entry_class"), pickedClass)
 	p.Parallelism, _ = strconv.Atoi(strings.TrimSpace(r.FormValue("parallelism")))
 	return p
+}
+
+func splitJarPick(v string) (jarID, entryClass string) {
+	if i := strings.LastIndexByte(v, '|'); i >= 0 {
+		return v[:i], v[i+1:]
+	}
+	return v, ""
+}
+
+// firstOf is the first value that is not blank, trimmed.
+func firstOf(values ...string) string {
+	for _, v := range values {
+		if v = strings.TrimSpace(v); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// unique keeps the first of each value, in order.
+func unique(values []string) []string {
+	var out []string
+	for _, v := range values {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // Validate checks what the form alone can tell; the runbook checks the

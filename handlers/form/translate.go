@@ -16,15 +16,17 @@ const MaxOffsetsUpload = 8 << 20
 
 // Translate is the translate form: a flow, and a consumer group (Source
 // "group") or an offsets JSON (Source "offsets"), with an optional
-// timestamp to seek DR by.
+// timestamp to seek DR by. Group is the typed group ("group", as typed
+// in Typed) or else the picked one ("group_pick").
 type Translate struct {
-	Flow, Source, Group, Offsets, TS string
+	Flow, Source, Group, Typed, Offsets, TS string
 }
 
 // NewTranslateQuery reads GET /translate's query (a group preview).
 func NewTranslateQuery(r *http.Request) Translate {
 	q := r.URL.Query()
-	return Translate{Flow: q.Get("flow"), Source: "group", Group: strings.TrimSpace(q.Get("group")), TS: q.Get("ts")}
+	typed := strings.TrimSpace(q.Get("group"))
+	return Translate{Flow: q.Get("flow"), Source: "group", Group: firstOf(typed, q.Get("group_pick")), Typed: typed, TS: q.Get("ts")}
 }
 
 // ReadTranslate reads POST /translate, pasted or uploaded, at most
@@ -45,7 +47,8 @@ func ReadTranslate(w http.ResponseWriter, r *http.Request) (Translate, error) {
 		}
 		return Translate{}, fmt.Errorf("the form could not be read: %w", err)
 	}
-	f := Translate{Flow: r.FormValue("flow"), Source: r.FormValue("source"), Group: strings.TrimSpace(r.FormValue("group")),
+	typed := strings.TrimSpace(r.FormValue("group"))
+	f := Translate{Flow: r.FormValue("flow"), Source: r.FormValue("source"), Group: firstOf(typed, r.FormValue("group_pick")), Typed: typed,
 		Offsets: r.FormValue("offsets"), TS: strings.TrimSpace(r.FormValue("ts"))}
 	if file, hdr, err := r.FormFile("offsets_file"); err == nil {
 		defer file.Close()

@@ -1,0 +1,61 @@
+package catalog
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// SavepointChoice is a catalog entry offered to a restore, with its
+// verdict against the flow (Unknown when it was not judged in time).
+type SavepointChoice struct {
+	Savepoint model.Savepoint
+	Verdict   Verdict
+	Why       string // what keeps it from being usable; "" when usable or unjudged
+}
+
+// RestoreChoices offers the newest limit catalog entries that may be
+// restored (completed, or of unknown status), judged against flow:
+// usable first, then unknown, then unusable, newest first within each
+// (reads only). err is the first judgement that failed; the list is
+// complete even then, with those entries Unknown.
+func (c *Catalog) RestoreChoices(ctx context.Context, flow string, limit int) ([]SavepointChoice, error) {
+	all, err := c.Store.Savepoints(ctx, storage.SavepointFilter{Limit: 4 * limit})
+	if err != nil {
+		return nil, err
+	}
+	var sps []model.Savepoint
+	for _, sp := range all {
+		if (sp.Status == model.SavepointCompleted || sp.Status == model.SavepointUnknown) && len(sps) < limit {
+			sps = append(sps, sp)
+		}
+	}
+	verdicts, judgeErr := c.UsabilityOf(ctx, sps, flow)
+	out := make([]SavepointChoice, len(sps))
+	for i, sp := range sps {
+		out[i] = SavepointChoice{Savepoint: sp, Verdict: Unknown}
+		if u, ok := verdicts[sp.ID]; ok {
+			out[i].Verdict, out[i].Why = u.Verdict, u.Why()
+		}
+	}
+	rank := map[Verdict]int{Usable: 0, Unknown: 1, Unusable: 2}
+	// Stable: the store's order (newest first) holds within a verdict.
+	slices.SortStableFunc(out, func(a, b SavepointChoice) int { return cmp.Compare(rank[a.Verdict], rank[b.Verdict]) })
+	return out, judgeErr
+}
+
+// Jars lists the jars uploaded to a Flink target, newest upload first
+// (a read), each with its entry classes.
+func (c *Catalog) Jars(ctx context.Context, target string) ([]flink.Jar, error) {
+	ft, err := c.target(target)
+	if err != nil {
+		return nil, err
+	}
+	jars, err := c.client(ft.RestURL).Jars(ctx)
+	slices.SortStableFunc(jars, func(a, b flink.Jar) int { return cmp.Compare(b.Uploaded, a.Uploaded) })
+	return jars, err
+}
