@@ -57,7 +57,7 @@ e2e:
 
 ## bench: benchmarks (6 runs each), summarised with benchstat
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./mm2/ ./monitor/ ./views/ | tee bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./mm2/ ./monitor/ ./views/ ./web/ | tee bench.txt
 	$(GO) tool benchstat bench.txt
 
 ## fuzz: a short run of every fuzz target (MM2 codecs, the Flink _metadata reader)
@@ -70,6 +70,8 @@ fuzz:
 vendor:
 	cd static && npm ci --no-audit --no-fund
 	cp static/node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx-$$(node -p "require('./static/node_modules/htmx.org/package.json').version").min.js
+	cp static/node_modules/htmx-ext-sse/dist/sse.min.js static/vendor/htmx-ext-sse-$$(node -p "require('./static/node_modules/htmx-ext-sse/package.json').version").min.js
+	cp static/node_modules/htmx-ext-sse/LICENSE static/vendor/htmx-ext-sse.LICENSE
 	rm -rf static/node_modules
 
 clean:
