@@ -75,16 +75,19 @@ func render(b *testing.B, buf *bytes.Buffer, c templ.Component) int {
 	return buf.Len()
 }
 
-// BenchmarkRunUpdateOld: one poll of the run page (the whole page rendered,
-// previews included).
-func BenchmarkRunUpdateOld(b *testing.B) {
-	p, buf := benchRun(), &bytes.Buffer{}
+// benchWholePage: one poll of the old kind, the whole page rendered and
+// sent.
+func benchWholePage(b *testing.B, page templ.Component) {
+	buf := &bytes.Buffer{}
 	n := 0
 	for b.Loop() {
-		n = render(b, buf, FailoverRun(p))
+		n = render(b, buf, page)
 	}
 	b.ReportMetric(float64(n), "sent-B")
 }
+
+// BenchmarkRunUpdateOld: one poll of the run page (previews included).
+func BenchmarkRunUpdateOld(b *testing.B) { benchWholePage(b, FailoverRun(benchRun())) }
 
 // BenchmarkRunUpdateNew: one tick of the run's stream (every fragment
 // rendered to compare); sent is the running step's fragment, the one that
@@ -106,14 +109,7 @@ func BenchmarkRunUpdateNew(b *testing.B) {
 }
 
 // BenchmarkOverviewUpdateOld: one poll of the overview (three flows).
-func BenchmarkOverviewUpdateOld(b *testing.B) {
-	p, buf := benchOverview(), &bytes.Buffer{}
-	n := 0
-	for b.Loop() {
-		n = render(b, buf, Overview(p))
-	}
-	b.ReportMetric(float64(n), "sent-B")
-}
+func BenchmarkOverviewUpdateOld(b *testing.B) { benchWholePage(b, Overview(benchOverview())) }
 
 // BenchmarkOverviewUpdateNew: one tick of the overview's stream; sent is
 // one flow card (a refresh changed its figures) and the time line.

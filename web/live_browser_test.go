@@ -108,18 +108,25 @@ func TestBrowserTypedValuesSurviveLiveUpdates(t *testing.T) {
 	}
 }
 
-// When the stream drops, the page says "live updates paused, retrying"
-// and takes the notice away when it reconnects.
-func TestBrowserDroppedStreamShowsNoticeAndRecovers(t *testing.T) {
+// overviewLive opens the overview in a browser as a viewer and waits for
+// its first pushed fragment.
+func overviewLive(t *testing.T) (*web.Streams, context.Context) {
+	t.Helper()
 	c := startConsole(t)
 	waitReady(t, c)
-	streams := c.Handler.(*web.Console).Streams
 	b := newBrowser(t)
 	signIn(t, b, c.URL+"/", "test-viewer")
 	if _, err := chromedp.Run(b, chromedp.Evaluate[bool](countSSE)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, b, "a pushed card", `window.__sse > 0`, 15*time.Second)
+	return c.Handler.(*web.Console).Streams, b
+}
+
+// When the stream drops, the page says "live updates paused, retrying"
+// and takes the notice away when it reconnects.
+func TestBrowserDroppedStreamShowsNoticeAndRecovers(t *testing.T) {
+	streams, b := overviewLive(t)
 	if n := count(t, b, `[data-testid="live-notice"]`); n != 0 {
 		t.Fatal("notice shown while connected")
 	}
@@ -133,15 +140,7 @@ func TestBrowserDroppedStreamShowsNoticeAndRecovers(t *testing.T) {
 // A hidden tab holds no stream (so costs the server nothing); shown again,
 // it reconnects and the server sends the current fragments at once.
 func TestBrowserHiddenTabStopsStreaming(t *testing.T) {
-	c := startConsole(t)
-	waitReady(t, c)
-	streams := c.Handler.(*web.Console).Streams
-	b := newBrowser(t)
-	signIn(t, b, c.URL+"/", "test-viewer")
-	if _, err := chromedp.Run(b, chromedp.Evaluate[bool](countSSE)); err != nil {
-		t.Fatal(err)
-	}
-	waitJS(t, b, "a pushed card", `window.__sse > 0`, 15*time.Second)
+	streams, b := overviewLive(t)
 	open := streams.Open()
 	if open < 1 {
 		t.Fatalf("%d streams open with the overview shown", open)

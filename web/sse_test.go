@@ -107,9 +107,11 @@ func TestFailoverRunEventsSendOnlyWhatChanged(t *testing.T) {
 	r.Get("/failover/{run}/events", streams.Handler(c.H.FailoverRunEvents))
 	srv := httptest.NewServer(r)
 	defer srv.Close()
+	defer streams.CloseAll() // before Close, which waits for them
 	url := fmt.Sprintf("%s/failover/%d/events", srv.URL, id)
 
 	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	resp := openStream(t, sctx, url, nil)
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
