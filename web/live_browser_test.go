@@ -90,7 +90,7 @@ func TestBrowserTypedValuesSurviveLiveUpdates(t *testing.T) {
 	if err := c.Runbook.Reject(ctx, failover.Actor{Name: "live-op2", Role: "operator"}, id, "changed my mind"); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, b, "the rejection pushed", `document.querySelector('[data-testid="run-status"]').textContent.includes("rejected") && !!document.querySelector('[data-testid="run-changed"]')`, 15*time.Second)
+	waitJS(t, b, "the rejection pushed", `document.querySelector('[data-testid="run-status"]').textContent.includes("rejected")`, 15*time.Second)
 	waitJS(t, b, "three or more pushed fragments", `window.__sse >= 3`, 15*time.Second)
 	got, err := chromedp.Run(b, chromedp.Evaluate[[]any](`(() => {
 		const r = document.getElementById("reject-reason"), c = document.getElementById("confirm-1");
@@ -101,6 +101,9 @@ func TestBrowserTypedValuesSurviveLiveUpdates(t *testing.T) {
 	}
 	if got[0] != reason || got[1] != confirm || got[2] != true || got[3] != true {
 		t.Fatalf("after the run changed: reject reason %q, confirmation %q, same elements %v, focus kept %v", got[0], got[1], got[2], got[3])
+	}
+	if n := count(t, b, `[data-testid="run-changed"]`); n != 1 {
+		t.Fatal("the page does not say its buttons are from before the change")
 	}
 	// The server still decides: running the step of a rejected run is refused.
 	if err := chromedp.Do(b, chromedp.Click(chromedp.ID("execute-1")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-error"]`))); err != nil {
