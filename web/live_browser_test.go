@@ -180,3 +180,16 @@ func TestBrowserHiddenTabStopsStreaming(t *testing.T) {
 		t.Fatal("the notice shows after a pause of our own")
 	}
 }
+
+// A keyboard user on a flow card's link keeps the focus while the card is
+// pushed again and again.
+func TestBrowserOverviewKeepsKeyboardFocus(t *testing.T) {
+	_, b := overviewLive(t)
+	if _, err := chromedp.Run(b, chromedp.Evaluate[bool](`document.getElementById("flow-link-primary->dr").focus(); window.__sse = 0; true`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, b, "two more pushed fragments", `window.__sse >= 2`, 15*time.Second)
+	if id, err := chromedp.Run(b, chromedp.Evaluate[string](`document.activeElement.id`)); err != nil || id != "flow-link-primary->dr" {
+		t.Fatalf("focus on %q after the updates (%v)", id, err)
+	}
+}
