@@ -70,6 +70,8 @@ fuzz:
 vendor:
 	cd static && npm ci --no-audit --no-fund
 	cp static/node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx-$$(node -p "require('./static/node_modules/htmx.org/package.json').version").min.js
+	cp static/node_modules/htmx-ext-sse/dist/sse.min.js static/vendor/htmx-ext-sse-$$(node -p "require('./static/node_modules/htmx-ext-sse/package.json').version").min.js
+	cp static/node_modules/htmx-ext-sse/LICENSE static/vendor/htmx-ext-sse.LICENSE
 	rm -rf static/node_modules
 
 clean:

@@ -60,3 +60,98 @@
   // A flow change swaps the list: keep it filtered by what is typed.
   document.addEventListener("htmx:afterSwap", function () { setup(document); });
 })();
+
+// Live updates (htmx-ext-sse). Every EventSource the extension opens goes
+// through a pausable wrapper: while the tab is hidden the real connection
+// is closed (no stream held, no render per tick on the server); when it is
+// shown again a new one opens and the server sends the current fragments
+// at once. When a connection drops, a notice says so until one reopens.
+(function () {
+  "use strict";
+  if (!window.htmx || !window.EventSource) {
+    return;
+  }
+  const live = new Set();
+
+  function Pausable(url) {
+    this.url = url;
+    this.listeners = [];
+    this.onopen = null;
+    this.onerror = null;
+    this.es = null;
+    this.readyState = EventSource.CONNECTING;
+    live.add(this);
+    if (!document.hidden) {
+      this.resume();
+    }
+  }
+  Pausable.prototype.resume = function () {
+    if (this.es) {
+      return;
+    }
+    const self = this;
+    const es = new EventSource(this.url, { withCredentials: true });
+    this.es = es;
+    this.listeners.forEach(function (l) { es.addEventListener(l[0], l[1]); });
+    es.onopen = function (e) {
+      self.readyState = es.readyState;
+      if (self.onopen) { self.onopen(e); }
+    };
+    es.onerror = function (e) {
+      self.readyState = es.readyState;
+      if (es.readyState === EventSource.CLOSED) {
+        // The extension opens a new source after a back-off; this one is done.
+        self.es = null;
+        live.delete(self);
+      }
+      if (self.onerror) { self.onerror(e); }
+    };
+  };
+  Pausable.prototype.pause = function () {
+    if (this.es) {
+      this.es.close();
+      this.es = null;
+    }
+  };
+  Pausable.prototype.close = function () {
+    this.pause();
+    this.readyState = EventSource.CLOSED;
+    live.delete(this);
+  };
+  Pausable.prototype.addEventListener = function (name, fn) {
+    this.listeners.push([name, fn]);
+    if (this.es) { this.es.addEventListener(name, fn); }
+  };
+  Pausable.prototype.removeEventListener = function (name, fn) {
+    this.listeners = this.listeners.filter(function (l) { return l[0] !== name || l[1] !== fn; });
+    if (this.es) { this.es.removeEventListener(name, fn); }
+  };
+  htmx.createEventSource = function (url) { return new Pausable(url); };
+
+  document.addEventListener("visibilitychange", function () {
+    live.forEach(function (s) {
+      if (document.hidden) { s.pause(); } else { s.resume(); }
+    });
+  });
+
+  function notice(show) {
+    let n = document.getElementById("live-notice");
+    if (!show) {
+      if (n) { n.remove(); }
+      return;
+    }
+    if (!n) {
+      n = document.createElement("p");
+      n.id = "live-notice";
+      n.className = "live-notice";
+      n.setAttribute("role", "status");
+      n.dataset.testid = "live-notice";
+      n.textContent = "Live updates paused, retrying…";
+      document.body.appendChild(n);
+    }
+  }
+  document.addEventListener("htmx:sseError", function () {
+    if (!document.hidden) { notice(true); }
+  });
+  document.addEventListener("htmx:sseOpen", function () { notice(false); });
+})();

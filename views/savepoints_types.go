@@ -77,6 +77,17 @@ type SavepointProgress struct {
 	Triggers []SavepointTrigger
 }
 
+// FinishedSince reports a trigger that finished after the page was
+// rendered (SinceMs).
+func (p SavepointProgress) FinishedSince() bool {
+	for _, t := range p.Triggers {
+		if t.Done && t.Finished.UnixMilli() >= p.SinceMs {
+			return true
+		}
+	}
+	return false
+}
+
 // Active reports a trigger still in progress.
 func (p SavepointProgress) Active() bool {
 	for _, t := range p.Triggers {

@@ -114,8 +114,9 @@ func (a *authenticator) sessionUser(w http.ResponseWriter, r *http.Request) *Use
 	}
 	lookup := a.h.Store.SessionUser
 	// A page polling in an unattended browser is not someone using the
-	// console: htmx GETs do not extend the idle timeout.
-	if r.Method == http.MethodGet && r.Header.Get("HX-Request") == "true" {
+	// console: htmx GETs and live streams (EventSource reconnects) do not
+	// extend the idle timeout.
+	if r.Method == http.MethodGet && (r.Header.Get("HX-Request") == "true" || r.Header.Get("Accept") == "text/event-stream") {
 		lookup = a.h.Store.PeekSession
 	}
 	su, err := lookup(r.Context(), c.Value, a.cfg.IdleTimeout.D(), a.cfg.AbsoluteTimeout.D())

@@ -1,12 +1,14 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 )
@@ -100,6 +102,12 @@ func TestEveryRouteEnforcesSessionRoleAndOrigin(t *testing.T) {
 		}
 		if cookie != nil {
 			req.AddCookie(cookie)
+		}
+		if strings.HasSuffix(path, "/events") {
+			// A live stream runs until its request ends.
+			ctx, cancel := context.WithTimeout(req.Context(), 300*time.Millisecond)
+			defer cancel()
+			req = req.WithContext(ctx)
 		}
 		rec := httptest.NewRecorder()
 		c.Handler.ServeHTTP(rec, req)

@@ -11,8 +11,8 @@ import (
 )
 
 // An operator takes a savepoint from the catalog page: the page shows it
-// in progress (htmx polls every second), then reloads by itself and lists
-// the new entry in the catalog.
+// in progress (pushed by server-sent events), then says it finished; the
+// operator reloads and the catalog lists the new entry.
 func TestBrowserSavepointProgress(t *testing.T) {
 	c := startConsole(t)
 	ctx := newBrowser(t)
@@ -35,6 +35,12 @@ func TestBrowserSavepointProgress(t *testing.T) {
 		const id = a.getAttribute('href').split('/')[2];
 		return document.querySelector('[data-testid="savepoint-row"][data-id="' + id + '"]') ? id : "";
 	})()`
+	// The pushed progress says when it finished; reloading is the
+	// operator's click (an automatic one would erase what they type).
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-testid="sp-finished"] a`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="sp-finished"] a`))); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		id, err := chromedp.Run(ctx, chromedp.Evaluate[string](newest))

@@ -257,9 +257,9 @@ func TestSavepointTrigger(t *testing.T) {
 	if d["flink_target"] != "sandbox-flink-dr" || d["job_id"] != job || d["stop"] != false || d["lag"] == nil {
 		t.Errorf("trigger audit details %s", before[0].Details)
 	}
-	// In progress: the page polls every second.
+	// In progress: the page's progress list is pushed.
 	_, body = get(t, c, "/savepoints")
-	mustContain(t, "progress", body, `hx-trigger="every 1s"`, "in progress for")
+	mustContain(t, "progress", body, `sse-connect="/savepoints/events?since=`, `sse-swap="progress"`, "in progress for")
 	if resp, _ := postAs(t, c, "operator", "/savepoints/trigger", url.Values{"target": {"sandbox-flink-dr"}, "job": {job}}); resp.StatusCode != 409 {
 		t.Errorf("second trigger while one runs = %d, want 409", resp.StatusCode)
 	}

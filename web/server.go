@@ -26,8 +26,16 @@ import (
 	"github.com/drconsole/drconsole/static"
 )
 
+// Console is the router with its live-update streams (Serve ends them on
+// shutdown, which would otherwise wait for them).
+type Console struct {
+	chi.Router
+	Streams *Streams
+}
+
 // Router builds the console's routes.
-func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
+func Router(h *handlers.Handlers, log *slog.Logger) *Console {
+	streams := &Streams{}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(handlers.MetricsCollector{Monitor: h.Monitor},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -64,6 +72,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(RequireUser)
 		r.Get("/", h.Overview)
+		r.Get("/events", streams.Handler(h.OverviewEvents))
 		r.Get("/flows/{flow}", h.Flow)
 		r.Get("/flows/{flow}/topics/{topic}", h.Topic)
 		r.Get("/flows/{flow}/topics/{topic}/partitions/{partition}", h.Partition)
@@ -79,10 +88,12 @@ func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
 			r.Get("/failover/plan/jars", h.PlanJars)
 			r.Get("/failover/plan/savepoints", h.PlanSavepoints)
 			r.Get("/failover/plan/summary", h.PlanSummary)
+			r.Get("/failover/{run}/events", streams.Handler(h.FailoverRunEvents))
 		}
 		if h.Catalog != nil {
 			r.Get("/savepoints", h.Savepoints)
 			r.Get("/savepoints/progress", h.SavepointProgress)
+			r.Get("/savepoints/events", streams.Handler(h.SavepointEvents))
 			r.Get("/savepoints/{id}", h.Savepoint)
 			r.Get("/savepoints/{id}/offsets.json", h.SavepointOffsets)
 		}
@@ -124,7 +135,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) http.Handler {
 			r.Post("/admin/users/{name}/enable", h.AdminUserEnable)
 		})
 	})
-	return r
+	return &Console{Router: r, Streams: streams}
 }
 
 func securityHeaders(next http.Handler) http.Handler {
@@ -229,6 +240,9 @@ func Serve(ctx context.Context, ln net.Listener, handler http.Handler, log *slog
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if c, ok := handler.(*Console); ok {
+		srv.RegisterOnShutdown(c.Streams.CloseAll)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -41,6 +41,7 @@ type console struct {
 	Link    *demo.ClusterLinkStandIn
 	URL     string
 	Handler http.Handler
+	H       *handlers.Handlers // for a second router with other stream settings (sse_test.go)
 	Sandbox *demo.Sandbox
 	Monitor *monitor.Monitor
 	Store   *storage.Store
@@ -129,7 +130,7 @@ func startConsole(t *testing.T) *console {
 			return
 		}
 		go web.Serve(ctx, ln, router, log)
-		shared = &console{URL: "http://" + ln.Addr().String(), Handler: router, Sandbox: sb, Monitor: mon, Store: store, Flink: fl, Link: link, Catalog: cat, Runbook: rb}
+		shared = &console{URL: "http://" + ln.Addr().String(), Handler: router, H: h, Sandbox: sb, Monitor: mon, Store: store, Flink: fl, Link: link, Catalog: cat, Runbook: rb}
 		sharedCleanup = append(sharedCleanup, func() { store.Close() }, mon.Close, func() { cancel(); time.Sleep(100 * time.Millisecond) })
 	})
 	if sharedErr != nil {

@@ -1,0 +1,86 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/a-h/templ"
+
+	"github.com/drconsole/drconsole/views"
+)
+
+// The live pages' pushed fragments. Each ...Events method checks the
+// request like its page does and returns what to render on every tick;
+// web.Streams runs the loop, sends what changed, and ends with the request.
+// No fragment holds an input: forms stay where the page put them.
+
+// Fragment is one named piece of a live page (an SSE event name and the
+// component that renders its data).
+type Fragment struct {
+	Event string
+	View  templ.Component
+}
+
+// Fragments renders a page's live pieces as of now; an error ends the
+// stream.
+type Fragments func(ctx context.Context) ([]Fragment, error)
+
+// FailoverRunEvents is GET /failover/{run}/events: the run's status and
+// approvals, and each step's status and result. Previews are never
+// computed here: they are the page's (and cost Kafka reads).
+func (h *Handlers) FailoverRunEvents(w http.ResponseWriter, r *http.Request) (Fragments, bool) {
+	id, ok := runID(r)
+	if !ok {
+		h.fail(w, r, badRequest("bad run id"))
+		return nil, false
+	}
+	if _, err := h.Runbook.Get(r.Context(), id); err != nil {
+		h.fail(w, r, refused(err))
+		return nil, false
+	}
+	loaded := r.URL.Query().Get("forms")
+	me, canOperate := actor(r).Name, actorMayOperate(r)
+	return func(ctx context.Context) ([]Fragment, error) {
+		run, err := h.Runbook.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		p := views.FailoverRunPage{Now: h.now(), Run: run, Me: me, CanOperate: canOperate,
+			Running: h.worker().Executing(id, len(run.Steps)), LoadedForms: loaded}
+		fs := []Fragment{{"run", views.RunStatusFragment(p)}, {"approvals", views.RunApprovalsFragment(p)}}
+		for i, st := range run.Steps {
+			fs = append(fs, Fragment{views.StepEvent(i), views.StepStatusFragment(p, i, st)})
+		}
+		return fs, nil
+	}, true
+}
+
+// OverviewEvents is GET /events: one fragment per flow card, the count of
+// unacknowledged losses (their banner holds ack buttons and is not
+// pushed) and the time of the last update.
+func (h *Handlers) OverviewEvents(w http.ResponseWriter, r *http.Request) (Fragments, bool) {
+	loaded, _ := strconv.Atoi(r.URL.Query().Get("losses"))
+	return func(ctx context.Context) ([]Fragment, error) {
+		now := h.now()
+		p := views.OverviewPage{Now: now, Window: SparkWindow, LoadedLosses: loaded}
+		p.Losses, p.LossUnknown = h.openLosses(r.WithContext(ctx))
+		fs := []Fragment{{"losses", views.LossNotice(p)}, {"asof", views.OverviewAsOf(now)}}
+		for i, s := range h.Monitor.Snapshots() {
+			c := views.FlowCard{Snap: s, RPO: h.rpoPoints(ctx, s.Flow.Name, now.Add(-SparkWindow))}
+			fs = append(fs, Fragment{views.CardEvent(i), views.FlowCardFragment(c, now, SparkWindow)})
+		}
+		return fs, nil
+	}, true
+}
+
+// SavepointEvents is GET /savepoints/events: the savepoints being taken
+// through the console.
+func (h *Handlers) SavepointEvents(w http.ResponseWriter, r *http.Request) (Fragments, bool) {
+	since, _ := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
+	return func(ctx context.Context) ([]Fragment, error) {
+		now := h.now()
+		p := views.SavepointProgress{Now: now, SinceMs: since, Triggers: h.worker().SavepointTriggers(now)}
+		return []Fragment{{"progress", views.SavepointProgressList(p)}}, nil
+	}, true
+}

@@ -1,0 +1,172 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/drconsole/drconsole/handlers"
+)
+
+// Streams serves the live pages' Server-Sent Events: per stream, a loop in
+// the request's own goroutine renders the page's fragments every Tick and
+// sends a named event only for a fragment whose bytes changed, so an idle
+// page costs a render per tick and no bytes. The first tick sends every
+// fragment: a page that reconnects (or is shown again) catches up at once.
+// Comments every Heartbeat keep proxies from closing a quiet stream. The
+// request's context ends a stream; so does CloseAll (server shutdown, or a
+// test dropping connections), and MaxAge: the browser reconnects through
+// the sign-in check, so a stream does not outlive a sign-out or a disabled
+// account by more than that. At most Max streams are open at once; the
+// next one is refused with 503 and the browser retries later.
+//
+// The loop lives here rather than in handlers (which start no goroutines
+// and stay thin): a handler only builds the page's handlers.Fragments.
+type Streams struct {
+	Tick      time.Duration
+	Heartbeat time.Duration
+	Max       int
+	MaxAge    time.Duration
+
+	open   atomic.Int64
+	mu     sync.Mutex
+	cancel map[*context.CancelFunc]struct{}
+}
+
+// Stream defaults: a tick like the 2 s polls they replace; a heartbeat
+// well under common proxy idle timeouts (60 s); a bound far above the
+// number of people who look at a DR console at once.
+const (
+	DefaultStreamTick      = 2 * time.Second
+	DefaultStreamHeartbeat = 20 * time.Second
+	DefaultMaxStreams      = 256
+	DefaultStreamMaxAge    = 5 * time.Minute
+)
+
+// or returns v, or def when v is not set.
+func or[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Open is the number of streams open now.
+func (s *Streams) Open() int { return int(s.open.Load()) }
+
+// CloseAll ends every open stream; browsers reconnect on their own.
+func (s *Streams) CloseAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.cancel {
+		(*c)()
+	}
+}
+
+// Handler serves one page's events: page checks the request (and answers
+// it when refused, through the handlers' error mapper) and returns the
+// fragments to push.
+func (s *Streams) Handler(page func(http.ResponseWriter, *http.Request) (handlers.Fragments, bool)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		frags, ok := page(w, r)
+		if !ok {
+			return
+		}
+		if s.open.Add(1) > int64(or(s.Max, DefaultMaxStreams)) {
+			s.open.Add(-1)
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, "too many live streams open; retry later", http.StatusServiceUnavailable)
+			return
+		}
+		defer s.open.Add(-1)
+		ctx, cancel := context.WithTimeout(r.Context(), or(s.MaxAge, DefaultStreamMaxAge))
+		defer cancel()
+		s.mu.Lock()
+		if s.cancel == nil {
+			s.cancel = map[*context.CancelFunc]struct{}{}
+		}
+		s.cancel[&cancel] = struct{}{}
+		s.mu.Unlock()
+		defer func() { s.mu.Lock(); delete(s.cancel, &cancel); s.mu.Unlock() }()
+		s.serve(ctx, w, frags)
+	}
+}
+
+func (s *Streams) serve(ctx context.Context, w http.ResponseWriter, frags handlers.Fragments) {
+	rc := http.NewResponseController(w)
+	heartbeat := or(s.Heartbeat, DefaultStreamHeartbeat)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	w.WriteHeader(http.StatusOK)
+	// retry: how soon the browser reconnects after a drop.
+	if !s.write(rc, w, heartbeat, []byte("retry: 2000\n\n")) {
+		return
+	}
+	tick := time.NewTicker(or(s.Tick, DefaultStreamTick))
+	defer tick.Stop()
+	last := map[string][]byte{}
+	lastWrite := time.Now()
+	var buf, out bytes.Buffer
+	for {
+		out.Reset()
+		fs, err := frags(ctx)
+		if err != nil {
+			return // the page went away (run deleted, ...): the browser's retry asks again
+		}
+		for _, f := range fs {
+			buf.Reset()
+			if err := f.View.Render(ctx, &buf); err != nil {
+				return
+			}
+			if prev, sent := last[f.Event]; sent && bytes.Equal(prev, buf.Bytes()) {
+				continue
+			}
+			last[f.Event] = bytes.Clone(buf.Bytes())
+			writeEvent(&out, f.Event, buf.Bytes())
+		}
+		if out.Len() == 0 && time.Since(lastWrite) >= heartbeat {
+			out.WriteString(": ping\n\n")
+		}
+		if out.Len() > 0 {
+			if !s.write(rc, w, heartbeat, out.Bytes()) {
+				return
+			}
+			lastWrite = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// write sends b at once; a client that does not read within a heartbeat
+// (and the server's WriteTimeout, which a stream outlives) ends the stream.
+func (s *Streams) write(rc *http.ResponseController, w http.ResponseWriter, heartbeat time.Duration, b []byte) bool {
+	_ = rc.SetWriteDeadline(time.Now().Add(heartbeat + 10*time.Second))
+	if _, err := w.Write(b); err != nil {
+		return false
+	}
+	return rc.Flush() == nil
+}
+
+// writeEvent frames one named event; every line of data gets its own
+// "data:" field (the browser joins them with newlines).
+func writeEvent(out *bytes.Buffer, name string, data []byte) {
+	out.WriteString("event: ")
+	out.WriteString(name)
+	out.WriteByte('\n')
+	for _, line := range strings.Split(string(data), "\n") {
+		out.WriteString("data: ")
+		out.WriteString(strings.TrimSuffix(line, "\r"))
+		out.WriteByte('\n')
+	}
+	out.WriteByte('\n')
+}

@@ -1,0 +1,201 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/web"
+)
+
+// sseEvent is one event read off a stream.
+type sseEvent struct{ name, data string }
+
+// readEvents reads events off body into a channel until it ends.
+func readEvents(resp *http.Response) <-chan sseEvent {
+	ch := make(chan sseEvent, 64)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var ev sseEvent
+		var data []string
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if ev.name != "" {
+					ev.data = strings.Join(data, "\n")
+					ch <- ev
+				}
+				ev, data = sseEvent{}, nil
+			case strings.HasPrefix(line, "event: "):
+				ev.name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data = append(data, strings.TrimPrefix(line, "data: "))
+			}
+		}
+	}()
+	return ch
+}
+
+// collect gathers the events that arrive within d.
+func collect(ch <-chan sseEvent, d time.Duration) map[string]string {
+	got := map[string]string{}
+	timeout := time.After(d)
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				return got
+			}
+			got[ev.name] = ev.data
+		case <-timeout:
+			return got
+		}
+	}
+}
+
+func openStream(t *testing.T, ctx context.Context, url string, cookie *http.Cookie) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if cookie != nil {
+		req.AddCookie(cookie)
+	}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// waitOpen polls until s has n streams open.
+func waitOpen(t *testing.T, s *web.Streams, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Open() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d streams open, want %d", s.Open(), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The run page's stream: named events with small fragments and no input
+// in any of them; the first tick sends all, later ticks only what changed
+// (an approval changes "run" and "approvals", not the step); the request's
+// end ends the stream; the bound refuses one stream too many.
+func TestFailoverRunEventsSendOnlyWhatChanged(t *testing.T) {
+	c := startConsole(t)
+	waitReady(t, c)
+	ctx := context.Background()
+	id, err := c.Runbook.Create(ctx, failover.Actor{Name: "test-admin", Role: "admin"},
+		failover.Plan{Flow: "primary->dr", Steps: []failover.Step{{Kind: failover.KindPreflight}}}, "sse drill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams := &web.Streams{Tick: 100 * time.Millisecond, Max: 1}
+	r := chi.NewRouter()
+	r.Get("/failover/{run}/events", streams.Handler(c.H.FailoverRunEvents))
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	defer streams.CloseAll() // before Close, which waits for them
+	url := fmt.Sprintf("%s/failover/%d/events", srv.URL, id)
+
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	resp := openStream(t, sctx, url, nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	events := readEvents(resp)
+	first := collect(events, time.Second)
+	for _, name := range []string{"run", "approvals", "step-1"} {
+		if _, ok := first[name]; !ok {
+			t.Errorf("first tick lacks %q: %v", name, first)
+		}
+	}
+	for name, data := range first {
+		for _, tag := range []string{"<input", "<form", "<textarea", "<select", "<button"} {
+			if strings.Contains(data, tag) {
+				t.Errorf("event %s holds %s: %s", name, tag, data)
+			}
+		}
+		if len(data) > 2000 {
+			t.Errorf("event %s is %d bytes: not a small fragment", name, len(data))
+		}
+	}
+	if !strings.Contains(first["run"], `data-testid="run-status"`) || !strings.Contains(first["step-1"], `data-testid="step-status-1"`) {
+		t.Fatalf("fragments: %v", first)
+	}
+	if quiet := collect(events, 500*time.Millisecond); len(quiet) != 0 {
+		t.Fatalf("nothing changed, yet sent %v", quiet)
+	}
+
+	run, _ := c.Runbook.Get(ctx, id)
+	if err := c.Runbook.Approve(ctx, failover.Actor{Name: "test-operator", Role: "operator"}, id, run.PlanHash, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	changed := collect(events, time.Second)
+	if _, ok := changed["step-1"]; ok || !strings.Contains(changed["approvals"], "test-operator") || !strings.Contains(changed["run"], "approved") {
+		t.Fatalf("after an approval, sent %v", changed)
+	}
+
+	// One stream is the bound: a second is refused while the first is open.
+	waitOpen(t, streams, 1)
+	second := openStream(t, ctx, url, nil)
+	second.Body.Close()
+	if second.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a stream over the bound: %d", second.StatusCode)
+	}
+	cancel()
+	waitOpen(t, streams, 0)
+
+	// A run that does not exist is refused before any stream opens.
+	missing := openStream(t, ctx, srv.URL+"/failover/999999/events", nil)
+	missing.Body.Close()
+	if missing.StatusCode == http.StatusOK {
+		t.Fatal("a stream for a missing run")
+	}
+}
+
+// The streams sit behind the same sign-in as their pages, and a page that
+// changed under its forms says so in its pushed status.
+func TestEventStreamsNeedSignIn(t *testing.T) {
+	c := startConsole(t)
+	waitReady(t, c)
+	id, err := c.Runbook.Create(context.Background(), failover.Actor{Name: "test-admin", Role: "admin"},
+		failover.Plan{Flow: "primary->dr", Steps: []failover.Step{{Kind: failover.KindPreflight}}}, "sse gate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/events", fmt.Sprintf("/failover/%d/events", id), "/savepoints/events"} {
+		resp := openStream(t, context.Background(), c.URL+path, nil)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Errorf("%s signed out: %d", path, resp.StatusCode)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		resp = openStream(t, ctx, c.URL+path+"?forms=stale", sessionCookie(t, c, "viewer"))
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Errorf("%s as a viewer: %d %s", path, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		got := collect(readEvents(resp), 3*time.Second)
+		if len(got) == 0 {
+			t.Errorf("%s as a viewer: no event", path)
+		}
+		if strings.HasPrefix(path, "/failover/") && !strings.Contains(got["run"], `data-testid="run-changed"`) {
+			t.Errorf("a page loaded with other forms is not told: %s", got["run"])
+		}
+		cancel()
+		resp.Body.Close()
+	}
+}
