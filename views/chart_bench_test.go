@@ -11,7 +11,7 @@ func BenchmarkChartSixHours(b *testing.B) {
 	}
 	var d string
 	for b.Loop() {
-		d = NewChart(900, 220, MillisLabel, Series{Name: "rpo", Points: pts}).Lines[0].D
+		d = NewChart(900, 220, LagAxis(), Series{Name: "rpo", Points: pts}).Lines[0].D
 	}
 	b.ReportMetric(float64(len(d)), "path-bytes")
 }
