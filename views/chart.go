@@ -37,6 +37,8 @@ type Chart struct {
 	// calm-looking chart does not hide how far the alarm is.
 	Rules []Rule
 	Above []string
+	// Span says how far back the drawn points reach ("last 42 min").
+	Span  string
 	Empty bool
 	// Plot area.
 	Left, Top, Right, Bottom float64
@@ -192,9 +194,10 @@ func NewChart(w, h int, y Axis, series ...Series) Chart {
 		}
 	}
 	if xmin > xmax {
-		c.Empty = true
+		c.Empty, c.Span = true, "no history yet"
 		return c
 	}
+	c.Span = spanLabel(xmax - xmin)
 	if xmax == xmin {
 		xmax = xmin + 1
 	}
@@ -335,12 +338,17 @@ func SparkSpan(points []Point) string {
 	if len(points) == 0 {
 		return "no history yet"
 	}
-	span := points[len(points)-1].AtMs - points[0].AtMs
-	if span < 1e3 {
+	return spanLabel(points[len(points)-1].AtMs - points[0].AtMs)
+}
+
+// spanLabel names a span of history in whole seconds below a minute and
+// whole minutes above.
+func spanLabel(ms int64) string {
+	switch {
+	case ms < 1e3:
 		return "just now"
+	case ms < 60e3:
+		return "last " + DurationTick(float64(ms/1e3*1e3))
 	}
-	if span < 60e3 { // whole seconds below a minute, whole minutes above
-		return "last " + DurationTick(float64(span/1e3*1e3))
-	}
-	return "last " + DurationTick(float64(span/60e3*60e3))
+	return "last " + DurationTick(float64(ms/60e3*60e3))
 }

@@ -196,7 +196,10 @@ func TestSparkSpan(t *testing.T) {
 			t.Errorf("span %d: %q, want %q", tc.span, got, tc.want)
 		}
 	}
-	if SparkSpan(nil) != "no history yet" {
+	if SparkSpan(nil) != "no history yet" || NewChart(900, 220, LagAxis()).Span != "no history yet" {
 		t.Error("no points")
+	}
+	if got := NewChart(900, 220, LagAxis(), series(1, 2, 3)).Span; got != "last 2 s" {
+		t.Errorf("chart span %q", got)
 	}
 }
