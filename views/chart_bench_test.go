@@ -15,3 +15,17 @@ func BenchmarkChartSixHours(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(d)), "path-bytes")
 }
+
+// BenchmarkSparklineSixHours is one overview card's sparkline over six
+// hours of 1 s samples.
+func BenchmarkSparklineSixHours(b *testing.B) {
+	pts := make([]Point, 6*3600)
+	for i := range pts {
+		pts[i] = Point{AtMs: int64(i) * 1000, Y: float64(1000 + i%97*13), Known: true}
+	}
+	var d string
+	for b.Loop() {
+		d = Sparkline(pts, 300, 40)
+	}
+	b.ReportMetric(float64(len(d)), "path-bytes")
+}

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -201,5 +202,30 @@ func TestSparkSpan(t *testing.T) {
 	}
 	if got := NewChart(900, 220, LagAxis(), series(1, 2, 3)).Span; got != "last 2 s" {
 		t.Errorf("chart span %q", got)
+	}
+}
+
+// The chart's SVG draws the rules inside the range and says which
+// thresholds lie above it.
+func TestChartSVGRendersThresholds(t *testing.T) {
+	render := func(c Chart) string {
+		var b strings.Builder
+		if err := ChartSVG(c, "RPO").Render(context.Background(), &b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	near := render(NewChart(900, 220, defaultThresholds(), series(5_000, 20_000)))
+	for _, want := range []string{`class="rule warning"`, `>warning 30 s</text>`, `data-testid="chart-above"`, "Above this chart's range: critical 2 min."} {
+		if !strings.Contains(near, want) {
+			t.Errorf("chart near the warning lacks %q:\n%s", want, near)
+		}
+	}
+	if strings.Contains(near, `class="rule critical"`) {
+		t.Error("the critical line is drawn outside the range")
+	}
+	far := render(NewChart(900, 220, defaultThresholds(), series(0, 10*60e3)))
+	if !strings.Contains(far, `class="rule critical"`) || strings.Contains(far, "chart-above") {
+		t.Errorf("past critical: both lines, no note:\n%s", far)
 	}
 }
