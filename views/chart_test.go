@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -24,11 +25,10 @@ func labels(ts []Tick) []string {
 	return out
 }
 
-// Every y axis: distinct labels, bottom at 0, top covering the data,
-// at most six ticks, evenly spaced.
-func checkYTicks(t *testing.T, name string, c Chart, max float64, y Axis) {
+// distinctLabels returns the ticks' labels, failing when one repeats.
+func distinctLabels(t *testing.T, name string, ts []Tick) []string {
 	t.Helper()
-	ls := labels(c.YTicks)
+	ls := labels(ts)
 	seen := map[string]bool{}
 	for _, l := range ls {
 		if seen[l] {
@@ -36,6 +36,14 @@ func checkYTicks(t *testing.T, name string, c Chart, max float64, y Axis) {
 		}
 		seen[l] = true
 	}
+	return ls
+}
+
+// Every y axis: distinct labels, bottom at 0, top covering the data,
+// at most six ticks, evenly spaced.
+func checkYTicks(t *testing.T, name string, c Chart, max float64, y Axis) {
+	t.Helper()
+	ls := distinctLabels(t, name, c.YTicks)
 	if n := len(c.YTicks); n < 2 || n > maxIntervals+1 {
 		t.Fatalf("%s: %d ticks %q", name, n, ls)
 	}
@@ -120,14 +128,7 @@ func TestTimeTicksDistinct(t *testing.T) {
 	const t0 = 1_700_000_000_000 // 22:13:20 UTC
 	for _, span := range []int64{0, 400, 3_000, 10 * 60e3, 3600e3, 6 * 3600e3, 30 * 3600e3, 9 * 86400e3} {
 		c := NewChart(900, 220, LagAxis(), Series{Points: []Point{{AtMs: t0, Known: true}, {AtMs: t0 + span, Known: true}}})
-		ls := labels(c.XTicks)
-		seen := map[string]bool{}
-		for _, l := range ls {
-			if seen[l] {
-				t.Errorf("span %d ms: label %q twice in %q", span, l, ls)
-			}
-			seen[l] = true
-		}
+		ls := distinctLabels(t, fmt.Sprintf("span %d ms", span), c.XTicks)
 		if len(ls) == 0 || len(ls) > maxIntervals+1 {
 			t.Errorf("span %d ms: %d x ticks %q", span, len(ls), ls)
 		}

@@ -20,24 +20,36 @@ import (
 // operator typed must survive the page's updates, including one caused by
 // another operator's action while they type, and the action must succeed.
 
-// pendingRun plans a one-step pre-flight run requested by test-operator.
-func pendingRun(t *testing.T, rb *failover.Runbook, reason string) (id int64, hash string) {
+// onPendingRun plans a one-step pre-flight run requested by test-operator
+// on the console at base (its runbook rb), opens the run page as user,
+// types text into field while another operator approves over HTTP (the
+// page's state changes underneath), thinks, checks the field and presses
+// button. It returns the browser and the run.
+func onPendingRun(t *testing.T, c *console, base string, rb *failover.Runbook, user, field, text, button string) (context.Context, int64) {
 	t.Helper()
-	ctx := context.Background()
-	id, err := rb.Create(ctx, failover.Actor{Name: "test-operator", Role: "operator"},
-		failover.Plan{Flow: "primary->dr", Steps: []failover.Step{{Kind: failover.KindPreflight}}}, reason)
+	bg := context.Background()
+	id, err := rb.Create(bg, failover.Actor{Name: "test-operator", Role: "operator"},
+		failover.Plan{Flow: "primary->dr", Steps: []failover.Step{{Kind: failover.KindPreflight}}}, "human-speed "+button)
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := rb.Get(ctx, id)
+	run, err := rb.Get(bg, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return id, run.PlanHash
+	_, other := extraOperator(t, c)
+	ctx := newBrowser(t)
+	signIn(t, ctx, fmt.Sprintf("%s/failover/%d", base, id), user)
+	humanType(t, ctx, field, text, approveOverHTTP(t, base, other, id, run.PlanHash))
+	thinkThenCheck(t, ctx, map[string]string{field: text})
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID(button))); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, id
 }
 
 // approveOverHTTP is another operator approving through the console while
-// the browser's user types: the run page's state changes underneath.
+// the browser's user types.
 func approveOverHTTP(t *testing.T, base string, cookie *http.Cookie, id int64, hash string) func() {
 	return func() {
 		if code := postWith(t, base, fmt.Sprintf("/failover/%d/approve", id), cookie, url.Values{"plan_hash": {hash}, "comment": {"seen"}}); code >= 400 {
@@ -49,33 +61,16 @@ func approveOverHTTP(t *testing.T, base string, cookie *http.Cookie, id int64, h
 func TestHumanApproveCommentOnLiveRunPage(t *testing.T) {
 	c := startConsole(t)
 	waitReady(t, c)
-	id, hash := pendingRun(t, c.Runbook, "human-speed approve")
-	_, other := extraOperator(t, c)
-	ctx := newBrowser(t)
-	runURL := fmt.Sprintf("%s/failover/%d", c.URL, id)
-	signIn(t, ctx, runURL, "test-admin")
 	const comment = "checked lag and groups"
-	humanType(t, ctx, "#approve-comment", comment, approveOverHTTP(t, c.URL, other, id, hash))
-	thinkThenCheck(t, ctx, map[string]string{"#approve-comment": comment})
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("approve"))); err != nil {
-		t.Fatal(err)
-	}
+	ctx, _ := onPendingRun(t, c, c.URL, c.Runbook, "test-admin", "#approve-comment", comment, "approve")
 	waitText(t, ctx, "#live", 10*time.Second, func(s string) bool { return strings.Contains(s, "test-admin approved") && strings.Contains(s, comment) })
 }
 
 func TestHumanRejectReasonOnLiveRunPage(t *testing.T) {
 	c := startConsole(t)
 	waitReady(t, c)
-	id, hash := pendingRun(t, c.Runbook, "human-speed reject")
-	_, other := extraOperator(t, c)
-	ctx := newBrowser(t)
-	signIn(t, ctx, fmt.Sprintf("%s/failover/%d", c.URL, id), "test-admin")
 	const reason = "wrong flow, DR is behind"
-	humanType(t, ctx, "#reject-reason", reason, approveOverHTTP(t, c.URL, other, id, hash))
-	thinkThenCheck(t, ctx, map[string]string{"#reject-reason": reason})
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("reject"))); err != nil {
-		t.Fatal(err)
-	}
+	ctx, _ := onPendingRun(t, c, c.URL, c.Runbook, "test-admin", "#reject-reason", reason, "reject")
 	waitText(t, ctx, `[data-testid="run-status"]`, 10*time.Second, func(s string) bool { return s == "rejected" })
 	if page := text(t, ctx, "#live"); !strings.Contains(page, reason) {
 		t.Fatalf("the rejection's reason is not shown: %s", page)
@@ -89,16 +84,8 @@ func TestHumanBreakGlassReasonOnLiveRunPage(t *testing.T) {
 	c := startConsole(t)
 	waitReady(t, c)
 	v := serveVariant(t, c, func(cfg *config.Config) { cfg.Failover.BreakGlass = true; cfg.Failover.ApprovalsRequired = 2 })
-	id, hash := pendingRun(t, v.Runbook, "human-speed break-glass")
-	_, other := extraOperator(t, c)
-	ctx := newBrowser(t)
-	signIn(t, ctx, fmt.Sprintf("%s/failover/%d", v.URL, id), "test-operator")
 	const reason = "primary region gone, no one else awake"
-	humanType(t, ctx, "#bg-reason", reason, approveOverHTTP(t, v.URL, other, id, hash))
-	thinkThenCheck(t, ctx, map[string]string{"#bg-reason": reason})
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("break-glass"))); err != nil {
-		t.Fatal(err)
-	}
+	ctx, id := onPendingRun(t, c, v.URL, v.Runbook, "test-operator", "#bg-reason", reason, "break-glass")
 	waitText(t, ctx, "#live", 10*time.Second, func(s string) bool { return strings.Contains(s, "BREAK-GLASS") && strings.Contains(s, reason) })
 	if run, err := v.Runbook.Get(context.Background(), id); err != nil || run.BreakGlass != reason {
 		t.Fatalf("run after break-glass: %q %v", run.BreakGlass, err)
