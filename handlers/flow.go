@@ -91,7 +91,7 @@ func (h *Handlers) Flow(w http.ResponseWriter, r *http.Request) {
 		return cmp.Or(c, cmp.Compare(a.Topic, b.Topic))
 	})
 	l.Total, l.Page, l.Pages = len(topics), 1, 1
-	chart := views.NewChart(900, 220, views.MillisLabel, views.Series{Name: "RPO", Class: "rpo",
+	chart := views.NewChart(900, 220, h.lagAxis(), views.Series{Name: "RPO", Class: "rpo",
 		Points: h.rpoPoints(r.Context(), s.Flow.Name, now.Add(-SparkWindow))})
 	losses, lossErr := h.Store.LossIncidents(r.Context(), s.Flow.Name, false, lossHistoryRows)
 	if lossErr != nil {
@@ -200,8 +200,8 @@ func (h *Handlers) Partition(w http.ResponseWriter, r *http.Request) {
 	slices.Reverse(newest)
 	h.render(w, r, http.StatusOK, views.Partition(views.PartitionPage{
 		Chrome: h.chrome(topic + "-" + strconv.Itoa(int(n))), Now: now, Snap: s, P: p, Window: window,
-		LagChart: views.NewChart(900, 200, views.MillisLabel, views.Series{Name: "lag (time)", Class: "lagms", Points: lagMs}),
-		SyncChart: views.NewChart(900, 240, views.CountLabel,
+		LagChart: views.NewChart(900, 200, h.lagAxis(), views.Series{Name: "lag (time)", Class: "lagms", Points: lagMs}),
+		SyncChart: views.NewChart(900, 240, views.CountAxis,
 			views.Series{Name: "upstream", Class: "upstream", Points: up},
 			views.Series{Name: "downstream", Class: "downstream", Points: down},
 			views.Series{Name: "drift", Class: "drift", Points: drift}),

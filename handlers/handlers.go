@@ -107,6 +107,14 @@ func (h *Handlers) flowParam(w http.ResponseWriter, r *http.Request) *monitor.Fl
 	return s
 }
 
+// lagAxis is a lag/RPO chart axis with the configured warning and
+// critical lag drawn on it.
+func (h *Handlers) lagAxis() views.Axis {
+	th := h.Monitor.Thresholds()
+	return views.LagAxis(views.Threshold{Name: "warning", Value: float64(th.Warning.Lag.D().Milliseconds())},
+		views.Threshold{Name: "critical", Value: float64(th.Critical.Lag.D().Milliseconds())})
+}
+
 // rpoPoints loads a flow's RPO history as chart points.
 func (h *Handlers) rpoPoints(ctx context.Context, flow string, since time.Time) []views.Point {
 	samples, err := h.Store.FlowSamples(ctx, flow, since.UnixMilli())

@@ -502,6 +502,10 @@ func (m *Monitor) Snapshots() []*FlowSnapshot {
 	return out
 }
 
+// Thresholds are the lag thresholds that turn a flow's RPO into a status
+// (the charts draw them).
+func (m *Monitor) Thresholds() config.Thresholds { return m.cfg.Thresholds }
+
 // Snapshot returns a flow's snapshot, or nil for an unknown flow.
 func (m *Monitor) Snapshot(flow string) *FlowSnapshot {
 	m.mu.RLock()

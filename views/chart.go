@@ -1,9 +1,11 @@
 package views
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -30,7 +32,14 @@ type Chart struct {
 	Lines  []ChartLine
 	YTicks []Tick
 	XTicks []Tick
-	Empty  bool
+	// Rules are the threshold lines inside the plotted range; Above names
+	// the thresholds above it ("critical 2 min"), said in the legend so a
+	// calm-looking chart does not hide how far the alarm is.
+	Rules []Rule
+	Above []string
+	// Span says how far back the drawn points reach ("last 42 min").
+	Span  string
+	Empty bool
 	// Plot area.
 	Left, Top, Right, Bottom float64
 }
@@ -46,8 +55,133 @@ type Tick struct {
 	Label string
 }
 
-// NewChart scales series into a w x h chart; yFmt labels the y axis.
-func NewChart(w, h int, yFmt func(float64) string, series ...Series) Chart {
+// Rule is a drawn threshold line.
+type Rule struct {
+	Pos          float64
+	Label, Class string
+}
+
+// Threshold is a y value worth a line: Name is also its CSS class
+// ("warning", "critical").
+type Threshold struct {
+	Name  string
+	Value float64
+}
+
+// Axis scales and labels a chart's y axis. Ticks are multiples of a
+// "nice" step in the axis' unit, so their labels are exact and distinct.
+type Axis struct {
+	step    func(rough float64) float64 // the smallest nice step >= rough
+	label   func(v float64) string
+	flatTop float64 // the top when every known value is zero (or none is known)
+	// Thresholds are drawn when within or near the data's range.
+	Thresholds []Threshold
+}
+
+// maxIntervals bounds the number of y tick intervals (six labels).
+const maxIntervals = 5
+
+// LagAxis is an axis of durations in milliseconds (lag, RPO): steps of
+// ms, s, min, h or days; a flat-zero series is shown 0 to 1 s, not 0 to
+// 1 ms. Thresholds with a zero value are left out (not configured).
+func LagAxis(th ...Threshold) Axis {
+	a := Axis{step: durationStep, label: DurationTick, flatTop: 1000}
+	for _, t := range th {
+		if t.Value > 0 {
+			a.Thresholds = append(a.Thresholds, t)
+		}
+	}
+	slices.SortFunc(a.Thresholds, func(x, y Threshold) int { return cmp.Compare(x.Value, y.Value) })
+	return a
+}
+
+// CountAxis is an axis of whole counts (offsets, records).
+var CountAxis = Axis{step: countStep, label: func(v float64) string { return Count(int64(math.Round(v))) }, flatTop: 1}
+
+// scale returns the axis top and tick step covering max. A threshold up
+// to twice the top so far widens the range to show it; one further away
+// is only named in the legend (Above), so it does not flatten the data.
+func (a Axis) scale(max float64) (top, step float64, above []Threshold) {
+	if !(max > 0) { // also NaN
+		max = a.flatTop
+	}
+	fit := func(v float64) (float64, float64) {
+		s := a.step(v / maxIntervals)
+		return math.Ceil(v/s-1e-9) * s, s
+	}
+	top, step = fit(max)
+	for i, t := range a.Thresholds {
+		if t.Value > 2*top {
+			return top, step, a.Thresholds[i:]
+		}
+		if t.Value > top {
+			top, step = fit(t.Value)
+		}
+	}
+	return top, step, nil
+}
+
+// durationSteps are the nice steps of a duration axis, in ms.
+var durationSteps = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500,
+	1e3, 2e3, 5e3, 10e3, 15e3, 30e3,
+	60e3, 2 * 60e3, 5 * 60e3, 10 * 60e3, 15 * 60e3, 30 * 60e3,
+	3600e3, 2 * 3600e3, 3 * 3600e3, 6 * 3600e3, 12 * 3600e3,
+	86400e3, 2 * 86400e3, 7 * 86400e3}
+
+func durationStep(rough float64) float64 {
+	if i, _ := slices.BinarySearch(durationSteps, rough); i < len(durationSteps) {
+		return durationSteps[i]
+	}
+	const day = 86400e3
+	return day * countStep(rough/day)
+}
+
+// countStep is the smallest of 1, 2 or 5 times a power of ten that is at
+// least rough (and at least 1: counts are whole).
+func countStep(rough float64) float64 {
+	if rough <= 1 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(rough)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if rough <= m*p {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// DurationTick labels a duration in ms exactly and compactly: "0",
+// "200 ms", "1.5 s", "30 s", "1 min 30 s", "2 h", "1 d 12 h". Unlike
+// Duration it never rounds, so two ticks never share a label.
+func DurationTick(ms float64) string {
+	v := int64(math.Round(ms))
+	switch {
+	case v == 0:
+		return "0"
+	case v < 0:
+		return "-" + DurationTick(float64(-v))
+	case v < 1000:
+		return strconv.FormatInt(v, 10) + " ms"
+	case v < 60e3 && v%1000 != 0:
+		return strconv.FormatFloat(float64(v)/1000, 'f', -1, 64) + " s"
+	}
+	var parts []string
+	for _, u := range []struct {
+		ms   int64
+		name string
+	}{{86400e3, "d"}, {3600e3, "h"}, {60e3, "min"}, {1e3, "s"}, {1, "ms"}} {
+		if n := v / u.ms; n > 0 {
+			parts = append(parts, strconv.FormatInt(n, 10)+" "+u.name)
+			v -= n * u.ms
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// NewChart scales series into a w x h chart on the y axis y. Unknown
+// points are gaps and do not count towards the range.
+func NewChart(w, h int, y Axis, series ...Series) Chart {
 	c := Chart{W: w, H: h, Left: 64, Top: 8, Right: float64(w) - 8, Bottom: float64(h) - 22}
 	var xmin, xmax int64 = math.MaxInt64, math.MinInt64
 	ymax := 0.0
@@ -60,33 +194,71 @@ func NewChart(w, h int, yFmt func(float64) string, series ...Series) Chart {
 		}
 	}
 	if xmin > xmax {
-		c.Empty = true
+		c.Empty, c.Span = true, "no history yet"
 		return c
 	}
+	c.Span = spanLabel(xmax - xmin)
 	if xmax == xmin {
 		xmax = xmin + 1
 	}
-	ymax = niceCeil(ymax)
-	x := func(ms int64) float64 {
+	top, step, above := y.scale(ymax)
+	xpos := func(ms int64) float64 {
 		return c.Left + (c.Right-c.Left)*float64(ms-xmin)/float64(xmax-xmin)
 	}
-	y := func(v float64) float64 { return c.Bottom - (c.Bottom-c.Top)*v/ymax }
+	ypos := func(v float64) float64 { return c.Bottom - (c.Bottom-c.Top)*v/top }
 	for _, s := range series {
-		c.Lines = append(c.Lines, ChartLine{Name: s.Name, Class: s.Class, D: path(s.Points, x, y)})
+		c.Lines = append(c.Lines, ChartLine{Name: s.Name, Class: s.Class, D: path(s.Points, xpos, ypos)})
 	}
-	for i := 0; i <= 4; i++ {
-		v := ymax * float64(i) / 4
-		c.YTicks = append(c.YTicks, Tick{Pos: y(v), Label: yFmt(v)})
+	for i := 0.0; i*step <= top*(1+1e-9); i++ {
+		c.YTicks = append(c.YTicks, Tick{Pos: ypos(i * step), Label: y.label(i * step)})
 	}
-	span := time.Duration(xmax-xmin) * time.Millisecond
-	for i := 0; i <= 4; i++ {
-		ms := xmin + (xmax-xmin)*int64(i)/4
-		c.XTicks = append(c.XTicks, Tick{Pos: x(ms), Label: timeLabel(time.UnixMilli(ms), span)})
+	for _, t := range y.Thresholds {
+		if t.Value <= top {
+			c.Rules = append(c.Rules, Rule{Pos: ypos(t.Value), Label: t.Name + " " + y.label(t.Value), Class: t.Name})
+		}
 	}
+	for _, t := range above {
+		c.Above = append(c.Above, t.Name+" "+y.label(t.Value))
+	}
+	c.XTicks = timeTicks(xmin, xmax, xpos)
 	return c
 }
 
-// Sparkline returns the SVG path of points scaled to w x h, gaps kept.
+// timeSteps are the nice steps of a time axis, in ms.
+var timeSteps = []int64{1e3, 2e3, 5e3, 10e3, 15e3, 30e3,
+	60e3, 2 * 60e3, 5 * 60e3, 10 * 60e3, 15 * 60e3, 30 * 60e3,
+	3600e3, 2 * 3600e3, 3 * 3600e3, 6 * 3600e3, 12 * 3600e3,
+	86400e3, 2 * 86400e3, 7 * 86400e3, 14 * 86400e3, 28 * 86400e3}
+
+// timeTicks labels the x axis at whole steps of UTC time (every 15 min,
+// every hour...), at most six, each label precise enough for its step so
+// none repeats. A range under a second is labelled at its start only.
+func timeTicks(xmin, xmax int64, xpos func(int64) float64) []Tick {
+	rough := (xmax - xmin) / maxIntervals
+	i, _ := slices.BinarySearch(timeSteps, rough)
+	step := timeSteps[min(i, len(timeSteps)-1)]
+	layout := "15:04"
+	switch {
+	case step < 60e3:
+		layout = "15:04:05"
+	case step >= 86400e3:
+		layout = "01-02"
+	case xmax-xmin > 24*3600e3:
+		layout = "01-02 15:04"
+	}
+	var ticks []Tick
+	for ms := (xmin + step - 1) / step * step; ms <= xmax; ms += step {
+		ticks = append(ticks, Tick{Pos: xpos(ms), Label: time.UnixMilli(ms).UTC().Format(layout)})
+	}
+	if len(ticks) == 0 {
+		ticks = append(ticks, Tick{Pos: xpos(xmin), Label: time.UnixMilli(xmin).UTC().Format("15:04:05")})
+	}
+	return ticks
+}
+
+// Sparkline returns the SVG path of RPO points (ms) scaled to w x h, gaps
+// kept: the first point is the left edge and the last the right, so the
+// line fills the width with the history there is (see SparkSpan).
 func Sparkline(points []Point, w, h float64) string {
 	if len(points) == 0 {
 		return ""
@@ -101,10 +273,10 @@ func Sparkline(points []Point, w, h float64) string {
 			ymax = max(ymax, p.Y)
 		}
 	}
-	ymax = niceCeil(ymax)
+	top, _, _ := LagAxis().scale(ymax)
 	return path(points,
 		func(ms int64) float64 { return w * float64(ms-xmin) / float64(xmax-xmin) },
-		func(v float64) float64 { return h - 1 - (h-2)*v/ymax })
+		func(v float64) float64 { return h - 1 - (h-2)*v/top })
 }
 
 // path draws points as SVG path commands, gaps kept. Points landing in
@@ -160,32 +332,23 @@ func path(points []Point, x func(int64) float64, y func(float64) float64) string
 	return strings.TrimSpace(b.String())
 }
 
-// niceCeil rounds v up to 1, 2 or 5 times a power of ten (at least 1).
-func niceCeil(v float64) float64 {
-	if v <= 1 {
-		return 1
+// SparkSpan says over how long a sparkline's points reach: "last 42 min",
+// "last 6 h"; "just now" under a second, "no history yet" without points.
+func SparkSpan(points []Point) string {
+	if len(points) == 0 {
+		return "no history yet"
 	}
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if v <= m*p {
-			return m * p
-		}
-	}
-	return 10 * p
+	return spanLabel(points[len(points)-1].AtMs - points[0].AtMs)
 }
 
-func timeLabel(t time.Time, span time.Duration) string {
+// spanLabel names a span of history in whole seconds below a minute and
+// whole minutes above.
+func spanLabel(ms int64) string {
 	switch {
-	case span > 48*time.Hour:
-		return t.UTC().Format("01-02 15h")
-	case span < 10*time.Minute:
-		return t.UTC().Format("15:04:05")
+	case ms < 1e3:
+		return "just now"
+	case ms < 60e3:
+		return "last " + DurationTick(float64(ms/1e3*1e3))
 	}
-	return t.UTC().Format("15:04")
+	return "last " + DurationTick(float64(ms/60e3*60e3))
 }
-
-// MillisLabel labels a lag axis.
-func MillisLabel(v float64) string { return Duration(time.Duration(v) * time.Millisecond) }
-
-// CountLabel labels a count axis.
-func CountLabel(v float64) string { return Count(int64(v)) }

@@ -36,11 +36,11 @@ func TestChartsKeepGaps(t *testing.T) {
 	if strings.Count(d, "M") != 2 || strings.Count(d, "L") != 1 {
 		t.Fatalf("an unknown sample must break the line: %q", d)
 	}
-	c := NewChart(300, 100, CountLabel, Series{Name: "s", Points: pts})
-	if c.Empty || len(c.Lines) != 1 || len(c.YTicks) != 5 || c.YTicks[4].Label != "5" {
+	c := NewChart(300, 100, CountAxis, Series{Name: "s", Points: pts})
+	if c.Empty || len(c.Lines) != 1 || len(c.YTicks) != 4 || c.YTicks[3].Label != "3" {
 		t.Fatalf("chart = %+v", c)
 	}
-	if !NewChart(300, 100, CountLabel).Empty {
+	if !NewChart(300, 100, CountAxis).Empty {
 		t.Fatal("a chart without points is not empty")
 	}
 }
@@ -62,13 +62,13 @@ func TestChartReducesDenseSeries(t *testing.T) {
 		}
 		pts = append(pts, Point{AtMs: int64(i) * 1000, Y: v, Known: i < 20000 || i > 20010})
 	}
-	c := NewChart(900, 220, MillisLabel, Series{Name: "rpo", Points: pts})
+	c := NewChart(900, 220, LagAxis(), Series{Name: "rpo", Points: pts})
 	d := c.Lines[0].D
 	cmds := strings.Count(d, "M") + strings.Count(d, "L")
 	if cmds > 4*900+8 || strings.Count(d, "M") != 2 {
 		t.Fatalf("%d path commands (%d M) for %d points", cmds, strings.Count(d, "M"), len(pts))
 	}
-	top := fmt.Sprintf(" %.1f", c.Bottom-(c.Bottom-c.Top)*90000/100000) // ymax rounds up to 100,000
+	top := fmt.Sprintf(" %.1f", c.Top) // the axis tops at 90 s, three steps of 30 s
 	if !strings.Contains(d, top) {
 		t.Fatalf("the spike (y %s) is lost: %.300s...", top, d)
 	}
