@@ -25,6 +25,9 @@ const (
 // (nothing submitted: the first flow, no restore).
 func (h *Handlers) planChoices(r *http.Request, flows []string) views.PlanChoices {
 	f := form.NewPlan(r)
+	if len(r.Form) == 0 {
+		f = f.Defaults()
+	}
 	if f.Flow == "" && len(flows) > 0 {
 		f.Flow = flows[0]
 	}

@@ -28,6 +28,11 @@ func TestFailoverPlanPickers(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	// Before anything is touched the summary says what the form's defaults
+	// plan (pre-flight checked, stop the mirror), not "no step".
+	if _, body := getAs(t, c, "operator", "/failover", nil); !strings.Contains(body, "Pre-flight") || strings.Contains(body, "plan-summary-problem") {
+		t.Errorf("the empty form's summary does not match its defaults: %.1500s", body[max(strings.Index(body, "What this plan will run"), 0):])
+	}
 	if _, body := getAs(t, c, "viewer", "/failover", nil); strings.Contains(body, "group-list") {
 		t.Fatal("viewers are offered the plan form's pickers")
 	}

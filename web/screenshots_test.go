@@ -50,7 +50,7 @@ func TestScreenshots(t *testing.T) {
 	for _, shot := range []struct{ file, path, sel string }{
 		{"overview.png", "/", "main"},
 		{"flow-rpo-chart.png", "/flows/primary-%3Edr", ".chart"},
-		{"failover-plan.png", "/failover", "form:has(#create-plan)"},
+		{"failover-plan.png", "/failover", "#new-plan"},
 		{"failover-run.png", fmt.Sprintf("/failover/%d", id), "main"},
 		{"savepoints-trigger.png", "/savepoints", "#trigger"},
 		{"translate.png", "/translate", "form.translate"},

@@ -49,6 +49,14 @@ func NewPlan(r *http.Request) Plan {
 	return p
 }
 
+// Defaults is what the empty plan form starts with (pre-flight checked,
+// stop the mirror): the summary beside it says the same before anything is
+// touched.
+func (p Plan) Defaults() Plan {
+	p.Preflight, p.Stop = true, "auto"
+	return p
+}
+
 func splitJarPick(v string) (jarID, entryClass string) {
 	if i := strings.LastIndexByte(v, '|'); i >= 0 {
 		return v[:i], v[i+1:]
