@@ -39,7 +39,7 @@ func TestRunPagePreviewsCachedAndRecomputed(t *testing.T) {
 	_, body := get(t, c, page)
 	first := computedAt(body)
 	mustContain(t, "run page", body, "What this step will do, as computed", " ago</time>")
-	if strings.Contains(body, `id="recompute-1"`) {
+	if strings.Contains(body, `id="recompute-1"`) || strings.Contains(body, `id="recompute-all"`) {
 		t.Fatal("a viewer is offered recompute")
 	}
 	for range 3 {
@@ -56,7 +56,14 @@ func TestRunPagePreviewsCachedAndRecomputed(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || computedAt(body) == first {
 		t.Fatalf("operator recompute = %d, computed at %s (was %s)", resp.StatusCode, computedAt(body), first)
 	}
-	mustContain(t, "recomputed page", body, "Preview of step 1 recomputed.", `id="recompute-1"`)
+	mustContain(t, "recomputed page", body, "Preview of step 1 recomputed.", `id="recompute-1"`, `id="recompute-all"`)
+	second := computedAt(body)
+	if resp, _ := postAs(t, c, "viewer", page+"/previews/recompute", nil); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("viewer recompute of every step = %d, want 403", resp.StatusCode)
+	}
+	if resp, body = postAs(t, c, "operator", page+"/previews/recompute", nil); resp.StatusCode != http.StatusOK || computedAt(body) == second {
+		t.Fatalf("operator recompute of every step = %d, computed at %s (was %s)", resp.StatusCode, computedAt(body), second)
+	}
 
 	plan.Steps = plan.Steps[:1]
 	if err := c.Runbook.Update(ctx, requester, id, plan, "one step only"); err != nil {
