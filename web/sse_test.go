@@ -267,3 +267,36 @@ func TestOverviewStreamsShareOneRenderPerTick(t *testing.T) {
 		t.Fatal("the streams got different cards from one render")
 	}
 }
+
+// The sparkline ends at the minute: over ticks within one minute it is
+// sent once, while the figures' time line moves on.
+func TestOverviewSparklineNotResentEachTick(t *testing.T) {
+	c := startConsole(t)
+	waitReady(t, c)
+	streams := &web.Streams{Tick: 100 * time.Millisecond}
+	r := chi.NewRouter()
+	r.Get("/events", streams.Shared(func(r *http.Request) string { return r.URL.Query().Get("losses") }, c.H.OverviewEvents))
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	defer streams.CloseAll()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := time.Now()
+	events := readEvents(openStream(t, ctx, srv.URL+"/events?losses=0", nil))
+	count := map[string]int{}
+	timeout := time.After(2500 * time.Millisecond)
+	for done := false; !done; {
+		select {
+		case ev := <-events:
+			count[ev.name]++
+		case <-timeout:
+			done = true
+		}
+	}
+	if start.Truncate(time.Minute) != time.Now().Truncate(time.Minute) {
+		t.Skip("a minute boundary passed during the test; the sparkline may rightly change")
+	}
+	if count["asof"] < 2 || count["spark-0"] != 1 {
+		t.Fatalf("events sent: %v; want the sparkline once and the time line more", count)
+	}
+}
