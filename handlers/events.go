@@ -56,7 +56,8 @@ func (h *Handlers) FailoverRunEvents(w http.ResponseWriter, r *http.Request) (Fr
 	}, true
 }
 
-// OverviewEvents is GET /events: one fragment per flow card, the count of
+// OverviewEvents is GET /events: per flow card its figures and its
+// sparkline (which changes about once a minute), the count of
 // unacknowledged losses (their banner holds ack buttons and is not
 // pushed) and the time of the last update.
 func (h *Handlers) OverviewEvents(w http.ResponseWriter, r *http.Request) (Fragments, bool) {
@@ -67,8 +68,9 @@ func (h *Handlers) OverviewEvents(w http.ResponseWriter, r *http.Request) (Fragm
 		p.Losses, p.LossUnknown = h.openLosses(r.WithContext(ctx))
 		fs := []Fragment{{"losses", views.LossNotice(p)}, {"asof", views.OverviewAsOf(now)}}
 		for i, s := range h.Monitor.Snapshots() {
-			c := views.FlowCard{Snap: s, RPO: h.rpoPoints(ctx, s.Flow.Name, now.Add(-SparkWindow))}
-			fs = append(fs, Fragment{views.CardEvent(i), views.FlowCardFragment(c, now, SparkWindow)})
+			c := h.overviewCard(ctx, s, now)
+			fs = append(fs, Fragment{views.CardEvent(i), views.FlowCardFragment(c, now, SparkWindow)},
+				Fragment{views.SparkEvent(i), views.SparkFragment(c)})
 		}
 		return fs, nil
 	}, true

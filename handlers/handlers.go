@@ -132,13 +132,25 @@ func (h *Handlers) rpoPoints(ctx context.Context, flow string, since time.Time) 
 	return pts
 }
 
+// overviewCard is one flow's overview card as of now; its sparkline ends
+// at views.SparkEnd(now) and holds nothing newer, so that it changes about
+// once a minute while the figures change every tick.
+func (h *Handlers) overviewCard(ctx context.Context, s *monitor.FlowSnapshot, now time.Time) views.FlowCard {
+	end := views.SparkEnd(now)
+	pts := h.rpoPoints(ctx, s.Flow.Name, end.Add(-SparkWindow))
+	for len(pts) > 0 && pts[len(pts)-1].AtMs > end.UnixMilli() {
+		pts = pts[:len(pts)-1]
+	}
+	return views.FlowCard{Snap: s, RPO: pts, SparkEnd: end}
+}
+
 // Overview is GET /.
 func (h *Handlers) Overview(w http.ResponseWriter, r *http.Request) {
 	now := h.now()
 	p := views.OverviewPage{Chrome: h.chrome("Overview"), Now: now, Window: SparkWindow, CanAck: actorMayOperate(r)}
 	p.Losses, p.LossUnknown = h.openLosses(r)
 	for _, s := range h.Monitor.Snapshots() {
-		p.Cards = append(p.Cards, views.FlowCard{Snap: s, RPO: h.rpoPoints(r.Context(), s.Flow.Name, now.Add(-SparkWindow))})
+		p.Cards = append(p.Cards, h.overviewCard(r.Context(), s, now))
 	}
 	h.render(w, r, http.StatusOK, views.Overview(p))
 }

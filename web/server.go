@@ -72,7 +72,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	r.Group(func(r chi.Router) {
 		r.Use(RequireUser)
 		r.Get("/", h.Overview)
-		r.Get("/events", streams.Handler(h.OverviewEvents))
+		r.Get("/events", streams.Shared(overviewKey, h.OverviewEvents))
 		r.Get("/flows/{flow}", h.Flow)
 		r.Get("/flows/{flow}/topics/{topic}", h.Topic)
 		r.Get("/flows/{flow}/topics/{topic}/partitions/{partition}", h.Partition)

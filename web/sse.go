@@ -35,6 +35,7 @@ type Streams struct {
 	open   atomic.Int64
 	mu     sync.Mutex
 	cancel map[*context.CancelFunc]struct{}
+	shared tickMemo
 }
 
 // Stream defaults: a tick like the 2 s polls they replace; a heartbeat
@@ -71,10 +72,36 @@ func (s *Streams) CloseAll() {
 // it when refused, through the handlers' error mapper) and returns the
 // fragments to push.
 func (s *Streams) Handler(page func(http.ResponseWriter, *http.Request) (handlers.Fragments, bool)) http.HandlerFunc {
+	return s.handler(nil, page)
+}
+
+// Shared serves a page whose fragments depend only on key(r) and the time,
+// not on who asks: its streams share one render per tick (the first
+// stream to ask renders, the others reuse those bytes), so N open
+// overviews cost one render, not N. Each stream still sends only what
+// changed since its own last tick.
+func (s *Streams) Shared(key func(*http.Request) string, page func(http.ResponseWriter, *http.Request) (handlers.Fragments, bool)) http.HandlerFunc {
+	return s.handler(key, page)
+}
+
+// Renders counts the shared renders made so far (tests).
+func (s *Streams) Renders() int64 { return s.shared.renders.Load() }
+
+func (s *Streams) handler(key func(*http.Request) string, page func(http.ResponseWriter, *http.Request) (handlers.Fragments, bool)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		frags, ok := page(w, r)
 		if !ok {
 			return
+		}
+		render := func(ctx context.Context) ([]rendered, error) { return renderAll(ctx, frags) }
+		if key != nil {
+			k := key(r)
+			// Valid for under a tick: a stream never reuses bytes from its
+			// own previous tick, and "as of" stays the render's own time.
+			valid := or(s.Tick, DefaultStreamTick) * 3 / 4
+			render = func(ctx context.Context) ([]rendered, error) {
+				return s.shared.get(ctx, k, valid, frags)
+			}
 		}
 		if s.open.Add(1) > int64(or(s.Max, DefaultMaxStreams)) {
 			s.open.Add(-1)
@@ -92,11 +119,11 @@ func (s *Streams) Handler(page func(http.ResponseWriter, *http.Request) (handler
 		s.cancel[&cancel] = struct{}{}
 		s.mu.Unlock()
 		defer func() { s.mu.Lock(); delete(s.cancel, &cancel); s.mu.Unlock() }()
-		s.serve(ctx, w, frags)
+		s.serve(ctx, w, render)
 	}
 }
 
-func (s *Streams) serve(ctx context.Context, w http.ResponseWriter, frags handlers.Fragments) {
+func (s *Streams) serve(ctx context.Context, w http.ResponseWriter, render func(context.Context) ([]rendered, error)) {
 	rc := http.NewResponseController(w)
 	heartbeat := or(s.Heartbeat, DefaultStreamHeartbeat)
 	h := w.Header()
@@ -112,23 +139,19 @@ func (s *Streams) serve(ctx context.Context, w http.ResponseWriter, frags handle
 	defer tick.Stop()
 	last := map[string][]byte{}
 	lastWrite := time.Now()
-	var buf, out bytes.Buffer
+	var out bytes.Buffer
 	for {
 		out.Reset()
-		fs, err := frags(ctx)
+		fs, err := render(ctx)
 		if err != nil {
 			return // the page went away (run deleted, ...): the browser's retry asks again
 		}
 		for _, f := range fs {
-			buf.Reset()
-			if err := f.View.Render(ctx, &buf); err != nil {
-				return
-			}
-			if prev, sent := last[f.Event]; sent && bytes.Equal(prev, buf.Bytes()) {
+			if prev, sent := last[f.event]; sent && bytes.Equal(prev, f.body) {
 				continue
 			}
-			last[f.Event] = bytes.Clone(buf.Bytes())
-			writeEvent(&out, f.Event, buf.Bytes())
+			last[f.event] = f.body // never written to: shared bytes stay as rendered
+			writeEvent(&out, f.event, f.body)
 		}
 		if out.Len() == 0 && time.Since(lastWrite) >= heartbeat {
 			out.WriteString(": ping\n\n")
@@ -170,3 +193,81 @@ func writeEvent(out *bytes.Buffer, name string, data []byte) {
 	}
 	out.WriteByte('\n')
 }
+
+// rendered is one fragment's bytes as of one tick.
+type rendered struct {
+	event string
+	body  []byte
+}
+
+// renderAll renders a page's fragments as of now.
+func renderAll(ctx context.Context, frags handlers.Fragments) ([]rendered, error) {
+	fs, err := frags(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]rendered, len(fs))
+	var buf bytes.Buffer
+	for i, f := range fs {
+		buf.Reset()
+		if err := f.View.Render(ctx, &buf); err != nil {
+			return nil, err
+		}
+		out[i] = rendered{f.Event, bytes.Clone(buf.Bytes())}
+	}
+	return out, nil
+}
+
+// tickMemo holds the last render of each shared key for under a tick.
+type tickMemo struct {
+	mu      sync.Mutex
+	entries map[string]*memoEntry
+	renders atomic.Int64
+}
+
+type memoEntry struct {
+	mu  sync.Mutex // held while rendering: streams asking at once wait and reuse
+	at  time.Time
+	out []rendered
+}
+
+// get returns key's render if it is younger than valid, else renders it
+// with frags. A failed render is not kept: the next asker tries again.
+func (m *tickMemo) get(ctx context.Context, key string, valid time.Duration, frags handlers.Fragments) ([]rendered, error) {
+	m.mu.Lock()
+	if m.entries == nil {
+		m.entries = map[string]*memoEntry{}
+	}
+	e := m.entries[key]
+	if e == nil {
+		// Keys come from a query string: drop the idle ones so that the
+		// map stays as small as the set of keys in use.
+		for k, old := range m.entries {
+			if old.mu.TryLock() {
+				if time.Since(old.at) > valid {
+					delete(m.entries, k)
+				}
+				old.mu.Unlock()
+			}
+		}
+		e = &memoEntry{}
+		m.entries[key] = e
+	}
+	m.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.out != nil && time.Since(e.at) < valid {
+		return e.out, nil
+	}
+	m.renders.Add(1)
+	out, err := renderAll(ctx, frags)
+	if err != nil {
+		return nil, err
+	}
+	e.out, e.at = out, time.Now()
+	return out, nil
+}
+
+// overviewKey is what the overview's fragments depend on besides the time:
+// the loss count the page was loaded with (handlers.OverviewEvents).
+func overviewKey(r *http.Request) string { return r.URL.Query().Get("losses") }

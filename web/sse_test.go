@@ -7,12 +7,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/web"
 )
 
@@ -197,5 +200,103 @@ func TestEventStreamsNeedSignIn(t *testing.T) {
 		}
 		cancel()
 		resp.Body.Close()
+	}
+}
+
+// Open overviews share one render per tick: two streams on the same tick
+// cost one call of the page's fragments, and both get every fragment.
+func TestOverviewStreamsShareOneRenderPerTick(t *testing.T) {
+	c := startConsole(t)
+	waitReady(t, c)
+	var calls atomic.Int64
+	page := func(w http.ResponseWriter, r *http.Request) (handlers.Fragments, bool) {
+		frags, ok := c.H.OverviewEvents(w, r)
+		return func(ctx context.Context) ([]handlers.Fragment, error) {
+			calls.Add(1)
+			return frags(ctx)
+		}, ok
+	}
+	streams := &web.Streams{Tick: time.Hour} // one tick: the first
+	r := chi.NewRouter()
+	r.Get("/events", streams.Shared(func(r *http.Request) string { return r.URL.Query().Get("losses") }, page))
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	defer streams.CloseAll()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var firsts [2]map[string]string
+	var wg sync.WaitGroup
+	for i := range firsts {
+		resp := openStream(t, ctx, srv.URL+"/events?losses=0", nil)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			events := readEvents(resp)
+			got := map[string]string{}
+			deadline := time.After(10 * time.Second)
+			for got["asof"] == "" || got["card-0"] == "" || got["spark-0"] == "" {
+				select {
+				case ev, ok := <-events:
+					if !ok {
+						return
+					}
+					got[ev.name] = ev.data
+				case <-deadline:
+					return
+				}
+			}
+			firsts[i] = got
+		}()
+	}
+	wg.Wait()
+	for i, got := range firsts {
+		if got == nil {
+			t.Fatalf("stream %d: first tick incomplete", i)
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("two streams on one tick rendered the overview %d times, want 1", n)
+	}
+	// The sparkline is its own event: a card whose figures changed does
+	// not resend it.
+	if strings.Contains(firsts[0]["card-0"], "<svg") || !strings.Contains(firsts[0]["spark-0"], "<svg") {
+		t.Fatalf("card-0 %q, spark-0 %q", firsts[0]["card-0"], firsts[0]["spark-0"])
+	}
+	if firsts[0]["card-0"] != firsts[1]["card-0"] {
+		t.Fatal("the streams got different cards from one render")
+	}
+}
+
+// The sparkline ends at the minute: over ticks within one minute it is
+// sent once, while the figures' time line moves on.
+func TestOverviewSparklineNotResentEachTick(t *testing.T) {
+	c := startConsole(t)
+	waitReady(t, c)
+	streams := &web.Streams{Tick: 100 * time.Millisecond}
+	r := chi.NewRouter()
+	r.Get("/events", streams.Shared(func(r *http.Request) string { return r.URL.Query().Get("losses") }, c.H.OverviewEvents))
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	defer streams.CloseAll()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := time.Now()
+	events := readEvents(openStream(t, ctx, srv.URL+"/events?losses=0", nil))
+	count := map[string]int{}
+	timeout := time.After(2500 * time.Millisecond)
+	for done := false; !done; {
+		select {
+		case ev := <-events:
+			count[ev.name]++
+		case <-timeout:
+			done = true
+		}
+	}
+	if start.Truncate(time.Minute) != time.Now().Truncate(time.Minute) {
+		t.Skip("a minute boundary passed during the test; the sparkline may rightly change")
+	}
+	if count["asof"] < 2 || count["spark-0"] != 1 {
+		t.Fatalf("events sent: %v; want the sparkline once and the time line more", count)
 	}
 }
