@@ -133,8 +133,8 @@ func (h *Handlers) rpoPoints(ctx context.Context, flow string, since time.Time) 
 }
 
 // overviewCard is one flow's overview card as of now; its sparkline ends
-// at views.SparkEnd(now) and holds nothing newer, so that it changes about
-// once a minute while the figures change every tick.
+// at views.SparkEnd(now) and holds nothing newer, so that it changes once
+// per views.SparkStep while the figures change every tick.
 func (h *Handlers) overviewCard(ctx context.Context, s *monitor.FlowSnapshot, now time.Time) views.FlowCard {
 	end := views.SparkEnd(now)
 	pts := h.rpoPoints(ctx, s.Flow.Name, end.Add(-SparkWindow))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/views"
 	"github.com/drconsole/drconsole/web"
 )
 
@@ -268,7 +269,7 @@ func TestOverviewStreamsShareOneRenderPerTick(t *testing.T) {
 	}
 }
 
-// The sparkline ends at the minute: over ticks within one minute it is
+// The sparkline ends at the SparkStep: over ticks within one step it is
 // sent once, while the figures' time line moves on.
 func TestOverviewSparklineNotResentEachTick(t *testing.T) {
 	c := startConsole(t)
@@ -281,6 +282,8 @@ func TestOverviewSparklineNotResentEachTick(t *testing.T) {
 	defer streams.CloseAll()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// Start just after a step boundary, so the 2.5 s window lies in one step.
+	time.Sleep(time.Until(time.Now().Truncate(views.SparkStep).Add(views.SparkStep + 50*time.Millisecond)))
 	start := time.Now()
 	events := readEvents(openStream(t, ctx, srv.URL+"/events?losses=0", nil))
 	count := map[string]int{}
@@ -293,8 +296,8 @@ func TestOverviewSparklineNotResentEachTick(t *testing.T) {
 			done = true
 		}
 	}
-	if start.Truncate(time.Minute) != time.Now().Truncate(time.Minute) {
-		t.Skip("a minute boundary passed during the test; the sparkline may rightly change")
+	if start.Truncate(views.SparkStep) != time.Now().Truncate(views.SparkStep) {
+		t.Fatalf("the 2.5 s window outlasted a %s step: the machine stalled; events %v", views.SparkStep, count)
 	}
 	if count["asof"] < 2 || count["spark-0"] != 1 {
 		t.Fatalf("events sent: %v; want the sparkline once and the time line more", count)
