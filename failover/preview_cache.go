@@ -281,7 +281,8 @@ func (rb *Runbook) previewInputs(ctx context.Context, r *Run, i int) []previewIn
 				previewInput{"DR reachable", strconv.FormatBool(snap.Target.OK)})
 		}
 	case KindTranslateGroup:
-		// The sync index only grows: its size says a new sync arrived.
+		// The sync index's size moves when a sync arrives (or old ones are
+		// thinned out): either way the translation may differ.
 		_, syncs := rb.Monitor.Activity(r.Flow)
 		in = append(in, previewInput{"offset syncs ingested", strconv.Itoa(syncs)})
 		if s.FromSavepoint != "" {
