@@ -259,6 +259,30 @@ func (s *Store) Checkpoints(ctx context.Context, flow string) ([]model.Checkpoin
 	return out, rows.Err()
 }
 
+// CheckpointGroups returns, per consumer group of flow that MM2
+// checkpointed, the time of its newest checkpoint record (epoch ms).
+func (s *Store) CheckpointGroups(ctx context.Context, flow string) (map[string]int64, error) {
+	id, err := s.flowID(ctx, flow)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT group_id, MAX(record_ms) FROM checkpoints WHERE flow_id=? GROUP BY group_id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("storage: reading checkpointed groups: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var g string
+		var ms int64
+		if err := rows.Scan(&g, &ms); err != nil {
+			return nil, err
+		}
+		out[g] = ms
+	}
+	return out, rows.Err()
+}
+
 // Heartbeats returns the newest heartbeat per alias pair.
 func (s *Store) Heartbeats(ctx context.Context, flow string) ([]model.Heartbeat, error) {
 	id, err := s.flowID(ctx, flow)

@@ -60,16 +60,11 @@ func (g KnownGroup) PrimaryOnly() bool { return g.OnPrimary && g.LastCheckpointM
 func (t *GroupTranslator) KnownGroups(ctx context.Context, primaryTimeout time.Duration) ([]KnownGroup, error) {
 	byName := map[string]*KnownGroup{}
 	var errs []error
-	if cps, err := t.Store.Checkpoints(ctx, t.Flow); err != nil {
+	if groups, err := t.Store.CheckpointGroups(ctx, t.Flow); err != nil {
 		errs = append(errs, fmt.Errorf("stored checkpoints: %w", err))
 	} else {
-		for _, c := range cps {
-			g := byName[c.Group]
-			if g == nil {
-				g = &KnownGroup{Name: c.Group}
-				byName[c.Group] = g
-			}
-			g.LastCheckpointMs = max(g.LastCheckpointMs, c.RecordMs)
+		for name, ms := range groups {
+			byName[name] = &KnownGroup{Name: name, LastCheckpointMs: ms}
 		}
 	}
 	lctx, cancel := context.WithTimeout(ctx, primaryTimeout)
