@@ -1,0 +1,79 @@
+package flink
+
+// The savepoint rewriter's contract (issue 14): a new savepoint whose
+// KafkaSource state points at the DR cluster. The implementation lands in
+// the same package; this file fixes the types its callers build against.
+
+import (
+	"context"
+	"errors"
+)
+
+// SplitTarget is where one KafkaSource split resumes after a rewrite.
+type SplitTarget struct {
+	// Topic is the split's topic in DR: the source topic's remote name
+	// under the flow's replication policy (the same name under identity).
+	Topic string
+	// Offset is the next offset to read in DR (>= 0), or OffsetEarliest /
+	// OffsetLatest when the operator chose that for a partition without a
+	// translation. Never OffsetCommitted: the restored job's group may not
+	// exist in DR.
+	Offset int64
+	// Why records how Offset was reached ("translated", "earliest (chosen
+	// by alice)", "timestamp 2026-12-01T07:00:00Z (chosen)", ...); it is
+	// carried into the result for the audit record and the preview.
+	Why string
+}
+
+// RewriteRequest asks for a rewritten copy of a savepoint.
+type RewriteRequest struct {
+	// Source is the savepoint directory (a local path, file: URI or a
+	// remote URI served by Files); it is never modified.
+	Source string
+	// Dest is the new savepoint directory; it must not exist.
+	Dest string
+	// SourceUID selects the KafkaSource operator as FindSourceOperator
+	// does (uid, operator id, or "" when there is exactly one).
+	SourceUID string
+	// Targets holds one entry per split of the source's reader state,
+	// keyed by its primary "topic-partition" (PartitionOffset.Key). A
+	// split without an entry stops the rewrite: nothing is written.
+	Targets map[string]SplitTarget
+	// Files serves remote Source/Dest URIs (S3); nil: local only.
+	Files Files
+	// Roots are further directories state handles may be read from, as
+	// for ReadSavepoint.
+	Roots []string
+}
+
+// RewrittenSplit is one split before and after.
+type RewrittenSplit struct {
+	From PartitionOffset // its Subtask and Stopping are carried over
+	To   SplitTarget
+}
+
+// RewriteResult says what the rewrite wrote.
+type RewriteResult struct {
+	// Path is the new savepoint directory, holding its `_metadata`.
+	Path   string
+	Splits []RewrittenSplit
+	// RenamedTopics maps each primary topic to its DR name where they
+	// differ (reader and enumerator state alike).
+	RenamedTopics map[string]string
+	// CopiedFiles/CopiedBytes count the state files copied next to the
+	// new `_metadata` (relative handles of every operator).
+	CopiedFiles int
+	CopiedBytes int64
+}
+
+// ErrRewriteRefused wraps every reason a savepoint cannot be rewritten
+// faithfully; nothing is left at Dest when it is returned.
+var ErrRewriteRefused = errors.New("flink: savepoint cannot be rewritten")
+
+// Rewrite writes a copy of req.Source at req.Dest with the KafkaSource
+// reader splits (and the enumerator's view of them) moved to their
+// targets, every other byte of state carried over, then reads the result
+// back and checks it holds exactly the targets before returning.
+func Rewrite(ctx context.Context, req RewriteRequest) (*RewriteResult, error) {
+	return nil, errors.New("flink: savepoint rewrite is not built yet (issue 14)")
+}
