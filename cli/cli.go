@@ -1,6 +1,6 @@
 // Package cli is the drconsole command line: serve and demo (serve.go, the
 // one place the console's parts are wired together), and the subcommands
-// users, audit, translate, export and savepoint. The drconsole binary's
+// users, audit, translate, export, savepoint, backup and restore. The drconsole binary's
 // main only hands it the build's version.
 package cli
 
@@ -39,6 +39,10 @@ Usage:
   drconsole savepoint inspect PATH [--uid UID] [--json] [--config FILE]
                                          read the Kafka offsets out of a Flink savepoint
                                          (local, or s3:// with the config's s3 section)
+  drconsole backup (--config FILE | --db FILE) --to DIR
+                                         a checked copy of the console's database, online
+  drconsole restore --from DIR|BACKUP.db --db FILE [--force]
+                                         put the newest (or named) backup in place
   drconsole version                      print the version
 
 Run "drconsole COMMAND -h" for a command's flags.
@@ -97,6 +101,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = usersCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "audit":
 		err = auditCmd(ctx, args[1:], stdout, stderr)
+	case "backup":
+		err = backupCmd(ctx, args[1:], stdout, stderr)
+	case "restore":
+		err = restoreCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "drconsole", version)
 		return 0

@@ -254,30 +254,6 @@ func loadFlow(path, name string) (*config.Config, *config.Flow, error) {
 	return cfg, f, nil
 }
 
-// writeFileAtomic writes via a temporary file and a rename, so a crash
-// never leaves half a result behind.
-func writeFileAtomic(name string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
-}
-
 func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "syncs" {
 		return usageError{errors.New("usage: drconsole export syncs --config FILE [--flow NAME] [--out FILE]")}

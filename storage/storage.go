@@ -102,6 +102,26 @@ var beforeMigration = map[int]func(context.Context, *sql.DB) error{
 	8: checkUserTwins,
 }
 
+func migrationNumber(name string) (int, error) {
+	n, err := strconv.Atoi(strings.SplitN(path.Base(name), "_", 2)[0])
+	if err != nil {
+		return 0, fmt.Errorf("migration %s: name must start with a number", name)
+	}
+	return n, nil
+}
+
+// LatestSchema is the number of this build's newest migration.
+func LatestSchema() int {
+	entries, _ := fs.Glob(migrations, "migrations/*.sql")
+	latest := 0
+	for _, name := range entries {
+		if n, err := migrationNumber(name); err == nil {
+			latest = max(latest, n)
+		}
+	}
+	return latest
+}
+
 func (s *Store) migrate(ctx context.Context, upTo int) error {
 	entries, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
@@ -113,9 +133,9 @@ func (s *Store) migrate(ctx context.Context, upTo int) error {
 		return fmt.Errorf("reading schema version: %w", err)
 	}
 	for _, name := range entries {
-		n, err := strconv.Atoi(strings.SplitN(path.Base(name), "_", 2)[0])
+		n, err := migrationNumber(name)
 		if err != nil {
-			return fmt.Errorf("migration %s: name must start with a number", name)
+			return err
 		}
 		if n <= current || n > upTo {
 			continue

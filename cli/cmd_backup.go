@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/storage"
+)
+
+const backupUsage = `Usage:
+  drconsole backup (--config FILE | --db FILE) --to DIR
+  drconsole restore --from DIR|BACKUP.db --db FILE [--force]
+
+backup writes a consistent copy of the console's database while it serves (SQLite's backup
+API, one read transaction) to DIR/drconsole-<UTC time>.db, checks it (integrity, the audit
+chain from its first record to its head) and then writes its manifest DIR/<same name>.json
+(size, SHA-256, schema, audit head). A copy without a manifest is unfinished.
+
+restore takes the newest backup with a manifest in DIR (or the one named), checks it again
+against its manifest, and puts it at --db. It refuses while a console serves that data
+directory, and refuses to replace an existing database without --force.
+`
+
+// backupPrefix and backupSuffix name the copies; the UTC time between
+// them sorts lexicographically in time order.
+const (
+	backupPrefix = "drconsole-"
+	backupSuffix = ".db"
+	backupLayout = "20060102T150405.000Z"
+)
+
+// backupManifest is the JSON written next to each copy.
+type backupManifest struct {
+	File      string    `json:"file"`
+	CreatedAt time.Time `json:"created_at"`
+	Source    string    `json:"source"`
+	Version   string    `json:"drconsole_version"`
+	storage.Snapshot
+}
+
+func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, backupUsage) }
+	cfgFile := fs.String("config", "", "")
+	dbFile := fs.String("db", "", "")
+	to := fs.String("to", "", "")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError{fmt.Errorf("backup: unexpected argument %q", fs.Arg(0))}
+	case (*cfgFile == "") == (*dbFile == ""):
+		return usageError{errors.New("backup needs exactly one of --config FILE or --db FILE")}
+	case *to == "":
+		return usageError{errors.New("backup needs --to DIR")}
+	}
+	src := *dbFile
+	if *cfgFile != "" {
+		cfg, err := config.Load(*cfgFile)
+		if err != nil {
+			return err
+		}
+		src = filepath.Join(cfg.DataDir, "drconsole.db")
+	}
+	if err := refuseSpecialFile(src); err != nil {
+		return inputError{fmt.Errorf("backup: %w", err)}
+	}
+	if err := os.MkdirAll(*to, 0o700); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	start := time.Now().UTC()
+	name := backupPrefix + start.Format(backupLayout) + backupSuffix
+	dst := filepath.Join(*to, name)
+	snap, err := storage.BackupDatabase(ctx, src, dst)
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	m := backupManifest{File: name, CreatedAt: start, Source: src, Version: version, Snapshot: snap}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	// The manifest goes last: a copy cut short by a crash has none, and
+	// restore never picks it.
+	if err := writeFileAtomic(dst+".json", append(b, '\n')); err != nil {
+		os.Remove(dst)
+		return fmt.Errorf("backup: %w", err)
+	}
+	fmt.Fprintf(stdout, "backup: %s (%d bytes, schema %d) in %s\n", dst, snap.Bytes, snap.SchemaVersion, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "backup: audit %d records, chain intact, head record %d hash %s\n", snap.AuditRecords, snap.AuditHeadID, snap.AuditHeadHash)
+	return nil
+}
+
+func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, backupUsage) }
+	from := fs.String("from", "", "")
+	dbFile := fs.String("db", "", "")
+	force := fs.Bool("force", false, "")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError{fmt.Errorf("restore: unexpected argument %q", fs.Arg(0))}
+	case *from == "" || *dbFile == "":
+		return usageError{errors.New("restore needs --from DIR|BACKUP.db and --db FILE")}
+	}
+	copyPath, m, err := pickBackup(*from)
+	if err != nil {
+		return inputError{fmt.Errorf("restore: %w", err)}
+	}
+	snap, err := storage.CheckCopy(ctx, copyPath)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if snap.SHA256 != m.SHA256 || snap.AuditHeadHash != m.AuditHeadHash {
+		return fmt.Errorf("restore: %s does not match its manifest (sha256 %s, manifest %s): changed or damaged since the backup", copyPath, snap.SHA256, m.SHA256)
+	}
+
+	dataDir := filepath.Dir(*dbFile)
+	unlock, err := lockDataDir(dataDir)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	defer unlock()
+	if err := refuseSpecialFile(*dbFile); err != nil {
+		return inputError{fmt.Errorf("restore: --db %w", err)}
+	}
+	if exists(*dbFile) && !*force {
+		return fmt.Errorf("restore: %s exists: give --force to replace it (its WAL goes with it)", *dbFile)
+	}
+	if err := placeCopy(copyPath, *dbFile); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	fmt.Fprintf(stdout, "restore: %s now holds the backup of %s (%s)\n", *dbFile, m.CreatedAt.Format(time.RFC3339), copyPath)
+	fmt.Fprintf(stdout, "restore: audit %d records, chain intact, head record %d hash %s\n", snap.AuditRecords, snap.AuditHeadID, snap.AuditHeadHash)
+	fmt.Fprintln(stdout, "restore: anything the console recorded after that time is not in it; a failover step it was running resumes as interrupted")
+	return nil
+}
+
+// pickBackup resolves --from: a directory's newest copy that has a
+// manifest, or the named copy with its manifest.
+func pickBackup(from string) (string, backupManifest, error) {
+	st, err := os.Stat(from)
+	if err != nil {
+		return "", backupManifest{}, err
+	}
+	p := from
+	if st.IsDir() {
+		entries, err := os.ReadDir(from)
+		if err != nil {
+			return "", backupManifest{}, err
+		}
+		var names []string
+		for _, e := range entries {
+			n := e.Name()
+			if strings.HasPrefix(n, backupPrefix) && strings.HasSuffix(n, backupSuffix) && exists(filepath.Join(from, n+".json")) {
+				names = append(names, n)
+			}
+		}
+		if len(names) == 0 {
+			return "", backupManifest{}, fmt.Errorf("%s holds no finished backup (%s*%s with its .json manifest)", from, backupPrefix, backupSuffix)
+		}
+		p = filepath.Join(from, slices.Max(names))
+	}
+	b, err := os.ReadFile(p + ".json")
+	if err != nil {
+		return "", backupManifest{}, fmt.Errorf("%s has no manifest (%s.json): an unfinished backup is not restored", p, p)
+	}
+	var m backupManifest
+	if err := json.Unmarshal(b, &m); err != nil || m.SHA256 == "" {
+		return "", backupManifest{}, fmt.Errorf("%s.json is not a backup manifest", p)
+	}
+	return p, m, nil
+}
+
+// placeCopy copies the checked backup to dst. The old database's -wal
+// and -shm go just before the rename: SQLite would replay a leftover WAL
+// into the new file and corrupt it.
+func placeCopy(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return writeAtomic(dst, in, func() error {
+		for _, side := range []string{dst + "-wal", dst + "-shm"} {
+			if err := os.Remove(side); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
