@@ -2,6 +2,8 @@
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
+# The Litestream the console's replication is tested with (and the README names).
+LITESTREAM := v0.5.18
 
 .PHONY: run build test deps unit generate check-generated e2e bench fuzz vendor clean
 
@@ -20,7 +22,8 @@ test: deps
 	$(MAKE) e2e
 
 ## deps: install what the tests need when it is missing (Debian packages: chromium for the browser
-## tests, maven and a JDK for testenv); as root or through sudo, and says so loudly when it cannot
+## tests, maven and a JDK for testenv, as root or through sudo; Litestream through go install into
+## testenv/.cache/bin), and says so loudly when it cannot
 deps:
 	@missing=""; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
@@ -34,7 +37,10 @@ deps:
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq$$missing >/dev/null \
 	    || { echo "make deps: apt-get install$$missing failed" >&2; exit 1; }; \
 	fi
-	@chromium --version; java -version 2>&1 | sed -n 1p; mvn -v 2>&1 | sed -n 1p
+	@test -x testenv/.cache/bin/litestream || { echo "== installing litestream $(LITESTREAM) (the console's own replication, failover/standby_test.go)"; \
+	  GOBIN=$(CURDIR)/testenv/.cache/bin $(GO) install github.com/benbjohnson/litestream/cmd/litestream@$(LITESTREAM) \
+	    || { echo "make deps: go install litestream@$(LITESTREAM) failed" >&2; exit 1; }; }
+	@chromium --version; java -version 2>&1 | sed -n 1p; mvn -v 2>&1 | sed -n 1p; testenv/.cache/bin/litestream version
 
 ## unit: vet, generated views up to date, unit + kfake integration + headless Chromium tests (needs deps)
 unit: check-generated

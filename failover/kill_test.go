@@ -115,35 +115,50 @@ func runbookChild() int {
 	}
 }
 
-func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
+// killRig is the sandbox, the Flink stand-in, a console database with an
+// approved run, and a way to run that run in a child process.
+type killRig struct {
+	ctx   context.Context
+	sb    *demo.Sandbox
+	fl    *demo.FlinkStandIn
+	db    string
+	store *storage.Store
+	mon   *monitor.Monitor
+	rb    *Runbook
+	plan  Plan
+	id    int64
+}
+
+func newKillRig(t *testing.T) *killRig {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sb.Close()
+	t.Cleanup(sb.Close)
 	fl, err := demo.StartFlinkStandIn()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fl.Close()
+	t.Cleanup(fl.Close)
 	cfg := killConfig(sb.PrimaryBootstrap(), sb.DRBootstrap(), fl.URL)
 	db := filepath.Join(t.TempDir(), "drconsole.db")
 	store, err := storage.Open(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	t.Cleanup(func() { store.Close() })
 	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mon.Close()
+	t.Cleanup(mon.Close)
 	go mon.Run(ctx)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		cps, _ := store.Checkpoints(ctx, "primary->dr")
@@ -168,46 +183,55 @@ func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb.SetMirrorRunning(false) // dedicated MM2 stopped by hand
-	flinkBefore := len(fl.Jobs())
+	return &killRig{ctx: ctx, sb: sb, fl: fl, db: db, store: store, mon: mon, rb: rb, plan: plan, id: id}
+}
 
-	child := func(crashAt string) (killed bool) {
-		t.Helper()
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), childEnv+"=1", "DB="+db, "RUN="+strconv.FormatInt(id, 10), "CRASH_AT="+crashAt,
-			"PRIMARY="+strings.Join(sb.PrimaryBootstrap(), ","), "DR="+strings.Join(sb.DRBootstrap(), ","), "FLINK="+fl.URL)
-		cmd.Stderr = os.Stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		lines := bufio.NewScanner(out)
-		var seen []string
-		for lines.Scan() {
-			line := lines.Text()
-			seen = append(seen, line)
-			if crashAt != "" && line == "AT "+crashAt {
-				cmd.Process.Kill() // SIGKILL: no deferred cleanup, no flush
-				cmd.Wait()
-				return true
-			}
-			if strings.HasPrefix(line, "ERROR") {
-				cmd.Wait()
-				t.Fatalf("child (crash at %q): %s\n%s", crashAt, line, strings.Join(seen, "\n"))
-			}
-		}
-		cmd.Wait()
-		if crashAt != "" {
-			t.Fatalf("child never reached %s:\n%s", crashAt, strings.Join(seen, "\n"))
-		}
-		if len(seen) == 0 || seen[len(seen)-1] != "DONE" {
-			t.Fatalf("final child did not finish:\n%s", strings.Join(seen, "\n"))
-		}
-		return false
+// child runs the run in a child process on database db; with crashAt it
+// SIGKILLs the child there and reports true, else it waits for DONE.
+func (k *killRig) child(t *testing.T, db, crashAt string) (killed bool) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=1", "DB="+db, "RUN="+strconv.FormatInt(k.id, 10), "CRASH_AT="+crashAt,
+		"PRIMARY="+strings.Join(k.sb.PrimaryBootstrap(), ","), "DR="+strings.Join(k.sb.DRBootstrap(), ","), "FLINK="+k.fl.URL)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(out)
+	var seen []string
+	for lines.Scan() {
+		line := lines.Text()
+		seen = append(seen, line)
+		if crashAt != "" && line == "AT "+crashAt {
+			cmd.Process.Kill() // SIGKILL: no deferred cleanup, no flush
+			cmd.Wait()
+			return true
+		}
+		if strings.HasPrefix(line, "ERROR") {
+			cmd.Wait()
+			t.Fatalf("child (crash at %q): %s\n%s", crashAt, line, strings.Join(seen, "\n"))
+		}
+	}
+	cmd.Wait()
+	if crashAt != "" {
+		t.Fatalf("child never reached %s:\n%s", crashAt, strings.Join(seen, "\n"))
+	}
+	if len(seen) == 0 || seen[len(seen)-1] != "DONE" {
+		t.Fatalf("final child did not finish:\n%s", strings.Join(seen, "\n"))
+	}
+	return false
+}
+
+func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
+	k := newKillRig(t)
+	ctx, rb, store, id, plan, fl := k.ctx, k.rb, k.store, k.id, k.plan, k.fl
+	flinkBefore := len(fl.Jobs())
+	child := func(crashAt string) bool { return k.child(t, k.db, crashAt) }
 	for idx := range plan.Steps {
 		for _, point := range []string{"started", "effect-done"} {
 			if !child(fmt.Sprintf("%d:%s", idx, point)) {
@@ -222,7 +246,7 @@ func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
 	}
 	child("")
 
-	r, _ = rb.Get(ctx, id)
+	r, _ := rb.Get(ctx, id)
 	if r.Status != "completed" {
 		t.Fatalf("run %s", r.Status)
 	}
@@ -241,7 +265,7 @@ func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
 	if len(changes) != 1 || changes[0].Status != "applied" {
 		t.Fatalf("%d group changes recorded (%+v), want one, applied", len(changes), changes)
 	}
-	got, err := kadm.NewClient(mon.Translator("primary->dr").TargetClient()).FetchOffsets(ctx, "billing")
+	got, err := kadm.NewClient(k.mon.Translator("primary->dr").TargetClient()).FetchOffsets(ctx, "billing")
 	if err != nil {
 		t.Fatal(err)
 	}
