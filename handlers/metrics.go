@@ -1,9 +1,13 @@
 package handlers
 
 import (
+	"context"
 	"strconv"
+	"time"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/storage"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -12,6 +16,10 @@ import (
 // cluster are exported (kafka_mirror_cluster_up says they are stale).
 type MetricsCollector struct {
 	Monitor *monitor.Monitor
+	// Runs counts failover runs; nil leaves drconsole_failover_runs out.
+	Runs interface {
+		FailoverRunCounts(context.Context) ([]storage.RunCount, error)
+	}
 }
 
 var (
@@ -43,11 +51,17 @@ var (
 		"Recorded data loss incidents.", []string{"flow"}, nil)
 	descUnknown = prometheus.NewDesc("kafka_mirror_unknown_partitions",
 		"Partitions whose lag is unknown.", []string{"flow"}, nil)
+	descRPOThreshold = prometheus.NewDesc("kafka_mirror_rpo_threshold_ms",
+		"The lag in milliseconds above which the console calls a flow WARNING or CRITICAL (after the level's for: duration), from the configuration.", []string{"flow", "level"}, nil)
+	descFailoverRuns = prometheus.NewDesc("drconsole_failover_runs",
+		"Failover runs of a flow in each status (pending, approved, rejected, running, completed, failed, cancelled).", []string{"flow", "status"}, nil)
 )
+
+var runStatuses = []model.RunStatus{model.RunPending, model.RunApproved, model.RunRejected, model.RunRunning, model.RunCompleted, model.RunFailed, model.RunCancelled}
 
 // Describe implements prometheus.Collector.
 func (c MetricsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLagMessages, descLagMs, descRPOMs, descRPOMessages, descHeartbeatAge, descStatus, descUp, descDataLost, descLossSuspected, descLostRecords, descLossIncidents, descUnknown, descUnknownAge} {
+	for _, d := range []*prometheus.Desc{descLagMessages, descLagMs, descRPOMs, descRPOMessages, descHeartbeatAge, descStatus, descUp, descDataLost, descLossSuspected, descLostRecords, descLossIncidents, descUnknown, descUnknownAge, descRPOThreshold, descFailoverRuns} {
 		ch <- d
 	}
 }
@@ -106,5 +120,39 @@ func (c MetricsCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(descUnknown, float64(s.Unknown), flow)
 		gauge(descUnknownAge, float64(unknownAge), flow)
+		// Exported so dashboards draw the lines the console's status uses.
+		if t := c.Monitor.Thresholds(); t.Critical.Lag > 0 {
+			gauge(descRPOThreshold, float64(t.Warning.Lag.D().Milliseconds()), flow, "warning")
+			gauge(descRPOThreshold, float64(t.Critical.Lag.D().Milliseconds()), flow, "critical")
+		}
+	}
+	c.collectRuns(gauge)
+}
+
+// collectRuns exports the run counts of every flow in every status (0
+// where there are none); nothing when the database does not answer.
+func (c MetricsCollector) collectRuns(gauge func(*prometheus.Desc, float64, ...string)) {
+	if c.Runs == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	counts, err := c.Runs.FailoverRunCounts(ctx)
+	if err != nil {
+		return
+	}
+	n := map[[2]string]int{}
+	flows := map[string]bool{}
+	for _, s := range c.Monitor.Snapshots() {
+		flows[s.Flow.Name] = true
+	}
+	for _, rc := range counts {
+		flows[rc.Flow] = true
+		n[[2]string{rc.Flow, string(rc.Status)}] = rc.N
+	}
+	for flow := range flows {
+		for _, st := range runStatuses {
+			gauge(descFailoverRuns, float64(n[[2]string{flow, string(st)}]), flow, string(st))
+		}
 	}
 }

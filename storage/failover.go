@@ -396,3 +396,28 @@ func placeholders(n int) string {
 	}
 	return string(b)
 }
+
+// RunCount is how many failover runs of a flow are in one status.
+type RunCount struct {
+	Flow   string
+	Status model.RunStatus
+	N      int
+}
+
+// FailoverRunCounts counts the runs per flow and status (for /metrics).
+func (s *Store) FailoverRunCounts(ctx context.Context) ([]RunCount, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT flow, status, COUNT(*) FROM failover_runs GROUP BY flow, status ORDER BY flow, status")
+	if err != nil {
+		return nil, fmt.Errorf("storage: counting failover runs: %w", err)
+	}
+	defer rows.Close()
+	var out []RunCount
+	for rows.Next() {
+		var c RunCount
+		if err := rows.Scan(&c.Flow, &c.Status, &c.N); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

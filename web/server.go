@@ -37,7 +37,11 @@ type Console struct {
 func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	streams := &Streams{}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(handlers.MetricsCollector{Monitor: h.Monitor},
+	metrics := handlers.MetricsCollector{Monitor: h.Monitor}
+	if h.Store != nil {
+		metrics.Runs = h.Store
+	}
+	reg.MustRegister(metrics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	// Router owns the auth defaults so a Handlers built in code (tests)
