@@ -111,3 +111,36 @@ func TestUpgradeTakesAccountCreatorsFromAudit(t *testing.T) {
 		}
 	}
 }
+
+func TestFailoverRunCounts(t *testing.T) {
+	st, _ := openStore(t)
+	ctx := context.Background()
+	create := func(flow string) int64 {
+		id, _, err := st.CreateFailoverRun(ctx, model.Run{Flow: flow, Reason: "r", CreatedBy: "alice", CreatedMs: 1, PlanJSON: "{}", PlanHash: "h",
+			ApprovalsRequired: 1}, []string{"preflight"}, model.AuditEntry{Actor: "alice", Action: "failover.plan", Subject: flow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	create("a")
+	create("a")
+	cancelled := create("a")
+	create("b")
+	if _, err := st.CancelFailoverRun(ctx, cancelled, []model.RunStatus{model.RunPending}, 2, model.AuditEntry{Actor: "alice", Action: "failover.cancel"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.FailoverRunCounts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []storage.RunCount{{"a", model.RunCancelled, 1}, {"a", model.RunPending, 2}, {"b", model.RunPending, 1}}
+	if len(got) != len(want) {
+		t.Fatalf("%+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%+v, want %+v", got, want)
+		}
+	}
+}
