@@ -78,6 +78,7 @@ func TestLayerImports(t *testing.T) {
 		"clusterlink": {"model", "config"},
 		"kafka":       {"model", "mm2", "config"},
 		"flink":       {"model", "config", "flink/s3"},
+		"notify":      {"model", "config", "monitor", "storage"},
 	}
 	// room -> packages (or prefixes) of ours or others it must never import.
 	forbidden := map[string][]string{

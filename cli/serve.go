@@ -23,6 +23,7 @@ import (
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/notify"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
 )
@@ -138,6 +139,11 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	go func() { defer close(catDone); cat.Run(monCtx) }()
 	defer func() { <-catDone }() // before the store closes
 	defer startAuditAnchor(monCtx, store, cfg.AuditAnchor, log)()
+	notifier := &notify.Notifier{Store: store, Flows: mon, Receivers: cfg.Notifications.Webhooks, PublicURL: cfg.Auth.PublicURL,
+		Version: version, Log: log.With("component", "notifications")}
+	notifyDone := make(chan struct{})
+	go func() { defer close(notifyDone); notifier.Run(monCtx) }()
+	defer func() { <-notifyDone }() // before the store closes
 	log.Info("drconsole serving", "url", "http://"+ln.Addr().String()+"/", "flows", len(cfg.Flows), "data", cfg.DataDir)
 	err = web.Serve(ctx, ln, web.Router(h, log), log)
 	// Steps and savepoints still running get what is left of

@@ -51,6 +51,9 @@ type Config struct {
 	// a schedule, so `audit verify --anchor` can show records removed from
 	// the end.
 	AuditAnchor AuditAnchor `yaml:"audit_anchor"`
+	// Notifications tell people about failover runs and flow trouble
+	// (config/notify.go).
+	Notifications Notifications `yaml:"notifications"`
 }
 
 // AuditAnchor is where the running console records the audit head: lines
@@ -332,6 +335,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Retention.SyncsThinInterval, time.Hour)
 	setDefault(&c.Retention.LagHistory, 24*time.Hour)
 	c.Auth.ApplyDefaults()
+	c.Notifications.applyDefaults()
 	setDefault(&c.AuditAnchor.Interval, time.Hour)
 	setDefault(&c.Failover.ApprovalTTL, 30*time.Minute)
 	setDefault(&c.Failover.PromoteMaxLag, 30*time.Second)
@@ -423,18 +427,7 @@ func (c *Config) validate(file string) Problems {
 			if s.Username == "" {
 				bad(key+".sasl.username", "required")
 			}
-			switch {
-			case s.Password != "" && s.PasswordFile != "":
-				bad(key+".sasl", "set password or password_file, not both")
-			case s.PasswordFile != "":
-				pw, err := os.ReadFile(s.PasswordFile)
-				if err != nil {
-					bad(key+".sasl.password_file", "cannot read: %v", errors.Unwrap(err))
-				}
-				s.Password = strings.TrimRight(string(pw), "\r\n")
-			case s.Password == "":
-				bad(key+".sasl.password", "required (or password_file)")
-			}
+			readSecret(&s.Password, s.PasswordFile, key+".sasl", "password", bad)
 		}
 	}
 	if len(c.Flows) == 0 {
@@ -576,6 +569,7 @@ func (c *Config) validate(file string) Problems {
 		bad("refresh_interval", "%s is too short (at least 500ms)", c.RefreshInterval.D())
 	}
 	c.Auth.validate(bad)
+	c.Notifications.validate(bad)
 	if a := c.AuditAnchor; a.URL != "" {
 		if u, err := url.Parse(a.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("audit_anchor.url", "%q: want an http(s) URL", a.URL)

@@ -160,3 +160,57 @@ savepoint_dirs: ["s3://flink/savepoints", "s3:///no-bucket", "relative/dir", "gs
 		}
 	}
 }
+
+func TestNotificationsValidation(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	os.WriteFile(secret, []byte("k3y\n"), 0o600)
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, nil, 0o600)
+	base := `
+clusters:
+  a: {bootstrap: ["127.0.0.1:9092"]}
+  b: {bootstrap: ["127.0.0.1:9093"]}
+flows:
+  - {source: a, target: b}
+notifications:
+  webhooks:
+`
+	c, err := Parse("ok.yaml", strings.NewReader(base+`
+    - {name: ops, url: "https://h.example/x", secret_file: "`+secret+`", events: [run.requested]}
+    - {name: chat, kind: slack, url: "https://hooks.slack.com/services/T/B/X"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := c.Notifications.Webhooks[0]
+	if ops.Kind != "webhook" || ops.Secret != "k3y" || !ops.Wants("run.requested") || ops.Wants("flow.critical") || !c.Notifications.Webhooks[1].Wants("flow.critical") {
+		t.Fatalf("%+v", ops)
+	}
+	_, err = Parse("bad.yaml", strings.NewReader(base+`
+    - {name: ops, url: "ftp://h.example/x", secret: a, secret_file: "`+secret+`"}
+    - {name: ops, kind: teams, url: "https://h.example/x"}
+    - {url: "https://h.example/x", secret_file: "`+empty+`", events: [run.exploded]}
+`))
+	var ps Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("err %v", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		`notifications.webhooks[0].url: not an http(s) URL`,
+		`notifications.webhooks[0]: set secret or secret_file, not both`,
+		`notifications.webhooks[1].name: "ops" is used twice`,
+		`notifications.webhooks[1].kind: "teams": want webhook or slack`,
+		`notifications.webhooks[2].name: required`,
+		`notifications.webhooks[2].secret_file: ` + empty + ` is empty`,
+		`notifications.webhooks[2].events[0]: "run.exploded" is not an event`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("missing %q in:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "k3y") {
+		t.Error("a secret was echoed")
+	}
+}

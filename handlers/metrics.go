@@ -16,9 +16,11 @@ import (
 // cluster are exported (kafka_mirror_cluster_up says they are stale).
 type MetricsCollector struct {
 	Monitor *monitor.Monitor
-	// Runs counts failover runs; nil leaves drconsole_failover_runs out.
-	Runs interface {
+	// Store counts failover runs and undelivered notifications; nil
+	// leaves those series out.
+	Store interface {
 		FailoverRunCounts(context.Context) ([]storage.RunCount, error)
+		PendingNotifications(context.Context) (map[string][2]int64, error)
 	}
 }
 
@@ -53,6 +55,10 @@ var (
 		"Partitions whose lag is unknown.", []string{"flow"}, nil)
 	descRPOThreshold = prometheus.NewDesc("kafka_mirror_rpo_threshold_ms",
 		"The lag in milliseconds above which the console calls a flow WARNING or CRITICAL (after the level's for: duration), from the configuration.", []string{"flow", "level"}, nil)
+	descNotifyPending = prometheus.NewDesc("drconsole_notifications_pending",
+		"Events not yet taken by a notification receiver (no series: none pending).", []string{"receiver"}, nil)
+	descNotifyOldest = prometheus.NewDesc("drconsole_notifications_oldest_pending_age_seconds",
+		"Age of a receiver's oldest undelivered event: it is failing or hanging, and later events wait behind it.", []string{"receiver"}, nil)
 	descFailoverRuns = prometheus.NewDesc("drconsole_failover_runs",
 		"Failover runs of a flow in each status (pending, approved, rejected, running, completed, failed, cancelled).", []string{"flow", "status"}, nil)
 )
@@ -61,7 +67,7 @@ var runStatuses = []model.RunStatus{model.RunPending, model.RunApproved, model.R
 
 // Describe implements prometheus.Collector.
 func (c MetricsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLagMessages, descLagMs, descRPOMs, descRPOMessages, descHeartbeatAge, descStatus, descUp, descDataLost, descLossSuspected, descLostRecords, descLossIncidents, descUnknown, descUnknownAge, descRPOThreshold, descFailoverRuns} {
+	for _, d := range []*prometheus.Desc{descLagMessages, descLagMs, descRPOMs, descRPOMessages, descHeartbeatAge, descStatus, descUp, descDataLost, descLossSuspected, descLostRecords, descLossIncidents, descUnknown, descUnknownAge, descRPOThreshold, descFailoverRuns, descNotifyPending, descNotifyOldest} {
 		ch <- d
 	}
 }
@@ -126,18 +132,25 @@ func (c MetricsCollector) Collect(ch chan<- prometheus.Metric) {
 			gauge(descRPOThreshold, float64(t.Critical.Lag.D().Milliseconds()), flow, "critical")
 		}
 	}
-	c.collectRuns(gauge)
+	c.collectStore(gauge)
 }
 
-// collectRuns exports the run counts of every flow in every status (0
-// where there are none); nothing when the database does not answer.
-func (c MetricsCollector) collectRuns(gauge func(*prometheus.Desc, float64, ...string)) {
-	if c.Runs == nil {
+// collectStore exports the run counts of every flow in every status (0
+// where there are none) and the notification backlog; nothing of a part
+// the database does not answer for.
+func (c MetricsCollector) collectStore(gauge func(*prometheus.Desc, float64, ...string)) {
+	if c.Store == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	counts, err := c.Runs.FailoverRunCounts(ctx)
+	if pending, err := c.Store.PendingNotifications(ctx); err == nil {
+		for r, p := range pending {
+			gauge(descNotifyPending, float64(p[0]), r)
+			gauge(descNotifyOldest, time.Since(time.UnixMilli(p[1])).Seconds(), r)
+		}
+	}
+	counts, err := c.Store.FailoverRunCounts(ctx)
 	if err != nil {
 		return
 	}

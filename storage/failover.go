@@ -308,8 +308,18 @@ func (s *Store) FailoverRun(ctx context.Context, id int64) (*model.Run, error) {
 
 // FailoverRuns lists runs, newest first (without approvals and steps).
 func (s *Store) FailoverRuns(ctx context.Context, limit int) ([]model.Run, error) {
+	return s.listRuns(ctx, "ORDER BY id DESC LIMIT ?", limit)
+}
+
+// FailoverRunsAfter lists the runs created after run id, oldest first
+// (without approvals and steps).
+func (s *Store) FailoverRunsAfter(ctx context.Context, id int64, limit int) ([]model.Run, error) {
+	return s.listRuns(ctx, "WHERE id > ? ORDER BY id LIMIT ?", id, limit)
+}
+
+func (s *Store) listRuns(ctx context.Context, where string, args ...any) ([]model.Run, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT id, flow, reason, created_by, created_ms, updated_ms, status, plan_hash, approvals_required, break_glass
-		FROM failover_runs ORDER BY id DESC LIMIT ?`, limit)
+		FROM failover_runs `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("storage: listing failover runs: %w", err)
 	}

@@ -39,7 +39,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	reg := prometheus.NewRegistry()
 	metrics := handlers.MetricsCollector{Monitor: h.Monitor}
 	if h.Store != nil {
-		metrics.Runs = h.Store
+		metrics.Store = h.Store
 	}
 	reg.MustRegister(metrics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -1,0 +1,287 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// runEvents maps the audit actions about a run to the events they
+// announce. The plan record names the flow, not the run (it has no id
+// when the record is written); the run is the next one created, since
+// both are written in one transaction by the only writer.
+var runEvents = map[string]string{
+	"failover.plan":        config.EventRunRequested,
+	"failover.approve":     config.EventRunApproved,
+	"failover.reject":      config.EventRunRejected,
+	"failover.cancel":      config.EventRunCancelled,
+	"failover.step-failed": config.EventStepFailed,
+	"failover.completed":   config.EventRunCompleted,
+}
+
+// detailKeys are the audit details worth carrying into a notification
+// (the evidence blobs are not).
+var detailKeys = []string{"reason", "comment", "step", "kind", "error"}
+
+const (
+	auditKey = "audit" // the last audit record read
+	runKey   = "run"   // the last run announced as requested
+)
+
+// feed turns new audit records and flow status changes into outbox
+// events every Poll until ctx ends. A failed round is retried whole: the
+// outbox and the feeder's state move together or not at all.
+func (n *Notifier) feed(ctx context.Context) {
+	for {
+		added, err := n.feedOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			n.Log.Warn("notifications: feeding the outbox failed; retrying", "err", err)
+		}
+		if added {
+			for _, w := range n.wake {
+				select {
+				case w <- struct{}{}:
+				default:
+				}
+			}
+		}
+		if !sleep(ctx, n.Poll, nil) {
+			return
+		}
+	}
+}
+
+func (n *Notifier) feedOnce(ctx context.Context) (bool, error) {
+	var events []storage.NotifyEvent
+	state := map[string]string{}
+	for _, source := range []func(context.Context) ([]storage.NotifyEvent, map[string]string, error){n.auditEvents, n.flowEvents} {
+		evs, st, err := source(ctx)
+		if err != nil {
+			return false, err
+		}
+		events = append(events, evs...)
+		for k, v := range st {
+			state[k] = v
+		}
+	}
+	if len(events) == 0 && len(state) == 0 {
+		return false, nil
+	}
+
+	return len(events) > 0, n.Store.EnqueueNotifications(ctx, events, state)
+}
+
+// position reads a feeder position; on the very first start it is the
+// current one (start() of it): history from before notifications were
+// configured is not announced.
+func (n *Notifier) position(ctx context.Context, key string, start func(context.Context) (int64, error)) (pos int64, first bool, err error) {
+	v, ok, err := n.Store.NotifyState(ctx, key)
+	if err != nil {
+		return 0, false, err
+	}
+	if !ok {
+		pos, err := start(ctx)
+		return pos, true, err
+	}
+	pos, err = strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("notifications: %s position %q: %w", key, v, err)
+	}
+	return pos, false, nil
+}
+
+// auditEvents announces the run changes recorded after the last audit
+// record read, in the order they were recorded.
+func (n *Notifier) auditEvents(ctx context.Context) ([]storage.NotifyEvent, map[string]string, error) {
+	after, first, err := n.position(ctx, auditKey, func(ctx context.Context) (int64, error) {
+		head, _, err := n.Store.AuditHead(ctx)
+		return head, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	runPos, runFirst, err := n.position(ctx, runKey, func(ctx context.Context) (int64, error) {
+		runs, err := n.Store.FailoverRuns(ctx, 1)
+		if err != nil || len(runs) == 0 {
+			return 0, err
+		}
+		return runs[0].ID, nil
+	})
+	if err != nil || first || runFirst {
+		return nil, map[string]string{auditKey: strconv.FormatInt(after, 10), runKey: strconv.FormatInt(runPos, 10)}, err
+	}
+	entries, err := n.Store.AuditEntries(ctx, storage.AuditFilter{Oldest: true, AfterID: int(after), Limit: 500})
+	if err != nil || len(entries) == 0 {
+		return nil, nil, err
+	}
+	var out []storage.NotifyEvent
+	for _, e := range entries {
+		kind, ok := runEvents[e.Action]
+		if !ok {
+			continue
+		}
+		if kind == config.EventRunRequested {
+			runs, err := n.Store.FailoverRunsAfter(ctx, runPos, 1)
+			if err != nil {
+				return nil, nil, err
+			}
+			if len(runs) == 0 {
+				n.Log.Warn("notifications: a plan record without its run", "audit_record", e.ID)
+				continue
+			}
+			ev, err := n.requested(ctx, runs[0])
+			if err != nil {
+				return nil, nil, err
+			}
+			runPos = runs[0].ID
+			out = append(out, n.stored(ev, "run:"+strconv.FormatInt(runPos, 10)))
+			continue
+		}
+		out = append(out, n.stored(n.runEvent(ctx, kind, e), "audit:"+strconv.FormatInt(e.ID, 10)))
+	}
+	return out, map[string]string{auditKey: strconv.FormatInt(entries[len(entries)-1].ID, 10), runKey: strconv.FormatInt(runPos, 10)}, nil
+}
+
+// requested is the announcement of a new run, naming who could approve
+// it: the enabled operators and admins other than the requester.
+func (n *Notifier) requested(ctx context.Context, r model.Run) (Event, error) {
+	ev := Event{Kind: config.EventRunRequested, At: msTime(r.CreatedMs), Flow: r.Flow, RunID: r.ID, Actor: r.CreatedBy,
+		URL: n.link("/failover/" + strconv.FormatInt(r.ID, 10)), Details: map[string]any{"reason": r.Reason}}
+	users, err := n.Store.Users(ctx)
+	if err != nil {
+		return ev, err
+	}
+	for _, u := range users {
+		if !u.Disabled && u.Role.AtLeast(model.RoleOperator) && u.Name != r.CreatedBy {
+			ev.CanApprove = append(ev.CanApprove, u.Name)
+		}
+	}
+	ev.Summary = fmt.Sprintf("%s requested failover run %d of %s: it waits for approval (reason: %s)", r.CreatedBy, r.ID, r.Flow, r.Reason)
+	return ev, nil
+}
+
+func (n *Notifier) runEvent(ctx context.Context, kind string, e model.AuditEntry) Event {
+	id, _ := strconv.ParseInt(strings.TrimPrefix(e.Subject, "failover-run:"), 10, 64)
+	ev := Event{Kind: kind, At: msTime(e.AtMs), RunID: id, Actor: e.Actor, URL: n.link("/failover/" + strconv.FormatInt(id, 10))}
+	var details map[string]any
+	_ = json.Unmarshal(e.Details, &details) // absent or odd details only lose context
+	for _, k := range detailKeys {
+		if v, ok := details[k]; ok {
+			if ev.Details == nil {
+				ev.Details = map[string]any{}
+			}
+			ev.Details[k] = v
+		}
+	}
+	if r, err := n.Store.FailoverRun(ctx, id); err == nil && r != nil {
+		ev.Flow = r.Flow
+	}
+	switch kind {
+	case config.EventRunApproved:
+		ev.Summary = fmt.Sprintf("%s approved failover run %d of %s", e.Actor, id, ev.Flow)
+	case config.EventRunRejected:
+		ev.Summary = fmt.Sprintf("%s rejected failover run %d of %s", e.Actor, id, ev.Flow)
+	case config.EventRunCancelled:
+		ev.Summary = fmt.Sprintf("%s cancelled failover run %d of %s", e.Actor, id, ev.Flow)
+	case config.EventStepFailed:
+		ev.Summary = fmt.Sprintf("A step of failover run %d of %s failed (run by %s); the run waits for an operator", id, ev.Flow, e.Actor)
+	case config.EventRunCompleted:
+		ev.Summary = fmt.Sprintf("Failover run %d of %s completed", id, ev.Flow)
+	}
+	return ev
+}
+
+// flowEvents compares each flow's status and loss incidents with what was
+// last told. CRITICAL and BROKEN are announced once when entered, the
+// recovery when the flow is OK again; WARNING and UNKNOWN change nothing
+// told. New loss incidents are announced as they are recorded.
+func (n *Notifier) flowEvents(ctx context.Context) ([]storage.NotifyEvent, map[string]string, error) {
+	var out []storage.NotifyEvent
+	state := map[string]string{}
+	if n.Flows == nil || !n.Flows.Ready() {
+		return nil, state, nil
+	}
+	for _, s := range n.Flows.Snapshots() {
+		key := "flow:" + s.Flow.Name
+		told, _, err := n.Store.NotifyState(ctx, key)
+		if err != nil {
+			return nil, nil, err
+		}
+		told = strings.TrimSpace(told)
+		var kind string
+		switch {
+		case s.Status == monitor.StatusCritical && told != string(monitor.StatusCritical):
+			kind = config.EventFlowCritical
+		case s.Status == monitor.StatusBroken && told != string(monitor.StatusBroken):
+			kind = config.EventFlowBroken
+		case s.Status == monitor.StatusOK && (told == string(monitor.StatusCritical) || told == string(monitor.StatusBroken)):
+			kind = config.EventFlowOK
+		}
+		if kind != "" {
+			ev := n.flowEvent(kind, s)
+			out = append(out, n.stored(ev, fmt.Sprintf("%s:%s:%d", key, kind, ev.At.UnixMilli())))
+			state[key] = string(s.Status)
+		}
+
+		lossKey := "loss:" + s.Flow.Name
+		v, seen, err := n.Store.NotifyState(ctx, lossKey)
+		if err != nil {
+			return nil, nil, err
+		}
+		before, _ := strconv.ParseInt(v, 10, 64)
+		// First look: announce only losses nobody acknowledged yet.
+		if (seen && s.LossIncidentsTotal > before) || (!seen && s.DataLost > 0) {
+			ev := n.flowEvent(config.EventFlowDataLoss, s)
+			ev.Details["incidents_total"], ev.Details["unacknowledged_partitions"], ev.Details["lost_offsets_total"] = s.LossIncidentsTotal, s.DataLost, s.LostOffsetsTotal
+			out = append(out, n.stored(ev, fmt.Sprintf("%s:%d", lossKey, s.LossIncidentsTotal)))
+		}
+		if !seen || s.LossIncidentsTotal != before {
+			state[lossKey] = strconv.FormatInt(s.LossIncidentsTotal, 10)
+		}
+	}
+	return out, state, nil
+}
+
+func (n *Notifier) flowEvent(kind string, s *monitor.FlowSnapshot) Event {
+	ev := Event{Kind: kind, At: n.Now().UTC(), Flow: s.Flow.Name, URL: n.link("/flows/" + url.PathEscape(s.Flow.Name))}
+	rpo := "unknown"
+	if s.RPOMs != nil {
+		rpo = fmt.Sprintf("%.0f s", float64(*s.RPOMs)/1000)
+		if s.Unknown > 0 {
+			rpo = "at least " + rpo
+		}
+	}
+	switch kind {
+	case config.EventFlowCritical:
+		ev.Summary = fmt.Sprintf("Flow %s is CRITICAL: data at risk (RPO) %s", s.Flow.Name, rpo)
+	case config.EventFlowBroken:
+		ev.Summary = fmt.Sprintf("Flow %s is BROKEN: replication stopped or cannot be seen (RPO %s)", s.Flow.Name, rpo)
+	case config.EventFlowOK:
+		ev.Summary = fmt.Sprintf("Flow %s is OK again (RPO %s)", s.Flow.Name, rpo)
+	case config.EventFlowDataLoss:
+		ev.Summary = fmt.Sprintf("Flow %s: source records were deleted before MirrorMaker 2 copied them (%d partition(s) unacknowledged)", s.Flow.Name, s.DataLost)
+	}
+	ev.Details = map[string]any{"status": string(s.Status), "rpo": rpo}
+	return ev
+}
+
+// stored wraps an event for the outbox, addressed to the receivers that
+// want its kind.
+func (n *Notifier) stored(ev Event, sourceKey string) storage.NotifyEvent {
+	body, _ := json.Marshal(ev) // plain data: cannot fail
+	se := storage.NotifyEvent{Kind: ev.Kind, SourceKey: sourceKey, Payload: body, CreatedMs: ev.At.UnixMilli()}
+	for _, r := range n.Receivers {
+		if r.Wants(ev.Kind) {
+			se.Receivers = append(se.Receivers, r.Name)
+		}
+	}
+	return se
+}

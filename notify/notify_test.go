@@ -1,0 +1,406 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// receiver is a local webhook endpoint that records what it is sent and
+// answers as told.
+type receiver struct {
+	t      *testing.T
+	secret string
+	srv    *http.Server
+	url    string
+	mu     sync.Mutex
+	got    []received
+	answer func(n int) int // HTTP status for the n-th request (0-based)
+	hang   chan struct{}   // when set, requests block until it is closed
+	calls  int
+}
+
+type received struct {
+	Event    Event
+	Delivery int64
+	Text     string // Slack
+}
+
+func newReceiver(t *testing.T, secret string) *receiver {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &receiver{t: t, secret: secret, url: "http://" + ln.Addr().String() + "/hook", answer: func(int) int { return 200 }}
+	r.serve(ln)
+	return r
+}
+
+func (r *receiver) serve(ln net.Listener) {
+	r.srv = &http.Server{Handler: http.HandlerFunc(r.handle)}
+	go r.srv.Serve(ln)
+	r.t.Cleanup(func() { r.srv.Close() })
+}
+
+func (r *receiver) handle(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	n := r.calls
+	r.calls++
+	hang := r.hang
+	r.mu.Unlock()
+	if hang != nil {
+		select {
+		case <-hang:
+		case <-req.Context().Done():
+			return
+		}
+	}
+	status := r.answer(n)
+	if status/100 == 2 {
+		var got received
+		if r.secret != "" {
+			ts := req.Header.Get("X-Drconsole-Timestamp")
+			if sig := req.Header.Get("X-Drconsole-Signature"); sig != Sign(r.secret, ts, body) {
+				r.t.Errorf("bad signature %q", sig)
+				status = 401
+			}
+			got.Delivery, _ = strconv.ParseInt(req.Header.Get("X-Drconsole-Delivery"), 10, 64)
+			if err := json.Unmarshal(body, &got.Event); err != nil {
+				r.t.Errorf("body %s: %v", body, err)
+			}
+			if got.Event.Kind != req.Header.Get("X-Drconsole-Event") {
+				r.t.Errorf("event header %q, body %q", req.Header.Get("X-Drconsole-Event"), got.Event.Kind)
+			}
+		} else {
+			var m map[string]string
+			json.Unmarshal(body, &m)
+			got.Text = m["text"]
+		}
+		if status/100 == 2 {
+			r.mu.Lock()
+			r.got = append(r.got, got)
+			r.mu.Unlock()
+		}
+	}
+	w.WriteHeader(status)
+}
+
+func (r *receiver) received() []received {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
+}
+
+func (r *receiver) kinds() []string {
+	var out []string
+	for _, g := range r.received() {
+		out = append(out, g.Event.Kind)
+	}
+	return out
+}
+
+// waitFor polls cond for up to 20 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+type world struct {
+	t     *testing.T
+	store *storage.Store
+	flows *fakeFlows
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	store, err := storage.Open(filepath.Join(t.TempDir(), "drconsole.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ctx := context.Background()
+	for _, u := range []model.User{{Name: "alice", Role: model.RoleOperator}, {Name: "bob", Role: model.RoleOperator},
+		{Name: "carol", Role: model.RoleAdmin}, {Name: "vic", Role: model.RoleViewer}, {Name: "dan", Role: model.RoleOperator, Disabled: true}} {
+		if _, err := store.CreateUserAudited(ctx, u, model.AuditEntry{Actor: "cli:root", Action: "user.create", Subject: "user:" + u.Name}); err != nil {
+			t.Fatal(err)
+		}
+		if u.Disabled {
+			if _, err := store.SetDisabledAudited(ctx, u.Name, true, model.AuditEntry{Actor: "cli:root", Action: "user.disable", Subject: "user:" + u.Name}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return &world{t: t, store: store, flows: &fakeFlows{}}
+}
+
+// run creates a failover run of flow primary->dr requested by alice.
+func (w *world) run(reason string) int64 {
+	w.t.Helper()
+	id, _, err := w.store.CreateFailoverRun(context.Background(), model.Run{Flow: "primary->dr", Reason: reason, CreatedBy: "alice", CreatedMs: time.Now().UnixMilli(),
+		PlanJSON: "{}", PlanHash: "h", ApprovalsRequired: 1}, []string{"preflight"}, model.AuditEntry{Actor: "alice", Action: "failover.plan", Subject: "primary->dr"})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return id
+}
+
+// record writes an audit record about run id, as the runbook does.
+func (w *world) record(actor, action string, id int64, details map[string]any) {
+	w.t.Helper()
+	b, _ := json.Marshal(details)
+	if _, err := w.store.AppendAudit(context.Background(), model.AuditEntry{Actor: actor, Action: action, Subject: "failover-run:" + strconv.FormatInt(id, 10), Details: b}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) notifier(receivers ...*config.Webhook) *Notifier {
+	return &Notifier{Store: w.store, Flows: w.flows, Receivers: receivers, PublicURL: "https://drconsole.example.com/", Version: "test",
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Poll: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, Client: &http.Client{Timeout: 300 * time.Millisecond}}
+}
+
+// start runs n until the returned stop is called (and at test end).
+func start(t *testing.T, n *Notifier) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { n.Run(ctx); close(done) }()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+// started waits until the feeder took its first positions.
+func (w *world) started() {
+	w.t.Helper()
+	waitFor(w.t, "the feeder's first positions", func() bool {
+		_, a, _ := w.store.NotifyState(context.Background(), auditKey)
+		_, r, _ := w.store.NotifyState(context.Background(), runKey)
+		return a && r
+	})
+}
+
+func TestRunEventsDeliveredInOrderSignedThroughFailures(t *testing.T) {
+	w := newWorld(t)
+	hook := newReceiver(t, "s3cret")
+	failures := 3
+	hook.answer = func(n int) int {
+		if n < failures {
+			return 503
+		}
+		return 200
+	}
+	slack := newReceiver(t, "")
+	stop := start(t, w.notifier(&config.Webhook{Name: "ops", Kind: "webhook", URL: hook.url, Secret: "s3cret"},
+		&config.Webhook{Name: "chat", Kind: "slack", URL: slack.url, Events: []string{config.EventRunRequested, config.EventStepFailed}}))
+	w.started()
+
+	id := w.run("region eu-west-1 down")
+	w.record("bob", "failover.approve", id, map[string]any{"comment": "go", "evidence": map[string]any{"big": "blob"}})
+	w.record("alice", "failover.step-failed", id, map[string]any{"step": 2, "error": "connector stop refused"})
+	w.record("alice", "failover.completed", id, nil)
+
+	want := []string{config.EventRunRequested, config.EventRunApproved, config.EventStepFailed, config.EventRunCompleted}
+	waitFor(t, "4 webhook deliveries", func() bool { return len(hook.received()) == len(want) })
+	waitFor(t, "2 Slack messages", func() bool { return len(slack.received()) == 2 })
+	stop()
+
+	got := hook.received()
+	if k := hook.kinds(); !slices.Equal(k, want) {
+		t.Fatalf("kinds %v, want %v (in order)", k, want)
+	}
+	for i, g := range got {
+		if g.Event.RunID != id || g.Event.Flow != "primary->dr" || g.Event.URL != "https://drconsole.example.com/failover/"+strconv.FormatInt(id, 10) {
+			t.Errorf("event %d: %+v", i, g.Event)
+		}
+		if i > 0 && g.Delivery <= got[i-1].Delivery {
+			t.Errorf("delivery ids not increasing: %d after %d", g.Delivery, got[i-1].Delivery)
+		}
+	}
+	if req := got[0].Event; !slices.Equal(req.CanApprove, []string{"bob", "carol"}) || req.Actor != "alice" || !strings.Contains(req.Summary, "region eu-west-1 down") {
+		t.Errorf("run.requested: %+v (approvers: operators and admins but the requester, not viewers or disabled accounts)", req)
+	}
+	if d := got[1].Event.Details; d["comment"] != "go" || d["evidence"] != nil {
+		t.Errorf("approval details %v: want the comment, not the evidence", d)
+	}
+	if d := got[2].Event.Details; d["error"] != "connector stop refused" {
+		t.Errorf("step failure details %v", d)
+	}
+	if hook.calls < len(want)+failures {
+		t.Errorf("%d requests: the %d failures were not retried", hook.calls, failures)
+	}
+	texts := slack.received()
+	if !strings.Contains(texts[0].Text, "Can approve: bob, carol") || !strings.Contains(texts[0].Text, "|Open in drconsole>") ||
+		!strings.Contains(texts[1].Text, "Error: connector stop refused") {
+		t.Errorf("slack texts: %+v", texts)
+	}
+	p, err := w.store.PendingNotifications(context.Background())
+	if err != nil || len(p) != 0 {
+		t.Fatalf("pending after delivery: %v %v", p, err)
+	}
+}
+
+// A receiver that hangs holds back only its own deliveries; the others
+// go on, and it gets everything once it answers again.
+func TestHangingReceiverHoldsBackOnlyItself(t *testing.T) {
+	w := newWorld(t)
+	stuck := newReceiver(t, "k1")
+	stuck.hang = make(chan struct{})
+	fine := newReceiver(t, "k2")
+	start(t, w.notifier(&config.Webhook{Name: "stuck", URL: stuck.url, Secret: "k1"}, &config.Webhook{Name: "fine", URL: fine.url, Secret: "k2"}))
+	w.started()
+	id := w.run("drill")
+	w.record("bob", "failover.approve", id, nil)
+	w.record("alice", "failover.completed", id, nil)
+	waitFor(t, "the healthy receiver's 3 events", func() bool { return len(fine.received()) == 3 })
+	waitFor(t, "the hung receiver retried", func() bool {
+		stuck.mu.Lock()
+		defer stuck.mu.Unlock()
+		return stuck.calls >= 2 // a timeout, then another try
+	})
+	if len(stuck.received()) != 0 {
+		t.Fatal("the hung receiver got something while hung")
+	}
+	p, _ := w.store.PendingNotifications(context.Background())
+	if p["stuck"][0] != 3 || p["fine"][0] != 0 {
+		t.Fatalf("pending %v", p)
+	}
+	close(stuck.hang)
+	waitFor(t, "the recovered receiver's 3 events", func() bool { return len(stuck.received()) == 3 })
+	if k := stuck.kinds(); !slices.Equal(k, []string{config.EventRunRequested, config.EventRunApproved, config.EventRunCompleted}) {
+		t.Fatalf("recovered receiver got %v", k)
+	}
+}
+
+// Stopped while its receiver is unreachable, started again later: every
+// event is delivered once, in order, the ones from the downtime too.
+func TestRestartLosesNothing(t *testing.T) {
+	w := newWorld(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nobody listens: connection refused
+	hook := &config.Webhook{Name: "ops", URL: "http://" + addr + "/hook", Secret: "k"}
+	stop := start(t, w.notifier(hook))
+	w.started()
+	id := w.run("one")
+	w.record("bob", "failover.approve", id, nil)
+	waitFor(t, "failed attempts on record", func() bool {
+		d, _ := w.store.NextDelivery(context.Background(), "ops")
+		return d != nil && d.Attempts >= 2
+	})
+	stop()
+	// While the console is down the runbook goes on.
+	w.record("alice", "failover.step-failed", id, map[string]any{"error": "x"})
+	id2 := w.run("two")
+
+	r := &receiver{t: t, secret: "k", answer: func(int) int { return 200 }}
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("port %s taken meanwhile: %v", addr, err)
+	}
+	r.serve(ln)
+	start(t, w.notifier(hook))
+	waitFor(t, "4 deliveries after the restart", func() bool { return len(r.received()) == 4 })
+	time.Sleep(100 * time.Millisecond) // a duplicate would arrive within a few polls
+	got := r.received()
+	if k := r.kinds(); len(got) != 4 || !slices.Equal(k, []string{config.EventRunRequested, config.EventRunApproved, config.EventStepFailed, config.EventRunRequested}) {
+		t.Fatalf("after restart: %v", k)
+	}
+	if got[3].Event.RunID != id2 {
+		t.Fatalf("last event is about run %d, want %d", got[3].Event.RunID, id2)
+	}
+}
+
+// History from before notifications were configured is not announced.
+func TestFirstStartAnnouncesNoHistory(t *testing.T) {
+	w := newWorld(t)
+	id := w.run("old")
+	w.record("bob", "failover.approve", id, nil)
+	hook := newReceiver(t, "k")
+	start(t, w.notifier(&config.Webhook{Name: "ops", URL: hook.url, Secret: "k"}))
+	w.started()
+	w.record("alice", "failover.completed", id, nil)
+	waitFor(t, "the new event", func() bool { return len(hook.received()) == 1 })
+	time.Sleep(100 * time.Millisecond)
+	if k := hook.kinds(); !slices.Equal(k, []string{config.EventRunCompleted}) {
+		t.Fatalf("got %v", k)
+	}
+}
+
+type fakeFlows struct {
+	mu    sync.Mutex
+	snaps []*monitor.FlowSnapshot
+}
+
+func (f *fakeFlows) Ready() bool { return true }
+func (f *fakeFlows) Snapshots() []*monitor.FlowSnapshot {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.snaps
+}
+func (f *fakeFlows) set(st monitor.Status, rpoMs int64, unknown int, incidents int64, dataLost int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.snaps = []*monitor.FlowSnapshot{{Flow: &config.Flow{Name: "primary->dr"}, Status: st, RPOMs: &rpoMs, Unknown: unknown,
+		LossIncidentsTotal: incidents, DataLost: dataLost}}
+}
+
+// Flow trouble is announced once when it starts and once when it ends;
+// WARNING in between changes nothing; a restart does not announce again.
+func TestFlowStatusChanges(t *testing.T) {
+	w := newWorld(t)
+	hook := newReceiver(t, "k")
+	cfg := &config.Webhook{Name: "ops", URL: hook.url, Secret: "k"}
+	w.flows.set(monitor.StatusOK, 0, 0, 0, 0)
+	stop := start(t, w.notifier(cfg))
+	w.started()
+	step := func(st monitor.Status, rpo int64, unknown int, incidents int64, lost int, wantTotal int) {
+		t.Helper()
+		w.flows.set(st, rpo, unknown, incidents, lost)
+		waitFor(t, "events for "+string(st), func() bool { return len(hook.received()) >= wantTotal })
+		time.Sleep(60 * time.Millisecond) // three polls: nothing more may come
+		if n := len(hook.received()); n != wantTotal {
+			t.Fatalf("after %s: %d events %v, want %d", st, n, hook.kinds(), wantTotal)
+		}
+	}
+	step(monitor.StatusCritical, 150_000, 2, 0, 0, 1)
+	step(monitor.StatusCritical, 160_000, 2, 0, 0, 1)
+	step(monitor.StatusWarning, 40_000, 0, 0, 0, 1)
+	step(monitor.StatusCritical, 130_000, 0, 0, 0, 1)
+	stop()
+	start(t, w.notifier(cfg)) // restarted while still critical: not announced again
+	step(monitor.StatusCritical, 130_000, 0, 0, 0, 1)
+	step(monitor.StatusOK, 1_000, 0, 0, 0, 2)
+	step(monitor.StatusBroken, 1_000, 0, 0, 0, 3)
+	step(monitor.StatusBroken, 1_000, 0, 1, 1, 4)
+	if k := hook.kinds(); !slices.Equal(k, []string{config.EventFlowCritical, config.EventFlowOK, config.EventFlowBroken, config.EventFlowDataLoss}) {
+		t.Fatalf("kinds %v", k)
+	}
+	first := hook.received()[0].Event
+	if !strings.Contains(first.Summary, "at least 150 s") || first.URL != "https://drconsole.example.com/flows/primary-%3Edr" {
+		t.Fatalf("critical event: %+v (an RPO with unknown partitions is a lower bound)", first)
+	}
+}
