@@ -1,0 +1,216 @@
+// Package helm_test lints and renders the Helm chart in drconsole/ with
+// Helm's own Go packages and checks every rendered object against the
+// Kubernetes API types (unknown fields refused), the config it renders
+// against drconsole's own config loader, and the chart's promises: one
+// replica, Recreate, non-root, read-only root, probes.
+package helm_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/drconsole/drconsole/config"
+)
+
+const chartDir = "drconsole"
+
+// full turns every optional part on, with a config a console would run.
+var full = map[string]any{
+	"config": map[string]any{
+		"clusters": map[string]any{
+			"primary": map[string]any{"bootstrap": []any{"kafka-primary:9092"},
+				"sasl": map[string]any{"mechanism": "SCRAM-SHA-512", "username": "drconsole", "password_file": "/run/secrets/drconsole/kafka-password"}},
+			"dr": map[string]any{"bootstrap": []any{"kafka-dr:9092"}},
+		},
+		"flows": []any{map[string]any{"source": "primary", "target": "dr", "replication_policy": "identity", "offset_syncs_location": "target"}},
+		"auth":  map[string]any{"mode": "local", "public_url": "https://drconsole.example.com"},
+	},
+	"secrets":           map[string]any{"kafka-password": "s3cret"},
+	"litestream":        map[string]any{"enabled": true, "replicaURL": "s3://backups/drconsole", "envFromSecret": "litestream-s3"},
+	"metrics":           map[string]any{"serviceMonitor": map[string]any{"enabled": true}, "prometheusRule": map[string]any{"enabled": true}},
+	"kubernetesRestore": map[string]any{"enabled": true, "namespaces": []any{"flink-dr"}},
+}
+
+func load(t *testing.T) *chart.Chart {
+	t.Helper()
+	c, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func render(t *testing.T, values map[string]any) map[string]string {
+	t.Helper()
+	c := load(t)
+	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: "drconsole", Namespace: "kafka-dr", IsInstall: true}, chartutil.DefaultCapabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := engine.Render(c, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestChartLints(t *testing.T) {
+	for name, values := range map[string]map[string]any{"defaults": nil, "full": full} {
+		linter := lint.AllWithKubeVersion(chartDir, values, "kafka-dr", nil)
+		for _, m := range linter.Messages {
+			if m.Severity >= support.WarningSev {
+				t.Errorf("%s: %s", name, m)
+			}
+		}
+	}
+}
+
+// objects splits the rendered templates into documents and decodes each
+// into its Kubernetes API type, refusing fields the type does not have.
+func objects(t *testing.T, rendered map[string]string) map[string]any {
+	t.Helper()
+	out := map[string]any{}
+	for file, text := range rendered {
+		for _, doc := range strings.Split(text, "\n---") {
+			if strings.TrimSpace(doc) == "" || strings.TrimSpace(strings.TrimPrefix(doc, "---")) == "" {
+				continue
+			}
+			js, err := yaml.YAMLToJSON([]byte(doc))
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", file, err, doc)
+			}
+			var meta struct{ APIVersion, Kind string }
+			json.Unmarshal(js, &meta)
+			var obj any
+			switch meta.APIVersion + " " + meta.Kind {
+			case "apps/v1 Deployment":
+				obj = &appsv1.Deployment{}
+			case "v1 Service":
+				obj = &corev1.Service{}
+			case "v1 ConfigMap":
+				obj = &corev1.ConfigMap{}
+			case "v1 Secret":
+				obj = &corev1.Secret{}
+			case "v1 PersistentVolumeClaim":
+				obj = &corev1.PersistentVolumeClaim{}
+			case "v1 ServiceAccount":
+				obj = &corev1.ServiceAccount{}
+			case "rbac.authorization.k8s.io/v1 Role":
+				obj = &rbacv1.Role{}
+			case "rbac.authorization.k8s.io/v1 RoleBinding":
+				obj = &rbacv1.RoleBinding{}
+			case "monitoring.coreos.com/v1 ServiceMonitor", "monitoring.coreos.com/v1 PrometheusRule":
+				obj = &map[string]any{} // CRDs: their contents are checked below
+			default:
+				t.Fatalf("%s: unexpected object %s %s", file, meta.APIVersion, meta.Kind)
+			}
+			dec := json.NewDecoder(bytes.NewReader(js))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(obj); err != nil {
+				t.Fatalf("%s: %s %s does not match the Kubernetes type: %v", file, meta.APIVersion, meta.Kind, err)
+			}
+			key := meta.Kind
+			for out[key] != nil {
+				key += "+"
+			}
+			out[key] = obj
+		}
+	}
+	return out
+}
+
+func TestChartRendersWhatItPromises(t *testing.T) {
+	for name, values := range map[string]map[string]any{"defaults": nil, "full": full} {
+		t.Run(name, func(t *testing.T) {
+			objs := objects(t, render(t, values))
+			d, ok := objs["Deployment"].(*appsv1.Deployment)
+			if !ok {
+				t.Fatalf("no Deployment: %v", objs)
+			}
+			if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+				t.Errorf("replicas %d strategy %s: want 1 and Recreate (one console per database)", *d.Spec.Replicas, d.Spec.Strategy.Type)
+			}
+			pod := d.Spec.Template.Spec
+			if pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot {
+				t.Error("pod may run as root")
+			}
+			for _, c := range pod.Containers {
+				sc := c.SecurityContext
+				if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation {
+					t.Errorf("container %s: want a read-only root and no privilege escalation", c.Name)
+				}
+			}
+			c := pod.Containers[0]
+			if c.LivenessProbe.HTTPGet.Path != "/healthz" || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
+				t.Errorf("probes %s %s", c.LivenessProbe.HTTPGet.Path, c.ReadinessProbe.HTTPGet.Path)
+			}
+			if _, ok := objs["PersistentVolumeClaim"]; !ok {
+				t.Error("no PVC for the database")
+			}
+			if name != "full" {
+				return
+			}
+			// The rendered config loads with drconsole's own loader: the
+			// secret files it names are where the chart mounts them.
+			cm := objs["ConfigMap"].(*corev1.ConfigMap)
+			dir := t.TempDir()
+			text := cm.Data["drconsole.yaml"]
+			secretDir := "/run/secrets/drconsole"
+			if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == secretDir }) {
+				t.Fatalf("secrets not mounted at %s", secretDir)
+			}
+			os.WriteFile(filepath.Join(dir, "kafka-password"), []byte("s3cret"), 0o600)
+			cfg, err := config.Parse("rendered.yaml", strings.NewReader(strings.ReplaceAll(text, secretDir, dir)))
+			if err != nil {
+				t.Fatalf("rendered config: %v\n%s", err, text)
+			}
+			if cfg.Listen != "0.0.0.0:8080" || cfg.DataDir != "/var/lib/drconsole" || cfg.Clusters["primary"].SASL.Password != "s3cret" {
+				t.Errorf("rendered config: listen %s data_dir %s", cfg.Listen, cfg.DataDir)
+			}
+			if len(pod.Containers) != 2 || pod.Containers[1].Name != "litestream" || pod.Containers[1].Args[2] != "s3://backups/drconsole" {
+				t.Errorf("litestream sidecar: %+v", pod.Containers)
+			}
+			role, ok := objs["Role"].(*rbacv1.Role)
+			if !ok || role.Namespace != "flink-dr" || len(role.Rules) == 0 {
+				t.Errorf("kubernetes restore: Role %+v", objs["Role"])
+			}
+			if rb, ok := objs["RoleBinding"].(*rbacv1.RoleBinding); !ok || rb.Subjects[0].Name != pod.ServiceAccountName || rb.Subjects[0].Namespace != "kafka-dr" {
+				t.Errorf("kubernetes restore: RoleBinding %+v for service account %s", objs["RoleBinding"], pod.ServiceAccountName)
+			}
+			rule := *objs["PrometheusRule"].(*map[string]any)
+			groups, _ := rule["spec"].(map[string]any)["groups"].([]any)
+			if len(groups) == 0 {
+				t.Error("PrometheusRule without the rule groups")
+			}
+		})
+	}
+}
+
+// Litestream without a replica is refused at render time, not at 3 a.m.
+func TestChartRefusesLitestreamWithoutReplica(t *testing.T) {
+	c := load(t)
+	vals, err := chartutil.ToRenderValues(c, map[string]any{"litestream": map[string]any{"enabled": true}},
+		chartutil.ReleaseOptions{Name: "drconsole", Namespace: "x", IsInstall: true}, chartutil.DefaultCapabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.Render(c, vals); err == nil || !strings.Contains(err.Error(), "litestream.replicaURL is required") {
+		t.Fatalf("render: %v", err)
+	}
+}
