@@ -306,6 +306,8 @@ func TestScanDirs(t *testing.T) {
 	three := copyFixture(t, fixtureEvents, filepath.Join(root, "x", "y", "savepoint-three"))
 	copyFixture(t, fixtureEvents, filepath.Join(root, "a", "b", "c", "savepoint-too-deep"))
 	copyFixture(t, fixtureEvents, filepath.Join(outside, "savepoint-outside"))
+	// A half-built savepoint (a rewrite killed before its rename): hidden.
+	copyFixture(t, fixtureEvents, filepath.Join(root, ".savepoint-dr.rewrite-1"))
 	for link, target := range map[string]string{
 		"loop":   root,                     // a link loop
 		"alias":  filepath.Join(root, "x"), // a second way to x/y/savepoint-three

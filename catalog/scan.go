@@ -115,6 +115,7 @@ func scanDir(ctx context.Context, root string, now time.Time) ([]model.Savepoint
 		for _, e := range ents {
 			p := filepath.Join(dir, e.Name())
 			switch {
+			case hiddenDir(e.Name()):
 			case e.IsDir():
 				walk(p, depth+1)
 			case e.Type()&fs.ModeSymlink != 0:
@@ -137,6 +138,11 @@ func scanDir(ctx context.Context, root string, now time.Time) ([]model.Savepoint
 	}
 	return out, errors.Join(errs...)
 }
+
+// hiddenDir: Flink never names a savepoint or checkpoint directory with a
+// leading dot; tools building one there (the rewriter's work directory)
+// do, and a half-built savepoint is not a savepoint.
+func hiddenDir(name string) bool { return strings.HasPrefix(name, ".") }
 
 // scanS3 is scanDir for a directory on S3: the same depth, the same
 // reading of Flink's directory names, one listing request per directory.
@@ -173,7 +179,7 @@ func (c *Catalog) scanS3(ctx context.Context, root string, now time.Time) ([]mod
 			return
 		}
 		for _, d := range subdirs {
-			if b := path.Base(d); b == "shared" || b == "taskowned" {
+			if b := path.Base(d); b == "shared" || b == "taskowned" || hiddenDir(b) {
 				continue // Flink's state files of incremental checkpoints: many objects, no _metadata
 			}
 			walk(d, depth+1)
