@@ -18,7 +18,7 @@ func TestK8sRestorePatch(t *testing.T) {
 	for _, want := range []string{
 		"\"spec\": {\n    \"job\": {\n",
 		`      "initialSavepointPath": "s3://dr-bucket/savepoints/savepoint-1\"x",` + "\n",
-		`      "savepointRedeployNonce": 1764400000000` ,
+		`      "savepointRedeployNonce": 1764400000000`,
 		`      "upgradeMode": "savepoint"`,
 		`      "allowNonRestoredState": true,`,
 		`      "state": "running"`,
