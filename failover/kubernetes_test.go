@@ -36,7 +36,9 @@ func TestRestoreFlinkThroughKubernetes(t *testing.T) {
 	go op.Run(octx)
 	k := &config.Kubernetes{InCluster: true, Namespace: "flink-dr", Deployment: "events-job", UseStateSnapshot: "auto", Timeout: config.Duration(30 * time.Second)}
 	e.cfg.FlinkTargets = append(e.cfg.FlinkTargets, &config.FlinkTarget{Name: "flink-k8s", RestURL: "http://127.0.0.1:3", Region: "dr", Kubernetes: k})
-	e.rb.Kube = func(got *config.Kubernetes) (*kube.Client, error) { return s.Client(t, got.Namespace, got.Deployment), nil }
+	e.rb.Kube = func(got *config.Kubernetes) (*kube.Client, error) {
+		return s.Client(t, got.Namespace, got.Deployment), nil
+	}
 
 	bad := Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindRestoreFlink, FlinkTarget: "flink-k8s", JarID: "job.jar", ClaimMode: "CLAIM"}}}
 	err := bad.Validate(e.cfg)
