@@ -97,6 +97,13 @@ func TestKubeRestorePatchesAndFollowsToRunning(t *testing.T) {
 	if !k.said("waiting for the operator") && !k.said("lifecycle") {
 		t.Errorf("no progress while following: %v", k.progress)
 	}
+	k.onlyUsed(t)
+}
+
+// onlyUsed checks every access the code made is one of kube.Used (what
+// deploy/rbac.yaml grants).
+func (k *kubeStand) onlyUsed(t *testing.T) {
+	t.Helper()
 	for _, a := range k.s.Calls() {
 		if !slices.Contains(kube.Used, a) {
 			t.Errorf("the restore used %v, which kube.Used (and so deploy/rbac.yaml) does not list", a)
@@ -266,6 +273,7 @@ func TestKubeRestoreWithStateSnapshot(t *testing.T) {
 	if res, err = RestoreFlinkDeployment(ctx, writtenT(t), k.c, r); err != nil || res.Patched {
 		t.Fatalf("re-run: %+v %v", res, err)
 	}
+	k.onlyUsed(t)
 	k.s.Deny(kube.CreateSnapshot)
 	r.Snapshot = "another"
 	if _, err = RestoreFlinkDeployment(ctx, writtenT(t), k.c, r); err == nil ||
