@@ -256,7 +256,11 @@ func registerSnapshot(ctx context.Context, c *kube.Client, r KubeRestore) (strin
 			case "FAILED", "ABANDONED":
 				return "", fmt.Errorf("kubernetes: the operator marked FlinkStateSnapshot %s/%s %s: %s", c.Namespace, r.Snapshot, s.State, kube.ErrorText(s.Error))
 			}
-			r.say("FlinkStateSnapshot %s/%s: %s", c.Namespace, r.Snapshot, orDash(s.State))
+			state := s.State
+			if state == "" {
+				state = "not reconciled by the operator yet"
+			}
+			r.say("FlinkStateSnapshot %s/%s: %s", c.Namespace, r.Snapshot, state)
 		}
 		if err := sleep(wctx, r.Poll); err != nil {
 			if ctx.Err() != nil {
