@@ -79,12 +79,13 @@ func TestLayerImports(t *testing.T) {
 		"kafka":       {"model", "mm2", "config"},
 		"flink":       {"model", "config", "flink/s3"},
 		"notify":      {"model", "config", "monitor", "storage"},
+		"kube":        {"model", "config"},
 	}
 	// room -> packages (or prefixes) of ours or others it must never import.
 	forbidden := map[string][]string{
-		"handlers": {"demo", "github.com/twmb/franz-go", "failover/internal/effect"},
-		"views":    {"storage", "kafka", "demo", "github.com/twmb/franz-go", "failover/internal/effect"},
-		"web":      {"demo", "github.com/twmb/franz-go", "failover/internal/effect"},
+		"handlers": {"demo", "github.com/twmb/franz-go", "failover/internal/effect", "k8s.io/client-go"},
+		"views":    {"storage", "kafka", "kube", "demo", "github.com/twmb/franz-go", "failover/internal/effect", "k8s.io/client-go"},
+		"web":      {"demo", "github.com/twmb/franz-go", "failover/internal/effect", "k8s.io/client-go"},
 	}
 	checked := 0
 	for _, p := range listPackages(t) {

@@ -116,6 +116,27 @@ type FlinkTarget struct {
 	RestURL string `yaml:"rest_url"`
 	// Region is "primary" or "dr" (shown on screen; restore targets DR).
 	Region string `yaml:"region"`
+	// Kubernetes, for a DR target run by the Flink Kubernetes Operator:
+	// the runbook restores by patching its FlinkDeployment through the
+	// Kubernetes API instead of running a jar through RestURL.
+	Kubernetes *Kubernetes `yaml:"kubernetes"`
+}
+
+// Kubernetes is how the console reaches a FlinkDeployment: a kubeconfig
+// file (and optionally one of its contexts) or, running in a pod, its
+// service account (InCluster). The account needs deploy/rbac.yaml.
+type Kubernetes struct {
+	Kubeconfig string `yaml:"kubeconfig"`
+	InCluster  bool   `yaml:"in_cluster"`
+	Context    string `yaml:"context"`
+	Namespace  string `yaml:"namespace"`
+	Deployment string `yaml:"deployment"`
+	// UseStateSnapshot registers the savepoint as a FlinkStateSnapshot
+	// (operator 1.10+) before the redeploy: "auto" (the default) when the
+	// API server serves that resource, "true" always, "false" never.
+	UseStateSnapshot string `yaml:"use_state_snapshot"`
+	// Timeout bounds following the redeploy until the job runs; default 10m.
+	Timeout Duration `yaml:"timeout"`
 }
 
 // Cluster is how to reach one Kafka cluster.
@@ -342,6 +363,14 @@ func (c *Config) applyDefaults() {
 	if c.Failover.ApprovalsRequired == 0 {
 		c.Failover.ApprovalsRequired = 1
 	}
+	for _, ft := range c.FlinkTargets {
+		if ft != nil && ft.Kubernetes != nil {
+			if ft.Kubernetes.UseStateSnapshot == "" {
+				ft.Kubernetes.UseStateSnapshot = "auto"
+			}
+			setDefault(&ft.Kubernetes.Timeout, 10*time.Minute)
+		}
+	}
 	for _, f := range c.Flows {
 		if f == nil {
 			continue
@@ -545,6 +574,9 @@ func (c *Config) validate(file string) Problems {
 		if ft.Region != "primary" && ft.Region != "dr" {
 			bad(key+".region", "%q: want primary or dr", ft.Region)
 		}
+		if k := ft.Kubernetes; k != nil {
+			k.validate(key+".kubernetes", ft.Region, bad)
+		}
 	}
 	for i, d := range c.SavepointDirs {
 		key := fmt.Sprintf("savepoint_dirs[%d]", i)
@@ -584,6 +616,48 @@ func (c *Config) validate(file string) Problems {
 	// Map iteration made the order random; sort for stable output.
 	slices.SortStableFunc(ps, func(a, b Problem) int { return strings.Compare(a.Key, b.Key) })
 	return ps
+}
+
+// k8sLabelRE is a DNS-1123 label (a namespace); k8sNameRE a DNS-1123
+// subdomain (a resource name), checked for length apart.
+var (
+	k8sLabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	k8sNameRE  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+)
+
+func (k *Kubernetes) validate(key, region string, bad func(key, format string, args ...any)) {
+	if region != "dr" {
+		bad(key, "only a DR target restores through Kubernetes (region is %q)", region)
+	}
+	switch {
+	case k.InCluster && k.Kubeconfig != "":
+		bad(key, "set kubeconfig or in_cluster, not both")
+	case !k.InCluster && k.Kubeconfig == "":
+		bad(key, "set kubeconfig (a file path) or in_cluster: true (the pod's service account)")
+	case k.Kubeconfig != "" && !filepath.IsAbs(k.Kubeconfig):
+		bad(key+".kubeconfig", "%q is not an absolute path", k.Kubeconfig)
+	case k.Kubeconfig != "":
+		if _, err := os.Stat(k.Kubeconfig); err != nil {
+			bad(key+".kubeconfig", "cannot read %s: %v", k.Kubeconfig, errors.Unwrap(err))
+		}
+	}
+	if k.InCluster && k.Context != "" {
+		bad(key+".context", "a kubeconfig context; in_cluster has none")
+	}
+	if len(k.Namespace) > 63 || !k8sLabelRE.MatchString(k.Namespace) {
+		bad(key+".namespace", "%q: want a Kubernetes namespace (lower-case letters, digits and '-', at most 63)", k.Namespace)
+	}
+	if len(k.Deployment) > 253 || !k8sNameRE.MatchString(k.Deployment) {
+		bad(key+".deployment", "%q: want the FlinkDeployment's name (lower-case letters, digits, '-' and '.')", k.Deployment)
+	}
+	switch k.UseStateSnapshot {
+	case "", "auto", "true", "false":
+	default:
+		bad(key+".use_state_snapshot", "%q: want auto, true or false", k.UseStateSnapshot)
+	}
+	if k.Timeout < 0 {
+		bad(key+".timeout", "must not be negative")
+	}
 }
 
 func compileAll(patterns []string, key string, bad func(key, format string, args ...any)) []*regexp.Regexp {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,5 +213,57 @@ notifications:
 	}
 	if strings.Contains(msg, "k3y") {
 		t.Error("a secret was echoed")
+	}
+}
+
+func TestFlinkTargetKubernetes(t *testing.T) {
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, []byte("apiVersion: v1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := `
+clusters:
+  a: {bootstrap: ["127.0.0.1:9092"]}
+  b: {bootstrap: ["127.0.0.1:9093"]}
+flows:
+  - {source: a, target: b}
+flink_targets:
+`
+	c, err := Parse("k.yaml", strings.NewReader(base+`  - name: dr
+    rest_url: http://jm:8081
+    region: dr
+    kubernetes: {kubeconfig: `+kc+`, context: dr-admin, namespace: flink-dr, deployment: events-job}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := c.FlinkTargets[0].Kubernetes; k.UseStateSnapshot != "auto" || k.Timeout.D() != 10*time.Minute || k.Context != "dr-admin" {
+		t.Fatalf("kubernetes defaults = %+v", k)
+	}
+	_, err = Parse("k.yaml", strings.NewReader(base+`  - {name: p, rest_url: "http://jm:8081", region: primary, kubernetes: {in_cluster: true, namespace: flink, deployment: job}}
+  - {name: d1, rest_url: "http://jm:8081", region: dr, kubernetes: {in_cluster: true, kubeconfig: `+kc+`, namespace: Flink_DR, deployment: "events job", use_state_snapshot: maybe}}
+  - {name: d2, rest_url: "http://jm:8081", region: dr, kubernetes: {kubeconfig: /does/not/exist, namespace: flink, deployment: job}}
+  - {name: d3, rest_url: "http://jm:8081", region: dr, kubernetes: {in_cluster: true, context: x, namespace: flink, deployment: job, use_state_snapshot: true}}
+  - {name: d4, rest_url: "http://jm:8081", region: dr, kubernetes: {kubeconfig: kube.yaml, namespace: flink, deployment: job}}
+  - {name: d5, rest_url: "http://jm:8081", region: dr, kubernetes: {namespace: flink, deployment: job}}
+`))
+	msg := fmt.Sprint(err)
+	for _, want := range []string{
+		`flink_targets[0].kubernetes: only a DR target restores through Kubernetes (region is "primary")`,
+		`flink_targets[1].kubernetes: set kubeconfig or in_cluster, not both`,
+		`flink_targets[1].kubernetes.namespace: "Flink_DR": want a Kubernetes namespace`,
+		`flink_targets[1].kubernetes.deployment: "events job": want the FlinkDeployment's name`,
+		`flink_targets[1].kubernetes.use_state_snapshot: "maybe": want auto, true or false`,
+		`flink_targets[2].kubernetes.kubeconfig: cannot read /does/not/exist`,
+		`flink_targets[3].kubernetes.context: a kubeconfig context; in_cluster has none`,
+		`flink_targets[4].kubernetes.kubeconfig: "kube.yaml" is not an absolute path`,
+		`flink_targets[5].kubernetes: set kubeconfig (a file path) or in_cluster: true`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("missing problem %q in:\n%s", want, msg)
+		}
+	}
+	if n := strings.Count(msg, "\n") + 1; n != 9 {
+		t.Errorf("%d problems, want 9:\n%s", n, msg)
 	}
 }

@@ -36,6 +36,9 @@ type Execution struct {
 	// started is the step's start record, written with the claim: the
 	// effect's proof that it is on record.
 	started audit.Written
+	// Progress, when set, hears what a long step is waiting for (the
+	// Worker shows it on the run page).
+	Progress func(string)
 }
 
 // runner identifies this console process in the steps it claims. A step
@@ -187,6 +190,9 @@ func (e *Execution) effect(ctx context.Context) (any, error) {
 	case KindTranslateGroup:
 		return e.rb.translateGroup(ctx, e.started, e.run, e.Idx, e.Step, e.who)
 	case KindRestoreFlink:
+		if t := flinkTarget(e.rb.Config, e.Step.FlinkTarget); t != nil && t.Kubernetes != nil {
+			return e.rb.restoreKubernetes(ctx, e.started, e.run, e.Idx, e.Step, t, e.Progress)
+		}
 		return e.rb.restoreFlink(ctx, e.started, e.run, e.Idx, e.Step)
 	case KindPromoteMirrors, KindFailoverMirrors:
 		return e.rb.alterMirrors(ctx, e.started, e.run.Flow, e.Step.Kind)

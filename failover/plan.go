@@ -151,7 +151,19 @@ func (p Plan) Validate(cfg *config.Config) error {
 			case t.Region != "dr":
 				bad("Flink target %q is in the %s region: restore goes to DR", t.Name, t.Region)
 			}
-			if s.JarID == "" {
+			if t != nil && t.Kubernetes != nil {
+				// The FlinkDeployment's spec decides the jar, entry class,
+				// parallelism and restore mode (execution.savepoint-restore-mode
+				// in its flinkConfiguration).
+				switch {
+				case s.SavepointPath == "":
+					bad("a Kubernetes redeploy needs a savepoint (the operator refuses an empty initialSavepointPath)")
+				case s.JarID != "" || s.EntryClass != "" || s.Parallelism != 0:
+					bad("Flink target %q is a FlinkDeployment: its spec names the jar, entry class and parallelism; leave them empty", t.Name)
+				case s.ClaimMode != "" && s.ClaimMode != "NO_CLAIM":
+					bad("claim mode %s: on Kubernetes the deployment's flinkConfiguration sets execution.savepoint-restore-mode", s.ClaimMode)
+				}
+			} else if s.JarID == "" {
 				bad("name the uploaded jar (jar id)")
 			}
 			switch s.ClaimMode {

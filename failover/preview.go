@@ -111,6 +111,9 @@ func (rb *Runbook) previewGroup(ctx context.Context, flow string, s Step) ([]str
 
 func (rb *Runbook) previewRestore(ctx context.Context, r *Run, idx int, s Step) []string {
 	t := flinkTarget(rb.Config, s.FlinkTarget)
+	if t.Kubernetes != nil {
+		return rb.previewKubernetes(ctx, r, idx, s, t)
+	}
 	version, err := rb.Flink(t.RestURL).Version(ctx)
 	if err != nil {
 		version = "unknown (" + err.Error() + ")"

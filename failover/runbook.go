@@ -13,6 +13,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/kube"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
@@ -49,6 +50,8 @@ type Runbook struct {
 	// them at stand-ins); their changes go through failover/internal/effect.
 	Connect func(url string) *connect.Client
 	Flink   func(url string) *flink.RESTClient
+	// Kube builds the Kubernetes client of a target (nil: kube.New).
+	Kube func(*config.Kubernetes) (*kube.Client, error)
 	// CrashHook, when set, is called at step boundaries ("started",
 	// "effect-done"); tests use it to kill the run there.
 	CrashHook func(point string)

@@ -35,6 +35,7 @@ type Worker struct {
 	seq     int64
 	running map[int64]string // job number -> what it is, for Shutdown's report
 	steps   map[stepKey]bool
+	said    map[stepKey]string // a running step's latest progress
 	sp      spTriggers
 }
 
@@ -103,6 +104,7 @@ func (w *Worker) Execute(ctx context.Context, who Actor, id int64, idx int, conf
 		return err
 	}
 	w.setStep(id, idx, true)
+	x.Progress = func(s string) { w.setProgress(id, idx, s) }
 	go func() {
 		defer done()
 		defer w.setStep(id, idx, false)
@@ -123,7 +125,33 @@ func (w *Worker) setStep(run int64, idx int, on bool) {
 		w.steps[stepKey{run, idx}] = true
 	} else {
 		delete(w.steps, stepKey{run, idx})
+		delete(w.said, stepKey{run, idx})
 	}
+}
+
+func (w *Worker) setProgress(run int64, idx int, s string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.said == nil {
+		w.said = map[stepKey]string{}
+	}
+	if w.steps[stepKey{run, idx}] {
+		w.said[stepKey{run, idx}] = s
+	}
+}
+
+// Progress is what run's first steps steps executing here last reported
+// (a Kubernetes restore: the operator's view of the redeploy).
+func (w *Worker) Progress(run int64, steps int) map[int]string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[int]string{}
+	for i := range steps {
+		if s, ok := w.said[stepKey{run, i}]; ok {
+			out[i] = s
+		}
+	}
+	return out
 }
 
 // Executing reports which of run's first steps steps execute in this

@@ -47,7 +47,8 @@ func (h *Handlers) FailoverRunEvents(w http.ResponseWriter, r *http.Request) (Fr
 			return nil, err
 		}
 		p := views.FailoverRunPage{Now: h.now(), Run: run, Me: me, CanOperate: canOperate,
-			Running: h.worker().Executing(id, len(run.Steps)), LoadedForms: loaded}
+			Running:  h.worker().Executing(id, len(run.Steps)),
+			Progress: h.worker().Progress(id, len(run.Steps)), LoadedForms: loaded}
 		fs := []Fragment{{"run", views.RunStatusFragment(p)}, {"approvals", views.RunApprovalsFragment(p)}}
 		for i, st := range run.Steps {
 			fs = append(fs, Fragment{views.StepEvent(i), views.StepStatusFragment(p, i, st)})

@@ -120,6 +120,15 @@ func (h *Handlers) Savepoint(w http.ResponseWriter, r *http.Request) {
 	if sp.SourceUID != "" && !form.JobIDRE.MatchString(sp.SourceUID) {
 		p.SuggestedUID = sp.SourceUID + "-dr"
 	}
+	for _, t := range h.Runbook.Config.FlinkTargets {
+		if t.Kubernetes != nil && t.Region == "dr" {
+			p.K8s.Through = append(p.K8s.Through, fmt.Sprintf("%s (%s/%s)", t.Name, t.Kubernetes.Namespace, t.Kubernetes.Deployment))
+		}
+	}
+	if len(p.K8s.Through) > 0 { // the runbook does it: no text to hand over
+		h.render(w, r, http.StatusOK, views.SavepointDetail(p))
+		return
+	}
 	p.K8s.Namespace, p.K8s.Name = strings.TrimSpace(q.Get("ns")), strings.TrimSpace(q.Get("name"))
 	if s, err := strconv.Atoi(q.Get("strategy")); err == nil && (s == 1 || s == 2) {
 		p.K8s.Strategy = s

@@ -140,6 +140,10 @@ type K8sForm struct {
 	Patch, Command  string
 	File            string
 	Error           string
+	// Through lists the DR Flink targets the runbook restores through the
+	// Kubernetes API ("name (namespace/deployment)"); when any is
+	// configured the patch is not handed over as text.
+	Through []string
 }
 
 // SavepointDetailPage is one savepoint.

@@ -178,8 +178,8 @@ func TestSavepointCatalogPages(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("k8s preview = %d", code)
 	}
-	mustContain(t, "k8s preview", body, `data-testid="k8s-patch"`, `initialSavepointPath: &#34;file:`+dir+`&#34;`,
-		"allowNonRestoredState: true", "upgradeMode: &#34;savepoint&#34;",
+	mustContain(t, "k8s preview", body, `data-testid="k8s-patch"`, `&#34;initialSavepointPath&#34;: &#34;file:`+dir+`&#34;`,
+		"&#34;allowNonRestoredState&#34;: true", "&#34;upgradeMode&#34;: &#34;savepoint&#34;",
 		"kubectl --namespace flink-dr patch flinkdeployment events-job --type merge --patch-file restore-events-job-savepoint-"+id+".yaml")
 	_, body = get(t, c, "/savepoints/"+id+"?ns=Bad%20NS&name=x")
 	mustContain(t, "bad namespace", body, `data-testid="k8s-error"`)

@@ -1,8 +1,3 @@
-// Package helm_test lints and renders the Helm chart in drconsole/ with
-// Helm's own Go packages and checks every rendered object against the
-// Kubernetes API types (unknown fields refused), the config it renders
-// against drconsole's own config loader, and the chart's promises: one
-// replica, Recreate, non-root, read-only root, probes.
 package helm_test
 
 import (
@@ -10,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -187,8 +183,11 @@ func TestChartRendersWhatItPromises(t *testing.T) {
 				t.Errorf("litestream sidecar: %+v", pod.Containers)
 			}
 			role, ok := objs["Role"].(*rbacv1.Role)
-			if !ok || role.Namespace != "flink-dr" || len(role.Rules) == 0 {
-				t.Errorf("kubernetes restore: Role %+v", objs["Role"])
+			if !ok || role.Namespace != "flink-dr" {
+				t.Fatalf("kubernetes restore: Role %+v", objs["Role"])
+			}
+			if plain := plainRole(t); !reflect.DeepEqual(role.Rules, plain.Rules) {
+				t.Errorf("the chart's Role grants %+v, deploy/rbac.yaml (what the code uses) %+v", role.Rules, plain.Rules)
 			}
 			if rb, ok := objs["RoleBinding"].(*rbacv1.RoleBinding); !ok || rb.Subjects[0].Name != pod.ServiceAccountName || rb.Subjects[0].Namespace != "kafka-dr" {
 				t.Errorf("kubernetes restore: RoleBinding %+v for service account %s", objs["RoleBinding"], pod.ServiceAccountName)
@@ -200,6 +199,20 @@ func TestChartRendersWhatItPromises(t *testing.T) {
 			}
 		})
 	}
+}
+
+// plainRole is the Role of deploy/rbac.yaml.
+func plainRole(t *testing.T) *rbacv1.Role {
+	t.Helper()
+	b, err := os.ReadFile("../rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	role, ok := objects(t, map[string]string{"rbac.yaml": string(b)})["Role"].(*rbacv1.Role)
+	if !ok {
+		t.Fatal("deploy/rbac.yaml has no Role")
+	}
+	return role
 }
 
 // Litestream without a replica is refused at render time, not at 3 a.m.

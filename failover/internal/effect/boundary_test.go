@@ -27,6 +27,9 @@ import (
 //   - a franz-go write: kgo produce, commit or transaction calls, kadm
 //     calls that create, delete, alter, commit or leave, and the raw kmsg
 //     requests that do the same;
+//   - a Kubernetes write: client-go's dynamic ResourceInterface Create,
+//     Update, Patch, Apply, Delete (and their status twins), the verbs of
+//     a raw rest.RESTClient;
 //   - an outgoing HTTP request that is not a GET: http.NewRequest(WithContext)
 //     with any method but a constant "GET" (a method the checker cannot
 //     read is refused too), http.Post, http.PostForm and their
@@ -85,6 +88,8 @@ var (
 	kgoPath  = "github.com/twmb/franz-go/pkg/kgo"
 	kadmPath = "github.com/twmb/franz-go/pkg/kadm"
 	kmsgPath = "github.com/twmb/franz-go/pkg/kmsg"
+	dynPath  = "k8s.io/client-go/dynamic"
+	restPath = "k8s.io/client-go/rest"
 
 	// Methods of *kgo.Client that write records, commit offsets or run
 	// transactions.
@@ -100,6 +105,10 @@ var (
 		"CreateTopics", "DeleteACLs", "DeleteGroup", "DeleteGroups", "DeleteOffsets", "DeleteRecords",
 		"DeleteShareGroupOffsets", "DeleteTopic", "DeleteTopics", "ElectLeaders", "ExpireDelegationToken",
 		"LeaveGroup", "RenewDelegationToken", "UpdateFeatures", "UpdatePartitions", "WriteTxnMarkers"}
+	// Methods of client-go's dynamic ResourceInterface that change a
+	// Kubernetes resource, and the verbs of its raw rest.RESTClient.
+	dynWrites  = []string{"Create", "Update", "UpdateStatus", "Delete", "DeleteCollection", "Patch", "Apply", "ApplyStatus"}
+	restWrites = []string{"Post", "Put", "Patch", "Delete", "Verb"}
 	// Raw kmsg requests that change the cluster; using the type or its
 	// constructors (NewX, NewPtrX) counts.
 	kmsgWrites = []string{"ProduceRequest", "OffsetCommitRequest", "TxnOffsetCommitRequest", "CreateTopicsRequest",
@@ -248,6 +257,10 @@ func findWrites(fset *token.FileSet, pkgPath string, files []*ast.File, info *ty
 				report(id, "franz-go write kadm.(*Client).%s outside failover/internal/effect", name)
 			case path == kmsgPath && recv == nil && isKmsgWriteConstructor(name):
 				report(id, "raw Kafka write request kmsg.%s outside failover/internal/effect", name)
+			case path == dynPath && recv != nil && slices.Contains(dynWrites, name):
+				report(id, "Kubernetes write dynamic.ResourceInterface.%s outside failover/internal/effect", name)
+			case path == restPath && recv != nil && slices.Contains(restWrites, name):
+				report(id, "Kubernetes write rest.(*RESTClient).%s outside failover/internal/effect", name)
 			case path == "net/http" && (name == "Post" || name == "PostForm"):
 				report(id, "outgoing HTTP %s (a mutating request) outside failover/internal/effect", name)
 			}
@@ -313,6 +326,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 )
 
 func f(ctx context.Context, cl *kgo.Client, method string) {
@@ -328,6 +344,11 @@ func f(ctx context.Context, cl *kgo.Client, method string) {
 
 func writeAnchor(ctx context.Context) {
 	http.NewRequestWithContext(ctx, http.MethodPost, "http://witness", nil) // cli's may; this package's may not
+}
+
+func k(ctx context.Context, r dynamic.ResourceInterface) {
+	r.Patch(ctx, "n", types.MergePatchType, nil, metav1.PatchOptions{})
+	r.Get(ctx, "n", metav1.GetOptions{}) // a read: fine
 }
 `
 	_, exports := listModule(t)
@@ -348,10 +369,10 @@ func writeAnchor(ctx context.Context) {
 	}
 	got := findWrites(fset, modulePath+"/p", []*ast.File{f}, info)
 	slices.Sort(got)
-	want := []string{"p.go:13:5: franz-go write kgo.(*Client).ProduceSync", "p.go:14:21: franz-go write kadm.(*Client).CommitOffsets",
-		"p.go:15:11: raw Kafka write request kmsg.NewPtrOffsetCommitRequest", "p.go:16:2: outgoing HTTP PUT request",
-		"p.go:17:2: outgoing HTTP request with a method that is not a constant GET", "p.go:18:7: outgoing HTTP Post",
-		"p.go:24:2: outgoing HTTP POST request"}
+	want := []string{"p.go:16:5: franz-go write kgo.(*Client).ProduceSync", "p.go:17:21: franz-go write kadm.(*Client).CommitOffsets",
+		"p.go:18:11: raw Kafka write request kmsg.NewPtrOffsetCommitRequest", "p.go:19:2: outgoing HTTP PUT request",
+		"p.go:20:2: outgoing HTTP request with a method that is not a constant GET", "p.go:21:7: outgoing HTTP Post",
+		"p.go:27:2: outgoing HTTP POST request", "p.go:31:4: Kubernetes write dynamic.ResourceInterface.Patch"}
 	if len(got) != len(want) {
 		t.Fatalf("found %d, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
 	}

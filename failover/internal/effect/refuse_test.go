@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"k8s.io/client-go/rest"
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/clusterlink"
@@ -17,6 +18,7 @@ import (
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/kafka/kafkatest"
+	"github.com/drconsole/drconsole/kube"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/storage/storagetest"
@@ -65,6 +67,14 @@ func TestEffectsRefuseWithoutAuditRecord(t *testing.T) {
 			return err
 		},
 		"RunJar": func() error { _, err := RunJar(ctx, none, fc, "j", flink.RunRequest{}); return err },
+		"RestoreFlinkDeployment": func() error {
+			kc, err := kube.NewForConfig(&rest.Config{Host: srv.URL}, "flink", "job")
+			if err != nil {
+				return err
+			}
+			_, err = RestoreFlinkDeployment(ctx, none, kc, KubeRestore{Restore: flink.K8sRestore{Namespace: "flink", Name: "job", SavepointPath: "s3://b/sp", Nonce: 1}, Snapshot: "s"})
+			return err
+		},
 		"ApplyOffsets": func() error {
 			_, err := ApplyOffsets(ctx, none, store, dcl, "f", "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 5}, "alice", "test")
 			return err
