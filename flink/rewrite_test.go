@@ -19,6 +19,11 @@ func targetsFor(t testing.TB, dir, uid string, rename func(string) string, offse
 	if err != nil {
 		t.Fatal(err)
 	}
+	return targetsOf(t, sp, uid, rename, offset)
+}
+
+func targetsOf(t testing.TB, sp *Savepoint, uid string, rename func(string) string, offset func(PartitionOffset) int64) map[string]SplitTarget {
+	t.Helper()
 	k, err := sp.KafkaSourceOffsets(uid)
 	if err != nil {
 		t.Fatal(err)
@@ -180,15 +185,19 @@ func (e fixtureExpected) topics() map[string]bool {
 // ("other", two elements after the splits), subtask 1's in an absolute
 // file inside dir; a keyed operator with a relative key-groups file and an
 // incremental handle's private relative file; relative channel state. It
-// returns the extra state's element bytes.
-func fileBacked(t testing.TB, dir string) (other [][]byte) {
+// returns the extra state's element bytes. absDir names dir in the
+// absolute handle ("": dir as a file: URI).
+func fileBacked(t testing.TB, dir, absDir string) (other [][]byte) {
 	t.Helper()
 	rs := realSourceState(t, "flink-2.2.1-p2-events4-stop")
 	other = [][]byte{appendI32(nil, 0x0badcafe), []byte("\x00\x00\x00\x03xyz")}
 	sub0 := append(append([]byte(nil), rs.subtasks[0].data...), append(other[0], other[1]...)...)
 	otherOffs := []int64{int64(len(rs.subtasks[0].data)), int64(len(rs.subtasks[0].data) + len(other[0]))}
 	writeTestFile(t, dir, "state/sub0", sub0)
-	abs := writeTestFile(t, dir, "abs/sub1", rs.subtasks[1].data)
+	abs := "file://" + filepath.ToSlash(writeTestFile(t, dir, "abs/sub1", rs.subtasks[1].data))
+	if absDir != "" {
+		abs = absDir + "/abs/sub1"
+	}
 	writeTestFile(t, dir, "keyed-state", []byte("kkkkk"))
 	writeTestFile(t, dir, "priv", []byte("p"))
 	writeTestFile(t, dir, "channel", []byte("123456789"))
@@ -196,7 +205,7 @@ func fileBacked(t testing.TB, dir string) (other [][]byte) {
 		{idx: 0, states: []synthState{{SourceReaderStateName, 0, rs.subtasks[0].offsets}, {"other", 1, otherOffs}},
 			delegate: relativeHandle("state/sub0", int64(len(sub0)))},
 		{idx: 1, states: []synthState{{SourceReaderStateName, 0, rs.subtasks[1].offsets}},
-			delegate: fileHandle("file://"+filepath.ToSlash(abs), int64(len(rs.subtasks[1].data))),
+			delegate: fileHandle(abs, int64(len(rs.subtasks[1].data))),
 			output: func(w *jw) {
 				w.i32(1).u8(4).i32(0).i64(9)
 				relativeHandle("channel", 9)(w)
@@ -219,7 +228,7 @@ func fileBacked(t testing.TB, dir string) (other [][]byte) {
 // not carried over.
 func TestRewriteFileBacked(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "src")
-	other := fileBacked(t, src)
+	other := fileBacked(t, src, "")
 	dest := filepath.Join(t.TempDir(), "sp")
 	targets := targetsFor(t, src, "kafka-source", primary, plus1000)
 	var written []string
@@ -458,13 +467,13 @@ func TestRewriteRefusals(t *testing.T) {
 	})
 	t.Run("relative file missing", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "src")
-		fileBacked(t, dir)
+		fileBacked(t, dir, "")
 		os.Remove(filepath.Join(dir, "priv"))
 		refuse(t, RewriteRequest{Source: dir, Targets: targetsFor(t, dir, "", primary, keep)}, "priv")
 	})
 	t.Run("relative file shorter than declared", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "src")
-		fileBacked(t, dir)
+		fileBacked(t, dir, "")
 		os.WriteFile(filepath.Join(dir, "channel"), []byte("1234"), 0o644)
 		refuse(t, RewriteRequest{Source: dir, Targets: targetsFor(t, dir, "", primary, keep)}, "channel has 4 bytes")
 	})
@@ -513,7 +522,7 @@ func TestRewriteEnumeratorKeepsUnassigned(t *testing.T) {
 // Dest and no temporary directory; so does a context cancelled up front.
 func TestRewriteStoppedMidway(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "src")
-	fileBacked(t, src)
+	fileBacked(t, src, "")
 	targets := targetsFor(t, src, "", primary, plus1000)
 	const writes = 6 // 2 new reader files, 3 copies, _metadata
 	for k := 1; k <= writes; k++ {
