@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/flink/s3/s3test"
 )
 
 // drOffsets is what "drconsole translate" writes for the events4 fixture
@@ -104,13 +103,7 @@ func TestSavepointRewriteCLI(t *testing.T) {
 
 // An S3 savepoint rewritten to S3 through the config's s3 section.
 func TestSavepointRewriteCLIS3(t *testing.T) {
-	srv := s3test.Start(t, "flink")
-	meta, err := os.ReadFile(filepath.Join(spEvents, "_metadata"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Put(t, "sp/savepoint-1/_metadata", meta)
-	cfg, _ := cliConfigWith(t, `s3: {endpoint: "`+srv.Config.Endpoint+`", region: us-east-1, path_style: true}`+"\n")
+	cfg := s3Savepoint(t)
 	offs := writeFile(t, t.TempDir(), "dr.json", drOffsets)
 	r := runCLI(t, "", "savepoint", "rewrite", "s3://flink/sp/savepoint-1", "--offsets", offs, "--out", "s3://flink/dr/savepoint-1",
 		"--rename-topics", "default", "--source-alias", "primary", "--config", cfg)

@@ -11,14 +11,7 @@ import (
 // or a runaway allocation. Seeded with the real Flink fixtures and the
 // synthetic shapes; state handles naming files are not opened.
 func FuzzReadMetadata(f *testing.F) {
-	dirs, _ := filepath.Glob(filepath.Join("testdata", "savepoints", "*", MetadataFileName))
-	for _, p := range dirs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
+	addFixtureSeeds(f)
 	for _, v := range []int{3, 5, 7} {
 		meta, _ := buildSynthetic(f, v, f.TempDir())
 		f.Add(meta)
@@ -49,14 +42,7 @@ func FuzzReadMetadata(f *testing.F) {
 // leaves nothing at Dest. The targets rename every split the bytes hold
 // (when they parse) to "dr.<topic>", offset 5.
 func FuzzRewrite(f *testing.F) {
-	dirs, _ := filepath.Glob(filepath.Join("testdata", "savepoints", "*", MetadataFileName))
-	for _, p := range dirs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
+	addFixtureSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		src := filepath.Join(t.TempDir(), "src")
 		writeTestFile(t, src, MetadataFileName, b)
@@ -76,4 +62,16 @@ func FuzzRewrite(f *testing.F) {
 			}
 		}
 	})
+}
+
+// addFixtureSeeds seeds f with the `_metadata` of every real fixture.
+func addFixtureSeeds(f *testing.F) {
+	dirs, _ := filepath.Glob(filepath.Join("testdata", "savepoints", "*", MetadataFileName))
+	for _, p := range dirs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 }
