@@ -482,6 +482,16 @@ func TestRewriteRefusals(t *testing.T) {
 		src := withMeta(t, meta)
 		refuse(t, RewriteRequest{Source: src, Targets: sub0Targets(src)}, "3 bytes after its body")
 	})
+	t.Run("enumerator offset without reader split", func(t *testing.T) {
+		f := byte(1)
+		l := &enumLayout{coordVersion: 1, enumVersion: 3, finished: &f, splits: []enumEntry{
+			{topic: "events", partition: 1, start: OffsetCommitted, stop: NoStoppingOffset},
+			{topic: "events", partition: 7, start: 123, stop: NoStoppingOffset},
+		}}
+		coord, _ := l.encode()
+		src := withMeta(t, encodeMetadata(6, 1, sourceOp(coord, inlineSub(rs.subtasks[0].data, reader))))
+		refuse(t, RewriteRequest{Source: src, Targets: sub0Targets(src)}, "holds an offset for partition events-7")
+	})
 	t.Run("enumerator partition without reader split", func(t *testing.T) {
 		coord := enumV3(t, []PartitionOffset{{Topic: "events", Partition: 1}, {Topic: "events", Partition: 3}, {Topic: "orders", Partition: 0}})
 		src := withMeta(t, encodeMetadata(6, 1, sourceOp(coord, inlineSub(rs.subtasks[0].data, reader))))
