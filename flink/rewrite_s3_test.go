@@ -126,6 +126,24 @@ func TestRewriteS3(t *testing.T) {
 		assertEmptyS3(t, store, d)
 	}
 
+	// Identity: the unchanged reader files are copied, the absolute one
+	// inside the source under a relative handle.
+	res, err = Rewrite(context.Background(), RewriteRequest{Source: "s3://flink/savepoints/sp-1", Dest: "s3://flink/dr/same", Files: store,
+		Targets: targetsOf(t, srcSP, "", same, keep)})
+	if err != nil || res.CopiedFiles != 5 {
+		t.Fatalf("identity: %v %+v", err, res)
+	}
+	sameSP, err := ReadSavepointFrom(store, "s3://flink/dr/same")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := sameSP.Operator(OperatorIDFromUID("kafka-source")).Subtasks[1].ManagedOperator.Delegate; h.Kind != HandleRelative || h.Path != "abs/sub1" {
+		t.Errorf("absolute handle inside the source: %s", h)
+	}
+	if _, err := sameSP.KafkaSourceOffsets(""); err != nil {
+		t.Fatal(err)
+	}
+
 	// S3 source, local Dest; local source, S3 Dest.
 	local := filepath.Join(t.TempDir(), "sp")
 	if _, err := Rewrite(context.Background(), RewriteRequest{Source: "s3://flink/savepoints/sp-1", Dest: local, Files: store, Targets: targets}); err != nil {
