@@ -68,9 +68,21 @@ func TestRewriteS3(t *testing.T) {
 	}
 	targets := targetsOf(t, srcSP, "", primary, plus1000)
 	const dest = "s3://flink/dr/sp-1"
-	res, err := Rewrite(context.Background(), RewriteRequest{Source: "s3://flink/savepoints/sp-1", Dest: dest + "/", Files: store, Targets: targets})
+	// `_metadata` is the last object written: no write before it sees it.
+	var order []string
+	res, err := Rewrite(context.Background(), RewriteRequest{Source: "s3://flink/savepoints/sp-1", Dest: dest + "/", Files: store, Targets: targets,
+		OnWrite: func(name string) error {
+			order = append(order, name)
+			if ok, err := store.Exists(context.Background(), dest+"/"+MetadataFileName); err != nil || ok != (name == MetadataFileName) {
+				t.Errorf("after writing %s: _metadata exists %v (%v)", name, ok, err)
+			}
+			return nil
+		}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(order) != 6 || order[5] != MetadataFileName {
+		t.Errorf("write order %v", order)
 	}
 	if res.Path != dest || res.CopiedFiles != 3 {
 		t.Fatalf("%+v", res)
