@@ -282,7 +282,7 @@ func (d *remoteDest) size(rel string) (int64, bool) {
 	return n, ok
 }
 
-func (d *remoteDest) path() string  { return d.dir }
+func (d *remoteDest) path() string { return d.dir }
 
 // abort removes what was written, `_metadata` first: without it the rest
 // is not a savepoint to anyone.
