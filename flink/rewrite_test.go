@@ -482,6 +482,21 @@ func TestRewriteRefusals(t *testing.T) {
 		src := withMeta(t, meta)
 		refuse(t, RewriteRequest{Source: src, Targets: sub0Targets(src)}, "3 bytes after its body")
 	})
+	t.Run("bounded split moved", func(t *testing.T) {
+		stop := int64(5000)
+		data, offsets := readerStream(t, rs, []PartitionOffset{{Topic: "events", Partition: 0, Next: 10, Stopping: &stop}}, nil)
+		src := withMeta(t, encodeMetadata(6, 1, sourceOp(nil, inlineSub(data, synthState{SourceReaderStateName, 0, offsets}))))
+		refuse(t, RewriteRequest{Source: src, Targets: sub0Targets(src)}, "events-0: a bounded split stopping at offset 5000")
+		// Same offsets (an offset-preserving mirror): the stop still holds.
+		dest := filepath.Join(t.TempDir(), "sp")
+		if _, err := Rewrite(context.Background(), RewriteRequest{Source: src, Dest: dest, Targets: targetsFor(t, src, "", primary, keep)}); err != nil {
+			t.Fatal(err)
+		}
+		sp, _ := ReadSavepoint(dest)
+		if k, err := sp.KafkaSourceOffsets(""); err != nil || *k.Partitions["primary.events-0"].Stopping != 5000 {
+			t.Fatalf("%v %+v", err, k)
+		}
+	})
 	t.Run("enumerator offset without reader split", func(t *testing.T) {
 		f := byte(1)
 		l := &enumLayout{coordVersion: 1, enumVersion: 3, finished: &f, splits: []enumEntry{
