@@ -40,7 +40,8 @@ type RewriteRequest struct {
 	// keyed by its primary "topic-partition" (PartitionOffset.Key). A
 	// split without an entry stops the rewrite: nothing is written.
 	Targets map[string]SplitTarget
-	// Files serves remote Source/Dest URIs (S3); nil: local only.
+	// Files serves remote Source/Dest URIs (S3); nil: local only. A
+	// remote Dest needs Files to be WritableFiles too.
 	Files Files
 	// Roots are further directories state handles may be read from, as
 	// for ReadSavepoint.
