@@ -114,6 +114,30 @@ func Rewrite(ctx context.Context, req RewriteRequest) (*RewriteResult, error) {
 	return res, nil
 }
 
+// CheckRewrite runs the checks of Rewrite that write nothing: it reads the
+// source, checks the targets against its splits and plans the new
+// `_metadata`, and returns what Rewrite would write: Path empty,
+// CopiedFiles/CopiedBytes the state files it would copy and their
+// declared sizes. For a preview: nil does not promise the write succeeds
+// (Dest, storage errors and the read-back check come with Rewrite).
+func CheckRewrite(ctx context.Context, req RewriteRequest) (*RewriteResult, error) {
+	sp, err := openRewriteSource(req)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := planRewrite(ctx, sp, req.SourceUID, req.Targets)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range plan.files {
+		if f.data == nil {
+			plan.result.CopiedFiles++
+			plan.result.CopiedBytes += max(f.size, 0)
+		}
+	}
+	return plan.result, nil
+}
+
 // refused is a RewriteRefused error with its reason.
 func refused(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrRewriteRefused, fmt.Sprintf(format, args...))

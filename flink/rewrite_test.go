@@ -231,6 +231,11 @@ func TestRewriteFileBacked(t *testing.T) {
 	other := fileBacked(t, src, "")
 	dest := filepath.Join(t.TempDir(), "sp")
 	targets := targetsFor(t, src, "kafka-source", primary, plus1000)
+	checked, err := CheckRewrite(context.Background(), RewriteRequest{Source: src, Dest: dest, Targets: targets})
+	if err != nil || checked.CopiedFiles != 3 || checked.CopiedBytes != 5+1+9 || len(checked.Splits) != 4 || checked.Path != "" {
+		t.Fatalf("check: %v %+v", err, checked)
+	}
+	assertNothingLeft(t, dest)
 	var written []string
 	res, err := Rewrite(context.Background(), RewriteRequest{Source: src, Dest: dest, Targets: targets,
 		OnWrite: func(n string) error { written = append(written, n); return nil }})
@@ -371,6 +376,9 @@ func TestRewriteRefusals(t *testing.T) {
 		delete(tg, "events-2")
 		delete(tg, "events-0")
 		refuse(t, RewriteRequest{Source: fixture, Targets: tg}, "no target for 2 split(s): events-0, events-2")
+		if _, err := CheckRewrite(context.Background(), RewriteRequest{Source: fixture, Targets: tg}); !errors.Is(err, ErrRewriteRefused) {
+			t.Fatalf("check: %v", err)
+		}
 	})
 	t.Run("committed marker", func(t *testing.T) {
 		tg := good()
