@@ -91,7 +91,8 @@ func (c ctxReader) Read(p []byte) (int, error) {
 
 type localDest struct {
 	dest, tmp string
-	dirs      []string // made in tmp, to sync
+	dirs      []string    // made in tmp, to sync
+	perm      fs.FileMode // the new directory's, taken from the source's
 }
 
 func newLocalDest(dest string, sp *Savepoint) (*localDest, error) {
@@ -118,7 +119,15 @@ func newLocalDest(dest string, sp *Savepoint) (*localDest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flink: rewrite: %w", err)
 	}
-	return &localDest{dest: p, tmp: tmp, dirs: []string{tmp}}, nil
+	// MkdirTemp makes it 0700: the new savepoint gets the source
+	// directory's permissions (0755 for a remote source) when it is
+	// renamed into place, so the Flink user can read it as it could the
+	// source.
+	perm := fs.FileMode(0o755)
+	if st, err := os.Stat(sp.Dir); err == nil && sp.files == nil {
+		perm = st.Mode().Perm()
+	}
+	return &localDest{dest: p, tmp: tmp, dirs: []string{tmp}, perm: perm}, nil
 }
 
 func (d *localDest) create(ctx context.Context, rel string, r io.Reader) (int64, error) {
@@ -178,6 +187,9 @@ func (d *localDest) commit() error {
 		if err := syncDir(dir); err != nil {
 			return err
 		}
+	}
+	if err := os.Chmod(d.tmp, d.perm); err != nil {
+		return fmt.Errorf("flink: rewrite: %w", err)
 	}
 	if _, err := os.Lstat(d.dest); err == nil {
 		return refused("destination %s appeared while the rewrite ran", d.dest)

@@ -77,6 +77,10 @@ func TestRewriteIdentity(t *testing.T) {
 			if !bytes.Equal(readMeta(t, dest), readMeta(t, dir)) {
 				t.Fatal("identity rewrite changed _metadata")
 			}
+			srcSt, _ := os.Stat(dir)
+			if st, err := os.Stat(dest); err != nil || st.Mode().Perm() != srcSt.Mode().Perm() {
+				t.Errorf("Dest permissions %v, source's %v", st.Mode(), srcSt.Mode())
+			}
 		})
 	}
 }
