@@ -568,6 +568,17 @@ func TestRewriteStoppedMidway(t *testing.T) {
 			dest := filepath.Join(t.TempDir(), "sp")
 			n := 0
 			_, err := Rewrite(ctx, RewriteRequest{Source: src, Dest: dest, Targets: targets, OnWrite: func(string) error {
+				// What a crash here would leave: no Dest, and no
+				// `_metadata` anywhere a catalog scan could find it.
+				if _, err := os.Lstat(dest); err == nil {
+					t.Errorf("Dest exists before the rewrite is checked")
+				}
+				if m, _ := filepath.Glob(filepath.Join(filepath.Dir(dest), "*", MetadataFileName)); len(m) > 0 {
+					t.Errorf("a _metadata before the rewrite is checked: %v", m)
+				}
+				if m, _ := filepath.Glob(filepath.Join(filepath.Dir(dest), ".*", MetadataFileName)); len(m) > 0 {
+					t.Errorf("a _metadata before the rewrite is checked: %v", m)
+				}
 				if n++; n == k {
 					if how == "cancel" {
 						cancel()
