@@ -116,6 +116,18 @@ func newLocalDest(dest string, sp *Savepoint) (*localDest, error) {
 	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
 		return nil, refused("the directory %s, to hold %s, does not exist", parent, filepath.Base(p))
 	}
+	// The same through symbolic links: Dest's parent may be a link into
+	// the source.
+	if sp.files == nil {
+		realParent, err1 := filepath.EvalSymlinks(parent)
+		realSrc, err2 := filepath.EvalSymlinks(sp.Dir)
+		if err1 != nil || err2 != nil {
+			return nil, refused("destination %s: cannot resolve it against the source %s", p, sp.Dir)
+		}
+		if real := filepath.Join(realParent, filepath.Base(p)); Within(realSrc, real) || Within(real, realSrc) {
+			return nil, refused("destination %s overlaps the source savepoint %s (through a symbolic link), which is never modified", p, sp.Dir)
+		}
+	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(p)+".rewrite-")
 	if err != nil {
 		return nil, fmt.Errorf("flink: rewrite: %w", err)

@@ -430,6 +430,14 @@ func TestRewriteRefusals(t *testing.T) {
 	t.Run("dest inside source", func(t *testing.T) {
 		src := withMeta(t, readMeta(t, fixture))
 		refuse(t, RewriteRequest{Source: src, Dest: filepath.Join(src, "new"), Targets: good()}, "overlaps the source")
+		link := filepath.Join(t.TempDir(), "link")
+		if err := os.Symlink(src, link); err != nil {
+			t.Fatal(err)
+		}
+		refuse(t, RewriteRequest{Source: src, Dest: filepath.Join(link, "new"), Targets: good()}, "through a symbolic link")
+		if ents, _ := os.ReadDir(src); len(ents) != 1 {
+			t.Errorf("source directory holds %d entries", len(ents))
+		}
 	})
 	t.Run("unknown enumerator version", func(t *testing.T) {
 		coord := (&jw{}).i32(1).i32(9).i32(0).Bytes()
