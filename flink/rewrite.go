@@ -94,11 +94,7 @@ func Rewrite(ctx context.Context, req RewriteRequest) (*RewriteResult, error) {
 	if req.Source == "" || req.Dest == "" {
 		return nil, refused("a rewrite needs a source and a destination")
 	}
-	sp, err := openRewriteSource(req)
-	if err != nil {
-		return nil, err
-	}
-	plan, err := planRewrite(ctx, sp, req.SourceUID, req.Targets)
+	sp, plan, err := prepareRewrite(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -121,11 +117,7 @@ func Rewrite(ctx context.Context, req RewriteRequest) (*RewriteResult, error) {
 // declared sizes. For a preview: nil does not promise the write succeeds
 // (Dest, storage errors and the read-back check come with Rewrite).
 func CheckRewrite(ctx context.Context, req RewriteRequest) (*RewriteResult, error) {
-	sp, err := openRewriteSource(req)
-	if err != nil {
-		return nil, err
-	}
-	plan, err := planRewrite(ctx, sp, req.SourceUID, req.Targets)
+	_, plan, err := prepareRewrite(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +128,19 @@ func CheckRewrite(ctx context.Context, req RewriteRequest) (*RewriteResult, erro
 		}
 	}
 	return plan.result, nil
+}
+
+// prepareRewrite reads the source and plans the rewrite.
+func prepareRewrite(ctx context.Context, req RewriteRequest) (*Savepoint, *rewritePlan, error) {
+	sp, err := openRewriteSource(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := planRewrite(ctx, sp, req.SourceUID, req.Targets)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sp, plan, nil
 }
 
 // refused is a RewriteRefused error with its reason.
