@@ -1,8 +1,9 @@
 package flink
 
-// The savepoint rewriter's contract (issue 14): a new savepoint whose
-// KafkaSource state points at the DR cluster. The implementation lands in
-// the same package; this file fixes the types its callers build against.
+// The savepoint rewriter (issue 14): a new savepoint whose KafkaSource
+// state points at the DR cluster. This file is its contract (the types its
+// callers build against) and entry points; rewrite_plan.go decides which
+// bytes change, rewrite_dest.go writes and checks the result.
 
 import (
 	"context"
