@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,18 +9,20 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flink/s3"
 	"github.com/drconsole/drconsole/storage"
 )
 
 const backupUsage = `Usage:
-  drconsole backup (--config FILE | --db FILE) --to DIR
-  drconsole restore --from DIR|BACKUP.db --db FILE [--force]
+  drconsole backup (--config FILE | --db FILE) --to DIR|s3://BUCKET/PREFIX
+  drconsole restore --from DIR|BACKUP.db|s3://BUCKET/PREFIX[/BACKUP.db] --db FILE [--config FILE] [--force]
 
 backup writes a consistent copy of the console's database while it serves (SQLite's backup
 API, one read transaction) to DIR/drconsole-<UTC time>.db, checks it (integrity, the audit
@@ -29,6 +32,9 @@ chain from its first record to its head) and then writes its manifest DIR/<same 
 restore takes the newest backup with a manifest in DIR (or the one named), checks it again
 against its manifest, and puts it at --db. It refuses while a console serves that data
 directory, and refuses to replace an existing database without --force.
+
+s3:// locations use the s3 section of --config (credentials from the environment, as for
+savepoints); the copy is made locally first, uploaded, and its manifest uploaded last.
 `
 
 // backupPrefix and backupSuffix name the copies; the UTC time between
@@ -67,9 +73,10 @@ func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageError{errors.New("backup needs --to DIR")}
 	}
 	src := *dbFile
+	var cfg *config.Config
 	if *cfgFile != "" {
-		cfg, err := config.Load(*cfgFile)
-		if err != nil {
+		var err error
+		if cfg, err = config.Load(*cfgFile); err != nil {
 			return err
 		}
 		src = filepath.Join(cfg.DataDir, "drconsole.db")
@@ -77,12 +84,24 @@ func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := refuseSpecialFile(src); err != nil {
 		return inputError{fmt.Errorf("backup: %w", err)}
 	}
-	if err := os.MkdirAll(*to, 0o700); err != nil {
+	var remote *s3.Store
+	dir := *to
+	if config.IsS3URI(*to) {
+		var err error
+		if remote, err = s3Store(cfg, "backup --to"); err != nil {
+			return err
+		}
+		// The copy is made here first: an upload is not a snapshot.
+		if dir, err = os.MkdirTemp("", "drconsole-backup-"); err != nil {
+			return fmt.Errorf("backup: %w", err)
+		}
+		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
 	start := time.Now().UTC()
 	name := backupPrefix + start.Format(backupLayout) + backupSuffix
-	dst := filepath.Join(*to, name)
+	dst := filepath.Join(dir, name)
 	snap, err := storage.BackupDatabase(ctx, src, dst)
 	if err != nil {
 		return fmt.Errorf("backup: %w", err)
@@ -92,15 +111,55 @@ func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	b = append(b, '\n')
 	// The manifest goes last: a copy cut short by a crash has none, and
 	// restore never picks it.
-	if err := writeFileAtomic(dst+".json", append(b, '\n')); err != nil {
+	where := dst
+	if remote != nil {
+		where = strings.TrimRight(*to, "/") + "/" + name
+		err = uploadBackup(ctx, remote, dst, where, b)
+	} else if err = writeFileAtomic(dst+".json", b); err != nil {
 		os.Remove(dst)
+	}
+	if err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
-	fmt.Fprintf(stdout, "backup: %s (%d bytes, schema %d) in %s\n", dst, snap.Bytes, snap.SchemaVersion, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "backup: %s (%d bytes, schema %d) in %s\n", where, snap.Bytes, snap.SchemaVersion, time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "backup: audit %d records, chain intact, head record %d hash %s\n", snap.AuditRecords, snap.AuditHeadID, snap.AuditHeadHash)
 	return nil
+}
+
+// s3Store is the configured object store, for backups on s3://.
+func s3Store(cfg *config.Config, what string) (*s3.Store, error) {
+	if cfg == nil || cfg.S3 == nil {
+		return nil, usageError{fmt.Errorf("%s s3://... needs --config FILE with an s3 section (endpoint, region)", what)}
+	}
+	return s3.New(cfg.S3)
+}
+
+// uploadBackup puts the local copy at uri, then its manifest; a failed
+// upload removes what it wrote, manifest first.
+func uploadBackup(ctx context.Context, st *s3.Store, local, uri string, manifest []byte) error {
+	f, err := os.Open(local)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	err = st.Upload(ctx, uri, f, info.Size())
+	if err == nil {
+		err = st.Upload(ctx, uri+".json", bytes.NewReader(manifest), int64(len(manifest)))
+	}
+	if err != nil {
+		cleanup, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		st.Remove(cleanup, uri+".json")
+		st.Remove(cleanup, uri)
+	}
+	return err
 }
 
 func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -109,6 +168,7 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Usage = func() { fmt.Fprint(stderr, backupUsage) }
 	from := fs.String("from", "", "")
 	dbFile := fs.String("db", "", "")
+	cfgFile := fs.String("config", "", "")
 	force := fs.Bool("force", false, "")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
@@ -119,7 +179,30 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case *from == "" || *dbFile == "":
 		return usageError{errors.New("restore needs --from DIR|BACKUP.db and --db FILE")}
 	}
-	copyPath, m, err := pickBackup(*from)
+	source := *from
+	if config.IsS3URI(*from) {
+		var cfg *config.Config
+		if *cfgFile != "" {
+			var err error
+			if cfg, err = config.Load(*cfgFile); err != nil {
+				return err
+			}
+		}
+		remote, err := s3Store(cfg, "restore --from")
+		if err != nil {
+			return err
+		}
+		// Fetched beside the target, then checked like a local copy.
+		staging, err := os.MkdirTemp(filepath.Dir(*dbFile), ".restore-")
+		if err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		defer os.RemoveAll(staging)
+		if source, err = downloadBackup(ctx, remote, *from, staging); err != nil {
+			return inputError{fmt.Errorf("restore: %w", err)}
+		}
+	}
+	copyPath, m, err := pickBackup(source)
 	if err != nil {
 		return inputError{fmt.Errorf("restore: %w", err)}
 	}
@@ -167,15 +250,13 @@ func pickBackup(from string) (string, backupManifest, error) {
 		}
 		var names []string
 		for _, e := range entries {
-			n := e.Name()
-			if strings.HasPrefix(n, backupPrefix) && strings.HasSuffix(n, backupSuffix) && exists(filepath.Join(from, n+".json")) {
-				names = append(names, n)
-			}
+			names = append(names, e.Name())
 		}
-		if len(names) == 0 {
-			return "", backupManifest{}, fmt.Errorf("%s holds no finished backup (%s*%s with its .json manifest)", from, backupPrefix, backupSuffix)
+		newest, err := newestFinished(from, names)
+		if err != nil {
+			return "", backupManifest{}, err
 		}
-		p = filepath.Join(from, slices.Max(names))
+		p = filepath.Join(from, newest)
 	}
 	b, err := os.ReadFile(p + ".json")
 	if err != nil {
@@ -186,6 +267,58 @@ func pickBackup(from string) (string, backupManifest, error) {
 		return "", backupManifest{}, fmt.Errorf("%s.json is not a backup manifest", p)
 	}
 	return p, m, nil
+}
+
+// newestFinished picks, among the names in dir, the newest backup that
+// has its manifest.
+func newestFinished(dir string, names []string) (string, error) {
+	var finished []string
+	for _, n := range names {
+		if strings.HasPrefix(n, backupPrefix) && strings.HasSuffix(n, backupSuffix) && slices.Contains(names, n+".json") {
+			finished = append(finished, n)
+		}
+	}
+	if len(finished) == 0 {
+		return "", fmt.Errorf("%s holds no finished backup (%s*%s with its .json manifest)", dir, backupPrefix, backupSuffix)
+	}
+	return slices.Max(finished), nil
+}
+
+// downloadBackup fetches the backup at uri (a copy, or the newest
+// finished one under a prefix) and its manifest into dir, and returns the
+// local copy's path.
+func downloadBackup(ctx context.Context, st *s3.Store, uri, dir string) (string, error) {
+	uri = strings.TrimRight(uri, "/")
+	if !strings.HasSuffix(uri, backupSuffix) {
+		files, _, err := st.List(ctx, uri)
+		if err != nil {
+			return "", err
+		}
+		var names []string
+		for _, f := range files {
+			names = append(names, path.Base(f.URI))
+		}
+		newest, err := newestFinished(uri, names)
+		if err != nil {
+			return "", err
+		}
+		uri += "/" + newest
+	}
+	local := filepath.Join(dir, path.Base(uri))
+	for _, u := range []string{uri + ".json", uri} {
+		f, err := os.Create(filepath.Join(dir, path.Base(u)))
+		if err != nil {
+			return "", err
+		}
+		_, err = st.Download(ctx, u, f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return local, nil
 }
 
 // placeCopy copies the checked backup to dst. The old database's -wal

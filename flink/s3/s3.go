@@ -2,7 +2,9 @@
 // object storage (AWS S3, MinIO, Ceph...), for the savepoint catalog: the
 // objects of one savepoint and the listing of a savepoint directory. It
 // writes only new objects of a rewritten savepoint (flink.Rewrite, through
-// flink.WritableFiles), and removes only those when a rewrite fails.
+// flink.WritableFiles), and removes only those when a rewrite fails; and
+// it carries the console's own database backups (`drconsole backup` and
+// `restore`, streamed: Upload, Download).
 package s3
 
 import (
@@ -189,6 +191,40 @@ func (s *Store) WriteFile(ctx context.Context, uri string, data []byte) error {
 		return s.wrap(uri, err)
 	}
 	return nil
+}
+
+// Upload streams size bytes from r to the object at uri, bounded by ctx
+// only: a database backup may take longer than Timeout.
+func (s *Store) Upload(ctx context.Context, uri string, r io.Reader, size int64) error {
+	bucket, key, err := split(uri)
+	if err != nil {
+		return err
+	}
+	if key == "" || strings.HasSuffix(key, "/") {
+		return fmt.Errorf("s3: %q names no object", uri)
+	}
+	if _, err := s.cl.PutObject(ctx, bucket, key, r, size, minio.PutObjectOptions{}); err != nil {
+		return s.wrap(uri, err)
+	}
+	return nil
+}
+
+// Download streams the object at uri to w, bounded by ctx only.
+func (s *Store) Download(ctx context.Context, uri string, w io.Writer) (int64, error) {
+	bucket, key, err := split(uri)
+	if err != nil {
+		return 0, err
+	}
+	obj, err := s.cl.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return 0, s.wrap(uri, err)
+	}
+	defer obj.Close()
+	n, err := io.Copy(w, obj)
+	if err != nil {
+		return n, s.wrap(uri, err)
+	}
+	return n, nil
 }
 
 // Remove deletes the object at uri; a missing object is no error.
