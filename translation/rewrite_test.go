@@ -162,4 +162,3 @@ func TestParseChoice(t *testing.T) {
 		}
 	}
 }
-
