@@ -65,6 +65,10 @@ func TestEffectsRefuseWithoutAuditRecord(t *testing.T) {
 			return err
 		},
 		"RunJar": func() error { _, err := RunJar(ctx, none, fc, "j", flink.RunRequest{}); return err },
+		"RewriteSavepoint": func() error {
+			_, err := RewriteSavepoint(ctx, none, flink.RewriteRequest{Source: t.TempDir(), Dest: filepath.Join(t.TempDir(), "dr")})
+			return err
+		},
 		"ApplyOffsets": func() error {
 			_, err := ApplyOffsets(ctx, none, store, dcl, "f", "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 5}, "alice", "test")
 			return err
