@@ -380,7 +380,7 @@ func UnderSavepointDir(dirs []string, p string) bool {
 		return false
 	}
 	for _, d := range dirs {
-		if !config.IsS3URI(d) && flink.Within(filepath.Clean(d), local) {
+		if ld, err := LocalPath(d); err == nil && flink.Within(ld, local) {
 			return true
 		}
 	}

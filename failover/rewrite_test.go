@@ -1,0 +1,315 @@
+package failover
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/translation"
+)
+
+// rewriteFixture is a real Flink 2.2.1 savepoint: KafkaSource uid
+// orders-users-source over orders (2 partitions) and users (3).
+const rewriteFixture = "../flink/testdata/savepoints/flink-2.2.1-p1-orders2-users3-stop"
+
+// rewriteEnv is a sandbox flow with a savepoint directory holding a source
+// savepoint in the catalog: the real fixture with "users" renamed "clicks"
+// (a topic the sandbox does not mirror: no offset sync will ever
+// translate it), "orders" kept (mirrored: its offsets translate).
+func rewriteEnv(t *testing.T) (*env, string) {
+	t.Helper()
+	e := newEnv(t, 1)
+	dir := t.TempDir()
+	e.cfg.SavepointDirs = []string{dir}
+	e.rb.Catalog = &catalog.Catalog{Store: e.store, Config: e.cfg, Monitor: e.rb.Monitor}
+	sp, err := flink.ReadSavepoint(rewriteFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := sp.KafkaSourceOffsets("orders-users-source")
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string]flink.SplitTarget{}
+	for key, p := range k.Partitions {
+		topic := map[string]string{"orders": "orders", "users": "clicks"}[p.Topic]
+		targets[key] = flink.SplitTarget{Topic: topic, Offset: p.Next, Why: "test source"}
+	}
+	if _, err := flink.Rewrite(context.Background(), flink.RewriteRequest{Source: rewriteFixture, Dest: filepath.Join(dir, "src"),
+		SourceUID: "orders-users-source", Targets: targets}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.rb.Catalog.Register(context.Background(), filepath.Join(dir, "src")); err != nil {
+		t.Fatal(err)
+	}
+	return e, dir
+}
+
+func rewritePlan(dir, to string, choices map[string]translation.Choice) Plan {
+	return Plan{Flow: "primary->dr", Steps: []Step{
+		{Kind: KindRewriteSavepoint, RewriteFrom: "file:" + dir + "/src", SourceUID: "orders-users-source", RewriteTo: "file:" + dir + "/" + to, Choices: choices},
+		{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", JarID: "job.jar", SavepointPath: "file:" + dir + "/" + to},
+	}}
+}
+
+// run begins and runs step idx of run id as who, recovering a simulated
+// crash (a panic from the crash hook).
+func runStep(ctx context.Context, rb *Runbook, who Actor, id int64, idx int) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = v.(error)
+		}
+	}()
+	x, err := rb.Begin(ctx, who, id, idx, "primary->dr", "")
+	if err != nil {
+		return err
+	}
+	return x.Run(ctx)
+}
+
+// The rewrite through the runbook with two operators: the plan form's
+// preview lists the partitions needing a choice; without them the step is
+// refused (on record, nothing written); with alice's choices, approved by
+// bob, it writes the savepoint with exactly the previewed targets,
+// survives a crash between writing and registering, registers it as
+// rewritten, and the restore starts the job from it with the same uid and
+// without allowNonRestoredState.
+func TestRewriteSavepointStepThroughTheRunbook(t *testing.T) {
+	e, dir := rewriteEnv(t)
+	ctx := context.Background()
+	e.sb.SetMirrorRunning(false) // the translation holds still
+
+	// Plan validation.
+	bad := rewritePlan(dir, "dr", nil)
+	bad.Steps[1].AllowNonRestoredState = true
+	if _, err := e.rb.Create(ctx, alice, bad, "drill"); err == nil || !strings.Contains(err.Error(), "allowNonRestoredState must stay off") {
+		t.Fatalf("restore of a rewritten savepoint with allowNonRestoredState: %v", err)
+	}
+	bad = rewritePlan(dir, "dr", nil)
+	bad.Steps[0], bad.Steps[1] = bad.Steps[1], bad.Steps[0]
+	if _, err := e.rb.Create(ctx, alice, bad, "drill"); err == nil || !strings.Contains(err.Error(), "writes later") {
+		t.Fatalf("restore before the rewrite: %v", err)
+	}
+	bad = rewritePlan(dir, "dr", nil)
+	bad.Steps[0].RewriteTo = "file:" + t.TempDir() + "/dr"
+	if _, err := e.rb.Create(ctx, alice, bad, "drill"); err == nil || !strings.Contains(err.Error(), "not inside a configured savepoint directory") {
+		t.Fatalf("a destination outside the savepoint directories: %v", err)
+	}
+	bad = rewritePlan(dir, "src/dr", nil)
+	if _, err := e.rb.Create(ctx, alice, bad, "drill"); err == nil || !strings.Contains(err.Error(), "neither the source") {
+		t.Fatalf("a destination inside the source: %v", err)
+	}
+
+	// The preview before planning: clicks never translates.
+	plan := rewritePlan(dir, "dr", nil)
+	pv, err := e.rb.PreviewRewrite(ctx, plan.Flow, plan.Steps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	choices := map[string]translation.Choice{}
+	for _, r := range pv.Targets.Rows {
+		if r.Target == nil {
+			choices[r.Key] = translation.Choice{Kind: translation.ChoiceEarliest}
+		}
+	}
+	for _, key := range []string{"clicks-0", "clicks-1", "clicks-2"} {
+		if _, ok := choices[key]; !ok {
+			t.Fatalf("%s needs no choice: %+v", key, pv.Targets.Rows)
+		}
+	}
+	choices["clicks-1"] = translation.Choice{Kind: translation.ChoiceLatest}
+
+	// Without choices the step is refused before it starts.
+	id, err := e.rb.Create(ctx, alice, plan, "drill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := e.rb.Get(ctx, id)
+	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := runStep(ctx, e.rb, alice, id, 0); !errors.Is(err, ErrRuleViolation) || !strings.Contains(err.Error(), "clicks-0") {
+		t.Fatalf("rewrite without choices: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dr")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused rewrite wrote its destination: %v", err)
+	}
+	if n := e.audit.count("failover.step-refused"); n != 1 {
+		t.Fatalf("%d refusals on record, want 1", n)
+	}
+
+	// Alice plans again with her choices; bob approves.
+	if err := e.rb.Cancel(ctx, alice, id, "choices missing"); err != nil {
+		t.Fatal(err)
+	}
+	plan.Steps[0].Choices = choices
+	if id, err = e.rb.Create(ctx, alice, plan, "drill, with choices for clicks"); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = e.rb.Get(ctx, id)
+	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, ""); err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Plan.Steps[0].Choices["clicks-1"]; c.By != "alice" || c.Kind != translation.ChoiceLatest {
+		t.Fatalf("stored choice %+v", c)
+	}
+
+	// A crash after the savepoint is written, before it is registered.
+	crashed := errors.New("crash")
+	e.rb.CrashHook = func(p string) {
+		if p == "rewrite-written" {
+			panic(crashed)
+		}
+	}
+	if err := runStep(ctx, e.rb, alice, id, 0); !errors.Is(err, crashed) {
+		t.Fatalf("crash did not happen: %v", err)
+	}
+	if _, err := e.store.SavepointByPath(ctx, "file:"+dir+"/dr"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("registered before the crash point: %v", err)
+	}
+	newRunner()
+	e.rb.CrashHook = nil
+	// The restore cannot run before the rewrite is done.
+	if err := runStep(ctx, e.rb, alice, id, 1); !errors.Is(err, ErrOrder) {
+		t.Fatalf("restore before the rewrite finished: %v", err)
+	}
+	if err := runStep(ctx, e.rb, alice, id, 0); err != nil {
+		t.Fatalf("resumed rewrite: %v", err)
+	}
+	r, _ = e.rb.Get(ctx, id)
+	var res map[string]any
+	if err := json.Unmarshal([]byte(r.Steps[0].Result), &res); err != nil || !strings.Contains(res["note"].(string), "earlier attempt") {
+		t.Fatalf("resumed rewrite result %s %v", r.Steps[0].Result, err)
+	}
+
+	// The new savepoint holds exactly the previewed targets.
+	got, err := e.rb.Catalog.KafkaSplits(ctx, filepath.Join(dir, "dr"), "orders-users-source")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv, err = e.rb.PreviewRewrite(ctx, plan.Flow, plan.Steps[0])
+	if err != nil || !pv.Targets.Complete() {
+		t.Fatalf("preview with choices: %v %v", err, pv.Targets.Err())
+	}
+	for key, want := range pv.Targets.Targets() {
+		tp, _ := flinkKey(key)
+		if g := got.Partitions[want.Topic+"-"+tp]; g.Next != want.Offset {
+			t.Errorf("%s: rewritten at %d, want %d (%s)", key, g.Next, want.Offset, want.Why)
+		}
+	}
+	if got.Partitions["clicks-0"].Next != flink.OffsetEarliest || got.Partitions["clicks-1"].Next != flink.OffsetLatest || len(got.Partitions) != 5 {
+		t.Fatalf("rewritten splits %+v", got.Partitions)
+	}
+	sp, err := e.store.SavepointByPath(ctx, "file:"+dir+"/dr")
+	if err != nil || sp.Origin != model.OriginRewritten || sp.RewrittenFrom != "file:"+dir+"/src" || sp.RewrittenFlow != "primary->dr" {
+		t.Fatalf("catalog entry %+v %v", sp, err)
+	}
+
+	// The restore: same uid (nothing to change), allowNonRestoredState off.
+	if err := runStep(ctx, e.rb, alice, id, 1); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.flink.jobs) != 1 {
+		t.Fatalf("%d jobs started", len(e.flink.jobs))
+	}
+	for _, req := range e.flink.jobs {
+		if req.SavepointPath != "file:"+dir+"/dr" || req.AllowNonRestoredState {
+			t.Fatalf("restore request %+v", req)
+		}
+	}
+	// The choices and who made them are on record with the step.
+	starts, _ := e.store.AuditEntries(ctx, storage.AuditFilter{Action: "failover.step-start"})
+	if found := false; !found {
+		for _, s := range starts {
+			found = found || strings.Contains(string(s.Details), `"clicks-1":{"kind":"latest","by":"alice"}`)
+		}
+		if !found {
+			t.Fatal("the step's start record does not hold alice's choice")
+		}
+	}
+}
+
+// A destination holding anything but this step's exact rewrite is neither
+// overwritten nor used: the step fails and leaves it as it was.
+func TestRewriteSavepointRefusesForeignDestination(t *testing.T) {
+	e, dir := rewriteEnv(t)
+	ctx := context.Background()
+	e.sb.SetMirrorRunning(false)
+	all := func(kind string) map[string]translation.Choice {
+		c := map[string]translation.Choice{}
+		for _, key := range []string{"orders-0", "orders-1", "clicks-0", "clicks-1", "clicks-2"} {
+			c[key] = translation.Choice{Kind: kind}
+		}
+		return c
+	}
+	// "taken" is the rewrite with every partition at latest...
+	plan := rewritePlan(dir, "taken", all(translation.ChoiceLatest))
+	pv, err := e.rb.PreviewRewrite(ctx, plan.Flow, plan.Steps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range pv.Targets.Rows {
+		if r.Translated() {
+			delete(plan.Steps[0].Choices, r.Key) // a choice is only for what does not translate
+		}
+	}
+	if _, err := flink.Rewrite(ctx, flink.RewriteRequest{Source: filepath.Join(dir, "src"), Dest: filepath.Join(dir, "taken"),
+		SourceUID: "orders-users-source", Targets: mustTargets(t, e, plan)}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "taken", flink.MetadataFileName))
+	// ... and the plan wants earliest where it holds latest.
+	for key := range plan.Steps[0].Choices {
+		plan.Steps[0].Choices[key] = translation.Choice{Kind: translation.ChoiceEarliest}
+	}
+	id, err := e.rb.Create(ctx, alice, plan, "drill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := e.rb.Get(ctx, id)
+	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, ""); err != nil {
+		t.Fatal(err)
+	}
+	err = runStep(ctx, e.rb, alice, id, 0)
+	if err == nil || !strings.Contains(err.Error(), "exists already and is not this step's rewrite") || !strings.Contains(err.Error(), "clicks-0 at -1, not -2") {
+		t.Fatalf("foreign destination: %v", err)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, "taken", flink.MetadataFileName))
+	if string(before) != string(after) {
+		t.Fatal("the foreign destination was changed")
+	}
+	if _, err := e.store.SavepointByPath(ctx, "file:"+dir+"/taken"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("a foreign destination was registered: %v", err)
+	}
+	// The restore depending on it refuses too (its rule: the rewrite did not succeed).
+	r, _ = e.rb.Get(ctx, id)
+	if r.Steps[0].Status != model.StepFailed {
+		t.Fatalf("rewrite step %s", r.Steps[0].Status)
+	}
+	if ok, why := e.rb.rewriteDone(ctx, r, 0); ok || !strings.Contains(why, "has not succeeded") {
+		t.Fatalf("rewriteDone after a failed rewrite: %v %s", ok, why)
+	}
+}
+
+func mustTargets(t *testing.T, e *env, p Plan) map[string]flink.SplitTarget {
+	t.Helper()
+	pv, err := e.rb.PreviewRewrite(context.Background(), p.Flow, p.Steps[0])
+	if err != nil || !pv.Targets.Complete() {
+		t.Fatalf("%v %v", err, pv.Targets.Err())
+	}
+	return pv.Targets.Targets()
+}
+
+// flinkKey splits "topic-partition" into its partition number as text.
+func flinkKey(key string) (string, string) {
+	i := strings.LastIndexByte(key, '-')
+	return key[i+1:], key[:i]
+}
