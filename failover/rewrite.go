@@ -337,6 +337,12 @@ func (rb *Runbook) previewRewrite(ctx context.Context, flow string, s Step) ([]s
 	if err != nil {
 		return nil, err
 	}
+	return p.Lines(flow, s), nil
+}
+
+// Lines says what the rewrite step s of flow will do, as the run page and
+// the plan form show it.
+func (p *RewritePreview) Lines(flow string, s Step) []string {
 	lines := []string{fmt.Sprintf("Reads the KafkaSource state (uid %s, %d split(s)) of catalog savepoint #%d %s; the source is never modified.",
 		p.SourceUID, p.Splits, p.Source.ID, p.Source.Path)}
 	switch {
@@ -361,5 +367,25 @@ func (rb *Runbook) previewRewrite(ctx context.Context, flow string, s Step) ([]s
 	if err := p.Targets.Err(); err != nil {
 		lines = append(lines, "THE STEP WILL BE REFUSED: "+err.Error())
 	}
-	return lines, nil
+	return lines
+}
+
+// RewriteDest proposes where a rewrite of savepoint src for flow goes: a
+// new directory beside it when it lies in a configured savepoint
+// directory, else in the first one, named after the source and the flow.
+func RewriteDest(cfg *config.Config, flow, src string) string {
+	src = catalog.CanonicalPath(src)
+	if src == "" || len(cfg.SavepointDirs) == 0 {
+		return ""
+	}
+	name := src[strings.LastIndexByte(src, '/')+1:] + "-dr-" + strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '-'
+	}, flow)
+	if catalog.UnderSavepointDir(cfg.SavepointDirs, src) {
+		return src[:strings.LastIndexByte(src, '/')+1] + name
+	}
+	return strings.TrimRight(catalog.CanonicalPath(cfg.SavepointDirs[0]), "/") + "/" + name
 }
