@@ -88,4 +88,3 @@ func (h *Handlers) rewriteChoices(r *http.Request, f form.Plan) views.RewriteCho
 func (h *Handlers) PlanRewriteChoices(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, views.RewriteChoiceFields(h.rewriteChoices(r, form.NewPlan(r))))
 }
-
