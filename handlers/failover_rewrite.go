@@ -11,6 +11,7 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/translation"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -22,7 +23,7 @@ const rewriteTimeout = 8 * time.Second
 // planRewrite previews the rewrite the form asks for (strategy rewrite),
 // and judges the restore strategies for the picked savepoint (any
 // strategy): what the operator sees before planning.
-func (h *Handlers) planRewrite(ctx context.Context, f form.Plan) *views.PlanRewrite {
+func (h *Handlers) planRewrite(ctx context.Context, f form.Plan, who string) *views.PlanRewrite {
 	if f.SavepointPath == "" || h.Catalog == nil {
 		return nil
 	}
@@ -51,6 +52,12 @@ func (h *Handlers) planRewrite(ctx context.Context, f form.Plan) *views.PlanRewr
 	}
 	if out.Chosen {
 		step := f.RewriteStep(cfg)
+		stamped := make(map[string]translation.Choice, len(step.Choices))
+		for k, c := range step.Choices { // as the runbook will record them
+			c.By = who
+			stamped[k] = c
+		}
+		step.Choices = stamped
 		out.Step = step
 		if out.Preview, err = h.Runbook.PreviewRewrite(ctx, f.Flow, step); err != nil {
 			out.Err = err.Error()
