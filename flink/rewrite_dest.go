@@ -4,9 +4,10 @@ package flink
 // counts as written. A local Dest is built in a hidden sibling directory
 // (".NAME.rewrite-XXXX") and renamed into place only after the check: a
 // crash leaves at most that hidden directory, never a half savepoint at
-// Dest. A remote Dest (S3) has no rename: state objects are written first
-// and `_metadata` last (a prefix without `_metadata` is not a savepoint),
-// and on failure `_metadata` is deleted first.
+// Dest. A remote Dest (S3) has no rename: state objects are written first,
+// checked through the store against the new `_metadata` held in memory,
+// and `_metadata` is written last (a prefix without `_metadata` is not a
+// savepoint); on failure `_metadata` is deleted first.
 
 import (
 	"bytes"
@@ -40,11 +41,12 @@ const cleanupTimeout = time.Minute
 type rewriteDest interface {
 	// create writes the file at rel (slash-separated, relative to Dest).
 	create(ctx context.Context, rel string, r io.Reader) (int64, error)
-	// readBack reads the written savepoint.
-	readBack() (*Savepoint, error)
+	// finish writes `_metadata` (calling wrote after it), has check read
+	// the new savepoint back, and makes it appear at Dest, in the order
+	// that never shows an unchecked savepoint at Dest.
+	finish(ctx context.Context, meta []byte, wrote func(string) error, check func(*Savepoint) error) error
 	// size is the written size of rel.
 	size(rel string) (int64, bool)
-	commit() error
 	abort()
 	path() string
 }
@@ -141,7 +143,25 @@ func (d *localDest) create(ctx context.Context, rel string, r io.Reader) (int64,
 	return n, err
 }
 
-func (d *localDest) readBack() (*Savepoint, error) { return ReadSavepoint(d.tmp) }
+func (d *localDest) finish(ctx context.Context, meta []byte, wrote func(string) error, check func(*Savepoint) error) error {
+	if _, err := d.create(ctx, MetadataFileName, bytes.NewReader(meta)); err != nil {
+		return fmt.Errorf("flink: rewrite: writing %s: %w", MetadataFileName, err)
+	}
+	if err := wrote(MetadataFileName); err != nil {
+		return err
+	}
+	sp2, err := ReadSavepoint(d.tmp)
+	if err != nil {
+		return refused("reading the new savepoint back: %v", err)
+	}
+	if err := check(sp2); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return d.commit()
+}
 
 func (d *localDest) size(rel string) (int64, bool) {
 	st, err := os.Lstat(filepath.Join(d.tmp, filepath.FromSlash(rel)))
@@ -226,15 +246,43 @@ func (d *remoteDest) create(ctx context.Context, rel string, r io.Reader) (int64
 	return int64(len(b)), nil
 }
 
-func (d *remoteDest) readBack() (*Savepoint, error) { return ReadSavepointFrom(d.files, d.dir) }
+func (d *remoteDest) finish(ctx context.Context, meta []byte, wrote func(string) error, check func(*Savepoint) error) error {
+	// The state objects are read back through the store before
+	// `_metadata` exists: what appears at Dest was checked.
+	sp2, err := ParseMetadata(meta)
+	if err != nil {
+		return refused("the new _metadata: %v", err)
+	}
+	own, _ := remoteKey(d.dir)
+	sp2.Dir, sp2.files, sp2.remote = d.dir, d.files, []string{own}
+	if err := check(sp2); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := d.create(ctx, MetadataFileName, bytes.NewReader(meta)); err != nil {
+		return fmt.Errorf("flink: rewrite: writing %s: %w", MetadataFileName, err)
+	}
+	if err := wrote(MetadataFileName); err != nil {
+		return err
+	}
+	got, err := d.files.ReadFile(d.dir+"/"+MetadataFileName, maxMetadataSize)
+	if err != nil {
+		return fmt.Errorf("flink: rewrite: reading %s back: %w", MetadataFileName, err)
+	}
+	if !bytes.Equal(got, meta) {
+		return refused("%s/%s reads back other bytes than were written", d.dir, MetadataFileName)
+	}
+	return nil
+}
 
 func (d *remoteDest) size(rel string) (int64, bool) {
 	n, ok := d.sizes[rel]
 	return n, ok
 }
 
-func (d *remoteDest) commit() error { return nil }
-func (d *remoteDest) path() string  { return d.dir }
+func (d *remoteDest) path() string { return d.dir }
 
 // abort removes what was written, `_metadata` first: without it the rest
 // is not a savepoint to anyone.
@@ -314,23 +362,8 @@ func writeRewrite(ctx context.Context, req RewriteRequest, sp *Savepoint, plan *
 			return nil, err
 		}
 	}
-	if _, err := dest.create(ctx, MetadataFileName, bytes.NewReader(plan.meta)); err != nil {
-		return nil, fmt.Errorf("flink: rewrite: writing %s: %w", MetadataFileName, err)
-	}
-	if err := wrote(MetadataFileName); err != nil {
-		return nil, err
-	}
-	sp2, err := dest.readBack()
-	if err != nil {
-		return nil, refused("reading the new savepoint back: %v", err)
-	}
-	if err := verifyRewritten(sp, sp2, plan, dest); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := dest.commit(); err != nil {
+	check := func(sp2 *Savepoint) error { return verifyRewritten(sp, sp2, plan, dest) }
+	if err := dest.finish(ctx, plan.meta, wrote, check); err != nil {
 		return nil, err
 	}
 	res.Path = dest.path()
