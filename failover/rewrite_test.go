@@ -11,6 +11,7 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/translation"
@@ -312,4 +313,83 @@ func mustTargets(t *testing.T, e *env, p Plan) map[string]flink.SplitTarget {
 func flinkKey(key string) (string, string) {
 	i := strings.LastIndexByte(key, '-')
 	return key[i+1:], key[:i]
+}
+
+// The run page's preview of a rewrite: per split the old and the new
+// position (or why there is none), the re-read bound, the refusal to
+// come; the restore names its dependency. Cached like every preview, it
+// says when the catalog changed under it.
+func TestRewritePreviewContentAndCache(t *testing.T) {
+	e, dir := rewriteEnv(t)
+	ctx := context.Background()
+	e.sb.SetMirrorRunning(false)
+	plan := rewritePlan(dir, "dr", map[string]translation.Choice{"clicks-0": {Kind: translation.ChoiceEarliest}})
+	id, err := e.rb.Create(ctx, alice, plan, "drill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := e.rb.Get(ctx, id)
+	pv := e.rb.Previews(ctx, r)
+	text := strings.Join(pv[0].Lines, "\n")
+	for _, want := range []string{
+		"Reads the KafkaSource state (uid orders-users-source, 5 split(s)) of catalog savepoint",
+		"Writes a new savepoint at file:" + dir + "/dr",
+		"Topic names stay the same in DR.",
+		"clicks-0 (subtask 0) primary 200 → clicks-0 earliest: earliest (chosen by alice: no offset sync known for this partition)",
+		"clicks-1 (subtask 0) primary 270: NO TRANSLATION, NO CHOICE",
+		"orders-0 (subtask 0) primary 300",
+		"record(s) in all may be processed twice on translated partitions",
+		"THE STEP WILL BE REFUSED: 2 partition(s) have no translation",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("rewrite preview lacks %q:\n%s", want, text)
+		}
+	}
+	if len(pv[0].Rules) != 1 || pv[0].Rules[0].OK || pv[0].Rules[0].Overridable {
+		t.Errorf("rewrite rules %+v", pv[0].Rules)
+	}
+	restore := strings.Join(pv[1].Lines, "\n")
+	if !strings.Contains(restore, "This is the savepoint step 1 rewrites") || len(pv[1].Rules) != 1 || pv[1].Rules[0].OK ||
+		!strings.Contains(pv[1].Rules[0].Evidence, "step 1 has not succeeded") {
+		t.Errorf("restore preview %s %+v", restore, pv[1].Rules)
+	}
+	// Something appears at the destination: the cached preview says its
+	// input changed (and is not recomputed behind the operator's back).
+	if _, err := flink.Rewrite(ctx, flink.RewriteRequest{Source: filepath.Join(dir, "src"), Dest: filepath.Join(dir, "dr"),
+		SourceUID: "orders-users-source", Targets: mustTargets(t, e, rewritePlan(dir, "dr", map[string]translation.Choice{
+			"clicks-0": {Kind: translation.ChoiceLatest}, "clicks-1": {Kind: translation.ChoiceLatest}, "clicks-2": {Kind: translation.ChoiceLatest},
+			"orders-0": {Kind: translation.ChoiceLatest}, "orders-1": {Kind: translation.ChoiceLatest}}))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.rb.Catalog.Register(ctx, filepath.Join(dir, "dr")); err != nil {
+		t.Fatal(err)
+	}
+	again := e.rb.Previews(ctx, r)
+	if !again[0].At.Equal(pv[0].At) || len(again[0].Changed) == 0 || !strings.Contains(strings.Join(again[0].Changed, ";"), "new savepoint in the catalog") {
+		t.Fatalf("cached preview after the destination appeared: at %v (was %v), changed %q", again[0].At, pv[0].At, again[0].Changed)
+	}
+}
+
+// Renamed topics (the default policy) are listed once each, and each
+// split's line says where it goes and why.
+func TestRewritePreviewLinesRename(t *testing.T) {
+	tg := &translation.RewriteTargets{Renamed: map[string]string{"events": "primary.events"}, RereadMax: 3, Rows: []translation.TargetRow{
+		{Key: "events-0", Source: model.TP{Topic: "events"}, DR: model.TP{Topic: "primary.events"}, Subtask: 1, Offset: 100,
+			Translation: mm2Translation(90, "conservative", 3), Target: &flink.SplitTarget{Topic: "primary.events", Offset: 90}},
+	}}
+	p := &RewritePreview{Source: model.Savepoint{ID: 3, Path: "file:/sp/a"}, SourceUID: "src", Splits: 1, Targets: tg}
+	text := strings.Join(p.Lines("primary->dr", Step{RewriteTo: "file:/sp/a-dr"}), "\n")
+	for _, want := range []string{"Topic renamed: events → primary.events", "events-0 (subtask 1) primary 100 → primary.events-0 90 (conservative, may re-read ≤ 3)",
+		"At most 3 record(s)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("lines lack %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "REFUSED") || strings.Contains(text, "stay the same") {
+		t.Errorf("lines:\n%s", text)
+	}
+}
+
+func mm2Translation(off int64, method string, reread int64) mm2.Translation {
+	return mm2.Translation{Offset: off, Method: mm2.Method(method), RereadMax: reread}
 }
