@@ -11,6 +11,7 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/flink/flinktest"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
@@ -31,23 +32,7 @@ func rewriteEnv(t *testing.T) (*env, string) {
 	dir := t.TempDir()
 	e.cfg.SavepointDirs = []string{dir}
 	e.rb.Catalog = &catalog.Catalog{Store: e.store, Config: e.cfg, Monitor: e.rb.Monitor}
-	sp, err := flink.ReadSavepoint(rewriteFixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := sp.KafkaSourceOffsets("orders-users-source")
-	if err != nil {
-		t.Fatal(err)
-	}
-	targets := map[string]flink.SplitTarget{}
-	for key, p := range k.Partitions {
-		topic := map[string]string{"orders": "orders", "users": "clicks"}[p.Topic]
-		targets[key] = flink.SplitTarget{Topic: topic, Offset: p.Next, Why: "test source"}
-	}
-	if _, err := flink.Rewrite(context.Background(), flink.RewriteRequest{Source: rewriteFixture, Dest: filepath.Join(dir, "src"),
-		SourceUID: "orders-users-source", Targets: targets}); err != nil {
-		t.Fatal(err)
-	}
+	flinktest.RenamedCopy(t, rewriteFixture, filepath.Join(dir, "src"), "orders-users-source", map[string]string{"users": "clicks"})
 	if _, err := e.rb.Catalog.Register(context.Background(), filepath.Join(dir, "src")); err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +44,21 @@ func rewritePlan(dir, to string, choices map[string]translation.Choice) Plan {
 		{Kind: KindRewriteSavepoint, RewriteFrom: "file:" + dir + "/src", SourceUID: "orders-users-source", RewriteTo: "file:" + dir + "/" + to, Choices: choices},
 		{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", JarID: "job.jar", SavepointPath: "file:" + dir + "/" + to},
 	}}
+}
+
+// approvedRun is plan as alice created it and bob approved it.
+func approvedRun(t *testing.T, e *env, plan Plan) int64 {
+	t.Helper()
+	ctx := context.Background()
+	id, err := e.rb.Create(ctx, alice, plan, "drill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := e.rb.Get(ctx, id)
+	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, ""); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 // run begins and runs step idx of run id as who, recovering a simulated
@@ -129,14 +129,7 @@ func TestRewriteSavepointStepThroughTheRunbook(t *testing.T) {
 	choices["clicks-1"] = translation.Choice{Kind: translation.ChoiceLatest}
 
 	// Without choices the step is refused before it starts.
-	id, err := e.rb.Create(ctx, alice, plan, "drill")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, _ := e.rb.Get(ctx, id)
-	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, ""); err != nil {
-		t.Fatal(err)
-	}
+	id := approvedRun(t, e, plan)
 	if err := runStep(ctx, e.rb, alice, id, 0); !errors.Is(err, ErrRuleViolation) || !strings.Contains(err.Error(), "clicks-0") {
 		t.Fatalf("rewrite without choices: %v", err)
 	}
@@ -152,13 +145,8 @@ func TestRewriteSavepointStepThroughTheRunbook(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan.Steps[0].Choices = choices
-	if id, err = e.rb.Create(ctx, alice, plan, "drill, with choices for clicks"); err != nil {
-		t.Fatal(err)
-	}
-	r, _ = e.rb.Get(ctx, id)
-	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, ""); err != nil {
-		t.Fatal(err)
-	}
+	id = approvedRun(t, e, plan)
+	r, _ := e.rb.Get(ctx, id)
 	if c := r.Plan.Steps[0].Choices["clicks-1"]; c.By != "alice" || c.Kind != translation.ChoiceLatest {
 		t.Fatalf("stored choice %+v", c)
 	}
@@ -271,14 +259,7 @@ func TestRewriteSavepointRefusesForeignDestination(t *testing.T) {
 	for key := range plan.Steps[0].Choices {
 		plan.Steps[0].Choices[key] = translation.Choice{Kind: translation.ChoiceEarliest}
 	}
-	id, err := e.rb.Create(ctx, alice, plan, "drill")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, _ := e.rb.Get(ctx, id)
-	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, ""); err != nil {
-		t.Fatal(err)
-	}
+	id := approvedRun(t, e, plan)
 	err = runStep(ctx, e.rb, alice, id, 0)
 	if err == nil || !strings.Contains(err.Error(), "exists already and is not this step's rewrite") || !strings.Contains(err.Error(), "clicks-0 at -1, not -2") {
 		t.Fatalf("foreign destination: %v", err)
@@ -291,7 +272,7 @@ func TestRewriteSavepointRefusesForeignDestination(t *testing.T) {
 		t.Fatalf("a foreign destination was registered: %v", err)
 	}
 	// The restore depending on it refuses too (its rule: the rewrite did not succeed).
-	r, _ = e.rb.Get(ctx, id)
+	r, _ := e.rb.Get(ctx, id)
 	if r.Steps[0].Status != model.StepFailed {
 		t.Fatalf("rewrite step %s", r.Steps[0].Status)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +11,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/drconsole/drconsole/failover"
-	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/flink/flinktest"
 )
 
 // The plan form with the rewritten-savepoint strategy, by keyboard: the
@@ -34,21 +32,7 @@ func TestBrowserPlanRewriteStrategy(t *testing.T) {
 	// partitions never translate.
 	const fixture = "../flink/testdata/savepoints/flink-2.2.1-p1-orders2-users3-stop"
 	src := filepath.Join(c.Flink.SavepointDir, fmt.Sprintf("rewrite-src-%d", time.Now().UnixNano()))
-	sp, err := flink.ReadSavepoint(fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := sp.KafkaSourceOffsets("orders-users-source")
-	if err != nil {
-		t.Fatal(err)
-	}
-	targets := map[string]flink.SplitTarget{}
-	for key, p := range k.Partitions {
-		targets[key] = flink.SplitTarget{Topic: map[string]string{"orders": "orders", "users": "clicks"}[p.Topic], Offset: p.Next}
-	}
-	if _, err := flink.Rewrite(ctx, flink.RewriteRequest{Source: fixture, Dest: src, SourceUID: "orders-users-source", Targets: targets}); err != nil {
-		t.Fatal(err)
-	}
+	flinktest.RenamedCopy(t, fixture, src, "orders-users-source", map[string]string{"users": "clicks"})
 	if _, err := c.Catalog.Register(ctx, src); err != nil {
 		t.Fatal(err)
 	}
@@ -56,24 +40,9 @@ func TestBrowserPlanRewriteStrategy(t *testing.T) {
 
 	b := newBrowser(t)
 	signIn(t, b, c.URL+"/failover", "test-operator")
-	choose := func(id, value string) {
-		t.Helper()
-		err := chromedp.Do(b, chromedp.SetValue(chromedp.ID(id), value))
-		if err == nil {
-			_, err = chromedp.Run(b, chromedp.Evaluate[bool](`document.getElementById(`+strconv.Quote(id)+`).dispatchEvent(new Event("change", {bubbles: true}))`))
-		}
-		if err != nil {
-			t.Fatalf("choosing %s in #%s: %v", value, id, err)
-		}
-	}
-	wait := func(what, js string) {
-		t.Helper()
-		if _, err := chromedp.Run(b, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
-			summary, _ := chromedp.Run(b, chromedp.Text(chromedp.ID("plan-summary")))
-			choices, _ := chromedp.Run(b, chromedp.Evaluate[string](`document.getElementById("rewrite-choices").outerHTML`))
-			t.Fatalf("waiting for %s: %v\nsummary: %s\nchoices: %s", what, err, summary, choices)
-		}
-	}
+	d := planFormDriver{t: t, b: b, dump: `document.getElementById("rewrite-choices").outerHTML`}
+	choose := d.choose
+	wait := func(what, js string) { t.Helper(); d.wait(what, js, 20*time.Second) }
 	choose("flink-target", "sandbox-flink-dr")
 	if err := chromedp.Do(b, chromedp.SendKeys(chromedp.ID("jar-id"), "job.jar")); err != nil {
 		t.Fatal(err)
@@ -130,21 +99,7 @@ func TestBrowserPlanRewriteStrategy(t *testing.T) {
 	if err := chromedp.Do(b, chromedp.SendKeys(chromedp.ID("reason"), "drill: rewritten savepoint")); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(b, chromedp.Click(chromedp.ID("create-plan")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-status"]`))); err != nil {
-		t.Fatal(err)
-	}
-	loc, err := chromedp.Run(b, chromedp.Location())
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := strconv.ParseInt(loc[strings.LastIndex(loc, "/")+1:], 10, 64)
-	if err != nil {
-		t.Fatalf("run page %q: %v", loc, err)
-	}
-	run, err := c.Runbook.Get(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := d.create(c)
 	steps := run.Plan.Steps
 	rw, restore := steps[len(steps)-2], steps[len(steps)-1]
 	if rw.Kind != failover.KindRewriteSavepoint || rw.RewriteFrom != spPath || rw.RewriteTo != spPath+"-dr-primary--dr" {
