@@ -2,7 +2,8 @@
 // outside it: stopping and resuming MM2 connectors (Kafka Connect REST),
 // promoting, failing over, pausing and resuming mirror topics (Cluster
 // Linking REST), committing consumer-group offsets (Kafka), triggering
-// savepoints, stop-with-savepoint and running jars (Flink REST).
+// savepoints, stop-with-savepoint and running jars (Flink REST), writing
+// rewritten savepoints (flink.Rewrite, to savepoint storage).
 //
 // Every exported function that changes something takes an audit.Written,
 // the proof that its audit record reached the chain, and refuses a zero
