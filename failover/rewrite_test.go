@@ -11,7 +11,7 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/flink/flinktest"
+	"github.com/drconsole/drconsole/flink/rewritetest"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
@@ -32,7 +32,7 @@ func rewriteEnv(t *testing.T) (*env, string) {
 	dir := t.TempDir()
 	e.cfg.SavepointDirs = []string{dir}
 	e.rb.Catalog = &catalog.Catalog{Store: e.store, Config: e.cfg, Monitor: e.rb.Monitor}
-	flinktest.RenamedCopy(t, rewriteFixture, filepath.Join(dir, "src"), "orders-users-source", map[string]string{"users": "clicks"})
+	rewritetest.RenamedCopy(t, rewriteFixture, filepath.Join(dir, "src"), "orders-users-source", map[string]string{"users": "clicks"})
 	if _, err := e.rb.Catalog.Register(context.Background(), filepath.Join(dir, "src")); err != nil {
 		t.Fatal(err)
 	}

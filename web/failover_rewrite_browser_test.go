@@ -11,7 +11,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/drconsole/drconsole/failover"
-	"github.com/drconsole/drconsole/flink/flinktest"
+	"github.com/drconsole/drconsole/flink/rewritetest"
 )
 
 // The plan form with the rewritten-savepoint strategy, by keyboard: the
@@ -32,7 +32,7 @@ func TestBrowserPlanRewriteStrategy(t *testing.T) {
 	// partitions never translate.
 	const fixture = "../flink/testdata/savepoints/flink-2.2.1-p1-orders2-users3-stop"
 	src := filepath.Join(c.Flink.SavepointDir, fmt.Sprintf("rewrite-src-%d", time.Now().UnixNano()))
-	flinktest.RenamedCopy(t, fixture, src, "orders-users-source", map[string]string{"users": "clicks"})
+	rewritetest.RenamedCopy(t, fixture, src, "orders-users-source", map[string]string{"users": "clicks"})
 	if _, err := c.Catalog.Register(ctx, src); err != nil {
 		t.Fatal(err)
 	}

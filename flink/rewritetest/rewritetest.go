@@ -1,4 +1,8 @@
-package flinktest
+// Package rewritetest makes source savepoints for tests of what is built
+// on the savepoint rewriter (the runbook's rewrite step, the plan form):
+// real Flink savepoints copied with their Kafka topics renamed. Apart from
+// flinktest because it uses package flink, whose own tests use flinktest.
+package rewritetest
 
 import (
 	"context"
