@@ -2947,14 +2947,14 @@ func restorePreview(p SavepointDetailPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 271, ".</p><h3>On Kubernetes (Flink Kubernetes Operator 1.8+)</h3><form method=\"get\" action=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 271, ". For strategy 4, pick “Rewritten savepoint, same source uid” in the plan form: a rewrite step writes the DR copy (previewed there, with a choice for each partition that does not translate) and the restore step starts the job from it.</p><h3>On Kubernetes (Flink Kubernetes Operator 1.8+)</h3><form method=\"get\" action=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var155 string
 		templ_7745c5c3_Var155, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(SavepointURL(p.SP.ID) + "#restore")).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/savepoints.templ`, Line: 548, Col: 79}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/savepoints.templ`, Line: 549, Col: 79}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var155)
 		if templ_7745c5c3_Err != nil {
@@ -2967,7 +2967,7 @@ func restorePreview(p SavepointDetailPage) templ.Component {
 		var templ_7745c5c3_Var156 string
 		templ_7745c5c3_Var156, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Flow).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/savepoints.templ`, Line: 549, Col: 50}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/savepoints.templ`, Line: 550, Col: 50}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var156)
 		if templ_7745c5c3_Err != nil {
@@ -2980,7 +2980,7 @@ func restorePreview(p SavepointDetailPage) templ.Component {
 		var templ_7745c5c3_Var157 string
 		templ_7745c5c3_Var157, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.K8s.Namespace).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/savepoints.templ`, Line: 550, Col: 60}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/savepoints.templ`, Line: 551, Col: 60}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var157)
 		if templ_7745c5c3_Err != nil {
@@ -2993,7 +2993,7 @@ func restorePreview(p SavepointDetailPage) templ.Component {
 		var templ_7745c5c3_Var158 string
 		templ_7745c5c3_Var158, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.K8s.Name).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/savepoints.templ`, Line: 551, Col: 63}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/savepoints.templ`, Line: 552, Col: 63}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var158)
 		if templ_7745c5c3_Err != nil {
@@ -3031,7 +3031,7 @@ func restorePreview(p SavepointDetailPage) templ.Component {
 			var templ_7745c5c3_Var159 string
 			templ_7745c5c3_Var159, templ_7745c5c3_Err = templ.JoinStringErrs(p.K8s.Error)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/savepoints.templ`, Line: 562, Col: 75}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/savepoints.templ`, Line: 563, Col: 75}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var159))
 			if templ_7745c5c3_Err != nil {
@@ -3050,7 +3050,7 @@ func restorePreview(p SavepointDetailPage) templ.Component {
 			var templ_7745c5c3_Var160 string
 			templ_7745c5c3_Var160, templ_7745c5c3_Err = templ.JoinStringErrs(p.K8s.File)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/savepoints.templ`, Line: 565, Col: 47}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/savepoints.templ`, Line: 566, Col: 47}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var160))
 			if templ_7745c5c3_Err != nil {
@@ -3063,7 +3063,7 @@ func restorePreview(p SavepointDetailPage) templ.Component {
 			var templ_7745c5c3_Var161 string
 			templ_7745c5c3_Var161, templ_7745c5c3_Err = templ.JoinStringErrs(p.K8s.Patch)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/savepoints.templ`, Line: 566, Col: 45}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/savepoints.templ`, Line: 567, Col: 45}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var161))
 			if templ_7745c5c3_Err != nil {
@@ -3076,7 +3076,7 @@ func restorePreview(p SavepointDetailPage) templ.Component {
 			var templ_7745c5c3_Var162 string
 			templ_7745c5c3_Var162, templ_7745c5c3_Err = templ.JoinStringErrs(p.K8s.Command)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/savepoints.templ`, Line: 567, Col: 49}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/savepoints.templ`, Line: 568, Col: 49}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var162))
 			if templ_7745c5c3_Err != nil {
