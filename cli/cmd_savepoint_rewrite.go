@@ -11,15 +11,22 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 )
 
 const savepointRewriteUsage = `Usage: drconsole savepoint rewrite SRC --offsets FILE --out DST [--uid UID]
                 [--rename-topics identity|default [--source-alias A] [--separator S]]
-                [--choose TOPIC-P=earliest|latest ...] [--config FILE] [--json]
+                [--choose TOPIC-P=earliest|latest|timestamp:RFC3339 ...]
+                [--config FILE [--flow NAME]] [--json]
 
 Writes a new savepoint DST: a copy of SRC whose Kafka source resumes in the DR cluster. Each
 split of the KafkaSource reader state (and the enumerator's view of it) gets the DR topic name
@@ -34,10 +41,13 @@ SRC is never modified; DST must not exist. SRC and DST are local or s3:// (with 
   --source-alias A   the primary cluster's alias (needed by --rename-topics default)
   --separator S      replication.policy.separator (default ".")
   --choose K=W       for the split K (its primary topic-partition, e.g. events-3) that has no
-                     offset in FILE: resume from the earliest or latest offset in DR. Repeatable.
-                     (A timestamp choice needs the DR cluster: the console's runbook offers it.)
+                     offset in FILE: resume in DR from the earliest or latest offset, or from the
+                     first record at or after an RFC 3339 time (timestamp:2026-12-01T07:00:00Z;
+                     looked up in the flow's DR cluster, needs --config). Repeatable.
   --uid UID          the Kafka source operator (default: the only one)
   --config FILE      the config file whose s3 section serves s3:// paths
+  --flow NAME        take the replication policy, the source alias and the DR cluster from this
+                     flow of --config (default with a timestamp choice: the only flow)
   --json             print the result as JSON
 
 Exit status: 0 written, 3 some splits have no DR offset (a line each on stderr, nothing
@@ -48,34 +58,56 @@ written), 2 bad input, usage, or a savepoint that cannot be rewritten faithfully
 type missingOffsetsError struct{ n int }
 
 func (e missingOffsetsError) Error() string {
-	return fmt.Sprintf("%d split(s) have no DR offset: nothing written (translate them, or --choose earliest|latest for each)", e.n)
+	return fmt.Sprintf("%d split(s) have no DR offset: nothing written (translate them, or --choose for each)", e.n)
 }
 
-// chooseFlags collects repeated --choose K=earliest|latest.
-type chooseFlags map[string]int64
+// choice is an operator's answer for a split without a DR offset.
+type choice struct {
+	offset int64     // OffsetEarliest / OffsetLatest, or the resolved offset
+	at     time.Time // a timestamp choice (resolved in DR before use)
+	why    string
+}
+
+// chooseFlags collects repeated --choose K=earliest|latest|timestamp:T.
+type chooseFlags map[string]*choice
 
 func (c chooseFlags) String() string { return "" }
 
 func (c chooseFlags) Set(v string) error {
 	key, what, ok := strings.Cut(v, "=")
 	if !ok {
-		return fmt.Errorf("%q: want TOPIC-PARTITION=earliest|latest", v)
+		return fmt.Errorf("%q: want TOPIC-PARTITION=earliest|latest|timestamp:RFC3339", v)
 	}
 	if _, err := mm2.ParseTPKey(key); err != nil {
 		return err
 	}
-	switch what {
-	case "earliest":
-		c[key] = flink.OffsetEarliest
-	case "latest":
-		c[key] = flink.OffsetLatest
-	default:
-		if strings.HasPrefix(what, "timestamp") {
-			return fmt.Errorf("%s: a timestamp choice needs the DR cluster; this command offers earliest or latest (the console's runbook resolves timestamps)", key)
+	if _, dup := c[key]; dup {
+		return fmt.Errorf("%s chosen twice", key)
+	}
+	switch {
+	case what == "earliest":
+		c[key] = &choice{offset: flink.OffsetEarliest, why: "earliest (chosen)"}
+	case what == "latest":
+		c[key] = &choice{offset: flink.OffsetLatest, why: "latest (chosen)"}
+	case strings.HasPrefix(what, "timestamp:"):
+		at, err := time.Parse(time.RFC3339, strings.TrimPrefix(what, "timestamp:"))
+		if err != nil {
+			return fmt.Errorf("%s: %q is not an RFC 3339 time (e.g. 2026-12-01T07:00:00Z)", key, strings.TrimPrefix(what, "timestamp:"))
 		}
-		return fmt.Errorf("%s=%q: want earliest or latest", key, what)
+		c[key] = &choice{at: at}
+	default:
+		return fmt.Errorf("%s=%q: want earliest, latest or timestamp:RFC3339", key, what)
 	}
 	return nil
+}
+
+func (c chooseFlags) timestamps() bool {
+	for _, ch := range c {
+		if !ch.at.IsZero() {
+			return true
+		}
+	}
+	return false
 }
 
 func savepointRewrite(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -89,6 +121,7 @@ func savepointRewrite(ctx context.Context, args []string, stdin io.Reader, stdou
 	alias := fs.String("source-alias", "", "")
 	separator := fs.String("separator", "", "")
 	cfgFile := fs.String("config", "", "")
+	flowName := fs.String("flow", "", "")
 	asJSON := fs.Bool("json", false, "")
 	choose := chooseFlags{}
 	fs.Var(choose, "choose", "")
@@ -97,19 +130,36 @@ func savepointRewrite(ctx context.Context, args []string, stdin io.Reader, stdou
 		return err
 	}
 	var policy mm2.ReplicationPolicy
-	switch *rename {
-	case "identity":
-		policy.Identity = true
-		if *alias != "" || *separator != "" {
-			return usageError{errors.New("--source-alias and --separator go with --rename-topics default")}
+	var flow *config.Flow
+	var cfg *config.Config
+	if *flowName != "" || choose.timestamps() {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		switch {
+		case *cfgFile == "":
+			return usageError{errors.New("--flow and timestamp choices need --config FILE (the flow's DR cluster)")}
+		case set["rename-topics"] || set["source-alias"] || set["separator"]:
+			return usageError{errors.New("--rename-topics, --source-alias and --separator come from the flow when --flow or a timestamp choice is used")}
 		}
-	case "default":
-		if *alias == "" {
-			return usageError{errors.New("--rename-topics default names DR topics with the source alias: give --source-alias")}
+		if cfg, flow, err = loadFlow(*cfgFile, *flowName); err != nil {
+			return err
 		}
-		policy.Separator = *separator
-	default:
-		return usageError{fmt.Errorf("--rename-topics %q: want identity or default", *rename)}
+		policy, *alias = monitor.TopicsOf(flow).Policy, flow.SourceAlias
+	} else {
+		switch *rename {
+		case "identity":
+			policy.Identity = true
+			if *alias != "" || *separator != "" {
+				return usageError{errors.New("--source-alias and --separator go with --rename-topics default")}
+			}
+		case "default":
+			if *alias == "" {
+				return usageError{errors.New("--rename-topics default names DR topics with the source alias: give --source-alias")}
+			}
+			policy.Separator = *separator
+		default:
+			return usageError{fmt.Errorf("--rename-topics %q: want identity or default", *rename)}
+		}
 	}
 	switch {
 	case len(paths) != 1:
@@ -136,13 +186,23 @@ func savepointRewrite(ctx context.Context, args []string, stdin io.Reader, stdou
 	for _, po := range in {
 		dr[mm2.TPKey(po.TP)] = po.Offset
 	}
+	for key := range choose {
+		if _, ok := offs.Partitions[key]; !ok {
+			return usageError{fmt.Errorf("--choose %s: the savepoint has no split %s", key, key)}
+		}
+	}
+	if choose.timestamps() {
+		if err := resolveTimestamps(ctx, cfg, flow, choose, policy, *alias); err != nil {
+			return err
+		}
+	}
 	targets, missing, err := rewriteTargets(offs, dr, choose, policy, *alias)
 	if err != nil {
 		return err
 	}
 	if len(missing) > 0 {
 		for _, m := range missing {
-			fmt.Fprintf(stderr, "drconsole: %s: no DR offset for %s in %s (give --choose %s=earliest|latest to resume there)\n", m[0], m[1], *offsetsFile, m[0])
+			fmt.Fprintf(stderr, "drconsole: %s: no DR offset for %s in %s (give --choose %s=earliest|latest|timestamp:RFC3339 to resume there)\n", m[0], m[1], *offsetsFile, m[0])
 		}
 		return missingOffsetsError{len(missing)}
 	}
@@ -194,19 +254,14 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // rewriteTargets gives each split its DR topic (the policy's remote name)
 // and its DR offset from dr, or the operator's choice. missing lists the
 // splits with neither: {split key, DR key}.
-func rewriteTargets(offs *flink.KafkaOffsets, dr, choose map[string]int64, policy mm2.ReplicationPolicy, alias string) (map[string]flink.SplitTarget, [][2]string, error) {
+func rewriteTargets(offs *flink.KafkaOffsets, dr map[string]int64, choose chooseFlags, policy mm2.ReplicationPolicy, alias string) (map[string]flink.SplitTarget, [][2]string, error) {
 	targets := map[string]flink.SplitTarget{}
 	var missing [][2]string
-	for key := range choose {
-		if _, ok := offs.Partitions[key]; !ok {
-			return nil, nil, usageError{fmt.Errorf("--choose %s: the savepoint has no split %s", key, key)}
-		}
-	}
 	for _, p := range offs.Sorted() {
 		topic := policy.RemoteTopic(alias, p.Topic)
 		drKey := topic + "-" + strconv.Itoa(int(p.Partition))
 		off, translated := dr[drKey]
-		marker, chosen := choose[p.Key()]
+		ch, chosen := choose[p.Key()]
 		switch {
 		case translated && chosen:
 			return nil, nil, usageError{fmt.Errorf("--choose %s: %s has a DR offset in the offsets file; --choose is for splits without one", p.Key(), drKey)}
@@ -215,11 +270,7 @@ func rewriteTargets(offs *flink.KafkaOffsets, dr, choose map[string]int64, polic
 		case translated:
 			targets[p.Key()] = flink.SplitTarget{Topic: topic, Offset: off, Why: "translated"}
 		case chosen:
-			why := "earliest (chosen)"
-			if marker == flink.OffsetLatest {
-				why = "latest (chosen)"
-			}
-			targets[p.Key()] = flink.SplitTarget{Topic: topic, Offset: marker, Why: why}
+			targets[p.Key()] = flink.SplitTarget{Topic: topic, Offset: ch.offset, Why: ch.why}
 		default:
 			missing = append(missing, [2]string{p.Key(), drKey})
 		}
@@ -261,3 +312,49 @@ func offsetText(v int64) string {
 	}
 	return strconv.FormatInt(v, 10)
 }
+
+// resolveTimestamps looks the timestamp choices up in the flow's DR
+// cluster: the first offset of the split's DR partition whose record time
+// is at or after the chosen time (its end offset when none is), as
+// KafkaSource's OffsetsInitializer.timestamp would start. A read only.
+func resolveTimestamps(ctx context.Context, cfg *config.Config, flow *config.Flow, choose chooseFlags, policy mm2.ReplicationPolicy, alias string) error {
+	cluster := cfg.Clusters[flow.Target]
+	if cluster == nil {
+		return inputError{fmt.Errorf("flow %s: no cluster %q", flow.Name, flow.Target)}
+	}
+	opts, err := kafka.ClientOptions("savepoint-rewrite", cluster, newLogger(io.Discard))
+	if err != nil {
+		return inputError{err}
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return inputError{err}
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, timestampLookupTimeout)
+	defer cancel()
+	for key, ch := range choose {
+		if ch.at.IsZero() {
+			continue
+		}
+		tp, _ := mm2.ParseTPKey(key)
+		topic := policy.RemoteTopic(alias, tp.Topic)
+		found, err := kafka.SeekByTimestamp(ctx, cl, ch.at.UnixMilli(), topic)
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		r, ok := found[model.TP{Topic: topic, Partition: tp.Partition}]
+		if !ok {
+			return inputError{fmt.Errorf("%s: the DR cluster %s has no partition %s-%d (or could not list it)", key, flow.Target, topic, tp.Partition)}
+		}
+		ch.offset = r.Offset
+		ch.why = fmt.Sprintf("timestamp %s (chosen): DR offset %d", ch.at.UTC().Format(time.RFC3339Nano), r.Offset)
+		if r.Timestamp < 0 {
+			ch.why = fmt.Sprintf("timestamp %s (chosen): no record at or after it, DR end offset %d", ch.at.UTC().Format(time.RFC3339Nano), r.Offset)
+		}
+	}
+	return nil
+}
+
+// timestampLookupTimeout bounds the DR lookups of timestamp choices.
+const timestampLookupTimeout = 30 * time.Second

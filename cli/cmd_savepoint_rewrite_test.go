@@ -6,8 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/kafka/kafkatest"
 )
 
 // drOffsets is what "drconsole translate" writes for the events4 fixture
@@ -87,8 +91,9 @@ func TestSavepointRewriteCLI(t *testing.T) {
 		{[]string{spEvents, "--out", filepath.Join(dir, "x")}, 2, "--offsets FILE"},
 		{[]string{spEvents, "--offsets", offs, "--out", filepath.Join(dir, "x"), "--rename-topics", "default"}, 2, "--source-alias"},
 		{[]string{spEvents, "--offsets", offs, "--out", filepath.Join(dir, "x"), "--rename-topics", "prefix"}, 2, "want identity or default"},
-		{[]string{spEvents, "--offsets", offs, "--out", filepath.Join(dir, "x"), "--choose", "events-1=soon"}, 2, "want earliest or latest"},
-		{[]string{spEvents, "--offsets", offs, "--out", filepath.Join(dir, "x"), "--choose", "events-1=timestamp:2026-12-01T07:00:00Z"}, 2, "needs the DR cluster"},
+		{[]string{spEvents, "--offsets", offs, "--out", filepath.Join(dir, "x"), "--choose", "events-1=soon"}, 2, "want earliest, latest or timestamp"},
+		{[]string{spEvents, "--offsets", offs, "--out", filepath.Join(dir, "x"), "--choose", "events-1=timestamp:2026-12-01T07:00:00Z"}, 2, "need --config FILE"},
+		{[]string{spEvents, "--offsets", offs, "--out", filepath.Join(dir, "x"), "--choose", "events-1=timestamp:yesterday"}, 2, "not an RFC 3339 time"},
 		{[]string{spEvents, "--offsets", ident, "--out", filepath.Join(dir, "x"), "--choose", "events-9=earliest"}, 2, "no split events-9"},
 		{[]string{spEvents, "--offsets", ident, "--out", filepath.Join(dir, "x"), "--choose", "events-1=earliest"}, 2, "has a DR offset"},
 		{[]string{spEvents, "--offsets", offs, "--out", out, "--rename-topics", "default", "--source-alias", "primary"}, 2, "exists"},
@@ -113,5 +118,47 @@ func TestSavepointRewriteCLIS3(t *testing.T) {
 	r = runCLI(t, "", "savepoint", "inspect", "s3://flink/dr/savepoint-1", "--json", "--config", cfg)
 	if r.code != 0 || !strings.Contains(r.stdout, `"primary.events-3": 1450`) {
 		t.Fatalf("inspect the rewritten savepoint: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// A timestamp choice is looked up in the flow's DR cluster (kfake here):
+// the first record at or after the time, the end offset when none is.
+func TestSavepointRewriteCLITimestamp(t *testing.T) {
+	dr, cl := kafkatest.NewCluster(t, "dr", "primary.events")
+	for i, ms := range []int64{1000, 2000, 3000} {
+		kafkatest.Produce(t, cl, &kgo.Record{Topic: "primary.events", Partition: 1, Value: []byte{byte(i)}, Timestamp: time.UnixMilli(ms)})
+	}
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "drconsole.yaml", `
+data_dir: `+dir+`
+clusters:
+  primary: {bootstrap: ["127.0.0.1:9"]}
+  dr: {bootstrap: ["`+dr.ListenAddrs()[0]+`"]}
+flows:
+  - {name: events, source: primary, target: dr, replication_policy: default}
+`)
+	partial := writeFile(t, dir, "partial.json", `{"primary.events-0": 900, "primary.events-2": 850, "primary.events-3": 1}`)
+	out := filepath.Join(dir, "sp")
+	r := runCLI(t, "", "savepoint", "rewrite", spEvents, "--offsets", partial, "--out", out, "--config", cfg,
+		"--choose", "events-1=timestamp:1970-01-01T00:00:01.5Z")
+	if r.code != 0 || !strings.Contains(r.stdout, "timestamp 1970-01-01T00:00:01.5Z (chosen): DR offset 1") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if got := readBack(t, out); got["primary.events-1"].Next != 1 || got["primary.events-0"].Next != 900 {
+		t.Fatalf("%+v", got)
+	}
+	out2 := filepath.Join(dir, "sp2")
+	r = runCLI(t, "", "savepoint", "rewrite", spEvents, "--offsets", partial, "--out", out2, "--config", cfg, "--flow", "events",
+		"--choose", "events-1=timestamp:2030-01-01T00:00:00Z")
+	if r.code != 0 || !strings.Contains(r.stdout, "no record at or after it, DR end offset 3") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if got := readBack(t, out2); got["primary.events-1"].Next != 3 {
+		t.Fatalf("%+v", got)
+	}
+	r = runCLI(t, "", "savepoint", "rewrite", spEvents, "--offsets", partial, "--out", filepath.Join(dir, "x"), "--config", cfg,
+		"--choose", "events-1=timestamp:2030-01-01T00:00:00Z", "--rename-topics", "identity")
+	if r.code != 2 || !strings.Contains(r.stderr, "come from the flow") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 }

@@ -77,6 +77,10 @@ func TestRewriteIdentity(t *testing.T) {
 			if !bytes.Equal(readMeta(t, dest), readMeta(t, dir)) {
 				t.Fatal("identity rewrite changed _metadata")
 			}
+			srcSt, _ := os.Stat(dir)
+			if st, err := os.Stat(dest); err != nil || st.Mode().Perm() != srcSt.Mode().Perm() {
+				t.Errorf("Dest permissions %v, source's %v", st.Mode(), srcSt.Mode())
+			}
 		})
 	}
 }
@@ -231,6 +235,11 @@ func TestRewriteFileBacked(t *testing.T) {
 	other := fileBacked(t, src, "")
 	dest := filepath.Join(t.TempDir(), "sp")
 	targets := targetsFor(t, src, "kafka-source", primary, plus1000)
+	checked, err := CheckRewrite(context.Background(), RewriteRequest{Source: src, Dest: dest, Targets: targets})
+	if err != nil || checked.CopiedFiles != 3 || checked.CopiedBytes != 5+1+9 || len(checked.Splits) != 4 || checked.Path != "" {
+		t.Fatalf("check: %v %+v", err, checked)
+	}
+	assertNothingLeft(t, dest)
 	var written []string
 	res, err := Rewrite(context.Background(), RewriteRequest{Source: src, Dest: dest, Targets: targets,
 		OnWrite: func(n string) error { written = append(written, n); return nil }})
@@ -371,6 +380,9 @@ func TestRewriteRefusals(t *testing.T) {
 		delete(tg, "events-2")
 		delete(tg, "events-0")
 		refuse(t, RewriteRequest{Source: fixture, Targets: tg}, "no target for 2 split(s): events-0, events-2")
+		if _, err := CheckRewrite(context.Background(), RewriteRequest{Source: fixture, Targets: tg}); !errors.Is(err, ErrRewriteRefused) {
+			t.Fatalf("check: %v", err)
+		}
 	})
 	t.Run("committed marker", func(t *testing.T) {
 		tg := good()
@@ -418,6 +430,14 @@ func TestRewriteRefusals(t *testing.T) {
 	t.Run("dest inside source", func(t *testing.T) {
 		src := withMeta(t, readMeta(t, fixture))
 		refuse(t, RewriteRequest{Source: src, Dest: filepath.Join(src, "new"), Targets: good()}, "overlaps the source")
+		link := filepath.Join(t.TempDir(), "link")
+		if err := os.Symlink(src, link); err != nil {
+			t.Fatal(err)
+		}
+		refuse(t, RewriteRequest{Source: src, Dest: filepath.Join(link, "new"), Targets: good()}, "through a symbolic link")
+		if ents, _ := os.ReadDir(src); len(ents) != 1 {
+			t.Errorf("source directory holds %d entries", len(ents))
+		}
 	})
 	t.Run("unknown enumerator version", func(t *testing.T) {
 		coord := (&jw{}).i32(1).i32(9).i32(0).Bytes()
@@ -482,6 +502,21 @@ func TestRewriteRefusals(t *testing.T) {
 		src := withMeta(t, meta)
 		refuse(t, RewriteRequest{Source: src, Targets: sub0Targets(src)}, "3 bytes after its body")
 	})
+	t.Run("bounded split moved", func(t *testing.T) {
+		stop := int64(5000)
+		data, offsets := readerStream(t, rs, []PartitionOffset{{Topic: "events", Partition: 0, Next: 10, Stopping: &stop}}, nil)
+		src := withMeta(t, encodeMetadata(6, 1, sourceOp(nil, inlineSub(data, synthState{SourceReaderStateName, 0, offsets}))))
+		refuse(t, RewriteRequest{Source: src, Targets: sub0Targets(src)}, "events-0: a bounded split stopping at offset 5000")
+		// Same offsets (an offset-preserving mirror): the stop still holds.
+		dest := filepath.Join(t.TempDir(), "sp")
+		if _, err := Rewrite(context.Background(), RewriteRequest{Source: src, Dest: dest, Targets: targetsFor(t, src, "", primary, keep)}); err != nil {
+			t.Fatal(err)
+		}
+		sp, _ := ReadSavepoint(dest)
+		if k, err := sp.KafkaSourceOffsets(""); err != nil || *k.Partitions["primary.events-0"].Stopping != 5000 {
+			t.Fatalf("%v %+v", err, k)
+		}
+	})
 	t.Run("enumerator offset without reader split", func(t *testing.T) {
 		f := byte(1)
 		l := &enumLayout{coordVersion: 1, enumVersion: 3, finished: &f, splits: []enumEntry{
@@ -541,6 +576,17 @@ func TestRewriteStoppedMidway(t *testing.T) {
 			dest := filepath.Join(t.TempDir(), "sp")
 			n := 0
 			_, err := Rewrite(ctx, RewriteRequest{Source: src, Dest: dest, Targets: targets, OnWrite: func(string) error {
+				// What a crash here would leave: no Dest, and no
+				// `_metadata` anywhere a catalog scan could find it.
+				if _, err := os.Lstat(dest); err == nil {
+					t.Errorf("Dest exists before the rewrite is checked")
+				}
+				if m, _ := filepath.Glob(filepath.Join(filepath.Dir(dest), "*", MetadataFileName)); len(m) > 0 {
+					t.Errorf("a _metadata before the rewrite is checked: %v", m)
+				}
+				if m, _ := filepath.Glob(filepath.Join(filepath.Dir(dest), ".*", MetadataFileName)); len(m) > 0 {
+					t.Errorf("a _metadata before the rewrite is checked: %v", m)
+				}
 				if n++; n == k {
 					if how == "cancel" {
 						cancel()
