@@ -12,6 +12,8 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/flink/rewritetest"
+	"github.com/drconsole/drconsole/flink/s3"
+	"github.com/drconsole/drconsole/flink/s3/s3test"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
@@ -373,4 +375,69 @@ func TestRewritePreviewLinesRename(t *testing.T) {
 
 func mm2Translation(off int64, method string, reread int64) mm2.Translation {
 	return mm2.Translation{Offset: off, Method: mm2.Method(method), RereadMax: reread}
+}
+
+// The same step with the savepoints on S3: the source read from the
+// store, the copy written there (flink.Rewrite's S3 destination), found
+// again after a crash between writing and registering, and registered
+// with its s3:// path.
+func TestRewriteSavepointStepOnS3(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	e.sb.SetMirrorRunning(false)
+	fs3 := s3test.Start(t, "flink")
+	local := filepath.Join(t.TempDir(), "src")
+	rewritetest.RenamedCopy(t, rewriteFixture, local, "orders-users-source", map[string]string{"users": "clicks"})
+	meta, err := os.ReadFile(filepath.Join(local, flink.MetadataFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs3.Put(t, "savepoints/src/_metadata", meta)
+	e.cfg.SavepointDirs, e.cfg.S3 = []string{"s3://flink/savepoints"}, fs3.Config
+	store, err := s3.New(fs3.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.rb.Catalog = &catalog.Catalog{Store: e.store, Config: e.cfg, Monitor: e.rb.Monitor, S3: store}
+	if _, err := e.rb.Catalog.Register(ctx, "s3://flink/savepoints/src"); err != nil {
+		t.Fatal(err)
+	}
+	plan := Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindRewriteSavepoint, RewriteFrom: "s3://flink/savepoints/src", RewriteTo: "s3://flink/savepoints/dr"}}}
+	pv, err := e.rb.PreviewRewrite(ctx, plan.Flow, plan.Steps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Steps[0].Choices = map[string]translation.Choice{}
+	for _, r := range pv.Targets.Rows {
+		if r.Target == nil {
+			plan.Steps[0].Choices[r.Key] = translation.Choice{Kind: translation.ChoiceLatest}
+		}
+	}
+	id := approvedRun(t, e, plan)
+	e.rb.CrashHook = func(p string) {
+		if p == "rewrite-written" {
+			panic(errors.New("crash"))
+		}
+	}
+	if err := runStep(ctx, e.rb, alice, id, 0); err == nil || err.Error() != "crash" {
+		t.Fatalf("crash did not happen: %v", err)
+	}
+	newRunner()
+	e.rb.CrashHook = nil
+	if err := runStep(ctx, e.rb, alice, id, 0); err != nil {
+		t.Fatalf("resumed rewrite on S3: %v", err)
+	}
+	sp, err := e.store.SavepointByPath(ctx, "s3://flink/savepoints/dr")
+	if err != nil || sp.Origin != model.OriginRewritten || sp.RewrittenFrom != "s3://flink/savepoints/src" {
+		t.Fatalf("catalog entry %+v %v", sp, err)
+	}
+	offs, err := sp.Offsets()
+	if err != nil || len(offs) != countRows(pv.Targets, true) || !strings.Contains(sp.ReadError, "clicks-0 (latest)") {
+		t.Fatalf("offsets read back from S3: %v %v (%s)", offs, err, sp.ReadError)
+	}
+	for _, r := range pv.Targets.Rows {
+		if r.Translated() && offs[mm2.TPKey(r.DR)] != r.Target.Offset {
+			t.Errorf("%s on S3 at %d, want %d", r.Key, offs[mm2.TPKey(r.DR)], r.Target.Offset)
+		}
+	}
 }
