@@ -85,6 +85,7 @@ func rewriteOf(p Plan, path string) int {
 // stampChoices records who made the plan's per-partition choices: the
 // operator who submits the plan (each version of it) owns every choice in it.
 func stampChoices(p *Plan, who Actor) {
+	p.Steps = slices.Clone(p.Steps) // the caller's plan stays as it was
 	for i := range p.Steps {
 		if len(p.Steps[i].Choices) == 0 {
 			continue
@@ -133,6 +134,11 @@ func (rb *Runbook) rewriteTargets(ctx context.Context, flow string, s Step) (*Re
 	}
 	if err != nil {
 		return nil, err
+	}
+	if sp.Origin == model.OriginRewritten {
+		// Its offsets are DR offsets already: translating them again
+		// through the primary's syncs would move the job to wrong records.
+		return nil, fmt.Errorf("savepoint %s is itself a rewritten copy (of %s, for %s): rewrite the original savepoint", sp.Path, sp.RewrittenFrom, sp.RewrittenFlow)
 	}
 	k, err := rb.Catalog.KafkaSplits(ctx, sp.Path, s.SourceUID)
 	if err != nil {

@@ -204,6 +204,13 @@ func TestRewriteSavepointStepThroughTheRunbook(t *testing.T) {
 		t.Fatalf("catalog entry %+v %v", sp, err)
 	}
 
+	// A rewritten copy is never rewritten again: its offsets are DR's.
+	again := rewritePlan(dir, "dr-again", choices).Steps[0]
+	again.RewriteFrom = "file:" + dir + "/dr"
+	if _, err := e.rb.PreviewRewrite(ctx, plan.Flow, again); err == nil || !strings.Contains(err.Error(), "itself a rewritten copy") {
+		t.Fatalf("rewriting a rewritten savepoint: %v", err)
+	}
+
 	// The restore: same uid (nothing to change), allowNonRestoredState off.
 	if err := runStep(ctx, e.rb, alice, id, 1); err != nil {
 		t.Fatal(err)
