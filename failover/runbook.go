@@ -54,7 +54,8 @@ type Runbook struct {
 	// registers what it writes; nil: that step is refused.
 	Catalog *catalog.Catalog
 	// CrashHook, when set, is called at step boundaries ("started",
-	// "effect-done"); tests use it to kill the run there.
+	// "effect-done", and "rewrite-written" between a rewrite and its
+	// registration); tests use it to kill the run there.
 	CrashHook func(point string)
 	// StopVerifyWindow is how long heartbeats and syncs must stay quiet to
 	// verify a manual MM2 stop; default 10 s.
