@@ -110,6 +110,16 @@ type RewritePreview struct {
 	// verifies it is exactly this rewrite, or refuses).
 	DestExists bool
 	DestErr    string
+	// Check is the rewriter's dry run (flink.CheckRewrite) once every
+	// split has a target: what it would copy; CheckErr why it would refuse.
+	Check    *flink.RewriteResult
+	CheckErr string
+}
+
+// request is the rewrite the step asks flink.Rewrite for.
+func (p *RewritePreview) request(rb *Runbook, s Step) flink.RewriteRequest {
+	return flink.RewriteRequest{Source: storagePath(p.Source.Path), Dest: storagePath(s.RewriteTo), SourceUID: s.SourceUID,
+		Targets: p.Targets.Targets(), Files: rb.Catalog.Files(), Roots: rb.Config.SavepointDirs}
 }
 
 // PreviewRewrite computes a rewrite step's targets for flow now (reads:
@@ -158,6 +168,11 @@ func (rb *Runbook) rewriteTargets(ctx context.Context, flow string, s Step) (*Re
 	if p.DestExists, err = rb.Catalog.DirExists(ctx, s.RewriteTo); err != nil {
 		p.DestErr = err.Error()
 	}
+	if p.Targets.Complete() {
+		if p.Check, err = flink.CheckRewrite(ctx, p.request(rb, s)); err != nil {
+			p.CheckErr = err.Error()
+		}
+	}
 	return p, nil
 }
 
@@ -175,6 +190,8 @@ func (rb *Runbook) rewriteRules(ctx context.Context, r *Run, idx int) []RuleResu
 			rule.Evidence = err.Error()
 		case p.Targets.Err() != nil:
 			rule.Evidence = p.Targets.Err().Error()
+		case p.CheckErr != "":
+			rule.Evidence = "the rewriter refuses it: " + p.CheckErr
 		default:
 			rule.OK = true
 			rule.Evidence = fmt.Sprintf("%d split(s): %d translated, %d chosen; at most %d record(s) re-read", len(p.Targets.Rows),
@@ -236,7 +253,8 @@ func (rb *Runbook) rewriteSavepoint(ctx context.Context, w audit.Written, r *Run
 	if p.DestErr != "" {
 		return nil, fmt.Errorf("looking at %s: %s", s.RewriteTo, p.DestErr)
 	}
-	targets := p.Targets.Targets()
+	req := p.request(rb, s)
+	targets := req.Targets
 	result := map[string]any{"source": p.Source.Path, "source_uid": p.SourceUID, "dest": s.RewriteTo, "splits": rewriteRows(p.Targets),
 		"renamed_topics": p.Targets.Renamed, "reread_max": p.Targets.RereadMax}
 	if p.DestExists {
@@ -245,8 +263,7 @@ func (rb *Runbook) rewriteSavepoint(ctx context.Context, w audit.Written, r *Run
 		}
 		result["note"] = "written by an earlier attempt and read back: it holds exactly these targets"
 	} else {
-		res, err := effect.RewriteSavepoint(ctx, w, flink.RewriteRequest{Source: storagePath(p.Source.Path), Dest: storagePath(s.RewriteTo),
-			SourceUID: s.SourceUID, Targets: targets, Files: rb.Catalog.Files(), Roots: rb.Config.SavepointDirs})
+		res, err := effect.RewriteSavepoint(ctx, w, req)
 		if err != nil {
 			return result, err
 		}
@@ -370,8 +387,14 @@ func (p *RewritePreview) Lines(flow string, s Step) []string {
 	if n := countRows(p.Targets, false); n > 0 {
 		lines = append(lines, fmt.Sprintf("%d partition(s) start where an operator chose: earliest re-reads all DR keeps, latest skips what arrives before the job runs, a timestamp is at-least-once around it (looked up in DR again when the step runs).", n))
 	}
-	if err := p.Targets.Err(); err != nil {
-		lines = append(lines, "THE STEP WILL BE REFUSED: "+err.Error())
+	switch {
+	case p.Targets.Err() != nil:
+		lines = append(lines, "THE STEP WILL BE REFUSED: "+p.Targets.Err().Error())
+	case p.CheckErr != "":
+		lines = append(lines, "THE STEP WILL BE REFUSED: the rewriter's dry run refuses it: "+p.CheckErr)
+	case p.Check != nil:
+		lines = append(lines, fmt.Sprintf("The rewriter's dry run accepts it: %d state file(s) (%d bytes declared) copied beside the new _metadata.",
+			p.Check.CopiedFiles, p.Check.CopiedBytes))
 	}
 	return lines
 }

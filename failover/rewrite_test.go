@@ -190,6 +190,9 @@ func TestRewriteSavepointStepThroughTheRunbook(t *testing.T) {
 	if err != nil || !pv.Targets.Complete() {
 		t.Fatalf("preview with choices: %v %v", err, pv.Targets.Err())
 	}
+	if pv.Check == nil || pv.CheckErr != "" || !strings.Contains(strings.Join(pv.Lines(plan.Flow, plan.Steps[0]), "\n"), "The rewriter's dry run accepts it: 0 state file(s)") {
+		t.Fatalf("the rewriter's dry run in the preview: %+v %q", pv.Check, pv.CheckErr)
+	}
 	for key, want := range pv.Targets.Targets() {
 		tp, _ := flinkKey(key)
 		if g := got.Partitions[want.Topic+"-"+tp]; g.Next != want.Offset {
