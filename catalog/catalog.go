@@ -275,6 +275,17 @@ type ReadResult struct {
 // inside the savepoint's own directory and the configured savepoint
 // directories.
 func (c *Catalog) readOffsets(ctx context.Context, path string) ReadResult {
+	r, err := boundedRead(c, ctx, path, func() ReadResult { return ReadOffsets(path, c.remote(), c.Config.SavepointDirs...) })
+	if err != nil {
+		return ReadResult{Err: err.Error()}
+	}
+	return r
+}
+
+// boundedRead runs read (of the savepoint at path) in one of the read
+// slots, within the read timeout and ctx: a hung file system or storage
+// holds a slot, never the caller.
+func boundedRead[T any](c *Catalog, ctx context.Context, path string, read func() T) (T, error) {
 	c.setup()
 	limit := c.ReadTimeout
 	if limit <= 0 {
@@ -282,24 +293,23 @@ func (c *Catalog) readOffsets(ctx context.Context, path string) ReadResult {
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	late := func() ReadResult {
-		return ReadResult{Err: fmt.Sprintf("reading %s did not finish within %s (or was cancelled): a hung file system or storage? Register it again to retry", path, limit)}
-	}
+	var zero T
+	late := fmt.Errorf("reading %s did not finish within %s (or was cancelled): a hung file system or storage? Register it again to retry", path, limit)
 	select {
 	case c.readSlots <- struct{}{}:
 	case <-ctx.Done():
-		return late()
+		return zero, late
 	}
-	done := make(chan ReadResult, 1)
+	done := make(chan T, 1)
 	go func() {
 		defer func() { <-c.readSlots }()
-		done <- ReadOffsets(path, c.remote(), c.Config.SavepointDirs...)
+		done <- read()
 	}()
 	select {
 	case r := <-done:
-		return r
+		return r, nil
 	case <-ctx.Done():
-		return late()
+		return zero, late
 	}
 }
 
@@ -319,16 +329,7 @@ func (c *Catalog) remote() flink.Files {
 // savepoint directories). The source operator is found automatically (the
 // only one holding Kafka source state).
 func ReadOffsets(path string, remote flink.Files, roots ...string) ReadResult {
-	var sp *flink.Savepoint
-	local, err := LocalPath(path)
-	switch {
-	case err == nil:
-		sp, err = flink.ReadSavepoint(local, roots...)
-	case remote != nil && remote.Serves(path):
-		sp, err = flink.ReadSavepointFrom(remote, path, roots...)
-	case config.IsS3URI(path):
-		err = fmt.Errorf("%q is on S3: set s3.endpoint in the config file so the console can read it", path)
-	}
+	sp, err := openSavepoint(path, remote, roots...)
 	if err != nil {
 		return ReadResult{Err: err.Error()}
 	}
@@ -362,6 +363,21 @@ func ReadOffsets(path string, remote flink.Files, roots ...string) ReadResult {
 			len(marked), strings.Join(marked, ", "))
 	}
 	return res
+}
+
+// openSavepoint reads the `_metadata` of the savepoint at path (see
+// ReadOffsets).
+func openSavepoint(path string, remote flink.Files, roots ...string) (*flink.Savepoint, error) {
+	local, err := LocalPath(path)
+	switch {
+	case err == nil:
+		return flink.ReadSavepoint(local, roots...)
+	case remote != nil && remote.Serves(path):
+		return flink.ReadSavepointFrom(remote, path, roots...)
+	case config.IsS3URI(path):
+		return nil, fmt.Errorf("%q is on S3: set s3.endpoint in the config file so the console can read it", path)
+	}
+	return nil, err
 }
 
 // ErrNotLocal is wrapped by LocalPath for paths on remote storage.

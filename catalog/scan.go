@@ -257,6 +257,12 @@ var ErrOffsetsUnreadable = errors.New("offsets could not be read")
 // result or error. When it was registered but its offsets could not be
 // read, the id comes back with an error wrapping ErrOffsetsUnreadable.
 func (c *Catalog) Register(ctx context.Context, p string) (int64, error) {
+	return c.register(ctx, p, nil)
+}
+
+// register is Register, with mark (when not nil) completing the entry
+// before it is stored.
+func (c *Catalog) register(ctx context.Context, p string, mark func(*model.Savepoint)) (int64, error) {
 	var sp model.Savepoint
 	var err error
 	if config.IsS3URI(strings.TrimSpace(p)) {
@@ -266,6 +272,9 @@ func (c *Catalog) Register(ctx context.Context, p string) (int64, error) {
 	}
 	if err != nil {
 		return 0, err
+	}
+	if mark != nil {
+		mark(&sp)
 	}
 	id, err := c.Store.UpsertSavepoint(ctx, sp, c.now().UnixMilli())
 	if err != nil {
@@ -315,13 +324,7 @@ func (c *Catalog) registerS3(ctx context.Context, uri string) (model.Savepoint, 
 		return model.Savepoint{}, fmt.Errorf("catalog: %q is not an s3://bucket/path URI", uri)
 	}
 	dir = strings.TrimSuffix(dir, "/"+flink.MetadataFileName)
-	inDirs := false
-	for _, d := range c.Config.SavepointDirs {
-		if root, ok := cleanS3(d); ok && (strings.HasPrefix(dir, root+"/") || dir == root) {
-			inDirs = true
-		}
-	}
-	if !inDirs {
+	if !UnderSavepointDir(c.Config.SavepointDirs, dir) {
 		return model.Savepoint{}, fmt.Errorf("catalog: %s is %w (%s)", dir, ErrOutsideDirs, strings.Join(c.Config.SavepointDirs, ", "))
 	}
 	files, _, err := c.S3.List(ctx, dir)
@@ -362,6 +365,32 @@ func cleanS3(uri string) (string, bool) {
 		out += "/" + key
 	}
 	return out, true
+}
+
+// UnderSavepointDir reports whether p (a local path, file: URI or S3 URI)
+// lies inside one of dirs, compared after cleaning ("." and ".."
+// resolved), links not followed: Register checks the real locations too.
+func UnderSavepointDir(dirs []string, p string) bool {
+	p = strings.TrimSpace(p)
+	if config.IsS3URI(p) {
+		dir, ok := cleanS3(p)
+		for _, d := range dirs {
+			if root, rok := cleanS3(d); ok && rok && (strings.HasPrefix(dir, root+"/") || dir == root) {
+				return true
+			}
+		}
+		return false
+	}
+	local, err := LocalPath(p)
+	if err != nil {
+		return false
+	}
+	for _, d := range dirs {
+		if ld, err := LocalPath(d); err == nil && flink.Within(ld, local) {
+			return true
+		}
+	}
+	return false
 }
 
 // insideRealDirs reports whether real (a path with links resolved) lies in

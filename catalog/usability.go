@@ -131,13 +131,8 @@ func (c *Catalog) Usability(ctx context.Context, sp model.Savepoint, flow string
 		if err != nil {
 			return u, fmt.Errorf("catalog: savepoint %d: %w", sp.ID, err)
 		}
-		p := PartitionUsability{Source: tp, DR: model.TP{Topic: tr.Policy.RemoteTopic(tr.Alias, tp.Topic), Partition: tp.Partition},
-			Offset: off}
-		if link {
-			p.Translation = mm2.Translation{Offset: off, Method: mm2.MethodPreserved}
-		} else {
-			p.Translation = tr.Index.Translate(tp, off)
-		}
+		p := PartitionUsability{Source: tp, Offset: off}
+		p.DR, p.Translation = tr.Translate(tp, off, link)
 		u.Partitions = append(u.Partitions, p)
 		srcTopics = appendNew(srcTopics, p.Source.Topic)
 		drTopics = appendNew(drTopics, p.DR.Topic)

@@ -102,6 +102,8 @@ func (rb *Runbook) Begin(ctx context.Context, who Actor, id int64, idx int, conf
 		e.Rules = rb.linkRules(ctx, rb.Config.Flow(r.Flow), step.Kind)
 	case KindPreflight, KindStopMirror:
 		e.Rules = rb.CheckRules(ctx, r.Plan, override)
+	case KindRewriteSavepoint, KindRestoreFlink:
+		e.Rules = rb.rewriteRules(ctx, r, idx)
 	}
 	if len(e.Rules) > 0 {
 		if failed := Failed(e.Rules); len(failed) > 0 {
@@ -196,6 +198,8 @@ func (e *Execution) effect(ctx context.Context) (any, error) {
 		return e.rb.restoreFlink(ctx, e.started, e.run, e.Idx, e.Step)
 	case KindPromoteMirrors, KindFailoverMirrors:
 		return e.rb.alterMirrors(ctx, e.started, e.run.Flow, e.Step.Kind)
+	case KindRewriteSavepoint:
+		return e.rb.rewriteSavepoint(ctx, e.started, e.run, e.Step)
 	}
 	return nil, fmt.Errorf("unknown step kind %q", e.Step.Kind)
 }
@@ -342,6 +346,13 @@ func restoreJobID(r *Run, idx int) string {
 }
 
 func (rb *Runbook) restoreFlink(ctx context.Context, w audit.Written, r *Run, idx int, s Step) (any, error) {
+	// A rewritten savepoint is restored only once its rewrite succeeded
+	// (checked again here: Begin's rule may be minutes old).
+	if j := rewriteOf(r.Plan, s.SavepointPath); j >= 0 {
+		if ok, why := rb.rewriteDone(ctx, r, j); !ok || s.AllowNonRestoredState {
+			return nil, fmt.Errorf("not restoring the rewritten savepoint %s: %s (allowNonRestoredState %v)", s.SavepointPath, why, s.AllowNonRestoredState)
+		}
+	}
 	t := flinkTarget(rb.Config, s.FlinkTarget)
 	api := rb.Flink(t.RestURL)
 	jobID := restoreJobID(r, idx)

@@ -618,17 +618,7 @@ func TestClusterLinkPromoteAndFailover(t *testing.T) {
 	if _, err := e.rb.Create(ctx, alice, Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindPromoteMirrors}}}, "x"); err == nil {
 		t.Fatal("promote on an MM2 flow accepted")
 	}
-	approved := func(kind StepKind) int64 {
-		id, err := e.rb.Create(ctx, alice, Plan{Flow: "link", Steps: []Step{{Kind: kind}}}, "drill")
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, _ := e.rb.Get(ctx, id)
-		if err := e.rb.Approve(ctx, bob, id, r.PlanHash, ""); err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	approved := func(kind StepKind) int64 { return approvedRun(t, e, Plan{Flow: "link", Steps: []Step{{Kind: kind}}}) }
 	// Planned promote with lag: refused before anything is sent.
 	link.SetLag("payments", 1, 42)
 	id := approved(KindPromoteMirrors)

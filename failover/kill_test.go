@@ -22,12 +22,16 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/flink/rewritetest"
 	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/translation"
 )
 
 const childEnv = "DRCONSOLE_RUNBOOK_CHILD"
@@ -40,13 +44,14 @@ func TestMain(m *testing.M) {
 }
 
 // killConfig is the configuration parent and children share.
-func killConfig(primary, dr []string, flinkURL string) *config.Config {
+func killConfig(primary, dr []string, flinkURL, spDir string) *config.Config {
 	cfg := &config.Config{
 		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: primary}, "dr": {Bootstrap: dr}},
 		Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
 			ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
 		RefreshInterval: config.Duration(500 * time.Millisecond),
 		FlinkTargets:    []*config.FlinkTarget{{Name: "flink-dr", RestURL: flinkURL, Region: "dr"}},
+		SavepointDirs:   []string{spDir},
 	}
 	if err := cfg.Normalize("kill-test"); err != nil {
 		panic(err)
@@ -60,7 +65,7 @@ func killConfig(primary, dr []string, flinkURL string) *config.Config {
 func runbookChild() int {
 	ctx := context.Background()
 	split := func(k string) []string { return strings.Split(os.Getenv(k), ",") }
-	cfg := killConfig(split("PRIMARY"), split("DR"), os.Getenv("FLINK"))
+	cfg := killConfig(split("PRIMARY"), split("DR"), os.Getenv("FLINK"), os.Getenv("SPDIR"))
 	store, err := storage.Open(os.Getenv("DB"))
 	if err != nil {
 		fmt.Println("ERROR", err)
@@ -85,7 +90,7 @@ func runbookChild() int {
 	id, _ := strconv.ParseInt(os.Getenv("RUN"), 10, 64)
 	var current int
 	rb := &Runbook{Store: store, Monitor: mon, Config: cfg, Audit: StoreAuditor{Store: store}, Log: log,
-		Flink: flink.NewRESTClient, StopVerifyWindow: time.Second,
+		Flink: flink.NewRESTClient, StopVerifyWindow: time.Second, Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon},
 		CrashHook: func(point string) {
 			fmt.Printf("AT %d:%s\n", current, point)
 			if os.Getenv("CRASH_AT") == fmt.Sprintf("%d:%s", current, point) {
@@ -122,11 +127,14 @@ type killRig struct {
 	sb    *demo.Sandbox
 	fl    *demo.FlinkStandIn
 	db    string
+	spDir string // the savepoint directory (rewrite source and destination)
 	store *storage.Store
 	mon   *monitor.Monitor
 	rb    *Runbook
 	plan  Plan
-	id    int64
+	// rewrite is the plan's rewrite-savepoint step.
+	rewrite Step
+	id      int64
 }
 
 func newKillRig(t *testing.T) *killRig {
@@ -147,7 +155,8 @@ func newKillRig(t *testing.T) *killRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(fl.Close)
-	cfg := killConfig(sb.PrimaryBootstrap(), sb.DRBootstrap(), fl.URL)
+	spDir := t.TempDir()
+	cfg := killConfig(sb.PrimaryBootstrap(), sb.DRBootstrap(), fl.URL, spDir)
 	db := filepath.Join(t.TempDir(), "drconsole.db")
 	store, err := storage.Open(db)
 	if err != nil {
@@ -169,10 +178,28 @@ func newKillRig(t *testing.T) *killRig {
 			t.Fatal("sandbox not healthy")
 		}
 	}
-	rb := &Runbook{Store: store, Monitor: mon, Config: cfg, Audit: StoreAuditor{Store: store}, Log: log}
+	rb := &Runbook{Store: store, Monitor: mon, Config: cfg, Audit: StoreAuditor{Store: store}, Log: log,
+		Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon}}
+	// The savepoint to rewrite: real, with a topic no mirror copies (its
+	// partitions start where alice chose).
+	rewritetest.RenamedCopy(t, rewriteFixture, filepath.Join(spDir, "src"), "orders-users-source", map[string]string{"users": "clicks"})
+	if _, err := rb.Catalog.Register(ctx, filepath.Join(spDir, "src")); err != nil {
+		t.Fatal(err)
+	}
+	rewrite := Step{Kind: KindRewriteSavepoint, RewriteFrom: "file:" + spDir + "/src", SourceUID: "orders-users-source", RewriteTo: "file:" + spDir + "/dr",
+		Choices: map[string]translation.Choice{}}
+	pv, err := rb.PreviewRewrite(ctx, "primary->dr", rewrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range pv.Targets.Rows {
+		if !row.Translated() {
+			rewrite.Choices[row.Key] = translation.Choice{Kind: translation.ChoiceEarliest}
+		}
+	}
 	plan := Plan{Flow: "primary->dr", Steps: []Step{
-		{Kind: KindPreflight}, {Kind: KindStopMirror}, {Kind: KindTranslateGroup, Group: "billing", AllowPartial: true},
-		{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", JarID: demo.FlinkJarID, SavepointPath: "file:/sp/1"},
+		{Kind: KindPreflight}, {Kind: KindStopMirror}, {Kind: KindTranslateGroup, Group: "billing", AllowPartial: true}, rewrite,
+		{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", JarID: demo.FlinkJarID, SavepointPath: rewrite.RewriteTo},
 	}}
 	id, err := rb.Create(ctx, Actor{Name: "alice", Role: "operator"}, plan, "kill drill")
 	if err != nil {
@@ -183,7 +210,7 @@ func newKillRig(t *testing.T) *killRig {
 		t.Fatal(err)
 	}
 	sb.SetMirrorRunning(false) // dedicated MM2 stopped by hand
-	return &killRig{ctx: ctx, sb: sb, fl: fl, db: db, store: store, mon: mon, rb: rb, plan: plan, id: id}
+	return &killRig{ctx: ctx, sb: sb, fl: fl, db: db, spDir: spDir, store: store, mon: mon, rb: rb, plan: plan, rewrite: rewrite, id: id}
 }
 
 // child runs the run in a child process on database db; with crashAt it
@@ -192,7 +219,7 @@ func (k *killRig) child(t *testing.T, db, crashAt string) (killed bool) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"=1", "DB="+db, "RUN="+strconv.FormatInt(k.id, 10), "CRASH_AT="+crashAt,
-		"PRIMARY="+strings.Join(k.sb.PrimaryBootstrap(), ","), "DR="+strings.Join(k.sb.DRBootstrap(), ","), "FLINK="+k.fl.URL)
+		"PRIMARY="+strings.Join(k.sb.PrimaryBootstrap(), ","), "DR="+strings.Join(k.sb.DRBootstrap(), ","), "FLINK="+k.fl.URL, "SPDIR="+k.spDir)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -229,11 +256,15 @@ func (k *killRig) child(t *testing.T, db, crashAt string) (killed bool) {
 
 func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
 	k := newKillRig(t)
-	ctx, rb, store, id, plan, fl := k.ctx, k.rb, k.store, k.id, k.plan, k.fl
+	ctx, rb, store, id, plan, fl, rewrite := k.ctx, k.rb, k.store, k.id, k.plan, k.fl, k.rewrite
 	flinkBefore := len(fl.Jobs())
 	child := func(crashAt string) bool { return k.child(t, k.db, crashAt) }
-	for idx := range plan.Steps {
-		for _, point := range []string{"started", "effect-done"} {
+	for idx, st := range plan.Steps {
+		points := []string{"started", "effect-done"}
+		if st.Kind == KindRewriteSavepoint {
+			points = []string{"started", "rewrite-written", "effect-done"}
+		}
+		for _, point := range points {
 			if !child(fmt.Sprintf("%d:%s", idx, point)) {
 				t.Fatalf("no crash at %d:%s", idx, point)
 			}
@@ -251,8 +282,27 @@ func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
 		t.Fatalf("run %s", r.Status)
 	}
 	for _, st := range r.Steps {
-		if st.Status != "done" || st.Attempts != 3 {
-			t.Errorf("step %d: %s after %d attempts, want done after 3", st.Idx+1, st.Status, st.Attempts)
+		want := 3
+		if plan.Steps[st.Idx].Kind == KindRewriteSavepoint {
+			want = 4
+		}
+		if st.Status != "done" || st.Attempts != want {
+			t.Errorf("step %d: %s after %d attempts, want done after %d", st.Idx+1, st.Status, st.Attempts, want)
+		}
+	}
+	// The rewrite, killed before, after writing and after registering,
+	// wrote one savepoint holding exactly its targets, registered as
+	// rewritten; the restore started from it.
+	rewritten, err := store.SavepointByPath(ctx, rewrite.RewriteTo)
+	if err != nil || rewritten.Origin != model.OriginRewritten || rewritten.RewrittenFrom != rewrite.RewriteFrom {
+		t.Fatalf("rewritten savepoint in the catalog: %+v %v", rewritten, err)
+	}
+	if err := rb.sameRewrite(ctx, rewrite, mustTargets(t, &env{rb: rb}, Plan{Flow: "primary->dr", Steps: []Step{rewrite}})); err != nil {
+		t.Fatalf("the rewritten savepoint after SIGKILLs: %v", err)
+	}
+	for _, req := range fl.Jobs() {
+		if req["savepointPath"] != rewrite.RewriteTo || req["allowNonRestoredState"] == true {
+			t.Errorf("restore request %v", req)
 		}
 	}
 	// The restore was attempted three times and started one job.
@@ -274,12 +324,12 @@ func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
 			t.Errorf("DR group %s-%d at %d, recorded %d", c.Topic, c.Partition, o.At, c.Applied)
 		}
 	}
-	// The audit chain survived eight SIGKILLs and verifies.
+	// The audit chain survived eleven SIGKILLs and verifies.
 	if n, bad, err := store.VerifyAudit(ctx); err != nil || bad != nil {
 		t.Fatalf("audit chain after %d records: %v %v", n, bad, err)
 	}
 	starts, _ := store.AuditEntries(ctx, storage.AuditFilter{Action: "failover.step-start", Limit: 100})
-	if len(starts) != 12 {
-		t.Fatalf("%d step starts on record, want 12", len(starts))
+	if len(starts) != 16 {
+		t.Fatalf("%d step starts on record, want 16", len(starts))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/translation"
 )
 
 // StepKind names what a step does.
@@ -37,6 +38,10 @@ const (
 	// KindFailoverMirrors fails the mirror topics over at once, whatever
 	// their lag: the unplanned path; unreplicated records are lost.
 	KindFailoverMirrors StepKind = "failover-mirrors"
+	// KindRewriteSavepoint writes a copy of a catalog savepoint whose
+	// Kafka source state holds the DR topics and offsets (rewrite.go), for
+	// a restore with the same source uid.
+	KindRewriteSavepoint StepKind = "rewrite-savepoint"
 )
 
 // Step is one planned step and its parameters.
@@ -54,6 +59,14 @@ type Step struct {
 	// checkpoint) or, after a savepoint of a job that kept running, ahead
 	// of it: records the restored state never saw would be skipped.
 	FromSavepoint string `json:"from_savepoint,omitempty"`
+	// rewrite-savepoint: the catalog savepoint RewriteFrom, its Kafka
+	// source SourceUID ("": the only one), written to RewriteTo (a new
+	// directory inside a configured savepoint directory); Choices for the
+	// partitions without a translation, by "topic-partition".
+	RewriteFrom string                        `json:"rewrite_from,omitempty"`
+	SourceUID   string                        `json:"source_uid,omitempty"`
+	RewriteTo   string                        `json:"rewrite_to,omitempty"`
+	Choices     map[string]translation.Choice `json:"choices,omitempty"`
 	// restore-flink
 	FlinkTarget           string   `json:"flink_target,omitempty"`
 	JarID                 string   `json:"jar_id,omitempty"`
@@ -102,6 +115,8 @@ func (s Step) Title(flow *config.Flow) string {
 		return "Promote the mirror topics of link " + linkName(flow) + " (planned: only with zero lag)"
 	case KindFailoverMirrors:
 		return "Fail over the mirror topics of link " + linkName(flow) + " now, whatever their lag (unreplicated records are lost)"
+	case KindRewriteSavepoint:
+		return "Rewrite savepoint " + s.RewriteFrom + " for DR (translated offsets, DR topic names) into " + s.RewriteTo
 	case KindRestoreFlink:
 		sp := s.SavepointPath
 		if sp == "" {
@@ -170,6 +185,13 @@ func (p Plan) Validate(cfg *config.Config) error {
 			case "", "NO_CLAIM", "CLAIM", "LEGACY":
 			default:
 				bad("claim mode %q: want NO_CLAIM, CLAIM or LEGACY", s.ClaimMode)
+			}
+			for _, why := range rewriteProblems(cfg, p, i) {
+				bad("%s", why)
+			}
+		case KindRewriteSavepoint:
+			for _, why := range rewriteProblems(cfg, p, i) {
+				bad("%s", why)
 			}
 		default:
 			bad("unknown step kind")

@@ -52,6 +52,10 @@ func (rb *Runbook) previewStep(ctx context.Context, r *Run, i int) StepPreview {
 		p.Lines, err = rb.previewGroup(pctx, r.Flow, s)
 	case KindRestoreFlink:
 		p.Lines = rb.previewRestore(pctx, r, i, s)
+		p.Rules = rb.rewriteRules(pctx, r, i)
+	case KindRewriteSavepoint:
+		p.Rules = rb.rewriteRules(pctx, r, i)
+		p.Lines, err = rb.previewRewrite(pctx, r.Flow, s)
 	case KindPromoteMirrors, KindFailoverMirrors:
 		p.Rules = rb.linkRules(pctx, flow, s.Kind)
 		p.Lines, err = rb.previewLink(pctx, flow, s.Kind)
@@ -127,6 +131,10 @@ func (rb *Runbook) previewRestore(ctx context.Context, r *Run, idx int, s Step) 
 		"entry class: " + orNone(s.EntryClass) + "; program arguments: " + orNone(strings.Join(s.Args, " ")),
 		"savepoint: " + orNone(s.SavepointPath) + fmt.Sprintf("; %s=%s; allowNonRestoredState=%v", flink.RestoreModeField(version), mode, s.AllowNonRestoredState),
 		"job id " + restoreJobID(r, idx) + " (fixed: a resumed step finds this job instead of starting a second one)",
+	}
+	if j := rewriteOf(r.Plan, s.SavepointPath); j >= 0 {
+		lines = append(lines, fmt.Sprintf("This is the savepoint step %d rewrites: the job keeps its Kafka source uid and resumes from the split state "+
+			"(DR topics and offsets), not from consumer-group offsets; the step refuses unless step %d succeeded and registered it.", j+1, j+1))
 	}
 	return lines
 }

@@ -288,6 +288,11 @@ func (rb *Runbook) previewInputs(ctx context.Context, r *Run, i int) []previewIn
 		if s.FromSavepoint != "" {
 			in = append(in, previewInput{"savepoint catalog entry", rb.savepointInput(ctx, s.FromSavepoint)})
 		}
+	case KindRewriteSavepoint:
+		_, syncs := rb.Monitor.Activity(r.Flow)
+		in = append(in, previewInput{"offset syncs ingested", strconv.Itoa(syncs)},
+			previewInput{"savepoint catalog entry", rb.savepointInput(ctx, s.RewriteFrom)},
+			previewInput{"new savepoint in the catalog", rb.savepointInput(ctx, s.RewriteTo)})
 	}
 	return in
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/flink"
@@ -52,8 +53,12 @@ type Runbook struct {
 	Flink   func(url string) *flink.RESTClient
 	// Kube builds the Kubernetes client of a target (nil: kube.New).
 	Kube func(*config.Kubernetes) (*kube.Client, error)
+	// Catalog reads savepoints for the rewrite-savepoint step and
+	// registers what it writes; nil: that step is refused.
+	Catalog *catalog.Catalog
 	// CrashHook, when set, is called at step boundaries ("started",
-	// "effect-done"); tests use it to kill the run there.
+	// "effect-done", and "rewrite-written" between a rewrite and its
+	// registration); tests use it to kill the run there.
 	CrashHook func(point string)
 	// StopVerifyWindow is how long heartbeats and syncs must stay quiet to
 	// verify a manual MM2 stop; default 10 s.
@@ -204,6 +209,7 @@ func (rb *Runbook) Create(ctx context.Context, who Actor, plan Plan, reason stri
 	if err := plan.Validate(rb.Config); err != nil {
 		return 0, err
 	}
+	stampChoices(&plan, who)
 	body, _ := json.Marshal(plan)
 	hash := plan.Hash()
 	details := map[string]any{"plan": plan, "plan_hash": hash, "reason": reason, "evidence": rb.evidence(plan.Flow)}
@@ -242,6 +248,7 @@ func (rb *Runbook) Update(ctx context.Context, who Actor, id int64, plan Plan, r
 	if err := plan.Validate(rb.Config); err != nil {
 		return err
 	}
+	stampChoices(&plan, who)
 	body, _ := json.Marshal(plan)
 	hash := plan.Hash()
 	_, err = rb.recorded(ctx, who, "failover.plan-changed", runSubject(id), map[string]any{"plan": plan, "old_hash": r.PlanHash, "plan_hash": hash, "reason": reason},

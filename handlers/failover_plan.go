@@ -31,7 +31,7 @@ func (h *Handlers) planChoices(r *http.Request, flows []string) views.PlanChoice
 	if f.Flow == "" && len(flows) > 0 {
 		f.Flow = flows[0]
 	}
-	c := views.PlanChoices{Now: h.now(), Target: f.FlinkTarget, Summary: h.planSummary(f)}
+	c := views.PlanChoices{Now: h.now(), Target: f.FlinkTarget, Summary: h.planSummary(r, f), Choices: h.rewriteChoices(r, f)}
 	if len(r.Form) > 0 {
 		c.Values = r.Form
 	}
@@ -91,10 +91,10 @@ func (h *Handlers) savepointChoices(ctx context.Context, flow string) ([]catalog
 
 // planSummary says what the form would plan, and what the runbook would
 // refuse, with the same code that builds and checks the plan on submit.
-func (h *Handlers) planSummary(f form.Plan) views.PlanSummary {
+func (h *Handlers) planSummary(r *http.Request, f form.Plan) views.PlanSummary {
 	cfg := h.Runbook.Config
 	plan := f.Plan(cfg)
-	var s views.PlanSummary
+	s := views.PlanSummary{Rewrite: h.planRewrite(r.Context(), f, actor(r).Name)}
 	for _, st := range plan.Steps {
 		t := st.Title(cfg.Flow(f.Flow))
 		if st.Kind == failover.KindRestoreFlink {
@@ -138,5 +138,5 @@ func (h *Handlers) PlanSavepoints(w http.ResponseWriter, r *http.Request) {
 // PlanSummary is GET /failover/plan/summary?<the plan form>: what the form
 // would plan, on every change (it plans nothing).
 func (h *Handlers) PlanSummary(w http.ResponseWriter, r *http.Request) {
-	h.render(w, r, http.StatusOK, views.PlanSummaryBody(h.planSummary(form.NewPlan(r))))
+	h.render(w, r, http.StatusOK, views.PlanSummaryBody(h.planSummary(r, form.NewPlan(r))))
 }

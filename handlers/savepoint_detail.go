@@ -112,6 +112,8 @@ func (h *Handlers) Savepoint(w http.ResponseWriter, r *http.Request) {
 			p.UsabilityErr = err.Error()
 		} else {
 			p.Usability = &u
+			rw := h.Catalog.RewriteStateOf(r.Context(), sp)
+			p.Rewrite = &rw
 		}
 	} else {
 		p.UsabilityErr = "no flow is configured"
@@ -152,5 +154,5 @@ func (h *Handlers) Savepoint(w http.ResponseWriter, r *http.Request) {
 // restoreStrategies judges catalog.RestoreStrategies for the page's flow
 // and the savepoint's usability against it.
 func restoreStrategies(p views.SavepointDetailPage) ([]views.RestoreStrategy, int) {
-	return catalog.RestoreStrategies(catalog.RestoreFor{Flow: p.Flow, ClusterLink: p.ClusterLink, Usability: p.Usability})
+	return catalog.RestoreStrategies(catalog.RestoreFor{Flow: p.Flow, ClusterLink: p.ClusterLink, Usability: p.Usability, Rewrite: p.Rewrite})
 }

@@ -17,6 +17,7 @@ const (
 	OriginScan      = "scan"      // found in a configured savepoint directory
 	OriginManual    = "manual"    // registered by hand
 	OriginTriggered = "triggered" // taken through the console
+	OriginRewritten = "rewritten" // written by the console's savepoint rewrite (issue 14)
 )
 
 // Savepoint statuses: Flink's checkpoint states, and "unknown".
@@ -53,6 +54,11 @@ type Savepoint struct {
 	ReadError   string
 	FirstSeenMs int64
 	LastSeenMs  int64
+	// RewrittenFrom is the catalog path of the savepoint this one was
+	// rewritten from and RewrittenFlow the flow whose DR offsets and topic
+	// names it holds; "" unless Origin is OriginRewritten.
+	RewrittenFrom string
+	RewrittenFlow string
 }
 
 // Offsets decodes OffsetsJSON; nil when the offsets were not read.

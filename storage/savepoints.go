@@ -36,9 +36,9 @@ func validSavepoint(sp *model.Savepoint) error {
 		return fmt.Errorf("storage: savepoint %s: kind %q (want savepoint or checkpoint)", sp.Path, sp.Kind)
 	}
 	switch sp.Origin {
-	case model.OriginREST, model.OriginScan, model.OriginManual, model.OriginTriggered:
+	case model.OriginREST, model.OriginScan, model.OriginManual, model.OriginTriggered, model.OriginRewritten:
 	default:
-		return fmt.Errorf("storage: savepoint %s: origin %q (want rest, scan, manual or triggered)", sp.Path, sp.Origin)
+		return fmt.Errorf("storage: savepoint %s: origin %q (want rest, scan, manual, triggered or rewritten)", sp.Path, sp.Origin)
 	}
 	switch sp.Status {
 	case "":
@@ -54,16 +54,20 @@ func validSavepoint(sp *model.Savepoint) error {
 // On a path already known: first_seen, origin (except that "triggered"
 // wins: the console took it), offsets and read error stay; what the new
 // sighting knows fills in or corrects the rest, and the kind comes from
-// Flink (rest, triggered) rather than from a directory name.
+// Flink (rest, triggered) rather than from a directory name. "rewritten"
+// wins like "triggered", with where it was rewritten from: a scan may
+// have seen the new directory before the rewrite step registered it.
 const upsertSavepointSQL = `INSERT INTO savepoints (flink_target, job_id, job_name, path, kind, origin,
-	trigger_ms, completed_ms, size_bytes, status, checkpoint_id, first_seen_ms, last_seen_ms)
-VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
+	trigger_ms, completed_ms, size_bytes, status, checkpoint_id, first_seen_ms, last_seen_ms, rewritten_from, rewritten_flow)
+VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(path) DO UPDATE SET
 	flink_target  = CASE WHEN excluded.flink_target <> '' THEN excluded.flink_target ELSE flink_target END,
 	job_id        = CASE WHEN excluded.job_id <> '' THEN excluded.job_id ELSE job_id END,
 	job_name      = CASE WHEN excluded.job_name <> '' THEN excluded.job_name ELSE job_name END,
 	kind          = CASE WHEN excluded.origin IN ('rest', 'triggered') THEN excluded.kind ELSE kind END,
-	origin        = CASE WHEN excluded.origin = 'triggered' THEN 'triggered' ELSE origin END,
+	origin        = CASE WHEN excluded.origin IN ('triggered', 'rewritten') THEN excluded.origin ELSE origin END,
+	rewritten_from = CASE WHEN excluded.origin = 'rewritten' THEN excluded.rewritten_from ELSE rewritten_from END,
+	rewritten_flow = CASE WHEN excluded.origin = 'rewritten' THEN excluded.rewritten_flow ELSE rewritten_flow END,
 	trigger_ms    = COALESCE(excluded.trigger_ms, trigger_ms),
 	completed_ms  = COALESCE(excluded.completed_ms, completed_ms),
 	size_bytes    = COALESCE(excluded.size_bytes, size_bytes),
@@ -101,7 +105,7 @@ func (s *Store) UpsertSavepoints(ctx context.Context, sps []model.Savepoint, atM
 		for i, sp := range sps {
 			if err := stmt.QueryRowContext(ctx, sp.FlinkTarget, sp.JobID, sp.JobName, sp.Path, sp.Kind, sp.Origin,
 				nullable(sp.TriggerMs), nullable(sp.CompletedMs), nullable(sp.SizeBytes), sp.Status, nullable(sp.CheckpointID),
-				atMs, atMs).Scan(&ids[i]); err != nil {
+				atMs, atMs, sp.RewrittenFrom, sp.RewrittenFlow).Scan(&ids[i]); err != nil {
 				return fmt.Errorf("savepoint %s: %w", sp.Path, err)
 			}
 		}
@@ -148,13 +152,13 @@ func (s *Store) SetSavepointOffsets(ctx context.Context, id int64, offsetsJSON, 
 }
 
 const savepointColumns = `id, flink_target, job_id, job_name, path, kind, origin, trigger_ms, completed_ms, size_bytes,
-	status, checkpoint_id, COALESCE(offsets_json, ''), source_uid, read_error, first_seen_ms, last_seen_ms`
+	status, checkpoint_id, COALESCE(offsets_json, ''), source_uid, read_error, first_seen_ms, last_seen_ms, rewritten_from, rewritten_flow`
 
 func scanSavepoint(row interface{ Scan(...any) error }) (model.Savepoint, error) {
 	var sp model.Savepoint
 	var trig, done, size, cp sql.NullInt64
 	err := row.Scan(&sp.ID, &sp.FlinkTarget, &sp.JobID, &sp.JobName, &sp.Path, &sp.Kind, &sp.Origin, &trig, &done, &size,
-		&sp.Status, &cp, &sp.OffsetsJSON, &sp.SourceUID, &sp.ReadError, &sp.FirstSeenMs, &sp.LastSeenMs)
+		&sp.Status, &cp, &sp.OffsetsJSON, &sp.SourceUID, &sp.ReadError, &sp.FirstSeenMs, &sp.LastSeenMs, &sp.RewrittenFrom, &sp.RewrittenFlow)
 	sp.TriggerMs, sp.CompletedMs, sp.SizeBytes, sp.CheckpointID = ptr(trig), ptr(done), ptr(size), ptr(cp)
 	return sp, err
 }

@@ -163,3 +163,41 @@ func TestSavepointsFilterOrderAndErrors(t *testing.T) {
 		t.Fatalf("half a batch stored: %v", err)
 	}
 }
+
+// A rewritten savepoint is marked as such with its source and flow, even
+// when a directory scan found the new directory first; a later scan does
+// not take the mark away. Rows written before migration 12 survive the
+// table's rebuild.
+func TestRewrittenSavepointMark(t *testing.T) {
+	path := oldSchema(t, 11)
+	ctx := context.Background()
+	rawDB(t, path, `INSERT INTO savepoints(id, path, kind, origin, status, checkpoint_id, offsets_json, source_uid, first_seen_ms, last_seen_ms)
+		VALUES (7, 'file:/sp/a', 'savepoint', 'rest', 'COMPLETED', 23, '{"events-0":800}', 'kafka-source', 1000, 1000)`)
+	old := int64(7)
+	s, err := storage.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, err := s.SavepointByID(ctx, old); err != nil || got.OffsetsJSON != `{"events-0":800}` || got.SourceUID != "kafka-source" ||
+		*got.CheckpointID != 23 || got.Origin != model.OriginREST || got.RewrittenFrom != "" {
+		t.Fatalf("entry after the upgrade: %+v %v", got, err)
+	}
+	scan := model.Savepoint{Path: "file:/sp/a-dr", Kind: model.KindSavepoint, Origin: model.OriginScan, Status: model.SavepointUnknown}
+	id, err := s.UpsertSavepoint(ctx, scan, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpsertSavepoint(ctx, model.Savepoint{Path: "file:/sp/a-dr", Kind: model.KindSavepoint, Origin: model.OriginRewritten,
+		Status: model.SavepointCompleted, RewrittenFrom: "file:/sp/a", RewrittenFlow: "primary->dr"}, 3000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpsertSavepoint(ctx, scan, 4000); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.SavepointByID(ctx, id)
+	if err != nil || got.Origin != model.OriginRewritten || got.RewrittenFrom != "file:/sp/a" || got.RewrittenFlow != "primary->dr" ||
+		got.Status != model.SavepointCompleted {
+		t.Fatalf("rewritten entry %+v %v", got, err)
+	}
+}

@@ -195,8 +195,8 @@ func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets
 		return nil, err
 	}
 	for tp, off := range offsets {
-		row := GroupRow{Source: tp, DR: model.TP{Topic: g.Policy.RemoteTopic(g.Alias, tp.Topic), Partition: tp.Partition}, Offset: off,
-			Translation: g.Index.Translate(tp, off)}
+		row := GroupRow{Source: tp, Offset: off}
+		row.DR, row.Translation = g.Translate(tp, off, false)
 		if o, ok := current.Lookup(row.DR.Topic, row.DR.Partition); ok && o.Err == nil && o.At >= 0 {
 			v := o.At
 			row.Current = &v

@@ -160,7 +160,10 @@ type SavepointDetailPage struct {
 	AgeVsRPOWarn   bool
 	Usability      *catalog.Usability
 	UsabilityErr   string
-	UsabilityAt    time.Duration // how long it took
+	// Rewrite is whether the savepoint's Kafka source can be rewritten
+	// (nil: not read).
+	Rewrite     *catalog.RewriteState
+	UsabilityAt time.Duration // how long it took
 	// OffsetsJSON is the offsets file translate takes ("" when not read).
 	OffsetsJSON  string
 	Partitions   int

@@ -41,25 +41,9 @@ func TestBrowserPlanPickers(t *testing.T) {
 
 	b := newBrowser(t)
 	signIn(t, b, c.URL+"/failover", "test-operator")
-	// choose sets a select as a person would leave it: value, then change.
-	choose := func(id, value string) {
-		t.Helper()
-		err := chromedp.Do(b, chromedp.SetValue(chromedp.ID(id), value))
-		if err == nil {
-			_, err = chromedp.Run(b, chromedp.Evaluate[bool](`document.getElementById(`+strconv.Quote(id)+`).dispatchEvent(new Event("change", {bubbles: true}))`))
-		}
-		if err != nil {
-			t.Fatalf("choosing %s in #%s: %v", value, id, err)
-		}
-	}
-	wait := func(what, js string) {
-		t.Helper()
-		if _, err := chromedp.Run(b, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
-			summary, _ := chromedp.Run(b, chromedp.Text(chromedp.ID("plan-summary")))
-			state, _ := chromedp.Run(b, chromedp.Evaluate[string](`(document.activeElement ? document.activeElement.outerHTML : "no focus") + " | " + location.href + " | " + document.getElementById("group-list").outerHTML`))
-			t.Fatalf("waiting for %s: %v\nsummary: %s\nfocus, page, groups: %s", what, err, summary, state)
-		}
-	}
+	d := planFormDriver{t: t, b: b, dump: `(document.activeElement ? document.activeElement.outerHTML : "no focus") + " | " + location.href + " | " + document.getElementById("group-list").outerHTML`}
+	choose := d.choose
+	wait := func(what, js string) { t.Helper(); d.wait(what, js, 15*time.Second) }
 	err := chromedp.Do(b,
 		chromedp.WaitVisible(chromedp.ID("group-filter")), // shown by app.js
 		chromedp.SendKeys(chromedp.ID("group-filter"), "bill"))
@@ -91,21 +75,7 @@ func TestBrowserPlanPickers(t *testing.T) {
 	wait("the summary of the picks", `(function(){const s = document.querySelector('[data-testid="plan-summary"]').innerText;
 		return s.includes("Translate consumer group billing") && !s.includes("flink-events") && s.includes(`+strconv.Quote(demo.FlinkEntryClass)+`) &&
 			s.includes(`+strconv.Quote(spPath)+`) && !s.includes("would be refused");})()`)
-	if err := chromedp.Do(b, chromedp.Click(chromedp.ID("create-plan")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-status"]`))); err != nil {
-		t.Fatal(err)
-	}
-	loc, err := chromedp.Run(b, chromedp.Location())
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := strconv.ParseInt(loc[strings.LastIndex(loc, "/")+1:], 10, 64)
-	if err != nil {
-		t.Fatalf("run page %q: %v", loc, err)
-	}
-	run, err := c.Runbook.Get(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := d.create(c)
 	var groups []string
 	var restore *failover.Step
 	for i, st := range run.Plan.Steps {

@@ -140,8 +140,22 @@ func TestSavepointCatalogPages(t *testing.T) {
 			t.Errorf("offsets table lacks %s at %s", tc.key, tc.off)
 		}
 	}
-	if i := strings.Index(body, `data-testid="strategy-2"`); i < 0 || !strings.Contains(body[i:i+800], `data-testid="recommended"`) {
-		t.Error("strategy 2 is not recommended for an MM2 flow")
+	// Every partition translates (once MM2 has synced each: the sandbox may
+	// have just started) and the KafkaSource state reads: the rewrite (4) is
+	// recommended, the new uid (2) an alternative.
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(body, "partition(s) translate, at most") ||
+		strings.Contains(body, "Not yet:"); _, body = get(t, c, "/savepoints/"+id) {
+		if time.Now().After(deadline) {
+			t.Fatal("the savepoint's partitions do not all translate after 20 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if i, j := strings.Index(body, `data-testid="strategy-2"`), strings.Index(body, `data-testid="strategy-3"`); i < 0 || j < i ||
+		strings.Contains(body[i:j], `data-testid="recommended"`) {
+		t.Error("strategy 2 is still recommended for an MM2 flow whose savepoint can be rewritten")
+	}
+	if i := strings.Index(body, `data-testid="strategy-4"`); i < 0 || !strings.Contains(body[i:i+800], `data-testid="recommended"`) {
+		t.Error("strategy 4 (rewritten savepoint) is not recommended for an MM2 flow")
 	}
 	if strings.Contains(body, `id="sp-translate"`) {
 		t.Error("a viewer gets the translate button (a POST)")

@@ -92,6 +92,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.Get("/failover/plan/jars", h.PlanJars)
 			r.Get("/failover/plan/savepoints", h.PlanSavepoints)
 			r.Get("/failover/plan/summary", h.PlanSummary)
+			r.Get("/failover/plan/rewrite", h.PlanRewriteChoices)
 			r.Get("/failover/{run}/events", streams.Handler(h.FailoverRunEvents))
 		}
 		if h.Catalog != nil {

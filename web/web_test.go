@@ -117,6 +117,7 @@ func startConsole(t *testing.T) *console {
 			Connect: connect.New,
 			Flink:   flink.NewRESTClient, StopVerifyWindow: 2 * time.Second}
 		cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
+		rb.Catalog = cat
 		go cat.Run(ctx)
 		h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: panel.SandboxControls{Sandbox: sb}, Runbook: rb,
 			Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL}, Catalog: cat}

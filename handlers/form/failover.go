@@ -8,6 +8,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/translation"
 )
 
 // Plan is the new-failover form (POST /failover).
@@ -25,6 +26,53 @@ type Plan struct {
 	Parallelism            int
 	AllowNonRestoredState  bool
 	Reason                 string
+	// Strategy is the restore strategy picked: StrategyRewrite,
+	// StrategyNewUID, or "" (as the boxes say).
+	Strategy string
+	// The rewrite's destination ("" proposes one: failover.RewriteDest),
+	// source uid ("": the only Kafka source) and per-partition choices.
+	RewriteTo, SourceUID string
+	Choices              map[string]translation.Choice
+	choiceErrs           Errors
+}
+
+// Restore strategies of the plan form (catalog.RestoreStrategies 4 and 2).
+const (
+	StrategyRewrite = "rewrite"
+	StrategyNewUID  = "new-uid"
+)
+
+// ChoiceField and ChoiceAtField name a partition's choice fields: the
+// kind (earliest, latest, timestamp) and the timestamp's time.
+func ChoiceField(key string) string   { return "choice_" + key }
+func ChoiceAtField(key string) string { return "choice_at_" + key }
+
+// readChoices reads every partition's choice field; a blank one is no
+// choice.
+func (p *Plan) readChoices(r *http.Request) {
+	for name, values := range r.Form {
+		key, ok := strings.CutPrefix(name, "choice_")
+		if !ok || strings.HasPrefix(name, "choice_at_") || len(values) == 0 {
+			continue
+		}
+		text := strings.TrimSpace(values[0])
+		if text == translation.ChoiceTimestamp {
+			text += " " + r.FormValue(ChoiceAtField(key))
+		}
+		c, chosen, err := translation.ParseChoice(text)
+		switch {
+		case err != nil:
+			if p.choiceErrs == nil {
+				p.choiceErrs = Errors{}
+			}
+			p.choiceErrs[name] = key + ": " + err.Error()
+		case chosen:
+			if p.Choices == nil {
+				p.Choices = map[string]translation.Choice{}
+			}
+			p.Choices[key] = c
+		}
+	}
 }
 
 // NewPlan reads the plan form (a POST, or the GET that refreshes the
@@ -46,6 +94,9 @@ func NewPlan(r *http.Request) Plan {
 	p.JarID = firstOf(r.FormValue("jar_id"), pickedJar)
 	p.EntryClass = firstOf(r.FormValue("entry_class"), pickedClass)
 	p.Parallelism, _ = strconv.Atoi(strings.TrimSpace(r.FormValue("parallelism")))
+	p.Strategy = r.FormValue("restore_strategy")
+	p.RewriteTo, p.SourceUID = strings.TrimSpace(r.FormValue("rewrite_to")), strings.TrimSpace(r.FormValue("source_uid"))
+	p.readChoices(r)
 	return p
 }
 
@@ -92,6 +143,21 @@ func (p Plan) Validate() error {
 	if p.TranslateFromSavepoint && p.SavepointPath == "" {
 		e["savepoint_path"] = "Translating from the savepoint needs its path: fill in the savepoint path, or untick the box to translate the groups' committed offsets."
 	}
+	switch p.Strategy {
+	case "", StrategyNewUID:
+	case StrategyRewrite:
+		if p.SavepointPath == "" {
+			e["savepoint_path"] = "The rewritten-savepoint restore needs the savepoint to rewrite: pick it from the catalog."
+		}
+		if p.AllowNonRestoredState {
+			e["allow_non_restored_state"] = "A rewritten savepoint keeps its source uid: untick allowNonRestoredState (it would hide state that did not match)."
+		}
+	default:
+		e["restore_strategy"] = "Unknown restore strategy " + strconv.Quote(p.Strategy)
+	}
+	for k, v := range p.choiceErrs {
+		e[k] = v
+	}
 	return e.err()
 }
 
@@ -113,19 +179,32 @@ func (p Plan) Plan(cfg *config.Config) failover.Plan {
 		out.Steps = append(out.Steps, failover.Step{Kind: failover.KindFailoverMirrors})
 	}
 	fromSavepoint := ""
-	if p.TranslateFromSavepoint {
+	if p.TranslateFromSavepoint || p.Strategy == StrategyNewUID {
 		fromSavepoint = p.SavepointPath
 	}
 	for _, g := range p.Groups {
 		out.Steps = append(out.Steps, failover.Step{Kind: failover.KindTranslateGroup, Group: g, AllowPartial: p.AllowPartial,
 			FromSavepoint: fromSavepoint})
 	}
+	restoreFrom, anrs := p.SavepointPath, p.AllowNonRestoredState || p.Strategy == StrategyNewUID
+	if p.Strategy == StrategyRewrite && p.SavepointPath != "" {
+		rw := p.RewriteStep(cfg)
+		out.Steps = append(out.Steps, rw)
+		restoreFrom = rw.RewriteTo
+	}
 	if p.FlinkTarget != "" {
 		out.Steps = append(out.Steps, failover.Step{Kind: failover.KindRestoreFlink, FlinkTarget: p.FlinkTarget, JarID: p.JarID,
-			EntryClass: p.EntryClass, SavepointPath: p.SavepointPath, AllowNonRestoredState: p.AllowNonRestoredState,
+			EntryClass: p.EntryClass, SavepointPath: restoreFrom, AllowNonRestoredState: anrs,
 			Args: p.Args, Parallelism: p.Parallelism})
 	}
 	return out
+}
+
+// RewriteStep is the rewrite-savepoint step the form asks for (with the
+// rewrite strategy), its destination proposed when not typed.
+func (p Plan) RewriteStep(cfg *config.Config) failover.Step {
+	return failover.Step{Kind: failover.KindRewriteSavepoint, RewriteFrom: p.SavepointPath, SourceUID: p.SourceUID,
+		RewriteTo: firstOf(p.RewriteTo, failover.RewriteDest(cfg, p.Flow, p.SavepointPath)), Choices: p.Choices}
 }
 
 // Approve is POST /failover/{run}/approve: the plan hash the approver saw

@@ -70,3 +70,49 @@ func TestTranslateGroupPickedOrTyped(t *testing.T) {
 		t.Fatalf("picked %+v, typed %+v", picked, typed)
 	}
 }
+
+// The rewrite strategy plans a rewrite-savepoint step (destination
+// proposed beside the source, the choices read per partition) and restores
+// its copy without allowNonRestoredState; the new-uid strategy translates
+// the groups from the savepoint and restores with allowNonRestoredState.
+// Unreadable choices and a ticked allowNonRestoredState are refused.
+func TestPlanFormRestoreStrategies(t *testing.T) {
+	cfg := &config.Config{SavepointDirs: []string{"/sp"}}
+	read := func(form url.Values) Plan {
+		req := httptest.NewRequest("POST", "/failover", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return NewPlan(req)
+	}
+	form := url.Values{"flow": {"primary->dr"}, "flink_target": {"dr"}, "jar_id": {"j"}, "savepoint_pick": {"file:/sp/savepoint-1"},
+		"group_pick": {"billing"}, "restore_strategy": {"rewrite"}, ChoiceField("events-2"): {"earliest"},
+		ChoiceField("events-3"): {"timestamp"}, ChoiceAtField("events-3"): {"2026-12-01T07:00:00Z"}, ChoiceField("events-4"): {""}}
+	p := read(form)
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	steps := p.Plan(cfg).Steps
+	rw, restore := steps[len(steps)-2], steps[len(steps)-1]
+	if rw.Kind != failover.KindRewriteSavepoint || rw.RewriteFrom != "file:/sp/savepoint-1" || rw.RewriteTo != "file:/sp/savepoint-1-dr-primary--dr" ||
+		len(rw.Choices) != 2 || rw.Choices["events-2"].Kind != "earliest" || rw.Choices["events-3"].AtMs != 1796108400000 {
+		t.Fatalf("rewrite step %+v", rw)
+	}
+	if restore.SavepointPath != rw.RewriteTo || restore.AllowNonRestoredState || steps[len(steps)-3].FromSavepoint != "" {
+		t.Fatalf("restore %+v after %+v", restore, steps[len(steps)-3])
+	}
+	form.Set("rewrite_to", "file:/sp/mine")
+	if rw := read(form).Plan(cfg).Steps[len(steps)-2]; rw.RewriteTo != "file:/sp/mine" {
+		t.Fatalf("typed destination %q", rw.RewriteTo)
+	}
+	form.Set("allow_non_restored_state", "1")
+	form.Set(ChoiceAtField("events-3"), "yesterday")
+	err := read(form).Validate()
+	if err == nil || !strings.Contains(err.Error(), "untick allowNonRestoredState") || !strings.Contains(err.Error(), "events-3: choice") {
+		t.Fatalf("bad rewrite form: %v", err)
+	}
+	form = url.Values{"flow": {"primary->dr"}, "flink_target": {"dr"}, "jar_id": {"j"}, "savepoint_pick": {"file:/sp/savepoint-1"},
+		"group_pick": {"billing"}, "restore_strategy": {"new-uid"}}
+	steps = read(form).Plan(cfg).Steps
+	if g, r := steps[len(steps)-2], steps[len(steps)-1]; g.FromSavepoint != "file:/sp/savepoint-1" || !r.AllowNonRestoredState || r.SavepointPath != "file:/sp/savepoint-1" {
+		t.Fatalf("new uid: %+v %+v", g, r)
+	}
+}

@@ -3,7 +3,8 @@
 // promoting, failing over, pausing and resuming mirror topics (Cluster
 // Linking REST), committing consumer-group offsets (Kafka), triggering
 // savepoints, stop-with-savepoint and running jars (Flink REST), patching a
-// FlinkDeployment and creating a FlinkStateSnapshot (Kubernetes API).
+// FlinkDeployment and creating a FlinkStateSnapshot (Kubernetes API),
+// writing rewritten savepoints (flink.Rewrite, to savepoint storage).
 //
 // Every exported function that changes something takes an audit.Written,
 // the proof that its audit record reached the chain, and refuses a zero

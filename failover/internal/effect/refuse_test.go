@@ -75,6 +75,10 @@ func TestEffectsRefuseWithoutAuditRecord(t *testing.T) {
 			_, err = RestoreFlinkDeployment(ctx, none, kc, KubeRestore{Restore: flink.K8sRestore{Namespace: "flink", Name: "job", SavepointPath: "s3://b/sp", Nonce: 1}, Snapshot: "s"})
 			return err
 		},
+		"RewriteSavepoint": func() error {
+			_, err := RewriteSavepoint(ctx, none, flink.RewriteRequest{Source: t.TempDir(), Dest: filepath.Join(t.TempDir(), "dr")})
+			return err
+		},
 		"ApplyOffsets": func() error {
 			_, err := ApplyOffsets(ctx, none, store, dcl, "f", "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 5}, "alice", "test")
 			return err
