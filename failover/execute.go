@@ -192,6 +192,9 @@ func (e *Execution) effect(ctx context.Context) (any, error) {
 	case KindTranslateGroup:
 		return e.rb.translateGroup(ctx, e.started, e.run, e.Idx, e.Step, e.who)
 	case KindRestoreFlink:
+		if err := e.rb.rewrittenReady(ctx, e.run, e.Step); err != nil {
+			return nil, err
+		}
 		if t := flinkTarget(e.rb.Config, e.Step.FlinkTarget); t != nil && t.Kubernetes != nil {
 			return e.rb.restoreKubernetes(ctx, e.started, e.run, e.Idx, e.Step, t, e.Progress)
 		}
@@ -345,14 +348,19 @@ func restoreJobID(r *Run, idx int) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func (rb *Runbook) restoreFlink(ctx context.Context, w audit.Written, r *Run, idx int, s Step) (any, error) {
-	// A rewritten savepoint is restored only once its rewrite succeeded
-	// (checked again here: Begin's rule may be minutes old).
+// rewrittenReady lets a restore from the run's rewritten savepoint go on
+// only once its rewrite succeeded, whichever way the job is restored
+// (checked again here: Begin's rule may be minutes old).
+func (rb *Runbook) rewrittenReady(ctx context.Context, r *Run, s Step) error {
 	if j := rewriteOf(r.Plan, s.SavepointPath); j >= 0 {
 		if ok, why := rb.rewriteDone(ctx, r, j); !ok || s.AllowNonRestoredState {
-			return nil, fmt.Errorf("not restoring the rewritten savepoint %s: %s (allowNonRestoredState %v)", s.SavepointPath, why, s.AllowNonRestoredState)
+			return fmt.Errorf("not restoring the rewritten savepoint %s: %s (allowNonRestoredState %v)", s.SavepointPath, why, s.AllowNonRestoredState)
 		}
 	}
+	return nil
+}
+
+func (rb *Runbook) restoreFlink(ctx context.Context, w audit.Written, r *Run, idx int, s Step) (any, error) {
 	t := flinkTarget(rb.Config, s.FlinkTarget)
 	api := rb.Flink(t.RestURL)
 	jobID := restoreJobID(r, idx)

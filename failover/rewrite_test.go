@@ -291,6 +291,11 @@ func TestRewriteSavepointRefusesForeignDestination(t *testing.T) {
 	if ok, why := e.rb.rewriteDone(ctx, r, 0); ok || !strings.Contains(why, "has not succeeded") {
 		t.Fatalf("rewriteDone after a failed rewrite: %v %s", ok, why)
 	}
+	// Both restore paths (Flink REST and Kubernetes) pass the same gate.
+	restore := Step{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", SavepointPath: plan.Steps[0].RewriteTo}
+	if err := e.rb.rewrittenReady(ctx, r, restore); err == nil || !strings.Contains(err.Error(), "not restoring the rewritten savepoint") {
+		t.Fatalf("restore gate after a failed rewrite: %v", err)
+	}
 }
 
 func mustTargets(t *testing.T, e *env, p Plan) map[string]flink.SplitTarget {
