@@ -54,6 +54,7 @@ type StreamHandle struct {
 	Path string // file: absolute path or URI as written; relative: the relative path
 	Size int64  // file / relative: declared size; inline: len(Data)
 	Pos  int    // byte position of the handle's type code in _metadata
+	End  int    // byte position just after the handle in _metadata
 	// Inner is the delegate of a key-groups handle used as a stream handle.
 	Inner *StreamHandle `json:",omitempty"`
 }
@@ -198,7 +199,21 @@ func (e *UnknownHandleError) Error() string {
 	return fmt.Sprintf("flink: unknown %s state handle type %d at byte %d%s", e.Of, e.Code, e.Pos, hint)
 }
 
+// streamHandle reads a stream state handle, records where it ends and
+// remembers every file and relative handle (the rewriter copies them).
 func (p *metaParser) streamHandle(depth int) (*StreamHandle, error) {
+	h, err := p.streamHandleBody(depth)
+	if err != nil || h == nil {
+		return h, err
+	}
+	h.End = p.r.pos
+	if h.Kind == HandleFile || h.Kind == HandleRelative {
+		p.fileHandles = append(p.fileHandles, h)
+	}
+	return h, nil
+}
+
+func (p *metaParser) streamHandleBody(depth int) (*StreamHandle, error) {
 	if depth > maxHandleDepth {
 		return nil, p.r.failAt(p.r.pos, "state handles nested deeper than %d", maxHandleDepth)
 	}

@@ -19,6 +19,7 @@ package flink
 // Tuple2<KafkaTopicPartition (Kryo), Long lastProcessedOffset>.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -316,6 +317,21 @@ func (s *Savepoint) KafkaSourceOffsets(uid string) (*KafkaOffsets, error) {
 
 // decodeReaderElement decodes the SourceReaderState element at off.
 func decodeReaderElement(data []byte, off int64, where string) (PartitionOffset, error) {
+	p, _, err := readerElement(data, off, where)
+	return p, err
+}
+
+// readerElement decodes the SourceReaderState element at off and returns
+// where it ends: `int32 len; int32 serializerVersion; int32 len; split`.
+func readerElement(data []byte, off int64, where string) (PartitionOffset, int, error) {
+	p, err := readerElementAt(data, off, where)
+	if err != nil {
+		return p, 0, err
+	}
+	return p, int(off) + 4 + int(int32(binary.BigEndian.Uint32(data[off:]))), nil
+}
+
+func readerElementAt(data []byte, off int64, where string) (PartitionOffset, error) {
 	r := newBinReader(data, where)
 	if off < 0 || off >= int64(len(data)) {
 		return PartitionOffset{}, r.failAt(0, "element offset %s outside the %d-byte state", fileInt(off), len(data))
@@ -417,6 +433,56 @@ type EnumSplit struct {
 // DecodeKafkaEnumerator decodes SourceCoordinator checkpoint bytes holding a
 // KafkaSourceEnumStateSerializer state.
 func DecodeKafkaEnumerator(b []byte) (*EnumeratorState, error) {
+	l, err := parseEnumLayout(b)
+	if err != nil {
+		return nil, err
+	}
+	st := &EnumeratorState{CoordinatorSerdeVersion: int(l.coordVersion), SerializerVersion: int(l.enumVersion)}
+	if l.finished != nil {
+		v := *l.finished != 0
+		st.InitialDiscoveryFinished = &v
+	}
+	for _, e := range l.splits {
+		sp := EnumSplit{Topic: e.topic, Partition: e.partition, Status: "assigned"}
+		if l.enumVersion >= 2 && e.status == 1 {
+			sp.Status = "unassigned"
+		}
+		if l.enumVersion == 3 {
+			off := e.start
+			sp.Offset, sp.Marker = &off, startMarker(e.start)
+		}
+		st.Splits = append(st.Splits, sp)
+	}
+	return st, nil
+}
+
+// enumLayout is the coordinator state of a KafkaSource as written, every
+// field kept so that encode gives the same bytes back (the rewriter edits
+// topics and offsets in it):
+//
+//	int32 coordinatorSerdeVersion (1); int32 enumSerializerVersion;
+//	int32 len; enum bytes
+//
+// enum v1: int32 n; n x (UTF topic; int32 partition)
+// enum v2: int32 n; n x (UTF topic; int32 partition; int32 status); bool
+// enum v3: int32 n; int32 splitSerializerVersion;
+//
+//	n x (int32 len; KafkaPartitionSplit; int32 status); bool
+type enumLayout struct {
+	coordVersion, enumVersion int32
+	splitVersion              int32 // v3
+	splits                    []enumEntry
+	finished                  *byte // initialDiscoveryFinished as written (v2, v3)
+}
+
+type enumEntry struct {
+	topic       string
+	partition   int32
+	start, stop int64 // v3: the split's offsets as written
+	status      int32 // v2, v3: 0 assigned, 1 unassigned
+}
+
+func parseEnumLayout(b []byte) (*enumLayout, error) {
 	r := newBinReader(b, "coordinator state")
 	cv, err := r.i32("coordinator serde version")
 	if err != nil {
@@ -436,30 +502,18 @@ func DecodeKafkaEnumerator(b []byte) (*EnumeratorState, error) {
 	if r.remaining() != 0 {
 		return nil, r.failAt(r.pos, "%d trailing bytes after the enumerator state", r.remaining())
 	}
-	st := &EnumeratorState{CoordinatorSerdeVersion: int(cv), SerializerVersion: int(ev)}
+	l := &enumLayout{coordVersion: cv, enumVersion: ev}
 	er := newBinReader(enum, "enumerator state")
-	status := func() (string, error) {
+	status := func() (int32, error) {
 		at := er.pos
 		s, err := er.i32("assignment status")
 		if err != nil {
-			return "", err
+			return 0, err
 		}
-		switch s {
-		case 0:
-			return "assigned", nil
-		case 1:
-			return "unassigned", nil
+		if s != 0 && s != 1 {
+			return 0, er.failAt(at, "unknown assignment status %s", fileInt(int64(s)))
 		}
-		return "", er.failAt(at, "unknown assignment status %s", fileInt(int64(s)))
-	}
-	finished := func() error {
-		b, err := er.u8("initialDiscoveryFinished")
-		if err != nil {
-			return err
-		}
-		v := b != 0
-		st.InitialDiscoveryFinished = &v
-		return nil
+		return s, nil
 	}
 	switch ev {
 	case 1, 2:
@@ -468,33 +522,26 @@ func DecodeKafkaEnumerator(b []byte) (*EnumeratorState, error) {
 			return nil, err
 		}
 		for range n {
-			var sp EnumSplit
-			if sp.Topic, err = er.utf("topic"); err != nil {
+			var e enumEntry
+			if e.topic, err = er.utf("topic"); err != nil {
 				return nil, err
 			}
-			if sp.Partition, err = er.i32("partition"); err != nil {
+			if e.partition, err = er.i32("partition"); err != nil {
 				return nil, err
 			}
-			sp.Status = "assigned"
 			if ev == 2 {
-				if sp.Status, err = status(); err != nil {
+				if e.status, err = status(); err != nil {
 					return nil, err
 				}
 			}
-			st.Splits = append(st.Splits, sp)
-		}
-		if ev == 2 {
-			if err := finished(); err != nil {
-				return nil, err
-			}
+			l.splits = append(l.splits, e)
 		}
 	case 3:
 		n, err := er.count("split count", 8)
 		if err != nil {
 			return nil, err
 		}
-		sv, err := er.i32("split serializer version")
-		if err != nil {
+		if l.splitVersion, err = er.i32("split serializer version"); err != nil {
 			return nil, err
 		}
 		for range n {
@@ -503,27 +550,86 @@ func DecodeKafkaEnumerator(b []byte) (*EnumeratorState, error) {
 			if err != nil {
 				return nil, err
 			}
-			p, err := decodeKafkaSplit(sv, raw, "enumerator split")
+			p, err := decodeKafkaSplit(l.splitVersion, raw, "enumerator split")
 			if err != nil {
 				return nil, rebase(err, at+4)
 			}
-			off := p.Next
-			sp := EnumSplit{Topic: p.Topic, Partition: p.Partition, Offset: &off, Marker: p.Marker}
-			if sp.Status, err = status(); err != nil {
+			e := enumEntry{topic: p.Topic, partition: p.Partition, start: p.Next, stop: rawStopping(p)}
+			if e.status, err = status(); err != nil {
 				return nil, err
 			}
-			st.Splits = append(st.Splits, sp)
-		}
-		if err := finished(); err != nil {
-			return nil, err
+			l.splits = append(l.splits, e)
 		}
 	default:
 		return nil, fmt.Errorf("flink: KafkaSourceEnumStateSerializer version %s is not decoded (know 1-3)", fileInt(int64(ev)))
 	}
+	if ev >= 2 {
+		f, err := er.u8("initialDiscoveryFinished")
+		if err != nil {
+			return nil, err
+		}
+		l.finished = &f
+	}
 	if er.remaining() != 0 {
 		return nil, er.failAt(er.pos, "%d trailing bytes in the enumerator state", er.remaining())
 	}
-	return st, nil
+	return l, nil
+}
+
+// encode writes the layout back in the form parseEnumLayout reads.
+func (l *enumLayout) encode() ([]byte, error) {
+	var enum []byte
+	switch l.enumVersion {
+	case 1, 2:
+		enum = appendI32(enum, int32(len(l.splits)))
+		for _, e := range l.splits {
+			var err error
+			if enum, err = appendUTF(enum, e.topic); err != nil {
+				return nil, err
+			}
+			enum = appendI32(enum, e.partition)
+			if l.enumVersion == 2 {
+				enum = appendI32(enum, e.status)
+			}
+		}
+	case 3:
+		enum = appendI32(appendI32(enum, int32(len(l.splits))), l.splitVersion)
+		for _, e := range l.splits {
+			split, err := encodeKafkaSplit(e.topic, e.partition, e.start, e.stop)
+			if err != nil {
+				return nil, err
+			}
+			enum = appendI32(enum, int32(len(split)))
+			enum = append(enum, split...)
+			enum = appendI32(enum, e.status)
+		}
+	default:
+		return nil, fmt.Errorf("flink: KafkaSourceEnumStateSerializer version %s is not written (know 1-3)", fileInt(int64(l.enumVersion)))
+	}
+	if l.finished != nil {
+		enum = append(enum, *l.finished)
+	}
+	out := appendI32(appendI32(nil, l.coordVersion), l.enumVersion)
+	out = appendI32(out, int32(len(enum)))
+	return append(out, enum...), nil
+}
+
+// rawStopping is a split's stopping offset as written.
+func rawStopping(p PartitionOffset) int64 {
+	if p.Stopping == nil {
+		return NoStoppingOffset
+	}
+	return *p.Stopping
+}
+
+// encodeKafkaSplit writes a KafkaPartitionSplit in serializer version 0,
+// the inverse of decodeKafkaSplit.
+func encodeKafkaSplit(topic string, partition int32, start, stop int64) ([]byte, error) {
+	b, err := appendUTF(make([]byte, 0, len(topic)+22), topic)
+	if err != nil {
+		return nil, err
+	}
+	return appendI64(appendI64(appendI32(b, partition), start), stop), nil
 }
 
 // elementEnds returns the sorted start offsets of every element of every

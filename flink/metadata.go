@@ -62,6 +62,9 @@ type NamedOperatorState struct {
 type OperatorStateHandle struct {
 	States   []NamedOperatorState
 	Delegate *StreamHandle
+	// Pos and End delimit the handle (type code to delegate end) in
+	// _metadata.
+	Pos, End int
 }
 
 // State returns the named state, or nil.
@@ -99,6 +102,9 @@ type MasterState struct {
 type metaParser struct {
 	r       *binReader
 	version int
+	// fileHandles are the file and relative stream handles met anywhere
+	// (operator, keyed and channel state), in file order.
+	fileHandles []*StreamHandle
 }
 
 // parseMetadata parses a whole `_metadata` file.
@@ -119,7 +125,7 @@ func parseMetadata(b []byte) (*Savepoint, error) {
 		return nil, &UnsupportedVersionError{Version: v}
 	}
 	p.version = int(v)
-	sp := &Savepoint{Version: p.version}
+	sp := &Savepoint{Version: p.version, raw: b}
 	at := p.r.pos
 	if sp.CheckpointID, err = p.r.i64("checkpoint id"); err != nil {
 		return nil, err
@@ -149,6 +155,8 @@ func parseMetadata(b []byte) (*Savepoint, error) {
 		}
 		sp.Operators = append(sp.Operators, op)
 	}
+	sp.fileHandles = p.fileHandles
+	sp.bodyEnd = p.r.pos
 	if p.version >= 4 {
 		// MetadataV4Serializer appends the CheckpointProperties as a Java
 		// serialization stream.
@@ -344,7 +352,7 @@ func (p *metaParser) operatorStateHandle() (*OperatorStateHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &OperatorStateHandle{}
+	h := &OperatorStateHandle{Pos: at}
 	for range n {
 		var s NamedOperatorState
 		if s.Name, err = p.r.utf("state name"); err != nil {
@@ -376,6 +384,7 @@ func (p *metaParser) operatorStateHandle() (*OperatorStateHandle, error) {
 	if h.Delegate, err = p.streamHandle(0); err != nil {
 		return nil, err
 	}
+	h.End = p.r.pos
 	return h, nil
 }
 

@@ -112,48 +112,11 @@ func checkFile(st fs.FileInfo, limit int64) error {
 // A missing file gives an error wrapping fs.ErrNotExist. Errors never hold
 // the file's bytes; the caller names p.
 func readLocal(p string, roots localRoots, limit int64) ([]byte, error) {
-	p = filepath.Clean(p)
-	if !filepath.IsAbs(p) || !roots.hold(p, false) {
-		return nil, ErrOutsideRoots
-	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return nil, err
-	}
-	if !roots.hold(real, true) {
-		return nil, fmt.Errorf("a symbolic link leads %w", ErrOutsideRoots)
-	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkFile(st, limit); err != nil {
-		return nil, err
-	}
-	// O_NONBLOCK: should a FIFO be swapped in after the check, opening it
-	// still returns at once (and the checks below refuse it).
-	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, _, err := openLocal(p, roots, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fst, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if err := checkFile(fst, limit); err != nil {
-		return nil, err
-	}
-	// The opened file must be, now, the one at a real location inside the
-	// roots: a directory swapped for a link between the checks above and
-	// the open is caught here.
-	real2, err := filepath.EvalSymlinks(real)
-	if err != nil || !roots.hold(real2, true) {
-		return nil, fmt.Errorf("changed while being opened: %w", ErrOutsideRoots)
-	}
-	if st2, err := os.Stat(real2); err != nil || !os.SameFile(st2, fst) {
-		return nil, fmt.Errorf("changed while being opened: %w", ErrOutsideRoots)
-	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
@@ -162,6 +125,58 @@ func readLocal(p string, roots localRoots, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("grew while being read: %w (%d)", ErrTooLarge, limit)
 	}
 	return b, nil
+}
+
+// openLocal opens the local file at p (absolute) under the rules above
+// and returns it with its size; the caller closes it and reads at most
+// limit bytes of it.
+func openLocal(p string, roots localRoots, limit int64) (*os.File, int64, error) {
+	p = filepath.Clean(p)
+	if !filepath.IsAbs(p) || !roots.hold(p, false) {
+		return nil, 0, ErrOutsideRoots
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !roots.hold(real, true) {
+		return nil, 0, fmt.Errorf("a symbolic link leads %w", ErrOutsideRoots)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := checkFile(st, limit); err != nil {
+		return nil, 0, err
+	}
+	// O_NONBLOCK: should a FIFO be swapped in after the check, opening it
+	// still returns at once (and the checks below refuse it).
+	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	fail := func(err error) (*os.File, int64, error) {
+		f.Close()
+		return nil, 0, err
+	}
+	fst, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if err := checkFile(fst, limit); err != nil {
+		return fail(err)
+	}
+	// The opened file must be, now, the one at a real location inside the
+	// roots: a directory swapped for a link between the checks above and
+	// the open is caught here.
+	real2, err := filepath.EvalSymlinks(real)
+	if err != nil || !roots.hold(real2, true) {
+		return fail(fmt.Errorf("changed while being opened: %w", ErrOutsideRoots))
+	}
+	if st2, err := os.Stat(real2); err != nil || !os.SameFile(st2, fst) {
+		return fail(fmt.Errorf("changed while being opened: %w", ErrOutsideRoots))
+	}
+	return f, fst.Size(), nil
 }
 
 // remoteKey is a remote URI without its scheme ("bucket/key"), the form

@@ -7,6 +7,7 @@ package flink
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // SplitTarget is where one KafkaSource split resumes after a rewrite.
@@ -44,6 +45,11 @@ type RewriteRequest struct {
 	// Roots are further directories state handles may be read from, as
 	// for ReadSavepoint.
 	Roots []string
+	// OnWrite, when set, is called after each file of the new savepoint
+	// is written, with its path relative to Dest (`_metadata` comes
+	// last); an error stops the rewrite, which then removes what it
+	// wrote. For progress reports and for tests that stop it midway.
+	OnWrite func(name string) error
 }
 
 // RewrittenSplit is one split before and after.
@@ -74,6 +80,40 @@ var ErrRewriteRefused = errors.New("flink: savepoint cannot be rewritten")
 // reader splits (and the enumerator's view of them) moved to their
 // targets, every other byte of state carried over, then reads the result
 // back and checks it holds exactly the targets before returning.
+//
+// The new `_metadata` is the source's with only these byte spans replaced:
+// the source operator's coordinator state, each of its subtasks' managed
+// operator state handle, and absolute file handles inside the source
+// directory (made relative). Relative state files are copied under the
+// same names; a file-backed reader state is written to a new file.
+// A local Dest is built in a hidden sibling directory and renamed into
+// place; a remote one (req.Files, with WritableFiles) gets its `_metadata`
+// last. On any error, or when ctx ends, what was written is removed.
 func Rewrite(ctx context.Context, req RewriteRequest) (*RewriteResult, error) {
-	return nil, errors.New("flink: savepoint rewrite is not built yet (issue 14)")
+	if req.Source == "" || req.Dest == "" {
+		return nil, refused("a rewrite needs a source and a destination")
+	}
+	sp, err := openRewriteSource(req)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := planRewrite(ctx, sp, req.SourceUID, req.Targets)
+	if err != nil {
+		return nil, err
+	}
+	dest, err := openRewriteDest(ctx, req, sp)
+	if err != nil {
+		return nil, err
+	}
+	res, err := writeRewrite(ctx, req, sp, plan, dest)
+	if err != nil {
+		dest.abort()
+		return nil, err
+	}
+	return res, nil
+}
+
+// refused is a RewriteRefused error with its reason.
+func refused(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrRewriteRefused, fmt.Sprintf(format, args...))
 }

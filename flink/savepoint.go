@@ -37,6 +37,10 @@ type Savepoint struct {
 	// TrailingBytes is the number of bytes after the body of a V3 file.
 	TrailingBytes int
 
+	raw         []byte          // the whole _metadata (the rewriter splices it)
+	bodyEnd     int             // where the body ends (V4+: the properties start)
+	fileHandles []*StreamHandle // file and relative handles, in file order
+
 	inlineOnly bool       // fuzzing: never open files named by the input
 	files      Files      // remote storage the savepoint was read from; nil: local
 	roots      localRoots // where local state files may be read from
