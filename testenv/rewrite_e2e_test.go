@@ -435,8 +435,8 @@ func rewriteRestoreInDR(t *testing.T, dist testenv.FlinkDist, policy string) {
 	rwCheckCounts(t, "restored job", counts, first, final)
 	for key := range rwKeys {
 		if cs := counts[key]; len(cs) > 0 {
-			t.Logf("RESULT key %d: savepoint count %d | first count after restore %d | final %d = %d + %d DR records read",
-				key, spCount[key], cs[0], cs[len(cs)-1], spCount[key], final[key]-spCount[key])
+			t.Logf("RESULT key %d: savepoint count %d | first count after restore %d | final %d (want %d = %d + %d DR records read)",
+				key, spCount[key], cs[0], cs[len(cs)-1], final[key], spCount[key], final[key]-spCount[key])
 		}
 	}
 	if ex, err := fd.RootException(ctx, newJob); err != nil || ex != "" {
