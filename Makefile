@@ -57,14 +57,15 @@ e2e:
 
 ## bench: benchmarks (6 runs each), summarised with benchstat
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./mm2/ ./monitor/ ./views/ ./failover/ | tee bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./mm2/ ./monitor/ ./views/ ./failover/ ./flink/ | tee bench.txt
 	$(GO) tool benchstat bench.txt
 
-## fuzz: a short run of every fuzz target (MM2 codecs, the Flink _metadata reader)
+## fuzz: a short run of every fuzz target (MM2 codecs, the Flink _metadata reader and rewriter)
 fuzz:
 	for t in FuzzDecodeOffsetSync FuzzDecodeCheckpoint FuzzDecodeHeartbeat FuzzDecodeConnectOffset; do \
 		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime 20s ./mm2/ || exit 1; done
 	$(GO) test -run '^$$' -fuzz '^FuzzReadMetadata$$' -fuzztime 20s ./flink/
+	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime 20s ./flink/
 
 ## vendor: refresh the pinned front-end assets from npm (static/package.json)
 vendor:

@@ -39,6 +39,9 @@ Usage:
   drconsole savepoint inspect PATH [--uid UID] [--json] [--config FILE]
                                          read the Kafka offsets out of a Flink savepoint
                                          (local, or s3:// with the config's s3 section)
+  drconsole savepoint rewrite SRC --offsets FILE --out DST [--rename-topics ...]
+                                         write a copy of a savepoint whose Kafka source
+                                         resumes in DR (DR topics and translated offsets)
   drconsole version                      print the version
 
 Run "drconsole COMMAND -h" for a command's flags.
@@ -90,7 +93,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "translate":
 		err = translateCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "savepoint":
-		err = savepointCmd(ctx, args[1:], stdout, stderr)
+		err = savepointCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "export":
 		err = exportCmd(ctx, args[1:], stdout, stderr)
 	case "users":
@@ -111,6 +114,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var inErr inputError
 	var partial partialError
 	var markers savepointMarkerError
+	var missing missingOffsetsError
 	switch {
 	case err == nil:
 		return 0
@@ -119,7 +123,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case errors.As(err, &usageErr), errors.As(err, &inErr):
 		fmt.Fprintln(stderr, "drconsole:", err)
 		return 2
-	case errors.As(err, &partial), errors.As(err, &markers):
+	case errors.As(err, &partial), errors.As(err, &markers), errors.As(err, &missing):
 		fmt.Fprintln(stderr, "drconsole:", err)
 		return 3
 	default:

@@ -18,6 +18,7 @@ import (
 )
 
 const savepointUsage = `Usage: drconsole savepoint inspect PATH [--uid UID] [--json] [--config FILE]
+       drconsole savepoint rewrite SRC --offsets FILE --out DST ... (see "savepoint rewrite -h")
 
 Reads a Flink savepoint or retained checkpoint (PATH = its directory or its _metadata file,
 local or s3://bucket/key) without Java and shows its operators and the Kafka source's
@@ -46,6 +47,20 @@ func readSavepoint(p, cfgFile string) (*flink.Savepoint, error) {
 		}
 		return sp, nil
 	}
+	store, err := s3Files(p, cfgFile)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := flink.ReadSavepointFrom(store, p)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	return sp, nil
+}
+
+// s3Files connects to the S3 endpoint of the config's s3 section, for the
+// s3:// path p.
+func s3Files(p, cfgFile string) (*s3.Store, error) {
 	if cfgFile == "" {
 		return nil, usageError{fmt.Errorf("%s is on S3: name the config file with its s3 section (--config FILE)", p)}
 	}
@@ -60,11 +75,7 @@ func readSavepoint(p, cfgFile string) (*flink.Savepoint, error) {
 	if err != nil {
 		return nil, inputError{err}
 	}
-	sp, err := flink.ReadSavepointFrom(store, p)
-	if err != nil {
-		return nil, inputError{err}
-	}
-	return sp, nil
+	return store, nil
 }
 
 // savepointMarkerError is --json output that had to leave partitions out:
@@ -76,19 +87,21 @@ func (e savepointMarkerError) Error() string {
 		len(e.Partitions), strings.Join(e.Partitions, ", "))
 }
 
-func savepointCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func savepointCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stderr, savepointUsage)
 		if len(args) == 0 {
-			return usageError{errors.New("savepoint needs a subcommand: inspect")}
+			return usageError{errors.New("savepoint needs a subcommand: inspect or rewrite")}
 		}
 		return flag.ErrHelp
 	}
 	switch args[0] {
 	case "inspect":
 		return savepointInspect(ctx, args[1:], stdout, stderr)
+	case "rewrite":
+		return savepointRewrite(ctx, args[1:], stdin, stdout, stderr)
 	}
-	return usageError{fmt.Errorf("savepoint: unknown subcommand %q (want inspect)", args[0])}
+	return usageError{fmt.Errorf("savepoint: unknown subcommand %q (want inspect or rewrite)", args[0])}
 }
 
 func savepointInspect(_ context.Context, args []string, stdout, stderr io.Writer) error {
@@ -99,19 +112,9 @@ func savepointInspect(_ context.Context, args []string, stdout, stderr io.Writer
 	asJSON := fs.Bool("json", false, "")
 	cfgFile := fs.String("config", "", "")
 	// Flags may come before or after PATH.
-	var paths []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return err
-			}
-			return usageError{err}
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		paths = append(paths, fs.Arg(0))
-		args = fs.Args()[1:]
+	paths, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
 	}
 	switch {
 	case len(paths) == 0:

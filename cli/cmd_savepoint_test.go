@@ -111,9 +111,10 @@ func TestSavepointInspectMarkers(t *testing.T) {
 	}
 }
 
-// An s3:// PATH is read through the config file's s3 section (here an
-// in-memory S3, gofakes3) and prints what the local copy prints.
-func TestSavepointInspectS3(t *testing.T) {
+// s3Savepoint serves the events4 fixture at s3://flink/sp/savepoint-1 from
+// an in-memory S3 and returns a config file whose s3 section names it.
+func s3Savepoint(t *testing.T) string {
+	t.Helper()
 	srv := s3test.Start(t, "flink")
 	meta, err := os.ReadFile(filepath.Join(spEvents, "_metadata"))
 	if err != nil {
@@ -121,6 +122,13 @@ func TestSavepointInspectS3(t *testing.T) {
 	}
 	srv.Put(t, "sp/savepoint-1/_metadata", meta)
 	cfg, _ := cliConfigWith(t, `s3: {endpoint: "`+srv.Config.Endpoint+`", region: us-east-1, path_style: true}`+"\n")
+	return cfg
+}
+
+// An s3:// PATH is read through the config file's s3 section (here an
+// in-memory S3, gofakes3) and prints what the local copy prints.
+func TestSavepointInspectS3(t *testing.T) {
+	cfg := s3Savepoint(t)
 	noS3, _ := cliConfig(t)
 	local := runCLI(t, "", "savepoint", "inspect", spEvents, "--json")
 	r := runCLI(t, "", "savepoint", "inspect", "s3://flink/sp/savepoint-1", "--json", "--config", cfg)

@@ -40,7 +40,8 @@ type RewriteRequest struct {
 	// keyed by its primary "topic-partition" (PartitionOffset.Key). A
 	// split without an entry stops the rewrite: nothing is written.
 	Targets map[string]SplitTarget
-	// Files serves remote Source/Dest URIs (S3); nil: local only.
+	// Files serves remote Source/Dest URIs (S3); nil: local only. A
+	// remote Dest needs Files to be WritableFiles too.
 	Files Files
 	// Roots are further directories state handles may be read from, as
 	// for ReadSavepoint.
@@ -111,6 +112,30 @@ func Rewrite(ctx context.Context, req RewriteRequest) (*RewriteResult, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// CheckRewrite runs the checks of Rewrite that write nothing: it reads the
+// source, checks the targets against its splits and plans the new
+// `_metadata`, and returns what Rewrite would write: Path empty,
+// CopiedFiles/CopiedBytes the state files it would copy and their
+// declared sizes. For a preview: nil does not promise the write succeeds
+// (Dest, storage errors and the read-back check come with Rewrite).
+func CheckRewrite(ctx context.Context, req RewriteRequest) (*RewriteResult, error) {
+	sp, err := openRewriteSource(req)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := planRewrite(ctx, sp, req.SourceUID, req.Targets)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range plan.files {
+		if f.data == nil {
+			plan.result.CopiedFiles++
+			plan.result.CopiedBytes += max(f.size, 0)
+		}
+	}
+	return plan.result, nil
 }
 
 // refused is a RewriteRefused error with its reason.

@@ -4,9 +4,10 @@ package flink
 // counts as written. A local Dest is built in a hidden sibling directory
 // (".NAME.rewrite-XXXX") and renamed into place only after the check: a
 // crash leaves at most that hidden directory, never a half savepoint at
-// Dest. A remote Dest (S3) has no rename: state objects are written first
-// and `_metadata` last (a prefix without `_metadata` is not a savepoint),
-// and on failure `_metadata` is deleted first.
+// Dest. A remote Dest (S3) has no rename: state objects are written first,
+// checked through the store against the new `_metadata` held in memory,
+// and `_metadata` is written last (a prefix without `_metadata` is not a
+// savepoint); on failure `_metadata` is deleted first.
 
 import (
 	"bytes"
@@ -40,11 +41,12 @@ const cleanupTimeout = time.Minute
 type rewriteDest interface {
 	// create writes the file at rel (slash-separated, relative to Dest).
 	create(ctx context.Context, rel string, r io.Reader) (int64, error)
-	// readBack reads the written savepoint.
-	readBack() (*Savepoint, error)
+	// finish writes `_metadata` (calling wrote after it), has check read
+	// the new savepoint back, and makes it appear at Dest, in the order
+	// that never shows an unchecked savepoint at Dest.
+	finish(ctx context.Context, meta []byte, wrote func(string) error, check func(*Savepoint) error) error
 	// size is the written size of rel.
 	size(rel string) (int64, bool)
-	commit() error
 	abort()
 	path() string
 }
@@ -89,7 +91,9 @@ func (c ctxReader) Read(p []byte) (int, error) {
 
 type localDest struct {
 	dest, tmp string
-	dirs      []string // made in tmp, to sync
+	dirs      []string    // made in tmp, to sync
+	perm      fs.FileMode // the new directory's, taken from the source's
+	moved     bool        // renamed to Dest
 }
 
 func newLocalDest(dest string, sp *Savepoint) (*localDest, error) {
@@ -112,11 +116,31 @@ func newLocalDest(dest string, sp *Savepoint) (*localDest, error) {
 	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
 		return nil, refused("the directory %s, to hold %s, does not exist", parent, filepath.Base(p))
 	}
+	// The same through symbolic links: Dest's parent may be a link into
+	// the source.
+	if sp.files == nil {
+		realParent, err1 := filepath.EvalSymlinks(parent)
+		realSrc, err2 := filepath.EvalSymlinks(sp.Dir)
+		if err1 != nil || err2 != nil {
+			return nil, refused("destination %s: cannot resolve it against the source %s", p, sp.Dir)
+		}
+		if real := filepath.Join(realParent, filepath.Base(p)); Within(realSrc, real) || Within(real, realSrc) {
+			return nil, refused("destination %s overlaps the source savepoint %s (through a symbolic link), which is never modified", p, sp.Dir)
+		}
+	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(p)+".rewrite-")
 	if err != nil {
 		return nil, fmt.Errorf("flink: rewrite: %w", err)
 	}
-	return &localDest{dest: p, tmp: tmp, dirs: []string{tmp}}, nil
+	// MkdirTemp makes it 0700: the new savepoint gets the source
+	// directory's permissions (0755 for a remote source) when it is
+	// renamed into place, so the Flink user can read it as it could the
+	// source.
+	perm := fs.FileMode(0o755)
+	if st, err := os.Stat(sp.Dir); err == nil && sp.files == nil {
+		perm = st.Mode().Perm()
+	}
+	return &localDest{dest: p, tmp: tmp, dirs: []string{tmp}, perm: perm}, nil
 }
 
 func (d *localDest) create(ctx context.Context, rel string, r io.Reader) (int64, error) {
@@ -141,7 +165,30 @@ func (d *localDest) create(ctx context.Context, rel string, r io.Reader) (int64,
 	return n, err
 }
 
-func (d *localDest) readBack() (*Savepoint, error) { return ReadSavepoint(d.tmp) }
+// pendingMetadata is the new `_metadata`'s name until the rewrite is
+// checked and in place: no directory but Dest ever holds a `_metadata` a
+// catalog scan could take for a savepoint, not even after a crash.
+const pendingMetadata = MetadataFileName + ".rewrite"
+
+func (d *localDest) finish(ctx context.Context, meta []byte, wrote func(string) error, check func(*Savepoint) error) error {
+	if _, err := d.create(ctx, pendingMetadata, bytes.NewReader(meta)); err != nil {
+		return fmt.Errorf("flink: rewrite: writing %s: %w", MetadataFileName, err)
+	}
+	if err := wrote(MetadataFileName); err != nil {
+		return err
+	}
+	sp2, err := ReadSavepoint(filepath.Join(d.tmp, pendingMetadata))
+	if err != nil {
+		return refused("reading the new savepoint back: %v", err)
+	}
+	if err := check(sp2); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return d.commit()
+}
 
 func (d *localDest) size(rel string) (int64, bool) {
 	st, err := os.Lstat(filepath.Join(d.tmp, filepath.FromSlash(rel)))
@@ -151,13 +198,18 @@ func (d *localDest) size(rel string) (int64, bool) {
 	return st.Size(), true
 }
 
-// commit syncs the new directories and renames the built directory to
-// Dest (rename(2) does not replace a non-empty directory or a file).
+// commit syncs the new directories, renames the built directory to Dest
+// (rename(2) does not replace a non-empty directory or a file), then names
+// its `_metadata`: a crash in between leaves Dest without one, which is
+// not a savepoint.
 func (d *localDest) commit() error {
 	for _, dir := range d.dirs {
 		if err := syncDir(dir); err != nil {
 			return err
 		}
+	}
+	if err := os.Chmod(d.tmp, d.perm); err != nil {
+		return fmt.Errorf("flink: rewrite: %w", err)
 	}
 	if _, err := os.Lstat(d.dest); err == nil {
 		return refused("destination %s appeared while the rewrite ran", d.dest)
@@ -165,10 +217,28 @@ func (d *localDest) commit() error {
 	if err := os.Rename(d.tmp, d.dest); err != nil {
 		return fmt.Errorf("flink: rewrite: %w", err)
 	}
+	d.moved = true
+	if err := os.Rename(filepath.Join(d.dest, pendingMetadata), filepath.Join(d.dest, MetadataFileName)); err != nil {
+		return fmt.Errorf("flink: rewrite: %w", err)
+	}
+	if err := syncDir(d.dest); err != nil {
+		return err
+	}
 	return syncDir(filepath.Dir(d.dest))
 }
 
-func (d *localDest) abort()       { _ = os.RemoveAll(d.tmp) }
+// abort removes the built directory, at Dest when it got there (without
+// its `_metadata`: commit failed before naming it).
+func (d *localDest) abort() {
+	if !d.moved {
+		_ = os.RemoveAll(d.tmp)
+		return
+	}
+	if _, err := os.Lstat(filepath.Join(d.dest, MetadataFileName)); errors.Is(err, fs.ErrNotExist) {
+		_ = os.RemoveAll(d.dest)
+	}
+}
+
 func (d *localDest) path() string { return d.dest }
 
 func syncDir(dir string) error {
@@ -226,15 +296,43 @@ func (d *remoteDest) create(ctx context.Context, rel string, r io.Reader) (int64
 	return int64(len(b)), nil
 }
 
-func (d *remoteDest) readBack() (*Savepoint, error) { return ReadSavepointFrom(d.files, d.dir) }
+func (d *remoteDest) finish(ctx context.Context, meta []byte, wrote func(string) error, check func(*Savepoint) error) error {
+	// The state objects are read back through the store before
+	// `_metadata` exists: what appears at Dest was checked.
+	sp2, err := ParseMetadata(meta)
+	if err != nil {
+		return refused("the new _metadata: %v", err)
+	}
+	own, _ := remoteKey(d.dir)
+	sp2.Dir, sp2.files, sp2.remote = d.dir, d.files, []string{own}
+	if err := check(sp2); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := d.create(ctx, MetadataFileName, bytes.NewReader(meta)); err != nil {
+		return fmt.Errorf("flink: rewrite: writing %s: %w", MetadataFileName, err)
+	}
+	if err := wrote(MetadataFileName); err != nil {
+		return err
+	}
+	got, err := d.files.ReadFile(d.dir+"/"+MetadataFileName, maxMetadataSize)
+	if err != nil {
+		return fmt.Errorf("flink: rewrite: reading %s back: %w", MetadataFileName, err)
+	}
+	if !bytes.Equal(got, meta) {
+		return refused("%s/%s reads back other bytes than were written", d.dir, MetadataFileName)
+	}
+	return nil
+}
 
 func (d *remoteDest) size(rel string) (int64, bool) {
 	n, ok := d.sizes[rel]
 	return n, ok
 }
 
-func (d *remoteDest) commit() error { return nil }
-func (d *remoteDest) path() string  { return d.dir }
+func (d *remoteDest) path() string { return d.dir }
 
 // abort removes what was written, `_metadata` first: without it the rest
 // is not a savepoint to anyone.
@@ -314,23 +412,8 @@ func writeRewrite(ctx context.Context, req RewriteRequest, sp *Savepoint, plan *
 			return nil, err
 		}
 	}
-	if _, err := dest.create(ctx, MetadataFileName, bytes.NewReader(plan.meta)); err != nil {
-		return nil, fmt.Errorf("flink: rewrite: writing %s: %w", MetadataFileName, err)
-	}
-	if err := wrote(MetadataFileName); err != nil {
-		return nil, err
-	}
-	sp2, err := dest.readBack()
-	if err != nil {
-		return nil, refused("reading the new savepoint back: %v", err)
-	}
-	if err := verifyRewritten(sp, sp2, plan, dest); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := dest.commit(); err != nil {
+	check := func(sp2 *Savepoint) error { return verifyRewritten(sp, sp2, plan, dest) }
+	if err := dest.finish(ctx, plan.meta, wrote, check); err != nil {
 		return nil, err
 	}
 	res.Path = dest.path()

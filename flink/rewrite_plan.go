@@ -183,6 +183,10 @@ func checkTargets(offs *KafkaOffsets, targets map[string]SplitTarget) (map[strin
 			bad = append(bad, p.Key()+": the committed-offset marker (the restored job's group may not exist in DR)")
 		case t.Offset < 0 && t.Offset != OffsetEarliest && t.Offset != OffsetLatest:
 			bad = append(bad, fmt.Sprintf("%s: offset %d is neither an offset nor the earliest/latest marker", p.Key(), t.Offset))
+		case p.Stopping != nil && *p.Stopping >= 0 && t.Offset != p.Next:
+			// The stopping offset is carried over as it is; an offset of
+			// the primary's log means another record in DR.
+			bad = append(bad, fmt.Sprintf("%s: a bounded split stopping at offset %d, which would not stop at the same record once its start moves", p.Key(), *p.Stopping))
 		}
 		if to, ok := topics[p.Topic]; ok && to != t.Topic {
 			bad = append(bad, fmt.Sprintf("%s: topic %s goes to both %s and %s", p.Key(), p.Topic, to, t.Topic))

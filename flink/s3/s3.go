@@ -1,10 +1,12 @@
 // Package s3 reads Flink savepoints and checkpoints kept on S3-compatible
 // object storage (AWS S3, MinIO, Ceph...), for the savepoint catalog: the
 // objects of one savepoint and the listing of a savepoint directory. It
-// never writes.
+// writes only new objects of a rewritten savepoint (flink.Rewrite, through
+// flink.WritableFiles), and removes only those when a rewrite fails.
 package s3
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -170,4 +172,65 @@ func (s *Store) wrap(uri string, err error) error {
 		return fmt.Errorf("s3: %s: %w", uri, fs.ErrNotExist)
 	}
 	return fmt.Errorf("s3: %s: %w", uri, err)
+}
+
+// WriteFile stores data as the object at uri (flink.WritableFiles).
+func (s *Store) WriteFile(ctx context.Context, uri string, data []byte) error {
+	bucket, key, err := split(uri)
+	if err != nil {
+		return err
+	}
+	if key == "" || strings.HasSuffix(key, "/") {
+		return fmt.Errorf("s3: %q names no object", uri)
+	}
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	if _, err := s.cl.PutObject(ctx, bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
+		return s.wrap(uri, err)
+	}
+	return nil
+}
+
+// Remove deletes the object at uri; a missing object is no error.
+func (s *Store) Remove(ctx context.Context, uri string) error {
+	bucket, key, err := split(uri)
+	if err != nil {
+		return err
+	}
+	if key == "" {
+		return fmt.Errorf("s3: %q names no object", uri)
+	}
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	if err := s.cl.RemoveObject(ctx, bucket, key, minio.RemoveObjectOptions{}); err != nil {
+		if err = s.wrap(uri, err); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// Empty reports whether no object lies at dir or below it (a missing
+// bucket counts as an error, not as empty).
+func (s *Store) Empty(ctx context.Context, dir string) (bool, error) {
+	bucket, key, err := split(dir)
+	if err != nil {
+		return false, err
+	}
+	key = strings.TrimSuffix(key, "/")
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	if _, err := s.cl.StatObject(ctx, bucket, key, minio.StatObjectOptions{}); err == nil {
+		return false, nil
+	} else if err = s.wrap(dir, err); !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	for o := range s.cl.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: key + "/", Recursive: true, MaxKeys: 1}) {
+		if o.Err != nil {
+			return false, s.wrap(dir, o.Err)
+		}
+		return false, nil
+	}
+	return true, nil
 }

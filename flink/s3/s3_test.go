@@ -189,3 +189,44 @@ func TestStateHandleContainment(t *testing.T) {
 		t.Fatalf("outside the configured roots: %v", err)
 	}
 }
+
+// The store is where flink.Rewrite writes a rewritten savepoint on S3.
+var _ flink.WritableFiles = (*Store)(nil)
+
+// WriteFile, Empty and Remove on the in-memory S3: a written object reads
+// back, makes its directory (and the object's own key) non-empty, and is
+// gone after Remove; removing a missing object is no error.
+func TestWriteEmptyRemove(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	if empty, err := s.Empty(ctx, "s3://flink/dr/sp"); err != nil || !empty {
+		t.Fatalf("empty: %v %v", empty, err)
+	}
+	if err := s.WriteFile(ctx, "s3://flink/dr/sp/sub/x", []byte("abc")); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"s3://flink/dr/sp", "s3://flink/dr/sp/", "s3://flink/dr", "s3://flink/dr/sp/sub/x"} {
+		if empty, err := s.Empty(ctx, dir); err != nil || empty {
+			t.Errorf("%s: empty %v %v", dir, empty, err)
+		}
+	}
+	if empty, err := s.Empty(ctx, "s3://flink/dr/s"); err != nil || !empty {
+		t.Errorf("a prefix of a name is not its directory: %v %v", empty, err)
+	}
+	if b, err := s.ReadFile("s3://flink/dr/sp/sub/x", 10); err != nil || string(b) != "abc" {
+		t.Fatalf("%q %v", b, err)
+	}
+	for range 2 {
+		if err := s.Remove(ctx, "s3://flink/dr/sp/sub/x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if empty, err := s.Empty(ctx, "s3://flink/dr/sp"); err != nil || !empty {
+		t.Fatalf("after remove: %v %v", empty, err)
+	}
+	for _, bad := range []string{"s3://flink", "s3://flink/dir/", "/local"} {
+		if err := s.WriteFile(ctx, bad, nil); err == nil {
+			t.Errorf("wrote %q", bad)
+		}
+	}
+}
