@@ -17,6 +17,7 @@ package testenv_test
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -248,16 +249,29 @@ func TestRewriteKilledMidway(t *testing.T) {
 	}
 	t.Logf("second rewrite: %d files (%d MiB) copied to %s; the catalog registers it alone", res.CopiedFiles, res.CopiedBytes>>20, res.Path)
 
-	// A kill in the last milliseconds (after `_metadata` is written into the build directory,
-	// before the read-back check and the rename) cannot be hit by timing; its result is built by
-	// hand: the build directory holding the complete new savepoint. Whether the catalog's scan
-	// then lists that unverified copy is reported, not asserted (the scan is the catalog's, which
-	// this test does not own).
-	crafted := filepath.Join(parent, ".crafted.rewrite-0")
-	flinkCopyDir(t, dest, crafted)
-	for _, p := range scan() {
-		if p == catalog.CanonicalPath(crafted) {
-			t.Logf("FINDING: a rewrite killed after writing _metadata and before its rename leaves %s, which the catalog's scan of %s registers as a savepoint (unverified; Flink never names a savepoint directory with a leading dot)", crafted, parent)
+	// A kill in the last milliseconds cannot be hit by timing; what it leaves is built by hand
+	// from the finished rewrite, as the rewriter lays it out: its `_metadata` keeps a pending
+	// name (flink/rewrite_dest.go pendingMetadata) until the directory is at Dest. Killed before
+	// the rename: the hidden build directory holds everything under that name; killed between
+	// the rename and naming `_metadata`: Dest does. Neither is a savepoint, for the reader or the
+	// catalog's scan.
+	const pending = flink.MetadataFileName + ".rewrite"
+	late := map[string]string{"before the rename": filepath.Join(parent, ".late.rewrite-0"), "after the rename": filepath.Join(parent, "late")}
+	for when, dir := range late {
+		flinkCopyDir(t, dest, dir)
+		if err := os.Rename(filepath.Join(dir, flink.MetadataFileName), filepath.Join(dir, pending)); err != nil {
+			t.Fatal(err)
 		}
+		if _, err := flink.ReadSavepoint(dir); err == nil {
+			t.Errorf("killed %s: %s reads as a savepoint", when, dir)
+		}
+	}
+	if got := scan(); len(got) != 1 || got[0] != catalog.CanonicalPath(dest) {
+		t.Errorf("with what late kills leave, the catalog registers %v, want only %s", got, dest)
+	}
+	// After the rename the directory is at Dest: the rewrite is refused there until someone
+	// removes it (it never writes over anything).
+	if _, err := flink.Rewrite(ctx, flink.RewriteRequest{Source: spDir, Dest: late["after the rename"], SourceUID: rwUID, Targets: targets}); !errors.Is(err, flink.ErrRewriteRefused) {
+		t.Errorf("rewrite onto what a kill after the rename left: %v, want refused", err)
 	}
 }
