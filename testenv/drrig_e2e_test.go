@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
@@ -321,5 +322,23 @@ func (r *drRig) checkStarts(t *testing.T, probes map[int32]rsProbe, translated m
 		}
 		t.Logf("RESULT %s-%d: savepoint next %5d | translation %5d (%s via sync %d->%d, RereadMax %d) | first DR offset read %5d = source offset %5d | re-read %d (bound %d) | primary end %d",
 			r.remote, p, u, tl.Offset, tl.Method, tl.Sync.Upstream, tl.Sync.Downstream, tl.RereadMax, pr.offset, src, dup, tl.RereadMax, pEnd[p])
+	}
+}
+
+// rsCheckRestored checks that the job was restored from the savepoint (checkpoint id) at dir
+// (GET /jobs/{id}/checkpoints latest.restored) and that its source vertex is the operator of uid.
+func rsCheckRestored(t *testing.T, ctx context.Context, f *testenv.Flink, jobID string, checkpointID int64, dir, uid string) {
+	t.Helper()
+	hist, err := f.Checkpoints(ctx, jobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := hist.Latest.Restored; r == nil || !r.IsSavepoint || r.ID != checkpointID || !strings.Contains(r.ExternalPath, dir) {
+		t.Errorf("restored job: latest.restored %+v, want savepoint %d at %s", r, checkpointID, dir)
+	}
+	for _, v := range flinkVertices(t, f, jobID) {
+		if strings.HasPrefix(v.Name, "Source:") && v.ID != flink.OperatorIDFromUID(uid) {
+			t.Errorf("restored source vertex id %s, want murmur3(%q) = %s", v.ID, uid, flink.OperatorIDFromUID(uid))
+		}
 	}
 }

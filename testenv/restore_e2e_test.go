@@ -44,7 +44,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -249,18 +248,7 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	f.WaitJobRunning(t, newJobID)
 	t.Logf("restored job %s (jar %s, allowNonRestoredState, uid %s -> %s) by the runbook, RUNNING %s after the first step started",
 		newJobID, jarID, rsOldUID, rsNewUID, time.Since(t0).Round(time.Millisecond))
-	hist, err := rc.Checkpoints(ctx, newJobID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := hist.Latest.Restored; r == nil || !r.IsSavepoint || r.ID != sp.CheckpointID || !strings.Contains(r.ExternalPath, spDir) {
-		t.Errorf("restored job: latest.restored %+v, want savepoint %d at %s", r, sp.CheckpointID, spDir)
-	}
-	for _, v := range flinkVertices(t, f, newJobID) {
-		if strings.HasPrefix(v.Name, "Source:") && v.ID != flink.OperatorIDFromUID(rsNewUID) {
-			t.Errorf("restored source vertex id %s, want murmur3(%q) = %s", v.ID, rsNewUID, flink.OperatorIDFromUID(rsNewUID))
-		}
-	}
+	rsCheckRestored(t, ctx, f, newJobID, sp.CheckpointID, spDir, rsNewUID)
 
 	// --- 7. where it really started ----------------------------------------------------------------
 	probes := rsWaitProbes(t, dr, rsTopic, "restored")

@@ -399,18 +399,7 @@ func rewriteRestoreInDR(t *testing.T, dist testenv.FlinkDist, policy string) {
 	newJob := fd.SubmitJob(t, drJob(rwDir, "rewritten"))
 	fd.WaitJobRunning(t, newJob)
 	t.Logf("TIMING rewritten savepoint: submit -> RUNNING %s (same uid %s, allowNonRestoredState=false)", time.Since(t0).Round(time.Millisecond), rwUID)
-	hist, err := fd.Checkpoints(ctx, newJob)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := hist.Latest.Restored; r == nil || !r.IsSavepoint || r.ID != sp.CheckpointID || !strings.Contains(r.ExternalPath, rwDir) {
-		t.Errorf("restored job: latest.restored %+v, want savepoint %d at %s", r, sp.CheckpointID, rwDir)
-	}
-	for _, v := range flinkVertices(t, fd, newJob) {
-		if strings.HasPrefix(v.Name, "Source:") && v.ID != flink.OperatorIDFromUID(rwUID) {
-			t.Errorf("restored source vertex id %s, want murmur3(%q) = %s", v.ID, rwUID, flink.OperatorIDFromUID(rwUID))
-		}
-	}
+	rsCheckRestored(t, ctx, fd, newJob, sp.CheckpointID, rwDir, rwUID)
 
 	// --- 7. where it started, and that it reads exactly the rest ----------------------------------
 	probes := rsWaitProbes(t, rig.dr, rig.remote, "rewritten")
