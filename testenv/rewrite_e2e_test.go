@@ -64,10 +64,21 @@ const (
 
 func TestRewriteRestoreInDR(t *testing.T) {
 	start := time.Now()
-	for _, d := range []testenv.FlinkDist{testenv.FlinkDefault, testenv.Flink1_20} {
-		for _, policy := range []string{"identity", "default"} {
-			t.Run("flink-"+d.Version+"/"+policy, func(t *testing.T) { rewriteRestoreInDR(t, d, policy) })
-		}
+	// Each Flink version and each policy once with its state inline in `_metadata` (Flink's
+	// default for small state) and once with every state chunk in its own file (relative
+	// handles: the reader state re-encoded into a new file, the others copied).
+	for _, c := range []struct {
+		dist   testenv.FlinkDist
+		policy string
+		files  bool
+	}{
+		{testenv.FlinkDefault, "identity", false},
+		{testenv.FlinkDefault, "default", true},
+		{testenv.Flink1_20, "identity", true},
+		{testenv.Flink1_20, "default", false},
+	} {
+		name := "flink-" + c.dist.Version + "/" + c.policy + map[bool]string{false: "-inline", true: "-files"}[c.files]
+		t.Run(name, func(t *testing.T) { rewriteRestoreInDR(t, c.dist, c.policy, c.files) })
 	}
 	t.Logf("TIMING TestRewriteRestoreInDR: %s", time.Since(start).Round(time.Millisecond))
 }
@@ -177,12 +188,16 @@ func rwDirEntries(t *testing.T, dir string) []string {
 	return out
 }
 
-func rewriteRestoreInDR(t *testing.T, dist testenv.FlinkDist, policy string) {
+func rewriteRestoreInDR(t *testing.T, dist testenv.FlinkDist, policy string, files bool) {
 	testStart := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	rig := startDRRig(t, ctx, policy, rwCountTopic)
-	fp := testenv.StartFlinkWith(t, testenv.FlinkOptions{Dist: &dist})
+	popts := testenv.FlinkOptions{Dist: &dist}
+	if files {
+		popts.Config = map[string]string{"execution.checkpointing.data-inline-threshold": "0"}
+	}
+	fp := testenv.StartFlinkWith(t, popts)
 	stopProducer := rig.startProducer(t, ctx)
 	defer stopProducer()
 
@@ -347,6 +362,13 @@ func rewriteRestoreInDR(t *testing.T, dist testenv.FlinkDist, policy string) {
 	}() {
 		t.Errorf("Rewrite modified its source %s", spDir)
 	}
+	stateFiles := 0
+	if ents, err := os.ReadDir(spDir); err == nil {
+		stateFiles = len(ents) - 1 // all but _metadata
+	}
+	if files != (stateFiles > 0) || res.CopiedFiles > stateFiles || (files && res.CopiedFiles == 0) {
+		t.Errorf("savepoint with %d state files, %d copied by the rewrite; want state in files: %v", stateFiles, res.CopiedFiles, files)
+	}
 	if p, err := testenv.LocalPath(res.Path); err != nil || filepath.Clean(p) != rwDir {
 		t.Errorf("RewriteResult.Path %q (%v), want %s", res.Path, err, rwDir)
 	}
@@ -432,7 +454,7 @@ func rewriteRestoreInDR(t *testing.T, dist testenv.FlinkDist, policy string) {
 		t.Errorf("restored job %s: exceptions %q (%v)", newJob, ex, err)
 	}
 	fd.CancelJob(t, newJob)
-	t.Logf("TIMING flink %s policy %s: whole scenario %s", dist.Version, policy, time.Since(testStart).Round(time.Millisecond))
+	t.Logf("TIMING flink %s policy %s (state files: %v): whole scenario %s", dist.Version, policy, files, time.Since(testStart).Round(time.Millisecond))
 }
 
 // rwOriginalInDR restores the ORIGINAL savepoint (reader splits and enumerator name `events`)
