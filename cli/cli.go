@@ -36,12 +36,12 @@ Usage:
                                          check the audit log's hash chain
   drconsole audit export --config FILE [--format jsonl|csv]
                                          write the audit log
-  drconsole savepoint inspect PATH [--uid UID] [--json] [--config FILE]
-                                         read the Kafka offsets out of a Flink savepoint
-                                         (local, or s3:// with the config's s3 section)
   drconsole savepoint rewrite SRC --offsets FILE --out DST [--rename-topics ...]
                                          write a copy of a savepoint whose Kafka source
                                          resumes in DR (DR topics and translated offsets)
+  drconsole savepoint inspect PATH [--uid UID] [--json] [--config FILE]
+                                         read the Kafka offsets out of a Flink savepoint
+                                         (local, or s3:// with the config's s3 section)
   drconsole version                      print the version
 
 Run "drconsole COMMAND -h" for a command's flags.

@@ -58,7 +58,7 @@ written), 2 bad input, usage, or a savepoint that cannot be rewritten faithfully
 type missingOffsetsError struct{ n int }
 
 func (e missingOffsetsError) Error() string {
-	return fmt.Sprintf("%d split(s) have no DR offset: nothing written (translate them, or --choose earliest|latest for each)", e.n)
+	return fmt.Sprintf("%d split(s) have no DR offset: nothing written (translate them, or --choose for each)", e.n)
 }
 
 // choice is an operator's answer for a split without a DR offset.
@@ -202,7 +202,7 @@ func savepointRewrite(ctx context.Context, args []string, stdin io.Reader, stdou
 	}
 	if len(missing) > 0 {
 		for _, m := range missing {
-			fmt.Fprintf(stderr, "drconsole: %s: no DR offset for %s in %s (give --choose %s=earliest|latest to resume there)\n", m[0], m[1], *offsetsFile, m[0])
+			fmt.Fprintf(stderr, "drconsole: %s: no DR offset for %s in %s (give --choose %s=earliest|latest|timestamp:RFC3339 to resume there)\n", m[0], m[1], *offsetsFile, m[0])
 		}
 		return missingOffsetsError{len(missing)}
 	}

@@ -1,8 +1,9 @@
 package flink
 
-// The savepoint rewriter's contract (issue 14): a new savepoint whose
-// KafkaSource state points at the DR cluster. The implementation lands in
-// the same package; this file fixes the types its callers build against.
+// The savepoint rewriter (issue 14): a new savepoint whose KafkaSource
+// state points at the DR cluster. This file is its contract (the types its
+// callers build against) and entry points; rewrite_plan.go decides which
+// bytes change, rewrite_dest.go writes and checks the result.
 
 import (
 	"context"
@@ -94,11 +95,7 @@ func Rewrite(ctx context.Context, req RewriteRequest) (*RewriteResult, error) {
 	if req.Source == "" || req.Dest == "" {
 		return nil, refused("a rewrite needs a source and a destination")
 	}
-	sp, err := openRewriteSource(req)
-	if err != nil {
-		return nil, err
-	}
-	plan, err := planRewrite(ctx, sp, req.SourceUID, req.Targets)
+	sp, plan, err := prepareRewrite(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -121,11 +118,7 @@ func Rewrite(ctx context.Context, req RewriteRequest) (*RewriteResult, error) {
 // declared sizes. For a preview: nil does not promise the write succeeds
 // (Dest, storage errors and the read-back check come with Rewrite).
 func CheckRewrite(ctx context.Context, req RewriteRequest) (*RewriteResult, error) {
-	sp, err := openRewriteSource(req)
-	if err != nil {
-		return nil, err
-	}
-	plan, err := planRewrite(ctx, sp, req.SourceUID, req.Targets)
+	_, plan, err := prepareRewrite(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +129,19 @@ func CheckRewrite(ctx context.Context, req RewriteRequest) (*RewriteResult, erro
 		}
 	}
 	return plan.result, nil
+}
+
+// prepareRewrite reads the source and plans the rewrite.
+func prepareRewrite(ctx context.Context, req RewriteRequest) (*Savepoint, *rewritePlan, error) {
+	sp, err := openRewriteSource(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := planRewrite(ctx, sp, req.SourceUID, req.Targets)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sp, plan, nil
 }
 
 // refused is a RewriteRefused error with its reason.

@@ -122,20 +122,30 @@ func TestRewriteS3(t *testing.T) {
 		t.Error("identity rewrite on S3 changed _metadata")
 	}
 
+	// Stopped after each write, by an error or by its context ending (the
+	// clean-up must not use that context).
 	for k := 1; k <= 6; k++ {
-		d := "s3://flink/dr/killed"
-		n := 0
-		_, err := Rewrite(context.Background(), RewriteRequest{Source: "s3://flink/savepoints/sp-1", Dest: d, Files: store, Targets: targets,
-			OnWrite: func(string) error {
-				if n++; n == k {
-					return errors.New("killed")
-				}
-				return nil
-			}})
-		if err == nil {
-			t.Fatalf("stopped after %d writes: no error", k)
+		for _, cancelIt := range []bool{false, true} {
+			d := "s3://flink/dr/killed"
+			ctx, cancel := context.WithCancel(context.Background())
+			n := 0
+			_, err := Rewrite(ctx, RewriteRequest{Source: "s3://flink/savepoints/sp-1", Dest: d, Files: store, Targets: targets,
+				OnWrite: func(string) error {
+					if n++; n == k {
+						if cancelIt {
+							cancel()
+							return nil
+						}
+						return errors.New("killed")
+					}
+					return nil
+				}})
+			cancel()
+			if err == nil {
+				t.Fatalf("stopped after %d writes: no error", k)
+			}
+			assertEmptyS3(t, store, d)
 		}
-		assertEmptyS3(t, store, d)
 	}
 
 	// Identity: the unchanged reader files are copied, the absolute one
