@@ -201,10 +201,20 @@ func StartFlinkWith(t testing.TB, opts FlinkOptions) *Flink {
 	if err := os.WriteFile(filepath.Join(dir, "conf", "config.yaml"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The cache is shared by worktrees: another checkout's fetch.sh may rebuild the job jar
+	// from other sources while this cluster runs. Its own copy keeps classpath and upload equal.
+	jb, err := os.ReadFile(jobJar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.jobJar = filepath.Join(dir, JobJarName)
+	if err := os.WriteFile(f.jobJar, jb, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
-	cp := filepath.Join(jars, "*") + string(os.PathListSeparator) + jobJar
+	cp := filepath.Join(jars, "*") + string(os.PathListSeparator) + f.jobJar
 	f.Proc = startProcessOpts(t, "flink", cp, flinkJVMFlags, dir, mainFlinkMiniCluster, filepath.Join(dir, "conf"))
-	err := f.Proc.waitFor(flinkStartTimeout, 200*time.Millisecond, "REST "+f.URL+"/overview", func() bool {
+	err = f.Proc.waitFor(flinkStartTimeout, 200*time.Millisecond, "REST "+f.URL+"/overview", func() bool {
 		if !f.Proc.LogContains("drconsole MiniCluster REST ready") {
 			return false
 		}
@@ -358,6 +368,10 @@ type FlinkJobOptions struct {
 	// The job graph (operator ids) is the same either way. See ReadFlinkProbes.
 	ProbeTopic string
 	ProbeTag   string // default: the job name
+	// CountTopic: every update of the job's per-key count is also written to this topic on
+	// Bootstrap (key ProbeTag, value "key,count", key = javaHash(value) mod 8); "" = off. The
+	// job graph (operator ids) is the same either way.
+	CountTopic string
 }
 
 func (o FlinkJobOptions) withDefaults() FlinkJobOptions {
@@ -402,11 +416,17 @@ func (o FlinkJobOptions) RunRequest() map[string]any {
 		"parallelism": o.Parallelism,
 	}
 	if o.ProbeTopic != "" {
+		req["programArgsList"] = append(req["programArgsList"].([]string), "--probe-topic", o.ProbeTopic)
+	}
+	if o.CountTopic != "" {
+		req["programArgsList"] = append(req["programArgsList"].([]string), "--count-topic", o.CountTopic)
+	}
+	if o.ProbeTopic != "" || o.CountTopic != "" {
 		tag := o.ProbeTag
 		if tag == "" {
 			tag = o.Name
 		}
-		req["programArgsList"] = append(req["programArgsList"].([]string), "--probe-topic", o.ProbeTopic, "--probe-tag", tag)
+		req["programArgsList"] = append(req["programArgsList"].([]string), "--probe-tag", tag)
 	}
 	if o.SavepointPath != "" {
 		req["savepointPath"] = o.SavepointPath
@@ -512,20 +532,24 @@ func (f *Flink) WaitJobState(t testing.TB, jobID string, states ...string) Flink
 	return last
 }
 
-// jobException returns the root exception of a job (GET /jobs/{id}/exceptions) for messages.
+// RootException returns the job's root exception (GET /jobs/{id}/exceptions, "root-exception":
+// the stack trace of the last failure), "" when it never failed.
+func (f *Flink) RootException(ctx context.Context, jobID string) (string, error) {
+	var ex struct {
+		RootException string `json:"root-exception"`
+	}
+	err := f.Do(ctx, http.MethodGet, "/jobs/"+jobID+"/exceptions", nil, &ex)
+	return ex.RootException, err
+}
+
+// jobException returns the root exception of a job for messages.
 func (f *Flink) jobException(jobID string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	var ex struct {
-		RootException string `json:"root-exception"`
-		History       []struct {
-			Stacktrace string `json:"stacktrace"`
-		} `json:"exceptionHistory.entries"`
-	}
-	if err := f.Do(ctx, http.MethodGet, "/jobs/"+jobID+"/exceptions", nil, &ex); err != nil || ex.RootException == "" {
+	s, err := f.RootException(ctx, jobID)
+	if err != nil || s == "" {
 		return ""
 	}
-	s := ex.RootException
 	if len(s) > 3000 {
 		s = s[:3000] + "..."
 	}

@@ -44,32 +44,21 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/testenv"
 )
 
 const (
-	rsFlow       = "primary->dr"
-	rsTopic      = "events"
-	rsParts      = 4
-	rsGroup      = "flink-events"
-	rsProbeTopic = "flink-probe"
-	rsOldUID     = "kafka-source"
-	rsNewUID     = "kafka-source-dr"
+	rsOldUID = "kafka-source"
+	rsNewUID = "kafka-source-dr"
 )
 
 func TestRestoreInDR(t *testing.T) {
@@ -78,90 +67,12 @@ func TestRestoreInDR(t *testing.T) {
 	}
 }
 
-// rsData remembers every record written to the primary: value -> source partition and offset.
-type rsData struct {
-	mu   sync.Mutex
-	part map[string]int32
-	off  map[string]int64
-	n    int
-}
-
-func (d *rsData) lookup(v string) (int32, int64, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	p, ok := d.part[v]
-	return p, d.off[v], ok
-}
-
-// rsProbe is one line of the job's probe: the first record a reader read in a partition.
-type rsProbe struct {
-	partition int32
-	offset    int64
-	value     string
-}
-
-// rsReadProbes returns the probes with key tag on k: partition -> first probe.
-func rsReadProbes(t *testing.T, k *testenv.Kafka, tag string) map[int32]rsProbe {
-	t.Helper()
-	out := map[int32]rsProbe{}
-	for _, r := range readTopic(t, k, rsProbeTopic) {
-		if string(r.Key) != tag {
-			continue
-		}
-		f := strings.SplitN(string(r.Value), ",", 4)
-		if len(f) != 4 || f[0] != rsTopic {
-			t.Fatalf("probe %q: want %s,partition,offset,value", r.Value, rsTopic)
-		}
-		p, err1 := strconv.ParseInt(f[1], 10, 32)
-		o, err2 := strconv.ParseInt(f[2], 10, 64)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("probe %q: %v %v", r.Value, err1, err2)
-		}
-		if _, dup := out[int32(p)]; dup {
-			t.Errorf("probe %s: partition %d reported twice (a restart of the job?): %q", tag, p, r.Value)
-			continue
-		}
-		out[int32(p)] = rsProbe{partition: int32(p), offset: o, value: f[3]}
-	}
-	return out
-}
-
-func rsWaitProbes(t *testing.T, k *testenv.Kafka, tag string) map[int32]rsProbe {
-	t.Helper()
-	var got map[int32]rsProbe
-	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {
-		got = rsReadProbes(t, k, tag)
-		if len(got) < rsParts {
-			return fmt.Errorf("probes %s: %d of %d partitions reported: %v", tag, len(got), rsParts, got)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
 func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	testStart := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	primary := testenv.StartKafka(t, "primary")
-	dr := testenv.StartKafka(t, "dr")
-	padm, dadm := primary.Admin(t), dr.Admin(t)
-	for _, c := range []struct {
-		adm   *kadm.Client
-		topic string
-		parts int32
-	}{{padm, rsTopic, rsParts}, {padm, rsProbeTopic, 1}, {dadm, rsProbeTopic, 1}} {
-		if r, err := c.adm.CreateTopic(ctx, c.parts, 1, nil, c.topic); err != nil || r.Err != nil {
-			t.Fatalf("create %s: %v %v", c.topic, err, r.Err)
-		}
-	}
-	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "events.*"}
-	testenv.StartMM2Dedicated(t, opts)
-	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
-	mon, _ := runConsole(t, flow, primary, dr, 30*time.Second)
+	rig := startDRRig(t, ctx, "identity")
+	primary, dr, padm, dadm, opts, flow, mon := rig.primary, rig.dr, rig.padm, rig.dadm, rig.opts, rig.flow, rig.mon
 	f := testenv.StartFlinkWith(t, testenv.FlinkOptions{Dist: &dist})
 	rc := flink.NewRESTClient(f.URL)
 	version, err := rc.Version(ctx)
@@ -170,43 +81,8 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	}
 
 	// --- a producer on the primary that keeps writing -------------------------------------------
-	data := &rsData{part: map[string]int32{}, off: map[string]int64{}}
-	cl := primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
-	seq := make([]int, rsParts)
-	produce := func(perPartition int) {
-		var rs []*kgo.Record
-		for p := range int32(rsParts) {
-			for range perPartition + 3*int(p) { // uneven partitions
-				rs = append(rs, &kgo.Record{Topic: rsTopic, Partition: p, Value: fmt.Appendf(nil, "%s/%d/%d", rsTopic, p, seq[p])})
-				seq[p]++
-			}
-		}
-		res := cl.ProduceSync(ctx, rs...)
-		if err := res.FirstErr(); err != nil {
-			t.Errorf("produce: %v", err)
-			return
-		}
-		data.mu.Lock()
-		defer data.mu.Unlock()
-		for _, r := range res {
-			data.part[string(r.Record.Value)], data.off[string(r.Record.Value)] = r.Record.Partition, r.Record.Offset
-			data.n++
-		}
-	}
-	produce(300)
-	prodCtx, stopProd := context.WithCancel(ctx)
-	prodDone := make(chan struct{})
-	go func() {
-		defer close(prodDone)
-		for prodCtx.Err() == nil {
-			produce(7) // 7, 10, 13, 16 records every 25 ms
-			time.Sleep(25 * time.Millisecond)
-		}
-	}()
-	stopProducer := func() {
-		stopProd()
-		<-prodDone
-	}
+	data := rig.data
+	stopProducer := rig.startProducer(t, ctx)
 	defer stopProducer()
 
 	// --- 1. the job on the primary ----------------------------------------------------------------
@@ -216,7 +92,7 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	f.WaitJobRunning(t, jobID)
 	f.WaitCheckpoint(t, jobID, 0)
 	time.Sleep(3 * time.Second) // consume part of the stream and complete a few checkpoints
-	first := rsWaitProbes(t, primary, "primary")
+	first := rsWaitProbes(t, primary, rsTopic, "primary")
 	for p, pr := range first {
 		if pr.offset != 0 {
 			t.Errorf("primary job: first offset read in %s-%d is %d, want 0 (fresh start, no committed offsets)", rsTopic, p, pr.offset)
@@ -224,10 +100,7 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	}
 
 	// --- 2. stop-with-savepoint through the savepoint catalog -------------------------------------
-	tr := mon.Translator(rsFlow)
-	if tr == nil {
-		t.Fatalf("no translator for flow %s", rsFlow)
-	}
+	tr := rig.tr
 	rcfg := &config.Config{
 		Clusters:        map[string]*config.Cluster{"primary": {Bootstrap: []string{primary.Bootstrap}}, "dr": {Bootstrap: []string{dr.Bootstrap}}},
 		Flows:           []*config.Flow{flow},
@@ -292,88 +165,21 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	// --- 4. more data on the primary, then MM2 catches up and the console has every sync ----------
 	time.Sleep(1500 * time.Millisecond)
 	stopProducer()
-	pEnd := endOffsets(t, padm, rsTopic)
+	pEnd := rig.primaryEnd(t)
 	for p := range int32(rsParts) {
-		if u, e := spOff[p], pEnd[tp{rsTopic, p}]; u <= 0 || u >= e {
+		if u, e := spOff[p], pEnd[p]; u <= 0 || u >= e {
 			t.Fatalf("%s-%d: savepoint offset %d not inside (0, end %d): the job did not stop mid-stream", rsTopic, p, u, e)
 		}
 	}
 	primaryCommitted := flinkCommitted(t, padm, rsGroup)
 	t.Logf("primary: %d records, end offsets %v; group %s committed (last periodic checkpoint) %v", data.n, pEnd, rsGroup, primaryCommitted)
-	mm2Wait := time.Now()
-	if err := testenv.Eventually(2*time.Minute, 250*time.Millisecond, func() error {
-		dEnd := endOffsets(t, dadm, rsTopic)
-		for p := range int32(rsParts) {
-			if dEnd[tp{rsTopic, p}] != pEnd[tp{rsTopic, p}] {
-				return fmt.Errorf("dr %s-%d end %d, primary %d", rsTopic, p, dEnd[tp{rsTopic, p}], pEnd[tp{rsTopic, p}])
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatalf("MM2 did not catch up: %v", err)
-	}
-	caughtUp := time.Since(mm2Wait)
-	// DR record -> source offset (identity, no transactions: the same offset, checked).
-	drSrc := map[int32]map[int64]int64{}
-	for _, r := range readTopic(t, dr, rsTopic) {
-		p, off, ok := data.lookup(string(r.Value))
-		if !ok || p != r.Partition || off != r.Offset {
-			t.Fatalf("dr %s-%d@%d: value %q is primary %d@%d (known %v)", rsTopic, r.Partition, r.Offset, r.Value, p, off, ok)
-		}
-		if drSrc[r.Partition] == nil {
-			drSrc[r.Partition] = map[int64]int64{}
-		}
-		drSrc[r.Partition][r.Offset] = off
-	}
-	// Offset syncs of `events`: wait until they have not changed for 3 s (MM2 flushes delayed
-	// syncs on its 1 s offset commit) and the console has ingested the whole topic as read then.
-	// (The topic itself never stands still: the mirrored heartbeats get syncs every second.)
-	syncTopic, syncCluster := opts.OffsetSyncsTopic()
-	var syncs map[int32][]model.OffsetSync
-	var syncEnd int64
-	lastEvents, stillSince := -1, time.Now()
-	if err := testenv.Eventually(time.Minute, 250*time.Millisecond, func() error {
-		syncs, syncEnd = map[int32][]model.OffsetSync{}, 0
-		n := 0
-		for _, r := range readTopic(t, syncCluster, syncTopic) {
-			s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
-			if err != nil {
-				t.Fatalf("DecodeOffsetSync: %v", err)
-			}
-			syncEnd = max(syncEnd, r.Offset+1)
-			if s.Topic == rsTopic {
-				syncs[s.Partition] = append(syncs[s.Partition], s)
-				n++
-			}
-		}
-		if n != lastEvents {
-			lastEvents, stillSince = n, time.Now()
-		}
-		next, ok, err := tr.Store.Position(ctx, rsFlow, syncTopic, 0)
-		if err != nil || !ok || next < syncEnd {
-			return fmt.Errorf("console ingested syncs up to %d (ok=%v, %v), topic at %d", next, ok, err, syncEnd)
-		}
-		if time.Since(stillSince) < 3*time.Second {
-			return fmt.Errorf("%d syncs of %s, last change %s ago", n, rsTopic, time.Since(stillSince).Round(time.Millisecond))
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("MM2 caught up %s after the producer stopped; %d offset syncs in %s, console holds %d", caughtUp.Round(time.Millisecond), syncEnd, syncTopic, tr.Index.Len())
+	drSrc := rig.waitMirrored(t, pEnd)
+	syncs := rig.waitSyncs(t, ctx)
 
 	// --- 5. translate and commit to the DR group ---------------------------------------------------
-	translated := map[int32]mm2.Translation{}
+	translated := rig.translate(t, syncs, spOff)
 	proposed := map[model.TP]int64{}
-	for p := range int32(rsParts) {
-		tl := tr.Index.Translate(model.TP{Topic: rsTopic, Partition: p}, spOff[p])
-		if !tl.Translated() {
-			t.Fatalf("%s-%d: savepoint offset %d not translatable: %+v", rsTopic, p, spOff[p], tl)
-		}
-		if all, ok := xlAllSyncs(syncs[p], spOff[p]); !ok || all != tl.Offset {
-			t.Errorf("%s-%d: console translation %d, +1 rule over all %d syncs %d (ok=%v)", rsTopic, p, tl.Offset, len(syncs[p]), all, ok)
-		}
-		translated[p] = tl
+	for p, tl := range translated {
 		proposed[model.TP{Topic: opts.RemoteTopic(rsTopic), Partition: p}] = tl.Offset
 	}
 	before := flinkCommitted(t, dadm, rsGroup)
@@ -442,46 +248,15 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	f.WaitJobRunning(t, newJobID)
 	t.Logf("restored job %s (jar %s, allowNonRestoredState, uid %s -> %s) by the runbook, RUNNING %s after the first step started",
 		newJobID, jarID, rsOldUID, rsNewUID, time.Since(t0).Round(time.Millisecond))
-	hist, err := rc.Checkpoints(ctx, newJobID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := hist.Latest.Restored; r == nil || !r.IsSavepoint || r.ID != sp.CheckpointID || !strings.Contains(r.ExternalPath, spDir) {
-		t.Errorf("restored job: latest.restored %+v, want savepoint %d at %s", r, sp.CheckpointID, spDir)
-	}
-	for _, v := range flinkVertices(t, f, newJobID) {
-		if strings.HasPrefix(v.Name, "Source:") && v.ID != flink.OperatorIDFromUID(rsNewUID) {
-			t.Errorf("restored source vertex id %s, want murmur3(%q) = %s", v.ID, rsNewUID, flink.OperatorIDFromUID(rsNewUID))
-		}
-	}
+	rsCheckRestored(t, ctx, f, newJobID, sp.CheckpointID, spDir, rsNewUID)
 
 	// --- 7. where it really started ----------------------------------------------------------------
-	probes := rsWaitProbes(t, dr, "restored")
-	for p := range int32(rsParts) {
-		pr, tl, u := probes[p], translated[p], spOff[p]
-		src, ok := drSrc[p][pr.offset]
-		vp, voff, vok := data.lookup(pr.value)
-		switch {
-		case !ok || !vok || vp != p || voff != src:
-			t.Errorf("%s-%d: first DR record read @%d value %q does not map to a source record (dr map %v, value %d@%d %v)", rsTopic, p, pr.offset, pr.value, ok, vp, voff, vok)
-			continue
-		case pr.offset != tl.Offset:
-			t.Errorf("%s-%d: restored job started at DR offset %d, translated offset %d", rsTopic, p, pr.offset, tl.Offset)
-		}
-		dup := u - src
-		if dup < 0 {
-			t.Errorf("%s-%d: GAP: first record read is source offset %d, savepoint's next offset %d: %d records skipped", rsTopic, p, src, u, -dup)
-		}
-		if dup > tl.RereadMax {
-			t.Errorf("%s-%d: %d records read twice (source %d..%d), stated bound RereadMax %d", rsTopic, p, dup, src, u-1, tl.RereadMax)
-		}
-		t.Logf("RESULT %s-%d: savepoint next %5d | translation %5d (%s via sync %d->%d, RereadMax %d) | first DR offset read %5d = source offset %5d | re-read %d (bound %d) | primary end %d",
-			rsTopic, p, u, tl.Offset, tl.Method, tl.Sync.Upstream, tl.Sync.Downstream, tl.RereadMax, pr.offset, src, dup, tl.RereadMax, pEnd[tp{rsTopic, p}])
-	}
+	probes := rsWaitProbes(t, dr, rsTopic, "restored")
+	rig.checkStarts(t, probes, translated, spOff, pEnd, drSrc)
 	// It reads everything from there on, and only that (write-records of the source vertex).
 	rest := map[string]int64{}
 	for p := range int32(rsParts) {
-		rest[fmt.Sprint(p)] = pEnd[tp{rsTopic, p}] - translated[p].Offset
+		rest[fmt.Sprint(p)] = pEnd[p] - translated[p].Offset
 	}
 	t0 = time.Now()
 	flinkWaitSourceRecords(t, f, newJobID, rest)

@@ -1,10 +1,12 @@
 package drconsole.testenv.flink;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -20,6 +22,10 @@ import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsIni
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * drconsole testenv job: KafkaSource (uid configurable, offsets committed on checkpoint) ->
@@ -42,6 +48,10 @@ import org.apache.kafka.clients.consumer.OffsetResetStrategy;
  *       {@code topic,partition,offset,value}; see ProbingDeserializer). The job graph is the same
  *       with or without it.
  *   <li>{@code --probe-tag} key of the probe records (default: the job name)
+ *   <li>{@code --count-topic} if set, every update of the per-key count is also written to this
+ *       topic on the same Kafka (key = probe tag, value {@code key,count}; see CountPerKey), so a
+ *       test can see the keyed state continue after a restore. Only the map function's fields
+ *       change: the job graph and operator ids are the same with or without it.
  * </ul>
  *
  * <p>Starting offsets: committed offsets of the group, else earliest. They only apply to
@@ -68,6 +78,7 @@ public final class EventsJob {
         String name = a.getOrDefault("name", "drconsole-events");
         String probeTopic = a.getOrDefault("probe-topic", "");
         String probeTag = a.getOrDefault("probe-tag", name);
+        String countTopic = a.getOrDefault("count-topic", "");
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         if (parallelism > 0) {
@@ -95,7 +106,7 @@ public final class EventsJob {
                 .uid(uid)
                 .name("kafka-source")
                 .keyBy(new ModKey(keys))
-                .map(new CountPerKey())
+                .map(new CountPerKey(new ModKey(keys), bootstrap, countTopic, probeTag))
                 .uid("count-per-key")
                 .name("count-per-key")
                 .sinkTo(new DiscardingSink<>())
@@ -104,7 +115,8 @@ public final class EventsJob {
 
         System.out.println("drconsole EventsJob: bootstrap=" + bootstrap + " topics=" + topics
                 + " group=" + group + " source-uid=" + uid + " parallelism=" + parallelism
-                + (probeTopic.isBlank() ? "" : " probe-topic=" + probeTopic + " probe-tag=" + probeTag));
+                + (probeTopic.isBlank() ? "" : " probe-topic=" + probeTopic + " probe-tag=" + probeTag)
+                + (countTopic.isBlank() ? "" : " count-topic=" + countTopic));
         env.execute(name);
     }
 
@@ -125,6 +137,8 @@ public final class EventsJob {
 
     /** Key = hash of the value mod n (a handful of keys: tiny keyed state). */
     static final class ModKey implements KeySelector<String, Integer> {
+        private static final long serialVersionUID = 1L;
+
         private final int n;
 
         ModKey(int n) {
@@ -137,13 +151,49 @@ public final class EventsJob {
         }
     }
 
-    /** Counts records per key in keyed ValueState. */
+    /**
+     * Counts records per key in keyed ValueState. With a count topic, each new count is also
+     * sent (asynchronously, in order: one producer per subtask, one partition) as
+     * {@code key=tag, value="key,count"}; a failed send fails the job, close() flushes.
+     */
     static final class CountPerKey extends RichMapFunction<String, Long> {
+        private static final long serialVersionUID = 1L;
+
+        private final ModKey key;
+        private final String bootstrap;
+        private final String countTopic;
+        private final String tag;
         private transient ValueState<Long> count;
+        private transient KafkaProducer<String, String> producer;
+        private transient volatile Exception sendError;
+
+        CountPerKey(ModKey key, String bootstrap, String countTopic, String tag) {
+            this.key = key;
+            this.bootstrap = bootstrap;
+            this.countTopic = countTopic;
+            this.tag = tag;
+        }
 
         @Override
         public void open(OpenContext ctx) {
             count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Types.LONG));
+            if (countTopic.isBlank()) {
+                return;
+            }
+            Properties p = new Properties();
+            p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            p.put(ProducerConfig.ACKS_CONFIG, "all");
+            p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+            p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true"); // keeps send order on retries
+            p.put(ProducerConfig.CLIENT_ID_CONFIG, "drconsole-count-" + tag);
+            // As in ProbingDeserializer: the serializers are found through the job's class loader.
+            ClassLoader prev = Thread.currentThread().getContextClassLoader();
+            Thread.currentThread().setContextClassLoader(KafkaProducer.class.getClassLoader());
+            try {
+                producer = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
+            } finally {
+                Thread.currentThread().setContextClassLoader(prev);
+            }
         }
 
         @Override
@@ -151,7 +201,31 @@ public final class EventsJob {
             Long c = count.value();
             long n = (c == null ? 0 : c) + 1;
             count.update(n);
+            if (producer != null) {
+                if (sendError != null) {
+                    throw new IOException("count to " + countTopic + " failed: " + sendError, sendError);
+                }
+                producer.send(
+                        new ProducerRecord<>(countTopic, tag, key.getKey(value) + "," + n),
+                        (md, e) -> {
+                            if (e != null) {
+                                sendError = e;
+                            }
+                        });
+            }
             return n;
+        }
+
+        @Override
+        public void close() throws Exception {
+            if (producer != null) {
+                producer.flush();
+                producer.close();
+                producer = null;
+            }
+            if (sendError != null) {
+                throw new IOException("count to " + countTopic + " failed: " + sendError, sendError);
+            }
         }
     }
 }
