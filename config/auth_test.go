@@ -72,7 +72,7 @@ auth:
 		t.Fatalf("err = %v", err)
 	}
 	for _, want := range []string{
-		`bad.yaml: auth.mode: "ldap": want local or proxy`,
+		`bad.yaml: auth.mode: "ldap": want local, proxy or oidc`,
 		`bad.yaml: auth.idle_timeout: 24h0m0s is longer than absolute_timeout 1h0m0s`,
 		`bad.yaml: auth.login_max_failures: must be at least 1`,
 		`bad.yaml: auth.trusted_proxies[0]: "10.0.0.0/33" is not an IP address or CIDR`,
