@@ -62,6 +62,10 @@ func startIdP(t *testing.T, endSession bool) *idp {
 	}
 	p := &idp{m: m, users: map[string]*idpUser{}}
 	logout := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/logout" {
+			http.NotFound(w, r) // the browser's favicon request
+			return
+		}
 		p.mu.Lock()
 		p.logouts = append(p.logouts, r.URL.Query())
 		p.mu.Unlock()
@@ -136,5 +140,5 @@ func (p *idp) user(login string, groups ...string) *idpUser {
 func (p *idp) auth(publicURL string) config.Auth {
 	return config.Auth{Mode: config.AuthOIDC, PublicURL: publicURL,
 		GroupRoles: map[string]string{"dr-admins": "admin", "sre": "operator", "engineering": "viewer"},
-		OIDC: config.OIDC{Name: "Test IdP", Issuer: p.m.Issuer(), ClientID: p.m.ClientID, ClientSecret: p.m.ClientSecret}}
+		OIDC:       config.OIDC{Name: "Test IdP", Issuer: p.m.Issuer(), ClientID: p.m.ClientID, ClientSecret: p.m.ClientSecret}}
 }
