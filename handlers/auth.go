@@ -41,12 +41,7 @@ type LoginLimiter interface {
 // server enforces the idle and absolute timeouts anyway. An empty token
 // gives a cookie that deletes it.
 func (h *Handlers) SessionCookieFor(token string) *http.Cookie {
-	c := &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: !h.Auth.InsecureCookie}
-	if token == "" {
-		c.MaxAge = -1
-	}
-	return c
+	return h.cookie(SessionCookie, "/", token, 0)
 }
 
 // LoginPage is GET /login.

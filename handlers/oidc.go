@@ -27,6 +27,10 @@ const (
 	maxHint = 3500
 )
 
+// cookie is one of the console's cookies: HttpOnly (no script reads it),
+// SameSite=Lax (sent when the provider redirects back, not on cross-site
+// POSTs), Secure unless the sandbox serves plain http. An empty value
+// deletes it; maxAge 0 ends it with the browser.
 func (h *Handlers) cookie(name, path, value string, maxAge int) *http.Cookie {
 	c := &http.Cookie{Name: name, Value: value, Path: path, HttpOnly: true, SameSite: http.SameSiteLaxMode,
 		Secure: !h.Auth.InsecureCookie, MaxAge: maxAge}
