@@ -83,6 +83,7 @@ type Login struct {
 	Name    string // canonical (model.CanonicalName)
 	Role    model.Role
 	Groups  []string
+	Issuer  string // the provider's "iss"
 	Subject string // the provider's "sub"
 	IDToken string // raw, for id_token_hint at sign-out
 	Next    string // where the sign-in started
@@ -222,7 +223,7 @@ func (o *OIDC) Finish(ctx context.Context, state, code string) (Login, error) {
 	if err := idt.Claims(&claims); err != nil {
 		return Login{}, refused("ID token claims: %v", err)
 	}
-	l := Login{Subject: idt.Subject, IDToken: raw, Next: pl.next}
+	l := Login{Issuer: idt.Issuer, Subject: idt.Subject, IDToken: raw, Next: pl.next}
 	if l.Name, err = o.username(claims); err != nil {
 		return Login{}, err
 	}
@@ -296,27 +297,70 @@ func RoleForGroups(groupRoles map[string]string, groups []string) model.Role {
 // Admit gives l an account, the kind sessions belong to. A first sign-in
 // creates one without a password (audited user.create, created by
 // SSOCreator); later ones set its role to what the groups say now (audited
-// user.role when it changed). Fail closed: a name that belongs to a local
-// account (one with a password) is refused, so an identity at the
-// provider that happens to carry a break-glass account's name never
-// becomes that account; so is a disabled account.
+// user.role when it changed). Fail closed:
+//   - a name that belongs to a local account (one with a password) is
+//     refused, so a provider identity that happens to carry a break-glass
+//     account's name never becomes that account; so is a disabled account;
+//   - each name is tied to the provider identity (issuer and subject) that
+//     first signed in with it (audited sso.identity). A name claimed by
+//     another identity, or an identity coming back under a new name, is
+//     refused: otherwise one person renamed at the provider would hold two
+//     accounts and could approve their own failover.
 func Admit(ctx context.Context, st *storage.Store, rec *audit.Recorder, l Login) error {
+	linked, err := checkLink(ctx, st, l)
+	if err != nil {
+		return err
+	}
 	u, err := st.UserByName(ctx, l.Name)
 	as := AuditAs(rec, l.Name)
 	switch {
 	case errors.Is(err, storage.ErrUnknownUser):
-		return CreateUser(ctx, st, as, l.Name, l.Role, "", SSOCreator)
+		err = CreateUser(ctx, st, as, l.Name, l.Role, "", SSOCreator)
 	case err != nil:
-		return err
 	case u.PasswordHash != "":
-		return refused("%s is a local account (password sign-in); the provider's user of that name is not let in", l.Name)
+		err = refused("%s is a local account (password sign-in); the provider's user of that name is not let in", l.Name)
 	case u.Disabled:
-		return refused("account disabled")
+		err = refused("account disabled")
 	case u.Role != l.Role:
-		_, err := SetRole(ctx, st, as, l.Name, l.Role)
-		return err
+		_, err = SetRole(ctx, st, as, l.Name, l.Role)
 	}
-	return nil
+	if err == nil && !linked {
+		_, err = rec.Record(ctx, l.Name, "sso.identity", identityKey(l), map[string]any{"user": l.Name})
+	}
+	return err
+}
+
+// identityKey names a provider identity in sso.identity records.
+func identityKey(l Login) string { return "oidc:" + l.Issuer + "#" + l.Subject }
+
+// checkLink reports whether l's name is already tied to l's identity, and
+// refuses a name tied to another identity or an identity tied to another
+// name.
+func checkLink(ctx context.Context, st *storage.Store, l Login) (linked bool, err error) {
+	if l.Subject == "" || l.Issuer == "" {
+		return false, refused("the ID token names no subject")
+	}
+	key := identityKey(l)
+	byName, err := st.AuditEntries(ctx, storage.AuditFilter{Action: "sso.identity", Actor: l.Name})
+	if err != nil {
+		return false, err
+	}
+	for _, e := range byName {
+		if e.Subject != key {
+			return false, refused("the name %s belongs to another identity at the provider (%s); ask an administrator", l.Name, e.Subject)
+		}
+		linked = true
+	}
+	byID, err := st.AuditEntries(ctx, storage.AuditFilter{Action: "sso.identity", Subject: key})
+	if err != nil {
+		return false, err
+	}
+	for _, e := range byID {
+		if e.Subject == key && e.Actor != l.Name {
+			return false, refused("this identity at the provider signed in before as %s, now as %s; ask an administrator", e.Actor, l.Name)
+		}
+	}
+	return linked, nil
 }
 
 // LogoutURL is where to send the browser after its session here ended,

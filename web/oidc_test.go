@@ -288,6 +288,22 @@ func TestOIDCRefusesPeople(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.refusedAs(t, s.ssoSignIn(t, p, "dave", "/"), "account disabled")
+
+	// Each name is tied to the provider identity that first used it: dave
+	// renamed to "dave2" at the provider would be a second account (and a
+	// second approver) for one person; a new hire given the name "frank"
+	// of someone who left does not inherit frank's account.
+	p.user("dave2", "sre").Subject = "sub-dave"
+	s.refusedAs(t, s.ssoSignIn(t, p, "dave2", "/"), "signed in before as dave, now as dave2")
+	p.user("frank", "sre")
+	if rec := s.ssoSignIn(t, p, "frank", "/"); rec.Code != http.StatusSeeOther {
+		t.Fatalf("frank's first sign-in = %d", rec.Code)
+	}
+	p.user("frank", "sre").Subject = "sub-new-frank"
+	s.refusedAs(t, s.ssoSignIn(t, p, "frank", "/"), "the name frank belongs to another identity at the provider")
+	if links := s.audit(t, "sso.identity"); len(links) != 2 || links[0].Actor != "dave" || links[1].Subject != "oidc:"+p.m.Issuer()+"#sub-frank" {
+		t.Fatalf("sso.identity records = %+v", links)
+	}
 }
 
 // Break-glass: with the provider unreachable the page says so and the
