@@ -90,7 +90,7 @@ func TestOIDCUsername(t *testing.T) {
 		{map[string]any{"email": "bob@example.com", "email_verified": false}, ""},
 		{map[string]any{"email": "bob@example.com"}, ""},
 		{map[string]any{"email": "bob@example.com", "email_verified": "true"}, ""}, // a string is not a verification
-		{map[string]any{"preferred_username": "\u212Aate"}, ""},                     // Kelvin sign: would lower to kate
+		{map[string]any{"preferred_username": "\u212Aate"}, ""},                    // Kelvin sign: would lower to kate
 		{map[string]any{"preferred_username": "cli:root"}, ""},
 		{map[string]any{"preferred_username": strings.Repeat("a", 65)}, ""},
 		{map[string]any{"preferred_username": 42}, ""},
