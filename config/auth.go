@@ -1,10 +1,13 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"net/url"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -12,8 +15,10 @@ import (
 // Auth is how people sign in to the console.
 type Auth struct {
 	// Mode is "local" (accounts in the database, a login form, server-side
-	// sessions) or "proxy" (a trusted reverse proxy such as oauth2-proxy
-	// signs people in and names them in a header). Default local.
+	// sessions), "proxy" (a trusted reverse proxy such as oauth2-proxy
+	// signs people in and names them in a header) or "oidc" (the console
+	// signs people in at an OpenID Connect provider, see OIDC; local
+	// accounts with a password keep working for break-glass). Default local.
 	Mode string `yaml:"mode"`
 	// InsecureCookie drops the Secure flag of the session cookie so it
 	// works over plain http. Only for the sandbox on 127.0.0.1.
@@ -34,10 +39,14 @@ type Auth struct {
 	// UserHeader names the user in proxy mode (default X-Forwarded-User).
 	UserHeader string `yaml:"user_header"`
 	// GroupsHeader carries the user's groups, comma separated, in proxy
-	// mode (default X-Forwarded-Groups); GroupRoles maps a group to a role.
-	// A user listed in the users table gets that role instead.
+	// mode (default X-Forwarded-Groups). GroupRoles maps a group to a role
+	// in proxy and oidc mode (the strongest wins). In proxy mode a user
+	// listed in the users table gets that role instead; in oidc mode the
+	// groups decide at every sign-in (identity.OIDC).
 	GroupsHeader string            `yaml:"groups_header"`
 	GroupRoles   map[string]string `yaml:"group_roles"`
+	// OIDC configures mode oidc.
+	OIDC OIDC `yaml:"oidc"`
 	// PublicURL is the address people use for the console
 	// (https://drconsole.example.com). Requests naming any other host are
 	// refused (DNS rebinding), except IP addresses and localhost, which a
@@ -51,7 +60,41 @@ type Auth struct {
 const (
 	AuthLocal = "local"
 	AuthProxy = "proxy"
+	AuthOIDC  = "oidc"
 )
+
+// OIDC is the OpenID Connect provider of mode oidc: authorization code
+// flow with PKCE, the ID token's claims naming the user and their groups.
+type OIDC struct {
+	// Name is the provider as the sign-in button names it ("Sign in with
+	// Okta"; default SSO).
+	Name string `yaml:"name"`
+	// Issuer is the provider's issuer URL; its discovery document is
+	// Issuer + "/.well-known/openid-configuration".
+	Issuer   string `yaml:"issuer"`
+	ClientID string `yaml:"client_id"`
+	// ClientSecret, or ClientSecretFile holding it (read at start); both
+	// empty: a public client (PKCE only).
+	ClientSecret     string `yaml:"client_secret"`
+	ClientSecretFile string `yaml:"client_secret_file"`
+	// RedirectURL is where the provider sends the browser back (default
+	// public_url + /auth/callback); register it at the provider.
+	RedirectURL string `yaml:"redirect_url"`
+	// Scopes asked for (default openid, profile, email, groups).
+	Scopes []string `yaml:"scopes"`
+	// UsernameClaim names the user (default preferred_username; when it is
+	// absent, a verified email instead). GroupsClaim lists their groups
+	// (default groups), mapped to roles by auth.group_roles.
+	UsernameClaim string `yaml:"username_claim"`
+	GroupsClaim   string `yaml:"groups_claim"`
+	// EndSession: on sign-out, also end the provider's session
+	// (RP-initiated logout) when its discovery document names an
+	// end_session_endpoint. Default true.
+	EndSession *bool `yaml:"end_session"`
+}
+
+// CallbackPath is where the provider sends the browser back.
+const CallbackPath = "/auth/callback"
 
 // ApplyDefaults fills in unset auth settings; Normalize calls it, and so
 // does the web server for a Config built in code.
@@ -70,6 +113,26 @@ func (a *Auth) ApplyDefaults() {
 	}
 	if a.GroupsHeader == "" {
 		a.GroupsHeader = "X-Forwarded-Groups"
+	}
+	o := &a.OIDC
+	if o.Name == "" {
+		o.Name = "SSO"
+	}
+	if o.RedirectURL == "" && a.PublicURL != "" {
+		o.RedirectURL = strings.TrimSuffix(a.PublicURL, "/") + CallbackPath
+	}
+	if len(o.Scopes) == 0 {
+		o.Scopes = []string{"openid", "profile", "email", "groups"}
+	}
+	if o.UsernameClaim == "" {
+		o.UsernameClaim = "preferred_username"
+	}
+	if o.GroupsClaim == "" {
+		o.GroupsClaim = "groups"
+	}
+	if o.EndSession == nil {
+		yes := true
+		o.EndSession = &yes
 	}
 }
 
@@ -119,8 +182,10 @@ var headerRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 func (a *Auth) validate(bad func(key, format string, args ...any)) {
 	switch a.Mode {
 	case AuthLocal, AuthProxy:
+	case AuthOIDC:
+		a.OIDC.validate(a, bad)
 	default:
-		bad("auth.mode", "%q: want local or proxy", a.Mode)
+		bad("auth.mode", "%q: want local, proxy or oidc", a.Mode)
 	}
 	if a.IdleTimeout <= 0 || a.AbsoluteTimeout <= 0 {
 		bad("auth", "idle_timeout and absolute_timeout must be positive")
@@ -159,4 +224,44 @@ func (a *Auth) validate(bad func(key, format string, args ...any)) {
 			bad("auth.group_roles."+g, "%q: want viewer, operator or admin", r)
 		}
 	}
+}
+
+func (o *OIDC) validate(a *Auth, bad func(key, format string, args ...any)) {
+	if u, err := url.Parse(o.Issuer); o.Issuer == "" || err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" ||
+		u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname())) {
+		bad("auth.oidc.issuer", "%q: want the provider's https URL (http only on localhost), e.g. https://login.example.com/realms/ops", o.Issuer)
+	}
+	if o.ClientID == "" {
+		bad("auth.oidc.client_id", "required: the client (application) id registered at the provider")
+	}
+	switch {
+	case o.ClientSecret != "" && o.ClientSecretFile != "":
+		bad("auth.oidc", "set client_secret or client_secret_file, not both")
+	case o.ClientSecretFile != "":
+		b, err := os.ReadFile(o.ClientSecretFile)
+		if err != nil {
+			bad("auth.oidc.client_secret_file", "cannot read: %v", errors.Unwrap(err))
+		}
+		o.ClientSecret = strings.TrimRight(string(b), "\r\n")
+	}
+	if o.RedirectURL == "" {
+		bad("auth.oidc.redirect_url", "required, or set auth.public_url (the default is public_url + %s)", CallbackPath)
+	} else if u, err := url.Parse(o.RedirectURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != CallbackPath {
+		bad("auth.oidc.redirect_url", "%q: want the console's address + %s, e.g. https://drconsole.example.com%s", o.RedirectURL, CallbackPath, CallbackPath)
+	}
+	if !slices.Contains(o.Scopes, "openid") {
+		bad("auth.oidc.scopes", "%v: must include openid", o.Scopes)
+	}
+	if len(a.GroupRoles) == 0 {
+		bad("auth.group_roles", "oidc mode needs at least one group mapped to a role: a user without a mapped group is refused")
+	}
+}
+
+// isLoopback: localhost or a loopback address (a provider under test).
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +73,7 @@ auth:
 		t.Fatalf("err = %v", err)
 	}
 	for _, want := range []string{
-		`bad.yaml: auth.mode: "ldap": want local or proxy`,
+		`bad.yaml: auth.mode: "ldap": want local, proxy or oidc`,
 		`bad.yaml: auth.idle_timeout: 24h0m0s is longer than absolute_timeout 1h0m0s`,
 		`bad.yaml: auth.login_max_failures: must be at least 1`,
 		`bad.yaml: auth.trusted_proxies[0]: "10.0.0.0/33" is not an IP address or CIDR`,
@@ -109,5 +110,63 @@ audit_anchor: {file: /var/lib/drconsole/drconsole.db, url: "ftp://x", interval: 
 	c, err := Parse("ok.yaml", strings.NewReader(minimal+"audit_anchor: {file: /srv/anchors/drconsole.txt}\n"))
 	if err != nil || c.AuditAnchor.Interval.D() != time.Hour {
 		t.Fatalf("defaults: %v %+v", err, c.AuditAnchor)
+	}
+}
+
+func TestAuthOIDC(t *testing.T) {
+	secret := t.TempDir() + "/secret"
+	if err := os.WriteFile(secret, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse("oidc.yaml", strings.NewReader(minimal+`
+auth:
+  mode: oidc
+  public_url: https://drconsole.example.com/
+  group_roles: {dr-admins: admin}
+  oidc: {issuer: "https://login.example.com/realms/ops", client_id: drconsole, client_secret_file: "`+secret+`"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.Auth.OIDC
+	if o.ClientSecret != "s3cret" || o.RedirectURL != "https://drconsole.example.com/auth/callback" || o.Name != "SSO" ||
+		o.UsernameClaim != "preferred_username" || o.GroupsClaim != "groups" || strings.Join(o.Scopes, " ") != "openid profile email groups" ||
+		!*o.EndSession {
+		t.Fatalf("oidc = %+v", o)
+	}
+
+	_, err = Parse("bad.yaml", strings.NewReader(minimal+`
+auth:
+  mode: oidc
+  oidc: {issuer: "http://login.example.com", client_secret: a, client_secret_file: /nonexistent, scopes: [profile]}
+`))
+	for _, want := range []string{
+		`bad.yaml: auth.oidc.issuer: "http://login.example.com": want the provider's https URL`,
+		`bad.yaml: auth.oidc.client_id: required`,
+		`bad.yaml: auth.oidc: set client_secret or client_secret_file, not both`,
+		`bad.yaml: auth.oidc.redirect_url: required, or set auth.public_url`,
+		`bad.yaml: auth.oidc.scopes: [profile]: must include openid`,
+		`bad.yaml: auth.group_roles: oidc mode needs at least one group mapped`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing problem %q in\n%v", want, err)
+		}
+	}
+	_, err = Parse("bad2.yaml", strings.NewReader(minimal+`
+auth:
+  mode: oidc
+  group_roles: {x: viewer}
+  oidc: {issuer: "http://127.0.0.1:5556/dex", client_id: c, client_secret_file: /nonexistent/secret, redirect_url: "https://drconsole.example.com/callback"}
+`))
+	for _, want := range []string{
+		`bad2.yaml: auth.oidc.client_secret_file: cannot read`,
+		`bad2.yaml: auth.oidc.redirect_url: "https://drconsole.example.com/callback": want the console's address + /auth/callback`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing problem %q in\n%v", want, err)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "auth.oidc.issuer") {
+		t.Errorf("a loopback http issuer (a provider under test) is refused: %v", err)
 	}
 }

@@ -41,50 +41,7 @@ type LoginLimiter interface {
 // server enforces the idle and absolute timeouts anyway. An empty token
 // gives a cookie that deletes it.
 func (h *Handlers) SessionCookieFor(token string) *http.Cookie {
-	c := &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: !h.Auth.InsecureCookie}
-	if token == "" {
-		c.MaxAge = -1
-	}
-	return c
-}
-
-// SafeNext keeps a post-login redirect on this site: a path on this
-// origin (with an optional query), else "/". Browsers drop TAB, LF and CR
-// from URLs and read "\\" as "/", so "/\t/host" or "/\\host" would reach
-// another host: any control character, space or backslash is refused, raw
-// or percent-encoded, and so is a path that starts "//" before or after
-// decoding. Fail closed: anything that does not parse as exactly a path
-// goes to "/".
-func SafeNext(next string) string {
-	if !safePath(next, false) {
-		return "/"
-	}
-	u, err := url.Parse(next)
-	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
-		return "/"
-	}
-	// Decoded, the path may hold spaces and UTF-8 (a flow name), but still
-	// no control characters or backslashes and no leading "//".
-	if !safePath(u.Path, true) {
-		return "/"
-	}
-	return next
-}
-
-// safePath: starts with one "/" (not "//") and holds no control character
-// or backslash; raw (decoded false) also no space or non-ASCII byte.
-func safePath(p string, decoded bool) bool {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") {
-		return false
-	}
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if c < ' ' || c == 0x7f || c == '\\' || !decoded && (c == ' ' || c > 0x7f) {
-			return false
-		}
-	}
-	return true
+	return h.cookie(SessionCookie, "/", token, 0)
 }
 
 // LoginPage is GET /login.
@@ -94,8 +51,20 @@ func (h *Handlers) LoginPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
-	h.render(w, r, http.StatusOK, views.Login(views.LoginPage{Chrome: h.chrome("Sign in"), Next: next,
-		Proxy: h.Auth.Mode == config.AuthProxy, ProxyUser: r.Header.Get(h.Auth.UserHeader)}))
+	p := h.loginPage(next)
+	p.ProxyUser = r.Header.Get(h.Auth.UserHeader)
+	h.render(w, r, http.StatusOK, views.Login(p))
+}
+
+// loginPage is the sign-in page for the mode: the proxy's note, or the
+// form, with the single sign-on button above it in oidc mode.
+func (h *Handlers) loginPage(next string) views.LoginPage {
+	p := views.LoginPage{Chrome: h.chrome("Sign in"), Next: next, Proxy: h.Auth.Mode == config.AuthProxy}
+	if h.Auth.Mode == config.AuthOIDC {
+		p.SSO = h.Auth.OIDC.Name
+		p.SSOURL = "/auth/login?next=" + url.QueryEscape(next)
+	}
+	return p
 }
 
 // loginFailed is the one message for every refused sign-in: saying
@@ -105,9 +74,8 @@ const loginFailed = "Wrong user name or password."
 // LoginPost is POST /login: check the password, start a new session.
 func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	page := views.LoginPage{Chrome: h.chrome("Sign in"), Next: SafeNext(r.PostFormValue("next"))}
-	if h.Auth.Mode == config.AuthProxy {
-		page.Proxy = true
+	page := h.loginPage(SafeNext(r.PostFormValue("next")))
+	if page.Proxy {
 		h.render(w, r, http.StatusNotFound, views.Login(page))
 		return
 	}
@@ -166,32 +134,46 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	// Audit first: a sign-in the audit log cannot record does not happen.
-	if _, err := h.auditAs(r, u.Name, "login", "user:"+u.Name, map[string]any{"role": u.Role}); err != nil {
-		h.fail(w, r, say("cannot write the audit log; sign-in refused", err))
+	if !h.startSession(w, r, u.Name, map[string]any{"role": u.Role, "method": "password"}, "") {
 		return
+	}
+	// Only the name's failures are forgiven: forgiving the address too
+	// would let someone with one account reset their guessing budget.
+	h.Limiter.Succeeded(nameKey, nameKey+"@ip:"+ip)
+	http.Redirect(w, r, page.Next, http.StatusSeeOther)
+}
+
+// startSession signs name in, whichever way they proved who they are:
+// the "login" record (details), a new session and its cookie, and the
+// sign-out hint of an OIDC sign-in (ssoHint, "" for none: oidc.go). false:
+// it failed and the error page is written.
+func (h *Handlers) startSession(w http.ResponseWriter, r *http.Request, name string, details map[string]any, ssoHint string) bool {
+	ctx := r.Context()
+	// Audit first: a sign-in the audit log cannot record does not happen.
+	if _, err := h.auditAs(r, name, "login", "user:"+name, details); err != nil {
+		h.fail(w, r, say("cannot write the audit log; sign-in refused", err))
+		return false
 	}
 	// A session that existed before sign-in (planted, or someone else's on
 	// a shared browser) is never promoted: delete it, issue a new token.
 	if c, err := r.Cookie(SessionCookie); err == nil {
 		h.Store.DeleteSession(ctx, c.Value)
 	}
-	token, err := h.Store.CreateSession(ctx, u.Name, ip, r.UserAgent())
+	ip := identity.ClientIP(r)
+	token, err := h.Store.CreateSession(ctx, name, ip, r.UserAgent())
 	if err != nil {
 		h.fail(w, r, say("cannot create a session", err))
-		return
+		return false
 	}
-	// Only the name's failures are forgiven: forgiving the address too
-	// would let someone with one account reset their guessing budget.
-	h.Limiter.Succeeded(nameKey, nameKey+"@ip:"+ip)
 	if n, err := h.Store.PurgeSessions(ctx, h.Auth.IdleTimeout.D(), h.Auth.AbsoluteTimeout.D()); err != nil {
 		h.Log.Warn("purging expired sessions", "err", err)
 	} else if n > 0 {
 		h.Log.Debug("purged expired sessions", "n", n)
 	}
-	h.Log.Info("signed in", "user", u.Name, "role", u.Role, "ip", ip)
+	h.Log.Info("signed in", "user", name, "role", details["role"], "method", details["method"], "ip", ip)
 	http.SetCookie(w, h.SessionCookieFor(token))
-	http.Redirect(w, r, page.Next, http.StatusSeeOther)
+	http.SetCookie(w, h.ssoHintCookie(ssoHint))
+	return true
 }
 
 // Logout is POST /logout: end this session.
@@ -204,10 +186,17 @@ func (h *Handlers) Logout(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, h.SessionCookieFor(""))
 	// Best effort, after the fact: a sign-out the audit log cannot record
 	// still ends the session (refusing it would keep the session alive).
+	to := h.afterLogout(w, r)
 	if u := identity.UserFrom(r.Context()); u != nil {
-		h.auditAs(r, u.Name, "logout", "user:"+u.Name, nil)
+		h.auditAs(r, u.Name, "logout", "user:"+u.Name, map[string]any{"provider_logout": to != ""})
 	}
-	http.Redirect(w, r, "/login", http.StatusSeeOther)
+	if to == "" {
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		return
+	}
+	// A page that moves on, not a redirect: the CSP's form-action 'self'
+	// would stop the sign-out form's redirect to the provider.
+	h.render(w, r, http.StatusOK, views.SignedOut(to))
 }
 
 // Audit appends a record for the request's signed-in user, client address

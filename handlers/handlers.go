@@ -21,6 +21,7 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
@@ -46,6 +47,9 @@ type Handlers struct {
 	// password guessing on POST /login (web.Router sets one if nil).
 	Auth    config.Auth
 	Limiter LoginLimiter
+	// OIDC signs people in at the provider in auth mode oidc; nil
+	// otherwise.
+	OIDC *identity.OIDC
 	// Runbook runs failovers; nil serves no failover pages.
 	Runbook *failover.Runbook
 	// Catalog is the savepoint catalog; nil serves no savepoint pages.

@@ -163,11 +163,7 @@ func (a *authenticator) proxyUser(r *http.Request) *User {
 	case err == nil:
 		u.Role = row.Role
 	case errors.Is(err, storage.ErrUnknownUser):
-		for _, g := range strings.Split(r.Header.Get(a.cfg.GroupsHeader), ",") {
-			if role := model.Role(a.cfg.GroupRoles[strings.TrimSpace(g)]); role.Rank() > u.Role.Rank() {
-				u.Role = role
-			}
-		}
+		u.Role = identity.RoleForGroups(a.cfg.GroupRoles, strings.Split(r.Header.Get(a.cfg.GroupsHeader), ","))
 	default:
 		a.log.Error("reading proxy user", "user", name, "err", err)
 		return nil

@@ -16,6 +16,7 @@ import (
 // Routes anyone may use, signed in or not.
 var publicRoutes = map[string]bool{
 	"GET /login": true, "POST /login": true,
+	"GET /auth/login": true, "GET /auth/callback": true, // single sign-on (oidc mode: web/oidc_test.go)
 	"GET /healthz": true, "GET /readyz": true, "GET /metrics": true, "GET /static/*": true,
 }
 

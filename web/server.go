@@ -22,6 +22,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/static"
 )
@@ -50,6 +51,9 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	if h.Limiter == nil {
 		h.Limiter = NewLoginLimiter(h.Auth.LoginMaxFailures, h.Auth.LoginFailureWindow.D(), 10_000)
 	}
+	if h.Auth.Mode == config.AuthOIDC && h.OIDC == nil {
+		h.OIDC = identity.NewOIDC(h.Auth.OIDC, h.Auth.GroupRoles)
+	}
 
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer, requestLog(log), securityHeaders, checkHost(h.Auth, log))
@@ -64,6 +68,10 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	// Public: signing in, probes, metrics for Prometheus, assets.
 	r.Get("/login", h.LoginPage)
 	r.Post("/login", h.LoginPost)
+	if h.OIDC != nil {
+		r.Get("/auth/login", h.OIDCStart)
+		r.Get(config.CallbackPath, h.OIDCCallback)
+	}
 	r.Get("/healthz", h.Healthz)
 	r.Get("/readyz", h.Readyz)
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

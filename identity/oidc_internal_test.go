@@ -1,0 +1,145 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oauth2-proxy/mockoidc"
+
+	"github.com/drconsole/drconsole/config"
+)
+
+func testOIDC(t *testing.T) (*OIDC, *time.Time) {
+	t.Helper()
+	m, err := mockoidc.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Shutdown() })
+	cfg := config.Auth{Mode: config.AuthOIDC, PublicURL: "https://drconsole.example.com",
+		OIDC: config.OIDC{Issuer: m.Issuer(), ClientID: m.ClientID, ClientSecret: m.ClientSecret}}
+	cfg.ApplyDefaults()
+	o := NewOIDC(cfg.OIDC, map[string]string{"sre": "operator"})
+	now := time.Now()
+	o.Now = func() time.Time { return now }
+	return o, &now
+}
+
+func reason(err error) string {
+	var r *Refused
+	if errors.As(err, &r) {
+		return r.Reason
+	}
+	return ""
+}
+
+// A sign-in's state works once, and only within PendingTTL.
+func TestOIDCPendingState(t *testing.T) {
+	o, now := testOIDC(t)
+	ctx := context.Background()
+	_, state, err := o.Start(ctx, "/audit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	*now = now.Add(PendingTTL + time.Second)
+	if _, err := o.Finish(ctx, state, "code"); !strings.Contains(reason(err), "took longer than 10m0s") {
+		t.Fatalf("late callback: %v", err)
+	}
+	if _, err := o.Finish(ctx, state, "code"); !strings.Contains(reason(err), "unknown or already used") {
+		t.Fatalf("second use of a state: %v", err)
+	}
+	if _, err := o.Finish(ctx, "never-issued", "code"); !strings.Contains(reason(err), "unknown or already used") {
+		t.Fatalf("a state never issued: %v", err)
+	}
+}
+
+// A flood of sign-ins started and never finished stays bounded: the
+// oldest make way.
+func TestOIDCPendingBounded(t *testing.T) {
+	o, now := testOIDC(t)
+	ctx := context.Background()
+	_, first, _ := o.Start(ctx, "/")
+	for range maxPending + 10 {
+		*now = now.Add(time.Millisecond)
+		if _, _, err := o.Start(ctx, "/"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(o.pending); n > maxPending {
+		t.Fatalf("%d sign-ins pending, want at most %d", n, maxPending)
+	}
+	if _, ok := o.pending[first]; ok {
+		t.Fatal("the oldest sign-in survived the flood")
+	}
+}
+
+// The user name: the configured claim, else a verified email; checked
+// before lowering, and never an unverified email.
+func TestOIDCUsername(t *testing.T) {
+	o, _ := testOIDC(t)
+	for _, tc := range []struct {
+		claims map[string]any
+		want   string // "" refused
+	}{
+		{map[string]any{"preferred_username": " Alice ", "email": "x@example.com", "email_verified": true}, "alice"},
+		{map[string]any{"email": "Bob@Example.com", "email_verified": true}, "bob@example.com"},
+		{map[string]any{"preferred_username": "", "email": "bob@example.com", "email_verified": true}, "bob@example.com"},
+		{map[string]any{"email": "bob@example.com", "email_verified": false}, ""},
+		{map[string]any{"email": "bob@example.com"}, ""},
+		{map[string]any{"email": "bob@example.com", "email_verified": "true"}, ""}, // a string is not a verification
+		{map[string]any{"preferred_username": "\u212Aate"}, ""},                    // Kelvin sign: would lower to kate
+		{map[string]any{"preferred_username": "cli:root"}, ""},
+		{map[string]any{"preferred_username": strings.Repeat("a", 65)}, ""},
+		{map[string]any{"preferred_username": 42}, ""},
+		{map[string]any{}, ""},
+	} {
+		got, err := o.username(tc.claims)
+		if got != tc.want || (tc.want == "") != (reason(err) != "") {
+			t.Errorf("username(%v) = %q, %v; want %q", tc.claims, got, err, tc.want)
+		}
+	}
+}
+
+func TestOIDCGroupsClaim(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want string
+		ok   bool
+	}{
+		{nil, "", true}, {"sre", "sre", true}, {[]any{"a", "b"}, "a,b", true}, {[]any{"a", 1.0}, "", false}, {map[string]any{}, "", false},
+	} {
+		got, err := stringsClaim(map[string]any{"groups": tc.v}, "groups")
+		if strings.Join(got, ",") != tc.want || (err == nil) != tc.ok {
+			t.Errorf("groups %v = %v, %v", tc.v, got, err)
+		}
+	}
+	roles := map[string]string{"eng": "viewer", "sre": "operator", "dr-admins": "admin"}
+	for groups, want := range map[string]string{"eng,sre": "operator", " dr-admins ,eng": "admin", "x,y": "", "": ""} {
+		if got := RoleForGroups(roles, strings.Split(groups, ",")); string(got) != want {
+			t.Errorf("RoleForGroups(%q) = %q, want %q", groups, got, want)
+		}
+	}
+}
+
+// end_session off, or no end_session_endpoint: no provider sign-out.
+func TestOIDCLogoutURLOff(t *testing.T) {
+	o, _ := testOIDC(t)
+	if u := o.LogoutURL(context.Background(), "tok"); u != "" {
+		t.Fatalf("mockoidc names no end_session_endpoint, yet LogoutURL = %q", u)
+	}
+	off := false
+	o.cfg.EndSession = &off
+	o.endSession = "https://idp.example/logout"
+	if u := o.LogoutURL(context.Background(), "tok"); u != "" {
+		t.Fatalf("end_session off, yet LogoutURL = %q", u)
+	}
+	on := true
+	o.cfg.EndSession = &on
+	if u := o.LogoutURL(context.Background(), ""); u != "https://idp.example/logout?client_id="+o.cfg.ClientID+
+		"&post_logout_redirect_uri=https%3A%2F%2Fdrconsole.example.com%2Flogin" {
+		t.Fatalf("LogoutURL without a hint = %q", u)
+	}
+}
