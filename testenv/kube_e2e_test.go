@@ -11,13 +11,15 @@
 // (failover.Runbook -> failover/internal/effect -> client-go):
 //
 //  1. testenv's job reads `events` on a real Kafka; stop-with-savepoint through Flink REST;
+//
 //  2. the step registers the savepoint as a FlinkStateSnapshot (alreadyExists), patches the
 //     FlinkDeployment (initialSavepointPath, a new savepointRedeployNonce, args for DR Kafka)
 //     and follows its status;
+//
 //  3. the stand-in operator runs the jar from that savepoint; the step ends when the job is
 //     RUNNING, and Flink says the job was restored from exactly that savepoint.
 //
-//	go test -tags e2e -count=1 -run TestKubeRestoreE2E -v ./testenv/
+//     go test -tags e2e -count=1 -run TestKubeRestoreE2E -v ./testenv/
 package testenv_test
 
 import (

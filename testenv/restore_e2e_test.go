@@ -47,7 +47,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"

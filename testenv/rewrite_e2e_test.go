@@ -12,25 +12,32 @@
 //     ValueState count) runs on a PRIMARY Flink MiniCluster against the primary while a producer
 //     writes; every count update goes to flink-counts (--count-topic) and the first record read
 //     per partition to flink-probe;
+//
 //  2. stop-with-savepoint; the savepoint's offsets U per partition (flink.ReadSavepoint);
+//
 //  3. more data, MM2 catches up, the console has every sync; the console's sync index
 //     translates U to DR; one flink.SplitTarget per split (DR topic name by the policy);
+//
 //  4. default policy only, the negative: the ORIGINAL savepoint restored in a DR Flink cluster
 //     with the same uid (no rewrite) does not resume the DR topic from the savepoint;
+//
 //  5. flink.Rewrite refuses a truncated `_metadata`, a missing split target and an existing Dest,
 //     leaving nothing behind; then writes the rewritten savepoint (the source is not modified)
 //     and its read-back holds the targets;
+//
 //  6. the DR group's committed offsets are moved to the DR end, so that only restored state can
 //     start a partition at the translated offset; the rewritten savepoint is restored in the DR
 //     Flink cluster (topics = DR names, bootstrap = DR Kafka, uid kafka-source,
 //     allowNonRestoredState=false): RUNNING without failure, restored from that savepoint;
+//
 //  7. per partition the first DR record read == the translated offset, maps back to a source
 //     offset <= U (no gap), re-reads <= RereadMax; the source emits exactly DR end - translated;
+//
 //  8. per key the first count after the restore == the count in the savepoint + 1 (= the last
 //     count the primary job emitted; never reset to 1), counts stay consecutive, and the final
 //     count == the primary records below U with that key + the DR records read.
 //
-//	go test -tags e2e -count=1 -run TestRewriteRestoreInDR -v ./testenv/
+//     go test -tags e2e -count=1 -run TestRewriteRestoreInDR -v ./testenv/
 package testenv_test
 
 import (
