@@ -215,7 +215,6 @@ func (n *Notifier) flowEvents(ctx context.Context) ([]storage.NotifyEvent, map[s
 		if err != nil {
 			return nil, nil, err
 		}
-		told = strings.TrimSpace(told)
 		var kind string
 		switch {
 		case s.Status == monitor.StatusCritical && told != string(monitor.StatusCritical):
