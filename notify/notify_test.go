@@ -223,6 +223,12 @@ func TestRunEventsDeliveredInOrderSignedThroughFailures(t *testing.T) {
 	want := []string{config.EventRunRequested, config.EventRunApproved, config.EventStepFailed, config.EventRunCompleted}
 	waitFor(t, "4 webhook deliveries", func() bool { return len(hook.received()) == len(want) })
 	waitFor(t, "2 Slack messages", func() bool { return len(slack.received()) == 2 })
+	// A receiver holds the request before the sender hears 200 and
+	// records it: wait for the outbox to empty, not just for arrival.
+	waitFor(t, "an empty outbox", func() bool {
+		p, err := w.store.PendingNotifications(context.Background())
+		return err == nil && len(p) == 0
+	})
 	stop()
 
 	got := hook.received()
@@ -281,10 +287,10 @@ func TestHangingReceiverHoldsBackOnlyItself(t *testing.T) {
 	if len(stuck.received()) != 0 {
 		t.Fatal("the hung receiver got something while hung")
 	}
-	p, _ := w.store.PendingNotifications(context.Background())
-	if p["stuck"][0] != 3 || p["fine"][0] != 0 {
-		t.Fatalf("pending %v", p)
-	}
+	waitFor(t, "the healthy receiver's outbox empty, the hung one's holding 3", func() bool {
+		p, err := w.store.PendingNotifications(context.Background())
+		return err == nil && p["stuck"][0] == 3 && p["fine"][0] == 0
+	})
 	close(stuck.hang)
 	waitFor(t, "the recovered receiver's 3 events", func() bool { return len(stuck.received()) == 3 })
 	if k := stuck.kinds(); !slices.Equal(k, []string{config.EventRunRequested, config.EventRunApproved, config.EventRunCompleted}) {

@@ -41,12 +41,15 @@ func (n *Notifier) send(ctx context.Context, r *config.Webhook) {
 			continue
 		}
 		err = n.post(ctx, r, d)
-		if ctx.Err() != nil {
-			return // cut off by shutdown: tried again at the next start
-		}
 		now := n.Now()
 		if err == nil {
-			err = n.Store.DeliveryDone(ctx, r.Name, d.EventID, now.UnixMilli())
+			// Accepted: record it even when shutdown began meanwhile, so
+			// the receiver is not sent it again at the next start.
+			rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			err = n.Store.DeliveryDone(rec, r.Name, d.EventID, now.UnixMilli())
+			cancel()
+		} else if ctx.Err() != nil {
+			return // cut off by shutdown: tried again at the next start
 		} else {
 			n.Log.Warn("notifications: delivery failed; will retry", "receiver", r.Name, "event", d.EventID, "attempt", d.Attempts+1, "err", err)
 			err = n.Store.DeliveryFailed(ctx, r.Name, d.EventID, now.Add(n.backoff(d.Attempts)).UnixMilli(), err.Error())
