@@ -164,7 +164,7 @@ func profile(ctx context.Context, o Options, con *Console, l *loader, e Endpoint
 	if err := os.MkdirAll(o.ProfileDir, 0o750); err != nil {
 		return nil, err
 	}
-	secs := max(int(o.PhaseDuration.Seconds()), 10)
+	secs := max(int(o.PhaseDuration.Seconds()), 1)
 	cpuFile := filepath.Join(o.ProfileDir, fmt.Sprintf("n%d-%s-cpu.pprof", n, e.Name))
 	heapFile := filepath.Join(o.ProfileDir, fmt.Sprintf("n%d-heap.pprof", n))
 	errc := make(chan error, 1)
