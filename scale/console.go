@@ -75,6 +75,7 @@ type Console struct {
 	URL      string // http://127.0.0.1:port
 	PprofURL string // empty unless asked for
 	Pid      int
+	Seeding  time.Duration // writing the seeded history, before the start
 	DBPath   string
 	LogPath  string
 	cmd      *exec.Cmd
@@ -190,7 +191,9 @@ func StartConsole(ctx context.Context, c *Clusters, o ConsoleOptions, setup time
 	}
 	con := &Console{URL: "http://" + addr, DBPath: filepath.Join(dataDir, "drconsole.db"), LogPath: filepath.Join(o.Dir, "console.log"),
 		exited: make(chan error, 1)}
+	t0 := time.Now()
 	password, err := seed(ctx, con.DBPath, o, c.Shape)
+	con.Seeding = time.Since(t0)
 	if err != nil {
 		return nil, fmt.Errorf("scale: seeding the database: %w", err)
 	}

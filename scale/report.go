@@ -136,7 +136,7 @@ func Report(w io.Writer, o Options, rs []Result) {
 		_, _, missed := r.RefreshStats(o.RefreshInterval)
 		return fmt.Sprintf("%d / %d (%d)", missed, r.LogErrors, r.Deadlines)
 	})
-	row("estate written / console start to all syncs ingested", func(r Result) string {
+	row("estate written / console start to every sync stored and every partition shown", func(r Result) string {
 		return fmt.Sprintf("%.1f s / %.1f s", r.Fill.Seconds(), r.Ingest.Seconds())
 	})
 	fmt.Fprint(w, b.String())

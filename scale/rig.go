@@ -38,7 +38,8 @@ type Options struct {
 type Result struct {
 	Shape     Shape
 	Fill      time.Duration // writing the estate into the clusters
-	Ingest    time.Duration // console start until every sync is stored and refreshed
+	Ingest    time.Duration // console start until every sync is stored and every partition shown
+	Seen      Seen          // the estate as /metrics showed it before the load
 	RSSIdle   int64         // KiB, after ingestion, before load
 	RSSLoad   []int64       // KiB, sampled every 250 ms during the load phases
 	HWM       int64         // KiB, VmHWM at the end: the peak of the console's life
@@ -105,14 +106,17 @@ func runOne(ctx context.Context, o Options, n int) (Result, error) {
 	if err := con.WaitIngested(ctx, int64(n*sh.SyncsPerPart), o.SetupTimeout); err != nil {
 		return r, err
 	}
-	r.Ingest = time.Since(t0)
+	l := newLoader(con)
+	if r.Seen, err = l.waitSeen(ctx, sh, o.SetupTimeout); err != nil {
+		return r, err
+	}
+	r.Ingest = time.Since(t0) - con.Seeding
 	if r.RSSIdle, _, err = memKiB(con.Pid); err != nil {
 		return r, err
 	}
-	o.say("N=%d: console ready and ingested in %s, RSS %d MiB; load phases of %s", n, r.Ingest.Round(time.Millisecond),
-		r.RSSIdle/1024, o.PhaseDuration)
+	o.say("N=%d: history seeded in %s; console ready, syncs ingested and every partition seen in %s (%+v), RSS %d MiB; load phases of %s",
+		n, con.Seeding.Round(time.Millisecond), r.Ingest.Round(time.Millisecond), r.Seen, r.RSSIdle/1024, o.PhaseDuration)
 
-	l := newLoader(con)
 	endpoints := []Endpoint{
 		{Name: "flow", Path: views.FlowPath(flowName)},
 		{Name: "overview", Path: "/"},
