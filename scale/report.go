@@ -121,6 +121,7 @@ func Report(w io.Writer, o Options, rs []Result) {
 			return msText(x.cpu)
 		})
 	}
+	row("console CPU with no requests (refresh, ingestion)", func(r Result) string { return fmt.Sprintf("%.1f%% of a core", 100*r.IdleCPU) })
 	for _, e := range []string{"flow", "overview", "topic"} {
 		row(e+" page size (no gzip)", func(r Result) string { x, _ := r.cell(e, o.Concurrency[0]); return size(x.bytes) })
 	}

@@ -40,6 +40,7 @@ type Result struct {
 	Fill      time.Duration // writing the estate into the clusters
 	Ingest    time.Duration // console start until every sync is stored and every partition shown
 	Seen      Seen          // the estate as /metrics showed it before the load
+	IdleCPU   float64       // the console's CPU use with no requests, in cores
 	RSSIdle   int64         // KiB, after ingestion, before load
 	RSSLoad   []int64       // KiB, sampled every 250 ms during the load phases
 	HWM       int64         // KiB, VmHWM at the end: the peak of the console's life
@@ -114,6 +115,11 @@ func runOne(ctx context.Context, o Options, n int) (Result, error) {
 	if r.RSSIdle, _, err = memKiB(con.Pid); err != nil {
 		return r, err
 	}
+	// Background work (refresh, ingestion) over two refresh intervals with
+	// no requests: what the per-request CPU figures include beside the request.
+	if r.IdleCPU, err = idleCPU(ctx, con.Pid, 2*o.RefreshInterval); err != nil {
+		return r, err
+	}
 	o.say("N=%d: history seeded in %s; console ready, syncs ingested and every partition seen in %s (%+v), RSS %d MiB; load phases of %s",
 		n, con.Seeding.Round(time.Millisecond), r.Ingest.Round(time.Millisecond), r.Seen, r.RSSIdle/1024, o.PhaseDuration)
 
@@ -158,6 +164,25 @@ func runOne(ctx context.Context, o Options, n int) (Result, error) {
 		return r, err
 	}
 	return r, nil
+}
+
+// idleCPU is pid's CPU use over d, in cores.
+func idleCPU(ctx context.Context, pid int, d time.Duration) (float64, error) {
+	c0, err := cpuTime(pid)
+	if err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-time.After(d):
+	}
+	c1, err := cpuTime(pid)
+	if err != nil {
+		return 0, err
+	}
+	return float64(c1-c0) / float64(time.Since(t0)), nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
