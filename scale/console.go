@@ -256,11 +256,16 @@ func (con *Console) waitReady(ctx context.Context, d time.Duration) error {
 	})
 }
 
-// poll calls cond every 200 ms until it holds, fails, or d passes.
+// poll calls cond until it holds, fails, or d passes. It pauses 200 ms
+// between calls, or twice as long as the last call took: checking a big
+// estate (a 16 MB /metrics, counting millions of syncs) must not become
+// the load that slows what it waits for.
 func poll(ctx context.Context, d time.Duration, what string, cond func() (bool, error)) error {
 	deadline := time.Now().Add(d)
 	for {
+		t0 := time.Now()
 		ok, err := cond()
+		pause := max(200*time.Millisecond, 2*time.Since(t0))
 		if err != nil || ok {
 			return err
 		}
@@ -270,7 +275,7 @@ func poll(ctx context.Context, d time.Duration, what string, cond func() (bool, 
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(pause):
 		}
 	}
 }
