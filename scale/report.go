@@ -100,6 +100,13 @@ func Report(w io.Writer, o Options, rs []Result) {
 		return mib(median(r.RSSLoad)) + " / " + mib(slices.Max(r.RSSLoad))
 	})
 	row("RSS idle after ingestion / VmHWM (whole life)", func(r Result) string { return mib(r.RSSIdle) + " / " + mib(r.HWM) })
+	row("/metrics req/s, p50 / p99 (one scraper)", func(r Result) string {
+		x, ok := r.cell("scrape", 1)
+		if !ok {
+			return "?"
+		}
+		return fmt.Sprintf("%.0f, %s / %s", x.rps, msText(x.p50), msText(x.p99))
+	})
 	for _, c := range o.Concurrency {
 		for _, e := range []string{"flow", "overview", "topic", "metrics"} {
 			row(fmt.Sprintf("%s req/s, p50 / p99 (c=%d)", e, c), func(r Result) string {

@@ -135,7 +135,14 @@ func runOne(ctx context.Context, o Options, n int) (Result, error) {
 	mem := sampleMem(con.Pid, 250*time.Millisecond)
 	r.LoadStart = time.Now()
 	for round := range o.Rounds {
-		var phases []Phase
+		// /metrics once more by a single client, as Prometheus scrapes it.
+		scrape, err := l.run(ctx, Endpoint{Name: "scrape", Path: "/metrics", Gzip: true}, 1, o.PhaseDuration)
+		if err != nil {
+			mem.Stop()
+			return r, err
+		}
+		o.say("N=%d round %d: /metrics by one scraper: p50 %.1f ms p99 %.1f ms", n, round+1, ms(scrape.P50), ms(scrape.P99))
+		phases := []Phase{scrape}
 		for _, c := range o.Concurrency {
 			for _, e := range endpoints {
 				ph, err := l.run(ctx, e, c, o.PhaseDuration)

@@ -45,8 +45,8 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("phase %+v", ph)
 		}
 	}
-	if len(r.Rounds[0]) != 4 {
-		t.Errorf("%d phases, want 4 endpoints", len(r.Rounds[0]))
+	if len(r.Rounds[0]) != 5 {
+		t.Errorf("%d phases, want one scraper and 4 endpoints", len(r.Rounds[0]))
 	}
 	if r.RSSIdle <= 0 || r.HWM < r.RSSIdle || len(r.RSSLoad) == 0 {
 		t.Errorf("memory: idle %d KiB, peak %d KiB, %d samples", r.RSSIdle, r.HWM, len(r.RSSLoad))
