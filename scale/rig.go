@@ -100,10 +100,7 @@ func runOne(ctx context.Context, o Options, n int) (Result, error) {
 	if err != nil {
 		return r, err
 	}
-	defer func() {
-		con.Stop()
-		r.LogErrors, r.Deadlines = countLogErrors(con.LogPath)
-	}()
+	defer con.Stop()
 	if err := con.WaitIngested(ctx, int64(n*sh.SyncsPerPart), o.SetupTimeout); err != nil {
 		return r, err
 	}
@@ -170,6 +167,8 @@ func runOne(ctx context.Context, o Options, n int) (Result, error) {
 	if _, r.HWM, err = memKiB(con.Pid); err != nil {
 		return r, err
 	}
+	// Before the stop: errors of the shutdown itself are not the load's.
+	r.LogErrors, r.Deadlines = countLogErrors(con.LogPath)
 	return r, nil
 }
 
