@@ -5,7 +5,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # The Litestream the console's replication is tested with (and the README names).
 LITESTREAM := v0.5.18
 
-.PHONY: run build test deps unit generate check-generated e2e bench fuzz vendor clean
+.PHONY: run build test deps unit generate check-generated e2e bench scale fuzz vendor clean
 
 ## run: the console against the embedded sandbox on http://127.0.0.1:8080/
 run:
@@ -65,6 +65,12 @@ e2e:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./mm2/ ./monitor/ ./views/ ./failover/ ./flink/ ./translation/ | tee bench.txt
 	$(GO) tool benchstat bench.txt
+
+## scale: the scale rig (scale/): the console against two in-process clusters at each N, under
+## closed-loop load; prints the markdown table. SCALE_FLAGS="-n 1000,10000,100000 -pprof prof" etc.
+SCALE_FLAGS ?= -n 1000,10000
+scale:
+	$(GO) run ./scale/cmd/scale $(SCALE_FLAGS)
 
 ## fuzz: a short run of every fuzz target (MM2 codecs, the Flink _metadata reader and rewriter)
 fuzz:

@@ -90,6 +90,9 @@ func TestLayerImports(t *testing.T) {
 	checked := 0
 	for _, p := range listPackages(t) {
 		room := rel(p.ImportPath)
+		if !strings.HasPrefix(room, "scale") && slices.Contains(ours(p), "scale") {
+			t.Errorf("%s imports scale, the measuring rig; nothing in the console may", room)
+		}
 		if ok, has := allowed[room]; has {
 			checked++
 			for _, imp := range ours(p) {

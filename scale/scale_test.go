@@ -1,0 +1,77 @@
+package scale
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the rig start this test binary as its console.
+func TestMain(m *testing.M) {
+	ChildMain()
+	os.Exit(m.Run())
+}
+
+// TestSmoke runs the whole rig at a tiny N for a few seconds: the estate
+// is written and ingested, the console serves every endpoint to the
+// signed-in load generator, memory, CPU and refreshes are observed, and
+// the table has a figure in every row. It keeps `make scale` working; it
+// measures nothing.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two clusters and a console")
+	}
+	o := Options{Partitions: []int{100}, PerTopic: 30, SyncsPerPart: 3, Checkpoints: true, Concurrency: []int{2},
+		PhaseDuration: 300 * time.Millisecond, Rounds: 1, RefreshInterval: time.Second, RPOHistory: 10 * time.Minute,
+		PartHistory: 2 * time.Minute, WorkDir: t.TempDir(), SetupTimeout: time.Minute, ProfileDir: t.TempDir()}
+	rs, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 {
+		t.Fatalf("%d results", len(rs))
+	}
+	r := rs[0]
+	if len(r.Shape.topics()) != 4 || r.Shape.partitionsOf(3) != 10 {
+		t.Errorf("shape: %d topics, last has %d partitions", len(r.Shape.topics()), r.Shape.partitionsOf(3))
+	}
+	if r.Seen.Partitions != 100 || r.Seen.Lagging != r.Shape.expectedLagging() || r.Seen.Lagging == 0 || r.Seen.Heartbeat < 0 {
+		t.Errorf("the console saw %+v", r.Seen)
+	}
+	for _, ph := range r.Rounds[0] {
+		if ph.Requests == 0 || ph.Errors != 0 || ph.Bytes == 0 || ph.P99 < ph.P50 {
+			t.Errorf("phase %+v", ph)
+		}
+	}
+	if len(r.Rounds[0]) != 5 {
+		t.Errorf("%d phases, want one scraper and 4 endpoints", len(r.Rounds[0]))
+	}
+	if r.RSSIdle <= 0 || r.HWM < r.RSSIdle || len(r.RSSLoad) == 0 {
+		t.Errorf("memory: idle %d KiB, peak %d KiB, %d samples", r.RSSIdle, r.HWM, len(r.RSSLoad))
+	}
+	if r.Metrics.Raw <= r.Metrics.Gzip || r.Metrics.Gzip == 0 {
+		t.Errorf("/metrics raw %d B, gzip %d B", r.Metrics.Raw, r.Metrics.Gzip)
+	}
+	if len(r.Refreshes) == 0 {
+		t.Error("no refresh recorded during the load phases")
+	}
+	if len(r.Profiles) != 2 {
+		t.Errorf("profiles: %v", r.Profiles)
+	}
+	for _, p := range r.Profiles {
+		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
+			t.Errorf("profile %s: %v", p, err)
+		}
+	}
+	if r.LogErrors != 0 {
+		t.Errorf("%d ERROR lines in the console's log", r.LogErrors)
+	}
+	var b strings.Builder
+	Report(&b, o, rs)
+	if strings.Contains(b.String(), "?") || !strings.Contains(b.String(), "| flow req/s, p50 / p99 (c=2) |") {
+		t.Errorf("report:\n%s", b.String())
+	}
+	t.Logf("\n%s", b.String())
+}
