@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"compress/flate"
-	"encoding/binary"
 	"hash/crc32"
 	"log/slog"
 	"net/http"
@@ -45,6 +44,7 @@ type exposition struct {
 	deflate []byte // plain, deflated and sync-flushed but not final: the live part is appended
 	crc     uint32
 	etag    string
+	sizes   map[*family]int // bytes per family: the next build's buffer sizes
 }
 
 // textContentType is what promhttp sends for the text format.
@@ -74,6 +74,10 @@ func (m *MetricsExposition) get(r *http.Request) *exposition {
 	m.seq++
 	e := &exposition{key: snaps, seq: m.seq, done: make(chan struct{})}
 	m.building = e
+	var prev map[*family]int
+	if m.cur != nil {
+		prev = m.cur.sizes
+	}
 	m.mu.Unlock()
 	defer func() {
 		m.mu.Lock()
@@ -86,12 +90,13 @@ func (m *MetricsExposition) get(r *http.Request) *exposition {
 		m.mu.Unlock()
 		close(e.done)
 	}()
-	e.build(m.Collector)
+	e.build(m.Collector, prev)
 	return e
 }
 
-func (e *exposition) build(c MetricsCollector) {
-	plain := encodeMirror(c, e.key)
+func (e *exposition) build(c MetricsCollector, prev map[*family]int) {
+	plain, sizes := encodeMirror(c, e.key, prev)
+	e.sizes = sizes
 	var z bytes.Buffer
 	zw, _ := flate.NewWriter(&z, flate.BestSpeed) // level valid: no error
 	zw.Write(plain)
@@ -102,13 +107,16 @@ func (e *exposition) build(c MetricsCollector) {
 }
 
 // encodeMirror writes the kafka_mirror_* families of snaps in the
-// Prometheus text format (version 0.0.4), each family's samples together.
-func encodeMirror(c MetricsCollector, snaps []*monitor.FlowSnapshot) []byte {
+// Prometheus text format (version 0.0.4), each family's samples together,
+// and returns each family's size. sizes (the previous build's) presize
+// the buffers: 100k partitions are 16 MB, and growing by doubling would
+// make as much garbage again.
+func encodeMirror(c MetricsCollector, snaps []*monitor.FlowSnapshot, sizes map[*family]int) ([]byte, map[*family]int) {
 	bufs := map[*family]*bytes.Buffer{}
 	c.eachMirror(snaps, func(f *family, v float64, labels ...string) {
 		b := bufs[f]
 		if b == nil {
-			b = &bytes.Buffer{}
+			b = bytes.NewBuffer(make([]byte, 0, sizes[f]+sizes[f]/16))
 			bufs[f] = b
 		}
 		b.WriteString(f.name)
@@ -131,8 +139,10 @@ func encodeMirror(c MetricsCollector, snaps []*monitor.FlowSnapshot) []byte {
 		b.WriteByte('\n')
 	})
 	n := 0
-	for _, b := range bufs {
-		n += b.Len() + 512
+	next := map[*family]int{}
+	for f, b := range bufs {
+		n += b.Len() + len(f.help) + 2*len(f.name) + 32
+		next[f] = b.Len()
 	}
 	out := bytes.NewBuffer(make([]byte, 0, n))
 	for _, f := range mirrorFamilies {
@@ -149,7 +159,7 @@ func encodeMirror(c MetricsCollector, snaps []*monitor.FlowSnapshot) []byte {
 		out.WriteString("\n# TYPE " + f.name + kind)
 		out.Write(b.Bytes())
 	}
-	return out.Bytes()
+	return out.Bytes(), next
 }
 
 // The text format's escaping (as expfmt writes it).
@@ -157,86 +167,3 @@ var (
 	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
 	labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 )
-
-// ServeHTTP answers a scrape: the cached families, then the live ones,
-// gzip-compressed when the client accepts it. The ETag names the snapshot
-// generation; the live series are not part of it (a 304 means the
-// kafka_mirror_* figures have not changed since).
-func (m *MetricsExposition) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	e := m.get(r)
-	if e == nil || e.plain == nil {
-		http.Error(w, "metrics unavailable", http.StatusServiceUnavailable)
-		return
-	}
-	h := w.Header()
-	h.Add("Vary", "Accept-Encoding")
-	h.Set("ETag", e.etag)
-	if inm := r.Header.Get("If-None-Match"); inm != "" && strings.Contains(inm, e.etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	var live bytes.Buffer
-	mfs, err := m.Live.Gather()
-	if err != nil && m.Log != nil {
-		m.Log.Warn("gathering process metrics", "err", err)
-	}
-	enc := expfmt.NewEncoder(&live, expfmt.FmtText)
-	for _, mf := range mfs {
-		if err := enc.Encode(mf); err != nil && m.Log != nil {
-			m.Log.Warn("encoding process metrics", "err", err)
-		}
-	}
-	h.Set("Content-Type", textContentType)
-	if !acceptsGzip(r.Header.Get("Accept-Encoding")) {
-		h.Set("Content-Length", strconv.Itoa(len(e.plain)+live.Len()))
-		w.Write(e.plain)
-		w.Write(live.Bytes())
-		return
-	}
-	body := e.gzipWith(live.Bytes())
-	h.Set("Content-Encoding", "gzip")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.Write(body)
-}
-
-var flatePool = sync.Pool{New: func() any { zw, _ := flate.NewWriter(nil, flate.BestSpeed); return zw }}
-
-// gzipWith is one gzip member of plain followed by live: the cached deflate
-// blocks, live's blocks (the last one final), then the CRC and length of
-// both. One member, not two concatenated, so every client decodes it.
-func (e *exposition) gzipWith(live []byte) []byte {
-	out := make([]byte, 0, 10+len(e.deflate)+len(live)/2+64)
-	out = append(out, 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255) // RFC 1952 header: deflate, no name, no mtime, OS unknown
-	out = append(out, e.deflate...)
-	buf := bytes.NewBuffer(out)
-	zw := flatePool.Get().(*flate.Writer)
-	zw.Reset(buf)
-	zw.Write(live)
-	zw.Close()
-	flatePool.Put(zw)
-	out = buf.Bytes()
-	out = binary.LittleEndian.AppendUint32(out, crc32.Update(e.crc, crc32.IEEETable, live))
-	return binary.LittleEndian.AppendUint32(out, uint32(len(e.plain)+len(live)))
-}
-
-// acceptsGzip reads Accept-Encoding: gzip (or *) with a q-value above 0.
-func acceptsGzip(header string) bool {
-	star := false
-	for part := range strings.SplitSeq(header, ",") {
-		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		name = strings.ToLower(strings.TrimSpace(name))
-		if name != "gzip" && name != "*" {
-			continue
-		}
-		ok := true
-		if q, found := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q="); found {
-			v, err := strconv.ParseFloat(q, 64)
-			ok = err == nil && v > 0
-		}
-		if name == "gzip" {
-			return ok
-		}
-		star = ok
-	}
-	return star
-}

@@ -74,7 +74,8 @@ func TestMetricsExpositionMatchesCollector(t *testing.T) {
 	for _, perPartition := range []bool{false, true} {
 		c := MetricsCollector{Monitor: newFakeSource(syntheticSnapshots(2500)), PerPartition: perPartition}
 		want := parseText(t, collectorText(t, c))
-		got := parseText(t, encodeMirror(c, c.Monitor.Snapshots()))
+		plain, _ := encodeMirror(c, c.Monitor.Snapshots(), nil)
+		got := parseText(t, plain)
 		if len(want) < 15 || !slices.Equal(slices.Sorted(mapsKeys(want)), slices.Sorted(mapsKeys(got))) {
 			t.Fatalf("per_partition %v: families %v, want %v", perPartition, slices.Sorted(mapsKeys(got)), slices.Sorted(mapsKeys(want)))
 		}
@@ -112,7 +113,8 @@ func TestMetricsTopicAggregates(t *testing.T) {
 		{Topic: "b", Partition: 0},
 		{Topic: "c", Partition: 0, LagMessages: i64(0), LagMs: i64(0)},
 	}
-	got := parseText(t, encodeMirror(MetricsCollector{Monitor: newFakeSource(s)}, s))
+	plain, _ := encodeMirror(MetricsCollector{Monitor: newFakeSource(s)}, s, nil)
+	got := parseText(t, plain)
 	for name, want := range map[string][]string{
 		"kafka_mirror_topic_lag_messages":       {"flow=link,topic=we\"ird\\topic 0", "flow=primary->dr,topic=a 12", "flow=primary->dr,topic=c 0"},
 		"kafka_mirror_topic_lag_ms":             {"flow=link,topic=we\"ird\\topic 0", "flow=primary->dr,topic=a 9000", "flow=primary->dr,topic=c 0"},
