@@ -96,7 +96,7 @@ func TestGrafanaDashboardQueriesUseExportedMetrics(t *testing.T) {
 		Panels []struct {
 			Title       string `json:"title"`
 			Description string `json:"description"`
-			Targets []struct {
+			Targets     []struct {
 				Expr string `json:"expr"`
 			} `json:"targets"`
 		} `json:"panels"`

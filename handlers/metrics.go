@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strconv"
@@ -50,18 +51,8 @@ func newFamily(name, help string, counter bool, labels ...string) *family {
 	for i := range labels {
 		f.order = append(f.order, i)
 	}
-	slices.SortFunc(f.order, func(a, b int) int { return compareStrings(labels[a], labels[b]) })
+	slices.SortFunc(f.order, func(a, b int) int { return cmp.Compare(labels[a], labels[b]) })
 	return f
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 var (

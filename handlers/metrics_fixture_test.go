@@ -75,7 +75,7 @@ func syntheticSnapshots(n int) []*monitor.FlowSnapshot {
 	}
 	s.RPOMs, s.MaxLagMessages = &rpo, &maxMsgs
 	link := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "link", Kind: "cluster-link"}, At: at, Status: monitor.StatusUnknown,
-		Target: monitor.Reachability{Checked: true, OK: true},
+		Target:     monitor.Reachability{Checked: true, OK: true},
 		Partitions: []monitor.PartitionLag{{Topic: `we"ird\topic`, Partition: 0, LagMessages: i64(0), LagMs: i64(0)}, {Topic: "gone", Partition: 0}}}
 	return []*monitor.FlowSnapshot{s, link}
 }
