@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
@@ -37,9 +38,13 @@ type MetricsExposition struct {
 
 // exposition is the encoded kafka_mirror_* text of one set of snapshots.
 type exposition struct {
-	key     []*monitor.FlowSnapshot
+	// key names the snapshots without keeping them alive (16 MB at 100k
+	// partitions); a weak pointer never equals one made from a later
+	// snapshot, even one allocated where a collected one was.
+	key     []weak.Pointer[monitor.FlowSnapshot]
 	seq     uint64
 	done    chan struct{}
+	built   bool
 	plain   []byte
 	deflate []byte // plain, deflated and sync-flushed but not final: the live part is appended
 	crc     uint32
@@ -57,12 +62,16 @@ var etagEpoch = strconv.FormatInt(time.Now().UnixNano(), 36)
 // when none matches; concurrent callers share one build.
 func (m *MetricsExposition) get(r *http.Request) *exposition {
 	snaps := m.Collector.Monitor.Snapshots()
+	key := make([]weak.Pointer[monitor.FlowSnapshot], len(snaps))
+	for i, s := range snaps {
+		key[i] = weak.Make(s)
+	}
 	m.mu.Lock()
-	if e := m.cur; e != nil && slices.Equal(e.key, snaps) {
+	if e := m.cur; e != nil && slices.Equal(e.key, key) {
 		m.mu.Unlock()
 		return e
 	}
-	if e := m.building; e != nil && slices.Equal(e.key, snaps) {
+	if e := m.building; e != nil && slices.Equal(e.key, key) {
 		m.mu.Unlock()
 		select {
 		case <-e.done:
@@ -72,7 +81,7 @@ func (m *MetricsExposition) get(r *http.Request) *exposition {
 		}
 	}
 	m.seq++
-	e := &exposition{key: snaps, seq: m.seq, done: make(chan struct{})}
+	e := &exposition{key: key, seq: m.seq, done: make(chan struct{})}
 	m.building = e
 	var prev map[*family]int
 	if m.cur != nil {
@@ -84,18 +93,18 @@ func (m *MetricsExposition) get(r *http.Request) *exposition {
 		if m.building == e {
 			m.building = nil
 		}
-		if e.plain != nil && (m.cur == nil || m.cur.seq < e.seq) {
+		if e.built && (m.cur == nil || m.cur.seq < e.seq) {
 			m.cur = e
 		}
 		m.mu.Unlock()
 		close(e.done)
 	}()
-	e.build(m.Collector, prev)
+	e.build(m.Collector, snaps, prev)
 	return e
 }
 
-func (e *exposition) build(c MetricsCollector, prev map[*family]int) {
-	plain, sizes := encodeMirror(c, e.key, prev)
+func (e *exposition) build(c MetricsCollector, snaps []*monitor.FlowSnapshot, prev map[*family]int) {
+	plain, sizes := encodeMirror(c, snaps, prev)
 	e.sizes = sizes
 	var z bytes.Buffer
 	zw, _ := flate.NewWriter(&z, flate.BestSpeed) // level valid: no error
@@ -103,7 +112,7 @@ func (e *exposition) build(c MetricsCollector, prev map[*family]int) {
 	zw.Flush()
 	e.deflate, e.crc = z.Bytes(), crc32.ChecksumIEEE(plain)
 	e.etag = `W/"` + etagEpoch + "-" + strconv.FormatUint(e.seq, 10) + `"`
-	e.plain = plain
+	e.plain, e.built = plain, true
 }
 
 // encodeMirror writes the kafka_mirror_* families of snaps in the

@@ -19,7 +19,7 @@ import (
 // kafka_mirror_* figures have not changed since).
 func (m *MetricsExposition) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e := m.get(r)
-	if e == nil || e.plain == nil {
+	if e == nil || !e.built {
 		http.Error(w, "metrics unavailable", http.StatusServiceUnavailable)
 		return
 	}

@@ -7,11 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -226,4 +228,27 @@ func TestMetricsScrapesShareOneBuild(t *testing.T) {
 			t.Errorf("scrape %d: %.200s", i, b)
 		}
 	}
+}
+
+// The cache names the snapshots it was built from without keeping them:
+// an old snapshot (16 MB at 100k partitions) is freed once the monitor
+// moves on, scraped again or not.
+func TestMetricsCacheKeepsNoSnapshot(t *testing.T) {
+	snaps := syntheticSnapshots(10)
+	old := weak.Make(snaps[0])
+	src := newFakeSource(snaps)
+	x := &MetricsExposition{Collector: MetricsCollector{Monitor: src}, Live: liveRegistry()}
+	if rec := scrape(x); rec.Code != 200 {
+		t.Fatal(rec.Code)
+	}
+	next := syntheticSnapshots(10)
+	src.snaps.Store(&next)
+	snaps = nil
+	for i := 0; old.Value() != nil && i < 20; i++ {
+		runtime.GC()
+	}
+	if old.Value() != nil {
+		t.Error("the metrics cache keeps a replaced snapshot alive")
+	}
+	runtime.KeepAlive(x) // the cache, with whatever it holds
 }
