@@ -132,7 +132,7 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	rb.Catalog = cat // the rewrite step reads and registers savepoints
 	worker := &failover.Worker{Runbook: rb, Catalog: cat, Log: log.With("component", "worker")}
 	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: version, Demo: controls, Runbook: rb,
-		Auth: cfg.Auth, Catalog: cat, Worker: worker}
+		Auth: cfg.Auth, Catalog: cat, Worker: worker, Metrics: cfg.Metrics}
 	monCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); mon.Run(monCtx) }()

@@ -54,6 +54,15 @@ type Config struct {
 	// Notifications tell people about failover runs and flow trouble
 	// (config/notify.go).
 	Notifications Notifications `yaml:"notifications"`
+	// Metrics shapes GET /metrics.
+	Metrics Metrics `yaml:"metrics"`
+}
+
+// Metrics shapes GET /metrics. Per-topic aggregates are always exported;
+// PerPartition adds kafka_mirror_lag_messages and kafka_mirror_lag_ms per
+// partition (two series per partition: 200k at 100k partitions).
+type Metrics struct {
+	PerPartition bool `yaml:"per_partition"`
 }
 
 // AuditAnchor is where the running console records the audit head: lines

@@ -267,3 +267,31 @@ flink_targets:
 		t.Errorf("%d problems, want 9:\n%s", n, msg)
 	}
 }
+
+// metrics.per_partition is off unless set, and a misspelt key or a
+// non-boolean value is refused rather than silently ignored.
+func TestMetricsSetting(t *testing.T) {
+	base := "clusters:\n  a: {bootstrap: [\"h:1\"]}\n  b: {bootstrap: [\"h:2\"]}\nflows:\n  - {source: a, target: b}\n"
+	for _, tc := range []struct {
+		yaml string
+		want bool
+		err  string
+	}{
+		{"", false, ""},
+		{"metrics: {per_partition: true}", true, ""},
+		{"metrics: {per_partiton: true}", false, "field per_partiton not found"},
+		{"metrics: {per_partition: maybe}", false, "cannot unmarshal"},
+	} {
+		c, err := Parse("m.yaml", strings.NewReader(base+tc.yaml))
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: err = %v, want %q", tc.yaml, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tc.yaml, err)
+		case c.Metrics.PerPartition != tc.want:
+			t.Errorf("%q: per_partition = %v", tc.yaml, c.Metrics.PerPartition)
+		}
+	}
+}

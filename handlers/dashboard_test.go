@@ -36,29 +36,45 @@ func exportedMetrics(t *testing.T) []string {
 // as Prometheus would receive them.
 var grafanaVars = strings.NewReplacer("$__range", "1h", "$__rate_interval", "1m", "$flow", ".*", "$topic", ".*")
 
-// checkQuery parses expr with Prometheus's own PromQL parser and returns
-// the metric names it selects that /metrics does not export (Prometheus's
-// own `up` aside).
-func checkQuery(t *testing.T, where, expr string, exported []string) {
+// perPartitionOnly are the families /metrics exports only with
+// metrics.per_partition.
+var perPartitionOnly = []string{famLagMessages.name, famLagMs.name}
+
+// checkQuery parses expr with Prometheus's own PromQL parser, reports the
+// metric names it selects that /metrics does not export (Prometheus's own
+// `up` aside), and returns the names it selects.
+func checkQuery(t *testing.T, where, expr string, exported []string) []string {
 	t.Helper()
 	e, err := parser.NewParser(parser.Options{}).ParseExpr(grafanaVars.Replace(expr))
 	if err != nil {
 		t.Errorf("%s: %q does not parse: %v", where, expr, err)
-		return
+		return nil
 	}
-	selected := 0
+	var selected []string
 	parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
 		if vs, ok := n.(*parser.VectorSelector); ok {
-			selected++
+			selected = append(selected, vs.Name)
 			if vs.Name != "up" && !slices.Contains(exported, vs.Name) {
 				t.Errorf("%s: %q selects %s, which /metrics does not export", where, expr, vs.Name)
 			}
 		}
 		return nil
 	})
-	if selected == 0 {
+	if len(selected) == 0 {
 		t.Errorf("%s: %q selects no metric", where, expr)
 	}
+	return selected
+}
+
+// needsPerPartition names the per-partition-only families among names.
+func needsPerPartition(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if slices.Contains(perPartitionOnly, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Every panel query of the Grafana dashboard parses and selects only
@@ -78,8 +94,9 @@ func TestGrafanaDashboardQueriesUseExportedMetrics(t *testing.T) {
 			} `json:"list"`
 		} `json:"templating"`
 		Panels []struct {
-			Title   string `json:"title"`
-			Targets []struct {
+			Title       string `json:"title"`
+			Description string `json:"description"`
+			Targets     []struct {
 				Expr string `json:"expr"`
 			} `json:"targets"`
 		} `json:"panels"`
@@ -95,7 +112,12 @@ func TestGrafanaDashboardQueriesUseExportedMetrics(t *testing.T) {
 		}
 		for _, tg := range p.Targets {
 			queries++
-			checkQuery(t, "panel "+p.Title, tg.Expr, exported)
+			// Per-partition series exist only with the setting: a panel
+			// that needs them says so.
+			if pp := needsPerPartition(checkQuery(t, "panel "+p.Title, tg.Expr, exported)); pp != nil &&
+				!strings.Contains(p.Title+p.Description, "per_partition") {
+				t.Errorf("panel %q selects %v, exported only with metrics.per_partition, and does not say so", p.Title, pp)
+			}
 		}
 	}
 	// Variable queries: label_values(SELECTOR, label).
@@ -110,10 +132,13 @@ func TestGrafanaDashboardQueriesUseExportedMetrics(t *testing.T) {
 			t.Errorf("variable %s: query %q is not label_values(selector, label)", v.Name, q)
 			continue
 		}
-		checkQuery(t, "variable "+v.Name, m[1], exported)
+		if pp := needsPerPartition(checkQuery(t, "variable "+v.Name, m[1], exported)); pp != nil {
+			t.Errorf("variable %s selects %v, empty without metrics.per_partition", v.Name, pp)
+		}
 	}
 	// The panels the README promises.
 	for _, want := range []string{"kafka_mirror_rpo_ms", "kafka_mirror_rpo_threshold_ms", "kafka_mirror_lag_ms", "kafka_mirror_heartbeat_age_ms",
+		"kafka_mirror_topic_lag_ms", "kafka_mirror_topic_lag_messages",
 		"kafka_mirror_unknown_partitions", "kafka_mirror_data_lost_partitions", "kafka_mirror_cluster_up", "drconsole_failover_runs"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the dashboard shows no %s", want)
@@ -126,7 +151,8 @@ func TestGrafanaDashboardQueriesUseExportedMetrics(t *testing.T) {
 
 // The shipped alerting rules parse with Prometheus's parser, and every
 // metric they use is one the collector exports (a renamed metric would
-// otherwise silence an alert without any error).
+// otherwise silence an alert without any error), with or without
+// metrics.per_partition.
 func TestPrometheusRulesUseExportedMetrics(t *testing.T) {
 	b, err := os.ReadFile("../deploy/prometheus-rules.yaml")
 	if err != nil {
@@ -153,7 +179,9 @@ func TestPrometheusRulesUseExportedMetrics(t *testing.T) {
 				t.Errorf("rule %+v: alert and expr required", r)
 				continue
 			}
-			checkQuery(t, "alert "+r.Alert, r.Expr, exported)
+			if pp := needsPerPartition(checkQuery(t, "alert "+r.Alert, r.Expr, exported)); pp != nil {
+				t.Errorf("alert %s selects %v: silent without metrics.per_partition", r.Alert, pp)
+			}
 		}
 	}
 	if n < 6 {

@@ -47,6 +47,8 @@ type Handlers struct {
 	// password guessing on POST /login (web.Router sets one if nil).
 	Auth    config.Auth
 	Limiter LoginLimiter
+	// Metrics shapes /metrics (per-partition series or not).
+	Metrics config.Metrics
 	// OIDC signs people in at the provider in auth mode oidc; nil
 	// otherwise.
 	OIDC *identity.OIDC

@@ -18,7 +18,6 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
@@ -37,12 +36,13 @@ type Console struct {
 // Router builds the console's routes.
 func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	streams := &Streams{}
-	reg := prometheus.NewRegistry()
-	metrics := handlers.MetricsCollector{Monitor: h.Monitor}
+	// kafka_mirror_* are encoded once per monitor refresh; the rest per scrape.
+	live := prometheus.NewRegistry()
+	metrics := handlers.MetricsCollector{Monitor: h.Monitor, PerPartition: h.Metrics.PerPartition}
 	if h.Store != nil {
 		metrics.Store = h.Store
 	}
-	reg.MustRegister(metrics,
+	live.MustRegister(metrics.StoreCollector(),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	// Router owns the auth defaults so a Handlers built in code (tests)
@@ -74,7 +74,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	}
 	r.Get("/healthz", h.Healthz)
 	r.Get("/readyz", h.Readyz)
-	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	r.Method(http.MethodGet, "/metrics", &handlers.MetricsExposition{Collector: metrics, Live: live, Log: log})
 	r.Method(http.MethodGet, "/static/*", http.StripPrefix("/static/", cacheStatic(http.FileServerFS(static.FS))))
 
 	// Everything else needs a signed-in user. Viewers see every page but
