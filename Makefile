@@ -63,7 +63,7 @@ e2e:
 
 ## bench: benchmarks (6 runs each), summarised with benchstat
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./mm2/ ./monitor/ ./views/ ./failover/ ./flink/ ./translation/ | tee bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./mm2/ ./monitor/ ./views/ ./failover/ ./flink/ ./translation/ ./handlers/ | tee bench.txt
 	$(GO) tool benchstat bench.txt
 
 ## fuzz: a short run of every fuzz target (MM2 codecs, the Flink _metadata reader and rewriter)
