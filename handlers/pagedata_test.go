@@ -2,7 +2,11 @@ package handlers
 
 import (
 	"context"
+	"net/http"
 	"reflect"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,5 +60,35 @@ func TestRPOChartsMatchPerRequestReads(t *testing.T) {
 	}
 	if got := rig.h.rpoChart(ctx, rig.mon.Snapshot(rig.flow), rig.now); got.Empty || len(got.Lines) != 1 {
 		t.Fatalf("chart is empty: %+v", got.Span)
+	}
+}
+
+// Pages served from many goroutines while refreshes land: every view is
+// whole (run with -race to check the held history's sharing).
+func TestPagesConcurrentWithRefreshes(t *testing.T) {
+	rig := newPagesRig(t, 20, 5, time.Hour)
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 40 {
+				url := views.FlowPath(rig.flow) + "?sort=topic&page=" + strconv.Itoa(1+i%2)
+				if g%2 == 1 {
+					url = "/"
+				}
+				if w := rig.get(t, url); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "</html>") {
+					errs <- url + ": " + strconv.Itoa(w.Code)
+					return
+				}
+			}
+		})
+	}
+	for range 5 {
+		rig.tick(5 * time.Second)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

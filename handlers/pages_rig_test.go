@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,8 +28,17 @@ type pagesRig struct {
 	mon    *monitor.Monitor
 	store  *storage.Store
 	router chi.Router
-	now    time.Time
 	flow   string
+
+	mu  sync.Mutex // now moves while pages are served (concurrency tests)
+	now time.Time
+}
+
+// clock is the rig's now for the monitor and the handlers.
+func (rig *pagesRig) clock() time.Time {
+	rig.mu.Lock()
+	defer rig.mu.Unlock()
+	return rig.now
 }
 
 func newPagesRig(tb testing.TB, topics, parts int, history time.Duration) *pagesRig {
@@ -65,9 +75,9 @@ func newPagesRig(tb testing.TB, topics, parts int, history time.Duration) *pages
 		tb.Fatal(err)
 	}
 	tb.Cleanup(rig.mon.Close)
-	rig.mon.Now = func() time.Time { return rig.now }
+	rig.mon.Now = rig.clock
 	rig.mon.Refresh(ctx) // saves the sample at rig.now
-	rig.h = &Handlers{Monitor: rig.mon, Store: store, Log: log, Now: func() time.Time { return rig.now }}
+	rig.h = &Handlers{Monitor: rig.mon, Store: store, Log: log, Now: rig.clock}
 	r := chi.NewRouter()
 	r.Get("/", rig.h.Overview)
 	r.Get("/flows/{flow}", rig.h.Flow)
@@ -92,7 +102,9 @@ func (rig *pagesRig) addSample(tb testing.TB, at time.Time) {
 
 // tick is the next refresh, d later.
 func (rig *pagesRig) tick(d time.Duration) {
+	rig.mu.Lock()
 	rig.now = rig.now.Add(d)
+	rig.mu.Unlock()
 	rig.mon.Refresh(context.Background())
 }
 
