@@ -19,7 +19,7 @@ import (
 type pageData struct {
 	history pages.History
 	charts  pages.Memo[seriesKey, views.Chart]
-	sparks  pages.Memo[seriesKey, []views.Point]
+	sparks  pages.Memo[seriesKey, views.FlowCard]
 	topics  pages.Memo[topicsKey, []int32]
 }
 
@@ -36,7 +36,7 @@ func (h *Handlers) pageData() *pageData {
 	h.pagesOnce.Do(func() {
 		// The overview's window starts up to a SparkStep before now-SparkWindow.
 		h.pages = &pageData{history: pages.History{Store: h.Store, Window: SparkWindow + views.SparkStep, Now: h.Now},
-			charts: pages.Memo[seriesKey, views.Chart]{Max: 64}, sparks: pages.Memo[seriesKey, []views.Point]{Max: 64},
+			charts: pages.Memo[seriesKey, views.Chart]{Max: 64}, sparks: pages.Memo[seriesKey, views.FlowCard]{Max: 64},
 			topics: pages.Memo[topicsKey, []int32]{Max: 64}}
 	})
 	return h.pages
@@ -88,8 +88,11 @@ func (h *Handlers) rpoChart(ctx context.Context, s *monitor.FlowSnapshot, now ti
 func (h *Handlers) overviewCard(ctx context.Context, s *monitor.FlowSnapshot, now time.Time) views.FlowCard {
 	end := views.SparkEnd(now)
 	k, xs := h.rpoSamples(ctx, s, end.Add(-SparkWindow).UnixMilli(), end.UnixMilli())
-	pts := h.pageData().sparks.Get(s.Flow.Name, k, func() []views.Point { return rpoPoints(xs) })
-	return views.FlowCard{Snap: s, RPO: pts, SparkEnd: end}
+	// The line depends on the points only; the card's figures and end are
+	// this request's.
+	c := h.pageData().sparks.Get(s.Flow.Name, k, func() views.FlowCard { return views.NewFlowCard(nil, rpoPoints(xs), time.Time{}) })
+	c.Snap, c.SparkEnd = s, end
+	return c
 }
 
 // topicsKey is what a flow's sorted, filtered topic list is derived from:
