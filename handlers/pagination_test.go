@@ -28,7 +28,7 @@ func rowLinks(body, prefix string) []string {
 // rows in order.
 func pagesOf(t *testing.T, rig *pagesRig, url, prefix string) (rows []string, pages int) {
 	t.Helper()
-	next := regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
+	next := regexp.MustCompile(`<a href="([^"]+)" rel="next"`)
 	for url != "" {
 		w := rig.get(t, url)
 		if w.Code != http.StatusOK {
