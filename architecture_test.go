@@ -80,6 +80,7 @@ func TestLayerImports(t *testing.T) {
 		"flink":       {"model", "config", "flink/s3"},
 		"notify":      {"model", "config", "monitor", "storage"},
 		"kube":        {"model", "config"},
+		"pages":       {"model", "storage"},
 	}
 	// room -> packages (or prefixes) of ours or others it must never import.
 	forbidden := map[string][]string{

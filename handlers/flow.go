@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -17,8 +18,28 @@ import (
 	"github.com/drconsole/drconsole/views"
 )
 
-// PageSize is how many partitions a topic page lists at once.
+// PageSize is how many rows a list (a flow's topics, a topic's
+// partitions) shows at once.
 const PageSize = 100
+
+// paginate cuts rows to the listing's page (clamped to the pages there
+// are) and notes the totals in l.
+func paginate[T any](l *views.Listing, rows []T) []T {
+	l.Total = len(rows)
+	l.Pages = max((len(rows)+PageSize-1)/PageSize, 1)
+	l.Page = min(max(l.Page, 1), l.Pages)
+	return rows[(l.Page-1)*PageSize : min(l.Page*PageSize, len(rows))]
+}
+
+// topicPartitions is topic's run of s.Partitions (sorted by topic, then
+// partition): two binary searches, no scan.
+func topicPartitions(s *monitor.FlowSnapshot, topic string) []monitor.PartitionLag {
+	byTopic := func(p monitor.PartitionLag, t string) int { return strings.Compare(p.Topic, t) }
+	from, _ := slices.BinarySearchFunc(s.Partitions, topic, byTopic)
+	rest := s.Partitions[from:]
+	to := from + sort.Search(len(rest), func(i int) bool { return rest[i].Topic != topic })
+	return s.Partitions[from:to:to]
+}
 
 // listing reads q, sort, dir and page from the URL.
 func listing(r *http.Request, path, defaultSort string) views.Listing {
@@ -58,22 +79,18 @@ func cmpKnown(a, b *int64) int {
 	return cmp.Compare(*a, *b)
 }
 
-// Flow is GET /flows/{flow}: the flow's topics, sortable and filterable.
-func (h *Handlers) Flow(w http.ResponseWriter, r *http.Request) {
-	s := h.flowParam(w, r)
-	if s == nil {
-		return
-	}
-	now := h.now()
-	l := listing(r, views.FlowPath(s.Flow.Name), "lag")
+// sortTopics is the indexes in s.TopicLags of the topics matching l's
+// filter, in l's order.
+func sortTopics(s *monitor.FlowSnapshot, l views.Listing) []int32 {
 	match := matcher(l.Query)
-	var topics []monitor.TopicLag
-	for _, t := range s.TopicLags {
+	var idx []int32
+	for i, t := range s.TopicLags {
 		if match(t.Topic) {
-			topics = append(topics, t)
+			idx = append(idx, int32(i))
 		}
 	}
-	slices.SortStableFunc(topics, func(a, b monitor.TopicLag) int {
+	slices.SortStableFunc(idx, func(i, j int32) int {
+		a, b := &s.TopicLags[i], &s.TopicLags[j]
 		var c int
 		switch l.Sort {
 		case "partitions":
@@ -90,9 +107,22 @@ func (h *Handlers) Flow(w http.ResponseWriter, r *http.Request) {
 		}
 		return cmp.Or(c, cmp.Compare(a.Topic, b.Topic))
 	})
-	l.Total, l.Page, l.Pages = len(topics), 1, 1
-	chart := views.NewChart(900, 220, h.lagAxis(), views.Series{Name: "RPO", Class: "rpo",
-		Points: h.rpoPoints(r.Context(), s.Flow.Name, now.Add(-SparkWindow))})
+	return idx
+}
+
+// Flow is GET /flows/{flow}: the flow's topics, sortable and filterable.
+func (h *Handlers) Flow(w http.ResponseWriter, r *http.Request) {
+	s := h.flowParam(w, r)
+	if s == nil {
+		return
+	}
+	now := h.now()
+	l := listing(r, views.FlowPath(s.Flow.Name), "lag")
+	var topics []monitor.TopicLag
+	for _, i := range paginate(&l, h.sortedTopics(s, l)) {
+		topics = append(topics, s.TopicLags[i])
+	}
+	chart := h.rpoChart(r.Context(), s, now)
 	losses, lossErr := h.Store.LossIncidents(r.Context(), s.Flow.Name, false, lossHistoryRows)
 	if lossErr != nil {
 		h.Log.Error("reading data loss history", "flow", s.Flow.Name, "err", lossErr)
@@ -116,12 +146,7 @@ func (h *Handlers) Topic(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, badRequest("bad topic name in URL"))
 		return
 	}
-	var parts []monitor.PartitionLag
-	for _, p := range s.Partitions {
-		if p.Topic == topic {
-			parts = append(parts, p)
-		}
-	}
+	parts := slices.Clone(topicPartitions(s, topic))
 	if len(parts) == 0 {
 		h.fail(w, r, notFound("topic "+topic+" in flow "+s.Flow.Name))
 		return
@@ -145,10 +170,7 @@ func (h *Handlers) Topic(w http.ResponseWriter, r *http.Request) {
 		}
 		return cmp.Or(c, cmp.Compare(a.Partition, b.Partition))
 	})
-	l.Total = len(parts)
-	l.Pages = max((len(parts)+PageSize-1)/PageSize, 1)
-	l.Page = min(max(l.Page, 1), l.Pages)
-	parts = parts[(l.Page-1)*PageSize : min(l.Page*PageSize, len(parts))]
+	parts = paginate(&l, parts)
 	h.render(w, r, http.StatusOK, views.Topic(views.TopicPage{Chrome: h.chrome(topic), Now: h.now(), Snap: s,
 		Topic: topic, Partitions: parts, List: l}))
 }
@@ -168,12 +190,12 @@ func (h *Handlers) Partition(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, badRequest("bad topic or partition in URL"))
 		return
 	}
-	idx := slices.IndexFunc(s.Partitions, func(p monitor.PartitionLag) bool { return p.Topic == topic && p.Partition == int32(n) })
-	if idx < 0 {
+	idx, found := slices.BinarySearchFunc(topicPartitions(s, topic), int32(n), func(p monitor.PartitionLag, n int32) int { return cmp.Compare(p.Partition, n) })
+	if !found {
 		h.fail(w, r, notFound("partition "+topic+"-"+strconv.Itoa(int(n))+" in flow "+s.Flow.Name))
 		return
 	}
-	p := s.Partitions[idx]
+	p := topicPartitions(s, topic)[idx]
 	ctx := r.Context()
 	now := h.now()
 	window := 24 * time.Hour

@@ -1,14 +1,13 @@
 // Package handlers holds the console's thin HTTP handlers: read the
 // request (handlers/form), ask one service (monitor.Monitor, the runbook,
 // the savepoint catalog, the worker, storage), render a view. They hold no
-// state and start no goroutines (long work belongs to failover.Worker),
+// state but the per-refresh page data of pagedata.go, and start no goroutines (long work belongs to failover.Worker),
 // judge nothing (policy is in catalog and failover), and leave the choice
 // of an error's HTTP status to statusFor (errors.go). They import neither
 // Kafka clients nor the sandbox: DemoControls is wired by main.
 package handlers
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -64,6 +63,8 @@ type Handlers struct {
 	Now func() time.Time
 
 	workerOnce sync.Once
+	pagesOnce  sync.Once
+	pages      *pageData
 }
 
 // SparkWindow is how much RPO history the overview and flow pages show.
@@ -119,35 +120,6 @@ func (h *Handlers) lagAxis() views.Axis {
 	th := h.Monitor.Thresholds()
 	return views.LagAxis(views.Threshold{Name: "warning", Value: float64(th.Warning.Lag.D().Milliseconds())},
 		views.Threshold{Name: "critical", Value: float64(th.Critical.Lag.D().Milliseconds())})
-}
-
-// rpoPoints loads a flow's RPO history as chart points.
-func (h *Handlers) rpoPoints(ctx context.Context, flow string, since time.Time) []views.Point {
-	samples, err := h.Store.FlowSamples(ctx, flow, since.UnixMilli())
-	if err != nil {
-		h.Log.Error("loading RPO history", "flow", flow, "err", err)
-		return nil
-	}
-	pts := make([]views.Point, len(samples))
-	for i, s := range samples {
-		pts[i] = views.Point{AtMs: s.AtMs, Known: s.RPOMs != nil}
-		if s.RPOMs != nil {
-			pts[i].Y = float64(*s.RPOMs)
-		}
-	}
-	return pts
-}
-
-// overviewCard is one flow's overview card as of now; its sparkline ends
-// at views.SparkEnd(now) and holds nothing newer, so that it changes once
-// per views.SparkStep while the figures change every tick.
-func (h *Handlers) overviewCard(ctx context.Context, s *monitor.FlowSnapshot, now time.Time) views.FlowCard {
-	end := views.SparkEnd(now)
-	pts := h.rpoPoints(ctx, s.Flow.Name, end.Add(-SparkWindow))
-	for len(pts) > 0 && pts[len(pts)-1].AtMs > end.UnixMilli() {
-		pts = pts[:len(pts)-1]
-	}
-	return views.FlowCard{Snap: s, RPO: pts, SparkEnd: end}
 }
 
 // Overview is GET /.

@@ -57,6 +57,8 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer, requestLog(log), securityHeaders, checkHost(h.Auth, log))
+	// HTML pages and fragments gzipped when accepted; event streams never.
+	r.Use(compressHTML)
 	// Every state-changing request must come from our own pages; GETs stay
 	// free of side effects. Checked before anything else, so a cross-site
 	// form cannot even try a password.

@@ -1,0 +1,64 @@
+package handlers
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/drconsole/drconsole/views"
+)
+
+// benchScales are the estates the page benchmarks run at: topics x
+// partitions per topic, with 6 h of RPO samples every 5 s (4,320).
+var benchScales = []struct {
+	name          string
+	topics, parts int
+}{{"1k", 100, 10}, {"10k", 1000, 10}}
+
+// benchPage serves path b.N times from one rig, as a browser's poll does
+// between refreshes, and reports the page's bytes raw and gzipped (level
+// 1, as web.compressHTML sends it).
+func benchPage(b *testing.B, path func(*pagesRig) string) {
+	for _, sc := range benchScales {
+		b.Run(sc.name, func(b *testing.B) {
+			rig := newPagesRig(b, sc.topics, sc.parts, 6*time.Hour)
+			url := path(rig)
+			w := rig.get(b, url)
+			if w.Code != http.StatusOK {
+				b.Fatalf("%s: %d", url, w.Code)
+			}
+			var z bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&z, gzip.BestSpeed)
+			zw.Write(w.Body.Bytes())
+			zw.Close()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if w := rig.get(b, url); w.Code != http.StatusOK {
+					b.Fatal(w.Code)
+				}
+			}
+			b.ReportMetric(float64(w.Body.Len()), "page-B")
+			b.ReportMetric(float64(z.Len()), "gzip-B")
+		})
+	}
+}
+
+func BenchmarkFlowPage(b *testing.B) {
+	benchPage(b, func(rig *pagesRig) string { return views.FlowPath(rig.flow) })
+}
+
+func BenchmarkOverviewPage(b *testing.B) {
+	benchPage(b, func(*pagesRig) string { return "/" })
+}
+
+func BenchmarkTopicPage(b *testing.B) {
+	benchPage(b, func(rig *pagesRig) string { return views.TopicPath(rig.flow, fmt.Sprintf("t-%04d", 42)) })
+}
+
+func BenchmarkPartitionPage(b *testing.B) {
+	benchPage(b, func(rig *pagesRig) string { return views.PartitionPath(rig.flow, fmt.Sprintf("t-%04d", 42), 7) })
+}
