@@ -12,21 +12,22 @@ import (
 	"time"
 )
 
-// Seen is what the console reports of the estate on /metrics.
+// Seen is what the console reports of the estate on /metrics, from the
+// per-topic series it exports by default.
 type Seen struct {
-	Partitions int     // kafka_mirror_lag_messages series
-	Lagging    int     // of which non-zero
-	Heartbeat  float64 // kafka_mirror_heartbeat_age_ms; -1 when absent
+	Topics      int     // kafka_mirror_topic_unknown_partitions series
+	Unknown     int     // their sum: partitions whose lag is not known
+	LagMessages int64   // sum of kafka_mirror_topic_lag_messages
+	Heartbeat   float64 // kafka_mirror_heartbeat_age_ms; -1 when absent
 }
 
-// expectedLagging is how many partitions of sh lag (see lagging).
-func (sh Shape) expectedLagging() int {
-	n := 0
+// expectedLag is the summed lag in records of every partition of sh (see
+// lagging).
+func (sh Shape) expectedLag() int64 {
+	var n int64
 	for i := range sh.topics() {
 		for p := range sh.partitionsOf(i) {
-			if lagging(i, p) > 0 {
-				n++
-			}
+			n += int64(lagging(i, p))
 		}
 	}
 	return n
@@ -55,11 +56,13 @@ func (l *loader) seen(ctx context.Context) (Seen, error) {
 		name, rest, _ := strings.Cut(line, "{")
 		_, val, _ := strings.Cut(rest, "} ")
 		switch name {
-		case "kafka_mirror_lag_messages":
-			s.Partitions++
-			if val != "0" {
-				s.Lagging++
-			}
+		case "kafka_mirror_topic_unknown_partitions":
+			s.Topics++
+			n, _ := strconv.Atoi(val)
+			s.Unknown += n
+		case "kafka_mirror_topic_lag_messages":
+			n, _ := strconv.ParseInt(val, 10, 64)
+			s.LagMessages += n
 		case "kafka_mirror_heartbeat_age_ms":
 			s.Heartbeat, _ = strconv.ParseFloat(val, 64)
 		}
@@ -72,14 +75,14 @@ func (l *loader) seen(ctx context.Context) (Seen, error) {
 // against the whole estate, not a console still catching up.
 func (l *loader) waitSeen(ctx context.Context, sh Shape, d time.Duration) (Seen, error) {
 	var last Seen
-	want := Seen{Partitions: sh.Partitions, Lagging: sh.expectedLagging()}
-	err := poll(ctx, d, fmt.Sprintf("/metrics to show %d partitions, %d lagging, and a heartbeat", want.Partitions, want.Lagging), func() (bool, error) {
+	want := Seen{Topics: len(sh.topics()), LagMessages: sh.expectedLag()}
+	err := poll(ctx, d, fmt.Sprintf("/metrics to show %d topics, every partition's lag known and %d records behind in all, and a heartbeat", want.Topics, want.LagMessages), func() (bool, error) {
 		s, err := l.seen(ctx)
 		if err != nil {
 			return false, nil
 		}
 		last = s
-		return s.Partitions == want.Partitions && s.Lagging == want.Lagging && s.Heartbeat >= 0 && s.Heartbeat < 10_000, nil
+		return s.Topics == want.Topics && s.Unknown == 0 && s.LagMessages == want.LagMessages && s.Heartbeat >= 0 && s.Heartbeat < 10_000, nil
 	})
 	if err != nil {
 		return last, fmt.Errorf("%w (last seen: %+v)", err, last)

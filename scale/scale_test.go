@@ -37,7 +37,7 @@ func TestSmoke(t *testing.T) {
 	if len(r.Shape.topics()) != 4 || r.Shape.partitionsOf(3) != 10 {
 		t.Errorf("shape: %d topics, last has %d partitions", len(r.Shape.topics()), r.Shape.partitionsOf(3))
 	}
-	if r.Seen.Partitions != 100 || r.Seen.Lagging != r.Shape.expectedLagging() || r.Seen.Lagging == 0 || r.Seen.Heartbeat < 0 {
+	if r.Seen.Topics != 4 || r.Seen.Unknown != 0 || r.Seen.LagMessages != r.Shape.expectedLag() || r.Seen.LagMessages == 0 || r.Seen.Heartbeat < 0 {
 		t.Errorf("the console saw %+v", r.Seen)
 	}
 	for _, ph := range r.Rounds[0] {
