@@ -75,3 +75,35 @@ func TestSmoke(t *testing.T) {
 	}
 	t.Logf("\n%s", b.String())
 }
+
+// TestSoakSmoke runs a soak for a few seconds at a tiny N: the churn's
+// syncs reach the console's database, the tab and the scraper are
+// answered, refreshes and RSS are recorded and the report has its lines.
+func TestSoakSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two clusters and a console")
+	}
+	o := SoakOptions{Options: Options{Partitions: []int{100}, PerTopic: 30, SyncsPerPart: 3, Checkpoints: true,
+		RefreshInterval: time.Second, RPOHistory: 10 * time.Minute, WorkDir: t.TempDir(), SetupTimeout: time.Minute},
+		Duration: 20 * time.Second, ChurnPerSecond: 50, SampleEvery: time.Second}
+	r, err := Soak(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.SyncsWritten == 0 || r.SyncsStored != r.SyncsWritten {
+		t.Errorf("churn wrote %d syncs, the console stored %d", r.SyncsWritten, r.SyncsStored)
+	}
+	if r.Tab == 0 || r.TabErrs != 0 || r.Scrapes == 0 || r.ScrapeE != 0 {
+		t.Errorf("tab %d/%d errors, scrapes %d/%d errors", r.Tab, r.TabErrs, r.Scrapes, r.ScrapeE)
+	}
+	if len(r.Refreshes) < 5 || len(r.RSS) < 10 || r.HWM == 0 {
+		t.Errorf("%d refreshes, %d RSS samples, HWM %d", len(r.Refreshes), len(r.RSS), r.HWM)
+	}
+	var b strings.Builder
+	SoakReport(&b, o, r)
+	for _, want := range []string{"RSS: median of the first fifth", "refreshes missed", "stored by the console", "ERROR lines"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}

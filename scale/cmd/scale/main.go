@@ -46,6 +46,8 @@ func main() {
 	flag.StringVar(&o.ProfileDir, "pprof", "", "write CPU (flow page load) and heap profiles of the console to this directory")
 	flag.StringVar(&o.WorkDir, "work", "", "keep data directories, configs and console logs here (default: a temporary directory)")
 	flag.DurationVar(&o.SetupTimeout, "setup-timeout", 10*time.Minute, "bound on the console's start and ingestion at each N")
+	soak := flag.Duration("soak", 0, "instead of the table: watch the first N for this long with a tab open and Prometheus scraping, and report RSS drift, refresh gaps and lost syncs")
+	churn := flag.Int("churn", 100, "with -soak: offset syncs mirrored per second across the caught-up partitions")
 	flag.Parse()
 	var err error
 	if o.Partitions, err = ints(*n); err == nil {
@@ -57,6 +59,13 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *soak > 0 {
+		if err := runSoak(ctx, scale.SoakOptions{Options: o, Duration: *soak, ChurnPerSecond: *churn, SampleEvery: 10 * time.Second}); err != nil {
+			fmt.Fprintln(os.Stderr, "scale:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	rs, err := scale.Run(ctx, o)
 	fmt.Printf("\nMachine: %d CPUs, %s, %s/%s; command: %s\n\n", runtime.NumCPU(), memTotal(), runtime.GOOS, runtime.GOARCH, strings.Join(os.Args, " "))
 	scale.Report(os.Stdout, o, rs)
@@ -64,6 +73,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
+}
+
+// runSoak runs scale.Soak in a temporary directory unless -work names
+// one, and prints its report.
+func runSoak(ctx context.Context, so scale.SoakOptions) error {
+	if so.WorkDir == "" {
+		dir, err := os.MkdirTemp("", "drconsole-soak-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		so.WorkDir = dir
+	}
+	r, err := scale.Soak(ctx, so)
+	fmt.Printf("\nMachine: %d CPUs, %s, %s/%s; command: %s\n\n", runtime.NumCPU(), memTotal(), runtime.GOOS, runtime.GOARCH, strings.Join(os.Args, " "))
+	scale.SoakReport(os.Stdout, so, r)
+	return err
 }
 
 // memTotal is the MemTotal line of /proc/meminfo.

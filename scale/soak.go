@@ -1,0 +1,166 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/drconsole/drconsole/views"
+)
+
+// SoakOptions configure a long run at one N: the console watched as an
+// incident watches it, one tab polling the flow page every 2 s (as htmx
+// does) and Prometheus scraping /metrics every 15 s, while the estate
+// keeps mirroring (churn).
+type SoakOptions struct {
+	Options               // shape, refresh, history, work dir; Partitions[0] is N
+	Duration       time.Duration
+	ChurnPerSecond int           // syncs written per second (see Clusters.churn)
+	SampleEvery    time.Duration // RSS sampling
+}
+
+// SoakResult is what a soak saw.
+type SoakResult struct {
+	Shape            Shape
+	Start, End       time.Time
+	RSS              []int64 // KiB, every SampleEvery
+	HWM              int64   // KiB: the peak of the console's life
+	Refreshes        []int64 // refresh starts (ms) during the soak
+	Tab, Scrapes     int     // requests answered 200
+	TabErrs, ScrapeE int     // requests that failed or were not 200
+	SyncsWritten     int64   // by the churn
+	SyncsStored      int64   // stored by the console at the end, beyond the seeded ones
+	LogErrors        int
+	Deadlines        int
+}
+
+// Soak runs one long observation; see SoakOptions.
+func Soak(ctx context.Context, o SoakOptions) (SoakResult, error) {
+	n := o.Partitions[0]
+	sh := Shape{Partitions: n, PerTopic: o.PerTopic, SyncsPerPart: o.SyncsPerPart, Checkpoints: o.Checkpoints}
+	r := SoakResult{Shape: sh}
+	o.say("soak N=%d for %s: starting the clusters", n, o.Duration)
+	cl, err := StartClusters(ctx, sh)
+	if err != nil {
+		return r, err
+	}
+	defer cl.Close()
+	con, err := StartConsole(ctx, cl, ConsoleOptions{Dir: filepath.Join(o.WorkDir, fmt.Sprintf("soak%d", n)), Binary: o.Binary,
+		RefreshInterval: o.RefreshInterval, RPOHistory: o.RPOHistory, PartHistory: o.PartHistory}, o.SetupTimeout)
+	if err != nil {
+		return r, err
+	}
+	defer con.Stop()
+	seeded := int64(n * sh.SyncsPerPart)
+	if err := con.WaitIngested(ctx, seeded, o.SetupTimeout); err != nil {
+		return r, err
+	}
+	l := newLoader(con)
+	if _, err := l.waitSeen(ctx, sh, o.SetupTimeout); err != nil {
+		return r, err
+	}
+	o.say("soak N=%d: console ready; watching for %s", n, o.Duration)
+
+	sctx, stop := context.WithTimeout(ctx, o.Duration)
+	defer stop()
+	r.Start = time.Now()
+	mem := sampleMem(con.Pid, o.SampleEvery)
+	var wg sync.WaitGroup
+	var churnErr error
+	wg.Go(func() { r.SyncsWritten, churnErr = cl.churn(sctx, o.ChurnPerSecond) })
+	wg.Go(func() {
+		r.Tab, r.TabErrs = every(sctx, 2*time.Second, func() bool {
+			_, ok := l.get(sctx, Endpoint{Path: views.FlowPath(flowName), Gzip: true})
+			return ok
+		})
+	})
+	wg.Go(func() {
+		r.Scrapes, r.ScrapeE = every(sctx, 15*time.Second, func() bool {
+			_, ok := l.get(sctx, Endpoint{Path: "/metrics", Gzip: true})
+			return ok
+		})
+	})
+	wg.Go(func() {
+		// Progress every 5 minutes: a soak that goes wrong says so early.
+		every(sctx, 5*time.Minute, func() bool {
+			rss, _, _ := memKiB(con.Pid)
+			o.say("soak N=%d: %s in, RSS %s", n, time.Since(r.Start).Round(time.Second), mib(rss))
+			return true
+		})
+	})
+	wg.Wait()
+	r.End = time.Now()
+	r.RSS = mem.Stop()
+	if churnErr != nil {
+		return r, churnErr
+	}
+	// The syncs written in the last seconds are given one refresh interval
+	// (and ingestion's own pace) to arrive: lost ones stay missing.
+	want := seeded + r.SyncsWritten
+	_ = poll(ctx, 4*o.RefreshInterval+30*time.Second, "the churn's syncs stored", func() (bool, error) {
+		got, err := con.store.CountSyncs(ctx, flowName)
+		r.SyncsStored = got - seeded
+		return err == nil && got >= want, nil
+	})
+	if r.Refreshes, err = con.RefreshTimes(ctx, r.Start.UnixMilli()); err != nil {
+		return r, err
+	}
+	if _, r.HWM, err = memKiB(con.Pid); err != nil {
+		return r, err
+	}
+	r.LogErrors, r.Deadlines = countLogErrors(con.LogPath)
+	return r, nil
+}
+
+// every calls f each period until ctx ends, counting its successes and
+// failures. A call that overruns delays the next one (a tab does not
+// stack requests either).
+func every(ctx context.Context, period time.Duration, f func() bool) (ok, failed int) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ok, failed
+		case <-t.C:
+		}
+		if f() {
+			ok++
+		} else if ctx.Err() == nil {
+			failed++
+		}
+	}
+}
+
+// RSSDrift is the median RSS of the soak's first and of its last fifth:
+// memory that stays flat gives a ratio close to 1.
+func (r SoakResult) RSSDrift() (first, last int64) {
+	k := len(r.RSS) / 5
+	if k == 0 {
+		return 0, 0
+	}
+	return median(r.RSS[:k]), median(r.RSS[len(r.RSS)-k:])
+}
+
+// SoakReport writes the soak's figures as a short markdown list.
+func SoakReport(w io.Writer, o SoakOptions, r SoakResult) {
+	res := Result{Refreshes: r.Refreshes, LoadStart: r.Start, LoadEnd: r.End}
+	med, worst, missed := res.RefreshStats(o.RefreshInterval)
+	first, last := r.RSSDrift()
+	peak := int64(0)
+	if len(r.RSS) > 0 {
+		peak = slices.Max(r.RSS)
+	}
+	fmt.Fprintf(w, "Soak at N=%d (%d syncs per partition, churn %d syncs/s) for %s, refresh_interval %s:\n\n",
+		r.Shape.Partitions, r.Shape.SyncsPerPart, o.ChurnPerSecond, r.End.Sub(r.Start).Round(time.Second), o.RefreshInterval)
+	fmt.Fprintf(w, "- RSS: median of the first fifth %s, of the last fifth %s (ratio %.2f); peak sampled %s; VmHWM %s\n",
+		mib(first), mib(last), float64(last)/float64(max(first, 1)), mib(peak), mib(r.HWM))
+	fmt.Fprintf(w, "- refreshes: %d, gap median %s, worst %s, refreshes missed %d\n", len(r.Refreshes), msText(med), msText(worst), missed)
+	fmt.Fprintf(w, "- flow page polls: %d answered, %d failed; /metrics scrapes: %d answered, %d failed\n", r.Tab, r.TabErrs, r.Scrapes, r.ScrapeE)
+	fmt.Fprintf(w, "- offset syncs written by the churn %d, stored by the console %d\n", r.SyncsWritten, r.SyncsStored)
+	fmt.Fprintf(w, "- console log: %d ERROR lines, %d of them deadlines\n", r.LogErrors, r.Deadlines)
+}
