@@ -17,7 +17,7 @@ import (
 // does) and Prometheus scraping /metrics every 15 s, while the estate
 // keeps mirroring (churn).
 type SoakOptions struct {
-	Options               // shape, refresh, history, work dir; Partitions[0] is N
+	Options        // shape, refresh, history, work dir; Partitions[0] is N
 	Duration       time.Duration
 	ChurnPerSecond int           // syncs written per second (see Clusters.churn)
 	SampleEvery    time.Duration // RSS sampling
