@@ -44,6 +44,8 @@ import (
 //     Cluster Linking and Flink stand-ins); it writes to itself;
 //   - testenv/: drives real clusters and JobManagers for end-to-end tests,
 //     never linked into the console;
+//   - scale/: the scale rig writes its own in-process clusters and signs in
+//     to the console it started; nothing in the console imports it;
 //   - test files (never parsed here) and test-helper packages (a last path
 //     element ending in "test", such as storage/storagetest): compiled only
 //     into tests;
@@ -65,6 +67,8 @@ func allowed(pkg string) (bool, string) {
 		return true, "the simulated outside world"
 	case rel == "testenv" || strings.HasPrefix(rel, "testenv/"):
 		return true, "end-to-end test environment"
+	case rel == "scale" || strings.HasPrefix(rel, "scale/"):
+		return true, "the scale rig"
 	case strings.HasSuffix(filepath.Base(rel), "test"):
 		return true, "test helpers"
 	case rel == "notify":
@@ -384,7 +388,7 @@ func k(ctx context.Context, r dynamic.ResourceInterface) {
 	if ok, _ := allowed(modulePath + "/kafka"); ok {
 		t.Error("kafka is allowed to write")
 	}
-	for _, p := range []string{effectPath, modulePath + "/demo", modulePath + "/testenv", modulePath + "/storage/storagetest"} {
+	for _, p := range []string{effectPath, modulePath + "/demo", modulePath + "/testenv", modulePath + "/scale", modulePath + "/storage/storagetest"} {
 		if ok, why := allowed(p); !ok || why == "" {
 			t.Errorf("%s not allowed", p)
 		}
