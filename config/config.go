@@ -31,9 +31,14 @@ type Config struct {
 	Flows      []*Flow             `yaml:"flows"`
 	Thresholds Thresholds          `yaml:"thresholds"`
 	// RefreshInterval is how often lag is recomputed; default 5s.
-	RefreshInterval Duration  `yaml:"refresh_interval"`
-	Retention       Retention `yaml:"retention"`
-	Failover        Failover  `yaml:"failover"`
+	RefreshInterval Duration `yaml:"refresh_interval"`
+	// RefreshReadTimeout bounds the Kafka reads of one flow's refresh
+	// (storage writes have deadlines of their own); default twice the
+	// refresh interval, at least 10s. Reads that run out of it while the
+	// cluster answers make the refresh late, not the cluster unreachable.
+	RefreshReadTimeout Duration  `yaml:"refresh_read_timeout"`
+	Retention          Retention `yaml:"retention"`
+	Failover           Failover  `yaml:"failover"`
 	// FlinkTargets are the Flink clusters the console may talk to (savepoint
 	// catalog, restore). Only these: a form never names a URL.
 	FlinkTargets []*FlinkTarget `yaml:"flink_targets"`
@@ -361,6 +366,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&t.Critical.For, 2*time.Minute)
 	setDefault(&t.HeartbeatTimeout, 30*time.Second)
 	setDefault(&c.RefreshInterval, 5*time.Second)
+	setDefault(&c.RefreshReadTimeout, c.ReadTimeout())
 	setDefault(&c.Retention.SyncsFull, 24*time.Hour)
 	setDefault(&c.Retention.SyncsThinInterval, time.Hour)
 	setDefault(&c.Retention.LagHistory, 24*time.Hour)
@@ -412,6 +418,16 @@ func (c *Config) applyDefaults() {
 			f.Connectors = []string{"MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector"}
 		}
 	}
+}
+
+// ReadTimeout is the deadline of a flow's Kafka reads per refresh:
+// RefreshReadTimeout, or its default (twice the refresh interval, at least
+// 10s) when unset, as in a config built in code.
+func (c *Config) ReadTimeout() time.Duration {
+	if c.RefreshReadTimeout > 0 {
+		return c.RefreshReadTimeout.D()
+	}
+	return max(2*c.RefreshInterval.D(), 10*time.Second)
 }
 
 func setDefault(d *Duration, v time.Duration) {
@@ -556,6 +572,7 @@ func (c *Config) validate(file string) Problems {
 		"thresholds.warning.lag": t.Warning.Lag, "thresholds.warning.for": t.Warning.For,
 		"thresholds.critical.lag": t.Critical.Lag, "thresholds.critical.for": t.Critical.For,
 		"thresholds.heartbeat_timeout": t.HeartbeatTimeout, "refresh_interval": c.RefreshInterval,
+		"refresh_read_timeout": c.RefreshReadTimeout,
 		"retention.syncs_full": c.Retention.SyncsFull, "retention.syncs_thin_interval": c.Retention.SyncsThinInterval,
 		"retention.lag_history": c.Retention.LagHistory,
 	} {
@@ -608,6 +625,9 @@ func (c *Config) validate(file string) Problems {
 	}
 	if c.RefreshInterval.D() < 500*time.Millisecond {
 		bad("refresh_interval", "%s is too short (at least 500ms)", c.RefreshInterval.D())
+	}
+	if d := c.RefreshReadTimeout.D(); d >= 0 && d < 100*time.Millisecond {
+		bad("refresh_read_timeout", "%s is too short (at least 100ms)", d)
 	}
 	c.Auth.validate(bad)
 	c.Notifications.validate(bad)

@@ -66,8 +66,8 @@ flows:
 		th.Critical.Lag.D() != 2*time.Minute || th.Critical.For.D() != 2*time.Minute || th.HeartbeatTimeout.D() != 30*time.Second {
 		t.Fatalf("domain threshold defaults = %+v", th)
 	}
-	if c.Listen != "127.0.0.1:8080" || c.RefreshInterval.D() != 5*time.Second {
-		t.Fatalf("listen %q refresh %v", c.Listen, c.RefreshInterval.D())
+	if c.Listen != "127.0.0.1:8080" || c.RefreshInterval.D() != 5*time.Second || c.RefreshReadTimeout.D() != 10*time.Second {
+		t.Fatalf("listen %q refresh %v read timeout %v", c.Listen, c.RefreshInterval.D(), c.RefreshReadTimeout.D())
 	}
 }
 
@@ -114,6 +114,8 @@ func TestUnknownKeyAndBadDuration(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"clustres: {}", "field clustres not found"},
 		{"refresh_interval: soon", `"soon" is not a duration`},
+		{"refresh_read_timeout: 10ms", `refresh_read_timeout: 10ms is too short (at least 100ms)`},
+		{"refresh_read_timeout: -1s", `refresh_read_timeout: must not be negative`},
 	} {
 		_, err := Parse("f.yaml", strings.NewReader(tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
