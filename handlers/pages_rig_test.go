@@ -77,6 +77,9 @@ func newPagesRig(tb testing.TB, topics, parts int, history time.Duration) *pages
 	tb.Cleanup(rig.mon.Close)
 	rig.mon.Now = rig.clock
 	rig.mon.Refresh(ctx) // saves the sample at rig.now
+	if err := rig.mon.Flush(ctx); err != nil {
+		tb.Fatal(err)
+	}
 	rig.h = &Handlers{Monitor: rig.mon, Store: store, Log: log, Now: rig.clock}
 	r := chi.NewRouter()
 	r.Get("/", rig.h.Overview)
@@ -106,6 +109,11 @@ func (rig *pagesRig) tick(d time.Duration) {
 	rig.now = rig.now.Add(d)
 	rig.mu.Unlock()
 	rig.mon.Refresh(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := rig.mon.Flush(ctx); err != nil {
+		panic(err) // the test's store cannot be written
+	}
 }
 
 // get serves one GET and returns the response.

@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -87,7 +88,13 @@ type FlowSnapshot struct {
 	StatusSince      time.Time
 	Reason           string
 	Source, Target   Reachability
-	Ingest           []IngestStats
+	// Late is set when this refresh's Kafka reads ran out of their deadline
+	// while the cluster kept answering: the figures are the last known
+	// ones, stale, and the status holds (never OK on them). Nil otherwise.
+	Late *LateRefresh
+	// ReadTook is how long this refresh's Kafka reads took.
+	ReadTook time.Duration
+	Ingest   []IngestStats
 	// Link is the last good view of a Cluster Linking flow's link and
 	// mirrors; nil for MM2 flows.
 	Link *LinkStatus
@@ -102,6 +109,27 @@ type FlowSnapshot struct {
 	LostOffsetsTotal   int64
 }
 
+// LateRefresh describes a refresh whose Kafka reads did not finish within
+// refresh_read_timeout although the cluster answered other requests
+// meanwhile (a slow cluster or a starved console): late, not unreachable.
+type LateRefresh struct {
+	Side    string        // "source" or "target": whose reads ran out of time
+	Timeout time.Duration // the reads' deadline
+	Since   time.Time     // the first late refresh in a row
+	// FiguresAt is the refresh the figures shown come from; zero when no
+	// refresh finished its reads since the start (figures saved before it).
+	FiguresAt time.Time
+	Err       string
+}
+
+// Text says how late the figures are, e.g. "refresh late (12s)".
+func (l *LateRefresh) Text(now time.Time) string {
+	if l.FiguresAt.IsZero() {
+		return "refresh late: no refresh has finished its Kafka reads since the start"
+	}
+	return fmt.Sprintf("refresh late (%s)", now.Sub(l.FiguresAt).Round(time.Second))
+}
+
 // Monitor ingests MM2 bookkeeping and refreshes lag for every flow.
 type Monitor struct {
 	cfg   *config.Config
@@ -111,8 +139,10 @@ type Monitor struct {
 	Now func() time.Time
 
 	clients map[string]*kgo.Client
+	answers map[string]*kafka.Answers // when each cluster last answered
 	opts    map[string][]kgo.Opt
 	flows   []*flowMonitor
+	writer  *sampleWriter
 
 	mu    sync.RWMutex
 	ready bool
@@ -131,7 +161,9 @@ type flowMonitor struct {
 	tracker           statusTracker
 	source, target    Reachability
 	last              []PartitionLag // newest known partition values
-	lastPartitionSave time.Time
+	readAt            time.Time      // the refresh last's figures come from
+	late              *LateRefresh   // the current run of late refreshes
+	lastPartitionSave time.Time      // the sample writer's (under its drain lock)
 	snap              *FlowSnapshot
 	loss              lossJudge
 }
@@ -142,19 +174,22 @@ const PartitionSampleEvery = time.Minute
 // NewMonitor connects (lazily: franz-go dials on first use) to every
 // cluster and loads each flow's last known state from the store.
 func NewMonitor(ctx context.Context, cfg *config.Config, store *storage.Store, log *slog.Logger) (*Monitor, error) {
-	m := &Monitor{cfg: cfg, store: store, log: log, Now: time.Now, clients: map[string]*kgo.Client{}, opts: map[string][]kgo.Opt{}}
+	m := &Monitor{cfg: cfg, store: store, log: log, Now: time.Now, clients: map[string]*kgo.Client{},
+		answers: map[string]*kafka.Answers{}, opts: map[string][]kgo.Opt{}}
+	m.writer = newSampleWriter(m)
 	for name, c := range cfg.Clusters {
 		opts, err := kafka.ClientOptions(name, c, log)
 		if err != nil {
 			m.Close()
 			return nil, err
 		}
-		cl, err := kgo.NewClient(opts...)
+		ans := &kafka.Answers{}
+		cl, err := kgo.NewClient(append(slices.Clip(opts), kgo.WithHooks(ans))...)
 		if err != nil {
 			m.Close()
 			return nil, fmt.Errorf("cluster %s: %w", name, err)
 		}
-		m.opts[name], m.clients[name] = opts, cl
+		m.opts[name], m.clients[name], m.answers[name] = opts, cl, ans
 	}
 	for _, f := range cfg.Flows {
 		fm := &flowMonitor{flow: f, topics: TopicsOf(f), state: NewMirrorState()}
@@ -208,9 +243,13 @@ func (m *Monitor) Close() {
 	}
 }
 
-// Run ingests and refreshes until ctx is done.
+// Run ingests, refreshes and writes samples until ctx is done; it returns
+// once every goroutine it started has (the sample writer after writing
+// what it can within SampleDrainTimeout).
 func (m *Monitor) Run(ctx context.Context) {
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); m.writer.run(ctx) }()
 	for _, fm := range m.flows {
 		if fm.ingester != nil {
 			wg.Add(1)
@@ -234,12 +273,12 @@ func (m *Monitor) Run(ctx context.Context) {
 	}
 }
 
-// Refresh recomputes every flow once.
+// Refresh recomputes every flow once and publishes the snapshots; their
+// samples go to the sample writer (Run's), which writes them later: Flush
+// waits for them.
 func (m *Monitor) Refresh(ctx context.Context) {
 	for _, fm := range m.flows {
-		rctx, cancel := context.WithTimeout(ctx, max(m.cfg.RefreshInterval.D()*2, 10*time.Second))
-		m.refreshFlow(rctx, fm)
-		cancel()
+		m.refreshFlow(ctx, fm)
 	}
 	m.mu.Lock()
 	m.ready = true
@@ -253,32 +292,50 @@ func (m *Monitor) Ready() bool {
 	return m.ready
 }
 
+// refreshFlow reads one flow's clusters within the read deadline
+// (refresh_read_timeout), judges it, publishes its snapshot and queues its
+// samples; the storage reads and writes it makes have deadlines of their
+// own.
 func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	now := m.Now()
 	pos := fm.state.snapshot()
+	rctx, cancel := context.WithTimeout(ctx, m.cfg.ReadTimeout())
+	defer cancel()
+	started := time.Now() // wall clock: Now may be a test's
 	var rd Reading
 	broken := ""
 	if fm.link != nil {
-		rd, broken = m.readClusterLink(ctx, fm, now)
+		rd, broken = m.readClusterLink(rctx, fm, now)
 	} else {
-		rd = fm.reader.Read(ctx, pos, now)
+		rd = fm.reader.Read(rctx, pos, now)
 		for _, tp := range rd.Restarted {
 			// The stored syncs translate the old log's offsets only.
 			fm.state.Syncs.Restart(tp)
 			m.log.Warn("source log restarted: new offset history", "flow", fm.flow.Name, "topic", tp.Topic, "partition", tp.Partition)
 		}
 	}
-	if fm.link == nil || rd.TargetErr == nil { // a failed link read never checked the source
+	took := time.Since(started)
+	late := m.lateSide(ctx, rctx, fm, rd, started)
+	switch {
+	case late != "":
+		if rd.SourceErr == nil { // the source answered; the target's reads ran late
+			fm.source.note(now, nil)
+		}
+	case fm.link == nil || rd.TargetErr == nil: // a failed link read never checked the source
 		fm.source.note(now, rd.SourceErr)
 	}
+	fresh := late == "" && (fm.link != nil && rd.TargetErr == nil || fm.link == nil && rd.SourceErr == nil)
 	switch {
-	case fm.link != nil && rd.TargetErr == nil:
+	case fresh && fm.link != nil:
 		fm.target.note(now, nil)
-		fm.last = rd.Partitions
-	case fm.link == nil && rd.SourceErr == nil:
+	case fresh:
 		fm.target.note(now, rd.TargetErr)
-		fm.last = rd.Partitions
-	default:
+	case late == "" && rd.TargetErr != nil:
+		fm.target.note(now, rd.TargetErr)
+	}
+	if fresh {
+		fm.last, fm.readAt, fm.late = rd.Partitions, now, nil
+	} else {
 		// Keep the last known values, marked stale; never invent zeros.
 		// A copy: earlier snapshots share the old slice with readers.
 		stale := slices.Clone(fm.last)
@@ -286,12 +343,24 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 			stale[i].Stale = true
 		}
 		fm.last = stale
-		if rd.TargetErr != nil {
-			fm.target.note(now, rd.TargetErr)
+	}
+	if late != "" {
+		err := rd.SourceErr
+		if late == "target" {
+			err = rd.TargetErr
 		}
+		l := &LateRefresh{Side: late, Timeout: m.cfg.ReadTimeout(), Since: now, FiguresAt: fm.readAt, Err: err.Error()}
+		if fm.late != nil {
+			l.Since = fm.late.Since
+		}
+		fm.late = l
+		m.log.Warn("refresh late: Kafka reads ran out of time while the cluster answered; showing the last figures, stale",
+			"flow", fm.flow.Name, "side", late, "timeout", l.Timeout, "took", took, "err", err)
+	} else if !fresh {
+		fm.late = nil
 	}
 	s := &FlowSnapshot{Flow: fm.flow, Topics: fm.topics, At: now, Partitions: fm.last,
-		Source: fm.source, Target: fm.target, Ingest: pos.ingest, Link: fm.linkSeen}
+		Source: fm.source, Target: fm.target, Late: fm.late, ReadTook: took, Ingest: pos.ingest, Link: fm.linkSeen}
 	hb := s.HeartbeatAge
 	switch {
 	case fm.link != nil && !fm.linkOK.IsZero():
@@ -303,9 +372,15 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 		age := max(now.Sub(s.HeartbeatAt), 0)
 		s.HeartbeatAge, hb = &age, &age
 	}
-	m.judgeLoss(ctx, fm, s, fm.link == nil && rd.SourceErr == nil, now)
+	sctx, scancel := context.WithTimeout(ctx, SampleWriteTimeout) // storage, not Kafka
+	m.judgeLoss(sctx, fm, s, fresh && fm.link == nil, now)
+	scancel()
 	s.aggregate()
-	s.Status, s.Reason = fm.tracker.update(now, s.rpo(), hb, broken, m.cfg.Thresholds)
+	if fresh {
+		s.Status, s.Reason = fm.tracker.update(now, s.rpo(), hb, broken, m.cfg.Thresholds)
+	} else {
+		s.Status, s.Reason = fm.tracker.hold(now, hb, broken, m.cfg.Thresholds, staleReason(s, now))
+	}
 	s.StatusSince = fm.tracker.since
 	sort.Slice(s.Ingest, func(i, j int) bool { return s.Ingest[i].Topic < s.Ingest[j].Topic })
 
@@ -313,7 +388,80 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	fm.snap = s
 	m.mu.Unlock()
 
-	m.save(ctx, fm, s, now)
+	job := sampleJob{fm: fm, s: s, now: now}
+	if !fresh {
+		// Stale per-partition figures are no new samples: the flow's
+		// sample (its held status) is written, the partitions' are not.
+		t := *s
+		t.Partitions, t.UnknownAge = nil, nil
+		job.s = &t
+	}
+	m.writer.enqueue(job)
+}
+
+// lateSide names the side ("source" or "target") whose reads failed
+// because the read deadline passed although that cluster answered
+// requests meanwhile, or a probe on a new connection right after: the
+// refresh is late, the cluster reachable. "" when
+// the refresh was not late: a cluster that did not answer at all (down,
+// unreachable, refusing connections) is unreachable, as is one whose
+// reads failed before the deadline. Cluster Linking flows read REST, not
+// Kafka: never late.
+func (m *Monitor) lateSide(ctx, rctx context.Context, fm *flowMonitor, rd Reading, started time.Time) string {
+	if fm.link != nil || ctx.Err() != nil || !errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		return ""
+	}
+	side, cluster := "source", fm.flow.Source
+	switch {
+	case rd.SourceErr != nil:
+	case rd.TargetErr != nil:
+		side, cluster = "target", fm.flow.Target
+	default:
+		return ""
+	}
+	if m.answers[cluster].Since(started) {
+		return side
+	}
+	// Nothing came back meanwhile (the reads may have needed no other
+	// request): ask on a connection of its own.
+	pctx, cancel := context.WithTimeout(ctx, min(m.cfg.ReadTimeout(), ProbeTimeout))
+	defer cancel()
+	if err := kafka.Probe(pctx, m.opts[cluster]); err != nil {
+		return ""
+	}
+	return side
+}
+
+// ProbeTimeout bounds the probe of a cluster whose reads ran out of time
+// without an answer meanwhile (at most refresh_read_timeout).
+const ProbeTimeout = 3 * time.Second
+
+// staleReason says why a snapshot's figures are stale and how old they are.
+func staleReason(s *FlowSnapshot, now time.Time) string {
+	why := "figures stale"
+	switch {
+	case s.Late != nil:
+		why = fmt.Sprintf("%s: Kafka reads of the %s did not finish within %s", s.Late.Text(now), s.Late.Side, s.Late.Timeout)
+	case s.Link == nil && s.Source.Checked && !s.Source.OK:
+		why = "source cluster unreachable"
+	case s.Target.Checked && !s.Target.OK:
+		why = "target unreachable"
+	}
+	if asOf := oldestAsOf(s.Partitions); !asOf.IsZero() {
+		why += fmt.Sprintf("; figures from %s ago", now.Sub(asOf).Round(time.Second))
+	}
+	return why
+}
+
+// oldestAsOf is the oldest AsOf of ps; zero when ps has none.
+func oldestAsOf(ps []PartitionLag) time.Time {
+	var t time.Time
+	for _, p := range ps {
+		if !p.AsOf.IsZero() && (t.IsZero() || p.AsOf.Before(t)) {
+			t = p.AsOf
+		}
+	}
+	return t
 }
 
 // readClusterLink refreshes a Cluster Linking flow and says why replication
@@ -403,7 +551,9 @@ func maxPtr(cur *int64, v int64) *int64 {
 
 // save writes the flow sample every refresh and partition samples once a
 // minute (10k partitions every 5 s would be 2k rows/s for little gain).
-func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *FlowSnapshot, now time.Time) {
+// The sample writer calls it (writer.go) and retries it when it fails:
+// every write is an upsert, so a retry after a partial write is harmless.
+func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *FlowSnapshot, now time.Time) error {
 	var hb *int64
 	if s.HeartbeatAge != nil {
 		v := s.HeartbeatAge.Milliseconds()
@@ -412,20 +562,20 @@ func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *FlowSnapshot, no
 	err := m.store.AddFlowSample(ctx, fm.flow.Name, storage.FlowSample{AtMs: now.UnixMilli(), RPOMs: s.RPOMs,
 		LagMessages: s.TotalLagMessages, HeartbeatAgeMs: hb, Status: string(s.Status)})
 	if err != nil {
-		m.log.Error("saving lag sample", "flow", fm.flow.Name, "err", err)
+		return fmt.Errorf("saving lag sample: %w", err)
 	}
-	if s.Source.OK && now.Sub(fm.lastPartitionSave) >= PartitionSampleEvery {
+	if s.Source.OK && len(s.Partitions) > 0 && now.Sub(fm.lastPartitionSave) >= PartitionSampleEvery {
 		samples := make([]storage.PartitionSample, 0, len(s.Partitions))
 		for _, p := range s.Partitions {
 			samples = append(samples, storage.PartitionSample{Topic: p.Topic, Partition: p.Partition, AtMs: now.UnixMilli(),
 				SourceEnd: p.SourceEnd, Replicated: p.Replicated, LagMessages: p.LagMessages, LagMs: p.LagMs})
 		}
 		if err := m.store.AddPartitionSamples(ctx, fm.flow.Name, samples); err != nil {
-			m.log.Error("saving partition lag samples", "flow", fm.flow.Name, "err", err)
-		} else {
-			fm.lastPartitionSave = now
+			return fmt.Errorf("saving partition lag samples: %w", err)
 		}
+		fm.lastPartitionSave = now
 	}
+	return nil
 }
 
 // GroupOffsetsEvery is how often the primary's consumer group offsets are

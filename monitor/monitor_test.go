@@ -146,6 +146,9 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	}
 
 	// A restarted console shows the saved figures, stale, before any refresh.
+	if err := m.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
 	m2, err := NewMonitor(ctx, cfg, store, discardLog())
 	if err != nil {
 		t.Fatal(err)

@@ -105,13 +105,9 @@ func (t *statusTracker) update(now time.Time, rpo rpoReading, hbAge *time.Durati
 	} // unknown lag is not "below": the streaks are kept as they were
 	var s Status
 	var why string
-	switch {
-	case broken != "":
-		s, why = StatusBroken, broken
-	case hbAge == nil:
-		s, why = StatusBroken, "no replicated heartbeat seen"
-	case *hbAge > th.HeartbeatTimeout.D():
-		s, why = StatusBroken, fmt.Sprintf("last replicated heartbeat %s ago (timeout %s)", hbAge.Round(time.Second), th.HeartbeatTimeout.D())
+	switch b := brokenReason(broken, hbAge, th); {
+	case b != "":
+		s, why = StatusBroken, b
 	case rpo.ms == nil:
 		s, why = StatusUnknown, "lag unknown"
 		if len(rpo.unknown) > 0 {
@@ -134,4 +130,37 @@ func (t *statusTracker) update(now time.Time, rpo rpoReading, hbAge *time.Durati
 	}
 	t.lastReason = why
 	return s, why
+}
+
+// hold judges a refresh whose figures are stale (its Kafka reads ran late,
+// or a cluster is unreachable), why saying so: the heartbeat still counts,
+// the stale lag does not (the streaks stay as they were), and the flow is
+// never OK on it: a WARNING or CRITICAL judgement stands, with why in
+// front of its reason; anything else is UNKNOWN.
+func (t *statusTracker) hold(now time.Time, hbAge *time.Duration, broken string, th config.Thresholds, why string) (Status, string) {
+	s := StatusUnknown
+	switch b := brokenReason(broken, hbAge, th); {
+	case b != "":
+		s, why = StatusBroken, b
+	case t.status == StatusWarning || t.status == StatusCritical:
+		s, why = t.status, why+"; held: "+t.lastReason
+	}
+	if s != t.status {
+		t.status, t.since = s, now
+	}
+	return s, why
+}
+
+// brokenReason says why replication is BROKEN (broken itself when given,
+// or no replicated heartbeat within the timeout); "" when it is not.
+func brokenReason(broken string, hbAge *time.Duration, th config.Thresholds) string {
+	switch {
+	case broken != "":
+		return broken
+	case hbAge == nil:
+		return "no replicated heartbeat seen"
+	case *hbAge > th.HeartbeatTimeout.D():
+		return fmt.Sprintf("last replicated heartbeat %s ago (timeout %s)", hbAge.Round(time.Second), th.HeartbeatTimeout.D())
+	}
+	return ""
 }

@@ -108,3 +108,40 @@ func TestStatusLowerBoundRPO(t *testing.T) {
 		}
 	}
 }
+
+// Stale figures (a late refresh, an unreachable cluster) never make a flow
+// OK: WARNING or CRITICAL stands, anything else is UNKNOWN, the heartbeat
+// still counts, and the streaks carry on once fresh figures return.
+func TestStatusHeldOnStaleFigures(t *testing.T) {
+	lag := func(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
+	hb := func(d time.Duration) *time.Duration { return &d }
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	var tr statusTracker
+	check := func(i int, s Status, why string, want Status, wantWhy string) {
+		t.Helper()
+		if s != want || !strings.Contains(why, wantWhy) {
+			t.Fatalf("step %d: %s %q, want %s containing %q", i, s, why, want, wantWhy)
+		}
+	}
+	s, why := tr.update(t0, rpoReading{ms: lag(time.Second)}, hb(time.Second), "", defaultThresholds)
+	check(0, s, why, StatusOK, "within thresholds")
+	s, why = tr.hold(t0.Add(5*time.Second), hb(time.Second), "", defaultThresholds, "refresh late (5s)")
+	check(1, s, why, StatusUnknown, "refresh late (5s)")
+	s, why = tr.hold(t0.Add(time.Minute), hb(40*time.Second), "", defaultThresholds, "refresh late (1m0s)")
+	check(2, s, why, StatusBroken, "last replicated heartbeat 40s ago")
+	// Critical for 2 minutes, then late: the judgement stands, said held.
+	tr = statusTracker{}
+	tr.update(t0, rpoReading{ms: lag(3 * time.Minute)}, hb(time.Second), "", defaultThresholds)
+	s, why = tr.update(t0.Add(2*time.Minute), rpoReading{ms: lag(3 * time.Minute)}, hb(time.Second), "", defaultThresholds)
+	check(3, s, why, StatusCritical, "lag above 2m0s for 2m0s")
+	s, why = tr.hold(t0.Add(3*time.Minute), hb(time.Second), "", defaultThresholds, "refresh late (1m0s)")
+	check(4, s, why, StatusCritical, "refresh late (1m0s); held: lag above 2m0s for 2m0s")
+	if !tr.since.Equal(t0.Add(2 * time.Minute)) {
+		t.Fatalf("held critical since %s, want since it began", tr.since)
+	}
+	s, why = tr.hold(t0.Add(4*time.Minute), hb(time.Second), "", defaultThresholds, "refresh late (2m0s)")
+	check(5, s, why, StatusCritical, "refresh late (2m0s); held: lag above 2m0s for 2m0s")
+	// Fresh again and still above: the streak that began at t0 goes on.
+	s, why = tr.update(t0.Add(5*time.Minute), rpoReading{ms: lag(3 * time.Minute)}, hb(time.Second), "", defaultThresholds)
+	check(6, s, why, StatusCritical, "for 5m0s")
+}

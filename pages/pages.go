@@ -92,9 +92,14 @@ func (h *History) Since(ctx context.Context, flow string, sinceMs, newestMs int6
 		}
 		s.samples, s.fullAt = xs, now
 	case len(s.samples) == 0 || s.samples[len(s.samples)-1].AtMs < newestMs:
-		// The refresh publishes its snapshot before it saves the sample:
-		// until the sample lands, each call asks again (an indexed read of
-		// nothing), so no caller misses a sample the old read would show.
+		// The refresh publishes its snapshot before the monitor's sample
+		// writer saves its sample, usually within milliseconds, but
+		// minutes later while SQLite is slow or refusing writes (the
+		// writer retries, in refresh order): until the sample lands, each
+		// call asks again (an indexed read of nothing on the read pool), so
+		// no caller misses a sample the old read would show. The writer
+		// writes each flow's samples in time order, so reading on from the
+		// newest held one misses none.
 		from := now.Add(-h.Window).UnixMilli()
 		if n := len(s.samples); n > 0 {
 			from = s.samples[n-1].AtMs + 1

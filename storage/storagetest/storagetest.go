@@ -27,3 +27,22 @@ func FailAuditWrites(t testing.TB, path string, fail bool) {
 		t.Fatal(err)
 	}
 }
+
+// FailLagSampleWrites makes every insert of a flow lag sample into the
+// database file at path fail (as a locked or full database would), or
+// (fail false) work again.
+func FailLagSampleWrites(t testing.TB, path string, fail bool) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q := `DROP TRIGGER lag_samples_fail`
+	if fail {
+		q = `CREATE TRIGGER lag_samples_fail BEFORE INSERT ON flow_lag_samples BEGIN SELECT RAISE(ABORT, 'lag sample writes fail in this test'); END`
+	}
+	if _, err := db.Exec(q); err != nil {
+		t.Fatal(err)
+	}
+}
