@@ -292,3 +292,71 @@ func TestLateRefreshIsNotUnreachable(t *testing.T) {
 		t.Fatalf("primary down: status %s %q on stale figures", s.Status, s.Reason)
 	}
 }
+
+// A page holds a snapshot for as long as it renders; the refresh never
+// waits for it (readers take the read lock only to fetch the pointer) and
+// never changes a snapshot it published. Readers render concurrently
+// meanwhile (the race detector watches).
+func TestRefreshNeverWaitsForReaders(t *testing.T) {
+	r := newWriterRig(t)
+	flow := r.cfg.Flows[0].Name
+	r.refresh()
+	held := r.m.Snapshot(flow)
+	before := describe(held.Partitions[0])
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for _, s := range r.m.Snapshots() { // as a page renders
+					_ = s.RPOText()
+					for _, p := range s.Partitions {
+						_ = describe(p)
+					}
+				}
+			}
+		}()
+	}
+	// The held page is still "rendering" while three refreshes publish.
+	for range 3 {
+		r.refresh()
+	}
+	close(stop)
+	wg.Wait()
+	if s := r.m.Snapshot(flow); s == held || !s.At.After(held.At) {
+		t.Fatalf("no newer snapshot published while a reader held one")
+	}
+	if after := describe(held.Partitions[0]); after != before {
+		t.Fatalf("a published snapshot changed under its reader: %s, then %s", before, after)
+	}
+}
+
+// Run starts the sample writer and stops it with everything else: once Run
+// returns, the samples of its refreshes are in SQLite.
+func TestRunWritesSamplesAndStops(t *testing.T) {
+	r := newWriterRig(t)
+	r.m.Now = time.Now
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.m.Run(ctx) }()
+	waitFor(t, "the first refresh", r.m.Ready)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(SampleDrainTimeout + 10*time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	if got := r.flowSampleTimes(t); len(got) == 0 {
+		t.Fatal("no flow sample written by Run's writer")
+	}
+	if st := r.m.SampleWriterStats(); st.Queued != 0 || st.Lost != 0 {
+		t.Fatalf("stats after Run: %+v", st)
+	}
+}
