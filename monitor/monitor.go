@@ -122,12 +122,12 @@ type LateRefresh struct {
 	Err       string
 }
 
-// Text says how late the figures are, e.g. "refresh late (12s)".
+// Text says how old the figures shown are, e.g. "refresh late (12 s)".
 func (l *LateRefresh) Text(now time.Time) string {
 	if l.FiguresAt.IsZero() {
 		return "refresh late: no refresh has finished its Kafka reads since the start"
 	}
-	return fmt.Sprintf("refresh late (%s)", now.Sub(l.FiguresAt).Round(time.Second))
+	return fmt.Sprintf("refresh late (%d s)", max(now.Sub(l.FiguresAt), 0).Round(time.Second)/time.Second)
 }
 
 // Monitor ingests MM2 bookkeeping and refreshes lag for every flow.
