@@ -97,6 +97,10 @@ var (
 		"The lag in milliseconds above which the console calls a flow WARNING or CRITICAL (after the level's for: duration), from the configuration.", false, "flow", "level")
 	famRefreshed = newFamily("kafka_mirror_refresh_timestamp_seconds",
 		"Unix time of the refresh the flow's kafka_mirror_* figures come from (absent before the first): time() minus it is how old they are.", false, "flow")
+	famRefreshLate = newFamily("kafka_mirror_refresh_late",
+		"1 when the flow's latest refresh ran late: its Kafka reads did not finish within refresh_read_timeout although the cluster answered, so the lag figures are the last known ones, stale (kafka_mirror_cluster_up stays 1); 0 otherwise (absent before the first refresh).", false, "flow")
+	famRefreshRead = newFamily("kafka_mirror_refresh_read_seconds",
+		"How long the Kafka reads of the flow's latest refresh took (absent before the first refresh); at refresh_read_timeout they ran out of time.", false, "flow")
 
 	descNotifyPending = prometheus.NewDesc("drconsole_notifications_pending",
 		"Events not yet taken by a notification receiver (no series: none pending).", []string{"receiver"}, nil)
@@ -109,7 +113,7 @@ var (
 // mirrorFamilies are the kafka_mirror_* families, built once per refresh.
 var mirrorFamilies = []*family{famLagMessages, famLagMs, famTopicLagMessages, famTopicLagMs, famTopicUnknown, famRPOMs, famRPOMessages,
 	famHeartbeatAge, famStatus, famUp, famDataLost, famLossSuspected, famLostRecords, famLossIncidents, famUnknown, famUnknownAge,
-	famRPOThreshold, famRefreshed}
+	famRPOThreshold, famRefreshed, famRefreshLate, famRefreshRead}
 
 var runStatuses = []model.RunStatus{model.RunPending, model.RunApproved, model.RunRejected, model.RunRunning, model.RunCompleted, model.RunFailed, model.RunCancelled}
 
@@ -121,6 +125,7 @@ func (c MetricsCollector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- f.desc
 	}
 	storeCollector{c}.Describe(ch)
+	writerCollector{c.Monitor}.Describe(ch)
 }
 
 // Collect implements prometheus.Collector.
@@ -133,6 +138,7 @@ func (c MetricsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(f.desc, t, v, labels...)
 	})
 	storeCollector{c}.Collect(ch)
+	writerCollector{c.Monitor}.Collect(ch)
 }
 
 // eachMirror hands every kafka_mirror_* sample of snaps to emit: the one
@@ -202,6 +208,8 @@ func (c MetricsCollector) eachMirror(snaps []*monitor.FlowSnapshot, emit func(f 
 		}
 		if !s.At.IsZero() {
 			emit(famRefreshed, float64(s.At.UnixMilli())/1000, flow)
+			emit(famRefreshLate, b2f(s.Late != nil), flow)
+			emit(famRefreshRead, s.ReadTook.Seconds(), flow)
 		}
 	}
 }

@@ -42,7 +42,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	if h.Store != nil {
 		metrics.Store = h.Store
 	}
-	live.MustRegister(metrics.StoreCollector(),
+	live.MustRegister(metrics.StoreCollector(), metrics.WriterCollector(),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	// Router owns the auth defaults so a Handlers built in code (tests)

@@ -1,0 +1,48 @@
+package handlers
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/monitor"
+)
+
+// writerSource is a monitor with a sample writer behind.
+type writerSource struct {
+	*fakeSource
+	st monitor.SampleWriterStats
+}
+
+func (w writerSource) SampleWriterStats() monitor.SampleWriterStats { return w.st }
+
+// A late refresh is exported as late, its clusters still up; the reads'
+// duration and the sample writer's queue are exported beside it.
+func TestMetricsRefreshLateAndSampleWriter(t *testing.T) {
+	now := time.Now()
+	ok := monitor.Reachability{Checked: true, OK: true, Since: now, LastOK: now}
+	late := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "late"}, At: now, Source: ok, Target: ok, Status: monitor.StatusUnknown,
+		ReadTook: 10 * time.Second, Late: &monitor.LateRefresh{Side: "source", Timeout: 10 * time.Second, Since: now}}
+	onTime := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "on-time"}, At: now, Source: ok, Target: ok, Status: monitor.StatusOK,
+		ReadTook: 250 * time.Millisecond}
+	src := writerSource{newFakeSource([]*monitor.FlowSnapshot{late, onTime}),
+		monitor.SampleWriterStats{Queued: 70, OverBound: true, Retries: 3, DroppedPartitionSets: 6}}
+	got := parseText(t, collectorText(t, MetricsCollector{Monitor: src}))
+	for name, want := range map[string][]string{
+		"kafka_mirror_refresh_late":                     {"flow=late 1", "flow=on-time 0"},
+		"kafka_mirror_refresh_read_seconds":             {"flow=late 10", "flow=on-time 0.25"},
+		"kafka_mirror_cluster_up":                       {"flow=late,role=source 1", "flow=late,role=target 1"},
+		"drconsole_sample_queue_refreshes":              {" 70"},
+		"drconsole_sample_queue_over_bound":             {" 1"},
+		"drconsole_sample_write_retries_total":          {" 3"},
+		"drconsole_sample_partition_sets_dropped_total": {" 6"},
+	} {
+		lines := strings.Join(got[name], "\n")
+		for _, w := range want {
+			if !strings.Contains(lines, w) {
+				t.Errorf("%s: no %q in\n%s", name, w, lines)
+			}
+		}
+	}
+}
