@@ -379,10 +379,25 @@ func TestStoppedMirrorLosesToRetention(t *testing.T) {
 	waitFor(t, 20*time.Second, "the mirror to copy events-0", func() bool { return truth.position(model.TP{Topic: "events", Partition: 0}) > 0 })
 	sb.SetMirrorRunning(false)
 	// While the mirror is stopped the loss can only be suspected: the
-	// console cannot tell yet whether MM2 had read those records.
-	waitFor(t, 30*time.Second, "the console to suspect data lost to retention", func() bool {
+	// console cannot tell yet whether MM2 had read those records. A
+	// suspicion raised while the mirror's last batch was still on its way
+	// to DR is rightly cleared once it lands (nothing was lost): wait for
+	// one the mirror's own record of what it copied backs.
+	backed := func() bool {
 		mon.Refresh(ctx)
-		return mon.Snapshot(flow).LossSuspected > 0
+		for _, p := range mon.Snapshot(flow).Partitions {
+			if p.LossSuspected && p.SourceStart != nil && *p.SourceStart > truth.position(model.TP{Topic: p.Topic, Partition: p.Partition}) {
+				return true
+			}
+		}
+		return false
+	}
+	waitFor(t, 30*time.Second, "the console to suspect data lost to retention", func() bool {
+		if !backed() {
+			return false
+		}
+		time.Sleep(time.Second) // a batch still on its way lands (and is traced) meanwhile
+		return backed()
 	})
 	checkLossFlags := func() {
 		for _, p := range mon.Snapshot(flow).Partitions {
