@@ -317,23 +317,24 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	took := time.Since(started)
 	late := m.lateSide(ctx, rctx, fm, rd, started)
 	switch {
-	case late != "":
-		if rd.SourceErr == nil { // the source answered; the target's reads ran late
-			fm.source.note(now, nil)
+	case late != "": // the late side answered (and the source, if the target ran late)
+		fm.source.note(now, nil)
+		if late == "target" {
+			fm.target.note(now, nil)
 		}
 	case fm.link == nil || rd.TargetErr == nil: // a failed link read never checked the source
 		fm.source.note(now, rd.SourceErr)
 	}
-	fresh := late == "" && (fm.link != nil && rd.TargetErr == nil || fm.link == nil && rd.SourceErr == nil)
+	upToDate := late == "" && (fm.link != nil && rd.TargetErr == nil || fm.link == nil && rd.SourceErr == nil)
 	switch {
-	case fresh && fm.link != nil:
+	case upToDate && fm.link != nil:
 		fm.target.note(now, nil)
-	case fresh:
+	case upToDate:
 		fm.target.note(now, rd.TargetErr)
 	case late == "" && rd.TargetErr != nil:
 		fm.target.note(now, rd.TargetErr)
 	}
-	if fresh {
+	if upToDate {
 		fm.last, fm.readAt, fm.late = rd.Partitions, now, nil
 	} else {
 		// Keep the last known values, marked stale; never invent zeros.
@@ -356,7 +357,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 		fm.late = l
 		m.log.Warn("refresh late: Kafka reads ran out of time while the cluster answered; showing the last figures, stale",
 			"flow", fm.flow.Name, "side", late, "timeout", l.Timeout, "took", took, "err", err)
-	} else if !fresh {
+	} else {
 		fm.late = nil
 	}
 	s := &FlowSnapshot{Flow: fm.flow, Topics: fm.topics, At: now, Partitions: fm.last,
@@ -373,10 +374,10 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 		s.HeartbeatAge, hb = &age, &age
 	}
 	sctx, scancel := context.WithTimeout(ctx, SampleWriteTimeout) // storage, not Kafka
-	m.judgeLoss(sctx, fm, s, fresh && fm.link == nil, now)
+	m.judgeLoss(sctx, fm, s, upToDate && fm.link == nil, now)
 	scancel()
 	s.aggregate()
-	if fresh {
+	if upToDate {
 		s.Status, s.Reason = fm.tracker.update(now, s.rpo(), hb, broken, m.cfg.Thresholds)
 	} else {
 		s.Status, s.Reason = fm.tracker.hold(now, hb, broken, m.cfg.Thresholds, staleReason(s, now))
@@ -389,7 +390,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	m.mu.Unlock()
 
 	job := sampleJob{fm: fm, s: s, now: now}
-	if !fresh {
+	if !upToDate {
 		// Stale per-partition figures are no new samples: the flow's
 		// sample (its held status) is written, the partitions' are not.
 		t := *s
