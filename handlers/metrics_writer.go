@@ -10,7 +10,7 @@ var (
 	descSampleQueue = prometheus.NewDesc("drconsole_sample_queue_refreshes",
 		"Refreshes whose lag samples wait for the sample writer (SQLite); near 0 when it keeps up.", nil, nil)
 	descSampleOver = prometheus.NewDesc("drconsole_sample_queue_over_bound",
-		"1 while more refreshes wait for the sample writer than its bound: flow samples are kept, the per-partition figures of superseded refreshes are dropped.", nil, nil)
+		"1 from when more refreshes of a flow waited for the sample writer than its bound until the queue drained: flow samples are kept, the per-partition figures of superseded refreshes are dropped.", nil, nil)
 	descSampleRetries = prometheus.NewDesc("drconsole_sample_write_retries_total",
 		"Failed attempts at writing lag samples to SQLite, each retried (none dropped).", nil, nil)
 	descSampleDropped = prometheus.NewDesc("drconsole_sample_partition_sets_dropped_total",

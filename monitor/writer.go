@@ -12,12 +12,13 @@ const (
 	// SampleWriteTimeout is the deadline of one attempt at writing a
 	// refresh's samples (independent of the Kafka reads' deadline).
 	SampleWriteTimeout = 30 * time.Second
-	// SampleQueueBound is how many refreshes may wait for the writer
-	// before it says it is behind (log and
-	// drconsole_sample_queue_over_bound) and starts dropping the
-	// per-partition figures of refreshes a newer one of the same flow
-	// supersedes. Flow samples, the RPO history, are always kept.
-	SampleQueueBound = 64
+	// SampleQueueBound is how many refreshes of one flow may wait for the
+	// writer before it says it is behind (log and
+	// drconsole_sample_queue_over_bound) and drops the per-partition
+	// figures of that flow's refreshes a newer one supersedes: at most
+	// this many whole snapshots per flow wait (16 MB each at 100k
+	// partitions). Flow samples, the RPO history, are always kept.
+	SampleQueueBound = 3
 	// SampleDrainTimeout bounds the writes left when the monitor stops
 	// (inside the console's 15 s shutdown).
 	SampleDrainTimeout = 5 * time.Second
@@ -42,9 +43,10 @@ type sampleWriter struct {
 	m    *Monitor
 	wake chan struct{} // capacity 1: work was queued
 
-	mu    sync.Mutex
-	queue []sampleJob
-	over  bool // past the bound, said so; cleared once back under half
+	mu      sync.Mutex
+	queue   []sampleJob
+	pending map[*flowMonitor]int // queued jobs per flow
+	over    bool                 // past the bound, said so; cleared once the queue drained
 
 	// drain holds the jobs' order and fm.lastPartitionSave: one drainer
 	// at a time (the writer goroutine, or Flush).
@@ -63,8 +65,8 @@ type sampleJob struct {
 // SampleWriterStats is what the sample writer has done since the start.
 type SampleWriterStats struct {
 	Queued int // refreshes waiting to be written
-	// OverBound: the queue passed SampleQueueBound and has not drained to
-	// half of it since.
+	// OverBound: a flow's queued refreshes passed SampleQueueBound and
+	// the queue has not drained since.
 	OverBound bool
 	Retries   int64 // failed write attempts (each retried)
 	// DroppedPartitionSets counts queued refreshes whose per-partition
@@ -76,19 +78,20 @@ type SampleWriterStats struct {
 }
 
 func newSampleWriter(m *Monitor) *sampleWriter {
-	return &sampleWriter{m: m, wake: make(chan struct{}, 1)}
+	return &sampleWriter{m: m, wake: make(chan struct{}, 1), pending: map[*flowMonitor]int{}}
 }
 
 // enqueue hands a refresh to the writer; it never blocks.
 func (w *sampleWriter) enqueue(j sampleJob) {
 	w.mu.Lock()
 	w.queue = append(w.queue, j)
-	if n := len(w.queue); n > SampleQueueBound {
-		w.thin()
+	w.pending[j.fm]++
+	if n := w.pending[j.fm]; n > SampleQueueBound {
+		w.thin(j.fm)
 		if !w.over {
 			w.over = true
 			w.m.log.Error("sample writer behind: refreshes waiting for SQLite past the bound; their flow samples are kept, the per-partition figures of superseded refreshes are dropped",
-				"queued", n, "bound", SampleQueueBound)
+				"flow", j.fm.flow.Name, "queued", n, "queued_all_flows", len(w.queue), "bound", SampleQueueBound)
 		}
 	}
 	w.mu.Unlock()
@@ -98,19 +101,22 @@ func (w *sampleWriter) enqueue(j sampleJob) {
 	}
 }
 
-// thin lets go of the per-partition figures of every queued refresh with
-// a newer refresh of its flow behind it. w.mu held.
-func (w *sampleWriter) thin() {
-	newer := map[*flowMonitor]bool{}
+// thin lets go of the per-partition figures of fm's queued refreshes but
+// the newest. w.mu held.
+func (w *sampleWriter) thin(fm *flowMonitor) {
+	newest := true
 	for i := len(w.queue) - 1; i >= 0; i-- {
 		j := &w.queue[i]
-		if newer[j.fm] && j.s.Partitions != nil {
+		if j.fm != fm {
+			continue
+		}
+		if !newest && j.s.Partitions != nil {
 			t := *j.s // the published snapshot stays whole for its readers
 			t.Partitions, t.UnknownAge = nil, nil
 			j.s = &t
 			w.dropped.Add(1)
 		}
-		newer[j.fm] = true
+		newest = false
 	}
 }
 
@@ -128,14 +134,17 @@ func (w *sampleWriter) head() (sampleJob, bool) {
 func (w *sampleWriter) pop() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.pending[w.queue[0].fm]--; w.pending[w.queue[0].fm] == 0 {
+		delete(w.pending, w.queue[0].fm)
+	}
 	w.queue[0] = sampleJob{}
 	w.queue = w.queue[1:]
 	if len(w.queue) == 0 {
 		w.queue = nil // let the backing array go
-	}
-	if w.over && len(w.queue) <= SampleQueueBound/2 {
-		w.over = false
-		w.m.log.Info("sample writer caught up", "queued", len(w.queue))
+		if w.over {
+			w.over = false
+			w.m.log.Info("sample writer caught up")
+		}
 	}
 }
 

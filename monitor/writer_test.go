@@ -120,10 +120,10 @@ func TestSampleWriterRetriesAndLosesNothing(t *testing.T) {
 	storagetest.FailLagSampleWrites(t, r.dbPath, true)
 	r.startWriter(t)
 	var want []time.Time
-	for range 4 {
+	for range SampleQueueBound { // within the bound: nothing thinned
 		want = append(want, r.refresh())
 	}
-	if s := r.m.Snapshot(r.cfg.Flows[0].Name); s == nil || !s.At.Equal(want[3]) || s.Late != nil || len(s.Partitions) != 2 {
+	if s := r.m.Snapshot(r.cfg.Flows[0].Name); s == nil || !s.At.Equal(want[len(want)-1]) || s.Late != nil || len(s.Partitions) != 2 {
 		t.Fatalf("the refreshes did not publish while the writes failed: %+v", s)
 	}
 	waitFor(t, "the writer to retry a failed write", func() bool { return r.m.SampleWriterStats().Retries >= 2 })
