@@ -214,6 +214,15 @@ type Flow struct {
 	// Connectors are the MM2 connector names on ConnectURL; default
 	// MirrorSourceConnector, MirrorCheckpointConnector, MirrorHeartbeatConnector.
 	Connectors []string `yaml:"connectors"`
+	// Objectives are what the flow is held to in the RPO report.
+	Objectives Objectives `yaml:"objectives"`
+}
+
+// Objectives are a flow's recovery objectives.
+type Objectives struct {
+	// RPO: the most data, in time, the flow may be behind; the RPO report
+	// counts the share of time within it. Default: the warning lag.
+	RPO Duration `yaml:"rpo"`
 }
 
 // ClusterLink is a Confluent cluster link as seen from the DR (destination)
@@ -544,6 +553,9 @@ func (c *Config) validate(file string) Problems {
 			if u, err := url.Parse(f.ConnectURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				bad(key+".connect_url", "%q is not an http(s) URL", f.ConnectURL)
 			}
+		}
+		if f.Objectives.RPO < 0 {
+			bad(key+".objectives.rpo", "%s is negative", f.Objectives.RPO.D())
 		}
 		f.Topics.include = compileAll(f.Topics.Include, key+".topics.include", bad)
 		f.Topics.exclude = compileAll(f.Topics.Exclude, key+".topics.exclude", bad)

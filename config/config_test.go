@@ -78,7 +78,7 @@ clusters:
   b: {bootstrap: [], tls: {ca_file: /does/not/exist}}
 flows:
   - {name: x, source: a, target: c, replication_policy: mirror, offset_syncs_location: both, topics: {include: ["ev("]}}
-  - {name: x, source: a, target: a}
+  - {name: x, source: a, target: a, objectives: {rpo: -1s}}
 thresholds:
   warning: {lag: 3m}
   critical: {lag: 1m}
@@ -99,14 +99,15 @@ thresholds:
 		`flows[0] (x).topics.include[0]: "ev(" is not a valid regular expression`,
 		`flows[1] (x).name: duplicate flow name "x"`,
 		`flows[1] (x): source and target are the same cluster "a"`,
+		`flows[1] (x).objectives.rpo: -1s is negative`,
 		`thresholds.critical.lag: 1m0s is below the warning lag 3m0s`,
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("missing problem %q in:\n%s", want, msg)
 		}
 	}
-	if len(ps) != 11 {
-		t.Errorf("got %d problems, want 11:\n%s", len(ps), msg)
+	if len(ps) != 12 {
+		t.Errorf("got %d problems, want 12:\n%s", len(ps), msg)
 	}
 }
 
