@@ -27,7 +27,7 @@ type SyncIndex struct {
 // blockLen is how many syncs share one run of deltas: the first sync of a
 // block is stored whole, so translation binary-searches the blocks and
 // decodes at most one block (plus the one holding start).
-const blockLen = 32
+const blockLen = 16
 
 // history is one partition's syncs, oldest first, encoded in buf; start is
 // the index of the newest upstream rewind, where translation's usable
@@ -139,9 +139,45 @@ func (h *history) cursorAt(i int32) cursor {
 }
 
 func (c *cursor) uvarint() uint64 {
+	if b := c.h.buf[c.pos]; b < 0x80 { // most deltas fit in a byte or two
+		c.pos++
+		return uint64(b)
+	}
 	v, n := binary.Uvarint(c.h.buf[c.pos:])
 	c.pos += n
 	return v
+}
+
+func (c *cursor) skip() {
+	for c.h.buf[c.pos] >= 0x80 {
+		c.pos++
+	}
+	c.pos++
+}
+
+// nextPair is next for translation: it decodes the upstream and downstream
+// offsets only and leaves the rest of e stale.
+func (c *cursor) nextPair() bool {
+	if c.i >= c.h.n {
+		return false
+	}
+	if c.i%blockLen == 0 {
+		c.e.Upstream = unzig(c.uvarint())
+		c.e.Downstream = unzig(c.uvarint())
+		c.skip()
+		c.skip()
+		c.skip()
+	} else {
+		c.e.Upstream += unzig(c.uvarint())
+		c.e.Downstream += unzig(c.uvarint())
+		if c.uvarint()&1 == 1 {
+			c.skip()
+			c.skip()
+		}
+		c.skip()
+	}
+	c.i++
+	return true
 }
 
 func (c *cursor) next() bool {
@@ -283,7 +319,7 @@ func (x *SyncIndex) Translate(tp model.TP, upstream int64) Translation {
 	}
 	c := h.cursorAt(from)
 	var use entry
-	for found := false; c.next(); {
+	for found := false; c.nextPair(); {
 		if c.i <= from {
 			continue // before start, in start's block
 		}
