@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/drconsole/drconsole/model"
 )
@@ -182,5 +183,54 @@ func BenchmarkTranslate100kPartitions(b *testing.B) {
 		if translated != parts {
 			b.Fatalf("translated %d of %d", translated, parts)
 		}
+	}
+}
+
+// BenchmarkSyncIndexThinRemove: thinning 100,000 partitions x 20 syncs (a
+// sync a minute) to one per 5 minutes and removing the rest, as a
+// retention pass does, while a reader translates; max-wait-ms is the
+// longest a translation waited.
+func BenchmarkSyncIndexThinRemove(b *testing.B) {
+	const parts, per = 100_000, 20
+	syncs := estate(parts, per)
+	cutoff := syncs[len(syncs)-1].RecordMs + 1
+	type thinner interface {
+		indexer
+		Thin(cutoffMs, intervalMs int64) []model.SyncKey
+		Remove([]model.SyncKey)
+	}
+	for _, ix := range indexes {
+		b.Run(ix.name, func(b *testing.B) {
+			var worst time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				x := ix.make().(thinner)
+				x.Add(syncs)
+				tp := x.Partitions()[0]
+				stop, done := make(chan struct{}), make(chan struct{})
+				go func() {
+					defer close(done)
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						t0 := time.Now()
+						x.Translate(tp, 5000)
+						worst = max(worst, time.Since(t0))
+					}
+				}()
+				b.StartTimer()
+				x.Remove(x.Thin(cutoff, 300_000))
+				b.StopTimer()
+				close(stop)
+				<-done
+				if x.Len() >= len(syncs) {
+					b.Fatal("nothing thinned")
+				}
+			}
+			b.ReportMetric(float64(worst.Microseconds())/1000, "max-wait-ms")
+		})
 	}
 }
