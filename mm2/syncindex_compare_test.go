@@ -449,3 +449,49 @@ func TestThinBoundedIsSafe(t *testing.T) {
 		t.Fatal("the bound was never hit: the test data does not exercise it")
 	}
 }
+
+// The bound never drops a boundary, the sync before one, the newest or a
+// restarted log's first sync (and the one before it), even at a bound of
+// one and with every sync older than the cutoff.
+func TestBoundNeverDropsBoundaries(t *testing.T) {
+	tp := model.TP{Topic: "b"}
+	x := NewSyncIndex()
+	var syncs []model.OffsetSync
+	up, down := int64(0), int64(0)
+	for i := range int64(400) {
+		switch {
+		case i%50 == 49:
+			up -= 30 // upstream rewind
+		case i%70 == 69:
+			down -= 30 // downstream truncation
+		case i%90 == 89:
+			up += 5 // downstream standing still
+		default:
+			up, down = up+10, down+9
+		}
+		syncs = append(syncs, model.OffsetSync{Topic: "b", Upstream: up, Downstream: down, LogOffset: i, RecordMs: i})
+		if i == 300 {
+			x.Add(syncs)
+			syncs = nil
+			x.Restart(tp)
+			up = 0
+		}
+	}
+	x.Add(syncs)
+	before, _ := x.History(tp, 1<<20)
+	guarded := guardedAt(before, 301)
+	x.Remove(x.ThinBounded(1<<40, 0, 1))
+	after, _ := x.History(tp, 1<<20)
+	kept := map[model.SyncKey]bool{}
+	for _, s := range after {
+		kept[s.Key()] = true
+	}
+	for _, s := range before {
+		if guarded[s.Key()] && !kept[s.Key()] {
+			t.Fatalf("the guarded sync %+v was dropped", s)
+		}
+	}
+	if len(after) > len(guarded)+1 || len(guarded) < 20 {
+		t.Fatalf("kept %d of %d syncs with %d guarded: want the guarded ones and at most one more", len(after), len(before), len(guarded))
+	}
+}
