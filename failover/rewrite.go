@@ -268,6 +268,9 @@ func (rb *Runbook) rewriteSavepoint(ctx context.Context, w audit.Written, r *Run
 			return result, err
 		}
 		result["path"], result["copied_files"], result["copied_bytes"] = res.Path, res.CopiedFiles, res.CopiedBytes
+		if len(res.RemovedLeftovers) > 0 {
+			result["removed_leftovers"] = res.RemovedLeftovers // hidden build directories of attempts that died
+		}
 	}
 	rb.crash("rewrite-written")
 	sp, err := rb.Catalog.RegisterRewritten(ctx, s.RewriteTo, p.Source, r.Flow)

@@ -91,6 +91,8 @@ func (c ctxReader) Read(p []byte) (int, error) {
 
 type localDest struct {
 	dest, tmp string
+	lock      *os.File    // flock on tmp while the rewrite runs
+	removed   []string    // earlier attempts' build directories removed
 	dirs      []string    // made in tmp, to sync
 	perm      fs.FileMode // the new directory's, taken from the source's
 	moved     bool        // renamed to Dest
@@ -128,9 +130,18 @@ func newLocalDest(dest string, sp *Savepoint) (*localDest, error) {
 			return nil, refused("destination %s overlaps the source savepoint %s (through a symbolic link), which is never modified", p, sp.Dir)
 		}
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(p)+".rewrite-")
+	removed, err := removeLeftoverBuilds(parent, filepath.Base(p))
+	if err != nil {
+		return nil, fmt.Errorf("flink: rewrite: removing what an earlier attempt left: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, buildPrefix(filepath.Base(p)))
 	if err != nil {
 		return nil, fmt.Errorf("flink: rewrite: %w", err)
+	}
+	lock, err := lockBuild(tmp)
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("flink: rewrite: locking %s: %w", tmp, err)
 	}
 	// MkdirTemp makes it 0700: the new savepoint gets the source
 	// directory's permissions (0755 for a remote source) when it is
@@ -140,7 +151,46 @@ func newLocalDest(dest string, sp *Savepoint) (*localDest, error) {
 	if st, err := os.Stat(sp.Dir); err == nil && sp.files == nil {
 		perm = st.Mode().Perm()
 	}
-	return &localDest{dest: p, tmp: tmp, dirs: []string{tmp}, perm: perm}, nil
+	return &localDest{dest: p, tmp: tmp, lock: lock, removed: removed, dirs: []string{tmp}, perm: perm}, nil
+}
+
+// errBuildBusy: a build directory's lock is held (its rewrite runs).
+var errBuildBusy = errors.New("a rewrite holds it")
+
+// buildPrefix is the name prefix of the hidden build directories of
+// rewrites to Dest name.
+func buildPrefix(name string) string { return "." + name + ".rewrite-" }
+
+// removeLeftoverBuilds removes the build directories in parent of earlier
+// rewrites to name whose lock nobody holds (their rewrite died), and
+// returns them. A running rewrite's (locked) is left alone; so is anything
+// that is not a plain directory.
+func removeLeftoverBuilds(parent, name string) ([]string, error) {
+	es, err := os.ReadDir(parent)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range es {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), buildPrefix(name)) {
+			continue // IsDir is false for a symbolic link
+		}
+		dir := filepath.Join(parent, e.Name())
+		lock, err := lockBuild(dir)
+		if errors.Is(err, errBuildBusy) || errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return removed, err
+		}
+		err = os.RemoveAll(dir)
+		lock.Close()
+		if err != nil {
+			return removed, err
+		}
+		removed = append(removed, dir)
+	}
+	return removed, nil
 }
 
 func (d *localDest) create(ctx context.Context, rel string, r io.Reader) (int64, error) {
@@ -221,6 +271,7 @@ func (d *localDest) commit() error {
 	if err := os.Rename(filepath.Join(d.dest, pendingMetadata), filepath.Join(d.dest, MetadataFileName)); err != nil {
 		return fmt.Errorf("flink: rewrite: %w", err)
 	}
+	d.unlock()
 	if err := syncDir(d.dest); err != nil {
 		return err
 	}
@@ -230,6 +281,7 @@ func (d *localDest) commit() error {
 // abort removes the built directory, at Dest when it got there (without
 // its `_metadata`: commit failed before naming it).
 func (d *localDest) abort() {
+	defer d.unlock()
 	if !d.moved {
 		_ = os.RemoveAll(d.tmp)
 		return
@@ -240,6 +292,13 @@ func (d *localDest) abort() {
 }
 
 func (d *localDest) path() string { return d.dest }
+
+func (d *localDest) unlock() {
+	if d.lock != nil {
+		d.lock.Close()
+		d.lock = nil
+	}
+}
 
 func syncDir(dir string) error {
 	f, err := os.Open(dir)
@@ -417,6 +476,9 @@ func writeRewrite(ctx context.Context, req RewriteRequest, sp *Savepoint, plan *
 		return nil, err
 	}
 	res.Path = dest.path()
+	if l, ok := dest.(*localDest); ok {
+		res.RemovedLeftovers = l.removed
+	}
 	return res, nil
 }
 
