@@ -258,6 +258,9 @@ func (rb *Runbook) rewriteSavepoint(ctx context.Context, w audit.Written, r *Run
 	result := map[string]any{"source": p.Source.Path, "source_uid": p.SourceUID, "dest": s.RewriteTo, "splits": rewriteRows(p.Targets),
 		"renamed_topics": p.Targets.Renamed, "reread_max": p.Targets.RereadMax}
 	if p.DestExists {
+		if advice, ok := flink.Leftover(rb.Catalog.Files(), storagePath(s.RewriteTo)); ok {
+			return result, fmt.Errorf("%s exists already and is not this step's rewrite: it is neither overwritten nor used; %s", s.RewriteTo, advice)
+		}
 		if err := rb.sameRewrite(ctx, s, targets); err != nil {
 			return result, fmt.Errorf("%s exists already and is not this step's rewrite (%v): it is neither overwritten nor used; plan another destination", s.RewriteTo, err)
 		}

@@ -109,7 +109,10 @@ func newLocalDest(dest string, sp *Savepoint) (*localDest, error) {
 	if sp.files == nil && (Within(sp.Dir, p) || Within(p, sp.Dir)) {
 		return nil, refused("destination %s overlaps the source savepoint %s, which is never modified", p, sp.Dir)
 	}
-	if _, err := os.Lstat(p); err == nil {
+	if st, err := os.Lstat(p); err == nil {
+		if advice, ok := Leftover(nil, p); ok && st.IsDir() {
+			return nil, refused("destination %s exists and a rewrite never writes over anything; %s", p, advice)
+		}
 		return nil, refused("destination %s exists: a rewrite never writes over anything", p)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %w", ErrRewriteRefused, err)
@@ -152,6 +155,42 @@ func newLocalDest(dest string, sp *Savepoint) (*localDest, error) {
 		perm = st.Mode().Perm()
 	}
 	return &localDest{dest: p, tmp: tmp, lock: lock, removed: removed, dirs: []string{tmp}, perm: perm}, nil
+}
+
+// Leftover reports whether the rewrite destination dir, which holds
+// something, lacks a `_metadata` (on files when it serves dir, else on the
+// local file system), and then what to delete (LeftoverAdvice).
+func Leftover(files Files, dir string) (advice string, ok bool) {
+	var err error
+	if files != nil && files.Serves(dir) {
+		_, err = files.ReadFile(strings.TrimRight(dir, "/")+"/"+MetadataFileName, maxMetadataSize)
+	} else {
+		var p string
+		if p, err = localPath(dir); err == nil {
+			_, err = os.Lstat(filepath.Join(p, MetadataFileName))
+		}
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	return LeftoverAdvice(dir), true
+}
+
+// LeftoverAdvice says what to do about a rewrite destination dir (local
+// or remote) that holds something but no `_metadata`, so is no savepoint:
+// most likely what a rewrite stopped midway left there. It names exactly
+// what to delete.
+func LeftoverAdvice(dir string) string {
+	dir = strings.TrimRight(dir, "/")
+	if k, ok := remoteKey(dir); ok {
+		return fmt.Sprintf("it holds objects but no %s, so it is not a savepoint: most likely a rewrite stopped midway left them "+
+			"(state objects are written first, %s last). If nothing else uses that prefix, delete every object under %s/ "+
+			"(for example: aws s3 rm --recursive s3://%s/) and run the rewrite again, or choose another destination",
+			MetadataFileName, MetadataFileName, dir, k)
+	}
+	return fmt.Sprintf("it is a directory without %s, so it is not a savepoint: most likely a rewrite stopped between moving its "+
+		"build directory there and naming its %s. If nothing else uses it, remove the directory %s (rm -r %s) and run the rewrite "+
+		"again, or choose another destination", MetadataFileName, MetadataFileName, dir, dir)
 }
 
 // errBuildBusy: a build directory's lock is held (its rewrite runs).
@@ -332,6 +371,9 @@ func newRemoteDest(ctx context.Context, files WritableFiles, dest string, sp *Sa
 		return nil, fmt.Errorf("flink: rewrite: %w", err)
 	}
 	if !empty {
+		if advice, ok := Leftover(files, dir); ok {
+			return nil, refused("destination %s exists (objects lie below it) and a rewrite never writes over anything; %s", dir, advice)
+		}
 		return nil, refused("destination %s exists (objects lie below it): a rewrite never writes over anything", dir)
 	}
 	return &remoteDest{files: files, dir: dir, sizes: map[string]int64{}}, nil
