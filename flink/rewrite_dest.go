@@ -142,6 +142,9 @@ func newLocalDest(dest string, sp *Savepoint) (*localDest, error) {
 		return nil, fmt.Errorf("flink: rewrite: %w", err)
 	}
 	lock, err := lockBuild(tmp)
+	if errors.Is(err, errNoLocks) {
+		err = nil // no flock here: earlier attempts' directories are never removed
+	}
 	if err != nil {
 		_ = os.RemoveAll(tmp)
 		return nil, fmt.Errorf("flink: rewrite: locking %s: %w", tmp, err)
@@ -196,6 +199,9 @@ func LeftoverAdvice(dir string) string {
 // errBuildBusy: a build directory's lock is held (its rewrite runs).
 var errBuildBusy = errors.New("a rewrite holds it")
 
+// errNoLocks: the platform has no flock (rewrite_lock_other.go).
+var errNoLocks = errors.New("no advisory locks on this platform")
+
 // buildPrefix is the name prefix of the hidden build directories of
 // rewrites to Dest name.
 func buildPrefix(name string) string { return "." + name + ".rewrite-" }
@@ -216,7 +222,7 @@ func removeLeftoverBuilds(parent, name string) ([]string, error) {
 		}
 		dir := filepath.Join(parent, e.Name())
 		lock, err := lockBuild(dir)
-		if errors.Is(err, errBuildBusy) || errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, errBuildBusy) || errors.Is(err, errNoLocks) || errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
