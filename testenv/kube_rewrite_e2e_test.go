@@ -156,7 +156,7 @@ func kubeRewriteRestore(t *testing.T, dist testenv.FlinkDist, useSnapshot string
 		t.Errorf("rewritten savepoint v%d checkpoint %d, source v%d checkpoint %d", rsp.Version, rsp.CheckpointID, st.sp.Version, st.sp.CheckpointID)
 	}
 
-	// --- 3. the restore through Kubernetes --------------------------------------------------------
+	// --- 4. the restore through Kubernetes --------------------------------------------------------
 	res := kubeStepResult(t, run, 1, destURI)
 	if (useSnapshot == "true") != (res.Snapshot != "") {
 		t.Errorf("use_state_snapshot %s, step registered snapshot %q", useSnapshot, res.Snapshot)
