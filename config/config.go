@@ -267,8 +267,12 @@ type Retention struct {
 	// SyncsThinInterval: older syncs are thinned to about one per interval
 	// per partition. The newest sync of a partition is always kept.
 	SyncsThinInterval Duration `yaml:"syncs_thin_interval"`
-	// LagHistory: how long lag samples are kept.
+	// LagHistory: how long lag samples are kept: every flow sample and the
+	// per-minute topic and partition rows.
 	LagHistory Duration `yaml:"lag_history"`
+	// RPOHistory: how long each flow's per-minute RPO rollups are kept (the
+	// RPO report's history).
+	RPOHistory Duration `yaml:"rpo_history"`
 }
 
 // Duration is a time.Duration written as "30s", "5m".
@@ -364,6 +368,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Retention.SyncsFull, 24*time.Hour)
 	setDefault(&c.Retention.SyncsThinInterval, time.Hour)
 	setDefault(&c.Retention.LagHistory, 24*time.Hour)
+	setDefault(&c.Retention.RPOHistory, 90*24*time.Hour)
 	c.Auth.ApplyDefaults()
 	c.Notifications.applyDefaults()
 	setDefault(&c.AuditAnchor.Interval, time.Hour)
@@ -557,11 +562,15 @@ func (c *Config) validate(file string) Problems {
 		"thresholds.critical.lag": t.Critical.Lag, "thresholds.critical.for": t.Critical.For,
 		"thresholds.heartbeat_timeout": t.HeartbeatTimeout, "refresh_interval": c.RefreshInterval,
 		"retention.syncs_full": c.Retention.SyncsFull, "retention.syncs_thin_interval": c.Retention.SyncsThinInterval,
-		"retention.lag_history": c.Retention.LagHistory,
+		"retention.lag_history": c.Retention.LagHistory, "retention.rpo_history": c.Retention.RPOHistory,
 	} {
 		if d < 0 {
 			bad(k, "must not be negative")
 		}
+	}
+	if c.Retention.RPOHistory >= 0 && c.Retention.RPOHistory < c.Retention.LagHistory {
+		bad("retention.rpo_history", "%s is shorter than retention.lag_history %s: the per-minute RPO history must cover at least the raw samples",
+			c.Retention.RPOHistory.D(), c.Retention.LagHistory.D())
 	}
 	if c.Failover.ApprovalsRequired < 1 {
 		bad("failover.approvals_required", "must be at least 1 (a second operator approves)")
