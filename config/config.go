@@ -568,6 +568,9 @@ func (c *Config) validate(file string) Problems {
 			bad(k, "must not be negative")
 		}
 	}
+	if l := c.Retention.LagHistory; l >= 0 && l.D() < 2*time.Minute {
+		bad("retention.lag_history", "%s is too short: per-minute RPO rollups are made from the samples of the last minutes (at least 2m)", l.D())
+	}
 	if c.Retention.RPOHistory >= 0 && c.Retention.RPOHistory < c.Retention.LagHistory {
 		bad("retention.rpo_history", "%s is shorter than retention.lag_history %s: the per-minute RPO history must cover at least the raw samples",
 			c.Retention.RPOHistory.D(), c.Retention.LagHistory.D())

@@ -92,6 +92,7 @@ retention:
 		{"  lag_history: 48h\n  rpo_history: 24h\n", "retention.rpo_history: 24h0m0s is shorter than retention.lag_history 48h0m0s"},
 		{"  rpo_history: -1h\n", "retention.rpo_history: must not be negative"},
 		{"  lag_history: 2400h\n", "retention.rpo_history: 2160h0m0s is shorter than retention.lag_history"},
+		{"  lag_history: 1m\n", "retention.lag_history: 1m0s is too short"},
 		{"  rpo_history: 8760h\n", ""},
 	} {
 		c, err := Parse("r.yaml", strings.NewReader(base+tc.retention))

@@ -132,9 +132,9 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	if xs, _ := store.PartitionSamples(ctx, "primary->dr", "events", 1, 0); len(xs) != 1 || !xs[0].CaughtUp || xs[0].SourceEnd != nil {
 		t.Fatalf("events-1 (caught up) must have no row of its own: %+v", xs)
 	}
-	if ms, _ := store.FlowMinutes(ctx, "primary->dr", 0); len(ms) != 1 || *ms[0].MaxRPOMs != *s.RPOMs || ms[0].AtLeast != 0 ||
-		*ms[0].MaxLagMessages != 20 {
-		t.Fatalf("flow minute %+v", ms)
+	if xs, _ := store.FlowSamples(ctx, "primary->dr", 0); len(xs) != 1 || *xs[0].RPOMs != *s.RPOMs || xs[0].RPOAtLeast ||
+		*xs[0].MaxLagMessages != 20 || *xs[0].LagMessages != 20 {
+		t.Fatalf("flow sample %+v", xs)
 	}
 
 	// Retention deletes records MM2 may not have copied: suspected, not yet

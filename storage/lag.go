@@ -51,66 +51,82 @@ func (x *PartitionSample) caughtUp() bool {
 // MinuteMs is the length of a flow RPO rollup bucket.
 const MinuteMs = 60_000
 
-// statusRank orders statuses from best to worst for the minute rollups.
-// Anything not known counts as UNKNOWN, worse than a WARNING.
-func statusRank(s string) int {
-	switch s {
-	case "OK":
-		return 0
-	case "WARNING":
-		return 1
-	case "CRITICAL":
-		return 3
-	case "BROKEN":
-		return 4
-	}
-	return 2
-}
-
-// AddFlowSample records a flow's figures and counts them into the flow's
-// minute rollup, in one transaction. A second sample at the same AtMs
-// replaces the first but is not counted again.
+// AddFlowSample records a flow's figures. The first sample of a minute
+// rolls up the minutes before it (rollUp); a sample for a minute already
+// rolled up (stored late, or twice) rolls that minute up again. A second
+// sample at the same AtMs replaces the first.
 func (s *Store) AddFlowSample(ctx context.Context, flow string, x FlowSample) error {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
 		return err
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO flow_lag_samples
-			(flow_id, at_ms, rpo_ms, rpo_at_least, lag_messages, max_lag_messages, heartbeat_age_ms, status) VALUES (?,?,?,?,?,?,?,?)`,
-			id, x.AtMs, x.RPOMs, x.RPOAtLeast, x.LagMessages, x.MaxLagMessages, x.HeartbeatAgeMs, x.Status)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			if err == nil {
-				_, err = tx.ExecContext(ctx, `UPDATE flow_lag_samples SET rpo_ms=?, rpo_at_least=?, lag_messages=?,
-					max_lag_messages=?, heartbeat_age_ms=?, status=? WHERE flow_id=? AND at_ms=?`,
-					x.RPOMs, x.RPOAtLeast, x.LagMessages, x.MaxLagMessages, x.HeartbeatAgeMs, x.Status, id, x.AtMs)
-			}
-			return err
-		}
-		// max() of SQLite returns NULL when any argument is NULL: the
-		// coalesces keep a known figure over an unknown one, never 0.
-		_, err = tx.ExecContext(ctx, `INSERT INTO flow_rpo_minutes AS m
-			(flow_id, minute_ms, samples, unknown, at_least, max_rpo_ms, max_lag_messages, max_total_lag_messages, worst_status, status_rank)
-			VALUES (?1, ?2, 1, ?3 IS NULL, ?3 IS NOT NULL AND ?4, ?3, ?5, ?6, ?7, ?8)
-			ON CONFLICT (flow_id, minute_ms) DO UPDATE SET
-				samples = m.samples + 1,
-				unknown = m.unknown + excluded.unknown,
-				at_least = m.at_least + excluded.at_least,
-				max_rpo_ms = max(coalesce(m.max_rpo_ms, excluded.max_rpo_ms), coalesce(excluded.max_rpo_ms, m.max_rpo_ms)),
-				max_lag_messages = max(coalesce(m.max_lag_messages, excluded.max_lag_messages), coalesce(excluded.max_lag_messages, m.max_lag_messages)),
-				max_total_lag_messages = max(coalesce(m.max_total_lag_messages, excluded.max_total_lag_messages), coalesce(excluded.max_total_lag_messages, m.max_total_lag_messages)),
-				worst_status = CASE WHEN excluded.status_rank > m.status_rank THEN excluded.worst_status ELSE m.worst_status END,
-				status_rank = max(m.status_rank, excluded.status_rank)`,
-			id, x.AtMs-x.AtMs%MinuteMs, x.RPOMs, x.RPOAtLeast, x.MaxLagMessages, x.LagMessages, x.Status, statusRank(x.Status))
-		return err
-	})
+	var prev sql.NullInt64
+	if err := s.w.QueryRowContext(ctx, `SELECT max(at_ms) FROM flow_lag_samples WHERE flow_id=?`, id).Scan(&prev); err != nil {
+		return fmt.Errorf("storage: flow sample: %w", err)
+	}
+	_, err = s.w.ExecContext(ctx, `INSERT INTO flow_lag_samples
+		(flow_id, at_ms, rpo_ms, rpo_at_least, lag_messages, max_lag_messages, heartbeat_age_ms, status) VALUES (?,?,?,?,?,?,?,?)
+		ON CONFLICT (flow_id, at_ms) DO UPDATE SET rpo_ms=excluded.rpo_ms, rpo_at_least=excluded.rpo_at_least,
+			lag_messages=excluded.lag_messages, max_lag_messages=excluded.max_lag_messages,
+			heartbeat_age_ms=excluded.heartbeat_age_ms, status=excluded.status`,
+		id, x.AtMs, x.RPOMs, x.RPOAtLeast, x.LagMessages, x.MaxLagMessages, x.HeartbeatAgeMs, x.Status)
 	if err != nil {
 		return fmt.Errorf("storage: flow sample: %w", err)
 	}
+	minute, prevMinute := floorMinute(x.AtMs), floorMinute(prev.Int64)
+	switch {
+	case !prev.Valid:
+	case minute > prevMinute:
+		err = s.rollUp(ctx, id, minute)
+	case minute < prevMinute: // every minute before prevMinute is rolled up
+		err = s.rollUpRange(ctx, id, minute, minute+MinuteMs)
+	}
+	if err != nil {
+		return fmt.Errorf("storage: rolling up flow samples: %w", err)
+	}
 	return nil
+}
+
+func floorMinute(ms int64) int64 { return ms - ms%MinuteMs }
+
+// rollUp rolls up a flow's minutes before beforeMs that are not rolled up
+// yet: after the newest rollup, or from the oldest raw sample (a database
+// migrated from before rollups). Retention calls it before deleting raw
+// samples, so none goes uncounted.
+func (s *Store) rollUp(ctx context.Context, flowID, beforeMs int64) error {
+	var newest, oldest sql.NullInt64
+	if err := s.w.QueryRowContext(ctx, `SELECT max(minute_ms) FROM flow_rpo_minutes WHERE flow_id=?`, flowID).Scan(&newest); err != nil {
+		return err
+	}
+	from := newest.Int64 + MinuteMs
+	if !newest.Valid {
+		if err := s.w.QueryRowContext(ctx, `SELECT min(at_ms) FROM flow_lag_samples WHERE flow_id=?`, flowID).Scan(&oldest); err != nil || !oldest.Valid {
+			return err
+		}
+		from = floorMinute(oldest.Int64)
+	}
+	if to := floorMinute(beforeMs); from < to {
+		return s.rollUpRange(ctx, flowID, from, to)
+	}
+	return nil
+}
+
+// rollUpRange (re)computes a flow's minute rollups of [fromMs, toMs) from
+// its raw samples. Aggregate max() skips NULLs: an unknown figure never
+// becomes 0, and a minute with no figure at all keeps NULL. A sample whose
+// RPO was not recorded as exact (rpo_at_least NULL) counts as a lower bound.
+func (s *Store) rollUpRange(ctx context.Context, flowID, fromMs, toMs int64) error {
+	_, err := s.w.ExecContext(ctx, `INSERT OR REPLACE INTO flow_rpo_minutes (flow_id, minute_ms, samples, unknown, at_least,
+			max_rpo_ms, max_lag_messages, max_total_lag_messages, worst_status, status_rank)
+		SELECT flow_id, minute, n, unknown, at_least, rpo, max_lag, max_total,
+			CASE rank WHEN 0 THEN 'OK' WHEN 1 THEN 'WARNING' WHEN 3 THEN 'CRITICAL' WHEN 4 THEN 'BROKEN' ELSE 'UNKNOWN' END, rank
+		FROM (SELECT flow_id, at_ms - at_ms % ?4 AS minute, count(*) AS n, sum(rpo_ms IS NULL) AS unknown,
+				sum(rpo_ms IS NOT NULL AND coalesce(rpo_at_least, 1)) AS at_least, max(rpo_ms) AS rpo,
+				max(max_lag_messages) AS max_lag, max(lag_messages) AS max_total,
+				max(CASE status WHEN 'OK' THEN 0 WHEN 'WARNING' THEN 1 WHEN 'CRITICAL' THEN 3 WHEN 'BROKEN' THEN 4 ELSE 2 END) AS rank
+			FROM flow_lag_samples WHERE flow_id = ?1 AND at_ms >= ?2 AND at_ms < ?3 GROUP BY minute)`,
+		flowID, fromMs, toMs, MinuteMs)
+	return err
 }
 
 // FlowSamples returns a flow's samples since sinceMs, oldest first.
@@ -202,8 +218,8 @@ func (t *TopicMinute) add(x *PartitionSample) {
 		if *x.LagMessages > 0 {
 			t.Lagging++
 		}
-		t.TotalLagMessages = addPtr(t.TotalLagMessages, *x.LagMessages)
-		t.MaxLagMessages = maxPtr(t.MaxLagMessages, *x.LagMessages)
+		addTo(&t.TotalLagMessages, *x.LagMessages)
+		raise(&t.MaxLagMessages, *x.LagMessages)
 	}
 	if x.LagMessages == nil || x.LagMs == nil {
 		t.Unknown++
@@ -211,9 +227,9 @@ func (t *TopicMinute) add(x *PartitionSample) {
 	}
 	switch {
 	case x.LagMs != nil:
-		t.MaxLagMs = maxPtr(t.MaxLagMs, *x.LagMs)
+		raise(&t.MaxLagMs, *x.LagMs)
 	case x.LagMsAtLeast != nil:
-		t.MaxLagMs = maxPtr(t.MaxLagMs, *x.LagMsAtLeast)
+		raise(&t.MaxLagMs, *x.LagMsAtLeast)
 	}
 }
 
@@ -448,7 +464,8 @@ func (s *Store) LatestPartitionSamples(ctx context.Context, flow string) ([]Part
 var pruneBatch = 20_000
 
 // PruneLagSamples deletes raw flow samples, topic and partition rows older
-// than lagBeforeMs and flow minute rollups older than rpoBeforeMs, flow by
+// than lagBeforeMs (after rolling up the minutes they belong to) and flow
+// minute rollups older than rpoBeforeMs, flow by
 // flow in index range batches of about pruneBatch rows, each its own
 // transaction. It returns how many rows it deleted.
 func (s *Store) PruneLagSamples(ctx context.Context, lagBeforeMs, rpoBeforeMs int64) (int64, error) {
@@ -471,6 +488,9 @@ func (s *Store) PruneLagSamples(ctx context.Context, lagBeforeMs, rpoBeforeMs in
 	}
 	var total int64
 	for _, id := range flows {
+		if err := s.rollUp(ctx, id, lagBeforeMs+MinuteMs); err != nil {
+			return total, fmt.Errorf("storage: rolling up flow samples before pruning: %w", err)
+		}
 		for _, r := range []struct {
 			table, at string
 			before    int64
@@ -532,16 +552,23 @@ func ptr(n sql.NullInt64) *int64 {
 	return &n.Int64
 }
 
-func maxPtr(cur *int64, v int64) *int64 {
-	if cur == nil || v > *cur {
-		return &v
+// raise sets *p to v if it is unknown or below v (p owns its figure).
+func raise(p **int64, v int64) {
+	switch {
+	case *p == nil:
+		n := v // only a new figure is allocated
+		*p = &n
+	case v > **p:
+		**p = v
 	}
-	return cur
 }
 
-func addPtr(cur *int64, v int64) *int64 {
-	if cur != nil {
-		v += *cur
+// addTo adds v to *p, an unknown sum starting at v (p owns its figure).
+func addTo(p **int64, v int64) {
+	if *p == nil {
+		n := v
+		*p = &n
+	} else {
+		**p += v
 	}
-	return &v
 }

@@ -169,18 +169,23 @@ func TestFlowMinutesRollup(t *testing.T) {
 	// Minute 0: two exact samples.
 	add(t0, i64(1_000), false, i64(3), i64(4), "OK")
 	add(t0+5_000, i64(2_000), false, i64(5), i64(6), "WARNING")
-	add(t0+5_000, i64(2_500), false, i64(5), i64(6), "WARNING") // the same refresh again: replaced, not counted twice
+	add(t0+5_000, i64(2_500), false, i64(5), i64(6), "WARNING") // the same refresh again: replaced, counted once
 	// Minute 1: an unknown RPO, then a lower bound.
 	add(t0+MinuteMs, nil, false, nil, nil, "UNKNOWN")
 	add(t0+MinuteMs+5_000, i64(700), true, i64(1), i64(1), "OK")
 	// Minute 2: only unknowns.
 	add(t0+2*MinuteMs, nil, false, nil, nil, "BROKEN")
+	if ms, _ := s.FlowMinutes(ctx, "f", t0); len(ms) != 2 {
+		t.Fatalf("minute 2 is not complete yet, rolled up %+v", ms)
+	}
+	// Minute 3's first sample closes minute 2.
+	add(t0+3*MinuteMs, i64(1), false, i64(0), i64(0), "OK")
 
 	ms, err := s.FlowMinutes(ctx, "f", t0)
 	if err != nil || len(ms) != 3 {
 		t.Fatalf("%+v %v", ms, err)
 	}
-	if m := ms[0]; m.Samples != 2 || m.Unknown != 0 || m.AtLeast != 0 || *m.MaxRPOMs != 2_000 || *m.MaxLagMessages != 5 ||
+	if m := ms[0]; m.Samples != 2 || m.Unknown != 0 || m.AtLeast != 0 || *m.MaxRPOMs != 2_500 || *m.MaxLagMessages != 5 ||
 		*m.MaxTotalLagMessages != 6 || m.WorstStatus != "WARNING" {
 		t.Fatalf("minute 0 %+v", m)
 	}
@@ -190,8 +195,13 @@ func TestFlowMinutesRollup(t *testing.T) {
 	if m := ms[2]; m.Samples != 1 || m.Unknown != 1 || m.MaxRPOMs != nil || m.MaxLagMessages != nil || m.WorstStatus != "BROKEN" {
 		t.Fatalf("minute 2: unknown must stay unknown %+v", m)
 	}
+	// A sample stored late into a minute already rolled up counts there.
+	add(t0+MinuteMs+10_000, i64(90_000), false, nil, nil, "CRITICAL")
+	if ms, _ := s.FlowMinutes(ctx, "f", t0); ms[1].Samples != 3 || *ms[1].MaxRPOMs != 90_000 || ms[1].WorstStatus != "CRITICAL" {
+		t.Fatalf("minute 1 after a late sample %+v", ms[1])
+	}
 	raw, _ := s.FlowSamples(ctx, "f", t0)
-	if len(raw) != 5 || *raw[1].RPOMs != 2_500 || raw[2].RPOMs != nil || raw[2].RPOAtLeast || !raw[3].RPOAtLeast {
+	if len(raw) != 7 || *raw[1].RPOMs != 2_500 || raw[2].RPOMs != nil || raw[2].RPOAtLeast || !raw[3].RPOAtLeast {
 		t.Fatalf("raw samples %+v", raw)
 	}
 }
@@ -238,7 +248,7 @@ func TestPruneByRange(t *testing.T) {
 			t.Fatalf("%s: kept %+v", flow, xs)
 		}
 		ms, _ := s.FlowMinutes(ctx, flow, 0)
-		if len(ms) != 8 || ms[0].MinuteMs != rpoCut {
+		if len(ms) != 7 || ms[0].MinuteMs != rpoCut { // minute 9 is not complete: not rolled up yet
 			t.Fatalf("%s: rollups kept %+v", flow, ms)
 		}
 	}

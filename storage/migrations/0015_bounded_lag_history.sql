@@ -71,7 +71,8 @@ CREATE TABLE partition_last_legacy (
 ALTER TABLE flow_lag_samples ADD COLUMN rpo_at_least INTEGER;
 ALTER TABLE flow_lag_samples ADD COLUMN max_lag_messages INTEGER;
 
--- Per-minute rollups of the flow samples, kept for retention.rpo_history.
+-- Per-minute rollups of the flow samples, kept for retention.rpo_history;
+-- a minute is rolled up once it is complete.
 -- A minute is within an objective only if unknown = 0, at_least = 0 and
 -- max_rpo_ms is within it.
 CREATE TABLE flow_rpo_minutes (
@@ -88,20 +89,9 @@ CREATE TABLE flow_rpo_minutes (
     PRIMARY KEY (flow_id, minute_ms)
 ) WITHOUT ROWID;
 
--- Existing history stays readable: rolled up, split and moved.
-INSERT INTO flow_rpo_minutes
-SELECT flow_id, at_ms - at_ms % 60000, count(*),
-       sum(rpo_ms IS NULL), sum(rpo_ms IS NOT NULL), -- not recorded as exact
-       max(rpo_ms), NULL, max(lag_messages),
-       '', 0
-FROM flow_lag_samples GROUP BY flow_id, at_ms - at_ms % 60000;
-UPDATE flow_rpo_minutes SET status_rank = (
-    SELECT max(CASE s.status WHEN 'OK' THEN 0 WHEN 'WARNING' THEN 1 WHEN 'CRITICAL' THEN 3 WHEN 'BROKEN' THEN 4 ELSE 2 END)
-    FROM flow_lag_samples s
-    WHERE s.flow_id = flow_rpo_minutes.flow_id AND s.at_ms >= minute_ms AND s.at_ms < minute_ms + 60000);
-UPDATE flow_rpo_minutes SET worst_status =
-    CASE status_rank WHEN 0 THEN 'OK' WHEN 1 THEN 'WARNING' WHEN 3 THEN 'CRITICAL' WHEN 4 THEN 'BROKEN' ELSE 'UNKNOWN' END;
-
+-- Existing history stays readable: split and moved. The flow samples are
+-- rolled up by minute from flow_lag_samples when the next sample closes a
+-- minute (storage/lag.go), the first time from the oldest raw sample.
 INSERT INTO lag_topics(flow_id, name) SELECT DISTINCT flow_id, topic FROM partition_lag_samples;
 
 INSERT INTO topic_lag
