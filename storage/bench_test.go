@@ -108,17 +108,22 @@ const benchT0 = int64(1_764_000_000_000)
 // BenchmarkSavePartitionMinute measures saving one minute of 100,000
 // partitions (100 per topic) after benchHistoryMinutes minutes of history:
 // the bounded layout with 1 % and with every partition lagging, and the old
-// one (a row per partition, keyed partition first).
+// one (a row per partition, keyed partition first); and both for a small
+// estate of 100 partitions.
 func BenchmarkSavePartitionMinute(b *testing.B) {
-	const n = 100_000
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name     string
+		n        int
 		lagEvery int
 		old      bool
-	}{{"bounded/lagging=1pct", 100, false}, {"bounded/lagging=100pct", 1, false}, {"old/every-partition", 100, true}} {
+	}{
+		{"bounded/n=100k/lagging=1pct", 100_000, 100, false}, {"bounded/n=100k/lagging=100pct", 100_000, 1, false},
+		{"old/n=100k", 100_000, 100, true},
+		{"bounded/n=100/lagging=1pct", 100, 100, false}, {"old/n=100", 100, 100, true},
+	} {
 		b.Run(tc.name, func(b *testing.B) {
-			xs := estate(n, 100, tc.lagEvery)
+			xs := estate(tc.n, 100, tc.lagEvery)
 			var add func(atMs int64)
 			if tc.old {
 				o := openOldPartitionTable(b)
