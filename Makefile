@@ -37,7 +37,7 @@ deps:
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq$$missing >/dev/null \
 	    || { echo "make deps: apt-get install$$missing failed" >&2; exit 1; }; \
 	fi
-	@test -x testenv/.cache/bin/litestream || { echo "== installing litestream $(LITESTREAM) (the console's own replication, failover/standby_test.go)"; \
+	@testenv/.cache/bin/litestream version 2>/dev/null | grep -qx '$(LITESTREAM)' || { echo "== installing litestream $(LITESTREAM) (the console's own replication, failover/standby_test.go)"; \
 	  GOBIN=$(CURDIR)/testenv/.cache/bin $(GO) install github.com/benbjohnson/litestream/cmd/litestream@$(LITESTREAM) \
 	    || { echo "make deps: go install litestream@$(LITESTREAM) failed" >&2; exit 1; }; }
 	@chromium --version; java -version 2>&1 | sed -n 1p; mvn -v 2>&1 | sed -n 1p; testenv/.cache/bin/litestream version

@@ -260,6 +260,10 @@ type LagThreshold struct {
 	For Duration `yaml:"for"`
 }
 
+// DefaultSyncsPerPartition is retention.syncs_per_partition when unset:
+// MM2's own OffsetSyncStore keeps 64 syncs per partition.
+const DefaultSyncsPerPartition = 64
+
 // Retention bounds what SQLite keeps.
 type Retention struct {
 	// SyncsFull: syncs younger than this are all kept.
@@ -267,6 +271,11 @@ type Retention struct {
 	// SyncsThinInterval: older syncs are thinned to about one per interval
 	// per partition. The newest sync of a partition is always kept.
 	SyncsThinInterval Duration `yaml:"syncs_thin_interval"`
+	// SyncsPerPartition: of the syncs older than SyncsFull, at most this
+	// many are kept per partition (exponentially spaced back from the
+	// newest, like MM2's 64 slots), plus the history boundaries that are
+	// always kept. Bounds the sync index's memory and the disk it uses.
+	SyncsPerPartition int `yaml:"syncs_per_partition"`
 	// LagHistory: how long lag samples are kept: every flow sample and the
 	// per-minute topic and partition rows.
 	LagHistory Duration `yaml:"lag_history"`
@@ -367,6 +376,9 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.RefreshInterval, 5*time.Second)
 	setDefault(&c.Retention.SyncsFull, 24*time.Hour)
 	setDefault(&c.Retention.SyncsThinInterval, time.Hour)
+	if c.Retention.SyncsPerPartition == 0 {
+		c.Retention.SyncsPerPartition = DefaultSyncsPerPartition
+	}
 	setDefault(&c.Retention.LagHistory, 24*time.Hour)
 	setDefault(&c.Retention.RPOHistory, 90*24*time.Hour)
 	c.Auth.ApplyDefaults()
@@ -567,6 +579,9 @@ func (c *Config) validate(file string) Problems {
 		if d < 0 {
 			bad(k, "must not be negative")
 		}
+	}
+	if c.Retention.SyncsPerPartition < 1 {
+		bad("retention.syncs_per_partition", "must be at least 1 (syncs older than retention.syncs_full kept per partition)")
 	}
 	if l := c.Retention.LagHistory; l >= 0 && l.D() < 2*time.Minute {
 		bad("retention.lag_history", "%s is too short: per-minute RPO rollups are made from the samples of the last minutes (at least 2m)", l.D())

@@ -331,3 +331,33 @@ func TestMetricsSetting(t *testing.T) {
 		}
 	}
 }
+
+func TestSyncsPerPartition(t *testing.T) {
+	base := "clusters:\n  a: {bootstrap: [\"h:1\"]}\n  b: {bootstrap: [\"h:2\"]}\nflows:\n  - {source: a, target: b}\n"
+	for _, tc := range []struct {
+		yaml string
+		want int
+		err  string
+	}{
+		{"", DefaultSyncsPerPartition, ""},
+		{"retention: {syncs_per_partition: 16}", 16, ""},
+		{"retention: {syncs_per_partition: -3}", 0, "retention.syncs_per_partition: must be at least 1"},
+		{"retention: {syncs_per_partition: many}", 0, "cannot unmarshal"},
+	} {
+		c, err := Parse("r.yaml", strings.NewReader(base+tc.yaml))
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: err = %v, want %q", tc.yaml, err, tc.err)
+			}
+			var ps Problems
+			if errors.As(err, &ps) && len(ps) != 1 {
+				t.Errorf("%q: %d problems, want 1: %v", tc.yaml, len(ps), err)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tc.yaml, err)
+		case c.Retention.SyncsPerPartition != tc.want:
+			t.Errorf("%q: syncs_per_partition = %d, want %d", tc.yaml, c.Retention.SyncsPerPartition, tc.want)
+		}
+	}
+}

@@ -478,7 +478,9 @@ func (m *Monitor) ApplyRetention(ctx context.Context) {
 	now := m.Now()
 	r := m.cfg.Retention
 	for _, fm := range m.flows {
-		doomed := fm.state.Syncs.Thin(now.Add(-r.SyncsFull.D()).UnixMilli(), r.SyncsThinInterval.D().Milliseconds())
+		// The bound's deletions leave SQLite with the time rule's, in the
+		// same pass: disk stays bounded and a restart loads this index.
+		doomed := fm.state.Syncs.ThinBounded(now.Add(-r.SyncsFull.D()).UnixMilli(), r.SyncsThinInterval.D().Milliseconds(), r.SyncsPerPartition)
 		if err := m.store.DeleteSyncs(ctx, fm.flow.Name, doomed); err != nil {
 			m.log.Error("thinning offset syncs", "flow", fm.flow.Name, "err", err)
 			continue

@@ -83,16 +83,34 @@ func (n *Notifier) defaults() {
 // Run feeds and sends until ctx ends, then returns once every sender has
 // stopped (an attempt in flight is cut off by ctx and retried next start).
 func (n *Notifier) Run(ctx context.Context) {
+	n.defaults()
+	n.dropRemoved(ctx)
 	if len(n.Receivers) == 0 {
 		return
 	}
-	n.defaults()
 	var wg sync.WaitGroup
 	for _, r := range n.Receivers {
 		wg.Go(func() { n.send(ctx, r) })
 	}
 	n.feed(ctx)
 	wg.Wait()
+}
+
+// dropRemoved gives up the pending deliveries to receivers the config no
+// longer names, saying so, so their backlog does not alert for ever.
+func (n *Notifier) dropRemoved(ctx context.Context) {
+	keep := make([]string, 0, len(n.Receivers))
+	for _, r := range n.Receivers {
+		keep = append(keep, r.Name)
+	}
+	dropped, err := n.Store.DropDeliveriesNotTo(ctx, keep)
+	if err != nil {
+		n.Log.Warn("notifications: could not drop deliveries to removed receivers", "err", err)
+		return
+	}
+	for r, count := range dropped {
+		n.Log.Warn("notifications: receiver no longer configured; its undelivered events are dropped", "receiver", r, "events", count)
+	}
 }
 
 // link is the console URL of path, or "" without a public URL.

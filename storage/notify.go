@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // NotifyEvent is one event for the outbox: its kind, a key that is the
@@ -130,4 +131,44 @@ func (s *Store) PendingNotifications(ctx context.Context) (map[string][2]int64, 
 		out[r] = [2]int64{n, oldest}
 	}
 	return out, rows.Err()
+}
+
+// DropDeliveriesNotTo deletes the pending deliveries to receivers not
+// named in keep (removed or renamed in the config): nobody will take them,
+// and left pending they would hold the backlog alert up for ever. The
+// events stay, and so does the audit log they came from. It returns how
+// many were dropped per receiver.
+func (s *Store) DropDeliveriesNotTo(ctx context.Context, keep []string) (map[string]int64, error) {
+	dropped := map[string]int64{}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, "SELECT receiver, COUNT(*) FROM notify_deliveries WHERE delivered_ms IS NULL GROUP BY receiver")
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var r string
+			var n int64
+			if err := rows.Scan(&r, &n); err != nil {
+				rows.Close()
+				return err
+			}
+			if !slices.Contains(keep, r) {
+				dropped[r] = n
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for r := range dropped {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM notify_deliveries WHERE receiver = ? AND delivered_ms IS NULL", r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storage: dropping deliveries to receivers no longer configured: %w", err)
+	}
+	return dropped, nil
 }

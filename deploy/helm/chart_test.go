@@ -16,6 +16,7 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -111,8 +112,10 @@ func objects(t *testing.T, rendered map[string]string) map[string]any {
 				obj = &rbacv1.Role{}
 			case "rbac.authorization.k8s.io/v1 RoleBinding":
 				obj = &rbacv1.RoleBinding{}
-			case "monitoring.coreos.com/v1 ServiceMonitor", "monitoring.coreos.com/v1 PrometheusRule":
-				obj = &map[string]any{} // CRDs: their contents are checked below
+			case "monitoring.coreos.com/v1 ServiceMonitor":
+				obj = &monitoringv1.ServiceMonitor{} // the prometheus-operator's own API types
+			case "monitoring.coreos.com/v1 PrometheusRule":
+				obj = &monitoringv1.PrometheusRule{}
 			default:
 				t.Fatalf("%s: unexpected object %s %s", file, meta.APIVersion, meta.Kind)
 			}
@@ -192,12 +195,55 @@ func TestChartRendersWhatItPromises(t *testing.T) {
 			if rb, ok := objs["RoleBinding"].(*rbacv1.RoleBinding); !ok || rb.Subjects[0].Name != pod.ServiceAccountName || rb.Subjects[0].Namespace != "kafka-dr" {
 				t.Errorf("kubernetes restore: RoleBinding %+v for service account %s", objs["RoleBinding"], pod.ServiceAccountName)
 			}
-			rule := *objs["PrometheusRule"].(*map[string]any)
-			groups, _ := rule["spec"].(map[string]any)["groups"].([]any)
-			if len(groups) == 0 {
-				t.Error("PrometheusRule without the rule groups")
+			// Prometheus finds the console: the ServiceMonitor selects the
+			// Service by its labels and scrapes a port the Service names.
+			svc := objs["Service"].(*corev1.Service)
+			sm := objs["ServiceMonitor"].(*monitoringv1.ServiceMonitor)
+			for k, v := range sm.Spec.Selector.MatchLabels {
+				if svc.Labels[k] != v {
+					t.Errorf("the ServiceMonitor selects %s=%s; the Service has %s=%q", k, v, k, svc.Labels[k])
+				}
+			}
+			if len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Path != "/metrics" ||
+				!slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == sm.Spec.Endpoints[0].Port }) {
+				t.Errorf("ServiceMonitor endpoints %+v do not scrape /metrics on a port of the Service %+v", sm.Spec.Endpoints, svc.Spec.Ports)
+			}
+			// The PrometheusRule holds exactly the shipped rules.
+			var shipped monitoringv1.PrometheusRuleSpec
+			if b, err := os.ReadFile("../prometheus-rules.yaml"); err != nil {
+				t.Fatal(err)
+			} else if err := yaml.UnmarshalStrict(b, &shipped); err != nil {
+				t.Fatalf("deploy/prometheus-rules.yaml as a PrometheusRule spec: %v", err)
+			}
+			if rule := objs["PrometheusRule"].(*monitoringv1.PrometheusRule); len(shipped.Groups) == 0 || !reflect.DeepEqual(rule.Spec, shipped) {
+				t.Errorf("the chart's PrometheusRule is not deploy/prometheus-rules.yaml: %d groups vs %d", len(rule.Spec.Groups), len(shipped.Groups))
 			}
 		})
+	}
+}
+
+// A Secret and a claim the user manages: the chart makes neither and
+// mounts both by name.
+func TestChartUsesExistingSecretAndClaim(t *testing.T) {
+	objs := objects(t, render(t, map[string]any{"existingSecret": "drconsole-secrets", "persistence": map[string]any{"existingClaim": "drconsole-data"}}))
+	for _, kind := range []string{"Secret", "PersistentVolumeClaim"} {
+		if objs[kind] != nil {
+			t.Errorf("the chart made a %s though an existing one is named", kind)
+		}
+	}
+	pod := objs["Deployment"].(*appsv1.Deployment).Spec.Template.Spec
+	vols := map[string]corev1.Volume{}
+	for _, v := range pod.Volumes {
+		vols[v.Name] = v
+	}
+	if v := vols["secrets"]; v.Secret == nil || v.Secret.SecretName != "drconsole-secrets" {
+		t.Errorf("secrets volume %+v, want the Secret drconsole-secrets", v)
+	}
+	if v := vols["data"]; v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "drconsole-data" {
+		t.Errorf("data volume %+v, want the claim drconsole-data", v)
+	}
+	if !slices.ContainsFunc(pod.Containers[0].VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "secrets" && m.MountPath == "/run/secrets/drconsole" }) {
+		t.Error("the existing Secret is not mounted at /run/secrets/drconsole")
 	}
 }
 
