@@ -34,11 +34,11 @@ const (
 // which keeps each flow's samples in time order (pages.History tops up
 // from the newest held sample on).
 //
-// At the bound, a queued refresh whose flow has a newer refresh queued
-// behind it keeps its flow sample and per-topic figures but lets go of its
-// per-partition figures (16 MB per snapshot at 100k partitions): the
-// per-partition sample due at that minute is then taken from a later
-// refresh of the flow. Each dropped set is counted.
+// Past the bound (SampleQueueBound refreshes of one flow), the flow's
+// queued refreshes but the newest keep their flow samples and let go of
+// their per-partition figures (16 MB per snapshot at 100k partitions):
+// the minute's per-partition and per-topic rows, made from them, then come
+// from a later refresh of the flow. Each dropped set is counted.
 type sampleWriter struct {
 	m    *Monitor
 	wake chan struct{} // capacity 1: work was queued
