@@ -2,9 +2,11 @@ package monitor
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -358,5 +360,36 @@ func TestRunWritesSamplesAndStops(t *testing.T) {
 	}
 	if st := r.m.SampleWriterStats(); st.Queued != 0 || st.Lost != 0 {
 		t.Fatalf("stats after Run: %+v", st)
+	}
+}
+
+// A cluster seen unreachable that answers again, but too slowly for the
+// read deadline, reads reachable and late: it answered.
+func TestUnreachableThenLateReadsReachable(t *testing.T) {
+	r := newWriterRig(t)
+	r.cfg.RefreshReadTimeout = config.Duration(500 * time.Millisecond)
+	flow := r.cfg.Flows[0].Name
+	r.refresh()
+	var down atomic.Bool
+	down.Store(true)
+	r.primary.Control(func(kmsg.Request) (kmsg.Response, error, bool) {
+		r.primary.KeepControl()
+		if down.Load() {
+			return nil, errors.New("down in this test"), true // closes the connection
+		}
+		return nil, nil, false
+	})
+	r.refresh()
+	if s := r.m.Snapshot(flow); s.Source.OK || s.Late != nil || !s.Partitions[0].Stale {
+		t.Fatalf("primary refusing: source %+v late %+v", s.Source, s.Late)
+	}
+	release := make(chan struct{})
+	defer close(release)
+	slowListOffsets(r.primary, release)
+	down.Store(false)
+	r.refresh()
+	s := r.m.Snapshot(flow)
+	if !s.Source.OK || s.Late == nil || s.Late.Side != "source" || !s.Partitions[0].Stale || s.Status == StatusOK {
+		t.Fatalf("primary answering slowly: source %+v late %+v p0 %s status %s", s.Source, s.Late, describe(s.Partitions[0]), s.Status)
 	}
 }
