@@ -56,6 +56,8 @@ type Config struct {
 	Notifications Notifications `yaml:"notifications"`
 	// Metrics shapes GET /metrics.
 	Metrics Metrics `yaml:"metrics"`
+	// Drill shapes DR drills (config/drill.go).
+	Drill Drill `yaml:"drill"`
 }
 
 // Metrics shapes GET /metrics. Per-topic aggregates are always exported;
@@ -214,6 +216,8 @@ type Flow struct {
 	// Connectors are the MM2 connector names on ConnectURL; default
 	// MirrorSourceConnector, MirrorCheckpointConnector, MirrorHeartbeatConnector.
 	Connectors []string `yaml:"connectors"`
+	// Objectives are the flow's recovery objectives; zero: none set.
+	Objectives Objectives `yaml:"objectives"`
 }
 
 // ClusterLink is a Confluent cluster link as seen from the DR (destination)
@@ -369,6 +373,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.AuditAnchor.Interval, time.Hour)
 	setDefault(&c.Failover.ApprovalTTL, 30*time.Minute)
 	setDefault(&c.Failover.PromoteMaxLag, 30*time.Second)
+	c.Drill.applyDefaults()
 	if c.Failover.ApprovalsRequired == 0 {
 		c.Failover.ApprovalsRequired = 1
 	}
@@ -566,6 +571,7 @@ func (c *Config) validate(file string) Problems {
 	if c.Failover.ApprovalsRequired < 1 {
 		bad("failover.approvals_required", "must be at least 1 (a second operator approves)")
 	}
+	c.validateDrill(bad)
 	seenTargets := map[string]bool{}
 	for i, ft := range c.FlinkTargets {
 		key := fmt.Sprintf("flink_targets[%d]", i)
