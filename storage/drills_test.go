@@ -55,7 +55,9 @@ func TestDrillRecord(t *testing.T) {
 	if d.Succeeded() {
 		t.Fatal("a drill whose cleanup has not run counts as a success")
 	}
-	rec := func(action string) model.AuditEntry { return model.AuditEntry{Actor: "drconsole", Action: action, Subject: "failover-run:1"} }
+	rec := func(action string) model.AuditEntry {
+		return model.AuditEntry{Actor: "drconsole", Action: action, Subject: "failover-run:1"}
+	}
 	// The run never completed (the process died): the drill failed, and
 	// its run is ended so no step of it starts again.
 	_, err = st.DrillCleanupClaim(ctx, id, "interrupted", 4000, rec("drill.cleanup-start"))
