@@ -37,7 +37,7 @@ func (rb *Runbook) Preview(ctx context.Context, r *Run) []StepPreview {
 func (rb *Runbook) previewStep(ctx context.Context, r *Run, i int) StepPreview {
 	flow := rb.Config.Flow(r.Flow)
 	s := r.Plan.Steps[i]
-	p := StepPreview{Idx: i, Title: s.Title(flow), Irreversible: s.Irreversible()}
+	p := StepPreview{Idx: i, Title: r.Plan.StepTitle(i, flow), Irreversible: s.Irreversible()}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var err error

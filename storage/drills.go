@@ -10,17 +10,25 @@ import (
 )
 
 // StartDrill records a drill's start (its run id, flow, start time, Flink
-// target, job id, temporary groups and how many steps owe a re-read bound)
-// once: a drill resumed after a crash keeps its first start.
-func (s *Store) StartDrill(ctx context.Context, d model.Drill) error {
+// target, job id, temporary groups, how many steps owe a re-read bound and
+// the safety rules a failover would have failed) in one transaction with
+// rec, its audit record. A drill starts once: ErrConflict when it started
+// already (a drill interrupted by a crash is cleaned up, not resumed).
+func (s *Store) StartDrill(ctx context.Context, d model.Drill, rec model.AuditEntry) (model.AuditEntry, error) {
 	groups, _ := json.Marshal(nonNil(d.Groups))
-	_, err := s.w.ExecContext(ctx, `INSERT INTO drill_results(run_id, flow, started_ms, flink_target, job_id, groups, reread_expected)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run_id) DO NOTHING`,
-		d.RunID, d.Flow, d.StartedMs, d.FlinkTarget, d.JobID, string(groups), d.RereadExpected)
-	if err != nil {
-		return fmt.Errorf("storage: starting drill of run %d: %w", d.RunID, err)
-	}
-	return nil
+	rules, _ := json.Marshal(nonNil(d.RulesFailed))
+	return s.auditedChange(ctx, rec, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO drill_results(run_id, flow, started_ms, flink_target, job_id, groups, reread_expected, rules_failed)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run_id) DO NOTHING`,
+			d.RunID, d.Flow, d.StartedMs, d.FlinkTarget, d.JobID, string(groups), d.RereadExpected, string(rules))
+		if err != nil {
+			return fmt.Errorf("storage: starting drill of run %d: %w", d.RunID, err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return fmt.Errorf("storage: the drill of run %d started already: %w", d.RunID, ErrConflict)
+		}
+		return nil
+	})
 }
 
 func nonNil(s []string) []string {
@@ -66,16 +74,6 @@ func (s *Store) DrillFirstRecord(ctx context.Context, runID, atMs int64, rpoMs *
 // DrillReread records step idx's re-read bound.
 func (s *Store) DrillReread(ctx context.Context, runID int64, idx int, n int64) error {
 	_, err := s.w.ExecContext(ctx, `UPDATE drill_results SET reread=json_set(reread, '$."'||?||'"', ?) WHERE run_id=?`, fmt.Sprint(idx), n, runID)
-	if err != nil {
-		return fmt.Errorf("storage: drill of run %d: %w", runID, err)
-	}
-	return nil
-}
-
-// DrillRules records the safety rules a failover would have failed.
-func (s *Store) DrillRules(ctx context.Context, runID int64, failed []string) error {
-	b, _ := json.Marshal(nonNil(failed))
-	_, err := s.w.ExecContext(ctx, `UPDATE drill_results SET rules_failed=? WHERE run_id=?`, string(b), runID)
 	if err != nil {
 		return fmt.Errorf("storage: drill of run %d: %w", runID, err)
 	}

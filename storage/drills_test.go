@@ -30,14 +30,20 @@ func TestDrillRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(st.StartDrill(ctx, start))
+	rec := func(action string) model.AuditEntry {
+		return model.AuditEntry{Actor: "drconsole", Action: action, Subject: "failover-run:1"}
+	}
+	start.RulesFailed = []string{"lag within 30s: RPO 2m"}
+	_, err = st.StartDrill(ctx, start, rec("drill.start"))
+	must(err)
 	start.StartedMs = 5000
-	must(st.StartDrill(ctx, start)) // resumed: the first start stays
+	if _, err := st.StartDrill(ctx, start, rec("drill.start")); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("a drill started twice: %v", err)
+	}
 	must(st.DrillMoment(ctx, id, storage.MomentSubmitted, 1100))
 	must(st.DrillMoment(ctx, id, storage.MomentRunning, 1500))
 	must(st.DrillMoment(ctx, id, storage.MomentRunning, 9999))
 	must(st.DrillReread(ctx, id, 1, 7))
-	must(st.DrillRules(ctx, id, []string{"lag within 30s: RPO 2m"}))
 	d, err := st.Drill(ctx, id)
 	must(err)
 	if d.StartedMs != 1000 || *d.ToRunningMs() != 500 || d.RTOMs() != nil || d.RPOMs != nil || d.RereadMax() != nil {
@@ -54,9 +60,6 @@ func TestDrillRecord(t *testing.T) {
 	}
 	if d.Succeeded() {
 		t.Fatal("a drill whose cleanup has not run counts as a success")
-	}
-	rec := func(action string) model.AuditEntry {
-		return model.AuditEntry{Actor: "drconsole", Action: action, Subject: "failover-run:1"}
 	}
 	// The run never completed (the process died): the drill failed, and
 	// its run is ended so no step of it starts again.
