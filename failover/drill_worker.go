@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -115,7 +116,7 @@ func (w *Worker) CleanDrills(ctx context.Context) (int, error) {
 // lifetime.
 func (w *Worker) CleanDrillsEvery(ctx context.Context, interval time.Duration) {
 	for {
-		if _, err := w.CleanDrills(ctx); err != nil && ctx.Err() == nil {
+		if _, err := w.CleanDrills(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, ErrShuttingDown) {
 			w.log().Error("drill cleanup pass", "err", err)
 		}
 		select {
