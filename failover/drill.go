@@ -466,3 +466,15 @@ func (e *Execution) drillEffect(ctx context.Context) (any, error) {
 	}
 	return nil, fmt.Errorf("step kind %q is not part of a drill", s.Kind)
 }
+
+// Drill returns run id's drill record; nil when it has not started.
+func (rb *Runbook) Drill(ctx context.Context, id int64) (*model.Drill, error) {
+	d, err := rb.Store.Drill(ctx, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
