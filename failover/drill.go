@@ -149,6 +149,30 @@ func drillArgs(r *Run, s Step) []string {
 	return out
 }
 
+// restoreArgs are the program arguments the restore of s submits.
+func restoreArgs(r *Run, s Step) []string {
+	if r.Plan.Drill {
+		return drillArgs(r, s)
+	}
+	return s.Args
+}
+
+// drillPreview is what step i of drill r does differently, said first in
+// its preview.
+func drillPreview(r *Run, i int, timeout time.Duration) []string {
+	s := r.Plan.Steps[i]
+	switch s.Kind {
+	case KindPreflight:
+		return []string{"DRILL: the rules below are recorded as the ones a failover would have failed; the drill does not stop for them."}
+	case KindTranslateGroup:
+		g := DrillGroup(r.ID, s.Group)
+		return []string{fmt.Sprintf("DRILL: the offsets below go to the temporary DR group %s, which must not exist yet; the current offsets shown are those of %s, which is not touched. The cleanup deletes %s.", g, s.Group, g)}
+	case KindRestoreFlink:
+		return []string{fmt.Sprintf("DRILL: a copy of the job with its own job id, timed to RUNNING and to its first record (at most %s), then cancelled by the cleanup.", timeout)}
+	}
+	return nil
+}
+
 // drillGroups are the temporary groups run r commits to.
 func drillGroups(r *Run) []string {
 	var out []string

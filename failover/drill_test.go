@@ -224,6 +224,14 @@ func TestDrillRefused(t *testing.T) {
 	if _, err := e.store.Drill(ctx, id); !errors.Is(err, storage.ErrNotFound) || len(e.fl.Jobs()) != 0 || e.audit.count("drill.start") != 0 {
 		t.Fatalf("a refused drill left %v, jobs %v", err, e.fl.Jobs())
 	}
+	// The run page's previews say what the drill changes, not what a failover would.
+	r, _ = e.rb.Get(ctx, id)
+	if pv := e.rb.previewStep(ctx, r, 1); pv.Err != "" || len(pv.Lines) == 0 || !strings.Contains(pv.Lines[0], DrillGroup(id, "billing")+", which must not exist") {
+		t.Errorf("translate preview %+v", pv)
+	}
+	if pv := e.rb.previewStep(ctx, r, 2); !strings.Contains(strings.Join(pv.Lines, "\n"), "--group-id "+DrillGroup(id, "billing")) {
+		t.Errorf("restore preview %+v", pv)
+	}
 	// The configured drill arguments went into the plan: approvals cover them.
 	if got := r.Plan.Steps[2].DrillArgs; !slices.Equal(got, e.cfg.Drill.JobArgs) {
 		t.Fatalf("plan drill args %q", got)

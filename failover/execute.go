@@ -390,11 +390,7 @@ func (rb *Runbook) restoreFlink(ctx context.Context, w audit.Written, r *Run, id
 	if err != nil {
 		return nil, err
 	}
-	args := s.Args
-	if r.Plan.Drill {
-		args = drillArgs(r, s)
-	}
-	req := flink.RunRequest{EntryClass: s.EntryClass, ProgramArgsList: args, Parallelism: s.Parallelism, SavepointPath: s.SavepointPath,
+	req := flink.RunRequest{EntryClass: s.EntryClass, ProgramArgsList: restoreArgs(r, s), Parallelism: s.Parallelism, SavepointPath: s.SavepointPath,
 		AllowNonRestoredState: s.AllowNonRestoredState, JobID: jobID}
 	if s.SavepointPath != "" {
 		mode := s.ClaimMode
