@@ -321,7 +321,7 @@ func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClie
 }
 
 // CleanupDrill makes one attempt at drill id's cleanup: the drill's run is
-// ended (no step of it starts again), the drill job cancelled and waited
+// ended, as cancelled unless it completed (no step of it starts again), the drill job cancelled and waited
 // for, then the temporary groups deleted, each effect behind the
 // drill.cleanup-start record. A failed attempt is recorded with the time
 // of the next (drill.cleanup_retry, doubling, at most 10 min). why is

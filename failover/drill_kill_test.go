@@ -82,8 +82,8 @@ func TestDrillCleanedUpAfterSIGKILL(t *testing.T) {
 		if err != nil || d.Cleanup != model.CleanupDone || d.Outcome != model.DrillFailed || d.Succeeded() || !strings.Contains(d.Error, "stopped during the drill") {
 			t.Fatalf("killed at %s: drill %+v %v", crashAt, d, err)
 		}
-		if r, _ := k.rb.Get(ctx, id); r.Status != model.RunFailed {
-			t.Fatalf("killed at %s: the run is %s, want failed (never resumed)", crashAt, r.Status)
+		if r, _ := k.rb.Get(ctx, id); r.Status != model.RunCancelled {
+			t.Fatalf("killed at %s: the run is %s, want cancelled (never resumed)", crashAt, r.Status)
 		}
 		if _, err := k.rb.Begin(ctx, Actor{Name: "alice", Role: "operator"}, id, r.NextStep, "primary->dr", ""); err == nil {
 			t.Fatalf("killed at %s: a step of the cleaned-up drill started again", crashAt)

@@ -82,7 +82,8 @@ func (s *Store) DrillReread(ctx context.Context, runID int64, idx int, n int64) 
 
 // DrillCleanupClaim starts a drill's cleanup: the drill's outcome is
 // settled (measured when its run completed, failed otherwise, with why),
-// a run not completed is ended as failed (no step of it may start again),
+// a run not completed is ended as cancelled (no step of it may start
+// again; "failed" would say an operator may retry it),
 // and the cleanup is marked running, all in one transaction with rec, the
 // cleanup's audit record. ErrConflict when the cleanup is done already.
 func (s *Store) DrillCleanupClaim(ctx context.Context, runID int64, why string, nowMs int64, rec model.AuditEntry) (model.AuditEntry, error) {
@@ -98,7 +99,7 @@ func (s *Store) DrillCleanupClaim(ctx context.Context, runID int64, why string, 
 		if n, _ := res.RowsAffected(); n != 1 {
 			return fmt.Errorf("storage: the cleanup of drill %d is done or the drill is unknown: %w", runID, ErrConflict)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE failover_runs SET status='failed', updated_ms=? WHERE id=? AND status IN ('approved','running')`, nowMs, runID)
+		_, err = tx.ExecContext(ctx, `UPDATE failover_runs SET status='cancelled', updated_ms=? WHERE id=? AND status IN ('approved','running','failed')`, nowMs, runID)
 		return err
 	})
 }
