@@ -24,7 +24,14 @@ import (
 func TestBrowserDrillWithApproval(t *testing.T) {
 	c := startConsole(t)
 	waitReady(t, c)
+	// A Flink stand-in of its own: the shared one's job list is other tests' evidence.
+	fl, err := demo.StartFlinkStandIn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fl.Close)
 	v := serveVariant(t, c, func(cfg *config.Config) {
+		cfg.FlinkTargets = []*config.FlinkTarget{{Name: "sandbox-flink-dr", RestURL: fl.URL, Region: "dr"}}
 		cfg.Drill = config.Drill{JobArgs: []string{"--output-suffix", "-drill-{run}", "--group-id", "{group}"},
 			Timeout: config.Duration(30 * time.Second), CleanupRetry: config.Duration(time.Second)}
 	})
@@ -32,7 +39,7 @@ func TestBrowserDrillWithApproval(t *testing.T) {
 	signIn(t, a, v.URL+"/failover", "test-operator")
 	b, cancelB := chromedp.NewContext(a, chromedp.WithNewBrowserContext())
 	defer cancelB()
-	err := chromedp.Do(a,
+	err = chromedp.Do(a,
 		chromedp.Click(chromedp.ID("drill")),
 		chromedp.SetValue(chromedp.ID("groups"), "billing"),
 		chromedp.Click(chromedp.ID("allow-partial")),
@@ -62,7 +69,7 @@ func TestBrowserDrillWithApproval(t *testing.T) {
 	if err := chromedp.Do(b, chromedp.Click(chromedp.ID("approve")), chromedp.WaitVisible(chromedp.CSS(`.flash`))); err != nil {
 		t.Fatal(err)
 	}
-	jobsBefore := len(c.Flink.Jobs())
+	jobsBefore := len(fl.Jobs())
 	if err := chromedp.Do(a, chromedp.Navigate(runURL), chromedp.WaitVisible(chromedp.ID("drill-start")),
 		chromedp.SendKeys(chromedp.ID("drill-confirm"), "primary->dr"), chromedp.Click(chromedp.ID("drill-start")),
 		chromedp.WaitVisible(chromedp.CSS(`.flash`))); err != nil {
@@ -80,10 +87,10 @@ func TestBrowserDrillWithApproval(t *testing.T) {
 		t.Fatalf("achieved RTO on the page %q", rto)
 	}
 	t.Logf("achieved RTO shown: %s", rto)
-	if n := len(c.Flink.Jobs()) - jobsBefore; n != 1 {
+	if n := len(fl.Jobs()) - jobsBefore; n != 1 {
 		t.Fatalf("%d jobs submitted by the drill", n)
 	}
-	if st := c.Flink.JobState(demo.FlinkSandboxJobID); st != "RUNNING" {
+	if st := fl.JobState(demo.FlinkSandboxJobID); st != "RUNNING" {
 		t.Fatalf("the production job is %s after the drill", st)
 	}
 	id := runURL[strings.LastIndex(runURL, "/")+1:]

@@ -184,7 +184,7 @@ func TestPagesRender(t *testing.T) {
 		{"/flows/primary-%3Edr/topics/events/partitions/0", []string{"events-0", "Offset-sync history"}},
 		{"/metrics", []string{`kafka_mirror_topic_lag_messages{flow="primary->dr",topic="events"}`, "kafka_mirror_topic_lag_ms{", "kafka_mirror_topic_unknown_partitions{", "kafka_mirror_heartbeat_age_ms{", "kafka_mirror_rpo_ms{", "go_goroutines",
 			`kafka_mirror_rpo_threshold_ms{flow="primary->dr",level="critical"} 120000`, `drconsole_failover_runs{flow="primary->dr",status="completed"} `,
-			`drconsole_drill_last_success_timestamp_seconds{flow="primary->dr"} 0`}},
+			`drconsole_drill_last_success_timestamp_seconds{flow="primary->dr"} `}},
 		{"/healthz", []string{"ok"}},
 		{"/readyz", []string{"ready"}},
 		{"/demo", []string{"Sandbox controls", `id="rate-5"`}},
