@@ -299,6 +299,9 @@ func writeRewriteHuman(src string, res *flink.RewriteResult, w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "\nstate files copied: %d (%d bytes)\n", res.CopiedFiles, res.CopiedBytes)
+	for _, d := range res.RemovedLeftovers {
+		fmt.Fprintf(w, "removed %s, left by an earlier rewrite to the same destination that did not finish\n", d)
+	}
 }
 
 func offsetText(v int64) string {

@@ -216,8 +216,18 @@ type Flow struct {
 	// Connectors are the MM2 connector names on ConnectURL; default
 	// MirrorSourceConnector, MirrorCheckpointConnector, MirrorHeartbeatConnector.
 	Connectors []string `yaml:"connectors"`
-	// Objectives are the flow's recovery objectives; zero: none set.
+	// Objectives are what the flow is held to in the RPO report.
 	Objectives Objectives `yaml:"objectives"`
+}
+
+// Objectives are a flow's recovery objectives.
+type Objectives struct {
+	// RPO: the most data, in time, the flow may be behind; the RPO report
+	// counts the share of time within it. Default: the warning lag.
+	RPO Duration `yaml:"rpo"`
+	// RTO: the longest a failover may take until the DR job processes
+	// records; DR drills judge their achieved RTO against it. 0: none.
+	RTO Duration `yaml:"rto"`
 }
 
 // ClusterLink is a Confluent cluster link as seen from the DR (destination)
@@ -264,6 +274,10 @@ type LagThreshold struct {
 	For Duration `yaml:"for"`
 }
 
+// DefaultSyncsPerPartition is retention.syncs_per_partition when unset:
+// MM2's own OffsetSyncStore keeps 64 syncs per partition.
+const DefaultSyncsPerPartition = 64
+
 // Retention bounds what SQLite keeps.
 type Retention struct {
 	// SyncsFull: syncs younger than this are all kept.
@@ -271,8 +285,17 @@ type Retention struct {
 	// SyncsThinInterval: older syncs are thinned to about one per interval
 	// per partition. The newest sync of a partition is always kept.
 	SyncsThinInterval Duration `yaml:"syncs_thin_interval"`
-	// LagHistory: how long lag samples are kept.
+	// SyncsPerPartition: of the syncs older than SyncsFull, at most this
+	// many are kept per partition (exponentially spaced back from the
+	// newest, like MM2's 64 slots), plus the history boundaries that are
+	// always kept. Bounds the sync index's memory and the disk it uses.
+	SyncsPerPartition int `yaml:"syncs_per_partition"`
+	// LagHistory: how long lag samples are kept: every flow sample and the
+	// per-minute topic and partition rows.
 	LagHistory Duration `yaml:"lag_history"`
+	// RPOHistory: how long each flow's per-minute RPO rollups are kept (the
+	// RPO report's history).
+	RPOHistory Duration `yaml:"rpo_history"`
 }
 
 // Duration is a time.Duration written as "30s", "5m".
@@ -367,7 +390,11 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.RefreshInterval, 5*time.Second)
 	setDefault(&c.Retention.SyncsFull, 24*time.Hour)
 	setDefault(&c.Retention.SyncsThinInterval, time.Hour)
+	if c.Retention.SyncsPerPartition == 0 {
+		c.Retention.SyncsPerPartition = DefaultSyncsPerPartition
+	}
 	setDefault(&c.Retention.LagHistory, 24*time.Hour)
+	setDefault(&c.Retention.RPOHistory, 90*24*time.Hour)
 	c.Auth.ApplyDefaults()
 	c.Notifications.applyDefaults()
 	setDefault(&c.AuditAnchor.Interval, time.Hour)
@@ -550,6 +577,12 @@ func (c *Config) validate(file string) Problems {
 				bad(key+".connect_url", "%q is not an http(s) URL", f.ConnectURL)
 			}
 		}
+		if f.Objectives.RPO < 0 {
+			bad(key+".objectives.rpo", "%s is negative", f.Objectives.RPO.D())
+		}
+		if f.Objectives.RTO < 0 {
+			bad(key+".objectives.rto", "%s is negative", f.Objectives.RTO.D())
+		}
 		f.Topics.include = compileAll(f.Topics.Include, key+".topics.include", bad)
 		f.Topics.exclude = compileAll(f.Topics.Exclude, key+".topics.exclude", bad)
 	}
@@ -562,11 +595,21 @@ func (c *Config) validate(file string) Problems {
 		"thresholds.critical.lag": t.Critical.Lag, "thresholds.critical.for": t.Critical.For,
 		"thresholds.heartbeat_timeout": t.HeartbeatTimeout, "refresh_interval": c.RefreshInterval,
 		"retention.syncs_full": c.Retention.SyncsFull, "retention.syncs_thin_interval": c.Retention.SyncsThinInterval,
-		"retention.lag_history": c.Retention.LagHistory,
+		"retention.lag_history": c.Retention.LagHistory, "retention.rpo_history": c.Retention.RPOHistory,
 	} {
 		if d < 0 {
 			bad(k, "must not be negative")
 		}
+	}
+	if c.Retention.SyncsPerPartition < 1 {
+		bad("retention.syncs_per_partition", "must be at least 1 (syncs older than retention.syncs_full kept per partition)")
+	}
+	if l := c.Retention.LagHistory; l >= 0 && l.D() < 2*time.Minute {
+		bad("retention.lag_history", "%s is too short: per-minute RPO rollups are made from the samples of the last minutes (at least 2m)", l.D())
+	}
+	if c.Retention.RPOHistory >= 0 && c.Retention.RPOHistory < c.Retention.LagHistory {
+		bad("retention.rpo_history", "%s is shorter than retention.lag_history %s: the per-minute RPO history must cover at least the raw samples",
+			c.Retention.RPOHistory.D(), c.Retention.LagHistory.D())
 	}
 	if c.Failover.ApprovalsRequired < 1 {
 		bad("failover.approvals_required", "must be at least 1 (a second operator approves)")

@@ -44,6 +44,9 @@ func TestExampleFileLoads(t *testing.T) {
 	if c.Thresholds.Warning.For.D() != 5*time.Minute || c.Thresholds.Critical.Lag.D() != 2*time.Minute {
 		t.Fatalf("thresholds = %+v", c.Thresholds)
 	}
+	if c.Retention.LagHistory.D() != 24*time.Hour || c.Retention.RPOHistory.D() != 90*24*time.Hour {
+		t.Fatalf("retention = %+v", c.Retention)
+	}
 }
 
 func TestDefaults(t *testing.T) {
@@ -69,6 +72,39 @@ flows:
 	if c.Listen != "127.0.0.1:8080" || c.RefreshInterval.D() != 5*time.Second {
 		t.Fatalf("listen %q refresh %v", c.Listen, c.RefreshInterval.D())
 	}
+	if r := c.Retention; r.LagHistory.D() != 24*time.Hour || r.RPOHistory.D() != 90*24*time.Hour {
+		t.Fatalf("retention defaults = %+v", r)
+	}
+}
+
+// The per-minute RPO history must outlive the raw samples it rolls up, and
+// neither may be negative.
+func TestRPOHistoryValidation(t *testing.T) {
+	base := `
+clusters:
+  a: {bootstrap: ["127.0.0.1:9092"]}
+  b: {bootstrap: ["127.0.0.1:9093"]}
+flows:
+  - {source: a, target: b}
+retention:
+`
+	for _, tc := range []struct{ retention, want string }{
+		{"  lag_history: 48h\n  rpo_history: 24h\n", "retention.rpo_history: 24h0m0s is shorter than retention.lag_history 48h0m0s"},
+		{"  rpo_history: -1h\n", "retention.rpo_history: must not be negative"},
+		{"  lag_history: 2400h\n", "retention.rpo_history: 2160h0m0s is shorter than retention.lag_history"},
+		{"  lag_history: 1m\n", "retention.lag_history: 1m0s is too short"},
+		{"  rpo_history: 8760h\n", ""},
+	} {
+		c, err := Parse("r.yaml", strings.NewReader(base+tc.retention))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: %v", tc.retention, err)
+		case tc.want == "" && c.Retention.RPOHistory.D() != 365*24*time.Hour:
+			t.Errorf("%q: rpo_history %v", tc.retention, c.Retention.RPOHistory.D())
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%q: err %v, want %q", tc.retention, err, tc.want)
+		}
+	}
 }
 
 func TestProblemsOnePerMistake(t *testing.T) {
@@ -78,7 +114,7 @@ clusters:
   b: {bootstrap: [], tls: {ca_file: /does/not/exist}}
 flows:
   - {name: x, source: a, target: c, replication_policy: mirror, offset_syncs_location: both, topics: {include: ["ev("]}}
-  - {name: x, source: a, target: a}
+  - {name: x, source: a, target: a, objectives: {rpo: -1s}}
 thresholds:
   warning: {lag: 3m}
   critical: {lag: 1m}
@@ -99,14 +135,15 @@ thresholds:
 		`flows[0] (x).topics.include[0]: "ev(" is not a valid regular expression`,
 		`flows[1] (x).name: duplicate flow name "x"`,
 		`flows[1] (x): source and target are the same cluster "a"`,
+		`flows[1] (x).objectives.rpo: -1s is negative`,
 		`thresholds.critical.lag: 1m0s is below the warning lag 3m0s`,
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("missing problem %q in:\n%s", want, msg)
 		}
 	}
-	if len(ps) != 11 {
-		t.Errorf("got %d problems, want 11:\n%s", len(ps), msg)
+	if len(ps) != 12 {
+		t.Errorf("got %d problems, want 12:\n%s", len(ps), msg)
 	}
 }
 
@@ -318,5 +355,35 @@ func TestDrillAndObjectives(t *testing.T) {
 	}
 	if _, err := Parse("d.yaml", strings.NewReader(strings.Replace(base, "rto: 15m", "rto: -15m", 1))); err == nil || !strings.Contains(err.Error(), "objectives.rto") {
 		t.Errorf("negative RTO objective: %v", err)
+	}
+}
+
+func TestSyncsPerPartition(t *testing.T) {
+	base := "clusters:\n  a: {bootstrap: [\"h:1\"]}\n  b: {bootstrap: [\"h:2\"]}\nflows:\n  - {source: a, target: b}\n"
+	for _, tc := range []struct {
+		yaml string
+		want int
+		err  string
+	}{
+		{"", DefaultSyncsPerPartition, ""},
+		{"retention: {syncs_per_partition: 16}", 16, ""},
+		{"retention: {syncs_per_partition: -3}", 0, "retention.syncs_per_partition: must be at least 1"},
+		{"retention: {syncs_per_partition: many}", 0, "cannot unmarshal"},
+	} {
+		c, err := Parse("r.yaml", strings.NewReader(base+tc.yaml))
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: err = %v, want %q", tc.yaml, err, tc.err)
+			}
+			var ps Problems
+			if errors.As(err, &ps) && len(ps) != 1 {
+				t.Errorf("%q: %d problems, want 1: %v", tc.yaml, len(ps), err)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tc.yaml, err)
+		case c.Retention.SyncsPerPartition != tc.want:
+			t.Errorf("%q: syncs_per_partition = %d, want %d", tc.yaml, c.Retention.SyncsPerPartition, tc.want)
+		}
 	}
 }

@@ -6,14 +6,6 @@ import (
 	"time"
 )
 
-// Objectives are a flow's recovery objectives: the most data (RPO) and
-// the longest outage (RTO) the business accepts. Zero: not set; pages then
-// show the figures without a verdict.
-type Objectives struct {
-	RPO Duration `yaml:"rpo"`
-	RTO Duration `yaml:"rto"`
-}
-
 // Drill shapes DR drills: a copy of the Flink job restored in DR with a
 // temporary consumer group, measured, then cleaned up.
 type Drill struct {
@@ -53,17 +45,6 @@ func (c *Config) validateDrill(bad func(key, format string, args ...any)) {
 		}
 		if strings.ContainsAny(rest, "{}") {
 			bad(fmt.Sprintf("drill.job_args[%d]", i), "%q: only {run} and {group} are replaced", a)
-		}
-	}
-	for i, f := range c.Flows {
-		if f == nil {
-			continue
-		}
-		if f.Objectives.RPO < 0 {
-			bad(fmt.Sprintf("flows[%d].objectives.rpo", i), "must not be negative")
-		}
-		if f.Objectives.RTO < 0 {
-			bad(fmt.Sprintf("flows[%d].objectives.rto", i), "must not be negative")
 		}
 	}
 }

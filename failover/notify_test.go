@@ -18,11 +18,13 @@ import (
 )
 
 // notifyReceiver is a webhook that hangs until released, then records the
-// events it is sent.
+// events it is sent, once each: deliveries are at least once, so it
+// dedupes on the delivery id as the README tells receivers to.
 type notifyReceiver struct {
 	release chan struct{}
 	mu      sync.Mutex
 	got     []notify.Event
+	seen    map[string]bool
 }
 
 func (r *notifyReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -37,8 +39,11 @@ func (r *notifyReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r.mu.Lock()
-	r.got = append(r.got, ev)
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	if id := req.Header.Get("X-Drconsole-Delivery"); !r.seen[id] {
+		r.seen[id] = true
+		r.got = append(r.got, ev)
+	}
 }
 
 func (r *notifyReceiver) events() []notify.Event {
@@ -54,7 +59,7 @@ func (r *notifyReceiver) events() []notify.Event {
 func TestRunbookActionsReachNotificationReceivers(t *testing.T) {
 	e := newEnv(t, 1)
 	ctx := context.Background()
-	recv := &notifyReceiver{release: make(chan struct{})}
+	recv := &notifyReceiver{release: make(chan struct{}), seen: map[string]bool{}}
 	srv := httptest.NewServer(recv)
 	defer srv.Close()
 	n := &notify.Notifier{Store: e.store, Receivers: []*config.Webhook{{Name: "ops", URL: srv.URL, Secret: "k"}},

@@ -258,6 +258,9 @@ func (rb *Runbook) rewriteSavepoint(ctx context.Context, w audit.Written, r *Run
 	result := map[string]any{"source": p.Source.Path, "source_uid": p.SourceUID, "dest": s.RewriteTo, "splits": rewriteRows(p.Targets),
 		"renamed_topics": p.Targets.Renamed, "reread_max": p.Targets.RereadMax}
 	if p.DestExists {
+		if advice, ok := flink.Leftover(rb.Catalog.Files(), storagePath(s.RewriteTo)); ok {
+			return result, fmt.Errorf("%s exists already and is not this step's rewrite: it is neither overwritten nor used; %s", s.RewriteTo, advice)
+		}
 		if err := rb.sameRewrite(ctx, s, targets); err != nil {
 			return result, fmt.Errorf("%s exists already and is not this step's rewrite (%v): it is neither overwritten nor used; plan another destination", s.RewriteTo, err)
 		}
@@ -268,6 +271,9 @@ func (rb *Runbook) rewriteSavepoint(ctx context.Context, w audit.Written, r *Run
 			return result, err
 		}
 		result["path"], result["copied_files"], result["copied_bytes"] = res.Path, res.CopiedFiles, res.CopiedBytes
+		if len(res.RemovedLeftovers) > 0 {
+			result["removed_leftovers"] = res.RemovedLeftovers // hidden build directories of attempts that died
+		}
 	}
 	rb.crash("rewrite-written")
 	sp, err := rb.Catalog.RegisterRewritten(ctx, s.RewriteTo, p.Source, r.Flow)

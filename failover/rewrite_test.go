@@ -397,6 +397,65 @@ func mm2Translation(off int64, method string, reread int64) mm2.Translation {
 // again after a crash between writing and registering, and registered
 // with its s3:// path.
 func TestRewriteSavepointStepOnS3(t *testing.T) {
+	e, _, plan, pv := s3RewriteEnv(t)
+	ctx := context.Background()
+	id := approvedRun(t, e, plan)
+	e.rb.CrashHook = func(p string) {
+		if p == "rewrite-written" {
+			panic(errors.New("crash"))
+		}
+	}
+	if err := runStep(ctx, e.rb, alice, id, 0); err == nil || err.Error() != "crash" {
+		t.Fatalf("crash did not happen: %v", err)
+	}
+	newRunner()
+	e.rb.CrashHook = nil
+	if err := runStep(ctx, e.rb, alice, id, 0); err != nil {
+		t.Fatalf("resumed rewrite on S3: %v", err)
+	}
+	sp, err := e.store.SavepointByPath(ctx, "s3://flink/savepoints/dr")
+	if err != nil || sp.Origin != model.OriginRewritten || sp.RewrittenFrom != "s3://flink/savepoints/src" {
+		t.Fatalf("catalog entry %+v %v", sp, err)
+	}
+	offs, err := sp.Offsets()
+	if err != nil || len(offs) != countRows(pv.Targets, true) || !strings.Contains(sp.ReadError, "clicks-0 (latest)") {
+		t.Fatalf("offsets read back from S3: %v %v (%s)", offs, err, sp.ReadError)
+	}
+	for _, r := range pv.Targets.Rows {
+		if r.Translated() && offs[mm2.TPKey(r.DR)] != r.Target.Offset {
+			t.Errorf("%s on S3 at %d, want %d", r.Key, offs[mm2.TPKey(r.DR)], r.Target.Offset)
+		}
+	}
+}
+
+// A crash in the middle of writing to S3 leaves state objects without
+// `_metadata` at the destination (the rewriter cannot clean up after its
+// own death): the step refuses it and says exactly which prefix to delete;
+// nothing is registered.
+func TestRewriteSavepointStepOnS3Leftover(t *testing.T) {
+	e, store, plan, _ := s3RewriteEnv(t)
+	ctx := context.Background()
+	if err := store.WriteFile(ctx, "s3://flink/savepoints/dr/op-state-1", []byte("half a copy")); err != nil {
+		t.Fatal(err)
+	}
+	id := approvedRun(t, e, plan)
+	err := runStep(ctx, e.rb, alice, id, 0)
+	for _, want := range []string{"no _metadata", "delete every object under s3://flink/savepoints/dr/", "aws s3 rm --recursive s3://flink/savepoints/dr/"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("step on a leftover prefix: %v; want it to say %q", err, want)
+		}
+	}
+	if sp, err := e.store.SavepointByPath(ctx, "s3://flink/savepoints/dr"); err == nil {
+		t.Errorf("registered %+v", sp)
+	}
+}
+
+// s3RewriteEnv is a runbook whose catalog's savepoints are on S3: a
+// rewritable source at s3://flink/savepoints/src (registered), and the plan
+// rewriting it to s3://flink/savepoints/dr with "latest" for the splits
+// without a translation.
+func s3RewriteEnv(t *testing.T) (*env, *s3.Store, Plan, *RewritePreview) {
+	t.Helper()
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	e.sb.SetMirrorRunning(false)
@@ -428,31 +487,5 @@ func TestRewriteSavepointStepOnS3(t *testing.T) {
 			plan.Steps[0].Choices[r.Key] = translation.Choice{Kind: translation.ChoiceLatest}
 		}
 	}
-	id := approvedRun(t, e, plan)
-	e.rb.CrashHook = func(p string) {
-		if p == "rewrite-written" {
-			panic(errors.New("crash"))
-		}
-	}
-	if err := runStep(ctx, e.rb, alice, id, 0); err == nil || err.Error() != "crash" {
-		t.Fatalf("crash did not happen: %v", err)
-	}
-	newRunner()
-	e.rb.CrashHook = nil
-	if err := runStep(ctx, e.rb, alice, id, 0); err != nil {
-		t.Fatalf("resumed rewrite on S3: %v", err)
-	}
-	sp, err := e.store.SavepointByPath(ctx, "s3://flink/savepoints/dr")
-	if err != nil || sp.Origin != model.OriginRewritten || sp.RewrittenFrom != "s3://flink/savepoints/src" {
-		t.Fatalf("catalog entry %+v %v", sp, err)
-	}
-	offs, err := sp.Offsets()
-	if err != nil || len(offs) != countRows(pv.Targets, true) || !strings.Contains(sp.ReadError, "clicks-0 (latest)") {
-		t.Fatalf("offsets read back from S3: %v %v (%s)", offs, err, sp.ReadError)
-	}
-	for _, r := range pv.Targets.Rows {
-		if r.Translated() && offs[mm2.TPKey(r.DR)] != r.Target.Offset {
-			t.Errorf("%s on S3 at %d, want %d", r.Key, offs[mm2.TPKey(r.DR)], r.Target.Offset)
-		}
-	}
+	return e, store, plan, pv
 }

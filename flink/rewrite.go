@@ -72,6 +72,10 @@ type RewriteResult struct {
 	// new `_metadata` (relative handles of every operator).
 	CopiedFiles int
 	CopiedBytes int64
+	// RemovedLeftovers are the hidden build directories of earlier,
+	// killed or crashed rewrites to the same local Dest, removed before
+	// this one was built.
+	RemovedLeftovers []string `json:",omitempty"`
 }
 
 // ErrRewriteRefused wraps every reason a savepoint cannot be rewritten

@@ -91,6 +91,8 @@ func (c ctxReader) Read(p []byte) (int, error) {
 
 type localDest struct {
 	dest, tmp string
+	lock      *os.File    // flock on tmp while the rewrite runs
+	removed   []string    // earlier attempts' build directories removed
 	dirs      []string    // made in tmp, to sync
 	perm      fs.FileMode // the new directory's, taken from the source's
 	moved     bool        // renamed to Dest
@@ -107,7 +109,10 @@ func newLocalDest(dest string, sp *Savepoint) (*localDest, error) {
 	if sp.files == nil && (Within(sp.Dir, p) || Within(p, sp.Dir)) {
 		return nil, refused("destination %s overlaps the source savepoint %s, which is never modified", p, sp.Dir)
 	}
-	if _, err := os.Lstat(p); err == nil {
+	if st, err := os.Lstat(p); err == nil {
+		if advice, ok := Leftover(nil, p); ok && st.IsDir() {
+			return nil, refused("destination %s exists and a rewrite never writes over anything; %s", p, advice)
+		}
 		return nil, refused("destination %s exists: a rewrite never writes over anything", p)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %w", ErrRewriteRefused, err)
@@ -128,9 +133,21 @@ func newLocalDest(dest string, sp *Savepoint) (*localDest, error) {
 			return nil, refused("destination %s overlaps the source savepoint %s (through a symbolic link), which is never modified", p, sp.Dir)
 		}
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(p)+".rewrite-")
+	removed, err := removeLeftoverBuilds(parent, filepath.Base(p))
+	if err != nil {
+		return nil, fmt.Errorf("flink: rewrite: removing what an earlier attempt left: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, buildPrefix(filepath.Base(p)))
 	if err != nil {
 		return nil, fmt.Errorf("flink: rewrite: %w", err)
+	}
+	lock, err := lockBuild(tmp)
+	if errors.Is(err, errNoLocks) {
+		err = nil // no flock here: earlier attempts' directories are never removed
+	}
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("flink: rewrite: locking %s: %w", tmp, err)
 	}
 	// MkdirTemp makes it 0700: the new savepoint gets the source
 	// directory's permissions (0755 for a remote source) when it is
@@ -140,7 +157,85 @@ func newLocalDest(dest string, sp *Savepoint) (*localDest, error) {
 	if st, err := os.Stat(sp.Dir); err == nil && sp.files == nil {
 		perm = st.Mode().Perm()
 	}
-	return &localDest{dest: p, tmp: tmp, dirs: []string{tmp}, perm: perm}, nil
+	return &localDest{dest: p, tmp: tmp, lock: lock, removed: removed, dirs: []string{tmp}, perm: perm}, nil
+}
+
+// Leftover reports whether the rewrite destination dir, which holds
+// something, lacks a `_metadata` (on files when it serves dir, else on the
+// local file system), and then what to delete (LeftoverAdvice).
+func Leftover(files Files, dir string) (advice string, ok bool) {
+	var err error
+	if files != nil && files.Serves(dir) {
+		_, err = files.ReadFile(strings.TrimRight(dir, "/")+"/"+MetadataFileName, maxMetadataSize)
+	} else {
+		var p string
+		if p, err = localPath(dir); err == nil {
+			_, err = os.Lstat(filepath.Join(p, MetadataFileName))
+		}
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	return LeftoverAdvice(dir), true
+}
+
+// LeftoverAdvice says what to do about a rewrite destination dir (local
+// or remote) that holds something but no `_metadata`, so is no savepoint:
+// most likely what a rewrite stopped midway left there. It names exactly
+// what to delete.
+func LeftoverAdvice(dir string) string {
+	dir = strings.TrimRight(dir, "/")
+	if k, ok := remoteKey(dir); ok {
+		return fmt.Sprintf("it holds objects but no %s, so it is not a savepoint: most likely a rewrite stopped midway left them "+
+			"(state objects are written first, %s last). If nothing else uses that prefix, delete every object under %s/ "+
+			"(for example: aws s3 rm --recursive s3://%s/) and run the rewrite again, or choose another destination",
+			MetadataFileName, MetadataFileName, dir, k)
+	}
+	return fmt.Sprintf("it is a directory without %s, so it is not a savepoint: most likely a rewrite stopped between moving its "+
+		"build directory there and naming its %s. If nothing else uses it, remove the directory %s (rm -r %s) and run the rewrite "+
+		"again, or choose another destination", MetadataFileName, MetadataFileName, dir, dir)
+}
+
+// errBuildBusy: a build directory's lock is held (its rewrite runs).
+var errBuildBusy = errors.New("a rewrite holds it")
+
+// errNoLocks: the platform has no flock (rewrite_lock_other.go).
+var errNoLocks = errors.New("no advisory locks on this platform")
+
+// buildPrefix is the name prefix of the hidden build directories of
+// rewrites to Dest name.
+func buildPrefix(name string) string { return "." + name + ".rewrite-" }
+
+// removeLeftoverBuilds removes the build directories in parent of earlier
+// rewrites to name whose lock nobody holds (their rewrite died), and
+// returns them. A running rewrite's (locked) is left alone; so is anything
+// that is not a plain directory.
+func removeLeftoverBuilds(parent, name string) ([]string, error) {
+	es, err := os.ReadDir(parent)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range es {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), buildPrefix(name)) {
+			continue // IsDir is false for a symbolic link
+		}
+		dir := filepath.Join(parent, e.Name())
+		lock, err := lockBuild(dir)
+		if errors.Is(err, errBuildBusy) || errors.Is(err, errNoLocks) || errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return removed, err
+		}
+		err = os.RemoveAll(dir)
+		lock.Close()
+		if err != nil {
+			return removed, err
+		}
+		removed = append(removed, dir)
+	}
+	return removed, nil
 }
 
 func (d *localDest) create(ctx context.Context, rel string, r io.Reader) (int64, error) {
@@ -221,6 +316,7 @@ func (d *localDest) commit() error {
 	if err := os.Rename(filepath.Join(d.dest, pendingMetadata), filepath.Join(d.dest, MetadataFileName)); err != nil {
 		return fmt.Errorf("flink: rewrite: %w", err)
 	}
+	d.unlock()
 	if err := syncDir(d.dest); err != nil {
 		return err
 	}
@@ -230,6 +326,7 @@ func (d *localDest) commit() error {
 // abort removes the built directory, at Dest when it got there (without
 // its `_metadata`: commit failed before naming it).
 func (d *localDest) abort() {
+	defer d.unlock()
 	if !d.moved {
 		_ = os.RemoveAll(d.tmp)
 		return
@@ -240,6 +337,13 @@ func (d *localDest) abort() {
 }
 
 func (d *localDest) path() string { return d.dest }
+
+func (d *localDest) unlock() {
+	if d.lock != nil {
+		d.lock.Close()
+		d.lock = nil
+	}
+}
 
 func syncDir(dir string) error {
 	f, err := os.Open(dir)
@@ -273,6 +377,9 @@ func newRemoteDest(ctx context.Context, files WritableFiles, dest string, sp *Sa
 		return nil, fmt.Errorf("flink: rewrite: %w", err)
 	}
 	if !empty {
+		if advice, ok := Leftover(files, dir); ok {
+			return nil, refused("destination %s exists (objects lie below it) and a rewrite never writes over anything; %s", dir, advice)
+		}
 		return nil, refused("destination %s exists (objects lie below it): a rewrite never writes over anything", dir)
 	}
 	return &remoteDest{files: files, dir: dir, sizes: map[string]int64{}}, nil
@@ -417,6 +524,9 @@ func writeRewrite(ctx context.Context, req RewriteRequest, sp *Savepoint, plan *
 		return nil, err
 	}
 	res.Path = dest.path()
+	if l, ok := dest.(*localDest); ok {
+		res.RemovedLeftovers = l.removed
+	}
 	return res, nil
 }
 

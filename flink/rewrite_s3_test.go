@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/drconsole/drconsole/flink/s3"
@@ -174,5 +175,60 @@ func TestRewriteS3(t *testing.T) {
 	if _, err := Rewrite(context.Background(), RewriteRequest{Source: local, Dest: "s3://flink/dr/from-local", Files: store,
 		Targets: targetsFor(t, local, "", same, keep)}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRewriteLeftoverNamesWhatToDelete: a destination holding what a rewrite
+// stopped midway leaves (objects or a directory, no `_metadata`) is refused
+// with exactly what to delete; a real savepoint there is refused without
+// that advice.
+func TestRewriteLeftoverNamesWhatToDelete(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "src")
+	fileBacked(t, src, "s3://flink/savepoints/sp-1")
+	store := s3Savepoint(t, src, "savepoints/sp-1")
+	srcSP, err := ReadSavepointFrom(store, "s3://flink/savepoints/sp-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := targetsOf(t, srcSP, "", primary, plus1000)
+	ctx := context.Background()
+	if err := store.WriteFile(ctx, "s3://flink/dr/left/keyed-state", []byte("half")); err != nil {
+		t.Fatal(err)
+	}
+	localLeft := filepath.Join(t.TempDir(), "left")
+	if err := os.MkdirAll(localLeft, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(localLeft, pendingMetadata), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for dest, want := range map[string][]string{
+		"s3://flink/dr/left/": {"no _metadata", "delete every object under s3://flink/dr/left/", "aws s3 rm --recursive s3://flink/dr/left/"},
+		localLeft:             {"without _metadata", "remove the directory " + localLeft + " (rm -r " + localLeft + ")"},
+	} {
+		_, err := Rewrite(ctx, RewriteRequest{Source: "s3://flink/savepoints/sp-1", Dest: dest, Files: store, Targets: targets})
+		if !errors.Is(err, ErrRewriteRefused) {
+			t.Fatalf("%s: %v, want refused", dest, err)
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not say %q", dest, err, w)
+			}
+		}
+		t.Logf("%s: %v", dest, err)
+	}
+	// A real savepoint at Dest: no advice to delete it.
+	if _, err := Rewrite(ctx, RewriteRequest{Source: "s3://flink/savepoints/sp-1", Dest: "s3://flink/dr/sp", Files: store, Targets: targets}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Rewrite(ctx, RewriteRequest{Source: "s3://flink/savepoints/sp-1", Dest: "s3://flink/dr/sp", Files: store, Targets: targets})
+	if !errors.Is(err, ErrRewriteRefused) || strings.Contains(err.Error(), "delete") {
+		t.Errorf("a savepoint at Dest: %v, want refused without advice to delete it", err)
+	}
+	if got, ok := Leftover(store, "s3://flink/dr/sp"); ok {
+		t.Errorf("Leftover of a savepoint: %q", got)
+	}
+	if _, ok := Leftover(store, "s3://flink/dr/left"); !ok {
+		t.Error("Leftover of objects without _metadata: false")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -663,5 +664,79 @@ func TestEnumLayoutRoundTrip(t *testing.T) {
 	e, err := DecodeKafkaEnumerator(out)
 	if err != nil || e.SerializerVersion != 1 || e.Splits[0].Topic != "dr.a" || e.Splits[1].Topic != "dr.b" || e.Splits[1].Partition != 1 {
 		t.Fatalf("%v %+v", err, e)
+	}
+}
+
+// TestRewriteRemovesLeftoverBuilds: the hidden build directories crashed
+// rewrites of the same Dest left (nobody holds their lock) are removed by
+// the next rewrite and reported; a running rewrite's (locked), another
+// Dest's, and a symbolic link named like one are left alone, and a
+// rewrite's own build directory is locked while it runs.
+func TestRewriteRemovesLeftoverBuilds(t *testing.T) {
+	src := fixtureDirs(t)[0]
+	parent := t.TempDir()
+	dest := filepath.Join(parent, "sp")
+	mk := func(name string, files ...string) string {
+		t.Helper()
+		dir := filepath.Join(parent, name)
+		if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if err := os.WriteFile(filepath.Join(dir, f), []byte("half a copy"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	crashed := []string{mk(".sp.rewrite-1111", pendingMetadata, "sub/state"), mk(".sp.rewrite-2222")}
+	running := mk(".sp.rewrite-3333", "sub/state")
+	lock, err := lockBuild(running)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := mk(".other.rewrite-4444", "sub/state")
+	link := filepath.Join(parent, ".sp.rewrite-5555")
+	if err := os.Symlink(other, link); err != nil {
+		t.Fatal(err)
+	}
+	var during []string
+	res, err := Rewrite(context.Background(), RewriteRequest{Source: src, Dest: dest, Targets: targetsFor(t, src, "", primary, plus1000),
+		OnWrite: func(string) error {
+			// Another rewrite of the same Dest starting now must not take
+			// this one's build directory for a leftover.
+			removed, err := removeLeftoverBuilds(parent, "sp")
+			during = append(during, removed...)
+			return err
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(during) != 0 {
+		t.Errorf("while the rewrite ran, a second cleanup removed %v", during)
+	}
+	if !slices.Equal(res.RemovedLeftovers, crashed) {
+		t.Errorf("RemovedLeftovers %v, want %v", res.RemovedLeftovers, crashed)
+	}
+	for _, d := range crashed {
+		if _, err := os.Lstat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s, left by a crashed rewrite, is still there (%v)", d, err)
+		}
+	}
+	for _, d := range []string{running, other, link, filepath.Join(other, "sub", "state")} {
+		if _, err := os.Lstat(d); err != nil {
+			t.Errorf("%s should be left alone: %v", d, err)
+		}
+	}
+	if _, err := ReadSavepoint(dest); err != nil {
+		t.Fatal(err)
+	}
+	// Once its rewrite is gone (the lock released), it is a leftover too.
+	lock.Close()
+	if removed, err := removeLeftoverBuilds(parent, "sp"); err != nil || !slices.Equal(removed, []string{running}) {
+		t.Errorf("after the lock is released: removed %v (%v), want %s", removed, err, running)
+	}
+	if left, _ := filepath.Glob(filepath.Join(parent, ".sp.rewrite-*")); !slices.Equal(left, []string{link}) {
+		t.Errorf("left %v, want only the symbolic link %s", left, link)
 	}
 }

@@ -203,14 +203,7 @@ func (h *Handlers) Partition(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.Log.Error("loading partition lag history", "err", err)
 	}
-	var lagMs []views.Point
-	for _, x := range samples {
-		pt := views.Point{AtMs: x.AtMs, Known: x.LagMs != nil}
-		if x.LagMs != nil {
-			pt.Y = float64(*x.LagMs)
-		}
-		lagMs = append(lagMs, pt)
-	}
+	lagMs := partitionLagPoints(samples)
 	syncs, total := h.Monitor.SyncHistory(s.Flow.Name, model.TP{Topic: topic, Partition: p.Partition}, 2000)
 	var up, down, drift []views.Point
 	for _, x := range syncs {

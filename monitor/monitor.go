@@ -194,7 +194,7 @@ func (fm *flowMonitor) loadLastKnown(ctx context.Context, store *storage.Store) 
 	for _, s := range samples {
 		fm.last = append(fm.last, PartitionLag{Topic: s.Topic, Partition: s.Partition,
 			RemoteTopic: fm.topics.Policy.RemoteTopic(fm.flow.SourceAlias, s.Topic),
-			SourceEnd:   s.SourceEnd, Replicated: s.Replicated, LagMessages: s.LagMessages, LagMs: s.LagMs,
+			SourceEnd:   s.SourceEnd, Replicated: s.Replicated, LagMessages: s.LagMessages, LagMs: s.LagMs, LagMsAtLeast: s.LagMsAtLeast,
 			AsOf: time.UnixMilli(s.AtMs), Stale: true, Method: "saved before restart"})
 	}
 	SortPartitions(fm.last)
@@ -402,7 +402,8 @@ func maxPtr(cur *int64, v int64) *int64 {
 }
 
 // save writes the flow sample every refresh and partition samples once a
-// minute (10k partitions every 5 s would be 2k rows/s for little gain).
+// minute (10k partitions every 5 s would be 2k rows/s for little gain):
+// storage keeps a row per topic and one per partition that is not caught up.
 func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *FlowSnapshot, now time.Time) {
 	var hb *int64
 	if s.HeartbeatAge != nil {
@@ -410,7 +411,8 @@ func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *FlowSnapshot, no
 		hb = &v
 	}
 	err := m.store.AddFlowSample(ctx, fm.flow.Name, storage.FlowSample{AtMs: now.UnixMilli(), RPOMs: s.RPOMs,
-		LagMessages: s.TotalLagMessages, HeartbeatAgeMs: hb, Status: string(s.Status)})
+		RPOAtLeast: s.RPOAtLeast, LagMessages: s.TotalLagMessages, MaxLagMessages: s.MaxLagMessages, HeartbeatAgeMs: hb,
+		Status: string(s.Status)})
 	if err != nil {
 		m.log.Error("saving lag sample", "flow", fm.flow.Name, "err", err)
 	}
@@ -418,9 +420,9 @@ func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *FlowSnapshot, no
 		samples := make([]storage.PartitionSample, 0, len(s.Partitions))
 		for _, p := range s.Partitions {
 			samples = append(samples, storage.PartitionSample{Topic: p.Topic, Partition: p.Partition, AtMs: now.UnixMilli(),
-				SourceEnd: p.SourceEnd, Replicated: p.Replicated, LagMessages: p.LagMessages, LagMs: p.LagMs})
+				SourceEnd: p.SourceEnd, Replicated: p.Replicated, LagMessages: p.LagMessages, LagMs: p.LagMs, LagMsAtLeast: p.LagMsAtLeast})
 		}
-		if err := m.store.AddPartitionSamples(ctx, fm.flow.Name, samples); err != nil {
+		if err := m.store.AddPartitionMinute(ctx, fm.flow.Name, now.UnixMilli(), samples); err != nil {
 			m.log.Error("saving partition lag samples", "flow", fm.flow.Name, "err", err)
 		} else {
 			fm.lastPartitionSave = now
@@ -476,7 +478,9 @@ func (m *Monitor) ApplyRetention(ctx context.Context) {
 	now := m.Now()
 	r := m.cfg.Retention
 	for _, fm := range m.flows {
-		doomed := fm.state.Syncs.Thin(now.Add(-r.SyncsFull.D()).UnixMilli(), r.SyncsThinInterval.D().Milliseconds())
+		// The bound's deletions leave SQLite with the time rule's, in the
+		// same pass: disk stays bounded and a restart loads this index.
+		doomed := fm.state.Syncs.ThinBounded(now.Add(-r.SyncsFull.D()).UnixMilli(), r.SyncsThinInterval.D().Milliseconds(), r.SyncsPerPartition)
 		if err := m.store.DeleteSyncs(ctx, fm.flow.Name, doomed); err != nil {
 			m.log.Error("thinning offset syncs", "flow", fm.flow.Name, "err", err)
 			continue
@@ -486,8 +490,11 @@ func (m *Monitor) ApplyRetention(ctx context.Context) {
 			m.log.Info("thinned offset syncs", "flow", fm.flow.Name, "deleted", len(doomed), "kept", fm.state.Syncs.Len())
 		}
 	}
-	if err := m.store.PruneLagSamples(ctx, now.Add(-r.LagHistory.D()).UnixMilli()); err != nil {
-		m.log.Error("pruning lag samples", "err", err)
+	n, err := m.store.PruneLagSamples(ctx, now.Add(-r.LagHistory.D()).UnixMilli(), now.Add(-r.RPOHistory.D()).UnixMilli())
+	if err != nil {
+		m.log.Error("pruning lag history", "err", err, "deleted", n)
+	} else if n > 0 {
+		m.log.Info("pruned lag history", "deleted", n)
 	}
 }
 

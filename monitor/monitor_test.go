@@ -120,6 +120,22 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	if st := ingestStats(s, ft.Checkpoints); st.DecodeErrors != 1 || st.Records != 2 {
 		t.Fatalf("checkpoint ingest stats = %+v", st)
 	}
+	// The saved minute: a row for the topic, one for the lagging events-0,
+	// none for the caught-up events-1, which reads as caught up.
+	if tm, err := store.TopicMinutes(ctx, "primary->dr", "events", 0); err != nil || len(tm) != 1 || tm[0].Partitions != 2 ||
+		tm[0].Lagging != 1 || *tm[0].TotalLagMessages != 20 || *tm[0].MaxLagMs != *p0.LagMs || tm[0].MaxLagAtLeast {
+		t.Fatalf("topic minute %+v %v", tm, err)
+	}
+	if xs, _ := store.PartitionSamples(ctx, "primary->dr", "events", 0, 0); len(xs) != 1 || xs[0].CaughtUp || *xs[0].LagMessages != 20 {
+		t.Fatalf("events-0 saved %+v", xs)
+	}
+	if xs, _ := store.PartitionSamples(ctx, "primary->dr", "events", 1, 0); len(xs) != 1 || !xs[0].CaughtUp || xs[0].SourceEnd != nil {
+		t.Fatalf("events-1 (caught up) must have no row of its own: %+v", xs)
+	}
+	if xs, _ := store.FlowSamples(ctx, "primary->dr", 0); len(xs) != 1 || *xs[0].RPOMs != *s.RPOMs || xs[0].RPOAtLeast ||
+		*xs[0].MaxLagMessages != 20 || *xs[0].LagMessages != 20 {
+		t.Fatalf("flow sample %+v", xs)
+	}
 
 	// Retention deletes records MM2 may not have copied: suspected, not yet
 	// a loss (MM2 may have read them already; loss_test.go judges it).

@@ -163,7 +163,7 @@ func seed(ctx context.Context, dbPath string, o ConsoleOptions, sh Shape) (passw
 						SourceEnd: &end, Replicated: &repl, LagMessages: &lag, LagMs: &lagMs})
 				}
 			}
-			if err := store.AddPartitionSamples(ctx, flowName, xs); err != nil {
+			if err := store.AddPartitionMinute(ctx, flowName, at.UnixMilli(), xs); err != nil {
 				return "", err
 			}
 		}

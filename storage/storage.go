@@ -37,13 +37,25 @@ type Store struct {
 	flowIDs map[string]int64
 }
 
+// SQLite's page cache per connection, in KiB (negative, SQLite's unit): the
+// sync index lives in memory, so the caches only serve the writer's inserts
+// and retention's deletes and the readers' page queries. At 2 M stored syncs
+// on a 2-core machine, 16 MiB for the writer and 8 MiB per reader (40 MiB in
+// all, was 5 x 64 MiB) showed no difference beyond noise in loading every
+// sync (~1.8-2.8 s either way) and ~10 % slower deletes of 500k syncs
+// (1.1-1.4 s vs 1.0-1.2 s, once an hour).
+const (
+	writerCache = "-16384"
+	readerCache = "-8192"
+)
+
 func dsn(path string, extra map[string]string) string {
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
 	q.Set("_busy_timeout", "5000")
 	q.Set("_foreign_keys", "1")
 	q.Set("_synchronous", "NORMAL")
-	q.Set("_cache_size", "-65536") // KiB: 64 MiB per connection keeps the sync index hot
+	q.Set("_cache_size", readerCache)
 	for k, v := range extra {
 		q.Set(k, v)
 	}
@@ -58,7 +70,7 @@ func Open(path string) (*Store, error) {
 // openUpTo is Open applying migrations only up to version upTo (upgrade
 // tests build an older schema with it).
 func openUpTo(path string, upTo int) (*Store, error) {
-	w, err := sql.Open("sqlite3", dsn(path, map[string]string{"_txlock": "immediate"}))
+	w, err := sql.Open("sqlite3", dsn(path, map[string]string{"_txlock": "immediate", "_cache_size": writerCache}))
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}

@@ -74,31 +74,7 @@ func TestKubeRestoreE2E(t *testing.T) {
 	spURI := "file://" + spDir
 
 	// The Kubernetes side: the DR FlinkDeployment, running the job before.
-	s := kubetest.New(t)
-	s.Put(kubetest.Deployment("flink-dr", "events-job", 0))
-	jarID := f.JobJarID(t)
-	var mu sync.Mutex
-	var deployed []kube.JobSpec
-	op := &kubetest.Operator{S: s, Namespace: "flink-dr", Name: "events-job", Poll: 100 * time.Millisecond,
-		Deploy: func(ctx context.Context, j kube.JobSpec) (string, error) {
-			mu.Lock()
-			deployed = append(deployed, j)
-			mu.Unlock()
-			var res struct {
-				JobID string `json:"jobid"`
-			}
-			err := f.Do(ctx, http.MethodPost, "/jars/"+jarID+"/run", map[string]any{"entryClass": testenv.FlinkJobEntryClass,
-				"programArgsList": j.Args, "parallelism": 2, "savepointPath": j.InitialSavepointPath,
-				"allowNonRestoredState": j.AllowNonRestoredState, "claimMode": "NO_CLAIM"}, &res)
-			return res.JobID, err
-		},
-		JobState: func(ctx context.Context, id string) (string, error) {
-			o, err := f.JobOverview(ctx, id)
-			return o.State, err
-		}}
-	octx, stop := context.WithCancel(ctx)
-	defer stop()
-	go op.Run(octx)
+	ks := startKubeStandIn(t, ctx, f, "flink-dr", "events-job", 2)
 
 	// The console side: config, store, runbook.
 	cfg := &config.Config{
@@ -123,57 +99,14 @@ func TestKubeRestoreE2E(t *testing.T) {
 	defer mon.Close()
 	rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
 		Flink: flink.NewRESTClient,
-		Kube: func(k *config.Kubernetes) (*kube.Client, error) {
-			return kube.NewForConfig(s.Config(), k.Namespace, k.Deployment)
-		}}
+		Kube:  ks.client}
 	drArgs := testenv.FlinkJobOptions{Bootstrap: k.Bootstrap, Parallelism: 2, Name: "drconsole-events-dr"}.ProgramArgs()
-	alice, bob := failover.Actor{Name: "alice", Role: "operator"}, failover.Actor{Name: "bob", Role: "operator"}
-	flow := cfg.Flows[0].Name
-	runID, err := rb.Create(ctx, alice, failover.Plan{Flow: flow, Steps: []failover.Step{
-		{Kind: failover.KindRestoreFlink, FlinkTarget: "flink-dr", SavepointPath: spURI, Args: drArgs}}}, "e2e: restore through Kubernetes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, _ := rb.Get(ctx, runID)
-	if err := rb.Approve(ctx, bob, runID, run.PlanHash, "ok"); err != nil {
-		t.Fatal(err)
-	}
-
-	// 2. + 3. the step, through client-go, the stand-in operator and real Flink.
-	x, err := rb.Begin(ctx, alice, runID, 0, flow, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var progress []string
-	x.Progress = func(p string) {
-		if len(progress) == 0 || progress[len(progress)-1] != p {
-			progress = append(progress, p)
-			t.Logf("progress: %s", p)
-		}
-	}
 	t0 := time.Now()
-	if err := x.Run(ctx); err != nil {
-		t.Fatalf("restore-flink through Kubernetes: %v", err)
-	}
-	run, _ = rb.Get(ctx, runID)
-	var res struct {
-		Patched  bool   `json:"patched"`
-		JobState string `json:"job_state"`
-		JobID    string `json:"job_id"`
-		Snapshot string `json:"state_snapshot"`
-		Path     string `json:"savepoint_path"`
-	}
-	if err := json.Unmarshal([]byte(run.Steps[0].Result), &res); err != nil || run.Status != "completed" || !res.Patched ||
-		res.JobState != "RUNNING" || res.JobID == "" || res.Snapshot == "" || res.Path != spURI {
-		t.Fatalf("run %s, step result %s (%v)", run.Status, run.Steps[0].Result, err)
-	}
+	run, progress := e2eRunApproved(t, ctx, rb, failover.Plan{Flow: cfg.Flows[0].Name, Steps: []failover.Step{
+		{Kind: failover.KindRestoreFlink, FlinkTarget: "flink-dr", SavepointPath: spURI, Args: drArgs}}}, "e2e: restore through Kubernetes")
+	res := kubeStepResult(t, run, 0, spURI)
 	t.Logf("restored through Kubernetes in %s: job %s RUNNING from %s (FlinkStateSnapshot %s)", time.Since(t0).Round(time.Millisecond), res.JobID, spURI, res.Snapshot)
-	mu.Lock()
-	if len(deployed) != 1 || deployed[0].InitialSavepointPath != spURI || strings.Join(deployed[0].Args, " ") != strings.Join(drArgs, " ") ||
-		deployed[0].UpgradeMode != "savepoint" || deployed[0].AllowNonRestoredState {
-		t.Errorf("the operator deployed %+v", deployed)
-	}
-	mu.Unlock()
+	ks.checkDeployed(t, spURI, drArgs)
 	if o, err := f.JobOverview(ctx, res.JobID); err != nil || o.State != "RUNNING" || o.Name != "drconsole-events-dr" {
 		t.Fatalf("Flink: job %s %+v %v", res.JobID, o, err)
 	}
@@ -197,10 +130,133 @@ func TestKubeRestoreE2E(t *testing.T) {
 	if len(progress) == 0 {
 		t.Error("no progress reported while following the operator")
 	}
-	// The operator recorded the savepoint the console registered.
-	snap := s.Get("flinkstatesnapshots", "flink-dr", res.Snapshot)
-	if st := snap["status"].(map[string]any); st["state"] != "COMPLETED" || st["path"] != spURI {
-		t.Fatalf("snapshot status %v", st)
-	}
+	ks.checkSnapshot(t, res.Snapshot, spURI)
 	f.CancelJob(t, res.JobID)
+}
+
+// kubeStandIn is the DR Kubernetes side for a Flink cluster f: kube/kubetest's stand-in API
+// server holding the FlinkDeployment ns/name, and its stand-in operator loop (until ctx ends),
+// whose deploy REALLY runs the job jar on f from initialSavepointPath (the spec's args and
+// allowNonRestoredState, claimMode NO_CLAIM) and reports the job's state from Flink REST.
+type kubeStandIn struct {
+	s        *kubetest.Server
+	ns, name string
+	mu       sync.Mutex
+	deployed []kube.JobSpec
+}
+
+func startKubeStandIn(t *testing.T, ctx context.Context, f *testenv.Flink, ns, name string, parallelism int) *kubeStandIn {
+	t.Helper()
+	ks := &kubeStandIn{s: kubetest.New(t), ns: ns, name: name}
+	ks.s.Put(kubetest.Deployment(ns, name, 0))
+	jarID := f.JobJarID(t)
+	op := &kubetest.Operator{S: ks.s, Namespace: ns, Name: name, Poll: 100 * time.Millisecond,
+		Deploy: func(ctx context.Context, j kube.JobSpec) (string, error) {
+			ks.mu.Lock()
+			ks.deployed = append(ks.deployed, j)
+			ks.mu.Unlock()
+			var res struct {
+				JobID string `json:"jobid"`
+			}
+			err := f.Do(ctx, http.MethodPost, "/jars/"+jarID+"/run", map[string]any{"entryClass": testenv.FlinkJobEntryClass,
+				"programArgsList": j.Args, "parallelism": parallelism, "savepointPath": j.InitialSavepointPath,
+				"allowNonRestoredState": j.AllowNonRestoredState, "claimMode": "NO_CLAIM"}, &res)
+			return res.JobID, err
+		},
+		JobState: func(ctx context.Context, id string) (string, error) {
+			o, err := f.JobOverview(ctx, id)
+			return o.State, err
+		}}
+	octx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	go op.Run(octx)
+	return ks
+}
+
+// client is failover.Runbook.Kube: client-go against the stand-in API server.
+func (ks *kubeStandIn) client(k *config.Kubernetes) (*kube.Client, error) {
+	return kube.NewForConfig(ks.s.Config(), k.Namespace, k.Deployment)
+}
+
+// checkDeployed checks the operator deployed exactly once, from savepoint with args, in
+// upgradeMode savepoint and without allowNonRestoredState.
+func (ks *kubeStandIn) checkDeployed(t *testing.T, savepoint string, args []string) {
+	t.Helper()
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if len(ks.deployed) != 1 || ks.deployed[0].InitialSavepointPath != savepoint || strings.Join(ks.deployed[0].Args, " ") != strings.Join(args, " ") ||
+		ks.deployed[0].UpgradeMode != "savepoint" || ks.deployed[0].AllowNonRestoredState {
+		t.Errorf("the operator deployed %+v, want once from %s with args %v, upgradeMode savepoint, allowNonRestoredState off", ks.deployed, savepoint, args)
+	}
+}
+
+// checkSnapshot checks the operator recorded the FlinkStateSnapshot the console registered as
+// COMPLETED at savepoint.
+func (ks *kubeStandIn) checkSnapshot(t *testing.T, name, savepoint string) {
+	t.Helper()
+	snap := ks.s.Get("flinkstatesnapshots", ks.ns, name)
+	if st, _ := snap["status"].(map[string]any); st["state"] != "COMPLETED" || st["path"] != savepoint {
+		t.Fatalf("snapshot %s status %v, want COMPLETED at %s", name, st, savepoint)
+	}
+}
+
+// kubeResult is the result of a restore-flink step on a target with `kubernetes`.
+type kubeResult struct {
+	Patched  bool   `json:"patched"`
+	JobState string `json:"job_state"`
+	JobID    string `json:"job_id"`
+	Snapshot string `json:"state_snapshot"`
+	Path     string `json:"savepoint_path"`
+}
+
+// kubeStepResult reads step idx of a completed run as a restore through Kubernetes from
+// savepoint that ended with the job RUNNING.
+func kubeStepResult(t *testing.T, run *failover.Run, idx int, savepoint string) kubeResult {
+	t.Helper()
+	var res kubeResult
+	if err := json.Unmarshal([]byte(run.Steps[idx].Result), &res); err != nil || run.Status != "completed" || !res.Patched ||
+		res.JobState != "RUNNING" || res.JobID == "" || res.Path != savepoint {
+		t.Fatalf("run %s, step %d result %s (%v)", run.Status, idx+1, run.Steps[idx].Result, err)
+	}
+	return res
+}
+
+// e2eRunApproved has alice plan p, bob approve it, and alice run every step in order (each
+// step's progress logged and collected); it returns the run once done and the progress lines.
+func e2eRunApproved(t *testing.T, ctx context.Context, rb *failover.Runbook, p failover.Plan, why string) (*failover.Run, []string) {
+	t.Helper()
+	alice, bob := failover.Actor{Name: "alice", Role: "operator"}, failover.Actor{Name: "bob", Role: "operator"}
+	runID, err := rb.Create(ctx, alice, p, why)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := rb.Get(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rb.Approve(ctx, bob, runID, run.PlanHash, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	var progress []string
+	for idx, s := range p.Steps {
+		x, err := rb.Begin(ctx, alice, runID, idx, p.Flow, "")
+		if err != nil {
+			t.Fatalf("step %d (%s): %v", idx+1, s.Kind, err)
+		}
+		x.Progress = func(line string) {
+			if len(progress) == 0 || progress[len(progress)-1] != line {
+				progress = append(progress, line)
+				t.Logf("step %d progress: %s", idx+1, line)
+			}
+		}
+		t0 := time.Now()
+		if err := x.Run(ctx); err != nil {
+			t.Fatalf("step %d (%s): %v", idx+1, s.Kind, err)
+		}
+		t.Logf("TIMING step %d (%s): %s", idx+1, s.Kind, time.Since(t0).Round(time.Millisecond))
+	}
+	if run, err = rb.Get(ctx, runID); err != nil {
+		t.Fatal(err)
+	}
+	return run, progress
 }

@@ -205,95 +205,18 @@ func rewriteRestoreInDR(t *testing.T, dist testenv.FlinkDist, policy string, fil
 		popts.Config = map[string]string{"execution.checkpointing.data-inline-threshold": "0"}
 	}
 	fp := testenv.StartFlinkWith(t, popts)
-	stopProducer := rig.startProducer(t, ctx)
-	defer stopProducer()
-
-	// --- 1. the job on the primary ----------------------------------------------------------------
-	jobID := fp.SubmitJob(t, testenv.FlinkJobOptions{Bootstrap: rig.primary.Bootstrap, Topics: []string{rsTopic}, GroupID: rsGroup,
-		SourceUID: rwUID, Parallelism: 2, ProbeTopic: rsProbeTopic, ProbeTag: "primary", CountTopic: rwCountTopic})
-	fp.WaitJobRunning(t, jobID)
-	for p, pr := range rsWaitProbes(t, rig.primary, rsTopic, "primary") {
-		if pr.offset != 0 {
-			t.Errorf("primary job: first offset read in %s-%d is %d, want 0 (fresh start)", rsTopic, p, pr.offset)
-		}
-	}
-	// Let it complete two checkpoints while the producer writes (so the group has commits that
-	// MM2 syncs to DR, and the savepoint lands mid-stream).
-	fp.WaitCheckpoint(t, jobID, fp.WaitCheckpoint(t, jobID, 0).ID)
-
-	// --- 2. stop-with-savepoint ---------------------------------------------------------------------
-	spDir := fp.TriggerSavepoint(t, jobID, t.TempDir(), true)
-	fp.WaitJobState(t, jobID, "FINISHED")
-	sp, err := flink.ReadSavepoint(spDir)
-	if err != nil {
-		t.Fatalf("ReadSavepoint: %v", err)
-	}
-	ko, err := sp.KafkaSourceOffsets(rwUID)
-	if err != nil {
-		t.Fatalf("KafkaSourceOffsets(%q): %v", rwUID, err)
-	}
-	spOff, spSub := map[int32]int64{}, map[int32]int{}
-	for _, po := range ko.Sorted() {
-		if po.Topic != rsTopic || po.Marker != "" || po.Next < 0 {
-			t.Fatalf("savepoint partition %+v: want a real offset of %s", po, rsTopic)
-		}
-		spOff[po.Partition], spSub[po.Partition] = po.Next, po.Subtask
-	}
-	if len(spOff) != rsParts {
-		t.Fatalf("savepoint has %d partitions %v, want %d", len(spOff), spOff, rsParts)
-	}
-	t.Logf("savepoint v%d checkpoint %d at %s: %s offsets %v (subtasks %v)", sp.Version, sp.CheckpointID, spDir, rsTopic, spOff, spSub)
-
-	// --- 3. more data, MM2, the console's translation ---------------------------------------------
-	stopProducer()
-	rig.produce(t, ctx, 40) // DR holds data beyond every savepoint offset
-	pEnd := rig.primaryEnd(t)
-	for p := range int32(rsParts) {
-		if u, e := spOff[p], pEnd[p]; u <= 0 || u >= e {
-			t.Fatalf("%s-%d: savepoint offset %d not inside (0, end %d): the job did not stop mid-stream", rsTopic, p, u, e)
-		}
-	}
-	drSrc := rig.waitMirrored(t, pEnd)
-	syncs := rig.waitSyncs(t, ctx)
-	translated := rig.translate(t, syncs, spOff)
+	st := rwRunAndStop(t, ctx, rig, fp, t.TempDir())
+	spDir, sp, spOff, spSub, pEnd, translated := st.spDir, st.sp, st.spOff, st.spSub, st.pEnd, st.translated
+	spCount, valueAt := st.spCount, st.valueAt
 	targets := map[string]flink.SplitTarget{}
 	for p, tl := range translated {
 		targets[fmt.Sprintf("%s-%d", rsTopic, p)] = flink.SplitTarget{Topic: rig.remote, Offset: tl.Offset,
 			Why: fmt.Sprintf("translated (%s via sync %d->%d)", tl.Method, tl.Sync.Upstream, tl.Sync.Downstream)}
 	}
 
-	// What the savepoint's keyed state holds: per key, the primary records below U. And the
-	// primary job's own count updates end exactly there (consecutive from 1).
-	spCount, one := map[int]int64{}, map[int]int64{}
-	rig.data.mu.Lock()
-	valueAt := map[int32]map[int64]string{}
-	for v, p := range rig.data.part {
-		off := rig.data.off[v]
-		if valueAt[p] == nil {
-			valueAt[p] = map[int64]string{}
-		}
-		valueAt[p][off] = v
-		if off < spOff[p] {
-			spCount[rwKey(v)]++
-		}
-	}
-	rig.data.mu.Unlock()
-	for key := range rwKeys {
-		one[key] = 1
-		if spCount[key] == 0 {
-			t.Fatalf("key %d has no record below the savepoint offsets: the count check would be empty", key)
-		}
-	}
-	rwCheckCounts(t, "primary job", rwReadCounts(t, rig.primary, "primary"), one, spCount)
-	t.Logf("count per key in the savepoint (primary records below U): %v", spCount)
-
 	// --- 4. the DR Flink cluster; the negative: the ORIGINAL savepoint under the default policy ----
 	fd := testenv.StartFlinkWith(t, testenv.FlinkOptions{Dist: &dist})
-	drJob := func(savepoint, tag string) testenv.FlinkJobOptions {
-		return testenv.FlinkJobOptions{Bootstrap: rig.dr.Bootstrap, Topics: []string{rig.remote}, GroupID: rsGroup,
-			SourceUID: rwUID, Parallelism: 2, ProbeTopic: rsProbeTopic, ProbeTag: tag, CountTopic: rwCountTopic,
-			SavepointPath: "file://" + savepoint, AllowNonRestoredState: false, Name: "drconsole-events-" + tag}
-	}
+	drJob := func(savepoint, tag string) testenv.FlinkJobOptions { return rwDRJob(rig, savepoint, tag) }
 	if rig.remote != rsTopic {
 		rwOriginalInDR(t, ctx, rig, fd, drJob(spDir, "original"), translated, spOff, pEnd, spCount, valueAt)
 	}
@@ -414,52 +337,14 @@ func rewriteRestoreInDR(t *testing.T, dist testenv.FlinkDist, policy string, fil
 	}
 
 	// --- 6. only restored state can start a partition at the translated offset -------------------
-	drEnd := map[int32]int64{}
-	commit := kadm.Offsets{}
-	for p := range int32(rsParts) {
-		drEnd[p] = pEnd[p] // mirrored (checked): same end in DR
-		commit.Add(kadm.Offset{Topic: rig.remote, Partition: p, At: drEnd[p], LeaderEpoch: -1})
-	}
-	if r, err := rig.dadm.CommitOffsets(ctx, rsGroup, commit); err != nil || r.Error() != nil {
-		t.Fatalf("commit DR end offsets for %s: %v %v", rsGroup, err, r.Error())
-	}
-	t.Logf("dr group %s set to the DR end %v: a partition the restored state does not cover would read nothing", rsGroup, flinkCommitted(t, rig.dadm, rsGroup))
+	rig.commitDREnd(t, ctx, pEnd)
 	t0 = time.Now()
 	newJob := fd.SubmitJob(t, drJob(rwDir, "rewritten"))
 	fd.WaitJobRunning(t, newJob)
 	t.Logf("TIMING rewritten savepoint: submit -> RUNNING %s (same uid %s, allowNonRestoredState=false)", time.Since(t0).Round(time.Millisecond), rwUID)
 	rsCheckRestored(t, ctx, fd, newJob, sp.CheckpointID, rwDir, rwUID)
 
-	// --- 7. where it started, and that it reads exactly the rest ----------------------------------
-	probes := rsWaitProbes(t, rig.dr, rig.remote, "rewritten")
-	rig.checkStarts(t, probes, translated, spOff, pEnd, drSrc)
-	rest := map[string]int64{}
-	for p := range int32(rsParts) {
-		rest[fmt.Sprint(p)] = drEnd[p] - translated[p].Offset
-	}
-	flinkWaitSourceRecords(t, fd, newJob, rest)
-
-	// --- 8. the keyed counts continue from the savepoint -----------------------------------------
-	first, final := map[int]int64{}, map[int]int64{}
-	for key := range rwKeys {
-		first[key], final[key] = spCount[key]+1, spCount[key]
-	}
-	for p := range int32(rsParts) {
-		for off := translated[p].Offset; off < drEnd[p]; off++ {
-			final[rwKey(valueAt[p][drSrc[p][off]])]++
-		}
-	}
-	counts := rwWaitCounts(t, rig.dr, "rewritten", final)
-	rwCheckCounts(t, "restored job", counts, first, final)
-	for key := range rwKeys {
-		if cs := counts[key]; len(cs) > 0 {
-			t.Logf("RESULT key %d: savepoint count %d | first count after restore %d | final %d (want %d = %d + %d DR records read)",
-				key, spCount[key], cs[0], cs[len(cs)-1], final[key], spCount[key], final[key]-spCount[key])
-		}
-	}
-	if ex, err := fd.RootException(ctx, newJob); err != nil || ex != "" {
-		t.Errorf("restored job %s: exceptions %q (%v)", newJob, ex, err)
-	}
+	rwCheckContinues(t, ctx, rig, fd, newJob, "rewritten", st)
 	fd.CancelJob(t, newJob)
 	t.Logf("TIMING flink %s policy %s (state files: %v): whole scenario %s", dist.Version, policy, files, time.Since(testStart).Round(time.Millisecond))
 }
@@ -504,4 +389,165 @@ func rwOriginalInDR(t *testing.T, ctx context.Context, rig *drRig, fd *testenv.F
 		t.Logf("original savepoint in DR: job exceptions %q (%v)", ex, err)
 	}
 	fd.CancelJob(t, job)
+}
+
+// rwDRJob is the job in DR: the DR topic name, DR Kafka, the SAME source uid, probe and counts
+// with tag, from savepoint (a local directory) without allowNonRestoredState.
+func rwDRJob(rig *drRig, savepoint, tag string) testenv.FlinkJobOptions {
+	return testenv.FlinkJobOptions{Bootstrap: rig.dr.Bootstrap, Topics: []string{rig.remote}, GroupID: rsGroup,
+		SourceUID: rwUID, Parallelism: 2, ProbeTopic: rsProbeTopic, ProbeTag: tag, CountTopic: rwCountTopic,
+		SavepointPath: "file://" + savepoint, AllowNonRestoredState: false, Name: "drconsole-events-" + tag}
+}
+
+// rwStopped is the primary side of a rewrite scenario once done: the job stopped with a
+// savepoint mid-stream, MM2 mirrored everything after it, and the console translated the
+// savepoint's offsets.
+type rwStopped struct {
+	spDir      string // the savepoint's directory (holding _metadata)
+	sp         *flink.Savepoint
+	spOff      map[int32]int64 // rsTopic partition -> the savepoint's next offset U
+	spSub      map[int32]int   // partition -> the reader subtask holding its split
+	pEnd       map[int32]int64 // primary end offsets (= DR's, mirrored)
+	drSrc      map[int32]map[int64]int64
+	translated map[int32]mm2.Translation
+	spCount    map[int]int64 // key -> its count in the savepoint (primary records below U)
+	valueAt    map[int32]map[int64]string
+}
+
+// rwRunAndStop runs the job (uid rwUID, counts to rwCountTopic, probe tag "primary") on fp
+// against the primary while the rig's producer writes, stops it with a savepoint into spRoot
+// after two checkpoints, writes 40+ records more per partition, waits for MM2 and the console,
+// and translates the savepoint's offsets (steps 1-3 of rewriteRestoreInDR).
+func rwRunAndStop(t *testing.T, ctx context.Context, rig *drRig, fp *testenv.Flink, spRoot string) *rwStopped {
+	t.Helper()
+	stopProducer := rig.startProducer(t, ctx)
+	defer stopProducer()
+
+	// --- 1. the job on the primary ----------------------------------------------------------------
+	jobID := fp.SubmitJob(t, testenv.FlinkJobOptions{Bootstrap: rig.primary.Bootstrap, Topics: []string{rsTopic}, GroupID: rsGroup,
+		SourceUID: rwUID, Parallelism: 2, ProbeTopic: rsProbeTopic, ProbeTag: "primary", CountTopic: rwCountTopic})
+	fp.WaitJobRunning(t, jobID)
+	for p, pr := range rsWaitProbes(t, rig.primary, rsTopic, "primary") {
+		if pr.offset != 0 {
+			t.Errorf("primary job: first offset read in %s-%d is %d, want 0 (fresh start)", rsTopic, p, pr.offset)
+		}
+	}
+	// Let it complete two checkpoints while the producer writes (so the group has commits that
+	// MM2 syncs to DR, and the savepoint lands mid-stream).
+	fp.WaitCheckpoint(t, jobID, fp.WaitCheckpoint(t, jobID, 0).ID)
+
+	// --- 2. stop-with-savepoint ---------------------------------------------------------------------
+	st := &rwStopped{spDir: fp.TriggerSavepoint(t, jobID, spRoot, true), spOff: map[int32]int64{}, spSub: map[int32]int{}}
+	fp.WaitJobState(t, jobID, "FINISHED")
+	var err error
+	if st.sp, err = flink.ReadSavepoint(st.spDir); err != nil {
+		t.Fatalf("ReadSavepoint: %v", err)
+	}
+	ko, err := st.sp.KafkaSourceOffsets(rwUID)
+	if err != nil {
+		t.Fatalf("KafkaSourceOffsets(%q): %v", rwUID, err)
+	}
+	for _, po := range ko.Sorted() {
+		if po.Topic != rsTopic || po.Marker != "" || po.Next < 0 {
+			t.Fatalf("savepoint partition %+v: want a real offset of %s", po, rsTopic)
+		}
+		st.spOff[po.Partition], st.spSub[po.Partition] = po.Next, po.Subtask
+	}
+	if len(st.spOff) != rsParts {
+		t.Fatalf("savepoint has %d partitions %v, want %d", len(st.spOff), st.spOff, rsParts)
+	}
+	t.Logf("savepoint v%d checkpoint %d at %s: %s offsets %v (subtasks %v)", st.sp.Version, st.sp.CheckpointID, st.spDir, rsTopic, st.spOff, st.spSub)
+
+	// --- 3. more data, MM2, the console's translation ---------------------------------------------
+	stopProducer()
+	rig.produce(t, ctx, 40) // DR holds data beyond every savepoint offset
+	st.pEnd = rig.primaryEnd(t)
+	for p := range int32(rsParts) {
+		if u, e := st.spOff[p], st.pEnd[p]; u <= 0 || u >= e {
+			t.Fatalf("%s-%d: savepoint offset %d not inside (0, end %d): the job did not stop mid-stream", rsTopic, p, u, e)
+		}
+	}
+	st.drSrc = rig.waitMirrored(t, st.pEnd)
+	st.translated = rig.translate(t, rig.waitSyncs(t, ctx), st.spOff)
+
+	// What the savepoint's keyed state holds: per key, the primary records below U. And the
+	// primary job's own count updates end exactly there (consecutive from 1).
+	st.spCount, st.valueAt = map[int]int64{}, map[int32]map[int64]string{}
+	one := map[int]int64{}
+	rig.data.mu.Lock()
+	for v, p := range rig.data.part {
+		off := rig.data.off[v]
+		if st.valueAt[p] == nil {
+			st.valueAt[p] = map[int64]string{}
+		}
+		st.valueAt[p][off] = v
+		if off < st.spOff[p] {
+			st.spCount[rwKey(v)]++
+		}
+	}
+	rig.data.mu.Unlock()
+	for key := range rwKeys {
+		one[key] = 1
+		if st.spCount[key] == 0 {
+			t.Fatalf("key %d has no record below the savepoint offsets: the count check would be empty", key)
+		}
+	}
+	rwCheckCounts(t, "primary job", rwReadCounts(t, rig.primary, "primary"), one, st.spCount)
+	t.Logf("count per key in the savepoint (primary records below U): %v", st.spCount)
+	return st
+}
+
+// commitDREnd moves the DR group's committed offsets of the DR topic to the DR end (pEnd,
+// mirrored), so that only restored state can start a partition at the translated offset: a
+// partition the restored state does not cover would read nothing.
+func (r *drRig) commitDREnd(t *testing.T, ctx context.Context, pEnd map[int32]int64) {
+	t.Helper()
+	commit := kadm.Offsets{}
+	for p := range int32(rsParts) {
+		commit.Add(kadm.Offset{Topic: r.remote, Partition: p, At: pEnd[p], LeaderEpoch: -1})
+	}
+	if res, err := r.dadm.CommitOffsets(ctx, rsGroup, commit); err != nil || res.Error() != nil {
+		t.Fatalf("commit DR end offsets for %s: %v %v", rsGroup, err, res.Error())
+	}
+	t.Logf("dr group %s set to the DR end %v: a partition the restored state does not cover would read nothing", rsGroup, flinkCommitted(t, r.dadm, rsGroup))
+}
+
+// rwCheckContinues checks a job restored in DR from the rewritten savepoint (its probe and
+// count tag): per partition the first DR record read == the translated offset, maps back to a
+// source offset <= U, re-reads <= RereadMax, and the source emits exactly DR end - translated;
+// per key the first count after the restore == the savepoint's count + 1, counts stay
+// consecutive, and the final count == the savepoint's + the DR records read (steps 7-8 of
+// rewriteRestoreInDR).
+func rwCheckContinues(t *testing.T, ctx context.Context, rig *drRig, fd *testenv.Flink, job, tag string, st *rwStopped) {
+	t.Helper()
+	// --- 7. where it started, and that it reads exactly the rest ----------------------------------
+	probes := rsWaitProbes(t, rig.dr, rig.remote, tag)
+	rig.checkStarts(t, probes, st.translated, st.spOff, st.pEnd, st.drSrc)
+	rest := map[string]int64{}
+	for p := range int32(rsParts) {
+		rest[fmt.Sprint(p)] = st.pEnd[p] - st.translated[p].Offset
+	}
+	flinkWaitSourceRecords(t, fd, job, rest)
+
+	// --- 8. the keyed counts continue from the savepoint -----------------------------------------
+	first, final := map[int]int64{}, map[int]int64{}
+	for key := range rwKeys {
+		first[key], final[key] = st.spCount[key]+1, st.spCount[key]
+	}
+	for p := range int32(rsParts) {
+		for off := st.translated[p].Offset; off < st.pEnd[p]; off++ {
+			final[rwKey(st.valueAt[p][st.drSrc[p][off]])]++
+		}
+	}
+	counts := rwWaitCounts(t, rig.dr, tag, final)
+	rwCheckCounts(t, "restored job", counts, first, final)
+	for key := range rwKeys {
+		if cs := counts[key]; len(cs) > 0 {
+			t.Logf("RESULT key %d: savepoint count %d | first count after restore %d | final %d (want %d = %d + %d DR records read)",
+				key, st.spCount[key], cs[0], cs[len(cs)-1], final[key], st.spCount[key], final[key]-st.spCount[key])
+		}
+	}
+	if ex, err := fd.RootException(ctx, job); err != nil || ex != "" {
+		t.Errorf("restored job %s: exceptions %q (%v)", job, ex, err)
+	}
 }

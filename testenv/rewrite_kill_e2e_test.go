@@ -10,7 +10,8 @@
 // binary, TestRewriteKillChild) and gets SIGKILL while it copies that file. Then: Dest does not
 // exist, what is left is only the rewriter's hidden build directory without `_metadata` (not
 // readable as a savepoint), the catalog's scan of the directory registers nothing, and the same
-// rewrite run again succeeds and is the only entry the catalog finds.
+// rewrite run again succeeds, removes the killed one's build directory, and is the only entry the
+// catalog finds.
 //
 //	go test -tags e2e -count=1 -run TestRewriteKilledMidway -v ./testenv/
 package testenv_test
@@ -25,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -193,8 +195,10 @@ func TestRewriteKilledMidway(t *testing.T) {
 		t.Errorf("Dest %s exists after the kill", dest)
 	}
 	left, _ := os.ReadDir(parent)
+	var builds []string
 	for _, e := range left {
 		p := filepath.Join(parent, e.Name())
+		builds = append(builds, p)
 		if !strings.HasPrefix(e.Name(), ".rewritten.rewrite-") {
 			t.Errorf("the killed rewrite left %s, not its hidden build directory", p)
 		}
@@ -236,6 +240,13 @@ func TestRewriteKilledMidway(t *testing.T) {
 	res, err := flink.Rewrite(ctx, flink.RewriteRequest{Source: spDir, Dest: dest, SourceUID: rwUID, Targets: targets})
 	if err != nil {
 		t.Fatalf("the rewrite after the kill: %v", err)
+	}
+	// It removed the killed rewrite's build directory (nobody held its lock any more).
+	if !slices.Equal(res.RemovedLeftovers, builds) || len(builds) == 0 {
+		t.Errorf("the rewrite after the kill removed %v, want the killed rewrite's build directory %v", res.RemovedLeftovers, builds)
+	}
+	if es, _ := os.ReadDir(parent); len(es) != 1 || es[0].Name() != filepath.Base(dest) {
+		t.Errorf("after the second rewrite %s holds %v, want only %s", parent, es, filepath.Base(dest))
 	}
 	rsp, err := flink.ReadSavepoint(dest)
 	if err != nil {

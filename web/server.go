@@ -95,6 +95,9 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		r.Get("/demo", h.DemoPanel)
 		r.Get("/audit", h.AuditPage)
 		r.Get("/audit/export", h.AuditExport)
+		r.Get("/report", h.Report)
+		r.Get("/report.csv", h.ReportCSV)
+		r.Get("/report/episodes.csv", h.ReportEpisodes)
 		if h.Runbook != nil {
 			r.Get("/failover", h.FailoverList)
 			r.Get("/failover/{run}", h.FailoverRun)

@@ -35,6 +35,9 @@ import (
 //     read is refused too), http.Post, http.PostForm and their
 //     (*http.Client) twins. The console's own web server is not a client
 //     and builds no requests, so only outgoing requests count;
+//   - a call of flink.Rewrite (it writes a new savepoint: files, or S3
+//     objects through minio-go, which the checks above do not see) but from
+//     the functions in rewriteCallers;
 //   - an import of failover/internal/effect from outside failover/ (the
 //     compiler refuses it already; this says why).
 //
@@ -87,6 +90,16 @@ var allowedFuncs = map[string]string{
 	// (it cannot demand an audit record: it is the audit's own proof).
 	"cli.writeAnchor": "audit anchor",
 }
+
+// rewriteCallers may call flink.Rewrite besides this package (whose
+// RewriteSavepoint is the runbook's, audited), each for its reason.
+var rewriteCallers = map[string]string{
+	// drconsole savepoint rewrite: an operator writes a new savepoint from
+	// files they name, like cp; it changes no cluster, group or job.
+	"cli.savepointRewrite": "the operator's own local rewrite",
+}
+
+var flinkPath = modulePath + "/flink"
 
 var (
 	kgoPath  = "github.com/twmb/franz-go/pkg/kgo"
@@ -231,21 +244,24 @@ func TestEffectBoundary(t *testing.T) {
 func findWrites(fset *token.FileSet, pkgPath string, files []*ast.File, info *types.Info) []string {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkgPath, modulePath), "/")
 	var out []string
-	var exempt []ast.Node // the bodies of allowedFuncs
+	var exempt, rewriters []ast.Node // the bodies of allowedFuncs, of rewriteCallers
 	for _, f := range files {
 		for _, d := range f.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok && allowedFuncs[rel+"."+fd.Name.Name] != "" {
 				exempt = append(exempt, fd)
 			}
-		}
-	}
-	report := func(n ast.Node, format string, args ...any) {
-		for _, e := range exempt {
-			if n.Pos() >= e.Pos() && n.Pos() < e.End() {
-				return
+			if fd, ok := d.(*ast.FuncDecl); ok && rewriteCallers[rel+"."+fd.Name.Name] != "" {
+				rewriters = append(rewriters, fd)
 			}
 		}
-		out = append(out, fmt.Sprintf("%s: %s", fset.Position(n.Pos()), fmt.Sprintf(format, args...)))
+	}
+	inside := func(n ast.Node, bodies []ast.Node) bool {
+		return slices.ContainsFunc(bodies, func(e ast.Node) bool { return n.Pos() >= e.Pos() && n.Pos() < e.End() })
+	}
+	report := func(n ast.Node, format string, args ...any) {
+		if !inside(n, exempt) {
+			out = append(out, fmt.Sprintf("%s: %s", fset.Position(n.Pos()), fmt.Sprintf(format, args...)))
+		}
 	}
 	for id, obj := range info.Uses {
 		if obj.Pkg() == nil {
@@ -267,6 +283,8 @@ func findWrites(fset *token.FileSet, pkgPath string, files []*ast.File, info *ty
 				report(id, "Kubernetes write rest.(*RESTClient).%s outside failover/internal/effect", name)
 			case path == "net/http" && (name == "Post" || name == "PostForm"):
 				report(id, "outgoing HTTP %s (a mutating request) outside failover/internal/effect", name)
+			case path == flinkPath && recv == nil && name == "Rewrite" && !inside(id, rewriters):
+				report(id, "savepoint write flink.Rewrite outside failover/internal/effect and rewriteCallers")
 			}
 		case *types.TypeName:
 			if o.Pkg().Path() == kmsgPath && slices.Contains(kmsgWrites, o.Name()) {
@@ -355,24 +373,7 @@ func k(ctx context.Context, r dynamic.ResourceInterface) {
 	r.Get(ctx, "n", metav1.GetOptions{}) // a read: fine
 }
 `
-	_, exports := listModule(t)
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "p.go", src, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info := &types.Info{Uses: map[*ast.Ident]types.Object{}, Types: map[ast.Expr]types.TypeAndValue{}}
-	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
-		if exports[path] == "" {
-			return nil, fmt.Errorf("no export data for %s", path)
-		}
-		return os.Open(exports[path])
-	})
-	if _, err := (&types.Config{Importer: imp}).Check("p", fset, []*ast.File{f}, info); err != nil {
-		t.Fatal(err)
-	}
-	got := findWrites(fset, modulePath+"/p", []*ast.File{f}, info)
-	slices.Sort(got)
+	got := checkSample(t, "p", src)
 	want := []string{"p.go:16:5: franz-go write kgo.(*Client).ProduceSync", "p.go:17:21: franz-go write kadm.(*Client).CommitOffsets",
 		"p.go:18:11: raw Kafka write request kmsg.NewPtrOffsetCommitRequest", "p.go:19:2: outgoing HTTP PUT request",
 		"p.go:20:2: outgoing HTTP request with a method that is not a constant GET", "p.go:21:7: outgoing HTTP Post",
@@ -391,6 +392,67 @@ func k(ctx context.Context, r dynamic.ResourceInterface) {
 	for _, p := range []string{effectPath, modulePath + "/demo", modulePath + "/testenv", modulePath + "/scale", modulePath + "/storage/storagetest"} {
 		if ok, why := allowed(p); !ok || why == "" {
 			t.Errorf("%s not allowed", p)
+		}
+	}
+}
+
+// checkSample type-checks src as the package rel of the module and returns
+// what findWrites reports in it, sorted.
+func checkSample(t *testing.T, rel, src string) []string {
+	t.Helper()
+	_, exports := listModule(t)
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := &types.Info{Uses: map[*ast.Ident]types.Object{}, Types: map[ast.Expr]types.TypeAndValue{}}
+	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		if exports[path] == "" {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(exports[path])
+	})
+	if _, err := (&types.Config{Importer: imp}).Check(rel, fset, []*ast.File{f}, info); err != nil {
+		t.Fatal(err)
+	}
+	got := findWrites(fset, modulePath+"/"+rel, []*ast.File{f}, info)
+	slices.Sort(got)
+	return got
+}
+
+// A savepoint rewrite is a write: only this package and rewriteCallers
+// (by package and function) may call flink.Rewrite; flink.CheckRewrite
+// (the dry run) writes nothing.
+func TestFindWritesSeesRewriteCalls(t *testing.T) {
+	src := `package cli
+
+import (
+	"context"
+
+	"github.com/drconsole/drconsole/flink"
+)
+
+func savepointRewrite(ctx context.Context, req flink.RewriteRequest) {
+	flink.Rewrite(ctx, req) // the CLI's own: fine
+}
+
+func other(ctx context.Context, req flink.RewriteRequest) {
+	flink.Rewrite(ctx, req)
+	flink.CheckRewrite(ctx, req) // a dry run: fine
+}
+`
+	want := []string{"p.go:14:8: savepoint write flink.Rewrite"}
+	for rel, want := range map[string][]string{"cli": want, "catalog": {"p.go:10:8: savepoint write flink.Rewrite", want[0]}} {
+		got := checkSample(t, rel, src)
+		if len(got) != len(want) {
+			t.Errorf("as package %s: found %d, want %d:\n%s", rel, len(got), len(want), strings.Join(got, "\n"))
+			continue
+		}
+		for i := range want {
+			if !strings.HasPrefix(got[i], want[i]) {
+				t.Errorf("as package %s: %q, want %q", rel, got[i], want[i])
+			}
 		}
 	}
 }

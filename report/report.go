@@ -1,0 +1,247 @@
+// Package report answers a manager's question, "did we meet our RPO
+// objective?", from the stored per-minute RPO rollups: per flow, the share
+// of time within its objective over the last 7, 30 and 90 days, the worst
+// episodes, and the data-loss incidents. It is conservative by
+// construction: a minute counts as within only when every sample in it was
+// known, exact and within the objective; a lower bound above the objective
+// is over; anything else with data is unknown; and a minute the console did
+// not record is "no data", never within.
+package report
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// Windows are the periods a report covers, shortest first.
+var Windows = []time.Duration{7 * 24 * time.Hour, 30 * 24 * time.Hour, 90 * 24 * time.Hour}
+
+// MaxEpisodes is how many of the worst episodes a report lists per flow.
+const MaxEpisodes = 10
+
+// MaxLosses is how many data-loss incidents a report reads per flow; past
+// it the count is a lower bound (LossesAtLeast).
+const MaxLosses = 1000
+
+// Source is what a report reads (storage.Store).
+type Source interface {
+	FlowMinutes(ctx context.Context, flow string, sinceMs int64) ([]storage.FlowMinute, error)
+	LossIncidents(ctx context.Context, flow string, unacked bool, limit int) ([]model.LossIncident, error)
+}
+
+// Class is what one minute says about the objective.
+type Class int
+
+const (
+	NoData  Class = iota // the console recorded nothing that minute
+	Within               // every sample known, exact and within
+	Over                 // some sample (or lower bound) above the objective
+	Unknown              // data, but not enough to say within
+)
+
+// Classify judges one minute against objective.
+func Classify(m storage.FlowMinute, objective time.Duration) Class {
+	obj := objective.Milliseconds()
+	switch {
+	case m.Samples == 0:
+		return NoData
+	case m.MaxRPOMs != nil && *m.MaxRPOMs > obj:
+		return Over // a lower bound above it is over too
+	case m.Unknown == 0 && m.AtLeast == 0 && m.MaxRPOMs != nil:
+		return Within
+	}
+	return Unknown
+}
+
+// Window is one period's account, in whole minutes.
+type Window struct {
+	Length       time.Duration
+	FromMs, ToMs int64 // [from, to): complete minutes only
+	Minutes      int64
+	Within       int64
+	Over         int64
+	Unknown      int64
+	// NoData counts minutes without a record; BeforeHistory is the part of
+	// it before the flow's first recorded minute (a console younger than
+	// the window).
+	NoData        int64
+	BeforeHistory int64
+}
+
+// Days is the window's length in days.
+func (w Window) Days() int { return int(w.Length / (24 * time.Hour)) }
+
+// Share is n as a fraction of the window's minutes.
+func (w Window) Share(n int64) float64 {
+	if w.Minutes == 0 {
+		return 0
+	}
+	return float64(n) / float64(w.Minutes)
+}
+
+// Episode is a run of consecutive recorded minutes that were not within the
+// objective. A minute without data ends it.
+type Episode struct {
+	StartMs, EndMs int64 // EndMs: the end of its last minute
+	Minutes        int
+	// PeakMs is the largest RPO seen (nil: none known); PeakAtLeast says
+	// some minute of it held only a lower bound or an unknown, so the true
+	// peak may be higher.
+	PeakMs      *int64
+	PeakAtLeast bool
+	// Over: some minute was above the objective; otherwise the RPO was
+	// only unknown (it may have been within).
+	Over    bool
+	Ongoing bool // it reaches the report's last complete minute
+}
+
+// Duration is the episode's length.
+func (e Episode) Duration() time.Duration { return time.Duration(e.Minutes) * time.Minute }
+
+// Flow is one flow's report.
+type Flow struct {
+	Flow      string
+	Objective time.Duration
+	At        time.Time
+	Windows   []Window
+	// Episodes are the worst of the longest window (longest first, then
+	// highest peak), at most MaxEpisodes of EpisodeCount.
+	Episodes     []Episode
+	EpisodeCount int
+	// HistoryFromMs is the flow's first recorded minute; 0 when none.
+	HistoryFromMs int64
+	// Losses are the data-loss incidents detected in the longest window,
+	// newest first; LostOffsets adds up their offsets.
+	Losses        []model.LossIncident
+	LostOffsets   int64
+	LossesAtLeast bool  // more incidents than MaxLosses were stored
+	LossErr       error // the incidents could not be read: unknown, not none
+}
+
+// Compute builds a flow's report from its minutes (oldest first) as of now.
+func Compute(flow string, objective time.Duration, minutes []storage.FlowMinute, now time.Time) Flow {
+	to := now.UnixMilli() / 60000 * 60000 // the current minute is not complete
+	r := Flow{Flow: flow, Objective: objective, At: now}
+	if len(minutes) > 0 {
+		r.HistoryFromMs = minutes[0].MinuteMs
+	}
+	for _, length := range Windows {
+		w := Window{Length: length, ToMs: to, FromMs: to - length.Milliseconds()}
+		w.Minutes = length.Milliseconds() / 60000
+		i, _ := slices.BinarySearchFunc(minutes, w.FromMs, func(m storage.FlowMinute, ms int64) int { return cmp.Compare(m.MinuteMs, ms) })
+		for _, m := range minutes[i:] {
+			if m.MinuteMs >= to {
+				break
+			}
+			switch Classify(m, objective) {
+			case Within:
+				w.Within++
+			case Over:
+				w.Over++
+			case Unknown:
+				w.Unknown++
+			}
+		}
+		w.NoData = w.Minutes - w.Within - w.Over - w.Unknown
+		switch {
+		case r.HistoryFromMs == 0:
+			w.BeforeHistory = w.Minutes
+		case r.HistoryFromMs > w.FromMs:
+			w.BeforeHistory = min((r.HistoryFromMs-w.FromMs)/60000, w.Minutes)
+		}
+		r.Windows = append(r.Windows, w)
+	}
+	longest := r.Windows[len(r.Windows)-1]
+	eps := episodes(minutes, objective, longest.FromMs, to)
+	r.EpisodeCount = len(eps)
+	slices.SortStableFunc(eps, func(a, b Episode) int {
+		return cmp.Or(cmp.Compare(b.Minutes, a.Minutes), cmp.Compare(peak(b), peak(a)), cmp.Compare(b.StartMs, a.StartMs))
+	})
+	r.Episodes = eps[:min(len(eps), MaxEpisodes)]
+	return r
+}
+
+func peak(e Episode) int64 {
+	if e.PeakMs == nil {
+		return -1
+	}
+	return *e.PeakMs
+}
+
+// episodes finds the runs of not-within minutes in [from, to).
+func episodes(minutes []storage.FlowMinute, objective time.Duration, from, to int64) []Episode {
+	var out []Episode
+	var cur *Episode
+	for _, m := range minutes {
+		if m.MinuteMs < from || m.MinuteMs >= to {
+			continue
+		}
+		c := Classify(m, objective)
+		if c == Within || c == NoData || (cur != nil && m.MinuteMs != cur.EndMs) {
+			cur = nil // a within minute or a gap ends the run
+		}
+		if c == Within || c == NoData {
+			continue
+		}
+		if cur == nil {
+			out = append(out, Episode{StartMs: m.MinuteMs, EndMs: m.MinuteMs})
+			cur = &out[len(out)-1]
+		}
+		cur.EndMs = m.MinuteMs + 60000
+		cur.Minutes++
+		cur.Over = cur.Over || c == Over
+		if m.MaxRPOMs != nil && (cur.PeakMs == nil || *m.MaxRPOMs > *cur.PeakMs) {
+			v := *m.MaxRPOMs
+			cur.PeakMs = &v
+		}
+		cur.PeakAtLeast = cur.PeakAtLeast || m.Unknown > 0 || m.AtLeast > 0
+	}
+	for i := range out {
+		out[i].Ongoing = out[i].EndMs == to
+	}
+	return out
+}
+
+// Objective is flow f's RPO objective: its own, else def (the warning lag).
+func Objective(f *config.Flow, def time.Duration) time.Duration {
+	if f.Objectives.RPO > 0 {
+		return f.Objectives.RPO.D()
+	}
+	return def
+}
+
+// Build reads and computes the flows' reports as of now, in their order;
+// a flow without an objective of its own is held to def.
+func Build(ctx context.Context, src Source, flows []*config.Flow, def time.Duration, now time.Time) ([]Flow, error) {
+	longest := Windows[len(Windows)-1]
+	since := now.Add(-longest).UnixMilli()/60000*60000 - 60000
+	var out []Flow
+	for _, f := range flows {
+		minutes, err := src.FlowMinutes(ctx, f.Name, since)
+		if err != nil {
+			return nil, fmt.Errorf("report: %s: %w", f.Name, err)
+		}
+		r := Compute(f.Name, Objective(f, def), minutes, now)
+		losses, err := src.LossIncidents(ctx, f.Name, false, MaxLosses)
+		if err != nil {
+			r.LossErr = err
+		}
+		r.LossesAtLeast = len(losses) == MaxLosses
+		from := r.Windows[len(r.Windows)-1].FromMs
+		for _, l := range losses {
+			if l.DetectedMs >= from {
+				r.Losses = append(r.Losses, l)
+				r.LostOffsets += l.Lost
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

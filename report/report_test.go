@@ -1,0 +1,204 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/storage"
+)
+
+func ms(v int64) *int64 { return &v }
+
+func TestClassify(t *testing.T) {
+	obj := 30 * time.Second
+	for _, c := range []struct {
+		name string
+		m    storage.FlowMinute
+		want Class
+	}{
+		{"nothing recorded", storage.FlowMinute{}, NoData},
+		{"all known, within", storage.FlowMinute{Samples: 12, MaxRPOMs: ms(30_000)}, Within},
+		{"all known, over", storage.FlowMinute{Samples: 12, MaxRPOMs: ms(30_001)}, Over},
+		{"one sample unknown", storage.FlowMinute{Samples: 12, Unknown: 1, MaxRPOMs: ms(1_000)}, Unknown},
+		{"a lower bound within: may be over", storage.FlowMinute{Samples: 12, AtLeast: 1, MaxRPOMs: ms(1_000)}, Unknown},
+		{"a lower bound over: certainly over", storage.FlowMinute{Samples: 12, AtLeast: 12, MaxRPOMs: ms(60_000)}, Over},
+		{"every sample unknown", storage.FlowMinute{Samples: 12, Unknown: 12}, Unknown},
+	} {
+		if got := Classify(c.m, obj); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// history is one minute each from start, classed by the pattern's letters:
+// w within, o over, u unknown, b a lower bound above, '.' nothing recorded.
+func history(start int64, pattern string, rpo int64) []storage.FlowMinute {
+	var out []storage.FlowMinute
+	for i, c := range pattern {
+		m := storage.FlowMinute{MinuteMs: start + int64(i)*60000, Samples: 12}
+		switch c {
+		case 'w':
+			m.MaxRPOMs = ms(1000)
+		case 'o':
+			m.MaxRPOMs = ms(rpo + int64(i))
+		case 'u':
+			m.Unknown, m.MaxRPOMs = 3, ms(2000)
+		case 'b':
+			m.AtLeast, m.MaxRPOMs = 1, ms(rpo)
+		case '.':
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestComputeCountsEveryMinuteOnce(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 30, 0, time.UTC) // half a minute into 12:00
+	to := now.UnixMilli() / 60000 * 60000
+	// The last 20 minutes before 12:00, then the current minute (12:00,
+	// incomplete: not counted).
+	pattern := "wwwwoooo..uuwwbbwwwo"
+	minutes := history(to-int64(len(pattern))*60000, pattern, 120_000)
+	minutes = append(minutes, storage.FlowMinute{MinuteMs: to, Samples: 6, MaxRPOMs: ms(999_999)})
+	r := Compute("primary->dr", 30*time.Second, minutes, now)
+	if len(r.Windows) != 3 || r.Windows[0].Days() != 7 || r.Windows[2].Days() != 90 {
+		t.Fatalf("windows %+v", r.Windows)
+	}
+	for _, w := range r.Windows {
+		if w.ToMs != to || w.Minutes != w.Length.Milliseconds()/60000 {
+			t.Errorf("%d d window: to %d minutes %d", w.Days(), w.ToMs, w.Minutes)
+		}
+		if w.Within != 9 || w.Over != 7 || w.Unknown != 2 {
+			t.Errorf("%d d window: within %d over %d unknown %d, want 9 7 2", w.Days(), w.Within, w.Over, w.Unknown)
+		}
+		// Everything before the history, and the 2-minute gap, is no data.
+		if w.NoData != w.Minutes-18 || w.BeforeHistory != w.Minutes-int64(len(pattern)) {
+			t.Errorf("%d d window: no data %d before history %d", w.Days(), w.NoData, w.BeforeHistory)
+		}
+		if w.Within+w.Over+w.Unknown+w.NoData != w.Minutes {
+			t.Errorf("%d d window: the classes do not add up", w.Days())
+		}
+	}
+	if r.HistoryFromMs != minutes[0].MinuteMs {
+		t.Errorf("history from %d", r.HistoryFromMs)
+	}
+	// Episodes: oooo (4), uu (2, unknown only), bb (2, over: lower bounds at
+	// the objective's double), o (1, ongoing: the last complete minute).
+	if r.EpisodeCount != 4 {
+		t.Fatalf("%d episodes: %+v", r.EpisodeCount, r.Episodes)
+	}
+	first := r.Episodes[0]
+	if first.Minutes != 4 || !first.Over || first.PeakAtLeast || *first.PeakMs != 120_007 || first.Ongoing ||
+		first.StartMs != to-16*60000 || first.EndMs != to-12*60000 {
+		t.Errorf("worst episode %+v", first)
+	}
+	var unknownOnly, lowerBound, ongoing bool
+	for _, e := range r.Episodes {
+		switch {
+		case e.Minutes == 2 && !e.Over:
+			unknownOnly = e.PeakAtLeast
+		case e.Minutes == 2 && e.Over:
+			lowerBound = e.PeakAtLeast
+		case e.Minutes == 1:
+			ongoing = e.Ongoing && e.EndMs == to
+		}
+	}
+	if !unknownOnly || !lowerBound || !ongoing {
+		t.Errorf("episodes %+v: unknown-only %v lower-bound %v ongoing %v", r.Episodes, unknownOnly, lowerBound, ongoing)
+	}
+}
+
+func TestEpisodesSplitAtGapsAndAreBounded(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	to := now.UnixMilli()
+	// Two over minutes either side of an unrecorded one are two episodes;
+	// many short ones are cut to the worst MaxEpisodes, longest first.
+	pattern := "oo.oow"
+	for i := range MaxEpisodes + 5 {
+		if i%3 == 0 {
+			pattern += "ooow"
+		} else {
+			pattern += "ow"
+		}
+	}
+	minutes := history(to-int64(len(pattern))*60000, pattern, 60_000)
+	r := Compute("f", 30*time.Second, minutes, now)
+	if r.EpisodeCount != 2+MaxEpisodes+5 || len(r.Episodes) != MaxEpisodes {
+		t.Fatalf("%d episodes, %d listed", r.EpisodeCount, len(r.Episodes))
+	}
+	for i := 1; i < len(r.Episodes); i++ {
+		if r.Episodes[i].Minutes > r.Episodes[i-1].Minutes {
+			t.Fatalf("episodes not worst first: %+v", r.Episodes)
+		}
+	}
+	if r.Episodes[0].Minutes != 3 {
+		t.Errorf("worst episode %d minutes, want 3", r.Episodes[0].Minutes)
+	}
+}
+
+func TestNoHistoryIsNoDataNeverWithin(t *testing.T) {
+	r := Compute("f", time.Minute, nil, time.Now())
+	for _, w := range r.Windows {
+		if w.Within != 0 || w.NoData != w.Minutes || w.BeforeHistory != w.Minutes || w.Share(w.Within) != 0 {
+			t.Errorf("%d d window without history: %+v", w.Days(), w)
+		}
+	}
+	if r.EpisodeCount != 0 || r.HistoryFromMs != 0 {
+		t.Errorf("%+v", r)
+	}
+}
+
+type fakeSource struct {
+	minutes map[string][]storage.FlowMinute
+	losses  []model.LossIncident
+	lossErr error
+	since   int64
+}
+
+func (f *fakeSource) FlowMinutes(_ context.Context, flow string, sinceMs int64) ([]storage.FlowMinute, error) {
+	f.since = sinceMs
+	return f.minutes[flow], nil
+}
+
+func (f *fakeSource) LossIncidents(_ context.Context, flow string, unacked bool, limit int) ([]model.LossIncident, error) {
+	if unacked || limit != MaxLosses {
+		return nil, errors.New("want every incident, acknowledged too, up to MaxLosses")
+	}
+	return f.losses, f.lossErr
+}
+
+func TestBuildObjectivesAndLosses(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	flows := []*config.Flow{{Name: "a"}, {Name: "b", Objectives: config.Objectives{RPO: config.Duration(2 * time.Minute)}}}
+	one := history(now.UnixMilli()-60000, "o", 60_000) // 60 s: over 30 s, within 2 min
+	src := &fakeSource{minutes: map[string][]storage.FlowMinute{"a": one, "b": one}, losses: []model.LossIncident{
+		{Lost: 5, DetectedMs: now.Add(-24 * time.Hour).UnixMilli()},
+		{Lost: 7, DetectedMs: now.Add(-100 * 24 * time.Hour).UnixMilli()}, // before the 90 days
+	}}
+	rs, err := Build(context.Background(), src, flows, 30*time.Second, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs[0].Objective != 30*time.Second || rs[1].Objective != 2*time.Minute {
+		t.Fatalf("objectives %v %v", rs[0].Objective, rs[1].Objective)
+	}
+	if rs[0].Windows[0].Over != 1 || rs[1].Windows[0].Within != 1 {
+		t.Errorf("a: %+v b: %+v", rs[0].Windows[0], rs[1].Windows[0])
+	}
+	if len(rs[0].Losses) != 1 || rs[0].LostOffsets != 5 || rs[0].LossErr != nil {
+		t.Errorf("losses %+v %d %v", rs[0].Losses, rs[0].LostOffsets, rs[0].LossErr)
+	}
+	if want := now.Add(-90*24*time.Hour).UnixMilli() - 60000; src.since > want {
+		t.Errorf("read minutes since %d, after the 90-day window's start %d", src.since, want)
+	}
+	src.lossErr = errors.New("disk")
+	rs, _ = Build(context.Background(), src, flows, 30*time.Second, now)
+	if rs[0].LossErr == nil {
+		t.Error("an unreadable incident list is not reported")
+	}
+}

@@ -1,0 +1,176 @@
+//go:build e2e
+
+// End-to-end: the runbook's whole rewrite route (issue 14): an approved failover run REWRITES
+// the savepoint (rewrite-savepoint step: targets from the syncs the console ingested, the new
+// savepoint registered in the catalog as rewritten) and RESTORES it through the Kubernetes API
+// (restore-flink step on a target with `kubernetes`: client-go -> kube/kubetest's stand-in API
+// server -> its stand-in operator, which really runs the job on a real DR Flink cluster from
+// initialSavepointPath). Per Flink version (2.2.1, 1.20.3), MM2 `default` policy (the DR topic
+// is primary.events: the rewrite renames the splits and the enumerator state):
+//
+//  1. the job (uid kafka-source, keyed counts) runs on a PRIMARY Flink cluster against the
+//     primary while a producer writes; stop-with-savepoint into a configured savepoint
+//     directory; more data, MM2 catches up, the console has every sync (rwRunAndStop);
+//
+//  2. the savepoint is registered in the catalog; the run's plan is the console's own:
+//     rewrite it into failover.RewriteDest, then restore-flink on the Kubernetes target from
+//     the rewritten path, same uid, without allowNonRestoredState (2.2.1 registers it as a
+//     FlinkStateSnapshot first, 1.20.3 patches initialSavepointPath alone);
+//
+//  3. checked: the rewrite step's targets == the console's translation of the savepoint's
+//     offsets; the catalog entry is marked rewritten from the source for the flow and reads
+//     the DR offsets; the operator deployed once from the rewritten savepoint; Flink says the
+//     job restored from it with the source vertex of the same uid; per partition the first DR
+//     record read == the translated offset; the keyed counts continue from the savepoint.
+//
+//     go test -tags e2e -count=1 -run TestKubeRewriteRestoreE2E -v ./testenv/
+package testenv_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/testenv"
+)
+
+func TestKubeRewriteRestoreE2E(t *testing.T) {
+	start := time.Now()
+	for _, c := range []struct {
+		dist     testenv.FlinkDist
+		snapshot string // config.Kubernetes.UseStateSnapshot
+	}{
+		{testenv.FlinkDefault, "true"},
+		{testenv.Flink1_20, "false"},
+	} {
+		t.Run("flink-"+c.dist.Version, func(t *testing.T) { kubeRewriteRestore(t, c.dist, c.snapshot) })
+	}
+	t.Logf("TIMING TestKubeRewriteRestoreE2E: %s", time.Since(start).Round(time.Millisecond))
+}
+
+func kubeRewriteRestore(t *testing.T, dist testenv.FlinkDist, useSnapshot string) {
+	testStart := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	rig := startDRRig(t, ctx, "default", rwCountTopic)
+	if rig.remote == rsTopic {
+		t.Fatalf("the default policy keeps %s as %s in DR: the rename would go unchecked", rsTopic, rig.remote)
+	}
+
+	// --- 1. the primary job, its savepoint, MM2 and the console's syncs ---------------------------
+	spRoot := t.TempDir() // the configured savepoint directory
+	fp := testenv.StartFlinkWith(t, testenv.FlinkOptions{Dist: &dist})
+	st := rwRunAndStop(t, ctx, rig, fp, spRoot)
+
+	// --- 2. the DR side and the console's runbook -------------------------------------------------
+	fd := testenv.StartFlinkWith(t, testenv.FlinkOptions{Dist: &dist})
+	ks := startKubeStandIn(t, ctx, fd, "flink-dr", "events-job", 2)
+	cfg := &config.Config{
+		Clusters:        map[string]*config.Cluster{"primary": {Bootstrap: []string{rig.primary.Bootstrap}}, "dr": {Bootstrap: []string{rig.dr.Bootstrap}}},
+		Flows:           []*config.Flow{rig.flow},
+		RefreshInterval: config.Duration(time.Second),
+		FlinkTargets: []*config.FlinkTarget{{Name: "flink-dr", RestURL: fd.URL, Region: "dr",
+			Kubernetes: &config.Kubernetes{InCluster: true, Namespace: "flink-dr", Deployment: "events-job", UseStateSnapshot: useSnapshot}}},
+		SavepointDirs: []string{spRoot},
+	}
+	if err := cfg.Normalize("e2e-kube-rewrite"); err != nil {
+		t.Fatal(err)
+	}
+	store := rig.tr.Store
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: rig.mon, Log: log}
+	srcID, err := cat.Register(ctx, st.spDir)
+	if err != nil {
+		t.Fatalf("register %s: %v", st.spDir, err)
+	}
+	src := catalog.CanonicalPath(st.spDir)
+	dest := failover.RewriteDest(cfg, rsFlow, src)
+	destDir, err := testenv.LocalPath(dest)
+	if err != nil {
+		t.Fatalf("RewriteDest %q: %v", dest, err)
+	}
+	destURI := "file://" + destDir // as Flink and the operator take it
+	t.Logf("catalog #%d %s; the console proposes the rewrite into %s", srcID, src, dest)
+	rig.commitDREnd(t, ctx, st.pEnd) // only restored state can start a partition at the translated offset
+
+	rb := &failover.Runbook{Store: store, Monitor: rig.mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
+		Flink: flink.NewRESTClient, Kube: ks.client, Catalog: cat}
+	drArgs := rwDRJob(rig, destDir, "kube").ProgramArgs()
+	run, progress := e2eRunApproved(t, ctx, rb, failover.Plan{Flow: rsFlow, Steps: []failover.Step{
+		{Kind: failover.KindRewriteSavepoint, RewriteFrom: src, SourceUID: rwUID, RewriteTo: destURI},
+		{Kind: failover.KindRestoreFlink, FlinkTarget: "flink-dr", SavepointPath: destURI, Args: drArgs},
+	}}, "e2e: rewrite the savepoint for DR and restore it through Kubernetes")
+
+	// --- 3. the rewrite step --------------------------------------------------------------------
+	var rw struct {
+		Splits  []string          `json:"splits"`
+		Renamed map[string]string `json:"renamed_topics"`
+		Reread  int64             `json:"reread_max"`
+		Catalog int64             `json:"catalog_id"`
+	}
+	if err := json.Unmarshal([]byte(run.Steps[0].Result), &rw); err != nil || rw.Catalog == 0 || len(rw.Splits) != rsParts ||
+		len(rw.Renamed) != 1 || rw.Renamed[rsTopic] != rig.remote {
+		t.Fatalf("rewrite step result %s (%v): want %d splits, %s renamed to %s, a catalog id", run.Steps[0].Result, err, rsParts, rsTopic, rig.remote)
+	}
+	var rereadMax int64
+	for _, tl := range st.translated {
+		rereadMax += tl.RereadMax
+	}
+	if rw.Reread != rereadMax {
+		t.Errorf("rewrite step states re-read bound %d, the translations' sum %d", rw.Reread, rereadMax)
+	}
+	for _, line := range rw.Splits {
+		t.Logf("rewrite step: %s", line)
+	}
+	entry, err := store.SavepointByPath(ctx, catalog.CanonicalPath(destURI))
+	if err != nil {
+		t.Fatalf("the rewritten savepoint is not in the catalog: %v", err)
+	}
+	if entry.ID != rw.Catalog || entry.Origin != model.OriginRewritten || entry.RewrittenFrom != src || entry.RewrittenFlow != rsFlow {
+		t.Errorf("catalog entry %+v: want #%d, origin rewritten from %s for %s", entry, rw.Catalog, src, rsFlow)
+	}
+	offs, err := entry.Offsets()
+	if err != nil || len(offs) != rsParts {
+		t.Errorf("catalog offsets of the rewritten savepoint %v (%v, read error %q)", offs, err, entry.ReadError)
+	}
+	for p, tl := range st.translated {
+		if key := fmt.Sprintf("%s-%d", rig.remote, p); offs[key] != tl.Offset {
+			t.Errorf("catalog: rewritten %s at %d, the console's translation of %d is %d", key, offs[key], st.spOff[p], tl.Offset)
+		}
+	}
+	// The files themselves, read independently of the step's own read-back.
+	rsp, err := flink.ReadSavepoint(destDir)
+	if err != nil {
+		t.Fatalf("ReadSavepoint(rewritten): %v", err)
+	}
+	if rsp.CheckpointID != st.sp.CheckpointID || rsp.Version != st.sp.Version {
+		t.Errorf("rewritten savepoint v%d checkpoint %d, source v%d checkpoint %d", rsp.Version, rsp.CheckpointID, st.sp.Version, st.sp.CheckpointID)
+	}
+
+	// --- 4. the restore through Kubernetes --------------------------------------------------------
+	res := kubeStepResult(t, run, 1, destURI)
+	if (useSnapshot == "true") != (res.Snapshot != "") {
+		t.Errorf("use_state_snapshot %s, step registered snapshot %q", useSnapshot, res.Snapshot)
+	}
+	if res.Snapshot != "" {
+		ks.checkSnapshot(t, res.Snapshot, destURI)
+	}
+	ks.checkDeployed(t, destURI, drArgs)
+	if len(progress) == 0 {
+		t.Error("no progress reported while following the operator")
+	}
+	fd.WaitJobRunning(t, res.JobID)
+	rsCheckRestored(t, ctx, fd, res.JobID, st.sp.CheckpointID, destDir, rwUID)
+	rwCheckContinues(t, ctx, rig, fd, res.JobID, "kube", st)
+	fd.CancelJob(t, res.JobID)
+	t.Logf("TIMING flink %s (use_state_snapshot %s): whole scenario %s", dist.Version, useSnapshot, time.Since(testStart).Round(time.Millisecond))
+}
