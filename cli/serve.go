@@ -139,6 +139,11 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	catDone := make(chan struct{})
 	go func() { defer close(catDone); cat.Run(monCtx) }()
 	defer func() { <-catDone }() // before the store closes
+	// Drills a crash left unfinished are cleaned up now; failed cleanups
+	// are retried at their time.
+	drillsDone := make(chan struct{})
+	go func() { defer close(drillsDone); worker.CleanDrillsEvery(monCtx, 5*time.Second) }()
+	defer func() { <-drillsDone }()
 	defer startAuditAnchor(monCtx, store, cfg.AuditAnchor, log)()
 	notifier := &notify.Notifier{Store: store, Flows: mon, Receivers: cfg.Notifications.Webhooks, PublicURL: cfg.Auth.PublicURL,
 		Version: version, Log: log.With("component", "notifications")}

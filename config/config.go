@@ -61,6 +61,8 @@ type Config struct {
 	Notifications Notifications `yaml:"notifications"`
 	// Metrics shapes GET /metrics.
 	Metrics Metrics `yaml:"metrics"`
+	// Drill shapes DR drills (config/drill.go).
+	Drill Drill `yaml:"drill"`
 }
 
 // Metrics shapes GET /metrics. Per-topic aggregates are always exported;
@@ -228,6 +230,9 @@ type Objectives struct {
 	// RPO: the most data, in time, the flow may be behind; the RPO report
 	// counts the share of time within it. Default: the warning lag.
 	RPO Duration `yaml:"rpo"`
+	// RTO: the longest a failover may take until the DR job processes
+	// records; DR drills judge their achieved RTO against it. 0: none.
+	RTO Duration `yaml:"rto"`
 }
 
 // ClusterLink is a Confluent cluster link as seen from the DR (destination)
@@ -401,6 +406,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.AuditAnchor.Interval, time.Hour)
 	setDefault(&c.Failover.ApprovalTTL, 30*time.Minute)
 	setDefault(&c.Failover.PromoteMaxLag, 30*time.Second)
+	c.Drill.applyDefaults()
 	if c.Failover.ApprovalsRequired == 0 {
 		c.Failover.ApprovalsRequired = 1
 	}
@@ -590,6 +596,9 @@ func (c *Config) validate(file string) Problems {
 		if f.Objectives.RPO < 0 {
 			bad(key+".objectives.rpo", "%s is negative", f.Objectives.RPO.D())
 		}
+		if f.Objectives.RTO < 0 {
+			bad(key+".objectives.rto", "%s is negative", f.Objectives.RTO.D())
+		}
 		f.Topics.include = compileAll(f.Topics.Include, key+".topics.include", bad)
 		f.Topics.exclude = compileAll(f.Topics.Exclude, key+".topics.exclude", bad)
 	}
@@ -622,6 +631,7 @@ func (c *Config) validate(file string) Problems {
 	if c.Failover.ApprovalsRequired < 1 {
 		bad("failover.approvals_required", "must be at least 1 (a second operator approves)")
 	}
+	c.validateDrill(bad)
 	seenTargets := map[string]bool{}
 	for i, ft := range c.FlinkTargets {
 		key := fmt.Sprintf("flink_targets[%d]", i)

@@ -335,6 +335,31 @@ func TestMetricsSetting(t *testing.T) {
 	}
 }
 
+func TestDrillAndObjectives(t *testing.T) {
+	base := "clusters:\n  a: {bootstrap: [\"h:1\"]}\n  b: {bootstrap: [\"h:2\"]}\nflows:\n  - {source: a, target: b, objectives: {rpo: 1m, rto: 15m}}\n"
+	c, err := Parse("d.yaml", strings.NewReader(base+"drill: {job_args: [\"--suffix\", \"-drill-{run}\", \"--group={group}\"]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := c.Flows[0].Objectives; o.RPO.D() != time.Minute || o.RTO.D() != 15*time.Minute {
+		t.Fatalf("objectives %+v", o)
+	}
+	if c.Drill.Timeout.D() != 10*time.Minute || c.Drill.CleanupRetry.D() != 30*time.Second || len(c.Drill.JobArgs) != 3 {
+		t.Fatalf("drill %+v", c.Drill)
+	}
+	for yaml, want := range map[string]string{
+		"drill: {job_args: [\"--x={jobid}\"]}": "drill.job_args[0]",
+		"drill: {timeout: -1s}":                "drill.timeout",
+	} {
+		if _, err := Parse("d.yaml", strings.NewReader(base+yaml+"\n")); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want a problem at %s", yaml, err, want)
+		}
+	}
+	if _, err := Parse("d.yaml", strings.NewReader(strings.Replace(base, "rto: 15m", "rto: -15m", 1))); err == nil || !strings.Contains(err.Error(), "objectives.rto") {
+		t.Errorf("negative RTO objective: %v", err)
+	}
+}
+
 func TestSyncsPerPartition(t *testing.T) {
 	base := "clusters:\n  a: {bootstrap: [\"h:1\"]}\n  b: {bootstrap: [\"h:2\"]}\nflows:\n  - {source: a, target: b}\n"
 	for _, tc := range []struct {

@@ -39,12 +39,25 @@ type FlinkStandIn struct {
 	savepoints    []*standInSavepoint
 	spDuration    time.Duration
 	checkpointSeq int64
+	cancels       []string // the jobs cancelled, in order
 }
 
 type standInJob struct {
 	ID, Name, State string
 	Start           int64
 	Request         map[string]any
+}
+
+// StandInFirstRecord is how long after its start a job the stand-in runs
+// reports its first record (its source vertex's write-records), then one
+// more per millisecond.
+const StandInFirstRecord = 300 * time.Millisecond
+
+func (j standInJob) records(now time.Time) int64 {
+	if j.State != "RUNNING" && j.State != "CANCELED" {
+		return 0
+	}
+	return max(0, now.Sub(time.UnixMilli(j.Start).Add(StandInFirstRecord)).Milliseconds())
 }
 
 // StartFlinkStandIn listens on a free loopback port.
@@ -84,7 +97,27 @@ func StartFlinkStandIn() (*FlinkStandIn, error) {
 			writeJSON(w, 404, map[string]any{"errors": []string{"Job " + r.PathValue("id") + " not found"}})
 			return
 		}
-		writeJSON(w, 200, map[string]any{"jid": j.ID, "name": j.Name, "state": j.State, "start-time": j.Start})
+		writeJSON(w, 200, map[string]any{"jid": j.ID, "name": j.Name, "state": j.State, "start-time": j.Start,
+			"vertices": []map[string]any{{"name": "Source: events", "metrics": map[string]any{"write-records": j.records(time.Now())}}}})
+	})
+	// Cancelling, as Flink does: 202, and the job ends shortly after.
+	mux.HandleFunc("PATCH /jobs/{id}", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		j, ok := f.jobs[r.PathValue("id")]
+		switch {
+		case !ok:
+			writeJSON(w, 404, map[string]any{"errors": []string{"Job " + r.PathValue("id") + " not found"}})
+		case r.URL.Query().Get("mode") != "cancel" && r.URL.Query().Get("mode") != "":
+			writeJSON(w, 400, map[string]any{"errors": []string{"mode " + r.URL.Query().Get("mode")}})
+		default:
+			if j.State == "RUNNING" {
+				j.State = "CANCELED"
+				f.jobs[j.ID] = j
+				f.cancels = append(f.cancels, j.ID)
+			}
+			writeJSON(w, 202, map[string]any{})
+		}
 	})
 	mux.HandleFunc("GET /jars", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]any{"address": f.URL, "files": []map[string]any{{"id": FlinkJarID, "name": "events-job.jar", "uploaded": uploaded,
@@ -130,6 +163,13 @@ func (f *FlinkStandIn) Jobs() map[string]map[string]any {
 		out[id] = j.Request
 	}
 	return out
+}
+
+// Cancelled lists the jobs cancelled through PATCH /jobs/{id}, in order.
+func (f *FlinkStandIn) Cancelled() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.cancels...)
 }
 
 // Close stops the server.

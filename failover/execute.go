@@ -97,12 +97,20 @@ func (rb *Runbook) Begin(ctx context.Context, who Actor, id int64, idx int, conf
 		return nil, fmt.Errorf("%w: type the flow name %q to run this step", ErrConfirmation, r.Flow)
 	}
 	e := &Execution{rb: rb, run: r, Idx: idx, Step: step, who: who, runner: runnerID()}
-	switch step.Kind {
-	case KindPromoteMirrors, KindFailoverMirrors:
+	switch {
+	case r.Plan.Drill:
+		// A failover's rules do not stop a drill (its preflight records
+		// the ones that would fail); the drill's guards and a rewrite's
+		// correctness rules do.
+		e.Rules = rb.drillGuards(ctx, r, idx)
+		if step.Kind == KindRewriteSavepoint || step.Kind == KindRestoreFlink {
+			e.Rules = append(e.Rules, rb.rewriteRules(ctx, r, idx)...)
+		}
+	case step.Kind == KindPromoteMirrors || step.Kind == KindFailoverMirrors:
 		e.Rules = rb.linkRules(ctx, rb.Config.Flow(r.Flow), step.Kind)
-	case KindPreflight, KindStopMirror:
+	case step.Kind == KindPreflight || step.Kind == KindStopMirror:
 		e.Rules = rb.CheckRules(ctx, r.Plan, override)
-	case KindRewriteSavepoint, KindRestoreFlink:
+	case step.Kind == KindRewriteSavepoint || step.Kind == KindRestoreFlink:
 		e.Rules = rb.rewriteRules(ctx, r, idx)
 	}
 	if len(e.Rules) > 0 {
@@ -114,7 +122,7 @@ func (rb *Runbook) Begin(ctx context.Context, who Actor, id int64, idx int, conf
 	// The claim and its record are one transaction (storage.auditedTx);
 	// the Written it yields is what the step's effect demands.
 	e.started, err = rb.recorded(ctx, who, "failover.step-start", runSubject(id), map[string]any{"step": idx + 1, "kind": step.Kind,
-		"title": step.Title(rb.Config.Flow(r.Flow)), "params": step, "plan_hash": r.PlanHash, "approvers": r.ValidApprovers,
+		"title": r.Plan.StepTitle(idx, rb.Config.Flow(r.Flow)), "params": step, "plan_hash": r.PlanHash, "approvers": r.ValidApprovers,
 		"break_glass": r.BreakGlass, "rules": e.Rules, "override": override, "evidence": rb.evidence(r.Flow)},
 		func(rec model.AuditEntry) (model.AuditEntry, error) {
 			return rb.Store.StartFailoverStep(ctx, storage.StepStart{RunID: id, Idx: idx, Runner: e.runner, Actor: who.Name, AtMs: rb.now().UnixMilli(), Record: rec})
@@ -184,6 +192,9 @@ func (e *Execution) Run(ctx context.Context) error {
 }
 
 func (e *Execution) effect(ctx context.Context) (any, error) {
+	if e.run.Plan.Drill {
+		return e.drillEffect(ctx)
+	}
 	switch e.Step.Kind {
 	case KindPreflight:
 		return map[string]any{"rules": e.Rules}, nil
@@ -272,10 +283,14 @@ func (rb *Runbook) stopMirror(ctx context.Context, w audit.Written, flowName str
 func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, idx int, s Step, who Actor) (any, error) {
 	tr := rb.Monitor.Translator(r.Flow)
 	reason := fmt.Sprintf("failover run %d step %d", r.ID, idx+1)
+	group := s.Group // the DR group: in a drill, its temporary one
+	if r.Plan.Drill {
+		group = DrillGroup(r.ID, s.Group)
+	}
 	// Resumed after a crash or a failed commit: an earlier attempt's change
 	// is finished, not made again (a new translation could differ, and
 	// would record the already translated offsets as the ones to undo to).
-	earlier, err := rb.Store.GroupChanges(ctx, r.Flow, s.Group)
+	earlier, err := rb.Store.GroupChanges(ctx, r.Flow, group)
 	if err != nil {
 		return nil, err
 	}
@@ -296,16 +311,18 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 		return nil, err
 	}
 	var untranslatable []string
+	var reread int64
 	for _, row := range plan.Rows {
 		if !row.Translation.Translated() {
 			untranslatable = append(untranslatable, fmt.Sprintf("%s (%s)", mm2.TPKey(row.Source), row.Translation.Method))
 		}
+		reread += row.Translation.RereadMax
 	}
 	if len(untranslatable) > 0 && !s.AllowPartial {
 		return map[string]any{"untranslatable": untranslatable}, fmt.Errorf("%d partition(s) cannot be translated: %s", len(untranslatable), strings.Join(untranslatable, ", "))
 	}
-	change, err := effect.ApplyOffsets(ctx, w, rb.Store, tr.TargetClient(), r.Flow, s.Group, plan.Proposed(), who.Name, reason)
-	return map[string]any{"from": plan.From, "change_id": change.ID, "changes": change.Changes, "untranslatable": untranslatable}, err
+	change, err := effect.ApplyOffsets(ctx, w, rb.Store, tr.TargetClient(), r.Flow, group, plan.Proposed(), who.Name, reason)
+	return map[string]any{"from": plan.From, "group": group, "change_id": change.ID, "changes": change.Changes, "untranslatable": untranslatable, "reread_max": reread}, err
 }
 
 // groupPlan previews a translate-group step: the group's own primary
@@ -373,7 +390,7 @@ func (rb *Runbook) restoreFlink(ctx context.Context, w audit.Written, r *Run, id
 	if err != nil {
 		return nil, err
 	}
-	req := flink.RunRequest{EntryClass: s.EntryClass, ProgramArgsList: s.Args, Parallelism: s.Parallelism, SavepointPath: s.SavepointPath,
+	req := flink.RunRequest{EntryClass: s.EntryClass, ProgramArgsList: restoreArgs(r, s), Parallelism: s.Parallelism, SavepointPath: s.SavepointPath,
 		AllowNonRestoredState: s.AllowNonRestoredState, JobID: jobID}
 	if s.SavepointPath != "" {
 		mode := s.ClaimMode

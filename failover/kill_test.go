@@ -52,6 +52,7 @@ func killConfig(primary, dr []string, flinkURL, spDir string) *config.Config {
 		RefreshInterval: config.Duration(500 * time.Millisecond),
 		FlinkTargets:    []*config.FlinkTarget{{Name: "flink-dr", RestURL: flinkURL, Region: "dr"}},
 		SavepointDirs:   []string{spDir},
+		Drill:           config.Drill{JobArgs: []string{"--group-id", "{group}"}},
 	}
 	if err := cfg.Normalize("kill-test"); err != nil {
 		panic(err)
@@ -89,14 +90,22 @@ func runbookChild() int {
 	}
 	id, _ := strconv.ParseInt(os.Getenv("RUN"), 10, 64)
 	var current int
-	rb := &Runbook{Store: store, Monitor: mon, Config: cfg, Audit: StoreAuditor{Store: store}, Log: log,
+	var rb *Runbook
+	rb = &Runbook{Store: store, Monitor: mon, Config: cfg, Audit: StoreAuditor{Store: store}, Log: log,
 		Flink: flink.NewRESTClient, StopVerifyWindow: time.Second, Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon},
 		CrashHook: func(point string) {
+			if os.Getenv("DRILL") != "" { // the worker runs the steps: ask which
+				r, _ := rb.Get(ctx, id)
+				current = r.NextStep
+			}
 			fmt.Printf("AT %d:%s\n", current, point)
 			if os.Getenv("CRASH_AT") == fmt.Sprintf("%d:%s", current, point) {
 				time.Sleep(time.Minute) // the parent kills us here
 			}
 		}}
+	if os.Getenv("DRILL") != "" {
+		return drillChild(ctx, rb, id)
+	}
 	for {
 		r, err := rb.Get(ctx, id)
 		if err != nil {
@@ -135,6 +144,7 @@ type killRig struct {
 	// rewrite is the plan's rewrite-savepoint step.
 	rewrite Step
 	id      int64
+	drill   string // "1": the child runs run id as a drill (drill_kill_test.go)
 }
 
 func newKillRig(t *testing.T) *killRig {
@@ -218,7 +228,7 @@ func newKillRig(t *testing.T) *killRig {
 func (k *killRig) child(t *testing.T, db, crashAt string) (killed bool) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=1", "DB="+db, "RUN="+strconv.FormatInt(k.id, 10), "CRASH_AT="+crashAt,
+	cmd.Env = append(os.Environ(), childEnv+"=1", "DB="+db, "RUN="+strconv.FormatInt(k.id, 10), "CRASH_AT="+crashAt, "DRILL="+k.drill,
 		"PRIMARY="+strings.Join(k.sb.PrimaryBootstrap(), ","), "DR="+strings.Join(k.sb.DRBootstrap(), ","), "FLINK="+k.fl.URL, "SPDIR="+k.spDir)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()

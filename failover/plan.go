@@ -76,12 +76,20 @@ type Step struct {
 	Parallelism           int      `json:"parallelism,omitempty"`
 	AllowNonRestoredState bool     `json:"allow_non_restored_state,omitempty"`
 	ClaimMode             string   `json:"claim_mode,omitempty"`
+	// DrillArgs are appended to Args in a drill (config drill.job_args,
+	// copied into the plan when it is created, so approvals cover them);
+	// {run} and {group} are replaced when the job is submitted.
+	DrillArgs []string `json:"drill_args,omitempty"`
 }
 
 // Plan is what an operator asks for and a second one approves.
 type Plan struct {
 	Flow  string `json:"flow"`
 	Steps []Step `json:"steps"`
+	// Drill makes the run a DR drill (drill.go): the job is restored as a
+	// copy with temporary groups, timed, then cleaned up; production's
+	// mirror, groups and job are not touched.
+	Drill bool `json:"drill,omitempty"`
 }
 
 // Hash identifies the plan's exact content: approvals are bound to it, so
@@ -127,6 +135,18 @@ func (s Step) Title(flow *config.Flow) string {
 	return string(s.Kind)
 }
 
+// StepTitle is step i's Title, as the plan runs it (a drill's steps say
+// what the drill does instead).
+func (p Plan) StepTitle(i int, flow *config.Flow) string {
+	s := p.Steps[i]
+	if p.Drill {
+		if t := drillTitle(s); t != "" {
+			return t
+		}
+	}
+	return s.Title(flow)
+}
+
 // Validate checks a plan against the configuration before it is stored.
 func (p Plan) Validate(cfg *config.Config) error {
 	flow := cfg.Flow(p.Flow)
@@ -136,7 +156,7 @@ func (p Plan) Validate(cfg *config.Config) error {
 	if len(p.Steps) == 0 {
 		return errors.New("a plan needs at least one step")
 	}
-	var errs []error
+	errs := drillProblems(cfg, p)
 	for i, s := range p.Steps {
 		bad := func(format string, args ...any) {
 			errs = append(errs, fmt.Errorf("step %d (%s): %s", i+1, s.Kind, fmt.Sprintf(format, args...)))

@@ -37,7 +37,7 @@ func (rb *Runbook) Preview(ctx context.Context, r *Run) []StepPreview {
 func (rb *Runbook) previewStep(ctx context.Context, r *Run, i int) StepPreview {
 	flow := rb.Config.Flow(r.Flow)
 	s := r.Plan.Steps[i]
-	p := StepPreview{Idx: i, Title: s.Title(flow), Irreversible: s.Irreversible()}
+	p := StepPreview{Idx: i, Title: r.Plan.StepTitle(i, flow), Irreversible: s.Irreversible()}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var err error
@@ -59,6 +59,9 @@ func (rb *Runbook) previewStep(ctx context.Context, r *Run, i int) StepPreview {
 	case KindPromoteMirrors, KindFailoverMirrors:
 		p.Rules = rb.linkRules(pctx, flow, s.Kind)
 		p.Lines, err = rb.previewLink(pctx, flow, s.Kind)
+	}
+	if r.Plan.Drill {
+		p.Lines = append(drillPreview(r, i, rb.Config.Drill.Timeout.D()), p.Lines...)
 	}
 	if err != nil {
 		p.Err = err.Error()
@@ -128,7 +131,7 @@ func (rb *Runbook) previewRestore(ctx context.Context, r *Run, idx int, s Step) 
 	}
 	lines := []string{
 		fmt.Sprintf("POST %s/jars/%s/run on %s (Flink %s)", t.RestURL, s.JarID, t.Name, version),
-		"entry class: " + orNone(s.EntryClass) + "; program arguments: " + orNone(strings.Join(s.Args, " ")),
+		"entry class: " + orNone(s.EntryClass) + "; program arguments: " + orNone(strings.Join(restoreArgs(r, s), " ")),
 		"savepoint: " + orNone(s.SavepointPath) + fmt.Sprintf("; %s=%s; allowNonRestoredState=%v", flink.RestoreModeField(version), mode, s.AllowNonRestoredState),
 		"job id " + restoreJobID(r, idx) + " (fixed: a resumed step finds this job instead of starting a second one)",
 	}

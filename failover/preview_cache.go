@@ -227,7 +227,7 @@ func (rb *Runbook) cachedPreviews(ctx context.Context, r *Run) []CachedPreview {
 	flow := rb.Config.Flow(r.Flow)
 	out := make([]CachedPreview, len(r.Plan.Steps))
 	for i, s := range r.Plan.Steps {
-		out[i].StepPreview = StepPreview{Idx: i, Title: s.Title(flow), Irreversible: s.Irreversible()}
+		out[i].StepPreview = StepPreview{Idx: i, Title: r.Plan.StepTitle(i, flow), Irreversible: s.Irreversible()}
 		switch {
 		case steps == nil:
 		case hash != r.PlanHash:

@@ -206,6 +206,7 @@ func (rb *Runbook) Create(ctx context.Context, who Actor, plan Plan, reason stri
 	if strings.TrimSpace(reason) == "" {
 		return 0, errors.New("give a reason for the failover")
 	}
+	stampDrill(&plan, rb.Config)
 	if err := plan.Validate(rb.Config); err != nil {
 		return 0, err
 	}
@@ -245,6 +246,7 @@ func (rb *Runbook) Update(ctx context.Context, who Actor, id int64, plan Plan, r
 		return err
 	}
 	plan.Flow = r.Flow
+	stampDrill(&plan, rb.Config)
 	if err := plan.Validate(rb.Config); err != nil {
 		return err
 	}

@@ -36,6 +36,7 @@ type Worker struct {
 	running map[int64]string // job number -> what it is, for Shutdown's report
 	steps   map[stepKey]bool
 	said    map[stepKey]string // a running step's latest progress
+	drills  map[int64]bool     // drills running or being cleaned up here
 	sp      spTriggers
 }
 

@@ -287,3 +287,42 @@ func (c *RESTClient) Jars(ctx context.Context) ([]Jar, error) {
 	err := c.do(ctx, "/jars", &out)
 	return out.Files, err
 }
+
+// JobDetail is GET /jobs/{id}: the job's state and, per vertex, the
+// records it exchanged over the network (Flink's aggregated vertex metrics,
+// refreshed every metrics.fetcher.update-interval, 10 s by default).
+type JobDetail struct {
+	ID       string `json:"jid"`
+	State    string `json:"state"`
+	Vertices []struct {
+		Name    string `json:"name"`
+		Metrics struct {
+			ReadRecords  int64 `json:"read-records"`
+			WriteRecords int64 `json:"write-records"`
+		} `json:"metrics"`
+	} `json:"vertices"`
+}
+
+// RecordsSeen is how many records the job is known to have processed:
+// what its sources emitted (write-records of the vertices named
+// "Source: …"), or else what any vertex received. A job chained into a
+// single vertex exchanges nothing over the network: it shows 0 however
+// much it processed.
+func (d JobDetail) RecordsSeen() int64 {
+	var emitted, received int64
+	for _, v := range d.Vertices {
+		if strings.HasPrefix(v.Name, "Source:") {
+			emitted += v.Metrics.WriteRecords
+		}
+		received = max(received, v.Metrics.ReadRecords)
+	}
+	return max(emitted, received)
+}
+
+// JobDetail returns GET /jobs/{id} (a *RESTError with Status 404 for a
+// job the cluster does not know).
+func (c *RESTClient) JobDetail(ctx context.Context, jobID string) (JobDetail, error) {
+	var d JobDetail
+	err := c.do(ctx, "/jobs/"+url.PathEscape(jobID), &d)
+	return d, err
+}

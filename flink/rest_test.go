@@ -2,6 +2,7 @@ package flink
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -55,4 +56,23 @@ func asRESTError(err error, re **RESTError) bool {
 	e, ok := err.(*RESTError)
 	*re = e
 	return ok
+}
+
+// RecordsSeen counts what the sources emitted, or else what any vertex
+// received; a job chained into one vertex shows nothing (Flink counts only
+// records exchanged over the network).
+func TestJobDetailRecordsSeen(t *testing.T) {
+	for body, want := range map[string]int64{
+		`{"jid":"a","state":"RUNNING","vertices":[{"name":"Source: events","metrics":{"read-records":0,"write-records":7}},{"name":"Sink: out","metrics":{"read-records":5,"write-records":0}}]}`: 7,
+		`{"jid":"a","state":"RUNNING","vertices":[{"name":"Map","metrics":{"read-records":3,"write-records":3}}]}`:                                                                                3,
+		`{"jid":"a","state":"RUNNING","vertices":[{"name":"Source: events -> Sink: out","metrics":{"read-records":0,"write-records":0}}]}`:                                                        0,
+	} {
+		var d JobDetail
+		if err := json.Unmarshal([]byte(body), &d); err != nil {
+			t.Fatal(err)
+		}
+		if got := d.RecordsSeen(); got != want {
+			t.Errorf("%s: %d records seen, want %d", body, got, want)
+		}
+	}
 }

@@ -53,6 +53,13 @@ func (h *Handlers) FailoverRunEvents(w http.ResponseWriter, r *http.Request) (Fr
 		for i, st := range run.Steps {
 			fs = append(fs, Fragment{views.StepEvent(i), views.StepStatusFragment(p, i, st)})
 		}
+		if run.Plan.Drill {
+			d, err := h.runDrill(ctx, run)
+			if err != nil {
+				return nil, err
+			}
+			fs = append(fs, Fragment{"drill", views.DrillFragment(d)})
+		}
 		return fs, nil
 	}, true
 }

@@ -95,8 +95,8 @@ func (h *Handlers) planSummary(r *http.Request, f form.Plan) views.PlanSummary {
 	cfg := h.Runbook.Config
 	plan := f.Plan(cfg)
 	s := views.PlanSummary{Rewrite: h.planRewrite(r.Context(), f, actor(r).Name)}
-	for _, st := range plan.Steps {
-		t := st.Title(cfg.Flow(f.Flow))
+	for i, st := range plan.Steps {
+		t := plan.StepTitle(i, cfg.Flow(f.Flow))
 		if st.Kind == failover.KindRestoreFlink {
 			entry := st.EntryClass
 			if entry == "" {

@@ -41,6 +41,9 @@ func (h *Handlers) renderRun(w http.ResponseWriter, r *http.Request, status int,
 		Flash: flash, Error: msg, Running: h.worker().Executing(id, len(run.Steps)),
 		Progress: h.worker().Progress(id, len(run.Steps))}
 	p.Previews = h.Runbook.Previews(r.Context(), run) // cached: computed on a run's first view and on "recompute" only
+	if p.Drill, err = h.runDrill(r.Context(), run); err != nil {
+		p.Error = err.Error()
+	}
 	h.render(w, r, status, views.FailoverRun(p))
 }
 

@@ -31,6 +31,7 @@ type MetricsCollector struct {
 	Store interface {
 		FailoverRunCounts(context.Context) ([]storage.RunCount, error)
 		PendingNotifications(context.Context) (map[string][2]int64, error)
+		LastDrillSuccess(context.Context) (map[string]int64, error)
 	}
 	// PerPartition adds the per-partition series (config metrics.per_partition).
 	PerPartition bool
@@ -108,6 +109,8 @@ var (
 		"Age of a receiver's oldest undelivered event: it is failing or hanging, and later events wait behind it.", []string{"receiver"}, nil)
 	descFailoverRuns = prometheus.NewDesc("drconsole_failover_runs",
 		"Failover runs of a flow in each status (pending, approved, rejected, running, completed, failed, cancelled).", []string{"flow", "status"}, nil)
+	descDrillSuccess = prometheus.NewDesc("drconsole_drill_last_success_timestamp_seconds",
+		"Unix time the flow's newest successful DR drill (measured, first record seen, cleanup done) finished; 0: never.", []string{"flow"}, nil)
 )
 
 // mirrorFamilies are the kafka_mirror_* families, built once per refresh.

@@ -16,14 +16,14 @@ type storeCollector struct{ c MetricsCollector }
 func (c MetricsCollector) StoreCollector() prometheus.Collector { return storeCollector{c} }
 
 func (s storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descFailoverRuns, descNotifyPending, descNotifyOldest} {
+	for _, d := range []*prometheus.Desc{descFailoverRuns, descNotifyPending, descNotifyOldest, descDrillSuccess} {
 		ch <- d
 	}
 }
 
 // Collect exports the run counts of every flow in every status (0 where
-// there are none) and the notification backlog; nothing of a part the
-// database does not answer for.
+// there are none), the time of each flow's last successful drill and the
+// notification backlog; nothing of a part the database does not answer for.
 func (sc storeCollector) Collect(ch chan<- prometheus.Metric) {
 	c := sc.c
 	if c.Store == nil {
@@ -40,15 +40,22 @@ func (sc storeCollector) Collect(ch chan<- prometheus.Metric) {
 			gauge(descNotifyOldest, time.Since(time.UnixMilli(p[1])).Seconds(), r)
 		}
 	}
+	flows := map[string]bool{}
+	for _, s := range c.Monitor.Snapshots() {
+		flows[s.Flow.Name] = true
+	}
+	// Every flow has a series, 0 until its first successful drill, so
+	// "no successful drill in 30 days" fires for a flow never drilled.
+	if last, err := c.Store.LastDrillSuccess(ctx); err == nil {
+		for flow := range flows {
+			gauge(descDrillSuccess, float64(last[flow])/1000, flow)
+		}
+	}
 	counts, err := c.Store.FailoverRunCounts(ctx)
 	if err != nil {
 		return
 	}
 	n := map[[2]string]int{}
-	flows := map[string]bool{}
-	for _, s := range c.Monitor.Snapshots() {
-		flows[s.Flow.Name] = true
-	}
 	for _, rc := range counts {
 		flows[rc.Flow] = true
 		n[[2]string{rc.Flow, string(rc.Status)}] = rc.N

@@ -414,9 +414,11 @@ type RunCount struct {
 	N      int
 }
 
-// FailoverRunCounts counts the runs per flow and status (for /metrics).
+// FailoverRunCounts counts the runs per flow and status (for /metrics);
+// drills (plans with "drill": true) are not failovers and not counted.
 func (s *Store) FailoverRunCounts(ctx context.Context) ([]RunCount, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT flow, status, COUNT(*) FROM failover_runs GROUP BY flow, status ORDER BY flow, status")
+	rows, err := s.r.QueryContext(ctx, `SELECT flow, status, COUNT(*) FROM failover_runs WHERE COALESCE(json_extract(plan_json, '$.drill'), 0) = 0
+		GROUP BY flow, status ORDER BY flow, status`)
 	if err != nil {
 		return nil, fmt.Errorf("storage: counting failover runs: %w", err)
 	}

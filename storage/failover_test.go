@@ -115,8 +115,9 @@ func TestUpgradeTakesAccountCreatorsFromAudit(t *testing.T) {
 func TestFailoverRunCounts(t *testing.T) {
 	st, _ := openStore(t)
 	ctx := context.Background()
+	plan := "{}"
 	create := func(flow string) int64 {
-		id, _, err := st.CreateFailoverRun(ctx, model.Run{Flow: flow, Reason: "r", CreatedBy: "alice", CreatedMs: 1, PlanJSON: "{}", PlanHash: "h",
+		id, _, err := st.CreateFailoverRun(ctx, model.Run{Flow: flow, Reason: "r", CreatedBy: "alice", CreatedMs: 1, PlanJSON: plan, PlanHash: "h",
 			ApprovalsRequired: 1}, []string{"preflight"}, model.AuditEntry{Actor: "alice", Action: "failover.plan", Subject: flow})
 		if err != nil {
 			t.Fatal(err)
@@ -126,6 +127,8 @@ func TestFailoverRunCounts(t *testing.T) {
 	create("a")
 	create("a")
 	cancelled := create("a")
+	create("b")
+	plan = `{"flow":"b","steps":[],"drill":true}` // a drill is not a failover
 	create("b")
 	if _, err := st.CancelFailoverRun(ctx, cancelled, []model.RunStatus{model.RunPending}, 2, model.AuditEntry{Actor: "alice", Action: "failover.cancel"}); err != nil {
 		t.Fatal(err)

@@ -107,6 +107,10 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.Get("/failover/plan/summary", h.PlanSummary)
 			r.Get("/failover/plan/rewrite", h.PlanRewriteChoices)
 			r.Get("/failover/{run}/events", streams.Handler(h.FailoverRunEvents))
+			r.Get("/drills", h.Drills)
+			r.Get("/drills/report", h.DrillReport)
+			r.Get("/drills/export.csv", h.DrillsExport)
+			r.Get("/drills/export.json", h.DrillsExport)
 		}
 		if h.Catalog != nil {
 			r.Get("/savepoints", h.Savepoints)
@@ -131,6 +135,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 				r.Post("/failover/{run}/reject", h.FailoverReject)
 				r.Post("/failover/{run}/break-glass", h.FailoverBreakGlass)
 				r.Post("/failover/{run}/steps/{step}/execute", h.FailoverExecute)
+				r.Post("/failover/{run}/drill", h.FailoverDrillStart)
 				r.Post("/failover/{run}/previews/recompute", h.FailoverRecompute)
 				r.Post("/failover/{run}/steps/{step}/recompute", h.FailoverRecomputeStep)
 			}

@@ -26,6 +26,9 @@ type Plan struct {
 	Parallelism            int
 	AllowNonRestoredState  bool
 	Reason                 string
+	// Drill plans a DR drill: no stop or promote step (the plan form's
+	// stop choice is ignored), groups and job as copies.
+	Drill bool
 	// Strategy is the restore strategy picked: StrategyRewrite,
 	// StrategyNewUID, or "" (as the boxes say).
 	Strategy string
@@ -95,6 +98,7 @@ func NewPlan(r *http.Request) Plan {
 	p.EntryClass = firstOf(r.FormValue("entry_class"), pickedClass)
 	p.Parallelism, _ = strconv.Atoi(strings.TrimSpace(r.FormValue("parallelism")))
 	p.Strategy = r.FormValue("restore_strategy")
+	p.Drill = r.FormValue("drill") != ""
 	p.RewriteTo, p.SourceUID = strings.TrimSpace(r.FormValue("rewrite_to")), strings.TrimSpace(r.FormValue("source_uid"))
 	p.readChoices(r)
 	return p
@@ -164,11 +168,15 @@ func (p Plan) Validate() error {
 // Plan is the runbook's plan the form asks for; cfg says whether the
 // flow's mirror is stopped (MirrorMaker 2) or promoted (Cluster Linking).
 func (p Plan) Plan(cfg *config.Config) failover.Plan {
-	out := failover.Plan{Flow: p.Flow}
+	out := failover.Plan{Flow: p.Flow, Drill: p.Drill}
 	if p.Preflight {
 		out.Steps = append(out.Steps, failover.Step{Kind: failover.KindPreflight})
 	}
-	switch p.Stop {
+	stop := p.Stop
+	if p.Drill {
+		stop = "" // a drill never stops or promotes production's mirror
+	}
+	switch stop {
 	case "auto":
 		kind := failover.KindStopMirror
 		if f := cfg.Flow(p.Flow); f != nil && f.IsClusterLink() {

@@ -1,8 +1,10 @@
 // Package effect holds the only code of the console that changes anything
 // outside it: stopping and resuming MM2 connectors (Kafka Connect REST),
 // promoting, failing over, pausing and resuming mirror topics (Cluster
-// Linking REST), committing consumer-group offsets (Kafka), triggering
-// savepoints, stop-with-savepoint and running jars (Flink REST), patching a
+// Linking REST), committing consumer-group offsets and deleting a DR
+// drill's temporary groups (Kafka), triggering savepoints,
+// stop-with-savepoint, running jars and cancelling a drill's job (Flink
+// REST), patching a
 // FlinkDeployment and creating a FlinkStateSnapshot (Kubernetes API),
 // writing rewritten savepoints (flink.Rewrite, to savepoint storage).
 //

@@ -66,7 +66,12 @@ func TestEffectsRefuseWithoutAuditRecord(t *testing.T) {
 			_, err := TriggerSavepoint(ctx, none, fc, "a1", "", true)
 			return err
 		},
-		"RunJar": func() error { _, err := RunJar(ctx, none, fc, "j", flink.RunRequest{}); return err },
+		"RunJar":    func() error { _, err := RunJar(ctx, none, fc, "j", flink.RunRequest{}); return err },
+		"CancelJob": func() error { _, err := CancelJob(ctx, none, fc, "a1"); return err },
+		"DeleteDrillGroup": func() error {
+			_, err := DeleteDrillGroup(ctx, none, dcl, DrillGroupPrefix+"1-billing")
+			return err
+		},
 		"RestoreFlinkDeployment": func() error {
 			kc, err := kube.NewForConfig(&rest.Config{Host: srv.URL}, "flink", "job")
 			if err != nil {

@@ -1,0 +1,504 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/failover/internal/effect"
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// A DR drill is a run of a plan with Drill set, through the same approval
+// gate, step state machine, Worker and audit-first effects as a failover.
+// What differs, and is enforced here rather than trusted to the plan:
+//   - the steps may only be preflight, translate-group, rewrite-savepoint
+//     and restore-flink: never stop-mirror, promote or fail over mirrors;
+//   - translate-group commits to a temporary DR group
+//     drconsole-drill-<run>-<group>, which must not exist before the drill
+//     (so it is never a production group), never to the group it names;
+//   - restore-flink submits a copy of the job through Flink REST with its
+//     own job id and the drill's job arguments (drill.job_args, which keep
+//     its output apart), never a FlinkDeployment redeploy;
+//   - the safety rules are evaluated and recorded as the ones a failover
+//     would have failed, without stopping the drill;
+//   - the restore times the job to RUNNING and to its first record;
+//   - then the cleanup cancels the drill job and deletes the temporary
+//     groups, audited; a cleanup that fails is retried with backoff, and a
+//     drill found unfinished at start-up (the console died mid-drill) is
+//     ended and cleaned up, never resumed.
+
+// DrillGroup is the temporary DR group a drill run commits group's
+// translated offsets to.
+func DrillGroup(run int64, group string) string {
+	return effect.DrillGroupPrefix + strconv.FormatInt(run, 10) + "-" + group
+}
+
+var drillKinds = []StepKind{KindPreflight, KindTranslateGroup, KindRewriteSavepoint, KindRestoreFlink}
+
+// drillTitle says what step s does in a drill; "" when as in a failover.
+func drillTitle(s Step) string {
+	switch s.Kind {
+	case KindPreflight:
+		return "Evaluate the safety rules a failover would check, and record the ones that would fail (the drill does not stop for them)"
+	case KindTranslateGroup:
+		from := ""
+		if s.FromSavepoint != "" {
+			from = " (from savepoint " + s.FromSavepoint + ")"
+		}
+		return "Translate consumer group " + s.Group + from + " and commit the offsets to the temporary DR group " +
+			effect.DrillGroupPrefix + "<run>-" + s.Group + " (the group " + s.Group + " itself is not touched)"
+	case KindRestoreFlink:
+		sp := s.SavepointPath
+		if sp == "" {
+			sp = "no savepoint (fresh start)"
+		}
+		return fmt.Sprintf("Start a drill copy of the Flink job on %s from %s with its own job id and the drill arguments %q; time it to RUNNING and to its first record",
+			s.FlinkTarget, sp, s.DrillArgs)
+	}
+	return ""
+}
+
+// drillProblems says what makes p unfit as a drill; nil for a failover.
+func drillProblems(cfg *config.Config, p Plan) []error {
+	if !p.Drill {
+		return nil
+	}
+	var errs []error
+	restores := 0
+	for i, s := range p.Steps {
+		bad := func(format string, args ...any) {
+			errs = append(errs, fmt.Errorf("step %d (%s): %s", i+1, s.Kind, fmt.Sprintf(format, args...)))
+		}
+		if !slices.Contains(drillKinds, s.Kind) {
+			bad("a drill never stops the mirror, promotes or fails over mirror topics: production keeps running")
+			continue
+		}
+		switch s.Kind {
+		case KindTranslateGroup:
+			if strings.HasPrefix(s.Group, effect.DrillGroupPrefix) {
+				bad("name the production group whose offsets the drill translates, not a drill's temporary group")
+			}
+		case KindRestoreFlink:
+			restores++
+			if i != len(p.Steps)-1 {
+				bad("the drill's restore is its last step")
+			}
+			if t := flinkTarget(cfg, s.FlinkTarget); t != nil && t.Kubernetes != nil {
+				bad("Flink target %q is a FlinkDeployment: a drill submits a copy of the job through Flink REST, and redeploying the deployment is not a copy", t.Name)
+			}
+			if len(s.DrillArgs) == 0 {
+				bad("no drill job arguments (drill.job_args): the copy would write where production's job writes; configure arguments that keep its output apart")
+			}
+			if slices.ContainsFunc(s.DrillArgs, func(a string) bool { return strings.Contains(a, "{group}") }) && countKind(p, KindTranslateGroup) != 1 {
+				bad("the drill arguments name {group}: the plan needs exactly one translate-group step")
+			}
+		}
+	}
+	if restores != 1 {
+		errs = append(errs, errors.New("a drill restores the Flink job exactly once (one restore-flink step): that is what it times"))
+	}
+	return errs
+}
+
+func countKind(p Plan, k StepKind) int {
+	n := 0
+	for _, s := range p.Steps {
+		if s.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+// stampDrill copies the configured drill job arguments into a drill plan's
+// restore step, so the approval covers them.
+func stampDrill(p *Plan, cfg *config.Config) {
+	if !p.Drill {
+		return
+	}
+	p.Steps = slices.Clone(p.Steps) // the caller's plan stays as it was
+	for i := range p.Steps {
+		if p.Steps[i].Kind == KindRestoreFlink && len(p.Steps[i].DrillArgs) == 0 {
+			p.Steps[i].DrillArgs = slices.Clone(cfg.Drill.JobArgs)
+		}
+	}
+}
+
+// drillArgs are the drill job's program arguments: the step's own, then
+// its drill arguments with {run} and {group} replaced.
+func drillArgs(r *Run, s Step) []string {
+	group := ""
+	for _, st := range r.Plan.Steps {
+		if st.Kind == KindTranslateGroup {
+			group = DrillGroup(r.ID, st.Group)
+		}
+	}
+	rep := strings.NewReplacer("{run}", strconv.FormatInt(r.ID, 10), "{group}", group)
+	out := slices.Clone(s.Args)
+	for _, a := range s.DrillArgs {
+		out = append(out, rep.Replace(a))
+	}
+	return out
+}
+
+// restoreArgs are the program arguments the restore of s submits.
+func restoreArgs(r *Run, s Step) []string {
+	if r.Plan.Drill {
+		return drillArgs(r, s)
+	}
+	return s.Args
+}
+
+// drillPreview is what step i of drill r does differently, said first in
+// its preview.
+func drillPreview(r *Run, i int, timeout time.Duration) []string {
+	s := r.Plan.Steps[i]
+	switch s.Kind {
+	case KindPreflight:
+		return []string{"DRILL: the rules below are recorded as the ones a failover would have failed; the drill does not stop for them."}
+	case KindTranslateGroup:
+		g := DrillGroup(r.ID, s.Group)
+		return []string{fmt.Sprintf("DRILL: the offsets below go to the temporary DR group %s, which must not exist yet; the current offsets shown are those of %s, which is not touched. The cleanup deletes %s.", g, s.Group, g)}
+	case KindRestoreFlink:
+		return []string{fmt.Sprintf("DRILL: a copy of the job with its own job id, timed to RUNNING and to its first record (at most %s), then cancelled by the cleanup.", timeout)}
+	}
+	return nil
+}
+
+// drillGroups are the temporary groups run r commits to.
+func drillGroups(r *Run) []string {
+	var out []string
+	for _, s := range r.Plan.Steps {
+		if s.Kind == KindTranslateGroup {
+			out = append(out, DrillGroup(r.ID, s.Group))
+		}
+	}
+	return out
+}
+
+func drillRestore(r *Run) int {
+	return slices.IndexFunc(r.Plan.Steps, func(s Step) bool { return s.Kind == KindRestoreFlink })
+}
+
+// drillGuards are the rules that keep a drill step away from production.
+// They fail closed (an error reading DR refuses the step) and cannot be
+// overridden.
+func (rb *Runbook) drillGuards(ctx context.Context, r *Run, idx int) []RuleResult {
+	s := r.Plan.Steps[idx]
+	kind := RuleResult{Name: "a drill leaves production's mirror, groups and job alone", OK: len(drillProblems(rb.Config, r.Plan)) == 0}
+	kind.Evidence = "step " + string(s.Kind) + " of a valid drill plan"
+	if !kind.OK {
+		kind.Evidence = errors.Join(drillProblems(rb.Config, r.Plan)...).Error()
+	}
+	rules := []RuleResult{kind}
+	if s.Kind != KindTranslateGroup {
+		return rules
+	}
+	g := DrillGroup(r.ID, s.Group)
+	fresh := RuleResult{Name: "the temporary group " + g + " is this drill's own (it did not exist before the drill)"}
+	ours, err := rb.wroteGroup(ctx, r, g)
+	if err != nil {
+		fresh.Evidence = err.Error()
+		return append(rules, fresh)
+	}
+	if ours {
+		fresh.OK, fresh.Evidence = true, "written by this drill's earlier attempt"
+		return append(rules, fresh)
+	}
+	gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	state, _, err := rb.Monitor.Translator(r.Flow).DRGroupState(gctx, g)
+	switch {
+	case err != nil:
+		fresh.Evidence = err.Error()
+	case state != "Dead":
+		fresh.Evidence = "the group exists in DR already (" + state + "): not made by this drill, so it is not touched"
+	default:
+		fresh.OK, fresh.Evidence = true, "no such group in DR yet"
+	}
+	return append(rules, fresh)
+}
+
+// drillActor signs what the console does for a drill by itself: a cleanup
+// retried after a failure or a restart.
+var drillActor = Actor{Name: "drconsole:drill-cleanup", Role: model.RoleOperator}
+
+// StartDrill begins drill run id: it must be approved and never started,
+// confirmation must be the flow's name. The safety rules a failover would
+// check are evaluated now and recorded as the ones that would have failed;
+// the drill's record and its drill.start audit record are one transaction.
+// The Worker then runs the steps (Worker.RunDrill).
+func (rb *Runbook) StartDrill(ctx context.Context, who Actor, id int64, confirmation string) (*Run, error) {
+	if !mayOperate(who) {
+		return nil, ErrRole
+	}
+	r, err := rb.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !r.Plan.Drill:
+		return nil, fmt.Errorf("run %d is a failover, not a drill", id)
+	case r.Status != model.RunApproved:
+		return nil, fmt.Errorf("drill %d is %s: a drill runs once, after its approval: %w", id, r.Status, ErrNotApproved)
+	case !r.Approved:
+		return nil, ErrNotApproved
+	case strings.TrimSpace(confirmation) != r.Flow:
+		return nil, fmt.Errorf("%w: type the flow name %q to start the drill", ErrConfirmation, r.Flow)
+	}
+	if probs := drillProblems(rb.Config, r.Plan); len(probs) > 0 {
+		return nil, errors.Join(probs...)
+	}
+	rules := rb.CheckRules(ctx, r.Plan, "")
+	d := model.Drill{RunID: id, Flow: r.Flow, StartedMs: rb.now().UnixMilli(), Groups: drillGroups(r), RulesFailed: Failed(rules),
+		RereadExpected: countKind(r.Plan, KindTranslateGroup) + countKind(r.Plan, KindRewriteSavepoint)}
+	if i := drillRestore(r); i >= 0 {
+		d.FlinkTarget, d.JobID = r.Plan.Steps[i].FlinkTarget, restoreJobID(r, i)
+	}
+	_, err = rb.recorded(ctx, who, "drill.start", runSubject(id), map[string]any{"plan_hash": r.PlanHash, "approvers": r.ValidApprovers,
+		"rules": rules, "would_have_failed": d.RulesFailed, "temporary_groups": d.Groups, "job_id": d.JobID, "evidence": rb.evidence(r.Flow)},
+		func(rec model.AuditEntry) (model.AuditEntry, error) { return rb.Store.StartDrill(ctx, d, rec) })
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// measureDrill follows the drill job until it is RUNNING and has processed
+// a record, recording both moments and the flow's RPO at the second; it
+// fails when the job fails or drill.timeout passes first.
+func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClient, jobID string, progress func(string)) (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(ctx, rb.Config.Drill.Timeout.D())
+	defer cancel()
+	running := false
+	for {
+		d, err := api.JobDetail(ctx, jobID)
+		now := rb.now().UnixMilli()
+		switch {
+		case err != nil && ctx.Err() == nil:
+			// A JobManager busy starting the job may not answer: ask again.
+		case err != nil:
+		case d.State == "FAILED" || d.State == "CANCELED" || d.State == "FINISHED":
+			return map[string]any{"job_id": jobID, "state": d.State}, fmt.Errorf("the drill job %s is %s before processing a record", jobID, d.State)
+		case d.State == "RUNNING":
+			if !running {
+				running = true
+				if err := rb.Store.DrillMoment(ctx, r.ID, storage.MomentRunning, now); err != nil {
+					return nil, err
+				}
+			}
+			if n := d.RecordsSeen(); n > 0 {
+				s := rb.Monitor.Snapshot(r.Flow)
+				var rpo *int64
+				atLeast := false
+				if s != nil {
+					rpo, atLeast = s.RPOMs, s.RPOAtLeast
+				}
+				if err := rb.Store.DrillFirstRecord(ctx, r.ID, now, rpo, atLeast); err != nil {
+					return nil, err
+				}
+				return map[string]any{"job_id": jobID, "state": d.State, "records_seen": n, "rpo_ms": rpo, "rpo_at_least": atLeast}, nil
+			}
+		}
+		if progress != nil {
+			progress(fmt.Sprintf("drill job %s: %s, no record counted yet", jobID, orNone(d.State)))
+		}
+		select {
+		case <-ctx.Done():
+			return map[string]any{"job_id": jobID, "running": running}, fmt.Errorf("the drill job %s processed no record within %s (Flink counts records exchanged between vertices: a job chained into one vertex shows none): %w",
+				jobID, rb.Config.Drill.Timeout.D(), ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// CleanupDrill makes one attempt at drill id's cleanup: the drill's run is
+// ended, as cancelled unless it completed (no step of it starts again), the drill job cancelled and waited
+// for, then the temporary groups deleted, each effect behind the
+// drill.cleanup-start record. A failed attempt is recorded with the time
+// of the next (drill.cleanup_retry, doubling, at most 10 min). why is
+// recorded as the drill's failure when its steps did not complete.
+func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why string) error {
+	r, err := rb.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	d, err := rb.Store.Drill(ctx, id)
+	if err != nil {
+		return err
+	}
+	w, err := rb.recorded(ctx, who, "drill.cleanup-start", runSubject(id), map[string]any{"attempt": d.CleanupAttempts + 1, "job_id": d.JobID,
+		"temporary_groups": d.Groups, "why": why}, func(rec model.AuditEntry) (model.AuditEntry, error) {
+		return rb.Store.DrillCleanupClaim(ctx, id, why, rb.now().UnixMilli(), rec)
+	})
+	if err != nil {
+		return err
+	}
+	result := map[string]any{}
+	cerr := func() error {
+		if i := drillRestore(r); i >= 0 {
+			api := rb.Flink(flinkTarget(rb.Config, r.Plan.Steps[i].FlinkTarget).RestURL)
+			jobID := restoreJobID(r, i)
+			state, err := effect.CancelJob(ctx, w, api, jobID)
+			result["job_state_found"] = state
+			if err != nil {
+				return fmt.Errorf("cancelling the drill job %s: %w", jobID, err)
+			}
+			// A job still cancelling may commit offsets once more and bring
+			// a deleted group back: the groups go once it has ended.
+			final, err := waitJobEnded(ctx, api, jobID)
+			result["job_state"] = final
+			if err != nil {
+				return err
+			}
+		}
+		tr := rb.Monitor.Translator(r.Flow)
+		var deleted, notOurs []string
+		for _, g := range drillGroups(r) {
+			// Only a group this drill wrote goes: its change is recorded
+			// before the commit, so a crash right after is covered too.
+			ours, err := rb.wroteGroup(ctx, r, g)
+			if err != nil {
+				return err
+			}
+			if !ours {
+				notOurs = append(notOurs, g)
+				continue
+			}
+			did, err := effect.DeleteDrillGroup(ctx, w, tr.TargetClient(), g)
+			if err != nil {
+				return err
+			}
+			if did {
+				deleted = append(deleted, g)
+			}
+		}
+		result["groups_deleted"], result["groups_not_written"] = deleted, notOurs
+		return nil
+	}()
+	action, details := "drill.cleanup-done", map[string]any{"result": result}
+	next := int64(0)
+	if cerr != nil {
+		base := rb.Config.Drill.CleanupRetry.D()
+		pause := min(base<<min(d.CleanupAttempts, 10), 10*time.Minute)
+		next = rb.now().Add(pause).UnixMilli()
+		action, details["error"], details["retry_at"] = "drill.cleanup-failed", cerr.Error(), time.UnixMilli(next).UTC()
+	}
+	rec, err := auditEntry(who, action, runSubject(id), details)
+	if err == nil {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		err = rb.Store.DrillCleanupOutcome(wctx, id, cerr, rb.now().UnixMilli(), next, rec)
+	}
+	// Not recorded: the cleanup stays "running", which the next start-up
+	// (or the worker's next pass) takes for interrupted and does again.
+	return errors.Join(cerr, err)
+}
+
+// wroteGroup reports whether run r recorded a change of DR group g.
+func (rb *Runbook) wroteGroup(ctx context.Context, r *Run, g string) (bool, error) {
+	changes, err := rb.Store.GroupChanges(ctx, r.Flow, g)
+	if err != nil {
+		return false, err
+	}
+	prefix := fmt.Sprintf("failover run %d step ", r.ID)
+	return slices.ContainsFunc(changes, func(c storage.GroupChange) bool { return strings.HasPrefix(c.Reason, prefix) }), nil
+}
+
+// waitJobEnded waits up to a minute for jobID to be in a final state (or
+// unknown to the cluster).
+func waitJobEnded(ctx context.Context, api *flink.RESTClient, jobID string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		j, err := api.Job(ctx, jobID)
+		if re := (*flink.RESTError)(nil); errors.As(err, &re) && re.Status == 404 {
+			return "not found", nil
+		}
+		if err == nil && (j.State == "CANCELED" || j.State == "FINISHED" || j.State == "FAILED") {
+			return j.State, nil
+		}
+		select {
+		case <-ctx.Done():
+			return j.State, fmt.Errorf("the drill job %s has not ended a minute after its cancellation (%s, %v)", jobID, orNone(j.State), err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// Drills lists flow's drills ("": every flow's), newest first.
+func (rb *Runbook) Drills(ctx context.Context, flow string) ([]model.Drill, error) {
+	return rb.Store.Drills(ctx, flow, 500)
+}
+
+// drillEffect performs a drill's step: as in a failover, but to the
+// temporary group, with the job copy's arguments, timed.
+func (e *Execution) drillEffect(ctx context.Context) (any, error) {
+	rb, r, s := e.rb, e.run, e.Step
+	switch s.Kind {
+	case KindPreflight:
+		rules := rb.CheckRules(ctx, r.Plan, "")
+		return map[string]any{"guards": e.Rules, "rules": rules, "would_have_failed": Failed(rules)}, nil
+	case KindTranslateGroup, KindRewriteSavepoint:
+		var res any
+		var err error
+		if s.Kind == KindTranslateGroup {
+			res, err = rb.translateGroup(ctx, e.started, r, e.Idx, s, e.who)
+		} else {
+			res, err = rb.rewriteSavepoint(ctx, e.started, r, s)
+		}
+		// A bound not on record (a step resumed after a crash) leaves the
+		// drill's re-read count unknown, never 0.
+		if m, ok := res.(map[string]any); ok && err == nil {
+			if n, ok := m["reread_max"].(int64); ok {
+				err = rb.Store.DrillReread(ctx, r.ID, e.Idx, n)
+			}
+		}
+		return res, err
+	case KindRestoreFlink:
+		if err := rb.rewrittenReady(ctx, r, s); err != nil {
+			return nil, err
+		}
+		d, err := rb.Store.Drill(ctx, r.ID)
+		if err != nil {
+			return nil, fmt.Errorf("the drill was not started (Runbook.StartDrill): %w", err)
+		}
+		api := rb.Flink(flinkTarget(rb.Config, s.FlinkTarget).RestURL)
+		jobID := restoreJobID(r, e.Idx)
+		if d.SubmittedMs == nil {
+			if _, err := api.Job(ctx, jobID); err == nil {
+				return nil, fmt.Errorf("a job %s exists on %s already and this drill did not submit it: it is not touched", jobID, s.FlinkTarget)
+			}
+			if err := rb.Store.DrillMoment(ctx, r.ID, storage.MomentSubmitted, rb.now().UnixMilli()); err != nil {
+				return nil, err
+			}
+		}
+		res, err := rb.restoreFlink(ctx, e.started, r, e.Idx, s)
+		if err != nil {
+			return res, err
+		}
+		m, err := rb.measureDrill(ctx, r, api, jobID, e.Progress)
+		return map[string]any{"restore": res, "measured": m}, err
+	}
+	return nil, fmt.Errorf("step kind %q is not part of a drill", s.Kind)
+}
+
+// Drill returns run id's drill record; nil when it has not started.
+func (rb *Runbook) Drill(ctx context.Context, id int64) (*model.Drill, error) {
+	d, err := rb.Store.Drill(ctx, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &d, nil
+}

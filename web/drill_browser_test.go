@@ -1,0 +1,137 @@
+package web_test
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/demo"
+)
+
+// A DR drill in two browsers: operator A plans it (the Drill box), B
+// approves, A starts it with the flow's name typed; the page shows the
+// figures as they come in until the cleanup is done. The drill history
+// lists it with its achieved RTO, a viewer reads it and its exports, and
+// the stand-in's production job ran on untouched.
+func TestBrowserDrillWithApproval(t *testing.T) {
+	c := startConsole(t)
+	waitReady(t, c)
+	// A Flink stand-in of its own: the shared one's job list is other tests' evidence.
+	fl, err := demo.StartFlinkStandIn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fl.Close)
+	v := serveVariant(t, c, func(cfg *config.Config) {
+		cfg.FlinkTargets = []*config.FlinkTarget{{Name: "sandbox-flink-dr", RestURL: fl.URL, Region: "dr"}}
+		cfg.Drill = config.Drill{JobArgs: []string{"--output-suffix", "-drill-{run}", "--group-id", "{group}"},
+			Timeout: config.Duration(30 * time.Second), CleanupRetry: config.Duration(time.Second)}
+	})
+	a := newBrowser(t)
+	signIn(t, a, v.URL+"/failover", "test-operator")
+	b, cancelB := chromedp.NewContext(a, chromedp.WithNewBrowserContext())
+	defer cancelB()
+	err = chromedp.Do(a,
+		chromedp.Click(chromedp.ID("drill")),
+		chromedp.SetValue(chromedp.ID("groups"), "billing"),
+		chromedp.Click(chromedp.ID("allow-partial")),
+		chromedp.SetValue(chromedp.ID("flink-target"), "sandbox-flink-dr"),
+		chromedp.SetValue(chromedp.ID("jar-id"), demo.FlinkJarID),
+		chromedp.SendKeys(chromedp.ID("reason"), "quarterly DR drill"),
+		chromedp.Click(chromedp.ID("create-plan")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-status"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runURL, err := chromedp.Run(a, chromedp.Location())
+	if err != nil || !strings.Contains(runURL, "/failover/") {
+		t.Fatalf("after creating the drill at %q: %v", runURL, err)
+	}
+	if h := text(t, a, "h1"); !strings.HasPrefix(h, "DR drill of primary->dr") {
+		t.Fatalf("heading %q", h)
+	}
+	if n := count(t, a, "#drill-start"); n != 0 {
+		t.Fatal("an unapproved drill offers its start button")
+	}
+	if n := count(t, a, `button[id^="execute-"]`); n != 0 {
+		t.Fatal("a drill offers per-step execute buttons")
+	}
+	signIn(t, b, runURL, "test-admin")
+	if err := chromedp.Do(b, chromedp.Click(chromedp.ID("approve")), chromedp.WaitVisible(chromedp.CSS(`.flash`))); err != nil {
+		t.Fatal(err)
+	}
+	jobsBefore := len(fl.Jobs())
+	if err := chromedp.Do(a, chromedp.Navigate(runURL), chromedp.WaitVisible(chromedp.ID("drill-start")),
+		chromedp.SendKeys(chromedp.ID("drill-confirm"), "primary->dr"), chromedp.Click(chromedp.ID("drill-start")),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`))); err != nil {
+		t.Fatal(err)
+	}
+	// Pushed by the live stream: no reload.
+	cleanup := waitText(t, a, `[data-testid="drill-figures"] [data-testid="drill-cleanup"]`, 60*time.Second, func(s string) bool {
+		return s == "done" || strings.HasPrefix(s, "failed")
+	})
+	if status := text(t, a, `[data-testid="drill-figures"] [data-testid="drill-status"]`); cleanup != "done" || status != "succeeded" {
+		t.Fatalf("drill %q, cleanup %q:\n%s", status, cleanup, text(t, a, "#live"))
+	}
+	rto := text(t, a, `[data-testid="drill-figures"] [data-testid="drill-rto"]`)
+	if d, ok := parseShown(rto); !ok || d <= 0 {
+		t.Fatalf("achieved RTO on the page %q", rto)
+	}
+	t.Logf("achieved RTO shown: %s", rto)
+	if n := len(fl.Jobs()) - jobsBefore; n != 1 {
+		t.Fatalf("%d jobs submitted by the drill", n)
+	}
+	if st := fl.JobState(demo.FlinkSandboxJobID); st != "RUNNING" {
+		t.Fatalf("the production job is %s after the drill", st)
+	}
+	id := runURL[strings.LastIndex(runURL, "/")+1:]
+
+	// The history, as a manager (viewer) reads it, and its exports.
+	viewer := sessionCookie(t, c, "viewer")
+	get := func(path string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, v.URL+path, nil)
+		req.AddCookie(viewer)
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s = %d: %.300s", path, resp.StatusCode, body)
+		}
+		return string(body)
+	}
+	for _, path := range []string{"/drills?flow=primary-%3Edr", "/drills/report?flow=primary-%3Edr"} {
+		if page := get(path); !strings.Contains(page, `data-testid="drill-`+id+`"`) || !strings.Contains(page, "succeeded") {
+			t.Errorf("%s does not list drill %s as succeeded", path, id)
+		}
+	}
+	var recs []map[string]any
+	if err := json.Unmarshal([]byte(get("/drills/export.json")), &recs); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range recs {
+		if strconv.FormatFloat(r["run"].(float64), 'f', -1, 64) == id {
+			found = r["succeeded"] == true && r["achieved_rto_ms"] != nil && r["cleanup"] == "done"
+		}
+	}
+	if !found {
+		t.Fatalf("JSON export: %v", recs)
+	}
+	rows, err := csv.NewReader(strings.NewReader(get("/drills/export.csv?flow=primary-%3Edr"))).ReadAll()
+	if err != nil || len(rows) < 2 || rows[0][6] != "achieved_rto_ms" {
+		t.Fatalf("CSV export %v %v", rows, err)
+	}
+}
