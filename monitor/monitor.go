@@ -393,8 +393,12 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	if !upToDate {
 		// Stale per-partition figures are no new samples: the flow's
 		// sample (its held status) is written, the partitions' are not.
+		// Its RPO is unknown: the last figures may be smaller than the
+		// truth by now, and history (the chart, the RPO report) must not
+		// count a minute nobody measured as within.
 		t := *s
 		t.Partitions, t.UnknownAge = nil, nil
+		t.RPOMs, t.RPOAtLeast, t.TotalLagMessages, t.MaxLagMessages = nil, false, nil, nil
 		job.s = &t
 	}
 	m.writer.enqueue(job)

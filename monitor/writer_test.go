@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -283,6 +284,18 @@ func TestLateRefreshIsNotUnreachable(t *testing.T) {
 	if got := r.flowSampleTimes(t); len(got) != 5 {
 		t.Fatalf("%d flow samples, want 5", len(got))
 	}
+	// A late refresh measured nothing: its sample's RPO is unknown, never
+	// the last figure (which may be smaller than the truth by then), so
+	// history does not count that moment as within an objective.
+	xs, err := r.store.FlowSamples(ctx, flow, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range xs {
+		if late := i == 1 || i == 3; (x.RPOMs == nil) != late || late && (x.LagMessages != nil || x.RPOAtLeast) {
+			t.Errorf("flow sample %d (late %v): RPO %s, offsets behind %s, at least %v", i, late, fmtPtr(x.RPOMs), fmtPtr(x.LagMessages), x.RPOAtLeast)
+		}
+	}
 
 	r.primary.Close()
 	r.refresh()
@@ -392,4 +405,11 @@ func TestUnreachableThenLateReadsReachable(t *testing.T) {
 	if !s.Source.OK || s.Late == nil || s.Late.Side != "source" || !s.Partitions[0].Stale || s.Status == StatusOK {
 		t.Fatalf("primary answering slowly: source %+v late %+v p0 %s status %s", s.Source, s.Late, describe(s.Partitions[0]), s.Status)
 	}
+}
+
+func fmtPtr(v *int64) string {
+	if v == nil {
+		return "unknown"
+	}
+	return strconv.FormatInt(*v, 10)
 }
