@@ -122,10 +122,7 @@ func (h *Handlers) AuditExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctype := map[string]string{"jsonl": "application/x-ndjson", "csv": "text/csv; charset=utf-8"}[format]
-	w.Header().Set("Content-Type", ctype)
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="drconsole-audit-%s.%s"`,
-		h.now().UTC().Format("20060102T150405Z"), format))
+	download(w, ctype, fmt.Sprintf("drconsole-audit-%s.%s", h.now().UTC().Format("20060102T150405Z"), format))
 	if _, err := h.Store.ExportAudit(r.Context(), w, f, format); err != nil {
 		// Headers are gone; the truncated download is all we can do.
 		h.Log.Error("exporting the audit log", "err", err)

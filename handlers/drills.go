@@ -126,15 +126,13 @@ func (h *Handlers) DrillsExport(w http.ResponseWriter, r *http.Request) {
 		recs[i] = exportRecord(d)
 	}
 	if strings.HasSuffix(r.URL.Path, ".json") {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Disposition", `attachment; filename="drconsole-drills.json"`)
+		download(w, "application/json", "drconsole-drills.json")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.Encode(recs)
 		return
 	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="drconsole-drills.csv"`)
+	download(w, "text/csv; charset=utf-8", "drconsole-drills.csv")
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"run", "flow", "started", "status", "succeeded", "to_running_ms", "achieved_rto_ms", "objective_rto_ms", "rpo_ms",
 		"rpo_is_lower_bound", "objective_rpo_ms", "reread_max", "rules_that_would_have_failed", "cleanup", "cleanup_error", "error", "job_id", "temporary_groups"})

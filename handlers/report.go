@@ -82,9 +82,7 @@ func (h *Handlers) reportCSV(w http.ResponseWriter, r *http.Request, name string
 		h.fail(w, r, say("cannot read the RPO history", err))
 		return
 	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="drconsole-rpo-%s-%s.csv"`, name, now.UTC().Format("20060102T1504Z")))
+	download(w, "text/csv; charset=utf-8", fmt.Sprintf("drconsole-rpo-%s-%s.csv", name, now.UTC().Format("20060102T1504Z")))
 	cw := csv.NewWriter(w)
 	row := func(v ...string) error { return cw.Write(v) }
 	if err := row(header...); err != nil {
@@ -102,3 +100,11 @@ func (h *Handlers) reportCSV(w http.ResponseWriter, r *http.Request, name string
 func count64(n int64) string         { return strconv.FormatInt(n, 10) }
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 func csvTime(ms int64) string        { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
+
+// download marks the response as a file to save, never cached: exports
+// of the audit log, the RPO report and the drills.
+func download(w http.ResponseWriter, contentType, filename string) {
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s"`, filename))
+}
