@@ -3,6 +3,8 @@ package catalog
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/drconsole/drconsole/flink"
@@ -58,4 +60,22 @@ func (c *Catalog) Jars(ctx context.Context, target string) ([]flink.Jar, error) 
 	jars, err := c.client(ft.RestURL).Jars(ctx)
 	slices.SortStableFunc(jars, func(a, b flink.Jar) int { return cmp.Compare(b.Uploaded, a.Uploaded) })
 	return jars, err
+}
+
+// ErrNoUsableSavepoint: none of the newest entries is judged usable for
+// the flow (an entry of unknown verdict is not picked: a drill must
+// rehearse a restore that would work).
+var ErrNoUsableSavepoint = errors.New("no usable savepoint in the catalog")
+
+// NewestUsable is the newest catalog entry judged usable for flow among
+// the limit newest that may be restored (reads only).
+func (c *Catalog) NewestUsable(ctx context.Context, flow string, limit int) (model.Savepoint, error) {
+	choices, err := c.RestoreChoices(ctx, flow, limit)
+	if len(choices) > 0 && choices[0].Verdict == Usable {
+		return choices[0].Savepoint, nil
+	}
+	if err != nil {
+		return model.Savepoint{}, fmt.Errorf("%w for flow %s among the newest %d (some could not be judged: %v)", ErrNoUsableSavepoint, flow, limit, err)
+	}
+	return model.Savepoint{}, fmt.Errorf("%w for flow %s among the newest %d", ErrNoUsableSavepoint, flow, limit)
 }

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -295,6 +296,14 @@ func restoreChoicesNewestUsableFirst(t *testing.T, c *Catalog, flow, usableOffse
 	}
 	if choices[0].Why != "" || !strings.Contains(choices[2].Why, "not read yet") || !strings.Contains(choices[3].Why, "data deleted") {
 		t.Fatalf("why: %q / %q / %q", choices[0].Why, choices[2].Why, choices[3].Why)
+	}
+	// A drill's default: the newest usable, never a newer one of unknown
+	// or unusable verdict; none among those looked at is an error.
+	if sp, err := c.NewestUsable(ctx, flow, 10); err != nil || sp.Path != "file:/sp/usable-new" {
+		t.Fatalf("newest usable: %q %v", sp.Path, err)
+	}
+	if sp, err := c.NewestUsable(ctx, flow, 1); !errors.Is(err, ErrNoUsableSavepoint) {
+		t.Fatalf("the newest (unusable) gave %q %v", sp.Path, err)
 	}
 }
 

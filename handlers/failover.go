@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -49,10 +50,30 @@ func actorMayOperate(r *http.Request) bool {
 	return identity.UserFrom(r.Context()).AtLeast(model.RoleOperator)
 }
 
+// drillSavepoint: a drill that restores the job and names no savepoint
+// rehearses from the newest usable one, picked when the plan is made, so
+// its path is in the plan the approvers see. None usable refuses the plan
+// (an entry whose verdict is unknown is never picked).
+func (h *Handlers) drillSavepoint(ctx context.Context, f *form.Plan) error {
+	if !f.Drill || f.FlinkTarget == "" || f.SavepointPath != "" || h.Catalog == nil {
+		return nil
+	}
+	sp, err := h.Catalog.NewestUsable(ctx, f.Flow, planSavepoints)
+	if err != nil {
+		return refused(fmt.Errorf("%w; name the drill's savepoint, or take one first", err))
+	}
+	f.SavepointPath = sp.Path
+	return nil
+}
+
 // FailoverCreate is POST /failover.
 func (h *Handlers) FailoverCreate(w http.ResponseWriter, r *http.Request) {
 	f := form.NewPlan(r)
-	if err := f.Validate(); err != nil {
+	err := f.Validate()
+	if err == nil {
+		err = h.drillSavepoint(r.Context(), &f)
+	}
+	if err != nil {
 		h.renderFailoverList(w, r, statusFor(err), err.Error())
 		return
 	}

@@ -93,6 +93,7 @@ func (h *Handlers) savepointChoices(ctx context.Context, flow string) ([]catalog
 // refuse, with the same code that builds and checks the plan on submit.
 func (h *Handlers) planSummary(r *http.Request, f form.Plan) views.PlanSummary {
 	cfg := h.Runbook.Config
+	pickErr := h.drillSavepoint(r.Context(), &f)
 	plan := f.Plan(cfg)
 	s := views.PlanSummary{Rewrite: h.planRewrite(r.Context(), f, actor(r).Name)}
 	for i, st := range plan.Steps {
@@ -108,6 +109,8 @@ func (h *Handlers) planSummary(r *http.Request, f form.Plan) views.PlanSummary {
 	}
 	if err := f.Validate(); err != nil {
 		s.Problem = err.Error()
+	} else if pickErr != nil {
+		s.Problem = pickErr.Error()
 	} else if err := plan.Validate(cfg); err != nil {
 		s.Problem = err.Error()
 	}

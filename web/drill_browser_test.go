@@ -1,8 +1,10 @@
 package web_test
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 )
 
 // A DR drill in two browsers: operator A plans it (the Drill box), B
@@ -35,6 +39,7 @@ func TestBrowserDrillWithApproval(t *testing.T) {
 		cfg.Drill = config.Drill{JobArgs: []string{"--output-suffix", "-drill-{run}", "--group-id", "{group}"},
 			Timeout: config.Duration(30 * time.Second), CleanupRetry: config.Duration(time.Second)}
 	})
+	spPath := usableSavepoint(t, c)
 	a := newBrowser(t)
 	signIn(t, a, v.URL+"/failover", "test-operator")
 	b, cancelB := chromedp.NewContext(a, chromedp.WithNewBrowserContext())
@@ -58,6 +63,11 @@ func TestBrowserDrillWithApproval(t *testing.T) {
 	}
 	if h := text(t, a, "h1"); !strings.HasPrefix(h, "DR drill of primary->dr") {
 		t.Fatalf("heading %q", h)
+	}
+	// No savepoint named: the drill restores from the newest usable one,
+	// picked when the plan was made and shown in its restore step.
+	if steps := text(t, a, "ol.steps"); !strings.Contains(steps, "from "+spPath) {
+		t.Fatalf("the drill's restore step does not name the newest usable savepoint %s:\n%s", spPath, steps)
 	}
 	if n := count(t, a, "#drill-start"); n != 0 {
 		t.Fatal("an unapproved drill offers its start button")
@@ -133,5 +143,52 @@ func TestBrowserDrillWithApproval(t *testing.T) {
 	rows, err := csv.NewReader(strings.NewReader(get("/drills/export.csv?flow=primary-%3Edr"))).ReadAll()
 	if err != nil || len(rows) < 2 || rows[0][6] != "achieved_rto_ms" {
 		t.Fatalf("CSV export %v %v", rows, err)
+	}
+}
+
+// usableSavepoint registers a completed savepoint of the sandbox's events
+// topic at the positions MM2 has replicated (so every partition translates
+// and nothing it needs is deleted), newer than any other entry, and waits
+// until the catalog judges it the flow's newest usable one.
+func usableSavepoint(t *testing.T, c *console) string {
+	t.Helper()
+	ctx := context.Background()
+	offsets := map[string]int64{}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(offsets) == 0 {
+		if s := c.Monitor.Snapshot("primary->dr"); s != nil {
+			for _, p := range s.Partitions {
+				if p.Topic == "events" && p.Replicated != nil && *p.Replicated > 0 {
+					offsets[mm2.TPKey(model.TP{Topic: p.Topic, Partition: p.Partition})] = *p.Replicated
+				}
+			}
+		}
+		if len(offsets) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("no replicated position of events after 30 s")
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	ms := time.Now().Add(time.Hour).UnixMilli() // newer than entries other tests register
+	path := fmt.Sprintf("file:/savepoints/drill-newest-%d", ms)
+	id, err := c.Store.UpsertSavepoint(ctx, model.Savepoint{Path: path, Kind: model.KindSavepoint, Origin: model.OriginManual,
+		Status: model.SavepointCompleted, CompletedMs: &ms, JobName: "events"}, ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(offsets)
+	if err := c.Store.SetSavepointOffsets(ctx, id, string(body), "", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		sp, err := c.Catalog.NewestUsable(ctx, "primary->dr", 10)
+		if err == nil && sp.Path == path {
+			return path
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the catalog does not judge %s the newest usable savepoint: %q %v", path, sp.Path, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
