@@ -9,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/kafka"
@@ -157,18 +156,15 @@ type Reading struct {
 // error, so a partial answer is still used.
 func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Reading {
 	out := Reading{At: now}
-	src, tgt := kadm.NewClient(r.Source), kadm.NewClient(r.Target)
-
-	topics, err := r.sourceTopics(ctx)
+	topics, leaders, err := r.sourceTopics(ctx)
 	if err != nil {
 		out.SourceErr = err
 	}
-	var starts, ends kadm.ListedOffsets
+	var starts, ends kafka.Offsets
 	if out.SourceErr == nil {
-		names := topics.Names()
-		if ends, err = src.ListEndOffsets(ctx, names...); err != nil && !kafka.Partial(err) {
+		if ends, err = kafka.ListOffsets(ctx, r.Source, leaders, kafka.EndOffset); err != nil {
 			out.SourceErr = fmt.Errorf("listing end offsets: %w", err)
-		} else if starts, err = src.ListStartOffsets(ctx, names...); err != nil && !kafka.Partial(err) {
+		} else if starts, err = kafka.ListOffsets(ctx, r.Source, leaders, kafka.StartOffset); err != nil {
 			out.SourceErr = fmt.Errorf("listing start offsets: %w", err)
 		}
 	}
@@ -179,8 +175,12 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 	for _, t := range topics.Names() {
 		remote = append(remote, r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, t))
 	}
-	targetEnds, err := tgt.ListEndOffsets(ctx, remote...)
-	if err != nil && !kafka.Partial(err) {
+	var targetEnds kafka.Offsets
+	targetLeaders, err := kafka.TopicLeaders(ctx, r.Target, remote)
+	if err == nil {
+		targetEnds, err = kafka.ListOffsets(ctx, r.Target, targetLeaders, kafka.EndOffset)
+	}
+	if err != nil {
 		out.TargetErr = fmt.Errorf("listing DR end offsets: %w", err)
 	}
 
@@ -264,26 +264,26 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 	return out
 }
 
-func listed(l kadm.ListedOffsets, topic string, p int32) *int64 {
-	o, ok := l.Lookup(topic, p)
-	if !ok || o.Err != nil {
+func listed(l kafka.Offsets, topic string, p int32) *int64 {
+	o, ok := l.Get(topic, p)
+	if !ok {
 		return nil
 	}
-	v := o.Offset
-	return &v
+	return &o
 }
 
 // sourceTopics lists the source topics the flow mirrors, with a Metadata
 // request of its own: kadm's ListTopics answers from kgo's cache for up to
 // MetadataMinAge, which can still hold a recreated topic's old id and so
-// hide the recreation. One request per refresh, as before; its answer also
-// refreshes the cache the offset and fetch requests after it use.
-func (r *LagReader) sourceTopics(ctx context.Context) (kadm.TopicDetails, error) {
-	resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, r.Source) // nil Topics: all
+// hide the recreation. One request per refresh; the offset and fetch
+// requests after it go to the leaders it names. Replicas and ISRs are not
+// kept: at 100k partitions they pinned the whole answer (tens of MB).
+func (r *LagReader) sourceTopics(ctx context.Context) (kadm.TopicDetails, kafka.Leaders, error) {
+	resp, err := kafka.Metadata(ctx, r.Source, nil) // all topics
 	if err != nil {
-		return nil, fmt.Errorf("listing source topics: %w", err)
+		return nil, nil, fmt.Errorf("listing source topics: %w", err)
 	}
-	out := kadm.TopicDetails{}
+	out, leaders := kadm.TopicDetails{}, kafka.Leaders{}
 	for _, t := range resp.Topics {
 		if t.Topic == nil || t.ErrorCode != 0 || t.IsInternal {
 			continue
@@ -295,12 +295,12 @@ func (r *LagReader) sourceTopics(ctx context.Context) (kadm.TopicDetails, error)
 		td := kadm.TopicDetail{Topic: name, ID: t.TopicID, Partitions: kadm.PartitionDetails{}}
 		for _, p := range t.Partitions {
 			td.Partitions[p.Partition] = kadm.PartitionDetail{Topic: name, Partition: p.Partition, Leader: p.Leader,
-				LeaderEpoch: p.LeaderEpoch, Replicas: p.Replicas, ISR: p.ISR, OfflineReplicas: p.OfflineReplicas,
-				Err: kerr.ErrorForCode(p.ErrorCode)}
+				LeaderEpoch: p.LeaderEpoch, Err: kerr.ErrorForCode(p.ErrorCode)}
 		}
 		out[name] = td
+		leaders[name] = kafka.PartitionLeaders(t.Partitions)
 	}
-	return out, nil
+	return out, leaders, nil
 }
 
 // position fills Replicated and Method: the larger of the two lower bounds

@@ -26,7 +26,7 @@ func TestLagSkipsMM2InternalTopicsWithSeparator(t *testing.T) {
 		t.Fatalf("derived offset-syncs topic %q", ft.OffsetSyncs)
 	}
 	r := &LagReader{Flow: flow, Topics: ft, Source: cl}
-	topics, err := r.sourceTopics(context.Background())
+	topics, _, err := r.sourceTopics(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -234,7 +234,9 @@ func cacheStatic(next http.Handler) http.Handler {
 	})
 }
 
-// requestLog logs each request with slog; polling fragments log at debug.
+// requestLog logs each request with slog; polling fragments, scrapes and
+// probes log at debug. A probe's 503 is the probe's answer ("not ready
+// yet", at every start), not a server error.
 func requestLog(log *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -242,10 +244,11 @@ func requestLog(log *slog.Logger) func(http.Handler) http.Handler {
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 			next.ServeHTTP(ww, r)
 			level := slog.LevelInfo
-			if r.Header.Get("HX-Request") == "true" && r.Method == http.MethodGet || r.URL.Path == "/metrics" {
+			probe := r.URL.Path == "/healthz" || r.URL.Path == "/readyz"
+			if r.Header.Get("HX-Request") == "true" && r.Method == http.MethodGet || r.URL.Path == "/metrics" || probe {
 				level = slog.LevelDebug
 			}
-			if ww.Status() >= 500 {
+			if ww.Status() >= 500 && !probe {
 				level = slog.LevelError
 			}
 			log.Log(r.Context(), level, "http", "method", r.Method, "path", r.URL.Path, "status", ww.Status(),

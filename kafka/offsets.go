@@ -1,0 +1,190 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The refresh reads the log start and end of every mirrored partition each
+// cycle. kadm's ListStartOffsets/ListEndOffsets first look the leaders up in
+// kgo's metadata cache and answer with maps of the whole estate: at 100,000
+// partitions the cached Metadata answers alone held ~50 MB and kadm's
+// copies of them ~60 MB more, live during every refresh. These reads ask the
+// leaders the caller already knows (its own Metadata request), one request
+// per leader broker sent to that broker alone, and answer compactly.
+
+// Leaders is, per topic, each partition's leader broker id (index:
+// partition; -1: no leader known).
+type Leaders map[string][]int32
+
+// Offsets is, per topic, each partition's offset (index: partition; -1:
+// unknown: no leader, no answer, or an error for that partition).
+type Offsets map[string][]int64
+
+// Get is partition p of topic's offset, when known.
+func (o Offsets) Get(topic string, p int32) (int64, bool) {
+	xs := o[topic]
+	if p < 0 || int(p) >= len(xs) || xs[p] < 0 {
+		return 0, false
+	}
+	return xs[p], true
+}
+
+// The special timestamps of ListOffsets: the log start and the high
+// watermark (read_uncommitted: what MM2's consumer can reach).
+const (
+	StartOffset int64 = -2
+	EndOffset   int64 = -1
+)
+
+// Metadata answers a Metadata request for topics (nil: all) freshly, and
+// without kgo's cache keeping the answer (through the client, every
+// Metadata answer is cached: ~40 MB at 100k partitions). The client's own
+// request asks for no topic, which refreshes the broker list kgo routes
+// by; the full request then goes to one of those brokers directly, the
+// next one if it fails.
+func Metadata(ctx context.Context, cl *kgo.Client, topics []string) (*kmsg.MetadataResponse, error) {
+	probe := kmsg.NewPtrMetadataRequest()
+	probe.Topics = []kmsg.MetadataRequestTopic{} // empty, not nil: brokers only
+	brokers, err := probe.RequestWith(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	req := kmsg.NewPtrMetadataRequest()
+	req.AllowAutoTopicCreation = false // a read: never create a topic it names
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	var errs []error
+	for _, b := range brokers.Brokers {
+		resp, err := req.RequestWith(ctx, cl.Broker(int(b.NodeID)))
+		if err == nil {
+			return resp, nil
+		}
+		errs = append(errs, fmt.Errorf("broker %d: %w", b.NodeID, err))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if len(errs) == 0 {
+		return nil, errors.New("the cluster named no broker")
+	}
+	return nil, errors.Join(errs...)
+}
+
+// TopicLeaders is the leaders of topics' partitions, from a Metadata
+// request of its own (not kgo's cache, which may hold a recreated topic's
+// old layout). A topic the cluster does not have is left out.
+func TopicLeaders(ctx context.Context, cl *kgo.Client, topics []string) (Leaders, error) {
+	out := Leaders{}
+	if len(topics) == 0 {
+		return out, nil
+	}
+	resp, err := Metadata(ctx, cl, topics)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range resp.Topics {
+		if t.Topic == nil || t.ErrorCode != 0 {
+			continue
+		}
+		out[*t.Topic] = PartitionLeaders(t.Partitions)
+	}
+	return out, nil
+}
+
+// PartitionLeaders is a Metadata answer's partitions as leader ids by
+// partition (a partition with an error has no usable leader).
+func PartitionLeaders(ps []kmsg.MetadataResponseTopicPartition) []int32 {
+	n := int32(0)
+	for _, p := range ps {
+		n = max(n, p.Partition+1)
+	}
+	leaders := make([]int32, n)
+	for i := range leaders {
+		leaders[i] = -1
+	}
+	for _, p := range ps {
+		if p.Partition >= 0 && p.ErrorCode == 0 {
+			leaders[p.Partition] = p.Leader
+		}
+	}
+	return leaders
+}
+
+// ListOffsets asks every partition's leader for its offset at ts
+// (StartOffset or EndOffset), all brokers at once. A partition whose
+// leader is unknown or did not answer is -1; err is set only when there
+// was something to ask and no broker answered (the cluster is unreachable),
+// not for a partial answer.
+func ListOffsets(ctx context.Context, cl *kgo.Client, leaders Leaders, ts int64) (Offsets, error) {
+	out := make(Offsets, len(leaders))
+	byBroker := map[int32]*kmsg.ListOffsetsRequest{}
+	for topic, ls := range leaders {
+		offs := make([]int64, len(ls))
+		out[topic] = offs
+		topicAt := map[int32]int{} // broker → index of this topic in its request
+		for p, leader := range ls {
+			offs[p] = -1
+			if leader < 0 {
+				continue
+			}
+			req := byBroker[leader]
+			if req == nil {
+				req = kmsg.NewPtrListOffsetsRequest() // ReplicaID -1: a client
+				req.IsolationLevel = 0
+				byBroker[leader] = req
+			}
+			i, ok := topicAt[leader]
+			if !ok {
+				rt := kmsg.NewListOffsetsRequestTopic()
+				rt.Topic = topic
+				req.Topics = append(req.Topics, rt)
+				i = len(req.Topics) - 1
+				topicAt[leader] = i
+			}
+			rp := kmsg.NewListOffsetsRequestTopicPartition() // CurrentLeaderEpoch -1: any
+			rp.Partition, rp.Timestamp = int32(p), ts
+			req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+		}
+	}
+	if len(byBroker) == 0 {
+		return out, nil
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var errs []error
+	answered := 0
+	for broker, req := range byBroker {
+		wg.Go(func() {
+			resp, err := req.RequestWith(ctx, cl.Broker(int(broker)))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("broker %d: %w", broker, err))
+				return
+			}
+			answered++
+			for _, t := range resp.Topics {
+				offs := out[t.Topic]
+				for _, p := range t.Partitions {
+					if p.Partition >= 0 && int(p.Partition) < len(offs) && p.ErrorCode == 0 && p.Offset >= 0 {
+						offs[p.Partition] = p.Offset
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if answered == 0 {
+		return out, fmt.Errorf("no broker answered: %w", errors.Join(errs...))
+	}
+	return out, nil
+}
