@@ -236,7 +236,8 @@ func (t *TopicMinute) add(x *PartitionSample) {
 // AddPartitionMinute saves one minute of a flow's partitions (xs: every
 // partition the flow watches, sorted or not) in one transaction: a row per
 // topic, a row per partition that is not caught up, and the last known
-// figures of all of them for the next start.
+// figures of all of them for the next start. A minute saved again replaces
+// what was saved of its topics then.
 func (s *Store) AddPartitionMinute(ctx context.Context, flow string, atMs int64, xs []PartitionSample) error {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
@@ -273,6 +274,9 @@ func (s *Store) AddPartitionMinute(ctx context.Context, flow string, atMs int64,
 				return err
 			}
 		}
+		if err := clearMinute(ctx, tx, id, atMs, order, ids); err != nil {
+			return err
+		}
 		pst, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO partition_lag (flow_id, at_ms, topic_id, partition,
 			source_end, replicated, lag_messages, lag_ms, lag_ms_at_least) VALUES (?,?,?,?,?,?,?,?,?)`)
 		if err != nil {
@@ -289,7 +293,11 @@ func (s *Store) AddPartitionMinute(ctx context.Context, flow string, atMs int64,
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO partition_last_known (flow_id, at_ms, snapshot) VALUES (?,?,?)`,
+		// A minute saved late (the clock stepped back) is history, not the
+		// newest figures: start-up shows the newest minute, as the history does.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO partition_last_known (flow_id, at_ms, snapshot) VALUES (?,?,?)
+			ON CONFLICT (flow_id) DO UPDATE SET at_ms=excluded.at_ms, snapshot=excluded.snapshot
+			WHERE excluded.at_ms >= partition_last_known.at_ms`,
 			id, atMs, snapshot); err != nil {
 			return err
 		}
@@ -298,6 +306,24 @@ func (s *Store) AddPartitionMinute(ctx context.Context, flow string, atMs int64,
 	})
 	if err != nil {
 		return fmt.Errorf("storage: partition samples: %w", err)
+	}
+	return nil
+}
+
+// clearMinute deletes the partition rows of topics already saved at atMs
+// (the minute saved again): a partition caught up this time must not read
+// back the lag saved the first time. Other topics' rows stay, as their
+// topic rows do. The first save of a minute costs one keyed lookup.
+func clearMinute(ctx context.Context, tx *sql.Tx, flowID, atMs int64, topics []string, ids map[string]int64) error {
+	var again bool
+	err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM topic_lag WHERE flow_id=? AND at_ms=?)`, flowID, atMs).Scan(&again)
+	if err != nil || !again {
+		return err
+	}
+	for _, name := range topics {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM partition_lag WHERE flow_id=? AND at_ms=? AND topic_id=?`, flowID, atMs, ids[name]); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -285,3 +285,35 @@ func queryPlan(t *testing.T, s *Store, q string) string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// A minute saved again replaces its topics' partition rows (a partition
+// caught up the second time reads caught up, not the first time's lag),
+// and a minute saved late never replaces the newest as start-up's figures.
+func TestPartitionMinuteSavedAgainOrLate(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	add := func(at, a0Lag int64) {
+		t.Helper()
+		if err := s.AddPartitionMinute(ctx, "f", at, minute(at, a0Lag)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(t0, 5)
+	add(t0, 0) // the same minute again, a-0 caught up now
+	if xs, _ := s.PartitionSamples(ctx, "f", "a", 0, 0); len(xs) != 1 || !xs[0].CaughtUp {
+		t.Fatalf("a-0 saved again caught up reads %+v", xs)
+	}
+	if tm, _ := s.TopicMinutes(ctx, "f", "a", 0); len(tm) != 1 || tm[0].Lagging != 0 {
+		t.Fatalf("topic a %+v", tm)
+	}
+	if n := countRows(t, s, "partition_lag"); n != 2 { // a-2 and b-0, still not caught up
+		t.Fatalf("%d partition rows, want 2", n)
+	}
+
+	add(t0+2*MinuteMs, 5)
+	add(t0+MinuteMs, 0) // late
+	last, err := s.LatestPartitionSamples(ctx, "f")
+	if err != nil || len(last) != 4 || last[0].AtMs != t0+2*MinuteMs || *last[0].LagMessages != 5 {
+		t.Fatalf("last known after a late minute %+v %v", last, err)
+	}
+}
