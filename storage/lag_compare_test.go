@@ -1,0 +1,333 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// The bounded lag history (migration 0015) against the reference copy of the
+// per-partition history before it (lag_ref_test.go): seeded histories of two
+// flows (partitions lagging, caught up, of unknown lag or age or only a lower
+// bound on it; topics growing, recreated smaller, gone and back; minutes not
+// saved, saved twice, saved late; flow samples exact, lower bounds, unknown,
+// late and repeated; retention at random cuts) are fed to both, and every
+// read the pages, the RPO report and start-up use must answer the same.
+//
+// Where the new layout deliberately differs, the reference's answer is
+// mapped by the rule stated where it is checked. The inputs keep to what the
+// monitor gives: a saved minute holds every partition 0..n-1 of each topic it
+// holds (the topic's metadata), a minute saved again holds the same
+// partitions, and a late sample or retention cut is never more than a few
+// minutes out of order with the newest (retention cuts are hours back).
+
+var compareFlows = []string{"f", "g"}
+
+const compareTopics = "abc" // topic names, one letter each
+
+// lagWorld is one flow's simulated monitor.
+type lagWorld struct {
+	flow   string
+	rng    *rand.Rand
+	parts  map[string]int32 // topic -> partition count, 0 while gone
+	newest int64            // newest saved minute
+	last   []PartitionSample
+	saved  map[int64]bool // minutes saved
+	flowAt int64          // newest flow sample
+}
+
+func newLagWorld(flow string, rng *rand.Rand) *lagWorld {
+	w := &lagWorld{flow: flow, rng: rng, parts: map[string]int32{}, saved: map[int64]bool{}}
+	for _, t := range compareTopics {
+		w.parts[string(t)] = 1 + rng.Int32N(4)
+	}
+	return w
+}
+
+// figures makes one partition's figures at a refresh.
+func (w *lagWorld) figures(topic string, p int32, at int64) PartitionSample {
+	r := w.rng
+	end := 1000 + r.Int64N(1000)
+	lag := 1 + r.Int64N(50)
+	x := PartitionSample{Topic: topic, Partition: p, AtMs: at, SourceEnd: i64(end)}
+	switch k := r.IntN(100); {
+	case k < 40: // caught up
+		x.Replicated, x.LagMessages, x.LagMs = i64(end), i64(0), i64(0)
+	case k < 65: // behind, age known
+		x.Replicated, x.LagMessages, x.LagMs = i64(end-lag), i64(lag), i64(1+r.Int64N(600_000))
+	case k < 75: // behind, only a lower bound on the age
+		x.Replicated, x.LagMessages, x.LagMsAtLeast = i64(end-lag), i64(lag), i64(1+r.Int64N(600_000))
+	case k < 80: // behind, age unknown
+		x.Replicated, x.LagMessages = i64(end-lag), i64(lag)
+	case k < 88: // DR position unknown
+		if r.IntN(2) == 0 {
+			x.LagMsAtLeast = i64(r.Int64N(600_000))
+		}
+	case k < 92: // source end unknown too
+		x.SourceEnd = nil
+	case k < 96: // nothing behind, age unknown
+		x.Replicated, x.LagMessages = i64(end), i64(0)
+	default: // behind, age read as 0 (a record timestamped in the future)
+		x.Replicated, x.LagMessages, x.LagMs = i64(end-lag), i64(lag), i64(0)
+	}
+	return x
+}
+
+// minute returns the partitions of a minute saved at `at`: the topics'
+// current shape, or the last saved minute's when it is saved again.
+func (w *lagWorld) minute(at int64, again bool) []PartitionSample {
+	var xs []PartitionSample
+	if again {
+		for _, x := range w.last {
+			xs = append(xs, w.figures(x.Topic, x.Partition, at))
+		}
+		return xs
+	}
+	for _, t := range compareTopics {
+		for p := range w.parts[string(t)] {
+			xs = append(xs, w.figures(string(t), p, at))
+		}
+	}
+	w.rng.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] }) // "sorted or not"
+	return xs
+}
+
+// reshape changes the topics now and then.
+func (w *lagWorld) reshape() {
+	for _, t := range compareTopics {
+		name := string(t)
+		switch k := w.rng.IntN(100); {
+		case k < 4: // recreated, maybe smaller
+			w.parts[name] = 1 + w.rng.Int32N(5)
+		case k < 8 && w.parts[name] > 0: // partitions added
+			w.parts[name]++
+		case k < 12: // deleted (no longer mirrored), or back
+			if w.parts[name] > 0 {
+				w.parts[name] = 0
+			} else {
+				w.parts[name] = 1 + w.rng.Int32N(4)
+			}
+		}
+	}
+}
+
+// flowSample makes the flow's figures at a refresh.
+func (w *lagWorld) flowSample(at int64) FlowSample {
+	r := w.rng
+	x := FlowSample{AtMs: at, Status: []string{"OK", "OK", "WARNING", "UNKNOWN", "CRITICAL", "BROKEN", "PAUSED"}[r.IntN(7)]}
+	if r.IntN(4) > 0 {
+		x.RPOMs, x.RPOAtLeast = i64(r.Int64N(900_000)), r.IntN(3) == 0
+	} else {
+		x.RPOAtLeast = r.IntN(2) == 0 // said of an unknown figure: means nothing
+	}
+	if r.IntN(5) > 0 {
+		x.LagMessages, x.MaxLagMessages = i64(r.Int64N(10_000)), i64(r.Int64N(500))
+	}
+	if r.IntN(3) > 0 {
+		x.HeartbeatAgeMs = i64(r.Int64N(60_000))
+	}
+	return x
+}
+
+// step plays minute i of the flow into both stores.
+func (w *lagWorld) step(t *testing.T, s *Store, ref *refLagHistory, i int64) {
+	t.Helper()
+	ctx := context.Background()
+	r := w.rng
+	w.reshape()
+	base := t0 + i*MinuteMs
+	var at int64
+	again := false
+	switch k := r.IntN(100); {
+	case k < 10: // nothing saved: the source unreachable, the console down
+	case k < 17 && w.last != nil: // the last minute saved again
+		at, again = w.last[0].AtMs, true
+	case k < 24 && w.newest > 0: // a minute saved late
+		at = w.newest - 1 - r.Int64N(110_000)
+	default:
+		at = base + r.Int64N(5_000)
+	}
+	if at != 0 && (again || !w.saved[at]) {
+		xs := w.minute(at, again)
+		if len(xs) > 0 {
+			if err := s.AddPartitionMinute(ctx, w.flow, at, xs); err != nil {
+				t.Fatal(err)
+			}
+			ref.AddPartitionSamples(w.flow, xs)
+			w.saved[at], w.newest = true, max(w.newest, at)
+			if !again {
+				w.last = xs
+			}
+		}
+	}
+	for range 1 + r.IntN(3) {
+		at := base + r.Int64N(MinuteMs)
+		switch k := r.IntN(100); {
+		case k < 8 && w.flowAt > 0: // late
+			at = w.flowAt - 1 - r.Int64N(110_000)
+		case k < 13 && w.flowAt > 0: // the newest again
+			at = w.flowAt
+		}
+		x := w.flowSample(at)
+		if err := s.AddFlowSample(ctx, w.flow, x); err != nil {
+			t.Fatal(err)
+		}
+		ref.AddFlowSample(w.flow, x)
+		w.flowAt = max(w.flowAt, at)
+	}
+}
+
+func TestLagHistoryEquivalentToReference(t *testing.T) {
+	defer func(n int) { pruneBatch = n }(pruneBatch)
+	pruneBatch = 7 // several transactions per prune
+	for seed := range uint64(8) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { compareLagHistory(t, seed, 45) })
+	}
+}
+
+func compareLagHistory(t *testing.T, seed uint64, minutes int64) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(seed, 17))
+	s, ref := openTestStore(t), newRefLagHistory()
+	var worlds []*lagWorld
+	for _, f := range compareFlows {
+		worlds = append(worlds, newLagWorld(f, rng))
+	}
+	lagCut, rpoCut := t0-5*MinuteMs, t0-5*MinuteMs // the first cuts fall within the data
+	prunes := 0
+	for i := range minutes {
+		for _, w := range worlds {
+			w.step(t, s, ref, i)
+		}
+		// Retention now and then, cutting at any millisecond behind the
+		// newest data by a few minutes; the rollups are cut no later.
+		hi := worlds[0].newest
+		for _, w := range worlds {
+			hi = min(hi, w.newest, w.flowAt)
+		}
+		if hi -= 3 * MinuteMs; rng.IntN(100) < 10 && hi > lagCut {
+			lagCut += 1 + rng.Int64N(hi-lagCut)
+			rpoCut += rng.Int64N(lagCut - rpoCut + 1)
+			if _, err := s.PruneLagSamples(ctx, lagCut, rpoCut); err != nil {
+				t.Fatal(err)
+			}
+			ref.PruneLagSamples(lagCut, rpoCut)
+			prunes++
+		}
+		since := int64(0)
+		if rng.IntN(2) == 0 {
+			since = t0 + rng.Int64N((i+1)*MinuteMs)
+		}
+		for _, f := range compareFlows {
+			compareReads(t, s, ref, f, since)
+		}
+		if t.Failed() {
+			t.Fatalf("seed %d: first difference at minute %d (lag cut %d, rpo cut %d)", seed, i, lagCut, rpoCut)
+		}
+	}
+	if prunes == 0 {
+		t.Errorf("seed %d: no prune was tried", seed)
+	}
+}
+
+// compareReads compares every read of one flow's history since sinceMs.
+func compareReads(t *testing.T, s *Store, ref *refLagHistory, flow string, sinceMs int64) {
+	t.Helper()
+	ctx := context.Background()
+	for _, topic := range []string{"a", "b", "c", "never"} {
+		// A topic's saved minutes: counts, maxima and totals as grouping the
+		// old rows gives them; an unknown partition makes the maximum age
+		// only a lower bound, never 0.
+		tm, err := s.TopicMinutes(ctx, flow, topic, sinceMs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same(t, fmt.Sprintf("%s topic %s minutes since %d", flow, topic, sinceMs), tm, ref.topicMinutes(flow, topic, sinceMs))
+		for p := range int32(7) {
+			got, err := s.PartitionSamples(ctx, flow, topic, p, sinceMs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Rule: a caught-up partition (0 behind, 0 ms) reads back
+			// CaughtUp with lag 0 and 0 ms, its offsets not kept; every
+			// other sample reads back as given, unknown figures nil.
+			var want []PartitionSample
+			for _, x := range ref.PartitionSamples(flow, topic, p, sinceMs) {
+				if x.LagMessages != nil && *x.LagMessages == 0 && x.LagMs != nil && *x.LagMs == 0 {
+					x = PartitionSample{Topic: x.Topic, Partition: x.Partition, AtMs: x.AtMs, CaughtUp: true, LagMessages: i64(0), LagMs: i64(0)}
+				}
+				want = append(want, x)
+			}
+			same(t, fmt.Sprintf("%s %s-%d since %d", flow, topic, p, sinceMs), got, want)
+		}
+	}
+
+	// Rule: start-up reads the newest saved minute, every partition in it
+	// with its figures as given; a partition last saved in an older minute
+	// (its topic gone, or recreated smaller) is no longer watched and not
+	// shown.
+	last, err := s.LatestPartitionSamples(ctx, flow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantLast []PartitionSample
+	latest := ref.LatestPartitionSamples(flow)
+	var newest int64
+	for _, x := range latest {
+		newest = max(newest, x.AtMs)
+	}
+	for _, x := range latest {
+		if x.AtMs == newest {
+			wantLast = append(wantLast, x)
+		}
+	}
+	same(t, flow+" last known", sortedSamples(last), wantLast)
+
+	// Rule: a lower bound is only said of a figure: an unknown RPO reads
+	// unknown, not "at least".
+	fs, err := s.FlowSamples(ctx, flow, sinceMs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantFs []FlowSample
+	for _, x := range ref.FlowSamples(flow, sinceMs) {
+		x.RPOAtLeast = x.RPOAtLeast && x.RPOMs != nil
+		wantFs = append(wantFs, x)
+	}
+	same(t, fmt.Sprintf("%s flow samples since %d", flow, sinceMs), fs, wantFs)
+
+	fm, err := s.FlowMinutes(ctx, flow, sinceMs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, fmt.Sprintf("%s flow minutes since %d", flow, sinceMs), fm, ref.flowMinutes(flow, sinceMs))
+}
+
+// sortedSamples orders samples by topic, then partition (the snapshot keeps
+// the order they were given in).
+func sortedSamples(xs []PartitionSample) []PartitionSample {
+	ref := newRefLagHistory()
+	ref.AddPartitionSamples("", xs)
+	return ref.rows("", func(PartitionSample) bool { return true })
+}
+
+// same compares by value (nil figures stay distinct from 0) and reports the
+// first difference.
+func same[T any](t *testing.T, what string, got, want []T) {
+	t.Helper()
+	for i := range max(len(got), len(want)) {
+		var g, w []byte
+		if i < len(got) {
+			g, _ = json.Marshal(got[i])
+		}
+		if i < len(want) {
+			w, _ = json.Marshal(want[i])
+		}
+		if string(g) != string(w) {
+			t.Errorf("%s: %d rows, want %d; row %d:\n got %s\nwant %s", what, len(got), len(want), i, g, w)
+			return
+		}
+	}
+}
