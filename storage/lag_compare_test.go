@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -36,10 +39,11 @@ type lagWorld struct {
 	last   []PartitionSample
 	saved  map[int64]bool // minutes saved
 	flowAt int64          // newest flow sample
+	stopAt int64          // the minute the flow is taken out of the config
 }
 
 func newLagWorld(flow string, rng *rand.Rand) *lagWorld {
-	w := &lagWorld{flow: flow, rng: rng, parts: map[string]int32{}, saved: map[int64]bool{}}
+	w := &lagWorld{flow: flow, rng: rng, parts: map[string]int32{}, saved: map[int64]bool{}, stopAt: math.MaxInt64}
 	for _, t := range compareTopics {
 		w.parts[string(t)] = 1 + rng.Int32N(4)
 	}
@@ -134,6 +138,9 @@ func (w *lagWorld) flowSample(at int64) FlowSample {
 // step plays minute i of the flow into both stores.
 func (w *lagWorld) step(t *testing.T, s *Store, ref *refLagHistory, i int64) {
 	t.Helper()
+	if i >= w.stopAt {
+		return
+	}
 	ctx := context.Background()
 	r := w.rng
 	w.reshape()
@@ -146,6 +153,8 @@ func (w *lagWorld) step(t *testing.T, s *Store, ref *refLagHistory, i int64) {
 		at, again = w.last[0].AtMs, true
 	case k < 24 && w.newest > 0: // a minute saved late
 		at = w.newest - 1 - r.Int64N(110_000)
+	case k < 30: // on the minute
+		at = base
 	default:
 		at = base + r.Int64N(5_000)
 	}
@@ -169,6 +178,8 @@ func (w *lagWorld) step(t *testing.T, s *Store, ref *refLagHistory, i int64) {
 			at = w.flowAt - 1 - r.Int64N(110_000)
 		case k < 13 && w.flowAt > 0: // the newest again
 			at = w.flowAt
+		case k < 18: // on the minute
+			at = base
 		}
 		x := w.flowSample(at)
 		if err := s.AddFlowSample(ctx, w.flow, x); err != nil {
@@ -195,21 +206,28 @@ func compareLagHistory(t *testing.T, seed uint64, minutes int64) {
 	for _, f := range compareFlows {
 		worlds = append(worlds, newLagWorld(f, rng))
 	}
+	if rng.IntN(2) == 0 { // the last flow leaves the config: retention alone rolls up its last minutes
+		worlds[len(worlds)-1].stopAt = minutes/3 + rng.Int64N(minutes/3)
+	}
 	lagCut, rpoCut := t0-5*MinuteMs, t0-5*MinuteMs // the first cuts fall within the data
 	prunes := 0
 	for i := range minutes {
 		for _, w := range worlds {
 			w.step(t, s, ref, i)
 		}
-		// Retention now and then, cutting at any millisecond behind the
-		// newest data by a few minutes; the rollups are cut no later.
-		hi := worlds[0].newest
+		// Retention now and then, a few minutes behind the newest data of
+		// the flows still watched; the rollups are cut no later.
+		hi := int64(math.MaxInt64)
+		var ats []int64
 		for _, w := range worlds {
-			hi = min(hi, w.newest, w.flowAt)
+			if i < w.stopAt {
+				hi = min(hi, w.newest, w.flowAt)
+			}
+			ats = slices.AppendSeq(ats, maps.Keys(w.saved))
 		}
 		if hi -= 3 * MinuteMs; rng.IntN(100) < 10 && hi > lagCut {
-			lagCut += 1 + rng.Int64N(hi-lagCut)
-			rpoCut += rng.Int64N(lagCut - rpoCut + 1)
+			lagCut = cutAt(rng, lagCut, hi, ats)
+			rpoCut = cutAt(rng, rpoCut-1, lagCut, nil)
 			if _, err := s.PruneLagSamples(ctx, lagCut, rpoCut); err != nil {
 				t.Fatal(err)
 			}
@@ -230,6 +248,25 @@ func compareLagHistory(t *testing.T, seed uint64, minutes int64) {
 	if prunes == 0 {
 		t.Errorf("seed %d: no prune was tried", seed)
 	}
+}
+
+// cutAt picks a retention cut in (after, upTo]: any millisecond, a whole
+// minute, or the time of a saved minute (ats), so that the edges are tried.
+func cutAt(rng *rand.Rand, after, upTo int64, ats []int64) int64 {
+	c := after + 1 + rng.Int64N(upTo-after)
+	switch rng.IntN(3) {
+	case 1:
+		if m := floorMinute(c); m > after {
+			c = m
+		}
+	case 2:
+		for _, at := range ats {
+			if at > after && at <= upTo {
+				return at
+			}
+		}
+	}
+	return c
 }
 
 // compareReads compares every read of one flow's history since sinceMs.
@@ -267,13 +304,17 @@ func compareReads(t *testing.T, s *Store, ref *refLagHistory, flow string, since
 	// Rule: start-up reads the newest saved minute, every partition in it
 	// with its figures as given; a partition last saved in an older minute
 	// (its topic gone, or recreated smaller) is no longer watched and not
-	// shown.
+	// shown. The figures outlive retention (the old store lost them once
+	// the cut passed a flow's newest minute).
 	last, err := s.LatestPartitionSamples(ctx, flow)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wantLast []PartitionSample
+	cut := ref.lagCut
+	ref.lagCut = 0
 	latest := ref.LatestPartitionSamples(flow)
+	ref.lagCut = cut
 	var newest int64
 	for _, x := range latest {
 		newest = max(newest, x.AtMs)
@@ -298,11 +339,23 @@ func compareReads(t *testing.T, s *Store, ref *refLagHistory, flow string, since
 	}
 	same(t, fmt.Sprintf("%s flow samples since %d", flow, sinceMs), fs, wantFs)
 
+	// Rule: a minute is rolled up once it is complete: a sample of a later
+	// minute came, or retention reached it (a flow no longer watched).
 	fm, err := s.FlowMinutes(ctx, flow, sinceMs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	same(t, fmt.Sprintf("%s flow minutes since %d", flow, sinceMs), fm, ref.flowMinutes(flow, sinceMs))
+	open := floorMinute(ref.lagCut) + MinuteMs
+	for at := range ref.flows[flow] {
+		open = max(open, floorMinute(at))
+	}
+	var wantFm []FlowMinute
+	for _, m := range ref.flowMinutes(flow, sinceMs) {
+		if m.MinuteMs < open {
+			wantFm = append(wantFm, m)
+		}
+	}
+	same(t, fmt.Sprintf("%s flow minutes since %d", flow, sinceMs), fm, wantFm)
 }
 
 // sortedSamples orders samples by topic, then partition (the snapshot keeps

@@ -146,19 +146,17 @@ func (r *refLagHistory) topicMinutes(flow, topic string, sinceMs int64) []TopicM
 // refStatusRank orders statuses worst last; any other word ranks as UNKNOWN.
 var refStatusRank = map[string]int{"OK": 0, "WARNING": 1, "UNKNOWN": 2, "CRITICAL": 3, "BROKEN": 4}
 
-// flowMinutes rolls a flow's raw samples up by minute: every complete
-// minute (one before the newest sample's), never an unknown turned into 0,
-// a sample's RPO a lower bound when it said so.
+// flowMinutes groups a flow's raw samples by minute, as SELECT ... GROUP BY
+// at_ms / 60000 over flow_lag_samples would: never an unknown turned into
+// 0, a sample's RPO a lower bound when it said so.
 func (r *refLagHistory) flowMinutes(flow string, sinceMs int64) []FlowMinute {
-	var newest int64
 	byMinute := map[int64][]FlowSample{}
 	for at, x := range r.flows[flow] {
-		newest = max(newest, at)
 		byMinute[at/MinuteMs*MinuteMs] = append(byMinute[at/MinuteMs*MinuteMs], x)
 	}
 	var out []FlowMinute
 	for _, minute := range slices.Sorted(maps.Keys(byMinute)) {
-		if minute < sinceMs || minute < r.rpoCut || minute >= newest/MinuteMs*MinuteMs {
+		if minute < sinceMs || minute < r.rpoCut {
 			continue
 		}
 		m := FlowMinute{MinuteMs: minute, WorstStatus: "OK"}
