@@ -16,15 +16,17 @@ import (
 // flows (partitions lagging, caught up, of unknown lag or age or only a lower
 // bound on it; topics growing, recreated smaller, gone and back; minutes not
 // saved, saved twice, saved late; flow samples exact, lower bounds, unknown,
-// late and repeated; retention at random cuts) are fed to both, and every
+// late (even behind retention's cut) and repeated; retention at random
+// cuts) are fed to both, and every
 // read the pages, the RPO report and start-up use must answer the same.
 //
 // Where the new layout deliberately differs, the reference's answer is
 // mapped by the rule stated where it is checked. The inputs keep to what the
 // monitor gives: a saved minute holds every partition 0..n-1 of each topic it
 // holds (the topic's metadata), a minute saved again holds the same
-// partitions, and a late sample or retention cut is never more than a few
-// minutes out of order with the newest (retention cuts are hours back).
+// partitions, a late minute or retention cut is never more than a few
+// minutes out of order with the newest (retention cuts are hours back), and
+// a flow sample behind the cut is not one stored already.
 
 var compareFlows = []string{"f", "g"}
 
@@ -180,6 +182,8 @@ func (w *lagWorld) step(t *testing.T, s *Store, ref *refLagHistory, i int64) {
 			at = w.flowAt
 		case k < 18: // on the minute
 			at = base
+		case k < 22: // so late that retention deleted its minute's samples
+			at = w.behindCut(ref, at)
 		}
 		x := w.flowSample(at)
 		if err := s.AddFlowSample(ctx, w.flow, x); err != nil {
@@ -188,6 +192,25 @@ func (w *lagWorld) step(t *testing.T, s *Store, ref *refLagHistory, i int64) {
 		ref.AddFlowSample(w.flow, x)
 		w.flowAt = max(w.flowAt, at)
 	}
+}
+
+// behindCut returns a new time in a minute whose samples retention deleted
+// but whose rollup it kept, or otherwise.
+func (w *lagWorld) behindCut(ref *refLagHistory, otherwise int64) int64 {
+	var minutes []int64
+	for _, at := range slices.Sorted(maps.Keys(ref.flows[w.flow])) {
+		if m := floorMinute(at); at < floorMinute(ref.lagCut) && m >= ref.rpoCut && !slices.Contains(minutes, m) {
+			minutes = append(minutes, m)
+		}
+	}
+	if len(minutes) == 0 {
+		return otherwise
+	}
+	at := minutes[w.rng.IntN(len(minutes))] + w.rng.Int64N(MinuteMs)
+	if _, taken := ref.flows[w.flow][at]; taken { // the same sample again would count twice
+		return otherwise
+	}
+	return at
 }
 
 func TestLagHistoryEquivalentToReference(t *testing.T) {
