@@ -289,7 +289,9 @@ func (t *TopicMinute) add(x *PartitionSample) {
 // partition the flow watches, sorted or not) in one transaction: a row per
 // topic, a row per partition that is not caught up, and the last known
 // figures of all of them for the next start. A minute saved again replaces
-// what was saved of its topics then.
+// what was saved of its topics then. A topic's partitions are 0..n-1 as its
+// metadata lists them: the reads take a partition below n without a row as
+// caught up, so one left out would read caught up, not as a gap.
 func (s *Store) AddPartitionMinute(ctx context.Context, flow string, atMs int64, xs []PartitionSample) error {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
