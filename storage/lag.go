@@ -65,8 +65,8 @@ func (s *Store) AddFlowSample(ctx context.Context, flow string, x FlowSample) er
 	minute := floorMinute(x.AtMs)
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		// prev: the newest sample; rolled: the newest rollup; kept: the
-		// minute has raw samples (retention deletes whole minutes) or a
-		// rollup.
+		// minute has raw samples (retention deletes whole minutes);
+		// counted: it has a rollup.
 		var prev, rolled sql.NullInt64
 		var kept, counted bool
 		if err := tx.QueryRowContext(ctx, `SELECT (SELECT max(at_ms) FROM flow_lag_samples WHERE flow_id=?1),
@@ -546,9 +546,8 @@ var pruneBatch = 20_000
 // PruneLagSamples deletes topic and partition rows older than lagBeforeMs,
 // raw flow samples of the minutes before lagBeforeMs's (after rolling up
 // the minutes they belong to) and flow minute rollups older than
-// rpoBeforeMs, flow by
-// flow in index range batches of about pruneBatch rows, each its own
-// transaction. It returns how many rows it deleted.
+// rpoBeforeMs, flow by flow in index range batches of about pruneBatch
+// rows, each its own transaction. It returns how many rows it deleted.
 func (s *Store) PruneLagSamples(ctx context.Context, lagBeforeMs, rpoBeforeMs int64) (int64, error) {
 	var flows []int64
 	rows, err := s.r.QueryContext(ctx, `SELECT id FROM flows`)
