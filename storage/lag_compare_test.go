@@ -17,8 +17,8 @@ import (
 // bound on it; topics growing, recreated smaller, gone and back; minutes not
 // saved, saved twice, saved late; flow samples exact, lower bounds, unknown,
 // late (even behind retention's cut) and repeated; retention at random
-// cuts) are fed to both, and every
-// read the pages, the RPO report and start-up use must answer the same.
+// cuts) are fed to both, and every read the pages, the RPO report and
+// start-up use must answer the same.
 //
 // Where the new layout deliberately differs, the reference's answer is
 // mapped by the rule stated where it is checked. The inputs keep to what the
@@ -248,6 +248,7 @@ func compareLagHistory(t *testing.T, seed uint64, minutes int64) {
 			}
 			ats = slices.AppendSeq(ats, maps.Keys(w.saved))
 		}
+		slices.Sort(ats) // the seed alone decides the cut
 		if hi -= 3 * MinuteMs; rng.IntN(100) < 10 && hi > lagCut {
 			lagCut = cutAt(rng, lagCut, hi, ats)
 			rpoCut = cutAt(rng, rpoCut-1, lagCut, nil)
