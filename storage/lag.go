@@ -51,81 +51,133 @@ func (x *PartitionSample) caughtUp() bool {
 // MinuteMs is the length of a flow RPO rollup bucket.
 const MinuteMs = 60_000
 
-// AddFlowSample records a flow's figures. The first sample of a minute
-// rolls up the minutes before it (rollUp); a sample for a minute already
-// rolled up (stored late, or twice) rolls that minute up again. A second
+// AddFlowSample records a flow's figures, in one transaction with the
+// rollups it changes. The first sample of a minute rolls up the minutes
+// before it (rollUp); a sample for a minute already rolled up (stored
+// late, or twice) rolls that minute up again, or, when retention already
+// deleted the minute's samples, is counted into its rollup. A second
 // sample at the same AtMs replaces the first.
 func (s *Store) AddFlowSample(ctx context.Context, flow string, x FlowSample) error {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
 		return err
 	}
-	var prev sql.NullInt64
-	if err := s.w.QueryRowContext(ctx, `SELECT max(at_ms) FROM flow_lag_samples WHERE flow_id=?`, id).Scan(&prev); err != nil {
-		return fmt.Errorf("storage: flow sample: %w", err)
-	}
-	_, err = s.w.ExecContext(ctx, `INSERT INTO flow_lag_samples
-		(flow_id, at_ms, rpo_ms, rpo_at_least, lag_messages, max_lag_messages, heartbeat_age_ms, status) VALUES (?,?,?,?,?,?,?,?)
-		ON CONFLICT (flow_id, at_ms) DO UPDATE SET rpo_ms=excluded.rpo_ms, rpo_at_least=excluded.rpo_at_least,
-			lag_messages=excluded.lag_messages, max_lag_messages=excluded.max_lag_messages,
-			heartbeat_age_ms=excluded.heartbeat_age_ms, status=excluded.status`,
-		id, x.AtMs, x.RPOMs, x.RPOAtLeast, x.LagMessages, x.MaxLagMessages, x.HeartbeatAgeMs, x.Status)
+	minute := floorMinute(x.AtMs)
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		// prev: the newest sample; rolled: the newest rollup; kept: the
+		// minute has raw samples (retention deletes whole minutes);
+		// counted: it has a rollup.
+		var prev, rolled sql.NullInt64
+		var kept, counted bool
+		if err := tx.QueryRowContext(ctx, `SELECT (SELECT max(at_ms) FROM flow_lag_samples WHERE flow_id=?1),
+				(SELECT max(minute_ms) FROM flow_rpo_minutes WHERE flow_id=?1),
+				EXISTS (SELECT 1 FROM flow_lag_samples WHERE flow_id=?1 AND at_ms >= ?2 AND at_ms < ?2 + ?3),
+				EXISTS (SELECT 1 FROM flow_rpo_minutes WHERE flow_id=?1 AND minute_ms = ?2)`,
+			id, minute, MinuteMs).Scan(&prev, &rolled, &kept, &counted); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO flow_lag_samples
+			(flow_id, at_ms, rpo_ms, rpo_at_least, lag_messages, max_lag_messages, heartbeat_age_ms, status) VALUES (?,?,?,?,?,?,?,?)
+			ON CONFLICT (flow_id, at_ms) DO UPDATE SET rpo_ms=excluded.rpo_ms, rpo_at_least=excluded.rpo_at_least,
+				lag_messages=excluded.lag_messages, max_lag_messages=excluded.max_lag_messages,
+				heartbeat_age_ms=excluded.heartbeat_age_ms, status=excluded.status`,
+			id, x.AtMs, x.RPOMs, x.RPOAtLeast, x.LagMessages, x.MaxLagMessages, x.HeartbeatAgeMs, x.Status)
+		if err != nil {
+			return err
+		}
+		// Every minute before the newest sample's is rolled up, and so
+		// is every minute up to the newest rollup.
+		late := (prev.Valid && minute < floorMinute(prev.Int64)) || (rolled.Valid && minute <= rolled.Int64)
+		switch {
+		case late && counted && !kept:
+			// Retention deleted the minute's samples after rolling them
+			// up: recomputing would forget them. The sample is counted
+			// in, and not kept (retention would delete it).
+			return countLate(ctx, tx, id, x.AtMs)
+		case late:
+			return rollUpRange(ctx, tx, id, minute, minute+MinuteMs)
+		case prev.Valid && minute > floorMinute(prev.Int64):
+			return rollUp(ctx, tx, id, minute)
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("storage: flow sample: %w", err)
-	}
-	minute, prevMinute := floorMinute(x.AtMs), floorMinute(prev.Int64)
-	switch {
-	case !prev.Valid:
-	case minute > prevMinute:
-		err = s.rollUp(ctx, id, minute)
-	case minute < prevMinute: // every minute before prevMinute is rolled up
-		err = s.rollUpRange(ctx, id, minute, minute+MinuteMs)
-	}
-	if err != nil {
-		return fmt.Errorf("storage: rolling up flow samples: %w", err)
 	}
 	return nil
 }
 
 func floorMinute(ms int64) int64 { return ms - ms%MinuteMs }
 
+// querier is a connection or a transaction.
+type querier interface {
+	execer
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // rollUp rolls up a flow's minutes before beforeMs that are not rolled up
 // yet: after the newest rollup, or from the oldest raw sample (a database
 // migrated from before rollups). Retention calls it before deleting raw
 // samples, so none goes uncounted.
-func (s *Store) rollUp(ctx context.Context, flowID, beforeMs int64) error {
+func rollUp(ctx context.Context, q querier, flowID, beforeMs int64) error {
 	var newest, oldest sql.NullInt64
-	if err := s.w.QueryRowContext(ctx, `SELECT max(minute_ms) FROM flow_rpo_minutes WHERE flow_id=?`, flowID).Scan(&newest); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT max(minute_ms) FROM flow_rpo_minutes WHERE flow_id=?`, flowID).Scan(&newest); err != nil {
 		return err
 	}
 	from := newest.Int64 + MinuteMs
 	if !newest.Valid {
-		if err := s.w.QueryRowContext(ctx, `SELECT min(at_ms) FROM flow_lag_samples WHERE flow_id=?`, flowID).Scan(&oldest); err != nil || !oldest.Valid {
+		if err := q.QueryRowContext(ctx, `SELECT min(at_ms) FROM flow_lag_samples WHERE flow_id=?`, flowID).Scan(&oldest); err != nil || !oldest.Valid {
 			return err
 		}
 		from = floorMinute(oldest.Int64)
 	}
 	if to := floorMinute(beforeMs); from < to {
-		return s.rollUpRange(ctx, flowID, from, to)
+		return rollUpRange(ctx, q, flowID, from, to)
 	}
 	return nil
 }
 
-// rollUpRange (re)computes a flow's minute rollups of [fromMs, toMs) from
-// its raw samples. Aggregate max() skips NULLs: an unknown figure never
-// becomes 0, and a minute with no figure at all keeps NULL. A sample whose
-// RPO was not recorded as exact (rpo_at_least NULL) counts as a lower bound.
-func (s *Store) rollUpRange(ctx context.Context, flowID, fromMs, toMs int64) error {
-	_, err := s.w.ExecContext(ctx, `INSERT OR REPLACE INTO flow_rpo_minutes (flow_id, minute_ms, samples, unknown, at_least,
-			max_rpo_ms, max_lag_messages, max_total_lag_messages, worst_status, status_rank)
-		SELECT flow_id, minute, n, unknown, at_least, rpo, max_lag, max_total,
+// rollupColumns and rollupSelect roll up a flow's (?1) raw samples with
+// at_ms in [?2, ?3) by minute (?4 = MinuteMs). Aggregate max() skips NULLs:
+// an unknown figure never becomes 0, and a minute with no figure at all
+// keeps NULL. A sample whose RPO was not recorded as exact (rpo_at_least
+// NULL) counts as a lower bound.
+const (
+	rollupColumns = `flow_rpo_minutes (flow_id, minute_ms, samples, unknown, at_least,
+		max_rpo_ms, max_lag_messages, max_total_lag_messages, worst_status, status_rank)`
+	rollupSelect = ` SELECT flow_id, minute, n, unknown, at_least, rpo, max_lag, max_total,
 			CASE rank WHEN 0 THEN 'OK' WHEN 1 THEN 'WARNING' WHEN 3 THEN 'CRITICAL' WHEN 4 THEN 'BROKEN' ELSE 'UNKNOWN' END, rank
 		FROM (SELECT flow_id, at_ms - at_ms % ?4 AS minute, count(*) AS n, sum(rpo_ms IS NULL) AS unknown,
 				sum(rpo_ms IS NOT NULL AND coalesce(rpo_at_least, 1)) AS at_least, max(rpo_ms) AS rpo,
 				max(max_lag_messages) AS max_lag, max(lag_messages) AS max_total,
 				max(CASE status WHEN 'OK' THEN 0 WHEN 'WARNING' THEN 1 WHEN 'CRITICAL' THEN 3 WHEN 'BROKEN' THEN 4 ELSE 2 END) AS rank
-			FROM flow_lag_samples WHERE flow_id = ?1 AND at_ms >= ?2 AND at_ms < ?3 GROUP BY minute)`,
-		flowID, fromMs, toMs, MinuteMs)
+			FROM flow_lag_samples WHERE flow_id = ?1 AND at_ms >= ?2 AND at_ms < ?3 GROUP BY minute)`
+)
+
+// rollUpRange (re)computes a flow's minute rollups of [fromMs, toMs) from
+// its raw samples.
+func rollUpRange(ctx context.Context, q execer, flowID, fromMs, toMs int64) error {
+	_, err := q.ExecContext(ctx, `INSERT OR REPLACE INTO `+rollupColumns+rollupSelect, flowID, fromMs, toMs, MinuteMs)
+	return err
+}
+
+// countLate adds the raw sample at atMs to its minute's rollup, keeping
+// what the rollup counted before (max() of NULL and a figure is the
+// figure), and deletes the raw sample.
+func countLate(ctx context.Context, q execer, flowID, atMs int64) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO `+rollupColumns+rollupSelect+` WHERE true
+		ON CONFLICT (flow_id, minute_ms) DO UPDATE SET samples = samples + excluded.samples,
+			unknown = unknown + excluded.unknown, at_least = at_least + excluded.at_least,
+			max_rpo_ms = max(coalesce(max_rpo_ms, excluded.max_rpo_ms), coalesce(excluded.max_rpo_ms, max_rpo_ms)),
+			max_lag_messages = max(coalesce(max_lag_messages, excluded.max_lag_messages), coalesce(excluded.max_lag_messages, max_lag_messages)),
+			max_total_lag_messages = max(coalesce(max_total_lag_messages, excluded.max_total_lag_messages),
+				coalesce(excluded.max_total_lag_messages, max_total_lag_messages)),
+			worst_status = CASE WHEN excluded.status_rank > status_rank THEN excluded.worst_status ELSE worst_status END,
+			status_rank = max(status_rank, excluded.status_rank)`, flowID, atMs, atMs+1, MinuteMs)
+	if err != nil {
+		return err
+	}
+	_, err = q.ExecContext(ctx, `DELETE FROM flow_lag_samples WHERE flow_id=? AND at_ms=?`, flowID, atMs)
 	return err
 }
 
@@ -236,7 +288,10 @@ func (t *TopicMinute) add(x *PartitionSample) {
 // AddPartitionMinute saves one minute of a flow's partitions (xs: every
 // partition the flow watches, sorted or not) in one transaction: a row per
 // topic, a row per partition that is not caught up, and the last known
-// figures of all of them for the next start.
+// figures of all of them for the next start. A minute saved again replaces
+// what was saved of its topics then. A topic's partitions are 0..n-1 as its
+// metadata lists them: the reads take a partition below n without a row as
+// caught up, so one left out would read caught up, not as a gap.
 func (s *Store) AddPartitionMinute(ctx context.Context, flow string, atMs int64, xs []PartitionSample) error {
 	id, err := s.flowID(ctx, flow)
 	if err != nil {
@@ -273,6 +328,9 @@ func (s *Store) AddPartitionMinute(ctx context.Context, flow string, atMs int64,
 				return err
 			}
 		}
+		if err := clearMinute(ctx, tx, id, atMs, order, ids); err != nil {
+			return err
+		}
 		pst, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO partition_lag (flow_id, at_ms, topic_id, partition,
 			source_end, replicated, lag_messages, lag_ms, lag_ms_at_least) VALUES (?,?,?,?,?,?,?,?,?)`)
 		if err != nil {
@@ -289,7 +347,11 @@ func (s *Store) AddPartitionMinute(ctx context.Context, flow string, atMs int64,
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO partition_last_known (flow_id, at_ms, snapshot) VALUES (?,?,?)`,
+		// A minute saved late (the clock stepped back) is history, not the
+		// newest figures: start-up shows the newest minute, as the history does.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO partition_last_known (flow_id, at_ms, snapshot) VALUES (?,?,?)
+			ON CONFLICT (flow_id) DO UPDATE SET at_ms=excluded.at_ms, snapshot=excluded.snapshot
+			WHERE excluded.at_ms >= partition_last_known.at_ms`,
 			id, atMs, snapshot); err != nil {
 			return err
 		}
@@ -298,6 +360,24 @@ func (s *Store) AddPartitionMinute(ctx context.Context, flow string, atMs int64,
 	})
 	if err != nil {
 		return fmt.Errorf("storage: partition samples: %w", err)
+	}
+	return nil
+}
+
+// clearMinute deletes the partition rows of topics already saved at atMs
+// (the minute saved again): a partition caught up this time must not read
+// back the lag saved the first time. Other topics' rows stay, as their
+// topic rows do. The first save of a minute costs one keyed lookup.
+func clearMinute(ctx context.Context, tx *sql.Tx, flowID, atMs int64, topics []string, ids map[string]int64) error {
+	var again bool
+	err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM topic_lag WHERE flow_id=? AND at_ms=?)`, flowID, atMs).Scan(&again)
+	if err != nil || !again {
+		return err
+	}
+	for _, name := range topics {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM partition_lag WHERE flow_id=? AND at_ms=? AND topic_id=?`, flowID, atMs, ids[name]); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -463,11 +543,11 @@ func (s *Store) LatestPartitionSamples(ctx context.Context, flow string) ([]Part
 // never holds the writer for long (a variable for tests).
 var pruneBatch = 20_000
 
-// PruneLagSamples deletes raw flow samples, topic and partition rows older
-// than lagBeforeMs (after rolling up the minutes they belong to) and flow
-// minute rollups older than rpoBeforeMs, flow by
-// flow in index range batches of about pruneBatch rows, each its own
-// transaction. It returns how many rows it deleted.
+// PruneLagSamples deletes topic and partition rows older than lagBeforeMs,
+// raw flow samples of the minutes before lagBeforeMs's (after rolling up
+// the minutes they belong to) and flow minute rollups older than
+// rpoBeforeMs, flow by flow in index range batches of about pruneBatch
+// rows, each its own transaction. It returns how many rows it deleted.
 func (s *Store) PruneLagSamples(ctx context.Context, lagBeforeMs, rpoBeforeMs int64) (int64, error) {
 	var flows []int64
 	rows, err := s.r.QueryContext(ctx, `SELECT id FROM flows`)
@@ -488,14 +568,16 @@ func (s *Store) PruneLagSamples(ctx context.Context, lagBeforeMs, rpoBeforeMs in
 	}
 	var total int64
 	for _, id := range flows {
-		if err := s.rollUp(ctx, id, lagBeforeMs+MinuteMs); err != nil {
+		if err := rollUp(ctx, s.w, id, lagBeforeMs+MinuteMs); err != nil {
 			return total, fmt.Errorf("storage: rolling up flow samples before pruning: %w", err)
 		}
 		for _, r := range []struct {
 			table, at string
 			before    int64
 		}{
-			{"flow_lag_samples", "at_ms", lagBeforeMs},
+			// Whole minutes: a minute's samples are all kept or all gone,
+			// so a late sample knows whether recomputing its minute is right.
+			{"flow_lag_samples", "at_ms", floorMinute(lagBeforeMs)},
 			{"partition_lag", "at_ms", lagBeforeMs},
 			{"topic_lag", "at_ms", lagBeforeMs},
 			{"flow_rpo_minutes", "minute_ms", rpoBeforeMs},

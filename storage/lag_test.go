@@ -285,3 +285,88 @@ func queryPlan(t *testing.T, s *Store, q string) string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// A minute saved again replaces its topics' partition rows (a partition
+// caught up the second time reads caught up, not the first time's lag),
+// and a minute saved late never replaces the newest as start-up's figures.
+func TestPartitionMinuteSavedAgainOrLate(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	add := func(at, a0Lag int64) {
+		t.Helper()
+		if err := s.AddPartitionMinute(ctx, "f", at, minute(at, a0Lag)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(t0, 5)
+	add(t0, 0) // the same minute again, a-0 caught up now
+	if xs, _ := s.PartitionSamples(ctx, "f", "a", 0, 0); len(xs) != 1 || !xs[0].CaughtUp {
+		t.Fatalf("a-0 saved again caught up reads %+v", xs)
+	}
+	if tm, _ := s.TopicMinutes(ctx, "f", "a", 0); len(tm) != 1 || tm[0].Lagging != 0 {
+		t.Fatalf("topic a %+v", tm)
+	}
+	if n := countRows(t, s, "partition_lag"); n != 2 { // a-2 and b-0, still not caught up
+		t.Fatalf("%d partition rows, want 2", n)
+	}
+
+	add(t0+2*MinuteMs, 5)
+	add(t0+MinuteMs, 0) // late
+	last, err := s.LatestPartitionSamples(ctx, "f")
+	if err != nil || len(last) != 4 || last[0].AtMs != t0+2*MinuteMs || *last[0].LagMessages != 5 {
+		t.Fatalf("last known after a late minute %+v %v", last, err)
+	}
+}
+
+// A sample stored late into a minute whose other samples retention already
+// deleted counts into the minute's rollup: it must not replace it (the RPO
+// report would read the minute's worst RPO as the late sample's).
+func TestFlowSampleLateIntoPrunedMinute(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	add := func(at int64, rpo *int64, status string) {
+		t.Helper()
+		if err := s.AddFlowSample(ctx, "f", FlowSample{AtMs: at, RPOMs: rpo, Status: status}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(t0, i64(90_000), "CRITICAL")
+	add(t0+10_000, i64(80_000), "WARNING")
+	add(t0+5*MinuteMs, i64(1), "OK")
+	// The cut falls inside minute 3: minutes 0-2 go, the whole of minute 3 stays.
+	if _, err := s.PruneLagSamples(ctx, t0+3*MinuteMs+30_000, 0); err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := s.FlowSamples(ctx, "f", 0); len(raw) != 1 {
+		t.Fatalf("raw samples after the prune %+v", raw)
+	}
+	add(t0+20_000, i64(1), "OK")       // late into minute 0
+	add(t0+30_000, nil, "UNKNOWN")     // and an unknown one
+	add(t0+MinuteMs+1, i64(5), "OK")   // late into minute 1, which had no sample
+	add(t0+5*MinuteMs+1, i64(2), "OK") // the newest minute, still open
+	add(t0+6*MinuteMs, i64(3), "OK")   // closes it
+	ms, err := s.FlowMinutes(ctx, "f", 0)
+	if err != nil || len(ms) != 3 {
+		t.Fatalf("%+v %v", ms, err)
+	}
+	if m := ms[0]; m.Samples != 4 || m.Unknown != 1 || *m.MaxRPOMs != 90_000 || m.WorstStatus != "CRITICAL" {
+		t.Fatalf("minute 0 after late samples %+v", m)
+	}
+	if m := ms[1]; m.MinuteMs != t0+MinuteMs || m.Samples != 1 || *m.MaxRPOMs != 5 {
+		t.Fatalf("minute 1 %+v", m)
+	}
+	if m := ms[2]; m.MinuteMs != t0+5*MinuteMs || m.Samples != 2 || *m.MaxRPOMs != 2 {
+		t.Fatalf("minute 5 %+v", m)
+	}
+	// Behind the cut, the late sample is counted, not kept (minute 1 had
+	// none: it is kept until the next prune).
+	if raw, _ := s.FlowSamples(ctx, "f", 0); len(raw) != 4 || raw[0].AtMs != t0+MinuteMs+1 {
+		t.Fatalf("raw samples %+v", raw)
+	}
+	if _, err := s.PruneLagSamples(ctx, t0+3*MinuteMs, 0); err != nil {
+		t.Fatal(err)
+	}
+	if ms2, _ := s.FlowMinutes(ctx, "f", 0); len(ms2) != 3 || ms2[0].Samples != 4 || *ms2[0].MaxRPOMs != 90_000 || ms2[1].Samples != 1 {
+		t.Fatalf("after the second prune %+v", ms2)
+	}
+}

@@ -1,0 +1,114 @@
+package monitor
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// figureKinds are the partition readings a refresh can give, as (lag in
+// offsets, lag in ms, lower bound on the age); -1 is unknown.
+var figureKinds = [][3]int64{
+	{0, 0, -1},     // caught up
+	{7, 4_000, -1}, // behind, age known
+	{7, -1, 9_000}, // behind, only a lower bound on the age
+	{7, -1, -1},    // behind, age unknown
+	{-1, -1, 500},  // DR position unknown, first unreplicated record seen 500 ms ago
+	{-1, -1, -1},   // nothing known but the source end
+	{0, -1, -1},    // nothing behind, age not read
+}
+
+func known(v int64) *int64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
+}
+
+// randomPartitions gives topics a and b random readings at now.
+func randomPartitions(rng *rand.Rand, now time.Time) []PartitionLag {
+	var out []PartitionLag
+	for _, topic := range []string{"a", "b"} {
+		for p := range 1 + rng.Int32N(6) {
+			k := figureKinds[rng.IntN(len(figureKinds))]
+			end := 100 + rng.Int64N(100)
+			var repl *int64
+			if k[0] >= 0 {
+				repl = known(end - k[0])
+			}
+			out = append(out, PartitionLag{Topic: topic, RemoteTopic: topic, Partition: p, SourceEnd: known(end), Replicated: repl,
+				LagMessages: known(k[0]), LagMs: known(k[1]), LagMsAtLeast: known(k[2]), AsOf: now, Method: PositionEstimate})
+		}
+	}
+	return out
+}
+
+// shown is what a console shows of a partition's saved figures.
+func shown(ps []PartitionLag) string {
+	type fig struct {
+		Topic, Remote                                           string
+		Partition                                               int32
+		SourceEnd, Replicated, LagMessages, LagMs, LagMsAtLeast *int64
+		AsOfMs                                                  int64
+	}
+	var out []fig
+	for _, p := range ps {
+		out = append(out, fig{p.Topic, p.RemoteTopic, p.Partition, p.SourceEnd, p.Replicated, p.LagMessages, p.LagMs, p.LagMsAtLeast, p.AsOf.UnixMilli()})
+	}
+	b, _ := json.MarshalIndent(out, "", " ")
+	return string(b)
+}
+
+// A restarted console shows every partition's figures as the console
+// before it last saved them through the sample writer (bounded history:
+// one snapshot row per flow): lag in offsets and in time, lower bounds,
+// unknowns unknown, never 0, the time they were read; stale, as saved
+// before the restart. A refresh within a minute of the last save, or with
+// the source unreachable, saves no partitions: the restart shows the saved
+// minute. The figures not kept (log start, DR end, loss marks) wait for the
+// first refresh.
+func TestRestartShowsLastSavedFigures(t *testing.T) {
+	ctx := context.Background()
+	primary, _ := newCluster(t, "primary", "a", "b")
+	dr, _ := newCluster(t, "dr", "a", "b")
+	cfg := testConfig(t, primary, dr)
+	m, store := newTestMonitor(t, cfg, filepath.Join(t.TempDir(), "db"))
+	fm, name := m.flows[0], cfg.Flows[0].Name
+	now := time.UnixMilli(1_764_000_000_123)
+	for seed := range uint64(8) {
+		rng := rand.New(rand.NewPCG(seed, 17))
+		refresh := func(at time.Time, sourceOK bool) *FlowSnapshot {
+			t.Helper()
+			s := &FlowSnapshot{Flow: cfg.Flows[0], At: at, Source: Reachability{Checked: true, OK: sourceOK},
+				Partitions: randomPartitions(rng, at), Status: StatusOK}
+			m.writer.enqueue(sampleJob{fm: fm, s: s, now: at})
+			if err := m.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		now = now.Add(PartitionSampleEvery + time.Duration(rng.IntN(5_000))*time.Millisecond)
+		saved := refresh(now, true)
+		refresh(now.Add(PartitionSampleEvery-time.Millisecond), true) // within the minute
+		refresh(now.Add(PartitionSampleEvery+time.Second), false)     // source unreachable
+		now = now.Add(PartitionSampleEvery + time.Second)
+
+		m2, err := NewMonitor(ctx, cfg, store, discardLog())
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := m2.Snapshot(name).Partitions
+		m2.Close()
+		if got, want := shown(after), shown(saved.Partitions); got != want {
+			t.Fatalf("seed %d: after the restart\n%s\nbefore it\n%s", seed, got, want)
+		}
+		for _, p := range after {
+			if !p.Stale || p.Method != "saved before restart" {
+				t.Fatalf("seed %d: %s-%d restored as %+v", seed, p.Topic, p.Partition, p)
+			}
+		}
+	}
+}
