@@ -68,6 +68,7 @@ type ConsoleOptions struct {
 	RefreshInterval time.Duration // refresh_interval
 	RPOHistory      time.Duration // flow samples seeded before the start, one per refresh interval
 	PartHistory     time.Duration // partition samples seeded before the start, one per minute
+	MemoryLimit     string        // GOMEMLIMIT of the console alone; empty: none
 }
 
 // Console is the console child process.
@@ -216,6 +217,9 @@ func StartConsole(ctx context.Context, c *Clusters, o ConsoleOptions, setup time
 			env = append(env, pprofEnv+"="+paddr)
 			con.PprofURL = "http://" + paddr
 		}
+	}
+	if o.MemoryLimit != "" {
+		env = append(env, "GOMEMLIMIT="+o.MemoryLimit)
 	}
 	con.cmd = exec.Command(bin, "serve", "--config", cfgPath)
 	con.cmd.Env, con.cmd.Stdout, con.cmd.Stderr = env, logf, logf

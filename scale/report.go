@@ -153,4 +153,7 @@ func Report(w io.Writer, o Options, rs []Result) {
 		"(request sent to body read); CPU per request is all of the console's CPU time during the phase (refresh included) "+
 		"divided by the requests; RSS is the console process alone (a child process, /proc/<pid>/status).\n",
 		o.SyncsPerPart, o.PerTopic, o.RPOHistory, o.PartHistory, o.PhaseDuration, o.Rounds)
+	if o.MemoryLimit != "" {
+		fmt.Fprintf(w, "The console ran with GOMEMLIMIT=%s.\n", o.MemoryLimit)
+	}
 }

@@ -32,6 +32,9 @@ type Options struct {
 	WorkDir         string // data directories; a temporary one when empty
 	SetupTimeout    time.Duration
 	Progress        io.Writer // one line per step; nil: quiet
+	// MemoryLimit, when set, is the console's GOMEMLIMIT (Go's soft memory
+	// limit, e.g. "180MiB"); the rig's own process is not limited.
+	MemoryLimit string
 }
 
 // Result is one N's figures.
@@ -95,7 +98,7 @@ func runOne(ctx context.Context, o Options, n int) (Result, error) {
 	o.say("N=%d: estate written in %s; starting the console", n, r.Fill.Round(time.Millisecond))
 	dir := filepath.Join(o.WorkDir, fmt.Sprintf("n%d", n))
 	t0 = time.Now()
-	con, err := StartConsole(ctx, cl, ConsoleOptions{Dir: dir, Binary: o.Binary, Pprof: o.ProfileDir != "",
+	con, err := StartConsole(ctx, cl, ConsoleOptions{Dir: dir, Binary: o.Binary, Pprof: o.ProfileDir != "", MemoryLimit: o.MemoryLimit,
 		RefreshInterval: o.RefreshInterval, RPOHistory: o.RPOHistory, PartHistory: o.PartHistory}, o.SetupTimeout)
 	if err != nil {
 		return r, err

@@ -49,7 +49,7 @@ func Soak(ctx context.Context, o SoakOptions) (SoakResult, error) {
 		return r, err
 	}
 	defer cl.Close()
-	con, err := StartConsole(ctx, cl, ConsoleOptions{Dir: filepath.Join(o.WorkDir, fmt.Sprintf("soak%d", n)), Binary: o.Binary,
+	con, err := StartConsole(ctx, cl, ConsoleOptions{Dir: filepath.Join(o.WorkDir, fmt.Sprintf("soak%d", n)), Binary: o.Binary, MemoryLimit: o.MemoryLimit,
 		RefreshInterval: o.RefreshInterval, RPOHistory: o.RPOHistory, PartHistory: o.PartHistory}, o.SetupTimeout)
 	if err != nil {
 		return r, err
