@@ -199,7 +199,11 @@ func (e *Execution) effect(ctx context.Context) (any, error) {
 	case KindPreflight:
 		return map[string]any{"rules": e.Rules}, nil
 	case KindStopMirror:
-		return e.rb.stopMirror(ctx, e.started, e.run.Flow)
+		res, err := e.rb.stopMirror(ctx, e.started, e.run.Flow)
+		if err != nil {
+			return res, err
+		}
+		return map[string]any{"stopped": res, "cut": e.rb.recordCut(ctx, e.run.ID, e.run.Flow)}, nil
 	case KindTranslateGroup:
 		return e.rb.translateGroup(ctx, e.started, e.run, e.Idx, e.Step, e.who)
 	case KindRestoreFlink:

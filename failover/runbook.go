@@ -63,6 +63,9 @@ type Runbook struct {
 	// StopVerifyWindow is how long heartbeats and syncs must stay quiet to
 	// verify a manual MM2 stop; default 10 s.
 	StopVerifyWindow time.Duration
+	// LostLimits bound the reads of the old primary's records lost to DR
+	// (lost.go); zero fields take their defaults.
+	LostLimits LostLimits
 
 	previews previewCache // the run page's step previews (preview_cache.go)
 }

@@ -1,0 +1,94 @@
+package failover
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
+)
+
+// recordCut notes, once the mirror has stopped, where each mirrored
+// partition stood: DR's log end, the newest offset sync below it and MM2's
+// committed position (model.CutPosition). After the failover they tell
+// which of the old primary's records never reached DR. It reads DR and
+// writes the console's database, nothing else. It never fails the step:
+// the mirror is stopped and the failover must go on; what it could not
+// read is recorded as unknown, and the lost records then read unknown.
+func (rb *Runbook) recordCut(ctx context.Context, runID int64, flow string) map[string]any {
+	snap := rb.Monitor.Snapshot(flow)
+	tr := rb.Monitor.Translator(flow)
+	if snap == nil || tr == nil || len(snap.Partitions) == 0 {
+		return map[string]any{"cut": "not recorded: the console knows no mirrored partition of this flow"}
+	}
+	now := rb.now().UnixMilli()
+	var remote []string
+	for _, p := range snap.Partitions {
+		if !slices.Contains(remote, p.RemoteTopic) {
+			remote = append(remote, p.RemoteTopic)
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	ends, endErr := kafka.ListBounds(rctx, kadm.NewClient(tr.TargetClient()), remote...)
+	connect := map[model.TP]int64{}
+	cos, coErr := rb.Store.ConnectOffsets(ctx, flow)
+	for _, c := range cos {
+		connect[model.TP{Topic: c.Topic, Partition: c.Partition}] = c.LastOffset
+	}
+	cut := make([]model.CutPosition, 0, len(snap.Partitions))
+	unknown := 0
+	for _, p := range snap.Partitions {
+		tp := model.TP{Topic: p.Topic, Partition: p.Partition}
+		c := model.CutPosition{Topic: p.Topic, Partition: p.Partition, RemoteTopic: p.RemoteTopic, AtMs: now}
+		if b, ok := ends[model.TP{Topic: p.RemoteTopic, Partition: p.Partition}]; ok {
+			c.DREnd = &b.End
+			if s, ok := rb.syncBelow(flow, tp, b.End); ok {
+				c.SyncUp, c.SyncDown = &s.Upstream, &s.Downstream
+			}
+		} else {
+			unknown++
+		}
+		if last, ok := connect[tp]; ok {
+			c.ConnectLast = &last
+		}
+		cut = append(cut, c)
+	}
+	res := map[string]any{"cut_partitions": len(cut), "cut_dr_end_unknown": unknown}
+	if endErr != nil {
+		res["cut_dr_read_error"] = endErr.Error()
+	}
+	if coErr != nil {
+		res["cut_connect_offsets_error"] = coErr.Error()
+	}
+	if err := rb.Store.SaveFailoverCut(context.WithoutCancel(ctx), runID, cut); err != nil {
+		res["cut"] = "not recorded: " + err.Error()
+		rb.Log.Error("recording the failover cut", "run", runID, "err", err)
+	}
+	return res
+}
+
+// syncBelow is tp's newest offset sync whose downstream offset is below
+// drEnd: the last copied record the syncs name. The newest syncs nearly
+// always hold it; the whole history is searched otherwise.
+func (rb *Runbook) syncBelow(flow string, tp model.TP, drEnd int64) (model.OffsetSync, bool) {
+	hist, total := rb.Monitor.SyncHistory(flow, tp, 64)
+	if s, ok := newestBelow(hist, drEnd); ok || len(hist) == total {
+		return s, ok
+	}
+	hist, _ = rb.Monitor.SyncHistory(flow, tp, total)
+	return newestBelow(hist, drEnd)
+}
+
+// newestBelow searches hist (oldest first) from its end.
+func newestBelow(hist []model.OffsetSync, drEnd int64) (model.OffsetSync, bool) {
+	for i := len(hist) - 1; i >= 0; i-- {
+		if hist[i].Downstream < drEnd {
+			return hist[i], true
+		}
+	}
+	return model.OffsetSync{}, false
+}

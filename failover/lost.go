@@ -1,0 +1,228 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/model"
+)
+
+// LostLimits bound the reads of the old primary's records lost to DR;
+// zero fields take the defaults below.
+type LostLimits struct {
+	// CountRecords caps the records the lost-records page reads to count
+	// (the partitions it could not finish show an upper bound).
+	CountRecords int64
+	// ExportRecords and ExportBytes cap one export.
+	ExportRecords, ExportBytes int64
+	// Idle is how long the primary may stay silent during a read.
+	Idle time.Duration
+}
+
+// The defaults of LostLimits.
+const (
+	DefaultLostCountRecords  = 200_000
+	DefaultLostExportRecords = 1_000_000
+	DefaultLostExportBytes   = 512 << 20
+)
+
+func (l LostLimits) withDefaults() LostLimits {
+	if l.CountRecords <= 0 {
+		l.CountRecords = DefaultLostCountRecords
+	}
+	if l.ExportRecords <= 0 {
+		l.ExportRecords = DefaultLostExportRecords
+	}
+	if l.ExportBytes <= 0 {
+		l.ExportBytes = DefaultLostExportBytes
+	}
+	return l
+}
+
+// LostPartition is what the old primary holds of one partition beyond what
+// reached DR before the failover.
+type LostPartition struct {
+	Topic     string
+	Partition int32
+	Reached   Reached
+	// Read: the primary's log start and end were read (Start, End).
+	Read       bool
+	Start, End int64
+	// From is the first offset counted: Reached.From, or the log start
+	// once retention passed it. Deleted counts the offsets in between:
+	// records never copied that retention deleted on the primary too.
+	From    int64
+	Deleted int64
+	// Records were read in [From, End); Counted: all of them (the page's
+	// scan cap did not cut the count short). FirstMs and LastMs are the
+	// oldest and newest timestamps among them.
+	Records         int64
+	Counted         bool
+	FirstMs, LastMs int64
+}
+
+// TP is the partition's name.
+func (p LostPartition) TP() model.TP { return model.TP{Topic: p.Topic, Partition: p.Partition} }
+
+// Known: the cut and the primary's log are known, so a figure can be given.
+func (p LostPartition) Known() bool { return p.Reached.Known && p.Read }
+
+// Figure says how many records are lost, never fewer than may be: exact,
+// "at most N; at least M" when some of the counted records may be in DR
+// after all, "up to N" when nothing bounds how many, and unknown when the
+// cut or the primary's log is not known.
+func (p LostPartition) Figure() string {
+	switch {
+	case !p.Reached.Known:
+		return "unknown"
+	case !p.Read:
+		return "unknown (the primary's offsets could not be read)"
+	case !p.Counted:
+		return fmt.Sprintf("at most %d (offsets %d–%d; the count stopped at the page's cap)", p.End-p.From, p.From, p.End-1)
+	case p.Records == 0 || p.Reached.InDRAtMost == 0:
+		return fmt.Sprint(p.Records)
+	case p.Reached.InDRAtMost > 0:
+		return fmt.Sprintf("at most %d; at least %d", p.Records, max(0, p.Records-p.Reached.InDRAtMost))
+	}
+	return fmt.Sprintf("up to %d, some may already be in DR", p.Records)
+}
+
+// LostToDR is the lost-records view of a flow now DR is active.
+type LostToDR struct {
+	Active ActiveSide
+	// Recorded: the failover run recorded where the mirror stopped; runs
+	// from before the console did, and runs without a stop-mirror step,
+	// did not, and then nothing is known.
+	Recorded   bool
+	Partitions []LostPartition
+	// PrimaryErr says why the old primary's records could not be read.
+	PrimaryErr string
+	AtMs       int64
+}
+
+// ErrPrimaryActive: the flow never failed over, so nothing is lost to DR.
+var ErrPrimaryActive = errors.New("the primary is the active side of this flow: no failover has completed, so no record is lost to DR")
+
+// LostToDR reads, for a flow whose DR side is active, what the old primary
+// holds beyond what reached DR before the failover, and counts it (up to
+// the page's cap).
+func (rb *Runbook) LostToDR(ctx context.Context, flow string) (*LostToDR, error) {
+	l, opts, err := rb.lostPositions(ctx, flow)
+	if err != nil || opts == nil {
+		return l, err
+	}
+	lim := rb.LostLimits.withDefaults()
+	byTP := map[model.TP]*LostPartition{}
+	for i := range l.Partitions {
+		p := &l.Partitions[i]
+		byTP[p.TP()] = p
+		p.Counted = p.Known() && p.From >= p.End
+	}
+	err = kafka.ReadRecords(ctx, opts, l.ranges(), kafka.ReadLimits{MaxRecords: lim.CountRecords, Idle: lim.Idle},
+		func(r *kgo.Record) error {
+			byTP[model.TP{Topic: r.Topic, Partition: r.Partition}].add(r)
+			return nil
+		}, func(tp model.TP) { byTP[tp].Counted = true })
+	var capped *kafka.CapError
+	if err != nil && !errors.As(err, &capped) {
+		l.PrimaryErr = "reading the old primary's records: " + err.Error()
+	}
+	return l, nil
+}
+
+func (p *LostPartition) add(r *kgo.Record) {
+	ms := r.Timestamp.UnixMilli()
+	if p.Records == 0 || ms < p.FirstMs {
+		p.FirstMs = ms
+	}
+	if p.Records == 0 || ms > p.LastMs {
+		p.LastMs = ms
+	}
+	p.Records++
+}
+
+// ranges are the offsets to read: of every partition whose figure can be
+// known.
+func (l *LostToDR) ranges() []kafka.Range {
+	var out []kafka.Range
+	for _, p := range l.Partitions {
+		if p.Known() && p.From < p.End {
+			out = append(out, kafka.Range{TP: p.TP(), From: p.From, To: p.End})
+		}
+	}
+	return out
+}
+
+// lostPositions works out each partition's cut and reads the primary's log
+// bounds. opts, the primary's client options, is nil when there is nothing
+// to read (the primary is active, the cut is unknown, the primary is not
+// reachable: l says which).
+func (rb *Runbook) lostPositions(ctx context.Context, flow string) (l *LostToDR, opts []kgo.Opt, err error) {
+	f := rb.Config.Flow(flow)
+	if f == nil {
+		return nil, nil, fmt.Errorf("no flow %q", flow)
+	}
+	if f.IsClusterLink() {
+		return nil, nil, errors.New("records lost to DR are worked out for MirrorMaker 2 flows; a Cluster Linking mirror keeps the primary's offsets")
+	}
+	active, err := ActiveSideOf(ctx, rb.Store, flow)
+	if err != nil {
+		return nil, nil, err
+	}
+	if active.Side != model.SideDR {
+		return nil, nil, ErrPrimaryActive
+	}
+	l = &LostToDR{Active: active, AtMs: rb.now().UnixMilli()}
+	cut, err := rb.Store.FailoverCut(ctx, active.Run)
+	if err != nil || len(cut) == 0 {
+		return l, nil, err
+	}
+	l.Recorded = true
+	var topics []string
+	for _, c := range cut {
+		if len(topics) == 0 || topics[len(topics)-1] != c.Topic { // cut is sorted by topic
+			topics = append(topics, c.Topic)
+		}
+		l.Partitions = append(l.Partitions, LostPartition{Topic: c.Topic, Partition: c.Partition, Reached: reachedDR(c)})
+	}
+	opts, err = kafka.ClientOptions(f.Source, rb.Config.Clusters[f.Source], rb.Log)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cl.Close()
+	rctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	bounds, berr := kafka.ListBounds(rctx, kadm.NewClient(cl), topics...)
+	if berr != nil {
+		l.PrimaryErr = "the old primary " + f.Source + " could not be read: " + berr.Error()
+	}
+	for i := range l.Partitions {
+		p := &l.Partitions[i]
+		b, ok := bounds[p.TP()]
+		if !ok {
+			continue
+		}
+		p.Read, p.Start, p.End = true, b.Start, b.End
+		if p.Reached.Known && p.Reached.From > b.End {
+			// MM2 copied offsets the primary's log does not hold: it is
+			// not the log the mirror read (the topic was recreated).
+			p.Reached = Reached{How: fmt.Sprintf("the cut (offset %d) is past the primary's log end %d: the topic's log is not the one the mirror copied", p.Reached.From, b.End)}
+		}
+		p.From = max(p.Reached.From, b.Start)
+		p.Deleted = p.From - p.Reached.From
+	}
+	if len(bounds) == 0 {
+		return l, nil, nil
+	}
+	return l, opts, nil
+}

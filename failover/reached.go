@@ -1,0 +1,64 @@
+package failover
+
+import (
+	"fmt"
+
+	"github.com/drconsole/drconsole/model"
+)
+
+// Reached is what is known, from a failover's cut, of the primary records
+// of one partition that reached DR before the failover.
+type Reached struct {
+	// Known: From is established. Every primary record below From is in
+	// DR; none from From on is known to be.
+	Known bool
+	From  int64
+	// InDRAtMost bounds how many records from From on may be in DR all the
+	// same: DR's records past the newest sync, whose upstream offsets no
+	// sync names. 0: none, From is the exact cut. -1: no bound.
+	InDRAtMost int64
+	// How says where From comes from, or why it is unknown.
+	How string
+}
+
+// reachedDR works out From from what the run recorded at the cut. MM2
+// copies a partition in order, so the newest upstream offset known to be
+// in DR bounds the cut from below; counting from there never understates
+// what is lost. Known upstream offsets are an offset sync (the primary
+// record at SyncUp is DR's record at SyncDown) and MirrorSourceConnector's
+// committed position (Connect commits only what DR acknowledged).
+func reachedDR(c model.CutPosition) Reached {
+	if c.DREnd == nil {
+		return Reached{How: "DR's log end was not read when the mirror stopped"}
+	}
+	if *c.DREnd == 0 {
+		return Reached{Known: true, From: 0, How: "DR held no record of this partition when the mirror stopped"}
+	}
+	r := Reached{InDRAtMost: -1}
+	if c.SyncUp != nil && c.SyncDown != nil {
+		r.Known, r.From = true, *c.SyncUp+1
+		// DR's records after the sync's one came from upstream offsets
+		// past SyncUp: each is perhaps one of the counted records.
+		r.InDRAtMost = *c.DREnd - 1 - *c.SyncDown
+		if r.InDRAtMost == 0 {
+			r.How = fmt.Sprintf("exact: DR's last record before the failover (offset %d) is the primary's offset %d (offset sync)", *c.SyncDown, *c.SyncUp)
+		} else {
+			r.How = fmt.Sprintf("bounded: the newest offset sync below DR's end maps DR offset %d to the primary's %d; DR's %d record(s) after it came from later primary offsets no sync names",
+				*c.SyncDown, *c.SyncUp, r.InDRAtMost)
+		}
+	}
+	// An exact sync needs nothing more (and outranks a connect offset that
+	// may belong to an older log of the topic).
+	if c.ConnectLast != nil && *c.ConnectLast+1 > r.From && r.InDRAtMost != 0 {
+		if !r.Known {
+			r.How = fmt.Sprintf("bounded: MirrorSourceConnector had committed the primary's offset %d; no offset sync below DR's end bounds what it copied after that", *c.ConnectLast)
+		} else {
+			r.How += fmt.Sprintf("; MirrorSourceConnector had committed the primary's offset %d", *c.ConnectLast)
+		}
+		r.Known, r.From = true, *c.ConnectLast+1
+	}
+	if !r.Known {
+		r.How = "no offset sync below DR's log end and no MirrorSourceConnector position were known when the mirror stopped"
+	}
+	return r
+}

@@ -1,0 +1,174 @@
+package kafka
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/model"
+)
+
+// Range is the offsets [From, To) of one partition to read.
+type Range struct {
+	TP       model.TP
+	From, To int64
+}
+
+// ReadLimits bound ReadRecords.
+type ReadLimits struct {
+	// MaxRecords and MaxBytes (keys, values and headers) cap what is
+	// handed on; 0 is no cap.
+	MaxRecords, MaxBytes int64
+	// Idle is how long the cluster may send nothing while ranges are
+	// unfinished before the read fails: a cluster gone mid-read ends it
+	// with an error, not a silently short result. Default 30 s.
+	Idle time.Duration
+}
+
+// CapError says a read stopped at its cap; everything before was handed on.
+type CapError struct {
+	Records, Bytes int64 // handed on before the cap
+	Limits         ReadLimits
+}
+
+func (e *CapError) Error() string {
+	return fmt.Sprintf("stopped at the cap after %d records (%d bytes; caps: %d records, %d bytes)", e.Records, e.Bytes, e.Limits.MaxRecords, e.Limits.MaxBytes)
+}
+
+// readFetchBytes is the fetch budget of ReadRecords.
+const readFetchBytes = 1 << 20
+
+// RecordSize is what a record counts against ReadLimits.MaxBytes.
+func RecordSize(r *kgo.Record) int64 {
+	n := len(r.Key) + len(r.Value)
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return int64(n)
+}
+
+// ReadRecords hands each data record of ranges to fn, in offset order
+// within a partition (partitions interleave), and returns nil once every
+// range is read to its end. It reads with a client of its own (opts), so
+// it commits nothing and joins no group; records of aborted transactions
+// are handed on (they hold offsets, and MM2 copies them), transaction
+// markers are not. It fails when fn does, when ctx ends, when a cap is
+// reached (*CapError) or when the cluster stays silent for Idle. done,
+// when set, hears of each range read to its end.
+func ReadRecords(ctx context.Context, opts []kgo.Opt, ranges []Range, lim ReadLimits, fn func(*kgo.Record) error, done func(model.TP)) error {
+	if lim.Idle <= 0 {
+		lim.Idle = 30 * time.Second
+	}
+	end := map[model.TP]int64{}
+	start := map[string]map[int32]kgo.Offset{}
+	for _, r := range ranges {
+		if r.From >= r.To {
+			continue
+		}
+		end[r.TP] = r.To
+		if start[r.TP.Topic] == nil {
+			start[r.TP.Topic] = map[int32]kgo.Offset{}
+		}
+		start[r.TP.Topic][r.TP.Partition] = kgo.NewOffset().At(r.From)
+	}
+	if len(end) == 0 {
+		return nil
+	}
+	// Control records are kept so a range ending in a transaction marker
+	// is seen to end; they are not handed on. Small fetches bound what a
+	// read holds in memory (one fetch being handed on, one buffered).
+	cl, err := kgo.NewClient(append(opts[:len(opts):len(opts)], kgo.ConsumePartitions(start), kgo.KeepControlRecords(),
+		kgo.FetchMaxBytes(readFetchBytes), kgo.FetchMaxPartitionBytes(readFetchBytes))...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	var records, bytes int64
+	lastProgress := time.Now()
+	var lastErr error
+	for len(end) > 0 {
+		pctx, cancel := context.WithTimeout(ctx, lim.Idle)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		progressed := false
+		fs.EachError(func(t string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+				lastErr = fmt.Errorf("%s/%d: %w", t, p, err)
+			}
+		})
+		var ferr error
+		fs.EachRecord(func(r *kgo.Record) {
+			tp := model.TP{Topic: r.Topic, Partition: r.Partition}
+			to, open := end[tp]
+			if !open || ferr != nil || r.Offset >= to {
+				return
+			}
+			progressed = true
+			if !r.Attrs.IsControl() {
+				size := RecordSize(r)
+				if lim.MaxRecords > 0 && records+1 > lim.MaxRecords || lim.MaxBytes > 0 && bytes+size > lim.MaxBytes {
+					ferr = &CapError{Records: records, Bytes: bytes, Limits: lim}
+					return
+				}
+				if ferr = fn(r); ferr != nil {
+					return
+				}
+				records, bytes = records+1, bytes+size
+			}
+			if r.Offset >= to-1 {
+				delete(end, tp)
+				if done != nil {
+					done(tp)
+				}
+			}
+		})
+		if ferr != nil {
+			return ferr
+		}
+		if progressed {
+			lastProgress, lastErr = time.Now(), nil
+		} else if time.Since(lastProgress) >= lim.Idle {
+			return fmt.Errorf("the cluster sent nothing for %s with %d partition(s) unfinished (%d records read): %w",
+				lim.Idle, len(end), records, cmp.Or(lastErr, errors.New("no answer")))
+		}
+	}
+	return nil
+}
+
+// LogBounds are a partition's log start and end (high watermark).
+type LogBounds struct{ Start, End int64 }
+
+// ListBounds reads the log start and end of every partition of topics;
+// a partition whose offsets could not be read is missing, with the error.
+func ListBounds(ctx context.Context, adm *kadm.Client, topics ...string) (map[model.TP]LogBounds, error) {
+	starts, err := adm.ListStartOffsets(ctx, topics...)
+	if err != nil && !Partial(err) {
+		return nil, fmt.Errorf("listing log start offsets: %w", err)
+	}
+	ends, err := adm.ListEndOffsets(ctx, topics...)
+	if err != nil && !Partial(err) {
+		return nil, fmt.Errorf("listing log end offsets: %w", err)
+	}
+	out := map[model.TP]LogBounds{}
+	var first error
+	ends.Each(func(e kadm.ListedOffset) {
+		s, ok := starts.Lookup(e.Topic, e.Partition)
+		switch {
+		case e.Err != nil:
+			first = cmp.Or(first, fmt.Errorf("%s/%d: %w", e.Topic, e.Partition, e.Err))
+		case !ok || s.Err != nil:
+			first = cmp.Or(first, fmt.Errorf("%s/%d: no log start offset", e.Topic, e.Partition))
+		default:
+			out[model.TP{Topic: e.Topic, Partition: e.Partition}] = LogBounds{Start: s.Offset, End: e.Offset}
+		}
+	})
+	return out, first
+}
