@@ -369,3 +369,25 @@ func TestLostToDROfARunThatRecordedNoCutIsUnknown(t *testing.T) {
 		t.Fatalf("export of an unknown cut: %v", err)
 	}
 }
+
+// lineWriter decodes exported record lines as they are written (a line
+// may span writes).
+type lineWriter struct {
+	partial []byte
+	each    func(LostRecordLine)
+}
+
+func (w *lineWriter) Write(b []byte) (int, error) {
+	w.partial = append(w.partial, b...)
+	for {
+		line, rest, ok := bytes.Cut(w.partial, []byte("\n"))
+		if !ok {
+			return len(b), nil
+		}
+		var r LostRecordLine
+		if json.Unmarshal(line, &r) == nil && r.Topic != "" {
+			w.each(r)
+		}
+		w.partial = rest
+	}
+}
