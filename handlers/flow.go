@@ -132,7 +132,8 @@ func (h *Handlers) Flow(w http.ResponseWriter, r *http.Request) {
 		h.Log.Error("reading internal topic incarnations", "flow", s.Flow.Name, "err", err)
 	}
 	h.render(w, r, http.StatusOK, views.Flow(views.FlowPage{Chrome: h.chrome(s.Flow.Name), Now: now, Snap: s,
-		Topics: topics, List: l, RPOChart: chart, Window: SparkWindow, Losses: losses, LossUnknown: lossErr != nil, CanAck: actorMayOperate(r), Incarnations: incs}))
+		Topics: topics, List: l, RPOChart: chart, Window: SparkWindow, Losses: losses, LossUnknown: lossErr != nil, CanAck: actorMayOperate(r), Incarnations: incs,
+		Active: h.activeSide(r, s.Flow.Name)}))
 }
 
 // Topic is GET /flows/{flow}/topics/{topic}: partitions, paginated.

@@ -127,6 +127,7 @@ func (h *Handlers) Overview(w http.ResponseWriter, r *http.Request) {
 	now := h.now()
 	p := views.OverviewPage{Chrome: h.chrome("Overview"), Now: now, Window: SparkWindow, CanAck: actorMayOperate(r)}
 	p.Losses, p.LossUnknown = h.openLosses(r)
+	p.Active = h.activeSides(r)
 	for _, s := range h.Monitor.Snapshots() {
 		p.Cards = append(p.Cards, h.overviewCard(r.Context(), s, now))
 	}

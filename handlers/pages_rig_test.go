@@ -27,6 +27,7 @@ type pagesRig struct {
 	h      *Handlers
 	mon    *monitor.Monitor
 	store  *storage.Store
+	cfg    *config.Config
 	router chi.Router
 	flow   string
 
@@ -65,7 +66,7 @@ func newPagesRig(tb testing.TB, topics, parts int, history time.Duration) *pages
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { store.Close() })
-	rig := &pagesRig{store: store, now: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC), flow: cfg.Flows[0].Name}
+	rig := &pagesRig{store: store, cfg: cfg, now: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC), flow: cfg.Flows[0].Name}
 	ctx := context.Background()
 	for at := rig.now.Add(-history); at.Before(rig.now); at = at.Add(5 * time.Second) {
 		rig.addSample(tb, at)

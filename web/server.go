@@ -111,6 +111,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.Get("/drills/report", h.DrillReport)
 			r.Get("/drills/export.csv", h.DrillsExport)
 			r.Get("/drills/export.json", h.DrillsExport)
+			r.Get("/flows/{flow}/lost", h.LostToDR)
 		}
 		if h.Catalog != nil {
 			r.Get("/savepoints", h.Savepoints)
@@ -138,6 +139,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 				r.Post("/failover/{run}/drill", h.FailoverDrillStart)
 				r.Post("/failover/{run}/previews/recompute", h.FailoverRecompute)
 				r.Post("/failover/{run}/steps/{step}/recompute", h.FailoverRecomputeStep)
+				r.Post("/flows/{flow}/lost/export", h.LostExport)
 			}
 			if h.Catalog != nil {
 				r.Post("/savepoints/sync", h.SavepointSync)

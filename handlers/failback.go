@@ -1,0 +1,79 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/handlers/form"
+	"github.com/drconsole/drconsole/views"
+)
+
+// activeSides is every flow's active side for the overview; a side that
+// could not be read is logged and left out (the page shows no claim).
+func (h *Handlers) activeSides(r *http.Request) []failover.ActiveSide {
+	var flows []string
+	for _, s := range h.Monitor.Snapshots() {
+		flows = append(flows, s.Flow.Name)
+	}
+	out, err := failover.ActiveSides(r.Context(), h.Store, flows)
+	if err != nil {
+		h.Log.Error("reading the active sides of the flows", "err", err)
+	}
+	return out
+}
+
+// activeSide is one flow's active side for its page (zero when unread).
+func (h *Handlers) activeSide(r *http.Request, flow string) failover.ActiveSide {
+	a, err := failover.ActiveSideOf(r.Context(), h.Store, flow)
+	if err != nil {
+		h.Log.Error("reading the active side", "flow", flow, "err", err)
+	}
+	return a
+}
+
+// LostToDR is GET /flows/{flow}/lost: what the old primary holds beyond
+// what reached DR before the failover, per partition.
+func (h *Handlers) LostToDR(w http.ResponseWriter, r *http.Request) {
+	s := h.flowParam(w, r)
+	if s == nil {
+		return
+	}
+	p := views.LostPage{Chrome: h.chrome("Records lost to DR: " + s.Flow.Name), Flow: s.Flow.Name, Now: h.now(), CanExport: actorMayOperate(r)}
+	l, err := h.Runbook.LostToDR(r.Context(), s.Flow.Name)
+	switch {
+	case errors.Is(err, failover.ErrPrimaryActive):
+		p.Note = err.Error()
+	case err != nil:
+		h.fail(w, r, refused(err))
+		return
+	default:
+		p.Lost = l
+	}
+	h.render(w, r, http.StatusOK, views.Lost(p))
+}
+
+// LostExport is POST /flows/{flow}/lost/export: the records lost to DR as
+// JSON lines, streamed; the runbook checks the role and audits the export
+// before the first byte, and its last line says whether it is complete.
+func (h *Handlers) LostExport(w http.ResponseWriter, r *http.Request) {
+	s := h.flowParam(w, r)
+	if s == nil {
+		return
+	}
+	f := form.ReadLostExport(r)
+	if err := f.Validate(); err != nil {
+		h.fail(w, r, unreadable(err))
+		return
+	}
+	x, err := h.Runbook.PrepareLostExport(r.Context(), actor(r), s.Flow.Name, f.Only)
+	if err != nil {
+		h.fail(w, r, refused(err))
+		return
+	}
+	download(w, "application/x-ndjson", x.Filename())
+	if err := x.WriteTo(r.Context(), w); err != nil {
+		// Headers are gone; the end line says what went wrong.
+		h.Log.Error("exporting the records lost to DR", "flow", s.Flow.Name, "err", err)
+	}
+}

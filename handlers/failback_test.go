@@ -1,0 +1,111 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/identity"
+	"github.com/drconsole/drconsole/model"
+)
+
+// serveAs serves one request on r as a user of role.
+func serveAs(r http.Handler, role model.Role, method, path string, form url.Values) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(form.Encode()))
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req = req.WithContext(identity.WithUser(req.Context(), &identity.User{Name: string(role) + "-1", Role: role}))
+	w := httptest.NewRecorder()
+	r.ServeHTTP(w, req)
+	return w
+}
+
+// After a failover (pre-flight, then the mirror stopped with DR holding
+// nothing of the flow), the overview and the flow page say DR is active;
+// the lost-records page counts what the primary holds, a viewer sees it,
+// and only an operator exports it.
+func TestAfterAFailoverPagesSayDRIsActiveAndShowTheLost(t *testing.T) {
+	rig := newPagesRig(t, 1, 2, 0)
+	ctx := context.Background()
+	rb := &failover.Runbook{Store: rig.store, Monitor: rig.mon, Config: rig.cfg, Audit: failover.StoreAuditor{Store: rig.store},
+		Log: rig.h.Log, Now: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
+	rig.h.Runbook = rb
+	r := chi.NewRouter()
+	r.Get("/", rig.h.Overview)
+	r.Get("/flows/{flow}", rig.h.Flow)
+	r.Get("/flows/{flow}/lost", rig.h.LostToDR)
+	r.Post("/flows/{flow}/lost/export", rig.h.LostExport)
+	flowPath := "/flows/" + url.PathEscape(rig.flow)
+
+	if w := serveAs(r, model.RoleViewer, http.MethodGet, flowPath+"/lost", nil); w.Code != 200 || !strings.Contains(w.Body.String(), "the primary is the active side") {
+		t.Fatalf("before a failover: %d %s", w.Code, w.Body)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(rig.cfg.Clusters["primary"].Bootstrap...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for _, v := range []string{"a", "b", "c"} {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "t-0000", Partition: 0, Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	alice, bob := failover.Actor{Name: "alice", Role: model.RoleOperator}, failover.Actor{Name: "bob", Role: model.RoleOperator}
+	id, err := rb.Create(ctx, alice, failover.Plan{Flow: rig.flow, Steps: []failover.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, _ := rb.Get(ctx, id)
+	if err := rb.Approve(ctx, bob, id, run.PlanHash, ""); err != nil {
+		t.Fatal(err)
+	}
+	for idx := range 2 {
+		x, err := rb.Begin(ctx, alice, id, idx, rig.flow, "test: no MM2 here")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "DR is active since " + rig.clock().UTC().Format("2006-01-02 15:04:05 UTC") + ", after run #1"
+	for _, path := range []string{"/", flowPath} {
+		if w := serveAs(r, model.RoleViewer, http.MethodGet, path, nil); !strings.Contains(w.Body.String(), want) {
+			t.Errorf("%s does not say %q", path, want)
+		}
+	}
+	page := serveAs(r, model.RoleViewer, http.MethodGet, flowPath+"/lost", nil).Body.String()
+	figures := strings.Count(page, `data-testid="lost-figure">`)
+	if figures != 2 || !strings.Contains(page, `data-testid="lost-figure">3`) || !strings.Contains(page, `data-testid="lost-figure">0`) ||
+		strings.Contains(page, "Export JSONL") {
+		t.Fatalf("lost page (viewer): %s", page)
+	}
+	if !strings.Contains(serveAs(r, model.RoleOperator, http.MethodGet, flowPath+"/lost", nil).Body.String(), "Export JSONL") {
+		t.Error("an operator is not offered the export")
+	}
+	if w := serveAs(r, model.RoleViewer, http.MethodPost, flowPath+"/lost/export", nil); w.Code != http.StatusForbidden {
+		t.Fatalf("viewer export: %d", w.Code)
+	}
+	if w := serveAs(r, model.RoleOperator, http.MethodPost, flowPath+"/lost/export", url.Values{"partition": {"x"}}); w.Code != http.StatusBadRequest {
+		t.Fatalf("unreadable partition: %d", w.Code)
+	}
+	w := serveAs(r, model.RoleOperator, http.MethodPost, flowPath+"/lost/export", url.Values{"topic": {"t-0000"}, "partition": {"0"}})
+	lines := strings.Split(strings.TrimSpace(w.Body.String()), "\n")
+	if w.Code != 200 || w.Header().Get("Content-Type") != "application/x-ndjson" || len(lines) != 4 {
+		t.Fatalf("export: %d %q", w.Code, w.Body)
+	}
+	var end failover.LostEndLine
+	if err := json.Unmarshal([]byte(lines[3]), &end); err != nil || !end.End.Complete || end.End.Records != 3 {
+		t.Fatalf("end line %s: %v", lines[3], err)
+	}
+}
