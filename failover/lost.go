@@ -106,8 +106,14 @@ type LostToDR struct {
 	AtMs       int64
 }
 
-// ErrPrimaryActive: the flow never failed over, so nothing is lost to DR.
-var ErrPrimaryActive = errors.New("the primary is the active side of this flow: no failover has completed, so no record is lost to DR")
+// What LostToDR has nothing to show for, and says instead.
+var (
+	// ErrPrimaryActive: the flow never failed over, so nothing is lost to DR.
+	ErrPrimaryActive = errors.New("the primary is the active side of this flow: no failover has completed, so no record is lost to DR")
+	// ErrNotMM2: a Cluster Linking mirror keeps the primary's offsets; the
+	// lost records are worked out for MirrorMaker 2 flows.
+	ErrNotMM2 = errors.New("records lost to DR are worked out for MirrorMaker 2 flows; a Cluster Linking mirror keeps the primary's offsets")
+)
 
 // LostToDR reads, for a flow whose DR side is active, what the old primary
 // holds beyond what reached DR before the failover, and counts it (up to
@@ -169,7 +175,7 @@ func (rb *Runbook) lostPositions(ctx context.Context, flow string) (l *LostToDR,
 		return nil, nil, fmt.Errorf("no flow %q", flow)
 	}
 	if f.IsClusterLink() {
-		return nil, nil, errors.New("records lost to DR are worked out for MirrorMaker 2 flows; a Cluster Linking mirror keeps the primary's offsets")
+		return nil, nil, ErrNotMM2
 	}
 	active, err := ActiveSideOf(ctx, rb.Store, flow)
 	if err != nil {

@@ -42,7 +42,7 @@ func (h *Handlers) LostToDR(w http.ResponseWriter, r *http.Request) {
 	p := views.LostPage{Chrome: h.chrome("Records lost to DR: " + s.Flow.Name), Flow: s.Flow.Name, Now: h.now(), CanExport: actorMayOperate(r)}
 	l, err := h.Runbook.LostToDR(r.Context(), s.Flow.Name)
 	switch {
-	case errors.Is(err, failover.ErrPrimaryActive):
+	case errors.Is(err, failover.ErrPrimaryActive), errors.Is(err, failover.ErrNotMM2):
 		p.Note = err.Error()
 	case err != nil:
 		h.fail(w, r, refused(err))

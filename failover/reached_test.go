@@ -1,0 +1,34 @@
+package failover
+
+import (
+	"testing"
+
+	"github.com/drconsole/drconsole/model"
+)
+
+func TestReachedDRFromWhatTheCutRecorded(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		cut        model.CutPosition
+		known      bool
+		from       int64
+		inDRAtMost int64
+	}{
+		{"DR's end unread", model.CutPosition{SyncUp: i64(5), SyncDown: i64(5)}, false, 0, 0},
+		{"DR empty", model.CutPosition{DREnd: i64(0)}, true, 0, 0},
+		{"sync at DR's last record", model.CutPosition{DREnd: i64(8), SyncUp: i64(20), SyncDown: i64(7)}, true, 21, 0},
+		{"sync below DR's last record", model.CutPosition{DREnd: i64(8), SyncUp: i64(20), SyncDown: i64(4)}, true, 21, 3},
+		// Connect's commit narrows the start; the sync still bounds how
+		// many of the counted records DR may hold.
+		{"sync and a later connect offset", model.CutPosition{DREnd: i64(8), SyncUp: i64(20), SyncDown: i64(4), ConnectLast: i64(22)}, true, 23, 3},
+		// An exact sync outranks a connect offset (perhaps an older log's).
+		{"exact sync, connect offset past it", model.CutPosition{DREnd: i64(8), SyncUp: i64(20), SyncDown: i64(7), ConnectLast: i64(900)}, true, 21, 0},
+		{"connect offset alone", model.CutPosition{DREnd: i64(8), ConnectLast: i64(22)}, true, 23, -1},
+		{"nothing", model.CutPosition{DREnd: i64(8)}, false, 0, -1},
+	} {
+		r := reachedDR(c.cut)
+		if r.Known != c.known || r.Known && (r.From != c.from || r.InDRAtMost != c.inDRAtMost) || r.How == "" {
+			t.Errorf("%s: %+v, want known %v from %d in DR at most %d", c.name, r, c.known, c.from, c.inDRAtMost)
+		}
+	}
+}
