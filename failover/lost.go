@@ -195,7 +195,7 @@ func (rb *Runbook) lostPositions(ctx context.Context, flow string) (l *LostToDR,
 		if len(topics) == 0 || topics[len(topics)-1] != c.Topic { // cut is sorted by topic
 			topics = append(topics, c.Topic)
 		}
-		l.Partitions = append(l.Partitions, LostPartition{Topic: c.Topic, Partition: c.Partition, Reached: reachedDR(c)})
+		l.Partitions = append(l.Partitions, LostPartition{Topic: c.Topic, Partition: c.Partition, Reached: reachedDR(rb.laterSync(flow, c))})
 	}
 	opts, err = kafka.ClientOptions(f.Source, rb.Config.Clusters[f.Source], rb.Log)
 	if err != nil {
@@ -231,4 +231,19 @@ func (rb *Runbook) lostPositions(ctx context.Context, flow string) (l *LostToDR,
 		return l, nil, nil
 	}
 	return l, opts, nil
+}
+
+// laterSync improves c with a sync below DR's end at the cut that the
+// console ingested after the cut was recorded: MM2 writes its delayed
+// syncs as it stops, and they may arrive after the step read the index.
+// Any sync below that end names a record that was in DR then.
+func (rb *Runbook) laterSync(flow string, c model.CutPosition) model.CutPosition {
+	if rb.Monitor == nil || c.DREnd == nil {
+		return c
+	}
+	s, ok := rb.syncBelow(flow, model.TP{Topic: c.Topic, Partition: c.Partition}, *c.DREnd)
+	if ok && (c.SyncDown == nil || s.Downstream > *c.SyncDown) {
+		c.SyncUp, c.SyncDown = &s.Upstream, &s.Downstream
+	}
+	return c
 }

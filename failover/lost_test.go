@@ -21,6 +21,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/kafka/kafkatest"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -389,5 +390,35 @@ func (w *lineWriter) Write(b []byte) (int, error) {
 			w.each(r)
 		}
 		w.partial = rest
+	}
+}
+
+// Syncs the console ingests after the cut was recorded (MM2 writes its
+// delayed syncs as it stops) sharpen the figure, if they name a record
+// that was in DR at the cut; later ones say nothing about it.
+func TestLostToDRUsesSyncsIngestedAfterTheCut(t *testing.T) {
+	e := newLostEnv(t)
+	ctx := context.Background()
+	if err := e.rb.Store.Apply(ctx, storage.Batch{Flow: "primary->dr", Topic: "mm2-offset-syncs.dr.internal", NextOffset: 2, Syncs: []model.OffsetSync{
+		{Topic: "orders", Partition: 0, Upstream: 9, Downstream: 9, LogOffset: 0},
+		{Topic: "orders", Partition: 1, Upstream: 11, Downstream: 10, LogOffset: 1}, // at DR's end: copied after the cut
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	mon, err := monitor.NewMonitor(ctx, e.rb.Config, e.rb.Store, e.rb.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mon.Close)
+	e.rb.Monitor = mon
+	l, err := e.rb.LostToDR(ctx, "primary->dr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := e.partition(t, l, tpOf("orders", 0)); p.Figure() != "2" {
+		t.Errorf("orders/0: %s (%s)", p.Figure(), p.Reached.How)
+	}
+	if p := e.partition(t, l, tpOf("orders", 1)); p.Figure() != "unknown" {
+		t.Errorf("orders/1: %s (%s)", p.Figure(), p.Reached.How)
 	}
 }

@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers/form"
@@ -72,8 +73,20 @@ func (h *Handlers) LostExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	download(w, "application/x-ndjson", x.Filename())
-	if err := x.WriteTo(r.Context(), w); err != nil {
+	if err := x.WriteTo(r.Context(), movingDeadline{w: w, rc: http.NewResponseController(w)}); err != nil {
 		// Headers are gone; the end line says what went wrong.
 		h.Log.Error("exporting the records lost to DR", "flow", s.Flow.Name, "err", err)
 	}
+}
+
+// movingDeadline lets a long export outlive the server's write timeout
+// while each write still has one: a client that stops reading is dropped.
+type movingDeadline struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (m movingDeadline) Write(b []byte) (int, error) {
+	_ = m.rc.SetWriteDeadline(time.Now().Add(time.Minute))
+	return m.w.Write(b)
 }
