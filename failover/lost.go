@@ -247,3 +247,43 @@ func (rb *Runbook) laterSync(flow string, c model.CutPosition) model.CutPosition
 	}
 	return c
 }
+
+// LostTotals sum a flow's lost records over the partitions whose figure is
+// known; Unknown counts the others, which may hold any number.
+type LostTotals struct {
+	AtMost, AtLeast int64
+	Unknown         int
+}
+
+// Totals adds the partitions' figures up, each bound from its side: a
+// partition counted only up to the cap adds its offset span to AtMost and
+// nothing to AtLeast.
+func (l *LostToDR) Totals() LostTotals {
+	var t LostTotals
+	for _, p := range l.Partitions {
+		switch k := p.Reached.InDRAtMost; {
+		case !p.Known():
+			t.Unknown++
+		case !p.Counted:
+			t.AtMost += p.End - p.From
+		case k >= 0:
+			t.AtMost += p.Records
+			t.AtLeast += max(0, p.Records-k)
+		default:
+			t.AtMost += p.Records
+		}
+	}
+	return t
+}
+
+// Text is the totals in words, never smaller than the truth.
+func (t LostTotals) Text() string {
+	s := fmt.Sprintf("at most %d; at least %d", t.AtMost, t.AtLeast)
+	if t.AtMost == t.AtLeast {
+		s = fmt.Sprint(t.AtMost)
+	}
+	if t.Unknown > 0 {
+		s += fmt.Sprintf(", and %d partition(s) unknown, which may hold any number", t.Unknown)
+	}
+	return s
+}

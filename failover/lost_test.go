@@ -167,6 +167,9 @@ func TestLostToDRCountsWhatNeverReachedDR(t *testing.T) {
 	if !l.Recorded || l.PrimaryErr != "" || l.Active.Run != e.run || l.Active.Side != model.SideDR {
 		t.Fatalf("%+v", l)
 	}
+	if got, want := l.Totals().Text(), "at most 24; at least 18, and 1 partition(s) unknown, which may hold any number"; got != want {
+		t.Errorf("totals %q, want %q", got, want)
+	}
 	for _, c := range []struct {
 		tp      model.TP
 		figure  string
