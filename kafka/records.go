@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/model"
@@ -81,9 +82,11 @@ func ReadRecords(ctx context.Context, opts []kgo.Opt, ranges []Range, lim ReadLi
 	}
 	// Control records are kept so a range ending in a transaction marker
 	// is seen to end; they are not handed on. Small fetches bound what a
-	// read holds in memory (one fetch being handed on, one buffered).
+	// read holds in memory (one fetch being handed on, one buffered). No
+	// reset: records deleted under the read end it with an error instead
+	// of a silent jump to the new log start.
 	cl, err := kgo.NewClient(append(opts[:len(opts):len(opts)], kgo.ConsumePartitions(start), kgo.KeepControlRecords(),
-		kgo.FetchMaxBytes(readFetchBytes), kgo.FetchMaxPartitionBytes(readFetchBytes))...)
+		kgo.ConsumeResetOffset(kgo.NoResetOffset()), kgo.FetchMaxBytes(readFetchBytes), kgo.FetchMaxPartitionBytes(readFetchBytes))...)
 	if err != nil {
 		return err
 	}
@@ -99,11 +102,18 @@ func ReadRecords(ctx context.Context, opts []kgo.Opt, ranges []Range, lim ReadLi
 			return err
 		}
 		progressed := false
+		var gone error
 		fs.EachError(func(t string, p int32, err error) {
-			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			switch {
+			case errors.Is(err, kerr.OffsetOutOfRange):
+				gone = fmt.Errorf("%s/%d: records in the range were deleted (retention) before they were read: %w", t, p, err)
+			case !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled):
 				lastErr = fmt.Errorf("%s/%d: %w", t, p, err)
 			}
 		})
+		if gone != nil {
+			return gone
+		}
 		var ferr error
 		fs.EachRecord(func(r *kgo.Record) {
 			tp := model.TP{Topic: r.Topic, Partition: r.Partition}

@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +57,26 @@ func TestReadRecordsEndsAtATransactionMarker(t *testing.T) {
 	var capped *CapError
 	if !errors.As(err, &capped) || capped.Records != 3 || len(offsets) != 3 {
 		t.Fatalf("cap: %v, %v", err, offsets)
+	}
+}
+
+// Records deleted under a read end it with an error, not with a silent
+// jump to the new log start.
+func TestReadRecordsFailsWhenItsRangeIsDeleted(t *testing.T) {
+	c, cl := newCluster(t, "p", "events")
+	ctx := context.Background()
+	for i := range 10 {
+		produce(t, cl, &kgo.Record{Topic: "events", Partition: 0, Value: []byte{byte(i)}})
+	}
+	del := kadm.Offsets{}
+	del.Add(kadm.Offset{Topic: "events", Partition: 0, At: 5})
+	if _, err := kadm.NewClient(cl).DeleteRecords(ctx, del); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err := ReadRecords(ctx, []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, []Range{{TP: model.TP{Topic: "events", Partition: 0}, From: 0, To: 10}},
+		ReadLimits{Idle: 3 * time.Second}, func(*kgo.Record) error { n++; return nil }, nil)
+	if err == nil || !strings.Contains(err.Error(), "deleted") || n != 0 {
+		t.Fatalf("err %v after %d records", err, n)
 	}
 }
