@@ -5,8 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 )
@@ -33,7 +31,7 @@ func (rb *Runbook) recordCut(ctx context.Context, runID int64, flow string) map[
 	}
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	ends, endErr := kafka.ListBounds(rctx, kadm.NewClient(tr.TargetClient()), remote...)
+	ends, endErr := kafka.ListBounds(rctx, tr.TargetClient(), remote...)
 	connect := map[model.TP]int64{}
 	cos, coErr := rb.Store.ConnectOffsets(ctx, flow)
 	for _, c := range cos {

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/kafka"
@@ -23,7 +22,7 @@ func values(t *testing.T, seeds []string, topics []string) map[model.TP]map[stri
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	bounds, err := kafka.ListBounds(ctx, kadm.NewClient(cl), topics...)
+	bounds, err := kafka.ListBounds(ctx, cl, topics...)
 	if err != nil {
 		t.Fatal(err)
 	}

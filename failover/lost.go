@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/kafka"
@@ -208,7 +207,7 @@ func (rb *Runbook) lostPositions(ctx context.Context, flow string) (l *LostToDR,
 	defer cl.Close()
 	rctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	bounds, berr := kafka.ListBounds(rctx, kadm.NewClient(cl), topics...)
+	bounds, berr := kafka.ListBounds(rctx, cl, topics...)
 	if berr != nil {
 		l.PrimaryErr = "the old primary " + f.Source + " could not be read: " + berr.Error()
 	}

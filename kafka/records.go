@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -156,29 +155,36 @@ func ReadRecords(ctx context.Context, opts []kgo.Opt, ranges []Range, lim ReadLi
 // LogBounds are a partition's log start and end (high watermark).
 type LogBounds struct{ Start, End int64 }
 
-// ListBounds reads the log start and end of every partition of topics;
-// a partition whose offsets could not be read is missing, with the error.
-func ListBounds(ctx context.Context, adm *kadm.Client, topics ...string) (map[model.TP]LogBounds, error) {
-	starts, err := adm.ListStartOffsets(ctx, topics...)
-	if err != nil && !Partial(err) {
-		return nil, fmt.Errorf("listing log start offsets: %w", err)
+// ListBounds reads the log start and end of every partition of topics
+// from their leaders (TopicLeaders, ListOffsets). A partition whose
+// offsets could not be read is missing, and the error says how many are.
+func ListBounds(ctx context.Context, cl *kgo.Client, topics ...string) (map[model.TP]LogBounds, error) {
+	leaders, err := TopicLeaders(ctx, cl, topics)
+	if err != nil {
+		return nil, fmt.Errorf("reading the partitions' leaders: %w", err)
 	}
-	ends, err := adm.ListEndOffsets(ctx, topics...)
-	if err != nil && !Partial(err) {
-		return nil, fmt.Errorf("listing log end offsets: %w", err)
-	}
+	starts, serr := ListOffsets(ctx, cl, leaders, StartOffset)
+	ends, eerr := ListOffsets(ctx, cl, leaders, EndOffset)
 	out := map[model.TP]LogBounds{}
-	var first error
-	ends.Each(func(e kadm.ListedOffset) {
-		s, ok := starts.Lookup(e.Topic, e.Partition)
-		switch {
-		case e.Err != nil:
-			first = cmp.Or(first, fmt.Errorf("%s/%d: %w", e.Topic, e.Partition, e.Err))
-		case !ok || s.Err != nil:
-			first = cmp.Or(first, fmt.Errorf("%s/%d: no log start offset", e.Topic, e.Partition))
-		default:
-			out[model.TP{Topic: e.Topic, Partition: e.Partition}] = LogBounds{Start: s.Offset, End: e.Offset}
+	missing := 0
+	for topic, ls := range leaders {
+		for p := range ls {
+			s, sok := starts.Get(topic, int32(p))
+			e, eok := ends.Get(topic, int32(p))
+			if !sok || !eok {
+				missing++
+				continue
+			}
+			out[model.TP{Topic: topic, Partition: int32(p)}] = LogBounds{Start: s, End: e}
 		}
-	})
-	return out, first
+	}
+	for _, t := range topics {
+		if _, ok := leaders[t]; !ok {
+			err = errors.Join(err, fmt.Errorf("topic %s is not in the cluster", t))
+		}
+	}
+	if missing > 0 {
+		err = errors.Join(err, fmt.Errorf("the offsets of %d partition(s) could not be read", missing))
+	}
+	return out, errors.Join(err, serr, eerr)
 }

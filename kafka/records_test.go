@@ -38,7 +38,7 @@ func TestReadRecordsEndsAtATransactionMarker(t *testing.T) {
 	opts := []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}
 	cl, _ := kgo.NewClient(opts...)
 	defer cl.Close()
-	bounds, err := ListBounds(ctx, kadm.NewClient(cl), "events")
+	bounds, err := ListBounds(ctx, cl, "events")
 	tp := model.TP{Topic: "events", Partition: 0}
 	if err != nil || bounds[tp].End != 6 { // 2 + marker, 2 + marker
 		t.Fatalf("bounds %+v %v", bounds, err)
@@ -78,5 +78,16 @@ func TestReadRecordsFailsWhenItsRangeIsDeleted(t *testing.T) {
 		ReadLimits{Idle: 3 * time.Second}, func(*kgo.Record) error { n++; return nil }, nil)
 	if err == nil || !strings.Contains(err.Error(), "deleted") || n != 0 {
 		t.Fatalf("err %v after %d records", err, n)
+	}
+}
+
+// ListBounds says which topics it could not read, and reads the others.
+func TestListBoundsNamesAMissingTopic(t *testing.T) {
+	_, cl := newCluster(t, "p", "events")
+	produce(t, cl, &kgo.Record{Topic: "events", Partition: 1, Value: []byte("v")})
+	bounds, err := ListBounds(context.Background(), cl, "events", "gone")
+	if err == nil || !strings.Contains(err.Error(), "topic gone is not in the cluster") ||
+		bounds[model.TP{Topic: "events", Partition: 1}] != (LogBounds{Start: 0, End: 1}) || len(bounds) != 2 {
+		t.Fatalf("%v %v", bounds, err)
 	}
 }
