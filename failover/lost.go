@@ -83,7 +83,7 @@ func (p LostPartition) Figure() string {
 	case !p.Read:
 		return "unknown (the primary's offsets could not be read)"
 	case !p.Counted:
-		return fmt.Sprintf("at most %d (offsets %d–%d; the count stopped at the page's cap)", p.End-p.From, p.From, p.End-1)
+		return fmt.Sprintf("at most %d (offsets %d–%d; not counted to the end: the page's scan cap, or the read failed)", p.End-p.From, p.From, p.End-1)
 	case p.Records == 0 || p.Reached.InDRAtMost == 0:
 		return fmt.Sprint(p.Records)
 	case p.Reached.InDRAtMost > 0:

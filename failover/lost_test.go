@@ -425,3 +425,29 @@ func TestLostToDRUsesSyncsIngestedAfterTheCut(t *testing.T) {
 		t.Errorf("orders/1: %s (%s)", p.Figure(), p.Reached.How)
 	}
 }
+
+// The page's count stops at its cap: a partition it did not finish shows
+// its offset span as an upper bound, never the part it counted.
+func TestLostToDRCountCapShowsAnUpperBound(t *testing.T) {
+	e := newLostEnv(t)
+	e.rb.LostLimits.CountRecords = 1
+	l, err := e.rb.LostToDR(context.Background(), "primary->dr")
+	if err != nil || l.PrimaryErr != "" {
+		t.Fatalf("%v %s", err, l.PrimaryErr)
+	}
+	uncounted := 0
+	for _, p := range l.Partitions {
+		if p.Known() && !p.Counted {
+			uncounted++
+			if want := fmt.Sprintf("at most %d (offsets %d–%d;", p.End-p.From, p.From, p.End-1); !strings.HasPrefix(p.Figure(), want) {
+				t.Errorf("%v: %q, want it to begin %q", p.TP(), p.Figure(), want)
+			}
+		}
+	}
+	if uncounted < 3 {
+		t.Fatalf("%d partitions left uncounted by a cap of 1 record", uncounted)
+	}
+	if tot := l.Totals(); tot.AtMost < 24 {
+		t.Fatalf("totals %+v understate the 24 counted without a cap", tot)
+	}
+}
