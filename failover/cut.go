@@ -2,7 +2,6 @@ package failover
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/drconsole/drconsole/kafka"
@@ -24,8 +23,8 @@ func (rb *Runbook) recordCut(ctx context.Context, runID int64, flow string) map[
 	}
 	now := rb.now().UnixMilli()
 	var remote []string
-	for _, p := range snap.Partitions {
-		if !slices.Contains(remote, p.RemoteTopic) {
+	for _, p := range snap.Partitions { // sorted by topic
+		if len(remote) == 0 || remote[len(remote)-1] != p.RemoteTopic {
 			remote = append(remote, p.RemoteTopic)
 		}
 	}
