@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
 	"github.com/drconsole/drconsole/model"
@@ -110,32 +111,36 @@ func sortTopics(s *monitor.FlowSnapshot, l views.Listing) []int32 {
 	return idx
 }
 
-// Flow is GET /flows/{flow}: the flow's topics, sortable and filterable.
+// Flow is GET /flows/{flow}: the flow's topics, sortable and filterable;
+// rendered once per key (pagecache.go), so storage is read on a miss only.
 func (h *Handlers) Flow(w http.ResponseWriter, r *http.Request) {
 	s := h.flowParam(w, r)
 	if s == nil {
 		return
 	}
 	now := h.now()
-	l := listing(r, views.FlowPath(s.Flow.Name), "lag")
-	var topics []monitor.TopicLag
-	for _, i := range paginate(&l, h.sortedTopics(s, l)) {
-		topics = append(topics, s.TopicLags[i])
-	}
-	chart := h.rpoChart(r.Context(), s, now)
-	losses, lossErr := h.Store.LossIncidents(r.Context(), s.Flow.Name, false, lossHistoryRows)
-	if lossErr != nil {
-		h.Log.Error("reading data loss history", "flow", s.Flow.Name, "err", lossErr)
-	}
-	incs, err := h.Store.Incarnations(r.Context(), s.Flow.Name)
-	if err != nil {
-		h.Log.Error("reading internal topic incarnations", "flow", s.Flow.Name, "err", err)
-	}
-	h.render(w, r, http.StatusOK, views.Flow(views.FlowPage{Chrome: h.chrome(s.Flow.Name), Now: now, Snap: s,
-		Topics: topics, List: l, RPOChart: chart, Window: SparkWindow, Losses: losses, LossUnknown: lossErr != nil, CanAck: actorMayOperate(r), Incarnations: incs}))
+	h.servePage(w, r, h.pageKey(r, "flow", now, s), now, func() (templ.Component, bool) {
+		l := listing(r, views.FlowPath(s.Flow.Name), "lag")
+		var topics []monitor.TopicLag
+		for _, i := range paginate(&l, h.sortedTopics(s, l)) {
+			topics = append(topics, s.TopicLags[i])
+		}
+		chart := h.rpoChart(r.Context(), s, now)
+		losses, lossErr := h.Store.LossIncidents(r.Context(), s.Flow.Name, false, lossHistoryRows)
+		if lossErr != nil {
+			h.Log.Error("reading data loss history", "flow", s.Flow.Name, "err", lossErr)
+		}
+		incs, err := h.Store.Incarnations(r.Context(), s.Flow.Name)
+		if err != nil {
+			h.Log.Error("reading internal topic incarnations", "flow", s.Flow.Name, "err", err)
+		}
+		return views.Flow(views.FlowPage{Chrome: h.chrome(s.Flow.Name), Now: now, Snap: s, Topics: topics, List: l, RPOChart: chart,
+			Window: SparkWindow, Losses: losses, LossUnknown: lossErr != nil, CanAck: actorMayOperate(r), Incarnations: incs}), lossErr == nil && err == nil
+	})
 }
 
-// Topic is GET /flows/{flow}/topics/{topic}: partitions, paginated.
+// Topic is GET /flows/{flow}/topics/{topic}: partitions, paginated;
+// rendered once per key (pagecache.go).
 func (h *Handlers) Topic(w http.ResponseWriter, r *http.Request) {
 	s := h.flowParam(w, r)
 	if s == nil {
@@ -146,33 +151,35 @@ func (h *Handlers) Topic(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, badRequest("bad topic name in URL"))
 		return
 	}
-	parts := slices.Clone(topicPartitions(s, topic))
-	if len(parts) == 0 {
+	if len(topicPartitions(s, topic)) == 0 {
 		h.fail(w, r, notFound("topic "+topic+" in flow "+s.Flow.Name))
 		return
 	}
-	l := listing(r, views.TopicPath(s.Flow.Name, topic), "partition")
-	if r.URL.Query().Get("sort") == "" {
-		l.Desc = false
-	}
-	slices.SortStableFunc(parts, func(a, b monitor.PartitionLag) int {
-		var c int
-		switch l.Sort {
-		case "lag":
-			c = cmpKnown(a.LagMessages, b.LagMessages)
-		case "lagms":
-			c = cmpKnown(a.LagMs, b.LagMs)
-		default:
-			c = cmp.Compare(a.Partition, b.Partition)
+	now := h.now()
+	h.servePage(w, r, h.pageKey(r, "topic", now, s), now, func() (templ.Component, bool) {
+		parts := slices.Clone(topicPartitions(s, topic))
+		l := listing(r, views.TopicPath(s.Flow.Name, topic), "partition")
+		if r.URL.Query().Get("sort") == "" {
+			l.Desc = false
 		}
-		if l.Desc {
-			c = -c
-		}
-		return cmp.Or(c, cmp.Compare(a.Partition, b.Partition))
+		slices.SortStableFunc(parts, func(a, b monitor.PartitionLag) int {
+			var c int
+			switch l.Sort {
+			case "lag":
+				c = cmpKnown(a.LagMessages, b.LagMessages)
+			case "lagms":
+				c = cmpKnown(a.LagMs, b.LagMs)
+			default:
+				c = cmp.Compare(a.Partition, b.Partition)
+			}
+			if l.Desc {
+				c = -c
+			}
+			return cmp.Or(c, cmp.Compare(a.Partition, b.Partition))
+		})
+		return views.Topic(views.TopicPage{Chrome: h.chrome(topic), Now: now, Snap: s,
+			Topic: topic, Partitions: paginate(&l, parts), List: l}), true
 	})
-	parts = paginate(&l, parts)
-	h.render(w, r, http.StatusOK, views.Topic(views.TopicPage{Chrome: h.chrome(topic), Now: h.now(), Snap: s,
-		Topic: topic, Partitions: parts, List: l}))
 }
 
 // SyncRows is how many syncs the partition page lists.

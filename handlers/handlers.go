@@ -122,15 +122,18 @@ func (h *Handlers) lagAxis() views.Axis {
 		views.Threshold{Name: "critical", Value: float64(th.Critical.Lag.D().Milliseconds())})
 }
 
-// Overview is GET /.
+// Overview is GET /: rendered once per key (pagecache.go).
 func (h *Handlers) Overview(w http.ResponseWriter, r *http.Request) {
 	now := h.now()
-	p := views.OverviewPage{Chrome: h.chrome("Overview"), Now: now, Window: SparkWindow, CanAck: actorMayOperate(r)}
-	p.Losses, p.LossUnknown = h.openLosses(r)
-	for _, s := range h.Monitor.Snapshots() {
-		p.Cards = append(p.Cards, h.overviewCard(r.Context(), s, now))
-	}
-	h.render(w, r, http.StatusOK, views.Overview(p))
+	snaps := h.Monitor.Snapshots()
+	h.servePage(w, r, h.pageKey(r, "overview", now, snaps...), now, func() (templ.Component, bool) {
+		p := views.OverviewPage{Chrome: h.chrome("Overview"), Now: now, Window: SparkWindow, CanAck: actorMayOperate(r)}
+		p.Losses, p.LossUnknown = h.openLosses(r)
+		for _, s := range snaps {
+			p.Cards = append(p.Cards, h.overviewCard(r.Context(), s, now))
+		}
+		return views.Overview(p), !p.LossUnknown
+	})
 }
 
 // Healthz is GET /healthz: the process serves requests.

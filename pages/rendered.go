@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"weak"
 )
 
@@ -29,6 +30,8 @@ type Rendered struct {
 	lru   list.List // *Page, most recently used first
 	bytes int
 	stamp int64 // the newest stamp added
+
+	renders atomic.Uint64
 }
 
 // Page is one rendered page.
@@ -117,8 +120,12 @@ func (c *Rendered) fill(p *Page, render func() ([]byte, bool, error)) {
 		c.mu.Unlock()
 		close(p.done)
 	}()
+	c.renders.Add(1)
 	p.Body, keep, p.err = render()
 }
+
+// Renders is how many renders Get has started.
+func (c *Rendered) Renders() uint64 { return c.renders.Load() }
 
 // Gzip is the body gzipped, made on the first ask and kept with the page.
 func (c *Rendered) Gzip(p *Page) []byte {
