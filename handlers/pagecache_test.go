@@ -269,3 +269,17 @@ func TestPageCacheBounded(t *testing.T) {
 		t.Fatalf("%d pages, %d bytes held; bounds %d, %d", n, b, renderedMaxEntries, renderedMaxBytes)
 	}
 }
+
+// Keys tell routes apart as escaped, and one handler's pages from
+// another's, so a flow named "a/topics/b" could never be served topic b
+// of flow a.
+func TestPageKeyNamesTheRoute(t *testing.T) {
+	rig := newPagesRig(t, 2, 1, time.Minute)
+	now := rig.clock()
+	key := func(page, url string) string {
+		return rig.h.pageKey(httptest.NewRequest(http.MethodGet, url, nil), page, now)
+	}
+	if key("flow", "/flows/a%2Ftopics%2Fb") == key("flow", "/flows/a/topics/b") || key("flow", "/x") == key("topic", "/x") {
+		t.Fatal("two routes share a key")
+	}
+}
