@@ -103,12 +103,33 @@ func sortTopics(s *monitor.FlowSnapshot, l views.Listing) []int32 {
 		default:
 			c = cmp.Compare(a.Topic, b.Topic)
 		}
-		if l.Desc {
-			c = -c
-		}
-		return cmp.Or(c, cmp.Compare(a.Topic, b.Topic))
+		return ordered(c, l.Desc, cmp.Compare(a.Topic, b.Topic))
 	})
 	return idx
+}
+
+// sortPartitions orders a topic's partitions as l says.
+func sortPartitions(parts []monitor.PartitionLag, l views.Listing) {
+	slices.SortStableFunc(parts, func(a, b monitor.PartitionLag) int {
+		var c int
+		switch l.Sort {
+		case "lag":
+			c = cmpKnown(a.LagMessages, b.LagMessages)
+		case "lagms":
+			c = cmpKnown(a.LagMs, b.LagMs)
+		default:
+			c = cmp.Compare(a.Partition, b.Partition)
+		}
+		return ordered(c, l.Desc, cmp.Compare(a.Partition, b.Partition))
+	})
+}
+
+// ordered is a comparison c in the listing's direction, ties broken by tie.
+func ordered(c int, desc bool, tie int) int {
+	if desc {
+		c = -c
+	}
+	return cmp.Or(c, tie)
 }
 
 // Flow is GET /flows/{flow}: the flow's topics, sortable and filterable;
@@ -162,21 +183,7 @@ func (h *Handlers) Topic(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("sort") == "" {
 			l.Desc = false
 		}
-		slices.SortStableFunc(parts, func(a, b monitor.PartitionLag) int {
-			var c int
-			switch l.Sort {
-			case "lag":
-				c = cmpKnown(a.LagMessages, b.LagMessages)
-			case "lagms":
-				c = cmpKnown(a.LagMs, b.LagMs)
-			default:
-				c = cmp.Compare(a.Partition, b.Partition)
-			}
-			if l.Desc {
-				c = -c
-			}
-			return cmp.Or(c, cmp.Compare(a.Partition, b.Partition))
-		})
+		sortPartitions(parts, l)
 		return views.Topic(views.TopicPage{Chrome: h.chrome(topic), Now: now, Snap: s,
 			Topic: topic, Partitions: paginate(&l, parts), List: l}), true
 	})
