@@ -140,7 +140,7 @@ func (h *Handlers) Flow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := h.now()
-	h.servePage(w, r, h.pageKey(r, "flow", now, s), now, func() (templ.Component, bool) {
+	h.servePage(w, r, h.pageKey(r, "flow", now, s), now, func(r *http.Request) (templ.Component, bool) {
 		l := listing(r, views.FlowPath(s.Flow.Name), "lag")
 		var topics []monitor.TopicLag
 		for _, i := range paginate(&l, h.sortedTopics(s, l)) {
@@ -177,7 +177,7 @@ func (h *Handlers) Topic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := h.now()
-	h.servePage(w, r, h.pageKey(r, "topic", now, s), now, func() (templ.Component, bool) {
+	h.servePage(w, r, h.pageKey(r, "topic", now, s), now, func(r *http.Request) (templ.Component, bool) {
 		parts := slices.Clone(topicPartitions(s, topic))
 		l := listing(r, views.TopicPath(s.Flow.Name, topic), "partition")
 		if r.URL.Query().Get("sort") == "" {

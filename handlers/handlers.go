@@ -126,7 +126,7 @@ func (h *Handlers) lagAxis() views.Axis {
 func (h *Handlers) Overview(w http.ResponseWriter, r *http.Request) {
 	now := h.now()
 	snaps := h.Monitor.Snapshots()
-	h.servePage(w, r, h.pageKey(r, "overview", now, snaps...), now, func() (templ.Component, bool) {
+	h.servePage(w, r, h.pageKey(r, "overview", now, snaps...), now, func(r *http.Request) (templ.Component, bool) {
 		p := views.OverviewPage{Chrome: h.chrome("Overview"), Now: now, Window: SparkWindow, CanAck: actorMayOperate(r)}
 		p.Losses, p.LossUnknown = h.openLosses(r)
 		for _, s := range snaps {

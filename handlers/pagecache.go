@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -67,10 +68,12 @@ func (h *Handlers) pageKey(r *http.Request, page string, now time.Time, snaps ..
 // pages show (web counts every state-changing request).
 func (h *Handlers) StateChanged() { h.pageData().changes.Add(1) }
 
-// servePage answers with key's page, rendering view() on a miss: once
-// per key however many ask at once. view's keep is false when a read
-// failed (the page says "unknown"): such a page is served, not held.
-func (h *Handlers) servePage(w http.ResponseWriter, r *http.Request, key string, now time.Time, view func() (c templ.Component, keep bool)) {
+// servePage answers with key's page, rendering view on a miss: once per
+// key however many ask at once. view's keep is false when a read failed
+// (the page says "unknown"): such a page is served, not held. view gets r
+// without its cancellation: the page is rendered for everyone waiting for
+// it, so the asker's leaving must not cut its reads short.
+func (h *Handlers) servePage(w http.ResponseWriter, r *http.Request, key string, now time.Time, view func(*http.Request) (c templ.Component, keep bool)) {
 	gz := AcceptsGzip(r.Header.Get("Accept-Encoding"))
 	enc := ""
 	if gz {
@@ -89,7 +92,8 @@ func (h *Handlers) servePage(w http.ResponseWriter, r *http.Request, key string,
 	}
 	rd := &h.pageData().rendered
 	p, err := rd.Get(r.Context(), key, now.Unix(), func() ([]byte, bool, error) {
-		c, keep := view()
+		r := r.WithContext(context.WithoutCancel(r.Context()))
+		c, keep := view(r)
 		var buf bytes.Buffer
 		err := c.Render(r.Context(), &buf)
 		return buf.Bytes(), keep, err

@@ -283,3 +283,22 @@ func TestPageKeyNamesTheRoute(t *testing.T) {
 		t.Fatal("two routes share a key")
 	}
 }
+
+// A page is rendered for everyone waiting for it: the first asker's
+// leaving does not cut its reads short (which would make it a partial
+// page, "unknown" for all who waited).
+func TestPageCacheRenderOutlivesItsAsker(t *testing.T) {
+	rig := newPagesRig(t, 5, 2, time.Hour)
+	for page, path := range cachedPaths(rig) {
+		rig.nextSecond()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		req := httptest.NewRequest(http.MethodGet, path, nil).WithContext(ctx)
+		w := httptest.NewRecorder()
+		rig.router.ServeHTTP(w, req)
+		before := rig.renders()
+		if again := rig.getAs(nil, path); w.Code != http.StatusOK || !bytes.Equal(again.Body.Bytes(), w.Body.Bytes()) || rig.renders() != before {
+			t.Errorf("%s: a render for a request gone: %d, held %v", page, w.Code, rig.renders() == before)
+		}
+	}
+}
