@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -299,6 +300,29 @@ func TestPageCacheRenderOutlivesItsAsker(t *testing.T) {
 		before := rig.renders()
 		if again := rig.getAs(nil, path); w.Code != http.StatusOK || !bytes.Equal(again.Body.Bytes(), w.Body.Bytes()) || rig.renders() != before {
 			t.Errorf("%s: a render for a request gone: %d, held %v", page, w.Code, rig.renders() == before)
+		}
+	}
+}
+
+// Many clients asking for one page at once share one render.
+func TestPageCacheOneRenderForConcurrentAskers(t *testing.T) {
+	rig := newPagesRig(t, 300, 4, time.Hour)
+	for page, path := range cachedPaths(rig) {
+		rig.nextSecond()
+		before := rig.renders()
+		var wg sync.WaitGroup
+		bodies := make([][]byte, 16)
+		for i := range bodies {
+			wg.Go(func() { bodies[i] = rig.getAs(nil, path).Body.Bytes() })
+		}
+		wg.Wait()
+		if n := rig.renders() - before; n != 1 {
+			t.Errorf("%s: %d renders for 16 clients asking at once, want 1", page, n)
+		}
+		for _, b := range bodies[1:] {
+			if !bytes.Equal(b, bodies[0]) {
+				t.Fatalf("%s: clients got different pages", page)
+			}
 		}
 	}
 }

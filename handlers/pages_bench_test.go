@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"fmt"
 	"net/http"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,4 +82,44 @@ func BenchmarkTopicPage(b *testing.B) {
 
 func BenchmarkPartitionPage(b *testing.B) {
 	benchPage(b, func(rig *pagesRig) string { return views.PartitionPath(rig.flow, fmt.Sprintf("t-%04d", 42), 7) })
+}
+
+// BenchmarkFlowPageConcurrent is issue 17's load on the flow page in
+// process (no network, no web middleware): 32 clients polling one
+// listing while the clock runs, so each second's first request renders
+// and the rest are served the held page. It reports requests per second
+// and the 99th percentile of the handler's time.
+func BenchmarkFlowPageConcurrent(b *testing.B) {
+	for _, sc := range benchScales {
+		b.Run(sc.name, func(b *testing.B) {
+			rig := newPagesRig(b, sc.topics, sc.parts, 6*time.Hour)
+			start, base := time.Now(), rig.clock()
+			rig.h.Now = func() time.Time { return base.Add(time.Since(start)) }
+			url := views.FlowPath(rig.flow)
+			var mu sync.Mutex
+			var took []time.Duration
+			b.SetParallelism(16) // x GOMAXPROCS (2 here): 32 clients
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				var mine []time.Duration
+				for pb.Next() {
+					t0 := time.Now()
+					if w := rig.get(b, url, "Accept-Encoding", "gzip"); w.Code != http.StatusOK {
+						b.Error(w.Code)
+						return
+					}
+					mine = append(mine, time.Since(t0))
+				}
+				mu.Lock()
+				took = append(took, mine...)
+				mu.Unlock()
+			})
+			b.StopTimer()
+			slices.Sort(took)
+			b.ReportMetric(float64(len(took))/time.Since(start).Seconds(), "req/s")
+			if len(took) > 0 {
+				b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+			}
+		})
+	}
 }
