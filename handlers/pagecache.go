@@ -17,14 +17,16 @@ import (
 
 // The overview, flow and topic pages (and the flow and topic pages' 2 s
 // polls, which fetch the same URL and keep #live) are rendered once per
-// key and served from pages.Rendered: a key names everything the bytes
-// depend on, so a held page is byte for byte what rendering anew would
-// give, and its ages are at most a second old. The ETag is a hash of the
-// key, so a poll whose page has not changed is a 304 without rendering.
+// key and served from pages.Rendered: a key names what the bytes depend
+// on, and the second, so a held page is at most a second behind a fresh
+// render (its ages too) and never behind the viewer's own changes. The
+// ETag is a hash of the key, so a poll whose page has not changed is a
+// 304 without rendering.
 
 // Bounds of the rendered-page cache: a flow page of 100 topics is about
-// 100 kB, 12 kB gzipped; 48 of them in a second are far more distinct
-// listings than the people on a DR console look at.
+// 56 kB, 15 kB gzipped, so 48 of them fit in 4 MB; and 48 distinct
+// listings in one second are far more than the people on a DR console
+// look at.
 const (
 	renderedMaxEntries = 48
 	renderedMaxBytes   = 4 << 20
@@ -49,8 +51,9 @@ func (h *Handlers) pageKey(r *http.Request, page string, now time.Time, snaps ..
 	if u := identity.UserFrom(r.Context()); u != nil {
 		b.WriteString("\x00" + strconv.Quote(u.Name) + " " + string(u.Role) + " " + strconv.FormatBool(u.Proxy))
 	}
-	// Each flow's snapshot (one per refresh): the figures, and the moment
-	// its loss incidents and incarnations were last recorded.
+	// Each flow's snapshot (one per refresh): its figures, and the losses
+	// its refresh stored before publishing it. What ingestion records
+	// between refreshes (an incarnation) shows within the second, below.
 	for _, s := range snaps {
 		b.WriteString("\x00" + strconv.FormatUint(pd.gens.Of(s.Flow.Name, s), 36))
 	}
@@ -98,6 +101,9 @@ func (h *Handlers) servePage(w http.ResponseWriter, r *http.Request, key string,
 		err := c.Render(r.Context(), &buf)
 		return buf.Bytes(), keep, err
 	})
+	if err != nil && r.Context().Err() != nil {
+		return // the client left while waiting for the render
+	}
 	if err != nil {
 		hd.Set("Cache-Control", "no-store")
 		h.fail(w, r, say("rendering the page failed", err))
