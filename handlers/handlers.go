@@ -1,7 +1,8 @@
 // Package handlers holds the console's thin HTTP handlers: read the
 // request (handlers/form), ask one service (monitor.Monitor, the runbook,
 // the savepoint catalog, the worker, storage), render a view. They hold no
-// state but the per-refresh page data of pagedata.go (rendered pages included, pagecache.go), and start no goroutines (long work belongs to failover.Worker),
+// state but the per-refresh page data of pagedata.go (rendered pages
+// included, pagecache.go), and start no goroutines (long work belongs to failover.Worker),
 // judge nothing (policy is in catalog and failover), and leave the choice
 // of an error's HTTP status to statusFor (errors.go). They import neither
 // Kafka clients nor the sandbox: DemoControls is wired by main.
