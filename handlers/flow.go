@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
 	"github.com/drconsole/drconsole/model"
@@ -102,60 +103,13 @@ func sortTopics(s *monitor.FlowSnapshot, l views.Listing) []int32 {
 		default:
 			c = cmp.Compare(a.Topic, b.Topic)
 		}
-		if l.Desc {
-			c = -c
-		}
-		return cmp.Or(c, cmp.Compare(a.Topic, b.Topic))
+		return ordered(c, l.Desc, cmp.Compare(a.Topic, b.Topic))
 	})
 	return idx
 }
 
-// Flow is GET /flows/{flow}: the flow's topics, sortable and filterable.
-func (h *Handlers) Flow(w http.ResponseWriter, r *http.Request) {
-	s := h.flowParam(w, r)
-	if s == nil {
-		return
-	}
-	now := h.now()
-	l := listing(r, views.FlowPath(s.Flow.Name), "lag")
-	var topics []monitor.TopicLag
-	for _, i := range paginate(&l, h.sortedTopics(s, l)) {
-		topics = append(topics, s.TopicLags[i])
-	}
-	chart := h.rpoChart(r.Context(), s, now)
-	losses, lossErr := h.Store.LossIncidents(r.Context(), s.Flow.Name, false, lossHistoryRows)
-	if lossErr != nil {
-		h.Log.Error("reading data loss history", "flow", s.Flow.Name, "err", lossErr)
-	}
-	incs, err := h.Store.Incarnations(r.Context(), s.Flow.Name)
-	if err != nil {
-		h.Log.Error("reading internal topic incarnations", "flow", s.Flow.Name, "err", err)
-	}
-	h.render(w, r, http.StatusOK, views.Flow(views.FlowPage{Chrome: h.chrome(s.Flow.Name), Now: now, Snap: s,
-		Topics: topics, List: l, RPOChart: chart, Window: SparkWindow, Losses: losses, LossUnknown: lossErr != nil, CanAck: actorMayOperate(r), Incarnations: incs,
-		Active: h.activeSide(r, s.Flow.Name)}))
-}
-
-// Topic is GET /flows/{flow}/topics/{topic}: partitions, paginated.
-func (h *Handlers) Topic(w http.ResponseWriter, r *http.Request) {
-	s := h.flowParam(w, r)
-	if s == nil {
-		return
-	}
-	topic, err := url.PathUnescape(chi.URLParam(r, "topic"))
-	if err != nil {
-		h.fail(w, r, badRequest("bad topic name in URL"))
-		return
-	}
-	parts := slices.Clone(topicPartitions(s, topic))
-	if len(parts) == 0 {
-		h.fail(w, r, notFound("topic "+topic+" in flow "+s.Flow.Name))
-		return
-	}
-	l := listing(r, views.TopicPath(s.Flow.Name, topic), "partition")
-	if r.URL.Query().Get("sort") == "" {
-		l.Desc = false
-	}
+// sortPartitions orders a topic's partitions as l says.
+func sortPartitions(parts []monitor.PartitionLag, l views.Listing) {
 	slices.SortStableFunc(parts, func(a, b monitor.PartitionLag) int {
 		var c int
 		switch l.Sort {
@@ -166,14 +120,74 @@ func (h *Handlers) Topic(w http.ResponseWriter, r *http.Request) {
 		default:
 			c = cmp.Compare(a.Partition, b.Partition)
 		}
-		if l.Desc {
-			c = -c
-		}
-		return cmp.Or(c, cmp.Compare(a.Partition, b.Partition))
+		return ordered(c, l.Desc, cmp.Compare(a.Partition, b.Partition))
 	})
-	parts = paginate(&l, parts)
-	h.render(w, r, http.StatusOK, views.Topic(views.TopicPage{Chrome: h.chrome(topic), Now: h.now(), Snap: s,
-		Topic: topic, Partitions: parts, List: l}))
+}
+
+// ordered is a comparison c in the listing's direction, ties broken by tie.
+func ordered(c int, desc bool, tie int) int {
+	if desc {
+		c = -c
+	}
+	return cmp.Or(c, tie)
+}
+
+// Flow is GET /flows/{flow}: the flow's topics, sortable and filterable;
+// rendered once per key (pagecache.go), so storage is read on a miss only.
+func (h *Handlers) Flow(w http.ResponseWriter, r *http.Request) {
+	s := h.flowParam(w, r)
+	if s == nil {
+		return
+	}
+	now := h.now()
+	h.servePage(w, r, h.pageKey(r, "flow", now, s), now, func(r *http.Request) (templ.Component, bool) {
+		l := listing(r, views.FlowPath(s.Flow.Name), "lag")
+		var topics []monitor.TopicLag
+		for _, i := range paginate(&l, h.sortedTopics(s, l)) {
+			topics = append(topics, s.TopicLags[i])
+		}
+		chart := h.rpoChart(r.Context(), s, now)
+		losses, lossErr := h.Store.LossIncidents(r.Context(), s.Flow.Name, false, lossHistoryRows)
+		if lossErr != nil {
+			h.Log.Error("reading data loss history", "flow", s.Flow.Name, "err", lossErr)
+		}
+		incs, err := h.Store.Incarnations(r.Context(), s.Flow.Name)
+		if err != nil {
+			h.Log.Error("reading internal topic incarnations", "flow", s.Flow.Name, "err", err)
+		}
+		return views.Flow(views.FlowPage{Chrome: h.chrome(s.Flow.Name), Now: now, Snap: s, Topics: topics, List: l, RPOChart: chart,
+			Window: SparkWindow, Losses: losses, LossUnknown: lossErr != nil, CanAck: actorMayOperate(r), Incarnations: incs,
+			Active: h.activeSide(r, s.Flow.Name)}), lossErr == nil && err == nil
+	})
+}
+
+// Topic is GET /flows/{flow}/topics/{topic}: partitions, paginated;
+// rendered once per key (pagecache.go).
+func (h *Handlers) Topic(w http.ResponseWriter, r *http.Request) {
+	s := h.flowParam(w, r)
+	if s == nil {
+		return
+	}
+	topic, err := url.PathUnescape(chi.URLParam(r, "topic"))
+	if err != nil {
+		h.fail(w, r, badRequest("bad topic name in URL"))
+		return
+	}
+	if len(topicPartitions(s, topic)) == 0 {
+		h.fail(w, r, notFound("topic "+topic+" in flow "+s.Flow.Name))
+		return
+	}
+	now := h.now()
+	h.servePage(w, r, h.pageKey(r, "topic", now, s), now, func(r *http.Request) (templ.Component, bool) {
+		parts := slices.Clone(topicPartitions(s, topic))
+		l := listing(r, views.TopicPath(s.Flow.Name, topic), "partition")
+		if r.URL.Query().Get("sort") == "" {
+			l.Desc = false
+		}
+		sortPartitions(parts, l)
+		return views.Topic(views.TopicPage{Chrome: h.chrome(topic), Now: now, Snap: s,
+			Topic: topic, Partitions: paginate(&l, parts), List: l}), true
+	})
 }
 
 // SyncRows is how many syncs the partition page lists.

@@ -1,7 +1,8 @@
 // Package handlers holds the console's thin HTTP handlers: read the
 // request (handlers/form), ask one service (monitor.Monitor, the runbook,
 // the savepoint catalog, the worker, storage), render a view. They hold no
-// state but the per-refresh page data of pagedata.go, and start no goroutines (long work belongs to failover.Worker),
+// state but the per-refresh page data of pagedata.go (rendered pages
+// included, pagecache.go), and start no goroutines (long work belongs to failover.Worker),
 // judge nothing (policy is in catalog and failover), and leave the choice
 // of an error's HTTP status to statusFor (errors.go). They import neither
 // Kafka clients nor the sandbox: DemoControls is wired by main.
@@ -122,16 +123,19 @@ func (h *Handlers) lagAxis() views.Axis {
 		views.Threshold{Name: "critical", Value: float64(th.Critical.Lag.D().Milliseconds())})
 }
 
-// Overview is GET /.
+// Overview is GET /: rendered once per key (pagecache.go).
 func (h *Handlers) Overview(w http.ResponseWriter, r *http.Request) {
 	now := h.now()
-	p := views.OverviewPage{Chrome: h.chrome("Overview"), Now: now, Window: SparkWindow, CanAck: actorMayOperate(r)}
-	p.Losses, p.LossUnknown = h.openLosses(r)
-	p.Active = h.activeSides(r)
-	for _, s := range h.Monitor.Snapshots() {
-		p.Cards = append(p.Cards, h.overviewCard(r.Context(), s, now))
-	}
-	h.render(w, r, http.StatusOK, views.Overview(p))
+	snaps := h.Monitor.Snapshots()
+	h.servePage(w, r, h.pageKey(r, "overview", now, snaps...), now, func(r *http.Request) (templ.Component, bool) {
+		p := views.OverviewPage{Chrome: h.chrome("Overview"), Now: now, Window: SparkWindow, CanAck: actorMayOperate(r)}
+		p.Losses, p.LossUnknown = h.openLosses(r)
+		p.Active = h.activeSides(r)
+		for _, s := range snaps {
+			p.Cards = append(p.Cards, h.overviewCard(r.Context(), s, now))
+		}
+		return views.Overview(p), !p.LossUnknown
+	})
 }
 
 // Healthz is GET /healthz: the process serves requests.

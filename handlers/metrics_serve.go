@@ -26,7 +26,7 @@ func (m *MetricsExposition) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Add("Vary", "Accept-Encoding")
 	h.Set("ETag", e.etag)
-	if inm := r.Header.Get("If-None-Match"); inm != "" && strings.Contains(inm, e.etag) {
+	if etagMatches(r.Header.Get("If-None-Match"), e.etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -42,7 +42,7 @@ func (m *MetricsExposition) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.Set("Content-Type", textContentType)
-	if !acceptsGzip(r.Header.Get("Accept-Encoding")) {
+	if !AcceptsGzip(r.Header.Get("Accept-Encoding")) {
 		h.Set("Content-Length", strconv.Itoa(len(e.plain)+live.Len()))
 		w.Write(e.plain)
 		w.Write(live.Bytes())
@@ -74,8 +74,10 @@ func (e *exposition) gzipWith(live []byte) []byte {
 	return binary.LittleEndian.AppendUint32(out, uint32(len(e.plain)+len(live)))
 }
 
-// acceptsGzip reads Accept-Encoding: gzip (or *) with a q-value above 0.
-func acceptsGzip(header string) bool {
+// AcceptsGzip reads Accept-Encoding: gzip (or *) with a q-value above 0;
+// an explicit gzip;q=0 wins over *. web's compressHTML asks it too, so a
+// handler that negotiates its own encoding and the middleware agree.
+func AcceptsGzip(header string) bool {
 	star := false
 	for part := range strings.SplitSeq(header, ",") {
 		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")

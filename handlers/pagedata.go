@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"strconv"
+	"sync/atomic"
 	"time"
 	"weak"
 
@@ -21,6 +22,12 @@ type pageData struct {
 	charts  pages.Memo[seriesKey, views.Chart]
 	sparks  pages.Memo[seriesKey, views.FlowCard]
 	topics  pages.Memo[topicsKey, []int32]
+
+	// The rendered pages (pagecache.go); gens numbers the snapshots their
+	// keys name; changes counts state-changing requests.
+	rendered pages.Rendered
+	gens     pages.Gens[monitor.FlowSnapshot]
+	changes  atomic.Uint64
 }
 
 // seriesKey names a run of held samples: their first element's address and
@@ -37,7 +44,8 @@ func (h *Handlers) pageData() *pageData {
 		// The overview's window starts up to a SparkStep before now-SparkWindow.
 		h.pages = &pageData{history: pages.History{Store: h.Store, Window: SparkWindow + views.SparkStep, Now: h.Now},
 			charts: pages.Memo[seriesKey, views.Chart]{Max: 64}, sparks: pages.Memo[seriesKey, views.FlowCard]{Max: 64},
-			topics: pages.Memo[topicsKey, []int32]{Max: 64}}
+			topics:   pages.Memo[topicsKey, []int32]{Max: 64},
+			rendered: pages.Rendered{MaxEntries: renderedMaxEntries, MaxBytes: renderedMaxBytes}}
 	})
 	return h.pages
 }

@@ -1,10 +1,11 @@
 // Package pages keeps the page data that changes once per monitor refresh,
 // not once per request: each flow's recent RPO history, read from storage
-// once per new sample instead of on every page view and poll, and a
-// bounded memo of what handlers derive from it (charts, sorted lists),
-// keyed by exactly what they were derived from. It holds copies of stored
-// figures only: a value it hands out is the one the old per-request read
-// would have produced from the same samples.
+// once per new sample instead of on every page view and poll; a bounded
+// memo of what handlers derive from it (charts, sorted lists), keyed by
+// exactly what they were derived from; and the rendered pages themselves
+// (Rendered), keyed by everything their bytes depend on. It holds copies
+// of stored figures only: a value it hands out is the one the old
+// per-request read would have produced from the same samples.
 package pages
 
 import (

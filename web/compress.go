@@ -6,9 +6,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/drconsole/drconsole/handlers"
 )
 
 // gzipMinSize is the smallest body worth compressing: below about one
@@ -27,10 +28,11 @@ var gzipWriters = sync.Pool{New: func() any {
 // compressHTML gzips HTML pages and fragments for clients that accept it.
 // Left alone: event streams (they flush event by event), bodies under
 // gzipMinSize, HEAD requests, anything not text/html, and responses that
-// already carry a Content-Encoding (/metrics negotiates its own).
+// already carry a Content-Encoding (/metrics and the cached pages,
+// handlers/pagecache.go, negotiate their own with handlers.AcceptsGzip).
 func compressHTML(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodHead || !acceptsGzip(r.Header.Get("Accept-Encoding")) ||
+		if r.Method == http.MethodHead || !handlers.AcceptsGzip(r.Header.Get("Accept-Encoding")) ||
 			strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 			next.ServeHTTP(w, r)
 			return
@@ -39,24 +41,6 @@ func compressHTML(next http.Handler) http.Handler {
 		defer gw.finish()
 		next.ServeHTTP(gw, r)
 	})
-}
-
-// acceptsGzip: the Accept-Encoding header lists gzip (or *) with a
-// non-zero q.
-func acceptsGzip(h string) bool {
-	for _, part := range strings.Split(h, ",") {
-		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if c := strings.ToLower(strings.TrimSpace(coding)); c != "gzip" && c != "*" {
-			continue
-		}
-		if q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q="); ok {
-			if v, err := strconv.ParseFloat(q, 64); err == nil && v == 0 {
-				continue
-			}
-		}
-		return true
-	}
-	return false
 }
 
 // gzipResponse holds the first gzipMinSize bytes back to decide: a larger

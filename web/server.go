@@ -59,6 +59,9 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	r.Use(middleware.Recoverer, requestLog(log), securityHeaders, checkHost(h.Auth, log))
 	// HTML pages and fragments gzipped when accepted; event streams never.
 	r.Use(compressHTML)
+	// Pages are cached per key (handlers/pagecache.go); a state-changing
+	// request moves the key on.
+	r.Use(countChanges(h.StateChanged))
 	// Every state-changing request must come from our own pages; GETs stay
 	// free of side effects. Checked before anything else, so a cross-site
 	// form cannot even try a password.
