@@ -73,6 +73,8 @@ func TestEffectsRefuseWithoutAuditRecord(t *testing.T) {
 		"Failover":        func() error { _, err := Failover(ctx, none, lc, []string{"t"}); return err },
 		"Pause":           func() error { _, err := Pause(ctx, none, lc, []string{"t"}); return err },
 		"Resume":          func() error { _, err := Resume(ctx, none, lc, []string{"t"}); return err },
+		"ReverseAndStart": func() error { _, err := ReverseAndStart(ctx, none, lc, []string{"t"}); return err },
+		"ReverseAndPause": func() error { _, err := ReverseAndPause(ctx, none, lc, []string{"t"}); return err },
 		"TriggerSavepoint": func() error {
 			_, err := TriggerSavepoint(ctx, none, fc, "a1", "", true)
 			return err
