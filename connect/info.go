@@ -1,6 +1,9 @@
 package connect
 
-import "context"
+import (
+	"context"
+	"net/url"
+)
 
 // ConnectorInfo is Connect's answer to PUT /connectors/{name}/config (201
 // when created, 200 when updated) and GET /connectors/{name}.
@@ -26,4 +29,11 @@ func (c *Client) Statuses(ctx context.Context, names []string) (map[string]Conne
 		out[n] = s
 	}
 	return out, nil
+}
+
+// Info returns a connector's config and tasks (GET /connectors/{name}).
+func (c *Client) Info(ctx context.Context, name string) (ConnectorInfo, error) {
+	var i ConnectorInfo
+	err := c.get(ctx, "/connectors/"+url.PathEscape(name), &i)
+	return i, err
 }

@@ -23,12 +23,15 @@ package mm2
 //     default connector.client.config.override.policy=All (WorkerConfig.java)
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/drconsole/drconsole/model"
 )
 
 // Java class names of MM2's connectors and policies.
@@ -150,7 +153,7 @@ func (f ForwardFlow) ReverseConfigs() (ReverseConnectors, error) {
 	var notes []string
 	if f.Policy.Identity {
 		notes = append(notes, "Identity policy: DR's topics come back under the same names, so DR's new records land in the primary's original topics. "+
-			"MM2 starts a new source connector at the earliest offset: unless its offsets are set to the failover's cut first, the reverse flow also copies back every record the primary already has.")
+			"MM2 starts a new source connector at the earliest offset: unless it is created stopped and its offsets set to the failover's cut first (ReverseStartOffsets), the reverse flow also copies back every record the primary already has.")
 	} else {
 		// Belt and braces: MM2 already skips these as cycles; the exclude
 		// makes the choice visible in the config itself.
@@ -283,4 +286,39 @@ func CheckReverseCycle(p ReplicationPolicy, forward []ForwardConnector) error {
 			ErrReverseCycle, strings.Join(bad, ", "))
 	}
 	return nil
+}
+
+// ReverseStartOffsets is the body of PATCH /connectors/{source}/offsets
+// (Kafka 3.6+, the connector STOPPED) that starts the reverse
+// MirrorSourceConnector at the failover's cut: cut holds, per DR topic
+// partition, DR's log end when the forward mirror stopped, so records from
+// there on were produced in DR. Without it MM2 starts a new connector at
+// the earliest offset (MirrorConnectorConfig forces auto.offset.reset
+// earliest), and under the identity policy would copy back everything the
+// primary already holds. Connect stores the last replicated offset and
+// MirrorSourceTask.initializeConsumer seeks to it + 1, hence cut - 1; a
+// partition cut at 0 has nothing to skip and is left out (MM2 refuses
+// negative offsets, MirrorUtils.validateSourceOffset).
+func ReverseStartOffsets(drAlias string, cut map[model.TP]int64) ([]byte, error) {
+	type entry struct {
+		Partition map[string]any   `json:"partition"`
+		Offset    map[string]int64 `json:"offset"`
+	}
+	tps := slices.SortedFunc(maps.Keys(cut), func(a, b model.TP) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition - b.Partition)
+	})
+	entries := []entry{}
+	for _, tp := range tps {
+		switch c := cut[tp]; {
+		case c < 0:
+			return nil, fmt.Errorf("reverse start offsets: %s-%d: cut %d is negative", tp.Topic, tp.Partition, c)
+		case c > 0:
+			o := model.ConnectOffset{Cluster: drAlias, Topic: tp.Topic, Partition: tp.Partition}
+			entries = append(entries, entry{connectPartition(o), map[string]int64{"offset": c - 1}})
+		}
+	}
+	return json.Marshal(map[string]any{"offsets": entries})
 }

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"strings"
 	"testing"
+
+	"github.com/drconsole/drconsole/model"
 )
 
 // kafkaKeys are the config keys the reverse connectors may use, each with
@@ -205,5 +207,17 @@ func TestCheckReverseCycle(t *testing.T) {
 		case tc.refused != "" && (!errors.Is(err, ErrReverseCycle) || !strings.Contains(err.Error(), tc.refused)):
 			t.Errorf("%s: got %v, want a refusal naming %q", tc.name, err, tc.refused)
 		}
+	}
+}
+
+func TestReverseStartOffsets(t *testing.T) {
+	got, err := ReverseStartOffsets("dr", map[model.TP]int64{{Topic: "orders", Partition: 1}: 7, {Topic: "events", Partition: 0}: 1200, {Topic: "events", Partition: 2}: 0})
+	want := `{"offsets":[{"partition":{"cluster":"dr","partition":0,"topic":"events"},"offset":{"offset":1199}},` +
+		`{"partition":{"cluster":"dr","partition":1,"topic":"orders"},"offset":{"offset":6}}]}`
+	if err != nil || string(got) != want {
+		t.Fatalf("got %s, %v\nwant %s", got, err, want)
+	}
+	if _, err := ReverseStartOffsets("dr", map[model.TP]int64{{Topic: "x"}: -1}); err == nil {
+		t.Fatal("a negative cut accepted")
 	}
 }

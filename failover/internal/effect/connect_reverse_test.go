@@ -14,6 +14,7 @@ import (
 
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 )
 
 // connectStandIn is a Kafka Connect REST stand-in with the answers of
@@ -28,8 +29,9 @@ type connectStandIn struct {
 }
 
 type standInConnector struct {
-	config map[string]string
-	state  string
+	config  map[string]string
+	state   string
+	offsets string // the last PATCH offsets body
 }
 
 type seenRequest struct{ Method, Path, ContentType, Body string }
@@ -67,6 +69,26 @@ func (s *connectStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f.skip--
 	}
+	if r.Method == http.MethodPost && r.URL.Path == "/connectors" {
+		var req struct {
+			Name         string            `json:"name"`
+			Config       map[string]string `json:"config"`
+			InitialState string            `json:"initial_state"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil || req.Name == "" {
+			fail(400, "Cannot deserialize the request")
+			return
+		}
+		if s.connectors[req.Name] != nil {
+			fail(409, "Connector "+req.Name+" already exists") // DistributedHerder's wording
+			return
+		}
+		req.Config["name"] = req.Name
+		state := map[string]string{"": "RUNNING", "RUNNING": "RUNNING", "PAUSED": "PAUSED", "STOPPED": "STOPPED"}[req.InitialState]
+		s.connectors[req.Name] = &standInConnector{config: req.Config, state: state}
+		answer(http.StatusCreated, map[string]any{"name": req.Name, "config": req.Config, "tasks": []any{}, "type": "source"})
+		return
+	}
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/connectors/"), "/")
 	name, verb := parts[0], ""
 	if len(parts) > 1 {
@@ -98,6 +120,19 @@ func (s *connectStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			tasks = append(tasks, map[string]any{"id": 0, "state": c.state, "worker_id": "w:8083"})
 		}
 		answer(200, map[string]any{"name": name, "connector": map[string]any{"state": c.state, "worker_id": "w:8083"}, "tasks": tasks, "type": "source"})
+	case r.Method == http.MethodGet && verb == "":
+		answer(200, map[string]any{"name": name, "config": c.config, "tasks": []any{}, "type": "source"})
+	case r.Method == http.MethodPatch && verb == "offsets":
+		if c.state != "STOPPED" {
+			// Stand-in wording of Connect's refusal.
+			fail(400, "Connectors must be in the STOPPED state before their offsets can be modified")
+			return
+		}
+		c.offsets = string(body)
+		answer(200, map[string]any{"message": "The offsets for this connector have been altered successfully"})
+	case r.Method == http.MethodPut && verb == "resume":
+		c.state = "RUNNING"
+		answer(http.StatusAccepted, nil)
 	case r.Method == http.MethodPut && verb == "pause":
 		c.state = "PAUSED"
 		answer(http.StatusAccepted, nil)
@@ -123,6 +158,18 @@ func (s *connectStandIn) fail(skip, status int, msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failNext = &failAnswer{skip, status, msg}
+}
+
+// withReverseConnectors is a Connect stand-in holding the reverse
+// connectors of reverseForTest.
+func withReverseConnectors(t *testing.T) (*connectStandIn, *connect.Client, mm2.ReverseConnectors) {
+	t.Helper()
+	s, c := newConnectStandIn(t)
+	r := reverseForTest(t)
+	if _, err := PutReverseConnectors(context.Background(), writtenT(t), c, r); err != nil {
+		t.Fatal(err)
+	}
+	return s, c, r
 }
 
 func reverseForTest(t *testing.T) mm2.ReverseConnectors {
@@ -177,12 +224,8 @@ func TestPutReverseConnectors(t *testing.T) {
 // message; the set-up stops at the refused connector, and the retry after
 // a 409 completes it without a twin.
 func TestPutReverseConnectorsRefused(t *testing.T) {
-	s, c := newConnectStandIn(t)
-	r := reverseForTest(t)
+	s, c, r := withReverseConnectors(t)
 	ctx := context.Background()
-	if _, err := PutReverseConnectors(ctx, writtenT(t), c, r); err != nil {
-		t.Fatal(err)
-	}
 	const rebalance = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
 	s.fail(1, 409, rebalance) // the checkpoint connector's PUT
 	infos, err := PutReverseConnectors(ctx, writtenT(t), c, r)
@@ -213,12 +256,8 @@ func TestPutReverseConnectorsRefused(t *testing.T) {
 // Pause, stop and delete send exactly their requests; deleting again finds
 // nothing and is no error.
 func TestReverseConnectorsPauseStopDelete(t *testing.T) {
-	s, c := newConnectStandIn(t)
-	r := reverseForTest(t)
+	s, c, r := withReverseConnectors(t)
 	ctx := context.Background()
-	if _, err := PutReverseConnectors(ctx, writtenT(t), c, r); err != nil {
-		t.Fatal(err)
-	}
 	n := len(s.seen())
 	if err := PauseConnector(ctx, writtenT(t), c, r.Source); err != nil {
 		t.Fatal(err)
@@ -259,5 +298,74 @@ func TestReverseConnectorsPauseStopDelete(t *testing.T) {
 	}
 	if len(s.connectors) != 2 || s.connectors[r.Checkpoint].state != "RUNNING" {
 		t.Fatalf("connectors %v", s.connectors)
+	}
+}
+
+// Under the identity policy the reverse source connector is created
+// STOPPED, its offsets set to the cut, then resumed: no task runs from the
+// earliest offset. A retried create finds the same stopped connector and
+// is done; one found running is refused.
+func TestReverseSourceStartsAtCut(t *testing.T) {
+	s, c := newConnectStandIn(t)
+	r := reverseForTest(t)
+	ctx := context.Background()
+	cfg := r.Configs[r.Source]
+	for round := range 2 {
+		if _, err := CreateConnectorStopped(ctx, writtenT(t), c, r.Source, cfg); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	reqs := s.seen()
+	var create struct {
+		Name         string            `json:"name"`
+		Config       map[string]string `json:"config"`
+		InitialState string            `json:"initial_state"`
+	}
+	if err := json.Unmarshal([]byte(reqs[0].Body), &create); err != nil || reqs[0].Method != http.MethodPost || reqs[0].Path != "/connectors" ||
+		create.Name != r.Source || create.InitialState != "STOPPED" || !maps.Equal(create.Config, cfg) {
+		t.Fatalf("create request %+v", reqs[0])
+	}
+	if len(s.connectors) != 1 || s.connectors[r.Source].state != "STOPPED" {
+		t.Fatalf("connectors %+v", s.connectors)
+	}
+	body, err := mm2.ReverseStartOffsets("dr", map[model.TP]int64{{Topic: "events", Partition: 0}: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := AlterConnectorOffsets(ctx, writtenT(t), c, r.Source, body); err != nil {
+		t.Fatal(err)
+	}
+	last := s.seen()[len(s.seen())-1]
+	if last.Method != http.MethodPatch || last.Path != "/connectors/"+r.Source+"/offsets" || last.ContentType != "application/json" ||
+		last.Body != `{"offsets":[{"partition":{"cluster":"dr","partition":0,"topic":"events"},"offset":{"offset":41}}]}` {
+		t.Fatalf("offsets request %+v", last)
+	}
+	if err := ResumeConnector(ctx, writtenT(t), c, r.Source); err != nil {
+		t.Fatal(err)
+	}
+	// Running now: a create is refused, and so are new offsets (Connect's 400).
+	if _, err := CreateConnectorStopped(ctx, writtenT(t), c, r.Source, cfg); err == nil || !strings.Contains(err.Error(), "state RUNNING") {
+		t.Fatalf("create over a running connector: %v", err)
+	}
+	if err := AlterConnectorOffsets(ctx, writtenT(t), c, r.Source, body); err == nil || !strings.Contains(err.Error(), "HTTP 400: Connectors must be in the STOPPED state") {
+		t.Fatalf("offsets of a running connector: %v", err)
+	}
+	// Another config under the same name is refused too.
+	other := maps.Clone(cfg)
+	other["topics"] = "other"
+	if err := StopConnector(ctx, writtenT(t), c, r.Source); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CreateConnectorStopped(ctx, writtenT(t), c, r.Source, other); err == nil || !strings.Contains(err.Error(), "config different") {
+		t.Fatalf("create with another config: %v", err)
+	}
+	// A 409 for a connector that does not exist is a rebalance.
+	s2, c2 := newConnectStandIn(t)
+	s2.fail(0, 409, "Cannot complete request because of a conflicting operation (e.g. worker rebalance)")
+	if _, err := CreateConnectorStopped(ctx, writtenT(t), c2, r.Source, cfg); err == nil || !strings.Contains(err.Error(), "retrying this step is safe") {
+		t.Fatalf("rebalance: %v", err)
+	}
+	if len(s2.connectors) != 0 {
+		t.Fatal("created during a rebalance")
 	}
 }

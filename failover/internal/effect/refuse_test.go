@@ -69,12 +69,17 @@ func TestEffectsRefuseWithoutAuditRecord(t *testing.T) {
 			return err
 		},
 		"DeleteConnector": func() error { _, err := DeleteConnector(ctx, none, cc, "mm2"); return err },
-		"Promote":         func() error { _, err := Promote(ctx, none, lc, []string{"t"}); return err },
-		"Failover":        func() error { _, err := Failover(ctx, none, lc, []string{"t"}); return err },
-		"Pause":           func() error { _, err := Pause(ctx, none, lc, []string{"t"}); return err },
-		"Resume":          func() error { _, err := Resume(ctx, none, lc, []string{"t"}); return err },
-		"ReverseAndStart": func() error { _, err := ReverseAndStart(ctx, none, lc, []string{"t"}); return err },
-		"ReverseAndPause": func() error { _, err := ReverseAndPause(ctx, none, lc, []string{"t"}); return err },
+		"CreateConnectorStopped": func() error {
+			_, err := CreateConnectorStopped(ctx, none, cc, "mm2", map[string]string{"a": "b"})
+			return err
+		},
+		"AlterConnectorOffsets": func() error { return AlterConnectorOffsets(ctx, none, cc, "mm2", []byte(`{"offsets":[]}`)) },
+		"Promote":               func() error { _, err := Promote(ctx, none, lc, []string{"t"}); return err },
+		"Failover":              func() error { _, err := Failover(ctx, none, lc, []string{"t"}); return err },
+		"Pause":                 func() error { _, err := Pause(ctx, none, lc, []string{"t"}); return err },
+		"Resume":                func() error { _, err := Resume(ctx, none, lc, []string{"t"}); return err },
+		"ReverseAndStart":       func() error { _, err := ReverseAndStart(ctx, none, lc, []string{"t"}); return err },
+		"ReverseAndPause":       func() error { _, err := ReverseAndPause(ctx, none, lc, []string{"t"}); return err },
 		"TriggerSavepoint": func() error {
 			_, err := TriggerSavepoint(ctx, none, fc, "a1", "", true)
 			return err
