@@ -66,7 +66,8 @@ type ForwardFlow struct {
 	PrimaryBootstrap, DRBootstrap string
 	// PrimaryClient and DRClient are client settings without prefix
 	// (security.protocol, sasl.jaas.config, ...). They go out under
-	// target.cluster. / source.cluster. and, for the primary, producer.override.
+	// target.cluster. / source.cluster., and under producer.override. for
+	// the cluster a connector's records go to.
 	PrimaryClient, DRClient map[string]string
 	// Connectors are the forward connector names on the same Connect
 	// cluster; the reverse names must differ from every one.
@@ -177,22 +178,33 @@ func (f ForwardFlow) ReverseConfigs() (ReverseConnectors, error) {
 		}
 	}
 	topics := map[string]string{"topics": strings.Join(include, ","), "topics.exclude": strings.Join(exclude, ",")}
-	src := f.base(MirrorSourceConnectorClass)
+	// Connect writes a source connector's records through the worker's
+	// producer, to the worker's own cluster; the forward flow's workers
+	// usually run against DR. So each connector names where its records
+	// go: data and checkpoints to the primary. Heartbeats go to DR's
+	// "heartbeats", which the reverse source connector copies to the
+	// primary as "<dr>.heartbeats": the end-to-end proof that the reverse
+	// flow replicates, as "<primary>.heartbeats" is for the forward one
+	// (in dedicated MM2 the opposite direction's herder emits them there).
+	// Written into the primary they would prove only that Connect can
+	// write to it, which the data already proves.
+	src := f.base(MirrorSourceConnectorClass, f.PrimaryBootstrap, f.PrimaryClient)
 	maps.Copy(src, topics)
-	cp := f.base(MirrorCheckpointConnectorClass)
+	cp := f.base(MirrorCheckpointConnectorClass, f.PrimaryBootstrap, f.PrimaryClient)
 	maps.Copy(cp, topics)
 	cp["emit.checkpoints.enabled"] = "true"
 	// The primary's group offsets change only in the console's audited
 	// translate step, never behind its back by MM2.
 	cp["sync.group.offsets.enabled"] = "false"
-	hb := f.base(MirrorHeartbeatConnectorClass)
+	hb := f.base(MirrorHeartbeatConnectorClass, f.DRBootstrap, f.DRClient)
 	hb["emit.heartbeats.enabled"] = "true"
 	r.Configs[r.Source], r.Configs[r.Checkpoint], r.Configs[r.Heartbeat] = src, cp, hb
 	return r, nil
 }
 
-// base is what all three connectors share.
-func (f ForwardFlow) base(class string) map[string]string {
+// base is what all three connectors share; their records are produced to
+// the cluster at produceTo with the client settings produceClient.
+func (f ForwardFlow) base(class, produceTo string, produceClient map[string]string) map[string]string {
 	m := map[string]string{
 		"connector.class":                  class,
 		"source.cluster.alias":             f.DRAlias,
@@ -202,14 +214,10 @@ func (f ForwardFlow) base(class string) map[string]string {
 		"replication.policy.class":         f.Policy.PolicyClass(),
 		// MM2's records are raw bytes; Connect's default JSON converter
 		// would mangle data and checkpoints (mm2.md §1.3).
-		"key.converter":    byteArrayConverter,
-		"value.converter":  byteArrayConverter,
-		"header.converter": byteArrayConverter,
-		// Connect writes a source connector's records through the
-		// worker's producer, to the worker's own cluster. The forward
-		// flow's workers usually run against DR, so without this the
-		// reverse flow would "replicate" DR into DR.
-		"producer.override.bootstrap.servers": f.PrimaryBootstrap,
+		"key.converter":                       byteArrayConverter,
+		"value.converter":                     byteArrayConverter,
+		"header.converter":                    byteArrayConverter,
+		"producer.override.bootstrap.servers": produceTo,
 	}
 	if f.Policy.Separator != "" && f.Policy.Separator != "." {
 		m["replication.policy.separator"] = f.Policy.Separator
@@ -228,6 +236,8 @@ func (f ForwardFlow) base(class string) map[string]string {
 	}
 	for k, v := range f.PrimaryClient {
 		m["target.cluster."+k] = v
+	}
+	for k, v := range produceClient {
 		m["producer.override."+k] = v
 	}
 	return m

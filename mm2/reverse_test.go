@@ -96,13 +96,15 @@ func TestReverseConfigs(t *testing.T) {
 			"dr-to-primary-MirrorCheckpointConnector": with(idc, "connector.class", MirrorCheckpointConnectorClass,
 				"emit.checkpoints.enabled", "true", "sync.group.offsets.enabled", "false"),
 			"dr-to-primary-MirrorHeartbeatConnector": with(common(IdentityPolicyClass), "connector.class", MirrorHeartbeatConnectorClass,
-				"offset-syncs.topic.location", "target", "tasks.max", "4", "emit.heartbeats.enabled", "true"),
+				"offset-syncs.topic.location", "target", "tasks.max", "4", "emit.heartbeats.enabled", "true",
+				"producer.override.bootstrap.servers", "dr:9092"), // heartbeats into DR, replicated as dr.heartbeats
 		}},
 		{"default, separator _", deflt, map[string]map[string]string{
 			"dr-to-primary-MirrorSourceConnector": with(dfc, append([]string{"connector.class", MirrorSourceConnectorClass}, dfTopics...)...),
 			"dr-to-primary-MirrorCheckpointConnector": with(dfc, append([]string{"connector.class", MirrorCheckpointConnectorClass,
 				"emit.checkpoints.enabled", "true", "sync.group.offsets.enabled", "false"}, dfTopics...)...),
-			"dr-to-primary-MirrorHeartbeatConnector": with(dfc, "connector.class", MirrorHeartbeatConnectorClass, "emit.heartbeats.enabled", "true"),
+			"dr-to-primary-MirrorHeartbeatConnector": with(dfc, "connector.class", MirrorHeartbeatConnectorClass, "emit.heartbeats.enabled", "true",
+				"producer.override.bootstrap.servers", "dr:9092", "producer.override.security.protocol", "SASL_SSL"),
 		}},
 	}
 	for _, tc := range cases {
