@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/clusterlink"
 	"github.com/drconsole/drconsole/clusterlink/clusterlinktest"
 )
@@ -72,21 +73,25 @@ func TestClusterLinkStandInReverse(t *testing.T) {
 // A topic that cannot be reversed is a failure, though the answer is a
 // 200: a lagging mirror, and a topic that is no longer a mirror.
 func TestClusterLinkStandInReverseRefused(t *testing.T) {
-	s, c := startLinkStandIn(t)
 	ctx := context.Background()
-	s.SetLag("orders", 2, 9)
-	res, err := ReverseAndStart(ctx, writtenT(t), c, []string{"orders", "payments"})
-	wantLagRefusal(t, ActionReverseAndStart, res, err)
-	if !strings.Contains(err.Error(), "cannot be reversed: mirror lag is 9 messages on 1 partition(s)") {
-		t.Fatalf("lagging: %v", err)
-	}
-	if _, ok := mirrorsByName(t, c)["orders"]; !ok {
-		t.Fatal("the refused topic was reversed")
-	}
-	// payments went through, so it is no longer a mirror on DR.
-	_, err = ReverseAndPause(ctx, writtenT(t), c, []string{"payments"})
-	if ae := actionError(t, err); len(ae.Failed) != 1 || !strings.Contains(err.Error(), "is not a mirror topic of link") {
-		t.Fatalf("again: %v", err)
+	for action, reverse := range map[string]func(context.Context, audit.Written, *clusterlink.Client, []string) ([]clusterlink.MirrorActionResult, error){
+		ActionReverseAndStart: ReverseAndStart, ActionReverseAndPause: ReverseAndPause,
+	} {
+		s, c := startLinkStandIn(t)
+		s.SetLag("orders", 2, 9)
+		res, err := reverse(ctx, writtenT(t), c, []string{"orders", "payments"})
+		wantLagRefusal(t, action, res, err)
+		if !strings.Contains(err.Error(), "cannot be reversed: mirror lag is 9 messages on 1 partition(s)") {
+			t.Fatalf("%s lagging: %v", action, err)
+		}
+		if _, ok := mirrorsByName(t, c)["orders"]; !ok {
+			t.Fatalf("%s: the refused topic was reversed", action)
+		}
+		// payments went through, so it is no longer a mirror on DR.
+		_, err = reverse(ctx, writtenT(t), c, []string{"payments"})
+		if ae := actionError(t, err); len(ae.Failed) != 1 || !strings.Contains(err.Error(), "is not a mirror topic of link") {
+			t.Fatalf("%s again: %v", action, err)
+		}
 	}
 }
 
