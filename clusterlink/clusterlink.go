@@ -259,7 +259,7 @@ func (r MirrorActionResult) Message() string {
 // HTTP answer was 200, and which requested topics the answer did not
 // mention at all. Either counts as a failure of the whole action.
 type MirrorActionError struct {
-	Action       string // promote, failover, pause, resume
+	Action       string // promote, failover, pause, resume, reverse-and-start-mirror, reverse-and-pause-mirror
 	Link         string
 	ValidateOnly bool
 	Requested    int

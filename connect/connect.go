@@ -72,7 +72,7 @@ func Answer(method, path string, resp *http.Response, err error, out any) error 
 			Message string `json:"message"`
 		}
 		json.Unmarshal(body, &e)
-		return fmt.Errorf("connect: %s %s: HTTP %d: %s", method, path, resp.StatusCode, e.Message)
+		return &HTTPError{Method: method, Path: path, Status: resp.StatusCode, Message: e.Message}
 	}
 	if out != nil && len(body) > 0 {
 		if err := json.Unmarshal(body, out); err != nil {
@@ -80,6 +80,19 @@ func Answer(method, path string, resp *http.Response, err error, out any) error 
 		}
 	}
 	return nil
+}
+
+// HTTPError is a non-2xx answer of Connect REST with Connect's message,
+// e.g. 409 "Cannot complete request because of a conflicting operation
+// (e.g. worker rebalance)" (HerderRequestHandler.java).
+type HTTPError struct {
+	Method, Path string
+	Status       int
+	Message      string
+}
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("connect: %s %s: HTTP %d: %s", e.Method, e.Path, e.Status, e.Message)
 }
 
 // Status returns a connector's status.
@@ -99,14 +112,12 @@ func (c *Client) Connectors(ctx context.Context) ([]string, error) {
 // WaitStopped polls until every named connector is stopped with no tasks.
 func (c *Client) WaitStopped(ctx context.Context, names []string, interval time.Duration) (map[string]ConnectorStatus, error) {
 	for {
-		all := map[string]ConnectorStatus{}
+		all, err := c.Statuses(ctx, names)
+		if err != nil {
+			return nil, err
+		}
 		stopped := true
-		for _, n := range names {
-			s, err := c.Status(ctx, n)
-			if err != nil {
-				return nil, err
-			}
-			all[n] = s
+		for _, s := range all {
 			stopped = stopped && s.Stopped()
 		}
 		if stopped {

@@ -46,6 +46,9 @@ type ClusterLinkStandIn struct {
 	linkError  string
 	linkErrMsg string
 	mirrors    map[string]*standInMirror
+	// remote holds the mirror topics on the link's other end (the source
+	// cluster, id sourceID): the ones a reverse action turned around.
+	remote     map[string]*standInMirror
 	user, pass string
 	failNext   []standInFailure
 	delay      time.Duration
@@ -70,7 +73,7 @@ type standInFailure struct {
 
 // ClusterLinkAction is one action request the stand-in answered.
 type ClusterLinkAction struct {
-	Action       string // promote, failover, pause, resume
+	Action       string // promote, failover, pause, resume, reverse-and-start-mirror, reverse-and-pause-mirror
 	Topics       []string
 	ValidateOnly bool
 	Failed       map[string]string // topic -> per-topic error message
@@ -90,7 +93,10 @@ type ClusterLinkStandInState struct {
 	LinkState         string
 	SourceUnavailable bool
 	Mirrors           map[string]ClusterLinkMirrorState
-	Actions           []ClusterLinkAction
+	// RemoteMirrors are the mirror topics on the source cluster, which a
+	// reverse action creates.
+	RemoteMirrors map[string]ClusterLinkMirrorState
+	Actions       []ClusterLinkAction
 }
 
 // DefaultPendingStopped is how long a promoted or failed-over mirror stays
@@ -114,6 +120,7 @@ func StartClusterLinkStandIn(clusterID, link string, topics map[string]int) (*Cl
 		linkState:  "ACTIVE",
 		linkError:  "NO_ERROR",
 		mirrors:    map[string]*standInMirror{},
+		remote:     map[string]*standInMirror{},
 		pendingFor: DefaultPendingStopped,
 	}
 	for name, n := range topics {
@@ -133,7 +140,7 @@ func StartClusterLinkStandIn(clusterID, link string, topics map[string]int) (*Cl
 	mux.HandleFunc("GET "+base+"/{link}", s.getLink)
 	mux.HandleFunc("GET "+base+"/{link}/mirrors", s.listMirrors)
 	mux.HandleFunc("GET "+base+"/{link}/mirrors/{topic}", s.getMirror)
-	for _, a := range []string{"promote", "failover", "pause", "resume"} {
+	for _, a := range []string{"promote", "failover", "pause", "resume", "reverse-and-start-mirror", "reverse-and-pause-mirror"} {
 		mux.HandleFunc("POST "+base+"/{link}/mirrors:"+a, func(w http.ResponseWriter, r *http.Request) { s.alter(w, r, a) })
 	}
 	s.mux = mux
@@ -302,10 +309,8 @@ func (s *ClusterLinkStandIn) State() ClusterLinkStandInState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.advance()
-	st := ClusterLinkStandInState{LinkState: s.linkState, SourceUnavailable: s.sourceDown, Mirrors: map[string]ClusterLinkMirrorState{}}
-	for n, m := range s.mirrors {
-		st.Mirrors[n] = ClusterLinkMirrorState{Status: m.status, Since: m.since, Lags: slices.Clone(m.lag), LastFetchOffsets: slices.Clone(m.fetch)}
-	}
+	st := ClusterLinkStandInState{LinkState: s.linkState, SourceUnavailable: s.sourceDown,
+		Mirrors: mirrorStates(s.mirrors), RemoteMirrors: mirrorStates(s.remote)}
 	for _, a := range s.actions {
 		a.Topics = slices.Clone(a.Topics)
 		st.Actions = append(st.Actions, a)
@@ -313,30 +318,51 @@ func (s *ClusterLinkStandIn) State() ClusterLinkStandInState {
 	return st
 }
 
+func mirrorStates(ms map[string]*standInMirror) map[string]ClusterLinkMirrorState {
+	out := map[string]ClusterLinkMirrorState{}
+	for n, m := range ms {
+		out[n] = ClusterLinkMirrorState{Status: m.status, Since: m.since, Lags: slices.Clone(m.lag), LastFetchOffsets: slices.Clone(m.fetch)}
+	}
+	return out
+}
+
 // advance moves mirrors whose PENDING_STOPPED time is up to STOPPED.
 // Callers hold s.mu.
 func (s *ClusterLinkStandIn) advance() {
 	now := time.Now()
-	for _, m := range s.mirrors {
-		if m.status == "PENDING_STOPPED" && !now.Before(m.stopAt) {
-			m.status, m.since = "STOPPED", m.stopAt
+	for _, ms := range []map[string]*standInMirror{s.mirrors, s.remote} {
+		for _, m := range ms {
+			if m.status == "PENDING_STOPPED" && !now.Before(m.stopAt) {
+				m.status, m.since = "STOPPED", m.stopAt
+			}
 		}
 	}
 }
 
-func (s *ClusterLinkStandIn) names() []string {
-	out := make([]string, 0, len(s.mirrors))
-	for n := range s.mirrors {
+func sortedNames(ms map[string]*standInMirror) []string {
+	out := make([]string, 0, len(ms))
+	for n := range ms {
 		out = append(out, n)
 	}
 	sort.Strings(out)
 	return out
 }
 
+// sides returns the mirror topics on the cluster a request names and on
+// the link's other end: the DR cluster's (ClusterID) by default, the
+// source cluster's when the request names sourceID. Callers hold s.mu.
+func (s *ClusterLinkStandIn) sides(r *http.Request) (here, there map[string]*standInMirror) {
+	if r.PathValue("cluster") == s.sourceID {
+		return s.remote, s.mirrors
+	}
+	return s.mirrors, s.remote
+}
+
 // check answers 404 for a foreign cluster id or link name (stand-in
 // wording; the spec lists no 404 for these paths). link "-" means all links.
+// The source cluster's id is served too: the link seen from its other end.
 func (s *ClusterLinkStandIn) check(w http.ResponseWriter, r *http.Request, allowAll bool) bool {
-	if c := r.PathValue("cluster"); c != s.ClusterID {
+	if c := r.PathValue("cluster"); c != s.ClusterID && c != s.sourceID {
 		writeJSON(w, http.StatusNotFound, restError(404, "Cluster "+c+" cannot be found."))
 		return false
 	}
@@ -363,7 +389,7 @@ func (s *ClusterLinkStandIn) linkJSON(tasks bool) map[string]any {
 		"link_name":          s.Link,
 		"link_id":            s.linkID,
 		"cluster_link_id":    s.linkID,
-		"topic_names":        s.names(),
+		"topic_names":        sortedNames(s.mirrors),
 		"link_error":         s.linkError,
 		"link_error_message": errMsg,
 		"link_state":         s.linkState,
@@ -443,9 +469,10 @@ func (s *ClusterLinkStandIn) listMirrors(w http.ResponseWriter, r *http.Request)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.advance()
+	here, _ := s.sides(r)
 	data := []any{}
-	for _, n := range s.names() {
-		m := s.mirrors[n]
+	for _, n := range sortedNames(here) {
+		m := here[n]
 		if filter == "" || strings.EqualFold(filter, m.status) {
 			data = append(data, s.mirrorJSON(m, false))
 		}
@@ -464,7 +491,8 @@ func (s *ClusterLinkStandIn) getMirror(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.advance()
-	m, ok := s.mirrors[r.PathValue("topic")]
+	here, _ := s.sides(r)
+	m, ok := here[r.PathValue("topic")]
 	if !ok {
 		writeJSON(w, http.StatusNotFound, restError(404, "Mirror topic '"+r.PathValue("topic")+"' does not exist on link '"+s.Link+"'."))
 		return
@@ -499,6 +527,7 @@ func (s *ClusterLinkStandIn) alter(w http.ResponseWriter, r *http.Request, actio
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.advance()
+	here, there := s.sides(r)
 	var names []string
 	switch {
 	case len(body.Names) > 0:
@@ -513,7 +542,7 @@ func (s *ClusterLinkStandIn) alter(w http.ResponseWriter, r *http.Request, actio
 			writeJSON(w, 400, restError(400, "Invalid mirror_topic_name_pattern: "+err.Error()))
 			return
 		}
-		for _, n := range s.names() {
+		for _, n := range sortedNames(here) {
 			if re.MatchString(n) {
 				names = append(names, n)
 			}
@@ -527,10 +556,10 @@ func (s *ClusterLinkStandIn) alter(w http.ResponseWriter, r *http.Request, actio
 	rec := ClusterLinkAction{Action: action, Topics: names, ValidateOnly: validate, At: now}
 	data := []any{}
 	for _, n := range names {
-		m := s.mirrors[n]
+		m := here[n]
 		code, msg := s.refuse(action, n, m)
 		if code == 0 && !validate {
-			s.apply(action, m, now)
+			s.apply(action, m, now, here, there)
 		}
 		entry := map[string]any{
 			"kind":                            "AlterMirrorsData",
@@ -574,14 +603,20 @@ func (s *ClusterLinkStandIn) refuse(action, name string, m *standInMirror) (int,
 		return 400, fmt.Sprintf("Topic '%s' is already stopping its mirror from '%s'", name, s.Link)
 	}
 	switch action {
-	case "promote":
+	case "promote", "reverse-and-start-mirror", "reverse-and-pause-mirror":
 		// Promote is the planned, lossless path: it needs the source and
 		// zero lag, and refuses otherwise. Failover is the way round both.
+		// Stand-in: a reverse swaps the roles of two in-sync topics, so it
+		// asks the same as promote.
+		verb := map[string]string{"promote": "promoted"}[action]
+		if verb == "" {
+			verb = "reversed"
+		}
 		if s.sourceDown || m.status == "SOURCE_UNAVAILABLE" {
-			return 400, fmt.Sprintf("Topic '%s' cannot be promoted: the source cluster is unavailable; use failover to stop mirroring without a final sync", name)
+			return 400, fmt.Sprintf("Topic '%s' cannot be %s: the source cluster is unavailable; use failover to stop mirroring without a final sync", name, verb)
 		}
 		if m.status == "PAUSED" {
-			return 400, fmt.Sprintf("Topic '%s' cannot be promoted while its mirror is paused; resume it first", name)
+			return 400, fmt.Sprintf("Topic '%s' cannot be %s while its mirror is paused; resume it first", name, verb)
 		}
 		var lag int64
 		var parts int
@@ -592,7 +627,7 @@ func (s *ClusterLinkStandIn) refuse(action, name string, m *standInMirror) (int,
 			}
 		}
 		if lag > 0 {
-			return 400, fmt.Sprintf("Topic '%s' cannot be promoted: mirror lag is %d messages on %d partition(s); promote requires zero lag, failover does not", name, lag, parts)
+			return 400, fmt.Sprintf("Topic '%s' cannot be %s: mirror lag is %d messages on %d partition(s); %s requires zero lag, failover does not", name, verb, lag, parts, action)
 		}
 	case "failover":
 		// Allowed in every state that still mirrors, whatever the lag.
@@ -602,8 +637,21 @@ func (s *ClusterLinkStandIn) refuse(action, name string, m *standInMirror) (int,
 	return 0, ""
 }
 
-func (s *ClusterLinkStandIn) apply(action string, m *standInMirror, now time.Time) {
+// apply changes m, a mirror topic in here; a reverse moves it to there.
+func (s *ClusterLinkStandIn) apply(action string, m *standInMirror, now time.Time, here, there map[string]*standInMirror) {
 	switch action {
+	case "reverse-and-start-mirror", "reverse-and-pause-mirror":
+		// The local mirror becomes a plain, writable source topic (so it
+		// leaves this side's mirrors list) and the topic it mirrored, on
+		// the other end, becomes its mirror: running, or paused. Offsets
+		// are the same on both ends, so the new mirror starts caught up.
+		delete(here, m.name)
+		status := "ACTIVE"
+		if action == "reverse-and-pause-mirror" {
+			status = "PAUSED"
+		}
+		there[m.source] = &standInMirror{name: m.source, source: m.name, status: status, since: now,
+			lag: make([]int64, len(m.lag)), fetch: slices.Clone(m.fetch)}
 	case "promote", "failover":
 		m.status, m.since, m.stopAt = "PENDING_STOPPED", now, now.Add(s.pendingFor)
 	case "pause":

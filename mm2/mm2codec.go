@@ -162,9 +162,14 @@ type connectSourcePartition struct {
 // connectOffsetKey returns the Connect offsets key JSON for o:
 // ["<connector>",{"cluster":..,"partition":..,"topic":..}].
 func connectOffsetKey(o model.ConnectOffset) []byte {
-	p := map[string]any{"cluster": o.Cluster, "topic": o.Topic, "partition": o.Partition}
-	b, _ := json.Marshal([]any{o.Connector, p}) // cannot fail: plain strings and ints
+	b, _ := json.Marshal([]any{o.Connector, connectPartition(o)}) // cannot fail: plain strings and ints
 	return b
+}
+
+// connectPartition is o's source partition as MirrorUtils.wrapPartition
+// writes it.
+func connectPartition(o model.ConnectOffset) map[string]any {
+	return map[string]any{"cluster": o.Cluster, "topic": o.Topic, "partition": o.Partition}
 }
 
 // connectOffsetValue returns the Connect offsets value JSON for o: {"offset":N}.

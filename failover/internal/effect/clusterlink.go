@@ -19,7 +19,16 @@ const (
 	ActionFailover = "failover"
 	ActionPause    = "pause"
 	ActionResume   = "resume"
+	// The failback pair (Confluent's OpenAPI spec, operationIds
+	// updateKafkaMirrorTopicsReverseAndStartMirror / ...ReverseAndPauseMirror):
+	// the local mirror topic becomes the source and the topic it mirrored,
+	// on the link's other end, becomes its mirror, running or paused.
+	ActionReverseAndStart = "reverse-and-start-mirror"
+	ActionReverseAndPause = "reverse-and-pause-mirror"
 )
+
+// mirrorActions are the actions Validate accepts.
+var mirrorActions = []string{ActionPromote, ActionFailover, ActionPause, ActionResume, ActionReverseAndStart, ActionReverseAndPause}
 
 // Promote is the planned switch: the cluster checks that the mirrors caught
 // up (zero lag) and refuses topics that did not, per topic.
@@ -43,11 +52,26 @@ func Resume(ctx context.Context, w audit.Written, c *clusterlink.Client, topics 
 	return auditedMirrors(ctx, w, c, ActionResume, topics)
 }
 
+// ReverseAndStart reverses the mirror topics (sent to the cluster where
+// they are mirrors): they become writable sources, and their source topics
+// on the other end become mirrors of them and start mirroring. Needs a
+// bidirectional link; per-topic refusals come back as a
+// *clusterlink.MirrorActionError.
+func ReverseAndStart(ctx context.Context, w audit.Written, c *clusterlink.Client, topics []string) ([]clusterlink.MirrorActionResult, error) {
+	return auditedMirrors(ctx, w, c, ActionReverseAndStart, topics)
+}
+
+// ReverseAndPause is ReverseAndStart with the new mirrors left paused, so
+// nothing flows until they are resumed.
+func ReverseAndPause(ctx context.Context, w audit.Written, c *clusterlink.Client, topics []string) ([]clusterlink.MirrorActionResult, error) {
+	return auditedMirrors(ctx, w, c, ActionReverseAndPause, topics)
+}
+
 // Validate asks the cluster whether action would succeed for every topic
 // (validate_only=true: the cluster changes nothing), which is why it needs
 // no audit record: previews and safety rules call it before any approval.
 func Validate(ctx context.Context, c *clusterlink.Client, action string, topics []string) ([]clusterlink.MirrorActionResult, error) {
-	if !slices.Contains([]string{ActionPromote, ActionFailover, ActionPause, ActionResume}, action) {
+	if !slices.Contains(mirrorActions, action) {
 		return nil, fmt.Errorf("cluster link: unknown mirror action %q", action)
 	}
 	return alterMirrors(ctx, c, action, topics, true)

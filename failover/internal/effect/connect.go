@@ -1,7 +1,10 @@
 package effect
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 
@@ -22,14 +25,31 @@ func ResumeConnector(ctx context.Context, w audit.Written, c *connect.Client, na
 }
 
 func connectorPut(ctx context.Context, w audit.Written, c *connect.Client, name, verb string) error {
-	path := "/connectors/" + url.PathEscape(name) + "/" + verb
-	if err := audited(w, "connect: "+verb+" "+name); err != nil {
+	return retryHint(connectRequest(ctx, w, c, http.MethodPut, "/connectors/"+url.PathEscape(name)+"/"+verb, verb+" "+name, nil, nil))
+}
+
+// connectRequest refuses what w does not prove audited, then sends one
+// request to Connect REST (body, when not nil, as JSON) and reads its
+// answer into out through connect.Answer.
+func connectRequest(ctx context.Context, w audit.Written, c *connect.Client, method, path, what string, body, out any) error {
+	if err := audited(w, "connect: "+what); err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.Base+path, nil)
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, r)
 	if err != nil {
 		return err
 	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := c.HTTP.Do(req)
-	return connect.Answer(http.MethodPut, path, resp, err, nil)
+	return connect.Answer(method, path, resp, err, out)
 }

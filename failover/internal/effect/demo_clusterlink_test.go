@@ -156,11 +156,7 @@ func TestClusterLinkStandInPromoteNeedsZeroLag(t *testing.T) {
 	ctx := context.Background()
 	s.SetLag("orders", 1, 5)
 	res, err := Promote(ctx, writtenT(t), c, []string{"orders", "payments"})
-	ae := actionError(t, err)
-	if len(res) != 2 || len(ae.Failed) != 1 || ae.Failed[0].MirrorTopicName != "orders" ||
-		!strings.Contains(ae.Failed[0].Message(), "lag") || !strings.Contains(err.Error(), "orders") {
-		t.Fatalf("promote with lag: %v", err)
-	}
+	wantLagRefusal(t, ActionPromote, res, err)
 	st := s.State()
 	if st.Mirrors["orders"].Status != "ACTIVE" || st.Mirrors["payments"].Status != "PENDING_STOPPED" {
 		t.Fatalf("states %+v", st.Mirrors)
@@ -309,5 +305,16 @@ func TestClusterLinkStandInFailuresAndDelay(t *testing.T) {
 	s.Delay(0)
 	if s.State().Mirrors["orders"].Status != "ACTIVE" {
 		t.Fatal("the abandoned failover was applied")
+	}
+}
+
+// wantLagRefusal checks the answer to action on orders (lagging) and
+// payments: a 200 with orders refused for its lag and payments through.
+func wantLagRefusal(t *testing.T, action string, res []clusterlink.MirrorActionResult, err error) {
+	t.Helper()
+	ae := actionError(t, err)
+	if len(res) != 2 || len(ae.Failed) != 1 || ae.Failed[0].MirrorTopicName != "orders" || ae.Action != action ||
+		!strings.Contains(ae.Failed[0].Message(), "lag") || !strings.Contains(err.Error(), "orders") {
+		t.Fatalf("%s with lag: %+v %v", action, res, err)
 	}
 }

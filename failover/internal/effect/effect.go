@@ -1,6 +1,7 @@
 // Package effect holds the only code of the console that changes anything
-// outside it: stopping and resuming MM2 connectors (Kafka Connect REST),
-// promoting, failing over, pausing and resuming mirror topics (Cluster
+// outside it: stopping and resuming MM2 connectors, and creating,
+// pausing and deleting the reverse flow's (Kafka Connect REST); promoting,
+// failing over, pausing, resuming and reversing mirror topics (Cluster
 // Linking REST), committing consumer-group offsets and deleting a DR
 // drill's temporary groups (Kafka), triggering savepoints,
 // stop-with-savepoint, running jars and cancelling a drill's job (Flink

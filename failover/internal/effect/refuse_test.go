@@ -19,6 +19,7 @@ import (
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/kafka/kafkatest"
 	"github.com/drconsole/drconsole/kube"
+	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/storage/storagetest"
@@ -58,10 +59,27 @@ func TestEffectsRefuseWithoutAuditRecord(t *testing.T) {
 	for name, call := range map[string]func() error{
 		"StopConnector":   func() error { return StopConnector(ctx, none, cc, "mm2") },
 		"ResumeConnector": func() error { return ResumeConnector(ctx, none, cc, "mm2") },
-		"Promote":         func() error { _, err := Promote(ctx, none, lc, []string{"t"}); return err },
-		"Failover":        func() error { _, err := Failover(ctx, none, lc, []string{"t"}); return err },
-		"Pause":           func() error { _, err := Pause(ctx, none, lc, []string{"t"}); return err },
-		"Resume":          func() error { _, err := Resume(ctx, none, lc, []string{"t"}); return err },
+		"PauseConnector":  func() error { return PauseConnector(ctx, none, cc, "mm2") },
+		"PutConnectorConfig": func() error {
+			_, err := PutConnectorConfig(ctx, none, cc, "mm2", map[string]string{"a": "b"})
+			return err
+		},
+		"PutReverseConnectors": func() error {
+			_, err := PutReverseConnectors(ctx, none, cc, mm2.ReverseConnectors{Source: "s", Configs: map[string]map[string]string{"s": {}}})
+			return err
+		},
+		"DeleteConnector": func() error { _, err := DeleteConnector(ctx, none, cc, "mm2"); return err },
+		"CreateConnectorStopped": func() error {
+			_, err := CreateConnectorStopped(ctx, none, cc, "mm2", map[string]string{"a": "b"})
+			return err
+		},
+		"AlterConnectorOffsets": func() error { return AlterConnectorOffsets(ctx, none, cc, "mm2", []byte(`{"offsets":[]}`)) },
+		"Promote":               func() error { _, err := Promote(ctx, none, lc, []string{"t"}); return err },
+		"Failover":              func() error { _, err := Failover(ctx, none, lc, []string{"t"}); return err },
+		"Pause":                 func() error { _, err := Pause(ctx, none, lc, []string{"t"}); return err },
+		"Resume":                func() error { _, err := Resume(ctx, none, lc, []string{"t"}); return err },
+		"ReverseAndStart":       func() error { _, err := ReverseAndStart(ctx, none, lc, []string{"t"}); return err },
+		"ReverseAndPause":       func() error { _, err := ReverseAndPause(ctx, none, lc, []string{"t"}); return err },
 		"TriggerSavepoint": func() error {
 			_, err := TriggerSavepoint(ctx, none, fc, "a1", "", true)
 			return err
