@@ -1,11 +1,15 @@
 package scale
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -25,6 +29,10 @@ type Phase struct {
 	Errors      int           // failed or not 200
 	Elapsed     time.Duration // wall time of the phase
 	P50, P99    time.Duration // client-side latency of the 200s
+	// ServerP50/P99: the console's own time per request (its request log's
+	// duration: handler start to last byte written), without the load
+	// generator's share of the 2 cores; 0 when the log held none.
+	ServerP50, ServerP99 time.Duration
 	Bytes       int64         // body size of the last 200 (as sent: gzip when asked)
 	CPU         time.Duration // the console's CPU time during the phase
 }
@@ -44,15 +52,16 @@ func (p Phase) CPUPerReq() time.Duration {
 // loader sends requests with the rig's session cookie over kept-alive
 // connections to 127.0.0.1 only.
 type loader struct {
-	base   string
-	cookie string
-	client *http.Client
-	pid    int
+	base    string
+	cookie  string
+	client  *http.Client
+	pid     int
+	logPath string // the console's log, for server-side latencies
 }
 
 func newLoader(con *Console) *loader {
 	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
-	return &loader{base: con.URL, cookie: con.cookie, pid: con.Pid, client: &http.Client{Transport: tr, Timeout: time.Minute}}
+	return &loader{base: con.URL, cookie: con.cookie, pid: con.Pid, logPath: con.LogPath, client: &http.Client{Transport: tr, Timeout: time.Minute}}
 }
 
 // get fetches path once: its body size and whether it answered 200.
@@ -81,6 +90,7 @@ func (l *loader) run(ctx context.Context, e Endpoint, c int, d time.Duration) (P
 	if err != nil {
 		return Phase{}, err
 	}
+	logFrom := fileSize(l.logPath)
 	var mu sync.Mutex
 	var lat []time.Duration
 	ph := Phase{Endpoint: e.Name, Concurrency: c}
@@ -122,9 +132,66 @@ func (l *loader) run(ctx context.Context, e Endpoint, c int, d time.Duration) (P
 	if len(lat) == 0 {
 		return ph, fmt.Errorf("scale: %s at c=%d: no request succeeded (%d errors)", e.Name, c, ph.Errors)
 	}
-	slices.Sort(lat)
-	ph.P50, ph.P99 = lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)]
+	ph.P50, ph.P99 = percentiles(lat)
+	ph.ServerP50, ph.ServerP99 = percentiles(servedDurations(l.logPath, logFrom, e.Path))
 	return ph, nil
+}
+
+// percentiles are the median and 99th percentile of xs (sorted in place).
+func percentiles(xs []time.Duration) (p50, p99 time.Duration) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	slices.Sort(xs)
+	return xs[len(xs)/2], xs[min(len(xs)-1, len(xs)*99/100)]
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// servedDurations are the durations the console logged for GETs of path
+// answered 200 or 304, in its log from byte offset from on (the console
+// logs each page request at info: "msg=http ... path=P status=S ...
+// duration=D").
+func servedDurations(logPath string, from int64, path string) []time.Duration {
+	f, err := os.Open(logPath)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return nil
+	}
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	if p, err := url.PathUnescape(path); err == nil {
+		path = p // the log has the decoded path
+	}
+	var out []time.Duration
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, " msg=http ") || !strings.Contains(line, " path="+path+" ") ||
+			!strings.Contains(line, " status=200 ") && !strings.Contains(line, " status=304 ") {
+			continue
+		}
+		_, rest, ok := strings.Cut(line, " duration=")
+		if !ok {
+			continue
+		}
+		v, _, _ := strings.Cut(rest, " ")
+		if d, err := time.ParseDuration(v); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // memSampler records the console's RSS every interval until stopped.

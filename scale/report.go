@@ -13,6 +13,7 @@ import (
 type cell struct {
 	rps      float64
 	p50, p99 time.Duration
+	srv99    time.Duration // server-side p99 (the console's request log)
 	cpu      time.Duration
 	bytes    int64
 	errors   int
@@ -20,13 +21,14 @@ type cell struct {
 
 func (r Result) cell(endpoint string, c int) (cell, bool) {
 	var rps []float64
-	var p50, p99, cpu []time.Duration
+	var p50, p99, srv99, cpu []time.Duration
 	var out cell
 	for _, round := range r.Rounds {
 		for _, ph := range round {
 			if ph.Endpoint == endpoint && ph.Concurrency == c {
 				rps = append(rps, ph.ReqPerSec())
 				p50, p99, cpu = append(p50, ph.P50), append(p99, ph.P99), append(cpu, ph.CPUPerReq())
+				srv99 = append(srv99, ph.ServerP99)
 				out.bytes = ph.Bytes
 				out.errors += ph.Errors
 			}
@@ -35,7 +37,7 @@ func (r Result) cell(endpoint string, c int) (cell, bool) {
 	if len(rps) == 0 {
 		return out, false
 	}
-	out.rps, out.p50, out.p99, out.cpu = median(rps), median(p50), median(p99), median(cpu)
+	out.rps, out.p50, out.p99, out.cpu, out.srv99 = median(rps), median(p50), median(p99), median(cpu), median(srv99)
 	return out, true
 }
 
@@ -112,12 +114,16 @@ func Report(w io.Writer, o Options, rs []Result) {
 	})
 	for _, c := range o.Concurrency {
 		for _, e := range []string{"flow", "overview", "topic", "metrics"} {
-			row(fmt.Sprintf("%s req/s, p50 / p99 (c=%d)", e, c), func(r Result) string {
+			row(fmt.Sprintf("%s req/s, p50 / p99, server p99 (c=%d)", e, c), func(r Result) string {
 				x, ok := r.cell(e, c)
 				if !ok {
 					return "?"
 				}
-				s := fmt.Sprintf("%.0f, %s / %s", x.rps, msText(x.p50), msText(x.p99))
+				srv := "n/a" // not in the log: /metrics logs at debug
+				if x.srv99 > 0 {
+					srv = msText(x.srv99)
+				}
+				s := fmt.Sprintf("%.0f, %s / %s, %s", x.rps, msText(x.p50), msText(x.p99), srv)
 				if x.errors > 0 {
 					s += fmt.Sprintf(" (%d errors)", x.errors)
 				}
@@ -150,7 +156,7 @@ func Report(w io.Writer, o Options, rs []Result) {
 	fmt.Fprint(w, b.String())
 	fmt.Fprintf(w, "\n%d syncs per partition, %d partitions per topic, %s of seeded RPO history, %s of partition history; "+
 		"closed loop on 127.0.0.1, %s per phase, medians of %d interleaved round(s); latency is client-side "+
-		"(request sent to body read); CPU per request is all of the console's CPU time during the phase (refresh included) "+
+		"(request sent to body read), server p99 the console's own (its request log: handler start to last byte); CPU per request is all of the console's CPU time during the phase (refresh included) "+
 		"divided by the requests; RSS is the console process alone (a child process, /proc/<pid>/status).\n",
 		o.SyncsPerPart, o.PerTopic, o.RPOHistory, o.PartHistory, o.PhaseDuration, o.Rounds)
 	if o.MemoryLimit != "" {
