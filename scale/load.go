@@ -33,8 +33,8 @@ type Phase struct {
 	// duration: handler start to last byte written), without the load
 	// generator's share of the 2 cores; 0 when the log held none.
 	ServerP50, ServerP99 time.Duration
-	Bytes       int64         // body size of the last 200 (as sent: gzip when asked)
-	CPU         time.Duration // the console's CPU time during the phase
+	Bytes                int64         // body size of the last 200 (as sent: gzip when asked)
+	CPU                  time.Duration // the console's CPU time during the phase
 }
 
 // ReqPerSec is completed requests per second.
