@@ -150,11 +150,28 @@ func (n *Notifier) auditEvents(ctx context.Context) ([]storage.NotifyEvent, map[
 	return out, map[string]string{auditKey: strconv.FormatInt(entries[len(entries)-1].ID, 10), runKey: strconv.FormatInt(runPos, 10)}, nil
 }
 
+// runNoun names what a run is in an announcement: a DR drill must never
+// read as a failover (people act on those at once), and a plan that
+// cannot be read is announced as a failover, the one that needs looking at.
+func runNoun(r *model.Run) (noun string, drill bool) {
+	var p struct {
+		Drill bool `json:"drill"`
+	}
+	if r != nil && json.Unmarshal([]byte(r.PlanJSON), &p) == nil && p.Drill {
+		return "DR drill run", true
+	}
+	return "failover run", false
+}
+
 // requested is the announcement of a new run, naming who could approve
 // it: the enabled operators and admins other than the requester.
 func (n *Notifier) requested(ctx context.Context, r model.Run) (Event, error) {
 	ev := Event{Kind: config.EventRunRequested, At: msTime(r.CreatedMs), Flow: r.Flow, RunID: r.ID, Actor: r.CreatedBy,
 		URL: n.link("/failover/" + strconv.FormatInt(r.ID, 10)), Details: map[string]any{"reason": r.Reason}}
+	noun, drill := runNoun(&r)
+	if drill {
+		ev.Details["drill"] = true
+	}
 	users, err := n.Store.Users(ctx)
 	if err != nil {
 		return ev, err
@@ -164,7 +181,7 @@ func (n *Notifier) requested(ctx context.Context, r model.Run) (Event, error) {
 			ev.CanApprove = append(ev.CanApprove, u.Name)
 		}
 	}
-	ev.Summary = fmt.Sprintf("%s requested failover run %d of %s: it waits for approval (reason: %s)", r.CreatedBy, r.ID, r.Flow, r.Reason)
+	ev.Summary = fmt.Sprintf("%s requested %s %d of %s: it waits for approval (reason: %s)", r.CreatedBy, noun, r.ID, r.Flow, r.Reason)
 	return ev, nil
 }
 
@@ -181,20 +198,28 @@ func (n *Notifier) runEvent(ctx context.Context, kind string, e model.AuditEntry
 			ev.Details[k] = v
 		}
 	}
+	noun := "failover run"
 	if r, err := n.Store.FailoverRun(ctx, id); err == nil && r != nil {
 		ev.Flow = r.Flow
+		var drill bool
+		if noun, drill = runNoun(r); drill {
+			if ev.Details == nil {
+				ev.Details = map[string]any{}
+			}
+			ev.Details["drill"] = true
+		}
 	}
 	switch kind {
 	case config.EventRunApproved:
-		ev.Summary = fmt.Sprintf("%s approved failover run %d of %s", e.Actor, id, ev.Flow)
+		ev.Summary = fmt.Sprintf("%s approved %s %d of %s", e.Actor, noun, id, ev.Flow)
 	case config.EventRunRejected:
-		ev.Summary = fmt.Sprintf("%s rejected failover run %d of %s", e.Actor, id, ev.Flow)
+		ev.Summary = fmt.Sprintf("%s rejected %s %d of %s", e.Actor, noun, id, ev.Flow)
 	case config.EventRunCancelled:
-		ev.Summary = fmt.Sprintf("%s cancelled failover run %d of %s", e.Actor, id, ev.Flow)
+		ev.Summary = fmt.Sprintf("%s cancelled %s %d of %s", e.Actor, noun, id, ev.Flow)
 	case config.EventStepFailed:
-		ev.Summary = fmt.Sprintf("A step of failover run %d of %s failed (run by %s); the run waits for an operator", id, ev.Flow, e.Actor)
+		ev.Summary = fmt.Sprintf("A step of %s %d of %s failed (run by %s); the run waits for an operator", noun, id, ev.Flow, e.Actor)
 	case config.EventRunCompleted:
-		ev.Summary = fmt.Sprintf("Failover run %d of %s completed", id, ev.Flow)
+		ev.Summary = fmt.Sprintf("%s %d of %s completed", strings.ToUpper(noun[:1])+noun[1:], id, ev.Flow)
 	}
 	return ev
 }

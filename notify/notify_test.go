@@ -156,10 +156,13 @@ func newWorld(t *testing.T) *world {
 }
 
 // run creates a failover run of flow primary->dr requested by alice.
-func (w *world) run(reason string) int64 {
+func (w *world) run(reason string) int64 { return w.runOf(reason, "{}") }
+
+// runOf creates a run of flow primary->dr with plan (JSON) requested by alice.
+func (w *world) runOf(reason, plan string) int64 {
 	w.t.Helper()
 	id, _, err := w.store.CreateFailoverRun(context.Background(), model.Run{Flow: "primary->dr", Reason: reason, CreatedBy: "alice", CreatedMs: time.Now().UnixMilli(),
-		PlanJSON: "{}", PlanHash: "h", ApprovalsRequired: 1}, []string{"preflight"}, model.AuditEntry{Actor: "alice", Action: "failover.plan", Subject: "primary->dr"})
+		PlanJSON: plan, PlanHash: "h", ApprovalsRequired: 1}, []string{"preflight"}, model.AuditEntry{Actor: "alice", Action: "failover.plan", Subject: "primary->dr"})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -467,5 +470,28 @@ func TestRemovedReceiverBacklogIsDropped(t *testing.T) {
 	}
 	if len(ids) != 1 {
 		t.Fatalf("ops received %d distinct events, want 1", len(ids))
+	}
+}
+
+// A drill is announced as a drill in every event of its run, never as a
+// failover; a failover's events say failover.
+func TestDrillAnnouncedAsDrill(t *testing.T) {
+	w := newWorld(t)
+	hook := newReceiver(t, "")
+	stop := start(t, w.notifier(&config.Webhook{Name: "ops", Kind: "webhook", URL: hook.url}))
+	w.started()
+	drill := w.runOf("quarterly drill", `{"flow":"primary->dr","drill":true}`)
+	w.record("bob", "failover.approve", drill, nil)
+	w.record("alice", "failover.completed", drill, nil)
+	real := w.run("region down")
+	w.record("alice", "failover.completed", real, nil)
+	waitFor(t, "5 deliveries", func() bool { return len(hook.received()) == 5 })
+	stop()
+	for _, g := range hook.received() {
+		isDrill := g.Event.RunID == drill
+		says := strings.Contains(strings.ToLower(g.Event.Summary), "drill run")
+		if says != isDrill || (g.Event.Details["drill"] == true) != isDrill || isDrill && strings.Contains(g.Event.Summary, "ailover") {
+			t.Errorf("run %d (drill %v): %q %v", g.Event.RunID, isDrill, g.Event.Summary, g.Event.Details)
+		}
 	}
 }
