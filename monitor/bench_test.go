@@ -101,7 +101,7 @@ func BenchmarkLagRefresh10kPartitions(b *testing.B) {
 			b.Fatalf("%d lagging partitions, want %d", lagging, topics*parts/2)
 		}
 	}
-	check(r.Read(ctx, state.snapshot(), time.Now())) // connections, metadata
+	check(r.Read(ctx, state, time.Now())) // connections, metadata
 	run := func(b *testing.B, fresh bool) {
 		mu.Lock()
 		clear(listOffsets)
@@ -111,7 +111,7 @@ func BenchmarkLagRefresh10kPartitions(b *testing.B) {
 				// No timestamp cache: every lagging partition is fetched.
 				r = &LagReader{Flow: flow, Topics: TopicsOf(flow), Source: scl, Target: dcl}
 			}
-			check(r.Read(ctx, state.snapshot(), time.Now()))
+			check(r.Read(ctx, state, time.Now()))
 		}
 		b.StopTimer()
 		mu.Lock()

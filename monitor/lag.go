@@ -154,11 +154,25 @@ type Reading struct {
 
 // Read refreshes lag. Cluster errors are reported in the Reading, not as an
 // error, so a partial answer is still used.
-func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Reading {
+func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time) Reading {
 	out := Reading{At: now}
 	topics, leaders, err := r.sourceTopics(ctx)
 	if err != nil {
 		out.SourceErr = err
+	}
+	// MM2's positions are taken before the offsets are read, as they were
+	// when MM2 had copied at most that far: taken after, a position newer
+	// than the end offsets read would make the lag smaller than it was at
+	// any moment.
+	sorted := topics.Sorted()
+	parts := make([][]kadm.PartitionDetail, len(sorted))
+	taken := make([][]partPos, len(sorted))
+	for i, td := range sorted {
+		parts[i] = td.Partitions.Sorted()
+		taken[i] = make([]partPos, len(parts[i]))
+		for j, pd := range parts[i] {
+			taken[i][j] = takePosition(src, model.TP{Topic: td.Topic, Partition: pd.Partition})
+		}
 	}
 	var starts, ends kafka.Offsets
 	if out.SourceErr == nil {
@@ -189,7 +203,7 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 		r.parts, r.topicIDs, r.topicGone = map[model.TP]*partWatch{}, map[string][16]byte{}, map[string]time.Time{}
 	}
 	live := map[model.TP]bool{}
-	for _, td := range topics.Sorted() {
+	for i, td := range sorted {
 		rt := r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, td.Topic)
 		// sameLog: the id is known and unchanged, so the log was not
 		// recreated (an end that went back is a truncation of it).
@@ -197,14 +211,14 @@ func (r *LagReader) Read(ctx context.Context, pos positions, now time.Time) Read
 		recreated := known && old != td.ID && td.ID != ([16]byte{})
 		sameLog := known && old == td.ID && td.ID != ([16]byte{})
 		r.topicIDs[td.Topic] = td.ID
-		for _, pd := range td.Partitions.Sorted() {
+		for j, pd := range parts[i] {
 			pl := PartitionLag{Topic: td.Topic, RemoteTopic: rt, Partition: pd.Partition, AsOf: now}
 			pl.SourceStart = listed(starts, td.Topic, pd.Partition)
 			pl.SourceEnd = listed(ends, td.Topic, pd.Partition)
 			pl.TargetEnd = listed(targetEnds, rt, pd.Partition)
 			tp := model.TP{Topic: td.Topic, Partition: pd.Partition}
 			live[tp] = true
-			if r.watch(&pl, pos, recreated, sameLog, now) {
+			if r.watch(&pl, taken[i][j], recreated, sameLog, now) {
 				out.Restarted = append(out.Restarted, tp)
 				r.aborted.Forget(tp) // the old log's aborted batches are not the new log's
 			}
@@ -306,8 +320,8 @@ func (r *LagReader) sourceTopics(ctx context.Context) (kadm.TopicDetails, kafka.
 // position fills Replicated and Method: the larger of the two lower bounds
 // we have. Connect positions lag by up to offset.flush.interval.ms (60 s by
 // default), which alone would report a healthy mirror as a minute behind.
-func (r *LagReader) position(pl *PartitionLag, pos positions, mark *restartMark) {
-	c, hasC, s, hasS := mark.usable(pos, model.TP{Topic: pl.Topic, Partition: pl.Partition})
+func (r *LagReader) position(pl *PartitionLag, pos partPos, mark *restartMark) {
+	c, hasC, s, hasS := mark.usable(pos)
 	if hasC {
 		v := c.LastOffset + 1
 		pl.Replicated, pl.Method = &v, PositionConnect
@@ -323,11 +337,34 @@ func (r *LagReader) position(pl *PartitionLag, pos positions, mark *restartMark)
 	}
 }
 
-// usable returns MM2's connect offset and newest sync of tp, leaving out
-// those that were already there when the log restarted (m may be nil).
-func (m *restartMark) usable(pos positions, tp model.TP) (c model.ConnectOffset, hasC bool, s model.OffsetSync, hasS bool) {
-	c, hasC = pos.connect[tp]
-	s, hasS = pos.latestSync[tp]
+// positionSource answers MM2's newest positions of a partition (the
+// monitor's MirrorState, read per partition rather than copied whole).
+type positionSource interface {
+	newestSync(model.TP) (model.OffsetSync, bool)
+	connectOffset(model.TP) (model.ConnectOffset, bool)
+}
+
+// partPos is MM2's positions of one partition as a refresh took them.
+type partPos struct {
+	sync       model.OffsetSync
+	connect    model.ConnectOffset
+	hasSync    bool
+	hasConnect bool
+}
+
+func takePosition(src positionSource, tp model.TP) partPos {
+	var p partPos
+	p.sync, p.hasSync = src.newestSync(tp)
+	p.connect, p.hasConnect = src.connectOffset(tp)
+	return p
+}
+
+// usable returns MM2's connect offset and newest sync of a partition,
+// leaving out those that were already there when the log restarted (m may
+// be nil).
+func (m *restartMark) usable(pos partPos) (c model.ConnectOffset, hasC bool, s model.OffsetSync, hasS bool) {
+	c, hasC = pos.connect, pos.hasConnect
+	s, hasS = pos.sync, pos.hasSync
 	if m != nil {
 		hasC = hasC && !(m.connect && m.connectRec == [2]int64{c.LogOffset, c.RecordMs})
 		hasS = hasS && !(m.sync && m.syncRec == [2]int64{s.LogOffset, s.RecordMs})
@@ -343,7 +380,7 @@ const PositionRestarted = "source log restarted: counted from its start"
 // a new topic id, an end offset that went backwards, or a position of MM2
 // past the end (only possible for a log MM2 read before). It reports
 // whether the restart was detected in this refresh.
-func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated, sameLog bool, now time.Time) bool {
+func (r *LagReader) watch(pl *PartitionLag, pos partPos, recreated, sameLog bool, now time.Time) bool {
 	tp := model.TP{Topic: pl.Topic, Partition: pl.Partition}
 	w := r.parts[tp]
 	if w == nil {
@@ -359,7 +396,7 @@ func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated, sameLog bo
 	}
 	if why == "" && pl.SourceEnd != nil {
 		// MM2 cannot have copied past the end of the log it reads.
-		c, hasC, s, hasS := w.restart.usable(pos, tp)
+		c, hasC, s, hasS := w.restart.usable(pos)
 		switch {
 		case hasC && c.LastOffset+1 > *pl.SourceEnd:
 			why = fmt.Sprintf("MM2's position %d is past the source end %d", c.LastOffset+1, *pl.SourceEnd)
@@ -376,10 +413,10 @@ func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated, sameLog bo
 		case pl.SourceStart != nil:
 			m.base = *pl.SourceStart
 		}
-		if c, ok := pos.connect[tp]; ok {
+		if c := pos.connect; pos.hasConnect {
 			m.connect, m.connectRec = true, [2]int64{c.LogOffset, c.RecordMs}
 		}
-		if s, ok := pos.latestSync[tp]; ok {
+		if s := pos.sync; pos.hasSync {
 			m.sync, m.syncRec = true, [2]int64{s.LogOffset, s.RecordMs}
 		}
 		w.restart, w.seen = m, nil
@@ -405,7 +442,7 @@ func (r *LagReader) watch(pl *PartitionLag, pos positions, recreated, sameLog bo
 		if !m.hasDR && pl.TargetEnd != nil {
 			m.drEnd, m.hasDR = *pl.TargetEnd, true // DR unreadable at the mark: count from now (fewer)
 		}
-		c, hasC, _, hasS := m.usable(pos, tp)
+		c, hasC, _, hasS := m.usable(pos)
 		if pl.Replicated != nil {
 			if ok := m.corroborated(pl); *pl.Replicated > ok {
 				pl.Replicated, pl.Method = &ok, PositionRestartCopied

@@ -3,6 +3,7 @@ package monitor
 import (
 	"bytes"
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,7 +106,7 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 	r := churnReader(t, pcl, dcl)
 	tp := model.TP{Topic: "events", Partition: 0}
 	// MM2 copied all 100: Connect says 99, the newest sync says 90->90.
-	pos := positions{
+	pos := mapPositions{
 		connect:    map[model.TP]model.ConnectOffset{tp: {Topic: "events", LastOffset: 99, LogOffset: 7, RecordMs: 1}},
 		latestSync: map[model.TP]model.OffsetSync{tp: {Topic: "events", Upstream: 90, Downstream: 90, LogOffset: 3, RecordMs: 1}},
 	}
@@ -168,7 +169,7 @@ func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
 	r := churnReader(t, pcl, dcl)
 	tp := model.TP{Topic: "events", Partition: 0}
 	// MM2 copied all 10 but has flushed no Connect offset yet.
-	pos := positions{connect: map[model.TP]model.ConnectOffset{},
+	pos := mapPositions{connect: map[model.TP]model.ConnectOffset{},
 		latestSync: map[model.TP]model.OffsetSync{tp: {Topic: "events", Upstream: 0, Downstream: 0, LogOffset: 1, RecordMs: 1}}}
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
 		t.Fatalf("before: %s", describe(p))
@@ -216,7 +217,7 @@ func TestLagRecreationAcrossARefreshWithoutTheTopic(t *testing.T) {
 	primary, pcl, dcl := tenCopied(t)
 	r := churnReader(t, pcl, dcl)
 	tp := model.TP{Topic: "events", Partition: 0}
-	pos := positions{connect: map[model.TP]model.ConnectOffset{tp: {Topic: "events", LastOffset: 9, LogOffset: 1, RecordMs: 1}},
+	pos := mapPositions{connect: map[model.TP]model.ConnectOffset{tp: {Topic: "events", LastOffset: 9, LogOffset: 1, RecordMs: 1}},
 		latestSync: map[model.TP]model.OffsetSync{}}
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
 		t.Fatalf("before: %s", describe(p))
@@ -248,7 +249,7 @@ func TestLagRecreationSeenThroughMetadataCache(t *testing.T) {
 	defer src.Close()
 	r := churnReader(t, src, dcl)
 	tp := model.TP{Topic: "events", Partition: 0}
-	pos := positions{connect: map[model.TP]model.ConnectOffset{tp: {Topic: "events", LastOffset: 9, LogOffset: 1, RecordMs: 1}},
+	pos := mapPositions{connect: map[model.TP]model.ConnectOffset{tp: {Topic: "events", LastOffset: 9, LogOffset: 1, RecordMs: 1}},
 		latestSync: map[model.TP]model.OffsetSync{}}
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
 		t.Fatalf("before: %s", describe(p))
@@ -269,7 +270,7 @@ func TestLagPositionPastEndOrEndBackwards(t *testing.T) {
 	fill(t, pcl, "events", 1, 30, time.Now())
 	fill(t, dcl, "events", 0, 100, time.Now())
 	r := churnReader(t, pcl, dcl)
-	pos := positions{connect: map[model.TP]model.ConnectOffset{
+	pos := mapPositions{connect: map[model.TP]model.ConnectOffset{
 		{Topic: "events", Partition: 0}: {Topic: "events", LastOffset: 99},
 		{Topic: "events", Partition: 1}: {Topic: "events", Partition: 1, LastOffset: 9},
 	}, latestSync: map[model.TP]model.OffsetSync{}}
@@ -344,7 +345,7 @@ func TestLagTimestampsOfBigBatches(t *testing.T) {
 		produce(t, pcl, recs...)
 	}
 	r := churnReader(t, pcl, dcl)
-	pos := positions{connect: map[model.TP]model.ConnectOffset{}, latestSync: map[model.TP]model.OffsetSync{}}
+	pos := mapPositions{connect: map[model.TP]model.ConnectOffset{}, latestSync: map[model.TP]model.OffsetSync{}}
 	for p := range int32(4) { // MM2 copied the first 10 of each
 		pos.connect[model.TP{Topic: "events", Partition: p}] = model.ConnectOffset{Topic: "events", Partition: p, LastOffset: 9}
 	}
@@ -393,7 +394,7 @@ func TestLagUnreadableAgeIsALowerBound(t *testing.T) {
 		return resp, nil, true
 	})
 	r := churnReader(t, pcl, dcl)
-	pos := positions{connect: map[model.TP]model.ConnectOffset{
+	pos := mapPositions{connect: map[model.TP]model.ConnectOffset{
 		{Topic: "events", Partition: 0}: {Topic: "events", LastOffset: 4},
 		{Topic: "events", Partition: 1}: {Topic: "events", Partition: 1, LastOffset: 4},
 	}, latestSync: map[model.TP]model.OffsetSync{}}
@@ -459,5 +460,73 @@ func TestIngestPicksUpLateInternalTopic(t *testing.T) {
 			t.Fatalf("sync in %s not read %s after the topic was created", ft.OffsetSyncs, time.Since(created).Round(time.Second))
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// mapPositions is a positionSource of maps a test changes between reads.
+type mapPositions struct {
+	latestSync map[model.TP]model.OffsetSync
+	connect    map[model.TP]model.ConnectOffset
+}
+
+func (p mapPositions) newestSync(tp model.TP) (model.OffsetSync, bool) {
+	s, ok := p.latestSync[tp]
+	return s, ok
+}
+
+func (p mapPositions) connectOffset(tp model.TP) (model.ConnectOffset, bool) {
+	c, ok := p.connect[tp]
+	return c, ok
+}
+
+// orderedPositions records whether any position was asked for after the
+// source cluster had answered a ListOffsets request.
+type orderedPositions struct {
+	mapPositions
+	listed    *atomic.Bool
+	lateAsked atomic.Int32
+}
+
+func (p *orderedPositions) newestSync(tp model.TP) (model.OffsetSync, bool) {
+	if p.listed.Load() {
+		p.lateAsked.Add(1)
+	}
+	return p.mapPositions.newestSync(tp)
+}
+
+func (p *orderedPositions) connectOffset(tp model.TP) (model.ConnectOffset, bool) {
+	if p.listed.Load() {
+		p.lateAsked.Add(1)
+	}
+	return p.mapPositions.connectOffset(tp)
+}
+
+// MM2's positions are taken before the source's offsets are read: a
+// position taken after could be newer than the end offsets read, and the
+// lag would read smaller than it was at any moment.
+func TestLagTakesPositionsBeforeOffsets(t *testing.T) {
+	ctx := context.Background()
+	primary, pcl := newCluster(t, "primary", "events")
+	_, dcl := newCluster(t, "dr", "events")
+	fill(t, pcl, "events", 0, 10, time.Now())
+	var listed atomic.Bool
+	primary.ControlKey(int16(kmsg.ListOffsets), func(kmsg.Request) (kmsg.Response, error, bool) {
+		listed.Store(true)
+		primary.KeepControl()
+		return nil, nil, false // observe only
+	})
+	tp := model.TP{Topic: "events", Partition: 0}
+	pos := &orderedPositions{listed: &listed, mapPositions: mapPositions{
+		connect: map[model.TP]model.ConnectOffset{tp: {Topic: "events", LastOffset: 4, LogOffset: 1, RecordMs: 1}}}}
+	r := churnReader(t, pcl, dcl)
+	p := lagOf(t, r.Read(ctx, pos, time.Now()), 0)
+	if !listed.Load() {
+		t.Fatal("the read listed no offsets on the primary")
+	}
+	if n := pos.lateAsked.Load(); n != 0 {
+		t.Fatalf("%d positions asked for after the offsets were read", n)
+	}
+	if *p.LagMessages != 5 {
+		t.Fatalf("lag %d, want 5", *p.LagMessages)
 	}
 }

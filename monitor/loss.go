@@ -53,7 +53,7 @@ type lossJudge struct {
 // judge updates the gaps from a fresh reading of parts and returns the
 // losses it confirmed. It marks each part whose gap is still undecided
 // (LossSuspected) and clears DataLost, which from here on means confirmed.
-func (j *lossJudge) judge(parts []PartitionLag, idx *mm2.SyncIndex, connect map[model.TP]model.ConnectOffset, now time.Time) []model.LossIncident {
+func (j *lossJudge) judge(parts []PartitionLag, idx *mm2.SyncIndex, connectOf func(model.TP) (model.ConnectOffset, bool), now time.Time) []model.LossIncident {
 	if j.suspects == nil {
 		j.suspects = map[model.TP]*lossSuspect{}
 	}
@@ -88,7 +88,8 @@ func (j *lossJudge) judge(parts []PartitionLag, idx *mm2.SyncIndex, connect map[
 			delete(j.suspects, tp) // the source log restarted: another history
 			continue
 		}
-		inc, decided := su.verdict(tp, idx, connect[tp], p.TargetEnd, now)
+		connect, _ := connectOf(tp) // none: the zero position
+		inc, decided := su.verdict(tp, idx, connect, p.TargetEnd, now)
 		if !decided {
 			p.LossSuspected = true
 			continue
@@ -193,8 +194,7 @@ func (m *Monitor) judgeLoss(ctx context.Context, fm *flowMonitor, s *FlowSnapsho
 		return
 	}
 	if fresh {
-		pos := fm.state.snapshot()
-		for _, inc := range fm.loss.judge(s.Partitions, fm.state.Syncs, pos.connect, now) {
+		for _, inc := range fm.loss.judge(s.Partitions, fm.state.Syncs, fm.state.connectOffset, now) {
 			inc.Flow = fm.flow.Name
 			if _, err := m.store.AddLossIncident(ctx, inc); err != nil {
 				m.log.Error("recording a data loss", "flow", fm.flow.Name, "err", err)

@@ -37,7 +37,7 @@ func (c *lossCase) refresh(start, replicated, targetEnd, connectLast int64) bool
 	end := max(replicated, start) + 10
 	parts := []PartitionLag{{Topic: "events", SourceStart: &start, SourceEnd: &end, Replicated: &replicated, TargetEnd: &targetEnd}}
 	co := map[model.TP]model.ConnectOffset{{Topic: "events", Partition: 0}: {Topic: "events", LastOffset: connectLast}}
-	c.found = append(c.found, c.j.judge(parts, c.idx, co, c.now)...)
+	c.found = append(c.found, c.j.judge(parts, c.idx, func(tp model.TP) (model.ConnectOffset, bool) { x, ok := co[tp]; return x, ok }, c.now)...)
 	c.now = c.now.Add(5 * time.Second)
 	return parts[0].LossSuspected
 }

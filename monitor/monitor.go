@@ -307,7 +307,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	if fm.link != nil {
 		rd, broken = m.readClusterLink(rctx, fm, now)
 	} else {
-		rd = fm.reader.Read(rctx, pos, now)
+		rd = fm.reader.Read(rctx, fm.state, now)
 		for _, tp := range rd.Restarted {
 			// The stored syncs translate the old log's offsets only.
 			fm.state.Syncs.Restart(tp)

@@ -91,8 +91,10 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	stop := runIngester(m)
 	waitFor(t, "ingestion of 4 syncs, heartbeat, connect offsets", func() bool {
 		n, _ := store.CountSyncs(ctx, "primary->dr")
-		p := m.flows[0].state.snapshot()
-		return n == 4 && p.heartbeat != nil && len(p.connect) == 2
+		st := m.flows[0].state
+		_, c0 := st.connectOffset(model.TP{Topic: "events", Partition: 0})
+		_, c1 := st.connectOffset(model.TP{Topic: "events", Partition: 1})
+		return n == 4 && st.snapshot().heartbeat != nil && c0 && c1
 	})
 	stop()
 
