@@ -89,6 +89,7 @@ type LagReader struct {
 	// and recreated by the next is still seen as a new log.
 	topicGone map[string]time.Time
 	parts     map[model.TP]*partWatch
+	reads     int64 // Read calls so far: partitions not seen in the last one are forgotten
 	aborted   AbortedLog
 }
 
@@ -101,6 +102,7 @@ const forgetGoneTopicAfter = time.Hour
 // refreshes.
 type partWatch struct {
 	lastEnd int64 // -1 before the first read
+	readIn  int64 // the reader's read that last saw the partition
 	// seen records when the end offset was first seen at each value (only
 	// changes kept): the record at offset o existed at the first time the
 	// end was past o, a lower bound on its age.
@@ -202,7 +204,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 	if r.parts == nil {
 		r.parts, r.topicIDs, r.topicGone = map[model.TP]*partWatch{}, map[string][16]byte{}, map[string]time.Time{}
 	}
-	live := map[model.TP]bool{}
+	r.reads++
 	for i, td := range sorted {
 		rt := r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, td.Topic)
 		// sameLog: the id is known and unchanged, so the log was not
@@ -217,7 +219,6 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 			pl.SourceEnd = listed(ends, td.Topic, pd.Partition)
 			pl.TargetEnd = listed(targetEnds, rt, pd.Partition)
 			tp := model.TP{Topic: td.Topic, Partition: pd.Partition}
-			live[tp] = true
 			if r.watch(&pl, taken[i][j], recreated, sameLog, now) {
 				out.Restarted = append(out.Restarted, tp)
 				r.aborted.Forget(tp) // the old log's aborted batches are not the new log's
@@ -257,8 +258,8 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 			out.Partitions = append(out.Partitions, pl)
 		}
 	}
-	for tp := range r.parts {
-		if !live[tp] {
+	for tp, w := range r.parts {
+		if w.readIn != r.reads {
 			delete(r.parts, tp) // topic gone or no longer mirrored
 		}
 	}
@@ -387,6 +388,7 @@ func (r *LagReader) watch(pl *PartitionLag, pos partPos, recreated, sameLog bool
 		w = &partWatch{lastEnd: -1}
 		r.parts[tp] = w
 	}
+	w.readIn = r.reads
 	why := ""
 	switch {
 	case recreated:
@@ -502,10 +504,11 @@ func (r *LagReader) lagMillis(ctx context.Context, topics kadm.TopicDetails, wan
 	if r.tsCache == nil {
 		r.tsCache = map[model.TP]tsEntry{}
 	}
-	ends := map[model.TP]int64{}
+	ends := make(map[model.TP]int64, len(want)) // of the lagging partitions only
 	for _, p := range parts {
-		if p.SourceEnd != nil {
-			ends[model.TP{Topic: p.Topic, Partition: p.Partition}] = *p.SourceEnd
+		tp := model.TP{Topic: p.Topic, Partition: p.Partition}
+		if _, ok := want[tp]; ok && p.SourceEnd != nil {
+			ends[tp] = *p.SourceEnd
 		}
 	}
 	need := map[model.TP]int64{}
