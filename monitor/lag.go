@@ -3,6 +3,8 @@ package monitor
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -167,13 +169,15 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 	// than the end offsets read would make the lag smaller than it was at
 	// any moment.
 	sorted := topics.Sorted()
-	parts := make([][]kadm.PartitionDetail, len(sorted))
+	parts := make([][]int32, len(sorted)) // each topic's partitions, in order
 	taken := make([][]partPos, len(sorted))
+	total := 0
 	for i, td := range sorted {
-		parts[i] = td.Partitions.Sorted()
+		parts[i] = slices.Sorted(maps.Keys(td.Partitions))
+		total += len(parts[i])
 		taken[i] = make([]partPos, len(parts[i]))
-		for j, pd := range parts[i] {
-			taken[i][j] = takePosition(src, model.TP{Topic: td.Topic, Partition: pd.Partition})
+		for j, p := range parts[i] {
+			taken[i][j] = takePosition(src, model.TP{Topic: td.Topic, Partition: p})
 		}
 	}
 	var starts, ends kafka.Offsets
@@ -205,6 +209,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 		r.parts, r.topicIDs, r.topicGone = map[model.TP]*partWatch{}, map[string][16]byte{}, map[string]time.Time{}
 	}
 	r.reads++
+	out.Partitions = make([]PartitionLag, 0, total) // one allocation: the snapshot holds it
 	for i, td := range sorted {
 		rt := r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, td.Topic)
 		// sameLog: the id is known and unchanged, so the log was not
@@ -213,12 +218,12 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 		recreated := known && old != td.ID && td.ID != ([16]byte{})
 		sameLog := known && old == td.ID && td.ID != ([16]byte{})
 		r.topicIDs[td.Topic] = td.ID
-		for j, pd := range parts[i] {
-			pl := PartitionLag{Topic: td.Topic, RemoteTopic: rt, Partition: pd.Partition, AsOf: now}
-			pl.SourceStart = listed(starts, td.Topic, pd.Partition)
-			pl.SourceEnd = listed(ends, td.Topic, pd.Partition)
-			pl.TargetEnd = listed(targetEnds, rt, pd.Partition)
-			tp := model.TP{Topic: td.Topic, Partition: pd.Partition}
+		for j, p := range parts[i] {
+			pl := PartitionLag{Topic: td.Topic, RemoteTopic: rt, Partition: p, AsOf: now}
+			pl.SourceStart = listed(starts, td.Topic, p)
+			pl.SourceEnd = listed(ends, td.Topic, p)
+			pl.TargetEnd = listed(targetEnds, rt, p)
+			tp := model.TP{Topic: td.Topic, Partition: p}
 			if r.watch(&pl, taken[i][j], recreated, sameLog, now) {
 				out.Restarted = append(out.Restarted, tp)
 				r.aborted.Forget(tp) // the old log's aborted batches are not the new log's
@@ -252,7 +257,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 					if pl.SourceStart != nil && *pl.SourceStart > from {
 						from = *pl.SourceStart // the oldest unreplicated record that still exists
 					}
-					want[model.TP{Topic: td.Topic, Partition: pd.Partition}] = from
+					want[tp] = from
 				}
 			}
 			out.Partitions = append(out.Partitions, pl)
