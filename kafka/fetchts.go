@@ -9,7 +9,6 @@ import (
 
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -65,14 +64,14 @@ const (
 // an answer gets a fetch of its own, where it is first, bounded by
 // maxFollowUps. Partitions whose record still could not be read (fetch
 // error, leader unknown) are left out.
-func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetails, want map[model.TP]int64) map[model.TP]FirstRecord {
+// ids are the topics' ids (Fetch v13+ names topics by id).
+func FetchTimestamps(ctx context.Context, cl *kgo.Client, leaders Leaders, ids map[string][16]byte, want map[model.TP]int64) map[model.TP]FirstRecord {
 	leaderOf := func(tp model.TP) (int32, bool) {
-		td, ok := topics[tp.Topic]
-		if !ok {
+		ls := leaders[tp.Topic]
+		if tp.Partition < 0 || int(tp.Partition) >= len(ls) {
 			return 0, false
 		}
-		pd, ok := td.Partitions[tp.Partition]
-		return pd.Leader, ok && pd.Leader >= 0
+		return ls[tp.Partition], ls[tp.Partition] >= 0
 	}
 	byLeader := map[int32][]model.TP{}
 	for tp := range want {
@@ -87,7 +86,7 @@ func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetai
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got := fetchFirst(ctx, cl, leader, topics, tps, want, sharedPartitionBytes)
+			got := fetchFirst(ctx, cl, leader, ids, tps, want, sharedPartitionBytes)
 			mu.Lock()
 			maps.Copy(out, got)
 			mu.Unlock()
@@ -114,7 +113,7 @@ func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetai
 			l, _ := leaderOf(tp)
 			// Alone in the request, its first batch comes back whole
 			// whatever its size.
-			got := fetchFirst(ctx, cl, l, topics, []model.TP{tp}, want, sharedPartitionBytes)
+			got := fetchFirst(ctx, cl, l, ids, []model.TP{tp}, want, sharedPartitionBytes)
 			mu.Lock()
 			maps.Copy(out, got)
 			mu.Unlock()
@@ -126,7 +125,7 @@ func FetchTimestamps(ctx context.Context, cl *kgo.Client, topics kadm.TopicDetai
 
 // fetchFirst sends one Fetch to leader for tps at their wanted offsets and
 // scans what comes back.
-func fetchFirst(ctx context.Context, cl *kgo.Client, leader int32, topics kadm.TopicDetails, tps []model.TP, want map[model.TP]int64, partBytes int32) map[model.TP]FirstRecord {
+func fetchFirst(ctx context.Context, cl *kgo.Client, leader int32, topicIDs map[string][16]byte, tps []model.TP, want map[model.TP]int64, partBytes int32) map[model.TP]FirstRecord {
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = -1
 	req.MaxWaitMillis = 0
@@ -141,7 +140,7 @@ func fetchFirst(ctx context.Context, cl *kgo.Client, leader int32, topics kadm.T
 		if !ok {
 			rt := kmsg.NewFetchRequestTopic()
 			rt.Topic = tp.Topic
-			rt.TopicID = topics[tp.Topic].ID // Fetch v13+ names topics by id
+			rt.TopicID = topicIDs[tp.Topic] // Fetch v13+ names topics by id
 			ids[rt.TopicID] = tp.Topic
 			i = len(req.Topics)
 			byTopic[tp.Topic] = i

@@ -46,14 +46,15 @@ func TestScanAborted(t *testing.T) {
 		}
 		produce(t, cl, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte("plain")})
 	}
-	topics, err := kadm.NewClient(cl).ListTopics(ctx, "orders")
+	details, err := kadm.NewClient(cl).ListTopics(ctx, "orders")
 	if err != nil {
 		t.Fatal(err)
 	}
+	topics := mirroredOf(details)
 	tp := model.TP{Topic: "orders", Partition: 0}
 	// All decided and read to the end: what is appended next is unread,
 	// so the lag reader must read again when the log grows.
-	if fr := kafka.FetchTimestamps(ctx, cl, topics, map[model.TP]int64{tp: 0})[tp]; !fr.RescanOnGrowth {
+	if fr := kafka.FetchTimestamps(ctx, cl, topics.leaders, topics.ids, map[model.TP]int64{tp: 0})[tp]; !fr.RescanOnGrowth {
 		t.Error("a response that reached the high watermark is not read again when the log grows")
 	}
 	// One transaction still open: undecided, never counted.
@@ -63,7 +64,7 @@ func TestScanAborted(t *testing.T) {
 	if err := txn.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte("open")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	got := kafka.FetchTimestamps(ctx, cl, topics, map[model.TP]int64{tp: 0})[tp]
+	got := kafka.FetchTimestamps(ctx, cl, topics.leaders, topics.ids, map[model.TP]int64{tp: 0})[tp]
 	var n int64
 	for _, b := range got.Aborted {
 		n += b.Records
@@ -92,7 +93,7 @@ func TestScanAborted(t *testing.T) {
 	}
 	// A later scan starting past some of them does not count them again.
 	from := first.Last + 1
-	again := kafka.FetchTimestamps(ctx, cl, topics, map[model.TP]int64{tp: from})[tp]
+	again := kafka.FetchTimestamps(ctx, cl, topics.leaders, topics.ids, map[model.TP]int64{tp: from})[tp]
 	log.Add(tp, again.Aborted)
 	if c, _ := log.InDR(tp, last.Last+1); c != wantAborted {
 		t.Errorf("after a rescan: %d, want %d", c, wantAborted)

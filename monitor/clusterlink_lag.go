@@ -99,7 +99,7 @@ func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *
 		if err != nil {
 			out.SourceErr = fmt.Errorf("source cluster: %w", err)
 		} else {
-			r.ts.lagMillis(ctx, details, want, out.Partitions, now)
+			r.ts.lagMillis(ctx, mirroredOf(details), want, out.Partitions, now)
 		}
 	}
 	return out, st

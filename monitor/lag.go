@@ -3,13 +3,11 @@ package monitor
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
@@ -160,24 +158,22 @@ type Reading struct {
 // error, so a partial answer is still used.
 func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time) Reading {
 	out := Reading{At: now}
-	topics, leaders, err := r.sourceTopics(ctx)
+	topics, err := r.sourceTopics(ctx)
 	if err != nil {
 		out.SourceErr = err
 	}
+	leaders := topics.leaders
 	// MM2's positions are taken before the offsets are read, as they were
 	// when MM2 had copied at most that far: taken after, a position newer
 	// than the end offsets read would make the lag smaller than it was at
 	// any moment.
-	sorted := topics.Sorted()
-	parts := make([][]int32, len(sorted)) // each topic's partitions, in order
-	taken := make([][]partPos, len(sorted))
+	taken := make([][]partPos, len(topics.names))
 	total := 0
-	for i, td := range sorted {
-		parts[i] = slices.Sorted(maps.Keys(td.Partitions))
-		total += len(parts[i])
-		taken[i] = make([]partPos, len(parts[i]))
-		for j, p := range parts[i] {
-			taken[i][j] = takePosition(src, model.TP{Topic: td.Topic, Partition: p})
+	for i, name := range topics.names {
+		taken[i] = make([]partPos, len(leaders[name]))
+		total += len(taken[i])
+		for p := range taken[i] {
+			taken[i][p] = takePosition(src, model.TP{Topic: name, Partition: int32(p)})
 		}
 	}
 	var starts, ends kafka.Offsets
@@ -192,7 +188,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 		return out
 	}
 	var remote []string
-	for _, t := range topics.Names() {
+	for _, t := range topics.names {
 		remote = append(remote, r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, t))
 	}
 	var targetEnds kafka.Offsets
@@ -210,20 +206,22 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 	}
 	r.reads++
 	out.Partitions = make([]PartitionLag, 0, total) // one allocation: the snapshot holds it
-	for i, td := range sorted {
-		rt := r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, td.Topic)
+	for i, name := range topics.names {
+		rt := r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, name)
 		// sameLog: the id is known and unchanged, so the log was not
 		// recreated (an end that went back is a truncation of it).
-		old, known := r.topicIDs[td.Topic]
-		recreated := known && old != td.ID && td.ID != ([16]byte{})
-		sameLog := known && old == td.ID && td.ID != ([16]byte{})
-		r.topicIDs[td.Topic] = td.ID
-		for j, p := range parts[i] {
-			pl := PartitionLag{Topic: td.Topic, RemoteTopic: rt, Partition: p, AsOf: now}
-			pl.SourceStart = listed(starts, td.Topic, p)
-			pl.SourceEnd = listed(ends, td.Topic, p)
+		id := topics.ids[name]
+		old, known := r.topicIDs[name]
+		recreated := known && old != id && id != ([16]byte{})
+		sameLog := known && old == id && id != ([16]byte{})
+		r.topicIDs[name] = id
+		for j := range taken[i] {
+			p := int32(j)
+			pl := PartitionLag{Topic: name, RemoteTopic: rt, Partition: p, AsOf: now}
+			pl.SourceStart = listed(starts, name, p)
+			pl.SourceEnd = listed(ends, name, p)
 			pl.TargetEnd = listed(targetEnds, rt, p)
-			tp := model.TP{Topic: td.Topic, Partition: p}
+			tp := model.TP{Topic: name, Partition: p}
 			if r.watch(&pl, taken[i][j], recreated, sameLog, now) {
 				out.Restarted = append(out.Restarted, tp)
 				r.aborted.Forget(tp) // the old log's aborted batches are not the new log's
@@ -233,7 +231,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 				pl.AbortedInDR, copied = r.aborted.InDR(tp, *pl.Replicated)
 				for _, b := range copied {
 					if r.OnAbortedCopied != nil {
-						r.OnAbortedCopied(tp, td.ID, b)
+						r.OnAbortedCopied(tp, id, b)
 					}
 				}
 			}
@@ -269,7 +267,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 		}
 	}
 	for t := range r.topicIDs {
-		if _, ok := topics[t]; ok {
+		if _, ok := topics.ids[t]; ok {
 			delete(r.topicGone, t)
 			continue
 		}
@@ -292,18 +290,45 @@ func listed(l kafka.Offsets, topic string, p int32) *int64 {
 	return &o
 }
 
+// mirroredTopics is what a refresh keeps of the source's Metadata: the
+// mirrored topics (names sorted), their ids and partition leaders; no
+// replicas, ISRs or per-partition structs (tens of MB at 100k partitions).
+type mirroredTopics struct {
+	names   []string
+	ids     map[string][16]byte
+	leaders kafka.Leaders // partitions 0..n-1 of each topic
+}
+
+// mirroredOf is kadm's topic details as mirroredTopics.
+func mirroredOf(details kadm.TopicDetails) mirroredTopics {
+	out := mirroredTopics{names: details.Names(), ids: map[string][16]byte{}, leaders: kafka.Leaders{}}
+	for name, td := range details {
+		out.ids[name] = td.ID
+		ls := make([]int32, 0, len(td.Partitions))
+		for _, pd := range td.Partitions.Sorted() {
+			for int32(len(ls)) <= pd.Partition {
+				ls = append(ls, -1)
+			}
+			if pd.Err == nil {
+				ls[pd.Partition] = pd.Leader
+			}
+		}
+		out.leaders[name] = ls
+	}
+	return out
+}
+
 // sourceTopics lists the source topics the flow mirrors, with a Metadata
 // request of its own: kadm's ListTopics answers from kgo's cache for up to
 // MetadataMinAge, which can still hold a recreated topic's old id and so
 // hide the recreation. One request per refresh; the offset and fetch
-// requests after it go to the leaders it names. Replicas and ISRs are not
-// kept: at 100k partitions they pinned the whole answer (tens of MB).
-func (r *LagReader) sourceTopics(ctx context.Context) (kadm.TopicDetails, kafka.Leaders, error) {
+// requests after it go to the leaders it names.
+func (r *LagReader) sourceTopics(ctx context.Context) (mirroredTopics, error) {
+	out := mirroredTopics{ids: map[string][16]byte{}, leaders: kafka.Leaders{}}
 	resp, err := kafka.Metadata(ctx, r.Source, nil) // all topics
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing source topics: %w", err)
+		return out, fmt.Errorf("listing source topics: %w", err)
 	}
-	out, leaders := kadm.TopicDetails{}, kafka.Leaders{}
 	for _, t := range resp.Topics {
 		if t.Topic == nil || t.ErrorCode != 0 || t.IsInternal {
 			continue
@@ -312,15 +337,12 @@ func (r *LagReader) sourceTopics(ctx context.Context) (kadm.TopicDetails, kafka.
 		if r.Topics.Policy.IsInternalTopic(name) || name == "heartbeats" || !r.Flow.Topics.Matches(name) {
 			continue
 		}
-		td := kadm.TopicDetail{Topic: name, ID: t.TopicID, Partitions: kadm.PartitionDetails{}}
-		for _, p := range t.Partitions {
-			td.Partitions[p.Partition] = kadm.PartitionDetail{Topic: name, Partition: p.Partition, Leader: p.Leader,
-				LeaderEpoch: p.LeaderEpoch, Err: kerr.ErrorForCode(p.ErrorCode)}
-		}
-		out[name] = td
-		leaders[name] = kafka.PartitionLeaders(t.Partitions)
+		out.names = append(out.names, name)
+		out.ids[name] = t.TopicID
+		out.leaders[name] = kafka.PartitionLeaders(t.Partitions)
 	}
-	return out, leaders, nil
+	slices.Sort(out.names)
+	return out, nil
 }
 
 // position fills Replicated and Method: the larger of the two lower bounds
@@ -505,7 +527,7 @@ func (w *partWatch) firstSeen(o int64) (int64, bool) {
 
 // lagMillis fills LagMs for lagging partitions from the timestamp of the
 // first unreplicated record, fetched once per position.
-func (r *LagReader) lagMillis(ctx context.Context, topics kadm.TopicDetails, want map[model.TP]int64, parts []PartitionLag, now time.Time) {
+func (r *LagReader) lagMillis(ctx context.Context, topics mirroredTopics, want map[model.TP]int64, parts []PartitionLag, now time.Time) {
 	if r.tsCache == nil {
 		r.tsCache = map[model.TP]tsEntry{}
 	}
@@ -525,7 +547,7 @@ func (r *LagReader) lagMillis(ctx context.Context, topics kadm.TopicDetails, wan
 		}
 	}
 	if len(need) > 0 {
-		for tp, fr := range kafka.FetchTimestamps(ctx, r.Source, topics, need) {
+		for tp, fr := range kafka.FetchTimestamps(ctx, r.Source, topics.leaders, topics.ids, need) {
 			r.tsCache[tp] = tsEntry{need[tp], fr}
 			r.aborted.Add(tp, fr.Aborted)
 		}

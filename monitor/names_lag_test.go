@@ -26,11 +26,11 @@ func TestLagSkipsMM2InternalTopicsWithSeparator(t *testing.T) {
 		t.Fatalf("derived offset-syncs topic %q", ft.OffsetSyncs)
 	}
 	r := &LagReader{Flow: flow, Topics: ft, Source: cl}
-	topics, _, err := r.sourceTopics(context.Background())
+	topics, err := r.sourceTopics(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := topics.Names(); len(got) != 1 || got[0] != "events" {
+	if got := topics.names; len(got) != 1 || got[0] != "events" {
 		t.Errorf("data topics = %v, want [events]", got)
 	}
 }
