@@ -59,11 +59,12 @@ const (
 	// KindStopWriters is the operator's typed confirmation that nothing
 	// writes to DR any more.
 	KindStopWriters StepKind = "stop-writers"
-	// KindStopReverse pauses and deletes the reverse connectors once they
-	// caught up, recording the primary's log ends.
+	// KindStopReverse pauses the reverse connectors once they caught up,
+	// recording the primary's log ends.
 	KindStopReverse StepKind = "stop-reverse"
-	// KindRestartForward starts the forward MM2 connectors again, the
-	// source at the primary's log ends stop-reverse recorded.
+	// KindRestartForward deletes the reverse connectors and starts the
+	// forward MM2 connectors again, the source at the primary's log ends
+	// stop-reverse recorded.
 	KindRestartForward StepKind = "restart-forward"
 )
 
@@ -107,9 +108,9 @@ func failbackTitle(p Plan, s Step, flow *config.Flow) string {
 	case KindStopWriters:
 		return "Confirm that every producer writing to DR's topics of this flow is stopped (type the flow name): records written to DR after this are not replicated back"
 	case KindStopReverse:
-		return fmt.Sprintf("Pause the reverse connectors %s on %s, check they caught up, record the primary's log ends, then delete them", names, connectURL)
+		return fmt.Sprintf("Pause the reverse connectors %s on %s, check they caught up, and record the primary's log ends", names, connectURL)
 	case KindRestartForward:
-		return fmt.Sprintf("Set the forward source connector to start at the primary's log ends recorded by stop-reverse, then resume the forward connectors %s on %s", fwd, connectURL)
+		return fmt.Sprintf("Delete the reverse connectors, set the forward source connector to start at the primary's log ends recorded by stop-reverse, then resume the forward connectors %s on %s", fwd, connectURL)
 	}
 	return ""
 }
@@ -239,13 +240,13 @@ func (rb *Runbook) failbackRules(ctx context.Context, r *Run, idx int) []RuleRes
 	case KindStopReverse:
 		rules = append(rules, rb.caughtUpRule(ctx, r))
 	case KindRestartForward:
-		gone := RuleResult{Name: "the reverse connectors are deleted (no cycle once the forward flow runs)"}
-		if err := reverseGone(ctx, api, reverseNames(flow)); err != nil {
-			gone.Evidence = err.Error()
+		idle := RuleResult{Name: "the reverse connectors are paused or deleted (this step deletes them before the forward flow resumes)"}
+		if err := reverseIdle(ctx, api, reverseNames(flow)); err != nil {
+			idle.Evidence = err.Error()
 		} else {
-			gone.OK, gone.Evidence = true, "Connect answers 404 for each"
+			idle.OK, idle.Evidence = true, "none running"
 		}
-		rules = append(rules, gone)
+		rules = append(rules, idle)
 	}
 	return rules
 }
@@ -278,6 +279,26 @@ func reverseGone(ctx context.Context, api *connect.Client, names []string) error
 	}
 	if len(left) > 0 {
 		return fmt.Errorf("not known deleted: %s", strings.Join(left, ", "))
+	}
+	return nil
+}
+
+// reverseIdle fails unless every name is PAUSED, STOPPED or gone (404).
+func reverseIdle(ctx context.Context, api *connect.Client, names []string) error {
+	var busy []string
+	for _, n := range names {
+		s, err := api.Status(ctx, n)
+		var he *connect.HTTPError
+		switch {
+		case errors.As(err, &he) && he.Status == 404:
+		case err != nil:
+			busy = append(busy, fmt.Sprintf("%s (unknown: %v)", n, err))
+		case s.Connector.State != "PAUSED" && s.Connector.State != "STOPPED":
+			busy = append(busy, fmt.Sprintf("%s (%s)", n, s.Connector.State))
+		}
+	}
+	if len(busy) > 0 {
+		return fmt.Errorf("not known paused or deleted: %s", strings.Join(busy, ", "))
 	}
 	return nil
 }
@@ -546,18 +567,13 @@ func (rb *Runbook) waitReverse(ctx context.Context, r *Run, progress func(string
 }
 
 // stopReverse pauses the reverse connectors so the figures stand still,
-// checks they caught up, records the primary's log ends (where the forward
-// flow restarts), then deletes them: a paused reverse connector under the
-// identity policy is one resume away from a cycle once the forward flow
-// runs. Connect keeps a deleted connector's offsets; a later set-up sets
-// them explicitly anyway.
+// checks they caught up and records the primary's log ends, where the
+// forward flow restarts. It deletes nothing: restart-forward deletes them
+// once those ends are on record (this step's result), so every step can be
+// retried as is. A paused connector is harmless while the forward flow is
+// stopped; restart-forward refuses to resume it while they exist.
 func (rb *Runbook) stopReverse(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, api *connect.Client) (any, error) {
 	names := reverseNames(flow)
-	if reverseGone(ctx, api, names) == nil {
-		// A retry after the delete: the ends were recorded by then only in
-		// the failed attempt's lost result, so refuse rather than guess.
-		return nil, errors.New("the reverse connectors are already deleted, but the primary's log ends at that moment are not on record: restart the forward flow by hand (set its source offsets to the primary's ends) and record why")
-	}
 	for _, n := range names {
 		if err := effect.PauseConnector(ctx, w, api, n); err != nil {
 			return nil, err
@@ -568,21 +584,13 @@ func (rb *Runbook) stopReverse(ctx context.Context, w audit.Written, r *Run, flo
 		return nil, err
 	}
 	if len(p.Behind) > 0 {
-		return map[string]any{"behind": p.Behind}, fmt.Errorf("the reverse flow has not caught up (connectors paused, not deleted): %s", p)
+		return map[string]any{"behind": p.Behind}, fmt.Errorf("the reverse flow has not caught up (connectors paused): %s", p)
 	}
 	ends, err := rb.primaryEnds(ctx, r.Flow)
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range names {
-		if _, err := effect.DeleteConnector(ctx, w, api, n); err != nil {
-			return map[string]any{"primary_ends": ends}, err
-		}
-	}
-	if err := reverseGone(ctx, api, names); err != nil {
-		return map[string]any{"primary_ends": ends}, err
-	}
-	return map[string]any{"primary_ends": ends, "deleted": names}, nil
+	return map[string]any{"paused": names, "connectors": p.States, "primary_ends": ends}, nil
 }
 
 // primaryEnds reads the primary's log end of every partition of the
@@ -617,12 +625,20 @@ func (rb *Runbook) primaryEnds(ctx context.Context, flow string) (map[string]int
 // not copied to DR a second time; records written to the primary after
 // stop-reverse are above them and are mirrored.
 func (rb *Runbook) restartForward(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, api *connect.Client) (any, error) {
-	if err := reverseGone(ctx, api, reverseNames(flow)); err != nil {
-		return nil, fmt.Errorf("reverse connectors: %w", err)
-	}
 	ends, err := recordedEnds(r)
 	if err != nil {
 		return nil, err
+	}
+	// The reverse connectors go first: under the identity policy one left
+	// behind, even paused, is a resume away from a cycle.
+	names := reverseNames(flow)
+	for _, n := range names {
+		if _, err := effect.DeleteConnector(ctx, w, api, n); err != nil {
+			return nil, err
+		}
+	}
+	if err := reverseGone(ctx, api, names); err != nil {
+		return nil, fmt.Errorf("reverse connectors: %w", err)
 	}
 	source, err := forwardSource(ctx, api, flow.Connectors)
 	if err != nil {

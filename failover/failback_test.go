@@ -228,6 +228,21 @@ func TestFailbackRun(t *testing.T) {
 		t.Fatalf("cut %v %v", cut, err)
 	}
 
+	// A cut that does not know a partition's DR end refuses the set-up,
+	// naming the partition.
+	end := int64(5)
+	other, err := e.rb.Create(ctx, alice, Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindStopMirror}}}, "a run to hold a cut")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SaveFailoverCut(ctx, other, []model.CutPosition{{Topic: "events", RemoteTopic: "events", DREnd: &end},
+		{Topic: "events", Partition: 1, RemoteTopic: "events"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.rb.reverseStart(ctx, &Run{Plan: Plan{FailbackOf: other}}); err == nil || !strings.Contains(err.Error(), "does not know DR's log end of events-1") {
+		t.Fatalf("a cut with an unknown partition: %v", err)
+	}
+
 	id := e.approved(t, ctx, FailbackPlan("primary->dr"))
 	r, _ := e.rb.Get(ctx, id)
 	if r.Plan.FailbackOf != fo {
@@ -319,7 +334,17 @@ func TestFailbackRun(t *testing.T) {
 	if err := e.step(ctx, id, 3); err != nil {
 		t.Fatal(err)
 	}
-	if s := fc.state(src); s != "gone" {
+	// Someone resumed the reverse source: restart-forward is refused.
+	fc.mu.Lock()
+	fc.conn[src].state = "RUNNING"
+	fc.mu.Unlock()
+	if _, err := e.rb.Begin(ctx, alice, id, 4, "primary->dr", ""); !errors.Is(err, ErrRuleViolation) || !strings.Contains(err.Error(), src+" (RUNNING)") {
+		t.Fatalf("restart-forward with the reverse source running: %v", err)
+	}
+	fc.mu.Lock()
+	fc.conn[src].state = "PAUSED"
+	fc.mu.Unlock()
+	if s := fc.state(src); s != "PAUSED" {
 		t.Fatalf("reverse source %s after stop-reverse", s)
 	}
 	r, _ = e.rb.Get(ctx, id)
@@ -330,6 +355,9 @@ func TestFailbackRun(t *testing.T) {
 	// 5. restart-forward: the forward source at the recorded ends, resumed.
 	if err := e.step(ctx, id, 4); err != nil {
 		t.Fatal(err)
+	}
+	if s := fc.state(src); s != "gone" {
+		t.Fatalf("reverse source %s after restart-forward", s)
 	}
 	for n := range forwardConnectors {
 		if s := fc.state(n); s != "RUNNING" {
