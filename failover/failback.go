@@ -164,10 +164,11 @@ func kindsOf(p Plan) []StepKind {
 	return out
 }
 
-// stampFailback pins a failback plan to the failover it undoes, so the
+// StampFailback pins a failback plan to the failover it undoes, so the
 // approval covers which cut the reverse flow starts from; it refuses while
-// the primary is the active side.
-func (rb *Runbook) stampFailback(ctx context.Context, p *Plan) error {
+// the primary is the active side. Create and Update call it; the plan
+// form's summary too, to say so before anything is stored.
+func (rb *Runbook) StampFailback(ctx context.Context, p *Plan) error {
 	if !p.Failback {
 		return nil
 	}
@@ -707,4 +708,60 @@ func forwardSource(ctx context.Context, api *connect.Client, names []string) (st
 		}
 	}
 	return "", fmt.Errorf("none of the forward connectors %v is a MirrorSourceConnector", names)
+}
+
+// previewFailback says what step i of failback r will send, and reads the
+// figures it will judge; it changes nothing.
+func (rb *Runbook) previewFailback(ctx context.Context, r *Run, i int) ([]string, error) {
+	flow := rb.Config.Flow(r.Flow)
+	if errs := failbackProblems(rb.Config, r.Plan); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	rev, err := forwardFlow(flow, rb.Config).ReverseConfigs()
+	if err != nil {
+		return nil, err
+	}
+	on := " on " + flow.ConnectURL
+	switch r.Plan.Steps[i].Kind {
+	case KindSetUpReverse:
+		start, err := rb.reverseStart(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		tps := slices.Collect(maps.Keys(start))
+		mm2.SortTPs(tps)
+		var at []string
+		for _, tp := range tps[:min(len(tps), 8)] {
+			at = append(at, fmt.Sprintf("%s at %d", mm2.TPKey(tp), start[tp]))
+		}
+		if len(tps) > 8 {
+			at = append(at, fmt.Sprintf("and %d more", len(tps)-8))
+		}
+		lines := []string{
+			"POST /connectors" + on + ": " + rev.Source + " (source.cluster.alias " + flow.TargetAlias + ", target.cluster.alias " + flow.SourceAlias + "), created STOPPED",
+			fmt.Sprintf("PATCH /connectors/%s/offsets: %d DR partitions start at failover run #%d's cut: %s", rev.Source, len(tps), r.Plan.FailbackOf, strings.Join(at, ", ")),
+			"PUT /connectors/{name}/config for " + rev.Checkpoint + " (sync.group.offsets.enabled false) and " + rev.Heartbeat,
+			"PUT /connectors/" + rev.Source + "/resume",
+			"The Connect workers reach the primary at " + bootstrap(rb.Config, flow.Source) + " and DR at " + bootstrap(rb.Config, flow.Target) + " (the console's own addresses).",
+		}
+		return append(lines, rev.Notes...), nil
+	case KindWaitReverse:
+		p, err := rb.reverseProgress(ctx, r, true)
+		if err != nil {
+			return nil, err
+		}
+		return []string{fmt.Sprintf("Polls every second, at most %s. Now: caught up %v; %s", rb.reverseCatchUp(), p.CaughtUp(), p)}, nil
+	case KindStopWriters:
+		return []string{"The console changes nothing here: stop every producer writing to DR's topics of this flow, then type the flow name.",
+			"Records written to DR after the reverse connectors are paused (next step) do not reach the primary."}, nil
+	case KindStopReverse:
+		return []string{"PUT /connectors/{name}/pause" + on + " for " + strings.Join(rev.Names(), ", "),
+			"Then the caught-up check again (refused when behind), and the primary's log end of every partition of the flow's topics is read and recorded in this step's result."}, nil
+	case KindRestartForward:
+		return []string{"DELETE /connectors/{name}" + on + " for " + strings.Join(rev.Names(), ", ") + ", verified gone (404)",
+			"PATCH /connectors/{forward source}/offsets: the primary's log ends stop-reverse recorded (records the reverse flow copied back lie below them and are not copied to DR again)",
+			"PUT /connectors/{name}/resume for " + strings.Join(flow.Connectors, ", "),
+			"After this step the primary is the active side of " + r.Flow + "."}, nil
+	}
+	return nil, nil
 }

@@ -252,6 +252,10 @@ func TestFailbackRun(t *testing.T) {
 		t.Fatalf("title %q", r.Plan.StepTitle(0, flow))
 	}
 
+	pv := e.rb.Preview(ctx, r)
+	if pv[0].Err != "" || !strings.Contains(strings.Join(pv[0].Lines, "\n"), "created STOPPED") || len(pv[0].Rules) != 3 || len(pv[4].Lines) == 0 {
+		t.Fatalf("preview %+v", pv)
+	}
 	// A forward connector paused, not stopped: a cycle away, refused.
 	fc.mu.Lock()
 	fc.conn["MirrorCheckpointConnector"].state = "PAUSED"

@@ -213,7 +213,7 @@ func (rb *Runbook) Create(ctx context.Context, who Actor, plan Plan, reason stri
 		return 0, errors.New("give a reason for the failover")
 	}
 	stampDrill(&plan, rb.Config)
-	if err := rb.stampFailback(ctx, &plan); err != nil {
+	if err := rb.StampFailback(ctx, &plan); err != nil {
 		return 0, err
 	}
 	if err := plan.Validate(rb.Config); err != nil {
@@ -256,7 +256,7 @@ func (rb *Runbook) Update(ctx context.Context, who Actor, id int64, plan Plan, r
 	}
 	plan.Flow = r.Flow
 	stampDrill(&plan, rb.Config)
-	if err := rb.stampFailback(ctx, &plan); err != nil {
+	if err := rb.StampFailback(ctx, &plan); err != nil {
 		return err
 	}
 	if err := plan.Validate(rb.Config); err != nil {

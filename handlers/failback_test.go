@@ -109,3 +109,63 @@ func TestAfterAFailoverPagesSayDRIsActiveAndShowTheLost(t *testing.T) {
 		t.Fatalf("end line %s: %v", lines[3], err)
 	}
 }
+
+// The plan form offers a failback only while DR is active for a flow, and
+// creates the fixed failback plan pinned to the failover it undoes.
+func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
+	rig := newPagesRig(t, 1, 1, 0)
+	ctx := context.Background()
+	rb := &failover.Runbook{Store: rig.store, Monitor: rig.mon, Config: rig.cfg, Audit: failover.StoreAuditor{Store: rig.store},
+		Log: rig.h.Log, Now: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
+	rig.h.Runbook = rb
+	r := chi.NewRouter()
+	r.Get("/failover", rig.h.FailoverList)
+	r.Post("/failover", rig.h.FailoverCreate)
+	r.Get("/failover/plan/summary", rig.h.PlanSummary)
+	offered := func() bool {
+		return strings.Contains(serveAs(r, model.RoleOperator, http.MethodGet, "/failover", nil).Body.String(), `name="failback"`)
+	}
+	if offered() {
+		t.Fatal("failback offered while the primary is active")
+	}
+	back := url.Values{"flow": {rig.flow}, "failback": {"1"}, "reason": {"primary is back"}}
+	if w := serveAs(r, model.RoleOperator, http.MethodPost, "/failover", back); w.Code == http.StatusSeeOther || !strings.Contains(w.Body.String(), "primary is the active side") {
+		t.Fatalf("failback created while the primary is active: %d", w.Code)
+	}
+	alice, bob := failover.Actor{Name: "alice", Role: model.RoleOperator}, failover.Actor{Name: "bob", Role: model.RoleOperator}
+	id, err := rb.Create(ctx, alice, failover.Plan{Flow: rig.flow, Steps: []failover.Step{{Kind: failover.KindStopMirror}}}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, _ := rb.Get(ctx, id)
+	if err := rb.Approve(ctx, bob, id, run.PlanHash, ""); err != nil {
+		t.Fatal(err)
+	}
+	x, err := rb.Begin(ctx, alice, id, 0, rig.flow, "test: no MM2 here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !offered() {
+		t.Fatal("failback not offered while DR is active")
+	}
+	// The flow runs MM2 on Connect from here on (a failback needs it).
+	f := rig.cfg.Flow(rig.flow)
+	f.ConnectURL, f.Connectors = "http://connect:8083", []string{"MirrorSourceConnector"}
+	q := back.Encode()
+	if s := serveAs(r, model.RoleOperator, http.MethodGet, "/failover/plan/summary?"+q, nil).Body.String(); !strings.Contains(s, "Create the reverse MirrorMaker 2 connectors") ||
+		!strings.Contains(s, "failover run #1") {
+		t.Fatalf("summary %s", s)
+	}
+	w := serveAs(r, model.RoleOperator, http.MethodPost, "/failover", back)
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("failback plan: %d %s", w.Code, w.Body)
+	}
+	runs, _ := rb.Runs(ctx)
+	fb, err := rb.Get(ctx, runs[0].ID)
+	if err != nil || !fb.Plan.Failback || fb.Plan.FailbackOf != id || len(fb.Plan.Steps) != 5 {
+		t.Fatalf("failback run %+v %v", fb.Plan, err)
+	}
+}
