@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/connect"
@@ -497,24 +499,71 @@ func (rb *Runbook) reverseProgress(ctx context.Context, r *Run, wantRunning bool
 	}
 	tps := slices.Collect(maps.Keys(ends))
 	mm2.SortTPs(tps)
+	var tails []kafka.Range
 	for _, tp := range tps {
 		end := ends[tp].End
 		from, inCut := start[tp]
 		if !inCut {
 			from = 0 // a partition added in DR after the failover: all of it is DR's
 		}
-		if end <= from {
+		n, ok := next[tp]
+		switch {
+		case end <= from:
 			continue // nothing written there since the failover
+		case ok && n >= end:
+			continue
+		case ok && end-n <= markerTail:
+			tails = append(tails, kafka.Range{TP: tp, From: n, To: end})
+			continue
 		}
-		if n, ok := next[tp]; !ok || n < end {
-			pos := "?"
-			if ok {
-				pos = fmt.Sprint(n)
-			}
-			p.Behind = append(p.Behind, fmt.Sprintf("%s DR end %d, reverse at %s", mm2.TPKey(tp), end, pos))
+		pos := "?"
+		if ok {
+			pos = fmt.Sprint(n)
+		}
+		p.Behind = append(p.Behind, fmt.Sprintf("%s DR end %d, reverse at %s", mm2.TPKey(tp), end, pos))
+	}
+	behind, err := rb.dataIn(ctx, flow, tails)
+	if err != nil {
+		return p, err
+	}
+	p.Behind = append(p.Behind, behind...)
+	return p, nil
+}
+
+// markerTail is how far below DR's log end a reverse position may be and
+// still be read for records: the offsets past a transaction's last record
+// are its commit or abort marker, which MM2 does not copy, so a reverse
+// source at a transactional tail never reaches the log end.
+const markerTail = 16
+
+// dataIn reads the DR ranges tails and says which hold a data record (the
+// reverse flow has not copied it yet); only markers there is caught up.
+func (rb *Runbook) dataIn(ctx context.Context, flow *config.Flow, tails []kafka.Range) ([]string, error) {
+	if len(tails) == 0 {
+		return nil, nil
+	}
+	opts, err := kafka.ClientOptions(flow.Target, rb.Config.Clusters[flow.Target], rb.Log)
+	if err != nil {
+		return nil, err
+	}
+	found := map[model.TP]int64{}
+	err = kafka.ReadRecords(ctx, opts, tails, kafka.ReadLimits{MaxRecords: int64(len(tails) * markerTail), Idle: 10 * time.Second}, func(r *kgo.Record) error {
+		tp := model.TP{Topic: r.Topic, Partition: r.Partition}
+		if _, seen := found[tp]; !seen {
+			found[tp] = r.Offset
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("reading DR's last offsets for records not yet copied back: %w", err)
+	}
+	var out []string
+	for _, t := range tails {
+		if off, ok := found[t.TP]; ok {
+			out = append(out, fmt.Sprintf("%s DR end %d, reverse at %d (a record at %d)", mm2.TPKey(t.TP), t.To, t.From, off))
 		}
 	}
-	return p, nil
+	return out, nil
 }
 
 func topicSet(m map[model.TP]int64) map[string]bool {

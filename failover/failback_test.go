@@ -318,8 +318,26 @@ func TestFailbackRun(t *testing.T) {
 	if err := e.step(ctx, id, 1); err == nil || !strings.Contains(err.Error(), "did not catch up") || !strings.Contains(err.Error(), "events-0 DR end") {
 		t.Fatalf("wait with a record not copied back: %v", err)
 	}
+	// A transaction in DR: its commit marker is never copied, so a reverse
+	// source past its record is caught up one offset below the log end.
+	txn, err := kgo.NewClient(kgo.SeedBrokers(e.sb.DRBootstrap()...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID("dr-writer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Close()
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, &kgo.Record{Topic: "events", Partition: 1, Value: []byte("in a transaction")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	tp1 := model.TP{Topic: "events", Partition: 1}
 	caught := maps.Clone(cutAt)
 	caught[tp0]++
+	caught[tp1]++
 	fc.copied(src, "dr", caught)
 	if err := e.step(ctx, id, 1); err != nil {
 		t.Fatal(err)
