@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/storage/storagetest"
 )
 
 // connectREST is a Kafka Connect REST stand-in that keeps what it is told:
@@ -267,6 +269,26 @@ func TestFailbackRun(t *testing.T) {
 	fc.conn["MirrorCheckpointConnector"].state = "STOPPED"
 	fc.mu.Unlock()
 
+	// No audit record, no effect: with the chain refusing records, the
+	// set-up sends Connect nothing that changes it.
+	noAudit := func(idx int) {
+		t.Helper()
+		before := len(fc.log)
+		storagetest.FailAuditWrites(t, e.path, true)
+		err := e.step(ctx, id, idx)
+		storagetest.FailAuditWrites(t, e.path, false)
+		if err == nil {
+			t.Fatalf("step %d ran without its audit record", idx+1)
+		}
+		fc.mu.Lock()
+		defer fc.mu.Unlock()
+		for _, l := range fc.log[before:] {
+			if !strings.HasPrefix(l, "GET") {
+				t.Fatalf("step %d sent %s without its audit record", idx+1, l)
+			}
+		}
+	}
+	noAudit(0)
 	// 1. set-up-reverse: the source starts at the cut.
 	if err := e.step(ctx, id, 0); err != nil {
 		t.Fatal(err)
@@ -375,8 +397,21 @@ func TestFailbackRun(t *testing.T) {
 		t.Fatalf("recorded ends %v %v", ends, err)
 	}
 	// 5. restart-forward: the forward source at the recorded ends, resumed.
+	noAudit(4)
 	if err := e.step(ctx, id, 4); err != nil {
 		t.Fatal(err)
+	}
+	// Retried, it finds the forward source resumed at the ends and only
+	// resumes again (harmless).
+	before = len(fc.log)
+	r, _ = e.rb.Get(ctx, id)
+	if res, err := e.rb.restartForward(ctx, mustWritten(t, e), r, flow, e.rb.Connect(flow.ConnectURL)); err != nil || !strings.Contains(fmt.Sprint(res), "earlier attempt") {
+		t.Fatalf("restart-forward retried: %v %v", res, err)
+	}
+	for _, l := range fc.log[before:] {
+		if strings.HasPrefix(l, "PATCH") || strings.HasPrefix(l, "POST") {
+			t.Fatalf("a retry sent %s", l)
+		}
 	}
 	if s := fc.state(src); s != "gone" {
 		t.Fatalf("reverse source %s after restart-forward", s)
