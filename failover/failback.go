@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/audit"
@@ -64,21 +65,31 @@ const (
 	// KindStopReverse pauses the reverse connectors once they caught up,
 	// recording the primary's log ends.
 	KindStopReverse StepKind = "stop-reverse"
+	// KindTranslateGroupBack moves a consumer group from DR to the
+	// primary: a DR group at DR's log end when stop-reverse paused the
+	// reverse flow goes to the primary's log end recorded then.
+	KindTranslateGroupBack StepKind = "translate-group-back"
 	// KindRestartForward deletes the reverse connectors and starts the
 	// forward MM2 connectors again, the source at the primary's log ends
 	// stop-reverse recorded.
 	KindRestartForward StepKind = "restart-forward"
 )
 
-// failbackKinds is the one order a failback plan has.
-var failbackKinds = []StepKind{KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse, KindRestartForward}
+// failbackKinds are the kinds of failback steps.
+var failbackKinds = []StepKind{KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse, KindTranslateGroupBack, KindRestartForward}
 
-// FailbackPlan is the failback plan of flow: every step, in order.
-func FailbackPlan(flow string) Plan {
+// FailbackPlan is the failback plan of flow, the one order a failback
+// has: a translate-group-back step per group after stop-reverse (whose
+// recorded ends it translates with), before restart-forward.
+func FailbackPlan(flow string, groups ...string) Plan {
 	p := Plan{Flow: flow, Failback: true}
-	for _, k := range failbackKinds {
+	for _, k := range []StepKind{KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse} {
 		p.Steps = append(p.Steps, Step{Kind: k})
 	}
+	for _, g := range groups {
+		p.Steps = append(p.Steps, Step{Kind: KindTranslateGroupBack, Group: g})
+	}
+	p.Steps = append(p.Steps, Step{Kind: KindRestartForward})
 	return p
 }
 
@@ -110,7 +121,9 @@ func failbackTitle(p Plan, s Step, flow *config.Flow) string {
 	case KindStopWriters:
 		return "Confirm that every producer writing to DR's topics of this flow is stopped (type the flow name): records written to DR after this are not replicated back"
 	case KindStopReverse:
-		return fmt.Sprintf("Pause the reverse connectors %s on %s, check they caught up, and record the primary's log ends", names, connectURL)
+		return fmt.Sprintf("Pause the reverse connectors %s on %s, check they caught up, and record DR's and the primary's log ends", names, connectURL)
+	case KindTranslateGroupBack:
+		return "Move consumer group " + s.Group + " to the primary: every partition where the DR group is at DR's log end recorded by stop-reverse is committed at the primary's log end recorded then (refused for a partition anywhere else)"
 	case KindRestartForward:
 		return fmt.Sprintf("Delete the reverse connectors, set the forward source connector to start at the primary's log ends recorded by stop-reverse, then resume the forward connectors %s on %s", fwd, connectURL)
 	}
@@ -152,8 +165,20 @@ func failbackProblems(cfg *config.Config, p Plan) []error {
 			bad("cluster %s has TLS or SASL settings: the reverse connectors would need the Connect workers' own client settings, which the console does not know", name)
 		}
 	}
-	if !slices.Equal(kindsOf(p), failbackKinds) {
-		bad("the steps must be exactly %v, in that order", failbackKinds)
+	var groups []string
+	for _, st := range p.Steps {
+		if st.Kind == KindTranslateGroupBack {
+			switch {
+			case strings.TrimSpace(st.Group) == "":
+				bad("name the consumer group of each translate-group-back step")
+			case slices.Contains(groups, st.Group):
+				bad("group %s is translated back twice", st.Group)
+			}
+			groups = append(groups, st.Group)
+		}
+	}
+	if want := FailbackPlan(p.Flow, groups...); !slices.Equal(kindsOf(p), kindsOf(want)) {
+		bad("the steps must be exactly %v, in that order", kindsOf(want))
 	}
 	return errs
 }
@@ -355,6 +380,8 @@ func (e *Execution) failbackEffect(ctx context.Context) (any, error) {
 		return map[string]any{"confirmed_by": e.who.Name, "note": "the operator confirmed, by typing the flow name, that no producer writes to DR"}, nil
 	case KindStopReverse:
 		return rb.stopReverse(ctx, e.started, r, flow, api)
+	case KindTranslateGroupBack:
+		return rb.translateGroupBack(ctx, e.started, r, e.Step.Group, e.who)
 	case KindRestartForward:
 		return rb.restartForward(ctx, e.started, r, flow, api)
 	}
@@ -452,6 +479,8 @@ func startedAtCut(ctx context.Context, api *connect.Client, name, alias string, 
 type ReverseProgress struct {
 	Running bool
 	States  map[string]string
+	// Ends are DR's log ends read, per partition of the flow's topics.
+	Ends map[model.TP]int64
 	// Behind are the partitions whose records since the cut are not all
 	// committed, with DR's end and the reverse position ("?" unknown).
 	Behind []string
@@ -500,8 +529,10 @@ func (rb *Runbook) reverseProgress(ctx context.Context, r *Run, wantRunning bool
 	tps := slices.Collect(maps.Keys(ends))
 	mm2.SortTPs(tps)
 	var tails []kafka.Range
+	p.Ends = make(map[model.TP]int64, len(ends))
 	for _, tp := range tps {
 		end := ends[tp].End
+		p.Ends[tp] = end
 		from, inCut := start[tp]
 		if !inCut {
 			from = 0 // a partition added in DR after the failover: all of it is DR's
@@ -640,7 +671,11 @@ func (rb *Runbook) stopReverse(ctx context.Context, w audit.Written, r *Run, flo
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"paused": names, "connectors": p.States, "primary_ends": ends}, nil
+	drEnds := make(map[string]int64, len(p.Ends))
+	for tp, e := range p.Ends {
+		drEnds[mm2.TPKey(tp)] = e
+	}
+	return map[string]any{"paused": names, "connectors": p.States, "primary_ends": ends, "dr_ends": drEnds}, nil
 }
 
 // primaryEnds reads the primary's log end of every partition of the
@@ -675,7 +710,7 @@ func (rb *Runbook) primaryEnds(ctx context.Context, flow string) (map[string]int
 // not copied to DR a second time; records written to the primary after
 // stop-reverse are above them and are mirrored.
 func (rb *Runbook) restartForward(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, api *connect.Client) (any, error) {
-	ends, err := recordedEnds(r)
+	ends, err := recordedEnds(r, "primary_ends")
 	if err != nil {
 		return nil, err
 	}
@@ -722,20 +757,24 @@ func (rb *Runbook) restartForward(ctx context.Context, w audit.Written, r *Run, 
 	return res, nil
 }
 
-// recordedEnds are the primary's ends from run r's stop-reverse result.
-func recordedEnds(r *Run) (map[model.TP]int64, error) {
+// recordedEnds are the log ends run r's stop-reverse recorded under key
+// ("primary_ends" or "dr_ends").
+func recordedEnds(r *Run, key string) (map[model.TP]int64, error) {
 	i := slices.Index(kindsOf(r.Plan), KindStopReverse)
 	if i < 0 || i >= len(r.Steps) || r.Steps[i].Status != model.StepDone {
-		return nil, errors.New("stop-reverse is not done: the primary's log ends are not on record")
+		return nil, errors.New("stop-reverse is not done: the log ends it records are not on record")
 	}
-	var res struct {
-		PrimaryEnds map[string]int64 `json:"primary_ends"`
+	var res map[string]json.RawMessage
+	var ends map[string]int64
+	err := json.Unmarshal([]byte(r.Steps[i].Result), &res)
+	if err == nil {
+		err = json.Unmarshal(res[key], &ends)
 	}
-	if err := json.Unmarshal([]byte(r.Steps[i].Result), &res); err != nil || len(res.PrimaryEnds) == 0 {
-		return nil, fmt.Errorf("stop-reverse's result holds no primary log ends (%v)", err)
+	if err != nil || len(ends) == 0 {
+		return nil, fmt.Errorf("stop-reverse's result holds no %s (%v)", key, err)
 	}
-	out := make(map[model.TP]int64, len(res.PrimaryEnds))
-	for k, v := range res.PrimaryEnds {
+	out := make(map[model.TP]int64, len(ends))
+	for k, v := range ends {
 		tp, err := mm2.ParseTPKey(k)
 		if err != nil {
 			return nil, err
@@ -806,6 +845,22 @@ func (rb *Runbook) previewFailback(ctx context.Context, r *Run, i int) ([]string
 	case KindStopReverse:
 		return []string{"PUT /connectors/{name}/pause" + on + " for " + strings.Join(rev.Names(), ", "),
 			"Then the caught-up check again (refused when behind), and the primary's log end of every partition of the flow's topics is read and recorded in this step's result."}, nil
+	case KindTranslateGroupBack:
+		g := r.Plan.Steps[i].Group
+		offsets, notInDR, err := rb.groupBack(ctx, r, g)
+		if err != nil {
+			return []string{"Reads DR group " + g + "'s offsets when it runs; stop-reverse's recorded ends decide: " + err.Error()}, nil
+		}
+		tps := slices.Collect(maps.Keys(offsets))
+		mm2.SortTPs(tps)
+		lines := []string{"OffsetCommit to the primary group " + g + " (it must have no members); its current offsets go to the audit log first:"}
+		for _, tp := range tps {
+			lines = append(lines, fmt.Sprintf("%s → %d", mm2.TPKey(tp), offsets[tp]))
+		}
+		if len(notInDR) > 0 {
+			lines = append(lines, "Not committed in DR, left as they are on the primary: "+strings.Join(notInDR, ", "))
+		}
+		return lines, nil
 	case KindRestartForward:
 		return []string{"DELETE /connectors/{name}" + on + " for " + strings.Join(rev.Names(), ", ") + ", verified gone (404)",
 			"PATCH /connectors/{forward source}/offsets: the primary's log ends stop-reverse recorded (records the reverse flow copied back lie below them and are not copied to DR again)",
@@ -813,4 +868,95 @@ func (rb *Runbook) previewFailback(ctx context.Context, r *Run, i int) ([]string
 			"After this step the primary is the active side of " + r.Flow + "."}, nil
 	}
 	return nil, nil
+}
+
+// groupBack is the translate-group-back rule for group: per partition of
+// the flow's topics where the DR group has an offset, the primary offset
+// is the primary's end stop-reverse recorded when the DR group sits at
+// DR's end recorded then. Every DR record is then on the primary below
+// that end (the reverse flow caught up, the writers were stopped), so the
+// group resumes exactly after them; it skips the records lost to DR,
+// which it never saw (the lost-records page shows them). A partition
+// anywhere else is refused: the console has no trusted DR -> primary
+// translation of an offset inside the log.
+func (rb *Runbook) groupBack(ctx context.Context, r *Run, group string) (map[model.TP]int64, []string, error) {
+	drEnds, err := recordedEnds(r, "dr_ends")
+	if err != nil {
+		return nil, nil, err
+	}
+	primaryEnds, err := recordedEnds(r, "primary_ends")
+	if err != nil {
+		return nil, nil, err
+	}
+	committed, err := groupOffsets(ctx, rb.Monitor.Translator(r.Flow).TargetClient(), group)
+	if err != nil {
+		return nil, nil, fmt.Errorf("DR: %w", err)
+	}
+	out := map[model.TP]int64{}
+	var refused, notInDR []string
+	for tp, end := range drEnds {
+		at, ok := committed[tp]
+		pe, known := primaryEnds[tp]
+		switch {
+		case !ok:
+			notInDR = append(notInDR, mm2.TPKey(tp))
+		case at != end || !known:
+			refused = append(refused, fmt.Sprintf("%s (DR group at %d, DR's end was %d)", mm2.TPKey(tp), at, end))
+		default:
+			out[tp] = pe
+		}
+	}
+	slices.Sort(refused)
+	slices.Sort(notInDR)
+	switch {
+	case len(refused) > 0:
+		return nil, notInDR, fmt.Errorf("group %s is not at DR's end on %s: no offset inside the log is translated back", group, strings.Join(refused, ", "))
+	case len(out) == 0:
+		return nil, notInDR, fmt.Errorf("group %s has no committed offset in DR on the flow's topics", group)
+	}
+	return out, notInDR, nil
+}
+
+func groupOffsets(ctx context.Context, client *kgo.Client, group string) (map[model.TP]int64, error) {
+	resp, err := kafka.GroupOffsets(ctx, kadm.NewClient(client), group)
+	if err != nil {
+		return nil, fmt.Errorf("reading the offsets of group %s: %w", group, err)
+	}
+	out := map[model.TP]int64{}
+	resp.Each(func(o kadm.OffsetResponse) {
+		if o.Err == nil && o.At >= 0 {
+			out[model.TP{Topic: o.Topic, Partition: o.Partition}] = o.At
+		}
+	})
+	return out, nil
+}
+
+// translateGroupBack writes the primary group's current offsets to the
+// audit log (for undo by hand: the group-change store is DR's), then
+// commits the translated ones. A retry translates the same recorded ends
+// again and commits the same offsets.
+func (rb *Runbook) translateGroupBack(ctx context.Context, w audit.Written, r *Run, group string, who Actor) (any, error) {
+	offsets, notInDR, err := rb.groupBack(ctx, r, group)
+	if err != nil {
+		return map[string]any{"not_committed_in_dr": notInDR}, err
+	}
+	primary := rb.Monitor.Translator(r.Flow).SourceClient()
+	before, err := groupOffsets(ctx, primary, group)
+	if err != nil {
+		return nil, fmt.Errorf("primary: %w", err)
+	}
+	keyed := func(m map[model.TP]int64) map[string]int64 {
+		out := make(map[string]int64, len(m))
+		for tp, v := range m {
+			out[mm2.TPKey(tp)] = v
+		}
+		return out
+	}
+	if err := rb.Audit.Record(ctx, who, "failback.group-before", runSubject(r.ID), map[string]any{"group": group, "primary_offsets": keyed(before), "applying": keyed(offsets)}); err != nil {
+		return nil, fmt.Errorf("the primary group's current offsets could not be written to the audit log, so nothing is committed: %w", err)
+	}
+	if err := effect.CommitPrimaryGroup(ctx, w, primary, group, offsets); err != nil {
+		return nil, err
+	}
+	return map[string]any{"group": group, "committed": keyed(offsets), "previous": keyed(before), "not_committed_in_dr": notInDR}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/audit"
@@ -245,7 +246,7 @@ func TestFailbackRun(t *testing.T) {
 		t.Fatalf("a cut with an unknown partition: %v", err)
 	}
 
-	id := e.approved(t, ctx, FailbackPlan("primary->dr"))
+	id := e.approved(t, ctx, FailbackPlan("primary->dr", "fb-app"))
 	r, _ := e.rb.Get(ctx, id)
 	if r.Plan.FailbackOf != fo {
 		t.Fatalf("failback of run %d, want %d", r.Plan.FailbackOf, fo)
@@ -255,7 +256,7 @@ func TestFailbackRun(t *testing.T) {
 	}
 
 	pv := e.rb.Preview(ctx, r)
-	if pv[0].Err != "" || !strings.Contains(strings.Join(pv[0].Lines, "\n"), "created STOPPED") || len(pv[0].Rules) != 3 || len(pv[4].Lines) == 0 {
+	if pv[0].Err != "" || !strings.Contains(strings.Join(pv[0].Lines, "\n"), "created STOPPED") || len(pv[0].Rules) != 3 || len(pv[4].Lines) == 0 || len(pv[5].Lines) == 0 {
 		t.Fatalf("preview %+v", pv)
 	}
 	// A forward connector paused, not stopped: a cycle away, refused.
@@ -378,27 +379,67 @@ func TestFailbackRun(t *testing.T) {
 	if err := e.step(ctx, id, 3); err != nil {
 		t.Fatal(err)
 	}
+	if s := fc.state(src); s != "PAUSED" {
+		t.Fatalf("reverse source %s after stop-reverse", s)
+	}
+	r, _ = e.rb.Get(ctx, id)
+	ends, err := recordedEnds(r, "primary_ends")
+	if err != nil || len(ends) == 0 {
+		t.Fatalf("recorded ends %v %v", ends, err)
+	}
+	// 5. translate-group-back: refused until the DR group is at DR's
+	// recorded end on every partition it has, then committed at the
+	// primary's recorded ends.
+	if err := e.step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), "no committed offset in DR") {
+		t.Fatalf("group back with no DR offsets: %v", err)
+	}
+	drEnds, err := recordedEnds(r, "dr_ends")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(cl)
+	commit := func(offs map[model.TP]int64) {
+		t.Helper()
+		o := kadm.Offsets{}
+		for tp, at := range offs {
+			o.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: at, LeaderEpoch: -1})
+		}
+		if resp, err := adm.CommitOffsets(ctx, "fb-app", o); err != nil || resp.Error() != nil {
+			t.Fatal(err, resp.Error())
+		}
+	}
+	commit(map[model.TP]int64{tp0: drEnds[tp0], tp1: drEnds[tp1] - 1})
+	if err := e.step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("events-1 (DR group at %d, DR's end was %d)", drEnds[tp1]-1, drEnds[tp1])) {
+		t.Fatalf("group back with a partition behind: %v", err)
+	}
+	commit(map[model.TP]int64{tp1: drEnds[tp1]})
+	if err := e.step(ctx, id, 4); err != nil {
+		t.Fatal(err)
+	}
+	primaryAdm := kadm.NewClient(e.rb.Monitor.Translator("primary->dr").SourceClient())
+	got, err := primaryAdm.FetchOffsets(ctx, "fb-app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o0, _ := got.Lookup("events", 0); o0.At != ends[tp0] || len(got) != 1 || len(got["events"]) != 2 {
+		t.Fatalf("primary group offsets %+v, want events-0 at %d and events-1 only", got, ends[tp0])
+	}
+	if e.audit.count("failback.group-before") != 1 {
+		t.Fatal("the primary group's offsets before the change are not on record")
+	}
 	// Someone resumed the reverse source: restart-forward is refused.
 	fc.mu.Lock()
 	fc.conn[src].state = "RUNNING"
 	fc.mu.Unlock()
-	if _, err := e.rb.Begin(ctx, alice, id, 4, "primary->dr", ""); !errors.Is(err, ErrRuleViolation) || !strings.Contains(err.Error(), src+" (RUNNING)") {
+	if _, err := e.rb.Begin(ctx, alice, id, 5, "primary->dr", ""); !errors.Is(err, ErrRuleViolation) || !strings.Contains(err.Error(), src+" (RUNNING)") {
 		t.Fatalf("restart-forward with the reverse source running: %v", err)
 	}
 	fc.mu.Lock()
 	fc.conn[src].state = "PAUSED"
 	fc.mu.Unlock()
-	if s := fc.state(src); s != "PAUSED" {
-		t.Fatalf("reverse source %s after stop-reverse", s)
-	}
-	r, _ = e.rb.Get(ctx, id)
-	ends, err := recordedEnds(r)
-	if err != nil || len(ends) == 0 {
-		t.Fatalf("recorded ends %v %v", ends, err)
-	}
-	// 5. restart-forward: the forward source at the recorded ends, resumed.
-	noAudit(4)
-	if err := e.step(ctx, id, 4); err != nil {
+	// 6. restart-forward: the forward source at the recorded ends, resumed.
+	noAudit(5)
+	if err := e.step(ctx, id, 5); err != nil {
 		t.Fatal(err)
 	}
 	// Retried, it finds the forward source resumed at the ends and only

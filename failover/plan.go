@@ -223,7 +223,7 @@ func (p Plan) Validate(cfg *config.Config) error {
 			for _, why := range rewriteProblems(cfg, p, i) {
 				bad("%s", why)
 			}
-		case KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse, KindRestartForward:
+		case KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse, KindTranslateGroupBack, KindRestartForward:
 			// failbackProblems
 		default:
 			bad("unknown step kind")
