@@ -131,7 +131,7 @@ func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 	if offered() {
 		t.Fatal("failback offered while the primary is active")
 	}
-	back := url.Values{"flow": {rig.flow}, "failback": {"1"}, "reason": {"primary is back"}}
+	back := url.Values{"flow": {rig.flow}, "failback": {"1"}, "reason": {"primary is back"}, "groups": {"app"}}
 	if w := serveAs(r, model.RoleOperator, http.MethodPost, "/failover", back); w.Code == http.StatusSeeOther || !strings.Contains(w.Body.String(), "primary is the active side") {
 		t.Fatalf("failback created while the primary is active: %d", w.Code)
 	}
@@ -169,7 +169,7 @@ func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 	}
 	runs, _ := rb.Runs(ctx)
 	fb, err := rb.Get(ctx, runs[0].ID)
-	if err != nil || !fb.Plan.Failback || fb.Plan.FailbackOf != id || len(fb.Plan.Steps) != 5 {
+	if err != nil || !fb.Plan.Failback || fb.Plan.FailbackOf != id || len(fb.Plan.Steps) != 6 || fb.Plan.Steps[4].Group != "app" {
 		t.Fatalf("failback run %+v %v", fb.Plan, err)
 	}
 	page := serveAs(r, model.RoleOperator, http.MethodGet, w.Header().Get("Location"), nil).Body.String()

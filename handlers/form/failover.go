@@ -30,7 +30,8 @@ type Plan struct {
 	// stop choice is ignored), groups and job as copies.
 	Drill bool
 	// Failback plans the failback of the flow (failover.FailbackPlan):
-	// its steps are fixed, and every other field but the reason is ignored.
+	// its steps are fixed but for one translate-group-back per group;
+	// every other field but the reason is ignored.
 	Failback bool
 	// Strategy is the restore strategy picked: StrategyRewrite,
 	// StrategyNewUID, or "" (as the boxes say).
@@ -173,7 +174,7 @@ func (p Plan) Validate() error {
 // flow's mirror is stopped (MirrorMaker 2) or promoted (Cluster Linking).
 func (p Plan) Plan(cfg *config.Config) failover.Plan {
 	if p.Failback {
-		return failover.FailbackPlan(p.Flow)
+		return failover.FailbackPlan(p.Flow, p.Groups...)
 	}
 	out := failover.Plan{Flow: p.Flow, Drill: p.Drill}
 	if p.Preflight {
