@@ -28,7 +28,8 @@ import (
 // returns a MirrorMaker 2 flow to the primary after a completed failover
 // (FailbackOf, the run whose cut it starts from), in exactly this order:
 //
-//	set-up-reverse, wait-reverse-caught-up, stop-writers, stop-reverse, restart-forward
+//	set-up-reverse, wait-reverse-caught-up, stop-writers, stop-reverse,
+//	translate-group-back (one per group), restart-forward
 //
 // What is enforced here rather than trusted to the plan:
 //   - only while DR is the active side after the run FailbackOf (checked
@@ -49,8 +50,9 @@ import (
 //   - every rule fails closed: a state, offset or log end that cannot be
 //     read refuses the step or keeps it waiting.
 //
-// Not in a failback plan yet (issue 16): translating the DR groups back to
-// the primary and restoring Flink on the primary; see the README.
+// Not in a failback plan yet (issue 16): translating a DR group's offset
+// from inside the log (only a group at DR's end is moved back) and
+// restoring Flink on the primary; see the README.
 
 const (
 	// KindSetUpReverse creates the reverse connectors DR -> primary, the
