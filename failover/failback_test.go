@@ -206,26 +206,33 @@ func (e *env) approved(t *testing.T, ctx context.Context, p Plan) int64 {
 // the reverse flow committed DR's new record, the reverse connectors
 // deleted, the forward source set to the primary's recorded ends and
 // resumed, and the flow active on the primary again.
-func TestFailbackRun(t *testing.T) {
-	e := newEnv(t, 1)
+// failedOver is the sandbox flow on MM2 on the Connect stand-in, after a
+// completed failover run fo (the sandbox's mirror stopped too, so DR
+// stands still at the cut).
+func failedOver(t *testing.T) (e *env, fc *connectREST, fo int64) {
+	e = newEnv(t, 1)
 	ctx := context.Background()
 	fc, url := newConnectREST(t, forwardConnectors)
 	e.rb.Connect = func(string) *connect.Client { return connect.New(url) }
 	flow := e.cfg.Flow("primary->dr")
 	flow.ConnectURL, flow.Connectors = "http://connect:8083", []string{"MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector"}
 	e.rb.ReverseCatchUp = 2 * time.Second
-
 	if _, err := e.rb.Create(ctx, alice, FailbackPlan("primary->dr"), "back"); err == nil || !strings.Contains(err.Error(), "primary is the active side") {
 		t.Fatalf("failback while the primary is active: %v", err)
 	}
-	// The failover: the mirror stops (the sandbox's too, so DR stands still
-	// at the cut).
 	e.sb.SetMirrorRunning(false)
 	time.Sleep(500 * time.Millisecond)
-	fo := e.approved(t, ctx, Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindStopMirror}}})
+	fo = e.approved(t, ctx, Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindStopMirror}}})
 	if err := e.step(ctx, fo, 0); err != nil {
 		t.Fatal(err)
 	}
+	return e, fc, fo
+}
+
+func TestFailbackRun(t *testing.T) {
+	e, fc, fo := failedOver(t)
+	ctx := context.Background()
+	flow := e.cfg.Flow("primary->dr")
 	cut, err := e.store.FailoverCut(ctx, fo)
 	if err != nil || len(cut) == 0 {
 		t.Fatalf("cut %v %v", cut, err)
@@ -533,5 +540,56 @@ func TestFailbackPlanRefusals(t *testing.T) {
 		if err := c.plan.Validate(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// A console killed at every step boundary of a failback resumes each step
+// and applies none twice: the reverse connectors are created once, their
+// offsets set once, the forward source's offsets set once.
+func TestFailbackResumesAfterCrashAtEveryBoundary(t *testing.T) {
+	e, fc, _ := failedOver(t)
+	ctx := context.Background()
+	id := e.approved(t, ctx, FailbackPlan("primary->dr"))
+	crashed := errors.New("crash")
+	for idx := range 5 {
+		for _, point := range []string{"started", "effect-done", ""} {
+			e.rb.CrashHook = func(p string) {
+				if p == point {
+					panic(crashed)
+				}
+			}
+			err := func() (err error) {
+				defer func() {
+					if v := recover(); v != nil {
+						err = v.(error)
+					}
+				}()
+				return e.step(ctx, id, idx)
+			}()
+			switch {
+			case point != "" && !errors.Is(err, crashed):
+				t.Fatalf("step %d: crash at %s did not happen: %v", idx+1, point, err)
+			case point != "":
+				newRunner() // the console comes back as a new process
+			case err != nil:
+				t.Fatalf("step %d after crashes: %v", idx+1, err)
+			}
+		}
+	}
+	counts := map[string]int{}
+	for _, l := range fc.log {
+		if strings.HasPrefix(l, "POST") || strings.HasPrefix(l, "PATCH") {
+			counts[l]++
+		}
+	}
+	// Crashed at "effect-done", the set-up and restart-forward ran their
+	// effects twice: the second attempt found the connectors started and
+	// sent no second create or offset change.
+	want := map[string]int{"POST": 1, "PATCH dr-to-primary-MirrorSourceConnector offsets": 1, "PATCH MirrorSourceConnector offsets": 1}
+	if !maps.Equal(counts, want) {
+		t.Fatalf("creates and offset changes %v, want %v", counts, want)
+	}
+	if a, err := ActiveSideOf(ctx, e.store, "primary->dr"); err != nil || a.Side != model.SidePrimary {
+		t.Fatalf("after the resumed failback: %+v %v", a, err)
 	}
 }
