@@ -20,10 +20,15 @@ type ActiveSide struct {
 	SinceMs int64
 }
 
-// sideAfter is the side a completed run leaves its flow on. Every
-// completed run is a failover to DR today; the failback plan kind (issue
-// 16) returns the flow to the primary, and is decided here.
-func sideAfter(Plan) model.Side { return model.SideDR }
+// sideAfter is the side a completed run leaves its flow on: a failback
+// returns it to the primary, any other completed run (drills are not
+// read) is a failover to DR.
+func sideAfter(p Plan) model.Side {
+	if p.Failback {
+		return model.SidePrimary
+	}
+	return model.SideDR
+}
 
 // activeSideOf reads the newest completed run of completed (newest first,
 // drills excluded): the primary is active until a run completes.

@@ -98,6 +98,8 @@ func (rb *Runbook) Begin(ctx context.Context, who Actor, id int64, idx int, conf
 	}
 	e := &Execution{rb: rb, run: r, Idx: idx, Step: step, who: who, runner: runnerID()}
 	switch {
+	case r.Plan.Failback:
+		e.Rules = rb.failbackRules(ctx, r, idx)
 	case r.Plan.Drill:
 		// A failover's rules do not stop a drill (its preflight records
 		// the ones that would fail); the drill's guards and a rewrite's
@@ -194,6 +196,9 @@ func (e *Execution) Run(ctx context.Context) error {
 func (e *Execution) effect(ctx context.Context) (any, error) {
 	if e.run.Plan.Drill {
 		return e.drillEffect(ctx)
+	}
+	if e.run.Plan.Failback {
+		return e.failbackEffect(ctx)
 	}
 	switch e.Step.Kind {
 	case KindPreflight:

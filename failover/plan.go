@@ -90,6 +90,11 @@ type Plan struct {
 	// copy with temporary groups, timed, then cleaned up; production's
 	// mirror, groups and job are not touched.
 	Drill bool `json:"drill,omitempty"`
+	// Failback makes the run a failback (failback.go) of the completed
+	// failover run FailbackOf, stamped when the plan is made so the
+	// approval covers which failover's cut the reverse flow starts from.
+	Failback   bool  `json:"failback,omitempty"`
+	FailbackOf int64 `json:"failback_of,omitempty"`
 }
 
 // Hash identifies the plan's exact content: approvals are bound to it, so
@@ -139,6 +144,11 @@ func (s Step) Title(flow *config.Flow) string {
 // what the drill does instead).
 func (p Plan) StepTitle(i int, flow *config.Flow) string {
 	s := p.Steps[i]
+	if p.Failback {
+		if t := failbackTitle(p, s, flow); t != "" {
+			return t
+		}
+	}
 	if p.Drill {
 		if t := drillTitle(s); t != "" {
 			return t
@@ -156,7 +166,7 @@ func (p Plan) Validate(cfg *config.Config) error {
 	if len(p.Steps) == 0 {
 		return errors.New("a plan needs at least one step")
 	}
-	errs := drillProblems(cfg, p)
+	errs := append(drillProblems(cfg, p), failbackProblems(cfg, p)...)
 	for i, s := range p.Steps {
 		bad := func(format string, args ...any) {
 			errs = append(errs, fmt.Errorf("step %d (%s): %s", i+1, s.Kind, fmt.Sprintf(format, args...)))
@@ -213,6 +223,8 @@ func (p Plan) Validate(cfg *config.Config) error {
 			for _, why := range rewriteProblems(cfg, p, i) {
 				bad("%s", why)
 			}
+		case KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse, KindTranslateGroupBack, KindRestartForward:
+			// failbackProblems
 		default:
 			bad("unknown step kind")
 		}

@@ -41,22 +41,25 @@ func (rb *Runbook) previewStep(ctx context.Context, r *Run, i int) StepPreview {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var err error
-	switch s.Kind {
-	case KindPreflight:
+	switch {
+	case r.Plan.Failback:
+		p.Rules = rb.failbackRules(pctx, r, i)
+		p.Lines, err = rb.previewFailback(pctx, r, i)
+	case s.Kind == KindPreflight:
 		p.Rules = rb.CheckRules(pctx, r.Plan, "")
 		p.Lines = []string{"Evaluates the safety rules below and records them; changes nothing."}
-	case KindStopMirror:
+	case s.Kind == KindStopMirror:
 		p.Rules = rb.CheckRules(pctx, r.Plan, "")
 		p.Lines, err = rb.previewStop(pctx, flow)
-	case KindTranslateGroup:
+	case s.Kind == KindTranslateGroup:
 		p.Lines, err = rb.previewGroup(pctx, r.Flow, s)
-	case KindRestoreFlink:
+	case s.Kind == KindRestoreFlink:
 		p.Lines = rb.previewRestore(pctx, r, i, s)
 		p.Rules = rb.rewriteRules(pctx, r, i)
-	case KindRewriteSavepoint:
+	case s.Kind == KindRewriteSavepoint:
 		p.Rules = rb.rewriteRules(pctx, r, i)
 		p.Lines, err = rb.previewRewrite(pctx, r.Flow, s)
-	case KindPromoteMirrors, KindFailoverMirrors:
+	case s.Kind == KindPromoteMirrors || s.Kind == KindFailoverMirrors:
 		p.Rules = rb.linkRules(pctx, flow, s.Kind)
 		p.Lines, err = rb.previewLink(pctx, flow, s.Kind)
 	}

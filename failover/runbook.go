@@ -66,6 +66,9 @@ type Runbook struct {
 	// LostLimits bound the reads of the old primary's records lost to DR
 	// (lost.go); zero fields take their defaults.
 	LostLimits LostLimits
+	// ReverseCatchUp bounds a failback's wait-reverse-caught-up step;
+	// default DefaultReverseCatchUp.
+	ReverseCatchUp time.Duration
 
 	previews previewCache // the run page's step previews (preview_cache.go)
 }
@@ -210,6 +213,9 @@ func (rb *Runbook) Create(ctx context.Context, who Actor, plan Plan, reason stri
 		return 0, errors.New("give a reason for the failover")
 	}
 	stampDrill(&plan, rb.Config)
+	if err := rb.StampFailback(ctx, &plan); err != nil {
+		return 0, err
+	}
 	if err := plan.Validate(rb.Config); err != nil {
 		return 0, err
 	}
@@ -250,6 +256,9 @@ func (rb *Runbook) Update(ctx context.Context, who Actor, id int64, plan Plan, r
 	}
 	plan.Flow = r.Flow
 	stampDrill(&plan, rb.Config)
+	if err := rb.StampFailback(ctx, &plan); err != nil {
+		return err
+	}
 	if err := plan.Validate(rb.Config); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
@@ -107,5 +109,71 @@ func TestAfterAFailoverPagesSayDRIsActiveAndShowTheLost(t *testing.T) {
 	var end failover.LostEndLine
 	if err := json.Unmarshal([]byte(lines[3]), &end); err != nil || !end.End.Complete || end.End.Records != 3 {
 		t.Fatalf("end line %s: %v", lines[3], err)
+	}
+}
+
+// The plan form offers a failback only while DR is active for a flow, and
+// creates the fixed failback plan pinned to the failover it undoes.
+func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
+	rig := newPagesRig(t, 1, 1, 0)
+	ctx := context.Background()
+	rb := &failover.Runbook{Store: rig.store, Monitor: rig.mon, Config: rig.cfg, Audit: failover.StoreAuditor{Store: rig.store},
+		Log: rig.h.Log, Now: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
+	rig.h.Runbook = rb
+	r := chi.NewRouter()
+	r.Get("/failover", rig.h.FailoverList)
+	r.Post("/failover", rig.h.FailoverCreate)
+	r.Get("/failover/plan/summary", rig.h.PlanSummary)
+	r.Get("/failover/{run}", rig.h.FailoverRun)
+	offered := func() bool {
+		return strings.Contains(serveAs(r, model.RoleOperator, http.MethodGet, "/failover", nil).Body.String(), `name="failback"`)
+	}
+	if offered() {
+		t.Fatal("failback offered while the primary is active")
+	}
+	back := url.Values{"flow": {rig.flow}, "failback": {"1"}, "reason": {"primary is back"}, "groups": {"app"}}
+	if w := serveAs(r, model.RoleOperator, http.MethodPost, "/failover", back); w.Code == http.StatusSeeOther || !strings.Contains(w.Body.String(), "primary is the active side") {
+		t.Fatalf("failback created while the primary is active: %d", w.Code)
+	}
+	alice, bob := failover.Actor{Name: "alice", Role: model.RoleOperator}, failover.Actor{Name: "bob", Role: model.RoleOperator}
+	id, err := rb.Create(ctx, alice, failover.Plan{Flow: rig.flow, Steps: []failover.Step{{Kind: failover.KindStopMirror}}}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, _ := rb.Get(ctx, id)
+	if err := rb.Approve(ctx, bob, id, run.PlanHash, ""); err != nil {
+		t.Fatal(err)
+	}
+	x, err := rb.Begin(ctx, alice, id, 0, rig.flow, "test: no MM2 here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !offered() {
+		t.Fatal("failback not offered while DR is active")
+	}
+	// The flow runs MM2 on Connect from here on (a failback needs it).
+	f := rig.cfg.Flow(rig.flow)
+	f.ConnectURL, f.Connectors = "http://127.0.0.1:1", []string{"MirrorSourceConnector"} // nothing answers: previews say so
+	rb.Connect = connect.New
+	q := back.Encode()
+	if s := serveAs(r, model.RoleOperator, http.MethodGet, "/failover/plan/summary?"+q, nil).Body.String(); !strings.Contains(s, "Create the reverse MirrorMaker 2 connectors") ||
+		!strings.Contains(s, "failover run #1") {
+		t.Fatalf("summary %s", s)
+	}
+	w := serveAs(r, model.RoleOperator, http.MethodPost, "/failover", back)
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("failback plan: %d %s", w.Code, w.Body)
+	}
+	runs, _ := rb.Runs(ctx)
+	fb, err := rb.Get(ctx, runs[0].ID)
+	if err != nil || !fb.Plan.Failback || fb.Plan.FailbackOf != id || len(fb.Plan.Steps) != 6 || fb.Plan.Steps[4].Group != "app" {
+		t.Fatalf("failback run %+v %v", fb.Plan, err)
+	}
+	page := serveAs(r, model.RoleOperator, http.MethodGet, w.Header().Get("Location"), nil).Body.String()
+	if !strings.Contains(page, "Failback of "+html.EscapeString(rig.flow)) || !strings.Contains(page, "undoing failover run #1") || !strings.Contains(page, "Confirm that every producer writing to DR") {
+		t.Fatalf("run page %s", page)
 	}
 }

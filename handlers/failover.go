@@ -42,6 +42,12 @@ func (h *Handlers) renderFailoverList(w http.ResponseWriter, r *http.Request, st
 	}
 	if p.CanOperate {
 		p.Plan = h.planChoices(r, p.Flows)
+		// Failback is offered only for flows DR is active for.
+		for _, a := range h.activeSides(r) {
+			if a.Side == model.SideDR {
+				p.FailbackFlows = append(p.FailbackFlows, a.Flow)
+			}
+		}
 	}
 	h.render(w, r, status, views.FailoverList(p))
 }

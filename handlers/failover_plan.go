@@ -95,6 +95,9 @@ func (h *Handlers) planSummary(r *http.Request, f form.Plan) views.PlanSummary {
 	cfg := h.Runbook.Config
 	pickErr := h.drillSavepoint(r.Context(), &f)
 	plan := f.Plan(cfg)
+	if err := h.Runbook.StampFailback(r.Context(), &plan); err != nil {
+		pickErr = refused(err)
+	}
 	s := views.PlanSummary{Rewrite: h.planRewrite(r.Context(), f, actor(r).Name)}
 	for i, st := range plan.Steps {
 		t := plan.StepTitle(i, cfg.Flow(f.Flow))

@@ -29,6 +29,10 @@ type Plan struct {
 	// Drill plans a DR drill: no stop or promote step (the plan form's
 	// stop choice is ignored), groups and job as copies.
 	Drill bool
+	// Failback plans the failback of the flow (failover.FailbackPlan):
+	// its steps are fixed but for one translate-group-back per group;
+	// every other field but the reason is ignored.
+	Failback bool
 	// Strategy is the restore strategy picked: StrategyRewrite,
 	// StrategyNewUID, or "" (as the boxes say).
 	Strategy string
@@ -99,6 +103,7 @@ func NewPlan(r *http.Request) Plan {
 	p.Parallelism, _ = strconv.Atoi(strings.TrimSpace(r.FormValue("parallelism")))
 	p.Strategy = r.FormValue("restore_strategy")
 	p.Drill = r.FormValue("drill") != ""
+	p.Failback = r.FormValue("failback") != ""
 	p.RewriteTo, p.SourceUID = strings.TrimSpace(r.FormValue("rewrite_to")), strings.TrimSpace(r.FormValue("source_uid"))
 	p.readChoices(r)
 	return p
@@ -168,6 +173,9 @@ func (p Plan) Validate() error {
 // Plan is the runbook's plan the form asks for; cfg says whether the
 // flow's mirror is stopped (MirrorMaker 2) or promoted (Cluster Linking).
 func (p Plan) Plan(cfg *config.Config) failover.Plan {
+	if p.Failback {
+		return failover.FailbackPlan(p.Flow, p.Groups...)
+	}
 	out := failover.Plan{Flow: p.Flow, Drill: p.Drill}
 	if p.Preflight {
 		out.Steps = append(out.Steps, failover.Step{Kind: failover.KindPreflight})

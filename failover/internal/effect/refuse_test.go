@@ -106,6 +106,9 @@ func TestEffectsRefuseWithoutAuditRecord(t *testing.T) {
 			_, err := ApplyOffsets(ctx, none, store, dcl, "f", "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 5}, "alice", "test")
 			return err
 		},
+		"CommitPrimaryGroup": func() error {
+			return CommitPrimaryGroup(ctx, none, dcl, "billing", map[model.TP]int64{{Topic: "events", Partition: 0}: 5})
+		},
 		"FinishInterruptedChange": func() error {
 			_, err := FinishInterruptedChange(ctx, none, store, dcl, pending)
 			return err

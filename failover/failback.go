@@ -1,0 +1,964 @@
+package failover
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/connect"
+	"github.com/drconsole/drconsole/failover/internal/effect"
+	"github.com/drconsole/drconsole/kafka"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
+)
+
+// A failback is a run of a plan with Failback set, through the same
+// approval gate, step machine and audit-first effects as a failover. It
+// returns a MirrorMaker 2 flow to the primary after a completed failover
+// (FailbackOf, the run whose cut it starts from), in exactly this order:
+//
+//	set-up-reverse, wait-reverse-caught-up, stop-writers, stop-reverse,
+//	translate-group-back (one per group), restart-forward
+//
+// What is enforced here rather than trusted to the plan:
+//   - only while DR is the active side after the run FailbackOf (checked
+//     when the plan is made and again when each step starts);
+//   - only MM2 flows on Kafka Connect (connect_url) under the identity
+//     policy. Under the default policy DR's records come back as
+//     "<dr>.<topic>", not into the topics the primary's consumers read:
+//     returning them is an application change the console cannot plan.
+//     Cluster Linking flows are refused too: after promote or failover the
+//     DR topics are no longer mirrors, so reverse-and-start does not apply,
+//     and re-mirroring the old primary (truncate-and-restore) needs the
+//     primary cluster's REST API, which the console is not configured with;
+//   - the reverse connectors run on the forward flow's Connect cluster
+//     (connect_url), whose workers are assumed to reach both clusters at
+//     the console's bootstrap addresses; clusters with TLS or SASL settings
+//     are refused, since the workers' paths and secrets are not the
+//     console's to know;
+//   - every rule fails closed: a state, offset or log end that cannot be
+//     read refuses the step or keeps it waiting.
+//
+// Not in a failback plan yet (issue 16): translating a DR group's offset
+// from inside the log (only a group at DR's end is moved back) and
+// restoring Flink on the primary; see the README.
+
+const (
+	// KindSetUpReverse creates the reverse connectors DR -> primary, the
+	// source starting at the failover's cut.
+	KindSetUpReverse StepKind = "set-up-reverse"
+	// KindWaitReverse waits until the reverse flow has committed to the
+	// primary every record DR holds.
+	KindWaitReverse StepKind = "wait-reverse-caught-up"
+	// KindStopWriters is the operator's typed confirmation that nothing
+	// writes to DR any more.
+	KindStopWriters StepKind = "stop-writers"
+	// KindStopReverse pauses the reverse connectors once they caught up,
+	// recording the primary's log ends.
+	KindStopReverse StepKind = "stop-reverse"
+	// KindTranslateGroupBack moves a consumer group from DR to the
+	// primary: a DR group at DR's log end when stop-reverse paused the
+	// reverse flow goes to the primary's log end recorded then.
+	KindTranslateGroupBack StepKind = "translate-group-back"
+	// KindRestartForward deletes the reverse connectors and starts the
+	// forward MM2 connectors again, the source at the primary's log ends
+	// stop-reverse recorded.
+	KindRestartForward StepKind = "restart-forward"
+)
+
+// failbackKinds are the kinds of failback steps.
+var failbackKinds = []StepKind{KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse, KindTranslateGroupBack, KindRestartForward}
+
+// FailbackPlan is the failback plan of flow, the one order a failback
+// has: a translate-group-back step per group after stop-reverse (whose
+// recorded ends it translates with), before restart-forward.
+func FailbackPlan(flow string, groups ...string) Plan {
+	p := Plan{Flow: flow, Failback: true}
+	for _, k := range []StepKind{KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse} {
+		p.Steps = append(p.Steps, Step{Kind: k})
+	}
+	for _, g := range groups {
+		p.Steps = append(p.Steps, Step{Kind: KindTranslateGroupBack, Group: g})
+	}
+	p.Steps = append(p.Steps, Step{Kind: KindRestartForward})
+	return p
+}
+
+// DefaultReverseCatchUp bounds the wait-reverse-caught-up step.
+const DefaultReverseCatchUp = 30 * time.Minute
+
+func (rb *Runbook) reverseCatchUp() time.Duration {
+	if rb.ReverseCatchUp > 0 {
+		return rb.ReverseCatchUp
+	}
+	return DefaultReverseCatchUp
+}
+
+// failbackTitle says what step s of failback p does; "" for other kinds.
+func failbackTitle(p Plan, s Step, flow *config.Flow) string {
+	connectURL, fwd := "?", "?"
+	var rev mm2.ReverseConnectors
+	if flow != nil {
+		connectURL, fwd = flow.ConnectURL, strings.Join(flow.Connectors, ", ")
+		rev, _ = forwardFlow(flow, nil).ReverseConfigs()
+	}
+	names := strings.Join(rev.Names(), ", ")
+	switch s.Kind {
+	case KindSetUpReverse:
+		return fmt.Sprintf("Create the reverse MirrorMaker 2 connectors %s (DR -> primary) on the forward flow's Kafka Connect %s; the source is created stopped, set to start at failover run #%d's cut, then resumed",
+			names, connectURL, p.FailbackOf)
+	case KindWaitReverse:
+		return "Wait until the reverse connectors run and their committed source offsets reach DR's log ends (every record written in DR since the failover is on the primary)"
+	case KindStopWriters:
+		return "Confirm that every producer writing to DR's topics of this flow is stopped (type the flow name): records written to DR after this are not replicated back"
+	case KindStopReverse:
+		return fmt.Sprintf("Pause the reverse connectors %s on %s, check they caught up, and record DR's and the primary's log ends", names, connectURL)
+	case KindTranslateGroupBack:
+		return "Move consumer group " + s.Group + " to the primary: every partition where the DR group is at DR's log end recorded by stop-reverse is committed at the primary's log end recorded then (refused for a partition anywhere else)"
+	case KindRestartForward:
+		return fmt.Sprintf("Delete the reverse connectors, set the forward source connector to start at the primary's log ends recorded by stop-reverse, then resume the forward connectors %s on %s", fwd, connectURL)
+	}
+	return ""
+}
+
+// failbackProblems says what makes p unfit: a failback step outside a
+// failback plan, or a failback plan that is not exactly the failback.
+func failbackProblems(cfg *config.Config, p Plan) []error {
+	if !p.Failback {
+		var errs []error
+		for i, s := range p.Steps {
+			if slices.Contains(failbackKinds, s.Kind) {
+				errs = append(errs, fmt.Errorf("step %d (%s): only in a failback plan", i+1, s.Kind))
+			}
+		}
+		return errs
+	}
+	flow := cfg.Flow(p.Flow)
+	if flow == nil {
+		return nil // Validate says so
+	}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("failback: "+format, args...)) }
+	if p.Drill {
+		bad("a plan is a drill or a failback, not both")
+	}
+	switch {
+	case flow.IsClusterLink():
+		bad("not for Cluster Linking flows: after promote or failover the DR topics are no longer mirrors, so reverse-and-start does not apply, and restoring the old primary's topics as mirrors (truncate-and-restore) needs the primary cluster's REST API, which the console does not have")
+	case flow.ReplicationPolicy != "identity":
+		bad("only under the identity replication policy: under the %s policy DR's records come back as %q, not into the topics the primary's consumers read",
+			flow.ReplicationPolicy, monitor.TopicsOf(flow).Policy.RemoteTopic(flow.TargetAlias, "<topic>"))
+	case flow.ConnectURL == "":
+		bad("the flow has no connect_url: the reverse connectors are created through Kafka Connect REST, and dedicated-mode MirrorMaker 2 has none")
+	}
+	for _, name := range []string{flow.Source, flow.Target} {
+		if c := cfg.Clusters[name]; c != nil && (c.TLS != nil || c.SASL != nil) {
+			bad("cluster %s has TLS or SASL settings: the reverse connectors would need the Connect workers' own client settings, which the console does not know", name)
+		}
+	}
+	var groups []string
+	for _, st := range p.Steps {
+		if st.Kind == KindTranslateGroupBack {
+			switch {
+			case strings.TrimSpace(st.Group) == "":
+				bad("name the consumer group of each translate-group-back step")
+			case slices.Contains(groups, st.Group):
+				bad("group %s is translated back twice", st.Group)
+			}
+			groups = append(groups, st.Group)
+		}
+	}
+	if want := FailbackPlan(p.Flow, groups...); !slices.Equal(kindsOf(p), kindsOf(want)) {
+		bad("the steps must be exactly %v, in that order", kindsOf(want))
+	}
+	return errs
+}
+
+func kindsOf(p Plan) []StepKind {
+	out := make([]StepKind, len(p.Steps))
+	for i, s := range p.Steps {
+		out[i] = s.Kind
+	}
+	return out
+}
+
+// StampFailback pins a failback plan to the failover it undoes, so the
+// approval covers which cut the reverse flow starts from; it refuses while
+// the primary is the active side. Create and Update call it; the plan
+// form's summary too, to say so before anything is stored.
+func (rb *Runbook) StampFailback(ctx context.Context, p *Plan) error {
+	if !p.Failback {
+		return nil
+	}
+	active, err := ActiveSideOf(ctx, rb.Store, p.Flow)
+	if err != nil {
+		return fmt.Errorf("failback: which side of %s is active could not be read: %w", p.Flow, err)
+	}
+	if active.Side != model.SideDR {
+		return fmt.Errorf("failback refused: the primary is the active side of %s; a failback returns a flow to the primary after a completed failover", p.Flow)
+	}
+	p.FailbackOf = active.Run
+	return nil
+}
+
+// forwardFlow is the flow as the reverse set-up sees it; forward states,
+// when not nil, are checked by the cycle rule.
+func forwardFlow(f *config.Flow, cfg *config.Config) mm2.ForwardFlow {
+	ff := mm2.ForwardFlow{PrimaryAlias: f.SourceAlias, DRAlias: f.TargetAlias, Policy: monitor.TopicsOf(f).Policy,
+		Include: f.Topics.Include, Exclude: f.Topics.Exclude, OffsetSyncsLocation: f.OffsetSyncsLocation, Connectors: f.Connectors,
+		// The title needs only the names; the bootstraps are the console's.
+		PrimaryBootstrap: "-", DRBootstrap: "-"}
+	if cfg != nil {
+		ff.PrimaryBootstrap = bootstrap(cfg, f.Source)
+		ff.DRBootstrap = bootstrap(cfg, f.Target)
+	}
+	return ff
+}
+
+func bootstrap(cfg *config.Config, cluster string) string {
+	if c := cfg.Clusters[cluster]; c != nil {
+		return strings.Join(c.Bootstrap, ",")
+	}
+	return ""
+}
+
+// failbackRules are checked when step idx of failback r starts; they
+// cannot be overridden.
+func (rb *Runbook) failbackRules(ctx context.Context, r *Run, idx int) []RuleResult {
+	flow := rb.Config.Flow(r.Flow)
+	active := RuleResult{Name: "DR is the active side, after the failover this plan undoes"}
+	switch a, err := ActiveSideOf(ctx, rb.Store, r.Flow); {
+	case err != nil:
+		active.Evidence = "unknown: " + err.Error()
+	case a.Side != model.SideDR || a.Run != r.Plan.FailbackOf:
+		active.Evidence = fmt.Sprintf("the %s is active after run #%d; this plan undoes run #%d", a.Side, a.Run, r.Plan.FailbackOf)
+	default:
+		active.OK, active.Evidence = true, fmt.Sprintf("DR active since run #%d", a.Run)
+	}
+	rules := []RuleResult{active}
+	if errs := failbackProblems(rb.Config, r.Plan); len(errs) > 0 {
+		rules = append(rules, RuleResult{Name: "a valid failback plan", Evidence: errors.Join(errs...).Error()})
+		return rules
+	}
+	api := rb.Connect(flow.ConnectURL)
+	switch r.Plan.Steps[idx].Kind {
+	case KindSetUpReverse:
+		cycle := RuleResult{Name: "no replication cycle: the forward connectors are known stopped (identity policy)"}
+		if err := mm2.CheckReverseCycle(monitor.TopicsOf(flow).Policy, forwardStates(ctx, api, flow.Connectors)); err != nil {
+			cycle.Evidence = err.Error()
+		} else {
+			cycle.OK, cycle.Evidence = true, "every forward connector STOPPED with no tasks"
+		}
+		cut := RuleResult{Name: "the failover's cut is known for every mirrored partition"}
+		if _, err := rb.reverseStart(ctx, r); err != nil {
+			cut.Evidence = err.Error()
+		} else {
+			cut.OK, cut.Evidence = true, fmt.Sprintf("cut of run #%d", r.Plan.FailbackOf)
+		}
+		rules = append(rules, cycle, cut)
+	case KindStopReverse:
+		rules = append(rules, rb.caughtUpRule(ctx, r))
+	case KindRestartForward:
+		idle := RuleResult{Name: "the reverse connectors are paused or deleted (this step deletes them before the forward flow resumes)"}
+		if err := reverseIdle(ctx, api, reverseNames(flow)); err != nil {
+			idle.Evidence = err.Error()
+		} else {
+			idle.OK, idle.Evidence = true, "none running"
+		}
+		rules = append(rules, idle)
+	}
+	return rules
+}
+
+// forwardStates reads the forward connectors for the cycle rule; one that
+// cannot be read is unknown, which the rule refuses.
+func forwardStates(ctx context.Context, api *connect.Client, names []string) []mm2.ForwardConnector {
+	out := make([]mm2.ForwardConnector, 0, len(names))
+	for _, n := range names {
+		s, err := api.Status(ctx, n)
+		out = append(out, mm2.ForwardConnector{Name: n, Known: err == nil, State: s.Connector.State, Tasks: len(s.Tasks)})
+	}
+	return out
+}
+
+func reverseNames(flow *config.Flow) []string {
+	rev, _ := forwardFlow(flow, nil).ReverseConfigs()
+	return rev.Names()
+}
+
+// reverseGone fails unless Connect answers 404 for every name.
+func reverseGone(ctx context.Context, api *connect.Client, names []string) error {
+	var left []string
+	for _, n := range names {
+		_, err := api.Info(ctx, n)
+		var he *connect.HTTPError
+		if !errors.As(err, &he) || he.Status != 404 {
+			left = append(left, fmt.Sprintf("%s (%v)", n, cmpErr(err, "exists")))
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("not known deleted: %s", strings.Join(left, ", "))
+	}
+	return nil
+}
+
+// reverseIdle fails unless every name is PAUSED, STOPPED or gone (404).
+func reverseIdle(ctx context.Context, api *connect.Client, names []string) error {
+	var busy []string
+	for _, n := range names {
+		s, err := api.Status(ctx, n)
+		var he *connect.HTTPError
+		switch {
+		case errors.As(err, &he) && he.Status == 404:
+		case err != nil:
+			busy = append(busy, fmt.Sprintf("%s (unknown: %v)", n, err))
+		case s.Connector.State != "PAUSED" && s.Connector.State != "STOPPED":
+			busy = append(busy, fmt.Sprintf("%s (%s)", n, s.Connector.State))
+		}
+	}
+	if len(busy) > 0 {
+		return fmt.Errorf("not known paused or deleted: %s", strings.Join(busy, ", "))
+	}
+	return nil
+}
+
+func cmpErr(err error, otherwise string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return otherwise
+}
+
+// reverseStart is, per DR partition, where the reverse source starts: DR's
+// log end when the forward mirror stopped (failover_cuts of the run the
+// plan undoes). A partition whose DR end was not read refuses it: starting
+// there at the earliest offset would copy back what the primary has.
+func (rb *Runbook) reverseStart(ctx context.Context, r *Run) (map[model.TP]int64, error) {
+	cut, err := rb.Store.FailoverCut(ctx, r.Plan.FailbackOf)
+	if err != nil {
+		return nil, fmt.Errorf("reading the cut of run #%d: %w", r.Plan.FailbackOf, err)
+	}
+	if len(cut) == 0 {
+		return nil, fmt.Errorf("run #%d recorded no cut (its stop-mirror step predates it, or knew no partition): the reverse source would start at the earliest offset and copy back what the primary holds", r.Plan.FailbackOf)
+	}
+	out := make(map[model.TP]int64, len(cut))
+	var unknown []string
+	for _, c := range cut {
+		tp := model.TP{Topic: c.RemoteTopic, Partition: c.Partition}
+		if c.DREnd == nil {
+			unknown = append(unknown, mm2.TPKey(tp))
+			continue
+		}
+		out[tp] = *c.DREnd
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("the cut of run #%d does not know DR's log end of %s", r.Plan.FailbackOf, strings.Join(unknown, ", "))
+	}
+	return out, nil
+}
+
+// failbackEffect performs step e of a failback.
+func (e *Execution) failbackEffect(ctx context.Context) (any, error) {
+	rb, r := e.rb, e.run
+	flow := rb.Config.Flow(r.Flow)
+	api := rb.Connect(flow.ConnectURL)
+	switch e.Step.Kind {
+	case KindSetUpReverse:
+		return rb.setUpReverse(ctx, e.started, r, flow, api)
+	case KindWaitReverse:
+		return rb.waitReverse(ctx, r, e.Progress)
+	case KindStopWriters:
+		return map[string]any{"confirmed_by": e.who.Name, "note": "the operator confirmed, by typing the flow name, that no producer writes to DR"}, nil
+	case KindStopReverse:
+		return rb.stopReverse(ctx, e.started, r, flow, api)
+	case KindTranslateGroupBack:
+		return rb.translateGroupBack(ctx, e.started, r, e.Step.Group, e.who)
+	case KindRestartForward:
+		return rb.restartForward(ctx, e.started, r, flow, api)
+	}
+	return nil, fmt.Errorf("step kind %q is not a failback step", e.Step.Kind)
+}
+
+func (rb *Runbook) setUpReverse(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, api *connect.Client) (any, error) {
+	// Checked again: Begin's reads may be minutes old.
+	if err := mm2.CheckReverseCycle(monitor.TopicsOf(flow).Policy, forwardStates(ctx, api, flow.Connectors)); err != nil {
+		return nil, err
+	}
+	start, err := rb.reverseStart(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	rev, err := forwardFlow(flow, rb.Config).ReverseConfigs()
+	if err != nil {
+		return nil, err
+	}
+	body, err := mm2.ReverseStartOffsets(flow.TargetAlias, start)
+	if err != nil {
+		return nil, err
+	}
+	res := map[string]any{"connect_url": flow.ConnectURL, "connectors": rev.Names(), "notes": rev.Notes, "start_partitions": len(start)}
+	// A retry finds the source running after an earlier attempt resumed
+	// it: done, if Connect's offsets show it started at or past the cut.
+	if st, err := api.Status(ctx, rev.Source); err == nil && !st.Stopped() {
+		if err := startedAtCut(ctx, api, rev.Source, flow.TargetAlias, start); err != nil {
+			return res, fmt.Errorf("reverse source %s exists and is %s: %w", rev.Source, st.Connector.State, err)
+		}
+		res["note"] = "the source was started by an earlier attempt"
+	} else {
+		if _, err := effect.CreateConnectorStopped(ctx, w, api, rev.Source, rev.Configs[rev.Source]); err != nil {
+			return res, err
+		}
+		if err := effect.AlterConnectorOffsets(ctx, w, api, rev.Source, body); err != nil {
+			return res, err
+		}
+	}
+	// The checkpoint and heartbeat connectors need no start position.
+	for _, n := range []string{rev.Checkpoint, rev.Heartbeat} {
+		if _, err := effect.PutConnectorConfig(ctx, w, api, n, rev.Configs[n]); err != nil {
+			return res, err
+		}
+	}
+	if err := effect.ResumeConnector(ctx, w, api, rev.Source); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// connectNext reads connector name's committed MM2 source offsets for
+// cluster alias: per partition, the next offset it will copy.
+func connectNext(ctx context.Context, api *connect.Client, name, alias string) (map[model.TP]int64, error) {
+	offs, err := api.Offsets(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("reading the offsets of %s: %w", name, err)
+	}
+	out := map[model.TP]int64{}
+	for _, o := range offs {
+		key, _ := json.Marshal([]any{name, o.Partition})
+		c, err := mm2.DecodeConnectOffset(key, o.Offset)
+		if err != nil || c.Cluster != alias {
+			continue // not an MM2 source partition of that cluster
+		}
+		out[model.TP{Topic: c.Topic, Partition: c.Partition}] = c.LastOffset + 1
+	}
+	return out, nil
+}
+
+// startedAtCut fails unless the source's offsets are at or past start for
+// every partition that had records at the cut.
+func startedAtCut(ctx context.Context, api *connect.Client, name, alias string, start map[model.TP]int64) error {
+	next, err := connectNext(ctx, api, name, alias)
+	if err != nil {
+		return err
+	}
+	var behind []string
+	for tp, s := range start {
+		if n, ok := next[tp]; s > 0 && (!ok || n < s) {
+			behind = append(behind, mm2.TPKey(tp))
+		}
+	}
+	if len(behind) > 0 {
+		slices.Sort(behind)
+		return fmt.Errorf("its offsets are not at the cut for %s: it is not the connector this step starts; delete it, or check who made it", strings.Join(behind, ", "))
+	}
+	return nil
+}
+
+// ReverseProgress is how far the reverse flow has come: per DR partition,
+// DR's log end now and the next offset the reverse source will copy
+// (Connect's committed offset + 1; Connect commits only what the primary
+// acknowledged).
+type ReverseProgress struct {
+	Running bool
+	States  map[string]string
+	// Ends are DR's log ends read, per partition of the flow's topics.
+	Ends map[model.TP]int64
+	// Behind are the partitions whose records since the cut are not all
+	// committed, with DR's end and the reverse position ("?" unknown).
+	Behind []string
+}
+
+// CaughtUp is true only when every figure is known and none is behind.
+func (p ReverseProgress) CaughtUp() bool { return p.Running && len(p.Behind) == 0 }
+
+func (p ReverseProgress) String() string {
+	return fmt.Sprintf("connectors %v; behind: %v", p.States, p.Behind)
+}
+
+// reverseProgress reads it; an error is "not caught up".
+func (rb *Runbook) reverseProgress(ctx context.Context, r *Run, wantRunning bool) (ReverseProgress, error) {
+	flow := rb.Config.Flow(r.Flow)
+	api := rb.Connect(flow.ConnectURL)
+	p := ReverseProgress{Running: true, States: map[string]string{}}
+	names := reverseNames(flow)
+	for _, n := range names {
+		s, err := api.Status(ctx, n)
+		if err != nil {
+			return p, fmt.Errorf("reading the status of %s: %w", n, err)
+		}
+		p.States[n] = s.Connector.State
+		ok := s.Connector.State == "RUNNING" && len(s.Tasks) > 0
+		for _, t := range s.Tasks {
+			ok = ok && t.State == "RUNNING"
+		}
+		p.Running = p.Running && (ok || !wantRunning)
+	}
+	start, err := rb.reverseStart(ctx, r)
+	if err != nil {
+		return p, err
+	}
+	topics := slices.Sorted(maps.Keys(topicSet(start)))
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	ends, err := kafka.ListBounds(rctx, rb.Monitor.Translator(r.Flow).TargetClient(), topics...)
+	if err != nil {
+		return p, fmt.Errorf("reading DR's log ends: %w", err)
+	}
+	next, err := connectNext(ctx, api, names[0], flow.TargetAlias)
+	if err != nil {
+		return p, err
+	}
+	tps := slices.Collect(maps.Keys(ends))
+	mm2.SortTPs(tps)
+	var tails []kafka.Range
+	p.Ends = make(map[model.TP]int64, len(ends))
+	for _, tp := range tps {
+		end := ends[tp].End
+		p.Ends[tp] = end
+		from, inCut := start[tp]
+		if !inCut {
+			from = 0 // a partition added in DR after the failover: all of it is DR's
+		}
+		n, ok := next[tp]
+		switch {
+		case end <= from:
+			continue // nothing written there since the failover
+		case ok && n >= end:
+			continue
+		case ok && end-n <= markerTail:
+			tails = append(tails, kafka.Range{TP: tp, From: n, To: end})
+			continue
+		}
+		pos := "?"
+		if ok {
+			pos = fmt.Sprint(n)
+		}
+		p.Behind = append(p.Behind, fmt.Sprintf("%s DR end %d, reverse at %s", mm2.TPKey(tp), end, pos))
+	}
+	behind, err := rb.dataIn(ctx, flow, tails)
+	if err != nil {
+		return p, err
+	}
+	p.Behind = append(p.Behind, behind...)
+	return p, nil
+}
+
+// markerTail is how far below DR's log end a reverse position may be and
+// still be read for records: the offsets past a transaction's last record
+// are its commit or abort marker, which MM2 does not copy, so a reverse
+// source at a transactional tail never reaches the log end.
+const markerTail = 16
+
+// dataIn reads the DR ranges tails and says which hold a data record (the
+// reverse flow has not copied it yet); only markers there is caught up.
+func (rb *Runbook) dataIn(ctx context.Context, flow *config.Flow, tails []kafka.Range) ([]string, error) {
+	if len(tails) == 0 {
+		return nil, nil
+	}
+	opts, err := kafka.ClientOptions(flow.Target, rb.Config.Clusters[flow.Target], rb.Log)
+	if err != nil {
+		return nil, err
+	}
+	found := map[model.TP]int64{}
+	err = kafka.ReadRecords(ctx, opts, tails, kafka.ReadLimits{MaxRecords: int64(len(tails) * markerTail), Idle: 10 * time.Second}, func(r *kgo.Record) error {
+		tp := model.TP{Topic: r.Topic, Partition: r.Partition}
+		if _, seen := found[tp]; !seen {
+			found[tp] = r.Offset
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("reading DR's last offsets for records not yet copied back: %w", err)
+	}
+	var out []string
+	for _, t := range tails {
+		if off, ok := found[t.TP]; ok {
+			out = append(out, fmt.Sprintf("%s DR end %d, reverse at %d (a record at %d)", mm2.TPKey(t.TP), t.To, t.From, off))
+		}
+	}
+	return out, nil
+}
+
+func topicSet(m map[model.TP]int64) map[string]bool {
+	out := map[string]bool{}
+	for tp := range m {
+		out[tp.Topic] = true
+	}
+	return out
+}
+
+func (rb *Runbook) caughtUpRule(ctx context.Context, r *Run) RuleResult {
+	rule := RuleResult{Name: "the reverse flow has committed to the primary every record DR holds"}
+	p, err := rb.reverseProgress(ctx, r, false)
+	switch {
+	case err != nil:
+		rule.Evidence = "unknown: " + err.Error()
+	case len(p.Behind) > 0:
+		rule.Evidence = p.String()
+	default:
+		rule.OK, rule.Evidence = true, p.String()
+	}
+	return rule
+}
+
+// waitReverse polls the reverse flow until it caught up; at the timeout
+// the step fails with the last figures.
+func (rb *Runbook) waitReverse(ctx context.Context, r *Run, progress func(string)) (any, error) {
+	timeout := rb.reverseCatchUp()
+	deadline := time.Now().Add(timeout)
+	for {
+		p, err := rb.reverseProgress(ctx, r, true)
+		if err == nil && p.CaughtUp() {
+			return map[string]any{"connectors": p.States, "caught_up": true}, nil
+		}
+		why := p.String()
+		if err != nil {
+			why = err.Error()
+		}
+		if progress != nil {
+			progress("reverse flow not caught up: " + why)
+		}
+		if time.Now().After(deadline) {
+			return map[string]any{"connectors": p.States, "behind": p.Behind}, fmt.Errorf("the reverse flow did not catch up within %s: %s", timeout, why)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// stopReverse pauses the reverse connectors so the figures stand still,
+// checks they caught up and records the primary's log ends, where the
+// forward flow restarts. It deletes nothing: restart-forward deletes them
+// once those ends are on record (this step's result), so every step can be
+// retried as is. A paused connector is harmless while the forward flow is
+// stopped; restart-forward refuses to resume it while they exist.
+func (rb *Runbook) stopReverse(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, api *connect.Client) (any, error) {
+	names := reverseNames(flow)
+	for _, n := range names {
+		if err := effect.PauseConnector(ctx, w, api, n); err != nil {
+			return nil, err
+		}
+	}
+	p, err := rb.reverseProgress(ctx, r, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Behind) > 0 {
+		return map[string]any{"behind": p.Behind}, fmt.Errorf("the reverse flow has not caught up (connectors paused): %s", p)
+	}
+	ends, err := rb.primaryEnds(ctx, r.Flow)
+	if err != nil {
+		return nil, err
+	}
+	drEnds := make(map[string]int64, len(p.Ends))
+	for tp, e := range p.Ends {
+		drEnds[mm2.TPKey(tp)] = e
+	}
+	return map[string]any{"paused": names, "connectors": p.States, "primary_ends": ends, "dr_ends": drEnds}, nil
+}
+
+// primaryEnds reads the primary's log end of every partition of the
+// flow's source topics, keyed by "topic-partition".
+func (rb *Runbook) primaryEnds(ctx context.Context, flow string) (map[string]int64, error) {
+	snap := rb.Monitor.Snapshot(flow)
+	if snap == nil || len(snap.Partitions) == 0 {
+		return nil, errors.New("the console knows no mirrored partition of this flow")
+	}
+	var topics []string
+	for _, p := range snap.Partitions {
+		if !slices.Contains(topics, p.Topic) {
+			topics = append(topics, p.Topic)
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	b, err := kafka.ListBounds(rctx, rb.Monitor.Translator(flow).SourceClient(), topics...)
+	if err != nil {
+		return nil, fmt.Errorf("reading the primary's log ends: %w", err)
+	}
+	out := make(map[string]int64, len(b))
+	for tp, lb := range b {
+		out[mm2.TPKey(tp)] = lb.End
+	}
+	return out, nil
+}
+
+// restartForward sets the forward MirrorSourceConnector to the primary's
+// ends stop-reverse recorded and resumes every forward connector. Records
+// the reverse flow copied to the primary lie below those ends, so they are
+// not copied to DR a second time; records written to the primary after
+// stop-reverse are above them and are mirrored.
+func (rb *Runbook) restartForward(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, api *connect.Client) (any, error) {
+	ends, err := recordedEnds(r, "primary_ends")
+	if err != nil {
+		return nil, err
+	}
+	// The reverse connectors go first: under the identity policy one left
+	// behind, even paused, is a resume away from a cycle.
+	names := reverseNames(flow)
+	for _, n := range names {
+		if _, err := effect.DeleteConnector(ctx, w, api, n); err != nil {
+			return nil, err
+		}
+	}
+	if err := reverseGone(ctx, api, names); err != nil {
+		return nil, fmt.Errorf("reverse connectors: %w", err)
+	}
+	source, err := forwardSource(ctx, api, flow.Connectors)
+	if err != nil {
+		return nil, err
+	}
+	res := map[string]any{"source": source, "start_partitions": len(ends)}
+	st, err := api.Status(ctx, source)
+	switch {
+	case err != nil:
+		return res, err
+	case st.Stopped():
+		body, err := mm2.ReverseStartOffsets(flow.SourceAlias, ends) // the same body shape: cluster = the copying side
+		if err != nil {
+			return res, err
+		}
+		if err := effect.AlterConnectorOffsets(ctx, w, api, source, body); err != nil {
+			return res, err
+		}
+	default:
+		// An earlier attempt resumed it: done if it is at or past the ends.
+		if err := startedAtCut(ctx, api, source, flow.SourceAlias, ends); err != nil {
+			return res, fmt.Errorf("forward source %s is %s: %w", source, st.Connector.State, err)
+		}
+		res["note"] = "the source was resumed by an earlier attempt"
+	}
+	for _, n := range flow.Connectors {
+		if err := effect.ResumeConnector(ctx, w, api, n); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// recordedEnds are the log ends run r's stop-reverse recorded under key
+// ("primary_ends" or "dr_ends").
+func recordedEnds(r *Run, key string) (map[model.TP]int64, error) {
+	i := slices.Index(kindsOf(r.Plan), KindStopReverse)
+	if i < 0 || i >= len(r.Steps) || r.Steps[i].Status != model.StepDone {
+		return nil, errors.New("stop-reverse is not done: the log ends it records are not on record")
+	}
+	var res map[string]json.RawMessage
+	var ends map[string]int64
+	err := json.Unmarshal([]byte(r.Steps[i].Result), &res)
+	if err == nil {
+		err = json.Unmarshal(res[key], &ends)
+	}
+	if err != nil || len(ends) == 0 {
+		return nil, fmt.Errorf("stop-reverse's result holds no %s (%v)", key, err)
+	}
+	out := make(map[model.TP]int64, len(ends))
+	for k, v := range ends {
+		tp, err := mm2.ParseTPKey(k)
+		if err != nil {
+			return nil, err
+		}
+		out[tp] = v
+	}
+	return out, nil
+}
+
+// forwardSource is the forward connector whose class is MM2's source.
+func forwardSource(ctx context.Context, api *connect.Client, names []string) (string, error) {
+	for _, n := range names {
+		info, err := api.Info(ctx, n)
+		if err != nil {
+			return "", fmt.Errorf("reading forward connector %s: %w", n, err)
+		}
+		if info.Config["connector.class"] == mm2.MirrorSourceConnectorClass {
+			return n, nil
+		}
+	}
+	return "", fmt.Errorf("none of the forward connectors %v is a MirrorSourceConnector", names)
+}
+
+// previewFailback says what step i of failback r will send, and reads the
+// figures it will judge; it changes nothing.
+func (rb *Runbook) previewFailback(ctx context.Context, r *Run, i int) ([]string, error) {
+	flow := rb.Config.Flow(r.Flow)
+	if errs := failbackProblems(rb.Config, r.Plan); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	rev, err := forwardFlow(flow, rb.Config).ReverseConfigs()
+	if err != nil {
+		return nil, err
+	}
+	on := " on " + flow.ConnectURL
+	switch r.Plan.Steps[i].Kind {
+	case KindSetUpReverse:
+		start, err := rb.reverseStart(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		tps := slices.Collect(maps.Keys(start))
+		mm2.SortTPs(tps)
+		var at []string
+		for _, tp := range tps[:min(len(tps), 8)] {
+			at = append(at, fmt.Sprintf("%s at %d", mm2.TPKey(tp), start[tp]))
+		}
+		if len(tps) > 8 {
+			at = append(at, fmt.Sprintf("and %d more", len(tps)-8))
+		}
+		lines := []string{
+			"POST /connectors" + on + ": " + rev.Source + " (source.cluster.alias " + flow.TargetAlias + ", target.cluster.alias " + flow.SourceAlias + "), created STOPPED",
+			fmt.Sprintf("PATCH /connectors/%s/offsets: %d DR partitions start at failover run #%d's cut: %s", rev.Source, len(tps), r.Plan.FailbackOf, strings.Join(at, ", ")),
+			"PUT /connectors/{name}/config for " + rev.Checkpoint + " (sync.group.offsets.enabled false) and " + rev.Heartbeat,
+			"PUT /connectors/" + rev.Source + "/resume",
+			"The Connect workers reach the primary at " + bootstrap(rb.Config, flow.Source) + " and DR at " + bootstrap(rb.Config, flow.Target) + " (the console's own addresses).",
+		}
+		return append(lines, rev.Notes...), nil
+	case KindWaitReverse:
+		p, err := rb.reverseProgress(ctx, r, true)
+		if err != nil {
+			return nil, err
+		}
+		return []string{fmt.Sprintf("Polls every second, at most %s. Now: caught up %v; %s", rb.reverseCatchUp(), p.CaughtUp(), p)}, nil
+	case KindStopWriters:
+		return []string{"The console changes nothing here: stop every producer writing to DR's topics of this flow, then type the flow name.",
+			"Records written to DR after the reverse connectors are paused (next step) do not reach the primary."}, nil
+	case KindStopReverse:
+		return []string{"PUT /connectors/{name}/pause" + on + " for " + strings.Join(rev.Names(), ", "),
+			"Then the caught-up check again (refused when behind), and the primary's log end of every partition of the flow's topics is read and recorded in this step's result."}, nil
+	case KindTranslateGroupBack:
+		g := r.Plan.Steps[i].Group
+		offsets, notInDR, err := rb.groupBack(ctx, r, g)
+		if err != nil {
+			return []string{"Reads DR group " + g + "'s offsets when it runs; stop-reverse's recorded ends decide: " + err.Error()}, nil
+		}
+		tps := slices.Collect(maps.Keys(offsets))
+		mm2.SortTPs(tps)
+		lines := []string{"OffsetCommit to the primary group " + g + " (it must have no members); its current offsets go to the audit log first:"}
+		for _, tp := range tps {
+			lines = append(lines, fmt.Sprintf("%s → %d", mm2.TPKey(tp), offsets[tp]))
+		}
+		if len(notInDR) > 0 {
+			lines = append(lines, "Not committed in DR, left as they are on the primary: "+strings.Join(notInDR, ", "))
+		}
+		return lines, nil
+	case KindRestartForward:
+		return []string{"DELETE /connectors/{name}" + on + " for " + strings.Join(rev.Names(), ", ") + ", verified gone (404)",
+			"PATCH /connectors/{forward source}/offsets: the primary's log ends stop-reverse recorded (records the reverse flow copied back lie below them and are not copied to DR again)",
+			"PUT /connectors/{name}/resume for " + strings.Join(flow.Connectors, ", "),
+			"After this step the primary is the active side of " + r.Flow + "."}, nil
+	}
+	return nil, nil
+}
+
+// groupBack is the translate-group-back rule for group: per partition of
+// the flow's topics where the DR group has an offset, the primary offset
+// is the primary's end stop-reverse recorded when the DR group sits at
+// DR's end recorded then. Every DR record is then on the primary below
+// that end (the reverse flow caught up, the writers were stopped), so the
+// group resumes exactly after them; it skips the records lost to DR,
+// which it never saw (the lost-records page shows them). A partition
+// anywhere else is refused: the console has no trusted DR -> primary
+// translation of an offset inside the log.
+func (rb *Runbook) groupBack(ctx context.Context, r *Run, group string) (map[model.TP]int64, []string, error) {
+	drEnds, err := recordedEnds(r, "dr_ends")
+	if err != nil {
+		return nil, nil, err
+	}
+	primaryEnds, err := recordedEnds(r, "primary_ends")
+	if err != nil {
+		return nil, nil, err
+	}
+	committed, err := groupOffsets(ctx, rb.Monitor.Translator(r.Flow).TargetClient(), group)
+	if err != nil {
+		return nil, nil, fmt.Errorf("DR: %w", err)
+	}
+	out := map[model.TP]int64{}
+	var refused, notInDR []string
+	for tp, end := range drEnds {
+		at, ok := committed[tp]
+		pe, known := primaryEnds[tp]
+		switch {
+		case !ok:
+			notInDR = append(notInDR, mm2.TPKey(tp))
+		case at != end || !known:
+			refused = append(refused, fmt.Sprintf("%s (DR group at %d, DR's end was %d)", mm2.TPKey(tp), at, end))
+		default:
+			out[tp] = pe
+		}
+	}
+	slices.Sort(refused)
+	slices.Sort(notInDR)
+	switch {
+	case len(refused) > 0:
+		return nil, notInDR, fmt.Errorf("group %s is not at DR's end on %s: no offset inside the log is translated back", group, strings.Join(refused, ", "))
+	case len(out) == 0:
+		return nil, notInDR, fmt.Errorf("group %s has no committed offset in DR on the flow's topics", group)
+	}
+	return out, notInDR, nil
+}
+
+func groupOffsets(ctx context.Context, client *kgo.Client, group string) (map[model.TP]int64, error) {
+	resp, err := kafka.GroupOffsets(ctx, kadm.NewClient(client), group)
+	if err != nil {
+		return nil, fmt.Errorf("reading the offsets of group %s: %w", group, err)
+	}
+	out := map[model.TP]int64{}
+	resp.Each(func(o kadm.OffsetResponse) {
+		if o.Err == nil && o.At >= 0 {
+			out[model.TP{Topic: o.Topic, Partition: o.Partition}] = o.At
+		}
+	})
+	return out, nil
+}
+
+// translateGroupBack writes the primary group's current offsets to the
+// audit log (for undo by hand: the group-change store is DR's), then
+// commits the translated ones. A retry translates the same recorded ends
+// again and commits the same offsets.
+func (rb *Runbook) translateGroupBack(ctx context.Context, w audit.Written, r *Run, group string, who Actor) (any, error) {
+	offsets, notInDR, err := rb.groupBack(ctx, r, group)
+	if err != nil {
+		return map[string]any{"not_committed_in_dr": notInDR}, err
+	}
+	primary := rb.Monitor.Translator(r.Flow).SourceClient()
+	before, err := groupOffsets(ctx, primary, group)
+	if err != nil {
+		return nil, fmt.Errorf("primary: %w", err)
+	}
+	keyed := func(m map[model.TP]int64) map[string]int64 {
+		out := make(map[string]int64, len(m))
+		for tp, v := range m {
+			out[mm2.TPKey(tp)] = v
+		}
+		return out
+	}
+	if err := rb.Audit.Record(ctx, who, "failback.group-before", runSubject(r.ID), map[string]any{"group": group, "primary_offsets": keyed(before), "applying": keyed(offsets)}); err != nil {
+		return nil, fmt.Errorf("the primary group's current offsets could not be written to the audit log, so nothing is committed: %w", err)
+	}
+	if err := effect.CommitPrimaryGroup(ctx, w, primary, group, offsets); err != nil {
+		return nil, err
+	}
+	return map[string]any{"group": group, "committed": keyed(offsets), "previous": keyed(before), "not_committed_in_dr": notInDR}, nil
+}

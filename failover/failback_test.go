@@ -1,0 +1,595 @@
+package failover
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/connect"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/storage/storagetest"
+)
+
+// connectREST is a Kafka Connect REST stand-in that keeps what it is told:
+// connectors with their config, state and committed source offsets. A
+// connector's tasks run while it is RUNNING; PATCH offsets is refused
+// unless it is STOPPED, as Connect does.
+type connectREST struct {
+	mu   sync.Mutex
+	conn map[string]*fakeConnector
+	log  []string // "METHOD name verb", in order
+}
+
+type fakeConnector struct {
+	config  map[string]string
+	state   string
+	offsets []connect.SourceOffset
+}
+
+func newConnectREST(t testing.TB, forward map[string]string) (*connectREST, string) {
+	c := &connectREST{conn: map[string]*fakeConnector{}}
+	for name, class := range forward {
+		c.conn[name] = &fakeConnector{config: map[string]string{"connector.class": class, "name": name}, state: "RUNNING"}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(c.serve))
+	t.Cleanup(srv.Close)
+	return c, srv.URL
+}
+
+func (c *connectREST) serve(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	name, verb, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/connectors"), "/")
+	name, verb, _ = strings.Cut(strings.TrimPrefix(name+"/"+verb, "/"), "/")
+	c.log = append(c.log, strings.TrimSpace(r.Method+" "+name+" "+verb))
+	fail := func(status int, msg string) {
+		w.WriteHeader(status)
+		json.NewEncoder(w).Encode(map[string]any{"error_code": status, "message": msg})
+	}
+	if r.Method == http.MethodPost && name == "" {
+		var body struct {
+			Name         string            `json:"name"`
+			Config       map[string]string `json:"config"`
+			InitialState string            `json:"initial_state"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		if c.conn[body.Name] != nil {
+			fail(409, "Connector "+body.Name+" already exists")
+			return
+		}
+		cfg := maps.Clone(body.Config)
+		cfg["name"] = body.Name
+		c.conn[body.Name] = &fakeConnector{config: cfg, state: body.InitialState}
+		w.WriteHeader(201)
+		json.NewEncoder(w).Encode(connect.ConnectorInfo{Name: body.Name, Config: cfg})
+		return
+	}
+	k := c.conn[name]
+	if r.Method == http.MethodPut && verb == "config" {
+		var cfg map[string]string
+		json.NewDecoder(r.Body).Decode(&cfg)
+		cfg["name"] = name
+		if k == nil {
+			k = &fakeConnector{state: "RUNNING"}
+			c.conn[name] = k
+		}
+		k.config = cfg
+		json.NewEncoder(w).Encode(connect.ConnectorInfo{Name: name, Config: cfg})
+		return
+	}
+	if k == nil {
+		fail(404, "Connector "+name+" not found")
+		return
+	}
+	switch {
+	case r.Method == http.MethodGet && verb == "":
+		json.NewEncoder(w).Encode(connect.ConnectorInfo{Name: name, Config: k.config})
+	case r.Method == http.MethodGet && verb == "status":
+		var s connect.ConnectorStatus
+		s.Name, s.Connector.State = name, k.state
+		if k.state == "RUNNING" || k.state == "PAUSED" {
+			s.Tasks = append(s.Tasks, struct {
+				ID    int    `json:"id"`
+				State string `json:"state"`
+				Trace string `json:"trace,omitempty"`
+			}{State: k.state})
+		}
+		json.NewEncoder(w).Encode(s)
+	case r.Method == http.MethodGet && verb == "offsets":
+		json.NewEncoder(w).Encode(map[string]any{"offsets": k.offsets})
+	case r.Method == http.MethodPatch && verb == "offsets":
+		if k.state != "STOPPED" {
+			fail(400, "Connectors must be in the STOPPED state before their offsets can be modified")
+			return
+		}
+		var body struct {
+			Offsets []connect.SourceOffset `json:"offsets"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		k.offsets = body.Offsets
+		json.NewEncoder(w).Encode(map[string]string{"message": "The offsets for this connector have been altered successfully"})
+	case r.Method == http.MethodPut && (verb == "stop" || verb == "pause" || verb == "resume"):
+		k.state = map[string]string{"stop": "STOPPED", "pause": "PAUSED", "resume": "RUNNING"}[verb]
+		w.WriteHeader(202)
+	case r.Method == http.MethodDelete && verb == "":
+		delete(c.conn, name)
+		w.WriteHeader(204)
+	default:
+		fail(404, "no route")
+	}
+}
+
+func (c *connectREST) state(name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if k := c.conn[name]; k != nil {
+		return k.state
+	}
+	return "gone"
+}
+
+// next is connector name's committed next offset per "topic-partition".
+func (c *connectREST) next(t testing.TB, name string) map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]int64{}
+	for _, o := range c.conn[name].offsets {
+		key, _ := json.Marshal([]any{name, o.Partition})
+		co, err := mm2.DecodeConnectOffset(key, o.Offset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[mm2.TPKey(model.TP{Topic: co.Topic, Partition: co.Partition})] = co.LastOffset + 1
+	}
+	return out
+}
+
+// copied stands for the reverse source having committed up to next.
+func (c *connectREST) copied(name, alias string, next map[model.TP]int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := c.conn[name]
+	k.offsets = nil
+	for tp, n := range next {
+		p, _ := json.Marshal(map[string]any{"cluster": alias, "topic": tp.Topic, "partition": tp.Partition})
+		o, _ := json.Marshal(map[string]int64{"offset": n - 1})
+		k.offsets = append(k.offsets, connect.SourceOffset{Partition: p, Offset: o})
+	}
+}
+
+var forwardConnectors = map[string]string{
+	"MirrorSourceConnector":     mm2.MirrorSourceConnectorClass,
+	"MirrorCheckpointConnector": mm2.MirrorCheckpointConnectorClass,
+	"MirrorHeartbeatConnector":  mm2.MirrorHeartbeatConnectorClass,
+}
+
+// step begins and runs step idx of run id as alice.
+func (e *env) step(ctx context.Context, id int64, idx int) error {
+	x, err := e.rb.Begin(ctx, alice, id, idx, "primary->dr", "")
+	if err != nil {
+		return err
+	}
+	return x.Run(ctx)
+}
+
+func (e *env) approved(t *testing.T, ctx context.Context, p Plan) int64 {
+	t.Helper()
+	id, err := e.rb.Create(ctx, alice, p, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := e.rb.Get(ctx, id)
+	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// A failback end to end against the Connect stand-in and the sandbox's
+// kfake clusters: refused while the primary is active, the reverse source
+// started at the failover's cut, the wait failing with its figures until
+// the reverse flow committed DR's new record, the reverse connectors
+// deleted, the forward source set to the primary's recorded ends and
+// resumed, and the flow active on the primary again.
+// failedOver is the sandbox flow on MM2 on the Connect stand-in, after a
+// completed failover run fo (the sandbox's mirror stopped too, so DR
+// stands still at the cut).
+func failedOver(t *testing.T) (e *env, fc *connectREST, fo int64) {
+	e = newEnv(t, 1)
+	ctx := context.Background()
+	fc, url := newConnectREST(t, forwardConnectors)
+	e.rb.Connect = func(string) *connect.Client { return connect.New(url) }
+	flow := e.cfg.Flow("primary->dr")
+	flow.ConnectURL, flow.Connectors = "http://connect:8083", []string{"MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector"}
+	e.rb.ReverseCatchUp = 2 * time.Second
+	if _, err := e.rb.Create(ctx, alice, FailbackPlan("primary->dr"), "back"); err == nil || !strings.Contains(err.Error(), "primary is the active side") {
+		t.Fatalf("failback while the primary is active: %v", err)
+	}
+	e.sb.SetMirrorRunning(false)
+	time.Sleep(500 * time.Millisecond)
+	fo = e.approved(t, ctx, Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindStopMirror}}})
+	if err := e.step(ctx, fo, 0); err != nil {
+		t.Fatal(err)
+	}
+	return e, fc, fo
+}
+
+func TestFailbackRun(t *testing.T) {
+	e, fc, fo := failedOver(t)
+	ctx := context.Background()
+	flow := e.cfg.Flow("primary->dr")
+	cut, err := e.store.FailoverCut(ctx, fo)
+	if err != nil || len(cut) == 0 {
+		t.Fatalf("cut %v %v", cut, err)
+	}
+
+	// A cut that does not know a partition's DR end refuses the set-up,
+	// naming the partition.
+	end := int64(5)
+	other, err := e.rb.Create(ctx, alice, Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindStopMirror}}}, "a run to hold a cut")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SaveFailoverCut(ctx, other, []model.CutPosition{{Topic: "events", RemoteTopic: "events", DREnd: &end},
+		{Topic: "events", Partition: 1, RemoteTopic: "events"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.rb.reverseStart(ctx, &Run{Plan: Plan{FailbackOf: other}}); err == nil || !strings.Contains(err.Error(), "does not know DR's log end of events-1") {
+		t.Fatalf("a cut with an unknown partition: %v", err)
+	}
+
+	id := e.approved(t, ctx, FailbackPlan("primary->dr", "fb-app"))
+	r, _ := e.rb.Get(ctx, id)
+	if r.Plan.FailbackOf != fo {
+		t.Fatalf("failback of run %d, want %d", r.Plan.FailbackOf, fo)
+	}
+	if !strings.Contains(r.Plan.StepTitle(0, flow), "dr-to-primary-MirrorSourceConnector") || !strings.Contains(r.Plan.StepTitle(0, flow), "http://connect:8083") {
+		t.Fatalf("title %q", r.Plan.StepTitle(0, flow))
+	}
+
+	pv := e.rb.Preview(ctx, r)
+	if pv[0].Err != "" || !strings.Contains(strings.Join(pv[0].Lines, "\n"), "created STOPPED") || len(pv[0].Rules) != 3 || len(pv[4].Lines) == 0 || len(pv[5].Lines) == 0 {
+		t.Fatalf("preview %+v", pv)
+	}
+	// A forward connector paused, not stopped: a cycle away, refused.
+	fc.mu.Lock()
+	fc.conn["MirrorCheckpointConnector"].state = "PAUSED"
+	fc.mu.Unlock()
+	if err := e.step(ctx, id, 0); !errors.Is(err, ErrRuleViolation) || !strings.Contains(err.Error(), "MirrorCheckpointConnector (PAUSED)") {
+		t.Fatalf("set-up with a paused forward connector: %v", err)
+	}
+	fc.mu.Lock()
+	fc.conn["MirrorCheckpointConnector"].state = "STOPPED"
+	fc.mu.Unlock()
+
+	// No audit record, no effect: with the chain refusing records, the
+	// set-up sends Connect nothing that changes it.
+	noAudit := func(idx int) {
+		t.Helper()
+		before := len(fc.log)
+		storagetest.FailAuditWrites(t, e.path, true)
+		err := e.step(ctx, id, idx)
+		storagetest.FailAuditWrites(t, e.path, false)
+		if err == nil {
+			t.Fatalf("step %d ran without its audit record", idx+1)
+		}
+		fc.mu.Lock()
+		defer fc.mu.Unlock()
+		for _, l := range fc.log[before:] {
+			if !strings.HasPrefix(l, "GET") {
+				t.Fatalf("step %d sent %s without its audit record", idx+1, l)
+			}
+		}
+	}
+	noAudit(0)
+	// 1. set-up-reverse: the source starts at the cut.
+	if err := e.step(ctx, id, 0); err != nil {
+		t.Fatal(err)
+	}
+	src := "dr-to-primary-MirrorSourceConnector"
+	for _, n := range []string{src, "dr-to-primary-MirrorCheckpointConnector", "dr-to-primary-MirrorHeartbeatConnector"} {
+		if s := fc.state(n); s != "RUNNING" {
+			t.Fatalf("%s is %s", n, s)
+		}
+	}
+	next := fc.next(t, src)
+	cutAt := map[model.TP]int64{}
+	for _, c := range cut {
+		tp := model.TP{Topic: c.RemoteTopic, Partition: c.Partition}
+		cutAt[tp] = *c.DREnd
+		if got, ok := next[mm2.TPKey(tp)]; *c.DREnd > 0 && (!ok || got != *c.DREnd) {
+			t.Fatalf("%s: reverse source starts at %d (set %v), cut %d", mm2.TPKey(tp), got, ok, *c.DREnd)
+		}
+	}
+	// Retried, it finds its own running source and creates nothing.
+	before := len(fc.log)
+	r, _ = e.rb.Get(ctx, id)
+	if res, err := e.rb.setUpReverse(ctx, mustWritten(t, e), r, flow, e.rb.Connect(flow.ConnectURL)); err != nil || !strings.Contains(res.(map[string]any)["note"].(string), "earlier attempt") {
+		t.Fatalf("set-up retried: %v %v", res, err)
+	}
+	for _, l := range fc.log[before:] {
+		if strings.HasPrefix(l, "POST") || strings.HasPrefix(l, "PATCH") {
+			t.Fatalf("a retry sent %s", l)
+		}
+	}
+
+	// 2. A record written in DR since the failover, not yet committed by
+	// the reverse flow: the wait fails at its timeout with the figures.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.sb.DRBootstrap()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "events", Partition: 0, Value: []byte("written in DR")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	tp0 := model.TP{Topic: "events", Partition: 0}
+	// Offsets Connect does not report are unknown, never caught up.
+	fc.copied(src, "dr", nil)
+	if err := e.step(ctx, id, 1); err == nil || !strings.Contains(err.Error(), "reverse at ?") {
+		t.Fatalf("wait with no reverse offsets: %v", err)
+	}
+	fc.copied(src, "dr", cutAt)
+	if err := e.step(ctx, id, 1); err == nil || !strings.Contains(err.Error(), "did not catch up") || !strings.Contains(err.Error(), "events-0 DR end") {
+		t.Fatalf("wait with a record not copied back: %v", err)
+	}
+	// A transaction in DR: its commit marker is never copied, so a reverse
+	// source past its record is caught up one offset below the log end.
+	txn, err := kgo.NewClient(kgo.SeedBrokers(e.sb.DRBootstrap()...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID("dr-writer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Close()
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, &kgo.Record{Topic: "events", Partition: 1, Value: []byte("in a transaction")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	tp1 := model.TP{Topic: "events", Partition: 1}
+	caught := maps.Clone(cutAt)
+	caught[tp0]++
+	caught[tp1]++
+	fc.copied(src, "dr", caught)
+	if err := e.step(ctx, id, 1); err != nil {
+		t.Fatal(err)
+	}
+	// 3. stop-writers: the typed confirmation is the step.
+	if _, err := e.rb.Begin(ctx, alice, id, 2, "yes", ""); !errors.Is(err, ErrConfirmation) {
+		t.Fatalf("stop-writers without the flow name: %v", err)
+	}
+	if err := e.step(ctx, id, 2); err != nil {
+		t.Fatal(err)
+	}
+	// restart-forward is not next; 4. stop-reverse deletes them.
+	if _, err := e.rb.Begin(ctx, alice, id, 4, "primary->dr", ""); !errors.Is(err, ErrOrder) {
+		t.Fatalf("restart-forward before stop-reverse: %v", err)
+	}
+	if err := e.step(ctx, id, 3); err != nil {
+		t.Fatal(err)
+	}
+	if s := fc.state(src); s != "PAUSED" {
+		t.Fatalf("reverse source %s after stop-reverse", s)
+	}
+	r, _ = e.rb.Get(ctx, id)
+	ends, err := recordedEnds(r, "primary_ends")
+	if err != nil || len(ends) == 0 {
+		t.Fatalf("recorded ends %v %v", ends, err)
+	}
+	// 5. translate-group-back: refused until the DR group is at DR's
+	// recorded end on every partition it has, then committed at the
+	// primary's recorded ends.
+	if err := e.step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), "no committed offset in DR") {
+		t.Fatalf("group back with no DR offsets: %v", err)
+	}
+	drEnds, err := recordedEnds(r, "dr_ends")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(cl)
+	commit := func(offs map[model.TP]int64) {
+		t.Helper()
+		o := kadm.Offsets{}
+		for tp, at := range offs {
+			o.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: at, LeaderEpoch: -1})
+		}
+		if resp, err := adm.CommitOffsets(ctx, "fb-app", o); err != nil || resp.Error() != nil {
+			t.Fatal(err, resp.Error())
+		}
+	}
+	commit(map[model.TP]int64{tp0: drEnds[tp0], tp1: drEnds[tp1] - 1})
+	if err := e.step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("events-1 (DR group at %d, DR's end was %d)", drEnds[tp1]-1, drEnds[tp1])) {
+		t.Fatalf("group back with a partition behind: %v", err)
+	}
+	commit(map[model.TP]int64{tp1: drEnds[tp1]})
+	if err := e.step(ctx, id, 4); err != nil {
+		t.Fatal(err)
+	}
+	primaryAdm := kadm.NewClient(e.rb.Monitor.Translator("primary->dr").SourceClient())
+	got, err := primaryAdm.FetchOffsets(ctx, "fb-app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o0, _ := got.Lookup("events", 0); o0.At != ends[tp0] || len(got) != 1 || len(got["events"]) != 2 {
+		t.Fatalf("primary group offsets %+v, want events-0 at %d and events-1 only", got, ends[tp0])
+	}
+	if e.audit.count("failback.group-before") != 1 {
+		t.Fatal("the primary group's offsets before the change are not on record")
+	}
+	// Someone resumed the reverse source: restart-forward is refused.
+	fc.mu.Lock()
+	fc.conn[src].state = "RUNNING"
+	fc.mu.Unlock()
+	if _, err := e.rb.Begin(ctx, alice, id, 5, "primary->dr", ""); !errors.Is(err, ErrRuleViolation) || !strings.Contains(err.Error(), src+" (RUNNING)") {
+		t.Fatalf("restart-forward with the reverse source running: %v", err)
+	}
+	fc.mu.Lock()
+	fc.conn[src].state = "PAUSED"
+	fc.mu.Unlock()
+	// 6. restart-forward: the forward source at the recorded ends, resumed.
+	noAudit(5)
+	if err := e.step(ctx, id, 5); err != nil {
+		t.Fatal(err)
+	}
+	// Retried, it finds the forward source resumed at the ends and only
+	// resumes again (harmless).
+	before = len(fc.log)
+	r, _ = e.rb.Get(ctx, id)
+	if res, err := e.rb.restartForward(ctx, mustWritten(t, e), r, flow, e.rb.Connect(flow.ConnectURL)); err != nil || !strings.Contains(fmt.Sprint(res), "earlier attempt") {
+		t.Fatalf("restart-forward retried: %v %v", res, err)
+	}
+	for _, l := range fc.log[before:] {
+		if strings.HasPrefix(l, "PATCH") || strings.HasPrefix(l, "POST") {
+			t.Fatalf("a retry sent %s", l)
+		}
+	}
+	if s := fc.state(src); s != "gone" {
+		t.Fatalf("reverse source %s after restart-forward", s)
+	}
+	for n := range forwardConnectors {
+		if s := fc.state(n); s != "RUNNING" {
+			t.Fatalf("forward %s is %s", n, s)
+		}
+	}
+	fwd := fc.next(t, "MirrorSourceConnector")
+	for tp, end := range ends {
+		if got := fwd[mm2.TPKey(tp)]; end > 0 && got != end {
+			t.Fatalf("forward source %s starts at %d, want the recorded end %d", mm2.TPKey(tp), got, end)
+		}
+	}
+	a, err := ActiveSideOf(ctx, e.store, "primary->dr")
+	if err != nil || a.Side != model.SidePrimary || a.Run != id {
+		t.Fatalf("after the failback: %+v %v", a, err)
+	}
+	if _, err := e.rb.Create(ctx, alice, FailbackPlan("primary->dr"), "again"); err == nil {
+		t.Fatal("a second failback accepted while the primary is active")
+	}
+}
+
+// mustWritten writes an audit record and returns its proof, for calling a
+// step's effect function directly.
+func mustWritten(t *testing.T, e *env) audit.Written {
+	t.Helper()
+	w, err := audit.New(e.store).Record(context.Background(), alice.Name, "test.retry", "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func TestFailbackPlanRefusals(t *testing.T) {
+	base := func(mut func(*config.Config)) *config.Config {
+		cfg := &config.Config{
+			Clusters: map[string]*config.Cluster{"primary": {Bootstrap: []string{"p:9092"}}, "dr": {Bootstrap: []string{"d:9092"}}},
+			Flows:    []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", ConnectURL: "http://connect:8083"}},
+		}
+		if mut != nil {
+			mut(cfg)
+		}
+		if err := cfg.Normalize("test"); err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	ok := FailbackPlan("primary->dr")
+	if err := ok.Validate(base(nil)); err != nil {
+		t.Fatalf("the failback plan refused: %v", err)
+	}
+	reordered := FailbackPlan("primary->dr")
+	reordered.Steps[2], reordered.Steps[3] = reordered.Steps[3], reordered.Steps[2]
+	stray := Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindStopReverse}}}
+	drill := FailbackPlan("primary->dr")
+	drill.Drill = true
+	for _, c := range []struct {
+		name string
+		cfg  *config.Config
+		plan Plan
+		want string
+	}{
+		{"default policy", base(func(c *config.Config) { c.Flows[0].ReplicationPolicy = "default" }), ok, `"dr.<topic>"`},
+		{"dedicated MM2", base(func(c *config.Config) { c.Flows[0].ConnectURL = "" }), ok, "no connect_url"},
+		{"SASL", base(func(c *config.Config) {
+			c.Clusters["dr"].SASL = &config.SASL{Mechanism: "PLAIN", Username: "u", Password: "p"}
+		}), ok, "cluster dr has TLS or SASL"},
+		{"cluster link", base(func(c *config.Config) {
+			c.Flows[0].Kind, c.Flows[0].ConnectURL = "cluster-link", ""
+			c.Flows[0].ClusterLink = &config.ClusterLink{RestURL: "http://dr:8090/kafka", ClusterID: "c", Link: "l"}
+		}), ok, "not for Cluster Linking flows"},
+		{"order", base(nil), reordered, "exactly"},
+		{"stray step", base(nil), stray, "only in a failback plan"},
+		{"drill", base(nil), drill, "a drill or a failback"},
+	} {
+		if err := c.plan.Validate(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// A console killed at every step boundary of a failback resumes each step
+// and applies none twice: the reverse connectors are created once, their
+// offsets set once, the forward source's offsets set once.
+func TestFailbackResumesAfterCrashAtEveryBoundary(t *testing.T) {
+	e, fc, _ := failedOver(t)
+	ctx := context.Background()
+	id := e.approved(t, ctx, FailbackPlan("primary->dr"))
+	crashed := errors.New("crash")
+	for idx := range 5 {
+		for _, point := range []string{"started", "effect-done", ""} {
+			e.rb.CrashHook = func(p string) {
+				if p == point {
+					panic(crashed)
+				}
+			}
+			err := func() (err error) {
+				defer func() {
+					if v := recover(); v != nil {
+						err = v.(error)
+					}
+				}()
+				return e.step(ctx, id, idx)
+			}()
+			switch {
+			case point != "" && !errors.Is(err, crashed):
+				t.Fatalf("step %d: crash at %s did not happen: %v", idx+1, point, err)
+			case point != "":
+				newRunner() // the console comes back as a new process
+			case err != nil:
+				t.Fatalf("step %d after crashes: %v", idx+1, err)
+			}
+		}
+	}
+	counts := map[string]int{}
+	for _, l := range fc.log {
+		if strings.HasPrefix(l, "POST") || strings.HasPrefix(l, "PATCH") {
+			counts[l]++
+		}
+	}
+	// Crashed at "effect-done", the set-up and restart-forward ran their
+	// effects twice: the second attempt found the connectors started and
+	// sent no second create or offset change.
+	want := map[string]int{"POST": 1, "PATCH dr-to-primary-MirrorSourceConnector offsets": 1, "PATCH MirrorSourceConnector offsets": 1}
+	if !maps.Equal(counts, want) {
+		t.Fatalf("creates and offset changes %v, want %v", counts, want)
+	}
+	if a, err := ActiveSideOf(ctx, e.store, "primary->dr"); err != nil || a.Side != model.SidePrimary {
+		t.Fatalf("after the resumed failback: %+v %v", a, err)
+	}
+}
