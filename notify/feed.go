@@ -151,14 +151,22 @@ func (n *Notifier) auditEvents(ctx context.Context) ([]storage.NotifyEvent, map[
 }
 
 // runNoun names what a run is in an announcement: a DR drill must never
-// read as a failover (people act on those at once), and a plan that
-// cannot be read is announced as a failover, the one that needs looking at.
+// read as a failover (people act on those at once), a failback says so,
+// and a plan that cannot be read is announced as a failover, the one that
+// needs looking at.
 func runNoun(r *model.Run) (noun string, drill bool) {
 	var p struct {
-		Drill bool `json:"drill"`
+		Drill    bool `json:"drill"`
+		Failback bool `json:"failback"`
 	}
-	if r != nil && json.Unmarshal([]byte(r.PlanJSON), &p) == nil && p.Drill {
+	if r == nil || json.Unmarshal([]byte(r.PlanJSON), &p) != nil {
+		return "failover run", false
+	}
+	switch {
+	case p.Drill:
 		return "DR drill run", true
+	case p.Failback:
+		return "failback run", false
 	}
 	return "failover run", false
 }

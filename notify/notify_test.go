@@ -474,7 +474,7 @@ func TestRemovedReceiverBacklogIsDropped(t *testing.T) {
 }
 
 // A drill is announced as a drill in every event of its run, never as a
-// failover; a failover's events say failover.
+// failover; a failover's events say failover, a failback's failback.
 func TestDrillAnnouncedAsDrill(t *testing.T) {
 	w := newWorld(t)
 	hook := newReceiver(t, "")
@@ -485,9 +485,16 @@ func TestDrillAnnouncedAsDrill(t *testing.T) {
 	w.record("alice", "failover.completed", drill, nil)
 	real := w.run("region down")
 	w.record("alice", "failover.completed", real, nil)
-	waitFor(t, "5 deliveries", func() bool { return len(hook.received()) == 5 })
+	back := w.runOf("primary is back", `{"flow":"primary->dr","failback":true,"failback_of":2}`)
+	waitFor(t, "6 deliveries", func() bool { return len(hook.received()) == 6 })
 	stop()
 	for _, g := range hook.received() {
+		if g.Event.RunID == back {
+			if !strings.Contains(g.Event.Summary, "requested failback run") {
+				t.Errorf("failback: %q", g.Event.Summary)
+			}
+			continue
+		}
 		isDrill := g.Event.RunID == drill
 		says := strings.Contains(strings.ToLower(g.Event.Summary), "drill run")
 		if says != isDrill || (g.Event.Details["drill"] == true) != isDrill || isDrill && strings.Contains(g.Event.Summary, "ailover") {
