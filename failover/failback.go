@@ -399,7 +399,11 @@ func (rb *Runbook) setUpReverse(ctx context.Context, w audit.Written, r *Run, fl
 	if err != nil {
 		return nil, err
 	}
-	rev, err := forwardFlow(flow, rb.Config).ReverseConfigs()
+	ff := forwardFlow(flow, rb.Config)
+	if ff.Inherited, err = forwardConfigs(ctx, api, flow.Connectors); err != nil {
+		return nil, err
+	}
+	rev, err := ff.ReverseConfigs()
 	if err != nil {
 		return nil, err
 	}
@@ -433,6 +437,25 @@ func (rb *Runbook) setUpReverse(ctx context.Context, w audit.Written, r *Run, fl
 		return res, err
 	}
 	return res, nil
+}
+
+// forwardConfigs reads the forward connectors' configs, keyed by class, for
+// the settings the reverse ones inherit (mm2.InheritedKeys: replication
+// factors, intervals). A config that cannot be read fails the step: the
+// reverse connectors would otherwise get MM2's defaults, which a cluster
+// with fewer than 3 brokers refuses.
+func forwardConfigs(ctx context.Context, api *connect.Client, names []string) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	for _, n := range names {
+		info, err := api.Info(ctx, n)
+		if err != nil {
+			return nil, fmt.Errorf("reading forward connector %s's config (the reverse connectors repeat its replication factors and intervals): %w", n, err)
+		}
+		if c := info.Config["connector.class"]; c != "" && out[c] == nil {
+			out[c] = info.Config
+		}
+	}
+	return out, nil
 }
 
 // connectNext reads connector name's committed MM2 source offsets for
@@ -572,21 +595,7 @@ const markerTail = 16
 // dataIn reads the DR ranges tails and says which hold a data record (the
 // reverse flow has not copied it yet); only markers there is caught up.
 func (rb *Runbook) dataIn(ctx context.Context, flow *config.Flow, tails []kafka.Range) ([]string, error) {
-	if len(tails) == 0 {
-		return nil, nil
-	}
-	opts, err := kafka.ClientOptions(flow.Target, rb.Config.Clusters[flow.Target], rb.Log)
-	if err != nil {
-		return nil, err
-	}
-	found := map[model.TP]int64{}
-	err = kafka.ReadRecords(ctx, opts, tails, kafka.ReadLimits{MaxRecords: int64(len(tails) * markerTail), Idle: 10 * time.Second}, func(r *kgo.Record) error {
-		tp := model.TP{Topic: r.Topic, Partition: r.Partition}
-		if _, seen := found[tp]; !seen {
-			found[tp] = r.Offset
-		}
-		return nil
-	}, nil)
+	found, err := rb.firstRecords(ctx, flow, tails)
 	if err != nil {
 		return nil, fmt.Errorf("reading DR's last offsets for records not yet copied back: %w", err)
 	}
@@ -597,6 +606,30 @@ func (rb *Runbook) dataIn(ctx context.Context, flow *config.Flow, tails []kafka.
 		}
 	}
 	return out, nil
+}
+
+// firstRecords reads the DR ranges tails: per partition, the offset of the
+// first data record in its range; a range of markers only is absent.
+func (rb *Runbook) firstRecords(ctx context.Context, flow *config.Flow, tails []kafka.Range) (map[model.TP]int64, error) {
+	found := map[model.TP]int64{}
+	if len(tails) == 0 {
+		return found, nil
+	}
+	opts, err := kafka.ClientOptions(flow.Target, rb.Config.Clusters[flow.Target], rb.Log)
+	if err != nil {
+		return nil, err
+	}
+	err = kafka.ReadRecords(ctx, opts, tails, kafka.ReadLimits{MaxRecords: int64(len(tails) * markerTail), Idle: 10 * time.Second}, func(r *kgo.Record) error {
+		tp := model.TP{Topic: r.Topic, Partition: r.Partition}
+		if _, seen := found[tp]; !seen {
+			found[tp] = r.Offset
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return found, nil
 }
 
 func topicSet(m map[model.TP]int64) map[string]bool {
@@ -896,16 +929,36 @@ func (rb *Runbook) groupBack(ctx context.Context, r *Run, group string) (map[mod
 	}
 	out := map[model.TP]int64{}
 	var refused, notInDR []string
+	var tails []kafka.Range
 	for tp, end := range drEnds {
 		at, ok := committed[tp]
 		pe, known := primaryEnds[tp]
 		switch {
 		case !ok:
 			notInDR = append(notInDR, mm2.TPKey(tp))
+		case known && at < end && end-at <= markerTail:
+			// Short of the end only by transaction markers? Consumers
+			// that commit the last record they returned + 1 (franz-go)
+			// stop below a commit marker; Java's consumer commits its
+			// position past it. Read below.
+			tails = append(tails, kafka.Range{TP: tp, From: at, To: end})
+			out[tp] = pe
 		case at != end || !known:
 			refused = append(refused, fmt.Sprintf("%s (DR group at %d, DR's end was %d)", mm2.TPKey(tp), at, end))
 		default:
 			out[tp] = pe
+		}
+	}
+	if len(tails) > 0 {
+		found, err := rb.firstRecords(ctx, rb.Config.Flow(r.Flow), tails)
+		if err != nil {
+			return nil, notInDR, fmt.Errorf("reading DR between the group's offsets and DR's end: %w", err)
+		}
+		for _, t := range tails {
+			if off, ok := found[t.TP]; ok {
+				delete(out, t.TP)
+				refused = append(refused, fmt.Sprintf("%s (DR group at %d, DR's end was %d; a record at %d it has not consumed)", mm2.TPKey(t.TP), t.From, t.To, off))
+			}
 		}
 	}
 	slices.Sort(refused)

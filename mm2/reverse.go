@@ -73,6 +73,35 @@ type ForwardFlow struct {
 	// cluster; the reverse names must differ from every one.
 	Connectors []string
 	TasksMax   int // 0: Connect's default (1)
+	// Inherited are the forward connectors' configs keyed by connector
+	// class (MirrorSourceConnectorClass, ...), as Connect returns them;
+	// the reverse connector of each class takes their InheritedKeys.
+	Inherited map[string]map[string]string
+}
+
+// InheritedKeys are the forward connectors' settings a reverse connector
+// of the same class repeats: the replication factors of the topics MM2
+// creates and its intervals. Without them the reverse connectors get MM2's
+// defaults (replication factor 2 for replicated topics, 3 for the
+// offset-syncs, checkpoints and heartbeats topics), which a cluster with
+// fewer brokers refuses; and a MirrorSourceConnector whose offset-syncs
+// topic cannot be created copies nothing at all: its task blocks for
+// max.block.ms (60 s) on every offset sync it sends (seen against real
+// MM2 4.3.1 on Connect, TestFailbackE2E). Cluster addresses, aliases,
+// topic filters, the policy and client settings are never inherited: the
+// reverse flow sets them itself.
+var InheritedKeys = []string{
+	"replication.factor",
+	"offset-syncs.topic.replication.factor",
+	"checkpoints.topic.replication.factor",
+	"heartbeats.topic.replication.factor",
+	"emit.checkpoints.interval.seconds",
+	"emit.heartbeats.interval.seconds",
+	"refresh.topics.interval.seconds",
+	"refresh.groups.interval.seconds",
+	"sync.topic.acls.enabled",
+	"sync.topic.configs.enabled",
+	"offset.lag.max",
 }
 
 // ReverseConnectors are the three connector configs of the reverse flow
@@ -230,6 +259,11 @@ func (f ForwardFlow) base(class, produceTo string, produceClient map[string]stri
 	}
 	if f.TasksMax > 0 {
 		m["tasks.max"] = fmt.Sprint(f.TasksMax)
+	}
+	for _, k := range InheritedKeys {
+		if v, ok := f.Inherited[class][k]; ok {
+			m[k] = v
+		}
 	}
 	for k, v := range f.DRClient {
 		m["source.cluster."+k] = v

@@ -33,6 +33,18 @@ var kafkaKeys = map[string]string{
 	"sync.group.offsets.enabled":                          "MirrorCheckpointConfig.SYNC_GROUP_OFFSETS_ENABLED",
 	"emit.heartbeats.enabled":                             "MirrorHeartbeatConfig.EMIT_HEARTBEATS_ENABLED",
 	"producer.override.bootstrap.servers":                 "ConnectorConfig.CONNECTOR_CLIENT_PRODUCER_OVERRIDES_PREFIX + bootstrap.servers",
+	// InheritedKeys (and accepted by real MM2 4.3.1 in TestFailbackE2E).
+	"replication.factor":                    "MirrorSourceConfig.REPLICATION_FACTOR",
+	"offset-syncs.topic.replication.factor": "MirrorSourceConfig.OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR",
+	"checkpoints.topic.replication.factor":  "MirrorCheckpointConfig.CHECKPOINTS_TOPIC_REPLICATION_FACTOR",
+	"heartbeats.topic.replication.factor":   "MirrorHeartbeatConfig.HEARTBEATS_TOPIC_REPLICATION_FACTOR",
+	"emit.checkpoints.interval.seconds":     "MirrorCheckpointConfig.EMIT_CHECKPOINTS_INTERVAL_SECONDS",
+	"emit.heartbeats.interval.seconds":      "MirrorHeartbeatConfig.EMIT_HEARTBEATS_INTERVAL_SECONDS",
+	"refresh.topics.interval.seconds":       "MirrorSourceConfig.REFRESH_TOPICS_INTERVAL_SECONDS",
+	"refresh.groups.interval.seconds":       "MirrorCheckpointConfig.REFRESH_GROUPS_INTERVAL_SECONDS",
+	"sync.topic.acls.enabled":               "MirrorSourceConfig.SYNC_TOPIC_ACLS_ENABLED",
+	"sync.topic.configs.enabled":            "MirrorSourceConfig.SYNC_TOPIC_CONFIGS_ENABLED",
+	"offset.lag.max":                        "MirrorSourceConfig.OFFSET_LAG_MAX",
 }
 
 // clientSetting reports a passed-through client setting under one of
@@ -75,6 +87,14 @@ func TestReverseConfigs(t *testing.T) {
 	identity.Exclude = []string{"events-tmp"}
 	identity.OffsetSyncsLocation = "target"
 	identity.TasksMax = 4
+	// The forward connectors' replication factors and intervals come
+	// along, per class; nothing else of theirs does.
+	identity.Inherited = map[string]map[string]string{
+		MirrorSourceConnectorClass: {"replication.factor": "1", "offset-syncs.topic.replication.factor": "1", "refresh.topics.interval.seconds": "2",
+			"topics": "forward-only", "source.cluster.bootstrap.servers": "elsewhere:9092", "sync.group.offsets.enabled": "true"},
+		MirrorCheckpointConnectorClass: {"checkpoints.topic.replication.factor": "1", "emit.checkpoints.interval.seconds": "1", "sync.group.offsets.enabled": "true"},
+		MirrorHeartbeatConnectorClass:  {"heartbeats.topic.replication.factor": "1", "emit.heartbeats.interval.seconds": "1"},
+	}
 	deflt := base
 	deflt.Policy = ReplicationPolicy{Separator: "_", LegacyInternalSeparator: true}
 	deflt.PrimaryClient = map[string]string{"security.protocol": "SSL"}
@@ -92,11 +112,14 @@ func TestReverseConfigs(t *testing.T) {
 		want map[string]map[string]string
 	}{
 		{"identity", identity, map[string]map[string]string{
-			"dr-to-primary-MirrorSourceConnector": with(idc, "connector.class", MirrorSourceConnectorClass),
+			"dr-to-primary-MirrorSourceConnector": with(idc, "connector.class", MirrorSourceConnectorClass,
+				"replication.factor", "1", "offset-syncs.topic.replication.factor", "1", "refresh.topics.interval.seconds", "2"),
 			"dr-to-primary-MirrorCheckpointConnector": with(idc, "connector.class", MirrorCheckpointConnectorClass,
-				"emit.checkpoints.enabled", "true", "sync.group.offsets.enabled", "false"),
+				"emit.checkpoints.enabled", "true", "sync.group.offsets.enabled", "false",
+				"checkpoints.topic.replication.factor", "1", "emit.checkpoints.interval.seconds", "1"),
 			"dr-to-primary-MirrorHeartbeatConnector": with(common(IdentityPolicyClass), "connector.class", MirrorHeartbeatConnectorClass,
 				"offset-syncs.topic.location", "target", "tasks.max", "4", "emit.heartbeats.enabled", "true",
+				"heartbeats.topic.replication.factor", "1", "emit.heartbeats.interval.seconds", "1",
 				"producer.override.bootstrap.servers", "dr:9092"), // heartbeats into DR, replicated as dr.heartbeats
 		}},
 		{"default, separator _", deflt, map[string]map[string]string{
