@@ -70,7 +70,7 @@ func TestSmoke(t *testing.T) {
 	}
 	var b strings.Builder
 	Report(&b, o, rs)
-	if strings.Contains(b.String(), "?") || !strings.Contains(b.String(), "| flow req/s, p50 / p99 (c=2) |") {
+	if strings.Contains(b.String(), "?") || !strings.Contains(b.String(), "| flow req/s, p50 / p99, server p99 (c=2) |") {
 		t.Errorf("report:\n%s", b.String())
 	}
 	t.Logf("\n%s", b.String())
