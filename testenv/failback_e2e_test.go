@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,12 +15,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/drconsole/drconsole/config"
 	connectrest "github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
-	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -165,35 +161,7 @@ func TestFailbackE2E(t *testing.T) {
 	if err := primary.Admin(t).CommitAllOffsets(ctx, "orders-app", commits); err != nil {
 		t.Fatal(err)
 	}
-	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "events.*"}
-	connect := testenv.StartConnect(t, dr)
-	connect.CreateMirrorConnectors(t, opts)
-
-	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-		ConnectOffsetsTopic: connect.OffsetTopic, HeartbeatsTopic: "heartbeats", Topics: config.Topics{Include: []string{"events.*"}},
-		ConnectURL: connect.URL}
-	cfg := &config.Config{
-		Clusters:        map[string]*config.Cluster{"primary": {Bootstrap: []string{primary.Bootstrap}}, "dr": {Bootstrap: []string{dr.Bootstrap}}},
-		Flows:           []*config.Flow{flow},
-		RefreshInterval: config.Duration(time.Second),
-	}
-	if err := cfg.Normalize("e2e"); err != nil {
-		t.Fatal(err)
-	}
-	store, err := storage.Open(filepath.Join(t.TempDir(), "drconsole.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	mon, err := monitor.NewMonitor(runCtx, cfg, store, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mon.Close()
-	go mon.Run(runCtx)
+	connect, cfg, store, mon, log := runbookOnConnect(t, ctx, primary, dr)
 	rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
 		Connect: connectrest.New, ReverseCatchUp: 3 * time.Minute}
 	alice := failover.Actor{Name: "alice", Role: "operator"}
@@ -470,7 +438,7 @@ func TestFailbackE2E(t *testing.T) {
 	if len(bad) > 0 {
 		t.Fatalf("DR after restart-forward:\n%s", strings.Join(bad, "\n"))
 	}
-	for _, n := range flow.Connectors {
+	for _, n := range cfg.Flows[0].Connectors {
 		if st, err := connect.Status(ctx, n); err != nil || !st.Running() {
 			t.Fatalf("forward %s after restart-forward: %+v %v", n, st, err)
 		}

@@ -40,35 +40,7 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 	if err := primary.Admin(t).CommitAllOffsets(ctx, "orders-app", commits); err != nil {
 		t.Fatal(err)
 	}
-	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "events.*"}
-	connect := testenv.StartConnect(t, dr)
-	connect.CreateMirrorConnectors(t, opts)
-
-	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-		ConnectOffsetsTopic: connect.OffsetTopic, HeartbeatsTopic: "heartbeats", Topics: config.Topics{Include: []string{"events.*"}},
-		ConnectURL: connect.URL}
-	cfg := &config.Config{
-		Clusters:        map[string]*config.Cluster{"primary": {Bootstrap: []string{primary.Bootstrap}}, "dr": {Bootstrap: []string{dr.Bootstrap}}},
-		Flows:           []*config.Flow{flow},
-		RefreshInterval: config.Duration(time.Second),
-	}
-	if err := cfg.Normalize("e2e"); err != nil {
-		t.Fatal(err)
-	}
-	store, err := storage.Open(filepath.Join(t.TempDir(), "drconsole.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	mon, err := monitor.NewMonitor(runCtx, cfg, store, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mon.Close()
-	go mon.Run(runCtx)
+	connect, cfg, store, mon, log := runbookOnConnect(t, ctx, primary, dr)
 	rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
 		Connect: connectrest.New}
 
@@ -119,7 +91,7 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 			t.Fatalf("step %d: %v", idx+1, err)
 		}
 	}
-	for _, name := range flow.Connectors {
+	for _, name := range cfg.Flows[0].Connectors {
 		st, err := connect.Status(ctx, name)
 		if err != nil || st.Connector.State != "STOPPED" || len(st.Tasks) != 0 {
 			t.Fatalf("%s after the stop step: %s with %d tasks, %v", name, st.Connector.State, len(st.Tasks), err)
@@ -141,4 +113,43 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 	if _, bad, err := store.VerifyAudit(ctx); err != nil || bad != nil {
 		t.Fatalf("audit chain: %v %v", bad, err)
 	}
+}
+
+// runbookOnConnect mirrors primary's events.* topics to dr with MM2 on a
+// Connect worker (identity policy, syncs in the target), and starts a
+// console's store and monitor of that flow, closed when the test ends.
+func runbookOnConnect(t *testing.T, ctx context.Context, primary, dr *testenv.Kafka) (*testenv.Connect, *config.Config, *storage.Store, *monitor.Monitor, *slog.Logger) {
+	t.Helper()
+	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "events.*"}
+	connect := testenv.StartConnect(t, dr)
+	connect.CreateMirrorConnectors(t, opts)
+	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
+		ConnectOffsetsTopic: connect.OffsetTopic, HeartbeatsTopic: "heartbeats", Topics: config.Topics{Include: []string{"events.*"}},
+		ConnectURL: connect.URL}
+	cfg := &config.Config{
+		Clusters:        map[string]*config.Cluster{"primary": {Bootstrap: []string{primary.Bootstrap}}, "dr": {Bootstrap: []string{dr.Bootstrap}}},
+		Flows:           []*config.Flow{flow},
+		RefreshInterval: config.Duration(time.Second),
+	}
+	if err := cfg.Normalize("e2e"); err != nil {
+		t.Fatal(err)
+	}
+	store, err := storage.Open(filepath.Join(t.TempDir(), "drconsole.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	runCtx, cancel := context.WithCancel(ctx)
+	mon, err := monitor.NewMonitor(runCtx, cfg, store, log)
+	if err != nil {
+		cancel()
+		store.Close()
+		t.Fatal(err)
+	}
+	go mon.Run(runCtx)
+	// Cleanups run last-in first-out: the monitor stops before the store closes.
+	t.Cleanup(func() { store.Close() })
+	t.Cleanup(cancel)
+	t.Cleanup(mon.Close)
+	return connect, cfg, store, mon, log
 }
