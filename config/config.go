@@ -285,15 +285,18 @@ const DefaultSyncsPerPartition = 64
 
 // Retention bounds what SQLite keeps.
 type Retention struct {
-	// SyncsFull: syncs younger than this are all kept.
+	// SyncsFull: syncs younger than this are not thinned by time
+	// (SyncsThinInterval); SyncsPerPartition still bounds them.
 	SyncsFull Duration `yaml:"syncs_full"`
 	// SyncsThinInterval: older syncs are thinned to about one per interval
 	// per partition. The newest sync of a partition is always kept.
 	SyncsThinInterval Duration `yaml:"syncs_thin_interval"`
-	// SyncsPerPartition: of the syncs older than SyncsFull, at most this
-	// many are kept per partition (exponentially spaced back from the
-	// newest, like MM2's 64 slots), plus the history boundaries that are
-	// always kept. Bounds the sync index's memory and the disk it uses.
+	// SyncsPerPartition: at most this many syncs of any age are kept per
+	// partition (exponentially spaced back from the newest, like MM2's 64
+	// slots), plus what is always kept: the newest 16, the history
+	// boundaries, and the syncs an undecided data-loss gap is judged from.
+	// Bounds the sync index's memory and the disk it uses however busy a
+	// partition is.
 	SyncsPerPartition int `yaml:"syncs_per_partition"`
 	// LagHistory: how long lag samples are kept: every flow sample and the
 	// per-minute topic and partition rows.
@@ -619,7 +622,7 @@ func (c *Config) validate(file string) Problems {
 		}
 	}
 	if c.Retention.SyncsPerPartition < 1 {
-		bad("retention.syncs_per_partition", "must be at least 1 (syncs older than retention.syncs_full kept per partition)")
+		bad("retention.syncs_per_partition", "must be at least 1 (offset syncs kept per partition)")
 	}
 	if l := c.Retention.LagHistory; l >= 0 && l.D() < 2*time.Minute {
 		bad("retention.lag_history", "%s is too short: per-minute RPO rollups are made from the samples of the last minutes (at least 2m)", l.D())

@@ -461,27 +461,36 @@ const lockBatch = 256
 
 // Thin is ThinBounded without a per-partition bound.
 func (x *SyncIndex) Thin(cutoffMs, intervalMs int64) []model.SyncKey {
-	return x.ThinBounded(cutoffMs, intervalMs, 0)
+	return x.ThinBounded(cutoffMs, intervalMs, 0, nil)
 }
 
-// ThinBounded chooses which syncs recorded before cutoffMs to delete, per
-// partition, and returns their keys; nothing is removed until Remove. Two
-// rules, the second applied to what the first keeps:
+// boundKeepsNewest is how many of a partition's newest syncs the bound
+// never deletes: the data-loss judge anchors a new gap at the newest sync
+// below the replicated position, which is one of these, and reads the
+// syncs from there pair by pair (see keepFrom).
+const boundKeepsNewest = 16
+
+// ThinBounded chooses which syncs to delete, per partition, and returns
+// their keys; nothing is removed until Remove. Two rules, the second
+// applied to what the first keeps:
 //
-//   - about one sync per intervalMs bucket remains, per history segment
-//     (intervalMs <= 0: this rule deletes nothing);
-//   - at most perPartition of them remain (perPartition <= 0: no bound),
-//     chosen like MM2's OffsetSyncStore: one per power-of-two distance
-//     (in upstream offsets) from the newest sync first, nearest first, then
-//     the nearest others, syncs of retired histories last. Syncs younger
-//     than cutoffMs are never counted or deleted: the loss judge reads the
-//     recent ones pair by pair.
+//   - of the syncs recorded before cutoffMs, about one per intervalMs
+//     bucket remains, per history segment (intervalMs <= 0: this rule
+//     deletes nothing);
+//   - at most perPartition syncs of any age remain (perPartition <= 0: no
+//     bound), chosen like MM2's OffsetSyncStore: one per power-of-two
+//     distance (in upstream offsets) from the newest sync first, nearest
+//     first, then the nearest others, syncs of retired histories last.
 //
 // Neither rule deletes the newest sync, a segment boundary (the first sync,
 // an upstream rewind, a downstream truncation, or a downstream offset that
 // stands still while the upstream one rises), the sync just before a
-// boundary, or, for the bound, the first sync of a restarted log and the
-// one before it; protected syncs may take a partition past perPartition.
+// boundary, or a partition's syncs from keepFrom[tp] on (an undecided
+// data-loss gap's anchor: its judge counts them pair by pair, and merging a
+// re-copy with a skip would hide the skip; the zero key keeps them all).
+// The bound also keeps the newest boundKeepsNewest syncs and a restarted
+// log's first sync and the one before it. Protected syncs may take a
+// partition past perPartition.
 //
 // Why this is safe: within a segment (upstream rising and downstream rising
 // with it) translation uses the greatest sync at or below an offset, so
@@ -489,10 +498,18 @@ func (x *SyncIndex) Thin(cutoffMs, intervalMs int64) []model.SyncKey {
 // smaller downstream offset: more re-reading, never skipped records. The
 // boundaries are kept because translation finds rewinds by comparing
 // neighbours and a truncation's neighbours translate past each other.
-func (x *SyncIndex) ThinBounded(cutoffMs, intervalMs int64, perPartition int) []model.SyncKey {
+func (x *SyncIndex) ThinBounded(cutoffMs, intervalMs int64, perPartition int, keepFrom map[model.TP]model.SyncKey) []model.SyncKey {
 	if intervalMs <= 0 && perPartition <= 0 {
 		return nil
 	}
+	x.mu.RLock()
+	anchors := make(map[int32]model.SyncKey, len(keepFrom)) // by index into hs, which never moves
+	for tp, k := range keepFrom {
+		if i, ok := x.parts[tp]; ok {
+			anchors[i] = k
+		}
+	}
+	x.mu.RUnlock()
 	var doomed []model.SyncKey
 	var scratch []entry
 	var drop []bool
@@ -505,7 +522,11 @@ func (x *SyncIndex) ThinBounded(cutoffMs, intervalMs int64, perPartition int) []
 		for i := b; i < min(b+lockBatch, len(x.hs)); i++ {
 			h := &x.hs[i]
 			scratch = h.decode(scratch[:0])
-			drop = thin(scratch, h.start, h.floor, cutoffMs, intervalMs, perPartition, drop)
+			keep := len(scratch)
+			if k, ok := anchors[int32(i)]; ok {
+				keep, _ = slices.BinarySearchFunc(scratch, k, func(e entry, k model.SyncKey) int { return cmpKey(e.key(), k) })
+			}
+			drop = thin(scratch, h.start, h.floor, keep, cutoffMs, intervalMs, perPartition, drop)
 			for j, d := range drop {
 				if d {
 					doomed = append(doomed, scratch[j].key())
@@ -524,12 +545,16 @@ func cuts(a, b entry) bool {
 }
 
 // thin marks in drop (reused, returned) which of h's syncs ThinBounded
-// deletes; start and floor are the partition's.
-func thin(h []entry, start, floor int32, cutoffMs, intervalMs int64, perPartition int, drop []bool) []bool {
+// deletes; start and floor are the partition's, syncs from keep on are
+// never deleted.
+func thin(h []entry, start, floor int32, keep int, cutoffMs, intervalMs int64, perPartition int, drop []bool) []bool {
 	drop = slices.Grow(drop[:0], len(h))[:len(h)]
 	clear(drop)
 	protected := func(i int) bool {
-		return i == 0 || i == len(h)-1 || cuts(h[i-1], h[i]) || i+1 < len(h) && cuts(h[i], h[i+1])
+		return i == 0 || i >= keep || i == len(h)-1 || cuts(h[i-1], h[i]) || i+1 < len(h) && cuts(h[i], h[i+1])
+	}
+	guarded := func(i int) bool { // by the bound
+		return protected(i) || i >= len(h)-boundKeepsNewest || i == int(floor) || i+1 == int(floor)
 	}
 	if intervalMs > 0 {
 		var lastKeptBucket int64
@@ -538,7 +563,7 @@ func thin(h []entry, start, floor int32, cutoffMs, intervalMs int64, perPartitio
 			beforeBoundary := i+1 < len(h) && cuts(s, h[i+1])
 			bucket := s.RecordMs / intervalMs
 			switch {
-			case boundary || s.RecordMs >= cutoffMs || bucket != lastKeptBucket:
+			case boundary || i >= keep || s.RecordMs >= cutoffMs || bucket != lastKeptBucket:
 				lastKeptBucket = bucket
 			case beforeBoundary || i == len(h)-1:
 				// kept, but does not start a bucket
@@ -550,27 +575,27 @@ func thin(h []entry, start, floor int32, cutoffMs, intervalMs int64, perPartitio
 	if perPartition <= 0 {
 		return drop
 	}
-	old, guarded := 0, 0
-	for i, s := range h {
-		if !drop[i] && s.RecordMs < cutoffMs {
-			old++
-			if protected(i) || i == int(floor) || i+1 == int(floor) {
-				guarded++
+	held, fixed := 0, 0
+	for i := range h {
+		if !drop[i] {
+			held++
+			if guarded(i) {
+				fixed++
 			}
 		}
 	}
-	if old <= perPartition {
+	if held <= perPartition {
 		return drop
 	}
 	// Rank the candidates, newest first: one per octave of distance from
 	// the newest sync, then the other syncs of the current history, then
 	// those of retired histories; keep the first slots of them.
-	slots := max(perPartition-guarded, 0)
+	slots := max(perPartition-fixed, 0)
 	newest := h[len(h)-1].Upstream
 	var octaves uint64 // bit k: an octave-k sync is already ranked first
 	var first, rest, retired []int
 	for i := len(h) - 1; i >= 0; i-- {
-		if drop[i] || h[i].RecordMs >= cutoffMs || protected(i) || i == int(floor) || i+1 == int(floor) {
+		if drop[i] || guarded(i) {
 			continue
 		}
 		if i < int(start) {

@@ -309,14 +309,14 @@ func TestThinKeepsStandingDownstream(t *testing.T) {
 	if got := ref.Translate(tp, 20); got.Offset != 51 {
 		t.Fatalf("the reference's thinning was thought to translate 20 to 51, one past its record (50): %+v", got)
 	}
-	x.Remove(x.ThinBounded(1<<40, 1<<40, 1))
+	x.Remove(x.ThinBounded(1<<40, 1<<40, 1, nil))
 	if got := x.Translate(tp, 20); got.Method != MethodExact || got.Offset != 50 {
 		t.Fatalf("after thinning Translate(20) = %+v, want exact 50", got)
 	}
 }
 
-// guardedAt lists what the bound may never delete from h: the newest, every
-// boundary, the sync before each, the first of a restarted log and the one
+// guardedAt lists what the bound may never delete from h: the newest
+// boundKeepsNewest, every boundary, the sync before each, the first of a restarted log and the one
 // before it.
 func guardedAt(h []model.OffsetSync, floor int) map[model.SyncKey]bool {
 	out := map[model.SyncKey]bool{}
@@ -324,7 +324,7 @@ func guardedAt(h []model.OffsetSync, floor int) map[model.SyncKey]bool {
 		cut := func(a, b model.OffsetSync) bool {
 			return b.Upstream < a.Upstream || b.Downstream < a.Downstream || b.Upstream > a.Upstream && b.Downstream == a.Downstream
 		}
-		if i == 0 || i == len(h)-1 || cut(h[i-1], s) || i+1 < len(h) && cut(s, h[i+1]) || i == floor || i+1 == floor {
+		if i == 0 || i >= len(h)-boundKeepsNewest || cut(h[i-1], s) || i+1 < len(h) && cut(s, h[i+1]) || i == floor || i+1 == floor {
 			out[s.Key()] = true
 		}
 	}
@@ -334,8 +334,9 @@ func guardedAt(h []model.OffsetSync, floor int) map[model.SyncKey]bool {
 // With the bound: never more syncs than the reference thinned by time alone
 // keeps, each translation at most the reference's and translated only where
 // the reference translates, no copied record skipped (checked against the
-// simulated mirror's records), boundaries kept, and the old syncs of each
-// partition within the bound plus the guarded ones.
+// simulated mirror's records), boundaries and the newest syncs kept, and
+// each partition's syncs, of any age, within the bound plus the guarded
+// ones.
 func TestThinBoundedIsSafe(t *testing.T) {
 	const k = 6
 	hit := 0
@@ -361,12 +362,15 @@ func TestThinBoundedIsSafe(t *testing.T) {
 			for _, key := range timeRule {
 				byTime[key] = true
 			}
-			doomed := x.ThinBounded(cutoff, interval, k)
+			doomed := x.ThinBounded(cutoff, interval, k, nil)
 			for _, key := range doomed {
 				delete(byTime, key)
 			}
 			if len(byTime) > 0 {
 				t.Fatalf("seed %d round %d: the bound kept %d syncs the time rule deletes", seed, round, len(byTime))
+			}
+			if len(doomed) > len(timeRule) {
+				hit++
 			}
 			x.Remove(doomed)
 			ref.Remove(ref.Thin(cutoff, interval))
@@ -378,33 +382,24 @@ func TestThinBoundedIsSafe(t *testing.T) {
 				tp := p.tp
 				after, _ := x.History(tp, 1<<30)
 				kept := map[model.SyncKey]bool{}
-				old := 0
 				for _, s := range after {
 					kept[s.Key()] = true
-					if s.RecordMs < cutoff {
-						old++
-					}
 				}
 				guarded := guardedAt(before[tp], floors[tp])
 				for _, key := range timeRule {
 					delete(guarded, key) // the time rule may delete a restarted log's first sync (safe, see Thin)
 				}
-				oldGuarded := 0
+				nGuarded := 0
 				for _, s := range before[tp] {
 					if guarded[s.Key()] {
 						if !kept[s.Key()] {
 							t.Fatalf("%s %v: the guarded sync %+v was deleted", what, tp, s)
 						}
-						if s.RecordMs < cutoff {
-							oldGuarded++
-						}
+						nGuarded++
 					}
 				}
-				if old > k+oldGuarded {
-					t.Fatalf("%s %v: %d old syncs kept, bound %d + %d guarded", what, tp, old, k, oldGuarded)
-				}
-				if old > k {
-					hit++
+				if len(after) > max(k, nGuarded) {
+					t.Fatalf("%s %v: %d syncs kept, bound %d, %d guarded", what, tp, len(after), k, nGuarded)
 				}
 				// Removing a restart floor moves it down with the syncs below it.
 				removedBelow := 0
@@ -450,7 +445,7 @@ func TestThinBoundedIsSafe(t *testing.T) {
 	}
 }
 
-// The bound never drops a boundary, the sync before one, the newest or a
+// The bound never drops a boundary, the sync before one, the newest few or a
 // restarted log's first sync (and the one before it), even at a bound of
 // one and with every sync older than the cutoff.
 func TestBoundNeverDropsBoundaries(t *testing.T) {
@@ -480,7 +475,7 @@ func TestBoundNeverDropsBoundaries(t *testing.T) {
 	x.Add(syncs)
 	before, _ := x.History(tp, 1<<20)
 	guarded := guardedAt(before, 301)
-	x.Remove(x.ThinBounded(1<<40, 0, 1))
+	x.Remove(x.ThinBounded(1<<40, 0, 1, nil))
 	after, _ := x.History(tp, 1<<20)
 	kept := map[model.SyncKey]bool{}
 	for _, s := range after {
@@ -493,5 +488,36 @@ func TestBoundNeverDropsBoundaries(t *testing.T) {
 	}
 	if len(after) > len(guarded)+1 || len(guarded) < 20 {
 		t.Fatalf("kept %d of %d syncs with %d guarded: want the guarded ones and at most one more", len(after), len(before), len(guarded))
+	}
+}
+
+// The bound applies to recent syncs too (memory stays bounded however busy
+// a partition is), but never touches a partition's syncs from a loss gap's
+// anchor on, nor any of a partition whose gap has no anchor yet.
+func TestBoundKeepsLossRuns(t *testing.T) {
+	x := NewSyncIndex()
+	var syncs []model.OffsetSync
+	for p := range int32(3) {
+		for i := range int64(500) {
+			syncs = append(syncs, model.OffsetSync{Topic: "l", Partition: p, Upstream: i * 100, Downstream: i * 99, LogOffset: int64(p)*1000 + i, RecordMs: 1_000 + i})
+		}
+	}
+	x.Add(syncs)
+	busy, gap, noAnchor := model.TP{Topic: "l", Partition: 0}, model.TP{Topic: "l", Partition: 1}, model.TP{Topic: "l", Partition: 2}
+	anchor := model.SyncKey{LogOffset: 1000 + 300}
+	x.Remove(x.ThinBounded(0, 0, 8, map[model.TP]model.SyncKey{gap: anchor, noAnchor: {}})) // every sync younger than the cutoff
+	if h, _ := x.History(busy, 1<<20); len(h) > boundKeepsNewest+1 || h[len(h)-1].Upstream != 49_900 {
+		t.Fatalf("a busy partition kept %d recent syncs (newest %+v), want at most the newest %d and its first", len(h), h[len(h)-1], boundKeepsNewest)
+	}
+	h, _ := x.History(gap, 1<<20)
+	from := slices.IndexFunc(h, func(s model.OffsetSync) bool { return s.Key() == anchor })
+	if from < 0 || len(h)-from != 200 {
+		t.Fatalf("the gap's run from its anchor: %d of 200 syncs kept (anchor at %d)", len(h)-from, from)
+	}
+	if from > 8 {
+		t.Fatalf("the syncs before the anchor were not bounded: %d kept", from)
+	}
+	if _, n := x.History(noAnchor, 0); n != 500 {
+		t.Fatalf("a gap without an anchor kept %d of 500 syncs, want all", n)
 	}
 }

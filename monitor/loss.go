@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/drconsole/drconsole/mm2"
@@ -48,6 +49,38 @@ type lossSuspect struct {
 // lossJudge tracks the gaps of one flow between refreshes.
 type lossJudge struct {
 	suspects map[model.TP]*lossSuspect
+	// anchored is where each undecided gap's syncs begin, for retention
+	// (another goroutine), which must keep them; copied under mu after
+	// every judge that had gaps.
+	mu       sync.Mutex
+	anchored map[model.TP]model.SyncKey
+}
+
+// keepFrom returns, per partition with an undecided gap, the key of the
+// first sync the judge still reads (the zero key, all of them, while the
+// gap has no anchor yet).
+func (j *lossJudge) keepFrom() map[model.TP]model.SyncKey {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.anchored
+}
+
+// publish copies the gaps' anchors for keepFrom.
+func (j *lossJudge) publish() {
+	var out map[model.TP]model.SyncKey
+	if len(j.suspects) > 0 {
+		out = make(map[model.TP]model.SyncKey, len(j.suspects))
+		for tp, su := range j.suspects {
+			var k model.SyncKey
+			if su.hasAnchor {
+				k = su.anchor.Key()
+			}
+			out[tp] = k
+		}
+	}
+	j.mu.Lock()
+	j.anchored = out
+	j.mu.Unlock()
 }
 
 // judge updates the gaps from a fresh reading of parts and returns the
@@ -57,6 +90,11 @@ func (j *lossJudge) judge(parts []PartitionLag, idx *mm2.SyncIndex, connectOf fu
 	if j.suspects == nil {
 		j.suspects = map[model.TP]*lossSuspect{}
 	}
+	defer func() {
+		if len(j.suspects) > 0 || j.keepFrom() != nil {
+			j.publish()
+		}
+	}()
 	var out []model.LossIncident
 	seen := map[model.TP]bool{}
 	for i := range parts {

@@ -133,3 +133,27 @@ func TestLossJudgedWhenSyncsArriveLate(t *testing.T) {
 		t.Fatalf("incidents %+v", c.found)
 	}
 }
+
+// Retention running while a gap is undecided keeps the syncs its judge
+// reads: the re-copy sync 70→80 is older than the newest syncs the bound
+// keeps, and thinning it would merge the re-copy with the skip (30 lost
+// instead of 40).
+func TestRetentionKeepsAnUndecidedGapsSyncs(t *testing.T) {
+	c := newLossCase(t)
+	for u := int64(0); u <= 50; u += 2 {
+		c.sync([2]int64{u, u})
+	}
+	c.refresh(120, 80, 80, 69)
+	c.sync([2]int64{70, 80}, [2]int64{120, 90})
+	for u := int64(130); u < 130+10*20; u += 10 {
+		c.sync([2]int64{u, u - 30})
+	}
+	c.idx.Remove(c.idx.ThinBounded(0, 0, 1, c.j.keepFrom()))
+	if _, n := c.idx.History(model.TP{Topic: "events"}, 0); n >= 26+22 {
+		t.Fatalf("retention deleted nothing (%d syncs): the test does not exercise the bound", n)
+	}
+	c.refresh(120, 400, 400, 399)
+	if len(c.found) != 1 || c.found[0].Lost != 40 || c.found[0].FirstOffset != 80 {
+		t.Fatalf("incidents %+v, want 80..119, 40 lost", c.found)
+	}
+}

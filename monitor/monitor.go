@@ -635,7 +635,7 @@ func (m *Monitor) ApplyRetention(ctx context.Context) {
 	for _, fm := range m.flows {
 		// The bound's deletions leave SQLite with the time rule's, in the
 		// same pass: disk stays bounded and a restart loads this index.
-		doomed := fm.state.Syncs.ThinBounded(now.Add(-r.SyncsFull.D()).UnixMilli(), r.SyncsThinInterval.D().Milliseconds(), r.SyncsPerPartition)
+		doomed := fm.state.Syncs.ThinBounded(now.Add(-r.SyncsFull.D()).UnixMilli(), r.SyncsThinInterval.D().Milliseconds(), r.SyncsPerPartition, fm.loss.keepFrom())
 		if err := m.store.DeleteSyncs(ctx, fm.flow.Name, doomed); err != nil {
 			m.log.Error("thinning offset syncs", "flow", fm.flow.Name, "err", err)
 			continue

@@ -69,6 +69,7 @@ type ConsoleOptions struct {
 	RPOHistory      time.Duration // flow samples seeded before the start, one per refresh interval
 	PartHistory     time.Duration // partition samples seeded before the start, one per minute
 	MemoryLimit     string        // GOMEMLIMIT of the console alone; empty: none
+	SyncsBound      int           // retention.syncs_per_partition; 0: the console's default
 }
 
 // Console is the console child process.
@@ -96,7 +97,7 @@ func freeAddr() (string, error) {
 }
 
 // writeConfig writes the console's config file for clusters c.
-func writeConfig(path, listen, dataDir string, c *Clusters, refresh time.Duration) error {
+func writeConfig(path, listen, dataDir string, c *Clusters, refresh time.Duration, syncsBound int) error {
 	q := func(addrs []string) string { return `["` + strings.Join(addrs, `", "`) + `"]` }
 	cfg := fmt.Sprintf(`# Written by the scale rig (package scale).
 listen: %s
@@ -116,6 +117,9 @@ auth:
   insecure_cookie: true
 `, listen, dataDir, sourceAlias, q(c.Primary.ListenAddrs()), targetAlias, q(c.DR.ListenAddrs()),
 		sourceAlias, targetAlias, topicPrefix, refresh)
+	if syncsBound > 0 {
+		cfg += fmt.Sprintf("retention:\n  syncs_per_partition: %d\n", syncsBound)
+	}
 	return os.WriteFile(path, []byte(cfg), 0o600)
 }
 
@@ -187,7 +191,7 @@ func StartConsole(ctx context.Context, c *Clusters, o ConsoleOptions, setup time
 		return nil, err
 	}
 	cfgPath := filepath.Join(o.Dir, "drconsole.yaml")
-	if err := writeConfig(cfgPath, addr, dataDir, c, o.RefreshInterval); err != nil {
+	if err := writeConfig(cfgPath, addr, dataDir, c, o.RefreshInterval, o.SyncsBound); err != nil {
 		return nil, err
 	}
 	con := &Console{URL: "http://" + addr, DBPath: filepath.Join(dataDir, "drconsole.db"), LogPath: filepath.Join(o.Dir, "console.log"),

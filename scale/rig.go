@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,8 @@ type Options struct {
 	// MemoryLimit, when set, is the console's GOMEMLIMIT (Go's soft memory
 	// limit, e.g. "180MiB"); the rig's own process is not limited.
 	MemoryLimit string
+	// SyncsBound, when set, is the console's retention.syncs_per_partition.
+	SyncsBound int
 }
 
 // Result is one N's figures.
@@ -249,9 +252,23 @@ func fetchTo(ctx context.Context, url, path string) error {
 // countLogErrors counts the console's ERROR lines, and among them the
 // deadline ones (a refresh or save that ran out of time).
 func countLogErrors(path string) (errs, deadlines int) {
+	l := readConsoleLog(path)
+	return l.errors, l.deadlines
+}
+
+// consoleLog is what the rig counts in the console's log.
+type consoleLog struct {
+	errors, deadlines int
+	thinPasses        int   // retention passes that deleted syncs
+	thinned           int64 // syncs they deleted
+}
+
+// readConsoleLog counts a console log's ERROR lines (-1 when unreadable)
+// and its retention passes.
+func readConsoleLog(path string) (l consoleLog) {
 	f, err := os.Open(path)
 	if err != nil {
-		return -1, -1
+		return consoleLog{errors: -1, deadlines: -1}
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -259,13 +276,20 @@ func countLogErrors(path string) (errs, deadlines int) {
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.Contains(line, "level=ERROR") {
-			errs++
+			l.errors++
 			if strings.Contains(line, "deadline exceeded") {
-				deadlines++
+				l.deadlines++
+			}
+		}
+		if strings.Contains(line, `msg="thinned offset syncs"`) {
+			l.thinPasses++
+			if _, rest, ok := strings.Cut(line, " deleted="); ok {
+				n, _ := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
+				l.thinned += n
 			}
 		}
 	}
-	return errs, deadlines
+	return l
 }
 
 // median of xs (not modified); 0 when empty.

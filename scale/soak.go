@@ -34,6 +34,8 @@ type SoakResult struct {
 	TabErrs, ScrapeE int     // requests that failed or were not 200
 	SyncsWritten     int64   // by the churn
 	SyncsStored      int64   // stored by the console at the end, beyond the seeded ones
+	ThinPasses       int     // retention passes that deleted syncs (from the console's log)
+	SyncsThinned     int64   // syncs they deleted
 	LogErrors        int
 	Deadlines        int
 }
@@ -50,7 +52,7 @@ func Soak(ctx context.Context, o SoakOptions) (SoakResult, error) {
 	}
 	defer cl.Close()
 	con, err := StartConsole(ctx, cl, ConsoleOptions{Dir: filepath.Join(o.WorkDir, fmt.Sprintf("soak%d", n)), Binary: o.Binary, MemoryLimit: o.MemoryLimit,
-		RefreshInterval: o.RefreshInterval, RPOHistory: o.RPOHistory, PartHistory: o.PartHistory}, o.SetupTimeout)
+		RefreshInterval: o.RefreshInterval, RPOHistory: o.RPOHistory, PartHistory: o.PartHistory, SyncsBound: o.SyncsBound}, o.SetupTimeout)
 	if err != nil {
 		return r, err
 	}
@@ -99,12 +101,15 @@ func Soak(ctx context.Context, o SoakOptions) (SoakResult, error) {
 		return r, churnErr
 	}
 	// The syncs written in the last seconds are given one refresh interval
-	// (and ingestion's own pace) to arrive: lost ones stay missing.
+	// (and ingestion's own pace) to arrive: lost ones stay missing. What
+	// retention deleted (the console logs each pass) counts as stored.
 	want := seeded + r.SyncsWritten
 	_ = poll(ctx, 4*o.RefreshInterval+30*time.Second, "the churn's syncs stored", func() (bool, error) {
 		got, err := con.store.CountSyncs(ctx, flowName)
-		r.SyncsStored = got - seeded
-		return err == nil && got >= want, nil
+		l := readConsoleLog(con.LogPath)
+		r.ThinPasses, r.SyncsThinned = l.thinPasses, l.thinned
+		r.SyncsStored = got + l.thinned - seeded
+		return err == nil && got+l.thinned >= want, nil
 	})
 	if r.Refreshes, err = con.RefreshTimes(ctx, r.Start.UnixMilli()); err != nil {
 		return r, err
@@ -161,6 +166,6 @@ func SoakReport(w io.Writer, o SoakOptions, r SoakResult) {
 		mib(first), mib(last), float64(last)/float64(max(first, 1)), mib(peak), mib(r.HWM))
 	fmt.Fprintf(w, "- refreshes: %d, gap median %s, worst %s, refreshes missed %d\n", len(r.Refreshes), msText(med), msText(worst), missed)
 	fmt.Fprintf(w, "- flow page polls: %d answered, %d failed; /metrics scrapes: %d answered, %d failed\n", r.Tab, r.TabErrs, r.Scrapes, r.ScrapeE)
-	fmt.Fprintf(w, "- offset syncs written by the churn %d, stored by the console %d\n", r.SyncsWritten, r.SyncsStored)
+	fmt.Fprintf(w, "- offset syncs written by the churn %d, stored by the console %d (of which retention deleted %d in %d passes)\n", r.SyncsWritten, r.SyncsStored, r.SyncsThinned, r.ThinPasses)
 	fmt.Fprintf(w, "- console log: %d ERROR lines, %d of them deadlines\n", r.LogErrors, r.Deadlines)
 }

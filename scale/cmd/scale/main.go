@@ -46,6 +46,7 @@ func main() {
 	flag.StringVar(&o.ProfileDir, "pprof", "", "write CPU (flow page load) and heap profiles of the console to this directory")
 	flag.StringVar(&o.WorkDir, "work", "", "keep data directories, configs and console logs here (default: a temporary directory)")
 	flag.DurationVar(&o.SetupTimeout, "setup-timeout", 10*time.Minute, "bound on the console's start and ingestion at each N")
+	flag.IntVar(&o.SyncsBound, "syncs-bound", 0, "the console's retention.syncs_per_partition (default: the console's, 64)")
 	flag.StringVar(&o.MemoryLimit, "gomemlimit", "", "run the console with this GOMEMLIMIT (Go's soft memory limit, e.g. 180MiB); the rig itself is not limited")
 	soak := flag.Duration("soak", 0, "instead of the table: watch the first N for this long with a tab open and Prometheus scraping, and report RSS drift, refresh gaps and lost syncs")
 	churn := flag.Int("churn", 100, "with -soak: offset syncs mirrored per second across the caught-up partitions")
