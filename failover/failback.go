@@ -78,7 +78,8 @@ const (
 )
 
 // failbackKinds are the kinds of failback steps.
-var failbackKinds = []StepKind{KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse, KindTranslateGroupBack, KindRestartForward}
+var failbackKinds = []StepKind{KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse, KindTranslateGroupBack,
+	KindSavepointDR, KindRewriteBack, KindRestartForward}
 
 // FailbackPlan is the failback plan of flow, the one order a failback
 // has: a translate-group-back step per group after stop-reverse (whose
@@ -126,6 +127,15 @@ func failbackTitle(p Plan, s Step, flow *config.Flow) string {
 		return fmt.Sprintf("Pause the reverse connectors %s on %s, check they caught up, and record DR's and the primary's log ends", names, connectURL)
 	case KindTranslateGroupBack:
 		return "Move consumer group " + s.Group + " to the primary: every partition where the DR group is at DR's log end recorded by stop-reverse is committed at the primary's log end recorded then (refused for a partition anywhere else)"
+	case KindSavepointDR:
+		return fmt.Sprintf("Stop the DR Flink job %s on %s with a savepoint (it has read everything: the writers are stopped) and register the savepoint in the catalog", s.JobID, s.FlinkTarget)
+	case KindRewriteBack:
+		return "Copy the savepoint savepoint-dr took into " + s.RewriteTo + ", each Kafka split moved from DR's log end recorded by stop-reverse to the primary's log end recorded then (refused for a split anywhere else)"
+	case KindRestoreFlink:
+		if s.SavepointPath == "" {
+			return fmt.Sprintf("Start the Flink job on the primary's %s without a savepoint: its Kafka source starts from the group offsets translate-group-back committed", s.FlinkTarget)
+		}
+		return fmt.Sprintf("Start the Flink job on the primary's %s from the rewritten savepoint %s (same source uid, whole state)", s.FlinkTarget, s.SavepointPath)
 	case KindRestartForward:
 		return fmt.Sprintf("Delete the reverse connectors, set the forward source connector to start at the primary's log ends recorded by stop-reverse, then resume the forward connectors %s on %s", fwd, connectURL)
 	}
@@ -179,8 +189,19 @@ func failbackProblems(cfg *config.Config, p Plan) []error {
 			groups = append(groups, st.Group)
 		}
 	}
-	if want := FailbackPlan(p.Flow, groups...); !slices.Equal(kindsOf(p), kindsOf(want)) {
+	want := FailbackPlan(p.Flow, groups...)
+	if fk := flinkBackKinds(p); len(fk) > 0 {
+		fb := FlinkBack{}
+		if slices.Contains(fk, KindSavepointDR) {
+			fb.DRJob = "-"
+		}
+		want = want.WithFlinkBack(fb)
+	}
+	if !slices.Equal(kindsOf(p), kindsOf(want)) {
 		bad("the steps must be exactly %v, in that order", kindsOf(want))
+	}
+	for _, why := range flinkBackProblems(cfg, p) {
+		bad("%s", why)
 	}
 	return errs
 }
@@ -269,6 +290,18 @@ func (rb *Runbook) failbackRules(ctx context.Context, r *Run, idx int) []RuleRes
 		rules = append(rules, cycle, cut)
 	case KindStopReverse:
 		rules = append(rules, rb.caughtUpRule(ctx, r))
+	case KindRewriteBack:
+		rule := RuleResult{Name: "every Kafka split of the DR savepoint is at DR's end recorded by stop-reverse (so at the primary's end recorded then)"}
+		if p, err := rb.backTargets(ctx, r, r.Plan.Steps[idx]); err != nil {
+			rule.Evidence = err.Error()
+		} else if err := p.Err(); err != nil {
+			rule.Evidence = err.Error()
+		} else {
+			rule.OK, rule.Evidence = true, fmt.Sprintf("%d split(s): %s", len(p.Rows), strings.Join(p.Rows, ", "))
+		}
+		rules = append(rules, rule)
+	case KindRestoreFlink:
+		rules = append(rules, rb.rewriteRules(ctx, r, idx)...)
 	case KindRestartForward:
 		idle := RuleResult{Name: "the reverse connectors are paused or deleted (this step deletes them before the forward flow resumes)"}
 		if err := reverseIdle(ctx, api, reverseNames(flow)); err != nil {
@@ -384,6 +417,15 @@ func (e *Execution) failbackEffect(ctx context.Context) (any, error) {
 		return rb.stopReverse(ctx, e.started, r, flow, api)
 	case KindTranslateGroupBack:
 		return rb.translateGroupBack(ctx, e.started, r, e.Step.Group, e.who)
+	case KindSavepointDR:
+		return rb.savepointDR(ctx, e.started, r, e.Step, e.Progress)
+	case KindRewriteBack:
+		return rb.rewriteBack(ctx, e.started, r, e.Step)
+	case KindRestoreFlink:
+		if err := rb.rewrittenReady(ctx, r, e.Step); err != nil {
+			return nil, err
+		}
+		return rb.restoreFlink(ctx, e.started, r, e.Idx, e.Step)
 	case KindRestartForward:
 		return rb.restartForward(ctx, e.started, r, flow, api)
 	}
@@ -896,6 +938,25 @@ func (rb *Runbook) previewFailback(ctx context.Context, r *Run, i int) ([]string
 			lines = append(lines, "Not committed in DR, left as they are on the primary: "+strings.Join(notInDR, ", "))
 		}
 		return lines, nil
+	case KindSavepointDR:
+		s := r.Plan.Steps[i]
+		return []string{"POST /jobs/" + s.JobID + "/stop on " + s.FlinkTarget + " (drain false): stop-with-savepoint, then the savepoint is registered in the catalog",
+			"Resumed after a crash with the job no longer running, its newest savepoint since stop-reverse is taken from Flink's checkpoint history."}, nil
+	case KindRewriteBack:
+		p, err := rb.backTargets(ctx, r, r.Plan.Steps[i])
+		if err != nil {
+			return []string{"Reads the savepoint savepoint-dr takes; stop-reverse's recorded ends decide: " + err.Error()}, nil
+		}
+		lines := append([]string{"Copies " + p.Source.Path + " into " + r.Plan.Steps[i].RewriteTo + " (source uid " + p.SourceUID + "), the splits:"}, p.Rows...)
+		if len(p.Absent) > 0 {
+			lines = append(lines, "No split in the savepoint (the job never read them): "+strings.Join(p.Absent, ", "))
+		}
+		if err := p.Err(); err != nil {
+			lines = append(lines, "Refused now: "+err.Error())
+		}
+		return lines, nil
+	case KindRestoreFlink:
+		return rb.previewRestore(ctx, r, i, r.Plan.Steps[i]), nil
 	case KindRestartForward:
 		return []string{"DELETE /connectors/{name}" + on + " for " + strings.Join(rev.Names(), ", ") + ", verified gone (404)",
 			"PATCH /connectors/{forward source}/offsets: the primary's log ends stop-reverse recorded (records the reverse flow copied back lie below them and are not copied to DR again)",
@@ -908,68 +969,94 @@ func (rb *Runbook) previewFailback(ctx context.Context, r *Run, i int) ([]string
 // groupBack is the translate-group-back rule for group: per partition of
 // the flow's topics where the DR group has an offset, the primary offset
 // is the primary's end stop-reverse recorded when the DR group sits at
-// DR's end recorded then. Every DR record is then on the primary below
-// that end (the reverse flow caught up, the writers were stopped), so the
-// group resumes exactly after them; it skips the records lost to DR,
-// which it never saw (the lost-records page shows them). A partition
-// anywhere else is refused: the console has no trusted DR -> primary
-// translation of an offset inside the log.
+// DR's end recorded then (backPositions). Every DR record is then on the
+// primary below that end (the reverse flow caught up, the writers were
+// stopped), so the group resumes exactly after them; it skips the records
+// lost to DR, which it never saw (the lost-records page shows them).
 func (rb *Runbook) groupBack(ctx context.Context, r *Run, group string) (map[model.TP]int64, []string, error) {
-	drEnds, err := recordedEnds(r, "dr_ends")
-	if err != nil {
-		return nil, nil, err
-	}
-	primaryEnds, err := recordedEnds(r, "primary_ends")
-	if err != nil {
-		return nil, nil, err
-	}
 	committed, err := groupOffsets(ctx, rb.Monitor.Translator(r.Flow).TargetClient(), group)
 	if err != nil {
 		return nil, nil, fmt.Errorf("DR: %w", err)
 	}
-	out := map[model.TP]int64{}
-	var refused, notInDR []string
+	b, err := rb.backPositions(ctx, r, "DR group", committed)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case len(b.Refused) > 0:
+		return nil, b.Absent, fmt.Errorf("group %s is not at DR's end on %s: no offset inside the log is translated back", group, strings.Join(b.Refused, ", "))
+	case len(b.Primary) == 0:
+		return nil, b.Absent, fmt.Errorf("group %s has no committed offset in DR on the flow's topics", group)
+	}
+	return b.Primary, b.Absent, nil
+}
+
+// back is where DR positions (a group's offsets, a savepoint's splits)
+// go on the primary under the translate-back rule.
+type back struct {
+	Primary map[model.TP]int64 // the primary offset of each position at DR's end
+	Refused []string           // positions anywhere else, named with their figures
+	Absent  []string           // partitions of the flow with no position
+	Outside []string           // positions on partitions the flow does not mirror
+}
+
+// backPositions applies the translate-back rule to positions at in DR:
+// a position at DR's log end recorded by stop-reverse, or short of it by
+// at most markerTail offsets with no data record between, goes to the
+// primary's log end recorded then. Any other position is refused: the
+// console has no trusted DR -> primary translation of an offset inside
+// the log. what names the positions in the figures ("DR group").
+func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at map[model.TP]int64) (*back, error) {
+	drEnds, err := recordedEnds(r, "dr_ends")
+	if err != nil {
+		return nil, err
+	}
+	primaryEnds, err := recordedEnds(r, "primary_ends")
+	if err != nil {
+		return nil, err
+	}
+	b := &back{Primary: map[model.TP]int64{}}
 	var tails []kafka.Range
 	for tp, end := range drEnds {
-		at, ok := committed[tp]
+		pos, ok := at[tp]
 		pe, known := primaryEnds[tp]
 		switch {
 		case !ok:
-			notInDR = append(notInDR, mm2.TPKey(tp))
-		case known && at < end && end-at <= markerTail:
+			b.Absent = append(b.Absent, mm2.TPKey(tp))
+		case known && pos >= 0 && pos < end && end-pos <= markerTail:
 			// Short of the end only by transaction markers? Consumers
-			// that commit the last record they returned + 1 (franz-go)
-			// stop below a commit marker; Java's consumer commits its
-			// position past it. Read below.
-			tails = append(tails, kafka.Range{TP: tp, From: at, To: end})
-			out[tp] = pe
-		case at != end || !known:
-			refused = append(refused, fmt.Sprintf("%s (DR group at %d, DR's end was %d)", mm2.TPKey(tp), at, end))
+			// that commit the last record they returned + 1 (franz-go,
+			// Flink's KafkaSource) stop below a commit marker; Java's
+			// consumer commits its position past it. Read below.
+			tails = append(tails, kafka.Range{TP: tp, From: pos, To: end})
+			b.Primary[tp] = pe
+		case pos != end || !known:
+			b.Refused = append(b.Refused, fmt.Sprintf("%s (%s at %d, DR's end was %d)", mm2.TPKey(tp), what, pos, end))
 		default:
-			out[tp] = pe
+			b.Primary[tp] = pe
+		}
+	}
+	for tp := range at {
+		if _, ok := drEnds[tp]; !ok {
+			b.Outside = append(b.Outside, mm2.TPKey(tp))
 		}
 	}
 	if len(tails) > 0 {
 		found, err := rb.firstRecords(ctx, rb.Config.Flow(r.Flow), tails)
 		if err != nil {
-			return nil, notInDR, fmt.Errorf("reading DR between the group's offsets and DR's end: %w", err)
+			return nil, fmt.Errorf("reading DR between the %s's offsets and DR's end: %w", what, err)
 		}
 		for _, t := range tails {
 			if off, ok := found[t.TP]; ok {
-				delete(out, t.TP)
-				refused = append(refused, fmt.Sprintf("%s (DR group at %d, DR's end was %d; a record at %d it has not consumed)", mm2.TPKey(t.TP), t.From, t.To, off))
+				delete(b.Primary, t.TP)
+				b.Refused = append(b.Refused, fmt.Sprintf("%s (%s at %d, DR's end was %d; a record at %d it has not consumed)", mm2.TPKey(t.TP), what, t.From, t.To, off))
 			}
 		}
 	}
-	slices.Sort(refused)
-	slices.Sort(notInDR)
-	switch {
-	case len(refused) > 0:
-		return nil, notInDR, fmt.Errorf("group %s is not at DR's end on %s: no offset inside the log is translated back", group, strings.Join(refused, ", "))
-	case len(out) == 0:
-		return nil, notInDR, fmt.Errorf("group %s has no committed offset in DR on the flow's topics", group)
-	}
-	return out, notInDR, nil
+	slices.Sort(b.Refused)
+	slices.Sort(b.Absent)
+	slices.Sort(b.Outside)
+	return b, nil
 }
 
 func groupOffsets(ctx context.Context, client *kgo.Client, group string) (map[model.TP]int64, error) {

@@ -67,6 +67,10 @@ type Step struct {
 	SourceUID   string                        `json:"source_uid,omitempty"`
 	RewriteTo   string                        `json:"rewrite_to,omitempty"`
 	Choices     map[string]translation.Choice `json:"choices,omitempty"`
+	// savepoint-dr (failback): the DR job JobID on FlinkTarget is stopped
+	// with a savepoint; rewrite-savepoint-back copies that savepoint to
+	// RewriteTo with SourceUID's splits moved to the primary.
+	JobID string `json:"job_id,omitempty"`
 	// restore-flink
 	FlinkTarget           string   `json:"flink_target,omitempty"`
 	JarID                 string   `json:"jar_id,omitempty"`
@@ -189,6 +193,9 @@ func (p Plan) Validate(cfg *config.Config) error {
 				bad("name the consumer group")
 			}
 		case KindRestoreFlink:
+			if p.Failback {
+				continue // flinkBackProblems: it goes to the primary
+			}
 			t := flinkTarget(cfg, s.FlinkTarget)
 			switch {
 			case t == nil:
@@ -223,7 +230,7 @@ func (p Plan) Validate(cfg *config.Config) error {
 			for _, why := range rewriteProblems(cfg, p, i) {
 				bad("%s", why)
 			}
-		case KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse, KindTranslateGroupBack, KindRestartForward:
+		case KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse, KindTranslateGroupBack, KindSavepointDR, KindRewriteBack, KindRestartForward:
 			// failbackProblems
 		default:
 			bad("unknown step kind")

@@ -41,20 +41,10 @@ func rewriteProblems(cfg *config.Config, p Plan, i int) []string {
 		}
 		return out
 	}
-	from, to := strings.TrimSpace(s.RewriteFrom), strings.TrimSpace(s.RewriteTo)
-	if from == "" {
+	if strings.TrimSpace(s.RewriteFrom) == "" {
 		bad("name the savepoint to rewrite (a savepoint catalog path)")
 	}
-	switch {
-	case to == "":
-		bad("name the new savepoint's directory (inside a configured savepoint directory)")
-	case !catalog.UnderSavepointDir(cfg.SavepointDirs, to):
-		bad("%s is not inside a configured savepoint directory (%s): the catalog must find and read the new savepoint", to, strings.Join(cfg.SavepointDirs, ", "))
-	case slices.ContainsFunc(cfg.SavepointDirs, func(d string) bool { return catalog.CanonicalPath(d) == catalog.CanonicalPath(to) }):
-		bad("%s is a configured savepoint directory itself: name a new directory inside it", to)
-	case from != "" && (catalog.UnderSavepointDir([]string{from}, to) || catalog.UnderSavepointDir([]string{to}, from)):
-		bad("the new savepoint %s must be neither the source %s nor inside it (nor hold it)", to, from)
-	}
+	out = append(out, destProblems(cfg, s.RewriteFrom, s.RewriteTo)...)
 	for _, key := range slices.Sorted(maps.Keys(s.Choices)) {
 		if _, err := mm2.ParseTPKey(key); err != nil {
 			bad("choice for %q: %v", key, err)
@@ -64,12 +54,32 @@ func rewriteProblems(cfg *config.Config, p Plan, i int) []string {
 		}
 	}
 	for j := range i {
-		if o := p.Steps[j]; o.Kind == KindRewriteSavepoint && catalog.CanonicalPath(o.RewriteTo) == catalog.CanonicalPath(to) {
-			bad("step %d writes %s already", j+1, to)
+		if o := p.Steps[j]; isRewrite(o.Kind) && catalog.CanonicalPath(o.RewriteTo) == catalog.CanonicalPath(s.RewriteTo) {
+			bad("step %d writes %s already", j+1, s.RewriteTo)
 		}
 	}
 	return out
 }
+
+// destProblems says what is wrong with to as the new directory of a
+// rewrite of from ("": not known yet).
+func destProblems(cfg *config.Config, from, to string) []string {
+	from, to = strings.TrimSpace(from), strings.TrimSpace(to)
+	switch {
+	case to == "":
+		return []string{"name the new savepoint's directory (inside a configured savepoint directory)"}
+	case !catalog.UnderSavepointDir(cfg.SavepointDirs, to):
+		return []string{fmt.Sprintf("%s is not inside a configured savepoint directory (%s): the catalog must find and read the new savepoint", to, strings.Join(cfg.SavepointDirs, ", "))}
+	case slices.ContainsFunc(cfg.SavepointDirs, func(d string) bool { return catalog.CanonicalPath(d) == catalog.CanonicalPath(to) }):
+		return []string{fmt.Sprintf("%s is a configured savepoint directory itself: name a new directory inside it", to)}
+	case from != "" && (catalog.UnderSavepointDir([]string{from}, to) || catalog.UnderSavepointDir([]string{to}, from)):
+		return []string{fmt.Sprintf("the new savepoint %s must be neither the source %s nor inside it (nor hold it)", to, from)}
+	}
+	return nil
+}
+
+// isRewrite: a step of kind k writes a rewritten savepoint.
+func isRewrite(k StepKind) bool { return k == KindRewriteSavepoint || k == KindRewriteBack }
 
 // rewriteOf is the index of the plan's rewrite step writing path; -1 when
 // no step does.
@@ -78,7 +88,7 @@ func rewriteOf(p Plan, path string) int {
 		return -1
 	}
 	return slices.IndexFunc(p.Steps, func(s Step) bool {
-		return s.Kind == KindRewriteSavepoint && catalog.CanonicalPath(s.RewriteTo) == catalog.CanonicalPath(path)
+		return isRewrite(s.Kind) && catalog.CanonicalPath(s.RewriteTo) == catalog.CanonicalPath(path)
 	})
 }
 
@@ -227,13 +237,21 @@ func (rb *Runbook) rewriteDone(ctx context.Context, r *Run, j int) (bool, string
 	if j >= len(r.Steps) || r.Steps[j].Status != model.StepDone {
 		return false, fmt.Sprintf("step %d has not succeeded", j+1)
 	}
+	from := catalog.CanonicalPath(w.RewriteFrom)
+	if w.Kind == KindRewriteBack {
+		src, err := rb.drSavepoint(ctx, r)
+		if err != nil {
+			return false, err.Error()
+		}
+		from = src.Path
+	}
 	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(w.RewriteTo))
 	switch {
 	case err != nil:
 		return false, fmt.Sprintf("%s: %v", w.RewriteTo, err)
-	case sp.Origin != model.OriginRewritten || sp.RewrittenFrom != catalog.CanonicalPath(w.RewriteFrom) || sp.RewrittenFlow != r.Flow:
+	case sp.Origin != model.OriginRewritten || sp.RewrittenFrom != from || sp.RewrittenFlow != r.Flow:
 		return false, fmt.Sprintf("the catalog entry %s is not marked as rewritten from %s for %s (origin %s, from %q, flow %q)",
-			sp.Path, w.RewriteFrom, r.Flow, sp.Origin, sp.RewrittenFrom, sp.RewrittenFlow)
+			sp.Path, from, r.Flow, sp.Origin, sp.RewrittenFrom, sp.RewrittenFlow)
 	}
 	return true, fmt.Sprintf("catalog entry #%d %s, rewritten from %s for %s", sp.ID, sp.Path, sp.RewrittenFrom, sp.RewrittenFlow)
 }
@@ -250,25 +268,34 @@ func (rb *Runbook) rewriteSavepoint(ctx context.Context, w audit.Written, r *Run
 	if err := p.Targets.Err(); err != nil {
 		return map[string]any{"splits": rewriteRows(p.Targets)}, fmt.Errorf("savepoint %s cannot be rewritten as planned: %w", p.Source.Path, err)
 	}
-	if p.DestErr != "" {
-		return nil, fmt.Errorf("looking at %s: %s", s.RewriteTo, p.DestErr)
-	}
-	req := p.request(rb, s)
-	targets := req.Targets
 	result := map[string]any{"source": p.Source.Path, "source_uid": p.SourceUID, "dest": s.RewriteTo, "splits": rewriteRows(p.Targets),
 		"renamed_topics": p.Targets.Renamed, "reread_max": p.Targets.RereadMax}
-	if p.DestExists {
+	return result, rb.writeRewrite(ctx, w, r.Flow, s, p.request(rb, s), p.Source, result)
+}
+
+// writeRewrite writes req's copy of src to step s's destination and
+// registers it in the catalog as rewritten for flow, adding what it did to
+// result. Resumed after a crash, it finds the earlier attempt's copy
+// there: done when it holds exactly req's targets, refused when it holds
+// anything else (another plan's, a hand-made copy): it is never
+// overwritten.
+func (rb *Runbook) writeRewrite(ctx context.Context, w audit.Written, flow string, s Step, req flink.RewriteRequest, src model.Savepoint, result map[string]any) error {
+	exists, err := rb.Catalog.DirExists(ctx, s.RewriteTo)
+	if err != nil {
+		return fmt.Errorf("looking at %s: %w", s.RewriteTo, err)
+	}
+	if exists {
 		if advice, ok := flink.Leftover(rb.Catalog.Files(), storagePath(s.RewriteTo)); ok {
-			return result, fmt.Errorf("%s exists already and is not this step's rewrite: it is neither overwritten nor used; %s", s.RewriteTo, advice)
+			return fmt.Errorf("%s exists already and is not this step's rewrite: it is neither overwritten nor used; %s", s.RewriteTo, advice)
 		}
-		if err := rb.sameRewrite(ctx, s, targets); err != nil {
-			return result, fmt.Errorf("%s exists already and is not this step's rewrite (%v): it is neither overwritten nor used; plan another destination", s.RewriteTo, err)
+		if err := rb.sameRewrite(ctx, s, req.Targets); err != nil {
+			return fmt.Errorf("%s exists already and is not this step's rewrite (%v): it is neither overwritten nor used; plan another destination", s.RewriteTo, err)
 		}
 		result["note"] = "written by an earlier attempt and read back: it holds exactly these targets"
 	} else {
 		res, err := effect.RewriteSavepoint(ctx, w, req)
 		if err != nil {
-			return result, err
+			return err
 		}
 		result["path"], result["copied_files"], result["copied_bytes"] = res.Path, res.CopiedFiles, res.CopiedBytes
 		if len(res.RemovedLeftovers) > 0 {
@@ -276,12 +303,12 @@ func (rb *Runbook) rewriteSavepoint(ctx context.Context, w audit.Written, r *Run
 		}
 	}
 	rb.crash("rewrite-written")
-	sp, err := rb.Catalog.RegisterRewritten(ctx, s.RewriteTo, p.Source, r.Flow)
+	sp, err := rb.Catalog.RegisterRewritten(ctx, s.RewriteTo, src, flow)
 	if err != nil {
-		return result, fmt.Errorf("the rewritten savepoint %s could not be registered in the catalog: %w", s.RewriteTo, err)
+		return fmt.Errorf("the rewritten savepoint %s could not be registered in the catalog: %w", s.RewriteTo, err)
 	}
 	result["catalog_id"], result["catalog_path"] = sp.ID, sp.Path
-	return result, nil
+	return nil
 }
 
 // sameRewrite reads the savepoint at the step's destination and checks its

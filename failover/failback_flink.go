@@ -1,0 +1,330 @@
+package failover
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// The Flink job in a failback. Once the writers are stopped and the
+// reverse flow caught up, the job running in DR has read everything there
+// is: savepoint-dr stops it with a savepoint, rewrite-savepoint-back copies
+// that savepoint with each KafkaSource split moved from DR's log end
+// (recorded by stop-reverse) to the primary's log end recorded then (the
+// translate-back rule, backPositions), and restore-flink starts the job on
+// a primary-region Flink target from the copy, with the same source uid
+// and its whole state. A split anywhere but at DR's end is refused: the
+// console has no trusted DR -> primary translation of an offset inside
+// the log. Or restore-flink alone starts the job on the primary without a
+// savepoint, from the group offsets translate-group-back committed.
+
+const (
+	// KindSavepointDR stops the DR job with a savepoint (failback only).
+	KindSavepointDR StepKind = "savepoint-dr"
+	// KindRewriteBack copies savepoint-dr's savepoint with its Kafka
+	// splits moved to the primary (failback only).
+	KindRewriteBack StepKind = "rewrite-savepoint-back"
+)
+
+// FlinkBack is what a failback's Flink steps need: the DR job to stop
+// with a savepoint (none: the job starts on the primary from the groups'
+// offsets), where its copy for the primary goes, and the restore there
+// (its SavepointPath is set to RewriteTo).
+type FlinkBack struct {
+	DRTarget, DRJob      string
+	RewriteTo, SourceUID string
+	Restore              Step
+}
+
+// WithFlinkBack puts fb's steps into failback plan p, before restart-forward.
+func (p Plan) WithFlinkBack(fb FlinkBack) Plan {
+	var steps []Step
+	if fb.DRJob != "" {
+		steps = append(steps, Step{Kind: KindSavepointDR, FlinkTarget: fb.DRTarget, JobID: fb.DRJob},
+			Step{Kind: KindRewriteBack, RewriteTo: fb.RewriteTo, SourceUID: fb.SourceUID})
+		fb.Restore.SavepointPath = fb.RewriteTo
+	}
+	fb.Restore.Kind = KindRestoreFlink
+	steps = append(steps, fb.Restore)
+	at := slices.IndexFunc(p.Steps, func(s Step) bool { return s.Kind == KindRestartForward })
+	if at < 0 {
+		at = len(p.Steps)
+	}
+	p.Steps = slices.Concat(p.Steps[:at:at], steps, p.Steps[at:])
+	return p
+}
+
+// flinkBackKinds are the Flink steps plan p has, in the one order a
+// failback allows them.
+func flinkBackKinds(p Plan) []StepKind {
+	var out []StepKind
+	for _, k := range []StepKind{KindSavepointDR, KindRewriteBack, KindRestoreFlink} {
+		if slices.Contains(kindsOf(p), k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// flinkBackProblems says what is wrong with the Flink steps of failback p.
+func flinkBackProblems(cfg *config.Config, p Plan) []string {
+	var out []string
+	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	kinds := flinkBackKinds(p)
+	if len(kinds) > 0 && !slices.Equal(kinds, []StepKind{KindRestoreFlink}) && !slices.Equal(kinds, []StepKind{KindSavepointDR, KindRewriteBack, KindRestoreFlink}) {
+		bad("the Flink steps are savepoint-dr, rewrite-savepoint-back and restore-flink, or restore-flink alone (from the groups' offsets)")
+	}
+	for _, s := range p.Steps {
+		t := flinkTarget(cfg, s.FlinkTarget)
+		switch s.Kind {
+		case KindSavepointDR:
+			switch {
+			case t == nil:
+				bad("savepoint-dr: no Flink target named %q in flink_targets", s.FlinkTarget)
+			case t.Region != "dr":
+				bad("savepoint-dr: Flink target %q is in the %s region: the job to stop runs in DR", t.Name, t.Region)
+			}
+			if strings.TrimSpace(s.JobID) == "" {
+				bad("savepoint-dr: name the DR job to stop with a savepoint (its job id)")
+			}
+		case KindRewriteBack:
+			for _, why := range destProblems(cfg, "", s.RewriteTo) {
+				bad("rewrite-savepoint-back: %s", why)
+			}
+		case KindRestoreFlink:
+			switch {
+			case t == nil:
+				bad("restore-flink: no Flink target named %q in flink_targets", s.FlinkTarget)
+			case t.Region != "primary":
+				bad("restore-flink: Flink target %q is in the %s region: a failback restores the job on the primary", t.Name, t.Region)
+			}
+			j := rewriteOf(p, s.SavepointPath)
+			switch {
+			case slices.Contains(kinds, KindRewriteBack) && j < 0:
+				bad("restore-flink: restore the savepoint rewrite-savepoint-back writes (%s), not %q", rewriteBackDest(p), s.SavepointPath)
+			case j < 0 && s.SavepointPath != "":
+				bad("restore-flink: savepoint %s holds DR offsets, which are not the primary's: restore the copy rewrite-savepoint-back writes, or none (the job starts from the groups' offsets)", s.SavepointPath)
+			case j >= 0 && s.AllowNonRestoredState:
+				bad("restore-flink: the rewritten savepoint keeps its source uid and state, so allowNonRestoredState must stay off")
+			}
+			if s.JarID == "" {
+				bad("restore-flink: name the uploaded jar (jar id) on the primary's Flink")
+			}
+		}
+	}
+	return out
+}
+
+func rewriteBackDest(p Plan) string {
+	for _, s := range p.Steps {
+		if s.Kind == KindRewriteBack {
+			return s.RewriteTo
+		}
+	}
+	return ""
+}
+
+// savepointDR stops the DR job with a savepoint and registers it. Resumed
+// after a crash, a job no longer running is looked up in Flink's
+// checkpoint history: its newest savepoint triggered after stop-reverse is
+// the one this step took. A job that cannot be read fails the step.
+func (rb *Runbook) savepointDR(ctx context.Context, w audit.Written, r *Run, s Step, progress func(string)) (any, error) {
+	if rb.Catalog == nil {
+		return nil, errors.New("no savepoint catalog: the savepoint is registered and read through it")
+	}
+	t := flinkTarget(rb.Config, s.FlinkTarget)
+	api := rb.Flink(t.RestURL)
+	job, err := api.Job(ctx, s.JobID)
+	if err != nil {
+		return nil, fmt.Errorf("reading DR job %s on %s: %w", s.JobID, t.Name, err)
+	}
+	result := map[string]any{"target": t.Name, "job_id": s.JobID, "job_name": job.Name}
+	if job.State == "RUNNING" {
+		sp, err := TriggerSavepoint(ctx, w, rb.Catalog, t.Name, s.JobID, true, func(d time.Duration) {
+			if progress != nil {
+				progress(fmt.Sprintf("stop-with-savepoint of %s in progress for %s", s.JobID, d.Round(time.Second)))
+			}
+		})
+		if err != nil {
+			return result, err
+		}
+		result["savepoint"], result["catalog_id"] = sp.Path, sp.ID
+		return result, nil
+	}
+	after := stepFinished(r, KindStopReverse)
+	h, err := api.Checkpoints(ctx, s.JobID)
+	if err != nil {
+		return result, fmt.Errorf("DR job %s is %s and its checkpoint history cannot be read, so whether this step's savepoint exists is unknown: %w", s.JobID, job.State, err)
+	}
+	var newest *flink.Checkpoint
+	for _, cp := range append(h.History, derefs(h.Latest.Savepoint)...) {
+		if cp.IsSavepoint && cp.Status == "COMPLETED" && cp.TriggerTime >= after && cp.ExternalPath != "" && (newest == nil || cp.TriggerTime > newest.TriggerTime) {
+			newest = &cp
+		}
+	}
+	if newest == nil {
+		return result, fmt.Errorf("DR job %s is %s, not RUNNING, and Flink lists no savepoint of it completed since stop-reverse: stop it with a savepoint by hand (Savepoints page) is not this step's; restore it in DR and retry, or plan the failback without the Flink steps", s.JobID, job.State)
+	}
+	id, err := rb.Catalog.Register(ctx, newest.ExternalPath)
+	if err != nil {
+		return result, fmt.Errorf("the savepoint %s of DR job %s could not be registered in the catalog: %w", newest.ExternalPath, s.JobID, err)
+	}
+	result["savepoint"], result["catalog_id"], result["note"] = catalog.CanonicalPath(newest.ExternalPath), id, "taken by an earlier attempt (found in Flink's checkpoint history)"
+	return result, nil
+}
+
+func derefs(cps ...*flink.Checkpoint) []flink.Checkpoint {
+	var out []flink.Checkpoint
+	for _, cp := range cps {
+		if cp != nil {
+			out = append(out, *cp)
+		}
+	}
+	return out
+}
+
+// stepFinished is when r's step of kind k finished (ms); 0 when it has not.
+func stepFinished(r *Run, k StepKind) int64 {
+	if i := slices.Index(kindsOf(r.Plan), k); i >= 0 && i < len(r.Steps) && r.Steps[i].Status == model.StepDone {
+		return r.Steps[i].FinishedMs
+	}
+	return 0
+}
+
+// stepResult decodes the result of r's done step of kind k into out.
+func stepResult(r *Run, k StepKind, out any) error {
+	i := slices.Index(kindsOf(r.Plan), k)
+	if i < 0 || i >= len(r.Steps) || r.Steps[i].Status != model.StepDone {
+		return fmt.Errorf("%s is not done", k)
+	}
+	return json.Unmarshal([]byte(r.Steps[i].Result), out)
+}
+
+// drSavepoint is the catalog entry of the savepoint savepoint-dr took.
+func (rb *Runbook) drSavepoint(ctx context.Context, r *Run) (model.Savepoint, error) {
+	var res struct {
+		Savepoint string `json:"savepoint"`
+	}
+	if err := stepResult(r, KindSavepointDR, &res); err != nil || res.Savepoint == "" {
+		return model.Savepoint{}, fmt.Errorf("savepoint-dr has not recorded a savepoint (%v)", err)
+	}
+	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(res.Savepoint))
+	if errors.Is(err, storage.ErrNotFound) {
+		return sp, fmt.Errorf("savepoint %s (taken by savepoint-dr) is not in the savepoint catalog any more", res.Savepoint)
+	}
+	return sp, err
+}
+
+// BackPreview is what rewrite-savepoint-back would write, computed now.
+type BackPreview struct {
+	Source    model.Savepoint
+	SourceUID string
+	Targets   map[string]flink.SplitTarget // by the split's "topic-partition"
+	Rows      []string                     // per split: DR offset -> primary offset
+	Refused   []string                     // splits the rule refuses, with their figures
+	Absent    []string                     // partitions of the flow without a split
+	// Check is the rewriter's dry run once every split has a target.
+	Check    *flink.RewriteResult
+	CheckErr string
+}
+
+// Err says why the savepoint cannot be rewritten back; nil when it can.
+func (p *BackPreview) Err() error {
+	switch {
+	case len(p.Refused) > 0:
+		return fmt.Errorf("savepoint %s is not at DR's end on %s: no offset inside the log is translated back (did the DR job read everything before it was stopped?)", p.Source.Path, strings.Join(p.Refused, ", "))
+	case len(p.Targets) == 0:
+		return fmt.Errorf("savepoint %s holds no Kafka split of the flow's topics", p.Source.Path)
+	case p.CheckErr != "":
+		return fmt.Errorf("the rewriter refuses it: %s", p.CheckErr)
+	}
+	return nil
+}
+
+func (rb *Runbook) backTargets(ctx context.Context, r *Run, s Step) (*BackPreview, error) {
+	sp, err := rb.drSavepoint(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	k, err := rb.Catalog.KafkaSplits(ctx, sp.Path, s.SourceUID)
+	if err != nil {
+		return nil, err
+	}
+	if k.Source != flink.SourceKafkaSource {
+		return nil, fmt.Errorf("savepoint %s: the source operator %s holds %s state, not KafkaSource reader state: only KafkaSource splits can be rewritten", sp.Path, k.OperatorID, orNone(k.Source))
+	}
+	p := &BackPreview{Source: sp, SourceUID: orElse(k.UID, k.OperatorID), Targets: map[string]flink.SplitTarget{}}
+	at := make(map[model.TP]int64, len(k.Partitions))
+	keys := map[model.TP]string{}
+	for key, po := range k.Partitions {
+		tp := model.TP{Topic: po.Topic, Partition: po.Partition}
+		at[tp], keys[tp] = po.Next, key
+		if po.Marker != "" {
+			p.Refused = append(p.Refused, fmt.Sprintf("%s (a %s marker, not an offset)", key, po.Marker))
+		}
+	}
+	b, err := rb.backPositions(ctx, r, "savepoint", at)
+	if err != nil {
+		return nil, err
+	}
+	p.Refused = append(p.Refused, b.Refused...)
+	for _, key := range b.Outside {
+		p.Refused = append(p.Refused, key+" (not a partition this flow mirrors)")
+	}
+	p.Absent = b.Absent
+	tps := make([]model.TP, 0, len(b.Primary))
+	for tp := range b.Primary {
+		tps = append(tps, tp)
+	}
+	mm2.SortTPs(tps)
+	for _, tp := range tps {
+		// Identity policy (failbackProblems): the same topic names.
+		p.Targets[keys[tp]] = flink.SplitTarget{Topic: tp.Topic, Offset: b.Primary[tp], Why: "DR's end -> the primary's end (stop-reverse)"}
+		p.Rows = append(p.Rows, fmt.Sprintf("%s: DR %d → primary %d", keys[tp], at[tp], b.Primary[tp]))
+	}
+	slices.Sort(p.Refused)
+	if len(p.Refused) == 0 && len(p.Targets) > 0 {
+		if p.Check, err = flink.CheckRewrite(ctx, p.request(rb, s)); err != nil {
+			p.CheckErr = err.Error()
+		}
+	}
+	return p, nil
+}
+
+func orElse(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func (p *BackPreview) request(rb *Runbook, s Step) flink.RewriteRequest {
+	return flink.RewriteRequest{Source: storagePath(p.Source.Path), Dest: storagePath(s.RewriteTo), SourceUID: s.SourceUID,
+		Targets: p.Targets, Files: rb.Catalog.Files(), Roots: rb.Config.SavepointDirs}
+}
+
+// rewriteBack performs rewrite-savepoint-back; resumed, it accepts at the
+// destination only exactly this rewrite, as rewrite-savepoint does.
+func (rb *Runbook) rewriteBack(ctx context.Context, w audit.Written, r *Run, s Step) (any, error) {
+	p, err := rb.backTargets(ctx, r, s)
+	if err != nil {
+		return nil, err
+	}
+	result := map[string]any{"source": p.Source.Path, "source_uid": p.SourceUID, "dest": s.RewriteTo, "splits": p.Rows, "not_in_savepoint": p.Absent}
+	if err := p.Err(); err != nil {
+		return result, err
+	}
+	return result, rb.writeRewrite(ctx, w, r.Flow, s, p.request(rb, s), p.Source, result)
+}
