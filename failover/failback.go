@@ -29,7 +29,8 @@ import (
 // (FailbackOf, the run whose cut it starts from), in exactly this order:
 //
 //	set-up-reverse, wait-reverse-caught-up, stop-writers, stop-reverse,
-//	translate-group-back (one per group), restart-forward
+//	translate-group-back (one per group), [savepoint-dr,
+//	rewrite-savepoint-back,] [restore-flink,] restart-forward
 //
 // What is enforced here rather than trusted to the plan:
 //   - only while DR is the active side after the run FailbackOf (checked
@@ -50,9 +51,10 @@ import (
 //   - every rule fails closed: a state, offset or log end that cannot be
 //     read refuses the step or keeps it waiting.
 //
-// Not in a failback plan yet (issue 16): translating a DR group's offset
-// from inside the log (only a group at DR's end is moved back) and
-// restoring Flink on the primary; see the README.
+// Optional Flink steps (failback_flink.go) stop the DR job with a
+// savepoint and restore it on the primary. Not in a failback plan yet
+// (issue 16): translating a DR group's or savepoint's offset from inside
+// the log (only positions at DR's end are moved back); see the README.
 
 const (
 	// KindSetUpReverse creates the reverse connectors DR -> primary, the

@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/identity"
@@ -175,5 +176,39 @@ func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 	page := serveAs(r, model.RoleOperator, http.MethodGet, w.Header().Get("Location"), nil).Body.String()
 	if !strings.Contains(page, "Failback of "+html.EscapeString(rig.flow)) || !strings.Contains(page, "undoing failover run #1") || !strings.Contains(page, "Confirm that every producer writing to DR") {
 		t.Fatalf("run page %s", page)
+	}
+
+	// With a primary Flink cluster configured, the form offers the Flink
+	// steps; a DR job without a directory for its copy is refused on the
+	// form, then the plan holds savepoint-dr, the rewrite and the restore.
+	rig.cfg.FlinkTargets = []*config.FlinkTarget{{Name: "flink-dr", RestURL: "http://127.0.0.1:1", Region: "dr"}, {Name: "flink-primary", RestURL: "http://127.0.0.1:1", Region: "primary"}}
+	rig.cfg.SavepointDirs = []string{"/savepoints"}
+	if form := serveAs(r, model.RoleOperator, http.MethodGet, "/failover", nil).Body.String(); !strings.Contains(form, `data-testid="failback-flink"`) ||
+		!strings.Contains(form, `<option value="flink-primary"`) {
+		t.Fatalf("the failback's Flink fields are not offered: %s", form)
+	}
+	flinkBack := url.Values{"flow": {rig.flow}, "failback": {"1"}, "reason": {"primary is back, with the job"}, "groups": {"app"},
+		"failback_flink_target": {"flink-primary"}, "failback_dr_target": {"flink-dr"}, "failback_dr_job": {"d0b0"},
+		"failback_jar_id": {"job.jar"}, "failback_args": {"--bootstrap\nprimary:9092"}, "failback_parallelism": {"2"}}
+	if w := serveAs(r, model.RoleOperator, http.MethodPost, "/failover", flinkBack); w.Code == http.StatusSeeOther || !strings.Contains(w.Body.String(), "Name where the copy for the primary goes") {
+		t.Fatalf("a DR job without a directory for its copy: %d %s", w.Code, w.Body)
+	}
+	flinkBack.Set("failback_rewrite_to", "/savepoints/for-primary")
+	if w := serveAs(r, model.RoleOperator, http.MethodPost, "/failover", flinkBack); w.Code != http.StatusSeeOther {
+		t.Fatalf("failback plan with Flink: %d %s", w.Code, w.Body)
+	}
+	runs, _ = rb.Runs(ctx)
+	fb, err = rb.Get(ctx, runs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, s := range fb.Plan.Steps {
+		kinds = append(kinds, string(s.Kind))
+	}
+	restore := fb.Plan.Steps[7]
+	if strings.Join(kinds, ",") != "set-up-reverse,wait-reverse-caught-up,stop-writers,stop-reverse,translate-group-back,savepoint-dr,rewrite-savepoint-back,restore-flink,restart-forward" ||
+		fb.Plan.Steps[5].JobID != "d0b0" || restore.FlinkTarget != "flink-primary" || restore.SavepointPath != "/savepoints/for-primary" || restore.Parallelism != 2 || len(restore.Args) != 2 {
+		t.Fatalf("failback plan with Flink: %v %+v", kinds, fb.Plan.Steps)
 	}
 }

@@ -36,8 +36,11 @@ func (h *Handlers) renderFailoverList(w http.ResponseWriter, r *http.Request, st
 		p.Flows = append(p.Flows, s.Flow.Name)
 	}
 	for _, t := range h.Runbook.Config.FlinkTargets {
-		if t.Region == "dr" {
+		switch t.Region {
+		case "dr":
 			p.FlinkTargets = append(p.FlinkTargets, t.Name)
+		case "primary":
+			p.PrimaryFlinkTargets = append(p.PrimaryFlinkTargets, t.Name)
 		}
 	}
 	if p.CanOperate {

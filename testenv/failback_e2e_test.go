@@ -15,22 +15,27 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/config"
 	connectrest "github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/testenv"
 )
 
 const (
-	fbParts    = 3
-	fbPre      = 300 // primary records before the failover (mirrored to DR)
-	fbLost     = 12  // primary records after the cut (lost to DR)
-	fbDR       = 150 // DR records after the failover, plain
-	fbDRTxn    = 9   // DR records after them, in 3 committed transactions (each partition ends with a marker)
-	fbGroup    = "fb-app"
-	fbReverse  = "dr-to-primary-MirrorSourceConnector"
-	fbFlowName = "primary->dr"
+	fbParts      = 3
+	fbPre        = 300 // primary records before the failover (mirrored to DR)
+	fbLost       = 12  // primary records after the cut (lost to DR)
+	fbDR         = 150 // DR records after the failover, plain
+	fbDRTxn      = 9   // DR records after them, in 3 committed transactions (each partition ends with a marker)
+	fbGroup      = "fb-app"
+	fbReverse    = "dr-to-primary-MirrorSourceConnector"
+	fbFlowName   = "primary->dr"
+	fbFlinkGroup = "fb-flink"
+	fbProbeTopic = "flink-probe"
 )
 
 // fbReadAll reads every record of topic on k, per partition in offset order: "offset:value".
@@ -127,14 +132,15 @@ func fbConnectNext(t *testing.T, c *testenv.Connect, name string) map[model.TP]i
 	return out
 }
 
-// The failback runbook against real Kafka and MirrorMaker 2 on Kafka Connect: a failover
-// records the cut; DR's producers write (plain and transactional records) while the primary
-// gets records that never reach DR; the failback's six steps run on the real Connect worker.
-// Checked by payload: every DR record is on the primary exactly once, no primary record was
-// copied back, the lost records are untouched, the group translated back resumes on the
-// primary at the first record written after the failback, the restarted forward flow copies a
-// new primary record to DR once and none of DR's own records again, and the primary is
-// active.
+// The failback runbook against real Kafka, MirrorMaker 2 on Kafka Connect and Flink 2.2.1: a
+// failover records the cut; DR's producers write (plain and transactional records) while the
+// primary gets records that never reach DR, and a Flink job in DR reads all of DR; the
+// failback's nine steps run on the real Connect worker and Flink. Checked by payload: every DR
+// record is on the primary exactly once, no primary record was copied back, the lost records
+// are untouched, the group translated back and the Flink job restored on the primary from the
+// DR job's rewritten savepoint both resume at the first record written after the failback,
+// the restarted forward flow copies a new primary record to DR once and none of DR's own
+// records again, and the primary is active.
 func TestFailbackE2E(t *testing.T) {
 	began := time.Now()
 	primary := testenv.StartKafka(t, "primary")
@@ -161,9 +167,15 @@ func TestFailbackE2E(t *testing.T) {
 	if err := primary.Admin(t).CommitAllOffsets(ctx, "orders-app", commits); err != nil {
 		t.Fatal(err)
 	}
+	createTopics(t, primary, map[string]int32{fbProbeTopic: 1})
+	f := testenv.StartFlink(t)
 	connect, cfg, store, mon, log := runbookOnConnect(t, ctx, primary, dr)
+	// One Flink cluster stands for both regions' (the job's own arguments say which Kafka it reads).
+	cfg.FlinkTargets = []*config.FlinkTarget{{Name: "flink-dr", RestURL: f.URL, Region: "dr"}, {Name: "flink-primary", RestURL: f.URL, Region: "primary"}}
+	cfg.SavepointDirs = []string{f.SavepointDir}
 	rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
-		Connect: connectrest.New, ReverseCatchUp: 3 * time.Minute}
+		Connect: connectrest.New, ReverseCatchUp: 3 * time.Minute, Flink: flink.NewRESTClient,
+		Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}}
 	alice := failover.Actor{Name: "alice", Role: "operator"}
 	bob := failover.Actor{Name: "bob", Role: "operator"}
 	runAll := func(id int64, from, to int) {
@@ -299,9 +311,32 @@ func TestFailbackE2E(t *testing.T) {
 		o, _ := drCommitted.Lookup("events", p)
 		t.Logf("DR group %s events-%d committed %d, DR end %d", fbGroup, p, o.At, end)
 	}
+	// The Flink job in DR reads all of DR: its checkpoints commit its offsets to DR (the last
+	// record + 1, which under a transaction's commit marker is DR's end - 1).
+	drJob := f.SubmitJob(t, testenv.FlinkJobOptions{Bootstrap: dr.Bootstrap, GroupID: fbFlinkGroup, Name: "fb-dr"})
+	f.WaitJobRunning(t, drJob)
+	if err := testenv.Eventually(90*time.Second, 500*time.Millisecond, func() error {
+		c, err := testenv.FetchCommitted(ctx, dr.Admin(t), fbFlinkGroup)
+		if err != nil {
+			return err
+		}
+		for p, end := range drEnd {
+			if o, ok := c.Lookup("events", p); !ok || o.At < end-1 {
+				return fmt.Errorf("the DR job's group at %+v on events-%d, DR's end %d", o, p, end)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 
 	// 3. The failback, planned by alice, approved by bob.
-	fb := approved(failover.FailbackPlan(fbFlowName, fbGroup), "e2e failback")
+	primaryArgs := testenv.FlinkJobOptions{Bootstrap: primary.Bootstrap, GroupID: fbFlinkGroup, Name: "fb-primary",
+		ProbeTopic: fbProbeTopic}.ProgramArgs()
+	backTo := "file://" + f.SavepointDir + "/failback-for-primary"
+	fb := approved(failover.FailbackPlan(fbFlowName, fbGroup).WithFlinkBack(failover.FlinkBack{DRTarget: "flink-dr", DRJob: drJob,
+		RewriteTo: backTo, SourceUID: "kafka-source", Restore: failover.Step{FlinkTarget: "flink-primary", JarID: f.JobJarID(t),
+			EntryClass: testenv.FlinkJobEntryClass, Args: primaryArgs, Parallelism: 2}}), "e2e failback")
 	if r, _ := rb.Get(ctx, fb); r.Plan.FailbackOf != fo {
 		t.Fatalf("failback of run %d, want %d", r.Plan.FailbackOf, fo)
 	}
@@ -318,7 +353,9 @@ func TestFailbackE2E(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	runAll(fb, 1, 6) // wait-reverse-caught-up, stop-writers, stop-reverse, translate-group-back, restart-forward
+	// wait-reverse-caught-up, stop-writers, stop-reverse, translate-group-back, savepoint-dr,
+	// rewrite-savepoint-back, restore-flink, restart-forward
+	runAll(fb, 1, 9)
 	for _, n := range []string{fbReverse, "dr-to-primary-MirrorCheckpointConnector", "dr-to-primary-MirrorHeartbeatConnector"} {
 		if _, err := connect.Status(ctx, n); err == nil || !strings.Contains(err.Error(), "404") {
 			t.Fatalf("reverse connector %s after restart-forward: %v", n, err)
@@ -401,6 +438,41 @@ func TestFailbackE2E(t *testing.T) {
 		if v != "after-"+p {
 			t.Fatalf("the group on the primary read %v, want after-<partition> each", got)
 		}
+	}
+	// 4b'. Flink: the DR job stopped with its savepoint; the job on the primary restored from the
+	// rewritten copy (Flink says so) and its first record in each partition is after-<partition>.
+	if o, err := f.JobOverview(ctx, drJob); err != nil || o.State != "FINISHED" {
+		t.Fatalf("the DR job after savepoint-dr: %+v %v", o, err)
+	}
+	var restored struct {
+		JobID string `json:"job_id"`
+	}
+	if r, _ := rb.Get(ctx, fb); json.Unmarshal([]byte(r.Steps[7].Result), &restored) != nil || restored.JobID == "" {
+		t.Fatalf("restore-flink result %s", r.Steps[7].Result)
+	}
+	f.WaitJobRunning(t, restored.JobID)
+	if h, err := flink.NewRESTClient(f.URL).Checkpoints(ctx, restored.JobID); err != nil || h.Latest.Restored == nil ||
+		catalog.CanonicalPath(h.Latest.Restored.ExternalPath) != catalog.CanonicalPath(backTo) {
+		t.Fatalf("the primary job's restore: %+v %v, want from %s", h, err, backTo)
+	}
+	var probes map[int32]rsProbe
+	if err := testenv.Eventually(90*time.Second, 500*time.Millisecond, func() error {
+		probes = rsReadProbes(t, primary, "events", "fb-primary")
+		if len(probes) < fbParts {
+			return fmt.Errorf("probes %v", probes)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the Flink job on the primary, first record per partition: %+v", probes)
+	for p, pr := range probes {
+		if pr.value != fmt.Sprintf("after-%d", p) {
+			t.Errorf("the Flink job on the primary read %q at events-%d:%d first, want after-%d", pr.value, p, pr.offset, p)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 
 	// 4c. The forward flow again: the new primary records reach DR once; nothing of DR's own

@@ -2,7 +2,6 @@ package form
 
 import (
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -30,9 +29,11 @@ type Plan struct {
 	// stop choice is ignored), groups and job as copies.
 	Drill bool
 	// Failback plans the failback of the flow (failover.FailbackPlan):
-	// its steps are fixed but for one translate-group-back per group;
-	// every other field but the reason is ignored.
-	Failback bool
+	// its steps are fixed but for one translate-group-back per group and
+	// the Flink steps (FlinkBack, when its primary target is picked); every
+	// other field but the reason is ignored.
+	Failback  bool
+	FlinkBack FlinkBack
 	// Strategy is the restore strategy picked: StrategyRewrite,
 	// StrategyNewUID, or "" (as the boxes say).
 	Strategy string
@@ -106,6 +107,9 @@ func NewPlan(r *http.Request) Plan {
 	p.Failback = r.FormValue("failback") != ""
 	p.RewriteTo, p.SourceUID = strings.TrimSpace(r.FormValue("rewrite_to")), strings.TrimSpace(r.FormValue("source_uid"))
 	p.readChoices(r)
+	if p.Failback {
+		p.FlinkBack = readFlinkBack(r)
+	}
 	return p
 }
 
@@ -122,27 +126,6 @@ func splitJarPick(v string) (jarID, entryClass string) {
 		return v[:i], v[i+1:]
 	}
 	return v, ""
-}
-
-// firstOf is the first value that is not blank, trimmed.
-func firstOf(values ...string) string {
-	for _, v := range values {
-		if v = strings.TrimSpace(v); v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// unique keeps the first of each value, in order.
-func unique(values []string) []string {
-	var out []string
-	for _, v := range values {
-		if !slices.Contains(out, v) {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // Validate checks what the form alone can tell; the runbook checks the
@@ -167,6 +150,9 @@ func (p Plan) Validate() error {
 	for k, v := range p.choiceErrs {
 		e[k] = v
 	}
+	if p.Failback {
+		p.FlinkBack.validate(e)
+	}
 	return e.err()
 }
 
@@ -174,7 +160,7 @@ func (p Plan) Validate() error {
 // flow's mirror is stopped (MirrorMaker 2) or promoted (Cluster Linking).
 func (p Plan) Plan(cfg *config.Config) failover.Plan {
 	if p.Failback {
-		return failover.FailbackPlan(p.Flow, p.Groups...)
+		return p.FlinkBack.plan(failover.FailbackPlan(p.Flow, p.Groups...))
 	}
 	out := failover.Plan{Flow: p.Flow, Drill: p.Drill}
 	if p.Preflight {

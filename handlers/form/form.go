@@ -49,3 +49,24 @@ func lines(values ...string) []string {
 	}
 	return out
 }
+
+// firstOf is the first value that is not blank, trimmed.
+func firstOf(values ...string) string {
+	for _, v := range values {
+		if v = strings.TrimSpace(v); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// unique keeps the first of each value, in order.
+func unique(values []string) []string {
+	var out []string
+	for _, v := range values {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
