@@ -332,21 +332,36 @@ func reverseNames(flow *config.Flow) []string {
 	return rev.Names()
 }
 
-// reverseGone fails unless Connect answers 404 for every name.
+// reverseGone fails unless Connect answers 404 for every name within
+// goneWithin: the deletes set off a rebalance, during which Connect
+// answers 500 ("a rebalance is expected") or 409 for a while.
 func reverseGone(ctx context.Context, api *connect.Client, names []string) error {
-	var left []string
-	for _, n := range names {
-		_, err := api.Info(ctx, n)
-		var he *connect.HTTPError
-		if !errors.As(err, &he) || he.Status != 404 {
-			left = append(left, fmt.Sprintf("%s (%v)", n, cmpErr(err, "exists")))
+	deadline := time.Now().Add(goneWithin)
+	for {
+		var left []string
+		for _, n := range names {
+			_, err := api.Info(ctx, n)
+			var he *connect.HTTPError
+			if !errors.As(err, &he) || he.Status != 404 {
+				left = append(left, fmt.Sprintf("%s (%v)", n, cmpErr(err, "exists")))
+			}
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not known deleted within %s: %s", goneWithin, strings.Join(left, ", "))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	if len(left) > 0 {
-		return fmt.Errorf("not known deleted: %s", strings.Join(left, ", "))
-	}
-	return nil
 }
+
+// goneWithin bounds reverseGone's wait.
+const goneWithin = 30 * time.Second
 
 // reverseIdle fails unless every name is PAUSED, STOPPED or gone (404).
 func reverseIdle(ctx context.Context, api *connect.Client, names []string) error {
@@ -456,13 +471,15 @@ func (rb *Runbook) setUpReverse(ctx context.Context, w audit.Written, r *Run, fl
 		return nil, err
 	}
 	res := map[string]any{"connect_url": flow.ConnectURL, "connectors": rev.Names(), "notes": rev.Notes, "start_partitions": len(start)}
-	// A retry finds the source running after an earlier attempt resumed
-	// it: done, if Connect's offsets show it started at or past the cut.
-	if st, err := api.Status(ctx, rev.Source); err == nil && !st.Stopped() {
-		if err := startedAtCut(ctx, api, rev.Source, flow.TargetAlias, start); err != nil {
-			return res, fmt.Errorf("reverse source %s exists and is %s: %w", rev.Source, st.Connector.State, err)
-		}
-		res["note"] = "the source was started by an earlier attempt"
+	// A retry finds the source an earlier attempt created: done, if
+	// Connect's offsets show it at or past the cut, whatever its state
+	// says. Connect resumes asynchronously, so a source resumed a moment
+	// ago may still read STOPPED while it refuses offset changes (seen
+	// against real Connect with the console killed after the resume).
+	if st, err := api.Status(ctx, rev.Source); err == nil && startedAtCut(ctx, api, rev.Source, flow.TargetAlias, start) == nil {
+		res["note"] = "the source was created and set to the cut by an earlier attempt (" + st.Connector.State + ")"
+	} else if err == nil && !st.Stopped() {
+		return res, fmt.Errorf("reverse source %s exists and is %s: %w", rev.Source, st.Connector.State, startedAtCut(ctx, api, rev.Source, flow.TargetAlias, start))
 	} else {
 		if _, err := effect.CreateConnectorStopped(ctx, w, api, rev.Source, rev.Configs[rev.Source]); err != nil {
 			return res, err
@@ -810,9 +827,13 @@ func (rb *Runbook) restartForward(ctx context.Context, w audit.Written, r *Run, 
 	}
 	res := map[string]any{"source": source, "start_partitions": len(ends)}
 	st, err := api.Status(ctx, source)
-	switch {
+	switch atEnds := err == nil && startedAtCut(ctx, api, source, flow.SourceAlias, ends) == nil; {
 	case err != nil:
 		return res, err
+	case atEnds:
+		// An earlier attempt set it (and perhaps resumed it: Connect may
+		// still say STOPPED for a moment, and refuse offset changes).
+		res["note"] = "the source was set to the ends by an earlier attempt (" + st.Connector.State + ")"
 	case st.Stopped():
 		body, err := mm2.ReverseStartOffsets(flow.SourceAlias, ends) // the same body shape: cluster = the copying side
 		if err != nil {
@@ -822,11 +843,7 @@ func (rb *Runbook) restartForward(ctx context.Context, w audit.Written, r *Run, 
 			return res, err
 		}
 	default:
-		// An earlier attempt resumed it: done if it is at or past the ends.
-		if err := startedAtCut(ctx, api, source, flow.SourceAlias, ends); err != nil {
-			return res, fmt.Errorf("forward source %s is %s: %w", source, st.Connector.State, err)
-		}
-		res["note"] = "the source was resumed by an earlier attempt"
+		return res, fmt.Errorf("forward source %s is %s: %w", source, st.Connector.State, startedAtCut(ctx, api, source, flow.SourceAlias, ends))
 	}
 	for _, n := range flow.Connectors {
 		if err := effect.ResumeConnector(ctx, w, api, n); err != nil {

@@ -32,11 +32,16 @@ type connectREST struct {
 	mu   sync.Mutex
 	conn map[string]*fakeConnector
 	log  []string // "METHOD name verb", in order
+	// lagging: as real Connect, a status read right after a pause, stop
+	// or resume still says the state before it (the worker applies the
+	// change later), while offset changes already go by the new state.
+	lagging bool
 }
 
 type fakeConnector struct {
 	config  map[string]string
 	state   string
+	shown   string // the state the next status read says, when lagging
 	offsets []connect.SourceOffset
 }
 
@@ -102,12 +107,15 @@ func (c *connectREST) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && verb == "status":
 		var s connect.ConnectorStatus
 		s.Name, s.Connector.State = name, k.state
-		if k.state == "RUNNING" || k.state == "PAUSED" {
+		if c.lagging && k.shown != "" {
+			s.Connector.State, k.shown = k.shown, ""
+		}
+		if st := s.Connector.State; st == "RUNNING" || st == "PAUSED" {
 			s.Tasks = append(s.Tasks, struct {
 				ID    int    `json:"id"`
 				State string `json:"state"`
 				Trace string `json:"trace,omitempty"`
-			}{State: k.state})
+			}{State: st})
 		}
 		json.NewEncoder(w).Encode(s)
 	case r.Method == http.MethodGet && verb == "offsets":
@@ -124,6 +132,9 @@ func (c *connectREST) serve(w http.ResponseWriter, r *http.Request) {
 		k.offsets = body.Offsets
 		json.NewEncoder(w).Encode(map[string]string{"message": "The offsets for this connector have been altered successfully"})
 	case r.Method == http.MethodPut && (verb == "stop" || verb == "pause" || verb == "resume"):
+		if c.lagging {
+			k.shown = k.state
+		}
 		k.state = map[string]string{"stop": "STOPPED", "pause": "PAUSED", "resume": "RUNNING"}[verb]
 		w.WriteHeader(202)
 	case r.Method == http.MethodDelete && verb == "":
@@ -570,6 +581,7 @@ func TestFailbackResumesAfterCrashAtEveryBoundary(t *testing.T) {
 	e, fc, _ := failedOver(t)
 	ctx := context.Background()
 	id := e.approved(t, ctx, FailbackPlan("primary->dr"))
+	fc.lagging = true // a resumed step finds the state before its resume (TestFailbackE2E found it)
 	crashed := errors.New("crash")
 	for idx := range 5 {
 		for _, point := range []string{"started", "effect-done", ""} {

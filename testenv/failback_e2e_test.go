@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +17,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/catalog"
-	"github.com/drconsole/drconsole/config"
-	connectrest "github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
@@ -140,7 +139,9 @@ func fbConnectNext(t *testing.T, c *testenv.Connect, name string) map[model.TP]i
 // are untouched, the group translated back and the Flink job restored on the primary from the
 // DR job's rewritten savepoint both resume at the first record written after the failback,
 // the restarted forward flow copies a new primary record to DR once and none of DR's own
-// records again, and the primary is active.
+// records again, and the primary is active. Every failback step is interrupted twice first: a
+// console process killed (SIGKILL) right after claiming it, then one killed right after its
+// effect; the step is resumed by the next and all of the above still holds.
 func TestFailbackE2E(t *testing.T) {
 	began := time.Now()
 	primary := testenv.StartKafka(t, "primary")
@@ -169,13 +170,10 @@ func TestFailbackE2E(t *testing.T) {
 	}
 	createTopics(t, primary, map[string]int32{fbProbeTopic: 1})
 	f := testenv.StartFlink(t)
-	connect, cfg, store, mon, log := runbookOnConnect(t, ctx, primary, dr)
-	// One Flink cluster stands for both regions' (the job's own arguments say which Kafka it reads).
-	cfg.FlinkTargets = []*config.FlinkTarget{{Name: "flink-dr", RestURL: f.URL, Region: "dr"}, {Name: "flink-primary", RestURL: f.URL, Region: "primary"}}
-	cfg.SavepointDirs = []string{f.SavepointDir}
-	rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
-		Connect: connectrest.New, ReverseCatchUp: 3 * time.Minute, Flink: flink.NewRESTClient,
-		Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}}
+	dbPath := filepath.Join(t.TempDir(), "drconsole.db")
+	connect, cfg, store, mon, log := runbookOnConnectAt(t, ctx, primary, dr, dbPath)
+	withFlink(cfg, f.URL, f.SavepointDir)
+	rb := fbRunbook(cfg, store, mon, log)
 	alice := failover.Actor{Name: "alice", Role: "operator"}
 	bob := failover.Actor{Name: "bob", Role: "operator"}
 	runAll := func(id int64, from, to int) {
@@ -340,7 +338,27 @@ func TestFailbackE2E(t *testing.T) {
 	if r, _ := rb.Get(ctx, fb); r.Plan.FailbackOf != fo {
 		t.Fatalf("failback of run %d, want %d", r.Plan.FailbackOf, fo)
 	}
-	runAll(fb, 0, 1) // set-up-reverse
+	// Every failback step is first left behind by a console killed right after claiming it, then
+	// by one killed right after its effect (before the outcome is recorded), then resumed here.
+	child := fbConsole{Primary: primary.Bootstrap, DR: dr.Bootstrap, ConnectURL: connect.URL, OffsetTopic: connect.OffsetTopic,
+		FlinkURL: f.URL, SavepointDir: f.SavepointDir, DB: dbPath, Run: fb}
+	killedThenRun := func(from, to int) {
+		t.Helper()
+		for idx := from; idx < to; idx++ {
+			for _, point := range []string{"started", "effect-done"} {
+				q := child
+				q.Step, q.Point = idx, point
+				took := killedAt(t, q)
+				r, _ := rb.Get(ctx, fb)
+				if st := r.Steps[idx]; st.Status != model.StepRunning {
+					t.Fatalf("step %d after a console killed at %s: %s, want running", idx+1, point, st.Status)
+				}
+				t.Logf("step %d (%s): a console killed at %s after %s", idx+1, r.Plan.Steps[idx].Kind, point, took.Round(time.Millisecond))
+			}
+			runAll(fb, idx, idx+1)
+		}
+	}
+	killedThenRun(0, 1) // set-up-reverse
 	// The reverse source starts exactly at the cut (Connect's offsets, +1).
 	if err := testenv.Eventually(30*time.Second, 500*time.Millisecond, func() error {
 		next := fbConnectNext(t, connect, fbReverse)
@@ -355,7 +373,7 @@ func TestFailbackE2E(t *testing.T) {
 	}
 	// wait-reverse-caught-up, stop-writers, stop-reverse, translate-group-back, savepoint-dr,
 	// rewrite-savepoint-back, restore-flink, restart-forward
-	runAll(fb, 1, 9)
+	killedThenRun(1, 9)
 	for _, n := range []string{fbReverse, "dr-to-primary-MirrorCheckpointConnector", "dr-to-primary-MirrorHeartbeatConnector"} {
 		if _, err := connect.Status(ctx, n); err == nil || !strings.Contains(err.Error(), "404") {
 			t.Fatalf("reverse connector %s after restart-forward: %v", n, err)

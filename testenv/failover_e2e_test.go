@@ -115,26 +115,39 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 	}
 }
 
-// runbookOnConnect mirrors primary's events.* topics to dr with MM2 on a
-// Connect worker (identity policy, syncs in the target), and starts a
-// console's store and monitor of that flow, closed when the test ends.
-func runbookOnConnect(t *testing.T, ctx context.Context, primary, dr *testenv.Kafka) (*testenv.Connect, *config.Config, *storage.Store, *monitor.Monitor, *slog.Logger) {
+// onConnectConfig is the console's configuration of runbookOnConnect's flow.
+func onConnectConfig(t testing.TB, primary, dr, connectURL, offsetTopic string) *config.Config {
 	t.Helper()
-	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "events.*"}
-	connect := testenv.StartConnect(t, dr)
-	connect.CreateMirrorConnectors(t, opts)
 	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-		ConnectOffsetsTopic: connect.OffsetTopic, HeartbeatsTopic: "heartbeats", Topics: config.Topics{Include: []string{"events.*"}},
-		ConnectURL: connect.URL}
+		ConnectOffsetsTopic: offsetTopic, HeartbeatsTopic: "heartbeats", Topics: config.Topics{Include: []string{"events.*"}},
+		ConnectURL: connectURL}
 	cfg := &config.Config{
-		Clusters:        map[string]*config.Cluster{"primary": {Bootstrap: []string{primary.Bootstrap}}, "dr": {Bootstrap: []string{dr.Bootstrap}}},
+		Clusters:        map[string]*config.Cluster{"primary": {Bootstrap: []string{primary}}, "dr": {Bootstrap: []string{dr}}},
 		Flows:           []*config.Flow{flow},
 		RefreshInterval: config.Duration(time.Second),
 	}
 	if err := cfg.Normalize("e2e"); err != nil {
 		t.Fatal(err)
 	}
-	store, err := storage.Open(filepath.Join(t.TempDir(), "drconsole.db"))
+	return cfg
+}
+
+// runbookOnConnect mirrors primary's events.* topics to dr with MM2 on a
+// Connect worker (identity policy, syncs in the target), and starts a
+// console's store and monitor of that flow, closed when the test ends.
+func runbookOnConnect(t *testing.T, ctx context.Context, primary, dr *testenv.Kafka) (*testenv.Connect, *config.Config, *storage.Store, *monitor.Monitor, *slog.Logger) {
+	t.Helper()
+	return runbookOnConnectAt(t, ctx, primary, dr, filepath.Join(t.TempDir(), "drconsole.db"))
+}
+
+// runbookOnConnectAt is runbookOnConnect with the store at dbPath.
+func runbookOnConnectAt(t *testing.T, ctx context.Context, primary, dr *testenv.Kafka, dbPath string) (*testenv.Connect, *config.Config, *storage.Store, *monitor.Monitor, *slog.Logger) {
+	t.Helper()
+	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "events.*"}
+	connect := testenv.StartConnect(t, dr)
+	connect.CreateMirrorConnectors(t, opts)
+	cfg := onConnectConfig(t, primary.Bootstrap, dr.Bootstrap, connect.URL, connect.OffsetTopic)
+	store, err := storage.Open(dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}

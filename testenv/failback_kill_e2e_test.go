@@ -1,0 +1,155 @@
+//go:build e2e
+
+package testenv_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/config"
+	connectrest "github.com/drconsole/drconsole/connect"
+	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/testenv"
+)
+
+// A console killed during a failback step, against the real systems: the step runs in a child
+// process (this test binary, TestFailbackKillChild) that opens the same database with its own
+// monitor and runbook, as a console started on it would, and is killed with SIGKILL at a step
+// boundary. Whoever comes next (another child, or the test) finds the step running under a
+// dead process and resumes it.
+
+const fbChildEnv = "DRCONSOLE_FAILBACK_KILL_CHILD" // JSON fbConsole + the step to run
+
+// fbConsole is what a console of TestFailbackE2E's flow is started from.
+type fbConsole struct {
+	Primary, DR, ConnectURL, OffsetTopic string
+	FlinkURL, SavepointDir, DB           string
+	Run                                  int64
+	Step                                 int
+	Point                                string // the CrashHook point the child is killed at
+}
+
+// withFlink adds TestFailbackE2E's Flink targets (one MiniCluster stands for both regions':
+// the job's own arguments say which Kafka it reads) and savepoint directory to cfg.
+func withFlink(cfg *config.Config, flinkURL, savepointDir string) {
+	cfg.FlinkTargets = []*config.FlinkTarget{{Name: "flink-dr", RestURL: flinkURL, Region: "dr"}, {Name: "flink-primary", RestURL: flinkURL, Region: "primary"}}
+	cfg.SavepointDirs = []string{savepointDir}
+}
+
+// fbRunbook is the failback test's runbook on cfg, store and mon.
+func fbRunbook(cfg *config.Config, store *storage.Store, mon *monitor.Monitor, log *slog.Logger) *failover.Runbook {
+	return &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
+		Connect: connectrest.New, ReverseCatchUp: 3 * time.Minute, Flink: flink.NewRESTClient,
+		Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}}
+}
+
+// TestFailbackKillChild is the child process of TestFailbackE2E's killed steps; it does
+// nothing unless started by it.
+func TestFailbackKillChild(t *testing.T) {
+	env := os.Getenv(fbChildEnv)
+	if env == "" {
+		t.Skip("the child of TestFailbackE2E")
+	}
+	var q fbConsole
+	if err := json.Unmarshal([]byte(env), &q); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cfg := onConnectConfig(t, q.Primary, q.DR, q.ConnectURL, q.OffsetTopic)
+	withFlink(cfg, q.FlinkURL, q.SavepointDir)
+	store, err := storage.Open(q.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go mon.Run(ctx)
+	if err := testenv.Eventually(60*time.Second, 100*time.Millisecond, func() error {
+		if !mon.Ready() {
+			return fmt.Errorf("monitor not ready")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rb := fbRunbook(cfg, store, mon, log)
+	rb.CrashHook = func(p string) {
+		if p == q.Point {
+			fmt.Printf("REACHED %s\n", p)
+			select {} // until the parent kills this process
+		}
+	}
+	x, err := rb.Begin(ctx, failover.Actor{Name: "alice", Role: "operator"}, q.Run, q.Step, fbFlowName, "")
+	if err != nil {
+		fmt.Printf("BEGIN FAILED %v\n", err)
+		os.Exit(3)
+	}
+	err = x.Run(ctx)
+	fmt.Printf("FINISHED without reaching %s: %v\n", q.Point, err)
+	os.Exit(4)
+}
+
+// killedAt runs step q.Step of run q.Run in a child console and kills it (SIGKILL) once it
+// reaches q.Point, leaving the step as a dead console leaves it.
+func killedAt(t *testing.T, q fbConsole) time.Duration {
+	t.Helper()
+	start := time.Now()
+	b, _ := json.Marshal(q)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFailbackKillChild$", "-test.v")
+	cmd.Env = append(os.Environ(), fbChildEnv+"="+string(b))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var said []string
+	deadline := time.After(4 * time.Minute)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				cmd.Wait()
+				t.Fatalf("the child running step %d to %s ended without reaching it:\n%s", q.Step+1, q.Point, strings.Join(said, "\n"))
+			}
+			said = append(said, l)
+			if l == "REACHED "+q.Point {
+				cmd.Process.Kill()
+				cmd.Wait()
+				for range lines {
+				}
+				return time.Since(start)
+			}
+		case <-deadline:
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the child running step %d did not reach %s within 4 minutes:\n%s", q.Step+1, q.Point, strings.Join(said, "\n"))
+		}
+	}
+}
