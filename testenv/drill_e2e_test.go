@@ -27,11 +27,19 @@ import (
 // restore (its steps run without a Worker, nothing cleans up) is found and cleaned up by a new
 // Worker, as at start-up. Production's job keeps its id and state, the drill commits to no
 // production group, and no drill group is left in DR.
+//
+// On both Flink versions testenv runs: 2.2.1 restores with claimMode, 1.20 with restoreMode.
 func TestDrillE2E(t *testing.T) {
+	for _, dist := range []testenv.FlinkDist{testenv.FlinkDefault, testenv.Flink1_20} {
+		t.Run("flink-"+dist.Version, func(t *testing.T) { drillE2E(t, dist) })
+	}
+}
+
+func drillE2E(t *testing.T, dist testenv.FlinkDist) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	rig := startDRRig(t, ctx, "identity")
-	f := testenv.StartFlink(t)
+	f := testenv.StartFlinkWith(t, testenv.FlinkOptions{Dist: &dist})
 	stopProducer := rig.startProducer(t, ctx)
 	defer stopProducer()
 
