@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover/internal/effect"
 	"github.com/drconsole/drconsole/flink"
@@ -382,7 +384,9 @@ func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why st
 			}
 		}
 		result["groups_deleted"], result["groups_not_written"] = deleted, notOurs
-		return nil
+		removed, kept, err := rb.removeDrillCopies(ctx, w, r)
+		result["rewritten_removed"], result["rewritten_kept"] = removed, kept
+		return err
 	}()
 	action, details := "drill.cleanup-done", map[string]any{"result": result}
 	next := int64(0)
@@ -401,6 +405,50 @@ func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why st
 	// Not recorded: the cleanup stays "running", which the next start-up
 	// (or the worker's next pass) takes for interrupted and does again.
 	return errors.Join(cerr, err)
+}
+
+// removeDrillCopies deletes the savepoint copies drill r's rewrite steps
+// wrote (the job restored from them is cancelled by now): the directory
+// and its catalog entry. Only a copy the catalog marks as rewritten from
+// the step's source for the drill's flow, registered after the drill was
+// planned, is the drill's: any other is kept and named, as is a remote
+// (S3) copy, which is not removed yet.
+func (rb *Runbook) removeDrillCopies(ctx context.Context, w audit.Written, r *Run) (removed, kept []string, err error) {
+	for _, s := range r.Plan.Steps {
+		if s.Kind != KindRewriteSavepoint {
+			continue
+		}
+		sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(s.RewriteTo))
+		switch {
+		case errors.Is(err, storage.ErrNotFound) && rb.Catalog == nil:
+			continue // no catalog: the rewrite never ran
+		case errors.Is(err, storage.ErrNotFound):
+			if exists, err := rb.Catalog.DirExists(ctx, s.RewriteTo); err != nil {
+				return removed, kept, err
+			} else if exists {
+				kept = append(kept, s.RewriteTo+" (not in the catalog: not known to be this drill's copy)")
+			}
+			continue
+		case err != nil:
+			return removed, kept, err
+		case sp.Origin != model.OriginRewritten || sp.RewrittenFrom != catalog.CanonicalPath(s.RewriteFrom) || sp.RewrittenFlow != r.Flow || sp.FirstSeenMs < r.CreatedMs:
+			kept = append(kept, s.RewriteTo+" (its catalog entry is not this drill's copy)")
+			continue
+		}
+		local, lerr := catalog.LocalPath(s.RewriteTo)
+		if lerr != nil {
+			kept = append(kept, s.RewriteTo+" (remote copies are not removed yet: delete it by hand)")
+			continue
+		}
+		if err := effect.RemoveSavepointCopy(ctx, w, local); err != nil {
+			return removed, kept, fmt.Errorf("removing the drill's rewritten savepoint %s: %w", s.RewriteTo, err)
+		}
+		if err := rb.Store.DeleteSavepoint(ctx, sp.ID); err != nil {
+			return removed, kept, err
+		}
+		removed = append(removed, s.RewriteTo)
+	}
+	return removed, kept, nil
 }
 
 // wroteGroup reports whether run r recorded a change of DR group g.

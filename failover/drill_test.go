@@ -3,6 +3,9 @@ package failover
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,11 +16,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/flink/rewritetest"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/translation"
 )
 
 // drillEnv is newEnv with the sandbox's Flink stand-in as the DR target
@@ -333,4 +339,59 @@ func TestDrillCleanupRetried(t *testing.T) {
 	if n := e.audit.count("drill.cleanup-failed"); n != 1 {
 		t.Fatalf("%d failed cleanups on record", n)
 	}
+}
+
+// A drill that restores a rewritten copy of a savepoint removes the copy
+// in its cleanup, directory and catalog entry, once the job copy is
+// cancelled; the savepoint it was rewritten from stays.
+func TestDrillRemovesItsRewrittenCopy(t *testing.T) {
+	e := newDrillEnv(t)
+	e.cfg.Drill.JobArgs = []string{"--output-suffix", "-drill-{run}"} // the restored state holds the offsets: no group
+	ctx := context.Background()
+	dir := t.TempDir()
+	e.cfg.SavepointDirs = []string{dir}
+	e.rb.Catalog = &catalog.Catalog{Store: e.store, Config: e.cfg, Monitor: e.rb.Monitor}
+	src, copyTo := "file:"+filepath.Join(dir, "src"), "file:"+filepath.Join(dir, "drill-copy")
+	rewritetest.RenamedCopy(t, rewriteFixture, filepath.Join(dir, "src"), "orders-users-source", nil)
+	if _, err := e.rb.Catalog.Register(ctx, filepath.Join(dir, "src")); err != nil {
+		t.Fatal(err)
+	}
+	rewrite := Step{Kind: KindRewriteSavepoint, RewriteFrom: src, SourceUID: "orders-users-source", RewriteTo: copyTo}
+	p, err := e.rb.PreviewRewrite(ctx, "primary->dr", rewrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Whatever does not translate now starts at DR's earliest, chosen.
+	for _, row := range p.Targets.Rows {
+		if row.Target == nil {
+			if rewrite.Choices == nil {
+				rewrite.Choices = map[string]translation.Choice{}
+			}
+			rewrite.Choices[row.Key] = translation.Choice{Kind: translation.ChoiceEarliest}
+		}
+	}
+	plan := Plan{Flow: "primary->dr", Drill: true, Steps: []Step{rewrite,
+		{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", JarID: demo.FlinkJarID, Args: []string{"--bootstrap", "dr"}, SavepointPath: copyTo}}}
+	id := approvedRun(t, e.env, plan)
+	if err := (&Worker{Runbook: e.rb}).RunDrill(ctx, alice, id, "primary->dr"); err != nil {
+		t.Fatal(err)
+	}
+	d := e.waitDrill(t, id)
+	if d.Cleanup != model.CleanupDone || !d.Succeeded() {
+		r, _ := e.rb.Get(ctx, id)
+		t.Fatalf("drill %+v, steps %+v", d, r.Steps)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "drill-copy")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the drill's rewritten copy is still there: %v", err)
+	}
+	if _, err := e.store.SavepointByPath(ctx, catalog.CanonicalPath(copyTo)); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("the copy's catalog entry after the cleanup: %v", err)
+	}
+	if _, err := e.store.SavepointByPath(ctx, catalog.CanonicalPath(src)); err != nil {
+		t.Errorf("the source savepoint's entry: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "src", flink.MetadataFileName)); err != nil {
+		t.Errorf("the source savepoint: %v", err)
+	}
+	e.productionUntouched(t)
 }

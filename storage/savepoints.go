@@ -236,3 +236,12 @@ func (s *Store) SavepointByPath(ctx context.Context, path string) (model.Savepoi
 	}
 	return sp, nil
 }
+
+// DeleteSavepoint removes catalog entry id (a drill's rewritten copy, once
+// its directory is gone); a missing entry is no error.
+func (s *Store) DeleteSavepoint(ctx context.Context, id int64) error {
+	if _, err := s.w.ExecContext(ctx, "DELETE FROM savepoints WHERE id = ?", id); err != nil {
+		return fmt.Errorf("storage: deleting savepoint %d: %w", id, err)
+	}
+	return nil
+}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -86,4 +89,28 @@ func DeleteDrillGroup(ctx context.Context, w audit.Written, target *kgo.Client, 
 		return false, fmt.Errorf("deleting group %s: %w", group, err)
 	}
 	return deleted, nil
+}
+
+// RemoveSavepointCopy deletes the local directory dir, a rewritten
+// savepoint a drill restored its job copy from (the job is cancelled
+// first). Only a plain directory holding a `_metadata` is removed: a
+// symbolic link, a file or a directory that is not a savepoint is refused.
+// A directory already gone is no error.
+func RemoveSavepointCopy(ctx context.Context, w audit.Written, dir string) error {
+	if err := audited(w, "remove rewritten savepoint "+dir); err != nil {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory (%s): not removed", dir, fi.Mode().Type())
+	}
+	if _, err := os.Stat(filepath.Join(dir, flink.MetadataFileName)); err != nil {
+		return fmt.Errorf("%s holds no savepoint `_metadata` (%v): not removed", dir, err)
+	}
+	return os.RemoveAll(dir)
 }
