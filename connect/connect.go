@@ -8,6 +8,7 @@ package connect
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -48,14 +49,40 @@ type ConnectorStatus struct {
 // Connect removes them from the status only once they really stopped.
 func (s ConnectorStatus) Stopped() bool { return s.Connector.State == "STOPPED" && len(s.Tasks) == 0 }
 
-// get sends one GET request and reads its answer into out.
+// rebalanceRetry bounds how long a GET is repeated while Connect answers
+// that a rebalance is under way: after a connector is created, resumed or
+// deleted, Connect answers 409 ("a conflicting operation (e.g. worker
+// rebalance)") or 500 ("a rebalance is expected") for a moment (seen
+// against Kafka 4.3.1). A GET changes nothing, so repeating it is safe.
+const rebalanceRetry = 10 * time.Second
+
+// get sends a GET request and reads its answer into out, repeating it
+// while Connect is rebalancing (at most rebalanceRetry).
 func (c *Client) get(ctx context.Context, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
-	if err != nil {
-		return err
+	deadline := time.Now().Add(rebalanceRetry)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := c.HTTP.Do(req)
+		err = Answer(http.MethodGet, path, resp, err, out)
+		if !Rebalancing(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
-	resp, err := c.HTTP.Do(req)
-	return Answer(http.MethodGet, path, resp, err, out)
+}
+
+// Rebalancing reports an answer that says Connect's workers are
+// rebalancing: the same request may succeed a moment later.
+func Rebalancing(err error) bool {
+	var he *HTTPError
+	return errors.As(err, &he) && (he.Status == http.StatusConflict || he.Status/100 == 5 && strings.Contains(he.Message, "rebalance"))
 }
 
 // Answer reads the outcome of one request to the Connect REST API (resp and

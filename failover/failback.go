@@ -579,51 +579,71 @@ func (p ReverseProgress) String() string {
 	return fmt.Sprintf("connectors %v; behind: %v", p.States, p.Behind)
 }
 
-// reverseProgress reads it; an error is "not caught up".
-func (rb *Runbook) reverseProgress(ctx context.Context, r *Run, wantRunning bool) (ReverseProgress, error) {
+// reverseFigures are what the reverse flow looks like now: its
+// connectors, where its source started (the cut), DR's log ends and the
+// source's committed next offsets, per DR partition.
+type reverseFigures struct {
+	States  map[string]string
+	Running bool // every connector and task RUNNING
+	Start   map[model.TP]int64
+	Ends    map[model.TP]int64
+	Next    map[model.TP]int64
+}
+
+func (rb *Runbook) readReverse(ctx context.Context, r *Run) (reverseFigures, error) {
 	flow := rb.Config.Flow(r.Flow)
 	api := rb.Connect(flow.ConnectURL)
-	p := ReverseProgress{Running: true, States: map[string]string{}}
+	f := reverseFigures{Running: true, States: map[string]string{}}
 	names := reverseNames(flow)
 	for _, n := range names {
 		s, err := api.Status(ctx, n)
 		if err != nil {
-			return p, fmt.Errorf("reading the status of %s: %w", n, err)
+			return f, fmt.Errorf("reading the status of %s: %w", n, err)
 		}
-		p.States[n] = s.Connector.State
+		f.States[n] = s.Connector.State
 		ok := s.Connector.State == "RUNNING" && len(s.Tasks) > 0
 		for _, t := range s.Tasks {
 			ok = ok && t.State == "RUNNING"
 		}
-		p.Running = p.Running && (ok || !wantRunning)
+		f.Running = f.Running && ok
 	}
-	start, err := rb.reverseStart(ctx, r)
-	if err != nil {
-		return p, err
+	var err error
+	if f.Start, err = rb.reverseStart(ctx, r); err != nil {
+		return f, err
 	}
-	topics := slices.Sorted(maps.Keys(topicSet(start)))
+	topics := slices.Sorted(maps.Keys(topicSet(f.Start)))
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	ends, err := kafka.ListBounds(rctx, rb.Monitor.Translator(r.Flow).TargetClient(), topics...)
+	bounds, err := kafka.ListBounds(rctx, rb.Monitor.Translator(r.Flow).TargetClient(), topics...)
 	if err != nil {
-		return p, fmt.Errorf("reading DR's log ends: %w", err)
+		return f, fmt.Errorf("reading DR's log ends: %w", err)
 	}
-	next, err := connectNext(ctx, api, names[0], flow.TargetAlias)
+	f.Ends = make(map[model.TP]int64, len(bounds))
+	for tp, b := range bounds {
+		f.Ends[tp] = b.End
+	}
+	f.Next, err = connectNext(ctx, api, names[0], flow.TargetAlias)
+	return f, err
+}
+
+// from is where partition tp's records written in DR since the failover
+// start: the cut, or 0 for a partition added in DR after it.
+func (f reverseFigures) from(tp model.TP) int64 { return f.Start[tp] }
+
+// reverseProgress reads it; an error is "not caught up".
+func (rb *Runbook) reverseProgress(ctx context.Context, r *Run, wantRunning bool) (ReverseProgress, error) {
+	f, err := rb.readReverse(ctx, r)
+	p := ReverseProgress{Running: f.Running || !wantRunning, States: f.States}
 	if err != nil {
 		return p, err
 	}
-	tps := slices.Collect(maps.Keys(ends))
+	tps := slices.Collect(maps.Keys(f.Ends))
 	mm2.SortTPs(tps)
 	var tails []kafka.Range
-	p.Ends = make(map[model.TP]int64, len(ends))
+	p.Ends = f.Ends
 	for _, tp := range tps {
-		end := ends[tp].End
-		p.Ends[tp] = end
-		from, inCut := start[tp]
-		if !inCut {
-			from = 0 // a partition added in DR after the failover: all of it is DR's
-		}
-		n, ok := next[tp]
+		end, from := f.Ends[tp], f.from(tp)
+		n, ok := f.Next[tp]
 		switch {
 		case end <= from:
 			continue // nothing written there since the failover
@@ -639,7 +659,7 @@ func (rb *Runbook) reverseProgress(ctx context.Context, r *Run, wantRunning bool
 		}
 		p.Behind = append(p.Behind, fmt.Sprintf("%s DR end %d, reverse at %s", mm2.TPKey(tp), end, pos))
 	}
-	behind, err := rb.dataIn(ctx, flow, tails)
+	behind, err := rb.dataIn(ctx, rb.Config.Flow(r.Flow), tails)
 	if err != nil {
 		return p, err
 	}

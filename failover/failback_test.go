@@ -362,12 +362,36 @@ func TestFailbackRun(t *testing.T) {
 	tp0 := model.TP{Topic: "events", Partition: 0}
 	// Offsets Connect does not report are unknown, never caught up.
 	fc.copied(src, "dr", nil)
+	r, _ = e.rb.Get(ctx, id)
+	if v := e.rb.ReverseFlow(ctx, r); v == nil || v.Err != "" || v.Unknown != 1 || len(v.Rows) != 1 || v.Rows[0].Partition != "events-0" ||
+		v.Rows[0].Next != nil || v.Behind != 1 || v.States[src] != "RUNNING" || v.Heartbeat != nil || !strings.Contains(v.HeartbeatErr, "dr.heartbeats") {
+		t.Fatalf("the reverse flow with no committed offsets: %+v", v)
+	}
+	// A heartbeat emitted in DR, copied to the primary's dr.heartbeats.
+	pcl, err := kgo.NewClient(kgo.SeedBrokers(e.sb.PrimaryBootstrap()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pcl.Close()
+	if _, err := kadm.NewClient(pcl).CreateTopic(ctx, 1, 1, nil, "dr.heartbeats"); err != nil {
+		t.Fatal(err)
+	}
+	hb := model.Heartbeat{SourceAlias: "dr", TargetAlias: "primary", EmittedMs: e.now.Add(-3 * time.Second).UnixMilli()}
+	if err := pcl.ProduceSync(ctx, &kgo.Record{Topic: "dr.heartbeats", Key: mm2.EncodeKey(hb), Value: mm2.EncodeValue(hb)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if v := e.rb.ReverseFlow(ctx, r); v.Heartbeat == nil || v.Heartbeat.UnixMilli() != hb.EmittedMs {
+		t.Fatalf("the reverse flow's heartbeat: %+v", v)
+	}
 	if err := e.step(ctx, id, 1); err == nil || !strings.Contains(err.Error(), "reverse at ?") {
 		t.Fatalf("wait with no reverse offsets: %v", err)
 	}
 	fc.copied(src, "dr", cutAt)
 	if err := e.step(ctx, id, 1); err == nil || !strings.Contains(err.Error(), "did not catch up") || !strings.Contains(err.Error(), "events-0 DR end") {
 		t.Fatalf("wait with a record not copied back: %v", err)
+	}
+	if v := e.rb.ReverseFlow(ctx, r); v.Unknown != 0 || len(v.Rows) != 1 || v.Rows[0].Next == nil || *v.Rows[0].Next != cutAt[tp0] || v.Behind != 1 {
+		t.Fatalf("the reverse flow one record behind: %+v", v)
 	}
 	// A transaction in DR: its commit marker is never copied, so a reverse
 	// source past its record is caught up one offset below the log end.
@@ -390,6 +414,10 @@ func TestFailbackRun(t *testing.T) {
 	caught[tp0]++
 	caught[tp1]++
 	fc.copied(src, "dr", caught)
+	v := e.rb.ReverseFlow(ctx, r)
+	if v.Err != "" || v.Behind != 0 || len(v.Rows) != 2 || v.Rows[1].Partition != "events-1" || !v.Rows[1].MarkersOnly || v.Rows[0].MarkersOnly {
+		t.Fatalf("the reverse flow past a transaction's record, below its marker: %+v", v)
+	}
 	if err := e.step(ctx, id, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -494,6 +522,9 @@ func TestFailbackRun(t *testing.T) {
 	}
 	if s := fc.state(src); s != "gone" {
 		t.Fatalf("reverse source %s after restart-forward", s)
+	}
+	if r, _ := e.rb.Get(ctx, id); e.rb.ReverseFlow(ctx, r) != nil {
+		t.Fatal("a reverse flow shown after restart-forward")
 	}
 	for n := range forwardConnectors {
 		if s := fc.state(n); s != "RUNNING" {

@@ -177,6 +177,14 @@ func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 	if !strings.Contains(page, "Failback of "+html.EscapeString(rig.flow)) || !strings.Contains(page, "undoing failover run #1") || !strings.Contains(page, "Confirm that every producer writing to DR") {
 		t.Fatalf("run page %s", page)
 	}
+	// No reverse connectors before set-up-reverse: no reverse flow section, and its fragment says so.
+	if strings.Contains(page, `data-testid="reverse-flow"`) {
+		t.Fatal("a reverse flow section before set-up-reverse")
+	}
+	r.Get("/failover/{run}/reverse", rig.h.FailoverReverse)
+	if frag := serveAs(r, model.RoleViewer, http.MethodGet, w.Header().Get("Location")+"/reverse", nil); frag.Code != 200 || !strings.Contains(frag.Body.String(), `data-testid="reverse-none"`) {
+		t.Fatalf("reverse fragment before set-up-reverse: %d %s", frag.Code, frag.Body)
+	}
 
 	// With a primary Flink cluster configured, the form offers the Flink
 	// steps; a DR job without a directory for its copy is refused on the

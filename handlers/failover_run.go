@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/views"
 )
@@ -25,26 +26,48 @@ func (h *Handlers) FailoverRun(w http.ResponseWriter, r *http.Request) {
 	h.renderRun(w, r, http.StatusOK, "", "")
 }
 
-func (h *Handlers) renderRun(w http.ResponseWriter, r *http.Request, status int, flash, msg string) {
+// loadRun reads the run the URL names; on false the answer is sent.
+func (h *Handlers) loadRun(w http.ResponseWriter, r *http.Request) (*failover.Run, bool) {
 	id, ok := runID(r)
 	if !ok {
 		h.fail(w, r, badRequest("bad run id"))
-		return
+		return nil, false
 	}
 	run, err := h.Runbook.Get(r.Context(), id)
 	if err != nil {
 		h.fail(w, r, refused(err))
+		return nil, false
+	}
+	return run, true
+}
+
+func (h *Handlers) renderRun(w http.ResponseWriter, r *http.Request, status int, flash, msg string) {
+	run, ok := h.loadRun(w, r)
+	if !ok {
 		return
 	}
+	id := run.ID
 	p := views.FailoverRunPage{Chrome: h.chrome(fmt.Sprintf("Failover run %d", id)), Now: h.now(), Run: run,
 		Me: actor(r).Name, CanOperate: actorMayOperate(r), BreakGlass: h.Runbook.Config.Failover.BreakGlass,
 		Flash: flash, Error: msg, Running: h.worker().Executing(id, len(run.Steps)),
 		Progress: h.worker().Progress(id, len(run.Steps))}
 	p.Previews = h.Runbook.Previews(r.Context(), run) // cached: computed on a run's first view and on "recompute" only
+	var err error
 	if p.Drill, err = h.runDrill(r.Context(), run); err != nil {
 		p.Error = err.Error()
 	}
 	h.render(w, r, status, views.FailoverRun(p))
+}
+
+// FailoverReverse is GET /failover/{run}/reverse: a failback's reverse
+// flow now, the fragment its run page polls while the reverse connectors
+// exist (read from Connect and both clusters on each request).
+func (h *Handlers) FailoverReverse(w http.ResponseWriter, r *http.Request) {
+	run, ok := h.loadRun(w, r)
+	if !ok {
+		return
+	}
+	h.render(w, r, http.StatusOK, views.ReverseFlowFragment(views.ReverseFlowBlock{Run: run.ID, View: h.Runbook.ReverseFlow(r.Context(), run), Now: h.now()}))
 }
 
 // FailoverApprove is POST /failover/{run}/approve.

@@ -371,6 +371,26 @@ func TestFailbackE2E(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// The run page's view of the reverse flow (ReverseFlow): every DR partition written since the
+	// failover, copied up to DR's end, and a heartbeat emitted in DR carried to the primary.
+	if err := testenv.Eventually(90*time.Second, time.Second, func() error {
+		r, _ := rb.Get(ctx, fb)
+		v := rb.ReverseFlow(ctx, r)
+		switch {
+		case v == nil:
+			return fmt.Errorf("no reverse flow after set-up-reverse")
+		case v.Err != "":
+			return fmt.Errorf("%s", v.Err)
+		case len(v.Rows) != fbParts || v.Unknown != 0 || v.Behind != 0: // each partition ends with a commit marker
+			return fmt.Errorf("reverse rows %+v, behind %d, unknown %d", v.Rows, v.Behind, v.Unknown)
+		case v.Heartbeat == nil:
+			return fmt.Errorf("no heartbeat on the primary yet: %s", v.HeartbeatErr)
+		}
+		t.Logf("the reverse flow as the run page shows it: states %v, behind %d, heartbeat emitted %s ago", v.States, v.Behind, time.Since(*v.Heartbeat).Round(time.Millisecond))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	// wait-reverse-caught-up, stop-writers, stop-reverse, translate-group-back, savepoint-dr,
 	// rewrite-savepoint-back, restore-flink, restart-forward
 	killedThenRun(1, 9)

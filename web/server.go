@@ -110,6 +110,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.Get("/failover/plan/summary", h.PlanSummary)
 			r.Get("/failover/plan/rewrite", h.PlanRewriteChoices)
 			r.Get("/failover/{run}/events", streams.Handler(h.FailoverRunEvents))
+			r.Get("/failover/{run}/reverse", h.FailoverReverse)
 			r.Get("/drills", h.Drills)
 			r.Get("/drills/report", h.DrillReport)
 			r.Get("/drills/export.csv", h.DrillsExport)
