@@ -175,7 +175,7 @@ func (rb *Runbook) savepointDR(ctx context.Context, w audit.Written, r *Run, s S
 		}
 	}
 	if newest == nil {
-		return result, fmt.Errorf("DR job %s is %s, not RUNNING, and Flink lists no savepoint of it completed since stop-reverse: stop it with a savepoint by hand (Savepoints page) is not this step's; restore it in DR and retry, or plan the failback without the Flink steps", s.JobID, job.State)
+		return result, fmt.Errorf("DR job %s is %s, not RUNNING, and Flink lists no savepoint of it completed since stop-reverse: there is no savepoint of this step to move back; start the job in DR again and retry, or plan the failback without the Flink steps", s.JobID, job.State)
 	}
 	id, err := rb.Catalog.Register(ctx, newest.ExternalPath)
 	if err != nil {
