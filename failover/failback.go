@@ -876,16 +876,12 @@ func (rb *Runbook) restartForward(ctx context.Context, w audit.Written, r *Run, 
 // recordedEnds are the log ends run r's stop-reverse recorded under key
 // ("primary_ends" or "dr_ends").
 func recordedEnds(r *Run, key string) (map[model.TP]int64, error) {
-	i := slices.Index(kindsOf(r.Plan), KindStopReverse)
-	if i < 0 || i >= len(r.Steps) || r.Steps[i].Status != model.StepDone {
-		return nil, errors.New("stop-reverse is not done: the log ends it records are not on record")
-	}
 	var res map[string]json.RawMessage
-	var ends map[string]int64
-	err := json.Unmarshal([]byte(r.Steps[i].Result), &res)
-	if err == nil {
-		err = json.Unmarshal(res[key], &ends)
+	if err := stepResult(r, KindStopReverse, &res); err != nil {
+		return nil, fmt.Errorf("the log ends stop-reverse records are not on record: %w", err)
 	}
+	var ends map[string]int64
+	err := json.Unmarshal(res[key], &ends)
 	if err != nil || len(ends) == 0 {
 		return nil, fmt.Errorf("stop-reverse's result holds no %s (%v)", key, err)
 	}

@@ -85,6 +85,7 @@ func (rb *Runbook) ReverseFlow(ctx context.Context, r *Run) *ReverseView {
 	tps := slices.Collect(maps.Keys(f.Ends))
 	mm2.SortTPs(tps)
 	var tails []kafka.Range
+	rowOf := map[model.TP]int{} // the rows of the tails
 	for _, tp := range tps {
 		end, from := f.Ends[tp], f.from(tp)
 		if end <= from {
@@ -95,6 +96,7 @@ func (rb *Runbook) ReverseFlow(ctx context.Context, r *Run) *ReverseView {
 			row.Next, row.Behind = &n, max(end-n, 0)
 			if row.Behind > 0 && row.Behind <= markerTail {
 				tails = append(tails, kafka.Range{TP: tp, From: n, To: end})
+				rowOf[tp] = len(v.Rows)
 			}
 		} else {
 			v.Unknown++
@@ -109,11 +111,9 @@ func (rb *Runbook) ReverseFlow(ctx context.Context, r *Run) *ReverseView {
 			v.Err = "reading DR's last offsets for records not yet copied back: " + err.Error()
 			return v
 		}
-		for i := range v.Rows {
-			if tp, _ := mm2.ParseTPKey(v.Rows[i].Partition); slices.ContainsFunc(tails, func(t kafka.Range) bool { return t.TP == tp }) {
-				if _, data := found[tp]; !data {
-					v.Rows[i].Behind, v.Rows[i].MarkersOnly = 0, true
-				}
+		for tp, i := range rowOf {
+			if _, data := found[tp]; !data {
+				v.Rows[i].Behind, v.Rows[i].MarkersOnly = 0, true
 			}
 		}
 	}
