@@ -223,6 +223,12 @@ type Flow struct {
 	Connectors []string `yaml:"connectors"`
 	// Objectives are what the flow is held to in the RPO report.
 	Objectives Objectives `yaml:"objectives"`
+	// ReverseOf is set only on a failback's reverse flow DR -> primary,
+	// which the console derives while its connectors run, never from
+	// YAML: the name of the forward flow it reverses. The reverse flow's
+	// Connect positions are then in ConnectOffsetsTopic on its source
+	// (DR), the cluster the forward flow's Connect workers run against.
+	ReverseOf string `yaml:"-"`
 }
 
 // Objectives are a flow's recovery objectives.

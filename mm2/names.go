@@ -108,18 +108,46 @@ func (p ReplicationPolicy) IsCheckpointsTopic(topic string) bool {
 // after every source alias is stripped (x.y.heartbeats is one). Both
 // policies strip aliases the same way for names that end in heartbeats.
 func (p ReplicationPolicy) IsHeartbeatsTopic(topic string) bool {
-	sep := p.sep()
-	for {
-		// DefaultReplicationPolicy.topicSource: Java's split drops trailing
-		// empty strings, so a name ending in separators is not remote.
-		trimmed := topic
-		for strings.HasSuffix(trimmed, sep) {
-			trimmed = strings.TrimSuffix(trimmed, sep)
+	for strings.HasSuffix(topic, "heartbeats") {
+		source, ok := p.prefix(topic)
+		if !ok {
+			break
 		}
-		parts := strings.Split(trimmed, sep)
-		if !strings.HasSuffix(topic, "heartbeats") || len(parts) < 2 {
-			return topic == "heartbeats"
-		}
-		topic = topic[len(parts[0])+len(sep):]
+		topic = topic[len(source)+len(p.sep()):]
 	}
+	return topic == "heartbeats"
+}
+
+// IsCycle is MirrorSourceConnector.isCycle for a flow into targetAlias:
+// topic came from targetAlias, directly or through other clusters, so MM2
+// never copies it there (shouldReplicateTopic). Under the identity policy
+// only names ending in heartbeats carry their source (looksLikeHeartbeat);
+// every other name is taken as the source cluster's own, never a cycle.
+func (p ReplicationPolicy) IsCycle(targetAlias, topic string) bool {
+	if p.Identity && !strings.HasSuffix(topic, "heartbeats") {
+		return false
+	}
+	for {
+		source, ok := p.prefix(topic)
+		switch {
+		case !ok:
+			return false
+		case source == targetAlias:
+			return true
+		}
+		topic = topic[len(source)+len(p.sep()):]
+	}
+}
+
+// prefix is DefaultReplicationPolicy.topicSource: the name's first part
+// when it has two or more. Java's split drops trailing empty strings, so a
+// name ending in separators has one part fewer than it seems.
+func (p ReplicationPolicy) prefix(topic string) (string, bool) {
+	sep := p.sep()
+	trimmed := topic
+	for strings.HasSuffix(trimmed, sep) {
+		trimmed = strings.TrimSuffix(trimmed, sep)
+	}
+	source, _, found := strings.Cut(trimmed, sep)
+	return source, found
 }

@@ -78,3 +78,34 @@ func TestInternalTopics(t *testing.T) {
 		}
 	}
 }
+
+// TestIsCycle checks the cycle rule against MirrorSourceConnector.isCycle
+// with DefaultReplicationPolicy and IdentityReplicationPolicy (topicSource,
+// upstreamTopic, looksLikeHeartbeat), for a flow into the cluster "dr".
+func TestIsCycle(t *testing.T) {
+	dot, identity, under := ReplicationPolicy{}, ReplicationPolicy{Identity: true}, ReplicationPolicy{Separator: "_"}
+	for _, c := range []struct {
+		p     ReplicationPolicy
+		topic string
+		cycle bool
+	}{
+		{dot, "events", false},
+		{dot, "dr.events", true},          // came from dr
+		{dot, "east.dr.events", true},     // from dr through east
+		{dot, "dr", false},                // one part: not remote
+		{dot, "dr.", false},               // trailing separators are dropped by Java's split
+		{dot, "primary.events", false},    // from primary, into dr: copied
+		{dot, "drx.events", false},        // another alias
+		{dot, "dr.heartbeats", true},      // a heartbeats topic from dr
+		{identity, "dr.events", false},    // identity: only heartbeats carry a source
+		{identity, "dr.heartbeats", true}, // the reverse flow's heartbeats, on the primary
+		{identity, "primary.heartbeats", false},
+		{identity, "heartbeats", false},
+		{under, "dr_events", true},
+		{under, "dr.events", false}, // "." is not the separator
+	} {
+		if got := c.p.IsCycle("dr", c.topic); got != c.cycle {
+			t.Errorf("%+v IsCycle(dr, %q) = %v, want %v", c.p, c.topic, got, c.cycle)
+		}
+	}
+}

@@ -57,7 +57,11 @@ func (in *Ingester) Run(ctx context.Context) {
 	} else {
 		onSource = append(onSource, in.Topics.OffsetSyncs)
 	}
-	if in.Topics.ConnectOffsets != "" {
+	switch {
+	case in.Topics.ConnectOffsets == "":
+	case in.Topics.ConnectOffsetsOnSource:
+		onSource = append(onSource, in.Topics.ConnectOffsets)
+	default:
 		onTarget = append(onTarget, in.Topics.ConnectOffsets)
 	}
 	done := make(chan struct{})

@@ -141,11 +141,17 @@ type Monitor struct {
 	clients map[string]*kgo.Client
 	answers map[string]*kafka.Answers // when each cluster last answered
 	opts    map[string][]kgo.Opt
-	flows   []*flowMonitor
 	writer  *sampleWriter
 
-	mu    sync.RWMutex
+	mu sync.RWMutex
+	// flows are the configured flows, then those added by Watch; the
+	// slice is replaced, never changed in place (flowList's copies).
+	flows []*flowMonitor
 	ready bool
+	// bg and bgWG are Run's, for ingesters started after it (Watch);
+	// nil before Run.
+	bg   context.Context
+	bgWG *sync.WaitGroup
 }
 
 type flowMonitor struct {
@@ -166,6 +172,8 @@ type flowMonitor struct {
 	lastPartitionSave time.Time      // the sample writer's (under its drain lock)
 	snap              *FlowSnapshot
 	loss              lossJudge
+	stop              context.CancelFunc // ends its ingester; nil while none runs
+	watched           bool               // added by SetWatched, not configured
 }
 
 // PartitionSampleEvery is how often per-partition lag goes to SQLite.
@@ -192,31 +200,38 @@ func NewMonitor(ctx context.Context, cfg *config.Config, store *storage.Store, l
 		m.opts[name], m.clients[name], m.answers[name] = opts, cl, ans
 	}
 	for _, f := range cfg.Flows {
-		fm := &flowMonitor{flow: f, topics: TopicsOf(f), state: NewMirrorState()}
-		if err := fm.state.Load(ctx, store, f.Name); err != nil {
-			m.Close()
-			return nil, fmt.Errorf("flow %s: loading history: %w", f.Name, err)
-		}
-		if f.IsClusterLink() {
-			var err error
-			if fm.link, err = NewClusterLinkReader(f, m.clients[f.Source]); err != nil {
-				m.Close()
-				return nil, err
-			}
-		} else {
-			fm.reader = &LagReader{Flow: f, Topics: fm.topics, Source: m.clients[f.Source], Target: m.clients[f.Target],
-				OnAbortedCopied: saveAborted(store, f.Name, log)}
-			fm.ingester = &Ingester{Flow: f, Topics: fm.topics, Store: store, State: fm.state, Log: log,
-				SourceOpts: m.opts[f.Source], TargetOpts: m.opts[f.Target]}
-		}
-		if err := fm.loadLastKnown(ctx, store); err != nil {
+		fm, err := m.newFlowMonitor(ctx, f)
+		if err != nil {
 			m.Close()
 			return nil, err
 		}
-		fm.snap = &FlowSnapshot{Flow: f, Topics: fm.topics, Status: StatusUnknown, Reason: "starting", Partitions: fm.last}
 		m.flows = append(m.flows, fm)
 	}
 	return m, nil
+}
+
+// newFlowMonitor builds the watch of flow f from what the store holds.
+func (m *Monitor) newFlowMonitor(ctx context.Context, f *config.Flow) (*flowMonitor, error) {
+	fm := &flowMonitor{flow: f, topics: TopicsOf(f), state: NewMirrorState()}
+	if err := fm.state.Load(ctx, m.store, f.Name); err != nil {
+		return nil, fmt.Errorf("flow %s: loading history: %w", f.Name, err)
+	}
+	if f.IsClusterLink() {
+		var err error
+		if fm.link, err = NewClusterLinkReader(f, m.clients[f.Source]); err != nil {
+			return nil, err
+		}
+	} else {
+		fm.reader = &LagReader{Flow: f, Topics: fm.topics, Source: m.clients[f.Source], Target: m.clients[f.Target],
+			OnAbortedCopied: saveAborted(m.store, f.Name, m.log)}
+		fm.ingester = &Ingester{Flow: f, Topics: fm.topics, Store: m.store, State: fm.state, Log: m.log,
+			SourceOpts: m.opts[f.Source], TargetOpts: m.opts[f.Target]}
+	}
+	if err := fm.loadLastKnown(ctx, m.store); err != nil {
+		return nil, err
+	}
+	fm.snap = &FlowSnapshot{Flow: f, Topics: fm.topics, Status: StatusUnknown, Reason: "starting", Partitions: fm.last}
+	return fm, nil
 }
 
 // loadLastKnown restores partition figures saved before a restart, marked
@@ -250,12 +265,12 @@ func (m *Monitor) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); m.writer.run(ctx) }()
+	m.mu.Lock()
+	m.bg, m.bgWG = ctx, &wg
 	for _, fm := range m.flows {
-		if fm.ingester != nil {
-			wg.Add(1)
-			go func() { defer wg.Done(); fm.ingester.Run(ctx) }()
-		}
+		m.startIngest(fm)
 	}
+	m.mu.Unlock()
 	wg.Add(1)
 	go func() { defer wg.Done(); m.retentionLoop(ctx) }()
 	wg.Add(1)
@@ -266,6 +281,7 @@ func (m *Monitor) Run(ctx context.Context) {
 		m.Refresh(ctx)
 		select {
 		case <-ctx.Done():
+			m.endIngests() // no wg.Add once Wait runs
 			wg.Wait()
 			return
 		case <-t.C:
@@ -277,7 +293,7 @@ func (m *Monitor) Run(ctx context.Context) {
 // samples go to the sample writer (Run's), which writes them later: Flush
 // waits for them.
 func (m *Monitor) Refresh(ctx context.Context) {
-	for _, fm := range m.flows {
+	for _, fm := range m.flowList() {
 		m.refreshFlow(ctx, fm)
 	}
 	m.mu.Lock()
@@ -594,7 +610,7 @@ func (m *Monitor) groupOffsetsLoop(ctx context.Context) {
 	t := time.NewTicker(GroupOffsetsEvery)
 	defer t.Stop()
 	for {
-		for _, fm := range m.flows {
+		for _, fm := range m.flowList() {
 			// Read reachability from the published snapshot: fm.source
 			// belongs to the refresh goroutine.
 			if snap := m.Snapshot(fm.flow.Name); fm.link != nil || snap == nil || !snap.Source.OK {
@@ -632,7 +648,7 @@ func (m *Monitor) retentionLoop(ctx context.Context) {
 func (m *Monitor) ApplyRetention(ctx context.Context) {
 	now := m.Now()
 	r := m.cfg.Retention
-	for _, fm := range m.flows {
+	for _, fm := range m.flowList() {
 		// The bound's deletions leave SQLite with the time rule's, in the
 		// same pass: disk stays bounded and a restart loads this index.
 		doomed := fm.state.Syncs.ThinBounded(now.Add(-r.SyncsFull.D()).UnixMilli(), r.SyncsThinInterval.D().Milliseconds(), r.SyncsPerPartition, fm.loss.keepFrom())
@@ -653,7 +669,8 @@ func (m *Monitor) ApplyRetention(ctx context.Context) {
 	}
 }
 
-// Snapshots returns every flow's snapshot in config order.
+// Snapshots returns every flow's snapshot: the configured flows in config
+// order, then the watched ones (Watch) in the order they were added.
 func (m *Monitor) Snapshots() []*FlowSnapshot {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -672,10 +689,8 @@ func (m *Monitor) Thresholds() config.Thresholds { return m.cfg.Thresholds }
 func (m *Monitor) Snapshot(flow string) *FlowSnapshot {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	for _, fm := range m.flows {
-		if fm.flow.Name == flow {
-			return fm.snap
-		}
+	if fm := m.findLocked(flow); fm != nil {
+		return fm.snap
 	}
 	return nil
 }
@@ -683,11 +698,9 @@ func (m *Monitor) Snapshot(flow string) *FlowSnapshot {
 // Translator returns a group translator for flow over its live sync
 // index and clusters; nil for an unknown flow.
 func (m *Monitor) Translator(flow string) *translation.GroupTranslator {
-	for _, fm := range m.flows {
-		if fm.flow.Name == flow {
-			return translation.NewGroupTranslator(translation.GroupTranslator{Flow: flow, Alias: fm.flow.SourceAlias, Policy: fm.topics.Policy, Index: fm.state.Syncs,
-				Store: m.store}, m.clients[fm.flow.Source], m.clients[fm.flow.Target])
-		}
+	if fm := m.find(flow); fm != nil {
+		return translation.NewGroupTranslator(translation.GroupTranslator{Flow: flow, Alias: fm.flow.SourceAlias, Policy: fm.topics.Policy, Index: fm.state.Syncs,
+			Store: m.store}, m.clients[fm.flow.Source], m.clients[fm.flow.Target])
 	}
 	return nil
 }
@@ -695,14 +708,12 @@ func (m *Monitor) Translator(flow string) *translation.GroupTranslator {
 // Activity returns the emission time of the newest replicated heartbeat and
 // how many syncs are held: both stop changing when MM2 stops.
 func (m *Monitor) Activity(flow string) (heartbeatMs int64, syncs int) {
-	for _, fm := range m.flows {
-		if fm.flow.Name == flow {
-			p := fm.state.snapshot()
-			if p.heartbeat != nil {
-				heartbeatMs = p.heartbeat.EmittedMs
-			}
-			return heartbeatMs, fm.state.Syncs.Len()
+	if fm := m.find(flow); fm != nil {
+		p := fm.state.snapshot()
+		if p.heartbeat != nil {
+			heartbeatMs = p.heartbeat.EmittedMs
 		}
+		return heartbeatMs, fm.state.Syncs.Len()
 	}
 	return 0, 0
 }
@@ -710,10 +721,8 @@ func (m *Monitor) Activity(flow string) (heartbeatMs int64, syncs int) {
 // SyncHistory returns the newest limit syncs of a partition (oldest first)
 // and how many are stored in all; nil for an unknown flow.
 func (m *Monitor) SyncHistory(flow string, tp model.TP, limit int) ([]model.OffsetSync, int) {
-	for _, fm := range m.flows {
-		if fm.flow.Name == flow {
-			return fm.state.Syncs.History(tp, limit)
-		}
+	if fm := m.find(flow); fm != nil {
+		return fm.state.Syncs.History(tp, limit)
 	}
 	return nil, 0
 }

@@ -22,17 +22,21 @@ type FlowTopics struct {
 	Checkpoints         string // on the target
 	Heartbeats          string // replicated heartbeats, on the target
 	ConnectOffsets      string // on the target; "" when unknown
+	// ConnectOffsetsOnSource: a reverse flow's Connect positions, on the
+	// cluster the forward workers use, its source (config.Flow.ReverseOf).
+	ConnectOffsetsOnSource bool
 }
 
 // TopicsOf derives the internal topics of f.
 func TopicsOf(f *config.Flow) FlowTopics {
 	p := mm2.ReplicationPolicy{Identity: f.ReplicationPolicy == "identity", Separator: f.Separator, LegacyInternalSeparator: f.LegacyInternalSeparator}
 	t := FlowTopics{
-		Policy:              p,
-		OffsetSyncsOnTarget: f.OffsetSyncsLocation == "target",
-		Checkpoints:         or(f.CheckpointsTopic, p.CheckpointsTopic(f.SourceAlias)),
-		Heartbeats:          or(f.HeartbeatsTopic, p.HeartbeatsTopic(f.SourceAlias)),
-		ConnectOffsets:      f.ConnectOffsetsTopic,
+		Policy:                 p,
+		OffsetSyncsOnTarget:    f.OffsetSyncsLocation == "target",
+		Checkpoints:            or(f.CheckpointsTopic, p.CheckpointsTopic(f.SourceAlias)),
+		Heartbeats:             or(f.HeartbeatsTopic, p.HeartbeatsTopic(f.SourceAlias)),
+		ConnectOffsets:         f.ConnectOffsetsTopic,
+		ConnectOffsetsOnSource: f.ReverseOf != "",
 	}
 	// The topic is named after the *other* cluster: the target alias when it
 	// lives on the source, the source alias when it lives on the target.
@@ -42,6 +46,11 @@ func TopicsOf(f *config.Flow) FlowTopics {
 	}
 	t.OffsetSyncs = or(f.OffsetSyncsTopic, p.OffsetSyncsTopic(alias))
 	return t
+}
+
+// own says whether topic is one of the flow's bookkeeping topics.
+func (t FlowTopics) own(topic string) bool {
+	return topic == t.OffsetSyncs || topic == t.Checkpoints || topic == t.Heartbeats || topic == t.ConnectOffsets
 }
 
 func or(a, b string) string {
