@@ -145,6 +145,10 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	drillsDone := make(chan struct{})
 	go func() { defer close(drillsDone); worker.CleanDrillsEvery(monCtx, 5*time.Second) }()
 	defer func() { <-drillsDone }()
+	// Failbacks' reverse flows, watched while their connectors copy.
+	reverseDone := make(chan struct{})
+	go func() { defer close(reverseDone); rb.WatchReverseFlowsEvery(monCtx, 5*time.Second) }()
+	defer func() { <-reverseDone }()
 	defer startAuditAnchor(monCtx, store, cfg.AuditAnchor, log)()
 	notifier := &notify.Notifier{Store: store, Flows: mon, Receivers: cfg.Notifications.Webhooks, PublicURL: cfg.Auth.PublicURL,
 		Version: version, Log: log.With("component", "notifications")}

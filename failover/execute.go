@@ -162,6 +162,13 @@ func (rb *Runbook) crash(point string) {
 // step is released, still running, so executing it again resumes it.
 func (e *Execution) Run(ctx context.Context) error {
 	rb := e.rb
+	if e.run.Plan.Failback {
+		// The reverse flow shows on the pages from the moment its
+		// connectors may exist to the moment they are stopped, not at the
+		// next pass of WatchReverseFlowsEvery.
+		rb.watchReverse(ctx)
+		defer rb.watchReverse(context.WithoutCancel(ctx))
+	}
 	result, err := e.effect(ctx)
 	rb.crash("effect-done")
 	body, _ := json.Marshal(result)

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -323,6 +324,26 @@ func TestFailbackRun(t *testing.T) {
 			t.Fatalf("%s is %s", n, s)
 		}
 	}
+	// The reverse flow is watched as a flow of its own from now on, and
+	// found again from the store by a console that starts now.
+	rev := ReverseFlowName("primary->dr")
+	watchedOnly := func(want ...string) {
+		t.Helper()
+		if got := e.rb.Monitor.Watched(); !slices.Equal(got, want) {
+			t.Fatalf("watched flows %v, want %v", got, want)
+		}
+	}
+	watchedOnly(rev)
+	if s := e.rb.Monitor.Snapshot(rev); s == nil || s.Flow.ReverseOf != "primary->dr" || s.Flow.Source != "dr" || s.Flow.SourceAlias != "dr" || s.Flow.TargetAlias != "primary" {
+		t.Fatalf("reverse flow snapshot %+v", s)
+	}
+	if err := e.rb.Monitor.SetWatched(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.rb.WatchReverseFlows(ctx); err != nil {
+		t.Fatal(err)
+	}
+	watchedOnly(rev)
 	fc.mu.Lock()
 	if c := fc.conn[src].config; c["replication.factor"] != "1" || c["topics"] == "forward-only" {
 		t.Errorf("reverse source config %v: want the forward replication.factor, not its topics", c)
@@ -435,6 +456,7 @@ func TestFailbackRun(t *testing.T) {
 	if err := e.step(ctx, id, 3); err != nil {
 		t.Fatal(err)
 	}
+	watchedOnly() // stopped: no longer copying
 	if s := fc.state(src); s != "PAUSED" {
 		t.Fatalf("reverse source %s after stop-reverse", s)
 	}

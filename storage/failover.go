@@ -311,6 +311,29 @@ func (s *Store) FailoverRuns(ctx context.Context, limit int) ([]model.Run, error
 	return s.listRuns(ctx, "ORDER BY id DESC LIMIT ?", limit)
 }
 
+// FlowsBetweenSteps lists, once each and sorted, the flows of runs in
+// which a step of kind started has begun (not pending) and no step of kind
+// finished is done: e.g. failbacks whose reverse connectors may copy.
+func (s *Store) FlowsBetweenSteps(ctx context.Context, started, finished string) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT r.flow FROM failover_runs r
+		JOIN failover_steps a ON a.run_id = r.id AND a.kind = ? AND a.status != 'pending'
+		WHERE NOT EXISTS (SELECT 1 FROM failover_steps b WHERE b.run_id = r.id AND b.kind = ? AND b.status = 'done')
+		ORDER BY r.flow`, started, finished)
+	if err != nil {
+		return nil, fmt.Errorf("storage: listing runs between steps %s and %s: %w", started, finished, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var f string
+		if err := rows.Scan(&f); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
 // FailoverRunsAfter lists the runs created after run id, oldest first
 // (without approvals and steps).
 func (s *Store) FailoverRunsAfter(ctx context.Context, id int64, limit int) ([]model.Run, error) {

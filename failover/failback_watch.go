@@ -1,0 +1,78 @@
+package failover
+
+import (
+	"context"
+	"time"
+
+	"github.com/drconsole/drconsole/config"
+)
+
+// The reverse flow as a flow of its own: while a failback's reverse
+// connectors copy DR to the primary (set-up-reverse started, stop-reverse
+// not done), the monitor watches "<flow>~reverse" like a configured flow:
+// overview card, flow page, lag, RPO, syncs, heartbeats, /metrics and RPO
+// history. Which runs have one is read from the store, so every console on
+// the same database, and one restarted, watches the same reverse flows.
+
+// ReverseFlowSuffix ends a reverse flow's name. Configured flow names
+// cannot contain "~" (config's flow name rule), so the two never collide.
+const ReverseFlowSuffix = "~reverse"
+
+// ReverseFlowName is the name of flow's reverse flow.
+func ReverseFlowName(flow string) string { return flow + ReverseFlowSuffix }
+
+// reverseFlowOf is f's reverse flow DR -> primary as set-up-reverse
+// creates it (mm2.ForwardFlow.ReverseConfigs): aliases and clusters
+// swapped, the same policy, separator, topic filter and offset-syncs
+// location; its internal topics derived by the policy (the forward flow's
+// overrides name the forward topics). Its Connect positions are in the
+// forward flow's Connect offsets topic, on DR (config.Flow.ReverseOf).
+func reverseFlowOf(f *config.Flow) *config.Flow {
+	return &config.Flow{Name: ReverseFlowName(f.Name), ReverseOf: f.Name, Kind: "mm2",
+		Source: f.Target, Target: f.Source, SourceAlias: f.TargetAlias, TargetAlias: f.SourceAlias,
+		ReplicationPolicy: f.ReplicationPolicy, Separator: f.Separator, LegacyInternalSeparator: f.LegacyInternalSeparator,
+		Topics: f.Topics, OffsetSyncsLocation: f.OffsetSyncsLocation,
+		ConnectOffsetsTopic: f.ConnectOffsetsTopic, ConnectURL: f.ConnectURL, Connectors: reverseNames(f),
+		Objectives: f.Objectives}
+}
+
+// WatchReverseFlows makes the monitor watch exactly the reverse flows of
+// the failbacks whose reverse connectors may be copying: set-up-reverse
+// started and stop-reverse not done, whatever became of the run (one
+// cancelled or failed in between still has its connectors).
+func (rb *Runbook) WatchReverseFlows(ctx context.Context) error {
+	if rb.Monitor == nil {
+		return nil
+	}
+	flows, err := rb.Store.FlowsBetweenSteps(ctx, string(KindSetUpReverse), string(KindStopReverse))
+	if err != nil {
+		return err
+	}
+	var want []*config.Flow
+	for _, name := range flows {
+		if f := rb.Config.Flow(name); f != nil && !f.IsClusterLink() {
+			want = append(want, reverseFlowOf(f))
+		}
+	}
+	return rb.Monitor.SetWatched(ctx, want)
+}
+
+// WatchReverseFlowsEvery runs WatchReverseFlows until ctx is done; a step
+// of a failback also calls it when it starts and ends.
+func (rb *Runbook) WatchReverseFlowsEvery(ctx context.Context, interval time.Duration) {
+	for {
+		rb.watchReverse(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}
+
+// watchReverse is WatchReverseFlows with its error logged.
+func (rb *Runbook) watchReverse(ctx context.Context) {
+	if err := rb.WatchReverseFlows(ctx); err != nil && ctx.Err() == nil {
+		rb.Log.Error("watching the reverse flows of failbacks", "err", err)
+	}
+}
