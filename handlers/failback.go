@@ -7,6 +7,7 @@ import (
 
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers/form"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -14,7 +15,7 @@ import (
 // could not be read is logged and left out (the page shows no claim).
 func (h *Handlers) activeSides(r *http.Request) []failover.ActiveSide {
 	var flows []string
-	for _, s := range h.Monitor.Snapshots() {
+	for _, s := range configuredFlows(h.Monitor.Snapshots()) {
 		flows = append(flows, s.Flow.Name)
 	}
 	out, err := failover.ActiveSides(r.Context(), h.Store, flows)
@@ -89,4 +90,17 @@ type movingDeadline struct {
 func (m movingDeadline) Write(b []byte) (int, error) {
 	_ = m.rc.SetWriteDeadline(time.Now().Add(time.Minute))
 	return m.w.Write(b)
+}
+
+// configuredFlows leaves out the failbacks' reverse flows: no plan,
+// savepoint or active side belongs to them; they are the flows they
+// reverse seen the other way.
+func configuredFlows(snaps []*monitor.FlowSnapshot) []*monitor.FlowSnapshot {
+	out := snaps[:0:0]
+	for _, s := range snaps {
+		if s.Flow.ReverseOf == "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -32,7 +32,7 @@ func (h *Handlers) renderFailoverList(w http.ResponseWriter, r *http.Request, st
 		msg = err.Error()
 	}
 	p := views.FailoverListPage{Chrome: h.chrome("Failover"), Now: h.now(), Runs: runs, Error: msg, CanOperate: actorMayOperate(r)}
-	for _, s := range h.Monitor.Snapshots() {
+	for _, s := range configuredFlows(h.Monitor.Snapshots()) {
 		p.Flows = append(p.Flows, s.Flow.Name)
 	}
 	for _, t := range h.Runbook.Config.FlinkTargets {

@@ -35,7 +35,7 @@ func (h *Handlers) savepointFlows(asked string) ([]views.SavepointFlow, string, 
 	var flows []views.SavepointFlow
 	var chosen *monitor.FlowSnapshot
 	var firstMM2, first *monitor.FlowSnapshot
-	for _, s := range h.Monitor.Snapshots() {
+	for _, s := range configuredFlows(h.Monitor.Snapshots()) {
 		flows = append(flows, views.SavepointFlow{Name: s.Flow.Name, ClusterLink: s.Flow.IsClusterLink()})
 		if s.Flow.Name == asked {
 			chosen = s

@@ -1,0 +1,43 @@
+package handlers
+
+import (
+	"context"
+	"html"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/drconsole/drconsole/config"
+)
+
+// A failback's reverse flow is on the overview and has a flow page, each
+// saying which flow it reverses; plan, savepoint and active-side choices
+// leave it out.
+func TestReverseFlowPages(t *testing.T) {
+	rig := newPagesRig(t, 1, 1, 0)
+	fwd := rig.cfg.Flows[0]
+	rev := &config.Flow{Name: fwd.Name + "~reverse", ReverseOf: fwd.Name, Kind: "mm2", Source: "dr", Target: "primary",
+		SourceAlias: "dr", TargetAlias: "primary", ReplicationPolicy: "identity", OffsetSyncsLocation: "target", Topics: fwd.Topics}
+	if err := rig.mon.SetWatched(context.Background(), []*config.Flow{rev}); err != nil {
+		t.Fatal(err)
+	}
+	rig.tick(5e9)
+	note := "the reverse flow of"
+	w := rig.get(t, "/")
+	body := w.Body.String()
+	card := `data-flow="` + html.EscapeString(rev.Name) + `"`
+	if w.Code != 200 || !strings.Contains(body, card) || strings.Count(body, note) != 1 {
+		t.Fatalf("overview %d: reverse card %v, notes %d", w.Code, strings.Contains(body, card), strings.Count(body, note))
+	}
+	w = rig.get(t, "/flows/"+url.PathEscape(rev.Name))
+	if w.Code != 200 || !strings.Contains(w.Body.String(), note) || !strings.Contains(w.Body.String(), "dr → primary") {
+		t.Fatalf("reverse flow page %d: %s", w.Code, w.Body.String())
+	}
+	if w = rig.get(t, "/flows/"+url.PathEscape(fwd.Name)); strings.Contains(w.Body.String(), note) {
+		t.Fatal("the forward flow's page calls it a reverse flow")
+	}
+	got := configuredFlows(rig.mon.Snapshots())
+	if len(got) != 1 || got[0].Flow.Name != fwd.Name || len(rig.mon.Snapshots()) != 2 {
+		t.Fatalf("configured flows %d of %d", len(got), len(rig.mon.Snapshots()))
+	}
+}
