@@ -391,9 +391,44 @@ func TestFailbackE2E(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// The reverse flow as a flow of its own (the overview, its flow page, /metrics): every DR
+	// partition known and copied, its RPO known and small, DR's heartbeat carried to the
+	// primary, the reverse offset syncs ingested.
+	rev := failover.ReverseFlowName(fbFlowName)
+	if err := testenv.Eventually(90*time.Second, time.Second, func() error {
+		s := mon.Snapshot(rev)
+		if s == nil {
+			return fmt.Errorf("the monitor does not watch %s (watched: %v)", rev, mon.Watched())
+		}
+		_, syncs := mon.Activity(rev)
+		var unknown []string
+		for _, p := range s.Partitions {
+			if p.LagMessages == nil || p.Stale {
+				unknown = append(unknown, fmt.Sprintf("%s-%d", p.Topic, p.Partition))
+			}
+		}
+		switch {
+		case len(s.Partitions) != fbParts || len(unknown) > 0:
+			return fmt.Errorf("reverse partitions %d (want %d), unknown %v: %s", len(s.Partitions), fbParts, unknown, s.Reason)
+		case s.RPOMs == nil || s.RPOAtLeast || *s.RPOMs > 10_000:
+			return fmt.Errorf("reverse RPO %v (at least: %v): %s", s.RPOMs, s.RPOAtLeast, s.Reason)
+		case s.HeartbeatAge == nil || *s.HeartbeatAge > 15*time.Second:
+			return fmt.Errorf("reverse heartbeat age %v", s.HeartbeatAge)
+		case syncs == 0:
+			return fmt.Errorf("no reverse offset syncs ingested")
+		}
+		t.Logf("the reverse flow %s as the monitor watches it: status %s (%s), RPO %d ms, %d records behind, heartbeat %s old, %d syncs",
+			rev, s.Status, s.Reason, *s.RPOMs, *s.TotalLagMessages, s.HeartbeatAge.Round(time.Millisecond), syncs)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	// wait-reverse-caught-up, stop-writers, stop-reverse, translate-group-back, savepoint-dr,
 	// rewrite-savepoint-back, restore-flink, restart-forward
 	killedThenRun(1, 9)
+	if w := mon.Watched(); len(w) != 0 || mon.Snapshot(rev) != nil {
+		t.Fatalf("after stop-reverse the monitor still watches %v", w)
+	}
 	for _, n := range []string{fbReverse, "dr-to-primary-MirrorCheckpointConnector", "dr-to-primary-MirrorHeartbeatConnector"} {
 		if _, err := connect.Status(ctx, n); err == nil || !strings.Contains(err.Error(), "404") {
 			t.Fatalf("reverse connector %s after restart-forward: %v", n, err)
