@@ -72,7 +72,11 @@ type ForwardFlow struct {
 	// Connectors are the forward connector names on the same Connect
 	// cluster; the reverse names must differ from every one.
 	Connectors []string
-	TasksMax   int // 0: Connect's default (1)
+	// WorkerTopics are DR topics of the Connect workers themselves (the
+	// forward flow's Connect offsets topic): never copied back, or the
+	// primary would get DR's connector bookkeeping under the same name.
+	WorkerTopics []string
+	TasksMax     int // 0: Connect's default (1)
 	// Inherited are the forward connectors' configs keyed by connector
 	// class (MirrorSourceConnectorClass, ...), as Connect returns them;
 	// the reverse connector of each class takes their InheritedKeys.
@@ -179,8 +183,16 @@ func (f ForwardFlow) ReverseConfigs() (ReverseConnectors, error) {
 	if len(include) == 0 {
 		include = []string{".*"}
 	}
-	exclude := slices.Concat(f.Exclude, []string{defaultTopicsExclude})
+	exclude := slices.Clone(f.Exclude)
+	for _, w := range f.WorkerTopics {
+		exclude = append(exclude, regexp.QuoteMeta(w))
+	}
+	exclude = append(exclude, defaultTopicsExclude)
 	var notes []string
+	if len(f.Include) == 0 {
+		notes = append(notes, "Every DR topic is copied back (the forward filter takes every topic) except MM2's internal topics and "+
+			strings.Join(f.WorkerTopics, ", ")+". The Connect workers' config and status topics on DR are left out only if their names end in -internal or .internal: if not, add them to the flow's topics.exclude.")
+	}
 	if f.Policy.Identity {
 		notes = append(notes, "Identity policy: DR's topics come back under the same names, so DR's new records land in the primary's original topics. "+
 			"MM2 starts a new source connector at the earliest offset: unless it is created stopped and its offsets set to the failover's cut first (ReverseStartOffsets), the reverse flow also copies back every record the primary already has.")

@@ -99,13 +99,14 @@ func TestReverseConfigs(t *testing.T) {
 	deflt.Policy = ReplicationPolicy{Separator: "_", LegacyInternalSeparator: true}
 	deflt.PrimaryClient = map[string]string{"security.protocol": "SSL"}
 	deflt.DRClient = map[string]string{"security.protocol": "SASL_SSL"}
+	deflt.WorkerTopics = []string{"connect.offsets"}
 
 	idc := common(IdentityPolicyClass)
 	idc = with(idc, "offset-syncs.topic.location", "target", "tasks.max", "4",
 		"topics", "events.*,orders", "topics.exclude", `events-tmp,.*[\-\.]internal, .*\.replica, __.*`)
 	dfc := with(common(DefaultPolicyClass), "replication.policy.separator", "_", "replication.policy.internal.topic.separator.enabled", "false",
 		"source.cluster.security.protocol", "SASL_SSL", "target.cluster.security.protocol", "SSL", "producer.override.security.protocol", "SSL")
-	dfTopics := []string{"topics", ".*", "topics.exclude", `.*[\-\.]internal, .*\.replica, __.*,primary_.*`}
+	dfTopics := []string{"topics", ".*", "topics.exclude", `connect\.offsets,.*[\-\.]internal, .*\.replica, __.*,primary_.*`}
 	cases := []struct {
 		name string
 		flow ForwardFlow
