@@ -70,15 +70,20 @@ func (h *Handlers) FailoverRunEvents(w http.ResponseWriter, r *http.Request) (Fr
 // pushed) and the time of the last update.
 func (h *Handlers) OverviewEvents(w http.ResponseWriter, r *http.Request) (Fragments, bool) {
 	loaded, _ := strconv.Atoi(r.URL.Query().Get("losses"))
+	flows, err := strconv.Atoi(r.URL.Query().Get("flows"))
+	if err != nil {
+		flows = -1 // unknown: the notice asks for a reload
+	}
 	return func(ctx context.Context) ([]Fragment, error) {
 		now := h.now()
 		p := views.OverviewPage{Now: now, Window: SparkWindow, LoadedLosses: loaded}
 		p.Losses, p.LossUnknown = h.openLosses(r.WithContext(ctx))
-		fs := []Fragment{{"losses", views.LossNotice(p)}, {"asof", views.OverviewAsOf(now)}}
-		for i, s := range h.Monitor.Snapshots() {
+		snaps := h.Monitor.Snapshots()
+		fs := []Fragment{{"losses", views.LossNotice(p)}, {"flows", views.FlowsNotice(len(snaps), flows)}, {"asof", views.OverviewAsOf(now)}}
+		for _, s := range snaps {
 			c := h.overviewCard(ctx, s, now)
-			fs = append(fs, Fragment{views.CardEvent(i), views.FlowCardFragment(c, now, SparkWindow)},
-				Fragment{views.SparkEvent(i), views.SparkFragment(c)})
+			fs = append(fs, Fragment{views.CardEvent(s.Flow.Name), views.FlowCardFragment(c, now, SparkWindow)},
+				Fragment{views.SparkEvent(s.Flow.Name), views.SparkFragment(c)})
 		}
 		return fs, nil
 	}, true

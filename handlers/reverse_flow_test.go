@@ -3,6 +3,9 @@ package handlers
 import (
 	"context"
 	"html"
+	"maps"
+	"net/http/httptest"
+	"slices"
 	"net/url"
 	"strings"
 	"testing"
@@ -35,6 +38,34 @@ func TestReverseFlowPages(t *testing.T) {
 	}
 	if w = rig.get(t, "/flows/"+url.PathEscape(fwd.Name)); strings.Contains(w.Body.String(), note) {
 		t.Fatal("the forward flow's page calls it a reverse flow")
+	}
+	if !strings.Contains(body, "flows=2") {
+		t.Fatal("the overview's event stream does not say how many flows the page has")
+	}
+	// A page loaded before the reverse flow was watched is told to reload,
+	// and each card's events are named by flow, so none gets another's.
+	for loaded, want := range map[string]bool{"1": true, "2": false} {
+		req := httptest.NewRequest("GET", "/events?losses=0&flows="+loaded, nil)
+		frags, _ := rig.h.OverviewEvents(httptest.NewRecorder(), req)
+		fs, err := frags(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		events := map[string]string{}
+		for _, f := range fs {
+			var b strings.Builder
+			if err := f.View.Render(context.Background(), &b); err != nil {
+				t.Fatal(err)
+			}
+			events[f.Event] = b.String()
+		}
+		if got := strings.Contains(events["flows"], "flows-changed"); got != want {
+			t.Errorf("page with %s flows: reload notice %v, want %v", loaded, got, want)
+		}
+		fc, rc := events["card-"+fwd.Name], events["card-"+rev.Name]
+		if !strings.Contains(rc, note) || fc == "" || strings.Contains(fc, note) {
+			t.Errorf("card events %v", slices.Collect(maps.Keys(events)))
+		}
 	}
 	got := configuredFlows(rig.mon.Snapshots())
 	if len(got) != 1 || got[0].Flow.Name != fwd.Name || len(rig.mon.Snapshots()) != 2 {

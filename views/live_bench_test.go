@@ -136,9 +136,9 @@ func BenchmarkOverviewUpdateNew(b *testing.B) {
 				}
 				keep("losses", LossNotice(p))
 				keep("asof", OverviewAsOf(p.Now))
-				for i, c := range p.Cards {
-					keep(CardEvent(i), FlowCardFragment(c, p.Now, p.Window))
-					keep(SparkEvent(i), SparkFragment(c))
+				for _, c := range p.Cards {
+					keep(CardEvent(c.Snap.Flow.Name), FlowCardFragment(c, p.Now, p.Window))
+					keep(SparkEvent(c.Snap.Flow.Name), SparkFragment(c))
 				}
 				for _, l := range last {
 					for name, body := range frags {

@@ -48,7 +48,7 @@ func TestLoadFiftyOverviewStreams(t *testing.T) {
 	defer cancel()
 	var bytesRead atomic.Int64
 	for range n {
-		resp := openStream(t, ctx, c.URL+"/events?losses=0", sessionCookie(t, c, "viewer"))
+		resp := openStream(t, ctx, c.URL+"/events?losses=0&flows=1", sessionCookie(t, c, "viewer"))
 		go func() {
 			defer resp.Body.Close()
 			io.Copy(counter{&bytesRead}, resp.Body)

@@ -229,14 +229,14 @@ func TestOverviewStreamsShareOneRenderPerTick(t *testing.T) {
 	var firsts [2]map[string]string
 	var wg sync.WaitGroup
 	for i := range firsts {
-		resp := openStream(t, ctx, srv.URL+"/events?losses=0", nil)
+		resp := openStream(t, ctx, srv.URL+"/events?losses=0&flows=1", nil)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			events := readEvents(resp)
 			got := map[string]string{}
 			deadline := time.After(10 * time.Second)
-			for got["asof"] == "" || got["card-0"] == "" || got["spark-0"] == "" {
+			for got["asof"] == "" || got["card-primary->dr"] == "" || got["spark-primary->dr"] == "" {
 				select {
 				case ev, ok := <-events:
 					if !ok {
@@ -261,10 +261,10 @@ func TestOverviewStreamsShareOneRenderPerTick(t *testing.T) {
 	}
 	// The sparkline is its own event: a card whose figures changed does
 	// not resend it.
-	if strings.Contains(firsts[0]["card-0"], "<svg") || !strings.Contains(firsts[0]["spark-0"], "<svg") {
-		t.Fatalf("card-0 %q, spark-0 %q", firsts[0]["card-0"], firsts[0]["spark-0"])
+	if strings.Contains(firsts[0]["card-primary->dr"], "<svg") || !strings.Contains(firsts[0]["spark-primary->dr"], "<svg") {
+		t.Fatalf("card %q, spark %q", firsts[0]["card-primary->dr"], firsts[0]["spark-primary->dr"])
 	}
-	if firsts[0]["card-0"] != firsts[1]["card-0"] {
+	if firsts[0]["card-primary->dr"] != firsts[1]["card-primary->dr"] {
 		t.Fatal("the streams got different cards from one render")
 	}
 }
@@ -285,7 +285,7 @@ func TestOverviewSparklineNotResentEachTick(t *testing.T) {
 	// Start just after a step boundary, so the 2.5 s window lies in one step.
 	time.Sleep(time.Until(time.Now().Truncate(views.SparkStep).Add(views.SparkStep + 50*time.Millisecond)))
 	start := time.Now()
-	events := readEvents(openStream(t, ctx, srv.URL+"/events?losses=0", nil))
+	events := readEvents(openStream(t, ctx, srv.URL+"/events?losses=0&flows=1", nil))
 	count := map[string]int{}
 	timeout := time.After(2500 * time.Millisecond)
 	for done := false; !done; {
@@ -299,7 +299,7 @@ func TestOverviewSparklineNotResentEachTick(t *testing.T) {
 	if start.Truncate(views.SparkStep) != time.Now().Truncate(views.SparkStep) {
 		t.Fatalf("the 2.5 s window outlasted a %s step: the machine stalled; events %v", views.SparkStep, count)
 	}
-	if count["asof"] < 2 || count["spark-0"] != 1 {
+	if count["asof"] < 2 || count["spark-primary->dr"] != 1 {
 		t.Fatalf("events sent: %v; want the sparkline once and the time line more", count)
 	}
 }
