@@ -5,8 +5,8 @@ import (
 	"html"
 	"maps"
 	"net/http/httptest"
-	"slices"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
