@@ -144,11 +144,11 @@ type Monitor struct {
 	writer  *sampleWriter
 
 	mu sync.RWMutex
-	// flows are the configured flows, then those added by Watch; the
+	// flows are the configured flows, then those added by SetWatched; the
 	// slice is replaced, never changed in place (flowList's copies).
 	flows []*flowMonitor
 	ready bool
-	// bg and bgWG are Run's, for ingesters started after it (Watch);
+	// bg and bgWG are Run's, for ingesters started after it (SetWatched);
 	// nil before Run.
 	bg   context.Context
 	bgWG *sync.WaitGroup

@@ -92,7 +92,7 @@ func (m *Monitor) startIngest(fm *flowMonitor) {
 	go func() { defer wg.Done(); fm.ingester.Run(ctx) }()
 }
 
-// endIngests keeps Watch from starting ingesters once Run is ending.
+// endIngests keeps SetWatched from starting ingesters once Run is ending.
 func (m *Monitor) endIngests() {
 	m.mu.Lock()
 	m.bg, m.bgWG = nil, nil
