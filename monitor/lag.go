@@ -334,14 +334,13 @@ func (r *LagReader) sourceTopics(ctx context.Context) (mirroredTopics, error) {
 			continue
 		}
 		name := *t.Topic
-		// What MM2 never copies is not at risk: the flow's own topics (a
-		// reverse flow's Connect positions are on its source), internal
-		// topics and cycles
-		// (a failback's reverse flow puts <dr>.heartbeats on the primary).
-		// Heartbeats are copied but are not data: their age is the flow's
-		// heartbeat, not its lag.
+		// What MM2 never copies is not at risk: the flow's own topics on
+		// the source (a reverse flow's Connect positions), internal topics
+		// and cycles (a failback's reverse flow puts <dr>.heartbeats on the
+		// primary). Heartbeats are copied but are not data: their age is
+		// the flow's heartbeat, not its lag.
 		p := r.Topics.Policy
-		if r.Topics.own(name) || p.IsInternalTopic(name) || p.IsHeartbeatsTopic(name) || p.IsCycle(r.Flow.TargetAlias, name) || !r.Flow.Topics.Matches(name) {
+		if r.Topics.ownOnSource(name) || p.IsInternalTopic(name) || p.IsHeartbeatsTopic(name) || p.IsCycle(r.Flow.TargetAlias, name) || !r.Flow.Topics.Matches(name) {
 			continue
 		}
 		out.names = append(out.names, name)

@@ -48,9 +48,11 @@ func TopicsOf(f *config.Flow) FlowTopics {
 	return t
 }
 
-// own says whether topic is one of the flow's bookkeeping topics.
-func (t FlowTopics) own(topic string) bool {
-	return topic == t.OffsetSyncs || topic == t.Checkpoints || topic == t.Heartbeats || topic == t.ConnectOffsets
+// ownOnSource says whether topic is one of the flow's bookkeeping topics
+// that live on its source cluster. Only those: a source topic that merely
+// shares a name with one on the target is still the source's data.
+func (t FlowTopics) ownOnSource(topic string) bool {
+	return !t.OffsetSyncsOnTarget && topic == t.OffsetSyncs || t.ConnectOffsetsOnSource && topic == t.ConnectOffsets
 }
 
 func or(a, b string) string {

@@ -152,3 +152,28 @@ func TestSetWatchedReverseFlow(t *testing.T) {
 		}
 	}
 }
+
+// Only the bookkeeping topics that live on a flow's source are left out of
+// its data: a source topic that shares a name with one on the target
+// (a forward flow's Connect offsets topic) is still data at risk.
+func TestOwnTopicsOnSourceOnly(t *testing.T) {
+	fwd := &config.Flow{SourceAlias: "primary", TargetAlias: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target", ConnectOffsetsTopic: "connect-offsets"}
+	rev := &config.Flow{SourceAlias: "dr", TargetAlias: "primary", ReplicationPolicy: "identity", ConnectOffsetsTopic: "connect-offsets", ReverseOf: "x"}
+	ft, rt := TopicsOf(fwd), TopicsOf(rev)
+	for _, c := range []struct {
+		t     FlowTopics
+		topic string
+		own   bool
+	}{
+		{ft, "connect-offsets", false}, // on the target: a source topic of that name is data
+		{ft, ft.OffsetSyncs, false},
+		{ft, ft.Checkpoints, false},
+		{rt, "connect-offsets", true},               // the reverse flow's positions, on its source
+		{rt, rt.OffsetSyncs, true},                  // MM2's default location: the source
+		{rt, "mm2-offset-syncs.dr.internal", false}, // another flow's
+	} {
+		if got := c.t.ownOnSource(c.topic); got != c.own {
+			t.Errorf("%+v ownOnSource(%q) = %v, want %v", c.t, c.topic, got, c.own)
+		}
+	}
+}
