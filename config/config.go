@@ -256,6 +256,12 @@ type ClusterLink struct {
 	Password     string `yaml:"password"`
 	PasswordFile string `yaml:"password_file"`
 	TLS          *TLS   `yaml:"tls"`
+	// Primary is the primary cluster's REST API (rest_url, cluster_id,
+	// credentials, tls; link left out: a bidirectional link has the same
+	// name on both ends). Only a failback needs it: truncate-and-restore
+	// and reverse-and-start are sent to the cluster whose topics become,
+	// then stop being, mirrors.
+	Primary *ClusterLink `yaml:"primary"`
 }
 
 // IsClusterLink reports a Cluster Linking flow.
@@ -566,23 +572,21 @@ func (c *Config) validate(file string) Problems {
 				bad(key+".cluster_link", "required for kind cluster-link (rest_url, cluster_id, link)")
 				break
 			}
-			if u, err := url.Parse(cl.RestURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				bad(key+".cluster_link.rest_url", "%q is not an http(s) URL", cl.RestURL)
-			}
-			if cl.ClusterID == "" {
-				bad(key+".cluster_link.cluster_id", "required: the DR cluster's id")
-			}
+			checkLinkEndpoint(bad, key+".cluster_link", cl, "DR")
 			if cl.Link == "" {
 				bad(key+".cluster_link.link", "required: the link name")
 			}
-			if cl.PasswordFile != "" {
-				if cl.Password != "" {
-					bad(key+".cluster_link", "set password or password_file, not both")
-				} else if pw, err := os.ReadFile(cl.PasswordFile); err != nil {
-					bad(key+".cluster_link.password_file", "cannot read: %v", errors.Unwrap(err))
-				} else {
-					cl.Password = strings.TrimRight(string(pw), "\r\n")
+			if pr := cl.Primary; pr != nil {
+				checkLinkEndpoint(bad, key+".cluster_link.primary", pr, "primary")
+				switch {
+				case pr.Link != "" && pr.Link != cl.Link:
+					bad(key+".cluster_link.primary.link", "%q: a bidirectional link has the same name on both ends (%q); leave it out", pr.Link, cl.Link)
+				case pr.Primary != nil:
+					bad(key+".cluster_link.primary.primary", "not allowed")
+				case pr.ClusterID != "" && pr.ClusterID == cl.ClusterID:
+					bad(key+".cluster_link.primary.cluster_id", "%q is the DR cluster's id", pr.ClusterID)
 				}
+				pr.Link = cl.Link
 			}
 		default:
 			bad(key+".kind", "%q: want mm2 or cluster-link", f.Kind)
@@ -784,4 +788,24 @@ func (c *Config) Flow(name string) *Flow {
 		}
 	}
 	return nil
+}
+
+// checkLinkEndpoint checks a Cluster Linking REST endpoint (the DR
+// cluster's, or the primary's for a failback) and reads its password file.
+func checkLinkEndpoint(bad func(key, format string, args ...any), key string, cl *ClusterLink, side string) {
+	if u, err := url.Parse(cl.RestURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad(key+".rest_url", "%q is not an http(s) URL", cl.RestURL)
+	}
+	if cl.ClusterID == "" {
+		bad(key+".cluster_id", "required: the %s cluster's id", side)
+	}
+	if cl.PasswordFile != "" {
+		if cl.Password != "" {
+			bad(key, "set password or password_file, not both")
+		} else if pw, err := os.ReadFile(cl.PasswordFile); err != nil {
+			bad(key+".password_file", "cannot read: %v", errors.Unwrap(err))
+		} else {
+			cl.Password = strings.TrimRight(string(pw), "\r\n")
+		}
+	}
 }

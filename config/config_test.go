@@ -389,3 +389,50 @@ func TestSyncsPerPartition(t *testing.T) {
 		}
 	}
 }
+
+// A Cluster Linking flow's primary REST API (for a failback): checked like
+// DR's, the link name is the same on both ends, and a password file is read.
+func TestClusterLinkPrimary(t *testing.T) {
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const head = `
+clusters:
+  a: {bootstrap: ["a:9092"]}
+  b: {bootstrap: ["b:9092"]}
+flows:
+  - name: l
+    kind: cluster-link
+    source: a
+    target: b
+    cluster_link:
+      rest_url: https://dr:8090/kafka
+      cluster_id: lkc-dr
+      link: dr-link
+`
+	c, err := Parse("ok.yaml", strings.NewReader(head+"      primary: {rest_url: https://primary:8090/kafka, cluster_id: lkc-primary, password_file: "+pw+"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Flow("l").ClusterLink.Primary; p.Link != "dr-link" || p.Password != "s3cret" || p.ClusterID != "lkc-primary" {
+		t.Fatalf("primary %+v", p)
+	}
+	_, err = Parse("bad.yaml", strings.NewReader(head+"      primary: {rest_url: ftp://x, cluster_id: lkc-dr, link: other}\n"))
+	for _, want := range []string{
+		`flows[0] (l).cluster_link.primary.rest_url: "ftp://x" is not an http(s) URL`,
+		`flows[0] (l).cluster_link.primary.link: "other": a bidirectional link has the same name on both ends ("dr-link")`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in %v", want, err)
+		}
+	}
+	_, err = Parse("bad.yaml", strings.NewReader(head+"      primary: {rest_url: https://p/kafka, cluster_id: lkc-dr}\n"))
+	if err == nil || !strings.Contains(err.Error(), `cluster_link.primary.cluster_id: "lkc-dr" is the DR cluster's id`) {
+		t.Errorf("the DR cluster's id as the primary's: %v", err)
+	}
+	_, err = Parse("bad.yaml", strings.NewReader(head+"      primary: {rest_url: https://p/kafka}\n"))
+	if err == nil || !strings.Contains(err.Error(), `cluster_link.primary.cluster_id: required: the primary cluster's id`) {
+		t.Errorf("no cluster id: %v", err)
+	}
+}

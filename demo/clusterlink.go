@@ -55,6 +55,10 @@ type ClusterLinkStandIn struct {
 	pendingFor time.Duration
 	sourceDown bool
 	actions    []ClusterLinkAction
+	// truncatable is, per topic on the source cluster, how many records
+	// each partition holds beyond the stopped DR mirror's end: what a
+	// truncate-and-restore there deletes.
+	truncatable map[string][]int64
 }
 
 type standInMirror struct {
@@ -73,7 +77,7 @@ type standInFailure struct {
 
 // ClusterLinkAction is one action request the stand-in answered.
 type ClusterLinkAction struct {
-	Action       string // promote, failover, pause, resume, reverse-and-start-mirror, reverse-and-pause-mirror
+	Action       string // promote, failover, pause, resume, reverse-and-start-mirror, reverse-and-pause-mirror, truncate-and-restore
 	Topics       []string
 	ValidateOnly bool
 	Failed       map[string]string // topic -> per-topic error message
@@ -99,6 +103,11 @@ type ClusterLinkStandInState struct {
 	Actions       []ClusterLinkAction
 }
 
+// ClusterLinkSourceID is the id the stand-in serves the link's source
+// (primary) cluster under: its REST API, for a failback, is the same URL
+// with this cluster id.
+const ClusterLinkSourceID = "standin-source-cluster"
+
 // DefaultPendingStopped is how long a promoted or failed-over mirror stays
 // PENDING_STOPPED before it reads STOPPED (stand-in: real clusters take as
 // long as the final sync takes).
@@ -113,15 +122,16 @@ func StartClusterLinkStandIn(clusterID, link string, topics map[string]int) (*Cl
 	}
 	now := time.Now()
 	s := &ClusterLinkStandIn{
-		ClusterID:  clusterID,
-		Link:       link,
-		linkID:     "standin-" + strconv.FormatInt(now.UnixNano()%1e9, 36),
-		sourceID:   "standin-source-cluster",
-		linkState:  "ACTIVE",
-		linkError:  "NO_ERROR",
-		mirrors:    map[string]*standInMirror{},
-		remote:     map[string]*standInMirror{},
-		pendingFor: DefaultPendingStopped,
+		ClusterID:   clusterID,
+		Link:        link,
+		linkID:      "standin-" + strconv.FormatInt(now.UnixNano()%1e9, 36),
+		sourceID:    "standin-source-cluster",
+		linkState:   "ACTIVE",
+		linkError:   "NO_ERROR",
+		mirrors:     map[string]*standInMirror{},
+		remote:      map[string]*standInMirror{},
+		pendingFor:  DefaultPendingStopped,
+		truncatable: map[string][]int64{},
 	}
 	for name, n := range topics {
 		if name == "" || n <= 0 {
@@ -140,7 +150,7 @@ func StartClusterLinkStandIn(clusterID, link string, topics map[string]int) (*Cl
 	mux.HandleFunc("GET "+base+"/{link}", s.getLink)
 	mux.HandleFunc("GET "+base+"/{link}/mirrors", s.listMirrors)
 	mux.HandleFunc("GET "+base+"/{link}/mirrors/{topic}", s.getMirror)
-	for _, a := range []string{"promote", "failover", "pause", "resume", "reverse-and-start-mirror", "reverse-and-pause-mirror"} {
+	for _, a := range []string{"promote", "failover", "pause", "resume", "reverse-and-start-mirror", "reverse-and-pause-mirror", "truncate-and-restore"} {
 		mux.HandleFunc("POST "+base+"/{link}/mirrors:"+a, func(w http.ResponseWriter, r *http.Request) { s.alter(w, r, a) })
 	}
 	s.mux = mux
@@ -557,8 +567,20 @@ func (s *ClusterLinkStandIn) alter(w http.ResponseWriter, r *http.Request, actio
 	data := []any{}
 	for _, n := range names {
 		m := here[n]
-		code, msg := s.refuse(action, n, m)
-		if code == 0 && !validate {
+		var code int
+		var msg string
+		var truncated any
+		truncation := []any{}
+		if action == "truncate-and-restore" {
+			var remote *standInMirror
+			if remote, code, msg = s.restorable(n, here, there); code == 0 {
+				truncated, truncation = s.truncation(n, remote, r.URL.Query().Get("include_partition_level_truncation_data") == "true")
+				if !validate {
+					s.restore(n, remote, now, here)
+					m = here[n]
+				}
+			}
+		} else if code, msg = s.refuse(action, n, m); code == 0 && !validate {
 			s.apply(action, m, now, here, there)
 		}
 		entry := map[string]any{
@@ -568,8 +590,8 @@ func (s *ClusterLinkStandIn) alter(w http.ResponseWriter, r *http.Request, actio
 			"error_code":                      nil,
 			"error_message":                   nil,
 			"mirror_lags":                     lagsJSON(m),
-			"messages_truncated":              nil,
-			"partition_level_truncation_data": []any{},
+			"messages_truncated":              truncated,
+			"partition_level_truncation_data": truncation,
 		}
 		if code != 0 {
 			entry["error_code"], entry["error_message"] = code, msg
@@ -666,4 +688,70 @@ func (s *ClusterLinkStandIn) apply(action string, m *standInMirror, now time.Tim
 			}
 		}
 	}
+}
+
+// SetTruncatable says how many records each partition of topic holds, on
+// the source cluster, beyond the end of DR's stopped mirror of it: what a
+// truncate-and-restore sent there deletes (stand-in: the real cluster
+// compares the two logs).
+func (s *ClusterLinkStandIn) SetTruncatable(topic string, perPartition []int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.truncatable[topic] = slices.Clone(perPartition)
+}
+
+// SetRemoteLag is SetLag for a mirror topic on the source cluster (one a
+// truncate-and-restore or a reverse made there).
+func (s *ClusterLinkStandIn) SetRemoteLag(topic string, partition int, lag int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m, ok := s.remote[topic]; ok && partition >= 0 && partition < len(m.lag) {
+		m.lag[partition] = max(lag, 0)
+	}
+}
+
+// restorable finds the stopped mirror on the other end (there) that local
+// topic name, on this end, would be truncated to and restored from. The
+// wording is the stand-in's.
+func (s *ClusterLinkStandIn) restorable(name string, here, there map[string]*standInMirror) (*standInMirror, int, string) {
+	if m := here[name]; m != nil && m.status != "STOPPED" {
+		return nil, 400, fmt.Sprintf("Topic '%s' is already a mirror topic of link '%s' (%s)", name, s.Link, m.status)
+	}
+	for _, n := range sortedNames(there) {
+		if r := there[n]; r.source == name {
+			if r.status != "STOPPED" {
+				return nil, 400, fmt.Sprintf("Topic '%s' cannot be restored: its remote mirror '%s' is %s, not stopped; promote or fail it over first", name, n, r.status)
+			}
+			return r, 0, ""
+		}
+	}
+	return nil, 404, fmt.Sprintf("Topic '%s' has no stopped mirror topic on the other end of link '%s'", name, s.Link)
+}
+
+// truncation is what truncating name to remote's end deletes: the total,
+// and per partition when asked (offset_truncated_to is the remote
+// mirror's end: offsets are the same on both ends).
+func (s *ClusterLinkStandIn) truncation(name string, remote *standInMirror, perPartition bool) (int64, []any) {
+	var total int64
+	out := []any{}
+	for p := range remote.fetch {
+		var n int64
+		if t := s.truncatable[name]; p < len(t) {
+			n = t[p]
+		}
+		total += n
+		if perPartition {
+			out = append(out, map[string]any{"partition_id": p, "offset_truncated_to": remote.fetch[p], "messages_truncated": n})
+		}
+	}
+	return total, out
+}
+
+// restore makes local topic name a mirror of remote, running, caught up
+// to the records remote held when it stopped; lags set later (SetRemoteLag
+// on the source end) stand for DR's writes since.
+func (s *ClusterLinkStandIn) restore(name string, remote *standInMirror, now time.Time, here map[string]*standInMirror) {
+	here[name] = &standInMirror{name: name, source: remote.name, status: "ACTIVE", since: now,
+		lag: make([]int64, len(remote.lag)), fetch: slices.Clone(remote.fetch)}
+	delete(s.truncatable, name)
 }

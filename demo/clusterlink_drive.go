@@ -23,7 +23,9 @@ var LinkTopics = map[string]int{LinkTopic: 3}
 // DriveClusterLink makes the stand-in link follow the real primary: every
 // second each ACTIVE partition's last fetched offset is the primary's end
 // offset minus a lag wandering between 0 and 30 records, so the console's
-// lag in time comes from real record timestamps. It runs until ctx is done.
+// lag in time comes from real record timestamps. Once the mirror is failed
+// over, each partition's records past its end are what the primary's
+// truncate-and-restore would delete. It runs until ctx is done.
 func DriveClusterLink(ctx context.Context, s *ClusterLinkStandIn, primary []string, seed int64) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(primary...), kgo.MetadataMinAge(250*time.Millisecond))
 	if err != nil {
@@ -41,14 +43,30 @@ func DriveClusterLink(ctx context.Context, s *ClusterLinkStandIn, primary []stri
 				return
 			case <-t.C:
 			}
-			if m, ok := s.State().Mirrors[LinkTopic]; !ok || m.Status != "ACTIVE" {
-				continue // promoted, failed over or paused: nothing flows
+			st := s.State()
+			m, ok := st.Mirrors[LinkTopic]
+			_, restored := st.RemoteMirrors[LinkTopic]
+			// Failed over, not yet restored: the primary's records past the
+			// stopped mirror are what a truncate-and-restore would delete.
+			stopped := ok && m.Status == "STOPPED" && !restored
+			if !ok || (m.Status != "ACTIVE" && !stopped) {
+				continue // promoted and restored, or paused: nothing flows
 			}
 			rctx, cancel := context.WithTimeout(ctx, time.Second)
 			ends, err := adm.ListEndOffsets(rctx, LinkTopic)
 			cancel()
 			if err != nil {
 				continue // the primary is down: the link stalls
+			}
+			if stopped {
+				beyond := make([]int64, len(m.LastFetchOffsets))
+				ends.Each(func(o kadm.ListedOffset) {
+					if p := int(o.Partition); o.Err == nil && p < len(beyond) {
+						beyond[p] = max(0, o.Offset-m.LastFetchOffsets[p])
+					}
+				})
+				s.SetTruncatable(LinkTopic, beyond)
+				continue
 			}
 			ends.Each(func(o kadm.ListedOffset) {
 				if o.Err != nil {

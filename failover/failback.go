@@ -39,10 +39,8 @@ import (
 //     policy. Under the default policy DR's records come back as
 //     "<dr>.<topic>", not into the topics the primary's consumers read:
 //     returning them is an application change the console cannot plan.
-//     Cluster Linking flows are refused too: after promote or failover the
-//     DR topics are no longer mirrors, so reverse-and-start does not apply,
-//     and re-mirroring the old primary (truncate-and-restore) needs the
-//     primary cluster's REST API, which the console is not configured with;
+//     Cluster Linking flows have a failback of their own
+//     (failback_clusterlink.go);
 //   - the reverse connectors run on the forward flow's Connect cluster
 //     (connect_url), whose workers are assumed to reach both clusters at
 //     the console's bootstrap addresses; clusters with TLS or SASL settings
@@ -81,7 +79,7 @@ const (
 
 // failbackKinds are the kinds of failback steps.
 var failbackKinds = []StepKind{KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse, KindTranslateGroupBack,
-	KindSavepointDR, KindRewriteBack, KindRestartForward}
+	KindSavepointDR, KindRewriteBack, KindRestartForward, KindRestorePrimary, KindWaitPrimary, KindReverseToPrimary}
 
 // FailbackPlan is the failback plan of flow, the one order a failback
 // has: a translate-group-back step per group after stop-reverse (whose
@@ -110,6 +108,9 @@ func (rb *Runbook) reverseCatchUp() time.Duration {
 
 // failbackTitle says what step s of failback p does; "" for other kinds.
 func failbackTitle(p Plan, s Step, flow *config.Flow) string {
+	if flow != nil && flow.IsClusterLink() {
+		return linkFailbackTitle(s, flow)
+	}
 	connectURL, fwd := "?", "?"
 	var rev mm2.ReverseConnectors
 	if flow != nil {
@@ -165,9 +166,13 @@ func failbackProblems(cfg *config.Config, p Plan) []error {
 	if p.Drill {
 		bad("a plan is a drill or a failback, not both")
 	}
+	if flow.IsClusterLink() {
+		for _, why := range linkFailbackProblems(flow, p) {
+			bad("%s", why)
+		}
+		return errs
+	}
 	switch {
-	case flow.IsClusterLink():
-		bad("not for Cluster Linking flows: after promote or failover the DR topics are no longer mirrors, so reverse-and-start does not apply, and restoring the old primary's topics as mirrors (truncate-and-restore) needs the primary cluster's REST API, which the console does not have")
 	case flow.ReplicationPolicy != "identity":
 		bad("only under the identity replication policy: under the %s policy DR's records come back as %q, not into the topics the primary's consumers read",
 			flow.ReplicationPolicy, monitor.TopicsOf(flow).Policy.RemoteTopic(flow.TargetAlias, "<topic>"))
@@ -274,6 +279,9 @@ func (rb *Runbook) failbackRules(ctx context.Context, r *Run, idx int) []RuleRes
 	if errs := failbackProblems(rb.Config, r.Plan); len(errs) > 0 {
 		rules = append(rules, RuleResult{Name: "a valid failback plan", Evidence: errors.Join(errs...).Error()})
 		return rules
+	}
+	if flow.IsClusterLink() {
+		return append(rules, rb.linkFailbackRules(ctx, r, idx)...)
 	}
 	api := rb.Connect(flow.ConnectURL)
 	switch r.Plan.Steps[idx].Kind {
@@ -423,14 +431,18 @@ func (rb *Runbook) reverseStart(ctx context.Context, r *Run) (map[model.TP]int64
 func (e *Execution) failbackEffect(ctx context.Context) (any, error) {
 	rb, r := e.rb, e.run
 	flow := rb.Config.Flow(r.Flow)
+	if e.Step.Kind == KindStopWriters {
+		return map[string]any{"confirmed_by": e.who.Name, "note": "the operator confirmed, by typing the flow name, that no producer writes to DR"}, nil
+	}
+	if flow.IsClusterLink() {
+		return e.linkFailbackEffect(ctx)
+	}
 	api := rb.Connect(flow.ConnectURL)
 	switch e.Step.Kind {
 	case KindSetUpReverse:
 		return rb.setUpReverse(ctx, e.started, r, flow, api)
 	case KindWaitReverse:
 		return rb.waitReverse(ctx, r, e.Progress)
-	case KindStopWriters:
-		return map[string]any{"confirmed_by": e.who.Name, "note": "the operator confirmed, by typing the flow name, that no producer writes to DR"}, nil
 	case KindStopReverse:
 		return rb.stopReverse(ctx, e.started, r, flow, api)
 	case KindTranslateGroupBack:
@@ -917,6 +929,9 @@ func (rb *Runbook) previewFailback(ctx context.Context, r *Run, i int) ([]string
 	flow := rb.Config.Flow(r.Flow)
 	if errs := failbackProblems(rb.Config, r.Plan); len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	if flow.IsClusterLink() {
+		return rb.previewLinkFailback(ctx, r, i)
 	}
 	rev, err := forwardFlow(flow, rb.Config).ReverseConfigs()
 	if err != nil {

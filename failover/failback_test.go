@@ -616,7 +616,7 @@ func TestFailbackPlanRefusals(t *testing.T) {
 		{"cluster link", base(func(c *config.Config) {
 			c.Flows[0].Kind, c.Flows[0].ConnectURL = "cluster-link", ""
 			c.Flows[0].ClusterLink = &config.ClusterLink{RestURL: "http://dr:8090/kafka", ClusterID: "c", Link: "l"}
-		}), ok, "not for Cluster Linking flows"},
+		}), ok, "set cluster_link.primary"},
 		{"order", base(nil), reordered, "exactly"},
 		{"stray step", base(nil), stray, "only in a failback plan"},
 		{"drill", base(nil), drill, "a drill or a failback"},

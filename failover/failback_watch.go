@@ -27,7 +27,17 @@ func ReverseFlowName(flow string) string { return flow + ReverseFlowSuffix }
 // location; its internal topics derived by the policy (the forward flow's
 // overrides name the forward topics). Its Connect positions are in the
 // forward flow's Connect offsets topic, on DR (config.Flow.ReverseOf).
+//
+// A Cluster Linking flow's reverse flow is the primary's mirrors of DR's
+// topics, read from the primary's REST API, from truncate-and-restore
+// until reverse-to-primary is done.
 func reverseFlowOf(f *config.Flow) *config.Flow {
+	if f.IsClusterLink() {
+		return &config.Flow{Name: ReverseFlowName(f.Name), ReverseOf: f.Name, Kind: "cluster-link",
+			Source: f.Target, Target: f.Source, SourceAlias: f.TargetAlias, TargetAlias: f.SourceAlias,
+			ReplicationPolicy: f.ReplicationPolicy, Separator: f.Separator, OffsetSyncsLocation: f.OffsetSyncsLocation,
+			Topics: f.Topics, ClusterLink: f.ClusterLink.Primary, Objectives: f.Objectives}
+	}
 	return &config.Flow{Name: ReverseFlowName(f.Name), ReverseOf: f.Name, Kind: "mm2",
 		Source: f.Target, Target: f.Source, SourceAlias: f.TargetAlias, TargetAlias: f.SourceAlias,
 		ReplicationPolicy: f.ReplicationPolicy, Separator: f.Separator, LegacyInternalSeparator: f.LegacyInternalSeparator,
@@ -39,19 +49,26 @@ func reverseFlowOf(f *config.Flow) *config.Flow {
 // WatchReverseFlows makes the monitor watch exactly the reverse flows of
 // the failbacks whose reverse connectors may be copying: set-up-reverse
 // started and stop-reverse not done, whatever became of the run (one
-// cancelled or failed in between still has its connectors).
+// cancelled or failed in between still has its connectors); for Cluster
+// Linking, truncate-and-restore-primary started and reverse-to-primary not
+// done.
 func (rb *Runbook) WatchReverseFlows(ctx context.Context) error {
 	if rb.Monitor == nil {
 		return nil
 	}
-	flows, err := rb.Store.FlowsBetweenSteps(ctx, string(KindSetUpReverse), string(KindStopReverse))
-	if err != nil {
-		return err
-	}
 	var want []*config.Flow
-	for _, name := range flows {
-		if f := rb.Config.Flow(name); f != nil && !f.IsClusterLink() {
-			want = append(want, reverseFlowOf(f))
+	for _, between := range [][2]StepKind{{KindSetUpReverse, KindStopReverse}, {KindRestorePrimary, KindReverseToPrimary}} {
+		flows, err := rb.Store.FlowsBetweenSteps(ctx, string(between[0]), string(between[1]))
+		if err != nil {
+			return err
+		}
+		for _, name := range flows {
+			// A flow's kind decides which pair of steps brackets its
+			// reverse flow; the other pair never names it.
+			if f := rb.Config.Flow(name); f != nil && f.IsClusterLink() == (between[0] == KindRestorePrimary) &&
+				(!f.IsClusterLink() || f.ClusterLink.Primary != nil) {
+				want = append(want, reverseFlowOf(f))
+			}
 		}
 	}
 	return rb.Monitor.SetWatched(ctx, want)

@@ -80,6 +80,9 @@ type Step struct {
 	Parallelism           int      `json:"parallelism,omitempty"`
 	AllowNonRestoredState bool     `json:"allow_non_restored_state,omitempty"`
 	ClaimMode             string   `json:"claim_mode,omitempty"`
+	// reverse-to-primary (Cluster Linking failback): reverse-and-pause-mirror
+	// instead of reverse-and-start-mirror, DR's mirrors left paused.
+	PauseMirrors bool `json:"pause_mirrors,omitempty"`
 	// DrillArgs are appended to Args in a drill (config drill.job_args,
 	// copied into the plan when it is created, so approvals cover them);
 	// {run} and {group} are replaced when the job is submitted.
@@ -230,7 +233,8 @@ func (p Plan) Validate(cfg *config.Config) error {
 			for _, why := range rewriteProblems(cfg, p, i) {
 				bad("%s", why)
 			}
-		case KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse, KindTranslateGroupBack, KindSavepointDR, KindRewriteBack, KindRestartForward:
+		case KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse, KindTranslateGroupBack, KindSavepointDR, KindRewriteBack, KindRestartForward,
+			KindRestorePrimary, KindWaitPrimary, KindReverseToPrimary:
 			// failbackProblems
 		default:
 			bad("unknown step kind")

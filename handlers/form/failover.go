@@ -31,9 +31,13 @@ type Plan struct {
 	// Failback plans the failback of the flow (failover.FailbackPlan):
 	// its steps are fixed but for one translate-group-back per group and
 	// the Flink steps (FlinkBack, when its primary target is picked); every
-	// other field but the reason is ignored.
+	// other field but the reason is ignored. A Cluster Linking flow's
+	// (failover.LinkFailbackPlan) takes only PauseMirrors.
 	Failback  bool
 	FlinkBack FlinkBack
+	// PauseMirrors: a Cluster Linking failback reverses with
+	// reverse-and-pause-mirror, leaving DR's mirrors paused.
+	PauseMirrors bool
 	// Strategy is the restore strategy picked: StrategyRewrite,
 	// StrategyNewUID, or "" (as the boxes say).
 	Strategy string
@@ -109,6 +113,7 @@ func NewPlan(r *http.Request) Plan {
 	p.readChoices(r)
 	if p.Failback {
 		p.FlinkBack = readFlinkBack(r)
+		p.PauseMirrors = r.FormValue("failback_pause_mirrors") != ""
 	}
 	return p
 }
@@ -160,6 +165,9 @@ func (p Plan) Validate() error {
 // flow's mirror is stopped (MirrorMaker 2) or promoted (Cluster Linking).
 func (p Plan) Plan(cfg *config.Config) failover.Plan {
 	if p.Failback {
+		if f := cfg.Flow(p.Flow); f != nil && f.IsClusterLink() {
+			return failover.LinkFailbackPlan(p.Flow, p.PauseMirrors)
+		}
 		return p.FlinkBack.plan(failover.FailbackPlan(p.Flow, p.Groups...))
 	}
 	out := failover.Plan{Flow: p.Flow, Drill: p.Drill}

@@ -116,3 +116,22 @@ func TestPlanFormRestoreStrategies(t *testing.T) {
 		t.Fatalf("new uid: %+v %+v", g, r)
 	}
 }
+
+// A failback of a Cluster Linking flow is its own fixed plan; the pause
+// box picks reverse-and-pause-mirror, and groups typed beside it are not
+// translated (offsets are the same on both ends).
+func TestPlanFormClusterLinkFailback(t *testing.T) {
+	cfg := &config.Config{Flows: []*config.Flow{{Name: "link", Kind: "cluster-link"}}}
+	for _, pause := range []bool{false, true} {
+		form := url.Values{"flow": {"link"}, "failback": {"1"}, "groups": {"app"}}
+		if pause {
+			form.Set("failback_pause_mirrors", "1")
+		}
+		req := httptest.NewRequest("POST", "/failover", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		got, want := NewPlan(req).Plan(cfg), failover.LinkFailbackPlan("link", pause)
+		if got.Hash() != want.Hash() {
+			t.Fatalf("pause %v: plan %+v, want %+v", pause, got, want)
+		}
+	}
+}

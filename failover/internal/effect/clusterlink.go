@@ -25,10 +25,16 @@ const (
 	// on the link's other end, becomes its mirror, running or paused.
 	ActionReverseAndStart = "reverse-and-start-mirror"
 	ActionReverseAndPause = "reverse-and-pause-mirror"
+	// ActionTruncateAndRestore (operationId
+	// updateKafkaMirrorTopicsTruncateAndRestoreMirror), sent to the old
+	// primary after a failover: its topics are truncated to the log ends
+	// of DR's stopped mirrors and become mirrors of DR's topics. It deletes
+	// the records the primary holds beyond them (the records lost to DR).
+	ActionTruncateAndRestore = "truncate-and-restore"
 )
 
 // mirrorActions are the actions Validate accepts.
-var mirrorActions = []string{ActionPromote, ActionFailover, ActionPause, ActionResume, ActionReverseAndStart, ActionReverseAndPause}
+var mirrorActions = []string{ActionPromote, ActionFailover, ActionPause, ActionResume, ActionReverseAndStart, ActionReverseAndPause, ActionTruncateAndRestore}
 
 // Promote is the planned switch: the cluster checks that the mirrors caught
 // up (zero lag) and refuses topics that did not, per topic.
@@ -67,6 +73,14 @@ func ReverseAndPause(ctx context.Context, w audit.Written, c *clusterlink.Client
 	return auditedMirrors(ctx, w, c, ActionReverseAndPause, topics)
 }
 
+// TruncateAndRestore truncates the local topics (on the cluster c names)
+// to the remote stopped mirrors' log ends and makes them mirrors of the
+// remote topics. The answer carries, per topic and partition, what was
+// truncated (include_partition_level_truncation_data is always asked).
+func TruncateAndRestore(ctx context.Context, w audit.Written, c *clusterlink.Client, topics []string) ([]clusterlink.MirrorActionResult, error) {
+	return auditedMirrors(ctx, w, c, ActionTruncateAndRestore, topics)
+}
+
 // Validate asks the cluster whether action would succeed for every topic
 // (validate_only=true: the cluster changes nothing), which is why it needs
 // no audit record: previews and safety rules call it before any approval.
@@ -102,6 +116,10 @@ func alterMirrors(ctx context.Context, c *clusterlink.Client, action string, top
 		}
 	}
 	path := c.LinkPath() + "/mirrors:" + action + "?validate_only=" + strconv.FormatBool(validateOnly)
+	if action == ActionTruncateAndRestore {
+		// Without it the answer says only how many per topic, not where.
+		path += "&include_partition_level_truncation_data=true"
+	}
 	body, err := json.Marshal(struct {
 		MirrorTopicNames []string `json:"mirror_topic_names"`
 	}{topics})

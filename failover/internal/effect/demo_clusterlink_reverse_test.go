@@ -115,3 +115,61 @@ func TestClusterLinkReverseRequests(t *testing.T) {
 		}
 	}
 }
+
+// truncate-and-restore is sent as the spec has it, always asking for the
+// per-partition truncation data.
+func TestTruncateAndRestoreRequest(t *testing.T) {
+	srv, seen := clusterlinktest.Server(t, 200, "application/json", okAction("orders"))
+	c := clusterlink.New(srv.URL+"/kafka", "lkc-primary", "dr-link", "u", "p", nil)
+	ctx := context.Background()
+	if _, err := Validate(ctx, c, ActionTruncateAndRestore, []string{"orders"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := TruncateAndRestore(ctx, writtenT(t), c, []string{"orders"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, validate := range []string{"true", "false"} {
+		req := seen()[i]
+		if req.Method != "POST" || req.Path != "/kafka/v3/clusters/lkc-primary/links/dr-link/mirrors:truncate-and-restore" ||
+			req.Query != "validate_only="+validate+"&include_partition_level_truncation_data=true" || req.Body != `{"mirror_topic_names":["orders"]}` {
+			t.Fatalf("validate_only=%s: %+v", validate, req)
+		}
+	}
+}
+
+// After a failover on DR, truncate-and-restore sent to the primary's end
+// reports what it deletes per partition (at the stopped mirror's end),
+// makes the primary's topic a mirror of DR's, and is refused for a topic
+// whose DR mirror still runs or that is a mirror already.
+func TestClusterLinkStandInTruncateAndRestore(t *testing.T) {
+	s, c := startLinkStandIn(t)
+	ctx := context.Background()
+	primary := clusterlink.New(s.URL, "standin-source-cluster", "dr-link", "", "", nil)
+	s.SetLastFetchOffset("orders", 2, 900)
+	s.SetTruncatable("orders", []int64{0, 0, 4})
+	if _, err := Validate(ctx, primary, ActionTruncateAndRestore, []string{"orders"}); err == nil || !strings.Contains(err.Error(), "not stopped") {
+		t.Fatalf("while DR's mirror runs: %v", err)
+	}
+	if _, err := Failover(ctx, writtenT(t), c, []string{"orders"}); err != nil {
+		t.Fatal(err)
+	}
+	waitStopped(t, c, "orders")
+	res, err := Validate(ctx, primary, ActionTruncateAndRestore, []string{"orders"})
+	if err != nil || len(res) != 1 || res[0].MessagesTruncated == nil || *res[0].MessagesTruncated != 4 || len(res[0].PartitionLevelTruncationData) != 3 ||
+		res[0].PartitionLevelTruncationData[2] != (clusterlink.PartitionTruncation{PartitionID: 2, OffsetTruncatedTo: 900, MessagesTruncated: 4}) {
+		t.Fatalf("dry run: %+v %v", res, err)
+	}
+	if ms, _ := primary.Mirrors(ctx); len(ms) != 0 {
+		t.Fatalf("the dry run restored: %+v", ms)
+	}
+	if _, err := TruncateAndRestore(ctx, writtenT(t), primary, []string{"orders"}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := primary.Mirror(ctx, "orders")
+	if err != nil || m.MirrorStatus != clusterlink.MirrorActive || m.SourceTopicName != "orders" || m.MirrorLags[2].LastSourceFetchOffset != 900 {
+		t.Fatalf("the primary's orders: %+v %v", m, err)
+	}
+	if _, err := TruncateAndRestore(ctx, writtenT(t), primary, []string{"orders"}); err == nil || !strings.Contains(err.Error(), "already a mirror topic") {
+		t.Fatalf("restored twice: %v", err)
+	}
+}

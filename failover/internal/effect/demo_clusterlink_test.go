@@ -125,13 +125,7 @@ func TestClusterLinkStandInPromoteStateMachine(t *testing.T) {
 		t.Fatalf("promote while pending: %v", err)
 	}
 
-	deadline := time.Now().Add(15 * time.Second)
-	for mirrorsByName(t, c)["orders"].MirrorStatus != clusterlink.MirrorStopped {
-		if time.Now().After(deadline) {
-			t.Fatal("never STOPPED")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitStopped(t, c, "orders")
 	if !mirrorsByName(t, c)["orders"].Stopped() {
 		t.Fatal("Stopped() false")
 	}
@@ -316,5 +310,17 @@ func wantLagRefusal(t *testing.T, action string, res []clusterlink.MirrorActionR
 	if len(res) != 2 || len(ae.Failed) != 1 || ae.Failed[0].MirrorTopicName != "orders" || ae.Action != action ||
 		!strings.Contains(ae.Failed[0].Message(), "lag") || !strings.Contains(err.Error(), "orders") {
 		t.Fatalf("%s with lag: %+v %v", action, res, err)
+	}
+}
+
+// waitStopped waits until mirror topic reads STOPPED.
+func waitStopped(t *testing.T, c *clusterlink.Client, topic string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for mirrorsByName(t, c)[topic].MirrorStatus != clusterlink.MirrorStopped {
+		if time.Now().After(deadline) {
+			t.Fatal("never STOPPED")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

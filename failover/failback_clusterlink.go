@@ -1,0 +1,434 @@
+package failover
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/clusterlink"
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/failover/internal/effect"
+)
+
+// The failback of a Cluster Linking flow, after a failover or promote made
+// DR's mirror topics writable. It needs a bidirectional link (the same
+// name on both ends) and the primary cluster's REST API
+// (cluster_link.primary), since both actions go to the primary, in
+// exactly this order:
+//
+//	truncate-and-restore-primary, wait-primary-caught-up, stop-writers,
+//	reverse-to-primary
+//
+// truncate-and-restore on the primary truncates its topics to the log ends
+// of DR's stopped mirrors, deleting the records that never reached DR, and
+// makes them mirrors of DR's topics, so what DR took since comes back.
+// Once they caught up and nothing writes to DR, reverse-and-start-mirror
+// (or reverse-and-pause-mirror) on the primary makes its topics writable
+// again and DR's topics mirrors of them. Offsets are the same on both
+// ends throughout, so no group is translated and a Flink savepoint taken
+// in DR restores unchanged on the primary. A link that renames topics (a
+// prefix) is refused: which primary topic mirrors which DR topic would be
+// the console's guess.
+
+const (
+	// KindRestorePrimary sends truncate-and-restore to the primary.
+	KindRestorePrimary StepKind = "truncate-and-restore-primary"
+	// KindWaitPrimary waits until the primary's mirrors run with zero lag.
+	KindWaitPrimary StepKind = "wait-primary-caught-up"
+	// KindReverseToPrimary sends reverse-and-start-mirror (or, with
+	// PauseMirrors, reverse-and-pause-mirror) to the primary.
+	KindReverseToPrimary StepKind = "reverse-to-primary"
+)
+
+// LinkFailbackPlan is the failback plan of Cluster Linking flow flow;
+// pauseMirrors leaves DR's mirrors paused after the reverse.
+func LinkFailbackPlan(flow string, pauseMirrors bool) Plan {
+	return Plan{Flow: flow, Failback: true, Steps: []Step{{Kind: KindRestorePrimary}, {Kind: KindWaitPrimary},
+		{Kind: KindStopWriters}, {Kind: KindReverseToPrimary, PauseMirrors: pauseMirrors}}}
+}
+
+// linkFailbackProblems says what makes p unfit as flow's failback.
+func linkFailbackProblems(flow *config.Flow, p Plan) []string {
+	var out []string
+	if flow.ClusterLink == nil || flow.ClusterLink.Primary == nil {
+		out = append(out, "a Cluster Linking failback is sent to the primary cluster's REST API: set cluster_link.primary (rest_url, cluster_id, credentials) for a bidirectional link named "+linkName(flow)+" on both ends")
+	}
+	want := LinkFailbackPlan(p.Flow, false)
+	if !slices.Equal(kindsOf(p), kindsOf(want)) {
+		out = append(out, fmt.Sprintf("the steps of a Cluster Linking failback must be exactly %v, in that order (groups and Flink jobs need no translation: offsets are the same on both ends)", kindsOf(want)))
+	}
+	for _, s := range p.Steps {
+		if s.PauseMirrors && s.Kind != KindReverseToPrimary {
+			out = append(out, "only reverse-to-primary leaves mirrors paused")
+		}
+	}
+	return out
+}
+
+func linkFailbackTitle(s Step, flow *config.Flow) string {
+	primary := "?"
+	if flow != nil && flow.ClusterLink != nil && flow.ClusterLink.Primary != nil {
+		primary = flow.ClusterLink.Primary.RestURL
+	}
+	switch s.Kind {
+	case KindRestorePrimary:
+		return "Truncate the primary's topics to DR's copy and make them mirrors of DR (truncate-and-restore on " + primary + ", link " + linkName(flow) + "): the records that never reached DR are deleted"
+	case KindWaitPrimary:
+		return "Wait until the primary's mirror topics run with zero lag (every record written in DR since the failover is on the primary)"
+	case KindStopWriters:
+		return "Stop every producer writing to DR's topics of this flow (typed confirmation; the console changes nothing)"
+	case KindReverseToPrimary:
+		if s.PauseMirrors {
+			return "Reverse the mirrors on " + primary + " (reverse-and-pause-mirror): the primary's topics become writable, DR's become mirrors of them, paused"
+		}
+		return "Reverse the mirrors on " + primary + " (reverse-and-start-mirror): the primary's topics become writable, DR's become mirrors of them again"
+	}
+	return ""
+}
+
+// linkBack is one topic of the flow as a failback sees it: DR's mirror
+// (Mirror, when DR lists it) and the primary's (Back, when the primary
+// lists it).
+type linkBack struct {
+	Primary, DR  string
+	Mirror, Back *clusterlink.MirrorTopic
+}
+
+// linkBackTopics reads the flow's mirrors on DR and on the primary. DR's
+// list says which topics the flow has (its topic filter); a link that
+// renames them is refused.
+func (rb *Runbook) linkBackTopics(ctx context.Context, flow *config.Flow) ([]linkBack, *clusterlink.Client, error) {
+	primary, err := clusterlink.ForPrimary(flow)
+	if err != nil {
+		return nil, nil, err
+	}
+	drs, err := rb.flowMirrors(ctx, flow)
+	if err != nil {
+		return nil, nil, fmt.Errorf("DR's REST API: %w", err)
+	}
+	if len(drs) == 0 {
+		return nil, nil, fmt.Errorf("DR lists no mirror topic of link %s that the flow's topic filter takes", linkName(flow))
+	}
+	backs, err := primary.Mirrors(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the primary's REST API: %w", err)
+	}
+	var out []linkBack
+	var renamed []string
+	for i := range drs {
+		m := &drs[i]
+		if m.MirrorTopicName != m.SourceTopicName {
+			renamed = append(renamed, m.SourceTopicName+" → "+m.MirrorTopicName)
+		}
+		lb := linkBack{Primary: m.SourceTopicName, DR: m.MirrorTopicName, Mirror: m}
+		for j := range backs {
+			if backs[j].MirrorTopicName == m.SourceTopicName {
+				lb.Back = &backs[j]
+			}
+		}
+		out = append(out, lb)
+	}
+	if len(renamed) > 0 {
+		return nil, nil, fmt.Errorf("the link renames topics (%s): a failback through a prefixed link is not built; which primary topic mirrors which DR topic would be a guess", strings.Join(renamed, ", "))
+	}
+	return out, primary, nil
+}
+
+func primaryNames(ts []linkBack) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Primary
+	}
+	return out
+}
+
+// restored: the primary mirrors every topic from DR (an earlier attempt
+// restored it).
+func restored(ts []linkBack) bool {
+	for _, t := range ts {
+		if t.Back == nil || t.Back.Stopped() {
+			return false
+		}
+	}
+	return true
+}
+
+// reversedBack: the primary mirrors none of the topics and DR mirrors
+// every one again (an earlier attempt reversed them).
+func reversedBack(ts []linkBack) bool {
+	for _, t := range ts {
+		if (t.Back != nil && !t.Back.Stopped()) || t.Mirror == nil || t.Mirror.Stopped() || t.Mirror.MirrorStatus == "PENDING_STOPPED" {
+			return false
+		}
+	}
+	return true
+}
+
+// truncationOf says what a truncate-and-restore deletes, from its answer:
+// per partition where and how many. A topic whose answer leaves a count
+// out is unknown, and refuses the step: the console does not delete what
+// it cannot count.
+func truncationOf(res []clusterlink.MirrorActionResult) (total int64, lines []string, err error) {
+	var unknown []string
+	for _, r := range res {
+		if r.MessagesTruncated == nil || (*r.MessagesTruncated > 0 && len(r.PartitionLevelTruncationData) == 0) {
+			unknown = append(unknown, r.MirrorTopicName)
+			continue
+		}
+		total += *r.MessagesTruncated
+		for _, p := range r.PartitionLevelTruncationData {
+			if p.MessagesTruncated > 0 {
+				lines = append(lines, fmt.Sprintf("%s-%d: %d record(s) from offset %d", r.MirrorTopicName, p.PartitionID, p.MessagesTruncated, p.OffsetTruncatedTo))
+			}
+		}
+	}
+	if len(unknown) > 0 {
+		return total, lines, fmt.Errorf("the cluster did not say how many records truncate-and-restore deletes from %s", strings.Join(unknown, ", "))
+	}
+	return total, lines, nil
+}
+
+// dryRunRestore asks the primary, validate_only, what truncate-and-restore
+// would delete.
+func dryRunRestore(ctx context.Context, primary *clusterlink.Client, ts []linkBack) (total int64, lines []string, err error) {
+	res, err := effect.Validate(ctx, primary, effect.ActionTruncateAndRestore, primaryNames(ts))
+	if err != nil {
+		return 0, nil, fmt.Errorf("dry run (validate_only) refused: %w", err)
+	}
+	return truncationOf(res)
+}
+
+func truncationText(total int64, lines []string) string {
+	if total == 0 {
+		return "nothing to delete: the primary holds no record beyond DR's copy"
+	}
+	return fmt.Sprintf("%d record(s) the primary holds beyond DR's copy will be deleted (%s)", total, strings.Join(lines, "; "))
+}
+
+// caughtUp says which of the primary's mirrors are not ACTIVE with zero lag.
+func primaryBehind(ts []linkBack) []string {
+	var behind []string
+	for _, t := range ts {
+		switch {
+		case t.Back == nil:
+			behind = append(behind, t.Primary+" (not a mirror on the primary)")
+		case !t.Back.Ready():
+			behind = append(behind, fmt.Sprintf("%s %s lag %d", t.Primary, t.Back.MirrorStatus, t.Back.TotalLag()))
+		}
+	}
+	return behind
+}
+
+// linkFailbackRules are the rules of step idx of a Cluster Linking
+// failback, after the active-side rule.
+func (rb *Runbook) linkFailbackRules(ctx context.Context, r *Run, idx int) []RuleResult {
+	flow := rb.Config.Flow(r.Flow)
+	ts, primary, err := rb.linkBackTopics(ctx, flow)
+	reads := RuleResult{Name: "DR's and the primary's REST APIs answer for link " + linkName(flow)}
+	if err != nil {
+		reads.Evidence = err.Error()
+		return []RuleResult{reads}
+	}
+	reads.OK, reads.Evidence = true, fmt.Sprintf("%d topic(s): %s", len(ts), strings.Join(primaryNames(ts), ", "))
+	rules := []RuleResult{reads}
+	switch r.Plan.Steps[idx].Kind {
+	case KindRestorePrimary:
+		if restored(ts) {
+			return append(rules, RuleResult{Name: "the primary's topics are mirrors of DR's", OK: true, Evidence: "restored by an earlier attempt"})
+		}
+		stopped := RuleResult{Name: "every mirror of the flow on DR is stopped (the failover made DR's topics writable)"}
+		var live []string
+		for _, t := range ts {
+			if !t.Mirror.Stopped() {
+				live = append(live, t.DR+" "+t.Mirror.MirrorStatus)
+			}
+		}
+		if len(live) > 0 {
+			stopped.Evidence = strings.Join(live, ", ")
+		} else {
+			stopped.OK, stopped.Evidence = true, "all STOPPED"
+		}
+		counted := RuleResult{Name: "the cluster states what truncate-and-restore deletes on the primary (validate_only), per partition"}
+		if total, lines, err := dryRunRestore(ctx, primary, ts); err != nil {
+			counted.Evidence = err.Error()
+		} else {
+			counted.OK, counted.Evidence = true, truncationText(total, lines)
+		}
+		rules = append(rules, stopped, counted)
+	case KindReverseToPrimary:
+		if reversedBack(ts) {
+			return append(rules, RuleResult{Name: "DR's topics are mirrors of the primary's", OK: true, Evidence: "reversed by an earlier attempt"})
+		}
+		up := RuleResult{Name: "every mirror on the primary ACTIVE with zero lag (writers on DR stopped, all of DR's records on the primary)"}
+		if behind := primaryBehind(ts); len(behind) > 0 {
+			up.Evidence = strings.Join(behind, "; ")
+		} else {
+			up.OK, up.Evidence = true, "all caught up"
+		}
+		rules = append(rules, up)
+	}
+	return rules
+}
+
+// linkFailbackEffect performs step e of a Cluster Linking failback.
+func (e *Execution) linkFailbackEffect(ctx context.Context) (any, error) {
+	rb, flow := e.rb, e.rb.Config.Flow(e.run.Flow)
+	switch e.Step.Kind {
+	case KindRestorePrimary:
+		return rb.restorePrimary(ctx, e.started, flow)
+	case KindWaitPrimary:
+		return rb.waitPrimary(ctx, flow, e.Progress)
+	case KindReverseToPrimary:
+		return rb.reverseToPrimary(ctx, e.started, flow, e.Step.PauseMirrors)
+	}
+	return nil, fmt.Errorf("step kind %q is not a Cluster Linking failback step", e.Step.Kind)
+}
+
+// restorePrimary counts (validate_only) what truncate-and-restore deletes,
+// then sends it. A retry that finds the primary's topics mirrors already
+// is done.
+func (rb *Runbook) restorePrimary(ctx context.Context, w audit.Written, flow *config.Flow) (any, error) {
+	ts, primary, err := rb.linkBackTopics(ctx, flow)
+	if err != nil {
+		return nil, err
+	}
+	names := primaryNames(ts)
+	res := map[string]any{"topics": names, "primary": flow.ClusterLink.Primary.RestURL}
+	if restored(ts) {
+		res["note"] = "the primary's topics are mirrors of DR's already (an earlier attempt restored them); what it deleted is in that attempt's step-start record (the rule counting it), written before it was sent"
+		return res, nil
+	}
+	total, lines, err := dryRunRestore(ctx, primary, ts)
+	if err != nil {
+		return res, err
+	}
+	res["dry_run_truncated"], res["dry_run_partitions"] = total, lines
+	out, err := effect.TruncateAndRestore(ctx, w, primary, names)
+	if err != nil {
+		return res, err
+	}
+	total, lines, terr := truncationOf(out)
+	res["truncated"], res["truncated_partitions"] = total, lines
+	if terr != nil {
+		// Done already; the record says what is not known.
+		res["truncated_unknown"] = terr.Error()
+	}
+	return res, nil
+}
+
+// waitPrimary polls the primary's mirrors every second until each runs
+// with zero lag, at most rb.reverseCatchUp().
+func (rb *Runbook) waitPrimary(ctx context.Context, flow *config.Flow, progress func(string)) (any, error) {
+	timeout := rb.reverseCatchUp()
+	deadline := time.Now().Add(timeout)
+	for {
+		ts, _, err := rb.linkBackTopics(ctx, flow)
+		why := ""
+		if err != nil {
+			why = err.Error()
+		} else if behind := primaryBehind(ts); len(behind) > 0 {
+			why = strings.Join(behind, "; ")
+		} else {
+			return map[string]any{"caught_up": true, "topics": primaryNames(ts)}, nil
+		}
+		if progress != nil {
+			progress("the primary's mirrors not caught up: " + why)
+		}
+		if time.Now().After(deadline) {
+			return map[string]any{"behind": why}, fmt.Errorf("the primary's mirrors did not catch up within %s: %s", timeout, why)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// reverseToPrimary reverses the primary's mirrors, then waits until DR
+// lists every topic as its mirror again and the primary lists none. A
+// retry that finds them reversed only waits.
+func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, flow *config.Flow, pause bool) (any, error) {
+	ts, primary, err := rb.linkBackTopics(ctx, flow)
+	if err != nil {
+		return nil, err
+	}
+	names := primaryNames(ts)
+	res := map[string]any{"topics": names, "primary": flow.ClusterLink.Primary.RestURL, "paused": pause}
+	if !reversedBack(ts) {
+		if behind := primaryBehind(ts); len(behind) > 0 {
+			return res, fmt.Errorf("the primary's mirrors are not caught up: %s", strings.Join(behind, "; "))
+		}
+		if pause {
+			_, err = effect.ReverseAndPause(ctx, w, primary, names)
+		} else {
+			_, err = effect.ReverseAndStart(ctx, w, primary, names)
+		}
+		if err != nil {
+			return res, err
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for {
+		ts, _, err := rb.linkBackTopics(wctx, flow)
+		if err == nil && reversedBack(ts) {
+			states := map[string]string{}
+			for _, t := range ts {
+				states[t.DR] = t.Mirror.MirrorStatus
+			}
+			res["dr_mirrors"] = states
+			return res, nil
+		}
+		select {
+		case <-wctx.Done():
+			return res, errors.Join(fmt.Errorf("DR's topics are not mirrors of the primary's within 2 minutes"), err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// previewLinkFailback says what step i of a Cluster Linking failback sends.
+func (rb *Runbook) previewLinkFailback(ctx context.Context, r *Run, i int) ([]string, error) {
+	flow := rb.Config.Flow(r.Flow)
+	pr := flow.ClusterLink.Primary
+	at := fmt.Sprintf("POST %s/v3/clusters/%s/links/%s/mirrors:", pr.RestURL, pr.ClusterID, linkName(flow))
+	ts, primary, err := rb.linkBackTopics(ctx, flow)
+	if err != nil {
+		return []string{at + "…: the topics are read when the step runs: " + err.Error()}, nil
+	}
+	names := strings.Join(primaryNames(ts), ", ")
+	switch s := r.Plan.Steps[i]; s.Kind {
+	case KindRestorePrimary:
+		lines := []string{at + "truncate-and-restore?include_partition_level_truncation_data=true for " + names}
+		if restored(ts) {
+			return append(lines, "The primary's topics are mirrors of DR's already: nothing to send."), nil
+		}
+		if total, parts, err := dryRunRestore(ctx, primary, ts); err != nil {
+			lines = append(lines, err.Error())
+		} else {
+			lines = append(lines, "Dry run (validate_only): "+truncationText(total, parts)+".")
+		}
+		return append(lines, "Export or reconcile those records before approving: they are deleted from the primary, and exist nowhere else."), nil
+	case KindWaitPrimary:
+		behind := primaryBehind(ts)
+		return []string{fmt.Sprintf("Polls the primary's mirrors every second, at most %s. Now: %s", rb.reverseCatchUp(), cmp.Or(strings.Join(behind, "; "), "caught up"))}, nil
+	case KindStopWriters:
+		return []string{"The console changes nothing here: stop every producer writing to DR's topics of this flow, then type the flow name.",
+			"Records written to DR after the reverse (the last step) are refused there: DR's topics become mirrors again."}, nil
+	case KindReverseToPrimary:
+		action := "reverse-and-start-mirror"
+		if s.PauseMirrors {
+			action = "reverse-and-pause-mirror"
+		}
+		return []string{at + action + " for " + names + ", then waits until DR lists each as its mirror and the primary lists none",
+			"Now behind on the primary: " + cmp.Or(strings.Join(primaryBehind(ts), "; "), "nothing"),
+			"Consumer groups and Flink savepoints need nothing: offsets are the same on both ends."}, nil
+	}
+	return nil, fmt.Errorf("step kind %q is not a Cluster Linking failback step", r.Plan.Steps[i].Kind)
+}
