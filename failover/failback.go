@@ -50,9 +50,9 @@ import (
 //     read refuses the step or keeps it waiting.
 //
 // Optional Flink steps (failback_flink.go) stop the DR job with a
-// savepoint and restore it on the primary. Not in a failback plan yet
-// (issue 16): translating a DR group's or savepoint's offset from inside
-// the log (only positions at DR's end are moved back); see the README.
+// savepoint and restore it on the primary. A DR group's offset inside the
+// log is moved back through the reverse flow's offset syncs
+// (failback_translate.go); a savepoint's splits only from DR's end.
 
 const (
 	// KindSetUpReverse creates the reverse connectors DR -> primary, the
@@ -129,7 +129,7 @@ func failbackTitle(p Plan, s Step, flow *config.Flow) string {
 	case KindStopReverse:
 		return fmt.Sprintf("Pause the reverse connectors %s on %s, check they caught up, and record DR's and the primary's log ends", names, connectURL)
 	case KindTranslateGroupBack:
-		return "Move consumer group " + s.Group + " to the primary: every partition where the DR group is at DR's log end recorded by stop-reverse is committed at the primary's log end recorded then (refused for a partition anywhere else)"
+		return "Move consumer group " + s.Group + " to the primary: a partition where the DR group is at DR's log end recorded by stop-reverse is committed at the primary's log end recorded then, one inside the log through the reverse flow's offset syncs (refused where neither applies)"
 	case KindSavepointDR:
 		return fmt.Sprintf("Stop the DR Flink job %s on %s with a savepoint (it has read everything: the writers are stopped) and register the savepoint in the catalog", s.JobID, s.FlinkTarget)
 	case KindRewriteBack:
@@ -975,15 +975,19 @@ func (rb *Runbook) previewFailback(ctx context.Context, r *Run, i int) ([]string
 			"Then the caught-up check again (refused when behind), and the primary's log end of every partition of the flow's topics is read and recorded in this step's result."}, nil
 	case KindTranslateGroupBack:
 		g := r.Plan.Steps[i].Group
-		offsets, notInDR, err := rb.groupBack(ctx, r, g)
+		b, err := rb.groupBack(ctx, r, g)
 		if err != nil {
-			return []string{"Reads DR group " + g + "'s offsets when it runs; stop-reverse's recorded ends decide: " + err.Error()}, nil
+			return []string{"Reads DR group " + g + "'s offsets when it runs; stop-reverse's recorded ends and the reverse flow's syncs decide: " + err.Error()}, nil
 		}
+		offsets, notInDR := b.Primary, b.Absent
 		tps := slices.Collect(maps.Keys(offsets))
 		mm2.SortTPs(tps)
 		lines := []string{"OffsetCommit to the primary group " + g + " (it must have no members); its current offsets go to the audit log first:"}
 		for _, tp := range tps {
 			lines = append(lines, fmt.Sprintf("%s → %d", mm2.TPKey(tp), offsets[tp]))
+		}
+		if len(b.Translated) > 0 {
+			lines = append(lines, "Inside DR's log, moved through the reverse flow's offset syncs: "+strings.Join(b.Translated, "; "))
 		}
 		if len(notInDR) > 0 {
 			lines = append(lines, "Not committed in DR, left as they are on the primary: "+strings.Join(notInDR, ", "))
@@ -1024,40 +1028,44 @@ func (rb *Runbook) previewFailback(ctx context.Context, r *Run, i int) ([]string
 // primary below that end (the reverse flow caught up, the writers were
 // stopped), so the group resumes exactly after them; it skips the records
 // lost to DR, which it never saw (the lost-records page shows them).
-func (rb *Runbook) groupBack(ctx context.Context, r *Run, group string) (map[model.TP]int64, []string, error) {
+func (rb *Runbook) groupBack(ctx context.Context, r *Run, group string) (*back, error) {
 	committed, err := groupOffsets(ctx, rb.Monitor.Translator(r.Flow).TargetClient(), group)
 	if err != nil {
-		return nil, nil, fmt.Errorf("DR: %w", err)
+		return nil, fmt.Errorf("DR: %w", err)
 	}
-	b, err := rb.backPositions(ctx, r, "DR group", committed)
+	b, err := rb.backPositions(ctx, r, "DR group", committed, true)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	switch {
 	case len(b.Refused) > 0:
-		return nil, b.Absent, fmt.Errorf("group %s is not at DR's end on %s: no offset inside the log is translated back", group, strings.Join(b.Refused, ", "))
+		return b, fmt.Errorf("group %s cannot be moved back on %s", group, strings.Join(b.Refused, ", "))
 	case len(b.Primary) == 0:
-		return nil, b.Absent, fmt.Errorf("group %s has no committed offset in DR on the flow's topics", group)
+		return b, fmt.Errorf("group %s has no committed offset in DR on the flow's topics", group)
 	}
-	return b.Primary, b.Absent, nil
+	return b, nil
 }
 
 // back is where DR positions (a group's offsets, a savepoint's splits)
 // go on the primary under the translate-back rule.
 type back struct {
-	Primary map[model.TP]int64 // the primary offset of each position at DR's end
-	Refused []string           // positions anywhere else, named with their figures
-	Absent  []string           // partitions of the flow with no position
-	Outside []string           // positions on partitions the flow does not mirror
+	Primary map[model.TP]int64 // the primary offset of each position moved back
+	// Translated names the positions inside the log moved back through
+	// the reverse flow's syncs (failback_translate.go), with their bounds.
+	Translated []string
+	Refused    []string // positions that cannot be moved, named with their figures
+	Absent     []string // partitions of the flow with no position
+	Outside    []string // positions on partitions the flow does not mirror
 }
 
 // backPositions applies the translate-back rule to positions at in DR:
 // a position at DR's log end recorded by stop-reverse, or short of it by
 // at most markerTail offsets with no data record between, goes to the
-// primary's log end recorded then. Any other position is refused: the
-// console has no trusted DR -> primary translation of an offset inside
-// the log. what names the positions in the figures ("DR group").
-func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at map[model.TP]int64) (*back, error) {
+// primary's log end recorded then, exactly. A position inside the log goes
+// through this failback's reverse offset syncs (translateInside) when
+// throughSyncs, and is refused otherwise. what names the positions in the
+// figures ("DR group").
+func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at map[model.TP]int64, throughSyncs bool) (*back, error) {
 	drEnds, err := recordedEnds(r, "dr_ends")
 	if err != nil {
 		return nil, err
@@ -1068,6 +1076,7 @@ func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at ma
 	}
 	b := &back{Primary: map[model.TP]int64{}}
 	var tails []kafka.Range
+	var inside []insideLog
 	for tp, end := range drEnds {
 		pos, ok := at[tp]
 		pe, known := primaryEnds[tp]
@@ -1081,6 +1090,8 @@ func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at ma
 			// consumer commits its position past it. Read below.
 			tails = append(tails, kafka.Range{TP: tp, From: pos, To: end})
 			b.Primary[tp] = pe
+		case known && pos >= 0 && pos < end && throughSyncs:
+			inside = append(inside, insideLog{tp: tp, pos: pos, drEnd: end, primaryTo: pe})
 		case pos != end || !known:
 			b.Refused = append(b.Refused, fmt.Sprintf("%s (%s at %d, DR's end was %d)", mm2.TPKey(tp), what, pos, end))
 		default:
@@ -1100,10 +1111,19 @@ func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at ma
 		for _, t := range tails {
 			if off, ok := found[t.TP]; ok {
 				delete(b.Primary, t.TP)
-				b.Refused = append(b.Refused, fmt.Sprintf("%s (%s at %d, DR's end was %d; a record at %d it has not consumed)", mm2.TPKey(t.TP), what, t.From, t.To, off))
+				why := fmt.Sprintf("; a record at %d it has not consumed", off)
+				if !throughSyncs {
+					b.Refused = append(b.Refused, fmt.Sprintf("%s (%s at %d, DR's end was %d%s)", mm2.TPKey(t.TP), what, t.From, t.To, why))
+					continue
+				}
+				inside = append(inside, insideLog{tp: t.TP, pos: t.From, drEnd: t.To, primaryTo: primaryEnds[t.TP], why: why})
 			}
 		}
 	}
+	if err := rb.translateInside(ctx, r, what, b, inside); err != nil {
+		return nil, err
+	}
+	slices.Sort(b.Translated)
 	slices.Sort(b.Refused)
 	slices.Sort(b.Absent)
 	slices.Sort(b.Outside)
@@ -1129,10 +1149,15 @@ func groupOffsets(ctx context.Context, client *kgo.Client, group string) (map[mo
 // commits the translated ones. A retry translates the same recorded ends
 // again and commits the same offsets.
 func (rb *Runbook) translateGroupBack(ctx context.Context, w audit.Written, r *Run, group string, who Actor) (any, error) {
-	offsets, notInDR, err := rb.groupBack(ctx, r, group)
+	b, err := rb.groupBack(ctx, r, group)
 	if err != nil {
-		return map[string]any{"not_committed_in_dr": notInDR}, err
+		var absent []string
+		if b != nil {
+			absent = b.Absent
+		}
+		return map[string]any{"not_committed_in_dr": absent}, err
 	}
+	offsets, notInDR := b.Primary, b.Absent
 	primary := rb.Monitor.Translator(r.Flow).SourceClient()
 	before, err := groupOffsets(ctx, primary, group)
 	if err != nil {
@@ -1151,5 +1176,6 @@ func (rb *Runbook) translateGroupBack(ctx context.Context, w audit.Written, r *R
 	if err := effect.CommitPrimaryGroup(ctx, w, primary, group, offsets); err != nil {
 		return nil, err
 	}
-	return map[string]any{"group": group, "committed": keyed(offsets), "previous": keyed(before), "not_committed_in_dr": notInDR}, nil
+	return map[string]any{"group": group, "committed": keyed(offsets), "previous": keyed(before), "not_committed_in_dr": notInDR,
+		"translated_inside_log": b.Translated}, nil
 }

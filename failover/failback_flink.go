@@ -26,8 +26,9 @@ import (
 // translate-back rule, backPositions), and restore-flink starts the job on
 // a primary-region Flink target from the copy, with the same source uid
 // and its whole state. A split anywhere but at DR's end is refused: the
-// console has no trusted DR -> primary translation of an offset inside
-// the log. Or restore-flink alone starts the job on the primary without a
+// job was stopped after the writers, so it had not read everything (groups
+// inside the log go through the reverse flow's syncs; splits do not). Or
+// restore-flink alone starts the job on the primary without a
 // savepoint, from the group offsets translate-group-back committed.
 
 const (
@@ -275,7 +276,9 @@ func (rb *Runbook) backTargets(ctx context.Context, r *Run, s Step) (*BackPrevie
 			p.Refused = append(p.Refused, fmt.Sprintf("%s (a %s marker, not an offset)", key, po.Marker))
 		}
 	}
-	b, err := rb.backPositions(ctx, r, "savepoint", at)
+	// Only from DR's end: the DR job was stopped after the writers, so a
+	// split short of it means the job had not read everything.
+	b, err := rb.backPositions(ctx, r, "savepoint", at, false)
 	if err != nil {
 		return nil, err
 	}

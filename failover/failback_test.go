@@ -22,6 +22,7 @@ import (
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/storage/storagetest"
 )
 
@@ -489,13 +490,56 @@ func TestFailbackRun(t *testing.T) {
 	// events-1 ends with a committed transaction: its record at end-2,
 	// the commit marker at end-1. A group below the record is behind.
 	commit(map[model.TP]int64{tp0: drEnds[tp0], tp1: drEnds[tp1] - 2})
-	if err := e.step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("events-1 (DR group at %d, DR's end was %d; a record at %d it has not consumed)", drEnds[tp1]-2, drEnds[tp1], drEnds[tp1]-2)) {
+	if err := e.step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("events-1 (DR group at %d, DR's end was %d; a record at %d it has not consumed; no offset sync of this failback's reverse flow at or below it)", drEnds[tp1]-2, drEnds[tp1], drEnds[tp1]-2)) {
 		t.Fatalf("group back with a partition behind: %v", err)
 	}
 	// A group more than the marker tail below the end is refused unread.
 	commit(map[model.TP]int64{tp1: drEnds[tp1] - markerTail - 1})
-	if err := e.step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("events-1 (DR group at %d, DR's end was %d)", drEnds[tp1]-markerTail-1, drEnds[tp1])) {
+	if err := e.step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("events-1 (DR group at %d, DR's end was %d; no offset sync of this failback's reverse flow at or below it)", drEnds[tp1]-markerTail-1, drEnds[tp1])) {
 		t.Fatalf("group back with a partition far behind: %v", err)
+	}
+	// Inside the log, through this failback's reverse offset syncs: only
+	// syncs at or past the cut and not older than the run count. An
+	// earlier failback's sync, stored under the same name, would give
+	// +50; one below the cut would start a new history (MM2's rewind rule)
+	// and give -9.
+	start, err := e.rb.reverseStart(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if start[tp1] != drEnds[tp1]-2 {
+		t.Fatalf("the test expects one DR record past the cut on events-1: cut %d, DR's end %d", start[tp1], drEnds[tp1])
+	}
+	commit(map[model.TP]int64{tp1: start[tp1]}) // has not read DR's one new record
+	now := time.Now().UnixMilli()
+	down := ends[tp1] - 1 // where the reverse flow wrote it on the primary
+	syncsAt := func(ss ...model.OffsetSync) {
+		t.Helper()
+		for _, s := range ss {
+			s.Topic, s.Partition = "events", 1
+			if err := e.store.Apply(ctx, storage.Batch{Flow: ReverseFlowName("primary->dr"), Topic: "mm2-offset-syncs.dr.internal", Incarnation: 1,
+				NextOffset: s.LogOffset + 1, Syncs: []model.OffsetSync{s}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	syncsAt(model.OffsetSync{Upstream: start[tp1], Downstream: down, RecordMs: now, LogOffset: 0},
+		model.OffsetSync{Upstream: start[tp1], Downstream: down + 50, RecordMs: 1, LogOffset: 1},
+		model.OffsetSync{Upstream: start[tp1] - 1, Downstream: down - 10, RecordMs: now, LogOffset: 2})
+	r, _ = e.rb.Get(ctx, id)
+	b, err := e.rb.groupBack(ctx, r, "fb-app")
+	if err != nil || b.Primary[tp1] != down || len(b.Translated) != 1 ||
+		!strings.Contains(b.Translated[0], fmt.Sprintf("events-1 at %d → %d (reverse sync %d→%d, exact: at most 0 re-read)", start[tp1], down, start[tp1], down)) {
+		t.Fatalf("group inside the log: %+v %v", b, err)
+	}
+	pv4 := e.rb.Preview(ctx, r)[4]
+	if !strings.Contains(strings.Join(pv4.Lines, "\n"), "moved through the reverse flow's offset syncs: events-1 at") {
+		t.Fatalf("preview of the translation inside the log: %+v", pv4)
+	}
+	// A sync that would land past the primary's recorded end is refused.
+	syncsAt(model.OffsetSync{Upstream: start[tp1], Downstream: ends[tp1] + 5, RecordMs: now, LogOffset: 3})
+	if _, err := e.rb.groupBack(ctx, r, "fb-app"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the reverse flow's sync gives %d, past the primary's end %d", ends[tp1]+5, ends[tp1])) {
+		t.Fatalf("a sync past the primary's end: %v", err)
 	}
 	// Past the record, below the marker (as franz-go commits: last
 	// record + 1; seen against real Kafka in TestFailbackE2E): consumed

@@ -56,6 +56,8 @@ func (rb *Runbook) WatchReverseFlows(ctx context.Context) error {
 	if rb.Monitor == nil {
 		return nil
 	}
+	rb.watchMu.Lock()
+	defer rb.watchMu.Unlock()
 	var want []*config.Flow
 	for _, between := range [][2]StepKind{{KindSetUpReverse, KindStopReverse}, {KindRestorePrimary, KindReverseToPrimary}} {
 		flows, err := rb.Store.FlowsBetweenSteps(ctx, string(between[0]), string(between[1]))

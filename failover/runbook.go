@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/drconsole/drconsole/catalog"
@@ -71,6 +72,10 @@ type Runbook struct {
 	ReverseCatchUp time.Duration
 
 	previews previewCache // the run page's step previews (preview_cache.go)
+	// watchMu makes each WatchReverseFlows pass (its store read and its
+	// SetWatched) one, so a pass that read before a step's outcome cannot
+	// undo the pass that read after it.
+	watchMu sync.Mutex
 }
 
 // Errors a caller shows to the operator as they are.

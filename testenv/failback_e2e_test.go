@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,8 @@ const (
 	fbDR         = 150 // DR records after the failover, plain
 	fbDRTxn      = 9   // DR records after them, in 3 committed transactions (each partition ends with a marker)
 	fbGroup      = "fb-app"
+	fbLagGroup   = "fb-lagging" // a DR group fbLagBy records past the cut: translated from inside the log
+	fbLagBy      = 20
 	fbReverse    = "dr-to-primary-MirrorSourceConnector"
 	fbFlowName   = "primary->dr"
 	fbFlinkGroup = "fb-flink"
@@ -309,6 +312,14 @@ func TestFailbackE2E(t *testing.T) {
 		o, _ := drCommitted.Lookup("events", p)
 		t.Logf("DR group %s events-%d committed %d, DR end %d", fbGroup, p, o.At, end)
 	}
+	// A DR consumer that lagged: fbLagBy records past the cut in every partition.
+	lagAt := kadm.Offsets{}
+	for p, c := range cutAt {
+		lagAt.Add(kadm.Offset{Topic: "events", Partition: p, At: c + fbLagBy, LeaderEpoch: -1})
+	}
+	if resp, err := dr.Admin(t).CommitOffsets(ctx, fbLagGroup, lagAt); err != nil || resp.Error() != nil {
+		t.Fatal(err, resp.Error())
+	}
 	// The Flink job in DR reads all of DR: its checkpoints commit its offsets to DR (the last
 	// record + 1, which under a transaction's commit marker is DR's end - 1).
 	drJob := f.SubmitJob(t, testenv.FlinkJobOptions{Bootstrap: dr.Bootstrap, GroupID: fbFlinkGroup, Name: "fb-dr"})
@@ -332,7 +343,7 @@ func TestFailbackE2E(t *testing.T) {
 	primaryArgs := testenv.FlinkJobOptions{Bootstrap: primary.Bootstrap, GroupID: fbFlinkGroup, Name: "fb-primary",
 		ProbeTopic: fbProbeTopic}.ProgramArgs()
 	backTo := "file://" + f.SavepointDir + "/failback-for-primary"
-	fb := approved(failover.FailbackPlan(fbFlowName, fbGroup).WithFlinkBack(failover.FlinkBack{DRTarget: "flink-dr", DRJob: drJob,
+	fb := approved(failover.FailbackPlan(fbFlowName, fbGroup, fbLagGroup).WithFlinkBack(failover.FlinkBack{DRTarget: "flink-dr", DRJob: drJob,
 		RewriteTo: backTo, SourceUID: "kafka-source", Restore: failover.Step{FlinkTarget: "flink-primary", JarID: f.JobJarID(t),
 			EntryClass: testenv.FlinkJobEntryClass, Args: primaryArgs, Parallelism: 2}}), "e2e failback")
 	if r, _ := rb.Get(ctx, fb); r.Plan.FailbackOf != fo {
@@ -423,9 +434,9 @@ func TestFailbackE2E(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// wait-reverse-caught-up, stop-writers, stop-reverse, translate-group-back, savepoint-dr,
-	// rewrite-savepoint-back, restore-flink, restart-forward
-	killedThenRun(1, 9)
+	// wait-reverse-caught-up, stop-writers, stop-reverse, translate-group-back (2 groups),
+	// savepoint-dr, rewrite-savepoint-back, restore-flink, restart-forward
+	killedThenRun(1, 10)
 	if w := mon.Watched(); len(w) != 0 || mon.Snapshot(rev) != nil {
 		t.Fatalf("after stop-reverse the monitor still watches %v", w)
 	}
@@ -512,6 +523,52 @@ func TestFailbackE2E(t *testing.T) {
 			t.Fatalf("the group on the primary read %v, want after-<partition> each", got)
 		}
 	}
+	// 4b''. The lagging group, moved back through the reverse flow's offset syncs, reads on the
+	// primary the DR record it had not read yet and everything after, re-reads at most the
+	// records since the sync it was translated with, and nothing the primary held before (no
+	// pre- or lost- record): checked by payload against DR's own log.
+	onDRBefore := fbReadAll(t, dr, "events")
+	lg := primary.Client(t, kgo.ConsumerGroup(fbLagGroup), kgo.ConsumeTopics("events"), kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	lagRead := map[int32][]string{}
+	lctx, lcancel := context.WithTimeout(ctx, 30*time.Second)
+	for lctx.Err() == nil {
+		lg.PollFetches(lctx).EachRecord(func(r *kgo.Record) { lagRead[r.Partition] = append(lagRead[r.Partition], string(r.Value)) })
+		all := true
+		for p := range int32(fbParts) {
+			n := len(lagRead[p])
+			all = all && n > 0 && lagRead[p][n-1] == fmt.Sprintf("after-%d", p)
+		}
+		if all {
+			break
+		}
+	}
+	lcancel()
+	lg.Close()
+	for p := range int32(fbParts) {
+		var next string // DR's record at the lagging group's position
+		for _, rec := range onDRBefore[p] {
+			if o, v, _ := strings.Cut(rec, ":"); o == fmt.Sprint(cutAt[p]+fbLagBy) {
+				next = v
+			}
+		}
+		got := lagRead[p]
+		at := slices.Index(got, next)
+		switch {
+		case next == "" || !strings.HasPrefix(next, "dr-"):
+			t.Fatalf("DR events-%d at %d holds %q, want a dr- record", p, cutAt[p]+fbLagBy, next)
+		case at < 0:
+			t.Fatalf("the lagging group on the primary skipped %s on events-%d: read %v", next, p, got)
+		case at >= fbLagBy:
+			t.Fatalf("the lagging group re-read %d records before %s on events-%d, more than the %d since the cut", at, next, p, fbLagBy)
+		}
+		for _, v := range got {
+			if strings.HasPrefix(v, "pre-") || strings.HasPrefix(v, "lost-") {
+				t.Fatalf("the lagging group on the primary read %s on events-%d: before DR's records", v, p)
+			}
+		}
+		t.Logf("the lagging group on primary events-%d: %d record(s) re-read before %s, %d read in all", p, at, next, len(got))
+	}
 	// 4b'. Flink: the DR job stopped with its savepoint; the job on the primary restored from the
 	// rewritten copy (Flink says so) and its first record in each partition is after-<partition>.
 	if o, err := f.JobOverview(ctx, drJob); err != nil || o.State != "FINISHED" {
@@ -520,8 +577,8 @@ func TestFailbackE2E(t *testing.T) {
 	var restored struct {
 		JobID string `json:"job_id"`
 	}
-	if r, _ := rb.Get(ctx, fb); json.Unmarshal([]byte(r.Steps[7].Result), &restored) != nil || restored.JobID == "" {
-		t.Fatalf("restore-flink result %s", r.Steps[7].Result)
+	if r, _ := rb.Get(ctx, fb); json.Unmarshal([]byte(r.Steps[8].Result), &restored) != nil || restored.JobID == "" {
+		t.Fatalf("restore-flink result %s", r.Steps[8].Result)
 	}
 	f.WaitJobRunning(t, restored.JobID)
 	if h, err := flink.NewRESTClient(f.URL).Checkpoints(ctx, restored.JobID); err != nil || h.Latest.Restored == nil ||

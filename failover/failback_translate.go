@@ -1,0 +1,92 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
+)
+
+// Translating back from inside the log. A DR position short of DR's end
+// recorded by stop-reverse (a consumer that lagged in DR, a savepoint taken
+// before the job read everything) goes to the primary through the offset
+// syncs of this failback's reverse flow, by MM2's own rule (mm2.Translate):
+// the newest sync at or below it, downstream (+1 when not exact). Those
+// syncs say where the reverse flow wrote DR's records on the primary, so
+// the result never lies past the position's record: the group re-reads at
+// most RereadMax records and skips none.
+//
+// Only syncs of this failback count: a sync's upstream offset at or past
+// the partition's cut (where the reverse source started), written no
+// earlier than the run was requested (less reverseSyncSkew for the
+// workers' clocks). Syncs of an earlier failback's reverse flow, stored
+// under the same name, describe another stretch of the logs. A position
+// below the cut (a record the forward flow had copied to DR) has no such
+// sync and stays refused, as does one whose sync would land past the
+// primary's end recorded by stop-reverse.
+
+// reverseSyncSkew is how far before the run's request a reverse flow's
+// sync may be stamped (MM2 stamps it with its worker's clock).
+const reverseSyncSkew = 5 * 60 * 1000
+
+// reverseIndex holds the stored offset syncs of r's reverse flow that
+// belong to this failback.
+func (rb *Runbook) reverseIndex(ctx context.Context, r *Run) (*mm2.SyncIndex, error) {
+	cut, err := rb.reverseStart(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	x := mm2.NewSyncIndex()
+	since := r.CreatedMs - reverseSyncSkew
+	err = x.AddFrom(func(add func(model.OffsetSync) error) error {
+		return rb.Store.EachSync(ctx, ReverseFlowName(r.Flow), func(s model.OffsetSync) error {
+			from, ok := cut[model.TP{Topic: s.Topic, Partition: s.Partition}]
+			if !ok || s.Upstream < from || s.RecordMs < since {
+				return nil
+			}
+			return add(s)
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the reverse flow's offset syncs: %w", err)
+	}
+	return x, nil
+}
+
+// insideLog is a DR position inside the log that the translate-back rule
+// at DR's end did not take.
+type insideLog struct {
+	tp        model.TP
+	pos       int64
+	drEnd     int64
+	primaryTo int64 // the primary's end recorded by stop-reverse
+	why       string
+}
+
+// translateInside moves each position through the reverse flow's syncs
+// into b.Primary (and b.Translated), or refuses it in b.Refused.
+func (rb *Runbook) translateInside(ctx context.Context, r *Run, what string, b *back, inside []insideLog) error {
+	if len(inside) == 0 {
+		return nil
+	}
+	x, err := rb.reverseIndex(ctx, r)
+	if err != nil {
+		return err
+	}
+	for _, in := range inside {
+		tl := x.Translate(in.tp, in.pos)
+		at := fmt.Sprintf("%s (%s at %d, DR's end was %d", mm2.TPKey(in.tp), what, in.pos, in.drEnd)
+		switch {
+		case !tl.Translated():
+			b.Refused = append(b.Refused, at+in.why+"; no offset sync of this failback's reverse flow at or below it)")
+		case tl.Offset > in.primaryTo:
+			b.Refused = append(b.Refused, fmt.Sprintf("%s%s; the reverse flow's sync gives %d, past the primary's end %d)", at, in.why, tl.Offset, in.primaryTo))
+		default:
+			b.Primary[in.tp] = tl.Offset
+			b.Translated = append(b.Translated, fmt.Sprintf("%s at %d → %d (reverse sync %d→%d, %s: at most %d re-read)",
+				mm2.TPKey(in.tp), in.pos, tl.Offset, tl.Sync.Upstream, tl.Sync.Downstream, tl.Method, tl.RereadMax))
+		}
+	}
+	return nil
+}
