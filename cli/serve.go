@@ -214,7 +214,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// A Cluster Linking flow beside the MM2 one (stand-in REST API, real
 	// primary records for the lag in time).
 	cfg.Flows = append(cfg.Flows, &config.Flow{Name: "primary->dr-link", Kind: "cluster-link", Source: demo.SourceAlias, Target: demo.TargetAlias,
-		Topics:      config.Topics{Include: []string{demo.LinkTopic}},
+		Topics: config.Topics{Include: []string{demo.LinkTopic}},
 		ClusterLink: &config.ClusterLink{RestURL: link.URL, ClusterID: demo.LinkClusterID, Link: demo.LinkName,
 			// The stand-in serves the primary's end of the link too: a failback goes there.
 			Primary: &config.ClusterLink{RestURL: link.URL, ClusterID: demo.ClusterLinkSourceID}}})
