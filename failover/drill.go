@@ -411,8 +411,8 @@ func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why st
 // wrote (the job restored from them is cancelled by now): the directory
 // and its catalog entry. Only a copy the catalog marks as rewritten from
 // the step's source for the drill's flow, registered after the drill was
-// planned, is the drill's: any other is kept and named, as is a remote
-// (S3) copy, which is not removed yet.
+// planned, is the drill's: any other is kept and named. A copy on S3 is
+// removed through the catalog's S3 store.
 func (rb *Runbook) removeDrillCopies(ctx context.Context, w audit.Written, r *Run) (removed, kept []string, err error) {
 	for _, s := range r.Plan.Steps {
 		if s.Kind != KindRewriteSavepoint {
@@ -435,13 +435,18 @@ func (rb *Runbook) removeDrillCopies(ctx context.Context, w audit.Written, r *Ru
 			kept = append(kept, s.RewriteTo+" (its catalog entry is not this drill's copy)")
 			continue
 		}
-		local, lerr := catalog.LocalPath(s.RewriteTo)
-		if lerr != nil {
-			kept = append(kept, s.RewriteTo+" (remote copies are not removed yet: delete it by hand)")
+		var rerr error
+		switch local, lerr := catalog.LocalPath(s.RewriteTo); {
+		case lerr == nil:
+			rerr = effect.RemoveSavepointCopy(ctx, w, local)
+		case config.IsS3URI(s.RewriteTo) && rb.Catalog != nil && rb.Catalog.S3 != nil:
+			rerr = effect.RemoveRemoteSavepointCopy(ctx, w, rb.Catalog.S3, s.RewriteTo)
+		default:
+			kept = append(kept, s.RewriteTo+" (a remote copy the console has no store for: delete it by hand)")
 			continue
 		}
-		if err := effect.RemoveSavepointCopy(ctx, w, local); err != nil {
-			return removed, kept, fmt.Errorf("removing the drill's rewritten savepoint %s: %w", s.RewriteTo, err)
+		if rerr != nil {
+			return removed, kept, fmt.Errorf("removing the drill's rewritten savepoint %s: %w", s.RewriteTo, rerr)
 		}
 		if err := rb.Store.DeleteSavepoint(ctx, sp.ID); err != nil {
 			return removed, kept, err

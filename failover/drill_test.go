@@ -3,6 +3,7 @@ package failover
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,6 +22,8 @@ import (
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/flink/rewritetest"
+	"github.com/drconsole/drconsole/flink/s3"
+	"github.com/drconsole/drconsole/flink/s3/s3test"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/translation"
@@ -343,17 +346,58 @@ func TestDrillCleanupRetried(t *testing.T) {
 
 // A drill that restores a rewritten copy of a savepoint removes the copy
 // in its cleanup, directory and catalog entry, once the job copy is
-// cancelled; the savepoint it was rewritten from stays.
+// cancelled; the savepoint it was rewritten from stays. On a local
+// directory and on S3 alike.
 func TestDrillRemovesItsRewrittenCopy(t *testing.T) {
+	for _, where := range []string{"local", "s3"} {
+		t.Run(where, func(t *testing.T) { drillRemovesItsCopy(t, where) })
+	}
+}
+
+func drillRemovesItsCopy(t *testing.T, where string) {
 	e := newDrillEnv(t)
 	e.cfg.Drill.JobArgs = []string{"--output-suffix", "-drill-{run}"} // the restored state holds the offsets: no group
 	ctx := context.Background()
 	dir := t.TempDir()
+	rewritetest.RenamedCopy(t, rewriteFixture, filepath.Join(dir, "src"), "orders-users-source", nil)
+	src, copyTo := "file:"+filepath.Join(dir, "src"), "file:"+filepath.Join(dir, "drill-copy")
 	e.cfg.SavepointDirs = []string{dir}
 	e.rb.Catalog = &catalog.Catalog{Store: e.store, Config: e.cfg, Monitor: e.rb.Monitor}
-	src, copyTo := "file:"+filepath.Join(dir, "src"), "file:"+filepath.Join(dir, "drill-copy")
-	rewritetest.RenamedCopy(t, rewriteFixture, filepath.Join(dir, "src"), "orders-users-source", nil)
-	if _, err := e.rb.Catalog.Register(ctx, filepath.Join(dir, "src")); err != nil {
+	srcThere := func() error { _, err := os.Stat(filepath.Join(dir, "src", flink.MetadataFileName)); return err }
+	copyGone := func() error {
+		if _, err := os.Lstat(filepath.Join(dir, "drill-copy")); !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("the drill's rewritten copy is still there: %v", err)
+		}
+		return nil
+	}
+	if where == "s3" {
+		fs3 := s3test.Start(t, "flink")
+		meta, err := os.ReadFile(filepath.Join(dir, "src", flink.MetadataFileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs3.Put(t, "savepoints/src/_metadata", meta)
+		store, err := s3.New(fs3.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, copyTo = "s3://flink/savepoints/src", "s3://flink/savepoints/drill-copy"
+		e.cfg.SavepointDirs, e.cfg.S3 = []string{"s3://flink/savepoints"}, fs3.Config
+		e.rb.Catalog.S3 = store
+		srcThere = func() error {
+			if ok, err := store.Exists(ctx, src+"/_metadata"); !ok {
+				return fmt.Errorf("the source savepoint is gone: %v", err)
+			}
+			return nil
+		}
+		copyGone = func() error {
+			if empty, err := store.Empty(ctx, copyTo); err != nil || !empty {
+				return fmt.Errorf("the drill's rewritten copy is still on S3: %v", err)
+			}
+			return nil
+		}
+	}
+	if _, err := e.rb.Catalog.Register(ctx, strings.TrimPrefix(src, "file:")); err != nil {
 		t.Fatal(err)
 	}
 	rewrite := Step{Kind: KindRewriteSavepoint, RewriteFrom: src, SourceUID: "orders-users-source", RewriteTo: copyTo}
@@ -381,8 +425,8 @@ func TestDrillRemovesItsRewrittenCopy(t *testing.T) {
 		r, _ := e.rb.Get(ctx, id)
 		t.Fatalf("drill %+v, steps %+v", d, r.Steps)
 	}
-	if _, err := os.Lstat(filepath.Join(dir, "drill-copy")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the drill's rewritten copy is still there: %v", err)
+	if err := copyGone(); err != nil {
+		t.Error(err)
 	}
 	if _, err := e.store.SavepointByPath(ctx, catalog.CanonicalPath(copyTo)); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("the copy's catalog entry after the cleanup: %v", err)
@@ -390,8 +434,8 @@ func TestDrillRemovesItsRewrittenCopy(t *testing.T) {
 	if _, err := e.store.SavepointByPath(ctx, catalog.CanonicalPath(src)); err != nil {
 		t.Errorf("the source savepoint's entry: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "src", flink.MetadataFileName)); err != nil {
-		t.Errorf("the source savepoint: %v", err)
+	if err := srcThere(); err != nil {
+		t.Error(err)
 	}
 	e.productionUntouched(t)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/flink/s3"
 	"github.com/drconsole/drconsole/kafka"
 )
 
@@ -113,4 +114,48 @@ func RemoveSavepointCopy(ctx context.Context, w audit.Written, dir string) error
 		return fmt.Errorf("%s holds no savepoint `_metadata` (%v): not removed", dir, err)
 	}
 	return os.RemoveAll(dir)
+}
+
+// RemoveRemoteSavepointCopy deletes a rewritten savepoint copy on S3
+// (dir, an s3:// URI), like RemoveSavepointCopy: every object at or below
+// dir, `_metadata` last, so a removal cut short still reads as a savepoint
+// and the next cleanup finishes it. A dir with no object left is removed
+// already; one with objects but no `_metadata` is not a savepoint and is
+// left alone.
+func RemoveRemoteSavepointCopy(ctx context.Context, w audit.Written, store *s3.Store, dir string) error {
+	if err := audited(w, "remove rewritten savepoint "+dir); err != nil {
+		return err
+	}
+	dir = strings.TrimSuffix(dir, "/")
+	meta := dir + "/" + flink.MetadataFileName
+	switch ok, err := store.Exists(ctx, meta); {
+	case err != nil:
+		return err
+	case !ok:
+		if empty, err := store.Empty(ctx, dir); err != nil || empty {
+			return err
+		}
+		return fmt.Errorf("%s holds no savepoint `_metadata`: not removed", dir)
+	}
+	var objects []string
+	for pending := []string{dir}; len(pending) > 0; {
+		d := pending[len(pending)-1]
+		pending = pending[:len(pending)-1]
+		files, subdirs, err := store.List(ctx, d)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			if f.URI != meta {
+				objects = append(objects, f.URI)
+			}
+		}
+		pending = append(pending, subdirs...)
+	}
+	for _, o := range append(objects, meta) {
+		if err := store.Remove(ctx, o); err != nil {
+			return fmt.Errorf("removing %s: %w", o, err)
+		}
+	}
+	return nil
 }

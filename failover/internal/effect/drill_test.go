@@ -14,7 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/flink/s3"
+	"github.com/drconsole/drconsole/flink/s3/s3test"
 	"github.com/drconsole/drconsole/kafka/kafkatest"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -100,5 +103,41 @@ func TestCancelJob(t *testing.T) {
 	}
 	if len(patches) != 1 || patches[0] != "run" || states["run"] != "CANCELED" {
 		t.Fatalf("cancel requests %v, states %v", patches, states)
+	}
+}
+
+// A drill's copy on S3 goes object by object, nested ones too, with
+// `_metadata` last; done twice is no error; a prefix with objects but no
+// `_metadata` is no savepoint and stays.
+func TestRemoveRemoteSavepointCopy(t *testing.T) {
+	ctx := context.Background()
+	fs3 := s3test.Start(t, "flink")
+	store, err := s3.New(fs3.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"sp/copy/_metadata", "sp/copy/op-1/state", "sp/copy/op-1/deeper/more", "sp/copy/shared", "sp/copy-other/_metadata"} {
+		fs3.Put(t, k, []byte("x"))
+	}
+	fs3.Put(t, "sp/not-a-savepoint/data", []byte("x"))
+	for range 2 {
+		if err := RemoveRemoteSavepointCopy(ctx, writtenT(t), store, "s3://flink/sp/copy/"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if empty, err := store.Empty(ctx, "s3://flink/sp/copy"); err != nil || !empty {
+		t.Fatalf("left under the copy: empty %v, %v", empty, err)
+	}
+	if ok, _ := store.Exists(ctx, "s3://flink/sp/copy-other/_metadata"); !ok {
+		t.Fatal("a neighbour sharing the prefix was removed")
+	}
+	if err := RemoveRemoteSavepointCopy(ctx, writtenT(t), store, "s3://flink/sp/not-a-savepoint"); err == nil || !strings.Contains(err.Error(), "no savepoint `_metadata`") {
+		t.Fatalf("a prefix without _metadata: %v", err)
+	}
+	if ok, _ := store.Exists(ctx, "s3://flink/sp/not-a-savepoint/data"); !ok {
+		t.Fatal("an object of a prefix that is no savepoint was removed")
+	}
+	if err := RemoveRemoteSavepointCopy(ctx, audit.Written{}, store, "s3://flink/sp/copy-other"); !errors.Is(err, ErrNotAudited) {
+		t.Fatalf("without an audit record: %v", err)
 	}
 }
