@@ -11,10 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drconsole/drconsole/catalog"
-	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
-	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/testenv"
 )
@@ -23,9 +20,9 @@ import (
 // the primary and is savepointed (not stopped); the drill translates the savepoint's offsets
 // into a temporary DR group, submits a copy of the job (new source uid, the drill's group and
 // name) to Flink, and measures the time to RUNNING and to the first record Flink counts, then
-// cancels the copy and deletes the group. Then a second drill whose console "dies" after the
-// restore (its steps run without a Worker, nothing cleans up) is found and cleaned up by a new
-// Worker, as at start-up. Production's job keeps its id and state, the drill commits to no
+// cancels the copy and deletes the group. Then a second drill whose console is killed (SIGKILL,
+// a child process) right after the restore submitted its job copy is found and cleaned up by a
+// new Worker, as at start-up. Production's job keeps its id and state, the drill commits to no
 // production group, and no drill group is left in DR.
 //
 // On both Flink versions testenv runs: 2.2.1 restores with claimMode, 1.20 with restoreMode.
@@ -49,26 +46,16 @@ func drillE2E(t *testing.T, dist testenv.FlinkDist) {
 	f.WaitJobRunning(t, prodID)
 	f.WaitCheckpoint(t, prodID, f.WaitCheckpoint(t, prodID, 0).ID)
 
-	cfg := &config.Config{
-		Clusters:        map[string]*config.Cluster{"primary": {Bootstrap: []string{rig.primary.Bootstrap}}, "dr": {Bootstrap: []string{rig.dr.Bootstrap}}},
-		Flows:           []*config.Flow{rig.flow},
-		RefreshInterval: config.Duration(time.Second),
-		FlinkTargets:    []*config.FlinkTarget{{Name: "flink-dr", RestURL: f.URL, Region: "dr"}},
-		SavepointDirs:   []string{f.SavepointDir},
-		Drill:           config.Drill{JobArgs: []string{"--group", "{group}", "--name", "drconsole-drill-{run}"}, Timeout: config.Duration(3 * time.Minute)},
-	}
-	if err := cfg.Normalize("e2e-drill"); err != nil {
-		t.Fatal(err)
-	}
+	console := drillConsole{Primary: rig.primary.Bootstrap, DR: rig.dr.Bootstrap, Policy: rig.policy, FlinkURL: f.URL,
+		SavepointDir: f.SavepointDir, DB: rig.db}
+	cfg := drillConfig(t, console)
 	store := rig.tr.Store
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: rig.mon, Log: log}
-	sp, err := failover.TriggerSavepoint(ctx, e2eWritten(t, store), cat, "flink-dr", prodID, false, nil)
+	rb := drillRunbook(cfg, store, rig.mon, log)
+	sp, err := failover.TriggerSavepoint(ctx, e2eWritten(t, store), rb.Catalog, "flink-dr", prodID, false, nil)
 	if err != nil {
 		t.Fatalf("savepoint of the production job: %v", err)
 	}
-	rb := &failover.Runbook{Store: store, Monitor: rig.mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
-		Flink: flink.NewRESTClient, Catalog: cat}
 
 	// The copy's arguments: DR, a new source uid (so it starts from the drill group's offsets),
 	// without --group and --name (the drill's arguments give them).
@@ -156,31 +143,22 @@ func drillE2E(t *testing.T, dist testenv.FlinkDist) {
 		*d.ToRunningMs(), *d.RTOMs(), deref(d.RPOMs), d.RPOAtLeast, deref(d.RereadMax()), d.RulesFailed)
 	untouched("after the drill")
 
-	// --- 2. the console dies mid-drill: the steps ran, nothing cleaned up ---------------------------
+	// --- 2. the console is killed mid-drill (SIGKILL, in a child process) right after the restore
+	// submitted the job copy: the copy runs, its temporary group is in DR, nothing is cleaned up.
 	r = approved("e2e drill, console killed")
-	if _, err := rb.StartDrill(ctx, alice, r.ID, rsFlow); err != nil {
-		t.Fatal(err)
-	}
-	for idx := range plan.Steps {
-		x, err := rb.Begin(ctx, alice, r.ID, idx, rsFlow, "")
-		if err != nil {
-			t.Fatalf("step %d: %v", idx+1, err)
-		}
-		if err := x.Run(ctx); err != nil {
-			t.Fatalf("step %d: %v", idx+1, err)
-		}
-	}
-	d, _ = rb.Drill(ctx, r.ID)
-	if o, err := f.JobOverview(ctx, d.JobID); err != nil || o.State != "RUNNING" {
-		t.Fatalf("the second drill's job before the restart: %+v %v", o, err)
-	}
-	// The next console's Worker finds it at start-up.
+	console.Run = r.ID
+	drillKilled(t, console)
+	d = drillLeftRunning(t, ctx, rb, f, r.ID)
+	// The next console's Worker finds it at start-up, ends it as failed and cleans up.
 	if n, err := (&failover.Worker{Runbook: rb, Log: log}).CleanDrills(ctx); err != nil || n != 1 {
 		t.Fatalf("start-up cleanup: %d drills, %v", n, err)
 	}
 	d, _ = rb.Drill(ctx, r.ID)
-	if d.Cleanup != model.CleanupDone {
-		t.Fatalf("the second drill after the start-up cleanup: %+v", d)
+	if d.Cleanup != model.CleanupDone || d.Succeeded() || !strings.Contains(d.Error, "stopped during the drill") {
+		t.Fatalf("the killed drill after the start-up cleanup: %+v", d)
+	}
+	if got, _ := rb.Get(ctx, r.ID); got.Status != model.RunCancelled {
+		t.Fatalf("the killed drill's run is %s, want cancelled (never resumed)", got.Status)
 	}
 	if o, err := f.JobOverview(ctx, d.JobID); err != nil || o.State != "CANCELED" {
 		t.Fatalf("the second drill's job after the restart: %+v %v", o, err)

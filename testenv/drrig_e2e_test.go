@@ -10,6 +10,7 @@ package testenv_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,9 +114,18 @@ type drRig struct {
 	tr          *translation.GroupTranslator
 	remote      string // rsTopic's name in DR under the policy
 	data        *rsData
+	policy      string
+	db          string // the console's database
 
 	cl  *kgo.Client
 	seq []int
+}
+
+// rigFlow is the rig's flow under policy, as the console is configured with it (before
+// Normalize).
+func rigFlow(policy string) *config.Flow {
+	return &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: policy, OffsetSyncsLocation: "target",
+		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
 }
 
 // startDRRig starts the pair with MM2 (policy "identity" or "default") and the console; rsTopic
@@ -138,9 +148,9 @@ func startDRRig(t *testing.T, ctx context.Context, policy string, extra ...strin
 	}
 	r.opts = testenv.MM2Options{Source: r.primary, Target: r.dr, Policy: policy, OffsetSyncsLocation: "target", Topics: "events.*"}
 	testenv.StartMM2Dedicated(t, r.opts)
-	r.flow = &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: policy, OffsetSyncsLocation: "target",
-		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
-	r.mon, _ = runConsole(t, r.flow, r.primary, r.dr, 30*time.Second)
+	r.flow, r.policy = rigFlow(policy), policy
+	r.db = filepath.Join(t.TempDir(), "drconsole.db")
+	r.mon, _, _ = startConsole(t, r.flow, r.primary, r.dr, 30*time.Second, r.db)
 	if r.tr = r.mon.Translator(rsFlow); r.tr == nil {
 		t.Fatalf("no translator for flow %s", rsFlow)
 	}
