@@ -25,6 +25,11 @@ const (
 	// partition holds past it. A lower bound: each target record after the
 	// sync stands for at least one source offset.
 	PositionEstimate = "sync + DR end offset"
+	// PositionEmptyLog: MM2 has no position, but the source log never held
+	// a record (its end offset is 0): nothing to copy, nothing at risk. A
+	// log whose records were all deleted is not this: end > 0, MM2's
+	// position unknown, so its age stays unknown.
+	PositionEmptyLog = "empty log (end offset 0)"
 )
 
 // PartitionLag is one source partition's replication state. Nil numbers are
@@ -225,6 +230,10 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 			if r.watch(&pl, taken[i][j], recreated, sameLog, now) {
 				out.Restarted = append(out.Restarted, tp)
 				r.aborted.Forget(tp) // the old log's aborted batches are not the new log's
+			}
+			if pl.Replicated == nil && pl.SourceEnd != nil && *pl.SourceEnd == 0 {
+				zero := int64(0)
+				pl.Replicated, pl.Method = &zero, PositionEmptyLog
 			}
 			if pl.Replicated != nil {
 				var copied []kafka.AbortedBatch

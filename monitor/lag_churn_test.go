@@ -438,6 +438,40 @@ func TestFlowNotOKOnMissingPosition(t *testing.T) {
 	}
 }
 
+// A partition MM2 has no position for is unknown, except one whose log never
+// held a record (end 0): nothing there can be lost. Once it holds one, it is
+// unknown again until MM2 says where it is; a log emptied by retention
+// (end > 0) never counts as empty.
+func TestLagEmptyLogIsNothingAtRisk(t *testing.T) {
+	ctx := context.Background()
+	_, pcl := newCluster(t, "primary", "events")
+	_, dcl := newCluster(t, "dr", "events")
+	fill(t, pcl, "events", 0, 10, time.Now())
+	fill(t, dcl, "events", 0, 10, time.Now())
+	r := churnReader(t, pcl, dcl)
+	pos := mapPositions{connect: map[model.TP]model.ConnectOffset{
+		{Topic: "events", Partition: 0}: {Topic: "events", LastOffset: 9},
+	}, latestSync: map[model.TP]model.OffsetSync{}}
+	s := &FlowSnapshot{Partitions: r.Read(ctx, pos, time.Now()).Partitions}
+	s.aggregate()
+	if p := lagOf(t, Reading{Partitions: s.Partitions}, 1); p.Method != PositionEmptyLog || *p.LagMessages != 0 || *p.LagMs != 0 {
+		t.Fatalf("empty events-1: %s", describe(p))
+	}
+	if s.RPOAtLeast || len(s.UnknownAge) != 0 || s.RPOMs == nil || *s.RPOMs != 0 {
+		t.Fatalf("RPO %v at least %v, unknown %v: want 0, nothing unknown", s.RPOMs, s.RPOAtLeast, s.UnknownAge)
+	}
+	fill(t, pcl, "events", 1, 1, time.Now().Add(-time.Minute))
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); p.LagMessages != nil || p.Method == PositionEmptyLog {
+		t.Fatalf("events-1 with a record and no position: %s", describe(p))
+	}
+	if _, err := kadm.NewClient(pcl).DeleteRecords(ctx, kadm.Offsets{"events": {1: {Topic: "events", Partition: 1, At: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); p.LagMessages != nil || p.Method == PositionEmptyLog {
+		t.Fatalf("events-1 emptied by deletion, no position: %s", describe(p))
+	}
+}
+
 // An MM2 internal topic created after ingestion started is read within
 // seconds, not at the next 30 s layout check.
 func TestIngestPicksUpLateInternalTopic(t *testing.T) {

@@ -1,6 +1,8 @@
 package notify
 
 import (
+	"slices"
+	"maps"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -242,8 +244,10 @@ func (n *Notifier) flowEvents(ctx context.Context) ([]storage.NotifyEvent, map[s
 	if n.Flows == nil || !n.Flows.Ready() {
 		return nil, state, nil
 	}
+	watched := map[string]bool{}
 	for _, s := range n.Flows.Snapshots() {
 		key := "flow:" + s.Flow.Name
+		watched[key] = true
 		told, _, err := n.Store.NotifyState(ctx, key)
 		if err != nil {
 			return nil, nil, err
@@ -279,8 +283,30 @@ func (n *Notifier) flowEvents(ctx context.Context) ([]storage.NotifyEvent, map[s
 			state[lossKey] = strconv.FormatInt(s.LossIncidentsTotal, 10)
 		}
 	}
+	// A flow announced CRITICAL or BROKEN that is no longer watched (a
+	// failback's reverse flow once stopped, a flow taken out of the
+	// config) would hold its alert open for ever: close it, saying why.
+	told, err := n.Store.NotifyStatesWithPrefix(ctx, "flow:")
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, key := range slices.Sorted(maps.Keys(told)) {
+		was := told[key]
+		if watched[key] || (was != string(monitor.StatusCritical) && was != string(monitor.StatusBroken)) {
+			continue
+		}
+		name := strings.TrimPrefix(key, "flow:")
+		ev := Event{Kind: config.EventFlowOK, At: n.Now().UTC(), Flow: name,
+			Summary: fmt.Sprintf("Flow %s is no longer watched (a failback's reverse flow that was stopped, or a flow taken out of the configuration): its %s alert is closed", name, was),
+			Details: map[string]any{"status": unwatched, "was": was}}
+		out = append(out, n.stored(ev, fmt.Sprintf("%s:%s:%d", key, unwatched, ev.At.UnixMilli())))
+		state[key] = unwatched
+	}
 	return out, state, nil
 }
+
+// unwatched is the told state of a flow the console no longer watches.
+const unwatched = "unwatched"
 
 func (n *Notifier) flowEvent(kind string, s *monitor.FlowSnapshot) Event {
 	ev := Event{Kind: kind, At: n.Now().UTC(), Flow: s.Flow.Name, URL: n.link("/flows/" + url.PathEscape(s.Flow.Name))}

@@ -422,6 +422,34 @@ func TestFlowStatusChanges(t *testing.T) {
 	}
 }
 
+// A flow announced CRITICAL that stops being watched (a failback's reverse
+// flow once stopped) gets its alert closed once, saying so; watched again
+// and critical, it is announced again.
+func TestUnwatchedFlowAlertClosed(t *testing.T) {
+	w := newWorld(t)
+	hook := newReceiver(t, "k")
+	w.flows.set(monitor.StatusOK, 0, 0, 0, 0)
+	start(t, w.notifier(&config.Webhook{Name: "ops", URL: hook.url, Secret: "k"}))
+	w.started()
+	w.flows.set(monitor.StatusCritical, 150_000, 0, 0, 0)
+	waitFor(t, "critical", func() bool { return len(hook.received()) >= 1 })
+	w.flows.mu.Lock()
+	w.flows.snaps = nil
+	w.flows.mu.Unlock()
+	waitFor(t, "closed", func() bool { return len(hook.received()) >= 2 })
+	time.Sleep(60 * time.Millisecond) // three polls: nothing more may come
+	got := hook.received()
+	if len(got) != 2 || got[1].Event.Kind != config.EventFlowOK || got[1].Event.Flow != "primary->dr" ||
+		!strings.Contains(got[1].Event.Summary, "no longer watched") || got[1].Event.Details["status"] != "unwatched" {
+		t.Fatalf("events %+v", got)
+	}
+	w.flows.set(monitor.StatusCritical, 150_000, 0, 0, 0)
+	waitFor(t, "critical again", func() bool { return len(hook.received()) >= 3 })
+	if k := hook.kinds(); !slices.Equal(k, []string{config.EventFlowCritical, config.EventFlowOK, config.EventFlowCritical}) {
+		t.Fatalf("kinds %v", k)
+	}
+}
+
 // A receiver removed from the config: its undelivered events are dropped
 // at the next start (nobody will take them, and pending for ever they
 // would hold the backlog alert up); the receivers still configured keep

@@ -75,6 +75,25 @@ func (s *Store) NotifyState(ctx context.Context, key string) (string, bool, erro
 	return v, true, nil
 }
 
+// NotifyStatesWithPrefix reads every feeder state key starting with
+// prefix, with its value.
+func (s *Store) NotifyStatesWithPrefix(ctx context.Context, prefix string) (map[string]string, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT key, value FROM notify_state WHERE substr(key, 1, ?) = ?", len(prefix), prefix)
+	if err != nil {
+		return nil, fmt.Errorf("storage: notification states %s*: %w", prefix, err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, rows.Err()
+}
+
 // NextDelivery is the receiver's oldest undelivered event: deliveries go
 // out in order, so "approved" never arrives after "completed".
 func (s *Store) NextDelivery(ctx context.Context, receiver string) (*NotifyDelivery, error) {
