@@ -1,6 +1,7 @@
 package failover
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,9 +44,10 @@ import (
 //     (failback_clusterlink.go);
 //   - the reverse connectors run on the forward flow's Connect cluster
 //     (connect_url), whose workers are assumed to reach both clusters at
-//     the console's bootstrap addresses; clusters with TLS or SASL settings
-//     are refused, since the workers' paths and secrets are not the
-//     console's to know;
+//     the console's bootstrap addresses, with the client settings the
+//     forward MirrorSourceConnector has for each (swapped: workerClients);
+//     a cluster the console reaches with TLS or SASL whose forward
+//     settings name no security.protocol is refused;
 //   - every rule fails closed: a state, offset or log end that cannot be
 //     read refuses the step or keeps it waiting.
 //
@@ -179,11 +181,6 @@ func failbackProblems(cfg *config.Config, p Plan) []error {
 	case flow.ConnectURL == "":
 		bad("the flow has no connect_url: the reverse connectors are created through Kafka Connect REST, and dedicated-mode MirrorMaker 2 has none")
 	}
-	for _, name := range []string{flow.Source, flow.Target} {
-		if c := cfg.Clusters[name]; c != nil && (c.TLS != nil || c.SASL != nil) {
-			bad("cluster %s has TLS or SASL settings: the reverse connectors would need the Connect workers' own client settings, which the console does not know", name)
-		}
-	}
 	var groups []string
 	for _, st := range p.Steps {
 		if st.Kind == KindTranslateGroupBack {
@@ -298,7 +295,15 @@ func (rb *Runbook) failbackRules(ctx context.Context, r *Run, idx int) []RuleRes
 		} else {
 			cut.OK, cut.Evidence = true, fmt.Sprintf("cut of run #%d", r.Plan.FailbackOf)
 		}
-		rules = append(rules, cycle, cut)
+		clients := RuleResult{Name: "the Connect workers' client settings for every cluster the console reaches with TLS or SASL are known (from the forward MirrorSourceConnector)"}
+		if inherited, err := forwardConfigs(ctx, api, flow.Connectors); err != nil {
+			clients.Evidence = err.Error()
+		} else if _, _, err := workerClients(rb.Config, flow, inherited); err != nil {
+			clients.Evidence = err.Error()
+		} else {
+			clients.OK, clients.Evidence = true, "none needed, or security.protocol set for each"
+		}
+		rules = append(rules, cycle, cut, clients)
 	case KindStopReverse:
 		rules = append(rules, rb.caughtUpRule(ctx, r))
 	case KindRewriteBack:
@@ -475,6 +480,13 @@ func (rb *Runbook) setUpReverse(ctx context.Context, w audit.Written, r *Run, fl
 	if ff.Inherited, err = forwardConfigs(ctx, api, flow.Connectors); err != nil {
 		return nil, err
 	}
+	if ff.PrimaryClient, ff.DRClient, err = workerClients(rb.Config, flow, ff.Inherited); err != nil {
+		return nil, err
+	}
+	// The workers reach the clusters where the forward connector does.
+	fwd := ff.Inherited[mm2.MirrorSourceConnectorClass]
+	ff.PrimaryBootstrap = cmp.Or(fwd["source.cluster.bootstrap.servers"], ff.PrimaryBootstrap)
+	ff.DRBootstrap = cmp.Or(fwd["target.cluster.bootstrap.servers"], ff.DRBootstrap)
 	rev, err := ff.ReverseConfigs()
 	if err != nil {
 		return nil, err
@@ -483,7 +495,8 @@ func (rb *Runbook) setUpReverse(ctx context.Context, w audit.Written, r *Run, fl
 	if err != nil {
 		return nil, err
 	}
-	res := map[string]any{"connect_url": flow.ConnectURL, "connectors": rev.Names(), "notes": rev.Notes, "start_partitions": len(start)}
+	res := map[string]any{"connect_url": flow.ConnectURL, "connectors": rev.Names(), "notes": rev.Notes, "start_partitions": len(start),
+		"primary_bootstrap": ff.PrimaryBootstrap, "dr_bootstrap": ff.DRBootstrap}
 	// A retry finds the source an earlier attempt created: done, if
 	// Connect's offsets show it at or past the cut, whatever its state
 	// says. Connect resumes asynchronously, so a source resumed a moment
@@ -530,6 +543,44 @@ func forwardConfigs(ctx context.Context, api *connect.Client, names []string) (m
 		}
 	}
 	return out, nil
+}
+
+// workerClients are the client settings the Connect workers use for the
+// primary and for DR, from the forward MirrorSourceConnector's config:
+// its source.cluster.* (the primary) and target.cluster.* (DR) keys, the
+// prefix, bootstrap.servers and alias aside (the reverse configs set
+// those). mm2.ReverseConfigs puts them back swapped, and under
+// producer.override.* for the cluster each connector writes to. Secrets
+// are usually the workers' config-provider references (${file:...}),
+// which Connect returns unresolved; they are passed on as they are and
+// never written to the audit log or a page. A cluster the console reaches
+// with TLS or SASL whose forward settings name no security.protocol is
+// refused: the reverse connectors would try it in plaintext.
+func workerClients(cfg *config.Config, flow *config.Flow, inherited map[string]map[string]string) (primary, dr map[string]string, err error) {
+	fwd := inherited[mm2.MirrorSourceConnectorClass]
+	pick := func(prefix string) map[string]string {
+		out := map[string]string{}
+		for k, v := range fwd {
+			if rest, ok := strings.CutPrefix(k, prefix); ok && rest != "bootstrap.servers" && rest != "alias" {
+				out[rest] = v
+			}
+		}
+		return out
+	}
+	primary, dr = pick("source.cluster."), pick("target.cluster.")
+	var missing []string
+	for _, c := range []struct {
+		name, prefix string
+		got          map[string]string
+	}{{flow.Source, "source.cluster.", primary}, {flow.Target, "target.cluster.", dr}} {
+		if cl := cfg.Clusters[c.name]; cl != nil && (cl.TLS != nil || cl.SASL != nil) && c.got["security.protocol"] == "" {
+			missing = append(missing, fmt.Sprintf("cluster %s has TLS or SASL settings, but the forward MirrorSourceConnector sets no %ssecurity.protocol", c.name, c.prefix))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, nil, fmt.Errorf("%s: the reverse connectors would reach it in plaintext; give the forward connector the workers' client settings for it (they are repeated, swapped)", strings.Join(missing, "; "))
+	}
+	return primary, dr, nil
 }
 
 // connectNext reads connector name's committed MM2 source offsets for
@@ -958,7 +1009,7 @@ func (rb *Runbook) previewFailback(ctx context.Context, r *Run, i int) ([]string
 			fmt.Sprintf("PATCH /connectors/%s/offsets: %d DR partitions start at failover run #%d's cut: %s", rev.Source, len(tps), r.Plan.FailbackOf, strings.Join(at, ", ")),
 			"PUT /connectors/{name}/config for " + rev.Checkpoint + " (sync.group.offsets.enabled false) and " + rev.Heartbeat,
 			"PUT /connectors/" + rev.Source + "/resume",
-			"The Connect workers reach the primary at " + bootstrap(rb.Config, flow.Source) + " and DR at " + bootstrap(rb.Config, flow.Target) + " (the console's own addresses).",
+			"The Connect workers reach the primary and DR at the forward MirrorSourceConnector's source.cluster / target.cluster bootstrap.servers, with its client settings for each (security.protocol, ssl.*, sasl.*: swapped, and under producer.override.* for the cluster a connector writes to); where it names no address, at the console's own: " + bootstrap(rb.Config, flow.Source) + " and " + bootstrap(rb.Config, flow.Target) + ".",
 		}
 		return append(lines, rev.Notes...), nil
 	case KindWaitReverse:

@@ -276,7 +276,7 @@ func TestFailbackRun(t *testing.T) {
 	}
 
 	pv := e.rb.Preview(ctx, r)
-	if pv[0].Err != "" || !strings.Contains(strings.Join(pv[0].Lines, "\n"), "created STOPPED") || len(pv[0].Rules) != 3 || len(pv[4].Lines) == 0 || len(pv[5].Lines) == 0 {
+	if pv[0].Err != "" || !strings.Contains(strings.Join(pv[0].Lines, "\n"), "created STOPPED") || len(pv[0].Rules) != 4 || len(pv[4].Lines) == 0 || len(pv[5].Lines) == 0 {
 		t.Fatalf("preview %+v", pv)
 	}
 	// A forward connector paused, not stopped: a cycle away, refused.
@@ -654,9 +654,6 @@ func TestFailbackPlanRefusals(t *testing.T) {
 	}{
 		{"default policy", base(func(c *config.Config) { c.Flows[0].ReplicationPolicy = "default" }), ok, `"dr.<topic>"`},
 		{"dedicated MM2", base(func(c *config.Config) { c.Flows[0].ConnectURL = "" }), ok, "no connect_url"},
-		{"SASL", base(func(c *config.Config) {
-			c.Clusters["dr"].SASL = &config.SASL{Mechanism: "PLAIN", Username: "u", Password: "p"}
-		}), ok, "cluster dr has TLS or SASL"},
 		{"cluster link", base(func(c *config.Config) {
 			c.Flows[0].Kind, c.Flows[0].ConnectURL = "cluster-link", ""
 			c.Flows[0].ClusterLink = &config.ClusterLink{RestURL: "http://dr:8090/kafka", ClusterID: "c", Link: "l"}
@@ -720,5 +717,58 @@ func TestFailbackResumesAfterCrashAtEveryBoundary(t *testing.T) {
 	}
 	if a, err := ActiveSideOf(ctx, e.store, "primary->dr"); err != nil || a.Side != model.SidePrimary {
 		t.Fatalf("after the resumed failback: %+v %v", a, err)
+	}
+}
+
+// Clusters the console reaches with SASL or TLS: set-up-reverse is refused
+// while the forward MirrorSourceConnector names no security.protocol for
+// them; with its settings, the reverse connectors get them swapped (DR's
+// as source.cluster.*, the primary's as target.cluster.* and, where a
+// connector writes to the primary, producer.override.*), config-provider
+// references passed on unresolved, and none of it in the audit log.
+func TestFailbackReverseRepeatsWorkerClientSettings(t *testing.T) {
+	e, fc, _ := failedOver(t)
+	ctx := context.Background()
+	e.cfg.Clusters["primary"].SASL = &config.SASL{Mechanism: "PLAIN", Username: "u", Password: "p"}
+	id := e.approved(t, ctx, FailbackPlan("primary->dr"))
+	if err := e.step(ctx, id, 0); !errors.Is(err, ErrRuleViolation) || !strings.Contains(err.Error(), "cluster primary has TLS or SASL settings, but the forward MirrorSourceConnector sets no source.cluster.security.protocol") {
+		t.Fatalf("set-up-reverse without the workers' settings: %v", err)
+	}
+	const jaas = "${file:/etc/kafka/secrets.properties:primary.jaas}"
+	fc.mu.Lock()
+	maps.Copy(fc.conn["MirrorSourceConnector"].config, map[string]string{
+		"source.cluster.bootstrap.servers": "primary-internal:9093", "source.cluster.security.protocol": "SASL_SSL",
+		"source.cluster.sasl.mechanism": "PLAIN", "source.cluster.sasl.jaas.config": jaas,
+		"target.cluster.security.protocol": "SSL", "target.cluster.ssl.truststore.location": "/etc/kafka/dr.jks",
+	})
+	fc.mu.Unlock()
+	if err := e.step(ctx, id, 0); err != nil {
+		t.Fatal(err)
+	}
+	fc.mu.Lock()
+	src := maps.Clone(fc.conn["dr-to-primary-MirrorSourceConnector"].config)
+	hb := maps.Clone(fc.conn["dr-to-primary-MirrorHeartbeatConnector"].config)
+	fc.mu.Unlock()
+	for k, want := range map[string]string{
+		"target.cluster.security.protocol": "SASL_SSL", "target.cluster.sasl.jaas.config": jaas, "target.cluster.sasl.mechanism": "PLAIN",
+		"producer.override.security.protocol": "SASL_SSL", "producer.override.sasl.jaas.config": jaas,
+		"source.cluster.security.protocol": "SSL", "source.cluster.ssl.truststore.location": "/etc/kafka/dr.jks",
+		"target.cluster.bootstrap.servers": "primary-internal:9093", "producer.override.bootstrap.servers": "primary-internal:9093",
+	} {
+		if src[k] != want {
+			t.Errorf("reverse source %s = %q, want %q", k, src[k], want)
+		}
+	}
+	if hb["producer.override.security.protocol"] != "SSL" || hb["producer.override.ssl.truststore.location"] != "/etc/kafka/dr.jks" {
+		t.Errorf("the heartbeat connector writes to DR: %v", hb)
+	}
+	entries, err := e.store.AuditEntries(ctx, storage.AuditFilter{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range entries {
+		if strings.Contains(string(en.Details), "primary.jaas") || strings.Contains(string(en.Details), "dr.jks") {
+			t.Fatalf("a worker client setting in the audit record %s: %s", en.Action, en.Details)
+		}
 	}
 }
