@@ -1,12 +1,12 @@
 package notify
 
 import (
-	"slices"
-	"maps"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
