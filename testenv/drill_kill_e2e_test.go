@@ -3,15 +3,11 @@
 package testenv_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -76,24 +72,7 @@ func TestDrillKillChild(t *testing.T) {
 	}
 	ctx := context.Background()
 	cfg := drillConfig(t, q)
-	store, err := storage.Open(q.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go mon.Run(ctx)
-	if err := testenv.Eventually(60*time.Second, 100*time.Millisecond, func() error {
-		if !mon.Ready() {
-			return fmt.Errorf("monitor not ready")
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	store, mon, log := childMonitor(t, ctx, cfg, q.DB)
 	rb := drillRunbook(cfg, store, mon, log)
 	rb.CrashHook = func(p string) {
 		if p != "effect-done" {
@@ -118,42 +97,7 @@ func TestDrillKillChild(t *testing.T) {
 func drillKilled(t *testing.T, q drillConsole) {
 	t.Helper()
 	b, _ := json.Marshal(q)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestDrillKillChild$", "-test.v")
-	cmd.Env = append(os.Environ(), drillChildEnv+"="+string(b))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan []string)
-	go func() {
-		var said []string
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			said = append(said, sc.Text())
-			if sc.Text() == "REACHED restore-flink effect-done" {
-				cmd.Process.Kill()
-				break
-			}
-		}
-		for sc.Scan() {
-		}
-		done <- said
-	}()
-	select {
-	case said := <-done:
-		cmd.Wait()
-		if len(said) == 0 || said[len(said)-1] != "REACHED restore-flink effect-done" {
-			t.Fatalf("the child ended without reaching the restore's effect:\n%s", strings.Join(said, "\n"))
-		}
-	case <-time.After(4 * time.Minute):
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatal("the child did not reach the restore's effect within 4 minutes")
-	}
+	killChildAt(t, "TestDrillKillChild", drillChildEnv+"="+string(b), "REACHED restore-flink effect-done", "the drill to the restore's effect")
 }
 
 // drillLeftRunning is the state a killed drill leaves: its steps claimed by a dead console,

@@ -70,24 +70,7 @@ func TestFailbackKillChild(t *testing.T) {
 	ctx := context.Background()
 	cfg := onConnectConfig(t, q.Primary, q.DR, q.ConnectURL, q.OffsetTopic)
 	withFlink(cfg, q.FlinkURL, q.SavepointDir)
-	store, err := storage.Open(q.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go mon.Run(ctx)
-	if err := testenv.Eventually(60*time.Second, 100*time.Millisecond, func() error {
-		if !mon.Ready() {
-			return fmt.Errorf("monitor not ready")
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	store, mon, log := childMonitor(t, ctx, cfg, q.DB)
 	rb := fbRunbook(cfg, store, mon, log)
 	rb.CrashHook = func(p string) {
 		if p == q.Point {
@@ -109,10 +92,44 @@ func TestFailbackKillChild(t *testing.T) {
 // reaches q.Point, leaving the step as a dead console leaves it.
 func killedAt(t *testing.T, q fbConsole) time.Duration {
 	t.Helper()
-	start := time.Now()
 	b, _ := json.Marshal(q)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFailbackKillChild$", "-test.v")
-	cmd.Env = append(os.Environ(), fbChildEnv+"="+string(b))
+	return killChildAt(t, "TestFailbackKillChild", fbChildEnv+"="+string(b), "REACHED "+q.Point,
+		fmt.Sprintf("step %d to %s", q.Step+1, q.Point))
+}
+
+// childMonitor opens the database at db and starts a monitor on cfg, ready, as a console
+// started on it would: for the child processes of the kill tests.
+func childMonitor(t *testing.T, ctx context.Context, cfg *config.Config, db string) (*storage.Store, *monitor.Monitor, *slog.Logger) {
+	t.Helper()
+	store, err := storage.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go mon.Run(ctx)
+	if err := testenv.Eventually(60*time.Second, 100*time.Millisecond, func() error {
+		if !mon.Ready() {
+			return fmt.Errorf("monitor not ready")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return store, mon, log
+}
+
+// killChildAt runs this test binary's test in a child process with env added, and kills it
+// (SIGKILL) once it prints line; it fails t when the child ends first or has not printed it
+// within 4 minutes. doing says what the child was doing, for the failure.
+func killChildAt(t *testing.T, test, env, line, doing string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
+	cmd.Env = append(os.Environ(), env)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -136,10 +153,10 @@ func killedAt(t *testing.T, q fbConsole) time.Duration {
 		case l, ok := <-lines:
 			if !ok {
 				cmd.Wait()
-				t.Fatalf("the child running step %d to %s ended without reaching it:\n%s", q.Step+1, q.Point, strings.Join(said, "\n"))
+				t.Fatalf("the child running %s ended without reaching it:\n%s", doing, strings.Join(said, "\n"))
 			}
 			said = append(said, l)
-			if l == "REACHED "+q.Point {
+			if l == line {
 				cmd.Process.Kill()
 				cmd.Wait()
 				for range lines {
@@ -149,7 +166,7 @@ func killedAt(t *testing.T, q fbConsole) time.Duration {
 		case <-deadline:
 			cmd.Process.Kill()
 			cmd.Wait()
-			t.Fatalf("the child running step %d did not reach %s within 4 minutes:\n%s", q.Step+1, q.Point, strings.Join(said, "\n"))
+			t.Fatalf("the child running %s did not reach it within 4 minutes:\n%s", doing, strings.Join(said, "\n"))
 		}
 	}
 }
