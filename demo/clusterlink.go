@@ -59,6 +59,9 @@ type ClusterLinkStandIn struct {
 	// each partition holds beyond the stopped DR mirror's end: what a
 	// truncate-and-restore there deletes.
 	truncatable map[string][]int64
+	// unlistRestored: a restored-from stopped mirror leaves its cluster's
+	// mirrors list (stand-in: which a real cluster does is not documented).
+	unlistRestored bool
 }
 
 type standInMirror struct {
@@ -577,6 +580,9 @@ func (s *ClusterLinkStandIn) alter(w http.ResponseWriter, r *http.Request, actio
 				truncated, truncation = s.truncation(n, remote, r.URL.Query().Get("include_partition_level_truncation_data") == "true")
 				if !validate {
 					s.restore(n, remote, now, here)
+					if s.unlistRestored {
+						delete(there, remote.name)
+					}
 					m = here[n]
 				}
 			}
@@ -754,4 +760,14 @@ func (s *ClusterLinkStandIn) restore(name string, remote *standInMirror, now tim
 	here[name] = &standInMirror{name: name, source: remote.name, status: "ACTIVE", since: now,
 		lag: make([]int64, len(remote.lag)), fetch: slices.Clone(remote.fetch)}
 	delete(s.truncatable, name)
+}
+
+// SetUnlistRestored makes a truncate-and-restore remove the stopped mirror
+// it restored from from that cluster's mirrors list (by default it stays
+// listed, STOPPED): the spec does not say which a real cluster does, so a
+// console must cope with both.
+func (s *ClusterLinkStandIn) SetUnlistRestored(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unlistRestored = on
 }

@@ -99,10 +99,14 @@ type linkBack struct {
 	Mirror, Back *clusterlink.MirrorTopic
 }
 
-// linkBackTopics reads the flow's mirrors on DR and on the primary. DR's
-// list says which topics the flow has (its topic filter); a link that
-// renames them is refused.
-func (rb *Runbook) linkBackTopics(ctx context.Context, flow *config.Flow) ([]linkBack, *clusterlink.Client, error) {
+// linkBackTopics reads the flow's mirrors on DR and on the primary. The
+// topics a failback moves are the ones truncate-and-restore-primary
+// recorded, once it is done. Before that, DR's mirrors that the flow's
+// topic filter takes; or, when DR lists none, the primary's (an earlier
+// attempt restored them, and a cluster may stop listing a stopped mirror
+// once the other end restored from it). A link that renames topics is
+// refused.
+func (rb *Runbook) linkBackTopics(ctx context.Context, flow *config.Flow, r *Run) ([]linkBack, *clusterlink.Client, error) {
 	primary, err := clusterlink.ForPrimary(flow)
 	if err != nil {
 		return nil, nil, err
@@ -111,30 +115,52 @@ func (rb *Runbook) linkBackTopics(ctx context.Context, flow *config.Flow) ([]lin
 	if err != nil {
 		return nil, nil, fmt.Errorf("DR's REST API: %w", err)
 	}
-	if len(drs) == 0 {
-		return nil, nil, fmt.Errorf("DR lists no mirror topic of link %s that the flow's topic filter takes", linkName(flow))
-	}
-	backs, err := primary.Mirrors(ctx)
+	all, err := primary.Mirrors(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the primary's REST API: %w", err)
 	}
-	var out []linkBack
+	var backs []clusterlink.MirrorTopic
+	for _, m := range all {
+		if flow.Topics.Matches(m.MirrorTopicName) {
+			backs = append(backs, m)
+		}
+	}
 	var renamed []string
-	for i := range drs {
-		m := &drs[i]
+	for _, m := range append(slices.Clone(drs), backs...) {
 		if m.MirrorTopicName != m.SourceTopicName {
 			renamed = append(renamed, m.SourceTopicName+" → "+m.MirrorTopicName)
 		}
-		lb := linkBack{Primary: m.SourceTopicName, DR: m.MirrorTopicName, Mirror: m}
-		for j := range backs {
-			if backs[j].MirrorTopicName == m.SourceTopicName {
-				lb.Back = &backs[j]
-			}
-		}
-		out = append(out, lb)
 	}
 	if len(renamed) > 0 {
 		return nil, nil, fmt.Errorf("the link renames topics (%s): a failback through a prefixed link is not built; which primary topic mirrors which DR topic would be a guess", strings.Join(renamed, ", "))
+	}
+	var done struct {
+		Topics []string `json:"topics"`
+	}
+	var names []string
+	if r != nil && stepResult(r, KindRestorePrimary, &done) == nil {
+		names = done.Topics
+	}
+	for _, from := range [][]clusterlink.MirrorTopic{drs, backs} {
+		if len(names) > 0 {
+			break
+		}
+		for _, m := range from {
+			names = append(names, m.SourceTopicName)
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil, fmt.Errorf("neither DR nor the primary lists a mirror topic of link %s that the flow's topic filter takes", linkName(flow))
+	}
+	find := func(ms []clusterlink.MirrorTopic, name string) *clusterlink.MirrorTopic {
+		if i := slices.IndexFunc(ms, func(m clusterlink.MirrorTopic) bool { return m.MirrorTopicName == name }); i >= 0 {
+			return &ms[i]
+		}
+		return nil
+	}
+	out := make([]linkBack, 0, len(names))
+	for _, n := range names {
+		out = append(out, linkBack{Primary: n, DR: n, Mirror: find(drs, n), Back: find(backs, n)})
 	}
 	return out, primary, nil
 }
@@ -228,7 +254,7 @@ func primaryBehind(ts []linkBack) []string {
 // failback, after the active-side rule.
 func (rb *Runbook) linkFailbackRules(ctx context.Context, r *Run, idx int) []RuleResult {
 	flow := rb.Config.Flow(r.Flow)
-	ts, primary, err := rb.linkBackTopics(ctx, flow)
+	ts, primary, err := rb.linkBackTopics(ctx, flow, r)
 	reads := RuleResult{Name: "DR's and the primary's REST APIs answer for link " + linkName(flow)}
 	if err != nil {
 		reads.Evidence = err.Error()
@@ -244,7 +270,10 @@ func (rb *Runbook) linkFailbackRules(ctx context.Context, r *Run, idx int) []Rul
 		stopped := RuleResult{Name: "every mirror of the flow on DR is stopped (the failover made DR's topics writable)"}
 		var live []string
 		for _, t := range ts {
-			if !t.Mirror.Stopped() {
+			switch {
+			case t.Mirror == nil:
+				live = append(live, t.DR+" (not listed by DR)")
+			case !t.Mirror.Stopped():
 				live = append(live, t.DR+" "+t.Mirror.MirrorStatus)
 			}
 		}
@@ -280,11 +309,11 @@ func (e *Execution) linkFailbackEffect(ctx context.Context) (any, error) {
 	rb, flow := e.rb, e.rb.Config.Flow(e.run.Flow)
 	switch e.Step.Kind {
 	case KindRestorePrimary:
-		return rb.restorePrimary(ctx, e.started, flow)
+		return rb.restorePrimary(ctx, e.started, e.run, flow)
 	case KindWaitPrimary:
-		return rb.waitPrimary(ctx, flow, e.Progress)
+		return rb.waitPrimary(ctx, e.run, flow, e.Progress)
 	case KindReverseToPrimary:
-		return rb.reverseToPrimary(ctx, e.started, flow, e.Step.PauseMirrors)
+		return rb.reverseToPrimary(ctx, e.started, e.run, flow, e.Step.PauseMirrors)
 	}
 	return nil, fmt.Errorf("step kind %q is not a Cluster Linking failback step", e.Step.Kind)
 }
@@ -292,8 +321,8 @@ func (e *Execution) linkFailbackEffect(ctx context.Context) (any, error) {
 // restorePrimary counts (validate_only) what truncate-and-restore deletes,
 // then sends it. A retry that finds the primary's topics mirrors already
 // is done.
-func (rb *Runbook) restorePrimary(ctx context.Context, w audit.Written, flow *config.Flow) (any, error) {
-	ts, primary, err := rb.linkBackTopics(ctx, flow)
+func (rb *Runbook) restorePrimary(ctx context.Context, w audit.Written, r *Run, flow *config.Flow) (any, error) {
+	ts, primary, err := rb.linkBackTopics(ctx, flow, r)
 	if err != nil {
 		return nil, err
 	}
@@ -323,11 +352,11 @@ func (rb *Runbook) restorePrimary(ctx context.Context, w audit.Written, flow *co
 
 // waitPrimary polls the primary's mirrors every second until each runs
 // with zero lag, at most rb.reverseCatchUp().
-func (rb *Runbook) waitPrimary(ctx context.Context, flow *config.Flow, progress func(string)) (any, error) {
+func (rb *Runbook) waitPrimary(ctx context.Context, r *Run, flow *config.Flow, progress func(string)) (any, error) {
 	timeout := rb.reverseCatchUp()
 	deadline := time.Now().Add(timeout)
 	for {
-		ts, _, err := rb.linkBackTopics(ctx, flow)
+		ts, _, err := rb.linkBackTopics(ctx, flow, r)
 		why := ""
 		if err != nil {
 			why = err.Error()
@@ -353,8 +382,8 @@ func (rb *Runbook) waitPrimary(ctx context.Context, flow *config.Flow, progress 
 // reverseToPrimary reverses the primary's mirrors, then waits until DR
 // lists every topic as its mirror again and the primary lists none. A
 // retry that finds them reversed only waits.
-func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, flow *config.Flow, pause bool) (any, error) {
-	ts, primary, err := rb.linkBackTopics(ctx, flow)
+func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, pause bool) (any, error) {
+	ts, primary, err := rb.linkBackTopics(ctx, flow, r)
 	if err != nil {
 		return nil, err
 	}
@@ -376,7 +405,7 @@ func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, flow *
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for {
-		ts, _, err := rb.linkBackTopics(wctx, flow)
+		ts, _, err := rb.linkBackTopics(wctx, flow, r)
 		if err == nil && reversedBack(ts) {
 			states := map[string]string{}
 			for _, t := range ts {
@@ -398,7 +427,7 @@ func (rb *Runbook) previewLinkFailback(ctx context.Context, r *Run, i int) ([]st
 	flow := rb.Config.Flow(r.Flow)
 	pr := flow.ClusterLink.Primary
 	at := fmt.Sprintf("POST %s/v3/clusters/%s/links/%s/mirrors:", pr.RestURL, pr.ClusterID, linkName(flow))
-	ts, primary, err := rb.linkBackTopics(ctx, flow)
+	ts, primary, err := rb.linkBackTopics(ctx, flow, r)
 	if err != nil {
 		return []string{at + "…: the topics are read when the step runs: " + err.Error()}, nil
 	}

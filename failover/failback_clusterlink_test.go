@@ -81,7 +81,16 @@ func realActions(link *demo.ClusterLinkStandIn) []string {
 // active side. A console crashed at every step boundary sends each action
 // once.
 func TestLinkFailbackRun(t *testing.T) {
+	for _, unlist := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stopped mirror stays listed", true: "stopped mirror unlisted once restored from"}[unlist], func(t *testing.T) {
+			linkFailbackRun(t, unlist)
+		})
+	}
+}
+
+func linkFailbackRun(t *testing.T, unlist bool) {
 	e, link := linkFailedOver(t)
+	link.SetUnlistRestored(unlist)
 	ctx := context.Background()
 	e.rb.ReverseCatchUp = 20 * time.Second
 
@@ -245,7 +254,7 @@ func TestLinkRestoreRefusedWhileDRMirrors(t *testing.T) {
 	}
 	rb := e.rb
 	ctx := context.Background()
-	ts, primary, err := rb.linkBackTopics(ctx, flow)
+	ts, primary, err := rb.linkBackTopics(ctx, flow, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
