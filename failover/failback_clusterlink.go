@@ -173,26 +173,26 @@ func primaryNames(ts []linkBack) []string {
 	return out
 }
 
-// restored: the primary mirrors every topic from DR (an earlier attempt
-// restored it).
-func restored(ts []linkBack) bool {
-	for _, t := range ts {
-		if t.Back == nil || t.Back.Stopped() {
-			return false
-		}
-	}
-	return true
+// isRestored: the primary mirrors t from DR (truncate-and-restore done).
+func (t linkBack) isRestored() bool { return t.Back != nil && !t.Back.Stopped() }
+
+// isReversed: the primary no longer mirrors t and DR mirrors it again
+// (the reverse done).
+func (t linkBack) isReversed() bool {
+	return t.Back == nil && t.Mirror != nil && !t.Mirror.Stopped() && t.Mirror.MirrorStatus != "PENDING_STOPPED"
 }
 
-// reversedBack: the primary mirrors none of the topics and DR mirrors
-// every one again (an earlier attempt reversed them).
-func reversedBack(ts []linkBack) bool {
+// pending are the topics of ts not yet done: an action goes only to them,
+// so an attempt that got through part of its topics is finished, not
+// repeated.
+func pending(ts []linkBack, done func(linkBack) bool) []linkBack {
+	var out []linkBack
 	for _, t := range ts {
-		if (t.Back != nil && !t.Back.Stopped()) || t.Mirror == nil || t.Mirror.Stopped() || t.Mirror.MirrorStatus == "PENDING_STOPPED" {
-			return false
+		if !done(t) {
+			out = append(out, t)
 		}
 	}
-	return true
+	return out
 }
 
 // truncationOf says what a truncate-and-restore deletes, from its answer:
@@ -202,19 +202,28 @@ func reversedBack(ts []linkBack) bool {
 func truncationOf(res []clusterlink.MirrorActionResult) (total int64, lines []string, err error) {
 	var unknown []string
 	for _, r := range res {
-		if r.MessagesTruncated == nil || (*r.MessagesTruncated > 0 && len(r.PartitionLevelTruncationData) == 0) {
+		var sum int64
+		bad := r.MessagesTruncated == nil || *r.MessagesTruncated < 0
+		for _, p := range r.PartitionLevelTruncationData {
+			bad = bad || p.MessagesTruncated < 0
+			sum += p.MessagesTruncated
+		}
+		// The partitions must add up to the topic's count: the total is
+		// taken from them, so one figure cannot hide another.
+		if bad || sum != *r.MessagesTruncated {
 			unknown = append(unknown, r.MirrorTopicName)
 			continue
 		}
-		total += *r.MessagesTruncated
+		total += sum
 		for _, p := range r.PartitionLevelTruncationData {
 			if p.MessagesTruncated > 0 {
 				lines = append(lines, fmt.Sprintf("%s-%d: %d record(s) from offset %d", r.MirrorTopicName, p.PartitionID, p.MessagesTruncated, p.OffsetTruncatedTo))
 			}
 		}
 	}
+	slices.Sort(lines)
 	if len(unknown) > 0 {
-		return total, lines, fmt.Errorf("the cluster did not say how many records truncate-and-restore deletes from %s", strings.Join(unknown, ", "))
+		return total, lines, fmt.Errorf("the cluster did not say plainly how many records truncate-and-restore deletes from %s (a count missing or negative, or its partitions not adding up to it)", strings.Join(unknown, ", "))
 	}
 	return total, lines, nil
 }
@@ -242,7 +251,7 @@ func primaryBehind(ts []linkBack) []string {
 	for _, t := range ts {
 		switch {
 		case t.Back == nil:
-			behind = append(behind, t.Primary+" (not a mirror on the primary)")
+			behind = append(behind, t.Primary+" (not a mirror on the primary, and not yet listed as one again by DR)")
 		case !t.Back.Ready():
 			behind = append(behind, fmt.Sprintf("%s %s lag %d", t.Primary, t.Back.MirrorStatus, t.Back.TotalLag()))
 		}
@@ -250,8 +259,13 @@ func primaryBehind(ts []linkBack) []string {
 	return behind
 }
 
+// countedRule names the rule whose evidence is the count of what
+// truncate-and-restore deletes, as the step-start record holds it.
+const countedRule = "the cluster states what truncate-and-restore deletes on the primary (validate_only), per partition"
+
 // linkFailbackRules are the rules of step idx of a Cluster Linking
-// failback, after the active-side rule.
+// failback, after the active-side rule. Topics an earlier attempt got
+// through are left out: only the rest are judged, and sent to.
 func (rb *Runbook) linkFailbackRules(ctx context.Context, r *Run, idx int) []RuleResult {
 	flow := rb.Config.Flow(r.Flow)
 	ts, primary, err := rb.linkBackTopics(ctx, flow, r)
@@ -264,12 +278,13 @@ func (rb *Runbook) linkFailbackRules(ctx context.Context, r *Run, idx int) []Rul
 	rules := []RuleResult{reads}
 	switch r.Plan.Steps[idx].Kind {
 	case KindRestorePrimary:
-		if restored(ts) {
+		todo := pending(ts, linkBack.isRestored)
+		if len(todo) == 0 {
 			return append(rules, RuleResult{Name: "the primary's topics are mirrors of DR's", OK: true, Evidence: "restored by an earlier attempt"})
 		}
 		stopped := RuleResult{Name: "every mirror of the flow on DR is stopped (the failover made DR's topics writable)"}
 		var live []string
-		for _, t := range ts {
+		for _, t := range todo {
 			switch {
 			case t.Mirror == nil:
 				live = append(live, t.DR+" (not listed by DR)")
@@ -282,19 +297,20 @@ func (rb *Runbook) linkFailbackRules(ctx context.Context, r *Run, idx int) []Rul
 		} else {
 			stopped.OK, stopped.Evidence = true, "all STOPPED"
 		}
-		counted := RuleResult{Name: "the cluster states what truncate-and-restore deletes on the primary (validate_only), per partition"}
-		if total, lines, err := dryRunRestore(ctx, primary, ts); err != nil {
+		counted := RuleResult{Name: countedRule}
+		if total, lines, err := dryRunRestore(ctx, primary, todo); err != nil {
 			counted.Evidence = err.Error()
 		} else {
 			counted.OK, counted.Evidence = true, truncationText(total, lines)
 		}
 		rules = append(rules, stopped, counted)
 	case KindReverseToPrimary:
-		if reversedBack(ts) {
+		todo := pending(ts, linkBack.isReversed)
+		if len(todo) == 0 {
 			return append(rules, RuleResult{Name: "DR's topics are mirrors of the primary's", OK: true, Evidence: "reversed by an earlier attempt"})
 		}
 		up := RuleResult{Name: "every mirror on the primary ACTIVE with zero lag (writers on DR stopped, all of DR's records on the primary)"}
-		if behind := primaryBehind(ts); len(behind) > 0 {
+		if behind := primaryBehind(todo); len(behind) > 0 {
 			up.Evidence = strings.Join(behind, "; ")
 		} else {
 			up.OK, up.Evidence = true, "all caught up"
@@ -307,37 +323,77 @@ func (rb *Runbook) linkFailbackRules(ctx context.Context, r *Run, idx int) []Rul
 // linkFailbackEffect performs step e of a Cluster Linking failback.
 func (e *Execution) linkFailbackEffect(ctx context.Context) (any, error) {
 	rb, flow := e.rb, e.rb.Config.Flow(e.run.Flow)
+	retry := e.Idx < len(e.run.Steps) && e.run.Steps[e.Idx].Attempts > 0
 	switch e.Step.Kind {
 	case KindRestorePrimary:
-		return rb.restorePrimary(ctx, e.started, e.run, flow)
+		counted := ""
+		for _, rule := range e.Rules {
+			if rule.Name == countedRule && rule.OK {
+				counted = rule.Evidence
+			}
+		}
+		return rb.restorePrimary(ctx, e.started, e.run, flow, counted, retry)
 	case KindWaitPrimary:
 		return rb.waitPrimary(ctx, e.run, flow, e.Progress)
 	case KindReverseToPrimary:
-		return rb.reverseToPrimary(ctx, e.started, e.run, flow, e.Step.PauseMirrors)
+		return rb.reverseToPrimary(ctx, e.started, e.run, flow, e.Step.PauseMirrors, retry)
 	}
 	return nil, fmt.Errorf("step kind %q is not a Cluster Linking failback step", e.Step.Kind)
 }
 
-// restorePrimary counts (validate_only) what truncate-and-restore deletes,
-// then sends it. A retry that finds the primary's topics mirrors already
-// is done.
-func (rb *Runbook) restorePrimary(ctx context.Context, w audit.Written, r *Run, flow *config.Flow) (any, error) {
+// defaultSettleWait bounds how long a retried step waits for what an
+// earlier attempt sent to show before it sends to the topics still
+// pending: a cluster may apply an action later than it answers (Connect
+// was seen to).
+const defaultSettleWait = 30 * time.Second
+
+// settled reads the topics again until none is pending under done, or
+// the settle wait passes: what an earlier attempt of the step sent may still
+// be taking effect, and sending it again would apply it twice.
+func (rb *Runbook) settled(ctx context.Context, r *Run, flow *config.Flow, ts []linkBack, done func(linkBack) bool) ([]linkBack, error) {
+	deadline := time.Now().Add(cmp.Or(rb.SettleWait, defaultSettleWait))
+	for len(pending(ts, done)) > 0 && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+		next, _, err := rb.linkBackTopics(ctx, flow, r)
+		if err != nil {
+			return nil, err
+		}
+		ts = next
+	}
+	return ts, nil
+}
+
+// restorePrimary counts (validate_only) what truncate-and-restore deletes
+// on the topics not restored yet and sends it to them, only if the count
+// is the one the step-start record holds (counted): a primary that took
+// writes since would lose records nobody approved. A retry first waits for
+// an earlier attempt's restore to show.
+func (rb *Runbook) restorePrimary(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, counted string, retry bool) (any, error) {
 	ts, primary, err := rb.linkBackTopics(ctx, flow, r)
+	if err == nil && retry {
+		ts, err = rb.settled(ctx, r, flow, ts, linkBack.isRestored)
+	}
 	if err != nil {
 		return nil, err
 	}
-	names := primaryNames(ts)
-	res := map[string]any{"topics": names, "primary": flow.ClusterLink.Primary.RestURL}
-	if restored(ts) {
+	todo := pending(ts, linkBack.isRestored)
+	res := map[string]any{"topics": primaryNames(ts), "primary": flow.ClusterLink.Primary.RestURL, "sent_to": primaryNames(todo)}
+	if len(todo) == 0 {
 		res["note"] = "the primary's topics are mirrors of DR's already (an earlier attempt restored them); what it deleted is in that attempt's step-start record (the rule counting it), written before it was sent"
 		return res, nil
 	}
-	total, lines, err := dryRunRestore(ctx, primary, ts)
+	total, lines, err := dryRunRestore(ctx, primary, todo)
 	if err != nil {
 		return res, err
 	}
-	res["dry_run_truncated"], res["dry_run_partitions"] = total, lines
-	out, err := effect.TruncateAndRestore(ctx, w, primary, names)
+	if now := truncationText(total, lines); counted == "" || now != counted {
+		return res, fmt.Errorf("nothing sent: the count of what truncate-and-restore deletes is not the one on record when this step started (then: %s; now: %s); start the step again to put the new count on record", cmp.Or(counted, "none"), now)
+	}
+	out, err := effect.TruncateAndRestore(ctx, w, primary, primaryNames(todo))
 	if err != nil {
 		return res, err
 	}
@@ -379,24 +435,27 @@ func (rb *Runbook) waitPrimary(ctx context.Context, r *Run, flow *config.Flow, p
 	}
 }
 
-// reverseToPrimary reverses the primary's mirrors, then waits until DR
-// lists every topic as its mirror again and the primary lists none. A
-// retry that finds them reversed only waits.
-func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, pause bool) (any, error) {
+// reverseToPrimary reverses the primary's mirrors not reversed yet, then
+// waits until DR lists every topic as its mirror again and the primary
+// lists none. A retry first waits for an earlier attempt's reverse to show.
+func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, pause, retry bool) (any, error) {
 	ts, primary, err := rb.linkBackTopics(ctx, flow, r)
+	if err == nil && retry {
+		ts, err = rb.settled(ctx, r, flow, ts, linkBack.isReversed)
+	}
 	if err != nil {
 		return nil, err
 	}
-	names := primaryNames(ts)
-	res := map[string]any{"topics": names, "primary": flow.ClusterLink.Primary.RestURL, "paused": pause}
-	if !reversedBack(ts) {
-		if behind := primaryBehind(ts); len(behind) > 0 {
+	todo := pending(ts, linkBack.isReversed)
+	res := map[string]any{"topics": primaryNames(ts), "primary": flow.ClusterLink.Primary.RestURL, "paused": pause, "sent_to": primaryNames(todo)}
+	if len(todo) > 0 {
+		if behind := primaryBehind(todo); len(behind) > 0 {
 			return res, fmt.Errorf("the primary's mirrors are not caught up: %s", strings.Join(behind, "; "))
 		}
 		if pause {
-			_, err = effect.ReverseAndPause(ctx, w, primary, names)
+			_, err = effect.ReverseAndPause(ctx, w, primary, primaryNames(todo))
 		} else {
-			_, err = effect.ReverseAndStart(ctx, w, primary, names)
+			_, err = effect.ReverseAndStart(ctx, w, primary, primaryNames(todo))
 		}
 		if err != nil {
 			return res, err
@@ -406,7 +465,7 @@ func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, r *Run
 	defer cancel()
 	for {
 		ts, _, err := rb.linkBackTopics(wctx, flow, r)
-		if err == nil && reversedBack(ts) {
+		if err == nil && len(pending(ts, linkBack.isReversed)) == 0 {
 			states := map[string]string{}
 			for _, t := range ts {
 				states[t.DR] = t.Mirror.MirrorStatus
@@ -416,7 +475,7 @@ func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, r *Run
 		}
 		select {
 		case <-wctx.Done():
-			return res, errors.Join(fmt.Errorf("DR's topics are not mirrors of the primary's within 2 minutes"), err)
+			return res, errors.Join(fmt.Errorf("DR's topics are not mirrors of the primary's within 2 minutes (retrying the step sends nothing to a topic that got there)"), err)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
@@ -434,11 +493,12 @@ func (rb *Runbook) previewLinkFailback(ctx context.Context, r *Run, i int) ([]st
 	names := strings.Join(primaryNames(ts), ", ")
 	switch s := r.Plan.Steps[i]; s.Kind {
 	case KindRestorePrimary:
-		lines := []string{at + "truncate-and-restore?include_partition_level_truncation_data=true for " + names}
-		if restored(ts) {
+		todo := pending(ts, linkBack.isRestored)
+		lines := []string{at + "truncate-and-restore?include_partition_level_truncation_data=true for " + strings.Join(primaryNames(todo), ", ")}
+		if len(todo) == 0 {
 			return append(lines, "The primary's topics are mirrors of DR's already: nothing to send."), nil
 		}
-		if total, parts, err := dryRunRestore(ctx, primary, ts); err != nil {
+		if total, parts, err := dryRunRestore(ctx, primary, todo); err != nil {
 			lines = append(lines, err.Error())
 		} else {
 			lines = append(lines, "Dry run (validate_only): "+truncationText(total, parts)+".")

@@ -11,6 +11,7 @@ import (
 	"github.com/drconsole/drconsole/clusterlink"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
+	"github.com/drconsole/drconsole/failover/internal/effect"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -92,7 +93,7 @@ func linkFailbackRun(t *testing.T, unlist bool) {
 	e, link := linkFailedOver(t)
 	link.SetUnlistRestored(unlist)
 	ctx := context.Background()
-	e.rb.ReverseCatchUp = 20 * time.Second
+	e.rb.ReverseCatchUp, e.rb.SettleWait = 20*time.Second, 300*time.Millisecond
 
 	// What the plan must be.
 	if _, err := e.rb.Create(ctx, alice, FailbackPlan("link"), "x"); err == nil || !strings.Contains(err.Error(), "truncate-and-restore-primary") {
@@ -227,11 +228,17 @@ func TestTruncationOfFailsClosed(t *testing.T) {
 	if err != nil || total != 2 || !slices.Equal(lines, []string{"a-1: 2 record(s) from offset 40"}) {
 		t.Fatalf("known: %d %v %v", total, lines, err)
 	}
-	for name, res := range map[string]clusterlink.MirrorActionResult{
-		"no count":      {MirrorTopicName: "a", PartitionLevelTruncationData: parts},
-		"no partitions": {MirrorTopicName: "a", MessagesTruncated: n(5)},
+	for name, res := range map[string][]clusterlink.MirrorActionResult{
+		"no count":      {{MirrorTopicName: "a", PartitionLevelTruncationData: parts}},
+		"no partitions": {{MirrorTopicName: "a", MessagesTruncated: n(5)}},
+		// A topic saying 0 while a partition says 7: the total may not hide it.
+		"partitions over the count": {{MirrorTopicName: "a", MessagesTruncated: n(0),
+			PartitionLevelTruncationData: []clusterlink.PartitionTruncation{{PartitionID: 0, MessagesTruncated: 7}}}},
+		// +5 and -5 would add up to "nothing to delete".
+		"a negative count": {{MirrorTopicName: "a", MessagesTruncated: n(5), PartitionLevelTruncationData: []clusterlink.PartitionTruncation{{MessagesTruncated: 5}}},
+			{MirrorTopicName: "b", MessagesTruncated: n(-5), PartitionLevelTruncationData: []clusterlink.PartitionTruncation{{MessagesTruncated: -5}}}},
 	} {
-		if _, _, err := truncationOf([]clusterlink.MirrorActionResult{res}); err == nil || !strings.Contains(err.Error(), "did not say how many") {
+		if _, _, err := truncationOf(res); err == nil || !strings.Contains(err.Error(), "did not say plainly how many") {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
@@ -264,5 +271,56 @@ func TestLinkRestoreRefusedWhileDRMirrors(t *testing.T) {
 	rules := rb.linkFailbackRules(ctx, &Run{Run: model.Run{Flow: "link"}, Plan: LinkFailbackPlan("link", false)}, 0)
 	if f := Failed(rules); len(f) != 2 {
 		t.Fatalf("rules %+v", rules)
+	}
+}
+
+// What is deleted is what was on record: a count that grew between the
+// step's start (its record) and its effect sends nothing. An action an
+// earlier attempt got through part of its topics with is sent only to the
+// rest.
+func TestLinkFailbackSendsOnlyWhatIsOnRecordAndPending(t *testing.T) {
+	e, link := linkFailedOver(t)
+	ctx := context.Background()
+	e.rb.ReverseCatchUp, e.rb.SettleWait = 10*time.Second, 100*time.Millisecond
+	link.SetTruncatable("payments", []int64{3, 0})
+	id := e.approved(t, ctx, LinkFailbackPlan("link", false))
+	x, err := e.rb.Begin(ctx, alice, id, 0, "link", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link.SetTruncatable("payments", []int64{503, 0}) // a producer still writes to the primary
+	if err := x.Run(ctx); err == nil || !strings.Contains(err.Error(), "nothing sent") || !strings.Contains(err.Error(), "then: 3 record(s)") || !strings.Contains(err.Error(), "now: 503 record(s)") {
+		t.Fatalf("a count grown since the step started: %v", err)
+	}
+	if got := realActions(link); len(got) != 1 {
+		t.Fatalf("sent %v", got)
+	}
+	for idx := range 3 {
+		if err := linkStep(ctx, e, id, idx); err != nil {
+			t.Fatalf("step %d: %v", idx+1, err)
+		}
+	}
+	r, _ := e.rb.Get(ctx, id)
+	if !strings.Contains(r.Steps[0].Result, `"truncated":503`) {
+		t.Fatalf("the restore's result: %s", r.Steps[0].Result)
+	}
+	// An earlier attempt reversed payments and died before refunds.
+	primary, err := clusterlink.ForPrimary(e.cfg.Flow("link"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := effect.ReverseAndStart(ctx, mustWritten(t, e), primary, []string{"payments"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := linkStep(ctx, e, id, 3); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = e.rb.Get(ctx, id)
+	if !strings.Contains(r.Steps[3].Result, `"sent_to":["refunds"]`) || r.Status != "completed" {
+		t.Fatalf("the reverse after a partial one: %s %s", r.Status, r.Steps[3].Result)
+	}
+	want := []string{"failover payments,refunds", "truncate-and-restore payments,refunds", "reverse-and-start-mirror payments", "reverse-and-start-mirror refunds"}
+	if got := realActions(link); !slices.Equal(got, want) {
+		t.Fatalf("sent %v, want %v", got, want)
 	}
 }

@@ -70,6 +70,9 @@ type Runbook struct {
 	// ReverseCatchUp bounds a failback's wait-reverse-caught-up step;
 	// default DefaultReverseCatchUp.
 	ReverseCatchUp time.Duration
+	// SettleWait bounds how long a retried Cluster Linking failback step
+	// waits for an earlier attempt's action to show; default 30 s.
+	SettleWait time.Duration
 
 	previews previewCache // the run page's step previews (preview_cache.go)
 	// watchMu makes each WatchReverseFlows pass (its store read and its

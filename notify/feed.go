@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/model"
@@ -290,14 +291,26 @@ func (n *Notifier) flowEvents(ctx context.Context) ([]storage.NotifyEvent, map[s
 	if err != nil {
 		return nil, nil, err
 	}
+	if n.missingSince == nil {
+		n.missingSince = map[string]time.Time{}
+	}
+	now := n.Now()
 	for _, key := range slices.Sorted(maps.Keys(told)) {
 		was := told[key]
 		if watched[key] || (was != string(monitor.StatusCritical) && was != string(monitor.StatusBroken)) {
+			delete(n.missingSince, key)
 			continue
 		}
+		if first, ok := n.missingSince[key]; !ok {
+			n.missingSince[key] = now
+			continue
+		} else if now.Sub(first) < n.UnwatchedAfter {
+			continue
+		}
+		delete(n.missingSince, key)
 		name := strings.TrimPrefix(key, "flow:")
 		ev := Event{Kind: config.EventFlowOK, At: n.Now().UTC(), Flow: name,
-			Summary: fmt.Sprintf("Flow %s is no longer watched (a failback's reverse flow that was stopped, or a flow taken out of the configuration): its %s alert is closed", name, was),
+			Summary: fmt.Sprintf("Flow %s has not been watched for %s (a failback's reverse flow that was stopped, or a flow taken out of the configuration; if neither, see the console's log): its %s alert is closed", name, n.UnwatchedAfter, was),
 			Details: map[string]any{"status": unwatched, "was": was}}
 		out = append(out, n.stored(ev, fmt.Sprintf("%s:%s:%d", key, unwatched, ev.At.UnixMilli())))
 		state[key] = unwatched

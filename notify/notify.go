@@ -53,9 +53,17 @@ type Notifier struct {
 	// Poll is how often the feeder looks for new events (default 1 s);
 	// MaxBackoff caps the wait between retries (default 5 min).
 	Poll, MaxBackoff time.Duration
-	Now              func() time.Time
+	// UnwatchedAfter is how long a flow announced CRITICAL or BROKEN must
+	// be missing from the monitor before its alert is closed as no longer
+	// watched (default 1 min): long enough for a restarted console to
+	// watch its reverse flows again.
+	UnwatchedAfter time.Duration
+	Now            func() time.Time
 
 	wake map[string]chan struct{}
+	// missingSince is when each announced flow was first found missing
+	// (the feeder's goroutine only).
+	missingSince map[string]time.Time
 }
 
 func (n *Notifier) defaults() {
@@ -64,6 +72,9 @@ func (n *Notifier) defaults() {
 	}
 	if n.Poll <= 0 {
 		n.Poll = time.Second
+	}
+	if n.UnwatchedAfter <= 0 {
+		n.UnwatchedAfter = time.Minute
 	}
 	if n.MaxBackoff <= 0 {
 		n.MaxBackoff = 5 * time.Minute

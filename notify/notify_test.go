@@ -429,10 +429,23 @@ func TestUnwatchedFlowAlertClosed(t *testing.T) {
 	w := newWorld(t)
 	hook := newReceiver(t, "k")
 	w.flows.set(monitor.StatusOK, 0, 0, 0, 0)
-	start(t, w.notifier(&config.Webhook{Name: "ops", URL: hook.url, Secret: "k"}))
+	n := w.notifier(&config.Webhook{Name: "ops", URL: hook.url, Secret: "k"})
+	n.UnwatchedAfter = 300 * time.Millisecond
+	start(t, n)
 	w.started()
 	w.flows.set(monitor.StatusCritical, 150_000, 0, 0, 0)
 	waitFor(t, "critical", func() bool { return len(hook.received()) >= 1 })
+	// Missing for less than UnwatchedAfter (a console watching it again
+	// after a restart): nothing.
+	w.flows.mu.Lock()
+	w.flows.snaps = nil
+	w.flows.mu.Unlock()
+	time.Sleep(150 * time.Millisecond)
+	w.flows.set(monitor.StatusCritical, 150_000, 0, 0, 0)
+	time.Sleep(250 * time.Millisecond)
+	if n := len(hook.received()); n != 1 {
+		t.Fatalf("a flow missing briefly: %d events %v", n, hook.kinds())
+	}
 	w.flows.mu.Lock()
 	w.flows.snaps = nil
 	w.flows.mu.Unlock()
@@ -440,7 +453,7 @@ func TestUnwatchedFlowAlertClosed(t *testing.T) {
 	time.Sleep(60 * time.Millisecond) // three polls: nothing more may come
 	got := hook.received()
 	if len(got) != 2 || got[1].Event.Kind != config.EventFlowOK || got[1].Event.Flow != "primary->dr" ||
-		!strings.Contains(got[1].Event.Summary, "no longer watched") || got[1].Event.Details["status"] != "unwatched" {
+		!strings.Contains(got[1].Event.Summary, "has not been watched for 300ms") || got[1].Event.Details["status"] != "unwatched" {
 		t.Fatalf("events %+v", got)
 	}
 	w.flows.set(monitor.StatusCritical, 150_000, 0, 0, 0)
