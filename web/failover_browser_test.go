@@ -2,12 +2,15 @@ package web_test
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
 )
 
@@ -147,8 +150,12 @@ func count(t *testing.T, ctx context.Context, sel string) int {
 }
 
 // A planned Cluster Linking promote through the runbook: preview with the
-// dry run, approval by another operator, typed confirmation, mirrors STOPPED.
-func TestBrowserClusterLinkPromote(t *testing.T) {
+// dry run, approval by another operator, typed confirmation, mirrors
+// STOPPED. Then the way back, in the same two browsers on a console that
+// knows the primary's REST API: the failback plan, its truncation count on
+// the run page, the reverse flow on the overview while the primary
+// mirrors DR, and DR's topics mirrors again at the end.
+func TestBrowserClusterLinkPromoteAndFailback(t *testing.T) {
 	c := startConsole(t)
 	waitReady(t, c)
 	a := newBrowser(t)
@@ -198,5 +205,80 @@ func TestBrowserClusterLinkPromote(t *testing.T) {
 	}
 	if m := c.Link.State().Mirrors[demo.LinkTopic]; m.Status != "STOPPED" {
 		t.Fatalf("mirror %s after promote", m.Status)
+	}
+
+	// The failback, on a console configured with the primary's end of the link.
+	v := serveVariant(t, c, func(cfg *config.Config) {
+		cfg.Flows = slices.Clone(cfg.Flows)
+		for i, f := range cfg.Flows {
+			if f.Name == "link" {
+				g, cl := *f, *f.ClusterLink
+				cl.Primary = &config.ClusterLink{RestURL: c.Link.URL, ClusterID: demo.ClusterLinkSourceID, Link: cl.Link}
+				g.ClusterLink = &cl
+				cfg.Flows[i] = &g
+			}
+		}
+	})
+	c.Link.SetTruncatable(demo.LinkTopic, []int64{2, 0, 1})
+	// The same host: both browsers' sessions hold on the second console too.
+	if err := chromedp.Do(a, chromedp.Navigate(v.URL+"/failover"), chromedp.WaitVisible(chromedp.ID("failback")),
+		chromedp.SetValue(chromedp.ID("flow"), "link"),
+		chromedp.Click(chromedp.ID("failback")),
+		chromedp.SendKeys(chromedp.ID("reason"), "the primary region is back"),
+		chromedp.Click(chromedp.ID("create-plan")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-status"]`))); err != nil {
+		t.Fatal(err)
+	}
+	backURL, _ := chromedp.Run(a, chromedp.Location())
+	page = text(t, a, "#live")
+	for _, want := range []string{"truncate-and-restore", "3 record(s) the primary holds beyond DR's copy will be deleted", "reverse-and-start-mirror"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("failback run page lacks %q:\n%s", want, page)
+		}
+	}
+	if err := chromedp.Do(b, chromedp.Navigate(backURL), chromedp.Click(chromedp.ID("approve")), chromedp.WaitVisible(chromedp.CSS(`.flash`))); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 4; n++ {
+		step := strconv.Itoa(n)
+		began := time.Now()
+		if err := chromedp.Do(a, chromedp.Navigate(backURL), chromedp.WaitVisible(chromedp.ID("execute-"+step)),
+			chromedp.SendKeys(chromedp.ID("confirm-"+step), "link"), chromedp.Click(chromedp.ID("execute-"+step))); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for text(t, a, `[data-testid="step-status-`+step+`"]`) != "done" {
+			if time.Now().After(deadline) {
+				t.Fatalf("failback step %s: %s", step, text(t, a, "#live"))
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		t.Logf("failback step %s done in %s", step, time.Since(began).Round(time.Millisecond))
+		if n == 1 { // the primary mirrors DR: its reverse flow is on the overview
+			if err := chromedp.Do(a, chromedp.Navigate(v.URL+"/"), chromedp.WaitVisible(chromedp.CSS("main"))); err != nil {
+				t.Fatal(err)
+			}
+			if overview := text(t, a, "main"); !strings.Contains(overview, "link~reverse") {
+				t.Errorf("the overview during the failback lacks the reverse flow:\n%s", overview)
+			}
+		}
+	}
+	if got := text(t, a, `[data-testid="run-status"]`); got != "completed" {
+		t.Fatalf("failback run %q", got)
+	}
+	st := c.Link.State()
+	if m := st.Mirrors[demo.LinkTopic]; m.Status != "ACTIVE" || len(st.RemoteMirrors) != 0 {
+		t.Fatalf("after the failback: DR's mirror %s, the primary's %v", m.Status, st.RemoteMirrors)
+	}
+	if err := chromedp.Do(a, chromedp.Navigate(v.URL+"/"), chromedp.WaitVisible(chromedp.CSS("main"))); err != nil {
+		t.Fatal(err)
+	}
+	if overview := text(t, a, "main"); strings.Contains(overview, "link~reverse") {
+		t.Errorf("the reverse flow is still on the overview after the failback")
+	}
+	// Leave the overview: its event stream would hold the second console's
+	// server open at its close.
+	if err := chromedp.Do(a, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
 	}
 }
