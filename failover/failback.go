@@ -98,6 +98,9 @@ func FailbackPlan(flow string, groups ...string) Plan {
 	return p
 }
 
+// stopWritersPreview is what the stop-writers step asks, in both failbacks.
+const stopWritersPreview = "The console changes nothing here: stop every producer writing to DR's topics of this flow, then type the flow name."
+
 // DefaultReverseCatchUp bounds the wait-reverse-caught-up step.
 const DefaultReverseCatchUp = 30 * time.Minute
 
@@ -1019,7 +1022,7 @@ func (rb *Runbook) previewFailback(ctx context.Context, r *Run, i int) ([]string
 		}
 		return []string{fmt.Sprintf("Polls every second, at most %s. Now: caught up %v; %s", rb.reverseCatchUp(), p.CaughtUp(), p)}, nil
 	case KindStopWriters:
-		return []string{"The console changes nothing here: stop every producer writing to DR's topics of this flow, then type the flow name.",
+		return []string{stopWritersPreview,
 			"Records written to DR after the reverse connectors are paused (next step) do not reach the primary."}, nil
 	case KindStopReverse:
 		return []string{"PUT /connectors/{name}/pause" + on + " for " + strings.Join(rev.Names(), ", "),

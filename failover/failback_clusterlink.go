@@ -179,7 +179,7 @@ func (t linkBack) isRestored() bool { return t.Back != nil && !t.Back.Stopped() 
 // isReversed: the primary no longer mirrors t and DR mirrors it again
 // (the reverse done).
 func (t linkBack) isReversed() bool {
-	return t.Back == nil && t.Mirror != nil && !t.Mirror.Stopped() && t.Mirror.MirrorStatus != "PENDING_STOPPED"
+	return t.Back == nil && t.Mirror != nil && !t.Mirror.Stopped() && t.Mirror.MirrorStatus != clusterlink.MirrorPendingStopped
 }
 
 // pending are the topics of ts not yet done: an action goes only to them,
@@ -508,7 +508,7 @@ func (rb *Runbook) previewLinkFailback(ctx context.Context, r *Run, i int) ([]st
 		behind := primaryBehind(ts)
 		return []string{fmt.Sprintf("Polls the primary's mirrors every second, at most %s. Now: %s", rb.reverseCatchUp(), cmp.Or(strings.Join(behind, "; "), "caught up"))}, nil
 	case KindStopWriters:
-		return []string{"The console changes nothing here: stop every producer writing to DR's topics of this flow, then type the flow name.",
+		return []string{stopWritersPreview,
 			"Records written to DR after the reverse (the last step) are refused there: DR's topics become mirrors again."}, nil
 	case KindReverseToPrimary:
 		action := "reverse-and-start-mirror"

@@ -59,18 +59,21 @@ func (rb *Runbook) WatchReverseFlows(ctx context.Context) error {
 	rb.watchMu.Lock()
 	defer rb.watchMu.Unlock()
 	var want []*config.Flow
-	for _, between := range [][2]StepKind{{KindSetUpReverse, KindStopReverse}, {KindRestorePrimary, KindReverseToPrimary}} {
-		flows, err := rb.Store.FlowsBetweenSteps(ctx, string(between[0]), string(between[1]))
+	// Which pair of steps brackets a reverse flow depends on the flow's kind.
+	for _, w := range []struct {
+		from, to    StepKind
+		clusterLink bool
+	}{{KindSetUpReverse, KindStopReverse, false}, {KindRestorePrimary, KindReverseToPrimary, true}} {
+		flows, err := rb.Store.FlowsBetweenSteps(ctx, string(w.from), string(w.to))
 		if err != nil {
 			return err
 		}
 		for _, name := range flows {
-			// A flow's kind decides which pair of steps brackets its
-			// reverse flow; the other pair never names it.
-			if f := rb.Config.Flow(name); f != nil && f.IsClusterLink() == (between[0] == KindRestorePrimary) &&
-				(!f.IsClusterLink() || f.ClusterLink.Primary != nil) {
-				want = append(want, reverseFlowOf(f))
+			f := rb.Config.Flow(name)
+			if f == nil || f.IsClusterLink() != w.clusterLink || (w.clusterLink && f.ClusterLink.Primary == nil) {
+				continue
 			}
+			want = append(want, reverseFlowOf(f))
 		}
 	}
 	return rb.Monitor.SetWatched(ctx, want)
