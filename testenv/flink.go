@@ -137,9 +137,7 @@ func StartFlinkWith(t testing.TB, opts FlinkOptions) *Flink {
 		opts.Slots = 4
 	}
 	dir := t.TempDir()
-	port := FreePort(t)
 	f := &Flink{
-		URL:           fmt.Sprintf("http://127.0.0.1:%d", port),
 		Dir:           dir,
 		CheckpointDir: filepath.Join(dir, "checkpoints"),
 		SavepointDir:  filepath.Join(dir, "savepoints"),
@@ -151,7 +149,6 @@ func StartFlinkWith(t testing.TB, opts FlinkOptions) *Flink {
 	conf := [][2]string{
 		{"rest.address", "127.0.0.1"},
 		{"rest.bind-address", "127.0.0.1"},
-		{"rest.port", fmt.Sprint(port)},
 		{"jobmanager.rpc.address", "127.0.0.1"},
 		{"jobmanager.bind-host", "127.0.0.1"},
 		{"taskmanager.host", "127.0.0.1"},
@@ -186,20 +183,10 @@ func StartFlinkWith(t testing.TB, opts FlinkOptions) *Flink {
 	for _, k := range keys {
 		conf = append(conf, [2]string{k, opts.Config[k]})
 	}
-	var b strings.Builder
-	b.WriteString("# testenv: Flink MiniCluster (drconsole.testenv.flink.MiniClusterMain)\n")
-	for _, kv := range conf {
-		// Flink's config.yaml is YAML: quote every value (paths, "1 s", ...).
-		v, _ := json.Marshal(kv[1])
-		fmt.Fprintf(&b, "%s: %s\n", kv[0], v)
-	}
 	for _, d := range []string{"conf", "tmp", "web", "upload", "checkpoints", "savepoints"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "conf", "config.yaml"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
 	}
 	// The cache is shared by worktrees: another checkout's fetch.sh may rebuild the job jar
 	// from other sources while this cluster runs. Its own copy keeps classpath and upload equal.
@@ -213,8 +200,52 @@ func StartFlinkWith(t testing.TB, opts FlinkOptions) *Flink {
 	}
 	start := time.Now()
 	cp := filepath.Join(jars, "*") + string(os.PathListSeparator) + f.jobJar
-	f.Proc = startProcessOpts(t, "flink", cp, flinkJVMFlags, dir, mainFlinkMiniCluster, filepath.Join(dir, "conf"))
-	err = f.Proc.waitFor(flinkStartTimeout, 200*time.Millisecond, "REST "+f.URL+"/overview", func() bool {
+	// The REST port is free when picked, but another process may take it
+	// before the JVM binds it (seen in make test): then start again on another.
+	for attempt := 1; ; attempt++ {
+		port := FreePort(t)
+		f.URL = fmt.Sprintf("http://127.0.0.1:%d", port)
+		var b strings.Builder
+		b.WriteString("# testenv: Flink MiniCluster (drconsole.testenv.flink.MiniClusterMain)\n")
+		for _, kv := range append(conf, [2]string{"rest.port", fmt.Sprint(port)}) {
+			// Flink's config.yaml is YAML: quote every value (paths, "1 s", ...).
+			v, _ := json.Marshal(kv[1])
+			fmt.Fprintf(&b, "%s: %s\n", kv[0], v)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "conf", "config.yaml"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		name := "flink"
+		if attempt > 1 {
+			name = fmt.Sprintf("flink-%d", attempt)
+		}
+		f.Proc = startProcessOpts(t, name, cp, flinkJVMFlags, dir, mainFlinkMiniCluster, filepath.Join(dir, "conf"))
+		err = f.waitReady()
+		if err == nil || attempt == 3 || !f.Proc.LogContains(flinkPortTaken) {
+			break
+		}
+		t.Logf("testenv: flink: REST port %d was taken before the JVM bound it; starting again on another", port)
+		f.Proc.Kill()
+	}
+	if err != nil {
+		t.Fatalf("testenv: flink: %v", err)
+	}
+	f.Proc.Startup = time.Since(start)
+	t.Logf("testenv: flink %s MiniCluster ready at %s in %s, log %s", dist.Version, f.URL, f.Proc.Startup.Round(time.Millisecond), f.Proc.LogFile)
+	return f
+}
+
+// flinkPortTaken is what the MiniCluster logs when its REST port is in use.
+const flinkPortTaken = "Could not start rest endpoint on any port"
+
+// waitReady waits until the MiniCluster answers /overview with a TaskManager,
+// or gives up early once its REST endpoint could not bind.
+func (f *Flink) waitReady() error {
+	var ready bool
+	err := f.Proc.waitFor(flinkStartTimeout, 200*time.Millisecond, "REST "+f.URL+"/overview", func() bool {
+		if f.Proc.LogContains(flinkPortTaken) {
+			return true
+		}
 		if !f.Proc.LogContains("drconsole MiniCluster REST ready") {
 			return false
 		}
@@ -224,14 +255,13 @@ func StartFlinkWith(t testing.TB, opts FlinkOptions) *Flink {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
-		return f.Do(ctx, http.MethodGet, "/overview", nil, &ov) == nil && ov.TaskManagers > 0
+		ready = f.Do(ctx, http.MethodGet, "/overview", nil, &ov) == nil && ov.TaskManagers > 0
+		return ready
 	})
-	if err != nil {
-		t.Fatalf("testenv: flink: %v", err)
+	if err == nil && !ready {
+		return fmt.Errorf("REST endpoint %s: %s", f.URL, flinkPortTaken)
 	}
-	f.Proc.Startup = time.Since(start)
-	t.Logf("testenv: flink %s MiniCluster ready at %s in %s, log %s", dist.Version, f.URL, f.Proc.Startup.Round(time.Millisecond), f.Proc.LogFile)
-	return f
+	return err
 }
 
 // FlinkRESTError is a non-2xx answer of the Flink REST API.
