@@ -170,6 +170,7 @@ type flowMonitor struct {
 	readAt            time.Time      // the refresh last's figures come from
 	late              *LateRefresh   // the current run of late refreshes
 	lastPartitionSave time.Time      // the sample writer's (under its drain lock)
+	lastSavedUnknown  int            // partitions of unknown lag in that save (same lock)
 	snap              *FlowSnapshot
 	loss              lossJudge
 	stop              context.CancelFunc // ends its ingester; nil while none runs
@@ -401,10 +402,8 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	s.StatusSince = fm.tracker.since
 	sort.Slice(s.Ingest, func(i, j int) bool { return s.Ingest[i].Topic < s.Ingest[j].Topic })
 
-	m.mu.Lock()
-	fm.snap = s
-	m.mu.Unlock()
-
+	// Queued before it is published: a Flush after a reader saw this
+	// snapshot writes it.
 	job := sampleJob{fm: fm, s: s, now: now}
 	if !upToDate {
 		// Stale per-partition figures are no new samples: the flow's
@@ -418,6 +417,10 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 		job.s = &t
 	}
 	m.writer.enqueue(job)
+
+	m.mu.Lock()
+	fm.snap = s
+	m.mu.Unlock()
 }
 
 // lateSide names the side ("source" or "target") whose reads failed
@@ -573,6 +576,10 @@ func maxPtr(cur *int64, v int64) *int64 {
 // save writes the flow sample every refresh and partition samples once a
 // minute (10k partitions every 5 s would be 2k rows/s for little gain):
 // storage keeps a row per topic and one per partition that is not caught up.
+// A refresh that knows more partitions' lag than the last save is saved
+// at once, so the figures kept for the next start are not left at
+// "unknown" for a minute (the first refresh often precedes the first
+// ingested position). Extra saves happen only while that count falls.
 // The sample writer calls it (writer.go) and retries it when it fails, so
 // every write must be safe to repeat after a partial one.
 func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *FlowSnapshot, now time.Time) error {
@@ -587,7 +594,8 @@ func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *FlowSnapshot, no
 	if err != nil {
 		return fmt.Errorf("saving lag sample: %w", err)
 	}
-	if s.Source.OK && len(s.Partitions) > 0 && now.Sub(fm.lastPartitionSave) >= PartitionSampleEvery {
+	due := now.Sub(fm.lastPartitionSave) >= PartitionSampleEvery || s.Unknown < fm.lastSavedUnknown
+	if s.Source.OK && len(s.Partitions) > 0 && due {
 		samples := make([]storage.PartitionSample, 0, len(s.Partitions))
 		for _, p := range s.Partitions {
 			samples = append(samples, storage.PartitionSample{Topic: p.Topic, Partition: p.Partition, AtMs: now.UnixMilli(),
@@ -596,7 +604,7 @@ func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *FlowSnapshot, no
 		if err := m.store.AddPartitionMinute(ctx, fm.flow.Name, now.UnixMilli(), samples); err != nil {
 			return fmt.Errorf("saving partition lag samples: %w", err)
 		}
-		fm.lastPartitionSave = now
+		fm.lastPartitionSave, fm.lastSavedUnknown = now, s.Unknown
 	}
 	return nil
 }

@@ -112,3 +112,59 @@ func TestRestartShowsLastSavedFigures(t *testing.T) {
 		}
 	}
 }
+
+// A refresh within the minute that knows more partitions' lag than the
+// last save is saved at once (the first refresh often precedes the first
+// ingested position); one that knows less waits for the minute.
+func TestSaveWhenFewerPartitionsUnknown(t *testing.T) {
+	ctx := context.Background()
+	primary, _ := newCluster(t, "primary", "a", "b")
+	dr, _ := newCluster(t, "dr", "a", "b")
+	cfg := testConfig(t, primary, dr)
+	m, store := newTestMonitor(t, cfg, filepath.Join(t.TempDir(), "db"))
+	fm, name := m.flows[0], cfg.Flows[0].Name
+	now := time.UnixMilli(1_764_000_000_123)
+	refresh := func(at time.Time, lag ...int64) []PartitionLag {
+		t.Helper()
+		var ps []PartitionLag
+		unknown := 0
+		for p, l := range lag {
+			end := int64(100)
+			ps = append(ps, PartitionLag{Topic: "a", RemoteTopic: "a", Partition: int32(p), SourceEnd: &end,
+				LagMessages: known(l), AsOf: at, Method: PositionEstimate})
+			if l < 0 {
+				unknown++
+			}
+		}
+		s := &FlowSnapshot{Flow: cfg.Flows[0], At: at, Source: Reachability{Checked: true, OK: true},
+			Partitions: ps, Unknown: unknown, Status: StatusUnknown}
+		m.writer.enqueue(sampleJob{fm: fm, s: s, now: at})
+		if err := m.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return ps
+	}
+	restarted := func() []PartitionLag {
+		t.Helper()
+		m2, err := NewMonitor(ctx, cfg, store, discardLog())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m2.Close()
+		return m2.Snapshot(name).Partitions
+	}
+	refresh(now, -1, -1)
+	better := refresh(now.Add(5*time.Second), 4, -1)
+	if got, want := shown(restarted()), shown(better); got != want {
+		t.Fatalf("after a refresh knowing one more partition, the restart shows\n%s\nwant\n%s", got, want)
+	}
+	refresh(now.Add(10*time.Second), -1, -1) // knows less: not saved within the minute
+	best := refresh(now.Add(15*time.Second), 4, 3)
+	if got, want := shown(restarted()), shown(best); got != want {
+		t.Fatalf("after a refresh knowing every partition, the restart shows\n%s\nwant\n%s", got, want)
+	}
+	refresh(now.Add(20*time.Second), 5, -1)
+	if got, want := shown(restarted()), shown(best); got != want {
+		t.Fatalf("a refresh knowing less within the minute replaced the saved figures:\n%s\nwant\n%s", got, want)
+	}
+}
