@@ -36,12 +36,10 @@ import (
 // What is enforced here rather than trusted to the plan:
 //   - only while DR is the active side after the run FailbackOf (checked
 //     when the plan is made and again when each step starts);
-//   - only MM2 flows on Kafka Connect (connect_url) under the identity
-//     policy. Under the default policy DR's records come back as
-//     "<dr>.<topic>", not into the topics the primary's consumers read:
-//     returning them is an application change the console cannot plan.
-//     Cluster Linking flows have a failback of their own
-//     (failback_clusterlink.go);
+//   - only MM2 flows on Kafka Connect (connect_url), under either
+//     policy (failback_scope.go: what the reverse flow copies, and where
+//     DR's records lie on the primary). Cluster Linking flows have a
+//     failback of their own (failback_clusterlink.go);
 //   - the reverse connectors run on the forward flow's Connect cluster
 //     (connect_url), whose workers are assumed to reach both clusters at
 //     the console's bootstrap addresses, with the client settings the
@@ -125,6 +123,10 @@ func failbackTitle(p Plan, s Step, flow *config.Flow) string {
 	names := strings.Join(rev.Names(), ", ")
 	switch s.Kind {
 	case KindSetUpReverse:
+		if flow != nil && flow.ReplicationPolicy != "identity" {
+			return fmt.Sprintf("Create the reverse MirrorMaker 2 connectors %s (DR -> primary) on the forward flow's Kafka Connect %s; the source is created stopped, its offsets reset so it copies DR's own topics from the earliest offset into %s on the primary, then resumed",
+				names, connectURL, monitor.TopicsOf(flow).Policy.RemoteTopic(flow.TargetAlias, "<topic>"))
+		}
 		return fmt.Sprintf("Create the reverse MirrorMaker 2 connectors %s (DR -> primary) on the forward flow's Kafka Connect %s; the source is created stopped, set to start at failover run #%d's cut, then resumed",
 			names, connectURL, p.FailbackOf)
 	case KindWaitReverse:
@@ -177,11 +179,7 @@ func failbackProblems(cfg *config.Config, p Plan) []error {
 		}
 		return errs
 	}
-	switch {
-	case flow.ReplicationPolicy != "identity":
-		bad("only under the identity replication policy: under the %s policy DR's records come back as %q, not into the topics the primary's consumers read",
-			flow.ReplicationPolicy, monitor.TopicsOf(flow).Policy.RemoteTopic(flow.TargetAlias, "<topic>"))
-	case flow.ConnectURL == "":
+	if flow.ConnectURL == "" {
 		bad("the flow has no connect_url: the reverse connectors are created through Kafka Connect REST, and dedicated-mode MirrorMaker 2 has none")
 	}
 	var groups []string
@@ -286,17 +284,25 @@ func (rb *Runbook) failbackRules(ctx context.Context, r *Run, idx int) []RuleRes
 	api := rb.Connect(flow.ConnectURL)
 	switch r.Plan.Steps[idx].Kind {
 	case KindSetUpReverse:
+		policy := monitor.TopicsOf(flow).Policy
 		cycle := RuleResult{Name: "no replication cycle: the forward connectors are known stopped (identity policy)"}
-		if err := mm2.CheckReverseCycle(monitor.TopicsOf(flow).Policy, forwardStates(ctx, api, flow.Connectors)); err != nil {
+		switch err := mm2.CheckReverseCycle(policy, forwardStates(ctx, api, flow.Connectors)); {
+		case err != nil:
 			cycle.Evidence = err.Error()
-		} else {
+		case !policy.Identity:
+			cycle.Name = "no replication cycle"
+			cycle.OK, cycle.Evidence = true, "default policy: MM2 copies no topic back to the cluster it came from"
+		default:
 			cycle.OK, cycle.Evidence = true, "every forward connector STOPPED with no tasks"
 		}
 		cut := RuleResult{Name: "the failover's cut is known for every mirrored partition"}
-		if _, err := rb.reverseStart(ctx, r); err != nil {
+		if scope, err := rb.reverseScope(ctx, r); err != nil {
 			cut.Evidence = err.Error()
 		} else {
 			cut.OK, cut.Evidence = true, fmt.Sprintf("cut of run #%d", r.Plan.FailbackOf)
+			if !policy.Identity {
+				rules = append(rules, rb.copiesUnchangedRule(ctx, r, scope))
+			}
 		}
 		clients := RuleResult{Name: "the Connect workers' client settings for every cluster the console reaches with TLS or SASL are known (from the forward MirrorSourceConnector)"}
 		if inherited, err := forwardConfigs(ctx, api, flow.Connectors); err != nil {
@@ -475,7 +481,7 @@ func (rb *Runbook) setUpReverse(ctx context.Context, w audit.Written, r *Run, fl
 	if err := mm2.CheckReverseCycle(monitor.TopicsOf(flow).Policy, forwardStates(ctx, api, flow.Connectors)); err != nil {
 		return nil, err
 	}
-	start, err := rb.reverseStart(ctx, r)
+	scope, err := rb.reverseScope(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -494,28 +500,16 @@ func (rb *Runbook) setUpReverse(ctx context.Context, w audit.Written, r *Run, fl
 	if err != nil {
 		return nil, err
 	}
-	body, err := mm2.ReverseStartOffsets(flow.TargetAlias, start)
-	if err != nil {
-		return nil, err
-	}
+	start := scope.startOffsets()
 	res := map[string]any{"connect_url": flow.ConnectURL, "connectors": rev.Names(), "notes": rev.Notes, "start_partitions": len(start),
 		"primary_bootstrap": ff.PrimaryBootstrap, "dr_bootstrap": ff.DRBootstrap}
-	// A retry finds the source an earlier attempt created: done, if
-	// Connect's offsets show it at or past the cut, whatever its state
-	// says. Connect resumes asynchronously, so a source resumed a moment
-	// ago may still read STOPPED while it refuses offset changes (seen
-	// against real Connect with the console killed after the resume).
-	if st, err := api.Status(ctx, rev.Source); err == nil && startedAtCut(ctx, api, rev.Source, flow.TargetAlias, start) == nil {
-		res["note"] = "the source was created and set to the cut by an earlier attempt (" + st.Connector.State + ")"
-	} else if err == nil && !st.Stopped() {
-		return res, fmt.Errorf("reverse source %s exists and is %s: %w", rev.Source, st.Connector.State, startedAtCut(ctx, api, rev.Source, flow.TargetAlias, start))
-	} else {
-		if _, err := effect.CreateConnectorStopped(ctx, w, api, rev.Source, rev.Configs[rev.Source]); err != nil {
+	if !scope.policy.Identity {
+		res["start"] = "earliest"
+		if err := rb.setUpReverseFromEarliest(ctx, w, api, rev, res); err != nil {
 			return res, err
 		}
-		if err := effect.AlterConnectorOffsets(ctx, w, api, rev.Source, body); err != nil {
-			return res, err
-		}
+	} else if err := rb.setUpReverseAtCut(ctx, w, api, rev, flow.TargetAlias, start, res); err != nil {
+		return res, err
 	}
 	// The checkpoint and heartbeat connectors need no start position.
 	for _, n := range []string{rev.Checkpoint, rev.Heartbeat} {
@@ -527,6 +521,58 @@ func (rb *Runbook) setUpReverse(ctx context.Context, w audit.Written, r *Run, fl
 		return res, err
 	}
 	return res, nil
+}
+
+// setUpReverseAtCut creates the reverse source stopped and sets its
+// offsets to the cut (identity policy). A retry finds the source an
+// earlier attempt created: done, if Connect's offsets show it at or past
+// the cut, whatever its state says. Connect resumes asynchronously, so a
+// source resumed a moment ago may still read STOPPED while it refuses
+// offset changes (seen against real Connect with the console killed after
+// the resume).
+func (rb *Runbook) setUpReverseAtCut(ctx context.Context, w audit.Written, api *connect.Client, rev mm2.ReverseConnectors, drAlias string, start map[model.TP]int64, res map[string]any) error {
+	body, err := mm2.ReverseStartOffsets(drAlias, start)
+	if err != nil {
+		return err
+	}
+	st, err := api.Status(ctx, rev.Source)
+	switch {
+	case err == nil && startedAtCut(ctx, api, rev.Source, drAlias, start) == nil:
+		res["note"] = "the source was created and set to the cut by an earlier attempt (" + st.Connector.State + ")"
+		return nil
+	case err == nil && !st.Stopped():
+		return fmt.Errorf("reverse source %s exists and is %s: %w", rev.Source, st.Connector.State, startedAtCut(ctx, api, rev.Source, drAlias, start))
+	}
+	if _, err := effect.CreateConnectorStopped(ctx, w, api, rev.Source, rev.Configs[rev.Source]); err != nil {
+		return err
+	}
+	return effect.AlterConnectorOffsets(ctx, w, api, rev.Source, body)
+}
+
+// setUpReverseFromEarliest creates the reverse source stopped and resets
+// its offsets (default policy): Connect keeps a deleted connector's
+// offsets, so a source of the same name from an earlier failback would
+// otherwise resume where that one stopped, past records of a topic
+// recreated since. A retry finds it STOPPED and resets it again, or
+// running: resumed only after a reset, so done.
+func (rb *Runbook) setUpReverseFromEarliest(ctx context.Context, w audit.Written, api *connect.Client, rev mm2.ReverseConnectors, res map[string]any) error {
+	if st, err := api.Status(ctx, rev.Source); err == nil && !st.Stopped() {
+		info, err := api.Info(ctx, rev.Source)
+		if err != nil {
+			return fmt.Errorf("reverse source %s exists and is %s; reading its config: %w", rev.Source, st.Connector.State, err)
+		}
+		want := maps.Clone(rev.Configs[rev.Source])
+		want["name"] = rev.Source
+		if !maps.Equal(info.Config, want) {
+			return fmt.Errorf("reverse source %s exists and is %s with another config: it is not the connector this step starts; delete it, or check who made it", rev.Source, st.Connector.State)
+		}
+		res["note"] = "the source was created, reset and resumed by an earlier attempt (" + st.Connector.State + ")"
+		return nil
+	}
+	if _, err := effect.CreateConnectorStopped(ctx, w, api, rev.Source, rev.Configs[rev.Source]); err != nil {
+		return err
+	}
+	return effect.ResetConnectorOffsets(ctx, w, api, rev.Source)
 }
 
 // forwardConfigs reads the forward connectors' configs, keyed by class, for
@@ -637,12 +683,21 @@ type ReverseProgress struct {
 	// Behind are the partitions whose records since the cut are not all
 	// committed, with DR's end and the reverse position ("?" unknown).
 	Behind []string
+	// Uncopyable are the DR partitions written since the failover that
+	// the reverse flow never copies (reverseScope.grownPastCut): no wait
+	// helps.
+	Uncopyable []string
 }
 
 // CaughtUp is true only when every figure is known and none is behind.
-func (p ReverseProgress) CaughtUp() bool { return p.Running && len(p.Behind) == 0 }
+func (p ReverseProgress) CaughtUp() bool {
+	return p.Running && len(p.Behind) == 0 && len(p.Uncopyable) == 0
+}
 
 func (p ReverseProgress) String() string {
+	if len(p.Uncopyable) > 0 {
+		return fmt.Sprintf("connectors %v; behind: %v; never copied back: %v", p.States, p.Behind, p.Uncopyable)
+	}
 	return fmt.Sprintf("connectors %v; behind: %v", p.States, p.Behind)
 }
 
@@ -652,7 +707,7 @@ func (p ReverseProgress) String() string {
 type reverseFigures struct {
 	States  map[string]string
 	Running bool // every connector and task RUNNING
-	Start   map[model.TP]int64
+	Scope   reverseScope
 	Ends    map[model.TP]int64
 	Next    map[model.TP]int64
 }
@@ -675,12 +730,15 @@ func (rb *Runbook) readReverse(ctx context.Context, r *Run) (reverseFigures, err
 		f.Running = f.Running && ok
 	}
 	var err error
-	if f.Start, err = rb.reverseStart(ctx, r); err != nil {
+	if f.Scope, err = rb.reverseScope(ctx, r); err != nil {
 		return f, err
 	}
-	topics := slices.Sorted(maps.Keys(topicSet(f.Start)))
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	topics, err := rb.drTopics(rctx, r, f.Scope)
+	if err != nil {
+		return f, err
+	}
 	bounds, err := kafka.ListBounds(rctx, rb.Monitor.Translator(r.Flow).TargetClient(), topics...)
 	if err != nil {
 		return f, fmt.Errorf("reading DR's log ends: %w", err)
@@ -694,8 +752,9 @@ func (rb *Runbook) readReverse(ctx context.Context, r *Run) (reverseFigures, err
 }
 
 // from is where partition tp's records written in DR since the failover
-// start: the cut, or 0 for a partition added in DR after it.
-func (f reverseFigures) from(tp model.TP) int64 { return f.Start[tp] }
+// start (reverseScope.copies), and false for one the reverse flow does
+// not copy.
+func (f reverseFigures) from(tp model.TP) (int64, bool) { return f.Scope.copies(tp) }
 
 // reverseProgress reads it; an error is "not caught up".
 func (rb *Runbook) reverseProgress(ctx context.Context, r *Run, wantRunning bool) (ReverseProgress, error) {
@@ -708,11 +767,13 @@ func (rb *Runbook) reverseProgress(ctx context.Context, r *Run, wantRunning bool
 	mm2.SortTPs(tps)
 	var tails []kafka.Range
 	p.Ends = f.Ends
+	p.Uncopyable = f.Scope.grownPastCut(f.Ends)
 	for _, tp := range tps {
-		end, from := f.Ends[tp], f.from(tp)
+		end := f.Ends[tp]
+		from, copied := f.from(tp)
 		n, ok := f.Next[tp]
 		switch {
-		case end <= from:
+		case !copied || end <= from:
 			continue // nothing written there since the failover
 		case ok && n >= end:
 			continue
@@ -794,11 +855,34 @@ func (rb *Runbook) caughtUpRule(ctx context.Context, r *Run) RuleResult {
 	switch {
 	case err != nil:
 		rule.Evidence = "unknown: " + err.Error()
-	case len(p.Behind) > 0:
+	case len(p.Behind) > 0 || len(p.Uncopyable) > 0:
 		rule.Evidence = p.String()
 	default:
 		rule.OK, rule.Evidence = true, p.String()
 	}
+	return rule
+}
+
+// copiesUnchangedRule (default policy) refuses while DR's copies of the
+// primary's topics hold anything written after the failover.
+func (rb *Runbook) copiesUnchangedRule(ctx context.Context, r *Run, scope reverseScope) RuleResult {
+	rule := RuleResult{Name: "nothing was written in DR into its copies of the primary's topics after the failover (the default policy never copies them back)"}
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	bounds, err := kafka.ListBounds(rctx, rb.Monitor.Translator(r.Flow).TargetClient(), slices.Sorted(maps.Keys(scope.cutTopics))...)
+	if err != nil {
+		rule.Evidence = "unknown: reading DR's log ends: " + err.Error()
+		return rule
+	}
+	ends := make(map[model.TP]int64, len(bounds))
+	for tp, b := range bounds {
+		ends[tp] = b.End
+	}
+	if grown := scope.grownPastCut(ends); len(grown) > 0 {
+		rule.Evidence = strings.Join(grown, "; ")
+		return rule
+	}
+	rule.OK, rule.Evidence = true, fmt.Sprintf("%d partition(s) at the cut", len(ends))
 	return rule
 }
 
@@ -811,6 +895,10 @@ func (rb *Runbook) waitReverse(ctx context.Context, r *Run, progress func(string
 		p, err := rb.reverseProgress(ctx, r, true)
 		if err == nil && p.CaughtUp() {
 			return map[string]any{"connectors": p.States, "caught_up": true}, nil
+		}
+		if err == nil && len(p.Uncopyable) > 0 {
+			return map[string]any{"connectors": p.States, "never_copied_back": p.Uncopyable},
+				fmt.Errorf("records were written in DR where the reverse flow never copies them: %s; return them to the primary by hand (or move them into DR's own topics) before failing back", strings.Join(p.Uncopyable, ", "))
 		}
 		why := p.String()
 		if err != nil {
@@ -847,10 +935,10 @@ func (rb *Runbook) stopReverse(ctx context.Context, w audit.Written, r *Run, flo
 	if err != nil {
 		return nil, err
 	}
-	if len(p.Behind) > 0 {
-		return map[string]any{"behind": p.Behind}, fmt.Errorf("the reverse flow has not caught up (connectors paused): %s", p)
+	if len(p.Behind) > 0 || len(p.Uncopyable) > 0 {
+		return map[string]any{"behind": p.Behind, "never_copied_back": p.Uncopyable}, fmt.Errorf("the reverse flow has not caught up (connectors paused): %s", p)
 	}
-	ends, err := rb.primaryEnds(ctx, r.Flow)
+	ends, err := rb.primaryEnds(ctx, r.Flow, reverseCopies(rb.Config.Flow(r.Flow), p.Ends)...)
 	if err != nil {
 		return nil, err
 	}
@@ -861,14 +949,31 @@ func (rb *Runbook) stopReverse(ctx context.Context, w audit.Written, r *Run, flo
 	return map[string]any{"paused": names, "connectors": p.States, "primary_ends": ends, "dr_ends": drEnds}, nil
 }
 
+// reverseCopies are, under the default policy, the primary's topics the
+// reverse flow wrote DR's own topics into ("<dr>.<topic>"), for those of
+// ends (DR's log ends) that hold anything; none under the identity policy.
+func reverseCopies(flow *config.Flow, ends map[model.TP]int64) []string {
+	policy := monitor.TopicsOf(flow).Policy
+	var out []string
+	for tp, end := range ends {
+		_, remote := policy.UpstreamTopic(flow.SourceAlias, tp.Topic)
+		copy := policy.RemoteTopic(flow.TargetAlias, tp.Topic)
+		if !policy.Identity && !remote && end > 0 && !slices.Contains(out, copy) {
+			out = append(out, copy)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // primaryEnds reads the primary's log end of every partition of the
-// flow's source topics, keyed by "topic-partition".
-func (rb *Runbook) primaryEnds(ctx context.Context, flow string) (map[string]int64, error) {
+// flow's source topics and of extra, keyed by "topic-partition".
+func (rb *Runbook) primaryEnds(ctx context.Context, flow string, extra ...string) (map[string]int64, error) {
 	snap := rb.Monitor.Snapshot(flow)
 	if snap == nil || len(snap.Partitions) == 0 {
 		return nil, errors.New("the console knows no mirrored partition of this flow")
 	}
-	var topics []string
+	topics := slices.Clone(extra)
 	for _, p := range snap.Partitions {
 		if !slices.Contains(topics, p.Topic) {
 			topics = append(topics, p.Topic)
@@ -897,6 +1002,11 @@ func (rb *Runbook) restartForward(ctx context.Context, w audit.Written, r *Run, 
 	if err != nil {
 		return nil, err
 	}
+	// Only the forward source's own partitions: under the default policy
+	// the ends also hold the reverse flow's "<dr>.<topic>" copies, which
+	// the forward flow never copies (a cycle).
+	policy := monitor.TopicsOf(flow).Policy
+	maps.DeleteFunc(ends, func(tp model.TP, _ int64) bool { return policy.IsCycle(flow.TargetAlias, tp.Topic) })
 	// The reverse connectors go first: under the identity policy one left
 	// behind, even paused, is a resume away from a cycle.
 	names := reverseNames(flow)
@@ -1007,9 +1117,15 @@ func (rb *Runbook) previewFailback(ctx context.Context, r *Run, i int) ([]string
 		if len(tps) > 8 {
 			at = append(at, fmt.Sprintf("and %d more", len(tps)-8))
 		}
+		startLine := fmt.Sprintf("PATCH /connectors/%s/offsets: %d DR partitions start at failover run #%d's cut: %s", rev.Source, len(tps), r.Plan.FailbackOf, strings.Join(at, ", "))
+		if flow.ReplicationPolicy != "identity" {
+			policy := monitor.TopicsOf(flow).Policy
+			startLine = fmt.Sprintf("DELETE /connectors/%s/offsets: it copies DR's own topics from their earliest offset into %s on the primary (a source of this name from an earlier failback would otherwise resume where it stopped); DR's copies of the primary's topics (%s) are not copied back, and the step is refused while they hold anything written after failover run #%d's cut",
+				rev.Source, policy.RemoteTopic(flow.TargetAlias, "<topic>"), policy.RemoteTopic(flow.SourceAlias, "<topic>"), r.Plan.FailbackOf)
+		}
 		lines := []string{
 			"POST /connectors" + on + ": " + rev.Source + " (source.cluster.alias " + flow.TargetAlias + ", target.cluster.alias " + flow.SourceAlias + "), created STOPPED",
-			fmt.Sprintf("PATCH /connectors/%s/offsets: %d DR partitions start at failover run #%d's cut: %s", rev.Source, len(tps), r.Plan.FailbackOf, strings.Join(at, ", ")),
+			startLine,
 			"PUT /connectors/{name}/config for " + rev.Checkpoint + " (sync.group.offsets.enabled false) and " + rev.Heartbeat,
 			"PUT /connectors/" + rev.Source + "/resume",
 			"The Connect workers reach the primary and DR at the forward MirrorSourceConnector's source.cluster / target.cluster bootstrap.servers, with its client settings for each (security.protocol, ssl.*, sasl.*: swapped, and under producer.override.* for the cluster a connector writes to); where it names no address, at the console's own: " + bootstrap(rb.Config, flow.Source) + " and " + bootstrap(rb.Config, flow.Target) + ".",
@@ -1103,7 +1219,8 @@ func (rb *Runbook) groupBack(ctx context.Context, r *Run, group string) (*back, 
 // back is where DR positions (a group's offsets, a savepoint's splits)
 // go on the primary under the translate-back rule.
 type back struct {
-	Primary map[model.TP]int64 // the primary offset of each position moved back
+	Primary map[model.TP]int64    // the primary offset of each position moved back
+	From    map[model.TP]model.TP // the DR partition each of Primary's came from
 	// Translated names the positions inside the log moved back through
 	// the reverse flow's syncs (failback_translate.go), with their bounds.
 	Translated []string
@@ -1128,14 +1245,26 @@ func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at ma
 	if err != nil {
 		return nil, err
 	}
-	b := &back{Primary: map[model.TP]int64{}}
+	scope, err := rb.reverseScope(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	b := &back{Primary: map[model.TP]int64{}, From: map[model.TP]model.TP{}}
 	var tails []kafka.Range
 	var inside []insideLog
 	for tp, end := range drEnds {
 		pos, ok := at[tp]
-		pe, known := primaryEnds[tp]
+		ptp := scope.primaryOf(tp)
+		pe, known := primaryEnds[ptp]
+		// Through the syncs only what the reverse flow copied: a forward
+		// copy's records inside the log have no reverse sync.
+		_, copied := scope.copies(tp)
 		switch {
 		case !ok:
+			b.Absent = append(b.Absent, mm2.TPKey(tp))
+		case pos == 0 && end == 0 && !known:
+			// Nothing was ever written there, so the reverse flow made no
+			// copy to commit to.
 			b.Absent = append(b.Absent, mm2.TPKey(tp))
 		case known && pos >= 0 && pos < end && end-pos <= markerTail:
 			// Short of the end only by transaction markers? Consumers
@@ -1143,13 +1272,13 @@ func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at ma
 			// Flink's KafkaSource) stop below a commit marker; Java's
 			// consumer commits its position past it. Read below.
 			tails = append(tails, kafka.Range{TP: tp, From: pos, To: end})
-			b.Primary[tp] = pe
-		case known && pos >= 0 && pos < end && throughSyncs:
-			inside = append(inside, insideLog{tp: tp, pos: pos, drEnd: end, primaryTo: pe})
+			b.Primary[ptp], b.From[ptp] = pe, tp
+		case known && pos >= 0 && pos < end && throughSyncs && copied:
+			inside = append(inside, insideLog{tp: tp, primaryTP: ptp, pos: pos, drEnd: end, primaryTo: pe})
 		case pos != end || !known:
 			b.Refused = append(b.Refused, fmt.Sprintf("%s (%s at %d, DR's end was %d)", mm2.TPKey(tp), what, pos, end))
 		default:
-			b.Primary[tp] = pe
+			b.Primary[ptp], b.From[ptp] = pe, tp
 		}
 	}
 	for tp := range at {
@@ -1164,13 +1293,15 @@ func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at ma
 		}
 		for _, t := range tails {
 			if off, ok := found[t.TP]; ok {
-				delete(b.Primary, t.TP)
+				ptp := scope.primaryOf(t.TP)
+				delete(b.Primary, ptp)
+				delete(b.From, ptp)
 				why := fmt.Sprintf("; a record at %d it has not consumed", off)
-				if !throughSyncs {
+				if _, copied := scope.copies(t.TP); !throughSyncs || !copied {
 					b.Refused = append(b.Refused, fmt.Sprintf("%s (%s at %d, DR's end was %d%s)", mm2.TPKey(t.TP), what, t.From, t.To, why))
 					continue
 				}
-				inside = append(inside, insideLog{tp: t.TP, pos: t.From, drEnd: t.To, primaryTo: primaryEnds[t.TP], why: why})
+				inside = append(inside, insideLog{tp: t.TP, primaryTP: ptp, pos: t.From, drEnd: t.To, primaryTo: primaryEnds[ptp], why: why})
 			}
 		}
 	}

@@ -293,9 +293,15 @@ func (rb *Runbook) backTargets(ctx context.Context, r *Run, s Step) (*BackPrevie
 	}
 	mm2.SortTPs(tps)
 	for _, tp := range tps {
-		// Identity policy (failbackProblems): the same topic names.
-		p.Targets[keys[tp]] = flink.SplitTarget{Topic: tp.Topic, Offset: b.Primary[tp], Why: "DR's end -> the primary's end (stop-reverse)"}
-		p.Rows = append(p.Rows, fmt.Sprintf("%s: DR %d → primary %d", keys[tp], at[tp], b.Primary[tp]))
+		// Under the default policy the split changes topic, too
+		// (reverseScope.primaryOf).
+		dr := b.From[tp]
+		p.Targets[keys[dr]] = flink.SplitTarget{Topic: tp.Topic, Offset: b.Primary[tp], Why: "DR's end -> the primary's end (stop-reverse)"}
+		if dr.Topic != tp.Topic {
+			p.Rows = append(p.Rows, fmt.Sprintf("%s: DR %d → primary %s %d", keys[dr], at[dr], mm2.TPKey(tp), b.Primary[tp]))
+			continue
+		}
+		p.Rows = append(p.Rows, fmt.Sprintf("%s: DR %d → primary %d", keys[dr], at[dr], b.Primary[tp]))
 	}
 	slices.Sort(p.Refused)
 	if len(p.Refused) == 0 && len(p.Targets) > 0 {

@@ -133,6 +133,13 @@ func (c *connectREST) serve(w http.ResponseWriter, r *http.Request) {
 		json.NewDecoder(r.Body).Decode(&body)
 		k.offsets = body.Offsets
 		json.NewEncoder(w).Encode(map[string]string{"message": "The offsets for this connector have been altered successfully"})
+	case r.Method == http.MethodDelete && verb == "offsets":
+		if k.state != "STOPPED" {
+			fail(400, "Connectors must be in the STOPPED state before their offsets can be modified")
+			return
+		}
+		k.offsets = nil
+		json.NewEncoder(w).Encode(map[string]string{"message": "The offsets for this connector have been reset successfully"})
 	case r.Method == http.MethodPut && (verb == "stop" || verb == "pause" || verb == "resume"):
 		if c.lagging {
 			k.shown = k.state
@@ -641,6 +648,9 @@ func TestFailbackPlanRefusals(t *testing.T) {
 	if err := ok.Validate(base(nil)); err != nil {
 		t.Fatalf("the failback plan refused: %v", err)
 	}
+	if err := ok.Validate(base(func(c *config.Config) { c.Flows[0].ReplicationPolicy = "default" })); err != nil {
+		t.Fatalf("the failback plan refused under the default policy: %v", err)
+	}
 	reordered := FailbackPlan("primary->dr")
 	reordered.Steps[2], reordered.Steps[3] = reordered.Steps[3], reordered.Steps[2]
 	stray := Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindStopReverse}}}
@@ -652,7 +662,6 @@ func TestFailbackPlanRefusals(t *testing.T) {
 		plan Plan
 		want string
 	}{
-		{"default policy", base(func(c *config.Config) { c.Flows[0].ReplicationPolicy = "default" }), ok, `"dr.<topic>"`},
 		{"dedicated MM2", base(func(c *config.Config) { c.Flows[0].ConnectURL = "" }), ok, "no connect_url"},
 		{"cluster link", base(func(c *config.Config) {
 			c.Flows[0].Kind, c.Flows[0].ConnectURL = "cluster-link", ""

@@ -24,7 +24,9 @@ import (
 // under the same name, describe another stretch of the logs. A position
 // below the cut (a record the forward flow had copied to DR) has no such
 // sync and stays refused, as does one whose sync would land past the
-// primary's end recorded by stop-reverse.
+// primary's end recorded by stop-reverse. Under the default policy
+// (failback_scope.go) the reverse source copied DR's own topics from 0,
+// and a position inside a forward copy ("<primary>.<topic>") is refused.
 
 // reverseSyncSkew is how far before the run's request a reverse flow's
 // sync may be stamped (MM2 stamps it with its worker's clock).
@@ -33,7 +35,7 @@ const reverseSyncSkew = 5 * 60 * 1000
 // reverseIndex holds the stored offset syncs of r's reverse flow that
 // belong to this failback.
 func (rb *Runbook) reverseIndex(ctx context.Context, r *Run) (*mm2.SyncIndex, error) {
-	cut, err := rb.reverseStart(ctx, r)
+	scope, err := rb.reverseScope(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +43,7 @@ func (rb *Runbook) reverseIndex(ctx context.Context, r *Run) (*mm2.SyncIndex, er
 	since := r.CreatedMs - reverseSyncSkew
 	err = x.AddFrom(func(add func(model.OffsetSync) error) error {
 		return rb.Store.EachSync(ctx, ReverseFlowName(r.Flow), func(s model.OffsetSync) error {
-			from, ok := cut[model.TP{Topic: s.Topic, Partition: s.Partition}]
+			from, ok := scope.copies(model.TP{Topic: s.Topic, Partition: s.Partition})
 			if !ok || s.Upstream < from || s.RecordMs < since {
 				return nil
 			}
@@ -58,6 +60,7 @@ func (rb *Runbook) reverseIndex(ctx context.Context, r *Run) (*mm2.SyncIndex, er
 // at DR's end did not take.
 type insideLog struct {
 	tp        model.TP
+	primaryTP model.TP // where tp's records are on the primary
 	pos       int64
 	drEnd     int64
 	primaryTo int64 // the primary's end recorded by stop-reverse
@@ -83,7 +86,7 @@ func (rb *Runbook) translateInside(ctx context.Context, r *Run, what string, b *
 		case tl.Offset > in.primaryTo:
 			b.Refused = append(b.Refused, fmt.Sprintf("%s%s; the reverse flow's sync gives %d, past the primary's end %d)", at, in.why, tl.Offset, in.primaryTo))
 		default:
-			b.Primary[in.tp] = tl.Offset
+			b.Primary[in.primaryTP], b.From[in.primaryTP] = tl.Offset, in.tp
 			b.Translated = append(b.Translated, fmt.Sprintf("%s at %d → %d (reverse sync %d→%d, %s: at most %d re-read)",
 				mm2.TPKey(in.tp), in.pos, tl.Offset, tl.Sync.Upstream, tl.Sync.Downstream, tl.Method, tl.RereadMax))
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -86,10 +87,14 @@ func (rb *Runbook) ReverseFlow(ctx context.Context, r *Run) *ReverseView {
 	mm2.SortTPs(tps)
 	var tails []kafka.Range
 	rowOf := map[model.TP]int{} // the rows of the tails
+	if grown := f.Scope.grownPastCut(f.Ends); len(grown) > 0 {
+		v.Err = "written in DR where the reverse flow never copies it: " + strings.Join(grown, "; ")
+	}
 	for _, tp := range tps {
-		end, from := f.Ends[tp], f.from(tp)
-		if end <= from {
-			continue // nothing written there since the failover
+		end := f.Ends[tp]
+		from, copied := f.from(tp)
+		if !copied || end <= from {
+			continue // nothing written there since the failover, or not copied back
 		}
 		row := ReverseRow{Partition: mm2.TPKey(tp), Cut: from, DREnd: end, Behind: end - from}
 		if n, ok := f.Next[tp]; ok {

@@ -327,6 +327,13 @@ func mirroredOf(details kadm.TopicDetails) mirroredTopics {
 	return out
 }
 
+// MirroredTopics lists the topics on flow's source cluster (read through
+// source) that the flow mirrors: what the monitor watches of it.
+func MirroredTopics(ctx context.Context, flow *config.Flow, source *kgo.Client) ([]string, error) {
+	t, err := (&LagReader{Flow: flow, Topics: TopicsOf(flow), Source: source}).sourceTopics(ctx)
+	return t.names, err
+}
+
 // sourceTopics lists the source topics the flow mirrors, with a Metadata
 // request of its own: kadm's ListTopics answers from kgo's cache for up to
 // MetadataMinAge, which can still hold a recreated topic's old id and so

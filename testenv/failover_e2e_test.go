@@ -118,7 +118,13 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 // onConnectConfig is the console's configuration of runbookOnConnect's flow.
 func onConnectConfig(t testing.TB, primary, dr, connectURL, offsetTopic string) *config.Config {
 	t.Helper()
-	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
+	return onConnectConfigPolicy(t, "identity", primary, dr, connectURL, offsetTopic)
+}
+
+// onConnectConfigPolicy is onConnectConfig under replication policy ("identity" or "default").
+func onConnectConfigPolicy(t testing.TB, policy, primary, dr, connectURL, offsetTopic string) *config.Config {
+	t.Helper()
+	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: policy, OffsetSyncsLocation: "target",
 		ConnectOffsetsTopic: offsetTopic, HeartbeatsTopic: "heartbeats", Topics: config.Topics{Include: []string{"events.*"}},
 		ConnectURL: connectURL}
 	cfg := &config.Config{
@@ -143,10 +149,16 @@ func runbookOnConnect(t *testing.T, ctx context.Context, primary, dr *testenv.Ka
 // runbookOnConnectAt is runbookOnConnect with the store at dbPath.
 func runbookOnConnectAt(t *testing.T, ctx context.Context, primary, dr *testenv.Kafka, dbPath string) (*testenv.Connect, *config.Config, *storage.Store, *monitor.Monitor, *slog.Logger) {
 	t.Helper()
-	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: "identity", OffsetSyncsLocation: "target", Topics: "events.*"}
+	return runbookOnConnectPolicy(t, ctx, "identity", primary, dr, dbPath)
+}
+
+// runbookOnConnectPolicy is runbookOnConnectAt under replication policy ("identity" or "default").
+func runbookOnConnectPolicy(t *testing.T, ctx context.Context, policy string, primary, dr *testenv.Kafka, dbPath string) (*testenv.Connect, *config.Config, *storage.Store, *monitor.Monitor, *slog.Logger) {
+	t.Helper()
+	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: policy, OffsetSyncsLocation: "target", Topics: "events.*"}
 	connect := testenv.StartConnect(t, dr)
 	connect.CreateMirrorConnectors(t, opts)
-	cfg := onConnectConfig(t, primary.Bootstrap, dr.Bootstrap, connect.URL, connect.OffsetTopic)
+	cfg := onConnectConfigPolicy(t, policy, primary.Bootstrap, dr.Bootstrap, connect.URL, connect.OffsetTopic)
 	store, err := storage.Open(dbPath)
 	if err != nil {
 		t.Fatal(err)

@@ -131,3 +131,11 @@ func retryHint(err error) error {
 	}
 	return err
 }
+
+// ResetConnectorOffsets removes a stopped connector's source offsets
+// (DELETE /connectors/{name}/offsets, Kafka 3.6+, KIP-875): an MM2 source
+// then starts every partition at its earliest offset. Connect refuses it
+// for a running connector. Resetting twice leaves none, as once.
+func ResetConnectorOffsets(ctx context.Context, w audit.Written, c *connect.Client, name string) error {
+	return retryHint(connectRequest(ctx, w, c, http.MethodDelete, "/connectors/"+url.PathEscape(name)+"/offsets", "reset offsets of "+name, nil, nil))
+}

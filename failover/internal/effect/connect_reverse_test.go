@@ -130,6 +130,13 @@ func (s *connectStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		c.offsets = string(body)
 		answer(200, map[string]any{"message": "The offsets for this connector have been altered successfully"})
+	case r.Method == http.MethodDelete && verb == "offsets":
+		if c.state != "STOPPED" {
+			fail(400, "Connectors must be in the STOPPED state before their offsets can be modified")
+			return
+		}
+		c.offsets = ""
+		answer(200, map[string]any{"message": "The offsets for this connector have been reset successfully"})
 	case r.Method == http.MethodPut && verb == "resume":
 		c.state = "RUNNING"
 		answer(http.StatusAccepted, nil)
@@ -367,5 +374,38 @@ func TestReverseSourceStartsAtCut(t *testing.T) {
 	}
 	if len(s2.connectors) != 0 {
 		t.Fatal("created during a rebalance")
+	}
+}
+
+// Under the default policy the reverse source's offsets are reset while it
+// is stopped (DELETE /connectors/{name}/offsets); Connect refuses it for a
+// running connector, and a reset twice is as once.
+func TestResetConnectorOffsets(t *testing.T) {
+	s, c := newConnectStandIn(t)
+	r := reverseForTest(t)
+	ctx := context.Background()
+	if _, err := CreateConnectorStopped(ctx, writtenT(t), c, r.Source, r.Configs[r.Source]); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	s.connectors[r.Source].offsets = `{"offsets":[{"partition":{"cluster":"dr","partition":0,"topic":"events"},"offset":{"offset":41}}]}`
+	s.mu.Unlock()
+	for round := range 2 {
+		if err := ResetConnectorOffsets(ctx, writtenT(t), c, r.Source); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	last := s.seen()[len(s.seen())-1]
+	if last.Method != http.MethodDelete || last.Path != "/connectors/"+r.Source+"/offsets" || last.Body != "" {
+		t.Fatalf("reset request %+v", last)
+	}
+	if s.connectors[r.Source].offsets != "" {
+		t.Fatalf("offsets after the reset: %s", s.connectors[r.Source].offsets)
+	}
+	if err := ResumeConnector(ctx, writtenT(t), c, r.Source); err != nil {
+		t.Fatal(err)
+	}
+	if err := ResetConnectorOffsets(ctx, writtenT(t), c, r.Source); err == nil || !strings.Contains(err.Error(), "HTTP 400: Connectors must be in the STOPPED state") {
+		t.Fatalf("reset of a running connector: %v", err)
 	}
 }

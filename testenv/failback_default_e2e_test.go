@@ -1,0 +1,481 @@
+//go:build e2e
+
+package testenv_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/testenv"
+)
+
+// The failback under MM2's default replication policy, against real Kafka, MirrorMaker 2 on
+// Kafka Connect and Flink. DR holds primary.events (the forward copy, frozen at the cut) and
+// its own events, written after the failover (plain and transactional records). The reverse
+// flow copies DR's events into dr.events on the primary, from the earliest offset, and never
+// primary.events back. Checked by payload: every DR record is in the primary's dr.events exactly
+// once; the primary's events hold its own records only, once; a DR group at DR's ends resumes
+// on the primary at the first record written after the failback in both topics; a group that
+// lagged in DR's events is moved into dr.events through the reverse syncs and skips nothing; a
+// group inside primary.events is refused; the Flink job restored on the primary from the DR
+// savepoint, its splits moved to the other topics, reads the new records first; the restarted
+// forward flow copies a new primary record to DR once and dr.events not at all.
+func TestFailbackDefaultPolicyE2E(t *testing.T) {
+	began := time.Now()
+	primary := testenv.StartKafka(t, "primary")
+	dr := testenv.StartKafka(t, "dr")
+	createTopics(t, primary, map[string]int32{"events": fbParts, fbProbeTopic: 1})
+	createTopics(t, dr, map[string]int32{"events": fbParts}) // DR's own, written after the failover
+	pcl := primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx := context.Background()
+	produce := func(cl *kgo.Client, topic, prefix string, n int) {
+		t.Helper()
+		recs := make([]*kgo.Record, n)
+		for i := range recs {
+			recs[i] = &kgo.Record{Topic: topic, Partition: int32(i % fbParts), Value: fmt.Appendf(nil, "%s-%d", prefix, i)}
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(pcl, "events", "pre", fbPre)
+	commits := kadm.Offsets{} // the checkpoint connector needs a group with offsets to get a task
+	for p := range int32(fbParts) {
+		commits.Add(kadm.Offset{Topic: "events", Partition: p, At: 50, LeaderEpoch: -1})
+	}
+	if err := primary.Admin(t).CommitAllOffsets(ctx, "orders-app", commits); err != nil {
+		t.Fatal(err)
+	}
+	f := testenv.StartFlink(t)
+	connect, cfg, store, mon, log := runbookOnConnectPolicy(t, ctx, "default", primary, dr, filepath.Join(t.TempDir(), "drconsole.db"))
+	withFlink(cfg, f.URL, f.SavepointDir)
+	rb := fbRunbook(cfg, store, mon, log)
+	alice := failover.Actor{Name: "alice", Role: "operator"}
+	bob := failover.Actor{Name: "bob", Role: "operator"}
+	runAll := func(id int64, from, to int) {
+		t.Helper()
+		for idx := from; idx < to; idx++ {
+			start := time.Now()
+			x, err := rb.Begin(ctx, alice, id, idx, fbFlowName, "")
+			if err != nil {
+				t.Fatalf("run %d step %d: begin: %v", id, idx+1, err)
+			}
+			if err := x.Run(ctx); err != nil {
+				r, _ := rb.Get(ctx, id)
+				t.Fatalf("run %d step %d (%s): %v\nresult: %s", id, idx+1, r.Plan.Steps[idx].Kind, err, r.Steps[idx].Result)
+			}
+			r, _ := rb.Get(ctx, id)
+			t.Logf("run %d step %d %s done in %s: %s", id, idx+1, r.Plan.Steps[idx].Kind, time.Since(start).Round(time.Millisecond), r.Steps[idx].Result)
+		}
+	}
+	approved := func(p failover.Plan, why string) int64 {
+		t.Helper()
+		id, err := rb.Create(ctx, alice, p, why)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := rb.Get(ctx, id)
+		if err := rb.Approve(ctx, bob, id, r.PlanHash, "ok"); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+
+	// 1. MM2 caught up (primary.events in DR), then the failover records the cut.
+	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {
+		s := mon.Snapshot(fbFlowName)
+		if s.Status != monitor.StatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
+			return fmt.Errorf("%s", snapshotLine(s))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	fo := approved(failover.Plan{Flow: fbFlowName, Steps: []failover.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, "e2e failover")
+	runAll(fo, 0, 2)
+	cut, err := store.FailoverCut(ctx, fo)
+	if err != nil || len(cut) != fbParts {
+		t.Fatalf("cut %+v %v", cut, err)
+	}
+	for _, c := range cut {
+		if c.RemoteTopic != "primary.events" || c.DREnd == nil || *c.DREnd != fbPre/fbParts {
+			t.Fatalf("cut %+v, want primary.events at %d", c, fbPre/fbParts)
+		}
+	}
+
+	// 2. After the failover: primary records DR never gets; DR's producers write to DR's own
+	// events, plain then in transactions (every partition ends with a commit marker).
+	produce(pcl, "events", "lost", fbLost)
+	dcl := dr.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	produce(dcl, "events", "dr", fbDR)
+	txn := dr.Client(t, kgo.TransactionalID("dr-writer"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for i := 0; i < fbDRTxn; i += fbParts {
+		if err := txn.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for j := i; j < i+fbParts; j++ {
+			txn.Produce(ctx, &kgo.Record{Topic: "events", Partition: int32(j % fbParts), Value: fmt.Appendf(nil, "drtxn-%d", j)}, nil)
+		}
+		if err := txn.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The DR application reads both topics to their ends (read committed: LSO = HWM first).
+	topics := []string{"primary.events", "events"}
+	if err := testenv.Eventually(30*time.Second, 200*time.Millisecond, func() error {
+		hwm, err := dr.Admin(t).ListEndOffsets(ctx, "events")
+		if err != nil {
+			return err
+		}
+		lso, err := kadm.NewClient(dr.Client(t, kgo.FetchIsolationLevel(kgo.ReadCommitted()))).ListEndOffsets(ctx, "events")
+		if err != nil {
+			return err
+		}
+		var bad []string
+		hwm.Each(func(o kadm.ListedOffset) {
+			if l, _ := lso.Lookup("events", o.Partition); l.Offset != o.Offset {
+				bad = append(bad, fmt.Sprintf("%d: LSO %d HWM %d", o.Partition, l.Offset, o.Offset))
+			}
+		})
+		if len(bad) > 0 {
+			return fmt.Errorf("%v", bad)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wantDR := fbPre + fbDR + fbDRTxn
+	gcl := dr.Client(t, kgo.ConsumerGroup(fbGroup), kgo.ConsumeTopics(topics...), kgo.DisableAutoCommit(),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	seen := 0
+	gctx, gcancel := context.WithTimeout(ctx, 60*time.Second)
+	for seen < wantDR && gctx.Err() == nil {
+		gcl.PollFetches(gctx).EachRecord(func(*kgo.Record) { seen++ })
+	}
+	gcancel()
+	if seen != wantDR {
+		t.Fatalf("DR group read %d records, want %d", seen, wantDR)
+	}
+	if err := gcl.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gcl.Close()
+	// A DR consumer that lagged in DR's own events (fbLagBy records in), at the end of the
+	// forward copy; and one still inside the forward copy, which cannot be moved back.
+	lagAt, behindAt := kadm.Offsets{}, kadm.Offsets{}
+	for p := range int32(fbParts) {
+		lagAt.Add(kadm.Offset{Topic: "events", Partition: p, At: fbLagBy, LeaderEpoch: -1})
+		lagAt.Add(kadm.Offset{Topic: "primary.events", Partition: p, At: fbPre / fbParts, LeaderEpoch: -1})
+		behindAt.Add(kadm.Offset{Topic: "primary.events", Partition: p, At: fbPre/fbParts - 10, LeaderEpoch: -1})
+	}
+	for g, o := range map[string]kadm.Offsets{fbLagGroup: lagAt, "fb-behind": behindAt} {
+		if resp, err := dr.Admin(t).CommitOffsets(ctx, g, o); err != nil || resp.Error() != nil {
+			t.Fatal(err, resp.Error())
+		}
+	}
+	// The Flink job in DR reads both topics; its checkpoints commit its offsets to DR.
+	drJob := f.SubmitJob(t, testenv.FlinkJobOptions{Bootstrap: dr.Bootstrap, Topics: topics, GroupID: fbFlinkGroup, Name: "fb-dr"})
+	f.WaitJobRunning(t, drJob)
+	drEnds := map[string]map[int32]int64{}
+	for _, topic := range topics {
+		ends, err := dr.Admin(t).ListEndOffsets(ctx, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		drEnds[topic] = map[int32]int64{}
+		ends.Each(func(o kadm.ListedOffset) { drEnds[topic][o.Partition] = o.Offset })
+	}
+	if err := testenv.Eventually(90*time.Second, 500*time.Millisecond, func() error {
+		c, err := testenv.FetchCommitted(ctx, dr.Admin(t), fbFlinkGroup)
+		if err != nil {
+			return err
+		}
+		for topic, ends := range drEnds {
+			for p, end := range ends {
+				if o, ok := c.Lookup(topic, p); !ok || o.At < end-1 {
+					return fmt.Errorf("the DR job's group at %+v on %s-%d, DR's end %d", o, topic, p, end)
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// 3. The failback: the job on the primary reads the primary's events and dr.events.
+	primaryArgs := testenv.FlinkJobOptions{Bootstrap: primary.Bootstrap, Topics: []string{"events", "dr.events"}, GroupID: fbFlinkGroup,
+		Name: "fb-primary", ProbeTopic: fbProbeTopic}.ProgramArgs()
+	backTo := "file://" + f.SavepointDir + "/failback-default-for-primary"
+	fb := approved(failover.FailbackPlan(fbFlowName, fbGroup, fbLagGroup).WithFlinkBack(failover.FlinkBack{DRTarget: "flink-dr", DRJob: drJob,
+		RewriteTo: backTo, SourceUID: "kafka-source", Restore: failover.Step{FlinkTarget: "flink-primary", JarID: f.JobJarID(t),
+			EntryClass: testenv.FlinkJobEntryClass, Args: primaryArgs, Parallelism: 2}}), "e2e failback, default policy")
+	runAll(fb, 0, 1) // set-up-reverse
+	// The reverse flow, as the monitor watches it: DR's own events only, known and copied.
+	rev := failover.ReverseFlowName(fbFlowName)
+	if err := testenv.Eventually(90*time.Second, time.Second, func() error {
+		s := mon.Snapshot(rev)
+		if s == nil {
+			return fmt.Errorf("the monitor does not watch %s", rev)
+		}
+		var names []string
+		for _, p := range s.Partitions {
+			if p.Topic != "events" || p.RemoteTopic != "dr.events" || p.LagMessages == nil || p.Stale {
+				names = append(names, fmt.Sprintf("%s-%d as %s (lag %v, stale %v)", p.Topic, p.Partition, p.RemoteTopic, p.LagMessages, p.Stale))
+			}
+		}
+		if len(s.Partitions) != fbParts || len(names) > 0 || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
+			return fmt.Errorf("reverse partitions %d, unexpected %v, lag %v: %s", len(s.Partitions), names, s.TotalLagMessages, s.Reason)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The reverse source started at the earliest offset: every DR record of events is copied.
+	next := fbConnectNext(t, connect, fbReverse)
+	for p := range int32(fbParts) {
+		if n := next[model.TP{Topic: "events", Partition: p}]; n < drEnds["events"][p]-1 {
+			t.Fatalf("reverse source at %d on events-%d, DR's end %d", n, p, drEnds["events"][p])
+		}
+		if _, ok := next[model.TP{Topic: "primary.events", Partition: p}]; ok {
+			t.Fatalf("the reverse source copies primary.events back: %v", next)
+		}
+	}
+	runAll(fb, 1, 4) // wait-reverse-caught-up, stop-writers, stop-reverse
+	// A group inside the forward copy is refused, naming the partition and its figures.
+	behind := failover.FailbackPlan(fbFlowName, "fb-behind")
+	r, _ := rb.Get(ctx, fb)
+	probe := *r
+	probe.Plan.Steps = slices.Insert(slices.Clone(r.Plan.Steps), 4, behind.Steps[4])
+	probe.Steps = slices.Insert(slices.Clone(r.Steps), 4, model.Step{Idx: 4, Kind: string(failover.KindTranslateGroupBack), Status: model.StepPending})
+	if pv := rb.Preview(ctx, &probe); !strings.Contains(strings.Join(pv[4].Lines, "\n"), fmt.Sprintf("primary.events-0 (DR group at %d, DR's end was %d; a record at %d it has not consumed)", fbPre/fbParts-10, fbPre/fbParts, fbPre/fbParts-10)) {
+		t.Fatalf("group-back preview of a group inside primary.events: %+v", pv[4])
+	}
+	runAll(fb, 4, 10) // translate-group-back (2), savepoint-dr, rewrite-savepoint-back, restore-flink, restart-forward
+	if a, err := failover.ActiveSideOf(ctx, store, fbFlowName); err != nil || a.Side != model.SidePrimary {
+		t.Fatalf("after the failback: %+v %v", a, err)
+	}
+
+	// 4a. The primary: every DR record once in dr.events, in DR's partition; its own events
+	// hold its own records once, none of DR's.
+	var bad []string
+	onPrimary := fbCount(fbReadAll(t, primary, "events"))
+	onCopy := fbCount(fbReadAll(t, primary, "dr.events"))
+	for p := range int32(fbParts) {
+		for prefix, n := range map[string]int{"pre": fbPre, "lost": fbLost} {
+			for i := int(p); i < n; i += fbParts {
+				if c := onPrimary[p][fmt.Sprintf("%s-%d", prefix, i)]; c != 1 {
+					bad = append(bad, fmt.Sprintf("%s-%d on primary events-%d %d times", prefix, i, p, c))
+				}
+			}
+		}
+		for prefix, n := range map[string]int{"dr": fbDR, "drtxn": fbDRTxn} {
+			for i := int(p); i < n; i += fbParts {
+				if c := onCopy[p][fmt.Sprintf("%s-%d", prefix, i)]; c != 1 {
+					bad = append(bad, fmt.Sprintf("%s-%d on primary dr.events-%d %d times", prefix, i, p, c))
+				}
+			}
+		}
+		if n, want := fbTotal(onPrimary[p]), (fbPre+fbLost)/fbParts; n != want {
+			bad = append(bad, fmt.Sprintf("primary events-%d holds %d records, want %d", p, n, want))
+		}
+		if n, want := fbTotal(onCopy[p]), (fbDR+fbDRTxn)/fbParts; n != want {
+			bad = append(bad, fmt.Sprintf("primary dr.events-%d holds %d records, want %d", p, n, want))
+		}
+	}
+	if len(bad) > 0 {
+		t.Fatalf("primary after the failback:\n%s", strings.Join(bad, "\n"))
+	}
+
+	// 4b. New records in both topics; the group translated back reads exactly those.
+	var after []*kgo.Record
+	for p := range int32(fbParts) {
+		after = append(after, &kgo.Record{Topic: "events", Partition: p, Value: fmt.Appendf(nil, "after-%d", p)},
+			&kgo.Record{Topic: "dr.events", Partition: p, Value: fmt.Appendf(nil, "afterdr-%d", p)})
+	}
+	if err := pcl.ProduceSync(ctx, after...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	primaryTopics := []string{"events", "dr.events"}
+	got := fbGroupRead(t, primary, fbGroup, primaryTopics, 2*fbParts)
+	slices.Sort(got)
+	var want []string
+	for p := range fbParts {
+		want = append(want, fmt.Sprintf("dr.events-%d:afterdr-%d", p, p), fmt.Sprintf("events-%d:after-%d", p, p))
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("the group on the primary read %v, want exactly %v", got, want)
+	}
+	// 4c. The lagging group: in dr.events from DR's record at fbLagBy on (through the reverse
+	// syncs: nothing skipped, at most fbLagBy re-read), in events only the new record.
+	onDR := fbReadAll(t, dr, "events")
+	lagRead := fbGroupRead(t, primary, fbLagGroup, primaryTopics, 0)
+	for p := range int32(fbParts) {
+		var next string
+		for _, rec := range onDR[p] {
+			if o, v, _ := strings.Cut(rec, ":"); o == strconv.Itoa(fbLagBy) {
+				next = v
+			}
+		}
+		var inCopy, inEvents []string
+		for _, g := range lagRead {
+			tp, v, _ := strings.Cut(g, ":")
+			switch tp {
+			case fmt.Sprintf("dr.events-%d", p):
+				inCopy = append(inCopy, v)
+			case fmt.Sprintf("events-%d", p):
+				inEvents = append(inEvents, v)
+			}
+		}
+		at := slices.Index(inCopy, next)
+		switch {
+		case !strings.HasPrefix(next, "dr-"):
+			t.Fatalf("DR events-%d at %d holds %q, want a dr- record", p, fbLagBy, next)
+		case at < 0:
+			t.Fatalf("the lagging group skipped %s on dr.events-%d: read %v", next, p, inCopy)
+		case at > fbLagBy:
+			t.Fatalf("the lagging group re-read %d records before %s on dr.events-%d", at, next, p)
+		case len(inCopy) == 0 || inCopy[len(inCopy)-1] != fmt.Sprintf("afterdr-%d", p):
+			t.Fatalf("the lagging group on dr.events-%d read %v, want it to end with afterdr-%d", p, inCopy, p)
+		case !slices.Equal(inEvents, []string{fmt.Sprintf("after-%d", p)}):
+			t.Fatalf("the lagging group on events-%d read %v, want after-%d only", p, inEvents, p)
+		}
+		t.Logf("the lagging group on primary dr.events-%d: %d record(s) re-read before %s", p, at, next)
+	}
+
+	// 4d. Flink: restored on the primary from the rewritten savepoint (Flink says so); its first
+	// record in every partition of both topics is the new one.
+	var restored struct {
+		JobID string `json:"job_id"`
+	}
+	if r, _ := rb.Get(ctx, fb); json.Unmarshal([]byte(r.Steps[8].Result), &restored) != nil || restored.JobID == "" {
+		t.Fatalf("restore-flink result %s", r.Steps[8].Result)
+	}
+	f.WaitJobRunning(t, restored.JobID)
+	if h, err := flink.NewRESTClient(f.URL).Checkpoints(ctx, restored.JobID); err != nil || h.Latest.Restored == nil ||
+		catalog.CanonicalPath(h.Latest.Restored.ExternalPath) != catalog.CanonicalPath(backTo) {
+		t.Fatalf("the primary job's restore: %+v %v, want from %s", h, err, backTo)
+	}
+	if err := testenv.Eventually(90*time.Second, 500*time.Millisecond, func() error {
+		first := map[string]string{}
+		for _, rec := range readTopic(t, primary, fbProbeTopic) {
+			if string(rec.Key) != "fb-primary" {
+				continue
+			}
+			fs := strings.SplitN(string(rec.Value), ",", 4)
+			if len(fs) != 4 {
+				return fmt.Errorf("probe %q", rec.Value)
+			}
+			if k := fs[0] + "-" + fs[1]; first[k] == "" {
+				first[k] = fs[3]
+			}
+		}
+		if len(first) < 2*fbParts {
+			return fmt.Errorf("probes %v", first)
+		}
+		for p := range fbParts {
+			if v := first[fmt.Sprintf("events-%d", p)]; v != fmt.Sprintf("after-%d", p) {
+				t.Errorf("the Flink job on the primary read %q first on events-%d, want after-%d", v, p, p)
+			}
+			if v := first[fmt.Sprintf("dr.events-%d", p)]; v != fmt.Sprintf("afterdr-%d", p) {
+				t.Errorf("the Flink job on the primary read %q first on dr.events-%d, want afterdr-%d", v, p, p)
+			}
+		}
+		t.Logf("the Flink job on the primary, first record per partition: %v", first)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	// 4e. The forward flow again: the new primary records reach DR's primary.events once, the
+	// lost ones not (as under the identity policy), and dr.events is not copied to DR.
+	var onCopyDR map[int32]map[string]int
+	if err := testenv.Eventually(90*time.Second, time.Second, func() error {
+		onCopyDR = fbCount(fbReadAll(t, dr, "primary.events"))
+		for p := range int32(fbParts) {
+			if onCopyDR[p][fmt.Sprintf("after-%d", p)] == 0 {
+				return fmt.Errorf("after-%d not in DR yet", p)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // anything copied twice would be there by now
+	onCopyDR = fbCount(fbReadAll(t, dr, "primary.events"))
+	for p := range int32(fbParts) {
+		for v, n := range onCopyDR[p] {
+			if n != 1 || strings.HasPrefix(v, "lost-") || strings.HasPrefix(v, "dr") {
+				bad = append(bad, fmt.Sprintf("%s on DR primary.events-%d %d times", v, p, n))
+			}
+		}
+		if n, want := fbTotal(onCopyDR[p]), fbPre/fbParts+1; n != want {
+			bad = append(bad, fmt.Sprintf("DR primary.events-%d holds %d records, want %d", p, n, want))
+		}
+	}
+	if len(bad) > 0 {
+		t.Fatalf("DR after restart-forward:\n%s", strings.Join(bad, "\n"))
+	}
+	if ts, err := dr.Admin(t).ListTopics(ctx); err != nil || ts.Has("primary.dr.events") {
+		t.Fatalf("DR's topics after restart-forward: %v %v", ts.Names(), err)
+	}
+	if _, bad, err := store.VerifyAudit(ctx); err != nil || bad != nil {
+		t.Fatalf("audit chain: %v %v", bad, err)
+	}
+	t.Logf("failback e2e, default policy: %d pre + %d lost + %d DR (+%d in transactions) records, %s", fbPre, fbLost, fbDR, fbDRTxn, time.Since(began).Round(time.Millisecond))
+}
+
+func fbTotal(counts map[string]int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}
+
+// fbGroupRead reads topics on k as group from its committed offsets until want records came
+// (0: until nothing more comes), then a few seconds more: "topic-partition:value" each.
+func fbGroupRead(t *testing.T, k *testenv.Kafka, group string, topics []string, want int) []string {
+	t.Helper()
+	cl := k.Client(t, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...), kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	defer cl.Close()
+	var got []string
+	deadline := time.Now().Add(30 * time.Second)
+	quiet := 0
+	for time.Now().Before(deadline) && quiet < 2 {
+		pctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		n := len(got)
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, fmt.Sprintf("%s-%d:%s", r.Topic, r.Partition, r.Value)) })
+		switch {
+		case want > 0 && len(got) >= want:
+			quiet++ // once more: anything beyond would come within a poll
+		case want == 0 && len(got) > 0 && len(got) == n:
+			quiet++
+		}
+	}
+	return got
+}
