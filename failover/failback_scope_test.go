@@ -2,17 +2,25 @@ package failover
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
 	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/connect"
+	"github.com/drconsole/drconsole/kafka/kafkatest"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -122,5 +130,90 @@ func TestSetUpReverseFromEarliest(t *testing.T) {
 	fc.conn[rev.Source].config["topics"] = "other"
 	if err := rb.setUpReverseFromEarliest(ctx, w, api, rev, map[string]any{}); err == nil || !strings.Contains(err.Error(), "another config") {
 		t.Fatalf("running with another config: %v", err)
+	}
+}
+
+// Under the default policy a record written in DR into its copy of a
+// primary topic after the failover would never reach the primary: the
+// set-up's rule refuses it, and the wait fails at once (no wait helps),
+// naming the partition; DR's own topics written since are what the
+// reverse flow waits for.
+func TestDefaultPolicyFailbackRefusesWritesIntoForwardCopies(t *testing.T) {
+	ctx := context.Background()
+	primary, _ := kafkatest.NewCluster(t, "primary", "events")
+	dr, dcl := kafkatest.NewCluster(t, "dr", "primary.events", "events")
+	for p := range int32(2) {
+		for i := range 3 {
+			kafkatest.Produce(t, dcl, &kgo.Record{Topic: "primary.events", Partition: p, Value: fmt.Appendf(nil, "mirrored-%d", i)})
+		}
+	}
+	fc, url := newConnectREST(t, forwardConnectors)
+	cfg := &config.Config{
+		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: primary.ListenAddrs()}, "dr": {Bootstrap: dr.ListenAddrs()}},
+		Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "default", OffsetSyncsLocation: "target",
+			Topics: config.Topics{Include: []string{"events"}}, ConnectURL: url,
+			Connectors: []string{"MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector"}}},
+		Failover: config.Failover{ApprovalsRequired: 1},
+	}
+	if err := cfg.Normalize("test"); err != nil {
+		t.Fatal(err)
+	}
+	store, err := storage.Open(filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mon.Close)
+	rb := &Runbook{Store: store, Config: cfg, Monitor: mon, Log: log, Connect: func(string) *connect.Client { return connect.New(url) },
+		ReverseCatchUp: time.Hour}
+	fo := completeRun(t, store, Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindPreflight}, {Kind: KindStopMirror}}}, time.Now().UnixMilli())
+	var cut []model.CutPosition
+	for p := range int32(2) {
+		cut = append(cut, model.CutPosition{Topic: "events", Partition: p, RemoteTopic: "primary.events", DREnd: i64(3)})
+	}
+	if err := store.SaveFailoverCut(ctx, fo, cut); err != nil {
+		t.Fatal(err)
+	}
+	r := &Run{Plan: Plan{Flow: "primary->dr", Failback: true, FailbackOf: fo}}
+	r.Flow = "primary->dr"
+	scope, err := rb.reverseScope(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rule := rb.copiesUnchangedRule(ctx, r, scope); !rule.OK {
+		t.Fatalf("nothing written into primary.events yet: %+v", rule)
+	}
+	// DR's producers write to DR's own events (copied back) and, wrongly,
+	// into primary.events-1.
+	kafkatest.Produce(t, dcl, &kgo.Record{Topic: "events", Partition: 0, Value: []byte("dr-0")},
+		&kgo.Record{Topic: "primary.events", Partition: 1, Value: []byte("written in DR")})
+	rule := rb.copiesUnchangedRule(ctx, r, scope)
+	if rule.OK || !strings.Contains(rule.Evidence, "primary.events-1 (DR end 4, 3 at the cut: 1 offset(s) written in DR into the copy of the primary's events") ||
+		strings.Contains(rule.Evidence, "primary.events-0") {
+		t.Fatalf("rule after a write into primary.events-1: %+v", rule)
+	}
+	// The reverse connectors run and have copied DR's own events: the
+	// wait still fails, at once, naming what is never copied back.
+	rev, err := forwardFlow(cfg.Flows[0], cfg).ReverseConfigs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range rev.Names() {
+		fc.conn[n] = &fakeConnector{config: rev.Configs[n], state: "RUNNING"}
+	}
+	fc.copied(rev.Source, "dr", map[model.TP]int64{{Topic: "events", Partition: 0}: 1})
+	began := time.Now()
+	_, err = rb.waitReverse(ctx, r, nil)
+	if err == nil || !strings.Contains(err.Error(), "never copies them: primary.events-1") || time.Since(began) > 30*time.Second {
+		t.Fatalf("wait with a write into primary.events-1: %v (after %s)", err, time.Since(began))
+	}
+	p, err := rb.reverseProgress(ctx, r, true)
+	if err != nil || len(p.Behind) != 0 || len(p.Uncopyable) != 1 || p.CaughtUp() {
+		t.Fatalf("progress %+v %v: want DR's own events copied, primary.events-1 uncopyable, not caught up", p, err)
 	}
 }
