@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/storage"
 )
 
 // figureKinds are the partition readings a refresh can give, as (lag in
@@ -62,6 +65,17 @@ func shown(ps []PartitionLag) string {
 	return string(b)
 }
 
+// savedFiguresRig is a monitor of topics a and b whose refreshes the tests
+// make up and save through its sample writer.
+func savedFiguresRig(t *testing.T) (*config.Config, *Monitor, *storage.Store) {
+	t.Helper()
+	primary, _ := newCluster(t, "primary", "a", "b")
+	dr, _ := newCluster(t, "dr", "a", "b")
+	cfg := testConfig(t, primary, dr)
+	m, store := newTestMonitor(t, cfg, filepath.Join(t.TempDir(), "db"))
+	return cfg, m, store
+}
+
 // A restarted console shows every partition's figures as the console
 // before it last saved them through the sample writer (bounded history:
 // one snapshot row per flow): lag in offsets and in time, lower bounds,
@@ -72,10 +86,7 @@ func shown(ps []PartitionLag) string {
 // first refresh.
 func TestRestartShowsLastSavedFigures(t *testing.T) {
 	ctx := context.Background()
-	primary, _ := newCluster(t, "primary", "a", "b")
-	dr, _ := newCluster(t, "dr", "a", "b")
-	cfg := testConfig(t, primary, dr)
-	m, store := newTestMonitor(t, cfg, filepath.Join(t.TempDir(), "db"))
+	cfg, m, store := savedFiguresRig(t)
 	fm, name := m.flows[0], cfg.Flows[0].Name
 	now := time.UnixMilli(1_764_000_000_123)
 	for seed := range uint64(8) {
@@ -118,10 +129,7 @@ func TestRestartShowsLastSavedFigures(t *testing.T) {
 // ingested position); one that knows less waits for the minute.
 func TestSaveWhenFewerPartitionsUnknown(t *testing.T) {
 	ctx := context.Background()
-	primary, _ := newCluster(t, "primary", "a", "b")
-	dr, _ := newCluster(t, "dr", "a", "b")
-	cfg := testConfig(t, primary, dr)
-	m, store := newTestMonitor(t, cfg, filepath.Join(t.TempDir(), "db"))
+	cfg, m, store := savedFiguresRig(t)
 	fm, name := m.flows[0], cfg.Flows[0].Name
 	now := time.UnixMilli(1_764_000_000_123)
 	refresh := func(at time.Time, lag ...int64) []PartitionLag {

@@ -20,7 +20,6 @@ import (
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -65,49 +64,11 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 	connect, cfg, store, mon, log := runbookOnConnectPolicy(t, ctx, "default", primary, dr, filepath.Join(t.TempDir(), "drconsole.db"))
 	withFlink(cfg, f.URL, f.SavepointDir)
 	rb := fbRunbook(cfg, store, mon, log)
-	alice := failover.Actor{Name: "alice", Role: "operator"}
-	bob := failover.Actor{Name: "bob", Role: "operator"}
-	runAll := func(id int64, from, to int) {
-		t.Helper()
-		for idx := from; idx < to; idx++ {
-			start := time.Now()
-			x, err := rb.Begin(ctx, alice, id, idx, fbFlowName, "")
-			if err != nil {
-				t.Fatalf("run %d step %d: begin: %v", id, idx+1, err)
-			}
-			if err := x.Run(ctx); err != nil {
-				r, _ := rb.Get(ctx, id)
-				t.Fatalf("run %d step %d (%s): %v\nresult: %s", id, idx+1, r.Plan.Steps[idx].Kind, err, r.Steps[idx].Result)
-			}
-			r, _ := rb.Get(ctx, id)
-			t.Logf("run %d step %d %s done in %s: %s", id, idx+1, r.Plan.Steps[idx].Kind, time.Since(start).Round(time.Millisecond), r.Steps[idx].Result)
-		}
-	}
-	approved := func(p failover.Plan, why string) int64 {
-		t.Helper()
-		id, err := rb.Create(ctx, alice, p, why)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, _ := rb.Get(ctx, id)
-		if err := rb.Approve(ctx, bob, id, r.PlanHash, "ok"); err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	steps := fbSteps{t: t, ctx: ctx, rb: rb}
+	runAll, approved := steps.run, steps.approved
 
 	// 1. MM2 caught up (primary.events in DR), then the failover records the cut.
-	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {
-		s := mon.Snapshot(fbFlowName)
-		if s.Status != monitor.StatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
-			return fmt.Errorf("%s", snapshotLine(s))
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	fo := approved(failover.Plan{Flow: fbFlowName, Steps: []failover.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, "e2e failover")
-	runAll(fo, 0, 2)
+	fo := steps.failover(mon)
 	cut, err := store.FailoverCut(ctx, fo)
 	if err != nil || len(cut) != fbParts {
 		t.Fatalf("cut %+v %v", cut, err)
@@ -121,63 +82,11 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 	// 2. After the failover: primary records DR never gets; DR's producers write to DR's own
 	// events, plain then in transactions (every partition ends with a commit marker).
 	produce(pcl, "events", "lost", fbLost)
-	dcl := dr.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	produce(dcl, "events", "dr", fbDR)
-	txn := dr.Client(t, kgo.TransactionalID("dr-writer"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	for i := 0; i < fbDRTxn; i += fbParts {
-		if err := txn.BeginTransaction(); err != nil {
-			t.Fatal(err)
-		}
-		for j := i; j < i+fbParts; j++ {
-			txn.Produce(ctx, &kgo.Record{Topic: "events", Partition: int32(j % fbParts), Value: fmt.Appendf(nil, "drtxn-%d", j)}, nil)
-		}
-		if err := txn.Flush(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The DR application reads both topics to their ends (read committed: LSO = HWM first).
+	fbWriteDR(t, ctx, dr)
+	// The DR application reads both topics to their ends.
 	topics := []string{"primary.events", "events"}
-	if err := testenv.Eventually(30*time.Second, 200*time.Millisecond, func() error {
-		hwm, err := dr.Admin(t).ListEndOffsets(ctx, "events")
-		if err != nil {
-			return err
-		}
-		lso, err := kadm.NewClient(dr.Client(t, kgo.FetchIsolationLevel(kgo.ReadCommitted()))).ListEndOffsets(ctx, "events")
-		if err != nil {
-			return err
-		}
-		var bad []string
-		hwm.Each(func(o kadm.ListedOffset) {
-			if l, _ := lso.Lookup("events", o.Partition); l.Offset != o.Offset {
-				bad = append(bad, fmt.Sprintf("%d: LSO %d HWM %d", o.Partition, l.Offset, o.Offset))
-			}
-		})
-		if len(bad) > 0 {
-			return fmt.Errorf("%v", bad)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	wantDR := fbPre + fbDR + fbDRTxn
-	gcl := dr.Client(t, kgo.ConsumerGroup(fbGroup), kgo.ConsumeTopics(topics...), kgo.DisableAutoCommit(),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	seen := 0
-	gctx, gcancel := context.WithTimeout(ctx, 60*time.Second)
-	for seen < wantDR && gctx.Err() == nil {
-		gcl.PollFetches(gctx).EachRecord(func(*kgo.Record) { seen++ })
-	}
-	gcancel()
-	if seen != wantDR {
-		t.Fatalf("DR group read %d records, want %d", seen, wantDR)
-	}
-	if err := gcl.CommitUncommittedOffsets(ctx); err != nil {
-		t.Fatal(err)
-	}
-	gcl.Close()
+	fbWaitCommitted(t, ctx, dr, "events")
+	fbDrainGroup(t, ctx, dr, fbGroup, topics, fbPre+fbDR+fbDRTxn)
 	// A DR consumer that lagged in DR's own events (fbLagBy records in), at the end of the
 	// forward copy; and one still inside the forward copy, which cannot be moved back.
 	lagAt, behindAt := kadm.Offsets{}, kadm.Offsets{}
@@ -410,20 +319,7 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 
 	// 4e. The forward flow again: the new primary records reach DR's primary.events once, the
 	// lost ones not (as under the identity policy), and dr.events is not copied to DR.
-	var onCopyDR map[int32]map[string]int
-	if err := testenv.Eventually(90*time.Second, time.Second, func() error {
-		onCopyDR = fbCount(fbReadAll(t, dr, "primary.events"))
-		for p := range int32(fbParts) {
-			if onCopyDR[p][fmt.Sprintf("after-%d", p)] == 0 {
-				return fmt.Errorf("after-%d not in DR yet", p)
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(3 * time.Second) // anything copied twice would be there by now
-	onCopyDR = fbCount(fbReadAll(t, dr, "primary.events"))
+	onCopyDR := fbForwardCopied(t, dr, "primary.events")
 	for p := range int32(fbParts) {
 		for v, n := range onCopyDR[p] {
 			if n != 1 || strings.HasPrefix(v, "lost-") || strings.HasPrefix(v, "dr") {

@@ -177,55 +177,14 @@ func TestFailbackE2E(t *testing.T) {
 	connect, cfg, store, mon, log := runbookOnConnectAt(t, ctx, primary, dr, dbPath)
 	withFlink(cfg, f.URL, f.SavepointDir)
 	rb := fbRunbook(cfg, store, mon, log)
-	alice := failover.Actor{Name: "alice", Role: "operator"}
-	bob := failover.Actor{Name: "bob", Role: "operator"}
-	runAll := func(id int64, from, to int) {
-		t.Helper()
-		for idx := from; idx < to; idx++ {
-			start := time.Now()
-			x, err := rb.Begin(ctx, alice, id, idx, fbFlowName, "")
-			if err != nil {
-				t.Fatalf("run %d step %d: begin: %v", id, idx+1, err)
-			}
-			if err := x.Run(ctx); err != nil {
-				r, _ := rb.Get(ctx, id)
-				t.Fatalf("run %d step %d (%s): %v\nresult: %s", id, idx+1, r.Plan.Steps[idx].Kind, err, r.Steps[idx].Result)
-			}
-			r, _ := rb.Get(ctx, id)
-			t.Logf("run %d step %d %s done in %s: %s", id, idx+1, r.Plan.Steps[idx].Kind, time.Since(start).Round(time.Millisecond), r.Steps[idx].Result)
-		}
-	}
-	approved := func(p failover.Plan, why string) int64 {
-		t.Helper()
-		id, err := rb.Create(ctx, alice, p, why)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, _ := rb.Get(ctx, id)
-		if err := rb.Approve(ctx, bob, id, r.PlanHash, "ok"); err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	steps := fbSteps{t: t, ctx: ctx, rb: rb}
+	runAll, approved := steps.run, steps.approved
 
 	// 1. MM2 caught up, then an approved failover: the stop-mirror step records the cut.
-	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {
-		s := mon.Snapshot(fbFlowName)
-		if s.Status != monitor.StatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
-			return fmt.Errorf("%s", snapshotLine(s))
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rb.Create(ctx, alice, failover.FailbackPlan(fbFlowName, fbGroup), "too early"); err == nil {
+	if _, err := rb.Create(ctx, fbAlice, failover.FailbackPlan(fbFlowName, fbGroup), "too early"); err == nil {
 		t.Fatal("a failback was planned while the primary is active")
 	}
-	fo := approved(failover.Plan{Flow: fbFlowName, Steps: []failover.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, "e2e failover")
-	runAll(fo, 0, 2)
-	if a, err := failover.ActiveSideOf(ctx, store, fbFlowName); err != nil || a.Side != model.SideDR || a.Run != fo {
-		t.Fatalf("after the failover: %+v %v", a, err)
-	}
+	fo := steps.failover(mon)
 	cut, err := store.FailoverCut(ctx, fo)
 	if err != nil || len(cut) != fbParts {
 		t.Fatalf("cut %+v %v", cut, err)
@@ -244,66 +203,10 @@ func TestFailbackE2E(t *testing.T) {
 	// 2. The writers after the failover: DR's producers (plain, then transactions, so every
 	// DR partition ends with a commit marker), and some primary records DR never gets.
 	produce(pcl, "lost", fbLost)
-	dcl := dr.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	produce(dcl, "dr", fbDR)
-	txn := dr.Client(t, kgo.TransactionalID("dr-writer"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	for i := 0; i < fbDRTxn; i += fbParts {
-		if err := txn.BeginTransaction(); err != nil {
-			t.Fatal(err)
-		}
-		for j := i; j < i+fbParts; j++ {
-			txn.Produce(ctx, &kgo.Record{Topic: "events", Partition: int32(j % fbParts), Value: fmt.Appendf(nil, "drtxn-%d", j)}, nil)
-		}
-		if err := txn.Flush(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// A DR consumer group reads all of DR (LSO = HWM first: EndTransaction returns before the markers).
-	var drEnd map[int32]int64
-	if err := testenv.Eventually(30*time.Second, 200*time.Millisecond, func() error {
-		ends, err := dr.Admin(t).ListEndOffsets(ctx, "events")
-		if err != nil {
-			return err
-		}
-		lso, err := kadm.NewClient(dr.Client(t, kgo.FetchIsolationLevel(kgo.ReadCommitted()))).ListEndOffsets(ctx, "events")
-		if err != nil {
-			return err
-		}
-		drEnd = map[int32]int64{}
-		var bad []string
-		ends.Each(func(o kadm.ListedOffset) {
-			drEnd[o.Partition] = o.Offset
-			if l, _ := lso.Lookup("events", o.Partition); l.Offset != o.Offset {
-				bad = append(bad, fmt.Sprintf("%d: LSO %d HWM %d", o.Partition, l.Offset, o.Offset))
-			}
-		})
-		if len(bad) > 0 {
-			return fmt.Errorf("%v", bad)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	wantDR := fbPre + fbDR + fbDRTxn
-	gcl := dr.Client(t, kgo.ConsumerGroup(fbGroup), kgo.ConsumeTopics("events"), kgo.DisableAutoCommit(),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	seen := 0
-	gctx, gcancel := context.WithTimeout(ctx, 60*time.Second)
-	for seen < wantDR && gctx.Err() == nil {
-		fs := gcl.PollFetches(gctx)
-		fs.EachRecord(func(*kgo.Record) { seen++ })
-	}
-	gcancel()
-	if seen != wantDR {
-		t.Fatalf("DR group read %d records, want %d", seen, wantDR)
-	}
-	if err := gcl.CommitUncommittedOffsets(ctx); err != nil {
-		t.Fatal(err)
-	}
-	gcl.Close()
+	fbWriteDR(t, ctx, dr)
+	// A DR consumer group reads all of DR.
+	drEnd := fbWaitCommitted(t, ctx, dr, "events")
+	fbDrainGroup(t, ctx, dr, fbGroup, []string{"events"}, fbPre+fbDR+fbDRTxn)
 	drCommitted, err := testenv.FetchCommitted(ctx, dr.Admin(t), fbGroup)
 	if err != nil {
 		t.Fatal(err)
@@ -607,20 +510,7 @@ func TestFailbackE2E(t *testing.T) {
 
 	// 4c. The forward flow again: the new primary records reach DR once; nothing of DR's own
 	// (nor the lost records) is copied to DR.
-	var onDR map[int32]map[string]int
-	if err := testenv.Eventually(90*time.Second, time.Second, func() error {
-		onDR = fbCount(fbReadAll(t, dr, "events"))
-		for p := range int32(fbParts) {
-			if onDR[p][fmt.Sprintf("after-%d", p)] == 0 {
-				return fmt.Errorf("after-%d not in DR yet", p)
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(3 * time.Second) // anything copied twice would be there by now
-	onDR = fbCount(fbReadAll(t, dr, "events"))
+	onDR := fbForwardCopied(t, dr, "events")
 	for p := range int32(fbParts) {
 		total := 0
 		for v, n := range onDR[p] {
@@ -649,4 +539,172 @@ func TestFailbackE2E(t *testing.T) {
 		t.Fatalf("audit chain: %v %v", bad, err)
 	}
 	t.Logf("failback e2e: %d pre + %d lost + %d DR (+%d in transactions) records, %s", fbPre, fbLost, fbDR, fbDRTxn, time.Since(began).Round(time.Millisecond))
+}
+
+var (
+	fbAlice = failover.Actor{Name: "alice", Role: "operator"}
+	fbBob   = failover.Actor{Name: "bob", Role: "operator"}
+)
+
+// fbSteps plans, approves and runs the failback tests' runs: alice plans and runs, bob approves.
+type fbSteps struct {
+	t   *testing.T
+	ctx context.Context
+	rb  *failover.Runbook
+}
+
+// run runs steps from..to-1 of run id, failing the test with the step's result on an error.
+func (s fbSteps) run(id int64, from, to int) {
+	s.t.Helper()
+	for idx := from; idx < to; idx++ {
+		start := time.Now()
+		x, err := s.rb.Begin(s.ctx, fbAlice, id, idx, fbFlowName, "")
+		if err != nil {
+			s.t.Fatalf("run %d step %d: begin: %v", id, idx+1, err)
+		}
+		if err := x.Run(s.ctx); err != nil {
+			r, _ := s.rb.Get(s.ctx, id)
+			s.t.Fatalf("run %d step %d (%s): %v\nresult: %s", id, idx+1, r.Plan.Steps[idx].Kind, err, r.Steps[idx].Result)
+		}
+		r, _ := s.rb.Get(s.ctx, id)
+		s.t.Logf("run %d step %d %s done in %s: %s", id, idx+1, r.Plan.Steps[idx].Kind, time.Since(start).Round(time.Millisecond), r.Steps[idx].Result)
+	}
+}
+
+// approved creates p and has it approved.
+func (s fbSteps) approved(p failover.Plan, why string) int64 {
+	s.t.Helper()
+	id, err := s.rb.Create(s.ctx, fbAlice, p, why)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	r, _ := s.rb.Get(s.ctx, id)
+	if err := s.rb.Approve(s.ctx, fbBob, id, r.PlanHash, "ok"); err != nil {
+		s.t.Fatal(err)
+	}
+	return id
+}
+
+// failover waits until MM2 caught up, then runs an approved failover (preflight, stop-mirror:
+// the cut recorded) and checks DR is the active side.
+func (s fbSteps) failover(mon *monitor.Monitor) int64 {
+	s.t.Helper()
+	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {
+		snap := mon.Snapshot(fbFlowName)
+		if snap.Status != monitor.StatusOK || snap.TotalLagMessages == nil || *snap.TotalLagMessages != 0 {
+			return fmt.Errorf("%s", snapshotLine(snap))
+		}
+		return nil
+	}); err != nil {
+		s.t.Fatal(err)
+	}
+	fo := s.approved(failover.Plan{Flow: fbFlowName, Steps: []failover.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, "e2e failover")
+	s.run(fo, 0, 2)
+	if a, err := failover.ActiveSideOf(s.ctx, s.rb.Store, fbFlowName); err != nil || a.Side != model.SideDR || a.Run != fo {
+		s.t.Fatalf("after the failover: %+v %v", a, err)
+	}
+	return fo
+}
+
+// fbWriteDR is DR's producers after the failover, into DR's events: fbDR plain records
+// ("dr-<i>"), then fbDRTxn in committed transactions of one record per partition ("drtxn-<i>"),
+// so every partition ends with a commit marker.
+func fbWriteDR(t *testing.T, ctx context.Context, dr *testenv.Kafka) {
+	t.Helper()
+	dcl := dr.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	recs := make([]*kgo.Record, fbDR)
+	for i := range recs {
+		recs[i] = &kgo.Record{Topic: "events", Partition: int32(i % fbParts), Value: fmt.Appendf(nil, "dr-%d", i)}
+	}
+	if err := dcl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	txn := dr.Client(t, kgo.TransactionalID("dr-writer"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for i := 0; i < fbDRTxn; i += fbParts {
+		if err := txn.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for j := i; j < i+fbParts; j++ {
+			txn.Produce(ctx, &kgo.Record{Topic: "events", Partition: int32(j % fbParts), Value: fmt.Appendf(nil, "drtxn-%d", j)}, nil)
+		}
+		if err := txn.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// fbWaitCommitted waits until topic's last stable offsets on k reach its log ends
+// (EndTransaction returns before the markers are written) and returns the ends.
+func fbWaitCommitted(t *testing.T, ctx context.Context, k *testenv.Kafka, topic string) map[int32]int64 {
+	t.Helper()
+	var end map[int32]int64
+	if err := testenv.Eventually(30*time.Second, 200*time.Millisecond, func() error {
+		ends, err := k.Admin(t).ListEndOffsets(ctx, topic)
+		if err != nil {
+			return err
+		}
+		lso, err := kadm.NewClient(k.Client(t, kgo.FetchIsolationLevel(kgo.ReadCommitted()))).ListEndOffsets(ctx, topic)
+		if err != nil {
+			return err
+		}
+		end = map[int32]int64{}
+		var bad []string
+		ends.Each(func(o kadm.ListedOffset) {
+			end[o.Partition] = o.Offset
+			if l, _ := lso.Lookup(topic, o.Partition); l.Offset != o.Offset {
+				bad = append(bad, fmt.Sprintf("%d: LSO %d HWM %d", o.Partition, l.Offset, o.Offset))
+			}
+		})
+		if len(bad) > 0 {
+			return fmt.Errorf("%v", bad)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return end
+}
+
+// fbDrainGroup reads topics on k as group (read committed, from the start) until want records
+// came, and commits.
+func fbDrainGroup(t *testing.T, ctx context.Context, k *testenv.Kafka, group string, topics []string, want int) {
+	t.Helper()
+	gcl := k.Client(t, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...), kgo.DisableAutoCommit(),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	defer gcl.Close()
+	seen := 0
+	gctx, gcancel := context.WithTimeout(ctx, 60*time.Second)
+	defer gcancel()
+	for seen < want && gctx.Err() == nil {
+		gcl.PollFetches(gctx).EachRecord(func(*kgo.Record) { seen++ })
+	}
+	if seen != want {
+		t.Fatalf("group %s read %d records of %v, want %d", group, seen, topics, want)
+	}
+	if err := gcl.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fbForwardCopied waits until the restarted forward flow copied after-<partition> into topic on
+// dr, then a few seconds more (anything copied twice would be there by then), and counts
+// topic's values per partition.
+func fbForwardCopied(t *testing.T, dr *testenv.Kafka, topic string) map[int32]map[string]int {
+	t.Helper()
+	if err := testenv.Eventually(90*time.Second, time.Second, func() error {
+		on := fbCount(fbReadAll(t, dr, topic))
+		for p := range int32(fbParts) {
+			if on[p][fmt.Sprintf("after-%d", p)] == 0 {
+				return fmt.Errorf("after-%d not in DR's %s yet", p, topic)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	return fbCount(fbReadAll(t, dr, topic))
 }
