@@ -136,7 +136,7 @@ func failbackTitle(p Plan, s Step, flow *config.Flow) string {
 	case KindStopReverse:
 		return fmt.Sprintf("Pause the reverse connectors %s on %s, check they caught up, and record DR's and the primary's log ends", names, connectURL)
 	case KindTranslateGroupBack:
-		return "Move consumer group " + s.Group + " to the primary: a partition where the DR group is at DR's log end recorded by stop-reverse is committed at the primary's log end recorded then, one inside the log through the reverse flow's offset syncs (refused where neither applies)"
+		return "Move consumer group " + s.Group + " to the primary: a partition where the DR group is at DR's log end recorded by stop-reverse is committed at the primary's log end recorded then; one inside the log through the reverse flow's offset syncs, or, among the records the forward flow had copied to DR, through the forward flow's syncs read backwards (refused where none applies)"
 	case KindSavepointDR:
 		return fmt.Sprintf("Stop the DR Flink job %s on %s with a savepoint (it has read everything: the writers are stopped) and register the savepoint in the catalog", s.JobID, s.FlinkTarget)
 	case KindRewriteBack:
@@ -1251,14 +1251,22 @@ func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at ma
 	}
 	b := &back{Primary: map[model.TP]int64{}, From: map[model.TP]model.TP{}}
 	var tails []kafka.Range
-	var inside []insideLog
+	var inside, forward []insideLog
+	// inLog sorts a position inside DR's log: records the reverse flow
+	// copied back go through its syncs, records the forward flow had
+	// copied to DR (below the cut, or in a forward copy) through the
+	// forward flow's, read backwards.
+	inLog := func(in insideLog) {
+		if from, copied := scope.copies(in.tp); !copied || in.pos < from {
+			forward = append(forward, in)
+			return
+		}
+		inside = append(inside, in)
+	}
 	for tp, end := range drEnds {
 		pos, ok := at[tp]
 		ptp := scope.primaryOf(tp)
 		pe, known := primaryEnds[ptp]
-		// Through the syncs only what the reverse flow copied: a forward
-		// copy's records inside the log have no reverse sync.
-		_, copied := scope.copies(tp)
 		switch {
 		case !ok:
 			b.Absent = append(b.Absent, mm2.TPKey(tp))
@@ -1273,8 +1281,8 @@ func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at ma
 			// consumer commits its position past it. Read below.
 			tails = append(tails, kafka.Range{TP: tp, From: pos, To: end})
 			b.Primary[ptp], b.From[ptp] = pe, tp
-		case known && pos >= 0 && pos < end && throughSyncs && copied:
-			inside = append(inside, insideLog{tp: tp, primaryTP: ptp, pos: pos, drEnd: end, primaryTo: pe})
+		case known && pos >= 0 && pos < end && throughSyncs:
+			inLog(insideLog{tp: tp, primaryTP: ptp, pos: pos, drEnd: end, primaryTo: pe})
 		case pos != end || !known:
 			b.Refused = append(b.Refused, fmt.Sprintf("%s (%s at %d, DR's end was %d)", mm2.TPKey(tp), what, pos, end))
 		default:
@@ -1297,15 +1305,18 @@ func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at ma
 				delete(b.Primary, ptp)
 				delete(b.From, ptp)
 				why := fmt.Sprintf("; a record at %d it has not consumed", off)
-				if _, copied := scope.copies(t.TP); !throughSyncs || !copied {
+				if !throughSyncs {
 					b.Refused = append(b.Refused, fmt.Sprintf("%s (%s at %d, DR's end was %d%s)", mm2.TPKey(t.TP), what, t.From, t.To, why))
 					continue
 				}
-				inside = append(inside, insideLog{tp: t.TP, primaryTP: ptp, pos: t.From, drEnd: t.To, primaryTo: primaryEnds[ptp], why: why})
+				inLog(insideLog{tp: t.TP, primaryTP: ptp, pos: t.From, drEnd: t.To, primaryTo: primaryEnds[ptp], why: why})
 			}
 		}
 	}
 	if err := rb.translateInside(ctx, r, what, b, inside); err != nil {
+		return nil, err
+	}
+	if err := rb.translateForwardBack(ctx, r, what, b, forward); err != nil {
 		return nil, err
 	}
 	slices.Sort(b.Translated)

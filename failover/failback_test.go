@@ -500,10 +500,47 @@ func TestFailbackRun(t *testing.T) {
 	if err := e.step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("events-1 (DR group at %d, DR's end was %d; a record at %d it has not consumed; no offset sync of this failback's reverse flow at or below it)", drEnds[tp1]-2, drEnds[tp1], drEnds[tp1]-2)) {
 		t.Fatalf("group back with a partition behind: %v", err)
 	}
-	// A group more than the marker tail below the end is refused unread.
-	commit(map[model.TP]int64{tp1: drEnds[tp1] - markerTail - 1})
-	if err := e.step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("events-1 (DR group at %d, DR's end was %d; no offset sync of this failback's reverse flow at or below it)", drEnds[tp1]-markerTail-1, drEnds[tp1])) {
-		t.Fatalf("group back with a partition far behind: %v", err)
+	// A group below the cut (it lagged since before the failover) goes
+	// through the forward flow's syncs, read backwards: on the primary it
+	// starts at or before the record it had not read in DR, re-reading at
+	// most the records since the sync, checked by payload.
+	below := drEnds[tp1] - markerTail - 1
+	commit(map[model.TP]int64{tp1: below})
+	r, _ = e.rb.Get(ctx, id)
+	b, err := e.rb.groupBack(ctx, r, "fb-app")
+	if err != nil || len(b.Translated) != 1 || !strings.Contains(b.Translated[0], "read backwards") {
+		t.Fatalf("group back below the cut: %+v %v", b, err)
+	}
+	fs, ok := e.rb.Monitor.SyncSourceOf("primary->dr", tp1, below)
+	if !ok || fs.Downstream > below {
+		t.Fatalf("forward sync at or below %d: %+v %v", below, fs, ok)
+	}
+	unread := readRecords(t, e.sb.DRBootstrap(), tp1, below, 1)
+	var at int64 = -1 // the unread record's offset on the primary
+	for _, rec := range readRecords(t, e.sb.PrimaryBootstrap(), tp1, fs.Upstream, int(below-fs.Downstream)+1) {
+		if len(unread) == 1 && string(rec.Value) == string(unread[0].Value) {
+			at = rec.Offset
+		}
+	}
+	// MM2's rule mirrored: the sync's upstream offset, +1 past its
+	// downstream one; the stated re-read bound holds.
+	want := fs.Upstream
+	if below > fs.Downstream {
+		want++
+	}
+	if at < 0 || b.Primary[tp1] != want || b.Primary[tp1] > at || at-b.Primary[tp1] > max(below-fs.Downstream-1, 0) ||
+		!strings.Contains(b.Translated[0], fmt.Sprintf("at most %d re-read", max(below-fs.Downstream-1, 0))) {
+		t.Fatalf("DR's next record for the group is at %d on the primary; the group was moved to %d (%s)", at, b.Primary[tp1], b.Translated[0])
+	}
+	// Retention on the primary since: the records from that offset are
+	// gone, so the group would start past ones it has not read: refused.
+	del := kadm.Offsets{}
+	del.Add(kadm.Offset{Topic: tp1.Topic, Partition: tp1.Partition, At: want + 1})
+	if resp, err := kadm.NewClient(e.rb.Monitor.Translator("primary->dr").SourceClient()).DeleteRecords(ctx, del); err != nil || resp.Error() != nil {
+		t.Fatal(err, resp.Error())
+	}
+	if _, err := e.rb.groupBack(ctx, r, "fb-app"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("gives %d on the primary, below its log start %d", want, want+1)) {
+		t.Fatalf("group back below the primary's log start: %v", err)
 	}
 	// Inside the log, through this failback's reverse offset syncs: only
 	// syncs at or past the cut and not older than the run count. An
@@ -534,7 +571,7 @@ func TestFailbackRun(t *testing.T) {
 		model.OffsetSync{Upstream: start[tp1], Downstream: down + 50, RecordMs: 1, LogOffset: 1},
 		model.OffsetSync{Upstream: start[tp1] - 1, Downstream: down - 10, RecordMs: now, LogOffset: 2})
 	r, _ = e.rb.Get(ctx, id)
-	b, err := e.rb.groupBack(ctx, r, "fb-app")
+	b, err = e.rb.groupBack(ctx, r, "fb-app")
 	if err != nil || b.Primary[tp1] != down || len(b.Translated) != 1 ||
 		!strings.Contains(b.Translated[0], fmt.Sprintf("events-1 at %d → %d (reverse sync %d→%d, exact: at most 0 re-read)", start[tp1], down, start[tp1], down)) {
 		t.Fatalf("group inside the log: %+v %v", b, err)
@@ -780,4 +817,27 @@ func TestFailbackReverseRepeatsWorkerClientSettings(t *testing.T) {
 			t.Fatalf("a worker client setting in the audit record %s: %s", en.Action, en.Details)
 		}
 	}
+}
+
+// readRecords reads up to n records of tp from offset from on the cluster
+// at bootstrap.
+func readRecords(t *testing.T, bootstrap []string, tp model.TP, from int64, n int) []*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{tp.Topic: {tp.Partition: kgo.NewOffset().At(from)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out []*kgo.Record
+	for len(out) < n && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			if len(out) < n {
+				out = append(out, r)
+			}
+		})
+	}
+	return out
 }

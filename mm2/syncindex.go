@@ -420,6 +420,40 @@ func (x *SyncIndex) SyncBelow(tp model.TP, first int64) (model.OffsetSync, bool)
 	return below.sync(tp), true
 }
 
+// SourceOf returns the newest sync of tp's current history whose
+// downstream offset is at or below downstream: where a target position
+// came from on the source (a failback moving a DR position back). Only
+// syncs since the last downstream rewind count: a sync whose downstream
+// offset is below its predecessor's starts a new target log (the topic
+// recreated in DR), and the syncs before it describe a log that is gone.
+func (x *SyncIndex) SourceOf(tp model.TP, downstream int64) (model.OffsetSync, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	h := x.get(tp)
+	if h == nil {
+		return model.OffsetSync{}, false
+	}
+	var use entry
+	found, seen := false, false
+	var prev int64
+	for c := h.cursorAt(h.start); c.next(); {
+		if c.i <= h.start {
+			continue // before start, in start's block
+		}
+		if seen && c.e.Downstream < prev {
+			found = false // a new target log
+		}
+		seen, prev = true, c.e.Downstream
+		if c.e.Downstream <= downstream {
+			use, found = c.e, true
+		}
+	}
+	if !found {
+		return model.OffsetSync{}, false
+	}
+	return use.sync(tp), true
+}
+
 // SyncsPast returns tp's syncs from anchor (or the first written after
 // it, when retention thinned it) through the first one written after it
 // whose upstream offset is past last; ok is false when there is none yet.

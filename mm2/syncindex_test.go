@@ -94,3 +94,39 @@ func TestSyncIndexAddFrom(t *testing.T) {
 		t.Fatalf("after AddFrom: %d syncs, Translate(20) = %+v", x.Len(), tr)
 	}
 }
+
+// SourceOf is the newest sync at or below a target position, within the
+// current source history and the current target log; across block
+// boundaries (more than blockLen syncs) as within one.
+func TestSyncIndexSourceOf(t *testing.T) {
+	tp := model.TP{Topic: "a"}
+	x := NewSyncIndex()
+	var syncs []model.OffsetSync
+	for i := range int64(40) { // upstream 10i -> downstream 5i
+		syncs = append(syncs, model.OffsetSync{Topic: "a", LogOffset: i + 1, Upstream: 10 * i, Downstream: 5 * i})
+	}
+	x.Add(syncs)
+	for _, c := range []struct {
+		down, up, at int64
+		ok           bool
+	}{{0, 0, 0, true}, {4, 0, 0, true}, {5, 10, 5, true}, {99, 190, 95, true}, {1000, 390, 195, true}, {-1, 0, 0, false}} {
+		s, ok := x.SourceOf(tp, c.down)
+		if ok != c.ok || ok && (s.Upstream != c.up || s.Downstream != c.at) {
+			t.Errorf("SourceOf(%d) = %+v %v, want %d->%d %v", c.down, s, ok, c.up, c.at, c.ok)
+		}
+	}
+	// The target log recreated: downstream starts over; the older syncs
+	// describe a log that is gone.
+	x.Add([]model.OffsetSync{{Topic: "a", LogOffset: 100, Upstream: 400, Downstream: 0}, {Topic: "a", LogOffset: 101, Upstream: 410, Downstream: 8}})
+	if s, ok := x.SourceOf(tp, 7); !ok || s.Upstream != 400 {
+		t.Errorf("after a target rewind SourceOf(7) = %+v %v, want the new log's 400->0", s, ok)
+	}
+	if s, ok := x.SourceOf(tp, 100); !ok || s.Upstream != 410 {
+		t.Errorf("after a target rewind SourceOf(100) = %+v %v, want 410->8, not the old log's syncs", s, ok)
+	}
+	// The source log restarted: nothing from before counts.
+	x.Restart(tp)
+	if s, ok := x.SourceOf(tp, 100); ok {
+		t.Errorf("after Restart SourceOf = %+v, want none", s)
+	}
+}

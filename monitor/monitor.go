@@ -726,6 +726,15 @@ func (m *Monitor) Activity(flow string) (heartbeatMs int64, syncs int) {
 	return 0, 0
 }
 
+// SyncSourceOf is flow's newest offset sync of source partition tp whose
+// downstream offset is at or below downstream (mm2.SyncIndex.SourceOf).
+func (m *Monitor) SyncSourceOf(flow string, tp model.TP, downstream int64) (model.OffsetSync, bool) {
+	if fm := m.find(flow); fm != nil {
+		return fm.state.Syncs.SourceOf(tp, downstream)
+	}
+	return model.OffsetSync{}, false
+}
+
 // SyncHistory returns the newest limit syncs of a partition (oldest first)
 // and how many are stored in all; nil for an unknown flow.
 func (m *Monitor) SyncHistory(flow string, tp model.TP, limit int) ([]model.OffsetSync, int) {

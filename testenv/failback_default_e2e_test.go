@@ -30,11 +30,14 @@ import (
 // primary.events back. Checked by payload: every DR record is in the primary's dr.events exactly
 // once; the primary's events hold its own records only, once; a DR group at DR's ends resumes
 // on the primary at the first record written after the failback in both topics; a group that
-// lagged in DR's events is moved into dr.events through the reverse syncs and skips nothing; a
-// group inside primary.events is refused; the Flink job restored on the primary from the DR
+// lagged in DR's events is moved into dr.events through the reverse syncs and skips nothing; one
+// inside primary.events (it lagged since before the failover) is moved into the primary's events
+// through the forward syncs read backwards, skips nothing and reads the records lost to DR next;
+// the Flink job restored on the primary from the DR
 // savepoint, its splits moved to the other topics, reads the new records first; the restarted
 // forward flow copies a new primary record to DR once and dr.events not at all.
 func TestFailbackDefaultPolicyE2E(t *testing.T) {
+	const fbBehindGroup, fbBehindAt = "fb-behind", fbPre/fbParts - 10
 	began := time.Now()
 	primary := testenv.StartKafka(t, "primary")
 	dr := testenv.StartKafka(t, "dr")
@@ -88,14 +91,14 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 	fbWaitCommitted(t, ctx, dr, "events")
 	fbDrainGroup(t, ctx, dr, fbGroup, topics, fbPre+fbDR+fbDRTxn)
 	// A DR consumer that lagged in DR's own events (fbLagBy records in), at the end of the
-	// forward copy; and one still inside the forward copy, which cannot be moved back.
+	// forward copy; and one still inside the forward copy (it lagged since before the failover).
 	lagAt, behindAt := kadm.Offsets{}, kadm.Offsets{}
 	for p := range int32(fbParts) {
 		lagAt.Add(kadm.Offset{Topic: "events", Partition: p, At: fbLagBy, LeaderEpoch: -1})
 		lagAt.Add(kadm.Offset{Topic: "primary.events", Partition: p, At: fbPre / fbParts, LeaderEpoch: -1})
-		behindAt.Add(kadm.Offset{Topic: "primary.events", Partition: p, At: fbPre/fbParts - 10, LeaderEpoch: -1})
+		behindAt.Add(kadm.Offset{Topic: "primary.events", Partition: p, At: fbBehindAt, LeaderEpoch: -1})
 	}
-	for g, o := range map[string]kadm.Offsets{fbLagGroup: lagAt, "fb-behind": behindAt} {
+	for g, o := range map[string]kadm.Offsets{fbLagGroup: lagAt, fbBehindGroup: behindAt} {
 		if resp, err := dr.Admin(t).CommitOffsets(ctx, g, o); err != nil || resp.Error() != nil {
 			t.Fatal(err, resp.Error())
 		}
@@ -133,7 +136,7 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 	primaryArgs := testenv.FlinkJobOptions{Bootstrap: primary.Bootstrap, Topics: []string{"events", "dr.events"}, GroupID: fbFlinkGroup,
 		Name: "fb-primary", ProbeTopic: fbProbeTopic}.ProgramArgs()
 	backTo := "file://" + f.SavepointDir + "/failback-default-for-primary"
-	fb := approved(failover.FailbackPlan(fbFlowName, fbGroup, fbLagGroup).WithFlinkBack(failover.FlinkBack{DRTarget: "flink-dr", DRJob: drJob,
+	fb := approved(failover.FailbackPlan(fbFlowName, fbGroup, fbLagGroup, fbBehindGroup).WithFlinkBack(failover.FlinkBack{DRTarget: "flink-dr", DRJob: drJob,
 		RewriteTo: backTo, SourceUID: "kafka-source", Restore: failover.Step{FlinkTarget: "flink-primary", JarID: f.JobJarID(t),
 			EntryClass: testenv.FlinkJobEntryClass, Args: primaryArgs, Parallelism: 2}}), "e2e failback, default policy")
 	runAll(fb, 0, 1) // set-up-reverse
@@ -168,16 +171,7 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 		}
 	}
 	runAll(fb, 1, 4) // wait-reverse-caught-up, stop-writers, stop-reverse
-	// A group inside the forward copy is refused, naming the partition and its figures.
-	behind := failover.FailbackPlan(fbFlowName, "fb-behind")
-	r, _ := rb.Get(ctx, fb)
-	probe := *r
-	probe.Plan.Steps = slices.Insert(slices.Clone(r.Plan.Steps), 4, behind.Steps[4])
-	probe.Steps = slices.Insert(slices.Clone(r.Steps), 4, model.Step{Idx: 4, Kind: string(failover.KindTranslateGroupBack), Status: model.StepPending})
-	if pv := rb.Preview(ctx, &probe); !strings.Contains(strings.Join(pv[4].Lines, "\n"), fmt.Sprintf("primary.events-0 (DR group at %d, DR's end was %d; a record at %d it has not consumed)", fbPre/fbParts-10, fbPre/fbParts, fbPre/fbParts-10)) {
-		t.Fatalf("group-back preview of a group inside primary.events: %+v", pv[4])
-	}
-	runAll(fb, 4, 10) // translate-group-back (2), savepoint-dr, rewrite-savepoint-back, restore-flink, restart-forward
+	runAll(fb, 4, 11) // translate-group-back (3), savepoint-dr, rewrite-savepoint-back, restore-flink, restart-forward
 	if a, err := failover.ActiveSideOf(ctx, store, fbFlowName); err != nil || a.Side != model.SidePrimary {
 		t.Fatalf("after the failback: %+v %v", a, err)
 	}
@@ -270,13 +264,46 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 		t.Logf("the lagging group on primary dr.events-%d: %d record(s) re-read before %s", p, at, next)
 	}
 
+	// 4c'. The group inside the forward copy, moved through the forward flow's syncs read
+	// backwards: on the primary's events it reads DR's next record for it (primary.events at
+	// fbBehindAt) and everything after, the lost records too; nothing skipped.
+	onDRCopy := fbReadAll(t, dr, "primary.events")
+	behindRead := fbGroupRead(t, primary, fbBehindGroup, []string{"events"}, 0)
+	for p := range int32(fbParts) {
+		var next string
+		for _, rec := range onDRCopy[p] {
+			if o, v, _ := strings.Cut(rec, ":"); o == strconv.Itoa(fbBehindAt) {
+				next = v
+			}
+		}
+		var got []string
+		for _, g := range behindRead {
+			if tp, v, _ := strings.Cut(g, ":"); tp == fmt.Sprintf("events-%d", p) {
+				got = append(got, v)
+			}
+		}
+		at := slices.Index(got, next)
+		switch {
+		case !strings.HasPrefix(next, "pre-"):
+			t.Fatalf("DR primary.events-%d at %d holds %q, want a pre- record", p, fbBehindAt, next)
+		case at < 0:
+			t.Fatalf("the group inside the forward copy skipped %s on events-%d: read %v", next, p, got)
+		case at > fbBehindAt:
+			t.Fatalf("the group inside the forward copy re-read %d records before %s on events-%d", at, next, p)
+		case len(got)-at != fbPre/fbParts-fbBehindAt+fbLost/fbParts+1:
+			t.Fatalf("the group inside the forward copy read %d records from %s on events-%d, want the %d left of the forward copy, the %d lost and after-%d: %v",
+				len(got)-at, next, p, fbPre/fbParts-fbBehindAt, fbLost/fbParts, p, got[at:])
+		}
+		t.Logf("the group inside the forward copy on primary events-%d: %d record(s) re-read before %s, %d read from it", p, at, next, len(got)-at)
+	}
+
 	// 4d. Flink: restored on the primary from the rewritten savepoint (Flink says so); its first
 	// record in every partition of both topics is the new one.
 	var restored struct {
 		JobID string `json:"job_id"`
 	}
-	if r, _ := rb.Get(ctx, fb); json.Unmarshal([]byte(r.Steps[8].Result), &restored) != nil || restored.JobID == "" {
-		t.Fatalf("restore-flink result %s", r.Steps[8].Result)
+	if r, _ := rb.Get(ctx, fb); json.Unmarshal([]byte(r.Steps[9].Result), &restored) != nil || restored.JobID == "" {
+		t.Fatalf("restore-flink result %s", r.Steps[9].Result)
 	}
 	f.WaitJobRunning(t, restored.JobID)
 	if h, err := flink.NewRESTClient(f.URL).Checkpoints(ctx, restored.JobID); err != nil || h.Latest.Restored == nil ||
