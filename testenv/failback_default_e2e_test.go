@@ -170,7 +170,7 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 			t.Fatalf("the reverse source copies primary.events back: %v", next)
 		}
 	}
-	runAll(fb, 1, 4) // wait-reverse-caught-up, stop-writers, stop-reverse
+	runAll(fb, 1, 4)  // wait-reverse-caught-up, stop-writers, stop-reverse
 	runAll(fb, 4, 11) // translate-group-back (3), savepoint-dr, rewrite-savepoint-back, restore-flink, restart-forward
 	if a, err := failover.ActiveSideOf(ctx, store, fbFlowName); err != nil || a.Side != model.SidePrimary {
 		t.Fatalf("after the failback: %+v %v", a, err)
