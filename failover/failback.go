@@ -52,7 +52,7 @@ import (
 // Optional Flink steps (failback_flink.go) stop the DR job with a
 // savepoint and restore it on the primary. A DR group's offset inside the
 // log is moved back through the reverse flow's offset syncs
-// (failback_translate.go); a savepoint's splits only from DR's end.
+// (failback_translate.go), and so is a savepoint's split.
 
 const (
 	// KindSetUpReverse creates the reverse connectors DR -> primary, the
@@ -140,7 +140,7 @@ func failbackTitle(p Plan, s Step, flow *config.Flow) string {
 	case KindSavepointDR:
 		return fmt.Sprintf("Stop the DR Flink job %s on %s with a savepoint (it has read everything: the writers are stopped) and register the savepoint in the catalog", s.JobID, s.FlinkTarget)
 	case KindRewriteBack:
-		return "Copy the savepoint savepoint-dr took into " + s.RewriteTo + ", each Kafka split moved from DR's log end recorded by stop-reverse to the primary's log end recorded then (refused for a split anywhere else)"
+		return "Copy the savepoint savepoint-dr took into " + s.RewriteTo + ", each Kafka split moved by the translate-back rule: from DR's log end recorded by stop-reverse to the primary's log end recorded then; one inside the log through the reverse or forward flow's syncs, re-reading at most the records stated (refused where none applies)"
 	case KindRestoreFlink:
 		if s.SavepointPath == "" {
 			return fmt.Sprintf("Start the Flink job on the primary's %s without a savepoint: its Kafka source starts from the group offsets translate-group-back committed", s.FlinkTarget)
@@ -316,7 +316,7 @@ func (rb *Runbook) failbackRules(ctx context.Context, r *Run, idx int) []RuleRes
 	case KindStopReverse:
 		rules = append(rules, rb.caughtUpRule(ctx, r))
 	case KindRewriteBack:
-		rule := RuleResult{Name: "every Kafka split of the DR savepoint is at DR's end recorded by stop-reverse (so at the primary's end recorded then)"}
+		rule := RuleResult{Name: "every Kafka split of the DR savepoint can be moved to the primary (at DR's end recorded by stop-reverse, or inside the log through the reverse or forward flow's syncs)"}
 		if p, err := rb.backTargets(ctx, r, r.Plan.Steps[idx]); err != nil {
 			rule.Evidence = err.Error()
 		} else if err := p.Err(); err != nil {
@@ -1203,7 +1203,7 @@ func (rb *Runbook) groupBack(ctx context.Context, r *Run, group string) (*back, 
 	if err != nil {
 		return nil, fmt.Errorf("DR: %w", err)
 	}
-	b, err := rb.backPositions(ctx, r, "DR group", committed, true)
+	b, err := rb.backPositions(ctx, r, "DR group", committed)
 	if err != nil {
 		return nil, err
 	}
@@ -1221,6 +1221,9 @@ func (rb *Runbook) groupBack(ctx context.Context, r *Run, group string) (*back, 
 type back struct {
 	Primary map[model.TP]int64    // the primary offset of each position moved back
 	From    map[model.TP]model.TP // the DR partition each of Primary's came from
+	// How says, for a position moved through syncs, which and what it
+	// re-reads (the same line as in Translated); empty at DR's end.
+	How map[model.TP]string
 	// Translated names the positions inside the log moved back through
 	// the reverse flow's syncs (failback_translate.go), with their bounds.
 	Translated []string
@@ -1233,10 +1236,11 @@ type back struct {
 // a position at DR's log end recorded by stop-reverse, or short of it by
 // at most markerTail offsets with no data record between, goes to the
 // primary's log end recorded then, exactly. A position inside the log goes
-// through this failback's reverse offset syncs (translateInside) when
-// throughSyncs, and is refused otherwise. what names the positions in the
+// through this failback's reverse offset syncs (translateInside), or,
+// among the records the forward flow copied, through the forward flow's
+// read backwards (translateForwardBack). what names the positions in the
 // figures ("DR group").
-func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at map[model.TP]int64, throughSyncs bool) (*back, error) {
+func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at map[model.TP]int64) (*back, error) {
 	drEnds, err := recordedEnds(r, "dr_ends")
 	if err != nil {
 		return nil, err
@@ -1249,7 +1253,7 @@ func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at ma
 	if err != nil {
 		return nil, err
 	}
-	b := &back{Primary: map[model.TP]int64{}, From: map[model.TP]model.TP{}}
+	b := &back{Primary: map[model.TP]int64{}, From: map[model.TP]model.TP{}, How: map[model.TP]string{}}
 	var tails []kafka.Range
 	var inside, forward []insideLog
 	// inLog sorts a position inside DR's log: records the reverse flow
@@ -1281,7 +1285,7 @@ func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at ma
 			// consumer commits its position past it. Read below.
 			tails = append(tails, kafka.Range{TP: tp, From: pos, To: end})
 			b.Primary[ptp], b.From[ptp] = pe, tp
-		case known && pos >= 0 && pos < end && throughSyncs:
+		case known && pos >= 0 && pos < end:
 			inLog(insideLog{tp: tp, primaryTP: ptp, pos: pos, drEnd: end, primaryTo: pe})
 		case pos != end || !known:
 			b.Refused = append(b.Refused, fmt.Sprintf("%s (%s at %d, DR's end was %d)", mm2.TPKey(tp), what, pos, end))
@@ -1305,10 +1309,6 @@ func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at ma
 				delete(b.Primary, ptp)
 				delete(b.From, ptp)
 				why := fmt.Sprintf("; a record at %d it has not consumed", off)
-				if !throughSyncs {
-					b.Refused = append(b.Refused, fmt.Sprintf("%s (%s at %d, DR's end was %d%s)", mm2.TPKey(t.TP), what, t.From, t.To, why))
-					continue
-				}
 				inLog(insideLog{tp: t.TP, primaryTP: ptp, pos: t.From, drEnd: t.To, primaryTo: primaryEnds[ptp], why: why})
 			}
 		}

@@ -1,6 +1,7 @@
 package failover
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,11 +26,14 @@ import (
 // (recorded by stop-reverse) to the primary's log end recorded then (the
 // translate-back rule, backPositions), and restore-flink starts the job on
 // a primary-region Flink target from the copy, with the same source uid
-// and its whole state. A split anywhere but at DR's end is refused: the
-// job was stopped after the writers, so it had not read everything (groups
-// inside the log go through the reverse flow's syncs; splits do not). Or
-// restore-flink alone starts the job on the primary without a
-// savepoint, from the group offsets translate-group-back committed.
+// and its whole state. A split inside the log (the DR job had not read
+// everything when it was stopped) moves as a group's does, through the
+// reverse flow's syncs or, among the records the forward flow copied, the
+// forward flow's read backwards: never past a record the job has not
+// read, re-reading at most the records stated per split, which its state
+// then counts twice (as a conservative forward rewrite does). Or
+// restore-flink alone starts the job on the primary without a savepoint,
+// from the group offsets translate-group-back committed.
 
 const (
 	// KindSavepointDR stops the DR job with a savepoint (failback only).
@@ -245,7 +249,7 @@ type BackPreview struct {
 func (p *BackPreview) Err() error {
 	switch {
 	case len(p.Refused) > 0:
-		return fmt.Errorf("savepoint %s is not at DR's end on %s: no offset inside the log is translated back (did the DR job read everything before it was stopped?)", p.Source.Path, strings.Join(p.Refused, ", "))
+		return fmt.Errorf("savepoint %s: splits that cannot be moved to the primary: %s", p.Source.Path, strings.Join(p.Refused, ", "))
 	case len(p.Targets) == 0:
 		return fmt.Errorf("savepoint %s holds no Kafka split of the flow's topics", p.Source.Path)
 	case p.CheckErr != "":
@@ -276,9 +280,7 @@ func (rb *Runbook) backTargets(ctx context.Context, r *Run, s Step) (*BackPrevie
 			p.Refused = append(p.Refused, fmt.Sprintf("%s (a %s marker, not an offset)", key, po.Marker))
 		}
 	}
-	// Only from DR's end: the DR job was stopped after the writers, so a
-	// split short of it means the job had not read everything.
-	b, err := rb.backPositions(ctx, r, "savepoint", at, false)
+	b, err := rb.backPositions(ctx, r, "savepoint", at)
 	if err != nil {
 		return nil, err
 	}
@@ -296,12 +298,16 @@ func (rb *Runbook) backTargets(ctx context.Context, r *Run, s Step) (*BackPrevie
 		// Under the default policy the split changes topic, too
 		// (reverseScope.primaryOf).
 		dr := b.From[tp]
-		p.Targets[keys[dr]] = flink.SplitTarget{Topic: tp.Topic, Offset: b.Primary[tp], Why: "DR's end -> the primary's end (stop-reverse)"}
-		if dr.Topic != tp.Topic {
+		why := cmp.Or(b.How[tp], "DR's end -> the primary's end (stop-reverse)")
+		p.Targets[keys[dr]] = flink.SplitTarget{Topic: tp.Topic, Offset: b.Primary[tp], Why: why}
+		switch {
+		case b.How[tp] != "":
+			p.Rows = append(p.Rows, keys[dr]+": "+b.How[tp])
+		case dr.Topic != tp.Topic:
 			p.Rows = append(p.Rows, fmt.Sprintf("%s: DR %d → primary %s %d", keys[dr], at[dr], mm2.TPKey(tp), b.Primary[tp]))
-			continue
+		default:
+			p.Rows = append(p.Rows, fmt.Sprintf("%s: DR %d → primary %d", keys[dr], at[dr], b.Primary[tp]))
 		}
-		p.Rows = append(p.Rows, fmt.Sprintf("%s: DR %d → primary %d", keys[dr], at[dr], b.Primary[tp]))
 	}
 	slices.Sort(p.Refused)
 	if len(p.Refused) == 0 && len(p.Targets) > 0 {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -140,8 +141,9 @@ func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A savepoint inside the log on a partition is refused, named with
-	// its figures (a record between it and DR's end).
+	// A savepoint inside the log on a partition (the DR job had not read
+	// everything) moves that split as a group's: below the cut, through
+	// the forward flow's syncs read backwards, by MM2's rule mirrored.
 	behind := map[model.TP]int64{}
 	for tp, off := range splits {
 		behind[tp] = off
@@ -155,8 +157,17 @@ func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
 	}
 	rb, _ := e.rb.Get(ctx, id)
 	rb.Steps[4].Result = `{"savepoint":"file:` + bad + `"}`
-	if p, err := e.rb.backTargets(ctx, rb, rb.Plan.Steps[5]); err != nil || p.Err() == nil || !strings.Contains(p.Err().Error(), "users-1 (savepoint at") {
-		t.Fatalf("a savepoint behind DR's end: %+v %v", p, err)
+	fs, ok := e.rb.Monitor.SyncSourceOf("primary->dr", users1, behind[users1])
+	if !ok {
+		t.Fatalf("no forward sync at or below users-1 %d", behind[users1])
+	}
+	want := fs.Upstream
+	if behind[users1] > fs.Downstream {
+		want++
+	}
+	if p, err := e.rb.backTargets(ctx, rb, rb.Plan.Steps[5]); err != nil || p.Err() != nil || p.Targets["users-1"].Offset != want ||
+		!strings.Contains(p.Targets["users-1"].Why, "read backwards") || !slices.ContainsFunc(p.Rows, func(r string) bool { return strings.HasPrefix(r, "users-1: users-1 at") }) {
+		t.Fatalf("a savepoint behind DR's end: %+v %v; want users-1 at %d (sync %d→%d)", p, err, want, fs.Upstream, fs.Downstream)
 	}
 
 	// 6. rewrite-savepoint-back: every split at the primary's recorded end.

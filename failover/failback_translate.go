@@ -91,8 +91,7 @@ func (rb *Runbook) translateInside(ctx context.Context, r *Run, what string, b *
 		case tl.Offset > in.primaryTo:
 			b.Refused = append(b.Refused, fmt.Sprintf("%s%s; the reverse flow's sync gives %d, past the primary's end %d)", at, in.why, tl.Offset, in.primaryTo))
 		default:
-			b.Primary[in.primaryTP], b.From[in.primaryTP] = tl.Offset, in.tp
-			b.Translated = append(b.Translated, fmt.Sprintf("%s at %d → %d (reverse sync %d→%d, %s: at most %d re-read)",
+			b.moved(in, tl.Offset, fmt.Sprintf("%s at %d → %d (reverse sync %d→%d, %s: at most %d re-read)",
 				mm2.TPKey(in.tp), in.pos, tl.Offset, tl.Sync.Upstream, tl.Sync.Downstream, tl.Method, tl.RereadMax))
 		}
 	}
@@ -150,10 +149,15 @@ func (rb *Runbook) translateForwardBack(ctx context.Context, r *Run, what string
 		case off > in.primaryTo:
 			b.Refused = append(b.Refused, fmt.Sprintf("%s; the forward flow's sync gives %d, past the primary's end %d)", at, off, in.primaryTo))
 		default:
-			b.Primary[in.primaryTP], b.From[in.primaryTP] = off, in.tp
-			b.Translated = append(b.Translated, fmt.Sprintf("%s at %d → %s %d (forward sync %d→%d read backwards: at most %d re-read, then the primary's records after the cut, those lost to DR included)",
+			b.moved(in, off, fmt.Sprintf("%s at %d → %s %d (forward sync %d→%d read backwards: at most %d re-read, then the primary's records after the cut, those lost to DR included)",
 				mm2.TPKey(in.tp), in.pos, mm2.TPKey(in.primaryTP), off, s.Upstream, s.Downstream, reread))
 		}
 	}
 	return nil
+}
+
+// moved records position in moved through syncs to off, saying how.
+func (b *back) moved(in insideLog, off int64, how string) {
+	b.Primary[in.primaryTP], b.From[in.primaryTP], b.How[in.primaryTP] = off, in.tp, how
+	b.Translated = append(b.Translated, how)
 }
