@@ -552,28 +552,61 @@ func (rb *Runbook) setUpReverseAtCut(ctx context.Context, w audit.Written, api *
 // setUpReverseFromEarliest creates the reverse source stopped and resets
 // its offsets (default policy): Connect keeps a deleted connector's
 // offsets, so a source of the same name from an earlier failback would
-// otherwise resume where that one stopped, past records of a topic
-// recreated since. A retry finds it STOPPED and resets it again, or
-// running: resumed only after a reset, so done.
+// otherwise resume where that one stopped, past the records of a topic
+// recreated since. A retry finds it with this config: running, it was
+// resumed, which the step does only after the reset, so done; stopped, it
+// is reset again. Connect applies a resume later than it answers, so a
+// source resumed a moment ago may still read STOPPED and refuse the reset:
+// then its status is read again until it says RUNNING (resumeSettles).
 func (rb *Runbook) setUpReverseFromEarliest(ctx context.Context, w audit.Written, api *connect.Client, rev mm2.ReverseConnectors, res map[string]any) error {
-	if st, err := api.Status(ctx, rev.Source); err == nil && !st.Stopped() {
-		info, err := api.Info(ctx, rev.Source)
-		if err != nil {
-			return fmt.Errorf("reverse source %s exists and is %s; reading its config: %w", rev.Source, st.Connector.State, err)
+	st, err := api.Status(ctx, rev.Source)
+	var he *connect.HTTPError
+	if errors.As(err, &he) && he.Status == 404 {
+		if _, err := effect.CreateConnectorStopped(ctx, w, api, rev.Source, rev.Configs[rev.Source]); err != nil {
+			return err
 		}
-		want := maps.Clone(rev.Configs[rev.Source])
-		want["name"] = rev.Source
-		if !maps.Equal(info.Config, want) {
-			return fmt.Errorf("reverse source %s exists and is %s with another config: it is not the connector this step starts; delete it, or check who made it", rev.Source, st.Connector.State)
-		}
-		res["note"] = "the source was created, reset and resumed by an earlier attempt (" + st.Connector.State + ")"
+		return effect.ResetConnectorOffsets(ctx, w, api, rev.Source)
+	}
+	if err != nil {
+		return fmt.Errorf("reading reverse source %s: %w", rev.Source, err)
+	}
+	info, err := api.Info(ctx, rev.Source)
+	if err != nil {
+		return fmt.Errorf("reverse source %s exists (%s); reading its config: %w", rev.Source, st.Connector.State, err)
+	}
+	want := maps.Clone(rev.Configs[rev.Source])
+	want["name"] = rev.Source
+	if !maps.Equal(info.Config, want) {
+		return fmt.Errorf("reverse source %s exists (%s) with another config: it is not the connector this step starts; delete it, or check who made it", rev.Source, st.Connector.State)
+	}
+	resumed := func(state string) error {
+		res["note"] = "the source was created, reset and resumed by an earlier attempt (" + state + ")"
 		return nil
 	}
-	if _, err := effect.CreateConnectorStopped(ctx, w, api, rev.Source, rev.Configs[rev.Source]); err != nil {
-		return err
+	if !st.Stopped() {
+		return resumed(st.Connector.State)
 	}
-	return effect.ResetConnectorOffsets(ctx, w, api, rev.Source)
+	rerr := effect.ResetConnectorOffsets(ctx, w, api, rev.Source)
+	if rerr == nil {
+		return nil
+	}
+	deadline := time.Now().Add(resumeSettles)
+	for time.Now().Before(deadline) {
+		if st, err := api.Status(ctx, rev.Source); err == nil && !st.Stopped() {
+			return resumed(st.Connector.State)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	return rerr
 }
+
+// resumeSettles bounds how long a status still saying STOPPED after Connect
+// refused an offsets change is read again.
+const resumeSettles = 15 * time.Second
 
 // forwardConfigs reads the forward connectors' configs, keyed by class, for
 // the settings the reverse ones inherit (mm2.InheritedKeys: replication
@@ -792,7 +825,41 @@ func (rb *Runbook) reverseProgress(ctx context.Context, r *Run, wantRunning bool
 		return p, err
 	}
 	p.Behind = append(p.Behind, behind...)
+	unsynced, err := rb.unsynced(ctx, r, f)
+	if err != nil {
+		return p, err
+	}
+	p.Behind = append(p.Behind, unsynced...)
 	return p, nil
+}
+
+// unsynced names the partitions the reverse flow has copied records of
+// whose offset syncs the console has not ingested yet: MM2 writes one for
+// the first record it copies, and translate-group-back needs them to move
+// a position inside the log. stop-reverse ends the watch that ingests
+// them, so the wait holds until they are in.
+func (rb *Runbook) unsynced(ctx context.Context, r *Run, f reverseFigures) ([]string, error) {
+	var need []model.TP
+	for tp, n := range f.Next {
+		if from, copied := f.from(tp); copied && n > from {
+			need = append(need, tp)
+		}
+	}
+	if len(need) == 0 {
+		return nil, nil
+	}
+	x, err := rb.reverseIndex(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, tp := range need {
+		if _, ok := x.Newest(tp); !ok {
+			out = append(out, mm2.TPKey(tp)+": no offset sync of the reverse flow ingested yet")
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // markerTail is how far below DR's log end a reverse position may be and

@@ -17,6 +17,7 @@ import (
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/connect"
+	"github.com/drconsole/drconsole/failover/internal/effect"
 	"github.com/drconsole/drconsole/kafka/kafkatest"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
@@ -115,8 +116,19 @@ func TestSetUpReverseFromEarliest(t *testing.T) {
 	if !slices.Contains(fc.log, "DELETE "+rev.Source+" offsets") || fc.state(rev.Source) != "STOPPED" {
 		t.Fatalf("requests %v, state %s", fc.log, fc.state(rev.Source))
 	}
-	// Resumed (the step's next effect); retried, nothing is sent.
-	fc.conn[rev.Source].state = "RUNNING"
+	// Resumed (the step's next effect) and killed: Connect applies the
+	// resume later than it answers, so the retry reads STOPPED, its reset
+	// is refused, and the status read again says RUNNING: done.
+	fc.lagging = true
+	if err := effect.ResumeConnector(ctx, w, api, rev.Source); err != nil {
+		t.Fatal(err)
+	}
+	res = map[string]any{}
+	if err := rb.setUpReverseFromEarliest(ctx, w, api, rev, res); err != nil || !strings.Contains(fmt.Sprint(res["note"]), "earlier attempt") {
+		t.Fatalf("retried right after the resume: %v %v (requests %v)", res, err, fc.log)
+	}
+	fc.lagging = false
+	// Retried again, nothing is sent.
 	before := len(fc.log)
 	res = map[string]any{}
 	if err := rb.setUpReverseFromEarliest(ctx, w, api, rev, res); err != nil || !strings.Contains(res["note"].(string), "earlier attempt") {
@@ -207,6 +219,12 @@ func TestDefaultPolicyFailbackRefusesWritesIntoForwardCopies(t *testing.T) {
 		fc.conn[n] = &fakeConnector{config: rev.Configs[n], state: "RUNNING"}
 	}
 	fc.copied(rev.Source, "dr", map[model.TP]int64{{Topic: "events", Partition: 0}: 1})
+	// The reverse flow's sync for the record it copied, as the monitor
+	// ingests it.
+	if err := store.Apply(ctx, storage.Batch{Flow: ReverseFlowName("primary->dr"), Topic: "mm2-offset-syncs.dr.internal", NextOffset: 1,
+		Syncs: []model.OffsetSync{{Topic: "events", Upstream: 0, Downstream: 0, RecordMs: time.Now().UnixMilli()}}}); err != nil {
+		t.Fatal(err)
+	}
 	began := time.Now()
 	_, err = rb.waitReverse(ctx, r, nil)
 	if err == nil || !strings.Contains(err.Error(), "never copies them: primary.events-1") || time.Since(began) > 30*time.Second {

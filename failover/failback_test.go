@@ -447,6 +447,22 @@ func TestFailbackRun(t *testing.T) {
 	if v.Err != "" || v.Behind != 0 || len(v.Rows) != 2 || v.Rows[1].Partition != "events-1" || !v.Rows[1].MarkersOnly || v.Rows[0].MarkersOnly {
 		t.Fatalf("the reverse flow past a transaction's record, below its marker: %+v", v)
 	}
+	// Caught up, but the console has ingested none of the reverse flow's
+	// offset syncs yet (MM2 writes one for the first record it copies):
+	// the wait holds, naming them, until they are in.
+	if err := e.step(ctx, id, 1); err == nil || !strings.Contains(err.Error(), "events-0: no offset sync of the reverse flow ingested yet") {
+		t.Fatalf("wait with no reverse syncs ingested: %v", err)
+	}
+	// (events-1's sits past its record, on the marker, so that the
+	// translations below use only the syncs they add: theirs rewind
+	// upstream and start a new history.)
+	for i, tp := range []model.TP{tp0, tp1} {
+		if err := e.store.Apply(ctx, storage.Batch{Flow: ReverseFlowName("primary->dr"), Topic: "mm2-offset-syncs.dr.internal", Incarnation: 0,
+			NextOffset: int64(i) + 1, Syncs: []model.OffsetSync{{Topic: tp.Topic, Partition: tp.Partition, Upstream: cutAt[tp] + int64(i), Downstream: 0,
+				LogOffset: int64(i), RecordMs: time.Now().UnixMilli()}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := e.step(ctx, id, 1); err != nil {
 		t.Fatal(err)
 	}

@@ -64,11 +64,12 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := testenv.StartFlink(t)
-	connect, cfg, store, mon, log := runbookOnConnectPolicy(t, ctx, "default", primary, dr, filepath.Join(t.TempDir(), "drconsole.db"))
+	dbPath := filepath.Join(t.TempDir(), "drconsole.db")
+	connect, cfg, store, mon, log := runbookOnConnectPolicy(t, ctx, "default", primary, dr, dbPath)
 	withFlink(cfg, f.URL, f.SavepointDir)
 	rb := fbRunbook(cfg, store, mon, log)
 	steps := fbSteps{t: t, ctx: ctx, rb: rb}
-	runAll, approved := steps.run, steps.approved
+	approved := steps.approved
 
 	// 1. MM2 caught up (primary.events in DR), then the failover records the cut.
 	fo := steps.failover(mon)
@@ -139,7 +140,11 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 	fb := approved(failover.FailbackPlan(fbFlowName, fbGroup, fbLagGroup, fbBehindGroup).WithFlinkBack(failover.FlinkBack{DRTarget: "flink-dr", DRJob: drJob,
 		RewriteTo: backTo, SourceUID: "kafka-source", Restore: failover.Step{FlinkTarget: "flink-primary", JarID: f.JobJarID(t),
 			EntryClass: testenv.FlinkJobEntryClass, Args: primaryArgs, Parallelism: 2}}), "e2e failback, default policy")
-	runAll(fb, 0, 1) // set-up-reverse
+	// Every failback step is first left behind by a console killed (SIGKILL) right after
+	// claiming it, then by one killed right after its effect, then resumed.
+	child := fbConsole{Primary: primary.Bootstrap, DR: dr.Bootstrap, ConnectURL: connect.URL, OffsetTopic: connect.OffsetTopic,
+		FlinkURL: f.URL, SavepointDir: f.SavepointDir, DB: dbPath, Run: fb, Policy: "default"}
+	steps.killedThenRun(child, 0, 1) // set-up-reverse
 	// The reverse flow, as the monitor watches it: DR's own events only, known and copied.
 	rev := failover.ReverseFlowName(fbFlowName)
 	if err := testenv.Eventually(90*time.Second, time.Second, func() error {
@@ -170,8 +175,7 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 			t.Fatalf("the reverse source copies primary.events back: %v", next)
 		}
 	}
-	runAll(fb, 1, 4)  // wait-reverse-caught-up, stop-writers, stop-reverse
-	runAll(fb, 4, 11) // translate-group-back (3), savepoint-dr, rewrite-savepoint-back, restore-flink, restart-forward
+	steps.killedThenRun(child, 1, 11) // wait-reverse-caught-up … restart-forward
 	if a, err := failover.ActiveSideOf(ctx, store, fbFlowName); err != nil || a.Side != model.SidePrimary {
 		t.Fatalf("after the failback: %+v %v", a, err)
 	}

@@ -178,7 +178,7 @@ func TestFailbackE2E(t *testing.T) {
 	withFlink(cfg, f.URL, f.SavepointDir)
 	rb := fbRunbook(cfg, store, mon, log)
 	steps := fbSteps{t: t, ctx: ctx, rb: rb}
-	runAll, approved := steps.run, steps.approved
+	approved := steps.approved
 
 	// 1. MM2 caught up, then an approved failover: the stop-mirror step records the cut.
 	if _, err := rb.Create(ctx, fbAlice, failover.FailbackPlan(fbFlowName, fbGroup), "too early"); err == nil {
@@ -256,23 +256,7 @@ func TestFailbackE2E(t *testing.T) {
 	// by one killed right after its effect (before the outcome is recorded), then resumed here.
 	child := fbConsole{Primary: primary.Bootstrap, DR: dr.Bootstrap, ConnectURL: connect.URL, OffsetTopic: connect.OffsetTopic,
 		FlinkURL: f.URL, SavepointDir: f.SavepointDir, DB: dbPath, Run: fb}
-	killedThenRun := func(from, to int) {
-		t.Helper()
-		for idx := from; idx < to; idx++ {
-			for _, point := range []string{"started", "effect-done"} {
-				q := child
-				q.Step, q.Point = idx, point
-				took := killedAt(t, q)
-				r, _ := rb.Get(ctx, fb)
-				if st := r.Steps[idx]; st.Status != model.StepRunning {
-					t.Fatalf("step %d after a console killed at %s: %s, want running", idx+1, point, st.Status)
-				}
-				t.Logf("step %d (%s): a console killed at %s after %s", idx+1, r.Plan.Steps[idx].Kind, point, took.Round(time.Millisecond))
-			}
-			runAll(fb, idx, idx+1)
-		}
-	}
-	killedThenRun(0, 1) // set-up-reverse
+	steps.killedThenRun(child, 0, 1) // set-up-reverse
 	// The reverse source starts exactly at the cut (Connect's offsets, +1).
 	if err := testenv.Eventually(30*time.Second, 500*time.Millisecond, func() error {
 		next := fbConnectNext(t, connect, fbReverse)
@@ -339,7 +323,7 @@ func TestFailbackE2E(t *testing.T) {
 	}
 	// wait-reverse-caught-up, stop-writers, stop-reverse, translate-group-back (2 groups),
 	// savepoint-dr, rewrite-savepoint-back, restore-flink, restart-forward
-	killedThenRun(1, 10)
+	steps.killedThenRun(child, 1, 10)
 	if w := mon.Watched(); len(w) != 0 || mon.Snapshot(rev) != nil {
 		t.Fatalf("after stop-reverse the monitor still watches %v", w)
 	}
@@ -707,4 +691,24 @@ func fbForwardCopied(t *testing.T, dr *testenv.Kafka, topic string) map[int32]ma
 	}
 	time.Sleep(3 * time.Second)
 	return fbCount(fbReadAll(t, dr, topic))
+}
+
+// killedThenRun runs steps from..to-1 of run child.Run, each first left behind by a console
+// killed right after claiming it, then by one killed right after its effect (before the outcome
+// is recorded), then resumed here.
+func (s fbSteps) killedThenRun(child fbConsole, from, to int) {
+	s.t.Helper()
+	for idx := from; idx < to; idx++ {
+		for _, point := range []string{"started", "effect-done"} {
+			q := child
+			q.Step, q.Point = idx, point
+			took := killedAt(s.t, q)
+			r, _ := s.rb.Get(s.ctx, child.Run)
+			if st := r.Steps[idx]; st.Status != model.StepRunning {
+				s.t.Fatalf("step %d after a console killed at %s: %s, want running", idx+1, point, st.Status)
+			}
+			s.t.Logf("step %d (%s): a console killed at %s after %s", idx+1, r.Plan.Steps[idx].Kind, point, took.Round(time.Millisecond))
+		}
+		s.run(child.Run, idx, idx+1)
+	}
 }

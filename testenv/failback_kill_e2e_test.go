@@ -4,6 +4,7 @@ package testenv_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -40,6 +41,7 @@ type fbConsole struct {
 	Run                                  int64
 	Step                                 int
 	Point                                string // the CrashHook point the child is killed at
+	Policy                               string // the flow's replication policy; "" is identity
 }
 
 // withFlink adds TestFailbackE2E's Flink targets (one MiniCluster stands for both regions':
@@ -68,7 +70,7 @@ func TestFailbackKillChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	cfg := onConnectConfig(t, q.Primary, q.DR, q.ConnectURL, q.OffsetTopic)
+	cfg := onConnectConfigPolicy(t, cmp.Or(q.Policy, "identity"), q.Primary, q.DR, q.ConnectURL, q.OffsetTopic)
 	withFlink(cfg, q.FlinkURL, q.SavepointDir)
 	store, mon, log := childMonitor(t, ctx, cfg, q.DB)
 	rb := fbRunbook(cfg, store, mon, log)
