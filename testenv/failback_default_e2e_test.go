@@ -43,26 +43,8 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 	dr := testenv.StartKafka(t, "dr")
 	createTopics(t, primary, map[string]int32{"events": fbParts, fbProbeTopic: 1})
 	createTopics(t, dr, map[string]int32{"events": fbParts}) // DR's own, written after the failover
-	pcl := primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	ctx := context.Background()
-	produce := func(cl *kgo.Client, topic, prefix string, n int) {
-		t.Helper()
-		recs := make([]*kgo.Record, n)
-		for i := range recs {
-			recs[i] = &kgo.Record{Topic: topic, Partition: int32(i % fbParts), Value: fmt.Appendf(nil, "%s-%d", prefix, i)}
-		}
-		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	produce(pcl, "events", "pre", fbPre)
-	commits := kadm.Offsets{} // the checkpoint connector needs a group with offsets to get a task
-	for p := range int32(fbParts) {
-		commits.Add(kadm.Offset{Topic: "events", Partition: p, At: 50, LeaderEpoch: -1})
-	}
-	if err := primary.Admin(t).CommitAllOffsets(ctx, "orders-app", commits); err != nil {
-		t.Fatal(err)
-	}
+	pcl := fbSeedPrimary(t, ctx, primary)
 	f := testenv.StartFlink(t)
 	dbPath := filepath.Join(t.TempDir(), "drconsole.db")
 	connect, cfg, store, mon, log := runbookOnConnectPolicy(t, ctx, "default", primary, dr, dbPath)
@@ -85,7 +67,7 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 
 	// 2. After the failover: primary records DR never gets; DR's producers write to DR's own
 	// events, plain then in transactions (every partition ends with a commit marker).
-	produce(pcl, "events", "lost", fbLost)
+	fbProduce(t, ctx, pcl, "events", "lost", fbLost)
 	fbWriteDR(t, ctx, dr)
 	// The DR application reads both topics to their ends.
 	topics := []string{"primary.events", "events"}

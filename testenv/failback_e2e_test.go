@@ -150,27 +150,8 @@ func TestFailbackE2E(t *testing.T) {
 	primary := testenv.StartKafka(t, "primary")
 	dr := testenv.StartKafka(t, "dr")
 	createTopics(t, primary, map[string]int32{"events": fbParts})
-	pcl := primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	ctx := context.Background()
-	produce := func(cl *kgo.Client, prefix string, n int) {
-		t.Helper()
-		recs := make([]*kgo.Record, n)
-		for i := range recs {
-			recs[i] = &kgo.Record{Topic: "events", Partition: int32(i % fbParts), Value: fmt.Appendf(nil, "%s-%d", prefix, i)}
-		}
-		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	produce(pcl, "pre", fbPre)
-	// The checkpoint connector needs a group with offsets to get a task.
-	commits := kadm.Offsets{}
-	for p := range int32(fbParts) {
-		commits.Add(kadm.Offset{Topic: "events", Partition: p, At: 50, LeaderEpoch: -1})
-	}
-	if err := primary.Admin(t).CommitAllOffsets(ctx, "orders-app", commits); err != nil {
-		t.Fatal(err)
-	}
+	pcl := fbSeedPrimary(t, ctx, primary)
 	createTopics(t, primary, map[string]int32{fbProbeTopic: 1})
 	f := testenv.StartFlink(t)
 	dbPath := filepath.Join(t.TempDir(), "drconsole.db")
@@ -202,7 +183,7 @@ func TestFailbackE2E(t *testing.T) {
 
 	// 2. The writers after the failover: DR's producers (plain, then transactions, so every
 	// DR partition ends with a commit marker), and some primary records DR never gets.
-	produce(pcl, "lost", fbLost)
+	fbProduce(t, ctx, pcl, "events", "lost", fbLost)
 	fbWriteDR(t, ctx, dr)
 	// A DR consumer group reads all of DR.
 	drEnd := fbWaitCommitted(t, ctx, dr, "events")
@@ -711,4 +692,33 @@ func (s fbSteps) killedThenRun(child fbConsole, from, to int) {
 		}
 		s.run(child.Run, idx, idx+1)
 	}
+}
+
+// fbProduce writes n records "<prefix>-<i>" to topic on cl, record i to partition i mod fbParts.
+func fbProduce(t *testing.T, ctx context.Context, cl *kgo.Client, topic, prefix string, n int) {
+	t.Helper()
+	recs := make([]*kgo.Record, n)
+	for i := range recs {
+		recs[i] = &kgo.Record{Topic: topic, Partition: int32(i % fbParts), Value: fmt.Appendf(nil, "%s-%d", prefix, i)}
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fbSeedPrimary writes the fbPre records mirrored before the failover to the primary's events
+// and commits a group there (the checkpoint connector needs one with offsets to get a task); it
+// returns the client it wrote with.
+func fbSeedPrimary(t *testing.T, ctx context.Context, primary *testenv.Kafka) *kgo.Client {
+	t.Helper()
+	pcl := primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	fbProduce(t, ctx, pcl, "events", "pre", fbPre)
+	commits := kadm.Offsets{}
+	for p := range int32(fbParts) {
+		commits.Add(kadm.Offset{Topic: "events", Partition: p, At: 50, LeaderEpoch: -1})
+	}
+	if err := primary.Admin(t).CommitAllOffsets(ctx, "orders-app", commits); err != nil {
+		t.Fatal(err)
+	}
+	return pcl
 }

@@ -159,6 +159,11 @@ func runbookOnConnectPolicy(t *testing.T, ctx context.Context, policy string, pr
 	connect := testenv.StartConnect(t, dr)
 	connect.CreateMirrorConnectors(t, opts)
 	cfg := onConnectConfigPolicy(t, policy, primary.Bootstrap, dr.Bootstrap, connect.URL, connect.OffsetTopic)
+	for name, k := range map[string]*testenv.Kafka{"primary": primary, "dr": dr} {
+		if k.SASL != nil {
+			cfg.Clusters[name].SASL = &config.SASL{Mechanism: "PLAIN", Username: k.SASL.User, Password: k.SASL.Password}
+		}
+	}
 	store, err := storage.Open(dbPath)
 	if err != nil {
 		t.Fatal(err)

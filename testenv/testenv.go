@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -38,6 +39,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
 // KafkaVersion is the Apache Kafka version pinned in pom.xml (kafka.version).
@@ -509,6 +511,9 @@ type Kafka struct {
 	ClusterID  string
 	Dir        string // config, data (Dir/data) and log
 	Proc       *Process
+	// SASL is the broker's one PLAIN user when its listener is SASL_PLAINTEXT
+	// (StartKafkaSASL); nil for PLAINTEXT.
+	SASL *SASLPlain
 
 	t    testing.TB
 	jars string
@@ -525,9 +530,25 @@ func randomClusterID() string {
 	}
 }
 
+// SASLPlain is a SASL/PLAIN user.
+type SASLPlain struct{ User, Password string }
+
 // StartKafka formats and starts a single-node KRaft broker+controller with a static quorum on
 // 127.0.0.1 and waits until a franz-go client gets metadata listing the broker.
 func StartKafka(t testing.TB, name string) *Kafka {
+	t.Helper()
+	return startKafka(t, name, nil)
+}
+
+// StartKafkaSASL is StartKafka with the client listener SASL_PLAINTEXT, mechanism PLAIN and one
+// user (the broker's own too); the controller listener stays PLAINTEXT. Client and Admin
+// authenticate; ClientProps are the Java clients' settings for it.
+func StartKafkaSASL(t testing.TB, name, user, password string) *Kafka {
+	t.Helper()
+	return startKafka(t, name, &SASLPlain{User: user, Password: password})
+}
+
+func startKafka(t testing.TB, name string, sasl *SASLPlain) *Kafka {
 	t.Helper()
 	jars := Jars(t)
 	dir := t.TempDir()
@@ -538,18 +559,23 @@ func StartKafka(t testing.TB, name string) *Kafka {
 		Controller: fmt.Sprintf("127.0.0.1:%d", cport),
 		ClusterID:  randomClusterID(),
 		Dir:        dir,
+		SASL:       sasl,
 		t:          t,
 		jars:       jars,
+	}
+	listener := "PLAINTEXT"
+	if sasl != nil {
+		listener = "SASL_PLAINTEXT"
 	}
 	props := fmt.Sprintf(`# testenv: single-node KRaft cluster %q
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@%[3]s
-listeners=PLAINTEXT://%[2]s,CONTROLLER://%[3]s
-advertised.listeners=PLAINTEXT://%[2]s
+listeners=%[5]s://%[2]s,CONTROLLER://%[3]s
+advertised.listeners=%[5]s://%[2]s
 controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+inter.broker.listener.name=%[5]s
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,%[5]s:%[5]s
 log.dirs=%[4]s
 num.partitions=1
 default.replication.factor=1
@@ -572,7 +598,13 @@ log.cleaner.dedupe.buffer.size=2097152
 num.io.threads=2
 num.network.threads=2
 background.threads=2
-`, name, k.Bootstrap, k.Controller, filepath.Join(dir, "data"))
+`, name, k.Bootstrap, k.Controller, filepath.Join(dir, "data"), listener)
+	if sasl != nil {
+		props += fmt.Sprintf(`sasl.enabled.mechanisms=PLAIN
+sasl.mechanism.inter.broker.protocol=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="%[1]s" password="%[2]s" user_%[1]s="%[2]s";
+`, sasl.User, sasl.Password)
+	}
 	cfg := filepath.Join(dir, "server.properties")
 	if err := os.WriteFile(cfg, []byte(props), 0o644); err != nil {
 		t.Fatal(err)
@@ -599,7 +631,7 @@ background.threads=2
 
 func (k *Kafka) waitReady() {
 	k.t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Bootstrap), kgo.RetryTimeout(2*time.Second))
+	cl, err := kgo.NewClient(append(k.auth(), kgo.SeedBrokers(k.Bootstrap), kgo.RetryTimeout(2*time.Second))...)
 	if err != nil {
 		k.t.Fatal(err)
 	}
@@ -640,12 +672,30 @@ func (k *Kafka) Restart() {
 // Client returns a franz-go client for this cluster, closed at test cleanup.
 func (k *Kafka) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(k.Bootstrap)}, opts...)...)
+	cl, err := kgo.NewClient(append(append(k.auth(), kgo.SeedBrokers(k.Bootstrap)), opts...)...)
 	if err != nil {
 		t.Fatalf("testenv: kafka %s: client: %v", k.Name, err)
 	}
 	t.Cleanup(cl.Close)
 	return cl
+}
+
+// auth is how a franz-go client signs in to this cluster: nothing, or SASL/PLAIN.
+func (k *Kafka) auth() []kgo.Opt {
+	if k.SASL == nil {
+		return nil
+	}
+	return []kgo.Opt{kgo.SASL(plain.Auth{User: k.SASL.User, Pass: k.SASL.Password}.AsMechanism())}
+}
+
+// ClientProps are a Java client's settings for this cluster's listener (security.protocol,
+// sasl.mechanism, sasl.jaas.config); none for PLAINTEXT.
+func (k *Kafka) ClientProps() map[string]string {
+	if k.SASL == nil {
+		return nil
+	}
+	return map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+		"sasl.jaas.config": fmt.Sprintf(`org.apache.kafka.common.security.plain.PlainLoginModule required username="%s" password="%s";`, k.SASL.User, k.SASL.Password)}
 }
 
 // Admin returns a kadm client for this cluster, closed at test cleanup.
@@ -895,6 +945,12 @@ offset.flush.interval.ms=1000
 scheduled.rebalance.max.delay.ms=0
 plugin.discovery=service_load
 `, target.Name, target.Bootstrap, c.GroupID, port, c.ConfigTopic, c.OffsetTopic, c.StatusTopic)
+	// The worker's own clients and the ones it gives connectors (producer, consumer, admin).
+	for _, prefix := range []string{"", "producer.", "consumer.", "admin."} {
+		for _, k := range slices.Sorted(maps.Keys(target.ClientProps())) {
+			props += prefix + k + "=" + target.ClientProps()[k] + "\n"
+		}
+	}
 	cfg := filepath.Join(dir, "connect-distributed.properties")
 	if err := os.WriteFile(cfg, []byte(props), 0o644); err != nil {
 		t.Fatal(err)
@@ -947,6 +1003,12 @@ func MirrorConnectorConfigs(opts MM2Options) map[string]map[string]string {
 		}
 		for _, kv := range o.mirrorCommon() {
 			m[kv[0]] = kv[1]
+		}
+		for k, v := range o.Source.ClientProps() {
+			m["source.cluster."+k] = v
+		}
+		for k, v := range o.Target.ClientProps() {
+			m["target.cluster."+k] = v
 		}
 		return m
 	}
