@@ -772,16 +772,24 @@ func (rb *Runbook) readReverse(ctx context.Context, r *Run) (reverseFigures, err
 	if err != nil {
 		return f, err
 	}
-	bounds, err := kafka.ListBounds(rctx, rb.Monitor.Translator(r.Flow).TargetClient(), topics...)
-	if err != nil {
-		return f, fmt.Errorf("reading DR's log ends: %w", err)
-	}
-	f.Ends = make(map[model.TP]int64, len(bounds))
-	for tp, b := range bounds {
-		f.Ends[tp] = b.End
+	if f.Ends, err = rb.drEnds(rctx, r.Flow, topics); err != nil {
+		return f, err
 	}
 	f.Next, err = connectNext(ctx, api, names[0], flow.TargetAlias)
 	return f, err
+}
+
+// drEnds reads DR's log end of every partition of topics.
+func (rb *Runbook) drEnds(ctx context.Context, flow string, topics []string) (map[model.TP]int64, error) {
+	bounds, err := kafka.ListBounds(ctx, rb.Monitor.Translator(flow).TargetClient(), topics...)
+	if err != nil {
+		return nil, fmt.Errorf("reading DR's log ends: %w", err)
+	}
+	ends := make(map[model.TP]int64, len(bounds))
+	for tp, b := range bounds {
+		ends[tp] = b.End
+	}
+	return ends, nil
 }
 
 // from is where partition tp's records written in DR since the failover
@@ -848,7 +856,7 @@ func (rb *Runbook) unsynced(ctx context.Context, r *Run, f reverseFigures) ([]st
 	if len(need) == 0 {
 		return nil, nil
 	}
-	x, err := rb.reverseIndex(ctx, r)
+	x, err := rb.reverseIndex(ctx, r, f.Scope)
 	if err != nil {
 		return nil, err
 	}
@@ -936,14 +944,10 @@ func (rb *Runbook) copiesUnchangedRule(ctx context.Context, r *Run, scope revers
 	rule := RuleResult{Name: "nothing was written in DR into its copies of the primary's topics after the failover (the default policy never copies them back)"}
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	bounds, err := kafka.ListBounds(rctx, rb.Monitor.Translator(r.Flow).TargetClient(), slices.Sorted(maps.Keys(scope.cutTopics))...)
+	ends, err := rb.drEnds(rctx, r.Flow, slices.Sorted(maps.Keys(scope.cutTopics)))
 	if err != nil {
-		rule.Evidence = "unknown: reading DR's log ends: " + err.Error()
+		rule.Evidence = "unknown: " + err.Error()
 		return rule
-	}
-	ends := make(map[model.TP]int64, len(bounds))
-	for tp, b := range bounds {
-		ends[tp] = b.End
 	}
 	if grown := scope.grownPastCut(ends); len(grown) > 0 {
 		rule.Evidence = strings.Join(grown, "; ")
@@ -1005,7 +1009,11 @@ func (rb *Runbook) stopReverse(ctx context.Context, w audit.Written, r *Run, flo
 	if len(p.Behind) > 0 || len(p.Uncopyable) > 0 {
 		return map[string]any{"behind": p.Behind, "never_copied_back": p.Uncopyable}, fmt.Errorf("the reverse flow has not caught up (connectors paused): %s", p)
 	}
-	ends, err := rb.primaryEnds(ctx, r.Flow, reverseCopies(rb.Config.Flow(r.Flow), p.Ends)...)
+	scope, err := rb.reverseScope(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	ends, err := rb.primaryEnds(ctx, r.Flow, scope.copiesOnPrimary(p.Ends)...)
 	if err != nil {
 		return nil, err
 	}
@@ -1014,23 +1022,6 @@ func (rb *Runbook) stopReverse(ctx context.Context, w audit.Written, r *Run, flo
 		drEnds[mm2.TPKey(tp)] = e
 	}
 	return map[string]any{"paused": names, "connectors": p.States, "primary_ends": ends, "dr_ends": drEnds}, nil
-}
-
-// reverseCopies are, under the default policy, the primary's topics the
-// reverse flow wrote DR's own topics into ("<dr>.<topic>"), for those of
-// ends (DR's log ends) that hold anything; none under the identity policy.
-func reverseCopies(flow *config.Flow, ends map[model.TP]int64) []string {
-	policy := monitor.TopicsOf(flow).Policy
-	var out []string
-	for tp, end := range ends {
-		_, remote := policy.UpstreamTopic(flow.SourceAlias, tp.Topic)
-		copy := policy.RemoteTopic(flow.TargetAlias, tp.Topic)
-		if !policy.Identity && !remote && end > 0 && !slices.Contains(out, copy) {
-			out = append(out, copy)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // primaryEnds reads the primary's log end of every partition of the
@@ -1380,7 +1371,7 @@ func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at ma
 			}
 		}
 	}
-	if err := rb.translateInside(ctx, r, what, b, inside); err != nil {
+	if err := rb.translateInside(ctx, r, scope, what, b, inside); err != nil {
 		return nil, err
 	}
 	if err := rb.translateForwardBack(ctx, r, what, b, forward); err != nil {

@@ -85,6 +85,24 @@ func (s reverseScope) startOffsets() map[model.TP]int64 {
 	return nil
 }
 
+// copiesOnPrimary are, under the default policy, the primary's topics the
+// reverse flow wrote DR's own topics into ("<dr>.<topic>"), for those of
+// ends (DR's log ends) that hold anything; none under the identity policy,
+// whose copies are the primary's own topics.
+func (s reverseScope) copiesOnPrimary(ends map[model.TP]int64) []string {
+	if s.policy.Identity {
+		return nil
+	}
+	var out []string
+	for tp, end := range ends {
+		if _, copied := s.copies(tp); copied && end > 0 && !slices.Contains(out, s.primaryOf(tp).Topic) {
+			out = append(out, s.primaryOf(tp).Topic)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // drTopics are the DR topics whose log ends the reverse flow's progress
 // reads: the cut's, and under the default policy DR's own topics that
 // the reverse flow copies (listed now, as the reverse MM2 source lists

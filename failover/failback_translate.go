@@ -38,15 +38,11 @@ import (
 const reverseSyncSkew = 5 * 60 * 1000
 
 // reverseIndex holds the stored offset syncs of r's reverse flow that
-// belong to this failback.
-func (rb *Runbook) reverseIndex(ctx context.Context, r *Run) (*mm2.SyncIndex, error) {
-	scope, err := rb.reverseScope(ctx, r)
-	if err != nil {
-		return nil, err
-	}
+// belong to this failback (scope: its cut).
+func (rb *Runbook) reverseIndex(ctx context.Context, r *Run, scope reverseScope) (*mm2.SyncIndex, error) {
 	x := mm2.NewSyncIndex()
 	since := r.CreatedMs - reverseSyncSkew
-	err = x.AddFrom(func(add func(model.OffsetSync) error) error {
+	err := x.AddFrom(func(add func(model.OffsetSync) error) error {
 		return rb.Store.EachSync(ctx, ReverseFlowName(r.Flow), func(s model.OffsetSync) error {
 			from, ok := scope.copies(model.TP{Topic: s.Topic, Partition: s.Partition})
 			if !ok || s.Upstream < from || s.RecordMs < since {
@@ -74,11 +70,11 @@ type insideLog struct {
 
 // translateInside moves each position through the reverse flow's syncs
 // into b.Primary (and b.Translated), or refuses it in b.Refused.
-func (rb *Runbook) translateInside(ctx context.Context, r *Run, what string, b *back, inside []insideLog) error {
+func (rb *Runbook) translateInside(ctx context.Context, r *Run, scope reverseScope, what string, b *back, inside []insideLog) error {
 	if len(inside) == 0 {
 		return nil
 	}
-	x, err := rb.reverseIndex(ctx, r)
+	x, err := rb.reverseIndex(ctx, r, scope)
 	if err != nil {
 		return err
 	}

@@ -218,22 +218,8 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 	onDR := fbReadAll(t, dr, "events")
 	lagRead := fbGroupRead(t, primary, fbLagGroup, primaryTopics, 0)
 	for p := range int32(fbParts) {
-		var next string
-		for _, rec := range onDR[p] {
-			if o, v, _ := strings.Cut(rec, ":"); o == strconv.Itoa(fbLagBy) {
-				next = v
-			}
-		}
-		var inCopy, inEvents []string
-		for _, g := range lagRead {
-			tp, v, _ := strings.Cut(g, ":")
-			switch tp {
-			case fmt.Sprintf("dr.events-%d", p):
-				inCopy = append(inCopy, v)
-			case fmt.Sprintf("events-%d", p):
-				inEvents = append(inEvents, v)
-			}
-		}
+		next := fbValueAt(onDR[p], fbLagBy)
+		inCopy, inEvents := fbValuesOf(lagRead, fmt.Sprintf("dr.events-%d", p)), fbValuesOf(lagRead, fmt.Sprintf("events-%d", p))
 		at := slices.Index(inCopy, next)
 		switch {
 		case !strings.HasPrefix(next, "dr-"):
@@ -256,18 +242,8 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 	onDRCopy := fbReadAll(t, dr, "primary.events")
 	behindRead := fbGroupRead(t, primary, fbBehindGroup, []string{"events"}, 0)
 	for p := range int32(fbParts) {
-		var next string
-		for _, rec := range onDRCopy[p] {
-			if o, v, _ := strings.Cut(rec, ":"); o == strconv.Itoa(fbBehindAt) {
-				next = v
-			}
-		}
-		var got []string
-		for _, g := range behindRead {
-			if tp, v, _ := strings.Cut(g, ":"); tp == fmt.Sprintf("events-%d", p) {
-				got = append(got, v)
-			}
-		}
+		next := fbValueAt(onDRCopy[p], fbBehindAt)
+		got := fbValuesOf(behindRead, fmt.Sprintf("events-%d", p))
 		at := slices.Index(got, next)
 		switch {
 		case !strings.HasPrefix(next, "pre-"):
@@ -387,4 +363,26 @@ func fbGroupRead(t *testing.T, k *testenv.Kafka, group string, topics []string, 
 		}
 	}
 	return got
+}
+
+// fbValueAt is the value of the record at offset in recs ("offset:value", as fbReadAll reads them).
+func fbValueAt(recs []string, offset int) string {
+	for _, rec := range recs {
+		if o, v, _ := strings.Cut(rec, ":"); o == strconv.Itoa(offset) {
+			return v
+		}
+	}
+	return ""
+}
+
+// fbValuesOf are the values read from partition tp ("topic-partition") in read
+// ("topic-partition:value", as fbGroupRead reads them), in order.
+func fbValuesOf(read []string, tp string) []string {
+	var out []string
+	for _, g := range read {
+		if k, v, _ := strings.Cut(g, ":"); k == tp {
+			out = append(out, v)
+		}
+	}
+	return out
 }
