@@ -39,13 +39,14 @@ func (h *Handlers) Report(w http.ResponseWriter, r *http.Request) {
 // ReportCSV is GET /report.csv: one row per flow and window, in minutes.
 func (h *Handlers) ReportCSV(w http.ResponseWriter, r *http.Request) {
 	h.reportCSV(w, r, "summary", []string{"flow", "rpo_objective_s", "window_days", "from_utc", "to_utc", "minutes",
-		"within", "over", "unknown", "no_data", "before_history", "share_within"},
+		"within", "over", "unknown", "no_data", "before_history", "share_within", "failed_over"},
 		func(f report.Flow, row func(...string) error) error {
 			for _, win := range f.Windows {
 				// Rounded down, like the page: never more within than it was.
 				share := strconv.FormatFloat(float64(int64(win.Share(win.Within)*1e6))/1e6, 'f', 6, 64)
 				if err := row(f.Flow, seconds(f.Objective), strconv.Itoa(win.Days()), csvTime(win.FromMs), csvTime(win.ToMs),
-					count64(win.Minutes), count64(win.Within), count64(win.Over), count64(win.Unknown), count64(win.NoData), count64(win.BeforeHistory), share); err != nil {
+					count64(win.Minutes), count64(win.Within), count64(win.Over), count64(win.Unknown), count64(win.NoData), count64(win.BeforeHistory), share,
+					count64(win.FailedOver)); err != nil {
 					return err
 				}
 			}

@@ -76,3 +76,13 @@ type Step struct {
 	// Runner is the console process running it ('' once released).
 	Runner string
 }
+
+// FailedOverSpan is a time a flow was failed over: from the completion of
+// failover run Run to that of the failback run UntilRun (UntilMs 0 and
+// UntilRun 0 while DR is still active).
+type FailedOverSpan struct {
+	Run      int64
+	FromMs   int64
+	UntilMs  int64
+	UntilRun int64
+}

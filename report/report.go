@@ -1,7 +1,9 @@
 // Package report answers a manager's question, "did we meet our RPO
 // objective?", from the stored per-minute RPO rollups: per flow, the share
 // of time within its objective over the last 7, 30 and 90 days, the worst
-// episodes, and the data-loss incidents. It is conservative by
+// episodes, and the data-loss incidents. Time after a completed failover,
+// until the failback completed, is counted apart as failed over: DR was
+// active, and the old primary's lag was no data at risk. It is conservative by
 // construction: a minute counts as within only when every sample in it was
 // known, exact and within the objective; a lower bound above the objective
 // is over; anything else with data is unknown; and a minute the console did
@@ -34,16 +36,18 @@ const MaxLosses = 1000
 type Source interface {
 	FlowMinutes(ctx context.Context, flow string, sinceMs int64) ([]storage.FlowMinute, error)
 	LossIncidents(ctx context.Context, flow string, unacked bool, limit int) ([]model.LossIncident, error)
+	FailedOverSpans(ctx context.Context, flow string) ([]model.FailedOverSpan, error)
 }
 
 // Class is what one minute says about the objective.
 type Class int
 
 const (
-	NoData  Class = iota // the console recorded nothing that minute
-	Within               // every sample known, exact and within
-	Over                 // some sample (or lower bound) above the objective
-	Unknown              // data, but not enough to say within
+	NoData     Class = iota // the console recorded nothing that minute
+	Within                  // every sample known, exact and within
+	Over                    // some sample (or lower bound) above the objective
+	Unknown                 // data, but not enough to say within
+	FailedOver              // the whole minute after a completed failover, before its failback
 )
 
 // Classify judges one minute against objective.
@@ -68,6 +72,9 @@ type Window struct {
 	Within       int64
 	Over         int64
 	Unknown      int64
+	// FailedOver counts the minutes DR was active (failedOver): neither
+	// within nor over.
+	FailedOver int64
 	// NoData counts minutes without a record; BeforeHistory is the part of
 	// it before the flow's first recorded minute (a console younger than
 	// the window).
@@ -123,12 +130,22 @@ type Flow struct {
 	LostOffsets   int64
 	LossesAtLeast bool  // more incidents than MaxLosses were stored
 	LossErr       error // the incidents could not be read: unknown, not none
+	// FailedOver are the times DR was active that reach into the longest
+	// window, oldest first (UntilMs 0: still failed over).
+	FailedOver []model.FailedOverSpan
 }
 
 // Compute builds a flow's report from its minutes (oldest first) as of now.
 func Compute(flow string, objective time.Duration, minutes []storage.FlowMinute, now time.Time) Flow {
+	return ComputeFailedOver(flow, objective, minutes, nil, now)
+}
+
+// ComputeFailedOver is Compute with the times the flow was failed over
+// (oldest first) counted apart.
+func ComputeFailedOver(flow string, objective time.Duration, minutes []storage.FlowMinute, spans []model.FailedOverSpan, now time.Time) Flow {
 	to := now.UnixMilli() / 60000 * 60000 // the current minute is not complete
 	r := Flow{Flow: flow, Objective: objective, At: now}
+	fo := failedOver(spans)
 	if len(minutes) > 0 {
 		r.HistoryFromMs = minutes[0].MinuteMs
 	}
@@ -136,9 +153,13 @@ func Compute(flow string, objective time.Duration, minutes []storage.FlowMinute,
 		w := Window{Length: length, ToMs: to, FromMs: to - length.Milliseconds()}
 		w.Minutes = length.Milliseconds() / 60000
 		i, _ := slices.BinarySearchFunc(minutes, w.FromMs, func(m storage.FlowMinute, ms int64) int { return cmp.Compare(m.MinuteMs, ms) })
+		w.FailedOver = fo.minutes(w.FromMs, to)
 		for _, m := range minutes[i:] {
 			if m.MinuteMs >= to {
 				break
+			}
+			if fo.has(m.MinuteMs) {
+				continue // counted in w.FailedOver
 			}
 			switch Classify(m, objective) {
 			case Within:
@@ -149,7 +170,7 @@ func Compute(flow string, objective time.Duration, minutes []storage.FlowMinute,
 				w.Unknown++
 			}
 		}
-		w.NoData = w.Minutes - w.Within - w.Over - w.Unknown
+		w.NoData = w.Minutes - w.Within - w.Over - w.Unknown - w.FailedOver
 		switch {
 		case r.HistoryFromMs == 0:
 			w.BeforeHistory = w.Minutes
@@ -159,7 +180,12 @@ func Compute(flow string, objective time.Duration, minutes []storage.FlowMinute,
 		r.Windows = append(r.Windows, w)
 	}
 	longest := r.Windows[len(r.Windows)-1]
-	eps := episodes(minutes, objective, longest.FromMs, to)
+	for _, sp := range spans {
+		if sp.UntilMs == 0 || sp.UntilMs > longest.FromMs {
+			r.FailedOver = append(r.FailedOver, sp)
+		}
+	}
+	eps := episodes(minutes, objective, fo, longest.FromMs, to)
 	r.EpisodeCount = len(eps)
 	slices.SortStableFunc(eps, func(a, b Episode) int {
 		return cmp.Or(cmp.Compare(b.Minutes, a.Minutes), cmp.Compare(peak(b), peak(a)), cmp.Compare(b.StartMs, a.StartMs))
@@ -176,7 +202,8 @@ func peak(e Episode) int64 {
 }
 
 // episodes finds the runs of not-within minutes in [from, to).
-func episodes(minutes []storage.FlowMinute, objective time.Duration, from, to int64) []Episode {
+// A failed-over minute ends a run and is none.
+func episodes(minutes []storage.FlowMinute, objective time.Duration, fo failedOver, from, to int64) []Episode {
 	var out []Episode
 	var cur *Episode
 	for _, m := range minutes {
@@ -184,6 +211,9 @@ func episodes(minutes []storage.FlowMinute, objective time.Duration, from, to in
 			continue
 		}
 		c := Classify(m, objective)
+		if fo.has(m.MinuteMs) {
+			c = NoData
+		}
 		if c == Within || c == NoData || (cur != nil && m.MinuteMs != cur.EndMs) {
 			cur = nil // a within minute or a gap ends the run
 		}
@@ -209,6 +239,42 @@ func episodes(minutes []storage.FlowMinute, objective time.Duration, from, to in
 	return out
 }
 
+// failedOver are the times a flow was failed over. A minute counts as
+// failed over only when all of it lies inside one: the minute of the
+// failover's completion held samples of a lag still at risk.
+type failedOver []model.FailedOverSpan
+
+// spanMinutes is the span's whole minutes [lo, hi) within [from, to).
+func spanMinutes(sp model.FailedOverSpan, from, to int64) (lo, hi int64) {
+	lo = max((sp.FromMs+59999)/60000*60000, from)
+	hi = to
+	if sp.UntilMs != 0 {
+		hi = min(sp.UntilMs/60000*60000, to)
+	}
+	return lo, hi
+}
+
+// has says whether the minute starting at ms is failed over.
+func (f failedOver) has(ms int64) bool {
+	for _, sp := range f {
+		if lo, hi := spanMinutes(sp, ms, ms+60000); lo == ms && hi == ms+60000 {
+			return true
+		}
+	}
+	return false
+}
+
+// minutes counts the failed-over minutes in [from, to); spans do not overlap.
+func (f failedOver) minutes(from, to int64) int64 {
+	var n int64
+	for _, sp := range f {
+		if lo, hi := spanMinutes(sp, from, to); hi > lo {
+			n += (hi - lo) / 60000
+		}
+	}
+	return n
+}
+
 // Objective is flow f's RPO objective: its own, else def (the warning lag).
 func Objective(f *config.Flow, def time.Duration) time.Duration {
 	if f.Objectives.RPO > 0 {
@@ -228,7 +294,11 @@ func Build(ctx context.Context, src Source, flows []*config.Flow, def time.Durat
 		if err != nil {
 			return nil, fmt.Errorf("report: %s: %w", f.Name, err)
 		}
-		r := Compute(f.Name, Objective(f, def), minutes, now)
+		spans, err := src.FailedOverSpans(ctx, f.Name)
+		if err != nil {
+			return nil, fmt.Errorf("report: %s: %w", f.Name, err)
+		}
+		r := ComputeFailedOver(f.Name, Objective(f, def), minutes, spans, now)
 		losses, err := src.LossIncidents(ctx, f.Name, false, MaxLosses)
 		if err != nil {
 			r.LossErr = err

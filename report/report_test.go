@@ -158,6 +158,11 @@ type fakeSource struct {
 	losses  []model.LossIncident
 	lossErr error
 	since   int64
+	spans   map[string][]model.FailedOverSpan
+}
+
+func (f *fakeSource) FailedOverSpans(_ context.Context, flow string) ([]model.FailedOverSpan, error) {
+	return f.spans[flow], nil
 }
 
 func (f *fakeSource) FlowMinutes(_ context.Context, flow string, sinceMs int64) ([]storage.FlowMinute, error) {
@@ -200,5 +205,51 @@ func TestBuildObjectivesAndLosses(t *testing.T) {
 	rs, _ = Build(context.Background(), src, flows, 30*time.Second, now)
 	if rs[0].LossErr == nil {
 		t.Error("an unreadable incident list is not reported")
+	}
+}
+
+// TestFailedOverTimeApart: after a completed failover the old direction's
+// lag grows without end (the mirror is stopped on purpose); those minutes
+// are failed over, neither over nor within, and end an episode. The
+// minutes holding the failover's and the failback's completions are judged
+// as ever; after the failback the flow is judged again.
+func TestFailedOverTimeApart(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 30, 0, time.UTC)
+	to := now.UnixMilli() / 60000 * 60000
+	start := to - 20*60000
+	// 0-4 within; 5 the failover completes (20 s in); 6-11 DR active; 12
+	// the failback completes (10 s in); 13-14 within; 15-19 over again.
+	pattern := "wwwww" + "o" + "oooooo" + "o" + "ww" + "ooooo"
+	src := &fakeSource{minutes: map[string][]storage.FlowMinute{"f": history(start, pattern, 300_000)},
+		spans: map[string][]model.FailedOverSpan{"f": {{Run: 7, FromMs: start + 5*60000 + 20_000, UntilMs: start + 12*60000 + 10_000, UntilRun: 9}}}}
+	rs, err := Build(context.Background(), src, []*config.Flow{{Name: "f"}}, 30*time.Second, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rs[0]
+	w := r.Windows[0]
+	if w.Within != 7 || w.Over != 7 || w.Unknown != 0 || w.FailedOver != 6 || w.NoData != w.Minutes-20 {
+		t.Errorf("7 days: within %d over %d unknown %d failed over %d no data %d of %d; want 7, 7, 0, 6, %d",
+			w.Within, w.Over, w.Unknown, w.FailedOver, w.NoData, w.Minutes, w.Minutes-20)
+	}
+	var got []int
+	for _, e := range r.Episodes {
+		got = append(got, e.Minutes)
+	}
+	if r.EpisodeCount != 3 || len(r.Episodes) != 3 || r.Episodes[0].Minutes != 5 || !r.Episodes[0].Ongoing ||
+		r.Episodes[1].Minutes != 1 || r.Episodes[2].Minutes != 1 {
+		t.Errorf("episodes (minutes) %v, want [5 (ongoing) 1 1]", got)
+	}
+	if len(r.FailedOver) != 1 || r.FailedOver[0].Run != 7 {
+		t.Errorf("failed-over spans %+v", r.FailedOver)
+	}
+
+	// Still failed over: the ongoing time is failed over, no episode.
+	src.minutes["f"] = history(start, "wwwwwooooooooooooooo", 300_000)
+	src.spans["f"] = []model.FailedOverSpan{{Run: 7, FromMs: start + 5*60000 + 20_000}}
+	rs, _ = Build(context.Background(), src, []*config.Flow{{Name: "f"}}, 30*time.Second, now)
+	r, w = rs[0], rs[0].Windows[0]
+	if w.Over != 1 || w.FailedOver != 14 || r.EpisodeCount != 1 || r.Episodes[0].Ongoing {
+		t.Errorf("still failed over: over %d failed over %d, episodes %+v; want 1, 14 and one of 1 minute, not ongoing", w.Over, w.FailedOver, r.Episodes)
 	}
 }

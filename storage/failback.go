@@ -31,6 +31,36 @@ func (s *Store) CompletedFailovers(ctx context.Context, flow string, limit int) 
 	return out, rows.Err()
 }
 
+// FailedOverSpans are the times flow was failed over, oldest first: each
+// completed failover (drills excluded) opens one, the next completed
+// failback closes it. A failover completed while one is open (a second
+// failover without a failback) leaves the first open span as it was.
+func (s *Store) FailedOverSpans(ctx context.Context, flow string) ([]model.FailedOverSpan, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, updated_ms, COALESCE(json_extract(plan_json, '$.failback'), 0)
+		FROM failover_runs WHERE flow=? AND status='completed' AND COALESCE(json_extract(plan_json, '$.drill'), 0) = 0
+		ORDER BY updated_ms, id`, flow)
+	if err != nil {
+		return nil, fmt.Errorf("storage: failed-over spans of %s: %w", flow, err)
+	}
+	defer rows.Close()
+	var out []model.FailedOverSpan
+	open := false
+	for rows.Next() {
+		var id, at int64
+		var failback bool
+		if err := rows.Scan(&id, &at, &failback); err != nil {
+			return nil, err
+		}
+		switch {
+		case failback && open:
+			out[len(out)-1].UntilMs, out[len(out)-1].UntilRun, open = at, id, false
+		case !failback && !open:
+			out, open = append(out, model.FailedOverSpan{Run: id, FromMs: at}), true
+		}
+	}
+	return out, rows.Err()
+}
+
 // SaveFailoverCut stores the positions a run recorded when it stopped the
 // mirror. The first record of a run stands: a step resumed after a crash
 // reads DR again, perhaps after new writes there, which are not the cut.

@@ -39,3 +39,34 @@ func TestFailoverCutKeepsUnknownsAndTheFirstRecord(t *testing.T) {
 		t.Fatalf("a run without a cut: %+v %v", none, err)
 	}
 }
+
+// The times a flow was failed over: a completed failover opens one, the
+// next completed failback closes it; drills, runs not completed and other
+// flows' runs count for nothing.
+func TestFailedOverSpans(t *testing.T) {
+	st, _ := openStore(t)
+	ctx := context.Background()
+	run := func(flow, plan string, status model.RunStatus, atMs int64) int64 {
+		t.Helper()
+		id, _, err := st.CreateFailoverRun(ctx, model.Run{Flow: flow, Reason: "r", CreatedBy: "alice", CreatedMs: 1, PlanJSON: plan, PlanHash: "h",
+			ApprovalsRequired: 1}, []string{"stop-mirror"}, model.AuditEntry{Actor: "alice", Action: "failover.plan", Subject: flow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SetFailoverStatus(ctx, id, []model.RunStatus{model.RunPending}, status, atMs); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	a := run("f", `{"flow":"f"}`, model.RunCompleted, 100)
+	run("f", `{"flow":"f","drill":true}`, model.RunCompleted, 150)
+	run("other", `{"flow":"other"}`, model.RunCompleted, 160)
+	run("f", `{"flow":"f","failback":true}`, model.RunFailed, 170)
+	b := run("f", `{"flow":"f","failback":true,"failback_of":1}`, model.RunCompleted, 200)
+	c := run("f", `{"flow":"f"}`, model.RunCompleted, 300)
+	got, err := st.FailedOverSpans(ctx, "f")
+	want := []model.FailedOverSpan{{Run: a, FromMs: 100, UntilMs: 200, UntilRun: b}, {Run: c, FromMs: 300}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v %v, want %+v", got, err, want)
+	}
+}
