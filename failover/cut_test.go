@@ -76,6 +76,12 @@ func TestFailoverRecordsTheCutAndNeverUndercountsTheLost(t *testing.T) {
 	if a, err := ActiveSideOf(ctx, e.store, "primary->dr"); err != nil || a.Side != model.SideDR || a.Run != id {
 		t.Fatalf("active side %+v %v", a, err)
 	}
+	// The run's completion marked the flow failed over, with what its stop
+	// step saw not replicated at the cut.
+	if s := e.rb.Monitor.Snapshot("primary->dr"); s.FailedOver == nil || s.FailedOver.Run != id || s.FailedOver.CutAtMs == 0 ||
+		(s.FailedOver.CutLagOffsets == nil && s.FailedOver.CutRPOMs == nil) {
+		t.Fatalf("after the failover: %s %+v", s.Status, s.FailedOver)
+	}
 	cut, err := e.store.FailoverCut(ctx, id)
 	if err != nil || len(cut) == 0 {
 		t.Fatalf("cut %v %v", cut, err)

@@ -197,6 +197,9 @@ func (e *Execution) Run(ctx context.Context) error {
 		}
 		return errors.Join(err, fmt.Errorf("the outcome of step %d is not recorded, so the step stays running (interrupted): execute it again to resume it: %w", e.Idx+1, ferr))
 	}
+	if o.Completed != nil && !e.run.Plan.Drill {
+		rb.markFailedOver(wctx) // DR (or, after a failback, the primary) is active from now
+	}
 	return err
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/storage/storagetest"
 )
@@ -253,6 +254,9 @@ func TestFailbackRun(t *testing.T) {
 	e, fc, fo := failedOver(t)
 	ctx := context.Background()
 	flow := e.cfg.Flow("primary->dr")
+	if s := e.rb.Monitor.Snapshot("primary->dr"); s.FailedOver == nil || s.FailedOver.Run != fo || s.Status != monitor.StatusFailedOver {
+		t.Fatalf("after the failover: %s %+v", s.Status, s.FailedOver)
+	}
 	cut, err := e.store.FailoverCut(ctx, fo)
 	if err != nil || len(cut) == 0 {
 		t.Fatalf("cut %v %v", cut, err)
@@ -666,6 +670,9 @@ func TestFailbackRun(t *testing.T) {
 	a, err := ActiveSideOf(ctx, e.store, "primary->dr")
 	if err != nil || a.Side != model.SidePrimary || a.Run != id {
 		t.Fatalf("after the failback: %+v %v", a, err)
+	}
+	if s := e.rb.Monitor.Snapshot("primary->dr"); s.FailedOver != nil || s.Status == monitor.StatusFailedOver {
+		t.Fatalf("after the failback the flow is still failed over: %s %+v", s.Status, s.FailedOver)
 	}
 	if _, err := e.rb.Create(ctx, alice, FailbackPlan("primary->dr"), "again"); err == nil {
 		t.Fatal("a second failback accepted while the primary is active")

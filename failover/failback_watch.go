@@ -80,10 +80,12 @@ func (rb *Runbook) WatchReverseFlows(ctx context.Context) error {
 }
 
 // WatchReverseFlowsEvery runs WatchReverseFlows until ctx is done; a step
-// of a failback also calls it when it starts and ends.
+// of a failback also calls it when it starts and ends. Each pass also
+// marks the failed-over flows (MarkFailedOver).
 func (rb *Runbook) WatchReverseFlowsEvery(ctx context.Context, interval time.Duration) {
 	for {
 		rb.watchReverse(ctx)
+		rb.markFailedOver(ctx)
 		select {
 		case <-ctx.Done():
 			return

@@ -79,6 +79,10 @@ type Runbook struct {
 	// SetWatched) one, so a pass that read before a step's outcome cannot
 	// undo the pass that read after it.
 	watchMu sync.Mutex
+	// marksMu makes each MarkFailedOver pass one (failedover.go); marks
+	// are the failed-over marks read per completed run, under it.
+	marksMu sync.Mutex
+	marks   map[int64]monitor.FailedOver
 }
 
 // Errors a caller shows to the operator as they are.

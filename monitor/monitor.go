@@ -107,6 +107,10 @@ type FlowSnapshot struct {
 	LossOpen           []model.LossIncident
 	LossIncidentsTotal int64
 	LostOffsetsTotal   int64
+
+	// FailedOver is set while the flow's failover is complete (DR active):
+	// Status is then StatusFailedOver (failedover.go).
+	FailedOver *FailedOver
 }
 
 // LateRefresh describes a refresh whose Kafka reads did not finish within
@@ -148,6 +152,8 @@ type Monitor struct {
 	// slice is replaced, never changed in place (flowList's copies).
 	flows []*flowMonitor
 	ready bool
+	// failedOver are the flows whose failover completed (failedover.go).
+	failedOver map[string]FailedOver
 	// bg and bgWG are Run's, for ingesters started after it (SetWatched);
 	// nil before Run.
 	bg   context.Context
@@ -400,6 +406,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 		s.Status, s.Reason = fm.tracker.hold(now, hb, broken, m.cfg.Thresholds, staleReason(s, now))
 	}
 	s.StatusSince = fm.tracker.since
+	m.applyFailedOver(s)
 	sort.Slice(s.Ingest, func(i, j int) bool { return s.Ingest[i].Topic < s.Ingest[j].Topic })
 
 	// Queued before it is published: a Flush after a reader saw this

@@ -1,0 +1,85 @@
+package monitor
+
+import (
+	"fmt"
+	"maps"
+	"time"
+)
+
+// A flow after a completed failover: DR is active, the mirror from the old
+// primary is stopped on purpose, and what the old primary holds past the
+// cut was written after the failover, not data at risk. The runbook says
+// which flows are failed over (SetFailedOver, from its records of completed
+// runs); the monitor goes on reading the old direction, and its snapshot
+// says FAILED_OVER instead of judging a lag nobody is meant to close.
+// A completed failback (the primary active again) takes the mark away: the
+// flow returns to normal watching.
+
+// StatusFailedOver is a flow whose failover completed: DR is active.
+const StatusFailedOver Status = "FAILED_OVER"
+
+// FailedOver is what the runbook recorded of a flow's completed failover.
+type FailedOver struct {
+	// Run is the completed failover run, SinceMs when it completed.
+	Run     int64
+	SinceMs int64
+	// What was not replicated when the mirror stopped, as the console last
+	// read it before the stop (the stop step's evidence): CutAtMs is that
+	// read's time (0: not recorded). The console cannot see records
+	// acknowledged after its last read, so these are lower bounds.
+	CutAtMs       int64
+	CutRPOMs      *int64
+	CutLagOffsets *int64
+	// Held is the status the thresholds give the old direction meanwhile
+	// (for the record; it pages nobody), HeldReason its reason.
+	Held       Status
+	HeldReason string
+}
+
+// Reason is the failed-over state in one sentence.
+func (f FailedOver) Reason() string {
+	return fmt.Sprintf("failed over by run %d at %s: DR is active; the old direction is no longer judged",
+		f.Run, time.UnixMilli(f.SinceMs).UTC().Format("2006-01-02 15:04:05 UTC"))
+}
+
+// SetFailedOver marks exactly the flows of marks (by name) as failed over;
+// every other flow is watched normally. The snapshots published change at
+// once, not at the next refresh.
+func (m *Monitor) SetFailedOver(marks map[string]FailedOver) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.failedOver = maps.Clone(marks)
+	for _, fm := range m.flows {
+		if fm.snap == nil {
+			continue
+		}
+		f, marked := m.failedOver[fm.flow.Name]
+		if was := fm.snap.FailedOver; (!marked && was == nil) || (marked && was != nil && was.Run == f.Run && was.SinceMs == f.SinceMs) {
+			continue
+		}
+		// A copy: readers hold the published snapshot.
+		s := *fm.snap
+		if held := fm.snap.FailedOver; held != nil { // back to what the thresholds say
+			s.Status, s.Reason, s.StatusSince, s.FailedOver = held.Held, held.HeldReason, fm.tracker.since, nil
+		}
+		m.applyFailedOverLocked(&s)
+		fm.snap = &s
+	}
+}
+
+// applyFailedOver marks s failed over when its flow is (m.mu not held).
+func (m *Monitor) applyFailedOver(s *FlowSnapshot) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	m.applyFailedOverLocked(s)
+}
+
+func (m *Monitor) applyFailedOverLocked(s *FlowSnapshot) {
+	f, ok := m.failedOver[s.Flow.Name]
+	if !ok {
+		return
+	}
+	f.Held, f.HeldReason = s.Status, s.Reason
+	s.FailedOver = &f
+	s.Status, s.Reason, s.StatusSince = StatusFailedOver, f.Reason(), time.UnixMilli(f.SinceMs)
+}
