@@ -1,0 +1,28 @@
+package views
+
+import (
+	"testing"
+	"time"
+
+	"github.com/drconsole/drconsole/monitor"
+)
+
+// What the cut left is a lower bound, and an unknown is said as unknown.
+func TestFailedOverCut(t *testing.T) {
+	at := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC).UnixMilli()
+	rpo, lag := int64(300_000), int64(149_437)
+	const when = " as the console last read it before the stop (2026-12-04 10:00:00 UTC)"
+	for _, c := range []struct {
+		f    monitor.FailedOver
+		want string
+	}{
+		{monitor.FailedOver{CutAtMs: at, CutRPOMs: &rpo, CutLagOffsets: &lag}, "at least 5 m 00 s of data (149,437 offsets)," + when},
+		{monitor.FailedOver{CutAtMs: at, CutLagOffsets: &lag}, "at least 149,437 offsets (their age unknown)," + when},
+		{monitor.FailedOver{CutAtMs: at}, "unknown: the console had no lag figure" + when},
+		{monitor.FailedOver{}, "not recorded by the run's stop step"},
+	} {
+		if got := FailedOverCut(&c.f); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
+		}
+	}
+}
