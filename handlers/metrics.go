@@ -81,7 +81,7 @@ var (
 	famHeartbeatAge = newFamily("kafka_mirror_heartbeat_age_ms",
 		"Milliseconds since the newest MM2 heartbeat replicated to the target was emitted.", false, "flow")
 	famStatus = newFamily("kafka_mirror_status",
-		"1 for the flow's current status (OK, WARNING, CRITICAL, BROKEN, UNKNOWN), 0 for the others.", false, "flow", "status")
+		"1 for the flow's current status (OK, WARNING, CRITICAL, BROKEN, UNKNOWN, FAILED_OVER), 0 for the others.", false, "flow", "status")
 	famUp = newFamily("kafka_mirror_cluster_up",
 		"1 when the console's last request to the cluster worked.", false, "flow", "role")
 	famDataLost = newFamily("kafka_mirror_data_lost_partitions",
@@ -116,7 +116,11 @@ var (
 // mirrorFamilies are the kafka_mirror_* families, built once per refresh.
 var mirrorFamilies = []*family{famLagMessages, famLagMs, famTopicLagMessages, famTopicLagMs, famTopicUnknown, famRPOMs, famRPOMessages,
 	famHeartbeatAge, famStatus, famUp, famDataLost, famLossSuspected, famLostRecords, famLossIncidents, famUnknown, famUnknownAge,
-	famRPOThreshold, famRefreshed, famRefreshLate, famRefreshRead}
+	famRPOThreshold, famRefreshed, famRefreshLate, famRefreshRead, famFailedOver, famFailedOverSince}
+
+// mirrorStatuses are the values of kafka_mirror_status.
+var mirrorStatuses = []monitor.Status{monitor.StatusOK, monitor.StatusWarning, monitor.StatusCritical, monitor.StatusBroken, monitor.StatusUnknown,
+	monitor.StatusFailedOver}
 
 var runStatuses = []model.RunStatus{model.RunPending, model.RunApproved, model.RunRejected, model.RunRunning, model.RunCompleted, model.RunFailed, model.RunCancelled}
 
@@ -149,7 +153,12 @@ func (c MetricsCollector) Collect(ch chan<- prometheus.Metric) {
 func (c MetricsCollector) eachMirror(snaps []*monitor.FlowSnapshot, emit func(f *family, v float64, labels ...string)) {
 	th := c.Monitor.Thresholds()
 	for _, s := range snaps {
+		if s.FailedOver != nil {
+			failedOverMirror(s, th, emit)
+			continue
+		}
 		flow := s.Flow.Name
+		emit(famFailedOver, 0, flow)
 		unknownAge := 0
 		for _, p := range s.Partitions {
 			if p.LagMessages != nil && p.LagMs == nil {
@@ -184,7 +193,7 @@ func (c MetricsCollector) eachMirror(snaps []*monitor.FlowSnapshot, emit func(f 
 		if s.HeartbeatAge != nil {
 			emit(famHeartbeatAge, float64(s.HeartbeatAge.Milliseconds()), flow)
 		}
-		for _, st := range []monitor.Status{monitor.StatusOK, monitor.StatusWarning, monitor.StatusCritical, monitor.StatusBroken, monitor.StatusUnknown} {
+		for _, st := range mirrorStatuses {
 			emit(famStatus, b2f(s.Status == st), flow, string(st))
 		}
 		for _, r := range []struct {
