@@ -255,6 +255,8 @@ func (n *Notifier) flowEvents(ctx context.Context) ([]storage.NotifyEvent, map[s
 		}
 		var kind string
 		switch {
+		case s.FailedOver != nil && (told == string(monitor.StatusCritical) || told == string(monitor.StatusBroken)):
+			kind = config.EventFlowOK // resolved: failedOverEvent says why
 		case s.Status == monitor.StatusCritical && told != string(monitor.StatusCritical):
 			kind = config.EventFlowCritical
 		case s.Status == monitor.StatusBroken && told != string(monitor.StatusBroken):
@@ -264,6 +266,9 @@ func (n *Notifier) flowEvents(ctx context.Context) ([]storage.NotifyEvent, map[s
 		}
 		if kind != "" {
 			ev := n.flowEvent(kind, s)
+			if s.FailedOver != nil {
+				ev = n.failedOverEvent(s, told)
+			}
 			out = append(out, n.stored(ev, fmt.Sprintf("%s:%s:%d", key, kind, ev.At.UnixMilli())))
 			state[key] = string(s.Status)
 		}
@@ -316,6 +321,21 @@ func (n *Notifier) flowEvents(ctx context.Context) ([]storage.NotifyEvent, map[s
 		state[key] = unwatched
 	}
 	return out, state, nil
+}
+
+// failedOverEvent closes the CRITICAL or BROKEN alert (was) of a flow
+// whose failover completed: the old direction is stopped on purpose, and
+// what its primary took after the cut is no data at risk. A completed
+// failback returns the flow to normal watching, and its alerts with it.
+func (n *Notifier) failedOverEvent(s *monitor.FlowSnapshot, was string) Event {
+	f := s.FailedOver
+	ev := Event{Kind: config.EventFlowOK, At: n.Now().UTC(), Flow: s.Flow.Name, URL: n.link("/failover/" + strconv.FormatInt(f.Run, 10))}
+	reason := fmt.Sprintf("failed over by run %d", f.Run)
+	ev.Summary = fmt.Sprintf("Flow %s: its %s alert is resolved, %s at %s: DR is active, and the old direction's lag is no longer data at risk",
+		s.Flow.Name, was, reason, time.UnixMilli(f.SinceMs).UTC().Format(time.RFC3339))
+	ev.Details = map[string]any{"status": string(monitor.StatusFailedOver), "was": was, "reason": reason, "run": f.Run,
+		"failed_over_at": time.UnixMilli(f.SinceMs).UTC()}
+	return ev
 }
 
 // unwatched is the told state of a flow the console no longer watches.

@@ -422,6 +422,46 @@ func TestFlowStatusChanges(t *testing.T) {
 	}
 }
 
+// A flow announced BROKEN whose failover then completes (the mirror
+// stopped on purpose, DR active) gets its alert resolved once, with that
+// reason; while failed over nothing more is announced; after the failback
+// it is watched as before.
+func TestFailedOverResolvesTheOldDirectionsAlert(t *testing.T) {
+	w := newWorld(t)
+	hook := newReceiver(t, "k")
+	w.flows.set(monitor.StatusOK, 0, 0, 0, 0)
+	start(t, w.notifier(&config.Webhook{Name: "ops", URL: hook.url, Secret: "k"}))
+	w.started()
+	w.flows.set(monitor.StatusBroken, 300_000, 0, 0, 0)
+	waitFor(t, "broken", func() bool { return len(hook.received()) >= 1 })
+	failedOver := func() {
+		w.flows.mu.Lock()
+		defer w.flows.mu.Unlock()
+		s := *w.flows.snaps[0]
+		s.Status = monitor.StatusFailedOver
+		s.FailedOver = &monitor.FailedOver{Run: 7, SinceMs: time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC).UnixMilli(), Held: monitor.StatusBroken}
+		w.flows.snaps = []*monitor.FlowSnapshot{&s}
+	}
+	failedOver()
+	waitFor(t, "resolved", func() bool { return len(hook.received()) >= 2 })
+	time.Sleep(60 * time.Millisecond) // three polls: nothing more may come
+	got := hook.received()
+	if len(got) != 2 {
+		t.Fatalf("events %v", hook.kinds())
+	}
+	res := got[1].Event
+	if res.Kind != config.EventFlowOK || res.Details["status"] != "FAILED_OVER" || res.Details["reason"] != "failed over by run 7" ||
+		!strings.Contains(res.Summary, "BROKEN alert is resolved, failed over by run 7") || res.URL != "https://drconsole.example.com/failover/7" {
+		t.Fatalf("resolution %+v", res)
+	}
+	// The failback completed: watched again, BROKEN is announced again.
+	w.flows.set(monitor.StatusBroken, 1_000, 0, 0, 0)
+	waitFor(t, "broken again", func() bool { return len(hook.received()) >= 3 })
+	if k := hook.kinds(); !slices.Equal(k, []string{config.EventFlowBroken, config.EventFlowOK, config.EventFlowBroken}) {
+		t.Fatalf("kinds %v", k)
+	}
+}
+
 // A flow announced CRITICAL that stops being watched (a failback's reverse
 // flow once stopped) gets its alert closed once, saying so; watched again
 // and critical, it is announced again.
