@@ -134,6 +134,11 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	worker := &failover.Worker{Runbook: rb, Catalog: cat, Log: log.With("component", "worker")}
 	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: version, Demo: controls, Runbook: rb,
 		Auth: cfg.Auth, Catalog: cat, Worker: worker, Metrics: cfg.Metrics}
+	// Failed-over flows are marked before the first refresh is published:
+	// no page or notification sees one judged as if the mirror should run.
+	if err := rb.MarkFailedOver(ctx); err != nil {
+		log.Error("reading which flows are failed over", "err", err)
+	}
 	monCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); mon.Run(monCtx) }()

@@ -8,8 +8,8 @@ import (
 )
 
 // A failed-over flow in /metrics: kafka_mirror_status says FAILED_OVER and
-// kafka_mirror_failed_over 1; the old direction's lag, RPO, heartbeat and
-// loss-suspicion series are left out, so the rules on them (the seed's
+// kafka_mirror_failed_over 1; the old direction's lag, RPO, heartbeat,
+// loss-suspicion and late-refresh series are left out, so the rules on them (the seed's
 // KafkaMirrorLagHigh/Critical, KafkaMirrorLagWarning, KafkaMirrorRPOAtRisk,
 // KafkaMirrorHeartbeatMissing, KafkaMirrorBroken, ...) resolve instead of
 // paging about a mirror stopped on purpose. Reachability, confirmed losses
