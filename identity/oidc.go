@@ -238,18 +238,23 @@ func (o *OIDC) Finish(ctx context.Context, state, code string) (Login, error) {
 
 // username reads the username claim, or a verified email when it is
 // absent, checked before lowering like every other name (Unicode lowers
-// the Kelvin sign to "k").
+// the Kelvin sign to "k"). An email names nobody unless the provider
+// says it verified it (email_verified true; absent is unverified), also
+// when username_claim is email: an unverified email is whatever someone
+// typed in at the provider, and would take the account of its real owner.
 func (o *OIDC) username(claims map[string]any) (string, error) {
 	claim := o.cfg.UsernameClaim
 	raw, _ := claims[claim].(string)
-	if strings.TrimSpace(raw) == "" {
-		// An unverified email is whatever the person typed in.
-		if v, _ := claims["email_verified"].(bool); v {
-			raw, _ = claims["email"].(string)
-			claim = "email"
-		}
+	verified, _ := claims["email_verified"].(bool)
+	if strings.TrimSpace(raw) == "" && verified {
+		raw, _ = claims["email"].(string)
+		claim = "email"
 	}
 	raw = strings.TrimSpace(raw)
+	if claim == "email" && raw != "" && !verified {
+		return "", refused("the provider has not verified the email %q, and an unverified email does not name an account "+
+			"(ask your administrator to verify it at the provider)", clip(raw))
+	}
 	if raw == "" {
 		return "", refused("the ID token has no %s claim and no verified email", o.cfg.UsernameClaim)
 	}

@@ -143,3 +143,25 @@ func TestOIDCLogoutURLOff(t *testing.T) {
 		t.Fatalf("LogoutURL without a hint = %q", u)
 	}
 }
+
+// With username_claim email, the email is the name: only a verified one
+// (email_verified true) counts, or anyone could type boss@… at the
+// provider and lock the real boss out of the name.
+func TestOIDCUnverifiedEmailName(t *testing.T) {
+	o, _ := testOIDC(t)
+	o.cfg.UsernameClaim = "email"
+	for _, tc := range []struct {
+		claims map[string]any
+		want   string // "" refused
+	}{
+		{map[string]any{"email": "Boss@Example.com", "email_verified": true}, "boss@example.com"},
+		{map[string]any{"email": "boss@example.com", "email_verified": false}, ""},
+		{map[string]any{"email": "boss@example.com"}, ""},                           // absent: unverified
+		{map[string]any{"email": "boss@example.com", "email_verified": "true"}, ""}, // a string is no verification
+	} {
+		got, err := o.username(tc.claims)
+		if got != tc.want || (tc.want == "") != strings.Contains(reason(err), "not verified the email") {
+			t.Errorf("username(%v) = %q, %v; want %q", tc.claims, got, err, tc.want)
+		}
+	}
+}

@@ -386,3 +386,23 @@ func TestOIDCSignOut(t *testing.T) {
 		}
 	}
 }
+
+// username_claim email: a person whose email the provider has not
+// verified is refused with a page that says why, and audited; the real
+// owner of the address signs in afterwards and gets the name.
+func TestOIDCRefusesUnverifiedEmail(t *testing.T) {
+	p := startIdP(t, false)
+	auth := p.auth(testPublicURL)
+	auth.OIDC.UsernameClaim = "email"
+	s := newAuthServer(t, auth)
+	p.user("mallory", "sre").Email = "boss@example.com" // unverified below
+	p.users["mallory"].EmailVerified = false
+	s.refusedAs(t, s.ssoSignIn(t, p, "mallory", "/"), `the provider has not verified the email "boss@example.com"`)
+	if _, err := s.store.UserByName(t.Context(), "boss@example.com"); err == nil {
+		t.Fatal("an unverified email got an account")
+	}
+	p.user("boss", "sre")
+	if rec := s.ssoSignIn(t, p, "boss", "/"); rec.Code != http.StatusSeeOther {
+		t.Fatalf("the verified owner's sign-in = %d\n%s", rec.Code, rec.Body)
+	}
+}
