@@ -11,6 +11,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/netip"
 
 	"github.com/drconsole/drconsole/model"
 )
@@ -65,4 +66,19 @@ func ClientIP(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
+}
+
+// SourceKey is the source an address counts as for per-source limits: an
+// IPv4 address itself, an IPv6 address's /64 (one host is usually given a
+// whole /64, so its addresses are one source), anything else as given.
+func SourceKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return clip(ip)
+	}
+	if a = a.Unmap(); a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
 }
