@@ -3,10 +3,8 @@ package handlers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,9 +15,6 @@ import (
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
-
-// SessionCookie holds the session token in local auth mode.
-const SessionCookie = "drconsole_session"
 
 // LoginLimiter slows password guessing (web.LoginLimiter). Locks are per
 // "ip:<address>" and "user:<name>@ip:<address>"; "user:<name>" alone is
@@ -33,15 +28,6 @@ type LoginLimiter interface {
 	Failed(keys ...string) (locked bool)
 	// Succeeded forgets the failures of keys.
 	Succeeded(keys ...string)
-}
-
-// SessionCookieFor is the cookie carrying token: HttpOnly (no script reads
-// it), SameSite=Lax (not sent on cross-site POSTs), Secure unless the
-// sandbox serves plain http. No Max-Age: it ends with the browser, and the
-// server enforces the idle and absolute timeouts anyway. An empty token
-// gives a cookie that deletes it.
-func (h *Handlers) SessionCookieFor(token string) *http.Cookie {
-	return h.cookie(SessionCookie, "/", token, 0)
 }
 
 // LoginPage is GET /login.
@@ -86,12 +72,7 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 	nameKey := "user:" + clip(name, 128)
 	keys := []string{"ip:" + ip, nameKey + "@ip:" + ip}
 
-	if wait, blocked := h.Limiter.Blocked(keys...); blocked {
-		secs := int((wait + time.Second - 1) / time.Second)
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		h.Log.Warn("sign-in refused: too many failures", "user", name, "ip", ip, "retry_after_s", secs)
-		page.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %s.", views.Duration(time.Duration(secs)*time.Second))
-		h.render(w, r, http.StatusTooManyRequests, views.Login(page))
+	if h.limited(w, r, h.Limiter, page.Next, "Too many failed sign-ins", keys...) {
 		return
 	}
 
@@ -127,8 +108,8 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 	if why != "" {
 		locked := h.Limiter.Failed(keys...)
 		h.Limiter.Failed(nameKey)
-		h.auditAs(r, "anonymous", "login.failed", "user:"+clip(name, 128),
-			map[string]any{"username": clip(name, 128), "reason": why, "locked": locked, "name_slowed": h.Limiter.Delay(nameKey) > 0})
+		h.signInFailed(r, identity.Failure{Name: name, Reason: why, Details: map[string]any{"method": "password",
+			"username": clip(name, 128), "reason": why, "locked": locked, "name_slowed": h.Limiter.Delay(nameKey) > 0}})
 		page.Error = loginFailed
 		h.render(w, r, http.StatusUnauthorized, views.Login(page))
 		return
@@ -156,7 +137,7 @@ func (h *Handlers) startSession(w http.ResponseWriter, r *http.Request, name str
 	}
 	// A session that existed before sign-in (planted, or someone else's on
 	// a shared browser) is never promoted: delete it, issue a new token.
-	if c, err := r.Cookie(SessionCookie); err == nil {
+	if c, err := r.Cookie(h.SessionCookieName()); err == nil {
 		h.Store.DeleteSession(ctx, c.Value)
 	}
 	ip := identity.ClientIP(r)
@@ -178,7 +159,7 @@ func (h *Handlers) startSession(w http.ResponseWriter, r *http.Request, name str
 
 // Logout is POST /logout: end this session.
 func (h *Handlers) Logout(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie(SessionCookie); err == nil {
+	if c, err := r.Cookie(h.SessionCookieName()); err == nil {
 		if err := h.Store.DeleteSession(r.Context(), c.Value); err != nil {
 			h.Log.Error("sign-out: deleting session", "err", err)
 		}

@@ -108,7 +108,7 @@ func (a *authenticator) identify(next http.Handler) http.Handler {
 
 // sessionUser reads the session cookie (local mode).
 func (a *authenticator) sessionUser(w http.ResponseWriter, r *http.Request) *User {
-	c, err := r.Cookie(handlers.SessionCookie)
+	c, err := r.Cookie(a.h.SessionCookieName())
 	if err != nil || c.Value == "" {
 		return nil
 	}

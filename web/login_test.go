@@ -19,6 +19,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
@@ -54,8 +55,23 @@ func newAuthServer(t *testing.T, auth config.Auth) *authServer {
 }
 
 // newAuthServerWith uses limiter (nil: the router's default one) and auth
-// as given (no public URL filled in).
+// as given (no public URL filled in). Each failed sign-in gets its own
+// audit record (a window of 1 ns), so tests can read why each was
+// refused; newAuthServerFn with the default window counts them.
 func newAuthServerWith(t *testing.T, auth config.Auth, limiter *web.LoginLimiter) *authServer {
+	t.Helper()
+	return newAuthServerFn(t, auth, func(h *handlers.Handlers) {
+		if limiter != nil {
+			h.Limiter = limiter
+		}
+		h.Failures = identity.NewSignInFailures(h.Store, h.Log)
+		h.Failures.Window = time.Nanosecond
+	})
+}
+
+// newAuthServerFn is a console for auth, set up further by setup (nil:
+// the router's defaults).
+func newAuthServerFn(t *testing.T, auth config.Auth, setup func(*handlers.Handlers)) *authServer {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "drconsole.db")
 	store, err := storage.Open(path)
@@ -69,8 +85,8 @@ func newAuthServerWith(t *testing.T, auth config.Auth, limiter *web.LoginLimiter
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	h := &handlers.Handlers{Store: store, Log: log, Version: "test", Auth: auth}
-	if limiter != nil {
-		h.Limiter = limiter
+	if setup != nil {
+		setup(h)
 	}
 	return &authServer{h: web.Router(h, log), store: store, path: path, logs: logs}
 }
@@ -113,7 +129,7 @@ func (s *authServer) audit(t *testing.T, action string) []model.AuditEntry {
 func sessionFrom(t *testing.T, rec *httptest.ResponseRecorder) *http.Cookie {
 	t.Helper()
 	for _, c := range rec.Result().Cookies() {
-		if c.Name == handlers.SessionCookie {
+		if c.Name == handlers.SessionCookieName(false) {
 			return c
 		}
 	}
@@ -324,7 +340,7 @@ func TestAuditPageAndExport(t *testing.T) {
 		}
 	}
 	tok, _ := s.store.CreateSession(ctx, "test-viewer", "", "")
-	viewer := withCookie(&http.Cookie{Name: handlers.SessionCookie, Value: tok})
+	viewer := withCookie(&http.Cookie{Name: handlers.SessionCookieName(false), Value: tok})
 
 	page := s.do(http.MethodGet, "/audit", nil, viewer).Body.String()
 	if n := strings.Count(page, "<tr data-action="); n != 50 {

@@ -19,7 +19,7 @@ import (
 	"github.com/drconsole/drconsole/model"
 )
 
-const stateCookieName = "drconsole_oidc_state"
+const stateCookieName = "__Host-drconsole_oidc_state"
 
 // noRedirects is a client that shows redirects instead of following them.
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -40,7 +40,7 @@ func (s *authServer) ssoBegin(t *testing.T, p *idp, login, next string) (callbac
 			state = c
 		}
 	}
-	if state == nil || !state.HttpOnly || !state.Secure || state.SameSite != http.SameSiteLaxMode || state.Path != "/auth/callback" ||
+	if state == nil || !state.HttpOnly || !state.Secure || state.SameSite != http.SameSiteLaxMode || state.Path != "/" ||
 		state.MaxAge <= 0 || state.MaxAge > 600 {
 		t.Fatalf("state cookie = %+v", state)
 	}
@@ -71,7 +71,7 @@ func (s *authServer) refusedAs(t *testing.T, rec *httptest.ResponseRecorder, wan
 		t.Errorf("refused sign-in = %d, want 403 with the reason shown\n%s", rec.Code, rec.Body)
 	}
 	for _, c := range rec.Result().Cookies() {
-		if c.Name == handlers.SessionCookie && c.MaxAge >= 0 {
+		if c.Name == handlers.SessionCookieName(false) && c.MaxAge >= 0 {
 			t.Errorf("refused sign-in set a session cookie %+v", c)
 		}
 	}
@@ -346,7 +346,7 @@ func TestOIDCSignOut(t *testing.T) {
 		in := s.ssoSignIn(t, p, "erin", "/")
 		var hint *http.Cookie
 		for _, c := range in.Result().Cookies() {
-			if c.Name == "drconsole_sso" {
+			if c.Name == "__Secure-drconsole_sso" {
 				hint = c
 			}
 		}
