@@ -17,8 +17,11 @@ import (
 )
 
 // LoginLimiter slows password guessing (web.LoginLimiter). Locks are per
-// "ip:<address>" and "user:<name>@ip:<address>"; "user:<name>" alone is
-// only ever delayed, so nobody can lock a person out from elsewhere.
+// "user:<name>@ip:<address>" only; "user:<name>" and "ip:<address>" alone
+// are only ever delayed: a lock per name would let anyone lock a person
+// out from elsewhere, and a lock per address would lock out everyone
+// behind a proxy whose address they share (one not in
+// auth.trusted_proxies, so its address is the client's).
 type LoginLimiter interface {
 	// Blocked reports whether any key is locked and for how long.
 	Blocked(keys ...string) (retryAfter time.Duration, blocked bool)
@@ -70,15 +73,16 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 	pw := r.PostFormValue("password")
 	ip := identity.ClientIP(r)
 	nameKey := "user:" + clip(name, 128)
-	keys := []string{"ip:" + ip, nameKey + "@ip:" + ip}
+	ipKey, pairKey := "ip:"+ip, nameKey+"@ip:"+ip
 
-	if h.limited(w, r, h.Limiter, page.Next, "Too many failed sign-ins", keys...) {
+	if h.limited(w, r, h.Limiter, page.Next, "Too many failed sign-ins", pairKey) {
 		return
 	}
 
-	// A name under attack from many addresses: every attempt on it waits,
-	// right password or not (the wait tells nothing), none is refused.
-	if d := h.Limiter.Delay(nameKey); d > 0 {
+	// A name under attack from many addresses, or an address trying many
+	// names: every attempt waits, right password or not (the wait tells
+	// nothing), none is refused.
+	if d := max(h.Limiter.Delay(nameKey), h.Limiter.Delay(ipKey)); d > 0 {
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():
@@ -106,8 +110,8 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 		why = "wrong password"
 	}
 	if why != "" {
-		locked := h.Limiter.Failed(keys...)
-		h.Limiter.Failed(nameKey)
+		locked := h.Limiter.Failed(pairKey)
+		h.Limiter.Failed(nameKey, ipKey)
 		h.signInFailed(r, identity.Failure{Name: name, Reason: why, Details: map[string]any{"method": "password",
 			"username": clip(name, 128), "reason": why, "locked": locked, "name_slowed": h.Limiter.Delay(nameKey) > 0}})
 		page.Error = loginFailed
@@ -120,7 +124,7 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 	}
 	// Only the name's failures are forgiven: forgiving the address too
 	// would let someone with one account reset their guessing budget.
-	h.Limiter.Succeeded(nameKey, nameKey+"@ip:"+ip)
+	h.Limiter.Succeeded(nameKey, pairKey)
 	http.Redirect(w, r, page.Next, http.StatusSeeOther)
 }
 

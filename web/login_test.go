@@ -246,12 +246,9 @@ func TestLoginRateLimit(t *testing.T) {
 	if blocked.Code != http.StatusTooManyRequests || retry < 1 || retry > 300 || !strings.Contains(blocked.Body.String(), "Too many failed sign-ins") {
 		t.Fatalf("6th attempt = %d Retry-After %q", blocked.Code, blocked.Header().Get("Retry-After"))
 	}
-	// The address is locked for any name ...
-	if rec := s.login("test-viewer", testPassword, "/", from("192.0.2.1:4001")); rec.Code != http.StatusTooManyRequests {
-		t.Fatalf("locked address with another name = %d, want 429", rec.Code)
-	}
-	// ... and nobody else: the name itself is only slowed
-	// (TestLoginNameSlowedNotLocked).
+	// The name is locked from that address, nobody else: the name itself
+	// is only slowed (TestLoginNameSlowedNotLocked), and so is the
+	// address (TestLoginSharedAddressNotLocked).
 	if rec := s.login("test-viewer", testPassword, "/", from("192.0.2.2:4000")); rec.Code != http.StatusSeeOther {
 		t.Fatalf("another name from another address = %d, want 303", rec.Code)
 	}
@@ -513,5 +510,31 @@ func TestHostCheckAndCSP(t *testing.T) {
 				t.Errorf("CSP %q lacks %q", csp, want)
 			}
 		}
+	}
+}
+
+// ASVS: behind a proxy not in auth.trusted_proxies every person has the
+// proxy's address. One of them guessing passwords locks the name they
+// guess from there, not the address: the others sign in (slowed).
+func TestLoginSharedAddressNotLocked(t *testing.T) {
+	lim := web.NewLoginLimiter(5, 5*time.Minute, 10_000)
+	lim.NameDelayBase, lim.NameDelayMax = 10*time.Millisecond, 40*time.Millisecond
+	s := newAuthServerWith(t, config.Auth{PublicURL: testPublicURL}, lim)
+	proxy := from("10.0.0.1:4000") // untrusted: the client address is the proxy's
+	for i := range 12 {
+		name := []string{"test-operator", "test-admin"}[i%2]
+		if rec := s.login(name, "guess "+strconv.Itoa(i), "/", proxy); rec.Code != http.StatusUnauthorized && rec.Code != http.StatusTooManyRequests {
+			t.Fatalf("guess %d = %d", i, rec.Code)
+		}
+	}
+	if rec := s.login("test-operator", testPassword, "/", proxy); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("the guessed name from the guessing address = %d, want 429", rec.Code)
+	}
+	start := time.Now()
+	if rec := s.login("test-viewer", testPassword, "/audit", proxy); rec.Code != http.StatusSeeOther {
+		t.Fatalf("another person behind the same proxy = %d, want 303 (locked out by someone else)", rec.Code)
+	}
+	if took := time.Since(start); took < 40*time.Millisecond {
+		t.Fatalf("sign-in from an address that failed 12 times took %v: not slowed", took)
 	}
 }
