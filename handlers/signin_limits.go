@@ -43,3 +43,24 @@ func (h *Handlers) signInFailed(r *http.Request, f identity.Failure) {
 		h.Log.Error("writing the audit log", "action", "login.failed", "err", err)
 	}
 }
+
+// ProxyHeadersRefused answers a trusted proxy's request whose identity
+// headers are ambiguous (why: web.authenticator) with 400, audited as a
+// failed sign-in (counted per source) and logged: the proxy passes its
+// clients' headers on, which an administrator must fix.
+func (h *Handlers) ProxyHeadersRefused(w http.ResponseWriter, r *http.Request, why string) {
+	h.Log.Warn("refusing a request with ambiguous identity headers", "reason", why, "path", r.URL.Path, "ip", identity.ClientIP(r))
+	h.signInFailed(r, identity.Failure{Reason: why, Details: map[string]any{"method": "proxy", "reason": why,
+		"users": clipAll(r.Header.Values(h.Auth.UserHeader))}})
+	http.Error(w, "Bad request: "+why+". Only one identity may reach the console; the proxy in front of it must replace, not "+
+		"append to, the identity headers a client sends.", http.StatusBadRequest)
+}
+
+// clipAll clips each of vs, and keeps at most 4.
+func clipAll(vs []string) []string {
+	out := make([]string, 0, min(len(vs), 4))
+	for _, v := range vs[:min(len(vs), 4)] {
+		out = append(out, clip(v, 128))
+	}
+	return out
+}

@@ -538,3 +538,41 @@ func TestLoginSharedAddressNotLocked(t *testing.T) {
 		t.Fatalf("sign-in from an address that failed 12 times took %v: not slowed", took)
 	}
 }
+
+// Proxy mode: a trusted proxy's request naming its user twice (two
+// headers, or one with a list), or carrying two groups headers, is
+// refused with 400 and audited, not "first wins": a proxy that appends
+// to a client's X-Forwarded-User would otherwise let the client choose.
+func TestProxyDuplicateIdentityHeaders(t *testing.T) {
+	s := newAuthServer(t, config.Auth{Mode: config.AuthProxy, TrustedProxies: []string{"10.0.0.0/8"},
+		GroupRoles: map[string]string{"dr-admins": "admin", "sre": "operator"}})
+	add := func(k, v string) reqOpt { return func(r *http.Request) { r.Header.Add(k, v) } }
+	proxy := from("10.1.2.3:5555")
+	for _, tc := range []struct {
+		name string
+		opts []reqOpt
+		want string
+	}{
+		{"two user headers", []reqOpt{add("X-Forwarded-User", "test-admin"), add("X-Forwarded-User", "test-viewer")}, "2 X-Forwarded-User headers"},
+		{"a list of users", []reqOpt{add("X-Forwarded-User", "test-admin, test-viewer")}, "names more than one user"},
+		{"two groups headers", []reqOpt{add("X-Forwarded-User", "erin"), add("X-Forwarded-Groups", "dr-admins"),
+			add("X-Forwarded-Groups", "sre")}, "2 X-Forwarded-Groups headers"},
+	} {
+		rec := s.do(http.MethodGet, "/audit", nil, append(tc.opts, proxy)...)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), tc.want) {
+			t.Errorf("%s: %d %q, want 400 saying %q", tc.name, rec.Code, rec.Body.String(), tc.want)
+		}
+	}
+	failed := s.audit(t, "login.failed")
+	if len(failed) != 3 || !strings.Contains(string(failed[0].Details), `"method":"proxy"`) || failed[0].ClientIP != "10.1.2.3" {
+		t.Fatalf("login.failed records = %d (%+v)", len(failed), failed)
+	}
+	// One of each is fine; from an untrusted address the headers count
+	// for nothing anyway (sign-in page, not 400).
+	if rec := s.do(http.MethodGet, "/audit", nil, proxy, add("X-Forwarded-User", "test-viewer")); rec.Code != http.StatusOK {
+		t.Fatalf("one header = %d", rec.Code)
+	}
+	if rec := s.do(http.MethodGet, "/audit", nil, from("192.0.2.9:1"), add("X-Forwarded-User", "a"), add("X-Forwarded-User", "b")); rec.Code != http.StatusSeeOther {
+		t.Fatalf("two headers from an untrusted address = %d, want 303 to sign-in", rec.Code)
+	}
+}
