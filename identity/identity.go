@@ -1,7 +1,8 @@
 // Package identity is who the console's users are and who is asking: the
 // signed-in user of a request and the client's address, password hashing,
 // and the one way accounts are created and changed (accounts.go), shared
-// by `drconsole users` and the admin page. Roles and the account record
+// by `drconsole users` and the admin page; single sign-on (oidc.go) and
+// the counted audit records of failed sign-ins (failures.go). Roles and the account record
 // are model's; the users table is storage's. Web, handlers, views and
 // failover read the user from a request context through it without
 // importing each other.
