@@ -300,7 +300,7 @@ func Serve(ctx context.Context, ln net.Listener, handler http.Handler, log *slog
 	defer cancel()
 	err := srv.Shutdown(shutdownCtx)
 	if c, ok := handler.(*Console); ok && c.Failures != nil {
-		c.Failures.Flush() // no request is left to count more
+		c.Failures.Flush() // after the requests (a shutdown that timed out may lose a straggler's count)
 	}
 	if err != nil {
 		return err

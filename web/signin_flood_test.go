@@ -1,12 +1,17 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/drconsole/drconsole/web"
 )
 
 // Issue 29, finding 1: anonymous GET /auth/callback?error=N appended one
@@ -128,5 +133,34 @@ func TestOIDCTossedStateCookie(t *testing.T) {
 	plain := &http.Cookie{Name: "drconsole_session", Value: session.Value}
 	if rec := s.do(http.MethodGet, "/audit", nil, withCookie(plain)); rec.Code != http.StatusSeeOther {
 		t.Fatalf("plain-named session cookie over https = %d, want 303 to sign-in", rec.Code)
+	}
+}
+
+// Serve writes the counts of failed sign-ins it holds when it shuts
+// down, before the store is closed: a restart loses no count.
+func TestServeFlushesFailedSignInCounts(t *testing.T) {
+	p := startIdP(t, false)
+	s := newAuthServerFn(t, p.auth(testPublicURL), nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- web.Serve(ctx, ln, s.h, slog.New(slog.DiscardHandler)) }()
+	for range 3 {
+		resp, err := noRedirects.Get("http://" + ln.Addr().String() + "/auth/callback?error=x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	failed := s.audit(t, "login.failed")
+	if len(failed) != 2 || !strings.Contains(string(failed[1].Details), `"repeated":2`) {
+		t.Fatalf("after shutdown: %d login.failed records, want the first and a summary of 2", len(failed))
 	}
 }
