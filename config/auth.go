@@ -27,9 +27,12 @@ type Auth struct {
 	// AbsoluteTimeout ends any session this long after sign-in (default 12h).
 	IdleTimeout     Duration `yaml:"idle_timeout"`
 	AbsoluteTimeout Duration `yaml:"absolute_timeout"`
-	// LoginMaxFailures failed sign-ins within LoginFailureWindow, per
-	// client address and per name+address, lock sign-in for the rest of
-	// the window (defaults 5 and 5m); per name alone they only slow it.
+	// LoginMaxFailures failed sign-ins within LoginFailureWindow for a
+	// name from one client address lock that name there for the rest of
+	// the window (defaults 5 and 5m); per name alone and per address alone
+	// they only slow sign-in, so nobody behind a shared address is locked
+	// out by someone else. Failed single sign-on callbacks count per
+	// address the same way.
 	LoginMaxFailures   int      `yaml:"login_max_failures"`
 	LoginFailureWindow Duration `yaml:"login_failure_window"`
 	// TrustedProxies are the addresses (CIDR or single IP) of reverse

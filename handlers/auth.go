@@ -3,10 +3,8 @@ package handlers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,12 +16,12 @@ import (
 	"github.com/drconsole/drconsole/views"
 )
 
-// SessionCookie holds the session token in local auth mode.
-const SessionCookie = "drconsole_session"
-
 // LoginLimiter slows password guessing (web.LoginLimiter). Locks are per
-// "ip:<address>" and "user:<name>@ip:<address>"; "user:<name>" alone is
-// only ever delayed, so nobody can lock a person out from elsewhere.
+// "user:<name>@ip:<address>" only; "user:<name>" and "ip:<address>" alone
+// are only ever delayed: a lock per name would let anyone lock a person
+// out from elsewhere, and a lock per address would lock out everyone
+// behind a proxy whose address they share (one not in
+// auth.trusted_proxies, so its address is the client's).
 type LoginLimiter interface {
 	// Blocked reports whether any key is locked and for how long.
 	Blocked(keys ...string) (retryAfter time.Duration, blocked bool)
@@ -33,15 +31,6 @@ type LoginLimiter interface {
 	Failed(keys ...string) (locked bool)
 	// Succeeded forgets the failures of keys.
 	Succeeded(keys ...string)
-}
-
-// SessionCookieFor is the cookie carrying token: HttpOnly (no script reads
-// it), SameSite=Lax (not sent on cross-site POSTs), Secure unless the
-// sandbox serves plain http. No Max-Age: it ends with the browser, and the
-// server enforces the idle and absolute timeouts anyway. An empty token
-// gives a cookie that deletes it.
-func (h *Handlers) SessionCookieFor(token string) *http.Cookie {
-	return h.cookie(SessionCookie, "/", token, 0)
 }
 
 // LoginPage is GET /login.
@@ -84,20 +73,16 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 	pw := r.PostFormValue("password")
 	ip := identity.ClientIP(r)
 	nameKey := "user:" + clip(name, 128)
-	keys := []string{"ip:" + ip, nameKey + "@ip:" + ip}
+	ipKey, pairKey := "ip:"+ip, nameKey+"@ip:"+ip
 
-	if wait, blocked := h.Limiter.Blocked(keys...); blocked {
-		secs := int((wait + time.Second - 1) / time.Second)
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		h.Log.Warn("sign-in refused: too many failures", "user", name, "ip", ip, "retry_after_s", secs)
-		page.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %s.", views.Duration(time.Duration(secs)*time.Second))
-		h.render(w, r, http.StatusTooManyRequests, views.Login(page))
+	if h.limited(w, r, h.Limiter, page.Next, "Too many failed sign-ins", pairKey) {
 		return
 	}
 
-	// A name under attack from many addresses: every attempt on it waits,
-	// right password or not (the wait tells nothing), none is refused.
-	if d := h.Limiter.Delay(nameKey); d > 0 {
+	// A name under attack from many addresses, or an address trying many
+	// names: every attempt waits, right password or not (the wait tells
+	// nothing), none is refused.
+	if d := max(h.Limiter.Delay(nameKey), h.Limiter.Delay(ipKey)); d > 0 {
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():
@@ -125,10 +110,10 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 		why = "wrong password"
 	}
 	if why != "" {
-		locked := h.Limiter.Failed(keys...)
-		h.Limiter.Failed(nameKey)
-		h.auditAs(r, "anonymous", "login.failed", "user:"+clip(name, 128),
-			map[string]any{"username": clip(name, 128), "reason": why, "locked": locked, "name_slowed": h.Limiter.Delay(nameKey) > 0})
+		locked := h.Limiter.Failed(pairKey)
+		h.Limiter.Failed(nameKey, ipKey)
+		h.signInFailed(r, identity.Failure{Name: name, Reason: why, Details: map[string]any{"method": "password",
+			"username": clip(name, 128), "reason": why, "locked": locked, "name_slowed": h.Limiter.Delay(nameKey) > 0}})
 		page.Error = loginFailed
 		h.render(w, r, http.StatusUnauthorized, views.Login(page))
 		return
@@ -139,7 +124,7 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 	}
 	// Only the name's failures are forgiven: forgiving the address too
 	// would let someone with one account reset their guessing budget.
-	h.Limiter.Succeeded(nameKey, nameKey+"@ip:"+ip)
+	h.Limiter.Succeeded(nameKey, pairKey)
 	http.Redirect(w, r, page.Next, http.StatusSeeOther)
 }
 
@@ -156,7 +141,7 @@ func (h *Handlers) startSession(w http.ResponseWriter, r *http.Request, name str
 	}
 	// A session that existed before sign-in (planted, or someone else's on
 	// a shared browser) is never promoted: delete it, issue a new token.
-	if c, err := r.Cookie(SessionCookie); err == nil {
+	if c, err := r.Cookie(h.SessionCookieName()); err == nil {
 		h.Store.DeleteSession(ctx, c.Value)
 	}
 	ip := identity.ClientIP(r)
@@ -178,7 +163,7 @@ func (h *Handlers) startSession(w http.ResponseWriter, r *http.Request, name str
 
 // Logout is POST /logout: end this session.
 func (h *Handlers) Logout(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie(SessionCookie); err == nil {
+	if c, err := r.Cookie(h.SessionCookieName()); err == nil {
 		if err := h.Store.DeleteSession(r.Context(), c.Value); err != nil {
 			h.Log.Error("sign-out: deleting session", "err", err)
 		}

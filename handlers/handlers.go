@@ -47,6 +47,11 @@ type Handlers struct {
 	// password guessing on POST /login (web.Router sets one if nil).
 	Auth    config.Auth
 	Limiter LoginLimiter
+	// StartLimiter bounds single sign-ons started per source (web.Router
+	// sets one if nil); Failures audits refused sign-ins, counted per
+	// source (web.Router sets one if nil, and web.Serve flushes it).
+	StartLimiter LoginLimiter
+	Failures     *identity.SignInFailures
 	// Metrics shapes /metrics (per-partition series or not).
 	Metrics config.Metrics
 	// OIDC signs people in at the provider in auth mode oidc; nil

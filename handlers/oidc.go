@@ -14,32 +14,6 @@ import (
 // the sign-in page for break-glass accounts: the provider is one more
 // thing that can be down during a disaster.
 
-const (
-	// stateCookie binds a sign-in's state to the browser that started it:
-	// a callback arriving in another browser (login CSRF) finds no match.
-	// Only sent to the callback.
-	stateCookie = "drconsole_oidc_state"
-	// ssoCookie marks a session begun at the provider and holds its ID
-	// token for id_token_hint ("-" when too big for a cookie). Only sent
-	// to /logout.
-	ssoCookie = "drconsole_sso"
-	// maxHint keeps the cookie under browsers' 4096-byte limit.
-	maxHint = 3500
-)
-
-// cookie is one of the console's cookies: HttpOnly (no script reads it),
-// SameSite=Lax (sent when the provider redirects back, not on cross-site
-// POSTs), Secure unless the sandbox serves plain http. An empty value
-// deletes it; maxAge 0 ends it with the browser.
-func (h *Handlers) cookie(name, path, value string, maxAge int) *http.Cookie {
-	c := &http.Cookie{Name: name, Value: value, Path: path, HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: !h.Auth.InsecureCookie, MaxAge: maxAge}
-	if value == "" {
-		c.MaxAge = -1
-	}
-	return c
-}
-
 // ssoHintCookie is the sign-out hint of an OIDC session (idToken "": none,
 // which deletes it).
 func (h *Handlers) ssoHintCookie(idToken string) *http.Cookie {
@@ -51,26 +25,38 @@ func (h *Handlers) ssoHintCookie(idToken string) *http.Cookie {
 
 // OIDCStart is GET /auth/login: off to the provider. A GET link, not a
 // form: the CSP's form-action 'self' would stop a form's redirect to the
-// provider, and starting a sign-in changes nothing.
+// provider, and starting a sign-in changes nothing here but memory, which
+// is bounded: per source, StartLimiter allows so many starts per window,
+// and identity.OIDC keeps so many pending.
 func (h *Handlers) OIDCStart(w http.ResponseWriter, r *http.Request) {
 	next := SafeNext(r.URL.Query().Get("next"))
 	if h.OIDC == nil {
 		h.fail(w, r, notFound("single sign-on"))
 		return
 	}
-	to, state, err := h.OIDC.Start(r.Context(), next)
+	source := identity.SourceKey(identity.ClientIP(r))
+	if h.limited(w, r, h.StartLimiter, next, "Too many sign-ins started from your address", "sso-start:"+source) {
+		return
+	}
+	h.StartLimiter.Failed("sso-start:" + source) // counts starts, not failures
+	to, _, binding, err := h.OIDC.Start(r.Context(), next, source)
 	if err != nil {
 		h.Log.Error("single sign-on: starting", "err", err)
 		h.loginError(w, r, http.StatusBadGateway, next, "Single sign-on is unavailable: "+err.Error()+
 			". A break-glass local account can still sign in below.")
 		return
 	}
-	http.SetCookie(w, h.cookie(stateCookie, config.CallbackPath, state, int(identity.PendingTTL.Seconds())))
+	http.SetCookie(w, h.cookie(stateCookie, config.CallbackPath, binding, int(identity.PendingTTL.Seconds())))
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 // OIDCCallback is GET /auth/callback: the provider sends the browser back
-// with a code; check it, then sign in like the local form does.
+// with a code; check it, then sign in like the local form does. A source
+// whose callbacks failed too often (h.Limiter, like the password form) is
+// answered 429 at once, unless this callback belongs to a sign-in its
+// browser started (pending state and binding cookie): behind a proxy
+// whose address many people share, one person's garbage must not keep the
+// others out. Refusals are audited counted per source (h.Failures).
 func (h *Handlers) OIDCCallback(w http.ResponseWriter, r *http.Request) {
 	if h.OIDC == nil {
 		h.fail(w, r, notFound("single sign-on"))
@@ -79,18 +65,28 @@ func (h *Handlers) OIDCCallback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	state := q.Get("state")
 	http.SetCookie(w, h.cookie(stateCookie, config.CallbackPath, "", 0)) // single use
+	bindings := h.cookies(r, stateCookie)
+	binding := ""
+	if len(bindings) == 1 {
+		binding = bindings[0]
+	}
+	failKey := "sso-callback:" + identity.SourceKey(identity.ClientIP(r))
+	if !h.OIDC.Pending(state, binding) && h.limited(w, r, h.Limiter, "/", "Too many failed sign-ins", failKey) {
+		return
+	}
 	var l identity.Login
 	var err error
-	c, cerr := r.Cookie(stateCookie)
 	switch {
+	case len(bindings) > 1:
+		// The browser holds two: one was set by someone else (another
+		// path, or a sibling domain over plain http). Trust neither.
+		h.OIDC.Finish(r.Context(), state, "", "") // use the state up
+		err = &identity.Refused{Reason: "the browser sent more than one sign-in state cookie (one may have been set by another site); sign in again"}
 	case q.Get("error") != "":
 		err = &identity.Refused{Reason: "the provider said " + clip(q.Get("error"), 64) + ": " + clip(q.Get("error_description"), 200)}
-		h.OIDC.Finish(r.Context(), state, "") // use the state up
-	case cerr != nil || c.Value == "" || c.Value != state:
-		// Not the browser that started this sign-in, or it took too long.
-		err = &identity.Refused{Reason: "the sign-in state does not match this browser's (cookie missing or different)"}
+		h.OIDC.Finish(r.Context(), state, binding, "") // use the state up
 	default:
-		l, err = h.OIDC.Finish(r.Context(), state, q.Get("code"))
+		l, err = h.OIDC.Finish(r.Context(), state, binding, q.Get("code"))
 	}
 	if err == nil {
 		err = identity.Admit(r.Context(), h.Store, audit.New(h.Store), l)
@@ -98,12 +94,9 @@ func (h *Handlers) OIDCCallback(w http.ResponseWriter, r *http.Request) {
 	var no *identity.Refused
 	switch {
 	case errors.As(err, &no):
-		subject := "user:" + l.Name
-		if l.Name == "" {
-			subject = "user:?"
-		}
-		h.auditAs(r, "anonymous", "login.failed", subject, map[string]any{"method": "oidc", "username": l.Name,
-			"groups": l.Groups, "reason": no.Reason})
+		h.Limiter.Failed(failKey)
+		h.signInFailed(r, identity.Failure{Name: l.Name, Reason: no.Reason, Details: map[string]any{"method": "oidc",
+			"username": l.Name, "groups": l.Groups, "reason": no.Reason}})
 		h.Log.Warn("single sign-on refused", "user", l.Name, "reason", no.Reason, "ip", identity.ClientIP(r))
 		h.loginError(w, r, http.StatusForbidden, SafeNext(l.Next), "Single sign-on refused: "+no.Reason+".")
 		return
@@ -129,7 +122,7 @@ func (h *Handlers) loginError(w http.ResponseWriter, r *http.Request, status int
 // end_session_endpoint for a session begun there (RP-initiated logout),
 // else the sign-in page. It deletes the hint.
 func (h *Handlers) afterLogout(w http.ResponseWriter, r *http.Request) string {
-	c, err := r.Cookie(ssoCookie)
+	c, err := r.Cookie(cookieName(h.Auth.InsecureCookie, ssoCookie))
 	if err != nil || c.Value == "" {
 		return ""
 	}

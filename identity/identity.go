@@ -1,7 +1,8 @@
 // Package identity is who the console's users are and who is asking: the
 // signed-in user of a request and the client's address, password hashing,
 // and the one way accounts are created and changed (accounts.go), shared
-// by `drconsole users` and the admin page. Roles and the account record
+// by `drconsole users` and the admin page; single sign-on (oidc.go) and
+// the counted audit records of failed sign-ins (failures.go). Roles and the account record
 // are model's; the users table is storage's. Web, handlers, views and
 // failover read the user from a request context through it without
 // importing each other.
@@ -11,6 +12,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/netip"
 
 	"github.com/drconsole/drconsole/model"
 )
@@ -65,4 +67,19 @@ func ClientIP(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
+}
+
+// SourceKey is the source an address counts as for per-source limits: an
+// IPv4 address itself, an IPv6 address's /64 (one host is usually given a
+// whole /64, so its addresses are one source), anything else as given.
+func SourceKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return clip(ip)
+	}
+	if a = a.Unmap(); a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
 }

@@ -4,19 +4,29 @@ package identity
 // nonce, at the provider of auth.oidc. The state, nonce and PKCE verifier
 // of a sign-in in progress stay here, in memory, for at most
 // PendingTTL and are taken out on first use: a callback URL replayed, or
-// one from a sign-in this process did not start, finds nothing. The web
-// layer also binds the state to the browser with a short-lived cookie, so
-// a callback planted in someone else's browser (login CSRF) is refused.
+// one from a sign-in this process did not start, finds nothing. Each is
+// also bound to the browser that started it: Start makes a second secret,
+// the binding, which the web layer puts in a short-lived cookie and which
+// never appears in a URL (the state does: at the provider, in its logs,
+// in the browser's history); only its hash is kept here, and the callback
+// must bring both, so a callback planted in someone else's browser (login
+// CSRF), or a cookie not made by this server for this sign-in, is refused.
+//
+// Pending sign-ins are bounded per source address (SourceKey) and in
+// all: a flood of starts from one source pushes out only that source's
+// oldest, never another's.
 
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,9 +43,15 @@ import (
 // PendingTTL is how long a sign-in may take at the provider.
 const PendingTTL = 10 * time.Minute
 
-// maxPending bounds the sign-ins in progress: a flood of starts pushes
-// out the oldest (whose owners start again) instead of growing memory.
-const maxPending = 10_000
+// maxPending bounds the sign-ins in progress, and maxPendingPerSource
+// those of one source: past it, a source's new start pushes out its own
+// oldest. Past maxPending (many sources), a start pushes out the oldest
+// of the source holding the most (of equals, the newest), so a person's
+// sign-in outlives a flood from elsewhere.
+const (
+	maxPending          = 10_000
+	maxPendingPerSource = 32
+)
 
 // SSOCreator is the created_by of accounts made at a first OIDC sign-in
 // (not a valid user name, so no person "created" them).
@@ -57,17 +73,28 @@ type OIDC struct {
 	provider   *oidc.Provider
 	endSession string
 	pending    map[string]pendingLogin
+	bySource   map[string][]pendingRef // by source, oldest first
+	seq        uint64                  // of the last start
+	swept      time.Time               // when expired sign-ins were last dropped
+}
+
+// pendingRef is a pending sign-in's state and when it began (seq).
+type pendingRef struct {
+	state string
+	seq   uint64
 }
 
 type pendingLogin struct {
 	nonce, verifier, next string
+	binding               [32]byte // SHA-256 of the browser's binding
+	source                string
 	expires               time.Time
 }
 
 // NewOIDC is the sign-in of auth.oidc, whose groups map to roles through
 // groupRoles (auth.group_roles).
 func NewOIDC(cfg config.OIDC, groupRoles map[string]string) *OIDC {
-	return &OIDC{cfg: cfg, groupRoles: groupRoles, pending: map[string]pendingLogin{}}
+	return &OIDC{cfg: cfg, groupRoles: groupRoles, pending: map[string]pendingLogin{}, bySource: map[string][]pendingRef{}}
 }
 
 // Refused is a sign-in the console turns down; Reason goes to the audit
@@ -143,58 +170,104 @@ func random() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// Start begins a sign-in that returns to next (a local path the caller
-// checked): the provider's authorization URL to send the browser to, and
-// the state the caller binds to the browser.
-func (o *OIDC) Start(ctx context.Context, next string) (authURL, state string, err error) {
+// Start begins a sign-in from source (the client's SourceKey) that
+// returns to next (a local path the caller checked): the provider's
+// authorization URL to send the browser to, the state, and the binding
+// the caller gives the browser (a cookie) for the callback to bring back.
+func (o *OIDC) Start(ctx context.Context, next, source string) (authURL, state, binding string, err error) {
 	p, err := o.discover(ctx)
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
-	state, nonce, verifier := random(), random(), oauth2.GenerateVerifier()
+	state, binding, nonce, verifier := random(), random(), random(), oauth2.GenerateVerifier()
 	now := o.now()
 	o.mu.Lock()
-	if len(o.pending) >= maxPending {
-		o.prune(now)
-	}
-	o.pending[state] = pendingLogin{nonce: nonce, verifier: verifier, next: next, expires: now.Add(PendingTTL)}
+	o.makeRoom(now, source)
+	o.pending[state] = pendingLogin{nonce: nonce, verifier: verifier, next: next, binding: sha256.Sum256([]byte(binding)),
+		source: source, expires: now.Add(PendingTTL)}
+	o.seq++
+	o.bySource[source] = append(o.bySource[source], pendingRef{state, o.seq})
 	o.mu.Unlock()
-	return o.oauth(p).AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), state, nil
+	return o.oauth(p).AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), state, binding, nil
 }
 
-// prune drops expired sign-ins and, still full, the oldest ones. o.mu is held.
-func (o *OIDC) prune(now time.Time) {
-	for len(o.pending) >= maxPending {
-		oldest, at := "", time.Time{}
+// makeRoom makes room for one more sign-in from source. o.mu is held.
+func (o *OIDC) makeRoom(now time.Time, source string) {
+	if len(o.bySource[source]) >= maxPendingPerSource {
+		o.take(o.bySource[source][0].state)
+	}
+	if len(o.pending) < maxPending {
+		return
+	}
+	if now.Sub(o.swept) >= time.Second { // a sweep per start would cost O(n) each
+		o.swept = now
 		for s, p := range o.pending {
 			if now.After(p.expires) {
-				delete(o.pending, s)
-				continue
+				o.take(s)
 			}
-			if oldest == "" || p.expires.Before(at) {
-				oldest, at = s, p.expires
-			}
-		}
-		if len(o.pending) >= maxPending {
-			delete(o.pending, oldest)
 		}
 	}
+	// The source holding the most; of equals, the one that began last, so
+	// sign-ins already under way outlive a flood of one-start sources.
+	for len(o.pending) >= maxPending {
+		var most []pendingRef
+		for _, refs := range o.bySource {
+			if len(refs) > len(most) || len(refs) == len(most) && refs[0].seq > most[0].seq {
+				most = refs
+			}
+		}
+		o.take(most[0].state)
+	}
+}
+
+// take removes state's sign-in and returns it. o.mu is held.
+func (o *OIDC) take(state string) (pendingLogin, bool) {
+	p, ok := o.pending[state]
+	if !ok {
+		return p, false
+	}
+	delete(o.pending, state)
+	refs := slices.DeleteFunc(o.bySource[p.source], func(r pendingRef) bool { return r.state == state })
+	if len(refs) == 0 {
+		delete(o.bySource, p.source)
+	} else {
+		o.bySource[p.source] = refs
+	}
+	return p, true
+}
+
+// bound reports whether binding is p's.
+func (p pendingLogin) bound(binding string) bool {
+	h := sha256.Sum256([]byte(binding))
+	return binding != "" && subtle.ConstantTimeCompare(h[:], p.binding[:]) == 1
+}
+
+// Pending reports whether state is a sign-in in progress that binding
+// belongs to (a callback worth completing), without using it up.
+func (o *OIDC) Pending(state, binding string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	p, ok := o.pending[state]
+	return ok && p.bound(binding) && !o.now().After(p.expires)
 }
 
 // Finish completes the sign-in of state with the provider's code: the
 // code is exchanged with the PKCE verifier, and the ID token is verified
 // (signature, issuer, audience, expiry) and must carry this sign-in's
-// nonce. The state is used up whatever happens. A *Refused error says why
-// the person is not let in; the Login returned with it names them when the
-// token was good.
-func (o *OIDC) Finish(ctx context.Context, state, code string) (Login, error) {
+// nonce; binding must be the one Start gave this browser. The state is
+// used up whatever happens. A *Refused error says why the person is not
+// let in; the Login returned with it names them when the token was good.
+func (o *OIDC) Finish(ctx context.Context, state, binding, code string) (Login, error) {
 	o.mu.Lock()
-	pl, ok := o.pending[state]
-	delete(o.pending, state)
+	pl, ok := o.take(state)
 	o.mu.Unlock()
 	switch {
 	case !ok:
 		return Login{}, refused("unknown or already used sign-in state")
+	case !pl.bound(binding):
+		// Not the browser that started this sign-in, or a cookie someone
+		// else set.
+		return Login{}, refused("the sign-in state does not match this browser's (cookie missing or different)")
 	case o.now().After(pl.expires):
 		return Login{}, refused("the sign-in took longer than %s", PendingTTL)
 	case code == "":
@@ -238,18 +311,23 @@ func (o *OIDC) Finish(ctx context.Context, state, code string) (Login, error) {
 
 // username reads the username claim, or a verified email when it is
 // absent, checked before lowering like every other name (Unicode lowers
-// the Kelvin sign to "k").
+// the Kelvin sign to "k"). An email names nobody unless the provider
+// says it verified it (email_verified true; absent is unverified), also
+// when username_claim is email: an unverified email is whatever someone
+// typed in at the provider, and would take the account of its real owner.
 func (o *OIDC) username(claims map[string]any) (string, error) {
 	claim := o.cfg.UsernameClaim
 	raw, _ := claims[claim].(string)
-	if strings.TrimSpace(raw) == "" {
-		// An unverified email is whatever the person typed in.
-		if v, _ := claims["email_verified"].(bool); v {
-			raw, _ = claims["email"].(string)
-			claim = "email"
-		}
+	verified, _ := claims["email_verified"].(bool)
+	if strings.TrimSpace(raw) == "" && verified {
+		raw, _ = claims["email"].(string)
+		claim = "email"
 	}
 	raw = strings.TrimSpace(raw)
+	if claim == "email" && raw != "" && !verified {
+		return "", refused("the provider has not verified the email %q, and an unverified email does not name an account "+
+			"(ask your administrator to verify it at the provider)", clip(raw))
+	}
 	if raw == "" {
 		return "", refused("the ID token has no %s claim and no verified email", o.cfg.UsernameClaim)
 	}

@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -40,19 +41,34 @@ func reason(err error) string {
 func TestOIDCPendingState(t *testing.T) {
 	o, now := testOIDC(t)
 	ctx := context.Background()
-	_, state, err := o.Start(ctx, "/audit")
+	_, state, binding, err := o.Start(ctx, "/audit", "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !o.Pending(state, binding) || o.Pending(state, "") || o.Pending(state, state) {
+		t.Fatal("Pending does not hold the state to its binding")
+	}
 	*now = now.Add(PendingTTL + time.Second)
-	if _, err := o.Finish(ctx, state, "code"); !strings.Contains(reason(err), "took longer than 10m0s") {
+	if o.Pending(state, binding) {
+		t.Fatal("an expired sign-in is pending")
+	}
+	if _, err := o.Finish(ctx, state, binding, "code"); !strings.Contains(reason(err), "took longer than 10m0s") {
 		t.Fatalf("late callback: %v", err)
 	}
-	if _, err := o.Finish(ctx, state, "code"); !strings.Contains(reason(err), "unknown or already used") {
+	if _, err := o.Finish(ctx, state, binding, "code"); !strings.Contains(reason(err), "unknown or already used") {
 		t.Fatalf("second use of a state: %v", err)
 	}
-	if _, err := o.Finish(ctx, "never-issued", "code"); !strings.Contains(reason(err), "unknown or already used") {
+	if _, err := o.Finish(ctx, "never-issued", binding, "code"); !strings.Contains(reason(err), "unknown or already used") {
 		t.Fatalf("a state never issued: %v", err)
+	}
+	// The binding is not the state, and a state with another binding (or
+	// with the state itself as cookie) is refused and used up.
+	_, state, binding, _ = o.Start(ctx, "/", "192.0.2.1")
+	for _, b := range []string{state, "", binding + "x"} {
+		if _, err := o.Finish(ctx, state, b, "code"); !strings.Contains(reason(err), "does not match this browser") {
+			t.Fatalf("binding %q: %v", b, err)
+		}
+		_, state, binding, _ = o.Start(ctx, "/", "192.0.2.1")
 	}
 }
 
@@ -61,10 +77,10 @@ func TestOIDCPendingState(t *testing.T) {
 func TestOIDCPendingBounded(t *testing.T) {
 	o, now := testOIDC(t)
 	ctx := context.Background()
-	_, first, _ := o.Start(ctx, "/")
+	_, first, _, _ := o.Start(ctx, "/", "192.0.2.1")
 	for range maxPending + 10 {
 		*now = now.Add(time.Millisecond)
-		if _, _, err := o.Start(ctx, "/"); err != nil {
+		if _, _, _, err := o.Start(ctx, "/", "192.0.2.1"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -141,5 +157,68 @@ func TestOIDCLogoutURLOff(t *testing.T) {
 	if u := o.LogoutURL(context.Background(), ""); u != "https://idp.example/logout?client_id="+o.cfg.ClientID+
 		"&post_logout_redirect_uri=https%3A%2F%2Fdrconsole.example.com%2Flogin" {
 		t.Fatalf("LogoutURL without a hint = %q", u)
+	}
+}
+
+// With username_claim email, the email is the name: only a verified one
+// (email_verified true) counts, or anyone could type boss@… at the
+// provider and lock the real boss out of the name.
+func TestOIDCUnverifiedEmailName(t *testing.T) {
+	o, _ := testOIDC(t)
+	o.cfg.UsernameClaim = "email"
+	for _, tc := range []struct {
+		claims map[string]any
+		want   string // "" refused
+	}{
+		{map[string]any{"email": "Boss@Example.com", "email_verified": true}, "boss@example.com"},
+		{map[string]any{"email": "boss@example.com", "email_verified": false}, ""},
+		{map[string]any{"email": "boss@example.com"}, ""},                           // absent: unverified
+		{map[string]any{"email": "boss@example.com", "email_verified": "true"}, ""}, // a string is no verification
+	} {
+		got, err := o.username(tc.claims)
+		if got != tc.want || (tc.want == "") != strings.Contains(reason(err), "not verified the email") {
+			t.Errorf("username(%v) = %q, %v; want %q", tc.claims, got, err, tc.want)
+		}
+	}
+}
+
+// A flood of starts pushes out only its own source's oldest: one source
+// holds at most maxPendingPerSource; many sources filling maxPending push
+// out the oldest of whoever holds the most, never a person's one
+// sign-in (issue 29, finding 6: 11,000 starts cancelled everyone's).
+func TestOIDCPendingPerSource(t *testing.T) {
+	o, now := testOIDC(t)
+	ctx := context.Background()
+	_, mine, binding, _ := o.Start(ctx, "/", "203.0.113.7")
+	for range 11_000 {
+		*now = now.Add(time.Millisecond)
+		o.Start(ctx, "/", "198.51.100.1")
+	}
+	if n := len(o.bySource["198.51.100.1"]); n != maxPendingPerSource || len(o.pending) != maxPendingPerSource+1 {
+		t.Fatalf("the flooding source holds %d sign-ins (%d in all), want %d", n, len(o.pending), maxPendingPerSource)
+	}
+	// Many sources (an IPv6 /64 is one): 400 × 32 starts, past maxPending.
+	for i := range 400 {
+		for j := range maxPendingPerSource {
+			*now = now.Add(time.Millisecond)
+			o.Start(ctx, "/", SourceKey(fmt.Sprintf("2001:db8:%x::%x", i, j+1)))
+		}
+	}
+	if len(o.pending) > maxPending {
+		t.Fatalf("%d sign-ins pending, want at most %d", len(o.pending), maxPending)
+	}
+	if !o.Pending(mine, binding) {
+		t.Fatal("a person's sign-in was pushed out by floods from elsewhere")
+	}
+	if n := len(o.bySource["2001:db8:1::/64"]); n == 0 || n > maxPendingPerSource {
+		t.Fatalf("a /64 holds %d sign-ins", n)
+	}
+	// As many sources as there is room for, one start each.
+	for i := range maxPending + 100 {
+		*now = now.Add(time.Millisecond)
+		o.Start(ctx, "/", fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&255, i&255))
+	}
+	if len(o.pending) > maxPending || !o.Pending(mine, binding) {
+		t.Fatalf("%d pending; mine survived: %v", len(o.pending), o.Pending(mine, binding))
 	}
 }

@@ -80,7 +80,7 @@ func startConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, h
 	}
 	router := web.Router(&handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "e2e"}, log)
 	return mon, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.AddCookie(&http.Cookie{Name: handlers.SessionCookie, Value: token})
+		r.AddCookie(&http.Cookie{Name: handlers.SessionCookieName(false), Value: token})
 		r.Host = "127.0.0.1" // httptest's example.com is no host of this console (DNS-rebinding check)
 		router.ServeHTTP(w, r)
 	}), stop

@@ -22,7 +22,7 @@ func (s *authServer) signedIn(t *testing.T, name string) *http.Cookie {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &http.Cookie{Name: handlers.SessionCookie, Value: tok}
+	return &http.Cookie{Name: handlers.SessionCookieName(false), Value: tok}
 }
 
 // post sends a same-origin form as the holder of cookie.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/drconsole/drconsole/audit"
@@ -95,6 +96,10 @@ func (a *authenticator) identify(next http.Handler) http.Handler {
 		r = r.WithContext(ctx)
 		var u *User
 		if a.cfg.Mode == config.AuthProxy {
+			if why := a.ambiguousProxyHeaders(r); why != "" {
+				a.h.ProxyHeadersRefused(w, r, why)
+				return
+			}
 			u = a.proxyUser(r)
 		} else {
 			u = a.sessionUser(w, r)
@@ -108,7 +113,7 @@ func (a *authenticator) identify(next http.Handler) http.Handler {
 
 // sessionUser reads the session cookie (local mode).
 func (a *authenticator) sessionUser(w http.ResponseWriter, r *http.Request) *User {
-	c, err := r.Cookie(handlers.SessionCookie)
+	c, err := r.Cookie(a.h.SessionCookieName())
 	if err != nil || c.Value == "" {
 		return nil
 	}
@@ -129,6 +134,31 @@ func (a *authenticator) sessionUser(w http.ResponseWriter, r *http.Request) *Use
 		a.log.Error("reading session", "err", err)
 	}
 	return nil
+}
+
+// ambiguousProxyHeaders says what is wrong when a trusted proxy's request
+// names its user more than once: two user headers, a user header with a
+// list ("alice, bob"), or two groups headers. Which one is the proxy's
+// and which the client's is unknowable (a proxy that appends instead of
+// replacing passes the client's on), so none counts: not "first wins".
+// "" for a request that is fine, or not from a trusted proxy (whose
+// headers count for nothing anyway).
+func (a *authenticator) ambiguousProxyHeaders(r *http.Request) string {
+	users, groups := r.Header.Values(a.cfg.UserHeader), r.Header.Values(a.cfg.GroupsHeader)
+	if len(users) == 0 || (len(users) == 1 && !strings.Contains(users[0], ",") && len(groups) <= 1) {
+		return ""
+	}
+	if peer, ok := remote(r); !ok || !a.isTrusted(peer) {
+		return ""
+	}
+	switch {
+	case len(users) > 1:
+		return "the request names its user in " + strconv.Itoa(len(users)) + " " + a.cfg.UserHeader + " headers"
+	case len(groups) > 1:
+		return "the request carries " + strconv.Itoa(len(groups)) + " " + a.cfg.GroupsHeader + " headers"
+	default:
+		return "the " + a.cfg.UserHeader + " header names more than one user"
+	}
 }
 
 // proxyUser reads the identity header of a trusted reverse proxy (proxy

@@ -19,6 +19,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
@@ -54,8 +55,23 @@ func newAuthServer(t *testing.T, auth config.Auth) *authServer {
 }
 
 // newAuthServerWith uses limiter (nil: the router's default one) and auth
-// as given (no public URL filled in).
+// as given (no public URL filled in). Each failed sign-in gets its own
+// audit record (a window of 1 ns), so tests can read why each was
+// refused; newAuthServerFn with the default window counts them.
 func newAuthServerWith(t *testing.T, auth config.Auth, limiter *web.LoginLimiter) *authServer {
+	t.Helper()
+	return newAuthServerFn(t, auth, func(h *handlers.Handlers) {
+		if limiter != nil {
+			h.Limiter = limiter
+		}
+		h.Failures = identity.NewSignInFailures(h.Store, h.Log)
+		h.Failures.Window = time.Nanosecond
+	})
+}
+
+// newAuthServerFn is a console for auth, set up further by setup (nil:
+// the router's defaults).
+func newAuthServerFn(t *testing.T, auth config.Auth, setup func(*handlers.Handlers)) *authServer {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "drconsole.db")
 	store, err := storage.Open(path)
@@ -69,8 +85,8 @@ func newAuthServerWith(t *testing.T, auth config.Auth, limiter *web.LoginLimiter
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	h := &handlers.Handlers{Store: store, Log: log, Version: "test", Auth: auth}
-	if limiter != nil {
-		h.Limiter = limiter
+	if setup != nil {
+		setup(h)
 	}
 	return &authServer{h: web.Router(h, log), store: store, path: path, logs: logs}
 }
@@ -113,7 +129,7 @@ func (s *authServer) audit(t *testing.T, action string) []model.AuditEntry {
 func sessionFrom(t *testing.T, rec *httptest.ResponseRecorder) *http.Cookie {
 	t.Helper()
 	for _, c := range rec.Result().Cookies() {
-		if c.Name == handlers.SessionCookie {
+		if c.Name == handlers.SessionCookieName(false) {
 			return c
 		}
 	}
@@ -230,12 +246,9 @@ func TestLoginRateLimit(t *testing.T) {
 	if blocked.Code != http.StatusTooManyRequests || retry < 1 || retry > 300 || !strings.Contains(blocked.Body.String(), "Too many failed sign-ins") {
 		t.Fatalf("6th attempt = %d Retry-After %q", blocked.Code, blocked.Header().Get("Retry-After"))
 	}
-	// The address is locked for any name ...
-	if rec := s.login("test-viewer", testPassword, "/", from("192.0.2.1:4001")); rec.Code != http.StatusTooManyRequests {
-		t.Fatalf("locked address with another name = %d, want 429", rec.Code)
-	}
-	// ... and nobody else: the name itself is only slowed
-	// (TestLoginNameSlowedNotLocked).
+	// The name is locked from that address, nobody else: the name itself
+	// is only slowed (TestLoginNameSlowedNotLocked), and so is the
+	// address (TestLoginSharedAddressNotLocked).
 	if rec := s.login("test-viewer", testPassword, "/", from("192.0.2.2:4000")); rec.Code != http.StatusSeeOther {
 		t.Fatalf("another name from another address = %d, want 303", rec.Code)
 	}
@@ -324,7 +337,7 @@ func TestAuditPageAndExport(t *testing.T) {
 		}
 	}
 	tok, _ := s.store.CreateSession(ctx, "test-viewer", "", "")
-	viewer := withCookie(&http.Cookie{Name: handlers.SessionCookie, Value: tok})
+	viewer := withCookie(&http.Cookie{Name: handlers.SessionCookieName(false), Value: tok})
 
 	page := s.do(http.MethodGet, "/audit", nil, viewer).Body.String()
 	if n := strings.Count(page, "<tr data-action="); n != 50 {
@@ -497,5 +510,69 @@ func TestHostCheckAndCSP(t *testing.T) {
 				t.Errorf("CSP %q lacks %q", csp, want)
 			}
 		}
+	}
+}
+
+// ASVS: behind a proxy not in auth.trusted_proxies every person has the
+// proxy's address. One of them guessing passwords locks the name they
+// guess from there, not the address: the others sign in (slowed).
+func TestLoginSharedAddressNotLocked(t *testing.T) {
+	lim := web.NewLoginLimiter(5, 5*time.Minute, 10_000)
+	lim.NameDelayBase, lim.NameDelayMax = 10*time.Millisecond, 40*time.Millisecond
+	s := newAuthServerWith(t, config.Auth{PublicURL: testPublicURL}, lim)
+	proxy := from("10.0.0.1:4000") // untrusted: the client address is the proxy's
+	for i := range 12 {
+		name := []string{"test-operator", "test-admin"}[i%2]
+		if rec := s.login(name, "guess "+strconv.Itoa(i), "/", proxy); rec.Code != http.StatusUnauthorized && rec.Code != http.StatusTooManyRequests {
+			t.Fatalf("guess %d = %d", i, rec.Code)
+		}
+	}
+	if rec := s.login("test-operator", testPassword, "/", proxy); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("the guessed name from the guessing address = %d, want 429", rec.Code)
+	}
+	start := time.Now()
+	if rec := s.login("test-viewer", testPassword, "/audit", proxy); rec.Code != http.StatusSeeOther {
+		t.Fatalf("another person behind the same proxy = %d, want 303 (locked out by someone else)", rec.Code)
+	}
+	if took := time.Since(start); took < 40*time.Millisecond {
+		t.Fatalf("sign-in from an address that failed 12 times took %v: not slowed", took)
+	}
+}
+
+// Proxy mode: a trusted proxy's request naming its user twice (two
+// headers, or one with a list), or carrying two groups headers, is
+// refused with 400 and audited, not "first wins": a proxy that appends
+// to a client's X-Forwarded-User would otherwise let the client choose.
+func TestProxyDuplicateIdentityHeaders(t *testing.T) {
+	s := newAuthServer(t, config.Auth{Mode: config.AuthProxy, TrustedProxies: []string{"10.0.0.0/8"},
+		GroupRoles: map[string]string{"dr-admins": "admin", "sre": "operator"}})
+	add := func(k, v string) reqOpt { return func(r *http.Request) { r.Header.Add(k, v) } }
+	proxy := from("10.1.2.3:5555")
+	for _, tc := range []struct {
+		name string
+		opts []reqOpt
+		want string
+	}{
+		{"two user headers", []reqOpt{add("X-Forwarded-User", "test-admin"), add("X-Forwarded-User", "test-viewer")}, "2 X-Forwarded-User headers"},
+		{"a list of users", []reqOpt{add("X-Forwarded-User", "test-admin, test-viewer")}, "names more than one user"},
+		{"two groups headers", []reqOpt{add("X-Forwarded-User", "erin"), add("X-Forwarded-Groups", "dr-admins"),
+			add("X-Forwarded-Groups", "sre")}, "2 X-Forwarded-Groups headers"},
+	} {
+		rec := s.do(http.MethodGet, "/audit", nil, append(tc.opts, proxy)...)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), tc.want) {
+			t.Errorf("%s: %d %q, want 400 saying %q", tc.name, rec.Code, rec.Body.String(), tc.want)
+		}
+	}
+	failed := s.audit(t, "login.failed")
+	if len(failed) != 3 || !strings.Contains(string(failed[0].Details), `"method":"proxy"`) || failed[0].ClientIP != "10.1.2.3" {
+		t.Fatalf("login.failed records = %d (%+v)", len(failed), failed)
+	}
+	// One of each is fine; from an untrusted address the headers count
+	// for nothing anyway (sign-in page, not 400).
+	if rec := s.do(http.MethodGet, "/audit", nil, proxy, add("X-Forwarded-User", "test-viewer")); rec.Code != http.StatusOK {
+		t.Fatalf("one header = %d", rec.Code)
+	}
+	if rec := s.do(http.MethodGet, "/audit", nil, from("192.0.2.9:1"), add("X-Forwarded-User", "a"), add("X-Forwarded-User", "b")); rec.Code != http.StatusSeeOther {
+		t.Fatalf("two headers from an untrusted address = %d, want 303 to sign-in", rec.Code)
 	}
 }

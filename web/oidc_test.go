@@ -19,7 +19,7 @@ import (
 	"github.com/drconsole/drconsole/model"
 )
 
-const stateCookieName = "drconsole_oidc_state"
+const stateCookieName = "__Host-drconsole_oidc_state"
 
 // noRedirects is a client that shows redirects instead of following them.
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -40,7 +40,7 @@ func (s *authServer) ssoBegin(t *testing.T, p *idp, login, next string) (callbac
 			state = c
 		}
 	}
-	if state == nil || !state.HttpOnly || !state.Secure || state.SameSite != http.SameSiteLaxMode || state.Path != "/auth/callback" ||
+	if state == nil || !state.HttpOnly || !state.Secure || state.SameSite != http.SameSiteLaxMode || state.Path != "/" ||
 		state.MaxAge <= 0 || state.MaxAge > 600 {
 		t.Fatalf("state cookie = %+v", state)
 	}
@@ -71,7 +71,7 @@ func (s *authServer) refusedAs(t *testing.T, rec *httptest.ResponseRecorder, wan
 		t.Errorf("refused sign-in = %d, want 403 with the reason shown\n%s", rec.Code, rec.Body)
 	}
 	for _, c := range rec.Result().Cookies() {
-		if c.Name == handlers.SessionCookie && c.MaxAge >= 0 {
+		if c.Name == handlers.SessionCookieName(false) && c.MaxAge >= 0 {
 			t.Errorf("refused sign-in set a session cookie %+v", c)
 		}
 	}
@@ -346,7 +346,7 @@ func TestOIDCSignOut(t *testing.T) {
 		in := s.ssoSignIn(t, p, "erin", "/")
 		var hint *http.Cookie
 		for _, c := range in.Result().Cookies() {
-			if c.Name == "drconsole_sso" {
+			if c.Name == "__Secure-drconsole_sso" {
 				hint = c
 			}
 		}
@@ -384,5 +384,25 @@ func TestOIDCSignOut(t *testing.T) {
 		if !strings.Contains(body, `http-equiv="refresh"`) {
 			t.Error("the signed-out page does not move on by itself")
 		}
+	}
+}
+
+// username_claim email: a person whose email the provider has not
+// verified is refused with a page that says why, and audited; the real
+// owner of the address signs in afterwards and gets the name.
+func TestOIDCRefusesUnverifiedEmail(t *testing.T) {
+	p := startIdP(t, false)
+	auth := p.auth(testPublicURL)
+	auth.OIDC.UsernameClaim = "email"
+	s := newAuthServer(t, auth)
+	p.user("mallory", "sre").Email = "boss@example.com" // unverified below
+	p.users["mallory"].EmailVerified = false
+	s.refusedAs(t, s.ssoSignIn(t, p, "mallory", "/"), `the provider has not verified the email "boss@example.com"`)
+	if _, err := s.store.UserByName(t.Context(), "boss@example.com"); err == nil {
+		t.Fatal("an unverified email got an account")
+	}
+	p.user("boss", "sre")
+	if rec := s.ssoSignIn(t, p, "boss", "/"); rec.Code != http.StatusSeeOther {
+		t.Fatalf("the verified owner's sign-in = %d\n%s", rec.Code, rec.Body)
 	}
 }

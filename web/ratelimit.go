@@ -7,11 +7,13 @@ import (
 
 // LoginLimiter counts failed sign-ins per key and locks a key that reached
 // max failures within window until the window ends. The server locks per
-// client address and per name+address, so guessing takes max tries per
-// window from each address. Per name alone it only slows (Delay): a lock
-// per name would let anyone with a few addresses keep the approver out
-// during an incident, so the real user, from their own address, always
-// gets in, after at most NameDelayMax.
+// name+address, so guessing one name takes max tries per window from each
+// address. Per name alone and per address alone it only slows (Delay): a
+// lock per name would let anyone with a few addresses keep the approver
+// out during an incident, and a lock per address would keep out everyone
+// behind a proxy that is not in auth.trusted_proxies (its address is then
+// everyone's); so the real user always gets in, after at most
+// NameDelayMax. Single sign-on uses it too (handlers/oidc.go).
 //
 // Memory is bounded: at most maxKeys keys are tracked. When full, expired
 // windows are dropped first, then the oldest window; an attacker flooding

@@ -27,11 +27,18 @@ import (
 )
 
 // Console is the router with its live-update streams (Serve ends them on
-// shutdown, which would otherwise wait for them).
+// shutdown, which would otherwise wait for them) and the count of failed
+// sign-ins (Serve writes what it holds once the requests are done).
 type Console struct {
 	chi.Router
-	Streams *Streams
+	Streams  *Streams
+	Failures *identity.SignInFailures
 }
+
+// ssoStartsPerMinute is how many single sign-ons one source may start per
+// minute: a person starts one per sign-in, an office behind one address
+// a few; a flood gets 429.
+const ssoStartsPerMinute = 30
 
 // Router builds the console's routes.
 func Router(h *handlers.Handlers, log *slog.Logger) *Console {
@@ -50,6 +57,12 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	h.Auth.ApplyDefaults()
 	if h.Limiter == nil {
 		h.Limiter = NewLoginLimiter(h.Auth.LoginMaxFailures, h.Auth.LoginFailureWindow.D(), 10_000)
+	}
+	if h.StartLimiter == nil {
+		h.StartLimiter = NewLoginLimiter(ssoStartsPerMinute, time.Minute, 10_000)
+	}
+	if h.Failures == nil {
+		h.Failures = identity.NewSignInFailures(h.Store, log)
 	}
 	if h.Auth.Mode == config.AuthOIDC && h.OIDC == nil {
 		h.OIDC = identity.NewOIDC(h.Auth.OIDC, h.Auth.GroupRoles)
@@ -164,7 +177,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.Post("/admin/users/{name}/enable", h.AdminUserEnable)
 		})
 	})
-	return &Console{Router: r, Streams: streams}
+	return &Console{Router: r, Streams: streams, Failures: h.Failures}
 }
 
 func securityHeaders(next http.Handler) http.Handler {
@@ -285,7 +298,11 @@ func Serve(ctx context.Context, ln net.Listener, handler http.Handler, log *slog
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	err := srv.Shutdown(shutdownCtx)
+	if c, ok := handler.(*Console); ok && c.Failures != nil {
+		c.Failures.Flush() // after the requests (a shutdown that timed out may lose a straggler's count)
+	}
+	if err != nil {
 		return err
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
