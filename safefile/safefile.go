@@ -110,7 +110,7 @@ func ReadAll(r io.Reader, limit int64) ([]byte, error) {
 func ReadFile(p string, limit int64) ([]byte, error) {
 	f, _, err := Open(p, limit)
 	if err != nil {
-		return nil, named(p, err)
+		return nil, Named(p, err)
 	}
 	defer f.Close()
 	b, err := ReadAll(f, limit)
@@ -120,8 +120,9 @@ func ReadFile(p string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// named prefixes p to err unless err names it already (an *fs.PathError).
-func named(p string, err error) error {
+// Named prefixes p to err unless err names it already (an *fs.PathError):
+// for errors from Open, which leaves naming the file to its caller.
+func Named(p string, err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return err
