@@ -255,7 +255,7 @@ func writeAnchor(ctx context.Context, client *http.Client, a config.AuditAnchor,
 			}
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("POST %s: %w", a.URL, err))
+			errs = append(errs, config.URLError(a.URL, err)) // the URL may hold a token
 		}
 	}
 	return errors.Join(errs...)

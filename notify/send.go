@@ -7,13 +7,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/drconsole/drconsole/config"
@@ -53,7 +50,7 @@ func (n *Notifier) send(ctx context.Context, r *config.Webhook) {
 		} else if ctx.Err() != nil {
 			return // cut off by shutdown: tried again at the next start
 		} else {
-			n.Log.Warn("notifications: delivery failed; will retry", "receiver", r.Name, "to", Where(r.URL), "event", d.EventID, "attempt", d.Attempts+1, "err", err)
+			n.Log.Warn("notifications: delivery failed; will retry", "receiver", r.Name, "to", config.URLWhere(r.URL), "event", d.EventID, "attempt", d.Attempts+1, "err", err)
 			err = n.Store.DeliveryFailed(ctx, r.Name, d.EventID, now.Add(n.backoff(d.Attempts)).UnixMilli(), err.Error())
 		}
 		if err != nil {
@@ -81,7 +78,7 @@ func (n *Notifier) post(ctx context.Context, r *config.Webhook, d *storage.Notif
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("%s: the receiver's URL (%s) is not usable", r.Name, Where(r.URL))
+		return fmt.Errorf("%s: the receiver's URL (%s) is not usable", r.Name, config.URLWhere(r.URL))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "drconsole/"+n.Version)
@@ -94,7 +91,7 @@ func (n *Notifier) post(ctx context.Context, r *config.Webhook, d *storage.Notif
 	}
 	resp, err := n.Client.Do(req)
 	if err != nil {
-		return sendError(r, err)
+		return fmt.Errorf("%s: %w", r.Name, config.URLError(r.URL, err))
 	}
 	defer resp.Body.Close()
 	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
@@ -113,36 +110,6 @@ func Sign(secret, ts string, body []byte) string {
 	m.Write([]byte(ts + "."))
 	m.Write(body)
 	return "sha256=" + hex.EncodeToString(m.Sum(nil))
-}
-
-// Where is a receiver URL as it may be logged or stored: scheme and host
-// only. A Slack incoming-webhook URL is a secret in its path, and others
-// may carry a token in the path, the query or user information.
-func Where(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "(unparsable URL)"
-	}
-	return u.Scheme + "://" + u.Host
-}
-
-// sendError is a failed request's error without the receiver's URL: the
-// *url.Error net/http returns names it in full. The result wraps nothing
-// that holds it, and any copy of the URL left in the text is cut out.
-func sendError(r *config.Webhook, err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	msg := err.Error()
-	if u, perr := url.Parse(r.URL); perr == nil {
-		for _, secret := range []string{r.URL, u.String(), u.Redacted(), u.EscapedPath(), u.Path, u.RawQuery, u.User.String()} {
-			if len(secret) > 1 {
-				msg = strings.ReplaceAll(msg, secret, "…")
-			}
-		}
-	}
-	return fmt.Errorf("%s: POST %s: %s", r.Name, Where(r.URL), msg)
 }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
