@@ -82,6 +82,8 @@ func exitWhenStuck(c <-chan os.Signal, stderr io.Writer) {
 
 // run is Main without the exit, so tests can call it.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Messages name things read from files: shown, never obeyed (terminal.go).
+	stderr = newTerminalWriter(stderr)
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2

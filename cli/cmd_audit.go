@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/safefile"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -136,7 +137,7 @@ func anchorLine(at time.Time, id int64, hash string) string {
 // chain. Blank lines and # comments are skipped; anything else malformed
 // is an input error with its line number.
 func checkAnchors(ctx context.Context, store *storage.Store, name string, headID int64) (int, error) {
-	f, err := os.Open(name)
+	f, err := openInput(name, streamedFileLimit)
 	if err != nil {
 		return 0, inputError{fmt.Errorf("audit verify --anchor: %w", err)}
 	}
@@ -229,7 +230,7 @@ func writeAnchor(ctx context.Context, client *http.Client, a config.AuditAnchor,
 	var errs []error
 	line := anchorLine(at, id, hash)
 	if a.File != "" {
-		f, err := os.OpenFile(a.File, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		f, err := safefile.OpenAppend(a.File, 0o640)
 		if err == nil {
 			_, err = fmt.Fprintln(f, line)
 			err = errors.Join(err, f.Sync(), f.Close())
@@ -254,7 +255,7 @@ func writeAnchor(ctx context.Context, client *http.Client, a config.AuditAnchor,
 			}
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("POST %s: %w", a.URL, err))
+			errs = append(errs, config.URLError(a.URL, err)) // the URL may hold a token
 		}
 	}
 	return errors.Join(errs...)

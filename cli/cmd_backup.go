@@ -17,6 +17,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink/s3"
+	"github.com/drconsole/drconsole/safefile"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -203,6 +204,9 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	copyPath, m, err := pickBackup(source)
+	if err == nil {
+		err = checkInput(copyPath, backupFileLimit) // before SQLite opens it
+	}
 	if err != nil {
 		return inputError{fmt.Errorf("restore: %w", err)}
 	}
@@ -258,7 +262,10 @@ func pickBackup(from string) (string, backupManifest, error) {
 		}
 		p = filepath.Join(from, newest)
 	}
-	b, err := os.ReadFile(p + ".json")
+	b, err := safefile.ReadFile(p+".json", safefile.SmallLimit)
+	if errors.Is(err, safefile.ErrNotRegular) || errors.Is(err, safefile.ErrTooLarge) {
+		return "", backupManifest{}, err
+	}
 	if err != nil {
 		return "", backupManifest{}, fmt.Errorf("%s has no manifest (%s.json): an unfinished backup is not restored", p, p)
 	}
@@ -325,9 +332,9 @@ func downloadBackup(ctx context.Context, st *s3.Store, uri, dir string) (string,
 // and -shm go just before the rename: SQLite would replay a leftover WAL
 // into the new file and corrupt it.
 func placeCopy(src, dst string) error {
-	in, err := os.Open(src)
+	in, _, err := safefile.Open(src, backupFileLimit)
 	if err != nil {
-		return err
+		return safefile.Named(src, err)
 	}
 	defer in.Close()
 	return writeAtomic(dst, in, func() error {

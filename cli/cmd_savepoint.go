@@ -138,10 +138,10 @@ func savepointInspect(_ context.Context, args []string, stdout, stderr io.Writer
 	}
 	var inErr inputError
 	if errors.As(offErr, &inErr) {
-		writeSavepointHuman(sp, nil, nil, stdout) // operators; the error follows on stderr
+		writeSavepointHuman(sp, nil, nil, newTerminalWriter(stdout)) // operators; the error follows on stderr
 		return offErr
 	}
-	writeSavepointHuman(sp, offsets, offErr, stdout)
+	writeSavepointHuman(sp, offsets, offErr, newTerminalWriter(stdout))
 	return nil
 }
 

@@ -228,7 +228,7 @@ func savepointRewrite(ctx context.Context, args []string, stdin io.Reader, stdou
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	writeRewriteHuman(paths[0], res, stdout)
+	writeRewriteHuman(paths[0], res, newTerminalWriter(stdout))
 	return nil
 }
 

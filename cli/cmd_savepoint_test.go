@@ -190,3 +190,39 @@ func TestCLISpecialFiles(t *testing.T) {
 		}
 	}
 }
+
+// A savepoint whose operator name and uid carry terminal escapes (a
+// window title, a screen clear) and BEL: inspect shows them escaped, on
+// stdout and in errors on stderr, and never sends them to the terminal.
+func TestSavepointInspectEscapesControlCharacters(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(spEvents, "_metadata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const evil = "\x1b]0;pw\a\x1b[2Jx" // as long as "kafka-source": the encoding stays valid
+	if len(evil) != len("kafka-source") || bytes.Count(raw, []byte("kafka-source")) != 2 {
+		t.Fatal("fixture changed")
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "_metadata"), bytes.ReplaceAll(raw, []byte("kafka-source"), []byte(evil)), 0o600)
+
+	r := runCLI(t, "", "savepoint", "inspect", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{`Source: \x1b]0;pw\a\x1b[2Jx`, `uid \x1b]0;pw\a\x1b[2Jx, id 61252f73469d3ffba207c548d29a0267`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// A uid that matches nothing is echoed in the error.
+	r2 := runCLI(t, "", "savepoint", "inspect", dir, "--uid", "no\x1b[31msuch\a")
+	for name, out := range map[string]string{"stdout": r.stdout, "stderr": r.stderr + r2.stdout + r2.stderr} {
+		if strings.ContainsAny(out, "\x1b\a") {
+			t.Errorf("%s holds ESC or BEL: %q", name, out)
+		}
+	}
+	if r2.code == 0 || !strings.Contains(r2.stderr, "no") {
+		t.Errorf("unknown uid: exit %d, %q", r2.code, r2.stderr)
+	}
+}

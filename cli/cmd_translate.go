@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -182,16 +181,11 @@ func whyNot(t mm2.Translation, po mm2.PartitionOffset) string {
 }
 
 func readOffsets(ctx context.Context, name string, stdin io.Reader) ([]mm2.PartitionOffset, error) {
-	var r io.Reader = stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, inputError{err}
-		}
-		defer f.Close()
-		r = f
+	data, err := readInput(name, stdin, offsetsFileLimit)
+	if err != nil {
+		return nil, err
 	}
-	in, err := mm2.ReadOffsetsJSON(ctx, name, r, 0)
+	in, err := mm2.ReadOffsetsJSON(ctx, name, bytes.NewReader(data), 0)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("translate: %w", err)
 	}
@@ -205,9 +199,9 @@ func readOffsets(ctx context.Context, name string, stdin io.Reader) ([]mm2.Parti
 }
 
 func loadSyncsFile(ctx context.Context, name string) (*mm2.SyncIndex, error) {
-	f, err := os.Open(name)
+	f, err := openInput(name, streamedFileLimit)
 	if err != nil {
-		return nil, inputError{err}
+		return nil, err
 	}
 	defer f.Close()
 	index := mm2.NewSyncIndex()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,34 +25,33 @@ func TestMainProcess(t *testing.T) {
 	Main(version)
 }
 
-// A CLI command blocked reading a named pipe (translate --syncs FIFO,
-// whose writer never writes) stops after SIGTERM: the process exits within
-// the grace instead of waiting forever with the signal caught.
+// A CLI command blocked reading (translate --offsets - from a pipe whose
+// writer never writes: files named by path are refused when they are FIFOs,
+// stdin cannot be) stops after SIGTERM: the process exits within the grace
+// instead of waiting forever with the signal caught.
 func TestCommandStuckOnFIFOStopsAfterSIGTERM(t *testing.T) {
 	dir := t.TempDir()
-	offsets := filepath.Join(dir, "offsets.json")
-	if err := os.WriteFile(offsets, []byte(`{"orders":{"0":5}}`), 0o644); err != nil {
+	syncs := filepath.Join(dir, "syncs.jsonl")
+	if err := os.WriteFile(syncs, []byte(syncsJSONL), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fifo := filepath.Join(dir, "syncs")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer w.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMainProcess$")
-	cmd.Env = append(os.Environ(), "DRCONSOLE_MAIN_ARGS="+strings.Join([]string{"translate", "--offsets", offsets, "--syncs", fifo}, "\x1f"))
+	cmd.Env = append(os.Environ(), "DRCONSOLE_MAIN_ARGS="+strings.Join([]string{"translate", "--offsets", "-", "--syncs", syncs}, "\x1f"))
+	cmd.Stdin = r
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Opening the write end returns once the command has opened the pipe
-	// to read it (so its signal handling is in place); nothing is written.
-	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-	if err != nil {
-		cmd.Process.Kill()
-		t.Fatal(err)
-	}
-	defer w.Close()
+	r.Close()
+	// Signal once the command reads stdin (its signal handling is in
+	// place by then); nothing is written.
+	readingStdin(t, cmd.Process.Pid)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -71,4 +71,22 @@ func TestCommandStuckOnFIFOStopsAfterSIGTERM(t *testing.T) {
 		<-done // stderr is written until Wait returns
 		t.Fatalf("still running 30 s after SIGTERM (stderr %q)", stderr.String())
 	}
+}
+
+// readingStdin waits until a thread of process pid is in read(0, ...),
+// as /proc tells; where /proc does not say, it waits 2 s instead.
+func readingStdin(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		tasks, err := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "syscall"))
+		if err != nil || len(tasks) == 0 {
+			break
+		}
+		for _, task := range tasks {
+			if b, err := os.ReadFile(task); err == nil && strings.HasPrefix(string(b), "0 0x0 ") {
+				return
+			}
+		}
+	}
+	time.Sleep(2 * time.Second)
 }

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/drconsole/drconsole/safefile"
 )
 
 // Auth is how people sign in to the console.
@@ -241,7 +242,7 @@ func (o *OIDC) validate(a *Auth, bad func(key, format string, args ...any)) {
 	case o.ClientSecret != "" && o.ClientSecretFile != "":
 		bad("auth.oidc", "set client_secret or client_secret_file, not both")
 	case o.ClientSecretFile != "":
-		b, err := os.ReadFile(o.ClientSecretFile)
+		b, err := safefile.ReadFile(o.ClientSecretFile, safefile.SecretLimit)
 		if err != nil {
 			bad("auth.oidc.client_secret_file", "cannot read: %v", errors.Unwrap(err))
 		}

@@ -10,8 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/drconsole/drconsole/safefile"
 )
 
 // Config is the whole file.
@@ -355,15 +357,19 @@ func (ps Problems) Error() string {
 	return strings.Join(lines, "\n")
 }
 
+// MaxFileSize bounds a config file: it is read whole.
+const MaxFileSize = safefile.SmallLimit
+
 // Load reads, defaults and validates the file at path. The error is a
-// Problems value when the file was readable but wrong.
+// Problems value when the file was readable but wrong. Only a regular
+// file of at most MaxFileSize is read: a FIFO or a device named by
+// --config is refused, not waited on or read for ever.
 func Load(path string) (*Config, error) {
-	f, err := os.Open(path)
+	data, err := safefile.ReadFile(path, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	defer f.Close()
-	return Parse(path, f)
+	return Parse(path, bytes.NewReader(data))
 }
 
 // Parse is Load for an already open file; name is used in messages.
@@ -382,6 +388,22 @@ func Parse(name string, r io.Reader) (*Config, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// readable checks that a file another library reads later (a kubeconfig,
+// a TLS file) is a regular file of at most safefile.SmallLimit bytes, so
+// that library never waits on a FIFO or reads a device; the error does not
+// repeat the path.
+func readable(p string) error {
+	f, _, err := safefile.Open(p, safefile.SmallLimit)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	return f.Close()
 }
 
 // Normalize fills in defaults and validates c; name is used in messages.
@@ -510,8 +532,8 @@ func (c *Config) validate(file string) Problems {
 		if t := cl.TLS; t != nil {
 			for k, p := range map[string]string{"ca_file": t.CAFile, "cert_file": t.CertFile, "key_file": t.KeyFile} {
 				if p != "" {
-					if _, err := os.Stat(p); err != nil {
-						bad(key+".tls."+k, "cannot read %s: %v", p, errors.Unwrap(err))
+					if err := readable(p); err != nil {
+						bad(key+".tls."+k, "cannot read %s: %v", p, err)
 					}
 				}
 			}
@@ -728,8 +750,8 @@ func (k *Kubernetes) validate(key, region string, bad func(key, format string, a
 	case k.Kubeconfig != "" && !filepath.IsAbs(k.Kubeconfig):
 		bad(key+".kubeconfig", "%q is not an absolute path", k.Kubeconfig)
 	case k.Kubeconfig != "":
-		if _, err := os.Stat(k.Kubeconfig); err != nil {
-			bad(key+".kubeconfig", "cannot read %s: %v", k.Kubeconfig, errors.Unwrap(err))
+		if err := readable(k.Kubeconfig); err != nil {
+			bad(key+".kubeconfig", "cannot read %s: %v", k.Kubeconfig, err)
 		}
 	}
 	if k.InCluster && k.Context != "" {
@@ -802,7 +824,7 @@ func checkLinkEndpoint(bad func(key, format string, args ...any), key string, cl
 	if cl.PasswordFile != "" {
 		if cl.Password != "" {
 			bad(key, "set password or password_file, not both")
-		} else if pw, err := os.ReadFile(cl.PasswordFile); err != nil {
+		} else if pw, err := safefile.ReadFile(cl.PasswordFile, safefile.SecretLimit); err != nil {
 			bad(key+".password_file", "cannot read: %v", errors.Unwrap(err))
 		} else {
 			cl.Password = strings.TrimRight(string(pw), "\r\n")

@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
+
+	"github.com/drconsole/drconsole/safefile"
 )
 
 // Notifications says who is told about failover runs and flow trouble.
@@ -105,7 +106,7 @@ func readSecret(value *string, file, key, name string, bad func(key, format stri
 	case *value != "" && file != "":
 		bad(key, "set %s or %s_file, not both", name, name)
 	case file != "":
-		b, err := os.ReadFile(file)
+		b, err := safefile.ReadFile(file, safefile.SecretLimit)
 		if err != nil {
 			bad(key+"."+name+"_file", "cannot read: %v", errors.Unwrap(err))
 			return

@@ -4,7 +4,8 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"os"
+
+	"github.com/drconsole/drconsole/safefile"
 )
 
 // ClientConfig builds the client side *tls.Config these settings describe
@@ -13,7 +14,7 @@ import (
 func (t *TLS) ClientConfig() (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
 	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
+		pem, err := safefile.ReadFile(t.CAFile, safefile.SmallLimit)
 		if err != nil {
 			return nil, fmt.Errorf("tls ca_file: %w", err)
 		}
@@ -24,7 +25,15 @@ func (t *TLS) ClientConfig() (*tls.Config, error) {
 		cfg.RootCAs = pool
 	}
 	if t.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		certPEM, err := safefile.ReadFile(t.CertFile, safefile.SmallLimit)
+		var keyPEM []byte
+		if err == nil {
+			keyPEM, err = safefile.ReadFile(t.KeyFile, safefile.SmallLimit)
+		}
+		var cert tls.Certificate
+		if err == nil {
+			cert, err = tls.X509KeyPair(certPEM, keyPEM)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("tls client certificate: %w", err)
 		}

@@ -16,13 +16,12 @@ package flink
 import (
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
+
+	"github.com/drconsole/drconsole/safefile"
 )
 
 var (
@@ -31,11 +30,12 @@ var (
 	// its own directory and the configured savepoint directories.
 	ErrOutsideRoots = errors.New("outside the savepoint's directory and the configured savepoint directories: not read")
 	// ErrNotRegular is wrapped by errors about a FIFO, device, socket or
-	// directory where a file was expected; it is never opened.
-	ErrNotRegular = errors.New("not a regular file: not opened")
+	// directory where a file was expected; it is never opened
+	// (safefile's, which every reader of a named file shares).
+	ErrNotRegular = safefile.ErrNotRegular
 	// ErrTooLarge is wrapped by errors about a file larger than the reader
 	// loads; it is refused before it is read.
-	ErrTooLarge = errors.New("larger than this reader loads")
+	ErrTooLarge = safefile.ErrTooLarge
 )
 
 // localRoots are the directories local files may be read from: each as
@@ -80,34 +80,6 @@ func Within(dir, p string) bool {
 	return err == nil && filepath.IsLocal(rel)
 }
 
-// fileKind names a non-regular file's type for messages.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "not a regular file"
-}
-
-// checkFile refuses what is not a regular file of at most limit bytes.
-func checkFile(st fs.FileInfo, limit int64) error {
-	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s, %w", fileKind(st.Mode()), ErrNotRegular)
-	}
-	if st.Size() > limit {
-		return fmt.Errorf("%d bytes, %w (%d)", st.Size(), ErrTooLarge, limit)
-	}
-	return nil
-}
-
 // readLocal reads the local file at p (absolute) under the rules above.
 // A missing file gives an error wrapping fs.ErrNotExist. Errors never hold
 // the file's bytes; the caller names p.
@@ -117,14 +89,7 @@ func readLocal(p string, roots localRoots, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("grew while being read: %w (%d)", ErrTooLarge, limit)
-	}
-	return b, nil
+	return safefile.ReadAll(f, limit)
 }
 
 // openLocal opens the local file at p (absolute) under the rules above
@@ -142,29 +107,15 @@ func openLocal(p string, roots localRoots, limit int64) (*os.File, int64, error)
 	if !roots.hold(real, true) {
 		return nil, 0, fmt.Errorf("a symbolic link leads %w", ErrOutsideRoots)
 	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := checkFile(st, limit); err != nil {
-		return nil, 0, err
-	}
-	// O_NONBLOCK: should a FIFO be swapped in after the check, opening it
-	// still returns at once (and the checks below refuse it).
-	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	// Regular, within limit, opened non-blocking: a FIFO swapped in after
+	// the check still returns at once, and is refused.
+	f, fst, err := safefile.Open(real, limit)
 	if err != nil {
 		return nil, 0, err
 	}
 	fail := func(err error) (*os.File, int64, error) {
 		f.Close()
 		return nil, 0, err
-	}
-	fst, err := f.Stat()
-	if err != nil {
-		return fail(err)
-	}
-	if err := checkFile(fst, limit); err != nil {
-		return fail(err)
 	}
 	// The opened file must be, now, the one at a real location inside the
 	// roots: a directory swapped for a link between the checks above and

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -133,15 +135,24 @@ func (h *Handlers) DrillsExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	download(w, "text/csv; charset=utf-8", "drconsole-drills.csv")
+	writeDrillsCSV(w, recs)
+}
+
+// writeDrillsCSV writes the drills CSV. Text cells (errors from Connect or
+// Flink, job ids, group names) are defused like the audit export's
+// (storage.CSVCell); the numbers are the console's own.
+func writeDrillsCSV(w io.Writer, recs []drillRecord) error {
+	cell := storage.CSVCell
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"run", "flow", "started", "status", "succeeded", "to_running_ms", "achieved_rto_ms", "objective_rto_ms", "rpo_ms",
 		"rpo_is_lower_bound", "objective_rpo_ms", "reread_max", "rules_that_would_have_failed", "cleanup", "cleanup_error", "error", "job_id", "temporary_groups"})
 	for _, x := range recs {
-		cw.Write([]string{strconv.FormatInt(x.Run, 10), x.Flow, x.Started, x.Status, strconv.FormatBool(x.Succeeded), orEmpty(x.ToRunningMs),
+		cw.Write([]string{strconv.FormatInt(x.Run, 10), cell(x.Flow), x.Started, cell(x.Status), strconv.FormatBool(x.Succeeded), orEmpty(x.ToRunningMs),
 			orEmpty(x.AchievedRTOMs), msOrEmpty(x.ObjectiveRTOMs), orEmpty(x.RPOMs), strconv.FormatBool(x.RPOIsLowerBound), msOrEmpty(x.ObjectiveRPOMs),
-			orEmpty(x.RereadMax), strings.Join(x.RulesFailed, "; "), x.Cleanup, x.CleanupError, x.Error, x.JobID, strings.Join(x.Groups, " ")})
+			orEmpty(x.RereadMax), cell(strings.Join(x.RulesFailed, "; ")), cell(x.Cleanup), cell(x.CleanupError), cell(x.Error), cell(x.JobID), cell(strings.Join(x.Groups, " "))})
 	}
 	cw.Flush()
+	return cw.Error()
 }
 
 // orEmpty is an unknown figure as an empty CSV cell, never 0.

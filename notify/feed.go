@@ -192,7 +192,9 @@ func (n *Notifier) requested(ctx context.Context, r model.Run) (Event, error) {
 			ev.CanApprove = append(ev.CanApprove, u.Name)
 		}
 	}
-	ev.Summary = fmt.Sprintf("%s requested %s %d of %s: it waits for approval (reason: %s)", r.CreatedBy, noun, r.ID, r.Flow, r.Reason)
+	// The reason is the requester's own text: it travels in details, never
+	// inside a sentence the console writes (see slack.go).
+	ev.Summary = fmt.Sprintf("%s requested %s %d of %s: it waits for approval", r.CreatedBy, noun, r.ID, r.Flow)
 	return ev, nil
 }
 

@@ -247,7 +247,7 @@ func TestRunEventsDeliveredInOrderSignedThroughFailures(t *testing.T) {
 			t.Errorf("delivery ids not increasing: %d after %d", g.Delivery, got[i-1].Delivery)
 		}
 	}
-	if req := got[0].Event; !slices.Equal(req.CanApprove, []string{"bob", "carol"}) || req.Actor != "alice" || !strings.Contains(req.Summary, "region eu-west-1 down") {
+	if req := got[0].Event; !slices.Equal(req.CanApprove, []string{"bob", "carol"}) || req.Actor != "alice" || req.Details["reason"] != "region eu-west-1 down" {
 		t.Errorf("run.requested: %+v (approvers: operators and admins but the requester, not viewers or disabled accounts)", req)
 	}
 	if d := got[1].Event.Details; d["comment"] != "go" || d["evidence"] != nil {
@@ -261,7 +261,7 @@ func TestRunEventsDeliveredInOrderSignedThroughFailures(t *testing.T) {
 	}
 	texts := slack.received()
 	if !strings.Contains(texts[0].Text, "Can approve: bob, carol") || !strings.Contains(texts[0].Text, "|Open in drconsole>") ||
-		!strings.Contains(texts[1].Text, "Error: connector stop refused") {
+		!strings.Contains(texts[1].Text, "\nError:\n> connector stop refused") {
 		t.Errorf("slack texts: %+v", texts)
 	}
 	p, err := w.store.PendingNotifications(context.Background())

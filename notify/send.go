@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/drconsole/drconsole/config"
@@ -51,7 +50,7 @@ func (n *Notifier) send(ctx context.Context, r *config.Webhook) {
 		} else if ctx.Err() != nil {
 			return // cut off by shutdown: tried again at the next start
 		} else {
-			n.Log.Warn("notifications: delivery failed; will retry", "receiver", r.Name, "event", d.EventID, "attempt", d.Attempts+1, "err", err)
+			n.Log.Warn("notifications: delivery failed; will retry", "receiver", r.Name, "to", config.URLWhere(r.URL), "event", d.EventID, "attempt", d.Attempts+1, "err", err)
 			err = n.Store.DeliveryFailed(ctx, r.Name, d.EventID, now.Add(n.backoff(d.Attempts)).UnixMilli(), err.Error())
 		}
 		if err != nil {
@@ -79,7 +78,7 @@ func (n *Notifier) post(ctx context.Context, r *config.Webhook, d *storage.Notif
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: the receiver's URL (%s) is not usable", r.Name, config.URLWhere(r.URL))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "drconsole/"+n.Version)
@@ -92,7 +91,7 @@ func (n *Notifier) post(ctx context.Context, r *config.Webhook, d *storage.Notif
 	}
 	resp, err := n.Client.Do(req)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", r.Name, config.URLError(r.URL, err))
 	}
 	defer resp.Body.Close()
 	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
@@ -111,22 +110,6 @@ func Sign(secret, ts string, body []byte) string {
 	m.Write([]byte(ts + "."))
 	m.Write(body)
 	return "sha256=" + hex.EncodeToString(m.Sum(nil))
-}
-
-// slackText is the message a Slack channel shows: the summary, who could
-// approve, and a link.
-func slackText(ev Event) string {
-	t := ev.Summary
-	if len(ev.CanApprove) > 0 {
-		t += "\nCan approve: " + strings.Join(ev.CanApprove, ", ")
-	}
-	if e, ok := ev.Details["error"]; ok {
-		t += fmt.Sprintf("\nError: %v", e)
-	}
-	if ev.URL != "" {
-		t += "\n<" + ev.URL + "|Open in drconsole>"
-	}
-	return t
 }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

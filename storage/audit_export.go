@@ -54,8 +54,8 @@ func (s *Store) ExportAudit(ctx context.Context, w io.Writer, f AuditFilter, for
 			return 0, err
 		}
 		write = func(e model.AuditEntry) error {
-			return cw.Write([]string{strconv.FormatInt(e.ID, 10), formatMs(e.AtMs), cell(e.Actor), cell(e.Action), cell(e.ClientIP),
-				cell(e.UserAgent), cell(e.Subject), cell(string(e.Details)), e.PrevHash, e.Hash})
+			return cw.Write([]string{strconv.FormatInt(e.ID, 10), formatMs(e.AtMs), CSVCell(e.Actor), CSVCell(e.Action), CSVCell(e.ClientIP),
+				CSVCell(e.UserAgent), CSVCell(e.Subject), CSVCell(string(e.Details)), e.PrevHash, e.Hash})
 		}
 	default:
 		return 0, fmt.Errorf("storage: audit export format %q: want jsonl or csv", format)
@@ -89,10 +89,12 @@ func (s *Store) ExportAudit(ctx context.Context, w io.Writer, f AuditFilter, for
 
 func formatMs(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
 
-// cell defuses spreadsheet formulas: a user agent or user name starting
-// with = + - @ would otherwise run as a formula when the CSV is opened in a
-// spreadsheet. The JSON Lines export keeps every value verbatim.
-func cell(s string) string {
+// CSVCell defuses spreadsheet formulas: a user agent or user name starting
+// with = + - @ (or a tab or CR) would otherwise run as a formula when the
+// CSV is opened in a spreadsheet. Every CSV export of text someone typed or
+// another system sent goes through it (the audit export, the drills
+// export); the JSON exports keep every value verbatim.
+func CSVCell(s string) string {
 	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return "'" + s
 	}
