@@ -56,7 +56,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	}
 
 	r := chi.NewRouter()
-	r.Use(middleware.Recoverer, requestLog(log), securityHeaders, checkHost(h.Auth, log))
+	r.Use(middleware.Recoverer, requestLog(log), securityHeaders, checkHost(h.Auth, h.Metrics.AllowedHosts, log))
 	// HTML pages and fragments gzipped when accepted; event streams never.
 	r.Use(compressHTML)
 	// Pages are cached per key (handlers/pagecache.go); a state-changing
@@ -186,17 +186,28 @@ func securityHeaders(next http.Handler) http.Handler {
 // rebinding page (evil.example resolving to 127.0.0.1) would otherwise be
 // same-origin with the console in the victim's browser. Allowed: the host
 // of auth.public_url, localhost, and IP addresses (a rebinding page cannot
-// make a browser send one). The probes and /metrics, public and read-only
-// anyway, answer whatever the Host, for load balancers and Prometheus
-// that use an internal name.
-func checkHost(auth config.Auth, log *slog.Logger) func(http.Handler) http.Handler {
+// make a browser send one). /metrics too: it names flows and topics and
+// tells RPO and failover counts; Prometheus scrapes pod or node IPs (the
+// Helm chart's ServiceMonitor does), and a scrape by DNS name needs that
+// name in metrics.allowed_hosts. Only the probes, which tell nothing but
+// "up", answer whatever the Host, for load balancers and kubelets.
+func checkHost(auth config.Auth, metricsHosts []string, log *slog.Logger) func(http.Handler) http.Handler {
 	public, _ := auth.PublicHost() // validated with the config
+	scrapers := map[string]bool{}
+	for _, h := range metricsHosts {
+		scrapers[strings.ToLower(strings.TrimSuffix(h, "."))] = true
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			switch r.URL.Path {
-			case "/healthz", "/readyz", "/metrics":
+			case "/healthz", "/readyz":
 				next.ServeHTTP(w, r)
 				return
+			case "/metrics":
+				if scrapers[hostName(r.Host)] {
+					next.ServeHTTP(w, r)
+					return
+				}
 			}
 			if !hostAllowed(r.Host, public) {
 				log.Warn("refusing a request for another host (DNS rebinding?)", "host", clip(r.Host), "path", r.URL.Path, "remote", r.RemoteAddr)
@@ -216,11 +227,7 @@ func checkHost(auth config.Auth, log *slog.Logger) func(http.Handler) http.Handl
 // hostAllowed: host (a Host header, port optional) is public, localhost or
 // an IP address.
 func hostAllowed(host, public string) bool {
-	h := host
-	if hh, _, err := net.SplitHostPort(host); err == nil {
-		h = hh
-	}
-	h = strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), "."))
+	h := hostName(host)
 	if h == "" {
 		return false
 	}
@@ -229,6 +236,16 @@ func hostAllowed(host, public string) bool {
 	}
 	_, err := netip.ParseAddr(h)
 	return err == nil
+}
+
+// hostName is a Host header's name: no port, no brackets, no final dot,
+// lower case.
+func hostName(host string) string {
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	return strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), "."))
 }
 
 // cacheStatic lets browsers keep assets for an hour; the vendored htmx
