@@ -55,6 +55,11 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		h.OIDC = identity.NewOIDC(h.Auth.OIDC, h.Auth.GroupRoles)
 	}
 
+	auth := newAuthenticator(h, log)
+	// A stream ends with its session (sign-out, sign-out everywhere,
+	// expiry, a disabled account) or its user's role.
+	streams.Still = auth.stillSignedIn
+
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer, requestLog(log), securityHeaders, checkHost(h.Auth, h.Metrics.AllowedHosts, log))
 	// HTML pages and fragments gzipped when accepted; event streams never.
@@ -68,7 +73,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	r.Use(http.NewCrossOriginProtection().Handler)
 	// Who is asking (session or trusted proxy header) and from where; the
 	// groups below decide what they may do.
-	r.Use(newAuthenticator(h, log).identify)
+	r.Use(auth.identify)
 
 	// Public: signing in, probes, metrics for Prometheus, assets.
 	r.Get("/login", h.LoginPage)
