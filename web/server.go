@@ -129,8 +129,9 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.Get("/savepoints/{id}", h.Savepoint)
 			r.Get("/savepoints/{id}/offsets.json", h.SavepointOffsets)
 		}
-		// Anyone signed in may sign out.
+		// Anyone signed in may sign out, here or everywhere.
 		r.Post("/logout", h.Logout)
+		r.Post("/logout/everywhere", h.LogoutEverywhere)
 
 		r.Group(func(r chi.Router) {
 			r.Use(RequireRole(model.RoleOperator))
@@ -167,6 +168,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.Post("/admin/users/{name}/password", h.AdminUserPassword)
 			r.Post("/admin/users/{name}/disable", h.AdminUserDisable)
 			r.Post("/admin/users/{name}/enable", h.AdminUserEnable)
+			r.Post("/admin/users/{name}/signout", h.AdminUserSignOut)
 		})
 	})
 	return &Console{Router: r, Streams: streams}

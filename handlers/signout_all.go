@@ -1,0 +1,52 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/drconsole/drconsole/identity"
+)
+
+// Sign out everywhere: a user ends every session of their own (the
+// account menu), an admin every session of a user (the users page). One
+// audited change through identity.SignOutEverywhere; the live streams of
+// those sessions end within a tick (web.Streams).
+
+// LogoutEverywhere is POST /logout/everywhere: end every session of the
+// signed-in user, this one included.
+func (h *Handlers) LogoutEverywhere(w http.ResponseWriter, r *http.Request) {
+	u := identity.UserFrom(r.Context())
+	if u == nil || u.Proxy {
+		// Behind the proxy the console holds no session: the proxy's own
+		// sign-out is the one that counts.
+		h.fail(w, r, badRequest("signed in through the reverse proxy: sign out there"))
+		return
+	}
+	n, err := identity.SignOutEverywhere(r.Context(), h.Store, h.userAuditor(r), u.Name)
+	if err != nil {
+		h.fail(w, r, say("cannot sign out everywhere; nothing was changed: "+err.Error(), err))
+		return
+	}
+	h.Log.Info("signed out everywhere", "user", u.Name, "sessions", n, "ip", identity.ClientIP(r))
+	http.SetCookie(w, h.SessionCookieFor(""))
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// AdminUserSignOut is POST /admin/users/{name}/signout: end every session
+// of a user (the account stays as it is; disable it to keep them out).
+func (h *Handlers) AdminUserSignOut(w http.ResponseWriter, r *http.Request) {
+	name, ok := h.userParam(w, r)
+	if !ok {
+		return
+	}
+	n, err := identity.SignOutEverywhere(r.Context(), h.Store, h.userAuditor(r), name)
+	if err != nil {
+		h.changeFailed(w, r, usersOpts{row: name}, name, err)
+		return
+	}
+	flash := fmt.Sprintf("Signed %s out everywhere (%d sessions ended); they can sign in again.", name, n)
+	if isSelf(r, name) {
+		flash = fmt.Sprintf("Signed you out everywhere (%d sessions ended), this one too: sign in again.", n)
+	}
+	h.renderUsers(w, r, http.StatusOK, usersOpts{flash: flash})
+}
