@@ -31,6 +31,8 @@ import (
 type Console struct {
 	chi.Router
 	Streams *Streams
+	// Cost bounds the GETs that reach a cluster per request.
+	Cost *CostLimiter
 }
 
 // Router builds the console's routes.
@@ -55,6 +57,8 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		h.OIDC = identity.NewOIDC(h.Auth.OIDC, h.Auth.GroupRoles)
 	}
 
+	cost := NewCostLimiter(DefaultCostBurstPerUser, DefaultCostRatePerUser, DefaultCostBurstPerAddr, DefaultCostRatePerAddr, 10_000)
+	costly := limitCost(cost)
 	auth := newAuthenticator(h, log)
 	// A stream ends with its session (sign-out, sign-out everywhere,
 	// expiry, a disabled account) or its user's role.
@@ -98,8 +102,10 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		r.Get("/flows/{flow}", h.Flow)
 		r.Get("/flows/{flow}/topics/{topic}", h.Topic)
 		r.Get("/flows/{flow}/topics/{topic}/partitions/{partition}", h.Partition)
-		r.Get("/translate", h.TranslatePage)
-		r.Get("/group-picker", h.PlanGroups)
+		// GETs that reach a cluster on every request: rate-limited per
+		// user and address (web/costly.go).
+		r.With(costly).Get("/translate", h.TranslatePage)
+		r.With(costly).Get("/group-picker", h.PlanGroups)
 		r.Get("/demo", h.DemoPanel)
 		r.Get("/audit", h.AuditPage)
 		r.Get("/audit/export", h.AuditExport)
@@ -110,23 +116,23 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.Get("/failover", h.FailoverList)
 			r.Get("/failover/{run}", h.FailoverRun)
 			// The plan form's pickers and summary: reads, changing nothing.
-			r.Get("/failover/plan/jars", h.PlanJars)
-			r.Get("/failover/plan/savepoints", h.PlanSavepoints)
+			r.With(costly).Get("/failover/plan/jars", h.PlanJars)
+			r.With(costly).Get("/failover/plan/savepoints", h.PlanSavepoints)
 			r.Get("/failover/plan/summary", h.PlanSummary)
-			r.Get("/failover/plan/rewrite", h.PlanRewriteChoices)
+			r.With(costly).Get("/failover/plan/rewrite", h.PlanRewriteChoices)
 			r.Get("/failover/{run}/events", streams.Handler(h.FailoverRunEvents))
-			r.Get("/failover/{run}/reverse", h.FailoverReverse)
+			r.With(costly).Get("/failover/{run}/reverse", h.FailoverReverse)
 			r.Get("/drills", h.Drills)
 			r.Get("/drills/report", h.DrillReport)
 			r.Get("/drills/export.csv", h.DrillsExport)
 			r.Get("/drills/export.json", h.DrillsExport)
-			r.Get("/flows/{flow}/lost", h.LostToDR)
+			r.With(costly).Get("/flows/{flow}/lost", h.LostToDR)
 		}
 		if h.Catalog != nil {
-			r.Get("/savepoints", h.Savepoints)
+			r.With(costly).Get("/savepoints", h.Savepoints)
 			r.Get("/savepoints/progress", h.SavepointProgress)
 			r.Get("/savepoints/events", streams.Handler(h.SavepointEvents))
-			r.Get("/savepoints/{id}", h.Savepoint)
+			r.With(costly).Get("/savepoints/{id}", h.Savepoint)
 			r.Get("/savepoints/{id}/offsets.json", h.SavepointOffsets)
 		}
 		// Anyone signed in may sign out, here or everywhere.
@@ -171,7 +177,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.Post("/admin/users/{name}/signout", h.AdminUserSignOut)
 		})
 	})
-	return &Console{Router: r, Streams: streams}
+	return &Console{Router: r, Streams: streams, Cost: cost}
 }
 
 func securityHeaders(next http.Handler) http.Handler {
