@@ -18,11 +18,15 @@ import (
 // ticking every 100 ms.
 func streamConsole(t *testing.T) (*console, *web.Console, *httptest.Server) {
 	t.Helper()
+	return streamConsoleWith(t, config.Auth{InsecureCookie: true, PublicURL: testPublicURL, IdleTimeout: config.Duration(time.Hour),
+		AbsoluteTimeout: config.Duration(time.Hour)})
+}
+
+func streamConsoleWith(t *testing.T, auth config.Auth) (*console, *web.Console, *httptest.Server) {
+	t.Helper()
 	c := startConsole(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h := &handlers.Handlers{Monitor: c.Monitor, Store: c.Store, Log: log, Version: "test", Runbook: c.Runbook,
-		Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL, IdleTimeout: config.Duration(time.Hour),
-			AbsoluteTimeout: config.Duration(time.Hour)}}
+	h := &handlers.Handlers{Monitor: c.Monitor, Store: c.Store, Log: log, Version: "test", Runbook: c.Runbook, Auth: auth}
 	router := web.Router(h, log)
 	router.Streams.Tick = 100 * time.Millisecond
 	srv := httptest.NewServer(router)
@@ -138,5 +142,47 @@ func TestStreamsEndWithTheSession(t *testing.T) {
 		if err := change.undo(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A stream does not renew its session: when the session's idle timeout
+// passes, the stream ends (within a tick), not at its 5-minute MaxAge.
+// Behind a proxy there is no session: the stream ends when the account
+// is disabled in the users table.
+func TestStreamsEndWhenTheSessionExpiresOrTheProxyUserIsDisabled(t *testing.T) {
+	c, _, srv := streamConsoleWith(t, config.Auth{InsecureCookie: true, PublicURL: testPublicURL,
+		IdleTimeout: config.Duration(time.Second), AbsoluteTimeout: config.Duration(time.Hour)})
+	resp := openStream(t, context.Background(), srv.URL+"/events", sessionCookie(t, c, "viewer"))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("stream: %d", resp.StatusCode)
+	}
+	start := time.Now()
+	io.Copy(io.Discard, resp.Body) // until the server ends it
+	resp.Body.Close()
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("the stream outlived its 1 s idle session by %v", took-time.Second)
+	}
+
+	_, _, psrv := streamConsoleWith(t, config.Auth{Mode: config.AuthProxy, TrustedProxies: []string{"127.0.0.1"}, PublicURL: testPublicURL})
+	req, _ := http.NewRequest(http.MethodGet, psrv.URL+"/events", nil)
+	req.Header.Set("X-Forwarded-User", "test-operator")
+	presp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if presp.StatusCode != http.StatusOK {
+		t.Fatalf("proxy stream: %d", presp.StatusCode)
+	}
+	done := make(chan struct{})
+	go func() { io.Copy(io.Discard, presp.Body); presp.Body.Close(); close(done) }()
+	ctx := context.Background()
+	if err := c.Store.SetDisabled(ctx, "test-operator", true); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Store.SetDisabled(ctx, "test-operator", false)
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the proxy user's stream is still open 3 s after the account was disabled")
 	}
 }
