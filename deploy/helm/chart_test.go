@@ -185,6 +185,12 @@ func TestChartRendersWhatItPromises(t *testing.T) {
 			if cfg.Listen != "0.0.0.0:8080" || cfg.DataDir != "/var/lib/drconsole" || cfg.Clusters["primary"].SASL.Password != "s3cret" {
 				t.Errorf("rendered config: listen %s data_dir %s", cfg.Listen, cfg.DataDir)
 			}
+			// /metrics is behind the host check: pod IPs (the
+			// ServiceMonitor's scrapes) always pass; the Service's DNS
+			// names are allowed for a scrape by name.
+			if !slices.Contains(cfg.Metrics.AllowedHosts, "drconsole.kafka-dr.svc") || !slices.Contains(cfg.Metrics.AllowedHosts, "drconsole.kafka-dr.svc.cluster.local") {
+				t.Errorf("metrics.allowed_hosts %v lacks the Service's DNS names", cfg.Metrics.AllowedHosts)
+			}
 			if len(pod.Containers) != 2 || pod.Containers[1].Name != "litestream" || pod.Containers[1].Args[2] != "s3://backups/drconsole" {
 				t.Errorf("litestream sidecar: %+v", pod.Containers)
 			}
