@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/storage/storagetest"
 )
 
 // "Sign out everywhere": a user ends every session of theirs, an admin
@@ -105,5 +106,30 @@ func TestSignOutEverywhereEndsStreams(t *testing.T) {
 		case <-time.After(3 * time.Second):
 			t.Fatalf("stream %d still open 3 s after signing out everywhere", i+1)
 		}
+	}
+}
+
+// Like a single sign-out, signing out everywhere happens even when the
+// audit log cannot record it (refusing would keep a perhaps stolen
+// session alive); the page and the log say it went unrecorded.
+func TestSignOutEverywhereWithoutAnAuditRecord(t *testing.T) {
+	s := newAuthServer(t, config.Auth{})
+	admin, victim, self := s.signedIn(t, "test-admin"), s.signedIn(t, "test-viewer"), s.signedIn(t, "test-operator")
+	storagetest.FailAuditWrites(t, s.path, true)
+	rec := s.post("/admin/users/test-viewer/signout", admin, nil)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "The audit log could not record it.") {
+		t.Fatalf("admin sign-out with the audit log unwritable = %d %.300s", rec.Code, rec.Body.String())
+	}
+	if rec := s.post("/logout/everywhere", self, nil); rec.Code != http.StatusSeeOther {
+		t.Fatalf("own sign-out everywhere with the audit log unwritable = %d", rec.Code)
+	}
+	storagetest.FailAuditWrites(t, s.path, false)
+	for name, ck := range map[string]*http.Cookie{"test-viewer": victim, "test-operator": self} {
+		if s.do(http.MethodGet, "/audit", nil, withCookie(ck)).Code == http.StatusOK {
+			t.Errorf("%s is still signed in", name)
+		}
+	}
+	if !strings.Contains(s.logs.String(), "signed out everywhere without an audit record") {
+		t.Error("the unrecorded sign-outs are not in the log")
 	}
 }
