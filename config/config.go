@@ -72,6 +72,11 @@ type Config struct {
 // partition (two series per partition: 200k at 100k partitions).
 type Metrics struct {
 	PerPartition bool `yaml:"per_partition"`
+	// AllowedHosts are host names besides auth.public_url's, localhost
+	// and IP addresses that /metrics answers to (the host check refuses
+	// others: a DNS-rebinding page must not read flow names and RPO), e.g.
+	// the Service's DNS name a static Prometheus scrape config uses.
+	AllowedHosts []string `yaml:"allowed_hosts"`
 }
 
 // AuditAnchor is where the running console records the audit head: lines
@@ -715,6 +720,11 @@ func (c *Config) validate(file string) Problems {
 	}
 	c.Auth.validate(bad)
 	c.Notifications.validate(bad)
+	for i, h := range c.Metrics.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/:@ ") {
+			bad(fmt.Sprintf("metrics.allowed_hosts[%d]", i), "%q: want a bare host name (no scheme, port or path)", h)
+		}
+	}
 	if a := c.AuditAnchor; a.URL != "" {
 		if u, err := url.Parse(a.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("audit_anchor.url", "%q: want an http(s) URL", a.URL)

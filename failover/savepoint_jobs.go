@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -20,7 +21,6 @@ const triggerKeep = 15 * time.Minute
 type SavepointTrigger struct {
 	ID                     int64
 	Target, JobID, JobName string
-	Stop                   bool
 	Actor                  string
 	Started                time.Time
 	Waited                 time.Duration // as Flink last reported
@@ -35,11 +35,10 @@ type SavepointTrigger struct {
 // for the job (the request's user, address and browser ride on ctx).
 type AuditFunc func(ctx context.Context, action, subject string, details any) (audit.Written, error)
 
-// SavepointRequest is a checked request to take a savepoint of a job (Stop:
-// and end the job with it).
+// SavepointRequest is a checked request to take a savepoint of a job. The
+// job keeps running: there is no stop here (ErrStopNeedsRunbook).
 type SavepointRequest struct {
 	Target, JobID, JobName string
-	Stop                   bool
 	Actor                  string
 	// Flow, when known, is the flow whose lag goes on record with the
 	// trigger: how far DR is behind the position being saved.
@@ -57,7 +56,7 @@ type spTriggers struct {
 }
 
 // start records a trigger; one per job at a time.
-func (t *spTriggers) start(target, jobID, jobName, actor string, stop bool, now time.Time) (int64, error) {
+func (t *spTriggers) start(target, jobID, jobName, actor string, now time.Time) (int64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, x := range t.list {
@@ -66,7 +65,7 @@ func (t *spTriggers) start(target, jobID, jobName, actor string, stop bool, now 
 		}
 	}
 	t.seq++
-	t.list = append(t.list, &SavepointTrigger{ID: t.seq, Target: target, JobID: jobID, JobName: jobName, Stop: stop, Actor: actor, Started: now})
+	t.list = append(t.list, &SavepointTrigger{ID: t.seq, Target: target, JobID: jobID, JobName: jobName, Actor: actor, Started: now})
 	return t.seq, nil
 }
 
@@ -121,6 +120,14 @@ func (e inProgress) Unwrap() error { return storage.ErrConflict }
 // last 15 minutes, newest first.
 func (w *Worker) SavepointTriggers(now time.Time) []SavepointTrigger { return w.sp.recent(now) }
 
+// ErrStopNeedsRunbook refuses stop-with-savepoint outside a runbook. It
+// ends the job, and nothing changes a job except through an approved,
+// audited runbook (ARCHITECTURE.md): a failback run's savepoint-dr step
+// stops the DR job with a savepoint after a second operator approved the
+// run. A plain savepoint, which leaves the job running, needs no approval.
+var ErrStopNeedsRunbook = errors.New("stop-with-savepoint ends the job, and only an approved runbook changes a job: " +
+	"take a plain savepoint here (the job keeps running); a failback run's savepoint-dr step stops the DR job once a second operator approved it")
+
 // AuditRefusedError: the opening audit record could not be written, so
 // nothing was asked of Flink.
 type AuditRefusedError struct{ Err error }
@@ -131,7 +138,7 @@ func (e *AuditRefusedError) Error() string {
 
 func (e *AuditRefusedError) Unwrap() error { return e.Err }
 
-// TriggerSavepoint takes a savepoint (or stops the job with one) in the
+// TriggerSavepoint takes a savepoint (the job keeps running) in the
 // background and returns at once with the trigger's id for
 // SavepointTriggers. One per job at a time (else an error wrapping
 // storage.ErrConflict). The trigger is on record before Flink is asked: an
@@ -142,17 +149,14 @@ func (w *Worker) TriggerSavepoint(ctx context.Context, q SavepointRequest) (int6
 	if err != nil {
 		return 0, err
 	}
-	id, err := w.sp.start(q.Target, q.JobID, q.JobName, q.Actor, q.Stop, w.now())
+	id, err := w.sp.start(q.Target, q.JobID, q.JobName, q.Actor, w.now())
 	if err != nil {
 		done()
 		return 0, err
 	}
 	action := "savepoint.trigger"
-	if q.Stop {
-		action = "savepoint.stop"
-	}
 	subject := "flink-job:" + q.Target + "/" + q.JobID
-	details := map[string]any{"flink_target": q.Target, "job_id": q.JobID, "job_name": q.JobName, "stop": q.Stop}
+	details := map[string]any{"flink_target": q.Target, "job_id": q.JobID, "job_name": q.JobName, "stop": false}
 	if snap := q.Flow; snap != nil {
 		ev := map[string]any{"flow": snap.Flow.Name, "status": snap.Status, "as_of": snap.At.UTC().Format(time.RFC3339)}
 		if snap.RPOMs != nil {
@@ -181,9 +185,9 @@ func (w *Worker) TriggerSavepoint(ctx context.Context, q SavepointRequest) (int6
 
 // runTrigger takes the savepoint and records its outcome.
 func (w *Worker) runTrigger(ctx context.Context, opened audit.Written, id int64, subject string, q SavepointRequest) {
-	ft, jobID, stop := q.Target, q.JobID, q.Stop
+	ft, jobID, stop := q.Target, q.JobID, false
 	started := time.Now()
-	sp, err := TriggerSavepoint(ctx, opened, w.Catalog, q.Target, q.JobID, q.Stop, func(d time.Duration) {
+	sp, err := TriggerSavepoint(ctx, opened, w.Catalog, q.Target, q.JobID, stop, func(d time.Duration) {
 		w.sp.update(id, func(t *SavepointTrigger) { t.Waited = d })
 	})
 	// The outcome is recorded even when shutdown cancelled the wait.

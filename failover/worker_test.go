@@ -105,7 +105,7 @@ func TestWorkerTriggerRefusedWithoutAudit(t *testing.T) {
 // One savepoint per job at a time: a second trigger is a conflict.
 func TestWorkerOneTriggerPerJob(t *testing.T) {
 	w := &Worker{}
-	if _, err := w.sp.start("dr", "j", "", "ann", false, time.Now()); err != nil {
+	if _, err := w.sp.start("dr", "j", "", "ann", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	_, err := w.TriggerSavepoint(context.Background(), SavepointRequest{Target: "dr", JobID: "j", Actor: "bob",

@@ -35,7 +35,7 @@ func statusFor(err error) int {
 	switch {
 	case err == nil:
 		return http.StatusOK
-	case errors.Is(err, failover.ErrRole), errors.Is(err, failover.ErrSelfApproval):
+	case errors.Is(err, failover.ErrRole), errors.Is(err, failover.ErrSelfApproval), errors.Is(err, failover.ErrStopNeedsRunbook):
 		return http.StatusForbidden
 	case errors.Is(err, storage.ErrNotFound), errors.Is(err, storage.ErrNoIncident), errors.Is(err, storage.ErrUnknownUser):
 		return http.StatusNotFound

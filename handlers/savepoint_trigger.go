@@ -12,13 +12,14 @@ import (
 	"github.com/drconsole/drconsole/views"
 )
 
-// SavepointTrigger is POST /savepoints/trigger: take a savepoint (or stop
-// the job with one) through Flink REST. Checked here; the worker puts it on
+// SavepointTrigger is POST /savepoints/trigger: take a savepoint through
+// Flink REST; the job keeps running (a stop is refused: only an approved
+// runbook changes a job, failover.ErrStopNeedsRunbook). Checked here; the worker puts it on
 // record, takes it in the background and the catalog page shows its
 // progress.
 func (h *Handlers) SavepointTrigger(w http.ResponseWriter, r *http.Request) {
 	f := form.NewSavepointTrigger(r)
-	o := savepointsOpts{flow: f.Flow, trigger: views.SavepointTriggerForm{Target: f.Target, Job: f.Job, Stop: f.Stop}}
+	o := savepointsOpts{flow: f.Flow, trigger: views.SavepointTriggerForm{Target: f.Target, Job: f.Job}}
 	refuse := func(err error) {
 		o.trigger.Error = err.Error()
 		h.renderSavepoints(w, r, statusFor(err), o)
@@ -38,7 +39,7 @@ func (h *Handlers) SavepointTrigger(w http.ResponseWriter, r *http.Request) {
 	// worker audits under a copy of it (who asked, from where).
 	bg := r.Clone(context.WithoutCancel(r.Context()))
 	_, err := h.worker().TriggerSavepoint(r.Context(), failover.SavepointRequest{Target: f.Target, JobID: f.Job, JobName: jobName,
-		Stop: f.Stop, Actor: actor(r).Name, Flow: snap,
+		Actor: actor(r).Name, Flow: snap,
 		Audit: func(ctx context.Context, action, subject string, details any) (audit.Written, error) {
 			return h.record(bg.WithContext(ctx), action, subject, details)
 		}})

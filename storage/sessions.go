@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -113,6 +114,40 @@ func (s *Store) DeleteUserSessions(ctx context.Context, user string) (int64, err
 		return 0, fmt.Errorf("storage: deleting sessions of %q: %w", user, err)
 	}
 	return res.RowsAffected()
+}
+
+// DeleteUserSessionsAudited signs user out everywhere with rec, its audit
+// record, in one transaction, and returns the record as written (its
+// details gain "sessions": how many there were) and that count. A name
+// with no account (ErrUnknownUser) writes no record.
+func (s *Store) DeleteUserSessionsAudited(ctx context.Context, user string, rec model.AuditEntry) (model.AuditEntry, int64, error) {
+	user = model.CanonicalName(user)
+	var n int64
+	records := []model.AuditEntry{rec}
+	err := s.auditedTx(ctx, records, func(tx *sql.Tx) error {
+		var one int
+		if err := tx.QueryRowContext(ctx, "SELECT 1 FROM users WHERE name = ?", user).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("storage: user %q: %w", user, ErrUnknownUser)
+		} else if err != nil {
+			return fmt.Errorf("storage: user %q: %w", user, err)
+		}
+		res, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE user = ?", user)
+		if err != nil {
+			return fmt.Errorf("storage: deleting sessions of %q: %w", user, err)
+		}
+		n, _ = res.RowsAffected()
+		// The count is known only now, inside the transaction: the record
+		// (prepared, not yet written) says it.
+		d := map[string]any{}
+		json.Unmarshal(records[0].Details, &d)
+		d["sessions"] = n
+		records[0].Details, err = json.Marshal(d)
+		return err
+	})
+	if err != nil {
+		return model.AuditEntry{}, 0, err
+	}
+	return records[0], n, nil
 }
 
 // SessionCounts returns how many live sessions (within both timeouts)

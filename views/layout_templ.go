@@ -439,7 +439,7 @@ func signedIn(u *identity.User) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if !u.Proxy {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<form method=\"post\" action=\"/logout\" class=\"signout\"><button type=\"submit\" id=\"sign-out\">Sign out</button></form>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<form method=\"post\" action=\"/logout\" class=\"signout\"><button type=\"submit\" id=\"sign-out\">Sign out</button></form><form method=\"post\" action=\"/logout/everywhere\" class=\"signout\"><button type=\"submit\" id=\"sign-out-everywhere\" title=\"End every session of yours, in every browser\">Sign out everywhere</button></form>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

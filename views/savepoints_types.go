@@ -101,7 +101,6 @@ func (p SavepointProgress) Active() bool {
 // SavepointTriggerForm is the trigger form, as typed, with Flink's jobs.
 type SavepointTriggerForm struct {
 	Target, Job string
-	Stop        bool
 	Error       string
 	Live        []catalog.TargetJobs
 }

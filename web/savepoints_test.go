@@ -208,8 +208,8 @@ func TestSavepointCatalogPages(t *testing.T) {
 	}
 }
 
-// Taking a savepoint of the sandbox's running job: a typed confirmation
-// guards stop-with-savepoint; the trigger is audited before and after, its
+// Taking a savepoint of the sandbox's running job: stop-with-savepoint is
+// refused (one operator may not end a job); the trigger is audited before and after, its
 // progress shows while the stand-in works, and the savepoint lands in the
 // catalog with the offsets read from it.
 func TestSavepointTrigger(t *testing.T) {
@@ -236,15 +236,26 @@ func TestSavepointTrigger(t *testing.T) {
 	}
 	job := demo.FlinkSandboxJobID
 
-	// Stop-with-savepoint with a wrong confirmation: refused, nothing asked of Flink.
-	resp, body := postAs(t, c, "operator", "/savepoints/trigger", url.Values{"target": {"sandbox-flink-dr"}, "job": {job},
-		"stop": {"1"}, "confirm_job": {job[:31]}})
-	if resp.StatusCode != 422 {
-		t.Fatalf("stop without confirmation = %d", resp.StatusCode)
+	// Stop-with-savepoint, even confirmed (the form of older pages): one
+	// operator may not end a job; only an approved runbook does. Refused,
+	// nothing asked of Flink, nothing on record.
+	for _, form := range []url.Values{
+		{"target": {"sandbox-flink-dr"}, "job": {job}, "stop": {"1"}, "confirm_job": {job}},
+		{"target": {"sandbox-flink-dr"}, "job": {job}, "stop": {"1"}},
+	} {
+		resp, body := postAs(t, c, "operator", "/savepoints/trigger", form)
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("stop-with-savepoint by one operator = %d, want 403", resp.StatusCode)
+		}
+		mustContain(t, "stop refused", body, `data-testid="trigger-error"`, "only an approved runbook changes a job")
 	}
-	mustContain(t, "stop refused", body, `data-testid="trigger-error"`, "type its job id again")
-	if len(audits("savepoint.stop")) != 0 || c.Flink.JobState(job) != "RUNNING" {
-		t.Fatal("a refused stop reached the audit log or Flink")
+	time.Sleep(500 * time.Millisecond) // a stop let through would be under way by now
+	if len(audits("savepoint.stop"))+len(audits("savepoint.trigger")) != 0 || c.Flink.JobState(job) != "RUNNING" {
+		t.Fatalf("a refused stop reached the audit log or Flink: job %s", c.Flink.JobState(job))
+	}
+	_, page := getAs(t, c, "operator", "/savepoints", nil)
+	if strings.Contains(page, `name="stop"`) || !strings.Contains(page, `data-testid="sp-no-stop"`) {
+		t.Error("the savepoints page still offers stop-with-savepoint")
 	}
 	for _, form := range []url.Values{
 		{"target": {"nope"}, "job": {job}},
@@ -258,7 +269,7 @@ func TestSavepointTrigger(t *testing.T) {
 		t.Errorf("viewer trigger = %d, want 403", resp.StatusCode)
 	}
 
-	resp, _ = postAs(t, c, "operator", "/savepoints/trigger", url.Values{"target": {"sandbox-flink-dr"}, "job": {job}, "flow": {"primary->dr"}})
+	resp, _ := postAs(t, c, "operator", "/savepoints/trigger", url.Values{"target": {"sandbox-flink-dr"}, "job": {job}, "flow": {"primary->dr"}})
 	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/savepoints?") {
 		t.Fatalf("trigger = %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
@@ -272,7 +283,7 @@ func TestSavepointTrigger(t *testing.T) {
 		t.Errorf("trigger audit details %s", before[0].Details)
 	}
 	// In progress: the page's progress list is pushed.
-	_, body = get(t, c, "/savepoints")
+	_, body := get(t, c, "/savepoints")
 	mustContain(t, "progress", body, `sse-connect="/savepoints/events?since=`, `sse-swap="progress"`, "in progress for")
 	if resp, _ := postAs(t, c, "operator", "/savepoints/trigger", url.Values{"target": {"sandbox-flink-dr"}, "job": {job}}); resp.StatusCode != 409 {
 		t.Errorf("second trigger while one runs = %d, want 409", resp.StatusCode)

@@ -33,6 +33,8 @@ type Console struct {
 	chi.Router
 	Streams  *Streams
 	Failures *identity.SignInFailures
+	// Cost bounds the GETs that reach a cluster per request.
+	Cost *CostLimiter
 }
 
 // ssoStartsPerMinute is how many single sign-ons one source may start per
@@ -68,8 +70,15 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		h.OIDC = identity.NewOIDC(h.Auth.OIDC, h.Auth.GroupRoles)
 	}
 
+	cost := NewCostLimiter(DefaultCostBurstPerUser, DefaultCostRatePerUser, DefaultCostBurstPerAddr, DefaultCostRatePerAddr, 10_000)
+	costly := limitCost(cost)
+	auth := newAuthenticator(h, log)
+	// A stream ends with its session (sign-out, sign-out everywhere,
+	// expiry, a disabled account) or its user's role.
+	streams.Still = auth.stillSignedIn
+
 	r := chi.NewRouter()
-	r.Use(middleware.Recoverer, requestLog(log), securityHeaders, checkHost(h.Auth, log))
+	r.Use(middleware.Recoverer, requestLog(log), securityHeaders, checkHost(h.Auth, h.Metrics.AllowedHosts, log))
 	// HTML pages and fragments gzipped when accepted; event streams never.
 	r.Use(compressHTML)
 	// Pages are cached per key (handlers/pagecache.go); a state-changing
@@ -81,7 +90,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	r.Use(http.NewCrossOriginProtection().Handler)
 	// Who is asking (session or trusted proxy header) and from where; the
 	// groups below decide what they may do.
-	r.Use(newAuthenticator(h, log).identify)
+	r.Use(auth.identify)
 
 	// Public: signing in, probes, metrics for Prometheus, assets.
 	r.Get("/login", h.LoginPage)
@@ -106,8 +115,10 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		r.Get("/flows/{flow}", h.Flow)
 		r.Get("/flows/{flow}/topics/{topic}", h.Topic)
 		r.Get("/flows/{flow}/topics/{topic}/partitions/{partition}", h.Partition)
-		r.Get("/translate", h.TranslatePage)
-		r.Get("/group-picker", h.PlanGroups)
+		// GETs that reach a cluster on every request: rate-limited per
+		// user and address (web/costly.go).
+		r.With(costly).Get("/translate", h.TranslatePage)
+		r.With(costly).Get("/group-picker", h.PlanGroups)
 		r.Get("/demo", h.DemoPanel)
 		r.Get("/audit", h.AuditPage)
 		r.Get("/audit/export", h.AuditExport)
@@ -118,27 +129,28 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.Get("/failover", h.FailoverList)
 			r.Get("/failover/{run}", h.FailoverRun)
 			// The plan form's pickers and summary: reads, changing nothing.
-			r.Get("/failover/plan/jars", h.PlanJars)
-			r.Get("/failover/plan/savepoints", h.PlanSavepoints)
+			r.With(costly).Get("/failover/plan/jars", h.PlanJars)
+			r.With(costly).Get("/failover/plan/savepoints", h.PlanSavepoints)
 			r.Get("/failover/plan/summary", h.PlanSummary)
-			r.Get("/failover/plan/rewrite", h.PlanRewriteChoices)
+			r.With(costly).Get("/failover/plan/rewrite", h.PlanRewriteChoices)
 			r.Get("/failover/{run}/events", streams.Handler(h.FailoverRunEvents))
-			r.Get("/failover/{run}/reverse", h.FailoverReverse)
+			r.With(costly).Get("/failover/{run}/reverse", h.FailoverReverse)
 			r.Get("/drills", h.Drills)
 			r.Get("/drills/report", h.DrillReport)
 			r.Get("/drills/export.csv", h.DrillsExport)
 			r.Get("/drills/export.json", h.DrillsExport)
-			r.Get("/flows/{flow}/lost", h.LostToDR)
+			r.With(costly).Get("/flows/{flow}/lost", h.LostToDR)
 		}
 		if h.Catalog != nil {
-			r.Get("/savepoints", h.Savepoints)
+			r.With(costly).Get("/savepoints", h.Savepoints)
 			r.Get("/savepoints/progress", h.SavepointProgress)
 			r.Get("/savepoints/events", streams.Handler(h.SavepointEvents))
-			r.Get("/savepoints/{id}", h.Savepoint)
+			r.With(costly).Get("/savepoints/{id}", h.Savepoint)
 			r.Get("/savepoints/{id}/offsets.json", h.SavepointOffsets)
 		}
-		// Anyone signed in may sign out.
+		// Anyone signed in may sign out, here or everywhere.
 		r.Post("/logout", h.Logout)
+		r.Post("/logout/everywhere", h.LogoutEverywhere)
 
 		r.Group(func(r chi.Router) {
 			r.Use(RequireRole(model.RoleOperator))
@@ -175,9 +187,10 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.Post("/admin/users/{name}/password", h.AdminUserPassword)
 			r.Post("/admin/users/{name}/disable", h.AdminUserDisable)
 			r.Post("/admin/users/{name}/enable", h.AdminUserEnable)
+			r.Post("/admin/users/{name}/signout", h.AdminUserSignOut)
 		})
 	})
-	return &Console{Router: r, Streams: streams, Failures: h.Failures}
+	return &Console{Router: r, Streams: streams, Failures: h.Failures, Cost: cost}
 }
 
 func securityHeaders(next http.Handler) http.Handler {
@@ -199,17 +212,28 @@ func securityHeaders(next http.Handler) http.Handler {
 // rebinding page (evil.example resolving to 127.0.0.1) would otherwise be
 // same-origin with the console in the victim's browser. Allowed: the host
 // of auth.public_url, localhost, and IP addresses (a rebinding page cannot
-// make a browser send one). The probes and /metrics, public and read-only
-// anyway, answer whatever the Host, for load balancers and Prometheus
-// that use an internal name.
-func checkHost(auth config.Auth, log *slog.Logger) func(http.Handler) http.Handler {
+// make a browser send one). /metrics too: it names flows and topics and
+// tells RPO and failover counts; Prometheus scrapes pod or node IPs (the
+// Helm chart's ServiceMonitor does), and a scrape by DNS name needs that
+// name in metrics.allowed_hosts. Only the probes, which tell nothing but
+// "up", answer whatever the Host, for load balancers and kubelets.
+func checkHost(auth config.Auth, metricsHosts []string, log *slog.Logger) func(http.Handler) http.Handler {
 	public, _ := auth.PublicHost() // validated with the config
+	scrapers := map[string]bool{}
+	for _, h := range metricsHosts {
+		scrapers[strings.ToLower(strings.TrimSuffix(h, "."))] = true
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			switch r.URL.Path {
-			case "/healthz", "/readyz", "/metrics":
+			case "/healthz", "/readyz":
 				next.ServeHTTP(w, r)
 				return
+			case "/metrics":
+				if scrapers[hostName(r.Host)] {
+					next.ServeHTTP(w, r)
+					return
+				}
 			}
 			if !hostAllowed(r.Host, public) {
 				log.Warn("refusing a request for another host (DNS rebinding?)", "host", clip(r.Host), "path", r.URL.Path, "remote", r.RemoteAddr)
@@ -229,11 +253,7 @@ func checkHost(auth config.Auth, log *slog.Logger) func(http.Handler) http.Handl
 // hostAllowed: host (a Host header, port optional) is public, localhost or
 // an IP address.
 func hostAllowed(host, public string) bool {
-	h := host
-	if hh, _, err := net.SplitHostPort(host); err == nil {
-		h = hh
-	}
-	h = strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), "."))
+	h := hostName(host)
 	if h == "" {
 		return false
 	}
@@ -242,6 +262,16 @@ func hostAllowed(host, public string) bool {
 	}
 	_, err := netip.ParseAddr(h)
 	return err == nil
+}
+
+// hostName is a Host header's name: no port, no brackets, no final dot,
+// lower case.
+func hostName(host string) string {
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	return strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), "."))
 }
 
 // cacheStatic lets browsers keep assets for an hour; the vendored htmx

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/identity"
 )
 
 // Streams serves the live pages' Server-Sent Events: per stream, a loop in
@@ -20,9 +21,13 @@ import (
 // Comments every Heartbeat keep proxies from closing a quiet stream. The
 // request's context ends a stream; so does CloseAll (server shutdown, or a
 // test dropping connections), and MaxAge: the browser reconnects through
-// the sign-in check, so a stream does not outlive a sign-out or a disabled
-// account by more than that. At most Max streams are open at once; the
-// next one is refused with 503 and the browser retries later.
+// the sign-in check. Still is asked every tick whether the request is
+// still signed in as the same user with the same role: a sign-out (this
+// session, or everywhere), an expired session, a disabled account or a
+// changed role ends the stream within a tick. At most Max streams are
+// open at once (the next one: 503, and the browser retries later), at
+// most MaxPerUser per user and MaxPerAddr per client address (the next
+// one: 429), so one viewer cannot hold every stream.
 //
 // The loop lives here rather than in handlers (which start no goroutines
 // and stay thin): a handler only builds the page's handlers.Fragments.
@@ -31,10 +36,18 @@ type Streams struct {
 	Heartbeat time.Duration
 	Max       int
 	MaxAge    time.Duration
+	// MaxPerUser and MaxPerAddr bound one user's and one client
+	// address's open streams.
+	MaxPerUser, MaxPerAddr int
+	// Still reports whether r, which opened a stream, is still signed in
+	// as the same user with the same role (nil: not checked).
+	Still func(ctx context.Context, r *http.Request) bool
 
 	open   atomic.Int64
 	mu     sync.Mutex
 	cancel map[*context.CancelFunc]struct{}
+	byUser map[string]int
+	byAddr map[string]int
 	shared tickMemo
 }
 
@@ -46,6 +59,10 @@ const (
 	DefaultStreamHeartbeat = 20 * time.Second
 	DefaultMaxStreams      = 256
 	DefaultStreamMaxAge    = 5 * time.Minute
+	// A person with a tab per page they watch, well below the total.
+	DefaultMaxStreamsPerUser = 16
+	// Several people behind one NAT or proxy, still a quarter of the total.
+	DefaultMaxStreamsPerAddr = 64
 )
 
 // or returns v, or def when v is not set.
@@ -112,18 +129,60 @@ func (s *Streams) handler(key func(*http.Request) string, page func(http.Respons
 		defer s.open.Add(-1)
 		ctx, cancel := context.WithTimeout(r.Context(), or(s.MaxAge, DefaultStreamMaxAge))
 		defer cancel()
-		s.mu.Lock()
-		if s.cancel == nil {
-			s.cancel = map[*context.CancelFunc]struct{}{}
+		user, addr := "", identity.ClientIP(r)
+		if u := identity.UserFrom(r.Context()); u != nil {
+			user = u.Name
 		}
-		s.cancel[&cancel] = struct{}{}
-		s.mu.Unlock()
-		defer func() { s.mu.Lock(); delete(s.cancel, &cancel); s.mu.Unlock() }()
-		s.serve(ctx, w, render)
+		if why := s.take(user, addr, &cancel); why != "" {
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, why, http.StatusTooManyRequests)
+			return
+		}
+		defer s.give(user, addr, &cancel)
+		still := func(context.Context) bool { return true }
+		if s.Still != nil {
+			still = func(ctx context.Context) bool { return s.Still(ctx, r) }
+		}
+		s.serve(ctx, w, render, still)
 	}
 }
 
-func (s *Streams) serve(ctx context.Context, w http.ResponseWriter, render func(context.Context) ([]rendered, error)) {
+// take counts a stream for user and addr and registers its cancel, or
+// says why not (a cap reached).
+func (s *Streams) take(user, addr string, cancel *context.CancelFunc) (why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel == nil {
+		s.cancel, s.byUser, s.byAddr = map[*context.CancelFunc]struct{}{}, map[string]int{}, map[string]int{}
+	}
+	switch {
+	case s.byUser[user] >= or(s.MaxPerUser, DefaultMaxStreamsPerUser):
+		return "too many live streams open for " + user + "; close a tab or retry later"
+	case s.byAddr[addr] >= or(s.MaxPerAddr, DefaultMaxStreamsPerAddr):
+		return "too many live streams open from " + addr + "; retry later"
+	}
+	s.byUser[user]++
+	s.byAddr[addr]++
+	s.cancel[cancel] = struct{}{}
+	return ""
+}
+
+// give undoes take.
+func (s *Streams) give(user, addr string, cancel *context.CancelFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.cancel, cancel)
+	for _, c := range []struct {
+		m map[string]int
+		k string
+	}{{s.byUser, user}, {s.byAddr, addr}} {
+		if c.m[c.k]--; c.m[c.k] <= 0 {
+			delete(c.m, c.k) // the maps stay as small as the set of streamers
+		}
+	}
+}
+
+func (s *Streams) serve(ctx context.Context, w http.ResponseWriter, render func(context.Context) ([]rendered, error), still func(context.Context) bool) {
 	rc := http.NewResponseController(w)
 	heartbeat := or(s.Heartbeat, DefaultStreamHeartbeat)
 	h := w.Header()
@@ -140,7 +199,12 @@ func (s *Streams) serve(ctx context.Context, w http.ResponseWriter, render func(
 	last := map[string][]byte{}
 	lastWrite := time.Now()
 	var out bytes.Buffer
-	for {
+	for first := true; ; first = false {
+		// Signed out, expired, disabled or given another role since the
+		// stream opened: end it (the browser reconnects through sign-in).
+		if !first && !still(ctx) {
+			return
+		}
 		out.Reset()
 		fs, err := render(ctx)
 		if err != nil {

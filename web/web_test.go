@@ -125,6 +125,9 @@ func startConsole(t *testing.T) *console {
 			return
 		}
 		router := web.Router(h, log)
+		// Every test here shares this console, its users and 127.0.0.1:
+		// web/costly_test.go holds the real limits on a console of its own.
+		router.Cost.Shape(100_000, 10_000, 100_000, 10_000)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			sharedErr = err

@@ -19,6 +19,7 @@ import (
 	"helm.sh/helm/v3/pkg/lint/support"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
@@ -112,6 +113,8 @@ func objects(t *testing.T, rendered map[string]string) map[string]any {
 				obj = &rbacv1.Role{}
 			case "rbac.authorization.k8s.io/v1 RoleBinding":
 				obj = &rbacv1.RoleBinding{}
+			case "networking.k8s.io/v1 NetworkPolicy":
+				obj = &networkingv1.NetworkPolicy{}
 			case "monitoring.coreos.com/v1 ServiceMonitor":
 				obj = &monitoringv1.ServiceMonitor{} // the prometheus-operator's own API types
 			case "monitoring.coreos.com/v1 PrometheusRule":
@@ -181,6 +184,12 @@ func TestChartRendersWhatItPromises(t *testing.T) {
 			}
 			if cfg.Listen != "0.0.0.0:8080" || cfg.DataDir != "/var/lib/drconsole" || cfg.Clusters["primary"].SASL.Password != "s3cret" {
 				t.Errorf("rendered config: listen %s data_dir %s", cfg.Listen, cfg.DataDir)
+			}
+			// /metrics is behind the host check: pod IPs (the
+			// ServiceMonitor's scrapes) always pass; the Service's DNS
+			// names are allowed for a scrape by name.
+			if !slices.Contains(cfg.Metrics.AllowedHosts, "drconsole.kafka-dr.svc") || !slices.Contains(cfg.Metrics.AllowedHosts, "drconsole.kafka-dr.svc.cluster.local") {
+				t.Errorf("metrics.allowed_hosts %v lacks the Service's DNS names", cfg.Metrics.AllowedHosts)
 			}
 			if len(pod.Containers) != 2 || pod.Containers[1].Name != "litestream" || pod.Containers[1].Args[2] != "s3://backups/drconsole" {
 				t.Errorf("litestream sidecar: %+v", pod.Containers)
@@ -271,5 +280,137 @@ func TestChartRefusesLitestreamWithoutReplica(t *testing.T) {
 	}
 	if _, err := engine.Render(c, vals); err == nil || !strings.Contains(err.Error(), "litestream.replicaURL is required") {
 		t.Fatalf("render: %v", err)
+	}
+}
+
+// The NetworkPolicy is on by default: it selects the console's pod and
+// lets only the ingress controller and Prometheus reach its port; egress
+// stays open unless listed. Off, there is none.
+func TestChartNetworkPolicy(t *testing.T) {
+	objs := objects(t, render(t, nil))
+	np, ok := objs["NetworkPolicy"].(*networkingv1.NetworkPolicy)
+	if !ok {
+		t.Fatal("no NetworkPolicy by default")
+	}
+	d := objs["Deployment"].(*appsv1.Deployment)
+	for k, v := range np.Spec.PodSelector.MatchLabels {
+		if d.Spec.Template.Labels[k] != v {
+			t.Errorf("the policy selects %s=%s; the pod has %q", k, v, d.Spec.Template.Labels[k])
+		}
+	}
+	if len(np.Spec.PodSelector.MatchLabels) == 0 {
+		t.Fatal("the policy selects every pod of the namespace")
+	}
+	if !reflect.DeepEqual(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) || len(np.Spec.Egress) != 0 {
+		t.Errorf("policy types %v, egress %v: want ingress only, egress open", np.Spec.PolicyTypes, np.Spec.Egress)
+	}
+	if len(np.Spec.Ingress) != 1 {
+		t.Fatalf("ingress rules %+v", np.Spec.Ingress)
+	}
+	in := np.Spec.Ingress[0]
+	var from []string
+	for _, p := range in.From {
+		if p.NamespaceSelector == nil || p.PodSelector == nil || p.IPBlock != nil {
+			t.Errorf("peer %+v: want a namespace and pod selector", p)
+			continue
+		}
+		from = append(from, p.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"]+"/"+p.PodSelector.MatchLabels["app.kubernetes.io/name"])
+	}
+	if !slices.Equal(from, []string{"ingress-nginx/ingress-nginx", "monitoring/prometheus"}) {
+		t.Errorf("allowed peers %v, want the ingress controller and Prometheus", from)
+	}
+	if len(in.Ports) != 1 || in.Ports[0].Port.String() != "http" {
+		t.Errorf("ports %+v, want the http port only", in.Ports)
+	}
+
+	objs = objects(t, render(t, map[string]any{"networkPolicy": map[string]any{"enabled": false}}))
+	if objs["NetworkPolicy"] != nil {
+		t.Error("a NetworkPolicy though networkPolicy.enabled is false")
+	}
+	egress := []any{map[string]any{"to": []any{map[string]any{"ipBlock": map[string]any{"cidr": "192.0.2.0/24"}}}}}
+	np = objects(t, render(t, map[string]any{"networkPolicy": map[string]any{"egress": egress}}))["NetworkPolicy"].(*networkingv1.NetworkPolicy)
+	if len(np.Spec.PolicyTypes) != 2 || len(np.Spec.Egress) != 1 || np.Spec.Egress[0].To[0].IPBlock.CIDR != "192.0.2.0/24" {
+		t.Errorf("egress listed: types %v egress %+v", np.Spec.PolicyTypes, np.Spec.Egress)
+	}
+}
+
+// Secrets never land in the ConfigMap: a config with one inline fails to
+// render, naming the key and the _file to use; the same config naming
+// files renders, and the ConfigMap holds none of the secret values.
+func TestChartRefusesInlineSecrets(t *testing.T) {
+	c := load(t)
+	base := func() map[string]any {
+		return map[string]any{
+			"clusters": map[string]any{"primary": map[string]any{"bootstrap": []any{"p:9092"},
+				"sasl": map[string]any{"mechanism": "PLAIN", "username": "u", "password_file": "/run/secrets/drconsole/kafka"}}},
+			"auth": map[string]any{"mode": "oidc", "public_url": "https://dr.example.com",
+				"oidc": map[string]any{"issuer": "https://idp.example.com", "client_id": "drconsole", "client_secret_file": "/run/secrets/drconsole/oidc"}},
+			"notifications": map[string]any{"webhooks": []any{
+				map[string]any{"name": "slack", "kind": "slack", "url_file": "/run/secrets/drconsole/slack"},
+				map[string]any{"name": "ops", "url": "", "url_file": "/run/secrets/drconsole/ops", "secret_file": "/run/secrets/drconsole/hmac"}}},
+			"flink_targets": []any{map[string]any{"name": "dr", "rest_url": "https://flink-dr:8081"}},
+		}
+	}
+	renderCfg := func(cfg map[string]any) (map[string]string, error) {
+		vals, err := chartutil.ToRenderValues(c, map[string]any{"config": cfg}, chartutil.ReleaseOptions{Name: "drconsole", Namespace: "x", IsInstall: true}, chartutil.DefaultCapabilities)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return engine.Render(c, vals)
+	}
+	out, err := renderCfg(base())
+	if err != nil {
+		t.Fatalf("secrets named by file: %v", err)
+	}
+	for _, leak := range []string{"hooks.slack.com", "s3cret"} {
+		if strings.Contains(out["drconsole/templates/configmap.yaml"], leak) {
+			t.Errorf("the ConfigMap holds %q", leak)
+		}
+	}
+	for name, tc := range map[string]struct {
+		set  func(cfg map[string]any)
+		want string
+	}{
+		"sasl password": {func(cfg map[string]any) {
+			cfg["clusters"].(map[string]any)["primary"].(map[string]any)["sasl"].(map[string]any)["password"] = "s3cret"
+		}, "config.clusters.primary.sasl.password is a secret"},
+		"oidc client secret": {func(cfg map[string]any) {
+			cfg["auth"].(map[string]any)["oidc"].(map[string]any)["client_secret"] = "s3cret"
+		}, "config.auth.oidc.client_secret is a secret"},
+		"slack url": {func(cfg map[string]any) {
+			cfg["notifications"].(map[string]any)["webhooks"].([]any)[0].(map[string]any)["url"] = "https://hooks.slack.com/services/T0/B0/s3cret"
+		}, "config.notifications.webhooks[0].url: a webhook URL is a credential"},
+		"webhook hmac": {func(cfg map[string]any) {
+			cfg["notifications"].(map[string]any)["webhooks"].([]any)[1].(map[string]any)["secret"] = "s3cret"
+		}, "config.notifications.webhooks[1].secret is a secret"},
+		"cluster link password": {func(cfg map[string]any) {
+			cfg["flows"] = []any{map[string]any{"kind": "cluster-link", "cluster_link": map[string]any{"rest_url": "https://dr:8090/kafka", "password": "s3cret"}}}
+		}, "config.flows[0].cluster_link.password is a secret"},
+		"credentials in a URL": {func(cfg map[string]any) {
+			cfg["flink_targets"].([]any)[0].(map[string]any)["rest_url"] = "https://admin:s3cret@flink-dr:8081"
+		}, "config.flink_targets[0].rest_url carries a user name or password"},
+	} {
+		cfg := base()
+		tc.set(cfg)
+		if _, err := renderCfg(cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s inline: render error %v, want %q", name, err, tc.want)
+		}
+	}
+}
+
+// The chart's and the config's proxy-mode examples trust the proxy's own
+// address, never a whole private network (anything in it could name any
+// user through the identity header).
+func TestProxyExamplesTrustNoNetwork(t *testing.T) {
+	for _, file := range []string{"drconsole/values.yaml", "../../drconsole.example.yaml"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, wide := range []string{"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "0.0.0.0/0", "::/0", "fd00::/8"} {
+			if strings.Contains(string(b), wide) {
+				t.Errorf("%s trusts %s in an example", file, wide)
+			}
+		}
 	}
 }

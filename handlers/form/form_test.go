@@ -1,12 +1,16 @@
 package form
 
 import (
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/drconsole/drconsole/failover"
 )
 
 // The trigger form refuses an unknown target, a job id that is not
-// Flink's, and an unconfirmed stop, with the first problem shown.
+// Flink's, and any stop (confirmed or not: only a runbook stops a job),
+// with the first problem shown.
 func TestSavepointTriggerValidate(t *testing.T) {
 	job := strings.Repeat("ab", 16)
 	for _, tc := range []struct {
@@ -14,16 +18,21 @@ func TestSavepointTriggerValidate(t *testing.T) {
 		field string
 	}{
 		{SavepointTrigger{Target: "dr", Job: job}, ""},
-		{SavepointTrigger{Target: "dr", Job: job, Stop: true, ConfirmJob: job}, ""},
+		{SavepointTrigger{Target: "dr", Job: job, Stop: true}, "stop"},
 		{SavepointTrigger{Target: "nope", Job: job}, "target"},
 		{SavepointTrigger{Target: "", Job: job}, "target"},
 		{SavepointTrigger{Target: "dr", Job: "xyz"}, "job"},
-		{SavepointTrigger{Target: "dr", Job: job, Stop: true, ConfirmJob: "other"}, "confirm_job"},
 	} {
 		err := tc.f.Validate([]string{"dr", "primary"})
 		if tc.field == "" {
 			if err != nil {
 				t.Errorf("%+v: %v", tc.f, err)
+			}
+			continue
+		}
+		if tc.field == "stop" {
+			if !errors.Is(err, failover.ErrStopNeedsRunbook) {
+				t.Errorf("%+v: %v, want ErrStopNeedsRunbook", tc.f, err)
 			}
 			continue
 		}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/drconsole/drconsole/failover"
 )
 
 // JobIDRE is a Flink job id: 32 lower-case hexadecimal digits.
@@ -40,31 +42,32 @@ func (f SavepointRegister) Validate() error {
 	return nil
 }
 
-// SavepointTrigger is POST /savepoints/trigger: take a savepoint of a job
-// (Stop: and end the job with it, confirmed by typing its id again).
+// SavepointTrigger is POST /savepoints/trigger: take a savepoint of a job,
+// which keeps running. Stop is a request to end the job with it (an older
+// page, a crafted form): refused, never quietly turned into a plain one.
 type SavepointTrigger struct {
 	Target, Job string
 	Stop        bool
-	ConfirmJob  string
 	Flow        string
 }
 
 // NewSavepointTrigger reads the trigger form; job ids are compared lower-case.
 func NewSavepointTrigger(r *http.Request) SavepointTrigger {
 	return SavepointTrigger{Target: strings.TrimSpace(r.FormValue("target")), Job: strings.ToLower(strings.TrimSpace(r.FormValue("job"))),
-		Stop: r.FormValue("stop") != "", ConfirmJob: strings.ToLower(strings.TrimSpace(r.FormValue("confirm_job"))), Flow: r.FormValue("flow")}
+		Stop: r.FormValue("stop") != "", Flow: r.FormValue("flow")}
 }
 
 // Validate checks the target is one of targets, the job id is Flink's,
-// and a stop is confirmed; the first problem is the one shown.
+// and no stop is asked for (failover.ErrStopNeedsRunbook); the first
+// problem is the one shown.
 func (f SavepointTrigger) Validate(targets []string) error {
 	switch {
 	case !slices.Contains(targets, f.Target) || f.Target == "":
 		return Errors{"target": fmt.Sprintf("Flink target %q is not configured (have %s)", f.Target, strings.Join(targets, ", "))}
 	case !JobIDRE.MatchString(f.Job):
 		return Errors{"job": fmt.Sprintf("job id %q: want Flink's 32 hexadecimal digits", f.Job)}
-	case f.Stop && f.ConfirmJob != f.Job:
-		return Errors{"confirm_job": "stop-with-savepoint ends the job: type its job id again to confirm (the typed confirmation does not match)"}
+	case f.Stop:
+		return failover.ErrStopNeedsRunbook
 	}
 	return nil
 }
