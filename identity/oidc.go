@@ -307,6 +307,9 @@ func RoleForGroups(groupRoles map[string]string, groups []string) model.Role {
 //     refused: otherwise one person renamed at the provider would hold two
 //     accounts and could approve their own failover.
 func Admit(ctx context.Context, st *storage.Store, rec *audit.Recorder, l Login) error {
+	if reserved(l.Name) {
+		return refused("the name %s is reserved for the console's own audit records", l.Name)
+	}
 	linked, err := checkLink(ctx, st, l)
 	if err != nil {
 		return err
