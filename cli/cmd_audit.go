@@ -229,7 +229,7 @@ func writeAnchor(ctx context.Context, client *http.Client, a config.AuditAnchor,
 	var errs []error
 	line := anchorLine(at, id, hash)
 	if a.File != "" {
-		f, err := os.OpenFile(a.File, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		f, err := os.OpenFile(a.File, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err == nil {
 			_, err = fmt.Fprintln(f, line)
 			err = errors.Join(err, f.Sync(), f.Close())

@@ -96,7 +96,7 @@ func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("backup: %w", err)
 		}
 		defer os.RemoveAll(dir)
-	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+	} else if err := os.MkdirAll(dir, storage.PrivateDir); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
 	start := time.Now().UTC()
@@ -306,7 +306,7 @@ func downloadBackup(ctx context.Context, st *s3.Store, uri, dir string) (string,
 	}
 	local := filepath.Join(dir, path.Base(uri))
 	for _, u := range []string{uri + ".json", uri} {
-		f, err := os.Create(filepath.Join(dir, path.Base(u)))
+		f, err := os.OpenFile(filepath.Join(dir, path.Base(u)), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			return "", err
 		}
