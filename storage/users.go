@@ -67,7 +67,7 @@ func (s *Store) createUser(ctx context.Context, u model.User, records []model.Au
 		} else if n == 0 {
 			return fmt.Errorf("storage: user %q: %w", u.Name, ErrUserExists)
 		}
-		return nil
+		return stampAccount(ctx, tx, u.Name, records)
 	})
 }
 
@@ -130,9 +130,11 @@ func (s *Store) updateUser(ctx context.Context, name string, dropSessions bool, 
 			return fmt.Errorf("storage: user %q: %w", name, ErrUnknownUser)
 		}
 		if dropSessions {
-			_, err = tx.ExecContext(ctx, "DELETE FROM sessions WHERE user = ?", name)
+			if _, err = tx.ExecContext(ctx, "DELETE FROM sessions WHERE user = ?", name); err != nil {
+				return err
+			}
 		}
-		return err
+		return stampAccount(ctx, tx, name, records)
 	})
 }
 
