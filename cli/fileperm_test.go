@@ -49,7 +49,7 @@ func TestCreatedFilesArePrivate(t *testing.T) {
 		}
 	}
 	backups := filepath.Join(dir, "backups")
-	if r := runCLI(t, "", "backup", "--db", db, "--to", backups); r.code != 0 {
+	if r := runCLI(t, "", "backup", "--key-file", backupKeyFile(t), "--db", db, "--to", backups); r.code != 0 {
 		t.Fatalf("backup: %s", r.stderr)
 	}
 	store.Close()
@@ -64,7 +64,7 @@ func TestCreatedFilesArePrivate(t *testing.T) {
 	}
 	restored := filepath.Join(dir, "standby", "drconsole.db")
 	os.MkdirAll(filepath.Dir(restored), 0o700)
-	if r := runCLI(t, "", "restore", "--from", backups, "--db", restored); r.code != 0 {
+	if r := runCLI(t, "", "restore", "--key-file", backupKeyFile(t), "--from", backups, "--db", restored); r.code != 0 {
 		t.Fatalf("restore: %s", r.stderr)
 	}
 	if m := mode(t, restored); m != 0o600 {

@@ -109,6 +109,9 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 		return err
 	}
 	defer store.Close()
+	if err := checkAtStart(ctx, store, cfg.AuditAnchor, log); err != nil {
+		return err
+	}
 	if err := recordSettings(ctx, store, cfg, cfgFile); err != nil {
 		return fmt.Errorf("recording the settings in the audit log: %w", err)
 	}
