@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/drconsole/drconsole/model"
 )
@@ -52,6 +53,20 @@ func passwordFP(hash string) string {
 
 const accountStateCols = "name, role, created_ms, created_by, disabled, password_hash, linked_ms, raised_ms"
 
+// accountStateColsAt is accountStateCols for a database at schema v,
+// opened read-only and so not migrated (a backup an older version made,
+// checked before it is restored): columns added since read as empty.
+func accountStateColsAt(v int) string {
+	cols := accountStateCols
+	if v < 18 { // 0018_account_links.sql
+		cols = strings.Replace(cols, "linked_ms, raised_ms", "0 AS linked_ms, 0 AS raised_ms", 1)
+	}
+	if v < 7 { // 0007_step_runner_user_creator.sql
+		cols = strings.Replace(cols, "created_by", "'' AS created_by", 1)
+	}
+	return cols
+}
+
 type rowScanner interface{ Scan(...any) error }
 
 func scanAccountState(r rowScanner) (string, AccountState, error) {
@@ -64,15 +79,19 @@ func scanAccountState(r rowScanner) (string, AccountState, error) {
 
 // AccountStates is every account's state as its row says, by name.
 func (s *Store) AccountStates(ctx context.Context) (map[string]AccountState, error) {
-	return accountStates(ctx, s.r)
+	v, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("storage: reading accounts: %w", err)
+	}
+	return accountStates(ctx, s.r, accountStateColsAt(v))
 }
 
 type rowsQuerier interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }
 
-func accountStates(ctx context.Context, q rowsQuerier) (map[string]AccountState, error) {
-	rows, err := q.QueryContext(ctx, "SELECT "+accountStateCols+" FROM users ORDER BY name")
+func accountStates(ctx context.Context, q rowsQuerier, cols string) (map[string]AccountState, error) {
+	rows, err := q.QueryContext(ctx, "SELECT "+cols+" FROM users ORDER BY name")
 	if err != nil {
 		return nil, fmt.Errorf("storage: reading accounts: %w", err)
 	}
@@ -107,6 +126,9 @@ func withDetail(details json.RawMessage, key string, v any) (json.RawMessage, er
 // stampAccount puts name's state, as tx sees it after the change, into
 // each record under "account".
 func stampAccount(ctx context.Context, tx *sql.Tx, name string, records []model.AuditEntry) error {
+	if len(records) == 0 {
+		return nil
+	}
 	_, a, err := scanAccountState(tx.QueryRowContext(ctx, "SELECT "+accountStateCols+" FROM users WHERE name = ?", name))
 	if err != nil {
 		return fmt.Errorf("storage: reading account %q after its change: %w", name, err)
@@ -135,7 +157,7 @@ func (s *Store) BaselineAccounts(ctx context.Context, rec model.AuditEntry) (mod
 		if n > 0 {
 			return ErrBaselineExists
 		}
-		states, err := accountStates(ctx, tx)
+		states, err := accountStates(ctx, tx, accountStateCols)
 		if err != nil {
 			return err
 		}
