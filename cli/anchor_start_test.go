@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"log/slog"
 	"os"
@@ -78,5 +79,26 @@ func TestStartRefusesARolledBackDatabase(t *testing.T) {
 	}
 	if r := runCLI(t, "", "audit", "verify", "--config", cfg, "--anchor", anchor); r.code != 0 {
 		t.Fatalf("verify after a marked restore: %d %q", r.code, r.stderr)
+	}
+}
+
+// serve itself refuses a data directory whose users table was edited,
+// naming the account, before it listens.
+func TestServeRefusesAnEditedAccount(t *testing.T) {
+	cfg, db := cliConfig(t)
+	if r := runCLI(t, "", "users", "add", "alice", "--role", "viewer", "--no-password", "--config", cfg); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	raw, err := sql.Open("sqlite3", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("INSERT INTO users(name, role, password_hash, created_ms, created_by) VALUES ('mallory', 'admin', 'x', 0, 'cli:root')"); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	r := runCLI(t, "", "serve", "--config", cfg)
+	if r.code != 1 || !strings.Contains(r.stderr, "mallory: no record of its creation in the audit log") || !strings.Contains(r.stderr, "nothing was started") {
+		t.Fatalf("serve on an edited users table: %d %q", r.code, r.stderr)
 	}
 }
