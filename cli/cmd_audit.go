@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/safefile"
 	"github.com/drconsole/drconsole/storage"
@@ -24,7 +25,7 @@ import (
 
 const auditUsage = `Usage:
   drconsole audit verify (--db FILE | --config FILE) [--anchor FILE]
-  drconsole audit head (--db FILE | --config FILE)
+  drconsole audit head (--db FILE | --config FILE) [--restore]
   drconsole audit export (--config FILE | --db FILE) [--format jsonl|csv] [--actor A] [--action X]
 
 verify walks the hash chain of the audit log and exits 1 naming the first record that was
@@ -33,6 +34,10 @@ hash. Removing the newest records, or rewriting the chain after an edit, leaves 
 chain: only a head kept elsewhere shows it. head prints one anchor line
 ("<time> record N hash H"); append it to a file outside the database (or let the console do it:
 audit_anchor in the config), and verify --anchor FILE checks every anchor line against the log.
+head --restore marks a deliberate restore of an older copy: anchor lines before it are not held
+to the log (drconsole restore --config writes it to audit_anchor.file itself).
+verify also holds every account (role, creator, creation time, password, provider link,
+disabled) to the state its audit records left, and names each account that differs.
 export writes the records, oldest first, to stdout. All three open the database read-only.
 `
 
@@ -50,6 +55,7 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	actor := fs.String("actor", "", "")
 	action := fs.String("action", "", "")
 	anchor := fs.String("anchor", "", "")
+	restoreMark := fs.Bool("restore", false, "")
 	if err := fs.Parse(args[1:]); err != nil {
 		return usageError{err}
 	}
@@ -63,6 +69,9 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *anchor != "" && args[0] != "verify" {
 		return usageError{fmt.Errorf("audit %s: --anchor goes with verify", args[0])}
+	}
+	if *restoreMark && args[0] != "head" {
+		return usageError{fmt.Errorf("audit %s: --restore goes with head", args[0])}
 	}
 	if args[0] == "export" && !slices.Contains(storage.AuditExportFormats, *format) {
 		return usageError{fmt.Errorf("audit export: --format %q: want jsonl or csv", *format)}
@@ -85,7 +94,11 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, anchorLine(time.Now(), id, head))
+		line := anchorLine(time.Now(), id, head)
+		if *restoreMark {
+			line += " restore"
+		}
+		fmt.Fprintln(stdout, line)
 		return nil
 	}
 	n, bad, err := store.VerifyAudit(ctx)
@@ -104,10 +117,25 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
+		if checked == 0 {
+			return inputError{fmt.Errorf("audit verify --anchor %s: no anchor lines in it", *anchor)}
+		}
 		fmt.Fprintf(stdout, "audit: %d anchor(s) in %s match the log\n", checked, *anchor)
 	}
 	fmt.Fprintf(stdout, "audit: %d records, chain intact\n", n)
 	fmt.Fprintf(stdout, "audit: head record %d hash %s\n", id, head)
+	rep, err := audit.CheckAccounts(ctx, store)
+	if err != nil {
+		return err
+	}
+	if err := rep.Err(); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	how := "exactly (accounts baseline recorded)"
+	if !rep.Baselined {
+		how = "as far as their records go (no accounts baseline yet: the next start records it)"
+	}
+	fmt.Fprintf(stdout, "audit: %d accounts match their audited history, %s\n", rep.Accounts, how)
 	return nil
 }
 
@@ -134,26 +162,42 @@ func anchorLine(at time.Time, id int64, hash string) string {
 // checkAnchors holds the log to every line of an anchor file: each named
 // record must still exist with that hash. A record past the log's end
 // means records were removed from the end; another hash, a rewritten
-// chain. Blank lines and # comments are skipped; anything else malformed
-// is an input error with its line number.
+// chain. A line ending "restore" marks a deliberate restore of an older
+// copy (drconsole restore, audit head --restore): the lines before the
+// last such line vouched for the history the restore replaced and are not
+// held to the log. Blank lines and # comments are skipped; anything else
+// malformed is an input error with its line number.
 func checkAnchors(ctx context.Context, store *storage.Store, name string, headID int64) (int, error) {
 	f, err := openInput(name, streamedFileLimit)
 	if err != nil {
 		return 0, inputError{fmt.Errorf("audit verify --anchor: %w", err)}
 	}
 	defer f.Close()
+	from := 0 // the last restore line
 	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		if fs := strings.Fields(sc.Text()); len(fs) == 6 && fs[5] == "restore" {
+			from = line
+		}
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return 0, err
+	}
+	sc = bufio.NewScanner(f)
 	line, checked := 0, 0
 	for sc.Scan() {
 		line++
 		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
+		if text == "" || strings.HasPrefix(text, "#") || line < from {
 			continue
 		}
 		fs := strings.Fields(text)
 		var id int64
+		if len(fs) == 6 && fs[5] == "restore" {
+			fs = fs[:5]
+		}
 		if len(fs) != 5 || fs[1] != "record" || fs[3] != "hash" || len(fs[4]) != 64 {
-			return checked, inputError{fmt.Errorf("%s:%d: want \"<time> record <id> hash <64 hex>\"", name, line)}
+			return checked, inputError{fmt.Errorf("%s:%d: want \"<time> record <id> hash <64 hex>\" (and \"restore\" after a restore)", name, line)}
 		}
 		if id, err = strconv.ParseInt(fs[2], 10, 64); err != nil || id < 0 {
 			return checked, inputError{fmt.Errorf("%s:%d: record %q is not a record number", name, line, fs[2])}
@@ -179,9 +223,6 @@ func checkAnchors(ctx context.Context, store *storage.Store, name string, headID
 	}
 	if err := sc.Err(); err != nil {
 		return checked, fmt.Errorf("audit verify --anchor %s: %w", name, err)
-	}
-	if checked == 0 {
-		return 0, inputError{fmt.Errorf("audit verify --anchor %s: no anchor lines in it", name)}
 	}
 	return checked, nil
 }
@@ -230,7 +271,7 @@ func writeAnchor(ctx context.Context, client *http.Client, a config.AuditAnchor,
 	var errs []error
 	line := anchorLine(at, id, hash)
 	if a.File != "" {
-		f, err := safefile.OpenAppend(a.File, 0o640)
+		f, err := safefile.OpenAppend(a.File, 0o600)
 		if err == nil {
 			_, err = fmt.Fprintln(f, line)
 			err = errors.Join(err, f.Sync(), f.Close())

@@ -22,17 +22,24 @@ import (
 )
 
 const backupUsage = `Usage:
-  drconsole backup (--config FILE | --db FILE) --to DIR|s3://BUCKET/PREFIX
-  drconsole restore --from DIR|BACKUP.db|s3://BUCKET/PREFIX[/BACKUP.db] --db FILE [--config FILE] [--force]
+  drconsole backup (--config FILE | --db FILE) --to DIR|s3://BUCKET/PREFIX [--key-file FILE]
+  drconsole restore --from DIR|BACKUP.db|s3://BUCKET/PREFIX[/BACKUP.db] --db FILE [--config FILE]
+                    (--key-file FILE | --unauthenticated) [--force]
 
 backup writes a consistent copy of the console's database while it serves (SQLite's backup
 API, one read transaction) to DIR/drconsole-<UTC time>.db, checks it (integrity, the audit
 chain from its first record to its head) and then writes its manifest DIR/<same name>.json
-(size, SHA-256, schema, audit head). A copy without a manifest is unfinished.
+(size, SHA-256, schema, audit head). A copy without a manifest is unfinished. With --key-file
+(at least 32 random bytes, kept with the console's secrets and never in the backup store) the
+manifest carries an HMAC-SHA256 under that key; without one the backup says it is unauthenticated.
 
 restore takes the newest backup with a manifest in DIR (or the one named), checks it again
-against its manifest, and puts it at --db. It refuses while a console serves that data
-directory, and refuses to replace an existing database without --force.
+against its manifest and the manifest against the backup key, holds every account to its
+audited history (an account added or changed in the copy is refused, by name), and puts it at
+--db. A manifest without a MAC is restored only with --unauthenticated. The restore itself is
+recorded in the restored audit log, and, with --config naming audit_anchor.file, marked there
+(a "restore" line) so the console's start accepts the older head. It refuses while a console
+serves that data directory, and refuses to replace an existing database without --force.
 
 s3:// locations use the s3 section of --config (credentials from the environment, as for
 savepoints); the copy is made locally first, uploaded, and its manifest uploaded last.
@@ -53,6 +60,9 @@ type backupManifest struct {
 	Source    string    `json:"source"`
 	Version   string    `json:"drconsole_version"`
 	storage.Snapshot
+	// MAC is the HMAC-SHA256 (hex) of this manifest without it, under the
+	// backup key (backup_trust.go); "" when taken without one.
+	MAC string `json:"hmac_sha256,omitempty"`
 }
 
 func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -62,6 +72,7 @@ func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	cfgFile := fs.String("config", "", "")
 	dbFile := fs.String("db", "", "")
 	to := fs.String("to", "", "")
+	keyFile := fs.String("key-file", "", "")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
@@ -85,6 +96,13 @@ func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := refuseSpecialFile(src); err != nil {
 		return inputError{fmt.Errorf("backup: %w", err)}
 	}
+	var key []byte
+	if *keyFile != "" {
+		var err error
+		if key, err = readBackupKey(*keyFile); err != nil {
+			return inputError{fmt.Errorf("backup: %w", err)}
+		}
+	}
 	var remote *s3.Store
 	dir := *to
 	if config.IsS3URI(*to) {
@@ -97,7 +115,7 @@ func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("backup: %w", err)
 		}
 		defer os.RemoveAll(dir)
-	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+	} else if err := os.MkdirAll(dir, storage.PrivateDir); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
 	start := time.Now().UTC()
@@ -108,6 +126,11 @@ func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("backup: %w", err)
 	}
 	m := backupManifest{File: name, CreatedAt: start, Source: src, Version: version, Snapshot: snap}
+	if key != nil {
+		if m.MAC, err = manifestMAC(key, m); err != nil {
+			return err
+		}
+	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
@@ -127,6 +150,9 @@ func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "backup: %s (%d bytes, schema %d) in %s\n", where, snap.Bytes, snap.SchemaVersion, time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "backup: audit %d records, chain intact, head record %d hash %s\n", snap.AuditRecords, snap.AuditHeadID, snap.AuditHeadHash)
+	if key == nil {
+		fmt.Fprintln(stdout, "backup: WARNING the manifest is not authenticated (no --key-file): restore will need --unauthenticated")
+	}
 	return nil
 }
 
@@ -171,6 +197,8 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	dbFile := fs.String("db", "", "")
 	cfgFile := fs.String("config", "", "")
 	force := fs.Bool("force", false, "")
+	keyFile := fs.String("key-file", "", "")
+	unauthenticated := fs.Bool("unauthenticated", false, "")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
@@ -180,15 +208,22 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case *from == "" || *dbFile == "":
 		return usageError{errors.New("restore needs --from DIR|BACKUP.db and --db FILE")}
 	}
+	var key []byte
+	if *keyFile != "" {
+		var err error
+		if key, err = readBackupKey(*keyFile); err != nil {
+			return inputError{fmt.Errorf("restore: %w", err)}
+		}
+	}
+	var cfg *config.Config
+	if *cfgFile != "" {
+		var err error
+		if cfg, err = config.Load(*cfgFile); err != nil {
+			return err
+		}
+	}
 	source := *from
 	if config.IsS3URI(*from) {
-		var cfg *config.Config
-		if *cfgFile != "" {
-			var err error
-			if cfg, err = config.Load(*cfgFile); err != nil {
-				return err
-			}
-		}
 		remote, err := s3Store(cfg, "restore --from")
 		if err != nil {
 			return err
@@ -217,6 +252,13 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if snap.SHA256 != m.SHA256 || snap.AuditHeadHash != m.AuditHeadHash {
 		return fmt.Errorf("restore: %s does not match its manifest (sha256 %s, manifest %s): changed or damaged since the backup", copyPath, snap.SHA256, m.SHA256)
 	}
+	authenticated, err := checkManifestMAC(key, m, *unauthenticated)
+	if err != nil {
+		return fmt.Errorf("restore: %s: %w", copyPath, err)
+	}
+	if err := checkCopyAccounts(ctx, copyPath); err != nil {
+		return fmt.Errorf("restore: %s: %w; nothing was restored", copyPath, err)
+	}
 
 	dataDir := filepath.Dir(*dbFile)
 	unlock, err := lockDataDir(dataDir)
@@ -230,11 +272,36 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if exists(*dbFile) && !*force {
 		return fmt.Errorf("restore: %s exists: give --force to replace it (its WAL goes with it)", *dbFile)
 	}
-	if err := placeCopy(copyPath, *dbFile); err != nil {
+	// The restore is recorded in a staged copy beside the target, which
+	// then replaces it: no restored database without its record.
+	stage, err := os.MkdirTemp(dataDir, ".restore-stage-")
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	defer os.RemoveAll(stage)
+	staged := filepath.Join(stage, "drconsole.db")
+	if err := placeCopy(copyPath, staged); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	headID, head, err := recordRestore(ctx, staged, copyPath, m, authenticated)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if err := placeCopy(staged, *dbFile); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	fmt.Fprintf(stdout, "restore: %s now holds the backup of %s (%s)\n", *dbFile, m.CreatedAt.Format(time.RFC3339), copyPath)
-	fmt.Fprintf(stdout, "restore: audit %d records, chain intact, head record %d hash %s\n", snap.AuditRecords, snap.AuditHeadID, snap.AuditHeadHash)
+	fmt.Fprintf(stdout, "restore: audit %d records, chain intact, accounts match their audited history; backup head record %d hash %s\n", snap.AuditRecords, snap.AuditHeadID, snap.AuditHeadHash)
+	if !authenticated {
+		fmt.Fprintln(stdout, "restore: WARNING restored with --unauthenticated: the manifest had no MAC to check")
+	}
+	fmt.Fprintf(stdout, "restore: recorded as backup.restore, new head record %d hash %s\n", headID, head)
+	if cfg != nil && cfg.AuditAnchor.File != "" {
+		if err := markRestoreInAnchor(cfg.AuditAnchor.File, headID, head); err != nil {
+			return fmt.Errorf("restore: marking the restore in the anchor file (the console will refuse to start until it is marked: drconsole audit head --restore): %w", err)
+		}
+		fmt.Fprintf(stdout, "restore: marked in the anchor file %s\n", cfg.AuditAnchor.File)
+	}
 	fmt.Fprintln(stdout, "restore: anything the console recorded after that time is not in it; a failover step it was running resumes as interrupted")
 	return nil
 }
@@ -313,7 +380,7 @@ func downloadBackup(ctx context.Context, st *s3.Store, uri, dir string) (string,
 	}
 	local := filepath.Join(dir, path.Base(uri))
 	for _, u := range []string{uri + ".json", uri} {
-		f, err := os.Create(filepath.Join(dir, path.Base(u)))
+		f, err := os.OpenFile(filepath.Join(dir, path.Base(u)), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			return "", err
 		}

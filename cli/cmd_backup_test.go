@@ -51,6 +51,17 @@ func liveDB(t *testing.T, path string) (store *storage.Store, stop func() int64)
 	return store, stop
 }
 
+// backupKeyFile is a file holding the tests' backup key (the same key
+// every call).
+func backupKeyFile(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "backup.key")
+	if err := os.WriteFile(p, []byte("test-backup-key-0123456789abcdef-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func readManifest(t *testing.T, p string) backupManifest {
 	t.Helper()
 	b, err := os.ReadFile(p + ".json")
@@ -85,7 +96,7 @@ func TestBackupWhileWriting(t *testing.T) {
 			break
 		}
 	}
-	r := runCLI(t, "", "backup", "--db", db, "--to", filepath.Join(dir, "backups"))
+	r := runCLI(t, "", "backup", "--key-file", backupKeyFile(t), "--db", db, "--to", filepath.Join(dir, "backups"))
 	written := stop()
 	if r.code != 0 {
 		t.Fatalf("backup: %d %s", r.code, r.stderr)
@@ -107,13 +118,19 @@ func TestBackupWhileWriting(t *testing.T) {
 	// Restored to a fresh place, audit verify agrees with the manifest.
 	restored := filepath.Join(dir, "standby", "drconsole.db")
 	os.MkdirAll(filepath.Dir(restored), 0o700)
-	r = runCLI(t, "", "restore", "--from", filepath.Join(dir, "backups"), "--db", restored)
+	r = runCLI(t, "", "restore", "--key-file", backupKeyFile(t), "--from", filepath.Join(dir, "backups"), "--db", restored)
 	if r.code != 0 {
 		t.Fatalf("restore: %d %s", r.code, r.stderr)
 	}
-	r = runCLI(t, "", "audit", "verify", "--db", restored)
-	if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("%d records, chain intact", m.AuditRecords)) || !strings.Contains(r.stdout, m.AuditHeadHash) {
+	// It holds the backup's chain, with its head, and then the record of
+	// the restore.
+	anchor := writeFile(t, t.TempDir(), "anchor", anchorLine(m.CreatedAt, m.AuditHeadID, m.AuditHeadHash)+"\n")
+	r = runCLI(t, "", "audit", "verify", "--db", restored, "--anchor", anchor)
+	if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("%d records, chain intact", m.AuditRecords+1)) {
 		t.Fatalf("verify restored: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r = runCLI(t, "", "audit", "export", "--db", restored, "--action", "backup.restore"); !strings.Contains(r.stdout, m.AuditHeadHash) {
+		t.Fatalf("the restore's record: %s %s", r.stdout, r.stderr)
 	}
 }
 
@@ -131,7 +148,7 @@ func backupOf(t *testing.T, records int) (dir, copyPath string) {
 		}
 	}
 	store.Close()
-	if r := runCLI(t, "", "backup", "--db", db, "--to", filepath.Join(dir, "backups")); r.code != 0 {
+	if r := runCLI(t, "", "backup", "--key-file", backupKeyFile(t), "--db", db, "--to", filepath.Join(dir, "backups")); r.code != 0 {
 		t.Fatalf("backup: %s", r.stderr)
 	}
 	return dir, onlyBackup(t, filepath.Join(dir, "backups"))
@@ -160,16 +177,16 @@ func TestRestoreRefusesToReplaceWithoutForce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := runCLI(t, "", "restore", "--from", copyPath, "--db", target)
+	r := runCLI(t, "", "restore", "--key-file", backupKeyFile(t), "--from", copyPath, "--db", target)
 	if r.code == 0 || !strings.Contains(r.stderr, "--force") {
 		t.Fatalf("restore over an existing database without --force: %d %s", r.code, r.stderr)
 	}
-	r = runCLI(t, "", "restore", "--from", copyPath, "--db", target, "--force")
+	r = runCLI(t, "", "restore", "--key-file", backupKeyFile(t), "--from", copyPath, "--db", target, "--force")
 	if r.code != 0 {
 		t.Fatalf("restore --force: %d %s", r.code, r.stderr)
 	}
 	r = runCLI(t, "", "audit", "verify", "--db", target)
-	if r.code != 0 || !strings.Contains(r.stdout, "3 records, chain intact") {
+	if r.code != 0 || !strings.Contains(r.stdout, "4 records, chain intact") { // and the restore's
 		t.Fatalf("restored database: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 }
@@ -183,7 +200,7 @@ func TestRestoreRefusesWhileAConsoleServes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unlock()
-	r := runCLI(t, "", "restore", "--from", copyPath, "--db", filepath.Join(dataDir, "drconsole.db"))
+	r := runCLI(t, "", "restore", "--key-file", backupKeyFile(t), "--from", copyPath, "--db", filepath.Join(dataDir, "drconsole.db"))
 	if r.code == 0 || !strings.Contains(r.stderr, "another drconsole is serving") {
 		t.Fatalf("restore under a serving console: %d %s", r.code, r.stderr)
 	}
@@ -204,7 +221,7 @@ func TestRestoreRefusesDamagedOrUnfinishedBackups(t *testing.T) {
 	os.WriteFile(damaged, b, 0o600)
 	m, _ := os.ReadFile(copyPath + ".json")
 	os.WriteFile(damaged+".json", m, 0o600)
-	r := runCLI(t, "", "restore", "--from", damaged, "--db", target)
+	r := runCLI(t, "", "restore", "--key-file", backupKeyFile(t), "--from", damaged, "--db", target)
 	if r.code == 0 || !strings.Contains(r.stderr, "does not match its manifest") {
 		t.Fatalf("damaged copy: %d %s", r.code, r.stderr)
 	}
@@ -223,12 +240,12 @@ func TestRestoreRefusesDamagedOrUnfinishedBackups(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	r = runCLI(t, "", "restore", "--from", edited+"x", "--db", target) // no such file
+	r = runCLI(t, "", "restore", "--key-file", backupKeyFile(t), "--from", edited+"x", "--db", target) // no such file
 	if r.code != 2 {
 		t.Fatalf("missing backup: %d %s", r.code, r.stderr)
 	}
 	os.WriteFile(edited+".json", m, 0o600)
-	r = runCLI(t, "", "restore", "--from", edited, "--db", target)
+	r = runCLI(t, "", "restore", "--key-file", backupKeyFile(t), "--from", edited, "--db", target)
 	if r.code == 0 || !strings.Contains(r.stderr, "audit chain broken at record 3") {
 		t.Fatalf("edited copy: %d %s", r.code, r.stderr)
 	}
@@ -237,7 +254,7 @@ func TestRestoreRefusesDamagedOrUnfinishedBackups(t *testing.T) {
 	unfinished := filepath.Join(dir, "unfinished")
 	os.MkdirAll(unfinished, 0o700)
 	os.WriteFile(filepath.Join(unfinished, "drconsole-20991231T000000.000Z.db"), raw, 0o600)
-	r = runCLI(t, "", "restore", "--from", unfinished, "--db", target)
+	r = runCLI(t, "", "restore", "--key-file", backupKeyFile(t), "--from", unfinished, "--db", target)
 	if r.code != 2 || !strings.Contains(r.stderr, "no finished backup") {
 		t.Fatalf("unfinished: %d %s", r.code, r.stderr)
 	}
@@ -273,10 +290,10 @@ flows:
 s3: {endpoint: %q, region: us-east-1, path_style: true}
 `, data, srv.Config.Endpoint))
 
-	if r := runCLI(t, "", "backup", "--db", filepath.Join(data, "drconsole.db"), "--to", "s3://backups/drconsole"); r.code != 2 || !strings.Contains(r.stderr, "needs --config FILE with an s3 section") {
+	if r := runCLI(t, "", "backup", "--key-file", backupKeyFile(t), "--db", filepath.Join(data, "drconsole.db"), "--to", "s3://backups/drconsole"); r.code != 2 || !strings.Contains(r.stderr, "needs --config FILE with an s3 section") {
 		t.Fatalf("s3 without config: %d %s", r.code, r.stderr)
 	}
-	r := runCLI(t, "", "backup", "--config", cfg, "--to", "s3://backups/drconsole")
+	r := runCLI(t, "", "backup", "--key-file", backupKeyFile(t), "--config", cfg, "--to", "s3://backups/drconsole")
 	if r.code != 0 || !strings.Contains(r.stdout, "backup: s3://backups/drconsole/drconsole-") {
 		t.Fatalf("backup: %d %s %s", r.code, r.stdout, r.stderr)
 	}
@@ -285,11 +302,11 @@ s3: {endpoint: %q, region: us-east-1, path_style: true}
 
 	target := filepath.Join(dir, "standby", "drconsole.db")
 	os.MkdirAll(filepath.Dir(target), 0o700)
-	r = runCLI(t, "", "restore", "--from", "s3://backups/drconsole", "--config", cfg, "--db", target)
+	r = runCLI(t, "", "restore", "--key-file", backupKeyFile(t), "--from", "s3://backups/drconsole", "--config", cfg, "--db", target)
 	if r.code != 0 {
 		t.Fatalf("restore: %d %s %s", r.code, r.stdout, r.stderr)
 	}
-	if r = runCLI(t, "", "audit", "verify", "--db", target); r.code != 0 || !strings.Contains(r.stdout, "7 records, chain intact") {
+	if r = runCLI(t, "", "audit", "verify", "--db", target); r.code != 0 || !strings.Contains(r.stdout, "8 records, chain intact") { // and the restore's
 		t.Fatalf("restored: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "standby", ".restore-*")); len(left) != 0 {

@@ -71,6 +71,8 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return usageError{fmt.Errorf("users %s: want %d argument(s), got %q", args[0], n, pos)}
 	case n > 0 && identity.CheckName(pos[0]) != nil:
 		return usageError{fmt.Errorf("users %s: %w", args[0], identity.CheckName(pos[0]))}
+	case args[0] == "add" && identity.CheckNewName(pos[0]) != nil:
+		return usageError{fmt.Errorf("users add: %w", identity.CheckNewName(pos[0]))}
 	}
 
 	// A mistyped --db must not quietly start an empty database (and an

@@ -68,7 +68,7 @@ var dbFiles = []string{"drconsole.db", "drconsole.db-wal", "drconsole.db-shm"}
 // database the sandbox did not create (a real console's audit log) is
 // refused and left alone.
 func prepareSandboxDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := os.MkdirAll(dir, storage.PrivateDir); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
 	marker := filepath.Join(dir, sandboxMarker)
@@ -88,7 +88,7 @@ func prepareSandboxDir(dir string) error {
 		// The marker comes before the database: a run stopped in between
 		// leaves a directory the next run may clean, never an unmarked
 		// sandbox database it would refuse.
-		if err := os.WriteFile(marker, []byte("drconsole sandbox data: `drconsole demo --data` deletes the database here at every start.\n"), 0o640); err != nil {
+		if err := os.WriteFile(marker, []byte("drconsole sandbox data: `drconsole demo --data` deletes the database here at every start.\n"), 0o600); err != nil {
 			return fmt.Errorf("demo --data %s: marking the directory: %w", dir, err)
 		}
 		return nil

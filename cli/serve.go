@@ -96,7 +96,7 @@ func stopWithin(ctx context.Context, bound time.Duration, log *slog.Logger, f fu
 // router) are built and wired together.
 func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, controls handlers.DemoControls, log *slog.Logger) error {
 	memLimit := applyMemoryLimit(os.DirFS("/sys/fs/cgroup")) // before the estate is read
-	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+	if err := os.MkdirAll(cfg.DataDir, storage.PrivateDir); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
 	unlock, err := lockDataDir(cfg.DataDir)
@@ -109,6 +109,9 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 		return err
 	}
 	defer store.Close()
+	if err := checkAtStart(ctx, store, cfg.AuditAnchor, log); err != nil {
+		return err
+	}
 	if err := recordSettings(ctx, store, cfg, cfgFile); err != nil {
 		return fmt.Errorf("recording the settings in the audit log: %w", err)
 	}

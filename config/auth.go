@@ -95,6 +95,13 @@ type OIDC struct {
 	// (RP-initiated logout) when its discovery document names an
 	// end_session_endpoint. Default true.
 	EndSession *bool `yaml:"end_session"`
+	// AdoptExistingAccounts lets a provider identity take over an account
+	// of its name made here without a password (users add --no-password,
+	// the admin page in proxy mode). Default false: such an account was
+	// someone's before the provider vouched for anyone, so a provider user
+	// who merely shares its name is refused. Accounts with a password are
+	// never taken over.
+	AdoptExistingAccounts bool `yaml:"adopt_existing_accounts"`
 }
 
 // CallbackPath is where the provider sends the browser back.

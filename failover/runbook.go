@@ -114,8 +114,10 @@ type Run struct {
 	Approved       bool
 	// Discounted says, per approver, why their approval does not count
 	// although it is for the current plan: their account was created by
-	// the requester or after the run was requested, or the requester took
-	// it over (set its password, raised or re-enabled it).
+	// the requester or after the run was requested, it was linked to a
+	// provider identity or raised by the provider's groups after the
+	// request, or the requester took it over (set its password, raised or
+	// re-enabled it).
 	Discounted map[string]string
 	// NextStep is the first step not done, -1 when all are.
 	NextStep int
@@ -180,7 +182,16 @@ func (rb *Runbook) sockPuppet(ctx context.Context, approver string, run *model.R
 			return fmt.Sprintf("the account %s was created by the requester %s", a.Name, run.CreatedBy), nil
 		case a.CreatedMs > run.CreatedMs:
 			return fmt.Sprintf("the account %s was created %s, after the run was requested (%s)", a.Name,
-				time.UnixMilli(a.CreatedMs).UTC().Format(time.DateTime), time.UnixMilli(run.CreatedMs).UTC().Format(time.DateTime)), nil
+				utc(a.CreatedMs), utc(run.CreatedMs)), nil
+		// Linking a provider identity to an account, or the provider's
+		// groups raising it, gives it a new holder or new power: an event
+		// of its own, whenever the account was created.
+		case a.LinkedMs >= run.CreatedMs:
+			return fmt.Sprintf("the account %s was linked to its identity at the provider %s, after the run was requested (%s)", a.Name,
+				utc(a.LinkedMs), utc(run.CreatedMs)), nil
+		case a.RaisedMs >= run.CreatedMs:
+			return fmt.Sprintf("the account %s was raised to %s by the provider's groups %s, after the run was requested (%s)", a.Name,
+				a.Role, utc(a.RaisedMs), utc(run.CreatedMs)), nil
 		}
 	}
 	if len(accounts) == 0 {
@@ -209,6 +220,9 @@ func (rb *Runbook) sockPuppet(ctx context.Context, approver string, run *model.R
 	}
 	return "", nil
 }
+
+// utc formats ms for a reason shown on the run page.
+func utc(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.DateTime) }
 
 // byRequester reports whether actor (an audit actor or an account's
 // creator: a name, or "cli:<name>" from the command line) is the requester.

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/model"
@@ -44,6 +45,33 @@ func CheckName(name string) error {
 	return nil
 }
 
+// ReservedNames are the actors the console writes into the audit log
+// itself: "anonymous" (failed sign-ins, unsigned-in exports), "system",
+// "config-file" (settings.changed), "demo" and "scale-rig" (the creators
+// of sandbox and scale-rig accounts). An account of one of these names
+// would make its records indistinguishable from the console's own and
+// could claim the console's records as its own (an approval, a creator).
+// (Actors with a colon, "cli:<os user>", "sso:oidc", "drconsole:...",
+// cannot be account names at all.)
+var ReservedNames = []string{"anonymous", "system", "config-file", "demo", "scale-rig"}
+
+// CheckNewName is CheckName for a name an account is created with (the
+// command line, the admin page, a first OIDC sign-in): it refuses
+// ReservedNames too. Existing accounts of such a name can still be
+// disabled or changed.
+func CheckNewName(name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	if reserved(name) {
+		return fmt.Errorf("%q is reserved: the console writes it as the actor of its own audit records", model.CanonicalName(name))
+	}
+	return nil
+}
+
+// reserved reports whether name (any case) is one of ReservedNames.
+func reserved(name string) bool { return slices.Contains(ReservedNames, model.CanonicalName(name)) }
+
 // CheckRole says what is wrong with a role, or nil.
 func CheckRole(role model.Role) error {
 	if !role.Valid() {
@@ -65,7 +93,7 @@ func (e existsError) Unwrap() error { return storage.ErrUserExists }
 // count).
 func CreateUser(ctx context.Context, st *storage.Store, audit Auditor, name string, role model.Role, hash, createdBy string) error {
 	name = model.CanonicalName(name)
-	if err := CheckName(name); err != nil {
+	if err := CheckNewName(name); err != nil {
 		return err
 	}
 	if err := CheckRole(role); err != nil {

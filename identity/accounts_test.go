@@ -113,3 +113,29 @@ func TestRefusedAccountChangeLeavesNoRecord(t *testing.T) {
 		t.Errorf("erin is %s, want the viewer created meanwhile", u.Role)
 	}
 }
+
+// The names the console writes as actors of its own records cannot be
+// taken by an account, in any case, from any door (issue 29, 13).
+func TestReservedNamesAreRefused(t *testing.T) {
+	st, _ := openStore(t)
+	ctx := context.Background()
+	as := identity.AuditAs(audit.New(st), "root-admin")
+	for _, name := range []string{"anonymous", "Anonymous", "system", "config-file", "demo", "scale-rig"} {
+		if err := identity.CreateUser(ctx, st, as, name, model.RoleAdmin, "hash", "root-admin"); err == nil {
+			t.Errorf("account %q was created", name)
+		}
+		if err := identity.CheckNewName(name); err == nil {
+			t.Errorf("CheckNewName(%q) = nil", name)
+		}
+		l := identity.Login{Name: model.CanonicalName(name), Role: model.RoleOperator, Issuer: "https://idp", Subject: "s-" + name}
+		if err := identity.Admit(ctx, st, audit.New(st), l); err == nil {
+			t.Errorf("OIDC sign-in as %q admitted", name)
+		}
+	}
+	if n := count(t, st, "user.create"); n != 0 {
+		t.Errorf("%d user.create records, want 0", n)
+	}
+	if err := identity.CreateUser(ctx, st, as, "anonymous2", model.RoleViewer, "hash", "root-admin"); err != nil {
+		t.Errorf("a name merely starting with a reserved one: %v", err)
+	}
+}

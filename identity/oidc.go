@@ -114,6 +114,8 @@ type Login struct {
 	Subject string // the provider's "sub"
 	IDToken string // raw, for id_token_hint at sign-out
 	Next    string // where the sign-in started
+	// AdoptExisting is auth.oidc.adopt_existing_accounts (Admit).
+	AdoptExisting bool
 }
 
 func (o *OIDC) now() time.Time {
@@ -296,7 +298,7 @@ func (o *OIDC) Finish(ctx context.Context, state, binding, code string) (Login, 
 	if err := idt.Claims(&claims); err != nil {
 		return Login{}, refused("ID token claims: %v", err)
 	}
-	l := Login{Issuer: idt.Issuer, Subject: idt.Subject, IDToken: raw, Next: pl.next}
+	l := Login{Issuer: idt.Issuer, Subject: idt.Subject, IDToken: raw, Next: pl.next, AdoptExisting: o.cfg.AdoptExistingAccounts}
 	if l.Name, err = o.username(claims); err != nil {
 		return Login{}, err
 	}
@@ -375,16 +377,23 @@ func RoleForGroups(groupRoles map[string]string, groups []string) model.Role {
 // Admit gives l an account, the kind sessions belong to. A first sign-in
 // creates one without a password (audited user.create, created by
 // SSOCreator); later ones set its role to what the groups say now (audited
-// user.role when it changed). Fail closed:
+// user.role when it changed; a raise is stamped on the account, see
+// providerRole). Fail closed:
 //   - a name that belongs to a local account (one with a password) is
 //     refused, so a provider identity that happens to carry a break-glass
 //     account's name never becomes that account; so is a disabled account;
+//   - an account made here without a password is not taken over by a
+//     provider identity of its name unless auth.oidc.adopt_existing_accounts
+//     says so (adoptable);
 //   - each name is tied to the provider identity (issuer and subject) that
 //     first signed in with it (audited sso.identity). A name claimed by
 //     another identity, or an identity coming back under a new name, is
 //     refused: otherwise one person renamed at the provider would hold two
 //     accounts and could approve their own failover.
 func Admit(ctx context.Context, st *storage.Store, rec *audit.Recorder, l Login) error {
+	if reserved(l.Name) {
+		return refused("the name %s is reserved for the console's own audit records", l.Name)
+	}
 	linked, err := checkLink(ctx, st, l)
 	if err != nil {
 		return err
@@ -399,11 +408,13 @@ func Admit(ctx context.Context, st *storage.Store, rec *audit.Recorder, l Login)
 		err = refused("%s is a local account (password sign-in); the provider's user of that name is not let in", l.Name)
 	case u.Disabled:
 		err = refused("account disabled")
+	case !linked && !adoptable(u, l):
+		err = refused("%s is an account made here (by %s), not at a sign-in through the provider; taking it over needs auth.oidc.adopt_existing_accounts: true", l.Name, u.CreatedBy)
 	case u.Role != l.Role:
-		_, err = SetRole(ctx, st, as, l.Name, l.Role)
+		err = providerRole(ctx, st, as, l.Name, u.Role, l.Role)
 	}
 	if err == nil && !linked {
-		_, err = rec.Record(ctx, l.Name, "sso.identity", identityKey(l), map[string]any{"user": l.Name})
+		err = linkIdentity(ctx, st, rec, l)
 	}
 	return err
 }

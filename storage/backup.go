@@ -39,6 +39,9 @@ func BackupDatabase(ctx context.Context, src, dst string) (Snapshot, error) {
 	if _, err := os.Lstat(dst); err == nil {
 		return Snapshot{}, fmt.Errorf("storage: backup: %s already exists", dst)
 	}
+	if err := createPrivate(dst); err != nil {
+		return Snapshot{}, err
+	}
 	if err := copyPages(ctx, src, dst); err != nil {
 		os.Remove(dst)
 		return Snapshot{}, err

@@ -366,13 +366,16 @@ type AccountOrigin struct {
 	CreatedMs int64
 	Role      model.Role
 	Disabled  bool
+	// LinkedMs is when the account's provider identity was linked, and
+	// RaisedMs when the provider's groups last raised its role (0: never).
+	LinkedMs, RaisedMs int64
 }
 
 // AccountOrigins returns every account whose name equals name without
 // regard to letter case (one identity may have been added in two
 // spellings); none when the identity has no account (reverse-proxy users).
 func (s *Store) AccountOrigins(ctx context.Context, name string) ([]AccountOrigin, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT name, created_by, created_ms, role, disabled FROM users WHERE name = ? COLLATE NOCASE`, name)
+	rows, err := s.r.QueryContext(ctx, `SELECT name, created_by, created_ms, role, disabled, linked_ms, raised_ms FROM users WHERE name = ? COLLATE NOCASE`, name)
 	if err != nil {
 		return nil, fmt.Errorf("storage: account of %q: %w", name, err)
 	}
@@ -380,7 +383,7 @@ func (s *Store) AccountOrigins(ctx context.Context, name string) ([]AccountOrigi
 	var out []AccountOrigin
 	for rows.Next() {
 		var o AccountOrigin
-		if err := rows.Scan(&o.Name, &o.CreatedBy, &o.CreatedMs, &o.Role, &o.Disabled); err != nil {
+		if err := rows.Scan(&o.Name, &o.CreatedBy, &o.CreatedMs, &o.Role, &o.Disabled, &o.LinkedMs, &o.RaisedMs); err != nil {
 			return nil, err
 		}
 		out = append(out, o)

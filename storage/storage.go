@@ -70,6 +70,9 @@ func Open(path string) (*Store, error) {
 // openUpTo is Open applying migrations only up to version upTo (upgrade
 // tests build an older schema with it).
 func openUpTo(path string, upTo int) (*Store, error) {
+	if err := createPrivate(path); err != nil {
+		return nil, err
+	}
 	w, err := sql.Open("sqlite3", dsn(path, map[string]string{"_txlock": "immediate", "_cache_size": writerCache}))
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", path, err)
@@ -87,6 +90,10 @@ func openUpTo(path string, upTo int) (*Store, error) {
 	}
 	r.SetMaxOpenConns(4)
 	s.r = r
+	if err := tightenFiles(path); err != nil { // the WAL and SHM exist now
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

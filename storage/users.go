@@ -67,7 +67,7 @@ func (s *Store) createUser(ctx context.Context, u model.User, records []model.Au
 		} else if n == 0 {
 			return fmt.Errorf("storage: user %q: %w", u.Name, ErrUserExists)
 		}
-		return nil
+		return stampAccount(ctx, tx, u.Name, records)
 	})
 }
 
@@ -117,6 +117,25 @@ func (s *Store) SetDisabledAudited(ctx context.Context, name string, disabled bo
 	})
 }
 
+// LinkIdentityAudited records, with rec (the sso.identity record) in one
+// transaction, that name's provider identity was linked at atMs.
+func (s *Store) LinkIdentityAudited(ctx context.Context, name string, atMs int64, rec model.AuditEntry) (model.AuditEntry, error) {
+	return written(rec, func(records []model.AuditEntry) error {
+		return s.updateUser(ctx, name, false, records, "UPDATE users SET linked_ms = ? WHERE name = ?", atMs, name)
+	})
+}
+
+// RaiseRoleAudited is SetRoleAudited for a role the provider's groups
+// raised at atMs, which it records on the account too.
+func (s *Store) RaiseRoleAudited(ctx context.Context, name string, role model.Role, atMs int64, rec model.AuditEntry) (model.AuditEntry, error) {
+	if err := validRole(role); err != nil {
+		return model.AuditEntry{}, fmt.Errorf("storage: user %q: %w", name, err)
+	}
+	return written(rec, func(records []model.AuditEntry) error {
+		return s.updateUser(ctx, name, false, records, "UPDATE users SET role = ?, raised_ms = ? WHERE name = ?", role, atMs, name)
+	})
+}
+
 // updateUser runs q and writes records (nil: none) in one transaction.
 func (s *Store) updateUser(ctx context.Context, name string, dropSessions bool, records []model.AuditEntry, q string, args ...any) error {
 	name = model.CanonicalName(name)
@@ -130,9 +149,11 @@ func (s *Store) updateUser(ctx context.Context, name string, dropSessions bool, 
 			return fmt.Errorf("storage: user %q: %w", name, ErrUnknownUser)
 		}
 		if dropSessions {
-			_, err = tx.ExecContext(ctx, "DELETE FROM sessions WHERE user = ?", name)
+			if _, err = tx.ExecContext(ctx, "DELETE FROM sessions WHERE user = ?", name); err != nil {
+				return err
+			}
 		}
-		return err
+		return stampAccount(ctx, tx, name, records)
 	})
 }
 
@@ -158,8 +179,8 @@ func (s *Store) Users(ctx context.Context) ([]model.User, error) {
 func (s *Store) UserByName(ctx context.Context, name string) (model.User, error) {
 	name = model.CanonicalName(name)
 	var u model.User
-	err := s.r.QueryRowContext(ctx, "SELECT name, role, password_hash, created_ms, disabled FROM users WHERE name = ?", name).
-		Scan(&u.Name, &u.Role, &u.PasswordHash, &u.CreatedMs, &u.Disabled)
+	err := s.r.QueryRowContext(ctx, "SELECT name, role, password_hash, created_ms, disabled, created_by FROM users WHERE name = ?", name).
+		Scan(&u.Name, &u.Role, &u.PasswordHash, &u.CreatedMs, &u.Disabled, &u.CreatedBy)
 	if errors.Is(err, sql.ErrNoRows) {
 		return u, fmt.Errorf("storage: user %q: %w", name, ErrUnknownUser)
 	}

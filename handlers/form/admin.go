@@ -23,7 +23,7 @@ func ReadNewUser(r *http.Request) NewUser {
 // Validate checks the name and role, and the password unless withPassword
 // is false (proxy auth: nobody signs in here).
 func (f NewUser) Validate(withPassword bool) error {
-	if err := identity.CheckName(f.Name); err != nil {
+	if err := identity.CheckNewName(f.Name); err != nil {
 		return Errors{"name": "Name " + err.Error() + "."}
 	}
 	if err := identity.CheckRole(f.Role); err != nil {
