@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/model"
 )
 
 // A cluster that is gone must read as gone. franz-go words a connection
@@ -48,7 +50,7 @@ type ClusterError struct {
 
 // RawSep separates a ClusterError's sentence from the client's own error
 // in its text, so a page can show the sentence and fold the rest away.
-const RawSep = " — the client said: "
+const RawSep = model.RawErrSep
 
 func (e *ClusterError) Error() string {
 	name := "the cluster"
@@ -95,6 +97,7 @@ func Explain(ctx context.Context, cluster string, seeds []string, since time.Tim
 		return ce
 	}
 	ce := &ClusterError{Kind: ProblemOther, Cluster: cluster, Raw: err}
+	ctx = context.WithoutCancel(ctx) // a read that ran out of time still gets its probe (bounded by probeWait)
 	var first *kgo.ErrFirstReadEOF
 	switch {
 	case errors.As(err, &first) || errors.Is(err, syscall.ECONNRESET):

@@ -3,8 +3,6 @@ package kafka
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -12,31 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-)
 
-// closingListener takes TCP connections and closes each after reading the
-// first bytes, as a TLS listener does with plaintext (and a broker going
-// down may do for a moment).
-func closingListener(t *testing.T) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-			io.Copy(io.Discard, io.LimitReader(c, 17)) // the whole first request: a close, not a reset
-			c.Close()
-		}
-	}()
-	return ln
-}
+	"github.com/drconsole/drconsole/kafka/kafkatest"
+)
 
 // ask sends one Metadata request through a client of seeds, bounded.
 func ask(t *testing.T, seeds ...string) error {
@@ -81,7 +57,7 @@ func TestExplainClusterErrors(t *testing.T) {
 		}
 	})
 	t.Run("accepts then closes: TLS hint", func(t *testing.T) {
-		ln := closingListener(t)
+		ln := kafkatest.ClosingListener(t, 0)
 		seeds := []string{ln.Addr().String()}
 		raw := ask(t, seeds...)
 		t.Logf("raw: %v", raw)
@@ -94,7 +70,7 @@ func TestExplainClusterErrors(t *testing.T) {
 	// client's words: "is TLS missing?"), and is gone by the time it is
 	// explained: unreachable.
 	t.Run("closed at first bytes, then gone: unreachable", func(t *testing.T) {
-		ln := closingListener(t)
+		ln := kafkatest.ClosingListener(t, 0)
 		seeds := []string{ln.Addr().String()}
 		raw := ask(t, seeds...)
 		ln.Close()

@@ -176,7 +176,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 	out := Reading{At: now}
 	topics, err := r.sourceTopics(ctx)
 	if err != nil {
-		out.SourceErr = err
+		out.SourceErr = r.explain(ctx, r.Source, r.Flow.Source, err)
 	}
 	leaders := topics.leaders
 	// MM2's positions are taken before the offsets are read, as they were
@@ -195,9 +195,9 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 	var starts, ends kafka.Offsets
 	if out.SourceErr == nil {
 		if ends, err = kafka.ListOffsets(ctx, r.Source, leaders, kafka.EndOffset); err != nil {
-			out.SourceErr = fmt.Errorf("listing end offsets: %w", err)
+			out.SourceErr = r.explain(ctx, r.Source, r.Flow.Source, fmt.Errorf("listing end offsets: %w", err))
 		} else if starts, err = kafka.ListOffsets(ctx, r.Source, leaders, kafka.StartOffset); err != nil {
-			out.SourceErr = fmt.Errorf("listing start offsets: %w", err)
+			out.SourceErr = r.explain(ctx, r.Source, r.Flow.Source, fmt.Errorf("listing start offsets: %w", err))
 		}
 	}
 	if out.SourceErr != nil {
@@ -216,7 +216,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 		targetEnds, err = kafka.ListOffsets(ctx, r.Target, targetLeaders, kafka.StableEnd)
 	}
 	if err != nil {
-		out.TargetErr = fmt.Errorf("listing DR end offsets: %w", err)
+		out.TargetErr = r.explain(ctx, r.Target, r.Flow.Target, fmt.Errorf("listing DR end offsets: %w", err))
 	}
 	r.countCopied(ctx, topics.names, taken, targetLeaders, targetIDs, targetEnds)
 
@@ -304,6 +304,12 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 	}
 	r.lagMillis(ctx, topics, want, out.Partitions, now)
 	return out
+}
+
+// explain words a cluster error (kafka.Explain): a cluster that is gone
+// reads as unreachable, not as a TLS question.
+func (r *LagReader) explain(ctx context.Context, cl *kgo.Client, cluster string, err error) error {
+	return kafka.Explained(ctx, cl, cluster, time.Time{}, err)
 }
 
 func listed(l kafka.Offsets, topic string, p int32) *int64 {
