@@ -171,6 +171,7 @@ func ScanCommitted(batches []byte, abortedTxns []kmsg.FetchResponseTopicPartitio
 	open := map[int64]*txn{}        // producer id -> its transaction awaiting a marker
 	lastMarker := map[int64]int64{} // producer id -> offset of its newest marker read
 	next = from
+	covered := from // offsets below this are accounted for
 	for raw := range v2Batches(batches) {
 		var b kmsg.RecordBatch
 		if err := b.ReadFrom(raw); err != nil {
@@ -183,6 +184,7 @@ func ScanCommitted(batches []byte, abortedTxns []kmsg.FetchResponseTopicPartitio
 		}
 		next = max(next, last+1)
 		if b.Attributes&attrControl != 0 {
+			covered = max(covered, last+1)
 			if abort, ok := controlIsAbort(b); ok && !abort && open[b.ProducerID] != nil {
 				n += open[b.ProducerID].records
 			}
@@ -190,7 +192,11 @@ func ScanCommitted(batches []byte, abortedTxns []kmsg.FetchResponseTopicPartitio
 			lastMarker[b.ProducerID] = b.FirstOffset
 			continue
 		}
-		in := max(int64(b.NumRecords)-max(from-b.FirstOffset, 0)-max(last-to+1, 0), 0)
+		// Never more than the span's offsets the batch covers and no
+		// earlier batch did, whatever count it claims.
+		lo := max(b.FirstOffset, covered)
+		in := max(min(int64(b.NumRecords)-(lo-b.FirstOffset)-max(last-to+1, 0), min(last, to-1)-lo+1), 0)
+		covered = max(covered, last+1)
 		if b.Attributes&attrTransactional == 0 {
 			n += in
 			continue
