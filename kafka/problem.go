@@ -78,8 +78,11 @@ func (e *ClusterError) Error() string {
 func (e *ClusterError) Unwrap() error { return e.Raw }
 
 // probeWait bounds each step of the TCP probe Explain runs on a
-// connection closed at its first bytes.
-const probeWait = 2 * time.Second
+// connection closed at its first bytes, probeTotal the whole probe.
+const (
+	probeWait  = 2 * time.Second
+	probeTotal = 4 * time.Second
+)
 
 // Explain classifies err from a request to the cluster named cluster,
 // whose seed brokers are seeds. A connection closed at its first bytes is
@@ -97,7 +100,9 @@ func Explain(ctx context.Context, cluster string, seeds []string, since time.Tim
 		return ce
 	}
 	ce := &ClusterError{Kind: ProblemOther, Cluster: cluster, Raw: err}
-	ctx = context.WithoutCancel(ctx) // a read that ran out of time still gets its probe (bounded by probeWait)
+	// A read that ran out of time still gets its probe, bounded as a whole.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTotal)
+	defer cancel()
 	var first *kgo.ErrFirstReadEOF
 	switch {
 	case errors.As(err, &first) || errors.Is(err, syscall.ECONNRESET):
@@ -182,7 +187,11 @@ func firstBytes(ctx context.Context, addr string) probeResult {
 		return probeRefused
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(probeWait))
+	deadline := time.Now().Add(probeWait)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	c.SetDeadline(deadline)
 	if _, err := c.Write(apiVersionsV0); err != nil {
 		return probeClosed
 	}
