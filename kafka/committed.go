@@ -28,6 +28,13 @@ const (
 	countFollowUpBytes = 4 << 20
 )
 
+// Counted is CountCommitted's answer for a partition: N records, and
+// whether the span was read through (Whole) or N is what was read of it.
+type Counted struct {
+	N     int64
+	Whole bool
+}
+
 // CountCommitted returns, for each partition of spans, a lower bound on the
 // data records in its span that a read_committed reader sees: records of
 // committed transactions and of no transaction. Transaction markers,
@@ -35,7 +42,7 @@ const (
 // was not read do not count; neither does what the fetch did not reach. A
 // partition whose leader is unknown or whose fetch failed is left out
 // (unknown, not 0). ids are the topics' ids.
-func CountCommitted(ctx context.Context, cl *kgo.Client, leaders Leaders, ids map[string][16]byte, spans map[model.TP]Span) map[model.TP]int64 {
+func CountCommitted(ctx context.Context, cl *kgo.Client, leaders Leaders, ids map[string][16]byte, spans map[model.TP]Span) map[model.TP]Counted {
 	leaderOf := func(tp model.TP) (int32, bool) {
 		ls := leaders[tp.Topic]
 		if tp.Partition < 0 || int(tp.Partition) >= len(ls) || ls[tp.Partition] < 0 {
@@ -93,9 +100,9 @@ func CountCommitted(ctx context.Context, cl *kgo.Client, leaders Leaders, ids ma
 		}()
 	}
 	wg.Wait()
-	counts := make(map[model.TP]int64, len(out))
+	counts := make(map[model.TP]Counted, len(out))
 	for tp, g := range out {
-		counts[tp] = g.n
+		counts[tp] = Counted{N: g.n, Whole: g.next >= spans[tp].To}
 	}
 	return counts
 }

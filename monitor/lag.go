@@ -438,12 +438,14 @@ func (r *LagReader) countCopied(ctx context.Context, names []string, taken [][]p
 			tp := model.TP{Topic: name, Partition: int32(j)}
 			sp := kafka.Span{From: pos.sync.Downstream + 1, To: end}
 			spans[tp] = sp
-			if _, ok := r.copied[tp]; !ok || r.copiedSpan[tp] != sp {
+			if r.copiedSpan[tp] != sp {
 				need[model.TP{Topic: rt, Partition: int32(j)}] = sp
 			}
 		}
 	}
-	for tp := range r.copiedSpan {
+	for tp := range r.copied {
+		// Kept: whole counts of spans that still hold. A partial count
+		// or another span's is read again (or, unanswered, no estimate).
 		if sp, ok := spans[tp]; !ok || sp != r.copiedSpan[tp] {
 			delete(r.copied, tp)
 			delete(r.copiedSpan, tp)
@@ -456,9 +458,14 @@ func (r *LagReader) countCopied(ctx context.Context, names []string, taken [][]p
 	for _, name := range names {
 		source[r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, name)] = name
 	}
-	for rtp, n := range kafka.CountCommitted(ctx, r.Target, leaders, ids, need) {
+	for rtp, c := range kafka.CountCommitted(ctx, r.Target, leaders, ids, need) {
 		tp := model.TP{Topic: source[rtp.Topic], Partition: rtp.Partition}
-		r.copied[tp], r.copiedSpan[tp] = n, need[rtp]
+		r.copied[tp] = c.N
+		if c.Whole {
+			r.copiedSpan[tp] = need[rtp] // kept while the span holds
+		} else {
+			delete(r.copiedSpan, tp) // what was read of it: read again next time
+		}
 	}
 }
 
