@@ -64,11 +64,13 @@ func (u Usability) Why() string {
 		if len(u.Untranslatable) > 0 {
 			parts = append(parts, fmt.Sprintf("%d partition(s) without a DR offset yet", len(u.Untranslatable)))
 		}
+		// The sentence only: the client's own words are on the
+		// savepoint's usability check, folded.
 		if u.PrimaryErr != "" {
-			parts = append(parts, "primary: "+u.PrimaryErr)
+			parts = append(parts, "primary: "+sentence(u.PrimaryErr))
 		}
 		if u.DRErr != "" {
-			parts = append(parts, "DR: "+u.DRErr)
+			parts = append(parts, "DR: "+sentence(u.DRErr))
 		}
 		parts = append(parts, u.Notes...)
 	}
@@ -77,6 +79,12 @@ func (u Usability) Why() string {
 		s = s[:300] + "…"
 	}
 	return s
+}
+
+// sentence is a cluster error's text without the client's own words.
+func sentence(err string) string {
+	head, _, _ := strings.Cut(err, model.RawErrSep)
+	return head
 }
 
 // Job looks a job up on a Flink target (for its name; a read).

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 )
@@ -144,7 +145,7 @@ func (c *Catalog) Usability(ctx context.Context, sp model.Savepoint, flow string
 
 	primary, primaryErr := logStarts(ctx, tr.SourceClient(), srcTopics)
 	if primaryErr != nil {
-		u.PrimaryErr = primaryErr.Error()
+		u.PrimaryErr = kafka.Explained(ctx, tr.SourceClient(), "the primary", c.Monitor.DownSince(flow, false), primaryErr).Error()
 	}
 	dr, drErr := logStarts(ctx, tr.TargetClient(), drTopics)
 	var drEnds map[model.TP]logStart
@@ -156,7 +157,7 @@ func (c *Catalog) Usability(ctx context.Context, sp model.Savepoint, flow string
 		}
 	}
 	if drErr != nil {
-		u.DRErr = drErr.Error()
+		u.DRErr = kafka.Explained(ctx, tr.TargetClient(), "DR", c.Monitor.DownSince(flow, true), drErr).Error()
 	}
 
 	for i := range u.Partitions {

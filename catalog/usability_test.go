@@ -181,6 +181,14 @@ func TestUsability(t *testing.T) {
 	if d := time.Since(start); d > kafkaTimeout+5*time.Second {
 		t.Fatalf("usability took %s with the primary gone", d)
 	}
+	// Issue 28 item 7: said as unreachable, the client's words folded
+	// away; the verdict's one-line reason carries the sentence only.
+	if head, _, folded := strings.Cut(u.PrimaryErr, model.RawErrSep); !folded || !strings.Contains(head, "the primary is unreachable") || strings.Contains(head, "TLS") {
+		t.Fatalf("primary gone: %q", u.PrimaryErr)
+	}
+	if why := u.Why(); !strings.Contains(why, "primary: the primary is unreachable") || strings.Contains(why, model.RawErrSep) {
+		t.Fatalf("primary gone: verdict reason %q", why)
+	}
 	// ... and DR's deletions are still flagged.
 	u, err = c.Usability(ctx, model.Savepoint{ID: 1, OffsetsJSON: r.OffsetsJSON}, flow)
 	if err != nil || u.Verdict != Unusable || u.DR != Unusable || u.Primary != Unknown {

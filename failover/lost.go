@@ -136,7 +136,11 @@ func (rb *Runbook) LostToDR(ctx context.Context, flow string) (*LostToDR, error)
 		}, func(tp model.TP) { byTP[tp].Counted = true })
 	var capped *kafka.CapError
 	if err != nil && !errors.As(err, &capped) {
-		l.PrimaryErr = "reading the old primary's records: " + err.Error()
+		name, seeds := "the old primary", []string(nil)
+		if f := rb.Config.Flow(flow); f != nil && rb.Config.Clusters[f.Source] != nil {
+			name, seeds = f.Source, rb.Config.Clusters[f.Source].Bootstrap
+		}
+		l.PrimaryErr = "reading the old primary's records: " + kafka.Explain(ctx, name, seeds, time.Time{}, err).Error()
 	}
 	return l, nil
 }
@@ -209,7 +213,7 @@ func (rb *Runbook) lostPositions(ctx context.Context, flow string) (l *LostToDR,
 	defer cancel()
 	bounds, berr := kafka.ListBounds(rctx, cl, topics...)
 	if berr != nil {
-		l.PrimaryErr = "the old primary " + f.Source + " could not be read: " + berr.Error()
+		l.PrimaryErr = "the old primary could not be read: " + kafka.Explained(ctx, cl, f.Source, time.Time{}, berr).Error()
 	}
 	for i := range l.Partitions {
 		p := &l.Partitions[i]

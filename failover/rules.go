@@ -41,13 +41,13 @@ func (rb *Runbook) CheckRules(ctx context.Context, plan Plan, override string) [
 		rules = append(rules, r)
 	}
 	primaryGone := s.Source.Checked && !s.Source.OK
-	add(RuleResult{Name: "DR cluster reachable", OK: s.Target.OK, Evidence: reach(s.Target)})
+	add(RuleResult{Name: "DR cluster reachable", OK: s.Target.OK, Evidence: reach(s.Target, "DR")})
 
 	maxLag := rb.Config.Failover.PromoteMaxLag.D()
 	lag := RuleResult{Name: fmt.Sprintf("lag within %s, or the primary unreachable", maxLag), Overridable: true}
 	switch {
 	case primaryGone:
-		lag.OK, lag.Evidence = true, "primary unreachable: "+reach(s.Source)
+		lag.OK, lag.Evidence = true, reach(s.Source, "the primary")
 	case s.RPOMs == nil || s.RPOAtLeast:
 		// Fail closed: a partition of unknown age may hold any amount.
 		lag.Evidence = "RPO " + s.RPOText()
@@ -104,14 +104,14 @@ func (rb *Runbook) CheckRules(ctx context.Context, plan Plan, override string) [
 	return rules
 }
 
-func reach(r monitor.Reachability) string {
+func reach(r monitor.Reachability, name string) string {
 	switch {
 	case !r.Checked:
 		return "not checked yet"
 	case r.OK:
 		return "reachable"
 	}
-	return fmt.Sprintf("unreachable since %s: %s", r.Since.UTC().Format(time.RFC3339), r.Err)
+	return r.Words(name)
 }
 
 func count(v *int64) string {

@@ -193,7 +193,7 @@ func v2Batches(batches []byte) iter.Seq[[]byte] {
 		for len(batches) >= 17 {
 			length := int32(binary.BigEndian.Uint32(batches[8:12]))
 			total := 12 + int(length)
-			if length < 0 || total > len(batches) {
+			if length < 5 || total > len(batches) { // shorter than its own magic byte: malformed
 				return
 			}
 			raw := batches[:total]

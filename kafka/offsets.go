@@ -36,10 +36,15 @@ func (o Offsets) Get(topic string, p int32) (int64, bool) {
 }
 
 // The special timestamps of ListOffsets: the log start and the high
-// watermark (read_uncommitted: what MM2's consumer can reach).
+// watermark (read_uncommitted: what MM2's consumer can reach). StableEnd is
+// no timestamp of Kafka's: it asks for the end (-1) under read_committed,
+// the last stable offset, below which every transaction is decided. What a
+// transactional writer (MirrorMaker 2 with exactly-once support) has not
+// committed lies at or past it.
 const (
 	StartOffset int64 = -2
 	EndOffset   int64 = -1
+	StableEnd   int64 = -1 << 40
 )
 
 // Metadata answers a Metadata request for topics (nil: all) freshly, and
@@ -83,21 +88,29 @@ func Metadata(ctx context.Context, cl *kgo.Client, topics []string) (*kmsg.Metad
 // request of its own (not kgo's cache, which may hold a recreated topic's
 // old layout). A topic the cluster does not have is left out.
 func TopicLeaders(ctx context.Context, cl *kgo.Client, topics []string) (Leaders, error) {
-	out := Leaders{}
+	out, _, err := TopicLayout(ctx, cl, topics)
+	return out, err
+}
+
+// TopicLayout is TopicLeaders with the topics' ids (Fetch v13+ names
+// topics by id).
+func TopicLayout(ctx context.Context, cl *kgo.Client, topics []string) (Leaders, map[string][16]byte, error) {
+	out, ids := Leaders{}, map[string][16]byte{}
 	if len(topics) == 0 {
-		return out, nil
+		return out, ids, nil
 	}
 	resp, err := Metadata(ctx, cl, topics)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, t := range resp.Topics {
 		if t.Topic == nil || t.ErrorCode != 0 {
 			continue
 		}
 		out[*t.Topic] = PartitionLeaders(t.Partitions)
+		ids[*t.Topic] = t.TopicID
 	}
-	return out, nil
+	return out, ids, nil
 }
 
 // PartitionLeaders is a Metadata answer's partitions as leader ids by
@@ -120,12 +133,16 @@ func PartitionLeaders(ps []kmsg.MetadataResponseTopicPartition) []int32 {
 }
 
 // ListOffsets asks every partition's leader for its offset at ts
-// (StartOffset or EndOffset), all brokers at once. A partition whose
+// (StartOffset, EndOffset or StableEnd), all brokers at once. A partition whose
 // leader is unknown or did not answer is -1; err is set only when there
 // was something to ask and no broker answered (the cluster is unreachable),
 // not for a partial answer.
 func ListOffsets(ctx context.Context, cl *kgo.Client, leaders Leaders, ts int64) (Offsets, error) {
 	out := make(Offsets, len(leaders))
+	isolation := int8(0) // read_uncommitted
+	if ts == StableEnd {
+		ts, isolation = EndOffset, 1 // read_committed: the last stable offset
+	}
 	byBroker := map[int32]*kmsg.ListOffsetsRequest{}
 	for topic, ls := range leaders {
 		offs := make([]int64, len(ls))
@@ -139,7 +156,7 @@ func ListOffsets(ctx context.Context, cl *kgo.Client, leaders Leaders, ts int64)
 			req := byBroker[leader]
 			if req == nil {
 				req = kmsg.NewPtrListOffsetsRequest() // ReplicaID -1: a client
-				req.IsolationLevel = 0
+				req.IsolationLevel = isolation
 				byBroker[leader] = req
 			}
 			i, ok := topicAt[leader]

@@ -177,6 +177,10 @@ func (in *Ingester) consume(ctx context.Context, cluster string, opts []kgo.Opt,
 		// restart from the earliest that remains.
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(500*time.Millisecond),
+		// MM2 with exactly-once support writes its Connect offsets,
+		// checkpoints and heartbeats in transactions: a position of a
+		// transaction not committed (or aborted) is not MM2's.
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 	)...)
 	if err != nil {
 		return err

@@ -22,8 +22,9 @@ const (
 	// offset flush.
 	PositionConnect = "connect offsets"
 	// PositionEstimate: the newest offset sync plus the records the target
-	// partition holds past it. A lower bound: each target record after the
-	// sync stands for at least one source offset.
+	// partition holds past it, as a read_committed reader sees them (no
+	// transaction markers, nothing of an aborted or open transaction). A
+	// lower bound: each such record stands for at least one source offset.
 	PositionEstimate = "sync + DR end offset"
 	// PositionEmptyLog: MM2 has no position, but the source log never held
 	// a record (its end offset is 0): nothing to copy, nothing at risk. A
@@ -40,7 +41,12 @@ type PartitionLag struct {
 	Partition   int32
 	SourceStart *int64 // log-start offset in the source
 	SourceEnd   *int64 // high watermark in the source
-	TargetEnd   *int64 // high watermark of the remote partition
+	// TargetEnd is the remote partition's last stable offset: its end as
+	// a read_committed reader sees it. Under MirrorMaker 2 with
+	// exactly-once support what lies past it is not in DR yet; without,
+	// it equals the high watermark unless another writer's transaction is
+	// open there.
+	TargetEnd *int64
 	// Replicated is the next source offset MM2 has yet to copy.
 	Replicated *int64
 	Method     string
@@ -96,6 +102,11 @@ type LagReader struct {
 	parts     map[model.TP]*partWatch
 	reads     int64 // Read calls so far: partitions not seen in the last one are forgotten
 	aborted   AbortedLog
+	// copied is, per source partition, the records DR holds past the
+	// newest sync's record (counted in this refresh or cached while the
+	// span holds); a partition missing has no count: no estimate.
+	copied     map[model.TP]int64
+	copiedSpan map[model.TP]kafka.Span // the DR span each count is of
 }
 
 // forgetGoneTopicAfter is how long the id of a deleted source topic is
@@ -165,7 +176,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 	out := Reading{At: now}
 	topics, err := r.sourceTopics(ctx)
 	if err != nil {
-		out.SourceErr = err
+		out.SourceErr = r.explain(ctx, r.Source, r.Flow.Source, err)
 	}
 	leaders := topics.leaders
 	// MM2's positions are taken before the offsets are read, as they were
@@ -184,9 +195,9 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 	var starts, ends kafka.Offsets
 	if out.SourceErr == nil {
 		if ends, err = kafka.ListOffsets(ctx, r.Source, leaders, kafka.EndOffset); err != nil {
-			out.SourceErr = fmt.Errorf("listing end offsets: %w", err)
+			out.SourceErr = r.explain(ctx, r.Source, r.Flow.Source, fmt.Errorf("listing end offsets: %w", err))
 		} else if starts, err = kafka.ListOffsets(ctx, r.Source, leaders, kafka.StartOffset); err != nil {
-			out.SourceErr = fmt.Errorf("listing start offsets: %w", err)
+			out.SourceErr = r.explain(ctx, r.Source, r.Flow.Source, fmt.Errorf("listing start offsets: %w", err))
 		}
 	}
 	if out.SourceErr != nil {
@@ -196,14 +207,18 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 	for _, t := range topics.names {
 		remote = append(remote, r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, t))
 	}
+	// DR's end is its last stable offset: under MM2 with exactly-once
+	// support, records of a transaction still open (or left open by a
+	// killed task) are not in DR for any reader that matters.
 	var targetEnds kafka.Offsets
-	targetLeaders, err := kafka.TopicLeaders(ctx, r.Target, remote)
+	targetLeaders, targetIDs, err := kafka.TopicLayout(ctx, r.Target, remote)
 	if err == nil {
-		targetEnds, err = kafka.ListOffsets(ctx, r.Target, targetLeaders, kafka.EndOffset)
+		targetEnds, err = kafka.ListOffsets(ctx, r.Target, targetLeaders, kafka.StableEnd)
 	}
 	if err != nil {
-		out.TargetErr = fmt.Errorf("listing DR end offsets: %w", err)
+		out.TargetErr = r.explain(ctx, r.Target, r.Flow.Target, fmt.Errorf("listing DR end offsets: %w", err))
 	}
+	r.countCopied(ctx, topics.names, taken, targetLeaders, targetIDs, targetEnds)
 
 	want := map[model.TP]int64{} // partitions needing the timestamp of a record
 	if r.parts == nil {
@@ -289,6 +304,12 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 	}
 	r.lagMillis(ctx, topics, want, out.Partitions, now)
 	return out
+}
+
+// explain words a cluster error (kafka.Explain): a cluster that is gone
+// reads as unreachable, not as a TLS question.
+func (r *LagReader) explain(ctx context.Context, cl *kgo.Client, cluster string, err error) error {
+	return kafka.Explained(ctx, cl, cluster, time.Time{}, err)
 }
 
 func listed(l kafka.Offsets, topic string, p int32) *int64 {
@@ -377,12 +398,73 @@ func (r *LagReader) position(pl *PartitionLag, pos partPos, mark *restartMark) {
 		pl.Replicated, pl.Method = &v, PositionConnect
 	}
 	if hasS && pl.TargetEnd != nil && *pl.TargetEnd >= s.Downstream {
-		v := s.Upstream + (*pl.TargetEnd - s.Downstream)
+		// The sync's own record, when below DR's end, then one source
+		// offset per committed record past it (never per DR offset: a
+		// transaction marker takes one too).
+		v, ok := s.Upstream+(*pl.TargetEnd-s.Downstream), true
+		if *pl.TargetEnd > s.Downstream+1 {
+			var n int64
+			n, ok = r.copied[model.TP{Topic: pl.Topic, Partition: pl.Partition}]
+			v = s.Upstream + 1 + n
+		}
+		if !ok {
+			return // DR's records past the sync could not be counted: no estimate
+		}
 		if pl.SourceEnd != nil && v > *pl.SourceEnd {
 			v = *pl.SourceEnd // duplicates in the target cannot put it ahead of the source
 		}
 		if pl.Replicated == nil || v > *pl.Replicated {
 			pl.Replicated, pl.Method = &v, PositionEstimate
+		}
+	}
+}
+
+// countCopied counts, for every partition whose newest sync has DR
+// offsets past its record, the records a read_committed reader sees
+// there (kafka.CountCommitted), reusing the count while the span holds.
+func (r *LagReader) countCopied(ctx context.Context, names []string, taken [][]partPos, leaders kafka.Leaders, ids map[string][16]byte, ends kafka.Offsets) {
+	if r.copiedSpan == nil {
+		r.copied, r.copiedSpan = map[model.TP]int64{}, map[model.TP]kafka.Span{}
+	}
+	spans := map[model.TP]kafka.Span{}
+	need := map[model.TP]kafka.Span{}
+	for i, name := range names {
+		rt := r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, name)
+		for j, pos := range taken[i] {
+			end, ok := ends.Get(rt, int32(j))
+			if !pos.hasSync || !ok || end <= pos.sync.Downstream+1 {
+				continue
+			}
+			tp := model.TP{Topic: name, Partition: int32(j)}
+			sp := kafka.Span{From: pos.sync.Downstream + 1, To: end}
+			spans[tp] = sp
+			if r.copiedSpan[tp] != sp {
+				need[model.TP{Topic: rt, Partition: int32(j)}] = sp
+			}
+		}
+	}
+	for tp := range r.copied {
+		// Kept: whole counts of spans that still hold. A partial count
+		// or another span's is read again (or, unanswered, no estimate).
+		if sp, ok := spans[tp]; !ok || sp != r.copiedSpan[tp] {
+			delete(r.copied, tp)
+			delete(r.copiedSpan, tp)
+		}
+	}
+	if len(need) == 0 {
+		return
+	}
+	source := map[string]string{} // remote topic -> source topic
+	for _, name := range names {
+		source[r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, name)] = name
+	}
+	for rtp, c := range kafka.CountCommitted(ctx, r.Target, leaders, ids, need) {
+		tp := model.TP{Topic: source[rtp.Topic], Partition: rtp.Partition}
+		r.copied[tp] = c.N
+		if c.Whole {
+			r.copiedSpan[tp] = need[rtp] // kept while the span holds
+		} else {
+			delete(r.copiedSpan, tp) // what was read of it: read again next time
 		}
 	}
 }

@@ -25,7 +25,9 @@ type Reachability struct {
 	OK      bool      // the last attempt worked
 	Since   time.Time // when OK last changed
 	LastOK  time.Time
-	Err     string
+	Err     string // the client's own error
+	// Kind is what Err most likely means (kafka.Explain).
+	Kind kafka.ProblemKind
 }
 
 func (r *Reachability) note(now time.Time, err error) {
@@ -35,10 +37,33 @@ func (r *Reachability) note(now time.Time, err error) {
 	}
 	r.Checked, r.OK = true, ok
 	if ok {
-		r.LastOK, r.Err = now, ""
-	} else {
-		r.Err = err.Error()
+		r.LastOK, r.Err, r.Kind = now, "", kafka.ProblemOther
+		return
 	}
+	r.Err, r.Kind = err.Error(), kafka.ProblemOther
+	if ce, isCE := errors.AsType[*kafka.ClusterError](err); isCE {
+		r.Err, r.Kind = ce.Raw.Error(), ce.Kind
+	}
+}
+
+// DownSince is when the cluster stopped answering; zero while it answers
+// or before it was checked.
+func (r Reachability) DownSince() time.Time {
+	if r.Checked && !r.OK {
+		return r.Since
+	}
+	return time.Time{}
+}
+
+// Words says why a cluster that did not answer did not: unreachable since
+// when, or the TLS or SASL hint when that is likely, then the client's own
+// error after kafka.RawSep.
+func (r Reachability) Words(cluster string) string {
+	kind := r.Kind
+	if kind == kafka.ProblemOther {
+		kind = kafka.ProblemUnreachable // it did not answer: said as unreachable, the client's words after
+	}
+	return (&kafka.ClusterError{Kind: kind, Cluster: cluster, Since: r.Since, Raw: errors.New(r.Err)}).Error()
 }
 
 // TopicLag aggregates a topic's partitions for the flow page.
@@ -699,6 +724,19 @@ func (m *Monitor) Snapshots() []*FlowSnapshot {
 // Thresholds are the lag thresholds that turn a flow's RPO into a status
 // (the charts draw them).
 func (m *Monitor) Thresholds() config.Thresholds { return m.cfg.Thresholds }
+
+// DownSince is when flow's source (or target) cluster stopped answering,
+// as the last refresh saw it; zero when it answers or flow is unknown.
+func (m *Monitor) DownSince(flow string, target bool) time.Time {
+	s := m.Snapshot(flow)
+	switch {
+	case s == nil:
+		return time.Time{}
+	case target:
+		return s.Target.DownSince()
+	}
+	return s.Source.DownSince()
+}
 
 // Snapshot returns a flow's snapshot, or nil for an unknown flow.
 func (m *Monitor) Snapshot(flow string) *FlowSnapshot {

@@ -636,6 +636,18 @@ func endOffsets(t *testing.T, adm *kadm.Client, topics ...string) map[tp]int64 {
 // the end offset read before consuming).
 func readTopic(t *testing.T, k *testenv.Kafka, topic string) []*kgo.Record {
 	t.Helper()
+	return readTopicAs(t, k, topic, false)
+}
+
+// readCommitted is readTopic as a read_committed consumer sees it, up to the last stable
+// offset: what DR holds when MirrorMaker 2 writes it in transactions (exactly-once support).
+func readCommitted(t *testing.T, k *testenv.Kafka, topic string) []*kgo.Record {
+	t.Helper()
+	return readTopicAs(t, k, topic, true)
+}
+
+func readTopicAs(t *testing.T, k *testenv.Kafka, topic string, committed bool) []*kgo.Record {
+	t.Helper()
 	adm := k.Admin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -646,7 +658,11 @@ func readTopic(t *testing.T, k *testenv.Kafka, topic string) []*kgo.Record {
 	if err != nil {
 		t.Fatalf("list start offsets %s on %s: %v", topic, k.Name, err)
 	}
-	ends, err := adm.ListEndOffsets(ctx, topic)
+	list, isolation := adm.ListEndOffsets, kgo.ReadUncommitted()
+	if committed {
+		list, isolation = adm.ListCommittedOffsets, kgo.ReadCommitted()
+	}
+	ends, err := list(ctx, topic)
 	if err == nil {
 		err = ends.Error()
 	}
@@ -665,7 +681,7 @@ func readTopic(t *testing.T, k *testenv.Kafka, topic string) []*kgo.Record {
 	if len(assign) == 0 {
 		return nil
 	}
-	cl := k.Client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}))
+	cl := k.Client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}), kgo.FetchIsolationLevel(isolation))
 	defer cl.Close()
 	var out []*kgo.Record
 	pos := map[int32]int64{}

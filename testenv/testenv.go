@@ -909,8 +909,9 @@ type Connect struct {
 }
 
 // StartConnect starts a Connect distributed worker against target and waits until its REST API
-// answers GET /connectors.
-func StartConnect(t testing.TB, target *Kafka) *Connect {
+// answers GET /connectors. worker holds worker properties written last, overriding the ones
+// above (e.g. exactly.once.source.support=enabled for MirrorMaker 2 with exactly-once support).
+func StartConnect(t testing.TB, target *Kafka, worker ...map[string]string) *Connect {
 	t.Helper()
 	jars := Jars(t)
 	dir := t.TempDir()
@@ -949,6 +950,11 @@ plugin.discovery=service_load
 	for _, prefix := range []string{"", "producer.", "consumer.", "admin."} {
 		for _, k := range slices.Sorted(maps.Keys(target.ClientProps())) {
 			props += prefix + k + "=" + target.ClientProps()[k] + "\n"
+		}
+	}
+	for _, w := range worker {
+		for _, k := range slices.Sorted(maps.Keys(w)) {
+			props += k + "=" + w[k] + "\n"
 		}
 	}
 	cfg := filepath.Join(dir, "connect-distributed.properties")

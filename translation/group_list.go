@@ -22,7 +22,7 @@ func (t *GroupTranslator) SourceGroups(ctx context.Context) ([]string, error) {
 	}
 	groups, err := kadm.NewClient(t.source).ListGroups(ctx)
 	if err != nil {
-		return nil, err
+		return nil, kafka.Explained(ctx, t.source, "the primary", time.Time{}, err)
 	}
 	return groups.Groups(), nil
 }

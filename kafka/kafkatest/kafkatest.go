@@ -5,6 +5,8 @@ package kafkatest
 
 import (
 	"context"
+	"io"
+	"net"
 	"testing"
 	"time"
 
@@ -45,4 +47,33 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// ClosingListener takes TCP connections on 127.0.0.1 and closes each after
+// reading the first request's bytes, as a TLS listener does with plaintext
+// and a broker going down does for a moment. With last > 0 the listener
+// itself closes after that many connections (the broker is gone: refused
+// from then on); else when the test ends.
+func ClosingListener(t testing.TB, last int) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for n := 1; ; n++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+			io.Copy(io.Discard, io.LimitReader(c, 17)) // the whole first request: a close, not a reset
+			if n == last {
+				ln.Close()
+			}
+			c.Close()
+		}
+	}()
+	return ln
 }

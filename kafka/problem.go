@@ -1,0 +1,223 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/model"
+)
+
+// A cluster that is gone must read as gone. franz-go words a connection
+// the broker closed at its first bytes as a TLS (or SASL) misconfiguration,
+// and a broker going down closes connections just so: with the primary
+// down, every page said "is TLS missing?". Explain is the one place a
+// cluster error is put into words: unreachable when no broker takes a TCP
+// connection (refused, timed out, no route), a TLS or SASL hint only when
+// a broker does take connections and closes every one of them at the
+// first bytes.
+
+// ProblemKind is what a cluster error most likely means.
+type ProblemKind int
+
+const (
+	// ProblemOther: an error of another kind, said as the client said it.
+	ProblemOther ProblemKind = iota
+	// ProblemUnreachable: no broker takes a connection.
+	ProblemUnreachable
+	// ProblemTLS: brokers take connections and close them at the first
+	// bytes of a plaintext request, every time.
+	ProblemTLS
+	// ProblemSASL: brokers close the connection after the first request.
+	ProblemSASL
+)
+
+// ClusterError is a cluster error in words an on-call engineer can act on;
+// Raw is the client's own error, for those who want it.
+type ClusterError struct {
+	Kind    ProblemKind
+	Cluster string    // its name in the config, when known
+	Since   time.Time // when it became unreachable, when known
+	Raw     error
+}
+
+// RawSep separates a ClusterError's sentence from the client's own error
+// in its text, so a page can show the sentence and fold the rest away.
+const RawSep = model.RawErrSep
+
+func (e *ClusterError) Error() string {
+	name := "the cluster"
+	if e.Cluster != "" {
+		name = e.Cluster
+	}
+	var s string
+	switch e.Kind {
+	case ProblemUnreachable:
+		s = name + " is unreachable"
+		if !e.Since.IsZero() {
+			s += " since " + e.Since.UTC().Format(time.RFC3339)
+		}
+		s += ": no broker takes a connection"
+	case ProblemTLS:
+		s = name + " takes connections but closes each at the first bytes of a plaintext request: its listener likely requires TLS, which the console does not use for it"
+	case ProblemSASL:
+		s = name + " closes the connection after the first request: its listener likely requires SASL, which the console does not use for it"
+	default:
+		return e.Raw.Error()
+	}
+	return s + RawSep + e.Raw.Error()
+}
+
+func (e *ClusterError) Unwrap() error { return e.Raw }
+
+// probeWait bounds each step of the TCP probe Explain runs on a
+// connection closed at its first bytes, probeTotal the whole probe.
+const (
+	probeWait  = 2 * time.Second
+	probeTotal = 4 * time.Second
+)
+
+// Explain classifies err from a request to the cluster named cluster,
+// whose seed brokers are seeds. A connection closed at its first bytes is
+// checked on the spot: plain TCP connections to the seeds, each sent the
+// first bytes of a Kafka request; a TLS or SASL hint only when one is
+// taken and both probes are closed unanswered, unreachable when none is
+// taken. nil stays nil; an error Explain has nothing to say about is
+// returned as it is. since, when not zero, is when the cluster was last
+// seen unreachable.
+func Explain(ctx context.Context, cluster string, seeds []string, since time.Time, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ce, ok := errors.AsType[*ClusterError](err); ok {
+		return ce
+	}
+	ce := &ClusterError{Kind: ProblemOther, Cluster: cluster, Raw: err}
+	// A read that ran out of time still gets its probe, bounded as a whole.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTotal)
+	defer cancel()
+	var first *kgo.ErrFirstReadEOF
+	switch {
+	case errors.As(err, &first) || errors.Is(err, syscall.ECONNRESET):
+		ce.Kind = probeFirstBytes(ctx, seeds)
+		switch {
+		case ce.Kind != ProblemTLS || first == nil:
+		case strings.Contains(first.Error(), "SASL"):
+			ce.Kind = ProblemSASL
+		case strings.Contains(first.Error(), "after a dial"):
+			ce.Kind = ProblemOther // the client speaks TLS already: said as the client said it
+		}
+	case unreachable(err):
+		ce.Kind = ProblemUnreachable
+	}
+	if ce.Kind == ProblemUnreachable {
+		ce.Since = since
+	}
+	if ce.Kind == ProblemOther {
+		return err
+	}
+	return ce
+}
+
+// unreachable: the error says no connection could be made or answered.
+func unreachable(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	switch {
+	case errors.As(err, &op) && op.Op == "dial", errors.As(err, &dns),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EHOSTUNREACH),
+		errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.ETIMEDOUT),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return true
+	}
+	return false
+}
+
+// probeFirstBytes tells a broker that refuses plaintext Kafka (TLS or SASL
+// listener) from one that is gone: ProblemTLS when a seed takes a TCP
+// connection and closes it, twice, after the first bytes of an ApiVersions
+// request without answering; ProblemUnreachable when no seed takes one;
+// ProblemOther otherwise (it answers now: the close was passing).
+func probeFirstBytes(ctx context.Context, seeds []string) ProblemKind {
+	taken := false
+	for _, addr := range seeds {
+		closed := 0
+		for range 2 {
+			switch firstBytes(ctx, addr) {
+			case probeRefused:
+				continue
+			case probeClosed:
+				closed++
+			}
+			taken = true
+		}
+		if closed == 2 {
+			return ProblemTLS
+		}
+	}
+	if !taken {
+		return ProblemUnreachable
+	}
+	return ProblemOther
+}
+
+type probeResult int
+
+const (
+	probeRefused  probeResult = iota // no TCP connection
+	probeClosed                      // connection closed with no answer
+	probeAnswered                    // bytes came back, or still open at the deadline
+)
+
+// apiVersionsV0 is a plaintext ApiVersions v0 request: length 14, api key
+// 18, version 0, correlation id 1, client id "drc".
+var apiVersionsV0 = []byte{0, 0, 0, 13, 0, 18, 0, 0, 0, 0, 0, 1, 0, 3, 'd', 'r', 'c'}
+
+func firstBytes(ctx context.Context, addr string) probeResult {
+	d := net.Dialer{Timeout: probeWait}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return probeRefused
+	}
+	defer c.Close()
+	deadline := time.Now().Add(probeWait)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	c.SetDeadline(deadline)
+	if _, err := c.Write(apiVersionsV0); err != nil {
+		return probeClosed
+	}
+	var b [4]byte
+	_, err = io.ReadFull(c, b[:])
+	var ne net.Error
+	switch {
+	case err == nil, errors.As(err, &ne) && ne.Timeout():
+		return probeAnswered
+	}
+	return probeClosed
+}
+
+// Seeds is the seed brokers of cl (for Explain).
+func Seeds(cl *kgo.Client) []string {
+	if cl == nil {
+		return nil
+	}
+	s, _ := cl.OptValue(kgo.SeedBrokers).([]string)
+	return s
+}
+
+// Explained is Explain for the cluster of cl.
+func Explained(ctx context.Context, cl *kgo.Client, cluster string, since time.Time, err error) error {
+	if err == nil {
+		return nil
+	}
+	return Explain(ctx, cluster, Seeds(cl), since, err)
+}
