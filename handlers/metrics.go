@@ -97,7 +97,9 @@ var (
 	famRPOThreshold = newFamily("kafka_mirror_rpo_threshold_ms",
 		"The lag in milliseconds above which the console calls a flow WARNING or CRITICAL (after the level's for: duration), from the configuration.", false, "flow", "level")
 	famRefreshed = newFamily("kafka_mirror_refresh_timestamp_seconds",
-		"Unix time of the refresh the flow's kafka_mirror_* figures come from (absent before the first): time() minus it is how old they are.", false, "flow")
+		"Unix time of the last read that reached the clusters the flow's lag figures rest on (absent before the first): time() minus it is how old they are, also while a cluster does not answer (kafka_mirror_lag_lower_bound is then 1).", false, "flow")
+	famLowerBound = newFamily("kafka_mirror_lag_lower_bound",
+		"1 when the flow's lag figures (kafka_mirror_rpo_ms, kafka_mirror_rpo_messages, the topic and partition lag series) are only lower bounds, \"at least\": they rest on a read of a cluster that has not answered since (the primary or DR: records acked since are not in them; kafka_mirror_refresh_timestamp_seconds is that read), the reads ran late, or some partition's lag or age is unknown; 0 when they are exact.", false, "flow")
 	famRefreshLate = newFamily("kafka_mirror_refresh_late",
 		"1 when the flow's latest refresh ran late: its Kafka reads did not finish within refresh_read_timeout although the cluster answered, so the lag figures are the last known ones, stale (kafka_mirror_cluster_up stays 1); 0 otherwise (absent before the first refresh).", false, "flow")
 	famRefreshRead = newFamily("kafka_mirror_refresh_read_seconds",
@@ -116,7 +118,7 @@ var (
 // mirrorFamilies are the kafka_mirror_* families, built once per refresh.
 var mirrorFamilies = []*family{famLagMessages, famLagMs, famTopicLagMessages, famTopicLagMs, famTopicUnknown, famRPOMs, famRPOMessages,
 	famHeartbeatAge, famStatus, famUp, famDataLost, famLossSuspected, famLostRecords, famLossIncidents, famUnknown, famUnknownAge,
-	famRPOThreshold, famRefreshed, famRefreshLate, famRefreshRead}
+	famRPOThreshold, famRefreshed, famRefreshLate, famRefreshRead, famLowerBound}
 
 var runStatuses = []model.RunStatus{model.RunPending, model.RunApproved, model.RunRejected, model.RunRunning, model.RunCompleted, model.RunFailed, model.RunCancelled}
 
@@ -209,8 +211,11 @@ func (c MetricsCollector) eachMirror(snaps []*monitor.FlowSnapshot, emit func(f 
 			emit(famRPOThreshold, float64(th.Warning.Lag.D().Milliseconds()), flow, "warning")
 			emit(famRPOThreshold, float64(th.Critical.Lag.D().Milliseconds()), flow, "critical")
 		}
+		if !s.FiguresAt.IsZero() {
+			emit(famRefreshed, float64(s.FiguresAt.UnixMilli())/1000, flow)
+		}
 		if !s.At.IsZero() {
-			emit(famRefreshed, float64(s.At.UnixMilli())/1000, flow)
+			emit(famLowerBound, b2f(s.RPOAtLeast || s.Bound != ""), flow)
 			emit(famRefreshLate, b2f(s.Late != nil), flow)
 			emit(famRefreshRead, s.ReadTook.Seconds(), flow)
 		}

@@ -88,6 +88,15 @@ type FlowSnapshot struct {
 	StatusSince      time.Time
 	Reason           string
 	Source, Target   Reachability
+	// FiguresAt is when the read the figures rest on reached the clusters
+	// (the refresh that last read both sides; for figures saved before a
+	// restart, their own time): now minus it is their age. Zero: none.
+	FiguresAt time.Time
+	// Bound, when set, says why the figures are only lower bounds ("at
+	// least"): they rest on FiguresAt's read and a cluster has not answered
+	// since (or its reads ran late), so records acked since are not in
+	// them. RPOAtLeast is set with it and the status is never OK.
+	Bound string
 	// Late is set when this refresh's Kafka reads ran out of their deadline
 	// while the cluster kept answering: the figures are the last known
 	// ones, stale, and the status holds (never OK on them). Nil otherwise.
@@ -292,11 +301,15 @@ func (m *Monitor) Run(ctx context.Context) {
 
 // Refresh recomputes every flow once and publishes the snapshots; their
 // samples go to the sample writer (Run's), which writes them later: Flush
-// waits for them.
+// waits for them. Flows are refreshed side by side: a flow whose cluster
+// does not answer (its reads wait out refresh_read_timeout) does not delay
+// the reads of the others.
 func (m *Monitor) Refresh(ctx context.Context) {
+	var wg sync.WaitGroup
 	for _, fm := range m.flowList() {
-		m.refreshFlow(ctx, fm)
+		wg.Go(func() { m.refreshFlow(ctx, fm) })
 	}
+	wg.Wait()
 	m.mu.Lock()
 	m.ready = true
 	m.mu.Unlock()
@@ -342,14 +355,12 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	case fm.link == nil || rd.TargetErr == nil: // a failed link read never checked the source
 		fm.source.note(now, rd.SourceErr)
 	}
-	upToDate := late == "" && (fm.link != nil && rd.TargetErr == nil || fm.link == nil && rd.SourceErr == nil)
-	switch {
-	case upToDate && fm.link != nil:
-		fm.target.note(now, nil)
-	case upToDate:
-		fm.target.note(now, rd.TargetErr)
-	case late == "" && rd.TargetErr != nil:
-		fm.target.note(now, rd.TargetErr)
+	// Up to date only when every cluster the figures rest on answered: with
+	// DR unreadable, MM2 cannot copy and the lag only grows, so the last
+	// figures are held as lower bounds as they are with the primary gone.
+	upToDate := late == "" && rd.TargetErr == nil && (fm.link != nil || rd.SourceErr == nil)
+	if late == "" && (fm.link != nil || rd.SourceErr == nil || rd.TargetErr != nil) {
+		fm.target.note(now, rd.TargetErr) // the target was read (a source error skips it)
 	}
 	if upToDate {
 		fm.last, fm.readAt, fm.late = rd.Partitions, now, nil
@@ -377,8 +388,11 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	} else {
 		fm.late = nil
 	}
-	s := &FlowSnapshot{Flow: fm.flow, Topics: fm.topics, At: now, Partitions: fm.last,
+	s := &FlowSnapshot{Flow: fm.flow, Topics: fm.topics, At: now, Partitions: fm.last, FiguresAt: fm.readAt,
 		Source: fm.source, Target: fm.target, Late: fm.late, ReadTook: took, Ingest: pos.ingest, Link: fm.linkSeen}
+	if s.FiguresAt.IsZero() {
+		s.FiguresAt = oldestAsOf(fm.last) // saved before a restart
+	}
 	hb := s.HeartbeatAge
 	switch {
 	case fm.link != nil && !fm.linkOK.IsZero():
@@ -394,12 +408,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	m.judgeLoss(sctx, fm, s, upToDate && fm.link == nil, now)
 	scancel()
 	s.aggregate()
-	if upToDate {
-		s.Status, s.Reason = fm.tracker.update(now, s.rpo(), hb, broken, m.cfg.Thresholds)
-	} else {
-		s.Status, s.Reason = fm.tracker.hold(now, hb, broken, m.cfg.Thresholds, staleReason(s, now))
-	}
-	s.StatusSince = fm.tracker.since
+	fm.judgeStatus(s, upToDate, hb, broken, m.cfg.Thresholds, now)
 	sort.Slice(s.Ingest, func(i, j int) bool { return s.Ingest[i].Topic < s.Ingest[j].Topic })
 
 	// Queued before it is published: a Flush after a reader saw this
@@ -460,7 +469,44 @@ func (m *Monitor) lateSide(ctx, rctx context.Context, fm *flowMonitor, rd Readin
 // without an answer meanwhile (at most refresh_read_timeout).
 const ProbeTimeout = 3 * time.Second
 
-// staleReason says why a snapshot's figures are stale and how old they are.
+// judgeStatus sets s's status: judged on its figures when they are up to
+// date (both clusters read), else held (status.go: never OK) with its
+// figures marked lower bounds (boundBy), whichever side did not answer.
+// The one place a refresh decides a flow's status.
+func (fm *flowMonitor) judgeStatus(s *FlowSnapshot, upToDate bool, hb *time.Duration, broken string, th config.Thresholds, now time.Time) {
+	if upToDate {
+		s.Status, s.Reason = fm.tracker.update(now, s.rpo(), hb, broken, th)
+	} else {
+		why := staleReason(s, now)
+		s.boundBy(why)
+		s.Status, s.Reason = fm.tracker.hold(now, hb, broken, th, why)
+	}
+	s.StatusSince = fm.tracker.since
+}
+
+// boundBy marks s's figures as lower bounds, why saying so: they rest on
+// the read at FiguresAt and records acked since are not in them.
+func (s *FlowSnapshot) boundBy(why string) {
+	s.Bound = why
+	if s.RPOMs != nil || len(s.Partitions) > 0 {
+		s.RPOAtLeast = true
+	}
+}
+
+// FiguresAge is how old s's figures are at now: the age of the read they
+// rest on (FiguresAt); nil when there are none.
+func (s *FlowSnapshot) FiguresAge(now time.Time) *time.Duration {
+	if s.FiguresAt.IsZero() {
+		return nil
+	}
+	d := max(now.Sub(s.FiguresAt), 0)
+	return &d
+}
+
+// staleReason says why a snapshot's figures are stale and from when: the
+// time of the read they rest on, never an age (the text outlives the
+// refresh that wrote it; pages and /metrics compute the age from
+// FiguresAt when they show it).
 func staleReason(s *FlowSnapshot, now time.Time) string {
 	why := "figures stale"
 	switch {
@@ -471,8 +517,8 @@ func staleReason(s *FlowSnapshot, now time.Time) string {
 	case s.Target.Checked && !s.Target.OK:
 		why = "target unreachable"
 	}
-	if asOf := oldestAsOf(s.Partitions); !asOf.IsZero() {
-		why += fmt.Sprintf("; figures from %s ago", now.Sub(asOf).Round(time.Second))
+	if !s.FiguresAt.IsZero() {
+		why += "; figures are lower bounds from the read at " + s.FiguresAt.UTC().Format("15:04:05 UTC")
 	}
 	return why
 }
@@ -557,7 +603,7 @@ func (s *FlowSnapshot) aggregate() {
 
 // rpo is the flow RPO as the status judges it.
 func (s *FlowSnapshot) rpo() rpoReading {
-	return rpoReading{ms: s.RPOMs, atLeast: s.RPOAtLeast, unknown: s.UnknownAge}
+	return rpoReading{ms: s.RPOMs, atLeast: s.RPOAtLeast, unknown: s.UnknownAge, bound: s.Bound}
 }
 
 // RPOText is the flow RPO for people: "at least X" with the partitions of
