@@ -33,8 +33,10 @@ type MetricsCollector struct {
 		PendingNotifications(context.Context) (map[string][2]int64, error)
 		LastDrillSuccess(context.Context) (map[string]int64, error)
 	}
-	// PerPartition adds the per-partition series (config metrics.per_partition).
-	PerPartition bool
+	// Series says for which flows the per-partition series are exported
+	// (config metrics.per_partition: by default flows of at most
+	// config.PerPartitionBound partitions).
+	Series config.Metrics
 }
 
 // family is one metric family: its Desc for the collector, and its name,
@@ -58,10 +60,10 @@ func newFamily(name, help string, counter bool, labels ...string) *family {
 
 var (
 	famLagMessages = newFamily("kafka_mirror_lag_messages",
-		"Source offsets not yet replicated to the target: source end offset minus replicated position. Counts offsets, not records (transaction markers and compacted-away offsets included), so at least as many as the records missing. Only with metrics.per_partition.",
+		"Source offsets not yet replicated to the target: source end offset minus replicated position. Counts offsets, not records (transaction markers and compacted-away offsets included), so at least as many as the records missing. Exported for flows of at most 10,000 partitions unless metrics.per_partition says otherwise; the flow series are the source of truth.",
 		false, "flow", "topic", "partition")
 	famLagMs = newFamily("kafka_mirror_lag_ms",
-		"Age in milliseconds of the oldest source record not yet replicated; 0 when caught up. Only with metrics.per_partition.",
+		"Age in milliseconds of the oldest source record not yet replicated; 0 when caught up. Exported for flows of at most 10,000 partitions unless metrics.per_partition says otherwise; the flow series (kafka_mirror_rpo_ms) are the source of truth.",
 		false, "flow", "topic", "partition")
 	famTopicLagMessages = newFamily("kafka_mirror_topic_lag_messages",
 		"Sum of kafka_mirror_lag_messages over the topic's partitions whose lag is known: a lower bound when kafka_mirror_topic_unknown_partitions is above 0 (absent when no partition's lag is known).",
@@ -153,11 +155,12 @@ func (c MetricsCollector) eachMirror(snaps []*monitor.FlowSnapshot, emit func(f 
 	for _, s := range snaps {
 		flow := s.Flow.Name
 		unknownAge := 0
+		perPartition := c.Series.PerPartitionFor(len(s.Partitions))
 		for _, p := range s.Partitions {
 			if p.LagMessages != nil && p.LagMs == nil {
 				unknownAge++
 			}
-			if !c.PerPartition {
+			if !perPartition {
 				continue
 			}
 			part := strconv.Itoa(int(p.Partition))

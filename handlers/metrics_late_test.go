@@ -74,3 +74,31 @@ func TestMetricsStaleFiguresAreLowerBoundsWithTheirAge(t *testing.T) {
 		}
 	}
 }
+
+// By default the per-partition series the design's alert rules select are
+// exported for a flow of up to config.PerPartitionBound partitions, and
+// left out above it; per_partition true or false overrides the bound.
+func TestMetricsPerPartitionByDefaultUpToTheBound(t *testing.T) {
+	flow := func(name string, n int) *monitor.FlowSnapshot {
+		s := &monitor.FlowSnapshot{Flow: &config.Flow{Name: name}, At: time.Now(), Status: monitor.StatusOK}
+		for i := range n {
+			s.Partitions = append(s.Partitions, monitor.PartitionLag{Topic: "t", Partition: int32(i), LagMessages: i64(1), LagMs: i64(40_000)})
+		}
+		return s
+	}
+	src := newFakeSource([]*monitor.FlowSnapshot{flow("small", 3), flow("big", config.PerPartitionBound+1)})
+	for _, c := range []struct {
+		setting    *bool
+		small, big int
+	}{{nil, 3, 0}, {new(true), 3, config.PerPartitionBound + 1}, {new(false), 0, 0}} {
+		got := parseText(t, collectorText(t, MetricsCollector{Monitor: src, Series: config.Metrics{PerPartition: c.setting}}))
+		small, big := 0, 0
+		for _, l := range got["kafka_mirror_lag_ms"] {
+			small += strings.Count(l, "flow=small,")
+			big += strings.Count(l, "flow=big,")
+		}
+		if small != c.small || big != c.big {
+			t.Errorf("per_partition %v: %d and %d lag_ms series, want %d and %d", c.setting, small, big, c.small, c.big)
+		}
+	}
+}

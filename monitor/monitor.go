@@ -101,6 +101,10 @@ type FlowSnapshot struct {
 	// while the cluster kept answering: the figures are the last known
 	// ones, stale, and the status holds (never OK on them). Nil otherwise.
 	Late *LateRefresh
+	// PerPartitionOff says why /metrics leaves out this flow's
+	// per-partition lag series (more partitions than the bound, or
+	// metrics.per_partition: false); "" while they are exported.
+	PerPartitionOff string
 	// ReadTook is how long this refresh's Kafka reads took.
 	ReadTook time.Duration
 	Ingest   []IngestStats
@@ -178,6 +182,7 @@ type flowMonitor struct {
 	last              []PartitionLag // newest known partition values
 	readAt            time.Time      // the refresh last's figures come from
 	late              *LateRefresh   // the current run of late refreshes
+	perPartitionOff   bool           // the last snapshot's PerPartitionOff was set: logged when it changes
 	lastPartitionSave time.Time      // the sample writer's (under its drain lock)
 	lastSavedUnknown  int            // partitions of unknown lag in that save (same lock)
 	snap              *FlowSnapshot
@@ -393,6 +398,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	if s.FiguresAt.IsZero() {
 		s.FiguresAt = oldestAsOf(fm.last) // saved before a restart
 	}
+	m.notePerPartition(fm, s)
 	hb := s.HeartbeatAge
 	switch {
 	case fm.link != nil && !fm.linkOK.IsZero():
@@ -430,6 +436,30 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	m.mu.Lock()
 	fm.snap = s
 	m.mu.Unlock()
+}
+
+// notePerPartition says in s whether /metrics exports the flow's
+// per-partition lag series, and logs when that changes (the bound on a
+// flow's partitions switches them off by default).
+func (m *Monitor) notePerPartition(fm *flowMonitor, s *FlowSnapshot) {
+	n := len(s.Partitions)
+	switch mc := m.cfg.Metrics; {
+	case mc.PerPartitionFor(n):
+	case mc.PerPartition != nil:
+		s.PerPartitionOff = "metrics.per_partition is false"
+	default:
+		s.PerPartitionOff = fmt.Sprintf("%d partitions, above the bound of %d (set metrics.per_partition: true to export them anyway)", n, config.PerPartitionBound)
+	}
+	if off := s.PerPartitionOff != ""; off == fm.perPartitionOff {
+		return
+	}
+	fm.perPartitionOff = s.PerPartitionOff != ""
+	if s.PerPartitionOff == "" {
+		m.log.Info("per-partition lag series exported again", "flow", fm.flow.Name, "partitions", n)
+		return
+	}
+	m.log.Warn("per-partition lag series (kafka_mirror_lag_ms, kafka_mirror_lag_messages) not exported: alert rules on them are silent; the flow series (kafka_mirror_rpo_ms) are the source of truth",
+		"flow", fm.flow.Name, "why", s.PerPartitionOff)
 }
 
 // lateSide names the side ("source" or "target") whose reads failed

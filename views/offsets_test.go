@@ -89,3 +89,17 @@ func TestStaleFiguresShownAsLowerBoundsWithTheirAge(t *testing.T) {
 		t.Errorf("stale zero read as nothing at risk: %s", v)
 	}
 }
+
+// When the bound on a flow's partitions leaves its per-partition series
+// out of /metrics, the flow page says so and why.
+func TestFlowPageSaysPerPartitionSeriesOff(t *testing.T) {
+	s := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "big"}, Status: monitor.StatusOK,
+		PerPartitionOff: "10001 partitions, above the bound of 10000 (set metrics.per_partition: true to export them anyway)"}
+	var b strings.Builder
+	if err := FlowLive(FlowPage{Snap: s, Now: time.Now()}).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `data-testid="per-partition-off"`) || !strings.Contains(b.String(), "10001 partitions, above the bound") {
+		t.Fatalf("no per-partition note:\n%s", b.String())
+	}
+}
