@@ -78,3 +78,39 @@ func TestFiguresOfAGoneClusterAreLowerBounds(t *testing.T) {
 		})
 	}
 }
+
+// While a refresh waits on a cluster that answers nothing (the reads hang
+// until refresh_read_timeout), the snapshot published before it does not
+// stay exact and OK: after OverdueAfter without an answer it is marked
+// lower bounds, UNKNOWN; the refresh's own snapshot replaces it.
+func TestOverdueRefreshMarksTheLastFigures(t *testing.T) {
+	r := newWriterRig(t)
+	r.cfg.RefreshReadTimeout = config.Duration(20 * time.Second)
+	flow := r.cfg.Flows[0].Name
+	r.refresh()
+	if s := r.m.Snapshot(flow); s.Status != StatusOK || s.Bound != "" {
+		t.Fatalf("before: %s (%s), bound %q", s.Status, s.Reason, s.Bound)
+	}
+	r.m.markOverdue(time.Now().Add(time.Minute)) // no refresh reading: nothing to mark
+	if s := r.m.Snapshot(flow); s.Status != StatusOK || s.Bound != "" {
+		t.Fatalf("no refresh in flight, marked: %s (%s)", s.Status, s.Reason)
+	}
+	release := make(chan struct{})
+	slowListOffsets(r.primary, release)
+	done := make(chan struct{})
+	go func() { defer close(done); r.refresh() }()
+	for r.m.flows[0].reading.Load() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(OverdueAfter + 300*time.Millisecond)
+	r.m.markOverdue(time.Now())
+	s := r.m.Snapshot(flow)
+	close(release)
+	<-done
+	if s.Status == StatusOK || s.Bound == "" || !s.RPOAtLeast || !strings.HasPrefix(s.RPOText(), "at least") {
+		t.Fatalf("refresh hanging %s without an answer: %s (%s), bound %q, RPO %q", OverdueAfter, s.Status, s.Reason, s.Bound, s.RPOText())
+	}
+	if after := r.m.Snapshot(flow); after == s || after.Bound != "" {
+		t.Fatalf("the refresh's own snapshot did not replace the marked one: bound %q", after.Bound)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -183,6 +184,7 @@ type flowMonitor struct {
 	readAt            time.Time      // the refresh last's figures come from
 	late              *LateRefresh   // the current run of late refreshes
 	perPartitionOff   bool           // the last snapshot's PerPartitionOff was set: logged when it changes
+	reading           atomic.Int64   // wall-clock UnixNano when the running refresh began reading; 0 between refreshes (overdue.go)
 	lastPartitionSave time.Time      // the sample writer's (under its drain lock)
 	lastSavedUnknown  int            // partitions of unknown lag in that save (same lock)
 	snap              *FlowSnapshot
@@ -290,6 +292,8 @@ func (m *Monitor) Run(ctx context.Context) {
 	go func() { defer wg.Done(); m.retentionLoop(ctx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); m.groupOffsetsLoop(ctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); m.overdueLoop(ctx) }()
 	t := time.NewTicker(m.cfg.RefreshInterval.D())
 	defer t.Stop()
 	for {
@@ -337,6 +341,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.ReadTimeout())
 	defer cancel()
 	started := time.Now() // wall clock: Now may be a test's
+	fm.reading.Store(started.UnixNano())
 	var rd Reading
 	broken := ""
 	if fm.link != nil {
@@ -350,6 +355,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 		}
 	}
 	took := time.Since(started)
+	fm.reading.Store(0)
 	late := m.lateSide(ctx, rctx, fm, rd, started)
 	switch {
 	case late != "": // the late side answered (and the source, if the target ran late)
