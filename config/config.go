@@ -68,15 +68,31 @@ type Config struct {
 }
 
 // Metrics shapes GET /metrics. Per-topic aggregates are always exported;
-// PerPartition adds kafka_mirror_lag_messages and kafka_mirror_lag_ms per
-// partition (two series per partition: 200k at 100k partitions).
+// the per-partition kafka_mirror_lag_messages and kafka_mirror_lag_ms (two
+// series per partition: 200k at 100k partitions) are what the design's
+// alert rules select, so they are exported by default for every flow of at
+// most PerPartitionBound partitions. PerPartition true exports them for
+// every flow, false for none.
 type Metrics struct {
-	PerPartition bool `yaml:"per_partition"`
+	PerPartition *bool `yaml:"per_partition"`
 	// AllowedHosts are host names besides auth.public_url's, localhost
 	// and IP addresses that /metrics answers to (the host check refuses
 	// others: a DNS-rebinding page must not read flow names and RPO), e.g.
 	// the Service's DNS name a static Prometheus scrape config uses.
 	AllowedHosts []string `yaml:"allowed_hosts"`
+}
+
+// PerPartitionBound is the most partitions a flow may have for its
+// per-partition series to be exported when metrics.per_partition is unset.
+const PerPartitionBound = 10_000
+
+// PerPartitionFor says whether a flow of n partitions gets per-partition
+// series.
+func (m Metrics) PerPartitionFor(n int) bool {
+	if m.PerPartition != nil {
+		return *m.PerPartition
+	}
+	return n <= PerPartitionBound
 }
 
 // AuditAnchor is where the running console records the audit head: lines

@@ -307,19 +307,22 @@ flink_targets:
 	}
 }
 
-// metrics.per_partition is off unless set, and a misspelt key or a
-// non-boolean value is refused rather than silently ignored.
+// metrics.per_partition unset exports the per-partition series of flows
+// up to PerPartitionBound partitions; true for every flow, false for none;
+// a misspelt key or a non-boolean value is refused rather than silently
+// ignored.
 func TestMetricsSetting(t *testing.T) {
 	base := "clusters:\n  a: {bootstrap: [\"h:1\"]}\n  b: {bootstrap: [\"h:2\"]}\nflows:\n  - {source: a, target: b}\n"
 	for _, tc := range []struct {
 		yaml string
-		want bool
+		want [2]bool // for PerPartitionBound partitions, and one more
 		err  string
 	}{
-		{"", false, ""},
-		{"metrics: {per_partition: true}", true, ""},
-		{"metrics: {per_partiton: true}", false, "field per_partiton not found"},
-		{"metrics: {per_partition: maybe}", false, "cannot unmarshal"},
+		{"", [2]bool{true, false}, ""},
+		{"metrics: {per_partition: true}", [2]bool{true, true}, ""},
+		{"metrics: {per_partition: false}", [2]bool{false, false}, ""},
+		{"metrics: {per_partiton: true}", [2]bool{}, "field per_partiton not found"},
+		{"metrics: {per_partition: maybe}", [2]bool{}, "cannot unmarshal"},
 	} {
 		c, err := Parse("m.yaml", strings.NewReader(base+tc.yaml))
 		switch {
@@ -329,8 +332,9 @@ func TestMetricsSetting(t *testing.T) {
 			}
 		case err != nil:
 			t.Errorf("%q: %v", tc.yaml, err)
-		case c.Metrics.PerPartition != tc.want:
-			t.Errorf("%q: per_partition = %v", tc.yaml, c.Metrics.PerPartition)
+		case [2]bool{c.Metrics.PerPartitionFor(PerPartitionBound), c.Metrics.PerPartitionFor(PerPartitionBound + 1)} != tc.want:
+			t.Errorf("%q: per-partition series for %d and %d partitions: %v, want %v", tc.yaml, PerPartitionBound, PerPartitionBound+1,
+				[2]bool{c.Metrics.PerPartitionFor(PerPartitionBound), c.Metrics.PerPartitionFor(PerPartitionBound + 1)}, tc.want)
 		}
 	}
 }

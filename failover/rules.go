@@ -54,7 +54,7 @@ func (rb *Runbook) CheckRules(ctx context.Context, plan Plan, override string) [
 	default:
 		d := time.Duration(*s.RPOMs) * time.Millisecond
 		lag.OK = d <= maxLag
-		lag.Evidence = fmt.Sprintf("RPO %s (%s messages) as of %s", d, count(s.TotalLagMessages), s.At.UTC().Format(time.RFC3339))
+		lag.Evidence = fmt.Sprintf("RPO %s (%s messages) as of %s", d, count(s.TotalLagMessages), s.FiguresAt.UTC().Format(time.RFC3339))
 	}
 	add(lag)
 
@@ -127,9 +127,14 @@ func (rb *Runbook) evidence(flow string) map[string]any {
 	if s == nil {
 		return nil
 	}
-	ev := map[string]any{"as_of": s.At.UTC(), "status": s.Status, "reason": s.Reason, "rpo_ms": s.RPOMs,
-		"lag_messages": s.TotalLagMessages, "source_reachable": s.Source.OK, "target_reachable": s.Target.OK,
+	// as_of: the read the figures rest on (monitor.FlowSnapshot.FiguresAt),
+	// not the last refresh attempt; rpo_at_least: they are lower bounds.
+	ev := map[string]any{"as_of": s.FiguresAt.UTC(), "status": s.Status, "reason": s.Reason, "rpo_ms": s.RPOMs,
+		"rpo_at_least": s.RPOAtLeast, "lag_messages": s.TotalLagMessages, "source_reachable": s.Source.OK, "target_reachable": s.Target.OK,
 		"unknown_partitions": s.Unknown, "data_lost_partitions": s.DataLost}
+	if s.Bound != "" {
+		ev["figures_bound"] = s.Bound
+	}
 	if s.HeartbeatAge != nil {
 		ev["heartbeat_age_ms"] = s.HeartbeatAge.Milliseconds()
 	}

@@ -158,7 +158,7 @@ func (w *Worker) TriggerSavepoint(ctx context.Context, q SavepointRequest) (int6
 	subject := "flink-job:" + q.Target + "/" + q.JobID
 	details := map[string]any{"flink_target": q.Target, "job_id": q.JobID, "job_name": q.JobName, "stop": false}
 	if snap := q.Flow; snap != nil {
-		ev := map[string]any{"flow": snap.Flow.Name, "status": snap.Status, "as_of": snap.At.UTC().Format(time.RFC3339)}
+		ev := map[string]any{"flow": snap.Flow.Name, "status": snap.Status, "as_of": snap.FiguresAt.UTC().Format(time.RFC3339)}
 		if snap.RPOMs != nil {
 			ev["rpo_ms"] = *snap.RPOMs
 			if snap.RPOAtLeast {

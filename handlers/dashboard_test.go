@@ -36,8 +36,8 @@ func exportedMetrics(t *testing.T) []string {
 // as Prometheus would receive them.
 var grafanaVars = strings.NewReplacer("$__range", "1h", "$__rate_interval", "1m", "$flow", ".*", "$topic", ".*")
 
-// perPartitionOnly are the families /metrics exports only with
-// metrics.per_partition.
+// perPartitionOnly are the families /metrics leaves out for flows above
+// config.PerPartitionBound partitions (or with metrics.per_partition: false).
 var perPartitionOnly = []string{famLagMessages.name, famLagMs.name}
 
 // checkQuery parses expr with Prometheus's own PromQL parser, reports the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/model"
 )
@@ -29,7 +30,7 @@ func TestAfterAFailoverTheFlowIsFailedOverNotAtRisk(t *testing.T) {
 	r.Get("/", rig.h.Overview)
 	r.Get("/flows/{flow}", rig.h.Flow)
 	r.Get("/report", rig.h.Report)
-	x := &MetricsExposition{Collector: MetricsCollector{Monitor: rig.mon, PerPartition: true}, Live: liveRegistry()}
+	x := &MetricsExposition{Collector: MetricsCollector{Monitor: rig.mon, Series: config.Metrics{PerPartition: new(true)}}, Live: liveRegistry()}
 	flowPath := "/flows/" + url.PathEscape(rig.flow)
 	get := func(path string) string { return serveAs(r, model.RoleViewer, http.MethodGet, path, nil).Body.String() }
 	const hypothetical = "If the primary died now"

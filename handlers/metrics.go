@@ -33,8 +33,10 @@ type MetricsCollector struct {
 		PendingNotifications(context.Context) (map[string][2]int64, error)
 		LastDrillSuccess(context.Context) (map[string]int64, error)
 	}
-	// PerPartition adds the per-partition series (config metrics.per_partition).
-	PerPartition bool
+	// Series says for which flows the per-partition series are exported
+	// (config metrics.per_partition: by default flows of at most
+	// config.PerPartitionBound partitions).
+	Series config.Metrics
 }
 
 // family is one metric family: its Desc for the collector, and its name,
@@ -58,10 +60,10 @@ func newFamily(name, help string, counter bool, labels ...string) *family {
 
 var (
 	famLagMessages = newFamily("kafka_mirror_lag_messages",
-		"Source offsets not yet replicated to the target: source end offset minus replicated position. Counts offsets, not records (transaction markers and compacted-away offsets included), so at least as many as the records missing. Only with metrics.per_partition.",
+		"Source offsets not yet replicated to the target: source end offset minus replicated position. Counts offsets, not records (transaction markers and compacted-away offsets included), so at least as many as the records missing. Exported for flows of at most 10,000 partitions unless metrics.per_partition says otherwise; the flow series are the source of truth.",
 		false, "flow", "topic", "partition")
 	famLagMs = newFamily("kafka_mirror_lag_ms",
-		"Age in milliseconds of the oldest source record not yet replicated; 0 when caught up. Only with metrics.per_partition.",
+		"Age in milliseconds of the oldest source record not yet replicated; 0 when caught up. Exported for flows of at most 10,000 partitions unless metrics.per_partition says otherwise; the flow series (kafka_mirror_rpo_ms) are the source of truth.",
 		false, "flow", "topic", "partition")
 	famTopicLagMessages = newFamily("kafka_mirror_topic_lag_messages",
 		"Sum of kafka_mirror_lag_messages over the topic's partitions whose lag is known: a lower bound when kafka_mirror_topic_unknown_partitions is above 0 (absent when no partition's lag is known).",
@@ -97,7 +99,9 @@ var (
 	famRPOThreshold = newFamily("kafka_mirror_rpo_threshold_ms",
 		"The lag in milliseconds above which the console calls a flow WARNING or CRITICAL (after the level's for: duration), from the configuration.", false, "flow", "level")
 	famRefreshed = newFamily("kafka_mirror_refresh_timestamp_seconds",
-		"Unix time of the refresh the flow's kafka_mirror_* figures come from (absent before the first): time() minus it is how old they are.", false, "flow")
+		"Unix time of the last read that reached the clusters the flow's lag figures rest on (absent before the first): time() minus it is how old they are, also while a cluster does not answer (kafka_mirror_lag_lower_bound is then 1).", false, "flow")
+	famLowerBound = newFamily("kafka_mirror_lag_lower_bound",
+		"1 when the flow's lag figures (kafka_mirror_rpo_ms, kafka_mirror_rpo_messages, the topic and partition lag series) are only lower bounds, \"at least\": they rest on a read of a cluster that has not answered since (the primary or DR: records acked since are not in them; kafka_mirror_refresh_timestamp_seconds is that read), the reads ran late, or some partition's lag or age is unknown; 0 when they are exact.", false, "flow")
 	famRefreshLate = newFamily("kafka_mirror_refresh_late",
 		"1 when the flow's latest refresh ran late: its Kafka reads did not finish within refresh_read_timeout although the cluster answered, so the lag figures are the last known ones, stale (kafka_mirror_cluster_up stays 1); 0 otherwise (absent before the first refresh).", false, "flow")
 	famRefreshRead = newFamily("kafka_mirror_refresh_read_seconds",
@@ -116,7 +120,7 @@ var (
 // mirrorFamilies are the kafka_mirror_* families, built once per refresh.
 var mirrorFamilies = []*family{famLagMessages, famLagMs, famTopicLagMessages, famTopicLagMs, famTopicUnknown, famRPOMs, famRPOMessages,
 	famHeartbeatAge, famStatus, famUp, famDataLost, famLossSuspected, famLostRecords, famLossIncidents, famUnknown, famUnknownAge,
-	famRPOThreshold, famRefreshed, famRefreshLate, famRefreshRead, famFailedOver, famFailedOverSince}
+	famRPOThreshold, famRefreshed, famRefreshLate, famRefreshRead, famLowerBound, famFailedOver, famFailedOverSince}
 
 // mirrorStatuses are the values of kafka_mirror_status.
 var mirrorStatuses = []monitor.Status{monitor.StatusOK, monitor.StatusWarning, monitor.StatusCritical, monitor.StatusBroken, monitor.StatusUnknown,
@@ -160,11 +164,12 @@ func (c MetricsCollector) eachMirror(snaps []*monitor.FlowSnapshot, emit func(f 
 		flow := s.Flow.Name
 		emit(famFailedOver, 0, flow)
 		unknownAge := 0
+		perPartition := c.Series.PerPartitionFor(len(s.Partitions))
 		for _, p := range s.Partitions {
 			if p.LagMessages != nil && p.LagMs == nil {
 				unknownAge++
 			}
-			if !c.PerPartition {
+			if !perPartition {
 				continue
 			}
 			part := strconv.Itoa(int(p.Partition))
@@ -218,8 +223,11 @@ func (c MetricsCollector) eachMirror(snaps []*monitor.FlowSnapshot, emit func(f 
 			emit(famRPOThreshold, float64(th.Warning.Lag.D().Milliseconds()), flow, "warning")
 			emit(famRPOThreshold, float64(th.Critical.Lag.D().Milliseconds()), flow, "critical")
 		}
+		if !s.FiguresAt.IsZero() {
+			emit(famRefreshed, float64(s.FiguresAt.UnixMilli())/1000, flow)
+		}
 		if !s.At.IsZero() {
-			emit(famRefreshed, float64(s.At.UnixMilli())/1000, flow)
+			emit(famLowerBound, b2f(s.RPOAtLeast || s.Bound != ""), flow)
 			emit(famRefreshLate, b2f(s.Late != nil), flow)
 			emit(famRefreshRead, s.ReadTook.Seconds(), flow)
 		}

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"github.com/drconsole/drconsole/config"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -59,7 +60,7 @@ func BenchmarkMetricsScrape(b *testing.B) {
 				})
 			}
 			reg := prometheus.NewRegistry()
-			reg.MustRegister(append(processCollectors(), MetricsCollector{Monitor: newFakeSource(snaps), PerPartition: true})...)
+			reg.MustRegister(append(processCollectors(), MetricsCollector{Monitor: newFakeSource(snaps), Series: config.Metrics{PerPartition: new(true)}})...)
 			run("old-collector", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), nil)
 			for _, perPartition := range []bool{false, true} {
 				mode := "topics"
@@ -69,7 +70,7 @@ func BenchmarkMetricsScrape(b *testing.B) {
 				src := newFakeSource(snaps)
 				live := prometheus.NewRegistry()
 				live.MustRegister(processCollectors()...)
-				x := &MetricsExposition{Collector: MetricsCollector{Monitor: src, PerPartition: perPartition}, Live: live}
+				x := &MetricsExposition{Collector: MetricsCollector{Monitor: src, Series: config.Metrics{PerPartition: &perPartition}}, Live: live}
 				run("cached-"+mode, x, nil)
 				// A refresh publishes new snapshots (same figures, new pointers).
 				run("build-"+mode, x, func() {

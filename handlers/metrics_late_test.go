@@ -46,3 +46,59 @@ func TestMetricsRefreshLateAndSampleWriter(t *testing.T) {
 		}
 	}
 }
+
+// While a cluster does not answer, the figures are the last read's: the
+// refresh timestamp is that read's (its age the figures' true age, not the
+// failed refresh's), and the flow's lag series are flagged lower bounds.
+func TestMetricsStaleFiguresAreLowerBoundsWithTheirAge(t *testing.T) {
+	now := time.UnixMilli(1_800_000_100_000)
+	read := now.Add(-22 * time.Second)
+	ok := monitor.Reachability{Checked: true, OK: true, Since: read, LastOK: now}
+	down := monitor.Reachability{Checked: true, OK: false, Since: now.Add(-15 * time.Second), LastOK: read}
+	gone := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "gone"}, At: now, FiguresAt: read, Source: down, Target: ok,
+		Status: monitor.StatusUnknown, RPOMs: i64(14_557), RPOAtLeast: true, Bound: "source cluster unreachable",
+		Partitions: []monitor.PartitionLag{{Topic: "events", LagMessages: i64(681), LagMs: i64(14_557), AsOf: read, Stale: true}}}
+	fresh := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "fresh"}, At: now, FiguresAt: now, Source: ok, Target: ok,
+		Status: monitor.StatusOK, RPOMs: i64(0), Partitions: []monitor.PartitionLag{{Topic: "events", LagMessages: i64(0), LagMs: i64(0), AsOf: now}}}
+	got := parseText(t, collectorText(t, MetricsCollector{Monitor: newFakeSource([]*monitor.FlowSnapshot{gone, fresh})}))
+	for name, want := range map[string][]string{
+		"kafka_mirror_refresh_timestamp_seconds": {"flow=gone 1.800000078e+09", "flow=fresh 1.8000001e+09"},
+		"kafka_mirror_lag_lower_bound":           {"flow=gone 1", "flow=fresh 0"},
+		"kafka_mirror_status":                    {"flow=gone,status=OK 0"},
+	} {
+		lines := strings.Join(got[name], "\n")
+		for _, w := range want {
+			if !strings.Contains(lines, w) {
+				t.Errorf("%s: no %q in\n%s", name, w, lines)
+			}
+		}
+	}
+}
+
+// By default the per-partition series the design's alert rules select are
+// exported for a flow of up to config.PerPartitionBound partitions, and
+// left out above it; per_partition true or false overrides the bound.
+func TestMetricsPerPartitionByDefaultUpToTheBound(t *testing.T) {
+	flow := func(name string, n int) *monitor.FlowSnapshot {
+		s := &monitor.FlowSnapshot{Flow: &config.Flow{Name: name}, At: time.Now(), Status: monitor.StatusOK}
+		for i := range n {
+			s.Partitions = append(s.Partitions, monitor.PartitionLag{Topic: "t", Partition: int32(i), LagMessages: i64(1), LagMs: i64(40_000)})
+		}
+		return s
+	}
+	src := newFakeSource([]*monitor.FlowSnapshot{flow("small", 3), flow("big", config.PerPartitionBound+1)})
+	for _, c := range []struct {
+		setting    *bool
+		small, big int
+	}{{nil, 3, 0}, {new(true), 3, config.PerPartitionBound + 1}, {new(false), 0, 0}} {
+		got := parseText(t, collectorText(t, MetricsCollector{Monitor: src, Series: config.Metrics{PerPartition: c.setting}}))
+		small, big := 0, 0
+		for _, l := range got["kafka_mirror_lag_ms"] {
+			small += strings.Count(l, "flow=small,")
+			big += strings.Count(l, "flow=big,")
+		}
+		if small != c.small || big != c.big {
+			t.Errorf("per_partition %v: %d and %d lag_ms series, want %d and %d", c.setting, small, big, c.small, c.big)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"github.com/drconsole/drconsole/config"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -74,7 +75,7 @@ func parseText(t testing.TB, b []byte) map[string][]string {
 // types, labels and values, with per-partition series and without.
 func TestMetricsExpositionMatchesCollector(t *testing.T) {
 	for _, perPartition := range []bool{false, true} {
-		c := MetricsCollector{Monitor: newFakeSource(syntheticSnapshots(2500)), PerPartition: perPartition}
+		c := MetricsCollector{Monitor: newFakeSource(syntheticSnapshots(2500)), Series: config.Metrics{PerPartition: &perPartition}}
 		want := parseText(t, collectorText(t, c))
 		plain, _ := encodeMirror(c, c.Monitor.Snapshots(), nil)
 		got := parseText(t, plain)
@@ -115,7 +116,7 @@ func TestMetricsTopicAggregates(t *testing.T) {
 		{Topic: "b", Partition: 0},
 		{Topic: "c", Partition: 0, LagMessages: i64(0), LagMs: i64(0)},
 	}
-	plain, _ := encodeMirror(MetricsCollector{Monitor: newFakeSource(s)}, s, nil)
+	plain, _ := encodeMirror(MetricsCollector{Monitor: newFakeSource(s), Series: config.Metrics{PerPartition: new(false)}}, s, nil)
 	got := parseText(t, plain)
 	for name, want := range map[string][]string{
 		"kafka_mirror_topic_lag_messages":       {"flow=link,topic=we\"ird\\topic 0", "flow=primary->dr,topic=a 12", "flow=primary->dr,topic=c 0"},
@@ -127,7 +128,7 @@ func TestMetricsTopicAggregates(t *testing.T) {
 		}
 	}
 	if _, ok := got["kafka_mirror_lag_ms"]; ok {
-		t.Error("per-partition series exported without the setting")
+		t.Error("per-partition series exported with per_partition: false")
 	}
 }
 

@@ -246,6 +246,9 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 				out.Restarted = append(out.Restarted, tp)
 				r.aborted.Forget(tp) // the old log's aborted batches are not the new log's
 			}
+			if out.TargetErr == nil {
+				emptyDRCopy(&pl, targetLeaders)
+			}
 			if pl.Replicated == nil && pl.SourceEnd != nil && *pl.SourceEnd == 0 {
 				zero := int64(0)
 				pl.Replicated, pl.Method = &zero, PositionEmptyLog
@@ -592,6 +595,40 @@ func (r *LagReader) watch(pl *PartitionLag, pos partPos, recreated, sameLog bool
 		}
 	}
 	return fresh
+}
+
+// PositionEmptyDRCopy: DR's copy of the partition holds no record (just
+// created, or not there) and the source log still starts at 0: nothing of
+// it is in DR, whatever MM2's positions say, so all of it counts as behind.
+const PositionEmptyDRCopy = "DR copy empty: counted from the source log start"
+
+// emptyDRCopy applies the one position rule MM2's bookkeeping cannot
+// override: a DR partition that never held a record (end offset 0) or does
+// not exist, read from an answering DR, holds nothing of the source log.
+// A mirror that has just started on a topic, or whose DR copy was just
+// created, has copied nothing there until DR holds records; a Connect
+// position or offset sync saying otherwise is an old one (the topic
+// mirrored before, its DR copy since deleted) or MM2 starting past the
+// records it skipped. So the lag is the whole log, never 0: exactly when
+// the log still starts at 0, and unknown when retention removed its start
+// (records deleted before anything copied them count behind too, and how
+// many MM2 never copied anywhere is not known). A position at or below the
+// log start already counts everything retained and stays.
+func emptyDRCopy(pl *PartitionLag, targetLeaders kafka.Leaders) {
+	ls, exists := targetLeaders[pl.RemoteTopic]
+	switch {
+	case pl.SourceStart == nil || pl.SourceEnd == nil || *pl.SourceEnd == 0: // an empty log: PositionEmptyLog
+		return
+	case exists && int(pl.Partition) < len(ls) && (pl.TargetEnd == nil || *pl.TargetEnd > 0):
+		return // DR holds records, or its end is unknown
+	case pl.Replicated != nil && *pl.Replicated <= *pl.SourceStart:
+		return
+	case *pl.SourceStart > 0:
+		pl.Replicated, pl.Method = nil, ""
+		return
+	}
+	zero := int64(0)
+	pl.Replicated, pl.Method = &zero, PositionEmptyDRCopy
 }
 
 // PositionRestartCopied: the source log restarted and MM2's position was

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -113,10 +114,23 @@ type FlowSnapshot struct {
 	StatusSince      time.Time
 	Reason           string
 	Source, Target   Reachability
+	// FiguresAt is when the read the figures rest on reached the clusters
+	// (the refresh that last read both sides; for figures saved before a
+	// restart, their own time): now minus it is their age. Zero: none.
+	FiguresAt time.Time
+	// Bound, when set, says why the figures are only lower bounds ("at
+	// least"): they rest on FiguresAt's read and a cluster has not answered
+	// since (or its reads ran late), so records acked since are not in
+	// them. RPOAtLeast is set with it and the status is never OK.
+	Bound string
 	// Late is set when this refresh's Kafka reads ran out of their deadline
 	// while the cluster kept answering: the figures are the last known
 	// ones, stale, and the status holds (never OK on them). Nil otherwise.
 	Late *LateRefresh
+	// PerPartitionOff says why /metrics leaves out this flow's
+	// per-partition lag series (more partitions than the bound, or
+	// metrics.per_partition: false); "" while they are exported.
+	PerPartitionOff string
 	// ReadTook is how long this refresh's Kafka reads took.
 	ReadTook time.Duration
 	Ingest   []IngestStats
@@ -200,6 +214,8 @@ type flowMonitor struct {
 	last              []PartitionLag // newest known partition values
 	readAt            time.Time      // the refresh last's figures come from
 	late              *LateRefresh   // the current run of late refreshes
+	perPartitionOff   bool           // the last snapshot's PerPartitionOff was set: logged when it changes
+	reading           atomic.Int64   // wall-clock UnixNano when the running refresh began reading; 0 between refreshes (overdue.go)
 	lastPartitionSave time.Time      // the sample writer's (under its drain lock)
 	lastSavedUnknown  int            // partitions of unknown lag in that save (same lock)
 	snap              *FlowSnapshot
@@ -307,6 +323,8 @@ func (m *Monitor) Run(ctx context.Context) {
 	go func() { defer wg.Done(); m.retentionLoop(ctx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); m.groupOffsetsLoop(ctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); m.overdueLoop(ctx) }()
 	t := time.NewTicker(m.cfg.RefreshInterval.D())
 	defer t.Stop()
 	for {
@@ -323,11 +341,15 @@ func (m *Monitor) Run(ctx context.Context) {
 
 // Refresh recomputes every flow once and publishes the snapshots; their
 // samples go to the sample writer (Run's), which writes them later: Flush
-// waits for them.
+// waits for them. Flows are refreshed side by side: a flow whose cluster
+// does not answer (its reads wait out refresh_read_timeout) does not delay
+// the reads of the others.
 func (m *Monitor) Refresh(ctx context.Context) {
+	var wg sync.WaitGroup
 	for _, fm := range m.flowList() {
-		m.refreshFlow(ctx, fm)
+		wg.Go(func() { m.refreshFlow(ctx, fm) })
 	}
+	wg.Wait()
 	m.mu.Lock()
 	m.ready = true
 	m.mu.Unlock()
@@ -350,6 +372,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.ReadTimeout())
 	defer cancel()
 	started := time.Now() // wall clock: Now may be a test's
+	fm.reading.Store(started.UnixNano())
 	var rd Reading
 	broken := ""
 	if fm.link != nil {
@@ -363,6 +386,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 		}
 	}
 	took := time.Since(started)
+	fm.reading.Store(0)
 	late := m.lateSide(ctx, rctx, fm, rd, started)
 	switch {
 	case late != "": // the late side answered (and the source, if the target ran late)
@@ -373,14 +397,12 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	case fm.link == nil || rd.TargetErr == nil: // a failed link read never checked the source
 		fm.source.note(now, rd.SourceErr)
 	}
-	upToDate := late == "" && (fm.link != nil && rd.TargetErr == nil || fm.link == nil && rd.SourceErr == nil)
-	switch {
-	case upToDate && fm.link != nil:
-		fm.target.note(now, nil)
-	case upToDate:
-		fm.target.note(now, rd.TargetErr)
-	case late == "" && rd.TargetErr != nil:
-		fm.target.note(now, rd.TargetErr)
+	// Up to date only when every cluster the figures rest on answered: with
+	// DR unreadable, MM2 cannot copy and the lag only grows, so the last
+	// figures are held as lower bounds as they are with the primary gone.
+	upToDate := late == "" && rd.TargetErr == nil && (fm.link != nil || rd.SourceErr == nil)
+	if late == "" && (fm.link != nil || rd.SourceErr == nil || rd.TargetErr != nil) {
+		fm.target.note(now, rd.TargetErr) // the target was read (a source error skips it)
 	}
 	if upToDate {
 		fm.last, fm.readAt, fm.late = rd.Partitions, now, nil
@@ -408,8 +430,12 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	} else {
 		fm.late = nil
 	}
-	s := &FlowSnapshot{Flow: fm.flow, Topics: fm.topics, At: now, Partitions: fm.last,
+	s := &FlowSnapshot{Flow: fm.flow, Topics: fm.topics, At: now, Partitions: fm.last, FiguresAt: fm.readAt,
 		Source: fm.source, Target: fm.target, Late: fm.late, ReadTook: took, Ingest: pos.ingest, Link: fm.linkSeen}
+	if s.FiguresAt.IsZero() {
+		s.FiguresAt = oldestAsOf(fm.last) // saved before a restart
+	}
+	m.notePerPartition(fm, s)
 	hb := s.HeartbeatAge
 	switch {
 	case fm.link != nil && !fm.linkOK.IsZero():
@@ -425,12 +451,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	m.judgeLoss(sctx, fm, s, upToDate && fm.link == nil, now)
 	scancel()
 	s.aggregate()
-	if upToDate {
-		s.Status, s.Reason = fm.tracker.update(now, s.rpo(), hb, broken, m.cfg.Thresholds)
-	} else {
-		s.Status, s.Reason = fm.tracker.hold(now, hb, broken, m.cfg.Thresholds, staleReason(s, now))
-	}
-	s.StatusSince = fm.tracker.since
+	fm.judgeStatus(s, upToDate, hb, broken, m.cfg.Thresholds, now)
 	m.applyFailedOver(s)
 	sort.Slice(s.Ingest, func(i, j int) bool { return s.Ingest[i].Topic < s.Ingest[j].Topic })
 
@@ -453,6 +474,30 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	m.mu.Lock()
 	fm.snap = s
 	m.mu.Unlock()
+}
+
+// notePerPartition says in s whether /metrics exports the flow's
+// per-partition lag series, and logs when that changes (the bound on a
+// flow's partitions switches them off by default).
+func (m *Monitor) notePerPartition(fm *flowMonitor, s *FlowSnapshot) {
+	n := len(s.Partitions)
+	switch mc := m.cfg.Metrics; {
+	case mc.PerPartitionFor(n):
+	case mc.PerPartition != nil:
+		s.PerPartitionOff = "metrics.per_partition is false"
+	default:
+		s.PerPartitionOff = fmt.Sprintf("%d partitions, above the bound of %d (set metrics.per_partition: true to export them anyway)", n, config.PerPartitionBound)
+	}
+	if off := s.PerPartitionOff != ""; off == fm.perPartitionOff {
+		return
+	}
+	fm.perPartitionOff = s.PerPartitionOff != ""
+	if s.PerPartitionOff == "" {
+		m.log.Info("per-partition lag series exported again", "flow", fm.flow.Name, "partitions", n)
+		return
+	}
+	m.log.Warn("per-partition lag series (kafka_mirror_lag_ms, kafka_mirror_lag_messages) not exported: alert rules on them are silent; the flow series (kafka_mirror_rpo_ms) are the source of truth",
+		"flow", fm.flow.Name, "why", s.PerPartitionOff)
 }
 
 // lateSide names the side ("source" or "target") whose reads failed
@@ -492,7 +537,44 @@ func (m *Monitor) lateSide(ctx, rctx context.Context, fm *flowMonitor, rd Readin
 // without an answer meanwhile (at most refresh_read_timeout).
 const ProbeTimeout = 3 * time.Second
 
-// staleReason says why a snapshot's figures are stale and how old they are.
+// judgeStatus sets s's status: judged on its figures when they are up to
+// date (both clusters read), else held (status.go: never OK) with its
+// figures marked lower bounds (boundBy), whichever side did not answer.
+// The one place a refresh decides a flow's status.
+func (fm *flowMonitor) judgeStatus(s *FlowSnapshot, upToDate bool, hb *time.Duration, broken string, th config.Thresholds, now time.Time) {
+	if upToDate {
+		s.Status, s.Reason = fm.tracker.update(now, s.rpo(), hb, broken, th)
+	} else {
+		why := staleReason(s, now)
+		s.boundBy(why)
+		s.Status, s.Reason = fm.tracker.hold(now, hb, broken, th, why)
+	}
+	s.StatusSince = fm.tracker.since
+}
+
+// boundBy marks s's figures as lower bounds, why saying so: they rest on
+// the read at FiguresAt and records acked since are not in them.
+func (s *FlowSnapshot) boundBy(why string) {
+	s.Bound = why
+	if s.RPOMs != nil || len(s.Partitions) > 0 {
+		s.RPOAtLeast = true
+	}
+}
+
+// FiguresAge is how old s's figures are at now: the age of the read they
+// rest on (FiguresAt); nil when there are none.
+func (s *FlowSnapshot) FiguresAge(now time.Time) *time.Duration {
+	if s.FiguresAt.IsZero() {
+		return nil
+	}
+	d := max(now.Sub(s.FiguresAt), 0)
+	return &d
+}
+
+// staleReason says why a snapshot's figures are stale and from when: the
+// time of the read they rest on, never an age (the text outlives the
+// refresh that wrote it; pages and /metrics compute the age from
+// FiguresAt when they show it).
 func staleReason(s *FlowSnapshot, now time.Time) string {
 	why := "figures stale"
 	switch {
@@ -503,8 +585,8 @@ func staleReason(s *FlowSnapshot, now time.Time) string {
 	case s.Target.Checked && !s.Target.OK:
 		why = "target unreachable"
 	}
-	if asOf := oldestAsOf(s.Partitions); !asOf.IsZero() {
-		why += fmt.Sprintf("; figures from %s ago", now.Sub(asOf).Round(time.Second))
+	if !s.FiguresAt.IsZero() {
+		why += "; figures are lower bounds from the read at " + s.FiguresAt.UTC().Format("15:04:05 UTC")
 	}
 	return why
 }
@@ -589,7 +671,7 @@ func (s *FlowSnapshot) aggregate() {
 
 // rpo is the flow RPO as the status judges it.
 func (s *FlowSnapshot) rpo() rpoReading {
-	return rpoReading{ms: s.RPOMs, atLeast: s.RPOAtLeast, unknown: s.UnknownAge}
+	return rpoReading{ms: s.RPOMs, atLeast: s.RPOAtLeast, unknown: s.UnknownAge, bound: s.Bound}
 }
 
 // RPOText is the flow RPO for people: "at least X" with the partitions of

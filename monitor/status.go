@@ -37,6 +37,7 @@ type rpoReading struct {
 	ms      *int64
 	atLeast bool
 	unknown []model.TP
+	bound   string // why the figures are lower bounds besides unknown ages (FlowSnapshot.Bound)
 }
 
 // maxNamed is how many partitions of unknown age a reason names.
@@ -53,7 +54,13 @@ func (r rpoReading) String() string {
 	if r.ms != nil {
 		s = "at least " + (time.Duration(*r.ms) * time.Millisecond).String()
 	}
-	return s + "; age unknown for " + namePartitions(r.unknown)
+	if len(r.unknown) > 0 {
+		s += "; age unknown for " + namePartitions(r.unknown)
+	}
+	if r.bound != "" {
+		s += "; " + r.bound
+	}
+	return s
 }
 
 func namePartitions(tps []model.TP) string {

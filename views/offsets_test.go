@@ -22,7 +22,7 @@ func TestLagIsCalledOffsets(t *testing.T) {
 	if err := offsetsNote().Render(context.Background(), &b); err != nil {
 		t.Fatal(err)
 	}
-	b.WriteString(verdict(s))
+	b.WriteString(verdict(s, time.Now()))
 	page := b.String()
 	for _, want := range []string{"619 offsets</dd>", "619 offsets behind", "transaction", "compaction"} {
 		if !strings.Contains(page, want) {
@@ -60,5 +60,46 @@ func TestTranslateWarnsAboutAbortedRecords(t *testing.T) {
 	}
 	if got := b.String(); !strings.Contains(got, "orders-0: DR holds at least 17 record(s) of aborted transactions") || strings.Contains(got, "orders-1") {
 		t.Errorf("warning: %s", got)
+	}
+}
+
+// Figures resting on a read of a cluster that no longer answers are said
+// as lower bounds with the age of that read, computed when the page is
+// drawn: never "nothing would be lost", never an age frozen in the text.
+func TestStaleFiguresShownAsLowerBoundsWithTheirAge(t *testing.T) {
+	now := time.Now()
+	read := now.Add(-22 * time.Second)
+	n, rpo, zero := int64(681), int64(14_557), int64(0)
+	s := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr"}, TotalLagMessages: &n, MaxLagMessages: &n, RPOMs: &rpo,
+		RPOAtLeast: true, Bound: "source cluster unreachable", FiguresAt: read, Status: monitor.StatusUnknown,
+		Source: monitor.Reachability{Checked: true}}
+	var b strings.Builder
+	if err := flowSummary(s, now).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString(verdict(s, now))
+	page := b.String()
+	for _, want := range []string{"lower bound", "from a read 22 s ago", "lose at least 14 s", "at least 681 offsets behind", "≥ 681 offsets</dd>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("missing %q in:\n%s", want, page)
+		}
+	}
+	s.RPOMs, s.TotalLagMessages = &zero, &zero
+	if v := verdict(s, now); strings.Contains(v, "nothing would be lost") {
+		t.Errorf("stale zero read as nothing at risk: %s", v)
+	}
+}
+
+// When the bound on a flow's partitions leaves its per-partition series
+// out of /metrics, the flow page says so and why.
+func TestFlowPageSaysPerPartitionSeriesOff(t *testing.T) {
+	s := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "big"}, Status: monitor.StatusOK,
+		PerPartitionOff: "10001 partitions, above the bound of 10000 (set metrics.per_partition: true to export them anyway)"}
+	var b strings.Builder
+	if err := FlowLive(FlowPage{Snap: s, Now: time.Now()}).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `data-testid="per-partition-off"`) || !strings.Contains(b.String(), "10001 partitions, above the bound") {
+		t.Fatalf("no per-partition note:\n%s", b.String())
 	}
 }

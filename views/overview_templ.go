@@ -772,9 +772,9 @@ func flowCard(c FlowCard, now time.Time, window time.Duration) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var33 string
-		templ_7745c5c3_Var33, templ_7745c5c3_Err = templ.JoinStringErrs(verdict(c.Snap))
+		templ_7745c5c3_Var33, templ_7745c5c3_Err = templ.JoinStringErrs(verdict(c.Snap, now))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/overview.templ`, Line: 188, Col: 60}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/overview.templ`, Line: 188, Col: 65}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var33))
 		if templ_7745c5c3_Err != nil {
@@ -1016,22 +1016,31 @@ func SparkFragment(c FlowCard) templ.Component {
 }
 
 // verdict answers the manager's question in one sentence.
-func verdict(s *monitor.FlowSnapshot) string {
+func verdict(s *monitor.FlowSnapshot, now time.Time) string {
 	switch {
 	case s.RPOMs == nil:
 		return "If the primary died now, the loss is unknown: the console has no current lag figure."
-	case *s.RPOMs == 0 && s.Unknown == 0:
+	case *s.RPOMs == 0 && s.Unknown == 0 && s.Bound == "":
 		return "If the primary died now, nothing would be lost: DR has everything."
 	}
 	msg := "If the primary died now, we would lose about " + Millis(s.RPOMs) + " of data"
 	if s.RPOAtLeast {
 		msg = "If the primary died now, we would lose at least " + Millis(s.RPOMs) + " of data (some partitions' lag is unknown)"
 	}
-	if s.TotalLagMessages != nil {
+	if s.Bound != "" {
+		msg = "If the primary died now, we would lose at least " + Millis(s.RPOMs) + " of data"
+	}
+	switch {
+	case s.TotalLagMessages != nil && s.Bound != "":
+		msg += " (at least " + Int(s.TotalLagMessages) + " offsets behind)"
+	case s.TotalLagMessages != nil:
 		msg += " (" + Int(s.TotalLagMessages) + " offsets behind)"
 	}
 	if s.Source.Checked && !s.Source.OK {
 		msg += ", as last seen before the primary became unreachable"
+	}
+	if s.Bound != "" {
+		msg += "; figures " + figuresAge(s, now)
 	}
 	return msg + "."
 }
@@ -1063,7 +1072,7 @@ func reverseNote(f *config.Flow) templ.Component {
 			var templ_7745c5c3_Var48 string
 			templ_7745c5c3_Var48, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(FlowPath(f.ReverseOf))).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/overview.templ`, Line: 273, Col: 79}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/overview.templ`, Line: 282, Col: 79}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var48)
 			if templ_7745c5c3_Err != nil {
@@ -1076,7 +1085,7 @@ func reverseNote(f *config.Flow) templ.Component {
 			var templ_7745c5c3_Var49 string
 			templ_7745c5c3_Var49, templ_7745c5c3_Err = templ.JoinStringErrs(f.ReverseOf)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/overview.templ`, Line: 273, Col: 95}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/overview.templ`, Line: 282, Col: 95}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var49))
 			if templ_7745c5c3_Err != nil {

@@ -47,7 +47,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	streams := &Streams{}
 	// kafka_mirror_* are encoded once per monitor refresh; the rest per scrape.
 	live := prometheus.NewRegistry()
-	metrics := handlers.MetricsCollector{Monitor: h.Monitor, PerPartition: h.Metrics.PerPartition}
+	metrics := handlers.MetricsCollector{Monitor: h.Monitor, Series: h.Metrics}
 	if h.Store != nil {
 		metrics.Store = h.Store
 	}

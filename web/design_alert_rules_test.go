@@ -1,0 +1,297 @@
+package web
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql"
+	promstorage "github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+	"github.com/prometheus/prometheus/tsdb/chunks"
+	"github.com/prometheus/prometheus/util/annotations"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/demo"
+	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// designRules are the alert rules of the design the console follows,
+// verbatim (/work/shared/reference/alert-rules.md), indentation included.
+const designRules = `groups:
+- name: kafka_mirror
+  rules:
+  - alert: KafkaMirrorLagHigh
+    expr: kafka_mirror_lag_ms > 30000
+    for: 5m
+    labels:
+      severity: warning
+    annotations:
+      summary: "MirrorMaker lag > 30s for {{ $labels.topic }}"
+      description: "Current lag: {{ $value }}ms"
+
+  - alert: KafkaMirrorLagCritical
+    expr: kafka_mirror_lag_ms > 120000
+    for: 2m
+    labels:
+      severity: critical
+    annotations:
+      summary: "MirrorMaker lag > 2min for {{ $labels.topic }} — RPO at risk"
+`
+
+// The design's alert rules select kafka_mirror_lag_ms by topic and
+// partition: with the console's default settings they must fire on the
+// sandbox's /metrics. The sandbox's mirror is paused and the monitor's
+// clock set three minutes on (a three-minute outage of the mirror); the
+// scrape is replayed every 15 s for ten minutes (the lag only grows while
+// the mirror is paused, so its value at one moment is a lower bound), and
+// each rule is evaluated as Prometheus does: firing once its expression
+// has held for its for: duration.
+func TestDesignAlertRulesFireOnTheSandbox(t *testing.T) {
+	file, err := os.ReadFile(filepath.Join("..", "deploy", "design-alert-rules.yaml"))
+	if err != nil || !strings.HasSuffix(string(file), designRules) {
+		t.Fatalf("deploy/design-alert-rules.yaml does not end with the design's rules verbatim (%v)", err)
+	}
+	var doc struct {
+		Groups []struct {
+			Rules []struct {
+				Alert, Expr, For string
+				Labels           map[string]string
+			}
+		}
+	}
+	if err := yaml.Unmarshal([]byte(designRules), &doc); err != nil || len(doc.Groups) != 1 || len(doc.Groups[0].Rules) != 2 {
+		t.Fatalf("rules: %v %+v", err, doc)
+	}
+	metrics := sandboxMetricsAfterOutage(t, 3*time.Minute)
+	series := parseExposition(t, metrics)
+	eng := promql.NewEngine(promql.EngineOpts{MaxSamples: 1_000_000, Timeout: time.Minute, LookbackDelta: 5 * time.Minute})
+	t0 := time.Unix(1_800_000_000, 0)
+	q := replay(series, t0, 10*time.Minute, 15*time.Second)
+	for _, r := range doc.Groups[0].Rules {
+		hold, err := model.ParseDuration(r.For)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// held[k]: since when the expression has returned series k.
+		held := map[string]time.Time{}
+		var firing []string
+		for at := t0; !at.After(t0.Add(10 * time.Minute)); at = at.Add(15 * time.Second) {
+			qr, err := eng.NewInstantQuery(context.Background(), q, nil, r.Expr, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := qr.Exec(context.Background())
+			if res.Err != nil {
+				t.Fatalf("%s: %v", r.Alert, res.Err)
+			}
+			vec, _ := res.Vector()
+			now := map[string]bool{}
+			firing = firing[:0]
+			for _, s := range vec {
+				k := s.Metric.String()
+				now[k] = true
+				if _, ok := held[k]; !ok {
+					held[k] = at
+				}
+				if at.Sub(held[k]) >= time.Duration(hold) {
+					if s.Metric.Get("topic") == "" || s.Metric.Get("partition") == "" {
+						t.Errorf("%s fires on %s: no topic or partition for its summary", r.Alert, k)
+					}
+					firing = append(firing, k)
+				}
+			}
+			for k := range held {
+				if !now[k] {
+					delete(held, k)
+				}
+			}
+			if before := at.Sub(t0) < time.Duration(hold); before && len(firing) > 0 {
+				t.Fatalf("%s firing %s after %s, before its for: %s", r.Alert, firing[0], at.Sub(t0), r.For)
+			}
+		}
+		if len(firing) == 0 {
+			t.Errorf("%s (%s for %s) never fired on the sandbox's /metrics:\n%s", r.Alert, r.Expr, r.For, lagLines(metrics))
+		} else {
+			t.Logf("%s fires on %d series, e.g. %s", r.Alert, len(firing), firing[0])
+		}
+	}
+}
+
+// sandboxMetricsAfterOutage is the sandbox's /metrics, as the console
+// serves it with its default settings, after its mirror stopped for
+// outage (the monitor's clock moved on by outage once the mirror paused).
+func sandboxMetricsAfterOutage(t *testing.T, outage time.Duration) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 28})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sb.Close)
+	cfg := &config.Config{
+		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: sb.PrimaryBootstrap()}, "dr": {Bootstrap: sb.DRBootstrap()}},
+		Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
+			ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
+		RefreshInterval: config.Duration(time.Second),
+	}
+	if err := cfg.Normalize("test"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Open(filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	mon, err := monitor.NewMonitor(ctx, cfg, st, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mon.Close)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); mon.Run(runCtx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for { // MM2's positions ingested: every partition's lag known
+		if s := mon.Snapshot(cfg.Flows[0].Name); s != nil && !s.At.IsZero() && s.Unknown == 0 && len(s.Partitions) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sandbox lag not known within 30 s: %+v", mon.Snapshot(cfg.Flows[0].Name))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	stop()
+	<-done
+	sb.SetMirrorRunning(false)
+	time.Sleep(2 * time.Second) // the primary writes on, DR does not
+	mon.Now = func() time.Time { return time.Now().Add(outage) }
+	mon.Refresh(ctx)
+	x := &handlers.MetricsExposition{Collector: handlers.MetricsCollector{Monitor: mon, Series: cfg.Metrics}, Live: prometheus.NewRegistry(), Log: log}
+	rec := httptest.NewRecorder()
+	x.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != 200 {
+		t.Fatalf("/metrics: %d %s", rec.Code, rec.Body)
+	}
+	return rec.Body.String()
+}
+
+func lagLines(text string) string {
+	var out []string
+	for l := range strings.Lines(text) {
+		if strings.HasPrefix(l, "kafka_mirror_lag_ms") && len(out) < 20 {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "")
+}
+
+// parseExposition reads a text exposition into labelled values.
+func parseExposition(t *testing.T, text string) map[string]labeledValue {
+	t.Helper()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]labeledValue{}
+	for name, f := range fams {
+		for _, m := range f.GetMetric() {
+			b := labels.NewBuilder(labels.EmptyLabels()).Set(labels.MetricName, name)
+			for _, lp := range m.GetLabel() {
+				b.Set(lp.GetName(), lp.GetValue())
+			}
+			v := m.GetGauge().GetValue()
+			if m.GetCounter() != nil {
+				v = m.GetCounter().GetValue()
+			}
+			ls := b.Labels()
+			out[ls.String()] = labeledValue{ls, v}
+		}
+	}
+	return out
+}
+
+type labeledValue struct {
+	l labels.Labels
+	v float64
+}
+
+// replay is a Queryable holding every series at its value every step
+// from t0 for span.
+func replay(series map[string]labeledValue, t0 time.Time, span, step time.Duration) promstorage.Queryable {
+	var all []promstorage.Series
+	for _, s := range series {
+		var samples []chunks.Sample
+		for at := t0; !at.After(t0.Add(span)); at = at.Add(step) {
+			samples = append(samples, fSample{at.UnixMilli(), s.v})
+		}
+		all = append(all, promstorage.NewListSeries(s.l, samples))
+	}
+	slices.SortFunc(all, func(a, b promstorage.Series) int { return labels.Compare(a.Labels(), b.Labels()) })
+	return promstorage.QueryableFunc(func(int64, int64) (promstorage.Querier, error) { return listQuerier(all), nil })
+}
+
+type listQuerier []promstorage.Series
+
+func (q listQuerier) Select(_ context.Context, _ bool, _ *promstorage.SelectHints, ms ...*labels.Matcher) promstorage.SeriesSet {
+	var out []promstorage.Series
+	for _, s := range q {
+		if slices.IndexFunc(ms, func(m *labels.Matcher) bool { return !m.Matches(s.Labels().Get(m.Name)) }) < 0 {
+			out = append(out, s)
+		}
+	}
+	return &listSet{s: out}
+}
+
+func (listQuerier) LabelValues(context.Context, string, *promstorage.LabelHints, ...*labels.Matcher) ([]string, annotations.Annotations, error) {
+	return nil, nil, nil
+}
+
+func (listQuerier) LabelNames(context.Context, *promstorage.LabelHints, ...*labels.Matcher) ([]string, annotations.Annotations, error) {
+	return nil, nil, nil
+}
+
+func (listQuerier) Close() error { return nil }
+
+type listSet struct {
+	s []promstorage.Series
+	i int
+}
+
+func (l *listSet) Next() bool                        { l.i++; return l.i <= len(l.s) }
+func (l *listSet) At() promstorage.Series            { return l.s[l.i-1] }
+func (l *listSet) Err() error                        { return nil }
+func (l *listSet) Warnings() annotations.Annotations { return nil }
+
+// fSample is a float sample.
+type fSample struct {
+	t int64
+	f float64
+}
+
+func (s fSample) T() int64                      { return s.t }
+func (s fSample) ST() int64                     { return 0 }
+func (s fSample) F() float64                    { return s.f }
+func (s fSample) H() *histogram.Histogram       { return nil }
+func (s fSample) FH() *histogram.FloatHistogram { return nil }
+func (s fSample) Type() chunkenc.ValueType      { return chunkenc.ValFloat }
+func (s fSample) Copy() chunks.Sample           { return s }
