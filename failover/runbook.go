@@ -75,6 +75,7 @@ type Runbook struct {
 	SettleWait time.Duration
 
 	previews previewCache // the run page's step previews (preview_cache.go)
+	lastLost lostMemo     // the last lost-to-DR figures read (lost_last.go)
 	// watchMu makes each WatchReverseFlows pass (its store read and its
 	// SetWatched) one, so a pass that read before a step's outcome cannot
 	// undo the pass that read after it.
