@@ -215,7 +215,7 @@ func (e *Execution) effect(ctx context.Context) (any, error) {
 		if err != nil {
 			return res, err
 		}
-		return map[string]any{"stopped": res, "cut": e.rb.recordCut(ctx, e.run.ID, e.run.Flow)}, nil
+		return map[string]any{"stopped": res, "cut": e.rb.recordCut(ctx, e.run.ID, e.run.Flow), "lost_at_cut": e.rb.lostAtCut(e.run.Flow)}, nil
 	case KindTranslateGroup:
 		return e.rb.translateGroup(ctx, e.started, e.run, e.Idx, e.Step, e.who)
 	case KindRestoreFlink:

@@ -47,7 +47,7 @@ func (rb *Runbook) CheckRules(ctx context.Context, plan Plan, override string) [
 	lag := RuleResult{Name: fmt.Sprintf("lag within %s, or the primary unreachable", maxLag), Overridable: true}
 	switch {
 	case primaryGone:
-		lag.OK, lag.Evidence = true, "primary unreachable: "+reach(s.Source)
+		lag.OK, lag.Evidence = true, "primary unreachable: "+reach(s.Source)+"; data at risk: "+AtRiskOf(s).Text(rb.now())
 	case s.RPOMs == nil || s.RPOAtLeast:
 		// Fail closed: a partition of unknown age may hold any amount.
 		lag.Evidence = "RPO " + s.RPOText()
@@ -57,6 +57,11 @@ func (rb *Runbook) CheckRules(ctx context.Context, plan Plan, override string) [
 		lag.Evidence = fmt.Sprintf("RPO %s (%s messages) as of %s", d, count(s.TotalLagMessages), s.At.UTC().Format(time.RFC3339))
 	}
 	add(lag)
+	if flow := rb.Config.Flow(plan.Flow); flow != nil && !flow.IsClusterLink() {
+		// What the failover loses, stated where it is decided (a Cluster
+		// Linking flow's step states its mirrors' own).
+		add(RuleResult{Name: "data at risk stated", OK: true, Evidence: "the failover loses " + AtRiskOf(s).Text(rb.now())})
+	}
 
 	timeout := rb.Config.Thresholds.HeartbeatTimeout.D()
 	hb := RuleResult{Name: "replicated heartbeats fresh, or the primary unreachable", Overridable: true}
@@ -132,6 +137,9 @@ func (rb *Runbook) evidence(flow string) map[string]any {
 		"unknown_partitions": s.Unknown, "data_lost_partitions": s.DataLost}
 	if s.HeartbeatAge != nil {
 		ev["heartbeat_age_ms"] = s.HeartbeatAge.Milliseconds()
+	}
+	if a, ok := rb.AtRisk(flow); ok {
+		ev["at_risk"] = a.Record(rb.now())
 	}
 	return ev
 }
