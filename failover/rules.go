@@ -16,6 +16,9 @@ type RuleResult struct {
 	Overridable bool   `json:"overridable"`
 	Overridden  string `json:"overridden,omitempty"` // the operator's reason
 	Evidence    string `json:"evidence"`
+	// SecondOperator: a check of what the step rests on (inputs.go), which
+	// only an operator other than the requester may override.
+	SecondOperator bool `json:"second_operator,omitempty"`
 }
 
 // Failed lists the rules that stop a step: failed and not overridden.

@@ -118,7 +118,7 @@ func (h *Handlers) FailoverExecute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := form.NewExecute(r)
-	if err := h.worker().Execute(r.Context(), actor(r), id, n-1, f.Confirmation, f.Override); err != nil {
+	if err := h.worker().ExecuteWith(r.Context(), actor(r), id, n-1, failover.StepArgs{Confirmation: f.Confirmation, Override: f.Override, InputsOverride: f.InputsOverride}); err != nil {
 		h.renderRun(w, r, statusFor(refused(err)), "", err.Error())
 		return
 	}
