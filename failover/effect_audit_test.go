@@ -13,6 +13,7 @@ import (
 // steps then run once the chain takes records again.
 func TestNoEffectWithoutAuditRecord(t *testing.T) {
 	e := newEnv(t, 1)
+	catalogued(t, e, "file:/sp/1")
 	ctx := context.Background()
 	fc := e.onConnect(t)
 	id, err := e.rb.Create(ctx, alice, fullPlan(), "drill")

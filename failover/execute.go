@@ -65,6 +65,13 @@ func runnerID() string { return *runner.Load() }
 // empty, is the operator's reason to proceed despite overridable safety
 // rules (lag, heartbeats).
 func (rb *Runbook) Begin(ctx context.Context, who Actor, id int64, idx int, confirmation, override string) (*Execution, error) {
+	return rb.BeginWith(ctx, who, id, idx, StepArgs{Confirmation: confirmation, Override: override})
+}
+
+// BeginWith is Begin with every argument an operator types, among them
+// the second operator's override of what the step rests on (inputs.go).
+func (rb *Runbook) BeginWith(ctx context.Context, who Actor, id int64, idx int, args StepArgs) (*Execution, error) {
+	confirmation, override := args.Confirmation, args.Override
 	if !mayOperate(who) {
 		return nil, ErrRole
 	}
@@ -115,17 +122,29 @@ func (rb *Runbook) Begin(ctx context.Context, who Actor, id int64, idx int, conf
 	case step.Kind == KindRewriteSavepoint || step.Kind == KindRestoreFlink:
 		e.Rules = rb.rewriteRules(ctx, r, idx)
 	}
+	inputs := rb.inputRules(ctx, r, idx)
+	changed := rb.changedSinceApproval(ctx, r, idx, inputs)
+	if err := applyInputsOverride(inputs, r, who, args.InputsOverride); err != nil {
+		return nil, rb.refused(ctx, who, id, "failover.step-refused", map[string]any{"step": idx + 1, "kind": step.Kind,
+			"inputs_override": args.InputsOverride}, err)
+	}
+	e.Rules = append(e.Rules, inputs...)
 	if len(e.Rules) > 0 {
 		if failed := Failed(e.Rules); len(failed) > 0 {
+			msg := strings.Join(failed, "; ")
+			if len(changed) > 0 {
+				msg += "; changed since approval: " + strings.Join(changed, "; ")
+			}
 			return nil, rb.refused(ctx, who, id, "failover.step-refused", map[string]any{"step": idx + 1, "kind": step.Kind,
-				"rules": e.Rules, "evidence": rb.evidence(r.Flow)}, fmt.Errorf("%w: %s", ErrRuleViolation, strings.Join(failed, "; ")))
+				"rules": e.Rules, "changed_since_approval": changed, "evidence": rb.evidence(r.Flow)}, fmt.Errorf("%w: %s", ErrRuleViolation, msg))
 		}
 	}
 	// The claim and its record are one transaction (storage.auditedTx);
 	// the Written it yields is what the step's effect demands.
 	e.started, err = rb.recorded(ctx, who, "failover.step-start", runSubject(id), map[string]any{"step": idx + 1, "kind": step.Kind,
 		"title": r.Plan.StepTitle(idx, rb.Config.Flow(r.Flow)), "params": step, "plan_hash": r.PlanHash, "approvers": r.ValidApprovers,
-		"break_glass": r.BreakGlass, "rules": e.Rules, "override": override, "evidence": rb.evidence(r.Flow)},
+		"break_glass": r.BreakGlass, "rules": e.Rules, "override": override, "inputs_override": args.InputsOverride,
+		"changed_since_approval": changed, "evidence": rb.evidence(r.Flow)},
 		func(rec model.AuditEntry) (model.AuditEntry, error) {
 			return rb.Store.StartFailoverStep(ctx, storage.StepStart{RunID: id, Idx: idx, Runner: e.runner, Actor: who.Name, AtMs: rb.now().UnixMilli(), Record: rec})
 		})
@@ -218,7 +237,7 @@ func (e *Execution) effect(ctx context.Context) (any, error) {
 		if err != nil {
 			return res, err
 		}
-		return map[string]any{"stopped": res, "cut": e.rb.recordCut(ctx, e.run.ID, e.run.Flow)}, nil
+		return map[string]any{"stopped": res, "cut": e.rb.recordCut(ctx, e.run.ID, e.run.Flow), "lost_at_cut": e.rb.lostAtCut(e.run.Flow)}, nil
 	case KindTranslateGroup:
 		return e.rb.translateGroup(ctx, e.started, e.run, e.Idx, e.Step, e.who)
 	case KindRestoreFlink:

@@ -272,6 +272,7 @@ func TestApprovalGate(t *testing.T) {
 // is applied twice, and the audit has the whole story.
 func TestRunResumesAfterCrashAtEveryBoundary(t *testing.T) {
 	e := newEnv(t, 1)
+	catalogued(t, e, "file:/sp/1")
 	ctx := context.Background()
 	id, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
 	if err != nil {
@@ -519,6 +520,7 @@ func TestStopMirrorThroughConnectAndPreview(t *testing.T) {
 // by SQL breaks it.
 func TestCrashResumeKeepsAuditChain(t *testing.T) {
 	e := newEnv(t, 1)
+	catalogued(t, e, "file:/sp/1")
 	ctx := context.Background()
 	restart := func() *Runbook {
 		s, err := storage.Open(e.path)
@@ -528,7 +530,7 @@ func TestCrashResumeKeepsAuditChain(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		// A new Runbook, as a restarted console builds it (empty caches, no crash hook).
 		rb := Runbook{Store: s, Audit: StoreAuditor{Store: s}, Monitor: e.rb.Monitor, Config: e.rb.Config, Log: e.rb.Log, Now: e.rb.Now,
-			Connect: e.rb.Connect, Flink: e.rb.Flink, StopVerifyWindow: e.rb.StopVerifyWindow}
+			Connect: e.rb.Connect, Flink: e.rb.Flink, StopVerifyWindow: e.rb.StopVerifyWindow, Catalog: e.rb.Catalog}
 		newRunner()
 		return &rb
 	}
@@ -677,6 +679,7 @@ func TestTranslateGroupFromSavepoint(t *testing.T) {
 		want[tp] = tl.Offset // identity policy: same topic names in DR
 	}
 	const path = "file:/savepoints/savepoint-abc-1"
+	catalogued(t, e) // the step checks the savepoint's verdict when it starts
 	id, err := e.store.UpsertSavepoint(ctx, model.Savepoint{Path: path, Kind: model.KindSavepoint, Origin: model.OriginManual,
 		Status: model.SavepointCompleted}, 1)
 	if err != nil {

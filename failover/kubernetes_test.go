@@ -19,6 +19,7 @@ import (
 // is checked for what a FlinkDeployment decides itself.
 func TestRestoreFlinkThroughKubernetes(t *testing.T) {
 	e := newEnv(t, 1)
+	catalogued(t, e, "s3://dr/sp-1")
 	ctx := context.Background()
 	s := kubetest.New(t)
 	s.Put(kubetest.Deployment("flink-dr", "events-job", 0))

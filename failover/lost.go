@@ -64,6 +64,9 @@ type LostPartition struct {
 	Records         int64
 	Counted         bool
 	FirstMs, LastMs int64
+	// AsOfMs, when not 0, is when these figures were read: the primary
+	// cannot be read now, and this is the last read that reached it.
+	AsOfMs int64
 }
 
 // TP is the partition's name.
@@ -103,6 +106,9 @@ type LostToDR struct {
 	// PrimaryErr says why the old primary's records could not be read.
 	PrimaryErr string
 	AtMs       int64
+	// LastKnownMs, when not 0, is when the oldest of the figures shown in
+	// place of unreadable partitions (LostPartition.AsOfMs) was read.
+	LastKnownMs int64
 }
 
 // What LostToDR has nothing to show for, and says instead.
@@ -120,6 +126,9 @@ var (
 func (rb *Runbook) LostToDR(ctx context.Context, flow string) (*LostToDR, error) {
 	l, opts, err := rb.lostPositions(ctx, flow)
 	if err != nil || opts == nil {
+		if l != nil && err == nil {
+			rb.lastLost.fill(flow, l)
+		}
 		return l, err
 	}
 	lim := rb.LostLimits.withDefaults()
@@ -142,6 +151,8 @@ func (rb *Runbook) LostToDR(ctx context.Context, flow string) (*LostToDR, error)
 		}
 		l.PrimaryErr = "reading the old primary's records: " + kafka.Explain(ctx, name, seeds, time.Time{}, err).Error()
 	}
+	rb.lastLost.fill(flow, l)
+	rb.lastLost.keep(flow, l)
 	return l, nil
 }
 
@@ -252,21 +263,32 @@ func (rb *Runbook) laterSync(flow string, c model.CutPosition) model.CutPosition
 }
 
 // LostTotals sum a flow's lost records over the partitions whose figure is
-// known; Unknown counts the others, which may hold any number.
+// known; Unknown counts the others, which may hold any number. Deleted
+// counts the offsets retention deleted on the primary before they were
+// copied: lost too, and part of AtMost (offsets, so perhaps transaction
+// markers: AtLeast, in records, leaves them out). LastKnownMs, when not 0,
+// is the oldest read the figures of unreadable partitions come from.
 type LostTotals struct {
 	AtMost, AtLeast int64
+	Deleted         int64
 	Unknown         int
+	LastKnownMs     int64
 }
 
 // Totals adds the partitions' figures up, each bound from its side: a
 // partition counted only up to the cap adds its offset span to AtMost and
-// nothing to AtLeast.
+// nothing to AtLeast; the offsets retention deleted add to AtMost, so the
+// total is never less than what the rows show.
 func (l *LostToDR) Totals() LostTotals {
-	var t LostTotals
+	t := LostTotals{LastKnownMs: l.LastKnownMs}
 	for _, p := range l.Partitions {
-		switch k := p.Reached.InDRAtMost; {
-		case !p.Known():
+		if !p.Known() {
 			t.Unknown++
+			continue
+		}
+		t.Deleted += p.Deleted
+		t.AtMost += p.Deleted
+		switch k := p.Reached.InDRAtMost; {
 		case !p.Counted:
 			t.AtMost += p.End - p.From
 		case k >= 0:
@@ -285,8 +307,22 @@ func (t LostTotals) Text() string {
 	if t.AtMost == t.AtLeast {
 		s = fmt.Sprint(t.AtMost)
 	}
+	if t.Deleted > 0 {
+		s += fmt.Sprintf(" (the most counts %d offsets retention deleted on the primary before they were copied)", t.Deleted)
+	}
 	if t.Unknown > 0 {
 		s += fmt.Sprintf(", and %d partition(s) unknown, which may hold any number", t.Unknown)
 	}
 	return s
+}
+
+// AgeText says, when some figures are the last known ones, how old they
+// are ("" when every figure was read now).
+func (t LostTotals) AgeText(now time.Time) string {
+	if t.LastKnownMs == 0 {
+		return ""
+	}
+	at := time.UnixMilli(t.LastKnownMs)
+	return fmt.Sprintf("the primary cannot be read now: these are the last known figures, read at %s (%s ago); records it took since are not counted",
+		at.UTC().Format(time.RFC3339), max(now.Sub(at), 0).Round(time.Second))
 }

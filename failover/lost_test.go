@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -449,5 +450,70 @@ func TestLostToDRCountCapShowsAnUpperBound(t *testing.T) {
 	}
 	if tot := l.Totals(); tot.AtMost < 24 {
 		t.Fatalf("totals %+v understate the 24 counted without a cap", tot)
+	}
+}
+
+// Issue 28: the headline is never less than what its rows add up to,
+// offsets retention deleted on the primary before the mirror copied them
+// included (they are lost to DR too).
+func TestLostToDRTotalCountsRetentionDeletions(t *testing.T) {
+	e := newLostEnv(t)
+	ctx := context.Background()
+	del := kadm.Offsets{}
+	del.Add(kadm.Offset{Topic: "users", Partition: 1, At: 4})
+	if _, err := kadm.NewClient(e.cl).DeleteRecords(ctx, del); err != nil {
+		t.Fatal(err)
+	}
+	l, err := e.rb.LostToDR(ctx, "primary->dr")
+	if err != nil || l.PrimaryErr != "" {
+		t.Fatalf("%v %+v", err, l)
+	}
+	if p := e.partition(t, l, tpOf("users", 1)); p.Deleted != 4 || p.Figure() != "7" {
+		t.Fatalf("users/1: %d deleted, figure %q; want 4 and 7", p.Deleted, p.Figure())
+	}
+	var rows int64
+	for _, p := range l.Partitions {
+		if p.Known() {
+			rows += p.Records + p.Deleted
+		}
+	}
+	tot := l.Totals()
+	if tot.AtMost < rows || tot.Deleted != 4 {
+		t.Fatalf("headline %q (%+v) is less than its rows and the retention deletions: %d", tot.Text(), tot, rows)
+	}
+	if want := "at most 24; at least 14 (the most counts 4 offsets retention deleted"; !strings.HasPrefix(tot.Text(), want) {
+		t.Errorf("headline %q, want it to begin %q", tot.Text(), want)
+	}
+}
+
+// Issue 28: while the old primary cannot be read, the page shows the last
+// known bounds with their age, not "0, and N partition(s) unknown".
+func TestLostToDRKeepsLastKnownBoundsWhileThePrimaryIsDown(t *testing.T) {
+	e := newLostEnv(t)
+	ctx := context.Background()
+	first, err := e.rb.LostToDR(ctx, "primary->dr")
+	if err != nil || first.PrimaryErr != "" {
+		t.Fatalf("%v %+v", err, first)
+	}
+	want := first.Totals()
+	e.primary.Close()
+	later := time.UnixMilli(first.AtMs).Add(40 * time.Second)
+	e.rb.Now = func() time.Time { return later }
+	l, err := e.rb.LostToDR(ctx, "primary->dr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.PrimaryErr == "" {
+		t.Fatal("the primary is down and no error says so")
+	}
+	got := l.Totals()
+	if got.AtMost != want.AtMost || got.AtLeast != want.AtLeast || got.Unknown != want.Unknown {
+		t.Fatalf("while the primary is down: %q, want the last known %q", got.Text(), want.Text())
+	}
+	if got.LastKnownMs != first.AtMs || !strings.Contains(got.AgeText(later), "(40s ago)") {
+		t.Fatalf("age: %d (%q), want the read at %d, 40s ago", got.LastKnownMs, got.AgeText(later), first.AtMs)
+	}
+	if p := e.partition(t, l, tpOf("events", 0)); p.Figure() != "5" || p.AsOfMs != first.AtMs {
+		t.Errorf("events/0 while the primary is down: %q as of %d", p.Figure(), p.AsOfMs)
 	}
 }

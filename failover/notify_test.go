@@ -58,6 +58,7 @@ func (r *notifyReceiver) events() []notify.Event {
 // runbook goes on: every run is done before it has accepted anything.
 func TestRunbookActionsReachNotificationReceivers(t *testing.T) {
 	e := newEnv(t, 1)
+	catalogued(t, e, "file:/sp/1")
 	ctx := context.Background()
 	recv := &notifyReceiver{release: make(chan struct{}), seen: map[string]bool{}}
 	srv := httptest.NewServer(recv)

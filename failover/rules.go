@@ -16,6 +16,9 @@ type RuleResult struct {
 	Overridable bool   `json:"overridable"`
 	Overridden  string `json:"overridden,omitempty"` // the operator's reason
 	Evidence    string `json:"evidence"`
+	// SecondOperator: a check of what the step rests on (inputs.go), which
+	// only an operator other than the requester may override.
+	SecondOperator bool `json:"second_operator,omitempty"`
 }
 
 // Failed lists the rules that stop a step: failed and not overridden.
@@ -47,7 +50,7 @@ func (rb *Runbook) CheckRules(ctx context.Context, plan Plan, override string) [
 	lag := RuleResult{Name: fmt.Sprintf("lag within %s, or the primary unreachable", maxLag), Overridable: true}
 	switch {
 	case primaryGone:
-		lag.OK, lag.Evidence = true, reach(s.Source, "the primary")
+		lag.OK, lag.Evidence = true, reach(s.Source, "the primary")+"; data at risk: "+AtRiskOf(s).Text(rb.now())
 	case s.RPOMs == nil || s.RPOAtLeast:
 		// Fail closed: a partition of unknown age may hold any amount.
 		lag.Evidence = "RPO " + s.RPOText()
@@ -57,6 +60,11 @@ func (rb *Runbook) CheckRules(ctx context.Context, plan Plan, override string) [
 		lag.Evidence = fmt.Sprintf("RPO %s (%s messages) as of %s", d, count(s.TotalLagMessages), s.FiguresAt.UTC().Format(time.RFC3339))
 	}
 	add(lag)
+	if flow := rb.Config.Flow(plan.Flow); flow != nil && !flow.IsClusterLink() {
+		// What the failover loses, stated where it is decided (a Cluster
+		// Linking flow's step states its mirrors' own).
+		add(RuleResult{Name: "data at risk stated", OK: true, Evidence: "the failover loses " + AtRiskOf(s).Text(rb.now())})
+	}
 
 	timeout := rb.Config.Thresholds.HeartbeatTimeout.D()
 	hb := RuleResult{Name: "replicated heartbeats fresh, or the primary unreachable", Overridable: true}
@@ -137,6 +145,9 @@ func (rb *Runbook) evidence(flow string) map[string]any {
 	}
 	if s.HeartbeatAge != nil {
 		ev["heartbeat_age_ms"] = s.HeartbeatAge.Milliseconds()
+	}
+	if a, ok := rb.AtRisk(flow); ok {
+		ev["at_risk"] = a.Record(rb.now())
 	}
 	return ev
 }

@@ -75,6 +75,7 @@ type Runbook struct {
 	SettleWait time.Duration
 
 	previews previewCache // the run page's step previews (preview_cache.go)
+	lastLost lostMemo     // the last lost-to-DR figures read (lost_last.go)
 	// watchMu makes each WatchReverseFlows pass (its store read and its
 	// SetWatched) one, so a pass that read before a step's outcome cannot
 	// undo the pass that read after it.
@@ -327,7 +328,7 @@ func (rb *Runbook) Approve(ctx context.Context, who Actor, id int64, planHash, c
 	// approved follows as its own conditional step: it is derived from
 	// recorded approvals and needs no record of its own.
 	if _, err := rb.recorded(ctx, who, "failover.approve", runSubject(id), map[string]any{"plan_hash": planHash, "comment": comment,
-		"expires": now.Add(ttl).UTC(), "evidence": rb.evidence(r.Flow)}, func(rec model.AuditEntry) (model.AuditEntry, error) {
+		"expires": now.Add(ttl).UTC(), "evidence": rb.evidence(r.Flow), "inputs": rb.planInputs(ctx, r)}, func(rec model.AuditEntry) (model.AuditEntry, error) {
 		return rb.Store.ApproveFailoverRun(ctx, id, approvable, model.Approval{Approver: who.Name, Decision: model.DecisionApprove, Reason: comment,
 			PlanHash: planHash, AtMs: now.UnixMilli(), ExpiresMs: now.Add(ttl).UnixMilli()}, rec)
 	}); err != nil {

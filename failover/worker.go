@@ -95,11 +95,17 @@ func (w *Worker) admit(ctx context.Context, what string) (jctx context.Context, 
 // passes, runs its effect in the background and returns at once; Executing
 // shows it as running until its outcome is recorded.
 func (w *Worker) Execute(ctx context.Context, who Actor, id int64, idx int, confirmation, override string) error {
+	return w.ExecuteWith(ctx, who, id, idx, StepArgs{Confirmation: confirmation, Override: override})
+}
+
+// ExecuteWith is Execute with every argument an operator types
+// (Runbook.BeginWith).
+func (w *Worker) ExecuteWith(ctx context.Context, who Actor, id int64, idx int, args StepArgs) error {
 	jctx, done, err := w.admit(ctx, fmt.Sprintf("failover run %d step %d", id, idx+1))
 	if err != nil {
 		return err
 	}
-	x, err := w.Runbook.Begin(ctx, who, id, idx, confirmation, override)
+	x, err := w.Runbook.BeginWith(ctx, who, id, idx, args)
 	if err != nil {
 		done()
 		return err

@@ -50,7 +50,7 @@ func (h *Handlers) renderRun(w http.ResponseWriter, r *http.Request, status int,
 	p := views.FailoverRunPage{Chrome: h.chrome(fmt.Sprintf("Failover run %d", id)), Now: h.now(), Run: run,
 		Me: actor(r).Name, CanOperate: actorMayOperate(r), BreakGlass: h.Runbook.Config.Failover.BreakGlass,
 		Flash: flash, Error: msg, Running: h.worker().Executing(id, len(run.Steps)),
-		Progress: h.worker().Progress(id, len(run.Steps))}
+		Progress: h.worker().Progress(id, len(run.Steps)), AtRisk: h.Runbook.RunAtRisk(run)}
 	p.Previews = h.Runbook.Previews(r.Context(), run) // cached: computed on a run's first view and on "recompute" only
 	var err error
 	if p.Drill, err = h.runDrill(r.Context(), run); err != nil {
@@ -118,7 +118,7 @@ func (h *Handlers) FailoverExecute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := form.NewExecute(r)
-	if err := h.worker().Execute(r.Context(), actor(r), id, n-1, f.Confirmation, f.Override); err != nil {
+	if err := h.worker().ExecuteWith(r.Context(), actor(r), id, n-1, failover.StepArgs{Confirmation: f.Confirmation, Override: f.Override, InputsOverride: f.InputsOverride}); err != nil {
 		h.renderRun(w, r, statusFor(refused(err)), "", err.Error())
 		return
 	}

@@ -198,7 +198,7 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	drOpts := testenv.FlinkJobOptions{Bootstrap: dr.Bootstrap, Topics: []string{rsTopic}, GroupID: rsGroup,
 		SourceUID: rsNewUID, Parallelism: 2, ProbeTopic: rsProbeTopic, ProbeTag: "restored", Name: "drconsole-events-dr"}
 	rb := &failover.Runbook{Store: tr.Store, Monitor: mon, Config: rcfg, Audit: failover.StoreAuditor{Store: tr.Store}, Log: log,
-		Flink: flink.NewRESTClient}
+		Flink: flink.NewRESTClient, Catalog: cat} // the steps ask the catalog for the savepoint's verdict when they start
 	alice, bob := failover.Actor{Name: "alice", Role: "operator"}, failover.Actor{Name: "bob", Role: "operator"}
 	runID, err := rb.Create(ctx, alice, failover.Plan{Flow: rsFlow, Steps: []failover.Step{
 		{Kind: failover.KindTranslateGroup, Group: rsGroup, FromSavepoint: loc},

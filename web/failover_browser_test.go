@@ -62,7 +62,7 @@ func TestBrowserFailoverFourEyes(t *testing.T) {
 		t.Fatalf("approvals after B approved: %q", got)
 	}
 
-	runStep := func(n int, confirm string) {
+	runStepAs := func(a context.Context, n int, confirm, inputsOverride string) {
 		t.Helper()
 		id := func(p string) string { return "#" + p + "-" + string(rune('0'+n)) }
 		if err := chromedp.Do(a, chromedp.Navigate(runURL), chromedp.WaitVisible(chromedp.CSS(id("execute")))); err != nil {
@@ -70,6 +70,11 @@ func TestBrowserFailoverFourEyes(t *testing.T) {
 		}
 		if confirm != "" {
 			if err := chromedp.Do(a, chromedp.SendKeys(chromedp.CSS(id("confirm")), confirm)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if inputsOverride != "" {
+			if err := chromedp.Do(a, chromedp.SendKeys(chromedp.CSS(id("inputs-override")), inputsOverride)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -89,6 +94,7 @@ func TestBrowserFailoverFourEyes(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 		}
 	}
+	runStep := func(n int, confirm string) { t.Helper(); runStepAs(a, n, confirm, "") }
 	runStep(1, "")
 	// A wrong typed confirmation is refused by the server.
 	if err := chromedp.Do(a, chromedp.Navigate(runURL), chromedp.SendKeys(chromedp.ID("confirm-2"), "primary"),
@@ -104,8 +110,18 @@ func TestBrowserFailoverFourEyes(t *testing.T) {
 	}
 	runStep(2, "primary->dr")
 	runStep(3, "primary->dr")
-	runStep(4, "primary->dr")
-	if got := text(t, a, `[data-testid="run-status"]`); got != "completed" {
+	// The savepoint is not in the catalog: its verdict for a restore in DR
+	// is unknown, so the restore is refused when it starts; only the
+	// second operator may override that, typed and on record.
+	if err := chromedp.Do(a, chromedp.Navigate(runURL), chromedp.SendKeys(chromedp.ID("confirm-4"), "primary->dr"),
+		chromedp.Click(chromedp.ID("execute-4")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-error"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if msg := text(t, a, `[data-testid="run-error"]`); !strings.Contains(msg, "savepoint is not in the catalog") {
+		t.Fatalf("restore from a savepoint of unknown verdict: %q", msg)
+	}
+	runStepAs(b, 4, "primary->dr", "drill savepoint, restored knowingly")
+	if got := text(t, b, `[data-testid="run-status"]`); got != "completed" {
 		t.Fatalf("run status %q", got)
 	}
 	if jobs := c.Flink.Jobs(); len(jobs) != 1 {

@@ -241,11 +241,15 @@ func (Reason) Validate() error { return nil }
 // Execute is POST /failover/{run}/steps/{step}/execute: the typed
 // confirmation, and the override (the operator's reason to proceed
 // despite overridable safety rules; "" for none).
-type Execute struct{ Confirmation, Override string }
+// InputsOverride is the second operator's reason to run a step although
+// what it rests on (a savepoint's verdict, positions in DR) is unusable or
+// unknown.
+type Execute struct{ Confirmation, Override, InputsOverride string }
 
 // NewExecute reads the execute form.
 func NewExecute(r *http.Request) Execute {
-	return Execute{Confirmation: r.FormValue("confirmation"), Override: strings.TrimSpace(r.FormValue("override"))}
+	return Execute{Confirmation: r.FormValue("confirmation"), Override: strings.TrimSpace(r.FormValue("override")),
+		InputsOverride: strings.TrimSpace(r.FormValue("inputs_override"))}
 }
 
 // Validate: the runbook checks the confirmation against the flow.

@@ -1,0 +1,202 @@
+package failover
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
+)
+
+// AtRisk is what a failover of an MM2 flow would lose if it cut now: the
+// offsets the primary holds that DR does not, and the age of the oldest
+// of them, as the monitor last read them. It is the one place the runbook
+// reads the monitor's lag figures (pre-flight, the approval box, the
+// stop-mirror step, the audit records, the run's summary all use it), so
+// a change in how the monitor states a bound or an age is read here once.
+type AtRisk struct {
+	// Offsets sums the offsets behind over the partitions of known lag;
+	// LagMs is the flow's RPO. Nil when unknown.
+	Offsets *int64 `json:"offsets"`
+	LagMs   *int64 `json:"lag_ms"`
+	// AtLeast: the figures are lower bounds (Why says why): the loss may
+	// be larger, never smaller.
+	AtLeast bool     `json:"at_least"`
+	Why     []string `json:"why,omitempty"`
+	// Unknown counts partitions whose lag is unknown (any amount).
+	Unknown int `json:"unknown_partitions"`
+	// AsOf is when the read the figures rest on was made (the oldest
+	// partition read); zero when nothing was ever read.
+	AsOf time.Time `json:"as_of"`
+}
+
+// AtRiskOf reads the data at risk from a flow snapshot. Figures resting on
+// a read of a cluster that does not answer now, a late refresh or
+// partitions of unknown lag or age are lower bounds: the primary may have
+// taken records since that the console never saw.
+func AtRiskOf(s *monitor.FlowSnapshot) AtRisk {
+	var a AtRisk
+	if s == nil {
+		a.AtLeast, a.Why = true, []string{"the flow was never read"}
+		return a
+	}
+	a.Offsets, a.LagMs, a.Unknown = s.TotalLagMessages, s.RPOMs, s.Unknown
+	a.AsOf = s.At
+	if !s.FiguresAt.IsZero() { // the read the figures rest on, not the refresh that held them
+		a.AsOf = s.FiguresAt
+	}
+	stale := 0
+	for _, p := range s.Partitions {
+		if !p.AsOf.IsZero() && (a.AsOf.IsZero() || p.AsOf.Before(a.AsOf)) {
+			a.AsOf = p.AsOf
+		}
+		if p.Stale {
+			stale++
+		}
+	}
+	if s.Late != nil && !s.Late.FiguresAt.IsZero() && s.Late.FiguresAt.Before(a.AsOf) {
+		a.AsOf = s.Late.FiguresAt
+	}
+	why := func(format string, args ...any) { a.AtLeast, a.Why = true, append(a.Why, fmt.Sprintf(format, args...)) }
+	if s.Source.Checked && !s.Source.OK {
+		why("the primary is unreachable since %s: records it took after the last read are not counted", s.Source.Since.UTC().Format(time.RFC3339))
+	}
+	if s.Target.Checked && !s.Target.OK {
+		why("DR is unreachable since %s: what it holds was last read before", s.Target.Since.UTC().Format(time.RFC3339))
+	}
+	if s.Late != nil {
+		why("the last refresh was late (%s reads)", s.Late.Side)
+	}
+	if s.Bound != "" {
+		why("%s", s.Bound)
+	}
+	if stale > 0 {
+		why("%d partition(s) show figures of an earlier read", stale)
+	}
+	if s.Unknown > 0 {
+		why("%d partition(s) of unknown lag, which may hold any number", s.Unknown)
+	}
+	if s.RPOAtLeast && s.Unknown == 0 {
+		why("the age of %d partition(s) is only a lower bound", len(s.UnknownAge))
+	}
+	if a.Offsets == nil || a.LagMs == nil {
+		why("no lag figure yet")
+	}
+	return a
+}
+
+// Text states the data at risk for people: "≥ 11,829 offsets / ≥ 53 s not
+// in DR (read 2026-12-04T10:00:00Z, 21 s before now; lower bound: …)".
+func (a AtRisk) Text(now time.Time) string {
+	ge := ""
+	if a.AtLeast {
+		ge = "≥ "
+	}
+	offs, lag := "unknown", "unknown"
+	if a.Offsets != nil {
+		offs = ge + thousands(*a.Offsets)
+	}
+	if a.LagMs != nil {
+		lag = ge + (time.Duration(*a.LagMs) * time.Millisecond).Round(100*time.Millisecond).String()
+	}
+	s := fmt.Sprintf("%s offsets / %s not in DR", offs, lag)
+	if !a.AsOf.IsZero() {
+		s += fmt.Sprintf(" (read %s, %s before %s)", a.AsOf.UTC().Format(time.RFC3339), max(now.Sub(a.AsOf), 0).Round(time.Second), now.UTC().Format(time.RFC3339))
+	}
+	if len(a.Why) > 0 {
+		s += "; a lower bound: " + strings.Join(a.Why, "; ")
+	}
+	return s
+}
+
+// Record is the data at risk for the audit log, with its age at now.
+func (a AtRisk) Record(now time.Time) map[string]any {
+	m := map[string]any{"offsets": a.Offsets, "lag_ms": a.LagMs, "at_least": a.AtLeast, "unknown_partitions": a.Unknown, "text": a.Text(now)}
+	if !a.AsOf.IsZero() {
+		m["as_of"], m["age_ms"] = a.AsOf.UTC(), max(now.Sub(a.AsOf), 0).Milliseconds()
+	}
+	if len(a.Why) > 0 {
+		m["why_lower_bound"] = a.Why
+	}
+	return m
+}
+
+// AtRisk is flow's data at risk now; ok is false for a Cluster Linking
+// flow (its steps state their own: the link's mirrors).
+func (rb *Runbook) AtRisk(flow string) (AtRisk, bool) {
+	if f := rb.Config.Flow(flow); f == nil || f.IsClusterLink() {
+		return AtRisk{}, false
+	}
+	return AtRiskOf(rb.Monitor.Snapshot(flow)), true
+}
+
+// thousands formats n with thousands separators.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// lostAtCut is the data at risk once the mirror stopped, for the stop
+// step's result and the run's summary. A figure read before the stop
+// finished is a lower bound: the primary may have taken records until the
+// cut that the read did not see.
+func (rb *Runbook) lostAtCut(flow string) map[string]any {
+	a, ok := rb.AtRisk(flow)
+	if !ok {
+		return nil
+	}
+	now := rb.now()
+	if !a.AsOf.IsZero() && a.AsOf.Before(now) && !a.AtLeast {
+		a.AtLeast = true
+		a.Why = append(a.Why, "read before the mirror stopped: records the primary took until the cut are not counted")
+	}
+	return a.Record(now)
+}
+
+// LostAtCut is the run's summary of what its failover lost at the cut,
+// "≥ N offsets / X s not in DR (…)", as its stop-mirror step recorded it;
+// "" before that step is done or for a run that has none.
+func (r *Run) LostAtCut() string {
+	for i, s := range r.Plan.Steps {
+		if s.Kind != KindStopMirror || r.Plan.Drill || r.Plan.Failback || i >= len(r.Steps) || r.Steps[i].Status != model.StepDone {
+			continue
+		}
+		var res struct {
+			Lost struct {
+				Text string `json:"text"`
+			} `json:"lost_at_cut"`
+		}
+		if json.Unmarshal([]byte(r.Steps[i].Result), &res) == nil && res.Lost.Text != "" {
+			return res.Lost.Text
+		}
+		return "not recorded by step " + strconv.Itoa(i+1) + " (a run from before the console recorded it)"
+	}
+	return ""
+}
+
+// RunAtRisk states, for the run page and its approval box, what run's
+// failover would lose if it cut now; "" when that is not the question: a
+// drill or a failback, a Cluster Linking flow (its steps state their
+// mirrors'), a run that has stopped the mirror (LostAtCut says what it
+// lost) or has ended.
+func (rb *Runbook) RunAtRisk(r *Run) string {
+	if r.Plan.Drill || r.Plan.Failback || r.LostAtCut() != "" {
+		return ""
+	}
+	switch r.Status {
+	case model.RunPending, model.RunApproved, model.RunRunning, model.RunFailed:
+	default:
+		return ""
+	}
+	a, ok := rb.AtRisk(r.Flow)
+	if !ok {
+		return ""
+	}
+	return a.Text(rb.now())
+}
