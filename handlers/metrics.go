@@ -198,17 +198,7 @@ func (c MetricsCollector) eachMirror(snaps []*monitor.FlowSnapshot, emit func(f 
 		if s.HeartbeatAge != nil {
 			emit(famHeartbeatAge, float64(s.HeartbeatAge.Milliseconds()), flow)
 		}
-		for _, st := range mirrorStatuses {
-			emit(famStatus, b2f(s.Status == st), flow, string(st))
-		}
-		for _, r := range []struct {
-			role string
-			r    monitor.Reachability
-		}{{"source", s.Source}, {"target", s.Target}} {
-			if r.r.Checked {
-				emit(famUp, b2f(r.r.OK), flow, r.role)
-			}
-		}
+		statusAndReach(s, emit)
 		emit(famDataLost, float64(s.DataLost), flow)
 		if !s.Flow.IsClusterLink() {
 			emit(famLossSuspected, float64(s.LossSuspected), flow)
@@ -239,4 +229,21 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// statusAndReach emits a flow's kafka_mirror_status (one series per
+// status) and kafka_mirror_cluster_up per side the monitor has checked.
+func statusAndReach(s *monitor.FlowSnapshot, emit func(f *family, v float64, labels ...string)) {
+	flow := s.Flow.Name
+	for _, st := range mirrorStatuses {
+		emit(famStatus, b2f(s.Status == st), flow, string(st))
+	}
+	for _, r := range []struct {
+		role string
+		r    monitor.Reachability
+	}{{"source", s.Source}, {"target", s.Target}} {
+		if r.r.Checked {
+			emit(famUp, b2f(r.r.OK), flow, r.role)
+		}
+	}
 }

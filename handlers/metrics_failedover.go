@@ -29,17 +29,7 @@ func failedOverMirror(s *monitor.FlowSnapshot, th config.Thresholds, emit func(f
 	flow := s.Flow.Name
 	emit(famFailedOver, 1, flow)
 	emit(famFailedOverSince, float64(s.FailedOver.SinceMs)/1000, flow, strconv.FormatInt(s.FailedOver.Run, 10))
-	for _, st := range mirrorStatuses {
-		emit(famStatus, b2f(s.Status == st), flow, string(st))
-	}
-	for _, r := range []struct {
-		role string
-		r    monitor.Reachability
-	}{{"source", s.Source}, {"target", s.Target}} {
-		if r.r.Checked {
-			emit(famUp, b2f(r.r.OK), flow, r.role)
-		}
-	}
+	statusAndReach(s, emit)
 	emit(famDataLost, float64(s.DataLost), flow)
 	if !s.Flow.IsClusterLink() {
 		emit(famLostRecords, float64(s.LostOffsetsTotal), flow)
