@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/monitor"
 )
 
@@ -24,5 +25,24 @@ func TestFailedOverCut(t *testing.T) {
 		if got := FailedOverCut(&c.f); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
 		}
+	}
+}
+
+// An offsets total that leaves out partitions of unknown lag, or rests on
+// a read of a cluster that no longer answers, is only a lower bound: the
+// card and the flow page say "≥".
+func TestOffsetsBehindMarkedAsLowerBound(t *testing.T) {
+	n := int64(67)
+	for _, s := range []*monitor.FlowSnapshot{
+		{Flow: &config.Flow{Name: "f"}, TotalLagMessages: &n, Unknown: 3},
+		{Flow: &config.Flow{Name: "f"}, TotalLagMessages: &n, Bound: "the primary is unreachable"},
+	} {
+		if got := boundMark(s) + Int(s.TotalLagMessages); got != "≥ 67" {
+			t.Errorf("unknown %d, bound %q: %q, want ≥ 67", s.Unknown, s.Bound, got)
+		}
+	}
+	exact := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "f"}, TotalLagMessages: &n}
+	if got := boundMark(exact); got != "" {
+		t.Errorf("an exact total marked %q", got)
 	}
 }
