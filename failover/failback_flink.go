@@ -237,6 +237,7 @@ type BackPreview struct {
 	Source    model.Savepoint
 	SourceUID string
 	Targets   map[string]flink.SplitTarget // by the split's "topic-partition"
+	Primary   map[model.TP]int64           // the primary positions of Targets
 	Rows      []string                     // per split: DR offset -> primary offset
 	Refused   []string                     // splits the rule refuses, with their figures
 	Absent    []string                     // partitions of the flow without a split
@@ -284,7 +285,7 @@ func (rb *Runbook) backTargets(ctx context.Context, r *Run, s Step) (*BackPrevie
 	if err != nil {
 		return nil, err
 	}
-	p.Refused = append(p.Refused, b.Refused...)
+	p.Refused, p.Primary = append(p.Refused, b.Refused...), b.Primary
 	for _, key := range b.Outside {
 		p.Refused = append(p.Refused, key+" (not a partition this flow mirrors)")
 	}

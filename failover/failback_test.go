@@ -600,6 +600,18 @@ func TestFailbackRun(t *testing.T) {
 	if !strings.Contains(strings.Join(pv4.Lines, "\n"), "moved through the reverse flow's offset syncs: events-1 at") {
 		t.Fatalf("preview of the translation inside the log: %+v", pv4)
 	}
+	// Retention on the primary past where the reverse sync puts the
+	// group: the step's start re-checks the primary's log start (issue
+	// 28) and refuses, naming the records gone.
+	del = kadm.Offsets{}
+	del.Add(kadm.Offset{Topic: tp1.Topic, Partition: tp1.Partition, At: down + 1})
+	if resp, err := kadm.NewClient(e.rb.Monitor.Translator("primary->dr").SourceClient()).DeleteRecords(ctx, del); err != nil || resp.Error() != nil {
+		t.Fatal(err, resp.Error())
+	}
+	if _, err := e.rb.Begin(ctx, alice, id, 4, "primary->dr", ""); !errors.Is(err, ErrRuleViolation) ||
+		!strings.Contains(err.Error(), fmt.Sprintf("data deleted on the primary: events-1: log start %d is past the position %d", down+1, down)) {
+		t.Fatalf("group back below the primary's current log start: %v", err)
+	}
 	// A sync that would land past the primary's recorded end is refused.
 	syncsAt(model.OffsetSync{Upstream: start[tp1], Downstream: ends[tp1] + 5, RecordMs: now, LogOffset: 3})
 	if _, err := e.rb.groupBack(ctx, r, "fb-app"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the reverse flow's sync gives %d, past the primary's end %d", ends[tp1]+5, ends[tp1])) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
@@ -27,6 +29,12 @@ import (
 // cannot be made refuses the step, with the reason; only an operator other
 // than the requester may override it (StepArgs.InputsOverride), and the
 // override is in the step's start record.
+//
+// A DR drill's translate, rewrite and restore steps are checked as a
+// failover's: they read DR. A failback's translate-group-back,
+// rewrite-savepoint-back and restore-flink from its rewritten savepoint
+// move positions back to the primary, so they are checked against the
+// primary's reachability and current log start (logSide).
 
 // StepArgs are what an operator types to run a step.
 type StepArgs struct {
@@ -48,11 +56,30 @@ var ErrInputsOverrideByRequester = errors.New("only an operator other than the r
 // inputsTimeout bounds the reads of a step's input checks.
 const inputsTimeout = 15 * time.Second
 
+// logSide is the cluster a step's positions lie on: DR for a failover
+// or a drill, the primary for a failback.
+type logSide struct {
+	name, where string // as said in the rules: "DR", "in DR"
+	primary     bool
+}
+
+var (
+	sideDR      = logSide{name: "DR", where: "in DR"}
+	sidePrimary = logSide{name: "the primary", where: "on the primary", primary: true}
+)
+
+// client is the side's client of flow's translator.
+func (s logSide) client(tr *translation.GroupTranslator) *kgo.Client {
+	if s.primary {
+		return tr.SourceClient()
+	}
+	return tr.TargetClient()
+}
+
 // inputRules re-checks what step idx of r rests on, now; nil for steps
-// that rest on no savepoint or group position (and for drills and
-// failbacks, whose own guards run). The rules are SecondOperator: only
-// StepArgs.InputsOverride, from someone other than the requester,
-// overrides them.
+// that rest on no savepoint or group position. The rules are
+// SecondOperator: only StepArgs.InputsOverride, from someone other than
+// the requester, overrides them.
 func (rb *Runbook) inputRules(ctx context.Context, r *Run, idx int) []RuleResult {
 	if !r.Plan.RestsOnInputs(idx) {
 		return nil
@@ -65,8 +92,16 @@ func (rb *Runbook) inputRules(ctx context.Context, r *Run, idx int) []RuleResult
 		rr.Overridable, rr.SecondOperator = !rr.OK, !rr.OK
 		rules = append(rules, rr)
 	}
+	side := sideDR
+	if r.Plan.Failback {
+		side = sidePrimary
+	}
 	if snap := rb.Monitor.Snapshot(r.Flow); snap != nil {
-		add(RuleResult{Name: "DR cluster reachable now", OK: snap.Target.OK, Evidence: reach(snap.Target, "DR")})
+		if side.primary {
+			add(RuleResult{Name: "primary cluster reachable now", OK: snap.Source.OK, Evidence: reach(snap.Source, "primary")})
+		} else {
+			add(RuleResult{Name: "DR cluster reachable now", OK: snap.Target.OK, Evidence: reach(snap.Target, "DR")})
+		}
 	}
 	switch s.Kind {
 	case KindTranslateGroup:
@@ -85,7 +120,7 @@ func (rb *Runbook) inputRules(ctx context.Context, r *Run, idx int) []RuleResult
 				pos[row.DR] = row.Translation.Offset
 			}
 		}
-		add(rb.positionsRule(ctx, r.Flow, name, pos))
+		add(rb.positionsRule(ctx, r.Flow, name, sideDR, pos))
 	case KindRewriteSavepoint:
 		add(rb.verdictRule(ctx, r.Flow, s.RewriteFrom, s.Choices))
 		name := "the rewrite's positions are still in DR"
@@ -100,11 +135,34 @@ func (rb *Runbook) inputRules(ctx context.Context, r *Run, idx int) []RuleResult
 				pos[row.DR] = row.Target.Offset
 			}
 		}
-		add(rb.positionsRule(ctx, r.Flow, name, pos))
+		add(rb.positionsRule(ctx, r.Flow, name, sideDR, pos))
+	case KindTranslateGroupBack:
+		name := "the positions group " + s.Group + " moves back to are still on the primary"
+		b, err := rb.groupBack(ctx, r, s.Group)
+		if err != nil {
+			add(RuleResult{Name: name, Evidence: "unknown: " + err.Error()})
+			break
+		}
+		add(rb.positionsRule(ctx, r.Flow, name, sidePrimary, b.Primary))
+	case KindRewriteBack:
+		name := "the positions the savepoint is rewritten back to are still on the primary"
+		if rb.Catalog == nil {
+			add(RuleResult{Name: name, Evidence: "unknown: no savepoint catalog to read the savepoint"})
+			break
+		}
+		p, err := rb.backTargets(ctx, r, s)
+		if err != nil {
+			add(RuleResult{Name: name, Evidence: "unknown: " + err.Error()})
+			break
+		}
+		add(rb.positionsRule(ctx, r.Flow, name, sidePrimary, p.Primary))
 	case KindRestoreFlink:
-		if rewriteOf(r.Plan, s.SavepointPath) >= 0 {
-			add(rb.rewrittenPositionsRule(ctx, r.Flow, s.SavepointPath))
-		} else {
+		switch {
+		case side.primary: // a failback restores only its rewritten-back copy
+			add(rb.rewrittenPositionsRule(ctx, r.Flow, s.SavepointPath, sidePrimary))
+		case rewriteOf(r.Plan, s.SavepointPath) >= 0:
+			add(rb.rewrittenPositionsRule(ctx, r.Flow, s.SavepointPath, sideDR))
+		default:
 			add(rb.verdictRule(ctx, r.Flow, s.SavepointPath, nil))
 		}
 	}
@@ -112,15 +170,18 @@ func (rb *Runbook) inputRules(ctx context.Context, r *Run, idx int) []RuleResult
 }
 
 // RestsOnInputs reports whether step i of p is checked, when it starts,
-// against what it rests on (a savepoint, positions in DR): a failover's
-// group moves, rewrites and restores from a savepoint.
+// against what it rests on (a savepoint, positions in DR or, for a
+// failback, on the primary): the group moves, rewrites and restores from
+// a savepoint of a failover, a drill and a failback.
 func (p Plan) RestsOnInputs(i int) bool {
-	if p.Drill || p.Failback || i < 0 || i >= len(p.Steps) {
+	if i < 0 || i >= len(p.Steps) {
 		return false
 	}
 	switch s := p.Steps[i]; s.Kind {
 	case KindTranslateGroup, KindRewriteSavepoint:
-		return true
+		return !p.Failback
+	case KindTranslateGroupBack, KindRewriteBack:
+		return p.Failback
 	case KindRestoreFlink:
 		return strings.TrimSpace(s.SavepointPath) != ""
 	}
@@ -148,7 +209,7 @@ func (rb *Runbook) verdictRule(ctx context.Context, flow, path string, chosen ma
 		rr.Evidence = "unknown: " + err.Error()
 		return rr
 	case sp.Origin == model.OriginRewritten:
-		return rb.rewrittenPositionsRule(ctx, flow, path)
+		return rb.rewrittenPositionsRule(ctx, flow, path, sideDR)
 	}
 	u, err := rb.Catalog.Usability(ctx, sp, flow)
 	if err != nil {
@@ -174,11 +235,11 @@ func (rb *Runbook) verdictRule(ctx context.Context, flow, path string, chosen ma
 	return rr
 }
 
-// rewrittenPositionsRule checks a rewritten savepoint's positions (DR
-// topics and offsets already, as the catalog read them back) against DR's
-// current log start.
-func (rb *Runbook) rewrittenPositionsRule(ctx context.Context, flow, path string) RuleResult {
-	name := "the positions of the rewritten savepoint " + path + " are still in DR"
+// rewrittenPositionsRule checks a rewritten savepoint's positions (side's
+// topics and offsets already, as the catalog read them back) against
+// side's current log start.
+func (rb *Runbook) rewrittenPositionsRule(ctx context.Context, flow, path string, side logSide) RuleResult {
+	name := "the positions of the rewritten savepoint " + path + " are still " + side.where
 	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(path))
 	if err != nil {
 		return RuleResult{Name: name, Evidence: "unknown: " + err.Error()}
@@ -197,17 +258,17 @@ func (rb *Runbook) rewrittenPositionsRule(ctx context.Context, flow, path string
 			pos[tp] = off
 		}
 	}
-	return rb.positionsRule(ctx, flow, name, pos)
+	return rb.positionsRule(ctx, flow, name, side, pos)
 }
 
-// positionsRule reads DR's log starts and fails when any of pos (DR
+// positionsRule reads side's log starts and fails when any of pos (side's
 // partitions and the offsets a step moves them to) lies before one: the
 // records from there were deleted by retention, and a job or group put
 // there would silently skip to wherever its reset policy leads.
-func (rb *Runbook) positionsRule(ctx context.Context, flow, name string, pos map[model.TP]int64) RuleResult {
+func (rb *Runbook) positionsRule(ctx context.Context, flow, name string, side logSide, pos map[model.TP]int64) RuleResult {
 	rr := RuleResult{Name: name}
 	if len(pos) == 0 {
-		rr.OK, rr.Evidence = true, "no position in DR to check"
+		rr.OK, rr.Evidence = true, "no position "+side.where+" to check"
 		return rr
 	}
 	tr := rb.Monitor.Translator(flow)
@@ -221,7 +282,7 @@ func (rb *Runbook) positionsRule(ctx context.Context, flow, name string, pos map
 			topics = append(topics, tp.Topic)
 		}
 	}
-	bounds, err := kafka.ListBounds(ctx, tr.TargetClient(), topics...)
+	bounds, err := kafka.ListBounds(ctx, side.client(tr), topics...)
 	var deleted, unknown []string
 	for _, tp := range slices.SortedFunc(maps.Keys(pos), func(a, b model.TP) int {
 		return strings.Compare(mm2.TPKey(a), mm2.TPKey(b))
@@ -236,14 +297,14 @@ func (rb *Runbook) positionsRule(ctx context.Context, flow, name string, pos map
 	}
 	switch {
 	case len(deleted) > 0:
-		rr.Evidence = "data deleted in DR: " + strings.Join(deleted, "; ")
+		rr.Evidence = "data deleted " + side.where + ": " + strings.Join(deleted, "; ")
 	case len(unknown) > 0:
-		rr.Evidence = fmt.Sprintf("unknown: DR's log start of %s could not be read", strings.Join(unknown, ", "))
+		rr.Evidence = fmt.Sprintf("unknown: %s's log start of %s could not be read", side.name, strings.Join(unknown, ", "))
 		if err != nil {
 			rr.Evidence += ": " + err.Error()
 		}
 	default:
-		rr.OK, rr.Evidence = true, fmt.Sprintf("%d position(s), each at or past DR's log start, read %s", len(pos), rb.now().UTC().Format(time.RFC3339))
+		rr.OK, rr.Evidence = true, fmt.Sprintf("%d position(s), each at or past %s's log start, read %s", len(pos), side.name, rb.now().UTC().Format(time.RFC3339))
 	}
 	return rr
 }

@@ -127,7 +127,7 @@ func (rb *Runbook) LostToDR(ctx context.Context, flow string) (*LostToDR, error)
 	l, opts, err := rb.lostPositions(ctx, flow)
 	if err != nil || opts == nil {
 		if l != nil && err == nil {
-			rb.lastLost.fill(flow, l)
+			rb.fillLost(ctx, flow, l)
 		}
 		return l, err
 	}
@@ -151,8 +151,8 @@ func (rb *Runbook) LostToDR(ctx context.Context, flow string) (*LostToDR, error)
 		}
 		l.PrimaryErr = "reading the old primary's records: " + kafka.Explain(ctx, name, seeds, time.Time{}, err).Error()
 	}
-	rb.lastLost.fill(flow, l)
-	rb.lastLost.keep(flow, l)
+	rb.fillLost(ctx, flow, l)
+	rb.keepLost(ctx, flow, l)
 	return l, nil
 }
 

@@ -1480,7 +1480,7 @@ func stepItem(p FailoverRunPage, i int, st model.Step) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 123, "\">Override an unusable or unknown savepoint verdict or DR position, with reason (an operator other than the requester only; audited)</label> <input id=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 123, "\">Override an unusable or unknown savepoint verdict or position (in DR; on the primary for a failback), with reason (an operator other than the requester only; audited)</label> <input id=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
