@@ -20,8 +20,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/config"
 	connectrest "github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
@@ -59,22 +61,57 @@ func TestFailoverOutageOnRealMM2(t *testing.T) {
 		t.Fatal(err)
 	}
 	connect, cfg, store, mon, log := runbookOnConnect(t, ctx, primary, dr)
+	// One real Flink MiniCluster, the console's target "flink-dr": the
+	// job reads the primary first, and the failover restores it in DR.
+	f := testenv.StartFlink(t)
+	cfg.FlinkTargets = []*config.FlinkTarget{{Name: "flink-dr", RestURL: f.URL, Region: "dr"}}
+	cfg.SavepointDirs = []string{f.SavepointDir}
 	cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
 	rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
-		Connect: connectrest.New, Catalog: cat, StopVerifyWindow: time.Second}
+		Connect: connectrest.New, Flink: flink.NewRESTClient, Catalog: cat, StopVerifyWindow: time.Second}
 	srv := httpConsole(t, cfg, store, mon, log, rb, cat)
 	alice := signedIn(t, srv, store, "alice", model.RoleOperator)
 	bob := signedIn(t, srv, store, "bob", model.RoleOperator)
 	const flow = "primary->dr"
-	// A savepoint of a job that had read events-0 up to 150: in the
-	// catalog, its offset translates once MM2's syncs are in.
-	const spPath = "file:/savepoints/savepoint-outage-1"
-	spID, err := store.UpsertSavepoint(ctx, model.Savepoint{Path: spPath, Kind: model.KindSavepoint, Origin: model.OriginManual,
-		Status: model.SavepointCompleted}, 1)
+	// The job reads the 900 records, then stops with a savepoint taken
+	// through the catalog: its positions are the primary's ends.
+	job := f.SubmitJob(t, testenv.FlinkJobOptions{Bootstrap: primary.Bootstrap, Topics: []string{"events"}, GroupID: "flink-events",
+		SourceUID: "kafka-source", Parallelism: 2})
+	f.WaitJobRunning(t, job)
+	if err := testenv.Eventually(90*time.Second, 500*time.Millisecond, func() error {
+		if got := flinkCommitted(t, primary.Admin(t), "flink-events"); len(got) != 3 || got["events-0"] != 300 || got["events-1"] != 300 || got["events-2"] != 300 {
+			return fmt.Errorf("flink-events committed %v", got)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	entry, err := failover.TriggerSavepoint(ctx, e2eWritten(t, store), cat, "flink-dr", job, true, func(time.Duration) {})
+	if err != nil {
+		t.Fatalf("stop-with-savepoint through the catalog: %v", err)
+	}
+	f.WaitJobState(t, job, "FINISHED")
+	spPath := entry.Path
+	spOffs, err := entry.Offsets()
+	if err != nil || spOffs["events-0"] != 300 {
+		t.Fatalf("savepoint %s offsets %v (%v, %q)", spPath, spOffs, err, entry.ReadError)
+	}
+	spDir, err := testenv.LocalPath(spPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.SetSavepointOffsets(ctx, spID, `{"events-0":150}`, "kafka-source", 1, ""); err != nil {
+	sp, err := flink.ReadSavepoint(spDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("savepoint %s (checkpoint %d): %v", spPath, sp.CheckpointID, spOffs)
+	// DR gets more than the savepoint read, so its translated position
+	// lies inside DR's log.
+	more := make([]*kgo.Record, 300)
+	for i := range more {
+		more[i] = &kgo.Record{Topic: "events", Partition: int32(i % 3), Value: fmt.Appendf(nil, "more-%d", i)}
+	}
+	if err := pcl.ProduceSync(ctx, more...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {
@@ -82,8 +119,8 @@ func TestFailoverOutageOnRealMM2(t *testing.T) {
 		if s.Status != monitor.StatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
-		if tl := mon.Translator(flow).Index.Translate(model.TP{Topic: "events", Partition: 0}, 150); !tl.Translated() {
-			return fmt.Errorf("events-0 at 150: %+v", tl)
+		if tl := mon.Translator(flow).Index.Translate(model.TP{Topic: "events", Partition: 0}, spOffs["events-0"]); !tl.Translated() {
+			return fmt.Errorf("events-0 at %d: %+v", spOffs["events-0"], tl)
 		}
 		return nil
 	}); err != nil {
@@ -135,9 +172,14 @@ func TestFailoverOutageOnRealMM2(t *testing.T) {
 	readAt := lastRead()
 
 	// alice plans on the plan form: pre-flight, stop the mirror, the
-	// group translated from the savepoint.
+	// group translated from the savepoint, the job restored from it on
+	// the DR Flink reading DR under a new source uid.
+	drJob := testenv.FlinkJobOptions{Bootstrap: dr.Bootstrap, Topics: []string{"events"}, GroupID: "outage-app",
+		SourceUID: "kafka-source-dr", Parallelism: 2, Name: "drconsole-events-dr"}
 	code, page := alice.post("/failover", url.Values{"flow": {flow}, "preflight": {"on"}, "stop": {"auto"}, "groups": {"outage-app"},
-		"translate_from_savepoint": {"on"}, "savepoint_path": {spPath}, "reason": {"e2e: primary region down"}})
+		"translate_from_savepoint": {"on"}, "savepoint_path": {spPath}, "flink_target": {"flink-dr"}, "jar_id": {f.JobJarID(t)},
+		"entry_class": {testenv.FlinkJobEntryClass}, "args": {strings.Join(drJob.ProgramArgs(), "\n")}, "parallelism": {"2"},
+		"allow_non_restored_state": {"on"}, "reason": {"e2e: primary region down"}})
 	run, ok := strings.CutPrefix(alice.lastURL, "/failover/")
 	id, err := strconv.ParseInt(run, 10, 64)
 	if code != http.StatusOK || !ok || err != nil {
@@ -226,7 +268,7 @@ func TestFailoverOutageOnRealMM2(t *testing.T) {
 	}
 	// DR deletes the savepoint's records (as retention does) after the
 	// approval: the translate step, when it starts, refuses.
-	tl := mon.Translator(flow).Index.Translate(model.TP{Topic: "events", Partition: 0}, 150)
+	tl := mon.Translator(flow).Index.Translate(model.TP{Topic: "events", Partition: 0}, spOffs["events-0"])
 	del := kadm.Offsets{}
 	del.Add(kadm.Offset{Topic: "events", Partition: 0, At: tl.Offset + 10})
 	if res, err := dr.Admin(t).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
@@ -244,6 +286,29 @@ func TestFailoverOutageOnRealMM2(t *testing.T) {
 	}
 	waitStepDone(t, bob, runPath, 3)
 	t.Log("step 3 ran on the second operator's override")
+	// The restore rests on the same savepoint: bob runs it, overriding
+	// its verdict where the page asks for it.
+	override := ""
+	if _, page := bob.get(runPath); strings.Contains(page, `id="inputs-override-4"`) {
+		override = "e2e: the job re-reads from DR's log start"
+	}
+	if code, page := runStep(bob, runPath, 4, flow, override); code != http.StatusAccepted {
+		t.Fatalf("the restore step: %d\n%s", code, page)
+	}
+	waitStepDone(t, bob, runPath, 4)
+	done, err := rb.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var restored struct {
+		JobID string `json:"job_id"`
+	}
+	if err := json.Unmarshal([]byte(done.Steps[3].Result), &restored); err != nil || restored.JobID == "" {
+		t.Fatalf("restore step result %q: %v", done.Steps[3].Result, err)
+	}
+	f.WaitJobRunning(t, restored.JobID)
+	rsCheckRestored(t, ctx, f, restored.JobID, sp.CheckpointID, spDir, drJob.SourceUID)
+	t.Logf("step 4 restored job %s from %s in DR (inputs override %q)", restored.JobID, spPath, override)
 	// The producer stops (a produce stuck on the dead primary may still
 	// land once it is back: a record written after the cut, counted on
 	// both sides below).
