@@ -38,9 +38,11 @@ import (
 // run page's forms. The figure is checked against the truth the console
 // could know (acknowledged records not in DR, acknowledged before its
 // read), the read's stated age against its last successful read of the
-// primary, and the whole loss is logged beside it. A savepoint whose
+// primary, and the whole loss is logged beside it. A real Flink job's
+// savepoint (taken through the catalog before the outage) whose
 // translated position DR deleted after the approval (as retention does)
-// is refused when its step starts and runs on bob's override; the flow
+// is refused when its step starts and runs on bob's override, and the
+// job is restored from it on the DR Flink target; the flow
 // page, the run page, the report and /metrics then show the failed-over
 // state; once the primary is back, the lost-to-DR page's headline is
 // never less than the records really missing in DR.
