@@ -3,6 +3,7 @@ package views
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -25,5 +26,25 @@ func TestStepStatusShowsProgress(t *testing.T) {
 	}
 	if got := render(3); strings.Contains(got, "step-progress") {
 		t.Fatalf("a step not running shows progress:\n%s", got)
+	}
+}
+
+// Each step of the run page carries its status as a class ("step
+// step-done"): a typed status once rendered as templ's unknown-type
+// marker instead.
+func TestRunPageStepClassesNameTheirStatus(t *testing.T) {
+	p := benchRun()
+	var b bytes.Buffer
+	if err := FailoverRun(p).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if strings.Contains(page, "templ-css-class-unknown-type") {
+		t.Fatalf("the run page renders an unknown-type class")
+	}
+	for i, st := range p.Run.Steps {
+		if want := `class="step step-` + string(st.Status) + `" data-testid="step-` + strconv.Itoa(i+1) + `"`; !strings.Contains(page, want) {
+			t.Errorf("step %d (%s): no %s", i+1, st.Status, want)
+		}
 	}
 }
