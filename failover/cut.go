@@ -31,6 +31,7 @@ func (rb *Runbook) recordCut(ctx context.Context, runID int64, flow string) map[
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	ends, endErr := kafka.ListBounds(rctx, tr.TargetClient(), remote...)
+	stable, stableErr := kafka.StableEnds(rctx, tr.TargetClient(), remote...)
 	connect := map[model.TP]int64{}
 	cos, coErr := rb.Store.ConnectOffsets(ctx, flow)
 	for _, c := range cos {
@@ -43,7 +44,10 @@ func (rb *Runbook) recordCut(ctx context.Context, runID int64, flow string) map[
 		c := model.CutPosition{Topic: p.Topic, Partition: p.Partition, RemoteTopic: p.RemoteTopic, AtMs: now}
 		if b, ok := ends[model.TP{Topic: p.RemoteTopic, Partition: p.Partition}]; ok {
 			c.DREnd = &b.End
-			if s, ok := rb.syncBelow(flow, tp, b.End); ok {
+			if lso, ok := stable[model.TP{Topic: p.RemoteTopic, Partition: p.Partition}]; ok {
+				c.DRStableEnd = &lso
+			}
+			if s, ok := rb.syncBelow(flow, tp, *c.CommittedEnd()); ok {
 				c.SyncUp, c.SyncDown = &s.Upstream, &s.Downstream
 			}
 		} else {
@@ -57,6 +61,9 @@ func (rb *Runbook) recordCut(ctx context.Context, runID int64, flow string) map[
 	res := map[string]any{"cut_partitions": len(cut), "cut_dr_end_unknown": unknown}
 	if endErr != nil {
 		res["cut_dr_read_error"] = endErr.Error()
+	}
+	if stableErr != nil {
+		res["cut_dr_stable_read_error"] = stableErr.Error()
 	}
 	if coErr != nil {
 		res["cut_connect_offsets_error"] = coErr.Error()

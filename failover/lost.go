@@ -252,10 +252,11 @@ func (rb *Runbook) lostPositions(ctx context.Context, flow string) (l *LostToDR,
 // syncs as it stops, and they may arrive after the step read the index.
 // Any sync below that end names a record that was in DR then.
 func (rb *Runbook) laterSync(flow string, c model.CutPosition) model.CutPosition {
-	if rb.Monitor == nil || c.DREnd == nil {
+	end := c.CommittedEnd()
+	if rb.Monitor == nil || end == nil {
 		return c
 	}
-	s, ok := rb.syncBelow(flow, model.TP{Topic: c.Topic, Partition: c.Partition}, *c.DREnd)
+	s, ok := rb.syncBelow(flow, model.TP{Topic: c.Topic, Partition: c.Partition}, *end)
 	if ok && (c.SyncDown == nil || s.Downstream > *c.SyncDown) {
 		c.SyncUp, c.SyncDown = &s.Upstream, &s.Downstream
 	}

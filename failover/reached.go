@@ -28,18 +28,21 @@ type Reached struct {
 // record at SyncUp is DR's record at SyncDown) and MirrorSourceConnector's
 // committed position (Connect commits only what DR acknowledged).
 func reachedDR(c model.CutPosition) Reached {
-	if c.DREnd == nil {
+	end := c.CommittedEnd()
+	if end == nil {
 		return Reached{How: "DR's log end was not read when the mirror stopped"}
 	}
-	if *c.DREnd == 0 {
+	if *end == 0 {
 		return Reached{Known: true, From: 0, How: "DR held no record of this partition when the mirror stopped"}
 	}
 	r := Reached{InDRAtMost: -1}
-	if c.SyncUp != nil && c.SyncDown != nil {
+	// A sync at or past the committed end names a record of a transaction
+	// that never committed in DR: it proves nothing copied.
+	if c.SyncUp != nil && c.SyncDown != nil && *c.SyncDown < *end {
 		r.Known, r.From = true, *c.SyncUp+1
 		// DR's records after the sync's one came from upstream offsets
 		// past SyncUp: each is perhaps one of the counted records.
-		r.InDRAtMost = *c.DREnd - 1 - *c.SyncDown
+		r.InDRAtMost = *end - 1 - *c.SyncDown
 		if r.InDRAtMost == 0 {
 			r.How = fmt.Sprintf("exact: DR's last record before the failover (offset %d) is the primary's offset %d (offset sync)", *c.SyncDown, *c.SyncUp)
 		} else {

@@ -25,6 +25,13 @@ func TestReachedDRFromWhatTheCutRecorded(t *testing.T) {
 		{"exact sync, connect offset past it", model.CutPosition{DREnd: i64(8), SyncUp: i64(20), SyncDown: i64(7), ConnectLast: i64(900)}, true, 21, 0},
 		{"connect offset alone", model.CutPosition{DREnd: i64(8), ConnectLast: i64(22)}, true, 23, -1},
 		{"nothing", model.CutPosition{DREnd: i64(8)}, false, 0, -1},
+		// Exactly-once MM2 killed inside a transaction: DR's records 5..7
+		// never committed. The sync at 4 is DR's last committed record, so
+		// nothing counted is in DR; and a sync naming an uncommitted record
+		// (at 6) proves nothing copied.
+		{"open transaction after the sync", model.CutPosition{DREnd: i64(8), DRStableEnd: i64(5), SyncUp: i64(20), SyncDown: i64(4)}, true, 21, 0},
+		{"sync inside an open transaction", model.CutPosition{DREnd: i64(8), DRStableEnd: i64(5), SyncUp: i64(22), SyncDown: i64(6)}, false, 0, -1},
+		{"stable end at the high watermark", model.CutPosition{DREnd: i64(8), DRStableEnd: i64(8), SyncUp: i64(20), SyncDown: i64(4)}, true, 21, 3},
 	} {
 		r := reachedDR(c.cut)
 		if r.Known != c.known || r.Known && (r.From != c.from || r.InDRAtMost != c.inDRAtMost) || r.How == "" {

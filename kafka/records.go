@@ -152,6 +152,27 @@ func ReadRecords(ctx context.Context, opts []kgo.Opt, ranges []Range, lim ReadLi
 	return nil
 }
 
+// StableEnds reads the last stable offset of every partition of topics
+// (what a read_committed reader can reach; the high watermark unless a
+// transaction is open). A partition whose offset could not be read is
+// missing.
+func StableEnds(ctx context.Context, cl *kgo.Client, topics ...string) (map[model.TP]int64, error) {
+	leaders, err := TopicLeaders(ctx, cl, topics)
+	if err != nil {
+		return nil, fmt.Errorf("reading the partitions' leaders: %w", err)
+	}
+	ends, err := ListOffsets(ctx, cl, leaders, StableEnd)
+	out := map[model.TP]int64{}
+	for topic, ls := range leaders {
+		for p := range ls {
+			if e, ok := ends.Get(topic, int32(p)); ok {
+				out[model.TP{Topic: topic, Partition: int32(p)}] = e
+			}
+		}
+	}
+	return out, err
+}
+
 // LogBounds are a partition's log start and end (high watermark).
 type LogBounds struct{ Start, End int64 }
 

@@ -19,12 +19,27 @@ type CutPosition struct {
 	// DREnd is DR's log end of the remote partition once the mirror had
 	// stopped: every record MM2 copied is below it.
 	DREnd *int64
+	// DRStableEnd is DR's last stable offset then: under exactly-once MM2
+	// the records from it to DREnd belong to a transaction still open (or
+	// left open by a killed task), which DR's readers never see.
+	DRStableEnd *int64
 	// SyncUp and SyncDown are the newest offset sync whose downstream
-	// offset is below DREnd: the primary record at SyncUp is DR's record at
-	// SyncDown.
+	// offset is below CommittedEnd: the primary record at SyncUp is DR's
+	// record at SyncDown.
 	SyncUp, SyncDown *int64
 	// ConnectLast is MirrorSourceConnector's last committed upstream offset
 	// (Connect commits only records DR acknowledged).
 	ConnectLast *int64
 	AtMs        int64
+}
+
+// CommittedEnd is where DR's committed records ended at the cut: the
+// stable end when it was read and lies below DREnd, else DREnd (nil when
+// neither was read). What MM2 copied is counted below it, so a record of a
+// transaction that never committed in DR is never taken as copied.
+func (c CutPosition) CommittedEnd() *int64 {
+	if c.DRStableEnd != nil && (c.DREnd == nil || *c.DRStableEnd < *c.DREnd) {
+		return c.DRStableEnd
+	}
+	return c.DREnd
 }

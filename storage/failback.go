@@ -73,14 +73,14 @@ func (s *Store) SaveFailoverCut(ctx context.Context, runID int64, cut []model.Cu
 		if n > 0 {
 			return nil
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO failover_cuts (run_id, topic, partition, remote_topic, dr_end, sync_up, sync_down, connect_last, at_ms)
-			VALUES (?,?,?,?,?,?,?,?,?)`)
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO failover_cuts (run_id, topic, partition, remote_topic, dr_end, sync_up, sync_down, connect_last, at_ms, dr_stable_end)
+			VALUES (?,?,?,?,?,?,?,?,?,?)`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		for _, c := range cut {
-			if _, err := stmt.ExecContext(ctx, runID, c.Topic, c.Partition, c.RemoteTopic, c.DREnd, c.SyncUp, c.SyncDown, c.ConnectLast, c.AtMs); err != nil {
+			if _, err := stmt.ExecContext(ctx, runID, c.Topic, c.Partition, c.RemoteTopic, c.DREnd, c.SyncUp, c.SyncDown, c.ConnectLast, c.AtMs, c.DRStableEnd); err != nil {
 				return fmt.Errorf("storage: recording the cut of run %d: %w", runID, err)
 			}
 		}
@@ -92,7 +92,7 @@ func (s *Store) SaveFailoverCut(ctx context.Context, runID int64, cut []model.Cu
 // partition; none when it recorded nothing (runs from before 0017, runs
 // that never stopped a mirror).
 func (s *Store) FailoverCut(ctx context.Context, runID int64) ([]model.CutPosition, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT topic, partition, remote_topic, dr_end, sync_up, sync_down, connect_last, at_ms
+	rows, err := s.r.QueryContext(ctx, `SELECT topic, partition, remote_topic, dr_end, sync_up, sync_down, connect_last, at_ms, dr_stable_end
 		FROM failover_cuts WHERE run_id=? ORDER BY topic, partition`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("storage: the cut of run %d: %w", runID, err)
@@ -101,7 +101,7 @@ func (s *Store) FailoverCut(ctx context.Context, runID int64) ([]model.CutPositi
 	var out []model.CutPosition
 	for rows.Next() {
 		var c model.CutPosition
-		if err := rows.Scan(&c.Topic, &c.Partition, &c.RemoteTopic, &c.DREnd, &c.SyncUp, &c.SyncDown, &c.ConnectLast, &c.AtMs); err != nil {
+		if err := rows.Scan(&c.Topic, &c.Partition, &c.RemoteTopic, &c.DREnd, &c.SyncUp, &c.SyncDown, &c.ConnectLast, &c.AtMs, &c.DRStableEnd); err != nil {
 			return nil, err
 		}
 		out = append(out, c)
