@@ -39,7 +39,7 @@ func failedOverMirror(s *monitor.FlowSnapshot, th config.Thresholds, emit func(f
 		emit(famRPOThreshold, float64(th.Warning.Lag.D().Milliseconds()), flow, "warning")
 		emit(famRPOThreshold, float64(th.Critical.Lag.D().Milliseconds()), flow, "critical")
 	}
-	if !s.At.IsZero() {
-		emit(famRefreshed, float64(s.At.UnixMilli())/1000, flow)
+	if !s.FiguresAt.IsZero() { // the last read that reached the clusters, as for every flow
+		emit(famRefreshed, float64(s.FiguresAt.UnixMilli())/1000, flow)
 	}
 }

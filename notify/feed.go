@@ -348,7 +348,9 @@ func (n *Notifier) flowEvent(kind string, s *monitor.FlowSnapshot) Event {
 	rpo := "unknown"
 	if s.RPOMs != nil {
 		rpo = fmt.Sprintf("%.0f s", float64(*s.RPOMs)/1000)
-		if s.Unknown > 0 {
+		// A lower bound says so: partitions of unknown lag, or figures
+		// resting on a read of a cluster that no longer answers.
+		if s.Unknown > 0 || s.RPOAtLeast || s.Bound != "" {
 			rpo = "at least " + rpo
 		}
 	}
