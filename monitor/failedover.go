@@ -34,6 +34,7 @@ type FailedOver struct {
 	// (for the record; it pages nobody), HeldReason its reason.
 	Held       Status
 	HeldReason string
+	HeldSince  time.Time
 }
 
 // Reason is the failed-over state in one sentence.
@@ -60,7 +61,12 @@ func (m *Monitor) SetFailedOver(marks map[string]FailedOver) {
 		// A copy: readers hold the published snapshot.
 		s := *fm.snap
 		if held := fm.snap.FailedOver; held != nil { // back to what the thresholds say
-			s.Status, s.Reason, s.StatusSince, s.FailedOver = held.Held, held.HeldReason, fm.tracker.since, nil
+			// The tracker belongs to the refresh goroutine: its verdict
+			// comes from the snapshot, and never OK on lower bounds.
+			s.Status, s.Reason, s.StatusSince, s.FailedOver = held.Held, held.HeldReason, held.HeldSince, nil
+			if s.Status == StatusOK && s.Bound != "" {
+				s.Status, s.Reason = StatusUnknown, s.Bound
+			}
 		}
 		m.applyFailedOverLocked(&s)
 		fm.snap = &s
@@ -79,7 +85,7 @@ func (m *Monitor) applyFailedOverLocked(s *FlowSnapshot) {
 	if !ok {
 		return
 	}
-	f.Held, f.HeldReason = s.Status, s.Reason
+	f.Held, f.HeldReason, f.HeldSince = s.Status, s.Reason, s.StatusSince
 	s.FailedOver = &f
 	s.Status, s.Reason, s.StatusSince = StatusFailedOver, f.Reason(), time.UnixMilli(f.SinceMs)
 }
