@@ -156,6 +156,7 @@ func serveVariant(t *testing.T, c *console, change func(*config.Config)) variant
 	rb := &failover.Runbook{Store: c.Store, Monitor: c.Monitor, Config: &cfg, Audit: failover.StoreAuditor{Store: c.Store}, Log: log,
 		Connect: c.Runbook.Connect, Flink: c.Runbook.Flink, StopVerifyWindow: c.Runbook.StopVerifyWindow}
 	cat := &catalog.Catalog{Store: c.Store, Config: &cfg, Monitor: c.Monitor, Log: log}
+	rb.Catalog = cat // as serve wires it: steps ask the catalog's verdict when they start
 	ctx, cancel := context.WithCancel(context.Background())
 	go cat.Run(ctx)
 	h := &handlers.Handlers{Monitor: c.Monitor, Store: c.Store, Log: log, Version: "test", Runbook: rb, Catalog: cat,
