@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"sync/atomic"
@@ -112,5 +113,34 @@ func TestOverdueRefreshMarksTheLastFigures(t *testing.T) {
 	}
 	if after := r.m.Snapshot(flow); after == s || after.Bound != "" {
 		t.Fatalf("the refresh's own snapshot did not replace the marked one: bound %q", after.Bound)
+	}
+}
+
+// A refresh hung on the primary is overdue even while DR keeps answering
+// others (the ingester, another flow sharing DR): only the cluster the
+// refresh waits on tells a hung read from a slow one.
+func TestOverdueWhileTheOtherClusterAnswersOthers(t *testing.T) {
+	r := newWriterRig(t)
+	r.cfg.RefreshReadTimeout = config.Duration(20 * time.Second)
+	flow := r.cfg.Flows[0].Name
+	r.refresh()
+	release := make(chan struct{})
+	slowListOffsets(r.primary, release)
+	done := make(chan struct{})
+	go func() { defer close(done); r.refresh() }()
+	for r.m.flows[0].reading.Load() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(OverdueAfter + 300*time.Millisecond)
+	// DR answers someone else's request through the monitor's client.
+	if err := r.m.clients[r.cfg.Flows[0].Target].Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r.m.markOverdue(time.Now())
+	s := r.m.Snapshot(flow)
+	close(release)
+	<-done
+	if s.Status == StatusOK || s.Bound == "" || !s.RPOAtLeast {
+		t.Fatalf("refresh hung on the primary while DR answered others: %s (%s), bound %q", s.Status, s.Reason, s.Bound)
 	}
 }

@@ -92,6 +92,10 @@ type LagReader struct {
 	// OnAbortedCopied, when set, is told of each batch of an aborted
 	// transaction once MM2 is past it (it is in DR).
 	OnAbortedCopied func(tp model.TP, topicID [16]byte, b kafka.AbortedBatch)
+	// Waiting, when set, is told which cluster Read is about to wait on
+	// (true: the target), so a hung read is told from a slow one by the
+	// side it waits on (overdue.go), not by the other side's answers.
+	Waiting func(target bool)
 
 	tsCache  map[model.TP]tsEntry
 	topicIDs map[string][16]byte // last seen source topic ids
@@ -174,6 +178,7 @@ type Reading struct {
 // error, so a partial answer is still used.
 func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time) Reading {
 	out := Reading{At: now}
+	r.waiting(false)
 	topics, err := r.sourceTopics(ctx)
 	if err != nil {
 		out.SourceErr = r.explain(ctx, r.Source, r.Flow.Source, err)
@@ -211,6 +216,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 	// support, records of a transaction still open (or left open by a
 	// killed task) are not in DR for any reader that matters.
 	var targetEnds kafka.Offsets
+	r.waiting(true)
 	targetLeaders, targetIDs, err := kafka.TopicLayout(ctx, r.Target, remote)
 	if err == nil {
 		targetEnds, err = kafka.ListOffsets(ctx, r.Target, targetLeaders, kafka.StableEnd)
@@ -305,8 +311,15 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 			delete(r.topicGone, t)
 		}
 	}
+	r.waiting(false)
 	r.lagMillis(ctx, topics, want, out.Partitions, now)
 	return out
+}
+
+func (r *LagReader) waiting(target bool) {
+	if r.Waiting != nil {
+		r.Waiting(target)
+	}
 }
 
 // explain words a cluster error (kafka.Explain): a cluster that is gone

@@ -216,6 +216,7 @@ type flowMonitor struct {
 	late              *LateRefresh   // the current run of late refreshes
 	perPartitionOff   bool           // the last snapshot's PerPartitionOff was set: logged when it changes
 	reading           atomic.Int64   // wall-clock UnixNano when the running refresh began reading; 0 between refreshes (overdue.go)
+	waitingTarget     atomic.Bool    // the running refresh waits on the target cluster, else on the source (overdue.go)
 	lastPartitionSave time.Time      // the sample writer's (under its drain lock)
 	lastSavedUnknown  int            // partitions of unknown lag in that save (same lock)
 	snap              *FlowSnapshot
@@ -271,7 +272,7 @@ func (m *Monitor) newFlowMonitor(ctx context.Context, f *config.Flow) (*flowMoni
 		}
 	} else {
 		fm.reader = &LagReader{Flow: f, Topics: fm.topics, Source: m.clients[f.Source], Target: m.clients[f.Target],
-			OnAbortedCopied: saveAborted(m.store, f.Name, m.log)}
+			OnAbortedCopied: saveAborted(m.store, f.Name, m.log), Waiting: fm.waitingTarget.Store}
 		fm.ingester = &Ingester{Flow: f, Topics: fm.topics, Store: m.store, State: fm.state, Log: m.log,
 			SourceOpts: m.opts[f.Source], TargetOpts: m.opts[f.Target]}
 	}

@@ -41,8 +41,14 @@ func (m *Monitor) markOverdue(now time.Time) {
 		if fm.link != nil || started == 0 || now.Sub(time.Unix(0, started)) < OverdueAfter {
 			continue
 		}
-		quiet := now.Add(-OverdueAfter)
-		if m.answers[fm.flow.Source].Since(quiet) || m.answers[fm.flow.Target].Since(quiet) {
+		// The cluster the refresh waits on must have answered lately; the
+		// other one's answers (another flow's reads, the ingester's) say
+		// nothing about this read.
+		waitsOn := fm.flow.Source
+		if fm.waitingTarget.Load() {
+			waitsOn = fm.flow.Target
+		}
+		if m.answers[waitsOn].Since(now.Add(-OverdueAfter)) {
 			continue // reading, and answered: slow at most (late), not gone
 		}
 		s := fm.snap
@@ -50,7 +56,7 @@ func (m *Monitor) markOverdue(now time.Time) {
 			continue
 		}
 		t := *s
-		t.boundBy(fmt.Sprintf("refresh reading for %s without an answer from either cluster; figures are lower bounds from the read at %s",
+		t.boundBy(fmt.Sprintf("refresh reading for %s without an answer from the cluster it waits on; figures are lower bounds from the read at %s",
 			now.Sub(time.Unix(0, started)).Round(time.Second), t.FiguresAt.UTC().Format("15:04:05 UTC")))
 		if t.Status == StatusOK {
 			t.Status, t.Reason, t.StatusSince = StatusUnknown, t.Bound, now
