@@ -79,11 +79,14 @@ func AtRiskOf(s *monitor.FlowSnapshot) AtRisk {
 	if s.Unknown > 0 {
 		why("%d partition(s) of unknown lag, which may hold any number", s.Unknown)
 	}
-	if s.RPOAtLeast && s.Unknown == 0 {
+	if s.RPOAtLeast && s.Unknown == 0 && len(s.UnknownAge) > 0 {
 		why("the age of %d partition(s) is only a lower bound", len(s.UnknownAge))
 	}
 	if a.Offsets == nil || a.LagMs == nil {
 		why("no lag figure yet")
+	}
+	if s.RPOAtLeast && !a.AtLeast { // the monitor's own word, whatever its reason
+		why("the monitor states the RPO as a lower bound")
 	}
 	return a
 }

@@ -135,3 +135,19 @@ func TestDataAtRiskStatedWhereTheFailoverIsDecided(t *testing.T) {
 		t.Fatalf("after the cut the page still speaks of data at risk: %q", got)
 	}
 }
+
+// The monitor's own bound is named once, with no reason that counts
+// nothing ("the age of 0 partition(s)"), and a lower-bound RPO stays a
+// lower bound whatever its reason.
+func TestAtRiskNamesTheMonitorsBound(t *testing.T) {
+	rpo, offs := int64(2_300), int64(801)
+	bound := &monitor.FlowSnapshot{RPOMs: &rpo, TotalLagMessages: &offs, RPOAtLeast: true, Bound: "source cluster unreachable"}
+	a := AtRiskOf(bound)
+	if !a.AtLeast || strings.Contains(strings.Join(a.Why, "; "), "the age of 0") || !strings.Contains(strings.Join(a.Why, "; "), "source cluster unreachable") {
+		t.Fatalf("why %q (at least %v)", a.Why, a.AtLeast)
+	}
+	bare := &monitor.FlowSnapshot{RPOMs: &rpo, TotalLagMessages: &offs, RPOAtLeast: true}
+	if a := AtRiskOf(bare); !a.AtLeast {
+		t.Fatalf("a lower-bound RPO stated as exact: %+v", a)
+	}
+}
