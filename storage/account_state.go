@@ -178,19 +178,6 @@ func (s *Store) BaselineAccounts(ctx context.Context, rec model.AuditEntry) (mod
 // AccountRecords lists, oldest first, the records that say what an
 // account is: user.*, sso.identity and accounts.baseline.
 func (s *Store) AccountRecords(ctx context.Context) ([]model.AuditEntry, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, at_ms, actor, action, client_ip, user_agent, subject, details, prev_hash, hash FROM audit
+	return s.auditRecords(ctx, "account records", `SELECT id, at_ms, actor, action, client_ip, user_agent, subject, details, prev_hash, hash FROM audit
 		WHERE action IN ('user.create', 'user.role', 'user.password', 'user.disable', 'user.enable', 'sso.identity', ?) ORDER BY id`, ActionAccountsBaseline)
-	if err != nil {
-		return nil, fmt.Errorf("storage: reading account records: %w", err)
-	}
-	defer rows.Close()
-	var out []model.AuditEntry
-	for rows.Next() {
-		e, err := scanAudit(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
 }

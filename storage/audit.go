@@ -224,9 +224,15 @@ func (s *Store) AuditEntries(ctx context.Context, f AuditFilter) ([]model.AuditE
 	if f.Limit > 0 {
 		q += " LIMIT " + strconv.Itoa(f.Limit)
 	}
+	return s.auditRecords(ctx, "audit records", q, args...)
+}
+
+// auditRecords runs q, a SELECT of whole audit rows, and scans them; what
+// names the records in an error.
+func (s *Store) auditRecords(ctx context.Context, what, q string, args ...any) ([]model.AuditEntry, error) {
 	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("storage: reading audit records: %w", err)
+		return nil, fmt.Errorf("storage: reading %s: %w", what, err)
 	}
 	defer rows.Close()
 	var out []model.AuditEntry
