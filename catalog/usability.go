@@ -139,19 +139,20 @@ func (c *Catalog) Usability(ctx context.Context, sp model.Savepoint, flow string
 		return a.Topic < b.Topic || a.Topic == b.Topic && a.Partition < b.Partition
 	})
 
-	primary, primaryErr := logStarts(ctx, tr.SourceClient(), srcTopics)
+	primaryCl, drCl := c.Monitor.Clients(flow)
+	primary, primaryErr := logStarts(ctx, primaryCl, srcTopics)
 	if primaryErr != nil {
-		u.PrimaryErr = kafka.Explained(ctx, tr.SourceClient(), "the primary", c.Monitor.DownSince(flow, false), primaryErr).Error()
+		u.PrimaryErr = kafka.Explained(ctx, primaryCl, "the primary", c.Monitor.DownSince(flow, false), primaryErr).Error()
 	}
 	var dr, drEnds map[model.TP]int64
 	var drErr error
 	if link {
-		dr, drEnds, drErr = logBounds(ctx, tr.TargetClient(), drTopics)
+		dr, drEnds, drErr = logBounds(ctx, drCl, drTopics)
 	} else {
-		dr, drErr = logStarts(ctx, tr.TargetClient(), drTopics)
+		dr, drErr = logStarts(ctx, drCl, drTopics)
 	}
 	if drErr != nil {
-		u.DRErr = kafka.Explained(ctx, tr.TargetClient(), "DR", c.Monitor.DownSince(flow, true), drErr).Error()
+		u.DRErr = kafka.Explained(ctx, drCl, "DR", c.Monitor.DownSince(flow, true), drErr).Error()
 	}
 
 	for i := range u.Partitions {

@@ -829,6 +829,16 @@ func (m *Monitor) Snapshot(flow string) *FlowSnapshot {
 	return nil
 }
 
+// Clients are the console's clients of flow's primary (source) and DR
+// (target) clusters, for reads through package kafka and the effects'
+// writes; nil for an unknown flow. The primary's may be unreachable.
+func (m *Monitor) Clients(flow string) (primary, dr *kafka.Client) {
+	if fm := m.find(flow); fm != nil {
+		return m.clients[fm.flow.Source], m.clients[fm.flow.Target]
+	}
+	return nil, nil
+}
+
 // Translator returns a group translator for flow over its live sync
 // index and clusters; nil for an unknown flow.
 func (m *Monitor) Translator(flow string) *translation.GroupTranslator {

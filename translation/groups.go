@@ -92,12 +92,13 @@ func NewGroupTranslator(t GroupTranslator, source, target *kafka.Client) *GroupT
 	return &t
 }
 
-// SourceClient is the primary's client, for reads (listing groups, log
-// starts).
+// SourceClient is the primary's client. Reach a flow's clients through
+// monitor.Monitor.Clients instead: this stays only until failover's
+// callers move there.
 func (g *GroupTranslator) SourceClient() *kafka.Client { return g.source }
 
-// TargetClient is DR's client, for reads and, until the failover effect
-// boundary owns them, the offset commits of failover.
+// TargetClient is DR's client; as SourceClient, being replaced by
+// monitor.Monitor.Clients.
 func (g *GroupTranslator) TargetClient() *kafka.Client { return g.target }
 
 // Plan previews translating group. It reads the group's offsets on the
