@@ -345,8 +345,7 @@ type mirroredTopics struct {
 
 // mirroredOf is kafka.TopicLayout's answer as mirroredTopics.
 func mirroredOf(leaders kafka.Leaders, ids map[string][16]byte) mirroredTopics {
-	out := mirroredTopics{names: slices.Sorted(maps.Keys(leaders)), ids: ids, leaders: leaders}
-	return out
+	return mirroredTopics{names: slices.Sorted(maps.Keys(leaders)), ids: ids, leaders: leaders}
 }
 
 // MirroredTopics lists the topics on flow's source cluster (read through
