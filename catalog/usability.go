@@ -8,10 +8,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
@@ -143,43 +139,37 @@ func (c *Catalog) Usability(ctx context.Context, sp model.Savepoint, flow string
 		return a.Topic < b.Topic || a.Topic == b.Topic && a.Partition < b.Partition
 	})
 
-	primary, primaryErr := logStarts(ctx, tr.SourceClient(), srcTopics)
+	primaryCl, drCl := c.Monitor.Clients(flow)
+	primary, primaryErr := logStarts(ctx, primaryCl, srcTopics)
 	if primaryErr != nil {
-		u.PrimaryErr = kafka.Explained(ctx, tr.SourceClient(), "the primary", c.Monitor.DownSince(flow, false), primaryErr).Error()
+		u.PrimaryErr = kafka.Explained(ctx, primaryCl, "the primary", c.Monitor.DownSince(flow, false), primaryErr).Error()
 	}
-	dr, drErr := logStarts(ctx, tr.TargetClient(), drTopics)
-	var drEnds map[model.TP]logStart
+	var dr, drEnds map[model.TP]int64
+	var drErr error
 	if link {
-		var endErr error
-		drEnds, endErr = listOffsets(ctx, tr.TargetClient(), drTopics, false)
-		if endErr != nil && drErr == nil { // the same missing topic fails both: say it once
-			drErr = endErr
-		}
+		dr, drEnds, drErr = logBounds(ctx, drCl, drTopics)
+	} else {
+		dr, drErr = logStarts(ctx, drCl, drTopics)
 	}
 	if drErr != nil {
-		u.DRErr = kafka.Explained(ctx, tr.TargetClient(), "DR", c.Monitor.DownSince(flow, true), drErr).Error()
+		u.DRErr = kafka.Explained(ctx, drCl, "DR", c.Monitor.DownSince(flow, true), drErr).Error()
 	}
 
 	for i := range u.Partitions {
 		p := &u.Partitions[i]
 		key := mm2.TPKey(p.Source)
 		p.Primary, p.DRVerdict = Unknown, Unknown
-		if ls, ok := primary[p.Source]; !ok {
+		if v, ok := primary[p.Source]; !ok {
 			p.Problems = append(p.Problems, "primary log start unknown")
 		} else {
-			if ls.err != nil {
-				p.Problems = append(p.Problems, fmt.Sprintf("primary: %v", ls.err))
-			} else {
-				v := ls.offset
-				p.PrimaryLogStart = &v
-				p.PrimaryDeleted = v > p.Offset
-				p.Primary = Usable
-				if p.PrimaryDeleted {
-					p.Primary = Unusable
-					why := fmt.Sprintf("data deleted on the primary: log start %d is past the savepoint's offset %d (%d records gone)", v, p.Offset, v-p.Offset)
-					p.Problems = append(p.Problems, why)
-					u.Unusable = append(u.Unusable, key+": "+why)
-				}
+			p.PrimaryLogStart = &v
+			p.PrimaryDeleted = v > p.Offset
+			p.Primary = Usable
+			if p.PrimaryDeleted {
+				p.Primary = Unusable
+				why := fmt.Sprintf("data deleted on the primary: log start %d is past the savepoint's offset %d (%d records gone)", v, p.Offset, v-p.Offset)
+				p.Problems = append(p.Problems, why)
+				u.Unusable = append(u.Unusable, key+": "+why)
 			}
 		}
 		switch {
@@ -195,16 +185,11 @@ func (c *Catalog) Usability(ctx context.Context, sp model.Savepoint, flow string
 			}
 			p.Problems = append(p.Problems, why)
 		default:
-			ls, ok := dr[p.DR]
+			v, ok := dr[p.DR]
 			if !ok {
 				p.Problems = append(p.Problems, "DR log start unknown")
 				break
 			}
-			if ls.err != nil {
-				p.Problems = append(p.Problems, fmt.Sprintf("DR %s: %v", mm2.TPKey(p.DR), ls.err))
-				break
-			}
-			v := ls.offset
 			p.DRLogStart = &v
 			p.DRDeleted = v > p.Translation.Offset
 			p.DRVerdict = Usable
@@ -233,14 +218,13 @@ func (c *Catalog) Usability(ctx context.Context, sp model.Savepoint, flow string
 // mirror keeps offsets, so the savepoint is usable in DR once the mirror
 // has copied everything before its offset. Behind is unusable (for now:
 // while the primary lives the mirror may still catch up).
-func checkMirrored(u *Usability, p *PartitionUsability, key string, ends map[model.TP]logStart) {
-	e, ok := ends[p.DR]
-	if !ok || e.err != nil {
+func checkMirrored(u *Usability, p *PartitionUsability, key string, ends map[model.TP]int64) {
+	v, ok := ends[p.DR]
+	if !ok {
 		p.DRVerdict = worst(p.DRVerdict, Unknown)
 		p.Problems = append(p.Problems, "DR log end unknown")
 		return
 	}
-	v := e.offset
 	p.DRLogEnd = &v
 	p.DRBehind = v < p.Offset
 	if p.DRBehind {
@@ -277,47 +261,30 @@ func worst(a, b Verdict) Verdict {
 	return a
 }
 
-type logStart struct {
-	offset int64
-	err    error
-}
-
-// logStarts lists the log-start offsets of topics' partitions. A partial
-// answer comes with the error of the rest.
-func logStarts(ctx context.Context, cl *kgo.Client, topics []string) (map[model.TP]logStart, error) {
-	return listOffsets(ctx, cl, topics, true)
-}
-
-// listOffsets lists the log-start (start) or log-end offsets of topics'
-// partitions. A partial answer comes with the error of the rest.
-func listOffsets(ctx context.Context, cl *kgo.Client, topics []string, start bool) (map[model.TP]logStart, error) {
-	out := map[model.TP]logStart{}
+// logStarts lists the log-start offsets of topics' partitions
+// (kafka.ListAt); a partition not read is missing, and the error says why.
+func logStarts(ctx context.Context, cl *kafka.Client, topics []string) (map[model.TP]int64, error) {
 	if cl == nil {
-		return out, errors.New("no client for the cluster")
+		return nil, errNoClient
 	}
 	ctx, cancel := context.WithTimeout(ctx, kafkaTimeout)
 	defer cancel()
-	list := kadm.NewClient(cl).ListEndOffsets
-	if start {
-		list = kadm.NewClient(cl).ListStartOffsets
-	}
-	listed, err := list(ctx, topics...)
-	listed.Each(func(o kadm.ListedOffset) {
-		if o.Partition < 0 {
-			return // the marker kadm adds for a missing topic
-		}
-		out[model.TP{Topic: o.Topic, Partition: o.Partition}] = logStart{o.Offset, o.Err}
-	})
-	var missing []string
-	for _, t := range topics {
-		if ps, ok := listed[t]; ok {
-			if o, ok := ps[-1]; ok && errors.Is(o.Err, kerr.UnknownTopicOrPartition) {
-				missing = append(missing, t)
-			}
-		}
-	}
-	if len(missing) > 0 {
-		err = errors.Join(err, fmt.Errorf("topic(s) not found: %v", missing))
-	}
-	return out, err
+	return kafka.ListAt(ctx, cl, kafka.StartOffset, topics...)
 }
+
+// logBounds is logStarts with the log-end offsets (kafka.ListBounds).
+func logBounds(ctx context.Context, cl *kafka.Client, topics []string) (starts, ends map[model.TP]int64, err error) {
+	if cl == nil {
+		return nil, nil, errNoClient
+	}
+	ctx, cancel := context.WithTimeout(ctx, kafkaTimeout)
+	defer cancel()
+	bounds, err := kafka.ListBounds(ctx, cl, topics...)
+	starts, ends = make(map[model.TP]int64, len(bounds)), make(map[model.TP]int64, len(bounds))
+	for tp, b := range bounds {
+		starts[tp], ends[tp] = b.Start, b.End
+	}
+	return starts, ends, err
+}
+
+var errNoClient = errors.New("no client for the cluster")

@@ -13,8 +13,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
@@ -329,7 +327,7 @@ func resolveTimestamps(ctx context.Context, cfg *config.Config, flow *config.Flo
 	if err != nil {
 		return inputError{err}
 	}
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kafka.NewClient(opts, nil)
 	if err != nil {
 		return inputError{err}
 	}

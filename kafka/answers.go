@@ -37,7 +37,7 @@ func (a *Answers) Since(t time.Time) bool {
 // client of its own (opts as for the console's client), so an answer is
 // not held up behind slow requests queued on the console's connections:
 // nil when a broker answered within ctx.
-func Probe(ctx context.Context, opts []kgo.Opt) error {
+func Probe(ctx context.Context, opts Options) error {
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -18,10 +19,30 @@ import (
 	"github.com/drconsole/drconsole/config"
 )
 
+// Client, Options and Record are franz-go's client, client options and
+// record under this package's names: the rooms that hold a client or read
+// records (monitor, translation, catalog, cli) pass them on without
+// importing franz-go, and every request is made by a function of this
+// package (or, for writes, of failover/internal/effect).
+type (
+	Client  = kgo.Client
+	Options = []kgo.Opt
+	Record  = kgo.Record
+)
+
+// NewClient makes a client from opts (ClientOptions); answers, when not
+// nil, hears of every response the client reads (Answers).
+func NewClient(opts Options, answers *Answers) (*Client, error) {
+	if answers != nil {
+		opts = append(slices.Clip(opts), kgo.WithHooks(answers))
+	}
+	return kgo.NewClient(opts...)
+}
+
 // ClientOptions turns a cluster's config into franz-go options: seeds, TLS,
 // SASL, a client id naming the cluster, and timeouts short enough that an
 // unreachable cluster is reported within seconds, not minutes.
-func ClientOptions(name string, c *config.Cluster, log *slog.Logger) ([]kgo.Opt, error) {
+func ClientOptions(name string, c *config.Cluster, log *slog.Logger) (Options, error) {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(c.Bootstrap...),
 		kgo.ClientID("drconsole-" + name),

@@ -42,7 +42,7 @@ type Counted struct {
 // was not read do not count; neither does what the fetch did not reach. A
 // partition whose leader is unknown or whose fetch failed is left out
 // (unknown, not 0). ids are the topics' ids.
-func CountCommitted(ctx context.Context, cl *kgo.Client, leaders Leaders, ids map[string][16]byte, spans map[model.TP]Span) map[model.TP]Counted {
+func CountCommitted(ctx context.Context, cl *Client, leaders Leaders, ids map[string][16]byte, spans map[model.TP]Span) map[model.TP]Counted {
 	leaderOf := func(tp model.TP) (int32, bool) {
 		ls := leaders[tp.Topic]
 		if tp.Partition < 0 || int(tp.Partition) >= len(ls) || ls[tp.Partition] < 0 {

@@ -1,8 +1,11 @@
-// Package kafka reads the mirrored clusters with franz-go: client options
-// from the config (client.go), first-record timestamps and record-batch
-// scanning for aborted transactions (fetchts.go, aborted.go), and consumer
-// group reads and seeks by timestamp (group_reads.go), and bounded reads of
-// the records in offset ranges (records.go). Translating a
+// Package kafka is the console's one door to Kafka for reads, with
+// franz-go: clients and their options from the config (client.go), log
+// starts and ends by leader, the one way offsets are listed (offsets.go,
+// records.go: ListOffsets, ListAt, ListBounds, StableEnds), first-record
+// timestamps and record-batch scanning for aborted transactions
+// (fetchts.go, aborted.go), consumer-group reads and seeks by timestamp
+// (group_reads.go), bounded reads of the records in offset ranges
+// (records.go), and tailing MM2's internal topics (tail.go). Translating a
 // group's offsets to DR, which joins these reads with MM2's syncs and
 // checkpoints, is package translation's.
 // It writes nothing to a cluster: committing offsets is an effect, in

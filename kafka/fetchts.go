@@ -65,7 +65,7 @@ const (
 // maxFollowUps. Partitions whose record still could not be read (fetch
 // error, leader unknown) are left out.
 // ids are the topics' ids (Fetch v13+ names topics by id).
-func FetchTimestamps(ctx context.Context, cl *kgo.Client, leaders Leaders, ids map[string][16]byte, want map[model.TP]int64) map[model.TP]FirstRecord {
+func FetchTimestamps(ctx context.Context, cl *Client, leaders Leaders, ids map[string][16]byte, want map[model.TP]int64) map[model.TP]FirstRecord {
 	leaderOf := func(tp model.TP) (int32, bool) {
 		ls := leaders[tp.Topic]
 		if tp.Partition < 0 || int(tp.Partition) >= len(ls) {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/model"
 )
@@ -95,7 +94,7 @@ var ErrGroupActive = errors.New("the DR group has active members; stop its consu
 // SeekByTimestamp finds, for each DR partition of topics, the first offset
 // whose record timestamp is at or after ms (Kafka's ListOffsets by
 // timestamp). The alternative to translation: simpler, at-least-once.
-func SeekByTimestamp(ctx context.Context, target *kgo.Client, ms int64, topics ...string) (map[model.TP]model.SeekResult, error) {
+func SeekByTimestamp(ctx context.Context, target *Client, ms int64, topics ...string) (map[model.TP]model.SeekResult, error) {
 	listed, err := kadm.NewClient(target).ListOffsetsAfterMilli(ctx, ms, topics...)
 	if err != nil && !Partial(err) {
 		return nil, fmt.Errorf("listing DR offsets by timestamp: %w", err)
@@ -106,5 +105,66 @@ func SeekByTimestamp(ctx context.Context, target *kgo.Client, ms int64, topics .
 			out[model.TP{Topic: o.Topic, Partition: o.Partition}] = model.SeekResult{Offset: o.Offset, Timestamp: o.Timestamp}
 		}
 	})
+	return out, nil
+}
+
+// GroupCommitted is group's committed offsets on cl's cluster by
+// partition (GroupOffsets), leaving out partitions with an error or no
+// offset.
+func GroupCommitted(ctx context.Context, cl *Client, group string) (map[model.TP]int64, error) {
+	resp, err := GroupOffsets(ctx, kadm.NewClient(cl), group)
+	if err != nil {
+		return nil, err
+	}
+	out := map[model.TP]int64{}
+	resp.Each(func(o kadm.OffsetResponse) {
+		if o.Err == nil && o.At >= 0 {
+			out[model.TP{Topic: o.Topic, Partition: o.Partition}] = o.At
+		}
+	})
+	return out, nil
+}
+
+// GroupStateOn is GroupState on cl's cluster, for readers that hold a
+// client, not the admin client the effects commit with.
+func GroupStateOn(ctx context.Context, cl *Client, group string) (string, int, error) {
+	return GroupState(ctx, kadm.NewClient(cl), group)
+}
+
+// Groups lists the consumer groups cl's cluster knows.
+func Groups(ctx context.Context, cl *Client) ([]string, error) {
+	listed, err := kadm.NewClient(cl).ListGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return listed.Groups(), nil
+}
+
+// AllGroupsCommitted is every group's committed offsets on cl's cluster
+// (one ListGroups and one batched OffsetFetch), as GroupCommitted; a group
+// whose offsets could not be fetched is left out.
+func AllGroupsCommitted(ctx context.Context, cl *Client) (map[string]map[model.TP]int64, error) {
+	adm := kadm.NewClient(cl)
+	listed, err := adm.ListGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	groups := listed.Groups()
+	out := map[string]map[model.TP]int64{}
+	if len(groups) == 0 {
+		return out, nil
+	}
+	for _, r := range adm.FetchManyOffsets(ctx, groups...) {
+		if r.Err != nil {
+			continue
+		}
+		offs := map[model.TP]int64{}
+		r.Fetched.Each(func(o kadm.OffsetResponse) {
+			if o.Err == nil && o.At >= 0 {
+				offs[model.TP{Topic: o.Topic, Partition: o.Partition}] = o.At
+			}
+		})
+		out[r.Group] = offs
+	}
 	return out, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -53,7 +52,7 @@ const (
 // request asks for no topic, which refreshes the broker list kgo routes
 // by; the full request then goes to one of those brokers directly, the
 // next one if it fails.
-func Metadata(ctx context.Context, cl *kgo.Client, topics []string) (*kmsg.MetadataResponse, error) {
+func Metadata(ctx context.Context, cl *Client, topics []string) (*kmsg.MetadataResponse, error) {
 	probe := kmsg.NewPtrMetadataRequest()
 	probe.Topics = []kmsg.MetadataRequestTopic{} // empty, not nil: brokers only
 	brokers, err := probe.RequestWith(ctx, cl)
@@ -87,14 +86,14 @@ func Metadata(ctx context.Context, cl *kgo.Client, topics []string) (*kmsg.Metad
 // TopicLeaders is the leaders of topics' partitions, from a Metadata
 // request of its own (not kgo's cache, which may hold a recreated topic's
 // old layout). A topic the cluster does not have is left out.
-func TopicLeaders(ctx context.Context, cl *kgo.Client, topics []string) (Leaders, error) {
+func TopicLeaders(ctx context.Context, cl *Client, topics []string) (Leaders, error) {
 	out, _, err := TopicLayout(ctx, cl, topics)
 	return out, err
 }
 
 // TopicLayout is TopicLeaders with the topics' ids (Fetch v13+ names
 // topics by id).
-func TopicLayout(ctx context.Context, cl *kgo.Client, topics []string) (Leaders, map[string][16]byte, error) {
+func TopicLayout(ctx context.Context, cl *Client, topics []string) (Leaders, map[string][16]byte, error) {
 	out, ids := Leaders{}, map[string][16]byte{}
 	if len(topics) == 0 {
 		return out, ids, nil
@@ -137,7 +136,7 @@ func PartitionLeaders(ps []kmsg.MetadataResponseTopicPartition) []int32 {
 // leader is unknown or did not answer is -1; err is set only when there
 // was something to ask and no broker answered (the cluster is unreachable),
 // not for a partial answer.
-func ListOffsets(ctx context.Context, cl *kgo.Client, leaders Leaders, ts int64) (Offsets, error) {
+func ListOffsets(ctx context.Context, cl *Client, leaders Leaders, ts int64) (Offsets, error) {
 	out := make(Offsets, len(leaders))
 	isolation := int8(0) // read_uncommitted
 	if ts == StableEnd {

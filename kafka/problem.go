@@ -206,7 +206,7 @@ func firstBytes(ctx context.Context, addr string) probeResult {
 }
 
 // Seeds is the seed brokers of cl (for Explain).
-func Seeds(cl *kgo.Client) []string {
+func Seeds(cl *Client) []string {
 	if cl == nil {
 		return nil
 	}
@@ -215,7 +215,7 @@ func Seeds(cl *kgo.Client) []string {
 }
 
 // Explained is Explain for the cluster of cl.
-func Explained(ctx context.Context, cl *kgo.Client, cluster string, since time.Time, err error) error {
+func Explained(ctx context.Context, cl *Client, cluster string, since time.Time, err error) error {
 	if err == nil {
 		return nil
 	}

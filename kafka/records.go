@@ -44,7 +44,7 @@ func (e *CapError) Error() string {
 const readFetchBytes = 1 << 20
 
 // RecordSize is what a record counts against ReadLimits.MaxBytes.
-func RecordSize(r *kgo.Record) int64 {
+func RecordSize(r *Record) int64 {
 	n := len(r.Key) + len(r.Value)
 	for _, h := range r.Headers {
 		n += len(h.Key) + len(h.Value)
@@ -60,7 +60,7 @@ func RecordSize(r *kgo.Record) int64 {
 // markers are not. It fails when fn does, when ctx ends, when a cap is
 // reached (*CapError) or when the cluster stays silent for Idle. done,
 // when set, hears of each range read to its end.
-func ReadRecords(ctx context.Context, opts []kgo.Opt, ranges []Range, lim ReadLimits, fn func(*kgo.Record) error, done func(model.TP)) error {
+func ReadRecords(ctx context.Context, opts Options, ranges []Range, lim ReadLimits, fn func(*Record) error, done func(model.TP)) error {
 	if lim.Idle <= 0 {
 		lim.Idle = 30 * time.Second
 	}
@@ -156,7 +156,7 @@ func ReadRecords(ctx context.Context, opts []kgo.Opt, ranges []Range, lim ReadLi
 // (what a read_committed reader can reach; the high watermark unless a
 // transaction is open). A partition whose offset could not be read is
 // missing.
-func StableEnds(ctx context.Context, cl *kgo.Client, topics ...string) (map[model.TP]int64, error) {
+func StableEnds(ctx context.Context, cl *Client, topics ...string) (map[model.TP]int64, error) {
 	leaders, err := TopicLeaders(ctx, cl, topics)
 	if err != nil {
 		return nil, fmt.Errorf("reading the partitions' leaders: %w", err)
@@ -179,33 +179,71 @@ type LogBounds struct{ Start, End int64 }
 // ListBounds reads the log start and end of every partition of topics
 // from their leaders (TopicLeaders, ListOffsets). A partition whose
 // offsets could not be read is missing, and the error says how many are.
-func ListBounds(ctx context.Context, cl *kgo.Client, topics ...string) (map[model.TP]LogBounds, error) {
+func ListBounds(ctx context.Context, cl *Client, topics ...string) (map[model.TP]LogBounds, error) {
+	listed, err := listAt(ctx, cl, topics, StartOffset, EndOffset)
+	if listed == nil {
+		return nil, err
+	}
+	out := make(map[model.TP]LogBounds, len(listed))
+	for tp, o := range listed {
+		out[tp] = LogBounds{Start: o[0], End: o[1]}
+	}
+	return out, err
+}
+
+// ListAt reads one offset (at: StartOffset, EndOffset or StableEnd) of
+// every partition of topics from their leaders, as ListBounds does.
+func ListAt(ctx context.Context, cl *Client, at int64, topics ...string) (map[model.TP]int64, error) {
+	listed, err := listAt(ctx, cl, topics, at)
+	if listed == nil {
+		return nil, err
+	}
+	out := make(map[model.TP]int64, len(listed))
+	for tp, o := range listed {
+		out[tp] = o[0]
+	}
+	return out, err
+}
+
+// listAt reads the offsets at each of ats of every partition of topics:
+// a partition is left out unless all of them were read, and the error
+// names the topics the cluster does not have and counts those left out.
+func listAt(ctx context.Context, cl *Client, topics []string, ats ...int64) (map[model.TP][]int64, error) {
 	leaders, err := TopicLeaders(ctx, cl, topics)
 	if err != nil {
 		return nil, fmt.Errorf("reading the partitions' leaders: %w", err)
 	}
-	starts, serr := ListOffsets(ctx, cl, leaders, StartOffset)
-	ends, eerr := ListOffsets(ctx, cl, leaders, EndOffset)
-	out := map[model.TP]LogBounds{}
+	lists := make([]Offsets, len(ats))
+	errs := make([]error, 1, 1+len(ats))
+	for i, at := range ats {
+		var lerr error
+		lists[i], lerr = ListOffsets(ctx, cl, leaders, at)
+		errs = append(errs, lerr)
+	}
+	out := map[model.TP][]int64{}
 	missing := 0
 	for topic, ls := range leaders {
+	partitions:
 		for p := range ls {
-			s, sok := starts.Get(topic, int32(p))
-			e, eok := ends.Get(topic, int32(p))
-			if !sok || !eok {
-				missing++
-				continue
+			vs := make([]int64, len(ats))
+			for i := range lists {
+				v, ok := lists[i].Get(topic, int32(p))
+				if !ok {
+					missing++
+					continue partitions
+				}
+				vs[i] = v
 			}
-			out[model.TP{Topic: topic, Partition: int32(p)}] = LogBounds{Start: s, End: e}
+			out[model.TP{Topic: topic, Partition: int32(p)}] = vs
 		}
 	}
 	for _, t := range topics {
 		if _, ok := leaders[t]; !ok {
-			err = errors.Join(err, fmt.Errorf("topic %s is not in the cluster", t))
+			errs[0] = errors.Join(errs[0], fmt.Errorf("topic %s is not in the cluster", t))
 		}
 	}
 	if missing > 0 {
-		err = errors.Join(err, fmt.Errorf("the offsets of %d partition(s) could not be read", missing))
+		errs[0] = errors.Join(errs[0], fmt.Errorf("the offsets of %d partition(s) could not be read", missing))
 	}
-	return out, errors.Join(err, serr, eerr)
+	return out, errors.Join(errs...)
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -46,11 +45,11 @@ func TestScanAborted(t *testing.T) {
 		}
 		produce(t, cl, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte("plain")})
 	}
-	details, err := kadm.NewClient(cl).ListTopics(ctx, "orders")
+	leaders, ids, err := kafka.TopicLayout(ctx, cl, []string{"orders"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	topics := mirroredOf(details)
+	topics := mirroredOf(leaders, ids)
 	tp := model.TP{Topic: "orders", Partition: 0}
 	// All decided and read to the end: what is appended next is unread,
 	// so the lag reader must read again when the log grows.

@@ -6,11 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/drconsole/drconsole/clusterlink"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 )
 
@@ -36,12 +34,12 @@ type LinkStatus struct {
 type ClusterLinkReader struct {
 	Flow   *config.Flow
 	REST   *clusterlink.Client
-	Source *kgo.Client // may be unreachable
-	ts     *LagReader  // reuses the timestamp cache and Fetch logic
+	Source *kafka.Client // may be unreachable
+	ts     *LagReader    // reuses the timestamp cache and Fetch logic
 }
 
 // NewClusterLinkReader builds the REST client from the flow's config.
-func NewClusterLinkReader(f *config.Flow, source *kgo.Client) (*ClusterLinkReader, error) {
+func NewClusterLinkReader(f *config.Flow, source *kafka.Client) (*ClusterLinkReader, error) {
 	rest, err := clusterlink.ForFlow(f)
 	if err != nil {
 		return nil, err
@@ -95,11 +93,11 @@ func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *
 	if r.Source != nil {
 		// Also the source's reachability: a link can look ACTIVE with its
 		// source gone.
-		details, err := kadm.NewClient(r.Source).ListTopics(ctx, topics...)
+		leaders, ids, err := kafka.TopicLayout(ctx, r.Source, topics)
 		if err != nil {
 			out.SourceErr = fmt.Errorf("source cluster: %w", err)
 		} else {
-			r.ts.lagMillis(ctx, mirroredOf(details), want, out.Partitions, now)
+			r.ts.lagMillis(ctx, mirroredOf(leaders, ids), want, out.Partitions, now)
 		}
 	}
 	return out, st

@@ -7,11 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/kafka"
@@ -38,8 +34,8 @@ type Ingester struct {
 	Store      *storage.Store
 	State      *MirrorState
 	Log        *slog.Logger
-	SourceOpts []kgo.Opt // how to reach the source cluster
-	TargetOpts []kgo.Opt // how to reach the target cluster
+	SourceOpts kafka.Options // how to reach the source cluster
+	TargetOpts kafka.Options // how to reach the target cluster
 	// Recheck is how often the topic layout is re-read (new partitions,
 	// topics created after start-up); default 30s.
 	Recheck time.Duration
@@ -76,7 +72,7 @@ func (in *Ingester) Run(ctx context.Context) {
 
 // loop consumes topics from one cluster, rebuilding the consumer when the
 // layout changes or something fails, with a capped backoff.
-func (in *Ingester) loop(ctx context.Context, cluster string, opts []kgo.Opt, topics []string) {
+func (in *Ingester) loop(ctx context.Context, cluster string, opts kafka.Options, topics []string) {
 	backoff := time.Second
 	for ctx.Err() == nil {
 		err := in.consume(ctx, cluster, opts, topics)
@@ -99,41 +95,35 @@ func (in *Ingester) loop(ctx context.Context, cluster string, opts []kgo.Opt, to
 	}
 }
 
-// topicLayout is an existing topic's partitions and identity.
+// topicLayout is an existing topic's partitions and identity, and the
+// partitions' leaders (-1: none known).
 type topicLayout struct {
-	ID         kadm.TopicID
-	Partitions []int32
+	ID      [16]byte
+	Leaders []int32
 }
 
-// layout lists the existing partitions and topic ids of topics.
-func layout(ctx context.Context, adm *kadm.Client, topics []string) (map[string]topicLayout, error) {
+// layout lists the existing partitions and topic ids of topics; a topic
+// not created yet is left out (MM2 creates its topics lazily).
+func layout(ctx context.Context, cl *kafka.Client, topics []string) (map[string]topicLayout, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	td, err := adm.ListTopicsWithInternal(ctx, topics...)
+	leaders, ids, err := kafka.TopicLayout(ctx, cl, topics)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]topicLayout{}
-	for _, t := range td.Sorted() {
-		if t.Err != nil {
-			continue // not created yet: MM2 creates its topics lazily
-		}
-		l := topicLayout{ID: t.ID}
-		for _, p := range t.Partitions.Sorted() {
-			l.Partitions = append(l.Partitions, p.Partition)
-		}
-		out[t.Topic] = l
+	out := make(map[string]topicLayout, len(leaders))
+	for t, ls := range leaders {
+		out[t] = topicLayout{ID: ids[t], Leaders: ls}
 	}
 	return out, nil
 }
 
-func (in *Ingester) consume(ctx context.Context, cluster string, opts []kgo.Opt, topics []string) error {
-	admCl, err := kgo.NewClient(opts...)
+func (in *Ingester) consume(ctx context.Context, cluster string, opts kafka.Options, topics []string) error {
+	adm, err := kafka.NewClient(opts, nil)
 	if err != nil {
 		return err
 	}
-	adm := kadm.NewClient(admCl)
-	defer admCl.Close()
+	defer adm.Close()
 	parts, err := layout(ctx, adm, topics)
 	if err != nil {
 		return fmt.Errorf("listing %v: %w", topics, err)
@@ -156,64 +146,47 @@ func (in *Ingester) consume(ctx context.Context, cluster string, opts []kgo.Opt,
 	if err != nil {
 		return err
 	}
-	assign := map[string]map[int32]kgo.Offset{}
+	from := map[string]map[int32]int64{}
 	for topic, l := range parts {
-		assign[topic] = map[int32]kgo.Offset{}
-		for _, p := range l.Partitions {
-			next, ok, err := in.Store.PositionIn(ctx, in.Flow.Name, topic, incs[topic], p)
+		from[topic] = map[int32]int64{}
+		for p := range l.Leaders {
+			next, ok, err := in.Store.PositionIn(ctx, in.Flow.Name, topic, incs[topic], int32(p))
 			if err != nil {
 				return err
 			}
-			off := kgo.NewOffset().AtStart()
-			if ok {
-				off = kgo.NewOffset().At(next)
+			if !ok {
+				next = kafka.FromStart
 			}
-			assign[topic][p] = off
+			from[topic][int32(p)] = next
 		}
 	}
-	cl, err := kgo.NewClient(append(slices.Clone(opts),
-		kgo.ConsumePartitions(assign),
-		// Compaction or retention removed records we had not read yet:
-		// restart from the earliest that remains.
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxWait(500*time.Millisecond),
-		// MM2 with exactly-once support writes its Connect offsets,
-		// checkpoints and heartbeats in transactions: a position of a
-		// transaction not committed (or aborted) is not MM2's.
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-	)...)
+	tail, err := kafka.NewTail(opts, from)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	defer tail.Close()
 	deadline := time.Now().Add(recheck)
 	for ctx.Err() == nil {
 		pollCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		fetches := cl.PollRecords(pollCtx, 50_000)
+		batches, err := tail.Poll(pollCtx, 50_000)
 		cancel()
-		var fetchErr error
-		fetches.EachError(func(topic string, p int32, err error) {
-			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-				fetchErr = fmt.Errorf("fetching %s/%d: %w", topic, p, err)
-			}
-		})
-		if fetchErr != nil {
-			return fetchErr
+		if err != nil {
+			return err
 		}
 		var storeErr error
-		fetches.EachTopic(func(t kgo.FetchTopic) {
+		for _, b := range batches {
 			// The broker answers by topic id: records of a topic recreated
 			// since the layout was read belong to a new incarnation.
-			if t.TopicID != ([16]byte{}) && t.TopicID != parts[t.Topic].ID && parts[t.Topic].ID != (kadm.TopicID{}) {
+			if b.TopicID != ([16]byte{}) && b.TopicID != parts[b.Topic].ID && parts[b.Topic].ID != ([16]byte{}) {
 				storeErr = errTopicRecreated
-				return
+				break
 			}
-			for _, p := range t.Partitions {
-				if storeErr == nil && len(p.Records) > 0 {
-					storeErr = in.store(ctx, t.Topic, p.Partition, incs[t.Topic], p.Records)
+			if len(b.Records) > 0 {
+				if storeErr = in.store(ctx, b.Topic, b.Partition, incs[b.Topic], b.Records); storeErr != nil {
+					break
 				}
 			}
-		})
+		}
 		if errors.Is(storeErr, errTopicRecreated) {
 			return nil // rebuild with the new incarnation
 		}
@@ -238,7 +211,7 @@ func sameLayout(a, b map[string]topicLayout) bool {
 		return false
 	}
 	for t, l := range a {
-		if l.ID != b[t].ID || !slices.Equal(l.Partitions, b[t].Partitions) {
+		if l.ID != b[t].ID || len(l.Leaders) != len(b[t].Leaders) {
 			return false
 		}
 	}
@@ -247,27 +220,29 @@ func sameLayout(a, b map[string]topicLayout) bool {
 
 // incarnations resolves the incarnation of every topic in parts, recording
 // a new one (and saying so) when a topic id was not seen before.
-func (in *Ingester) incarnations(ctx context.Context, adm *kadm.Client, cluster string, parts map[string]topicLayout) (map[string]int64, error) {
-	names := make([]string, 0, len(parts))
-	for t := range parts {
-		names = append(names, t)
+func (in *Ingester) incarnations(ctx context.Context, cl *kafka.Client, cluster string, parts map[string]topicLayout) (map[string]int64, error) {
+	leaders := make(kafka.Leaders, len(parts))
+	for t, l := range parts {
+		leaders[t] = l.Leaders
 	}
 	var ends map[string]map[int32]int64
-	if listed, err := adm.ListEndOffsets(ctx, names...); err == nil || kafka.Partial(err) {
+	if listed, err := kafka.ListOffsets(ctx, cl, leaders, kafka.EndOffset); err == nil {
 		ends = map[string]map[int32]int64{}
-		listed.Each(func(o kadm.ListedOffset) {
-			if o.Err == nil {
-				if ends[o.Topic] == nil {
-					ends[o.Topic] = map[int32]int64{}
+		for t, ls := range leaders {
+			for p := range ls {
+				if o, ok := listed.Get(t, int32(p)); ok {
+					if ends[t] == nil {
+						ends[t] = map[int32]int64{}
+					}
+					ends[t][int32(p)] = o
 				}
-				ends[o.Topic][o.Partition] = o.Offset
 			}
-		})
+		}
 	}
 	out := map[string]int64{}
 	for t, l := range parts {
 		id := ""
-		if l.ID != (kadm.TopicID{}) {
+		if l.ID != ([16]byte{}) {
 			id = hex.EncodeToString(l.ID[:])
 		}
 		inc, created, err := in.Store.ResolveIncarnation(ctx, in.Flow.Name, cluster, t, id, ends[t])
@@ -289,11 +264,11 @@ func (in *Ingester) incarnations(ctx context.Context, adm *kadm.Client, cluster 
 
 // store decodes records of one internal topic partition and stores them
 // with the position after the last one.
-func (in *Ingester) store(ctx context.Context, topic string, partition int32, incarnation int64, recs []*kgo.Record) error {
+func (in *Ingester) store(ctx context.Context, topic string, partition int32, incarnation int64, recs []*kafka.Record) error {
 	b := storage.Batch{Flow: in.Flow.Name, Topic: topic, Partition: partition, Incarnation: incarnation, NextOffset: recs[len(recs)-1].Offset + 1}
 	var decodeErrs int64
 	var lastErr string
-	bad := func(r *kgo.Record, err error) {
+	bad := func(r *kafka.Record, err error) {
 		decodeErrs++
 		lastErr = fmt.Sprintf("offset %d: %v", r.Offset, err)
 	}

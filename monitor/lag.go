@@ -3,12 +3,10 @@ package monitor
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/kafka"
@@ -86,8 +84,8 @@ type PartitionLag struct {
 type LagReader struct {
 	Flow   *config.Flow
 	Topics FlowTopics
-	Source *kgo.Client
-	Target *kgo.Client
+	Source *kafka.Client
+	Target *kafka.Client
 
 	// OnAbortedCopied, when set, is told of each batch of an aborted
 	// transaction once MM2 is past it (it is in DR).
@@ -324,7 +322,7 @@ func (r *LagReader) waiting(target bool) {
 
 // explain words a cluster error (kafka.Explain): a cluster that is gone
 // reads as unreachable, not as a TLS question.
-func (r *LagReader) explain(ctx context.Context, cl *kgo.Client, cluster string, err error) error {
+func (r *LagReader) explain(ctx context.Context, cl *kafka.Client, cluster string, err error) error {
 	return kafka.Explained(ctx, cl, cluster, time.Time{}, err)
 }
 
@@ -345,28 +343,14 @@ type mirroredTopics struct {
 	leaders kafka.Leaders // partitions 0..n-1 of each topic
 }
 
-// mirroredOf is kadm's topic details as mirroredTopics.
-func mirroredOf(details kadm.TopicDetails) mirroredTopics {
-	out := mirroredTopics{names: details.Names(), ids: map[string][16]byte{}, leaders: kafka.Leaders{}}
-	for name, td := range details {
-		out.ids[name] = td.ID
-		ls := make([]int32, 0, len(td.Partitions))
-		for _, pd := range td.Partitions.Sorted() {
-			for int32(len(ls)) <= pd.Partition {
-				ls = append(ls, -1)
-			}
-			if pd.Err == nil {
-				ls[pd.Partition] = pd.Leader
-			}
-		}
-		out.leaders[name] = ls
-	}
-	return out
+// mirroredOf is kafka.TopicLayout's answer as mirroredTopics.
+func mirroredOf(leaders kafka.Leaders, ids map[string][16]byte) mirroredTopics {
+	return mirroredTopics{names: slices.Sorted(maps.Keys(leaders)), ids: ids, leaders: leaders}
 }
 
 // MirroredTopics lists the topics on flow's source cluster (read through
 // source) that the flow mirrors: what the monitor watches of it.
-func MirroredTopics(ctx context.Context, flow *config.Flow, source *kgo.Client) ([]string, error) {
+func MirroredTopics(ctx context.Context, flow *config.Flow, source *kafka.Client) ([]string, error) {
 	t, err := (&LagReader{Flow: flow, Topics: TopicsOf(flow), Source: source}).sourceTopics(ctx)
 	return t.names, err
 }

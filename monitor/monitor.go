@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
@@ -181,9 +179,9 @@ type Monitor struct {
 	// Now is the clock; replaced in tests.
 	Now func() time.Time
 
-	clients map[string]*kgo.Client
+	clients map[string]*kafka.Client
 	answers map[string]*kafka.Answers // when each cluster last answered
-	opts    map[string][]kgo.Opt
+	opts    map[string]kafka.Options
 	writer  *sampleWriter
 
 	mu sync.RWMutex
@@ -231,8 +229,8 @@ const PartitionSampleEvery = time.Minute
 // NewMonitor connects (lazily: franz-go dials on first use) to every
 // cluster and loads each flow's last known state from the store.
 func NewMonitor(ctx context.Context, cfg *config.Config, store *storage.Store, log *slog.Logger) (*Monitor, error) {
-	m := &Monitor{cfg: cfg, store: store, log: log, Now: time.Now, clients: map[string]*kgo.Client{},
-		answers: map[string]*kafka.Answers{}, opts: map[string][]kgo.Opt{}}
+	m := &Monitor{cfg: cfg, store: store, log: log, Now: time.Now, clients: map[string]*kafka.Client{},
+		answers: map[string]*kafka.Answers{}, opts: map[string]kafka.Options{}}
 	m.writer = newSampleWriter(m)
 	for name, c := range cfg.Clusters {
 		opts, err := kafka.ClientOptions(name, c, log)
@@ -241,7 +239,7 @@ func NewMonitor(ctx context.Context, cfg *config.Config, store *storage.Store, l
 			return nil, err
 		}
 		ans := &kafka.Answers{}
-		cl, err := kgo.NewClient(append(slices.Clip(opts), kgo.WithHooks(ans))...)
+		cl, err := kafka.NewClient(opts, ans)
 		if err != nil {
 			m.Close()
 			return nil, fmt.Errorf("cluster %s: %w", name, err)
@@ -829,6 +827,16 @@ func (m *Monitor) Snapshot(flow string) *FlowSnapshot {
 		return fm.snap
 	}
 	return nil
+}
+
+// Clients are the console's clients of flow's primary (source) and DR
+// (target) clusters, for reads through package kafka and the effects'
+// writes; nil for an unknown flow. The primary's may be unreachable.
+func (m *Monitor) Clients(flow string) (primary, dr *kafka.Client) {
+	if fm := m.find(flow); fm != nil {
+		return m.clients[fm.flow.Source], m.clients[fm.flow.Target]
+	}
+	return nil, nil
 }
 
 // Translator returns a group translator for flow over its live sync

@@ -4,9 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
-
+	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -16,27 +14,18 @@ import (
 // each group was. The monitor's groupOffsetsLoop calls it every
 // GroupOffsetsEvery while the primary answers; translation.GroupTranslator
 // reads what it stored when the primary does not.
-func RecordPrimaryGroups(ctx context.Context, store *storage.Store, flow string, source *kgo.Client, mirrored func(topic string) bool, now time.Time) (int, error) {
-	adm := kadm.NewClient(source)
-	listed, err := adm.ListGroups(ctx)
+func RecordPrimaryGroups(ctx context.Context, store *storage.Store, flow string, source *kafka.Client, mirrored func(topic string) bool, now time.Time) (int, error) {
+	fetched, err := kafka.AllGroupsCommitted(ctx, source)
 	if err != nil {
 		return 0, err
 	}
-	groups := listed.Groups()
-	if len(groups) == 0 {
-		return 0, nil
-	}
-	fetched := adm.FetchManyOffsets(ctx, groups...)
 	var offs []storage.GroupOffset
-	for _, r := range fetched {
-		if r.Err != nil {
-			continue
-		}
-		r.Fetched.Each(func(o kadm.OffsetResponse) {
-			if o.Err == nil && o.At >= 0 && mirrored(o.Topic) {
-				offs = append(offs, storage.GroupOffset{Group: r.Group, Topic: o.Topic, Partition: o.Partition, Offset: o.At, AtMs: now.UnixMilli()})
+	for group, committed := range fetched {
+		for tp, at := range committed {
+			if mirrored(tp.Topic) {
+				offs = append(offs, storage.GroupOffset{Group: group, Topic: tp.Topic, Partition: tp.Partition, Offset: at, AtMs: now.UnixMilli()})
 			}
-		})
+		}
 	}
 	if len(offs) == 0 {
 		return 0, nil

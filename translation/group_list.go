@@ -10,7 +10,6 @@ import (
 
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
-	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // SourceGroups lists the consumer groups the primary knows (a read). It
@@ -20,11 +19,11 @@ func (t *GroupTranslator) SourceGroups(ctx context.Context) ([]string, error) {
 	if t.source == nil {
 		return nil, errNoSource
 	}
-	groups, err := kadm.NewClient(t.source).ListGroups(ctx)
+	groups, err := kafka.Groups(ctx, t.source)
 	if err != nil {
 		return nil, kafka.Explained(ctx, t.source, "the primary", time.Time{}, err)
 	}
-	return groups.Groups(), nil
+	return groups, nil
 }
 
 // SeekDR finds, for each partition of topics in DR, the first offset at

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
@@ -84,24 +81,25 @@ type GroupTranslator struct {
 	// source may be unreachable (the primary is gone): then MM2's
 	// checkpoints in DR supply the group's primary offsets. Unexported so
 	// that no caller picks a raw client off a translator to write with.
-	source *kgo.Client
-	target *kgo.Client
+	source *kafka.Client
+	target *kafka.Client
 }
 
 // NewGroupTranslator returns t reading the primary through source (which may
 // be unreachable) and DR through target.
-func NewGroupTranslator(t GroupTranslator, source, target *kgo.Client) *GroupTranslator {
+func NewGroupTranslator(t GroupTranslator, source, target *kafka.Client) *GroupTranslator {
 	t.source, t.target = source, target
 	return &t
 }
 
-// SourceClient is the primary's client, for reads (listing groups, log
-// starts).
-func (g *GroupTranslator) SourceClient() *kgo.Client { return g.source }
+// SourceClient is the primary's client. Reach a flow's clients through
+// monitor.Monitor.Clients instead: this stays only until failover's
+// callers move there.
+func (g *GroupTranslator) SourceClient() *kafka.Client { return g.source }
 
-// TargetClient is DR's client, for reads and, until the failover effect
-// boundary owns them, the offset commits of failover.
-func (g *GroupTranslator) TargetClient() *kgo.Client { return g.target }
+// TargetClient is DR's client; as SourceClient, being replaced by
+// monitor.Monitor.Clients.
+func (g *GroupTranslator) TargetClient() *kafka.Client { return g.target }
 
 // Plan previews translating group. It reads the group's offsets on the
 // primary when it answers, else from MM2's checkpoints.
@@ -185,20 +183,18 @@ func (g *GroupTranslator) PlanOffsets(ctx context.Context, group string, offsets
 // and one translated row per primary partition.
 func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets map[model.TP]int64, mm2 map[model.TP]model.Checkpoint) (*GroupPlan, error) {
 	group := plan.Group
-	adm := kadm.NewClient(g.target)
-	current, err := kafka.GroupOffsets(ctx, adm, group)
+	current, err := kafka.GroupCommitted(ctx, g.target, group)
 	if err != nil {
 		return nil, fmt.Errorf("reading DR offsets of group %s: %w", group, err)
 	}
-	plan.DRState, plan.DRMembers, err = kafka.GroupState(ctx, adm, group)
+	plan.DRState, plan.DRMembers, err = kafka.GroupStateOn(ctx, g.target, group)
 	if err != nil {
 		return nil, err
 	}
 	for tp, off := range offsets {
 		row := GroupRow{Source: tp, Offset: off}
 		row.DR, row.Translation = g.Translate(tp, off, false)
-		if o, ok := current.Lookup(row.DR.Topic, row.DR.Partition); ok && o.Err == nil && o.At >= 0 {
-			v := o.At
+		if v, ok := current[row.DR]; ok {
 			row.Current = &v
 		}
 		if c, ok := mm2[row.DR]; ok {
@@ -214,7 +210,7 @@ func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets
 // DRGroupState describes group in DR: its state ("Dead" when it does not
 // exist) and how many members it has.
 func (g *GroupTranslator) DRGroupState(ctx context.Context, group string) (string, int, error) {
-	return kafka.GroupState(ctx, kadm.NewClient(g.target), group)
+	return kafka.GroupStateOn(ctx, g.target, group)
 }
 
 func (g *GroupTranslator) primaryOffsets(ctx context.Context, group string) (map[model.TP]int64, error) {
@@ -223,17 +219,7 @@ func (g *GroupTranslator) primaryOffsets(ctx context.Context, group string) (map
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := kafka.GroupOffsets(ctx, kadm.NewClient(g.source), group)
-	if err != nil {
-		return nil, err
-	}
-	out := map[model.TP]int64{}
-	resp.Each(func(o kadm.OffsetResponse) {
-		if o.Err == nil && o.At >= 0 {
-			out[model.TP{Topic: o.Topic, Partition: o.Partition}] = o.At
-		}
-	})
-	return out, nil
+	return kafka.GroupCommitted(ctx, g.source, group)
 }
 
 // UndoOffsets returns the offsets a recorded change replaced. Partitions
