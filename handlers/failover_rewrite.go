@@ -58,10 +58,11 @@ func (h *Handlers) planRewrite(ctx context.Context, f form.Plan, who string) *vi
 			stamped[k] = c
 		}
 		step.Choices = stamped
-		out.Step = step
-		if out.Preview, err = h.Runbook.PreviewRewrite(ctx, f.Flow, step); err != nil {
+		pv, err := h.Runbook.PreviewRewrite(ctx, f.Flow, step)
+		if err != nil {
 			out.Err = err.Error()
 		}
+		out.Preview = rewritePreviewView(pv, f.Flow, step)
 	}
 	return out
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/catalog"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/model"
 )
 
@@ -65,10 +64,6 @@ type SavepointGroup struct {
 	Target, JobID, JobName string
 	Rows                   []SavepointRow
 }
-
-// SavepointTrigger is a savepoint taken through this console, in progress
-// or recently finished (the worker's record of it).
-type SavepointTrigger = failover.SavepointTrigger
 
 // SavepointProgress is the live progress block.
 type SavepointProgress struct {
