@@ -128,3 +128,13 @@ func (f FailedOver) Reason() string {
 	return fmt.Sprintf("failed over by run %d at %s: DR is active; the old direction is no longer judged",
 		f.Run, time.UnixMilli(f.SinceMs).UTC().Format("2006-01-02 15:04:05 UTC"))
 }
+
+// IngestStats describes ingestion of one internal topic.
+type IngestStats struct {
+	Topic        string
+	Records      int64
+	DecodeErrors int64
+	LastError    string
+	LastRecordAt time.Time // record timestamp of the newest record read
+	LastReadAt   time.Time // when we last stored something
+}

@@ -10,9 +10,7 @@ import (
 
 	"github.com/a-h/templ"
 
-	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 )
 
 // The cost of one live update, before (the browser polled the whole page
@@ -55,9 +53,9 @@ func benchOverview() OverviewPage {
 	for _, name := range []string{"primary->dr", "orders", "link"} {
 		rpo, lag := int64(1200), int64(3400)
 		hb := 900 * time.Millisecond
-		s := &monitor.FlowSnapshot{Flow: &config.Flow{Name: name, Source: "primary", Target: "dr"}, At: now.Add(-time.Second),
-			RPOMs: &rpo, TotalLagMessages: &lag, HeartbeatAge: &hb, Status: monitor.StatusOK, Reason: "all partitions within 30 s",
-			Source: monitor.Reachability{Checked: true, OK: true}, Target: monitor.Reachability{Checked: true, OK: true}}
+		s := &FlowSnapshot{Flow: &FlowConfig{Name: name, Source: "primary", Target: "dr"}, At: now.Add(-time.Second),
+			RPOMs: &rpo, TotalLagMessages: &lag, HeartbeatAge: &hb, Status: model.FlowStatusOK, Reason: "all partitions within 30 s",
+			Source: Reachability{Checked: true, OK: true}, Target: Reachability{Checked: true, OK: true}}
 		pts := make([]Point, 6*3600/60)
 		for i := range pts {
 			pts[i] = Point{AtMs: now.Add(-6*time.Hour + time.Duration(i)*time.Minute).UnixMilli(), Y: float64(1000 + i%37*40), Known: true}
