@@ -85,7 +85,7 @@ func (h *Handlers) rewriteChoices(r *http.Request, f form.Plan) views.RewriteCho
 	}
 	for _, row := range p.Targets.Rows {
 		if row.Problem == "" && !row.Translated() {
-			c.Rows = append(c.Rows, row)
+			c.Rows = append(c.Rows, targetRowView(row))
 		}
 	}
 	return c

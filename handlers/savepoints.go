@@ -146,7 +146,7 @@ func (h *Handlers) renderSavepoints(w http.ResponseWriter, r *http.Request, stat
 	p.Progress = views.SavepointProgress{Now: now, SinceMs: now.UnixMilli(), Triggers: savepointTriggersView(h.worker().SavepointTriggers(now))}
 	if p.CanOperate {
 		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		p.Trigger.Live = h.Catalog.LiveJobs(lctx, 2*time.Second)
+		p.Trigger.Live = targetJobsView(h.Catalog.LiveJobs(lctx, 2*time.Second))
 		cancel()
 	}
 
