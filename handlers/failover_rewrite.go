@@ -29,7 +29,7 @@ func (h *Handlers) planRewrite(ctx context.Context, f form.Plan, who string) *vi
 	}
 	ctx, cancel := context.WithTimeout(ctx, rewriteTimeout)
 	defer cancel()
-	out := &views.PlanRewrite{Flow: f.Flow, Chosen: f.Strategy == form.StrategyRewrite}
+	out := &views.PlanRewrite{Chosen: f.Strategy == form.StrategyRewrite}
 	cfg := h.Runbook.Config
 	flow := cfg.Flow(f.Flow)
 	sp, err := h.Store.SavepointByPath(ctx, catalog.CanonicalPath(f.SavepointPath))
