@@ -1,14 +1,17 @@
 package main
 
 // The rules of ARCHITECTURE.md, checked: who may import whom and a package
-// doc on every package. The effect boundary has its own test beside the
+// doc on every package, and ARCHITECTURE.md's import table as go list
+// sees it. The effect boundary has its own test beside the
 // effects (failover/internal/effect/boundary_test.go), thin handlers theirs
 // (handlers/thin_test.go).
 
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -83,11 +86,11 @@ func TestLayerImports(t *testing.T) {
 		"kube":        {"model", "config"},
 		"pages":       {"model", "storage"},
 		"report":      {"model", "config", "storage"},
+		"views":       {"model"},
 	}
 	// room -> packages (or prefixes) of ours or others it must never import.
 	forbidden := map[string][]string{
 		"handlers": {"demo", "github.com/twmb/franz-go", "failover/internal/effect", "k8s.io/client-go"},
-		"views":    {"storage", "kafka", "kube", "demo", "github.com/twmb/franz-go", "failover/internal/effect", "k8s.io/client-go"},
 		"web":      {"demo", "github.com/twmb/franz-go", "failover/internal/effect", "k8s.io/client-go"},
 	}
 	checked := 0
@@ -132,3 +135,112 @@ func TestPackageDocs(t *testing.T) {
 		}
 	}
 }
+
+// importGraph is `go list -deps` of pkgs: every package they reach (the
+// standard library and modules included) with its direct imports.
+func importGraph(t *testing.T, pkgs ...string) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", append([]string{"list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}"}, pkgs...)...).Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	g := map[string][]string{}
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		g[f[0]] = f[1:]
+	}
+	return g
+}
+
+// reach is every package from reaches in g, each with the chain that got
+// there; it does not look into the packages of ours named in through.
+func reach(g map[string][]string, from string, through []string) map[string]string {
+	seen := map[string]string{from: rel(from)}
+	queue := []string{from}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if p != from && strings.HasPrefix(p, module+"/") && slices.ContainsFunc(through, func(s string) bool {
+			return rel(p) == s || strings.HasPrefix(rel(p), s+"/")
+		}) {
+			continue
+		}
+		for _, imp := range g[p] {
+			if _, ok := seen[imp]; !ok {
+				seen[imp] = seen[p] + " → " + imp
+				queue = append(queue, imp)
+			}
+		}
+	}
+	return seen
+}
+
+// TestViewsAndHandlersReachNoClients: the pages reach neither Kubernetes'
+// client-go nor franz-go, not even through other packages; handlers reach
+// them only through the services they call, which read Kafka and drive
+// Kubernetes themselves.
+func TestViewsAndHandlersReachNoClients(t *testing.T) {
+	clients := []string{"k8s.io/", "github.com/twmb/franz-go/"}
+	through := map[string][]string{
+		"views":    nil,
+		"handlers": {"failover", "handlers/form", "monitor", "catalog", "translation"},
+	}
+	g := importGraph(t, "./views", "./handlers")
+	for room, services := range through {
+		for p, chain := range reach(g, module+"/"+room, services) {
+			if slices.ContainsFunc(clients, func(c string) bool { return strings.HasPrefix(p, c) }) {
+				t.Errorf("%s reaches %s: %s", room, p, chain)
+			}
+		}
+	}
+}
+
+// TestArchitectureTable: the "imports of ours" column of ARCHITECTURE.md's
+// rooms table is what go list says each room's package imports, and every
+// top-level package has a row. A note in parentheses is not part of the
+// list.
+func TestArchitectureTable(t *testing.T) {
+	doc, err := os.ReadFile("ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := map[string][]string{}
+	for line := range strings.Lines(string(doc)) {
+		cells := strings.Split(strings.TrimSpace(line), "|")
+		if len(cells) != 5 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			continue // not a room row
+		}
+		room := strings.TrimSuffix(strings.Trim(strings.TrimSpace(cells[1]), "`"), "/")
+		if room == "main.go" {
+			room = "."
+		}
+		table[room] = []string{}
+		for _, name := range strings.Split(notes.ReplaceAllString(cells[3], ""), ",") {
+			if name = strings.TrimSpace(name); name != "" && name != "none" {
+				table[room] = append(table[room], name)
+			}
+		}
+	}
+	for _, p := range listPackages(t) {
+		room := rel(p.ImportPath)
+		want, has := table[room]
+		switch {
+		case !has && !strings.Contains(room, "/"):
+			t.Errorf("ARCHITECTURE.md has no row for %s", room)
+		case has:
+			got := ours(p)
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("ARCHITECTURE.md says %s imports %s; go list: %s", room, strings.Join(want, ", "), strings.Join(got, ", "))
+			}
+			delete(table, room)
+		}
+	}
+	for room := range table {
+		t.Errorf("ARCHITECTURE.md has a row for %s, which is no package", room)
+	}
+}
+
+// notes are the parenthesised remarks in a table cell.
+var notes = regexp.MustCompile(`\([^)]*\)`)

@@ -12,13 +12,8 @@ import (
 	"github.com/drconsole/drconsole/storage"
 )
 
-// SavepointChoice is a catalog entry offered to a restore, with its
-// verdict against the flow (Unknown when it was not judged in time).
-type SavepointChoice struct {
-	Savepoint model.Savepoint
-	Verdict   Verdict
-	Why       string // what keeps it from being usable; "" when usable or unjudged
-}
+// SavepointChoice is model's.
+type SavepointChoice = model.SavepointChoice
 
 // RestoreChoices offers the newest limit catalog entries that may be
 // restored (completed, or of unknown status), judged against flow:

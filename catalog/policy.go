@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -50,41 +49,6 @@ func (c *Catalog) UsabilityOf(ctx context.Context, sps []model.Savepoint, flow s
 	}
 	wg.Wait()
 	return out, firstErr
-}
-
-// Why summarises what keeps a savepoint from being usable ("" when it is).
-func (u Usability) Why() string {
-	var parts []string
-	switch u.Verdict {
-	case Usable:
-		return ""
-	case Unusable:
-		parts = u.Unusable
-	default:
-		if len(u.Untranslatable) > 0 {
-			parts = append(parts, fmt.Sprintf("%d partition(s) without a DR offset yet", len(u.Untranslatable)))
-		}
-		// The sentence only: the client's own words are on the
-		// savepoint's usability check, folded.
-		if u.PrimaryErr != "" {
-			parts = append(parts, "primary: "+sentence(u.PrimaryErr))
-		}
-		if u.DRErr != "" {
-			parts = append(parts, "DR: "+sentence(u.DRErr))
-		}
-		parts = append(parts, u.Notes...)
-	}
-	s := strings.Join(parts, "; ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
-}
-
-// sentence is a cluster error's text without the client's own words.
-func sentence(err string) string {
-	head, _, _ := strings.Cut(err, model.RawErrSep)
-	return head
 }
 
 // Job looks a job up on a Flink target (for its name; a read).

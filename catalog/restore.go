@@ -27,16 +27,8 @@ func renamedTopics(u *Usability) string {
 	return strings.Join(out, ", ")
 }
 
-// RestoreStrategy is one way to restore a savepoint in DR, judged for a
-// flow.
-type RestoreStrategy struct {
-	N                    int
-	Title, How, TradeOff string
-	// Fits says whether it applies to the chosen flow, and why (not).
-	Fits        bool
-	FitsWhy     string
-	Recommended bool
-}
+// RestoreStrategy is model's.
+type RestoreStrategy = model.RestoreStrategy
 
 // RestoreFor is the restore a savepoint is judged for: the chosen flow
 // ("" when none is configured), whether it is a Cluster Linking flow, and
@@ -53,13 +45,8 @@ type RestoreFor struct {
 	Chosen []string
 }
 
-// RewriteState says whether a savepoint's KafkaSource splits can be
-// rewritten: Err why not ("" when they can), Markers the splits holding a
-// start marker instead of an offset (each needs an operator's choice).
-type RewriteState struct {
-	Err     string
-	Markers []string
-}
+// RewriteState is model's.
+type RewriteState = model.RewriteState
 
 // RewriteStateOf reads the savepoint's Kafka source splits (a bounded
 // read of its `_metadata`) to judge whether it can be rewritten.

@@ -13,82 +13,24 @@ import (
 	"github.com/drconsole/drconsole/model"
 )
 
-// Verdict says whether a savepoint can still be restored without a gap.
-type Verdict string
+// Verdict is model's: whether a savepoint can still be restored without a gap.
+type Verdict = model.Verdict
 
 const (
-	Usable   Verdict = "usable"
-	Unusable Verdict = "unusable"
-	Unknown  Verdict = "unknown"
+	Usable   = model.VerdictUsable
+	Unusable = model.VerdictUnusable
+	Unknown  = model.VerdictUnknown
 )
 
 // kafkaTimeout bounds each cluster's offset lookups: a primary that is gone
 // must not hold the page.
 var kafkaTimeout = 10 * time.Second
 
-// PartitionUsability is one source partition of a savepoint.
-type PartitionUsability struct {
-	Source model.TP // the primary topic partition, as in the savepoint
-	DR     model.TP // its name in DR
-	Offset int64    // the savepoint's next offset to read on the primary
-	// PrimaryLogStart is the primary's log-start offset; nil when unknown
-	// (the primary did not answer). PrimaryDeleted: it passed Offset, so
-	// records the job has not read yet were deleted by retention.
-	PrimaryLogStart *int64
-	PrimaryDeleted  bool
-	// Translation maps Offset to DR (MM2 offset syncs; for Cluster
-	// Linking the offset itself, MethodPreserved).
-	Translation mm2.Translation
-	// DRLogStart is DR's log-start offset; nil when unknown. DRDeleted: it
-	// passed the translated offset.
-	DRLogStart *int64
-	DRDeleted  bool
-	// DRLogEnd is DR's log-end offset, checked for Cluster Linking only
-	// (nil otherwise or when unknown). DRBehind: the mirror has not yet
-	// copied up to the savepoint's offset.
-	DRLogEnd *int64
-	DRBehind bool
-	// Primary and DR are this partition's verdicts for a restore on that
-	// side; Problems says why when not usable.
-	Primary, DRVerdict Verdict
-	Problems           []string
-}
+// PartitionUsability is model's.
+type PartitionUsability = model.PartitionUsability
 
-// DROffset is the translated DR offset; nil when untranslatable.
-func (p *PartitionUsability) DROffset() *int64 {
-	if !p.Translation.Translated() {
-		return nil
-	}
-	v := p.Translation.Offset
-	return &v
-}
-
-// Usability is whether a savepoint's Kafka data still exists, on the
-// primary (restore there with the savepoint's own offsets) and in DR
-// (restore there with translated offsets).
-type Usability struct {
-	SavepointID int64
-	Flow        string
-	At          time.Time
-	// Verdict is the overall answer: Unusable when data the job needs is
-	// gone on either side or a partition cannot be translated; Unknown when
-	// nothing is known to be missing but something could not be checked;
-	// Usable when everything was checked and is there.
-	Verdict Verdict
-	// Primary and DR are the verdicts for a restore on that side.
-	Primary, DR Verdict
-	Partitions  []PartitionUsability
-	// Unusable names the partitions that make it unusable, with why
-	// ("events-3: data deleted in DR ..."); Untranslatable the partitions
-	// without a DR offset.
-	Unusable       []string
-	Untranslatable []string
-	// PrimaryErr and DRErr say why a side could not be checked.
-	PrimaryErr, DRErr string
-	// Notes: whatever else the reader should know (offsets not read,
-	// partitions left out of the offsets).
-	Notes []string
-}
+// Usability is model's.
+type Usability = model.Usability
 
 // Usability checks a savepoint's offsets against flow's clusters: the
 // primary's and DR's log-start offsets, and the translation to DR. An

@@ -46,7 +46,7 @@ func (h *Handlers) FailoverRunEvents(w http.ResponseWriter, r *http.Request) (Fr
 		if err != nil {
 			return nil, err
 		}
-		p := views.FailoverRunPage{Now: h.now(), Run: run, Me: me, CanOperate: canOperate,
+		p := views.FailoverRunPage{Now: h.now(), Run: runView(run), Me: me, CanOperate: canOperate,
 			Running:  h.worker().Executing(id, len(run.Steps)),
 			Progress: h.worker().Progress(id, len(run.Steps)), LoadedForms: loaded}
 		fs := []Fragment{{"run", views.RunStatusFragment(p)}, {"approvals", views.RunApprovalsFragment(p)}}
@@ -95,7 +95,7 @@ func (h *Handlers) SavepointEvents(w http.ResponseWriter, r *http.Request) (Frag
 	since, _ := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
 	return func(ctx context.Context) ([]Fragment, error) {
 		now := h.now()
-		p := views.SavepointProgress{Now: now, SinceMs: since, Triggers: h.worker().SavepointTriggers(now)}
+		p := views.SavepointProgress{Now: now, SinceMs: since, Triggers: savepointTriggersView(h.worker().SavepointTriggers(now))}
 		return []Fragment{{"progress", views.SavepointProgressList(p)}}, nil
 	}, true
 }

@@ -13,7 +13,7 @@ import (
 
 // activeSides is every flow's active side for the overview; a side that
 // could not be read is logged and left out (the page shows no claim).
-func (h *Handlers) activeSides(r *http.Request) []failover.ActiveSide {
+func (h *Handlers) activeSides(r *http.Request) []views.ActiveSide {
 	var flows []string
 	for _, s := range configuredFlows(h.Monitor.Snapshots()) {
 		flows = append(flows, s.Flow.Name)
@@ -22,16 +22,20 @@ func (h *Handlers) activeSides(r *http.Request) []failover.ActiveSide {
 	if err != nil {
 		h.Log.Error("reading the active sides of the flows", "err", err)
 	}
-	return out
+	vs := make([]views.ActiveSide, len(out))
+	for i, a := range out {
+		vs[i] = activeSideView(a)
+	}
+	return vs
 }
 
 // activeSide is one flow's active side for its page (zero when unread).
-func (h *Handlers) activeSide(r *http.Request, flow string) failover.ActiveSide {
+func (h *Handlers) activeSide(r *http.Request, flow string) views.ActiveSide {
 	a, err := failover.ActiveSideOf(r.Context(), h.Store, flow)
 	if err != nil {
 		h.Log.Error("reading the active side", "flow", flow, "err", err)
 	}
-	return a
+	return activeSideView(a)
 }
 
 // LostToDR is GET /flows/{flow}/lost: what the old primary holds beyond
@@ -50,7 +54,7 @@ func (h *Handlers) LostToDR(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, refused(err))
 		return
 	default:
-		p.Lost = l
+		p.Lost = lostView(l, p.Now)
 	}
 	h.render(w, r, http.StatusOK, views.Lost(p))
 }

@@ -69,10 +69,11 @@ func (h *Handlers) jarChoices(ctx context.Context, target, picked string) views.
 	default:
 		ctx, cancel := context.WithTimeout(ctx, jarsTimeout)
 		defer cancel()
-		var err error
-		if j.Jars, err = h.Catalog.Jars(ctx, target); err != nil {
+		jars, err := h.Catalog.Jars(ctx, target)
+		if err != nil {
 			j.Err = err.Error()
 		}
+		j.Jars = jarsView(jars)
 	}
 	return j
 }

@@ -29,7 +29,7 @@ func (h *Handlers) planRewrite(ctx context.Context, f form.Plan, who string) *vi
 	}
 	ctx, cancel := context.WithTimeout(ctx, rewriteTimeout)
 	defer cancel()
-	out := &views.PlanRewrite{Flow: f.Flow, Chosen: f.Strategy == form.StrategyRewrite}
+	out := &views.PlanRewrite{Chosen: f.Strategy == form.StrategyRewrite}
 	cfg := h.Runbook.Config
 	flow := cfg.Flow(f.Flow)
 	sp, err := h.Store.SavepointByPath(ctx, catalog.CanonicalPath(f.SavepointPath))
@@ -58,10 +58,11 @@ func (h *Handlers) planRewrite(ctx context.Context, f form.Plan, who string) *vi
 			stamped[k] = c
 		}
 		step.Choices = stamped
-		out.Step = step
-		if out.Preview, err = h.Runbook.PreviewRewrite(ctx, f.Flow, step); err != nil {
+		pv, err := h.Runbook.PreviewRewrite(ctx, f.Flow, step)
+		if err != nil {
 			out.Err = err.Error()
 		}
+		out.Preview = rewritePreviewView(pv, f.Flow, step)
 	}
 	return out
 }
@@ -84,7 +85,7 @@ func (h *Handlers) rewriteChoices(r *http.Request, f form.Plan) views.RewriteCho
 	}
 	for _, row := range p.Targets.Rows {
 		if row.Problem == "" && !row.Translated() {
-			c.Rows = append(c.Rows, row)
+			c.Rows = append(c.Rows, targetRowView(row))
 		}
 	}
 	return c

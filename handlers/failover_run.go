@@ -47,11 +47,11 @@ func (h *Handlers) renderRun(w http.ResponseWriter, r *http.Request, status int,
 		return
 	}
 	id := run.ID
-	p := views.FailoverRunPage{Chrome: h.chrome(fmt.Sprintf("Failover run %d", id)), Now: h.now(), Run: run,
+	p := views.FailoverRunPage{Chrome: h.chrome(fmt.Sprintf("Failover run %d", id)), Now: h.now(), Run: runView(run),
 		Me: actor(r).Name, CanOperate: actorMayOperate(r), BreakGlass: h.Runbook.Config.Failover.BreakGlass,
 		Flash: flash, Error: msg, Running: h.worker().Executing(id, len(run.Steps)),
 		Progress: h.worker().Progress(id, len(run.Steps)), AtRisk: h.Runbook.RunAtRisk(run)}
-	p.Previews = h.Runbook.Previews(r.Context(), run) // cached: computed on a run's first view and on "recompute" only
+	p.Previews = cachedPreviewsView(h.Runbook.Previews(r.Context(), run)) // cached: computed on a run's first view and on "recompute" only
 	var err error
 	if p.Drill, err = h.runDrill(r.Context(), run); err != nil {
 		p.Error = err.Error()
@@ -67,7 +67,7 @@ func (h *Handlers) FailoverReverse(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	h.render(w, r, http.StatusOK, views.ReverseFlowFragment(views.ReverseFlowBlock{Run: run.ID, View: h.Runbook.ReverseFlow(r.Context(), run), Now: h.now()}))
+	h.render(w, r, http.StatusOK, views.ReverseFlowFragment(views.ReverseFlowBlock{Run: run.ID, View: reverseView(h.Runbook.ReverseFlow(r.Context(), run)), Now: h.now()}))
 }
 
 // FailoverApprove is POST /failover/{run}/approve.

@@ -155,7 +155,7 @@ func (h *Handlers) Flow(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			h.Log.Error("reading internal topic incarnations", "flow", s.Flow.Name, "err", err)
 		}
-		return views.Flow(views.FlowPage{Chrome: h.chrome(s.Flow.Name), Now: now, Snap: s, Topics: topics, List: l, RPOChart: chart,
+		return views.Flow(views.FlowPage{Chrome: h.chrome(s.Flow.Name), Now: now, Snap: snapshotView(s), Topics: topics, List: l, RPOChart: chart,
 			Window: SparkWindow, Losses: losses, LossUnknown: lossErr != nil, CanAck: actorMayOperate(r), Incarnations: incs,
 			Active: h.activeSide(r, s.Flow.Name)}), lossErr == nil && err == nil
 	})
@@ -185,7 +185,7 @@ func (h *Handlers) Topic(w http.ResponseWriter, r *http.Request) {
 			l.Desc = false
 		}
 		sortPartitions(parts, l)
-		return views.Topic(views.TopicPage{Chrome: h.chrome(topic), Now: now, Snap: s,
+		return views.Topic(views.TopicPage{Chrome: h.chrome(topic), Now: now, Snap: snapshotView(s),
 			Topic: topic, Partitions: paginate(&l, parts), List: l}), true
 	})
 }
@@ -229,7 +229,7 @@ func (h *Handlers) Partition(w http.ResponseWriter, r *http.Request) {
 	newest := slices.Clone(syncs[max(len(syncs)-SyncRows, 0):])
 	slices.Reverse(newest)
 	h.render(w, r, http.StatusOK, views.Partition(views.PartitionPage{
-		Chrome: h.chrome(topic + "-" + strconv.Itoa(int(n))), Now: now, Snap: s, P: p, Window: window,
+		Chrome: h.chrome(topic + "-" + strconv.Itoa(int(n))), Now: now, Snap: snapshotView(s), P: p, Window: window,
 		LagChart: views.NewChart(900, 200, h.lagAxis(), views.Series{Name: "lag (time)", Class: "lagms", Points: lagMs}),
 		SyncChart: views.NewChart(900, 240, views.CountAxis,
 			views.Series{Name: "upstream", Class: "upstream", Points: up},

@@ -99,7 +99,7 @@ func (h *Handlers) overviewCard(ctx context.Context, s *monitor.FlowSnapshot, no
 	// The line depends on the points only; the card's figures and end are
 	// this request's.
 	c := h.pageData().sparks.Get(s.Flow.Name, k, func() views.FlowCard { return views.NewFlowCard(nil, rpoPoints(xs), time.Time{}) })
-	c.Snap, c.SparkEnd = s, end
+	c.Snap, c.SparkEnd = snapshotView(s), end
 	return c
 }
 

@@ -42,7 +42,7 @@ func TestRPOChartsMatchPerRequestReads(t *testing.T) {
 		for len(pts) > 0 && pts[len(pts)-1].AtMs > end.UnixMilli() {
 			pts = pts[:len(pts)-1]
 		}
-		if got := rig.h.overviewCard(ctx, s, now); !reflect.DeepEqual(got.RPO, pts) || !got.SparkEnd.Equal(end) || got.Snap != s ||
+		if got := rig.h.overviewCard(ctx, s, now); !reflect.DeepEqual(got.RPO, pts) || !got.SparkEnd.Equal(end) || !reflect.DeepEqual(got.Snap, snapshotView(s)) ||
 			got.Line != views.Sparkline(pts, 300, 40) {
 			t.Fatalf("%s: sparkline has %d points, a fresh read %d", when, len(got.RPO), len(pts))
 		}

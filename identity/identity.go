@@ -3,9 +3,9 @@
 // and the one way accounts are created and changed (accounts.go), shared
 // by `drconsole users` and the admin page; single sign-on (oidc.go) and
 // the counted audit records of failed sign-ins (failures.go). Roles and the account record
-// are model's; the users table is storage's. Web, handlers, views and
-// failover read the user from a request context through it without
-// importing each other.
+// are model's; the users table is storage's. The signed-in user is model's
+// Principal, so web, handlers, views and failover read it from a request
+// context without importing each other.
 package identity
 
 import (
@@ -17,38 +17,18 @@ import (
 	"github.com/drconsole/drconsole/model"
 )
 
-// User is the authenticated identity of a request.
-type User struct {
-	Name string
-	Role model.Role
-	// Proxy: authenticated by the trusted reverse proxy on every request,
-	// so there is no session here to sign out of.
-	Proxy bool
-}
-
-// AtLeast reports whether u holds role or a stronger one. A nil user holds
-// nothing.
-func (u *User) AtLeast(role model.Role) bool {
-	return u != nil && u.Role.AtLeast(role)
-}
+// User is model's Principal: the authenticated identity of a request.
+type User = model.Principal
 
 type ctxKey int
 
-const (
-	userKey ctxKey = iota
-	clientIPKey
-)
+const clientIPKey ctxKey = iota
 
 // WithUser returns ctx carrying u.
-func WithUser(ctx context.Context, u *User) context.Context {
-	return context.WithValue(ctx, userKey, u)
-}
+func WithUser(ctx context.Context, u *User) context.Context { return model.WithPrincipal(ctx, u) }
 
 // UserFrom returns the signed-in user of a request context, or nil.
-func UserFrom(ctx context.Context) *User {
-	u, _ := ctx.Value(userKey).(*User)
-	return u
-}
+func UserFrom(ctx context.Context) *User { return model.PrincipalFrom(ctx) }
 
 // WithClientIP returns ctx carrying the client address the web middleware
 // worked out (from X-Forwarded-For only behind a trusted proxy).

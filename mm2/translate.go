@@ -10,26 +10,16 @@ import (
 // MM2 3.5+ semantics, over a partition's whole sync history rather than MM2's
 // 64 sparse slots: at least as precise, and just as safe.
 
-// Method says how a translation was obtained.
-type Method string
+// Method is model's TranslationMethod: how a translation was obtained.
+type Method = model.TranslationMethod
 
 const (
-	// MethodExact: a sync sits exactly at the upstream offset.
-	MethodExact Method = "exact"
-	// MethodConservative: the nearest sync below was used with MM2's +1
-	// rule; up to RereadMax records may be read again, none skipped.
-	MethodConservative Method = "conservative"
-	// MethodPreserved: no translation needed, the mirror keeps the
-	// source's offsets (Cluster Linking).
-	MethodPreserved Method = "preserved"
-	// MethodTooOld: every retained sync is newer than the offset.
-	MethodTooOld Method = "too-old"
-	// MethodUnknown: no syncs at all for the partition.
-	MethodUnknown Method = "unknown"
-	// MethodOutOfRange: the result would pass MaxOffset (a sync with a
-	// downstream offset at the very top of the range): refused, never
-	// wrapped to a negative offset.
-	MethodOutOfRange Method = "out-of-range"
+	MethodExact        = model.MethodExact
+	MethodConservative = model.MethodConservative
+	MethodPreserved    = model.MethodPreserved
+	MethodTooOld       = model.MethodTooOld
+	MethodUnknown      = model.MethodUnknown
+	MethodOutOfRange   = model.MethodOutOfRange
 )
 
 // MaxOffset is the greatest offset accepted as input or produced: a
@@ -37,22 +27,8 @@ const (
 // any valid offset stays in range.
 const MaxOffset = math.MaxInt64 - 1
 
-// Translation is the result of translating one upstream offset.
-type Translation struct {
-	// Offset is the downstream next-to-read offset; meaningful only when
-	// Translated.
-	Offset int64
-	Method Method
-	// Sync is the sync the result came from; set when Translated.
-	Sync model.OffsetSync
-	// RereadMax bounds how many records may be processed twice.
-	RereadMax int64
-}
-
-// Translated reports whether Offset is usable.
-func (t Translation) Translated() bool {
-	return t.Method == MethodExact || t.Method == MethodConservative || t.Method == MethodPreserved
-}
+// Translation is model's: the result of translating one upstream offset.
+type Translation = model.Translation
 
 // Translate maps upstream, a next-to-read offset, through history: the
 // partition's syncs in the order MM2 wrote them. An upstream rewind (a sync

@@ -1,9 +1,10 @@
 package monitor
 
 import (
-	"fmt"
 	"maps"
 	"time"
+
+	"github.com/drconsole/drconsole/model"
 )
 
 // A flow after a completed failover: DR is active, the mirror from the old
@@ -16,32 +17,10 @@ import (
 // flow returns to normal watching.
 
 // StatusFailedOver is a flow whose failover completed: DR is active.
-const StatusFailedOver Status = "FAILED_OVER"
+const StatusFailedOver = model.FlowStatusFailedOver
 
-// FailedOver is what the runbook recorded of a flow's completed failover.
-type FailedOver struct {
-	// Run is the completed failover run, SinceMs when it completed.
-	Run     int64
-	SinceMs int64
-	// What was not replicated when the mirror stopped, as the console last
-	// read it before the stop (the stop step's evidence): CutAtMs is that
-	// read's time (0: not recorded). The console cannot see records
-	// acknowledged after its last read, so these are lower bounds.
-	CutAtMs       int64
-	CutRPOMs      *int64
-	CutLagOffsets *int64
-	// Held is the status the thresholds give the old direction meanwhile
-	// (for the record; it pages nobody), HeldReason its reason.
-	Held       Status
-	HeldReason string
-	HeldSince  time.Time
-}
-
-// Reason is the failed-over state in one sentence.
-func (f FailedOver) Reason() string {
-	return fmt.Sprintf("failed over by run %d at %s: DR is active; the old direction is no longer judged",
-		f.Run, time.UnixMilli(f.SinceMs).UTC().Format("2006-01-02 15:04:05 UTC"))
-}
+// FailedOver is model's.
+type FailedOver = model.FailedOver
 
 // SetFailedOver marks exactly the flows of marks (by name) as failed over;
 // every other flow is watched normally. The snapshots published change at

@@ -31,50 +31,8 @@ const (
 	PositionEmptyLog = "empty log (end offset 0)"
 )
 
-// PartitionLag is one source partition's replication state. Nil numbers are
-// unknown and must be shown as unknown, never as 0.
-type PartitionLag struct {
-	Topic       string // source topic
-	RemoteTopic string // its name in the target
-	Partition   int32
-	SourceStart *int64 // log-start offset in the source
-	SourceEnd   *int64 // high watermark in the source
-	// TargetEnd is the remote partition's last stable offset: its end as
-	// a read_committed reader sees it. Under MirrorMaker 2 with
-	// exactly-once support what lies past it is not in DR yet; without,
-	// it equals the high watermark unless another writer's transaction is
-	// open there.
-	TargetEnd *int64
-	// Replicated is the next source offset MM2 has yet to copy.
-	Replicated *int64
-	Method     string
-	// LagMessages is SourceEnd - Replicated.
-	LagMessages *int64
-	// LagMs is the age of the oldest source record not yet replicated; 0
-	// when caught up.
-	LagMs *int64
-	// LagMsAtLeast is a lower bound on the age when LagMs is unknown for a
-	// partition that is behind: how long ago the console first saw its first
-	// unreplicated record exist. Never a substitute shown as exact.
-	LagMsAtLeast *int64
-	// DataLost: retention deleted source records MM2 never copied. Read
-	// sets it when the source log start passed the replicated position;
-	// the loss judge (loss.go) then keeps it only for a confirmed loss
-	// and marks an undecided gap LossSuspected instead.
-	DataLost      bool
-	LossSuspected bool
-	// Restarted, when set, says why the source log is a new one (topic
-	// recreated, end offset went backwards, MM2's position past the end)
-	// and since when: MM2's old position no longer counts.
-	Restarted string
-	// AbortedInDR is how many records of aborted transactions MM2 has
-	// copied to DR, as far as the console saw them (a lower bound).
-	AbortedInDR int64
-	// AsOf is when the source offsets were read; Stale when that read was
-	// not the latest refresh (cluster unreachable).
-	AsOf  time.Time
-	Stale bool
-}
+// PartitionLag is model's: the pages show it as the monitor reads it.
+type PartitionLag = model.PartitionLag
 
 // LagReader computes per-partition lag for one flow. Per refresh it sends
 // one Metadata and two ListOffsets requests per source broker (start and

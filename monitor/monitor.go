@@ -65,22 +65,8 @@ func (r Reachability) Words(cluster string) string {
 	return (&kafka.ClusterError{Kind: kind, Cluster: cluster, Since: r.Since, Raw: errors.New(r.Err)}).Error()
 }
 
-// TopicLag aggregates a topic's partitions for the flow page.
-type TopicLag struct {
-	Topic       string
-	RemoteTopic string
-	Partitions  int
-	// LagMessages sums the known partition lags; Unknown counts partitions
-	// whose lag is unknown (so the sum is a lower bound when > 0).
-	LagMessages int64
-	MaxLagMs    *int64
-	// MaxLagAtLeast: some partition's age is only a lower bound (or
-	// unknown), so MaxLagMs is one too.
-	MaxLagAtLeast bool
-	Unknown       int
-	DataLost      int
-	Stale         bool
-}
+// TopicLag is model's.
+type TopicLag = model.TopicLag
 
 // FlowSnapshot is everything the pages and metrics show about a flow, as of
 // the last refresh.
@@ -150,26 +136,8 @@ type FlowSnapshot struct {
 	FailedOver *FailedOver
 }
 
-// LateRefresh describes a refresh whose Kafka reads did not finish within
-// refresh_read_timeout although the cluster answered other requests
-// meanwhile (a slow cluster or a starved console): late, not unreachable.
-type LateRefresh struct {
-	Side    string        // "source" or "target": whose reads ran out of time
-	Timeout time.Duration // the reads' deadline
-	Since   time.Time     // the first late refresh in a row
-	// FiguresAt is the refresh the figures shown come from; zero when no
-	// refresh finished its reads since the start (figures saved before it).
-	FiguresAt time.Time
-	Err       string
-}
-
-// Text says how old the figures shown are, e.g. "refresh late (12 s)".
-func (l *LateRefresh) Text(now time.Time) string {
-	if l.FiguresAt.IsZero() {
-		return "refresh late: no refresh has finished its Kafka reads since the start"
-	}
-	return fmt.Sprintf("refresh late (%d s)", max(now.Sub(l.FiguresAt), 0).Round(time.Second)/time.Second)
-}
+// LateRefresh is model's.
+type LateRefresh = model.LateRefresh
 
 // Monitor ingests MM2 bookkeeping and refreshes lag for every flow.
 type Monitor struct {

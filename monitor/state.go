@@ -62,15 +62,8 @@ func or(a, b string) string {
 	return b
 }
 
-// IngestStats describes ingestion of one internal topic.
-type IngestStats struct {
-	Topic        string
-	Records      int64
-	DecodeErrors int64
-	LastError    string
-	LastRecordAt time.Time // record timestamp of the newest record read
-	LastReadAt   time.Time // when we last stored something
-}
+// IngestStats is model's.
+type IngestStats = model.IngestStats
 
 // MirrorState is the newest MM2 bookkeeping of one flow, kept in memory for
 // the lag refresh and fed by ingestion. It starts from what SQLite holds, so

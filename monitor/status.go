@@ -9,15 +9,15 @@ import (
 	"github.com/drconsole/drconsole/model"
 )
 
-// Status is a flow's health as the thresholds judge it.
-type Status string
+// Status is model's FlowStatus: the pages show it as the thresholds judge it.
+type Status = model.FlowStatus
 
 const (
-	StatusUnknown  Status = "UNKNOWN"  // not enough data yet
-	StatusOK       Status = "OK"       //
-	StatusWarning  Status = "WARNING"  // lag above the warning lag for the warning duration
-	StatusCritical Status = "CRITICAL" // RPO at risk
-	StatusBroken   Status = "BROKEN"   // no replicated heartbeat within the timeout
+	StatusUnknown  = model.FlowStatusUnknown
+	StatusOK       = model.FlowStatusOK
+	StatusWarning  = model.FlowStatusWarning
+	StatusCritical = model.FlowStatusCritical
+	StatusBroken   = model.FlowStatusBroken
 )
 
 // statusTracker turns successive readings into a status with hysteresis

@@ -64,76 +64,14 @@ func Classify(m storage.FlowMinute, objective time.Duration) Class {
 	return Unknown
 }
 
-// Window is one period's account, in whole minutes.
-type Window struct {
-	Length       time.Duration
-	FromMs, ToMs int64 // [from, to): complete minutes only
-	Minutes      int64
-	Within       int64
-	Over         int64
-	Unknown      int64
-	// FailedOver counts the minutes DR was active (failedOver): neither
-	// within nor over.
-	FailedOver int64
-	// NoData counts minutes without a record; BeforeHistory is the part of
-	// it before the flow's first recorded minute (a console younger than
-	// the window).
-	NoData        int64
-	BeforeHistory int64
-}
+// Window is model's ReportWindow.
+type Window = model.ReportWindow
 
-// Days is the window's length in days.
-func (w Window) Days() int { return int(w.Length / (24 * time.Hour)) }
+// Episode is model's ReportEpisode.
+type Episode = model.ReportEpisode
 
-// Share is n as a fraction of the window's minutes.
-func (w Window) Share(n int64) float64 {
-	if w.Minutes == 0 {
-		return 0
-	}
-	return float64(n) / float64(w.Minutes)
-}
-
-// Episode is a run of consecutive recorded minutes that were not within the
-// objective. A minute without data ends it.
-type Episode struct {
-	StartMs, EndMs int64 // EndMs: the end of its last minute
-	Minutes        int
-	// PeakMs is the largest RPO seen (nil: none known); PeakAtLeast says
-	// some minute of it held only a lower bound or an unknown, so the true
-	// peak may be higher.
-	PeakMs      *int64
-	PeakAtLeast bool
-	// Over: some minute was above the objective; otherwise the RPO was
-	// only unknown (it may have been within).
-	Over    bool
-	Ongoing bool // it reaches the report's last complete minute
-}
-
-// Duration is the episode's length.
-func (e Episode) Duration() time.Duration { return time.Duration(e.Minutes) * time.Minute }
-
-// Flow is one flow's report.
-type Flow struct {
-	Flow      string
-	Objective time.Duration
-	At        time.Time
-	Windows   []Window
-	// Episodes are the worst of the longest window (longest first, then
-	// highest peak), at most MaxEpisodes of EpisodeCount.
-	Episodes     []Episode
-	EpisodeCount int
-	// HistoryFromMs is the flow's first recorded minute; 0 when none.
-	HistoryFromMs int64
-	// Losses are the data-loss incidents detected in the longest window,
-	// newest first; LostOffsets adds up their offsets.
-	Losses        []model.LossIncident
-	LostOffsets   int64
-	LossesAtLeast bool  // more incidents than MaxLosses were stored
-	LossErr       error // the incidents could not be read: unknown, not none
-	// FailedOver are the times DR was active that reach into the longest
-	// window, oldest first (UntilMs 0: still failed over).
-	FailedOver []model.FailedOverSpan
-}
+// Flow is model's FlowReport.
+type Flow = model.FlowReport
 
 // Compute builds a flow's report from its minutes (oldest first) as of now.
 func Compute(flow string, objective time.Duration, minutes []storage.FlowMinute, now time.Time) Flow {

@@ -35,21 +35,8 @@ func (t *GroupTranslator) SeekDR(ctx context.Context, ms int64, topics ...string
 // errNoSource: the flow's translator was built without a primary client.
 var errNoSource = errors.New("no client for the primary cluster")
 
-// KnownGroup is a consumer group the console knows for a flow: from MM2's
-// checkpoints stored in DR, from the primary's group list, or both.
-type KnownGroup struct {
-	Name string
-	// LastCheckpointMs is the record time of the group's newest stored
-	// checkpoint (epoch ms); 0 when MM2 has checkpointed none yet.
-	LastCheckpointMs int64
-	// OnPrimary: the primary listed the group (false also when it could
-	// not be asked: see KnownGroups' error).
-	OnPrimary bool
-}
-
-// PrimaryOnly: the primary has the group but MM2 has no checkpoint for it
-// yet, so its translation has to come from the primary's offsets alone.
-func (g KnownGroup) PrimaryOnly() bool { return g.OnPrimary && g.LastCheckpointMs == 0 }
+// KnownGroup is model's.
+type KnownGroup = model.KnownGroup
 
 // KnownGroups lists the groups of the flow, sorted by name: every group
 // with a stored checkpoint (with its newest checkpoint's time), and the

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/model"
 )
 
 // RunPath is a failover run's page.
@@ -22,7 +22,7 @@ func RunPath(run int64) string { return "/failover/" + strconv.FormatInt(run, 10
 // FailedOverCut says what was not replicated when the mirror stopped, as
 // the stop step's evidence recorded it: a lower bound, the console cannot
 // see records acknowledged after its last read.
-func FailedOverCut(f *monitor.FailedOver) string {
+func FailedOverCut(f *model.FailedOver) string {
 	at := " as the console last read it before the stop (" + Clock(time.UnixMilli(f.CutAtMs)) + ")"
 	switch {
 	case f.CutAtMs == 0:
@@ -39,7 +39,7 @@ func FailedOverCut(f *monitor.FailedOver) string {
 
 // FailedOverBlock is a failed-over flow's state in place of its figures
 // at risk: when, by which run, what the cut left behind, DR active.
-func FailedOverBlock(flow string, f *monitor.FailedOver, now time.Time) templ.Component {
+func FailedOverBlock(flow string, f *model.FailedOver, now time.Time) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -6,23 +6,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/model"
 )
 
 // BenchmarkFailoverRunRender renders a four-step run page from cached
-// previews: with failover.BenchmarkRunPagePreviews, the server time of a
+// previews: with the runbook's BenchmarkRunPagePreviews, the server time of a
 // run-page view (load + previews + this).
 func BenchmarkFailoverRunRender(b *testing.B) {
 	now := time.Now()
-	run := &failover.Run{Run: model.Run{ID: 1, Flow: "primary->dr", Status: model.RunPending, PlanHash: strings.Repeat("ab", 32),
+	run := &Run{Run: model.Run{ID: 1, Flow: "primary->dr", Status: model.RunPending, PlanHash: strings.Repeat("ab", 32),
 		CreatedBy: "alice", Reason: "drill", CreatedMs: now.UnixMilli(), ApprovalsRequired: 1}}
 	p := FailoverRunPage{Now: now, Run: run, Me: "bob", CanOperate: true}
 	for i := range 4 {
 		run.Steps = append(run.Steps, model.Step{Idx: i, Status: model.StepPending})
-		p.Previews = append(p.Previews, failover.CachedPreview{Computed: true, At: now.Add(-3 * time.Minute),
-			StepPreview: failover.StepPreview{Idx: i, Title: "step", Lines: make([]string, 8),
-				Rules: []failover.RuleResult{{Name: "lag", OK: true, Evidence: "RPO 0s"}}}})
+		p.Previews = append(p.Previews, CachedPreview{Computed: true, At: now.Add(-3 * time.Minute),
+			StepPreview: StepPreview{Idx: i, Title: "step", Lines: make([]string, 8),
+				Rules: []RuleResult{{Name: "lag", OK: true, Evidence: "RPO 0s"}}}})
 	}
 	var n int
 	for b.Loop() {

@@ -3,11 +3,9 @@ package views
 import (
 	"maps"
 	"slices"
-
-	"github.com/drconsole/drconsole/failover"
 )
 
-func countBehind(rows []failover.ReverseRow) int {
+func countBehind(rows []ReverseRow) int {
 	n := 0
 	for _, r := range rows {
 		if r.Behind > 0 {

@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/model"
 )
 
 // A late refresh reads as late, with how old its figures are, on the flow
@@ -15,11 +14,11 @@ import (
 func TestLateRefreshShownAsLate(t *testing.T) {
 	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	lag := int64(5)
-	ok := monitor.Reachability{Checked: true, OK: true, Since: now.Add(-time.Hour), LastOK: now}
-	s := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr", Source: "primary", Target: "dr"}, At: now,
-		Source: ok, Target: ok, Status: monitor.StatusUnknown, Reason: "refresh late (12 s)",
-		Partitions: []monitor.PartitionLag{{Topic: "events", LagMessages: &lag, AsOf: now.Add(-12 * time.Second), Stale: true}},
-		Late: &monitor.LateRefresh{Side: "source", Timeout: 10 * time.Second, Since: now.Add(-7 * time.Second), FiguresAt: now.Add(-12 * time.Second),
+	ok := Reachability{Checked: true, OK: true, Since: now.Add(-time.Hour), LastOK: now}
+	s := &FlowSnapshot{Flow: &FlowConfig{Name: "primary->dr", Source: "primary", Target: "dr"}, At: now,
+		Source: ok, Target: ok, Status: model.FlowStatusUnknown, Reason: "refresh late (12 s)",
+		Partitions: []model.PartitionLag{{Topic: "events", LagMessages: &lag, AsOf: now.Add(-12 * time.Second), Stale: true}},
+		Late: &model.LateRefresh{Side: "source", Timeout: 10 * time.Second, Since: now.Add(-7 * time.Second), FiguresAt: now.Add(-12 * time.Second),
 			Err: "listing end offsets: context deadline exceeded"}}
 	var flow, card strings.Builder
 	if err := flowSummary(s, now).Render(context.Background(), &flow); err != nil {

@@ -10,10 +10,7 @@ import (
 
 	"github.com/a-h/templ"
 
-	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 )
 
 // The cost of one live update, before (the browser polled the whole page
@@ -25,13 +22,13 @@ import (
 
 func benchRun() FailoverRunPage {
 	now := time.UnixMilli(1_800_000_000_000)
-	run := &failover.Run{Run: model.Run{ID: 7, Flow: "primary->dr", Reason: "us-east-1 outage, incident INC-1234",
+	run := &Run{Run: model.Run{ID: 7, Flow: "primary->dr", Reason: "us-east-1 outage, incident INC-1234",
 		CreatedBy: "alice", CreatedMs: now.Add(-10 * time.Minute).UnixMilli(), Status: model.RunRunning,
 		PlanHash: strings.Repeat("ab", 32), ApprovalsRequired: 1,
 		Approvals: []model.Approval{{Approver: "bob", Decision: "approve", Reason: "checked lag", PlanHash: strings.Repeat("ab", 32),
 			AtMs: now.Add(-5 * time.Minute).UnixMilli(), ExpiresMs: now.Add(time.Hour).UnixMilli()}}},
 		ValidApprovers: []string{"bob"}, Approved: true, NextStep: 2}
-	var previews []failover.CachedPreview
+	var previews []CachedPreview
 	for i, kind := range []string{"preflight", "stop-mirror", "translate-group", "restore-flink"} {
 		st := model.Step{Idx: i, Kind: kind, Status: model.StepPending}
 		if i < 2 {
@@ -39,12 +36,12 @@ func benchRun() FailoverRunPage {
 				StartedMs: now.Add(-time.Minute).UnixMilli(), Result: strings.Repeat("partition events-3: moved to offset 123456\n", 12)}
 		}
 		run.Steps = append(run.Steps, st)
-		pv := failover.StepPreview{Idx: i, Title: "Step " + kind, Irreversible: i > 0}
+		pv := StepPreview{Idx: i, Title: "Step " + kind, Irreversible: i > 0}
 		for range 12 {
 			pv.Lines = append(pv.Lines, "group billing, events-3: primary offset 1234567 → DR offset 1234001 (checkpoint 4 s old)")
 		}
-		pv.Rules = []failover.RuleResult{{Name: "lag", OK: true, Evidence: "RPO 2 s < 30 s"}, {Name: "heartbeats", OK: true, Evidence: "last 1 s ago"}}
-		previews = append(previews, failover.CachedPreview{StepPreview: pv, Computed: true, At: now.Add(-time.Minute)})
+		pv.Rules = []RuleResult{{Name: "lag", OK: true, Evidence: "RPO 2 s < 30 s"}, {Name: "heartbeats", OK: true, Evidence: "last 1 s ago"}}
+		previews = append(previews, CachedPreview{StepPreview: pv, Computed: true, At: now.Add(-time.Minute)})
 	}
 	return FailoverRunPage{Chrome: Chrome{Title: "Failover run 7", Version: "bench"}, Now: now, Run: run, Previews: previews,
 		Me: "alice", CanOperate: true, Running: map[int]bool{2: true}}
@@ -56,9 +53,9 @@ func benchOverview() OverviewPage {
 	for _, name := range []string{"primary->dr", "orders", "link"} {
 		rpo, lag := int64(1200), int64(3400)
 		hb := 900 * time.Millisecond
-		s := &monitor.FlowSnapshot{Flow: &config.Flow{Name: name, Source: "primary", Target: "dr"}, At: now.Add(-time.Second),
-			RPOMs: &rpo, TotalLagMessages: &lag, HeartbeatAge: &hb, Status: monitor.StatusOK, Reason: "all partitions within 30 s",
-			Source: monitor.Reachability{Checked: true, OK: true}, Target: monitor.Reachability{Checked: true, OK: true}}
+		s := &FlowSnapshot{Flow: &FlowConfig{Name: name, Source: "primary", Target: "dr"}, At: now.Add(-time.Second),
+			RPOMs: &rpo, TotalLagMessages: &lag, HeartbeatAge: &hb, Status: model.FlowStatusOK, Reason: "all partitions within 30 s",
+			Source: Reachability{Checked: true, OK: true}, Target: Reachability{Checked: true, OK: true}}
 		pts := make([]Point, 6*3600/60)
 		for i := range pts {
 			pts[i] = Point{AtMs: now.Add(-6*time.Hour + time.Duration(i)*time.Minute).UnixMilli(), Y: float64(1000 + i%37*40), Known: true}

@@ -6,15 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/model"
 )
 
 // The lag figures are offsets, not records (transaction markers and
 // compacted-away offsets count), and the pages must say so.
 func TestLagIsCalledOffsets(t *testing.T) {
 	n, rpo := int64(619), int64(4000)
-	s := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr"}, TotalLagMessages: &n, MaxLagMessages: &n, RPOMs: &rpo, Status: monitor.StatusOK}
+	s := &FlowSnapshot{Flow: &FlowConfig{Name: "primary->dr"}, TotalLagMessages: &n, MaxLagMessages: &n, RPOMs: &rpo, Status: model.FlowStatusOK}
 	var b strings.Builder
 	if err := flowSummary(s, time.Now()).Render(context.Background(), &b); err != nil {
 		t.Fatal(err)
@@ -36,7 +35,7 @@ func TestLagIsCalledOffsets(t *testing.T) {
 
 // Records of aborted transactions copied to DR are counted and warned about.
 func TestAbortedInDRWarning(t *testing.T) {
-	s := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr"}, Partitions: []monitor.PartitionLag{{AbortedInDR: 12}, {AbortedInDR: 1}, {}}}
+	s := &FlowSnapshot{Flow: &FlowConfig{Name: "primary->dr"}, Partitions: []model.PartitionLag{{AbortedInDR: 12}, {AbortedInDR: 1}, {}}}
 	var b strings.Builder
 	if err := abortedWarning(s).Render(context.Background(), &b); err != nil {
 		t.Fatal(err)
@@ -45,7 +44,7 @@ func TestAbortedInDRWarning(t *testing.T) {
 		t.Errorf("no warning: %s", b.String())
 	}
 	b.Reset()
-	if err := abortedWarning(&monitor.FlowSnapshot{Partitions: []monitor.PartitionLag{{}}}).Render(context.Background(), &b); err != nil || b.Len() != 0 {
+	if err := abortedWarning(&FlowSnapshot{Partitions: []model.PartitionLag{{}}}).Render(context.Background(), &b); err != nil || b.Len() != 0 {
 		t.Errorf("warning without aborted records: %q %v", b.String(), err)
 	}
 }
@@ -70,9 +69,9 @@ func TestStaleFiguresShownAsLowerBoundsWithTheirAge(t *testing.T) {
 	now := time.Now()
 	read := now.Add(-22 * time.Second)
 	n, rpo, zero := int64(681), int64(14_557), int64(0)
-	s := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr"}, TotalLagMessages: &n, MaxLagMessages: &n, RPOMs: &rpo,
-		RPOAtLeast: true, Bound: "source cluster unreachable", FiguresAt: read, Status: monitor.StatusUnknown,
-		Source: monitor.Reachability{Checked: true}}
+	s := &FlowSnapshot{Flow: &FlowConfig{Name: "primary->dr"}, TotalLagMessages: &n, MaxLagMessages: &n, RPOMs: &rpo,
+		RPOAtLeast: true, Bound: "source cluster unreachable", FiguresAt: read, Status: model.FlowStatusUnknown,
+		Source: Reachability{Checked: true}}
 	var b strings.Builder
 	if err := flowSummary(s, now).Render(context.Background(), &b); err != nil {
 		t.Fatal(err)
@@ -93,7 +92,7 @@ func TestStaleFiguresShownAsLowerBoundsWithTheirAge(t *testing.T) {
 // When the bound on a flow's partitions leaves its per-partition series
 // out of /metrics, the flow page says so and why.
 func TestFlowPageSaysPerPartitionSeriesOff(t *testing.T) {
-	s := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "big"}, Status: monitor.StatusOK,
+	s := &FlowSnapshot{Flow: &FlowConfig{Name: "big"}, Status: model.FlowStatusOK,
 		PerPartitionOff: "10001 partitions, above the bound of 10000 (set metrics.per_partition: true to export them anyway)"}
 	var b strings.Builder
 	if err := FlowLive(FlowPage{Snap: s, Now: time.Now()}).Render(context.Background(), &b); err != nil {

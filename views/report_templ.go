@@ -15,14 +15,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/drconsole/drconsole/report"
+	"github.com/drconsole/drconsole/model"
 )
 
 // ReportPage is the RPO report: every flow against its objective.
 type ReportPage struct {
 	Chrome Chrome
 	Now    time.Time
-	Flows  []report.Flow
+	Flows  []model.FlowReport
 }
 
 // ShareDown is a share as a percentage rounded down: a within share is
@@ -45,7 +45,7 @@ func Minutes(n int64) string {
 func ReportTime(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04") }
 
 // EpisodePeak is an episode's peak RPO, "≥" when it may have been higher.
-func EpisodePeak(e report.Episode) string {
+func EpisodePeak(e model.ReportEpisode) string {
 	if e.PeakMs == nil {
 		return "unknown"
 	}
@@ -595,7 +595,7 @@ func Report(p ReportPage) templ.Component {
 }
 
 // reportFailedOver lists the times DR was active, each with its run.
-func reportFailedOver(f report.Flow) templ.Component {
+func reportFailedOver(f model.FlowReport) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

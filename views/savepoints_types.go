@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/drconsole/drconsole/catalog"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/model"
 )
 
@@ -46,7 +44,7 @@ type SavepointRow struct {
 	Offsets []SavepointOffset
 	// Checked: usability was computed for this row (the newest N only).
 	Checked bool
-	Verdict catalog.Verdict
+	Verdict model.Verdict
 	Why     string // what makes it unusable or unknown, in short
 	// AgeVsRPO compares its age with the flow's RPO ("" when meaningless);
 	// AgeVsRPOWarn marks the worrying side.
@@ -65,10 +63,6 @@ type SavepointGroup struct {
 	Target, JobID, JobName string
 	Rows                   []SavepointRow
 }
-
-// SavepointTrigger is a savepoint taken through this console, in progress
-// or recently finished (the worker's record of it).
-type SavepointTrigger = failover.SavepointTrigger
 
 // SavepointProgress is the live progress block.
 type SavepointProgress struct {
@@ -102,7 +96,7 @@ func (p SavepointProgress) Active() bool {
 type SavepointTriggerForm struct {
 	Target, Job string
 	Error       string
-	Live        []catalog.TargetJobs
+	Live        []TargetJobs
 }
 
 // SavepointsPage is the savepoint catalog.
@@ -130,7 +124,7 @@ type SavepointsPage struct {
 }
 
 // RestoreStrategy is one way to restore a savepoint in DR.
-type RestoreStrategy = catalog.RestoreStrategy
+type RestoreStrategy = model.RestoreStrategy
 
 // K8sForm is the Kubernetes restore preview: typed, then rendered.
 type K8sForm struct {
@@ -157,11 +151,11 @@ type SavepointDetailPage struct {
 	FlowRPOAtLeast bool // FlowRPO is only a lower bound
 	AgeVsRPO       string
 	AgeVsRPOWarn   bool
-	Usability      *catalog.Usability
+	Usability      *model.Usability
 	UsabilityErr   string
 	// Rewrite is whether the savepoint's Kafka source can be rewritten
 	// (nil: not read).
-	Rewrite     *catalog.RewriteState
+	Rewrite     *model.RewriteState
 	UsabilityAt time.Duration // how long it took
 	// OffsetsJSON is the offsets file translate takes ("" when not read).
 	OffsetsJSON  string
@@ -201,11 +195,11 @@ func MsTime(v *int64) time.Time {
 // SavepointURL is the detail page of entry id.
 func SavepointURL(id int64) string { return "/savepoints/" + strconv.FormatInt(id, 10) }
 
-func verdictClass(v catalog.Verdict) string {
+func verdictClass(v model.Verdict) string {
 	switch v {
-	case catalog.Usable:
+	case model.VerdictUsable:
 		return "status-OK"
-	case catalog.Unusable:
+	case model.VerdictUnusable:
 		return "status-CRITICAL"
 	}
 	return "status-unknown"

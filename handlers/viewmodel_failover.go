@@ -1,0 +1,84 @@
+package handlers
+
+import (
+	"time"
+
+	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/views"
+)
+
+// The runbook's types as the pages show them. Each conversion is one small
+// function, so a change to the runbook's types changes only these.
+
+func activeSideView(a failover.ActiveSide) views.ActiveSide {
+	return views.ActiveSide{Flow: a.Flow, Side: a.Side, Run: a.Run, SinceMs: a.SinceMs}
+}
+
+func runView(r *failover.Run) *views.Run {
+	v := &views.Run{Run: r.Run, ValidApprovers: r.ValidApprovers, Approved: r.Approved, Discounted: r.Discounted,
+		NextStep: r.NextStep, LostAtCut: r.LostAtCut(), ReverseActive: failover.ReverseActive(r),
+		Plan: views.RunPlan{Drill: r.Plan.Drill, Failback: r.Plan.Failback, FailbackOf: r.Plan.FailbackOf}}
+	for i := range r.Plan.Steps {
+		v.Plan.RestsOn = append(v.Plan.RestsOn, r.Plan.RestsOnInputs(i))
+	}
+	return v
+}
+
+func stepPreviewView(p failover.StepPreview) views.StepPreview {
+	v := views.StepPreview{Idx: p.Idx, Title: p.Title, Irreversible: p.Irreversible, Lines: p.Lines, Err: p.Err}
+	for _, r := range p.Rules {
+		v.Rules = append(v.Rules, views.RuleResult{Name: r.Name, OK: r.OK, Overridable: r.Overridable, Evidence: r.Evidence})
+	}
+	return v
+}
+
+func cachedPreviewsView(ps []failover.CachedPreview) []views.CachedPreview {
+	out := make([]views.CachedPreview, len(ps))
+	for i, p := range ps {
+		out[i] = views.CachedPreview{StepPreview: stepPreviewView(p.StepPreview), Computed: p.Computed, At: p.At, Changed: p.Changed}
+	}
+	return out
+}
+
+func reverseView(r *failover.ReverseView) *views.ReverseView {
+	if r == nil {
+		return nil
+	}
+	v := &views.ReverseView{At: r.At, States: r.States, Behind: r.Behind, Unknown: r.Unknown,
+		Heartbeat: r.Heartbeat, HeartbeatErr: r.HeartbeatErr, Err: r.Err}
+	for _, row := range r.Rows {
+		v.Rows = append(v.Rows, views.ReverseRow{Partition: row.Partition, Cut: row.Cut, DREnd: row.DREnd,
+			Next: row.Next, Behind: row.Behind, MarkersOnly: row.MarkersOnly})
+	}
+	return v
+}
+
+func rewritePreviewView(p *failover.RewritePreview, flow string, step failover.Step) *views.RewritePreview {
+	if p == nil {
+		return nil
+	}
+	return &views.RewritePreview{Lines: p.Lines(flow, step)}
+}
+
+// lostView reads the totals with now, the page's time.
+func lostView(l *failover.LostToDR, now time.Time) *views.LostToDR {
+	t := l.Totals()
+	v := &views.LostToDR{Active: activeSideView(l.Active), Recorded: l.Recorded, PrimaryErr: l.PrimaryErr, AtMs: l.AtMs,
+		Total: t.Text(), TotalAge: t.AgeText(now)}
+	for _, p := range l.Partitions {
+		v.Partitions = append(v.Partitions, views.LostPartition{Topic: p.Topic, Partition: p.Partition, Known: p.Known(),
+			Figure: p.Figure(), How: p.Reached.How, From: p.From, End: p.End, Deleted: p.Deleted, Records: p.Records,
+			Counted: p.Counted, FirstMs: p.FirstMs, LastMs: p.LastMs, AsOfMs: p.AsOfMs})
+	}
+	return v
+}
+
+func savepointTriggersView(ts []failover.SavepointTrigger) []views.SavepointTrigger {
+	out := make([]views.SavepointTrigger, len(ts))
+	for i, t := range ts {
+		out[i] = views.SavepointTrigger{ID: t.ID, Target: t.Target, JobID: t.JobID, JobName: t.JobName, Actor: t.Actor,
+			Started: t.Started, Waited: t.Waited, Done: t.Done, Err: t.Err, ResultID: t.ResultID, ResultPath: t.ResultPath,
+			Finished: t.Finished}
+	}
+	return out
+}
