@@ -1,4 +1,4 @@
-package helm_test
+package checks
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 )
 
-const chartDir = "drconsole"
+const chartDir = "../helm/drconsole"
 
 // full turns every optional part on, with a config a console would run.
 var full = map[string]any{
@@ -402,7 +402,7 @@ func TestChartRefusesInlineSecrets(t *testing.T) {
 // address, never a whole private network (anything in it could name any
 // user through the identity header).
 func TestProxyExamplesTrustNoNetwork(t *testing.T) {
-	for _, file := range []string{"drconsole/values.yaml", "../../drconsole.example.yaml"} {
+	for _, file := range []string{chartDir + "/values.yaml", "../../drconsole.example.yaml"} {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
