@@ -5,7 +5,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # The Litestream the console's replication is tested with (and the README names).
 LITESTREAM := v0.5.18
 
-.PHONY: run build test deps unit generate check-generated e2e bench scale fuzz vendor clean
+.PHONY: run build test deps unit checks generate check-generated e2e bench scale fuzz vendor clean
 
 ## run: the console against the embedded sandbox on http://127.0.0.1:8080/
 run:
@@ -16,9 +16,10 @@ build:
 	CGO_ENABLED=1 $(GO) build -ldflags '$(LDFLAGS)' -o bin/drconsole .
 
 ## test: everything, on a fresh machine too: installs what is missing (deps), then unit + browser
-## tests (unit), then the end-to-end suite against real Kafka, MirrorMaker 2 and Flink (e2e)
+## tests (unit) with the deploy/ checks (checks), then the end-to-end suite against real Kafka,
+## MirrorMaker 2 and Flink (e2e)
 test: deps
-	$(MAKE) unit
+	$(MAKE) unit checks
 	$(MAKE) e2e
 
 ## deps: install what the tests need when it is missing (Debian packages: chromium for the browser
@@ -44,8 +45,14 @@ deps:
 
 ## unit: vet, generated views up to date, unit + kfake integration + headless Chromium tests (needs deps)
 unit: check-generated
+unit: checks
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
+
+## checks: the Helm chart, Grafana dashboard and alert rules checked against the console
+## (deploy/checks: a module of its own, so Helm and the Prometheus server stay out of go.mod)
+checks:
+	cd deploy/checks && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
 
 ## generate: regenerate templ views
 generate:

@@ -1,7 +1,7 @@
-// Package helm holds no code. Its tests lint and render the Helm chart in
-// drconsole/ with Helm's own Go packages, decode every rendered object into
-// its Kubernetes API type (unknown fields refused), load the rendered config
-// with drconsole's config loader, and hold the chart's promises: one replica,
-// Recreate, non-root, read-only root, probes, a NetworkPolicy by default, no
-// secret in the ConfigMap, no proxy example trusting a whole network.
+// Package helm holds no code. Its tests are the console's half of the checks
+// in deploy/checks (a module of its own, so Helm and Prometheus stay out of
+// go.mod): they hold the facts those checks read, from the console's code, in
+// deploy/checks/testdata: the metrics /metrics exports, the sandbox's /metrics
+// after an outage; and they load the chart's rendered config with drconsole's
+// config loader.
 package helm

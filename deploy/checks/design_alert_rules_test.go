@@ -1,18 +1,15 @@
-package web
+package checks
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/histogram"
@@ -23,13 +20,6 @@ import (
 	"github.com/prometheus/prometheus/tsdb/chunks"
 	"github.com/prometheus/prometheus/util/annotations"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/demo"
-	"github.com/drconsole/drconsole/handlers"
-	"github.com/drconsole/drconsole/mm2"
-	"github.com/drconsole/drconsole/monitor"
-	"github.com/drconsole/drconsole/storage"
 )
 
 // designRules are the alert rules of the design the console follows,
@@ -64,7 +54,7 @@ const designRules = `groups:
 // each rule is evaluated as Prometheus does: firing once its expression
 // has held for its for: duration.
 func TestDesignAlertRulesFireOnTheSandbox(t *testing.T) {
-	file, err := os.ReadFile(filepath.Join("..", "deploy", "design-alert-rules.yaml"))
+	file, err := os.ReadFile("../design-alert-rules.yaml")
 	if err != nil || !strings.HasSuffix(string(file), designRules) {
 		t.Fatalf("deploy/design-alert-rules.yaml does not end with the design's rules verbatim (%v)", err)
 	}
@@ -79,7 +69,7 @@ func TestDesignAlertRulesFireOnTheSandbox(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(designRules), &doc); err != nil || len(doc.Groups) != 1 || len(doc.Groups[0].Rules) != 2 {
 		t.Fatalf("rules: %v %+v", err, doc)
 	}
-	metrics := sandboxMetricsAfterOutage(t, 3*time.Minute)
+	metrics := sandboxMetricsAfterOutage(t)
 	series := parseExposition(t, metrics)
 	eng := promql.NewEngine(promql.EngineOpts{MaxSamples: 1_000_000, Timeout: time.Minute, LookbackDelta: 5 * time.Minute})
 	t0 := time.Unix(1_800_000_000, 0)
@@ -135,63 +125,23 @@ func TestDesignAlertRulesFireOnTheSandbox(t *testing.T) {
 }
 
 // sandboxMetricsAfterOutage is the sandbox's /metrics, as the console
-// serves it with its default settings, after its mirror stopped for
-// outage (the monitor's clock moved on by outage once the mirror paused).
-func sandboxMetricsAfterOutage(t *testing.T, outage time.Duration) string {
+// serves it with its default settings, after its mirror stopped for three
+// minutes: deploy/helm's TestSandboxMetricsAfterOutage, run in the console's
+// module, writes it.
+func sandboxMetricsAfterOutage(t *testing.T) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 28})
+	out := filepath.Join(t.TempDir(), "metrics.txt")
+	cmd := exec.Command("go", "test", "-count=1", "-run", "^TestSandboxMetricsAfterOutage$", "./deploy/helm/")
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "DRCONSOLE_SANDBOX_METRICS="+out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go test ./deploy/helm/ -run TestSandboxMetricsAfterOutage: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(sb.Close)
-	cfg := &config.Config{
-		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: sb.PrimaryBootstrap()}, "dr": {Bootstrap: sb.DRBootstrap()}},
-		Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-			ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
-		RefreshInterval: config.Duration(time.Second),
-	}
-	if err := cfg.Normalize("test"); err != nil {
-		t.Fatal(err)
-	}
-	st, err := storage.Open(filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	mon, err := monitor.NewMonitor(ctx, cfg, st, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mon.Close)
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); mon.Run(runCtx) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for { // MM2's positions ingested: every partition's lag known
-		if s := mon.Snapshot(cfg.Flows[0].Name); s != nil && !s.At.IsZero() && s.Unknown == 0 && len(s.Partitions) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sandbox lag not known within 30 s: %+v", mon.Snapshot(cfg.Flows[0].Name))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	stop()
-	<-done
-	sb.SetMirrorRunning(false)
-	time.Sleep(2 * time.Second) // the primary writes on, DR does not
-	mon.Now = func() time.Time { return time.Now().Add(outage) }
-	mon.Refresh(ctx)
-	x := &handlers.MetricsExposition{Collector: handlers.MetricsCollector{Monitor: mon, Series: cfg.Metrics}, Live: prometheus.NewRegistry(), Log: log}
-	rec := httptest.NewRecorder()
-	x.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	if rec.Code != 200 {
-		t.Fatalf("/metrics: %d %s", rec.Code, rec.Body)
-	}
-	return rec.Body.String()
+	return string(b)
 }
 
 func lagLines(text string) string {

@@ -1,4 +1,4 @@
-package handlers
+package checks
 
 import (
 	"encoding/json"
@@ -8,37 +8,36 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/prometheus/promql/parser"
 	"go.yaml.in/yaml/v3"
 )
 
-// exportedMetrics are the names MetricsCollector describes.
-func exportedMetrics(t *testing.T) []string {
+// exportedMetrics are the names /metrics exports and, among them, the
+// families it leaves out for flows above config.PerPartitionBound partitions
+// (or with metrics.per_partition: false): testdata/exported-metrics.txt, which
+// deploy/helm keeps equal to what the console's collector describes.
+func exportedMetrics(t *testing.T) (names, perPartitionOnly []string) {
 	t.Helper()
-	ch := make(chan *prometheus.Desc, 64)
-	MetricsCollector{}.Describe(ch)
-	close(ch)
-	nameRE := regexp.MustCompile(`fqName: "([a-z_]+)"`)
-	var names []string
-	for d := range ch {
-		if m := nameRE.FindStringSubmatch(d.String()); m != nil {
-			names = append(names, m[1])
+	b, err := os.ReadFile("testdata/exported-metrics.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		name, mark, _ := strings.Cut(strings.TrimSpace(line), " ")
+		names = append(names, name)
+		if mark == "per_partition" {
+			perPartitionOnly = append(perPartitionOnly, name)
 		}
 	}
-	if len(names) < 15 {
-		t.Fatalf("only %d metrics described: %v", len(names), names)
+	if len(names) < 15 || len(perPartitionOnly) == 0 {
+		t.Fatalf("only %d metrics described, %d per partition: %v", len(names), len(perPartitionOnly), names)
 	}
-	return names
+	return names, perPartitionOnly
 }
 
 // grafanaVars stands in for the dashboard's variables so its queries parse
 // as Prometheus would receive them.
 var grafanaVars = strings.NewReplacer("$__range", "1h", "$__rate_interval", "1m", "$flow", ".*", "$topic", ".*")
-
-// perPartitionOnly are the families /metrics leaves out for flows above
-// config.PerPartitionBound partitions (or with metrics.per_partition: false).
-var perPartitionOnly = []string{famLagMessages.name, famLagMs.name}
 
 // checkQuery parses expr with Prometheus's own PromQL parser, reports the
 // metric names it selects that /metrics does not export (Prometheus's own
@@ -67,7 +66,7 @@ func checkQuery(t *testing.T, where, expr string, exported []string) []string {
 }
 
 // needsPerPartition names the per-partition-only families among names.
-func needsPerPartition(names []string) []string {
+func needsPerPartition(names, perPartitionOnly []string) []string {
 	var out []string
 	for _, n := range names {
 		if slices.Contains(perPartitionOnly, n) {
@@ -81,7 +80,7 @@ func needsPerPartition(names []string) []string {
 // metrics the console exports: a renamed metric would otherwise leave an
 // empty panel nobody notices until the day it is needed.
 func TestGrafanaDashboardQueriesUseExportedMetrics(t *testing.T) {
-	b, err := os.ReadFile("../deploy/grafana/drconsole.json")
+	b, err := os.ReadFile("../grafana/drconsole.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +103,7 @@ func TestGrafanaDashboardQueriesUseExportedMetrics(t *testing.T) {
 	if err := json.Unmarshal(b, &dash); err != nil {
 		t.Fatal(err)
 	}
-	exported := exportedMetrics(t)
+	exported, perPartitionOnly := exportedMetrics(t)
 	queries := 0
 	for _, p := range dash.Panels {
 		if len(p.Targets) == 0 {
@@ -114,7 +113,7 @@ func TestGrafanaDashboardQueriesUseExportedMetrics(t *testing.T) {
 			queries++
 			// Per-partition series exist only with the setting: a panel
 			// that needs them says so.
-			if pp := needsPerPartition(checkQuery(t, "panel "+p.Title, tg.Expr, exported)); pp != nil &&
+			if pp := needsPerPartition(checkQuery(t, "panel "+p.Title, tg.Expr, exported), perPartitionOnly); pp != nil &&
 				!strings.Contains(p.Title+p.Description, "per_partition") {
 				t.Errorf("panel %q selects %v, exported only with metrics.per_partition, and does not say so", p.Title, pp)
 			}
@@ -132,7 +131,7 @@ func TestGrafanaDashboardQueriesUseExportedMetrics(t *testing.T) {
 			t.Errorf("variable %s: query %q is not label_values(selector, label)", v.Name, q)
 			continue
 		}
-		if pp := needsPerPartition(checkQuery(t, "variable "+v.Name, m[1], exported)); pp != nil {
+		if pp := needsPerPartition(checkQuery(t, "variable "+v.Name, m[1], exported), perPartitionOnly); pp != nil {
 			t.Errorf("variable %s selects %v, empty without metrics.per_partition", v.Name, pp)
 		}
 	}
@@ -154,7 +153,7 @@ func TestGrafanaDashboardQueriesUseExportedMetrics(t *testing.T) {
 // otherwise silence an alert without any error), with or without
 // metrics.per_partition.
 func TestPrometheusRulesUseExportedMetrics(t *testing.T) {
-	b, err := os.ReadFile("../deploy/prometheus-rules.yaml")
+	b, err := os.ReadFile("../prometheus-rules.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +169,7 @@ func TestPrometheusRulesUseExportedMetrics(t *testing.T) {
 	if err := yaml.Unmarshal(b, &rules); err != nil {
 		t.Fatal(err)
 	}
-	exported := exportedMetrics(t)
+	exported, perPartitionOnly := exportedMetrics(t)
 	n := 0
 	for _, g := range rules.Groups {
 		for _, r := range g.Rules {
@@ -179,7 +178,7 @@ func TestPrometheusRulesUseExportedMetrics(t *testing.T) {
 				t.Errorf("rule %+v: alert and expr required", r)
 				continue
 			}
-			if pp := needsPerPartition(checkQuery(t, "alert "+r.Alert, r.Expr, exported)); pp != nil {
+			if pp := needsPerPartition(checkQuery(t, "alert "+r.Alert, r.Expr, exported), perPartitionOnly); pp != nil {
 				t.Errorf("alert %s selects %v: silent without metrics.per_partition", r.Alert, pp)
 			}
 		}
