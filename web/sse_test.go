@@ -174,6 +174,7 @@ func TestFailoverRunEventsSendOnlyWhatChanged(t *testing.T) {
 // The streams sit behind the same sign-in as their pages, and a page that
 // changed under its forms says so in its pushed status.
 func TestEventStreamsNeedSignIn(t *testing.T) {
+	t.Parallel()
 	c := startConsole(t)
 	waitReady(t, c)
 	id, err := c.Runbook.Create(context.Background(), failover.Actor{Name: "test-admin", Role: "admin"},
