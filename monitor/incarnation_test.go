@@ -20,6 +20,7 @@ import (
 // offset-syncs.topic.location moves it to the other cluster. Its syncs must
 // be stored and used, not dropped as "already seen" log offsets.
 func TestNewSyncsTopicIncarnationIsIngested(t *testing.T) {
+	t.Parallel() // clusters and a store of its own; it waits on ingestion
 	ctx := context.Background()
 	primary, pcl := newCluster(t, "primary", "events")
 	dr, dcl := newCluster(t, "dr", "events")

@@ -477,6 +477,7 @@ func TestLagEmptyLogIsNothingAtRisk(t *testing.T) {
 // An MM2 internal topic created after ingestion started is read within
 // seconds, not at the next 30 s layout check.
 func TestIngestPicksUpLateInternalTopic(t *testing.T) {
+	t.Parallel() // clusters and a store of its own; it waits on ingestion
 	ctx := context.Background()
 	primary, _ := newCluster(t, "primary", "events")
 	dr, dcl := newCluster(t, "dr", "events")

@@ -42,6 +42,7 @@ func testConfig(t *testing.T, primary, dr *kfake.Cluster) *config.Config {
 // A hand-built MM2 picture on two kfake clusters: the console must ingest it
 // and compute the lag this picture implies.
 func TestMonitorComputesLagFromMM2Records(t *testing.T) {
+	t.Parallel() // clusters and a store of its own; it waits on ingestion
 	ctx := context.Background()
 	primary, pcl := newCluster(t, "primary", "events")
 	dr, dcl := newCluster(t, "dr", "events")

@@ -22,6 +22,7 @@ import (
 // pages and its ingestion stops; watched again, it starts from its stored
 // history.
 func TestSetWatchedReverseFlow(t *testing.T) {
+	t.Parallel() // clusters and a store of its own; it waits on ingestion
 	ctx := context.Background()
 	primary, pcl := newCluster(t, "primary", "events")
 	dr, dcl := newCluster(t, "dr", "events")

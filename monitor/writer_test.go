@@ -187,6 +187,7 @@ func TestSampleQueueBound(t *testing.T) {
 // Stopping the monitor writes what is queued; what cannot be written
 // within SampleDrainTimeout is counted lost, and the writer still stops.
 func TestSampleWriterDrainsOnStop(t *testing.T) {
+	t.Parallel() // clusters and a store of its own; it waits on ingestion
 	r := newWriterRig(t)
 	stop := r.startWriter(t)
 	storagetest.FailLagSampleWrites(t, r.dbPath, true)

@@ -59,6 +59,7 @@ func approveOverHTTP(t *testing.T, base string, cookie *http.Cookie, id int64, h
 }
 
 func TestHumanApproveCommentOnLiveRunPage(t *testing.T) {
+	t.Parallel()
 	c := startConsole(t)
 	waitReady(t, c)
 	const comment = "checked lag and groups"
@@ -67,6 +68,7 @@ func TestHumanApproveCommentOnLiveRunPage(t *testing.T) {
 }
 
 func TestHumanRejectReasonOnLiveRunPage(t *testing.T) {
+	t.Parallel()
 	c := startConsole(t)
 	waitReady(t, c)
 	const reason = "wrong flow, DR is behind"
@@ -81,6 +83,7 @@ func TestHumanRejectReasonOnLiveRunPage(t *testing.T) {
 // approvals so that one approval arriving while the requester types
 // leaves the run pending and the break-glass form in place).
 func TestHumanBreakGlassReasonOnLiveRunPage(t *testing.T) {
+	t.Parallel()
 	c := startConsole(t)
 	waitReady(t, c)
 	v := serveVariant(t, c, func(cfg *config.Config) { cfg.Failover.BreakGlass = true; cfg.Failover.ApprovalsRequired = 2 })
@@ -95,6 +98,7 @@ func TestHumanBreakGlassReasonOnLiveRunPage(t *testing.T) {
 // The execute form of an irreversible step: the typed flow name and an
 // override reason, while a further approval arrives.
 func TestHumanExecuteFormOnLiveRunPage(t *testing.T) {
+	t.Parallel()
 	c := startConsole(t)
 	waitReady(t, c)
 	ctx0 := context.Background()
@@ -139,6 +143,7 @@ func TestHumanExecuteFormOnLiveRunPage(t *testing.T) {
 // what is typed survives the updates, and the job keeps running (no stop
 // is offered: only an approved runbook ends a job).
 func TestHumanSavepointTriggerForm(t *testing.T) {
+	t.Parallel()
 	c := startConsole(t)
 	fl, err := demo.StartFlinkStandIn()
 	if err != nil {
@@ -185,6 +190,7 @@ func TestHumanSavepointTriggerForm(t *testing.T) {
 
 // The translation form: a group, then offsets typed as JSON.
 func TestHumanTranslateForm(t *testing.T) {
+	t.Parallel()
 	c := startConsole(t)
 	waitReady(t, c)
 	ctx := newBrowser(t)
@@ -213,6 +219,7 @@ func TestHumanTranslateForm(t *testing.T) {
 
 // An admin adds a user, typing name and password twice at human speed.
 func TestHumanAddUserForm(t *testing.T) {
+	t.Parallel()
 	c := startConsole(t)
 	ctx := newBrowser(t)
 	signIn(t, ctx, c.URL+"/admin/users", "test-admin")

@@ -40,6 +40,7 @@ const countSSE = `window.__sse = 0; document.addEventListener("htmx:sseMessage",
 // elements: never replaced), the cursor stays where it was, and the page
 // says its buttons are from before the change.
 func TestBrowserTypedValuesSurviveLiveUpdates(t *testing.T) {
+	t.Parallel()
 	c := startConsole(t)
 	waitReady(t, c)
 	ctx := context.Background()
@@ -184,6 +185,7 @@ func TestBrowserHiddenTabStopsStreaming(t *testing.T) {
 // A keyboard user on a flow card's link keeps the focus while the card is
 // pushed again and again.
 func TestBrowserOverviewKeepsKeyboardFocus(t *testing.T) {
+	t.Parallel()
 	_, b := overviewLive(t)
 	if _, err := chromedp.Run(b, chromedp.Evaluate[bool](`document.getElementById("flow-link-primary->dr").focus(); window.__sse = 0; true`)); err != nil {
 		t.Fatal(err)

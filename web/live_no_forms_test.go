@@ -16,6 +16,7 @@ import (
 // "every …") or takes pushed fragments (sse-swap) is checked, in the
 // browser, on every page that updates itself, as an operator sees it.
 func TestLiveElementsHoldNoControls(t *testing.T) {
+	t.Parallel()
 	c := startConsole(t)
 	waitReady(t, c)
 	id, err := c.Runbook.Create(context.Background(), failover.Actor{Name: "test-operator", Role: "operator"},

@@ -70,7 +70,8 @@ func newAuthServerWith(t *testing.T, auth config.Auth, limiter *web.LoginLimiter
 }
 
 // newAuthServerFn is a console for auth, set up further by setup (nil:
-// the router's defaults).
+// the router's defaults). Its store is its own, so the tests on one run
+// in parallel.
 func newAuthServerFn(t *testing.T, auth config.Auth, setup func(*handlers.Handlers)) *authServer {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "drconsole.db")
@@ -138,6 +139,7 @@ func sessionFrom(t *testing.T, rec *httptest.ResponseRecorder) *http.Cookie {
 }
 
 func TestLoginLogoutAndAudit(t *testing.T) {
+	t.Parallel()
 	s := newAuthServer(t, config.Auth{})
 	if rec := s.do(http.MethodGet, "/audit?actor=x", nil); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/login?next=%2Faudit%3Factor%3Dx" {
 		t.Fatalf("GET /audit signed out = %d %q", rec.Code, rec.Header().Get("Location"))
@@ -234,6 +236,7 @@ func TestLoginLogoutAndAudit(t *testing.T) {
 // with Retry-After, even with the right password; X-Forwarded-For from an
 // untrusted client does not change the address counted.
 func TestLoginRateLimit(t *testing.T) {
+	t.Parallel()
 	s := newAuthServer(t, config.Auth{})
 	for i := 0; i < 5; i++ {
 		rec := s.login("test-operator", "guess "+strconv.Itoa(i), "/", from("192.0.2.1:4000"), header("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i)))
@@ -261,6 +264,7 @@ func TestLoginRateLimit(t *testing.T) {
 // Proxy mode: the identity header counts only from a trusted proxy; the
 // role comes from the users table, else the groups header.
 func TestProxyAuth(t *testing.T) {
+	t.Parallel()
 	s := newAuthServer(t, config.Auth{Mode: config.AuthProxy, TrustedProxies: []string{"10.0.0.0/8"},
 		GroupRoles: map[string]string{"dr-admins": "admin", "sre": "operator"}})
 	proxy := from("10.1.2.3:5555")
@@ -324,6 +328,7 @@ func TestProxyAuth(t *testing.T) {
 }
 
 func TestAuditPageAndExport(t *testing.T) {
+	t.Parallel()
 	s := newAuthServer(t, config.Auth{})
 	ctx := context.Background()
 	for i := 0; i < 60; i++ {
@@ -383,6 +388,7 @@ func TestAuditPageAndExport(t *testing.T) {
 // "Carol" is the disabled carol and "Dave" the viewer dave, not strangers
 // the groups header may promote. Password sign-in does the same.
 func TestUserNamesIgnoreCase(t *testing.T) {
+	t.Parallel()
 	s := newAuthServer(t, config.Auth{Mode: config.AuthProxy, TrustedProxies: []string{"10.0.0.0/8"},
 		GroupRoles: map[string]string{"sre": "operator"}})
 	ctx := context.Background()
@@ -436,6 +442,7 @@ func TestUserNamesIgnoreCase(t *testing.T) {
 // attacking address is locked on its own, the name is only slowed, and
 // the real user from a clean address signs in (after the delay).
 func TestLoginNameSlowedNotLocked(t *testing.T) {
+	t.Parallel()
 	lim := web.NewLoginLimiter(5, 5*time.Minute, 10_000)
 	lim.NameDelayBase, lim.NameDelayMax = 20*time.Millisecond, 80*time.Millisecond
 	s := newAuthServerWith(t, config.Auth{TrustedProxies: []string{"10.0.0.0/8"}, PublicURL: testPublicURL}, lim)
@@ -475,6 +482,7 @@ func TestLoginNameSlowedNotLocked(t *testing.T) {
 // and IP addresses are answered. The probes answer any Host. Every answer
 // carries the hardened CSP.
 func TestHostCheckAndCSP(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		public string
 		host   string
@@ -517,6 +525,7 @@ func TestHostCheckAndCSP(t *testing.T) {
 // proxy's address. One of them guessing passwords locks the name they
 // guess from there, not the address: the others sign in (slowed).
 func TestLoginSharedAddressNotLocked(t *testing.T) {
+	t.Parallel()
 	lim := web.NewLoginLimiter(5, 5*time.Minute, 10_000)
 	lim.NameDelayBase, lim.NameDelayMax = 10*time.Millisecond, 40*time.Millisecond
 	s := newAuthServerWith(t, config.Auth{PublicURL: testPublicURL}, lim)
@@ -544,6 +553,7 @@ func TestLoginSharedAddressNotLocked(t *testing.T) {
 // refused with 400 and audited, not "first wins": a proxy that appends
 // to a client's X-Forwarded-User would otherwise let the client choose.
 func TestProxyDuplicateIdentityHeaders(t *testing.T) {
+	t.Parallel()
 	s := newAuthServer(t, config.Auth{Mode: config.AuthProxy, TrustedProxies: []string{"10.0.0.0/8"},
 		GroupRoles: map[string]string{"dr-admins": "admin", "sre": "operator"}})
 	add := func(k, v string) reqOpt { return func(r *http.Request) { r.Header.Add(k, v) } }

@@ -16,6 +16,7 @@ import (
 // two sites, as in production, so the state cookie must survive the
 // provider's cross-site redirect back (SameSite=Lax).
 func TestBrowserOIDCSignInAndOut(t *testing.T) {
+	t.Parallel()
 	p := startIdP(t, true)
 	p.user("Alice", "engineering", "sre")
 	srv := httptest.NewUnstartedServer(nil)

@@ -113,6 +113,7 @@ func sessionRole(t *testing.T, s *authServer, c *http.Cookie) (user, role string
 // password gives, with the role of their strongest mapped group; the
 // code exchange used PKCE S256; the sign-in is audited with method oidc.
 func TestOIDCSignIn(t *testing.T) {
+	t.Parallel()
 	p := startIdP(t, false)
 	s := newAuthServer(t, p.auth(testPublicURL))
 	p.user("Alice", "engineering", "sre", "unmapped")
@@ -192,6 +193,7 @@ func TestOIDCSignIn(t *testing.T) {
 // Every ID token that is not exactly for this sign-in is refused,
 // audited, and starts no session.
 func TestOIDCRefusesBadTokens(t *testing.T) {
+	t.Parallel()
 	p := startIdP(t, false)
 	s := newAuthServer(t, p.auth(testPublicURL))
 	for _, tc := range []struct {
@@ -223,6 +225,7 @@ func TestOIDCRefusesBadTokens(t *testing.T) {
 // The state is single-use and bound to the browser that started the
 // sign-in; the code to the PKCE verifier of its own sign-in.
 func TestOIDCStateAndPKCE(t *testing.T) {
+	t.Parallel()
 	p := startIdP(t, false)
 	s := newAuthServer(t, p.auth(testPublicURL))
 	p.user("bob", "sre")
@@ -263,6 +266,7 @@ func TestOIDCStateAndPKCE(t *testing.T) {
 // says so, and audited; so is one whose name is a local account's, or a
 // disabled SSO account.
 func TestOIDCRefusesPeople(t *testing.T) {
+	t.Parallel()
 	p := startIdP(t, false)
 	s := newAuthServer(t, p.auth(testPublicURL))
 	p.user("carol", "design", "marketing")
@@ -309,6 +313,7 @@ func TestOIDCRefusesPeople(t *testing.T) {
 // Break-glass: with the provider unreachable the page says so and the
 // local form still signs a local account in.
 func TestOIDCBreakGlass(t *testing.T) {
+	t.Parallel()
 	p := startIdP(t, false)
 	auth := p.auth(testPublicURL)
 	auth.OIDC.Issuer = "http://127.0.0.1:1/oidc" // nothing listens there
@@ -339,6 +344,7 @@ func TestOIDCBreakGlass(t *testing.T) {
 // provider's end_session_endpoint with id_token_hint and
 // post_logout_redirect_uri; a provider without one gets the sign-in page.
 func TestOIDCSignOut(t *testing.T) {
+	t.Parallel()
 	for _, endSession := range []bool{true, false} {
 		p := startIdP(t, endSession)
 		s := newAuthServer(t, p.auth(testPublicURL))
@@ -391,6 +397,7 @@ func TestOIDCSignOut(t *testing.T) {
 // verified is refused with a page that says why, and audited; the real
 // owner of the address signs in afterwards and gets the name.
 func TestOIDCRefusesUnverifiedEmail(t *testing.T) {
+	t.Parallel()
 	p := startIdP(t, false)
 	auth := p.auth(testPublicURL)
 	auth.OIDC.UsernameClaim = "email"

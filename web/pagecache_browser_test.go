@@ -62,6 +62,7 @@ func (l *pageLog) snapshot() []seenGet {
 // script the held page (XMLHttpRequest, which htmx uses, sees a 200 with
 // the body), so nothing stale is shown without the server's word.
 func TestBrowserFlowPageRevalidates(t *testing.T) {
+	t.Parallel()
 	c := startConsole(t)
 	waitReady(t, c)
 	log := &pageLog{path: "/flows/primary->dr"} // as r.URL.Path has it: unescaped

@@ -19,6 +19,7 @@ import (
 // failed callbacks are limited like password guesses (429 past five) and
 // audited as one record at once plus one summary with the count.
 func TestOIDCCallbackFloodCounted(t *testing.T) {
+	t.Parallel()
 	p := startIdP(t, false)
 	s := newAuthServerFn(t, p.auth(testPublicURL), nil)
 	refused, limited := 0, 0
@@ -57,6 +58,7 @@ func TestOIDCCallbackFloodCounted(t *testing.T) {
 // pending sign-in out. Now one source is limited (429) and holds a
 // bounded number of sign-ins, and another's sign-in completes.
 func TestOIDCStartFloodKeepsOthers(t *testing.T) {
+	t.Parallel()
 	p := startIdP(t, false)
 	s := newAuthServerFn(t, p.auth(testPublicURL), nil)
 	p.user("bob", "sre")
@@ -82,6 +84,7 @@ func TestOIDCStartFloodKeepsOthers(t *testing.T) {
 // browser's binding, or two of them, completes no sign-in; a plain-named
 // session cookie is no session.
 func TestOIDCTossedStateCookie(t *testing.T) {
+	t.Parallel()
 	p := startIdP(t, false)
 	s := newAuthServer(t, p.auth(testPublicURL))
 	p.user("mallory", "sre")
@@ -139,6 +142,7 @@ func TestOIDCTossedStateCookie(t *testing.T) {
 // Serve writes the counts of failed sign-ins it holds when it shuts
 // down, before the store is closed: a restart loses no count.
 func TestServeFlushesFailedSignInCounts(t *testing.T) {
+	t.Parallel()
 	p := startIdP(t, false)
 	s := newAuthServerFn(t, p.auth(testPublicURL), nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -174,6 +174,7 @@ func TestFailoverRunEventsSendOnlyWhatChanged(t *testing.T) {
 // The streams sit behind the same sign-in as their pages, and a page that
 // changed under its forms says so in its pushed status.
 func TestEventStreamsNeedSignIn(t *testing.T) {
+	t.Parallel()
 	c := startConsole(t)
 	waitReady(t, c)
 	id, err := c.Runbook.Create(context.Background(), failover.Actor{Name: "test-admin", Role: "admin"},
@@ -272,6 +273,7 @@ func TestOverviewStreamsShareOneRenderPerTick(t *testing.T) {
 // The sparkline ends at the SparkStep: over ticks within one step it is
 // sent once, while the figures' time line moves on.
 func TestOverviewSparklineNotResentEachTick(t *testing.T) {
+	t.Parallel() // it reads the console through streams of its own, and mostly waits for a step to begin
 	c := startConsole(t)
 	waitReady(t, c)
 	streams := &web.Streams{Tick: 100 * time.Millisecond}

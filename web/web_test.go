@@ -58,6 +58,10 @@ var (
 
 // startConsole starts one sandbox and console for the whole package: the
 // tests read it, and the browser test's controls are undone by that test.
+// Tests that only add their own runs, users, servers or tabs to the
+// shared console call t.Parallel: they wait on typing, polls and pushes,
+// not the CPU. Tests that change the sandbox, count the console's streams
+// or time its ticks stay serial (Go runs those first, one at a time).
 func startConsole(t *testing.T) *console {
 	t.Helper()
 	sharedOnce.Do(func() {
@@ -305,6 +309,7 @@ func TestDemoControlsRejectBadInput(t *testing.T) {
 func TestMain(m *testing.M) {
 	identity.HashCost = bcrypt.MinCost // sign-ins in tests need not be slow
 	code := m.Run()
+	closeBrowser()
 	for i := len(sharedCleanup) - 1; i >= 0; i-- {
 		sharedCleanup[i]()
 	}
