@@ -242,7 +242,7 @@ func (rb *Runbook) StampFailback(ctx context.Context, p *Plan) error {
 // when not nil, are checked by the cycle rule.
 func forwardFlow(f *config.Flow, cfg *config.Config) mm2.ForwardFlow {
 	ff := mm2.ForwardFlow{PrimaryAlias: f.SourceAlias, DRAlias: f.TargetAlias, Policy: monitor.TopicsOf(f).Policy,
-		Include: f.Topics.Include, Exclude: f.Topics.Exclude, OffsetSyncsLocation: f.OffsetSyncsLocation, Connectors: f.Connectors,
+		Include: f.Topics.Include, Exclude: f.Topics.Exclude, OffsetSyncsLocation: string(f.OffsetSyncsLocation), Connectors: f.Connectors,
 		WorkerTopics: slices.DeleteFunc([]string{f.ConnectOffsetsTopic}, func(t string) bool { return t == "" }),
 		// The title needs only the names; the bootstraps are the console's.
 		PrimaryBootstrap: "-", DRBootstrap: "-"}
