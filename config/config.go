@@ -196,10 +196,9 @@ type TLS struct {
 
 // SASL authenticates to the brokers.
 type SASL struct {
-	// Mechanism is PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.
-	Mechanism string `yaml:"mechanism"`
-	Username  string `yaml:"username"`
-	Password  string `yaml:"password"`
+	Mechanism SASLMechanism `yaml:"mechanism"`
+	Username  string        `yaml:"username"`
+	Password  string        `yaml:"password"`
 	// PasswordFile is read at start-up instead of Password (secrets mounts).
 	PasswordFile string `yaml:"password_file"`
 }
@@ -564,7 +563,7 @@ func (c *Config) validate(file string) Problems {
 		}
 		if s := cl.SASL; s != nil {
 			switch s.Mechanism {
-			case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+			case SASLPlain, SASLScramSHA256, SASLScramSHA512:
 			default:
 				bad(key+".sasl.mechanism", "%q is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", s.Mechanism)
 			}

@@ -51,6 +51,16 @@ const (
 	StateSnapshotNever  StateSnapshotUse = "false"
 )
 
+// SASLMechanism is how the console authenticates to brokers (clusters.*.sasl.mechanism).
+type SASLMechanism string
+
+// SASL mechanisms.
+const (
+	SASLPlain       SASLMechanism = "PLAIN"
+	SASLScramSHA256 SASLMechanism = "SCRAM-SHA-256"
+	SASLScramSHA512 SASLMechanism = "SCRAM-SHA-512"
+)
+
 // AuthMode is how people sign in (auth.mode).
 type AuthMode string
 
