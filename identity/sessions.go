@@ -9,7 +9,7 @@ import (
 )
 
 // SignOutEverywhere ends every session name has, with its audit record
-// ("user.signout_all", details: how many sessions ended) in the same
+// (audit.UserSignOutAll, details: how many sessions ended) in the same
 // transaction, and returns how many there were. The user themself (their
 // own account menu) or an admin (the users page) asks; audit names who.
 // Live streams of those sessions end within a tick (web.Streams.Still).
