@@ -82,7 +82,7 @@ func TestLayerImports(t *testing.T) {
 		"clusterlink": {"model", "config"},
 		"kafka":       {"model", "mm2", "config"},
 		"flink":       {"model", "config", "flink/s3", "safefile"},
-		"notify":      {"model", "config", "monitor", "storage"},
+		"notify":      {"model", "audit", "config", "monitor", "storage"},
 		"kube":        {"model", "config"},
 		"pages":       {"model", "storage"},
 		"report":      {"model", "config", "storage"},

@@ -125,7 +125,8 @@ func replay(want map[string]*expected, e model.AuditEntry, baselined *bool) erro
 			return err
 		}
 	}
-	if e.Action == storage.ActionAccountsBaseline {
+	action := Action(e.Action)
+	if action == AccountsBaseline {
 		clear(want)
 		for n, s := range d.Accounts {
 			want[model.CanonicalName(n)] = &expected{st: s, exact: true, pwKnown: true, hasPassword: s.PasswordFP != ""}
@@ -134,7 +135,7 @@ func replay(want map[string]*expected, e model.AuditEntry, baselined *bool) erro
 		return nil
 	}
 	name := model.CanonicalName(strings.TrimPrefix(e.Subject, "user:"))
-	if e.Action == "sso.identity" {
+	if action == SSOIdentity {
 		name = model.CanonicalName(e.Actor) // subject: the provider identity
 	}
 	if d.Account != nil {
@@ -143,21 +144,21 @@ func replay(want map[string]*expected, e model.AuditEntry, baselined *bool) erro
 	}
 	// A record from before account states were recorded.
 	x := want[name]
-	if e.Action == "user.create" {
+	if action == UserCreate {
 		want[name] = &expected{st: storage.AccountState{Role: d.Role}, createdAtMs: e.AtMs, creator: e.Actor, hasPassword: d.Password}
 		return nil
 	}
 	if x == nil {
 		return nil // a change to an account with no creation: its row is refused anyway
 	}
-	switch e.Action {
-	case "user.role":
+	switch action {
+	case UserRole:
 		x.st.Role = d.To
-	case "user.password":
+	case UserPassword:
 		x.hasPassword, x.pwKnown = true, false
-	case "user.disable":
+	case UserDisable:
 		x.st.Disabled = true
-	case "user.enable":
+	case UserEnable:
 		x.st.Disabled = false
 	}
 	return nil
@@ -210,7 +211,7 @@ func compare(name string, row storage.AccountState, x *expected) string {
 // exactly. Call it after CheckAccounts found no problem; a chain that has
 // its baseline is left alone (ok false).
 func BaselineAccounts(ctx context.Context, st *storage.Store) (ok bool, err error) {
-	e, err := Entry(ctx, StartActor, storage.ActionAccountsBaseline, "accounts",
+	e, err := Entry(ctx, StartActor, AccountsBaseline, "accounts",
 		map[string]any{"why": "account states are recorded from here on; earlier accounts were checked against their user.* records"})
 	if err != nil {
 		return false, err

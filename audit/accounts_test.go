@@ -98,7 +98,7 @@ func TestAuditedAccountChangesRecordTheirState(t *testing.T) {
 	s, _ := open(t)
 	ctx := context.Background()
 	rec := audit.New(s)
-	write := func(action, name string, f func(model.AuditEntry) (model.AuditEntry, error)) {
+	write := func(action audit.Action, name string, f func(model.AuditEntry) (model.AuditEntry, error)) {
 		t.Helper()
 		if _, err := rec.With(ctx, "root", action, "user:"+name, map[string]any{"x": 1}, f); err != nil {
 			t.Fatal(err)

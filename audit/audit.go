@@ -44,14 +44,14 @@ func ClientFrom(ctx context.Context) Client {
 // one, and only after the write succeeded.
 type Written struct {
 	id     int64
-	action string
+	action Action
 }
 
 // ID is the record's position in the chain.
 func (w Written) ID() int64 { return w.id }
 
 // Action is what the record says was done.
-func (w Written) Action() string { return w.action }
+func (w Written) Action() Action { return w.action }
 
 // Valid reports whether w came from a successful write (the zero Written
 // did not).
@@ -61,7 +61,7 @@ func (w Written) Valid() bool { return w.id > 0 }
 // (any JSON-encodable value; nil is {}) and the client from ctx. Callers
 // that change state hand it to a storage method that writes it in the
 // change's transaction (see With).
-func Entry(ctx context.Context, actor, action, subject string, details any) (model.AuditEntry, error) {
+func Entry(ctx context.Context, actor string, action Action, subject string, details any) (model.AuditEntry, error) {
 	var body []byte
 	if details != nil {
 		var err error
@@ -70,7 +70,7 @@ func Entry(ctx context.Context, actor, action, subject string, details any) (mod
 		}
 	}
 	c := ClientFrom(ctx)
-	return model.AuditEntry{Actor: actor, Action: action, ClientIP: c.IP, UserAgent: c.UserAgent,
+	return model.AuditEntry{Actor: actor, Action: string(action), ClientIP: c.IP, UserAgent: c.UserAgent,
 		Subject: subject, Details: body}, nil
 }
 
@@ -82,7 +82,7 @@ func New(store *storage.Store) *Recorder { return &Recorder{store: store} }
 
 // Record appends one record on its own: for actions that change nothing
 // in the console's own state (sign-in, a refused request, an outcome).
-func (r *Recorder) Record(ctx context.Context, actor, action, subject string, details any) (Written, error) {
+func (r *Recorder) Record(ctx context.Context, actor string, action Action, subject string, details any) (Written, error) {
 	e, err := Entry(ctx, actor, action, subject, details)
 	if err != nil {
 		return Written{}, err
@@ -91,13 +91,13 @@ func (r *Recorder) Record(ctx context.Context, actor, action, subject string, de
 	if err != nil {
 		return Written{}, err
 	}
-	return Written{id: e.ID, action: e.Action}, nil
+	return Written{id: e.ID, action: Action(e.Action)}, nil
 }
 
 // With builds the record and passes it to write, which must store it in the
 // same transaction as the state change it describes and return the stored
 // record (with its ID). Nothing is written when either fails.
-func (r *Recorder) With(ctx context.Context, actor, action, subject string, details any,
+func (r *Recorder) With(ctx context.Context, actor string, action Action, subject string, details any,
 	write func(model.AuditEntry) (model.AuditEntry, error)) (Written, error) {
 	e, err := Entry(ctx, actor, action, subject, details)
 	if err != nil {
@@ -106,5 +106,5 @@ func (r *Recorder) With(ctx context.Context, actor, action, subject string, deta
 	if e, err = write(e); err != nil {
 		return Written{}, err
 	}
-	return Written{id: e.ID, action: e.Action}, nil
+	return Written{id: e.ID, action: Action(e.Action)}, nil
 }

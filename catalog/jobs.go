@@ -5,13 +5,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
 )
 
 // TargetJobs is what one Flink target's /jobs/overview answered.
 type TargetJobs struct {
 	Target string
-	Region string
+	Region config.Region
 	Jobs   []flink.Job
 	Err    string // why the target could not be asked; "" when it answered
 }

@@ -104,7 +104,7 @@ func recordRestore(ctx context.Context, db, from string, m backupManifest, authe
 	}
 	defer s.Close()
 	ctx = audit.WithClient(ctx, audit.Client{IP: "local", UserAgent: "drconsole-cli/" + version})
-	_, err = audit.New(s).Record(ctx, cliActor(), "backup.restore", "database", map[string]any{
+	_, err = audit.New(s).Record(ctx, cliActor(), audit.BackupRestore, "database", map[string]any{
 		"from": from, "backup_created_at": m.CreatedAt.Format(time.RFC3339), "sha256": m.SHA256,
 		"backup_head_id": m.AuditHeadID, "backup_head_hash": m.AuditHeadHash, "authenticated": authenticated})
 	if err != nil {

@@ -144,13 +144,13 @@ func savepointRewrite(ctx context.Context, args []string, stdin io.Reader, stdou
 		}
 		policy, *alias = monitor.TopicsOf(flow).Policy, flow.SourceAlias
 	} else {
-		switch *rename {
-		case "identity":
+		switch config.ReplicationPolicy(*rename) {
+		case config.PolicyIdentity:
 			policy.Identity = true
 			if *alias != "" || *separator != "" {
 				return usageError{errors.New("--source-alias and --separator go with --rename-topics default")}
 			}
-		case "default":
+		case config.PolicyDefault:
 			if *alias == "" {
 				return usageError{errors.New("--rename-topics default names DR topics with the source alias: give --source-alias")}
 			}

@@ -76,10 +76,10 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	var names mm2.ReplicationPolicy
 	var alias string
 	if *syncsFile != "" {
-		switch *policy {
-		case "", "identity":
+		switch config.ReplicationPolicy(*policy) {
+		case "", config.PolicyIdentity:
 			names.Identity = true
-		case "default":
+		case config.PolicyDefault:
 			if *sourceAlias == "" {
 				return usageError{errors.New("--policy default renames topics with the source alias: give --source-alias")}
 			}

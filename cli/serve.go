@@ -221,7 +221,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cfg := demoConfig(sb, *addr, dir, fl.URL, fl.SavepointDir)
 	// A Cluster Linking flow beside the MM2 one (stand-in REST API, real
 	// primary records for the lag in time).
-	cfg.Flows = append(cfg.Flows, &config.Flow{Name: "primary->dr-link", Kind: "cluster-link", Source: demo.SourceAlias, Target: demo.TargetAlias,
+	cfg.Flows = append(cfg.Flows, &config.Flow{Name: "primary->dr-link", Kind: config.FlowClusterLink, Source: demo.SourceAlias, Target: demo.TargetAlias,
 		Topics: config.Topics{Include: []string{demo.LinkTopic}},
 		ClusterLink: &config.ClusterLink{RestURL: link.URL, ClusterID: demo.LinkClusterID, Link: demo.LinkName,
 			// The stand-in serves the primary's end of the link too: a failback goes there.
@@ -247,13 +247,13 @@ func demoConfig(sb *demo.Sandbox, addr, dir, flinkURL, savepointDir string) *con
 		},
 		Flows: []*config.Flow{{
 			Source: demo.SourceAlias, Target: demo.TargetAlias,
-			ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
+			ReplicationPolicy: config.PolicyIdentity, OffsetSyncsLocation: config.SyncsOnTarget,
 			ConnectOffsetsTopic: mm2.ConnectOffsetsTopic(demo.SourceAlias),
 			Topics:              config.Topics{Include: demo.Topics},
 		}},
 		RefreshInterval: config.Duration(2e9),
 		// Not real Flink: a stand-in that records the restore request.
-		FlinkTargets: []*config.FlinkTarget{{Name: "sandbox-flink-dr", RestURL: flinkURL, Region: "dr"}},
+		FlinkTargets: []*config.FlinkTarget{{Name: "sandbox-flink-dr", RestURL: flinkURL, Region: config.RegionDR}},
 		// Where the stand-in writes its savepoints (copies of a real one).
 		SavepointDirs: []string{savepointDir},
 		// Plain http on 127.0.0.1: a Secure cookie would never come back.

@@ -22,7 +22,7 @@ func recordSettings(ctx context.Context, store *storage.Store, cfg *config.Confi
 	var prev struct {
 		Sections map[string]string `json:"sections"`
 	}
-	last, err := store.AuditEntries(ctx, storage.AuditFilter{Action: "settings.changed", Limit: 1})
+	last, err := store.AuditEntries(ctx, storage.AuditFilter{Action: string(audit.SettingsChanged), Limit: 1})
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func recordSettings(ctx context.Context, store *storage.Store, cfg *config.Confi
 	}
 	slices.Sort(changed)
 	// A config file has no client: the record names none.
-	_, err = audit.New(store).Record(audit.WithClient(ctx, audit.Client{}), "config-file", "settings.changed", "settings",
+	_, err = audit.New(store).Record(audit.WithClient(ctx, audit.Client{}), "config-file", audit.SettingsChanged, "settings",
 		map[string]any{"file": file, "changed": changed, "sections": fp})
 	return err
 }

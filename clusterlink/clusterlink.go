@@ -33,20 +33,32 @@ import (
 	"time"
 )
 
-// Mirror topic states (MirrorTopicStatus in the spec).
+// MirrorState is a mirror topic's state (MirrorTopicStatus in the spec).
+type MirrorState string
+
+// Mirror topic states.
 const (
-	MirrorActive            = "ACTIVE"
-	MirrorPaused            = "PAUSED"
-	MirrorPendingStopped    = "PENDING_STOPPED"
-	MirrorStopped           = "STOPPED"
-	MirrorFailed            = "FAILED"
-	MirrorLinkFailed        = "LINK_FAILED"
-	MirrorLinkPaused        = "LINK_PAUSED"
-	MirrorSourceUnavailable = "SOURCE_UNAVAILABLE"
-	MirrorPendingMirror     = "PENDING_MIRROR"
-	MirrorPendingSync       = "PENDING_SYNCHRONIZE"
-	MirrorPendingSetup      = "PENDING_SETUP_FOR_RESTORE"
-	MirrorPendingRestore    = "PENDING_RESTORE"
+	MirrorActive            MirrorState = "ACTIVE"
+	MirrorPaused            MirrorState = "PAUSED"
+	MirrorPendingStopped    MirrorState = "PENDING_STOPPED"
+	MirrorStopped           MirrorState = "STOPPED"
+	MirrorFailed            MirrorState = "FAILED"
+	MirrorLinkFailed        MirrorState = "LINK_FAILED"
+	MirrorLinkPaused        MirrorState = "LINK_PAUSED"
+	MirrorSourceUnavailable MirrorState = "SOURCE_UNAVAILABLE"
+	MirrorPendingMirror     MirrorState = "PENDING_MIRROR"
+	MirrorPendingSync       MirrorState = "PENDING_SYNCHRONIZE"
+	MirrorPendingSetup      MirrorState = "PENDING_SETUP_FOR_RESTORE"
+	MirrorPendingRestore    MirrorState = "PENDING_RESTORE"
+)
+
+// LinkState is a cluster link's state; the spec calls it extensible.
+type LinkState string
+
+// The link state a healthy link is in, and the link error it reports.
+const (
+	LinkActive  LinkState = "ACTIVE"
+	LinkNoError           = "NO_ERROR"
 )
 
 // Client talks to the destination cluster's REST API about one
@@ -95,7 +107,7 @@ type LinkInfo struct {
 	SourceClusterID      string         `json:"source_cluster_id"`
 	DestinationClusterID string         `json:"destination_cluster_id"`
 	RemoteClusterID      string         `json:"remote_cluster_id"`
-	LinkState            string         `json:"link_state"` // ACTIVE, FAILED, UNAVAILABLE, PAUSED, UNKNOWN (extensible)
+	LinkState            LinkState      `json:"link_state"` // ACTIVE, FAILED, UNAVAILABLE, PAUSED, UNKNOWN (extensible)
 	LinkError            string         `json:"link_error"` // NO_ERROR, AUTHENTICATION_ERROR, ..., TIMEOUT_ERROR
 	LinkErrorMessage     string         `json:"link_error_message"`
 	TopicNames           []string       `json:"topic_names"`
@@ -152,7 +164,7 @@ func (e *LinkTaskError) UnmarshalJSON(b []byte) error {
 // nothing about the source: a link can stay ACTIVE while the source cluster
 // is gone, so watch the mirrors' lag and status too.
 func (l LinkInfo) Healthy() bool {
-	return l.LinkState == "ACTIVE" && (l.LinkError == "" || l.LinkError == "NO_ERROR")
+	return l.LinkState == LinkActive && (l.LinkError == "" || l.LinkError == LinkNoError)
 }
 
 // MirrorLag is one partition's entry in mirror_lags.
@@ -170,7 +182,7 @@ type MirrorTopic struct {
 	SourceTopicName             string          `json:"source_topic_name"`
 	NumPartitions               int             `json:"num_partitions"`
 	MirrorLags                  []MirrorLag     `json:"mirror_lags"`
-	MirrorStatus                string          `json:"mirror_status"`
+	MirrorStatus                MirrorState     `json:"mirror_status"`
 	StateTimeMs                 int64           `json:"state_time_ms"`
 	MirrorTopicError            string          `json:"mirror_topic_error,omitempty"`
 	MirrorStateTransitionErrors []LinkTaskError `json:"mirror_state_transition_errors,omitempty"`

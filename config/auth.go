@@ -20,7 +20,7 @@ type Auth struct {
 	// signs people in and names them in a header) or "oidc" (the console
 	// signs people in at an OpenID Connect provider, see OIDC; local
 	// accounts with a password keep working for break-glass). Default local.
-	Mode string `yaml:"mode"`
+	Mode AuthMode `yaml:"mode"`
 	// InsecureCookie drops the Secure flag of the session cookie so it
 	// works over plain http. Only for the sandbox on 127.0.0.1.
 	InsecureCookie bool `yaml:"insecure_cookie"`
@@ -62,9 +62,9 @@ type Auth struct {
 
 // Auth modes.
 const (
-	AuthLocal = "local"
-	AuthProxy = "proxy"
-	AuthOIDC  = "oidc"
+	AuthLocal AuthMode = "local"
+	AuthProxy AuthMode = "proxy"
+	AuthOIDC  AuthMode = "oidc"
 )
 
 // OIDC is the OpenID Connect provider of mode oidc: authorization code

@@ -154,7 +154,7 @@ type FlinkTarget struct {
 	Name    string `yaml:"name"`
 	RestURL string `yaml:"rest_url"`
 	// Region is "primary" or "dr" (shown on screen; restore targets DR).
-	Region string `yaml:"region"`
+	Region Region `yaml:"region"`
 	// Kubernetes, for a DR target run by the Flink Kubernetes Operator:
 	// the runbook restores by patching its FlinkDeployment through the
 	// Kubernetes API instead of running a jar through RestURL.
@@ -173,7 +173,7 @@ type Kubernetes struct {
 	// UseStateSnapshot registers the savepoint as a FlinkStateSnapshot
 	// (operator 1.10+) before the redeploy: "auto" (the default) when the
 	// API server serves that resource, "true" always, "false" never.
-	UseStateSnapshot string `yaml:"use_state_snapshot"`
+	UseStateSnapshot StateSnapshotUse `yaml:"use_state_snapshot"`
 	// Timeout bounds following the redeploy until the job runs; default 10m.
 	Timeout Duration `yaml:"timeout"`
 }
@@ -196,10 +196,9 @@ type TLS struct {
 
 // SASL authenticates to the brokers.
 type SASL struct {
-	// Mechanism is PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.
-	Mechanism string `yaml:"mechanism"`
-	Username  string `yaml:"username"`
-	Password  string `yaml:"password"`
+	Mechanism SASLMechanism `yaml:"mechanism"`
+	Username  string        `yaml:"username"`
+	Password  string        `yaml:"password"`
 	// PasswordFile is read at start-up instead of Password (secrets mounts).
 	PasswordFile string `yaml:"password_file"`
 }
@@ -209,7 +208,7 @@ type SASL struct {
 type Flow struct {
 	Name string `yaml:"name"`
 	// Kind is "mm2" (default) or "cluster-link".
-	Kind string `yaml:"kind"`
+	Kind FlowKind `yaml:"kind"`
 	// ClusterLink describes the link for kind cluster-link.
 	ClusterLink *ClusterLink `yaml:"cluster_link"`
 	// Source and Target name entries of Clusters.
@@ -220,7 +219,7 @@ type Flow struct {
 	SourceAlias string `yaml:"source_alias"`
 	TargetAlias string `yaml:"target_alias"`
 	// ReplicationPolicy is "identity" or "default".
-	ReplicationPolicy string `yaml:"replication_policy"`
+	ReplicationPolicy ReplicationPolicy `yaml:"replication_policy"`
 	// Separator is replication.policy.separator, default ".".
 	Separator string `yaml:"separator"`
 	// LegacyInternalSeparator mirrors
@@ -228,7 +227,7 @@ type Flow struct {
 	LegacyInternalSeparator bool   `yaml:"legacy_internal_separator"`
 	Topics                  Topics `yaml:"topics"`
 	// OffsetSyncsLocation is "source" (MM2's default) or "target".
-	OffsetSyncsLocation string `yaml:"offset_syncs_location"`
+	OffsetSyncsLocation SyncsLocation `yaml:"offset_syncs_location"`
 	// The internal topic names; derived from the policy when empty.
 	OffsetSyncsTopic string `yaml:"offset_syncs_topic"`
 	CheckpointsTopic string `yaml:"checkpoints_topic"`
@@ -288,7 +287,7 @@ type ClusterLink struct {
 }
 
 // IsClusterLink reports a Cluster Linking flow.
-func (f *Flow) IsClusterLink() bool { return f.Kind == "cluster-link" }
+func (f *Flow) IsClusterLink() bool { return f.Kind == FlowClusterLink }
 
 // Topics selects the source topics a flow mirrors, as MM2's topic filter
 // does (full-match regexes).
@@ -471,7 +470,7 @@ func (c *Config) applyDefaults() {
 	for _, ft := range c.FlinkTargets {
 		if ft != nil && ft.Kubernetes != nil {
 			if ft.Kubernetes.UseStateSnapshot == "" {
-				ft.Kubernetes.UseStateSnapshot = "auto"
+				ft.Kubernetes.UseStateSnapshot = StateSnapshotAuto
 			}
 			setDefault(&ft.Kubernetes.Timeout, 10*time.Minute)
 		}
@@ -490,16 +489,16 @@ func (c *Config) applyDefaults() {
 			f.Name = f.SourceAlias + "->" + f.TargetAlias
 		}
 		if f.Kind == "" {
-			f.Kind = "mm2"
+			f.Kind = FlowMM2
 		}
 		if f.ReplicationPolicy == "" {
-			f.ReplicationPolicy = "default"
-			if f.Kind == "cluster-link" {
-				f.ReplicationPolicy = "identity" // mirror topics keep their names unless prefixed
+			f.ReplicationPolicy = PolicyDefault
+			if f.Kind == FlowClusterLink {
+				f.ReplicationPolicy = PolicyIdentity // mirror topics keep their names unless prefixed
 			}
 		}
 		if f.OffsetSyncsLocation == "" {
-			f.OffsetSyncsLocation = "source"
+			f.OffsetSyncsLocation = SyncsOnSource
 		}
 		if len(f.Topics.Include) == 0 {
 			f.Topics.Include = []string{".*"}
@@ -564,7 +563,7 @@ func (c *Config) validate(file string) Problems {
 		}
 		if s := cl.SASL; s != nil {
 			switch s.Mechanism {
-			case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+			case SASLPlain, SASLScramSHA256, SASLScramSHA512:
 			default:
 				bad(key+".sasl.mechanism", "%q is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", s.Mechanism)
 			}
@@ -605,11 +604,11 @@ func (c *Config) validate(file string) Problems {
 			bad(key, "source and target are the same cluster %q", f.Source)
 		}
 		switch f.Kind {
-		case "mm2":
+		case FlowMM2:
 			if f.ClusterLink != nil {
 				bad(key+".cluster_link", "only for kind cluster-link")
 			}
-		case "cluster-link":
+		case FlowClusterLink:
 			cl := f.ClusterLink
 			if cl == nil {
 				bad(key+".cluster_link", "required for kind cluster-link (rest_url, cluster_id, link)")
@@ -635,12 +634,12 @@ func (c *Config) validate(file string) Problems {
 			bad(key+".kind", "%q: want mm2 or cluster-link", f.Kind)
 		}
 		switch f.ReplicationPolicy {
-		case "identity", "default":
+		case PolicyIdentity, PolicyDefault:
 		default:
 			bad(key+".replication_policy", "%q: want identity or default", f.ReplicationPolicy)
 		}
 		switch f.OffsetSyncsLocation {
-		case "source", "target":
+		case SyncsOnSource, SyncsOnTarget:
 		default:
 			bad(key+".offset_syncs_location", "%q: want source or target", f.OffsetSyncsLocation)
 		}
@@ -702,7 +701,7 @@ func (c *Config) validate(file string) Problems {
 		if u, err := url.Parse(ft.RestURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad(key+".rest_url", "%q is not an http(s) URL", ft.RestURL)
 		}
-		if ft.Region != "primary" && ft.Region != "dr" {
+		if ft.Region != RegionPrimary && ft.Region != RegionDR {
 			bad(key+".region", "%q: want primary or dr", ft.Region)
 		}
 		if k := ft.Kubernetes; k != nil {
@@ -764,8 +763,8 @@ var (
 	k8sNameRE  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 )
 
-func (k *Kubernetes) validate(key, region string, bad func(key, format string, args ...any)) {
-	if region != "dr" {
+func (k *Kubernetes) validate(key string, region Region, bad func(key, format string, args ...any)) {
+	if region != RegionDR {
 		bad(key, "only a DR target restores through Kubernetes (region is %q)", region)
 	}
 	switch {
@@ -790,7 +789,7 @@ func (k *Kubernetes) validate(key, region string, bad func(key, format string, a
 		bad(key+".deployment", "%q: want the FlinkDeployment's name (lower-case letters, digits, '-' and '.')", k.Deployment)
 	}
 	switch k.UseStateSnapshot {
-	case "", "auto", "true", "false":
+	case "", StateSnapshotAuto, StateSnapshotAlways, StateSnapshotNever:
 	default:
 		bad(key+".use_state_snapshot", "%q: want auto, true or false", k.UseStateSnapshot)
 	}

@@ -22,7 +22,7 @@ type Webhook struct {
 	// it starts it afresh (undelivered events stay with the old name).
 	Name string `yaml:"name"`
 	// Kind is "webhook" (default) or "slack".
-	Kind string `yaml:"kind"`
+	Kind WebhookKind `yaml:"kind"`
 	// URL receives a POST per event. URLFile is read at start-up instead
 	// (a Slack webhook URL is a secret).
 	URL     string `yaml:"url"`
@@ -61,7 +61,7 @@ func (w *Webhook) Wants(kind string) bool {
 func (n *Notifications) applyDefaults() {
 	for _, w := range n.Webhooks {
 		if w != nil && w.Kind == "" {
-			w.Kind = "webhook"
+			w.Kind = WebhookGeneric
 		}
 	}
 }
@@ -81,14 +81,14 @@ func (n *Notifications) validate(bad func(key, format string, args ...any)) {
 			bad(key+".name", "%q is used twice", w.Name)
 		}
 		names[w.Name] = true
-		if w.Kind != "webhook" && w.Kind != "slack" {
+		if w.Kind != WebhookGeneric && w.Kind != WebhookSlack {
 			bad(key+".kind", "%q: want webhook or slack", w.Kind)
 		}
 		readSecret(&w.URL, w.URLFile, key, "url", bad)
 		if u, err := url.Parse(w.URL); w.URL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 			bad(key+".url", "not an http(s) URL")
 		}
-		if w.Kind == "webhook" {
+		if w.Kind == WebhookGeneric {
 			readSecret(&w.Secret, w.SecretFile, key, "secret", bad)
 		}
 		for j, e := range w.Events {

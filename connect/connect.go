@@ -30,24 +30,40 @@ func New(base string) *Client {
 	return &Client{Base: strings.TrimSuffix(base, "/"), HTTP: &http.Client{Timeout: 15 * time.Second}}
 }
 
+// State is a connector's or a task's state in Connect's status answers.
+type State string
+
+// Connector and task states.
+const (
+	Running    State = "RUNNING"
+	Paused     State = "PAUSED"
+	Stopped    State = "STOPPED" // a connector's only: its tasks are shut down, its config kept
+	Failed     State = "FAILED"
+	Unassigned State = "UNASSIGNED" // not yet placed on a worker
+	Restarting State = "RESTARTING"
+)
+
 // ConnectorStatus is GET /connectors/{name}/status.
 type ConnectorStatus struct {
 	Name      string `json:"name"`
 	Connector struct {
-		State    string `json:"state"` // RUNNING, PAUSED, STOPPED, FAILED, UNASSIGNED, RESTARTING
+		State    State  `json:"state"`
 		WorkerID string `json:"worker_id"`
 		Trace    string `json:"trace,omitempty"`
 	} `json:"connector"`
-	Tasks []struct {
-		ID    int    `json:"id"`
-		State string `json:"state"`
-		Trace string `json:"trace,omitempty"`
-	} `json:"tasks"`
+	Tasks []TaskStatus `json:"tasks"`
+}
+
+// TaskStatus is one task's entry in a connector's status.
+type TaskStatus struct {
+	ID    int    `json:"id"`
+	State State  `json:"state"`
+	Trace string `json:"trace,omitempty"`
 }
 
 // Stopped reports a connector that is STOPPED with its tasks shut down:
 // Connect removes them from the status only once they really stopped.
-func (s ConnectorStatus) Stopped() bool { return s.Connector.State == "STOPPED" && len(s.Tasks) == 0 }
+func (s ConnectorStatus) Stopped() bool { return s.Connector.State == Stopped && len(s.Tasks) == 0 }
 
 // rebalanceRetry bounds how long a GET is repeated while Connect answers
 // that a rebalance is under way: after a connector is created, resumed or

@@ -96,7 +96,7 @@ func (rb *Runbook) alterMirrors(ctx context.Context, w audit.Written, flowName s
 		states := map[string]string{}
 		stopped := true
 		for _, m := range ms {
-			states[m.MirrorTopicName] = m.MirrorStatus
+			states[m.MirrorTopicName] = string(m.MirrorStatus)
 			stopped = stopped && m.Stopped()
 		}
 		result["states"] = states

@@ -289,7 +289,7 @@ func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClie
 			// A JobManager busy starting the job may not answer: ask again.
 		case err != nil:
 		case d.State == "FAILED" || d.State == "CANCELED" || d.State == "FINISHED":
-			return map[string]any{"job_id": jobID, "state": d.State}, fmt.Errorf("the drill job %s is %s before processing a record", jobID, d.State)
+			return map[string]any{"job_id": jobID, "state": string(d.State)}, fmt.Errorf("the drill job %s is %s before processing a record", jobID, d.State)
 		case d.State == "RUNNING":
 			if !running {
 				running = true
@@ -307,11 +307,11 @@ func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClie
 				if err := rb.Store.DrillFirstRecord(ctx, r.ID, now, rpo, atLeast); err != nil {
 					return nil, err
 				}
-				return map[string]any{"job_id": jobID, "state": d.State, "records_seen": n, "rpo_ms": rpo, "rpo_at_least": atLeast}, nil
+				return map[string]any{"job_id": jobID, "state": string(d.State), "records_seen": n, "rpo_ms": rpo, "rpo_at_least": atLeast}, nil
 			}
 		}
 		if progress != nil {
-			progress(fmt.Sprintf("drill job %s: %s, no record counted yet", jobID, orNone(d.State)))
+			progress(fmt.Sprintf("drill job %s: %s, no record counted yet", jobID, orNone(string(d.State))))
 		}
 		select {
 		case <-ctx.Done():
@@ -477,11 +477,11 @@ func waitJobEnded(ctx context.Context, api *flink.RESTClient, jobID string) (str
 			return "not found", nil
 		}
 		if err == nil && (j.State == "CANCELED" || j.State == "FINISHED" || j.State == "FAILED") {
-			return j.State, nil
+			return string(j.State), nil
 		}
 		select {
 		case <-ctx.Done():
-			return j.State, fmt.Errorf("the drill job %s has not ended a minute after its cancellation (%s, %v)", jobID, orNone(j.State), err)
+			return string(j.State), fmt.Errorf("the drill job %s has not ended a minute after its cancellation (%s, %v)", jobID, orNone(string(j.State)), err)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}

@@ -279,7 +279,7 @@ func (rb *Runbook) stopMirror(ctx context.Context, w audit.Written, flowName str
 				if err != nil {
 					return states, err
 				}
-				states[name] = s.Connector.State
+				states[name] = string(s.Connector.State)
 				stopped = stopped && s.Stopped()
 			}
 			if stopped {
@@ -420,7 +420,7 @@ func (rb *Runbook) restoreFlink(ctx context.Context, w audit.Written, r *Run, id
 	api := rb.Flink(t.RestURL)
 	jobID := restoreJobID(r, idx)
 	if j, err := api.Job(ctx, jobID); err == nil {
-		return map[string]any{"job_id": jobID, "state": j.State, "note": "already started by an earlier attempt"}, nil
+		return map[string]any{"job_id": jobID, "state": string(j.State), "note": "already started by an earlier attempt"}, nil
 	} else if re := (*flink.RESTError)(nil); !errors.As(err, &re) || re.Status != 404 {
 		return nil, fmt.Errorf("checking for an earlier attempt's job: %w", err)
 	}

@@ -242,7 +242,7 @@ func (rb *Runbook) StampFailback(ctx context.Context, p *Plan) error {
 // when not nil, are checked by the cycle rule.
 func forwardFlow(f *config.Flow, cfg *config.Config) mm2.ForwardFlow {
 	ff := mm2.ForwardFlow{PrimaryAlias: f.SourceAlias, DRAlias: f.TargetAlias, Policy: monitor.TopicsOf(f).Policy,
-		Include: f.Topics.Include, Exclude: f.Topics.Exclude, OffsetSyncsLocation: f.OffsetSyncsLocation, Connectors: f.Connectors,
+		Include: f.Topics.Include, Exclude: f.Topics.Exclude, OffsetSyncsLocation: string(f.OffsetSyncsLocation), Connectors: f.Connectors,
 		WorkerTopics: slices.DeleteFunc([]string{f.ConnectOffsetsTopic}, func(t string) bool { return t == "" }),
 		// The title needs only the names; the bootstraps are the console's.
 		PrimaryBootstrap: "-", DRBootstrap: "-"}
@@ -345,7 +345,7 @@ func forwardStates(ctx context.Context, api *connect.Client, names []string) []m
 	out := make([]mm2.ForwardConnector, 0, len(names))
 	for _, n := range names {
 		s, err := api.Status(ctx, n)
-		out = append(out, mm2.ForwardConnector{Name: n, Known: err == nil, State: s.Connector.State, Tasks: len(s.Tasks)})
+		out = append(out, mm2.ForwardConnector{Name: n, Known: err == nil, State: string(s.Connector.State), Tasks: len(s.Tasks)})
 	}
 	return out
 }
@@ -538,7 +538,7 @@ func (rb *Runbook) setUpReverseAtCut(ctx context.Context, w audit.Written, api *
 	st, err := api.Status(ctx, rev.Source)
 	switch {
 	case err == nil && startedAtCut(ctx, api, rev.Source, drAlias, start) == nil:
-		res["note"] = "the source was created and set to the cut by an earlier attempt (" + st.Connector.State + ")"
+		res["note"] = "the source was created and set to the cut by an earlier attempt (" + string(st.Connector.State) + ")"
 		return nil
 	case err == nil && !st.Stopped():
 		return fmt.Errorf("reverse source %s exists and is %s: %w", rev.Source, st.Connector.State, startedAtCut(ctx, api, rev.Source, drAlias, start))
@@ -584,7 +584,7 @@ func (rb *Runbook) setUpReverseFromEarliest(ctx context.Context, w audit.Written
 		return nil
 	}
 	if !st.Stopped() {
-		return resumed(st.Connector.State)
+		return resumed(string(st.Connector.State))
 	}
 	rerr := effect.ResetConnectorOffsets(ctx, w, api, rev.Source)
 	if rerr == nil {
@@ -593,7 +593,7 @@ func (rb *Runbook) setUpReverseFromEarliest(ctx context.Context, w audit.Written
 	deadline := time.Now().Add(resumeSettles)
 	for time.Now().Before(deadline) {
 		if st, err := api.Status(ctx, rev.Source); err == nil && !st.Stopped() {
-			return resumed(st.Connector.State)
+			return resumed(string(st.Connector.State))
 		}
 		select {
 		case <-ctx.Done():
@@ -755,7 +755,7 @@ func (rb *Runbook) readReverse(ctx context.Context, r *Run) (reverseFigures, err
 		if err != nil {
 			return f, fmt.Errorf("reading the status of %s: %w", n, err)
 		}
-		f.States[n] = s.Connector.State
+		f.States[n] = string(s.Connector.State)
 		ok := s.Connector.State == "RUNNING" && len(s.Tasks) > 0
 		for _, t := range s.Tasks {
 			ok = ok && t.State == "RUNNING"
@@ -1088,7 +1088,7 @@ func (rb *Runbook) restartForward(ctx context.Context, w audit.Written, r *Run, 
 	case atEnds:
 		// An earlier attempt set it (and perhaps resumed it: Connect may
 		// still say STOPPED for a moment, and refuse offset changes).
-		res["note"] = "the source was set to the ends by an earlier attempt (" + st.Connector.State + ")"
+		res["note"] = "the source was set to the ends by an earlier attempt (" + string(st.Connector.State) + ")"
 	case st.Stopped():
 		body, err := mm2.ReverseStartOffsets(flow.SourceAlias, ends) // the same body shape: cluster = the copying side
 		if err != nil {

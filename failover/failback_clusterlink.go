@@ -289,7 +289,7 @@ func (rb *Runbook) linkFailbackRules(ctx context.Context, r *Run, idx int) []Rul
 			case t.Mirror == nil:
 				live = append(live, t.DR+" (not listed by DR)")
 			case !t.Mirror.Stopped():
-				live = append(live, t.DR+" "+t.Mirror.MirrorStatus)
+				live = append(live, t.DR+" "+string(t.Mirror.MirrorStatus))
 			}
 		}
 		if len(live) > 0 {
@@ -468,7 +468,7 @@ func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, r *Run
 		if err == nil && len(pending(ts, linkBack.isReversed)) == 0 {
 			states := map[string]string{}
 			for _, t := range ts {
-				states[t.DR] = t.Mirror.MirrorStatus
+				states[t.DR] = string(t.Mirror.MirrorStatus)
 			}
 			res["dr_mirrors"] = states
 			return res, nil

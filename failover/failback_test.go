@@ -109,16 +109,12 @@ func (c *connectREST) serve(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(connect.ConnectorInfo{Name: name, Config: k.config})
 	case r.Method == http.MethodGet && verb == "status":
 		var s connect.ConnectorStatus
-		s.Name, s.Connector.State = name, k.state
+		s.Name, s.Connector.State = name, connect.State(k.state)
 		if c.lagging && k.shown != "" {
-			s.Connector.State, k.shown = k.shown, ""
+			s.Connector.State, k.shown = connect.State(k.shown), ""
 		}
 		if st := s.Connector.State; st == "RUNNING" || st == "PAUSED" {
-			s.Tasks = append(s.Tasks, struct {
-				ID    int    `json:"id"`
-				State string `json:"state"`
-				Trace string `json:"trace,omitempty"`
-			}{State: st})
+			s.Tasks = append(s.Tasks, connect.TaskStatus{State: st})
 		}
 		json.NewEncoder(w).Encode(s)
 	case r.Method == http.MethodGet && verb == "offsets":

@@ -84,7 +84,7 @@ func (f *fakeFlink) serve(t testing.TB) string {
 				io.WriteString(w, `{"errors":["job not found"]}`)
 				return
 			}
-			json.NewEncoder(w).Encode(map[string]string{"jid": j.ID, "state": j.State})
+			json.NewEncoder(w).Encode(map[string]string{"jid": j.ID, "state": string(j.State)})
 		case r.Method == http.MethodPost && strings.HasPrefix(p, "/jars/") && strings.HasSuffix(p, "/run"):
 			var req flink.RunRequest
 			json.NewDecoder(r.Body).Decode(&req)
@@ -433,11 +433,7 @@ func (f *fakeConnect) Status(_ context.Context, name string) (connect.ConnectorS
 	var s connect.ConnectorStatus
 	s.Name = name
 	s.Connector.State = "RUNNING"
-	s.Tasks = make([]struct {
-		ID    int    `json:"id"`
-		State string `json:"state"`
-		Trace string `json:"trace,omitempty"`
-	}, 1)
+	s.Tasks = make([]connect.TaskStatus, 1)
 	if f.stops[name] > 0 {
 		if f.polls[name]++; f.polls[name] > 2 {
 			s.Connector.State, s.Tasks = "STOPPED", nil

@@ -72,7 +72,7 @@ func (rb *Runbook) previewKubernetes(ctx context.Context, r *Run, idx int, s Ste
 	if err == nil {
 		var d *kube.Deployment
 		if d, err = c.GetDeployment(ctx); err == nil {
-			lines = append(lines, fmt.Sprintf("now: lifecycle %s, job %s, savepointRedeployNonce %s", orNone(d.Status.LifecycleState), orNone(d.Status.JobState), nonceText(d.Job.Nonce)))
+			lines = append(lines, fmt.Sprintf("now: lifecycle %s, job %s, savepointRedeployNonce %s", orNone(string(d.Status.LifecycleState)), orNone(string(d.Status.JobState)), nonceText(d.Job.Nonce)))
 		}
 	}
 	if err != nil {

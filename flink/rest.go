@@ -96,13 +96,54 @@ func (c *RESTClient) Version(ctx context.Context) (string, error) {
 	return cfg.Version, err
 }
 
+// JobState is a job's state in Flink's REST answers.
+type JobState string
+
+// Job states (JobStatus in Flink). Finished, canceled and failed are final.
+const (
+	JobInitializing JobState = "INITIALIZING"
+	JobCreated      JobState = "CREATED"
+	JobRunning      JobState = "RUNNING"
+	JobFailing      JobState = "FAILING"
+	JobFailed       JobState = "FAILED"
+	JobCancelling   JobState = "CANCELLING"
+	JobCanceled     JobState = "CANCELED"
+	JobFinished     JobState = "FINISHED"
+	JobRestarting   JobState = "RESTARTING"
+	JobSuspended    JobState = "SUSPENDED"
+	JobReconciling  JobState = "RECONCILING"
+)
+
+// Final reports a state the job never leaves.
+func (s JobState) Final() bool { return s == JobFinished || s == JobCanceled || s == JobFailed }
+
+// CheckpointStatus is a checkpoint's status in a job's checkpoint history.
+type CheckpointStatus string
+
+// Checkpoint statuses.
+const (
+	CheckpointInProgress CheckpointStatus = "IN_PROGRESS"
+	CheckpointCompleted  CheckpointStatus = "COMPLETED"
+	CheckpointFailed     CheckpointStatus = "FAILED"
+)
+
+// OperationStatus is where an asynchronous operation (a savepoint
+// trigger) stands; a completed one may still have failed.
+type OperationStatus string
+
+// Operation statuses.
+const (
+	OperationInProgress OperationStatus = "IN_PROGRESS"
+	OperationCompleted  OperationStatus = "COMPLETED"
+)
+
 // Job is an entry of GET /jobs/overview.
 type Job struct {
-	ID        string `json:"jid"`
-	Name      string `json:"name"`
-	State     string `json:"state"`
-	StartTime int64  `json:"start-time"`
-	EndTime   int64  `json:"end-time"`
+	ID        string   `json:"jid"`
+	Name      string   `json:"name"`
+	State     JobState `json:"state"`
+	StartTime int64    `json:"start-time"`
+	EndTime   int64    `json:"end-time"`
 }
 
 // Jobs lists the cluster's jobs.
@@ -116,15 +157,15 @@ func (c *RESTClient) Jobs(ctx context.Context) ([]Job, error) {
 
 // Checkpoint is an entry of a job's checkpoint history.
 type Checkpoint struct {
-	ID             int64  `json:"id"`
-	Status         string `json:"status"` // COMPLETED, IN_PROGRESS, FAILED
-	IsSavepoint    bool   `json:"is_savepoint"`
-	CheckpointType string `json:"checkpoint_type"`
-	ExternalPath   string `json:"external_path"` // where it was written; "<checkpoint-not-externally-addressable>" otherwise
-	StateSize      int64  `json:"state_size"`
-	TriggerTime    int64  `json:"trigger_timestamp"`
-	LatestAckTime  int64  `json:"latest_ack_timestamp"`
-	FailureMessage string `json:"failure_message"`
+	ID             int64            `json:"id"`
+	Status         CheckpointStatus `json:"status"`
+	IsSavepoint    bool             `json:"is_savepoint"`
+	CheckpointType string           `json:"checkpoint_type"`
+	ExternalPath   string           `json:"external_path"` // where it was written; "<checkpoint-not-externally-addressable>" otherwise
+	StateSize      int64            `json:"state_size"`
+	TriggerTime    int64            `json:"trigger_timestamp"`
+	LatestAckTime  int64            `json:"latest_ack_timestamp"`
+	FailureMessage string           `json:"failure_message"`
 	// Discarded: Flink has disposed of this completed checkpoint (subsumed
 	// by a newer one); its files are going or gone, external_path stays.
 	Discarded bool `json:"discarded"`
@@ -166,7 +207,7 @@ type SavepointStatus struct {
 func (c *RESTClient) SavepointStatus(ctx context.Context, jobID, triggerID string) (SavepointStatus, error) {
 	var out struct {
 		Status struct {
-			ID string `json:"id"`
+			ID OperationStatus `json:"id"`
 		} `json:"status"`
 		Operation struct {
 			Location     string          `json:"location"`
@@ -177,7 +218,7 @@ func (c *RESTClient) SavepointStatus(ctx context.Context, jobID, triggerID strin
 	if err != nil {
 		return SavepointStatus{}, err
 	}
-	s := SavepointStatus{Done: out.Status.ID == "COMPLETED", Location: out.Operation.Location}
+	s := SavepointStatus{Done: out.Status.ID == OperationCompleted, Location: out.Operation.Location}
 	if s.Done && s.Location == "" {
 		var cause struct {
 			Class      string `json:"class"`
@@ -292,8 +333,8 @@ func (c *RESTClient) Jars(ctx context.Context) ([]Jar, error) {
 // records it exchanged over the network (Flink's aggregated vertex metrics,
 // refreshed every metrics.fetcher.update-interval, 10 s by default).
 type JobDetail struct {
-	ID       string `json:"jid"`
-	State    string `json:"state"`
+	ID       string   `json:"jid"`
+	State    JobState `json:"state"`
 	Vertices []struct {
 		Name    string `json:"name"`
 		Metrics struct {

@@ -73,7 +73,7 @@ func (h *Handlers) renderUsers(w http.ResponseWriter, r *http.Request, status in
 // userAuditor records a user change as the signed-in admin, in the
 // change's transaction.
 func (h *Handlers) userAuditor(r *http.Request) identity.Auditor {
-	return func(_ context.Context, action, subject string, details any, write func(model.AuditEntry) (model.AuditEntry, error)) error {
+	return func(_ context.Context, action audit.Action, subject string, details any, write func(model.AuditEntry) (model.AuditEntry, error)) error {
 		actor, ctx := h.auditContext(r)
 		err := identity.AuditAs(audit.New(h.Store), actor)(ctx, action, subject, details, write)
 		if errors.Is(err, storage.ErrAuditWrite) {

@@ -210,7 +210,7 @@ func (h *Handlers) auditContext(r *http.Request) (actor string, ctx context.Cont
 
 func (h *Handlers) auditAs(r *http.Request, actor, action, subject string, details any) (audit.Written, error) {
 	_, ctx := h.auditContext(r)
-	w, err := audit.New(h.Store).Record(ctx, actor, action, subject, details)
+	w, err := audit.New(h.Store).Record(ctx, actor, audit.Action(action), subject, details)
 	if err != nil {
 		h.Log.Error("writing the audit log", "action", action, "actor", actor, "err", err)
 	}

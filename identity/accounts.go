@@ -24,12 +24,12 @@ import (
 // user, the admin page's signed-in admin) doing action to subject
 // ("user:<name>") and hands it to write, which stores it in the change's
 // transaction (audit.Recorder.With).
-type Auditor func(ctx context.Context, action, subject string, details any, write func(model.AuditEntry) (model.AuditEntry, error)) error
+type Auditor func(ctx context.Context, action audit.Action, subject string, details any, write func(model.AuditEntry) (model.AuditEntry, error)) error
 
 // AuditAs is the Auditor that records through rec as actor, naming the
 // client ctx carries (audit.WithClient).
 func AuditAs(rec *audit.Recorder, actor string) Auditor {
-	return func(ctx context.Context, action, subject string, details any, write func(model.AuditEntry) (model.AuditEntry, error)) error {
+	return func(ctx context.Context, action audit.Action, subject string, details any, write func(model.AuditEntry) (model.AuditEntry, error)) error {
 		_, err := rec.With(ctx, actor, action, subject, details, write)
 		return err
 	}
@@ -91,7 +91,7 @@ func (e existsError) Unwrap() error { return storage.ErrUserExists }
 // storage.ErrUserExists, and nothing is audited. createdBy is who
 // creates it (an approval from an account its requester created does not
 // count).
-func CreateUser(ctx context.Context, st *storage.Store, audit Auditor, name string, role model.Role, hash, createdBy string) error {
+func CreateUser(ctx context.Context, st *storage.Store, record Auditor, name string, role model.Role, hash, createdBy string) error {
 	name = model.CanonicalName(name)
 	if err := CheckNewName(name); err != nil {
 		return err
@@ -104,7 +104,7 @@ func CreateUser(ctx context.Context, st *storage.Store, audit Auditor, name stri
 	} else if !errors.Is(err, storage.ErrUnknownUser) {
 		return err
 	}
-	err := audit(ctx, "user.create", "user:"+name, map[string]any{"role": role, "password": hash != ""}, func(rec model.AuditEntry) (model.AuditEntry, error) {
+	err := record(ctx, audit.UserCreate, "user:"+name, map[string]any{"role": role, "password": hash != ""}, func(rec model.AuditEntry) (model.AuditEntry, error) {
 		return st.CreateUserAudited(ctx, model.User{Name: name, Role: role, PasswordHash: hash, CreatedBy: createdBy}, rec)
 	})
 	if errors.Is(err, storage.ErrUserExists) {
@@ -115,7 +115,7 @@ func CreateUser(ctx context.Context, st *storage.Store, audit Auditor, name stri
 
 // SetRole changes name's role and returns the one it had. Asking for the
 // role it already has changes (and audits) nothing.
-func SetRole(ctx context.Context, st *storage.Store, audit Auditor, name string, to model.Role) (from model.Role, err error) {
+func SetRole(ctx context.Context, st *storage.Store, record Auditor, name string, to model.Role) (from model.Role, err error) {
 	name = model.CanonicalName(name)
 	if err := CheckRole(to); err != nil {
 		return "", err
@@ -127,35 +127,35 @@ func SetRole(ctx context.Context, st *storage.Store, audit Auditor, name string,
 	if u.Role == to {
 		return u.Role, nil
 	}
-	return u.Role, audit(ctx, "user.role", "user:"+name, map[string]any{"from": u.Role, "to": to}, func(rec model.AuditEntry) (model.AuditEntry, error) {
+	return u.Role, record(ctx, audit.UserRole, "user:"+name, map[string]any{"from": u.Role, "to": to}, func(rec model.AuditEntry) (model.AuditEntry, error) {
 		return st.SetRoleAudited(ctx, name, to, rec)
 	})
 }
 
 // SetPassword replaces name's password hash, which signs them out
 // everywhere.
-func SetPassword(ctx context.Context, st *storage.Store, audit Auditor, name, hash string) error {
+func SetPassword(ctx context.Context, st *storage.Store, record Auditor, name, hash string) error {
 	name = model.CanonicalName(name)
 	if _, err := st.UserByName(ctx, name); err != nil {
 		return err
 	}
-	return audit(ctx, "user.password", "user:"+name, map[string]any{"sessions_ended": true}, func(rec model.AuditEntry) (model.AuditEntry, error) {
+	return record(ctx, audit.UserPassword, "user:"+name, map[string]any{"sessions_ended": true}, func(rec model.AuditEntry) (model.AuditEntry, error) {
 		return st.SetPasswordAudited(ctx, name, hash, rec)
 	})
 }
 
 // SetDisabled disables name, ending every session they have, or enables
 // them again.
-func SetDisabled(ctx context.Context, st *storage.Store, audit Auditor, name string, disabled bool) error {
+func SetDisabled(ctx context.Context, st *storage.Store, record Auditor, name string, disabled bool) error {
 	name = model.CanonicalName(name)
 	if _, err := st.UserByName(ctx, name); err != nil {
 		return err
 	}
-	action, details := "user.enable", any(nil)
+	action, details := audit.UserEnable, any(nil)
 	if disabled {
-		action, details = "user.disable", map[string]any{"sessions_ended": true}
+		action, details = audit.UserDisable, map[string]any{"sessions_ended": true}
 	}
-	return audit(ctx, action, "user:"+name, details, func(rec model.AuditEntry) (model.AuditEntry, error) {
+	return record(ctx, action, "user:"+name, details, func(rec model.AuditEntry) (model.AuditEntry, error) {
 		return st.SetDisabledAudited(ctx, name, disabled, rec)
 	})
 }

@@ -79,7 +79,7 @@ func TestRefusedAccountChangeLeavesNoRecord(t *testing.T) {
 	// meanwhile runs q on a second connection just before the change is
 	// written, as another admin's request would.
 	meanwhile := func(q string, args ...any) identity.Auditor {
-		return func(ctx context.Context, action, subject string, details any, write func(model.AuditEntry) (model.AuditEntry, error)) error {
+		return func(ctx context.Context, action audit.Action, subject string, details any, write func(model.AuditEntry) (model.AuditEntry, error)) error {
 			if _, err := raw.Exec(q, args...); err != nil {
 				t.Fatal(err)
 			}

@@ -124,7 +124,7 @@ func (s *SignInFailures) Record(ctx context.Context, f Failure) (written bool, e
 		details[k] = v
 	}
 	details["counted"] = "further failures from " + key + " in the next " + s.window().String() + " are counted in one record"
-	if _, err := audit.New(s.store).Record(ctx, "anonymous", "login.failed", failedSubject(f.Name), details); err != nil {
+	if _, err := audit.New(s.store).Record(ctx, "anonymous", audit.LoginFailed, failedSubject(f.Name), details); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -168,7 +168,7 @@ func (s *SignInFailures) summarize(key string, c *failureCount) {
 	}
 	ctx, cancel := context.WithTimeout(audit.WithClient(context.Background(), c.client), 10*time.Second)
 	defer cancel()
-	_, err := audit.New(s.store).Record(ctx, "anonymous", "login.failed", "source:"+key, map[string]any{
+	_, err := audit.New(s.store).Record(ctx, "anonymous", audit.LoginFailed, "source:"+key, map[string]any{
 		"repeated": c.n, "first": c.first.UTC(), "last": c.last.UTC(), "window": s.window().String(),
 		"reasons": c.reasons, "usernames": c.names,
 	})

@@ -430,7 +430,7 @@ func checkLink(ctx context.Context, st *storage.Store, l Login) (linked bool, er
 		return false, refused("the ID token names no subject")
 	}
 	key := identityKey(l)
-	byName, err := st.AuditEntries(ctx, storage.AuditFilter{Action: "sso.identity", Actor: l.Name})
+	byName, err := st.AuditEntries(ctx, storage.AuditFilter{Action: string(audit.SSOIdentity), Actor: l.Name})
 	if err != nil {
 		return false, err
 	}
@@ -440,7 +440,7 @@ func checkLink(ctx context.Context, st *storage.Store, l Login) (linked bool, er
 		}
 		linked = true
 	}
-	byID, err := st.AuditEntries(ctx, storage.AuditFilter{Action: "sso.identity", Subject: key})
+	byID, err := st.AuditEntries(ctx, storage.AuditFilter{Action: string(audit.SSOIdentity), Subject: key})
 	if err != nil {
 		return false, err
 	}

@@ -33,7 +33,7 @@ func providerRole(ctx context.Context, st *storage.Store, as Auditor, name strin
 		return err
 	}
 	details := map[string]any{"from": from, "to": to, "by": "provider groups"}
-	return as(ctx, "user.role", "user:"+name, details, func(rec model.AuditEntry) (model.AuditEntry, error) {
+	return as(ctx, audit.UserRole, "user:"+name, details, func(rec model.AuditEntry) (model.AuditEntry, error) {
 		if to.Rank() > from.Rank() {
 			return st.RaiseRoleAudited(ctx, name, to, time.Now().UnixMilli(), rec)
 		}
@@ -44,7 +44,7 @@ func providerRole(ctx context.Context, st *storage.Store, as Auditor, name strin
 // linkIdentity ties l's provider identity to its account (audited
 // sso.identity, the link time stamped on the account).
 func linkIdentity(ctx context.Context, st *storage.Store, rec *audit.Recorder, l Login) error {
-	_, err := rec.With(ctx, l.Name, "sso.identity", identityKey(l), map[string]any{"user": l.Name},
+	_, err := rec.With(ctx, l.Name, audit.SSOIdentity, identityKey(l), map[string]any{"user": l.Name},
 		func(e model.AuditEntry) (model.AuditEntry, error) {
 			return st.LinkIdentityAudited(ctx, l.Name, time.Now().UnixMilli(), e)
 		})

@@ -34,19 +34,63 @@ type JobSpec struct {
 	Args                  []string
 }
 
+// JobState is a FlinkDeployment's status.jobStatus.state: Flink's job
+// states, and RECONCILING while the operator deploys.
+type JobState string
+
+// The job states the console acts on.
+const (
+	JobRunning     JobState = "RUNNING"
+	JobFailed      JobState = "FAILED"
+	JobReconciling JobState = "RECONCILING"
+)
+
+// LifecycleState is a FlinkDeployment's status.lifecycleState.
+type LifecycleState string
+
+// Lifecycle states (ResourceLifecycleState in the operator).
+const (
+	LifecycleCreated     LifecycleState = "CREATED"
+	LifecycleDeployed    LifecycleState = "DEPLOYED" // deployed, not yet known to be healthy
+	LifecycleStable      LifecycleState = "STABLE"   // deployed and healthy
+	LifecycleUpgrading   LifecycleState = "UPGRADING"
+	LifecycleSuspended   LifecycleState = "SUSPENDED"
+	LifecycleFailed      LifecycleState = "FAILED"
+	LifecycleRollingBack LifecycleState = "ROLLING_BACK"
+	LifecycleRolledBack  LifecycleState = "ROLLED_BACK"
+)
+
+// ReconciliationState is a FlinkDeployment's status.reconciliationStatus.state.
+type ReconciliationState string
+
+// Reconciliation states.
+const (
+	ReconciliationDeployed    ReconciliationState = "DEPLOYED"
+	ReconciliationUpgrading   ReconciliationState = "UPGRADING"
+	ReconciliationRollingBack ReconciliationState = "ROLLING_BACK"
+	ReconciliationRolledBack  ReconciliationState = "ROLLED_BACK"
+)
+
+// SnapshotState is a FlinkStateSnapshot's status.state.
+type SnapshotState string
+
+// Snapshot states; completed, failed and abandoned are final.
+const (
+	SnapshotTriggerPending SnapshotState = "TRIGGER_PENDING"
+	SnapshotInProgress     SnapshotState = "IN_PROGRESS"
+	SnapshotCompleted      SnapshotState = "COMPLETED"
+	SnapshotFailed         SnapshotState = "FAILED"
+	SnapshotAbandoned      SnapshotState = "ABANDONED"
+)
+
 // DeploymentStatus is the operator's status of the resource.
 type DeploymentStatus struct {
-	// JobState is status.jobStatus.state (Flink's job states, and
-	// RECONCILING while the operator deploys).
-	JobState, JobID string
-	// LifecycleState is status.lifecycleState (CREATED, DEPLOYED, STABLE,
-	// UPGRADING, SUSPENDED, FAILED, ROLLING_BACK, ROLLED_BACK, ...).
-	LifecycleState string
+	JobState       JobState
+	JobID          string
+	LifecycleState LifecycleState
 	// Error is status.error: a JSON FlinkResourceException or plain text.
-	Error string
-	// ReconciliationState is status.reconciliationStatus.state (DEPLOYED,
-	// UPGRADING, ROLLING_BACK, ROLLED_BACK).
-	ReconciliationState string
+	Error               string
+	ReconciliationState ReconciliationState
 	// Reconciled is the job of status.reconciliationStatus.lastReconciledSpec:
 	// what the operator has taken up; nil before it reconciled once.
 	Reconciled *JobSpec
@@ -59,9 +103,9 @@ type Snapshot struct {
 	Path            string
 	AlreadyExists   bool
 	DisposeOnDelete *bool
-	// State is status.state: TRIGGER_PENDING, IN_PROGRESS, COMPLETED,
-	// FAILED or ABANDONED; StatusPath the final path once COMPLETED.
-	State, StatusPath, Error string
+	// State is status.state; StatusPath the final path once completed.
+	State             SnapshotState
+	StatusPath, Error string
 }
 
 // field reads one nested field of an answer; absent is nil, and a wrong
@@ -170,9 +214,9 @@ func ParseDeployment(u *unstructured.Unstructured) (*Deployment, error) {
 		return nil, fmt.Errorf("%s: kind %q, want FlinkDeployment: %w", r.what, k, ErrBadAnswer)
 	}
 	d := &Deployment{Namespace: u.GetNamespace(), Name: u.GetName(), ResourceVersion: r.str("metadata.resourceVersion"),
-		Job: r.job("spec.job."), Status: DeploymentStatus{JobState: r.str("status.jobStatus.state"), JobID: r.str("status.jobStatus.jobId"),
-			LifecycleState: r.str("status.lifecycleState"), Error: r.str("status.error"),
-			ReconciliationState: r.str("status.reconciliationStatus.state")}}
+		Job: r.job("spec.job."), Status: DeploymentStatus{JobState: JobState(r.str("status.jobStatus.state")), JobID: r.str("status.jobStatus.jobId"),
+			LifecycleState: LifecycleState(r.str("status.lifecycleState")), Error: r.str("status.error"),
+			ReconciliationState: ReconciliationState(r.str("status.reconciliationStatus.state"))}}
 	if g := r.int("metadata.generation"); g != nil {
 		d.Generation = *g
 	}
@@ -219,7 +263,7 @@ func ParseSnapshot(u *unstructured.Unstructured) (*Snapshot, error) {
 		return nil, fmt.Errorf("%s: kind %q, want FlinkStateSnapshot: %w", r.what, k, ErrBadAnswer)
 	}
 	s := &Snapshot{Name: u.GetName(), ResourceVersion: r.str("metadata.resourceVersion"), Path: r.str("spec.savepoint.path"),
-		DisposeOnDelete: r.boolean("spec.savepoint.disposeOnDelete"), State: r.str("status.state"),
+		DisposeOnDelete: r.boolean("spec.savepoint.disposeOnDelete"), State: SnapshotState(r.str("status.state")),
 		StatusPath: r.str("status.path"), Error: r.str("status.error")}
 	if b := r.boolean("spec.savepoint.alreadyExists"); b != nil {
 		s.AlreadyExists = *b

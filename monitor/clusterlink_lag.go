@@ -18,7 +18,7 @@ const PositionClusterLink = "cluster link REST"
 
 // LinkStatus is what a Cluster Linking flow's page shows besides lag.
 type LinkStatus struct {
-	LinkState string
+	LinkState clusterlink.LinkState
 	LinkError string // "" or NO_ERROR when healthy
 	Message   string
 	Mirrors   []clusterlink.MirrorTopic
@@ -48,7 +48,8 @@ func NewClusterLinkReader(f *config.Flow, source *kafka.Client) (*ClusterLinkRea
 }
 
 // failedMirrorStates break replication of a mirror.
-var failedMirrorStates = map[string]bool{"FAILED": true, "LINK_FAILED": true, "SOURCE_UNAVAILABLE": true, "LINK_PAUSED": true}
+var failedMirrorStates = map[clusterlink.MirrorState]bool{clusterlink.MirrorFailed: true, clusterlink.MirrorLinkFailed: true,
+	clusterlink.MirrorSourceUnavailable: true, clusterlink.MirrorLinkPaused: true}
 
 // Read refreshes a cluster-link flow. TargetErr is the REST API failing
 // (the link's view is what DR has); SourceErr only costs the time figures.
@@ -109,10 +110,10 @@ func (s *LinkStatus) Unhealthy() string {
 		return ""
 	}
 	var why []string
-	if s.LinkState != "ACTIVE" {
-		why = append(why, "link is "+s.LinkState)
+	if s.LinkState != clusterlink.LinkActive {
+		why = append(why, "link is "+string(s.LinkState))
 	}
-	if s.LinkError != "" && s.LinkError != "NO_ERROR" {
+	if s.LinkError != "" && s.LinkError != clusterlink.LinkNoError {
 		why = append(why, "link error "+s.LinkError+" "+s.Message)
 	}
 	why = append(why, s.Problems...)

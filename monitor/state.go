@@ -29,10 +29,10 @@ type FlowTopics struct {
 
 // TopicsOf derives the internal topics of f.
 func TopicsOf(f *config.Flow) FlowTopics {
-	p := mm2.ReplicationPolicy{Identity: f.ReplicationPolicy == "identity", Separator: f.Separator, LegacyInternalSeparator: f.LegacyInternalSeparator}
+	p := mm2.ReplicationPolicy{Identity: f.ReplicationPolicy == config.PolicyIdentity, Separator: f.Separator, LegacyInternalSeparator: f.LegacyInternalSeparator}
 	t := FlowTopics{
 		Policy:                 p,
-		OffsetSyncsOnTarget:    f.OffsetSyncsLocation == "target",
+		OffsetSyncsOnTarget:    f.OffsetSyncsLocation == config.SyncsOnTarget,
 		Checkpoints:            or(f.CheckpointsTopic, p.CheckpointsTopic(f.SourceAlias)),
 		Heartbeats:             or(f.HeartbeatsTopic, p.HeartbeatsTopic(f.SourceAlias)),
 		ConnectOffsets:         f.ConnectOffsetsTopic,

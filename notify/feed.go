@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
@@ -21,13 +22,13 @@ import (
 // announce. The plan record names the flow, not the run (it has no id
 // when the record is written); the run is the next one created, since
 // both are written in one transaction by the only writer.
-var runEvents = map[string]string{
-	"failover.plan":        config.EventRunRequested,
-	"failover.approve":     config.EventRunApproved,
-	"failover.reject":      config.EventRunRejected,
-	"failover.cancel":      config.EventRunCancelled,
-	"failover.step-failed": config.EventStepFailed,
-	"failover.completed":   config.EventRunCompleted,
+var runEvents = map[audit.Action]string{
+	audit.FailoverPlan:       config.EventRunRequested,
+	audit.FailoverApprove:    config.EventRunApproved,
+	audit.FailoverReject:     config.EventRunRejected,
+	audit.FailoverCancel:     config.EventRunCancelled,
+	audit.FailoverStepFailed: config.EventStepFailed,
+	audit.FailoverCompleted:  config.EventRunCompleted,
 }
 
 // detailKeys are the audit details worth carrying into a notification
@@ -127,7 +128,7 @@ func (n *Notifier) auditEvents(ctx context.Context) ([]storage.NotifyEvent, map[
 	}
 	var out []storage.NotifyEvent
 	for _, e := range entries {
-		kind, ok := runEvents[e.Action]
+		kind, ok := runEvents[audit.Action(e.Action)]
 		if !ok {
 			continue
 		}

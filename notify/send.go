@@ -69,7 +69,7 @@ func (n *Notifier) backoff(attempts int) time.Duration {
 // text message to Slack. Any 2xx answer is taken as delivered.
 func (n *Notifier) post(ctx context.Context, r *config.Webhook, d *storage.NotifyDelivery) error {
 	body := d.Payload
-	if r.Kind == "slack" {
+	if r.Kind == config.WebhookSlack {
 		var ev Event
 		if err := json.Unmarshal(d.Payload, &ev); err != nil {
 			return fmt.Errorf("stored event %d: %w", d.EventID, err)
@@ -82,7 +82,7 @@ func (n *Notifier) post(ctx context.Context, r *config.Webhook, d *storage.Notif
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "drconsole/"+n.Version)
-	if r.Kind != "slack" {
+	if r.Kind != config.WebhookSlack {
 		ts := strconv.FormatInt(n.Now().Unix(), 10)
 		req.Header.Set("X-Drconsole-Event", d.Kind)
 		req.Header.Set("X-Drconsole-Delivery", strconv.FormatInt(d.EventID, 10))

@@ -56,7 +56,7 @@ func (o *Operator) Run(ctx context.Context) {
 		if n := d.Job.Nonce; n != nil && (seen == nil || *n != *seen) {
 			seen, job = n, ""
 			o.redeploy(ctx, d)
-			if st := o.read(); st != nil && st.Status.JobState != "FAILED" {
+			if st := o.read(); st != nil && st.Status.JobState != kube.JobFailed {
 				job = st.Status.JobID
 			}
 			continue
@@ -66,11 +66,11 @@ func (o *Operator) Run(ctx context.Context) {
 			if err != nil {
 				continue // the operator retries its observation
 			}
-			lc := "DEPLOYED"
-			if state == "RUNNING" {
-				lc = "STABLE"
+			lc := kube.LifecycleDeployed
+			if kube.JobState(state) == kube.JobRunning {
+				lc = kube.LifecycleStable
 			}
-			o.S.SetStatus(kube.FlinkDeployments.Resource, o.Namespace, o.Name, map[string]any{"lifecycleState": lc,
+			o.S.SetStatus(kube.FlinkDeployments.Resource, o.Namespace, o.Name, map[string]any{"lifecycleState": string(lc),
 				"jobStatus": map[string]any{"state": state}})
 		}
 	}

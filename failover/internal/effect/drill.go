@@ -46,15 +46,15 @@ func CancelJob(ctx context.Context, w audit.Written, c *flink.RESTClient, jobID 
 	}
 	switch j.State {
 	case "CANCELED", "FINISHED", "FAILED":
-		return j.State, nil
+		return string(j.State), nil
 	}
 	path := "/jobs/" + url.PathEscape(jobID) + "?mode=cancel"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, c.Base+path, nil)
 	if err != nil {
-		return j.State, err
+		return string(j.State), err
 	}
 	resp, err := c.HTTP.Do(req)
-	return j.State, flink.Answer(http.MethodPatch, path, resp, err, nil)
+	return string(j.State), flink.Answer(http.MethodPatch, path, resp, err, nil)
 }
 
 // DeleteDrillGroup deletes a drill's temporary consumer group in DR. It

@@ -157,14 +157,14 @@ func follow(ctx context.Context, c *kube.Client, r KubeRestore, k flink.K8sResto
 		switch {
 		case err == nil:
 			st := d.Status
-			res.JobState, res.JobID, res.LifecycleState = st.JobState, st.JobID, st.LifecycleState
+			res.JobState, res.JobID, res.LifecycleState = string(st.JobState), st.JobID, string(st.LifecycleState)
 			taken := st.Reconciled != nil && st.Reconciled.Nonce != nil && *st.Reconciled.Nonce == k.Nonce && st.Reconciled.InitialSavepointPath == k.SavepointPath
 			opErr := ""
 			if st.Error != "" {
 				opErr = kube.ErrorText(st.Error)
 				lastErr = opErr
 			}
-			last = fmt.Sprintf("lifecycle %s, job %s", orDash(st.LifecycleState), orDash(st.JobState))
+			last = fmt.Sprintf("lifecycle %s, job %s", orDash(string(st.LifecycleState)), orDash(string(st.JobState)))
 			switch {
 			case !taken:
 				last = "waiting for the operator to take up the redeploy (" + last + ", from before)"
