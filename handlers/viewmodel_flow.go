@@ -16,7 +16,7 @@ func flowConfigView(f *config.Flow) *views.FlowConfig {
 		return nil
 	}
 	v := &views.FlowConfig{Name: f.Name, Source: f.Source, Target: f.Target, SourceAlias: f.SourceAlias, TargetAlias: f.TargetAlias,
-		ReplicationPolicy: f.ReplicationPolicy, OffsetSyncsLocation: f.OffsetSyncsLocation, ClusterLinking: f.IsClusterLink(),
+		ReplicationPolicy: string(f.ReplicationPolicy), OffsetSyncsLocation: string(f.OffsetSyncsLocation), ClusterLinking: f.IsClusterLink(),
 		ReverseOf: f.ReverseOf}
 	if l := f.ClusterLink; l != nil {
 		v.ClusterLink = &views.ClusterLink{Link: l.Link, ClusterID: l.ClusterID, RestURL: l.RestURL}
@@ -32,7 +32,7 @@ func linkStatusView(l *monitor.LinkStatus) *views.LinkStatus {
 	if l == nil {
 		return nil
 	}
-	v := &views.LinkStatus{LinkState: l.LinkState, LinkError: l.LinkError, Message: l.Message}
+	v := &views.LinkStatus{LinkState: string(l.LinkState), LinkError: l.LinkError, Message: l.Message}
 	for _, m := range l.Mirrors {
 		v.Mirrors = append(v.Mirrors, mirrorTopicView(m))
 	}
@@ -40,7 +40,7 @@ func linkStatusView(l *monitor.LinkStatus) *views.LinkStatus {
 }
 
 func mirrorTopicView(m clusterlink.MirrorTopic) views.MirrorTopic {
-	return views.MirrorTopic{MirrorTopicName: m.MirrorTopicName, SourceTopicName: m.SourceTopicName, MirrorStatus: m.MirrorStatus,
+	return views.MirrorTopic{MirrorTopicName: m.MirrorTopicName, SourceTopicName: m.SourceTopicName, MirrorStatus: string(m.MirrorStatus),
 		StateTime: m.StateTime(), NumPartitions: m.NumPartitions, TotalLag: m.TotalLag()}
 }
 

@@ -24,7 +24,7 @@ func jarsView(js []flink.Jar) []views.Jar {
 func targetJobsView(ts []catalog.TargetJobs) []views.TargetJobs {
 	out := make([]views.TargetJobs, len(ts))
 	for i, t := range ts {
-		out[i] = views.TargetJobs{Target: t.Target, Region: t.Region, Err: t.Err}
+		out[i] = views.TargetJobs{Target: t.Target, Region: string(t.Region), Err: t.Err}
 		for _, j := range t.Jobs {
 			out[i].Jobs = append(out[i].Jobs, views.FlinkJob{ID: j.ID, Name: j.Name, State: string(j.State)})
 		}
