@@ -135,7 +135,7 @@ func (h *Handlers) LoginPost(w http.ResponseWriter, r *http.Request) {
 func (h *Handlers) startSession(w http.ResponseWriter, r *http.Request, name string, details map[string]any, ssoHint string) bool {
 	ctx := r.Context()
 	// Audit first: a sign-in the audit log cannot record does not happen.
-	if _, err := h.auditAs(r, name, "login", "user:"+name, details); err != nil {
+	if _, err := h.auditAs(r, name, audit.Login, "user:"+name, details); err != nil {
 		h.fail(w, r, say("cannot write the audit log; sign-in refused", err))
 		return false
 	}
@@ -173,7 +173,7 @@ func (h *Handlers) Logout(w http.ResponseWriter, r *http.Request) {
 	// still ends the session (refusing it would keep the session alive).
 	to := h.afterLogout(w, r)
 	if u := identity.UserFrom(r.Context()); u != nil {
-		h.auditAs(r, u.Name, "logout", "user:"+u.Name, map[string]any{"provider_logout": to != ""})
+		h.auditAs(r, u.Name, audit.Logout, "user:"+u.Name, map[string]any{"provider_logout": to != ""})
 	}
 	if to == "" {
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
@@ -187,13 +187,13 @@ func (h *Handlers) Logout(w http.ResponseWriter, r *http.Request) {
 // Audit appends a record for the request's signed-in user, client address
 // and user agent. details is marshalled to JSON (nil: {}). Failures are
 // logged and returned: a caller about to change something must not go on.
-func (h *Handlers) Audit(r *http.Request, action, subject string, details any) error {
+func (h *Handlers) Audit(r *http.Request, action audit.Action, subject string, details any) error {
 	_, err := h.record(r, action, subject, details)
 	return err
 }
 
 // record is Audit with the proof of the write, for what an effect needs.
-func (h *Handlers) record(r *http.Request, action, subject string, details any) (audit.Written, error) {
+func (h *Handlers) record(r *http.Request, action audit.Action, subject string, details any) (audit.Written, error) {
 	actor, _ := h.auditContext(r)
 	return h.auditAs(r, actor, action, subject, details)
 }
@@ -208,9 +208,9 @@ func (h *Handlers) auditContext(r *http.Request) (actor string, ctx context.Cont
 	return actor, audit.WithClient(r.Context(), audit.Client{IP: identity.ClientIP(r), UserAgent: r.UserAgent()})
 }
 
-func (h *Handlers) auditAs(r *http.Request, actor, action, subject string, details any) (audit.Written, error) {
+func (h *Handlers) auditAs(r *http.Request, actor string, action audit.Action, subject string, details any) (audit.Written, error) {
 	_, ctx := h.auditContext(r)
-	w, err := audit.New(h.Store).Record(ctx, actor, audit.Action(action), subject, details)
+	w, err := audit.New(h.Store).Record(ctx, actor, action, subject, details)
 	if err != nil {
 		h.Log.Error("writing the audit log", "action", action, "actor", actor, "err", err)
 	}

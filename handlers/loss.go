@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
@@ -44,7 +45,7 @@ func (h *Handlers) LossAck(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, lossErr(err, flow, id, "reading loss incidents failed; try again: "))
 		return
 	}
-	if err := h.Audit(r, "loss.acknowledge", "flow:"+flow, map[string]any{"incident": inc.ID, "topic": inc.Topic,
+	if err := h.Audit(r, audit.LossAcknowledge, "flow:"+flow, map[string]any{"incident": inc.ID, "topic": inc.Topic,
 		"partition": inc.Partition, "first_offset": inc.FirstOffset, "last_offset": inc.LastOffset, "lost": inc.Lost}); err != nil {
 		h.fail(w, r, say("the audit log could not be written, so nothing was acknowledged; try again", err))
 		return

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/views"
@@ -25,7 +26,7 @@ func (h *Handlers) SavepointRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	// Audit first: a registration that cannot be put on record does not
 	// happen. The outcome (the catalog id) is recorded after it.
-	if err := h.Audit(r, "savepoint.register-start", "savepoint-path:"+path, map[string]any{"path": path}); err != nil {
+	if err := h.Audit(r, audit.SavepointRegStart, "savepoint-path:"+path, map[string]any{"path": path}); err != nil {
 		o.regErr = "the audit record could not be written, so nothing was registered: " + err.Error()
 		h.renderSavepoints(w, r, statusFor(say(o.regErr, err, errNotAudited)), o)
 		return
@@ -40,7 +41,7 @@ func (h *Handlers) SavepointRegister(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		details["error"] = err.Error()
 	}
-	if aerr := h.Audit(r, "savepoint.register", "savepoint:"+strconv.FormatInt(id, 10), details); aerr != nil {
+	if aerr := h.Audit(r, audit.SavepointRegister, "savepoint:"+strconv.FormatInt(id, 10), details); aerr != nil {
 		h.Log.Error("savepoint registered, but its outcome is not in the audit log", "savepoint", id, "err", aerr)
 		o.regErr = fmt.Sprintf("registered as #%d (its registration is on record), but the outcome could not be written to the audit log: %v", id, aerr)
 		h.renderSavepoints(w, r, statusFor(say(o.regErr, aerr, errNotAudited)), o)

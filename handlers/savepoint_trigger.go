@@ -41,7 +41,7 @@ func (h *Handlers) SavepointTrigger(w http.ResponseWriter, r *http.Request) {
 	_, err := h.worker().TriggerSavepoint(r.Context(), failover.SavepointRequest{Target: f.Target, JobID: f.Job, JobName: jobName,
 		Actor: actor(r).Name, Flow: snap,
 		Audit: func(ctx context.Context, action, subject string, details any) (audit.Written, error) {
-			return h.record(bg.WithContext(ctx), action, subject, details)
+			return h.record(bg.WithContext(ctx), audit.Action(action), subject, details)
 		}})
 	if err != nil {
 		refuse(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/views"
@@ -40,7 +41,7 @@ func (h *Handlers) limited(w http.ResponseWriter, r *http.Request, lim LoginLimi
 func (h *Handlers) signInFailed(r *http.Request, f identity.Failure) {
 	_, ctx := h.auditContext(r)
 	if _, err := h.Failures.Record(ctx, f); err != nil {
-		h.Log.Error("writing the audit log", "action", "login.failed", "err", err)
+		h.Log.Error("writing the audit log", "action", audit.LoginFailed, "err", err)
 	}
 }
 
