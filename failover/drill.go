@@ -70,7 +70,7 @@ func drillTitle(s Step) string {
 
 // drillProblems says what makes p unfit as a drill; nil for a failover.
 func drillProblems(cfg *config.Config, p Plan) []error {
-	if !p.Drill {
+	if p.Kind != PlanDrill {
 		return nil
 	}
 	var errs []error
@@ -123,7 +123,7 @@ func countKind(p Plan, k StepKind) int {
 // stampDrill copies the configured drill job arguments into a drill plan's
 // restore step, so the approval covers them.
 func stampDrill(p *Plan, cfg *config.Config) {
-	if !p.Drill {
+	if p.Kind != PlanDrill {
 		return
 	}
 	p.Steps = slices.Clone(p.Steps) // the caller's plan stays as it was
@@ -153,7 +153,7 @@ func drillArgs(r *Run, s Step) []string {
 
 // restoreArgs are the program arguments the restore of s submits.
 func restoreArgs(r *Run, s Step) []string {
-	if r.Plan.Drill {
+	if r.Plan.Kind == PlanDrill {
 		return drillArgs(r, s)
 	}
 	return s.Args
@@ -247,7 +247,7 @@ func (rb *Runbook) StartDrill(ctx context.Context, who Actor, id int64, confirma
 		return nil, err
 	}
 	switch {
-	case !r.Plan.Drill:
+	case r.Plan.Kind != PlanDrill:
 		return nil, fmt.Errorf("run %d is a failover, not a drill", id)
 	case r.Status != model.RunApproved:
 		return nil, fmt.Errorf("drill %d is %s: a drill runs once, after its approval: %w", id, r.Status, ErrNotApproved)

@@ -105,9 +105,9 @@ func (rb *Runbook) BeginWith(ctx context.Context, who Actor, id int64, idx int, 
 	}
 	e := &Execution{rb: rb, run: r, Idx: idx, Step: step, who: who, runner: runnerID()}
 	switch {
-	case r.Plan.Failback:
+	case r.Plan.Kind == PlanFailback:
 		e.Rules = rb.failbackRules(ctx, r, idx)
-	case r.Plan.Drill:
+	case r.Plan.Kind == PlanDrill:
 		// A failover's rules do not stop a drill (its preflight records
 		// the ones that would fail); the drill's guards and a rewrite's
 		// correctness rules do.
@@ -181,7 +181,7 @@ func (rb *Runbook) crash(point string) {
 // step is released, still running, so executing it again resumes it.
 func (e *Execution) Run(ctx context.Context) error {
 	rb := e.rb
-	if e.run.Plan.Failback {
+	if e.run.Plan.Kind == PlanFailback {
 		// The reverse flow shows on the pages from the moment its
 		// connectors may exist to the moment they are stopped, not at the
 		// next pass of WatchReverseFlowsEvery.
@@ -216,17 +216,17 @@ func (e *Execution) Run(ctx context.Context) error {
 		}
 		return errors.Join(err, fmt.Errorf("the outcome of step %d is not recorded, so the step stays running (interrupted): execute it again to resume it: %w", e.Idx+1, ferr))
 	}
-	if o.Completed != nil && !e.run.Plan.Drill {
+	if o.Completed != nil && e.run.Plan.Kind != PlanDrill {
 		rb.markFailedOver(wctx) // DR (or, after a failback, the primary) is active from now
 	}
 	return err
 }
 
 func (e *Execution) effect(ctx context.Context) (any, error) {
-	if e.run.Plan.Drill {
+	if e.run.Plan.Kind == PlanDrill {
 		return e.drillEffect(ctx)
 	}
-	if e.run.Plan.Failback {
+	if e.run.Plan.Kind == PlanFailback {
 		return e.failbackEffect(ctx)
 	}
 	switch e.Step.Kind {
@@ -322,7 +322,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 	tr := rb.Monitor.Translator(r.Flow)
 	reason := fmt.Sprintf("failover run %d step %d", r.ID, idx+1)
 	group := s.Group // the DR group: in a drill, its temporary one
-	if r.Plan.Drill {
+	if r.Plan.Kind == PlanDrill {
 		group = DrillGroup(r.ID, s.Group)
 	}
 	// Resumed after a crash or a failed commit: an earlier attempt's change

@@ -85,7 +85,7 @@ var failbackKinds = []StepKind{KindSetUpReverse, KindWaitReverse, KindStopWriter
 // has: a translate-group-back step per group after stop-reverse (whose
 // recorded ends it translates with), before restart-forward.
 func FailbackPlan(flow string, groups ...string) Plan {
-	p := Plan{Flow: flow, Failback: true}
+	p := Plan{Flow: flow, Kind: PlanFailback}
 	for _, k := range []StepKind{KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse} {
 		p.Steps = append(p.Steps, Step{Kind: k})
 	}
@@ -155,7 +155,7 @@ func failbackTitle(p Plan, s Step, flow *config.Flow) string {
 // failbackProblems says what makes p unfit: a failback step outside a
 // failback plan, or a failback plan that is not exactly the failback.
 func failbackProblems(cfg *config.Config, p Plan) []error {
-	if !p.Failback {
+	if p.Kind != PlanFailback {
 		var errs []error
 		for i, s := range p.Steps {
 			if slices.Contains(failbackKinds, s.Kind) {
@@ -170,9 +170,6 @@ func failbackProblems(cfg *config.Config, p Plan) []error {
 	}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("failback: "+format, args...)) }
-	if p.Drill {
-		bad("a plan is a drill or a failback, not both")
-	}
 	if flow.IsClusterLink() {
 		for _, why := range linkFailbackProblems(flow, p) {
 			bad("%s", why)
@@ -224,7 +221,7 @@ func kindsOf(p Plan) []StepKind {
 // the primary is the active side. Create and Update call it; the plan
 // form's summary too, to say so before anything is stored.
 func (rb *Runbook) StampFailback(ctx context.Context, p *Plan) error {
-	if !p.Failback {
+	if p.Kind != PlanFailback {
 		return nil
 	}
 	active, err := ActiveSideOf(ctx, rb.Store, p.Flow)

@@ -48,7 +48,7 @@ const (
 // LinkFailbackPlan is the failback plan of Cluster Linking flow flow;
 // pauseMirrors leaves DR's mirrors paused after the reverse.
 func LinkFailbackPlan(flow string, pauseMirrors bool) Plan {
-	return Plan{Flow: flow, Failback: true, Steps: []Step{{Kind: KindRestorePrimary}, {Kind: KindWaitPrimary},
+	return Plan{Flow: flow, Kind: PlanFailback, Steps: []Step{{Kind: KindRestorePrimary}, {Kind: KindWaitPrimary},
 		{Kind: KindStopWriters}, {Kind: KindReverseToPrimary, PauseMirrors: pauseMirrors}}}
 }
 

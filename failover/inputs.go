@@ -93,7 +93,7 @@ func (rb *Runbook) inputRules(ctx context.Context, r *Run, idx int) []RuleResult
 		rules = append(rules, rr)
 	}
 	side := sideDR
-	if r.Plan.Failback {
+	if r.Plan.Kind == PlanFailback {
 		side = sidePrimary
 	}
 	if snap := rb.Monitor.Snapshot(r.Flow); snap != nil {
@@ -179,9 +179,9 @@ func (p Plan) RestsOnInputs(i int) bool {
 	}
 	switch s := p.Steps[i]; s.Kind {
 	case KindTranslateGroup, KindRewriteSavepoint:
-		return !p.Failback
+		return p.Kind != PlanFailback
 	case KindTranslateGroupBack, KindRewriteBack:
-		return p.Failback
+		return p.Kind == PlanFailback
 	case KindRestoreFlink:
 		return strings.TrimSpace(s.SavepointPath) != ""
 	}

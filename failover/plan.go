@@ -89,19 +89,74 @@ type Step struct {
 	DrillArgs []string `json:"drill_args,omitempty"`
 }
 
+// PlanKind says what a run does. The zero kind is a failover, as a plan
+// with neither old flag always was.
+type PlanKind string
+
+const (
+	// PlanFailover moves a flow's consumers and job to DR.
+	PlanFailover PlanKind = ""
+	// PlanDrill is a DR drill (drill.go): the job is restored as a copy
+	// with temporary groups, timed, then cleaned up; production's mirror,
+	// groups and job are not touched.
+	PlanDrill PlanKind = "drill"
+	// PlanFailback is a failback (failback.go) of the completed failover
+	// run FailbackOf.
+	PlanFailback PlanKind = "failback"
+)
+
+func (k PlanKind) String() string {
+	if k == PlanFailover {
+		return "failover"
+	}
+	return string(k)
+}
+
 // Plan is what an operator asks for and a second one approves.
 type Plan struct {
-	Flow  string `json:"flow"`
-	Steps []Step `json:"steps"`
-	// Drill makes the run a DR drill (drill.go): the job is restored as a
-	// copy with temporary groups, timed, then cleaned up; production's
-	// mirror, groups and job are not touched.
-	Drill bool `json:"drill,omitempty"`
-	// Failback makes the run a failback (failback.go) of the completed
-	// failover run FailbackOf, stamped when the plan is made so the
-	// approval covers which failover's cut the reverse flow starts from.
-	Failback   bool  `json:"failback,omitempty"`
-	FailbackOf int64 `json:"failback_of,omitempty"`
+	Flow  string
+	Steps []Step
+	Kind  PlanKind
+	// FailbackOf is the failover run a failback undoes, stamped when the
+	// plan is made so the approval covers which cut the reverse flow
+	// starts from.
+	FailbackOf int64
+}
+
+// planWire is a plan's stored form. Approvals are bound to the hash of
+// these exact bytes and runs stored by earlier versions must resume, so
+// the kind is still written as the two flags it once was.
+type planWire struct {
+	Flow       string `json:"flow"`
+	Steps      []Step `json:"steps"`
+	Drill      bool   `json:"drill,omitempty"`
+	Failback   bool   `json:"failback,omitempty"`
+	FailbackOf int64  `json:"failback_of,omitempty"`
+}
+
+// MarshalJSON writes the stored form.
+func (p Plan) MarshalJSON() ([]byte, error) {
+	return json.Marshal(planWire{Flow: p.Flow, Steps: p.Steps, Drill: p.Kind == PlanDrill,
+		Failback: p.Kind == PlanFailback, FailbackOf: p.FailbackOf})
+}
+
+// UnmarshalJSON reads the stored form; both flags at once was never a
+// valid plan and is refused.
+func (p *Plan) UnmarshalJSON(b []byte) error {
+	var w planWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*p = Plan{Flow: w.Flow, Steps: w.Steps, FailbackOf: w.FailbackOf}
+	switch {
+	case w.Drill && w.Failback:
+		return errors.New("failback: a plan is a drill or a failback, not both")
+	case w.Drill:
+		p.Kind = PlanDrill
+	case w.Failback:
+		p.Kind = PlanFailback
+	}
+	return nil
 }
 
 // Hash identifies the plan's exact content: approvals are bound to it, so
@@ -151,12 +206,12 @@ func (s Step) Title(flow *config.Flow) string {
 // what the drill does instead).
 func (p Plan) StepTitle(i int, flow *config.Flow) string {
 	s := p.Steps[i]
-	if p.Failback {
+	if p.Kind == PlanFailback {
 		if t := failbackTitle(p, s, flow); t != "" {
 			return t
 		}
 	}
-	if p.Drill {
+	if p.Kind == PlanDrill {
 		if t := drillTitle(s); t != "" {
 			return t
 		}
@@ -172,6 +227,9 @@ func (p Plan) Validate(cfg *config.Config) error {
 	}
 	if len(p.Steps) == 0 {
 		return errors.New("a plan needs at least one step")
+	}
+	if p.Kind != PlanFailover && p.Kind != PlanDrill && p.Kind != PlanFailback {
+		return fmt.Errorf("unknown plan kind %q", p.Kind) // its stored form would read as a failover
 	}
 	errs := append(drillProblems(cfg, p), failbackProblems(cfg, p)...)
 	for i, s := range p.Steps {
@@ -196,7 +254,7 @@ func (p Plan) Validate(cfg *config.Config) error {
 				bad("name the consumer group")
 			}
 		case KindRestoreFlink:
-			if p.Failback {
+			if p.Kind == PlanFailback {
 				continue // flinkBackProblems: it goes to the primary
 			}
 			t := flinkTarget(cfg, s.FlinkTarget)

@@ -42,7 +42,7 @@ func (rb *Runbook) previewStep(ctx context.Context, r *Run, i int) StepPreview {
 	defer cancel()
 	var err error
 	switch {
-	case r.Plan.Failback:
+	case r.Plan.Kind == PlanFailback:
 		p.Rules = rb.failbackRules(pctx, r, i)
 		p.Lines, err = rb.previewFailback(pctx, r, i)
 	case s.Kind == KindPreflight:
@@ -63,7 +63,7 @@ func (rb *Runbook) previewStep(ctx context.Context, r *Run, i int) StepPreview {
 		p.Rules = rb.linkRules(pctx, flow, s.Kind)
 		p.Lines, err = rb.previewLink(pctx, flow, s.Kind)
 	}
-	if r.Plan.Drill {
+	if r.Plan.Kind == PlanDrill {
 		p.Lines = append(drillPreview(r, i, rb.Config.Drill.Timeout.D()), p.Lines...)
 	}
 	if err != nil {

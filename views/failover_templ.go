@@ -340,7 +340,7 @@ func FailoverRun(p FailoverRunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if p.Run.Plan.Drill {
+			if p.Run.Plan.Kind == failover.PlanDrill {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<h1>DR drill of ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -371,7 +371,7 @@ func FailoverRun(p FailoverRunPage) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-			} else if p.Run.Plan.Failback {
+			} else if p.Run.Plan.Kind == failover.PlanFailback {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "<h1>Failback of ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -660,7 +660,7 @@ func FailoverRunLive(p FailoverRunPage) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if p.Run.Plan.Drill {
+		if p.Run.Plan.Kind == failover.PlanDrill {
 			templ_7745c5c3_Err = drillBlock(p).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1373,7 +1373,7 @@ func stepItem(p FailoverRunPage, i int, st model.Step) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if p.CanOperate && !p.Run.Plan.Drill && p.Run.Approved && i == p.Run.NextStep && !p.Running[i] && (p.Run.Status == model.RunApproved || p.Run.Status == model.RunRunning) {
+		if p.CanOperate && p.Run.Plan.Kind != failover.PlanDrill && p.Run.Approved && i == p.Run.NextStep && !p.Running[i] && (p.Run.Status == model.RunApproved || p.Run.Status == model.RunRunning) {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 113, "<form method=\"post\" action=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -161,6 +161,14 @@ func (p Plan) Validate() error {
 	return e.err()
 }
 
+// kind is the plan kind the form's boxes ask for.
+func (p Plan) kind() failover.PlanKind {
+	if p.Drill {
+		return failover.PlanDrill
+	}
+	return failover.PlanFailover
+}
+
 // Plan is the runbook's plan the form asks for; cfg says whether the
 // flow's mirror is stopped (MirrorMaker 2) or promoted (Cluster Linking).
 func (p Plan) Plan(cfg *config.Config) failover.Plan {
@@ -170,7 +178,7 @@ func (p Plan) Plan(cfg *config.Config) failover.Plan {
 		}
 		return p.FlinkBack.plan(failover.FailbackPlan(p.Flow, p.Groups...))
 	}
-	out := failover.Plan{Flow: p.Flow, Drill: p.Drill}
+	out := failover.Plan{Flow: p.Flow, Kind: p.kind()}
 	if p.Preflight {
 		out.Steps = append(out.Steps, failover.Step{Kind: failover.KindPreflight})
 	}
