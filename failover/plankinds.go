@@ -81,7 +81,12 @@ func (failoverKind) do(ctx context.Context, w audit.Written, e *Execution) (any,
 // drillKind runs a failover's steps as a rehearsal (drill.go).
 type drillKind struct{}
 
-func (drillKind) title(p Plan, i int, _ *config.Flow) string { return drillTitle(p.Steps[i]) }
+func (drillKind) title(p Plan, i int, _ *config.Flow) string {
+	if k, ok := drillSteps[p.Steps[i].Kind]; ok {
+		return k.title(p.Steps[i])
+	}
+	return ""
+}
 func (drillKind) problems(cfg *config.Config, p Plan) []error {
 	return append(drillProblems(cfg, p), failbackProblems(cfg, p)...)
 }
@@ -96,10 +101,16 @@ func (drillKind) rules(ctx context.Context, rb *Runbook, r *Run, i int, _ string
 }
 func (drillKind) preview(ctx context.Context, rb *Runbook, r *Run, i int) ([]RuleResult, []string, error) {
 	rules, lines, err := failoverKind{}.preview(ctx, rb, r, i)
-	return rules, append(drillPreview(r, i, rb.Config.Drill.Timeout.D()), lines...), err
+	if k, ok := drillSteps[r.Plan.Steps[i].Kind]; ok {
+		lines = append(k.preview(r, i, rb.Config.Drill.Timeout.D()), lines...)
+	}
+	return rules, lines, err
 }
-func (drillKind) do(ctx context.Context, _ audit.Written, e *Execution) (any, error) {
-	return e.drillEffect(ctx)
+func (drillKind) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
+	if k, ok := drillSteps[e.Step.Kind]; ok {
+		return k.do(ctx, w, e)
+	}
+	return nil, fmt.Errorf("step kind %q is not part of a drill", e.Step.Kind)
 }
 
 // failbackKind returns a flow to the primary (failback.go).
