@@ -972,7 +972,21 @@ func (rb *Runbook) stopReverse(ctx context.Context, w audit.Written, r *Run, flo
 	for tp, e := range p.Ends {
 		drEnds[mm2.TPKey(tp)] = e
 	}
-	return map[string]any{"paused": names, "connectors": p.States, "primary_ends": ends, "dr_ends": drEnds}, nil
+	return reverseStopped{Paused: names, Connectors: p.States, PrimaryEnds: ends, DREnds: drEnds}, nil
+}
+
+// reverseStopped is stop-reverse's result: DR's log ends, where the
+// reverse flow stopped, and the primary's, where the forward flow
+// restarts; later steps read it back typed (recordedEnds). Its fields
+// are in the order the map it replaced was written, so the stored bytes
+// are the same. V is the shape's version: absent is the first, the one
+// every earlier binary wrote; a changed shape writes a higher one.
+type reverseStopped struct {
+	Connectors  map[string]string `json:"connectors"`
+	DREnds      map[string]int64  `json:"dr_ends"`
+	Paused      []string          `json:"paused"`
+	PrimaryEnds map[string]int64  `json:"primary_ends"`
+	V           int               `json:"v,omitempty"`
 }
 
 // primaryEnds reads the primary's log end of every partition of the
@@ -1007,7 +1021,11 @@ func (rb *Runbook) primaryEnds(ctx context.Context, flow string, extra ...string
 // not copied to DR a second time; records written to the primary after
 // stop-reverse are above them and are mirrored.
 func (rb *Runbook) restartForward(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, api *connect.Client) (any, error) {
-	ends, err := recordedEnds(r, "primary_ends")
+	stopped, err := recordedEnds(r)
+	if err != nil {
+		return nil, err
+	}
+	ends, err := stopped.primary()
 	if err != nil {
 		return nil, err
 	}
@@ -1059,17 +1077,29 @@ func (rb *Runbook) restartForward(ctx context.Context, w audit.Written, r *Run, 
 	return res, nil
 }
 
-// recordedEnds are the log ends run r's stop-reverse recorded under key
-// ("primary_ends" or "dr_ends").
-func recordedEnds(r *Run, key string) (map[model.TP]int64, error) {
-	var res map[string]json.RawMessage
+// recordedEnds is what run r's stop-reverse recorded.
+func recordedEnds(r *Run) (reverseStopped, error) {
+	var res reverseStopped
 	if err := stepResult(r, KindStopReverse, &res); err != nil {
-		return nil, fmt.Errorf("the log ends stop-reverse records are not on record: %w", err)
+		return res, fmt.Errorf("the log ends stop-reverse records are not on record: %w", err)
 	}
-	var ends map[string]int64
-	err := json.Unmarshal(res[key], &ends)
-	if err != nil || len(ends) == 0 {
-		return nil, fmt.Errorf("stop-reverse's result holds no %s (%v)", key, err)
+	if res.V > 0 {
+		return res, fmt.Errorf("stop-reverse's result is of version %d, written by a newer drconsole", res.V)
+	}
+	return res, nil
+}
+
+// dr is DR's log ends stop-reverse recorded.
+func (s reverseStopped) dr() (map[model.TP]int64, error) { return tpEnds(s.DREnds, "dr_ends") }
+
+// primary is the primary's log ends stop-reverse recorded.
+func (s reverseStopped) primary() (map[model.TP]int64, error) {
+	return tpEnds(s.PrimaryEnds, "primary_ends")
+}
+
+func tpEnds(ends map[string]int64, name string) (map[model.TP]int64, error) {
+	if len(ends) == 0 {
+		return nil, fmt.Errorf("stop-reverse's result holds no %s", name)
 	}
 	out := make(map[model.TP]int64, len(ends))
 	for k, v := range ends {
@@ -1167,11 +1197,15 @@ type back struct {
 // read backwards (translateForwardBack). what names the positions in the
 // figures ("DR group").
 func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at map[model.TP]int64) (*back, error) {
-	drEnds, err := recordedEnds(r, "dr_ends")
+	stopped, err := recordedEnds(r)
 	if err != nil {
 		return nil, err
 	}
-	primaryEnds, err := recordedEnds(r, "primary_ends")
+	drEnds, err := stopped.dr()
+	if err != nil {
+		return nil, err
+	}
+	primaryEnds, err := stopped.primary()
 	if err != nil {
 		return nil, err
 	}

@@ -489,7 +489,11 @@ func TestFailbackRun(t *testing.T) {
 		t.Fatalf("reverse source %s after stop-reverse", s)
 	}
 	r, _ = e.rb.Get(ctx, id)
-	ends, err := recordedEnds(r, "primary_ends")
+	stopped, err := recordedEnds(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends, err := stopped.primary()
 	if err != nil || len(ends) == 0 {
 		t.Fatalf("recorded ends %v %v", ends, err)
 	}
@@ -499,7 +503,7 @@ func TestFailbackRun(t *testing.T) {
 	if err := e.step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), "no committed offset in DR") {
 		t.Fatalf("group back with no DR offsets: %v", err)
 	}
-	drEnds, err := recordedEnds(r, "dr_ends")
+	drEnds, err := stopped.dr()
 	if err != nil {
 		t.Fatal(err)
 	}
