@@ -254,59 +254,8 @@ func (rb *Runbook) failbackRules(ctx context.Context, r *Run, idx int) []RuleRes
 		return append(rules, rb.linkFailbackRules(ctx, r, idx)...)
 	}
 	api := rb.Connect(flow.ConnectURL)
-	switch r.Plan.Steps[idx].Kind {
-	case KindSetUpReverse:
-		policy := monitor.TopicsOf(flow).Policy
-		cycle := RuleResult{Name: "no replication cycle: the forward connectors are known stopped (identity policy)"}
-		switch err := mm2.CheckReverseCycle(policy, forwardStates(ctx, api, flow.Connectors)); {
-		case err != nil:
-			cycle.Evidence = err.Error()
-		case !policy.Identity:
-			cycle.Name = "no replication cycle"
-			cycle.OK, cycle.Evidence = true, "default policy: MM2 copies no topic back to the cluster it came from"
-		default:
-			cycle.OK, cycle.Evidence = true, "every forward connector STOPPED with no tasks"
-		}
-		cut := RuleResult{Name: "the failover's cut is known for every mirrored partition"}
-		if scope, err := rb.reverseScope(ctx, r); err != nil {
-			cut.Evidence = err.Error()
-		} else {
-			cut.OK, cut.Evidence = true, fmt.Sprintf("cut of run #%d", r.Plan.FailbackOf)
-			if !policy.Identity {
-				rules = append(rules, rb.copiesUnchangedRule(ctx, r, scope))
-			}
-		}
-		clients := RuleResult{Name: "the Connect workers' client settings for every cluster the console reaches with TLS or SASL are known (from the forward MirrorSourceConnector)"}
-		if inherited, err := forwardConfigs(ctx, api, flow.Connectors); err != nil {
-			clients.Evidence = err.Error()
-		} else if _, _, err := workerClients(rb.Config, flow, inherited); err != nil {
-			clients.Evidence = err.Error()
-		} else {
-			clients.OK, clients.Evidence = true, "none needed, or security.protocol set for each"
-		}
-		rules = append(rules, cycle, cut, clients)
-	case KindStopReverse:
-		rules = append(rules, rb.caughtUpRule(ctx, r))
-	case KindRewriteBack:
-		rule := RuleResult{Name: "every Kafka split of the DR savepoint can be moved to the primary (at DR's end recorded by stop-reverse, or inside the log through the reverse or forward flow's syncs)"}
-		if p, err := rb.backTargets(ctx, r, r.Plan.Steps[idx]); err != nil {
-			rule.Evidence = err.Error()
-		} else if err := p.Err(); err != nil {
-			rule.Evidence = err.Error()
-		} else {
-			rule.OK, rule.Evidence = true, fmt.Sprintf("%d split(s): %s", len(p.Rows), strings.Join(p.Rows, ", "))
-		}
-		rules = append(rules, rule)
-	case KindRestoreFlink:
-		rules = append(rules, rb.rewriteRules(ctx, r, idx)...)
-	case KindRestartForward:
-		idle := RuleResult{Name: "the reverse connectors are paused or deleted (this step deletes them before the forward flow resumes)"}
-		if err := reverseIdle(ctx, api, reverseNames(flow)); err != nil {
-			idle.Evidence = err.Error()
-		} else {
-			idle.OK, idle.Evidence = true, "none running"
-		}
-		rules = append(rules, idle)
+	if k, ok := backSteps[r.Plan.Steps[idx].Kind]; ok {
+		rules = append(rules, k.rules(ctx, rb, r, idx, flow, api)...)
 	}
 	return rules
 }

@@ -266,46 +266,8 @@ func (rb *Runbook) linkFailbackRules(ctx context.Context, r *Run, idx int) []Rul
 	}
 	reads.OK, reads.Evidence = true, fmt.Sprintf("%d topic(s): %s", len(ts), strings.Join(primaryNames(ts), ", "))
 	rules := []RuleResult{reads}
-	switch r.Plan.Steps[idx].Kind {
-	case KindRestorePrimary:
-		todo := pending(ts, linkBack.isRestored)
-		if len(todo) == 0 {
-			return append(rules, RuleResult{Name: "the primary's topics are mirrors of DR's", OK: true, Evidence: "restored by an earlier attempt"})
-		}
-		stopped := RuleResult{Name: "every mirror of the flow on DR is stopped (the failover made DR's topics writable)"}
-		var live []string
-		for _, t := range todo {
-			switch {
-			case t.Mirror == nil:
-				live = append(live, t.DR+" (not listed by DR)")
-			case !t.Mirror.Stopped():
-				live = append(live, t.DR+" "+t.Mirror.MirrorStatus)
-			}
-		}
-		if len(live) > 0 {
-			stopped.Evidence = strings.Join(live, ", ")
-		} else {
-			stopped.OK, stopped.Evidence = true, "all STOPPED"
-		}
-		counted := RuleResult{Name: countedRule}
-		if total, lines, err := dryRunRestore(ctx, primary, todo); err != nil {
-			counted.Evidence = err.Error()
-		} else {
-			counted.OK, counted.Evidence = true, truncationText(total, lines)
-		}
-		rules = append(rules, stopped, counted)
-	case KindReverseToPrimary:
-		todo := pending(ts, linkBack.isReversed)
-		if len(todo) == 0 {
-			return append(rules, RuleResult{Name: "DR's topics are mirrors of the primary's", OK: true, Evidence: "reversed by an earlier attempt"})
-		}
-		up := RuleResult{Name: "every mirror on the primary ACTIVE with zero lag (writers on DR stopped, all of DR's records on the primary)"}
-		if behind := primaryBehind(todo); len(behind) > 0 {
-			up.Evidence = strings.Join(behind, "; ")
-		} else {
-			up.OK, up.Evidence = true, "all caught up"
-		}
-		rules = append(rules, up)
+	if k, ok := linkBackSteps[r.Plan.Steps[idx].Kind]; ok {
+		return k.rules(ctx, ts, primary, rules)
 	}
 	return rules
 }

@@ -22,6 +22,7 @@ type backStep interface {
 	title(p Plan, s Step, flow *config.Flow, names, connectURL, fwd string) string
 	preview(ctx context.Context, rb *Runbook, r *Run, i int, flow *config.Flow, rev mm2.ReverseConnectors, on string) ([]string, error)
 	do(ctx context.Context, w audit.Written, e *Execution, flow *config.Flow, api *connect.Client) (any, error)
+	rules(ctx context.Context, rb *Runbook, r *Run, idx int, flow *config.Flow, api *connect.Client) []RuleResult
 }
 
 var backSteps = map[StepKind]backStep{
@@ -234,6 +235,7 @@ type linkBackStep interface {
 	title(s Step, flow *config.Flow, primary string) string
 	preview(ctx context.Context, rb *Runbook, r *Run, s Step, at string, ts []linkBack, primary *clusterlink.Client, names string) ([]string, error)
 	do(ctx context.Context, w audit.Written, e *Execution, flow *config.Flow, retry bool) (any, error)
+	rules(ctx context.Context, ts []linkBack, primary *clusterlink.Client, rules []RuleResult) []RuleResult
 }
 
 var linkBackSteps = map[StepKind]linkBackStep{
@@ -317,4 +319,135 @@ func (linkReverseToPrimaryStep) preview(ctx context.Context, rb *Runbook, r *Run
 }
 func (linkReverseToPrimaryStep) do(ctx context.Context, w audit.Written, e *Execution, flow *config.Flow, retry bool) (any, error) {
 	return e.rb.reverseToPrimary(ctx, w, e.run, flow, e.Step.PauseMirrors, retry)
+}
+
+// rules: the checks a step of a failback over MirrorMaker 2 adds to the
+// active-side rule when it starts; none can be overridden.
+func (setUpReverseStep) rules(ctx context.Context, rb *Runbook, r *Run, idx int, flow *config.Flow, api *connect.Client) []RuleResult {
+	var rules []RuleResult
+	policy := monitor.TopicsOf(flow).Policy
+	cycle := RuleResult{Name: "no replication cycle: the forward connectors are known stopped (identity policy)"}
+	switch err := mm2.CheckReverseCycle(policy, forwardStates(ctx, api, flow.Connectors)); {
+	case err != nil:
+		cycle.Evidence = err.Error()
+	case !policy.Identity:
+		cycle.Name = "no replication cycle"
+		cycle.OK, cycle.Evidence = true, "default policy: MM2 copies no topic back to the cluster it came from"
+	default:
+		cycle.OK, cycle.Evidence = true, "every forward connector STOPPED with no tasks"
+	}
+	cut := RuleResult{Name: "the failover's cut is known for every mirrored partition"}
+	if scope, err := rb.reverseScope(ctx, r); err != nil {
+		cut.Evidence = err.Error()
+	} else {
+		cut.OK, cut.Evidence = true, fmt.Sprintf("cut of run #%d", r.Plan.FailbackOf)
+		if !policy.Identity {
+			rules = append(rules, rb.copiesUnchangedRule(ctx, r, scope))
+		}
+	}
+	clients := RuleResult{Name: "the Connect workers' client settings for every cluster the console reaches with TLS or SASL are known (from the forward MirrorSourceConnector)"}
+	if inherited, err := forwardConfigs(ctx, api, flow.Connectors); err != nil {
+		clients.Evidence = err.Error()
+	} else if _, _, err := workerClients(rb.Config, flow, inherited); err != nil {
+		clients.Evidence = err.Error()
+	} else {
+		clients.OK, clients.Evidence = true, "none needed, or security.protocol set for each"
+	}
+	rules = append(rules, cycle, cut, clients)
+	return rules
+}
+func (waitReverseStep) rules(context.Context, *Runbook, *Run, int, *config.Flow, *connect.Client) []RuleResult {
+	return nil
+}
+func (stopWritersStep) rules(context.Context, *Runbook, *Run, int, *config.Flow, *connect.Client) []RuleResult {
+	return nil
+}
+func (stopReverseStep) rules(ctx context.Context, rb *Runbook, r *Run, idx int, flow *config.Flow, api *connect.Client) []RuleResult {
+	return []RuleResult{rb.caughtUpRule(ctx, r)}
+}
+func (translateGroupBackStep) rules(context.Context, *Runbook, *Run, int, *config.Flow, *connect.Client) []RuleResult {
+	return nil
+}
+func (savepointDRStep) rules(context.Context, *Runbook, *Run, int, *config.Flow, *connect.Client) []RuleResult {
+	return nil
+}
+func (rewriteBackStep) rules(ctx context.Context, rb *Runbook, r *Run, idx int, flow *config.Flow, api *connect.Client) []RuleResult {
+	var rules []RuleResult
+	rule := RuleResult{Name: "every Kafka split of the DR savepoint can be moved to the primary (at DR's end recorded by stop-reverse, or inside the log through the reverse or forward flow's syncs)"}
+	if p, err := rb.backTargets(ctx, r, r.Plan.Steps[idx]); err != nil {
+		rule.Evidence = err.Error()
+	} else if err := p.Err(); err != nil {
+		rule.Evidence = err.Error()
+	} else {
+		rule.OK, rule.Evidence = true, fmt.Sprintf("%d split(s): %s", len(p.Rows), strings.Join(p.Rows, ", "))
+	}
+	rules = append(rules, rule)
+	return rules
+}
+func (restoreBackStep) rules(ctx context.Context, rb *Runbook, r *Run, idx int, flow *config.Flow, api *connect.Client) []RuleResult {
+	return rb.rewriteRules(ctx, r, idx)
+}
+func (restartForwardStep) rules(ctx context.Context, rb *Runbook, r *Run, idx int, flow *config.Flow, api *connect.Client) []RuleResult {
+	var rules []RuleResult
+	idle := RuleResult{Name: "the reverse connectors are paused or deleted (this step deletes them before the forward flow resumes)"}
+	if err := reverseIdle(ctx, api, reverseNames(flow)); err != nil {
+		idle.Evidence = err.Error()
+	} else {
+		idle.OK, idle.Evidence = true, "none running"
+	}
+	rules = append(rules, idle)
+	return rules
+}
+
+// rules: what a step of a Cluster Linking failback checks after the
+// reads rule (given), of the topics ts an earlier attempt did not get
+// through.
+func (linkRestorePrimaryStep) rules(ctx context.Context, ts []linkBack, primary *clusterlink.Client, rules []RuleResult) []RuleResult {
+	todo := pending(ts, linkBack.isRestored)
+	if len(todo) == 0 {
+		return append(rules, RuleResult{Name: "the primary's topics are mirrors of DR's", OK: true, Evidence: "restored by an earlier attempt"})
+	}
+	stopped := RuleResult{Name: "every mirror of the flow on DR is stopped (the failover made DR's topics writable)"}
+	var live []string
+	for _, t := range todo {
+		switch {
+		case t.Mirror == nil:
+			live = append(live, t.DR+" (not listed by DR)")
+		case !t.Mirror.Stopped():
+			live = append(live, t.DR+" "+t.Mirror.MirrorStatus)
+		}
+	}
+	if len(live) > 0 {
+		stopped.Evidence = strings.Join(live, ", ")
+	} else {
+		stopped.OK, stopped.Evidence = true, "all STOPPED"
+	}
+	counted := RuleResult{Name: countedRule}
+	if total, lines, err := dryRunRestore(ctx, primary, todo); err != nil {
+		counted.Evidence = err.Error()
+	} else {
+		counted.OK, counted.Evidence = true, truncationText(total, lines)
+	}
+	rules = append(rules, stopped, counted)
+	return rules
+}
+func (linkWaitPrimaryStep) rules(_ context.Context, _ []linkBack, _ *clusterlink.Client, rules []RuleResult) []RuleResult {
+	return rules
+}
+func (linkStopWritersStep) rules(_ context.Context, _ []linkBack, _ *clusterlink.Client, rules []RuleResult) []RuleResult {
+	return rules
+}
+func (linkReverseToPrimaryStep) rules(ctx context.Context, ts []linkBack, primary *clusterlink.Client, rules []RuleResult) []RuleResult {
+	todo := pending(ts, linkBack.isReversed)
+	if len(todo) == 0 {
+		return append(rules, RuleResult{Name: "DR's topics are mirrors of the primary's", OK: true, Evidence: "reversed by an earlier attempt"})
+	}
+	up := RuleResult{Name: "every mirror on the primary ACTIVE with zero lag (writers on DR stopped, all of DR's records on the primary)"}
+	if behind := primaryBehind(todo); len(behind) > 0 {
+		up.Evidence = strings.Join(behind, "; ")
+	} else {
+		up.OK, up.Evidence = true, "all caught up"
+	}
+	rules = append(rules, up)
+	return rules
 }
