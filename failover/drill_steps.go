@@ -20,7 +20,7 @@ type drillStep interface {
 	// title says what the step does in a drill; "" when as in a failover.
 	title(s Step) string
 	problems(cfg *config.Config, p Plan, i int) []string
-	// guards keep the step away from production, besides drillGuards' own.
+	// guards are the rules of the step itself, after drillGuards' own.
 	guards(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult
 	// preview is what the step does differently, said first.
 	preview(r *Run, i int, timeout time.Duration) []string
@@ -82,11 +82,14 @@ func (drillTranslateStep) do(ctx context.Context, w audit.Written, e *Execution)
 	return e.drillReread(ctx)(e.rb.translateGroup(ctx, w, e.run, e.Idx, e.Step, e.who))
 }
 
-type drillRewriteStep struct{ noGuards }
+type drillRewriteStep struct{}
 
 func (drillRewriteStep) title(Step) string                           { return "" }
 func (drillRewriteStep) problems(*config.Config, Plan, int) []string { return nil }
 func (drillRewriteStep) preview(*Run, int, time.Duration) []string   { return nil }
+func (drillRewriteStep) guards(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+	return rb.rewriteRule(ctx, r, i)
+}
 func (drillRewriteStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
 	return e.drillReread(ctx)(e.rb.rewriteSavepoint(ctx, w, e.run, e.Step))
 }
@@ -105,7 +108,7 @@ func (e *Execution) drillReread(ctx context.Context) func(any, error) (any, erro
 	}
 }
 
-type drillRestoreStep struct{ noGuards }
+type drillRestoreStep struct{}
 
 func (drillRestoreStep) title(s Step) string {
 	sp := s.SavepointPath
@@ -131,6 +134,9 @@ func (drillRestoreStep) problems(cfg *config.Config, p Plan, i int) []string {
 		out = append(out, "the drill arguments name {group}: the plan needs exactly one translate-group step")
 	}
 	return out
+}
+func (drillRestoreStep) guards(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+	return rb.restoreRewrittenRule(ctx, r, i)
 }
 func (drillRestoreStep) preview(_ *Run, _ int, timeout time.Duration) []string {
 	return []string{fmt.Sprintf("DRILL: a copy of the job with its own job id, timed to RUNNING and to its first record (at most %s), then cancelled by the cleanup.", timeout)}

@@ -385,7 +385,7 @@ func (rewriteBackStep) rules(ctx context.Context, rb *Runbook, r *Run, idx int, 
 	return rules
 }
 func (restoreBackStep) rules(ctx context.Context, rb *Runbook, r *Run, idx int, flow *config.Flow, api *connect.Client) []RuleResult {
-	return rb.rewriteRules(ctx, r, idx)
+	return rb.restoreRewrittenRule(ctx, r, idx)
 }
 func (restartForwardStep) rules(ctx context.Context, rb *Runbook, r *Run, idx int, flow *config.Flow, api *connect.Client) []RuleResult {
 	var rules []RuleResult

@@ -34,8 +34,8 @@ var stepKinds = map[StepKind]stepKind{
 	KindStopMirror:       stopMirrorStep{},
 	KindTranslateGroup:   translateGroupStep{},
 	KindRestoreFlink:     restoreFlinkStep{},
-	KindPromoteMirrors:   mirrorsStep{kind: KindPromoteMirrors, verb: "Promote", how: " (planned: only with zero lag)"},
-	KindFailoverMirrors:  mirrorsStep{kind: KindFailoverMirrors, verb: "Fail over", how: " now, whatever their lag (unreplicated records are lost)"},
+	KindPromoteMirrors:   mirrorsStep{planned: true, verb: "Promote", how: " (planned: only with zero lag)"},
+	KindFailoverMirrors:  mirrorsStep{verb: "Fail over", how: " now, whatever their lag (unreplicated records are lost)"},
 	KindRewriteSavepoint: rewriteSavepointStep{},
 }
 
@@ -168,7 +168,7 @@ func (restoreFlinkStep) problems(cfg *config.Config, _ *config.Flow, p Plan, i i
 	return append(out, rewriteProblems(cfg, p, i)...)
 }
 func (restoreFlinkStep) rules(ctx context.Context, rb *Runbook, r *Run, i int, _ string) []RuleResult {
-	return rb.rewriteRules(ctx, r, i)
+	return rb.restoreRewrittenRule(ctx, r, i)
 }
 func (restoreFlinkStep) preview(ctx context.Context, rb *Runbook, r *Run, i int) ([]string, error) {
 	return rb.previewRestore(ctx, r, i, r.Plan.Steps[i]), nil
@@ -187,7 +187,7 @@ func (restoreFlinkStep) do(ctx context.Context, w audit.Written, e *Execution) (
 // planned path) or fails them over at once (the unplanned one).
 type mirrorsStep struct {
 	changes
-	kind      StepKind
+	planned   bool
 	verb, how string
 }
 
@@ -201,13 +201,13 @@ func (mirrorsStep) problems(_ *config.Config, flow *config.Flow, _ Plan, _ int) 
 	return nil
 }
 func (m mirrorsStep) rules(ctx context.Context, rb *Runbook, r *Run, _ int, _ string) []RuleResult {
-	return rb.linkRules(ctx, rb.Config.Flow(r.Flow), m.kind)
+	return rb.linkRules(ctx, rb.Config.Flow(r.Flow), m.planned)
 }
 func (m mirrorsStep) preview(ctx context.Context, rb *Runbook, r *Run, _ int) ([]string, error) {
-	return rb.previewLink(ctx, rb.Config.Flow(r.Flow), m.kind)
+	return rb.previewLink(ctx, rb.Config.Flow(r.Flow), m.planned)
 }
 func (m mirrorsStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
-	return e.rb.alterMirrors(ctx, w, e.run.Flow, m.kind)
+	return e.rb.alterMirrors(ctx, w, e.run.Flow, m.planned)
 }
 
 type rewriteSavepointStep struct{ changes }
@@ -219,7 +219,7 @@ func (rewriteSavepointStep) problems(cfg *config.Config, _ *config.Flow, p Plan,
 	return rewriteProblems(cfg, p, i)
 }
 func (rewriteSavepointStep) rules(ctx context.Context, rb *Runbook, r *Run, i int, _ string) []RuleResult {
-	return rb.rewriteRules(ctx, r, i)
+	return rb.rewriteRule(ctx, r, i)
 }
 func (rewriteSavepointStep) preview(ctx context.Context, rb *Runbook, r *Run, i int) ([]string, error) {
 	return rb.previewRewrite(ctx, r.Flow, r.Plan.Steps[i])

@@ -94,10 +94,10 @@ func (drillKind) running(context.Context, *Runbook) func() { return func() {} }
 func (drillKind) switchesSides() bool                      { return false }
 
 // rules: a failover's rules do not stop a drill (its preflight records
-// the ones that would fail); the drill's guards and a rewrite's
-// correctness rules do.
+// the ones that would fail); the drill's guards, a rewrite's correctness
+// rules among them, do.
 func (drillKind) rules(ctx context.Context, rb *Runbook, r *Run, i int, _ string) []RuleResult {
-	return append(rb.drillGuards(ctx, r, i), rb.rewriteRules(ctx, r, i)...)
+	return rb.drillGuards(ctx, r, i)
 }
 func (drillKind) preview(ctx context.Context, rb *Runbook, r *Run, i int) ([]RuleResult, []string, error) {
 	rules, lines, err := failoverKind{}.preview(ctx, rb, r, i)
