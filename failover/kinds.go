@@ -25,6 +25,9 @@ type stepKind interface {
 	preview(ctx context.Context, rb *Runbook, r *Run, i int) ([]string, error)
 	// do performs the step; w is its start record, the effect's proof.
 	do(ctx context.Context, w audit.Written, e *Execution) (any, error)
+	// inputs are what its preview reads that the console holds
+	// (previewInputs), to tell a stale preview without asking a cluster.
+	inputs(ctx context.Context, rb *Runbook, r *Run, i int) []previewInput
 }
 
 // stepKinds are the steps of a failover plan; a drill and a failback run
@@ -44,12 +47,24 @@ type noRules struct{}
 
 func (noRules) rules(context.Context, *Runbook, *Run, int, string) []RuleResult { return nil }
 
+// noInputs is the default of a step whose preview reads only clusters.
+type noInputs struct{}
+
+func (noInputs) inputs(context.Context, *Runbook, *Run, int) []previewInput { return nil }
+
+// byRules: a step judged by the safety rules is stale when their inputs moved.
+type byRules struct{}
+
+func (byRules) inputs(_ context.Context, rb *Runbook, r *Run, _ int) []previewInput {
+	return rb.statusInputs(r.Flow)
+}
+
 // changes marks a step that needs the typed confirmation.
 type changes struct{}
 
 func (changes) irreversible() bool { return true }
 
-type preflightStep struct{}
+type preflightStep struct{ byRules }
 
 func (preflightStep) title(Step, *config.Flow) string { return "Pre-flight checks (changes nothing)" }
 func (preflightStep) irreversible() bool              { return false }
@@ -66,7 +81,10 @@ func (preflightStep) do(_ context.Context, _ audit.Written, e *Execution) (any, 
 	return map[string]any{"rules": e.Rules}, nil
 }
 
-type stopMirrorStep struct{ changes }
+type stopMirrorStep struct {
+	changes
+	byRules
+}
 
 func (stopMirrorStep) title(_ Step, flow *config.Flow) string {
 	if flow != nil && flow.ConnectURL != "" {
@@ -118,11 +136,21 @@ func (translateGroupStep) problems(_ *config.Config, flow *config.Flow, p Plan, 
 func (translateGroupStep) preview(ctx context.Context, rb *Runbook, r *Run, i int) ([]string, error) {
 	return rb.previewGroup(ctx, r.Flow, r.Plan.Steps[i])
 }
+func (translateGroupStep) inputs(ctx context.Context, rb *Runbook, r *Run, i int) []previewInput {
+	in := []previewInput{rb.syncsInput(r.Flow)}
+	if s := r.Plan.Steps[i]; s.FromSavepoint != "" {
+		in = append(in, previewInput{"savepoint catalog entry", rb.savepointInput(ctx, s.FromSavepoint)})
+	}
+	return in
+}
 func (translateGroupStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
 	return e.rb.translateGroup(ctx, w, e.run, e.Idx, e.Step, e.who)
 }
 
-type restoreFlinkStep struct{ changes }
+type restoreFlinkStep struct {
+	changes
+	noInputs
+}
 
 func (restoreFlinkStep) title(s Step, _ *config.Flow) string {
 	sp := s.SavepointPath
@@ -187,6 +215,7 @@ func (restoreFlinkStep) do(ctx context.Context, w audit.Written, e *Execution) (
 // planned path) or fails them over at once (the unplanned one).
 type mirrorsStep struct {
 	changes
+	byRules
 	planned   bool
 	verb, how string
 }
@@ -223,6 +252,12 @@ func (rewriteSavepointStep) rules(ctx context.Context, rb *Runbook, r *Run, i in
 }
 func (rewriteSavepointStep) preview(ctx context.Context, rb *Runbook, r *Run, i int) ([]string, error) {
 	return rb.previewRewrite(ctx, r.Flow, r.Plan.Steps[i])
+}
+func (rewriteSavepointStep) inputs(ctx context.Context, rb *Runbook, r *Run, i int) []previewInput {
+	s := r.Plan.Steps[i]
+	return []previewInput{rb.syncsInput(r.Flow),
+		{"savepoint catalog entry", rb.savepointInput(ctx, s.RewriteFrom)},
+		{"new savepoint in the catalog", rb.savepointInput(ctx, s.RewriteTo)}}
 }
 func (rewriteSavepointStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
 	return e.rb.rewriteSavepoint(ctx, w, e.run, e.Step)
