@@ -26,6 +26,8 @@ type planKind interface {
 	running(ctx context.Context, rb *Runbook) func()
 	// switchesSides: a completed run makes the other side active.
 	switchesSides() bool
+	// restsOn is step i's kind when it may rest on inputs; nil if not.
+	restsOn(p Plan, i int) restingStep
 }
 
 var planKinds = map[PlanKind]planKind{
@@ -55,6 +57,7 @@ func (failoverKind) problems(cfg *config.Config, p Plan) []error {
 	return failbackProblems(cfg, p) // a failback step is out of place
 }
 func (failoverKind) running(context.Context, *Runbook) func() { return func() {} }
+func (failoverKind) restsOn(p Plan, i int) restingStep        { return restingStepOf(p.Steps[i].Kind) }
 func (failoverKind) switchesSides() bool                      { return true }
 func (failoverKind) rules(ctx context.Context, rb *Runbook, r *Run, i int, override string) []RuleResult {
 	if k := step(r.Plan.Steps[i].Kind); k != nil {
@@ -91,6 +94,7 @@ func (drillKind) problems(cfg *config.Config, p Plan) []error {
 	return append(drillProblems(cfg, p), failbackProblems(cfg, p)...)
 }
 func (drillKind) running(context.Context, *Runbook) func() { return func() {} }
+func (drillKind) restsOn(p Plan, i int) restingStep        { return restingStepOf(p.Steps[i].Kind) }
 func (drillKind) switchesSides() bool                      { return false }
 
 // rules: a failover's rules do not stop a drill (its preflight records
@@ -120,7 +124,11 @@ func (failbackKind) title(p Plan, i int, flow *config.Flow) string {
 	return failbackTitle(p, p.Steps[i], flow)
 }
 func (failbackKind) problems(cfg *config.Config, p Plan) []error { return failbackProblems(cfg, p) }
-func (failbackKind) switchesSides() bool                         { return true }
+func (failbackKind) restsOn(p Plan, i int) restingStep {
+	rs, _ := backSteps[p.Steps[i].Kind].(restingStep)
+	return rs
+}
+func (failbackKind) switchesSides() bool { return true }
 
 // running: the reverse flow shows on the pages from the moment its
 // connectors may exist to the moment they are stopped, not at the next
