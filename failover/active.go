@@ -24,7 +24,7 @@ type ActiveSide struct {
 // returns it to the primary, any other completed run (drills are not
 // read) is a failover to DR.
 func sideAfter(p Plan) model.Side {
-	if p.Failback {
+	if p.Kind == PlanFailback {
 		return model.SidePrimary
 	}
 	return model.SideDR

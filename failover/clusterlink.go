@@ -60,10 +60,10 @@ func atRisk(ms []clusterlink.MirrorTopic) (total int64, per []string) {
 	return total, per
 }
 
-// alterMirrors promotes or fails over the flow's mirrors, then waits until
+// alterMirrors promotes (planned) or fails over the flow's mirrors, then waits until
 // every one is STOPPED (through PENDING_STOPPED). Mirrors already stopped by
 // an earlier attempt are skipped, so the step can run again after a crash.
-func (rb *Runbook) alterMirrors(ctx context.Context, w audit.Written, flowName string, kind StepKind) (any, error) {
+func (rb *Runbook) alterMirrors(ctx context.Context, w audit.Written, flowName string, planned bool) (any, error) {
 	flow := rb.Config.Flow(flowName)
 	api, err := rb.linkAPI(flow)
 	if err != nil {
@@ -77,7 +77,7 @@ func (rb *Runbook) alterMirrors(ctx context.Context, w audit.Written, flowName s
 	lost, per := atRisk(ms)
 	result := map[string]any{"mirrors": names, "records_at_risk": lost, "lag_per_mirror": per}
 	if len(names) > 0 {
-		if kind == KindPromoteMirrors {
+		if planned {
 			_, err = effect.Promote(ctx, w, api, names)
 		} else {
 			_, err = effect.Failover(ctx, w, api, names)
@@ -111,15 +111,15 @@ func (rb *Runbook) alterMirrors(ctx context.Context, w audit.Written, flowName s
 	}
 }
 
-// linkRules guard promote and failover.
-func (rb *Runbook) linkRules(ctx context.Context, flow *config.Flow, kind StepKind) []RuleResult {
+// linkRules guard promote (planned) and failover.
+func (rb *Runbook) linkRules(ctx context.Context, flow *config.Flow, planned bool) []RuleResult {
 	ms, err := rb.flowMirrors(ctx, flow)
 	if err != nil {
 		return []RuleResult{{Name: "cluster link REST API answers", Evidence: err.Error()}}
 	}
 	rules := []RuleResult{{Name: "cluster link REST API answers", OK: true, Evidence: fmt.Sprintf("%d mirror topic(s)", len(ms))}}
 	lost, per := atRisk(ms)
-	if kind == KindPromoteMirrors {
+	if planned {
 		var notReady []string
 		for _, m := range ms {
 			if !m.Stopped() && !m.Ready() {
@@ -160,20 +160,24 @@ func restoreNote(ms []clusterlink.MirrorTopic) string {
 		"(drconsole savepoint inspect --json, renamed) and allowNonRestoredState.", len(renamed), strings.Join(renamed, ", "))
 }
 
-// previewLink dry-runs promote or failover with validate_only=true.
-func (rb *Runbook) previewLink(ctx context.Context, flow *config.Flow, kind StepKind) ([]string, error) {
+// previewLink dry-runs promote (planned) or failover with validate_only=true.
+func (rb *Runbook) previewLink(ctx context.Context, flow *config.Flow, planned bool) ([]string, error) {
 	ms, err := rb.flowMirrors(ctx, flow)
 	if err != nil {
 		return nil, err
 	}
 	names := mirrorNames(ms, true)
 	lost, _ := atRisk(ms)
+	action := effect.ActionFailover
+	if planned {
+		action = effect.ActionPromote
+	}
 	lines := []string{fmt.Sprintf("POST %s/v3/clusters/%s/links/%s/mirrors:%s for %d mirror topic(s), then wait until each is STOPPED",
-		flow.ClusterLink.RestURL, flow.ClusterLink.ClusterID, flow.ClusterLink.Link, map[StepKind]string{KindPromoteMirrors: "promote", KindFailoverMirrors: "failover"}[kind], len(names))}
+		flow.ClusterLink.RestURL, flow.ClusterLink.ClusterID, flow.ClusterLink.Link, action, len(names))}
 	for _, m := range ms {
 		lines = append(lines, fmt.Sprintf("%s (from %s): %s, lag %d → writable topic", m.MirrorTopicName, m.SourceTopicName, m.MirrorStatus, m.TotalLag()))
 	}
-	if kind == KindFailoverMirrors {
+	if !planned {
 		lines = append(lines, fmt.Sprintf("Records at risk: %d (not yet mirrored; lost if the source never comes back).", lost))
 	}
 	lines = append(lines, restoreNote(ms))
@@ -184,12 +188,7 @@ func (rb *Runbook) previewLink(ctx context.Context, flow *config.Flow, kind Step
 	if err != nil {
 		return nil, err
 	}
-	if kind == KindPromoteMirrors {
-		_, err = effect.Validate(ctx, api, effect.ActionPromote, names)
-	} else {
-		_, err = effect.Validate(ctx, api, effect.ActionFailover, names)
-	}
-	if err != nil {
+	if _, err = effect.Validate(ctx, api, action, names); err != nil {
 		return append(lines, "Dry run (validate_only) refused: "+err.Error()), nil
 	}
 	return append(lines, "Dry run (validate_only) accepted by the cluster."), nil

@@ -43,68 +43,26 @@ func DrillGroup(run int64, group string) string {
 	return effect.DrillGroupPrefix + strconv.FormatInt(run, 10) + "-" + group
 }
 
-var drillKinds = []StepKind{KindPreflight, KindTranslateGroup, KindRewriteSavepoint, KindRestoreFlink}
-
-// drillTitle says what step s does in a drill; "" when as in a failover.
-func drillTitle(s Step) string {
-	switch s.Kind {
-	case KindPreflight:
-		return "Evaluate the safety rules a failover would check, and record the ones that would fail (the drill does not stop for them)"
-	case KindTranslateGroup:
-		from := ""
-		if s.FromSavepoint != "" {
-			from = " (from savepoint " + s.FromSavepoint + ")"
-		}
-		return "Translate consumer group " + s.Group + from + " and commit the offsets to the temporary DR group " +
-			effect.DrillGroupPrefix + "<run>-" + s.Group + " (the group " + s.Group + " itself is not touched)"
-	case KindRestoreFlink:
-		sp := s.SavepointPath
-		if sp == "" {
-			sp = "no savepoint (fresh start)"
-		}
-		return fmt.Sprintf("Start a drill copy of the Flink job on %s from %s with its own job id and the drill arguments %q; time it to RUNNING and to its first record",
-			s.FlinkTarget, sp, s.DrillArgs)
-	}
-	return ""
-}
-
 // drillProblems says what makes p unfit as a drill; nil for a failover.
 func drillProblems(cfg *config.Config, p Plan) []error {
-	if !p.Drill {
+	if p.Kind != PlanDrill {
 		return nil
 	}
 	var errs []error
-	restores := 0
 	for i, s := range p.Steps {
 		bad := func(format string, args ...any) {
 			errs = append(errs, fmt.Errorf("step %d (%s): %s", i+1, s.Kind, fmt.Sprintf(format, args...)))
 		}
-		if !slices.Contains(drillKinds, s.Kind) {
+		k, ok := drillSteps[s.Kind]
+		if !ok {
 			bad("a drill never stops the mirror, promotes or fails over mirror topics: production keeps running")
 			continue
 		}
-		switch s.Kind {
-		case KindTranslateGroup:
-			if strings.HasPrefix(s.Group, effect.DrillGroupPrefix) {
-				bad("name the production group whose offsets the drill translates, not a drill's temporary group")
-			}
-		case KindRestoreFlink:
-			restores++
-			if i != len(p.Steps)-1 {
-				bad("the drill's restore is its last step")
-			}
-			if t := flinkTarget(cfg, s.FlinkTarget); t != nil && t.Kubernetes != nil {
-				bad("Flink target %q is a FlinkDeployment: a drill submits a copy of the job through Flink REST, and redeploying the deployment is not a copy", t.Name)
-			}
-			if len(s.DrillArgs) == 0 {
-				bad("no drill job arguments (drill.job_args): the copy would write where production's job writes; configure arguments that keep its output apart")
-			}
-			if slices.ContainsFunc(s.DrillArgs, func(a string) bool { return strings.Contains(a, "{group}") }) && countKind(p, KindTranslateGroup) != 1 {
-				bad("the drill arguments name {group}: the plan needs exactly one translate-group step")
-			}
+		for _, why := range k.problems(cfg, p, i) {
+			bad("%s", why)
 		}
 	}
-	if restores != 1 {
+	if countKind(p, KindRestoreFlink) != 1 {
 		errs = append(errs, errors.New("a drill restores the Flink job exactly once (one restore-flink step): that is what it times"))
 	}
 	return errs
@@ -123,7 +81,7 @@ func countKind(p Plan, k StepKind) int {
 // stampDrill copies the configured drill job arguments into a drill plan's
 // restore step, so the approval covers them.
 func stampDrill(p *Plan, cfg *config.Config) {
-	if !p.Drill {
+	if p.Kind != PlanDrill {
 		return
 	}
 	p.Steps = slices.Clone(p.Steps) // the caller's plan stays as it was
@@ -153,26 +111,10 @@ func drillArgs(r *Run, s Step) []string {
 
 // restoreArgs are the program arguments the restore of s submits.
 func restoreArgs(r *Run, s Step) []string {
-	if r.Plan.Drill {
+	if r.Plan.Kind == PlanDrill {
 		return drillArgs(r, s)
 	}
 	return s.Args
-}
-
-// drillPreview is what step i of drill r does differently, said first in
-// its preview.
-func drillPreview(r *Run, i int, timeout time.Duration) []string {
-	s := r.Plan.Steps[i]
-	switch s.Kind {
-	case KindPreflight:
-		return []string{"DRILL: the rules below are recorded as the ones a failover would have failed; the drill does not stop for them."}
-	case KindTranslateGroup:
-		g := DrillGroup(r.ID, s.Group)
-		return []string{fmt.Sprintf("DRILL: the offsets below go to the temporary DR group %s, which must not exist yet; the current offsets shown are those of %s, which is not touched. The cleanup deletes %s.", g, s.Group, g)}
-	case KindRestoreFlink:
-		return []string{fmt.Sprintf("DRILL: a copy of the job with its own job id, timed to RUNNING and to its first record (at most %s), then cancelled by the cleanup.", timeout)}
-	}
-	return nil
 }
 
 // drillGroups are the temporary groups run r commits to.
@@ -201,19 +143,24 @@ func (rb *Runbook) drillGuards(ctx context.Context, r *Run, idx int) []RuleResul
 		kind.Evidence = errors.Join(drillProblems(rb.Config, r.Plan)...).Error()
 	}
 	rules := []RuleResult{kind}
-	if s.Kind != KindTranslateGroup {
-		return rules
+	if k, ok := drillSteps[s.Kind]; ok {
+		rules = append(rules, k.guards(ctx, rb, r, idx)...)
 	}
+	return rules
+}
+
+// freshGroup: a drill commits only to a temporary group it made itself.
+func (rb *Runbook) freshGroup(ctx context.Context, r *Run, s Step) RuleResult {
 	g := DrillGroup(r.ID, s.Group)
 	fresh := RuleResult{Name: "the temporary group " + g + " is this drill's own (it did not exist before the drill)"}
 	ours, err := rb.wroteGroup(ctx, r, g)
 	if err != nil {
 		fresh.Evidence = err.Error()
-		return append(rules, fresh)
+		return fresh
 	}
 	if ours {
 		fresh.OK, fresh.Evidence = true, "written by this drill's earlier attempt"
-		return append(rules, fresh)
+		return fresh
 	}
 	gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -226,7 +173,7 @@ func (rb *Runbook) drillGuards(ctx context.Context, r *Run, idx int) []RuleResul
 	default:
 		fresh.OK, fresh.Evidence = true, "no such group in DR yet"
 	}
-	return append(rules, fresh)
+	return fresh
 }
 
 // drillActor signs what the console does for a drill by itself: a cleanup
@@ -247,7 +194,7 @@ func (rb *Runbook) StartDrill(ctx context.Context, who Actor, id int64, confirma
 		return nil, err
 	}
 	switch {
-	case !r.Plan.Drill:
+	case r.Plan.Kind != PlanDrill:
 		return nil, fmt.Errorf("run %d is a failover, not a drill", id)
 	case r.Status != model.RunApproved:
 		return nil, fmt.Errorf("drill %d is %s: a drill runs once, after its approval: %w", id, r.Status, ErrNotApproved)
@@ -490,58 +437,6 @@ func waitJobEnded(ctx context.Context, api *flink.RESTClient, jobID string) (str
 // Drills lists flow's drills ("": every flow's), newest first.
 func (rb *Runbook) Drills(ctx context.Context, flow string) ([]model.Drill, error) {
 	return rb.Store.Drills(ctx, flow, 500)
-}
-
-// drillEffect performs a drill's step: as in a failover, but to the
-// temporary group, with the job copy's arguments, timed.
-func (e *Execution) drillEffect(ctx context.Context) (any, error) {
-	rb, r, s := e.rb, e.run, e.Step
-	switch s.Kind {
-	case KindPreflight:
-		rules := rb.CheckRules(ctx, r.Plan, "")
-		return map[string]any{"guards": e.Rules, "rules": rules, "would_have_failed": Failed(rules)}, nil
-	case KindTranslateGroup, KindRewriteSavepoint:
-		var res any
-		var err error
-		if s.Kind == KindTranslateGroup {
-			res, err = rb.translateGroup(ctx, e.started, r, e.Idx, s, e.who)
-		} else {
-			res, err = rb.rewriteSavepoint(ctx, e.started, r, s)
-		}
-		// A bound not on record (a step resumed after a crash) leaves the
-		// drill's re-read count unknown, never 0.
-		if m, ok := res.(map[string]any); ok && err == nil {
-			if n, ok := m["reread_max"].(int64); ok {
-				err = rb.Store.DrillReread(ctx, r.ID, e.Idx, n)
-			}
-		}
-		return res, err
-	case KindRestoreFlink:
-		if err := rb.rewrittenReady(ctx, r, s); err != nil {
-			return nil, err
-		}
-		d, err := rb.Store.Drill(ctx, r.ID)
-		if err != nil {
-			return nil, fmt.Errorf("the drill was not started (Runbook.StartDrill): %w", err)
-		}
-		api := rb.Flink(flinkTarget(rb.Config, s.FlinkTarget).RestURL)
-		jobID := restoreJobID(r, e.Idx)
-		if d.SubmittedMs == nil {
-			if _, err := api.Job(ctx, jobID); err == nil {
-				return nil, fmt.Errorf("a job %s exists on %s already and this drill did not submit it: it is not touched", jobID, s.FlinkTarget)
-			}
-			if err := rb.Store.DrillMoment(ctx, r.ID, storage.MomentSubmitted, rb.now().UnixMilli()); err != nil {
-				return nil, err
-			}
-		}
-		res, err := rb.restoreFlink(ctx, e.started, r, e.Idx, s)
-		if err != nil {
-			return res, err
-		}
-		m, err := rb.measureDrill(ctx, r, api, jobID, e.Progress)
-		return map[string]any{"restore": res, "measured": m}, err
-	}
-	return nil, fmt.Errorf("step kind %q is not part of a drill", s.Kind)
 }
 
 // Drill returns run id's drill record; nil when it has not started.

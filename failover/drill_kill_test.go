@@ -45,7 +45,7 @@ func TestDrillCleanedUpAfterSIGKILL(t *testing.T) {
 	k.sb.SetMirrorRunning(true) // the rig stopped it for its failover: a drill never does
 	k.rb.Flink = flink.NewRESTClient
 	adm := kadm.NewClient(k.mon.Translator("primary->dr").TargetClient())
-	plan := Plan{Flow: "primary->dr", Drill: true, Steps: []Step{
+	plan := Plan{Flow: "primary->dr", Kind: PlanDrill, Steps: []Step{
 		{Kind: KindPreflight},
 		{Kind: KindTranslateGroup, Group: "billing", AllowPartial: true},
 		{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", JarID: demo.FlinkJarID},

@@ -84,7 +84,7 @@ func (e *drillEnv) drGroups(t *testing.T) []string {
 }
 
 func drillPlan() Plan {
-	return Plan{Flow: "primary->dr", Drill: true, Steps: []Step{
+	return Plan{Flow: "primary->dr", Kind: PlanDrill, Steps: []Step{
 		{Kind: KindPreflight},
 		{Kind: KindTranslateGroup, Group: "billing", AllowPartial: true},
 		{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", JarID: demo.FlinkJarID, Args: []string{"--bootstrap", "dr"}},
@@ -414,7 +414,7 @@ func drillRemovesItsCopy(t *testing.T, where string) {
 			rewrite.Choices[row.Key] = translation.Choice{Kind: translation.ChoiceEarliest}
 		}
 	}
-	plan := Plan{Flow: "primary->dr", Drill: true, Steps: []Step{rewrite,
+	plan := Plan{Flow: "primary->dr", Kind: PlanDrill, Steps: []Step{rewrite,
 		{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", JarID: demo.FlinkJarID, Args: []string{"--bootstrap", "dr"}, SavepointPath: copyTo}}}
 	id := approvedRun(t, e.env, plan)
 	if err := (&Worker{Runbook: e.rb}).RunDrill(ctx, alice, id, "primary->dr"); err != nil {

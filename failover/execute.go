@@ -104,24 +104,7 @@ func (rb *Runbook) BeginWith(ctx context.Context, who Actor, id int64, idx int, 
 		return nil, fmt.Errorf("%w: type the flow name %q to run this step", ErrConfirmation, r.Flow)
 	}
 	e := &Execution{rb: rb, run: r, Idx: idx, Step: step, who: who, runner: runnerID()}
-	switch {
-	case r.Plan.Failback:
-		e.Rules = rb.failbackRules(ctx, r, idx)
-	case r.Plan.Drill:
-		// A failover's rules do not stop a drill (its preflight records
-		// the ones that would fail); the drill's guards and a rewrite's
-		// correctness rules do.
-		e.Rules = rb.drillGuards(ctx, r, idx)
-		if step.Kind == KindRewriteSavepoint || step.Kind == KindRestoreFlink {
-			e.Rules = append(e.Rules, rb.rewriteRules(ctx, r, idx)...)
-		}
-	case step.Kind == KindPromoteMirrors || step.Kind == KindFailoverMirrors:
-		e.Rules = rb.linkRules(ctx, rb.Config.Flow(r.Flow), step.Kind)
-	case step.Kind == KindPreflight || step.Kind == KindStopMirror:
-		e.Rules = rb.CheckRules(ctx, r.Plan, override)
-	case step.Kind == KindRewriteSavepoint || step.Kind == KindRestoreFlink:
-		e.Rules = rb.rewriteRules(ctx, r, idx)
-	}
+	e.Rules = r.Plan.kind().rules(ctx, rb, r, idx, override)
 	inputs := rb.inputRules(ctx, r, idx)
 	changed := rb.changedSinceApproval(ctx, r, idx, inputs)
 	if err := applyInputsOverride(inputs, r, who, args.InputsOverride); err != nil {
@@ -181,14 +164,8 @@ func (rb *Runbook) crash(point string) {
 // step is released, still running, so executing it again resumes it.
 func (e *Execution) Run(ctx context.Context) error {
 	rb := e.rb
-	if e.run.Plan.Failback {
-		// The reverse flow shows on the pages from the moment its
-		// connectors may exist to the moment they are stopped, not at the
-		// next pass of WatchReverseFlowsEvery.
-		rb.watchReverse(ctx)
-		defer rb.watchReverse(context.WithoutCancel(ctx))
-	}
-	result, err := e.effect(ctx)
+	defer e.run.Plan.kind().running(ctx, rb)()
+	result, err := e.run.Plan.kind().do(ctx, e.started, e)
 	rb.crash("effect-done")
 	body, _ := json.Marshal(result)
 	// Record with a fresh context: the outcome must be written even when
@@ -216,44 +193,10 @@ func (e *Execution) Run(ctx context.Context) error {
 		}
 		return errors.Join(err, fmt.Errorf("the outcome of step %d is not recorded, so the step stays running (interrupted): execute it again to resume it: %w", e.Idx+1, ferr))
 	}
-	if o.Completed != nil && !e.run.Plan.Drill {
+	if o.Completed != nil && e.run.Plan.kind().switchesSides() {
 		rb.markFailedOver(wctx) // DR (or, after a failback, the primary) is active from now
 	}
 	return err
-}
-
-func (e *Execution) effect(ctx context.Context) (any, error) {
-	if e.run.Plan.Drill {
-		return e.drillEffect(ctx)
-	}
-	if e.run.Plan.Failback {
-		return e.failbackEffect(ctx)
-	}
-	switch e.Step.Kind {
-	case KindPreflight:
-		return map[string]any{"rules": e.Rules}, nil
-	case KindStopMirror:
-		res, err := e.rb.stopMirror(ctx, e.started, e.run.Flow)
-		if err != nil {
-			return res, err
-		}
-		return map[string]any{"stopped": res, "cut": e.rb.recordCut(ctx, e.run.ID, e.run.Flow), "lost_at_cut": e.rb.lostAtCut(e.run.Flow)}, nil
-	case KindTranslateGroup:
-		return e.rb.translateGroup(ctx, e.started, e.run, e.Idx, e.Step, e.who)
-	case KindRestoreFlink:
-		if err := e.rb.rewrittenReady(ctx, e.run, e.Step); err != nil {
-			return nil, err
-		}
-		if t := flinkTarget(e.rb.Config, e.Step.FlinkTarget); t != nil && t.Kubernetes != nil {
-			return e.rb.restoreKubernetes(ctx, e.started, e.run, e.Idx, e.Step, t, e.Progress)
-		}
-		return e.rb.restoreFlink(ctx, e.started, e.run, e.Idx, e.Step)
-	case KindPromoteMirrors, KindFailoverMirrors:
-		return e.rb.alterMirrors(ctx, e.started, e.run.Flow, e.Step.Kind)
-	case KindRewriteSavepoint:
-		return e.rb.rewriteSavepoint(ctx, e.started, e.run, e.Step)
-	}
-	return nil, fmt.Errorf("unknown step kind %q", e.Step.Kind)
 }
 
 // stopMirror stops the flow's MM2 connectors through Kafka Connect and
@@ -322,7 +265,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 	tr := rb.Monitor.Translator(r.Flow)
 	reason := fmt.Sprintf("failover run %d step %d", r.ID, idx+1)
 	group := s.Group // the DR group: in a drill, its temporary one
-	if r.Plan.Drill {
+	if r.Plan.Kind == PlanDrill {
 		group = DrillGroup(r.ID, s.Group)
 	}
 	// Resumed after a crash or a failed commit: an earlier attempt's change

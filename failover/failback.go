@@ -85,7 +85,7 @@ var failbackKinds = []StepKind{KindSetUpReverse, KindWaitReverse, KindStopWriter
 // has: a translate-group-back step per group after stop-reverse (whose
 // recorded ends it translates with), before restart-forward.
 func FailbackPlan(flow string, groups ...string) Plan {
-	p := Plan{Flow: flow, Failback: true}
+	p := Plan{Flow: flow, Kind: PlanFailback}
 	for _, k := range []StepKind{KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse} {
 		p.Steps = append(p.Steps, Step{Kind: k})
 	}
@@ -121,33 +121,8 @@ func failbackTitle(p Plan, s Step, flow *config.Flow) string {
 		rev, _ = forwardFlow(flow, nil).ReverseConfigs()
 	}
 	names := strings.Join(rev.Names(), ", ")
-	switch s.Kind {
-	case KindSetUpReverse:
-		if flow != nil && flow.ReplicationPolicy != "identity" {
-			return fmt.Sprintf("Create the reverse MirrorMaker 2 connectors %s (DR -> primary) on the forward flow's Kafka Connect %s; the source is created stopped, its offsets reset so it copies DR's own topics from the earliest offset into %s on the primary, then resumed",
-				names, connectURL, monitor.TopicsOf(flow).Policy.RemoteTopic(flow.TargetAlias, "<topic>"))
-		}
-		return fmt.Sprintf("Create the reverse MirrorMaker 2 connectors %s (DR -> primary) on the forward flow's Kafka Connect %s; the source is created stopped, set to start at failover run #%d's cut, then resumed",
-			names, connectURL, p.FailbackOf)
-	case KindWaitReverse:
-		return "Wait until the reverse connectors run and their committed source offsets reach DR's log ends (every record written in DR since the failover is on the primary)"
-	case KindStopWriters:
-		return "Confirm that every producer writing to DR's topics of this flow is stopped (type the flow name): records written to DR after this are not replicated back"
-	case KindStopReverse:
-		return fmt.Sprintf("Pause the reverse connectors %s on %s, check they caught up, and record DR's and the primary's log ends", names, connectURL)
-	case KindTranslateGroupBack:
-		return "Move consumer group " + s.Group + " to the primary: a partition where the DR group is at DR's log end recorded by stop-reverse is committed at the primary's log end recorded then; one inside the log through the reverse flow's offset syncs, or, among the records the forward flow had copied to DR, through the forward flow's syncs read backwards (refused where none applies)"
-	case KindSavepointDR:
-		return fmt.Sprintf("Stop the DR Flink job %s on %s with a savepoint (it has read everything: the writers are stopped) and register the savepoint in the catalog", s.JobID, s.FlinkTarget)
-	case KindRewriteBack:
-		return "Copy the savepoint savepoint-dr took into " + s.RewriteTo + ", each Kafka split moved by the translate-back rule: from DR's log end recorded by stop-reverse to the primary's log end recorded then; one inside the log through the reverse or forward flow's syncs, re-reading at most the records stated (refused where none applies)"
-	case KindRestoreFlink:
-		if s.SavepointPath == "" {
-			return fmt.Sprintf("Start the Flink job on the primary's %s without a savepoint: its Kafka source starts from the group offsets translate-group-back committed", s.FlinkTarget)
-		}
-		return fmt.Sprintf("Start the Flink job on the primary's %s from the rewritten savepoint %s (same source uid, whole state)", s.FlinkTarget, s.SavepointPath)
-	case KindRestartForward:
-		return fmt.Sprintf("Delete the reverse connectors, set the forward source connector to start at the primary's log ends recorded by stop-reverse, then resume the forward connectors %s on %s", fwd, connectURL)
+	if k, ok := backSteps[s.Kind]; ok {
+		return k.title(p, s, flow, names, connectURL, fwd)
 	}
 	return ""
 }
@@ -155,7 +130,7 @@ func failbackTitle(p Plan, s Step, flow *config.Flow) string {
 // failbackProblems says what makes p unfit: a failback step outside a
 // failback plan, or a failback plan that is not exactly the failback.
 func failbackProblems(cfg *config.Config, p Plan) []error {
-	if !p.Failback {
+	if p.Kind != PlanFailback {
 		var errs []error
 		for i, s := range p.Steps {
 			if slices.Contains(failbackKinds, s.Kind) {
@@ -170,9 +145,6 @@ func failbackProblems(cfg *config.Config, p Plan) []error {
 	}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("failback: "+format, args...)) }
-	if p.Drill {
-		bad("a plan is a drill or a failback, not both")
-	}
 	if flow.IsClusterLink() {
 		for _, why := range linkFailbackProblems(flow, p) {
 			bad("%s", why)
@@ -224,7 +196,7 @@ func kindsOf(p Plan) []StepKind {
 // the primary is the active side. Create and Update call it; the plan
 // form's summary too, to say so before anything is stored.
 func (rb *Runbook) StampFailback(ctx context.Context, p *Plan) error {
-	if !p.Failback {
+	if p.Kind != PlanFailback {
 		return nil
 	}
 	active, err := ActiveSideOf(ctx, rb.Store, p.Flow)
@@ -282,59 +254,8 @@ func (rb *Runbook) failbackRules(ctx context.Context, r *Run, idx int) []RuleRes
 		return append(rules, rb.linkFailbackRules(ctx, r, idx)...)
 	}
 	api := rb.Connect(flow.ConnectURL)
-	switch r.Plan.Steps[idx].Kind {
-	case KindSetUpReverse:
-		policy := monitor.TopicsOf(flow).Policy
-		cycle := RuleResult{Name: "no replication cycle: the forward connectors are known stopped (identity policy)"}
-		switch err := mm2.CheckReverseCycle(policy, forwardStates(ctx, api, flow.Connectors)); {
-		case err != nil:
-			cycle.Evidence = err.Error()
-		case !policy.Identity:
-			cycle.Name = "no replication cycle"
-			cycle.OK, cycle.Evidence = true, "default policy: MM2 copies no topic back to the cluster it came from"
-		default:
-			cycle.OK, cycle.Evidence = true, "every forward connector STOPPED with no tasks"
-		}
-		cut := RuleResult{Name: "the failover's cut is known for every mirrored partition"}
-		if scope, err := rb.reverseScope(ctx, r); err != nil {
-			cut.Evidence = err.Error()
-		} else {
-			cut.OK, cut.Evidence = true, fmt.Sprintf("cut of run #%d", r.Plan.FailbackOf)
-			if !policy.Identity {
-				rules = append(rules, rb.copiesUnchangedRule(ctx, r, scope))
-			}
-		}
-		clients := RuleResult{Name: "the Connect workers' client settings for every cluster the console reaches with TLS or SASL are known (from the forward MirrorSourceConnector)"}
-		if inherited, err := forwardConfigs(ctx, api, flow.Connectors); err != nil {
-			clients.Evidence = err.Error()
-		} else if _, _, err := workerClients(rb.Config, flow, inherited); err != nil {
-			clients.Evidence = err.Error()
-		} else {
-			clients.OK, clients.Evidence = true, "none needed, or security.protocol set for each"
-		}
-		rules = append(rules, cycle, cut, clients)
-	case KindStopReverse:
-		rules = append(rules, rb.caughtUpRule(ctx, r))
-	case KindRewriteBack:
-		rule := RuleResult{Name: "every Kafka split of the DR savepoint can be moved to the primary (at DR's end recorded by stop-reverse, or inside the log through the reverse or forward flow's syncs)"}
-		if p, err := rb.backTargets(ctx, r, r.Plan.Steps[idx]); err != nil {
-			rule.Evidence = err.Error()
-		} else if err := p.Err(); err != nil {
-			rule.Evidence = err.Error()
-		} else {
-			rule.OK, rule.Evidence = true, fmt.Sprintf("%d split(s): %s", len(p.Rows), strings.Join(p.Rows, ", "))
-		}
-		rules = append(rules, rule)
-	case KindRestoreFlink:
-		rules = append(rules, rb.rewriteRules(ctx, r, idx)...)
-	case KindRestartForward:
-		idle := RuleResult{Name: "the reverse connectors are paused or deleted (this step deletes them before the forward flow resumes)"}
-		if err := reverseIdle(ctx, api, reverseNames(flow)); err != nil {
-			idle.Evidence = err.Error()
-		} else {
-			idle.OK, idle.Evidence = true, "none running"
-		}
-		rules = append(rules, idle)
+	if k, ok := backSteps[r.Plan.Steps[idx].Kind]; ok {
+		rules = append(rules, k.rules(ctx, rb, r, idx, flow, api)...)
 	}
 	return rules
 }
@@ -445,33 +366,12 @@ func (rb *Runbook) reverseStart(ctx context.Context, r *Run) (map[model.TP]int64
 func (e *Execution) failbackEffect(ctx context.Context) (any, error) {
 	rb, r := e.rb, e.run
 	flow := rb.Config.Flow(r.Flow)
-	if e.Step.Kind == KindStopWriters {
-		return map[string]any{"confirmed_by": e.who.Name, "note": "the operator confirmed, by typing the flow name, that no producer writes to DR"}, nil
-	}
 	if flow.IsClusterLink() {
 		return e.linkFailbackEffect(ctx)
 	}
 	api := rb.Connect(flow.ConnectURL)
-	switch e.Step.Kind {
-	case KindSetUpReverse:
-		return rb.setUpReverse(ctx, e.started, r, flow, api)
-	case KindWaitReverse:
-		return rb.waitReverse(ctx, r, e.Progress)
-	case KindStopReverse:
-		return rb.stopReverse(ctx, e.started, r, flow, api)
-	case KindTranslateGroupBack:
-		return rb.translateGroupBack(ctx, e.started, r, e.Step.Group, e.who)
-	case KindSavepointDR:
-		return rb.savepointDR(ctx, e.started, r, e.Step, e.Progress)
-	case KindRewriteBack:
-		return rb.rewriteBack(ctx, e.started, r, e.Step)
-	case KindRestoreFlink:
-		if err := rb.rewrittenReady(ctx, r, e.Step); err != nil {
-			return nil, err
-		}
-		return rb.restoreFlink(ctx, e.started, r, e.Idx, e.Step)
-	case KindRestartForward:
-		return rb.restartForward(ctx, e.started, r, flow, api)
+	if k, ok := backSteps[e.Step.Kind]; ok {
+		return k.do(ctx, e.started, e, flow, api)
 	}
 	return nil, fmt.Errorf("step kind %q is not a failback step", e.Step.Kind)
 }
@@ -1021,7 +921,21 @@ func (rb *Runbook) stopReverse(ctx context.Context, w audit.Written, r *Run, flo
 	for tp, e := range p.Ends {
 		drEnds[mm2.TPKey(tp)] = e
 	}
-	return map[string]any{"paused": names, "connectors": p.States, "primary_ends": ends, "dr_ends": drEnds}, nil
+	return reverseStopped{Paused: names, Connectors: p.States, PrimaryEnds: ends, DREnds: drEnds}, nil
+}
+
+// reverseStopped is stop-reverse's result: DR's log ends, where the
+// reverse flow stopped, and the primary's, where the forward flow
+// restarts; later steps read it back typed (recordedEnds). Its fields
+// are in the order the map it replaced was written, so the stored bytes
+// are the same. V is the shape's version: absent is the first, the one
+// every earlier binary wrote; a changed shape writes a higher one.
+type reverseStopped struct {
+	Connectors  map[string]string `json:"connectors"`
+	DREnds      map[string]int64  `json:"dr_ends"`
+	Paused      []string          `json:"paused"`
+	PrimaryEnds map[string]int64  `json:"primary_ends"`
+	V           int               `json:"v,omitempty"`
 }
 
 // primaryEnds reads the primary's log end of every partition of the
@@ -1056,7 +970,11 @@ func (rb *Runbook) primaryEnds(ctx context.Context, flow string, extra ...string
 // not copied to DR a second time; records written to the primary after
 // stop-reverse are above them and are mirrored.
 func (rb *Runbook) restartForward(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, api *connect.Client) (any, error) {
-	ends, err := recordedEnds(r, "primary_ends")
+	stopped, err := recordedEnds(r)
+	if err != nil {
+		return nil, err
+	}
+	ends, err := stopped.primary()
 	if err != nil {
 		return nil, err
 	}
@@ -1108,17 +1026,29 @@ func (rb *Runbook) restartForward(ctx context.Context, w audit.Written, r *Run, 
 	return res, nil
 }
 
-// recordedEnds are the log ends run r's stop-reverse recorded under key
-// ("primary_ends" or "dr_ends").
-func recordedEnds(r *Run, key string) (map[model.TP]int64, error) {
-	var res map[string]json.RawMessage
+// recordedEnds is what run r's stop-reverse recorded.
+func recordedEnds(r *Run) (reverseStopped, error) {
+	var res reverseStopped
 	if err := stepResult(r, KindStopReverse, &res); err != nil {
-		return nil, fmt.Errorf("the log ends stop-reverse records are not on record: %w", err)
+		return res, fmt.Errorf("the log ends stop-reverse records are not on record: %w", err)
 	}
-	var ends map[string]int64
-	err := json.Unmarshal(res[key], &ends)
-	if err != nil || len(ends) == 0 {
-		return nil, fmt.Errorf("stop-reverse's result holds no %s (%v)", key, err)
+	if res.V > 0 {
+		return res, fmt.Errorf("stop-reverse's result is of version %d, written by a newer drconsole", res.V)
+	}
+	return res, nil
+}
+
+// dr is DR's log ends stop-reverse recorded.
+func (s reverseStopped) dr() (map[model.TP]int64, error) { return tpEnds(s.DREnds, "dr_ends") }
+
+// primary is the primary's log ends stop-reverse recorded.
+func (s reverseStopped) primary() (map[model.TP]int64, error) {
+	return tpEnds(s.PrimaryEnds, "primary_ends")
+}
+
+func tpEnds(ends map[string]int64, name string) (map[model.TP]int64, error) {
+	if len(ends) == 0 {
+		return nil, fmt.Errorf("stop-reverse's result holds no %s", name)
 	}
 	out := make(map[model.TP]int64, len(ends))
 	for k, v := range ends {
@@ -1160,91 +1090,8 @@ func (rb *Runbook) previewFailback(ctx context.Context, r *Run, i int) ([]string
 		return nil, err
 	}
 	on := " on " + flow.ConnectURL
-	switch r.Plan.Steps[i].Kind {
-	case KindSetUpReverse:
-		start, err := rb.reverseStart(ctx, r)
-		if err != nil {
-			return nil, err
-		}
-		tps := slices.Collect(maps.Keys(start))
-		mm2.SortTPs(tps)
-		var at []string
-		for _, tp := range tps[:min(len(tps), 8)] {
-			at = append(at, fmt.Sprintf("%s at %d", mm2.TPKey(tp), start[tp]))
-		}
-		if len(tps) > 8 {
-			at = append(at, fmt.Sprintf("and %d more", len(tps)-8))
-		}
-		startLine := fmt.Sprintf("PATCH /connectors/%s/offsets: %d DR partitions start at failover run #%d's cut: %s", rev.Source, len(tps), r.Plan.FailbackOf, strings.Join(at, ", "))
-		if flow.ReplicationPolicy != "identity" {
-			policy := monitor.TopicsOf(flow).Policy
-			startLine = fmt.Sprintf("DELETE /connectors/%s/offsets: it copies DR's own topics from their earliest offset into %s on the primary (a source of this name from an earlier failback would otherwise resume where it stopped); DR's copies of the primary's topics (%s) are not copied back, and the step is refused while they hold anything written after failover run #%d's cut",
-				rev.Source, policy.RemoteTopic(flow.TargetAlias, "<topic>"), policy.RemoteTopic(flow.SourceAlias, "<topic>"), r.Plan.FailbackOf)
-		}
-		lines := []string{
-			"POST /connectors" + on + ": " + rev.Source + " (source.cluster.alias " + flow.TargetAlias + ", target.cluster.alias " + flow.SourceAlias + "), created STOPPED",
-			startLine,
-			"PUT /connectors/{name}/config for " + rev.Checkpoint + " (sync.group.offsets.enabled false) and " + rev.Heartbeat,
-			"PUT /connectors/" + rev.Source + "/resume",
-			"The Connect workers reach the primary and DR at the forward MirrorSourceConnector's source.cluster / target.cluster bootstrap.servers, with its client settings for each (security.protocol, ssl.*, sasl.*: swapped, and under producer.override.* for the cluster a connector writes to); where it names no address, at the console's own: " + bootstrap(rb.Config, flow.Source) + " and " + bootstrap(rb.Config, flow.Target) + ".",
-		}
-		return append(lines, rev.Notes...), nil
-	case KindWaitReverse:
-		p, err := rb.reverseProgress(ctx, r, true)
-		if err != nil {
-			return nil, err
-		}
-		return []string{fmt.Sprintf("Polls every second, at most %s. Now: caught up %v; %s", rb.reverseCatchUp(), p.CaughtUp(), p)}, nil
-	case KindStopWriters:
-		return []string{stopWritersPreview,
-			"Records written to DR after the reverse connectors are paused (next step) do not reach the primary."}, nil
-	case KindStopReverse:
-		return []string{"PUT /connectors/{name}/pause" + on + " for " + strings.Join(rev.Names(), ", "),
-			"Then the caught-up check again (refused when behind), and the primary's log end of every partition of the flow's topics is read and recorded in this step's result."}, nil
-	case KindTranslateGroupBack:
-		g := r.Plan.Steps[i].Group
-		b, err := rb.groupBack(ctx, r, g)
-		if err != nil {
-			return []string{"Reads DR group " + g + "'s offsets when it runs; stop-reverse's recorded ends and the reverse flow's syncs decide: " + err.Error()}, nil
-		}
-		offsets, notInDR := b.Primary, b.Absent
-		tps := slices.Collect(maps.Keys(offsets))
-		mm2.SortTPs(tps)
-		lines := []string{"OffsetCommit to the primary group " + g + " (it must have no members); its current offsets go to the audit log first:"}
-		for _, tp := range tps {
-			lines = append(lines, fmt.Sprintf("%s → %d", mm2.TPKey(tp), offsets[tp]))
-		}
-		if len(b.Translated) > 0 {
-			lines = append(lines, "Inside DR's log, moved through the reverse flow's offset syncs: "+strings.Join(b.Translated, "; "))
-		}
-		if len(notInDR) > 0 {
-			lines = append(lines, "Not committed in DR, left as they are on the primary: "+strings.Join(notInDR, ", "))
-		}
-		return lines, nil
-	case KindSavepointDR:
-		s := r.Plan.Steps[i]
-		return []string{"POST /jobs/" + s.JobID + "/stop on " + s.FlinkTarget + " (drain false): stop-with-savepoint, then the savepoint is registered in the catalog",
-			"Resumed after a crash with the job no longer running, its newest savepoint since stop-reverse is taken from Flink's checkpoint history."}, nil
-	case KindRewriteBack:
-		p, err := rb.backTargets(ctx, r, r.Plan.Steps[i])
-		if err != nil {
-			return []string{"Reads the savepoint savepoint-dr takes; stop-reverse's recorded ends decide: " + err.Error()}, nil
-		}
-		lines := append([]string{"Copies " + p.Source.Path + " into " + r.Plan.Steps[i].RewriteTo + " (source uid " + p.SourceUID + "), the splits:"}, p.Rows...)
-		if len(p.Absent) > 0 {
-			lines = append(lines, "No split in the savepoint (the job never read them): "+strings.Join(p.Absent, ", "))
-		}
-		if err := p.Err(); err != nil {
-			lines = append(lines, "Refused now: "+err.Error())
-		}
-		return lines, nil
-	case KindRestoreFlink:
-		return rb.previewRestore(ctx, r, i, r.Plan.Steps[i]), nil
-	case KindRestartForward:
-		return []string{"DELETE /connectors/{name}" + on + " for " + strings.Join(rev.Names(), ", ") + ", verified gone (404)",
-			"PATCH /connectors/{forward source}/offsets: the primary's log ends stop-reverse recorded (records the reverse flow copied back lie below them and are not copied to DR again)",
-			"PUT /connectors/{name}/resume for " + strings.Join(flow.Connectors, ", "),
-			"After this step the primary is the active side of " + r.Flow + "."}, nil
+	if k, ok := backSteps[r.Plan.Steps[i].Kind]; ok {
+		return k.preview(ctx, rb, r, i, flow, rev, on)
 	}
 	return nil, nil
 }
@@ -1299,11 +1146,15 @@ type back struct {
 // read backwards (translateForwardBack). what names the positions in the
 // figures ("DR group").
 func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at map[model.TP]int64) (*back, error) {
-	drEnds, err := recordedEnds(r, "dr_ends")
+	stopped, err := recordedEnds(r)
 	if err != nil {
 		return nil, err
 	}
-	primaryEnds, err := recordedEnds(r, "primary_ends")
+	drEnds, err := stopped.dr()
+	if err != nil {
+		return nil, err
+	}
+	primaryEnds, err := stopped.primary()
 	if err != nil {
 		return nil, err
 	}

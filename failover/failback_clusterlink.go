@@ -48,7 +48,7 @@ const (
 // LinkFailbackPlan is the failback plan of Cluster Linking flow flow;
 // pauseMirrors leaves DR's mirrors paused after the reverse.
 func LinkFailbackPlan(flow string, pauseMirrors bool) Plan {
-	return Plan{Flow: flow, Failback: true, Steps: []Step{{Kind: KindRestorePrimary}, {Kind: KindWaitPrimary},
+	return Plan{Flow: flow, Kind: PlanFailback, Steps: []Step{{Kind: KindRestorePrimary}, {Kind: KindWaitPrimary},
 		{Kind: KindStopWriters}, {Kind: KindReverseToPrimary, PauseMirrors: pauseMirrors}}}
 }
 
@@ -75,18 +75,8 @@ func linkFailbackTitle(s Step, flow *config.Flow) string {
 	if flow != nil && flow.ClusterLink != nil && flow.ClusterLink.Primary != nil {
 		primary = flow.ClusterLink.Primary.RestURL
 	}
-	switch s.Kind {
-	case KindRestorePrimary:
-		return "Truncate the primary's topics to DR's copy and make them mirrors of DR (truncate-and-restore on " + primary + ", link " + linkName(flow) + "): the records that never reached DR are deleted"
-	case KindWaitPrimary:
-		return "Wait until the primary's mirror topics run with zero lag (every record written in DR since the failover is on the primary)"
-	case KindStopWriters:
-		return "Stop every producer writing to DR's topics of this flow (typed confirmation; the console changes nothing)"
-	case KindReverseToPrimary:
-		if s.PauseMirrors {
-			return "Reverse the mirrors on " + primary + " (reverse-and-pause-mirror): the primary's topics become writable, DR's become mirrors of them, paused"
-		}
-		return "Reverse the mirrors on " + primary + " (reverse-and-start-mirror): the primary's topics become writable, DR's become mirrors of them again"
+	if k, ok := linkBackSteps[s.Kind]; ok {
+		return k.title(s, flow, primary)
 	}
 	return ""
 }
@@ -276,67 +266,18 @@ func (rb *Runbook) linkFailbackRules(ctx context.Context, r *Run, idx int) []Rul
 	}
 	reads.OK, reads.Evidence = true, fmt.Sprintf("%d topic(s): %s", len(ts), strings.Join(primaryNames(ts), ", "))
 	rules := []RuleResult{reads}
-	switch r.Plan.Steps[idx].Kind {
-	case KindRestorePrimary:
-		todo := pending(ts, linkBack.isRestored)
-		if len(todo) == 0 {
-			return append(rules, RuleResult{Name: "the primary's topics are mirrors of DR's", OK: true, Evidence: "restored by an earlier attempt"})
-		}
-		stopped := RuleResult{Name: "every mirror of the flow on DR is stopped (the failover made DR's topics writable)"}
-		var live []string
-		for _, t := range todo {
-			switch {
-			case t.Mirror == nil:
-				live = append(live, t.DR+" (not listed by DR)")
-			case !t.Mirror.Stopped():
-				live = append(live, t.DR+" "+string(t.Mirror.MirrorStatus))
-			}
-		}
-		if len(live) > 0 {
-			stopped.Evidence = strings.Join(live, ", ")
-		} else {
-			stopped.OK, stopped.Evidence = true, "all STOPPED"
-		}
-		counted := RuleResult{Name: countedRule}
-		if total, lines, err := dryRunRestore(ctx, primary, todo); err != nil {
-			counted.Evidence = err.Error()
-		} else {
-			counted.OK, counted.Evidence = true, truncationText(total, lines)
-		}
-		rules = append(rules, stopped, counted)
-	case KindReverseToPrimary:
-		todo := pending(ts, linkBack.isReversed)
-		if len(todo) == 0 {
-			return append(rules, RuleResult{Name: "DR's topics are mirrors of the primary's", OK: true, Evidence: "reversed by an earlier attempt"})
-		}
-		up := RuleResult{Name: "every mirror on the primary ACTIVE with zero lag (writers on DR stopped, all of DR's records on the primary)"}
-		if behind := primaryBehind(todo); len(behind) > 0 {
-			up.Evidence = strings.Join(behind, "; ")
-		} else {
-			up.OK, up.Evidence = true, "all caught up"
-		}
-		rules = append(rules, up)
+	if k, ok := linkBackSteps[r.Plan.Steps[idx].Kind]; ok {
+		return k.rules(ctx, ts, primary, rules)
 	}
 	return rules
 }
 
 // linkFailbackEffect performs step e of a Cluster Linking failback.
 func (e *Execution) linkFailbackEffect(ctx context.Context) (any, error) {
-	rb, flow := e.rb, e.rb.Config.Flow(e.run.Flow)
+	flow := e.rb.Config.Flow(e.run.Flow)
 	retry := e.Idx < len(e.run.Steps) && e.run.Steps[e.Idx].Attempts > 0
-	switch e.Step.Kind {
-	case KindRestorePrimary:
-		counted := ""
-		for _, rule := range e.Rules {
-			if rule.Name == countedRule && rule.OK {
-				counted = rule.Evidence
-			}
-		}
-		return rb.restorePrimary(ctx, e.started, e.run, flow, counted, retry)
-	case KindWaitPrimary:
-		return rb.waitPrimary(ctx, e.run, flow, e.Progress)
-	case KindReverseToPrimary:
-		return rb.reverseToPrimary(ctx, e.started, e.run, flow, e.Step.PauseMirrors, retry)
+	if k, ok := linkBackSteps[e.Step.Kind]; ok {
+		return k.do(ctx, e.started, e, flow, retry)
 	}
 	return nil, fmt.Errorf("step kind %q is not a Cluster Linking failback step", e.Step.Kind)
 }
@@ -491,33 +432,8 @@ func (rb *Runbook) previewLinkFailback(ctx context.Context, r *Run, i int) ([]st
 		return []string{at + "…: the topics are read when the step runs: " + err.Error()}, nil
 	}
 	names := strings.Join(primaryNames(ts), ", ")
-	switch s := r.Plan.Steps[i]; s.Kind {
-	case KindRestorePrimary:
-		todo := pending(ts, linkBack.isRestored)
-		lines := []string{at + "truncate-and-restore?include_partition_level_truncation_data=true for " + strings.Join(primaryNames(todo), ", ")}
-		if len(todo) == 0 {
-			return append(lines, "The primary's topics are mirrors of DR's already: nothing to send."), nil
-		}
-		if total, parts, err := dryRunRestore(ctx, primary, todo); err != nil {
-			lines = append(lines, err.Error())
-		} else {
-			lines = append(lines, "Dry run (validate_only): "+truncationText(total, parts)+".")
-		}
-		return append(lines, "Export or reconcile those records before approving: they are deleted from the primary, and exist nowhere else."), nil
-	case KindWaitPrimary:
-		behind := primaryBehind(ts)
-		return []string{fmt.Sprintf("Polls the primary's mirrors every second, at most %s. Now: %s", rb.reverseCatchUp(), cmp.Or(strings.Join(behind, "; "), "caught up"))}, nil
-	case KindStopWriters:
-		return []string{stopWritersPreview,
-			"Records written to DR after the reverse (the last step) are refused there: DR's topics become mirrors again."}, nil
-	case KindReverseToPrimary:
-		action := "reverse-and-start-mirror"
-		if s.PauseMirrors {
-			action = "reverse-and-pause-mirror"
-		}
-		return []string{at + action + " for " + names + ", then waits until DR lists each as its mirror and the primary lists none",
-			"Now behind on the primary: " + cmp.Or(strings.Join(primaryBehind(ts), "; "), "nothing"),
-			"Consumer groups and Flink savepoints need nothing: offsets are the same on both ends."}, nil
+	if k, ok := linkBackSteps[r.Plan.Steps[i].Kind]; ok {
+		return k.preview(ctx, rb, r, r.Plan.Steps[i], at, ts, primary, names)
 	}
 	return nil, fmt.Errorf("step kind %q is not a Cluster Linking failback step", r.Plan.Steps[i].Kind)
 }

@@ -113,11 +113,15 @@ func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
 		}
 	}
 	r, _ := e.rb.Get(ctx, id)
-	drEnds, err := recordedEnds(r, "dr_ends")
+	stopped, err := recordedEnds(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	primaryEnds, _ := recordedEnds(r, "primary_ends")
+	drEnds, err := stopped.dr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	primaryEnds, _ := stopped.primary()
 	splits := map[model.TP]int64{}
 	for _, tp := range []model.TP{{Topic: "orders"}, {Topic: "orders", Partition: 1}, {Topic: "users"}, {Topic: "users", Partition: 1}, {Topic: "users", Partition: 2}} {
 		end, ok := drEnds[tp]

@@ -191,7 +191,7 @@ func TestDefaultPolicyFailbackRefusesWritesIntoForwardCopies(t *testing.T) {
 	if err := store.SaveFailoverCut(ctx, fo, cut); err != nil {
 		t.Fatal(err)
 	}
-	r := &Run{Plan: Plan{Flow: "primary->dr", Failback: true, FailbackOf: fo}}
+	r := &Run{Plan: Plan{Flow: "primary->dr", Kind: PlanFailback, FailbackOf: fo}}
 	r.Flow = "primary->dr"
 	scope, err := rb.reverseScope(ctx, r)
 	if err != nil {

@@ -485,7 +485,11 @@ func TestFailbackRun(t *testing.T) {
 		t.Fatalf("reverse source %s after stop-reverse", s)
 	}
 	r, _ = e.rb.Get(ctx, id)
-	ends, err := recordedEnds(r, "primary_ends")
+	stopped, err := recordedEnds(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends, err := stopped.primary()
 	if err != nil || len(ends) == 0 {
 		t.Fatalf("recorded ends %v %v", ends, err)
 	}
@@ -495,7 +499,7 @@ func TestFailbackRun(t *testing.T) {
 	if err := e.step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), "no committed offset in DR") {
 		t.Fatalf("group back with no DR offsets: %v", err)
 	}
-	drEnds, err := recordedEnds(r, "dr_ends")
+	drEnds, err := stopped.dr()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -722,8 +726,6 @@ func TestFailbackPlanRefusals(t *testing.T) {
 	reordered := FailbackPlan("primary->dr")
 	reordered.Steps[2], reordered.Steps[3] = reordered.Steps[3], reordered.Steps[2]
 	stray := Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindStopReverse}}}
-	drill := FailbackPlan("primary->dr")
-	drill.Drill = true
 	for _, c := range []struct {
 		name string
 		cfg  *config.Config
@@ -737,11 +739,16 @@ func TestFailbackPlanRefusals(t *testing.T) {
 		}), ok, "set cluster_link.primary"},
 		{"order", base(nil), reordered, "exactly"},
 		{"stray step", base(nil), stray, "only in a failback plan"},
-		{"drill", base(nil), drill, "a drill or a failback"},
 	} {
 		if err := c.plan.Validate(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+	// A plan has one kind: both old flags at once are refused as it is read.
+	fb, _ := json.Marshal(FailbackPlan("primary->dr"))
+	both := strings.Replace(string(fb), `"failback":true`, `"drill":true,"failback":true`, 1)
+	if err := json.Unmarshal([]byte(both), new(Plan)); err == nil || !strings.Contains(err.Error(), "a drill or a failback") {
+		t.Errorf("drill: %v, want %q", err, "a drill or a failback")
 	}
 }
 

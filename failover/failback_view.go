@@ -59,7 +59,7 @@ type ReverseRow struct {
 // ReverseActive says whether failback r has reverse connectors now: its
 // set-up-reverse step started and restart-forward is not done.
 func ReverseActive(r *Run) bool {
-	if !r.Plan.Failback {
+	if r.Plan.Kind != PlanFailback {
 		return false
 	}
 	kinds := kindsOf(r.Plan)

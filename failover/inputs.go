@@ -84,7 +84,6 @@ func (rb *Runbook) inputRules(ctx context.Context, r *Run, idx int) []RuleResult
 	if !r.Plan.RestsOnInputs(idx) {
 		return nil
 	}
-	s := r.Plan.Steps[idx]
 	ctx, cancel := context.WithTimeout(ctx, inputsTimeout)
 	defer cancel()
 	var rules []RuleResult
@@ -93,7 +92,7 @@ func (rb *Runbook) inputRules(ctx context.Context, r *Run, idx int) []RuleResult
 		rules = append(rules, rr)
 	}
 	side := sideDR
-	if r.Plan.Failback {
+	if r.Plan.Kind == PlanFailback {
 		side = sidePrimary
 	}
 	if snap := rb.Monitor.Snapshot(r.Flow); snap != nil {
@@ -103,67 +102,9 @@ func (rb *Runbook) inputRules(ctx context.Context, r *Run, idx int) []RuleResult
 			add(RuleResult{Name: "DR cluster reachable now", OK: snap.Target.OK, Evidence: reach(snap.Target, "DR")})
 		}
 	}
-	switch s.Kind {
-	case KindTranslateGroup:
-		if s.FromSavepoint != "" {
-			add(rb.verdictRule(ctx, r.Flow, s.FromSavepoint, nil))
-		}
-		name := "the translated positions of group " + s.Group + " are still in DR"
-		plan, err := rb.groupPlan(ctx, r.Flow, s)
-		if err != nil {
-			add(RuleResult{Name: name, Evidence: "unknown: " + err.Error()})
-			break
-		}
-		pos := map[model.TP]int64{}
-		for _, row := range plan.Rows {
-			if row.Translation.Translated() {
-				pos[row.DR] = row.Translation.Offset
-			}
-		}
-		add(rb.positionsRule(ctx, r.Flow, name, sideDR, pos))
-	case KindRewriteSavepoint:
-		add(rb.verdictRule(ctx, r.Flow, s.RewriteFrom, s.Choices))
-		name := "the rewrite's positions are still in DR"
-		p, err := rb.rewriteTargets(ctx, r.Flow, s)
-		if err != nil {
-			add(RuleResult{Name: name, Evidence: "unknown: " + err.Error()})
-			break
-		}
-		pos := map[model.TP]int64{}
-		for _, row := range p.Targets.Rows {
-			if row.Target != nil && row.Target.Offset >= 0 {
-				pos[row.DR] = row.Target.Offset
-			}
-		}
-		add(rb.positionsRule(ctx, r.Flow, name, sideDR, pos))
-	case KindTranslateGroupBack:
-		name := "the positions group " + s.Group + " moves back to are still on the primary"
-		b, err := rb.groupBack(ctx, r, s.Group)
-		if err != nil {
-			add(RuleResult{Name: name, Evidence: "unknown: " + err.Error()})
-			break
-		}
-		add(rb.positionsRule(ctx, r.Flow, name, sidePrimary, b.Primary))
-	case KindRewriteBack:
-		name := "the positions the savepoint is rewritten back to are still on the primary"
-		if rb.Catalog == nil {
-			add(RuleResult{Name: name, Evidence: "unknown: no savepoint catalog to read the savepoint"})
-			break
-		}
-		p, err := rb.backTargets(ctx, r, s)
-		if err != nil {
-			add(RuleResult{Name: name, Evidence: "unknown: " + err.Error()})
-			break
-		}
-		add(rb.positionsRule(ctx, r.Flow, name, sidePrimary, p.Primary))
-	case KindRestoreFlink:
-		switch {
-		case side.primary: // a failback restores only its rewritten-back copy
-			add(rb.rewrittenPositionsRule(ctx, r.Flow, s.SavepointPath, sidePrimary))
-		case rewriteOf(r.Plan, s.SavepointPath) >= 0:
-			add(rb.rewrittenPositionsRule(ctx, r.Flow, s.SavepointPath, sideDR))
-		default:
-			add(rb.verdictRule(ctx, r.Flow, s.SavepointPath, nil))
+	if k := r.Plan.kind().restsOn(r.Plan, idx); k != nil {
+		for _, rr := range k.inputRules(ctx, rb, r, idx) {
+			add(rr)
 		}
 	}
 	return rules
@@ -177,15 +118,102 @@ func (p Plan) RestsOnInputs(i int) bool {
 	if i < 0 || i >= len(p.Steps) {
 		return false
 	}
-	switch s := p.Steps[i]; s.Kind {
-	case KindTranslateGroup, KindRewriteSavepoint:
-		return !p.Failback
-	case KindTranslateGroupBack, KindRewriteBack:
-		return p.Failback
-	case KindRestoreFlink:
-		return strings.TrimSpace(s.SavepointPath) != ""
+	k := p.kind().restsOn(p, i)
+	return k != nil && k.restsOnInputs(p.Steps[i])
+}
+
+// restingStep is a step kind that may rest on a savepoint or on group
+// positions, re-checked by inputRules when it starts.
+type restingStep interface {
+	restsOnInputs(s Step) bool
+	// inputRules are its rules, before inputRules marks them overridable
+	// by a second operator only.
+	inputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult
+}
+
+// restingStepOf is step kind k of a failover (or a drill) when it may
+// rest on inputs; nil if not.
+func restingStepOf(k StepKind) restingStep {
+	rs, _ := step(k).(restingStep)
+	return rs
+}
+
+func (translateGroupStep) restsOnInputs(Step) bool { return true }
+func (translateGroupStep) inputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+	s := r.Plan.Steps[i]
+	var rules []RuleResult
+	if s.FromSavepoint != "" {
+		rules = append(rules, rb.verdictRule(ctx, r.Flow, s.FromSavepoint, nil))
 	}
-	return false
+	name := "the translated positions of group " + s.Group + " are still in DR"
+	plan, err := rb.groupPlan(ctx, r.Flow, s)
+	if err != nil {
+		return append(rules, RuleResult{Name: name, Evidence: "unknown: " + err.Error()})
+	}
+	pos := map[model.TP]int64{}
+	for _, row := range plan.Rows {
+		if row.Translation.Translated() {
+			pos[row.DR] = row.Translation.Offset
+		}
+	}
+	return append(rules, rb.positionsRule(ctx, r.Flow, name, sideDR, pos))
+}
+
+func (rewriteSavepointStep) restsOnInputs(Step) bool { return true }
+func (rewriteSavepointStep) inputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+	s := r.Plan.Steps[i]
+	rules := []RuleResult{rb.verdictRule(ctx, r.Flow, s.RewriteFrom, s.Choices)}
+	name := "the rewrite's positions are still in DR"
+	p, err := rb.rewriteTargets(ctx, r.Flow, s)
+	if err != nil {
+		return append(rules, RuleResult{Name: name, Evidence: "unknown: " + err.Error()})
+	}
+	pos := map[model.TP]int64{}
+	for _, row := range p.Targets.Rows {
+		if row.Target != nil && row.Target.Offset >= 0 {
+			pos[row.DR] = row.Target.Offset
+		}
+	}
+	return append(rules, rb.positionsRule(ctx, r.Flow, name, sideDR, pos))
+}
+
+func (restoreFlinkStep) restsOnInputs(s Step) bool { return strings.TrimSpace(s.SavepointPath) != "" }
+func (restoreFlinkStep) inputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+	s := r.Plan.Steps[i]
+	if rewriteOf(r.Plan, s.SavepointPath) >= 0 {
+		return []RuleResult{rb.rewrittenPositionsRule(ctx, r.Flow, s.SavepointPath, sideDR)}
+	}
+	return []RuleResult{rb.verdictRule(ctx, r.Flow, s.SavepointPath, nil)}
+}
+
+func (translateGroupBackStep) restsOnInputs(Step) bool { return true }
+func (translateGroupBackStep) inputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+	s := r.Plan.Steps[i]
+	name := "the positions group " + s.Group + " moves back to are still on the primary"
+	b, err := rb.groupBack(ctx, r, s.Group)
+	if err != nil {
+		return []RuleResult{{Name: name, Evidence: "unknown: " + err.Error()}}
+	}
+	return []RuleResult{rb.positionsRule(ctx, r.Flow, name, sidePrimary, b.Primary)}
+}
+
+func (rewriteBackStep) restsOnInputs(Step) bool { return true }
+func (rewriteBackStep) inputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+	name := "the positions the savepoint is rewritten back to are still on the primary"
+	if rb.Catalog == nil {
+		return []RuleResult{{Name: name, Evidence: "unknown: no savepoint catalog to read the savepoint"}}
+	}
+	p, err := rb.backTargets(ctx, r, r.Plan.Steps[i])
+	if err != nil {
+		return []RuleResult{{Name: name, Evidence: "unknown: " + err.Error()}}
+	}
+	return []RuleResult{rb.positionsRule(ctx, r.Flow, name, sidePrimary, p.Primary)}
+}
+
+// A failback restores only its rewritten-back copy.
+func (restoreBackStep) restsOnInputs(s Step) bool { return strings.TrimSpace(s.SavepointPath) != "" }
+func (restoreBackStep) inputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+	return []RuleResult{rb.rewrittenPositionsRule(ctx, r.Flow, r.Plan.Steps[i].SavepointPath, sidePrimary)}
 }
 
 // verdictRule asks the savepoint catalog, now, whether savepoint path can

@@ -69,7 +69,7 @@ func TestFailbackStepInputsCheckedOnThePrimary(t *testing.T) {
 	if err := e.store.SetSavepointOffsets(ctx, id, `{"orders-0":2}`, "kafka-source", 1, ""); err != nil {
 		t.Fatal(err)
 	}
-	r := &Run{Run: model.Run{ID: 9, Flow: "primary->dr"}, Plan: Plan{Flow: "primary->dr", Failback: true, Steps: []Step{
+	r := &Run{Run: model.Run{ID: 9, Flow: "primary->dr"}, Plan: Plan{Flow: "primary->dr", Kind: PlanFailback, Steps: []Step{
 		{Kind: KindSavepointDR, FlinkTarget: "flink-dr", JobID: "j"},
 		{Kind: KindRewriteBack, RewriteTo: back},
 		{Kind: KindRestoreFlink, FlinkTarget: "flink-primary", JarID: "job.jar", SavepointPath: back},

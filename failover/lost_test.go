@@ -342,7 +342,7 @@ func TestActiveSideFollowsTheLastCompletedFailoverNotDrills(t *testing.T) {
 		t.Fatalf("%+v %v", a, err)
 	}
 	// A drill completing later is no failover.
-	completeRun(t, store, Plan{Flow: "primary->dr", Drill: true, Steps: []Step{{Kind: KindPreflight}}}, time.Now().UnixMilli())
+	completeRun(t, store, Plan{Flow: "primary->dr", Kind: PlanDrill, Steps: []Step{{Kind: KindPreflight}}}, time.Now().UnixMilli())
 	if a2, _ := ActiveSideOf(ctx, store, "primary->dr"); a2 != a {
 		t.Fatalf("after a drill: %+v, want %+v", a2, a)
 	}

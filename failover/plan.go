@@ -10,7 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"slices"
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/translation"
@@ -89,19 +89,74 @@ type Step struct {
 	DrillArgs []string `json:"drill_args,omitempty"`
 }
 
+// PlanKind says what a run does. The zero kind is a failover, as a plan
+// with neither old flag always was.
+type PlanKind string
+
+const (
+	// PlanFailover moves a flow's consumers and job to DR.
+	PlanFailover PlanKind = ""
+	// PlanDrill is a DR drill (drill.go): the job is restored as a copy
+	// with temporary groups, timed, then cleaned up; production's mirror,
+	// groups and job are not touched.
+	PlanDrill PlanKind = "drill"
+	// PlanFailback is a failback (failback.go) of the completed failover
+	// run FailbackOf.
+	PlanFailback PlanKind = "failback"
+)
+
+func (k PlanKind) String() string {
+	if k == PlanFailover {
+		return "failover"
+	}
+	return string(k)
+}
+
 // Plan is what an operator asks for and a second one approves.
 type Plan struct {
-	Flow  string `json:"flow"`
-	Steps []Step `json:"steps"`
-	// Drill makes the run a DR drill (drill.go): the job is restored as a
-	// copy with temporary groups, timed, then cleaned up; production's
-	// mirror, groups and job are not touched.
-	Drill bool `json:"drill,omitempty"`
-	// Failback makes the run a failback (failback.go) of the completed
-	// failover run FailbackOf, stamped when the plan is made so the
-	// approval covers which failover's cut the reverse flow starts from.
-	Failback   bool  `json:"failback,omitempty"`
-	FailbackOf int64 `json:"failback_of,omitempty"`
+	Flow  string
+	Steps []Step
+	Kind  PlanKind
+	// FailbackOf is the failover run a failback undoes, stamped when the
+	// plan is made so the approval covers which cut the reverse flow
+	// starts from.
+	FailbackOf int64
+}
+
+// planWire is a plan's stored form. Approvals are bound to the hash of
+// these exact bytes and runs stored by earlier versions must resume, so
+// the kind is still written as the two flags it once was.
+type planWire struct {
+	Flow       string `json:"flow"`
+	Steps      []Step `json:"steps"`
+	Drill      bool   `json:"drill,omitempty"`
+	Failback   bool   `json:"failback,omitempty"`
+	FailbackOf int64  `json:"failback_of,omitempty"`
+}
+
+// MarshalJSON writes the stored form.
+func (p Plan) MarshalJSON() ([]byte, error) {
+	return json.Marshal(planWire{Flow: p.Flow, Steps: p.Steps, Drill: p.Kind == PlanDrill,
+		Failback: p.Kind == PlanFailback, FailbackOf: p.FailbackOf})
+}
+
+// UnmarshalJSON reads the stored form; both flags at once was never a
+// valid plan and is refused.
+func (p *Plan) UnmarshalJSON(b []byte) error {
+	var w planWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*p = Plan{Flow: w.Flow, Steps: w.Steps, FailbackOf: w.FailbackOf}
+	switch {
+	case w.Drill && w.Failback:
+		return errors.New("failback: a plan is a drill or a failback, not both")
+	case w.Drill:
+		p.Kind = PlanDrill
+	case w.Failback:
+		p.Kind = PlanFailback
+	}
+	return nil
 }
 
 // Hash identifies the plan's exact content: approvals are bound to it, so
@@ -113,36 +168,19 @@ func (p Plan) Hash() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Irreversible steps need a typed confirmation to run.
-func (s Step) Irreversible() bool { return s.Kind != KindPreflight }
+// Irreversible steps need a typed confirmation to run; every step but
+// one that only reads does.
+func (s Step) Irreversible() bool {
+	if k := step(s.Kind); k != nil {
+		return k.irreversible()
+	}
+	return true
+}
 
 // Title says what the step does, for pages and the audit log.
 func (s Step) Title(flow *config.Flow) string {
-	switch s.Kind {
-	case KindPreflight:
-		return "Pre-flight checks (changes nothing)"
-	case KindStopMirror:
-		if flow != nil && flow.ConnectURL != "" {
-			return "Stop MirrorMaker 2 connectors " + strings.Join(flow.Connectors, ", ") + " on " + flow.ConnectURL
-		}
-		return "Stop MirrorMaker 2 (dedicated mode: by hand), then verify heartbeats and offset syncs stopped"
-	case KindTranslateGroup:
-		if s.FromSavepoint != "" {
-			return "Translate the Kafka offsets of savepoint " + s.FromSavepoint + " and commit them to DR consumer group " + s.Group
-		}
-		return "Translate consumer group " + s.Group + " and commit its offsets to the DR group"
-	case KindPromoteMirrors:
-		return "Promote the mirror topics of link " + linkName(flow) + " (planned: only with zero lag)"
-	case KindFailoverMirrors:
-		return "Fail over the mirror topics of link " + linkName(flow) + " now, whatever their lag (unreplicated records are lost)"
-	case KindRewriteSavepoint:
-		return "Rewrite savepoint " + s.RewriteFrom + " for DR (translated offsets, DR topic names) into " + s.RewriteTo
-	case KindRestoreFlink:
-		sp := s.SavepointPath
-		if sp == "" {
-			sp = "no savepoint (fresh start)"
-		}
-		return fmt.Sprintf("Start the Flink job on %s from %s", s.FlinkTarget, sp)
+	if k := step(s.Kind); k != nil {
+		return k.title(s, flow)
 	}
 	return string(s.Kind)
 }
@@ -150,18 +188,10 @@ func (s Step) Title(flow *config.Flow) string {
 // StepTitle is step i's Title, as the plan runs it (a drill's steps say
 // what the drill does instead).
 func (p Plan) StepTitle(i int, flow *config.Flow) string {
-	s := p.Steps[i]
-	if p.Failback {
-		if t := failbackTitle(p, s, flow); t != "" {
-			return t
-		}
+	if t := p.kind().title(p, i, flow); t != "" {
+		return t
 	}
-	if p.Drill {
-		if t := drillTitle(s); t != "" {
-			return t
-		}
-	}
-	return s.Title(flow)
+	return p.Steps[i].Title(flow)
 }
 
 // Validate checks a plan against the configuration before it is stored.
@@ -173,71 +203,20 @@ func (p Plan) Validate(cfg *config.Config) error {
 	if len(p.Steps) == 0 {
 		return errors.New("a plan needs at least one step")
 	}
-	errs := append(drillProblems(cfg, p), failbackProblems(cfg, p)...)
+	if _, ok := planKinds[p.Kind]; !ok {
+		return fmt.Errorf("unknown plan kind %q", p.Kind) // its stored form would read as a failover
+	}
+	errs := p.kind().problems(cfg, p)
 	for i, s := range p.Steps {
-		bad := func(format string, args ...any) {
-			errs = append(errs, fmt.Errorf("step %d (%s): %s", i+1, s.Kind, fmt.Sprintf(format, args...)))
+		k := step(s.Kind)
+		if k == nil && !slices.Contains(failbackKinds, s.Kind) { // failbackProblems checks those
+			errs = append(errs, fmt.Errorf("step %d (%s): unknown step kind", i+1, s.Kind))
 		}
-		switch s.Kind {
-		case KindPreflight:
-		case KindStopMirror:
-			if flow.IsClusterLink() {
-				bad("a Cluster Linking flow has no MirrorMaker to stop: promote or fail over its mirrors")
-			}
-		case KindPromoteMirrors, KindFailoverMirrors:
-			if !flow.IsClusterLink() {
-				bad("only for Cluster Linking flows")
-			}
-		case KindTranslateGroup:
-			if flow.IsClusterLink() {
-				bad("not needed: Cluster Linking keeps offsets identical, and consumer offsets sync with the link")
-			}
-			if strings.TrimSpace(s.Group) == "" {
-				bad("name the consumer group")
-			}
-		case KindRestoreFlink:
-			if p.Failback {
-				continue // flinkBackProblems: it goes to the primary
-			}
-			t := flinkTarget(cfg, s.FlinkTarget)
-			switch {
-			case t == nil:
-				bad("no Flink target named %q in flink_targets", s.FlinkTarget)
-			case t.Region != "dr":
-				bad("Flink target %q is in the %s region: restore goes to DR", t.Name, t.Region)
-			}
-			if t != nil && t.Kubernetes != nil {
-				// The FlinkDeployment's spec decides the jar, entry class,
-				// parallelism and restore mode (execution.savepoint-restore-mode
-				// in its flinkConfiguration).
-				switch {
-				case s.SavepointPath == "":
-					bad("a Kubernetes redeploy needs a savepoint (the operator refuses an empty initialSavepointPath)")
-				case s.JarID != "" || s.EntryClass != "" || s.Parallelism != 0:
-					bad("Flink target %q is a FlinkDeployment: its spec names the jar, entry class and parallelism; leave them empty", t.Name)
-				case s.ClaimMode != "" && s.ClaimMode != "NO_CLAIM":
-					bad("claim mode %s: on Kubernetes the deployment's flinkConfiguration sets execution.savepoint-restore-mode", s.ClaimMode)
-				}
-			} else if s.JarID == "" {
-				bad("name the uploaded jar (jar id)")
-			}
-			switch s.ClaimMode {
-			case "", "NO_CLAIM", "CLAIM", "LEGACY":
-			default:
-				bad("claim mode %q: want NO_CLAIM, CLAIM or LEGACY", s.ClaimMode)
-			}
-			for _, why := range rewriteProblems(cfg, p, i) {
-				bad("%s", why)
-			}
-		case KindRewriteSavepoint:
-			for _, why := range rewriteProblems(cfg, p, i) {
-				bad("%s", why)
-			}
-		case KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse, KindTranslateGroupBack, KindSavepointDR, KindRewriteBack, KindRestartForward,
-			KindRestorePrimary, KindWaitPrimary, KindReverseToPrimary:
-			// failbackProblems
-		default:
-			bad("unknown step kind")
+		if k == nil {
+			continue
+		}
+		for _, why := range k.problems(cfg, flow, p, i) {
+			errs = append(errs, fmt.Errorf("step %d (%s): %s", i+1, s.Kind, why))
 		}
 	}
 	return errors.Join(errs...)

@@ -41,31 +41,7 @@ func (rb *Runbook) previewStep(ctx context.Context, r *Run, i int) StepPreview {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var err error
-	switch {
-	case r.Plan.Failback:
-		p.Rules = rb.failbackRules(pctx, r, i)
-		p.Lines, err = rb.previewFailback(pctx, r, i)
-	case s.Kind == KindPreflight:
-		p.Rules = rb.CheckRules(pctx, r.Plan, "")
-		p.Lines = []string{"Evaluates the safety rules below and records them; changes nothing."}
-	case s.Kind == KindStopMirror:
-		p.Rules = rb.CheckRules(pctx, r.Plan, "")
-		p.Lines, err = rb.previewStop(pctx, flow)
-	case s.Kind == KindTranslateGroup:
-		p.Lines, err = rb.previewGroup(pctx, r.Flow, s)
-	case s.Kind == KindRestoreFlink:
-		p.Lines = rb.previewRestore(pctx, r, i, s)
-		p.Rules = rb.rewriteRules(pctx, r, i)
-	case s.Kind == KindRewriteSavepoint:
-		p.Rules = rb.rewriteRules(pctx, r, i)
-		p.Lines, err = rb.previewRewrite(pctx, r.Flow, s)
-	case s.Kind == KindPromoteMirrors || s.Kind == KindFailoverMirrors:
-		p.Rules = rb.linkRules(pctx, flow, s.Kind)
-		p.Lines, err = rb.previewLink(pctx, flow, s.Kind)
-	}
-	if r.Plan.Drill {
-		p.Lines = append(drillPreview(r, i, rb.Config.Drill.Timeout.D()), p.Lines...)
-	}
+	p.Rules, p.Lines, err = r.Plan.kind().preview(pctx, rb, r, i)
 	if err != nil {
 		p.Err = err.Error()
 	}

@@ -269,32 +269,28 @@ func changedInputs(then, now []previewInput) []string {
 // members, a connector's state, Flink's version) is not among them:
 // executing the step checks all of it again.
 func (rb *Runbook) previewInputs(ctx context.Context, r *Run, i int) []previewInput {
-	s := r.Plan.Steps[i]
-	var in []previewInput
-	switch s.Kind {
-	case KindPreflight, KindStopMirror, KindPromoteMirrors, KindFailoverMirrors:
-		// The safety rules read the monitor's snapshot; its lag moves at
-		// every refresh, so the page compares its verdict instead.
-		if snap := rb.Monitor.Snapshot(r.Flow); snap != nil {
-			in = append(in, previewInput{"the flow's status", string(snap.Status)},
-				previewInput{"primary reachable", strconv.FormatBool(snap.Source.OK)},
-				previewInput{"DR reachable", strconv.FormatBool(snap.Target.OK)})
-		}
-	case KindTranslateGroup:
-		// The sync index's size moves when a sync arrives (or old ones are
-		// thinned out): either way the translation may differ.
-		_, syncs := rb.Monitor.Activity(r.Flow)
-		in = append(in, previewInput{"offset syncs ingested", strconv.Itoa(syncs)})
-		if s.FromSavepoint != "" {
-			in = append(in, previewInput{"savepoint catalog entry", rb.savepointInput(ctx, s.FromSavepoint)})
-		}
-	case KindRewriteSavepoint:
-		_, syncs := rb.Monitor.Activity(r.Flow)
-		in = append(in, previewInput{"offset syncs ingested", strconv.Itoa(syncs)},
-			previewInput{"savepoint catalog entry", rb.savepointInput(ctx, s.RewriteFrom)},
-			previewInput{"new savepoint in the catalog", rb.savepointInput(ctx, s.RewriteTo)})
+	if k := step(r.Plan.Steps[i].Kind); k != nil {
+		return k.inputs(ctx, rb, r, i)
 	}
-	return in
+	return nil
+}
+
+// statusInputs: the safety rules read the monitor's snapshot; its lag
+// moves at every refresh, so the page compares its verdict instead.
+func (rb *Runbook) statusInputs(flow string) []previewInput {
+	if snap := rb.Monitor.Snapshot(flow); snap != nil {
+		return []previewInput{{"the flow's status", string(snap.Status)},
+			{"primary reachable", strconv.FormatBool(snap.Source.OK)},
+			{"DR reachable", strconv.FormatBool(snap.Target.OK)}}
+	}
+	return nil
+}
+
+// syncsInput: the sync index's size moves when a sync arrives (or old
+// ones are thinned out): either way a translation may differ.
+func (rb *Runbook) syncsInput(flow string) previewInput {
+	_, syncs := rb.Monitor.Activity(flow)
+	return previewInput{"offset syncs ingested", strconv.Itoa(syncs)}
 }
 
 // savepointInput sums up what a translation reads of a catalog entry:

@@ -186,38 +186,38 @@ func (rb *Runbook) rewriteTargets(ctx context.Context, flow string, s Step) (*Re
 	return p, nil
 }
 
-// rewriteRules are the safety rules of a rewrite step, and of a restore
-// of a savepoint the plan rewrites; nil for other steps. Neither can be
-// overridden: a wrong offset is silent data loss or duplication.
-func (rb *Runbook) rewriteRules(ctx context.Context, r *Run, idx int) []RuleResult {
+// rewriteRule is the safety rule of rewrite step idx. Neither it nor
+// restoreRewrittenRule can be overridden: a wrong offset is silent data
+// loss or duplication.
+func (rb *Runbook) rewriteRule(ctx context.Context, r *Run, idx int) []RuleResult {
 	s := r.Plan.Steps[idx]
-	switch s.Kind {
-	case KindRewriteSavepoint:
-		rule := RuleResult{Name: "every split of the savepoint has a DR offset (translated, or chosen by an operator)"}
-		p, err := rb.rewriteTargets(ctx, r.Flow, s)
-		switch {
-		case err != nil:
-			rule.Evidence = err.Error()
-		case p.Targets.Err() != nil:
-			rule.Evidence = p.Targets.Err().Error()
-		case p.CheckErr != "":
-			rule.Evidence = "the rewriter refuses it: " + p.CheckErr
-		default:
-			rule.OK = true
-			rule.Evidence = fmt.Sprintf("%d split(s): %d translated, %d chosen; at most %d record(s) re-read", len(p.Targets.Rows),
-				countRows(p.Targets, true), countRows(p.Targets, false), p.Targets.RereadMax)
-		}
-		return []RuleResult{rule}
-	case KindRestoreFlink:
-		j := rewriteOf(r.Plan, s.SavepointPath)
-		if j < 0 {
-			return nil
-		}
-		rule := RuleResult{Name: fmt.Sprintf("the rewrite (step %d) succeeded and its savepoint is in the catalog", j+1)}
-		rule.OK, rule.Evidence = rb.rewriteDone(ctx, r, j)
-		return []RuleResult{rule}
+	rule := RuleResult{Name: "every split of the savepoint has a DR offset (translated, or chosen by an operator)"}
+	p, err := rb.rewriteTargets(ctx, r.Flow, s)
+	switch {
+	case err != nil:
+		rule.Evidence = err.Error()
+	case p.Targets.Err() != nil:
+		rule.Evidence = p.Targets.Err().Error()
+	case p.CheckErr != "":
+		rule.Evidence = "the rewriter refuses it: " + p.CheckErr
+	default:
+		rule.OK = true
+		rule.Evidence = fmt.Sprintf("%d split(s): %d translated, %d chosen; at most %d record(s) re-read", len(p.Targets.Rows),
+			countRows(p.Targets, true), countRows(p.Targets, false), p.Targets.RereadMax)
 	}
-	return nil
+	return []RuleResult{rule}
+}
+
+// restoreRewrittenRule is the rule of restore step idx when it restores a
+// savepoint the plan rewrites; nil otherwise.
+func (rb *Runbook) restoreRewrittenRule(ctx context.Context, r *Run, idx int) []RuleResult {
+	j := rewriteOf(r.Plan, r.Plan.Steps[idx].SavepointPath)
+	if j < 0 {
+		return nil
+	}
+	rule := RuleResult{Name: fmt.Sprintf("the rewrite (step %d) succeeded and its savepoint is in the catalog", j+1)}
+	rule.OK, rule.Evidence = rb.rewriteDone(ctx, r, j)
+	return []RuleResult{rule}
 }
 
 func countRows(t *translation.RewriteTargets, translated bool) int {

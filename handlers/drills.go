@@ -41,7 +41,7 @@ func (h *Handlers) drillRow(d model.Drill) views.DrillRow {
 // runDrill is the drill record of run, for its page; nil for a failover
 // or a drill not started.
 func (h *Handlers) runDrill(ctx context.Context, run *failover.Run) (*views.DrillRow, error) {
-	if !run.Plan.Drill {
+	if run.Plan.Kind != failover.PlanDrill {
 		return nil, nil
 	}
 	d, err := h.Runbook.Drill(ctx, run.ID)

@@ -170,7 +170,7 @@ func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 	}
 	runs, _ := rb.Runs(ctx)
 	fb, err := rb.Get(ctx, runs[0].ID)
-	if err != nil || !fb.Plan.Failback || fb.Plan.FailbackOf != id || len(fb.Plan.Steps) != 6 || fb.Plan.Steps[4].Group != "app" {
+	if err != nil || fb.Plan.Kind != failover.PlanFailback || fb.Plan.FailbackOf != id || len(fb.Plan.Steps) != 6 || fb.Plan.Steps[4].Group != "app" {
 		t.Fatalf("failback run %+v %v", fb.Plan, err)
 	}
 	page := serveAs(r, model.RoleOperator, http.MethodGet, w.Header().Get("Location"), nil).Body.String()

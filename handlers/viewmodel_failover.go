@@ -17,7 +17,7 @@ func activeSideView(a failover.ActiveSide) views.ActiveSide {
 func runView(r *failover.Run) *views.Run {
 	v := &views.Run{Run: r.Run, ValidApprovers: r.ValidApprovers, Approved: r.Approved, Discounted: r.Discounted,
 		NextStep: r.NextStep, LostAtCut: r.LostAtCut(), ReverseActive: failover.ReverseActive(r),
-		Plan: views.RunPlan{Drill: r.Plan.Drill, Failback: r.Plan.Failback, FailbackOf: r.Plan.FailbackOf}}
+		Plan: views.RunPlan{Drill: r.Plan.Kind == failover.PlanDrill, Failback: r.Plan.Kind == failover.PlanFailback, FailbackOf: r.Plan.FailbackOf}}
 	for i := range r.Plan.Steps {
 		v.Plan.RestsOn = append(v.Plan.RestsOn, r.Plan.RestsOnInputs(i))
 	}

@@ -66,7 +66,7 @@ func drillE2E(t *testing.T, dist testenv.FlinkDist) {
 			args = append(args, all[i], all[i+1])
 		}
 	}
-	plan := failover.Plan{Flow: rsFlow, Drill: true, Steps: []failover.Step{
+	plan := failover.Plan{Flow: rsFlow, Kind: failover.PlanDrill, Steps: []failover.Step{
 		{Kind: failover.KindPreflight},
 		{Kind: failover.KindTranslateGroup, Group: rsGroup, FromSavepoint: sp.Path, AllowPartial: true},
 		{Kind: failover.KindRestoreFlink, FlinkTarget: "flink-dr", JarID: f.JobJarID(t), EntryClass: testenv.FlinkJobEntryClass,

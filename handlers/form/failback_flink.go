@@ -55,11 +55,11 @@ func (fb FlinkBack) validate(e Errors) {
 	}
 }
 
-// plan adds the Flink steps to failback plan p; none without a target.
-func (fb FlinkBack) plan(p failover.Plan) failover.Plan {
+// request is the Flink part the form asks for; nil without a target.
+func (fb FlinkBack) request() *failover.FlinkBack {
 	if fb.Target == "" {
-		return p
+		return nil
 	}
-	return p.WithFlinkBack(failover.FlinkBack{DRTarget: fb.DRTarget, DRJob: fb.DRJob, RewriteTo: fb.RewriteTo, SourceUID: fb.SourceUID,
-		Restore: failover.Step{FlinkTarget: fb.Target, JarID: fb.JarID, EntryClass: fb.EntryClass, Args: fb.Args, Parallelism: fb.Parallelism}})
+	return &failover.FlinkBack{DRTarget: fb.DRTarget, DRJob: fb.DRJob, RewriteTo: fb.RewriteTo, SourceUID: fb.SourceUID,
+		Restore: failover.Step{FlinkTarget: fb.Target, JarID: fb.JarID, EntryClass: fb.EntryClass, Args: fb.Args, Parallelism: fb.Parallelism}}
 }

@@ -48,10 +48,10 @@ type Plan struct {
 	choiceErrs           Errors
 }
 
-// Restore strategies of the plan form (catalog.RestoreStrategies 4 and 2).
+// Restore strategies of the plan form (failover.Request.Strategy).
 const (
-	StrategyRewrite = "rewrite"
-	StrategyNewUID  = "new-uid"
+	StrategyRewrite = failover.StrategyRewrite
+	StrategyNewUID  = failover.StrategyNewUID
 )
 
 // ChoiceField and ChoiceAtField name a partition's choice fields: the
@@ -161,61 +161,30 @@ func (p Plan) Validate() error {
 	return e.err()
 }
 
-// Plan is the runbook's plan the form asks for; cfg says whether the
-// flow's mirror is stopped (MirrorMaker 2) or promoted (Cluster Linking).
-func (p Plan) Plan(cfg *config.Config) failover.Plan {
-	if p.Failback {
-		if f := cfg.Flow(p.Flow); f != nil && f.IsClusterLink() {
-			return failover.LinkFailbackPlan(p.Flow, p.PauseMirrors)
-		}
-		return p.FlinkBack.plan(failover.FailbackPlan(p.Flow, p.Groups...))
+// request is what the form asks the runbook for; the runbook's rules
+// (failover.Request.Plan) decide the steps.
+func (p Plan) request() failover.Request {
+	q := failover.Request{Flow: p.Flow, Kind: failover.PlanFailover, Preflight: p.Preflight, Stop: p.Stop, Groups: p.Groups,
+		AllowPartial: p.AllowPartial, TranslateFromSavepoint: p.TranslateFromSavepoint, SavepointPath: p.SavepointPath,
+		Strategy: p.Strategy, RewriteTo: strings.TrimSpace(p.RewriteTo), SourceUID: p.SourceUID, Choices: p.Choices,
+		Restore: failover.Step{FlinkTarget: p.FlinkTarget, JarID: p.JarID, EntryClass: p.EntryClass, Args: p.Args,
+			Parallelism: p.Parallelism, AllowNonRestoredState: p.AllowNonRestoredState},
+		FlinkBack: p.FlinkBack.request(), PauseMirrors: p.PauseMirrors}
+	switch {
+	case p.Failback:
+		q.Kind = failover.PlanFailback
+	case p.Drill:
+		q.Kind = failover.PlanDrill
 	}
-	out := failover.Plan{Flow: p.Flow, Drill: p.Drill}
-	if p.Preflight {
-		out.Steps = append(out.Steps, failover.Step{Kind: failover.KindPreflight})
-	}
-	stop := p.Stop
-	if p.Drill {
-		stop = "" // a drill never stops or promotes production's mirror
-	}
-	switch stop {
-	case "auto":
-		kind := failover.KindStopMirror
-		if f := cfg.Flow(p.Flow); f != nil && f.IsClusterLink() {
-			kind = failover.KindPromoteMirrors
-		}
-		out.Steps = append(out.Steps, failover.Step{Kind: kind})
-	case "failover":
-		out.Steps = append(out.Steps, failover.Step{Kind: failover.KindFailoverMirrors})
-	}
-	fromSavepoint := ""
-	if p.TranslateFromSavepoint || p.Strategy == StrategyNewUID {
-		fromSavepoint = p.SavepointPath
-	}
-	for _, g := range p.Groups {
-		out.Steps = append(out.Steps, failover.Step{Kind: failover.KindTranslateGroup, Group: g, AllowPartial: p.AllowPartial,
-			FromSavepoint: fromSavepoint})
-	}
-	restoreFrom, anrs := p.SavepointPath, p.AllowNonRestoredState || p.Strategy == StrategyNewUID
-	if p.Strategy == StrategyRewrite && p.SavepointPath != "" {
-		rw := p.RewriteStep(cfg)
-		out.Steps = append(out.Steps, rw)
-		restoreFrom = rw.RewriteTo
-	}
-	if p.FlinkTarget != "" {
-		out.Steps = append(out.Steps, failover.Step{Kind: failover.KindRestoreFlink, FlinkTarget: p.FlinkTarget, JarID: p.JarID,
-			EntryClass: p.EntryClass, SavepointPath: restoreFrom, AllowNonRestoredState: anrs,
-			Args: p.Args, Parallelism: p.Parallelism})
-	}
-	return out
+	return q
 }
+
+// Plan is the runbook's plan the form asks for under cfg.
+func (p Plan) Plan(cfg *config.Config) failover.Plan { return p.request().Plan(cfg) }
 
 // RewriteStep is the rewrite-savepoint step the form asks for (with the
 // rewrite strategy), its destination proposed when not typed.
-func (p Plan) RewriteStep(cfg *config.Config) failover.Step {
-	return failover.Step{Kind: failover.KindRewriteSavepoint, RewriteFrom: p.SavepointPath, SourceUID: p.SourceUID,
-		RewriteTo: firstOf(p.RewriteTo, failover.RewriteDest(cfg, p.Flow, p.SavepointPath)), Choices: p.Choices}
-}
+func (p Plan) RewriteStep(cfg *config.Config) failover.Step { return p.request().RewriteStep(cfg) }
 
 // Approve is POST /failover/{run}/approve: the plan hash the approver saw
 // (the runbook refuses a plan changed since) and a comment.

@@ -1,0 +1,169 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/failover/internal/effect"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// drillStep is how a drill runs one kind of step: as a failover would,
+// but to temporary groups and a timed copy of the job. A kind missing
+// from drillSteps has no place in a drill.
+type drillStep interface {
+	// title says what the step does in a drill; "" when as in a failover.
+	title(s Step) string
+	problems(cfg *config.Config, p Plan, i int) []string
+	// guards are the rules of the step itself, after drillGuards' own.
+	guards(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult
+	// preview is what the step does differently, said first.
+	preview(r *Run, i int, timeout time.Duration) []string
+	do(ctx context.Context, w audit.Written, e *Execution) (any, error)
+}
+
+var drillSteps = map[StepKind]drillStep{
+	KindPreflight:        drillPreflightStep{},
+	KindTranslateGroup:   drillTranslateStep{},
+	KindRewriteSavepoint: drillRewriteStep{},
+	KindRestoreFlink:     drillRestoreStep{},
+}
+
+// noGuards is the default of a drill step kept from production by
+// drillGuards alone.
+type noGuards struct{}
+
+func (noGuards) guards(context.Context, *Runbook, *Run, int) []RuleResult { return nil }
+
+type drillPreflightStep struct{ noGuards }
+
+func (drillPreflightStep) title(Step) string {
+	return "Evaluate the safety rules a failover would check, and record the ones that would fail (the drill does not stop for them)"
+}
+func (drillPreflightStep) problems(*config.Config, Plan, int) []string { return nil }
+func (drillPreflightStep) preview(*Run, int, time.Duration) []string {
+	return []string{"DRILL: the rules below are recorded as the ones a failover would have failed; the drill does not stop for them."}
+}
+func (drillPreflightStep) do(ctx context.Context, _ audit.Written, e *Execution) (any, error) {
+	rules := e.rb.CheckRules(ctx, e.run.Plan, "")
+	return map[string]any{"guards": e.Rules, "rules": rules, "would_have_failed": Failed(rules)}, nil
+}
+
+type drillTranslateStep struct{}
+
+func (drillTranslateStep) title(s Step) string {
+	from := ""
+	if s.FromSavepoint != "" {
+		from = " (from savepoint " + s.FromSavepoint + ")"
+	}
+	return "Translate consumer group " + s.Group + from + " and commit the offsets to the temporary DR group " +
+		effect.DrillGroupPrefix + "<run>-" + s.Group + " (the group " + s.Group + " itself is not touched)"
+}
+func (drillTranslateStep) problems(_ *config.Config, p Plan, i int) []string {
+	if strings.HasPrefix(p.Steps[i].Group, effect.DrillGroupPrefix) {
+		return []string{"name the production group whose offsets the drill translates, not a drill's temporary group"}
+	}
+	return nil
+}
+func (drillTranslateStep) guards(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+	return []RuleResult{rb.freshGroup(ctx, r, r.Plan.Steps[i])}
+}
+func (drillTranslateStep) preview(r *Run, i int, _ time.Duration) []string {
+	s := r.Plan.Steps[i]
+	g := DrillGroup(r.ID, s.Group)
+	return []string{fmt.Sprintf("DRILL: the offsets below go to the temporary DR group %s, which must not exist yet; the current offsets shown are those of %s, which is not touched. The cleanup deletes %s.", g, s.Group, g)}
+}
+func (drillTranslateStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
+	return e.drillReread(ctx)(e.rb.translateGroup(ctx, w, e.run, e.Idx, e.Step, e.who))
+}
+
+type drillRewriteStep struct{}
+
+func (drillRewriteStep) title(Step) string                           { return "" }
+func (drillRewriteStep) problems(*config.Config, Plan, int) []string { return nil }
+func (drillRewriteStep) preview(*Run, int, time.Duration) []string   { return nil }
+func (drillRewriteStep) guards(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+	return rb.rewriteRule(ctx, r, i)
+}
+func (drillRewriteStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
+	return e.drillReread(ctx)(e.rb.rewriteSavepoint(ctx, w, e.run, e.Step))
+}
+
+// drillReread records the re-read bound a step's result states. A bound
+// not on record (a step resumed after a crash) leaves the drill's re-read
+// count unknown, never 0.
+func (e *Execution) drillReread(ctx context.Context) func(any, error) (any, error) {
+	return func(res any, err error) (any, error) {
+		if m, ok := res.(map[string]any); ok && err == nil {
+			if n, ok := m["reread_max"].(int64); ok {
+				err = e.rb.Store.DrillReread(ctx, e.run.ID, e.Idx, n)
+			}
+		}
+		return res, err
+	}
+}
+
+type drillRestoreStep struct{}
+
+func (drillRestoreStep) title(s Step) string {
+	sp := s.SavepointPath
+	if sp == "" {
+		sp = "no savepoint (fresh start)"
+	}
+	return fmt.Sprintf("Start a drill copy of the Flink job on %s from %s with its own job id and the drill arguments %q; time it to RUNNING and to its first record",
+		s.FlinkTarget, sp, s.DrillArgs)
+}
+func (drillRestoreStep) problems(cfg *config.Config, p Plan, i int) []string {
+	s := p.Steps[i]
+	var out []string
+	if i != len(p.Steps)-1 {
+		out = append(out, "the drill's restore is its last step")
+	}
+	if t := flinkTarget(cfg, s.FlinkTarget); t != nil && t.Kubernetes != nil {
+		out = append(out, fmt.Sprintf("Flink target %q is a FlinkDeployment: a drill submits a copy of the job through Flink REST, and redeploying the deployment is not a copy", t.Name))
+	}
+	if len(s.DrillArgs) == 0 {
+		out = append(out, "no drill job arguments (drill.job_args): the copy would write where production's job writes; configure arguments that keep its output apart")
+	}
+	if slices.ContainsFunc(s.DrillArgs, func(a string) bool { return strings.Contains(a, "{group}") }) && countKind(p, KindTranslateGroup) != 1 {
+		out = append(out, "the drill arguments name {group}: the plan needs exactly one translate-group step")
+	}
+	return out
+}
+func (drillRestoreStep) guards(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+	return rb.restoreRewrittenRule(ctx, r, i)
+}
+func (drillRestoreStep) preview(_ *Run, _ int, timeout time.Duration) []string {
+	return []string{fmt.Sprintf("DRILL: a copy of the job with its own job id, timed to RUNNING and to its first record (at most %s), then cancelled by the cleanup.", timeout)}
+}
+func (drillRestoreStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
+	rb, r, s := e.rb, e.run, e.Step
+	if err := rb.rewrittenReady(ctx, r, s); err != nil {
+		return nil, err
+	}
+	d, err := rb.Store.Drill(ctx, r.ID)
+	if err != nil {
+		return nil, fmt.Errorf("the drill was not started (Runbook.StartDrill): %w", err)
+	}
+	api := rb.Flink(flinkTarget(rb.Config, s.FlinkTarget).RestURL)
+	jobID := restoreJobID(r, e.Idx)
+	if d.SubmittedMs == nil {
+		if _, err := api.Job(ctx, jobID); err == nil {
+			return nil, fmt.Errorf("a job %s exists on %s already and this drill did not submit it: it is not touched", jobID, s.FlinkTarget)
+		}
+		if err := rb.Store.DrillMoment(ctx, r.ID, storage.MomentSubmitted, rb.now().UnixMilli()); err != nil {
+			return nil, err
+		}
+	}
+	res, err := rb.restoreFlink(ctx, w, r, e.Idx, s)
+	if err != nil {
+		return res, err
+	}
+	m, err := rb.measureDrill(ctx, r, api, jobID, e.Progress)
+	return map[string]any{"restore": res, "measured": m}, err
+}

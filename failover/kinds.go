@@ -1,0 +1,264 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/config"
+)
+
+// stepKind is one kind of step: its title, its checks against the
+// configuration, the safety rules it re-checks when it starts, its preview
+// and its effect. Each registers once, in stepKinds, under its wire name;
+// the engine (Begin, Run, Preview, Validate) reaches a kind only through it.
+type stepKind interface {
+	title(s Step, flow *config.Flow) string
+	irreversible() bool
+	// problems says what makes step i of p unfit for cfg's flow.
+	problems(cfg *config.Config, flow *config.Flow, p Plan, i int) []string
+	// rules are checked again at the step's start, and shown beside its
+	// preview (override "" there).
+	rules(ctx context.Context, rb *Runbook, r *Run, i int, override string) []RuleResult
+	// preview says what step i will change, computed now; it never writes.
+	preview(ctx context.Context, rb *Runbook, r *Run, i int) ([]string, error)
+	// do performs the step; w is its start record, the effect's proof.
+	do(ctx context.Context, w audit.Written, e *Execution) (any, error)
+	// inputs are what its preview reads that the console holds
+	// (previewInputs), to tell a stale preview without asking a cluster.
+	inputs(ctx context.Context, rb *Runbook, r *Run, i int) []previewInput
+}
+
+// stepKinds are the steps of a failover plan; a drill and a failback run
+// them their own way (planKinds).
+var stepKinds = map[StepKind]stepKind{
+	KindPreflight:        preflightStep{},
+	KindStopMirror:       stopMirrorStep{},
+	KindTranslateGroup:   translateGroupStep{},
+	KindRestoreFlink:     restoreFlinkStep{},
+	KindPromoteMirrors:   mirrorsStep{planned: true, verb: "Promote", how: " (planned: only with zero lag)"},
+	KindFailoverMirrors:  mirrorsStep{verb: "Fail over", how: " now, whatever their lag (unreplicated records are lost)"},
+	KindRewriteSavepoint: rewriteSavepointStep{},
+}
+
+// noRules is the default of a step that re-checks nothing at its start.
+type noRules struct{}
+
+func (noRules) rules(context.Context, *Runbook, *Run, int, string) []RuleResult { return nil }
+
+// noInputs is the default of a step whose preview reads only clusters.
+type noInputs struct{}
+
+func (noInputs) inputs(context.Context, *Runbook, *Run, int) []previewInput { return nil }
+
+// byRules: a step judged by the safety rules is stale when their inputs moved.
+type byRules struct{}
+
+func (byRules) inputs(_ context.Context, rb *Runbook, r *Run, _ int) []previewInput {
+	return rb.statusInputs(r.Flow)
+}
+
+// changes marks a step that needs the typed confirmation.
+type changes struct{}
+
+func (changes) irreversible() bool { return true }
+
+type preflightStep struct{ byRules }
+
+func (preflightStep) title(Step, *config.Flow) string { return "Pre-flight checks (changes nothing)" }
+func (preflightStep) irreversible() bool              { return false }
+func (preflightStep) problems(*config.Config, *config.Flow, Plan, int) []string {
+	return nil
+}
+func (preflightStep) rules(ctx context.Context, rb *Runbook, r *Run, _ int, override string) []RuleResult {
+	return rb.CheckRules(ctx, r.Plan, override)
+}
+func (preflightStep) preview(context.Context, *Runbook, *Run, int) ([]string, error) {
+	return []string{"Evaluates the safety rules below and records them; changes nothing."}, nil
+}
+func (preflightStep) do(_ context.Context, _ audit.Written, e *Execution) (any, error) {
+	return map[string]any{"rules": e.Rules}, nil
+}
+
+type stopMirrorStep struct {
+	changes
+	byRules
+}
+
+func (stopMirrorStep) title(_ Step, flow *config.Flow) string {
+	if flow != nil && flow.ConnectURL != "" {
+		return "Stop MirrorMaker 2 connectors " + strings.Join(flow.Connectors, ", ") + " on " + flow.ConnectURL
+	}
+	return "Stop MirrorMaker 2 (dedicated mode: by hand), then verify heartbeats and offset syncs stopped"
+}
+func (stopMirrorStep) problems(_ *config.Config, flow *config.Flow, _ Plan, _ int) []string {
+	if flow.IsClusterLink() {
+		return []string{"a Cluster Linking flow has no MirrorMaker to stop: promote or fail over its mirrors"}
+	}
+	return nil
+}
+func (stopMirrorStep) rules(ctx context.Context, rb *Runbook, r *Run, _ int, override string) []RuleResult {
+	return rb.CheckRules(ctx, r.Plan, override)
+}
+func (stopMirrorStep) preview(ctx context.Context, rb *Runbook, r *Run, _ int) ([]string, error) {
+	return rb.previewStop(ctx, rb.Config.Flow(r.Flow))
+}
+func (stopMirrorStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
+	res, err := e.rb.stopMirror(ctx, w, e.run.Flow)
+	if err != nil {
+		return res, err
+	}
+	return map[string]any{"stopped": res, "cut": e.rb.recordCut(ctx, e.run.ID, e.run.Flow), "lost_at_cut": e.rb.lostAtCut(e.run.Flow)}, nil
+}
+
+type translateGroupStep struct {
+	changes
+	noRules
+}
+
+func (translateGroupStep) title(s Step, _ *config.Flow) string {
+	if s.FromSavepoint != "" {
+		return "Translate the Kafka offsets of savepoint " + s.FromSavepoint + " and commit them to DR consumer group " + s.Group
+	}
+	return "Translate consumer group " + s.Group + " and commit its offsets to the DR group"
+}
+func (translateGroupStep) problems(_ *config.Config, flow *config.Flow, p Plan, i int) []string {
+	var out []string
+	if flow.IsClusterLink() {
+		out = append(out, "not needed: Cluster Linking keeps offsets identical, and consumer offsets sync with the link")
+	}
+	if strings.TrimSpace(p.Steps[i].Group) == "" {
+		out = append(out, "name the consumer group")
+	}
+	return out
+}
+func (translateGroupStep) preview(ctx context.Context, rb *Runbook, r *Run, i int) ([]string, error) {
+	return rb.previewGroup(ctx, r.Flow, r.Plan.Steps[i])
+}
+func (translateGroupStep) inputs(ctx context.Context, rb *Runbook, r *Run, i int) []previewInput {
+	in := []previewInput{rb.syncsInput(r.Flow)}
+	if s := r.Plan.Steps[i]; s.FromSavepoint != "" {
+		in = append(in, previewInput{"savepoint catalog entry", rb.savepointInput(ctx, s.FromSavepoint)})
+	}
+	return in
+}
+func (translateGroupStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
+	return e.rb.translateGroup(ctx, w, e.run, e.Idx, e.Step, e.who)
+}
+
+type restoreFlinkStep struct {
+	changes
+	noInputs
+}
+
+func (restoreFlinkStep) title(s Step, _ *config.Flow) string {
+	sp := s.SavepointPath
+	if sp == "" {
+		sp = "no savepoint (fresh start)"
+	}
+	return fmt.Sprintf("Start the Flink job on %s from %s", s.FlinkTarget, sp)
+}
+func (restoreFlinkStep) problems(cfg *config.Config, _ *config.Flow, p Plan, i int) []string {
+	if p.Kind == PlanFailback {
+		return nil // flinkBackProblems: it goes to the primary
+	}
+	var out []string
+	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	s := p.Steps[i]
+	t := flinkTarget(cfg, s.FlinkTarget)
+	switch {
+	case t == nil:
+		bad("no Flink target named %q in flink_targets", s.FlinkTarget)
+	case t.Region != "dr":
+		bad("Flink target %q is in the %s region: restore goes to DR", t.Name, t.Region)
+	}
+	if t != nil && t.Kubernetes != nil {
+		// The FlinkDeployment's spec decides the jar, entry class,
+		// parallelism and restore mode (execution.savepoint-restore-mode
+		// in its flinkConfiguration).
+		switch {
+		case s.SavepointPath == "":
+			bad("a Kubernetes redeploy needs a savepoint (the operator refuses an empty initialSavepointPath)")
+		case s.JarID != "" || s.EntryClass != "" || s.Parallelism != 0:
+			bad("Flink target %q is a FlinkDeployment: its spec names the jar, entry class and parallelism; leave them empty", t.Name)
+		case s.ClaimMode != "" && s.ClaimMode != "NO_CLAIM":
+			bad("claim mode %s: on Kubernetes the deployment's flinkConfiguration sets execution.savepoint-restore-mode", s.ClaimMode)
+		}
+	} else if s.JarID == "" {
+		bad("name the uploaded jar (jar id)")
+	}
+	switch s.ClaimMode {
+	case "", "NO_CLAIM", "CLAIM", "LEGACY":
+	default:
+		bad("claim mode %q: want NO_CLAIM, CLAIM or LEGACY", s.ClaimMode)
+	}
+	return append(out, rewriteProblems(cfg, p, i)...)
+}
+func (restoreFlinkStep) rules(ctx context.Context, rb *Runbook, r *Run, i int, _ string) []RuleResult {
+	return rb.restoreRewrittenRule(ctx, r, i)
+}
+func (restoreFlinkStep) preview(ctx context.Context, rb *Runbook, r *Run, i int) ([]string, error) {
+	return rb.previewRestore(ctx, r, i, r.Plan.Steps[i]), nil
+}
+func (restoreFlinkStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
+	if err := e.rb.rewrittenReady(ctx, e.run, e.Step); err != nil {
+		return nil, err
+	}
+	if t := flinkTarget(e.rb.Config, e.Step.FlinkTarget); t != nil && t.Kubernetes != nil {
+		return e.rb.restoreKubernetes(ctx, w, e.run, e.Idx, e.Step, t, e.Progress)
+	}
+	return e.rb.restoreFlink(ctx, w, e.run, e.Idx, e.Step)
+}
+
+// mirrorsStep promotes a Cluster Linking flow's mirror topics (the
+// planned path) or fails them over at once (the unplanned one).
+type mirrorsStep struct {
+	changes
+	byRules
+	planned   bool
+	verb, how string
+}
+
+func (m mirrorsStep) title(_ Step, flow *config.Flow) string {
+	return m.verb + " the mirror topics of link " + linkName(flow) + m.how
+}
+func (mirrorsStep) problems(_ *config.Config, flow *config.Flow, _ Plan, _ int) []string {
+	if !flow.IsClusterLink() {
+		return []string{"only for Cluster Linking flows"}
+	}
+	return nil
+}
+func (m mirrorsStep) rules(ctx context.Context, rb *Runbook, r *Run, _ int, _ string) []RuleResult {
+	return rb.linkRules(ctx, rb.Config.Flow(r.Flow), m.planned)
+}
+func (m mirrorsStep) preview(ctx context.Context, rb *Runbook, r *Run, _ int) ([]string, error) {
+	return rb.previewLink(ctx, rb.Config.Flow(r.Flow), m.planned)
+}
+func (m mirrorsStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
+	return e.rb.alterMirrors(ctx, w, e.run.Flow, m.planned)
+}
+
+type rewriteSavepointStep struct{ changes }
+
+func (rewriteSavepointStep) title(s Step, _ *config.Flow) string {
+	return "Rewrite savepoint " + s.RewriteFrom + " for DR (translated offsets, DR topic names) into " + s.RewriteTo
+}
+func (rewriteSavepointStep) problems(cfg *config.Config, _ *config.Flow, p Plan, i int) []string {
+	return rewriteProblems(cfg, p, i)
+}
+func (rewriteSavepointStep) rules(ctx context.Context, rb *Runbook, r *Run, i int, _ string) []RuleResult {
+	return rb.rewriteRule(ctx, r, i)
+}
+func (rewriteSavepointStep) preview(ctx context.Context, rb *Runbook, r *Run, i int) ([]string, error) {
+	return rb.previewRewrite(ctx, r.Flow, r.Plan.Steps[i])
+}
+func (rewriteSavepointStep) inputs(ctx context.Context, rb *Runbook, r *Run, i int) []previewInput {
+	s := r.Plan.Steps[i]
+	return []previewInput{rb.syncsInput(r.Flow),
+		{"savepoint catalog entry", rb.savepointInput(ctx, s.RewriteFrom)},
+		{"new savepoint in the catalog", rb.savepointInput(ctx, s.RewriteTo)}}
+}
+func (rewriteSavepointStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
+	return e.rb.rewriteSavepoint(ctx, w, e.run, e.Step)
+}

@@ -1,0 +1,30 @@
+package failover
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/drconsole/drconsole/config"
+)
+
+// The runbook, not the form, decides a plan's steps: a drill never stops
+// or promotes production's mirror, a Cluster Linking flow's mirrors are
+// promoted instead of stopped, and a failback is the failback's one order.
+func TestRequestPlansByTheRunbooksRules(t *testing.T) {
+	cfg := &config.Config{Flows: []*config.Flow{{Name: "mm2"}, {Name: "link", Kind: "cluster-link"}}}
+	for _, c := range []struct {
+		name string
+		q    Request
+		want []StepKind
+	}{
+		{"failover", Request{Flow: "mm2", Preflight: true, Stop: "auto", Groups: []string{"g"}}, []StepKind{KindPreflight, KindStopMirror, KindTranslateGroup}},
+		{"drill", Request{Flow: "mm2", Kind: PlanDrill, Preflight: true, Stop: "auto", Groups: []string{"g"}}, []StepKind{KindPreflight, KindTranslateGroup}},
+		{"drill of a link", Request{Flow: "link", Kind: PlanDrill, Stop: "failover"}, nil},
+		{"link", Request{Flow: "link", Stop: "auto"}, []StepKind{KindPromoteMirrors}},
+		{"failback", Request{Flow: "mm2", Kind: PlanFailback, Stop: "auto", Groups: []string{"g"}}, kindsOf(FailbackPlan("mm2", "g"))},
+	} {
+		if got := kindsOf(c.q.Plan(cfg)); !slices.Equal(got, c.want) {
+			t.Errorf("%s: steps %v, want %v", c.name, got, c.want)
+		}
+	}
+}
