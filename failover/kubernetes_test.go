@@ -98,6 +98,10 @@ func TestRestoreFlinkThroughKubernetes(t *testing.T) {
 	if job["initialSavepointPath"] != "s3://dr/sp-1" || job["savepointRedeployNonce"] == nil {
 		t.Fatalf("spec.job %v", job)
 	}
+	// The outcome is recorded before the worker lets go of the step.
+	for end := time.Now().Add(5 * time.Second); w.Executing(id, 1)[0] && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
 	if len(w.Progress(id, 1)) != 0 {
 		t.Error("progress kept after the step ended")
 	}
