@@ -34,6 +34,11 @@ func newKubeStand(t *testing.T, state string, deployErr error) *kubeStand {
 	ctx, cancel := context.WithCancel(context.Background())
 	op := &kubetest.Operator{S: k.s, Namespace: ns, Name: dep, Poll: 5 * time.Millisecond,
 		Deploy: func(_ context.Context, j kube.JobSpec) (string, error) {
+			// The follower reads the UPGRADING status before the job exists,
+			// however the two loops are scheduled.
+			for end := time.Now().Add(2 * time.Second); !k.said("lifecycle") && time.Now().Before(end); {
+				time.Sleep(time.Millisecond)
+			}
 			k.mu.Lock()
 			defer k.mu.Unlock()
 			k.deployed = append(k.deployed, j)
