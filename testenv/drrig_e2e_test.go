@@ -124,7 +124,7 @@ type drRig struct {
 // rigFlow is the rig's flow under policy, as the console is configured with it (before
 // Normalize).
 func rigFlow(policy string) *config.Flow {
-	return &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: policy, OffsetSyncsLocation: "target",
+	return &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: config.ReplicationPolicy(policy), OffsetSyncsLocation: "target",
 		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
 }
 
