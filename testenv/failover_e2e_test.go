@@ -124,7 +124,7 @@ func onConnectConfig(t testing.TB, primary, dr, connectURL, offsetTopic string) 
 // onConnectConfigPolicy is onConnectConfig under replication policy ("identity" or "default").
 func onConnectConfigPolicy(t testing.TB, policy, primary, dr, connectURL, offsetTopic string) *config.Config {
 	t.Helper()
-	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: policy, OffsetSyncsLocation: "target",
+	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: config.ReplicationPolicy(policy), OffsetSyncsLocation: "target",
 		ConnectOffsetsTopic: offsetTopic, HeartbeatsTopic: "heartbeats", Topics: config.Topics{Include: []string{"events.*"}},
 		ConnectURL: connectURL}
 	cfg := &config.Config{

@@ -79,7 +79,7 @@ func kubeRewriteRestore(t *testing.T, dist testenv.FlinkDist, useSnapshot string
 		Flows:           []*config.Flow{rig.flow},
 		RefreshInterval: config.Duration(time.Second),
 		FlinkTargets: []*config.FlinkTarget{{Name: "flink-dr", RestURL: fd.URL, Region: "dr",
-			Kubernetes: &config.Kubernetes{InCluster: true, Namespace: "flink-dr", Deployment: "events-job", UseStateSnapshot: useSnapshot}}},
+			Kubernetes: &config.Kubernetes{InCluster: true, Namespace: "flink-dr", Deployment: "events-job", UseStateSnapshot: config.StateSnapshotUse(useSnapshot)}}},
 		SavepointDirs: []string{spRoot},
 	}
 	if err := cfg.Normalize("e2e-kube-rewrite"); err != nil {

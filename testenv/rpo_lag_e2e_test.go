@@ -41,7 +41,7 @@ func rpoSetup(t *testing.T, policy string, parts int32, perPart int) (primary, d
 	produceN(t, primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner())), "events", parts, int(parts)*perPart)
 	opts = testenv.MM2Options{Source: primary, Target: dr, Policy: policy, OffsetSyncsLocation: "target", Topics: "events.*"}
 	mirror = testenv.StartMM2Dedicated(t, opts)
-	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: policy, OffsetSyncsLocation: "target",
+	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: config.ReplicationPolicy(policy), OffsetSyncsLocation: "target",
 		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
 	mon, router = runConsole(t, flow, primary, dr, 30*time.Second)
 	waitCaughtUp(t, mon, int(parts), "MM2 never caught up at start")

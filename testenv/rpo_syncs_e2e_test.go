@@ -30,7 +30,7 @@ import (
 const rpoSyncsFlow = "primary->dr"
 
 func rpoSyncsFlowConfig(location string) *config.Flow {
-	return &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: location,
+	return &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: config.SyncsLocation(location),
 		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*"}}}
 }
 

@@ -339,7 +339,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 	}
 
 	// --- the console -------------------------------------------------------------------------------
-	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: v.policy, OffsetSyncsLocation: v.location,
+	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: config.ReplicationPolicy(v.policy), OffsetSyncsLocation: config.SyncsLocation(v.location),
 		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*", "orders.*"}}}
 	consoleStart := time.Now()
 	mon, _ := runConsole(t, flow, primary, dr, 30*time.Second)
