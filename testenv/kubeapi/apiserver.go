@@ -2,7 +2,6 @@ package kubeapi
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/url"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"go.etcd.io/etcd/server/v3/embed"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -45,8 +45,7 @@ func Start(t testing.TB, edit func(*apiextensionsv1.CustomResourceDefinition)) *
 	t.Helper()
 	// The server's own log (klog) would bury the test's lines; what a
 	// test checks is in the API's answers.
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
+	klog.SetLogger(logr.Discard())
 	etcdURL := startEtcd(t)
 	// Without a kube-apiserver beside it: the delegated authentication and
 	// authorization get a kubeconfig they never reach (the loopback token

@@ -385,3 +385,41 @@ func TestSchemaRefusalFailsTheStep(t *testing.T) {
 		t.Fatalf("generation %d, %d deploys after a refused patch", d.GetGeneration(), len(r.deploys()))
 	}
 }
+
+// What kubetest's stand-in does more strictly than the real API server:
+// a field the CRD does not declare is pruned with a warning (the stand-in
+// refuses it, 422), unless the writer asks for strict field validation;
+// a declared field of the wrong type is refused either way.
+func TestUndeclaredFieldIsPrunedUnlessStrict(t *testing.T) {
+	r := newRig(t, nil)
+	var warnings []string
+	rc := *r.api.Config
+	rc.WarningHandlerWithContext = warn(func(msg string) { warnings = append(warnings, msg) })
+	res := dynamic.NewForConfigOrDie(&rc).Resource(kube.FlinkDeployments).Namespace(ns)
+	ctx := context.Background()
+	typo := []byte(`{"spec":{"job":{"initialSavepointPth":"s3://dr/sp"}}}`)
+	u, err := res.Patch(ctx, dep, types.MergePatchType, typo, metav1.PatchOptions{})
+	if err != nil {
+		t.Fatalf("undeclared field, default validation: %v", err)
+	}
+	if _, set, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "job", "initialSavepointPth"); set || len(warnings) != 1 ||
+		!strings.Contains(warnings[0], `unknown field "spec.job.initialSavepointPth"`) {
+		t.Fatalf("undeclared field kept %t, warnings %q: want pruned with one warning", set, warnings)
+	}
+	if u.GetGeneration() != 1 {
+		t.Errorf("a pruned-away patch moved the generation to %d", u.GetGeneration())
+	}
+	_, err = res.Patch(ctx, dep, types.MergePatchType, typo, metav1.PatchOptions{FieldValidation: "Strict"})
+	if err == nil || !strings.Contains(err.Error(), `unknown field "spec.job.initialSavepointPth"`) {
+		t.Fatalf("undeclared field, strict validation: %v", err)
+	}
+	_, err = res.Patch(ctx, dep, types.MergePatchType, []byte(`{"spec":{"job":{"savepointRedeployNonce":"7"}}}`), metav1.PatchOptions{})
+	if err == nil || !strings.Contains(err.Error(), "spec.job.savepointRedeployNonce") {
+		t.Fatalf("mistyped field: %v", err)
+	}
+	t.Logf("mistyped field refused: %v", err)
+}
+
+type warn func(string)
+
+func (w warn) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, msg string) { w(msg) }
