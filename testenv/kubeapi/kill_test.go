@@ -53,7 +53,7 @@ func TestKilledBetweenSnapshotAndPatch(t *testing.T) {
 	stop := r.operator(t, true) // leaves snapshots alone: the console waits between create and patch
 	db := filepath.Join(t.TempDir(), "db")
 	rb := console(t, consoleConfig(t, r.kubeconfig, r.bootstrap), db)
-	id := approvedRestore(t, rb)
+	id := approvedRestore(t, rb, savepoint, drArgs)
 
 	q, _ := json.Marshal(killedConsole{Kubeconfig: r.kubeconfig, Bootstrap: r.bootstrap, DB: db, Run: id})
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestKilledConsoleChild$", "-test.v", "-test.count=1")
@@ -99,7 +99,7 @@ func TestKilledBetweenSnapshotAndPatch(t *testing.T) {
 	if res.Snapshot != first.GetName() || !res.Patched {
 		t.Fatalf("resumed with snapshot %q (the killed console created %q), patched %t", res.Snapshot, first.GetName(), res.Patched)
 	}
-	r.checkRestored(t, res) // exactly one snapshot, one patch (generation 2), one deploy with res.Nonce
+	r.checkRestored(t, res, drArgs) // exactly one snapshot, one patch (generation 2), one deploy with res.Nonce
 	if s := r.get(t, kube.FlinkStateSnapshots.Resource, first.GetName()); s.GetUID() != first.GetUID() {
 		t.Fatalf("snapshot %s was created again (uid %s, was %s)", first.GetName(), s.GetUID(), first.GetUID())
 	}

@@ -46,6 +46,10 @@ type rig struct {
 	kubeconfig string
 	bootstrap  string
 
+	// deploy and jobState are the operator's (default: the job runs at once).
+	deploy   func(context.Context, kube.JobSpec) (string, error)
+	jobState func(context.Context, string) (string, error)
+
 	mu       sync.Mutex
 	deployed []kube.JobSpec
 }
@@ -53,7 +57,9 @@ type rig struct {
 func newRig(t *testing.T, edit func(*apiextensionsv1.CustomResourceDefinition)) *rig {
 	t.Helper()
 	t0 := time.Now()
-	r := &rig{api: Start(t, edit)}
+	r := &rig{api: Start(t, edit),
+		deploy:   func(context.Context, kube.JobSpec) (string, error) { return "job-dr", nil },
+		jobState: func(context.Context, string) (string, error) { return "RUNNING", nil }}
 	r.kubeconfig = r.api.Kubeconfig(t)
 	kf, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
@@ -94,18 +100,17 @@ func (r *rig) createDeployment(t *testing.T) {
 }
 
 // operator runs kubetest's stand-in operator loop as a client of the API
-// server until the test ends or stop is called; its deploys are recorded
-// and the job runs at once.
+// server until the test ends or stop is called; its deploys are recorded.
 func (r *rig) operator(t *testing.T, ignoreSnapshots bool) (stop func()) {
 	t.Helper()
 	op := &kubetest.Operator{S: r.cluster, Namespace: ns, Name: dep, Poll: 20 * time.Millisecond, IgnoreSnapshots: ignoreSnapshots,
-		Deploy: func(_ context.Context, j kube.JobSpec) (string, error) {
+		Deploy: func(ctx context.Context, j kube.JobSpec) (string, error) {
 			r.mu.Lock()
-			defer r.mu.Unlock()
 			r.deployed = append(r.deployed, j)
-			return "job-dr", nil
+			r.mu.Unlock()
+			return r.deploy(ctx, j)
 		},
-		JobState: func(context.Context, string) (string, error) { return "RUNNING", nil }}
+		JobState: r.jobState}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); op.Run(ctx) }()
@@ -156,13 +161,13 @@ func console(t *testing.T, cfg *config.Config, db string) *failover.Runbook {
 
 var alice, bob = failover.Actor{Name: "alice", Role: "operator"}, failover.Actor{Name: "bob", Role: "operator"}
 
-// approvedRestore has alice plan a restore-flink step from savepoint on
+// approvedRestore has alice plan a restore-flink step from sp with args on
 // the Kubernetes target and bob approve it; it returns the run's id.
-func approvedRestore(t *testing.T, rb *failover.Runbook) int64 {
+func approvedRestore(t *testing.T, rb *failover.Runbook, sp string, args []string) int64 {
 	t.Helper()
 	ctx := context.Background()
 	p := failover.Plan{Flow: rb.Config.Flows[0].Name, Steps: []failover.Step{{Kind: failover.KindRestoreFlink, FlinkTarget: "flink-dr",
-		SavepointPath: savepoint, Args: drArgs}}}
+		SavepointPath: sp, Args: args}}}
 	id, err := rb.Create(ctx, alice, p, "restore through the real API machinery")
 	if err != nil {
 		t.Fatal(err)
@@ -222,15 +227,16 @@ func (r *rig) get(t *testing.T, resource, name string) *unstructured.Unstructure
 	return u
 }
 
-// checkRestored checks what the API server holds after the restore res:
-// spec.job is the console's patch, nothing of it pruned, the generation
-// moved on once; the snapshot the operator completed; one deploy.
-func (r *rig) checkRestored(t *testing.T, res restoreResult) {
+// checkRestored checks what the API server holds after the restore res
+// with args: spec.job is the console's patch, nothing of it pruned, the
+// generation moved on once; the snapshot the operator completed; one
+// deploy.
+func (r *rig) checkRestored(t *testing.T, res restoreResult, args []string) {
 	t.Helper()
 	d := r.get(t, kube.FlinkDeployments.Resource, dep)
 	job, _, _ := unstructured.NestedMap(d.Object, "spec", "job")
-	want := map[string]any{"initialSavepointPath": savepoint, "savepointRedeployNonce": res.Nonce, "upgradeMode": "savepoint",
-		"allowNonRestoredState": false, "state": "running", "args": []any{drArgs[0], drArgs[1], drArgs[2], drArgs[3]},
+	want := map[string]any{"initialSavepointPath": res.Path, "savepointRedeployNonce": res.Nonce, "upgradeMode": "savepoint",
+		"allowNonRestoredState": false, "state": "running", "args": args,
 		"jarURI": "local:///opt/flink/usrlib/job.jar", "parallelism": int64(2)}
 	if b, w := jsonOf(job), jsonOf(want); b != w {
 		t.Errorf("spec.job on the API server\n%s\nwant\n%s", b, w)
@@ -255,8 +261,8 @@ func (r *rig) checkRestored(t *testing.T, res restoreResult) {
 	if dispose, ok, _ := unstructured.NestedBool(s.Object, "spec", "savepoint", "disposeOnDelete"); !ok || dispose {
 		t.Errorf("snapshot spec.savepoint.disposeOnDelete %v (set %v), want false as written", dispose, ok)
 	}
-	if ds := r.deploys(); len(ds) != 1 || ds[0].InitialSavepointPath != savepoint || ds[0].Nonce == nil || *ds[0].Nonce != res.Nonce {
-		t.Errorf("the operator deployed %+v, want once from %s with nonce %d", ds, savepoint, res.Nonce)
+	if ds := r.deploys(); len(ds) != 1 || ds[0].InitialSavepointPath != res.Path || ds[0].Nonce == nil || *ds[0].Nonce != res.Nonce {
+		t.Errorf("the operator deployed %+v, want once from %s with nonce %d", ds, res.Path, res.Nonce)
 	}
 	if errs := r.cluster.Errs(); len(errs) > 0 {
 		t.Errorf("the API server refused the operator's status writes: %v", errs)
@@ -277,7 +283,7 @@ func TestRestoreThroughRealAPIServer(t *testing.T) {
 	r := newRig(t, nil)
 	r.operator(t, false)
 	rb := console(t, consoleConfig(t, r.kubeconfig, r.bootstrap), filepath.Join(t.TempDir(), "db"))
-	id := approvedRestore(t, rb)
+	id := approvedRestore(t, rb, savepoint, drArgs)
 	t0 := time.Now()
 	err, res := execute(t, context.Background(), rb, id)
 	if err != nil {
@@ -287,7 +293,7 @@ func TestRestoreThroughRealAPIServer(t *testing.T) {
 	if !res.Patched || res.JobState != "RUNNING" || res.JobID != "job-dr" || res.Path != savepoint || !strings.HasPrefix(res.Snapshot, "drconsole-run-") {
 		t.Fatalf("result %+v", res)
 	}
-	r.checkRestored(t, res)
+	r.checkRestored(t, res, drArgs)
 }
 
 // A concurrent edit between the console's read and its patch: the API
@@ -324,7 +330,7 @@ func TestConcurrentEditIsReReadNotClobbered(t *testing.T) {
 		})
 		return kube.NewForConfig(rc, k.Namespace, k.Deployment)
 	}
-	id := approvedRestore(t, rb)
+	id := approvedRestore(t, rb, savepoint, drArgs)
 	err, res := execute(t, context.Background(), rb, id)
 	if err != nil {
 		t.Fatalf("restore: %v", err)
