@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -36,12 +37,14 @@ type APIServer struct {
 	// Config reaches it with the loopback credentials (system:masters).
 	Config *rest.Config
 	CRDs   clientset.Interface
+	// Served are the resources whose CRDs are installed.
+	Served []string
 }
 
 // Start starts etcd and the API server, installs CRDs (edit, when set,
-// changes each before it is created) and waits until discovery serves
-// them; both stop with the test.
-func Start(t testing.TB, edit func(*apiextensionsv1.CustomResourceDefinition)) *APIServer {
+// changes each before it is created, and leaves it out when it answers
+// false) and waits until discovery serves them; both stop with the test.
+func Start(t testing.TB, edit func(*apiextensionsv1.CustomResourceDefinition) bool) *APIServer {
 	t.Helper()
 	// The server's own log (klog) would bury the test's lines; what a
 	// test checks is in the API's answers.
@@ -65,9 +68,11 @@ func Start(t testing.TB, edit func(*apiextensionsv1.CustomResourceDefinition)) *
 	rc.QPS, rc.Burst = 1000, 1000 // tests poll every few milliseconds
 	a := &APIServer{Config: rc, CRDs: clientset.NewForConfigOrDie(rc)}
 	for _, f := range CRDs {
-		a.install(t, f, edit)
+		if r := a.install(t, f, edit); r != "" {
+			a.Served = append(a.Served, r)
+		}
 	}
-	a.waitServed(t)
+	a.waitServed(t, a.Served)
 	return a
 }
 
@@ -121,7 +126,9 @@ func testdata(name string) string {
 	return filepath.Join(filepath.Dir(file), "testdata", name)
 }
 
-func (a *APIServer) install(t testing.TB, file string, edit func(*apiextensionsv1.CustomResourceDefinition)) {
+// install installs the CRD of file and returns its resource ("" when
+// edit left it out).
+func (a *APIServer) install(t testing.TB, file string, edit func(*apiextensionsv1.CustomResourceDefinition) bool) string {
 	t.Helper()
 	b, err := os.ReadFile(testdata(file))
 	if err != nil {
@@ -131,8 +138,8 @@ func (a *APIServer) install(t testing.TB, file string, edit func(*apiextensionsv
 	if err := yaml.UnmarshalStrict(b, &crd); err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}
-	if edit != nil {
-		edit(&crd)
+	if edit != nil && !edit(&crd) {
+		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -142,7 +149,7 @@ func (a *APIServer) install(t testing.TB, file string, edit func(*apiextensionsv
 	for {
 		got, err := a.CRDs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
 		if err == nil && established(got) {
-			return
+			return crd.Spec.Names.Plural
 		}
 		if ctx.Err() != nil {
 			t.Fatalf("CRD %s not established: %v %+v", crd.Name, err, got.Status.Conditions)
@@ -160,9 +167,9 @@ func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	return false
 }
 
-// waitServed waits until discovery lists both resources: an established
+// waitServed waits until discovery lists the resources: an established
 // CRD is served a moment later.
-func (a *APIServer) waitServed(t testing.TB) {
+func (a *APIServer) waitServed(t testing.TB, resources []string) {
 	t.Helper()
 	disc := discovery.NewDiscoveryClientForConfigOrDie(a.Config)
 	deadline := time.Now().Add(time.Minute)
@@ -171,16 +178,16 @@ func (a *APIServer) waitServed(t testing.TB) {
 		n := 0
 		if err == nil {
 			for _, r := range list.APIResources {
-				if r.Name == kube.FlinkDeployments.Resource || r.Name == kube.FlinkStateSnapshots.Resource {
+				if slices.Contains(resources, r.Name) {
 					n++
 				}
 			}
 		}
-		if n == 2 {
+		if n == len(resources) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s/%s not served: %v", kube.Group, kube.Version, err)
+			t.Fatalf("%s/%s %v not served: %v", kube.Group, kube.Version, resources, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

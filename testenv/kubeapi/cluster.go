@@ -37,14 +37,15 @@ type Cluster struct {
 
 var _ kubetest.API = (*Cluster)(nil)
 
-// Watch starts the watch of namespace ns on a; it stops with the test.
+// Watch starts the watch of namespace ns's served resources on a; it
+// stops with the test.
 func (a *APIServer) Watch(t testing.TB, ns string) *Cluster {
 	t.Helper()
 	dyn := dynamic.NewForConfigOrDie(a.Config)
 	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, ns, nil)
 	c := &Cluster{Dyn: dyn, ns: ns, inf: map[string]cache.SharedIndexInformer{}}
-	for _, gvr := range []schema.GroupVersionResource{kube.FlinkDeployments, kube.FlinkStateSnapshots} {
-		c.inf[gvr.Resource] = f.ForResource(gvr).Informer()
+	for _, r := range a.Served {
+		c.inf[r] = f.ForResource(gvr(r)).Informer()
 	}
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop); f.Shutdown() })
@@ -98,8 +99,12 @@ func (c *Cluster) NewSnapshots(ns string) []string {
 	if ns != c.ns {
 		return nil
 	}
+	inf := c.inf[kube.FlinkStateSnapshots.Resource]
+	if inf == nil {
+		return nil // not served: an operator before 1.10
+	}
 	var names []string
-	for _, o := range c.inf[kube.FlinkStateSnapshots.Resource].GetStore().List() {
+	for _, o := range inf.GetStore().List() {
 		u := o.(*unstructured.Unstructured)
 		if _, ok := u.Object["status"]; !ok {
 			names = append(names, u.GetName())

@@ -54,7 +54,7 @@ type rig struct {
 	deployed []kube.JobSpec
 }
 
-func newRig(t *testing.T, edit func(*apiextensionsv1.CustomResourceDefinition)) *rig {
+func newRig(t *testing.T, edit func(*apiextensionsv1.CustomResourceDefinition) bool) *rig {
 	t.Helper()
 	t0 := time.Now()
 	r := &rig{api: Start(t, edit),
@@ -356,13 +356,14 @@ func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f
 // server's own message, and nothing is deployed.
 func TestSchemaRefusalFailsTheStep(t *testing.T) {
 	const msg = "DR restores only from s3:// savepoints"
-	r := newRig(t, func(crd *apiextensionsv1.CustomResourceDefinition) {
+	r := newRig(t, func(crd *apiextensionsv1.CustomResourceDefinition) bool {
 		if crd.Spec.Names.Kind != "FlinkDeployment" {
-			return
+			return true
 		}
 		job := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["job"]
 		job.XValidations = apiextensionsv1.ValidationRules{{Rule: "!has(self.initialSavepointPath) || self.initialSavepointPath.startsWith('s3://')", Message: msg}}
 		crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["job"] = job
+		return true
 	})
 	r.operator(t, false)
 	cfg := consoleConfig(t, r.kubeconfig, r.bootstrap)
@@ -429,3 +430,35 @@ func TestUndeclaredFieldIsPrunedUnlessStrict(t *testing.T) {
 type warn func(string)
 
 func (w warn) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, msg string) { w(msg) }
+
+// An operator before 1.10 (no FlinkStateSnapshot CRD): with
+// use_state_snapshot auto the console's discovery on the real server finds
+// none and the step patches initialSavepointPath alone; with true it
+// fails, saying so.
+func TestWithoutTheSnapshotCRD(t *testing.T) {
+	r := newRig(t, func(crd *apiextensionsv1.CustomResourceDefinition) bool {
+		return crd.Spec.Names.Kind != "FlinkStateSnapshot"
+	})
+	r.operator(t, false)
+	cfg := consoleConfig(t, r.kubeconfig, r.bootstrap)
+	cfg.FlinkTargets[0].Kubernetes.UseStateSnapshot = "true"
+	rb := console(t, cfg, filepath.Join(t.TempDir(), "db"))
+	err, _ := execute(t, context.Background(), rb, approvedRestore(t, rb, savepoint, drArgs))
+	if err == nil || !strings.Contains(err.Error(), "flinkstatesnapshots") {
+		t.Fatalf("use_state_snapshot true without the CRD: %v", err)
+	}
+	t.Logf("use_state_snapshot true without the CRD: %v", err)
+	if len(r.deploys()) != 0 {
+		t.Fatalf("deployed after the snapshot failed: %+v", r.deploys())
+	}
+
+	cfg.FlinkTargets[0].Kubernetes.UseStateSnapshot = "auto"
+	rb = console(t, cfg, filepath.Join(t.TempDir(), "db"))
+	err, res := execute(t, context.Background(), rb, approvedRestore(t, rb, savepoint, drArgs))
+	if err != nil || res.Snapshot != "" || !res.Patched || res.JobState != "RUNNING" {
+		t.Fatalf("auto without the CRD: %v %+v", err, res)
+	}
+	if ds := r.deploys(); len(ds) != 1 || ds[0].InitialSavepointPath != savepoint {
+		t.Fatalf("the operator deployed %+v", ds)
+	}
+}
