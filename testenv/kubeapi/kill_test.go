@@ -16,13 +16,13 @@ import (
 	"github.com/drconsole/drconsole/kube"
 )
 
-// A console killed between the snapshot and the patch: the step runs in a
-// child process (this test binary, TestKilledConsoleChild) on the same
-// database, as a console started on it would, and is killed with SIGKILL
-// once its FlinkStateSnapshot exists, while it waits for the operator to
-// complete it. The console started again resumes the step: the same
-// snapshot (no second create), one patch with the run's one nonce, one
-// redeploy.
+// A console killed mid-restore: the step runs in a child process (this
+// test binary, TestKilledConsoleChild) on the same database, as a console
+// started on it would, and is killed with SIGKILL at a point seen on the
+// real API server: once its FlinkStateSnapshot exists (while it waits for
+// the operator to complete it), or once its patch is in. The console
+// started again resumes the step: the same snapshot (no second create),
+// one patch with the run's one nonce, one redeploy.
 
 const childEnv = "DRCONSOLE_KUBEAPI_KILL_CHILD" // JSON killedConsole
 
