@@ -74,9 +74,12 @@ check-generated:
 	@git diff --exit-code -- '*_templ.go' || { echo "generated templ files were stale: run 'make generate' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- '*_templ.go')" || { echo "uncommitted generated templ files"; exit 1; }
 
-## e2e: end-to-end tests against real Apache Kafka, MirrorMaker 2 and Flink (needs JDK 17 + Maven)
+## e2e: end-to-end tests against real Apache Kafka, MirrorMaker 2 and Flink (needs JDK 17 + Maven),
+## then the Kubernetes restore against the real API machinery (testenv/kubeapi: a module of its own,
+## so k8s.io/apiserver and etcd stay out of go.mod)
 e2e:
 	$(GO) test -tags e2e -count=1 -timeout 45m -v ./testenv/...
+	cd testenv/kubeapi && $(GO) vet -tags e2e ./... && $(GO) test -tags e2e -count=1 -timeout 15m -v ./...
 
 ## bench: benchmarks (6 runs each), summarised with benchstat
 bench:

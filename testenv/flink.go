@@ -764,3 +764,16 @@ func (f *Flink) JobJarID(t testing.TB) string {
 	t.Helper()
 	return f.jobJarID(t)
 }
+
+// RunJobFrom runs testenv's job (jar jarID, from JobJarID) with args from savepoint, claim mode
+// NO_CLAIM, as the Flink Kubernetes Operator deploys a FlinkDeployment's job from
+// initialSavepointPath, and returns the job id.
+func (f *Flink) RunJobFrom(ctx context.Context, jarID string, args []string, parallelism int, savepoint string, allowNonRestoredState bool) (string, error) {
+	var res struct {
+		JobID string `json:"jobid"`
+	}
+	err := f.Do(ctx, http.MethodPost, "/jars/"+jarID+"/run", map[string]any{"entryClass": FlinkJobEntryClass,
+		"programArgsList": args, "parallelism": parallelism, "savepointPath": savepoint,
+		"allowNonRestoredState": allowNonRestoredState, "claimMode": "NO_CLAIM"}, &res)
+	return res.JobID, err
+}

@@ -17,7 +17,7 @@ import (
 // FAILED with status.error. FlinkStateSnapshots with alreadyExists it marks
 // COMPLETED with their path, as the operator does on first reconciliation.
 type Operator struct {
-	S               *Server
+	S               API
 	Namespace, Name string
 	// Deploy starts the job of spec (in the e2e: a real jar run from
 	// InitialSavepointPath) and returns its job id.
@@ -29,6 +29,17 @@ type Operator struct {
 	IgnoreSnapshots bool
 	// Poll is the loop's interval (default 20ms).
 	Poll time.Duration
+}
+
+// API is where the operator loop reads and writes: the stand-in Server,
+// or a client of a real API server (testenv/kubeapi).
+type API interface {
+	// Get returns a copy of an object, nil when absent.
+	Get(resource, ns, name string) map[string]any
+	// SetStatus merges status into an object's status.
+	SetStatus(resource, ns, name string, status map[string]any)
+	// NewSnapshots names namespace ns's FlinkStateSnapshots without a status.
+	NewSnapshots(ns string) []string
 }
 
 // Run loops until ctx is done.
@@ -54,11 +65,8 @@ func (o *Operator) Run(ctx context.Context) {
 			continue
 		}
 		if n := d.Job.Nonce; n != nil && (seen == nil || *n != *seen) {
-			seen, job = n, ""
-			o.redeploy(ctx, d)
-			if st := o.read(); st != nil && st.Status.JobState != kube.JobFailed {
-				job = st.Status.JobID
-			}
+			seen = n
+			job = o.redeploy(ctx, d)
 			continue
 		}
 		if job != "" {
@@ -88,7 +96,8 @@ func (o *Operator) read() *kube.Deployment {
 	return d
 }
 
-func (o *Operator) redeploy(ctx context.Context, d *kube.Deployment) {
+// redeploy deploys d's job and returns its id ("" when it failed).
+func (o *Operator) redeploy(ctx context.Context, d *kube.Deployment) string {
 	obj := o.S.Get(kube.FlinkDeployments.Resource, o.Namespace, o.Name)
 	spec, _ := json.Marshal(map[string]any{"spec": obj["spec"], "resource_metadata": map[string]any{"apiVersion": kube.Group + "/" + kube.Version}})
 	o.S.SetStatus(kube.FlinkDeployments.Resource, o.Namespace, o.Name, map[string]any{
@@ -100,34 +109,25 @@ func (o *Operator) redeploy(ctx context.Context, d *kube.Deployment) {
 		e, _ := json.Marshal(map[string]any{"type": "org.apache.flink.kubernetes.operator.exception.DeploymentFailedException", "message": err.Error()})
 		o.S.SetStatus(kube.FlinkDeployments.Resource, o.Namespace, o.Name, map[string]any{"lifecycleState": "FAILED", "error": string(e),
 			"jobStatus": map[string]any{"state": "FAILED"}, "reconciliationStatus": map[string]any{"state": "DEPLOYED"}})
-		return
+		return ""
 	}
 	o.S.SetStatus(kube.FlinkDeployments.Resource, o.Namespace, o.Name, map[string]any{"lifecycleState": "DEPLOYED",
 		"jobStatus": map[string]any{"state": "RECONCILING", "jobId": id}, "reconciliationStatus": map[string]any{"state": "DEPLOYED"}})
+	return id
 }
 
 func (o *Operator) snapshots() {
 	if o.IgnoreSnapshots {
 		return
 	}
-	o.S.mu.Lock()
-	var todo []string
-	for k, obj := range o.S.objs {
-		if obj["kind"] == "FlinkStateSnapshot" && obj["status"] == nil {
-			todo = append(todo, k)
-		}
-	}
-	o.S.mu.Unlock()
-	for _, k := range todo {
-		o.S.mu.Lock()
-		obj := o.S.objs[k]
-		sp, _ := obj["spec"].(map[string]any)["savepoint"].(map[string]any)
+	for _, name := range o.S.NewSnapshots(o.Namespace) {
+		obj := o.S.Get(kube.FlinkStateSnapshots.Resource, o.Namespace, name)
+		spec, _ := obj["spec"].(map[string]any)
+		sp, _ := spec["savepoint"].(map[string]any)
 		st := map[string]any{"state": "FAILED", "error": "the stand-in operator only registers existing savepoints", "failures": 1}
 		if exists, _ := sp["alreadyExists"].(bool); exists {
 			st = map[string]any{"state": "COMPLETED", "path": sp["path"], "resultTimestamp": time.Now().UTC().Format(time.RFC3339)}
 		}
-		obj["status"] = st
-		o.S.bump(obj)
-		o.S.mu.Unlock()
+		o.S.SetStatus(kube.FlinkStateSnapshots.Resource, o.Namespace, name, st)
 	}
 }

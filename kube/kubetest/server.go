@@ -136,6 +136,20 @@ func (s *Server) SetStatus(resource, ns, name string, status map[string]any) {
 	}
 }
 
+// NewSnapshots names namespace ns's FlinkStateSnapshots without a status
+// (not reconciled by the operator yet).
+func (s *Server) NewSnapshots(ns string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var names []string
+	for k, o := range s.objs {
+		if strings.HasPrefix(k, kube.FlinkStateSnapshots.Resource+"/"+ns+"/") && o["status"] == nil {
+			names = append(names, strings.TrimPrefix(k, kube.FlinkStateSnapshots.Resource+"/"+ns+"/"))
+		}
+	}
+	return names
+}
+
 func (s *Server) bump(o map[string]any) {
 	s.rv++
 	md, _ := o["metadata"].(map[string]any)
