@@ -116,12 +116,16 @@ var (
 	vera  = Actor{Name: "vera", Role: "viewer"}
 )
 
+// sandboxCheckpoints is the test sandboxes' checkpoint interval: short, so
+// set-up does not wait two seconds for the first checkpoints.
+const sandboxCheckpoints = 200 * time.Millisecond
+
 func newEnv(t testing.TB, approvals int) *env {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 3})
+	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 3, CheckpointInterval: sandboxCheckpoints})
 	if err != nil {
 		t.Fatal(err)
 	}

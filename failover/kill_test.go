@@ -155,7 +155,7 @@ func newKillRig(t *testing.T) *killRig {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 5})
+	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 5, CheckpointInterval: sandboxCheckpoints})
 	if err != nil {
 		t.Fatal(err)
 	}
