@@ -98,6 +98,11 @@ func TestRestoreFlinkThroughKubernetes(t *testing.T) {
 	if job["initialSavepointPath"] != "s3://dr/sp-1" || job["savepointRedeployNonce"] == nil {
 		t.Fatalf("spec.job %v", job)
 	}
+	// The step's record is written before its goroutine ends: wait for
+	// the worker to let go of it.
+	for deadline := time.Now().Add(10 * time.Second); len(w.Executing(id, 1)) != 0 && time.Now().Before(deadline); {
+		time.Sleep(2 * time.Millisecond)
+	}
 	if len(w.Progress(id, 1)) != 0 {
 		t.Error("progress kept after the step ended")
 	}
