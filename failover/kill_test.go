@@ -265,6 +265,7 @@ func (k *killRig) child(t *testing.T, db, crashAt string) (killed bool) {
 }
 
 func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
+	t.Parallel()
 	k := newKillRig(t)
 	ctx, rb, store, id, plan, fl, rewrite := k.ctx, k.rb, k.store, k.id, k.plan, k.fl, k.rewrite
 	flinkBefore := len(fl.Jobs())

@@ -18,6 +18,7 @@ import (
 // run page while it follows the redeploy, and records the result. The plan
 // is checked for what a FlinkDeployment decides itself.
 func TestRestoreFlinkThroughKubernetes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	catalogued(t, e, "s3://dr/sp-1")
 	ctx := context.Background()
