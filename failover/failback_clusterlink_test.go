@@ -81,9 +81,13 @@ func realActions(link *demo.ClusterLinkStandIn) []string {
 // reverse-and-start DR's topics are mirrors again and the primary is the
 // active side. A console crashed at every step boundary sends each action
 // once.
+// Serial against the other tests (it calls newRunner), but its two runs
+// may share the process: each crash is followed by a fresh identity, which
+// never matches a step either run left running.
 func TestLinkFailbackRun(t *testing.T) {
 	for _, unlist := range []bool{false, true} {
 		t.Run(map[bool]string{false: "stopped mirror stays listed", true: "stopped mirror unlisted once restored from"}[unlist], func(t *testing.T) {
+			t.Parallel()
 			linkFailbackRun(t, unlist)
 		})
 	}
