@@ -14,8 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// checkpointInterval is emit.checkpoints.interval.seconds for the demo.
-const checkpointInterval = 2 * time.Second
+// checkpointRoundTimeout bounds one checkpoint round, so a down primary
+// only costs one missed round whatever Options.CheckpointInterval is.
+const checkpointRoundTimeout = 2 * time.Second
 
 type checkpointKey struct {
 	group string
@@ -33,12 +34,11 @@ type mirrorCheckpoints struct {
 }
 
 func (c *mirrorCheckpoints) run(ctx context.Context) {
-	every(ctx, checkpointInterval, func() {
+	every(ctx, c.m.s.opts.CheckpointInterval, func() {
 		if _, running := c.m.s.ctl.mirror(); !running {
 			return
 		}
-		// Bounded, so a down primary only costs one missed round.
-		rctx, cancel := context.WithTimeout(ctx, checkpointInterval)
+		rctx, cancel := context.WithTimeout(ctx, checkpointRoundTimeout)
 		err := c.once(rctx)
 		cancel()
 		if err != nil && ctx.Err() == nil {

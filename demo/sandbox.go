@@ -40,6 +40,10 @@ type Options struct {
 	Retention       time.Duration
 	RetentionBytes  int64
 	CleanerInterval time.Duration
+	// CheckpointInterval is how often the mirror writes checkpoints
+	// (emit.checkpoints.interval.seconds), default 2 s; tests shorten it so
+	// the first checkpoints are there without a two-second wait.
+	CheckpointInterval time.Duration
 
 	// trace, when set (tests), is told of every record the mirror copies.
 	trace func(topic string, partition int32, upstream, downstream int64)
@@ -51,6 +55,9 @@ const (
 	DefaultRetentionBytes  = 2 << 20
 	DefaultCleanerInterval = 5 * time.Second
 )
+
+// DefaultCheckpointInterval is Options.CheckpointInterval's default.
+const DefaultCheckpointInterval = 2 * time.Second
 
 // State is a snapshot of the sandbox controls and counters.
 type State struct {
@@ -105,6 +112,9 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 	}
 	if opts.CleanerInterval <= 0 {
 		opts.CleanerInterval = DefaultCleanerInterval
+	}
+	if opts.CheckpointInterval <= 0 {
+		opts.CheckpointInterval = DefaultCheckpointInterval
 	}
 	s := &Sandbox{log: opts.Logger, opts: opts, since: time.Now()}
 	if err := s.startClusters(); err != nil {

@@ -15,6 +15,7 @@ import (
 // The figures of a read made before the primary went away are lower
 // bounds, said with "≥" and the age of that read.
 func TestAtRiskOfAStaleReadIsALowerBoundWithItsAge(t *testing.T) {
+	t.Parallel()
 	read := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 	now := read.Add(21 * time.Second)
 	rpo, offs := int64(53_600), int64(11_829)
@@ -43,6 +44,7 @@ func TestAtRiskOfAStaleReadIsALowerBoundWithItsAge(t *testing.T) {
 // run's summary ("lost at the cut"), as a lower bound while the primary
 // is down.
 func TestDataAtRiskStatedWhereTheFailoverIsDecided(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	e.sb.SetMirrorRate(5) // let lag build up
@@ -140,6 +142,7 @@ func TestDataAtRiskStatedWhereTheFailoverIsDecided(t *testing.T) {
 // nothing ("the age of 0 partition(s)"), and a lower-bound RPO stays a
 // lower bound whatever its reason.
 func TestAtRiskNamesTheMonitorsBound(t *testing.T) {
+	t.Parallel()
 	rpo, offs := int64(2_300), int64(801)
 	bound := &monitor.FlowSnapshot{RPOMs: &rpo, TotalLagMessages: &offs, RPOAtLeast: true, Bound: "source cluster unreachable"}
 	a := AtRiskOf(bound)

@@ -14,6 +14,7 @@ import (
 // With the audit log unwritable, cancelling, break-glass and a plan change
 // change nothing (approve and reject: TestNoRunbookEffectWithoutAuditRecord).
 func TestRunChangesNeedTheirAuditRecord(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	e.cfg.Failover.BreakGlass = true
 	ctx := context.Background()
@@ -46,6 +47,7 @@ func TestRunChangesNeedTheirAuditRecord(t *testing.T) {
 // A change its condition refuses (the run is no longer in a state that
 // allows it) leaves no record claiming it happened, nor any part of it.
 func TestRefusedRunChangeLeavesNoRecord(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	e.cfg.Failover.BreakGlass = true
 	ctx := context.Background()

@@ -51,6 +51,7 @@ func values(t *testing.T, seeds []string, topics []string) map[model.TP]map[stri
 // both clusters' contents by payload, are never undercounted, and all are
 // in the export.
 func TestFailoverRecordsTheCutAndNeverUndercountsTheLost(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	e.onConnect(t)

@@ -136,6 +136,7 @@ func (e *drillEnv) productionUntouched(t *testing.T) {
 // the job is cancelled and the group deleted; production is untouched and
 // everything is on record.
 func TestDrillMeasuresAndCleansUp(t *testing.T) {
+	t.Parallel()
 	e := newDrillEnv(t)
 	ctx := context.Background()
 	id := approvedRun(t, e.env, drillPlan())
@@ -210,6 +211,7 @@ func TestDrillMeasuresAndCleansUp(t *testing.T) {
 // DR are asked nothing. And a plan that would touch production is not a
 // drill at all.
 func TestDrillRefused(t *testing.T) {
+	t.Parallel()
 	e := newDrillEnv(t)
 	ctx := context.Background()
 	id, err := e.rb.Create(ctx, alice, drillPlan(), "quarterly drill")
@@ -268,6 +270,7 @@ func TestDrillRefused(t *testing.T) {
 // A temporary group that exists before the drill is not the drill's: the
 // translate step is refused, and the cleanup leaves that group alone.
 func TestDrillRefusesAnExistingTemporaryGroup(t *testing.T) {
+	t.Parallel()
 	e := newDrillEnv(t)
 	ctx := context.Background()
 	id := approvedRun(t, e.env, drillPlan())
@@ -296,6 +299,7 @@ func TestDrillRefusesAnExistingTemporaryGroup(t *testing.T) {
 // failed with its error, the drill is not a success, and the worker tries
 // again at the retry time and finishes it.
 func TestDrillCleanupRetried(t *testing.T) {
+	t.Parallel()
 	e := newDrillEnv(t)
 	ctx := context.Background()
 	id := approvedRun(t, e.env, drillPlan())

@@ -12,6 +12,7 @@ import (
 // steps fails, and Connect, Kafka and Flink are asked nothing. The same
 // steps then run once the chain takes records again.
 func TestNoEffectWithoutAuditRecord(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	catalogued(t, e, "file:/sp/1")
 	ctx := context.Background()

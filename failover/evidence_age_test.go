@@ -10,6 +10,7 @@ import (
 // outage, and says they are lower bounds: not by the last refresh that
 // failed to read.
 func TestEvidenceDatesFiguresByTheirRead(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	e.sb.SetPrimaryDown(true)
 	down := time.Now()

@@ -81,9 +81,13 @@ func realActions(link *demo.ClusterLinkStandIn) []string {
 // reverse-and-start DR's topics are mirrors again and the primary is the
 // active side. A console crashed at every step boundary sends each action
 // once.
+// Serial against the other tests (it calls newRunner), but its two runs
+// may share the process: each crash is followed by a fresh identity, which
+// never matches a step either run left running.
 func TestLinkFailbackRun(t *testing.T) {
 	for _, unlist := range []bool{false, true} {
 		t.Run(map[bool]string{false: "stopped mirror stays listed", true: "stopped mirror unlisted once restored from"}[unlist], func(t *testing.T) {
+			t.Parallel()
 			linkFailbackRun(t, unlist)
 		})
 	}
@@ -221,6 +225,7 @@ func linkFailbackRun(t *testing.T, unlist bool) {
 // The console does not delete what it cannot count: an answer without a
 // count, or a count without the partitions, is unknown.
 func TestTruncationOfFailsClosed(t *testing.T) {
+	t.Parallel()
 	n := func(v int64) *int64 { return &v }
 	parts := []clusterlink.PartitionTruncation{{PartitionID: 1, OffsetTruncatedTo: 40, MessagesTruncated: 2}}
 	total, lines, err := truncationOf([]clusterlink.MirrorActionResult{{MirrorTopicName: "a", MessagesTruncated: n(2), PartitionLevelTruncationData: parts},
@@ -247,6 +252,7 @@ func TestTruncationOfFailsClosed(t *testing.T) {
 // Before the failover nothing may be restored: DR's mirrors still run, so
 // the restore rule and the stand-in both refuse.
 func TestLinkRestoreRefusedWhileDRMirrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	link, err := demo.StartClusterLinkStandIn("dr-cluster", "dr-link", map[string]int{"payments": 1})
 	if err != nil {
@@ -279,6 +285,7 @@ func TestLinkRestoreRefusedWhileDRMirrors(t *testing.T) {
 // earlier attempt got through part of its topics with is sent only to the
 // rest.
 func TestLinkFailbackSendsOnlyWhatIsOnRecordAndPending(t *testing.T) {
+	t.Parallel()
 	e, link := linkFailedOver(t)
 	ctx := context.Background()
 	e.rb.ReverseCatchUp, e.rb.SettleWait = 10*time.Second, 100*time.Millisecond

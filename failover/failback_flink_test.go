@@ -76,6 +76,7 @@ func drSavepointAt(t *testing.T, dest string, at map[model.TP]int64) {
 // log is refused naming it, and the job starts on the primary's Flink from
 // the copy with allowNonRestoredState off.
 func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
+	t.Parallel()
 	e, fc, fo := failedOver(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -225,6 +226,7 @@ func toStrings(ks []StepKind) []string {
 }
 
 func TestFailbackFlinkPlanRefusals(t *testing.T) {
+	t.Parallel()
 	cfg := &config.Config{
 		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: []string{"p:9092"}}, "dr": {Bootstrap: []string{"d:9092"}}},
 		Flows:    []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", ConnectURL: "http://connect:8083"}},

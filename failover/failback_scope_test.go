@@ -28,6 +28,7 @@ import (
 // What the reverse flow copies and where DR's partitions' records lie on
 // the primary, under each policy.
 func TestReverseScope(t *testing.T) {
+	t.Parallel()
 	tp := func(topic string, p int32) model.TP { return model.TP{Topic: topic, Partition: p} }
 	identity := reverseScope{policy: mm2.ReplicationPolicy{Identity: true}, primaryAlias: "primary", drAlias: "dr",
 		cut: map[model.TP]int64{tp("events", 0): 100, tp("events", 1): 0}, cutTopics: map[string]bool{"events": true}}
@@ -80,6 +81,7 @@ func TestReverseScope(t *testing.T) {
 // A retry finds it stopped and resets it again, or running with this
 // config and is done; running with another config is refused.
 func TestSetUpReverseFromEarliest(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fc, url := newConnectREST(t, nil)
 	api := connect.New(url)
@@ -151,6 +153,7 @@ func TestSetUpReverseFromEarliest(t *testing.T) {
 // naming the partition; DR's own topics written since are what the
 // reverse flow waits for.
 func TestDefaultPolicyFailbackRefusesWritesIntoForwardCopies(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	primary, _ := kafkatest.NewCluster(t, "primary", "events")
 	dr, dcl := kafkatest.NewCluster(t, "dr", "primary.events", "events")

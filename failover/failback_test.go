@@ -247,6 +247,7 @@ func failedOver(t *testing.T) (e *env, fc *connectREST, fo int64) {
 }
 
 func TestFailbackRun(t *testing.T) {
+	t.Parallel()
 	e, fc, fo := failedOver(t)
 	ctx := context.Background()
 	flow := e.cfg.Flow("primary->dr")
@@ -703,6 +704,7 @@ func mustWritten(t *testing.T, e *env) audit.Written {
 }
 
 func TestFailbackPlanRefusals(t *testing.T) {
+	t.Parallel()
 	base := func(mut func(*config.Config)) *config.Config {
 		cfg := &config.Config{
 			Clusters: map[string]*config.Cluster{"primary": {Bootstrap: []string{"p:9092"}}, "dr": {Bootstrap: []string{"d:9092"}}},
@@ -811,6 +813,7 @@ func TestFailbackResumesAfterCrashAtEveryBoundary(t *testing.T) {
 // connector writes to the primary, producer.override.*), config-provider
 // references passed on unresolved, and none of it in the audit log.
 func TestFailbackReverseRepeatsWorkerClientSettings(t *testing.T) {
+	t.Parallel()
 	e, fc, _ := failedOver(t)
 	ctx := context.Background()
 	e.cfg.Clusters["primary"].SASL = &config.SASL{Mechanism: "PLAIN", Username: "u", Password: "p"}

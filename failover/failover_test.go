@@ -116,12 +116,19 @@ var (
 	vera  = Actor{Name: "vera", Role: "viewer"}
 )
 
+// sandboxCheckpoints is the test sandboxes' checkpoint interval: short, so
+// set-up does not wait two seconds for the first checkpoints.
+const sandboxCheckpoints = 200 * time.Millisecond
+
+// newEnv's tests run in parallel, each on its own sandbox, store and
+// clock, except those that call newRunner (one identity per process), use
+// s3test (t.Setenv) or time a replica's lag (standby_test.go).
 func newEnv(t testing.TB, approvals int) *env {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 3})
+	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 3, CheckpointInterval: sandboxCheckpoints})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,6 +187,7 @@ func fullPlan() Plan {
 }
 
 func TestApprovalGate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 2)
 	ctx := context.Background()
 	if _, err := e.rb.Create(ctx, vera, fullPlan(), "drill"); !errors.Is(err, ErrRole) {
@@ -368,6 +376,7 @@ func TestRunResumesAfterCrashAtEveryBoundary(t *testing.T) {
 }
 
 func TestSafetyRulesNeedOverride(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	id, _ := e.rb.Create(ctx, alice, Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindStopMirror}}}, "drill")
@@ -474,6 +483,7 @@ func (e *env) onConnect(t testing.TB) *fakeConnect {
 }
 
 func TestStopMirrorThroughConnectAndPreview(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	fc := e.onConnect(t)
@@ -596,6 +606,7 @@ func TestCrashResumeKeepsAuditChain(t *testing.T) {
 }
 
 func TestClusterLinkPromoteAndFailover(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	link, err := demo.StartClusterLinkStandIn("dr-cluster", "dr-link", map[string]int{"payments": 2, "refunds": 1})
@@ -649,6 +660,7 @@ func TestClusterLinkPromoteAndFailover(t *testing.T) {
 // A link that renames topics (a prefix) must not be told its savepoint
 // restores unchanged: KafkaSource state is keyed by topic name.
 func TestRestoreNoteNamesRenamedTopics(t *testing.T) {
+	t.Parallel()
 	same := []clusterlink.MirrorTopic{{MirrorTopicName: "orders", SourceTopicName: "orders"}}
 	if n := restoreNote(same); !strings.Contains(n, "restores unchanged") {
 		t.Fatalf("same names: %q", n)
@@ -662,6 +674,7 @@ func TestRestoreNoteNamesRenamedTopics(t *testing.T) {
 // translate-group from a savepoint: the savepoint's offsets (from the
 // catalog) are translated and committed, not the group's own.
 func TestTranslateGroupFromSavepoint(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	tr := e.rb.Monitor.Translator("primary->dr")
@@ -729,6 +742,7 @@ func TestTranslateGroupFromSavepoint(t *testing.T) {
 // refusal is on record. The DR group is committed once, one outcome is
 // recorded, and the next step cannot start while this one runs.
 func TestStepStartsExactlyOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	plan := Plan{Flow: "primary->dr", Steps: []Step{
@@ -806,6 +820,7 @@ func TestStepStartsExactlyOnce(t *testing.T) {
 // audit log works again executing it resumes and finishes the change its
 // first attempt made (committed once).
 func TestNoRunbookEffectWithoutAuditRecord(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	plan := Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindTranslateGroup, Group: "billing", AllowPartial: true}}}
@@ -878,6 +893,7 @@ func TestNoRunbookEffectWithoutAuditRecord(t *testing.T) {
 // the run was requested, does not count, and the run says why. An account
 // created by someone else before the request counts.
 func TestSockPuppetApprovalsDoNotCount(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	requested := time.Now()
@@ -932,6 +948,7 @@ func TestSockPuppetApprovalsDoNotCount(t *testing.T) {
 // raised or re-enabled after the request. A password the owner set again
 // afterwards, or a change by someone else, leaves the approval counting.
 func TestApprovalsFromAccountsTheRequesterTookOverDoNotCount(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	requested := time.Now()
@@ -994,6 +1011,7 @@ func TestApprovalsFromAccountsTheRequesterTookOverDoNotCount(t *testing.T) {
 // demoted to viewer after approving (a compromised approver is handled by
 // disabling them, which must also void what they approved).
 func TestApprovalFromDisabledOrDemotedAccountDoesNotCount(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	for _, name := range []string{"dora", "vic"} {

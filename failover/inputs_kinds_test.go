@@ -19,6 +19,7 @@ import (
 // approval fails at that step, saying so; no temporary group is written
 // and no job copy is started.
 func TestDrillStepStartRefusesSavepointPositionsDRDeleted(t *testing.T) {
+	t.Parallel()
 	e := newDrillEnv(t)
 	ctx := context.Background()
 	const path = "file:/savepoints/savepoint-drill-1"
@@ -57,6 +58,7 @@ func TestDrillStepStartRefusesSavepointPositionsDRDeleted(t *testing.T) {
 // DR does not. Its rewrite-savepoint-back with no savepoint to read is
 // unknown, and unknown fails.
 func TestFailbackStepInputsCheckedOnThePrimary(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	e.rb.Catalog = &catalog.Catalog{Store: e.store, Config: e.cfg, Monitor: e.rb.Monitor}

@@ -20,6 +20,7 @@ import (
 // what changed since the approval; the requester cannot override that,
 // the second operator can, typed and on record.
 func TestStepStartRefusesSavepointPositionsDRDeletedSinceApproval(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	e.rb.Catalog = &catalog.Catalog{Store: e.store, Config: e.cfg, Monitor: e.rb.Monitor}
@@ -89,6 +90,7 @@ func TestStepStartRefusesSavepointPositionsDRDeletedSinceApproval(t *testing.T) 
 // A savepoint whose verdict cannot be established (not in the catalog,
 // or no catalog) refuses its restore: unknown is not usable.
 func TestStepStartRefusesSavepointOfUnknownVerdict(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	e.rb.Catalog = &catalog.Catalog{Store: e.store, Config: e.cfg, Monitor: e.rb.Monitor}

@@ -155,7 +155,7 @@ func newKillRig(t *testing.T) *killRig {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 5})
+	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 5, CheckpointInterval: sandboxCheckpoints})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,6 +265,7 @@ func (k *killRig) child(t *testing.T, db, crashAt string) (killed bool) {
 }
 
 func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
+	t.Parallel()
 	k := newKillRig(t)
 	ctx, rb, store, id, plan, fl, rewrite := k.ctx, k.rb, k.store, k.id, k.plan, k.fl, k.rewrite
 	flinkBefore := len(fl.Jobs())

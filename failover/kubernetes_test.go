@@ -18,6 +18,7 @@ import (
 // run page while it follows the redeploy, and records the result. The plan
 // is checked for what a FlinkDeployment decides itself.
 func TestRestoreFlinkThroughKubernetes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	catalogued(t, e, "s3://dr/sp-1")
 	ctx := context.Background()
@@ -98,9 +99,10 @@ func TestRestoreFlinkThroughKubernetes(t *testing.T) {
 	if job["initialSavepointPath"] != "s3://dr/sp-1" || job["savepointRedeployNonce"] == nil {
 		t.Fatalf("spec.job %v", job)
 	}
-	// The outcome is recorded before the worker lets go of the step.
-	for end := time.Now().Add(5 * time.Second); w.Executing(id, 1)[0] && time.Now().Before(end); {
-		time.Sleep(time.Millisecond)
+	// The step's record is written before its goroutine ends: wait for
+	// the worker to let go of it.
+	for deadline := time.Now().Add(10 * time.Second); len(w.Executing(id, 1)) != 0 && time.Now().Before(deadline); {
+		time.Sleep(2 * time.Millisecond)
 	}
 	if len(w.Progress(id, 1)) != 0 {
 		t.Error("progress kept after the step ended")

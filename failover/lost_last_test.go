@@ -12,6 +12,7 @@ import (
 // primary is down shows the figures last read, with their read time and
 // age, not "0, and N partition(s) unknown".
 func TestLostToDRLastKnownBoundsSurviveARestart(t *testing.T) {
+	t.Parallel()
 	e := newLostEnv(t)
 	ctx := context.Background()
 	first, err := e.rb.LostToDR(ctx, "primary->dr")

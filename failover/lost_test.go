@@ -160,6 +160,7 @@ func (e *lostEnv) partition(t *testing.T, l *LostToDR, tp model.TP) LostPartitio
 }
 
 func TestLostToDRCountsWhatNeverReachedDR(t *testing.T) {
+	t.Parallel()
 	e := newLostEnv(t)
 	l, err := e.rb.LostToDR(context.Background(), "primary->dr")
 	if err != nil {
@@ -237,6 +238,7 @@ func (e *lostEnv) export(t *testing.T, only *model.TP, w io.Writer) (records []L
 }
 
 func TestLostExportHoldsExactlyTheRecordsAfterTheCut(t *testing.T) {
+	t.Parallel()
 	e := newLostEnv(t)
 	tp := model.TP{Topic: "events", Partition: 0}
 	records, end, err := e.export(t, &tp, nil)
@@ -268,6 +270,7 @@ func TestLostExportHoldsExactlyTheRecordsAfterTheCut(t *testing.T) {
 }
 
 func TestLostExportOfEveryPartitionSaysWhatIsUnknown(t *testing.T) {
+	t.Parallel()
 	e := newLostEnv(t)
 	records, end, err := e.export(t, nil, nil)
 	if err != nil {
@@ -287,6 +290,7 @@ func TestLostExportOfEveryPartitionSaysWhatIsUnknown(t *testing.T) {
 }
 
 func TestLostExportStopsAtItsCap(t *testing.T) {
+	t.Parallel()
 	e := newLostEnv(t)
 	e.rb.LostLimits.ExportRecords = 3
 	tp := model.TP{Topic: "events", Partition: 0}
@@ -315,6 +319,7 @@ func (w *closeOnFirstWrite) Write(b []byte) (int, error) {
 }
 
 func TestLostExportEndsWithAnErrorWhenThePrimaryGoesAway(t *testing.T) {
+	t.Parallel()
 	e := newLostEnv(t)
 	tp := model.TP{Topic: "events", Partition: 0}
 	// Far more than one fetch holds (random: compression must not shrink
@@ -334,6 +339,7 @@ func TestLostExportEndsWithAnErrorWhenThePrimaryGoesAway(t *testing.T) {
 }
 
 func TestActiveSideFollowsTheLastCompletedFailoverNotDrills(t *testing.T) {
+	t.Parallel()
 	e := newLostEnv(t)
 	ctx := context.Background()
 	store := e.rb.Store
@@ -364,6 +370,7 @@ func TestActiveSideFollowsTheLastCompletedFailoverNotDrills(t *testing.T) {
 }
 
 func TestLostToDROfARunThatRecordedNoCutIsUnknown(t *testing.T) {
+	t.Parallel()
 	e := newLostEnv(t)
 	run := completeRun(t, e.rb.Store, Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindPreflight}}}, time.Now().UnixMilli())
 	l, err := e.rb.LostToDR(context.Background(), "primary->dr")
@@ -401,6 +408,7 @@ func (w *lineWriter) Write(b []byte) (int, error) {
 // delayed syncs as it stops) sharpen the figure, if they name a record
 // that was in DR at the cut; later ones say nothing about it.
 func TestLostToDRUsesSyncsIngestedAfterTheCut(t *testing.T) {
+	t.Parallel()
 	e := newLostEnv(t)
 	ctx := context.Background()
 	if err := e.rb.Store.Apply(ctx, storage.Batch{Flow: "primary->dr", Topic: "mm2-offset-syncs.dr.internal", NextOffset: 2, Syncs: []model.OffsetSync{
@@ -430,6 +438,7 @@ func TestLostToDRUsesSyncsIngestedAfterTheCut(t *testing.T) {
 // The page's count stops at its cap: a partition it did not finish shows
 // its offset span as an upper bound, never the part it counted.
 func TestLostToDRCountCapShowsAnUpperBound(t *testing.T) {
+	t.Parallel()
 	e := newLostEnv(t)
 	e.rb.LostLimits.CountRecords = 1
 	l, err := e.rb.LostToDR(context.Background(), "primary->dr")
@@ -457,6 +466,7 @@ func TestLostToDRCountCapShowsAnUpperBound(t *testing.T) {
 // offsets retention deleted on the primary before the mirror copied them
 // included (they are lost to DR too).
 func TestLostToDRTotalCountsRetentionDeletions(t *testing.T) {
+	t.Parallel()
 	e := newLostEnv(t)
 	ctx := context.Background()
 	del := kadm.Offsets{}
@@ -489,6 +499,7 @@ func TestLostToDRTotalCountsRetentionDeletions(t *testing.T) {
 // Issue 28: while the old primary cannot be read, the page shows the last
 // known bounds with their age, not "0, and N partition(s) unknown".
 func TestLostToDRKeepsLastKnownBoundsWhileThePrimaryIsDown(t *testing.T) {
+	t.Parallel()
 	e := newLostEnv(t)
 	ctx := context.Background()
 	first, err := e.rb.LostToDR(ctx, "primary->dr")

@@ -57,6 +57,7 @@ func (r *notifyReceiver) events() []notify.Event {
 // rejected; one cancelled, in that order. While the receiver hangs the
 // runbook goes on: every run is done before it has accepted anything.
 func TestRunbookActionsReachNotificationReceivers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	catalogued(t, e, "file:/sp/1")
 	ctx := context.Background()

@@ -40,6 +40,7 @@ func restoreRun(id int64, hash string) *Run {
 }
 
 func TestPreviewsComputedOnceForRepeatedViews(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 	rb := &Runbook{Config: &config.Config{}, Now: func() time.Time { return now }}
 	f := &previewFake{}
@@ -63,6 +64,7 @@ func TestPreviewsComputedOnceForRepeatedViews(t *testing.T) {
 
 // Two first views (or two recomputes) at once ask the clusters once.
 func TestPreviewsConcurrentRequestsComputeOnce(t *testing.T) {
+	t.Parallel()
 	for _, step := range []int{-1, 1} {
 		rb := &Runbook{Config: &config.Config{}}
 		f := &previewFake{gate: make(chan struct{}), entered: make(chan struct{}, 4)}
@@ -100,6 +102,7 @@ func TestPreviewsConcurrentRequestsComputeOnce(t *testing.T) {
 }
 
 func TestPreviewCacheBounded(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 	rb := &Runbook{Config: &config.Config{}, Now: func() time.Time { return now }}
 	f := &previewFake{}
@@ -125,6 +128,8 @@ func TestPreviewCacheBounded(t *testing.T) {
 // A recompute replaces the preview; viewers may not recompute; the page
 // is told when what a preview was computed from has changed: a new sync,
 // a changed catalog entry, a replaced plan.
+// Serial: its first view must come before the monitor ingests another
+// offset sync, which a loaded machine can let slip in.
 func TestPreviewRecomputeAndChangedInputs(t *testing.T) {
 	e := newEnv(t, 1)
 	ctx := context.Background()

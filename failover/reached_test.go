@@ -7,6 +7,7 @@ import (
 )
 
 func TestReachedDRFromWhatTheCutRecorded(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name       string
 		cut        model.CutPosition

@@ -241,6 +241,7 @@ func TestRewriteSavepointStepThroughTheRunbook(t *testing.T) {
 // A destination holding anything but this step's exact rewrite is neither
 // overwritten nor used: the step fails and leaves it as it was.
 func TestRewriteSavepointRefusesForeignDestination(t *testing.T) {
+	t.Parallel()
 	e, dir := rewriteEnv(t)
 	ctx := context.Background()
 	e.sb.SetMirrorRunning(false)
@@ -318,6 +319,7 @@ func flinkKey(key string) (string, string) {
 // come; the restore names its dependency. Cached like every preview, it
 // says when the catalog changed under it.
 func TestRewritePreviewContentAndCache(t *testing.T) {
+	t.Parallel()
 	e, dir := rewriteEnv(t)
 	ctx := context.Background()
 	e.sb.SetMirrorRunning(false)
@@ -371,6 +373,7 @@ func TestRewritePreviewContentAndCache(t *testing.T) {
 // Renamed topics (the default policy) are listed once each, and each
 // split's line says where it goes and why.
 func TestRewritePreviewLinesRename(t *testing.T) {
+	t.Parallel()
 	tg := &translation.RewriteTargets{Renamed: map[string]string{"events": "primary.events"}, RereadMax: 3, Rows: []translation.TargetRow{
 		{Key: "events-0", Source: model.TP{Topic: "events"}, DR: model.TP{Topic: "primary.events"}, Subtask: 1, Offset: 100,
 			Translation: mm2Translation(90, "conservative", 3), Target: &flink.SplitTarget{Topic: "primary.events", Offset: 90}},

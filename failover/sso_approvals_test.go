@@ -18,6 +18,7 @@ import (
 // auth.oidc.adopt_existing_accounts, and an approval from an account
 // linked or raised after the run was requested does not count, saying why.
 func TestApprovalsFromAccountsLinkedOrRaisedAfterTheRequestDoNotCount(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	ctx := context.Background()
 	rec := audit.New(e.store)

@@ -13,6 +13,7 @@ import (
 // Shutdown waits for a running job, however long, while its context
 // allows; then it returns nil, and later work is refused.
 func TestWorkerShutdownWaitsForRunningJob(t *testing.T) {
+	t.Parallel()
 	w := &Worker{}
 	_, done, err := w.admit(context.Background(), "a slow job")
 	if err != nil {
@@ -47,6 +48,7 @@ func TestWorkerShutdownWaitsForRunningJob(t *testing.T) {
 // When the deadline passes first, Shutdown returns at once with what was
 // still running, and the job's context is cancelled.
 func TestWorkerShutdownDeadline(t *testing.T) {
+	t.Parallel()
 	w := &Worker{}
 	jctx, done, err := w.admit(context.WithValue(context.Background(), ctxKey{}, "who"), "savepoint of job abc on dr")
 	if err != nil {
@@ -80,6 +82,7 @@ type ctxKey struct{}
 // before anything is asked of Flink (the worker has no catalog here: asking
 // would panic), and leaves no trigger on the page.
 func TestWorkerTriggerRefusedWithoutAudit(t *testing.T) {
+	t.Parallel()
 	w := &Worker{}
 	var actions []string
 	_, err := w.TriggerSavepoint(context.Background(), SavepointRequest{Target: "dr", JobID: "j", Actor: "ann",
@@ -104,6 +107,7 @@ func TestWorkerTriggerRefusedWithoutAudit(t *testing.T) {
 
 // One savepoint per job at a time: a second trigger is a conflict.
 func TestWorkerOneTriggerPerJob(t *testing.T) {
+	t.Parallel()
 	w := &Worker{}
 	if _, err := w.sp.start("dr", "j", "", "ann", time.Now()); err != nil {
 		t.Fatal(err)
