@@ -309,7 +309,7 @@ func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why st
 				return err
 			}
 		}
-		tr := rb.Monitor.Translator(r.Flow)
+		_, dr := rb.Monitor.Clients(r.Flow)
 		var deleted, notOurs []string
 		for _, g := range drillGroups(r) {
 			// Only a group this drill wrote goes: its change is recorded
@@ -322,7 +322,7 @@ func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why st
 				notOurs = append(notOurs, g)
 				continue
 			}
-			did, err := effect.DeleteDrillGroup(ctx, w, tr.TargetClient(), g)
+			did, err := effect.DeleteDrillGroup(ctx, w, dr, g)
 			if err != nil {
 				return err
 			}

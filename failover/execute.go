@@ -262,7 +262,7 @@ func (rb *Runbook) stopMirror(ctx context.Context, w audit.Written, flowName str
 }
 
 func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, idx int, s Step, who Actor) (any, error) {
-	tr := rb.Monitor.Translator(r.Flow)
+	_, dr := rb.Monitor.Clients(r.Flow)
 	reason := fmt.Sprintf("failover run %d step %d", r.ID, idx+1)
 	group := s.Group // the DR group: in a drill, its temporary one
 	if r.Plan.Kind == PlanDrill {
@@ -284,7 +284,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 		}
 		// Interrupted, or failed (perhaps after Kafka took the commit):
 		// the same offsets again, with the previous ones it recorded.
-		c, err := effect.FinishInterruptedChange(ctx, w, rb.Store, tr.TargetClient(), c)
+		c, err := effect.FinishInterruptedChange(ctx, w, rb.Store, dr, c)
 		return map[string]any{"change_id": c.ID, "changes": c.Changes, "note": "an earlier attempt's change, committed again"}, err
 	}
 	plan, err := rb.groupPlan(ctx, r.Flow, s)
@@ -302,7 +302,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 	if len(untranslatable) > 0 && !s.AllowPartial {
 		return map[string]any{"untranslatable": untranslatable}, fmt.Errorf("%d partition(s) cannot be translated: %s", len(untranslatable), strings.Join(untranslatable, ", "))
 	}
-	change, err := effect.ApplyOffsets(ctx, w, rb.Store, tr.TargetClient(), r.Flow, group, plan.Proposed(), who.Name, reason)
+	change, err := effect.ApplyOffsets(ctx, w, rb.Store, dr, r.Flow, group, plan.Proposed(), who.Name, reason)
 	return map[string]any{"from": plan.From, "group": group, "change_id": change.ID, "changes": change.Changes, "untranslatable": untranslatable, "reread_max": reread}, err
 }
 

@@ -10,8 +10,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 )
@@ -20,7 +18,7 @@ import (
 // ready to stream.
 type LostExport struct {
 	lost *LostToDR
-	opts []kgo.Opt
+	opts kafka.Options
 	lim  LostLimits
 }
 
@@ -143,7 +141,7 @@ func (x *LostExport) WriteTo(ctx context.Context, w io.Writer) error {
 	enc := json.NewEncoder(bw)
 	end := x.end()
 	err := kafka.ReadRecords(ctx, x.opts, x.lost.ranges(), kafka.ReadLimits{MaxRecords: x.lim.ExportRecords, MaxBytes: x.lim.ExportBytes, Idle: x.lim.Idle},
-		func(r *kgo.Record) error {
+		func(r *kafka.Record) error {
 			end.Records++
 			return enc.Encode(lostLine(r))
 		}, nil)
@@ -164,7 +162,7 @@ func (x *LostExport) WriteTo(ctx context.Context, w io.Writer) error {
 	return errors.Join(err, enc.Encode(LostEndLine{End: end}), bw.Flush())
 }
 
-func lostLine(r *kgo.Record) LostRecordLine {
+func lostLine(r *kafka.Record) LostRecordLine {
 	l := LostRecordLine{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp.UTC().Format(time.RFC3339Nano),
 		TimestampMs: r.Timestamp.UnixMilli(), Key: r.Key, Value: r.Value, Headers: make([]LostHeader, len(r.Headers))}
 	for i, h := range r.Headers {
