@@ -212,7 +212,7 @@ func (rb *Runbook) StartDrill(ctx context.Context, who Actor, id int64, confirma
 	if i := drillRestore(r); i >= 0 {
 		d.FlinkTarget, d.JobID = r.Plan.Steps[i].FlinkTarget, restoreJobID(r, i)
 	}
-	_, err = rb.recorded(ctx, who, "drill.start", runSubject(id), map[string]any{"plan_hash": r.PlanHash, "approvers": r.ValidApprovers,
+	_, err = rb.recorded(ctx, who, audit.DrillStart, runSubject(id), map[string]any{"plan_hash": r.PlanHash, "approvers": r.ValidApprovers,
 		"rules": rules, "would_have_failed": d.RulesFailed, "temporary_groups": d.Groups, "job_id": d.JobID, "evidence": rb.evidence(r.Flow)},
 		func(rec model.AuditEntry) (model.AuditEntry, error) { return rb.Store.StartDrill(ctx, d, rec) })
 	if err != nil {
@@ -284,7 +284,7 @@ func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why st
 	if err != nil {
 		return err
 	}
-	w, err := rb.recorded(ctx, who, "drill.cleanup-start", runSubject(id), map[string]any{"attempt": d.CleanupAttempts + 1, "job_id": d.JobID,
+	w, err := rb.recorded(ctx, who, audit.DrillCleanupStart, runSubject(id), map[string]any{"attempt": d.CleanupAttempts + 1, "job_id": d.JobID,
 		"temporary_groups": d.Groups, "why": why}, func(rec model.AuditEntry) (model.AuditEntry, error) {
 		return rb.Store.DrillCleanupClaim(ctx, id, why, rb.now().UnixMilli(), rec)
 	})
@@ -335,13 +335,13 @@ func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why st
 		result["rewritten_removed"], result["rewritten_kept"] = removed, kept
 		return err
 	}()
-	action, details := "drill.cleanup-done", map[string]any{"result": result}
+	action, details := audit.DrillCleanupDone, map[string]any{"result": result}
 	next := int64(0)
 	if cerr != nil {
 		base := rb.Config.Drill.CleanupRetry.D()
 		pause := min(base<<min(d.CleanupAttempts, 10), 10*time.Minute)
 		next = rb.now().Add(pause).UnixMilli()
-		action, details["error"], details["retry_at"] = "drill.cleanup-failed", cerr.Error(), time.UnixMilli(next).UTC()
+		action, details["error"], details["retry_at"] = audit.DrillCleanupFailed, cerr.Error(), time.UnixMilli(next).UTC()
 	}
 	rec, err := auditEntry(who, action, runSubject(id), details)
 	if err == nil {

@@ -1269,7 +1269,7 @@ func (rb *Runbook) translateGroupBack(ctx context.Context, w audit.Written, r *R
 		}
 		return out
 	}
-	if err := rb.Audit.Record(ctx, who, "failback.group-before", runSubject(r.ID), map[string]any{"group": group, "primary_offsets": keyed(before), "applying": keyed(offsets)}); err != nil {
+	if err := rb.Audit.Record(ctx, who, audit.FailbackGroupBefore, runSubject(r.ID), map[string]any{"group": group, "primary_offsets": keyed(before), "applying": keyed(offsets)}); err != nil {
 		return nil, fmt.Errorf("the primary group's current offsets could not be written to the audit log, so nothing is committed: %w", err)
 	}
 	if err := effect.CommitPrimaryGroup(ctx, w, primary, group, offsets); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
@@ -369,7 +370,7 @@ func (rb *Runbook) planInputs(ctx context.Context, r *Run) map[string][]RuleResu
 // ("" entries never). An approval that recorded none (from before this
 // check) compares nothing.
 func (rb *Runbook) changedSinceApproval(ctx context.Context, r *Run, idx int, now []RuleResult) []string {
-	es, err := rb.Store.AuditEntries(ctx, storage.AuditFilter{Action: "failover.approve", Subject: runSubject(r.ID)})
+	es, err := rb.Store.AuditEntries(ctx, storage.AuditFilter{Action: string(audit.FailoverApprove), Subject: runSubject(r.ID)})
 	if err != nil {
 		return []string{"the approval's record could not be read: " + err.Error()}
 	}

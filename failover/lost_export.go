@@ -10,6 +10,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 )
@@ -103,7 +104,7 @@ func (rb *Runbook) PrepareLostExport(ctx context.Context, who Actor, flow string
 		l.Partitions = keep
 	}
 	x := &LostExport{lost: l, opts: opts, lim: rb.LostLimits.withDefaults()}
-	if err := rb.Audit.Record(ctx, who, "failback.lost-export", "flow:"+flow, map[string]any{"run": l.Active.Run, "partitions": x.end().Partitions}); err != nil {
+	if err := rb.Audit.Record(ctx, who, audit.FailbackLostExport, "flow:"+flow, map[string]any{"run": l.Active.Run, "partitions": x.end().Partitions}); err != nil {
 		return nil, &AuditRefusedError{Err: err}
 	}
 	return x, nil
