@@ -98,7 +98,7 @@ func flinkBackProblems(cfg *config.Config, p Plan) []string {
 			switch {
 			case t == nil:
 				bad("savepoint-dr: no Flink target named %q in flink_targets", s.FlinkTarget)
-			case t.Region != "dr":
+			case t.Region != config.RegionDR:
 				bad("savepoint-dr: Flink target %q is in the %s region: the job to stop runs in DR", t.Name, t.Region)
 			}
 			if strings.TrimSpace(s.JobID) == "" {
@@ -112,7 +112,7 @@ func flinkBackProblems(cfg *config.Config, p Plan) []string {
 			switch {
 			case t == nil:
 				bad("restore-flink: no Flink target named %q in flink_targets", s.FlinkTarget)
-			case t.Region != "primary":
+			case t.Region != config.RegionPrimary:
 				bad("restore-flink: Flink target %q is in the %s region: a failback restores the job on the primary", t.Name, t.Region)
 			}
 			j := rewriteOf(p, s.SavepointPath)
