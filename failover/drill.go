@@ -235,9 +235,9 @@ func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClie
 		case err != nil && ctx.Err() == nil:
 			// A JobManager busy starting the job may not answer: ask again.
 		case err != nil:
-		case d.State == "FAILED" || d.State == "CANCELED" || d.State == "FINISHED":
+		case d.State.Final():
 			return map[string]any{"job_id": jobID, "state": string(d.State)}, fmt.Errorf("the drill job %s is %s before processing a record", jobID, d.State)
-		case d.State == "RUNNING":
+		case d.State == flink.JobRunning:
 			if !running {
 				running = true
 				if err := rb.Store.DrillMoment(ctx, r.ID, storage.MomentRunning, now); err != nil {
@@ -423,7 +423,7 @@ func waitJobEnded(ctx context.Context, api *flink.RESTClient, jobID string) (str
 		if re := (*flink.RESTError)(nil); errors.As(err, &re) && re.Status == 404 {
 			return "not found", nil
 		}
-		if err == nil && (j.State == "CANCELED" || j.State == "FINISHED" || j.State == "FAILED") {
+		if err == nil && j.State.Final() {
 			return string(j.State), nil
 		}
 		select {

@@ -314,7 +314,7 @@ func reverseIdle(ctx context.Context, api *connect.Client, names []string) error
 		case errors.As(err, &he) && he.Status == 404:
 		case err != nil:
 			busy = append(busy, fmt.Sprintf("%s (unknown: %v)", n, err))
-		case s.Connector.State != "PAUSED" && s.Connector.State != "STOPPED":
+		case s.Connector.State != connect.Paused && s.Connector.State != connect.Stopped:
 			busy = append(busy, fmt.Sprintf("%s (%s)", n, s.Connector.State))
 		}
 	}
@@ -653,9 +653,9 @@ func (rb *Runbook) readReverse(ctx context.Context, r *Run) (reverseFigures, err
 			return f, fmt.Errorf("reading the status of %s: %w", n, err)
 		}
 		f.States[n] = string(s.Connector.State)
-		ok := s.Connector.State == "RUNNING" && len(s.Tasks) > 0
+		ok := s.Connector.State == connect.Running && len(s.Tasks) > 0
 		for _, t := range s.Tasks {
-			ok = ok && t.State == "RUNNING"
+			ok = ok && t.State == connect.Running
 		}
 		f.Running = f.Running && ok
 	}
