@@ -13,15 +13,15 @@ import (
 type StoreAuditor struct{ Store *storage.Store }
 
 // Record implements Auditor.
-func (a StoreAuditor) Record(ctx context.Context, who Actor, action, subject string, details any) error {
-	_, err := audit.New(a.Store).Record(withClient(ctx, who), who.Name, audit.Action(action), subject, details)
+func (a StoreAuditor) Record(ctx context.Context, who Actor, action audit.Action, subject string, details any) error {
+	_, err := audit.New(a.Store).Record(withClient(ctx, who), who.Name, action, subject, details)
 	return err
 }
 
 // auditEntry is the record of who did action to subject. State changes
 // hand it to the store, which writes it in the change's transaction.
-func auditEntry(who Actor, action, subject string, details any) (model.AuditEntry, error) {
-	return audit.Entry(withClient(context.Background(), who), who.Name, audit.Action(action), subject, details)
+func auditEntry(who Actor, action audit.Action, subject string, details any) (model.AuditEntry, error) {
+	return audit.Entry(withClient(context.Background(), who), who.Name, action, subject, details)
 }
 
 // withClient names who's client (as the web layer saw it) in the records
@@ -32,7 +32,7 @@ func withClient(ctx context.Context, who Actor) context.Context {
 
 // recorded makes a change of the console's state: write stores the record
 // it is handed in the change's own transaction, so both happen or neither.
-func (rb *Runbook) recorded(ctx context.Context, who Actor, action, subject string, details any,
+func (rb *Runbook) recorded(ctx context.Context, who Actor, action audit.Action, subject string, details any,
 	write func(model.AuditEntry) (model.AuditEntry, error)) (audit.Written, error) {
-	return audit.New(rb.Store).With(withClient(ctx, who), who.Name, audit.Action(action), subject, details, write)
+	return audit.New(rb.Store).With(withClient(ctx, who), who.Name, action, subject, details, write)
 }

@@ -17,8 +17,8 @@ import (
 // read is recorded as unknown, and the lost records then read unknown.
 func (rb *Runbook) recordCut(ctx context.Context, runID int64, flow string) map[string]any {
 	snap := rb.Monitor.Snapshot(flow)
-	tr := rb.Monitor.Translator(flow)
-	if snap == nil || tr == nil || len(snap.Partitions) == 0 {
+	_, dr := rb.Monitor.Clients(flow)
+	if snap == nil || dr == nil || len(snap.Partitions) == 0 {
 		return map[string]any{"cut": "not recorded: the console knows no mirrored partition of this flow"}
 	}
 	now := rb.now().UnixMilli()
@@ -30,8 +30,8 @@ func (rb *Runbook) recordCut(ctx context.Context, runID int64, flow string) map[
 	}
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	ends, endErr := kafka.ListBounds(rctx, tr.TargetClient(), remote...)
-	stable, stableErr := kafka.StableEnds(rctx, tr.TargetClient(), remote...)
+	ends, endErr := kafka.ListBounds(rctx, dr, remote...)
+	stable, stableErr := kafka.StableEnds(rctx, dr, remote...)
 	connect := map[model.TP]int64{}
 	cos, coErr := rb.Store.ConnectOffsets(ctx, flow)
 	for _, c := range cos {

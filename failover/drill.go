@@ -212,7 +212,7 @@ func (rb *Runbook) StartDrill(ctx context.Context, who Actor, id int64, confirma
 	if i := drillRestore(r); i >= 0 {
 		d.FlinkTarget, d.JobID = r.Plan.Steps[i].FlinkTarget, restoreJobID(r, i)
 	}
-	_, err = rb.recorded(ctx, who, "drill.start", runSubject(id), map[string]any{"plan_hash": r.PlanHash, "approvers": r.ValidApprovers,
+	_, err = rb.recorded(ctx, who, audit.DrillStart, runSubject(id), map[string]any{"plan_hash": r.PlanHash, "approvers": r.ValidApprovers,
 		"rules": rules, "would_have_failed": d.RulesFailed, "temporary_groups": d.Groups, "job_id": d.JobID, "evidence": rb.evidence(r.Flow)},
 		func(rec model.AuditEntry) (model.AuditEntry, error) { return rb.Store.StartDrill(ctx, d, rec) })
 	if err != nil {
@@ -235,9 +235,9 @@ func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClie
 		case err != nil && ctx.Err() == nil:
 			// A JobManager busy starting the job may not answer: ask again.
 		case err != nil:
-		case d.State == "FAILED" || d.State == "CANCELED" || d.State == "FINISHED":
+		case d.State.Final():
 			return map[string]any{"job_id": jobID, "state": string(d.State)}, fmt.Errorf("the drill job %s is %s before processing a record", jobID, d.State)
-		case d.State == "RUNNING":
+		case d.State == flink.JobRunning:
 			if !running {
 				running = true
 				if err := rb.Store.DrillMoment(ctx, r.ID, storage.MomentRunning, now); err != nil {
@@ -284,7 +284,7 @@ func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why st
 	if err != nil {
 		return err
 	}
-	w, err := rb.recorded(ctx, who, "drill.cleanup-start", runSubject(id), map[string]any{"attempt": d.CleanupAttempts + 1, "job_id": d.JobID,
+	w, err := rb.recorded(ctx, who, audit.DrillCleanupStart, runSubject(id), map[string]any{"attempt": d.CleanupAttempts + 1, "job_id": d.JobID,
 		"temporary_groups": d.Groups, "why": why}, func(rec model.AuditEntry) (model.AuditEntry, error) {
 		return rb.Store.DrillCleanupClaim(ctx, id, why, rb.now().UnixMilli(), rec)
 	})
@@ -309,7 +309,7 @@ func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why st
 				return err
 			}
 		}
-		tr := rb.Monitor.Translator(r.Flow)
+		_, dr := rb.Monitor.Clients(r.Flow)
 		var deleted, notOurs []string
 		for _, g := range drillGroups(r) {
 			// Only a group this drill wrote goes: its change is recorded
@@ -322,7 +322,7 @@ func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why st
 				notOurs = append(notOurs, g)
 				continue
 			}
-			did, err := effect.DeleteDrillGroup(ctx, w, tr.TargetClient(), g)
+			did, err := effect.DeleteDrillGroup(ctx, w, dr, g)
 			if err != nil {
 				return err
 			}
@@ -335,13 +335,13 @@ func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why st
 		result["rewritten_removed"], result["rewritten_kept"] = removed, kept
 		return err
 	}()
-	action, details := "drill.cleanup-done", map[string]any{"result": result}
+	action, details := audit.DrillCleanupDone, map[string]any{"result": result}
 	next := int64(0)
 	if cerr != nil {
 		base := rb.Config.Drill.CleanupRetry.D()
 		pause := min(base<<min(d.CleanupAttempts, 10), 10*time.Minute)
 		next = rb.now().Add(pause).UnixMilli()
-		action, details["error"], details["retry_at"] = "drill.cleanup-failed", cerr.Error(), time.UnixMilli(next).UTC()
+		action, details["error"], details["retry_at"] = audit.DrillCleanupFailed, cerr.Error(), time.UnixMilli(next).UTC()
 	}
 	rec, err := auditEntry(who, action, runSubject(id), details)
 	if err == nil {
@@ -423,7 +423,7 @@ func waitJobEnded(ctx context.Context, api *flink.RESTClient, jobID string) (str
 		if re := (*flink.RESTError)(nil); errors.As(err, &re) && re.Status == 404 {
 			return "not found", nil
 		}
-		if err == nil && (j.State == "CANCELED" || j.State == "FINISHED" || j.State == "FAILED") {
+		if err == nil && j.State.Final() {
 			return string(j.State), nil
 		}
 		select {

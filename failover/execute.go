@@ -82,10 +82,10 @@ func (rb *Runbook) BeginWith(ctx context.Context, who Actor, id int64, idx int, 
 	if idx >= 0 && idx < len(r.Steps) {
 		switch st := r.Steps[idx]; {
 		case st.Status == model.StepDone:
-			return nil, rb.refused(ctx, who, id, "failover.step-start-refused", map[string]any{"step": idx + 1, "status": st.Status},
+			return nil, rb.refused(ctx, who, id, audit.FailoverStepStartRefused, map[string]any{"step": idx + 1, "status": st.Status},
 				fmt.Errorf("step %d is done already: it never runs twice: %w", idx+1, storage.ErrConflict))
 		case st.Status == model.StepRunning && st.Runner == runnerID():
-			return nil, rb.refused(ctx, who, id, "failover.step-start-refused", map[string]any{"step": idx + 1, "status": st.Status, "started_by": st.StartedBy},
+			return nil, rb.refused(ctx, who, id, audit.FailoverStepStartRefused, map[string]any{"step": idx + 1, "status": st.Status, "started_by": st.StartedBy},
 				fmt.Errorf("step %d is running already (started by %s): it never runs twice at once: %w", idx+1, st.StartedBy, storage.ErrConflict))
 		}
 	}
@@ -108,7 +108,7 @@ func (rb *Runbook) BeginWith(ctx context.Context, who Actor, id int64, idx int, 
 	inputs := rb.inputRules(ctx, r, idx)
 	changed := rb.changedSinceApproval(ctx, r, idx, inputs)
 	if err := applyInputsOverride(inputs, r, who, args.InputsOverride); err != nil {
-		return nil, rb.refused(ctx, who, id, "failover.step-refused", map[string]any{"step": idx + 1, "kind": step.Kind,
+		return nil, rb.refused(ctx, who, id, audit.FailoverStepRefused, map[string]any{"step": idx + 1, "kind": step.Kind,
 			"inputs_override": args.InputsOverride}, err)
 	}
 	e.Rules = append(e.Rules, inputs...)
@@ -118,13 +118,13 @@ func (rb *Runbook) BeginWith(ctx context.Context, who Actor, id int64, idx int, 
 			if len(changed) > 0 {
 				msg += "; changed since approval: " + strings.Join(changed, "; ")
 			}
-			return nil, rb.refused(ctx, who, id, "failover.step-refused", map[string]any{"step": idx + 1, "kind": step.Kind,
+			return nil, rb.refused(ctx, who, id, audit.FailoverStepRefused, map[string]any{"step": idx + 1, "kind": step.Kind,
 				"rules": e.Rules, "changed_since_approval": changed, "evidence": rb.evidence(r.Flow)}, fmt.Errorf("%w: %s", ErrRuleViolation, msg))
 		}
 	}
 	// The claim and its record are one transaction (storage.auditedTx);
 	// the Written it yields is what the step's effect demands.
-	e.started, err = rb.recorded(ctx, who, "failover.step-start", runSubject(id), map[string]any{"step": idx + 1, "kind": step.Kind,
+	e.started, err = rb.recorded(ctx, who, audit.FailoverStepStart, runSubject(id), map[string]any{"step": idx + 1, "kind": step.Kind,
 		"title": r.Plan.StepTitle(idx, rb.Config.Flow(r.Flow)), "params": step, "plan_hash": r.PlanHash, "approvers": r.ValidApprovers,
 		"break_glass": r.BreakGlass, "rules": e.Rules, "override": override, "inputs_override": args.InputsOverride,
 		"changed_since_approval": changed, "evidence": rb.evidence(r.Flow)},
@@ -132,7 +132,7 @@ func (rb *Runbook) BeginWith(ctx context.Context, who Actor, id int64, idx int, 
 			return rb.Store.StartFailoverStep(ctx, storage.StepStart{RunID: id, Idx: idx, Runner: e.runner, Actor: who.Name, AtMs: rb.now().UnixMilli(), Record: rec})
 		})
 	if errors.Is(err, storage.ErrConflict) {
-		return nil, rb.refused(ctx, who, id, "failover.step-start-refused", map[string]any{"step": idx + 1, "kind": step.Kind}, err)
+		return nil, rb.refused(ctx, who, id, audit.FailoverStepStartRefused, map[string]any{"step": idx + 1, "kind": step.Kind}, err)
 	}
 	if err != nil {
 		return nil, err
@@ -144,7 +144,7 @@ func (rb *Runbook) BeginWith(ctx context.Context, who Actor, id int64, idx int, 
 // refused puts a refusal on record and returns why, joined with the audit
 // failure if the record could not be written (the caller is refused either
 // way: nothing happens).
-func (rb *Runbook) refused(ctx context.Context, who Actor, id int64, action string, details any, why error) error {
+func (rb *Runbook) refused(ctx context.Context, who Actor, id int64, action audit.Action, details any, why error) error {
 	if err := rb.Audit.Record(ctx, who, action, runSubject(id), details); err != nil {
 		return errors.Join(why, fmt.Errorf("the refusal could not be written to the audit log: %w", err))
 	}
@@ -173,15 +173,15 @@ func (e *Execution) Run(ctx context.Context) error {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	details := map[string]any{"step": e.Idx + 1, "kind": e.Step.Kind, "result": result, "evidence": rb.evidence(e.run.Flow)}
-	action := "failover.step-done"
+	action := audit.FailoverStepDone
 	if err != nil {
-		action, details["error"] = "failover.step-failed", err.Error()
+		action, details["error"] = audit.FailoverStepFailed, err.Error()
 	}
 	o := storage.StepOutcome{RunID: e.run.ID, Idx: e.Idx, Runner: e.runner, Result: string(body), Failure: err, AtMs: rb.now().UnixMilli()}
 	var ferr error
 	o.Record, ferr = auditEntry(e.who, action, runSubject(e.run.ID), details)
 	if err == nil && e.Idx == len(e.run.Plan.Steps)-1 {
-		c, cerr := auditEntry(e.who, "failover.completed", runSubject(e.run.ID), map[string]any{"steps": len(e.run.Plan.Steps)})
+		c, cerr := auditEntry(e.who, audit.FailoverCompleted, runSubject(e.run.ID), map[string]any{"steps": len(e.run.Plan.Steps)})
 		o.Completed, ferr = &c, errors.Join(ferr, cerr)
 	}
 	if ferr == nil {
@@ -262,7 +262,7 @@ func (rb *Runbook) stopMirror(ctx context.Context, w audit.Written, flowName str
 }
 
 func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, idx int, s Step, who Actor) (any, error) {
-	tr := rb.Monitor.Translator(r.Flow)
+	_, dr := rb.Monitor.Clients(r.Flow)
 	reason := fmt.Sprintf("failover run %d step %d", r.ID, idx+1)
 	group := s.Group // the DR group: in a drill, its temporary one
 	if r.Plan.Kind == PlanDrill {
@@ -284,7 +284,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 		}
 		// Interrupted, or failed (perhaps after Kafka took the commit):
 		// the same offsets again, with the previous ones it recorded.
-		c, err := effect.FinishInterruptedChange(ctx, w, rb.Store, tr.TargetClient(), c)
+		c, err := effect.FinishInterruptedChange(ctx, w, rb.Store, dr, c)
 		return map[string]any{"change_id": c.ID, "changes": c.Changes, "note": "an earlier attempt's change, committed again"}, err
 	}
 	plan, err := rb.groupPlan(ctx, r.Flow, s)
@@ -302,7 +302,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 	if len(untranslatable) > 0 && !s.AllowPartial {
 		return map[string]any{"untranslatable": untranslatable}, fmt.Errorf("%d partition(s) cannot be translated: %s", len(untranslatable), strings.Join(untranslatable, ", "))
 	}
-	change, err := effect.ApplyOffsets(ctx, w, rb.Store, tr.TargetClient(), r.Flow, group, plan.Proposed(), who.Name, reason)
+	change, err := effect.ApplyOffsets(ctx, w, rb.Store, dr, r.Flow, group, plan.Proposed(), who.Name, reason)
 	return map[string]any{"from": plan.From, "group": group, "change_id": change.ID, "changes": change.Changes, "untranslatable": untranslatable, "reread_max": reread}, err
 }
 

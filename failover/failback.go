@@ -11,9 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/connect"
@@ -317,7 +314,7 @@ func reverseIdle(ctx context.Context, api *connect.Client, names []string) error
 		case errors.As(err, &he) && he.Status == 404:
 		case err != nil:
 			busy = append(busy, fmt.Sprintf("%s (unknown: %v)", n, err))
-		case s.Connector.State != "PAUSED" && s.Connector.State != "STOPPED":
+		case s.Connector.State != connect.Paused && s.Connector.State != connect.Stopped:
 			busy = append(busy, fmt.Sprintf("%s (%s)", n, s.Connector.State))
 		}
 	}
@@ -656,9 +653,9 @@ func (rb *Runbook) readReverse(ctx context.Context, r *Run) (reverseFigures, err
 			return f, fmt.Errorf("reading the status of %s: %w", n, err)
 		}
 		f.States[n] = string(s.Connector.State)
-		ok := s.Connector.State == "RUNNING" && len(s.Tasks) > 0
+		ok := s.Connector.State == connect.Running && len(s.Tasks) > 0
 		for _, t := range s.Tasks {
-			ok = ok && t.State == "RUNNING"
+			ok = ok && t.State == connect.Running
 		}
 		f.Running = f.Running && ok
 	}
@@ -681,7 +678,8 @@ func (rb *Runbook) readReverse(ctx context.Context, r *Run) (reverseFigures, err
 
 // drEnds reads DR's log end of every partition of topics.
 func (rb *Runbook) drEnds(ctx context.Context, flow string, topics []string) (map[model.TP]int64, error) {
-	bounds, err := kafka.ListBounds(ctx, rb.Monitor.Translator(flow).TargetClient(), topics...)
+	_, dr := rb.Monitor.Clients(flow)
+	bounds, err := kafka.ListBounds(ctx, dr, topics...)
 	if err != nil {
 		return nil, fmt.Errorf("reading DR's log ends: %w", err)
 	}
@@ -803,7 +801,7 @@ func (rb *Runbook) firstRecords(ctx context.Context, flow *config.Flow, tails []
 	if err != nil {
 		return nil, err
 	}
-	err = kafka.ReadRecords(ctx, opts, tails, kafka.ReadLimits{MaxRecords: int64(len(tails) * markerTail), Idle: 10 * time.Second}, func(r *kgo.Record) error {
+	err = kafka.ReadRecords(ctx, opts, tails, kafka.ReadLimits{MaxRecords: int64(len(tails) * markerTail), Idle: 10 * time.Second}, func(r *kafka.Record) error {
 		tp := model.TP{Topic: r.Topic, Partition: r.Partition}
 		if _, seen := found[tp]; !seen {
 			found[tp] = r.Offset
@@ -951,9 +949,10 @@ func (rb *Runbook) primaryEnds(ctx context.Context, flow string, extra ...string
 			topics = append(topics, p.Topic)
 		}
 	}
+	primary, _ := rb.Monitor.Clients(flow)
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	b, err := kafka.ListBounds(rctx, rb.Monitor.Translator(flow).SourceClient(), topics...)
+	b, err := kafka.ListBounds(rctx, primary, topics...)
 	if err != nil {
 		return nil, fmt.Errorf("reading the primary's log ends: %w", err)
 	}
@@ -1104,7 +1103,8 @@ func (rb *Runbook) previewFailback(ctx context.Context, r *Run, i int) ([]string
 // stopped), so the group resumes exactly after them; it skips the records
 // lost to DR, which it never saw (the lost-records page shows them).
 func (rb *Runbook) groupBack(ctx context.Context, r *Run, group string) (*back, error) {
-	committed, err := groupOffsets(ctx, rb.Monitor.Translator(r.Flow).TargetClient(), group)
+	_, dr := rb.Monitor.Clients(r.Flow)
+	committed, err := groupOffsets(ctx, dr, group)
 	if err != nil {
 		return nil, fmt.Errorf("DR: %w", err)
 	}
@@ -1235,17 +1235,11 @@ func (rb *Runbook) backPositions(ctx context.Context, r *Run, what string, at ma
 	return b, nil
 }
 
-func groupOffsets(ctx context.Context, client *kgo.Client, group string) (map[model.TP]int64, error) {
-	resp, err := kafka.GroupOffsets(ctx, kadm.NewClient(client), group)
+func groupOffsets(ctx context.Context, client *kafka.Client, group string) (map[model.TP]int64, error) {
+	out, err := kafka.GroupCommitted(ctx, client, group)
 	if err != nil {
 		return nil, fmt.Errorf("reading the offsets of group %s: %w", group, err)
 	}
-	out := map[model.TP]int64{}
-	resp.Each(func(o kadm.OffsetResponse) {
-		if o.Err == nil && o.At >= 0 {
-			out[model.TP{Topic: o.Topic, Partition: o.Partition}] = o.At
-		}
-	})
 	return out, nil
 }
 
@@ -1263,7 +1257,7 @@ func (rb *Runbook) translateGroupBack(ctx context.Context, w audit.Written, r *R
 		return map[string]any{"not_committed_in_dr": absent}, err
 	}
 	offsets, notInDR := b.Primary, b.Absent
-	primary := rb.Monitor.Translator(r.Flow).SourceClient()
+	primary, _ := rb.Monitor.Clients(r.Flow)
 	before, err := groupOffsets(ctx, primary, group)
 	if err != nil {
 		return nil, fmt.Errorf("primary: %w", err)
@@ -1275,7 +1269,7 @@ func (rb *Runbook) translateGroupBack(ctx context.Context, w audit.Written, r *R
 		}
 		return out
 	}
-	if err := rb.Audit.Record(ctx, who, "failback.group-before", runSubject(r.ID), map[string]any{"group": group, "primary_offsets": keyed(before), "applying": keyed(offsets)}); err != nil {
+	if err := rb.Audit.Record(ctx, who, audit.FailbackGroupBefore, runSubject(r.ID), map[string]any{"group": group, "primary_offsets": keyed(before), "applying": keyed(offsets)}); err != nil {
 		return nil, fmt.Errorf("the primary group's current offsets could not be written to the audit log, so nothing is committed: %w", err)
 	}
 	if err := effect.CommitPrimaryGroup(ctx, w, primary, group, offsets); err != nil {

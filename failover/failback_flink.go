@@ -98,7 +98,7 @@ func flinkBackProblems(cfg *config.Config, p Plan) []string {
 			switch {
 			case t == nil:
 				bad("savepoint-dr: no Flink target named %q in flink_targets", s.FlinkTarget)
-			case t.Region != "dr":
+			case t.Region != config.RegionDR:
 				bad("savepoint-dr: Flink target %q is in the %s region: the job to stop runs in DR", t.Name, t.Region)
 			}
 			if strings.TrimSpace(s.JobID) == "" {
@@ -112,7 +112,7 @@ func flinkBackProblems(cfg *config.Config, p Plan) []string {
 			switch {
 			case t == nil:
 				bad("restore-flink: no Flink target named %q in flink_targets", s.FlinkTarget)
-			case t.Region != "primary":
+			case t.Region != config.RegionPrimary:
 				bad("restore-flink: Flink target %q is in the %s region: a failback restores the job on the primary", t.Name, t.Region)
 			}
 			j := rewriteOf(p, s.SavepointPath)
@@ -156,7 +156,7 @@ func (rb *Runbook) savepointDR(ctx context.Context, w audit.Written, r *Run, s S
 		return nil, fmt.Errorf("reading DR job %s on %s: %w", s.JobID, t.Name, err)
 	}
 	result := map[string]any{"target": t.Name, "job_id": s.JobID, "job_name": job.Name}
-	if job.State == "RUNNING" {
+	if job.State == flink.JobRunning {
 		sp, err := TriggerSavepoint(ctx, w, rb.Catalog, t.Name, s.JobID, true, func(d time.Duration) {
 			if progress != nil {
 				progress(fmt.Sprintf("stop-with-savepoint of %s in progress for %s", s.JobID, d.Round(time.Second)))
@@ -175,7 +175,7 @@ func (rb *Runbook) savepointDR(ctx context.Context, w audit.Written, r *Run, s S
 	}
 	var newest *flink.Checkpoint
 	for _, cp := range append(h.History, derefs(h.Latest.Savepoint)...) {
-		if cp.IsSavepoint && cp.Status == "COMPLETED" && cp.TriggerTime >= after && cp.ExternalPath != "" && (newest == nil || cp.TriggerTime > newest.TriggerTime) {
+		if cp.IsSavepoint && cp.Status == flink.CheckpointCompleted && cp.TriggerTime >= after && cp.ExternalPath != "" && (newest == nil || cp.TriggerTime > newest.TriggerTime) {
 			newest = &cp
 		}
 	}

@@ -112,7 +112,8 @@ func (rb *Runbook) drTopics(ctx context.Context, r *Run, s reverseScope) ([]stri
 	if s.policy.Identity {
 		return topics, nil
 	}
-	own, err := monitor.MirroredTopics(ctx, reverseFlowOf(rb.Config.Flow(r.Flow)), rb.Monitor.Translator(r.Flow).TargetClient())
+	_, dr := rb.Monitor.Clients(r.Flow)
+	own, err := monitor.MirroredTopics(ctx, reverseFlowOf(rb.Config.Flow(r.Flow)), dr)
 	if err != nil {
 		return nil, fmt.Errorf("listing DR's own topics the reverse flow copies: %w", err)
 	}

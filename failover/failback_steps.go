@@ -40,7 +40,7 @@ var backSteps = map[StepKind]backStep{
 type setUpReverseStep struct{}
 
 func (setUpReverseStep) title(p Plan, s Step, flow *config.Flow, names, connectURL, fwd string) string {
-	if flow != nil && flow.ReplicationPolicy != "identity" {
+	if flow != nil && flow.ReplicationPolicy != config.PolicyIdentity {
 		return fmt.Sprintf("Create the reverse MirrorMaker 2 connectors %s (DR -> primary) on the forward flow's Kafka Connect %s; the source is created stopped, its offsets reset so it copies DR's own topics from the earliest offset into %s on the primary, then resumed",
 			names, connectURL, monitor.TopicsOf(flow).Policy.RemoteTopic(flow.TargetAlias, "<topic>"))
 	}
@@ -62,7 +62,7 @@ func (setUpReverseStep) preview(ctx context.Context, rb *Runbook, r *Run, i int,
 		at = append(at, fmt.Sprintf("and %d more", len(tps)-8))
 	}
 	startLine := fmt.Sprintf("PATCH /connectors/%s/offsets: %d DR partitions start at failover run #%d's cut: %s", rev.Source, len(tps), r.Plan.FailbackOf, strings.Join(at, ", "))
-	if flow.ReplicationPolicy != "identity" {
+	if flow.ReplicationPolicy != config.PolicyIdentity {
 		policy := monitor.TopicsOf(flow).Policy
 		startLine = fmt.Sprintf("DELETE /connectors/%s/offsets: it copies DR's own topics from their earliest offset into %s on the primary (a source of this name from an earlier failback would otherwise resume where it stopped); DR's copies of the primary's topics (%s) are not copied back, and the step is refused while they hold anything written after failover run #%d's cut",
 			rev.Source, policy.RemoteTopic(flow.TargetAlias, "<topic>"), policy.RemoteTopic(flow.SourceAlias, "<topic>"), r.Plan.FailbackOf)

@@ -118,9 +118,10 @@ func (rb *Runbook) translateForwardBack(ctx context.Context, r *Run, what string
 			topics = append(topics, in.primaryTP.Topic)
 		}
 	}
+	primary, _ := rb.Monitor.Clients(r.Flow)
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	bounds, err := kafka.ListBounds(rctx, rb.Monitor.Translator(r.Flow).SourceClient(), topics...)
+	bounds, err := kafka.ListBounds(rctx, primary, topics...)
 	if err != nil {
 		return fmt.Errorf("reading the primary's log starts: %w", err)
 	}

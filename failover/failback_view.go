@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
@@ -147,7 +145,7 @@ func (rb *Runbook) ReverseFlow(ctx context.Context, r *Run) *ReverseView {
 func (rb *Runbook) reverseHeartbeat(ctx context.Context, r *Run) (*time.Time, error) {
 	flow := rb.Config.Flow(r.Flow)
 	topic := monitor.TopicsOf(flow).Policy.HeartbeatsTopic(flow.TargetAlias)
-	primary := rb.Monitor.Translator(r.Flow).SourceClient()
+	primary, _ := rb.Monitor.Clients(r.Flow)
 	bounds, err := kafka.ListBounds(ctx, primary, topic)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s on the primary: %w", topic, err)
@@ -166,7 +164,7 @@ func (rb *Runbook) reverseHeartbeat(ctx context.Context, r *Run) (*time.Time, er
 		return nil, err
 	}
 	var newest int64
-	err = kafka.ReadRecords(ctx, opts, tails, kafka.ReadLimits{MaxRecords: int64(len(tails) * markerTail), Idle: 10 * time.Second}, func(rec *kgo.Record) error {
+	err = kafka.ReadRecords(ctx, opts, tails, kafka.ReadLimits{MaxRecords: int64(len(tails) * markerTail), Idle: 10 * time.Second}, func(rec *kafka.Record) error {
 		if h, err := mm2.DecodeHeartbeat(rec.Key, rec.Value); err == nil && h.SourceAlias == flow.TargetAlias {
 			newest = max(newest, h.EmittedMs)
 		}

@@ -33,12 +33,12 @@ func ReverseFlowName(flow string) string { return flow + ReverseFlowSuffix }
 // until reverse-to-primary is done.
 func reverseFlowOf(f *config.Flow) *config.Flow {
 	if f.IsClusterLink() {
-		return &config.Flow{Name: ReverseFlowName(f.Name), ReverseOf: f.Name, Kind: "cluster-link",
+		return &config.Flow{Name: ReverseFlowName(f.Name), ReverseOf: f.Name, Kind: config.FlowClusterLink,
 			Source: f.Target, Target: f.Source, SourceAlias: f.TargetAlias, TargetAlias: f.SourceAlias,
 			ReplicationPolicy: f.ReplicationPolicy, Separator: f.Separator, OffsetSyncsLocation: f.OffsetSyncsLocation,
 			Topics: f.Topics, ClusterLink: f.ClusterLink.Primary, Objectives: f.Objectives}
 	}
-	return &config.Flow{Name: ReverseFlowName(f.Name), ReverseOf: f.Name, Kind: "mm2",
+	return &config.Flow{Name: ReverseFlowName(f.Name), ReverseOf: f.Name, Kind: config.FlowMM2,
 		Source: f.Target, Target: f.Source, SourceAlias: f.TargetAlias, TargetAlias: f.SourceAlias,
 		ReplicationPolicy: f.ReplicationPolicy, Separator: f.Separator, LegacyInternalSeparator: f.LegacyInternalSeparator,
 		Topics: f.Topics, OffsetSyncsLocation: f.OffsetSyncsLocation,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
@@ -96,7 +97,7 @@ func (e cutStepEvidence) atMs() int64 {
 // promote/failover); zero when none was recorded.
 func (rb *Runbook) cutEvidence(ctx context.Context, run int64) (cutStepEvidence, error) {
 	subject := runSubject(run)
-	recs, err := rb.Store.AuditEntries(ctx, storage.AuditFilter{Action: "failover.step-done", Subject: subject, Oldest: true})
+	recs, err := rb.Store.AuditEntries(ctx, storage.AuditFilter{Action: string(audit.FailoverStepDone), Subject: subject, Oldest: true})
 	if err != nil {
 		return cutStepEvidence{}, fmt.Errorf("failover run %d: reading its step records: %w", run, err)
 	}

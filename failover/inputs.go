@@ -10,8 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
@@ -68,12 +67,12 @@ var (
 	sidePrimary = logSide{name: "the primary", where: "on the primary", primary: true}
 )
 
-// client is the side's client of flow's translator.
-func (s logSide) client(tr *translation.GroupTranslator) *kgo.Client {
+// client is the side's client of a flow's two (Monitor.Clients).
+func (s logSide) client(primary, dr *kafka.Client) *kafka.Client {
 	if s.primary {
-		return tr.SourceClient()
+		return primary
 	}
-	return tr.TargetClient()
+	return dr
 }
 
 // inputRules re-checks what step idx of r rests on, now; nil for steps
@@ -299,8 +298,8 @@ func (rb *Runbook) positionsRule(ctx context.Context, flow, name string, side lo
 		rr.OK, rr.Evidence = true, "no position "+side.where+" to check"
 		return rr
 	}
-	tr := rb.Monitor.Translator(flow)
-	if tr == nil {
+	primary, dr := rb.Monitor.Clients(flow)
+	if dr == nil {
 		rr.Evidence = "unknown: no flow " + flow
 		return rr
 	}
@@ -310,7 +309,7 @@ func (rb *Runbook) positionsRule(ctx context.Context, flow, name string, side lo
 			topics = append(topics, tp.Topic)
 		}
 	}
-	bounds, err := kafka.ListBounds(ctx, side.client(tr), topics...)
+	bounds, err := kafka.ListBounds(ctx, side.client(primary, dr), topics...)
 	var deleted, unknown []string
 	for _, tp := range slices.SortedFunc(maps.Keys(pos), func(a, b model.TP) int {
 		return strings.Compare(mm2.TPKey(a), mm2.TPKey(b))
@@ -371,7 +370,7 @@ func (rb *Runbook) planInputs(ctx context.Context, r *Run) map[string][]RuleResu
 // ("" entries never). An approval that recorded none (from before this
 // check) compares nothing.
 func (rb *Runbook) changedSinceApproval(ctx context.Context, r *Run, idx int, now []RuleResult) []string {
-	es, err := rb.Store.AuditEntries(ctx, storage.AuditFilter{Action: "failover.approve", Subject: runSubject(r.ID)})
+	es, err := rb.Store.AuditEntries(ctx, storage.AuditFilter{Action: string(audit.FailoverApprove), Subject: runSubject(r.ID)})
 	if err != nil {
 		return []string{"the approval's record could not be read: " + err.Error()}
 	}

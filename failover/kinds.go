@@ -170,7 +170,7 @@ func (restoreFlinkStep) problems(cfg *config.Config, _ *config.Flow, p Plan, i i
 	switch {
 	case t == nil:
 		bad("no Flink target named %q in flink_targets", s.FlinkTarget)
-	case t.Region != "dr":
+	case t.Region != config.RegionDR:
 		bad("Flink target %q is in the %s region: restore goes to DR", t.Name, t.Region)
 	}
 	if t != nil && t.Kubernetes != nil {

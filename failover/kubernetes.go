@@ -47,9 +47,9 @@ func (rb *Runbook) restoreKubernetes(ctx context.Context, w audit.Written, r *Ru
 	}
 	snapshot := ""
 	switch k.UseStateSnapshot {
-	case "true":
+	case config.StateSnapshotAlways:
 		snapshot = snapshotName(r, idx)
-	case "auto", "":
+	case config.StateSnapshotAuto, "":
 		served, err := c.SnapshotsServed(ctx)
 		if err != nil {
 			return nil, err
@@ -79,9 +79,9 @@ func (rb *Runbook) previewKubernetes(ctx context.Context, r *Run, idx int, s Ste
 		lines = append(lines, "now: unknown ("+err.Error()+")")
 	}
 	switch k.UseStateSnapshot {
-	case "true":
+	case config.StateSnapshotAlways:
 		lines = append(lines, "first registers the savepoint as FlinkStateSnapshot "+snapshotName(r, idx)+" (alreadyExists, never disposed on delete)")
-	case "auto":
+	case config.StateSnapshotAuto:
 		lines = append(lines, "registers the savepoint as FlinkStateSnapshot "+snapshotName(r, idx)+" first when the API server serves that resource (operator 1.10+)")
 	}
 	return lines

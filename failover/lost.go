@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 )
@@ -139,7 +137,7 @@ func (rb *Runbook) LostToDR(ctx context.Context, flow string) (*LostToDR, error)
 		p.Counted = p.Known() && p.From >= p.End
 	}
 	err = kafka.ReadRecords(ctx, opts, l.ranges(), kafka.ReadLimits{MaxRecords: lim.CountRecords, Idle: lim.Idle},
-		func(r *kgo.Record) error {
+		func(r *kafka.Record) error {
 			byTP[model.TP{Topic: r.Topic, Partition: r.Partition}].add(r)
 			return nil
 		}, func(tp model.TP) { byTP[tp].Counted = true })
@@ -156,7 +154,7 @@ func (rb *Runbook) LostToDR(ctx context.Context, flow string) (*LostToDR, error)
 	return l, nil
 }
 
-func (p *LostPartition) add(r *kgo.Record) {
+func (p *LostPartition) add(r *kafka.Record) {
 	ms := r.Timestamp.UnixMilli()
 	if p.Records == 0 || ms < p.FirstMs {
 		p.FirstMs = ms
@@ -183,7 +181,7 @@ func (l *LostToDR) ranges() []kafka.Range {
 // bounds. opts, the primary's client options, is nil when there is nothing
 // to read (the primary is active, the cut is unknown, the primary is not
 // reachable: l says which).
-func (rb *Runbook) lostPositions(ctx context.Context, flow string) (l *LostToDR, opts []kgo.Opt, err error) {
+func (rb *Runbook) lostPositions(ctx context.Context, flow string) (l *LostToDR, opts kafka.Options, err error) {
 	f := rb.Config.Flow(flow)
 	if f == nil {
 		return nil, nil, fmt.Errorf("no flow %q", flow)
@@ -215,7 +213,7 @@ func (rb *Runbook) lostPositions(ctx context.Context, flow string) (l *LostToDR,
 	if err != nil {
 		return nil, nil, err
 	}
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kafka.NewClient(opts, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,8 +10,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 )
@@ -20,7 +19,7 @@ import (
 // ready to stream.
 type LostExport struct {
 	lost *LostToDR
-	opts []kgo.Opt
+	opts kafka.Options
 	lim  LostLimits
 }
 
@@ -105,7 +104,7 @@ func (rb *Runbook) PrepareLostExport(ctx context.Context, who Actor, flow string
 		l.Partitions = keep
 	}
 	x := &LostExport{lost: l, opts: opts, lim: rb.LostLimits.withDefaults()}
-	if err := rb.Audit.Record(ctx, who, "failback.lost-export", "flow:"+flow, map[string]any{"run": l.Active.Run, "partitions": x.end().Partitions}); err != nil {
+	if err := rb.Audit.Record(ctx, who, audit.FailbackLostExport, "flow:"+flow, map[string]any{"run": l.Active.Run, "partitions": x.end().Partitions}); err != nil {
 		return nil, &AuditRefusedError{Err: err}
 	}
 	return x, nil
@@ -143,7 +142,7 @@ func (x *LostExport) WriteTo(ctx context.Context, w io.Writer) error {
 	enc := json.NewEncoder(bw)
 	end := x.end()
 	err := kafka.ReadRecords(ctx, x.opts, x.lost.ranges(), kafka.ReadLimits{MaxRecords: x.lim.ExportRecords, MaxBytes: x.lim.ExportBytes, Idle: x.lim.Idle},
-		func(r *kgo.Record) error {
+		func(r *kafka.Record) error {
 			end.Records++
 			return enc.Encode(lostLine(r))
 		}, nil)
@@ -164,7 +163,7 @@ func (x *LostExport) WriteTo(ctx context.Context, w io.Writer) error {
 	return errors.Join(err, enc.Encode(LostEndLine{End: end}), bw.Flush())
 }
 
-func lostLine(r *kgo.Record) LostRecordLine {
+func lostLine(r *kafka.Record) LostRecordLine {
 	l := LostRecordLine{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp.UTC().Format(time.RFC3339Nano),
 		TimestampMs: r.Timestamp.UnixMilli(), Key: r.Key, Value: r.Value, Headers: make([]LostHeader, len(r.Headers))}
 	for i, h := range r.Headers {

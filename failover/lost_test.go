@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/kafka/kafkatest"
 	"github.com/drconsole/drconsole/model"
@@ -48,7 +49,7 @@ func tpOf(topic string, p int32) model.TP { return model.TP{Topic: topic, Partit
 func completeRun(t *testing.T, store *storage.Store, plan Plan, atMs int64) int64 {
 	t.Helper()
 	ctx := context.Background()
-	rec := func(action string) model.AuditEntry {
+	rec := func(action audit.Action) model.AuditEntry {
 		e, err := auditEntry(alice, action, "test", nil)
 		if err != nil {
 			t.Fatal(err)

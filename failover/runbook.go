@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/connect"
@@ -32,7 +33,7 @@ type Actor struct {
 // Auditor writes the tamper-evident audit log. Record must have durably
 // written the entry when it returns nil.
 type Auditor interface {
-	Record(ctx context.Context, who Actor, action, subject string, details any) error
+	Record(ctx context.Context, who Actor, action audit.Action, subject string, details any) error
 }
 
 // Runbook runs failover plans. Safe for concurrent use: the database is the
@@ -207,7 +208,7 @@ func (rb *Runbook) sockPuppet(ctx context.Context, approver string, run *model.R
 	}
 	lastPassword := -1
 	for i, c := range changes {
-		if c.Action == "user.password" {
+		if c.Action == string(audit.UserPassword) {
 			lastPassword = i
 		}
 	}
@@ -215,7 +216,7 @@ func (rb *Runbook) sockPuppet(ctx context.Context, approver string, run *model.R
 		return fmt.Sprintf("the password of %s was last set by the requester %s", approver, run.CreatedBy), nil
 	}
 	for _, c := range changes {
-		if c.Action != "user.password" && c.AtMs >= run.CreatedMs && byRequester(c.Actor, run.CreatedBy) {
+		if c.Action != string(audit.UserPassword) && c.AtMs >= run.CreatedMs && byRequester(c.Actor, run.CreatedBy) {
 			return fmt.Sprintf("the requester %s changed the account %s (%s) after the run was requested", run.CreatedBy, approver, c.Action), nil
 		}
 	}
@@ -251,7 +252,7 @@ func (rb *Runbook) Create(ctx context.Context, who Actor, plan Plan, reason stri
 	hash := plan.Hash()
 	details := map[string]any{"plan": plan, "plan_hash": hash, "reason": reason, "evidence": rb.evidence(plan.Flow)}
 	var id int64
-	_, err := rb.recorded(ctx, who, "failover.plan", plan.Flow, details, func(rec model.AuditEntry) (model.AuditEntry, error) {
+	_, err := rb.recorded(ctx, who, audit.FailoverPlan, plan.Flow, details, func(rec model.AuditEntry) (model.AuditEntry, error) {
 		var err error
 		id, rec, err = rb.Store.CreateFailoverRun(ctx, model.Run{Flow: plan.Flow, Reason: reason, CreatedBy: who.Name,
 			CreatedMs: rb.now().UnixMilli(), PlanJSON: string(body), PlanHash: hash, ApprovalsRequired: rb.Config.Failover.ApprovalsRequired}, kinds(plan), rec)
@@ -292,7 +293,7 @@ func (rb *Runbook) Update(ctx context.Context, who Actor, id int64, plan Plan, r
 	stampChoices(&plan, who)
 	body, _ := json.Marshal(plan)
 	hash := plan.Hash()
-	_, err = rb.recorded(ctx, who, "failover.plan-changed", runSubject(id), map[string]any{"plan": plan, "old_hash": r.PlanHash, "plan_hash": hash, "reason": reason},
+	_, err = rb.recorded(ctx, who, audit.FailoverPlanChanged, runSubject(id), map[string]any{"plan": plan, "old_hash": r.PlanHash, "plan_hash": hash, "reason": reason},
 		func(rec model.AuditEntry) (model.AuditEntry, error) {
 			return rb.Store.ReplaceFailoverPlan(ctx, id, string(body), hash, reason, kinds(plan), rb.now().UnixMilli(), rec)
 		})
@@ -316,7 +317,7 @@ func (rb *Runbook) Approve(ctx context.Context, who Actor, id int64, planHash, c
 	case !slices.Contains(approvable, r.Status):
 		return fmt.Errorf("run %d is %s: nothing to approve", id, r.Status)
 	case samePerson(who.Name, r.CreatedBy):
-		return rb.refused(ctx, who, id, "failover.self-approval-refused", map[string]any{"plan_hash": r.PlanHash}, ErrSelfApproval)
+		return rb.refused(ctx, who, id, audit.FailoverSelfApprovalRefused, map[string]any{"plan_hash": r.PlanHash}, ErrSelfApproval)
 	case planHash != r.PlanHash:
 		return fmt.Errorf("the plan changed since you looked at it (hash %.12s, now %.12s): review it again", planHash, r.PlanHash)
 	}
@@ -327,7 +328,7 @@ func (rb *Runbook) Approve(ctx context.Context, who Actor, id int64, planHash, c
 	// depends on who the approvers are (Get, sockPuppet), so the move to
 	// approved follows as its own conditional step: it is derived from
 	// recorded approvals and needs no record of its own.
-	if _, err := rb.recorded(ctx, who, "failover.approve", runSubject(id), map[string]any{"plan_hash": planHash, "comment": comment,
+	if _, err := rb.recorded(ctx, who, audit.FailoverApprove, runSubject(id), map[string]any{"plan_hash": planHash, "comment": comment,
 		"expires": now.Add(ttl).UTC(), "evidence": rb.evidence(r.Flow), "inputs": rb.planInputs(ctx, r)}, func(rec model.AuditEntry) (model.AuditEntry, error) {
 		return rb.Store.ApproveFailoverRun(ctx, id, approvable, model.Approval{Approver: who.Name, Decision: model.DecisionApprove, Reason: comment,
 			PlanHash: planHash, AtMs: now.UnixMilli(), ExpiresMs: now.Add(ttl).UnixMilli()}, rec)
@@ -356,7 +357,7 @@ func (rb *Runbook) Reject(ctx context.Context, who Actor, id int64, reason strin
 		return err
 	}
 	now := rb.now().UnixMilli()
-	_, err = rb.recorded(ctx, who, "failover.reject", runSubject(id), map[string]any{"plan_hash": r.PlanHash, "reason": reason},
+	_, err = rb.recorded(ctx, who, audit.FailoverReject, runSubject(id), map[string]any{"plan_hash": r.PlanHash, "reason": reason},
 		func(rec model.AuditEntry) (model.AuditEntry, error) {
 			return rb.Store.RejectFailoverRun(ctx, id, []model.RunStatus{model.RunPending, model.RunApproved}, model.Approval{Approver: who.Name, Decision: model.DecisionReject, Reason: reason,
 				PlanHash: r.PlanHash, AtMs: now, ExpiresMs: now}, rec)
@@ -369,7 +370,7 @@ func (rb *Runbook) Cancel(ctx context.Context, who Actor, id int64, reason strin
 	if !mayOperate(who) {
 		return ErrRole
 	}
-	_, err := rb.recorded(ctx, who, "failover.cancel", runSubject(id), map[string]any{"reason": reason}, func(rec model.AuditEntry) (model.AuditEntry, error) {
+	_, err := rb.recorded(ctx, who, audit.FailoverCancel, runSubject(id), map[string]any{"reason": reason}, func(rec model.AuditEntry) (model.AuditEntry, error) {
 		return rb.Store.CancelFailoverRun(ctx, id, []model.RunStatus{model.RunPending, model.RunApproved, model.RunRunning, model.RunFailed}, rb.now().UnixMilli(), rec)
 	})
 	return err
@@ -391,7 +392,7 @@ func (rb *Runbook) BreakGlass(ctx context.Context, who Actor, id int64, reason s
 	if err != nil {
 		return err
 	}
-	if _, err := rb.recorded(ctx, who, "failover.BREAK-GLASS", runSubject(id), map[string]any{"plan_hash": r.PlanHash, "reason": reason,
+	if _, err := rb.recorded(ctx, who, audit.FailoverBreakGlass, runSubject(id), map[string]any{"plan_hash": r.PlanHash, "reason": reason,
 		"evidence": rb.evidence(r.Flow)}, func(rec model.AuditEntry) (model.AuditEntry, error) {
 		return rb.Store.SetBreakGlass(ctx, id, reason, rb.now().UnixMilli(), rec)
 	}); err != nil {

@@ -33,7 +33,7 @@ type SavepointTrigger struct {
 
 // AuditFunc writes one audit record under the identity of whoever asked
 // for the job (the request's user, address and browser ride on ctx).
-type AuditFunc func(ctx context.Context, action, subject string, details any) (audit.Written, error)
+type AuditFunc func(ctx context.Context, action audit.Action, subject string, details any) (audit.Written, error)
 
 // SavepointRequest is a checked request to take a savepoint of a job. The
 // job keeps running: there is no stop here (ErrStopNeedsRunbook).
@@ -154,7 +154,7 @@ func (w *Worker) TriggerSavepoint(ctx context.Context, q SavepointRequest) (int6
 		done()
 		return 0, err
 	}
-	action := "savepoint.trigger"
+	action := audit.SavepointTrigger
 	subject := "flink-job:" + q.Target + "/" + q.JobID
 	details := map[string]any{"flink_target": q.Target, "job_id": q.JobID, "job_name": q.JobName, "stop": false}
 	if snap := q.Flow; snap != nil {
@@ -195,7 +195,7 @@ func (w *Worker) runTrigger(ctx context.Context, opened audit.Written, id int64,
 	defer cancel()
 	if err != nil {
 		w.log().Warn("savepoint failed", "target", ft, "job", jobID, "stop", stop, "err", err)
-		_, aerr := q.Audit(actx, "savepoint.failed", subject, map[string]any{"flink_target": ft, "job_id": jobID, "stop": stop,
+		_, aerr := q.Audit(actx, audit.SavepointFailed, subject, map[string]any{"flink_target": ft, "job_id": jobID, "stop": stop,
 			"error": err.Error(), "waited_ms": time.Since(started).Milliseconds()})
 		msg := err.Error() + w.outcomeNotAudited(aerr)
 		w.sp.update(id, func(t *SavepointTrigger) { t.Done, t.Err, t.Finished = true, msg, w.now() })
@@ -210,7 +210,7 @@ func (w *Worker) runTrigger(ctx context.Context, opened audit.Written, id int64,
 		done["read_error"] = sp.ReadError
 	}
 	msg := ""
-	if _, aerr := q.Audit(actx, "savepoint.done", subject, done); aerr != nil {
+	if _, aerr := q.Audit(actx, audit.SavepointDone, subject, done); aerr != nil {
 		aerr := w.outcomeNotAudited(aerr)
 		msg = fmt.Sprintf("savepoint taken and catalogued as #%d (%s)%s", sp.ID, sp.Path, aerr)
 	}

@@ -84,9 +84,9 @@ type ctxKey struct{}
 func TestWorkerTriggerRefusedWithoutAudit(t *testing.T) {
 	t.Parallel()
 	w := &Worker{}
-	var actions []string
+	var actions []audit.Action
 	_, err := w.TriggerSavepoint(context.Background(), SavepointRequest{Target: "dr", JobID: "j", Actor: "ann",
-		Audit: func(_ context.Context, action, _ string, _ any) (audit.Written, error) {
+		Audit: func(_ context.Context, action audit.Action, _ string, _ any) (audit.Written, error) {
 			actions = append(actions, action)
 			return audit.Written{}, errors.New("disk full")
 		}})
@@ -113,7 +113,7 @@ func TestWorkerOneTriggerPerJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := w.TriggerSavepoint(context.Background(), SavepointRequest{Target: "dr", JobID: "j", Actor: "bob",
-		Audit: func(context.Context, string, string, any) (audit.Written, error) {
+		Audit: func(context.Context, audit.Action, string, any) (audit.Written, error) {
 			t.Fatal("audited a refused trigger")
 			return audit.Written{}, nil
 		}})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/identity"
@@ -37,9 +38,9 @@ func (h *Handlers) renderFailoverList(w http.ResponseWriter, r *http.Request, st
 	}
 	for _, t := range h.Runbook.Config.FlinkTargets {
 		switch t.Region {
-		case "dr":
+		case config.RegionDR:
 			p.FlinkTargets = append(p.FlinkTargets, t.Name)
-		case "primary":
+		case config.RegionPrimary:
 			p.PrimaryFlinkTargets = append(p.PrimaryFlinkTargets, t.Name)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/mm2"
@@ -123,7 +124,7 @@ func (h *Handlers) Savepoint(w http.ResponseWriter, r *http.Request) {
 		p.SuggestedUID = sp.SourceUID + "-dr"
 	}
 	for _, t := range h.Runbook.Config.FlinkTargets {
-		if t.Kubernetes != nil && t.Region == "dr" {
+		if t.Kubernetes != nil && t.Region == config.RegionDR {
 			p.K8s.Through = append(p.K8s.Through, fmt.Sprintf("%s (%s/%s)", t.Name, t.Kubernetes.Namespace, t.Kubernetes.Deployment))
 		}
 	}

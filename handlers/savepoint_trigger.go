@@ -40,8 +40,8 @@ func (h *Handlers) SavepointTrigger(w http.ResponseWriter, r *http.Request) {
 	bg := r.Clone(context.WithoutCancel(r.Context()))
 	_, err := h.worker().TriggerSavepoint(r.Context(), failover.SavepointRequest{Target: f.Target, JobID: f.Job, JobName: jobName,
 		Actor: actor(r).Name, Flow: snap,
-		Audit: func(ctx context.Context, action, subject string, details any) (audit.Written, error) {
-			return h.record(bg.WithContext(ctx), audit.Action(action), subject, details)
+		Audit: func(ctx context.Context, action audit.Action, subject string, details any) (audit.Written, error) {
+			return h.record(bg.WithContext(ctx), action, subject, details)
 		}})
 	if err != nil {
 		refuse(err)

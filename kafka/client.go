@@ -65,11 +65,11 @@ func ClientOptions(name string, c *config.Cluster, log *slog.Logger) (Options, e
 	}
 	if s := c.SASL; s != nil {
 		switch s.Mechanism {
-		case "PLAIN":
+		case config.SASLPlain:
 			opts = append(opts, kgo.SASL(plain.Auth{User: s.Username, Pass: s.Password}.AsMechanism()))
-		case "SCRAM-SHA-256":
+		case config.SASLScramSHA256:
 			opts = append(opts, kgo.SASL(scram.Auth{User: s.Username, Pass: s.Password}.AsSha256Mechanism()))
-		case "SCRAM-SHA-512":
+		case config.SASLScramSHA512:
 			opts = append(opts, kgo.SASL(scram.Auth{User: s.Username, Pass: s.Password}.AsSha512Mechanism()))
 		default:
 			return nil, fmt.Errorf("cluster %s: unsupported SASL mechanism %q", name, s.Mechanism)

@@ -93,8 +93,8 @@ func NewGroupTranslator(t GroupTranslator, source, target *kafka.Client) *GroupT
 }
 
 // SourceClient is the primary's client. Reach a flow's clients through
-// monitor.Monitor.Clients instead: this stays only until failover's
-// callers move there.
+// monitor.Monitor.Clients instead: this stays only while tests (failover's,
+// the effect's, the end-to-end suite's) still call it.
 func (g *GroupTranslator) SourceClient() *kafka.Client { return g.source }
 
 // TargetClient is DR's client; as SourceClient, being replaced by

@@ -44,8 +44,7 @@ func CancelJob(ctx context.Context, w audit.Written, c *flink.RESTClient, jobID 
 	if err != nil {
 		return "", err
 	}
-	switch j.State {
-	case "CANCELED", "FINISHED", "FAILED":
+	if j.State.Final() {
 		return string(j.State), nil
 	}
 	path := "/jobs/" + url.PathEscape(jobID) + "?mode=cancel"

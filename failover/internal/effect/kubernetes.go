@@ -168,10 +168,10 @@ func follow(ctx context.Context, c *kube.Client, r KubeRestore, k flink.K8sResto
 			switch {
 			case !taken:
 				last = "waiting for the operator to take up the redeploy (" + last + ", from before)"
-			case st.JobState == "RUNNING" && st.LifecycleState != "FAILED" && (st.ReconciliationState == "" || st.ReconciliationState == "DEPLOYED"):
+			case st.JobState == kube.JobRunning && st.LifecycleState != kube.LifecycleFailed && (st.ReconciliationState == "" || st.ReconciliationState == kube.ReconciliationDeployed):
 				r.say("FlinkDeployment %s/%s: job %s RUNNING from %s", c.Namespace, c.Deployment, st.JobID, k.SavepointPath)
 				return res, nil
-			case st.JobState == "FAILED" || st.LifecycleState == "FAILED" || st.LifecycleState == "ROLLED_BACK":
+			case st.JobState == kube.JobFailed || st.LifecycleState == kube.LifecycleFailed || st.LifecycleState == kube.LifecycleRolledBack:
 				if opErr == "" {
 					opErr = "the operator gave no error text (kubectl describe flinkdeployment " + c.Deployment + " shows its events)"
 				}
@@ -248,12 +248,12 @@ func registerSnapshot(ctx context.Context, c *kube.Client, r KubeRestore) (strin
 				return "", fmt.Errorf("kubernetes: FlinkStateSnapshot %s/%s exists for savepoint %q (alreadyExists %t), not this run's %q: not using it", c.Namespace, r.Snapshot, s.Path, s.AlreadyExists, path)
 			}
 			switch s.State {
-			case "COMPLETED":
+			case kube.SnapshotCompleted:
 				if s.StatusPath != "" {
 					return s.StatusPath, nil
 				}
 				return path, nil
-			case "FAILED", "ABANDONED":
+			case kube.SnapshotFailed, kube.SnapshotAbandoned:
 				return "", fmt.Errorf("kubernetes: the operator marked FlinkStateSnapshot %s/%s %s: %s", c.Namespace, r.Snapshot, s.State, kube.ErrorText(s.Error))
 			}
 			state := s.State
