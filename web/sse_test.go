@@ -273,7 +273,6 @@ func TestOverviewStreamsShareOneRenderPerTick(t *testing.T) {
 // The sparkline ends at the SparkStep: over ticks within one step it is
 // sent once, while the figures' time line moves on.
 func TestOverviewSparklineNotResentEachTick(t *testing.T) {
-	t.Parallel() // it reads the console through streams of its own, and mostly waits for a step to begin
 	c := startConsole(t)
 	waitReady(t, c)
 	streams := &web.Streams{Tick: 100 * time.Millisecond}
