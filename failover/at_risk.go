@@ -167,7 +167,7 @@ func (rb *Runbook) lostAtCut(flow string) map[string]any {
 // "" before that step is done or for a run that has none.
 func (r *Run) LostAtCut() string {
 	for i, s := range r.Plan.Steps {
-		if s.Kind != KindStopMirror || r.Plan.Kind == PlanDrill || r.Plan.Kind == PlanFailback || i >= len(r.Steps) || r.Steps[i].Status != model.StepDone {
+		if !s.Kind.is(countsLoss) || !r.Plan.kind().cutsForward() || i >= len(r.Steps) || r.Steps[i].Status != model.StepDone {
 			continue
 		}
 		var res struct {
@@ -189,7 +189,7 @@ func (r *Run) LostAtCut() string {
 // mirrors'), a run that has stopped the mirror (LostAtCut says what it
 // lost) or has ended.
 func (rb *Runbook) RunAtRisk(r *Run) string {
-	if r.Plan.Kind == PlanDrill || r.Plan.Kind == PlanFailback || r.LostAtCut() != "" {
+	if !r.Plan.kind().cutsForward() || r.LostAtCut() != "" {
 		return ""
 	}
 	switch r.Status {

@@ -130,7 +130,7 @@ func (drillRestoreStep) problems(cfg *config.Config, p Plan, i int) []string {
 	if len(s.DrillArgs) == 0 {
 		out = append(out, "no drill job arguments (drill.job_args): the copy would write where production's job writes; configure arguments that keep its output apart")
 	}
-	if slices.ContainsFunc(s.DrillArgs, func(a string) bool { return strings.Contains(a, "{group}") }) && countKind(p, KindTranslateGroup) != 1 {
+	if slices.ContainsFunc(s.DrillArgs, func(a string) bool { return strings.Contains(a, "{group}") }) && len(p.stepsThat(translates)) != 1 {
 		out = append(out, "the drill arguments name {group}: the plan needs exactly one translate-group step")
 	}
 	return out

@@ -265,9 +265,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 	tr := rb.Monitor.Translator(r.Flow)
 	reason := fmt.Sprintf("failover run %d step %d", r.ID, idx+1)
 	group := s.Group // the DR group: in a drill, its temporary one
-	if r.Plan.Kind == PlanDrill {
-		group = DrillGroup(r.ID, s.Group)
-	}
+	group = r.Plan.kind().drGroup(r.ID, group)
 	// Resumed after a crash or a failed commit: an earlier attempt's change
 	// is finished, not made again (a new translation could differ, and
 	// would record the already translated offsets as the ones to undo to).
@@ -371,7 +369,7 @@ func (rb *Runbook) restoreFlink(ctx context.Context, w audit.Written, r *Run, id
 	if err != nil {
 		return nil, err
 	}
-	req := flink.RunRequest{EntryClass: s.EntryClass, ProgramArgsList: restoreArgs(r, s), Parallelism: s.Parallelism, SavepointPath: s.SavepointPath,
+	req := flink.RunRequest{EntryClass: s.EntryClass, ProgramArgsList: r.Plan.kind().restoreArgs(r, s), Parallelism: s.Parallelism, SavepointPath: s.SavepointPath,
 		AllowNonRestoredState: s.AllowNonRestoredState, JobID: jobID}
 	if s.SavepointPath != "" {
 		mode := s.ClaimMode

@@ -127,18 +127,19 @@ func failbackTitle(p Plan, s Step, flow *config.Flow) string {
 	return ""
 }
 
-// failbackProblems says what makes p unfit: a failback step outside a
-// failback plan, or a failback plan that is not exactly the failback.
-func failbackProblems(cfg *config.Config, p Plan) []error {
-	if p.Kind != PlanFailback {
-		var errs []error
-		for i, s := range p.Steps {
-			if slices.Contains(failbackKinds, s.Kind) {
-				errs = append(errs, fmt.Errorf("step %d (%s): only in a failback plan", i+1, s.Kind))
-			}
+// failbackStepsElsewhere refuses a failback step in a plan of another kind.
+func failbackStepsElsewhere(p Plan) []error {
+	var errs []error
+	for i, s := range p.Steps {
+		if slices.Contains(failbackKinds, s.Kind) {
+			errs = append(errs, fmt.Errorf("step %d (%s): only in a failback plan", i+1, s.Kind))
 		}
-		return errs
 	}
+	return errs
+}
+
+// failbackProblems says what makes failback p not exactly the failback.
+func failbackProblems(cfg *config.Config, p Plan) []error {
 	flow := cfg.Flow(p.Flow)
 	if flow == nil {
 		return nil // Validate says so
@@ -155,16 +156,14 @@ func failbackProblems(cfg *config.Config, p Plan) []error {
 		bad("the flow has no connect_url: the reverse connectors are created through Kafka Connect REST, and dedicated-mode MirrorMaker 2 has none")
 	}
 	var groups []string
-	for _, st := range p.Steps {
-		if st.Kind == KindTranslateGroupBack {
-			switch {
-			case strings.TrimSpace(st.Group) == "":
-				bad("name the consumer group of each translate-group-back step")
-			case slices.Contains(groups, st.Group):
-				bad("group %s is translated back twice", st.Group)
-			}
-			groups = append(groups, st.Group)
+	for _, st := range p.stepsThat(translatesBack) {
+		switch {
+		case strings.TrimSpace(st.Group) == "":
+			bad("name the consumer group of each translate-group-back step")
+		case slices.Contains(groups, st.Group):
+			bad("group %s is translated back twice", st.Group)
 		}
+		groups = append(groups, st.Group)
 	}
 	want := FailbackPlan(p.Flow, groups...)
 	if fk := flinkBackKinds(p); len(fk) > 0 {

@@ -63,7 +63,7 @@ func linkFailbackProblems(flow *config.Flow, p Plan) []string {
 		out = append(out, fmt.Sprintf("the steps of a Cluster Linking failback must be exactly %v, in that order (groups and Flink jobs need no translation: offsets are the same on both ends)", kindsOf(want)))
 	}
 	for _, s := range p.Steps {
-		if s.PauseMirrors && s.Kind != KindReverseToPrimary {
+		if s.PauseMirrors && !s.Kind.is(leavesMirrorsPaused) {
 			out = append(out, "only reverse-to-primary leaves mirrors paused")
 		}
 	}

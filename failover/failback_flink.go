@@ -63,7 +63,7 @@ func (p Plan) WithFlinkBack(fb FlinkBack) Plan {
 	}
 	fb.Restore.Kind = KindRestoreFlink
 	steps = append(steps, fb.Restore)
-	at := slices.IndexFunc(p.Steps, func(s Step) bool { return s.Kind == KindRestartForward })
+	at := p.first(restartsForward)
 	if at < 0 {
 		at = len(p.Steps)
 	}
@@ -92,51 +92,68 @@ func flinkBackProblems(cfg *config.Config, p Plan) []string {
 		bad("the Flink steps are savepoint-dr, rewrite-savepoint-back and restore-flink, or restore-flink alone (from the groups' offsets)")
 	}
 	for _, s := range p.Steps {
-		t := flinkTarget(cfg, s.FlinkTarget)
-		switch s.Kind {
-		case KindSavepointDR:
-			switch {
-			case t == nil:
-				bad("savepoint-dr: no Flink target named %q in flink_targets", s.FlinkTarget)
-			case t.Region != "dr":
-				bad("savepoint-dr: Flink target %q is in the %s region: the job to stop runs in DR", t.Name, t.Region)
-			}
-			if strings.TrimSpace(s.JobID) == "" {
-				bad("savepoint-dr: name the DR job to stop with a savepoint (its job id)")
-			}
-		case KindRewriteBack:
-			for _, why := range destProblems(cfg, "", s.RewriteTo) {
-				bad("rewrite-savepoint-back: %s", why)
-			}
-		case KindRestoreFlink:
-			switch {
-			case t == nil:
-				bad("restore-flink: no Flink target named %q in flink_targets", s.FlinkTarget)
-			case t.Region != "primary":
-				bad("restore-flink: Flink target %q is in the %s region: a failback restores the job on the primary", t.Name, t.Region)
-			}
-			j := rewriteOf(p, s.SavepointPath)
-			switch {
-			case slices.Contains(kinds, KindRewriteBack) && j < 0:
-				bad("restore-flink: restore the savepoint rewrite-savepoint-back writes (%s), not %q", rewriteBackDest(p), s.SavepointPath)
-			case j < 0 && s.SavepointPath != "":
-				bad("restore-flink: savepoint %s holds DR offsets, which are not the primary's: restore the copy rewrite-savepoint-back writes, or none (the job starts from the groups' offsets)", s.SavepointPath)
-			case j >= 0 && s.AllowNonRestoredState:
-				bad("restore-flink: the rewritten savepoint keeps its source uid and state, so allowNonRestoredState must stay off")
-			}
-			if s.JarID == "" {
-				bad("restore-flink: name the uploaded jar (jar id) on the primary's Flink")
-			}
+		if k, ok := backSteps[s.Kind].(flinkBackStep); ok {
+			out = append(out, k.flinkProblems(cfg, p, s)...)
 		}
 	}
 	return out
 }
 
+// flinkBackStep is a failback step that moves the Flink job; its
+// problems are checked against the whole plan.
+type flinkBackStep interface {
+	flinkProblems(cfg *config.Config, p Plan, s Step) []string
+}
+
+func (savepointDRStep) flinkProblems(cfg *config.Config, _ Plan, s Step) []string {
+	var out []string
+	switch t := flinkTarget(cfg, s.FlinkTarget); {
+	case t == nil:
+		out = append(out, fmt.Sprintf("savepoint-dr: no Flink target named %q in flink_targets", s.FlinkTarget))
+	case t.Region != "dr":
+		out = append(out, fmt.Sprintf("savepoint-dr: Flink target %q is in the %s region: the job to stop runs in DR", t.Name, t.Region))
+	}
+	if strings.TrimSpace(s.JobID) == "" {
+		out = append(out, "savepoint-dr: name the DR job to stop with a savepoint (its job id)")
+	}
+	return out
+}
+
+func (rewriteBackStep) flinkProblems(cfg *config.Config, _ Plan, s Step) []string {
+	var out []string
+	for _, why := range destProblems(cfg, "", s.RewriteTo) {
+		out = append(out, "rewrite-savepoint-back: "+why)
+	}
+	return out
+}
+
+func (restoreBackStep) flinkProblems(cfg *config.Config, p Plan, s Step) []string {
+	var out []string
+	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	switch t := flinkTarget(cfg, s.FlinkTarget); {
+	case t == nil:
+		bad("restore-flink: no Flink target named %q in flink_targets", s.FlinkTarget)
+	case t.Region != "primary":
+		bad("restore-flink: Flink target %q is in the %s region: a failback restores the job on the primary", t.Name, t.Region)
+	}
+	j := rewriteOf(p, s.SavepointPath)
+	switch {
+	case p.first(rewritesDRSavepoint) >= 0 && j < 0:
+		bad("restore-flink: restore the savepoint rewrite-savepoint-back writes (%s), not %q", rewriteBackDest(p), s.SavepointPath)
+	case j < 0 && s.SavepointPath != "":
+		bad("restore-flink: savepoint %s holds DR offsets, which are not the primary's: restore the copy rewrite-savepoint-back writes, or none (the job starts from the groups' offsets)", s.SavepointPath)
+	case j >= 0 && s.AllowNonRestoredState:
+		bad("restore-flink: the rewritten savepoint keeps its source uid and state, so allowNonRestoredState must stay off")
+	}
+	if s.JarID == "" {
+		bad("restore-flink: name the uploaded jar (jar id) on the primary's Flink")
+	}
+	return out
+}
+
 func rewriteBackDest(p Plan) string {
-	for _, s := range p.Steps {
-		if s.Kind == KindRewriteBack {
-			return s.RewriteTo
-		}
+	if i := p.first(rewritesDRSavepoint); i >= 0 {
+		return p.Steps[i].RewriteTo
 	}
 	return ""
 }

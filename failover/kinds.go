@@ -3,6 +3,7 @@ package failover
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/drconsole/drconsole/audit"
@@ -40,6 +41,55 @@ var stepKinds = map[StepKind]stepKind{
 	KindPromoteMirrors:   mirrorsStep{planned: true, verb: "Promote", how: " (planned: only with zero lag)"},
 	KindFailoverMirrors:  mirrorsStep{verb: "Fail over", how: " now, whatever their lag (unreplicated records are lost)"},
 	KindRewriteSavepoint: rewriteSavepointStep{},
+}
+
+// stepTrait is what the plan checks, other steps and the pages ask of a
+// step kind without running it: which step is the restore, the cut, a
+// translation. Each kind states its traits once, in stepTraits.
+type stepTrait uint16
+
+const (
+	cutsMirror          stepTrait = 1 << iota // stops the forward mirror: its evidence is the cut
+	countsLoss                                // records what the failover lost at the cut
+	translates                                // commits a primary group's translated offsets to DR
+	translatesBack                            // moves a DR group back to the primary
+	restores                                  // starts the Flink job
+	rewrites                                  // writes a rewritten savepoint
+	rewritesDRSavepoint                       // rewrites the savepoint savepoint-dr took
+	restartsForward                           // restarts the forward flow, ending a failback
+	leavesMirrorsPaused                       // may leave the primary's mirror topics paused
+)
+
+var stepTraits = map[StepKind]stepTrait{
+	KindStopMirror:         cutsMirror | countsLoss,
+	KindPromoteMirrors:     cutsMirror,
+	KindFailoverMirrors:    cutsMirror,
+	KindTranslateGroup:     translates,
+	KindRestoreFlink:       restores,
+	KindRewriteSavepoint:   rewrites,
+	KindTranslateGroupBack: translatesBack,
+	KindRewriteBack:        rewrites | rewritesDRSavepoint,
+	KindRestartForward:     restartsForward,
+	KindReverseToPrimary:   leavesMirrorsPaused,
+}
+
+// is says whether kind k has trait t.
+func (k StepKind) is(t stepTrait) bool { return stepTraits[k]&t != 0 }
+
+// first is the index of p's first step with trait t; -1 when none has it.
+func (p Plan) first(t stepTrait) int {
+	return slices.IndexFunc(p.Steps, func(s Step) bool { return s.Kind.is(t) })
+}
+
+// stepsThat are p's steps with trait t, in plan order.
+func (p Plan) stepsThat(t stepTrait) []Step {
+	var out []Step
+	for _, s := range p.Steps {
+		if s.Kind.is(t) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // noRules is the default of a step that re-checks nothing at its start.
@@ -193,7 +243,7 @@ func (restoreFlinkStep) problems(cfg *config.Config, _ *config.Flow, p Plan, i i
 	default:
 		bad("claim mode %q: want NO_CLAIM, CLAIM or LEGACY", s.ClaimMode)
 	}
-	return append(out, rewriteProblems(cfg, p, i)...)
+	return append(out, restoredRewriteProblems(p, i)...)
 }
 func (restoreFlinkStep) rules(ctx context.Context, rb *Runbook, r *Run, i int, _ string) []RuleResult {
 	return rb.restoreRewrittenRule(ctx, r, i)

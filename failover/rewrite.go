@@ -24,23 +24,25 @@ import (
 // names), registered in the catalog, and restored by a later restore-flink
 // step with the same source uid and without allowNonRestoredState.
 
-// rewriteProblems says what is wrong with step i of p as a rewrite, or as
+// restoredRewriteProblems says what is wrong with restore step i of p as
 // a restore of a savepoint the plan rewrites.
+func restoredRewriteProblems(p Plan, i int) []string {
+	s := p.Steps[i]
+	switch j := rewriteOf(p, s.SavepointPath); {
+	case j < 0:
+	case j > i:
+		return []string{fmt.Sprintf("restores savepoint %s, which step %d writes later: put the restore after the rewrite", s.SavepointPath, j+1)}
+	case s.AllowNonRestoredState:
+		return []string{fmt.Sprintf("restores the rewritten savepoint %s: its Kafka source keeps its uid and state, so allowNonRestoredState must stay off (it would hide state that did not match the job)", s.SavepointPath)}
+	}
+	return nil
+}
+
+// rewriteProblems says what is wrong with step i of p as a rewrite.
 func rewriteProblems(cfg *config.Config, p Plan, i int) []string {
 	s := p.Steps[i]
 	var out []string
 	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	if s.Kind == KindRestoreFlink {
-		j := rewriteOf(p, s.SavepointPath)
-		switch {
-		case j < 0:
-		case j > i:
-			bad("restores savepoint %s, which step %d writes later: put the restore after the rewrite", s.SavepointPath, j+1)
-		case s.AllowNonRestoredState:
-			bad("restores the rewritten savepoint %s: its Kafka source keeps its uid and state, so allowNonRestoredState must stay off (it would hide state that did not match the job)", s.SavepointPath)
-		}
-		return out
-	}
 	if strings.TrimSpace(s.RewriteFrom) == "" {
 		bad("name the savepoint to rewrite (a savepoint catalog path)")
 	}
@@ -54,7 +56,7 @@ func rewriteProblems(cfg *config.Config, p Plan, i int) []string {
 		}
 	}
 	for j := range i {
-		if o := p.Steps[j]; isRewrite(o.Kind) && catalog.CanonicalPath(o.RewriteTo) == catalog.CanonicalPath(s.RewriteTo) {
+		if o := p.Steps[j]; o.Kind.is(rewrites) && catalog.CanonicalPath(o.RewriteTo) == catalog.CanonicalPath(s.RewriteTo) {
 			bad("step %d writes %s already", j+1, s.RewriteTo)
 		}
 	}
@@ -78,9 +80,6 @@ func destProblems(cfg *config.Config, from, to string) []string {
 	return nil
 }
 
-// isRewrite: a step of kind k writes a rewritten savepoint.
-func isRewrite(k StepKind) bool { return k == KindRewriteSavepoint || k == KindRewriteBack }
-
 // rewriteOf is the index of the plan's rewrite step writing path; -1 when
 // no step does.
 func rewriteOf(p Plan, path string) int {
@@ -88,7 +87,7 @@ func rewriteOf(p Plan, path string) int {
 		return -1
 	}
 	return slices.IndexFunc(p.Steps, func(s Step) bool {
-		return isRewrite(s.Kind) && catalog.CanonicalPath(s.RewriteTo) == catalog.CanonicalPath(path)
+		return s.Kind.is(rewrites) && catalog.CanonicalPath(s.RewriteTo) == catalog.CanonicalPath(path)
 	})
 }
 
@@ -238,7 +237,7 @@ func (rb *Runbook) rewriteDone(ctx context.Context, r *Run, j int) (bool, string
 		return false, fmt.Sprintf("step %d has not succeeded", j+1)
 	}
 	from := catalog.CanonicalPath(w.RewriteFrom)
-	if w.Kind == KindRewriteBack {
+	if w.Kind.is(rewritesDRSavepoint) {
 		src, err := rb.drSavepoint(ctx, r)
 		if err != nil {
 			return false, err.Error()
