@@ -199,38 +199,53 @@ func (e *Execution) Run(ctx context.Context) error {
 	return err
 }
 
+// mirrorStop is how stop-mirror saw the mirror stop: its connectors'
+// states through Connect, or a dedicated MM2's quiet window. Its fields
+// are in the order the maps it replaced were written.
+type mirrorStop struct {
+	ConnectURL      string          `json:"connect_url,omitempty"`
+	Connectors      connectorStates `json:"connectors,omitempty"`
+	LastHeartbeatMs *int64          `json:"last_heartbeat_ms,omitempty"`
+	Syncs           *int            `json:"syncs,omitempty"`
+	Verified        string          `json:"verified,omitempty"`
+}
+
+// connectorStates are connectors' states by name; a failed stop records
+// them as its result.
+type connectorStates map[string]string
+
 // stopMirror stops the flow's MM2 connectors through Kafka Connect and
 // waits until they and their tasks are down; for dedicated MM2 it verifies
 // that the operator's manual stop took: no new heartbeat and no new offset
 // sync for a whole window.
-func (rb *Runbook) stopMirror(ctx context.Context, w audit.Written, flowName string) (any, error) {
+func (rb *Runbook) stopMirror(ctx context.Context, w audit.Written, flowName string) (*mirrorStop, connectorStates, error) {
 	flow := rb.Config.Flow(flowName)
 	if flow.ConnectURL != "" {
 		api := rb.Connect(flow.ConnectURL)
 		for _, name := range flow.Connectors {
 			if err := effect.StopConnector(ctx, w, api, name); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
-		states := map[string]string{}
+		states := connectorStates{}
 		for {
 			stopped := true
 			for _, name := range flow.Connectors {
 				s, err := api.Status(wctx, name)
 				if err != nil {
-					return states, err
+					return nil, states, err
 				}
 				states[name] = string(s.Connector.State)
 				stopped = stopped && s.Stopped()
 			}
 			if stopped {
-				return map[string]any{"connect_url": flow.ConnectURL, "connectors": states}, nil
+				return &mirrorStop{ConnectURL: flow.ConnectURL, Connectors: states}, nil, nil
 			}
 			select {
 			case <-wctx.Done():
-				return states, fmt.Errorf("connectors not stopped within 2 minutes: %v", states)
+				return nil, states, fmt.Errorf("connectors not stopped within 2 minutes: %v", states)
 			case <-time.After(500 * time.Millisecond):
 			}
 		}
@@ -245,7 +260,7 @@ func (rb *Runbook) stopMirror(ctx context.Context, w audit.Written, flowName str
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		case <-time.After(500 * time.Millisecond):
 		}
 		h, s := rb.Monitor.Activity(flowName)
@@ -253,10 +268,10 @@ func (rb *Runbook) stopMirror(ctx context.Context, w audit.Written, flowName str
 			hb, syncs, quietSince = h, s, time.Now()
 		}
 		if time.Since(quietSince) >= window {
-			return map[string]any{"verified": "no new heartbeat or offset sync for " + window.String(), "last_heartbeat_ms": hb, "syncs": syncs}, nil
+			return &mirrorStop{Verified: "no new heartbeat or offset sync for " + window.String(), LastHeartbeatMs: &hb, Syncs: &syncs}, nil, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, errors.New("MirrorMaker 2 is still writing heartbeats or offset syncs: it is not stopped")
+			return nil, nil, errors.New("MirrorMaker 2 is still writing heartbeats or offset syncs: it is not stopped")
 		}
 	}
 }

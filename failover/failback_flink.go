@@ -162,7 +162,7 @@ func rewriteBackDest(p Plan) string {
 // after a crash, a job no longer running is looked up in Flink's
 // checkpoint history: its newest savepoint triggered after stop-reverse is
 // the one this step took. A job that cannot be read fails the step.
-func (rb *Runbook) savepointDR(ctx context.Context, w audit.Written, r *Run, s Step, progress func(string)) (any, error) {
+func (rb *Runbook) savepointDR(ctx context.Context, w audit.Written, r *Run, s Step, progress func(string)) (*savepointTaken, error) {
 	if rb.Catalog == nil {
 		return nil, errors.New("no savepoint catalog: the savepoint is registered and read through it")
 	}
@@ -172,7 +172,7 @@ func (rb *Runbook) savepointDR(ctx context.Context, w audit.Written, r *Run, s S
 	if err != nil {
 		return nil, fmt.Errorf("reading DR job %s on %s: %w", s.JobID, t.Name, err)
 	}
-	result := map[string]any{"target": t.Name, "job_id": s.JobID, "job_name": job.Name}
+	result := &savepointTaken{Target: t.Name, JobID: s.JobID, JobName: job.Name}
 	if job.State == "RUNNING" {
 		sp, err := TriggerSavepoint(ctx, w, rb.Catalog, t.Name, s.JobID, true, func(d time.Duration) {
 			if progress != nil {
@@ -182,7 +182,7 @@ func (rb *Runbook) savepointDR(ctx context.Context, w audit.Written, r *Run, s S
 		if err != nil {
 			return result, err
 		}
-		result["savepoint"], result["catalog_id"] = sp.Path, sp.ID
+		result.Savepoint, result.CatalogID = sp.Path, sp.ID
 		return result, nil
 	}
 	after := stepFinished(r, KindStopReverse)
@@ -203,8 +203,22 @@ func (rb *Runbook) savepointDR(ctx context.Context, w audit.Written, r *Run, s S
 	if err != nil {
 		return result, fmt.Errorf("the savepoint %s of DR job %s could not be registered in the catalog: %w", newest.ExternalPath, s.JobID, err)
 	}
-	result["savepoint"], result["catalog_id"], result["note"] = catalog.CanonicalPath(newest.ExternalPath), id, "taken by an earlier attempt (found in Flink's checkpoint history)"
+	result.Savepoint, result.CatalogID, result.Note = catalog.CanonicalPath(newest.ExternalPath), id, "taken by an earlier attempt (found in Flink's checkpoint history)"
 	return result, nil
+}
+
+// savepointTaken is savepoint-dr's result: the DR job it stopped and the
+// savepoint it took, which rewrite-savepoint-back reads (drSavepoint).
+// Its fields are in the order the map it replaced was written, so the
+// stored bytes are the same; V is the shape's version (absent: the first).
+type savepointTaken struct {
+	CatalogID int64  `json:"catalog_id,omitempty"` // set with Savepoint; catalog ids start at 1
+	JobID     string `json:"job_id"`
+	JobName   string `json:"job_name"`
+	Note      string `json:"note,omitempty"`
+	Savepoint string `json:"savepoint,omitempty"`
+	Target    string `json:"target"`
+	V         int    `json:"v,omitempty"`
 }
 
 func derefs(cps ...*flink.Checkpoint) []flink.Checkpoint {
@@ -236,11 +250,12 @@ func stepResult(r *Run, k StepKind, out any) error {
 
 // drSavepoint is the catalog entry of the savepoint savepoint-dr took.
 func (rb *Runbook) drSavepoint(ctx context.Context, r *Run) (model.Savepoint, error) {
-	var res struct {
-		Savepoint string `json:"savepoint"`
-	}
+	var res savepointTaken
 	if err := stepResult(r, KindSavepointDR, &res); err != nil || res.Savepoint == "" {
 		return model.Savepoint{}, fmt.Errorf("savepoint-dr has not recorded a savepoint (%v)", err)
+	}
+	if res.V > 0 {
+		return model.Savepoint{}, fmt.Errorf("savepoint-dr's result is of version %d, written by a newer drconsole", res.V)
 	}
 	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(res.Savepoint))
 	if errors.Is(err, storage.ErrNotFound) {
@@ -355,7 +370,7 @@ func (rb *Runbook) rewriteBack(ctx context.Context, w audit.Written, r *Run, s S
 	if err != nil {
 		return nil, err
 	}
-	result := map[string]any{"source": p.Source.Path, "source_uid": p.SourceUID, "dest": s.RewriteTo, "splits": p.Rows, "not_in_savepoint": p.Absent}
+	result := &savepointRewritten{Source: p.Source.Path, SourceUID: p.SourceUID, Dest: s.RewriteTo, Splits: p.Rows, RewroteBack: &RewroteBack{NotInSavepoint: p.Absent}}
 	if err := p.Err(); err != nil {
 		return result, err
 	}

@@ -155,11 +155,26 @@ func (stopMirrorStep) preview(ctx context.Context, rb *Runbook, r *Run, _ int) (
 	return rb.previewStop(ctx, rb.Config.Flow(r.Flow))
 }
 func (stopMirrorStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
-	res, err := e.rb.stopMirror(ctx, w, e.run.Flow)
+	res, states, err := e.rb.stopMirror(ctx, w, e.run.Flow)
 	if err != nil {
-		return res, err
+		if states != nil {
+			return states, err
+		}
+		return nil, err
 	}
-	return map[string]any{"stopped": res, "cut": e.rb.recordCut(ctx, e.run.ID, e.run.Flow), "lost_at_cut": e.rb.lostAtCut(e.run.Flow)}, nil
+	return mirrorStopped{Stopped: res, Cut: e.rb.recordCut(ctx, e.run.ID, e.run.Flow), LostAtCut: e.rb.lostAtCut(e.run.Flow)}, nil
+}
+
+// mirrorStopped is stop-mirror's result: how the mirror stopped, where
+// it stood then (the cut) and what the failover lost there; LostAtCut
+// reads it back. Its fields are in the order the map it replaced was
+// written, so the stored bytes are the same; V is the shape's version
+// (absent: the first, the one every earlier binary wrote).
+type mirrorStopped struct {
+	Cut       cutRecorded `json:"cut"`
+	LostAtCut *LossRecord `json:"lost_at_cut"`
+	Stopped   *mirrorStop `json:"stopped"`
+	V         int         `json:"v,omitempty"`
 }
 
 type translateGroupStep struct {

@@ -3,6 +3,7 @@ package failover
 import (
 	"encoding/json"
 	"maps"
+	"slices"
 	"testing"
 
 	"github.com/drconsole/drconsole/model"
@@ -31,5 +32,84 @@ func TestStopReverseResultOfEarlierBinaryIsRead(t *testing.T) {
 	r.Steps[3].Result = `{"v":2,"dr_ends":{"orders-0":5},"primary_ends":{"orders-0":9}}`
 	if _, err := recordedEnds(r); err == nil {
 		t.Fatal("a result of a newer shape read as this one")
+	}
+}
+
+// stop-mirror's results as the binary before typed results wrote them (a
+// Connect flow with a known loss, a dedicated MM2 with no cut recorded):
+// read back typed, LostAtCut finds the text, and they write the same bytes.
+func TestStopMirrorResultOfEarlierBinaryIsRead(t *testing.T) {
+	for _, c := range []struct{ old, lost string }{
+		{`{"cut":{"cut_dr_end_unknown":0,"cut_partitions":2},"lost_at_cut":{"age_ms":1500,"as_of":"2026-01-02T03:04:05Z","at_least":true,"lag_ms":1200,"offsets":42,"text":"≥ 42 offsets / 1.2 s not in DR","unknown_partitions":0,"why_lower_bound":["read before the mirror stopped"]},"stopped":{"connect_url":"http://connect:8083","connectors":{"MirrorSourceConnector":"STOPPED"}}}`,
+			"≥ 42 offsets / 1.2 s not in DR"},
+		{`{"cut":{"cut":"not recorded: the console knows no mirrored partition of this flow"},"lost_at_cut":null,"stopped":{"last_heartbeat_ms":0,"syncs":0,"verified":"no new heartbeat or offset sync for 10s"}}`,
+			"not recorded by step 2 (a run from before the console recorded it)"},
+		{`{"cut":{"cut_connect_offsets_error":"e1","cut_dr_end_unknown":3,"cut_dr_read_error":"e2","cut_dr_stable_read_error":"e3","cut_partitions":3},"lost_at_cut":{"at_least":false,"lag_ms":null,"offsets":null,"text":"unknown","unknown_partitions":3},"stopped":{"last_heartbeat_ms":17,"syncs":4,"verified":"no new heartbeat or offset sync for 10s"}}`,
+			"unknown"},
+	} {
+		var res mirrorStopped
+		if err := json.Unmarshal([]byte(c.old), &res); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(res); string(b) != c.old {
+			t.Fatalf("written as\n%s\nwas\n%s", b, c.old)
+		}
+		r := &Run{Plan: Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindPreflight}, {Kind: KindStopMirror}}},
+			Run: model.Run{Steps: []model.Step{{Status: model.StepDone}, {Status: model.StepDone, Result: c.old}}}}
+		if got := r.LostAtCut(); got != c.lost {
+			t.Fatalf("lost at the cut %q, want %q", got, c.lost)
+		}
+	}
+}
+
+// savepoint-dr's results as the binary before typed results wrote them:
+// taken now, found in Flink's history by an earlier attempt, and failed
+// before a savepoint existed. Read back typed, they write the same bytes.
+func TestSavepointDRResultOfEarlierBinaryIsRead(t *testing.T) {
+	for _, c := range []struct{ old, savepoint string }{
+		{`{"catalog_id":7,"job_id":"j1","job_name":"orders","savepoint":"/sp/savepoint-1","target":"dr-flink"}`, "/sp/savepoint-1"},
+		{`{"catalog_id":8,"job_id":"j1","job_name":"orders","note":"taken by an earlier attempt (found in Flink's checkpoint history)","savepoint":"/sp/savepoint-2","target":"dr-flink"}`, "/sp/savepoint-2"},
+		{`{"job_id":"j1","job_name":"orders","target":"dr-flink"}`, ""},
+	} {
+		p := FailbackPlan("primary->dr").WithFlinkBack(FlinkBack{DRJob: "j1", DRTarget: "dr-flink", RewriteTo: "/sp/back"})
+		r := &Run{Plan: p, Run: model.Run{Steps: make([]model.Step, len(p.Steps))}}
+		i := slices.Index(kindsOf(p), KindSavepointDR)
+		r.Steps[i] = model.Step{Status: model.StepDone, Result: c.old}
+		var res savepointTaken
+		if err := stepResult(r, KindSavepointDR, &res); err != nil || res.Savepoint != c.savepoint {
+			t.Fatalf("read back %+v, %v; want savepoint %q", res, err, c.savepoint)
+		}
+		if b, _ := json.Marshal(res); string(b) != c.old {
+			t.Fatalf("written as\n%s\nwas\n%s", b, c.old)
+		}
+	}
+}
+
+// rewrite-savepoint's and rewrite-savepoint-back's results as the binary
+// before typed results wrote them: written now, found from an earlier
+// attempt, failed before registering, and refused for a split without a
+// target. Read back typed, they write the same bytes.
+func TestRewriteResultOfEarlierBinaryIsRead(t *testing.T) {
+	for _, old := range []string{
+		`{"catalog_id":4,"catalog_path":"/sp/dr-1","copied_bytes":2048,"copied_files":3,"dest":"/sp/dr-1","path":"/sp/dr-1","removed_leftovers":["/sp/.dr-1.tmp"],"renamed_topics":{"orders":"primary.orders"},"reread_max":12,"source":"/sp/sp-1","source_uid":"kafka-source","splits":["orders-0 (subtask 0) primary 9 → primary.orders-0 5"]}`,
+		`{"catalog_id":4,"catalog_path":"/sp/dr-1","dest":"/sp/dr-1","note":"written by an earlier attempt and read back: it holds exactly these targets","renamed_topics":null,"reread_max":0,"source":"/sp/sp-1","source_uid":"","splits":[]}`,
+		`{"copied_bytes":0,"copied_files":0,"dest":"/sp/back-1","not_in_savepoint":null,"path":"/sp/back-1","source":"/sp/sp-dr","source_uid":"kafka-source","splits":null}`,
+		`{"dest":"/sp/back-1","not_in_savepoint":["orders-1"],"source":"/sp/sp-dr","source_uid":"kafka-source","splits":["orders-0: DR 5 → primary 9"]}`,
+	} {
+		var res savepointRewritten
+		if err := json.Unmarshal([]byte(old), &res); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(res); string(b) != old {
+			t.Fatalf("written as\n%s\nwas\n%s", b, old)
+		}
+	}
+	const refused = `{"splits":["orders-0 (subtask 0) primary 9: no offset sync"]}`
+	var res rewriteRefused
+	if err := json.Unmarshal([]byte(refused), &res); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(res); string(b) != refused {
+		t.Fatalf("written as\n%s\nwas\n%s", b, refused)
 	}
 }
