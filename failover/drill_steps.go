@@ -99,13 +99,28 @@ func (drillRewriteStep) do(ctx context.Context, w audit.Written, e *Execution) (
 // count unknown, never 0.
 func (e *Execution) drillReread(ctx context.Context) func(any, error) (any, error) {
 	return func(res any, err error) (any, error) {
-		if m, ok := res.(map[string]any); ok && err == nil {
-			if n, ok := m["reread_max"].(int64); ok {
+		if b, ok := res.(rereadStater); ok && err == nil {
+			if n, ok := b.rereadBound(); ok {
 				err = e.rb.Store.DrillReread(ctx, e.run.ID, e.Idx, n)
 			}
 		}
 		return res, err
 	}
+}
+
+// rereadStater is a step result that may state how many records at most
+// the restored job reads twice.
+type rereadStater interface {
+	rereadBound() (int64, bool)
+}
+
+func (g groupTranslated) rereadBound() (int64, bool) { return g.RereadMax, true }
+
+func (s *savepointRewritten) rereadBound() (int64, bool) {
+	if s == nil || s.RewroteForward == nil {
+		return 0, false
+	}
+	return s.RereadMax, true
 }
 
 type drillRestoreStep struct{}

@@ -293,12 +293,12 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 			continue
 		}
 		if c.Status == "applied" {
-			return map[string]any{"change_id": c.ID, "changes": c.Changes, "note": "applied by an earlier attempt"}, nil
+			return groupResumed{ChangeID: c.ID, Changes: c.Changes, Note: "applied by an earlier attempt"}, nil
 		}
 		// Interrupted, or failed (perhaps after Kafka took the commit):
 		// the same offsets again, with the previous ones it recorded.
 		c, err := effect.FinishInterruptedChange(ctx, w, rb.Store, tr.TargetClient(), c)
-		return map[string]any{"change_id": c.ID, "changes": c.Changes, "note": "an earlier attempt's change, committed again"}, err
+		return groupResumed{ChangeID: c.ID, Changes: c.Changes, Note: "an earlier attempt's change, committed again"}, err
 	}
 	plan, err := rb.groupPlan(ctx, r.Flow, s)
 	if err != nil {
@@ -313,11 +313,38 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 		reread += row.Translation.RereadMax
 	}
 	if len(untranslatable) > 0 && !s.AllowPartial {
-		return map[string]any{"untranslatable": untranslatable}, fmt.Errorf("%d partition(s) cannot be translated: %s", len(untranslatable), strings.Join(untranslatable, ", "))
+		return groupUntranslatable{Untranslatable: untranslatable}, fmt.Errorf("%d partition(s) cannot be translated: %s", len(untranslatable), strings.Join(untranslatable, ", "))
 	}
 	change, err := effect.ApplyOffsets(ctx, w, rb.Store, tr.TargetClient(), r.Flow, group, plan.Proposed(), who.Name, reason)
-	return map[string]any{"from": plan.From, "group": group, "change_id": change.ID, "changes": change.Changes, "untranslatable": untranslatable, "reread_max": reread}, err
+	return groupTranslated{From: plan.From, Group: group, ChangeID: change.ID, Changes: change.Changes, Untranslatable: untranslatable, RereadMax: reread}, err
 }
+
+// translate-group's results: the change it committed (groupTranslated),
+// or an earlier attempt's it found (groupResumed), or the partitions it
+// could not translate (groupUntranslatable). Their fields are in the
+// order the maps they replaced were written, so the stored bytes are the
+// same; V is the shape's version (absent: the first).
+type (
+	groupTranslated struct {
+		ChangeID       int64                  `json:"change_id"`
+		Changes        []storage.OffsetChange `json:"changes"`
+		From           string                 `json:"from"`
+		Group          string                 `json:"group"`
+		RereadMax      int64                  `json:"reread_max"`
+		Untranslatable []string               `json:"untranslatable"`
+		V              int                    `json:"v,omitempty"`
+	}
+	groupResumed struct {
+		ChangeID int64                  `json:"change_id"`
+		Changes  []storage.OffsetChange `json:"changes"`
+		Note     string                 `json:"note"`
+		V        int                    `json:"v,omitempty"`
+	}
+	groupUntranslatable struct {
+		Untranslatable []string `json:"untranslatable"`
+		V              int      `json:"v,omitempty"`
+	}
+)
 
 // groupPlan previews a translate-group step: the group's own primary
 // offsets, or the offsets read from the savepoint it names (which must be

@@ -1259,7 +1259,7 @@ func (rb *Runbook) translateGroupBack(ctx context.Context, w audit.Written, r *R
 		if b != nil {
 			absent = b.Absent
 		}
-		return map[string]any{"not_committed_in_dr": absent}, err
+		return groupBackRefused{NotCommittedInDR: absent}, err
 	}
 	offsets, notInDR := b.Primary, b.Absent
 	primary := rb.Monitor.Translator(r.Flow).SourceClient()
@@ -1280,6 +1280,26 @@ func (rb *Runbook) translateGroupBack(ctx context.Context, w audit.Written, r *R
 	if err := effect.CommitPrimaryGroup(ctx, w, primary, group, offsets); err != nil {
 		return nil, err
 	}
-	return map[string]any{"group": group, "committed": keyed(offsets), "previous": keyed(before), "not_committed_in_dr": notInDR,
-		"translated_inside_log": b.Translated}, nil
+	return groupMovedBack{Group: group, Committed: keyed(offsets), Previous: keyed(before), NotCommittedInDR: notInDR,
+		TranslatedInsideLog: b.Translated}, nil
 }
+
+// translate-group-back's results: the offsets it committed on the
+// primary and those it replaced (groupMovedBack), or the partitions the
+// group has no DR offset for when it refused (groupBackRefused). Their
+// fields are in the order the maps they replaced were written, so the
+// stored bytes are the same; V is the shape's version (absent: the first).
+type (
+	groupMovedBack struct {
+		Committed           map[string]int64 `json:"committed"`
+		Group               string           `json:"group"`
+		NotCommittedInDR    []string         `json:"not_committed_in_dr"`
+		Previous            map[string]int64 `json:"previous"`
+		TranslatedInsideLog []string         `json:"translated_inside_log"`
+		V                   int              `json:"v,omitempty"`
+	}
+	groupBackRefused struct {
+		NotCommittedInDR []string `json:"not_committed_in_dr"`
+		V                int      `json:"v,omitempty"`
+	}
+)

@@ -113,3 +113,49 @@ func TestRewriteResultOfEarlierBinaryIsRead(t *testing.T) {
 		t.Fatalf("written as\n%s\nwas\n%s", b, refused)
 	}
 }
+
+// translate-group's and translate-group-back's results as the binary
+// before typed results wrote them, each shape each kind wrote. Read back
+// typed, they write the same bytes.
+func TestTranslateResultsOfEarlierBinaryAreRead(t *testing.T) {
+	for _, c := range []struct {
+		old string
+		res any
+	}{
+		{`{"change_id":3,"changes":[{"topic":"primary.orders","partition":0,"previous":null,"applied":41}],"from":"primary group offsets","group":"billing","reread_max":2,"untranslatable":null}`, &groupTranslated{}},
+		{`{"change_id":0,"changes":null,"from":"checkpoint","group":"drconsole-drill-1-billing","reread_max":0,"untranslatable":["orders-1 (none)"]}`, &groupTranslated{}},
+		{`{"change_id":3,"changes":[{"topic":"primary.orders","partition":0,"previous":7,"applied":41}],"note":"applied by an earlier attempt"}`, &groupResumed{}},
+		{`{"untranslatable":["orders-0 (none)","orders-1 (none)"]}`, &groupUntranslatable{}},
+		{`{"committed":{"orders-0":9},"group":"billing","not_committed_in_dr":null,"previous":{},"translated_inside_log":["orders-0: DR 5 → primary 9"]}`, &groupMovedBack{}},
+		{`{"not_committed_in_dr":["orders-1"]}`, &groupBackRefused{}},
+		{`{"not_committed_in_dr":null}`, &groupBackRefused{}},
+	} {
+		if err := json.Unmarshal([]byte(c.old), c.res); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(c.res); string(b) != c.old {
+			t.Fatalf("written as\n%s\nwas\n%s", b, c.old)
+		}
+	}
+}
+
+// restore-primary's results as the binary before typed results wrote
+// them: sent, found restored by an earlier attempt, with the truncation
+// not known, and refused before sending. Read back typed, they write the
+// same bytes, and the topics are what later steps read.
+func TestRestorePrimaryResultOfEarlierBinaryIsRead(t *testing.T) {
+	for _, old := range []string{
+		`{"primary":"http://primary:8090","sent_to":["orders"],"topics":["orders"],"truncated":12,"truncated_partitions":["orders-0: 12"]}`,
+		`{"note":"the primary's topics are mirrors of DR's already","primary":"http://primary:8090","sent_to":null,"topics":["orders"]}`,
+		`{"primary":"http://primary:8090","sent_to":["orders"],"topics":["orders"],"truncated":0,"truncated_partitions":null,"truncated_unknown":"orders-1: no answer"}`,
+		`{"primary":"http://primary:8090","sent_to":["orders"],"topics":["orders"]}`,
+	} {
+		var res primaryRestored
+		if err := json.Unmarshal([]byte(old), &res); err != nil || !slices.Equal(res.Topics, []string{"orders"}) {
+			t.Fatalf("read back %+v %v", res, err)
+		}
+		if b, _ := json.Marshal(res); string(b) != old {
+			t.Fatalf("written as\n%s\nwas\n%s", b, old)
+		}
+	}
+}
