@@ -51,7 +51,18 @@ func (drillPreflightStep) preview(*Run, int, time.Duration) []string {
 }
 func (drillPreflightStep) do(ctx context.Context, _ audit.Written, e *Execution) (any, error) {
 	rules := e.rb.CheckRules(ctx, e.run.Plan, "")
-	return map[string]any{"guards": e.Rules, "rules": rules, "would_have_failed": Failed(rules)}, nil
+	return drillRulesChecked{Guards: e.Rules, Rules: rules, WouldHaveFailed: Failed(rules)}, nil
+}
+
+// drillRulesChecked is a drill's preflight result: its own guards, and
+// the failover's rules with the ones that would have stopped a failover.
+// Its fields are in the order the map it replaced was written, so the
+// stored bytes are the same; V is the shape's version (absent: the first).
+type drillRulesChecked struct {
+	Guards          []RuleResult `json:"guards"`
+	Rules           []RuleResult `json:"rules"`
+	WouldHaveFailed []string     `json:"would_have_failed"`
+	V               int          `json:"v,omitempty"`
 }
 
 type drillTranslateStep struct{}

@@ -403,7 +403,7 @@ func (rb *Runbook) restoreFlink(ctx context.Context, w audit.Written, r *Run, id
 	api := rb.Flink(t.RestURL)
 	jobID := restoreJobID(r, idx)
 	if j, err := api.Job(ctx, jobID); err == nil {
-		return map[string]any{"job_id": jobID, "state": string(j.State), "note": "already started by an earlier attempt"}, nil
+		return jobFound{JobID: jobID, State: string(j.State), Note: "already started by an earlier attempt"}, nil
 	} else if re := (*flink.RESTError)(nil); !errors.As(err, &re) || re.Status != 404 {
 		return nil, fmt.Errorf("checking for an earlier attempt's job: %w", err)
 	}
@@ -425,5 +425,25 @@ func (rb *Runbook) restoreFlink(ctx context.Context, w audit.Written, r *Run, id
 		}
 	}
 	started, err := effect.RunJar(ctx, w, api, s.JarID, req)
-	return map[string]any{"job_id": started, "flink_version": version, "target": t.Name, "savepoint": s.SavepointPath}, err
+	return jobStarted{JobID: started, FlinkVersion: version, Target: t.Name, Savepoint: s.SavepointPath}, err
 }
+
+// restore-flink's results through Flink REST: the job it started
+// (jobStarted), or the one an earlier attempt started (jobFound). Their
+// fields are in the order the maps they replaced were written, so the
+// stored bytes are the same; V is the shape's version (absent: the first).
+type (
+	jobStarted struct {
+		FlinkVersion string `json:"flink_version"`
+		JobID        string `json:"job_id"`
+		Savepoint    string `json:"savepoint"`
+		Target       string `json:"target"`
+		V            int    `json:"v,omitempty"`
+	}
+	jobFound struct {
+		JobID string `json:"job_id"`
+		Note  string `json:"note"`
+		State string `json:"state"`
+		V     int    `json:"v,omitempty"`
+	}
+)

@@ -128,7 +128,15 @@ func (preflightStep) preview(context.Context, *Runbook, *Run, int) ([]string, er
 	return []string{"Evaluates the safety rules below and records them; changes nothing."}, nil
 }
 func (preflightStep) do(_ context.Context, _ audit.Written, e *Execution) (any, error) {
-	return map[string]any{"rules": e.Rules}, nil
+	return rulesChecked{Rules: e.Rules}, nil
+}
+
+// rulesChecked is preflight's result: the safety rules it evaluated. V is
+// the shape's version (absent: the first, the map every earlier binary
+// wrote with the same key).
+type rulesChecked struct {
+	Rules []RuleResult `json:"rules"`
+	V     int          `json:"v,omitempty"`
 }
 
 type stopMirrorStep struct {

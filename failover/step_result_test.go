@@ -159,3 +159,29 @@ func TestRestorePrimaryResultOfEarlierBinaryIsRead(t *testing.T) {
 		}
 	}
 }
+
+// The results of preflight (a failover's and a drill's), stop-writers and
+// restore-flink through Flink REST as the binary before typed results
+// wrote them. Read back typed, they write the same bytes.
+func TestSmallResultsOfEarlierBinaryAreRead(t *testing.T) {
+	const rule = `{"name":"DR cluster reachable now","ok":true,"overridable":false,"evidence":"answered in 3ms"}`
+	for _, c := range []struct {
+		old string
+		res any
+	}{
+		{`{"rules":[` + rule + `]}`, &rulesChecked{}},
+		{`{"rules":null}`, &rulesChecked{}},
+		{`{"guards":[` + rule + `],"rules":[` + rule + `],"would_have_failed":null}`, &drillRulesChecked{}},
+		{`{"guards":null,"rules":[],"would_have_failed":["RPO within objective"]}`, &drillRulesChecked{}},
+		{`{"confirmed_by":"alice","note":"the operator confirmed, by typing the flow name, that no producer writes to DR"}`, &writersStopped{}},
+		{`{"flink_version":"1.20.1","job_id":"662f32e643d7f9586df3ddb3b0642109","savepoint":"","target":"flink-dr"}`, &jobStarted{}},
+		{`{"job_id":"662f32e643d7f9586df3ddb3b0642109","note":"already started by an earlier attempt","state":"RUNNING"}`, &jobFound{}},
+	} {
+		if err := json.Unmarshal([]byte(c.old), c.res); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(c.res); string(b) != c.old {
+			t.Fatalf("written as\n%s\nwas\n%s", b, c.old)
+		}
+	}
+}
