@@ -368,6 +368,23 @@ type Truncation struct {
 	TruncatedPartitions []string `json:"truncated_partitions"`
 }
 
+// wait-primary's results: the primary's mirrors caught up
+// (primaryCaughtUp), or why they were not when it gave up
+// (primaryBehindBy). Their fields are in the order the maps they replaced
+// were written, so the stored bytes are the same; V is the shape's
+// version (absent: the first).
+type (
+	primaryCaughtUp struct {
+		CaughtUp bool     `json:"caught_up"`
+		Topics   []string `json:"topics"`
+		V        int      `json:"v,omitempty"`
+	}
+	primaryBehindBy struct {
+		Behind string `json:"behind"`
+		V      int    `json:"v,omitempty"`
+	}
+)
+
 // waitPrimary polls the primary's mirrors every second until each runs
 // with zero lag, at most rb.reverseCatchUp().
 func (rb *Runbook) waitPrimary(ctx context.Context, r *Run, flow *config.Flow, progress func(string)) (any, error) {
@@ -381,13 +398,13 @@ func (rb *Runbook) waitPrimary(ctx context.Context, r *Run, flow *config.Flow, p
 		} else if behind := primaryBehind(ts); len(behind) > 0 {
 			why = strings.Join(behind, "; ")
 		} else {
-			return map[string]any{"caught_up": true, "topics": primaryNames(ts)}, nil
+			return primaryCaughtUp{CaughtUp: true, Topics: primaryNames(ts)}, nil
 		}
 		if progress != nil {
 			progress("the primary's mirrors not caught up: " + why)
 		}
 		if time.Now().After(deadline) {
-			return map[string]any{"behind": why}, fmt.Errorf("the primary's mirrors did not catch up within %s: %s", timeout, why)
+			return primaryBehindBy{Behind: why}, fmt.Errorf("the primary's mirrors did not catch up within %s: %s", timeout, why)
 		}
 		select {
 		case <-ctx.Done():
@@ -397,10 +414,24 @@ func (rb *Runbook) waitPrimary(ctx context.Context, r *Run, flow *config.Flow, p
 	}
 }
 
+// reversedToPrimary is reverse-to-primary's result: the topics it
+// reversed and, once DR lists them as mirrors again, their states there.
+// Its fields are in the order the map it replaced was written, so the
+// stored bytes are the same (DRMirrors is a pointer: present, even empty,
+// only once read); V is the shape's version (absent: the first).
+type reversedToPrimary struct {
+	DRMirrors *map[string]string `json:"dr_mirrors,omitempty"`
+	Paused    bool               `json:"paused"`
+	Primary   string             `json:"primary"`
+	SentTo    []string           `json:"sent_to"`
+	Topics    []string           `json:"topics"`
+	V         int                `json:"v,omitempty"`
+}
+
 // reverseToPrimary reverses the primary's mirrors not reversed yet, then
 // waits until DR lists every topic as its mirror again and the primary
 // lists none. A retry first waits for an earlier attempt's reverse to show.
-func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, pause, retry bool) (any, error) {
+func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, pause, retry bool) (*reversedToPrimary, error) {
 	ts, primary, err := rb.linkBackTopics(ctx, flow, r)
 	if err == nil && retry {
 		ts, err = rb.settled(ctx, r, flow, ts, linkBack.isReversed)
@@ -409,7 +440,7 @@ func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, r *Run
 		return nil, err
 	}
 	todo := pending(ts, linkBack.isReversed)
-	res := map[string]any{"topics": primaryNames(ts), "primary": flow.ClusterLink.Primary.RestURL, "paused": pause, "sent_to": primaryNames(todo)}
+	res := &reversedToPrimary{Topics: primaryNames(ts), Primary: flow.ClusterLink.Primary.RestURL, Paused: pause, SentTo: primaryNames(todo)}
 	if len(todo) > 0 {
 		if behind := primaryBehind(todo); len(behind) > 0 {
 			return res, fmt.Errorf("the primary's mirrors are not caught up: %s", strings.Join(behind, "; "))
@@ -432,7 +463,7 @@ func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, r *Run
 			for _, t := range ts {
 				states[t.DR] = string(t.Mirror.MirrorStatus)
 			}
-			res["dr_mirrors"] = states
+			res.DRMirrors = &states
 			return res, nil
 		}
 		select {

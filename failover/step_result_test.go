@@ -185,3 +185,25 @@ func TestSmallResultsOfEarlierBinaryAreRead(t *testing.T) {
 		}
 	}
 }
+
+// wait-primary's and reverse-to-primary's results as the binary before
+// typed results wrote them. Read back typed, they write the same bytes.
+func TestLinkBackResultsOfEarlierBinaryAreRead(t *testing.T) {
+	for _, c := range []struct {
+		old string
+		res any
+	}{
+		{`{"caught_up":true,"topics":["orders"]}`, &primaryCaughtUp{}},
+		{`{"behind":"orders: lag 3"}`, &primaryBehindBy{}},
+		{`{"dr_mirrors":{"orders":"ACTIVE"},"paused":false,"primary":"http://primary:8090","sent_to":["orders"],"topics":["orders"]}`, &reversedToPrimary{}},
+		{`{"dr_mirrors":{},"paused":true,"primary":"http://primary:8090","sent_to":null,"topics":null}`, &reversedToPrimary{}},
+		{`{"paused":false,"primary":"http://primary:8090","sent_to":["orders"],"topics":["orders"]}`, &reversedToPrimary{}},
+	} {
+		if err := json.Unmarshal([]byte(c.old), c.res); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(c.res); string(b) != c.old {
+			t.Fatalf("written as\n%s\nwas\n%s", b, c.old)
+		}
+	}
+}
