@@ -207,3 +207,27 @@ func TestLinkBackResultsOfEarlierBinaryAreRead(t *testing.T) {
 		}
 	}
 }
+
+// wait-reverse's, stop-reverse's refusal and restart-forward's results as
+// the binary before typed results wrote them. Read back typed, they write
+// the same bytes.
+func TestReverseResultsOfEarlierBinaryAreRead(t *testing.T) {
+	for _, c := range []struct {
+		old string
+		res any
+	}{
+		{`{"caught_up":true,"connectors":{"reverse-source":"RUNNING"}}`, &reverseCaughtUp{}},
+		{`{"connectors":{"reverse-source":"RUNNING"},"never_copied_back":["orders-1"]}`, &reverseUncopyable{}},
+		{`{"behind":["orders-0 DR end 9, reverse at 5"],"connectors":null}`, &reverseBehind{}},
+		{`{"behind":null,"never_copied_back":["orders-1"]}`, &reverseNotCaughtUp{}},
+		{`{"source":"MirrorSourceConnector","start_partitions":2}`, &forwardRestarted{}},
+		{`{"note":"the source was set to the ends by an earlier attempt (RUNNING)","source":"MirrorSourceConnector","start_partitions":2}`, &forwardRestarted{}},
+	} {
+		if err := json.Unmarshal([]byte(c.old), c.res); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(c.res); string(b) != c.old {
+			t.Fatalf("written as\n%s\nwas\n%s", b, c.old)
+		}
+	}
+}
