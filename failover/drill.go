@@ -195,8 +195,29 @@ func (rb *Runbook) StartDrill(ctx context.Context, who Actor, id int64, confirma
 
 // measureDrill follows the drill job until it is RUNNING and has processed
 // a record, recording both moments and the flow's RPO at the second; it
+// drillMeasured is what a drill's restore measured of its job: its first
+// record (and the flow's RPO then), the state it ended in before one, or
+// whether it ran at all when the timeout passed. Its fields are in the
+// order the maps it replaced were written, so the stored bytes are the
+// same.
+type drillMeasured struct {
+	JobID string `json:"job_id"`
+	*FirstRecord
+	Running *bool  `json:"running,omitempty"`
+	State   string `json:"state,omitempty"`
+}
+
+// FirstRecord is the drill job's first record counted, and the flow's RPO
+// then (exported: JSON decodes into an embedded pointer only of an
+// exported type).
+type FirstRecord struct {
+	RecordsSeen int64  `json:"records_seen"`
+	RPOAtLeast  bool   `json:"rpo_at_least"`
+	RPOMs       *int64 `json:"rpo_ms"`
+}
+
 // fails when the job fails or drill.timeout passes first.
-func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClient, jobID string, progress func(string)) (map[string]any, error) {
+func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClient, jobID string, progress func(string)) (*drillMeasured, error) {
 	ctx, cancel := context.WithTimeout(ctx, rb.Config.Drill.Timeout.D())
 	defer cancel()
 	running := false
@@ -208,7 +229,7 @@ func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClie
 			// A JobManager busy starting the job may not answer: ask again.
 		case err != nil:
 		case d.State == "FAILED" || d.State == "CANCELED" || d.State == "FINISHED":
-			return map[string]any{"job_id": jobID, "state": string(d.State)}, fmt.Errorf("the drill job %s is %s before processing a record", jobID, d.State)
+			return &drillMeasured{JobID: jobID, State: string(d.State)}, fmt.Errorf("the drill job %s is %s before processing a record", jobID, d.State)
 		case d.State == "RUNNING":
 			if !running {
 				running = true
@@ -226,7 +247,7 @@ func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClie
 				if err := rb.Store.DrillFirstRecord(ctx, r.ID, now, rpo, atLeast); err != nil {
 					return nil, err
 				}
-				return map[string]any{"job_id": jobID, "state": string(d.State), "records_seen": n, "rpo_ms": rpo, "rpo_at_least": atLeast}, nil
+				return &drillMeasured{JobID: jobID, State: string(d.State), FirstRecord: &FirstRecord{RecordsSeen: n, RPOMs: rpo, RPOAtLeast: atLeast}}, nil
 			}
 		}
 		if progress != nil {
@@ -234,7 +255,7 @@ func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClie
 		}
 		select {
 		case <-ctx.Done():
-			return map[string]any{"job_id": jobID, "running": running}, fmt.Errorf("the drill job %s processed no record within %s (Flink counts records exchanged between vertices: a job chained into one vertex shows none): %w",
+			return &drillMeasured{JobID: jobID, Running: &running}, fmt.Errorf("the drill job %s processed no record within %s (Flink counts records exchanged between vertices: a job chained into one vertex shows none): %w",
 				jobID, rb.Config.Drill.Timeout.D(), ctx.Err())
 		case <-time.After(250 * time.Millisecond):
 		}

@@ -191,5 +191,15 @@ func (drillRestoreStep) do(ctx context.Context, w audit.Written, e *Execution) (
 		return res, err
 	}
 	m, err := rb.measureDrill(ctx, r, api, jobID, e.Progress)
-	return map[string]any{"restore": res, "measured": m}, err
+	return drillRestored{Restore: res, Measured: m}, err
+}
+
+// drillRestored is a drill's restore-flink result: restore-flink's own
+// (jobStarted or jobFound) and what the drill measured. Its fields are in
+// the order the map it replaced was written, so the stored bytes are the
+// same; V is the shape's version (absent: the first).
+type drillRestored struct {
+	Measured *drillMeasured `json:"measured"`
+	Restore  any            `json:"restore"`
+	V        int            `json:"v,omitempty"`
 }

@@ -231,3 +231,25 @@ func TestReverseResultsOfEarlierBinaryAreRead(t *testing.T) {
 		}
 	}
 }
+
+// A drill's restore-flink results as the binary before typed results
+// wrote them: the first record measured, the job failed first, no record
+// before the timeout. Read back typed, they write the same bytes.
+func TestDrillRestoreResultsOfEarlierBinaryAreRead(t *testing.T) {
+	const restore = `{"flink_version":"1.20.1","job_id":"j1","savepoint":"/sp/dr-1","target":"flink-dr"}`
+	for _, old := range []string{
+		`{"measured":{"job_id":"j1","records_seen":40,"rpo_at_least":false,"rpo_ms":1200,"state":"RUNNING"},"restore":` + restore + `}`,
+		`{"measured":{"job_id":"j1","records_seen":1,"rpo_at_least":true,"rpo_ms":null,"state":"RUNNING"},"restore":` + restore + `}`,
+		`{"measured":{"job_id":"j1","state":"FAILED"},"restore":` + restore + `}`,
+		`{"measured":{"job_id":"j1","running":false},"restore":` + restore + `}`,
+		`{"measured":null,"restore":` + restore + `}`,
+	} {
+		var res drillRestored
+		if err := json.Unmarshal([]byte(old), &res); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(res); string(b) != old {
+			t.Fatalf("written as\n%s\nwas\n%s", b, old)
+		}
+	}
+}
