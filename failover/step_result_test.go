@@ -253,3 +253,22 @@ func TestDrillRestoreResultsOfEarlierBinaryAreRead(t *testing.T) {
 		}
 	}
 }
+
+// promote-mirrors' and failover-mirrors' results as the binary before
+// typed results wrote them: stopped, failed when sent, and with no
+// mirror. Read back typed, they write the same bytes.
+func TestMirrorsResultOfEarlierBinaryIsRead(t *testing.T) {
+	for _, old := range []string{
+		`{"lag_per_mirror":["orders: 3"],"mirrors":["orders"],"records_at_risk":3,"states":{"orders":"STOPPED"}}`,
+		`{"lag_per_mirror":null,"mirrors":["orders"],"records_at_risk":0}`,
+		`{"lag_per_mirror":null,"mirrors":null,"records_at_risk":0,"states":{}}`,
+	} {
+		var res mirrorsAltered
+		if err := json.Unmarshal([]byte(old), &res); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(res); string(b) != old {
+			t.Fatalf("written as\n%s\nwas\n%s", b, old)
+		}
+	}
+}
