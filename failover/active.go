@@ -24,10 +24,7 @@ type ActiveSide struct {
 // returns it to the primary, any other completed run (drills are not
 // read) is a failover to DR.
 func sideAfter(p Plan) model.Side {
-	if p.Kind == PlanFailback {
-		return model.SidePrimary
-	}
-	return model.SideDR
+	return p.kind().target()
 }
 
 // activeSideOf reads the newest completed run of completed (newest first,

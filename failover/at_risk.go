@@ -116,15 +116,27 @@ func (a AtRisk) Text(now time.Time) string {
 }
 
 // Record is the data at risk for the audit log, with its age at now.
-func (a AtRisk) Record(now time.Time) map[string]any {
-	m := map[string]any{"offsets": a.Offsets, "lag_ms": a.LagMs, "at_least": a.AtLeast, "unknown_partitions": a.Unknown, "text": a.Text(now)}
+func (a AtRisk) Record(now time.Time) *LossRecord {
+	m := &LossRecord{Offsets: a.Offsets, LagMs: a.LagMs, AtLeast: a.AtLeast, Unknown: a.Unknown, Text: a.Text(now), Why: a.Why}
 	if !a.AsOf.IsZero() {
-		m["as_of"], m["age_ms"] = a.AsOf.UTC(), max(now.Sub(a.AsOf), 0).Milliseconds()
-	}
-	if len(a.Why) > 0 {
-		m["why_lower_bound"] = a.Why
+		asOf, age := a.AsOf.UTC(), max(now.Sub(a.AsOf), 0).Milliseconds()
+		m.AsOf, m.AgeMs = &asOf, &age
 	}
 	return m
+}
+
+// LossRecord is data at risk as a record states it (the stop step's
+// result, the rules' evidence). Its fields are in the order the map it
+// replaced was written, so the stored bytes are the same.
+type LossRecord struct {
+	AgeMs   *int64     `json:"age_ms,omitempty"`
+	AsOf    *time.Time `json:"as_of,omitempty"`
+	AtLeast bool       `json:"at_least"`
+	LagMs   *int64     `json:"lag_ms"`
+	Offsets *int64     `json:"offsets"`
+	Text    string     `json:"text"`
+	Unknown int        `json:"unknown_partitions"`
+	Why     []string   `json:"why_lower_bound,omitempty"`
 }
 
 // AtRisk is flow's data at risk now; ok is false for a Cluster Linking
@@ -149,7 +161,7 @@ func thousands(n int64) string {
 // step's result and the run's summary. A figure read before the stop
 // finished is a lower bound: the primary may have taken records until the
 // cut that the read did not see.
-func (rb *Runbook) lostAtCut(flow string) map[string]any {
+func (rb *Runbook) lostAtCut(flow string) *LossRecord {
 	a, ok := rb.AtRisk(flow)
 	if !ok {
 		return nil
@@ -167,16 +179,12 @@ func (rb *Runbook) lostAtCut(flow string) map[string]any {
 // "" before that step is done or for a run that has none.
 func (r *Run) LostAtCut() string {
 	for i, s := range r.Plan.Steps {
-		if s.Kind != KindStopMirror || r.Plan.Kind == PlanDrill || r.Plan.Kind == PlanFailback || i >= len(r.Steps) || r.Steps[i].Status != model.StepDone {
+		if !s.Kind.is(countsLoss) || !r.Plan.kind().cutsForward() || i >= len(r.Steps) || r.Steps[i].Status != model.StepDone {
 			continue
 		}
-		var res struct {
-			Lost struct {
-				Text string `json:"text"`
-			} `json:"lost_at_cut"`
-		}
-		if json.Unmarshal([]byte(r.Steps[i].Result), &res) == nil && res.Lost.Text != "" {
-			return res.Lost.Text
+		var res mirrorStopped
+		if json.Unmarshal([]byte(r.Steps[i].Result), &res) == nil && res.V == 0 && res.LostAtCut != nil && res.LostAtCut.Text != "" {
+			return res.LostAtCut.Text
 		}
 		return "not recorded by step " + strconv.Itoa(i+1) + " (a run from before the console recorded it)"
 	}
@@ -189,7 +197,7 @@ func (r *Run) LostAtCut() string {
 // mirrors'), a run that has stopped the mirror (LostAtCut says what it
 // lost) or has ended.
 func (rb *Runbook) RunAtRisk(r *Run) string {
-	if r.Plan.Kind == PlanDrill || r.Plan.Kind == PlanFailback || r.LostAtCut() != "" {
+	if !r.Plan.kind().cutsForward() || r.LostAtCut() != "" {
 		return ""
 	}
 	switch r.Status {

@@ -62,8 +62,21 @@ func atRisk(ms []clusterlink.MirrorTopic) (total int64, per []string) {
 
 // alterMirrors promotes (planned) or fails over the flow's mirrors, then waits until
 // every one is STOPPED (through PENDING_STOPPED). Mirrors already stopped by
+// mirrorsAltered is promote-mirrors' and failover-mirrors' result: the
+// mirrors sent, what was at risk then, and their states once read (a
+// pointer: present, even empty, only once read). Its fields are in the
+// order the map it replaced was written, so the stored bytes are the
+// same; V is the shape's version (absent: the first).
+type mirrorsAltered struct {
+	LagPerMirror  []string           `json:"lag_per_mirror"`
+	Mirrors       []string           `json:"mirrors"`
+	RecordsAtRisk int64              `json:"records_at_risk"`
+	States        *map[string]string `json:"states,omitempty"`
+	V             int                `json:"v,omitempty"`
+}
+
 // an earlier attempt are skipped, so the step can run again after a crash.
-func (rb *Runbook) alterMirrors(ctx context.Context, w audit.Written, flowName string, planned bool) (any, error) {
+func (rb *Runbook) alterMirrors(ctx context.Context, w audit.Written, flowName string, planned bool) (*mirrorsAltered, error) {
 	flow := rb.Config.Flow(flowName)
 	api, err := rb.linkAPI(flow)
 	if err != nil {
@@ -75,7 +88,7 @@ func (rb *Runbook) alterMirrors(ctx context.Context, w audit.Written, flowName s
 	}
 	names := mirrorNames(ms, true)
 	lost, per := atRisk(ms)
-	result := map[string]any{"mirrors": names, "records_at_risk": lost, "lag_per_mirror": per}
+	result := &mirrorsAltered{Mirrors: names, RecordsAtRisk: lost, LagPerMirror: per}
 	if len(names) > 0 {
 		if planned {
 			_, err = effect.Promote(ctx, w, api, names)
@@ -99,7 +112,7 @@ func (rb *Runbook) alterMirrors(ctx context.Context, w audit.Written, flowName s
 			states[m.MirrorTopicName] = string(m.MirrorStatus)
 			stopped = stopped && m.Stopped()
 		}
-		result["states"] = states
+		result.States = &states
 		if stopped {
 			return result, nil
 		}

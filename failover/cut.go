@@ -15,11 +15,11 @@ import (
 // writes the console's database, nothing else. It never fails the step:
 // the mirror is stopped and the failover must go on; what it could not
 // read is recorded as unknown, and the lost records then read unknown.
-func (rb *Runbook) recordCut(ctx context.Context, runID int64, flow string) map[string]any {
+func (rb *Runbook) recordCut(ctx context.Context, runID int64, flow string) cutRecorded {
 	snap := rb.Monitor.Snapshot(flow)
 	_, dr := rb.Monitor.Clients(flow)
 	if snap == nil || dr == nil || len(snap.Partitions) == 0 {
-		return map[string]any{"cut": "not recorded: the console knows no mirrored partition of this flow"}
+		return cutRecorded{Cut: "not recorded: the console knows no mirrored partition of this flow"}
 	}
 	now := rb.now().UnixMilli()
 	var remote []string
@@ -58,21 +58,34 @@ func (rb *Runbook) recordCut(ctx context.Context, runID int64, flow string) map[
 		}
 		cut = append(cut, c)
 	}
-	res := map[string]any{"cut_partitions": len(cut), "cut_dr_end_unknown": unknown}
-	if endErr != nil {
-		res["cut_dr_read_error"] = endErr.Error()
-	}
-	if stableErr != nil {
-		res["cut_dr_stable_read_error"] = stableErr.Error()
-	}
-	if coErr != nil {
-		res["cut_connect_offsets_error"] = coErr.Error()
-	}
+	n := len(cut)
+	res := cutRecorded{Partitions: &n, DREndUnknown: &unknown,
+		DRReadError: errText(endErr), DRStableReadError: errText(stableErr), ConnectOffsetsError: errText(coErr)}
 	if err := rb.Store.SaveFailoverCut(context.WithoutCancel(ctx), runID, cut); err != nil {
-		res["cut"] = "not recorded: " + err.Error()
+		res.Cut = "not recorded: " + err.Error()
 		rb.Log.Error("recording the failover cut", "run", runID, "err", err)
 	}
 	return res
+}
+
+// cutRecorded is what recordCut says of the cut it saved (or could not).
+// Its fields are in the order the map it replaced was written, so the
+// stored bytes are the same.
+type cutRecorded struct {
+	Cut                 string `json:"cut,omitempty"`
+	ConnectOffsetsError string `json:"cut_connect_offsets_error,omitempty"`
+	DREndUnknown        *int   `json:"cut_dr_end_unknown,omitempty"`
+	DRReadError         string `json:"cut_dr_read_error,omitempty"`
+	DRStableReadError   string `json:"cut_dr_stable_read_error,omitempty"`
+	Partitions          *int   `json:"cut_partitions,omitempty"`
+}
+
+// errText is err's text; "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // syncBelow is tp's newest offset sync whose downstream offset is below

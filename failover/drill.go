@@ -43,11 +43,8 @@ func DrillGroup(run int64, group string) string {
 	return effect.DrillGroupPrefix + strconv.FormatInt(run, 10) + "-" + group
 }
 
-// drillProblems says what makes p unfit as a drill; nil for a failover.
+// drillProblems says what makes drill p unfit as a drill.
 func drillProblems(cfg *config.Config, p Plan) []error {
-	if p.Kind != PlanDrill {
-		return nil
-	}
 	var errs []error
 	for i, s := range p.Steps {
 		bad := func(format string, args ...any) {
@@ -62,31 +59,18 @@ func drillProblems(cfg *config.Config, p Plan) []error {
 			bad("%s", why)
 		}
 	}
-	if countKind(p, KindRestoreFlink) != 1 {
+	if len(p.stepsThat(restores)) != 1 {
 		errs = append(errs, errors.New("a drill restores the Flink job exactly once (one restore-flink step): that is what it times"))
 	}
 	return errs
 }
 
-func countKind(p Plan, k StepKind) int {
-	n := 0
-	for _, s := range p.Steps {
-		if s.Kind == k {
-			n++
-		}
-	}
-	return n
-}
-
 // stampDrill copies the configured drill job arguments into a drill plan's
 // restore step, so the approval covers them.
 func stampDrill(p *Plan, cfg *config.Config) {
-	if p.Kind != PlanDrill {
-		return
-	}
 	p.Steps = slices.Clone(p.Steps) // the caller's plan stays as it was
 	for i := range p.Steps {
-		if p.Steps[i].Kind == KindRestoreFlink && len(p.Steps[i].DrillArgs) == 0 {
+		if p.Steps[i].Kind.is(restores) && len(p.Steps[i].DrillArgs) == 0 {
 			p.Steps[i].DrillArgs = slices.Clone(cfg.Drill.JobArgs)
 		}
 	}
@@ -96,10 +80,8 @@ func stampDrill(p *Plan, cfg *config.Config) {
 // its drill arguments with {run} and {group} replaced.
 func drillArgs(r *Run, s Step) []string {
 	group := ""
-	for _, st := range r.Plan.Steps {
-		if st.Kind == KindTranslateGroup {
-			group = DrillGroup(r.ID, st.Group)
-		}
+	for _, st := range r.Plan.stepsThat(translates) {
+		group = DrillGroup(r.ID, st.Group)
 	}
 	rep := strings.NewReplacer("{run}", strconv.FormatInt(r.ID, 10), "{group}", group)
 	out := slices.Clone(s.Args)
@@ -109,27 +91,17 @@ func drillArgs(r *Run, s Step) []string {
 	return out
 }
 
-// restoreArgs are the program arguments the restore of s submits.
-func restoreArgs(r *Run, s Step) []string {
-	if r.Plan.Kind == PlanDrill {
-		return drillArgs(r, s)
-	}
-	return s.Args
-}
-
 // drillGroups are the temporary groups run r commits to.
 func drillGroups(r *Run) []string {
 	var out []string
-	for _, s := range r.Plan.Steps {
-		if s.Kind == KindTranslateGroup {
-			out = append(out, DrillGroup(r.ID, s.Group))
-		}
+	for _, s := range r.Plan.stepsThat(translates) {
+		out = append(out, DrillGroup(r.ID, s.Group))
 	}
 	return out
 }
 
 func drillRestore(r *Run) int {
-	return slices.IndexFunc(r.Plan.Steps, func(s Step) bool { return s.Kind == KindRestoreFlink })
+	return r.Plan.first(restores)
 }
 
 // drillGuards are the rules that keep a drill step away from production.
@@ -208,7 +180,7 @@ func (rb *Runbook) StartDrill(ctx context.Context, who Actor, id int64, confirma
 	}
 	rules := rb.CheckRules(ctx, r.Plan, "")
 	d := model.Drill{RunID: id, Flow: r.Flow, StartedMs: rb.now().UnixMilli(), Groups: drillGroups(r), RulesFailed: Failed(rules),
-		RereadExpected: countKind(r.Plan, KindTranslateGroup) + countKind(r.Plan, KindRewriteSavepoint)}
+		RereadExpected: len(r.Plan.stepsThat(translates)) + len(r.Plan.stepsThat(rewrites))}
 	if i := drillRestore(r); i >= 0 {
 		d.FlinkTarget, d.JobID = r.Plan.Steps[i].FlinkTarget, restoreJobID(r, i)
 	}
@@ -223,8 +195,29 @@ func (rb *Runbook) StartDrill(ctx context.Context, who Actor, id int64, confirma
 
 // measureDrill follows the drill job until it is RUNNING and has processed
 // a record, recording both moments and the flow's RPO at the second; it
+// drillMeasured is what a drill's restore measured of its job: its first
+// record (and the flow's RPO then), the state it ended in before one, or
+// whether it ran at all when the timeout passed. Its fields are in the
+// order the maps it replaced were written, so the stored bytes are the
+// same.
+type drillMeasured struct {
+	JobID string `json:"job_id"`
+	*FirstRecord
+	Running *bool  `json:"running,omitempty"`
+	State   string `json:"state,omitempty"`
+}
+
+// FirstRecord is the drill job's first record counted, and the flow's RPO
+// then (exported: JSON decodes into an embedded pointer only of an
+// exported type).
+type FirstRecord struct {
+	RecordsSeen int64  `json:"records_seen"`
+	RPOAtLeast  bool   `json:"rpo_at_least"`
+	RPOMs       *int64 `json:"rpo_ms"`
+}
+
 // fails when the job fails or drill.timeout passes first.
-func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClient, jobID string, progress func(string)) (map[string]any, error) {
+func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClient, jobID string, progress func(string)) (*drillMeasured, error) {
 	ctx, cancel := context.WithTimeout(ctx, rb.Config.Drill.Timeout.D())
 	defer cancel()
 	running := false
@@ -236,7 +229,7 @@ func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClie
 			// A JobManager busy starting the job may not answer: ask again.
 		case err != nil:
 		case d.State.Final():
-			return map[string]any{"job_id": jobID, "state": string(d.State)}, fmt.Errorf("the drill job %s is %s before processing a record", jobID, d.State)
+			return &drillMeasured{JobID: jobID, State: string(d.State)}, fmt.Errorf("the drill job %s is %s before processing a record", jobID, d.State)
 		case d.State == flink.JobRunning:
 			if !running {
 				running = true
@@ -254,7 +247,7 @@ func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClie
 				if err := rb.Store.DrillFirstRecord(ctx, r.ID, now, rpo, atLeast); err != nil {
 					return nil, err
 				}
-				return map[string]any{"job_id": jobID, "state": string(d.State), "records_seen": n, "rpo_ms": rpo, "rpo_at_least": atLeast}, nil
+				return &drillMeasured{JobID: jobID, State: string(d.State), FirstRecord: &FirstRecord{RecordsSeen: n, RPOMs: rpo, RPOAtLeast: atLeast}}, nil
 			}
 		}
 		if progress != nil {
@@ -262,7 +255,7 @@ func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClie
 		}
 		select {
 		case <-ctx.Done():
-			return map[string]any{"job_id": jobID, "running": running}, fmt.Errorf("the drill job %s processed no record within %s (Flink counts records exchanged between vertices: a job chained into one vertex shows none): %w",
+			return &drillMeasured{JobID: jobID, Running: &running}, fmt.Errorf("the drill job %s processed no record within %s (Flink counts records exchanged between vertices: a job chained into one vertex shows none): %w",
 				jobID, rb.Config.Drill.Timeout.D(), ctx.Err())
 		case <-time.After(250 * time.Millisecond):
 		}
@@ -361,10 +354,7 @@ func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why st
 // planned, is the drill's: any other is kept and named. A copy on S3 is
 // removed through the catalog's S3 store.
 func (rb *Runbook) removeDrillCopies(ctx context.Context, w audit.Written, r *Run) (removed, kept []string, err error) {
-	for _, s := range r.Plan.Steps {
-		if s.Kind != KindRewriteSavepoint {
-			continue
-		}
+	for _, s := range r.Plan.stepsThat(rewrites) {
 		sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(s.RewriteTo))
 		switch {
 		case errors.Is(err, storage.ErrNotFound) && rb.Catalog == nil:

@@ -51,7 +51,18 @@ func (drillPreflightStep) preview(*Run, int, time.Duration) []string {
 }
 func (drillPreflightStep) do(ctx context.Context, _ audit.Written, e *Execution) (any, error) {
 	rules := e.rb.CheckRules(ctx, e.run.Plan, "")
-	return map[string]any{"guards": e.Rules, "rules": rules, "would_have_failed": Failed(rules)}, nil
+	return drillRulesChecked{Guards: e.Rules, Rules: rules, WouldHaveFailed: Failed(rules)}, nil
+}
+
+// drillRulesChecked is a drill's preflight result: its own guards, and
+// the failover's rules with the ones that would have stopped a failover.
+// Its fields are in the order the map it replaced was written, so the
+// stored bytes are the same; V is the shape's version (absent: the first).
+type drillRulesChecked struct {
+	Guards          []RuleResult `json:"guards"`
+	Rules           []RuleResult `json:"rules"`
+	WouldHaveFailed []string     `json:"would_have_failed"`
+	V               int          `json:"v,omitempty"`
 }
 
 type drillTranslateStep struct{}
@@ -99,13 +110,28 @@ func (drillRewriteStep) do(ctx context.Context, w audit.Written, e *Execution) (
 // count unknown, never 0.
 func (e *Execution) drillReread(ctx context.Context) func(any, error) (any, error) {
 	return func(res any, err error) (any, error) {
-		if m, ok := res.(map[string]any); ok && err == nil {
-			if n, ok := m["reread_max"].(int64); ok {
+		if b, ok := res.(rereadStater); ok && err == nil {
+			if n, ok := b.rereadBound(); ok {
 				err = e.rb.Store.DrillReread(ctx, e.run.ID, e.Idx, n)
 			}
 		}
 		return res, err
 	}
+}
+
+// rereadStater is a step result that may state how many records at most
+// the restored job reads twice.
+type rereadStater interface {
+	rereadBound() (int64, bool)
+}
+
+func (g groupTranslated) rereadBound() (int64, bool) { return g.RereadMax, true }
+
+func (s *savepointRewritten) rereadBound() (int64, bool) {
+	if s == nil || s.RewroteForward == nil {
+		return 0, false
+	}
+	return s.RereadMax, true
 }
 
 type drillRestoreStep struct{}
@@ -130,7 +156,7 @@ func (drillRestoreStep) problems(cfg *config.Config, p Plan, i int) []string {
 	if len(s.DrillArgs) == 0 {
 		out = append(out, "no drill job arguments (drill.job_args): the copy would write where production's job writes; configure arguments that keep its output apart")
 	}
-	if slices.ContainsFunc(s.DrillArgs, func(a string) bool { return strings.Contains(a, "{group}") }) && countKind(p, KindTranslateGroup) != 1 {
+	if slices.ContainsFunc(s.DrillArgs, func(a string) bool { return strings.Contains(a, "{group}") }) && len(p.stepsThat(translates)) != 1 {
 		out = append(out, "the drill arguments name {group}: the plan needs exactly one translate-group step")
 	}
 	return out
@@ -165,5 +191,15 @@ func (drillRestoreStep) do(ctx context.Context, w audit.Written, e *Execution) (
 		return res, err
 	}
 	m, err := rb.measureDrill(ctx, r, api, jobID, e.Progress)
-	return map[string]any{"restore": res, "measured": m}, err
+	return drillRestored{Restore: res, Measured: m}, err
+}
+
+// drillRestored is a drill's restore-flink result: restore-flink's own
+// (jobStarted or jobFound) and what the drill measured. Its fields are in
+// the order the map it replaced was written, so the stored bytes are the
+// same; V is the shape's version (absent: the first).
+type drillRestored struct {
+	Measured *drillMeasured `json:"measured"`
+	Restore  any            `json:"restore"`
+	V        int            `json:"v,omitempty"`
 }

@@ -199,38 +199,53 @@ func (e *Execution) Run(ctx context.Context) error {
 	return err
 }
 
+// mirrorStop is how stop-mirror saw the mirror stop: its connectors'
+// states through Connect, or a dedicated MM2's quiet window. Its fields
+// are in the order the maps it replaced were written.
+type mirrorStop struct {
+	ConnectURL      string          `json:"connect_url,omitempty"`
+	Connectors      connectorStates `json:"connectors,omitempty"`
+	LastHeartbeatMs *int64          `json:"last_heartbeat_ms,omitempty"`
+	Syncs           *int            `json:"syncs,omitempty"`
+	Verified        string          `json:"verified,omitempty"`
+}
+
+// connectorStates are connectors' states by name; a failed stop records
+// them as its result.
+type connectorStates map[string]string
+
 // stopMirror stops the flow's MM2 connectors through Kafka Connect and
 // waits until they and their tasks are down; for dedicated MM2 it verifies
 // that the operator's manual stop took: no new heartbeat and no new offset
 // sync for a whole window.
-func (rb *Runbook) stopMirror(ctx context.Context, w audit.Written, flowName string) (any, error) {
+func (rb *Runbook) stopMirror(ctx context.Context, w audit.Written, flowName string) (*mirrorStop, connectorStates, error) {
 	flow := rb.Config.Flow(flowName)
 	if flow.ConnectURL != "" {
 		api := rb.Connect(flow.ConnectURL)
 		for _, name := range flow.Connectors {
 			if err := effect.StopConnector(ctx, w, api, name); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
-		states := map[string]string{}
+		states := connectorStates{}
 		for {
 			stopped := true
 			for _, name := range flow.Connectors {
 				s, err := api.Status(wctx, name)
 				if err != nil {
-					return states, err
+					return nil, states, err
 				}
 				states[name] = string(s.Connector.State)
 				stopped = stopped && s.Stopped()
 			}
 			if stopped {
-				return map[string]any{"connect_url": flow.ConnectURL, "connectors": states}, nil
+				return &mirrorStop{ConnectURL: flow.ConnectURL, Connectors: states}, nil, nil
 			}
 			select {
 			case <-wctx.Done():
-				return states, fmt.Errorf("connectors not stopped within 2 minutes: %v", states)
+				return nil, states, fmt.Errorf("connectors not stopped within 2 minutes: %v", states)
 			case <-time.After(500 * time.Millisecond):
 			}
 		}
@@ -245,7 +260,7 @@ func (rb *Runbook) stopMirror(ctx context.Context, w audit.Written, flowName str
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		case <-time.After(500 * time.Millisecond):
 		}
 		h, s := rb.Monitor.Activity(flowName)
@@ -253,10 +268,10 @@ func (rb *Runbook) stopMirror(ctx context.Context, w audit.Written, flowName str
 			hb, syncs, quietSince = h, s, time.Now()
 		}
 		if time.Since(quietSince) >= window {
-			return map[string]any{"verified": "no new heartbeat or offset sync for " + window.String(), "last_heartbeat_ms": hb, "syncs": syncs}, nil
+			return &mirrorStop{Verified: "no new heartbeat or offset sync for " + window.String(), LastHeartbeatMs: &hb, Syncs: &syncs}, nil, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, errors.New("MirrorMaker 2 is still writing heartbeats or offset syncs: it is not stopped")
+			return nil, nil, errors.New("MirrorMaker 2 is still writing heartbeats or offset syncs: it is not stopped")
 		}
 	}
 }
@@ -265,9 +280,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 	_, dr := rb.Monitor.Clients(r.Flow)
 	reason := fmt.Sprintf("failover run %d step %d", r.ID, idx+1)
 	group := s.Group // the DR group: in a drill, its temporary one
-	if r.Plan.Kind == PlanDrill {
-		group = DrillGroup(r.ID, s.Group)
-	}
+	group = r.Plan.kind().drGroup(r.ID, group)
 	// Resumed after a crash or a failed commit: an earlier attempt's change
 	// is finished, not made again (a new translation could differ, and
 	// would record the already translated offsets as the ones to undo to).
@@ -280,12 +293,12 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 			continue
 		}
 		if c.Status == "applied" {
-			return map[string]any{"change_id": c.ID, "changes": c.Changes, "note": "applied by an earlier attempt"}, nil
+			return groupResumed{ChangeID: c.ID, Changes: c.Changes, Note: "applied by an earlier attempt"}, nil
 		}
 		// Interrupted, or failed (perhaps after Kafka took the commit):
 		// the same offsets again, with the previous ones it recorded.
 		c, err := effect.FinishInterruptedChange(ctx, w, rb.Store, dr, c)
-		return map[string]any{"change_id": c.ID, "changes": c.Changes, "note": "an earlier attempt's change, committed again"}, err
+		return groupResumed{ChangeID: c.ID, Changes: c.Changes, Note: "an earlier attempt's change, committed again"}, err
 	}
 	plan, err := rb.groupPlan(ctx, r.Flow, s)
 	if err != nil {
@@ -300,11 +313,38 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 		reread += row.Translation.RereadMax
 	}
 	if len(untranslatable) > 0 && !s.AllowPartial {
-		return map[string]any{"untranslatable": untranslatable}, fmt.Errorf("%d partition(s) cannot be translated: %s", len(untranslatable), strings.Join(untranslatable, ", "))
+		return groupUntranslatable{Untranslatable: untranslatable}, fmt.Errorf("%d partition(s) cannot be translated: %s", len(untranslatable), strings.Join(untranslatable, ", "))
 	}
 	change, err := effect.ApplyOffsets(ctx, w, rb.Store, dr, r.Flow, group, plan.Proposed(), who.Name, reason)
-	return map[string]any{"from": plan.From, "group": group, "change_id": change.ID, "changes": change.Changes, "untranslatable": untranslatable, "reread_max": reread}, err
+	return groupTranslated{From: plan.From, Group: group, ChangeID: change.ID, Changes: change.Changes, Untranslatable: untranslatable, RereadMax: reread}, err
 }
+
+// translate-group's results: the change it committed (groupTranslated),
+// or an earlier attempt's it found (groupResumed), or the partitions it
+// could not translate (groupUntranslatable). Their fields are in the
+// order the maps they replaced were written, so the stored bytes are the
+// same; V is the shape's version (absent: the first).
+type (
+	groupTranslated struct {
+		ChangeID       int64                  `json:"change_id"`
+		Changes        []storage.OffsetChange `json:"changes"`
+		From           string                 `json:"from"`
+		Group          string                 `json:"group"`
+		RereadMax      int64                  `json:"reread_max"`
+		Untranslatable []string               `json:"untranslatable"`
+		V              int                    `json:"v,omitempty"`
+	}
+	groupResumed struct {
+		ChangeID int64                  `json:"change_id"`
+		Changes  []storage.OffsetChange `json:"changes"`
+		Note     string                 `json:"note"`
+		V        int                    `json:"v,omitempty"`
+	}
+	groupUntranslatable struct {
+		Untranslatable []string `json:"untranslatable"`
+		V              int      `json:"v,omitempty"`
+	}
+)
 
 // groupPlan previews a translate-group step: the group's own primary
 // offsets, or the offsets read from the savepoint it names (which must be
@@ -363,7 +403,7 @@ func (rb *Runbook) restoreFlink(ctx context.Context, w audit.Written, r *Run, id
 	api := rb.Flink(t.RestURL)
 	jobID := restoreJobID(r, idx)
 	if j, err := api.Job(ctx, jobID); err == nil {
-		return map[string]any{"job_id": jobID, "state": string(j.State), "note": "already started by an earlier attempt"}, nil
+		return jobFound{JobID: jobID, State: string(j.State), Note: "already started by an earlier attempt"}, nil
 	} else if re := (*flink.RESTError)(nil); !errors.As(err, &re) || re.Status != 404 {
 		return nil, fmt.Errorf("checking for an earlier attempt's job: %w", err)
 	}
@@ -371,7 +411,7 @@ func (rb *Runbook) restoreFlink(ctx context.Context, w audit.Written, r *Run, id
 	if err != nil {
 		return nil, err
 	}
-	req := flink.RunRequest{EntryClass: s.EntryClass, ProgramArgsList: restoreArgs(r, s), Parallelism: s.Parallelism, SavepointPath: s.SavepointPath,
+	req := flink.RunRequest{EntryClass: s.EntryClass, ProgramArgsList: r.Plan.kind().restoreArgs(r, s), Parallelism: s.Parallelism, SavepointPath: s.SavepointPath,
 		AllowNonRestoredState: s.AllowNonRestoredState, JobID: jobID}
 	if s.SavepointPath != "" {
 		mode := s.ClaimMode
@@ -385,5 +425,25 @@ func (rb *Runbook) restoreFlink(ctx context.Context, w audit.Written, r *Run, id
 		}
 	}
 	started, err := effect.RunJar(ctx, w, api, s.JarID, req)
-	return map[string]any{"job_id": started, "flink_version": version, "target": t.Name, "savepoint": s.SavepointPath}, err
+	return jobStarted{JobID: started, FlinkVersion: version, Target: t.Name, Savepoint: s.SavepointPath}, err
 }
+
+// restore-flink's results through Flink REST: the job it started
+// (jobStarted), or the one an earlier attempt started (jobFound). Their
+// fields are in the order the maps they replaced were written, so the
+// stored bytes are the same; V is the shape's version (absent: the first).
+type (
+	jobStarted struct {
+		FlinkVersion string `json:"flink_version"`
+		JobID        string `json:"job_id"`
+		Savepoint    string `json:"savepoint"`
+		Target       string `json:"target"`
+		V            int    `json:"v,omitempty"`
+	}
+	jobFound struct {
+		JobID string `json:"job_id"`
+		Note  string `json:"note"`
+		State string `json:"state"`
+		V     int    `json:"v,omitempty"`
+	}
+)

@@ -124,18 +124,19 @@ func failbackTitle(p Plan, s Step, flow *config.Flow) string {
 	return ""
 }
 
-// failbackProblems says what makes p unfit: a failback step outside a
-// failback plan, or a failback plan that is not exactly the failback.
-func failbackProblems(cfg *config.Config, p Plan) []error {
-	if p.Kind != PlanFailback {
-		var errs []error
-		for i, s := range p.Steps {
-			if slices.Contains(failbackKinds, s.Kind) {
-				errs = append(errs, fmt.Errorf("step %d (%s): only in a failback plan", i+1, s.Kind))
-			}
+// failbackStepsElsewhere refuses a failback step in a plan of another kind.
+func failbackStepsElsewhere(p Plan) []error {
+	var errs []error
+	for i, s := range p.Steps {
+		if slices.Contains(failbackKinds, s.Kind) {
+			errs = append(errs, fmt.Errorf("step %d (%s): only in a failback plan", i+1, s.Kind))
 		}
-		return errs
 	}
+	return errs
+}
+
+// failbackProblems says what makes failback p not exactly the failback.
+func failbackProblems(cfg *config.Config, p Plan) []error {
 	flow := cfg.Flow(p.Flow)
 	if flow == nil {
 		return nil // Validate says so
@@ -152,16 +153,14 @@ func failbackProblems(cfg *config.Config, p Plan) []error {
 		bad("the flow has no connect_url: the reverse connectors are created through Kafka Connect REST, and dedicated-mode MirrorMaker 2 has none")
 	}
 	var groups []string
-	for _, st := range p.Steps {
-		if st.Kind == KindTranslateGroupBack {
-			switch {
-			case strings.TrimSpace(st.Group) == "":
-				bad("name the consumer group of each translate-group-back step")
-			case slices.Contains(groups, st.Group):
-				bad("group %s is translated back twice", st.Group)
-			}
-			groups = append(groups, st.Group)
+	for _, st := range p.stepsThat(translatesBack) {
+		switch {
+		case strings.TrimSpace(st.Group) == "":
+			bad("name the consumer group of each translate-group-back step")
+		case slices.Contains(groups, st.Group):
+			bad("group %s is translated back twice", st.Group)
 		}
+		groups = append(groups, st.Group)
 	}
 	want := FailbackPlan(p.Flow, groups...)
 	if fk := flinkBackKinds(p); len(fk) > 0 {
@@ -863,10 +862,10 @@ func (rb *Runbook) waitReverse(ctx context.Context, r *Run, progress func(string
 	for {
 		p, err := rb.reverseProgress(ctx, r, true)
 		if err == nil && p.CaughtUp() {
-			return map[string]any{"connectors": p.States, "caught_up": true}, nil
+			return reverseCaughtUp{Connectors: p.States, CaughtUp: true}, nil
 		}
 		if err == nil && len(p.Uncopyable) > 0 {
-			return map[string]any{"connectors": p.States, "never_copied_back": p.Uncopyable},
+			return reverseUncopyable{Connectors: p.States, NeverCopiedBack: p.Uncopyable},
 				fmt.Errorf("records were written in DR where the reverse flow never copies them: %s; return them to the primary by hand (or move them into DR's own topics) before failing back", strings.Join(p.Uncopyable, ", "))
 		}
 		why := p.String()
@@ -877,7 +876,7 @@ func (rb *Runbook) waitReverse(ctx context.Context, r *Run, progress func(string
 			progress("reverse flow not caught up: " + why)
 		}
 		if time.Now().After(deadline) {
-			return map[string]any{"connectors": p.States, "behind": p.Behind}, fmt.Errorf("the reverse flow did not catch up within %s: %s", timeout, why)
+			return reverseBehind{Connectors: p.States, Behind: p.Behind}, fmt.Errorf("the reverse flow did not catch up within %s: %s", timeout, why)
 		}
 		select {
 		case <-ctx.Done():
@@ -886,6 +885,35 @@ func (rb *Runbook) waitReverse(ctx context.Context, r *Run, progress func(string
 		}
 	}
 }
+
+// wait-reverse's results: caught up (reverseCaughtUp), records the
+// reverse flow never copies (reverseUncopyable), or what was behind when
+// it gave up (reverseBehind); stop-reverse's when it finds the flow not
+// caught up (reverseNotCaughtUp). Their fields are in the order the maps
+// they replaced were written, so the stored bytes are the same; V is the
+// shape's version (absent: the first).
+type (
+	reverseCaughtUp struct {
+		CaughtUp   bool              `json:"caught_up"`
+		Connectors map[string]string `json:"connectors"`
+		V          int               `json:"v,omitempty"`
+	}
+	reverseUncopyable struct {
+		Connectors      map[string]string `json:"connectors"`
+		NeverCopiedBack []string          `json:"never_copied_back"`
+		V               int               `json:"v,omitempty"`
+	}
+	reverseBehind struct {
+		Behind     []string          `json:"behind"`
+		Connectors map[string]string `json:"connectors"`
+		V          int               `json:"v,omitempty"`
+	}
+	reverseNotCaughtUp struct {
+		Behind          []string `json:"behind"`
+		NeverCopiedBack []string `json:"never_copied_back"`
+		V               int      `json:"v,omitempty"`
+	}
+)
 
 // stopReverse pauses the reverse connectors so the figures stand still,
 // checks they caught up and records the primary's log ends, where the
@@ -905,7 +933,7 @@ func (rb *Runbook) stopReverse(ctx context.Context, w audit.Written, r *Run, flo
 		return nil, err
 	}
 	if len(p.Behind) > 0 || len(p.Uncopyable) > 0 {
-		return map[string]any{"behind": p.Behind, "never_copied_back": p.Uncopyable}, fmt.Errorf("the reverse flow has not caught up (connectors paused): %s", p)
+		return reverseNotCaughtUp{Behind: p.Behind, NeverCopiedBack: p.Uncopyable}, fmt.Errorf("the reverse flow has not caught up (connectors paused): %s", p)
 	}
 	scope, err := rb.reverseScope(ctx, r)
 	if err != nil {
@@ -997,7 +1025,7 @@ func (rb *Runbook) restartForward(ctx context.Context, w audit.Written, r *Run, 
 	if err != nil {
 		return nil, err
 	}
-	res := map[string]any{"source": source, "start_partitions": len(ends)}
+	res := &forwardRestarted{Source: source, StartPartitions: len(ends)}
 	st, err := api.Status(ctx, source)
 	switch atEnds := err == nil && startedAtCut(ctx, api, source, flow.SourceAlias, ends) == nil; {
 	case err != nil:
@@ -1005,7 +1033,7 @@ func (rb *Runbook) restartForward(ctx context.Context, w audit.Written, r *Run, 
 	case atEnds:
 		// An earlier attempt set it (and perhaps resumed it: Connect may
 		// still say STOPPED for a moment, and refuse offset changes).
-		res["note"] = "the source was set to the ends by an earlier attempt (" + string(st.Connector.State) + ")"
+		res.Note = "the source was set to the ends by an earlier attempt (" + string(st.Connector.State) + ")"
 	case st.Stopped():
 		body, err := mm2.ReverseStartOffsets(flow.SourceAlias, ends) // the same body shape: cluster = the copying side
 		if err != nil {
@@ -1023,6 +1051,17 @@ func (rb *Runbook) restartForward(ctx context.Context, w audit.Written, r *Run, 
 		}
 	}
 	return res, nil
+}
+
+// forwardRestarted is restart-forward's result: the forward source set to
+// the ends stop-reverse recorded. Its fields are in the order the map it
+// replaced was written, so the stored bytes are the same; V is the
+// shape's version (absent: the first).
+type forwardRestarted struct {
+	Note            string `json:"note,omitempty"`
+	Source          string `json:"source"`
+	StartPartitions int    `json:"start_partitions"`
+	V               int    `json:"v,omitempty"`
 }
 
 // recordedEnds is what run r's stop-reverse recorded.
@@ -1254,7 +1293,7 @@ func (rb *Runbook) translateGroupBack(ctx context.Context, w audit.Written, r *R
 		if b != nil {
 			absent = b.Absent
 		}
-		return map[string]any{"not_committed_in_dr": absent}, err
+		return groupBackRefused{NotCommittedInDR: absent}, err
 	}
 	offsets, notInDR := b.Primary, b.Absent
 	primary, _ := rb.Monitor.Clients(r.Flow)
@@ -1275,6 +1314,26 @@ func (rb *Runbook) translateGroupBack(ctx context.Context, w audit.Written, r *R
 	if err := effect.CommitPrimaryGroup(ctx, w, primary, group, offsets); err != nil {
 		return nil, err
 	}
-	return map[string]any{"group": group, "committed": keyed(offsets), "previous": keyed(before), "not_committed_in_dr": notInDR,
-		"translated_inside_log": b.Translated}, nil
+	return groupMovedBack{Group: group, Committed: keyed(offsets), Previous: keyed(before), NotCommittedInDR: notInDR,
+		TranslatedInsideLog: b.Translated}, nil
 }
+
+// translate-group-back's results: the offsets it committed on the
+// primary and those it replaced (groupMovedBack), or the partitions the
+// group has no DR offset for when it refused (groupBackRefused). Their
+// fields are in the order the maps they replaced were written, so the
+// stored bytes are the same; V is the shape's version (absent: the first).
+type (
+	groupMovedBack struct {
+		Committed           map[string]int64 `json:"committed"`
+		Group               string           `json:"group"`
+		NotCommittedInDR    []string         `json:"not_committed_in_dr"`
+		Previous            map[string]int64 `json:"previous"`
+		TranslatedInsideLog []string         `json:"translated_inside_log"`
+		V                   int              `json:"v,omitempty"`
+	}
+	groupBackRefused struct {
+		NotCommittedInDR []string `json:"not_committed_in_dr"`
+		V                int      `json:"v,omitempty"`
+	}
+)

@@ -63,7 +63,7 @@ func linkFailbackProblems(flow *config.Flow, p Plan) []string {
 		out = append(out, fmt.Sprintf("the steps of a Cluster Linking failback must be exactly %v, in that order (groups and Flink jobs need no translation: offsets are the same on both ends)", kindsOf(want)))
 	}
 	for _, s := range p.Steps {
-		if s.PauseMirrors && s.Kind != KindReverseToPrimary {
+		if s.PauseMirrors && !s.Kind.is(leavesMirrorsPaused) {
 			out = append(out, "only reverse-to-primary leaves mirrors paused")
 		}
 	}
@@ -124,11 +124,9 @@ func (rb *Runbook) linkBackTopics(ctx context.Context, flow *config.Flow, r *Run
 	if len(renamed) > 0 {
 		return nil, nil, fmt.Errorf("the link renames topics (%s): a failback through a prefixed link is not built; which primary topic mirrors which DR topic would be a guess", strings.Join(renamed, ", "))
 	}
-	var done struct {
-		Topics []string `json:"topics"`
-	}
+	var done primaryRestored
 	var names []string
-	if r != nil && stepResult(r, KindRestorePrimary, &done) == nil {
+	if r != nil && stepResult(r, KindRestorePrimary, &done) == nil && done.V == 0 {
 		names = done.Topics
 	}
 	for _, from := range [][]clusterlink.MirrorTopic{drs, backs} {
@@ -313,7 +311,7 @@ func (rb *Runbook) settled(ctx context.Context, r *Run, flow *config.Flow, ts []
 // is the one the step-start record holds (counted): a primary that took
 // writes since would lose records nobody approved. A retry first waits for
 // an earlier attempt's restore to show.
-func (rb *Runbook) restorePrimary(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, counted string, retry bool) (any, error) {
+func (rb *Runbook) restorePrimary(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, counted string, retry bool) (*primaryRestored, error) {
 	ts, primary, err := rb.linkBackTopics(ctx, flow, r)
 	if err == nil && retry {
 		ts, err = rb.settled(ctx, r, flow, ts, linkBack.isRestored)
@@ -322,9 +320,9 @@ func (rb *Runbook) restorePrimary(ctx context.Context, w audit.Written, r *Run, 
 		return nil, err
 	}
 	todo := pending(ts, linkBack.isRestored)
-	res := map[string]any{"topics": primaryNames(ts), "primary": flow.ClusterLink.Primary.RestURL, "sent_to": primaryNames(todo)}
+	res := &primaryRestored{Topics: primaryNames(ts), Primary: flow.ClusterLink.Primary.RestURL, SentTo: primaryNames(todo)}
 	if len(todo) == 0 {
-		res["note"] = "the primary's topics are mirrors of DR's already (an earlier attempt restored them); what it deleted is in that attempt's step-start record (the rule counting it), written before it was sent"
+		res.Note = "the primary's topics are mirrors of DR's already (an earlier attempt restored them); what it deleted is in that attempt's step-start record (the rule counting it), written before it was sent"
 		return res, nil
 	}
 	total, lines, err := dryRunRestore(ctx, primary, todo)
@@ -339,13 +337,53 @@ func (rb *Runbook) restorePrimary(ctx context.Context, w audit.Written, r *Run, 
 		return res, err
 	}
 	total, lines, terr := truncationOf(out)
-	res["truncated"], res["truncated_partitions"] = total, lines
+	res.Truncation = &Truncation{Truncated: total, TruncatedPartitions: lines}
 	if terr != nil {
 		// Done already; the record says what is not known.
-		res["truncated_unknown"] = terr.Error()
+		res.TruncatedUnknown = terr.Error()
 	}
 	return res, nil
 }
+
+// primaryRestored is restore-primary's result: the topics it restored on
+// the primary and what truncate-and-restore deleted there; later steps
+// read its topics back. Its fields are in the order the map it replaced
+// was written, so the stored bytes are the same; V is the shape's version
+// (absent: the first).
+type primaryRestored struct {
+	Note    string   `json:"note,omitempty"`
+	Primary string   `json:"primary"`
+	SentTo  []string `json:"sent_to"`
+	Topics  []string `json:"topics"`
+	*Truncation
+	TruncatedUnknown string `json:"truncated_unknown,omitempty"`
+	V                int    `json:"v,omitempty"`
+}
+
+// Truncation is what truncate-and-restore deleted, recorded once it was
+// sent (exported: JSON decodes into an embedded pointer only of an
+// exported type).
+type Truncation struct {
+	Truncated           int64    `json:"truncated"`
+	TruncatedPartitions []string `json:"truncated_partitions"`
+}
+
+// wait-primary's results: the primary's mirrors caught up
+// (primaryCaughtUp), or why they were not when it gave up
+// (primaryBehindBy). Their fields are in the order the maps they replaced
+// were written, so the stored bytes are the same; V is the shape's
+// version (absent: the first).
+type (
+	primaryCaughtUp struct {
+		CaughtUp bool     `json:"caught_up"`
+		Topics   []string `json:"topics"`
+		V        int      `json:"v,omitempty"`
+	}
+	primaryBehindBy struct {
+		Behind string `json:"behind"`
+		V      int    `json:"v,omitempty"`
+	}
+)
 
 // waitPrimary polls the primary's mirrors every second until each runs
 // with zero lag, at most rb.reverseCatchUp().
@@ -360,13 +398,13 @@ func (rb *Runbook) waitPrimary(ctx context.Context, r *Run, flow *config.Flow, p
 		} else if behind := primaryBehind(ts); len(behind) > 0 {
 			why = strings.Join(behind, "; ")
 		} else {
-			return map[string]any{"caught_up": true, "topics": primaryNames(ts)}, nil
+			return primaryCaughtUp{CaughtUp: true, Topics: primaryNames(ts)}, nil
 		}
 		if progress != nil {
 			progress("the primary's mirrors not caught up: " + why)
 		}
 		if time.Now().After(deadline) {
-			return map[string]any{"behind": why}, fmt.Errorf("the primary's mirrors did not catch up within %s: %s", timeout, why)
+			return primaryBehindBy{Behind: why}, fmt.Errorf("the primary's mirrors did not catch up within %s: %s", timeout, why)
 		}
 		select {
 		case <-ctx.Done():
@@ -376,10 +414,24 @@ func (rb *Runbook) waitPrimary(ctx context.Context, r *Run, flow *config.Flow, p
 	}
 }
 
+// reversedToPrimary is reverse-to-primary's result: the topics it
+// reversed and, once DR lists them as mirrors again, their states there.
+// Its fields are in the order the map it replaced was written, so the
+// stored bytes are the same (DRMirrors is a pointer: present, even empty,
+// only once read); V is the shape's version (absent: the first).
+type reversedToPrimary struct {
+	DRMirrors *map[string]string `json:"dr_mirrors,omitempty"`
+	Paused    bool               `json:"paused"`
+	Primary   string             `json:"primary"`
+	SentTo    []string           `json:"sent_to"`
+	Topics    []string           `json:"topics"`
+	V         int                `json:"v,omitempty"`
+}
+
 // reverseToPrimary reverses the primary's mirrors not reversed yet, then
 // waits until DR lists every topic as its mirror again and the primary
 // lists none. A retry first waits for an earlier attempt's reverse to show.
-func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, pause, retry bool) (any, error) {
+func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, r *Run, flow *config.Flow, pause, retry bool) (*reversedToPrimary, error) {
 	ts, primary, err := rb.linkBackTopics(ctx, flow, r)
 	if err == nil && retry {
 		ts, err = rb.settled(ctx, r, flow, ts, linkBack.isReversed)
@@ -388,7 +440,7 @@ func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, r *Run
 		return nil, err
 	}
 	todo := pending(ts, linkBack.isReversed)
-	res := map[string]any{"topics": primaryNames(ts), "primary": flow.ClusterLink.Primary.RestURL, "paused": pause, "sent_to": primaryNames(todo)}
+	res := &reversedToPrimary{Topics: primaryNames(ts), Primary: flow.ClusterLink.Primary.RestURL, Paused: pause, SentTo: primaryNames(todo)}
 	if len(todo) > 0 {
 		if behind := primaryBehind(todo); len(behind) > 0 {
 			return res, fmt.Errorf("the primary's mirrors are not caught up: %s", strings.Join(behind, "; "))
@@ -411,7 +463,7 @@ func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, r *Run
 			for _, t := range ts {
 				states[t.DR] = string(t.Mirror.MirrorStatus)
 			}
-			res["dr_mirrors"] = states
+			res.DRMirrors = &states
 			return res, nil
 		}
 		select {

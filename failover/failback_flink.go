@@ -63,7 +63,7 @@ func (p Plan) WithFlinkBack(fb FlinkBack) Plan {
 	}
 	fb.Restore.Kind = KindRestoreFlink
 	steps = append(steps, fb.Restore)
-	at := slices.IndexFunc(p.Steps, func(s Step) bool { return s.Kind == KindRestartForward })
+	at := p.first(restartsForward)
 	if at < 0 {
 		at = len(p.Steps)
 	}
@@ -92,51 +92,68 @@ func flinkBackProblems(cfg *config.Config, p Plan) []string {
 		bad("the Flink steps are savepoint-dr, rewrite-savepoint-back and restore-flink, or restore-flink alone (from the groups' offsets)")
 	}
 	for _, s := range p.Steps {
-		t := flinkTarget(cfg, s.FlinkTarget)
-		switch s.Kind {
-		case KindSavepointDR:
-			switch {
-			case t == nil:
-				bad("savepoint-dr: no Flink target named %q in flink_targets", s.FlinkTarget)
-			case t.Region != config.RegionDR:
-				bad("savepoint-dr: Flink target %q is in the %s region: the job to stop runs in DR", t.Name, t.Region)
-			}
-			if strings.TrimSpace(s.JobID) == "" {
-				bad("savepoint-dr: name the DR job to stop with a savepoint (its job id)")
-			}
-		case KindRewriteBack:
-			for _, why := range destProblems(cfg, "", s.RewriteTo) {
-				bad("rewrite-savepoint-back: %s", why)
-			}
-		case KindRestoreFlink:
-			switch {
-			case t == nil:
-				bad("restore-flink: no Flink target named %q in flink_targets", s.FlinkTarget)
-			case t.Region != config.RegionPrimary:
-				bad("restore-flink: Flink target %q is in the %s region: a failback restores the job on the primary", t.Name, t.Region)
-			}
-			j := rewriteOf(p, s.SavepointPath)
-			switch {
-			case slices.Contains(kinds, KindRewriteBack) && j < 0:
-				bad("restore-flink: restore the savepoint rewrite-savepoint-back writes (%s), not %q", rewriteBackDest(p), s.SavepointPath)
-			case j < 0 && s.SavepointPath != "":
-				bad("restore-flink: savepoint %s holds DR offsets, which are not the primary's: restore the copy rewrite-savepoint-back writes, or none (the job starts from the groups' offsets)", s.SavepointPath)
-			case j >= 0 && s.AllowNonRestoredState:
-				bad("restore-flink: the rewritten savepoint keeps its source uid and state, so allowNonRestoredState must stay off")
-			}
-			if s.JarID == "" {
-				bad("restore-flink: name the uploaded jar (jar id) on the primary's Flink")
-			}
+		if k, ok := backSteps[s.Kind].(flinkBackStep); ok {
+			out = append(out, k.flinkProblems(cfg, p, s)...)
 		}
 	}
 	return out
 }
 
+// flinkBackStep is a failback step that moves the Flink job; its
+// problems are checked against the whole plan.
+type flinkBackStep interface {
+	flinkProblems(cfg *config.Config, p Plan, s Step) []string
+}
+
+func (savepointDRStep) flinkProblems(cfg *config.Config, _ Plan, s Step) []string {
+	var out []string
+	switch t := flinkTarget(cfg, s.FlinkTarget); {
+	case t == nil:
+		out = append(out, fmt.Sprintf("savepoint-dr: no Flink target named %q in flink_targets", s.FlinkTarget))
+	case t.Region != config.RegionDR:
+		out = append(out, fmt.Sprintf("savepoint-dr: Flink target %q is in the %s region: the job to stop runs in DR", t.Name, t.Region))
+	}
+	if strings.TrimSpace(s.JobID) == "" {
+		out = append(out, "savepoint-dr: name the DR job to stop with a savepoint (its job id)")
+	}
+	return out
+}
+
+func (rewriteBackStep) flinkProblems(cfg *config.Config, _ Plan, s Step) []string {
+	var out []string
+	for _, why := range destProblems(cfg, "", s.RewriteTo) {
+		out = append(out, "rewrite-savepoint-back: "+why)
+	}
+	return out
+}
+
+func (restoreBackStep) flinkProblems(cfg *config.Config, p Plan, s Step) []string {
+	var out []string
+	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	switch t := flinkTarget(cfg, s.FlinkTarget); {
+	case t == nil:
+		bad("restore-flink: no Flink target named %q in flink_targets", s.FlinkTarget)
+	case t.Region != config.RegionPrimary:
+		bad("restore-flink: Flink target %q is in the %s region: a failback restores the job on the primary", t.Name, t.Region)
+	}
+	j := rewriteOf(p, s.SavepointPath)
+	switch {
+	case p.first(rewritesDRSavepoint) >= 0 && j < 0:
+		bad("restore-flink: restore the savepoint rewrite-savepoint-back writes (%s), not %q", rewriteBackDest(p), s.SavepointPath)
+	case j < 0 && s.SavepointPath != "":
+		bad("restore-flink: savepoint %s holds DR offsets, which are not the primary's: restore the copy rewrite-savepoint-back writes, or none (the job starts from the groups' offsets)", s.SavepointPath)
+	case j >= 0 && s.AllowNonRestoredState:
+		bad("restore-flink: the rewritten savepoint keeps its source uid and state, so allowNonRestoredState must stay off")
+	}
+	if s.JarID == "" {
+		bad("restore-flink: name the uploaded jar (jar id) on the primary's Flink")
+	}
+	return out
+}
+
 func rewriteBackDest(p Plan) string {
-	for _, s := range p.Steps {
-		if s.Kind == KindRewriteBack {
-			return s.RewriteTo
-		}
+	if i := p.first(rewritesDRSavepoint); i >= 0 {
+		return p.Steps[i].RewriteTo
 	}
 	return ""
 }
@@ -145,7 +162,7 @@ func rewriteBackDest(p Plan) string {
 // after a crash, a job no longer running is looked up in Flink's
 // checkpoint history: its newest savepoint triggered after stop-reverse is
 // the one this step took. A job that cannot be read fails the step.
-func (rb *Runbook) savepointDR(ctx context.Context, w audit.Written, r *Run, s Step, progress func(string)) (any, error) {
+func (rb *Runbook) savepointDR(ctx context.Context, w audit.Written, r *Run, s Step, progress func(string)) (*savepointTaken, error) {
 	if rb.Catalog == nil {
 		return nil, errors.New("no savepoint catalog: the savepoint is registered and read through it")
 	}
@@ -155,7 +172,7 @@ func (rb *Runbook) savepointDR(ctx context.Context, w audit.Written, r *Run, s S
 	if err != nil {
 		return nil, fmt.Errorf("reading DR job %s on %s: %w", s.JobID, t.Name, err)
 	}
-	result := map[string]any{"target": t.Name, "job_id": s.JobID, "job_name": job.Name}
+	result := &savepointTaken{Target: t.Name, JobID: s.JobID, JobName: job.Name}
 	if job.State == flink.JobRunning {
 		sp, err := TriggerSavepoint(ctx, w, rb.Catalog, t.Name, s.JobID, true, func(d time.Duration) {
 			if progress != nil {
@@ -165,7 +182,7 @@ func (rb *Runbook) savepointDR(ctx context.Context, w audit.Written, r *Run, s S
 		if err != nil {
 			return result, err
 		}
-		result["savepoint"], result["catalog_id"] = sp.Path, sp.ID
+		result.Savepoint, result.CatalogID = sp.Path, sp.ID
 		return result, nil
 	}
 	after := stepFinished(r, KindStopReverse)
@@ -186,8 +203,22 @@ func (rb *Runbook) savepointDR(ctx context.Context, w audit.Written, r *Run, s S
 	if err != nil {
 		return result, fmt.Errorf("the savepoint %s of DR job %s could not be registered in the catalog: %w", newest.ExternalPath, s.JobID, err)
 	}
-	result["savepoint"], result["catalog_id"], result["note"] = catalog.CanonicalPath(newest.ExternalPath), id, "taken by an earlier attempt (found in Flink's checkpoint history)"
+	result.Savepoint, result.CatalogID, result.Note = catalog.CanonicalPath(newest.ExternalPath), id, "taken by an earlier attempt (found in Flink's checkpoint history)"
 	return result, nil
+}
+
+// savepointTaken is savepoint-dr's result: the DR job it stopped and the
+// savepoint it took, which rewrite-savepoint-back reads (drSavepoint).
+// Its fields are in the order the map it replaced was written, so the
+// stored bytes are the same; V is the shape's version (absent: the first).
+type savepointTaken struct {
+	CatalogID int64  `json:"catalog_id,omitempty"` // set with Savepoint; catalog ids start at 1
+	JobID     string `json:"job_id"`
+	JobName   string `json:"job_name"`
+	Note      string `json:"note,omitempty"`
+	Savepoint string `json:"savepoint,omitempty"`
+	Target    string `json:"target"`
+	V         int    `json:"v,omitempty"`
 }
 
 func derefs(cps ...*flink.Checkpoint) []flink.Checkpoint {
@@ -219,11 +250,12 @@ func stepResult(r *Run, k StepKind, out any) error {
 
 // drSavepoint is the catalog entry of the savepoint savepoint-dr took.
 func (rb *Runbook) drSavepoint(ctx context.Context, r *Run) (model.Savepoint, error) {
-	var res struct {
-		Savepoint string `json:"savepoint"`
-	}
+	var res savepointTaken
 	if err := stepResult(r, KindSavepointDR, &res); err != nil || res.Savepoint == "" {
 		return model.Savepoint{}, fmt.Errorf("savepoint-dr has not recorded a savepoint (%v)", err)
+	}
+	if res.V > 0 {
+		return model.Savepoint{}, fmt.Errorf("savepoint-dr's result is of version %d, written by a newer drconsole", res.V)
 	}
 	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(res.Savepoint))
 	if errors.Is(err, storage.ErrNotFound) {
@@ -338,7 +370,7 @@ func (rb *Runbook) rewriteBack(ctx context.Context, w audit.Written, r *Run, s S
 	if err != nil {
 		return nil, err
 	}
-	result := map[string]any{"source": p.Source.Path, "source_uid": p.SourceUID, "dest": s.RewriteTo, "splits": p.Rows, "not_in_savepoint": p.Absent}
+	result := &savepointRewritten{Source: p.Source.Path, SourceUID: p.SourceUID, Dest: s.RewriteTo, Splits: p.Rows, RewroteBack: &RewroteBack{NotInSavepoint: p.Absent}}
 	if err := p.Err(); err != nil {
 		return result, err
 	}

@@ -226,7 +226,15 @@ func (restartForwardStep) do(ctx context.Context, w audit.Written, e *Execution,
 // stopWritersDone is the stop-writers step's result in both failbacks:
 // the console changes nothing, the operator's typed confirmation is it.
 func stopWritersDone(e *Execution) any {
-	return map[string]any{"confirmed_by": e.who.Name, "note": "the operator confirmed, by typing the flow name, that no producer writes to DR"}
+	return writersStopped{ConfirmedBy: e.who.Name, Note: "the operator confirmed, by typing the flow name, that no producer writes to DR"}
+}
+
+// writersStopped is stop-writers' result, with the keys, in the order, of
+// the map it replaced; V is the shape's version (absent: the first).
+type writersStopped struct {
+	ConfirmedBy string `json:"confirmed_by"`
+	Note        string `json:"note"`
+	V           int    `json:"v,omitempty"`
 }
 
 // linkBackStep is one kind of step of a Cluster Linking failback,

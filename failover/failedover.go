@@ -112,8 +112,7 @@ func (rb *Runbook) cutEvidence(ctx context.Context, run int64) (cutStepEvidence,
 		if err := json.Unmarshal(r.Details, &d); err != nil {
 			return cutStepEvidence{}, errors.Join(fmt.Errorf("failover run %d: step record %d unreadable", run, r.ID), err)
 		}
-		switch d.Kind {
-		case KindStopMirror, KindPromoteMirrors, KindFailoverMirrors:
+		if d.Kind.is(cutsMirror) {
 			return d.Evidence, nil
 		}
 	}

@@ -91,7 +91,7 @@ func (rb *Runbook) inputRules(ctx context.Context, r *Run, idx int) []RuleResult
 		rules = append(rules, rr)
 	}
 	side := sideDR
-	if r.Plan.Kind == PlanFailback {
+	if r.Plan.kind().target() == model.SidePrimary {
 		side = sidePrimary
 	}
 	if snap := rb.Monitor.Snapshot(r.Flow); snap != nil {

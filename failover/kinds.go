@@ -3,6 +3,7 @@ package failover
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/drconsole/drconsole/audit"
@@ -42,6 +43,55 @@ var stepKinds = map[StepKind]stepKind{
 	KindRewriteSavepoint: rewriteSavepointStep{},
 }
 
+// stepTrait is what the plan checks, other steps and the pages ask of a
+// step kind without running it: which step is the restore, the cut, a
+// translation. Each kind states its traits once, in stepTraits.
+type stepTrait uint16
+
+const (
+	cutsMirror          stepTrait = 1 << iota // stops the forward mirror: its evidence is the cut
+	countsLoss                                // records what the failover lost at the cut
+	translates                                // commits a primary group's translated offsets to DR
+	translatesBack                            // moves a DR group back to the primary
+	restores                                  // starts the Flink job
+	rewrites                                  // writes a rewritten savepoint
+	rewritesDRSavepoint                       // rewrites the savepoint savepoint-dr took
+	restartsForward                           // restarts the forward flow, ending a failback
+	leavesMirrorsPaused                       // may leave the primary's mirror topics paused
+)
+
+var stepTraits = map[StepKind]stepTrait{
+	KindStopMirror:         cutsMirror | countsLoss,
+	KindPromoteMirrors:     cutsMirror,
+	KindFailoverMirrors:    cutsMirror,
+	KindTranslateGroup:     translates,
+	KindRestoreFlink:       restores,
+	KindRewriteSavepoint:   rewrites,
+	KindTranslateGroupBack: translatesBack,
+	KindRewriteBack:        rewrites | rewritesDRSavepoint,
+	KindRestartForward:     restartsForward,
+	KindReverseToPrimary:   leavesMirrorsPaused,
+}
+
+// is says whether kind k has trait t.
+func (k StepKind) is(t stepTrait) bool { return stepTraits[k]&t != 0 }
+
+// first is the index of p's first step with trait t; -1 when none has it.
+func (p Plan) first(t stepTrait) int {
+	return slices.IndexFunc(p.Steps, func(s Step) bool { return s.Kind.is(t) })
+}
+
+// stepsThat are p's steps with trait t, in plan order.
+func (p Plan) stepsThat(t stepTrait) []Step {
+	var out []Step
+	for _, s := range p.Steps {
+		if s.Kind.is(t) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // noRules is the default of a step that re-checks nothing at its start.
 type noRules struct{}
 
@@ -78,7 +128,15 @@ func (preflightStep) preview(context.Context, *Runbook, *Run, int) ([]string, er
 	return []string{"Evaluates the safety rules below and records them; changes nothing."}, nil
 }
 func (preflightStep) do(_ context.Context, _ audit.Written, e *Execution) (any, error) {
-	return map[string]any{"rules": e.Rules}, nil
+	return rulesChecked{Rules: e.Rules}, nil
+}
+
+// rulesChecked is preflight's result: the safety rules it evaluated. V is
+// the shape's version (absent: the first, the map every earlier binary
+// wrote with the same key).
+type rulesChecked struct {
+	Rules []RuleResult `json:"rules"`
+	V     int          `json:"v,omitempty"`
 }
 
 type stopMirrorStep struct {
@@ -105,11 +163,26 @@ func (stopMirrorStep) preview(ctx context.Context, rb *Runbook, r *Run, _ int) (
 	return rb.previewStop(ctx, rb.Config.Flow(r.Flow))
 }
 func (stopMirrorStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
-	res, err := e.rb.stopMirror(ctx, w, e.run.Flow)
+	res, states, err := e.rb.stopMirror(ctx, w, e.run.Flow)
 	if err != nil {
-		return res, err
+		if states != nil {
+			return states, err
+		}
+		return nil, err
 	}
-	return map[string]any{"stopped": res, "cut": e.rb.recordCut(ctx, e.run.ID, e.run.Flow), "lost_at_cut": e.rb.lostAtCut(e.run.Flow)}, nil
+	return mirrorStopped{Stopped: res, Cut: e.rb.recordCut(ctx, e.run.ID, e.run.Flow), LostAtCut: e.rb.lostAtCut(e.run.Flow)}, nil
+}
+
+// mirrorStopped is stop-mirror's result: how the mirror stopped, where
+// it stood then (the cut) and what the failover lost there; LostAtCut
+// reads it back. Its fields are in the order the map it replaced was
+// written, so the stored bytes are the same; V is the shape's version
+// (absent: the first, the one every earlier binary wrote).
+type mirrorStopped struct {
+	Cut       cutRecorded `json:"cut"`
+	LostAtCut *LossRecord `json:"lost_at_cut"`
+	Stopped   *mirrorStop `json:"stopped"`
+	V         int         `json:"v,omitempty"`
 }
 
 type translateGroupStep struct {
@@ -193,7 +266,7 @@ func (restoreFlinkStep) problems(cfg *config.Config, _ *config.Flow, p Plan, i i
 	default:
 		bad("claim mode %q: want NO_CLAIM, CLAIM or LEGACY", s.ClaimMode)
 	}
-	return append(out, rewriteProblems(cfg, p, i)...)
+	return append(out, restoredRewriteProblems(p, i)...)
 }
 func (restoreFlinkStep) rules(ctx context.Context, rb *Runbook, r *Run, i int, _ string) []RuleResult {
 	return rb.restoreRewrittenRule(ctx, r, i)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 )
 
 // planKind is how one kind of plan titles, checks, previews and runs its
@@ -28,7 +29,27 @@ type planKind interface {
 	switchesSides() bool
 	// restsOn is step i's kind when it may rest on inputs; nil if not.
 	restsOn(p Plan, i int) restingStep
+	// cutsForward: a run cuts the forward mirror for good, so what it
+	// would lose, or lost, at the cut is the operator's question.
+	cutsForward() bool
+	// target is the side a run moves work to: its rules judge that side,
+	// and a completed one leaves it active (drills are not read).
+	target() model.Side
+	// stamp copies into p what its approval must cover besides the form.
+	stamp(p *Plan, cfg *config.Config)
+	// drGroup is the DR group a run commits group's offsets to.
+	drGroup(run int64, group string) string
+	// restoreArgs are the program arguments the restore of s submits.
+	restoreArgs(r *Run, s Step) []string
 }
+
+// asPlanned is the default of a plan kind that runs its steps as written:
+// no stamp, the plan's own groups and job arguments.
+type asPlanned struct{}
+
+func (asPlanned) stamp(*Plan, *config.Config)          {}
+func (asPlanned) drGroup(_ int64, group string) string { return group }
+func (asPlanned) restoreArgs(_ *Run, s Step) []string  { return s.Args }
 
 var planKinds = map[PlanKind]planKind{
 	PlanFailover: failoverKind{},
@@ -50,15 +71,17 @@ func (p Plan) kind() planKind {
 func step(k StepKind) stepKind { return stepKinds[k] }
 
 // failoverKind runs each step as its kind says.
-type failoverKind struct{}
+type failoverKind struct{ asPlanned }
 
 func (failoverKind) title(Plan, int, *config.Flow) string { return "" }
 func (failoverKind) problems(cfg *config.Config, p Plan) []error {
-	return failbackProblems(cfg, p) // a failback step is out of place
+	return failbackStepsElsewhere(p)
 }
 func (failoverKind) running(context.Context, *Runbook) func() { return func() {} }
 func (failoverKind) restsOn(p Plan, i int) restingStep        { return restingStepOf(p.Steps[i].Kind) }
 func (failoverKind) switchesSides() bool                      { return true }
+func (failoverKind) cutsForward() bool                        { return true }
+func (failoverKind) target() model.Side                       { return model.SideDR }
 func (failoverKind) rules(ctx context.Context, rb *Runbook, r *Run, i int, override string) []RuleResult {
 	if k := step(r.Plan.Steps[i].Kind); k != nil {
 		return k.rules(ctx, rb, r, i, override)
@@ -91,11 +114,16 @@ func (drillKind) title(p Plan, i int, _ *config.Flow) string {
 	return ""
 }
 func (drillKind) problems(cfg *config.Config, p Plan) []error {
-	return append(drillProblems(cfg, p), failbackProblems(cfg, p)...)
+	return append(drillProblems(cfg, p), failbackStepsElsewhere(p)...)
 }
 func (drillKind) running(context.Context, *Runbook) func() { return func() {} }
 func (drillKind) restsOn(p Plan, i int) restingStep        { return restingStepOf(p.Steps[i].Kind) }
 func (drillKind) switchesSides() bool                      { return false }
+func (drillKind) cutsForward() bool                        { return false }
+func (drillKind) target() model.Side                       { return model.SideDR }
+func (drillKind) stamp(p *Plan, cfg *config.Config)        { stampDrill(p, cfg) }
+func (drillKind) drGroup(run int64, group string) string   { return DrillGroup(run, group) }
+func (drillKind) restoreArgs(r *Run, s Step) []string      { return drillArgs(r, s) }
 
 // rules: a failover's rules do not stop a drill (its preflight records
 // the ones that would fail); the drill's guards, a rewrite's correctness
@@ -118,7 +146,7 @@ func (drillKind) do(ctx context.Context, w audit.Written, e *Execution) (any, er
 }
 
 // failbackKind returns a flow to the primary (failback.go).
-type failbackKind struct{}
+type failbackKind struct{ asPlanned }
 
 func (failbackKind) title(p Plan, i int, flow *config.Flow) string {
 	return failbackTitle(p, p.Steps[i], flow)
@@ -129,6 +157,8 @@ func (failbackKind) restsOn(p Plan, i int) restingStep {
 	return rs
 }
 func (failbackKind) switchesSides() bool { return true }
+func (failbackKind) cutsForward() bool   { return false }
+func (failbackKind) target() model.Side  { return model.SidePrimary }
 
 // running: the reverse flow shows on the pages from the moment its
 // connectors may exist to the moment they are stopped, not at the next

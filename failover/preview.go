@@ -110,7 +110,7 @@ func (rb *Runbook) previewRestore(ctx context.Context, r *Run, idx int, s Step) 
 	}
 	lines := []string{
 		fmt.Sprintf("POST %s/jars/%s/run on %s (Flink %s)", t.RestURL, s.JarID, t.Name, version),
-		"entry class: " + orNone(s.EntryClass) + "; program arguments: " + orNone(strings.Join(restoreArgs(r, s), " ")),
+		"entry class: " + orNone(s.EntryClass) + "; program arguments: " + orNone(strings.Join(r.Plan.kind().restoreArgs(r, s), " ")),
 		"savepoint: " + orNone(s.SavepointPath) + fmt.Sprintf("; %s=%s; allowNonRestoredState=%v", flink.RestoreModeField(version), mode, s.AllowNonRestoredState),
 		"job id " + restoreJobID(r, idx) + " (fixed: a resumed step finds this job instead of starting a second one)",
 	}

@@ -24,23 +24,25 @@ import (
 // names), registered in the catalog, and restored by a later restore-flink
 // step with the same source uid and without allowNonRestoredState.
 
-// rewriteProblems says what is wrong with step i of p as a rewrite, or as
+// restoredRewriteProblems says what is wrong with restore step i of p as
 // a restore of a savepoint the plan rewrites.
+func restoredRewriteProblems(p Plan, i int) []string {
+	s := p.Steps[i]
+	switch j := rewriteOf(p, s.SavepointPath); {
+	case j < 0:
+	case j > i:
+		return []string{fmt.Sprintf("restores savepoint %s, which step %d writes later: put the restore after the rewrite", s.SavepointPath, j+1)}
+	case s.AllowNonRestoredState:
+		return []string{fmt.Sprintf("restores the rewritten savepoint %s: its Kafka source keeps its uid and state, so allowNonRestoredState must stay off (it would hide state that did not match the job)", s.SavepointPath)}
+	}
+	return nil
+}
+
+// rewriteProblems says what is wrong with step i of p as a rewrite.
 func rewriteProblems(cfg *config.Config, p Plan, i int) []string {
 	s := p.Steps[i]
 	var out []string
 	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	if s.Kind == KindRestoreFlink {
-		j := rewriteOf(p, s.SavepointPath)
-		switch {
-		case j < 0:
-		case j > i:
-			bad("restores savepoint %s, which step %d writes later: put the restore after the rewrite", s.SavepointPath, j+1)
-		case s.AllowNonRestoredState:
-			bad("restores the rewritten savepoint %s: its Kafka source keeps its uid and state, so allowNonRestoredState must stay off (it would hide state that did not match the job)", s.SavepointPath)
-		}
-		return out
-	}
 	if strings.TrimSpace(s.RewriteFrom) == "" {
 		bad("name the savepoint to rewrite (a savepoint catalog path)")
 	}
@@ -54,7 +56,7 @@ func rewriteProblems(cfg *config.Config, p Plan, i int) []string {
 		}
 	}
 	for j := range i {
-		if o := p.Steps[j]; isRewrite(o.Kind) && catalog.CanonicalPath(o.RewriteTo) == catalog.CanonicalPath(s.RewriteTo) {
+		if o := p.Steps[j]; o.Kind.is(rewrites) && catalog.CanonicalPath(o.RewriteTo) == catalog.CanonicalPath(s.RewriteTo) {
 			bad("step %d writes %s already", j+1, s.RewriteTo)
 		}
 	}
@@ -78,9 +80,6 @@ func destProblems(cfg *config.Config, from, to string) []string {
 	return nil
 }
 
-// isRewrite: a step of kind k writes a rewritten savepoint.
-func isRewrite(k StepKind) bool { return k == KindRewriteSavepoint || k == KindRewriteBack }
-
 // rewriteOf is the index of the plan's rewrite step writing path; -1 when
 // no step does.
 func rewriteOf(p Plan, path string) int {
@@ -88,7 +87,7 @@ func rewriteOf(p Plan, path string) int {
 		return -1
 	}
 	return slices.IndexFunc(p.Steps, func(s Step) bool {
-		return isRewrite(s.Kind) && catalog.CanonicalPath(s.RewriteTo) == catalog.CanonicalPath(path)
+		return s.Kind.is(rewrites) && catalog.CanonicalPath(s.RewriteTo) == catalog.CanonicalPath(path)
 	})
 }
 
@@ -238,7 +237,7 @@ func (rb *Runbook) rewriteDone(ctx context.Context, r *Run, j int) (bool, string
 		return false, fmt.Sprintf("step %d has not succeeded", j+1)
 	}
 	from := catalog.CanonicalPath(w.RewriteFrom)
-	if w.Kind == KindRewriteBack {
+	if w.Kind.is(rewritesDRSavepoint) {
 		src, err := rb.drSavepoint(ctx, r)
 		if err != nil {
 			return false, err.Error()
@@ -266,11 +265,53 @@ func (rb *Runbook) rewriteSavepoint(ctx context.Context, w audit.Written, r *Run
 		return nil, err
 	}
 	if err := p.Targets.Err(); err != nil {
-		return map[string]any{"splits": rewriteRows(p.Targets)}, fmt.Errorf("savepoint %s cannot be rewritten as planned: %w", p.Source.Path, err)
+		return rewriteRefused{Splits: rewriteRows(p.Targets)}, fmt.Errorf("savepoint %s cannot be rewritten as planned: %w", p.Source.Path, err)
 	}
-	result := map[string]any{"source": p.Source.Path, "source_uid": p.SourceUID, "dest": s.RewriteTo, "splits": rewriteRows(p.Targets),
-		"renamed_topics": p.Targets.Renamed, "reread_max": p.Targets.RereadMax}
+	result := &savepointRewritten{Source: p.Source.Path, SourceUID: p.SourceUID, Dest: s.RewriteTo, Splits: rewriteRows(p.Targets),
+		RewroteForward: &RewroteForward{Renamed: p.Targets.Renamed, RereadMax: p.Targets.RereadMax}}
 	return result, rb.writeRewrite(ctx, w, r.Flow, s, p.request(rb, s), p.Source, result)
+}
+
+// savepointRewritten is the result of rewrite-savepoint and of
+// rewrite-savepoint-back: what was rewritten, where to, and how it was
+// written and registered. Its fields are in the order the map it replaced
+// was written, so the stored bytes are the same; the fields only one of
+// the two kinds writes are embedded behind a pointer, absent for the
+// other. V is the shape's version (absent: the first).
+type savepointRewritten struct {
+	CatalogID   int64  `json:"catalog_id,omitempty"` // catalog ids start at 1
+	CatalogPath string `json:"catalog_path,omitempty"`
+	CopiedBytes *int64 `json:"copied_bytes,omitempty"`
+	CopiedFiles *int   `json:"copied_files,omitempty"`
+	Dest        string `json:"dest"`
+	*RewroteBack
+	Note             string   `json:"note,omitempty"`
+	Path             string   `json:"path,omitempty"`
+	RemovedLeftovers []string `json:"removed_leftovers,omitempty"`
+	*RewroteForward
+	Source    string   `json:"source"`
+	SourceUID string   `json:"source_uid"`
+	Splits    []string `json:"splits"`
+	V         int      `json:"v,omitempty"`
+}
+
+// RewroteForward is what only rewrite-savepoint records (exported: JSON
+// decodes into an embedded pointer only of an exported type).
+type RewroteForward struct {
+	Renamed   map[string]string `json:"renamed_topics"`
+	RereadMax int64             `json:"reread_max"`
+}
+
+// RewroteBack is what only rewrite-savepoint-back records: the flow's
+// partitions the DR savepoint has no split for.
+type RewroteBack struct {
+	NotInSavepoint []string `json:"not_in_savepoint"`
+}
+
+// rewriteRefused is a rewrite's result when a split has no target: the
+// splits, each with its reason.
+type rewriteRefused struct {
+	Splits []string `json:"splits"`
 }
 
 // writeRewrite writes req's copy of src to step s's destination and
@@ -279,7 +320,7 @@ func (rb *Runbook) rewriteSavepoint(ctx context.Context, w audit.Written, r *Run
 // there: done when it holds exactly req's targets, refused when it holds
 // anything else (another plan's, a hand-made copy): it is never
 // overwritten.
-func (rb *Runbook) writeRewrite(ctx context.Context, w audit.Written, flow string, s Step, req flink.RewriteRequest, src model.Savepoint, result map[string]any) error {
+func (rb *Runbook) writeRewrite(ctx context.Context, w audit.Written, flow string, s Step, req flink.RewriteRequest, src model.Savepoint, result *savepointRewritten) error {
 	exists, err := rb.Catalog.DirExists(ctx, s.RewriteTo)
 	if err != nil {
 		return fmt.Errorf("looking at %s: %w", s.RewriteTo, err)
@@ -291,23 +332,21 @@ func (rb *Runbook) writeRewrite(ctx context.Context, w audit.Written, flow strin
 		if err := rb.sameRewrite(ctx, s, req.Targets); err != nil {
 			return fmt.Errorf("%s exists already and is not this step's rewrite (%v): it is neither overwritten nor used; plan another destination", s.RewriteTo, err)
 		}
-		result["note"] = "written by an earlier attempt and read back: it holds exactly these targets"
+		result.Note = "written by an earlier attempt and read back: it holds exactly these targets"
 	} else {
 		res, err := effect.RewriteSavepoint(ctx, w, req)
 		if err != nil {
 			return err
 		}
-		result["path"], result["copied_files"], result["copied_bytes"] = res.Path, res.CopiedFiles, res.CopiedBytes
-		if len(res.RemovedLeftovers) > 0 {
-			result["removed_leftovers"] = res.RemovedLeftovers // hidden build directories of attempts that died
-		}
+		result.Path, result.CopiedFiles, result.CopiedBytes = res.Path, &res.CopiedFiles, &res.CopiedBytes
+		result.RemovedLeftovers = res.RemovedLeftovers // hidden build directories of attempts that died
 	}
 	rb.crash("rewrite-written")
 	sp, err := rb.Catalog.RegisterRewritten(ctx, s.RewriteTo, src, flow)
 	if err != nil {
 		return fmt.Errorf("the rewritten savepoint %s could not be registered in the catalog: %w", s.RewriteTo, err)
 	}
-	result["catalog_id"], result["catalog_path"] = sp.ID, sp.Path
+	result.CatalogID, result.CatalogPath = sp.ID, sp.Path
 	return nil
 }
 

@@ -92,10 +92,7 @@ func (rb *Runbook) CheckRules(ctx context.Context, plan Plan, override string) [
 	// Consumer groups the plan moves must have no members in DR: Kafka
 	// refuses the commit otherwise, and running consumers would overwrite it.
 	tr := rb.Monitor.Translator(plan.Flow)
-	for _, st := range plan.Steps {
-		if st.Kind != KindTranslateGroup {
-			continue
-		}
+	for _, st := range plan.stepsThat(translates) {
 		r := RuleResult{Name: "DR group " + st.Group + " has no active consumers"}
 		gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		state, members, err := tr.DRGroupState(gctx, st.Group)

@@ -240,7 +240,7 @@ func (rb *Runbook) Create(ctx context.Context, who Actor, plan Plan, reason stri
 	if strings.TrimSpace(reason) == "" {
 		return 0, errors.New("give a reason for the failover")
 	}
-	stampDrill(&plan, rb.Config)
+	plan.kind().stamp(&plan, rb.Config)
 	if err := rb.StampFailback(ctx, &plan); err != nil {
 		return 0, err
 	}
@@ -283,7 +283,7 @@ func (rb *Runbook) Update(ctx context.Context, who Actor, id int64, plan Plan, r
 		return err
 	}
 	plan.Flow = r.Flow
-	stampDrill(&plan, rb.Config)
+	plan.kind().stamp(&plan, rb.Config)
 	if err := rb.StampFailback(ctx, &plan); err != nil {
 		return err
 	}
