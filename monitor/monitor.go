@@ -336,9 +336,11 @@ func (m *Monitor) Ready() bool {
 func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	now := m.Now()
 	pos := fm.state.snapshot()
+	// Started before the deadline is set: reads cut off by it took at
+	// least the timeout, however late this goroutine is scheduled.
+	started := time.Now() // wall clock: Now may be a test's
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.ReadTimeout())
 	defer cancel()
-	started := time.Now() // wall clock: Now may be a test's
 	fm.reading.Store(started.UnixNano())
 	var rd Reading
 	broken := ""
