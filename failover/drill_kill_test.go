@@ -44,7 +44,7 @@ func TestDrillCleanedUpAfterSIGKILL(t *testing.T) {
 	ctx := k.ctx
 	k.sb.SetMirrorRunning(true) // the rig stopped it for its failover: a drill never does
 	k.rb.Flink = flink.NewRESTClient
-	adm := kadm.NewClient(k.mon.Translator("primary->dr").TargetClient())
+	adm := kadm.NewClient(drClient(k.mon, "primary->dr"))
 	plan := Plan{Flow: "primary->dr", Kind: PlanDrill, Steps: []Step{
 		{Kind: KindPreflight},
 		{Kind: KindTranslateGroup, Group: "billing", AllowPartial: true},

@@ -71,7 +71,7 @@ func newDrillEnv(t *testing.T) *drillEnv {
 }
 
 func (e *drillEnv) drAdmin() *kadm.Client {
-	return kadm.NewClient(e.rb.Monitor.Translator("primary->dr").TargetClient())
+	return kadm.NewClient(drClient(e.rb.Monitor, "primary->dr"))
 }
 
 func (e *drillEnv) drGroups(t *testing.T) []string {

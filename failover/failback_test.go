@@ -557,7 +557,7 @@ func TestFailbackRun(t *testing.T) {
 	// gone, so the group would start past ones it has not read: refused.
 	del := kadm.Offsets{}
 	del.Add(kadm.Offset{Topic: tp1.Topic, Partition: tp1.Partition, At: want + 1})
-	if resp, err := kadm.NewClient(e.rb.Monitor.Translator("primary->dr").SourceClient()).DeleteRecords(ctx, del); err != nil || resp.Error() != nil {
+	if resp, err := kadm.NewClient(primaryClient(e.rb.Monitor, "primary->dr")).DeleteRecords(ctx, del); err != nil || resp.Error() != nil {
 		t.Fatal(err, resp.Error())
 	}
 	if _, err := e.rb.groupBack(ctx, r, "fb-app"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("gives %d on the primary, below its log start %d", want, want+1)) {
@@ -606,7 +606,7 @@ func TestFailbackRun(t *testing.T) {
 	// 28) and refuses, naming the records gone.
 	del = kadm.Offsets{}
 	del.Add(kadm.Offset{Topic: tp1.Topic, Partition: tp1.Partition, At: down + 1})
-	if resp, err := kadm.NewClient(e.rb.Monitor.Translator("primary->dr").SourceClient()).DeleteRecords(ctx, del); err != nil || resp.Error() != nil {
+	if resp, err := kadm.NewClient(primaryClient(e.rb.Monitor, "primary->dr")).DeleteRecords(ctx, del); err != nil || resp.Error() != nil {
 		t.Fatal(err, resp.Error())
 	}
 	if _, err := e.rb.Begin(ctx, alice, id, 4, "primary->dr", ""); !errors.Is(err, ErrRuleViolation) ||
@@ -625,7 +625,7 @@ func TestFailbackRun(t *testing.T) {
 	if err := e.step(ctx, id, 4); err != nil {
 		t.Fatal(err)
 	}
-	primaryAdm := kadm.NewClient(e.rb.Monitor.Translator("primary->dr").SourceClient())
+	primaryAdm := kadm.NewClient(primaryClient(e.rb.Monitor, "primary->dr"))
 	got, err := primaryAdm.FetchOffsets(ctx, "fb-app")
 	if err != nil {
 		t.Fatal(err)

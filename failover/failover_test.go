@@ -23,6 +23,7 @@ import (
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
@@ -354,8 +355,7 @@ func TestRunResumesAfterCrashAtEveryBoundary(t *testing.T) {
 		}
 	}
 	// The DR group really got the translated offsets.
-	tr := e.rb.Monitor.Translator("primary->dr")
-	got, err := kadm.NewClient(tr.TargetClient()).FetchOffsets(ctx, "billing")
+	got, err := kadm.NewClient(drClient(e.rb.Monitor, "primary->dr")).FetchOffsets(ctx, "billing")
 	if err != nil || len(got) == 0 {
 		t.Fatalf("DR group offsets: %v %v", got, err)
 	}
@@ -723,7 +723,7 @@ func TestTranslateGroupFromSavepoint(t *testing.T) {
 	if err := x.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, err := kadm.NewClient(tr.TargetClient()).FetchOffsets(ctx, "sp-group")
+	got, err := kadm.NewClient(drClient(e.rb.Monitor, "primary->dr")).FetchOffsets(ctx, "sp-group")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1044,4 +1044,15 @@ func TestApprovalFromDisabledOrDemotedAccountDoesNotCount(t *testing.T) {
 			t.Fatalf("a step ran on %s's voided approval: %v", name, err)
 		}
 	}
+}
+
+// primaryClient and drClient are flow's clients as the monitor holds them.
+func primaryClient(m *monitor.Monitor, flow string) *kafka.Client {
+	p, _ := m.Clients(flow)
+	return p
+}
+
+func drClient(m *monitor.Monitor, flow string) *kafka.Client {
+	_, d := m.Clients(flow)
+	return d
 }

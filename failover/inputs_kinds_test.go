@@ -34,7 +34,7 @@ func TestDrillStepStartRefusesSavepointPositionsDRDeleted(t *testing.T) {
 	id := approvedRun(t, e.env, p)
 	del := kadm.Offsets{}
 	del.Add(kadm.Offset{Topic: "orders", Partition: 0, At: translated.Offset + 1})
-	if res, err := kadm.NewClient(tr.TargetClient()).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
+	if res, err := kadm.NewClient(drClient(e.rb.Monitor, "primary->dr")).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
 		t.Fatalf("deleting DR records: %v %v", err, res.Error())
 	}
 	if err := (&Worker{Runbook: e.rb}).RunDrill(ctx, alice, id, "primary->dr"); err != nil {
@@ -90,16 +90,15 @@ func TestFailbackStepInputsCheckedOnThePrimary(t *testing.T) {
 	if rules := e.rb.inputRules(ctx, r, 2); len(Failed(rules)) != 0 || len(rules) == 0 {
 		t.Fatalf("the primary holds the positions: %+v", rules)
 	}
-	tr := e.rb.Monitor.Translator("primary->dr")
 	del := kadm.Offsets{}
 	del.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 3})
-	if res, err := kadm.NewClient(tr.TargetClient()).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
+	if res, err := kadm.NewClient(drClient(e.rb.Monitor, "primary->dr")).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
 		t.Fatalf("deleting DR records: %v %v", err, res.Error())
 	}
 	if rules := e.rb.inputRules(ctx, r, 2); len(Failed(rules)) != 0 {
 		t.Fatalf("a failback restore judged against DR's log: %+v", rules)
 	}
-	if res, err := kadm.NewClient(tr.SourceClient()).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
+	if res, err := kadm.NewClient(primaryClient(e.rb.Monitor, "primary->dr")).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
 		t.Fatalf("deleting primary records: %v %v", err, res.Error())
 	}
 	check(2, "data deleted on the primary: orders-0: log start 3 is past the position 2")

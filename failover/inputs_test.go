@@ -49,7 +49,7 @@ func TestStepStartRefusesSavepointPositionsDRDeletedSinceApproval(t *testing.T) 
 	// DR's retention passes the translated offset after the approval.
 	del := kadm.Offsets{}
 	del.Add(kadm.Offset{Topic: "orders", Partition: 0, At: translated.Offset + 1})
-	if res, err := kadm.NewClient(tr.TargetClient()).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
+	if res, err := kadm.NewClient(drClient(e.rb.Monitor, "primary->dr")).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
 		t.Fatalf("deleting DR records: %v %v", err, res.Error())
 	}
 

@@ -326,7 +326,7 @@ func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
 	if len(changes) != 1 || changes[0].Status != "applied" {
 		t.Fatalf("%d group changes recorded (%+v), want one, applied", len(changes), changes)
 	}
-	got, err := kadm.NewClient(k.mon.Translator("primary->dr").TargetClient()).FetchOffsets(ctx, "billing")
+	got, err := kadm.NewClient(drClient(k.mon, "primary->dr")).FetchOffsets(ctx, "billing")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -460,7 +460,8 @@ func xlScenario(t *testing.T, v xlVariant) {
 	// --- (c) the primary is lost -------------------------------------------------------------------
 	// The monitor records the primary's group offsets every 30 s; make
 	// sure one recording happened after the groups committed.
-	if _, err := monitor.RecordPrimaryGroups(ctx, store, tr.Flow, tr.SourceClient(), func(string) bool { return true }, time.Now()); err != nil {
+	primaryClient, _ := mon.Clients(xlFlow)
+	if _, err := monitor.RecordPrimaryGroups(ctx, store, tr.Flow, primaryClient, func(string) bool { return true }, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	primary.Kill()

@@ -92,15 +92,6 @@ func NewGroupTranslator(t GroupTranslator, source, target *kafka.Client) *GroupT
 	return &t
 }
 
-// SourceClient is the primary's client. Reach a flow's clients through
-// monitor.Monitor.Clients instead: this stays only while tests (failover's,
-// the effect's, the end-to-end suite's) still call it.
-func (g *GroupTranslator) SourceClient() *kafka.Client { return g.source }
-
-// TargetClient is DR's client; as SourceClient, being replaced by
-// monitor.Monitor.Clients.
-func (g *GroupTranslator) TargetClient() *kafka.Client { return g.target }
-
 // Plan previews translating group. It reads the group's offsets on the
 // primary when it answers, else from MM2's checkpoints.
 func (g *GroupTranslator) Plan(ctx context.Context, group string) (*GroupPlan, error) {

@@ -53,7 +53,7 @@ func TestGroupPlanApplyUndo(t *testing.T) {
 
 	g := translation.NewGroupTranslator(translation.GroupTranslator{Flow: "primary->dr", Alias: "primary", Policy: mm2.ReplicationPolicy{Identity: true}, Index: index, Store: store}, pcl, dcl)
 
-	if n, err := monitor.RecordPrimaryGroups(ctx, store, g.Flow, g.SourceClient(), func(topic string) bool { return topic == "events" }, time.UnixMilli(1)); err != nil || n != 2 {
+	if n, err := monitor.RecordPrimaryGroups(ctx, store, g.Flow, pcl, func(topic string) bool { return topic == "events" }, time.UnixMilli(1)); err != nil || n != 2 {
 		t.Fatalf("recorded %d primary group offsets: %v", n, err)
 	}
 	if got, _ := store.PrimaryGroupOffsets(ctx, "primary->dr", "billing"); len(got) != 2 || got[0].Offset != 120 {
