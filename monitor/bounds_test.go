@@ -96,18 +96,10 @@ func TestOverdueRefreshMarksTheLastFigures(t *testing.T) {
 	if s := r.m.Snapshot(flow); s.Status != StatusOK || s.Bound != "" {
 		t.Fatalf("no refresh in flight, marked: %s (%s)", s.Status, s.Reason)
 	}
-	release := make(chan struct{})
-	slowListOffsets(r.primary, release)
-	done := make(chan struct{})
-	go func() { defer close(done); r.refresh() }()
-	for r.m.flows[0].reading.Load() == 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(OverdueAfter + 300*time.Millisecond)
+	end := hangOnPrimary(r)
 	r.m.markOverdue(time.Now())
 	s := r.m.Snapshot(flow)
-	close(release)
-	<-done
+	end()
 	if s.Status == StatusOK || s.Bound == "" || !s.RPOAtLeast || !strings.HasPrefix(s.RPOText(), "at least") {
 		t.Fatalf("refresh hanging %s without an answer: %s (%s), bound %q, RPO %q", OverdueAfter, s.Status, s.Reason, s.Bound, s.RPOText())
 	}
@@ -124,6 +116,23 @@ func TestOverdueWhileTheOtherClusterAnswersOthers(t *testing.T) {
 	r.cfg.RefreshReadTimeout = config.Duration(20 * time.Second)
 	flow := r.cfg.Flows[0].Name
 	r.refresh()
+	end := hangOnPrimary(r)
+	// DR answers someone else's request through the monitor's client.
+	if err := r.m.clients[r.cfg.Flows[0].Target].Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r.m.markOverdue(time.Now())
+	s := r.m.Snapshot(flow)
+	end()
+	if s.Status == StatusOK || s.Bound == "" || !s.RPOAtLeast {
+		t.Fatalf("refresh hung on the primary while DR answered others: %s (%s), bound %q", s.Status, s.Reason, s.Bound)
+	}
+}
+
+// hangOnPrimary starts a refresh whose primary reads hang and returns once
+// it has waited past OverdueAfter; end lets the reads answer and waits for
+// the refresh to finish.
+func hangOnPrimary(r *writerRig) (end func()) {
 	release := make(chan struct{})
 	slowListOffsets(r.primary, release)
 	done := make(chan struct{})
@@ -132,15 +141,5 @@ func TestOverdueWhileTheOtherClusterAnswersOthers(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(OverdueAfter + 300*time.Millisecond)
-	// DR answers someone else's request through the monitor's client.
-	if err := r.m.clients[r.cfg.Flows[0].Target].Ping(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	r.m.markOverdue(time.Now())
-	s := r.m.Snapshot(flow)
-	close(release)
-	<-done
-	if s.Status == StatusOK || s.Bound == "" || !s.RPOAtLeast {
-		t.Fatalf("refresh hung on the primary while DR answered others: %s (%s), bound %q", s.Status, s.Reason, s.Bound)
-	}
+	return func() { close(release); <-done }
 }
