@@ -166,7 +166,7 @@ func (rb *Runbook) lostAtCut(flow string) *LossRecord {
 	if !ok {
 		return nil
 	}
-	now := rb.now()
+	now := rb.Now()
 	if !a.AsOf.IsZero() && a.AsOf.Before(now) && !a.AtLeast {
 		a.AtLeast = true
 		a.Why = append(a.Why, "read before the mirror stopped: records the primary took until the cut are not counted")
@@ -179,7 +179,7 @@ func (rb *Runbook) lostAtCut(flow string) *LossRecord {
 // "" before that step is done or for a run that has none.
 func (r *Run) LostAtCut() string {
 	for i, s := range r.Plan.Steps {
-		if !s.Kind.is(countsLoss) || !r.Plan.kind().cutsForward() || i >= len(r.Steps) || r.Steps[i].Status != model.StepDone {
+		if !s.Kind.Is(CountsLoss) || !r.Plan.kind().CutsForward() || i >= len(r.Steps) || r.Steps[i].Status != model.StepDone {
 			continue
 		}
 		var res mirrorStopped
@@ -197,7 +197,7 @@ func (r *Run) LostAtCut() string {
 // mirrors'), a run that has stopped the mirror (LostAtCut says what it
 // lost) or has ended.
 func (rb *Runbook) RunAtRisk(r *Run) string {
-	if !r.Plan.kind().cutsForward() || r.LostAtCut() != "" {
+	if !r.Plan.kind().CutsForward() || r.LostAtCut() != "" {
 		return ""
 	}
 	switch r.Status {
@@ -209,5 +209,5 @@ func (rb *Runbook) RunAtRisk(r *Run) string {
 	if !ok {
 		return ""
 	}
-	return a.Text(rb.now())
+	return a.Text(rb.Now())
 }

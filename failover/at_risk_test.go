@@ -114,7 +114,7 @@ func TestDataAtRiskStatedWhereTheFailoverIsDecided(t *testing.T) {
 	if !stated {
 		t.Fatalf("pre-flight does not state the data at risk: %+v", x.Rules)
 	}
-	if err := x.Run(ctx); err != nil {
+	if err := x.Perform(ctx); err != nil {
 		t.Fatal(err)
 	}
 	x, err = e.rb.Begin(ctx, alice, id, 1, "primary->dr", "")
@@ -122,7 +122,7 @@ func TestDataAtRiskStatedWhereTheFailoverIsDecided(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("stop step's start record", riskIn("failover.step-start"))
-	if err := x.Run(ctx); err != nil {
+	if err := x.Perform(ctx); err != nil {
 		t.Fatal(err)
 	}
 	check("stop step's outcome record", riskIn("failover.step-done"))

@@ -95,7 +95,7 @@ func TestRefusedRunChangeLeavesNoRecord(t *testing.T) {
 	// still refuse the approval and leave no record of it.
 	racing := newRun("pending")
 	calls := 0
-	e.rb.Now = func() time.Time {
+	e.rb.Clock = func() time.Time {
 		if calls++; calls == 2 {
 			if err := e.store.SetFailoverStatus(ctx, racing.ID, []model.RunStatus{model.RunPending}, "cancelled", e.now.UnixMilli()); err != nil {
 				t.Error(err)
@@ -107,7 +107,7 @@ func TestRefusedRunChangeLeavesNoRecord(t *testing.T) {
 	if err := e.rb.Approve(ctx, bob, racing.ID, racing.PlanHash, "ok"); !errors.Is(err, storage.ErrConflict) {
 		t.Errorf("approval of a run cancelled meanwhile: %v", err)
 	}
-	e.rb.Now = func() time.Time { return e.now }
+	e.rb.Clock = func() time.Time { return e.now }
 	if got := e.audit.count("failover.approve"); got != n {
 		t.Errorf("a refused approval left %d failover.approve records", got-n)
 	}

@@ -18,9 +18,9 @@ func (rb *Runbook) linkAPI(flow *config.Flow) (*clusterlink.Client, error) {
 	return clusterlink.ForFlow(flow)
 }
 
-// flowMirrors lists the flow's mirror topics (those its topic filter takes)
+// FlowMirrors lists the flow's mirror topics (those its topic filter takes)
 // that are not stopped yet.
-func (rb *Runbook) flowMirrors(ctx context.Context, flow *config.Flow) ([]clusterlink.MirrorTopic, error) {
+func (rb *Runbook) FlowMirrors(ctx context.Context, flow *config.Flow) ([]clusterlink.MirrorTopic, error) {
 	api, err := rb.linkAPI(flow)
 	if err != nil {
 		return nil, err
@@ -82,7 +82,7 @@ func (rb *Runbook) alterMirrors(ctx context.Context, w audit.Written, flowName s
 	if err != nil {
 		return nil, err
 	}
-	ms, err := rb.flowMirrors(ctx, flow)
+	ms, err := rb.FlowMirrors(ctx, flow)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (rb *Runbook) alterMirrors(ctx context.Context, w audit.Written, flowName s
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for {
-		ms, err := rb.flowMirrors(wctx, flow)
+		ms, err := rb.FlowMirrors(wctx, flow)
 		if err != nil {
 			return result, err
 		}
@@ -126,7 +126,7 @@ func (rb *Runbook) alterMirrors(ctx context.Context, w audit.Written, flowName s
 
 // linkRules guard promote (planned) and failover.
 func (rb *Runbook) linkRules(ctx context.Context, flow *config.Flow, planned bool) []RuleResult {
-	ms, err := rb.flowMirrors(ctx, flow)
+	ms, err := rb.FlowMirrors(ctx, flow)
 	if err != nil {
 		return []RuleResult{{Name: "cluster link REST API answers", Evidence: err.Error()}}
 	}
@@ -175,7 +175,7 @@ func restoreNote(ms []clusterlink.MirrorTopic) string {
 
 // previewLink dry-runs promote (planned) or failover with validate_only=true.
 func (rb *Runbook) previewLink(ctx context.Context, flow *config.Flow, planned bool) ([]string, error) {
-	ms, err := rb.flowMirrors(ctx, flow)
+	ms, err := rb.FlowMirrors(ctx, flow)
 	if err != nil {
 		return nil, err
 	}

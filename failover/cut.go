@@ -21,7 +21,7 @@ func (rb *Runbook) recordCut(ctx context.Context, runID int64, flow string) cutR
 	if snap == nil || dr == nil || len(snap.Partitions) == 0 {
 		return cutRecorded{Cut: "not recorded: the console knows no mirrored partition of this flow"}
 	}
-	now := rb.now().UnixMilli()
+	now := rb.Now().UnixMilli()
 	var remote []string
 	for _, p := range snap.Partitions { // sorted by topic
 		if len(remote) == 0 || remote[len(remote)-1] != p.RemoteTopic {

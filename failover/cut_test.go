@@ -70,7 +70,7 @@ func TestFailoverRecordsTheCutAndNeverUndercountsTheLost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := x.Run(ctx); err != nil {
+		if err := x.Perform(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}

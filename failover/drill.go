@@ -59,7 +59,7 @@ func drillProblems(cfg *config.Config, p Plan) []error {
 			bad("%s", why)
 		}
 	}
-	if len(p.stepsThat(restores)) != 1 {
+	if len(p.StepsThat(Restores)) != 1 {
 		errs = append(errs, errors.New("a drill restores the Flink job exactly once (one restore-flink step): that is what it times"))
 	}
 	return errs
@@ -70,7 +70,7 @@ func drillProblems(cfg *config.Config, p Plan) []error {
 func stampDrill(p *Plan, cfg *config.Config) {
 	p.Steps = slices.Clone(p.Steps) // the caller's plan stays as it was
 	for i := range p.Steps {
-		if p.Steps[i].Kind.is(restores) && len(p.Steps[i].DrillArgs) == 0 {
+		if p.Steps[i].Kind.Is(Restores) && len(p.Steps[i].DrillArgs) == 0 {
 			p.Steps[i].DrillArgs = slices.Clone(cfg.Drill.JobArgs)
 		}
 	}
@@ -80,7 +80,7 @@ func stampDrill(p *Plan, cfg *config.Config) {
 // its drill arguments with {run} and {group} replaced.
 func drillArgs(r *Run, s Step) []string {
 	group := ""
-	for _, st := range r.Plan.stepsThat(translates) {
+	for _, st := range r.Plan.StepsThat(Translates) {
 		group = DrillGroup(r.ID, st.Group)
 	}
 	rep := strings.NewReplacer("{run}", strconv.FormatInt(r.ID, 10), "{group}", group)
@@ -94,14 +94,14 @@ func drillArgs(r *Run, s Step) []string {
 // drillGroups are the temporary groups run r commits to.
 func drillGroups(r *Run) []string {
 	var out []string
-	for _, s := range r.Plan.stepsThat(translates) {
+	for _, s := range r.Plan.StepsThat(Translates) {
 		out = append(out, DrillGroup(r.ID, s.Group))
 	}
 	return out
 }
 
 func drillRestore(r *Run) int {
-	return r.Plan.first(restores)
+	return r.Plan.First(Restores)
 }
 
 // drillGuards are the rules that keep a drill step away from production.
@@ -179,12 +179,12 @@ func (rb *Runbook) StartDrill(ctx context.Context, who Actor, id int64, confirma
 		return nil, errors.Join(probs...)
 	}
 	rules := rb.CheckRules(ctx, r.Plan, "")
-	d := model.Drill{RunID: id, Flow: r.Flow, StartedMs: rb.now().UnixMilli(), Groups: drillGroups(r), RulesFailed: Failed(rules),
-		RereadExpected: len(r.Plan.stepsThat(translates)) + len(r.Plan.stepsThat(rewrites))}
+	d := model.Drill{RunID: id, Flow: r.Flow, StartedMs: rb.Now().UnixMilli(), Groups: drillGroups(r), RulesFailed: Failed(rules),
+		RereadExpected: len(r.Plan.StepsThat(Translates)) + len(r.Plan.StepsThat(Rewrites))}
 	if i := drillRestore(r); i >= 0 {
 		d.FlinkTarget, d.JobID = r.Plan.Steps[i].FlinkTarget, restoreJobID(r, i)
 	}
-	_, err = rb.recorded(ctx, who, audit.DrillStart, runSubject(id), map[string]any{"plan_hash": r.PlanHash, "approvers": r.ValidApprovers,
+	_, err = rb.recorded(ctx, who, audit.DrillStart, RunSubject(id), map[string]any{"plan_hash": r.PlanHash, "approvers": r.ValidApprovers,
 		"rules": rules, "would_have_failed": d.RulesFailed, "temporary_groups": d.Groups, "job_id": d.JobID, "evidence": rb.evidence(r.Flow)},
 		func(rec model.AuditEntry) (model.AuditEntry, error) { return rb.Store.StartDrill(ctx, d, rec) })
 	if err != nil {
@@ -223,7 +223,7 @@ func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClie
 	running := false
 	for {
 		d, err := api.JobDetail(ctx, jobID)
-		now := rb.now().UnixMilli()
+		now := rb.Now().UnixMilli()
 		switch {
 		case err != nil && ctx.Err() == nil:
 			// A JobManager busy starting the job may not answer: ask again.
@@ -251,7 +251,7 @@ func (rb *Runbook) measureDrill(ctx context.Context, r *Run, api *flink.RESTClie
 			}
 		}
 		if progress != nil {
-			progress(fmt.Sprintf("drill job %s: %s, no record counted yet", jobID, orNone(string(d.State))))
+			progress(fmt.Sprintf("drill job %s: %s, no record counted yet", jobID, OrNone(string(d.State))))
 		}
 		select {
 		case <-ctx.Done():
@@ -277,9 +277,9 @@ func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why st
 	if err != nil {
 		return err
 	}
-	w, err := rb.recorded(ctx, who, audit.DrillCleanupStart, runSubject(id), map[string]any{"attempt": d.CleanupAttempts + 1, "job_id": d.JobID,
+	w, err := rb.recorded(ctx, who, audit.DrillCleanupStart, RunSubject(id), map[string]any{"attempt": d.CleanupAttempts + 1, "job_id": d.JobID,
 		"temporary_groups": d.Groups, "why": why}, func(rec model.AuditEntry) (model.AuditEntry, error) {
-		return rb.Store.DrillCleanupClaim(ctx, id, why, rb.now().UnixMilli(), rec)
+		return rb.Store.DrillCleanupClaim(ctx, id, why, rb.Now().UnixMilli(), rec)
 	})
 	if err != nil {
 		return err
@@ -287,7 +287,7 @@ func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why st
 	result := map[string]any{}
 	cerr := func() error {
 		if i := drillRestore(r); i >= 0 {
-			api := rb.Flink(flinkTarget(rb.Config, r.Plan.Steps[i].FlinkTarget).RestURL)
+			api := rb.Flink(FlinkTargetNamed(rb.Config, r.Plan.Steps[i].FlinkTarget).RestURL)
 			jobID := restoreJobID(r, i)
 			state, err := effect.CancelJob(ctx, w, api, jobID)
 			result["job_state_found"] = state
@@ -333,14 +333,14 @@ func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why st
 	if cerr != nil {
 		base := rb.Config.Drill.CleanupRetry.D()
 		pause := min(base<<min(d.CleanupAttempts, 10), 10*time.Minute)
-		next = rb.now().Add(pause).UnixMilli()
+		next = rb.Now().Add(pause).UnixMilli()
 		action, details["error"], details["retry_at"] = audit.DrillCleanupFailed, cerr.Error(), time.UnixMilli(next).UTC()
 	}
-	rec, err := auditEntry(who, action, runSubject(id), details)
+	rec, err := auditEntry(who, action, RunSubject(id), details)
 	if err == nil {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		err = rb.Store.DrillCleanupOutcome(wctx, id, cerr, rb.now().UnixMilli(), next, rec)
+		err = rb.Store.DrillCleanupOutcome(wctx, id, cerr, rb.Now().UnixMilli(), next, rec)
 	}
 	// Not recorded: the cleanup stays "running", which the next start-up
 	// (or the worker's next pass) takes for interrupted and does again.
@@ -354,7 +354,7 @@ func (rb *Runbook) CleanupDrill(ctx context.Context, who Actor, id int64, why st
 // planned, is the drill's: any other is kept and named. A copy on S3 is
 // removed through the catalog's S3 store.
 func (rb *Runbook) removeDrillCopies(ctx context.Context, w audit.Written, r *Run) (removed, kept []string, err error) {
-	for _, s := range r.Plan.stepsThat(rewrites) {
+	for _, s := range r.Plan.StepsThat(Rewrites) {
 		sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(s.RewriteTo))
 		switch {
 		case errors.Is(err, storage.ErrNotFound) && rb.Catalog == nil:
@@ -418,7 +418,7 @@ func waitJobEnded(ctx context.Context, api *flink.RESTClient, jobID string) (str
 		}
 		select {
 		case <-ctx.Done():
-			return string(j.State), fmt.Errorf("the drill job %s has not ended a minute after its cancellation (%s, %v)", jobID, orNone(string(j.State)), err)
+			return string(j.State), fmt.Errorf("the drill job %s has not ended a minute after its cancellation (%s, %v)", jobID, OrNone(string(j.State)), err)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}

@@ -50,7 +50,7 @@ func (drillPreflightStep) preview(*Run, int, time.Duration) []string {
 	return []string{"DRILL: the rules below are recorded as the ones a failover would have failed; the drill does not stop for them."}
 }
 func (drillPreflightStep) do(ctx context.Context, _ audit.Written, e *Execution) (any, error) {
-	rules := e.rb.CheckRules(ctx, e.run.Plan, "")
+	rules := e.Runbook.CheckRules(ctx, e.Run.Plan, "")
 	return drillRulesChecked{Guards: e.Rules, Rules: rules, WouldHaveFailed: Failed(rules)}, nil
 }
 
@@ -90,7 +90,7 @@ func (drillTranslateStep) preview(r *Run, i int, _ time.Duration) []string {
 	return []string{fmt.Sprintf("DRILL: the offsets below go to the temporary DR group %s, which must not exist yet; the current offsets shown are those of %s, which is not touched. The cleanup deletes %s.", g, s.Group, g)}
 }
 func (drillTranslateStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
-	return e.drillReread(ctx)(e.rb.translateGroup(ctx, w, e.run, e.Idx, e.Step, e.who))
+	return e.drillReread(ctx)(e.Runbook.translateGroup(ctx, w, e.Run, e.Idx, e.Step, e.Who))
 }
 
 type drillRewriteStep struct{}
@@ -102,7 +102,7 @@ func (drillRewriteStep) guards(ctx context.Context, rb *Runbook, r *Run, i int) 
 	return rb.rewriteRule(ctx, r, i)
 }
 func (drillRewriteStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
-	return e.drillReread(ctx)(e.rb.rewriteSavepoint(ctx, w, e.run, e.Step))
+	return e.drillReread(ctx)(e.Runbook.rewriteSavepoint(ctx, w, e.Run, e.Step))
 }
 
 // drillReread records the re-read bound a step's result states. A bound
@@ -112,7 +112,7 @@ func (e *Execution) drillReread(ctx context.Context) func(any, error) (any, erro
 	return func(res any, err error) (any, error) {
 		if b, ok := res.(rereadStater); ok && err == nil {
 			if n, ok := b.rereadBound(); ok {
-				err = e.rb.Store.DrillReread(ctx, e.run.ID, e.Idx, n)
+				err = e.Runbook.Store.DrillReread(ctx, e.Run.ID, e.Idx, n)
 			}
 		}
 		return res, err
@@ -127,7 +127,7 @@ type rereadStater interface {
 
 func (g groupTranslated) rereadBound() (int64, bool) { return g.RereadMax, true }
 
-func (s *savepointRewritten) rereadBound() (int64, bool) {
+func (s *SavepointRewritten) rereadBound() (int64, bool) {
 	if s == nil || s.RewroteForward == nil {
 		return 0, false
 	}
@@ -150,43 +150,43 @@ func (drillRestoreStep) problems(cfg *config.Config, p Plan, i int) []string {
 	if i != len(p.Steps)-1 {
 		out = append(out, "the drill's restore is its last step")
 	}
-	if t := flinkTarget(cfg, s.FlinkTarget); t != nil && t.Kubernetes != nil {
+	if t := FlinkTargetNamed(cfg, s.FlinkTarget); t != nil && t.Kubernetes != nil {
 		out = append(out, fmt.Sprintf("Flink target %q is a FlinkDeployment: a drill submits a copy of the job through Flink REST, and redeploying the deployment is not a copy", t.Name))
 	}
 	if len(s.DrillArgs) == 0 {
 		out = append(out, "no drill job arguments (drill.job_args): the copy would write where production's job writes; configure arguments that keep its output apart")
 	}
-	if slices.ContainsFunc(s.DrillArgs, func(a string) bool { return strings.Contains(a, "{group}") }) && len(p.stepsThat(translates)) != 1 {
+	if slices.ContainsFunc(s.DrillArgs, func(a string) bool { return strings.Contains(a, "{group}") }) && len(p.StepsThat(Translates)) != 1 {
 		out = append(out, "the drill arguments name {group}: the plan needs exactly one translate-group step")
 	}
 	return out
 }
 func (drillRestoreStep) guards(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
-	return rb.restoreRewrittenRule(ctx, r, i)
+	return rb.RestoreRewrittenRule(ctx, r, i)
 }
 func (drillRestoreStep) preview(_ *Run, _ int, timeout time.Duration) []string {
 	return []string{fmt.Sprintf("DRILL: a copy of the job with its own job id, timed to RUNNING and to its first record (at most %s), then cancelled by the cleanup.", timeout)}
 }
 func (drillRestoreStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
-	rb, r, s := e.rb, e.run, e.Step
-	if err := rb.rewrittenReady(ctx, r, s); err != nil {
+	rb, r, s := e.Runbook, e.Run, e.Step
+	if err := rb.RewrittenReady(ctx, r, s); err != nil {
 		return nil, err
 	}
 	d, err := rb.Store.Drill(ctx, r.ID)
 	if err != nil {
 		return nil, fmt.Errorf("the drill was not started (Runbook.StartDrill): %w", err)
 	}
-	api := rb.Flink(flinkTarget(rb.Config, s.FlinkTarget).RestURL)
+	api := rb.Flink(FlinkTargetNamed(rb.Config, s.FlinkTarget).RestURL)
 	jobID := restoreJobID(r, e.Idx)
 	if d.SubmittedMs == nil {
 		if _, err := api.Job(ctx, jobID); err == nil {
 			return nil, fmt.Errorf("a job %s exists on %s already and this drill did not submit it: it is not touched", jobID, s.FlinkTarget)
 		}
-		if err := rb.Store.DrillMoment(ctx, r.ID, storage.MomentSubmitted, rb.now().UnixMilli()); err != nil {
+		if err := rb.Store.DrillMoment(ctx, r.ID, storage.MomentSubmitted, rb.Now().UnixMilli()); err != nil {
 			return nil, err
 		}
 	}
-	res, err := rb.restoreFlink(ctx, w, r, e.Idx, s)
+	res, err := rb.RestoreFlink(ctx, w, r, e.Idx, s)
 	if err != nil {
 		return res, err
 	}

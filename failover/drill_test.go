@@ -55,7 +55,7 @@ func newDrillEnv(t *testing.T) *drillEnv {
 	e.cfg.Drill = config.Drill{JobArgs: []string{"--output-suffix", "-drill-{run}", "--group-id", "{group}"},
 		Timeout: config.Duration(20 * time.Second), CleanupRetry: config.Duration(time.Second)}
 	e.rb.Flink = flink.NewRESTClient
-	e.rb.Now = func() time.Time { return time.Now().Add(time.Duration(e.skew.Load())) }
+	e.rb.Clock = func() time.Time { return time.Now().Add(time.Duration(e.skew.Load())) }
 	ctx := context.Background()
 	adm := e.drAdmin()
 	o := kadm.Offsets{}

@@ -37,7 +37,7 @@ func (w *Worker) RunDrill(ctx context.Context, who Actor, id int64, confirmation
 			if err == nil {
 				w.setStep(id, idx, true)
 				x.Progress = func(s string) { w.setProgress(id, idx, s) }
-				err = x.Run(jctx)
+				err = x.Perform(jctx)
 				w.setStep(id, idx, false)
 			}
 			if err != nil {
@@ -81,7 +81,7 @@ func (w *Worker) releaseDrill(id int64) {
 // at start-up, every drill the previous process left unfinished (it is
 // ended as failed, never resumed). It returns how many it tried.
 func (w *Worker) CleanDrills(ctx context.Context) (int, error) {
-	due, err := w.Runbook.Store.DrillsToClean(ctx, w.Runbook.now().UnixMilli())
+	due, err := w.Runbook.Store.DrillsToClean(ctx, w.Runbook.Now().UnixMilli())
 	if err != nil {
 		return 0, err
 	}

@@ -30,7 +30,7 @@ func TestNoEffectWithoutAuditRecord(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return x.Run(ctx)
+		return x.Perform(ctx)
 	}
 	if err := step(0); err != nil {
 		t.Fatal(err)

@@ -26,16 +26,16 @@ import (
 // performs its effect and records the outcome. Splitting the two lets the
 // web layer answer at once and show progress while the effect runs.
 type Execution struct {
-	rb     *Runbook
-	run    *Run
-	Idx    int
-	Step   Step
-	who    Actor
-	runner string
-	Rules  []RuleResult
-	// started is the step's start record, written with the claim: the
+	Runbook *Runbook
+	Run     *Run
+	Idx     int
+	Step    Step
+	Who     Actor
+	runner  string
+	Rules   []RuleResult
+	// Started is the step's start record, written with the claim: the
 	// effect's proof that it is on record.
-	started audit.Written
+	Started audit.Written
 	// Progress, when set, hears what a long step is waiting for (the
 	// Worker shows it on the run page).
 	Progress func(string)
@@ -103,8 +103,8 @@ func (rb *Runbook) BeginWith(ctx context.Context, who Actor, id int64, idx int, 
 	if step.Irreversible() && strings.TrimSpace(confirmation) != r.Flow {
 		return nil, fmt.Errorf("%w: type the flow name %q to run this step", ErrConfirmation, r.Flow)
 	}
-	e := &Execution{rb: rb, run: r, Idx: idx, Step: step, who: who, runner: runnerID()}
-	e.Rules = r.Plan.kind().rules(ctx, rb, r, idx, override)
+	e := &Execution{Runbook: rb, Run: r, Idx: idx, Step: step, Who: who, runner: runnerID()}
+	e.Rules = r.Plan.kind().Rules(ctx, rb, r, idx, override)
 	inputs := rb.inputRules(ctx, r, idx)
 	changed := rb.changedSinceApproval(ctx, r, idx, inputs)
 	if err := applyInputsOverride(inputs, r, who, args.InputsOverride); err != nil {
@@ -124,12 +124,12 @@ func (rb *Runbook) BeginWith(ctx context.Context, who Actor, id int64, idx int, 
 	}
 	// The claim and its record are one transaction (storage.auditedTx);
 	// the Written it yields is what the step's effect demands.
-	e.started, err = rb.recorded(ctx, who, audit.FailoverStepStart, runSubject(id), map[string]any{"step": idx + 1, "kind": step.Kind,
+	e.Started, err = rb.recorded(ctx, who, audit.FailoverStepStart, RunSubject(id), map[string]any{"step": idx + 1, "kind": step.Kind,
 		"title": r.Plan.StepTitle(idx, rb.Config.Flow(r.Flow)), "params": step, "plan_hash": r.PlanHash, "approvers": r.ValidApprovers,
 		"break_glass": r.BreakGlass, "rules": e.Rules, "override": override, "inputs_override": args.InputsOverride,
 		"changed_since_approval": changed, "evidence": rb.evidence(r.Flow)},
 		func(rec model.AuditEntry) (model.AuditEntry, error) {
-			return rb.Store.StartFailoverStep(ctx, storage.StepStart{RunID: id, Idx: idx, Runner: e.runner, Actor: who.Name, AtMs: rb.now().UnixMilli(), Record: rec})
+			return rb.Store.StartFailoverStep(ctx, storage.StepStart{RunID: id, Idx: idx, Runner: e.runner, Actor: who.Name, AtMs: rb.Now().UnixMilli(), Record: rec})
 		})
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, rb.refused(ctx, who, id, audit.FailoverStepStartRefused, map[string]any{"step": idx + 1, "kind": step.Kind}, err)
@@ -145,7 +145,7 @@ func (rb *Runbook) BeginWith(ctx context.Context, who Actor, id int64, idx int, 
 // failure if the record could not be written (the caller is refused either
 // way: nothing happens).
 func (rb *Runbook) refused(ctx context.Context, who Actor, id int64, action audit.Action, details any, why error) error {
-	if err := rb.Audit.Record(ctx, who, action, runSubject(id), details); err != nil {
+	if err := rb.Audit.Record(ctx, who, action, RunSubject(id), details); err != nil {
 		return errors.Join(why, fmt.Errorf("the refusal could not be written to the audit log: %w", err))
 	}
 	return why
@@ -157,43 +157,43 @@ func (rb *Runbook) crash(point string) {
 	}
 }
 
-// Run performs the step's effect and records its result. It is safe to call
+// Perform performs the step's effect and records its result. It is safe to call
 // again for a step found "running" after a crash: every effect is
 // idempotent. The outcome, its audit record and (after the last step) the
 // run's completion are one transaction; when that cannot be written the
 // step is released, still running, so executing it again resumes it.
-func (e *Execution) Run(ctx context.Context) error {
-	rb := e.rb
-	defer e.run.Plan.kind().running(ctx, rb)()
-	result, err := e.run.Plan.kind().do(ctx, e.started, e)
+func (e *Execution) Perform(ctx context.Context) error {
+	rb := e.Runbook
+	defer e.Run.Plan.kind().Running(ctx, rb)()
+	result, err := e.Run.Plan.kind().Do(ctx, e.Started, e)
 	rb.crash("effect-done")
 	body, _ := json.Marshal(result)
 	// Record with a fresh context: the outcome must be written even when
 	// the request that started the step is gone.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	details := map[string]any{"step": e.Idx + 1, "kind": e.Step.Kind, "result": result, "evidence": rb.evidence(e.run.Flow)}
+	details := map[string]any{"step": e.Idx + 1, "kind": e.Step.Kind, "result": result, "evidence": rb.evidence(e.Run.Flow)}
 	action := audit.FailoverStepDone
 	if err != nil {
 		action, details["error"] = audit.FailoverStepFailed, err.Error()
 	}
-	o := storage.StepOutcome{RunID: e.run.ID, Idx: e.Idx, Runner: e.runner, Result: string(body), Failure: err, AtMs: rb.now().UnixMilli()}
+	o := storage.StepOutcome{RunID: e.Run.ID, Idx: e.Idx, Runner: e.runner, Result: string(body), Failure: err, AtMs: rb.Now().UnixMilli()}
 	var ferr error
-	o.Record, ferr = auditEntry(e.who, action, runSubject(e.run.ID), details)
-	if err == nil && e.Idx == len(e.run.Plan.Steps)-1 {
-		c, cerr := auditEntry(e.who, audit.FailoverCompleted, runSubject(e.run.ID), map[string]any{"steps": len(e.run.Plan.Steps)})
+	o.Record, ferr = auditEntry(e.Who, action, RunSubject(e.Run.ID), details)
+	if err == nil && e.Idx == len(e.Run.Plan.Steps)-1 {
+		c, cerr := auditEntry(e.Who, audit.FailoverCompleted, RunSubject(e.Run.ID), map[string]any{"steps": len(e.Run.Plan.Steps)})
 		o.Completed, ferr = &c, errors.Join(ferr, cerr)
 	}
 	if ferr == nil {
 		ferr = rb.Store.FinishFailoverStep(wctx, o)
 	}
 	if ferr != nil {
-		if rerr := rb.Store.ReleaseFailoverStep(wctx, e.run.ID, e.Idx, e.runner); rerr != nil {
+		if rerr := rb.Store.ReleaseFailoverStep(wctx, e.Run.ID, e.Idx, e.runner); rerr != nil {
 			ferr = errors.Join(ferr, rerr)
 		}
 		return errors.Join(err, fmt.Errorf("the outcome of step %d is not recorded, so the step stays running (interrupted): execute it again to resume it: %w", e.Idx+1, ferr))
 	}
-	if o.Completed != nil && e.run.Plan.kind().switchesSides() {
+	if o.Completed != nil && e.Run.Plan.kind().SwitchesSides() {
 		rb.markFailedOver(wctx) // DR (or, after a failback, the primary) is active from now
 	}
 	return err
@@ -280,7 +280,7 @@ func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, 
 	_, dr := rb.Monitor.Clients(r.Flow)
 	reason := fmt.Sprintf("failover run %d step %d", r.ID, idx+1)
 	group := s.Group // the DR group: in a drill, its temporary one
-	group = r.Plan.kind().drGroup(r.ID, group)
+	group = r.Plan.kind().DRGroup(r.ID, group)
 	// Resumed after a crash or a failed commit: an earlier attempt's change
 	// is finished, not made again (a new translation could differ, and
 	// would record the already translated offsets as the ones to undo to).
@@ -386,11 +386,11 @@ func restoreJobID(r *Run, idx int) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// rewrittenReady lets a restore from the run's rewritten savepoint go on
+// RewrittenReady lets a restore from the run's rewritten savepoint go on
 // only once its rewrite succeeded, whichever way the job is restored
 // (checked again here: Begin's rule may be minutes old).
-func (rb *Runbook) rewrittenReady(ctx context.Context, r *Run, s Step) error {
-	if j := rewriteOf(r.Plan, s.SavepointPath); j >= 0 {
+func (rb *Runbook) RewrittenReady(ctx context.Context, r *Run, s Step) error {
+	if j := RewriteOf(r.Plan, s.SavepointPath); j >= 0 {
 		if ok, why := rb.rewriteDone(ctx, r, j); !ok || s.AllowNonRestoredState {
 			return fmt.Errorf("not restoring the rewritten savepoint %s: %s (allowNonRestoredState %v)", s.SavepointPath, why, s.AllowNonRestoredState)
 		}
@@ -398,8 +398,8 @@ func (rb *Runbook) rewrittenReady(ctx context.Context, r *Run, s Step) error {
 	return nil
 }
 
-func (rb *Runbook) restoreFlink(ctx context.Context, w audit.Written, r *Run, idx int, s Step) (any, error) {
-	t := flinkTarget(rb.Config, s.FlinkTarget)
+func (rb *Runbook) RestoreFlink(ctx context.Context, w audit.Written, r *Run, idx int, s Step) (any, error) {
+	t := FlinkTargetNamed(rb.Config, s.FlinkTarget)
 	api := rb.Flink(t.RestURL)
 	jobID := restoreJobID(r, idx)
 	if j, err := api.Job(ctx, jobID); err == nil {
@@ -411,7 +411,7 @@ func (rb *Runbook) restoreFlink(ctx context.Context, w audit.Written, r *Run, id
 	if err != nil {
 		return nil, err
 	}
-	req := flink.RunRequest{EntryClass: s.EntryClass, ProgramArgsList: r.Plan.kind().restoreArgs(r, s), Parallelism: s.Parallelism, SavepointPath: s.SavepointPath,
+	req := flink.RunRequest{EntryClass: s.EntryClass, ProgramArgsList: r.Plan.kind().RestoreArgs(r, s), Parallelism: s.Parallelism, SavepointPath: s.SavepointPath,
 		AllowNonRestoredState: s.AllowNonRestoredState, JobID: jobID}
 	if s.SavepointPath != "" {
 		mode := s.ClaimMode

@@ -153,7 +153,7 @@ func failbackProblems(cfg *config.Config, p Plan) []error {
 		bad("the flow has no connect_url: the reverse connectors are created through Kafka Connect REST, and dedicated-mode MirrorMaker 2 has none")
 	}
 	var groups []string
-	for _, st := range p.stepsThat(translatesBack) {
+	for _, st := range p.StepsThat(TranslatesBack) {
 		switch {
 		case strings.TrimSpace(st.Group) == "":
 			bad("name the consumer group of each translate-group-back step")
@@ -360,14 +360,14 @@ func (rb *Runbook) reverseStart(ctx context.Context, r *Run) (map[model.TP]int64
 
 // failbackEffect performs step e of a failback.
 func (e *Execution) failbackEffect(ctx context.Context) (any, error) {
-	rb, r := e.rb, e.run
+	rb, r := e.Runbook, e.Run
 	flow := rb.Config.Flow(r.Flow)
 	if flow.IsClusterLink() {
 		return e.linkFailbackEffect(ctx)
 	}
 	api := rb.Connect(flow.ConnectURL)
 	if k, ok := backSteps[e.Step.Kind]; ok {
-		return k.do(ctx, e.started, e, flow, api)
+		return k.do(ctx, e.Started, e, flow, api)
 	}
 	return nil, fmt.Errorf("step kind %q is not a failback step", e.Step.Kind)
 }
@@ -1308,7 +1308,7 @@ func (rb *Runbook) translateGroupBack(ctx context.Context, w audit.Written, r *R
 		}
 		return out
 	}
-	if err := rb.Audit.Record(ctx, who, audit.FailbackGroupBefore, runSubject(r.ID), map[string]any{"group": group, "primary_offsets": keyed(before), "applying": keyed(offsets)}); err != nil {
+	if err := rb.Audit.Record(ctx, who, audit.FailbackGroupBefore, RunSubject(r.ID), map[string]any{"group": group, "primary_offsets": keyed(before), "applying": keyed(offsets)}); err != nil {
 		return nil, fmt.Errorf("the primary group's current offsets could not be written to the audit log, so nothing is committed: %w", err)
 	}
 	if err := effect.CommitPrimaryGroup(ctx, w, primary, group, offsets); err != nil {

@@ -56,14 +56,14 @@ func LinkFailbackPlan(flow string, pauseMirrors bool) Plan {
 func linkFailbackProblems(flow *config.Flow, p Plan) []string {
 	var out []string
 	if flow.ClusterLink == nil || flow.ClusterLink.Primary == nil {
-		out = append(out, "a Cluster Linking failback is sent to the primary cluster's REST API: set cluster_link.primary (rest_url, cluster_id, credentials) for a bidirectional link named "+linkName(flow)+" on both ends")
+		out = append(out, "a Cluster Linking failback is sent to the primary cluster's REST API: set cluster_link.primary (rest_url, cluster_id, credentials) for a bidirectional link named "+LinkName(flow)+" on both ends")
 	}
 	want := LinkFailbackPlan(p.Flow, false)
 	if !slices.Equal(kindsOf(p), kindsOf(want)) {
 		out = append(out, fmt.Sprintf("the steps of a Cluster Linking failback must be exactly %v, in that order (groups and Flink jobs need no translation: offsets are the same on both ends)", kindsOf(want)))
 	}
 	for _, s := range p.Steps {
-		if s.PauseMirrors && !s.Kind.is(leavesMirrorsPaused) {
+		if s.PauseMirrors && !s.Kind.Is(LeavesMirrorsPaused) {
 			out = append(out, "only reverse-to-primary leaves mirrors paused")
 		}
 	}
@@ -101,7 +101,7 @@ func (rb *Runbook) linkBackTopics(ctx context.Context, flow *config.Flow, r *Run
 	if err != nil {
 		return nil, nil, err
 	}
-	drs, err := rb.flowMirrors(ctx, flow)
+	drs, err := rb.FlowMirrors(ctx, flow)
 	if err != nil {
 		return nil, nil, fmt.Errorf("DR's REST API: %w", err)
 	}
@@ -138,7 +138,7 @@ func (rb *Runbook) linkBackTopics(ctx context.Context, flow *config.Flow, r *Run
 		}
 	}
 	if len(names) == 0 {
-		return nil, nil, fmt.Errorf("neither DR nor the primary lists a mirror topic of link %s that the flow's topic filter takes", linkName(flow))
+		return nil, nil, fmt.Errorf("neither DR nor the primary lists a mirror topic of link %s that the flow's topic filter takes", LinkName(flow))
 	}
 	find := func(ms []clusterlink.MirrorTopic, name string) *clusterlink.MirrorTopic {
 		if i := slices.IndexFunc(ms, func(m clusterlink.MirrorTopic) bool { return m.MirrorTopicName == name }); i >= 0 {
@@ -257,7 +257,7 @@ const countedRule = "the cluster states what truncate-and-restore deletes on the
 func (rb *Runbook) linkFailbackRules(ctx context.Context, r *Run, idx int) []RuleResult {
 	flow := rb.Config.Flow(r.Flow)
 	ts, primary, err := rb.linkBackTopics(ctx, flow, r)
-	reads := RuleResult{Name: "DR's and the primary's REST APIs answer for link " + linkName(flow)}
+	reads := RuleResult{Name: "DR's and the primary's REST APIs answer for link " + LinkName(flow)}
 	if err != nil {
 		reads.Evidence = err.Error()
 		return []RuleResult{reads}
@@ -272,10 +272,10 @@ func (rb *Runbook) linkFailbackRules(ctx context.Context, r *Run, idx int) []Rul
 
 // linkFailbackEffect performs step e of a Cluster Linking failback.
 func (e *Execution) linkFailbackEffect(ctx context.Context) (any, error) {
-	flow := e.rb.Config.Flow(e.run.Flow)
-	retry := e.Idx < len(e.run.Steps) && e.run.Steps[e.Idx].Attempts > 0
+	flow := e.Runbook.Config.Flow(e.Run.Flow)
+	retry := e.Idx < len(e.Run.Steps) && e.Run.Steps[e.Idx].Attempts > 0
 	if k, ok := linkBackSteps[e.Step.Kind]; ok {
-		return k.do(ctx, e.started, e, flow, retry)
+		return k.do(ctx, e.Started, e, flow, retry)
 	}
 	return nil, fmt.Errorf("step kind %q is not a Cluster Linking failback step", e.Step.Kind)
 }
@@ -478,7 +478,7 @@ func (rb *Runbook) reverseToPrimary(ctx context.Context, w audit.Written, r *Run
 func (rb *Runbook) previewLinkFailback(ctx context.Context, r *Run, i int) ([]string, error) {
 	flow := rb.Config.Flow(r.Flow)
 	pr := flow.ClusterLink.Primary
-	at := fmt.Sprintf("POST %s/v3/clusters/%s/links/%s/mirrors:", pr.RestURL, pr.ClusterID, linkName(flow))
+	at := fmt.Sprintf("POST %s/v3/clusters/%s/links/%s/mirrors:", pr.RestURL, pr.ClusterID, LinkName(flow))
 	ts, primary, err := rb.linkBackTopics(ctx, flow, r)
 	if err != nil {
 		return []string{at + "…: the topics are read when the step runs: " + err.Error()}, nil

@@ -60,7 +60,7 @@ func linkStep(ctx context.Context, e *env, id int64, idx int) (err error) {
 	if err != nil {
 		return err
 	}
-	return x.Run(ctx)
+	return x.Perform(ctx)
 }
 
 // realActions are the stand-in's actions that were not dry runs.
@@ -296,7 +296,7 @@ func TestLinkFailbackSendsOnlyWhatIsOnRecordAndPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	link.SetTruncatable("payments", []int64{503, 0}) // a producer still writes to the primary
-	if err := x.Run(ctx); err == nil || !strings.Contains(err.Error(), "nothing sent") || !strings.Contains(err.Error(), "then: 3 record(s)") || !strings.Contains(err.Error(), "now: 503 record(s)") {
+	if err := x.Perform(ctx); err == nil || !strings.Contains(err.Error(), "nothing sent") || !strings.Contains(err.Error(), "then: 3 record(s)") || !strings.Contains(err.Error(), "now: 503 record(s)") {
 		t.Fatalf("a count grown since the step started: %v", err)
 	}
 	if got := realActions(link); len(got) != 1 {

@@ -63,7 +63,7 @@ func (p Plan) WithFlinkBack(fb FlinkBack) Plan {
 	}
 	fb.Restore.Kind = KindRestoreFlink
 	steps = append(steps, fb.Restore)
-	at := p.first(restartsForward)
+	at := p.First(RestartsForward)
 	if at < 0 {
 		at = len(p.Steps)
 	}
@@ -107,7 +107,7 @@ type flinkBackStep interface {
 
 func (savepointDRStep) flinkProblems(cfg *config.Config, _ Plan, s Step) []string {
 	var out []string
-	switch t := flinkTarget(cfg, s.FlinkTarget); {
+	switch t := FlinkTargetNamed(cfg, s.FlinkTarget); {
 	case t == nil:
 		out = append(out, fmt.Sprintf("savepoint-dr: no Flink target named %q in flink_targets", s.FlinkTarget))
 	case t.Region != config.RegionDR:
@@ -121,7 +121,7 @@ func (savepointDRStep) flinkProblems(cfg *config.Config, _ Plan, s Step) []strin
 
 func (rewriteBackStep) flinkProblems(cfg *config.Config, _ Plan, s Step) []string {
 	var out []string
-	for _, why := range destProblems(cfg, "", s.RewriteTo) {
+	for _, why := range DestProblems(cfg, "", s.RewriteTo) {
 		out = append(out, "rewrite-savepoint-back: "+why)
 	}
 	return out
@@ -130,15 +130,15 @@ func (rewriteBackStep) flinkProblems(cfg *config.Config, _ Plan, s Step) []strin
 func (restoreBackStep) flinkProblems(cfg *config.Config, p Plan, s Step) []string {
 	var out []string
 	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	switch t := flinkTarget(cfg, s.FlinkTarget); {
+	switch t := FlinkTargetNamed(cfg, s.FlinkTarget); {
 	case t == nil:
 		bad("restore-flink: no Flink target named %q in flink_targets", s.FlinkTarget)
 	case t.Region != config.RegionPrimary:
 		bad("restore-flink: Flink target %q is in the %s region: a failback restores the job on the primary", t.Name, t.Region)
 	}
-	j := rewriteOf(p, s.SavepointPath)
+	j := RewriteOf(p, s.SavepointPath)
 	switch {
-	case p.first(rewritesDRSavepoint) >= 0 && j < 0:
+	case p.First(RewritesDRSavepoint) >= 0 && j < 0:
 		bad("restore-flink: restore the savepoint rewrite-savepoint-back writes (%s), not %q", rewriteBackDest(p), s.SavepointPath)
 	case j < 0 && s.SavepointPath != "":
 		bad("restore-flink: savepoint %s holds DR offsets, which are not the primary's: restore the copy rewrite-savepoint-back writes, or none (the job starts from the groups' offsets)", s.SavepointPath)
@@ -152,7 +152,7 @@ func (restoreBackStep) flinkProblems(cfg *config.Config, p Plan, s Step) []strin
 }
 
 func rewriteBackDest(p Plan) string {
-	if i := p.first(rewritesDRSavepoint); i >= 0 {
+	if i := p.First(RewritesDRSavepoint); i >= 0 {
 		return p.Steps[i].RewriteTo
 	}
 	return ""
@@ -166,7 +166,7 @@ func (rb *Runbook) savepointDR(ctx context.Context, w audit.Written, r *Run, s S
 	if rb.Catalog == nil {
 		return nil, errors.New("no savepoint catalog: the savepoint is registered and read through it")
 	}
-	t := flinkTarget(rb.Config, s.FlinkTarget)
+	t := FlinkTargetNamed(rb.Config, s.FlinkTarget)
 	api := rb.Flink(t.RestURL)
 	job, err := api.Job(ctx, s.JobID)
 	if err != nil {
@@ -301,7 +301,7 @@ func (rb *Runbook) backTargets(ctx context.Context, r *Run, s Step) (*BackPrevie
 		return nil, err
 	}
 	if k.Source != flink.SourceKafkaSource {
-		return nil, fmt.Errorf("savepoint %s: the source operator %s holds %s state, not KafkaSource reader state: only KafkaSource splits can be rewritten", sp.Path, k.OperatorID, orNone(k.Source))
+		return nil, fmt.Errorf("savepoint %s: the source operator %s holds %s state, not KafkaSource reader state: only KafkaSource splits can be rewritten", sp.Path, k.OperatorID, OrNone(k.Source))
 	}
 	p := &BackPreview{Source: sp, SourceUID: orElse(k.UID, k.OperatorID), Targets: map[string]flink.SplitTarget{}}
 	at := make(map[model.TP]int64, len(k.Partitions))
@@ -359,7 +359,7 @@ func orElse(a, b string) string {
 }
 
 func (p *BackPreview) request(rb *Runbook, s Step) flink.RewriteRequest {
-	return flink.RewriteRequest{Source: storagePath(p.Source.Path), Dest: storagePath(s.RewriteTo), SourceUID: s.SourceUID,
+	return flink.RewriteRequest{Source: StoragePath(p.Source.Path), Dest: StoragePath(s.RewriteTo), SourceUID: s.SourceUID,
 		Targets: p.Targets, Files: rb.Catalog.Files(), Roots: rb.Config.SavepointDirs}
 }
 
@@ -370,9 +370,9 @@ func (rb *Runbook) rewriteBack(ctx context.Context, w audit.Written, r *Run, s S
 	if err != nil {
 		return nil, err
 	}
-	result := &savepointRewritten{Source: p.Source.Path, SourceUID: p.SourceUID, Dest: s.RewriteTo, Splits: p.Rows, RewroteBack: &RewroteBack{NotInSavepoint: p.Absent}}
+	result := &SavepointRewritten{Source: p.Source.Path, SourceUID: p.SourceUID, Dest: s.RewriteTo, Splits: p.Rows, RewroteBack: &RewroteBack{NotInSavepoint: p.Absent}}
 	if err := p.Err(); err != nil {
 		return result, err
 	}
-	return result, rb.writeRewrite(ctx, w, r.Flow, s, p.request(rb, s), p.Source, result)
+	return result, rb.WriteRewrite(ctx, w, r.Flow, s, p.request(rb, s), p.Source, result)
 }

@@ -198,7 +198,7 @@ func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
 	}
 	// Retried, it reads its own copy back and writes nothing.
 	r, _ = e.rb.Get(ctx, id)
-	if res, err := e.rb.rewriteBack(ctx, mustWritten(t, e), r, r.Plan.Steps[5]); err != nil || !strings.Contains(res.(*savepointRewritten).Note, "earlier attempt") {
+	if res, err := e.rb.rewriteBack(ctx, mustWritten(t, e), r, r.Plan.Steps[5]); err != nil || !strings.Contains(res.(*SavepointRewritten).Note, "earlier attempt") {
 		t.Fatalf("rewrite-back retried: %v %v", res, err)
 	}
 

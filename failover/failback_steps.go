@@ -77,7 +77,7 @@ func (setUpReverseStep) preview(ctx context.Context, rb *Runbook, r *Run, i int,
 	return append(lines, rev.Notes...), nil
 }
 func (setUpReverseStep) do(ctx context.Context, w audit.Written, e *Execution, flow *config.Flow, api *connect.Client) (any, error) {
-	return e.rb.setUpReverse(ctx, w, e.run, flow, api)
+	return e.Runbook.setUpReverse(ctx, w, e.Run, flow, api)
 }
 
 type waitReverseStep struct{}
@@ -93,7 +93,7 @@ func (waitReverseStep) preview(ctx context.Context, rb *Runbook, r *Run, i int, 
 	return []string{fmt.Sprintf("Polls every second, at most %s. Now: caught up %v; %s", rb.reverseCatchUp(), p.CaughtUp(), p)}, nil
 }
 func (waitReverseStep) do(ctx context.Context, w audit.Written, e *Execution, flow *config.Flow, api *connect.Client) (any, error) {
-	return e.rb.waitReverse(ctx, e.run, e.Progress)
+	return e.Runbook.waitReverse(ctx, e.Run, e.Progress)
 }
 
 type stopWritersStep struct{}
@@ -119,7 +119,7 @@ func (stopReverseStep) preview(ctx context.Context, rb *Runbook, r *Run, i int, 
 		"Then the caught-up check again (refused when behind), and the primary's log end of every partition of the flow's topics is read and recorded in this step's result."}, nil
 }
 func (stopReverseStep) do(ctx context.Context, w audit.Written, e *Execution, flow *config.Flow, api *connect.Client) (any, error) {
-	return e.rb.stopReverse(ctx, w, e.run, flow, api)
+	return e.Runbook.stopReverse(ctx, w, e.Run, flow, api)
 }
 
 type translateGroupBackStep struct{}
@@ -149,7 +149,7 @@ func (translateGroupBackStep) preview(ctx context.Context, rb *Runbook, r *Run, 
 	return lines, nil
 }
 func (translateGroupBackStep) do(ctx context.Context, w audit.Written, e *Execution, flow *config.Flow, api *connect.Client) (any, error) {
-	return e.rb.translateGroupBack(ctx, w, e.run, e.Step.Group, e.who)
+	return e.Runbook.translateGroupBack(ctx, w, e.Run, e.Step.Group, e.Who)
 }
 
 type savepointDRStep struct{}
@@ -163,7 +163,7 @@ func (savepointDRStep) preview(ctx context.Context, rb *Runbook, r *Run, i int, 
 		"Resumed after a crash with the job no longer running, its newest savepoint since stop-reverse is taken from Flink's checkpoint history."}, nil
 }
 func (savepointDRStep) do(ctx context.Context, w audit.Written, e *Execution, flow *config.Flow, api *connect.Client) (any, error) {
-	return e.rb.savepointDR(ctx, w, e.run, e.Step, e.Progress)
+	return e.Runbook.savepointDR(ctx, w, e.Run, e.Step, e.Progress)
 }
 
 type rewriteBackStep struct{}
@@ -186,7 +186,7 @@ func (rewriteBackStep) preview(ctx context.Context, rb *Runbook, r *Run, i int, 
 	return lines, nil
 }
 func (rewriteBackStep) do(ctx context.Context, w audit.Written, e *Execution, flow *config.Flow, api *connect.Client) (any, error) {
-	return e.rb.rewriteBack(ctx, w, e.run, e.Step)
+	return e.Runbook.rewriteBack(ctx, w, e.Run, e.Step)
 }
 
 type restoreBackStep struct{}
@@ -198,14 +198,14 @@ func (restoreBackStep) title(p Plan, s Step, flow *config.Flow, names, connectUR
 	return fmt.Sprintf("Start the Flink job on the primary's %s from the rewritten savepoint %s (same source uid, whole state)", s.FlinkTarget, s.SavepointPath)
 }
 func (restoreBackStep) preview(ctx context.Context, rb *Runbook, r *Run, i int, flow *config.Flow, rev mm2.ReverseConnectors, on string) ([]string, error) {
-	return rb.previewRestore(ctx, r, i, r.Plan.Steps[i]), nil
+	return rb.PreviewRestore(ctx, r, i, r.Plan.Steps[i]), nil
 }
 func (restoreBackStep) do(ctx context.Context, w audit.Written, e *Execution, flow *config.Flow, api *connect.Client) (any, error) {
-	rb, r := e.rb, e.run
-	if err := rb.rewrittenReady(ctx, r, e.Step); err != nil {
+	rb, r := e.Runbook, e.Run
+	if err := rb.RewrittenReady(ctx, r, e.Step); err != nil {
 		return nil, err
 	}
-	return rb.restoreFlink(ctx, w, r, e.Idx, e.Step)
+	return rb.RestoreFlink(ctx, w, r, e.Idx, e.Step)
 }
 
 type restartForwardStep struct{}
@@ -220,13 +220,13 @@ func (restartForwardStep) preview(ctx context.Context, rb *Runbook, r *Run, i in
 		"After this step the primary is the active side of " + r.Flow + "."}, nil
 }
 func (restartForwardStep) do(ctx context.Context, w audit.Written, e *Execution, flow *config.Flow, api *connect.Client) (any, error) {
-	return e.rb.restartForward(ctx, w, e.run, flow, api)
+	return e.Runbook.restartForward(ctx, w, e.Run, flow, api)
 }
 
 // stopWritersDone is the stop-writers step's result in both failbacks:
 // the console changes nothing, the operator's typed confirmation is it.
 func stopWritersDone(e *Execution) any {
-	return writersStopped{ConfirmedBy: e.who.Name, Note: "the operator confirmed, by typing the flow name, that no producer writes to DR"}
+	return writersStopped{ConfirmedBy: e.Who.Name, Note: "the operator confirmed, by typing the flow name, that no producer writes to DR"}
 }
 
 // writersStopped is stop-writers' result, with the keys, in the order, of
@@ -256,7 +256,7 @@ var linkBackSteps = map[StepKind]linkBackStep{
 type linkRestorePrimaryStep struct{}
 
 func (linkRestorePrimaryStep) title(s Step, flow *config.Flow, primary string) string {
-	return "Truncate the primary's topics to DR's copy and make them mirrors of DR (truncate-and-restore on " + primary + ", link " + linkName(flow) + "): the records that never reached DR are deleted"
+	return "Truncate the primary's topics to DR's copy and make them mirrors of DR (truncate-and-restore on " + primary + ", link " + LinkName(flow) + "): the records that never reached DR are deleted"
 }
 func (linkRestorePrimaryStep) preview(ctx context.Context, rb *Runbook, r *Run, s Step, at string, ts []linkBack, primary *clusterlink.Client, names string) ([]string, error) {
 	todo := pending(ts, linkBack.isRestored)
@@ -272,14 +272,14 @@ func (linkRestorePrimaryStep) preview(ctx context.Context, rb *Runbook, r *Run, 
 	return append(lines, "Export or reconcile those records before approving: they are deleted from the primary, and exist nowhere else."), nil
 }
 func (linkRestorePrimaryStep) do(ctx context.Context, w audit.Written, e *Execution, flow *config.Flow, retry bool) (any, error) {
-	rb := e.rb
+	rb := e.Runbook
 	counted := ""
 	for _, rule := range e.Rules {
 		if rule.Name == countedRule && rule.OK {
 			counted = rule.Evidence
 		}
 	}
-	return rb.restorePrimary(ctx, w, e.run, flow, counted, retry)
+	return rb.restorePrimary(ctx, w, e.Run, flow, counted, retry)
 }
 
 type linkWaitPrimaryStep struct{}
@@ -292,7 +292,7 @@ func (linkWaitPrimaryStep) preview(ctx context.Context, rb *Runbook, r *Run, s S
 	return []string{fmt.Sprintf("Polls the primary's mirrors every second, at most %s. Now: %s", rb.reverseCatchUp(), cmp.Or(strings.Join(behind, "; "), "caught up"))}, nil
 }
 func (linkWaitPrimaryStep) do(ctx context.Context, w audit.Written, e *Execution, flow *config.Flow, retry bool) (any, error) {
-	return e.rb.waitPrimary(ctx, e.run, flow, e.Progress)
+	return e.Runbook.waitPrimary(ctx, e.Run, flow, e.Progress)
 }
 
 type linkStopWritersStep struct{}
@@ -326,7 +326,7 @@ func (linkReverseToPrimaryStep) preview(ctx context.Context, rb *Runbook, r *Run
 		"Consumer groups and Flink savepoints need nothing: offsets are the same on both ends."}, nil
 }
 func (linkReverseToPrimaryStep) do(ctx context.Context, w audit.Written, e *Execution, flow *config.Flow, retry bool) (any, error) {
-	return e.rb.reverseToPrimary(ctx, w, e.run, flow, e.Step.PauseMirrors, retry)
+	return e.Runbook.reverseToPrimary(ctx, w, e.Run, flow, e.Step.PauseMirrors, retry)
 }
 
 // rules: the checks a step of a failback over MirrorMaker 2 adds to the
@@ -393,7 +393,7 @@ func (rewriteBackStep) rules(ctx context.Context, rb *Runbook, r *Run, idx int, 
 	return rules
 }
 func (restoreBackStep) rules(ctx context.Context, rb *Runbook, r *Run, idx int, flow *config.Flow, api *connect.Client) []RuleResult {
-	return rb.restoreRewrittenRule(ctx, r, idx)
+	return rb.RestoreRewrittenRule(ctx, r, idx)
 }
 func (restartForwardStep) rules(ctx context.Context, rb *Runbook, r *Run, idx int, flow *config.Flow, api *connect.Client) []RuleResult {
 	var rules []RuleResult

@@ -201,7 +201,7 @@ func (e *env) step(ctx context.Context, id int64, idx int) error {
 	if err != nil {
 		return err
 	}
-	return x.Run(ctx)
+	return x.Perform(ctx)
 }
 
 func (e *env) approved(t *testing.T, ctx context.Context, p Plan) int64 {

@@ -72,7 +72,7 @@ func (rb *Runbook) ReverseFlow(ctx context.Context, r *Run) *ReverseView {
 	if !ReverseActive(r) {
 		return nil
 	}
-	v := &ReverseView{At: rb.now()}
+	v := &ReverseView{At: rb.Now()}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	f, err := rb.readReverse(ctx, r)

@@ -96,7 +96,7 @@ func (e cutStepEvidence) atMs() int64 {
 // stopped the mirror (stop-mirror, or a Cluster Linking flow's
 // promote/failover); zero when none was recorded.
 func (rb *Runbook) cutEvidence(ctx context.Context, run int64) (cutStepEvidence, error) {
-	subject := runSubject(run)
+	subject := RunSubject(run)
 	recs, err := rb.Store.AuditEntries(ctx, storage.AuditFilter{Action: string(audit.FailoverStepDone), Subject: subject, Oldest: true})
 	if err != nil {
 		return cutStepEvidence{}, fmt.Errorf("failover run %d: reading its step records: %w", run, err)
@@ -112,7 +112,7 @@ func (rb *Runbook) cutEvidence(ctx context.Context, run int64) (cutStepEvidence,
 		if err := json.Unmarshal(r.Details, &d); err != nil {
 			return cutStepEvidence{}, errors.Join(fmt.Errorf("failover run %d: step record %d unreadable", run, r.ID), err)
 		}
-		if d.Kind.is(cutsMirror) {
+		if d.Kind.Is(CutsMirror) {
 			return d.Evidence, nil
 		}
 	}

@@ -158,7 +158,7 @@ func newEnv(t testing.TB, approvals int) *env {
 	t.Cleanup(mon.Close)
 	go mon.Run(ctx)
 	e := &env{path: path, sb: sb, audit: testAudit{StoreAuditor{Store: store}}, flink: &fakeFlink{jobs: map[string]flink.RunRequest{}}, store: store, cfg: cfg, now: time.Now()}
-	e.rb = &Runbook{Store: store, Monitor: mon, Config: cfg, Audit: e.audit, Log: log, Now: func() time.Time { return e.now },
+	e.rb = &Runbook{Store: store, Monitor: mon, Config: cfg, Audit: e.audit, Log: log, Clock: func() time.Time { return e.now },
 		StopVerifyWindow: time.Second}
 	flinkURL := e.flink.serve(t)
 	e.rb.Flink = func(string) *flink.RESTClient { return flink.NewRESTClient(flinkURL) }
@@ -321,7 +321,7 @@ func TestRunResumesAfterCrashAtEveryBoundary(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				return x.Run(ctx)
+				return x.Perform(ctx)
 			}()
 			if point != "" && !errors.Is(err, crashed) {
 				t.Fatalf("step %d: crash at %s did not happen: %v", idx+1, point, err)
@@ -507,7 +507,7 @@ func TestStopMirrorThroughConnectAndPreview(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := x.Run(ctx); err != nil {
+		if err := x.Perform(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -535,7 +535,7 @@ func TestCrashResumeKeepsAuditChain(t *testing.T) {
 		}
 		t.Cleanup(func() { s.Close() })
 		// A new Runbook, as a restarted console builds it (empty caches, no crash hook).
-		rb := Runbook{Store: s, Audit: StoreAuditor{Store: s}, Monitor: e.rb.Monitor, Config: e.rb.Config, Log: e.rb.Log, Now: e.rb.Now,
+		rb := Runbook{Store: s, Audit: StoreAuditor{Store: s}, Monitor: e.rb.Monitor, Config: e.rb.Config, Log: e.rb.Log, Clock: e.rb.Clock,
 			Connect: e.rb.Connect, Flink: e.rb.Flink, StopVerifyWindow: e.rb.StopVerifyWindow, Catalog: e.rb.Catalog}
 		newRunner()
 		return &rb
@@ -562,7 +562,7 @@ func TestCrashResumeKeepsAuditChain(t *testing.T) {
 			func() {
 				defer func() { recover() }()
 				if x, err := rb.Begin(ctx, alice, id, idx, "primary->dr", ""); err == nil {
-					x.Run(ctx)
+					x.Perform(ctx)
 				}
 			}()
 			rb = restart() // the console comes back
@@ -571,7 +571,7 @@ func TestCrashResumeKeepsAuditChain(t *testing.T) {
 		if err != nil {
 			t.Fatalf("resuming step %d: %v", idx+1, err)
 		}
-		if err := x.Run(ctx); err != nil {
+		if err := x.Perform(ctx); err != nil {
 			t.Fatalf("step %d: %v", idx+1, err)
 		}
 	}
@@ -648,7 +648,7 @@ func TestClusterLinkPromoteAndFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := x.Run(ctx); err != nil {
+	if err := x.Perform(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r, _ = e.rb.Get(ctx, id)
@@ -720,7 +720,7 @@ func TestTranslateGroupFromSavepoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := x.Run(ctx); err != nil {
+	if err := x.Perform(ctx); err != nil {
 		t.Fatal(err)
 	}
 	got, err := kadm.NewClient(drClient(e.rb.Monitor, "primary->dr")).FetchOffsets(ctx, "sp-group")
@@ -796,7 +796,7 @@ func TestStepStartsExactlyOnce(t *testing.T) {
 	if _, err := e.rb.Begin(ctx, bob, id, 1, "primary->dr", ""); err == nil {
 		t.Fatal("step 2 started while step 1 runs")
 	}
-	if err := xs[0].Run(ctx); err != nil {
+	if err := xs[0].Perform(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n := e.audit.count("failover.step-start-refused"); n != 6 {
@@ -862,7 +862,7 @@ func TestNoRunbookEffectWithoutAuditRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	storagetest.FailAuditWrites(t, e.path, true)
-	if err := x.Run(ctx); err == nil || !strings.Contains(err.Error(), "not recorded") {
+	if err := x.Perform(ctx); err == nil || !strings.Contains(err.Error(), "not recorded") {
 		t.Fatalf("an unrecorded outcome passed: %v", err)
 	}
 	if r, _ = e.rb.Get(ctx, id); r.Steps[0].Status != "running" || r.Steps[0].Runner != "" || r.Status != "running" {
@@ -872,7 +872,7 @@ func TestNoRunbookEffectWithoutAuditRecord(t *testing.T) {
 	if x, err = e.rb.Begin(ctx, bob, id, 0, "primary->dr", ""); err != nil {
 		t.Fatalf("resuming a released step: %v", err)
 	}
-	if err := x.Run(ctx); err != nil {
+	if err := x.Perform(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if r, _ = e.rb.Get(ctx, id); r.Status != "completed" || r.Steps[0].Status != "done" {

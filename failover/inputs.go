@@ -91,7 +91,7 @@ func (rb *Runbook) inputRules(ctx context.Context, r *Run, idx int) []RuleResult
 		rules = append(rules, rr)
 	}
 	side := sideDR
-	if r.Plan.kind().target() == model.SidePrimary {
+	if r.Plan.kind().Target() == model.SidePrimary {
 		side = sidePrimary
 	}
 	if snap := rb.Monitor.Snapshot(r.Flow); snap != nil {
@@ -101,8 +101,8 @@ func (rb *Runbook) inputRules(ctx context.Context, r *Run, idx int) []RuleResult
 			add(RuleResult{Name: "DR cluster reachable now", OK: snap.Target.OK, Evidence: reach(snap.Target, "DR")})
 		}
 	}
-	if k := r.Plan.kind().restsOn(r.Plan, idx); k != nil {
-		for _, rr := range k.inputRules(ctx, rb, r, idx) {
+	if k := r.Plan.kind().RestsOn(r.Plan, idx); k != nil {
+		for _, rr := range k.InputRules(ctx, rb, r, idx) {
 			add(rr)
 		}
 	}
@@ -117,28 +117,39 @@ func (p Plan) RestsOnInputs(i int) bool {
 	if i < 0 || i >= len(p.Steps) {
 		return false
 	}
-	k := p.kind().restsOn(p, i)
-	return k != nil && k.restsOnInputs(p.Steps[i])
+	k := p.kind().RestsOn(p, i)
+	return k != nil && k.RestsOnInputs(p.Steps[i])
 }
 
-// restingStep is a step kind that may rest on a savepoint or on group
+// RestingStep is a step kind that may rest on a savepoint or on group
 // positions, re-checked by inputRules when it starts.
-type restingStep interface {
-	restsOnInputs(s Step) bool
-	// inputRules are its rules, before inputRules marks them overridable
-	// by a second operator only.
-	inputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult
+type RestingStep interface {
+	RestsOnInputs(s Step) bool
+	// InputRules are its rules, before rb.inputRules marks them
+	// overridable by a second operator only.
+	InputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult
 }
 
-// restingStepOf is step kind k of a failover (or a drill) when it may
+// The step kinds that rest on inputs; a method renamed on one side only
+// would otherwise drop its checks without a word.
+var (
+	_ RestingStep = translateGroupStep{}
+	_ RestingStep = rewriteSavepointStep{}
+	_ RestingStep = restoreFlinkStep{}
+	_ RestingStep = translateGroupBackStep{}
+	_ RestingStep = rewriteBackStep{}
+	_ RestingStep = restoreBackStep{}
+)
+
+// RestingStepOf is step kind k of a failover (or a drill) when it may
 // rest on inputs; nil if not.
-func restingStepOf(k StepKind) restingStep {
-	rs, _ := step(k).(restingStep)
+func RestingStepOf(k StepKind) RestingStep {
+	rs, _ := step(k).(RestingStep)
 	return rs
 }
 
-func (translateGroupStep) restsOnInputs(Step) bool { return true }
-func (translateGroupStep) inputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+func (translateGroupStep) RestsOnInputs(Step) bool { return true }
+func (translateGroupStep) InputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
 	s := r.Plan.Steps[i]
 	var rules []RuleResult
 	if s.FromSavepoint != "" {
@@ -158,8 +169,8 @@ func (translateGroupStep) inputRules(ctx context.Context, rb *Runbook, r *Run, i
 	return append(rules, rb.positionsRule(ctx, r.Flow, name, sideDR, pos))
 }
 
-func (rewriteSavepointStep) restsOnInputs(Step) bool { return true }
-func (rewriteSavepointStep) inputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+func (rewriteSavepointStep) RestsOnInputs(Step) bool { return true }
+func (rewriteSavepointStep) InputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
 	s := r.Plan.Steps[i]
 	rules := []RuleResult{rb.verdictRule(ctx, r.Flow, s.RewriteFrom, s.Choices)}
 	name := "the rewrite's positions are still in DR"
@@ -176,17 +187,17 @@ func (rewriteSavepointStep) inputRules(ctx context.Context, rb *Runbook, r *Run,
 	return append(rules, rb.positionsRule(ctx, r.Flow, name, sideDR, pos))
 }
 
-func (restoreFlinkStep) restsOnInputs(s Step) bool { return strings.TrimSpace(s.SavepointPath) != "" }
-func (restoreFlinkStep) inputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+func (restoreFlinkStep) RestsOnInputs(s Step) bool { return strings.TrimSpace(s.SavepointPath) != "" }
+func (restoreFlinkStep) InputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
 	s := r.Plan.Steps[i]
-	if rewriteOf(r.Plan, s.SavepointPath) >= 0 {
+	if RewriteOf(r.Plan, s.SavepointPath) >= 0 {
 		return []RuleResult{rb.rewrittenPositionsRule(ctx, r.Flow, s.SavepointPath, sideDR)}
 	}
 	return []RuleResult{rb.verdictRule(ctx, r.Flow, s.SavepointPath, nil)}
 }
 
-func (translateGroupBackStep) restsOnInputs(Step) bool { return true }
-func (translateGroupBackStep) inputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+func (translateGroupBackStep) RestsOnInputs(Step) bool { return true }
+func (translateGroupBackStep) InputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
 	s := r.Plan.Steps[i]
 	name := "the positions group " + s.Group + " moves back to are still on the primary"
 	b, err := rb.groupBack(ctx, r, s.Group)
@@ -196,8 +207,8 @@ func (translateGroupBackStep) inputRules(ctx context.Context, rb *Runbook, r *Ru
 	return []RuleResult{rb.positionsRule(ctx, r.Flow, name, sidePrimary, b.Primary)}
 }
 
-func (rewriteBackStep) restsOnInputs(Step) bool { return true }
-func (rewriteBackStep) inputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+func (rewriteBackStep) RestsOnInputs(Step) bool { return true }
+func (rewriteBackStep) InputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
 	name := "the positions the savepoint is rewritten back to are still on the primary"
 	if rb.Catalog == nil {
 		return []RuleResult{{Name: name, Evidence: "unknown: no savepoint catalog to read the savepoint"}}
@@ -210,8 +221,8 @@ func (rewriteBackStep) inputRules(ctx context.Context, rb *Runbook, r *Run, i in
 }
 
 // A failback restores only its rewritten-back copy.
-func (restoreBackStep) restsOnInputs(s Step) bool { return strings.TrimSpace(s.SavepointPath) != "" }
-func (restoreBackStep) inputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
+func (restoreBackStep) RestsOnInputs(s Step) bool { return strings.TrimSpace(s.SavepointPath) != "" }
+func (restoreBackStep) InputRules(ctx context.Context, rb *Runbook, r *Run, i int) []RuleResult {
 	return []RuleResult{rb.rewrittenPositionsRule(ctx, r.Flow, r.Plan.Steps[i].SavepointPath, sidePrimary)}
 }
 
@@ -331,7 +342,7 @@ func (rb *Runbook) positionsRule(ctx context.Context, flow, name string, side lo
 			rr.Evidence += ": " + err.Error()
 		}
 	default:
-		rr.OK, rr.Evidence = true, fmt.Sprintf("%d position(s), each at or past %s's log start, read %s", len(pos), side.name, rb.now().UTC().Format(time.RFC3339))
+		rr.OK, rr.Evidence = true, fmt.Sprintf("%d position(s), each at or past %s's log start, read %s", len(pos), side.name, rb.Now().UTC().Format(time.RFC3339))
 	}
 	return rr
 }
@@ -370,12 +381,12 @@ func (rb *Runbook) planInputs(ctx context.Context, r *Run) map[string][]RuleResu
 // ("" entries never). An approval that recorded none (from before this
 // check) compares nothing.
 func (rb *Runbook) changedSinceApproval(ctx context.Context, r *Run, idx int, now []RuleResult) []string {
-	es, err := rb.Store.AuditEntries(ctx, storage.AuditFilter{Action: string(audit.FailoverApprove), Subject: runSubject(r.ID)})
+	es, err := rb.Store.AuditEntries(ctx, storage.AuditFilter{Action: string(audit.FailoverApprove), Subject: RunSubject(r.ID)})
 	if err != nil {
 		return []string{"the approval's record could not be read: " + err.Error()}
 	}
 	for _, e := range es { // newest first
-		if e.Subject != runSubject(r.ID) {
+		if e.Subject != RunSubject(r.ID) {
 			continue
 		}
 		var d struct {

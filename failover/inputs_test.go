@@ -65,7 +65,7 @@ func TestStepStartRefusesSavepointPositionsDRDeletedSinceApproval(t *testing.T) 
 	if err != nil {
 		t.Fatalf("the second operator's override: %v", err)
 	}
-	x.Run(ctx)
+	x.Perform(ctx)
 	es, err := e.store.AuditEntries(ctx, storage.AuditFilter{Action: "failover.step-start"})
 	if err != nil || len(es) != 1 {
 		t.Fatalf("%v %d start records", err, len(es))

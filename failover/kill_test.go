@@ -122,7 +122,7 @@ func runbookChild() int {
 			fmt.Println("ERROR", err)
 			return 1
 		}
-		if err := x.Run(ctx); err != nil {
+		if err := x.Perform(ctx); err != nil {
 			fmt.Println("ERROR", err)
 			return 1
 		}

@@ -32,7 +32,7 @@ type stepKind interface {
 }
 
 // stepKinds are the steps of a failover plan; a drill and a failback run
-// them their own way (planKinds).
+// them their own way (planTypes).
 var stepKinds = map[StepKind]stepKind{
 	KindPreflight:        preflightStep{},
 	KindStopMirror:       stopMirrorStep{},
@@ -43,49 +43,49 @@ var stepKinds = map[StepKind]stepKind{
 	KindRewriteSavepoint: rewriteSavepointStep{},
 }
 
-// stepTrait is what the plan checks, other steps and the pages ask of a
+// StepTrait is what the plan checks, other steps and the pages ask of a
 // step kind without running it: which step is the restore, the cut, a
 // translation. Each kind states its traits once, in stepTraits.
-type stepTrait uint16
+type StepTrait uint16
 
 const (
-	cutsMirror          stepTrait = 1 << iota // stops the forward mirror: its evidence is the cut
-	countsLoss                                // records what the failover lost at the cut
-	translates                                // commits a primary group's translated offsets to DR
-	translatesBack                            // moves a DR group back to the primary
-	restores                                  // starts the Flink job
-	rewrites                                  // writes a rewritten savepoint
-	rewritesDRSavepoint                       // rewrites the savepoint savepoint-dr took
-	restartsForward                           // restarts the forward flow, ending a failback
-	leavesMirrorsPaused                       // may leave the primary's mirror topics paused
+	CutsMirror          StepTrait = 1 << iota // stops the forward mirror: its evidence is the cut
+	CountsLoss                                // records what the failover lost at the cut
+	Translates                                // commits a primary group's translated offsets to DR
+	TranslatesBack                            // moves a DR group back to the primary
+	Restores                                  // starts the Flink job
+	Rewrites                                  // writes a rewritten savepoint
+	RewritesDRSavepoint                       // rewrites the savepoint savepoint-dr took
+	RestartsForward                           // restarts the forward flow, ending a failback
+	LeavesMirrorsPaused                       // may leave the primary's mirror topics paused
 )
 
-var stepTraits = map[StepKind]stepTrait{
-	KindStopMirror:         cutsMirror | countsLoss,
-	KindPromoteMirrors:     cutsMirror,
-	KindFailoverMirrors:    cutsMirror,
-	KindTranslateGroup:     translates,
-	KindRestoreFlink:       restores,
-	KindRewriteSavepoint:   rewrites,
-	KindTranslateGroupBack: translatesBack,
-	KindRewriteBack:        rewrites | rewritesDRSavepoint,
-	KindRestartForward:     restartsForward,
-	KindReverseToPrimary:   leavesMirrorsPaused,
+var stepTraits = map[StepKind]StepTrait{
+	KindStopMirror:         CutsMirror | CountsLoss,
+	KindPromoteMirrors:     CutsMirror,
+	KindFailoverMirrors:    CutsMirror,
+	KindTranslateGroup:     Translates,
+	KindRestoreFlink:       Restores,
+	KindRewriteSavepoint:   Rewrites,
+	KindTranslateGroupBack: TranslatesBack,
+	KindRewriteBack:        Rewrites | RewritesDRSavepoint,
+	KindRestartForward:     RestartsForward,
+	KindReverseToPrimary:   LeavesMirrorsPaused,
 }
 
-// is says whether kind k has trait t.
-func (k StepKind) is(t stepTrait) bool { return stepTraits[k]&t != 0 }
+// Is says whether kind k has trait t.
+func (k StepKind) Is(t StepTrait) bool { return stepTraits[k]&t != 0 }
 
-// first is the index of p's first step with trait t; -1 when none has it.
-func (p Plan) first(t stepTrait) int {
-	return slices.IndexFunc(p.Steps, func(s Step) bool { return s.Kind.is(t) })
+// First is the index of p's First step with trait t; -1 when none has it.
+func (p Plan) First(t StepTrait) int {
+	return slices.IndexFunc(p.Steps, func(s Step) bool { return s.Kind.Is(t) })
 }
 
-// stepsThat are p's steps with trait t, in plan order.
-func (p Plan) stepsThat(t stepTrait) []Step {
+// StepsThat are p's steps with trait t, in plan order.
+func (p Plan) StepsThat(t StepTrait) []Step {
 	var out []Step
 	for _, s := range p.Steps {
-		if s.Kind.is(t) {
+		if s.Kind.Is(t) {
 			out = append(out, s)
 		}
 	}
@@ -163,14 +163,14 @@ func (stopMirrorStep) preview(ctx context.Context, rb *Runbook, r *Run, _ int) (
 	return rb.previewStop(ctx, rb.Config.Flow(r.Flow))
 }
 func (stopMirrorStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
-	res, states, err := e.rb.stopMirror(ctx, w, e.run.Flow)
+	res, states, err := e.Runbook.stopMirror(ctx, w, e.Run.Flow)
 	if err != nil {
 		if states != nil {
 			return states, err
 		}
 		return nil, err
 	}
-	return mirrorStopped{Stopped: res, Cut: e.rb.recordCut(ctx, e.run.ID, e.run.Flow), LostAtCut: e.rb.lostAtCut(e.run.Flow)}, nil
+	return mirrorStopped{Stopped: res, Cut: e.Runbook.recordCut(ctx, e.Run.ID, e.Run.Flow), LostAtCut: e.Runbook.lostAtCut(e.Run.Flow)}, nil
 }
 
 // mirrorStopped is stop-mirror's result: how the mirror stopped, where
@@ -217,7 +217,7 @@ func (translateGroupStep) inputs(ctx context.Context, rb *Runbook, r *Run, i int
 	return in
 }
 func (translateGroupStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
-	return e.rb.translateGroup(ctx, w, e.run, e.Idx, e.Step, e.who)
+	return e.Runbook.translateGroup(ctx, w, e.Run, e.Idx, e.Step, e.Who)
 }
 
 type restoreFlinkStep struct {
@@ -239,7 +239,7 @@ func (restoreFlinkStep) problems(cfg *config.Config, _ *config.Flow, p Plan, i i
 	var out []string
 	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	s := p.Steps[i]
-	t := flinkTarget(cfg, s.FlinkTarget)
+	t := FlinkTargetNamed(cfg, s.FlinkTarget)
 	switch {
 	case t == nil:
 		bad("no Flink target named %q in flink_targets", s.FlinkTarget)
@@ -269,19 +269,19 @@ func (restoreFlinkStep) problems(cfg *config.Config, _ *config.Flow, p Plan, i i
 	return append(out, restoredRewriteProblems(p, i)...)
 }
 func (restoreFlinkStep) rules(ctx context.Context, rb *Runbook, r *Run, i int, _ string) []RuleResult {
-	return rb.restoreRewrittenRule(ctx, r, i)
+	return rb.RestoreRewrittenRule(ctx, r, i)
 }
 func (restoreFlinkStep) preview(ctx context.Context, rb *Runbook, r *Run, i int) ([]string, error) {
-	return rb.previewRestore(ctx, r, i, r.Plan.Steps[i]), nil
+	return rb.PreviewRestore(ctx, r, i, r.Plan.Steps[i]), nil
 }
 func (restoreFlinkStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
-	if err := e.rb.rewrittenReady(ctx, e.run, e.Step); err != nil {
+	if err := e.Runbook.RewrittenReady(ctx, e.Run, e.Step); err != nil {
 		return nil, err
 	}
-	if t := flinkTarget(e.rb.Config, e.Step.FlinkTarget); t != nil && t.Kubernetes != nil {
-		return e.rb.restoreKubernetes(ctx, w, e.run, e.Idx, e.Step, t, e.Progress)
+	if t := FlinkTargetNamed(e.Runbook.Config, e.Step.FlinkTarget); t != nil && t.Kubernetes != nil {
+		return e.Runbook.restoreKubernetes(ctx, w, e.Run, e.Idx, e.Step, t, e.Progress)
 	}
-	return e.rb.restoreFlink(ctx, w, e.run, e.Idx, e.Step)
+	return e.Runbook.RestoreFlink(ctx, w, e.Run, e.Idx, e.Step)
 }
 
 // mirrorsStep promotes a Cluster Linking flow's mirror topics (the
@@ -294,7 +294,7 @@ type mirrorsStep struct {
 }
 
 func (m mirrorsStep) title(_ Step, flow *config.Flow) string {
-	return m.verb + " the mirror topics of link " + linkName(flow) + m.how
+	return m.verb + " the mirror topics of link " + LinkName(flow) + m.how
 }
 func (mirrorsStep) problems(_ *config.Config, flow *config.Flow, _ Plan, _ int) []string {
 	if !flow.IsClusterLink() {
@@ -309,7 +309,7 @@ func (m mirrorsStep) preview(ctx context.Context, rb *Runbook, r *Run, _ int) ([
 	return rb.previewLink(ctx, rb.Config.Flow(r.Flow), m.planned)
 }
 func (m mirrorsStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
-	return e.rb.alterMirrors(ctx, w, e.run.Flow, m.planned)
+	return e.Runbook.alterMirrors(ctx, w, e.Run.Flow, m.planned)
 }
 
 type rewriteSavepointStep struct{ changes }
@@ -333,5 +333,5 @@ func (rewriteSavepointStep) inputs(ctx context.Context, rb *Runbook, r *Run, i i
 		{"new savepoint in the catalog", rb.savepointInput(ctx, s.RewriteTo)}}
 }
 func (rewriteSavepointStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
-	return e.rb.rewriteSavepoint(ctx, w, e.run, e.Step)
+	return e.Runbook.rewriteSavepoint(ctx, w, e.Run, e.Step)
 }

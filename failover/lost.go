@@ -196,7 +196,7 @@ func (rb *Runbook) lostPositions(ctx context.Context, flow string) (l *LostToDR,
 	if active.Side != model.SideDR {
 		return nil, nil, ErrPrimaryActive
 	}
-	l = &LostToDR{Active: active, AtMs: rb.now().UnixMilli()}
+	l = &LostToDR{Active: active, AtMs: rb.Now().UnixMilli()}
 	cut, err := rb.Store.FailoverCut(ctx, active.Run)
 	if err != nil || len(cut) == 0 {
 		return l, nil, err

@@ -55,7 +55,7 @@ func (rb *Runbook) keepLost(ctx context.Context, flow string, l *LostToDR) {
 		m.last, m.saved = map[string]*LostToDR{}, map[string]time.Time{}
 	}
 	m.last[flow] = c
-	now := rb.now()
+	now := rb.Now()
 	save := len(fresh) > 0 && (changed || now.Sub(m.saved[flow]) >= lostSaveEvery)
 	if save {
 		m.saved[flow] = now

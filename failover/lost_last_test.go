@@ -26,7 +26,7 @@ func TestLostToDRLastKnownBoundsSurviveARestart(t *testing.T) {
 	e.primary.Close()
 	later := time.UnixMilli(first.AtMs).Add(90 * time.Second)
 	restarted := &Runbook{Store: e.rb.Store, Config: e.rb.Config, Audit: e.rb.Audit, Log: e.rb.Log, LostLimits: e.rb.LostLimits,
-		Now: func() time.Time { return later }}
+		Clock: func() time.Time { return later }}
 	l, err := restarted.LostToDR(ctx, "primary->dr")
 	if err != nil {
 		t.Fatal(err)

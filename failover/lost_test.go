@@ -510,7 +510,7 @@ func TestLostToDRKeepsLastKnownBoundsWhileThePrimaryIsDown(t *testing.T) {
 	want := first.Totals()
 	e.primary.Close()
 	later := time.UnixMilli(first.AtMs).Add(40 * time.Second)
-	e.rb.Now = func() time.Time { return later }
+	e.rb.Clock = func() time.Time { return later }
 	l, err := e.rb.LostToDR(ctx, "primary->dr")
 	if err != nil {
 		t.Fatal(err)

@@ -102,7 +102,7 @@ func TestRunbookActionsReachNotificationReceivers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return x.Run(ctx)
+		return x.Perform(ctx)
 	}
 
 	completed := approved(Plan{Flow: "primary->dr", Steps: []Step{{Kind: KindPreflight}}})

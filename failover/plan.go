@@ -188,7 +188,7 @@ func (s Step) Title(flow *config.Flow) string {
 // StepTitle is step i's Title, as the plan runs it (a drill's steps say
 // what the drill does instead).
 func (p Plan) StepTitle(i int, flow *config.Flow) string {
-	if t := p.kind().title(p, i, flow); t != "" {
+	if t := p.kind().Title(p, i, flow); t != "" {
 		return t
 	}
 	return p.Steps[i].Title(flow)
@@ -203,10 +203,10 @@ func (p Plan) Validate(cfg *config.Config) error {
 	if len(p.Steps) == 0 {
 		return errors.New("a plan needs at least one step")
 	}
-	if _, ok := planKinds[p.Kind]; !ok {
+	if _, ok := planTypes[p.Kind]; !ok {
 		return fmt.Errorf("unknown plan kind %q", p.Kind) // its stored form would read as a failover
 	}
-	errs := p.kind().problems(cfg, p)
+	errs := p.kind().Problems(cfg, p)
 	for i, s := range p.Steps {
 		k := step(s.Kind)
 		if k == nil && !slices.Contains(failbackKinds, s.Kind) { // failbackProblems checks those
@@ -222,14 +222,14 @@ func (p Plan) Validate(cfg *config.Config) error {
 	return errors.Join(errs...)
 }
 
-func linkName(f *config.Flow) string {
+func LinkName(f *config.Flow) string {
 	if f == nil || f.ClusterLink == nil {
 		return "?"
 	}
 	return f.ClusterLink.Link
 }
 
-func flinkTarget(cfg *config.Config, name string) *config.FlinkTarget {
+func FlinkTargetNamed(cfg *config.Config, name string) *config.FlinkTarget {
 	for _, t := range cfg.FlinkTargets {
 		if t.Name == name {
 			return t

@@ -41,7 +41,7 @@ func (rb *Runbook) previewStep(ctx context.Context, r *Run, i int) StepPreview {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var err error
-	p.Rules, p.Lines, err = r.Plan.kind().preview(pctx, rb, r, i)
+	p.Rules, p.Lines, err = r.Plan.kind().Preview(pctx, rb, r, i)
 	if err != nil {
 		p.Err = err.Error()
 	}
@@ -95,8 +95,8 @@ func (rb *Runbook) previewGroup(ctx context.Context, flow string, s Step) ([]str
 	return append(lines, fmt.Sprintf("At most %d record(s) in all may be processed twice; none is skipped. The previous offsets are recorded for undo.", reread)), nil
 }
 
-func (rb *Runbook) previewRestore(ctx context.Context, r *Run, idx int, s Step) []string {
-	t := flinkTarget(rb.Config, s.FlinkTarget)
+func (rb *Runbook) PreviewRestore(ctx context.Context, r *Run, idx int, s Step) []string {
+	t := FlinkTargetNamed(rb.Config, s.FlinkTarget)
 	if t.Kubernetes != nil {
 		return rb.previewKubernetes(ctx, r, idx, s, t)
 	}
@@ -110,18 +110,18 @@ func (rb *Runbook) previewRestore(ctx context.Context, r *Run, idx int, s Step) 
 	}
 	lines := []string{
 		fmt.Sprintf("POST %s/jars/%s/run on %s (Flink %s)", t.RestURL, s.JarID, t.Name, version),
-		"entry class: " + orNone(s.EntryClass) + "; program arguments: " + orNone(strings.Join(r.Plan.kind().restoreArgs(r, s), " ")),
-		"savepoint: " + orNone(s.SavepointPath) + fmt.Sprintf("; %s=%s; allowNonRestoredState=%v", flink.RestoreModeField(version), mode, s.AllowNonRestoredState),
+		"entry class: " + OrNone(s.EntryClass) + "; program arguments: " + OrNone(strings.Join(r.Plan.kind().RestoreArgs(r, s), " ")),
+		"savepoint: " + OrNone(s.SavepointPath) + fmt.Sprintf("; %s=%s; allowNonRestoredState=%v", flink.RestoreModeField(version), mode, s.AllowNonRestoredState),
 		"job id " + restoreJobID(r, idx) + " (fixed: a resumed step finds this job instead of starting a second one)",
 	}
-	if j := rewriteOf(r.Plan, s.SavepointPath); j >= 0 {
+	if j := RewriteOf(r.Plan, s.SavepointPath); j >= 0 {
 		lines = append(lines, fmt.Sprintf("This is the savepoint step %d rewrites: the job keeps its Kafka source uid and resumes from the split state "+
 			"(DR topics and offsets), not from consumer-group offsets; the step refuses unless step %d succeeded and registered it.", j+1, j+1))
 	}
 	return lines
 }
 
-func orNone(s string) string {
+func OrNone(s string) string {
 	if s == "" {
 		return "(none)"
 	}

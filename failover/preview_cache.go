@@ -88,7 +88,7 @@ type previewFlight struct {
 func (rb *Runbook) Previews(ctx context.Context, r *Run) []CachedPreview {
 	c := &rb.previews
 	c.mu.Lock()
-	e := c.lookupLocked(r.ID, rb.now())
+	e := c.lookupLocked(r.ID, rb.Now())
 	c.mu.Unlock()
 	if e == nil {
 		rb.computePreviews(ctx, r, -1)
@@ -113,7 +113,7 @@ func (rb *Runbook) Recompute(ctx context.Context, who Actor, id int64, step int)
 	}
 	c := &rb.previews
 	c.mu.Lock()
-	if e := c.lookupLocked(id, rb.now()); e == nil || e.hash != r.PlanHash {
+	if e := c.lookupLocked(id, rb.Now()); e == nil || e.hash != r.PlanHash {
 		step = -1
 	}
 	c.mu.Unlock()
@@ -184,7 +184,7 @@ func (rb *Runbook) computePreviews(ctx context.Context, r *Run, step int) {
 		// Inputs first: a change during the computation shows as a change.
 		in := rb.previewInputs(cctx, r, i)
 		p := compute(cctx, r, i)
-		done[i] = stepPreviewEntry{ok: true, p: p, at: rb.now(), inputs: in}
+		done[i] = stepPreviewEntry{ok: true, p: p, at: rb.Now(), inputs: in}
 	}
 
 	c.mu.Lock()
@@ -200,7 +200,7 @@ func (rb *Runbook) computePreviews(ctx context.Context, r *Run, step int) {
 	for i, s := range done {
 		e.steps[i] = s
 	}
-	e.used = rb.now()
+	e.used = rb.Now()
 	for len(c.runs) > previewCacheRuns {
 		var oldest int64
 		for id, o := range c.runs {

@@ -42,7 +42,7 @@ func restoreRun(id int64, hash string) *Run {
 func TestPreviewsComputedOnceForRepeatedViews(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
-	rb := &Runbook{Config: &config.Config{}, Now: func() time.Time { return now }}
+	rb := &Runbook{Config: &config.Config{}, Clock: func() time.Time { return now }}
 	f := &previewFake{}
 	rb.previews.compute = f.compute
 	r := restoreRun(1, "hash-1")
@@ -104,7 +104,7 @@ func TestPreviewsConcurrentRequestsComputeOnce(t *testing.T) {
 func TestPreviewCacheBounded(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
-	rb := &Runbook{Config: &config.Config{}, Now: func() time.Time { return now }}
+	rb := &Runbook{Config: &config.Config{}, Clock: func() time.Time { return now }}
 	f := &previewFake{}
 	rb.previews.compute = f.compute
 	for id := int64(1); id <= previewCacheRuns+10; id++ {

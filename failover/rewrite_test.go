@@ -75,7 +75,7 @@ func runStep(ctx context.Context, rb *Runbook, who Actor, id int64, idx int) (er
 	if err != nil {
 		return err
 	}
-	return x.Run(ctx)
+	return x.Perform(ctx)
 }
 
 // The rewrite through the runbook with two operators: the plan form's
@@ -294,7 +294,7 @@ func TestRewriteSavepointRefusesForeignDestination(t *testing.T) {
 	}
 	// Both restore paths (Flink REST and Kubernetes) pass the same gate.
 	restore := Step{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", SavepointPath: plan.Steps[0].RewriteTo}
-	if err := e.rb.rewrittenReady(ctx, r, restore); err == nil || !strings.Contains(err.Error(), "not restoring the rewritten savepoint") {
+	if err := e.rb.RewrittenReady(ctx, r, restore); err == nil || !strings.Contains(err.Error(), "not restoring the rewritten savepoint") {
 		t.Fatalf("restore gate after a failed rewrite: %v", err)
 	}
 }

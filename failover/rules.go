@@ -50,7 +50,7 @@ func (rb *Runbook) CheckRules(ctx context.Context, plan Plan, override string) [
 	lag := RuleResult{Name: fmt.Sprintf("lag within %s, or the primary unreachable", maxLag), Overridable: true}
 	switch {
 	case primaryGone:
-		lag.OK, lag.Evidence = true, reach(s.Source, "the primary")+"; data at risk: "+AtRiskOf(s).Text(rb.now())
+		lag.OK, lag.Evidence = true, reach(s.Source, "the primary")+"; data at risk: "+AtRiskOf(s).Text(rb.Now())
 	case s.RPOMs == nil || s.RPOAtLeast:
 		// Fail closed: a partition of unknown age may hold any amount.
 		lag.Evidence = "RPO " + s.RPOText()
@@ -63,7 +63,7 @@ func (rb *Runbook) CheckRules(ctx context.Context, plan Plan, override string) [
 	if flow := rb.Config.Flow(plan.Flow); flow != nil && !flow.IsClusterLink() {
 		// What the failover loses, stated where it is decided (a Cluster
 		// Linking flow's step states its mirrors' own).
-		add(RuleResult{Name: "data at risk stated", OK: true, Evidence: "the failover loses " + AtRiskOf(s).Text(rb.now())})
+		add(RuleResult{Name: "data at risk stated", OK: true, Evidence: "the failover loses " + AtRiskOf(s).Text(rb.Now())})
 	}
 
 	timeout := rb.Config.Thresholds.HeartbeatTimeout.D()
@@ -92,7 +92,7 @@ func (rb *Runbook) CheckRules(ctx context.Context, plan Plan, override string) [
 	// Consumer groups the plan moves must have no members in DR: Kafka
 	// refuses the commit otherwise, and running consumers would overwrite it.
 	tr := rb.Monitor.Translator(plan.Flow)
-	for _, st := range plan.stepsThat(translates) {
+	for _, st := range plan.StepsThat(Translates) {
 		r := RuleResult{Name: "DR group " + st.Group + " has no active consumers"}
 		gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		state, members, err := tr.DRGroupState(gctx, st.Group)
@@ -144,7 +144,7 @@ func (rb *Runbook) evidence(flow string) map[string]any {
 		ev["heartbeat_age_ms"] = s.HeartbeatAge.Milliseconds()
 	}
 	if a, ok := rb.AtRisk(flow); ok {
-		ev["at_risk"] = a.Record(rb.now())
+		ev["at_risk"] = a.Record(rb.Now())
 	}
 	return ev
 }

@@ -48,7 +48,7 @@ type Runbook struct {
 	// in one Store transaction (Runbook.recorded).
 	Audit Auditor
 	Log   *slog.Logger
-	Now   func() time.Time
+	Clock func() time.Time
 	// Connect and Flink build the REST clients of a URL (tests point
 	// them at stand-ins); their changes go through failover/internal/effect.
 	Connect func(url string) *connect.Client
@@ -97,9 +97,9 @@ var (
 	ErrRuleViolation = errors.New("a safety rule failed")
 )
 
-func (rb *Runbook) now() time.Time {
-	if rb.Now != nil {
-		return rb.Now()
+func (rb *Runbook) Now() time.Time {
+	if rb.Clock != nil {
+		return rb.Clock()
 	}
 	return time.Now()
 }
@@ -135,7 +135,7 @@ func (rb *Runbook) Get(ctx context.Context, id int64) (*Run, error) {
 	if err := json.Unmarshal([]byte(sr.PlanJSON), &r.Plan); err != nil {
 		return nil, fmt.Errorf("failover run %d: stored plan unreadable: %w", id, err)
 	}
-	now := rb.now().UnixMilli()
+	now := rb.Now().UnixMilli()
 	for _, a := range sr.Approvals {
 		if a.Decision == model.DecisionApprove && a.PlanHash == sr.PlanHash && !samePerson(a.Approver, sr.CreatedBy) && now < a.ExpiresMs &&
 			!slices.ContainsFunc(r.ValidApprovers, func(v string) bool { return samePerson(v, a.Approver) }) {
@@ -240,7 +240,7 @@ func (rb *Runbook) Create(ctx context.Context, who Actor, plan Plan, reason stri
 	if strings.TrimSpace(reason) == "" {
 		return 0, errors.New("give a reason for the failover")
 	}
-	plan.kind().stamp(&plan, rb.Config)
+	plan.kind().Stamp(&plan, rb.Config)
 	if err := rb.StampFailback(ctx, &plan); err != nil {
 		return 0, err
 	}
@@ -255,7 +255,7 @@ func (rb *Runbook) Create(ctx context.Context, who Actor, plan Plan, reason stri
 	_, err := rb.recorded(ctx, who, audit.FailoverPlan, plan.Flow, details, func(rec model.AuditEntry) (model.AuditEntry, error) {
 		var err error
 		id, rec, err = rb.Store.CreateFailoverRun(ctx, model.Run{Flow: plan.Flow, Reason: reason, CreatedBy: who.Name,
-			CreatedMs: rb.now().UnixMilli(), PlanJSON: string(body), PlanHash: hash, ApprovalsRequired: rb.Config.Failover.ApprovalsRequired}, kinds(plan), rec)
+			CreatedMs: rb.Now().UnixMilli(), PlanJSON: string(body), PlanHash: hash, ApprovalsRequired: rb.Config.Failover.ApprovalsRequired}, kinds(plan), rec)
 		return rec, err
 	})
 	if err != nil {
@@ -283,7 +283,7 @@ func (rb *Runbook) Update(ctx context.Context, who Actor, id int64, plan Plan, r
 		return err
 	}
 	plan.Flow = r.Flow
-	plan.kind().stamp(&plan, rb.Config)
+	plan.kind().Stamp(&plan, rb.Config)
 	if err := rb.StampFailback(ctx, &plan); err != nil {
 		return err
 	}
@@ -293,14 +293,14 @@ func (rb *Runbook) Update(ctx context.Context, who Actor, id int64, plan Plan, r
 	stampChoices(&plan, who)
 	body, _ := json.Marshal(plan)
 	hash := plan.Hash()
-	_, err = rb.recorded(ctx, who, audit.FailoverPlanChanged, runSubject(id), map[string]any{"plan": plan, "old_hash": r.PlanHash, "plan_hash": hash, "reason": reason},
+	_, err = rb.recorded(ctx, who, audit.FailoverPlanChanged, RunSubject(id), map[string]any{"plan": plan, "old_hash": r.PlanHash, "plan_hash": hash, "reason": reason},
 		func(rec model.AuditEntry) (model.AuditEntry, error) {
-			return rb.Store.ReplaceFailoverPlan(ctx, id, string(body), hash, reason, kinds(plan), rb.now().UnixMilli(), rec)
+			return rb.Store.ReplaceFailoverPlan(ctx, id, string(body), hash, reason, kinds(plan), rb.Now().UnixMilli(), rec)
 		})
 	return err
 }
 
-func runSubject(id int64) string { return fmt.Sprintf("failover-run:%d", id) }
+func RunSubject(id int64) string { return fmt.Sprintf("failover-run:%d", id) }
 
 // Approve records an approval of the run's current plan. planHash is the
 // hash the approver saw: if the plan changed since, the approval is refused.
@@ -321,14 +321,14 @@ func (rb *Runbook) Approve(ctx context.Context, who Actor, id int64, planHash, c
 	case planHash != r.PlanHash:
 		return fmt.Errorf("the plan changed since you looked at it (hash %.12s, now %.12s): review it again", planHash, r.PlanHash)
 	}
-	now := rb.now()
+	now := rb.Now()
 	ttl := rb.Config.Failover.ApprovalTTL.D()
 	// The approval and its record are one transaction, made only while the
 	// run is still approvable with this plan. Whether approvals now suffice
 	// depends on who the approvers are (Get, sockPuppet), so the move to
 	// approved follows as its own conditional step: it is derived from
 	// recorded approvals and needs no record of its own.
-	if _, err := rb.recorded(ctx, who, audit.FailoverApprove, runSubject(id), map[string]any{"plan_hash": planHash, "comment": comment,
+	if _, err := rb.recorded(ctx, who, audit.FailoverApprove, RunSubject(id), map[string]any{"plan_hash": planHash, "comment": comment,
 		"expires": now.Add(ttl).UTC(), "evidence": rb.evidence(r.Flow), "inputs": rb.planInputs(ctx, r)}, func(rec model.AuditEntry) (model.AuditEntry, error) {
 		return rb.Store.ApproveFailoverRun(ctx, id, approvable, model.Approval{Approver: who.Name, Decision: model.DecisionApprove, Reason: comment,
 			PlanHash: planHash, AtMs: now.UnixMilli(), ExpiresMs: now.Add(ttl).UnixMilli()}, rec)
@@ -356,8 +356,8 @@ func (rb *Runbook) Reject(ctx context.Context, who Actor, id int64, reason strin
 	if err != nil {
 		return err
 	}
-	now := rb.now().UnixMilli()
-	_, err = rb.recorded(ctx, who, audit.FailoverReject, runSubject(id), map[string]any{"plan_hash": r.PlanHash, "reason": reason},
+	now := rb.Now().UnixMilli()
+	_, err = rb.recorded(ctx, who, audit.FailoverReject, RunSubject(id), map[string]any{"plan_hash": r.PlanHash, "reason": reason},
 		func(rec model.AuditEntry) (model.AuditEntry, error) {
 			return rb.Store.RejectFailoverRun(ctx, id, []model.RunStatus{model.RunPending, model.RunApproved}, model.Approval{Approver: who.Name, Decision: model.DecisionReject, Reason: reason,
 				PlanHash: r.PlanHash, AtMs: now, ExpiresMs: now}, rec)
@@ -370,8 +370,8 @@ func (rb *Runbook) Cancel(ctx context.Context, who Actor, id int64, reason strin
 	if !mayOperate(who) {
 		return ErrRole
 	}
-	_, err := rb.recorded(ctx, who, audit.FailoverCancel, runSubject(id), map[string]any{"reason": reason}, func(rec model.AuditEntry) (model.AuditEntry, error) {
-		return rb.Store.CancelFailoverRun(ctx, id, []model.RunStatus{model.RunPending, model.RunApproved, model.RunRunning, model.RunFailed}, rb.now().UnixMilli(), rec)
+	_, err := rb.recorded(ctx, who, audit.FailoverCancel, RunSubject(id), map[string]any{"reason": reason}, func(rec model.AuditEntry) (model.AuditEntry, error) {
+		return rb.Store.CancelFailoverRun(ctx, id, []model.RunStatus{model.RunPending, model.RunApproved, model.RunRunning, model.RunFailed}, rb.Now().UnixMilli(), rec)
 	})
 	return err
 }
@@ -392,9 +392,9 @@ func (rb *Runbook) BreakGlass(ctx context.Context, who Actor, id int64, reason s
 	if err != nil {
 		return err
 	}
-	if _, err := rb.recorded(ctx, who, audit.FailoverBreakGlass, runSubject(id), map[string]any{"plan_hash": r.PlanHash, "reason": reason,
+	if _, err := rb.recorded(ctx, who, audit.FailoverBreakGlass, RunSubject(id), map[string]any{"plan_hash": r.PlanHash, "reason": reason,
 		"evidence": rb.evidence(r.Flow)}, func(rec model.AuditEntry) (model.AuditEntry, error) {
-		return rb.Store.SetBreakGlass(ctx, id, reason, rb.now().UnixMilli(), rec)
+		return rb.Store.SetBreakGlass(ctx, id, reason, rb.Now().UnixMilli(), rec)
 	}); err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ func TestRewriteResultOfEarlierBinaryIsRead(t *testing.T) {
 		`{"copied_bytes":0,"copied_files":0,"dest":"/sp/back-1","not_in_savepoint":null,"path":"/sp/back-1","source":"/sp/sp-dr","source_uid":"kafka-source","splits":null}`,
 		`{"dest":"/sp/back-1","not_in_savepoint":["orders-1"],"source":"/sp/sp-dr","source_uid":"kafka-source","splits":["orders-0: DR 5 → primary 9"]}`,
 	} {
-		var res savepointRewritten
+		var res SavepointRewritten
 		if err := json.Unmarshal([]byte(old), &res); err != nil {
 			t.Fatal(err)
 		}

@@ -115,7 +115,7 @@ func (w *Worker) ExecuteWith(ctx context.Context, who Actor, id int64, idx int, 
 	go func() {
 		defer done()
 		defer w.setStep(id, idx, false)
-		if err := x.Run(jctx); err != nil {
+		if err := x.Perform(jctx); err != nil {
 			w.log().Error("failover step failed", "run", id, "step", idx+1, "err", err)
 		}
 	}()

@@ -41,7 +41,7 @@ func TestAfterAFailoverPagesSayDRIsActiveAndShowTheLost(t *testing.T) {
 	rig := newPagesRig(t, 1, 2, 0)
 	ctx := context.Background()
 	rb := &failover.Runbook{Store: rig.store, Monitor: rig.mon, Config: rig.cfg, Audit: failover.StoreAuditor{Store: rig.store},
-		Log: rig.h.Log, Now: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
+		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
 	rig.h.Runbook = rb
 	r := chi.NewRouter()
 	r.Get("/", rig.h.Overview)
@@ -77,7 +77,7 @@ func TestAfterAFailoverPagesSayDRIsActiveAndShowTheLost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := x.Run(ctx); err != nil {
+		if err := x.Perform(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -119,7 +119,7 @@ func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 	rig := newPagesRig(t, 1, 1, 0)
 	ctx := context.Background()
 	rb := &failover.Runbook{Store: rig.store, Monitor: rig.mon, Config: rig.cfg, Audit: failover.StoreAuditor{Store: rig.store},
-		Log: rig.h.Log, Now: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
+		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
 	rig.h.Runbook = rb
 	r := chi.NewRouter()
 	r.Get("/failover", rig.h.FailoverList)
@@ -149,7 +149,7 @@ func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := x.Run(ctx); err != nil {
+	if err := x.Perform(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if !offered() {

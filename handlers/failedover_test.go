@@ -24,7 +24,7 @@ func TestAfterAFailoverTheFlowIsFailedOverNotAtRisk(t *testing.T) {
 	rig := newPagesRig(t, 1, 2, 0)
 	ctx := context.Background()
 	rb := &failover.Runbook{Store: rig.store, Monitor: rig.mon, Config: rig.cfg, Audit: failover.StoreAuditor{Store: rig.store},
-		Log: rig.h.Log, Now: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
+		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
 	rig.h.Runbook = rb
 	r := chi.NewRouter()
 	r.Get("/", rig.h.Overview)
@@ -53,7 +53,7 @@ func TestAfterAFailoverTheFlowIsFailedOverNotAtRisk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := x.Run(ctx); err != nil {
+		if err := x.Perform(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -527,7 +527,7 @@ func (s fbSteps) run(id int64, from, to int) {
 		if err != nil {
 			s.t.Fatalf("run %d step %d: begin: %v", id, idx+1, err)
 		}
-		if err := x.Run(s.ctx); err != nil {
+		if err := x.Perform(s.ctx); err != nil {
 			r, _ := s.rb.Get(s.ctx, id)
 			s.t.Fatalf("run %d step %d (%s): %v\nresult: %s", id, idx+1, r.Plan.Steps[idx].Kind, err, r.Steps[idx].Result)
 		}

@@ -85,7 +85,7 @@ func TestFailbackKillChild(t *testing.T) {
 		fmt.Printf("BEGIN FAILED %v\n", err)
 		os.Exit(3)
 	}
-	err = x.Run(ctx)
+	err = x.Perform(ctx)
 	fmt.Printf("FINISHED without reaching %s: %v\n", q.Point, err)
 	os.Exit(4)
 }

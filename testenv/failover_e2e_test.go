@@ -87,7 +87,7 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 		if err != nil {
 			t.Fatalf("step %d: %v", idx+1, err)
 		}
-		if err := x.Run(ctx); err != nil {
+		if err := x.Perform(ctx); err != nil {
 			t.Fatalf("step %d: %v", idx+1, err)
 		}
 	}

@@ -139,7 +139,7 @@ func e2eRunApproved(t *testing.T, ctx context.Context, rb *failover.Runbook, p f
 			}
 		}
 		t0 := time.Now()
-		if err := x.Run(ctx); err != nil {
+		if err := x.Perform(ctx); err != nil {
 			t.Fatalf("step %d (%s): %v", idx+1, s.Kind, err)
 		}
 		t.Logf("TIMING step %d (%s): %s", idx+1, s.Kind, time.Since(t0).Round(time.Millisecond))

@@ -221,7 +221,7 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 		if err != nil {
 			t.Fatalf("step %d: %v", idx+1, err)
 		}
-		if err := x.Run(ctx); err != nil {
+		if err := x.Perform(ctx); err != nil {
 			t.Fatalf("step %d: %v", idx+1, err)
 		}
 	}

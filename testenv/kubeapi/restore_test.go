@@ -192,7 +192,7 @@ func execute(t *testing.T, ctx context.Context, rb *failover.Runbook, id int64) 
 		t.Fatalf("begin: %v", err)
 	}
 	x.Progress = func(line string) { t.Logf("progress: %s", line) }
-	err = x.Run(ctx)
+	err = x.Perform(ctx)
 	run, gerr := rb.Get(context.Background(), id)
 	if gerr != nil {
 		t.Fatal(gerr)
