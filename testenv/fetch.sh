@@ -9,6 +9,7 @@
 #   testenv/fetch.sh flink-1.20       # profile "flink-1.20": Flink 1.20 MiniCluster classpath
 #   testenv/fetch.sh flinkjob-1.20    # flinkjob/ built against Flink 1.20 (Maven profile flink-1.20)
 #                                     #   -> .cache/jars/flinkjob-1.20/drconsole-flinkjob.jar
+#   testenv/fetch.sh flink-2.3        # Flink 2.3 classpath; flinkjob-2.3: the job built against it
 #   testenv/fetch.sh mm2client  # builds mm2client/ (calls MM2's RemoteClusterUtils, thin jar;
 #                               #   runs on the kafka profile's classpath)
 #                               #   -> .cache/jars/mm2client/drconsole-mm2client.jar
