@@ -61,7 +61,7 @@ const (
 )
 
 func TestRestoreInDR(t *testing.T) {
-	for _, d := range []testenv.FlinkDist{testenv.FlinkDefault, testenv.Flink1_20} {
+	for _, d := range []testenv.FlinkDist{testenv.FlinkDefault, testenv.Flink1_20, testenv.Flink2_3} {
 		t.Run("flink-"+d.Version, func(t *testing.T) { restoreInDR(t, d) })
 	}
 }
