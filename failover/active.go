@@ -24,7 +24,7 @@ type ActiveSide struct {
 // returns it to the primary, any other completed run (drills are not
 // read) is a failover to DR.
 func sideAfter(p Plan) model.Side {
-	return p.kind().Target()
+	return kindOf(p).Target()
 }
 
 // activeSideOf reads the newest completed run of completed (newest first,

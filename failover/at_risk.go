@@ -179,7 +179,7 @@ func (rb *Runbook) lostAtCut(flow string) *LossRecord {
 // "" before that step is done or for a run that has none.
 func (r *Run) LostAtCut() string {
 	for i, s := range r.Plan.Steps {
-		if !s.Kind.Is(CountsLoss) || !r.Plan.kind().CutsForward() || i >= len(r.Steps) || r.Steps[i].Status != model.StepDone {
+		if !s.Kind.Is(CountsLoss) || !kindOf(r.Plan).CutsForward() || i >= len(r.Steps) || r.Steps[i].Status != model.StepDone {
 			continue
 		}
 		var res mirrorStopped
@@ -197,7 +197,7 @@ func (r *Run) LostAtCut() string {
 // mirrors'), a run that has stopped the mirror (LostAtCut says what it
 // lost) or has ended.
 func (rb *Runbook) RunAtRisk(r *Run) string {
-	if !r.Plan.kind().CutsForward() || r.LostAtCut() != "" {
+	if !kindOf(r.Plan).CutsForward() || r.LostAtCut() != "" {
 		return ""
 	}
 	switch r.Status {

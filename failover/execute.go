@@ -3,8 +3,6 @@ package failover
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,13 +11,8 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/audit"
-	"github.com/drconsole/drconsole/catalog"
-	"github.com/drconsole/drconsole/failover/internal/effect"
-	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
-	"github.com/drconsole/drconsole/translation"
 )
 
 // Execution is a step that passed its checks and is marked running; Run
@@ -100,7 +93,7 @@ func (rb *Runbook) BeginWith(ctx context.Context, who Actor, id int64, idx int, 
 		return nil, ErrOrder
 	}
 	step := r.Plan.Steps[idx]
-	if step.Irreversible() && strings.TrimSpace(confirmation) != r.Flow {
+	if r.Plan.StepIrreversible(idx) && strings.TrimSpace(confirmation) != r.Flow {
 		return nil, fmt.Errorf("%w: type the flow name %q to run this step", ErrConfirmation, r.Flow)
 	}
 	e := &Execution{Runbook: rb, Run: r, Idx: idx, Step: step, Who: who, runner: runnerID()}
@@ -193,257 +186,8 @@ func (e *Execution) Perform(ctx context.Context) error {
 		}
 		return errors.Join(err, fmt.Errorf("the outcome of step %d is not recorded, so the step stays running (interrupted): execute it again to resume it: %w", e.Idx+1, ferr))
 	}
-	if o.Completed != nil && e.Run.Plan.kind().SwitchesSides() {
-		rb.markFailedOver(wctx) // DR (or, after a failback, the primary) is active from now
+	if o.Completed != nil {
+		e.Run.Plan.kind().Finished(wctx, rb)
 	}
 	return err
 }
-
-// mirrorStop is how stop-mirror saw the mirror stop: its connectors'
-// states through Connect, or a dedicated MM2's quiet window. Its fields
-// are in the order the maps it replaced were written.
-type mirrorStop struct {
-	ConnectURL      string          `json:"connect_url,omitempty"`
-	Connectors      connectorStates `json:"connectors,omitempty"`
-	LastHeartbeatMs *int64          `json:"last_heartbeat_ms,omitempty"`
-	Syncs           *int            `json:"syncs,omitempty"`
-	Verified        string          `json:"verified,omitempty"`
-}
-
-// connectorStates are connectors' states by name; a failed stop records
-// them as its result.
-type connectorStates map[string]string
-
-// stopMirror stops the flow's MM2 connectors through Kafka Connect and
-// waits until they and their tasks are down; for dedicated MM2 it verifies
-// that the operator's manual stop took: no new heartbeat and no new offset
-// sync for a whole window.
-func (rb *Runbook) stopMirror(ctx context.Context, w audit.Written, flowName string) (*mirrorStop, connectorStates, error) {
-	flow := rb.Config.Flow(flowName)
-	if flow.ConnectURL != "" {
-		api := rb.Connect(flow.ConnectURL)
-		for _, name := range flow.Connectors {
-			if err := effect.StopConnector(ctx, w, api, name); err != nil {
-				return nil, nil, err
-			}
-		}
-		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		defer cancel()
-		states := connectorStates{}
-		for {
-			stopped := true
-			for _, name := range flow.Connectors {
-				s, err := api.Status(wctx, name)
-				if err != nil {
-					return nil, states, err
-				}
-				states[name] = string(s.Connector.State)
-				stopped = stopped && s.Stopped()
-			}
-			if stopped {
-				return &mirrorStop{ConnectURL: flow.ConnectURL, Connectors: states}, nil, nil
-			}
-			select {
-			case <-wctx.Done():
-				return nil, states, fmt.Errorf("connectors not stopped within 2 minutes: %v", states)
-			case <-time.After(500 * time.Millisecond):
-			}
-		}
-	}
-	window := rb.StopVerifyWindow
-	if window == 0 {
-		window = 10 * time.Second
-	}
-	deadline := time.Now().Add(2*time.Minute + window)
-	hb, syncs := rb.Monitor.Activity(flowName)
-	quietSince := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-		h, s := rb.Monitor.Activity(flowName)
-		if h != hb || s != syncs {
-			hb, syncs, quietSince = h, s, time.Now()
-		}
-		if time.Since(quietSince) >= window {
-			return &mirrorStop{Verified: "no new heartbeat or offset sync for " + window.String(), LastHeartbeatMs: &hb, Syncs: &syncs}, nil, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, nil, errors.New("MirrorMaker 2 is still writing heartbeats or offset syncs: it is not stopped")
-		}
-	}
-}
-
-func (rb *Runbook) translateGroup(ctx context.Context, w audit.Written, r *Run, idx int, s Step, who Actor) (any, error) {
-	_, dr := rb.Monitor.Clients(r.Flow)
-	reason := fmt.Sprintf("failover run %d step %d", r.ID, idx+1)
-	group := s.Group // the DR group: in a drill, its temporary one
-	group = r.Plan.kind().DRGroup(r.ID, group)
-	// Resumed after a crash or a failed commit: an earlier attempt's change
-	// is finished, not made again (a new translation could differ, and
-	// would record the already translated offsets as the ones to undo to).
-	earlier, err := rb.Store.GroupChanges(ctx, r.Flow, group)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range earlier { // newest first
-		if c.Reason != reason {
-			continue
-		}
-		if c.Status == "applied" {
-			return groupResumed{ChangeID: c.ID, Changes: c.Changes, Note: "applied by an earlier attempt"}, nil
-		}
-		// Interrupted, or failed (perhaps after Kafka took the commit):
-		// the same offsets again, with the previous ones it recorded.
-		c, err := effect.FinishInterruptedChange(ctx, w, rb.Store, dr, c)
-		return groupResumed{ChangeID: c.ID, Changes: c.Changes, Note: "an earlier attempt's change, committed again"}, err
-	}
-	plan, err := rb.groupPlan(ctx, r.Flow, s)
-	if err != nil {
-		return nil, err
-	}
-	var untranslatable []string
-	var reread int64
-	for _, row := range plan.Rows {
-		if !row.Translation.Translated() {
-			untranslatable = append(untranslatable, fmt.Sprintf("%s (%s)", mm2.TPKey(row.Source), row.Translation.Method))
-		}
-		reread += row.Translation.RereadMax
-	}
-	if len(untranslatable) > 0 && !s.AllowPartial {
-		return groupUntranslatable{Untranslatable: untranslatable}, fmt.Errorf("%d partition(s) cannot be translated: %s", len(untranslatable), strings.Join(untranslatable, ", "))
-	}
-	change, err := effect.ApplyOffsets(ctx, w, rb.Store, dr, r.Flow, group, plan.Proposed(), who.Name, reason)
-	return groupTranslated{From: plan.From, Group: group, ChangeID: change.ID, Changes: change.Changes, Untranslatable: untranslatable, RereadMax: reread}, err
-}
-
-// translate-group's results: the change it committed (groupTranslated),
-// or an earlier attempt's it found (groupResumed), or the partitions it
-// could not translate (groupUntranslatable). Their fields are in the
-// order the maps they replaced were written, so the stored bytes are the
-// same; V is the shape's version (absent: the first).
-type (
-	groupTranslated struct {
-		ChangeID       int64                  `json:"change_id"`
-		Changes        []storage.OffsetChange `json:"changes"`
-		From           string                 `json:"from"`
-		Group          string                 `json:"group"`
-		RereadMax      int64                  `json:"reread_max"`
-		Untranslatable []string               `json:"untranslatable"`
-		V              int                    `json:"v,omitempty"`
-	}
-	groupResumed struct {
-		ChangeID int64                  `json:"change_id"`
-		Changes  []storage.OffsetChange `json:"changes"`
-		Note     string                 `json:"note"`
-		V        int                    `json:"v,omitempty"`
-	}
-	groupUntranslatable struct {
-		Untranslatable []string `json:"untranslatable"`
-		V              int      `json:"v,omitempty"`
-	}
-)
-
-// groupPlan previews a translate-group step: the group's own primary
-// offsets, or the offsets read from the savepoint it names (which must be
-// in the savepoint catalog, read).
-func (rb *Runbook) groupPlan(ctx context.Context, flow string, s Step) (*translation.GroupPlan, error) {
-	tr := rb.Monitor.Translator(flow)
-	if s.FromSavepoint == "" {
-		return tr.Plan(ctx, s.Group)
-	}
-	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(s.FromSavepoint))
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, fmt.Errorf("savepoint %s is not in the savepoint catalog: register it (Savepoints page) so its offsets are read", s.FromSavepoint)
-	}
-	if err != nil {
-		return nil, err
-	}
-	offs, err := sp.Offsets()
-	if err != nil {
-		return nil, err
-	}
-	if offs == nil {
-		return nil, fmt.Errorf("the offsets of savepoint %s could not be read: %s", sp.Path, sp.ReadError)
-	}
-	offsets := map[model.TP]int64{}
-	for key, off := range offs {
-		tp, err := mm2.ParseTPKey(key)
-		if err != nil {
-			return nil, fmt.Errorf("savepoint %s: %w", sp.Path, err)
-		}
-		offsets[tp] = off
-	}
-	return tr.PlanOffsets(ctx, s.Group, offsets, translation.FromSavepoint(sp.Path))
-}
-
-// restoreJobID derives the restored job's id from the run and step, so a
-// step resumed after a crash finds the job it already started.
-func restoreJobID(r *Run, idx int) string {
-	sum := sha256.Sum256(fmt.Appendf(nil, "drconsole-restore/%d/%d/%s", r.ID, idx, r.PlanHash))
-	return hex.EncodeToString(sum[:16])
-}
-
-// RewrittenReady lets a restore from the run's rewritten savepoint go on
-// only once its rewrite succeeded, whichever way the job is restored
-// (checked again here: Begin's rule may be minutes old).
-func (rb *Runbook) RewrittenReady(ctx context.Context, r *Run, s Step) error {
-	if j := RewriteOf(r.Plan, s.SavepointPath); j >= 0 {
-		if ok, why := rb.rewriteDone(ctx, r, j); !ok || s.AllowNonRestoredState {
-			return fmt.Errorf("not restoring the rewritten savepoint %s: %s (allowNonRestoredState %v)", s.SavepointPath, why, s.AllowNonRestoredState)
-		}
-	}
-	return nil
-}
-
-func (rb *Runbook) RestoreFlink(ctx context.Context, w audit.Written, r *Run, idx int, s Step) (any, error) {
-	t := FlinkTargetNamed(rb.Config, s.FlinkTarget)
-	api := rb.Flink(t.RestURL)
-	jobID := restoreJobID(r, idx)
-	if j, err := api.Job(ctx, jobID); err == nil {
-		return jobFound{JobID: jobID, State: string(j.State), Note: "already started by an earlier attempt"}, nil
-	} else if re := (*flink.RESTError)(nil); !errors.As(err, &re) || re.Status != 404 {
-		return nil, fmt.Errorf("checking for an earlier attempt's job: %w", err)
-	}
-	version, err := api.Version(ctx)
-	if err != nil {
-		return nil, err
-	}
-	req := flink.RunRequest{EntryClass: s.EntryClass, ProgramArgsList: r.Plan.kind().RestoreArgs(r, s), Parallelism: s.Parallelism, SavepointPath: s.SavepointPath,
-		AllowNonRestoredState: s.AllowNonRestoredState, JobID: jobID}
-	if s.SavepointPath != "" {
-		mode := s.ClaimMode
-		if mode == "" {
-			mode = "NO_CLAIM" // never let the new job delete the savepoint
-		}
-		if flink.RestoreModeField(version) == "claimMode" {
-			req.ClaimMode = mode
-		} else {
-			req.RestoreMode = mode
-		}
-	}
-	started, err := effect.RunJar(ctx, w, api, s.JarID, req)
-	return jobStarted{JobID: started, FlinkVersion: version, Target: t.Name, Savepoint: s.SavepointPath}, err
-}
-
-// restore-flink's results through Flink REST: the job it started
-// (jobStarted), or the one an earlier attempt started (jobFound). Their
-// fields are in the order the maps they replaced were written, so the
-// stored bytes are the same; V is the shape's version (absent: the first).
-type (
-	jobStarted struct {
-		FlinkVersion string `json:"flink_version"`
-		JobID        string `json:"job_id"`
-		Savepoint    string `json:"savepoint"`
-		Target       string `json:"target"`
-		V            int    `json:"v,omitempty"`
-	}
-	jobFound struct {
-		JobID string `json:"job_id"`
-		Note  string `json:"note"`
-		State string `json:"state"`
-		V     int    `json:"v,omitempty"`
-	}
-)

@@ -43,16 +43,6 @@ const (
 	KindRewriteBack StepKind = "rewrite-savepoint-back"
 )
 
-// FlinkBack is what a failback's Flink steps need: the DR job to stop
-// with a savepoint (none: the job starts on the primary from the groups'
-// offsets), where its copy for the primary goes, and the restore there
-// (its SavepointPath is set to RewriteTo).
-type FlinkBack struct {
-	DRTarget, DRJob      string
-	RewriteTo, SourceUID string
-	Restore              Step
-}
-
 // WithFlinkBack puts fb's steps into failback plan p, before restart-forward.
 func (p Plan) WithFlinkBack(fb FlinkBack) Plan {
 	var steps []Step

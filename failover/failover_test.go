@@ -698,8 +698,8 @@ func TestTranslateGroupFromSavepoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	step := Step{Kind: KindTranslateGroup, Group: "sp-group", FromSavepoint: "file:///savepoints/savepoint-abc-1/"}
-	if !strings.Contains(step.Title(nil), "offsets of savepoint") {
-		t.Fatalf("title %q", step.Title(nil))
+	if !strings.Contains(stepTitle(step, nil), "offsets of savepoint") {
+		t.Fatalf("title %q", stepTitle(step, nil))
 	}
 	run, err := e.rb.Create(ctx, alice, Plan{Flow: "primary->dr", Steps: []Step{step, {Kind: KindTranslateGroup, Group: "sp-group", FromSavepoint: "file:/nowhere"}}}, "from savepoint")
 	if err != nil {

@@ -28,7 +28,7 @@ type stepKind interface {
 	do(ctx context.Context, w audit.Written, e *Execution) (any, error)
 	// inputs are what its preview reads that the console holds
 	// (previewInputs), to tell a stale preview without asking a cluster.
-	inputs(ctx context.Context, rb *Runbook, r *Run, i int) []previewInput
+	inputs(ctx context.Context, rb *Runbook, r *Run, i int) []PreviewInput
 }
 
 // stepKinds are the steps of a failover plan; a drill and a failback run
@@ -100,12 +100,12 @@ func (noRules) rules(context.Context, *Runbook, *Run, int, string) []RuleResult 
 // noInputs is the default of a step whose preview reads only clusters.
 type noInputs struct{}
 
-func (noInputs) inputs(context.Context, *Runbook, *Run, int) []previewInput { return nil }
+func (noInputs) inputs(context.Context, *Runbook, *Run, int) []PreviewInput { return nil }
 
 // byRules: a step judged by the safety rules is stale when their inputs moved.
 type byRules struct{}
 
-func (byRules) inputs(_ context.Context, rb *Runbook, r *Run, _ int) []previewInput {
+func (byRules) inputs(_ context.Context, rb *Runbook, r *Run, _ int) []PreviewInput {
 	return rb.statusInputs(r.Flow)
 }
 
@@ -209,10 +209,10 @@ func (translateGroupStep) problems(_ *config.Config, flow *config.Flow, p Plan, 
 func (translateGroupStep) preview(ctx context.Context, rb *Runbook, r *Run, i int) ([]string, error) {
 	return rb.previewGroup(ctx, r.Flow, r.Plan.Steps[i])
 }
-func (translateGroupStep) inputs(ctx context.Context, rb *Runbook, r *Run, i int) []previewInput {
-	in := []previewInput{rb.syncsInput(r.Flow)}
+func (translateGroupStep) inputs(ctx context.Context, rb *Runbook, r *Run, i int) []PreviewInput {
+	in := []PreviewInput{rb.syncsInput(r.Flow)}
 	if s := r.Plan.Steps[i]; s.FromSavepoint != "" {
-		in = append(in, previewInput{"savepoint catalog entry", rb.savepointInput(ctx, s.FromSavepoint)})
+		in = append(in, PreviewInput{"savepoint catalog entry", rb.savepointInput(ctx, s.FromSavepoint)})
 	}
 	return in
 }
@@ -326,12 +326,28 @@ func (rewriteSavepointStep) rules(ctx context.Context, rb *Runbook, r *Run, i in
 func (rewriteSavepointStep) preview(ctx context.Context, rb *Runbook, r *Run, i int) ([]string, error) {
 	return rb.previewRewrite(ctx, r.Flow, r.Plan.Steps[i])
 }
-func (rewriteSavepointStep) inputs(ctx context.Context, rb *Runbook, r *Run, i int) []previewInput {
+func (rewriteSavepointStep) inputs(ctx context.Context, rb *Runbook, r *Run, i int) []PreviewInput {
 	s := r.Plan.Steps[i]
-	return []previewInput{rb.syncsInput(r.Flow),
+	return []PreviewInput{rb.syncsInput(r.Flow),
 		{"savepoint catalog entry", rb.savepointInput(ctx, s.RewriteFrom)},
 		{"new savepoint in the catalog", rb.savepointInput(ctx, s.RewriteTo)}}
 }
 func (rewriteSavepointStep) do(ctx context.Context, w audit.Written, e *Execution) (any, error) {
 	return e.Runbook.rewriteSavepoint(ctx, w, e.Run, e.Step)
+}
+
+func LinkName(f *config.Flow) string {
+	if f == nil || f.ClusterLink == nil {
+		return "?"
+	}
+	return f.ClusterLink.Link
+}
+
+func FlinkTargetNamed(cfg *config.Config, name string) *config.FlinkTarget {
+	for _, t := range cfg.FlinkTargets {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/translation"
@@ -168,32 +167,6 @@ func (p Plan) Hash() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Irreversible steps need a typed confirmation to run; every step but
-// one that only reads does.
-func (s Step) Irreversible() bool {
-	if k := step(s.Kind); k != nil {
-		return k.irreversible()
-	}
-	return true
-}
-
-// Title says what the step does, for pages and the audit log.
-func (s Step) Title(flow *config.Flow) string {
-	if k := step(s.Kind); k != nil {
-		return k.title(s, flow)
-	}
-	return string(s.Kind)
-}
-
-// StepTitle is step i's Title, as the plan runs it (a drill's steps say
-// what the drill does instead).
-func (p Plan) StepTitle(i int, flow *config.Flow) string {
-	if t := p.kind().Title(p, i, flow); t != "" {
-		return t
-	}
-	return p.Steps[i].Title(flow)
-}
-
 // Validate checks a plan against the configuration before it is stored.
 func (p Plan) Validate(cfg *config.Config) error {
 	flow := cfg.Flow(p.Flow)
@@ -203,37 +176,8 @@ func (p Plan) Validate(cfg *config.Config) error {
 	if len(p.Steps) == 0 {
 		return errors.New("a plan needs at least one step")
 	}
-	if _, ok := planTypes[p.Kind]; !ok {
+	if _, ok := typeOf(p.Kind); !ok {
 		return fmt.Errorf("unknown plan kind %q", p.Kind) // its stored form would read as a failover
 	}
-	errs := p.kind().Problems(cfg, p)
-	for i, s := range p.Steps {
-		k := step(s.Kind)
-		if k == nil && !slices.Contains(failbackKinds, s.Kind) { // failbackProblems checks those
-			errs = append(errs, fmt.Errorf("step %d (%s): unknown step kind", i+1, s.Kind))
-		}
-		if k == nil {
-			continue
-		}
-		for _, why := range k.problems(cfg, flow, p, i) {
-			errs = append(errs, fmt.Errorf("step %d (%s): %s", i+1, s.Kind, why))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func LinkName(f *config.Flow) string {
-	if f == nil || f.ClusterLink == nil {
-		return "?"
-	}
-	return f.ClusterLink.Link
-}
-
-func FlinkTargetNamed(cfg *config.Config, name string) *config.FlinkTarget {
-	for _, t := range cfg.FlinkTargets {
-		if t.Name == name {
-			return t
-		}
-	}
-	return nil
+	return errors.Join(p.kind().Problems(cfg, p)...)
 }

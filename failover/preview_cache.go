@@ -2,14 +2,10 @@ package failover
 
 import (
 	"context"
-	"crypto/sha256"
-	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -41,9 +37,9 @@ type CachedPreview struct {
 	Changed []string
 }
 
-// previewInput is one value a preview was computed from that changes
+// PreviewInput is one value a preview was computed from that changes
 // what the step does, cheap to read again (no round trip to a cluster).
-type previewInput struct{ Name, Value string }
+type PreviewInput struct{ Name, Value string }
 
 type previewCache struct {
 	mu     sync.Mutex
@@ -65,7 +61,7 @@ type stepPreviewEntry struct {
 	ok     bool
 	p      StepPreview
 	at     time.Time
-	inputs []previewInput
+	inputs []PreviewInput
 }
 
 // previewKey names one computation: a run's plan, and one step or all (-1).
@@ -226,8 +222,8 @@ func (rb *Runbook) cachedPreviews(ctx context.Context, r *Run) []CachedPreview {
 
 	flow := rb.Config.Flow(r.Flow)
 	out := make([]CachedPreview, len(r.Plan.Steps))
-	for i, s := range r.Plan.Steps {
-		out[i].StepPreview = StepPreview{Idx: i, Title: r.Plan.StepTitle(i, flow), Irreversible: s.Irreversible()}
+	for i := range r.Plan.Steps {
+		out[i].StepPreview = StepPreview{Idx: i, Title: r.Plan.StepTitle(i, flow), Irreversible: r.Plan.StepIrreversible(i)}
 		switch {
 		case steps == nil:
 		case hash != r.PlanHash:
@@ -250,7 +246,7 @@ func short(hash string) string {
 	return hash
 }
 
-func changedInputs(then, now []previewInput) []string {
+func changedInputs(then, now []PreviewInput) []string {
 	var out []string
 	for i, in := range now {
 		if i >= len(then) || then[i].Name != in.Name {
@@ -268,41 +264,6 @@ func changedInputs(then, now []previewInput) []string {
 // only a cluster knows (the groups' committed offsets, the DR group's
 // members, a connector's state, Flink's version) is not among them:
 // executing the step checks all of it again.
-func (rb *Runbook) previewInputs(ctx context.Context, r *Run, i int) []previewInput {
-	if k := step(r.Plan.Steps[i].Kind); k != nil {
-		return k.inputs(ctx, rb, r, i)
-	}
-	return nil
-}
-
-// statusInputs: the safety rules read the monitor's snapshot; its lag
-// moves at every refresh, so the page compares its verdict instead.
-func (rb *Runbook) statusInputs(flow string) []previewInput {
-	if snap := rb.Monitor.Snapshot(flow); snap != nil {
-		return []previewInput{{"the flow's status", string(snap.Status)},
-			{"primary reachable", strconv.FormatBool(snap.Source.OK)},
-			{"DR reachable", strconv.FormatBool(snap.Target.OK)}}
-	}
-	return nil
-}
-
-// syncsInput: the sync index's size moves when a sync arrives (or old
-// ones are thinned out): either way a translation may differ.
-func (rb *Runbook) syncsInput(flow string) previewInput {
-	_, syncs := rb.Monitor.Activity(flow)
-	return previewInput{"offset syncs ingested", strconv.Itoa(syncs)}
-}
-
-// savepointInput sums up what a translation reads of a catalog entry:
-// its status and offsets (not last_seen, which every catalog scan moves).
-func (rb *Runbook) savepointInput(ctx context.Context, path string) string {
-	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(path))
-	switch {
-	case errors.Is(err, storage.ErrNotFound):
-		return "not in the catalog"
-	case err != nil:
-		return "unreadable (" + err.Error() + ")"
-	}
-	sum := sha256.Sum256([]byte(sp.OffsetsJSON + "\x00" + sp.ReadError))
-	return fmt.Sprintf("%s, offsets %x", sp.Status, sum[:4])
+func (rb *Runbook) previewInputs(ctx context.Context, r *Run, i int) []PreviewInput {
+	return r.Plan.kind().Inputs(ctx, rb, r, i)
 }

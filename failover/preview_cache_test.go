@@ -57,7 +57,7 @@ func TestPreviewsComputedOnceForRepeatedViews(t *testing.T) {
 	if n := f.calls.Load(); n != 2 {
 		t.Fatalf("6 views of a 2-step run computed %d step previews, want 2", n)
 	}
-	if first[1].Title == "" || !first[1].Irreversible == r.Plan.Steps[1].Irreversible() {
+	if first[1].Title == "" || !first[1].Irreversible == r.Plan.StepIrreversible(1) {
 		t.Fatalf("step heads not from the plan: %+v", first[1])
 	}
 }

@@ -240,8 +240,7 @@ func (rb *Runbook) Create(ctx context.Context, who Actor, plan Plan, reason stri
 	if strings.TrimSpace(reason) == "" {
 		return 0, errors.New("give a reason for the failover")
 	}
-	plan.kind().Stamp(&plan, rb.Config)
-	if err := rb.StampFailback(ctx, &plan); err != nil {
+	if err := plan.kind().Stamp(ctx, rb, &plan); err != nil {
 		return 0, err
 	}
 	if err := plan.Validate(rb.Config); err != nil {
@@ -283,8 +282,7 @@ func (rb *Runbook) Update(ctx context.Context, who Actor, id int64, plan Plan, r
 		return err
 	}
 	plan.Flow = r.Flow
-	plan.kind().Stamp(&plan, rb.Config)
-	if err := rb.StampFailback(ctx, &plan); err != nil {
+	if err := plan.kind().Stamp(ctx, rb, &plan); err != nil {
 		return err
 	}
 	if err := plan.Validate(rb.Config); err != nil {

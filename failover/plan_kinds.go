@@ -3,64 +3,44 @@ package failover
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/model"
 )
 
-// PlanType is how one kind of plan titles, checks, previews and runs its
-// steps. The engine asks planTypes and knows no kind by name.
-type PlanType interface {
-	// Title of step i; "" when its step kind's Title says it.
-	Title(p Plan, i int, flow *config.Flow) string
-	// Problems says what makes p unfit as a plan of this kind.
-	Problems(cfg *config.Config, p Plan) []error
-	// Rules are checked when step i starts; override is the operator's
-	// reason to pass the overridable ones.
-	Rules(ctx context.Context, rb *Runbook, r *Run, i int, override string) []RuleResult
-	// Preview is step i's rules and what it will change, computed now.
-	Preview(ctx context.Context, rb *Runbook, r *Run, i int) ([]RuleResult, []string, error)
-	// Do performs step i of the execution.
-	Do(ctx context.Context, w audit.Written, e *Execution) (any, error)
-	// Running is called before a step runs; the func it returns after.
-	Running(ctx context.Context, rb *Runbook) func()
+// planKind is a plan kind of this package: a PlanType, and what its
+// steps ask of it besides the engine.
+type planKind interface {
+	PlanType
 	// SwitchesSides: a completed run makes the other side active.
 	SwitchesSides() bool
-	// RestsOn is step i's kind when it may rest on inputs; nil if not.
-	RestsOn(p Plan, i int) RestingStep
 	// CutsForward: a run cuts the forward mirror for good, so what it
 	// would lose, or lost, at the cut is the operator's question.
 	CutsForward() bool
-	// Target is the side a run moves work to: its rules judge that side,
-	// and a completed one leaves it active (drills are not read).
-	Target() model.Side
-	// Stamp copies into p what its approval must cover besides the form.
-	Stamp(p *Plan, cfg *config.Config)
 	// DRGroup is the DR group a run commits group's offsets to.
 	DRGroup(run int64, group string) string
 	// RestoreArgs are the program arguments the restore of s submits.
 	RestoreArgs(r *Run, s Step) []string
 }
 
-// asPlanned is the default of a plan kind that runs its steps as written:
-// no stamp, the plan's own groups and job arguments.
-type asPlanned struct{}
-
-func (asPlanned) Stamp(*Plan, *config.Config)          {}
-func (asPlanned) DRGroup(_ int64, group string) string { return group }
-func (asPlanned) RestoreArgs(_ *Run, s Step) []string  { return s.Args }
-
-var planTypes = map[PlanKind]PlanType{
+var planKinds = map[PlanKind]planKind{
 	PlanFailover: failoverKind{},
 	PlanDrill:    drillKind{},
 	PlanFailback: failbackKind{},
 }
 
-// kind is the plan's kind; Validate refuses a plan whose kind is not
-// registered, so every stored plan has one.
-func (p Plan) kind() PlanType {
-	if k, ok := planTypes[p.Kind]; ok {
+func init() {
+	for k, t := range planKinds {
+		Register(k, t)
+	}
+}
+
+// kindOf is p's kind; a failover's when p's kind is not one of these
+// (Validate refuses such a plan before it is stored).
+func kindOf(p Plan) planKind {
+	if k, ok := planKinds[p.Kind]; ok {
 		return k
 	}
 	return failoverKind{}
@@ -70,18 +50,79 @@ func (p Plan) kind() PlanType {
 // in another plan kind.
 func step(k StepKind) stepKind { return stepKinds[k] }
 
+// asPlanned is the default of a plan kind that runs its steps as written:
+// the plan's own groups and job arguments, each step's own title,
+// confirmation, plan checks and preview inputs.
+type asPlanned struct{}
+
+func (asPlanned) DRGroup(_ int64, group string) string { return group }
+func (asPlanned) RestoreArgs(_ *Run, s Step) []string  { return s.Args }
+func (asPlanned) Title(p Plan, i int, flow *config.Flow) string {
+	return stepTitle(p.Steps[i], flow)
+}
+func (asPlanned) Irreversible(p Plan, i int) bool { return irreversible(p.Steps[i]) }
+func (asPlanned) Inputs(ctx context.Context, rb *Runbook, r *Run, i int) []PreviewInput {
+	if k := step(r.Plan.Steps[i].Kind); k != nil {
+		return k.inputs(ctx, rb, r, i)
+	}
+	return nil
+}
+
+// irreversible steps need a typed confirmation to run; every step but
+// one that only reads does.
+func irreversible(s Step) bool {
+	if k := step(s.Kind); k != nil {
+		return k.irreversible()
+	}
+	return true
+}
+
+// stepTitle says what step s does, as its step kind says it.
+func stepTitle(s Step, flow *config.Flow) string {
+	if k := step(s.Kind); k != nil {
+		return k.title(s, flow)
+	}
+	return string(s.Kind)
+}
+
+// stepProblems are the plan checks of p's steps by their step kinds; a
+// kind no plan kind knows is refused.
+func stepProblems(cfg *config.Config, p Plan) []error {
+	flow := cfg.Flow(p.Flow)
+	var errs []error
+	for i, s := range p.Steps {
+		k := step(s.Kind)
+		if k == nil && !slices.Contains(failbackKinds, s.Kind) { // failbackProblems checks those
+			errs = append(errs, fmt.Errorf("step %d (%s): unknown step kind", i+1, s.Kind))
+		}
+		if k == nil {
+			continue
+		}
+		for _, why := range k.problems(cfg, flow, p, i) {
+			errs = append(errs, fmt.Errorf("step %d (%s): %s", i+1, s.Kind, why))
+		}
+	}
+	return errs
+}
+
 // failoverKind runs each step as its kind says.
 type failoverKind struct{ asPlanned }
 
-func (failoverKind) Title(Plan, int, *config.Flow) string { return "" }
+func (failoverKind) Build(cfg *config.Config, q Request) Plan { return buildFailover(cfg, q) }
+func (failoverKind) Stamp(context.Context, *Runbook, *Plan) error {
+	return nil
+}
 func (failoverKind) Problems(cfg *config.Config, p Plan) []error {
-	return failbackStepsElsewhere(p)
+	return append(failbackStepsElsewhere(p), stepProblems(cfg, p)...)
 }
 func (failoverKind) Running(context.Context, *Runbook) func() { return func() {} }
-func (failoverKind) RestsOn(p Plan, i int) RestingStep        { return RestingStepOf(p.Steps[i].Kind) }
-func (failoverKind) SwitchesSides() bool                      { return true }
-func (failoverKind) CutsForward() bool                        { return true }
-func (failoverKind) Target() model.Side                       { return model.SideDR }
+func (failoverKind) Finished(ctx context.Context, rb *Runbook) {
+	rb.markFailedOver(ctx) // DR is active from now
+}
+func (failoverKind) RestsOn(p Plan, i int) RestingStep { return RestingStepOf(p.Steps[i].Kind) }
+func (failoverKind) SwitchesSides() bool               { return true }
+func (failoverKind) CutsForward() bool                 { return true }
+func (failoverKind) Target() model.Side                { return model.SideDR }
 func (failoverKind) Rules(ctx context.Context, rb *Runbook, r *Run, i int, override string) []RuleResult {
 	if k := step(r.Plan.Steps[i].Kind); k != nil {
 		return k.rules(ctx, rb, r, i, override)
@@ -105,29 +146,40 @@ func (failoverKind) Do(ctx context.Context, w audit.Written, e *Execution) (any,
 }
 
 // drillKind runs a failover's steps as a rehearsal (drill.go).
-type drillKind struct{}
+type drillKind struct{ asPlanned }
 
-func (drillKind) Title(p Plan, i int, _ *config.Flow) string {
+// Build: a drill never stops or promotes production's mirror.
+func (drillKind) Build(cfg *config.Config, q Request) Plan {
+	q.Stop = ""
+	return buildFailover(cfg, q)
+}
+func (drillKind) Stamp(_ context.Context, rb *Runbook, p *Plan) error {
+	stampDrill(p, rb.Config)
+	return nil
+}
+func (drillKind) Title(p Plan, i int, flow *config.Flow) string {
 	if k, ok := drillSteps[p.Steps[i].Kind]; ok {
-		return k.title(p.Steps[i])
+		if t := k.title(p.Steps[i]); t != "" {
+			return t
+		}
 	}
-	return ""
+	return stepTitle(p.Steps[i], flow)
 }
 func (drillKind) Problems(cfg *config.Config, p Plan) []error {
-	return append(drillProblems(cfg, p), failbackStepsElsewhere(p)...)
+	return slices.Concat(drillProblems(cfg, p), failbackStepsElsewhere(p), stepProblems(cfg, p))
 }
 func (drillKind) Running(context.Context, *Runbook) func() { return func() {} }
+func (drillKind) Finished(context.Context, *Runbook)       {}
 func (drillKind) RestsOn(p Plan, i int) RestingStep        { return RestingStepOf(p.Steps[i].Kind) }
 func (drillKind) SwitchesSides() bool                      { return false }
 func (drillKind) CutsForward() bool                        { return false }
 func (drillKind) Target() model.Side                       { return model.SideDR }
-func (drillKind) Stamp(p *Plan, cfg *config.Config)        { stampDrill(p, cfg) }
 func (drillKind) DRGroup(run int64, group string) string   { return DrillGroup(run, group) }
 func (drillKind) RestoreArgs(r *Run, s Step) []string      { return drillArgs(r, s) }
 
-// Rules: a failover's Rules do not stop a drill (its preflight records
+// Rules: a failover's rules do not stop a drill (its preflight records
 // the ones that would fail); the drill's guards, a rewrite's correctness
-// Rules among them, do.
+// rules among them, do.
 func (drillKind) Rules(ctx context.Context, rb *Runbook, r *Run, i int, _ string) []RuleResult {
 	return rb.drillGuards(ctx, r, i)
 }
@@ -148,10 +200,28 @@ func (drillKind) Do(ctx context.Context, w audit.Written, e *Execution) (any, er
 // failbackKind returns a flow to the primary (failback.go).
 type failbackKind struct{ asPlanned }
 
-func (failbackKind) Title(p Plan, i int, flow *config.Flow) string {
-	return failbackTitle(p, p.Steps[i], flow)
+func (failbackKind) Build(cfg *config.Config, q Request) Plan {
+	if f := cfg.Flow(q.Flow); f != nil && f.IsClusterLink() {
+		return LinkFailbackPlan(q.Flow, q.PauseMirrors)
+	}
+	p := FailbackPlan(q.Flow, q.Groups...)
+	if q.FlinkBack != nil {
+		p = p.WithFlinkBack(*q.FlinkBack)
+	}
+	return p
 }
-func (failbackKind) Problems(cfg *config.Config, p Plan) []error { return failbackProblems(cfg, p) }
+func (failbackKind) Stamp(ctx context.Context, rb *Runbook, p *Plan) error {
+	return rb.StampFailback(ctx, p)
+}
+func (failbackKind) Title(p Plan, i int, flow *config.Flow) string {
+	if t := failbackTitle(p, p.Steps[i], flow); t != "" {
+		return t
+	}
+	return stepTitle(p.Steps[i], flow)
+}
+func (failbackKind) Problems(cfg *config.Config, p Plan) []error {
+	return append(failbackProblems(cfg, p), stepProblems(cfg, p)...)
+}
 func (failbackKind) RestsOn(p Plan, i int) RestingStep {
 	rs, _ := backSteps[p.Steps[i].Kind].(RestingStep)
 	return rs
@@ -159,6 +229,9 @@ func (failbackKind) RestsOn(p Plan, i int) RestingStep {
 func (failbackKind) SwitchesSides() bool { return true }
 func (failbackKind) CutsForward() bool   { return false }
 func (failbackKind) Target() model.Side  { return model.SidePrimary }
+func (failbackKind) Finished(ctx context.Context, rb *Runbook) {
+	rb.markFailedOver(ctx) // the primary is active again from now
+}
 
 // Running: the reverse flow shows on the pages from the moment its
 // connectors may exist to the moment they are stopped, not at the next
