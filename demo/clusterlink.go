@@ -609,10 +609,12 @@ func (s *ClusterLinkStandIn) alter(w http.ResponseWriter, r *http.Request, actio
 		data = append(data, entry)
 	}
 	s.actions = append(s.actions, rec)
-	// Every action example in the spec carries this kind.
+	// Every action example in the spec carries this kind. The metadata is
+	// its schema's (ResourceCollectionMetadata: self, next), not its
+	// example's, which adds a resource_name the schema does not declare.
 	writeJSON(w, 200, map[string]any{
 		"kind":     "KafkaPromoteMirror",
-		"metadata": map[string]any{"self": s.self("/", s.Link, "/mirrors"), "resource_name": "crn:///kafka=" + s.ClusterID},
+		"metadata": map[string]any{"self": s.self("/", s.Link, "/mirrors"), "next": nil},
 		"data":     data,
 	})
 }
