@@ -9,7 +9,8 @@ package demo
 // and source reachability the caller sets. Behaviour the spec does not pin
 // down (message wording beyond the spec's example, how long PENDING_STOPPED
 // lasts, which states each action accepts) is this file's assumption and is
-// marked "stand-in" below.
+// marked "stand-in" below. testenv/openapi holds its answers, and the
+// console's requests, to that document.
 
 import (
 	"crypto/subtle"
