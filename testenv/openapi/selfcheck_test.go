@@ -44,6 +44,7 @@ func TestTheChecksCatchWhatBreaksTheDocument(t *testing.T) {
 		{"a request body of the wrong type", "POST", mirrors + ":promote", `{"mirror_topic_names":"t"}`, `{}`, "mirror_topic_names", true},
 		{"a request field the document does not declare", "POST", mirrors + ":promote", `{"topics":["t"]}`, `{}`, "/topics is not declared", true},
 		{"validate_only not a boolean", "POST", mirrors + ":failover?validate_only=yes", `{"mirror_topic_names":["t"]}`, `{}`, "validate_only", true},
+		{"a query parameter of another action", "POST", mirrors + ":promote?include_partition_level_truncation_data=true", `{"mirror_topic_names":["t"]}`, `{}`, "include_partition_level_truncation_data is not declared", true},
 		{"the legacy path without the colon", "POST", mirrors + "/promote", `{"mirror_topic_names":["t"]}`, `{}`, "no operation", true},
 	} {
 		answer = c.answer

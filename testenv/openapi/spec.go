@@ -215,6 +215,7 @@ func (s *Spec) judgeRequest(r *http.Request, body []byte) (*openapi3filter.Reque
 	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
 		out = append(out, flatten("request", err)...)
 	}
+	out = append(out, undeclaredQuery(route, req.URL.Query())...)
 	if rb := route.Operation.RequestBody; rb != nil && rb.Value != nil && len(bytes.TrimSpace(body)) > 0 {
 		if mt := rb.Value.Content.Get(req.Header.Get("Content-Type")); mt != nil && mt.Schema != nil {
 			out = append(out, undeclaredIn("request body", mt.Schema, body)...)
@@ -222,6 +223,28 @@ func (s *Spec) judgeRequest(r *http.Request, body []byte) (*openapi3filter.Reque
 	}
 	in.Request.Body = io.NopCloser(bytes.NewReader(body))
 	return in, out
+}
+
+// undeclaredQuery names the query parameters the operation does not
+// declare: kin-openapi ignores them, and a cluster may too, so a flag sent
+// to the wrong action would pass unnoticed.
+func undeclaredQuery(route *routers.Route, q url.Values) []string {
+	declared := map[string]bool{}
+	for _, ps := range []openapi3.Parameters{route.PathItem.Parameters, route.Operation.Parameters} {
+		for _, p := range ps {
+			if p.Value != nil && p.Value.In == openapi3.ParameterInQuery {
+				declared[p.Value.Name] = true
+			}
+		}
+	}
+	var out []string
+	for k := range q {
+		if !declared[k] {
+			out = append(out, "request: query parameter "+k+" is not declared by "+route.Operation.OperationID)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // judgeResponse checks an answer against the operation's responses. An
