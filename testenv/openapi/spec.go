@@ -139,6 +139,11 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x := Exchange{Op: "(no operation)", Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery}
+	defer func() { // recorded even when the upstream did not answer
+		p.mu.Lock()
+		p.seen = append(p.seen, x)
+		p.mu.Unlock()
+	}()
 	in, problems := p.spec.judgeRequest(r, body)
 	x.Problems = append(x.Problems, problems...)
 	if in != nil {
@@ -153,6 +158,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	out.Header = r.Header.Clone()
 	resp, err := http.DefaultTransport.RoundTrip(out)
 	if err != nil {
+		x.Problems = append(x.Problems, "no answer: "+err.Error())
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
@@ -166,10 +172,6 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	if in != nil {
 		x.Problems = append(x.Problems, p.spec.judgeResponse(in, resp.StatusCode, resp.Header, answer)...)
 	}
-	p.mu.Lock()
-	p.seen = append(p.seen, x)
-	p.mu.Unlock()
-
 	for k, v := range resp.Header {
 		w.Header()[k] = v
 	}
@@ -257,10 +259,10 @@ func (s *Spec) judgeResponse(in *openapi3filter.RequestValidationInput, status i
 	if ref == nil {
 		ref = op.Responses.Default()
 	}
-	json := strings.Contains(h.Get("Content-Type"), "json")
+	isJSON := strings.Contains(h.Get("Content-Type"), "json")
 	if ref == nil && status >= 400 {
 		problems := []string{fmt.Sprintf("answer: HTTP %d is not documented for %s", status, op.OperationID)}
-		if !json {
+		if !isJSON {
 			return append(problems, "answer: not the document's Error body: "+h.Get("Content-Type"))
 		}
 		errSchema := s.Doc.Components.Schemas["Error"]
@@ -279,7 +281,7 @@ func (s *Spec) judgeResponse(in *openapi3filter.RequestValidationInput, status i
 	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 		problems = flatten("answer", err)
 	}
-	if ref != nil && ref.Value != nil && json {
+	if ref != nil && ref.Value != nil && isJSON {
 		if mt := ref.Value.Content.Get(h.Get("Content-Type")); mt != nil && mt.Schema != nil {
 			problems = append(problems, undeclaredIn("answer", mt.Schema, body)...)
 		}
