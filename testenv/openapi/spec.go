@@ -21,11 +21,6 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 )
 
-// SpecModule is the Go module whose embedded document the checks use; its
-// go.mod pin (v0.25.0, the document of ccloud-sdk-go-v2 commit 14d9d837,
-// April 2026) is the version proven.
-const SpecModule = "github.com/confluentinc/ccloud-sdk-go-v2/kafkarest"
-
 // Spec is Confluent's published Kafka REST v3 document and a router over
 // its paths.
 type Spec struct {
@@ -33,10 +28,11 @@ type Spec struct {
 	router routers.Router
 }
 
-// LoadSpec parses the document and checks its structure (its examples are
-// not checked: some of them, outside Cluster Linking, break its own
-// schemas). Its servers are dropped so that any host matches: the console
-// talks to a loopback stand-in, not to Confluent Cloud.
+// LoadSpec parses the document (the one ccloud-sdk-go-v2's kafkarest
+// module embeds; go.mod's pin, v0.25.0, is the version proven) and checks
+// its structure. Its examples are not checked: some, outside Cluster
+// Linking, break its own schemas. Its servers are dropped so that any host
+// matches: the console talks to a loopback stand-in, not Confluent Cloud.
 func LoadSpec() (*Spec, error) {
 	htmlOnce.Do(func() { openapi3filter.RegisterBodyDecoder("text/html", textDecoder) })
 	doc, err := openapi3.NewLoader().LoadFromData(confluent.GetSpec())
@@ -110,26 +106,6 @@ func (p *Proxy) Exchanges() []Exchange {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.seen)
-}
-
-// Problems returns the exchanges the document objects to.
-func (p *Proxy) Problems() []Exchange {
-	var out []Exchange
-	for _, x := range p.Exchanges() {
-		if len(x.Problems) > 0 {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// Ops counts the exchanges per operationId and status ("op 200").
-func (p *Proxy) Ops() map[string]int {
-	out := map[string]int{}
-	for _, x := range p.Exchanges() {
-		out[fmt.Sprintf("%s %d", x.Op, x.Status)]++
-	}
-	return out
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
@@ -250,8 +226,8 @@ func undeclaredQuery(route *routers.Route, q url.Values) []string {
 }
 
 // judgeResponse checks an answer against the operation's responses. An
-// error status the operation does not document (the document lists none
-// of 404 for Cluster Linking) is named as such, and its body is still held
+// error status the operation does not document (the document lists no 404
+// for any Cluster Linking operation) is named as such, and its body is still held
 // to the document's Error schema, which is what the console parses.
 func (s *Spec) judgeResponse(in *openapi3filter.RequestValidationInput, status int, h http.Header, body []byte) []string {
 	op := in.Route.Operation
