@@ -76,10 +76,12 @@ check-generated:
 
 ## e2e: end-to-end tests against real Apache Kafka, MirrorMaker 2 and Flink (needs JDK 17 + Maven),
 ## then the Kubernetes restore against the real API machinery (testenv/kubeapi: a module of its own,
-## so k8s.io/apiserver and etcd stay out of go.mod)
+## so k8s.io/apiserver and etcd stay out of go.mod), and Cluster Linking against Confluent's published
+## OpenAPI document (testenv/openapi, likewise, for kin-openapi and Confluent's SDK)
 e2e:
 	$(GO) test -tags e2e -count=1 -timeout 45m -v ./testenv/...
 	cd testenv/kubeapi && $(GO) vet -tags e2e ./... && $(GO) test -tags e2e -count=1 -timeout 15m -v ./...
+	cd testenv/openapi && $(GO) vet ./... && $(GO) test -count=1 -timeout 5m -v ./...
 
 ## bench: benchmarks (6 runs each), summarised with benchstat
 bench:
