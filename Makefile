@@ -38,7 +38,7 @@ deps:
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq$$missing >/dev/null \
 	    || { echo "make deps: apt-get install$$missing failed" >&2; exit 1; }; \
 	fi
-	@testenv/.cache/bin/litestream version 2>/dev/null | grep -qx '$(LITESTREAM)' || { echo "== installing litestream $(LITESTREAM) (the console's own replication, failover/standby_test.go)"; \
+	@testenv/.cache/bin/litestream version 2>/dev/null | grep -qx '$(LITESTREAM)' || { echo "== installing litestream $(LITESTREAM) (the console's own replication, runbook/failover/standby_test.go)"; \
 	  GOBIN=$(CURDIR)/testenv/.cache/bin $(GO) install github.com/benbjohnson/litestream/cmd/litestream@$(LITESTREAM) \
 	    || { echo "make deps: go install litestream@$(LITESTREAM) failed" >&2; exit 1; }; }
 	@chromium --version; java -version 2>&1 | sed -n 1p; mvn -v 2>&1 | sed -n 1p; testenv/.cache/bin/litestream version
@@ -85,7 +85,7 @@ e2e:
 
 ## bench: benchmarks (6 runs each), summarised with benchstat
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./mm2/ ./monitor/ ./views/ ./failover/ ./flink/ ./translation/ ./handlers/ | tee bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./mm2/ ./monitor/ ./views/ ./runbook/... ./flink/ ./translation/ ./handlers/ | tee bench.txt
 	$(GO) tool benchstat bench.txt
 
 ## scale: the scale rig (scale/): the console against two in-process clusters at each N, under

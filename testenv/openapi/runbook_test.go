@@ -10,20 +10,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
+
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
-	"github.com/twmb/franz-go/pkg/kfake"
 )
 
-var alice, bob = failover.Actor{Name: "alice", Role: "operator"}, failover.Actor{Name: "bob", Role: "operator"}
+var alice, bob = runbook.Actor{Name: "alice", Role: "operator"}, runbook.Actor{Name: "bob", Role: "operator"}
 
 // console is a console whose one flow, "link", is a Cluster Linking flow
 // on the stand-in, reached through the proxy (DR's REST API and the
 // primary's, as a bidirectional link has), with its monitor.
-func (r *rig) console(t *testing.T) (*failover.Runbook, *monitor.Monitor) {
+func (r *rig) console(t *testing.T) (*runbook.Runbook, *monitor.Monitor) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -57,12 +59,12 @@ func (r *rig) console(t *testing.T) (*failover.Runbook, *monitor.Monitor) {
 		t.Fatal(err)
 	}
 	t.Cleanup(mon.Close)
-	return &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log}, mon
+	return &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log}, mon
 }
 
 // plan has alice plan p and bob approve it; it returns the run's id and
 // its preview (the dry runs the console sends before anyone executes).
-func plan(t *testing.T, rb *failover.Runbook, p failover.Plan) (int64, []failover.StepPreview) {
+func plan(t *testing.T, rb *runbook.Runbook, p runbook.Plan) (int64, []runbook.StepPreview) {
 	t.Helper()
 	ctx := context.Background()
 	id, err := rb.Create(ctx, alice, p, "checked against Confluent's document")
@@ -80,14 +82,14 @@ func plan(t *testing.T, rb *failover.Runbook, p failover.Plan) (int64, []failove
 }
 
 // run plans p and runs its steps in order as alice.
-func run(t *testing.T, rb *failover.Runbook, p failover.Plan) {
+func run(t *testing.T, rb *runbook.Runbook, p runbook.Plan) {
 	t.Helper()
 	ctx := context.Background()
 	id, _ := plan(t, rb, p)
 	for idx, s := range p.Steps {
 		x, err := rb.Begin(ctx, alice, id, idx, p.Flow, "")
 		if err == nil {
-			err = x.Run(ctx)
+			err = x.Perform(ctx)
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", s.Kind, err)
@@ -95,7 +97,7 @@ func run(t *testing.T, rb *failover.Runbook, p failover.Plan) {
 	}
 }
 
-// The runbook's Cluster Linking actions (failover/internal/effect, which
+// The runbook's Cluster Linking actions (runbook/internal/effect, which
 // only failover/ may import, so driven through the exported runbook) and
 // the monitor's reads, against the stand-in: a promote refused in its dry
 // run while a mirror lags (a per-topic error inside a 200), then promoted;
@@ -113,7 +115,7 @@ func TestRunbookAgainstTheDocument(t *testing.T) {
 	ctx := context.Background()
 	mon.Refresh(ctx)
 
-	promote := failover.Plan{Flow: "link", Steps: []failover.Step{{Kind: failover.KindPromoteMirrors}}}
+	promote := runbook.Plan{Flow: "link", Steps: []runbook.Step{{Kind: failover.KindPromoteMirrors}}}
 	r.link.SetLag("payments", 1, 5)
 	if _, pv := plan(t, rb, promote); !strings.Contains(pv[0].Err+strings.Join(pv[0].Lines, " "), "requires zero lag") {
 		t.Fatalf("the dry run of a promote while payments lags: %+v", pv)
@@ -124,7 +126,7 @@ func TestRunbookAgainstTheDocument(t *testing.T) {
 	run(t, rb, failover.LinkFailbackPlan("link", false))
 	r.link.SetSourceUnavailable(true)
 	mon.Refresh(ctx)
-	run(t, rb, failover.Plan{Flow: "link", Steps: []failover.Step{{Kind: failover.KindFailoverMirrors}}})
+	run(t, rb, runbook.Plan{Flow: "link", Steps: []runbook.Step{{Kind: failover.KindFailoverMirrors}}})
 	r.link.SetSourceUnavailable(false)
 	run(t, rb, failover.LinkFailbackPlan("link", true))
 	mon.Refresh(ctx)
