@@ -50,6 +50,12 @@ type KubeRestoreResult struct {
 	LifecycleState string `json:"lifecycle_state,omitempty"`
 }
 
+// strict asks the API server to refuse, not prune, a field the CRD's
+// schema does not declare (an operator whose CRD predates a field the
+// console writes): by default the server drops such a field with only a
+// warning, and the console would believe it set what it did not.
+const strict = "Strict"
+
 // maxConflicts bounds the re-read-and-patch rounds when the deployment
 // changes between read and patch (409: someone else, or the operator
 // writing its status, moved resourceVersion on).
@@ -98,7 +104,7 @@ func RestoreFlinkDeployment(ctx context.Context, w audit.Written, c *kube.Client
 		if err != nil {
 			return res, err
 		}
-		_, err = c.Resource(kube.FlinkDeployments).Patch(ctx, c.Deployment, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "drconsole"})
+		_, err = c.Resource(kube.FlinkDeployments).Patch(ctx, c.Deployment, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "drconsole", FieldValidation: strict})
 		if err == nil {
 			res.Patched = true
 			r.say("patched FlinkDeployment %s/%s: redeploy from %s (nonce %d)", c.Namespace, c.Deployment, k.SavepointPath, k.Nonce)
@@ -227,7 +233,7 @@ func registerSnapshot(ctx context.Context, c *kube.Client, r KubeRestore) (strin
 			"savepoint": map[string]any{"alreadyExists": true, "disposeOnDelete": false, "path": path},
 		},
 	}}
-	_, err := c.Resource(kube.FlinkStateSnapshots).Create(ctx, obj, metav1.CreateOptions{FieldManager: "drconsole"})
+	_, err := c.Resource(kube.FlinkStateSnapshots).Create(ctx, obj, metav1.CreateOptions{FieldManager: "drconsole", FieldValidation: strict})
 	switch {
 	case err == nil:
 		r.say("created FlinkStateSnapshot %s/%s for %s", c.Namespace, r.Snapshot, path)

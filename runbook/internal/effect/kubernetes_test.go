@@ -3,6 +3,7 @@ package effect
 import (
 	"context"
 	"errors"
+	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -292,3 +293,45 @@ func TestKubeRestoreWithStateSnapshot(t *testing.T) {
 		t.Fatalf("without the CRD: %v %v", ok, err)
 	}
 }
+
+// Every write of the restore (the snapshot create, the deployment patch)
+// asks the API server for strict field validation: a field the CRD does
+// not declare is refused, not pruned with a warning (testenv/kubeapi
+// shows both on the real server). The stand-in refuses such a field
+// either way, so what is checked here is the request's query.
+func TestKubeRestoreWritesAskForStrictValidation(t *testing.T) {
+	k := newKubeStand(t, "RUNNING", nil)
+	var mu sync.Mutex
+	writes := map[string]string{} // method path -> fieldValidation
+	rc := k.s.Config()
+	rc.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTrip(func(req *http.Request) (*http.Response, error) {
+			if req.Method != http.MethodGet {
+				mu.Lock()
+				writes[req.Method+" "+req.URL.Path] = req.URL.Query().Get("fieldValidation")
+				mu.Unlock()
+			}
+			return next.RoundTrip(req)
+		})
+	})
+	c, err := kube.NewForConfig(rc, ns, dep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := k.restore("s3://dr/sp-1", 42)
+	r.Snapshot = "drconsole-run-1-step-4"
+	if _, err := RestoreFlinkDeployment(context.Background(), writtenT(t), c, r); err != nil {
+		t.Fatal(err)
+	}
+	base := "/apis/" + kube.Group + "/" + kube.Version + "/namespaces/" + ns
+	want := map[string]string{"POST " + base + "/flinkstatesnapshots": "Strict", "PATCH " + base + "/flinkdeployments/" + dep: "Strict"}
+	mu.Lock()
+	defer mu.Unlock()
+	if !reflect.DeepEqual(writes, want) {
+		t.Fatalf("writes (fieldValidation of each) %v, want %v", writes, want)
+	}
+}
+
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
