@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -55,6 +56,35 @@ type KubeRestoreResult struct {
 // console writes): by default the server drops such a field with only a
 // warning, and the console would believe it set what it did not.
 const strict = "Strict"
+
+// strictMark starts the server's reason when strict field validation
+// refuses a write.
+const strictMark = "strict decoding error: "
+
+// refused explains a refused write. A refusal under strict field
+// validation keeps the server's reason (which fields the CRD does not
+// declare) but not the rest of its message: refusing a merge patch, the
+// server quotes the whole patched object (managedFields, and all of spec,
+// flinkConfiguration included, where credentials may sit) as the invalid
+// value, and the step's error is shown on pages and sent to receivers.
+// The API error stays reachable with errors.As.
+func refused(c *kube.Client, err error, a kube.Access, name string) error {
+	msg := err.Error()
+	i := strings.LastIndex(msg, strictMark)
+	if i < 0 || !(apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)) {
+		return c.Explain(err, a, name)
+	}
+	return &strictRefusal{err: err, text: fmt.Sprintf("kubernetes: the API server refused to %s %s/%s under strict field validation: the installed CRD does not declare a field the console writes (are the operator's CRDs up to date?): %s",
+		a, c.Namespace, name, msg[i:])}
+}
+
+type strictRefusal struct {
+	err  error
+	text string
+}
+
+func (e *strictRefusal) Error() string { return e.text }
+func (e *strictRefusal) Unwrap() error { return e.err }
 
 // maxConflicts bounds the re-read-and-patch rounds when the deployment
 // changes between read and patch (409: someone else, or the operator
@@ -111,7 +141,7 @@ func RestoreFlinkDeployment(ctx context.Context, w audit.Written, c *kube.Client
 			break
 		}
 		if !kube.IsConflict(err) {
-			return res, c.Explain(err, kube.PatchDeployment, c.Deployment)
+			return res, refused(c, err, kube.PatchDeployment, c.Deployment)
 		}
 		if res.Conflicts++; res.Conflicts >= maxConflicts {
 			return res, fmt.Errorf("kubernetes: FlinkDeployment %s/%s changed under %d patches in a row (409 Conflict each time): try again: %w", c.Namespace, c.Deployment, res.Conflicts, err)
@@ -240,7 +270,7 @@ func registerSnapshot(ctx context.Context, c *kube.Client, r KubeRestore) (strin
 	case kube.IsAlreadyExists(err):
 		r.say("FlinkStateSnapshot %s/%s exists (an earlier attempt): checking it", c.Namespace, r.Snapshot)
 	default:
-		return "", c.Explain(err, kube.CreateSnapshot, r.Snapshot)
+		return "", refused(c, err, kube.CreateSnapshot, r.Snapshot)
 	}
 	wctx, cancel := context.WithTimeout(ctx, min(r.Timeout, 2*time.Minute))
 	defer cancel()

@@ -11,6 +11,10 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kube"
 	"github.com/drconsole/drconsole/kube/kubetest"
@@ -335,3 +339,31 @@ func TestKubeRestoreWritesAskForStrictValidation(t *testing.T) {
 type roundTrip func(*http.Request) (*http.Response, error)
 
 func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A refusal under strict field validation keeps the server's reason and
+// drops the rest of its message: refusing a merge patch, the server
+// quotes the whole patched object (here a credential in
+// flinkConfiguration), which must not reach the step's error and the
+// audit record. Other refusals are explained as before.
+func TestStrictRefusalKeepsTheReasonOnly(t *testing.T) {
+	k := newKubeStand(t, "RUNNING", nil)
+	const reason = `strict decoding error: unknown field "spec.job.savepointRedeployNonce"`
+	patched := `{"spec":{"flinkConfiguration":{"s3.secret-key":"hunter2"},"job":{"savepointRedeployNonce":42}}}`
+	// What the API server answers a strict merge patch of a custom resource.
+	patchErr := apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), patched, reason)})
+	err := refused(k.c, patchErr, kube.PatchDeployment, dep)
+	want := "kubernetes: the API server refused to patch flinkdeployments.flink.apache.org flink-dr/events-job under strict field validation: " +
+		"the installed CRD does not declare a field the console writes (are the operator's CRDs up to date?): " + reason
+	if err.Error() != want || !apierrors.IsInvalid(err) {
+		t.Fatalf("patch refused:\n%v\nwant\n%s (and still IsInvalid: %t)", err, want, apierrors.IsInvalid(err))
+	}
+	createErr := apierrors.NewBadRequest(`FlinkStateSnapshot in version "v1beta1" cannot be handled as a FlinkStateSnapshot: strict decoding error: unknown field "spec.savepoint.disposeOnDelete"`)
+	if err := refused(k.c, createErr, kube.CreateSnapshot, "s"); !strings.HasSuffix(err.Error(), `: strict decoding error: unknown field "spec.savepoint.disposeOnDelete"`) ||
+		!strings.Contains(err.Error(), "refused to create flinkstatesnapshots.flink.apache.org flink-dr/s under strict field validation") {
+		t.Fatalf("create refused: %v", err)
+	}
+	other := apierrors.NewInvalid(schema.GroupKind{Group: kube.Group, Kind: "FlinkDeployment"}, dep, field.ErrorList{field.Invalid(field.NewPath("spec", "job"), "x", "DR restores only from s3:// savepoints")})
+	if err := refused(k.c, other, kube.PatchDeployment, dep); err.Error() != k.c.Explain(other, kube.PatchDeployment, dep).Error() {
+		t.Fatalf("another refusal: %v", err)
+	}
+}
