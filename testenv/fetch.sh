@@ -9,6 +9,8 @@
 #   testenv/fetch.sh flink-1.20       # profile "flink-1.20": Flink 1.20 MiniCluster classpath
 #   testenv/fetch.sh flinkjob-1.20    # flinkjob/ built against Flink 1.20 (Maven profile flink-1.20)
 #                                     #   -> .cache/jars/flinkjob-1.20/drconsole-flinkjob.jar
+#   testenv/fetch.sh kafka-3.9  # the kafka profile at Kafka 3.9.1 -> .cache/jars/kafka-3.9
+#   testenv/fetch.sh kafka-4.4  # the Kafka 4.4.0 broker only     -> .cache/jars/kafka-4.4
 #   testenv/fetch.sh mm2client  # builds mm2client/ (calls MM2's RemoteClusterUtils, thin jar;
 #                               #   runs on the kafka profile's classpath)
 #                               #   -> .cache/jars/mm2client/drconsole-mm2client.jar
@@ -22,9 +24,12 @@ set -euo pipefail
 
 profile="${1:-kafka}"
 case "$profile" in
-  kafka|flink|flinkjob|mm2client|flink-1.20|flinkjob-1.20) ;;
-  *) echo "fetch.sh: unknown profile '$profile' (want kafka, flink, flinkjob, mm2client, flink-1.20 or flinkjob-1.20)" >&2; exit 2 ;;
+  kafka|kafka-3.9|kafka-4.4|flink|flinkjob|mm2client|flink-1.20|flinkjob-1.20) ;;
+  *) echo "fetch.sh: unknown profile '$profile' (want kafka, kafka-3.9, kafka-4.4, flink, flinkjob, mm2client, flink-1.20 or flinkjob-1.20)" >&2; exit 2 ;;
 esac
+# kafka-3.x only change the kafka profile's version and output directory.
+mvnprofiles="$profile"
+if [[ "$profile" == kafka-3.* ]]; then mvnprofiles="kafka,$profile"; fi
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="$here/.cache"
@@ -114,10 +119,10 @@ if [[ "$profile" == mm2client ]]; then
 fi
 
 # Try offline first (fast when the local repo is already complete), then online.
-if ! mvn -B -o -f "$here/pom.xml" -Dmaven.repo.local="$repo" -P"$profile" \
+if ! mvn -B -o -f "$here/pom.xml" -Dmaven.repo.local="$repo" -P"$mvnprofiles" \
       -Djars.dir="$tmp" dependency:copy-dependencies >"$log" 2>&1; then
   rm -rf "$tmp"
-  if ! mvn -B -f "$here/pom.xml" -Dmaven.repo.local="$repo" -P"$profile" \
+  if ! mvn -B -f "$here/pom.xml" -Dmaven.repo.local="$repo" -P"$mvnprofiles" \
         -Djars.dir="$tmp" dependency:copy-dependencies >"$log" 2>&1; then
     echo "fetch.sh: Maven resolution FAILED for profile '$profile'; last lines of $log:" >&2
     tail -n 40 "$log" >&2

@@ -78,7 +78,7 @@ var variants = []variant{
 
 func TestMM2Dedicated(t *testing.T) {
 	for _, v := range variants {
-		t.Run(v.name, func(t *testing.T) { runScenario(t, dedicated, v) })
+		t.Run(v.name, func(t *testing.T) { runScenario(t, testenv.KafkaDefault, dedicated, v) })
 	}
 }
 
@@ -86,7 +86,7 @@ func TestMM2Dedicated(t *testing.T) {
 // distributed worker (REST), one variant only to keep the run short.
 func TestMM2ConnectCluster(t *testing.T) {
 	for _, v := range variants[:1] {
-		t.Run(v.name, func(t *testing.T) { runScenario(t, connectCluster, v) })
+		t.Run(v.name, func(t *testing.T) { runScenario(t, testenv.KafkaDefault, connectCluster, v) })
 	}
 }
 
@@ -112,10 +112,10 @@ type commit struct {
 	atEnd    bool // committed at the partition end (a fully caught-up consumer)
 }
 
-func runScenario(t *testing.T, mode mirrorMode, v variant) {
+func runScenario(t *testing.T, dist testenv.KafkaDist, mode mirrorMode, v variant) {
 	testStart := time.Now()
-	primary := testenv.StartKafka(t, srcAlias)
-	dr := testenv.StartKafka(t, tgtAlias)
+	primary := testenv.StartKafkaDist(t, srcAlias, dist)
+	dr := testenv.StartKafkaDist(t, tgtAlias, dist)
 	opts := testenv.MM2Options{
 		Source: primary, Target: dr,
 		SourceAlias: srcAlias, TargetAlias: tgtAlias,
@@ -574,7 +574,7 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 
 	t.Logf("topics on primary: %v", topicList(t, padm))
 	t.Logf("topics on dr: %v", drTopics)
-	t.Logf("scenario %s/%s done in %s", mode.name, v.name, time.Since(testStart).Round(time.Millisecond))
+	t.Logf("scenario %s %s/%s done in %s", dist, mode.name, v.name, time.Since(testStart).Round(time.Millisecond))
 }
 
 // translate applies MM2's rule with ALL syncs: greatest sync with upstream <= u, then

@@ -75,7 +75,7 @@ var xlVariants = []xlVariant{
 
 func TestTranslateVsMM2(t *testing.T) {
 	for _, v := range xlVariants {
-		t.Run(v.name, func(t *testing.T) { xlScenario(t, v) })
+		t.Run(v.name, func(t *testing.T) { xlScenario(t, testenv.KafkaDefault, v) })
 	}
 }
 
@@ -102,10 +102,10 @@ func (d *xlData) ideal(tp model.TP, committed int64) int64 {
 	return int64(sort.Search(len(offs), func(i int) bool { return offs[i] >= committed }))
 }
 
-func xlScenario(t *testing.T, v xlVariant) {
+func xlScenario(t *testing.T, dist testenv.KafkaDist, v xlVariant) {
 	scenarioStart := time.Now()
-	primary := testenv.StartKafka(t, "primary")
-	dr := testenv.StartKafka(t, "dr")
+	primary := testenv.StartKafkaDist(t, "primary", dist)
+	dr := testenv.StartKafkaDist(t, "dr", dist)
 	opts := testenv.MM2Options{Source: primary, Target: dr, Policy: v.policy, OffsetSyncsLocation: v.location, Topics: xlTopics}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -454,7 +454,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 
 	// --- RemoteClusterUtils side by side (DR only; before the primary goes) -----------------------
 	t.Run("remote-cluster-utils", func(t *testing.T) {
-		xlRemoteClusterUtils(t, ctx, opts, tr, plans[xlEnd], v == xlVariants[0])
+		xlRemoteClusterUtils(t, ctx, opts, tr, plans[xlEnd], dist == testenv.KafkaDefault && v == xlVariants[0])
 	})
 
 	// --- (c) the primary is lost -------------------------------------------------------------------
@@ -635,7 +635,7 @@ func xlScenario(t *testing.T, v xlVariant) {
 			t.Errorf("(d) %s: dr offsets moved to %v after apply (want %v)", g, got, w)
 		}
 	}
-	t.Logf("variant %s done in %s", v.name, time.Since(scenarioStart).Round(time.Millisecond))
+	t.Logf("%s variant %s done in %s", dist, v.name, time.Since(scenarioStart).Round(time.Millisecond))
 }
 
 // xlAllSyncs is MM2's rule over every sync (newest of the greatest upstream <= u, then +1 unless
@@ -727,7 +727,7 @@ const xlClientLog4j = `<?xml version="1.0" encoding="UTF-8"?>
 func xlRunMM2Client(t *testing.T, ctx context.Context, opts testenv.MM2Options, group string, n int, extra ...string) (xlClientResult, time.Duration) {
 	t.Helper()
 	jar := xlMM2ClientJar(t)
-	jars := testenv.Jars(t)
+	jars := opts.Target.Dist.MirrorJars(t)
 	dir := t.TempDir()
 	logCfg := filepath.Join(dir, "log4j2.xml")
 	if err := os.WriteFile(logCfg, []byte(xlClientLog4j), 0o644); err != nil {
