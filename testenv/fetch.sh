@@ -10,6 +10,7 @@
 #   testenv/fetch.sh flinkjob-1.20    # flinkjob/ built against Flink 1.20 (Maven profile flink-1.20)
 #                                     #   -> .cache/jars/flinkjob-1.20/drconsole-flinkjob.jar
 #   testenv/fetch.sh kafka-3.9  # the kafka profile at Kafka 3.9.1 -> .cache/jars/kafka-3.9
+#   testenv/fetch.sh kafka-3.6  # the kafka profile at Kafka 3.6.2 -> .cache/jars/kafka-3.6
 #   testenv/fetch.sh kafka-4.4  # the Kafka 4.4.0 broker only     -> .cache/jars/kafka-4.4
 #   testenv/fetch.sh mm2client  # builds mm2client/ (calls MM2's RemoteClusterUtils, thin jar;
 #                               #   runs on the kafka profile's classpath)
@@ -24,8 +25,8 @@ set -euo pipefail
 
 profile="${1:-kafka}"
 case "$profile" in
-  kafka|kafka-3.9|kafka-4.4|flink|flinkjob|mm2client|flink-1.20|flinkjob-1.20) ;;
-  *) echo "fetch.sh: unknown profile '$profile' (want kafka, kafka-3.9, kafka-4.4, flink, flinkjob, mm2client, flink-1.20 or flinkjob-1.20)" >&2; exit 2 ;;
+  kafka|kafka-3.6|kafka-3.9|kafka-4.4|flink|flinkjob|mm2client|flink-1.20|flinkjob-1.20) ;;
+  *) echo "fetch.sh: unknown profile '$profile' (want kafka, kafka-3.6, kafka-3.9, kafka-4.4, flink, flinkjob, mm2client, flink-1.20 or flinkjob-1.20)" >&2; exit 2 ;;
 esac
 # kafka-3.x only change the kafka profile's version and output directory.
 mvnprofiles="$profile"

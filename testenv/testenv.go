@@ -55,10 +55,12 @@ type KafkaDist struct {
 }
 
 // The Kafka versions testenv runs. KafkaDefault is what StartKafka uses and the full suite
-// runs on; the others are the version matrix. Kafka4_4 runs MirrorMaker 2 4.3.1: Central
-// serves the 4.4.0 broker but not connect-mirror 4.4.0.
+// runs on; the others are the version matrix. Kafka3_6 is the last MirrorMaker 2 without
+// KAFKA-15906's timed offset syncs. Kafka4_4 runs MirrorMaker 2 4.3.1: Central serves the
+// 4.4.0 broker but not connect-mirror 4.4.0.
 var (
 	KafkaDefault = KafkaDist{Version: KafkaVersion, JarsProfile: "kafka", Mirror: KafkaVersion, MirrorProfile: "kafka"}
+	Kafka3_6     = KafkaDist{Version: "3.6.2", JarsProfile: "kafka-3.6", Mirror: "3.6.2", MirrorProfile: "kafka-3.6"}
 	Kafka3_9     = KafkaDist{Version: "3.9.1", JarsProfile: "kafka-3.9", Mirror: "3.9.1", MirrorProfile: "kafka-3.9"}
 	Kafka4_4     = KafkaDist{Version: "4.4.0", JarsProfile: "kafka-4.4", Mirror: KafkaVersion, MirrorProfile: "kafka"}
 )
@@ -75,6 +77,13 @@ func (d KafkaDist) String() string {
 func (d KafkaDist) MirrorJars(t testing.TB) string {
 	t.Helper()
 	return fetchProfile(t, d.MirrorProfile, "connect-mirror-*.jar")
+}
+
+// MirrorAtLeast tells whether the dist's MirrorMaker 2 is release major.minor or newer.
+func (d KafkaDist) MirrorAtLeast(major, minor int) bool {
+	var ma, mi int
+	fmt.Sscanf(d.Mirror, "%d.%d", &ma, &mi)
+	return ma > major || ma == major && mi >= minor
 }
 
 // Main classes started by this package.

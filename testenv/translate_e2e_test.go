@@ -245,7 +245,7 @@ func xlScenario(t *testing.T, dist testenv.KafkaDist, v xlVariant) {
 	caughtUp := time.Since(mm2Start)
 
 	// MM2's final checkpoints, read from the topic. g-end exact at the DR end in every partition
-	// means MM2 has every final sync; once the checkpoints topic then stays unchanged for 3 s
+	// means MM2 has every final sync (with timed syncs, see timedSyncs); once the checkpoints topic then stays unchanged for 3 s
 	// (3 checkpoint cycles) g-mid is final too. A g-mid partition may have NO checkpoint: MM2
 	// writes none when its sparse sync store cannot translate the offset (older than its
 	// oldest retained sync).
@@ -289,7 +289,7 @@ func xlScenario(t *testing.T, dist testenv.KafkaDist, v xlVariant) {
 				if ok && cp.Upstream != at {
 					return fmt.Errorf("%s %v: checkpoint upstream %d, committed %d", g, remote(k), cp.Upstream, at)
 				}
-				if g == xlEnd && cp.Downstream != int64(len(data.offsets[k])) {
+				if g == xlEnd && timedSyncs(dist) && cp.Downstream != int64(len(data.offsets[k])) {
 					return fmt.Errorf("%s %v: checkpoint downstream %d, dr end %d", g, remote(k), cp.Downstream, len(data.offsets[k]))
 				}
 			}
@@ -427,8 +427,9 @@ func xlScenario(t *testing.T, dist testenv.KafkaDist, v xlVariant) {
 			case !okAll || tl.Offset != all:
 				t.Errorf("%s %v: console %d, +1 rule over all %d syncs in the topic %d (ok=%v)", g, k, tl.Offset, len(syncs[k]), all, okAll)
 			}
-			// (a) fully consumed: exactly MM2's checkpoint, which is the DR end.
-			if g == xlEnd && (!hasCP || tl.Offset != cp.Downstream || tl.Offset != ideal) {
+			// (a) fully consumed: exactly MM2's checkpoint, which is the DR end (before timed
+			// syncs both stop at the newest sync: checkTimedSyncs says which).
+			if g == xlEnd && (!hasCP || tl.Offset != cp.Downstream || timedSyncs(dist) && tl.Offset != ideal) {
 				t.Errorf("(a) %s %v committed %d: console %d (%s), MM2 checkpoint %d (%v), dr end %d", g, k, at, tl.Offset, tl.Method, cp.Downstream, hasCP, ideal)
 			}
 			// (b) never more conservative than MM2, never past an unconsumed record.
@@ -783,8 +784,12 @@ func xlMedian(ds []time.Duration) time.Duration {
 }
 
 func xlRemoteClusterUtils(t *testing.T, ctx context.Context, opts testenv.MM2Options, tr *translation.GroupTranslator, endPlan *translation.GroupPlan, explain bool) {
-	res, jvmWall := xlRunMM2Client(t, ctx, opts, xlEnd, xlCalls, "reused.calls=3")
-	if !res.Consistent || res.Calls != xlCalls {
+	calls := xlCalls
+	if opts.Target.Dist != testenv.KafkaDefault {
+		calls = 3 // the matrix checks the answer; the timing is the main version's (~0.5 s a call)
+	}
+	res, jvmWall := xlRunMM2Client(t, ctx, opts, xlEnd, calls, "reused.calls=3")
+	if !res.Consistent || res.Calls != calls {
 		t.Errorf("RemoteClusterUtils: %d calls, consistent=%v", res.Calls, res.Consistent)
 	}
 	console := map[string]int64{}
@@ -857,8 +862,8 @@ func xlRemoteClusterUtils(t *testing.T, ctx context.Context, opts testenv.MM2Opt
 		reused = fmt.Sprintf("%s (%d calls, median)", us(r.Median), len(r.All))
 	}
 	ratio := func(a, b time.Duration) float64 { return float64(a) / float64(max(b, time.Nanosecond)) }
-	t.Logf("timing %s (%d partitions, %d samples each, medians): RemoteClusterUtils.translateOffsets %s (min %s, max %s, first %s; one reused MirrorClient %s; whole JVM run %s) | console: index %s (mean over %d: %s), checkpoints from SQLite + index %s, full Plan %s",
-		xlEnd, len(rows), xlCalls, java, us(res.TranslateUs.Min), us(res.TranslateUs.Max), us(res.TranslateUs.First), reused, jvmWall.Round(time.Millisecond),
+	t.Logf("timing %s (%d partitions, %d RemoteClusterUtils calls, %d console samples, medians): RemoteClusterUtils.translateOffsets %s (min %s, max %s, first %s; one reused MirrorClient %s; whole JVM run %s) | console: index %s (mean over %d: %s), checkpoints from SQLite + index %s, full Plan %s",
+		xlEnd, len(rows), calls, xlCalls, java, us(res.TranslateUs.Min), us(res.TranslateUs.Max), us(res.TranslateUs.First), reused, jvmWall.Round(time.Millisecond),
 		idx, many, idxMean, sto, pl)
 	t.Logf("ratio RemoteClusterUtils/console (median/median): vs index %.0fx (vs index mean %.0fx), vs SQLite+index %.0fx, vs full Plan %.0fx (sink %d)",
 		ratio(java, idx), ratio(java, idxMean), ratio(java, sto), ratio(java, pl), sink%2)
