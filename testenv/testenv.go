@@ -1,7 +1,8 @@
 // Package testenv runs REAL Apache Kafka components for end-to-end tests: single-node KRaft
 // brokers, MirrorMaker 2 in dedicated mode, and a Kafka Connect distributed worker running the
 // Mirror*Connector classes. The jars are resolved by Maven (see pom.xml and fetch.sh) into
-// testenv/.cache/jars/kafka and started with plain `java -cp 'jars/*' <main class>`.
+// testenv/.cache/jars/kafka (other Kafka versions: KafkaDist) and started with plain
+// `java -cp 'jars/*' <main class>`.
 //
 // Everything listens on 127.0.0.1 on free ports, keeps its data and logs in t.TempDir(), and is
 // killed (whole process group, SIGKILL) in t.Cleanup. Every JVM is started with
