@@ -296,8 +296,12 @@ func consoleLagMatchesMM2(t *testing.T, dist testenv.KafkaDist) {
 // the primary keeps the console serving, marks the primary unreachable and
 // keeps the last known values.
 func TestConsoleBrokenAndPrimaryLoss(t *testing.T) {
-	primary := testenv.StartKafka(t, "primary")
-	dr := testenv.StartKafka(t, "dr")
+	consoleBrokenAndPrimaryLoss(t, testenv.KafkaDefault)
+}
+
+func consoleBrokenAndPrimaryLoss(t *testing.T, dist testenv.KafkaDist) {
+	primary := testenv.StartKafkaDist(t, "primary", dist)
+	dr := testenv.StartKafkaDist(t, "dr", dist)
 	createTopics(t, primary, map[string]int32{"events": 2})
 	pcl := primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produceN(t, pcl, "events", 2, 400)

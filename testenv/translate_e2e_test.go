@@ -75,7 +75,7 @@ var xlVariants = []xlVariant{
 
 func TestTranslateVsMM2(t *testing.T) {
 	for _, v := range xlVariants {
-		t.Run(v.name, func(t *testing.T) { xlScenario(t, testenv.KafkaDefault, v) })
+		t.Run(v.name, func(t *testing.T) { xlScenario(t, testenv.KafkaDefault, dedicated, v) })
 	}
 }
 
@@ -102,7 +102,7 @@ func (d *xlData) ideal(tp model.TP, committed int64) int64 {
 	return int64(sort.Search(len(offs), func(i int) bool { return offs[i] >= committed }))
 }
 
-func xlScenario(t *testing.T, dist testenv.KafkaDist, v xlVariant) {
+func xlScenario(t *testing.T, dist testenv.KafkaDist, mode mirrorMode, v xlVariant) {
 	scenarioStart := time.Now()
 	primary := testenv.StartKafkaDist(t, "primary", dist)
 	dr := testenv.StartKafkaDist(t, "dr", dist)
@@ -227,7 +227,7 @@ func xlScenario(t *testing.T, dist testenv.KafkaDist, v xlVariant) {
 	t.Logf("primary ready %s after start; end offsets %v; g-mid commits %v", time.Since(scenarioStart).Round(time.Millisecond), primaryEnd, commits[xlMid])
 
 	// --- MM2 ---------------------------------------------------------------------------------------
-	testenv.StartMM2Dedicated(t, opts)
+	offsetsTopic := mode.start(t, opts)
 	mm2Start := time.Now()
 	remote := func(k model.TP) model.TP { return model.TP{Topic: opts.RemoteTopic(k.Topic), Partition: k.Partition} }
 	if err := testenv.Eventually(xlWait, xlPoll, func() error {
@@ -340,7 +340,10 @@ func xlScenario(t *testing.T, dist testenv.KafkaDist, v xlVariant) {
 
 	// --- the console -------------------------------------------------------------------------------
 	flow := &config.Flow{Source: "primary", Target: "dr", ReplicationPolicy: config.ReplicationPolicy(v.policy), OffsetSyncsLocation: config.SyncsLocation(v.location),
-		ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: []string{"events.*", "orders.*"}}}
+		ConnectOffsetsTopic: offsetsTopic, Topics: config.Topics{Include: []string{"events.*", "orders.*"}}}
+	if !mode.remoteHeartbeats {
+		flow.HeartbeatsTopic = "heartbeats" // on Connect only the target's own (testenv.MirrorConnectorConfigs)
+	}
 	consoleStart := time.Now()
 	mon, _ := runConsole(t, flow, primary, dr, 30*time.Second)
 	tr := mon.Translator(xlFlow)
@@ -636,7 +639,7 @@ func xlScenario(t *testing.T, dist testenv.KafkaDist, v xlVariant) {
 			t.Errorf("(d) %s: dr offsets moved to %v after apply (want %v)", g, got, w)
 		}
 	}
-	t.Logf("%s variant %s done in %s", dist, v.name, time.Since(scenarioStart).Round(time.Millisecond))
+	t.Logf("%s %s variant %s done in %s", dist, mode.name, v.name, time.Since(scenarioStart).Round(time.Millisecond))
 }
 
 // xlAllSyncs is MM2's rule over every sync (newest of the greatest upstream <= u, then +1 unless
