@@ -38,7 +38,7 @@ deps:
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq$$missing >/dev/null \
 	    || { echo "make deps: apt-get install$$missing failed" >&2; exit 1; }; \
 	fi
-	@testenv/.cache/bin/litestream version 2>/dev/null | grep -qx '$(LITESTREAM)' || { echo "== installing litestream $(LITESTREAM) (the console's own replication, failover/standby_test.go)"; \
+	@testenv/.cache/bin/litestream version 2>/dev/null | grep -qx '$(LITESTREAM)' || { echo "== installing litestream $(LITESTREAM) (the console's own replication, runbook/failover/standby_test.go)"; \
 	  GOBIN=$(CURDIR)/testenv/.cache/bin $(GO) install github.com/benbjohnson/litestream/cmd/litestream@$(LITESTREAM) \
 	    || { echo "make deps: go install litestream@$(LITESTREAM) failed" >&2; exit 1; }; }
 	@chromium --version; java -version 2>&1 | sed -n 1p; mvn -v 2>&1 | sed -n 1p; testenv/.cache/bin/litestream version
@@ -76,14 +76,16 @@ check-generated:
 
 ## e2e: end-to-end tests against real Apache Kafka, MirrorMaker 2 and Flink (needs JDK 17 + Maven),
 ## then the Kubernetes restore against the real API machinery (testenv/kubeapi: a module of its own,
-## so k8s.io/apiserver and etcd stay out of go.mod)
+## so k8s.io/apiserver and etcd stay out of go.mod), and Cluster Linking against Confluent's published
+## OpenAPI document (testenv/openapi, likewise, for kin-openapi and Confluent's SDK)
 e2e:
 	$(GO) test -tags e2e -count=1 -timeout 45m -v ./testenv/...
 	cd testenv/kubeapi && $(GO) vet -tags e2e ./... && $(GO) test -tags e2e -count=1 -timeout 15m -v ./...
+	cd testenv/openapi && $(GO) vet ./... && $(GO) test -count=1 -timeout 5m -v ./...
 
 ## bench: benchmarks (6 runs each), summarised with benchstat
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./mm2/ ./monitor/ ./views/ ./failover/ ./flink/ ./translation/ ./handlers/ | tee bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./mm2/ ./monitor/ ./views/ ./runbook/... ./flink/ ./translation/ ./handlers/ | tee bench.txt
 	$(GO) tool benchstat bench.txt
 
 ## scale: the scale rig (scale/): the console against two in-process clusters at each N, under

@@ -10,7 +10,7 @@ import (
 // effect door writes, and the simulated or measured worlds (demo, scale,
 // testenv) run Kafka stand-ins of their own.
 var franzGoRooms = []string{
-	"kafka", "kafka/kafkatest", "failover/internal/effect", "demo", "scale", "testenv",
+	"kafka", "kafka/kafkatest", "runbook/internal/effect", "demo", "scale", "testenv",
 }
 
 // TestKafkaRoom: one room per outside system. Everything else reaches
@@ -23,7 +23,7 @@ func TestKafkaRoom(t *testing.T) {
 		}
 		for _, imp := range p.Imports {
 			if strings.HasPrefix(imp, "github.com/twmb/franz-go") {
-				t.Errorf("%s imports %s; reads belong in package kafka, writes in failover/internal/effect", room, imp)
+				t.Errorf("%s imports %s; reads belong in package kafka, writes in runbook/internal/effect", room, imp)
 			}
 		}
 	}

@@ -3,7 +3,7 @@ package main
 // The rules of ARCHITECTURE.md, checked: who may import whom and a package
 // doc on every package, and ARCHITECTURE.md's import table as go list
 // sees it. The effect boundary has its own test beside the
-// effects (failover/internal/effect/boundary_test.go), thin handlers theirs
+// effects (runbook/internal/effect/boundary_test.go), thin handlers theirs
 // (handlers/thin_test.go).
 
 import (
@@ -90,8 +90,8 @@ func TestLayerImports(t *testing.T) {
 	}
 	// room -> packages (or prefixes) of ours or others it must never import.
 	forbidden := map[string][]string{
-		"handlers": {"demo", "github.com/twmb/franz-go", "failover/internal/effect", "k8s.io/client-go"},
-		"web":      {"demo", "github.com/twmb/franz-go", "failover/internal/effect", "k8s.io/client-go"},
+		"handlers": {"demo", "github.com/twmb/franz-go", "runbook/internal/effect", "k8s.io/client-go"},
+		"web":      {"demo", "github.com/twmb/franz-go", "runbook/internal/effect", "k8s.io/client-go"},
 	}
 	checked := 0
 	for _, p := range listPackages(t) {
@@ -183,7 +183,7 @@ func TestViewsAndHandlersReachNoClients(t *testing.T) {
 	clients := []string{"k8s.io/", "github.com/twmb/franz-go/"}
 	through := map[string][]string{
 		"views":    nil,
-		"handlers": {"failover", "handlers/form", "monitor", "catalog", "translation"},
+		"handlers": {"runbook", "runbook/failover", "handlers/form", "monitor", "catalog", "translation"},
 	}
 	g := importGraph(t, "./views", "./handlers")
 	for room, services := range through {

@@ -4,7 +4,7 @@
 // claims a change that did not happen and no change escapes the chain.
 //
 // Written is the proof that a record reached the chain: effects on systems
-// outside the console (failover/internal/effect) demand one, so an effect
+// outside the console (runbook/internal/effect) demand one, so an effect
 // whose record could not be written does not compile, let alone run.
 package audit
 

@@ -486,7 +486,7 @@ func TestRegister(t *testing.T) {
 	}
 }
 
-// testStart asks Flink for the savepoint the way failover/internal/effect
+// testStart asks Flink for the savepoint the way runbook/internal/effect
 // does (the catalog sends no POST itself; effect's tests check the request).
 func testStart(ctx context.Context, cl *flink.RESTClient, jobID string, stop bool) (string, error) {
 	path, body := "/jobs/"+jobID+"/savepoints", map[string]any{"cancel-job": false}

@@ -18,7 +18,7 @@ const (
 // Starter asks Flink for a savepoint of jobID (stop: stop-with-savepoint)
 // into the cluster's default directory and returns the trigger id. The
 // catalog cannot send that request itself: it changes a job, and only
-// failover/internal/effect does, behind an audit record
+// runbook/internal/effect does, behind an audit record
 // (failover.TriggerSavepoint passes it in).
 type Starter func(ctx context.Context, cl *flink.RESTClient, jobID string, stop bool) (string, error)
 

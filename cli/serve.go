@@ -17,13 +17,14 @@ import (
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/demo/panel"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/flink/s3"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/notify"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
 )
@@ -124,7 +125,7 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
+	rb := &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
 		Connect: connect.New,
 		Flink:   flink.NewRESTClient}
 	cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log.With("component", "savepoint-catalog")}
@@ -139,7 +140,7 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 		Auth: cfg.Auth, Catalog: cat, Worker: worker, Metrics: cfg.Metrics}
 	// Failed-over flows are marked before the first refresh is published:
 	// no page or notification sees one judged as if the mirror should run.
-	if err := rb.MarkFailedOver(ctx); err != nil {
+	if err := failover.BookOf(rb).MarkFailedOver(ctx); err != nil {
 		log.Error("reading which flows are failed over", "err", err)
 	}
 	monCtx, cancel := context.WithCancel(ctx)
@@ -155,7 +156,7 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	defer func() { <-drillsDone }()
 	// Failbacks' reverse flows, watched while their connectors copy.
 	reverseDone := make(chan struct{})
-	go func() { defer close(reverseDone); rb.WatchReverseFlowsEvery(monCtx, 5*time.Second) }()
+	go func() { defer close(reverseDone); failover.BookOf(rb).WatchReverseFlowsEvery(monCtx, 5*time.Second) }()
 	defer func() { <-reverseDone }()
 	defer startAuditAnchor(monCtx, store, cfg.AuditAnchor, log)()
 	notifier := &notify.Notifier{Store: store, Flows: mon, Receivers: cfg.Notifications.Webhooks, PublicURL: cfg.Auth.PublicURL,

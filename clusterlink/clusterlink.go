@@ -3,7 +3,7 @@
 // drives (issue 7): links, mirror topics, their lags and states.
 //
 // It sends only GET requests. The mirror actions (promote, failover, pause,
-// resume) are effects and live in failover/internal/effect, which builds its
+// resume) are effects and live in runbook/internal/effect, which builds its
 // own POST and uses the pieces here that cannot send anything themselves:
 // LinkPath, Prepare, Answer and the answer types.
 //

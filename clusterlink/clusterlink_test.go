@@ -192,7 +192,7 @@ func TestClusterLinkTimeout(t *testing.T) {
 	c := New(srv.URL, "c", "dr-link", "", "", nil)
 
 	// The client's own timeout, without a context deadline (the action's
-	// timeout is tested with the action, in failover/internal/effect).
+	// timeout is tested with the action, in runbook/internal/effect).
 	c.HTTP.Timeout = 50 * time.Millisecond
 	_, err := c.Mirrors(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "list mirror topics of link dr-link") || !strings.Contains(err.Error(), "timed out") {

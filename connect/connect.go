@@ -1,7 +1,7 @@
 // Package connect reads a Kafka Connect cluster's REST API, where the MM2
 // connectors run in most production setups: connector names and states.
 // It sends only GET requests; stopping and resuming connectors is an effect
-// and lives in failover/internal/effect, which reads its answers through
+// and lives in runbook/internal/effect, which reads its answers through
 // Answer.
 package connect
 

@@ -9,7 +9,8 @@ package demo
 // and source reachability the caller sets. Behaviour the spec does not pin
 // down (message wording beyond the spec's example, how long PENDING_STOPPED
 // lasts, which states each action accepts) is this file's assumption and is
-// marked "stand-in" below.
+// marked "stand-in" below. testenv/openapi holds its answers, and the
+// console's requests, to that document.
 
 import (
 	"crypto/subtle"
@@ -609,10 +610,12 @@ func (s *ClusterLinkStandIn) alter(w http.ResponseWriter, r *http.Request, actio
 		data = append(data, entry)
 	}
 	s.actions = append(s.actions, rec)
-	// Every action example in the spec carries this kind.
+	// Every action example in the spec carries this kind. The metadata is
+	// its schema's (ResourceCollectionMetadata: self, next), not its
+	// example's, which adds a resource_name the schema does not declare.
 	writeJSON(w, 200, map[string]any{
 		"kind":     "KafkaPromoteMirror",
-		"metadata": map[string]any{"self": s.self("/", s.Link, "/mirrors"), "resource_name": "crn:///kafka=" + s.ClusterID},
+		"metadata": map[string]any{"self": s.self("/", s.Link, "/mirrors"), "next": nil},
 		"data":     data,
 	})
 }

@@ -9,7 +9,7 @@ import (
 // K8sRestore is a restore through the Flink Kubernetes Operator: the change
 // to an existing FlinkDeployment that makes the operator redeploy the job
 // from a savepoint (operator 1.8+: savepointRedeployNonce). The runbook
-// applies it through the Kubernetes API (failover/internal/effect); the
+// applies it through the Kubernetes API (runbook/internal/effect); the
 // savepoint page shows it as text for a DR cluster the console has no
 // Kubernetes access to.
 type K8sRestore struct {

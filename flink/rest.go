@@ -3,7 +3,7 @@ package flink
 // A client for the parts of Flink's REST API (JobManager, /v1) the console
 // reads: job and checkpoint history for the savepoint catalog, savepoint
 // trigger progress, uploaded jars. Triggering a savepoint and running a jar
-// change a job: failover/internal/effect sends those requests.
+// change a job: runbook/internal/effect sends those requests.
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func (c *RESTClient) do(ctx context.Context, path string, out any) error {
 // as http.Client.Do returned them) into out; a non-2xx answer is a
 // *RESTError. It sends nothing: this package only reads, and the requests
 // that change a job (savepoint triggers, jar runs) are sent by
-// failover/internal/effect.
+// runbook/internal/effect.
 func Answer(method, path string, resp *http.Response, err error, out any) error {
 	if err != nil {
 		return fmt.Errorf("flink: %s %s: %w", method, path, err)

@@ -639,11 +639,11 @@ func TestRewriteCorrupt(t *testing.T) {
 
 // TestEnumLayoutRoundTrip: the enumerator layout the decoder and the
 // rewriter share writes back exactly what it read, in every version (v2
-// and v3 from real Flink, v1 built), and renames v1 topics.
+// and v3 from real Flink 1.20.3, 2.2.1 and 2.3.0, v1 built), and renames v1 topics.
 func TestEnumLayoutRoundTrip(t *testing.T) {
 	v1 := (&jw{}).i32(2).utf("a").i32(0).utf("b").i32(1).Bytes()
 	inputs := [][]byte{(&jw{}).i32(1).i32(1).i32(int32(len(v1))).raw(v1).Bytes()}
-	for _, f := range []string{"flink-1.20.3-p2-events4-stop", "flink-2.2.1-p2-events4-stop", "flink-2.2.1-p1-orders2-users3-stop"} {
+	for _, f := range []string{"flink-1.20.3-p2-events4-stop", "flink-2.2.1-p2-events4-stop", "flink-2.2.1-p1-orders2-users3-stop", "flink-2.3.0-p2-events4-stop"} {
 		inputs = append(inputs, realSourceState(t, f).coord)
 	}
 	for i, b := range inputs {

@@ -88,7 +88,7 @@ func equalMaps(a, b map[string]int64) bool {
 	return true
 }
 
-// TestFixtures reads the savepoints written by real Flink 2.2.1.
+// TestFixtures reads the savepoints written by real Flink (1.20.3, 2.2.1, 2.3.0).
 func TestFixtures(t *testing.T) {
 	for _, dir := range fixtureDirs(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -40,11 +40,11 @@ func (h *Handlers) drillRow(d model.Drill) views.DrillRow {
 
 // runDrill is the drill record of run, for its page; nil for a failover
 // or a drill not started.
-func (h *Handlers) runDrill(ctx context.Context, run *failover.Run) (*views.DrillRow, error) {
-	if run.Plan.Kind != failover.PlanDrill {
+func (h *Handlers) runDrill(ctx context.Context, run *runbook.Run) (*views.DrillRow, error) {
+	if run.Plan.Kind != runbook.PlanDrill {
 		return nil, nil
 	}
-	d, err := h.Runbook.Drill(ctx, run.ID)
+	d, err := h.kinds().Drill(ctx, run.ID)
 	if d == nil || err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func (h *Handlers) drillRows(r *http.Request) (string, []views.DrillRow, error) 
 	if flow != "" && h.Runbook.Config.Flow(flow) == nil {
 		return flow, nil, notFound("flow " + strconv.Quote(flow))
 	}
-	drills, err := h.Runbook.Drills(r.Context(), flow)
+	drills, err := h.kinds().Drills(r.Context(), flow)
 	rows := make([]views.DrillRow, len(drills))
 	for i, d := range drills {
 		rows[i] = h.drillRow(d)

@@ -4,9 +4,10 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -35,7 +36,7 @@ func statusFor(err error) int {
 	switch {
 	case err == nil:
 		return http.StatusOK
-	case errors.Is(err, failover.ErrRole), errors.Is(err, failover.ErrSelfApproval), errors.Is(err, failover.ErrStopNeedsRunbook):
+	case errors.Is(err, runbook.ErrRole), errors.Is(err, runbook.ErrSelfApproval), errors.Is(err, failover.ErrStopNeedsRunbook):
 		return http.StatusForbidden
 	case errors.Is(err, storage.ErrNotFound), errors.Is(err, storage.ErrNoIncident), errors.Is(err, storage.ErrUnknownUser):
 		return http.StatusNotFound

@@ -6,9 +6,10 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -19,8 +20,8 @@ func TestStatusFor(t *testing.T) {
 		err  error
 		want int
 	}{
-		{fmt.Errorf("approve: %w", failover.ErrRole), http.StatusForbidden},
-		{refused(failover.ErrSelfApproval), http.StatusForbidden},
+		{fmt.Errorf("approve: %w", runbook.ErrRole), http.StatusForbidden},
+		{refused(runbook.ErrSelfApproval), http.StatusForbidden},
 		{notFound("flow x"), http.StatusNotFound},
 		{refused(fmt.Errorf("run 3: %w", storage.ErrNotFound)), http.StatusNotFound},
 		{storage.ErrNoIncident, http.StatusNotFound},
@@ -36,7 +37,7 @@ func TestStatusFor(t *testing.T) {
 		{refused(failover.ErrShuttingDown), http.StatusServiceUnavailable},
 		{form.Errors{"path": "give the savepoint's path"}, http.StatusUnprocessableEntity},
 		{refused(errors.New("no flow named x")), http.StatusUnprocessableEntity},
-		{refused(failover.ErrNotApproved), http.StatusUnprocessableEntity},
+		{refused(runbook.ErrNotApproved), http.StatusUnprocessableEntity},
 		{say("cannot read the savepoint catalog", errors.New("database is locked")), http.StatusInternalServerError},
 		{errors.New("anything else"), http.StatusInternalServerError},
 	} {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/a-h/templ"
 
-	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -54,7 +54,7 @@ func (h *Handlers) FailoverRunEvents(w http.ResponseWriter, r *http.Request) (Fr
 		for i, st := range run.Steps {
 			fs = append(fs, Fragment{views.StepEvent(i), views.StepStatusFragment(p, i, st)})
 		}
-		if run.Plan.Kind == failover.PlanDrill {
+		if run.Plan.Kind == runbook.PlanDrill {
 			d, err := h.runDrill(ctx, run)
 			if err != nil {
 				return nil, err

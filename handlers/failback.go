@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -46,7 +46,7 @@ func (h *Handlers) LostToDR(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := views.LostPage{Chrome: h.chrome("Records lost to DR: " + s.Flow.Name), Flow: s.Flow.Name, Now: h.now(), CanExport: actorMayOperate(r)}
-	l, err := h.Runbook.LostToDR(r.Context(), s.Flow.Name)
+	l, err := h.kinds().LostToDR(r.Context(), s.Flow.Name)
 	switch {
 	case errors.Is(err, failover.ErrPrimaryActive), errors.Is(err, failover.ErrNotMM2):
 		p.Note = err.Error()
@@ -72,7 +72,7 @@ func (h *Handlers) LostExport(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, unreadable(err))
 		return
 	}
-	x, err := h.Runbook.PrepareLostExport(r.Context(), actor(r), s.Flow.Name, f.Only)
+	x, err := h.kinds().PrepareLostExport(r.Context(), actor(r), s.Flow.Name, f.Only)
 	if err != nil {
 		h.fail(w, r, refused(err))
 		return

@@ -16,9 +16,10 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/connect"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // serveAs serves one request on r as a user of role.
@@ -40,8 +41,8 @@ func serveAs(r http.Handler, role model.Role, method, path string, form url.Valu
 func TestAfterAFailoverPagesSayDRIsActiveAndShowTheLost(t *testing.T) {
 	rig := newPagesRig(t, 1, 2, 0)
 	ctx := context.Background()
-	rb := &failover.Runbook{Store: rig.store, Monitor: rig.mon, Config: rig.cfg, Audit: failover.StoreAuditor{Store: rig.store},
-		Log: rig.h.Log, Now: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
+	rb := &runbook.Runbook{Store: rig.store, Monitor: rig.mon, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
+		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
 	rig.h.Runbook = rb
 	r := chi.NewRouter()
 	r.Get("/", rig.h.Overview)
@@ -63,8 +64,8 @@ func TestAfterAFailoverPagesSayDRIsActiveAndShowTheLost(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	alice, bob := failover.Actor{Name: "alice", Role: model.RoleOperator}, failover.Actor{Name: "bob", Role: model.RoleOperator}
-	id, err := rb.Create(ctx, alice, failover.Plan{Flow: rig.flow, Steps: []failover.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, "test")
+	alice, bob := runbook.Actor{Name: "alice", Role: model.RoleOperator}, runbook.Actor{Name: "bob", Role: model.RoleOperator}
+	id, err := rb.Create(ctx, alice, runbook.Plan{Flow: rig.flow, Steps: []runbook.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestAfterAFailoverPagesSayDRIsActiveAndShowTheLost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := x.Run(ctx); err != nil {
+		if err := x.Perform(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -118,8 +119,8 @@ func TestAfterAFailoverPagesSayDRIsActiveAndShowTheLost(t *testing.T) {
 func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 	rig := newPagesRig(t, 1, 1, 0)
 	ctx := context.Background()
-	rb := &failover.Runbook{Store: rig.store, Monitor: rig.mon, Config: rig.cfg, Audit: failover.StoreAuditor{Store: rig.store},
-		Log: rig.h.Log, Now: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
+	rb := &runbook.Runbook{Store: rig.store, Monitor: rig.mon, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
+		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
 	rig.h.Runbook = rb
 	r := chi.NewRouter()
 	r.Get("/failover", rig.h.FailoverList)
@@ -136,8 +137,8 @@ func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 	if w := serveAs(r, model.RoleOperator, http.MethodPost, "/failover", back); w.Code == http.StatusSeeOther || !strings.Contains(w.Body.String(), "primary is the active side") {
 		t.Fatalf("failback created while the primary is active: %d", w.Code)
 	}
-	alice, bob := failover.Actor{Name: "alice", Role: model.RoleOperator}, failover.Actor{Name: "bob", Role: model.RoleOperator}
-	id, err := rb.Create(ctx, alice, failover.Plan{Flow: rig.flow, Steps: []failover.Step{{Kind: failover.KindStopMirror}}}, "test")
+	alice, bob := runbook.Actor{Name: "alice", Role: model.RoleOperator}, runbook.Actor{Name: "bob", Role: model.RoleOperator}
+	id, err := rb.Create(ctx, alice, runbook.Plan{Flow: rig.flow, Steps: []runbook.Step{{Kind: failover.KindStopMirror}}}, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := x.Run(ctx); err != nil {
+	if err := x.Perform(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if !offered() {
@@ -170,7 +171,7 @@ func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 	}
 	runs, _ := rb.Runs(ctx)
 	fb, err := rb.Get(ctx, runs[0].ID)
-	if err != nil || fb.Plan.Kind != failover.PlanFailback || fb.Plan.FailbackOf != id || len(fb.Plan.Steps) != 6 || fb.Plan.Steps[4].Group != "app" {
+	if err != nil || fb.Plan.Kind != runbook.PlanFailback || fb.Plan.FailbackOf != id || len(fb.Plan.Steps) != 6 || fb.Plan.Steps[4].Group != "app" {
 		t.Fatalf("failback run %+v %v", fb.Plan, err)
 	}
 	page := serveAs(r, model.RoleOperator, http.MethodGet, w.Header().Get("Location"), nil).Body.String()

@@ -11,8 +11,9 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // After a completed failover run (in the store), the overview card, the
@@ -23,8 +24,8 @@ import (
 func TestAfterAFailoverTheFlowIsFailedOverNotAtRisk(t *testing.T) {
 	rig := newPagesRig(t, 1, 2, 0)
 	ctx := context.Background()
-	rb := &failover.Runbook{Store: rig.store, Monitor: rig.mon, Config: rig.cfg, Audit: failover.StoreAuditor{Store: rig.store},
-		Log: rig.h.Log, Now: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
+	rb := &runbook.Runbook{Store: rig.store, Monitor: rig.mon, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
+		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
 	rig.h.Runbook = rb
 	r := chi.NewRouter()
 	r.Get("/", rig.h.Overview)
@@ -39,8 +40,8 @@ func TestAfterAFailoverTheFlowIsFailedOverNotAtRisk(t *testing.T) {
 	if card := get("/"); !strings.Contains(card, hypothetical) || strings.Contains(card, `data-testid="failed-over"`) {
 		t.Fatalf("before the failover the card judges the flow: %s", card)
 	}
-	alice, bob := failover.Actor{Name: "alice", Role: model.RoleOperator}, failover.Actor{Name: "bob", Role: model.RoleOperator}
-	id, err := rb.Create(ctx, alice, failover.Plan{Flow: rig.flow, Steps: []failover.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, "test")
+	alice, bob := runbook.Actor{Name: "alice", Role: model.RoleOperator}, runbook.Actor{Name: "bob", Role: model.RoleOperator}
+	id, err := rb.Create(ctx, alice, runbook.Plan{Flow: rig.flow, Steps: []runbook.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestAfterAFailoverTheFlowIsFailedOverNotAtRisk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := x.Run(ctx); err != nil {
+		if err := x.Perform(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -99,7 +100,7 @@ func TestAfterAFailoverTheFlowIsFailedOverNotAtRisk(t *testing.T) {
 	if err := rig.store.SetFailoverStatus(ctx, fb, []model.RunStatus{model.RunPending}, model.RunCompleted, rig.clock().UnixMilli()+1); err != nil {
 		t.Fatal(err)
 	}
-	if err := rb.MarkFailedOver(ctx); err != nil {
+	if err := failover.BookOf(rb).MarkFailedOver(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if card := get("/"); !strings.Contains(card, hypothetical) || strings.Contains(card, `data-testid="failed-over"`) {

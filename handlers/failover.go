@@ -6,16 +6,16 @@ import (
 	"net/http"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/views"
 )
 
 // actor is who makes the request, as authentication established it.
-func actor(r *http.Request) failover.Actor {
-	a := failover.Actor{ClientIP: identity.ClientIP(r), UserAgent: r.UserAgent()}
+func actor(r *http.Request) runbook.Actor {
+	a := runbook.Actor{ClientIP: identity.ClientIP(r), UserAgent: r.UserAgent()}
 	if u := identity.UserFrom(r.Context()); u != nil {
 		a.Name, a.Role = u.Name, u.Role
 	}

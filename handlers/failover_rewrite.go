@@ -58,7 +58,7 @@ func (h *Handlers) planRewrite(ctx context.Context, f form.Plan, who string) *vi
 			stamped[k] = c
 		}
 		step.Choices = stamped
-		pv, err := h.Runbook.PreviewRewrite(ctx, f.Flow, step)
+		pv, err := h.kinds().PreviewRewrite(ctx, f.Flow, step)
 		if err != nil {
 			out.Err = err.Error()
 		}
@@ -78,7 +78,7 @@ func (h *Handlers) rewriteChoices(r *http.Request, f form.Plan) views.RewriteCho
 	defer cancel()
 	step := f.RewriteStep(h.Runbook.Config)
 	step.Choices = nil // which partitions need one, whatever is chosen now
-	p, err := h.Runbook.PreviewRewrite(ctx, f.Flow, step)
+	p, err := h.kinds().PreviewRewrite(ctx, f.Flow, step)
 	if err != nil {
 		c.Err = err.Error()
 		return c

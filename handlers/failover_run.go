@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers/form"
+	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -27,7 +27,7 @@ func (h *Handlers) FailoverRun(w http.ResponseWriter, r *http.Request) {
 }
 
 // loadRun reads the run the URL names; on false the answer is sent.
-func (h *Handlers) loadRun(w http.ResponseWriter, r *http.Request) (*failover.Run, bool) {
+func (h *Handlers) loadRun(w http.ResponseWriter, r *http.Request) (*runbook.Run, bool) {
 	id, ok := runID(r)
 	if !ok {
 		h.fail(w, r, badRequest("bad run id"))
@@ -50,7 +50,7 @@ func (h *Handlers) renderRun(w http.ResponseWriter, r *http.Request, status int,
 	p := views.FailoverRunPage{Chrome: h.chrome(fmt.Sprintf("Failover run %d", id)), Now: h.now(), Run: runView(run),
 		Me: actor(r).Name, CanOperate: actorMayOperate(r), BreakGlass: h.Runbook.Config.Failover.BreakGlass,
 		Flash: flash, Error: msg, Running: h.worker().Executing(id, len(run.Steps)),
-		Progress: h.worker().Progress(id, len(run.Steps)), AtRisk: h.Runbook.RunAtRisk(run)}
+		Progress: h.worker().Progress(id, len(run.Steps)), AtRisk: h.kinds().RunAtRisk(run)}
 	p.Previews = cachedPreviewsView(h.Runbook.Previews(r.Context(), run)) // cached: computed on a run's first view and on "recompute" only
 	var err error
 	if p.Drill, err = h.runDrill(r.Context(), run); err != nil {
@@ -67,7 +67,7 @@ func (h *Handlers) FailoverReverse(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	h.render(w, r, http.StatusOK, views.ReverseFlowFragment(views.ReverseFlowBlock{Run: run.ID, View: reverseView(h.Runbook.ReverseFlow(r.Context(), run)), Now: h.now()}))
+	h.render(w, r, http.StatusOK, views.ReverseFlowFragment(views.ReverseFlowBlock{Run: run.ID, View: reverseView(h.kinds().ReverseFlow(r.Context(), run)), Now: h.now()}))
 }
 
 // FailoverApprove is POST /failover/{run}/approve.
@@ -118,7 +118,7 @@ func (h *Handlers) FailoverExecute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := form.NewExecute(r)
-	if err := h.worker().ExecuteWith(r.Context(), actor(r), id, n-1, failover.StepArgs{Confirmation: f.Confirmation, Override: f.Override, InputsOverride: f.InputsOverride}); err != nil {
+	if err := h.worker().ExecuteWith(r.Context(), actor(r), id, n-1, runbook.StepArgs{Confirmation: f.Confirmation, Override: f.Override, InputsOverride: f.InputsOverride}); err != nil {
 		h.renderRun(w, r, statusFor(refused(err)), "", err.Error())
 		return
 	}

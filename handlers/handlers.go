@@ -20,9 +20,10 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -57,8 +58,9 @@ type Handlers struct {
 	// OIDC signs people in at the provider in auth mode oidc; nil
 	// otherwise.
 	OIDC *identity.OIDC
-	// Runbook runs failovers; nil serves no failover pages.
-	Runbook *failover.Runbook
+	// Runbook runs failovers, drills and failbacks; nil serves no
+	// failover pages.
+	Runbook *runbook.Runbook
 	// Catalog is the savepoint catalog; nil serves no savepoint pages.
 	Catalog *catalog.Catalog
 	// Worker runs failover steps and savepoint triggers past the request
@@ -164,3 +166,7 @@ func (h *Handlers) Readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Write([]byte("ready\n"))
 }
+
+// kinds is the runbook with its plan kinds' own operations (drills, the
+// failback's reverse flow, what a failover lost).
+func (h *Handlers) kinds() failover.Book { return failover.Book{Runbook: h.Runbook} }

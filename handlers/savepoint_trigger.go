@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/audit"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers/form"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/views"
 )
 

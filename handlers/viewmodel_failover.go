@@ -3,7 +3,8 @@ package handlers
 import (
 	"time"
 
-	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -14,17 +15,17 @@ func activeSideView(a failover.ActiveSide) views.ActiveSide {
 	return views.ActiveSide{Flow: a.Flow, Side: a.Side, Run: a.Run, SinceMs: a.SinceMs}
 }
 
-func runView(r *failover.Run) *views.Run {
+func runView(r *runbook.Run) *views.Run {
 	v := &views.Run{Run: r.Run, ValidApprovers: r.ValidApprovers, Approved: r.Approved, Discounted: r.Discounted,
-		NextStep: r.NextStep, LostAtCut: r.LostAtCut(), ReverseActive: failover.ReverseActive(r),
-		Plan: views.RunPlan{Drill: r.Plan.Kind == failover.PlanDrill, Failback: r.Plan.Kind == failover.PlanFailback, FailbackOf: r.Plan.FailbackOf}}
+		NextStep: r.NextStep, LostAtCut: failover.LostAtCut(r), ReverseActive: failover.ReverseActive(r),
+		Plan: views.RunPlan{Drill: r.Plan.Kind == runbook.PlanDrill, Failback: r.Plan.Kind == runbook.PlanFailback, FailbackOf: r.Plan.FailbackOf}}
 	for i := range r.Plan.Steps {
 		v.Plan.RestsOn = append(v.Plan.RestsOn, r.Plan.RestsOnInputs(i))
 	}
 	return v
 }
 
-func stepPreviewView(p failover.StepPreview) views.StepPreview {
+func stepPreviewView(p runbook.StepPreview) views.StepPreview {
 	v := views.StepPreview{Idx: p.Idx, Title: p.Title, Irreversible: p.Irreversible, Lines: p.Lines, Err: p.Err}
 	for _, r := range p.Rules {
 		v.Rules = append(v.Rules, views.RuleResult{Name: r.Name, OK: r.OK, Overridable: r.Overridable, Evidence: r.Evidence})
@@ -32,7 +33,7 @@ func stepPreviewView(p failover.StepPreview) views.StepPreview {
 	return v
 }
 
-func cachedPreviewsView(ps []failover.CachedPreview) []views.CachedPreview {
+func cachedPreviewsView(ps []runbook.CachedPreview) []views.CachedPreview {
 	out := make([]views.CachedPreview, len(ps))
 	for i, p := range ps {
 		out[i] = views.CachedPreview{StepPreview: stepPreviewView(p.StepPreview), Computed: p.Computed, At: p.At, Changed: p.Changed}
@@ -53,7 +54,7 @@ func reverseView(r *failover.ReverseView) *views.ReverseView {
 	return v
 }
 
-func rewritePreviewView(p *failover.RewritePreview, flow string, step failover.Step) *views.RewritePreview {
+func rewritePreviewView(p *failover.RewritePreview, flow string, step runbook.Step) *views.RewritePreview {
 	if p == nil {
 		return nil
 	}

@@ -23,7 +23,7 @@ import (
 // record under this package's names: the rooms that hold a client or read
 // records (monitor, translation, catalog, cli) pass them on without
 // importing franz-go, and every request is made by a function of this
-// package (or, for writes, of failover/internal/effect).
+// package (or, for writes, of runbook/internal/effect).
 type (
 	Client  = kgo.Client
 	Options = []kgo.Opt

@@ -9,7 +9,7 @@
 // group's offsets to DR, which joins these reads with MM2's syncs and
 // checkpoints, is package translation's.
 // It writes nothing to a cluster: committing offsets is an effect, in
-// failover/internal/effect. What MM2's records mean is package mm2's; the
+// runbook/internal/effect. What MM2's records mean is package mm2's; the
 // refresh loop that uses these reads is package monitor's; the REST clients
 // are connect's and clusterlink's.
 package kafka

@@ -58,7 +58,7 @@ func CoordinatorRetry(ctx context.Context, f func() error) error {
 
 // GroupState describes group on adm's cluster: its state ("Dead" when it
 // does not exist) and member count, waiting for a coordinator that is
-// still loading. failover/internal/effect checks it before committing.
+// still loading. runbook/internal/effect checks it before committing.
 func GroupState(ctx context.Context, adm *kadm.Client, group string) (string, int, error) {
 	var described kadm.DescribedGroups
 	err := CoordinatorRetry(ctx, func() (err error) {

@@ -5,7 +5,7 @@
 // pod's service account, lists the access the console needs (Used: the
 // source of deploy/rbac.yaml) and turns API errors into sentences that
 // name the missing permission or resource. It changes nothing: the patch
-// and the create live in failover/internal/effect.
+// and the create live in runbook/internal/effect.
 package kube
 
 import (
@@ -97,7 +97,7 @@ func NewForConfig(rc *rest.Config, namespace, deployment string) (*Client, error
 }
 
 // Resource is the namespaced dynamic interface of gvr: reads here, writes
-// in failover/internal/effect only (its boundary test holds that).
+// in runbook/internal/effect only (its boundary test holds that).
 func (c *Client) Resource(gvr schema.GroupVersionResource) dynamic.ResourceInterface {
 	return c.dyn.Resource(gvr).Namespace(c.Namespace)
 }

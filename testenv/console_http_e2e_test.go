@@ -21,11 +21,12 @@ import (
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
 )
@@ -33,12 +34,12 @@ import (
 // httpConsole serves the real router over TLS on 127.0.0.1 (so the
 // session cookie keeps its Secure flag and __Host- prefix), with the
 // runbook, catalog and worker wired as cli/serve.go wires them.
-func httpConsole(t *testing.T, cfg *config.Config, store *storage.Store, mon *monitor.Monitor, log *slog.Logger, rb *failover.Runbook, cat *catalog.Catalog) *httptest.Server {
+func httpConsole(t *testing.T, cfg *config.Config, store *storage.Store, mon *monitor.Monitor, log *slog.Logger, rb *runbook.Runbook, cat *catalog.Catalog) *httptest.Server {
 	t.Helper()
 	worker := &failover.Worker{Runbook: rb, Catalog: cat, Log: log}
 	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "e2e", Runbook: rb,
 		Auth: cfg.Auth, Catalog: cat, Worker: worker, Metrics: cfg.Metrics}
-	if err := rb.MarkFailedOver(context.Background()); err != nil {
+	if err := failover.BookOf(rb).MarkFailedOver(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewTLSServer(web.Router(h, log))

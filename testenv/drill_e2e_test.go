@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -66,14 +67,14 @@ func drillE2E(t *testing.T, dist testenv.FlinkDist) {
 			args = append(args, all[i], all[i+1])
 		}
 	}
-	plan := failover.Plan{Flow: rsFlow, Kind: failover.PlanDrill, Steps: []failover.Step{
+	plan := runbook.Plan{Flow: rsFlow, Kind: runbook.PlanDrill, Steps: []runbook.Step{
 		{Kind: failover.KindPreflight},
 		{Kind: failover.KindTranslateGroup, Group: rsGroup, FromSavepoint: sp.Path, AllowPartial: true},
 		{Kind: failover.KindRestoreFlink, FlinkTarget: "flink-dr", JarID: f.JobJarID(t), EntryClass: testenv.FlinkJobEntryClass,
 			Args: args, SavepointPath: sp.Path, Parallelism: 2, AllowNonRestoredState: true},
 	}}
-	alice, bob := failover.Actor{Name: "alice", Role: "operator"}, failover.Actor{Name: "bob", Role: "operator"}
-	approved := func(why string) *failover.Run {
+	alice, bob := runbook.Actor{Name: "alice", Role: "operator"}, runbook.Actor{Name: "bob", Role: "operator"}
+	approved := func(why string) *runbook.Run {
 		t.Helper()
 		id, err := rb.Create(ctx, alice, plan, why)
 		if err != nil {
@@ -125,7 +126,7 @@ func drillE2E(t *testing.T, dist testenv.FlinkDist) {
 	var d *model.Drill
 	if err := testenv.Eventually(4*time.Minute, 250*time.Millisecond, func() error {
 		var err error
-		if d, err = rb.Drill(ctx, r.ID); err == nil && (d == nil || (d.Cleanup != model.CleanupDone && d.Cleanup != model.CleanupFailed)) {
+		if d, err = failover.BookOf(rb).Drill(ctx, r.ID); err == nil && (d == nil || (d.Cleanup != model.CleanupDone && d.Cleanup != model.CleanupFailed)) {
 			return errDrillRunning
 		}
 		return err
@@ -153,7 +154,7 @@ func drillE2E(t *testing.T, dist testenv.FlinkDist) {
 	if n, err := (&failover.Worker{Runbook: rb, Log: log}).CleanDrills(ctx); err != nil || n != 1 {
 		t.Fatalf("start-up cleanup: %d drills, %v", n, err)
 	}
-	d, _ = rb.Drill(ctx, r.ID)
+	d, _ = failover.BookOf(rb).Drill(ctx, r.ID)
 	if d.Cleanup != model.CleanupDone || d.Succeeded() || !strings.Contains(d.Error, "stopped during the drill") {
 		t.Fatalf("the killed drill after the start-up cleanup: %+v", d)
 	}

@@ -13,10 +13,11 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 )
@@ -54,8 +55,8 @@ func drillConfig(t *testing.T, q drillConsole) *config.Config {
 }
 
 // drillRunbook is the drill test's runbook.
-func drillRunbook(cfg *config.Config, store *storage.Store, mon *monitor.Monitor, log *slog.Logger) *failover.Runbook {
-	return &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
+func drillRunbook(cfg *config.Config, store *storage.Store, mon *monitor.Monitor, log *slog.Logger) *runbook.Runbook {
+	return &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
 		Flink: flink.NewRESTClient, Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}}
 }
 
@@ -83,7 +84,7 @@ func TestDrillKillChild(t *testing.T) {
 			select {} // until the parent kills this process
 		}
 	}
-	if err := (&failover.Worker{Runbook: rb, Log: log}).RunDrill(ctx, failover.Actor{Name: "alice", Role: "operator"}, q.Run, rsFlow); err != nil {
+	if err := (&failover.Worker{Runbook: rb, Log: log}).RunDrill(ctx, runbook.Actor{Name: "alice", Role: "operator"}, q.Run, rsFlow); err != nil {
 		fmt.Printf("RUNDRILL FAILED %v\n", err)
 		os.Exit(3)
 	}
@@ -102,9 +103,9 @@ func drillKilled(t *testing.T, q drillConsole) {
 
 // drillLeftRunning is the state a killed drill leaves: its steps claimed by a dead console,
 // the job copy running on Flink, no cleanup.
-func drillLeftRunning(t *testing.T, ctx context.Context, rb *failover.Runbook, f *testenv.Flink, id int64) *model.Drill {
+func drillLeftRunning(t *testing.T, ctx context.Context, rb *runbook.Runbook, f *testenv.Flink, id int64) *model.Drill {
 	t.Helper()
-	d, err := rb.Drill(ctx, id)
+	d, err := failover.BookOf(rb).Drill(ctx, id)
 	if err != nil || d == nil || d.JobID == "" || d.Cleanup == model.CleanupDone {
 		t.Fatalf("the killed drill: %+v %v", d, err)
 	}

@@ -17,9 +17,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/catalog"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -119,8 +120,8 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 	primaryArgs := testenv.FlinkJobOptions{Bootstrap: primary.Bootstrap, Topics: []string{"events", "dr.events"}, GroupID: fbFlinkGroup,
 		Name: "fb-primary", ProbeTopic: fbProbeTopic}.ProgramArgs()
 	backTo := "file://" + f.SavepointDir + "/failback-default-for-primary"
-	fb := approved(failover.FailbackPlan(fbFlowName, fbGroup, fbLagGroup, fbBehindGroup).WithFlinkBack(failover.FlinkBack{DRTarget: "flink-dr", DRJob: drJob,
-		RewriteTo: backTo, SourceUID: "kafka-source", Restore: failover.Step{FlinkTarget: "flink-primary", JarID: f.JobJarID(t),
+	fb := approved(failover.WithFlinkBack(failover.FailbackPlan(fbFlowName, fbGroup, fbLagGroup, fbBehindGroup), runbook.FlinkBack{DRTarget: "flink-dr", DRJob: drJob,
+		RewriteTo: backTo, SourceUID: "kafka-source", Restore: runbook.Step{FlinkTarget: "flink-primary", JarID: f.JobJarID(t),
 			EntryClass: testenv.FlinkJobEntryClass, Args: primaryArgs, Parallelism: 2}}), "e2e failback, default policy")
 	// Every failback step is first left behind by a console killed (SIGKILL) right after
 	// claiming it, then by one killed right after its effect, then resumed.

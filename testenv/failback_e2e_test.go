@@ -18,10 +18,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/catalog"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -227,8 +228,8 @@ func TestFailbackE2E(t *testing.T) {
 	primaryArgs := testenv.FlinkJobOptions{Bootstrap: primary.Bootstrap, GroupID: fbFlinkGroup, Name: "fb-primary",
 		ProbeTopic: fbProbeTopic}.ProgramArgs()
 	backTo := "file://" + f.SavepointDir + "/failback-for-primary"
-	fb := approved(failover.FailbackPlan(fbFlowName, fbGroup, fbLagGroup).WithFlinkBack(failover.FlinkBack{DRTarget: "flink-dr", DRJob: drJob,
-		RewriteTo: backTo, SourceUID: "kafka-source", Restore: failover.Step{FlinkTarget: "flink-primary", JarID: f.JobJarID(t),
+	fb := approved(failover.WithFlinkBack(failover.FailbackPlan(fbFlowName, fbGroup, fbLagGroup), runbook.FlinkBack{DRTarget: "flink-dr", DRJob: drJob,
+		RewriteTo: backTo, SourceUID: "kafka-source", Restore: runbook.Step{FlinkTarget: "flink-primary", JarID: f.JobJarID(t),
 			EntryClass: testenv.FlinkJobEntryClass, Args: primaryArgs, Parallelism: 2}}), "e2e failback")
 	if r, _ := rb.Get(ctx, fb); r.Plan.FailbackOf != fo {
 		t.Fatalf("failback of run %d, want %d", r.Plan.FailbackOf, fo)
@@ -254,7 +255,7 @@ func TestFailbackE2E(t *testing.T) {
 	// failover, copied up to DR's end, and a heartbeat emitted in DR carried to the primary.
 	if err := testenv.Eventually(90*time.Second, time.Second, func() error {
 		r, _ := rb.Get(ctx, fb)
-		v := rb.ReverseFlow(ctx, r)
+		v := failover.BookOf(rb).ReverseFlow(ctx, r)
 		switch {
 		case v == nil:
 			return fmt.Errorf("no reverse flow after set-up-reverse")
@@ -507,15 +508,15 @@ func TestFailbackE2E(t *testing.T) {
 }
 
 var (
-	fbAlice = failover.Actor{Name: "alice", Role: "operator"}
-	fbBob   = failover.Actor{Name: "bob", Role: "operator"}
+	fbAlice = runbook.Actor{Name: "alice", Role: "operator"}
+	fbBob   = runbook.Actor{Name: "bob", Role: "operator"}
 )
 
 // fbSteps plans, approves and runs the failback tests' runs: alice plans and runs, bob approves.
 type fbSteps struct {
 	t   *testing.T
 	ctx context.Context
-	rb  *failover.Runbook
+	rb  *runbook.Runbook
 }
 
 // run runs steps from..to-1 of run id, failing the test with the step's result on an error.
@@ -527,7 +528,7 @@ func (s fbSteps) run(id int64, from, to int) {
 		if err != nil {
 			s.t.Fatalf("run %d step %d: begin: %v", id, idx+1, err)
 		}
-		if err := x.Run(s.ctx); err != nil {
+		if err := x.Perform(s.ctx); err != nil {
 			r, _ := s.rb.Get(s.ctx, id)
 			s.t.Fatalf("run %d step %d (%s): %v\nresult: %s", id, idx+1, r.Plan.Steps[idx].Kind, err, r.Steps[idx].Result)
 		}
@@ -537,7 +538,7 @@ func (s fbSteps) run(id int64, from, to int) {
 }
 
 // approved creates p and has it approved.
-func (s fbSteps) approved(p failover.Plan, why string) int64 {
+func (s fbSteps) approved(p runbook.Plan, why string) int64 {
 	s.t.Helper()
 	id, err := s.rb.Create(s.ctx, fbAlice, p, why)
 	if err != nil {
@@ -563,7 +564,7 @@ func (s fbSteps) failover(mon *monitor.Monitor) int64 {
 	}); err != nil {
 		s.t.Fatal(err)
 	}
-	fo := s.approved(failover.Plan{Flow: fbFlowName, Steps: []failover.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, "e2e failover")
+	fo := s.approved(runbook.Plan{Flow: fbFlowName, Steps: []runbook.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, "e2e failover")
 	s.run(fo, 0, 2)
 	if a, err := failover.ActiveSideOf(s.ctx, s.rb.Store, fbFlowName); err != nil || a.Side != model.SideDR || a.Run != fo {
 		s.t.Fatalf("after the failover: %+v %v", a, err)

@@ -19,9 +19,9 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	connectrest "github.com/drconsole/drconsole/connect"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 )
@@ -52,8 +52,8 @@ func withFlink(cfg *config.Config, flinkURL, savepointDir string) {
 }
 
 // fbRunbook is the failback test's runbook on cfg, store and mon.
-func fbRunbook(cfg *config.Config, store *storage.Store, mon *monitor.Monitor, log *slog.Logger) *failover.Runbook {
-	return &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
+func fbRunbook(cfg *config.Config, store *storage.Store, mon *monitor.Monitor, log *slog.Logger) *runbook.Runbook {
+	return &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
 		Connect: connectrest.New, ReverseCatchUp: 3 * time.Minute, Flink: flink.NewRESTClient,
 		Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}}
 }
@@ -80,12 +80,12 @@ func TestFailbackKillChild(t *testing.T) {
 			select {} // until the parent kills this process
 		}
 	}
-	x, err := rb.Begin(ctx, failover.Actor{Name: "alice", Role: "operator"}, q.Run, q.Step, fbFlowName, "")
+	x, err := rb.Begin(ctx, runbook.Actor{Name: "alice", Role: "operator"}, q.Run, q.Step, fbFlowName, "")
 	if err != nil {
 		fmt.Printf("BEGIN FAILED %v\n", err)
 		os.Exit(3)
 	}
-	err = x.Run(ctx)
+	err = x.Perform(ctx)
 	fmt.Printf("FINISHED without reaching %s: %v\n", q.Point, err)
 	os.Exit(4)
 }

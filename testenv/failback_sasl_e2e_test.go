@@ -15,8 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	connectrest "github.com/drconsole/drconsole/connect"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 )

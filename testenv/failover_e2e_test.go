@@ -16,9 +16,10 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	connectrest "github.com/drconsole/drconsole/connect"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 )
@@ -41,7 +42,7 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 		t.Fatal(err)
 	}
 	connect, cfg, store, mon, log := runbookOnConnect(t, ctx, primary, dr)
-	rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
+	rb := &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
 		Connect: connectrest.New}
 
 	// Wait until the console has MM2 caught up and the group checkpointed.
@@ -66,9 +67,9 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	alice := failover.Actor{Name: "alice", Role: "operator"}
-	bob := failover.Actor{Name: "bob", Role: "operator"}
-	id, err := rb.Create(ctx, alice, failover.Plan{Flow: "primary->dr", Steps: []failover.Step{
+	alice := runbook.Actor{Name: "alice", Role: "operator"}
+	bob := runbook.Actor{Name: "bob", Role: "operator"}
+	id, err := rb.Create(ctx, alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{
 		{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}, {Kind: failover.KindTranslateGroup, Group: "orders-app"},
 	}}, "e2e drill")
 	if err != nil {
@@ -87,7 +88,7 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 		if err != nil {
 			t.Fatalf("step %d: %v", idx+1, err)
 		}
-		if err := x.Run(ctx); err != nil {
+		if err := x.Perform(ctx); err != nil {
 			t.Fatalf("step %d: %v", idx+1, err)
 		}
 	}

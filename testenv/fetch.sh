@@ -9,6 +9,7 @@
 #   testenv/fetch.sh flink-1.20       # profile "flink-1.20": Flink 1.20 MiniCluster classpath
 #   testenv/fetch.sh flinkjob-1.20    # flinkjob/ built against Flink 1.20 (Maven profile flink-1.20)
 #                                     #   -> .cache/jars/flinkjob-1.20/drconsole-flinkjob.jar
+#   testenv/fetch.sh flink-2.3        # Flink 2.3 classpath; flinkjob-2.3: the job built against it
 #   testenv/fetch.sh kafka-3.9  # the kafka profile at Kafka 3.9.1 -> .cache/jars/kafka-3.9
 #   testenv/fetch.sh kafka-3.6  # the kafka profile at Kafka 3.6.2 -> .cache/jars/kafka-3.6
 #   testenv/fetch.sh kafka-4.4  # the Kafka 4.4.0 broker only     -> .cache/jars/kafka-4.4
@@ -16,27 +17,37 @@
 #                               #   runs on the kafka profile's classpath)
 #                               #   -> .cache/jars/mm2client/drconsole-mm2client.jar
 #
-# Idempotent: skipped when .cache/jars/<profile>.stamp holds the hash of pom.xml + this script
-# (flinkjob: + flinkjob/pom.xml and every file under flinkjob/src).
+# Idempotent: skipped when .cache/jars/<profile>.inputs holds the hash of pom.xml + this script
+# (flinkjob: + flinkjob/pom.xml and every file under flinkjob/src). When the hash changed but the
+# jars came out the same (another profile was added), the old directory stays in place: worktrees
+# sharing one cache then never pull jars from under each other's running JVMs.
 # The Maven local repository is testenv/.cache/m2, so a second resolution is offline and fast.
 # Needs: JDK 17+ and Maven 3.8+ on PATH, Maven Central (or a mirror in settings.xml) reachable
 # on the first run.
 set -euo pipefail
 
 profile="${1:-kafka}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# A profile is one of pom.xml's, mm2client, or flinkjob[-<v>] with flinkjob/pom.xml's flink-<v>.
 case "$profile" in
-  kafka|kafka-3.6|kafka-3.9|kafka-4.4|flink|flinkjob|mm2client|flink-1.20|flinkjob-1.20) ;;
-  *) echo "fetch.sh: unknown profile '$profile' (want kafka, kafka-3.6, kafka-3.9, kafka-4.4, flink, flinkjob, mm2client, flink-1.20 or flinkjob-1.20)" >&2; exit 2 ;;
+  flinkjob|mm2client) ;;
+  flinkjob-*) grep -q "<id>flink-${profile#flinkjob-}</id>" "$here/flinkjob/pom.xml" || profile="?$profile" ;;
+  *) grep -q "<id>$profile</id>" "$here/pom.xml" || profile="?$profile" ;;
 esac
+if [[ "$profile" == '?'* ]]; then
+  echo "fetch.sh: unknown profile '${profile#?}' (want a profile of pom.xml, flinkjob[-<v>] or mm2client)" >&2
+  exit 2
+fi
 # kafka-3.x only change the kafka profile's version and output directory.
 mvnprofiles="$profile"
 if [[ "$profile" == kafka-3.* ]]; then mvnprofiles="kafka,$profile"; fi
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="$here/.cache"
 repo="$cache/m2"
 jars="$cache/jars/$profile"
-stamp="$cache/jars/$profile.stamp"
+# Not <profile>.stamp: fetch.sh before the .inputs change wrote that, and two names let both
+# versions of this script share a cache without undoing each other's stamps.
+stamp="$cache/jars/$profile.inputs"
 mkdir -p "$cache/jars"
 
 for tool in mvn java sha256sum flock; do
@@ -72,6 +83,27 @@ trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
 log="$cache/fetch-$profile.log"
 
+# jar_sums DIR: each jar's entries by name and CRC, without META-INF/maven (it holds the pom,
+# which changes when any profile is added); equal sums = the same classes and resources.
+jar_sums() {
+  local j
+  for j in "$1"/*.jar; do
+    echo "== ${j##*/}"
+    unzip -v "$j" | awk 'NF == 8 && $7 ~ /^[0-9a-f]{8}$/ && $8 !~ /^META-INF\/maven\// {print $7, $8}' | LC_ALL=C sort -k2
+  done
+}
+
+# install_jars NEWDIR: NEWDIR becomes $jars unless $jars already holds the same jars, then the stamp.
+install_jars() {
+  if [[ -d "$jars" ]] && [[ "$(jar_sums "$1")" == "$(jar_sums "$jars")" ]]; then
+    echo "fetch.sh: $jars already holds these jars; kept" >&2
+  else
+    rm -rf "$jars"
+    mv "$1" "$jars"
+  fi
+  echo "$want" >"$stamp"
+}
+
 if [[ "$profile" == flinkjob || "$profile" == flinkjob-* ]]; then
   # mvn package of flinkjob/ into a fresh build dir (no stale classes), offline first.
   # flinkjob-<v>: the same sources with the flinkjob/pom.xml profile flink-<v>.
@@ -90,9 +122,7 @@ if [[ "$profile" == flinkjob || "$profile" == flinkjob-* ]]; then
   fi
   mkdir -p "$tmp/$profile"
   cp "$build/target/drconsole-flinkjob.jar" "$tmp/$profile/"
-  rm -rf "$jars"
-  mv "$tmp/$profile" "$jars"
-  echo "$want" >"$stamp"
+  install_jars "$tmp/$profile"
   echo "fetch.sh: built $jars/drconsole-flinkjob.jar ($(( $(date +%s) - start ))s)" >&2
   exit 0
 fi
@@ -112,9 +142,7 @@ if [[ "$profile" == mm2client ]]; then
   fi
   mkdir -p "$tmp/$profile"
   cp "$build/target/drconsole-mm2client.jar" "$tmp/$profile/"
-  rm -rf "$jars"
-  mv "$tmp/$profile" "$jars"
-  echo "$want" >"$stamp"
+  install_jars "$tmp/$profile"
   echo "fetch.sh: built $jars/drconsole-mm2client.jar ($(( $(date +%s) - start ))s)" >&2
   exit 0
 fi
@@ -136,7 +164,5 @@ if ! compgen -G "$tmp/$profile/*.jar" >/dev/null; then
   echo "fetch.sh: Maven succeeded but produced no jars in $tmp/$profile (see $log)" >&2
   exit 1
 fi
-rm -rf "$jars"
-mv "$tmp/$profile" "$jars"
-echo "$want" >"$stamp"
+install_jars "$tmp/$profile"
 echo "fetch.sh: $(ls "$jars" | wc -l) jars in $jars ($(( $(date +%s) - start ))s)" >&2

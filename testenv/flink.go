@@ -40,10 +40,12 @@ type FlinkDist struct {
 
 // The Flink versions testenv runs. FlinkDefault is what StartFlink uses; Flink1_20 is the second
 // version (pom.xml profile flink-1.20, flinkjob/pom.xml profile flink-1.20), for savepoints
-// written by a 1.x release.
+// written by a 1.x release; Flink2_3 the newest (profiles flink-2.3), with the connector built
+// for 2.2 because none is published for 2.3.
 var (
 	FlinkDefault = FlinkDist{Version: FlinkVersion, KafkaConnector: FlinkKafkaConnectorVersion, JarsProfile: "flink", JobProfile: "flinkjob"}
 	Flink1_20    = FlinkDist{Version: "1.20.3", KafkaConnector: "3.4.0-1.20", JarsProfile: "flink-1.20", JobProfile: "flinkjob-1.20"}
+	Flink2_3     = FlinkDist{Version: "2.3.0", KafkaConnector: "5.0.0-2.2", JarsProfile: "flink-2.3", JobProfile: "flinkjob-2.3"}
 )
 
 // Main classes of flinkjob/.
@@ -242,6 +244,7 @@ const flinkPortTaken = "Could not start rest endpoint on any port"
 // or gives up early once its REST endpoint could not bind.
 func (f *Flink) waitReady() error {
 	var ready bool
+	var running string
 	err := f.Proc.waitFor(flinkStartTimeout, 200*time.Millisecond, "REST "+f.URL+"/overview", func() bool {
 		if f.Proc.LogContains(flinkPortTaken) {
 			return true
@@ -256,10 +259,15 @@ func (f *Flink) waitReady() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		ready = f.Do(ctx, http.MethodGet, "/overview", nil, &ov) == nil && ov.TaskManagers > 0
+		running = ov.Version
 		return ready
 	})
 	if err == nil && !ready {
 		return fmt.Errorf("REST endpoint %s: %s", f.URL, flinkPortTaken)
+	}
+	// A stale or mixed classpath would still start: a version's claims need that version running.
+	if err == nil && running != f.Dist.Version {
+		return fmt.Errorf("REST endpoint %s reports Flink %q, want %s (classpath .cache/jars/%s)", f.URL, running, f.Dist.Version, f.Dist.JarsProfile)
 	}
 	return err
 }

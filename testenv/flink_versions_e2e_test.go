@@ -1,8 +1,9 @@
 //go:build e2e
 
-// End-to-end: the same testenv job on a SECOND Flink version (testenv.Flink1_20: Flink 1.20.3 +
-// flink-connector-kafka 3.4.0-1.20), so the savepoint reader has real fixtures of another
-// `_metadata` writer. Same scenario as TestFlinkSavepoints' p2-events4 shape: events (4
+// End-to-end: the same testenv job on the other Flink versions (testenv.Flink1_20: Flink 1.20.3 +
+// flink-connector-kafka 3.4.0-1.20; testenv.Flink2_3: Flink 2.3.0 + 5.0.0-2.2, the newest
+// connector, built for 2.2), so the savepoint reader has real fixtures of other `_metadata`
+// writers. Same scenario as TestFlinkSavepoints' p2-events4 shape: events (4
 // partitions), parallelism 2, plain savepoint, more data, stop-with-savepoint, restore from a
 // relocated copy.
 //
@@ -15,6 +16,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +30,7 @@ import (
 )
 
 func TestFlinkVersionSavepoints(t *testing.T) {
-	for _, d := range []testenv.FlinkDist{testenv.Flink1_20} {
+	for _, d := range []testenv.FlinkDist{testenv.Flink1_20, testenv.Flink2_3} {
 		t.Run("flink-"+d.Version, func(t *testing.T) {
 			start := time.Now()
 			k := testenv.StartKafka(t, "primary")
@@ -114,7 +116,7 @@ func runFlinkDistShape(t *testing.T, k *testenv.Kafka, f *testenv.Flink, d teste
 		t.Errorf("committed offsets right after stop-with-savepoint %v != savepoint offsets %v", committed, md.reader)
 	}
 	if out := os.Getenv("DRCONSOLE_FIXTURE_OUT"); out != "" {
-		writeFlinkFixture(t, out, d, s, path, md, committed, end, vertices, flinkVersionFixtureAbout)
+		writeFlinkFixture(t, out, d, s, path, md, committed, end, vertices, flinkVersionFixtureAbout(d))
 	}
 
 	// Restore from a relocated copy (claimMode NO_CLAIM, as testenv submits it).
@@ -170,19 +172,31 @@ func flinkCheckOperatorIDOnly(t *testing.T, dir, uid string, vertices []flinkVer
 	t.Logf("_metadata: source operator id %s (= murmur3(%q)) at byte %d, no uid string in the file", id, uid, at)
 }
 
-// flinkVersionFixtureAbout is how TestFlinkVersionSavepoints' fixtures were made.
-const flinkVersionFixtureAbout = `; the
-same testenv/flinkjob sources built with its Maven profile flink-1.20):
+// flinkVersionFixtureAbout is how TestFlinkVersionSavepoints' fixture of d was made, and the
+// layout that its connector and _metadata version write.
+func flinkVersionFixtureAbout(d testenv.FlinkDist) string {
+	layout := `The enumerator (coordinator) state of connector 3.x is serializer
+v2: assigned partitions with a status and no offsets, hence the empty enumerator_split_offsets.
+_metadata is version 4: no operator uid or name in the file, only the 16 OperatorID bytes
+(murmur3_128 of the uid), so a reader can only report source_uid when given it.`
+	if !strings.HasPrefix(d.KafkaConnector, "3.") {
+		layout = `The enumerator (coordinator) state of connector 5.x is serializer
+v3: the initial split offsets (-3 = COMMITTED marker), not positions. _metadata is version 6, as
+Flink 2.2.1 writes it: each operator's UTF name and uid, then its 16 OperatorID bytes.`
+	}
+	if mm := d.Version[:strings.LastIndex(d.Version, ".")]; !strings.HasSuffix(d.KafkaConnector, "-"+mm) {
+		layout += "\nNo flink-connector-kafka is published for Flink " + mm + "; " + d.KafkaConnector + " ran here unchanged."
+	}
+	return fmt.Sprintf(`; the
+same testenv/flinkjob sources built with its Maven profile %s):
 
-    DRCONSOLE_FIXTURE_OUT=$PWD/flink/testdata/savepoints go test -tags e2e -count=1 -run 'TestFlinkVersionSavepoints' -v ./testenv/
+    DRCONSOLE_FIXTURE_OUT=$PWD/flink/testdata/savepoints go test -tags e2e -count=1 -run 'TestFlinkVersionSavepoints/flink-%s' -v ./testenv/
 
 The job (testenv/flinkjob, EventsJob) consumed every record before the savepoint, so
 topic_partitions (the KafkaPartitionSplit startingOffset = next offset to read) equals the end
 offsets, and the group's committed offsets equal them too (committed by the last periodic
-checkpoint before the stop). The enumerator (coordinator) state of connector 3.x is serializer
-v2: assigned partitions with a status and no offsets, hence the empty enumerator_split_offsets.
-_metadata is version 4: no operator uid or name in the file, only the 16 OperatorID bytes
-(murmur3_128 of the uid), so a reader can only report source_uid when given it. job_vertices are from
+checkpoint before the stop). %s job_vertices are from
 GET /jobs/{id}; a vertex id is the operator id of its chain head (source_operator_id belongs to
 source_uid).
-`
+`, "flink-"+strings.TrimPrefix(d.JobProfile, "flinkjob-"), d.Version, layout)
+}

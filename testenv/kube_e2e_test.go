@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/kube"
 	"github.com/drconsole/drconsole/kube/kubetest"
+	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -93,7 +93,7 @@ type kubeResult struct {
 
 // kubeStepResult reads step idx of a completed run as a restore through Kubernetes from
 // savepoint that ended with the job RUNNING.
-func kubeStepResult(t *testing.T, run *failover.Run, idx int, savepoint string) kubeResult {
+func kubeStepResult(t *testing.T, run *runbook.Run, idx int, savepoint string) kubeResult {
 	t.Helper()
 	var res kubeResult
 	if err := json.Unmarshal([]byte(run.Steps[idx].Result), &res); err != nil || run.Status != "completed" || !res.Patched ||
@@ -105,9 +105,9 @@ func kubeStepResult(t *testing.T, run *failover.Run, idx int, savepoint string) 
 
 // e2eRunApproved has alice plan p, bob approve it, and alice run every step in order (each
 // step's progress logged and collected); it returns the run once done and the progress lines.
-func e2eRunApproved(t *testing.T, ctx context.Context, rb *failover.Runbook, p failover.Plan, why string) (*failover.Run, []string) {
+func e2eRunApproved(t *testing.T, ctx context.Context, rb *runbook.Runbook, p runbook.Plan, why string) (*runbook.Run, []string) {
 	t.Helper()
-	alice, bob := failover.Actor{Name: "alice", Role: "operator"}, failover.Actor{Name: "bob", Role: "operator"}
+	alice, bob := runbook.Actor{Name: "alice", Role: "operator"}, runbook.Actor{Name: "bob", Role: "operator"}
 	runID, err := rb.Create(ctx, alice, p, why)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func e2eRunApproved(t *testing.T, ctx context.Context, rb *failover.Runbook, p f
 	// Without a savepoint catalog (and a monitor that is not run) what a
 	// restore rests on cannot be checked when it starts: the second
 	// operator overrides that, as the runbook allows.
-	who, args := alice, failover.StepArgs{Confirmation: p.Flow}
+	who, args := alice, runbook.StepArgs{Confirmation: p.Flow}
 	if rb.Catalog == nil {
 		who, args.InputsOverride = bob, "e2e: no savepoint catalog in this test"
 	}
@@ -139,7 +139,7 @@ func e2eRunApproved(t *testing.T, ctx context.Context, rb *failover.Runbook, p f
 			}
 		}
 		t0 := time.Now()
-		if err := x.Run(ctx); err != nil {
+		if err := x.Perform(ctx); err != nil {
 			t.Fatalf("step %d (%s): %v", idx+1, s.Kind, err)
 		}
 		t.Logf("TIMING step %d (%s): %s", idx+1, s.Kind, time.Since(t0).Round(time.Millisecond))

@@ -37,9 +37,10 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -102,10 +103,10 @@ func kubeRewriteRestore(t *testing.T, dist testenv.FlinkDist, useSnapshot string
 	t.Logf("catalog #%d %s; the console proposes the rewrite into %s", srcID, src, dest)
 	rig.commitDREnd(t, ctx, st.pEnd) // only restored state can start a partition at the translated offset
 
-	rb := &failover.Runbook{Store: store, Monitor: rig.mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
+	rb := &runbook.Runbook{Store: store, Monitor: rig.mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
 		Flink: flink.NewRESTClient, Kube: ks.client, Catalog: cat}
 	drArgs := rwDRJob(rig, destDir, "kube").ProgramArgs()
-	run, progress := e2eRunApproved(t, ctx, rb, failover.Plan{Flow: rsFlow, Steps: []failover.Step{
+	run, progress := e2eRunApproved(t, ctx, rb, runbook.Plan{Flow: rsFlow, Steps: []runbook.Step{
 		{Kind: failover.KindRewriteSavepoint, RewriteFrom: src, SourceUID: rwUID, RewriteTo: destURI},
 		{Kind: failover.KindRestoreFlink, FlinkTarget: "flink-dr", SavepointPath: destURI, Args: drArgs},
 	}}, "e2e: rewrite the savepoint for DR and restore it through Kubernetes")

@@ -22,10 +22,11 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	connectrest "github.com/drconsole/drconsole/connect"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 )
@@ -69,7 +70,7 @@ func TestFailoverOutageOnRealMM2(t *testing.T) {
 	cfg.FlinkTargets = []*config.FlinkTarget{{Name: "flink-dr", RestURL: f.URL, Region: "dr"}}
 	cfg.SavepointDirs = []string{f.SavepointDir}
 	cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
-	rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
+	rb := &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
 		Connect: connectrest.New, Flink: flink.NewRESTClient, Catalog: cat, StopVerifyWindow: time.Second}
 	srv := httpConsole(t, cfg, store, mon, log, rb, cat)
 	alice := signedIn(t, srv, store, "alice", model.RoleOperator)

@@ -49,9 +49,10 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -61,7 +62,7 @@ const (
 )
 
 func TestRestoreInDR(t *testing.T) {
-	for _, d := range []testenv.FlinkDist{testenv.FlinkDefault, testenv.Flink1_20} {
+	for _, d := range []testenv.FlinkDist{testenv.FlinkDefault, testenv.Flink1_20, testenv.Flink2_3} {
 		t.Run("flink-"+d.Version, func(t *testing.T) { restoreInDR(t, d) })
 	}
 }
@@ -197,10 +198,10 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	}
 	drOpts := testenv.FlinkJobOptions{Bootstrap: dr.Bootstrap, Topics: []string{rsTopic}, GroupID: rsGroup,
 		SourceUID: rsNewUID, Parallelism: 2, ProbeTopic: rsProbeTopic, ProbeTag: "restored", Name: "drconsole-events-dr"}
-	rb := &failover.Runbook{Store: tr.Store, Monitor: mon, Config: rcfg, Audit: failover.StoreAuditor{Store: tr.Store}, Log: log,
+	rb := &runbook.Runbook{Store: tr.Store, Monitor: mon, Config: rcfg, Audit: runbook.StoreAuditor{Store: tr.Store}, Log: log,
 		Flink: flink.NewRESTClient, Catalog: cat} // the steps ask the catalog for the savepoint's verdict when they start
-	alice, bob := failover.Actor{Name: "alice", Role: "operator"}, failover.Actor{Name: "bob", Role: "operator"}
-	runID, err := rb.Create(ctx, alice, failover.Plan{Flow: rsFlow, Steps: []failover.Step{
+	alice, bob := runbook.Actor{Name: "alice", Role: "operator"}, runbook.Actor{Name: "bob", Role: "operator"}
+	runID, err := rb.Create(ctx, alice, runbook.Plan{Flow: rsFlow, Steps: []runbook.Step{
 		{Kind: failover.KindTranslateGroup, Group: rsGroup, FromSavepoint: loc},
 		{Kind: failover.KindRestoreFlink, FlinkTarget: "flink-dr", JarID: jarID, EntryClass: testenv.FlinkJobEntryClass,
 			Args: drOpts.ProgramArgs(), SavepointPath: loc, Parallelism: 2, AllowNonRestoredState: true},
@@ -221,7 +222,7 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 		if err != nil {
 			t.Fatalf("step %d: %v", idx+1, err)
 		}
-		if err := x.Run(ctx); err != nil {
+		if err := x.Perform(ctx); err != nil {
 			t.Fatalf("step %d: %v", idx+1, err)
 		}
 	}

@@ -4,7 +4,7 @@
 // source uid and WITHOUT allowNonRestoredState, and the job continues where it stopped (issue
 // 14, "How to prove it").
 //
-// Per Flink version (2.2.1, 1.20.3) and MM2 replication policy (identity: DR topic `events`;
+// Per Flink version (2.2.1, 1.20.3; 2.3.0 once) and MM2 replication policy (identity: DR topic `events`;
 // default: DR topic `primary.events`), on the shared DR rig (drrig_e2e_test.go: real primary and
 // DR Kafka, real MM2, the console ingesting its offset syncs):
 //
@@ -83,6 +83,9 @@ func TestRewriteRestoreInDR(t *testing.T) {
 		{testenv.FlinkDefault, "default", true},
 		{testenv.Flink1_20, "identity", true},
 		{testenv.Flink1_20, "default", false},
+		// The newest Flink once, in the scenario that exercises most: file state, renamed
+		// topics, the negative.
+		{testenv.Flink2_3, "default", true},
 	} {
 		name := "flink-" + c.dist.Version + "/" + c.policy + map[bool]string{false: "-inline", true: "-files"}[c.files]
 		t.Run(name, func(t *testing.T) { rewriteRestoreInDR(t, c.dist, c.policy, c.files) })

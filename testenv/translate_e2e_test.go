@@ -45,11 +45,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/testenv"
 	"github.com/drconsole/drconsole/translation"
 )

@@ -9,5 +9,5 @@
 // package mm2, MM2's checkpoints and the primary's group offsets as the
 // monitor recorded them (storage), and live group reads of package kafka.
 // It only reads: committing offsets is an effect, in
-// failover/internal/effect.
+// runbook/internal/effect.
 package translation

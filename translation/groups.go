@@ -37,7 +37,7 @@ type GroupRow struct {
 
 // GroupPlan is a preview of moving a DR consumer group to the translated
 // offsets of its primary counterpart. Nothing changes until failover
-// commits it (failover/internal/effect.ApplyOffsets).
+// commits it (runbook/internal/effect.ApplyOffsets).
 type GroupPlan struct {
 	Flow  string
 	Group string

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // An admin who requests a failover and then adds an operator account on
@@ -19,8 +20,8 @@ func TestApprovalFromAccountTheRequesterCreatedDoesNotCount(t *testing.T) {
 	c := startConsole(t)
 	waitReady(t, c)
 	ctx := context.Background()
-	id, err := c.Runbook.Create(ctx, failover.Actor{Name: "test-admin", Role: "admin"},
-		failover.Plan{Flow: "primary->dr", Steps: []failover.Step{{Kind: failover.KindPreflight}}}, "sock-puppet drill")
+	id, err := c.Runbook.Create(ctx, runbook.Actor{Name: "test-admin", Role: "admin"},
+		runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindPreflight}}}, "sock-puppet drill")
 	if err != nil {
 		t.Fatal(err)
 	}

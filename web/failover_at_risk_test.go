@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // Issue 28: the run page and its approval box say what the failover
@@ -16,8 +17,8 @@ func TestRunPageAndApprovalBoxStateDataAtRisk(t *testing.T) {
 	c := startConsole(t)
 	waitReady(t, c)
 	ctx := context.Background()
-	id, err := c.Runbook.Create(ctx, failover.Actor{Name: "test-admin", Role: "admin"},
-		failover.Plan{Flow: "primary->dr", Steps: []failover.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, "primary region down")
+	id, err := c.Runbook.Create(ctx, runbook.Actor{Name: "test-admin", Role: "admin"},
+		runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, "primary region down")
 	if err != nil {
 		t.Fatal(err)
 	}

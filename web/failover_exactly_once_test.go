@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -23,8 +24,8 @@ func TestFailoverStepExecutesExactlyOnceOverHTTP(t *testing.T) {
 	c := startConsole(t)
 	waitReady(t, c)
 	ctx := context.Background()
-	plan := failover.Plan{Flow: "primary->dr", Steps: []failover.Step{{Kind: failover.KindTranslateGroup, Group: "billing", AllowPartial: true}}}
-	id, err := c.Runbook.Create(ctx, failover.Actor{Name: "test-admin", Role: "admin"}, plan, "exactly-once drill")
+	plan := runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindTranslateGroup, Group: "billing", AllowPartial: true}}}
+	id, err := c.Runbook.Create(ctx, runbook.Actor{Name: "test-admin", Role: "admin"}, plan, "exactly-once drill")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func TestFailoverStepExecutesExactlyOnceOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Runbook.Approve(ctx, failover.Actor{Name: "test-operator", Role: "operator"}, id, run.PlanHash, "ok"); err != nil {
+	if err := c.Runbook.Approve(ctx, runbook.Actor{Name: "test-operator", Role: "operator"}, id, run.PlanHash, "ok"); err != nil {
 		t.Fatal(err)
 	}
 	// Two sessions of test-operator and one of test-admin.

@@ -12,8 +12,9 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/drconsole/drconsole/demo"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // An operator plans by picking, not typing: filters the groups to
@@ -77,7 +78,7 @@ func TestBrowserPlanPickers(t *testing.T) {
 			s.includes(`+strconv.Quote(spPath)+`) && !s.includes("would be refused");})()`)
 	run := d.create(c)
 	var groups []string
-	var restore *failover.Step
+	var restore *runbook.Step
 	for i, st := range run.Plan.Steps {
 		switch st.Kind {
 		case failover.KindTranslateGroup:

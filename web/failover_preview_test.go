@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 var previewAt = regexp.MustCompile(`datetime="([^"]+)"[^>]*data-testid="preview-at-1"`)
@@ -20,8 +21,8 @@ func TestRunPagePreviewsCachedAndRecomputed(t *testing.T) {
 	c := startConsole(t)
 	waitReady(t, c)
 	ctx := context.Background()
-	requester := failover.Actor{Name: "test-operator", Role: "operator"}
-	plan := failover.Plan{Flow: "primary->dr", Steps: []failover.Step{{Kind: failover.KindPreflight},
+	requester := runbook.Actor{Name: "test-operator", Role: "operator"}
+	plan := runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindPreflight},
 		{Kind: failover.KindRestoreFlink, FlinkTarget: "sandbox-flink-dr", JarID: "job.jar"}}}
 	id, err := c.Runbook.Create(ctx, requester, plan, "preview cache drill")
 	if err != nil {

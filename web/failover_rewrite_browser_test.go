@@ -10,8 +10,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink/rewritetest"
+	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // The plan form with the rewritten-savepoint strategy, by keyboard: the

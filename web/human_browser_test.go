@@ -13,7 +13,8 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
-	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // Forms on live pages, filled in at human speed (humanType): what the
@@ -25,11 +26,11 @@ import (
 // types text into field while another operator approves over HTTP (the
 // page's state changes underneath), thinks, checks the field and presses
 // button. It returns the browser and the run.
-func onPendingRun(t *testing.T, c *console, base string, rb *failover.Runbook, user, field, text, button string) (context.Context, int64) {
+func onPendingRun(t *testing.T, c *console, base string, rb *runbook.Runbook, user, field, text, button string) (context.Context, int64) {
 	t.Helper()
 	bg := context.Background()
-	id, err := rb.Create(bg, failover.Actor{Name: "test-operator", Role: "operator"},
-		failover.Plan{Flow: "primary->dr", Steps: []failover.Step{{Kind: failover.KindPreflight}}}, "human-speed "+button)
+	id, err := rb.Create(bg, runbook.Actor{Name: "test-operator", Role: "operator"},
+		runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindPreflight}}}, "human-speed "+button)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,13 +103,13 @@ func TestHumanExecuteFormOnLiveRunPage(t *testing.T) {
 	c := startConsole(t)
 	waitReady(t, c)
 	ctx0 := context.Background()
-	id, err := c.Runbook.Create(ctx0, failover.Actor{Name: "test-admin", Role: "admin"},
-		failover.Plan{Flow: "primary->dr", Steps: []failover.Step{{Kind: failover.KindTranslateGroup, Group: "billing", AllowPartial: true}}}, "human-speed execute")
+	id, err := c.Runbook.Create(ctx0, runbook.Actor{Name: "test-admin", Role: "admin"},
+		runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindTranslateGroup, Group: "billing", AllowPartial: true}}}, "human-speed execute")
 	if err != nil {
 		t.Fatal(err)
 	}
 	run, _ := c.Runbook.Get(ctx0, id)
-	if err := c.Runbook.Approve(ctx0, failover.Actor{Name: "test-operator", Role: "operator"}, id, run.PlanHash, "ok"); err != nil {
+	if err := c.Runbook.Approve(ctx0, runbook.Actor{Name: "test-operator", Role: "operator"}, id, run.PlanHash, "ok"); err != nil {
 		t.Fatal(err)
 	}
 	_, other := extraOperator(t, c)

@@ -16,9 +16,9 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/web"
 )
 
@@ -145,7 +145,7 @@ func postWith(t *testing.T, base, path string, cookie *http.Cookie, form url.Val
 // console as it was. The runbook and catalog are its own.
 type variant struct {
 	URL     string
-	Runbook *failover.Runbook
+	Runbook *runbook.Runbook
 }
 
 func serveVariant(t *testing.T, c *console, change func(*config.Config)) variant {
@@ -153,7 +153,7 @@ func serveVariant(t *testing.T, c *console, change func(*config.Config)) variant
 	cfg := *c.Runbook.Config
 	change(&cfg)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rb := &failover.Runbook{Store: c.Store, Monitor: c.Monitor, Config: &cfg, Audit: failover.StoreAuditor{Store: c.Store}, Log: log,
+	rb := &runbook.Runbook{Store: c.Store, Monitor: c.Monitor, Config: &cfg, Audit: runbook.StoreAuditor{Store: c.Store}, Log: log,
 		Connect: c.Runbook.Connect, Flink: c.Runbook.Flink, StopVerifyWindow: c.Runbook.StopVerifyWindow}
 	cat := &catalog.Catalog{Store: c.Store, Config: &cfg, Monitor: c.Monitor, Log: log}
 	rb.Catalog = cat // as serve wires it: steps ask the catalog's verdict when they start

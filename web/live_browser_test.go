@@ -9,9 +9,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/web"
 )
 
@@ -53,15 +54,15 @@ func TestBrowserTypedValuesSurviveLiveUpdates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	id, err := c.Runbook.Create(ctx, failover.Actor{Name: "test-admin", Role: "admin"},
-		failover.Plan{Flow: "primary->dr", Steps: []failover.Step{{Kind: failover.KindStopMirror}}}, "live typing drill")
+	id, err := c.Runbook.Create(ctx, runbook.Actor{Name: "test-admin", Role: "admin"},
+		runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindStopMirror}}}, "live typing drill")
 	if err != nil {
 		t.Fatal(err)
 	}
 	approve := func(who string) {
 		t.Helper()
 		run, _ := c.Runbook.Get(ctx, id)
-		if err := c.Runbook.Approve(ctx, failover.Actor{Name: who, Role: "operator"}, id, run.PlanHash, "ok"); err != nil {
+		if err := c.Runbook.Approve(ctx, runbook.Actor{Name: who, Role: "operator"}, id, run.PlanHash, "ok"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -88,7 +89,7 @@ func TestBrowserTypedValuesSurviveLiveUpdates(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Then the requester's own reject (a third change: the run ends).
-	if err := c.Runbook.Reject(ctx, failover.Actor{Name: "live-op2", Role: "operator"}, id, "changed my mind"); err != nil {
+	if err := c.Runbook.Reject(ctx, runbook.Actor{Name: "live-op2", Role: "operator"}, id, "changed my mind"); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, b, "the rejection pushed", `document.querySelector('[data-testid="run-status"]').textContent.includes("rejected")`, 15*time.Second)

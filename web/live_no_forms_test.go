@@ -8,7 +8,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // No page updates itself by swapping an element that holds something a
@@ -19,8 +20,8 @@ func TestLiveElementsHoldNoControls(t *testing.T) {
 	t.Parallel()
 	c := startConsole(t)
 	waitReady(t, c)
-	id, err := c.Runbook.Create(context.Background(), failover.Actor{Name: "test-operator", Role: "operator"},
-		failover.Plan{Flow: "primary->dr", Steps: []failover.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, "drill")
+	id, err := c.Runbook.Create(context.Background(), runbook.Actor{Name: "test-operator", Role: "operator"},
+		runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, "drill")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/runbook"
 )
 
 // planFormDriver drives the plan form in browser b: choose sets a select
@@ -42,7 +42,7 @@ func (d planFormDriver) wait(what, js string, timeout time.Duration) {
 }
 
 // create submits the form and returns the run it created.
-func (d planFormDriver) create(c *console) *failover.Run {
+func (d planFormDriver) create(c *console) *runbook.Run {
 	d.t.Helper()
 	if err := chromedp.Do(d.b, chromedp.Click(chromedp.ID("create-plan")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-status"]`))); err != nil {
 		d.t.Fatal(err)

@@ -10,7 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // TestScreenshots writes the README's screenshots of the sandbox into
@@ -39,8 +40,8 @@ func TestScreenshots(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	id, err := c.Runbook.Create(context.Background(), failover.Actor{Name: "test-operator", Role: "operator"},
-		failover.Plan{Flow: "primary->dr", Steps: []failover.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror},
+	id, err := c.Runbook.Create(context.Background(), runbook.Actor{Name: "test-operator", Role: "operator"},
+		runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror},
 			{Kind: failover.KindTranslateGroup, Group: "billing", AllowPartial: true}}}, "drill: primary region lost")
 	if err != nil {
 		t.Fatal(err)

@@ -14,8 +14,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/views"
 	"github.com/drconsole/drconsole/web"
 )
@@ -101,8 +102,8 @@ func TestFailoverRunEventsSendOnlyWhatChanged(t *testing.T) {
 	c := startConsole(t)
 	waitReady(t, c)
 	ctx := context.Background()
-	id, err := c.Runbook.Create(ctx, failover.Actor{Name: "test-admin", Role: "admin"},
-		failover.Plan{Flow: "primary->dr", Steps: []failover.Step{{Kind: failover.KindPreflight}}}, "sse drill")
+	id, err := c.Runbook.Create(ctx, runbook.Actor{Name: "test-admin", Role: "admin"},
+		runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindPreflight}}}, "sse drill")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestFailoverRunEventsSendOnlyWhatChanged(t *testing.T) {
 	}
 
 	run, _ := c.Runbook.Get(ctx, id)
-	if err := c.Runbook.Approve(ctx, failover.Actor{Name: "test-operator", Role: "operator"}, id, run.PlanHash, "ok"); err != nil {
+	if err := c.Runbook.Approve(ctx, runbook.Actor{Name: "test-operator", Role: "operator"}, id, run.PlanHash, "ok"); err != nil {
 		t.Fatal(err)
 	}
 	changed := collect(events, time.Second)
@@ -177,8 +178,8 @@ func TestEventStreamsNeedSignIn(t *testing.T) {
 	t.Parallel()
 	c := startConsole(t)
 	waitReady(t, c)
-	id, err := c.Runbook.Create(context.Background(), failover.Actor{Name: "test-admin", Role: "admin"},
-		failover.Plan{Flow: "primary->dr", Steps: []failover.Step{{Kind: failover.KindPreflight}}}, "sse gate")
+	id, err := c.Runbook.Create(context.Background(), runbook.Actor{Name: "test-admin", Role: "admin"},
+		runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindPreflight}}}, "sse gate")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,12 +25,12 @@ import (
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/demo/panel"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
 )
@@ -46,7 +46,7 @@ type console struct {
 	Monitor *monitor.Monitor
 	Store   *storage.Store
 	Catalog *catalog.Catalog
-	Runbook *failover.Runbook
+	Runbook *runbook.Runbook
 }
 
 var (
@@ -117,7 +117,7 @@ func startConsole(t *testing.T) *console {
 			return
 		}
 		go mon.Run(ctx)
-		rb := &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log,
+		rb := &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
 			Connect: connect.New,
 			Flink:   flink.NewRESTClient, StopVerifyWindow: 2 * time.Second}
 		cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}

@@ -1,6 +1,6 @@
 // Package clusterlinktest holds what tests of the Cluster Linking REST
 // client share across packages (its reads in clusterlink, its mirror
-// actions in failover/internal/effect): a server that answers every
+// actions in runbook/internal/effect): a server that answers every
 // request alike and records them, and Confluent's error answers.
 package clusterlinktest
 

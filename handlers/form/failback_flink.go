@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/runbook"
 )
 
 // FlinkBack is the failback form's Flink part (failover.FlinkBack): the
@@ -56,10 +56,10 @@ func (fb FlinkBack) validate(e Errors) {
 }
 
 // request is the Flink part the form asks for; nil without a target.
-func (fb FlinkBack) request() *failover.FlinkBack {
+func (fb FlinkBack) request() *runbook.FlinkBack {
 	if fb.Target == "" {
 		return nil
 	}
-	return &failover.FlinkBack{DRTarget: fb.DRTarget, DRJob: fb.DRJob, RewriteTo: fb.RewriteTo, SourceUID: fb.SourceUID,
-		Restore: failover.Step{FlinkTarget: fb.Target, JarID: fb.JarID, EntryClass: fb.EntryClass, Args: fb.Args, Parallelism: fb.Parallelism}}
+	return &runbook.FlinkBack{DRTarget: fb.DRTarget, DRJob: fb.DRJob, RewriteTo: fb.RewriteTo, SourceUID: fb.SourceUID,
+		Restore: runbook.Step{FlinkTarget: fb.Target, JarID: fb.JarID, EntryClass: fb.EntryClass, Args: fb.Args, Parallelism: fb.Parallelism}}
 }

@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/translation"
 )
 
@@ -50,8 +51,8 @@ type Plan struct {
 
 // Restore strategies of the plan form (failover.Request.Strategy).
 const (
-	StrategyRewrite = failover.StrategyRewrite
-	StrategyNewUID  = failover.StrategyNewUID
+	StrategyRewrite = runbook.StrategyRewrite
+	StrategyNewUID  = runbook.StrategyNewUID
 )
 
 // ChoiceField and ChoiceAtField name a partition's choice fields: the
@@ -163,28 +164,30 @@ func (p Plan) Validate() error {
 
 // request is what the form asks the runbook for; the runbook's rules
 // (failover.Request.Plan) decide the steps.
-func (p Plan) request() failover.Request {
-	q := failover.Request{Flow: p.Flow, Kind: failover.PlanFailover, Preflight: p.Preflight, Stop: p.Stop, Groups: p.Groups,
+func (p Plan) request() runbook.Request {
+	q := runbook.Request{Flow: p.Flow, Kind: runbook.PlanFailover, Preflight: p.Preflight, Stop: p.Stop, Groups: p.Groups,
 		AllowPartial: p.AllowPartial, TranslateFromSavepoint: p.TranslateFromSavepoint, SavepointPath: p.SavepointPath,
 		Strategy: p.Strategy, RewriteTo: strings.TrimSpace(p.RewriteTo), SourceUID: p.SourceUID, Choices: p.Choices,
-		Restore: failover.Step{FlinkTarget: p.FlinkTarget, JarID: p.JarID, EntryClass: p.EntryClass, Args: p.Args,
+		Restore: runbook.Step{FlinkTarget: p.FlinkTarget, JarID: p.JarID, EntryClass: p.EntryClass, Args: p.Args,
 			Parallelism: p.Parallelism, AllowNonRestoredState: p.AllowNonRestoredState},
 		FlinkBack: p.FlinkBack.request(), PauseMirrors: p.PauseMirrors}
 	switch {
 	case p.Failback:
-		q.Kind = failover.PlanFailback
+		q.Kind = runbook.PlanFailback
 	case p.Drill:
-		q.Kind = failover.PlanDrill
+		q.Kind = runbook.PlanDrill
 	}
 	return q
 }
 
 // Plan is the runbook's plan the form asks for under cfg.
-func (p Plan) Plan(cfg *config.Config) failover.Plan { return p.request().Plan(cfg) }
+func (p Plan) Plan(cfg *config.Config) runbook.Plan { return p.request().Plan(cfg) }
 
 // RewriteStep is the rewrite-savepoint step the form asks for (with the
 // rewrite strategy), its destination proposed when not typed.
-func (p Plan) RewriteStep(cfg *config.Config) failover.Step { return p.request().RewriteStep(cfg) }
+func (p Plan) RewriteStep(cfg *config.Config) runbook.Step {
+	return failover.RewriteStep(cfg, p.request())
+}
 
 // Approve is POST /failover/{run}/approve: the plan hash the approver saw
 // (the runbook refuses a plan changed since) and a comment.

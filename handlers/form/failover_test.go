@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // The plan form takes groups one per line: a name with a comma stays one

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // The trigger form refuses an unknown target, a job id that is not

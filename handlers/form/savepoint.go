@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/drconsole/drconsole/failover"
+	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // JobIDRE is a Flink job id: 32 lower-case hexadecimal digits.

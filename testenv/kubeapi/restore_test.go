@@ -22,10 +22,11 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/failover"
 	"github.com/drconsole/drconsole/kube"
 	"github.com/drconsole/drconsole/kube/kubetest"
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -143,7 +144,7 @@ func consoleConfig(t *testing.T, kubeconfig, bootstrap string) *config.Config {
 }
 
 // console is the runbook of a console on the database db.
-func console(t *testing.T, cfg *config.Config, db string) *failover.Runbook {
+func console(t *testing.T, cfg *config.Config, db string) *runbook.Runbook {
 	t.Helper()
 	store, err := storage.Open(db)
 	if err != nil {
@@ -156,17 +157,17 @@ func console(t *testing.T, cfg *config.Config, db string) *failover.Runbook {
 		t.Fatal(err)
 	}
 	t.Cleanup(mon.Close)
-	return &failover.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: failover.StoreAuditor{Store: store}, Log: log}
+	return &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log}
 }
 
-var alice, bob = failover.Actor{Name: "alice", Role: "operator"}, failover.Actor{Name: "bob", Role: "operator"}
+var alice, bob = runbook.Actor{Name: "alice", Role: "operator"}, runbook.Actor{Name: "bob", Role: "operator"}
 
 // approvedRestore has alice plan a restore-flink step from sp with args on
 // the Kubernetes target and bob approve it; it returns the run's id.
-func approvedRestore(t *testing.T, rb *failover.Runbook, sp string, args []string) int64 {
+func approvedRestore(t *testing.T, rb *runbook.Runbook, sp string, args []string) int64 {
 	t.Helper()
 	ctx := context.Background()
-	p := failover.Plan{Flow: rb.Config.Flows[0].Name, Steps: []failover.Step{{Kind: failover.KindRestoreFlink, FlinkTarget: "flink-dr",
+	p := runbook.Plan{Flow: rb.Config.Flows[0].Name, Steps: []runbook.Step{{Kind: failover.KindRestoreFlink, FlinkTarget: "flink-dr",
 		SavepointPath: sp, Args: args}}}
 	id, err := rb.Create(ctx, alice, p, "restore through the real API machinery")
 	if err != nil {
@@ -185,14 +186,14 @@ func approvedRestore(t *testing.T, rb *failover.Runbook, sp string, args []strin
 // execute runs the run's step as bob (without a savepoint catalog what the
 // restore rests on is unknown; the second operator overrides that) and
 // returns its error and the step's recorded result.
-func execute(t *testing.T, ctx context.Context, rb *failover.Runbook, id int64) (error, restoreResult) {
+func execute(t *testing.T, ctx context.Context, rb *runbook.Runbook, id int64) (error, restoreResult) {
 	t.Helper()
-	x, err := rb.BeginWith(ctx, bob, id, 0, failover.StepArgs{Confirmation: rb.Config.Flows[0].Name, InputsOverride: "no savepoint catalog in this test"})
+	x, err := rb.BeginWith(ctx, bob, id, 0, runbook.StepArgs{Confirmation: rb.Config.Flows[0].Name, InputsOverride: "no savepoint catalog in this test"})
 	if err != nil {
 		t.Fatalf("begin: %v", err)
 	}
 	x.Progress = func(line string) { t.Logf("progress: %s", line) }
-	err = x.Run(ctx)
+	err = x.Perform(ctx)
 	run, gerr := rb.Get(context.Background(), id)
 	if gerr != nil {
 		t.Fatal(gerr)
@@ -370,7 +371,7 @@ func TestSchemaRefusalFailsTheStep(t *testing.T) {
 	cfg.FlinkTargets[0].Kubernetes.UseStateSnapshot = "false"
 	rb := console(t, cfg, filepath.Join(t.TempDir(), "db"))
 	ctx := context.Background()
-	p := failover.Plan{Flow: cfg.Flows[0].Name, Steps: []failover.Step{{Kind: failover.KindRestoreFlink, FlinkTarget: "flink-dr",
+	p := runbook.Plan{Flow: cfg.Flows[0].Name, Steps: []runbook.Step{{Kind: failover.KindRestoreFlink, FlinkTarget: "flink-dr",
 		SavepointPath: "file:///tmp/savepoint-local", Args: drArgs}}}
 	id, err := rb.Create(ctx, alice, p, "a savepoint the cluster's policy refuses")
 	if err != nil {

@@ -1,0 +1,41 @@
+package failover
+
+import (
+	"sync"
+
+	"github.com/drconsole/drconsole/runbook"
+
+	"github.com/drconsole/drconsole/monitor"
+)
+
+// Book is the runbook as this package's plan kinds use it: the engine's
+// runs, services and settings, with the kinds' own operations (the
+// failover, the drill and the failback, their steps and their pages'
+// figures).
+type Book struct{ *runbook.Runbook }
+
+// kindState is what this package's plan kinds keep with a runbook
+// between calls (Runbook.Local).
+type kindState struct {
+	lastLost lostMemo // the last lost-to-DR figures read (lost_last.go)
+	// watchMu makes each WatchReverseFlows pass (its store read and its
+	// SetWatched) one, so a pass that read before a step's outcome cannot
+	// undo the pass that read after it.
+	watchMu sync.Mutex
+	// marksMu makes each MarkFailedOver pass one (failedover.go); marks
+	// are the failed-over marks read per completed run, under it.
+	marksMu sync.Mutex
+	marks   map[int64]monitor.FailedOver
+}
+
+type kindStateKey struct{}
+
+func (rb Book) state() *kindState {
+	return rb.Local(kindStateKey{}, func() any { return new(kindState) }).(*kindState)
+}
+
+// book is rb as this package's kinds use it.
+func book(rb *runbook.Runbook) Book { return Book{rb} }
+
+// BookOf is rb with this package's plan kinds' operations.
+func BookOf(rb *runbook.Runbook) Book { return Book{rb} }

@@ -1,0 +1,260 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook"
+)
+
+// planKind is a plan kind of this package: a PlanType, and what its
+// steps ask of it besides the engine.
+type planKind interface {
+	runbook.PlanType
+	// SwitchesSides: a completed run makes the other side active.
+	SwitchesSides() bool
+	// CutsForward: a run cuts the forward mirror for good, so what it
+	// would lose, or lost, at the cut is the operator's question.
+	CutsForward() bool
+	// DRGroup is the DR group a run commits group's offsets to.
+	DRGroup(run int64, group string) string
+	// RestoreArgs are the program arguments the restore of s submits.
+	RestoreArgs(r *runbook.Run, s runbook.Step) []string
+}
+
+var planKinds = map[runbook.PlanKind]planKind{
+	runbook.PlanFailover: failoverKind{},
+	runbook.PlanDrill:    drillKind{},
+	runbook.PlanFailback: failbackKind{},
+}
+
+func init() {
+	for k, t := range planKinds {
+		runbook.Register(k, t)
+	}
+}
+
+// kindOf is p's kind; a failover's when p's kind is not one of these
+// (Validate refuses such a plan before it is stored).
+func kindOf(p runbook.Plan) planKind {
+	if k, ok := planKinds[p.Kind]; ok {
+		return k
+	}
+	return failoverKind{}
+}
+
+// step is step kind k of a failover plan; nil for a kind that exists only
+// in another plan kind.
+func step(k runbook.StepKind) stepKind { return stepKinds[k] }
+
+// asPlanned is the default of a plan kind that runs its steps as written:
+// the plan's own groups and job arguments, each step's own title,
+// confirmation, plan checks and preview inputs.
+type asPlanned struct{}
+
+func (asPlanned) DRGroup(_ int64, group string) string                { return group }
+func (asPlanned) RestoreArgs(_ *runbook.Run, s runbook.Step) []string { return s.Args }
+func (asPlanned) Title(p runbook.Plan, i int, flow *config.Flow) string {
+	return stepTitle(p.Steps[i], flow)
+}
+func (asPlanned) Irreversible(p runbook.Plan, i int) bool { return irreversible(p.Steps[i]) }
+func (asPlanned) Inputs(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int) []runbook.PreviewInput {
+	if k := step(r.Plan.Steps[i].Kind); k != nil {
+		return k.inputs(ctx, rb, r, i)
+	}
+	return nil
+}
+
+// irreversible steps need a typed confirmation to run; every step but
+// one that only reads does.
+func irreversible(s runbook.Step) bool {
+	if k := step(s.Kind); k != nil {
+		return k.irreversible()
+	}
+	return true
+}
+
+// stepTitle says what step s does, as its step kind says it.
+func stepTitle(s runbook.Step, flow *config.Flow) string {
+	if k := step(s.Kind); k != nil {
+		return k.title(s, flow)
+	}
+	return string(s.Kind)
+}
+
+// stepProblems are the plan checks of p's steps by their step kinds; a
+// kind no plan kind knows is refused.
+func stepProblems(cfg *config.Config, p runbook.Plan) []error {
+	flow := cfg.Flow(p.Flow)
+	var errs []error
+	for i, s := range p.Steps {
+		k := step(s.Kind)
+		if k == nil && !slices.Contains(failbackKinds, s.Kind) { // failbackProblems checks those
+			errs = append(errs, fmt.Errorf("step %d (%s): unknown step kind", i+1, s.Kind))
+		}
+		if k == nil {
+			continue
+		}
+		for _, why := range k.problems(cfg, flow, p, i) {
+			errs = append(errs, fmt.Errorf("step %d (%s): %s", i+1, s.Kind, why))
+		}
+	}
+	return errs
+}
+
+// failoverKind runs each step as its kind says.
+type failoverKind struct{ asPlanned }
+
+func (failoverKind) Build(cfg *config.Config, q runbook.Request) runbook.Plan {
+	return buildFailover(cfg, q)
+}
+func (failoverKind) Stamp(context.Context, *runbook.Runbook, *runbook.Plan) error {
+	return nil
+}
+func (failoverKind) Problems(cfg *config.Config, p runbook.Plan) []error {
+	return append(failbackStepsElsewhere(p), stepProblems(cfg, p)...)
+}
+func (failoverKind) Running(context.Context, *runbook.Runbook) func() { return func() {} }
+func (failoverKind) Finished(ctx context.Context, rb *runbook.Runbook) {
+	book(rb).markFailedOver(ctx) // DR is active from now
+}
+func (failoverKind) RestsOn(p runbook.Plan, i int) runbook.RestingStep {
+	return restingStepOf(p.Steps[i].Kind)
+}
+func (failoverKind) SwitchesSides() bool { return true }
+func (failoverKind) CutsForward() bool   { return true }
+func (failoverKind) Target() model.Side  { return model.SideDR }
+func (failoverKind) Rules(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int, override string) []runbook.RuleResult {
+	if k := step(r.Plan.Steps[i].Kind); k != nil {
+		return k.rules(ctx, rb, r, i, override)
+	}
+	return nil
+}
+func (failoverKind) Preview(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int) ([]runbook.RuleResult, []string, error) {
+	k := step(r.Plan.Steps[i].Kind)
+	if k == nil {
+		return nil, nil, nil
+	}
+	rules := k.rules(ctx, rb, r, i, "")
+	lines, err := k.preview(ctx, rb, r, i)
+	return rules, lines, err
+}
+func (failoverKind) Do(ctx context.Context, w audit.Written, e *runbook.Execution) (any, error) {
+	if k := step(e.Step.Kind); k != nil {
+		return k.do(ctx, w, e)
+	}
+	return nil, fmt.Errorf("unknown step kind %q", e.Step.Kind)
+}
+
+// drillKind runs a failover's steps as a rehearsal (drill.go).
+type drillKind struct{ asPlanned }
+
+// Build: a drill never stops or promotes production's mirror.
+func (drillKind) Build(cfg *config.Config, q runbook.Request) runbook.Plan {
+	q.Stop = ""
+	return buildFailover(cfg, q)
+}
+func (drillKind) Stamp(_ context.Context, rb *runbook.Runbook, p *runbook.Plan) error {
+	stampDrill(p, rb.Config)
+	return nil
+}
+func (drillKind) Title(p runbook.Plan, i int, flow *config.Flow) string {
+	if k, ok := drillSteps[p.Steps[i].Kind]; ok {
+		if t := k.title(p.Steps[i]); t != "" {
+			return t
+		}
+	}
+	return stepTitle(p.Steps[i], flow)
+}
+func (drillKind) Problems(cfg *config.Config, p runbook.Plan) []error {
+	return slices.Concat(drillProblems(cfg, p), failbackStepsElsewhere(p), stepProblems(cfg, p))
+}
+func (drillKind) Running(context.Context, *runbook.Runbook) func() { return func() {} }
+func (drillKind) Finished(context.Context, *runbook.Runbook)       {}
+func (drillKind) RestsOn(p runbook.Plan, i int) runbook.RestingStep {
+	return restingStepOf(p.Steps[i].Kind)
+}
+func (drillKind) SwitchesSides() bool                                 { return false }
+func (drillKind) CutsForward() bool                                   { return false }
+func (drillKind) Target() model.Side                                  { return model.SideDR }
+func (drillKind) DRGroup(run int64, group string) string              { return DrillGroup(run, group) }
+func (drillKind) RestoreArgs(r *runbook.Run, s runbook.Step) []string { return drillArgs(r, s) }
+
+// Rules: a failover's rules do not stop a drill (its preflight records
+// the ones that would fail); the drill's guards, a rewrite's correctness
+// rules among them, do.
+func (drillKind) Rules(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int, _ string) []runbook.RuleResult {
+	return book(rb).drillGuards(ctx, r, i)
+}
+func (drillKind) Preview(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int) ([]runbook.RuleResult, []string, error) {
+	rules, lines, err := failoverKind{}.Preview(ctx, rb, r, i)
+	if k, ok := drillSteps[r.Plan.Steps[i].Kind]; ok {
+		lines = append(k.preview(r, i, rb.Config.Drill.Timeout.D()), lines...)
+	}
+	return rules, lines, err
+}
+func (drillKind) Do(ctx context.Context, w audit.Written, e *runbook.Execution) (any, error) {
+	if k, ok := drillSteps[e.Step.Kind]; ok {
+		return k.do(ctx, w, e)
+	}
+	return nil, fmt.Errorf("step kind %q is not part of a drill", e.Step.Kind)
+}
+
+// failbackKind returns a flow to the primary (failback.go).
+type failbackKind struct{ asPlanned }
+
+func (failbackKind) Build(cfg *config.Config, q runbook.Request) runbook.Plan {
+	if f := cfg.Flow(q.Flow); f != nil && f.IsClusterLink() {
+		return LinkFailbackPlan(q.Flow, q.PauseMirrors)
+	}
+	p := FailbackPlan(q.Flow, q.Groups...)
+	if q.FlinkBack != nil {
+		p = WithFlinkBack(p, *q.FlinkBack)
+	}
+	return p
+}
+func (failbackKind) Stamp(ctx context.Context, rb *runbook.Runbook, p *runbook.Plan) error {
+	return book(rb).StampFailback(ctx, p)
+}
+func (failbackKind) Title(p runbook.Plan, i int, flow *config.Flow) string {
+	if t := failbackTitle(p, p.Steps[i], flow); t != "" {
+		return t
+	}
+	return stepTitle(p.Steps[i], flow)
+}
+func (failbackKind) Problems(cfg *config.Config, p runbook.Plan) []error {
+	return append(failbackProblems(cfg, p), stepProblems(cfg, p)...)
+}
+func (failbackKind) RestsOn(p runbook.Plan, i int) runbook.RestingStep {
+	rs, _ := backSteps[p.Steps[i].Kind].(runbook.RestingStep)
+	return rs
+}
+func (failbackKind) SwitchesSides() bool { return true }
+func (failbackKind) CutsForward() bool   { return false }
+func (failbackKind) Target() model.Side  { return model.SidePrimary }
+func (failbackKind) Finished(ctx context.Context, rb *runbook.Runbook) {
+	book(rb).markFailedOver(ctx) // the primary is active again from now
+}
+
+// Running: the reverse flow shows on the pages from the moment its
+// connectors may exist to the moment they are stopped, not at the next
+// pass of WatchReverseFlowsEvery.
+func (failbackKind) Running(ctx context.Context, rb *runbook.Runbook) func() {
+	book(rb).watchReverse(ctx)
+	return func() { book(rb).watchReverse(context.WithoutCancel(ctx)) }
+}
+func (failbackKind) Rules(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int, _ string) []runbook.RuleResult {
+	return book(rb).failbackRules(ctx, r, i)
+}
+func (failbackKind) Preview(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int) ([]runbook.RuleResult, []string, error) {
+	rules := book(rb).failbackRules(ctx, r, i)
+	lines, err := book(rb).previewFailback(ctx, r, i)
+	return rules, lines, err
+}
+func (failbackKind) Do(ctx context.Context, _ audit.Written, e *runbook.Execution) (any, error) {
+	return failbackEffect(ctx, e)
+}

@@ -1,0 +1,45 @@
+package failover
+
+import (
+	"context"
+	"testing"
+
+	"github.com/drconsole/drconsole/runbook"
+)
+
+// The run page's server-side preview work per render, against the
+// sandbox's kfake clusters (in-process: a real cluster's round trips cost
+// more) and HTTP stand-ins for Connect and Flink: the run is loaded
+// (as every render does), then its previews are either taken from the
+// cache (now) or computed (before: every render, every 2 s poll).
+func BenchmarkRunPagePreviews(b *testing.B) {
+	e := newEnv(b, 1)
+	e.onConnect(b)
+	ctx := context.Background()
+	id, err := e.rb.Create(ctx, alice, fullPlan(), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	load := func() *runbook.Run {
+		r, err := e.rb.Get(ctx, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return r
+	}
+	b.Run("cached", func(b *testing.B) {
+		e.rb.Previews(ctx, load())
+		for b.Loop() {
+			if pv := e.rb.Previews(ctx, load()); !pv[2].Computed {
+				b.Fatal("not cached")
+			}
+		}
+	})
+	b.Run("computed", func(b *testing.B) {
+		for b.Loop() {
+			if pv := e.rb.Preview(ctx, load()); pv[2].Err != "" {
+				b.Fatal(pv[2].Err)
+			}
+		}
+	})
+}
