@@ -191,9 +191,11 @@ func putConnector(t *testing.T, c *testenv.Connect, name, action string) {
 // The console's per-partition lag in messages equals the real source end
 // offset minus MirrorMaker 2's committed position (read from Connect's
 // REST API), and reaches 0 when MM2 catches up.
-func TestConsoleLagMatchesMM2(t *testing.T) {
-	primary := testenv.StartKafka(t, "primary")
-	dr := testenv.StartKafka(t, "dr")
+func TestConsoleLagMatchesMM2(t *testing.T) { consoleLagMatchesMM2(t, testenv.KafkaDefault) }
+
+func consoleLagMatchesMM2(t *testing.T, dist testenv.KafkaDist) {
+	primary := testenv.StartKafkaDist(t, "primary", dist)
+	dr := testenv.StartKafkaDist(t, "dr", dist)
 	createTopics(t, primary, map[string]int32{"events": 3, "orders": 2})
 	pcl := primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produceN(t, pcl, "events", 3, 1500)
@@ -294,8 +296,12 @@ func TestConsoleLagMatchesMM2(t *testing.T) {
 // the primary keeps the console serving, marks the primary unreachable and
 // keeps the last known values.
 func TestConsoleBrokenAndPrimaryLoss(t *testing.T) {
-	primary := testenv.StartKafka(t, "primary")
-	dr := testenv.StartKafka(t, "dr")
+	consoleBrokenAndPrimaryLoss(t, testenv.KafkaDefault)
+}
+
+func consoleBrokenAndPrimaryLoss(t *testing.T, dist testenv.KafkaDist) {
+	primary := testenv.StartKafkaDist(t, "primary", dist)
+	dr := testenv.StartKafkaDist(t, "dr", dist)
 	createTopics(t, primary, map[string]int32{"events": 2})
 	pcl := primary.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produceN(t, pcl, "events", 2, 400)

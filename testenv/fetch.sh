@@ -10,6 +10,9 @@
 #   testenv/fetch.sh flinkjob-1.20    # flinkjob/ built against Flink 1.20 (Maven profile flink-1.20)
 #                                     #   -> .cache/jars/flinkjob-1.20/drconsole-flinkjob.jar
 #   testenv/fetch.sh flink-2.3        # Flink 2.3 classpath; flinkjob-2.3: the job built against it
+#   testenv/fetch.sh kafka-3.9  # the kafka profile at Kafka 3.9.1 -> .cache/jars/kafka-3.9
+#   testenv/fetch.sh kafka-3.6  # the kafka profile at Kafka 3.6.2 -> .cache/jars/kafka-3.6
+#   testenv/fetch.sh kafka-4.4  # the Kafka 4.4.0 broker only     -> .cache/jars/kafka-4.4
 #   testenv/fetch.sh mm2client  # builds mm2client/ (calls MM2's RemoteClusterUtils, thin jar;
 #                               #   runs on the kafka profile's classpath)
 #                               #   -> .cache/jars/mm2client/drconsole-mm2client.jar
@@ -35,6 +38,9 @@ if [[ "$profile" == '?'* ]]; then
   echo "fetch.sh: unknown profile '${profile#?}' (want a profile of pom.xml, flinkjob[-<v>] or mm2client)" >&2
   exit 2
 fi
+# kafka-3.x only change the kafka profile's version and output directory.
+mvnprofiles="$profile"
+if [[ "$profile" == kafka-3.* ]]; then mvnprofiles="kafka,$profile"; fi
 
 cache="$here/.cache"
 repo="$cache/m2"
@@ -142,10 +148,10 @@ if [[ "$profile" == mm2client ]]; then
 fi
 
 # Try offline first (fast when the local repo is already complete), then online.
-if ! mvn -B -o -f "$here/pom.xml" -Dmaven.repo.local="$repo" -P"$profile" \
+if ! mvn -B -o -f "$here/pom.xml" -Dmaven.repo.local="$repo" -P"$mvnprofiles" \
       -Djars.dir="$tmp" dependency:copy-dependencies >"$log" 2>&1; then
   rm -rf "$tmp"
-  if ! mvn -B -f "$here/pom.xml" -Dmaven.repo.local="$repo" -P"$profile" \
+  if ! mvn -B -f "$here/pom.xml" -Dmaven.repo.local="$repo" -P"$mvnprofiles" \
         -Djars.dir="$tmp" dependency:copy-dependencies >"$log" 2>&1; then
     echo "fetch.sh: Maven resolution FAILED for profile '$profile'; last lines of $log:" >&2
     tail -n 40 "$log" >&2

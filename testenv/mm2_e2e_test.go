@@ -78,7 +78,7 @@ var variants = []variant{
 
 func TestMM2Dedicated(t *testing.T) {
 	for _, v := range variants {
-		t.Run(v.name, func(t *testing.T) { runScenario(t, dedicated, v) })
+		t.Run(v.name, func(t *testing.T) { runScenario(t, testenv.KafkaDefault, dedicated, v) })
 	}
 }
 
@@ -86,7 +86,7 @@ func TestMM2Dedicated(t *testing.T) {
 // distributed worker (REST), one variant only to keep the run short.
 func TestMM2ConnectCluster(t *testing.T) {
 	for _, v := range variants[:1] {
-		t.Run(v.name, func(t *testing.T) { runScenario(t, connectCluster, v) })
+		t.Run(v.name, func(t *testing.T) { runScenario(t, testenv.KafkaDefault, connectCluster, v) })
 	}
 }
 
@@ -112,10 +112,10 @@ type commit struct {
 	atEnd    bool // committed at the partition end (a fully caught-up consumer)
 }
 
-func runScenario(t *testing.T, mode mirrorMode, v variant) {
+func runScenario(t *testing.T, dist testenv.KafkaDist, mode mirrorMode, v variant) {
 	testStart := time.Now()
-	primary := testenv.StartKafka(t, srcAlias)
-	dr := testenv.StartKafka(t, tgtAlias)
+	primary := testenv.StartKafkaDist(t, srcAlias, dist)
+	dr := testenv.StartKafkaDist(t, tgtAlias, dist)
 	opts := testenv.MM2Options{
 		Source: primary, Target: dr,
 		SourceAlias: srcAlias, TargetAlias: tgtAlias,
@@ -296,8 +296,23 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 	}
 
 	// 2. Checkpoints: wait until the latest checkpoint of every committed partition carries the
-	// committed upstream offset, and the fully consumed ones translate to the DR end offset.
+	// committed upstream offset, and the fully consumed ones translate to the DR end offset
+	// (before KAFKA-15906: to the +1 rule over the partition's newest sync).
 	cpTopic := opts.CheckpointsTopic()
+	syncTopic, syncCluster := opts.OffsetSyncsTopic()
+	atEndWant := func(k tp) int64 {
+		if timedSyncs(dist) {
+			return int64(len(drData[remote(k)]))
+		}
+		var ss []model.OffsetSync
+		for _, r := range readTopic(t, syncCluster, syncTopic) {
+			if s, err := mm2.DecodeOffsetSync(r.Key, r.Value); err == nil && s.Topic == k.topic && s.Partition == k.part {
+				ss = append(ss, s)
+			}
+		}
+		want, _ := translate(ss, commits[k].at)
+		return want
+	}
 	var latestCP map[tp]model.Checkpoint
 	var cpRecords int
 	err = testenv.Eventually(waitTimeout, time.Second, func() error {
@@ -323,8 +338,8 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 			if cp.Upstream != c.at {
 				return fmt.Errorf("checkpoint %s upstream %d, committed %d", remote(k), cp.Upstream, c.at)
 			}
-			if c.atEnd && cp.Downstream != int64(len(drData[remote(k)])) {
-				return fmt.Errorf("checkpoint %s downstream %d, dr end %d", remote(k), cp.Downstream, len(drData[remote(k)]))
+			if want := atEndWant(k); c.atEnd && cp.Downstream != want {
+				return fmt.Errorf("checkpoint %s downstream %d, want %d (dr end %d)", remote(k), cp.Downstream, want, len(drData[remote(k)]))
 			}
 		}
 		return nil
@@ -378,7 +393,6 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 		offsetsTopic, offRecords, len(latestSrcOff), offOther)
 
 	// 4. Offset syncs: on the cluster the location says, not on the other one.
-	syncTopic, syncCluster := opts.OffsetSyncsTopic()
 	other := dr
 	if syncCluster == dr {
 		other = primary
@@ -497,6 +511,13 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 		}
 		t.Logf("checkpoint %s: upstream %d -> downstream %d (all-syncs +1 rule: %d, metadata %q)", remote(k), cp.Upstream, cp.Downstream, full, cp.Metadata)
 	}
+	var atEnd []endCheckpoint
+	for k, c := range commits {
+		if c.atEnd {
+			atEnd = append(atEnd, endCheckpoint{remote(k).String(), latestCP[remote(k)].Downstream, int64(len(drData[remote(k)]))})
+		}
+	}
+	checkTimedSyncs(t, dist, atEnd)
 
 	// 6. sync.group.offsets.enabled: the DR group follows the checkpoints.
 	err = testenv.Eventually(waitTimeout, time.Second, func() error {
@@ -574,7 +595,7 @@ func runScenario(t *testing.T, mode mirrorMode, v variant) {
 
 	t.Logf("topics on primary: %v", topicList(t, padm))
 	t.Logf("topics on dr: %v", drTopics)
-	t.Logf("scenario %s/%s done in %s", mode.name, v.name, time.Since(testStart).Round(time.Millisecond))
+	t.Logf("scenario %s %s/%s done in %s", dist, mode.name, v.name, time.Since(testStart).Round(time.Millisecond))
 }
 
 // translate applies MM2's rule with ALL syncs: greatest sync with upstream <= u, then

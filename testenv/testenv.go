@@ -1,7 +1,8 @@
 // Package testenv runs REAL Apache Kafka components for end-to-end tests: single-node KRaft
 // brokers, MirrorMaker 2 in dedicated mode, and a Kafka Connect distributed worker running the
 // Mirror*Connector classes. The jars are resolved by Maven (see pom.xml and fetch.sh) into
-// testenv/.cache/jars/kafka and started with plain `java -cp 'jars/*' <main class>`.
+// testenv/.cache/jars/kafka (other Kafka versions: KafkaDist) and started with plain
+// `java -cp 'jars/*' <main class>`.
 //
 // Everything listens on 127.0.0.1 on free ports, keeps its data and logs in t.TempDir(), and is
 // killed (whole process group, SIGKILL) in t.Cleanup. Every JVM is started with
@@ -44,6 +45,47 @@ import (
 
 // KafkaVersion is the Apache Kafka version pinned in pom.xml (kafka.version).
 const KafkaVersion = "4.3.1"
+
+// KafkaDist is one Kafka version testenv can run: the fetch.sh profile of its brokers and the
+// one of the MirrorMaker 2 and Connect worker that run against them.
+type KafkaDist struct {
+	Version       string // the brokers' Kafka version
+	JarsProfile   string // fetch.sh profile of the broker classpath (.cache/jars/<profile>)
+	Mirror        string // the Kafka version of MirrorMaker 2 and Connect
+	MirrorProfile string // fetch.sh profile of their classpath
+}
+
+// The Kafka versions testenv runs. KafkaDefault is what StartKafka uses and the full suite
+// runs on; the others are the version matrix. Kafka3_6 is the last MirrorMaker 2 without
+// KAFKA-15906's timed offset syncs. Kafka4_4 runs MirrorMaker 2 4.3.1: Central serves the
+// 4.4.0 broker but not connect-mirror 4.4.0.
+var (
+	KafkaDefault = KafkaDist{Version: KafkaVersion, JarsProfile: "kafka", Mirror: KafkaVersion, MirrorProfile: "kafka"}
+	Kafka3_6     = KafkaDist{Version: "3.6.2", JarsProfile: "kafka-3.6", Mirror: "3.6.2", MirrorProfile: "kafka-3.6"}
+	Kafka3_9     = KafkaDist{Version: "3.9.1", JarsProfile: "kafka-3.9", Mirror: "3.9.1", MirrorProfile: "kafka-3.9"}
+	Kafka4_4     = KafkaDist{Version: "4.4.0", JarsProfile: "kafka-4.4", Mirror: KafkaVersion, MirrorProfile: "kafka"}
+)
+
+// String names the dist in test names: "kafka-3.9.1", or "kafka-4.4.0-mm2-4.3.1".
+func (d KafkaDist) String() string {
+	if d.Mirror == d.Version {
+		return "kafka-" + d.Version
+	}
+	return "kafka-" + d.Version + "-mm2-" + d.Mirror
+}
+
+// MirrorJars is Jars for the dist's MirrorMaker 2 and Connect classpath.
+func (d KafkaDist) MirrorJars(t testing.TB) string {
+	t.Helper()
+	return fetchProfile(t, d.MirrorProfile, "connect-mirror-*.jar")
+}
+
+// MirrorAtLeast tells whether the dist's MirrorMaker 2 is release major.minor or newer.
+func (d KafkaDist) MirrorAtLeast(major, minor int) bool {
+	var ma, mi int
+	fmt.Sscanf(d.Mirror, "%d.%d", &ma, &mi)
+	return ma > major || ma == major && mi >= minor
+}
 
 // Main classes started by this package.
 const (
@@ -95,7 +137,12 @@ func Dir() string {
 // process) and returns the jar directory. It fails the test if they cannot be resolved.
 func Jars(t testing.TB) string {
 	t.Helper()
-	return fetchProfile(t, "kafka", "kafka_2.13-*.jar")
+	return brokerJars(t, KafkaDefault)
+}
+
+func brokerJars(t testing.TB, d KafkaDist) string {
+	t.Helper()
+	return fetchProfile(t, d.JarsProfile, "kafka_2.13-*.jar")
 }
 
 // FlinkJars is Jars for the Flink 2.x profile (.cache/jars/flink): the classpath of the
@@ -514,6 +561,9 @@ type Kafka struct {
 	// SASL is the broker's one PLAIN user when its listener is SASL_PLAINTEXT
 	// (StartKafkaSASL); nil for PLAINTEXT.
 	SASL *SASLPlain
+	// Dist is the Kafka version running; MirrorMaker 2 and Connect targeting this cluster run
+	// its Mirror version.
+	Dist KafkaDist
 
 	t    testing.TB
 	jars string
@@ -537,7 +587,13 @@ type SASLPlain struct{ User, Password string }
 // 127.0.0.1 and waits until a franz-go client gets metadata listing the broker.
 func StartKafka(t testing.TB, name string) *Kafka {
 	t.Helper()
-	return startKafka(t, name, nil)
+	return startKafka(t, name, nil, KafkaDefault)
+}
+
+// StartKafkaDist is StartKafka for another Kafka version (KafkaDist).
+func StartKafkaDist(t testing.TB, name string, d KafkaDist) *Kafka {
+	t.Helper()
+	return startKafka(t, name, nil, d)
 }
 
 // StartKafkaSASL is StartKafka with the client listener SASL_PLAINTEXT, mechanism PLAIN and one
@@ -545,12 +601,12 @@ func StartKafka(t testing.TB, name string) *Kafka {
 // authenticate; ClientProps are the Java clients' settings for it.
 func StartKafkaSASL(t testing.TB, name, user, password string) *Kafka {
 	t.Helper()
-	return startKafka(t, name, &SASLPlain{User: user, Password: password})
+	return startKafka(t, name, &SASLPlain{User: user, Password: password}, KafkaDefault)
 }
 
-func startKafka(t testing.TB, name string, sasl *SASLPlain) *Kafka {
+func startKafka(t testing.TB, name string, sasl *SASLPlain, d KafkaDist) *Kafka {
 	t.Helper()
-	jars := Jars(t)
+	jars := brokerJars(t, d)
 	dir := t.TempDir()
 	bport, cport := FreePort(t), FreePort(t)
 	k := &Kafka{
@@ -560,6 +616,7 @@ func startKafka(t testing.TB, name string, sasl *SASLPlain) *Kafka {
 		ClusterID:  randomClusterID(),
 		Dir:        dir,
 		SASL:       sasl,
+		Dist:       d,
 		t:          t,
 		jars:       jars,
 	}
@@ -624,8 +681,8 @@ listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.secu
 	k.Proc = startProcess(t, "kafka-"+name, jars, dir, mainKafka, cfg)
 	k.waitReady()
 	k.Proc.Startup = time.Since(start)
-	t.Logf("testenv: kafka %q ready at %s in %s (storage format %s), log %s",
-		name, k.Bootstrap, k.Proc.Startup.Round(time.Millisecond), formatTook.Round(time.Millisecond), k.Proc.LogFile)
+	t.Logf("testenv: kafka %s %q ready at %s in %s (storage format %s), log %s",
+		d.Version, name, k.Bootstrap, k.Proc.Startup.Round(time.Millisecond), formatTook.Round(time.Millisecond), k.Proc.LogFile)
 	return k
 }
 
@@ -869,13 +926,14 @@ func MM2Properties(opts MM2Options) string {
 // StartMM2Dedicated writes mm2.properties and starts org.apache.kafka.connect.mirror.MirrorMaker
 // (dedicated mode, all herders in one JVM), waiting for "Kafka MirrorMaker started" in its log.
 // Connectors and tasks come up asynchronously after that; tests wait for data, not for status.
+// It runs the MirrorMaker 2 of opts.Target's KafkaDist.
 func StartMM2Dedicated(t testing.TB, opts MM2Options) *Process {
 	t.Helper()
 	o := opts.withDefaults()
 	if o.Source == nil || o.Target == nil {
 		t.Fatal("testenv: StartMM2Dedicated needs Source and Target")
 	}
-	jars := Jars(t)
+	jars := o.Target.Dist.MirrorJars(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "mm2.properties")
 	if err := os.WriteFile(cfg, []byte(MM2Properties(o)), 0o644); err != nil {
@@ -889,8 +947,8 @@ func StartMM2Dedicated(t testing.TB, opts MM2Options) *Process {
 		t.Fatalf("testenv: %v", err)
 	}
 	p.Startup = time.Since(start)
-	t.Logf("testenv: mm2 dedicated (%s->%s, policy=%s, offset-syncs=%s) started in %s, config %s, log %s",
-		o.SourceAlias, o.TargetAlias, o.Policy, o.OffsetSyncsLocation, p.Startup.Round(time.Millisecond), cfg, p.LogFile)
+	t.Logf("testenv: mm2 %s dedicated (%s->%s, policy=%s, offset-syncs=%s) started in %s, config %s, log %s",
+		o.Target.Dist.Mirror, o.SourceAlias, o.TargetAlias, o.Policy, o.OffsetSyncsLocation, p.Startup.Round(time.Millisecond), cfg, p.LogFile)
 	return p
 }
 
@@ -911,9 +969,10 @@ type Connect struct {
 // StartConnect starts a Connect distributed worker against target and waits until its REST API
 // answers GET /connectors. worker holds worker properties written last, overriding the ones
 // above (e.g. exactly.once.source.support=enabled for MirrorMaker 2 with exactly-once support).
+// The worker runs the Connect and MirrorMaker 2 of target's KafkaDist.
 func StartConnect(t testing.TB, target *Kafka, worker ...map[string]string) *Connect {
 	t.Helper()
-	jars := Jars(t)
+	jars := target.Dist.MirrorJars(t)
 	dir := t.TempDir()
 	port := FreePort(t)
 	c := &Connect{

@@ -104,3 +104,18 @@ func TestRandomClusterID(t *testing.T) {
 		}
 	}
 }
+
+// The matrix's expectations hang on MirrorAtLeast (timed offset syncs from 3.7).
+func TestKafkaDistMirrorAtLeast(t *testing.T) {
+	for _, tc := range []struct {
+		mirror string
+		want   bool
+	}{{"3.6.2", false}, {"3.7.0", true}, {"3.9.1", true}, {"3.10.0", true}, {"4.3.1", true}, {"2.8.2", false}} {
+		if got := (KafkaDist{Mirror: tc.mirror}).MirrorAtLeast(3, 7); got != tc.want {
+			t.Errorf("MirrorAtLeast(3, 7) on %s = %v, want %v", tc.mirror, got, tc.want)
+		}
+	}
+	if got := Kafka4_4.String(); got != "kafka-4.4.0-mm2-"+KafkaVersion {
+		t.Errorf("Kafka4_4.String() = %q", got)
+	}
+}
