@@ -365,7 +365,7 @@ func drillRemovesItsCopy(t *testing.T, where string) {
 	e.Cfg.Drill.JobArgs = []string{"--output-suffix", "-drill-{run}"} // the restored state holds the offsets: no group
 	ctx := context.Background()
 	dir := t.TempDir()
-	rewritetest.RenamedCopy(t, rewriteFixture, filepath.Join(dir, "src"), "orders-users-source", nil)
+	rewritetest.RenamedCopy(t, runbooktest.RewriteFixture, filepath.Join(dir, "src"), "orders-users-source", nil)
 	src, copyTo := "file:"+filepath.Join(dir, "src"), "file:"+filepath.Join(dir, "drill-copy")
 	e.Cfg.SavepointDirs = []string{dir}
 	e.RB.Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.RB.Monitor}

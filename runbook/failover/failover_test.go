@@ -484,8 +484,8 @@ func TestTranslateGroupFromSavepoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	step := runbook.Step{Kind: KindTranslateGroup, Group: "sp-group", FromSavepoint: "file:///savepoints/savepoint-abc-1/"}
-	if !strings.Contains(stepTitle(step, nil), "offsets of savepoint") {
-		t.Fatalf("title %q", stepTitle(step, nil))
+	if !strings.Contains(StepTitle(step, nil), "offsets of savepoint") {
+		t.Fatalf("title %q", StepTitle(step, nil))
 	}
 	run, err := e.RB.Create(ctx, runbooktest.Alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{step, {Kind: KindTranslateGroup, Group: "sp-group", FromSavepoint: "file:/nowhere"}}}, "from savepoint")
 	if err != nil {

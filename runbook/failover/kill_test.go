@@ -194,7 +194,7 @@ func newKillRig(t *testing.T) *killRig {
 		Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon}}
 	// The savepoint to rewrite: real, with a topic no mirror copies (its
 	// partitions start where alice chose).
-	rewritetest.RenamedCopy(t, rewriteFixture, filepath.Join(spDir, "src"), "orders-users-source", map[string]string{"users": "clicks"})
+	rewritetest.RenamedCopy(t, runbooktest.RewriteFixture, filepath.Join(spDir, "src"), "orders-users-source", map[string]string{"users": "clicks"})
 	if _, err := rb.Catalog.Register(ctx, filepath.Join(spDir, "src")); err != nil {
 		t.Fatal(err)
 	}

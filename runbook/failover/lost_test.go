@@ -41,8 +41,6 @@ type lostEnv struct {
 	ts    map[string]int64
 }
 
-func i64(v int64) *int64 { return &v }
-
 func tpOf(topic string, p int32) model.TP { return model.TP{Topic: topic, Partition: p} }
 
 // newLostEnv: ten records in every partition before the cut, and a cut per
@@ -72,12 +70,12 @@ func newLostEnv(t *testing.T) *lostEnv {
 		}
 	}
 	cut := []model.CutPosition{
-		{Topic: "events", Partition: 0, DREnd: i64(10), SyncUp: i64(9), SyncDown: i64(9)},
-		{Topic: "events", Partition: 1, DREnd: i64(10), SyncUp: i64(9), SyncDown: i64(9)},
-		{Topic: "orders", Partition: 0, DREnd: i64(10), SyncUp: i64(6), SyncDown: i64(6)},
-		{Topic: "orders", Partition: 1, DREnd: i64(10)},
-		{Topic: "users", Partition: 0, DREnd: i64(10), ConnectLast: i64(9)},
-		{Topic: "users", Partition: 1, DREnd: i64(0)},
+		{Topic: "events", Partition: 0, DREnd: runbooktest.I64(10), SyncUp: runbooktest.I64(9), SyncDown: runbooktest.I64(9)},
+		{Topic: "events", Partition: 1, DREnd: runbooktest.I64(10), SyncUp: runbooktest.I64(9), SyncDown: runbooktest.I64(9)},
+		{Topic: "orders", Partition: 0, DREnd: runbooktest.I64(10), SyncUp: runbooktest.I64(6), SyncDown: runbooktest.I64(6)},
+		{Topic: "orders", Partition: 1, DREnd: runbooktest.I64(10)},
+		{Topic: "users", Partition: 0, DREnd: runbooktest.I64(10), ConnectLast: runbooktest.I64(9)},
+		{Topic: "users", Partition: 1, DREnd: runbooktest.I64(0)},
 	}
 	for i := range cut {
 		cut[i].RemoteTopic = cut[i].Topic

@@ -22,10 +22,6 @@ import (
 	"github.com/drconsole/drconsole/translation"
 )
 
-// rewriteFixture is a real Flink 2.2.1 savepoint: KafkaSource uid
-// orders-users-source over orders (2 partitions) and users (3).
-const rewriteFixture = "../../flink/testdata/savepoints/flink-2.2.1-p1-orders2-users3-stop"
-
 // rewriteEnv is a sandbox flow with a savepoint directory holding a source
 // savepoint in the catalog: the real fixture with "users" renamed "clicks"
 // (a topic the sandbox does not mirror: no offset sync will ever
@@ -36,7 +32,7 @@ func rewriteEnv(t *testing.T) (*runbooktest.Env, string) {
 	dir := t.TempDir()
 	e.Cfg.SavepointDirs = []string{dir}
 	e.RB.Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.RB.Monitor}
-	rewritetest.RenamedCopy(t, rewriteFixture, filepath.Join(dir, "src"), "orders-users-source", map[string]string{"users": "clicks"})
+	rewritetest.RenamedCopy(t, runbooktest.RewriteFixture, filepath.Join(dir, "src"), "orders-users-source", map[string]string{"users": "clicks"})
 	if _, err := e.RB.Catalog.Register(context.Background(), filepath.Join(dir, "src")); err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +292,7 @@ func TestRewriteSavepointRefusesForeignDestination(t *testing.T) {
 	}
 	// Both restore paths (Flink REST and Kubernetes) pass the same gate.
 	restore := runbook.Step{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", SavepointPath: plan.Steps[0].RewriteTo}
-	if err := book(e.RB).rewrittenReady(ctx, r, restore); err == nil || !strings.Contains(err.Error(), "not restoring the rewritten savepoint") {
+	if err := book(e.RB).RewrittenReady(ctx, r, restore); err == nil || !strings.Contains(err.Error(), "not restoring the rewritten savepoint") {
 		t.Fatalf("restore gate after a failed rewrite: %v", err)
 	}
 }
@@ -466,7 +462,7 @@ func s3RewriteEnv(t *testing.T) (*runbooktest.Env, *s3.Store, runbook.Plan, *Rew
 	e.SB.SetMirrorRunning(false)
 	fs3 := s3test.Start(t, "flink")
 	local := filepath.Join(t.TempDir(), "src")
-	rewritetest.RenamedCopy(t, rewriteFixture, local, "orders-users-source", map[string]string{"users": "clicks"})
+	rewritetest.RenamedCopy(t, runbooktest.RewriteFixture, local, "orders-users-source", map[string]string{"users": "clicks"})
 	meta, err := os.ReadFile(filepath.Join(local, flink.MetadataFileName))
 	if err != nil {
 		t.Fatal(err)

@@ -325,3 +325,12 @@ func CompleteRun(t *testing.T, store *storage.Store, plan runbook.Plan, atMs int
 	}
 	return id
 }
+
+// RewriteFixture is a real Flink 2.2.1 savepoint: KafkaSource uid
+// orders-users-source over orders (2 partitions) and users (3). The path
+// is relative to a plan kind's package directory (runbook/<kind>), where
+// its tests run.
+const RewriteFixture = "../../flink/testdata/savepoints/flink-2.2.1-p1-orders2-users3-stop"
+
+// I64 is a pointer to v.
+func I64(v int64) *int64 { return &v }

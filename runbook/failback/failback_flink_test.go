@@ -1,4 +1,4 @@
-package failover
+package failback
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/runbook/runbooktest"
 )
 
@@ -66,7 +67,7 @@ func drSavepointAt(t *testing.T, dest string, at map[model.TP]int64) {
 	for tp, off := range at {
 		targets[mm2.TPKey(tp)] = flink.SplitTarget{Topic: tp.Topic, Offset: off, Why: "test"}
 	}
-	if _, err := flink.Rewrite(context.Background(), flink.RewriteRequest{Source: rewriteFixture, Dest: dest, SourceUID: "orders-users-source", Targets: targets}); err != nil {
+	if _, err := flink.Rewrite(context.Background(), flink.RewriteRequest{Source: runbooktest.RewriteFixture, Dest: dest, SourceUID: "orders-users-source", Targets: targets}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -200,7 +201,7 @@ func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
 	}
 	// Retried, it reads its own copy back and writes nothing.
 	r, _ = e.RB.Get(ctx, id)
-	if res, err := book(e.RB).rewriteBack(ctx, runbooktest.Written(t, e), r, r.Plan.Steps[5]); err != nil || !strings.Contains(res.(*savepointRewritten).Note, "earlier attempt") {
+	if res, err := book(e.RB).rewriteBack(ctx, runbooktest.Written(t, e), r, r.Plan.Steps[5]); err != nil || !strings.Contains(res.(*failover.SavepointRewritten).Note, "earlier attempt") {
 		t.Fatalf("rewrite-back retried: %v %v", res, err)
 	}
 
@@ -214,7 +215,7 @@ func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
 	if err := e.Step(ctx, id, 7); err != nil {
 		t.Fatal(err)
 	}
-	if a, err := ActiveSideOf(ctx, e.Store, "primary->dr"); err != nil || a.Side != model.SidePrimary {
+	if a, err := failover.ActiveSideOf(ctx, e.Store, "primary->dr"); err != nil || a.Side != model.SidePrimary {
 		t.Fatalf("after the failback: %+v %v", a, err)
 	}
 }

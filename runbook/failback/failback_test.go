@@ -1,4 +1,4 @@
-package failover
+package failback
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/storage/storagetest"
@@ -218,7 +219,7 @@ func failedOver(t *testing.T) (e *runbooktest.Env, fc *connectREST, fo int64) {
 	}
 	e.SB.SetMirrorRunning(false)
 	time.Sleep(500 * time.Millisecond)
-	fo = e.Approved(t, ctx, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindStopMirror}}})
+	fo = e.Approved(t, ctx, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindStopMirror}}})
 	if err := e.Step(ctx, fo, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestFailbackRun(t *testing.T) {
 	// A cut that does not know a partition's DR end refuses the set-up,
 	// naming the partition.
 	end := int64(5)
-	other, err := e.RB.Create(ctx, runbooktest.Alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindStopMirror}}}, "a run to hold a cut")
+	other, err := e.RB.Create(ctx, runbooktest.Alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindStopMirror}}}, "a run to hold a cut")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -659,7 +660,7 @@ func TestFailbackRun(t *testing.T) {
 			t.Fatalf("forward source %s starts at %d, want the recorded end %d", mm2.TPKey(tp), got, end)
 		}
 	}
-	a, err := ActiveSideOf(ctx, e.Store, "primary->dr")
+	a, err := failover.ActiveSideOf(ctx, e.Store, "primary->dr")
 	if err != nil || a.Side != model.SidePrimary || a.Run != id {
 		t.Fatalf("after the failback: %+v %v", a, err)
 	}
@@ -769,7 +770,7 @@ func TestFailbackResumesAfterCrashAtEveryBoundary(t *testing.T) {
 	if !maps.Equal(counts, want) {
 		t.Fatalf("creates and offset changes %v, want %v", counts, want)
 	}
-	if a, err := ActiveSideOf(ctx, e.Store, "primary->dr"); err != nil || a.Side != model.SidePrimary {
+	if a, err := failover.ActiveSideOf(ctx, e.Store, "primary->dr"); err != nil || a.Side != model.SidePrimary {
 		t.Fatalf("after the resumed failback: %+v %v", a, err)
 	}
 }

@@ -1,4 +1,4 @@
-package failover
+package failback
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/runbook/internal/effect"
 	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage"
@@ -40,11 +41,11 @@ func linkFailedOver(t *testing.T) (*runbooktest.Env, *demo.ClusterLinkStandIn) {
 	if err := e.Cfg.Normalize("test"); err != nil {
 		t.Fatal(err)
 	}
-	id := e.Approved(t, ctx, runbook.Plan{Flow: "link", Steps: []runbook.Step{{Kind: KindFailoverMirrors}}})
+	id := e.Approved(t, ctx, runbook.Plan{Flow: "link", Steps: []runbook.Step{{Kind: failover.KindFailoverMirrors}}})
 	if err := linkStep(ctx, e, id, 0); err != nil {
 		t.Fatal(err)
 	}
-	if a, err := ActiveSideOf(ctx, e.Store, "link"); err != nil || a.Side != model.SideDR {
+	if a, err := failover.ActiveSideOf(ctx, e.Store, "link"); err != nil || a.Side != model.SideDR {
 		t.Fatalf("after the failover: %+v %v", a, err)
 	}
 	return e, link
@@ -213,7 +214,7 @@ func linkFailbackRun(t *testing.T, unlist bool) {
 	if r.Status != "completed" {
 		t.Fatalf("run %s", r.Status)
 	}
-	if a, err := ActiveSideOf(ctx, e.Store, "link"); err != nil || a.Side != model.SidePrimary || a.Run != id {
+	if a, err := failover.ActiveSideOf(ctx, e.Store, "link"); err != nil || a.Side != model.SidePrimary || a.Run != id {
 		t.Fatalf("after the failback: %+v %v", a, err)
 	}
 	if err := book(e.RB).WatchReverseFlows(ctx); err != nil {
