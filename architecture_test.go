@@ -183,7 +183,7 @@ func TestViewsAndHandlersReachNoClients(t *testing.T) {
 	clients := []string{"k8s.io/", "github.com/twmb/franz-go/"}
 	through := map[string][]string{
 		"views":    nil,
-		"handlers": {"runbook", "runbook/failover", "handlers/form", "monitor", "catalog", "translation"},
+		"handlers": {"runbook", "runbook/failover", "runbook/failback", "handlers/form", "monitor", "catalog", "translation"},
 	}
 	g := importGraph(t, "./views", "./handlers")
 	for room, services := range through {

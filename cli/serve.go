@@ -24,6 +24,7 @@ import (
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/notify"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
@@ -156,7 +157,7 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	defer func() { <-drillsDone }()
 	// Failbacks' reverse flows, watched while their connectors copy.
 	reverseDone := make(chan struct{})
-	go func() { defer close(reverseDone); failover.BookOf(rb).WatchReverseFlowsEvery(monCtx, 5*time.Second) }()
+	go func() { defer close(reverseDone); failback.BookOf(rb).WatchReverseFlowsEvery(monCtx, 5*time.Second) }()
 	defer func() { <-reverseDone }()
 	defer startAuditAnchor(monCtx, store, cfg.AuditAnchor, log)()
 	notifier := &notify.Notifier{Store: store, Flows: mon, Receivers: cfg.Notifications.Webhooks, PublicURL: cfg.Auth.PublicURL,

@@ -96,7 +96,7 @@ func (h *Handlers) planSummary(r *http.Request, f form.Plan) views.PlanSummary {
 	cfg := h.Runbook.Config
 	pickErr := h.drillSavepoint(r.Context(), &f)
 	plan := f.Plan(cfg)
-	if err := h.kinds().StampFailback(r.Context(), &plan); err != nil {
+	if err := h.back().StampFailback(r.Context(), &plan); err != nil {
 		pickErr = refused(err)
 	}
 	s := views.PlanSummary{Rewrite: h.planRewrite(r.Context(), f, actor(r).Name)}

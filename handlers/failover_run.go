@@ -67,7 +67,7 @@ func (h *Handlers) FailoverReverse(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	h.render(w, r, http.StatusOK, views.ReverseFlowFragment(views.ReverseFlowBlock{Run: run.ID, View: reverseView(h.kinds().ReverseFlow(r.Context(), run)), Now: h.now()}))
+	h.render(w, r, http.StatusOK, views.ReverseFlowFragment(views.ReverseFlowBlock{Run: run.ID, View: reverseView(h.back().ReverseFlow(r.Context(), run)), Now: h.now()}))
 }
 
 // FailoverApprove is POST /failover/{run}/approve.

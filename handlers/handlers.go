@@ -23,6 +23,7 @@ import (
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
@@ -167,6 +168,9 @@ func (h *Handlers) Readyz(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte("ready\n"))
 }
 
-// kinds is the runbook with its plan kinds' own operations (drills, the
-// failback's reverse flow, what a failover lost).
+// kinds is the runbook with the failover kinds' own operations (drills,
+// what a failover lost).
 func (h *Handlers) kinds() failover.Book { return failover.Book{Runbook: h.Runbook} }
+
+// back is the runbook with the failback's operations (runbook/failback).
+func (h *Handlers) back() failback.Book { return failback.BookOf(h.Runbook) }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/views"
 )
@@ -17,7 +18,7 @@ func activeSideView(a failover.ActiveSide) views.ActiveSide {
 
 func runView(r *runbook.Run) *views.Run {
 	v := &views.Run{Run: r.Run, ValidApprovers: r.ValidApprovers, Approved: r.Approved, Discounted: r.Discounted,
-		NextStep: r.NextStep, LostAtCut: failover.LostAtCut(r), ReverseActive: failover.ReverseActive(r),
+		NextStep: r.NextStep, LostAtCut: failover.LostAtCut(r), ReverseActive: failback.ReverseActive(r),
 		Plan: views.RunPlan{Drill: r.Plan.Kind == runbook.PlanDrill, Failback: r.Plan.Kind == runbook.PlanFailback, FailbackOf: r.Plan.FailbackOf}}
 	for i := range r.Plan.Steps {
 		v.Plan.RestsOn = append(v.Plan.RestsOn, r.Plan.RestsOnInputs(i))
@@ -41,7 +42,7 @@ func cachedPreviewsView(ps []runbook.CachedPreview) []views.CachedPreview {
 	return out
 }
 
-func reverseView(r *failover.ReverseView) *views.ReverseView {
+func reverseView(r *failback.ReverseView) *views.ReverseView {
 	if r == nil {
 		return nil
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/testenv"
 )
@@ -120,7 +121,7 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 	primaryArgs := testenv.FlinkJobOptions{Bootstrap: primary.Bootstrap, Topics: []string{"events", "dr.events"}, GroupID: fbFlinkGroup,
 		Name: "fb-primary", ProbeTopic: fbProbeTopic}.ProgramArgs()
 	backTo := "file://" + f.SavepointDir + "/failback-default-for-primary"
-	fb := approved(failover.WithFlinkBack(failover.FailbackPlan(fbFlowName, fbGroup, fbLagGroup, fbBehindGroup), runbook.FlinkBack{DRTarget: "flink-dr", DRJob: drJob,
+	fb := approved(failback.WithFlinkBack(failback.FailbackPlan(fbFlowName, fbGroup, fbLagGroup, fbBehindGroup), runbook.FlinkBack{DRTarget: "flink-dr", DRJob: drJob,
 		RewriteTo: backTo, SourceUID: "kafka-source", Restore: runbook.Step{FlinkTarget: "flink-primary", JarID: f.JobJarID(t),
 			EntryClass: testenv.FlinkJobEntryClass, Args: primaryArgs, Parallelism: 2}}), "e2e failback, default policy")
 	// Every failback step is first left behind by a console killed (SIGKILL) right after
@@ -129,7 +130,7 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 		FlinkURL: f.URL, SavepointDir: f.SavepointDir, DB: dbPath, Run: fb, Policy: "default"}
 	steps.killedThenRun(child, 0, 1) // set-up-reverse
 	// The reverse flow, as the monitor watches it: DR's own events only, known and copied.
-	rev := failover.ReverseFlowName(fbFlowName)
+	rev := failback.ReverseFlowName(fbFlowName)
 	if err := testenv.Eventually(90*time.Second, time.Second, func() error {
 		s := mon.Snapshot(rev)
 		if s == nil {

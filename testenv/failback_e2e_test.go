@@ -22,6 +22,7 @@ import (
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/testenv"
 )
@@ -163,7 +164,7 @@ func TestFailbackE2E(t *testing.T) {
 	approved := steps.approved
 
 	// 1. MM2 caught up, then an approved failover: the stop-mirror step records the cut.
-	if _, err := rb.Create(ctx, fbAlice, failover.FailbackPlan(fbFlowName, fbGroup), "too early"); err == nil {
+	if _, err := rb.Create(ctx, fbAlice, failback.FailbackPlan(fbFlowName, fbGroup), "too early"); err == nil {
 		t.Fatal("a failback was planned while the primary is active")
 	}
 	fo := steps.failover(mon)
@@ -228,7 +229,7 @@ func TestFailbackE2E(t *testing.T) {
 	primaryArgs := testenv.FlinkJobOptions{Bootstrap: primary.Bootstrap, GroupID: fbFlinkGroup, Name: "fb-primary",
 		ProbeTopic: fbProbeTopic}.ProgramArgs()
 	backTo := "file://" + f.SavepointDir + "/failback-for-primary"
-	fb := approved(failover.WithFlinkBack(failover.FailbackPlan(fbFlowName, fbGroup, fbLagGroup), runbook.FlinkBack{DRTarget: "flink-dr", DRJob: drJob,
+	fb := approved(failback.WithFlinkBack(failback.FailbackPlan(fbFlowName, fbGroup, fbLagGroup), runbook.FlinkBack{DRTarget: "flink-dr", DRJob: drJob,
 		RewriteTo: backTo, SourceUID: "kafka-source", Restore: runbook.Step{FlinkTarget: "flink-primary", JarID: f.JobJarID(t),
 			EntryClass: testenv.FlinkJobEntryClass, Args: primaryArgs, Parallelism: 2}}), "e2e failback")
 	if r, _ := rb.Get(ctx, fb); r.Plan.FailbackOf != fo {
@@ -255,7 +256,7 @@ func TestFailbackE2E(t *testing.T) {
 	// failover, copied up to DR's end, and a heartbeat emitted in DR carried to the primary.
 	if err := testenv.Eventually(90*time.Second, time.Second, func() error {
 		r, _ := rb.Get(ctx, fb)
-		v := failover.BookOf(rb).ReverseFlow(ctx, r)
+		v := failback.BookOf(rb).ReverseFlow(ctx, r)
 		switch {
 		case v == nil:
 			return fmt.Errorf("no reverse flow after set-up-reverse")
@@ -274,7 +275,7 @@ func TestFailbackE2E(t *testing.T) {
 	// The reverse flow as a flow of its own (the overview, its flow page, /metrics): every DR
 	// partition known and copied, its RPO known and small, DR's heartbeat carried to the
 	// primary, the reverse offset syncs ingested.
-	rev := failover.ReverseFlowName(fbFlowName)
+	rev := failback.ReverseFlowName(fbFlowName)
 	if err := testenv.Eventually(90*time.Second, time.Second, func() error {
 		s := mon.Snapshot(rev)
 		if s == nil {

@@ -16,6 +16,7 @@ import (
 
 	connectrest "github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
@@ -43,7 +44,7 @@ func TestFailbackSASLE2E(t *testing.T) {
 	fbWaitCommitted(t, ctx, dr, "events")
 	fbDrainGroup(t, ctx, dr, fbGroup, []string{"events"}, fbPre+fbDR+fbDRTxn)
 
-	fb := steps.approved(failover.FailbackPlan(fbFlowName, fbGroup), "e2e failback, SASL")
+	fb := steps.approved(failback.FailbackPlan(fbFlowName, fbGroup), "e2e failback, SASL")
 	if r, _ := steps.rb.Get(ctx, fb); r.Plan.FailbackOf != fo {
 		t.Fatalf("failback of run %d, want %d", r.Plan.FailbackOf, fo)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/drconsole/drconsole/runbook"
 )
 
-// FlinkBack is the failback form's Flink part (failover.FlinkBack): the
+// FlinkBack is the failback form's Flink part (runbook.FlinkBack): the
 // job restored on a primary-region target ("": no Flink step), from the
 // DR job's savepoint rewritten into RewriteTo, or (no DR job) without a
 // savepoint.

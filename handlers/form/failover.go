@@ -29,11 +29,11 @@ type Plan struct {
 	// Drill plans a DR drill: no stop or promote step (the plan form's
 	// stop choice is ignored), groups and job as copies.
 	Drill bool
-	// Failback plans the failback of the flow (failover.FailbackPlan):
+	// Failback plans the failback of the flow (failback.FailbackPlan):
 	// its steps are fixed but for one translate-group-back per group and
 	// the Flink steps (FlinkBack, when its primary target is picked); every
 	// other field but the reason is ignored. A Cluster Linking flow's
-	// (failover.LinkFailbackPlan) takes only PauseMirrors.
+	// (failback.LinkFailbackPlan) takes only PauseMirrors.
 	Failback  bool
 	FlinkBack FlinkBack
 	// PauseMirrors: a Cluster Linking failback reverses with

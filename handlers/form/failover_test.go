@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 )
 
@@ -129,7 +130,7 @@ func TestPlanFormClusterLinkFailback(t *testing.T) {
 		}
 		req := httptest.NewRequest("POST", "/failover", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		got, want := NewPlan(req).Plan(cfg), failover.LinkFailbackPlan("link", pause)
+		got, want := NewPlan(req).Plan(cfg), failback.LinkFailbackPlan("link", pause)
 		if got.Hash() != want.Hash() {
 			t.Fatalf("pause %v: plan %+v, want %+v", pause, got, want)
 		}

@@ -30,7 +30,7 @@ func (rb Book) lostAtCut(flow string) *runbook.LossRecord {
 // "" before that step is done or for a run that has none.
 func LostAtCut(r *runbook.Run) string {
 	for i, s := range r.Plan.Steps {
-		if !is(s.Kind, countsLoss) || !kindOf(r.Plan).CutsForward() || i >= len(r.Steps) || r.Steps[i].Status != model.StepDone {
+		if !Is(s.Kind, countsLoss) || !kindOf(r.Plan).CutsForward() || i >= len(r.Steps) || r.Steps[i].Status != model.StepDone {
 			continue
 		}
 		var res mirrorStopped

@@ -10,6 +10,7 @@ import (
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -46,40 +47,40 @@ func TestAtRiskOfAStaleReadIsALowerBoundWithItsAge(t *testing.T) {
 // is down.
 func TestDataAtRiskStatedWhereTheFailoverIsDecided(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
-	e.sb.SetMirrorRate(5) // let lag build up
+	e.SB.SetMirrorRate(5) // let lag build up
 	deadline := time.Now().Add(30 * time.Second)
-	for s := e.rb.Monitor.Snapshot("primary->dr"); s.TotalLagMessages == nil || *s.TotalLagMessages < 20; s = e.rb.Monitor.Snapshot("primary->dr") {
+	for s := e.RB.Monitor.Snapshot("primary->dr"); s.TotalLagMessages == nil || *s.TotalLagMessages < 20; s = e.RB.Monitor.Snapshot("primary->dr") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no lag built up: %+v", s.TotalLagMessages)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	e.sb.SetPrimaryDown(true)
-	e.sb.SetMirrorRunning(false)
-	for s := e.rb.Monitor.Snapshot("primary->dr"); !s.Source.Checked || s.Source.OK; s = e.rb.Monitor.Snapshot("primary->dr") {
+	e.SB.SetPrimaryDown(true)
+	e.SB.SetMirrorRunning(false)
+	for s := e.RB.Monitor.Snapshot("primary->dr"); !s.Source.Checked || s.Source.OK; s = e.RB.Monitor.Snapshot("primary->dr") {
 		if time.Now().After(deadline.Add(30 * time.Second)) {
 			t.Fatal("the primary never read as unreachable")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	lastRead := *e.rb.Monitor.Snapshot("primary->dr").TotalLagMessages
-	e.now = time.Now()
-	id, err := e.rb.Create(ctx, alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindPreflight}, {Kind: KindStopMirror}}}, "primary region down")
+	lastRead := *e.RB.Monitor.Snapshot("primary->dr").TotalLagMessages
+	e.Now = time.Now()
+	id, err := e.RB.Create(ctx, runbooktest.Alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindPreflight}, {Kind: KindStopMirror}}}, "primary region down")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := e.rb.Get(ctx, id)
-	if got := book(e.rb).RunAtRisk(r); !strings.HasPrefix(got, "≥ ") || !strings.Contains(got, "offsets") {
+	r, _ := e.RB.Get(ctx, id)
+	if got := book(e.RB).RunAtRisk(r); !strings.HasPrefix(got, "≥ ") || !strings.Contains(got, "offsets") {
 		t.Fatalf("the run page's data at risk: %q", got)
 	}
-	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, "accepting the loss"); err != nil {
+	if err := e.RB.Approve(ctx, runbooktest.Bob, id, r.PlanHash, "accepting the loss"); err != nil {
 		t.Fatal(err)
 	}
 	riskIn := func(action string) map[string]any {
 		t.Helper()
-		es, err := e.store.AuditEntries(ctx, storage.AuditFilter{Action: action})
+		es, err := e.Store.AuditEntries(ctx, storage.AuditFilter{Action: action})
 		if err != nil || len(es) == 0 {
 			t.Fatalf("%s: %v %d", action, err, len(es))
 		}
@@ -102,7 +103,7 @@ func TestDataAtRiskStatedWhereTheFailoverIsDecided(t *testing.T) {
 	}
 	check("approve record", riskIn("failover.approve"))
 
-	x, err := e.rb.Begin(ctx, alice, id, 0, "", "")
+	x, err := e.RB.Begin(ctx, runbooktest.Alice, id, 0, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestDataAtRiskStatedWhereTheFailoverIsDecided(t *testing.T) {
 	if err := x.Perform(ctx); err != nil {
 		t.Fatal(err)
 	}
-	x, err = e.rb.Begin(ctx, alice, id, 1, "primary->dr", "")
+	x, err = e.RB.Begin(ctx, runbooktest.Alice, id, 1, "primary->dr", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,14 +128,14 @@ func TestDataAtRiskStatedWhereTheFailoverIsDecided(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("stop step's outcome record", riskIn("failover.step-done"))
-	r, _ = e.rb.Get(ctx, id)
+	r, _ = e.RB.Get(ctx, id)
 	if r.Status != model.RunCompleted {
 		t.Fatalf("run %s", r.Status)
 	}
 	if got := LostAtCut(r); !strings.HasPrefix(got, "≥ ") {
 		t.Fatalf("the run's summary of what it lost at the cut: %q", got)
 	}
-	if got := book(e.rb).RunAtRisk(r); got != "" {
+	if got := book(e.RB).RunAtRisk(r); got != "" {
 		t.Fatalf("after the cut the page still speaks of data at risk: %q", got)
 	}
 }

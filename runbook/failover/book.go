@@ -10,18 +10,14 @@ import (
 
 // Book is the runbook as this package's plan kinds use it: the engine's
 // runs, services and settings, with the kinds' own operations (the
-// failover, the drill and the failback, their steps and their pages'
-// figures).
+// failover and the drill, their steps and their pages' figures; the
+// failback's are on failback.Book, which embeds this).
 type Book struct{ *runbook.Runbook }
 
 // kindState is what this package's plan kinds keep with a runbook
 // between calls (Runbook.Local).
 type kindState struct {
 	lastLost lostMemo // the last lost-to-DR figures read (lost_last.go)
-	// watchMu makes each WatchReverseFlows pass (its store read and its
-	// SetWatched) one, so a pass that read before a step's outcome cannot
-	// undo the pass that read after it.
-	watchMu sync.Mutex
 	// marksMu makes each MarkFailedOver pass one (failedover.go); marks
 	// are the failed-over marks read per completed run, under it.
 	marksMu sync.Mutex

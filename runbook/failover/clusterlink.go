@@ -19,9 +19,9 @@ func (rb Book) linkAPI(flow *config.Flow) (*clusterlink.Client, error) {
 	return clusterlink.ForFlow(flow)
 }
 
-// flowMirrors lists the flow's mirror topics (those its topic filter takes)
+// FlowMirrors lists the flow's mirror topics (those its topic filter takes)
 // that are not stopped yet.
-func (rb Book) flowMirrors(ctx context.Context, flow *config.Flow) ([]clusterlink.MirrorTopic, error) {
+func (rb Book) FlowMirrors(ctx context.Context, flow *config.Flow) ([]clusterlink.MirrorTopic, error) {
 	api, err := rb.linkAPI(flow)
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func (rb Book) alterMirrors(ctx context.Context, w audit.Written, flowName strin
 	if err != nil {
 		return nil, err
 	}
-	ms, err := rb.flowMirrors(ctx, flow)
+	ms, err := rb.FlowMirrors(ctx, flow)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (rb Book) alterMirrors(ctx context.Context, w audit.Written, flowName strin
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for {
-		ms, err := rb.flowMirrors(wctx, flow)
+		ms, err := rb.FlowMirrors(wctx, flow)
 		if err != nil {
 			return result, err
 		}
@@ -127,7 +127,7 @@ func (rb Book) alterMirrors(ctx context.Context, w audit.Written, flowName strin
 
 // linkRules guard promote (planned) and failover.
 func (rb Book) linkRules(ctx context.Context, flow *config.Flow, planned bool) []runbook.RuleResult {
-	ms, err := rb.flowMirrors(ctx, flow)
+	ms, err := rb.FlowMirrors(ctx, flow)
 	if err != nil {
 		return []runbook.RuleResult{{Name: "cluster link REST API answers", Evidence: err.Error()}}
 	}
@@ -176,7 +176,7 @@ func restoreNote(ms []clusterlink.MirrorTopic) string {
 
 // previewLink dry-runs promote (planned) or failover with validate_only=true.
 func (rb Book) previewLink(ctx context.Context, flow *config.Flow, planned bool) ([]string, error) {
-	ms, err := rb.flowMirrors(ctx, flow)
+	ms, err := rb.FlowMirrors(ctx, flow)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 )
 
 // values reads every record value of the given topics' partitions on a
@@ -53,21 +54,21 @@ func values(t *testing.T, seeds []string, topics []string) map[model.TP]map[stri
 // in the export.
 func TestFailoverRecordsTheCutAndNeverUndercountsTheLost(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
-	e.onConnect(t)
-	e.sb.SetMirrorRunning(false) // what the Connect stop does to a real MM2
+	e.OnConnect(t)
+	e.SB.SetMirrorRunning(false) // what the Connect stop does to a real MM2
 	time.Sleep(2 * time.Second)  // the last copies land, the monitor ingests their syncs
-	id, err := e.rb.Create(ctx, alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindPreflight}, {Kind: KindStopMirror}}}, "failover")
+	id, err := e.RB.Create(ctx, runbooktest.Alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindPreflight}, {Kind: KindStopMirror}}}, "failover")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := e.rb.Get(ctx, id)
-	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, ""); err != nil {
+	r, _ := e.RB.Get(ctx, id)
+	if err := e.RB.Approve(ctx, runbooktest.Bob, id, r.PlanHash, ""); err != nil {
 		t.Fatal(err)
 	}
 	for idx := range 2 {
-		x, err := e.rb.Begin(ctx, alice, id, idx, "primary->dr", "the mirror is stopped on purpose")
+		x, err := e.RB.Begin(ctx, runbooktest.Alice, id, idx, "primary->dr", "the mirror is stopped on purpose")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,20 +76,20 @@ func TestFailoverRecordsTheCutAndNeverUndercountsTheLost(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if a, err := ActiveSideOf(ctx, e.store, "primary->dr"); err != nil || a.Side != model.SideDR || a.Run != id {
+	if a, err := ActiveSideOf(ctx, e.Store, "primary->dr"); err != nil || a.Side != model.SideDR || a.Run != id {
 		t.Fatalf("active side %+v %v", a, err)
 	}
 	// The run's completion marked the flow failed over, with what its stop
 	// step saw not replicated at the cut.
-	if s := e.rb.Monitor.Snapshot("primary->dr"); s.FailedOver == nil || s.FailedOver.Run != id || s.FailedOver.CutAtMs == 0 ||
+	if s := e.RB.Monitor.Snapshot("primary->dr"); s.FailedOver == nil || s.FailedOver.Run != id || s.FailedOver.CutAtMs == 0 ||
 		(s.FailedOver.CutLagOffsets == nil && s.FailedOver.CutRPOMs == nil) {
 		t.Fatalf("after the failover: %s %+v", s.Status, s.FailedOver)
 	}
-	cut, err := e.store.FailoverCut(ctx, id)
+	cut, err := e.Store.FailoverCut(ctx, id)
 	if err != nil || len(cut) == 0 {
 		t.Fatalf("cut %v %v", cut, err)
 	}
-	drNow := values(t, e.sb.DRBootstrap(), []string{"events", "orders", "users"})
+	drNow := values(t, e.SB.DRBootstrap(), []string{"events", "orders", "users"})
 	for _, c := range cut {
 		if c.DREnd == nil {
 			t.Fatalf("%s/%d: DR's end unread", c.Topic, c.Partition)
@@ -98,7 +99,7 @@ func TestFailoverRecordsTheCutAndNeverUndercountsTheLost(t *testing.T) {
 		}
 	}
 	// Records the primary takes after the cut (writers not yet moved).
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.sb.PrimaryBootstrap()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.SB.PrimaryBootstrap()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,14 +110,14 @@ func TestFailoverRecordsTheCutAndNeverUndercountsTheLost(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l, err := book(e.rb).LostToDR(ctx, "primary->dr")
+	l, err := book(e.RB).LostToDR(ctx, "primary->dr")
 	if err != nil || l.PrimaryErr != "" {
 		t.Fatalf("%v %s", err, l.PrimaryErr)
 	}
 	// Traffic goes on: read before the export reads the primary's ends,
 	// so the export must hold every lost record of this read.
-	primaryNow := values(t, e.sb.PrimaryBootstrap(), []string{"events", "orders", "users"})
-	x, err := book(e.rb).PrepareLostExport(ctx, alice, "primary->dr", nil)
+	primaryNow := values(t, e.SB.PrimaryBootstrap(), []string{"events", "orders", "users"})
+	x, err := book(e.RB).PrepareLostExport(ctx, runbooktest.Alice, "primary->dr", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

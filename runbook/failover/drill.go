@@ -60,7 +60,7 @@ func drillProblems(cfg *config.Config, p runbook.Plan) []error {
 			bad("%s", why)
 		}
 	}
-	if len(stepsThat(p, restores)) != 1 {
+	if len(StepsThat(p, restores)) != 1 {
 		errs = append(errs, errors.New("a drill restores the Flink job exactly once (one restore-flink step): that is what it times"))
 	}
 	return errs
@@ -71,7 +71,7 @@ func drillProblems(cfg *config.Config, p runbook.Plan) []error {
 func stampDrill(p *runbook.Plan, cfg *config.Config) {
 	p.Steps = slices.Clone(p.Steps) // the caller's plan stays as it was
 	for i := range p.Steps {
-		if is(p.Steps[i].Kind, restores) && len(p.Steps[i].DrillArgs) == 0 {
+		if Is(p.Steps[i].Kind, restores) && len(p.Steps[i].DrillArgs) == 0 {
 			p.Steps[i].DrillArgs = slices.Clone(cfg.Drill.JobArgs)
 		}
 	}
@@ -81,7 +81,7 @@ func stampDrill(p *runbook.Plan, cfg *config.Config) {
 // its drill arguments with {run} and {group} replaced.
 func drillArgs(r *runbook.Run, s runbook.Step) []string {
 	group := ""
-	for _, st := range stepsThat(r.Plan, translates) {
+	for _, st := range StepsThat(r.Plan, translates) {
 		group = DrillGroup(r.ID, st.Group)
 	}
 	rep := strings.NewReplacer("{run}", strconv.FormatInt(r.ID, 10), "{group}", group)
@@ -95,14 +95,14 @@ func drillArgs(r *runbook.Run, s runbook.Step) []string {
 // drillGroups are the temporary groups run r commits to.
 func drillGroups(r *runbook.Run) []string {
 	var out []string
-	for _, s := range stepsThat(r.Plan, translates) {
+	for _, s := range StepsThat(r.Plan, translates) {
 		out = append(out, DrillGroup(r.ID, s.Group))
 	}
 	return out
 }
 
 func drillRestore(r *runbook.Run) int {
-	return first(r.Plan, restores)
+	return First(r.Plan, restores)
 }
 
 // drillGuards are the rules that keep a drill step away from production.
@@ -181,7 +181,7 @@ func (rb Book) StartDrill(ctx context.Context, who runbook.Actor, id int64, conf
 	}
 	rules := rb.CheckRules(ctx, r.Plan, "")
 	d := model.Drill{RunID: id, Flow: r.Flow, StartedMs: rb.Now().UnixMilli(), Groups: drillGroups(r), RulesFailed: runbook.Failed(rules),
-		RereadExpected: len(stepsThat(r.Plan, translates)) + len(stepsThat(r.Plan, rewrites))}
+		RereadExpected: len(StepsThat(r.Plan, translates)) + len(StepsThat(r.Plan, Rewrites))}
 	if i := drillRestore(r); i >= 0 {
 		d.FlinkTarget, d.JobID = r.Plan.Steps[i].FlinkTarget, restoreJobID(r, i)
 	}
@@ -252,7 +252,7 @@ func (rb Book) measureDrill(ctx context.Context, r *runbook.Run, api *flink.REST
 			}
 		}
 		if progress != nil {
-			progress(fmt.Sprintf("drill job %s: %s, no record counted yet", jobID, orNone(string(d.State))))
+			progress(fmt.Sprintf("drill job %s: %s, no record counted yet", jobID, OrNone(string(d.State))))
 		}
 		select {
 		case <-ctx.Done():
@@ -288,7 +288,7 @@ func (rb Book) CleanupDrill(ctx context.Context, who runbook.Actor, id int64, wh
 	result := map[string]any{}
 	cerr := func() error {
 		if i := drillRestore(r); i >= 0 {
-			api := rb.Flink(flinkTarget(rb.Config, r.Plan.Steps[i].FlinkTarget).RestURL)
+			api := rb.Flink(FlinkTarget(rb.Config, r.Plan.Steps[i].FlinkTarget).RestURL)
 			jobID := restoreJobID(r, i)
 			state, err := effect.CancelJob(ctx, w, api, jobID)
 			result["job_state_found"] = state
@@ -355,7 +355,7 @@ func (rb Book) CleanupDrill(ctx context.Context, who runbook.Actor, id int64, wh
 // planned, is the drill's: any other is kept and named. A copy on S3 is
 // removed through the catalog's S3 store.
 func (rb Book) removeDrillCopies(ctx context.Context, w audit.Written, r *runbook.Run) (removed, kept []string, err error) {
-	for _, s := range stepsThat(r.Plan, rewrites) {
+	for _, s := range StepsThat(r.Plan, Rewrites) {
 		sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(s.RewriteTo))
 		switch {
 		case errors.Is(err, storage.ErrNotFound) && rb.Catalog == nil:
@@ -419,7 +419,7 @@ func waitJobEnded(ctx context.Context, api *flink.RESTClient, jobID string) (str
 		}
 		select {
 		case <-ctx.Done():
-			return string(j.State), fmt.Errorf("the drill job %s has not ended a minute after its cancellation (%s, %v)", jobID, orNone(string(j.State)), err)
+			return string(j.State), fmt.Errorf("the drill job %s has not ended a minute after its cancellation (%s, %v)", jobID, OrNone(string(j.State)), err)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}

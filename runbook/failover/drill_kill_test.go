@@ -13,6 +13,7 @@ import (
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 )
 
 // drillChild runs drill run id through a Worker, as the console does, and
@@ -45,7 +46,7 @@ func TestDrillCleanedUpAfterSIGKILL(t *testing.T) {
 	ctx := k.ctx
 	k.sb.SetMirrorRunning(true) // the rig stopped it for its failover: a drill never does
 	k.rb.Flink = flink.NewRESTClient
-	adm := kadm.NewClient(drClient(k.mon, "primary->dr"))
+	adm := kadm.NewClient(runbooktest.DRClient(k.mon, "primary->dr"))
 	plan := runbook.Plan{Flow: "primary->dr", Kind: runbook.PlanDrill, Steps: []runbook.Step{
 		{Kind: KindPreflight},
 		{Kind: KindTranslateGroup, Group: "billing", AllowPartial: true},

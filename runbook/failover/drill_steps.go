@@ -130,7 +130,7 @@ type rereadStater interface {
 
 func (g groupTranslated) rereadBound() (int64, bool) { return g.RereadMax, true }
 
-func (s *savepointRewritten) rereadBound() (int64, bool) {
+func (s *SavepointRewritten) rereadBound() (int64, bool) {
 	if s == nil || s.RewroteForward == nil {
 		return 0, false
 	}
@@ -153,33 +153,33 @@ func (drillRestoreStep) problems(cfg *config.Config, p runbook.Plan, i int) []st
 	if i != len(p.Steps)-1 {
 		out = append(out, "the drill's restore is its last step")
 	}
-	if t := flinkTarget(cfg, s.FlinkTarget); t != nil && t.Kubernetes != nil {
+	if t := FlinkTarget(cfg, s.FlinkTarget); t != nil && t.Kubernetes != nil {
 		out = append(out, fmt.Sprintf("Flink target %q is a FlinkDeployment: a drill submits a copy of the job through Flink REST, and redeploying the deployment is not a copy", t.Name))
 	}
 	if len(s.DrillArgs) == 0 {
 		out = append(out, "no drill job arguments (drill.job_args): the copy would write where production's job writes; configure arguments that keep its output apart")
 	}
-	if slices.ContainsFunc(s.DrillArgs, func(a string) bool { return strings.Contains(a, "{group}") }) && len(stepsThat(p, translates)) != 1 {
+	if slices.ContainsFunc(s.DrillArgs, func(a string) bool { return strings.Contains(a, "{group}") }) && len(StepsThat(p, translates)) != 1 {
 		out = append(out, "the drill arguments name {group}: the plan needs exactly one translate-group step")
 	}
 	return out
 }
 func (drillRestoreStep) guards(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int) []runbook.RuleResult {
-	return book(rb).restoreRewrittenRule(ctx, r, i)
+	return book(rb).RestoreRewrittenRule(ctx, r, i)
 }
 func (drillRestoreStep) preview(_ *runbook.Run, _ int, timeout time.Duration) []string {
 	return []string{fmt.Sprintf("DRILL: a copy of the job with its own job id, timed to RUNNING and to its first record (at most %s), then cancelled by the cleanup.", timeout)}
 }
 func (drillRestoreStep) do(ctx context.Context, w audit.Written, e *runbook.Execution) (any, error) {
 	rb, r, s := e.Runbook, e.Run, e.Step
-	if err := book(rb).rewrittenReady(ctx, r, s); err != nil {
+	if err := book(rb).RewrittenReady(ctx, r, s); err != nil {
 		return nil, err
 	}
 	d, err := rb.Store.Drill(ctx, r.ID)
 	if err != nil {
 		return nil, fmt.Errorf("the drill was not started (Runbook.StartDrill): %w", err)
 	}
-	api := rb.Flink(flinkTarget(rb.Config, s.FlinkTarget).RestURL)
+	api := rb.Flink(FlinkTarget(rb.Config, s.FlinkTarget).RestURL)
 	jobID := restoreJobID(r, e.Idx)
 	if d.SubmittedMs == nil {
 		if _, err := api.Job(ctx, jobID); err == nil {
@@ -189,7 +189,7 @@ func (drillRestoreStep) do(ctx context.Context, w audit.Written, e *runbook.Exec
 			return nil, err
 		}
 	}
-	res, err := book(rb).restoreFlink(ctx, w, r, e.Idx, s)
+	res, err := book(rb).RestoreFlink(ctx, w, r, e.Idx, s)
 	if err != nil {
 		return res, err
 	}

@@ -26,16 +26,17 @@ import (
 	"github.com/drconsole/drconsole/flink/s3/s3test"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/translation"
 )
 
-// drillEnv is newEnv with the sandbox's Flink stand-in as the DR target
+// drillEnv is NewEnv with the sandbox's Flink stand-in as the DR target
 // (a production job runs there: FlinkSandboxJobID), a production DR group
 // "billing" holding offsets, the drill configured, and a clock the test
 // can move forward.
 type drillEnv struct {
-	*env
+	*runbooktest.Env
 	fl   *demo.FlinkStandIn
 	skew atomic.Int64 // added to the wall clock
 	// prodOffsets are billing's DR offsets before the drill.
@@ -45,18 +46,18 @@ type drillEnv struct {
 
 func newDrillEnv(t *testing.T) *drillEnv {
 	t.Helper()
-	e := &drillEnv{env: newEnv(t, 1)}
+	e := &drillEnv{Env: runbooktest.NewEnv(t, 1)}
 	fl, err := demo.StartFlinkStandIn()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(fl.Close)
 	e.fl = fl
-	e.cfg.FlinkTargets[0].RestURL = fl.URL
-	e.cfg.Drill = config.Drill{JobArgs: []string{"--output-suffix", "-drill-{run}", "--group-id", "{group}"},
+	e.Cfg.FlinkTargets[0].RestURL = fl.URL
+	e.Cfg.Drill = config.Drill{JobArgs: []string{"--output-suffix", "-drill-{run}", "--group-id", "{group}"},
 		Timeout: config.Duration(20 * time.Second), CleanupRetry: config.Duration(time.Second)}
-	e.rb.Flink = flink.NewRESTClient
-	e.rb.Clock = func() time.Time { return time.Now().Add(time.Duration(e.skew.Load())) }
+	e.RB.Flink = flink.NewRESTClient
+	e.RB.Clock = func() time.Time { return time.Now().Add(time.Duration(e.skew.Load())) }
 	ctx := context.Background()
 	adm := e.drAdmin()
 	o := kadm.Offsets{}
@@ -72,7 +73,7 @@ func newDrillEnv(t *testing.T) *drillEnv {
 }
 
 func (e *drillEnv) drAdmin() *kadm.Client {
-	return kadm.NewClient(drClient(e.rb.Monitor, "primary->dr"))
+	return kadm.NewClient(runbooktest.DRClient(e.RB.Monitor, "primary->dr"))
 }
 
 func (e *drillEnv) drGroups(t *testing.T) []string {
@@ -96,7 +97,7 @@ func drillPlan() runbook.Plan {
 func (e *drillEnv) waitDrill(t *testing.T, id int64) model.Drill {
 	t.Helper()
 	for deadline := time.Now().Add(45 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		d, err := e.store.Drill(context.Background(), id)
+		d, err := e.Store.Drill(context.Background(), id)
 		if err == nil && (d.Cleanup == model.CleanupDone || d.Cleanup == model.CleanupFailed) {
 			return d
 		}
@@ -122,7 +123,7 @@ func (e *drillEnv) productionUntouched(t *testing.T) {
 	if st := e.fl.JobState(demo.FlinkSandboxJobID); st != "RUNNING" || slices.Contains(e.fl.Cancelled(), demo.FlinkSandboxJobID) {
 		t.Errorf("production job %s is %s (cancelled: %v)", demo.FlinkSandboxJobID, st, e.fl.Cancelled())
 	}
-	if s := e.rb.Monitor.Snapshot("primary->dr"); s.HeartbeatAge == nil || *s.HeartbeatAge > 10*time.Second {
+	if s := e.RB.Monitor.Snapshot("primary->dr"); s.HeartbeatAge == nil || *s.HeartbeatAge > 10*time.Second {
 		t.Errorf("the mirror stopped during the drill: heartbeat age %v", s.HeartbeatAge)
 	}
 	if got := e.drGroups(t); !slices.Equal(got, e.groupsBefore) {
@@ -140,9 +141,9 @@ func TestDrillMeasuresAndCleansUp(t *testing.T) {
 	t.Parallel()
 	e := newDrillEnv(t)
 	ctx := context.Background()
-	id := approvedRun(t, e.env, drillPlan())
-	w := &Worker{Runbook: e.rb}
-	if err := w.RunDrill(ctx, alice, id, "primary->dr"); err != nil {
+	id := approvedRun(t, e.Env, drillPlan())
+	w := &Worker{Runbook: e.RB}
+	if err := w.RunDrill(ctx, runbooktest.Alice, id, "primary->dr"); err != nil {
 		t.Fatal(err)
 	}
 	d := e.waitDrill(t, id)
@@ -162,7 +163,7 @@ func TestDrillMeasuresAndCleansUp(t *testing.T) {
 		t.Fatalf("temporary groups %v", d.Groups)
 	}
 	// The copy: its own job id, the drill arguments expanded, cancelled.
-	r, _ := e.rb.Get(ctx, id)
+	r, _ := e.RB.Get(ctx, id)
 	jobID := restoreJobID(r, 2)
 	req := e.fl.Jobs()[jobID]
 	if req == nil || d.JobID != jobID || jobID == demo.FlinkSandboxJobID {
@@ -179,31 +180,31 @@ func TestDrillMeasuresAndCleansUp(t *testing.T) {
 		t.Fatalf("drill job %s is %s; cancelled %v", jobID, e.fl.JobState(jobID), e.fl.Cancelled())
 	}
 	// The temporary group held the translated offsets, and is gone.
-	changes, _ := e.store.GroupChanges(ctx, "primary->dr", group)
+	changes, _ := e.Store.GroupChanges(ctx, "primary->dr", group)
 	if len(changes) != 1 || changes[0].Status != "applied" || len(changes[0].Changes) == 0 {
 		t.Fatalf("changes of %s: %+v", group, changes)
 	}
 	if _, err := e.drAdmin().FetchOffsets(ctx, group); err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
 		t.Fatal(err)
-	} else if st, _, _ := e.rb.Monitor.Translator("primary->dr").DRGroupState(ctx, group); st != "Dead" {
+	} else if st, _, _ := e.RB.Monitor.Translator("primary->dr").DRGroupState(ctx, group); st != "Dead" {
 		t.Fatalf("temporary group %s is %s after the cleanup", group, st)
 	}
-	if cs, _ := e.store.GroupChanges(ctx, "primary->dr", "billing"); len(cs) != 0 {
+	if cs, _ := e.Store.GroupChanges(ctx, "primary->dr", "billing"); len(cs) != 0 {
 		t.Fatalf("the drill recorded changes to the production group: %+v", cs)
 	}
 	e.productionUntouched(t)
 	for action, want := range map[string]int{"drill.start": 1, "drill.cleanup-start": 1, "drill.cleanup-done": 1, "failover.step-start": 3,
 		"failover.step-done": 3, "failover.completed": 1} {
-		if n := e.audit.count(action); n != want {
+		if n := e.Audit.Count(action); n != want {
 			t.Errorf("%d %s records, want %d", n, action, want)
 		}
 	}
-	last, err := e.store.LastDrillSuccess(ctx)
+	last, err := e.Store.LastDrillSuccess(ctx)
 	if err != nil || last["primary->dr"] != *d.CleanupDoneMs {
 		t.Fatalf("last success %v %v", last, err)
 	}
 	// A drill runs once.
-	if err := w.RunDrill(ctx, alice, id, "primary->dr"); err == nil {
+	if err := w.RunDrill(ctx, runbooktest.Alice, id, "primary->dr"); err == nil {
 		t.Fatal("a finished drill started again")
 	}
 }
@@ -215,37 +216,37 @@ func TestDrillRefused(t *testing.T) {
 	t.Parallel()
 	e := newDrillEnv(t)
 	ctx := context.Background()
-	id, err := e.rb.Create(ctx, alice, drillPlan(), "quarterly drill")
+	id, err := e.RB.Create(ctx, runbooktest.Alice, drillPlan(), "quarterly drill")
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &Worker{Runbook: e.rb}
-	if err := w.RunDrill(ctx, alice, id, "primary->dr"); !errors.Is(err, runbook.ErrNotApproved) {
+	w := &Worker{Runbook: e.RB}
+	if err := w.RunDrill(ctx, runbooktest.Alice, id, "primary->dr"); !errors.Is(err, runbook.ErrNotApproved) {
 		t.Fatalf("an unapproved drill: %v", err)
 	}
-	r, _ := e.rb.Get(ctx, id)
-	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, ""); err != nil {
+	r, _ := e.RB.Get(ctx, id)
+	if err := e.RB.Approve(ctx, runbooktest.Bob, id, r.PlanHash, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.RunDrill(ctx, vera, id, "primary->dr"); !errors.Is(err, runbook.ErrRole) {
+	if err := w.RunDrill(ctx, runbooktest.Vera, id, "primary->dr"); !errors.Is(err, runbook.ErrRole) {
 		t.Fatalf("a viewer ran a drill: %v", err)
 	}
-	if err := w.RunDrill(ctx, alice, id, "primary"); !errors.Is(err, runbook.ErrConfirmation) {
+	if err := w.RunDrill(ctx, runbooktest.Alice, id, "primary"); !errors.Is(err, runbook.ErrConfirmation) {
 		t.Fatalf("a drill without the flow's name typed: %v", err)
 	}
-	if _, err := e.store.Drill(ctx, id); !errors.Is(err, storage.ErrNotFound) || len(e.fl.Jobs()) != 0 || e.audit.count("drill.start") != 0 {
+	if _, err := e.Store.Drill(ctx, id); !errors.Is(err, storage.ErrNotFound) || len(e.fl.Jobs()) != 0 || e.Audit.Count("drill.start") != 0 {
 		t.Fatalf("a refused drill left %v, jobs %v", err, e.fl.Jobs())
 	}
 	// The run page's previews say what the drill changes, not what a failover would.
-	r, _ = e.rb.Get(ctx, id)
-	if pv := e.rb.PreviewStep(ctx, r, 1); pv.Err != "" || len(pv.Lines) == 0 || !strings.Contains(pv.Lines[0], DrillGroup(id, "billing")+", which must not exist") {
+	r, _ = e.RB.Get(ctx, id)
+	if pv := e.RB.PreviewStep(ctx, r, 1); pv.Err != "" || len(pv.Lines) == 0 || !strings.Contains(pv.Lines[0], DrillGroup(id, "billing")+", which must not exist") {
 		t.Errorf("translate preview %+v", pv)
 	}
-	if pv := e.rb.PreviewStep(ctx, r, 2); !strings.Contains(strings.Join(pv.Lines, "\n"), "--group-id "+DrillGroup(id, "billing")) {
+	if pv := e.RB.PreviewStep(ctx, r, 2); !strings.Contains(strings.Join(pv.Lines, "\n"), "--group-id "+DrillGroup(id, "billing")) {
 		t.Errorf("restore preview %+v", pv)
 	}
 	// The configured drill arguments went into the plan: approvals cover them.
-	if got := r.Plan.Steps[2].DrillArgs; !slices.Equal(got, e.cfg.Drill.JobArgs) {
+	if got := r.Plan.Steps[2].DrillArgs; !slices.Equal(got, e.Cfg.Drill.JobArgs) {
 		t.Fatalf("plan drill args %q", got)
 	}
 	for name, change := range map[string]func(*runbook.Plan){
@@ -258,12 +259,12 @@ func TestDrillRefused(t *testing.T) {
 		p := drillPlan()
 		change(&p)
 		if name == "no drill args" {
-			e.cfg.Drill.JobArgs = nil
+			e.Cfg.Drill.JobArgs = nil
 		}
-		if _, err := e.rb.Create(ctx, alice, p, "drill"); err == nil {
+		if _, err := e.RB.Create(ctx, runbooktest.Alice, p, "drill"); err == nil {
 			t.Errorf("%s: a drill plan accepted", name)
 		}
-		e.cfg.Drill.JobArgs = []string{"--group-id", "{group}"}
+		e.Cfg.Drill.JobArgs = []string{"--group-id", "{group}"}
 	}
 	e.productionUntouched(t)
 }
@@ -274,14 +275,14 @@ func TestDrillRefusesAnExistingTemporaryGroup(t *testing.T) {
 	t.Parallel()
 	e := newDrillEnv(t)
 	ctx := context.Background()
-	id := approvedRun(t, e.env, drillPlan())
+	id := approvedRun(t, e.Env, drillPlan())
 	squatter := DrillGroup(id, "billing")
 	o := kadm.Offsets{}
 	o.Add(kadm.Offset{Topic: "events", Partition: 0, At: 1, LeaderEpoch: -1})
 	if err := e.drAdmin().CommitAllOffsets(ctx, squatter, o); err != nil {
 		t.Fatal(err)
 	}
-	if err := (&Worker{Runbook: e.rb}).RunDrill(ctx, alice, id, "primary->dr"); err != nil {
+	if err := (&Worker{Runbook: e.RB}).RunDrill(ctx, runbooktest.Alice, id, "primary->dr"); err != nil {
 		t.Fatal(err)
 	}
 	d := e.waitDrill(t, id)
@@ -303,31 +304,31 @@ func TestDrillCleanupRetried(t *testing.T) {
 	t.Parallel()
 	e := newDrillEnv(t)
 	ctx := context.Background()
-	id := approvedRun(t, e.env, drillPlan())
+	id := approvedRun(t, e.Env, drillPlan())
 	var down atomic.Bool
-	e.rb.Flink = func(url string) *flink.RESTClient {
+	e.RB.Flink = func(url string) *flink.RESTClient {
 		if down.Load() {
 			return flink.NewRESTClient("http://127.0.0.1:1")
 		}
 		return flink.NewRESTClient(url)
 	}
-	w := &Worker{Runbook: e.rb}
+	w := &Worker{Runbook: e.RB}
 	// The JobManager goes away as soon as the job's first record is seen.
-	e.rb.CrashHook = func(point string) {
+	e.RB.CrashHook = func(point string) {
 		if point == "effect-done" {
-			if d, err := e.store.Drill(ctx, id); err == nil && d.FirstRecordMs != nil {
+			if d, err := e.Store.Drill(ctx, id); err == nil && d.FirstRecordMs != nil {
 				down.Store(true)
 			}
 		}
 	}
-	if err := w.RunDrill(ctx, alice, id, "primary->dr"); err != nil {
+	if err := w.RunDrill(ctx, runbooktest.Alice, id, "primary->dr"); err != nil {
 		t.Fatal(err)
 	}
 	d := e.waitDrill(t, id)
 	if d.Cleanup != model.CleanupFailed || d.Succeeded() || d.CleanupError == "" || d.CleanupNextMs == 0 || d.Outcome != model.DrillMeasured {
 		t.Fatalf("drill after a failed cleanup: %+v", d)
 	}
-	if last, _ := e.store.LastDrillSuccess(ctx); len(last) != 0 {
+	if last, _ := e.Store.LastDrillSuccess(ctx); len(last) != 0 {
 		t.Fatalf("a drill whose cleanup failed counts as a success: %v", last)
 	}
 	// Not due yet: nothing is tried.
@@ -339,12 +340,12 @@ func TestDrillCleanupRetried(t *testing.T) {
 	if n, err := w.CleanDrills(ctx); err != nil || n != 1 {
 		t.Fatalf("cleanup retry: %d %v", n, err)
 	}
-	d, _ = e.store.Drill(ctx, id)
+	d, _ = e.Store.Drill(ctx, id)
 	if !d.Succeeded() || d.CleanupAttempts != 2 {
 		t.Fatalf("drill after the retry: %+v", d)
 	}
 	e.productionUntouched(t)
-	if n := e.audit.count("drill.cleanup-failed"); n != 1 {
+	if n := e.Audit.Count("drill.cleanup-failed"); n != 1 {
 		t.Fatalf("%d failed cleanups on record", n)
 	}
 }
@@ -361,13 +362,13 @@ func TestDrillRemovesItsRewrittenCopy(t *testing.T) {
 
 func drillRemovesItsCopy(t *testing.T, where string) {
 	e := newDrillEnv(t)
-	e.cfg.Drill.JobArgs = []string{"--output-suffix", "-drill-{run}"} // the restored state holds the offsets: no group
+	e.Cfg.Drill.JobArgs = []string{"--output-suffix", "-drill-{run}"} // the restored state holds the offsets: no group
 	ctx := context.Background()
 	dir := t.TempDir()
-	rewritetest.RenamedCopy(t, rewriteFixture, filepath.Join(dir, "src"), "orders-users-source", nil)
+	rewritetest.RenamedCopy(t, runbooktest.RewriteFixture, filepath.Join(dir, "src"), "orders-users-source", nil)
 	src, copyTo := "file:"+filepath.Join(dir, "src"), "file:"+filepath.Join(dir, "drill-copy")
-	e.cfg.SavepointDirs = []string{dir}
-	e.rb.Catalog = &catalog.Catalog{Store: e.store, Config: e.cfg, Monitor: e.rb.Monitor}
+	e.Cfg.SavepointDirs = []string{dir}
+	e.RB.Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.RB.Monitor}
 	srcThere := func() error { _, err := os.Stat(filepath.Join(dir, "src", flink.MetadataFileName)); return err }
 	copyGone := func() error {
 		if _, err := os.Lstat(filepath.Join(dir, "drill-copy")); !errors.Is(err, fs.ErrNotExist) {
@@ -387,8 +388,8 @@ func drillRemovesItsCopy(t *testing.T, where string) {
 			t.Fatal(err)
 		}
 		src, copyTo = "s3://flink/savepoints/src", "s3://flink/savepoints/drill-copy"
-		e.cfg.SavepointDirs, e.cfg.S3 = []string{"s3://flink/savepoints"}, fs3.Config
-		e.rb.Catalog.S3 = store
+		e.Cfg.SavepointDirs, e.Cfg.S3 = []string{"s3://flink/savepoints"}, fs3.Config
+		e.RB.Catalog.S3 = store
 		srcThere = func() error {
 			if ok, err := store.Exists(ctx, src+"/_metadata"); !ok {
 				return fmt.Errorf("the source savepoint is gone: %v", err)
@@ -402,11 +403,11 @@ func drillRemovesItsCopy(t *testing.T, where string) {
 			return nil
 		}
 	}
-	if _, err := e.rb.Catalog.Register(ctx, strings.TrimPrefix(src, "file:")); err != nil {
+	if _, err := e.RB.Catalog.Register(ctx, strings.TrimPrefix(src, "file:")); err != nil {
 		t.Fatal(err)
 	}
 	rewrite := runbook.Step{Kind: KindRewriteSavepoint, RewriteFrom: src, SourceUID: "orders-users-source", RewriteTo: copyTo}
-	p, err := book(e.rb).PreviewRewrite(ctx, "primary->dr", rewrite)
+	p, err := book(e.RB).PreviewRewrite(ctx, "primary->dr", rewrite)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,22 +422,22 @@ func drillRemovesItsCopy(t *testing.T, where string) {
 	}
 	plan := runbook.Plan{Flow: "primary->dr", Kind: runbook.PlanDrill, Steps: []runbook.Step{rewrite,
 		{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", JarID: demo.FlinkJarID, Args: []string{"--bootstrap", "dr"}, SavepointPath: copyTo}}}
-	id := approvedRun(t, e.env, plan)
-	if err := (&Worker{Runbook: e.rb}).RunDrill(ctx, alice, id, "primary->dr"); err != nil {
+	id := approvedRun(t, e.Env, plan)
+	if err := (&Worker{Runbook: e.RB}).RunDrill(ctx, runbooktest.Alice, id, "primary->dr"); err != nil {
 		t.Fatal(err)
 	}
 	d := e.waitDrill(t, id)
 	if d.Cleanup != model.CleanupDone || !d.Succeeded() {
-		r, _ := e.rb.Get(ctx, id)
+		r, _ := e.RB.Get(ctx, id)
 		t.Fatalf("drill %+v, steps %+v", d, r.Steps)
 	}
 	if err := copyGone(); err != nil {
 		t.Error(err)
 	}
-	if _, err := e.store.SavepointByPath(ctx, catalog.CanonicalPath(copyTo)); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := e.Store.SavepointByPath(ctx, catalog.CanonicalPath(copyTo)); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("the copy's catalog entry after the cleanup: %v", err)
 	}
-	if _, err := e.store.SavepointByPath(ctx, catalog.CanonicalPath(src)); err != nil {
+	if _, err := e.Store.SavepointByPath(ctx, catalog.CanonicalPath(src)); err != nil {
 		t.Errorf("the source savepoint's entry: %v", err)
 	}
 	if err := srcThere(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage/storagetest"
 )
 
@@ -13,20 +14,20 @@ import (
 // steps then run once the chain takes records again.
 func TestNoEffectWithoutAuditRecord(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	catalogued(t, e, "file:/sp/1")
 	ctx := context.Background()
-	fc := e.onConnect(t)
-	id, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
+	fc := e.OnConnect(t)
+	id, err := e.RB.Create(ctx, runbooktest.Alice, fullPlan(), "drill")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := e.rb.Get(ctx, id)
-	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, ""); err != nil {
+	r, _ := e.RB.Get(ctx, id)
+	if err := e.RB.Approve(ctx, runbooktest.Bob, id, r.PlanHash, ""); err != nil {
 		t.Fatal(err)
 	}
 	step := func(idx int) error {
-		x, err := e.rb.Begin(ctx, alice, id, idx, "primary->dr", "")
+		x, err := e.RB.Begin(ctx, runbooktest.Alice, id, idx, "primary->dr", "")
 		if err != nil {
 			return err
 		}
@@ -37,31 +38,31 @@ func TestNoEffectWithoutAuditRecord(t *testing.T) {
 	}
 	refused := func(idx int, nothing func() bool) {
 		t.Helper()
-		storagetest.FailAuditWrites(t, e.path, true)
+		storagetest.FailAuditWrites(t, e.Path, true)
 		if err := step(idx); err == nil {
 			t.Fatalf("step %d ran without its audit record", idx+1)
 		}
-		storagetest.FailAuditWrites(t, e.path, false)
+		storagetest.FailAuditWrites(t, e.Path, false)
 		if !nothing() {
 			t.Fatalf("step %d's effect happened without its audit record", idx+1)
 		}
-		if r, _ := e.rb.Get(ctx, id); r.Steps[idx].Status != "pending" {
+		if r, _ := e.RB.Get(ctx, id); r.Steps[idx].Status != "pending" {
 			t.Fatalf("step %d is %s after a refused claim", idx+1, r.Steps[idx].Status)
 		}
 		if err := step(idx); err != nil {
 			t.Fatalf("step %d with the chain back: %v", idx+1, err)
 		}
 	}
-	refused(1, func() bool { fc.mu.Lock(); defer fc.mu.Unlock(); return len(fc.stops) == 0 })
-	if fc.stops["MirrorSourceConnector"] != 1 {
-		t.Fatalf("stops %v", fc.stops)
+	refused(1, func() bool { fc.Mu.Lock(); defer fc.Mu.Unlock(); return len(fc.Stops) == 0 })
+	if fc.Stops["MirrorSourceConnector"] != 1 {
+		t.Fatalf("stops %v", fc.Stops)
 	}
 	refused(2, func() bool {
-		cs, err := e.store.GroupChanges(ctx, "primary->dr", "billing")
+		cs, err := e.Store.GroupChanges(ctx, "primary->dr", "billing")
 		return err == nil && len(cs) == 0
 	})
-	refused(3, func() bool { e.flink.mu.Lock(); defer e.flink.mu.Unlock(); return e.flink.runs == 0 })
-	if e.flink.runs != 1 {
-		t.Fatalf("RunJar called %d times", e.flink.runs)
+	refused(3, func() bool { e.Flink.Mu.Lock(); defer e.Flink.Mu.Unlock(); return e.Flink.Runs == 0 })
+	if e.Flink.Runs != 1 {
+		t.Fatalf("RunJar called %d times", e.Flink.Runs)
 	}
 }

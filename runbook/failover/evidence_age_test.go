@@ -3,6 +3,8 @@ package failover
 import (
 	"testing"
 	"time"
+
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 )
 
 // With the primary gone, the runbook's evidence (the audit record of a
@@ -11,13 +13,13 @@ import (
 // failed to read.
 func TestEvidenceDatesFiguresByTheirRead(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
-	e.sb.SetPrimaryDown(true)
+	e := runbooktest.NewEnv(t, 1)
+	e.SB.SetPrimaryDown(true)
 	down := time.Now()
-	t.Cleanup(func() { e.sb.SetPrimaryDown(false) })
+	t.Cleanup(func() { e.SB.SetPrimaryDown(false) })
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		s := e.rb.Monitor.Snapshot("primary->dr")
+		s := e.RB.Monitor.Snapshot("primary->dr")
 		if s.Bound != "" && s.At.After(down.Add(time.Second)) {
 			break
 		}
@@ -26,7 +28,7 @@ func TestEvidenceDatesFiguresByTheirRead(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	ev := e.rb.Evidence("primary->dr")
+	ev := e.RB.Evidence("primary->dr")
 	asOf, _ := ev["as_of"].(time.Time)
 	if asOf.IsZero() || asOf.After(down) {
 		t.Fatalf("evidence as_of %v, want the read before the primary went down at %s: %v", ev["as_of"], down.UTC(), ev)

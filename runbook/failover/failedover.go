@@ -113,7 +113,7 @@ func (rb Book) cutEvidence(ctx context.Context, run int64) (cutStepEvidence, err
 		if err := json.Unmarshal(r.Details, &d); err != nil {
 			return cutStepEvidence{}, errors.Join(fmt.Errorf("failover run %d: step record %d unreadable", run, r.ID), err)
 		}
-		if is(d.Kind, cutsMirror) {
+		if Is(d.Kind, cutsMirror) {
 			return d.Evidence, nil
 		}
 	}

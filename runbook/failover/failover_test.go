@@ -3,14 +3,8 @@ package failover
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,164 +14,13 @@ import (
 
 	"github.com/drconsole/drconsole/clusterlink"
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/demo"
-	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/kafka"
-	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/storage/storagetest"
 )
-
-// testAudit writes to the store's audit chain, as the console does (step
-// records are written by the store with the step's state change), and
-// counts records there.
-type testAudit struct{ runbook.StoreAuditor }
-
-func (a testAudit) count(action string) int {
-	es, err := a.Store.AuditEntries(context.Background(), storage.AuditFilter{Action: action})
-	if err != nil {
-		panic(err)
-	}
-	return len(es)
-}
-
-// fakeFlink is a JobManager that remembers submitted jobs by id.
-type fakeFlink struct {
-	mu   sync.Mutex
-	jobs map[string]flink.RunRequest
-	runs int
-}
-
-func (f *fakeFlink) Version(context.Context) (string, error) { return "2.2.1", nil }
-func (f *fakeFlink) Job(_ context.Context, id string) (flink.Job, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.jobs[id]; ok {
-		return flink.Job{ID: id, State: "RUNNING"}, nil
-	}
-	return flink.Job{}, &flink.RESTError{Status: 404}
-}
-func (f *fakeFlink) RunJar(_ context.Context, _ string, r flink.RunRequest) (string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.runs++
-	f.jobs[r.JobID] = r
-	return r.JobID, nil
-}
-
-// serve puts f behind Flink's REST API: the runbook talks to a JobManager
-// over HTTP, its jar runs going through runbook/internal/effect.
-func (f *fakeFlink) serve(t testing.TB) string {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		switch p := r.URL.Path; {
-		case r.Method == http.MethodGet && p == "/config":
-			v, _ := f.Version(r.Context())
-			json.NewEncoder(w).Encode(map[string]string{"flink-version": v})
-		case r.Method == http.MethodGet && strings.HasPrefix(p, "/jobs/"):
-			j, err := f.Job(r.Context(), strings.TrimPrefix(p, "/jobs/"))
-			if err != nil {
-				w.WriteHeader(http.StatusNotFound)
-				io.WriteString(w, `{"errors":["job not found"]}`)
-				return
-			}
-			json.NewEncoder(w).Encode(map[string]string{"jid": j.ID, "state": string(j.State)})
-		case r.Method == http.MethodPost && strings.HasPrefix(p, "/jars/") && strings.HasSuffix(p, "/run"):
-			var req flink.RunRequest
-			json.NewDecoder(r.Body).Decode(&req)
-			id, _ := f.RunJar(r.Context(), strings.TrimSuffix(strings.TrimPrefix(p, "/jars/"), "/run"), req)
-			json.NewEncoder(w).Encode(map[string]string{"jobid": id})
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-type env struct {
-	path  string // the database file
-	rb    *runbook.Runbook
-	sb    *demo.Sandbox
-	audit testAudit
-	flink *fakeFlink
-	store *storage.Store
-	cfg   *config.Config
-	now   time.Time
-}
-
-var (
-	alice = runbook.Actor{Name: "alice", Role: "operator"}
-	bob   = runbook.Actor{Name: "bob", Role: "operator"}
-	carol = runbook.Actor{Name: "carol", Role: "operator"}
-	vera  = runbook.Actor{Name: "vera", Role: "viewer"}
-)
-
-// sandboxCheckpoints is the test sandboxes' checkpoint interval: short, so
-// set-up does not wait two seconds for the first checkpoints.
-const sandboxCheckpoints = 200 * time.Millisecond
-
-// newEnv's tests run in parallel, each on its own sandbox, store and
-// clock, except those that call newRunner (one identity per process), use
-// s3test (t.Setenv) or time a replica's lag (standby_test.go).
-func newEnv(t testing.TB, approvals int) *env {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 3, CheckpointInterval: sandboxCheckpoints})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sb.Close)
-	cfg := &config.Config{
-		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: sb.PrimaryBootstrap()}, "dr": {Bootstrap: sb.DRBootstrap()}},
-		Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-			ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
-		RefreshInterval: config.Duration(time.Second),
-		Failover:        config.Failover{ApprovalsRequired: approvals},
-		FlinkTargets:    []*config.FlinkTarget{{Name: "flink-dr", RestURL: "http://127.0.0.1:1", Region: "dr"}, {Name: "flink-primary", RestURL: "http://127.0.0.1:2", Region: "primary"}},
-	}
-	if err := cfg.Normalize("test"); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "db")
-	store, err := storage.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mon.Close)
-	go mon.Run(ctx)
-	e := &env{path: path, sb: sb, audit: testAudit{runbook.StoreAuditor{Store: store}}, flink: &fakeFlink{jobs: map[string]flink.RunRequest{}}, store: store, cfg: cfg, now: time.Now()}
-	e.rb = &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: e.audit, Log: log, Clock: func() time.Time { return e.now },
-		StopVerifyWindow: time.Second}
-	flinkURL := e.flink.serve(t)
-	e.rb.Flink = func(string) *flink.RESTClient { return flink.NewRESTClient(flinkURL) }
-	// Wait for a healthy flow with checkpoints for the groups.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		s := mon.Snapshot("primary->dr")
-		cps, _ := store.Checkpoints(ctx, "primary->dr")
-		if s.Status == monitor.StatusOK && len(cps) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sandbox flow not healthy: %s %s", s.Status, s.Reason)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return e
-}
 
 func fullPlan() runbook.Plan {
 	return runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{
@@ -190,90 +33,90 @@ func fullPlan() runbook.Plan {
 
 func TestApprovalGate(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 2)
+	e := runbooktest.NewEnv(t, 2)
 	ctx := context.Background()
-	if _, err := e.rb.Create(ctx, vera, fullPlan(), "drill"); !errors.Is(err, runbook.ErrRole) {
+	if _, err := e.RB.Create(ctx, runbooktest.Vera, fullPlan(), "drill"); !errors.Is(err, runbook.ErrRole) {
 		t.Fatalf("a viewer created a plan: %v", err)
 	}
 	bad := fullPlan()
 	bad.Steps[3].FlinkTarget = "flink-primary"
-	if _, err := e.rb.Create(ctx, alice, bad, "drill"); err == nil || !strings.Contains(err.Error(), "restore goes to DR") {
+	if _, err := e.RB.Create(ctx, runbooktest.Alice, bad, "drill"); err == nil || !strings.Contains(err.Error(), "restore goes to DR") {
 		t.Fatalf("restore to the primary region accepted: %v", err)
 	}
-	id, err := e.rb.Create(ctx, alice, fullPlan(), "region us-east-1 down")
+	id, err := e.RB.Create(ctx, runbooktest.Alice, fullPlan(), "region us-east-1 down")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := e.rb.Get(ctx, id)
+	r, _ := e.RB.Get(ctx, id)
 	hash := r.PlanHash
 
 	// Self-approval is impossible.
-	if err := e.rb.Approve(ctx, alice, id, hash, ""); !errors.Is(err, runbook.ErrSelfApproval) {
+	if err := e.RB.Approve(ctx, runbooktest.Alice, id, hash, ""); !errors.Is(err, runbook.ErrSelfApproval) {
 		t.Fatalf("self-approval: %v", err)
 	}
-	if err := e.rb.Approve(ctx, runbook.Actor{Name: strings.ToUpper(alice.Name), Role: "operator"}, id, hash, ""); !errors.Is(err, runbook.ErrSelfApproval) {
+	if err := e.RB.Approve(ctx, runbook.Actor{Name: strings.ToUpper(runbooktest.Alice.Name), Role: "operator"}, id, hash, ""); !errors.Is(err, runbook.ErrSelfApproval) {
 		t.Fatalf("self-approval in other letter case: %v", err)
 	}
 	// One of two approvals is not enough; the same approver twice counts
 	// once, in any letter case.
-	for _, who := range []runbook.Actor{bob, bob, {Name: strings.ToUpper(bob.Name), Role: bob.Role}} {
-		if err := e.rb.Approve(ctx, who, id, hash, "ok"); err != nil {
+	for _, who := range []runbook.Actor{runbooktest.Bob, runbooktest.Bob, {Name: strings.ToUpper(runbooktest.Bob.Name), Role: runbooktest.Bob.Role}} {
+		if err := e.RB.Approve(ctx, who, id, hash, "ok"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if r, _ = e.rb.Get(ctx, id); r.Approved || r.Status != "pending" {
+	if r, _ = e.RB.Get(ctx, id); r.Approved || r.Status != "pending" {
 		t.Fatalf("approved with %v of 2", r.ValidApprovers)
 	}
-	if _, err := e.rb.Begin(ctx, alice, id, 0, "", ""); !errors.Is(err, runbook.ErrNotApproved) {
+	if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, 0, "", ""); !errors.Is(err, runbook.ErrNotApproved) {
 		t.Fatalf("ran a step before approval: %v", err)
 	}
 	// The plan changes: the approval given for the old hash no longer
 	// counts, and replaying it is refused.
 	changed := fullPlan()
 	changed.Steps[2].Group = "flink-events"
-	if err := e.rb.Update(ctx, alice, id, changed, "wrong group"); err != nil {
+	if err := e.RB.Update(ctx, runbooktest.Alice, id, changed, "wrong group"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.rb.Approve(ctx, carol, id, hash, "ok"); err == nil || !strings.Contains(err.Error(), "plan changed") {
+	if err := e.RB.Approve(ctx, runbooktest.Carol, id, hash, "ok"); err == nil || !strings.Contains(err.Error(), "plan changed") {
 		t.Fatalf("approval of the old plan accepted: %v", err)
 	}
-	r, _ = e.rb.Get(ctx, id)
+	r, _ = e.RB.Get(ctx, id)
 	if len(r.ValidApprovers) != 0 {
 		t.Fatalf("approvals survived a plan change: %v", r.ValidApprovers)
 	}
-	for _, who := range []runbook.Actor{bob, carol} {
-		if err := e.rb.Approve(ctx, who, id, r.PlanHash, "ok"); err != nil {
+	for _, who := range []runbook.Actor{runbooktest.Bob, runbooktest.Carol} {
+		if err := e.RB.Approve(ctx, who, id, r.PlanHash, "ok"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if r, _ = e.rb.Get(ctx, id); !r.Approved || r.Status != "approved" {
+	if r, _ = e.RB.Get(ctx, id); !r.Approved || r.Status != "approved" {
 		t.Fatalf("2 of 2 approvals: %+v", r.ValidApprovers)
 	}
 	// Approvals expire.
-	e.now = e.now.Add(31 * time.Minute)
-	if _, err := e.rb.Begin(ctx, alice, id, 0, "", ""); !errors.Is(err, runbook.ErrNotApproved) {
+	e.Now = e.Now.Add(31 * time.Minute)
+	if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, 0, "", ""); !errors.Is(err, runbook.ErrNotApproved) {
 		t.Fatalf("an expired approval let a step run: %v", err)
 	}
 	// Rejection needs a reason and ends the run.
-	if err := e.rb.Reject(ctx, bob, id, " "); err == nil {
+	if err := e.RB.Reject(ctx, runbooktest.Bob, id, " "); err == nil {
 		t.Fatal("rejection without a reason")
 	}
-	if err := e.rb.Reject(ctx, bob, id, "primary is back"); err != nil {
+	if err := e.RB.Reject(ctx, runbooktest.Bob, id, "primary is back"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.rb.Begin(ctx, alice, id, 0, "", ""); !errors.Is(err, runbook.ErrNotApproved) {
+	if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, 0, "", ""); !errors.Is(err, runbook.ErrNotApproved) {
 		t.Fatalf("a rejected run ran: %v", err)
 	}
 	// Break-glass is off by default.
-	id2, _ := e.rb.Create(ctx, alice, fullPlan(), "drill")
-	if err := e.rb.BreakGlass(ctx, alice, id2, "the approver is asleep"); err == nil || !strings.Contains(err.Error(), "disabled") {
+	id2, _ := e.RB.Create(ctx, runbooktest.Alice, fullPlan(), "drill")
+	if err := e.RB.BreakGlass(ctx, runbooktest.Alice, id2, "the approver is asleep"); err == nil || !strings.Contains(err.Error(), "disabled") {
 		t.Fatalf("break-glass while disabled: %v", err)
 	}
-	e.cfg.Failover.BreakGlass = true
-	if err := e.rb.BreakGlass(ctx, alice, id2, "the approver is asleep"); err != nil {
+	e.Cfg.Failover.BreakGlass = true
+	if err := e.RB.BreakGlass(ctx, runbooktest.Alice, id2, "the approver is asleep"); err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := e.rb.Get(ctx, id2); !r.Approved || e.audit.count("failover.BREAK-GLASS") != 1 {
+	if r, _ := e.RB.Get(ctx, id2); !r.Approved || e.Audit.Count("failover.BREAK-GLASS") != 1 {
 		t.Fatal("break-glass did not approve, or was not audited")
 	}
 }
@@ -281,33 +124,33 @@ func TestApprovalGate(t *testing.T) {
 // A full run with a crash at every step boundary: each step resumes, none
 // is applied twice, and the audit has the whole story.
 func TestRunResumesAfterCrashAtEveryBoundary(t *testing.T) {
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	catalogued(t, e, "file:/sp/1")
 	ctx := context.Background()
-	id, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
+	id, err := e.RB.Create(ctx, runbooktest.Alice, fullPlan(), "drill")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := e.rb.Get(ctx, id)
-	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, "go"); err != nil {
+	r, _ := e.RB.Get(ctx, id)
+	if err := e.RB.Approve(ctx, runbooktest.Bob, id, r.PlanHash, "go"); err != nil {
 		t.Fatal(err)
 	}
 	// Steps out of order, and irreversible steps without confirmation, are refused.
-	if _, err := e.rb.Begin(ctx, alice, id, 1, "primary->dr", ""); !errors.Is(err, runbook.ErrOrder) {
+	if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, 1, "primary->dr", ""); !errors.Is(err, runbook.ErrOrder) {
 		t.Fatalf("step 2 before step 1: %v", err)
 	}
 	crashed := errors.New("crash")
 	for idx := range fullPlan().Steps {
 		if idx == 1 {
-			e.sb.SetMirrorRunning(false) // dedicated MM2: the operator stops it by hand
+			e.SB.SetMirrorRunning(false) // dedicated MM2: the operator stops it by hand
 		}
 		if idx > 0 {
-			if _, err := e.rb.Begin(ctx, alice, id, idx, "wrong", ""); !errors.Is(err, runbook.ErrConfirmation) {
+			if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, idx, "wrong", ""); !errors.Is(err, runbook.ErrConfirmation) {
 				t.Fatalf("step %d without the typed confirmation: %v", idx+1, err)
 			}
 		}
 		for _, point := range []string{"started", "effect-done", ""} {
-			e.rb.CrashHook = func(p string) {
+			e.RB.CrashHook = func(p string) {
 				if p == point {
 					panic(crashed)
 				}
@@ -318,7 +161,7 @@ func TestRunResumesAfterCrashAtEveryBoundary(t *testing.T) {
 						err = v.(error)
 					}
 				}()
-				x, err := e.rb.Begin(ctx, alice, id, idx, "primary->dr", "")
+				x, err := e.RB.Begin(ctx, runbooktest.Alice, id, idx, "primary->dr", "")
 				if err != nil {
 					return err
 				}
@@ -333,62 +176,62 @@ func TestRunResumesAfterCrashAtEveryBoundary(t *testing.T) {
 			if point == "" && err != nil {
 				t.Fatalf("step %d after crashes: %v", idx+1, err)
 			}
-			r, _ := e.rb.Get(ctx, id)
+			r, _ := e.RB.Get(ctx, id)
 			if want := map[string]model.StepStatus{"started": model.StepRunning, "effect-done": model.StepRunning, "": model.StepDone}[point]; r.Steps[idx].Status != want {
 				t.Fatalf("step %d after crash at %q is %s, want %s", idx+1, point, r.Steps[idx].Status, want)
 			}
 		}
-		if _, err := e.rb.Begin(ctx, alice, id, idx, "primary->dr", ""); err == nil || !strings.Contains(err.Error(), "never runs twice") {
+		if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, idx, "primary->dr", ""); err == nil || !strings.Contains(err.Error(), "never runs twice") {
 			t.Fatalf("a done step %d could run again: %v", idx+1, err)
 		}
 	}
-	r, _ = e.rb.Get(ctx, id)
+	r, _ = e.RB.Get(ctx, id)
 	if r.Status != "completed" || r.NextStep != -1 {
 		t.Fatalf("run %s, next step %d", r.Status, r.NextStep)
 	}
 	// Flink: the job was submitted once though the step ran three times.
-	if e.flink.runs != 1 {
-		t.Fatalf("RunJar called %d times", e.flink.runs)
+	if e.Flink.Runs != 1 {
+		t.Fatalf("RunJar called %d times", e.Flink.Runs)
 	}
-	for _, req := range e.flink.jobs {
+	for _, req := range e.Flink.Jobs {
 		if req.ClaimMode != "NO_CLAIM" || req.SavepointPath != "file:/sp/1" || req.RestoreMode != "" {
 			t.Fatalf("run request %+v", req)
 		}
 	}
 	// The DR group really got the translated offsets.
-	got, err := kadm.NewClient(drClient(e.rb.Monitor, "primary->dr")).FetchOffsets(ctx, "billing")
+	got, err := kadm.NewClient(runbooktest.DRClient(e.RB.Monitor, "primary->dr")).FetchOffsets(ctx, "billing")
 	if err != nil || len(got) == 0 {
 		t.Fatalf("DR group offsets: %v %v", got, err)
 	}
-	changes, _ := e.store.GroupChanges(ctx, "primary->dr", "billing")
+	changes, _ := e.Store.GroupChanges(ctx, "primary->dr", "billing")
 	if len(changes) != 1 || changes[0].Status != "applied" {
 		t.Fatalf("group changes %+v, want one (three attempts finish the same change)", changes)
 	}
 	for _, action := range []string{"failover.plan", "failover.approve", "failover.completed"} {
-		if e.audit.count(action) != 1 {
-			t.Errorf("audit has %d %s", e.audit.count(action), action)
+		if e.Audit.Count(action) != 1 {
+			t.Errorf("audit has %d %s", e.Audit.Count(action), action)
 		}
 	}
 	// Every attempt's start is on record; a crash before the result was
 	// written loses that attempt's result, and the resumed attempt writes it.
-	if starts, dones := e.audit.count("failover.step-start"), e.audit.count("failover.step-done"); starts != 12 || dones != 4 {
+	if starts, dones := e.Audit.Count("failover.step-start"), e.Audit.Count("failover.step-done"); starts != 12 || dones != 4 {
 		t.Errorf("audit: %d step starts (want 12: 3 attempts x 4 steps), %d step results (want 4)", starts, dones)
 	}
 }
 
 func TestSafetyRulesNeedOverride(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
-	id, _ := e.rb.Create(ctx, alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindStopMirror}}}, "drill")
-	r, _ := e.rb.Get(ctx, id)
-	e.rb.Approve(ctx, bob, id, r.PlanHash, "")
+	id, _ := e.RB.Create(ctx, runbooktest.Alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindStopMirror}}}, "drill")
+	r, _ := e.RB.Get(ctx, id)
+	e.RB.Approve(ctx, runbooktest.Bob, id, r.PlanHash, "")
 	// Slow the mirror until lag passes promote_max_lag.
-	e.cfg.Failover.PromoteMaxLag = config.Duration(500 * time.Millisecond)
-	e.sb.SetMirrorRate(5)
+	e.Cfg.Failover.PromoteMaxLag = config.Duration(500 * time.Millisecond)
+	e.SB.SetMirrorRate(5)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		_, err := e.rb.Begin(ctx, alice, id, 0, "primary->dr", "")
+		_, err := e.RB.Begin(ctx, runbooktest.Alice, id, 0, "primary->dr", "")
 		if errors.Is(err, runbook.ErrRuleViolation) {
 			if !strings.Contains(err.Error(), "lag within") {
 				t.Fatalf("refused for another reason: %v", err)
@@ -402,14 +245,14 @@ func TestSafetyRulesNeedOverride(t *testing.T) {
 			t.Fatal("stop-mirror never refused on lag")
 		}
 		// It started: undo by failing it, then try again when lag is higher.
-		e.store.FinishFailoverStep(ctx, storage.StepOutcome{RunID: id, Idx: 0, Runner: runbook.RunnerID(), Failure: fmt.Errorf("test"),
+		e.Store.FinishFailoverStep(ctx, storage.StepOutcome{RunID: id, Idx: 0, Runner: runbook.RunnerID(), Failure: fmt.Errorf("test"),
 			Record: model.AuditEntry{Actor: "test", Action: "test.fail-step"}})
 		time.Sleep(200 * time.Millisecond)
 	}
-	if e.audit.count("failover.step-refused") == 0 {
+	if e.Audit.Count("failover.step-refused") == 0 {
 		t.Fatal("a refusal was not audited")
 	}
-	x, err := e.rb.Begin(ctx, alice, id, 0, "primary->dr", "primary region burning, accepting the loss")
+	x, err := e.RB.Begin(ctx, runbooktest.Alice, id, 0, "primary->dr", "primary region burning, accepting the loss")
 	if err != nil {
 		t.Fatalf("override: %v", err)
 	}
@@ -423,74 +266,14 @@ func TestSafetyRulesNeedOverride(t *testing.T) {
 
 }
 
-// fakeConnect stops connectors after a couple of status polls.
-type fakeConnect struct {
-	mu    sync.Mutex
-	stops map[string]int
-	polls map[string]int
-}
-
-func (f *fakeConnect) Stop(_ context.Context, name string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.stops[name]++
-	return nil
-}
-
-func (f *fakeConnect) Status(_ context.Context, name string) (connect.ConnectorStatus, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var s connect.ConnectorStatus
-	s.Name = name
-	s.Connector.State = "RUNNING"
-	s.Tasks = make([]connect.TaskStatus, 1)
-	if f.stops[name] > 0 {
-		if f.polls[name]++; f.polls[name] > 2 {
-			s.Connector.State, s.Tasks = "STOPPED", nil
-		}
-	}
-	return s, nil
-}
-
-// serve puts f behind Kafka Connect's REST API.
-func (f *fakeConnect) serve(t testing.TB) string {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name, verb, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/connectors/"), "/")
-		switch {
-		case r.Method == http.MethodPut && verb == "stop":
-			f.Stop(r.Context(), name)
-			w.WriteHeader(http.StatusAccepted)
-		case r.Method == http.MethodGet && verb == "status":
-			s, _ := f.Status(r.Context(), name)
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(s)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-// onConnect runs the flow's MM2 on Kafka Connect: fc behind its REST API.
-func (e *env) onConnect(t testing.TB) *fakeConnect {
-	fc := &fakeConnect{stops: map[string]int{}, polls: map[string]int{}}
-	connectURL := fc.serve(t)
-	e.rb.Connect = func(string) *connect.Client { return connect.New(connectURL) }
-	f := e.cfg.Flow("primary->dr")
-	f.ConnectURL, f.Connectors = "http://connect:8083", []string{"MirrorSourceConnector", "MirrorCheckpointConnector"}
-	return fc
-}
-
 func TestStopMirrorThroughConnectAndPreview(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
-	fc := e.onConnect(t)
-	id, _ := e.rb.Create(ctx, alice, fullPlan(), "drill")
-	r, _ := e.rb.Get(ctx, id)
-	previews := e.rb.Preview(ctx, r)
+	fc := e.OnConnect(t)
+	id, _ := e.RB.Create(ctx, runbooktest.Alice, fullPlan(), "drill")
+	r, _ := e.RB.Get(ctx, id)
+	previews := e.RB.Preview(ctx, r)
 	if len(previews) != 4 {
 		t.Fatalf("%d previews", len(previews))
 	}
@@ -499,12 +282,12 @@ func TestStopMirrorThroughConnectAndPreview(t *testing.T) {
 			t.Errorf("preview of step %d lacks %q: %v %s", i+1, want, previews[i].Lines, previews[i].Err)
 		}
 	}
-	if len(fc.stops) != 0 {
+	if len(fc.Stops) != 0 {
 		t.Fatal("the preview stopped a connector")
 	}
-	e.rb.Approve(ctx, bob, id, r.PlanHash, "")
+	e.RB.Approve(ctx, runbooktest.Bob, id, r.PlanHash, "")
 	for idx := range 2 {
-		x, err := e.rb.Begin(ctx, alice, id, idx, "primary->dr", "")
+		x, err := e.RB.Begin(ctx, runbooktest.Alice, id, idx, "primary->dr", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -512,10 +295,10 @@ func TestStopMirrorThroughConnectAndPreview(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if fc.stops["MirrorSourceConnector"] != 1 || fc.stops["MirrorCheckpointConnector"] != 1 {
-		t.Fatalf("stops %v", fc.stops)
+	if fc.Stops["MirrorSourceConnector"] != 1 || fc.Stops["MirrorCheckpointConnector"] != 1 {
+		t.Fatalf("stops %v", fc.Stops)
 	}
-	r, _ = e.rb.Get(ctx, id)
+	r, _ = e.RB.Get(ctx, id)
 	if !strings.Contains(r.Steps[1].Result, `"MirrorSourceConnector":"STOPPED"`) {
 		t.Fatalf("step result %s", r.Steps[1].Result)
 	}
@@ -526,32 +309,32 @@ func TestStopMirrorThroughConnectAndPreview(t *testing.T) {
 // console would be. The chain verifies afterwards, and editing any record
 // by SQL breaks it.
 func TestCrashResumeKeepsAuditChain(t *testing.T) {
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	catalogued(t, e, "file:/sp/1")
 	ctx := context.Background()
 	restart := func() *runbook.Runbook {
-		s, err := storage.Open(e.path)
+		s, err := storage.Open(e.Path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
 		// A new Runbook, as a restarted console builds it (empty caches, no crash hook).
-		rb := runbook.Runbook{Store: s, Audit: runbook.StoreAuditor{Store: s}, Monitor: e.rb.Monitor, Config: e.rb.Config, Log: e.rb.Log, Clock: e.rb.Clock,
-			Connect: e.rb.Connect, Flink: e.rb.Flink, StopVerifyWindow: e.rb.StopVerifyWindow, Catalog: e.rb.Catalog}
+		rb := runbook.Runbook{Store: s, Audit: runbook.StoreAuditor{Store: s}, Monitor: e.RB.Monitor, Config: e.RB.Config, Log: e.RB.Log, Clock: e.RB.Clock,
+			Connect: e.RB.Connect, Flink: e.RB.Flink, StopVerifyWindow: e.RB.StopVerifyWindow, Catalog: e.RB.Catalog}
 		runbook.Restarted()
 		return &rb
 	}
 	rb := restart()
 	plan := fullPlan()
-	id, err := rb.Create(ctx, alice, plan, "drill")
+	id, err := rb.Create(ctx, runbooktest.Alice, plan, "drill")
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, _ := rb.Get(ctx, id)
-	if err := rb.Approve(ctx, bob, id, r.PlanHash, ""); err != nil {
+	if err := rb.Approve(ctx, runbooktest.Bob, id, r.PlanHash, ""); err != nil {
 		t.Fatal(err)
 	}
-	e.sb.SetMirrorRunning(false)
+	e.SB.SetMirrorRunning(false)
 	crashed := errors.New("crash")
 	for idx := range plan.Steps {
 		for _, point := range []string{"started", "effect-done"} {
@@ -562,13 +345,13 @@ func TestCrashResumeKeepsAuditChain(t *testing.T) {
 			}
 			func() {
 				defer func() { recover() }()
-				if x, err := rb.Begin(ctx, alice, id, idx, "primary->dr", ""); err == nil {
+				if x, err := rb.Begin(ctx, runbooktest.Alice, id, idx, "primary->dr", ""); err == nil {
 					x.Perform(ctx)
 				}
 			}()
 			rb = restart() // the console comes back
 		}
-		x, err := rb.Begin(ctx, alice, id, idx, "primary->dr", "")
+		x, err := rb.Begin(ctx, runbooktest.Alice, id, idx, "primary->dr", "")
 		if err != nil {
 			t.Fatalf("resuming step %d: %v", idx+1, err)
 		}
@@ -579,8 +362,8 @@ func TestCrashResumeKeepsAuditChain(t *testing.T) {
 	if r, _ := rb.Get(ctx, id); r.Status != "completed" {
 		t.Fatalf("run %s", r.Status)
 	}
-	if e.flink.runs != 1 {
-		t.Fatalf("Flink job submitted %d times", e.flink.runs)
+	if e.Flink.Runs != 1 {
+		t.Fatalf("Flink job submitted %d times", e.Flink.Runs)
 	}
 	n, bad, err := rb.Store.VerifyAudit(ctx)
 	if err != nil || bad != nil || n < 16 {
@@ -591,7 +374,7 @@ func TestCrashResumeKeepsAuditChain(t *testing.T) {
 		t.Fatalf("%d step starts on record, want 12 (3 attempts x 4 steps)", len(starts))
 	}
 	// Tamper with the approval by SQL, past the triggers: the chain breaks.
-	db, err := sql.Open("sqlite3", e.path)
+	db, err := sql.Open("sqlite3", e.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -608,7 +391,7 @@ func TestCrashResumeKeepsAuditChain(t *testing.T) {
 
 func TestClusterLinkPromoteAndFailover(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
 	link, err := demo.StartClusterLinkStandIn("dr-cluster", "dr-link", map[string]int{"payments": 2, "refunds": 1})
 	if err != nil {
@@ -616,16 +399,16 @@ func TestClusterLinkPromoteAndFailover(t *testing.T) {
 	}
 	defer link.Close()
 	link.SetPendingStopped(300 * time.Millisecond)
-	e.cfg.Flows = append(e.cfg.Flows, &config.Flow{Name: "link", Kind: "cluster-link", Source: "primary", Target: "dr",
+	e.Cfg.Flows = append(e.Cfg.Flows, &config.Flow{Name: "link", Kind: "cluster-link", Source: "primary", Target: "dr",
 		ClusterLink: &config.ClusterLink{RestURL: link.URL, ClusterID: "dr-cluster", Link: "dr-link"}})
-	if err := e.cfg.Normalize("test"); err != nil {
+	if err := e.Cfg.Normalize("test"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.rb.Create(ctx, alice, runbook.Plan{Flow: "link", Steps: []runbook.Step{{Kind: KindTranslateGroup, Group: "g"}}}, "x"); err == nil ||
+	if _, err := e.RB.Create(ctx, runbooktest.Alice, runbook.Plan{Flow: "link", Steps: []runbook.Step{{Kind: KindTranslateGroup, Group: "g"}}}, "x"); err == nil ||
 		!strings.Contains(err.Error(), "not needed") {
 		t.Fatalf("translation on a Cluster Linking flow: %v", err)
 	}
-	if _, err := e.rb.Create(ctx, alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindPromoteMirrors}}}, "x"); err == nil {
+	if _, err := e.RB.Create(ctx, runbooktest.Alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindPromoteMirrors}}}, "x"); err == nil {
 		t.Fatal("promote on an MM2 flow accepted")
 	}
 	approved := func(kind runbook.StepKind) int64 {
@@ -634,12 +417,12 @@ func TestClusterLinkPromoteAndFailover(t *testing.T) {
 	// Planned promote with lag: refused before anything is sent.
 	link.SetLag("payments", 1, 42)
 	id := approved(KindPromoteMirrors)
-	r, _ := e.rb.Get(ctx, id)
-	pv := e.rb.Preview(ctx, r)[0]
+	r, _ := e.RB.Get(ctx, id)
+	pv := e.RB.Preview(ctx, r)[0]
 	if !strings.Contains(strings.Join(pv.Lines, "\n"), "payments (from payments): ACTIVE, lag 42") {
 		t.Fatalf("preview %v %s", pv.Lines, pv.Err)
 	}
-	if _, err := e.rb.Begin(ctx, alice, id, 0, "link", ""); !errors.Is(err, runbook.ErrRuleViolation) || !strings.Contains(err.Error(), "payments ACTIVE lag 42") {
+	if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, 0, "link", ""); !errors.Is(err, runbook.ErrRuleViolation) || !strings.Contains(err.Error(), "payments ACTIVE lag 42") {
 		t.Fatalf("promote with lag: %v", err)
 	}
 	if st := link.State(); len(st.Actions) != 1 || !st.Actions[0].ValidateOnly {
@@ -647,14 +430,14 @@ func TestClusterLinkPromoteAndFailover(t *testing.T) {
 	}
 	// Unplanned failover: goes ahead, states the loss, ends with every mirror STOPPED.
 	id = approved(KindFailoverMirrors)
-	x, err := e.rb.Begin(ctx, alice, id, 0, "link", "")
+	x, err := e.RB.Begin(ctx, runbooktest.Alice, id, 0, "link", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := x.Perform(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r, _ = e.rb.Get(ctx, id)
+	r, _ = e.RB.Get(ctx, id)
 	if r.Status != "completed" || !strings.Contains(r.Steps[0].Result, `"records_at_risk":42`) || !strings.Contains(r.Steps[0].Result, `"payments":"STOPPED"`) {
 		t.Fatalf("failover run %s result %s", r.Status, r.Steps[0].Result)
 	}
@@ -678,9 +461,9 @@ func TestRestoreNoteNamesRenamedTopics(t *testing.T) {
 // catalog) are translated and committed, not the group's own.
 func TestTranslateGroupFromSavepoint(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
-	tr := e.rb.Monitor.Translator("primary->dr")
+	tr := e.RB.Monitor.Translator("primary->dr")
 	spOffsets := map[model.TP]int64{{Topic: "orders", Partition: 0}: 7, {Topic: "orders", Partition: 1}: 11}
 	want := map[model.TP]int64{}
 	for tp, off := range spOffsets {
@@ -692,41 +475,41 @@ func TestTranslateGroupFromSavepoint(t *testing.T) {
 	}
 	const path = "file:/savepoints/savepoint-abc-1"
 	catalogued(t, e) // the step checks the savepoint's verdict when it starts
-	id, err := e.store.UpsertSavepoint(ctx, model.Savepoint{Path: path, Kind: model.KindSavepoint, Origin: model.OriginManual,
+	id, err := e.Store.UpsertSavepoint(ctx, model.Savepoint{Path: path, Kind: model.KindSavepoint, Origin: model.OriginManual,
 		Status: model.SavepointCompleted}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.SetSavepointOffsets(ctx, id, `{"orders-0":7,"orders-1":11}`, "kafka-source", 4, ""); err != nil {
+	if err := e.Store.SetSavepointOffsets(ctx, id, `{"orders-0":7,"orders-1":11}`, "kafka-source", 4, ""); err != nil {
 		t.Fatal(err)
 	}
 	step := runbook.Step{Kind: KindTranslateGroup, Group: "sp-group", FromSavepoint: "file:///savepoints/savepoint-abc-1/"}
-	if !strings.Contains(stepTitle(step, nil), "offsets of savepoint") {
-		t.Fatalf("title %q", stepTitle(step, nil))
+	if !strings.Contains(StepTitle(step, nil), "offsets of savepoint") {
+		t.Fatalf("title %q", StepTitle(step, nil))
 	}
-	run, err := e.rb.Create(ctx, alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{step, {Kind: KindTranslateGroup, Group: "sp-group", FromSavepoint: "file:/nowhere"}}}, "from savepoint")
+	run, err := e.RB.Create(ctx, runbooktest.Alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{step, {Kind: KindTranslateGroup, Group: "sp-group", FromSavepoint: "file:/nowhere"}}}, "from savepoint")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := e.rb.Get(ctx, run)
-	pv := e.rb.Preview(ctx, r)
+	r, _ := e.RB.Get(ctx, run)
+	pv := e.RB.Preview(ctx, r)
 	if pv[0].Err != "" || !strings.Contains(strings.Join(pv[0].Lines, "\n"), "savepoint "+path) {
 		t.Fatalf("preview: %+v", pv[0])
 	}
 	if !strings.Contains(pv[1].Err, "not in the savepoint catalog") {
 		t.Fatalf("preview of an unknown savepoint: %+v", pv[1])
 	}
-	if err := e.rb.Approve(ctx, bob, run, r.PlanHash, "ok"); err != nil {
+	if err := e.RB.Approve(ctx, runbooktest.Bob, run, r.PlanHash, "ok"); err != nil {
 		t.Fatal(err)
 	}
-	x, err := e.rb.Begin(ctx, alice, run, 0, "primary->dr", "")
+	x, err := e.RB.Begin(ctx, runbooktest.Alice, run, 0, "primary->dr", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := x.Perform(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, err := kadm.NewClient(drClient(e.rb.Monitor, "primary->dr")).FetchOffsets(ctx, "sp-group")
+	got, err := kadm.NewClient(runbooktest.DRClient(e.RB.Monitor, "primary->dr")).FetchOffsets(ctx, "sp-group")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -746,18 +529,18 @@ func TestTranslateGroupFromSavepoint(t *testing.T) {
 // recorded, and the next step cannot start while this one runs.
 func TestStepStartsExactlyOnce(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
 	plan := runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{
 		{Kind: KindTranslateGroup, Group: "billing", AllowPartial: true},
 		{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", JarID: "job.jar", SavepointPath: "file:/sp/1"},
 	}}
-	id, err := e.rb.Create(ctx, alice, plan, "drill")
+	id, err := e.RB.Create(ctx, runbooktest.Alice, plan, "drill")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := e.rb.Get(ctx, id)
-	if err := e.rb.Approve(ctx, carol, id, r.PlanHash, "go"); err != nil {
+	r, _ := e.RB.Get(ctx, id)
+	if err := e.RB.Approve(ctx, runbooktest.Carol, id, r.PlanHash, "go"); err != nil {
 		t.Fatal(err)
 	}
 	begun := make(chan *runbook.Execution, 6)
@@ -765,10 +548,10 @@ func TestStepStartsExactlyOnce(t *testing.T) {
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range 6 {
-		who := []runbook.Actor{alice, bob}[i%2]
+		who := []runbook.Actor{runbooktest.Alice, runbooktest.Bob}[i%2]
 		wg.Go(func() {
 			<-start
-			x, err := e.rb.Begin(ctx, who, id, 0, "primary->dr", "")
+			x, err := e.RB.Begin(ctx, who, id, 0, "primary->dr", "")
 			if err != nil {
 				errs <- err
 				return
@@ -793,26 +576,26 @@ func TestStepStartsExactlyOnce(t *testing.T) {
 		t.Fatalf("%d of 6 concurrent starts claimed the step, want 1", len(xs))
 	}
 	// While step 1 runs, neither it nor step 2 can start.
-	if _, err := e.rb.Begin(ctx, bob, id, 0, "primary->dr", ""); !errors.Is(err, storage.ErrConflict) {
+	if _, err := e.RB.Begin(ctx, runbooktest.Bob, id, 0, "primary->dr", ""); !errors.Is(err, storage.ErrConflict) {
 		t.Fatalf("step 1 started again while running: %v", err)
 	}
-	if _, err := e.rb.Begin(ctx, bob, id, 1, "primary->dr", ""); err == nil {
+	if _, err := e.RB.Begin(ctx, runbooktest.Bob, id, 1, "primary->dr", ""); err == nil {
 		t.Fatal("step 2 started while step 1 runs")
 	}
 	if err := xs[0].Perform(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.audit.count("failover.step-start-refused"); n != 6 {
+	if n := e.Audit.Count("failover.step-start-refused"); n != 6 {
 		t.Errorf("%d refusals on record, want 6 (5 concurrent, 1 while running)", n)
 	}
-	if s, d := e.audit.count("failover.step-start"), e.audit.count("failover.step-done"); s != 1 || d != 1 {
+	if s, d := e.Audit.Count("failover.step-start"), e.Audit.Count("failover.step-done"); s != 1 || d != 1 {
 		t.Errorf("%d step starts and %d results on record, want 1 and 1", s, d)
 	}
-	changes, _ := e.store.GroupChanges(ctx, "primary->dr", "billing")
+	changes, _ := e.Store.GroupChanges(ctx, "primary->dr", "billing")
 	if len(changes) != 1 || changes[0].Status != "applied" {
 		t.Fatalf("group changes %+v, want one, applied", changes)
 	}
-	if r, _ = e.rb.Get(ctx, id); r.Steps[0].Status != "done" || r.Steps[0].Attempts != 1 {
+	if r, _ = e.RB.Get(ctx, id); r.Steps[0].Status != "done" || r.Steps[0].Attempts != 1 {
 		t.Fatalf("step 1 %s after %d attempts", r.Steps[0].Status, r.Steps[0].Attempts)
 	}
 }
@@ -824,69 +607,69 @@ func TestStepStartsExactlyOnce(t *testing.T) {
 // first attempt made (committed once).
 func TestNoRunbookEffectWithoutAuditRecord(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
 	plan := runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindTranslateGroup, Group: "billing", AllowPartial: true}}}
-	id, err := e.rb.Create(ctx, alice, plan, "drill")
+	id, err := e.RB.Create(ctx, runbooktest.Alice, plan, "drill")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := e.rb.Get(ctx, id)
-	storagetest.FailAuditWrites(t, e.path, true)
-	if _, err := e.rb.Create(ctx, alice, plan, "drill"); err == nil {
+	r, _ := e.RB.Get(ctx, id)
+	storagetest.FailAuditWrites(t, e.Path, true)
+	if _, err := e.RB.Create(ctx, runbooktest.Alice, plan, "drill"); err == nil {
 		t.Fatal("a plan was created without its audit record")
 	}
-	if runs, _ := e.rb.Runs(ctx); len(runs) != 1 {
+	if runs, _ := e.RB.Runs(ctx); len(runs) != 1 {
 		t.Fatalf("%d runs stored, want 1", len(runs))
 	}
-	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, "ok"); err == nil {
+	if err := e.RB.Approve(ctx, runbooktest.Bob, id, r.PlanHash, "ok"); err == nil {
 		t.Fatal("an approval was given without its audit record")
 	}
-	if err := e.rb.Reject(ctx, bob, id, "no"); err == nil {
+	if err := e.RB.Reject(ctx, runbooktest.Bob, id, "no"); err == nil {
 		t.Fatal("a rejection was made without its audit record")
 	}
-	if r, _ = e.rb.Get(ctx, id); len(r.Approvals) != 0 || r.Status != "pending" {
+	if r, _ = e.RB.Get(ctx, id); len(r.Approvals) != 0 || r.Status != "pending" {
 		t.Fatalf("run %s with approvals %+v after unrecorded approve/reject", r.Status, r.Approvals)
 	}
-	storagetest.FailAuditWrites(t, e.path, false)
-	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, "ok"); err != nil {
+	storagetest.FailAuditWrites(t, e.Path, false)
+	if err := e.RB.Approve(ctx, runbooktest.Bob, id, r.PlanHash, "ok"); err != nil {
 		t.Fatal(err)
 	}
-	storagetest.FailAuditWrites(t, e.path, true)
-	if _, err := e.rb.Begin(ctx, alice, id, 0, "primary->dr", ""); err == nil {
+	storagetest.FailAuditWrites(t, e.Path, true)
+	if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, 0, "primary->dr", ""); err == nil {
 		t.Fatal("a step started without its audit record")
 	}
-	if r, _ = e.rb.Get(ctx, id); r.Steps[0].Status != "pending" || r.Status != "approved" {
+	if r, _ = e.RB.Get(ctx, id); r.Steps[0].Status != "pending" || r.Status != "approved" {
 		t.Fatalf("after an unrecorded start: run %s, step %s", r.Status, r.Steps[0].Status)
 	}
-	storagetest.FailAuditWrites(t, e.path, false)
-	x, err := e.rb.Begin(ctx, alice, id, 0, "primary->dr", "")
+	storagetest.FailAuditWrites(t, e.Path, false)
+	x, err := e.RB.Begin(ctx, runbooktest.Alice, id, 0, "primary->dr", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	storagetest.FailAuditWrites(t, e.path, true)
+	storagetest.FailAuditWrites(t, e.Path, true)
 	if err := x.Perform(ctx); err == nil || !strings.Contains(err.Error(), "not recorded") {
 		t.Fatalf("an unrecorded outcome passed: %v", err)
 	}
-	if r, _ = e.rb.Get(ctx, id); r.Steps[0].Status != "running" || r.Steps[0].Runner != "" || r.Status != "running" {
+	if r, _ = e.RB.Get(ctx, id); r.Steps[0].Status != "running" || r.Steps[0].Runner != "" || r.Status != "running" {
 		t.Fatalf("after an unrecorded outcome: run %s, step %s (runner %q), want running and released", r.Status, r.Steps[0].Status, r.Steps[0].Runner)
 	}
-	storagetest.FailAuditWrites(t, e.path, false)
-	if x, err = e.rb.Begin(ctx, bob, id, 0, "primary->dr", ""); err != nil {
+	storagetest.FailAuditWrites(t, e.Path, false)
+	if x, err = e.RB.Begin(ctx, runbooktest.Bob, id, 0, "primary->dr", ""); err != nil {
 		t.Fatalf("resuming a released step: %v", err)
 	}
 	if err := x.Perform(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if r, _ = e.rb.Get(ctx, id); r.Status != "completed" || r.Steps[0].Status != "done" {
+	if r, _ = e.RB.Get(ctx, id); r.Status != "completed" || r.Steps[0].Status != "done" {
 		t.Fatalf("run %s, step %s", r.Status, r.Steps[0].Status)
 	}
 	for action, want := range map[string]int{"failover.step-start": 2, "failover.step-done": 1, "failover.completed": 1} {
-		if n := e.audit.count(action); n != want {
+		if n := e.Audit.Count(action); n != want {
 			t.Errorf("%d %s records, want %d", n, action, want)
 		}
 	}
-	if changes, _ := e.store.GroupChanges(ctx, "primary->dr", "billing"); len(changes) != 1 || changes[0].Status != "applied" {
+	if changes, _ := e.Store.GroupChanges(ctx, "primary->dr", "billing"); len(changes) != 1 || changes[0].Status != "applied" {
 		t.Fatalf("group changes %+v, want one, applied", changes)
 	}
 }
@@ -897,10 +680,10 @@ func TestNoRunbookEffectWithoutAuditRecord(t *testing.T) {
 // created by someone else before the request counts.
 func TestSockPuppetApprovalsDoNotCount(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
 	requested := time.Now()
-	e.now = requested
+	e.Now = requested
 	for _, u := range []model.User{
 		{Name: "mallory", Role: "operator", CreatedBy: "alice", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
 		{Name: "shelly", Role: "operator", CreatedBy: "cli:Alice", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
@@ -908,23 +691,23 @@ func TestSockPuppetApprovalsDoNotCount(t *testing.T) {
 		{Name: "dave", Role: "operator", CreatedBy: "alice", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
 		{Name: "bob", Role: "operator", CreatedBy: "root-admin", CreatedMs: requested.Add(-time.Hour).UnixMilli()},
 	} {
-		if err := e.store.CreateUser(ctx, u); err != nil {
+		if err := e.Store.CreateUser(ctx, u); err != nil {
 			t.Fatal(err)
 		}
 	}
-	id, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
+	id, err := e.RB.Create(ctx, runbooktest.Alice, fullPlan(), "drill")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := e.rb.Get(ctx, id)
+	r, _ := e.RB.Get(ctx, id)
 	wants := map[string]string{"mallory": "created by the requester alice", "shelly": "created by the requester alice",
 		"late": "after the run was requested", "dave": "created by the requester alice"}
 	for name := range wants {
-		if err := e.rb.Approve(ctx, runbook.Actor{Name: name, Role: "operator"}, id, r.PlanHash, "ok"); err != nil {
+		if err := e.RB.Approve(ctx, runbook.Actor{Name: name, Role: "operator"}, id, r.PlanHash, "ok"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r, _ = e.rb.Get(ctx, id)
+	r, _ = e.RB.Get(ctx, id)
 	if r.Approved || len(r.ValidApprovers) != 0 || r.Status != "pending" {
 		t.Fatalf("sock-puppet approvals counted: approved %v by %v (%s)", r.Approved, r.ValidApprovers, r.Status)
 	}
@@ -933,13 +716,13 @@ func TestSockPuppetApprovalsDoNotCount(t *testing.T) {
 			t.Errorf("%s: discounted %q, want it to say %q", name, r.Discounted[name], want)
 		}
 	}
-	if _, err := e.rb.Begin(ctx, alice, id, 0, "", ""); !errors.Is(err, runbook.ErrNotApproved) {
+	if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, 0, "", ""); !errors.Is(err, runbook.ErrNotApproved) {
 		t.Fatalf("a step ran on sock-puppet approvals: %v", err)
 	}
-	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, "ok"); err != nil {
+	if err := e.RB.Approve(ctx, runbooktest.Bob, id, r.PlanHash, "ok"); err != nil {
 		t.Fatal(err)
 	}
-	if r, _ = e.rb.Get(ctx, id); !r.Approved || len(r.ValidApprovers) != 1 || r.ValidApprovers[0] != "bob" {
+	if r, _ = e.RB.Get(ctx, id); !r.Approved || len(r.ValidApprovers) != 1 || r.ValidApprovers[0] != "bob" {
 		t.Fatalf("bob's approval: approved %v by %v", r.Approved, r.ValidApprovers)
 	}
 }
@@ -952,19 +735,19 @@ func TestSockPuppetApprovalsDoNotCount(t *testing.T) {
 // afterwards, or a change by someone else, leaves the approval counting.
 func TestApprovalsFromAccountsTheRequesterTookOverDoNotCount(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
 	requested := time.Now()
-	e.now = requested
+	e.Now = requested
 	before := requested.Add(-time.Hour).UnixMilli()
 	for _, name := range []string{"pat", "cli-pat", "rolf", "ena", "reset", "other"} {
-		if err := e.store.CreateUser(ctx, model.User{Name: name, Role: "operator", CreatedBy: "root-admin", CreatedMs: before}); err != nil {
+		if err := e.Store.CreateUser(ctx, model.User{Name: name, Role: "operator", CreatedBy: "root-admin", CreatedMs: before}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	change := func(actor, action, name string, at time.Time) {
 		t.Helper()
-		if _, err := e.store.AppendAudit(ctx, model.AuditEntry{Actor: actor, Action: action, Subject: "user:" + name, AtMs: at.UnixMilli()}); err != nil {
+		if _, err := e.Store.AppendAudit(ctx, model.AuditEntry{Actor: actor, Action: action, Subject: "user:" + name, AtMs: at.UnixMilli()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -977,21 +760,21 @@ func TestApprovalsFromAccountsTheRequesterTookOverDoNotCount(t *testing.T) {
 	change("root-admin", "user.password", "other", requested.Add(time.Minute))
 	change("alice", "user.role", "other", requested.Add(-time.Hour)) // before the request: alice did not pick it for this run
 
-	id, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
+	id, err := e.RB.Create(ctx, runbooktest.Alice, fullPlan(), "drill")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := e.rb.Get(ctx, id)
+	r, _ := e.RB.Get(ctx, id)
 	wants := map[string]string{"pat": "password of pat was last set by the requester alice",
 		"cli-pat": "password of cli-pat was last set by the requester alice",
 		"rolf":    "changed the account rolf (user.role) after the run was requested",
 		"ena":     "changed the account ena (user.enable) after the run was requested"}
 	for name := range wants {
-		if err := e.rb.Approve(ctx, runbook.Actor{Name: name, Role: "operator"}, id, r.PlanHash, "ok"); err != nil {
+		if err := e.RB.Approve(ctx, runbook.Actor{Name: name, Role: "operator"}, id, r.PlanHash, "ok"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r, _ = e.rb.Get(ctx, id)
+	r, _ = e.RB.Get(ctx, id)
 	if r.Approved || len(r.ValidApprovers) != 0 {
 		t.Fatalf("approvals from taken-over accounts counted: approved %v by %v", r.Approved, r.ValidApprovers)
 	}
@@ -1001,11 +784,11 @@ func TestApprovalsFromAccountsTheRequesterTookOverDoNotCount(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"reset", "other"} {
-		if err := e.rb.Approve(ctx, runbook.Actor{Name: name, Role: "operator"}, id, r.PlanHash, "ok"); err != nil {
+		if err := e.RB.Approve(ctx, runbook.Actor{Name: name, Role: "operator"}, id, r.PlanHash, "ok"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if r, _ = e.rb.Get(ctx, id); !r.Approved || len(r.ValidApprovers) != 2 {
+	if r, _ = e.RB.Get(ctx, id); !r.Approved || len(r.ValidApprovers) != 2 {
 		t.Fatalf("approvals from accounts the requester does not control: approved %v by %v (discounted %v)", r.Approved, r.ValidApprovers, r.Discounted)
 	}
 }
@@ -1015,47 +798,36 @@ func TestApprovalsFromAccountsTheRequesterTookOverDoNotCount(t *testing.T) {
 // disabling them, which must also void what they approved).
 func TestApprovalFromDisabledOrDemotedAccountDoesNotCount(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
 	for _, name := range []string{"dora", "vic"} {
-		if err := e.store.CreateUser(ctx, model.User{Name: name, Role: "operator", CreatedBy: "root-admin", CreatedMs: e.now.Add(-time.Hour).UnixMilli()}); err != nil {
+		if err := e.Store.CreateUser(ctx, model.User{Name: name, Role: "operator", CreatedBy: "root-admin", CreatedMs: e.Now.Add(-time.Hour).UnixMilli()}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for name, change := range map[string]func(string) error{
-		"dora": func(n string) error { return e.store.SetDisabled(ctx, n, true) },
-		"vic":  func(n string) error { return e.store.SetRole(ctx, n, "viewer") },
+		"dora": func(n string) error { return e.Store.SetDisabled(ctx, n, true) },
+		"vic":  func(n string) error { return e.Store.SetRole(ctx, n, "viewer") },
 	} {
-		id, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
+		id, err := e.RB.Create(ctx, runbooktest.Alice, fullPlan(), "drill")
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, _ := e.rb.Get(ctx, id)
-		if err := e.rb.Approve(ctx, runbook.Actor{Name: name, Role: "operator"}, id, r.PlanHash, "ok"); err != nil {
+		r, _ := e.RB.Get(ctx, id)
+		if err := e.RB.Approve(ctx, runbook.Actor{Name: name, Role: "operator"}, id, r.PlanHash, "ok"); err != nil {
 			t.Fatal(err)
 		}
-		if r, _ = e.rb.Get(ctx, id); !r.Approved {
+		if r, _ = e.RB.Get(ctx, id); !r.Approved {
 			t.Fatalf("%s's approval did not count while the account was an enabled operator (%v)", name, r.Discounted)
 		}
 		if err := change(name); err != nil {
 			t.Fatal(err)
 		}
-		if r, _ = e.rb.Get(ctx, id); r.Approved || r.Discounted[name] == "" {
+		if r, _ = e.RB.Get(ctx, id); r.Approved || r.Discounted[name] == "" {
 			t.Fatalf("%s's approval still counts after the change: approved %v by %v", name, r.Approved, r.ValidApprovers)
 		}
-		if _, err := e.rb.Begin(ctx, alice, id, 0, "", ""); !errors.Is(err, runbook.ErrNotApproved) {
+		if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, 0, "", ""); !errors.Is(err, runbook.ErrNotApproved) {
 			t.Fatalf("a step ran on %s's voided approval: %v", name, err)
 		}
 	}
-}
-
-// primaryClient and drClient are flow's clients as the monitor holds them.
-func primaryClient(m *monitor.Monitor, flow string) *kafka.Client {
-	p, _ := m.Clients(flow)
-	return p
-}
-
-func drClient(m *monitor.Monitor, flow string) *kafka.Client {
-	_, d := m.Clients(flow)
-	return d
 }

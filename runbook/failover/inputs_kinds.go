@@ -27,7 +27,7 @@ type logSide struct {
 
 var (
 	sideDR      = logSide{name: "DR", where: "in DR"}
-	sidePrimary = logSide{name: "the primary", where: "on the primary", primary: true}
+	SidePrimary = logSide{name: "the primary", where: "on the primary", primary: true}
 )
 
 // client is the side's client of a flow's two (Monitor.Clients).
@@ -44,9 +44,6 @@ var (
 	_ runbook.RestingStep = translateGroupStep{}
 	_ runbook.RestingStep = rewriteSavepointStep{}
 	_ runbook.RestingStep = restoreFlinkStep{}
-	_ runbook.RestingStep = translateGroupBackStep{}
-	_ runbook.RestingStep = rewriteBackStep{}
-	_ runbook.RestingStep = restoreBackStep{}
 )
 
 // restingStepOf is step kind k of a failover (or a drill) when it may
@@ -75,7 +72,7 @@ func (translateGroupStep) InputRules(ctx context.Context, rb *runbook.Runbook, r
 			pos[row.DR] = row.Translation.Offset
 		}
 	}
-	return append(rules, book(rb).positionsRule(ctx, r.Flow, name, sideDR, pos))
+	return append(rules, book(rb).PositionsRule(ctx, r.Flow, name, sideDR, pos))
 }
 
 func (rewriteSavepointStep) RestsOnInputs(runbook.Step) bool { return true }
@@ -94,7 +91,7 @@ func (rewriteSavepointStep) InputRules(ctx context.Context, rb *runbook.Runbook,
 			pos[row.DR] = row.Target.Offset
 		}
 	}
-	return append(rules, book(rb).positionsRule(ctx, r.Flow, name, sideDR, pos))
+	return append(rules, book(rb).PositionsRule(ctx, r.Flow, name, sideDR, pos))
 }
 
 func (restoreFlinkStep) RestsOnInputs(s runbook.Step) bool {
@@ -103,45 +100,10 @@ func (restoreFlinkStep) RestsOnInputs(s runbook.Step) bool {
 
 func (restoreFlinkStep) InputRules(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int) []runbook.RuleResult {
 	s := r.Plan.Steps[i]
-	if rewriteOf(r.Plan, s.SavepointPath) >= 0 {
-		return []runbook.RuleResult{book(rb).rewrittenPositionsRule(ctx, r.Flow, s.SavepointPath, sideDR)}
+	if RewriteOf(r.Plan, s.SavepointPath) >= 0 {
+		return []runbook.RuleResult{book(rb).RewrittenPositionsRule(ctx, r.Flow, s.SavepointPath, sideDR)}
 	}
 	return []runbook.RuleResult{book(rb).verdictRule(ctx, r.Flow, s.SavepointPath, nil)}
-}
-
-func (translateGroupBackStep) RestsOnInputs(runbook.Step) bool { return true }
-
-func (translateGroupBackStep) InputRules(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int) []runbook.RuleResult {
-	s := r.Plan.Steps[i]
-	name := "the positions group " + s.Group + " moves back to are still on the primary"
-	b, err := book(rb).groupBack(ctx, r, s.Group)
-	if err != nil {
-		return []runbook.RuleResult{{Name: name, Evidence: "unknown: " + err.Error()}}
-	}
-	return []runbook.RuleResult{book(rb).positionsRule(ctx, r.Flow, name, sidePrimary, b.Primary)}
-}
-
-func (rewriteBackStep) RestsOnInputs(runbook.Step) bool { return true }
-
-func (rewriteBackStep) InputRules(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int) []runbook.RuleResult {
-	name := "the positions the savepoint is rewritten back to are still on the primary"
-	if rb.Catalog == nil {
-		return []runbook.RuleResult{{Name: name, Evidence: "unknown: no savepoint catalog to read the savepoint"}}
-	}
-	p, err := book(rb).backTargets(ctx, r, r.Plan.Steps[i])
-	if err != nil {
-		return []runbook.RuleResult{{Name: name, Evidence: "unknown: " + err.Error()}}
-	}
-	return []runbook.RuleResult{book(rb).positionsRule(ctx, r.Flow, name, sidePrimary, p.Primary)}
-}
-
-// A failback restores only its rewritten-back copy.
-func (restoreBackStep) RestsOnInputs(s runbook.Step) bool {
-	return strings.TrimSpace(s.SavepointPath) != ""
-}
-
-func (restoreBackStep) InputRules(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int) []runbook.RuleResult {
-	return []runbook.RuleResult{book(rb).rewrittenPositionsRule(ctx, r.Flow, r.Plan.Steps[i].SavepointPath, sidePrimary)}
 }
 
 // verdictRule asks the savepoint catalog, now, whether savepoint path can
@@ -165,7 +127,7 @@ func (rb Book) verdictRule(ctx context.Context, flow, path string, chosen map[st
 		rr.Evidence = "unknown: " + err.Error()
 		return rr
 	case sp.Origin == model.OriginRewritten:
-		return rb.rewrittenPositionsRule(ctx, flow, path, sideDR)
+		return rb.RewrittenPositionsRule(ctx, flow, path, sideDR)
 	}
 	u, err := rb.Catalog.Usability(ctx, sp, flow)
 	if err != nil {
@@ -191,10 +153,10 @@ func (rb Book) verdictRule(ctx context.Context, flow, path string, chosen map[st
 	return rr
 }
 
-// rewrittenPositionsRule checks a rewritten savepoint's positions (side's
+// RewrittenPositionsRule checks a rewritten savepoint's positions (side's
 // topics and offsets already, as the catalog read them back) against
 // side's current log start.
-func (rb Book) rewrittenPositionsRule(ctx context.Context, flow, path string, side logSide) runbook.RuleResult {
+func (rb Book) RewrittenPositionsRule(ctx context.Context, flow, path string, side logSide) runbook.RuleResult {
 	name := "the positions of the rewritten savepoint " + path + " are still " + side.where
 	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(path))
 	if err != nil {
@@ -214,14 +176,14 @@ func (rb Book) rewrittenPositionsRule(ctx context.Context, flow, path string, si
 			pos[tp] = off
 		}
 	}
-	return rb.positionsRule(ctx, flow, name, side, pos)
+	return rb.PositionsRule(ctx, flow, name, side, pos)
 }
 
-// positionsRule reads side's log starts and fails when any of pos (side's
+// PositionsRule reads side's log starts and fails when any of pos (side's
 // partitions and the offsets a step moves them to) lies before one: the
 // records from there were deleted by retention, and a job or group put
 // there would silently skip to wherever its reset policy leads.
-func (rb Book) positionsRule(ctx context.Context, flow, name string, side logSide, pos map[model.TP]int64) runbook.RuleResult {
+func (rb Book) PositionsRule(ctx context.Context, flow, name string, side logSide, pos map[model.TP]int64) runbook.RuleResult {
 	rr := runbook.RuleResult{Name: name}
 	if len(pos) == 0 {
 		rr.OK, rr.Evidence = true, "no position "+side.where+" to check"

@@ -31,6 +31,7 @@ import (
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/translation"
 )
@@ -156,7 +157,7 @@ func newKillRig(t *testing.T) *killRig {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 5, CheckpointInterval: sandboxCheckpoints})
+	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 5, CheckpointInterval: runbooktest.SandboxCheckpoints})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func newKillRig(t *testing.T) *killRig {
 		Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon}}
 	// The savepoint to rewrite: real, with a topic no mirror copies (its
 	// partitions start where alice chose).
-	rewritetest.RenamedCopy(t, rewriteFixture, filepath.Join(spDir, "src"), "orders-users-source", map[string]string{"users": "clicks"})
+	rewritetest.RenamedCopy(t, runbooktest.RewriteFixture, filepath.Join(spDir, "src"), "orders-users-source", map[string]string{"users": "clicks"})
 	if _, err := rb.Catalog.Register(ctx, filepath.Join(spDir, "src")); err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
 	if err != nil || rewritten.Origin != model.OriginRewritten || rewritten.RewrittenFrom != rewrite.RewriteFrom {
 		t.Fatalf("rewritten savepoint in the catalog: %+v %v", rewritten, err)
 	}
-	if err := book(rb).sameRewrite(ctx, rewrite, mustTargets(t, &env{rb: rb}, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{rewrite}})); err != nil {
+	if err := book(rb).sameRewrite(ctx, rewrite, mustTargets(t, &runbooktest.Env{RB: rb}, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{rewrite}})); err != nil {
 		t.Fatalf("the rewritten savepoint after SIGKILLs: %v", err)
 	}
 	for _, req := range fl.Jobs() {
@@ -327,7 +328,7 @@ func TestRunbookSurvivesSIGKILLAtEveryBoundary(t *testing.T) {
 	if len(changes) != 1 || changes[0].Status != "applied" {
 		t.Fatalf("%d group changes recorded (%+v), want one, applied", len(changes), changes)
 	}
-	got, err := kadm.NewClient(drClient(k.mon, "primary->dr")).FetchOffsets(ctx, "billing")
+	got, err := kadm.NewClient(runbooktest.DRClient(k.mon, "primary->dr")).FetchOffsets(ctx, "billing")
 	if err != nil {
 		t.Fatal(err)
 	}

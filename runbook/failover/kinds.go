@@ -44,49 +44,74 @@ var stepKinds = map[runbook.StepKind]stepKind{
 	KindRewriteSavepoint: rewriteSavepointStep{},
 }
 
-// stepTrait is what the plan checks, other steps and the pages ask of a
+// StepTrait is what the plan checks, other steps and the pages ask of a
 // step kind without running it: which step is the restore, the cut, a
-// translation. Each kind states its traits once, in stepTraits.
-type stepTrait uint16
+// translation. Each kind states its traits once, in stepTraits (another
+// package's kinds through RegisterSteps).
+type StepTrait uint16
 
 const (
-	cutsMirror          stepTrait = 1 << iota // stops the forward mirror: its evidence is the cut
+	cutsMirror          StepTrait = 1 << iota // stops the forward mirror: its evidence is the cut
 	countsLoss                                // records what the failover lost at the cut
 	translates                                // commits a primary group's translated offsets to DR
-	translatesBack                            // moves a DR group back to the primary
+	TranslatesBack                            // moves a DR group back to the primary
 	restores                                  // starts the Flink job
-	rewrites                                  // writes a rewritten savepoint
-	rewritesDRSavepoint                       // rewrites the savepoint savepoint-dr took
-	restartsForward                           // restarts the forward flow, ending a failback
-	leavesMirrorsPaused                       // may leave the primary's mirror topics paused
+	Rewrites                                  // writes a rewritten savepoint
+	RewritesDRSavepoint                       // rewrites the savepoint savepoint-dr took
+	RestartsForward                           // restarts the forward flow, ending a failback
+	LeavesMirrorsPaused                       // may leave the primary's mirror topics paused
 )
 
-var stepTraits = map[runbook.StepKind]stepTrait{
-	KindStopMirror:         cutsMirror | countsLoss,
-	KindPromoteMirrors:     cutsMirror,
-	KindFailoverMirrors:    cutsMirror,
-	KindTranslateGroup:     translates,
-	KindRestoreFlink:       restores,
-	KindRewriteSavepoint:   rewrites,
-	KindTranslateGroupBack: translatesBack,
-	KindRewriteBack:        rewrites | rewritesDRSavepoint,
-	KindRestartForward:     restartsForward,
-	KindReverseToPrimary:   leavesMirrorsPaused,
+var stepTraits = map[runbook.StepKind]StepTrait{
+	KindStopMirror:       cutsMirror | countsLoss,
+	KindPromoteMirrors:   cutsMirror,
+	KindFailoverMirrors:  cutsMirror,
+	KindTranslateGroup:   translates,
+	KindRestoreFlink:     restores,
+	KindRewriteSavepoint: Rewrites,
 }
 
-// is says whether kind k has trait t.
-func is(k runbook.StepKind, t stepTrait) bool { return stepTraits[k]&t != 0 }
+// onlyIn is the plan kind each step kind another package registered
+// belongs to: this package's plans refuse them (stepsElsewhere).
+var onlyIn = map[runbook.StepKind]runbook.PlanKind{}
 
-// first is the index of p's first step with trait t; -1 when none has it.
-func first(p runbook.Plan, t stepTrait) int {
-	return slices.IndexFunc(p.Steps, func(s runbook.Step) bool { return is(s.Kind, t) })
+// rewriteSources say where a rewrite step kind of another package reads
+// its savepoint from, when not from its RewriteFrom (rewriteDone).
+var rewriteSources = map[runbook.StepKind]func(context.Context, *runbook.Runbook, *runbook.Run) (string, error){}
+
+// RegisterSteps registers plan kind kind's own step kinds with their
+// traits, from the registering package's init: the shared step machinery
+// here (first, StepsThat, the plan checks) reads the traits, and the
+// other plan kinds refuse the steps.
+func RegisterSteps(kind runbook.PlanKind, traits map[runbook.StepKind]StepTrait) {
+	for k, t := range traits {
+		if t != 0 {
+			stepTraits[k] = t
+		}
+		onlyIn[k] = kind
+	}
 }
 
-// stepsThat are p's steps with trait t, in plan order.
-func stepsThat(p runbook.Plan, t stepTrait) []runbook.Step {
+// RegisterRewriteSource says where rewrite step kind k's savepoint comes
+// from (a rewrite of a savepoint the run itself took), so a later step's
+// check of the rewrite compares against it.
+func RegisterRewriteSource(k runbook.StepKind, source func(context.Context, *runbook.Runbook, *runbook.Run) (string, error)) {
+	rewriteSources[k] = source
+}
+
+// Is says whether kind k has trait t.
+func Is(k runbook.StepKind, t StepTrait) bool { return stepTraits[k]&t != 0 }
+
+// First is the index of p's first step with trait t; -1 when none has it.
+func First(p runbook.Plan, t StepTrait) int {
+	return slices.IndexFunc(p.Steps, func(s runbook.Step) bool { return Is(s.Kind, t) })
+}
+
+// StepsThat are p's steps with trait t, in plan order.
+func StepsThat(p runbook.Plan, t StepTrait) []runbook.Step {
 	var out []runbook.Step
 	for _, s := range p.Steps {
-		if is(s.Kind, t) {
+		if Is(s.Kind, t) {
 			out = append(out, s)
 		}
 	}
@@ -241,12 +266,12 @@ func (restoreFlinkStep) title(s runbook.Step, _ *config.Flow) string {
 }
 func (restoreFlinkStep) problems(cfg *config.Config, _ *config.Flow, p runbook.Plan, i int) []string {
 	if p.Kind == runbook.PlanFailback {
-		return nil // flinkBackProblems: it goes to the primary
+		return nil // runbook/failback checks it (flinkBackProblems): it goes to the primary
 	}
 	var out []string
 	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	s := p.Steps[i]
-	t := flinkTarget(cfg, s.FlinkTarget)
+	t := FlinkTarget(cfg, s.FlinkTarget)
 	switch {
 	case t == nil:
 		bad("no Flink target named %q in flink_targets", s.FlinkTarget)
@@ -276,19 +301,19 @@ func (restoreFlinkStep) problems(cfg *config.Config, _ *config.Flow, p runbook.P
 	return append(out, restoredRewriteProblems(p, i)...)
 }
 func (restoreFlinkStep) rules(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int, _ string) []runbook.RuleResult {
-	return book(rb).restoreRewrittenRule(ctx, r, i)
+	return book(rb).RestoreRewrittenRule(ctx, r, i)
 }
 func (restoreFlinkStep) preview(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int) ([]string, error) {
-	return book(rb).previewRestore(ctx, r, i, r.Plan.Steps[i]), nil
+	return book(rb).PreviewRestore(ctx, r, i, r.Plan.Steps[i]), nil
 }
 func (restoreFlinkStep) do(ctx context.Context, w audit.Written, e *runbook.Execution) (any, error) {
-	if err := book(e.Runbook).rewrittenReady(ctx, e.Run, e.Step); err != nil {
+	if err := book(e.Runbook).RewrittenReady(ctx, e.Run, e.Step); err != nil {
 		return nil, err
 	}
-	if t := flinkTarget(e.Runbook.Config, e.Step.FlinkTarget); t != nil && t.Kubernetes != nil {
+	if t := FlinkTarget(e.Runbook.Config, e.Step.FlinkTarget); t != nil && t.Kubernetes != nil {
 		return book(e.Runbook).restoreKubernetes(ctx, w, e.Run, e.Idx, e.Step, t, e.Progress)
 	}
-	return book(e.Runbook).restoreFlink(ctx, w, e.Run, e.Idx, e.Step)
+	return book(e.Runbook).RestoreFlink(ctx, w, e.Run, e.Idx, e.Step)
 }
 
 // mirrorsStep promotes a Cluster Linking flow's mirror topics (the
@@ -301,7 +326,7 @@ type mirrorsStep struct {
 }
 
 func (m mirrorsStep) title(_ runbook.Step, flow *config.Flow) string {
-	return m.verb + " the mirror topics of link " + linkName(flow) + m.how
+	return m.verb + " the mirror topics of link " + LinkName(flow) + m.how
 }
 func (mirrorsStep) problems(_ *config.Config, flow *config.Flow, _ runbook.Plan, _ int) []string {
 	if !flow.IsClusterLink() {
@@ -343,14 +368,14 @@ func (rewriteSavepointStep) do(ctx context.Context, w audit.Written, e *runbook.
 	return book(e.Runbook).rewriteSavepoint(ctx, w, e.Run, e.Step)
 }
 
-func linkName(f *config.Flow) string {
+func LinkName(f *config.Flow) string {
 	if f == nil || f.ClusterLink == nil {
 		return "?"
 	}
 	return f.ClusterLink.Link
 }
 
-func flinkTarget(cfg *config.Config, name string) *config.FlinkTarget {
+func FlinkTarget(cfg *config.Config, name string) *config.FlinkTarget {
 	for _, t := range cfg.FlinkTargets {
 		if t.Name == name {
 			return t

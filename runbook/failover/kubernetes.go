@@ -66,14 +66,14 @@ func (rb Book) restoreKubernetes(ctx context.Context, w audit.Written, r *runboo
 func (rb Book) previewKubernetes(ctx context.Context, r *runbook.Run, idx int, s runbook.Step, t *config.FlinkTarget) []string {
 	k := t.Kubernetes
 	p := kubeRestore(r, idx, s, k)
-	lines := []string{fmt.Sprintf("Kubernetes API: merge-patch FlinkDeployment %s/%s (on its current resourceVersion) so the Flink Kubernetes Operator redeploys it from %s:", k.Namespace, k.Deployment, orNone(s.SavepointPath)),
+	lines := []string{fmt.Sprintf("Kubernetes API: merge-patch FlinkDeployment %s/%s (on its current resourceVersion) so the Flink Kubernetes Operator redeploys it from %s:", k.Namespace, k.Deployment, OrNone(s.SavepointPath)),
 		p.MergePatch(),
 		fmt.Sprintf("then follow its status until the job is RUNNING (at most %s); no rollback to the previous job afterwards.", k.Timeout.D())}
 	c, err := rb.kubeClient(k)
 	if err == nil {
 		var d *kube.Deployment
 		if d, err = c.GetDeployment(ctx); err == nil {
-			lines = append(lines, fmt.Sprintf("now: lifecycle %s, job %s, savepointRedeployNonce %s", orNone(string(d.Status.LifecycleState)), orNone(string(d.Status.JobState)), nonceText(d.Job.Nonce)))
+			lines = append(lines, fmt.Sprintf("now: lifecycle %s, job %s, savepointRedeployNonce %s", OrNone(string(d.Status.LifecycleState)), OrNone(string(d.Status.JobState)), nonceText(d.Job.Nonce)))
 		}
 	}
 	if err != nil {

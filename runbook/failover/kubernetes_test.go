@@ -11,6 +11,7 @@ import (
 	"github.com/drconsole/drconsole/kube"
 	"github.com/drconsole/drconsole/kube/kubetest"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 )
 
 // A restore-flink step on a target with `kubernetes` patches the
@@ -20,7 +21,7 @@ import (
 // is checked for what a FlinkDeployment decides itself.
 func TestRestoreFlinkThroughKubernetes(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	catalogued(t, e, "s3://dr/sp-1")
 	ctx := context.Background()
 	s := kubetest.New(t)
@@ -38,37 +39,37 @@ func TestRestoreFlinkThroughKubernetes(t *testing.T) {
 	defer cancel()
 	go op.Run(octx)
 	k := &config.Kubernetes{InCluster: true, Namespace: "flink-dr", Deployment: "events-job", UseStateSnapshot: "auto", Timeout: config.Duration(30 * time.Second)}
-	e.cfg.FlinkTargets = append(e.cfg.FlinkTargets, &config.FlinkTarget{Name: "flink-k8s", RestURL: "http://127.0.0.1:3", Region: "dr", Kubernetes: k})
-	e.rb.Kube = func(got *config.Kubernetes) (*kube.Client, error) {
+	e.Cfg.FlinkTargets = append(e.Cfg.FlinkTargets, &config.FlinkTarget{Name: "flink-k8s", RestURL: "http://127.0.0.1:3", Region: "dr", Kubernetes: k})
+	e.RB.Kube = func(got *config.Kubernetes) (*kube.Client, error) {
 		return s.Client(t, got.Namespace, got.Deployment), nil
 	}
 
 	bad := runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindRestoreFlink, FlinkTarget: "flink-k8s", JarID: "job.jar", ClaimMode: "CLAIM"}}}
-	err := bad.Validate(e.cfg)
+	err := bad.Validate(e.Cfg)
 	if err == nil || !strings.Contains(err.Error(), "needs a savepoint") {
 		t.Fatalf("no savepoint: %v", err)
 	}
 	bad.Steps[0].SavepointPath = "s3://dr/sp-1"
-	if err = bad.Validate(e.cfg); err == nil || !strings.Contains(err.Error(), "its spec names the jar") {
+	if err = bad.Validate(e.Cfg); err == nil || !strings.Contains(err.Error(), "its spec names the jar") {
 		t.Fatalf("jar on a FlinkDeployment: %v", err)
 	}
 
 	plan := runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindRestoreFlink, FlinkTarget: "flink-k8s", SavepointPath: "s3://dr/sp-1",
 		Args: []string{"--bootstrap", "kafka.dr:9092"}}}}
-	id, err := e.rb.Create(ctx, alice, plan, "drill")
+	id, err := e.RB.Create(ctx, runbooktest.Alice, plan, "drill")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := e.rb.Get(ctx, id)
-	if err := e.rb.Approve(ctx, carol, id, r.PlanHash, "go"); err != nil {
+	r, _ := e.RB.Get(ctx, id)
+	if err := e.RB.Approve(ctx, runbooktest.Carol, id, r.PlanHash, "go"); err != nil {
 		t.Fatal(err)
 	}
-	if p := e.rb.PreviewStep(ctx, r, 0); !strings.Contains(strings.Join(p.Lines, "\n"), `"savepointRedeployNonce": `) ||
+	if p := e.RB.PreviewStep(ctx, r, 0); !strings.Contains(strings.Join(p.Lines, "\n"), `"savepointRedeployNonce": `) ||
 		!strings.Contains(strings.Join(p.Lines, "\n"), "now: lifecycle STABLE, job RUNNING, savepointRedeployNonce unset") {
 		t.Fatalf("preview %q", p.Lines)
 	}
-	w := &Worker{Runbook: e.rb}
-	if err := w.Execute(ctx, alice, id, 0, "primary->dr", ""); err != nil {
+	w := &Worker{Runbook: e.RB}
+	if err := w.Execute(ctx, runbooktest.Alice, id, 0, "primary->dr", ""); err != nil {
 		t.Fatal(err)
 	}
 	var saw string
@@ -77,7 +78,7 @@ func TestRestoreFlinkThroughKubernetes(t *testing.T) {
 		if p := w.Progress(id, 1)[0]; strings.Contains(p, "FlinkDeployment flink-dr/events-job: ") {
 			saw = p
 		}
-		if r, _ = e.rb.Get(ctx, id); r.Steps[0].Status == "done" || r.Steps[0].Status == "failed" || time.Now().After(deadline) {
+		if r, _ = e.RB.Get(ctx, id); r.Steps[0].Status == "done" || r.Steps[0].Status == "failed" || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(2 * time.Millisecond)
@@ -93,8 +94,8 @@ func TestRestoreFlinkThroughKubernetes(t *testing.T) {
 			t.Errorf("result %s lacks %s", r.Steps[0].Result, want)
 		}
 	}
-	if e.flink.runs != 0 {
-		t.Fatalf("%d jar runs through Flink REST for a Kubernetes target", e.flink.runs)
+	if e.Flink.Runs != 0 {
+		t.Fatalf("%d jar runs through Flink REST for a Kubernetes target", e.Flink.Runs)
 	}
 	job := s.Get("flinkdeployments", "flink-dr", "events-job")["spec"].(map[string]any)["job"].(map[string]any)
 	if job["initialSavepointPath"] != "s3://dr/sp-1" || job["savepointRedeployNonce"] == nil {

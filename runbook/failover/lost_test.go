@@ -19,12 +19,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/kafka/kafkatest"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -41,46 +41,7 @@ type lostEnv struct {
 	ts    map[string]int64
 }
 
-func i64(v int64) *int64 { return &v }
-
 func tpOf(topic string, p int32) model.TP { return model.TP{Topic: topic, Partition: p} }
-
-// completeRun stores a run of plan and walks it to completed through the
-// store, as the runbook would (break-glass standing in for approvals).
-func completeRun(t *testing.T, store *storage.Store, plan runbook.Plan, atMs int64) int64 {
-	t.Helper()
-	ctx := context.Background()
-	rec := func(action audit.Action) model.AuditEntry {
-		e, err := runbook.AuditEntry(alice, action, "test", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
-	body, _ := json.Marshal(plan)
-	id, _, err := store.CreateFailoverRun(ctx, model.Run{Flow: plan.Flow, Reason: "test", CreatedBy: alice.Name, CreatedMs: atMs,
-		PlanJSON: string(body), PlanHash: plan.Hash(), ApprovalsRequired: 1}, runbook.StepKinds(plan), rec("failover.plan"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.SetBreakGlass(ctx, id, "test run", atMs, rec("failover.BREAK-GLASS")); err != nil {
-		t.Fatal(err)
-	}
-	for i := range plan.Steps {
-		if _, err := store.StartFailoverStep(ctx, storage.StepStart{RunID: id, Idx: i, Runner: "r", Actor: alice.Name, AtMs: atMs, Record: rec("failover.step-start")}); err != nil {
-			t.Fatal(err)
-		}
-		o := storage.StepOutcome{RunID: id, Idx: i, Runner: "r", Result: "{}", AtMs: atMs, Record: rec("failover.step-done")}
-		if i == len(plan.Steps)-1 {
-			c := rec("failover.completed")
-			o.Completed = &c
-		}
-		if err := store.FinishFailoverStep(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return id
-}
 
 // newLostEnv: ten records in every partition before the cut, and a cut per
 // partition that knows a different amount of what reached DR:
@@ -109,12 +70,12 @@ func newLostEnv(t *testing.T) *lostEnv {
 		}
 	}
 	cut := []model.CutPosition{
-		{Topic: "events", Partition: 0, DREnd: i64(10), SyncUp: i64(9), SyncDown: i64(9)},
-		{Topic: "events", Partition: 1, DREnd: i64(10), SyncUp: i64(9), SyncDown: i64(9)},
-		{Topic: "orders", Partition: 0, DREnd: i64(10), SyncUp: i64(6), SyncDown: i64(6)},
-		{Topic: "orders", Partition: 1, DREnd: i64(10)},
-		{Topic: "users", Partition: 0, DREnd: i64(10), ConnectLast: i64(9)},
-		{Topic: "users", Partition: 1, DREnd: i64(0)},
+		{Topic: "events", Partition: 0, DREnd: runbooktest.I64(10), SyncUp: runbooktest.I64(9), SyncDown: runbooktest.I64(9)},
+		{Topic: "events", Partition: 1, DREnd: runbooktest.I64(10), SyncUp: runbooktest.I64(9), SyncDown: runbooktest.I64(9)},
+		{Topic: "orders", Partition: 0, DREnd: runbooktest.I64(10), SyncUp: runbooktest.I64(6), SyncDown: runbooktest.I64(6)},
+		{Topic: "orders", Partition: 1, DREnd: runbooktest.I64(10)},
+		{Topic: "users", Partition: 0, DREnd: runbooktest.I64(10), ConnectLast: runbooktest.I64(9)},
+		{Topic: "users", Partition: 1, DREnd: runbooktest.I64(0)},
 	}
 	for i := range cut {
 		cut[i].RemoteTopic = cut[i].Topic
@@ -141,9 +102,9 @@ func newLostEnv(t *testing.T) *lostEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	e.rb = &runbook.Runbook{Store: store, Config: cfg, Audit: testAudit{runbook.StoreAuditor{Store: store}}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	e.rb = &runbook.Runbook{Store: store, Config: cfg, Audit: runbooktest.Audit{StoreAuditor: runbook.StoreAuditor{Store: store}}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		LostLimits: runbook.LostLimits{Idle: 2 * time.Second}}
-	e.run = completeRun(t, store, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindPreflight}, {Kind: KindStopMirror}}}, base.Add(30*time.Minute).UnixMilli())
+	e.run = runbooktest.CompleteRun(t, store, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindPreflight}, {Kind: KindStopMirror}}}, base.Add(30*time.Minute).UnixMilli())
 	if err := store.SaveFailoverCut(ctx, e.run, cut); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +169,7 @@ func TestLostToDRCountsWhatNeverReachedDR(t *testing.T) {
 // decoded as the end line.
 func (e *lostEnv) export(t *testing.T, only *model.TP, w io.Writer) (records []LostRecordLine, end LostEnd, err error) {
 	t.Helper()
-	x, err := book(e.rb).PrepareLostExport(context.Background(), alice, "primary->dr", only)
+	x, err := book(e.rb).PrepareLostExport(context.Background(), runbooktest.Alice, "primary->dr", only)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,11 +223,11 @@ func TestLostExportHoldsExactlyTheRecordsAfterTheCut(t *testing.T) {
 		t.Fatalf("end %+v", end)
 	}
 	// The export is on record, with who asked for it.
-	if n := e.rb.Audit.(testAudit).count("failback.lost-export"); n != 1 {
+	if n := e.rb.Audit.(runbooktest.Audit).Count("failback.lost-export"); n != 1 {
 		t.Fatalf("%d export records", n)
 	}
 	// A viewer may look, not export.
-	if _, err := book(e.rb).PrepareLostExport(context.Background(), vera, "primary->dr", nil); err != runbook.ErrRole {
+	if _, err := book(e.rb).PrepareLostExport(context.Background(), runbooktest.Vera, "primary->dr", nil); err != runbook.ErrRole {
 		t.Fatalf("viewer export: %v", err)
 	}
 }
@@ -350,7 +311,7 @@ func TestActiveSideFollowsTheLastCompletedFailoverNotDrills(t *testing.T) {
 		t.Fatalf("%+v %v", a, err)
 	}
 	// A drill completing later is no failover.
-	completeRun(t, store, runbook.Plan{Flow: "primary->dr", Kind: runbook.PlanDrill, Steps: []runbook.Step{{Kind: KindPreflight}}}, time.Now().UnixMilli())
+	runbooktest.CompleteRun(t, store, runbook.Plan{Flow: "primary->dr", Kind: runbook.PlanDrill, Steps: []runbook.Step{{Kind: KindPreflight}}}, time.Now().UnixMilli())
 	if a2, _ := ActiveSideOf(ctx, store, "primary->dr"); a2 != a {
 		t.Fatalf("after a drill: %+v, want %+v", a2, a)
 	}
@@ -361,7 +322,7 @@ func TestActiveSideFollowsTheLastCompletedFailoverNotDrills(t *testing.T) {
 	// A run that has not completed does not move the flow.
 	plan := runbook.Plan{Flow: "other", Steps: []runbook.Step{{Kind: KindPreflight}}}
 	body, _ := json.Marshal(plan)
-	rec, _ := runbook.AuditEntry(alice, "failover.plan", "test", nil)
+	rec, _ := runbook.AuditEntry(runbooktest.Alice, "failover.plan", "test", nil)
 	if _, _, err := store.CreateFailoverRun(ctx, model.Run{Flow: "other", Reason: "x", CreatedBy: "alice", CreatedMs: 1, PlanJSON: string(body),
 		PlanHash: plan.Hash(), ApprovalsRequired: 1}, runbook.StepKinds(plan), rec); err != nil {
 		t.Fatal(err)
@@ -374,12 +335,12 @@ func TestActiveSideFollowsTheLastCompletedFailoverNotDrills(t *testing.T) {
 func TestLostToDROfARunThatRecordedNoCutIsUnknown(t *testing.T) {
 	t.Parallel()
 	e := newLostEnv(t)
-	run := completeRun(t, e.rb.Store, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindPreflight}}}, time.Now().UnixMilli())
+	run := runbooktest.CompleteRun(t, e.rb.Store, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindPreflight}}}, time.Now().UnixMilli())
 	l, err := book(e.rb).LostToDR(context.Background(), "primary->dr")
 	if err != nil || l.Active.Run != run || l.Recorded || len(l.Partitions) != 0 {
 		t.Fatalf("%+v %v", l, err)
 	}
-	if _, err := book(e.rb).PrepareLostExport(context.Background(), alice, "primary->dr", nil); err == nil || !strings.Contains(err.Error(), "unknown") {
+	if _, err := book(e.rb).PrepareLostExport(context.Background(), runbooktest.Alice, "primary->dr", nil); err == nil || !strings.Contains(err.Error(), "unknown") {
 		t.Fatalf("export of an unknown cut: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/notify"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 )
 
 // notifyReceiver is a webhook that hangs until released, then records the
@@ -59,13 +60,13 @@ func (r *notifyReceiver) events() []notify.Event {
 // runbook goes on: every run is done before it has accepted anything.
 func TestRunbookActionsReachNotificationReceivers(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	catalogued(t, e, "file:/sp/1")
 	ctx := context.Background()
 	recv := &notifyReceiver{release: make(chan struct{}), seen: map[string]bool{}}
 	srv := httptest.NewServer(recv)
 	defer srv.Close()
-	n := &notify.Notifier{Store: e.store, Receivers: []*config.Webhook{{Name: "ops", URL: srv.URL, Secret: "k"}},
+	n := &notify.Notifier{Store: e.Store, Receivers: []*config.Webhook{{Name: "ops", URL: srv.URL, Secret: "k"}},
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Poll: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
 		Client: &http.Client{Timeout: 300 * time.Millisecond}}
 	nctx, stop := context.WithCancel(ctx)
@@ -75,8 +76,8 @@ func TestRunbookActionsReachNotificationReceivers(t *testing.T) {
 	// History from before the notifier started is not announced: wait
 	// until it has taken its starting positions.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		_, a, _ := e.store.NotifyState(ctx, "audit")
-		_, r, _ := e.store.NotifyState(ctx, "run")
+		_, a, _ := e.Store.NotifyState(ctx, "audit")
+		_, r, _ := e.Store.NotifyState(ctx, "run")
 		if a && r {
 			break
 		}
@@ -87,19 +88,19 @@ func TestRunbookActionsReachNotificationReceivers(t *testing.T) {
 
 	approved := func(plan runbook.Plan) int64 {
 		t.Helper()
-		id, err := e.rb.Create(ctx, alice, plan, "drill")
+		id, err := e.RB.Create(ctx, runbooktest.Alice, plan, "drill")
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, _ := e.rb.Get(ctx, id)
-		if err := e.rb.Approve(ctx, bob, id, r.PlanHash, "go"); err != nil {
+		r, _ := e.RB.Get(ctx, id)
+		if err := e.RB.Approve(ctx, runbooktest.Bob, id, r.PlanHash, "go"); err != nil {
 			t.Fatal(err)
 		}
 		return id
 	}
 	step := func(id int64, idx int) error {
 		t.Helper()
-		x, err := e.rb.Begin(ctx, alice, id, idx, "primary->dr", "")
+		x, err := e.RB.Begin(ctx, runbooktest.Alice, id, idx, "primary->dr", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,24 +117,24 @@ func TestRunbookActionsReachNotificationReceivers(t *testing.T) {
 	if err := step(failed, 0); err != nil {
 		t.Fatal(err)
 	}
-	working := e.rb.Flink
-	e.rb.Flink = func(string) *flink.RESTClient { return flink.NewRESTClient("http://127.0.0.1:1") }
+	working := e.RB.Flink
+	e.RB.Flink = func(string) *flink.RESTClient { return flink.NewRESTClient("http://127.0.0.1:1") }
 	if err := step(failed, 1); err == nil {
 		t.Fatal("the restore step succeeded against a JobManager that refuses connections")
 	}
-	e.rb.Flink = working
-	rejected, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
+	e.RB.Flink = working
+	rejected, err := e.RB.Create(ctx, runbooktest.Alice, fullPlan(), "drill")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.rb.Reject(ctx, bob, rejected, "primary is back"); err != nil {
+	if err := e.RB.Reject(ctx, runbooktest.Bob, rejected, "primary is back"); err != nil {
 		t.Fatal(err)
 	}
-	cancelled, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
+	cancelled, err := e.RB.Create(ctx, runbooktest.Alice, fullPlan(), "drill")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.rb.Cancel(ctx, alice, cancelled, "drill over"); err != nil {
+	if err := e.RB.Cancel(ctx, runbooktest.Alice, cancelled, "drill over"); err != nil {
 		t.Fatal(err)
 	}
 	if got := recv.events(); len(got) != 0 {
@@ -168,7 +169,7 @@ func TestRunbookActionsReachNotificationReceivers(t *testing.T) {
 	if d := got[5].Details; d["error"] == nil {
 		t.Fatalf("the step-failed event carries no error: %v", d)
 	}
-	if a := got[7].Actor; a != bob.Name {
-		t.Fatalf("the rejection is announced as by %q, want %q", a, bob.Name)
+	if a := got[7].Actor; a != runbooktest.Bob.Name {
+		t.Fatalf("the rejection is announced as by %q, want %q", a, runbooktest.Bob.Name)
 	}
 }

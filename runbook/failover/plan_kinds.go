@@ -11,9 +11,9 @@ import (
 	"github.com/drconsole/drconsole/runbook"
 )
 
-// planKind is a plan kind of this package: a PlanType, and what its
-// steps ask of it besides the engine.
-type planKind interface {
+// PlanKind is a plan kind whose steps are this package's: a PlanType,
+// and what its steps ask of it besides the engine.
+type PlanKind interface {
 	runbook.PlanType
 	// SwitchesSides: a completed run makes the other side active.
 	SwitchesSides() bool
@@ -26,10 +26,9 @@ type planKind interface {
 	RestoreArgs(r *runbook.Run, s runbook.Step) []string
 }
 
-var planKinds = map[runbook.PlanKind]planKind{
+var planKinds = map[runbook.PlanKind]PlanKind{
 	runbook.PlanFailover: failoverKind{},
 	runbook.PlanDrill:    drillKind{},
-	runbook.PlanFailback: failbackKind{},
 }
 
 func init() {
@@ -40,29 +39,47 @@ func init() {
 
 // kindOf is p's kind; a failover's when p's kind is not one of these
 // (Validate refuses such a plan before it is stored).
-func kindOf(p runbook.Plan) planKind {
+func kindOf(p runbook.Plan) PlanKind {
 	if k, ok := planKinds[p.Kind]; ok {
 		return k
 	}
 	return failoverKind{}
 }
 
+// RegisterKind registers plan kind k of another package, from its init:
+// with the engine, and here, for this package's steps in its plans.
+func RegisterKind(k runbook.PlanKind, t PlanKind) {
+	planKinds[k] = t
+	runbook.Register(k, t)
+}
+
+// stepsElsewhere refuses p's steps of a kind another plan kind owns.
+func stepsElsewhere(p runbook.Plan) []error {
+	var errs []error
+	for i, s := range p.Steps {
+		if k, ok := onlyIn[s.Kind]; ok && k != p.Kind {
+			errs = append(errs, fmt.Errorf("step %d (%s): only in a %s plan", i+1, s.Kind, k))
+		}
+	}
+	return errs
+}
+
 // step is step kind k of a failover plan; nil for a kind that exists only
 // in another plan kind.
 func step(k runbook.StepKind) stepKind { return stepKinds[k] }
 
-// asPlanned is the default of a plan kind that runs its steps as written:
+// AsPlanned is the default of a plan kind that runs its steps as written:
 // the plan's own groups and job arguments, each step's own title,
 // confirmation, plan checks and preview inputs.
-type asPlanned struct{}
+type AsPlanned struct{}
 
-func (asPlanned) DRGroup(_ int64, group string) string                { return group }
-func (asPlanned) RestoreArgs(_ *runbook.Run, s runbook.Step) []string { return s.Args }
-func (asPlanned) Title(p runbook.Plan, i int, flow *config.Flow) string {
-	return stepTitle(p.Steps[i], flow)
+func (AsPlanned) DRGroup(_ int64, group string) string                { return group }
+func (AsPlanned) RestoreArgs(_ *runbook.Run, s runbook.Step) []string { return s.Args }
+func (AsPlanned) Title(p runbook.Plan, i int, flow *config.Flow) string {
+	return StepTitle(p.Steps[i], flow)
 }
-func (asPlanned) Irreversible(p runbook.Plan, i int) bool { return irreversible(p.Steps[i]) }
-func (asPlanned) Inputs(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int) []runbook.PreviewInput {
+func (AsPlanned) Irreversible(p runbook.Plan, i int) bool { return irreversible(p.Steps[i]) }
+func (AsPlanned) Inputs(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int) []runbook.PreviewInput {
 	if k := step(r.Plan.Steps[i].Kind); k != nil {
 		return k.inputs(ctx, rb, r, i)
 	}
@@ -78,22 +95,22 @@ func irreversible(s runbook.Step) bool {
 	return true
 }
 
-// stepTitle says what step s does, as its step kind says it.
-func stepTitle(s runbook.Step, flow *config.Flow) string {
+// StepTitle says what step s does, as its step kind says it.
+func StepTitle(s runbook.Step, flow *config.Flow) string {
 	if k := step(s.Kind); k != nil {
 		return k.title(s, flow)
 	}
 	return string(s.Kind)
 }
 
-// stepProblems are the plan checks of p's steps by their step kinds; a
+// StepProblems are the plan checks of p's steps by their step kinds; a
 // kind no plan kind knows is refused.
-func stepProblems(cfg *config.Config, p runbook.Plan) []error {
+func StepProblems(cfg *config.Config, p runbook.Plan) []error {
 	flow := cfg.Flow(p.Flow)
 	var errs []error
 	for i, s := range p.Steps {
 		k := step(s.Kind)
-		if k == nil && !slices.Contains(failbackKinds, s.Kind) { // failbackProblems checks those
+		if _, other := onlyIn[s.Kind]; k == nil && !other { // their own plan kind checks those
 			errs = append(errs, fmt.Errorf("step %d (%s): unknown step kind", i+1, s.Kind))
 		}
 		if k == nil {
@@ -107,7 +124,7 @@ func stepProblems(cfg *config.Config, p runbook.Plan) []error {
 }
 
 // failoverKind runs each step as its kind says.
-type failoverKind struct{ asPlanned }
+type failoverKind struct{ AsPlanned }
 
 func (failoverKind) Build(cfg *config.Config, q runbook.Request) runbook.Plan {
 	return buildFailover(cfg, q)
@@ -116,7 +133,7 @@ func (failoverKind) Stamp(context.Context, *runbook.Runbook, *runbook.Plan) erro
 	return nil
 }
 func (failoverKind) Problems(cfg *config.Config, p runbook.Plan) []error {
-	return append(failbackStepsElsewhere(p), stepProblems(cfg, p)...)
+	return append(stepsElsewhere(p), StepProblems(cfg, p)...)
 }
 func (failoverKind) Running(context.Context, *runbook.Runbook) func() { return func() {} }
 func (failoverKind) Finished(ctx context.Context, rb *runbook.Runbook) {
@@ -151,7 +168,7 @@ func (failoverKind) Do(ctx context.Context, w audit.Written, e *runbook.Executio
 }
 
 // drillKind runs a failover's steps as a rehearsal (drill.go).
-type drillKind struct{ asPlanned }
+type drillKind struct{ AsPlanned }
 
 // Build: a drill never stops or promotes production's mirror.
 func (drillKind) Build(cfg *config.Config, q runbook.Request) runbook.Plan {
@@ -168,10 +185,10 @@ func (drillKind) Title(p runbook.Plan, i int, flow *config.Flow) string {
 			return t
 		}
 	}
-	return stepTitle(p.Steps[i], flow)
+	return StepTitle(p.Steps[i], flow)
 }
 func (drillKind) Problems(cfg *config.Config, p runbook.Plan) []error {
-	return slices.Concat(drillProblems(cfg, p), failbackStepsElsewhere(p), stepProblems(cfg, p))
+	return slices.Concat(drillProblems(cfg, p), stepsElsewhere(p), StepProblems(cfg, p))
 }
 func (drillKind) Running(context.Context, *runbook.Runbook) func() { return func() {} }
 func (drillKind) Finished(context.Context, *runbook.Runbook)       {}
@@ -202,59 +219,4 @@ func (drillKind) Do(ctx context.Context, w audit.Written, e *runbook.Execution) 
 		return k.do(ctx, w, e)
 	}
 	return nil, fmt.Errorf("step kind %q is not part of a drill", e.Step.Kind)
-}
-
-// failbackKind returns a flow to the primary (failback.go).
-type failbackKind struct{ asPlanned }
-
-func (failbackKind) Build(cfg *config.Config, q runbook.Request) runbook.Plan {
-	if f := cfg.Flow(q.Flow); f != nil && f.IsClusterLink() {
-		return LinkFailbackPlan(q.Flow, q.PauseMirrors)
-	}
-	p := FailbackPlan(q.Flow, q.Groups...)
-	if q.FlinkBack != nil {
-		p = WithFlinkBack(p, *q.FlinkBack)
-	}
-	return p
-}
-func (failbackKind) Stamp(ctx context.Context, rb *runbook.Runbook, p *runbook.Plan) error {
-	return book(rb).StampFailback(ctx, p)
-}
-func (failbackKind) Title(p runbook.Plan, i int, flow *config.Flow) string {
-	if t := failbackTitle(p, p.Steps[i], flow); t != "" {
-		return t
-	}
-	return stepTitle(p.Steps[i], flow)
-}
-func (failbackKind) Problems(cfg *config.Config, p runbook.Plan) []error {
-	return append(failbackProblems(cfg, p), stepProblems(cfg, p)...)
-}
-func (failbackKind) RestsOn(p runbook.Plan, i int) runbook.RestingStep {
-	rs, _ := backSteps[p.Steps[i].Kind].(runbook.RestingStep)
-	return rs
-}
-func (failbackKind) SwitchesSides() bool { return true }
-func (failbackKind) CutsForward() bool   { return false }
-func (failbackKind) Target() model.Side  { return model.SidePrimary }
-func (failbackKind) Finished(ctx context.Context, rb *runbook.Runbook) {
-	book(rb).markFailedOver(ctx) // the primary is active again from now
-}
-
-// Running: the reverse flow shows on the pages from the moment its
-// connectors may exist to the moment they are stopped, not at the next
-// pass of WatchReverseFlowsEvery.
-func (failbackKind) Running(ctx context.Context, rb *runbook.Runbook) func() {
-	book(rb).watchReverse(ctx)
-	return func() { book(rb).watchReverse(context.WithoutCancel(ctx)) }
-}
-func (failbackKind) Rules(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int, _ string) []runbook.RuleResult {
-	return book(rb).failbackRules(ctx, r, i)
-}
-func (failbackKind) Preview(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int) ([]runbook.RuleResult, []string, error) {
-	rules := book(rb).failbackRules(ctx, r, i)
-	lines, err := book(rb).previewFailback(ctx, r, i)
-	return rules, lines, err
-}
-func (failbackKind) Do(ctx context.Context, _ audit.Written, e *runbook.Execution) (any, error) {
-	return failbackEffect(ctx, e)
 }

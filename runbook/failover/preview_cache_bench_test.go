@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 )
 
 // The run page's server-side preview work per render, against the
@@ -13,31 +14,31 @@ import (
 // (as every render does), then its previews are either taken from the
 // cache (now) or computed (before: every render, every 2 s poll).
 func BenchmarkRunPagePreviews(b *testing.B) {
-	e := newEnv(b, 1)
-	e.onConnect(b)
+	e := runbooktest.NewEnv(b, 1)
+	e.OnConnect(b)
 	ctx := context.Background()
-	id, err := e.rb.Create(ctx, alice, fullPlan(), "bench")
+	id, err := e.RB.Create(ctx, runbooktest.Alice, fullPlan(), "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
 	load := func() *runbook.Run {
-		r, err := e.rb.Get(ctx, id)
+		r, err := e.RB.Get(ctx, id)
 		if err != nil {
 			b.Fatal(err)
 		}
 		return r
 	}
 	b.Run("cached", func(b *testing.B) {
-		e.rb.Previews(ctx, load())
+		e.RB.Previews(ctx, load())
 		for b.Loop() {
-			if pv := e.rb.Previews(ctx, load()); !pv[2].Computed {
+			if pv := e.RB.Previews(ctx, load()); !pv[2].Computed {
 				b.Fatal("not cached")
 			}
 		}
 	})
 	b.Run("computed", func(b *testing.B) {
 		for b.Loop() {
-			if pv := e.rb.Preview(ctx, load()); pv[2].Err != "" {
+			if pv := e.RB.Preview(ctx, load()); pv[2].Err != "" {
 				b.Fatal(pv[2].Err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 )
 
 // A recompute replaces the preview; viewers may not recompute; the page
@@ -17,78 +18,78 @@ import (
 // Serial: its first view must come before the monitor ingests another
 // offset sync, which a loaded machine can let slip in.
 func TestPreviewRecomputeAndChangedInputs(t *testing.T) {
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
 	const path = "file:/savepoints/savepoint-preview-1"
-	sp, err := e.store.UpsertSavepoint(ctx, model.Savepoint{Path: path, Kind: model.KindSavepoint, Origin: model.OriginManual,
+	sp, err := e.Store.UpsertSavepoint(ctx, model.Savepoint{Path: path, Kind: model.KindSavepoint, Origin: model.OriginManual,
 		Status: model.SavepointCompleted}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.SetSavepointOffsets(ctx, sp, `{"orders-0":7}`, "kafka-source", 4, ""); err != nil {
+	if err := e.Store.SetSavepointOffsets(ctx, sp, `{"orders-0":7}`, "kafka-source", 4, ""); err != nil {
 		t.Fatal(err)
 	}
 	plan := runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindPreflight}, {Kind: KindTranslateGroup, Group: "sp-group", FromSavepoint: path}}}
-	id, err := e.rb.Create(ctx, alice, plan, "preview drill")
+	id, err := e.RB.Create(ctx, runbooktest.Alice, plan, "preview drill")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := e.rb.Get(ctx, id)
-	pv := e.rb.Previews(ctx, r)
+	r, _ := e.RB.Get(ctx, id)
+	pv := e.RB.Previews(ctx, r)
 	if !pv[1].Computed || len(pv[1].Changed) != 0 || !strings.Contains(strings.Join(pv[1].Lines, "\n"), "savepoint "+path) {
 		t.Fatalf("first view: %+v", pv[1])
 	}
 	at := pv[1].At
 
 	// A new offset sync ingested: the translation may differ.
-	_, syncs := e.rb.Monitor.Activity("primary->dr")
+	_, syncs := e.RB.Monitor.Activity("primary->dr")
 	deadline := time.Now().Add(30 * time.Second)
-	for _, n := e.rb.Monitor.Activity("primary->dr"); n == syncs; _, n = e.rb.Monitor.Activity("primary->dr") {
+	for _, n := e.RB.Monitor.Activity("primary->dr"); n == syncs; _, n = e.RB.Monitor.Activity("primary->dr") {
 		if time.Now().After(deadline) {
 			t.Fatal("no new offset sync in 30 s")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if pv = e.rb.Previews(ctx, r); !strings.Contains(strings.Join(pv[1].Changed, ";"), "offset syncs ingested") || !pv[1].At.Equal(at) {
+	if pv = e.RB.Previews(ctx, r); !strings.Contains(strings.Join(pv[1].Changed, ";"), "offset syncs ingested") || !pv[1].At.Equal(at) {
 		t.Fatalf("a new sync is not flagged (or the view recomputed): %+v", pv[1])
 	}
 	// The savepoint's offsets in the catalog changed.
-	if err := e.store.SetSavepointOffsets(ctx, sp, `{"orders-0":9}`, "kafka-source", 4, ""); err != nil {
+	if err := e.Store.SetSavepointOffsets(ctx, sp, `{"orders-0":9}`, "kafka-source", 4, ""); err != nil {
 		t.Fatal(err)
 	}
-	if pv = e.rb.Previews(ctx, r); !strings.Contains(strings.Join(pv[1].Changed, ";"), "savepoint catalog entry") {
+	if pv = e.RB.Previews(ctx, r); !strings.Contains(strings.Join(pv[1].Changed, ";"), "savepoint catalog entry") {
 		t.Fatalf("a changed catalog entry is not flagged: %+v", pv[1])
 	}
 
-	if err := e.rb.Recompute(ctx, vera, id, 1); !errors.Is(err, runbook.ErrRole) {
+	if err := e.RB.Recompute(ctx, runbooktest.Vera, id, 1); !errors.Is(err, runbook.ErrRole) {
 		t.Fatalf("a viewer recomputed: %v", err)
 	}
-	e.now = e.now.Add(time.Minute)
-	if err := e.rb.Recompute(ctx, alice, id, 1); err != nil {
+	e.Now = e.Now.Add(time.Minute)
+	if err := e.RB.Recompute(ctx, runbooktest.Alice, id, 1); err != nil {
 		t.Fatal(err)
 	}
-	pv = e.rb.Previews(ctx, r)
+	pv = e.RB.Previews(ctx, r)
 	if !pv[1].At.After(at) || strings.Contains(strings.Join(pv[1].Changed, ";"), "savepoint catalog entry") {
 		t.Fatalf("recompute did not replace the preview: %+v", pv[1])
 	}
-	if err := e.rb.Recompute(ctx, alice, id, 2); err == nil {
+	if err := e.RB.Recompute(ctx, runbooktest.Alice, id, 2); err == nil {
 		t.Fatal("recomputed a step the plan does not have")
 	}
 
 	// The plan replaced: its old previews are not shown as the new plan's.
 	plan.Steps = plan.Steps[:1]
-	if err := e.rb.Update(ctx, alice, id, plan, "one step only"); err != nil {
+	if err := e.RB.Update(ctx, runbooktest.Alice, id, plan, "one step only"); err != nil {
 		t.Fatal(err)
 	}
-	r, _ = e.rb.Get(ctx, id)
-	pv = e.rb.Previews(ctx, r)
+	r, _ = e.RB.Get(ctx, id)
+	pv = e.RB.Previews(ctx, r)
 	if len(pv) != 1 || pv[0].Computed || !strings.Contains(strings.Join(pv[0].Changed, ";"), "the plan was replaced") {
 		t.Fatalf("a replaced plan's view: %+v", pv)
 	}
-	if err := e.rb.Recompute(ctx, alice, id, 0); err != nil {
+	if err := e.RB.Recompute(ctx, runbooktest.Alice, id, 0); err != nil {
 		t.Fatal(err)
 	}
-	if pv = e.rb.Previews(ctx, r); !pv[0].Computed || len(pv[0].Changed) != 0 {
+	if pv = e.RB.Previews(ctx, r); !pv[0].Computed || len(pv[0].Changed) != 0 {
 		t.Fatalf("recompute after the plan changed: %+v", pv[0])
 	}
 }

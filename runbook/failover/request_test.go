@@ -2,6 +2,7 @@ package failover
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/drconsole/drconsole/config"
@@ -9,8 +10,8 @@ import (
 )
 
 // The runbook, not the form, decides a plan's steps: a drill never stops
-// or promotes production's mirror, a Cluster Linking flow's mirrors are
-// promoted instead of stopped, and a failback is the failback's one order.
+// or promotes production's mirror, and a Cluster Linking flow's mirrors
+// are promoted instead of stopped (a failback's: runbook/failback).
 func TestRequestPlansByTheRunbooksRules(t *testing.T) {
 	cfg := &config.Config{Flows: []*config.Flow{{Name: "mm2"}, {Name: "link", Kind: "cluster-link"}}}
 	for _, c := range []struct {
@@ -22,10 +23,29 @@ func TestRequestPlansByTheRunbooksRules(t *testing.T) {
 		{"drill", runbook.Request{Flow: "mm2", Kind: runbook.PlanDrill, Preflight: true, Stop: "auto", Groups: []string{"g"}}, []runbook.StepKind{KindPreflight, KindTranslateGroup}},
 		{"drill of a link", runbook.Request{Flow: "link", Kind: runbook.PlanDrill, Stop: "failover"}, nil},
 		{"link", runbook.Request{Flow: "link", Stop: "auto"}, []runbook.StepKind{KindPromoteMirrors}},
-		{"failback", runbook.Request{Flow: "mm2", Kind: runbook.PlanFailback, Stop: "auto", Groups: []string{"g"}}, kindsOf(FailbackPlan("mm2", "g"))},
 	} {
 		if got := kindsOf(c.q.Plan(cfg)); !slices.Equal(got, c.want) {
 			t.Errorf("%s: steps %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// kindsOf are p's step kinds in order.
+func kindsOf(p runbook.Plan) []runbook.StepKind {
+	out := make([]runbook.StepKind, len(p.Steps))
+	for i, s := range p.Steps {
+		out[i] = s.Kind
+	}
+	return out
+}
+
+// A failback plan in a binary without runbook/failback (as this package's
+// tests are) is refused as an unknown plan kind, never run as a failover:
+// every binary that runs plans imports it (cli, handlers).
+func TestFailbackPlanWithoutItsPackageIsRefused(t *testing.T) {
+	cfg := &config.Config{Flows: []*config.Flow{{Name: "mm2"}}}
+	p := runbook.Plan{Flow: "mm2", Kind: runbook.PlanFailback, Steps: []runbook.Step{{Kind: "set-up-reverse"}}}
+	if err := p.Validate(cfg); err == nil || !strings.Contains(err.Error(), `unknown plan kind "failback"`) {
+		t.Fatalf("a failback plan without its package: %v", err)
 	}
 }

@@ -21,11 +21,11 @@ func restoreJobID(r *runbook.Run, idx int) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// rewrittenReady lets a restore from the run's rewritten savepoint go on
+// RewrittenReady lets a restore from the run's rewritten savepoint go on
 // only once its rewrite succeeded, whichever way the job is restored
 // (checked again here: Begin's rule may be minutes old).
-func (rb Book) rewrittenReady(ctx context.Context, r *runbook.Run, s runbook.Step) error {
-	if j := rewriteOf(r.Plan, s.SavepointPath); j >= 0 {
+func (rb Book) RewrittenReady(ctx context.Context, r *runbook.Run, s runbook.Step) error {
+	if j := RewriteOf(r.Plan, s.SavepointPath); j >= 0 {
 		if ok, why := rb.rewriteDone(ctx, r, j); !ok || s.AllowNonRestoredState {
 			return fmt.Errorf("not restoring the rewritten savepoint %s: %s (allowNonRestoredState %v)", s.SavepointPath, why, s.AllowNonRestoredState)
 		}
@@ -33,8 +33,8 @@ func (rb Book) rewrittenReady(ctx context.Context, r *runbook.Run, s runbook.Ste
 	return nil
 }
 
-func (rb Book) restoreFlink(ctx context.Context, w audit.Written, r *runbook.Run, idx int, s runbook.Step) (any, error) {
-	t := flinkTarget(rb.Config, s.FlinkTarget)
+func (rb Book) RestoreFlink(ctx context.Context, w audit.Written, r *runbook.Run, idx int, s runbook.Step) (any, error) {
+	t := FlinkTarget(rb.Config, s.FlinkTarget)
 	api := rb.Flink(t.RestURL)
 	jobID := restoreJobID(r, idx)
 	if j, err := api.Job(ctx, jobID); err == nil {
@@ -83,8 +83,8 @@ type (
 	}
 )
 
-func (rb Book) previewRestore(ctx context.Context, r *runbook.Run, idx int, s runbook.Step) []string {
-	t := flinkTarget(rb.Config, s.FlinkTarget)
+func (rb Book) PreviewRestore(ctx context.Context, r *runbook.Run, idx int, s runbook.Step) []string {
+	t := FlinkTarget(rb.Config, s.FlinkTarget)
 	if t.Kubernetes != nil {
 		return rb.previewKubernetes(ctx, r, idx, s, t)
 	}
@@ -98,18 +98,18 @@ func (rb Book) previewRestore(ctx context.Context, r *runbook.Run, idx int, s ru
 	}
 	lines := []string{
 		fmt.Sprintf("POST %s/jars/%s/run on %s (Flink %s)", t.RestURL, s.JarID, t.Name, version),
-		"entry class: " + orNone(s.EntryClass) + "; program arguments: " + orNone(strings.Join(kindOf(r.Plan).RestoreArgs(r, s), " ")),
-		"savepoint: " + orNone(s.SavepointPath) + fmt.Sprintf("; %s=%s; allowNonRestoredState=%v", flink.RestoreModeField(version), mode, s.AllowNonRestoredState),
+		"entry class: " + OrNone(s.EntryClass) + "; program arguments: " + OrNone(strings.Join(kindOf(r.Plan).RestoreArgs(r, s), " ")),
+		"savepoint: " + OrNone(s.SavepointPath) + fmt.Sprintf("; %s=%s; allowNonRestoredState=%v", flink.RestoreModeField(version), mode, s.AllowNonRestoredState),
 		"job id " + restoreJobID(r, idx) + " (fixed: a resumed step finds this job instead of starting a second one)",
 	}
-	if j := rewriteOf(r.Plan, s.SavepointPath); j >= 0 {
+	if j := RewriteOf(r.Plan, s.SavepointPath); j >= 0 {
 		lines = append(lines, fmt.Sprintf("This is the savepoint step %d rewrites: the job keeps its Kafka source uid and resumes from the split state "+
 			"(DR topics and offsets), not from consumer-group offsets; the step refuses unless step %d succeeded and registered it.", j+1, j+1))
 	}
 	return lines
 }
 
-func orNone(s string) string {
+func OrNone(s string) string {
 	if s == "" {
 		return "(none)"
 	}

@@ -29,7 +29,7 @@ import (
 // a restore of a savepoint the plan rewrites.
 func restoredRewriteProblems(p runbook.Plan, i int) []string {
 	s := p.Steps[i]
-	switch j := rewriteOf(p, s.SavepointPath); {
+	switch j := RewriteOf(p, s.SavepointPath); {
 	case j < 0:
 	case j > i:
 		return []string{fmt.Sprintf("restores savepoint %s, which step %d writes later: put the restore after the rewrite", s.SavepointPath, j+1)}
@@ -47,7 +47,7 @@ func rewriteProblems(cfg *config.Config, p runbook.Plan, i int) []string {
 	if strings.TrimSpace(s.RewriteFrom) == "" {
 		bad("name the savepoint to rewrite (a savepoint catalog path)")
 	}
-	out = append(out, destProblems(cfg, s.RewriteFrom, s.RewriteTo)...)
+	out = append(out, DestProblems(cfg, s.RewriteFrom, s.RewriteTo)...)
 	for _, key := range slices.Sorted(maps.Keys(s.Choices)) {
 		if _, err := mm2.ParseTPKey(key); err != nil {
 			bad("choice for %q: %v", key, err)
@@ -57,16 +57,16 @@ func rewriteProblems(cfg *config.Config, p runbook.Plan, i int) []string {
 		}
 	}
 	for j := range i {
-		if o := p.Steps[j]; is(o.Kind, rewrites) && catalog.CanonicalPath(o.RewriteTo) == catalog.CanonicalPath(s.RewriteTo) {
+		if o := p.Steps[j]; Is(o.Kind, Rewrites) && catalog.CanonicalPath(o.RewriteTo) == catalog.CanonicalPath(s.RewriteTo) {
 			bad("step %d writes %s already", j+1, s.RewriteTo)
 		}
 	}
 	return out
 }
 
-// destProblems says what is wrong with to as the new directory of a
+// DestProblems says what is wrong with to as the new directory of a
 // rewrite of from ("": not known yet).
-func destProblems(cfg *config.Config, from, to string) []string {
+func DestProblems(cfg *config.Config, from, to string) []string {
 	from, to = strings.TrimSpace(from), strings.TrimSpace(to)
 	switch {
 	case to == "":
@@ -81,14 +81,14 @@ func destProblems(cfg *config.Config, from, to string) []string {
 	return nil
 }
 
-// rewriteOf is the index of the plan's rewrite step writing path; -1 when
+// RewriteOf is the index of the plan's rewrite step writing path; -1 when
 // no step does.
-func rewriteOf(p runbook.Plan, path string) int {
+func RewriteOf(p runbook.Plan, path string) int {
 	if strings.TrimSpace(path) == "" {
 		return -1
 	}
 	return slices.IndexFunc(p.Steps, func(s runbook.Step) bool {
-		return is(s.Kind, rewrites) && catalog.CanonicalPath(s.RewriteTo) == catalog.CanonicalPath(path)
+		return Is(s.Kind, Rewrites) && catalog.CanonicalPath(s.RewriteTo) == catalog.CanonicalPath(path)
 	})
 }
 
@@ -111,7 +111,7 @@ type RewritePreview struct {
 
 // request is the rewrite the step asks flink.Rewrite for.
 func (p *RewritePreview) request(rb *runbook.Runbook, s runbook.Step) flink.RewriteRequest {
-	return flink.RewriteRequest{Source: storagePath(p.Source.Path), Dest: storagePath(s.RewriteTo), SourceUID: s.SourceUID,
+	return flink.RewriteRequest{Source: StoragePath(p.Source.Path), Dest: StoragePath(s.RewriteTo), SourceUID: s.SourceUID,
 		Targets: p.Targets.Targets(), Files: rb.Catalog.Files(), Roots: rb.Config.SavepointDirs}
 }
 
@@ -148,7 +148,7 @@ func (rb Book) rewriteTargets(ctx context.Context, flow string, s runbook.Step) 
 		return nil, err
 	}
 	if k.Source != flink.SourceKafkaSource {
-		return nil, fmt.Errorf("savepoint %s: the source operator %s holds %s state, not KafkaSource reader state: only KafkaSource splits can be rewritten", sp.Path, k.OperatorID, orNone(k.Source))
+		return nil, fmt.Errorf("savepoint %s: the source operator %s holds %s state, not KafkaSource reader state: only KafkaSource splits can be rewritten", sp.Path, k.OperatorID, OrNone(k.Source))
 	}
 	p := &RewritePreview{Source: sp, SourceUID: k.UID, Splits: len(k.Partitions)}
 	if p.SourceUID == "" {
@@ -170,7 +170,7 @@ func (rb Book) rewriteTargets(ctx context.Context, flow string, s runbook.Step) 
 }
 
 // rewriteRule is the safety rule of rewrite step idx. Neither it nor
-// restoreRewrittenRule can be overridden: a wrong offset is silent data
+// RestoreRewrittenRule can be overridden: a wrong offset is silent data
 // loss or duplication.
 func (rb Book) rewriteRule(ctx context.Context, r *runbook.Run, idx int) []runbook.RuleResult {
 	s := r.Plan.Steps[idx]
@@ -191,10 +191,10 @@ func (rb Book) rewriteRule(ctx context.Context, r *runbook.Run, idx int) []runbo
 	return []runbook.RuleResult{rule}
 }
 
-// restoreRewrittenRule is the rule of restore step idx when it restores a
+// RestoreRewrittenRule is the rule of restore step idx when it restores a
 // savepoint the plan rewrites; nil otherwise.
-func (rb Book) restoreRewrittenRule(ctx context.Context, r *runbook.Run, idx int) []runbook.RuleResult {
-	j := rewriteOf(r.Plan, r.Plan.Steps[idx].SavepointPath)
+func (rb Book) RestoreRewrittenRule(ctx context.Context, r *runbook.Run, idx int) []runbook.RuleResult {
+	j := RewriteOf(r.Plan, r.Plan.Steps[idx].SavepointPath)
 	if j < 0 {
 		return nil
 	}
@@ -221,12 +221,12 @@ func (rb Book) rewriteDone(ctx context.Context, r *runbook.Run, j int) (bool, st
 		return false, fmt.Sprintf("step %d has not succeeded", j+1)
 	}
 	from := catalog.CanonicalPath(w.RewriteFrom)
-	if is(w.Kind, rewritesDRSavepoint) {
-		src, err := rb.drSavepoint(ctx, r)
+	if source, ok := rewriteSources[w.Kind]; ok {
+		src, err := source(ctx, rb.Runbook, r)
 		if err != nil {
 			return false, err.Error()
 		}
-		from = src.Path
+		from = src
 	}
 	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(w.RewriteTo))
 	switch {
@@ -251,18 +251,18 @@ func (rb Book) rewriteSavepoint(ctx context.Context, w audit.Written, r *runbook
 	if err := p.Targets.Err(); err != nil {
 		return rewriteRefused{Splits: rewriteRows(p.Targets)}, fmt.Errorf("savepoint %s cannot be rewritten as planned: %w", p.Source.Path, err)
 	}
-	result := &savepointRewritten{Source: p.Source.Path, SourceUID: p.SourceUID, Dest: s.RewriteTo, Splits: rewriteRows(p.Targets),
+	result := &SavepointRewritten{Source: p.Source.Path, SourceUID: p.SourceUID, Dest: s.RewriteTo, Splits: rewriteRows(p.Targets),
 		RewroteForward: &RewroteForward{Renamed: p.Targets.Renamed, RereadMax: p.Targets.RereadMax}}
-	return result, rb.writeRewrite(ctx, w, r.Flow, s, p.request(rb.Runbook, s), p.Source, result)
+	return result, rb.WriteRewrite(ctx, w, r.Flow, s, p.request(rb.Runbook, s), p.Source, result)
 }
 
-// savepointRewritten is the result of rewrite-savepoint and of
+// SavepointRewritten is the result of rewrite-savepoint and of
 // rewrite-savepoint-back: what was rewritten, where to, and how it was
 // written and registered. Its fields are in the order the map it replaced
 // was written, so the stored bytes are the same; the fields only one of
 // the two kinds writes are embedded behind a pointer, absent for the
 // other. V is the shape's version (absent: the first).
-type savepointRewritten struct {
+type SavepointRewritten struct {
 	CatalogID   int64  `json:"catalog_id,omitempty"` // catalog ids start at 1
 	CatalogPath string `json:"catalog_path,omitempty"`
 	CopiedBytes *int64 `json:"copied_bytes,omitempty"`
@@ -298,19 +298,19 @@ type rewriteRefused struct {
 	Splits []string `json:"splits"`
 }
 
-// writeRewrite writes req's copy of src to step s's destination and
+// WriteRewrite writes req's copy of src to step s's destination and
 // registers it in the catalog as rewritten for flow, adding what it did to
 // result. Resumed after a crash, it finds the earlier attempt's copy
 // there: done when it holds exactly req's targets, refused when it holds
 // anything else (another plan's, a hand-made copy): it is never
 // overwritten.
-func (rb Book) writeRewrite(ctx context.Context, w audit.Written, flow string, s runbook.Step, req flink.RewriteRequest, src model.Savepoint, result *savepointRewritten) error {
+func (rb Book) WriteRewrite(ctx context.Context, w audit.Written, flow string, s runbook.Step, req flink.RewriteRequest, src model.Savepoint, result *SavepointRewritten) error {
 	exists, err := rb.Catalog.DirExists(ctx, s.RewriteTo)
 	if err != nil {
 		return fmt.Errorf("looking at %s: %w", s.RewriteTo, err)
 	}
 	if exists {
-		if advice, ok := flink.Leftover(rb.Catalog.Files(), storagePath(s.RewriteTo)); ok {
+		if advice, ok := flink.Leftover(rb.Catalog.Files(), StoragePath(s.RewriteTo)); ok {
 			return fmt.Errorf("%s exists already and is not this step's rewrite: it is neither overwritten nor used; %s", s.RewriteTo, advice)
 		}
 		if err := rb.sameRewrite(ctx, s, req.Targets); err != nil {
@@ -337,7 +337,7 @@ func (rb Book) writeRewrite(ctx context.Context, w audit.Written, flow string, s
 // sameRewrite reads the savepoint at the step's destination and checks its
 // splits are exactly targets (DR topic, partition, offset).
 func (rb Book) sameRewrite(ctx context.Context, s runbook.Step, targets map[string]flink.SplitTarget) error {
-	k, err := rb.Catalog.KafkaSplits(ctx, storagePath(s.RewriteTo), s.SourceUID)
+	k, err := rb.Catalog.KafkaSplits(ctx, StoragePath(s.RewriteTo), s.SourceUID)
 	if err != nil {
 		return err
 	}
@@ -366,9 +366,9 @@ func (rb Book) sameRewrite(ctx context.Context, s runbook.Step, targets map[stri
 	return nil
 }
 
-// storagePath is a catalog path as the rewriter opens it: local ones as
+// StoragePath is a catalog path as the rewriter opens it: local ones as
 // plain paths, remote ones (s3://) as they are.
-func storagePath(p string) string {
+func StoragePath(p string) string {
 	if local, err := catalog.LocalPath(strings.TrimSpace(p)); err == nil {
 		return local
 	}

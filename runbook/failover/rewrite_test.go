@@ -17,26 +17,23 @@ import (
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/translation"
 )
-
-// rewriteFixture is a real Flink 2.2.1 savepoint: KafkaSource uid
-// orders-users-source over orders (2 partitions) and users (3).
-const rewriteFixture = "../../flink/testdata/savepoints/flink-2.2.1-p1-orders2-users3-stop"
 
 // rewriteEnv is a sandbox flow with a savepoint directory holding a source
 // savepoint in the catalog: the real fixture with "users" renamed "clicks"
 // (a topic the sandbox does not mirror: no offset sync will ever
 // translate it), "orders" kept (mirrored: its offsets translate).
-func rewriteEnv(t *testing.T) (*env, string) {
+func rewriteEnv(t *testing.T) (*runbooktest.Env, string) {
 	t.Helper()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	dir := t.TempDir()
-	e.cfg.SavepointDirs = []string{dir}
-	e.rb.Catalog = &catalog.Catalog{Store: e.store, Config: e.cfg, Monitor: e.rb.Monitor}
-	rewritetest.RenamedCopy(t, rewriteFixture, filepath.Join(dir, "src"), "orders-users-source", map[string]string{"users": "clicks"})
-	if _, err := e.rb.Catalog.Register(context.Background(), filepath.Join(dir, "src")); err != nil {
+	e.Cfg.SavepointDirs = []string{dir}
+	e.RB.Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.RB.Monitor}
+	rewritetest.RenamedCopy(t, runbooktest.RewriteFixture, filepath.Join(dir, "src"), "orders-users-source", map[string]string{"users": "clicks"})
+	if _, err := e.RB.Catalog.Register(context.Background(), filepath.Join(dir, "src")); err != nil {
 		t.Fatal(err)
 	}
 	return e, dir
@@ -50,15 +47,15 @@ func rewritePlan(dir, to string, choices map[string]translation.Choice) runbook.
 }
 
 // approvedRun is plan as alice created it and bob approved it.
-func approvedRun(t *testing.T, e *env, plan runbook.Plan) int64 {
+func approvedRun(t *testing.T, e *runbooktest.Env, plan runbook.Plan) int64 {
 	t.Helper()
 	ctx := context.Background()
-	id, err := e.rb.Create(ctx, alice, plan, "drill")
+	id, err := e.RB.Create(ctx, runbooktest.Alice, plan, "drill")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := e.rb.Get(ctx, id)
-	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, ""); err != nil {
+	r, _ := e.RB.Get(ctx, id)
+	if err := e.RB.Approve(ctx, runbooktest.Bob, id, r.PlanHash, ""); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -89,32 +86,32 @@ func runStep(ctx context.Context, rb *runbook.Runbook, who runbook.Actor, id int
 func TestRewriteSavepointStepThroughTheRunbook(t *testing.T) {
 	e, dir := rewriteEnv(t)
 	ctx := context.Background()
-	e.sb.SetMirrorRunning(false) // the translation holds still
+	e.SB.SetMirrorRunning(false) // the translation holds still
 
 	// Plan validation.
 	bad := rewritePlan(dir, "dr", nil)
 	bad.Steps[1].AllowNonRestoredState = true
-	if _, err := e.rb.Create(ctx, alice, bad, "drill"); err == nil || !strings.Contains(err.Error(), "allowNonRestoredState must stay off") {
+	if _, err := e.RB.Create(ctx, runbooktest.Alice, bad, "drill"); err == nil || !strings.Contains(err.Error(), "allowNonRestoredState must stay off") {
 		t.Fatalf("restore of a rewritten savepoint with allowNonRestoredState: %v", err)
 	}
 	bad = rewritePlan(dir, "dr", nil)
 	bad.Steps[0], bad.Steps[1] = bad.Steps[1], bad.Steps[0]
-	if _, err := e.rb.Create(ctx, alice, bad, "drill"); err == nil || !strings.Contains(err.Error(), "writes later") {
+	if _, err := e.RB.Create(ctx, runbooktest.Alice, bad, "drill"); err == nil || !strings.Contains(err.Error(), "writes later") {
 		t.Fatalf("restore before the rewrite: %v", err)
 	}
 	bad = rewritePlan(dir, "dr", nil)
 	bad.Steps[0].RewriteTo = "file:" + t.TempDir() + "/dr"
-	if _, err := e.rb.Create(ctx, alice, bad, "drill"); err == nil || !strings.Contains(err.Error(), "not inside a configured savepoint directory") {
+	if _, err := e.RB.Create(ctx, runbooktest.Alice, bad, "drill"); err == nil || !strings.Contains(err.Error(), "not inside a configured savepoint directory") {
 		t.Fatalf("a destination outside the savepoint directories: %v", err)
 	}
 	bad = rewritePlan(dir, "src/dr", nil)
-	if _, err := e.rb.Create(ctx, alice, bad, "drill"); err == nil || !strings.Contains(err.Error(), "neither the source") {
+	if _, err := e.RB.Create(ctx, runbooktest.Alice, bad, "drill"); err == nil || !strings.Contains(err.Error(), "neither the source") {
 		t.Fatalf("a destination inside the source: %v", err)
 	}
 
 	// The preview before planning: clicks never translates.
 	plan := rewritePlan(dir, "dr", nil)
-	pv, err := book(e.rb).PreviewRewrite(ctx, plan.Flow, plan.Steps[0])
+	pv, err := book(e.RB).PreviewRewrite(ctx, plan.Flow, plan.Steps[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,61 +130,61 @@ func TestRewriteSavepointStepThroughTheRunbook(t *testing.T) {
 
 	// Without choices the step is refused before it starts.
 	id := approvedRun(t, e, plan)
-	if err := runStep(ctx, e.rb, alice, id, 0); !errors.Is(err, runbook.ErrRuleViolation) || !strings.Contains(err.Error(), "clicks-0") {
+	if err := runStep(ctx, e.RB, runbooktest.Alice, id, 0); !errors.Is(err, runbook.ErrRuleViolation) || !strings.Contains(err.Error(), "clicks-0") {
 		t.Fatalf("rewrite without choices: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "dr")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a refused rewrite wrote its destination: %v", err)
 	}
-	if n := e.audit.count("failover.step-refused"); n != 1 {
+	if n := e.Audit.Count("failover.step-refused"); n != 1 {
 		t.Fatalf("%d refusals on record, want 1", n)
 	}
 
 	// Alice plans again with her choices; bob approves.
-	if err := e.rb.Cancel(ctx, alice, id, "choices missing"); err != nil {
+	if err := e.RB.Cancel(ctx, runbooktest.Alice, id, "choices missing"); err != nil {
 		t.Fatal(err)
 	}
 	plan.Steps[0].Choices = choices
 	id = approvedRun(t, e, plan)
-	r, _ := e.rb.Get(ctx, id)
+	r, _ := e.RB.Get(ctx, id)
 	if c := r.Plan.Steps[0].Choices["clicks-1"]; c.By != "alice" || c.Kind != translation.ChoiceLatest {
 		t.Fatalf("stored choice %+v", c)
 	}
 
 	// A crash after the savepoint is written, before it is registered.
 	crashed := errors.New("crash")
-	e.rb.CrashHook = func(p string) {
+	e.RB.CrashHook = func(p string) {
 		if p == "rewrite-written" {
 			panic(crashed)
 		}
 	}
-	if err := runStep(ctx, e.rb, alice, id, 0); !errors.Is(err, crashed) {
+	if err := runStep(ctx, e.RB, runbooktest.Alice, id, 0); !errors.Is(err, crashed) {
 		t.Fatalf("crash did not happen: %v", err)
 	}
-	if _, err := e.store.SavepointByPath(ctx, "file:"+dir+"/dr"); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := e.Store.SavepointByPath(ctx, "file:"+dir+"/dr"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("registered before the crash point: %v", err)
 	}
 	runbook.Restarted()
-	e.rb.CrashHook = nil
+	e.RB.CrashHook = nil
 	// The restore cannot run before the rewrite is done.
-	if err := runStep(ctx, e.rb, alice, id, 1); !errors.Is(err, runbook.ErrOrder) {
+	if err := runStep(ctx, e.RB, runbooktest.Alice, id, 1); !errors.Is(err, runbook.ErrOrder) {
 		t.Fatalf("restore before the rewrite finished: %v", err)
 	}
-	if err := runStep(ctx, e.rb, alice, id, 0); err != nil {
+	if err := runStep(ctx, e.RB, runbooktest.Alice, id, 0); err != nil {
 		t.Fatalf("resumed rewrite: %v", err)
 	}
-	r, _ = e.rb.Get(ctx, id)
+	r, _ = e.RB.Get(ctx, id)
 	var res map[string]any
 	if err := json.Unmarshal([]byte(r.Steps[0].Result), &res); err != nil || !strings.Contains(res["note"].(string), "earlier attempt") {
 		t.Fatalf("resumed rewrite result %s %v", r.Steps[0].Result, err)
 	}
 
 	// The new savepoint holds exactly the previewed targets.
-	got, err := e.rb.Catalog.KafkaSplits(ctx, filepath.Join(dir, "dr"), "orders-users-source")
+	got, err := e.RB.Catalog.KafkaSplits(ctx, filepath.Join(dir, "dr"), "orders-users-source")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pv, err = book(e.rb).PreviewRewrite(ctx, plan.Flow, plan.Steps[0])
+	pv, err = book(e.RB).PreviewRewrite(ctx, plan.Flow, plan.Steps[0])
 	if err != nil || !pv.Targets.Complete() {
 		t.Fatalf("preview with choices: %v %v", err, pv.Targets.Err())
 	}
@@ -203,7 +200,7 @@ func TestRewriteSavepointStepThroughTheRunbook(t *testing.T) {
 	if got.Partitions["clicks-0"].Next != flink.OffsetEarliest || got.Partitions["clicks-1"].Next != flink.OffsetLatest || len(got.Partitions) != 5 {
 		t.Fatalf("rewritten splits %+v", got.Partitions)
 	}
-	sp, err := e.store.SavepointByPath(ctx, "file:"+dir+"/dr")
+	sp, err := e.Store.SavepointByPath(ctx, "file:"+dir+"/dr")
 	if err != nil || sp.Origin != model.OriginRewritten || sp.RewrittenFrom != "file:"+dir+"/src" || sp.RewrittenFlow != "primary->dr" {
 		t.Fatalf("catalog entry %+v %v", sp, err)
 	}
@@ -211,24 +208,24 @@ func TestRewriteSavepointStepThroughTheRunbook(t *testing.T) {
 	// A rewritten copy is never rewritten again: its offsets are DR's.
 	again := rewritePlan(dir, "dr-again", choices).Steps[0]
 	again.RewriteFrom = "file:" + dir + "/dr"
-	if _, err := book(e.rb).PreviewRewrite(ctx, plan.Flow, again); err == nil || !strings.Contains(err.Error(), "itself a rewritten copy") {
+	if _, err := book(e.RB).PreviewRewrite(ctx, plan.Flow, again); err == nil || !strings.Contains(err.Error(), "itself a rewritten copy") {
 		t.Fatalf("rewriting a rewritten savepoint: %v", err)
 	}
 
 	// The restore: same uid (nothing to change), allowNonRestoredState off.
-	if err := runStep(ctx, e.rb, alice, id, 1); err != nil {
+	if err := runStep(ctx, e.RB, runbooktest.Alice, id, 1); err != nil {
 		t.Fatal(err)
 	}
-	if len(e.flink.jobs) != 1 {
-		t.Fatalf("%d jobs started", len(e.flink.jobs))
+	if len(e.Flink.Jobs) != 1 {
+		t.Fatalf("%d jobs started", len(e.Flink.Jobs))
 	}
-	for _, req := range e.flink.jobs {
+	for _, req := range e.Flink.Jobs {
 		if req.SavepointPath != "file:"+dir+"/dr" || req.AllowNonRestoredState {
 			t.Fatalf("restore request %+v", req)
 		}
 	}
 	// The choices and who made them are on record with the step.
-	starts, _ := e.store.AuditEntries(ctx, storage.AuditFilter{Action: "failover.step-start"})
+	starts, _ := e.Store.AuditEntries(ctx, storage.AuditFilter{Action: "failover.step-start"})
 	if found := false; !found {
 		for _, s := range starts {
 			found = found || strings.Contains(string(s.Details), `"clicks-1":{"kind":"latest","by":"alice"}`)
@@ -245,7 +242,7 @@ func TestRewriteSavepointRefusesForeignDestination(t *testing.T) {
 	t.Parallel()
 	e, dir := rewriteEnv(t)
 	ctx := context.Background()
-	e.sb.SetMirrorRunning(false)
+	e.SB.SetMirrorRunning(false)
 	all := func(kind string) map[string]translation.Choice {
 		c := map[string]translation.Choice{}
 		for _, key := range []string{"orders-0", "orders-1", "clicks-0", "clicks-1", "clicks-2"} {
@@ -255,7 +252,7 @@ func TestRewriteSavepointRefusesForeignDestination(t *testing.T) {
 	}
 	// "taken" is the rewrite with every partition at latest...
 	plan := rewritePlan(dir, "taken", all(translation.ChoiceLatest))
-	pv, err := book(e.rb).PreviewRewrite(ctx, plan.Flow, plan.Steps[0])
+	pv, err := book(e.RB).PreviewRewrite(ctx, plan.Flow, plan.Steps[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +271,7 @@ func TestRewriteSavepointRefusesForeignDestination(t *testing.T) {
 		plan.Steps[0].Choices[key] = translation.Choice{Kind: translation.ChoiceEarliest}
 	}
 	id := approvedRun(t, e, plan)
-	err = runStep(ctx, e.rb, alice, id, 0)
+	err = runStep(ctx, e.RB, runbooktest.Alice, id, 0)
 	if err == nil || !strings.Contains(err.Error(), "exists already and is not this step's rewrite") || !strings.Contains(err.Error(), "clicks-0 at -1, not -2") {
 		t.Fatalf("foreign destination: %v", err)
 	}
@@ -282,27 +279,27 @@ func TestRewriteSavepointRefusesForeignDestination(t *testing.T) {
 	if string(before) != string(after) {
 		t.Fatal("the foreign destination was changed")
 	}
-	if _, err := e.store.SavepointByPath(ctx, "file:"+dir+"/taken"); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := e.Store.SavepointByPath(ctx, "file:"+dir+"/taken"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("a foreign destination was registered: %v", err)
 	}
 	// The restore depending on it refuses too (its rule: the rewrite did not succeed).
-	r, _ := e.rb.Get(ctx, id)
+	r, _ := e.RB.Get(ctx, id)
 	if r.Steps[0].Status != model.StepFailed {
 		t.Fatalf("rewrite step %s", r.Steps[0].Status)
 	}
-	if ok, why := book(e.rb).rewriteDone(ctx, r, 0); ok || !strings.Contains(why, "has not succeeded") {
+	if ok, why := book(e.RB).rewriteDone(ctx, r, 0); ok || !strings.Contains(why, "has not succeeded") {
 		t.Fatalf("rewriteDone after a failed rewrite: %v %s", ok, why)
 	}
 	// Both restore paths (Flink REST and Kubernetes) pass the same gate.
 	restore := runbook.Step{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", SavepointPath: plan.Steps[0].RewriteTo}
-	if err := book(e.rb).rewrittenReady(ctx, r, restore); err == nil || !strings.Contains(err.Error(), "not restoring the rewritten savepoint") {
+	if err := book(e.RB).RewrittenReady(ctx, r, restore); err == nil || !strings.Contains(err.Error(), "not restoring the rewritten savepoint") {
 		t.Fatalf("restore gate after a failed rewrite: %v", err)
 	}
 }
 
-func mustTargets(t *testing.T, e *env, p runbook.Plan) map[string]flink.SplitTarget {
+func mustTargets(t *testing.T, e *runbooktest.Env, p runbook.Plan) map[string]flink.SplitTarget {
 	t.Helper()
-	pv, err := book(e.rb).PreviewRewrite(context.Background(), p.Flow, p.Steps[0])
+	pv, err := book(e.RB).PreviewRewrite(context.Background(), p.Flow, p.Steps[0])
 	if err != nil || !pv.Targets.Complete() {
 		t.Fatalf("%v %v", err, pv.Targets.Err())
 	}
@@ -323,14 +320,14 @@ func TestRewritePreviewContentAndCache(t *testing.T) {
 	t.Parallel()
 	e, dir := rewriteEnv(t)
 	ctx := context.Background()
-	e.sb.SetMirrorRunning(false)
+	e.SB.SetMirrorRunning(false)
 	plan := rewritePlan(dir, "dr", map[string]translation.Choice{"clicks-0": {Kind: translation.ChoiceEarliest}})
-	id, err := e.rb.Create(ctx, alice, plan, "drill")
+	id, err := e.RB.Create(ctx, runbooktest.Alice, plan, "drill")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := e.rb.Get(ctx, id)
-	pv := e.rb.Previews(ctx, r)
+	r, _ := e.RB.Get(ctx, id)
+	pv := e.RB.Previews(ctx, r)
 	text := strings.Join(pv[0].Lines, "\n")
 	for _, want := range []string{
 		"Reads the KafkaSource state (uid orders-users-source, 5 split(s)) of catalog savepoint",
@@ -362,10 +359,10 @@ func TestRewritePreviewContentAndCache(t *testing.T) {
 			"orders-0": {Kind: translation.ChoiceLatest}, "orders-1": {Kind: translation.ChoiceLatest}}))}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.rb.Catalog.Register(ctx, filepath.Join(dir, "dr")); err != nil {
+	if _, err := e.RB.Catalog.Register(ctx, filepath.Join(dir, "dr")); err != nil {
 		t.Fatal(err)
 	}
-	again := e.rb.Previews(ctx, r)
+	again := e.RB.Previews(ctx, r)
 	if !again[0].At.Equal(pv[0].At) || len(again[0].Changed) == 0 || !strings.Contains(strings.Join(again[0].Changed, ";"), "new savepoint in the catalog") {
 		t.Fatalf("cached preview after the destination appeared: at %v (was %v), changed %q", again[0].At, pv[0].At, again[0].Changed)
 	}
@@ -404,20 +401,20 @@ func TestRewriteSavepointStepOnS3(t *testing.T) {
 	e, _, plan, pv := s3RewriteEnv(t)
 	ctx := context.Background()
 	id := approvedRun(t, e, plan)
-	e.rb.CrashHook = func(p string) {
+	e.RB.CrashHook = func(p string) {
 		if p == "rewrite-written" {
 			panic(errors.New("crash"))
 		}
 	}
-	if err := runStep(ctx, e.rb, alice, id, 0); err == nil || err.Error() != "crash" {
+	if err := runStep(ctx, e.RB, runbooktest.Alice, id, 0); err == nil || err.Error() != "crash" {
 		t.Fatalf("crash did not happen: %v", err)
 	}
 	runbook.Restarted()
-	e.rb.CrashHook = nil
-	if err := runStep(ctx, e.rb, alice, id, 0); err != nil {
+	e.RB.CrashHook = nil
+	if err := runStep(ctx, e.RB, runbooktest.Alice, id, 0); err != nil {
 		t.Fatalf("resumed rewrite on S3: %v", err)
 	}
-	sp, err := e.store.SavepointByPath(ctx, "s3://flink/savepoints/dr")
+	sp, err := e.Store.SavepointByPath(ctx, "s3://flink/savepoints/dr")
 	if err != nil || sp.Origin != model.OriginRewritten || sp.RewrittenFrom != "s3://flink/savepoints/src" {
 		t.Fatalf("catalog entry %+v %v", sp, err)
 	}
@@ -443,13 +440,13 @@ func TestRewriteSavepointStepOnS3Leftover(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := approvedRun(t, e, plan)
-	err := runStep(ctx, e.rb, alice, id, 0)
+	err := runStep(ctx, e.RB, runbooktest.Alice, id, 0)
 	for _, want := range []string{"no _metadata", "delete every object under s3://flink/savepoints/dr/", "aws s3 rm --recursive s3://flink/savepoints/dr/"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("step on a leftover prefix: %v; want it to say %q", err, want)
 		}
 	}
-	if sp, err := e.store.SavepointByPath(ctx, "s3://flink/savepoints/dr"); err == nil {
+	if sp, err := e.Store.SavepointByPath(ctx, "s3://flink/savepoints/dr"); err == nil {
 		t.Errorf("registered %+v", sp)
 	}
 }
@@ -458,30 +455,30 @@ func TestRewriteSavepointStepOnS3Leftover(t *testing.T) {
 // rewritable source at s3://flink/savepoints/src (registered), and the plan
 // rewriting it to s3://flink/savepoints/dr with "latest" for the splits
 // without a translation.
-func s3RewriteEnv(t *testing.T) (*env, *s3.Store, runbook.Plan, *RewritePreview) {
+func s3RewriteEnv(t *testing.T) (*runbooktest.Env, *s3.Store, runbook.Plan, *RewritePreview) {
 	t.Helper()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
-	e.sb.SetMirrorRunning(false)
+	e.SB.SetMirrorRunning(false)
 	fs3 := s3test.Start(t, "flink")
 	local := filepath.Join(t.TempDir(), "src")
-	rewritetest.RenamedCopy(t, rewriteFixture, local, "orders-users-source", map[string]string{"users": "clicks"})
+	rewritetest.RenamedCopy(t, runbooktest.RewriteFixture, local, "orders-users-source", map[string]string{"users": "clicks"})
 	meta, err := os.ReadFile(filepath.Join(local, flink.MetadataFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	fs3.Put(t, "savepoints/src/_metadata", meta)
-	e.cfg.SavepointDirs, e.cfg.S3 = []string{"s3://flink/savepoints"}, fs3.Config
+	e.Cfg.SavepointDirs, e.Cfg.S3 = []string{"s3://flink/savepoints"}, fs3.Config
 	store, err := s3.New(fs3.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.rb.Catalog = &catalog.Catalog{Store: e.store, Config: e.cfg, Monitor: e.rb.Monitor, S3: store}
-	if _, err := e.rb.Catalog.Register(ctx, "s3://flink/savepoints/src"); err != nil {
+	e.RB.Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.RB.Monitor, S3: store}
+	if _, err := e.RB.Catalog.Register(ctx, "s3://flink/savepoints/src"); err != nil {
 		t.Fatal(err)
 	}
 	plan := runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindRewriteSavepoint, RewriteFrom: "s3://flink/savepoints/src", RewriteTo: "s3://flink/savepoints/dr"}}}
-	pv, err := book(e.rb).PreviewRewrite(ctx, plan.Flow, plan.Steps[0])
+	pv, err := book(e.RB).PreviewRewrite(ctx, plan.Flow, plan.Steps[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ func (rb Book) CheckRules(ctx context.Context, plan runbook.Plan, override strin
 	// Consumer groups the plan moves must have no members in DR: Kafka
 	// refuses the commit otherwise, and running consumers would overwrite it.
 	tr := rb.Monitor.Translator(plan.Flow)
-	for _, st := range stepsThat(plan, translates) {
+	for _, st := range StepsThat(plan, translates) {
 		r := runbook.RuleResult{Name: "DR group " + st.Group + " has no active consumers"}
 		gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		state, members, err := tr.DRGroupState(gctx, st.Group)

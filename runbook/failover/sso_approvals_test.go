@@ -10,6 +10,7 @@ import (
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 )
 
 // Issue 29, finding 3: an account made earlier without a password was
@@ -20,12 +21,12 @@ import (
 // linked or raised after the run was requested does not count, saying why.
 func TestApprovalsFromAccountsLinkedOrRaisedAfterTheRequestDoNotCount(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
-	rec := audit.New(e.store)
+	rec := audit.New(e.Store)
 	root := identity.AuditAs(rec, "root-admin")
 	for _, name := range []string{"olive", "sso-early", "sso-late"} {
-		if err := identity.CreateUser(ctx, e.store, root, name, model.RoleViewer, "", "root-admin"); err != nil {
+		if err := identity.CreateUser(ctx, e.Store, root, name, model.RoleViewer, "", "root-admin"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -33,45 +34,45 @@ func TestApprovalsFromAccountsLinkedOrRaisedAfterTheRequestDoNotCount(t *testing
 		return identity.Login{Name: name, Role: role, Issuer: "https://idp.example", Subject: "sub-" + name, AdoptExisting: adopt}
 	}
 	// Linked (and raised) before the request: an account like any other.
-	if err := identity.Admit(ctx, e.store, rec, login("sso-early", model.RoleOperator, true)); err != nil {
+	if err := identity.Admit(ctx, e.Store, rec, login("sso-early", model.RoleOperator, true)); err != nil {
 		t.Fatal(err)
 	}
 	// Linked before the request, still a viewer.
-	if err := identity.Admit(ctx, e.store, rec, login("sso-late", model.RoleViewer, true)); err != nil {
+	if err := identity.Admit(ctx, e.Store, rec, login("sso-late", model.RoleViewer, true)); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Millisecond)
 	requested := time.Now()
-	e.now = requested
-	id, err := e.rb.Create(ctx, alice, fullPlan(), "drill")
+	e.Now = requested
+	id, err := e.RB.Create(ctx, runbooktest.Alice, fullPlan(), "drill")
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	// Off by default: a provider user named olive does not become olive.
-	err = identity.Admit(ctx, e.store, rec, login("olive", model.RoleOperator, false))
+	err = identity.Admit(ctx, e.Store, rec, login("olive", model.RoleOperator, false))
 	if err == nil || !strings.Contains(err.Error(), "adopt_existing_accounts") {
 		t.Fatalf("adopting olive without the setting: %v", err)
 	}
-	if u, _ := e.store.UserByName(ctx, "olive"); u.Role != model.RoleViewer {
+	if u, _ := e.Store.UserByName(ctx, "olive"); u.Role != model.RoleViewer {
 		t.Fatalf("olive is %s after a refused sign-in", u.Role)
 	}
 	// With the setting: linked and raised now, after the request.
-	if err := identity.Admit(ctx, e.store, rec, login("olive", model.RoleOperator, true)); err != nil {
+	if err := identity.Admit(ctx, e.Store, rec, login("olive", model.RoleOperator, true)); err != nil {
 		t.Fatal(err)
 	}
 	// Raised by the groups after the request.
-	if err := identity.Admit(ctx, e.store, rec, login("sso-late", model.RoleOperator, true)); err != nil {
+	if err := identity.Admit(ctx, e.Store, rec, login("sso-late", model.RoleOperator, true)); err != nil {
 		t.Fatal(err)
 	}
 
-	r, _ := e.rb.Get(ctx, id)
+	r, _ := e.RB.Get(ctx, id)
 	for _, name := range []string{"olive", "sso-late", "sso-early"} {
-		if err := e.rb.Approve(ctx, runbook.Actor{Name: name, Role: model.RoleOperator}, id, r.PlanHash, "ok"); err != nil {
+		if err := e.RB.Approve(ctx, runbook.Actor{Name: name, Role: model.RoleOperator}, id, r.PlanHash, "ok"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r, _ = e.rb.Get(ctx, id)
+	r, _ = e.RB.Get(ctx, id)
 	wants := map[string]string{
 		"olive":    "the account olive was linked to its identity at the provider",
 		"sso-late": "the account sso-late was raised to operator by the provider's groups",
@@ -85,7 +86,7 @@ func TestApprovalsFromAccountsLinkedOrRaisedAfterTheRequestDoNotCount(t *testing
 		t.Fatalf("valid approvers %v (discounted %v), want sso-early only", r.ValidApprovers, r.Discounted)
 	}
 	// The links and raises are in the accounts' audited state.
-	if rep, err := audit.CheckAccounts(ctx, e.store); err != nil || rep.Err() != nil {
+	if rep, err := audit.CheckAccounts(ctx, e.Store); err != nil || rep.Err() != nil {
 		t.Fatalf("accounts after the sign-ins: %v %v", err, rep.Err())
 	}
 }

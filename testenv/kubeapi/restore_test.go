@@ -26,6 +26,9 @@ import (
 	"github.com/drconsole/drconsole/kube/kubetest"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	// A failback plan is an unknown kind to a binary without its package:
+	// these runbooks have the console's plan kinds.
+	_ "github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 )

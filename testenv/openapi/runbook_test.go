@@ -16,6 +16,7 @@ import (
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -123,12 +124,12 @@ func TestRunbookAgainstTheDocument(t *testing.T) {
 	r.link.SetLag("payments", 1, 0)
 	run(t, rb, promote)
 	r.link.SetTruncatable("payments", []int64{3, 0})
-	run(t, rb, failover.LinkFailbackPlan("link", false))
+	run(t, rb, failback.LinkFailbackPlan("link", false))
 	r.link.SetSourceUnavailable(true)
 	mon.Refresh(ctx)
 	run(t, rb, runbook.Plan{Flow: "link", Steps: []runbook.Step{{Kind: failover.KindFailoverMirrors}}})
 	r.link.SetSourceUnavailable(false)
-	run(t, rb, failover.LinkFailbackPlan("link", true))
+	run(t, rb, failback.LinkFailbackPlan("link", true))
 	mon.Refresh(ctx)
 
 	var sent []string

@@ -1,4 +1,4 @@
-package failover
+package failback
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 )
 
 // stoppedFlink is a Flink REST stand-in for the failback's Flink steps: a
@@ -65,7 +67,7 @@ func drSavepointAt(t *testing.T, dest string, at map[model.TP]int64) {
 	for tp, off := range at {
 		targets[mm2.TPKey(tp)] = flink.SplitTarget{Topic: tp.Topic, Offset: off, Why: "test"}
 	}
-	if _, err := flink.Rewrite(context.Background(), flink.RewriteRequest{Source: rewriteFixture, Dest: dest, SourceUID: "orders-users-source", Targets: targets}); err != nil {
+	if _, err := flink.Rewrite(context.Background(), flink.RewriteRequest{Source: runbooktest.RewriteFixture, Dest: dest, SourceUID: "orders-users-source", Targets: targets}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -81,23 +83,23 @@ func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
 	e, fc, fo := failedOver(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	e.cfg.SavepointDirs = []string{dir}
-	e.rb.Catalog = &catalog.Catalog{Store: e.store, Config: e.cfg, Monitor: e.rb.Monitor}
+	e.Cfg.SavepointDirs = []string{dir}
+	e.RB.Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.RB.Monitor}
 	fl := &stoppedFlink{job: "d0b0"}
 	url := fl.serve(t)
-	e.rb.Flink = func(string) *flink.RESTClient { return flink.NewRESTClient(url) }
-	e.rb.Catalog.Flink = e.rb.Flink
+	e.RB.Flink = func(string) *flink.RESTClient { return flink.NewRESTClient(url) }
+	e.RB.Catalog.Flink = e.RB.Flink
 	dest := "file:" + filepath.Join(dir, "for-primary")
 	plan := WithFlinkBack(FailbackPlan("primary->dr"), runbook.FlinkBack{DRTarget: "flink-dr", DRJob: fl.job, RewriteTo: dest, SourceUID: "orders-users-source",
 		Restore: runbook.Step{FlinkTarget: "flink-primary", JarID: "job.jar", Args: []string{"--bootstrap", "primary"}}})
 	if got := kindsOf(plan); !strings.Contains(strings.Join(toStrings(got), ","), "stop-reverse,savepoint-dr,rewrite-savepoint-back,restore-flink,restart-forward") {
 		t.Fatalf("plan kinds %v", got)
 	}
-	id := e.approved(t, ctx, plan)
+	id := e.Approved(t, ctx, plan)
 
 	// Through stop-reverse: nothing was written in DR, so the reverse
 	// source is caught up at the cut.
-	cut, err := e.store.FailoverCut(ctx, fo)
+	cut, err := e.Store.FailoverCut(ctx, fo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,16 +107,16 @@ func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
 	for _, c := range cut {
 		cutAt[model.TP{Topic: c.RemoteTopic, Partition: c.Partition}] = *c.DREnd
 	}
-	if err := e.step(ctx, id, 0); err != nil {
+	if err := e.Step(ctx, id, 0); err != nil {
 		t.Fatal(err)
 	}
 	fc.copied("dr-to-primary-MirrorSourceConnector", "dr", cutAt)
 	for idx := 1; idx <= 3; idx++ {
-		if err := e.step(ctx, id, idx); err != nil {
+		if err := e.Step(ctx, id, idx); err != nil {
 			t.Fatalf("step %d: %v", idx+1, err)
 		}
 	}
-	r, _ := e.rb.Get(ctx, id)
+	r, _ := e.RB.Get(ctx, id)
 	stopped, err := recordedEnds(r)
 	if err != nil {
 		t.Fatal(err)
@@ -139,11 +141,11 @@ func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
 	drSavepointAt(t, good, splits)
 	stopReverseAt := stepFinished(r, KindStopReverse)
 	fl.sp = flink.Checkpoint{ID: 7, Status: "COMPLETED", IsSavepoint: true, ExternalPath: "file:" + good, TriggerTime: stopReverseAt - 1}
-	if err := e.step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), "lists no savepoint of it completed since stop-reverse") {
+	if err := e.Step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), "lists no savepoint of it completed since stop-reverse") {
 		t.Fatalf("savepoint-dr with only an older savepoint: %v", err)
 	}
 	fl.sp.TriggerTime = stopReverseAt + 1
-	if err := e.step(ctx, id, 4); err != nil {
+	if err := e.Step(ctx, id, 4); err != nil {
 		t.Fatal(err)
 	}
 
@@ -158,12 +160,12 @@ func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
 	behind[users1] = splits[users1] - 3
 	bad := filepath.Join(dir, "savepoint-d0b0-behind")
 	drSavepointAt(t, bad, behind)
-	if _, err := e.rb.Catalog.Register(ctx, bad); err != nil {
+	if _, err := e.RB.Catalog.Register(ctx, bad); err != nil {
 		t.Fatal(err)
 	}
-	rb, _ := e.rb.Get(ctx, id)
+	rb, _ := e.RB.Get(ctx, id)
 	rb.Steps[4].Result = `{"savepoint":"file:` + bad + `"}`
-	fs, ok := e.rb.Monitor.SyncSourceOf("primary->dr", users1, behind[users1])
+	fs, ok := e.RB.Monitor.SyncSourceOf("primary->dr", users1, behind[users1])
 	if !ok {
 		t.Fatalf("no forward sync at or below users-1 %d", behind[users1])
 	}
@@ -171,16 +173,16 @@ func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
 	if behind[users1] > fs.Downstream {
 		want++
 	}
-	if p, err := book(e.rb).backTargets(ctx, rb, rb.Plan.Steps[5]); err != nil || p.Err() != nil || p.Targets["users-1"].Offset != want ||
+	if p, err := book(e.RB).backTargets(ctx, rb, rb.Plan.Steps[5]); err != nil || p.Err() != nil || p.Targets["users-1"].Offset != want ||
 		!strings.Contains(p.Targets["users-1"].Why, "read backwards") || !slices.ContainsFunc(p.Rows, func(r string) bool { return strings.HasPrefix(r, "users-1: users-1 at") }) {
 		t.Fatalf("a savepoint behind DR's end: %+v %v; want users-1 at %d (sync %d→%d)", p, err, want, fs.Upstream, fs.Downstream)
 	}
 
 	// 6. rewrite-savepoint-back: every split at the primary's recorded end.
-	if err := e.step(ctx, id, 5); err != nil {
+	if err := e.Step(ctx, id, 5); err != nil {
 		t.Fatal(err)
 	}
-	k, err := e.rb.Catalog.KafkaSplits(ctx, dest, "orders-users-source")
+	k, err := e.RB.Catalog.KafkaSplits(ctx, dest, "orders-users-source")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,27 +195,27 @@ func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
 			t.Errorf("%s at %d in the copy, want the primary's end %d (DR's was %d)", key, p.Next, want, drEnds[tp])
 		}
 	}
-	sp, err := e.store.SavepointByPath(ctx, catalog.CanonicalPath(dest))
+	sp, err := e.Store.SavepointByPath(ctx, catalog.CanonicalPath(dest))
 	if err != nil || sp.Origin != model.OriginRewritten || sp.RewrittenFrom != catalog.CanonicalPath("file:"+good) {
 		t.Fatalf("catalog entry %+v %v", sp, err)
 	}
 	// Retried, it reads its own copy back and writes nothing.
-	r, _ = e.rb.Get(ctx, id)
-	if res, err := book(e.rb).rewriteBack(ctx, mustWritten(t, e), r, r.Plan.Steps[5]); err != nil || !strings.Contains(res.(*savepointRewritten).Note, "earlier attempt") {
+	r, _ = e.RB.Get(ctx, id)
+	if res, err := book(e.RB).rewriteBack(ctx, runbooktest.Written(t, e), r, r.Plan.Steps[5]); err != nil || !strings.Contains(res.(*failover.SavepointRewritten).Note, "earlier attempt") {
 		t.Fatalf("rewrite-back retried: %v %v", res, err)
 	}
 
 	// 7. restore-flink on the primary's Flink, from the copy.
-	if err := e.step(ctx, id, 6); err != nil {
+	if err := e.Step(ctx, id, 6); err != nil {
 		t.Fatal(err)
 	}
 	if len(fl.runs) != 1 || fl.runs[0].SavepointPath != dest || fl.runs[0].AllowNonRestoredState || fl.runs[0].ClaimMode != "NO_CLAIM" {
 		t.Fatalf("jar runs %+v", fl.runs)
 	}
-	if err := e.step(ctx, id, 7); err != nil {
+	if err := e.Step(ctx, id, 7); err != nil {
 		t.Fatal(err)
 	}
-	if a, err := ActiveSideOf(ctx, e.store, "primary->dr"); err != nil || a.Side != model.SidePrimary {
+	if a, err := failover.ActiveSideOf(ctx, e.Store, "primary->dr"); err != nil || a.Side != model.SidePrimary {
 		t.Fatalf("after the failback: %+v %v", a, err)
 	}
 }

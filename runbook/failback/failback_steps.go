@@ -1,4 +1,4 @@
-package failover
+package failback
 
 import (
 	"cmp"
@@ -15,6 +15,7 @@ import (
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // backStep is one kind of step of a failback over MirrorMaker 2,
@@ -27,15 +28,15 @@ type backStep interface {
 }
 
 var backSteps = map[runbook.StepKind]backStep{
-	KindSetUpReverse:       setUpReverseStep{},
-	KindWaitReverse:        waitReverseStep{},
-	KindStopWriters:        stopWritersStep{},
-	KindStopReverse:        stopReverseStep{},
-	KindTranslateGroupBack: translateGroupBackStep{},
-	KindSavepointDR:        savepointDRStep{},
-	KindRewriteBack:        rewriteBackStep{},
-	KindRestoreFlink:       restoreBackStep{},
-	KindRestartForward:     restartForwardStep{},
+	KindSetUpReverse:          setUpReverseStep{},
+	KindWaitReverse:           waitReverseStep{},
+	KindStopWriters:           stopWritersStep{},
+	KindStopReverse:           stopReverseStep{},
+	KindTranslateGroupBack:    translateGroupBackStep{},
+	KindSavepointDR:           savepointDRStep{},
+	KindRewriteBack:           rewriteBackStep{},
+	failover.KindRestoreFlink: restoreBackStep{},
+	KindRestartForward:        restartForwardStep{},
 }
 
 type setUpReverseStep struct{}
@@ -199,14 +200,14 @@ func (restoreBackStep) title(p runbook.Plan, s runbook.Step, flow *config.Flow, 
 	return fmt.Sprintf("Start the Flink job on the primary's %s from the rewritten savepoint %s (same source uid, whole state)", s.FlinkTarget, s.SavepointPath)
 }
 func (restoreBackStep) preview(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int, flow *config.Flow, rev mm2.ReverseConnectors, on string) ([]string, error) {
-	return book(rb).previewRestore(ctx, r, i, r.Plan.Steps[i]), nil
+	return book(rb).PreviewRestore(ctx, r, i, r.Plan.Steps[i]), nil
 }
 func (restoreBackStep) do(ctx context.Context, w audit.Written, e *runbook.Execution, flow *config.Flow, api *connect.Client) (any, error) {
 	rb, r := e.Runbook, e.Run
-	if err := book(rb).rewrittenReady(ctx, r, e.Step); err != nil {
+	if err := book(rb).RewrittenReady(ctx, r, e.Step); err != nil {
 		return nil, err
 	}
-	return book(rb).restoreFlink(ctx, w, r, e.Idx, e.Step)
+	return book(rb).RestoreFlink(ctx, w, r, e.Idx, e.Step)
 }
 
 type restartForwardStep struct{}
@@ -257,7 +258,7 @@ var linkBackSteps = map[runbook.StepKind]linkBackStep{
 type linkRestorePrimaryStep struct{}
 
 func (linkRestorePrimaryStep) title(s runbook.Step, flow *config.Flow, primary string) string {
-	return "Truncate the primary's topics to DR's copy and make them mirrors of DR (truncate-and-restore on " + primary + ", link " + linkName(flow) + "): the records that never reached DR are deleted"
+	return "Truncate the primary's topics to DR's copy and make them mirrors of DR (truncate-and-restore on " + primary + ", link " + failover.LinkName(flow) + "): the records that never reached DR are deleted"
 }
 func (linkRestorePrimaryStep) preview(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, s runbook.Step, at string, ts []linkBack, primary *clusterlink.Client, names string) ([]string, error) {
 	todo := pending(ts, linkBack.isRestored)
@@ -394,7 +395,7 @@ func (rewriteBackStep) rules(ctx context.Context, rb *runbook.Runbook, r *runboo
 	return rules
 }
 func (restoreBackStep) rules(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, idx int, flow *config.Flow, api *connect.Client) []runbook.RuleResult {
-	return book(rb).restoreRewrittenRule(ctx, r, idx)
+	return book(rb).RestoreRewrittenRule(ctx, r, idx)
 }
 func (restartForwardStep) rules(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, idx int, flow *config.Flow, api *connect.Client) []runbook.RuleResult {
 	var rules []runbook.RuleResult

@@ -1,4 +1,4 @@
-package failover
+package failback
 
 import (
 	"cmp"
@@ -19,6 +19,7 @@ import (
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/runbook/internal/effect"
 )
 
@@ -75,9 +76,17 @@ const (
 	KindRestartForward runbook.StepKind = "restart-forward"
 )
 
-// failbackKinds are the kinds of failback steps.
-var failbackKinds = []runbook.StepKind{KindSetUpReverse, KindWaitReverse, KindStopWriters, KindStopReverse, KindTranslateGroupBack,
-	KindSavepointDR, KindRewriteBack, KindRestartForward, KindRestorePrimary, KindWaitPrimary, KindReverseToPrimary}
+// failbackKinds are the kinds of failback steps, with their traits the
+// failover's shared step machinery reads (failover.RegisterSteps).
+var failbackKinds = map[runbook.StepKind]failover.StepTrait{
+	KindSetUpReverse: 0, KindWaitReverse: 0, KindStopWriters: 0, KindStopReverse: 0,
+	KindTranslateGroupBack: failover.TranslatesBack,
+	KindSavepointDR:        0,
+	KindRewriteBack:        failover.Rewrites | failover.RewritesDRSavepoint,
+	KindRestartForward:     failover.RestartsForward,
+	KindRestorePrimary:     0, KindWaitPrimary: 0,
+	KindReverseToPrimary: failover.LeavesMirrorsPaused,
+}
 
 // FailbackPlan is the failback plan of flow, the one order a failback
 // has: a translate-group-back step per group after stop-reverse (whose
@@ -125,17 +134,6 @@ func failbackTitle(p runbook.Plan, s runbook.Step, flow *config.Flow) string {
 	return ""
 }
 
-// failbackStepsElsewhere refuses a failback step in a plan of another kind.
-func failbackStepsElsewhere(p runbook.Plan) []error {
-	var errs []error
-	for i, s := range p.Steps {
-		if slices.Contains(failbackKinds, s.Kind) {
-			errs = append(errs, fmt.Errorf("step %d (%s): only in a failback plan", i+1, s.Kind))
-		}
-	}
-	return errs
-}
-
 // failbackProblems says what makes failback p not exactly the failback.
 func failbackProblems(cfg *config.Config, p runbook.Plan) []error {
 	flow := cfg.Flow(p.Flow)
@@ -154,7 +152,7 @@ func failbackProblems(cfg *config.Config, p runbook.Plan) []error {
 		bad("the flow has no connect_url: the reverse connectors are created through Kafka Connect REST, and dedicated-mode MirrorMaker 2 has none")
 	}
 	var groups []string
-	for _, st := range stepsThat(p, translatesBack) {
+	for _, st := range failover.StepsThat(p, failover.TranslatesBack) {
 		switch {
 		case strings.TrimSpace(st.Group) == "":
 			bad("name the consumer group of each translate-group-back step")
@@ -196,7 +194,7 @@ func (rb Book) StampFailback(ctx context.Context, p *runbook.Plan) error {
 	if p.Kind != runbook.PlanFailback {
 		return nil
 	}
-	active, err := ActiveSideOf(ctx, rb.Store, p.Flow)
+	active, err := failover.ActiveSideOf(ctx, rb.Store, p.Flow)
 	if err != nil {
 		return fmt.Errorf("failback: which side of %s is active could not be read: %w", p.Flow, err)
 	}
@@ -234,7 +232,7 @@ func bootstrap(cfg *config.Config, cluster string) string {
 func (rb Book) failbackRules(ctx context.Context, r *runbook.Run, idx int) []runbook.RuleResult {
 	flow := rb.Config.Flow(r.Flow)
 	active := runbook.RuleResult{Name: "DR is the active side, after the failover this plan undoes"}
-	switch a, err := ActiveSideOf(ctx, rb.Store, r.Flow); {
+	switch a, err := failover.ActiveSideOf(ctx, rb.Store, r.Flow); {
 	case err != nil:
 		active.Evidence = "unknown: " + err.Error()
 	case a.Side != model.SideDR || a.Run != r.Plan.FailbackOf:

@@ -1,4 +1,4 @@
-package failover
+package failback
 
 import (
 	"context"
@@ -22,7 +22,9 @@ import (
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/runbook/internal/effect"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -99,7 +101,7 @@ func TestSetUpReverseFromEarliest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	w, err := audit.New(store).Record(ctx, alice.Name, "test.set-up", "test", nil)
+	w, err := audit.New(store).Record(ctx, runbooktest.Alice.Name, "test.set-up", "test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,10 +189,10 @@ func TestDefaultPolicyFailbackRefusesWritesIntoForwardCopies(t *testing.T) {
 	t.Cleanup(mon.Close)
 	rb := &runbook.Runbook{Store: store, Config: cfg, Monitor: mon, Log: log, Connect: func(string) *connect.Client { return connect.New(url) },
 		ReverseCatchUp: time.Hour}
-	fo := completeRun(t, store, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindPreflight}, {Kind: KindStopMirror}}}, time.Now().UnixMilli())
+	fo := runbooktest.CompleteRun(t, store, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, time.Now().UnixMilli())
 	var cut []model.CutPosition
 	for p := range int32(2) {
-		cut = append(cut, model.CutPosition{Topic: "events", Partition: p, RemoteTopic: "primary.events", DREnd: i64(3)})
+		cut = append(cut, model.CutPosition{Topic: "events", Partition: p, RemoteTopic: "primary.events", DREnd: runbooktest.I64(3)})
 	}
 	if err := store.SaveFailoverCut(ctx, fo, cut); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package failover
+package failback
 
 import (
 	"context"
@@ -17,13 +17,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/storage/storagetest"
 )
@@ -196,28 +197,6 @@ var forwardConnectors = map[string]string{
 	"MirrorHeartbeatConnector":  mm2.MirrorHeartbeatConnectorClass,
 }
 
-// step begins and runs step idx of run id as alice.
-func (e *env) step(ctx context.Context, id int64, idx int) error {
-	x, err := e.rb.Begin(ctx, alice, id, idx, "primary->dr", "")
-	if err != nil {
-		return err
-	}
-	return x.Perform(ctx)
-}
-
-func (e *env) approved(t *testing.T, ctx context.Context, p runbook.Plan) int64 {
-	t.Helper()
-	id, err := e.rb.Create(ctx, alice, p, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, _ := e.rb.Get(ctx, id)
-	if err := e.rb.Approve(ctx, bob, id, r.PlanHash, "ok"); err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
-
 // A failback end to end against the Connect stand-in and the sandbox's
 // kfake clusters: refused while the primary is active, the reverse source
 // started at the failover's cut, the wait failing with its figures until
@@ -227,21 +206,21 @@ func (e *env) approved(t *testing.T, ctx context.Context, p runbook.Plan) int64 
 // failedOver is the sandbox flow on MM2 on the Connect stand-in, after a
 // completed failover run fo (the sandbox's mirror stopped too, so DR
 // stands still at the cut).
-func failedOver(t *testing.T) (e *env, fc *connectREST, fo int64) {
-	e = newEnv(t, 1)
+func failedOver(t *testing.T) (e *runbooktest.Env, fc *connectREST, fo int64) {
+	e = runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
 	fc, url := newConnectREST(t, forwardConnectors)
-	e.rb.Connect = func(string) *connect.Client { return connect.New(url) }
-	flow := e.cfg.Flow("primary->dr")
+	e.RB.Connect = func(string) *connect.Client { return connect.New(url) }
+	flow := e.Cfg.Flow("primary->dr")
 	flow.ConnectURL, flow.Connectors = "http://connect:8083", []string{"MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector"}
-	e.rb.ReverseCatchUp = 2 * time.Second
-	if _, err := e.rb.Create(ctx, alice, FailbackPlan("primary->dr"), "back"); err == nil || !strings.Contains(err.Error(), "primary is the active side") {
+	e.RB.ReverseCatchUp = 2 * time.Second
+	if _, err := e.RB.Create(ctx, runbooktest.Alice, FailbackPlan("primary->dr"), "back"); err == nil || !strings.Contains(err.Error(), "primary is the active side") {
 		t.Fatalf("failback while the primary is active: %v", err)
 	}
-	e.sb.SetMirrorRunning(false)
+	e.SB.SetMirrorRunning(false)
 	time.Sleep(500 * time.Millisecond)
-	fo = e.approved(t, ctx, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindStopMirror}}})
-	if err := e.step(ctx, fo, 0); err != nil {
+	fo = e.Approved(t, ctx, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindStopMirror}}})
+	if err := e.Step(ctx, fo, 0); err != nil {
 		t.Fatal(err)
 	}
 	return e, fc, fo
@@ -251,11 +230,11 @@ func TestFailbackRun(t *testing.T) {
 	t.Parallel()
 	e, fc, fo := failedOver(t)
 	ctx := context.Background()
-	flow := e.cfg.Flow("primary->dr")
-	if s := e.rb.Monitor.Snapshot("primary->dr"); s.FailedOver == nil || s.FailedOver.Run != fo || s.Status != monitor.StatusFailedOver {
+	flow := e.Cfg.Flow("primary->dr")
+	if s := e.RB.Monitor.Snapshot("primary->dr"); s.FailedOver == nil || s.FailedOver.Run != fo || s.Status != monitor.StatusFailedOver {
 		t.Fatalf("after the failover: %s %+v", s.Status, s.FailedOver)
 	}
-	cut, err := e.store.FailoverCut(ctx, fo)
+	cut, err := e.Store.FailoverCut(ctx, fo)
 	if err != nil || len(cut) == 0 {
 		t.Fatalf("cut %v %v", cut, err)
 	}
@@ -263,20 +242,20 @@ func TestFailbackRun(t *testing.T) {
 	// A cut that does not know a partition's DR end refuses the set-up,
 	// naming the partition.
 	end := int64(5)
-	other, err := e.rb.Create(ctx, alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindStopMirror}}}, "a run to hold a cut")
+	other, err := e.RB.Create(ctx, runbooktest.Alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindStopMirror}}}, "a run to hold a cut")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.SaveFailoverCut(ctx, other, []model.CutPosition{{Topic: "events", RemoteTopic: "events", DREnd: &end},
+	if err := e.Store.SaveFailoverCut(ctx, other, []model.CutPosition{{Topic: "events", RemoteTopic: "events", DREnd: &end},
 		{Topic: "events", Partition: 1, RemoteTopic: "events"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := book(e.rb).reverseStart(ctx, &runbook.Run{Plan: runbook.Plan{FailbackOf: other}}); err == nil || !strings.Contains(err.Error(), "does not know DR's log end of events-1") {
+	if _, err := book(e.RB).reverseStart(ctx, &runbook.Run{Plan: runbook.Plan{FailbackOf: other}}); err == nil || !strings.Contains(err.Error(), "does not know DR's log end of events-1") {
 		t.Fatalf("a cut with an unknown partition: %v", err)
 	}
 
-	id := e.approved(t, ctx, FailbackPlan("primary->dr", "fb-app"))
-	r, _ := e.rb.Get(ctx, id)
+	id := e.Approved(t, ctx, FailbackPlan("primary->dr", "fb-app"))
+	r, _ := e.RB.Get(ctx, id)
 	if r.Plan.FailbackOf != fo {
 		t.Fatalf("failback of run %d, want %d", r.Plan.FailbackOf, fo)
 	}
@@ -284,7 +263,7 @@ func TestFailbackRun(t *testing.T) {
 		t.Fatalf("title %q", r.Plan.StepTitle(0, flow))
 	}
 
-	pv := e.rb.Preview(ctx, r)
+	pv := e.RB.Preview(ctx, r)
 	if pv[0].Err != "" || !strings.Contains(strings.Join(pv[0].Lines, "\n"), "created STOPPED") || len(pv[0].Rules) != 4 || len(pv[4].Lines) == 0 || len(pv[5].Lines) == 0 {
 		t.Fatalf("preview %+v", pv)
 	}
@@ -292,7 +271,7 @@ func TestFailbackRun(t *testing.T) {
 	fc.mu.Lock()
 	fc.conn["MirrorCheckpointConnector"].state = "PAUSED"
 	fc.mu.Unlock()
-	if err := e.step(ctx, id, 0); !errors.Is(err, runbook.ErrRuleViolation) || !strings.Contains(err.Error(), "MirrorCheckpointConnector (PAUSED)") {
+	if err := e.Step(ctx, id, 0); !errors.Is(err, runbook.ErrRuleViolation) || !strings.Contains(err.Error(), "MirrorCheckpointConnector (PAUSED)") {
 		t.Fatalf("set-up with a paused forward connector: %v", err)
 	}
 	fc.mu.Lock()
@@ -304,9 +283,9 @@ func TestFailbackRun(t *testing.T) {
 	noAudit := func(idx int) {
 		t.Helper()
 		before := len(fc.log)
-		storagetest.FailAuditWrites(t, e.path, true)
-		err := e.step(ctx, id, idx)
-		storagetest.FailAuditWrites(t, e.path, false)
+		storagetest.FailAuditWrites(t, e.Path, true)
+		err := e.Step(ctx, id, idx)
+		storagetest.FailAuditWrites(t, e.Path, false)
 		if err == nil {
 			t.Fatalf("step %d ran without its audit record", idx+1)
 		}
@@ -325,7 +304,7 @@ func TestFailbackRun(t *testing.T) {
 	fc.mu.Unlock()
 	noAudit(0)
 	// 1. set-up-reverse: the source starts at the cut.
-	if err := e.step(ctx, id, 0); err != nil {
+	if err := e.Step(ctx, id, 0); err != nil {
 		t.Fatal(err)
 	}
 	src := "dr-to-primary-MirrorSourceConnector"
@@ -339,18 +318,18 @@ func TestFailbackRun(t *testing.T) {
 	rev := ReverseFlowName("primary->dr")
 	watchedOnly := func(want ...string) {
 		t.Helper()
-		if got := e.rb.Monitor.Watched(); !slices.Equal(got, want) {
+		if got := e.RB.Monitor.Watched(); !slices.Equal(got, want) {
 			t.Fatalf("watched flows %v, want %v", got, want)
 		}
 	}
 	watchedOnly(rev)
-	if s := e.rb.Monitor.Snapshot(rev); s == nil || s.Flow.ReverseOf != "primary->dr" || s.Flow.Source != "dr" || s.Flow.SourceAlias != "dr" || s.Flow.TargetAlias != "primary" {
+	if s := e.RB.Monitor.Snapshot(rev); s == nil || s.Flow.ReverseOf != "primary->dr" || s.Flow.Source != "dr" || s.Flow.SourceAlias != "dr" || s.Flow.TargetAlias != "primary" {
 		t.Fatalf("reverse flow snapshot %+v", s)
 	}
-	if err := e.rb.Monitor.SetWatched(ctx, nil); err != nil {
+	if err := e.RB.Monitor.SetWatched(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := book(e.rb).WatchReverseFlows(ctx); err != nil {
+	if err := book(e.RB).WatchReverseFlows(ctx); err != nil {
 		t.Fatal(err)
 	}
 	watchedOnly(rev)
@@ -370,8 +349,8 @@ func TestFailbackRun(t *testing.T) {
 	}
 	// Retried, it finds its own running source and creates nothing.
 	before := len(fc.log)
-	r, _ = e.rb.Get(ctx, id)
-	if res, err := book(e.rb).setUpReverse(ctx, mustWritten(t, e), r, flow, e.rb.Connect(flow.ConnectURL)); err != nil || !strings.Contains(res.(map[string]any)["note"].(string), "earlier attempt") {
+	r, _ = e.RB.Get(ctx, id)
+	if res, err := book(e.RB).setUpReverse(ctx, runbooktest.Written(t, e), r, flow, e.RB.Connect(flow.ConnectURL)); err != nil || !strings.Contains(res.(map[string]any)["note"].(string), "earlier attempt") {
 		t.Fatalf("set-up retried: %v %v", res, err)
 	}
 	for _, l := range fc.log[before:] {
@@ -382,7 +361,7 @@ func TestFailbackRun(t *testing.T) {
 
 	// 2. A record written in DR since the failover, not yet committed by
 	// the reverse flow: the wait fails at its timeout with the figures.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.sb.DRBootstrap()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.SB.DRBootstrap()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,13 +372,13 @@ func TestFailbackRun(t *testing.T) {
 	tp0 := model.TP{Topic: "events", Partition: 0}
 	// Offsets Connect does not report are unknown, never caught up.
 	fc.copied(src, "dr", nil)
-	r, _ = e.rb.Get(ctx, id)
-	if v := book(e.rb).ReverseFlow(ctx, r); v == nil || v.Err != "" || v.Unknown != 1 || len(v.Rows) != 1 || v.Rows[0].Partition != "events-0" ||
+	r, _ = e.RB.Get(ctx, id)
+	if v := book(e.RB).ReverseFlow(ctx, r); v == nil || v.Err != "" || v.Unknown != 1 || len(v.Rows) != 1 || v.Rows[0].Partition != "events-0" ||
 		v.Rows[0].Next != nil || v.Behind != 1 || v.States[src] != "RUNNING" || v.Heartbeat != nil || !strings.Contains(v.HeartbeatErr, "dr.heartbeats") {
 		t.Fatalf("the reverse flow with no committed offsets: %+v", v)
 	}
 	// A heartbeat emitted in DR, copied to the primary's dr.heartbeats.
-	pcl, err := kgo.NewClient(kgo.SeedBrokers(e.sb.PrimaryBootstrap()...))
+	pcl, err := kgo.NewClient(kgo.SeedBrokers(e.SB.PrimaryBootstrap()...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,26 +386,26 @@ func TestFailbackRun(t *testing.T) {
 	if _, err := kadm.NewClient(pcl).CreateTopic(ctx, 1, 1, nil, "dr.heartbeats"); err != nil {
 		t.Fatal(err)
 	}
-	hb := model.Heartbeat{SourceAlias: "dr", TargetAlias: "primary", EmittedMs: e.now.Add(-3 * time.Second).UnixMilli()}
+	hb := model.Heartbeat{SourceAlias: "dr", TargetAlias: "primary", EmittedMs: e.Now.Add(-3 * time.Second).UnixMilli()}
 	if err := pcl.ProduceSync(ctx, &kgo.Record{Topic: "dr.heartbeats", Key: mm2.EncodeKey(hb), Value: mm2.EncodeValue(hb)}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	if v := book(e.rb).ReverseFlow(ctx, r); v.Heartbeat == nil || v.Heartbeat.UnixMilli() != hb.EmittedMs {
+	if v := book(e.RB).ReverseFlow(ctx, r); v.Heartbeat == nil || v.Heartbeat.UnixMilli() != hb.EmittedMs {
 		t.Fatalf("the reverse flow's heartbeat: %+v", v)
 	}
-	if err := e.step(ctx, id, 1); err == nil || !strings.Contains(err.Error(), "reverse at ?") {
+	if err := e.Step(ctx, id, 1); err == nil || !strings.Contains(err.Error(), "reverse at ?") {
 		t.Fatalf("wait with no reverse offsets: %v", err)
 	}
 	fc.copied(src, "dr", cutAt)
-	if err := e.step(ctx, id, 1); err == nil || !strings.Contains(err.Error(), "did not catch up") || !strings.Contains(err.Error(), "events-0 DR end") {
+	if err := e.Step(ctx, id, 1); err == nil || !strings.Contains(err.Error(), "did not catch up") || !strings.Contains(err.Error(), "events-0 DR end") {
 		t.Fatalf("wait with a record not copied back: %v", err)
 	}
-	if v := book(e.rb).ReverseFlow(ctx, r); v.Unknown != 0 || len(v.Rows) != 1 || v.Rows[0].Next == nil || *v.Rows[0].Next != cutAt[tp0] || v.Behind != 1 {
+	if v := book(e.RB).ReverseFlow(ctx, r); v.Unknown != 0 || len(v.Rows) != 1 || v.Rows[0].Next == nil || *v.Rows[0].Next != cutAt[tp0] || v.Behind != 1 {
 		t.Fatalf("the reverse flow one record behind: %+v", v)
 	}
 	// A transaction in DR: its commit marker is never copied, so a reverse
 	// source past its record is caught up one offset below the log end.
-	txn, err := kgo.NewClient(kgo.SeedBrokers(e.sb.DRBootstrap()...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID("dr-writer"))
+	txn, err := kgo.NewClient(kgo.SeedBrokers(e.SB.DRBootstrap()...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID("dr-writer"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,48 +424,48 @@ func TestFailbackRun(t *testing.T) {
 	caught[tp0]++
 	caught[tp1]++
 	fc.copied(src, "dr", caught)
-	v := book(e.rb).ReverseFlow(ctx, r)
+	v := book(e.RB).ReverseFlow(ctx, r)
 	if v.Err != "" || v.Behind != 0 || len(v.Rows) != 2 || v.Rows[1].Partition != "events-1" || !v.Rows[1].MarkersOnly || v.Rows[0].MarkersOnly {
 		t.Fatalf("the reverse flow past a transaction's record, below its marker: %+v", v)
 	}
 	// Caught up, but the console has ingested none of the reverse flow's
 	// offset syncs yet (MM2 writes one for the first record it copies):
 	// the wait holds, naming them, until they are in.
-	if err := e.step(ctx, id, 1); err == nil || !strings.Contains(err.Error(), "events-0: no offset sync of the reverse flow ingested yet") {
+	if err := e.Step(ctx, id, 1); err == nil || !strings.Contains(err.Error(), "events-0: no offset sync of the reverse flow ingested yet") {
 		t.Fatalf("wait with no reverse syncs ingested: %v", err)
 	}
 	// (events-1's sits past its record, on the marker, so that the
 	// translations below use only the syncs they add: theirs rewind
 	// upstream and start a new history.)
 	for i, tp := range []model.TP{tp0, tp1} {
-		if err := e.store.Apply(ctx, storage.Batch{Flow: ReverseFlowName("primary->dr"), Topic: "mm2-offset-syncs.dr.internal", Incarnation: 0,
+		if err := e.Store.Apply(ctx, storage.Batch{Flow: ReverseFlowName("primary->dr"), Topic: "mm2-offset-syncs.dr.internal", Incarnation: 0,
 			NextOffset: int64(i) + 1, Syncs: []model.OffsetSync{{Topic: tp.Topic, Partition: tp.Partition, Upstream: cutAt[tp] + int64(i), Downstream: 0,
 				LogOffset: int64(i), RecordMs: time.Now().UnixMilli()}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := e.step(ctx, id, 1); err != nil {
+	if err := e.Step(ctx, id, 1); err != nil {
 		t.Fatal(err)
 	}
 	// 3. stop-writers: the typed confirmation is the step.
-	if _, err := e.rb.Begin(ctx, alice, id, 2, "yes", ""); !errors.Is(err, runbook.ErrConfirmation) {
+	if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, 2, "yes", ""); !errors.Is(err, runbook.ErrConfirmation) {
 		t.Fatalf("stop-writers without the flow name: %v", err)
 	}
-	if err := e.step(ctx, id, 2); err != nil {
+	if err := e.Step(ctx, id, 2); err != nil {
 		t.Fatal(err)
 	}
 	// restart-forward is not next; 4. stop-reverse deletes them.
-	if _, err := e.rb.Begin(ctx, alice, id, 4, "primary->dr", ""); !errors.Is(err, runbook.ErrOrder) {
+	if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, 4, "primary->dr", ""); !errors.Is(err, runbook.ErrOrder) {
 		t.Fatalf("restart-forward before stop-reverse: %v", err)
 	}
-	if err := e.step(ctx, id, 3); err != nil {
+	if err := e.Step(ctx, id, 3); err != nil {
 		t.Fatal(err)
 	}
 	watchedOnly() // stopped: no longer copying
 	if s := fc.state(src); s != "PAUSED" {
 		t.Fatalf("reverse source %s after stop-reverse", s)
 	}
-	r, _ = e.rb.Get(ctx, id)
+	r, _ = e.RB.Get(ctx, id)
 	stopped, err := recordedEnds(r)
 	if err != nil {
 		t.Fatal(err)
@@ -498,7 +477,7 @@ func TestFailbackRun(t *testing.T) {
 	// 5. translate-group-back: refused until the DR group is at DR's
 	// recorded end on every partition it has, then committed at the
 	// primary's recorded ends.
-	if err := e.step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), "no committed offset in DR") {
+	if err := e.Step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), "no committed offset in DR") {
 		t.Fatalf("group back with no DR offsets: %v", err)
 	}
 	drEnds, err := stopped.dr()
@@ -519,7 +498,7 @@ func TestFailbackRun(t *testing.T) {
 	// events-1 ends with a committed transaction: its record at end-2,
 	// the commit marker at end-1. A group below the record is behind.
 	commit(map[model.TP]int64{tp0: drEnds[tp0], tp1: drEnds[tp1] - 2})
-	if err := e.step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("events-1 (DR group at %d, DR's end was %d; a record at %d it has not consumed; no offset sync of this failback's reverse flow at or below it)", drEnds[tp1]-2, drEnds[tp1], drEnds[tp1]-2)) {
+	if err := e.Step(ctx, id, 4); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("events-1 (DR group at %d, DR's end was %d; a record at %d it has not consumed; no offset sync of this failback's reverse flow at or below it)", drEnds[tp1]-2, drEnds[tp1], drEnds[tp1]-2)) {
 		t.Fatalf("group back with a partition behind: %v", err)
 	}
 	// A group below the cut (it lagged since before the failover) goes
@@ -528,18 +507,18 @@ func TestFailbackRun(t *testing.T) {
 	// most the records since the sync, checked by payload.
 	below := drEnds[tp1] - markerTail - 1
 	commit(map[model.TP]int64{tp1: below})
-	r, _ = e.rb.Get(ctx, id)
-	b, err := book(e.rb).groupBack(ctx, r, "fb-app")
+	r, _ = e.RB.Get(ctx, id)
+	b, err := book(e.RB).groupBack(ctx, r, "fb-app")
 	if err != nil || len(b.Translated) != 1 || !strings.Contains(b.Translated[0], "read backwards") {
 		t.Fatalf("group back below the cut: %+v %v", b, err)
 	}
-	fs, ok := e.rb.Monitor.SyncSourceOf("primary->dr", tp1, below)
+	fs, ok := e.RB.Monitor.SyncSourceOf("primary->dr", tp1, below)
 	if !ok || fs.Downstream > below {
 		t.Fatalf("forward sync at or below %d: %+v %v", below, fs, ok)
 	}
-	unread := readRecords(t, e.sb.DRBootstrap(), tp1, below, 1)
+	unread := readRecords(t, e.SB.DRBootstrap(), tp1, below, 1)
 	var at int64 = -1 // the unread record's offset on the primary
-	for _, rec := range readRecords(t, e.sb.PrimaryBootstrap(), tp1, fs.Upstream, int(below-fs.Downstream)+1) {
+	for _, rec := range readRecords(t, e.SB.PrimaryBootstrap(), tp1, fs.Upstream, int(below-fs.Downstream)+1) {
 		if len(unread) == 1 && string(rec.Value) == string(unread[0].Value) {
 			at = rec.Offset
 		}
@@ -558,10 +537,10 @@ func TestFailbackRun(t *testing.T) {
 	// gone, so the group would start past ones it has not read: refused.
 	del := kadm.Offsets{}
 	del.Add(kadm.Offset{Topic: tp1.Topic, Partition: tp1.Partition, At: want + 1})
-	if resp, err := kadm.NewClient(primaryClient(e.rb.Monitor, "primary->dr")).DeleteRecords(ctx, del); err != nil || resp.Error() != nil {
+	if resp, err := kadm.NewClient(runbooktest.PrimaryClient(e.RB.Monitor, "primary->dr")).DeleteRecords(ctx, del); err != nil || resp.Error() != nil {
 		t.Fatal(err, resp.Error())
 	}
-	if _, err := book(e.rb).groupBack(ctx, r, "fb-app"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("gives %d on the primary, below its log start %d", want, want+1)) {
+	if _, err := book(e.RB).groupBack(ctx, r, "fb-app"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("gives %d on the primary, below its log start %d", want, want+1)) {
 		t.Fatalf("group back below the primary's log start: %v", err)
 	}
 	// Inside the log, through this failback's reverse offset syncs: only
@@ -569,7 +548,7 @@ func TestFailbackRun(t *testing.T) {
 	// earlier failback's sync, stored under the same name, would give
 	// +50; one below the cut would start a new history (MM2's rewind rule)
 	// and give -9.
-	start, err := book(e.rb).reverseStart(ctx, r)
+	start, err := book(e.RB).reverseStart(ctx, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -583,7 +562,7 @@ func TestFailbackRun(t *testing.T) {
 		t.Helper()
 		for _, s := range ss {
 			s.Topic, s.Partition = "events", 1
-			if err := e.store.Apply(ctx, storage.Batch{Flow: ReverseFlowName("primary->dr"), Topic: "mm2-offset-syncs.dr.internal", Incarnation: 1,
+			if err := e.Store.Apply(ctx, storage.Batch{Flow: ReverseFlowName("primary->dr"), Topic: "mm2-offset-syncs.dr.internal", Incarnation: 1,
 				NextOffset: s.LogOffset + 1, Syncs: []model.OffsetSync{s}}); err != nil {
 				t.Fatal(err)
 			}
@@ -592,13 +571,13 @@ func TestFailbackRun(t *testing.T) {
 	syncsAt(model.OffsetSync{Upstream: start[tp1], Downstream: down, RecordMs: now, LogOffset: 0},
 		model.OffsetSync{Upstream: start[tp1], Downstream: down + 50, RecordMs: 1, LogOffset: 1},
 		model.OffsetSync{Upstream: start[tp1] - 1, Downstream: down - 10, RecordMs: now, LogOffset: 2})
-	r, _ = e.rb.Get(ctx, id)
-	b, err = book(e.rb).groupBack(ctx, r, "fb-app")
+	r, _ = e.RB.Get(ctx, id)
+	b, err = book(e.RB).groupBack(ctx, r, "fb-app")
 	if err != nil || b.Primary[tp1] != down || len(b.Translated) != 1 ||
 		!strings.Contains(b.Translated[0], fmt.Sprintf("events-1 at %d → %d (reverse sync %d→%d, exact: at most 0 re-read)", start[tp1], down, start[tp1], down)) {
 		t.Fatalf("group inside the log: %+v %v", b, err)
 	}
-	pv4 := e.rb.Preview(ctx, r)[4]
+	pv4 := e.RB.Preview(ctx, r)[4]
 	if !strings.Contains(strings.Join(pv4.Lines, "\n"), "moved through the reverse flow's offset syncs: events-1 at") {
 		t.Fatalf("preview of the translation inside the log: %+v", pv4)
 	}
@@ -607,26 +586,26 @@ func TestFailbackRun(t *testing.T) {
 	// 28) and refuses, naming the records gone.
 	del = kadm.Offsets{}
 	del.Add(kadm.Offset{Topic: tp1.Topic, Partition: tp1.Partition, At: down + 1})
-	if resp, err := kadm.NewClient(primaryClient(e.rb.Monitor, "primary->dr")).DeleteRecords(ctx, del); err != nil || resp.Error() != nil {
+	if resp, err := kadm.NewClient(runbooktest.PrimaryClient(e.RB.Monitor, "primary->dr")).DeleteRecords(ctx, del); err != nil || resp.Error() != nil {
 		t.Fatal(err, resp.Error())
 	}
-	if _, err := e.rb.Begin(ctx, alice, id, 4, "primary->dr", ""); !errors.Is(err, runbook.ErrRuleViolation) ||
+	if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, 4, "primary->dr", ""); !errors.Is(err, runbook.ErrRuleViolation) ||
 		!strings.Contains(err.Error(), fmt.Sprintf("data deleted on the primary: events-1: log start %d is past the position %d", down+1, down)) {
 		t.Fatalf("group back below the primary's current log start: %v", err)
 	}
 	// A sync that would land past the primary's recorded end is refused.
 	syncsAt(model.OffsetSync{Upstream: start[tp1], Downstream: ends[tp1] + 5, RecordMs: now, LogOffset: 3})
-	if _, err := book(e.rb).groupBack(ctx, r, "fb-app"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the reverse flow's sync gives %d, past the primary's end %d", ends[tp1]+5, ends[tp1])) {
+	if _, err := book(e.RB).groupBack(ctx, r, "fb-app"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the reverse flow's sync gives %d, past the primary's end %d", ends[tp1]+5, ends[tp1])) {
 		t.Fatalf("a sync past the primary's end: %v", err)
 	}
 	// Past the record, below the marker (as franz-go commits: last
 	// record + 1; seen against real Kafka in TestFailbackE2E): consumed
 	// everything, translated to the primary's end.
 	commit(map[model.TP]int64{tp1: drEnds[tp1] - 1})
-	if err := e.step(ctx, id, 4); err != nil {
+	if err := e.Step(ctx, id, 4); err != nil {
 		t.Fatal(err)
 	}
-	primaryAdm := kadm.NewClient(primaryClient(e.rb.Monitor, "primary->dr"))
+	primaryAdm := kadm.NewClient(runbooktest.PrimaryClient(e.RB.Monitor, "primary->dr"))
 	got, err := primaryAdm.FetchOffsets(ctx, "fb-app")
 	if err != nil {
 		t.Fatal(err)
@@ -634,14 +613,14 @@ func TestFailbackRun(t *testing.T) {
 	if o0, _ := got.Lookup("events", 0); o0.At != ends[tp0] || len(got) != 1 || len(got["events"]) != 2 {
 		t.Fatalf("primary group offsets %+v, want events-0 at %d and events-1 only", got, ends[tp0])
 	}
-	if e.audit.count("failback.group-before") != 1 {
+	if e.Audit.Count("failback.group-before") != 1 {
 		t.Fatal("the primary group's offsets before the change are not on record")
 	}
 	// Someone resumed the reverse source: restart-forward is refused.
 	fc.mu.Lock()
 	fc.conn[src].state = "RUNNING"
 	fc.mu.Unlock()
-	if _, err := e.rb.Begin(ctx, alice, id, 5, "primary->dr", ""); !errors.Is(err, runbook.ErrRuleViolation) || !strings.Contains(err.Error(), src+" (RUNNING)") {
+	if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, 5, "primary->dr", ""); !errors.Is(err, runbook.ErrRuleViolation) || !strings.Contains(err.Error(), src+" (RUNNING)") {
 		t.Fatalf("restart-forward with the reverse source running: %v", err)
 	}
 	fc.mu.Lock()
@@ -649,14 +628,14 @@ func TestFailbackRun(t *testing.T) {
 	fc.mu.Unlock()
 	// 6. restart-forward: the forward source at the recorded ends, resumed.
 	noAudit(5)
-	if err := e.step(ctx, id, 5); err != nil {
+	if err := e.Step(ctx, id, 5); err != nil {
 		t.Fatal(err)
 	}
 	// Retried, it finds the forward source resumed at the ends and only
 	// resumes again (harmless).
 	before = len(fc.log)
-	r, _ = e.rb.Get(ctx, id)
-	if res, err := book(e.rb).restartForward(ctx, mustWritten(t, e), r, flow, e.rb.Connect(flow.ConnectURL)); err != nil || !strings.Contains(fmt.Sprint(res), "earlier attempt") {
+	r, _ = e.RB.Get(ctx, id)
+	if res, err := book(e.RB).restartForward(ctx, runbooktest.Written(t, e), r, flow, e.RB.Connect(flow.ConnectURL)); err != nil || !strings.Contains(fmt.Sprint(res), "earlier attempt") {
 		t.Fatalf("restart-forward retried: %v %v", res, err)
 	}
 	for _, l := range fc.log[before:] {
@@ -667,7 +646,7 @@ func TestFailbackRun(t *testing.T) {
 	if s := fc.state(src); s != "gone" {
 		t.Fatalf("reverse source %s after restart-forward", s)
 	}
-	if r, _ := e.rb.Get(ctx, id); book(e.rb).ReverseFlow(ctx, r) != nil {
+	if r, _ := e.RB.Get(ctx, id); book(e.RB).ReverseFlow(ctx, r) != nil {
 		t.Fatal("a reverse flow shown after restart-forward")
 	}
 	for n := range forwardConnectors {
@@ -681,27 +660,16 @@ func TestFailbackRun(t *testing.T) {
 			t.Fatalf("forward source %s starts at %d, want the recorded end %d", mm2.TPKey(tp), got, end)
 		}
 	}
-	a, err := ActiveSideOf(ctx, e.store, "primary->dr")
+	a, err := failover.ActiveSideOf(ctx, e.Store, "primary->dr")
 	if err != nil || a.Side != model.SidePrimary || a.Run != id {
 		t.Fatalf("after the failback: %+v %v", a, err)
 	}
-	if s := e.rb.Monitor.Snapshot("primary->dr"); s.FailedOver != nil || s.Status == monitor.StatusFailedOver {
+	if s := e.RB.Monitor.Snapshot("primary->dr"); s.FailedOver != nil || s.Status == monitor.StatusFailedOver {
 		t.Fatalf("after the failback the flow is still failed over: %s %+v", s.Status, s.FailedOver)
 	}
-	if _, err := e.rb.Create(ctx, alice, FailbackPlan("primary->dr"), "again"); err == nil {
+	if _, err := e.RB.Create(ctx, runbooktest.Alice, FailbackPlan("primary->dr"), "again"); err == nil {
 		t.Fatal("a second failback accepted while the primary is active")
 	}
-}
-
-// mustWritten writes an audit record and returns its proof, for calling a
-// step's effect function directly.
-func mustWritten(t *testing.T, e *env) audit.Written {
-	t.Helper()
-	w, err := audit.New(e.store).Record(context.Background(), alice.Name, "test.retry", "test", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
 }
 
 func TestFailbackPlanRefusals(t *testing.T) {
@@ -761,12 +729,12 @@ func TestFailbackPlanRefusals(t *testing.T) {
 func TestFailbackResumesAfterCrashAtEveryBoundary(t *testing.T) {
 	e, fc, _ := failedOver(t)
 	ctx := context.Background()
-	id := e.approved(t, ctx, FailbackPlan("primary->dr"))
+	id := e.Approved(t, ctx, FailbackPlan("primary->dr"))
 	fc.lagging = true // a resumed step finds the state before its resume (TestFailbackE2E found it)
 	crashed := errors.New("crash")
 	for idx := range 5 {
 		for _, point := range []string{"started", "effect-done", ""} {
-			e.rb.CrashHook = func(p string) {
+			e.RB.CrashHook = func(p string) {
 				if p == point {
 					panic(crashed)
 				}
@@ -777,7 +745,7 @@ func TestFailbackResumesAfterCrashAtEveryBoundary(t *testing.T) {
 						err = v.(error)
 					}
 				}()
-				return e.step(ctx, id, idx)
+				return e.Step(ctx, id, idx)
 			}()
 			switch {
 			case point != "" && !errors.Is(err, crashed):
@@ -802,7 +770,7 @@ func TestFailbackResumesAfterCrashAtEveryBoundary(t *testing.T) {
 	if !maps.Equal(counts, want) {
 		t.Fatalf("creates and offset changes %v, want %v", counts, want)
 	}
-	if a, err := ActiveSideOf(ctx, e.store, "primary->dr"); err != nil || a.Side != model.SidePrimary {
+	if a, err := failover.ActiveSideOf(ctx, e.Store, "primary->dr"); err != nil || a.Side != model.SidePrimary {
 		t.Fatalf("after the resumed failback: %+v %v", a, err)
 	}
 }
@@ -817,9 +785,9 @@ func TestFailbackReverseRepeatsWorkerClientSettings(t *testing.T) {
 	t.Parallel()
 	e, fc, _ := failedOver(t)
 	ctx := context.Background()
-	e.cfg.Clusters["primary"].SASL = &config.SASL{Mechanism: "PLAIN", Username: "u", Password: "p"}
-	id := e.approved(t, ctx, FailbackPlan("primary->dr"))
-	if err := e.step(ctx, id, 0); !errors.Is(err, runbook.ErrRuleViolation) || !strings.Contains(err.Error(), "cluster primary has TLS or SASL settings, but the forward MirrorSourceConnector sets no source.cluster.security.protocol") {
+	e.Cfg.Clusters["primary"].SASL = &config.SASL{Mechanism: "PLAIN", Username: "u", Password: "p"}
+	id := e.Approved(t, ctx, FailbackPlan("primary->dr"))
+	if err := e.Step(ctx, id, 0); !errors.Is(err, runbook.ErrRuleViolation) || !strings.Contains(err.Error(), "cluster primary has TLS or SASL settings, but the forward MirrorSourceConnector sets no source.cluster.security.protocol") {
 		t.Fatalf("set-up-reverse without the workers' settings: %v", err)
 	}
 	const jaas = "${file:/etc/kafka/secrets.properties:primary.jaas}"
@@ -830,7 +798,7 @@ func TestFailbackReverseRepeatsWorkerClientSettings(t *testing.T) {
 		"target.cluster.security.protocol": "SSL", "target.cluster.ssl.truststore.location": "/etc/kafka/dr.jks",
 	})
 	fc.mu.Unlock()
-	if err := e.step(ctx, id, 0); err != nil {
+	if err := e.Step(ctx, id, 0); err != nil {
 		t.Fatal(err)
 	}
 	fc.mu.Lock()
@@ -850,7 +818,7 @@ func TestFailbackReverseRepeatsWorkerClientSettings(t *testing.T) {
 	if hb["producer.override.security.protocol"] != "SSL" || hb["producer.override.ssl.truststore.location"] != "/etc/kafka/dr.jks" {
 		t.Errorf("the heartbeat connector writes to DR: %v", hb)
 	}
-	entries, err := e.store.AuditEntries(ctx, storage.AuditFilter{Limit: 1000})
+	entries, err := e.Store.AuditEntries(ctx, storage.AuditFilter{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package failover
+package failback
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 	"github.com/drconsole/drconsole/clusterlink"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/runbook/internal/effect"
 )
 
@@ -57,14 +58,14 @@ func LinkFailbackPlan(flow string, pauseMirrors bool) runbook.Plan {
 func linkFailbackProblems(flow *config.Flow, p runbook.Plan) []string {
 	var out []string
 	if flow.ClusterLink == nil || flow.ClusterLink.Primary == nil {
-		out = append(out, "a Cluster Linking failback is sent to the primary cluster's REST API: set cluster_link.primary (rest_url, cluster_id, credentials) for a bidirectional link named "+linkName(flow)+" on both ends")
+		out = append(out, "a Cluster Linking failback is sent to the primary cluster's REST API: set cluster_link.primary (rest_url, cluster_id, credentials) for a bidirectional link named "+failover.LinkName(flow)+" on both ends")
 	}
 	want := LinkFailbackPlan(p.Flow, false)
 	if !slices.Equal(kindsOf(p), kindsOf(want)) {
 		out = append(out, fmt.Sprintf("the steps of a Cluster Linking failback must be exactly %v, in that order (groups and Flink jobs need no translation: offsets are the same on both ends)", kindsOf(want)))
 	}
 	for _, s := range p.Steps {
-		if s.PauseMirrors && !is(s.Kind, leavesMirrorsPaused) {
+		if s.PauseMirrors && !failover.Is(s.Kind, failover.LeavesMirrorsPaused) {
 			out = append(out, "only reverse-to-primary leaves mirrors paused")
 		}
 	}
@@ -102,7 +103,7 @@ func (rb Book) linkBackTopics(ctx context.Context, flow *config.Flow, r *runbook
 	if err != nil {
 		return nil, nil, err
 	}
-	drs, err := rb.flowMirrors(ctx, flow)
+	drs, err := rb.FlowMirrors(ctx, flow)
 	if err != nil {
 		return nil, nil, fmt.Errorf("DR's REST API: %w", err)
 	}
@@ -139,7 +140,7 @@ func (rb Book) linkBackTopics(ctx context.Context, flow *config.Flow, r *runbook
 		}
 	}
 	if len(names) == 0 {
-		return nil, nil, fmt.Errorf("neither DR nor the primary lists a mirror topic of link %s that the flow's topic filter takes", linkName(flow))
+		return nil, nil, fmt.Errorf("neither DR nor the primary lists a mirror topic of link %s that the flow's topic filter takes", failover.LinkName(flow))
 	}
 	find := func(ms []clusterlink.MirrorTopic, name string) *clusterlink.MirrorTopic {
 		if i := slices.IndexFunc(ms, func(m clusterlink.MirrorTopic) bool { return m.MirrorTopicName == name }); i >= 0 {
@@ -258,7 +259,7 @@ const countedRule = "the cluster states what truncate-and-restore deletes on the
 func (rb Book) linkFailbackRules(ctx context.Context, r *runbook.Run, idx int) []runbook.RuleResult {
 	flow := rb.Config.Flow(r.Flow)
 	ts, primary, err := rb.linkBackTopics(ctx, flow, r)
-	reads := runbook.RuleResult{Name: "DR's and the primary's REST APIs answer for link " + linkName(flow)}
+	reads := runbook.RuleResult{Name: "DR's and the primary's REST APIs answer for link " + failover.LinkName(flow)}
 	if err != nil {
 		reads.Evidence = err.Error()
 		return []runbook.RuleResult{reads}
@@ -479,7 +480,7 @@ func (rb Book) reverseToPrimary(ctx context.Context, w audit.Written, r *runbook
 func (rb Book) previewLinkFailback(ctx context.Context, r *runbook.Run, i int) ([]string, error) {
 	flow := rb.Config.Flow(r.Flow)
 	pr := flow.ClusterLink.Primary
-	at := fmt.Sprintf("POST %s/v3/clusters/%s/links/%s/mirrors:", pr.RestURL, pr.ClusterID, linkName(flow))
+	at := fmt.Sprintf("POST %s/v3/clusters/%s/links/%s/mirrors:", pr.RestURL, pr.ClusterID, failover.LinkName(flow))
 	ts, primary, err := rb.linkBackTopics(ctx, flow, r)
 	if err != nil {
 		return []string{at + "…: the topics are read when the step runs: " + err.Error()}, nil

@@ -1,4 +1,4 @@
-package failover
+package failback
 
 import (
 	"cmp"
@@ -17,6 +17,7 @@ import (
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -52,9 +53,9 @@ func WithFlinkBack(p runbook.Plan, fb runbook.FlinkBack) runbook.Plan {
 			runbook.Step{Kind: KindRewriteBack, RewriteTo: fb.RewriteTo, SourceUID: fb.SourceUID})
 		fb.Restore.SavepointPath = fb.RewriteTo
 	}
-	fb.Restore.Kind = KindRestoreFlink
+	fb.Restore.Kind = failover.KindRestoreFlink
 	steps = append(steps, fb.Restore)
-	at := first(p, restartsForward)
+	at := failover.First(p, failover.RestartsForward)
 	if at < 0 {
 		at = len(p.Steps)
 	}
@@ -66,7 +67,7 @@ func WithFlinkBack(p runbook.Plan, fb runbook.FlinkBack) runbook.Plan {
 // failback allows them.
 func flinkBackKinds(p runbook.Plan) []runbook.StepKind {
 	var out []runbook.StepKind
-	for _, k := range []runbook.StepKind{KindSavepointDR, KindRewriteBack, KindRestoreFlink} {
+	for _, k := range []runbook.StepKind{KindSavepointDR, KindRewriteBack, failover.KindRestoreFlink} {
 		if slices.Contains(kindsOf(p), k) {
 			out = append(out, k)
 		}
@@ -79,7 +80,7 @@ func flinkBackProblems(cfg *config.Config, p runbook.Plan) []string {
 	var out []string
 	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	kinds := flinkBackKinds(p)
-	if len(kinds) > 0 && !slices.Equal(kinds, []runbook.StepKind{KindRestoreFlink}) && !slices.Equal(kinds, []runbook.StepKind{KindSavepointDR, KindRewriteBack, KindRestoreFlink}) {
+	if len(kinds) > 0 && !slices.Equal(kinds, []runbook.StepKind{failover.KindRestoreFlink}) && !slices.Equal(kinds, []runbook.StepKind{KindSavepointDR, KindRewriteBack, failover.KindRestoreFlink}) {
 		bad("the Flink steps are savepoint-dr, rewrite-savepoint-back and restore-flink, or restore-flink alone (from the groups' offsets)")
 	}
 	for _, s := range p.Steps {
@@ -98,7 +99,7 @@ type flinkBackStep interface {
 
 func (savepointDRStep) flinkProblems(cfg *config.Config, _ runbook.Plan, s runbook.Step) []string {
 	var out []string
-	switch t := flinkTarget(cfg, s.FlinkTarget); {
+	switch t := failover.FlinkTarget(cfg, s.FlinkTarget); {
 	case t == nil:
 		out = append(out, fmt.Sprintf("savepoint-dr: no Flink target named %q in flink_targets", s.FlinkTarget))
 	case t.Region != config.RegionDR:
@@ -112,7 +113,7 @@ func (savepointDRStep) flinkProblems(cfg *config.Config, _ runbook.Plan, s runbo
 
 func (rewriteBackStep) flinkProblems(cfg *config.Config, _ runbook.Plan, s runbook.Step) []string {
 	var out []string
-	for _, why := range destProblems(cfg, "", s.RewriteTo) {
+	for _, why := range failover.DestProblems(cfg, "", s.RewriteTo) {
 		out = append(out, "rewrite-savepoint-back: "+why)
 	}
 	return out
@@ -121,15 +122,15 @@ func (rewriteBackStep) flinkProblems(cfg *config.Config, _ runbook.Plan, s runbo
 func (restoreBackStep) flinkProblems(cfg *config.Config, p runbook.Plan, s runbook.Step) []string {
 	var out []string
 	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	switch t := flinkTarget(cfg, s.FlinkTarget); {
+	switch t := failover.FlinkTarget(cfg, s.FlinkTarget); {
 	case t == nil:
 		bad("restore-flink: no Flink target named %q in flink_targets", s.FlinkTarget)
 	case t.Region != config.RegionPrimary:
 		bad("restore-flink: Flink target %q is in the %s region: a failback restores the job on the primary", t.Name, t.Region)
 	}
-	j := rewriteOf(p, s.SavepointPath)
+	j := failover.RewriteOf(p, s.SavepointPath)
 	switch {
-	case first(p, rewritesDRSavepoint) >= 0 && j < 0:
+	case failover.First(p, failover.RewritesDRSavepoint) >= 0 && j < 0:
 		bad("restore-flink: restore the savepoint rewrite-savepoint-back writes (%s), not %q", rewriteBackDest(p), s.SavepointPath)
 	case j < 0 && s.SavepointPath != "":
 		bad("restore-flink: savepoint %s holds DR offsets, which are not the primary's: restore the copy rewrite-savepoint-back writes, or none (the job starts from the groups' offsets)", s.SavepointPath)
@@ -143,7 +144,7 @@ func (restoreBackStep) flinkProblems(cfg *config.Config, p runbook.Plan, s runbo
 }
 
 func rewriteBackDest(p runbook.Plan) string {
-	if i := first(p, rewritesDRSavepoint); i >= 0 {
+	if i := failover.First(p, failover.RewritesDRSavepoint); i >= 0 {
 		return p.Steps[i].RewriteTo
 	}
 	return ""
@@ -157,7 +158,7 @@ func (rb Book) savepointDR(ctx context.Context, w audit.Written, r *runbook.Run,
 	if rb.Catalog == nil {
 		return nil, errors.New("no savepoint catalog: the savepoint is registered and read through it")
 	}
-	t := flinkTarget(rb.Config, s.FlinkTarget)
+	t := failover.FlinkTarget(rb.Config, s.FlinkTarget)
 	api := rb.Flink(t.RestURL)
 	job, err := api.Job(ctx, s.JobID)
 	if err != nil {
@@ -165,7 +166,7 @@ func (rb Book) savepointDR(ctx context.Context, w audit.Written, r *runbook.Run,
 	}
 	result := &savepointTaken{Target: t.Name, JobID: s.JobID, JobName: job.Name}
 	if job.State == flink.JobRunning {
-		sp, err := TriggerSavepoint(ctx, w, rb.Catalog, t.Name, s.JobID, true, func(d time.Duration) {
+		sp, err := failover.TriggerSavepoint(ctx, w, rb.Catalog, t.Name, s.JobID, true, func(d time.Duration) {
 			if progress != nil {
 				progress(fmt.Sprintf("stop-with-savepoint of %s in progress for %s", s.JobID, d.Round(time.Second)))
 			}
@@ -292,7 +293,7 @@ func (rb Book) backTargets(ctx context.Context, r *runbook.Run, s runbook.Step) 
 		return nil, err
 	}
 	if k.Source != flink.SourceKafkaSource {
-		return nil, fmt.Errorf("savepoint %s: the source operator %s holds %s state, not KafkaSource reader state: only KafkaSource splits can be rewritten", sp.Path, k.OperatorID, orNone(k.Source))
+		return nil, fmt.Errorf("savepoint %s: the source operator %s holds %s state, not KafkaSource reader state: only KafkaSource splits can be rewritten", sp.Path, k.OperatorID, failover.OrNone(k.Source))
 	}
 	p := &BackPreview{Source: sp, SourceUID: orElse(k.UID, k.OperatorID), Targets: map[string]flink.SplitTarget{}}
 	at := make(map[model.TP]int64, len(k.Partitions))
@@ -350,7 +351,7 @@ func orElse(a, b string) string {
 }
 
 func (p *BackPreview) request(rb *runbook.Runbook, s runbook.Step) flink.RewriteRequest {
-	return flink.RewriteRequest{Source: storagePath(p.Source.Path), Dest: storagePath(s.RewriteTo), SourceUID: s.SourceUID,
+	return flink.RewriteRequest{Source: failover.StoragePath(p.Source.Path), Dest: failover.StoragePath(s.RewriteTo), SourceUID: s.SourceUID,
 		Targets: p.Targets, Files: rb.Catalog.Files(), Roots: rb.Config.SavepointDirs}
 }
 
@@ -361,9 +362,9 @@ func (rb Book) rewriteBack(ctx context.Context, w audit.Written, r *runbook.Run,
 	if err != nil {
 		return nil, err
 	}
-	result := &savepointRewritten{Source: p.Source.Path, SourceUID: p.SourceUID, Dest: s.RewriteTo, Splits: p.Rows, RewroteBack: &RewroteBack{NotInSavepoint: p.Absent}}
+	result := &failover.SavepointRewritten{Source: p.Source.Path, SourceUID: p.SourceUID, Dest: s.RewriteTo, Splits: p.Rows, RewroteBack: &failover.RewroteBack{NotInSavepoint: p.Absent}}
 	if err := p.Err(); err != nil {
 		return result, err
 	}
-	return result, rb.writeRewrite(ctx, w, r.Flow, s, p.request(rb.Runbook, s), p.Source, result)
+	return result, rb.WriteRewrite(ctx, w, r.Flow, s, p.request(rb.Runbook, s), p.Source, result)
 }

@@ -1,4 +1,4 @@
-package failover
+package failback
 
 import (
 	"context"
@@ -13,16 +13,18 @@ import (
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/runbook/internal/effect"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage"
 )
 
 // linkFailedOver is a console with Cluster Linking flow "link" (payments
 // with 2 partitions, refunds with 1) on the stand-in, whose primary REST
 // API is configured, after an approved failover of its mirrors completed.
-func linkFailedOver(t *testing.T) (*env, *demo.ClusterLinkStandIn) {
+func linkFailedOver(t *testing.T) (*runbooktest.Env, *demo.ClusterLinkStandIn) {
 	t.Helper()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
 	link, err := demo.StartClusterLinkStandIn("dr-cluster", "dr-link", map[string]int{"payments": 2, "refunds": 1})
 	if err != nil {
@@ -33,17 +35,17 @@ func linkFailedOver(t *testing.T) (*env, *demo.ClusterLinkStandIn) {
 	link.SetLastFetchOffset("payments", 0, 100)
 	link.SetLastFetchOffset("payments", 1, 80)
 	link.SetLastFetchOffset("refunds", 0, 7)
-	e.cfg.Flows = append(e.cfg.Flows, &config.Flow{Name: "link", Kind: "cluster-link", Source: "primary", Target: "dr",
+	e.Cfg.Flows = append(e.Cfg.Flows, &config.Flow{Name: "link", Kind: "cluster-link", Source: "primary", Target: "dr",
 		ClusterLink: &config.ClusterLink{RestURL: link.URL, ClusterID: "dr-cluster", Link: "dr-link",
 			Primary: &config.ClusterLink{RestURL: link.URL, ClusterID: demo.ClusterLinkSourceID}}})
-	if err := e.cfg.Normalize("test"); err != nil {
+	if err := e.Cfg.Normalize("test"); err != nil {
 		t.Fatal(err)
 	}
-	id := e.approved(t, ctx, runbook.Plan{Flow: "link", Steps: []runbook.Step{{Kind: KindFailoverMirrors}}})
+	id := e.Approved(t, ctx, runbook.Plan{Flow: "link", Steps: []runbook.Step{{Kind: failover.KindFailoverMirrors}}})
 	if err := linkStep(ctx, e, id, 0); err != nil {
 		t.Fatal(err)
 	}
-	if a, err := ActiveSideOf(ctx, e.store, "link"); err != nil || a.Side != model.SideDR {
+	if a, err := failover.ActiveSideOf(ctx, e.Store, "link"); err != nil || a.Side != model.SideDR {
 		t.Fatalf("after the failover: %+v %v", a, err)
 	}
 	return e, link
@@ -51,13 +53,13 @@ func linkFailedOver(t *testing.T) (*env, *demo.ClusterLinkStandIn) {
 
 // linkStep begins and runs step idx of run id of flow "link" as alice,
 // turning a simulated crash (a panic from the crash hook) into an error.
-func linkStep(ctx context.Context, e *env, id int64, idx int) (err error) {
+func linkStep(ctx context.Context, e *runbooktest.Env, id int64, idx int) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = v.(error)
 		}
 	}()
-	x, err := e.rb.Begin(ctx, alice, id, idx, "link", "")
+	x, err := e.RB.Begin(ctx, runbooktest.Alice, id, idx, "link", "")
 	if err != nil {
 		return err
 	}
@@ -98,13 +100,13 @@ func linkFailbackRun(t *testing.T, unlist bool) {
 	e, link := linkFailedOver(t)
 	link.SetUnlistRestored(unlist)
 	ctx := context.Background()
-	e.rb.ReverseCatchUp, e.rb.SettleWait = 20*time.Second, 300*time.Millisecond
+	e.RB.ReverseCatchUp, e.RB.SettleWait = 20*time.Second, 300*time.Millisecond
 
 	// What the plan must be.
-	if _, err := e.rb.Create(ctx, alice, FailbackPlan("link"), "x"); err == nil || !strings.Contains(err.Error(), "truncate-and-restore-primary") {
+	if _, err := e.RB.Create(ctx, runbooktest.Alice, FailbackPlan("link"), "x"); err == nil || !strings.Contains(err.Error(), "truncate-and-restore-primary") {
 		t.Fatalf("the MM2 failback's steps on a Cluster Linking flow: %v", err)
 	}
-	noPrimary := *e.cfg.Flow("link")
+	noPrimary := *e.Cfg.Flow("link")
 	cl := *noPrimary.ClusterLink
 	cl.Primary, noPrimary.ClusterLink = nil, &cl
 	if why := linkFailbackProblems(&noPrimary, LinkFailbackPlan("link", false)); len(why) != 1 || !strings.Contains(why[0], "cluster_link.primary") {
@@ -112,9 +114,9 @@ func linkFailbackRun(t *testing.T, unlist bool) {
 	}
 
 	link.SetTruncatable("payments", []int64{3, 0})
-	id := e.approved(t, ctx, LinkFailbackPlan("link", false))
-	r, _ := e.rb.Get(ctx, id)
-	pv := e.rb.Preview(ctx, r)
+	id := e.Approved(t, ctx, LinkFailbackPlan("link", false))
+	r, _ := e.RB.Get(ctx, id)
+	pv := e.RB.Preview(ctx, r)
 	if got := strings.Join(pv[0].Lines, "\n"); pv[0].Err != "" || !strings.Contains(got, "3 record(s) the primary holds beyond DR's copy will be deleted (payments-0: 3 record(s) from offset 100)") ||
 		!strings.Contains(got, "/v3/clusters/"+demo.ClusterLinkSourceID+"/links/dr-link/mirrors:truncate-and-restore") {
 		t.Fatalf("preview of the truncate-and-restore: %v %s", pv[0].Lines, pv[0].Err)
@@ -125,7 +127,7 @@ func linkFailbackRun(t *testing.T, unlist bool) {
 
 	crashed := errors.New("crash")
 	crashAt := func(point string) {
-		e.rb.CrashHook = func(p string) {
+		e.RB.CrashHook = func(p string) {
 			if p == point {
 				panic(crashed)
 			}
@@ -134,7 +136,7 @@ func linkFailbackRun(t *testing.T, unlist bool) {
 	// Every step, crashed after its claim and after its effect, then run.
 	for idx, kind := range []runbook.StepKind{KindRestorePrimary, KindWaitPrimary, KindStopWriters, KindReverseToPrimary} {
 		if kind == KindReverseToPrimary {
-			e.rb.CrashHook = nil
+			e.RB.CrashHook = nil
 			link.SetRemoteLag("refunds", 0, 2) // a writer still writing to DR
 			if err := linkStep(ctx, e, id, idx); !errors.Is(err, runbook.ErrRuleViolation) || !strings.Contains(err.Error(), "refunds ACTIVE lag 2") {
 				t.Fatalf("reverse while the primary is behind: %v", err)
@@ -166,11 +168,11 @@ func linkFailbackRun(t *testing.T, unlist bool) {
 			}
 			// Crashed after sending, the retry finds it done; what it
 			// deleted was on record before it was sent.
-			r, _ := e.rb.Get(ctx, id)
+			r, _ := e.RB.Get(ctx, id)
 			if res := r.Steps[0].Result; !strings.Contains(res, "earlier attempt restored them") {
 				t.Fatalf("the retried step's result: %s", res)
 			}
-			starts, _ := e.store.AuditEntries(ctx, storage.AuditFilter{Action: "failover.step-start"})
+			starts, _ := e.Store.AuditEntries(ctx, storage.AuditFilter{Action: "failover.step-start"})
 			counted := 0
 			for _, s := range starts {
 				if strings.Contains(string(s.Details), `"kind":"truncate-and-restore-primary"`) && strings.Contains(string(s.Details), "payments-0: 3 record(s) from offset 100") {
@@ -181,14 +183,14 @@ func linkFailbackRun(t *testing.T, unlist bool) {
 				t.Fatal("no step-start record says what truncate-and-restore deletes")
 			}
 			// The reverse flow is watched from the primary's REST API.
-			if err := book(e.rb).WatchReverseFlows(ctx); err != nil {
+			if err := book(e.RB).WatchReverseFlows(ctx); err != nil {
 				t.Fatal(err)
 			}
 			rev := ReverseFlowName("link")
-			if got := e.rb.Monitor.Watched(); !slices.Equal(got, []string{rev}) {
+			if got := e.RB.Monitor.Watched(); !slices.Equal(got, []string{rev}) {
 				t.Fatalf("watched %v", got)
 			}
-			s := e.rb.Monitor.Snapshot(rev)
+			s := e.RB.Monitor.Snapshot(rev)
 			if s == nil || !s.Flow.IsClusterLink() || s.Flow.ReverseOf != "link" || s.Flow.Source != "dr" ||
 				s.Flow.ClusterLink.ClusterID != demo.ClusterLinkSourceID || s.Flow.ClusterLink.Link != "dr-link" {
 				t.Fatalf("reverse flow %+v", s)
@@ -208,17 +210,17 @@ func linkFailbackRun(t *testing.T, unlist bool) {
 			t.Fatalf("the primary's %s is still a mirror", n)
 		}
 	}
-	r, _ = e.rb.Get(ctx, id)
+	r, _ = e.RB.Get(ctx, id)
 	if r.Status != "completed" {
 		t.Fatalf("run %s", r.Status)
 	}
-	if a, err := ActiveSideOf(ctx, e.store, "link"); err != nil || a.Side != model.SidePrimary || a.Run != id {
+	if a, err := failover.ActiveSideOf(ctx, e.Store, "link"); err != nil || a.Side != model.SidePrimary || a.Run != id {
 		t.Fatalf("after the failback: %+v %v", a, err)
 	}
-	if err := book(e.rb).WatchReverseFlows(ctx); err != nil {
+	if err := book(e.RB).WatchReverseFlows(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.rb.Monitor.Watched(); len(got) != 0 {
+	if got := e.RB.Monitor.Watched(); len(got) != 0 {
 		t.Fatalf("still watched after the reverse: %v", got)
 	}
 }
@@ -254,7 +256,7 @@ func TestTruncationOfFailsClosed(t *testing.T) {
 // the restore rule and the stand-in both refuse.
 func TestLinkRestoreRefusedWhileDRMirrors(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1)
+	e := runbooktest.NewEnv(t, 1)
 	link, err := demo.StartClusterLinkStandIn("dr-cluster", "dr-link", map[string]int{"payments": 1})
 	if err != nil {
 		t.Fatal(err)
@@ -262,11 +264,11 @@ func TestLinkRestoreRefusedWhileDRMirrors(t *testing.T) {
 	defer link.Close()
 	flow := &config.Flow{Name: "link", Kind: "cluster-link", Source: "primary", Target: "dr", ClusterLink: &config.ClusterLink{RestURL: link.URL, ClusterID: "dr-cluster", Link: "dr-link",
 		Primary: &config.ClusterLink{RestURL: link.URL, ClusterID: demo.ClusterLinkSourceID}}}
-	e.cfg.Flows = append(e.cfg.Flows, flow)
-	if err := e.cfg.Normalize("test"); err != nil {
+	e.Cfg.Flows = append(e.Cfg.Flows, flow)
+	if err := e.Cfg.Normalize("test"); err != nil {
 		t.Fatal(err)
 	}
-	rb := e.rb
+	rb := e.RB
 	ctx := context.Background()
 	ts, primary, err := book(rb).linkBackTopics(ctx, flow, nil)
 	if err != nil {
@@ -289,10 +291,10 @@ func TestLinkFailbackSendsOnlyWhatIsOnRecordAndPending(t *testing.T) {
 	t.Parallel()
 	e, link := linkFailedOver(t)
 	ctx := context.Background()
-	e.rb.ReverseCatchUp, e.rb.SettleWait = 10*time.Second, 100*time.Millisecond
+	e.RB.ReverseCatchUp, e.RB.SettleWait = 10*time.Second, 100*time.Millisecond
 	link.SetTruncatable("payments", []int64{3, 0})
-	id := e.approved(t, ctx, LinkFailbackPlan("link", false))
-	x, err := e.rb.Begin(ctx, alice, id, 0, "link", "")
+	id := e.Approved(t, ctx, LinkFailbackPlan("link", false))
+	x, err := e.RB.Begin(ctx, runbooktest.Alice, id, 0, "link", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,22 +310,22 @@ func TestLinkFailbackSendsOnlyWhatIsOnRecordAndPending(t *testing.T) {
 			t.Fatalf("step %d: %v", idx+1, err)
 		}
 	}
-	r, _ := e.rb.Get(ctx, id)
+	r, _ := e.RB.Get(ctx, id)
 	if !strings.Contains(r.Steps[0].Result, `"truncated":503`) {
 		t.Fatalf("the restore's result: %s", r.Steps[0].Result)
 	}
 	// An earlier attempt reversed payments and died before refunds.
-	primary, err := clusterlink.ForPrimary(e.cfg.Flow("link"))
+	primary, err := clusterlink.ForPrimary(e.Cfg.Flow("link"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := effect.ReverseAndStart(ctx, mustWritten(t, e), primary, []string{"payments"}); err != nil {
+	if _, err := effect.ReverseAndStart(ctx, runbooktest.Written(t, e), primary, []string{"payments"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := linkStep(ctx, e, id, 3); err != nil {
 		t.Fatal(err)
 	}
-	r, _ = e.rb.Get(ctx, id)
+	r, _ = e.RB.Get(ctx, id)
 	if !strings.Contains(r.Steps[3].Result, `"sent_to":["refunds"]`) || r.Status != "completed" {
 		t.Fatalf("the reverse after a partial one: %s %s", r.Status, r.Steps[3].Result)
 	}
