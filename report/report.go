@@ -1,7 +1,9 @@
 // Package report answers a manager's question, "did we meet our RPO
 // objective?", from the stored per-minute RPO rollups: per flow, the share
-// of time within its objective over the last 7, 30 and 90 days, the worst
-// episodes, and the data-loss incidents. Time after a completed failover,
+// of the recorded time within its objective over the last 7, 30 and 90
+// days (time without data counted apart, never in the share), the worst
+// episodes (runs with a breach; a stretch with the RPO only unknown, like
+// the console's start-up, is listed apart), and the data-loss incidents. Time after a completed failover,
 // until the failback completed, is counted apart as failed over: DR was
 // active, and the old primary's lag was no data at risk. It is conservative by
 // construction: a minute counts as within only when every sample in it was
@@ -123,13 +125,28 @@ func ComputeFailedOver(flow string, objective time.Duration, minutes []storage.F
 			r.FailedOver = append(r.FailedOver, sp)
 		}
 	}
-	eps := episodes(minutes, objective, fo, longest.FromMs, to)
-	r.EpisodeCount = len(eps)
+	// A run with no minute over is no breach: the RPO was unknown, and may
+	// have been within (the start-up minutes before the first complete
+	// refresh hold only lower bounds below the objective).
+	var eps, unknown []Episode
+	for _, e := range episodes(minutes, objective, fo, longest.FromMs, to) {
+		if e.Over {
+			eps = append(eps, e)
+		} else {
+			unknown = append(unknown, e)
+		}
+	}
+	r.EpisodeCount, r.UnknownCount = len(eps), len(unknown)
+	r.Episodes, r.Unknown = worst(eps), worst(unknown)
+	return r
+}
+
+// worst is the longest MaxEpisodes of eps, then by highest peak, newest.
+func worst(eps []Episode) []Episode {
 	slices.SortStableFunc(eps, func(a, b Episode) int {
 		return cmp.Or(cmp.Compare(b.Minutes, a.Minutes), cmp.Compare(peak(b), peak(a)), cmp.Compare(b.StartMs, a.StartMs))
 	})
-	r.Episodes = eps[:min(len(eps), MaxEpisodes)]
-	return r
+	return eps[:min(len(eps), MaxEpisodes)]
 }
 
 func peak(e Episode) int64 {
@@ -139,8 +156,9 @@ func peak(e Episode) int64 {
 	return *e.PeakMs
 }
 
-// episodes finds the runs of not-within minutes in [from, to).
-// A failed-over minute ends a run and is none.
+// episodes finds the runs of not-within minutes in [from, to), breaches
+// (Over) and unknown stretches alike. A failed-over minute ends a run and
+// is none.
 func episodes(minutes []storage.FlowMinute, objective time.Duration, fo failedOver, from, to int64) []Episode {
 	var out []Episode
 	var cur *Episode

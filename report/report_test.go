@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,29 +88,96 @@ func TestComputeCountsEveryMinuteOnce(t *testing.T) {
 	if r.HistoryFromMs != minutes[0].MinuteMs {
 		t.Errorf("history from %d", r.HistoryFromMs)
 	}
-	// Episodes: oooo (4), uu (2, unknown only), bb (2, over: lower bounds at
-	// the objective's double), o (1, ongoing: the last complete minute).
-	if r.EpisodeCount != 4 {
-		t.Fatalf("%d episodes: %+v", r.EpisodeCount, r.Episodes)
+	// Episodes: oooo (4), bb (2, over: lower bounds at the objective's
+	// double), o (1, ongoing: the last complete minute). uu (2) is an
+	// unknown stretch, no episode: no minute of it was over.
+	if r.EpisodeCount != 3 || r.UnknownCount != 1 {
+		t.Fatalf("%d episodes %+v, %d unknown stretches %+v", r.EpisodeCount, r.Episodes, r.UnknownCount, r.Unknown)
 	}
 	first := r.Episodes[0]
 	if first.Minutes != 4 || !first.Over || first.PeakAtLeast || *first.PeakMs != 120_007 || first.Ongoing ||
 		first.StartMs != to-16*60000 || first.EndMs != to-12*60000 {
 		t.Errorf("worst episode %+v", first)
 	}
-	var unknownOnly, lowerBound, ongoing bool
+	var lowerBound, ongoing bool
 	for _, e := range r.Episodes {
 		switch {
-		case e.Minutes == 2 && !e.Over:
-			unknownOnly = e.PeakAtLeast
-		case e.Minutes == 2 && e.Over:
-			lowerBound = e.PeakAtLeast
+		case e.Minutes == 2:
+			lowerBound = e.Over && e.PeakAtLeast
 		case e.Minutes == 1:
-			ongoing = e.Ongoing && e.EndMs == to
+			ongoing = e.Over && e.Ongoing && e.EndMs == to
 		}
 	}
-	if !unknownOnly || !lowerBound || !ongoing {
-		t.Errorf("episodes %+v: unknown-only %v lower-bound %v ongoing %v", r.Episodes, unknownOnly, lowerBound, ongoing)
+	if u := r.Unknown[0]; u.Minutes != 2 || u.Over || !u.PeakAtLeast || u.StartMs != to-10*60000 {
+		t.Errorf("unknown stretch %+v", u)
+	}
+	if !lowerBound || !ongoing {
+		t.Errorf("episodes %+v: lower-bound %v ongoing %v", r.Episodes, lowerBound, ongoing)
+	}
+}
+
+// TestWithinIsAShareOfTheRecordedTime: a console two hours old whose
+// flow was within the objective all along reads 100 % within, not the
+// 1.19 % its two hours are of 7 days; the time before is no data, apart.
+// Hand-computed: 120 minutes recorded, 118 within, 1 over, 1 unknown.
+func TestWithinIsAShareOfTheRecordedTime(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	to := now.UnixMilli()
+	all := history(to-120*60000, strings.Repeat("w", 120), 60_000)
+	r := Compute("f", 30*time.Second, all, now)
+	for _, w := range r.Windows {
+		if got, ok := w.OfRecorded(w.Within); !ok || got != 1 || w.Recorded() != 120 || w.NoData != w.Minutes-120 {
+			t.Errorf("%d d: within %v (ok %v) of %d recorded, no data %d", w.Days(), got, ok, w.Recorded(), w.NoData)
+		}
+	}
+	// Two hours with a 10-minute hole (the console was down): the hole is
+	// no data, in no share.
+	pattern := "u" + strings.Repeat("w", 60) + ".........." + strings.Repeat("w", 57) + "o"
+	r = Compute("f", 30*time.Second, history(to-int64(len(pattern))*60000, pattern, 60_000), now)
+	w := r.Windows[0]
+	if w.Recorded() != 119 || w.Within != 117 || w.Over != 1 || w.Unknown != 1 || w.NoData != w.Minutes-119 {
+		t.Fatalf("recorded %d within %d over %d unknown %d no data %d", w.Recorded(), w.Within, w.Over, w.Unknown, w.NoData)
+	}
+	if got, _ := w.OfRecorded(w.Within); got != 117.0/119 {
+		t.Errorf("within %v of the recorded time, want 117/119", got)
+	}
+	if got, _ := w.OfRecorded(w.Unknown); got != 1.0/119 {
+		t.Errorf("unknown %v of the recorded time, want 1/119", got)
+	}
+	// Nothing recorded: no share at all, never 0 % or 100 % within.
+	for _, w := range Compute("f", time.Minute, nil, now).Windows {
+		if _, ok := w.OfRecorded(w.Within); ok {
+			t.Errorf("%d d: a within share of no recorded time", w.Days())
+		}
+	}
+}
+
+// TestStartUpIsNoEpisode: the first minute after the console starts holds
+// samples from before its first complete refresh, lower bounds ("≥ 3 ms")
+// below the 30 s objective. That is no breach and no within either: the
+// minute is unknown, and it is an unknown stretch, not an episode. The
+// same start-up with a lower bound above the objective is a breach.
+func TestStartUpIsNoEpisode(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	to := now.UnixMilli()
+	start := to - 30*60000
+	startUp := storage.FlowMinute{MinuteMs: start, Samples: 11, Unknown: 1, AtLeast: 10, MaxRPOMs: ms(3)}
+	minutes := append([]storage.FlowMinute{startUp}, history(start+60000, strings.Repeat("w", 29), 0)...)
+	r := Compute("f", 30*time.Second, minutes, now)
+	if r.EpisodeCount != 0 || len(r.Episodes) != 0 {
+		t.Errorf("start-up listed as an episode: %+v", r.Episodes)
+	}
+	if w := r.Windows[0]; w.Within != 29 || w.Unknown != 1 {
+		t.Errorf("within %d unknown %d, want 29 and 1: the start-up minute is not within", w.Within, w.Unknown)
+	}
+	if r.UnknownCount != 1 || r.Unknown[0].StartMs != start || r.Unknown[0].Minutes != 1 || !r.Unknown[0].PeakAtLeast || *r.Unknown[0].PeakMs != 3 {
+		t.Errorf("unknown stretches %d %+v", r.UnknownCount, r.Unknown)
+	}
+	// Started during an outage: at least 45 s behind is over 30 s.
+	minutes[0].MaxRPOMs = ms(45_000)
+	r = Compute("f", 30*time.Second, minutes, now)
+	if r.EpisodeCount != 1 || !r.Episodes[0].Over || !r.Episodes[0].PeakAtLeast || *r.Episodes[0].PeakMs != 45_000 || r.UnknownCount != 0 {
+		t.Errorf("a lower bound over the objective at start-up: episodes %+v unknown %+v", r.Episodes, r.Unknown)
 	}
 }
 
