@@ -92,4 +92,32 @@ type FlowReport struct {
 	// FailedOver are the times DR was active that reach into the longest
 	// window, oldest first (UntilMs 0: still failed over).
 	FailedOver []FailedOverSpan
+	// Minutes are the recorded minutes of the last PlotWindow (oldest
+	// first) from PlotFromMs to the windows' end, for the RPO plot; Days
+	// the UTC days reaching into the longest window, for the per-day plot.
+	Minutes    []ReportMinute
+	PlotFromMs int64
+	Days       []ReportDay
 }
+
+// ReportMinute is one recorded minute as the report's RPO plot draws it.
+type ReportMinute struct {
+	MinuteMs int64
+	// RPOMs is the minute's largest figure, lower bounds included; nil
+	// when no sample had one (the RPO unknown).
+	RPOMs *int64
+	// AtLeast: some sample was unknown or only a lower bound, so the RPO
+	// was at least RPOMs, maybe more.
+	AtLeast    bool
+	FailedOver bool
+}
+
+// ReportDay is one UTC day's account, in whole minutes, for the report's
+// per-day plot; the current day counts its complete minutes only.
+type ReportDay struct {
+	StartMs, EndMs                            int64
+	Within, Over, Unknown, FailedOver, NoData int64
+}
+
+// Recorded is the day's within, over and unknown minutes.
+func (d ReportDay) Recorded() int64 { return d.Within + d.Over + d.Unknown }

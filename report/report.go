@@ -27,6 +27,10 @@ import (
 // Windows are the periods a report covers, shortest first.
 var Windows = []time.Duration{7 * 24 * time.Hour, 30 * 24 * time.Hour, 90 * 24 * time.Hour}
 
+// PlotWindow is how far back the report's RPO plot reaches, minute by
+// minute; the per-day plot covers the longest window.
+const PlotWindow = 7 * 24 * time.Hour
+
 // MaxEpisodes is how many of the worst episodes a report lists per flow.
 const MaxEpisodes = 10
 
@@ -125,6 +129,9 @@ func ComputeFailedOver(flow string, objective time.Duration, minutes []storage.F
 			r.FailedOver = append(r.FailedOver, sp)
 		}
 	}
+	r.PlotFromMs = to - PlotWindow.Milliseconds()
+	r.Minutes = plotMinutes(minutes, fo, r.PlotFromMs, to)
+	r.Days = days(minutes, objective, fo, longest.FromMs, to)
 	// A run with no minute over is no breach: the RPO was unknown, and may
 	// have been within (the start-up minutes before the first complete
 	// refresh hold only lower bounds below the objective).
@@ -191,6 +198,52 @@ func episodes(minutes []storage.FlowMinute, objective time.Duration, fo failedOv
 	}
 	for i := range out {
 		out[i].Ongoing = out[i].EndMs == to
+	}
+	return out
+}
+
+// plotMinutes are the recorded minutes in [from, to) as the RPO plot
+// draws them.
+func plotMinutes(minutes []storage.FlowMinute, fo failedOver, from, to int64) []model.ReportMinute {
+	var out []model.ReportMinute
+	for _, m := range minutes {
+		if m.MinuteMs < from || m.MinuteMs >= to || m.Samples == 0 {
+			continue
+		}
+		out = append(out, model.ReportMinute{MinuteMs: m.MinuteMs, RPOMs: m.MaxRPOMs,
+			AtLeast: m.Unknown > 0 || m.AtLeast > 0, FailedOver: fo.has(m.MinuteMs)})
+	}
+	return out
+}
+
+const dayMs = 24 * 3600 * 1000
+
+// days accounts for each UTC day reaching into [from, to), its part in
+// it only, as the windows do.
+func days(minutes []storage.FlowMinute, objective time.Duration, fo failedOver, from, to int64) []model.ReportDay {
+	var out []model.ReportDay
+	for start := from / dayMs * dayMs; start < to; start += dayMs {
+		d := model.ReportDay{StartMs: max(start, from), EndMs: min(start+dayMs, to)}
+		d.FailedOver = fo.minutes(d.StartMs, d.EndMs)
+		out = append(out, d)
+	}
+	for _, m := range minutes {
+		if m.MinuteMs < from || m.MinuteMs >= to || fo.has(m.MinuteMs) {
+			continue
+		}
+		d := &out[(m.MinuteMs/dayMs*dayMs-from/dayMs*dayMs)/dayMs]
+		switch Classify(m, objective) {
+		case Within:
+			d.Within++
+		case Over:
+			d.Over++
+		case Unknown:
+			d.Unknown++
+		}
+	}
+	for i := range out {
+		d := &out[i]
+		d.NoData = (d.EndMs-d.StartMs)/60000 - d.Recorded() - d.FailedOver
 	}
 	return out
 }

@@ -321,3 +321,48 @@ func TestFailedOverTimeApart(t *testing.T) {
 		t.Errorf("still failed over: over %d failed over %d, episodes %+v; want 1, 14 and one of 1 minute, not ongoing", w.Over, w.FailedOver, r.Episodes)
 	}
 }
+
+// TestPlotDaysAndMinutes: the per-day plot's days are UTC days cut to the
+// 90-day window (the first and the current one partial), their minutes
+// adding up to the window's, each day's classes counted as the window's.
+// Hand-computed: at 00:30 on 1 December, 23:50-23:59 of 30 November held
+// 6 within, 2 over, 1 unknown and 1 unrecorded minute; 00:00-00:29, 28
+// within and 2 unrecorded.
+func TestPlotDaysAndMinutes(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 30, 0, 0, time.UTC)
+	to := now.UnixMilli()
+	pattern := "wwwoouw.ww" + "wwwwwwwwwwwwww..wwwwwwwwwwwwww"
+	r := Compute("f", 30*time.Second, history(to-40*60000, pattern, 60_000), now)
+	if len(r.Days) != 91 {
+		t.Fatalf("%d days, want 91 (2 September 00:30 to 1 December 00:30)", len(r.Days))
+	}
+	var sum int64
+	for _, d := range r.Days {
+		sum += (d.EndMs - d.StartMs) / 60000
+		if d.Recorded()+d.NoData+d.FailedOver != (d.EndMs-d.StartMs)/60000 {
+			t.Errorf("day %d: classes do not add up: %+v", d.StartMs, d)
+		}
+	}
+	if longest := r.Windows[2]; sum != longest.Minutes || r.Days[0].StartMs != longest.FromMs || (r.Days[0].EndMs-r.Days[0].StartMs)/60000 != 1410 {
+		t.Errorf("days cover %d minutes from %d (first %+v), want %d from %d", sum, r.Days[0].StartMs, r.Days[0], longest.Minutes, longest.FromMs)
+	}
+	yesterday, today := r.Days[89], r.Days[90]
+	if yesterday.StartMs != time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC).UnixMilli() ||
+		yesterday.Within != 6 || yesterday.Over != 2 || yesterday.Unknown != 1 || yesterday.NoData != 1440-9 {
+		t.Errorf("30 November %+v", yesterday)
+	}
+	if today.EndMs != to || today.Within != 28 || today.Recorded() != 28 || today.NoData != 2 {
+		t.Errorf("1 December %+v", today)
+	}
+	// The RPO plot: the 37 recorded minutes, figures as stored; the
+	// unknown one is "at least", never exact.
+	if len(r.Minutes) != 37 || r.PlotFromMs != to-7*24*3600e3 {
+		t.Fatalf("%d plot minutes from %d", len(r.Minutes), r.PlotFromMs)
+	}
+	if m := r.Minutes[5]; m.MinuteMs != to-35*60000 || !m.AtLeast || *m.RPOMs != 2000 {
+		t.Errorf("the unknown minute plots as %+v", m)
+	}
+	if m := r.Minutes[4]; m.AtLeast || *m.RPOMs != 60_004 {
+		t.Errorf("an over minute plots as %+v", m)
+	}
+}

@@ -40,6 +40,11 @@ type Chart struct {
 	// Span says how far back the drawn points reach ("last 42 min").
 	Span  string
 	Empty bool
+	// Shapes are filled areas drawn behind the lines (gaps, bars), Marks
+	// text inside the plot (a gap's name); YLabel and XLabel name the axes.
+	Shapes         []Shape
+	Marks          []Mark
+	YLabel, XLabel string
 	// Plot area.
 	Left, Top, Right, Bottom float64
 }
@@ -47,6 +52,18 @@ type Chart struct {
 // ChartLine is a drawn series.
 type ChartLine struct {
 	Name, Class, D string
+}
+
+// Shape is a filled area: D its SVG path, Title what it stands for (its
+// tooltip, read out by screen readers).
+type Shape struct {
+	D, Class, Title string
+}
+
+// Mark is a text label at (X, Y), middle-anchored.
+type Mark struct {
+	X, Y         float64
+	Label, Class string
 }
 
 // Tick is an axis label at a position.
@@ -76,6 +93,15 @@ type Axis struct {
 	flatTop float64 // the top when every known value is zero (or none is known)
 	// Thresholds are drawn when within or near the data's range.
 	Thresholds []Threshold
+	// floor is the least top: a fixed scale reaching at least it.
+	floor float64
+}
+
+// Floor is a with a top of at least v: the scale is 0 to max(v, the
+// data's peak), so a tiny wiggle is drawn tiny and v always shows.
+func (a Axis) Floor(v float64) Axis {
+	a.floor = v
+	return a
 }
 
 // maxIntervals bounds the number of y tick intervals (six labels).
@@ -104,6 +130,9 @@ var CountAxis = Axis{step: countStep, label: func(v float64) string { return Cou
 func (a Axis) scale(max float64) (top, step float64, above []Threshold) {
 	if !(max > 0) { // also NaN
 		max = a.flatTop
+	}
+	if a.floor > max {
+		max = a.floor
 	}
 	fit := func(v float64) (float64, float64) {
 		s := a.step(v / maxIntervals)
@@ -182,30 +211,44 @@ func DurationTick(ms float64) string {
 // NewChart scales series into a w x h chart on the y axis y. Unknown
 // points are gaps and do not count towards the range.
 func NewChart(w, h int, y Axis, series ...Series) Chart {
-	c := Chart{W: w, H: h, Left: 64, Top: 8, Right: float64(w) - 8, Bottom: float64(h) - 22}
 	var xmin, xmax int64 = math.MaxInt64, math.MinInt64
-	ymax := 0.0
 	for _, s := range series {
 		for _, p := range s.Points {
 			xmin, xmax = min(xmin, p.AtMs), max(xmax, p.AtMs)
+		}
+	}
+	c := Chart{W: w, H: h, Left: 64, Top: 8, Right: float64(w) - 8, Bottom: float64(h) - 22}
+	if xmin > xmax {
+		c.Empty, c.Span = true, "no history yet"
+		return c
+	}
+	return c.layout(y, xmin, xmax, series)
+}
+
+// NewTimeChart is a w x h chart of [from, to] whatever the data reaches,
+// with its axes named: yLabel above the plot, xLabel below its ticks.
+func NewTimeChart(w, h int, y Axis, from, to int64, yLabel, xLabel string, series ...Series) Chart {
+	c := Chart{W: w, H: h, Left: 64, Top: 22, Right: float64(w) - 8, Bottom: float64(h) - 36, YLabel: yLabel, XLabel: xLabel}
+	return c.layout(y, from, to, series)
+}
+
+// layout scales series into c's plot area over [xmin, xmax].
+func (c Chart) layout(y Axis, xmin, xmax int64, series []Series) Chart {
+	ymax := 0.0
+	for _, s := range series {
+		for _, p := range s.Points {
 			if p.Known {
 				ymax = max(ymax, p.Y)
 			}
 		}
-	}
-	if xmin > xmax {
-		c.Empty, c.Span = true, "no history yet"
-		return c
 	}
 	c.Span = spanLabel(xmax - xmin)
 	if xmax == xmin {
 		xmax = xmin + 1
 	}
 	top, step, above := y.scale(ymax)
-	xpos := func(ms int64) float64 {
-		return c.Left + (c.Right-c.Left)*float64(ms-xmin)/float64(xmax-xmin)
-	}
-	ypos := func(v float64) float64 { return c.Bottom - (c.Bottom-c.Top)*v/top }
+	xpos := c.xpos(xmin, xmax)
+	ypos := c.ypos(top)
 	for _, s := range series {
 		c.Lines = append(c.Lines, ChartLine{Name: s.Name, Class: s.Class, D: path(s.Points, xpos, ypos)})
 	}
@@ -222,6 +265,14 @@ func NewChart(w, h int, y Axis, series ...Series) Chart {
 	}
 	c.XTicks = timeTicks(xmin, xmax, xpos)
 	return c
+}
+
+func (c Chart) xpos(xmin, xmax int64) func(int64) float64 {
+	return func(ms int64) float64 { return c.Left + (c.Right-c.Left)*float64(ms-xmin)/float64(xmax-xmin) }
+}
+
+func (c Chart) ypos(top float64) func(float64) float64 {
+	return func(v float64) float64 { return c.Bottom - (c.Bottom-c.Top)*v/top }
 }
 
 // timeSteps are the nice steps of a time axis, in ms.
