@@ -202,16 +202,26 @@ func episodes(minutes []storage.FlowMinute, objective time.Duration, fo failedOv
 	return out
 }
 
-// plotMinutes are the recorded minutes in [from, to) as the RPO plot
-// draws them.
+// plotMinutes are the minutes in [from, to) the RPO plot draws: the
+// recorded ones, and the failed-over ones whether recorded or not (DR was
+// active then, which the plot says rather than "no data").
 func plotMinutes(minutes []storage.FlowMinute, fo failedOver, from, to int64) []model.ReportMinute {
 	var out []model.ReportMinute
-	for _, m := range minutes {
-		if m.MinuteMs < from || m.MinuteMs >= to || m.Samples == 0 {
-			continue
+	i, _ := slices.BinarySearchFunc(minutes, from, func(m storage.FlowMinute, ms int64) int { return cmp.Compare(m.MinuteMs, ms) })
+	for ms := from; ms < to; ms += 60000 {
+		for i < len(minutes) && minutes[i].MinuteMs < ms {
+			i++
 		}
-		out = append(out, model.ReportMinute{MinuteMs: m.MinuteMs, RPOMs: m.MaxRPOMs,
-			AtLeast: m.Unknown > 0 || m.AtLeast > 0, FailedOver: fo.has(m.MinuteMs)})
+		var m *storage.FlowMinute
+		if i < len(minutes) && minutes[i].MinuteMs == ms && minutes[i].Samples > 0 {
+			m = &minutes[i]
+		}
+		switch {
+		case fo.has(ms):
+			out = append(out, model.ReportMinute{MinuteMs: ms, FailedOver: true})
+		case m != nil:
+			out = append(out, model.ReportMinute{MinuteMs: ms, RPOMs: m.MaxRPOMs, AtLeast: m.Unknown > 0 || m.AtLeast > 0})
+		}
 	}
 	return out
 }

@@ -366,3 +366,40 @@ func TestPlotDaysAndMinutes(t *testing.T) {
 		t.Errorf("an over minute plots as %+v", m)
 	}
 }
+
+// TestPlotShowsFailedOverTime: the RPO plot marks every failed-over
+// minute as such, recorded or not (the old primary may be down, and the
+// console then records nothing for it), never as no data; the recorded
+// minutes outside it keep their figures.
+func TestPlotShowsFailedOverTime(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	to := now.UnixMilli()
+	start := to - 10*60000
+	// 0-2 within; 3-6 unrecorded, failed over from 3 until 7; 7-9 within.
+	src := &fakeSource{minutes: map[string][]storage.FlowMinute{"f": history(start, "www....www", 0)},
+		spans: map[string][]model.FailedOverSpan{"f": {{Run: 7, FromMs: start + 3*60000, UntilMs: start + 7*60000, UntilRun: 9}}}}
+	rs, err := Build(context.Background(), src, []*config.Flow{{Name: "f"}}, 30*time.Second, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range rs[0].Minutes {
+		switch {
+		case m.FailedOver:
+			got = append(got, "f")
+		case m.RPOMs != nil && !m.AtLeast:
+			got = append(got, "w")
+		default:
+			got = append(got, "?")
+		}
+		if m.MinuteMs != start+int64(len(got)-1)*60000 {
+			t.Fatalf("minute %d at %d", len(got)-1, m.MinuteMs)
+		}
+	}
+	if s := strings.Join(got, ""); s != "wwwffffwww" {
+		t.Errorf("plot minutes %q, want wwwffffwww", s)
+	}
+	if w := rs[0].Windows[0]; w.FailedOver != 4 || w.Within != 6 {
+		t.Errorf("window %+v", w)
+	}
+}
