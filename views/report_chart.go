@@ -93,7 +93,7 @@ func RPOPlot(f model.FlowReport) (Chart, string) {
 		}
 		gaps[k] += (b - a) / 60000
 		runs[k]++
-		x0, x1 := xpos(a), xpos(b)
+		x0, x1 := xpos(a), max(xpos(b), xpos(a)+1) // at least a pixel: a minute in a week is 0.09
 		title := fmt.Sprintf("%s, %s to %s UTC (%s)", gapNames[k], ReportTime(a), ReportTime(b), Minutes((b-a)/60000))
 		var d string
 		if k == gapAtLeast {
