@@ -204,9 +204,11 @@ func DayPlot(f model.FlowReport) (Chart, string) {
 				continue
 			}
 			hi := lo + float64(seg.n)/rec
-			c.Shapes = append(c.Shapes, Shape{D: fmt.Sprintf("M%.1f %.2f H%.1f V%.2f H%.1f Z", x0, ypos(hi), x1, ypos(lo), x0), Class: seg.class, Title: title})
+			c.Shapes = append(c.Shapes, Shape{D: fmt.Sprintf("M%.1f %.2f H%.1f V%.2f H%.1f Z", x0, ypos(hi), x1, ypos(lo), x0), Class: seg.class})
 			lo = hi
 		}
+		// One tooltip for the whole bar, over its segments.
+		c.Shapes = append(c.Shapes, Shape{D: fmt.Sprintf("M%.1f %.1f H%.1f V%.1f H%.1f Z", x0, c.Top, x1, c.Bottom, x0), Class: "bar-hit", Title: title})
 	}
 	flush(long.ToMs)
 	sum := fmt.Sprintf("Share of each UTC day's recorded time within the %s objective, last %d days: ", Duration(f.Objective), long.Days())

@@ -143,8 +143,9 @@ func TestDayPlotBarsOfRecordedTime(t *testing.T) {
 	if ys := pathYs(w[1].D); abs(ys[0]-c.Top) > 0.01 || abs(ys[1]-c.Bottom) > 0.01 {
 		t.Errorf("a day all within of its recorded half %s: want the full height", w[1].D)
 	}
-	if !strings.Contains(w[1].Title, "2026-11-30 UTC: 100.00 % within (12 h 00 m of 12 h 00 m recorded)") || !strings.Contains(w[1].Title, "no data 12 h 00 m") {
-		t.Errorf("tooltip %q", w[1].Title)
+	if hit := shapes(c, "bar-hit"); len(hit) != 2 || !strings.Contains(hit[1].Title, "2026-11-30 UTC: 100.00 % within (12 h 00 m of 12 h 00 m recorded)") ||
+		!strings.Contains(hit[1].Title, "no data 12 h 00 m") || pathYs(hit[1].D)[0] != c.Top {
+		t.Errorf("bar tooltips %+v", hit)
 	}
 	if g := shapes(c, "gap-nodata"); len(g) != 1 || !strings.Contains(g[0].Title, "2026-11-29 00:00 to 2026-11-30 00:00") {
 		t.Errorf("no-data days %+v", g)

@@ -67,7 +67,7 @@ func TestBrowserViewerReadsRPOReport(t *testing.T) {
 		const f = document.querySelector('[data-testid="report-flow"]');
 		const rpo = f.querySelector('[data-testid="report-rpo-plot"] svg'), days = f.querySelector('[data-testid="report-day-plot"] svg');
 		return [rpo.getAttribute('aria-label'), [...rpo.querySelectorAll('[data-testid="chart-rule"], [data-testid="chart-mark"]')].map(e => e.textContent).join('|'),
-			days.getAttribute('aria-label'), String(days.querySelectorAll('path.bar-over').length), String(days.querySelector('path.bar-over title') !== null)];
+			days.getAttribute('aria-label'), String(days.querySelectorAll('path.bar-over').length), String(days.querySelector('path.bar-hit title') !== null)];
 	})()`))
 	if err != nil {
 		t.Fatal(err)
