@@ -87,6 +87,8 @@ type Sandbox struct {
 	ctl         *controls
 
 	cancel    context.CancelFunc
+	runCtx    context.Context // done at Close; what late starters run under
+	mirror    *mirror
 	wg        sync.WaitGroup
 	clientsMu sync.Mutex
 	clients   []*kgo.Client // closed after every goroutine has returned
@@ -138,7 +140,7 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 
 	// The sandbox outlives the Start context: only Close stops it.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel = cancel
+	s.cancel, s.runCtx, s.mirror = cancel, runCtx, m
 	starters := []func(context.Context) error{
 		s.startPlainTraffic,
 		s.startOrdersTraffic,
