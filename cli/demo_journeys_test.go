@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/drconsole/drconsole/connect"
+	"github.com/drconsole/drconsole/demo"
+	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failback"
+	"github.com/drconsole/drconsole/runbook/failover"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// sandboxConsole is the sandbox exactly as `drconsole demo` starts it
+// (startSandbox, its config), with the console's runbook, monitor and
+// worker wired on it as runConsole wires them.
+type sandboxConsole struct {
+	world  *sandboxWorld
+	rb     *runbook.Runbook
+	worker *failover.Worker
+	store  *storage.Store
+}
+
+func startSandboxConsole(t *testing.T) *sandboxConsole {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	dir := t.TempDir()
+	world, err := startSandbox(ctx, log, "127.0.0.1:0", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(world.Close)
+	cfg := world.Config
+	store, err := storage.Open(filepath.Join(dir, "drconsole.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mon.Close)
+	go mon.Run(ctx)
+	rb := &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
+		Connect: connect.New, Flink: flink.NewRESTClient}
+	go failback.BookOf(rb).WatchReverseFlowsEvery(ctx, time.Second)
+	c := &sandboxConsole{world: world, rb: rb, worker: &failover.Worker{Runbook: rb, Log: log}, store: store}
+	c.waitFor(t, time.Minute, "the sandbox flow healthy with checkpoints", func() (bool, string) {
+		s := mon.Snapshot("primary->dr")
+		cps, _ := store.Checkpoints(ctx, "primary->dr")
+		return s.Status == monitor.StatusOK && len(cps) > 0, fmt.Sprintf("%s %s, %d checkpoints", s.Status, s.Reason, len(cps))
+	})
+	return c
+}
+
+// waitFor polls cond until it holds, failing with its last word after d.
+func (c *sandboxConsole) waitFor(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s: %s", what, d, why)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// approved creates plan as alice and approves it as bob.
+func (c *sandboxConsole) approved(t *testing.T, plan runbook.Plan) int64 {
+	t.Helper()
+	ctx := context.Background()
+	id, err := c.rb.Create(ctx, runbooktest.Alice, plan, "sandbox tour")
+	if err != nil {
+		t.Fatalf("creating the %s plan: %v", plan.Kind, err)
+	}
+	r, err := c.rb.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.rb.Approve(ctx, runbooktest.Bob, id, r.PlanHash, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// step begins and performs step idx of run id as alice, typing the flow
+// name where a step asks for it.
+func (c *sandboxConsole) step(t *testing.T, id int64, idx int) {
+	t.Helper()
+	ctx := context.Background()
+	r, _ := c.rb.Get(ctx, id)
+	x, err := c.rb.Begin(ctx, runbooktest.Alice, id, idx, "primary->dr", "")
+	if err == nil {
+		err = x.Perform(ctx)
+	}
+	if err != nil {
+		t.Fatalf("step %d (%s) of run %d: %v", idx+1, r.Plan.Steps[idx].Kind, id, err)
+	}
+}
+
+// A DR drill in the sandbox as `drconsole demo` configures it: the copy
+// of the job is restored on the Flink stand-in with the sandbox's drill
+// arguments, timed, and cleaned up.
+func TestSandboxDrill(t *testing.T) {
+	c := startSandboxConsole(t)
+	ctx := context.Background()
+	id := c.approved(t, runbook.Plan{Flow: "primary->dr", Kind: runbook.PlanDrill, Steps: []runbook.Step{
+		{Kind: failover.KindPreflight},
+		{Kind: failover.KindTranslateGroup, Group: "billing", AllowPartial: true},
+		{Kind: failover.KindRestoreFlink, FlinkTarget: "sandbox-flink-dr", JarID: demo.FlinkJarID},
+	}})
+	if err := c.worker.RunDrill(ctx, runbooktest.Alice, id, "primary->dr"); err != nil {
+		t.Fatal(err)
+	}
+	var d model.Drill
+	c.waitFor(t, time.Minute, "the drill cleaned up", func() (bool, string) {
+		var err error
+		d, err = c.store.Drill(ctx, id)
+		return err == nil && (d.Cleanup == model.CleanupDone || d.Cleanup == model.CleanupFailed), fmt.Sprintf("%+v %v", d, err)
+	})
+	if !d.Succeeded() || d.Cleanup != model.CleanupDone || d.RTOMs() == nil {
+		t.Fatalf("drill %+v", d)
+	}
+	req := c.world.Flink.Jobs()[d.JobID]
+	var args []string
+	for _, a := range req["programArgsList"].([]any) {
+		args = append(args, a.(string))
+	}
+	group := failover.DrillGroup(id, "billing")
+	if want := []string{"--group-id", group, "--output-topic-suffix", fmt.Sprintf("-drill-%d", id)}; !slices.Equal(args, want) {
+		t.Fatalf("drill job arguments %q, want %q", args, want)
+	}
+	t.Logf("sandbox drill: achieved RTO %d ms", *d.RTOMs())
+}
+
+// An MM2 failover and failback in the sandbox as `drconsole demo`
+// configures it, through the Connect stand-in: stop-mirror stops the
+// sandbox's mirror; records written to DR afterwards are copied back to
+// the primary by the reverse connectors the failback creates; the forward
+// mirror restarts at the primary's ends and the primary is active again.
+func TestSandboxMM2Failback(t *testing.T) {
+	c := startSandboxConsole(t)
+	ctx := context.Background()
+	sb, cs := c.world.Sandbox, c.world.Connect
+
+	fo := c.approved(t, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindStopMirror}}})
+	c.step(t, fo, 0)
+	if sb.State().MirrorRunning || cs.State("MirrorSourceConnector") != "STOPPED" {
+		t.Fatalf("after stop-mirror: mirror running %v, source %s", sb.State().MirrorRunning, cs.State("MirrorSourceConnector"))
+	}
+
+	// Applications now write to DR.
+	dr, err := kgo.NewClient(kgo.SeedBrokers(sb.DRBootstrap()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dr.Close()
+	var written []string
+	for i := range 5 {
+		v := fmt.Sprintf("written-in-dr-%d-%d", time.Now().UnixNano(), i)
+		if err := dr.ProduceSync(ctx, &kgo.Record{Topic: "events", Partition: 0, Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		written = append(written, v)
+	}
+
+	fb := c.approved(t, failback.FailbackPlan("primary->dr"))
+	for idx := range 5 {
+		c.step(t, fb, idx)
+		if idx == 0 {
+			rev := "dr-to-primary-MirrorSourceConnector"
+			if s := cs.State(rev); s != "RUNNING" {
+				t.Fatalf("reverse source %s after set-up-reverse", s)
+			}
+		}
+	}
+	r, _ := c.rb.Get(ctx, fb)
+	if r.Status != model.RunCompleted {
+		t.Fatalf("failback run %s", r.Status)
+	}
+	// The records written in DR are on the primary.
+	primary, err := kgo.NewClient(kgo.SeedBrokers(sb.PrimaryBootstrap()...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"events": {0: kgo.NewOffset().AtStart()}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer primary.Close()
+	found := map[string]bool{}
+	c.waitFor(t, 30*time.Second, "DR's records on the primary", func() (bool, string) {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		primary.PollFetches(pctx).EachRecord(func(rec *kgo.Record) {
+			if strings.HasPrefix(string(rec.Value), "written-in-dr-") {
+				found[string(rec.Value)] = true
+			}
+		})
+		for _, v := range written {
+			if !found[v] {
+				return false, fmt.Sprintf("found %d of %d", len(found), len(written))
+			}
+		}
+		return true, ""
+	})
+	// The reverse connectors are gone, the forward mirror copies again
+	// and the primary is the active side.
+	for _, n := range []string{"dr-to-primary-MirrorSourceConnector", "dr-to-primary-MirrorCheckpointConnector", "dr-to-primary-MirrorHeartbeatConnector"} {
+		if s := cs.State(n); s != "" {
+			t.Fatalf("reverse connector %s left %s", n, s)
+		}
+	}
+	if !sb.State().MirrorRunning || cs.State("MirrorSourceConnector") != "RUNNING" {
+		t.Fatalf("forward mirror running %v, source %s", sb.State().MirrorRunning, cs.State("MirrorSourceConnector"))
+	}
+	before := sb.State().Mirrored
+	c.waitFor(t, 30*time.Second, "the forward mirror copying", func() (bool, string) {
+		return sb.State().Mirrored > before, fmt.Sprint(sb.State().Mirrored)
+	})
+	if a, err := failover.ActiveSideOf(ctx, c.store, "primary->dr"); err != nil || a.Side != model.SidePrimary {
+		t.Fatalf("active side %+v %v", a, err)
+	}
+}
