@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -9,7 +10,11 @@ import (
 
 // consumerGroups are the primary's consumer groups whose offsets MM2
 // checkpoints: group -> topic.
-var consumerGroups = map[string]string{"flink-events": "events", "billing": "orders"}
+var consumerGroups = map[string]string{FlinkJobGroup: "events", "billing": "orders"}
+
+// FlinkJobGroup is the group of the primary's Flink job the Flink
+// stand-in stands for: its savepoints hold this consumer's positions.
+const FlinkJobGroup = "flink-events"
 
 const (
 	consumerPause       = 300 * time.Millisecond // consume a little behind the head
@@ -41,7 +46,11 @@ func (s *Sandbox) startConsumers(ctx context.Context) error {
 					s.log.Debug("demo consumer: fetch failed", "group", group, "topic", t, "partition", p, "err", err)
 				})
 				// The records themselves are not needed: consuming and
-				// committing is what the console observes.
+				// committing is what the console observes; the job's
+				// group's positions are what its savepoints hold.
+				if group == FlinkJobGroup {
+					s.notePositions(fetches)
+				}
 				select {
 				case <-ctx.Done():
 					return
@@ -51,4 +60,27 @@ func (s *Sandbox) startConsumers(ctx context.Context) error {
 		})
 	}
 	return nil
+}
+
+// notePositions records, per partition, the next offset the job's group
+// reads: past the last record it was given.
+func (s *Sandbox) notePositions(fetches kgo.Fetches) {
+	s.jobMu.Lock()
+	defer s.jobMu.Unlock()
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if n := len(p.Records); n > 0 {
+			if s.jobPos == nil {
+				s.jobPos = map[int32]int64{}
+			}
+			s.jobPos[p.Partition] = p.Records[n-1].Offset + 1
+		}
+	})
+}
+
+// JobPositions are the next offsets the primary's Flink job (the group
+// FlinkJobGroup on topic events) reads, per partition it has read from.
+func (s *Sandbox) JobPositions() map[int32]int64 {
+	s.jobMu.Lock()
+	defer s.jobMu.Unlock()
+	return maps.Clone(s.jobPos)
 }

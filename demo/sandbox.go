@@ -95,6 +95,9 @@ type Sandbox struct {
 	closeOnce sync.Once
 
 	produced, mirrored, syncs, checkpoints, heartbeats atomic.Int64
+
+	jobMu  sync.Mutex
+	jobPos map[int32]int64 // consumers.go: the Flink job's group's positions
 }
 
 // Start brings up both clusters, creates the topics, and starts traffic,
