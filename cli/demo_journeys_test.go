@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -239,4 +241,110 @@ func TestSandboxMM2Failback(t *testing.T) {
 	if a, err := failover.ActiveSideOf(ctx, c.store, "primary->dr"); err != nil || a.Side != model.SidePrimary {
 		t.Fatalf("active side %+v %v", a, err)
 	}
+}
+
+// triggerSavepoint asks the sandbox's Flink stand-in for a savepoint of
+// its job, as the savepoints page does, and waits for its location.
+func triggerSavepoint(t *testing.T, fl *demo.FlinkStandIn) string {
+	t.Helper()
+	resp, err := http.Post(fl.URL+"/jobs/"+demo.FlinkSandboxJobID+"/savepoints", "application/json", strings.NewReader(`{"cancel-job":false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trig struct {
+		ID string `json:"request-id"`
+	}
+	json.NewDecoder(resp.Body).Decode(&trig)
+	resp.Body.Close()
+	loc, err := flink.NewRESTClient(fl.URL).WaitSavepoint(context.Background(), demo.FlinkSandboxJobID, trig.ID, 20*time.Millisecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(loc, "file:")
+}
+
+// splitOffsets reads a savepoint's events splits: next offset per partition.
+func splitOffsets(t *testing.T, dir string) (map[int32]int64, int64) {
+	t.Helper()
+	sp, err := flink.ReadSavepoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := sp.KafkaSourceOffsets("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int32]int64{}
+	for _, p := range k.Sorted() {
+		if p.Topic != "events" {
+			t.Fatalf("split of %s", p.Key())
+		}
+		out[p.Partition] = p.Next
+	}
+	return out, sp.CheckpointID
+}
+
+// The sandbox's savepoints hold its Flink job's positions when they were
+// taken (the flink-events consumer's), moving as traffic flows, each
+// with the checkpoint id Flink's history lists; and the stand-in takes
+// them on its own, keeping Flink's bounded history.
+func TestSandboxSavepointsHoldThePositions(t *testing.T) {
+	c := startSandboxConsole(t)
+	sb, fl := c.world.Sandbox, c.world.Flink
+	fl.SetSavepointDuration(50 * time.Millisecond)
+	positions := func() map[int32]int64 {
+		var p map[int32]int64
+		c.waitFor(t, 30*time.Second, "the job reading events 0-3", func() (bool, string) {
+			p = sb.JobPositions()
+			return len(p) >= 4 && p[0] > 0 && p[1] > 0 && p[2] > 0 && p[3] > 0, fmt.Sprint(p)
+		})
+		return p
+	}
+	within := func(dir string, before, after map[int32]int64) map[int32]int64 {
+		t.Helper()
+		got, _ := splitOffsets(t, dir)
+		if len(got) != 4 {
+			t.Fatalf("%d splits: %v", len(got), got)
+		}
+		for p, n := range got {
+			if n < before[p] || n > after[p] {
+				t.Fatalf("events-%d starts at %d: not the job's position when it was taken (between %d and %d)", p, n, before[p], after[p])
+			}
+		}
+		return got
+	}
+	b1 := positions()
+	first := within(triggerSavepoint(t, fl), b1, sb.JobPositions())
+	c.waitFor(t, 30*time.Second, "the job reading further", func() (bool, string) {
+		now := sb.JobPositions()
+		for p, n := range first {
+			if now[p] <= n {
+				return false, fmt.Sprint(now)
+			}
+		}
+		return true, ""
+	})
+	b2 := sb.JobPositions()
+	dir := triggerSavepoint(t, fl)
+	second := within(dir, b2, sb.JobPositions())
+	for p, n := range second {
+		if n <= first[p] {
+			t.Fatalf("events-%d: the later savepoint starts at %d, the earlier at %d", p, n, first[p])
+		}
+	}
+	_, id := splitOffsets(t, dir)
+	h, err := flink.NewRESTClient(fl.URL).Checkpoints(context.Background(), demo.FlinkSandboxJobID)
+	if err != nil || len(h.History) == 0 || h.History[0].ID != id || h.History[0].ExternalPath != "file:"+dir {
+		t.Fatalf("history %+v %v; the savepoint's checkpoint id %d", h, err, id)
+	}
+
+	// Periodic: more than the history holds, the newest listed first.
+	fl.StartPeriodicSavepoints(20 * time.Millisecond)
+	c.waitFor(t, 30*time.Second, "periodic savepoints", func() (bool, string) {
+		h, err := flink.NewRESTClient(fl.URL).Checkpoints(context.Background(), demo.FlinkSandboxJobID)
+		if err != nil {
+			return false, err.Error()
+		}
+		return h.History[0].ID > id+12 && len(h.History) == 10, fmt.Sprintf("newest %d, %d listed", h.History[0].ID, len(h.History))
+	})
 }

@@ -251,6 +251,10 @@ func startSandbox(ctx context.Context, log *slog.Logger, addr, dir string) (_ *s
 		return nil, fmt.Errorf("starting the sandbox's Flink stand-in: %w", err)
 	}
 	w.closers = append(w.closers, w.Flink.Close)
+	// Its savepoints hold the sandbox job's positions, and it takes one
+	// every 2 minutes so the newest stays usable within retention.
+	w.Flink.FollowPositions(w.Sandbox.JobPositions)
+	w.Flink.StartPeriodicSavepoints(demo.DefaultPeriodicSavepoints)
 	if w.Link, err = demo.StartClusterLinkStandIn(demo.LinkClusterID, demo.LinkName, demo.LinkTopics); err != nil {
 		return nil, fmt.Errorf("starting the sandbox's Cluster Linking stand-in: %w", err)
 	}
