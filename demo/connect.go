@@ -129,7 +129,7 @@ func (c *ConnectStandIn) reverseSource(name string, k *standInConnector) *revers
 	}
 	r := c.reverse[name]
 	if r == nil {
-		r = newReverseMirror(c.sb)
+		r = newReverseMirror(c.sb, name)
 		c.reverse[name] = r
 	}
 	return r

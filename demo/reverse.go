@@ -22,6 +22,7 @@ import (
 // target like the forward flow). It runs only while its connector runs.
 type reverseMirror struct {
 	s          *Sandbox
+	name       string // the connector's, in its Connect offsets
 	syncsTopic string
 
 	mu      sync.Mutex
@@ -32,8 +33,8 @@ type reverseMirror struct {
 	lastErr error
 }
 
-func newReverseMirror(s *Sandbox) *reverseMirror {
-	return &reverseMirror{s: s, syncsTopic: policy.OffsetSyncsTopic(TargetAlias), next: map[topicPartition]int64{}}
+func newReverseMirror(s *Sandbox, name string) *reverseMirror {
+	return &reverseMirror{s: s, name: name, syncsTopic: policy.OffsetSyncsTopic(TargetAlias), next: map[topicPartition]int64{}}
 }
 
 // positions are the committed next offsets.
@@ -94,8 +95,11 @@ func (r *reverseMirror) run(ctx context.Context) error {
 		return err
 	}
 	defer s.closeClient(dst)
-	if err := ensureTopic(ctx, kadm.NewClient(dst), r.syncsTopic); err != nil {
-		return err
+	hbTopic := policy.RemoteTopic(TargetAlias, heartbeatsTopic)
+	for _, t := range []string{r.syncsTopic, hbTopic} {
+		if err := ensureTopic(ctx, kadm.NewClient(dst), t); err != nil {
+			return err
+		}
 	}
 	drAdm, err := s.newClient("reverse-dr-setup", s.DRBootstrap())
 	if err != nil {
@@ -126,9 +130,19 @@ func (r *reverseMirror) run(ctx context.Context) error {
 		return err
 	}
 	defer s.closeClient(src)
+	// Connect's offsets topic is the forward flow's, on DR: the Connect
+	// cluster's one offset.storage.topic.
+	offsets, err := s.newClient("reverse-dr-offsets", s.DRBootstrap(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return err
+	}
+	defer s.closeClient(offsets)
+	written := map[topicPartition]int64{}
 	syncs := newSyncWriter()
 	commit := time.NewTicker(commitInterval)
 	defer commit.Stop()
+	beat := time.NewTicker(heartbeatPeriod)
+	defer beat.Stop()
 	for ctx.Err() == nil {
 		pctx, cancel := context.WithTimeout(ctx, pollTimeout)
 		fetches := src.PollRecords(pctx, maxBatch)
@@ -147,7 +161,10 @@ func (r *reverseMirror) run(ctx context.Context) error {
 		}
 		select {
 		case <-commit.C:
+			r.commitOffsets(ctx, offsets, written)
 			r.writeSyncs(ctx, dst, syncs.takeAll())
+		case <-beat.C:
+			r.heartbeat(ctx, dst, hbTopic)
 		default:
 		}
 	}
@@ -182,6 +199,43 @@ func (r *reverseMirror) copy(ctx context.Context, dst *kgo.Client, syncs *syncWr
 	r.mu.Unlock()
 	r.writeSyncs(ctx, dst, syncs.takeUrgent())
 	return errors.Join(errs...)
+}
+
+// commitOffsets writes the positions that moved since the last commit
+// (the first commit: those the connector was started at) to Connect's
+// offsets topic, as MM2's source offsets of cluster dr.
+func (r *reverseMirror) commitOffsets(ctx context.Context, cl *kgo.Client, written map[topicPartition]int64) {
+	var recs []*kgo.Record
+	var tps []topicPartition
+	var nexts []int64
+	for tp, next := range r.positions() {
+		if w, ok := written[tp]; next <= 0 || ok && w == next {
+			continue
+		}
+		o := model.ConnectOffset{Connector: r.name, Cluster: TargetAlias, Topic: tp.topic, Partition: tp.partition, LastOffset: next - 1}
+		recs = append(recs, &kgo.Record{Topic: mm2.ConnectOffsetsTopic(SourceAlias), Partition: 0, Key: mm2.EncodeKey(o), Value: mm2.EncodeValue(o)})
+		tps, nexts = append(tps, tp), append(nexts, next)
+	}
+	for i, err := range produceAll(ctx, cl, recs) {
+		if err == nil {
+			written[tps[i]] = nexts[i]
+		} else if ctx.Err() == nil {
+			r.s.log.Warn("demo reverse mirror: connect offset not written", "err", err)
+		}
+	}
+}
+
+// heartbeat writes what the reverse source copies of DR's heartbeats
+// topic: the primary -> dr heartbeat connector's latest beat, under DR's
+// alias on the primary. The sandbox emits it as it emits the primary's
+// (traffic.go), whatever the forward connectors' state.
+func (r *reverseMirror) heartbeat(ctx context.Context, dst *kgo.Client, topic string) {
+	now := time.UnixMilli(time.Now().UnixMilli())
+	hb := model.Heartbeat{SourceAlias: SourceAlias, TargetAlias: TargetAlias, EmittedMs: now.UnixMilli()}
+	err := dst.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: 0, Key: mm2.EncodeKey(hb), Value: mm2.EncodeValue(hb), Timestamp: now}).FirstErr()
+	if err != nil && ctx.Err() == nil {
+		r.s.log.Debug("demo reverse mirror: heartbeat not written", "err", err)
+	}
 }
 
 func (r *reverseMirror) writeSyncs(ctx context.Context, dst *kgo.Client, syncs []model.OffsetSync) {
