@@ -190,6 +190,17 @@ func TestSandboxMM2Failback(t *testing.T) {
 	fb := c.approved(t, failback.FailbackPlan("primary->dr"))
 	for idx := range 5 {
 		c.step(t, fb, idx)
+		if idx == 1 {
+			// The reverse flow's card is a flow's like any other: its
+			// heartbeats, syncs and Connect positions are there.
+			c.waitFor(t, 30*time.Second, "the reverse flow OK", func() (bool, string) {
+				s := c.rb.Monitor.Snapshot(failback.ReverseFlowName("primary->dr"))
+				if s == nil {
+					return false, "not watched"
+				}
+				return s.Status == monitor.StatusOK, fmt.Sprintf("%s %s", s.Status, s.Reason)
+			})
+		}
 		if idx == 0 {
 			rev := "dr-to-primary-MirrorSourceConnector"
 			if s := cs.State(rev); s != "RUNNING" {
