@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
@@ -78,15 +79,15 @@ func StartConnectStandIn(sb *Sandbox) (*ConnectStandIn, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /connectors", c.list)
 	mux.HandleFunc("POST /connectors", c.create)
-	mux.HandleFunc("GET /connectors/{name}", c.info)
-	mux.HandleFunc("DELETE /connectors/{name}", c.remove)
+	mux.HandleFunc("GET /connectors/{name}", c.named(c.info))
+	mux.HandleFunc("DELETE /connectors/{name}", c.named(c.remove))
 	mux.HandleFunc("PUT /connectors/{name}/config", c.putConfig)
-	mux.HandleFunc("GET /connectors/{name}/status", c.status)
-	mux.HandleFunc("PUT /connectors/{name}/{verb}", c.setState)
-	mux.HandleFunc("GET /connectors/{name}/offsets", c.offsets)
-	mux.HandleFunc("PATCH /connectors/{name}/offsets", c.alterOffsets)
-	mux.HandleFunc("DELETE /connectors/{name}/offsets", c.alterOffsets)
-	c.srv = &http.Server{Handler: mux}
+	mux.HandleFunc("GET /connectors/{name}/status", c.named(c.status))
+	mux.HandleFunc("PUT /connectors/{name}/{verb}", c.named(c.setState))
+	mux.HandleFunc("GET /connectors/{name}/offsets", c.named(c.offsets))
+	mux.HandleFunc("PATCH /connectors/{name}/offsets", c.named(c.alterOffsets))
+	mux.HandleFunc("DELETE /connectors/{name}/offsets", c.named(c.alterOffsets))
+	c.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go c.srv.Serve(ln)
 	return c, nil
 }
@@ -110,6 +111,22 @@ func (c *ConnectStandIn) State(name string) string {
 		return c.stateLocked(name, k)
 	}
 	return ""
+}
+
+// named serves a request about an existing connector with c.mu held;
+// one Connect does not know is answered 404.
+func (c *ConnectStandIn) named(h func(w http.ResponseWriter, r *http.Request, name string, k *standInConnector)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		name := r.PathValue("name")
+		k := c.conns[name]
+		if k == nil {
+			connectError(w, 404, "Connector %s not found", name)
+			return
+		}
+		h(w, r, name, k)
+	}
 }
 
 // connectError is Connect's error body.
@@ -161,15 +178,7 @@ func (c *ConnectStandIn) infoOf(name string, k *standInConnector) map[string]any
 	return map[string]any{"name": name, "config": k.config, "tasks": []map[string]any{{"connector": name, "task": 0}}, "type": "source"}
 }
 
-func (c *ConnectStandIn) info(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	name := r.PathValue("name")
-	k := c.conns[name]
-	if k == nil {
-		connectError(w, 404, "Connector %s not found", name)
-		return
-	}
+func (c *ConnectStandIn) info(w http.ResponseWriter, r *http.Request, name string, k *standInConnector) {
 	writeJSON(w, 200, c.infoOf(name, k))
 }
 
@@ -243,15 +252,7 @@ func (c *ConnectStandIn) applyLocked(name string, k *standInConnector) {
 	}
 }
 
-func (c *ConnectStandIn) status(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	name := r.PathValue("name")
-	k := c.conns[name]
-	if k == nil {
-		connectError(w, 404, "No status found for connector %s", name)
-		return
-	}
+func (c *ConnectStandIn) status(w http.ResponseWriter, r *http.Request, name string, k *standInConnector) {
 	state := c.stateLocked(name, k)
 	task := map[string]any{"id": 0, "state": state, "worker_id": ConnectWorker}
 	if rev := c.reverseSource(name, k); rev != nil && state == "RUNNING" {
@@ -270,18 +271,10 @@ func (c *ConnectStandIn) status(w http.ResponseWriter, r *http.Request) {
 }
 
 // setState is PUT stop, pause or resume: 202, as Connect answers.
-func (c *ConnectStandIn) setState(w http.ResponseWriter, r *http.Request) {
+func (c *ConnectStandIn) setState(w http.ResponseWriter, r *http.Request, name string, k *standInConnector) {
 	state, ok := map[string]string{"stop": "STOPPED", "pause": "PAUSED", "resume": "RUNNING"}[r.PathValue("verb")]
 	if !ok {
 		connectError(w, 404, "HTTP 404 Not Found")
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	name := r.PathValue("name")
-	k := c.conns[name]
-	if k == nil {
-		connectError(w, 404, "Connector %s not found", name)
 		return
 	}
 	k.state = state
@@ -289,15 +282,7 @@ func (c *ConnectStandIn) setState(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(202)
 }
 
-func (c *ConnectStandIn) remove(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	name := r.PathValue("name")
-	k := c.conns[name]
-	if k == nil {
-		connectError(w, 404, "Connector %s not found", name)
-		return
-	}
+func (c *ConnectStandIn) remove(w http.ResponseWriter, r *http.Request, name string, k *standInConnector) {
 	if isForwardSource(name, k) {
 		c.sb.SetMirrorRunning(false)
 	} else if rev := c.reverseSource(name, k); rev != nil {
@@ -324,15 +309,7 @@ func (c *ConnectStandIn) positionsLocked(name string, k *standInConnector) (next
 }
 
 // offsets is GET /connectors/{name}/offsets (KIP-875).
-func (c *ConnectStandIn) offsets(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	name := r.PathValue("name")
-	k := c.conns[name]
-	if k == nil {
-		connectError(w, 404, "Connector %s not found", name)
-		return
-	}
+func (c *ConnectStandIn) offsets(w http.ResponseWriter, r *http.Request, name string, k *standInConnector) {
 	next, alias, _ := c.positionsLocked(name, k)
 	type entry struct {
 		Partition json.RawMessage `json:"partition"`
@@ -358,15 +335,7 @@ func (c *ConnectStandIn) offsets(w http.ResponseWriter, r *http.Request) {
 
 // alterOffsets is PATCH (alter) and DELETE (reset) of a stopped source
 // connector's offsets (KIP-875); Connect refuses both for one running.
-func (c *ConnectStandIn) alterOffsets(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	name := r.PathValue("name")
-	k := c.conns[name]
-	if k == nil {
-		connectError(w, 404, "Connector %s not found", name)
-		return
-	}
+func (c *ConnectStandIn) alterOffsets(w http.ResponseWriter, r *http.Request, name string, k *standInConnector) {
 	if c.stateLocked(name, k) != "STOPPED" {
 		connectError(w, 400, "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/%s/stop' endpoint", name)
 		return
