@@ -49,17 +49,7 @@ func startSandboxConsole(t *testing.T) *sandboxConsole {
 	}
 	t.Cleanup(world.Close)
 	cfg := world.Config
-	store, err := storage.Open(filepath.Join(dir, "drconsole.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mon.Close)
-	go mon.Run(ctx)
+	store, mon := runbooktest.Monitored(ctx, t, cfg, filepath.Join(dir, "drconsole.db"), log)
 	rb := &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
 		Connect: connect.New, Flink: flink.NewRESTClient}
 	go failback.BookOf(rb).WatchReverseFlowsEvery(ctx, time.Second)
@@ -275,24 +265,16 @@ func triggerSavepoint(t *testing.T, fl *demo.FlinkStandIn) string {
 }
 
 // splitOffsets reads a savepoint's events splits: next offset per partition.
-func splitOffsets(t *testing.T, dir string) (map[int32]int64, int64) {
+func splitOffsets(t *testing.T, dir string) map[int32]int64 {
 	t.Helper()
-	sp, err := flink.ReadSavepoint(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := sp.KafkaSourceOffsets("")
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[int32]int64{}
-	for _, p := range k.Sorted() {
+	for key, p := range readBack(t, dir) {
 		if p.Topic != "events" {
-			t.Fatalf("split of %s", p.Key())
+			t.Fatalf("split of %s", key)
 		}
 		out[p.Partition] = p.Next
 	}
-	return out, sp.CheckpointID
+	return out
 }
 
 // The sandbox's savepoints hold its Flink job's positions when they were
@@ -313,7 +295,7 @@ func TestSandboxSavepointsHoldThePositions(t *testing.T) {
 	}
 	within := func(dir string, before, after map[int32]int64) map[int32]int64 {
 		t.Helper()
-		got, _ := splitOffsets(t, dir)
+		got := splitOffsets(t, dir)
 		if len(got) != 4 {
 			t.Fatalf("%d splits: %v", len(got), got)
 		}
@@ -343,7 +325,11 @@ func TestSandboxSavepointsHoldThePositions(t *testing.T) {
 			t.Fatalf("events-%d: the later savepoint starts at %d, the earlier at %d", p, n, first[p])
 		}
 	}
-	_, id := splitOffsets(t, dir)
+	sp, err := flink.ReadSavepoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := sp.CheckpointID
 	h, err := flink.NewRESTClient(fl.URL).Checkpoints(context.Background(), demo.FlinkSandboxJobID)
 	if err != nil || len(h.History) == 0 || h.History[0].ID != id || h.History[0].ExternalPath != "file:"+dir {
 		t.Fatalf("history %+v %v; the savepoint's checkpoint id %d", h, err, id)
