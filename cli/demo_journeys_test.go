@@ -15,6 +15,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/flink"
@@ -32,6 +33,7 @@ import (
 // worker wired on it as runConsole wires them.
 type sandboxConsole struct {
 	world  *sandboxWorld
+	cat    *catalog.Catalog
 	rb     *runbook.Runbook
 	worker *failover.Worker
 	store  *storage.Store
@@ -52,8 +54,9 @@ func startSandboxConsole(t *testing.T) *sandboxConsole {
 	store, mon := runbooktest.Monitored(ctx, t, cfg, filepath.Join(dir, "drconsole.db"), log)
 	rb := &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
 		Connect: connect.New, Flink: flink.NewRESTClient}
+	rb.Catalog = &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
 	go failback.BookOf(rb).WatchReverseFlowsEvery(ctx, time.Second)
-	c := &sandboxConsole{world: world, rb: rb, worker: &failover.Worker{Runbook: rb, Log: log}, store: store}
+	c := &sandboxConsole{world: world, cat: rb.Catalog, rb: rb, worker: &failover.Worker{Runbook: rb, Log: log}, store: store}
 	c.waitFor(t, time.Minute, "the sandbox flow healthy with checkpoints", func() (bool, string) {
 		s := mon.Snapshot("primary->dr")
 		cps, _ := store.Checkpoints(ctx, "primary->dr")
@@ -156,8 +159,38 @@ func TestSandboxMM2Failback(t *testing.T) {
 	ctx := context.Background()
 	sb, cs := c.world.Sandbox, c.world.Connect
 
-	fo := c.approved(t, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindStopMirror}}})
-	c.step(t, fo, 0)
+	// The newest savepoint, taken a moment ago, is usable.
+	dir := triggerSavepoint(t, c.world.Flink)
+	if err := c.cat.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := c.cat.NewestUsable(ctx, "primary->dr", 5)
+	if err != nil || !strings.HasSuffix(sp.Path, dir) {
+		t.Fatalf("newest usable savepoint %q %v, want the one just taken, %s", sp.Path, err, dir)
+	}
+	rewritten := "file:" + filepath.Join(c.world.Flink.SavepointDir, "failover")
+	fo := c.approved(t, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{
+		{Kind: failover.KindStopMirror},
+		{Kind: failover.KindTranslateGroup, Group: "flink-events"},
+		{Kind: failover.KindTranslateGroup, Group: "billing"},
+		{Kind: failover.KindRewriteSavepoint, RewriteFrom: sp.Path, SourceUID: "kafka-source", RewriteTo: rewritten},
+		{Kind: failover.KindRestoreFlink, FlinkTarget: "sandbox-flink-dr", JarID: demo.FlinkJarID, SavepointPath: rewritten},
+	}})
+	for idx := range 5 {
+		c.step(t, fo, idx)
+	}
+	if r, _ := c.rb.Get(ctx, fo); r.Status != model.RunCompleted {
+		t.Fatalf("failover run %s", r.Status)
+	}
+	restored := 0
+	for _, req := range c.world.Flink.Jobs() {
+		if req["savepointPath"] == rewritten {
+			restored++
+		}
+	}
+	if restored != 1 {
+		t.Fatalf("%d jobs restored from %s: %v", restored, rewritten, c.world.Flink.Jobs())
+	}
 	if sb.State().MirrorRunning || cs.State("MirrorSourceConnector") != "STOPPED" {
 		t.Fatalf("after stop-mirror: mirror running %v, source %s", sb.State().MirrorRunning, cs.State("MirrorSourceConnector"))
 	}
