@@ -52,6 +52,9 @@ type ConnectStandIn struct {
 type standInConnector struct {
 	config map[string]string
 	state  string // RUNNING, PAUSED or STOPPED as last set
+	// setAt is, for the forward source, the mirror's run changes count
+	// right after Connect set it: a change since came from the sandbox page.
+	setAt uint64
 }
 
 // StartConnectStandIn listens on a free loopback port with the forward
@@ -153,18 +156,20 @@ func (c *ConnectStandIn) reverseSource(name string, k *standInConnector) *revers
 }
 
 // stateLocked is what k's status says: the forward source's is the
-// mirror's, which the sandbox page pauses too.
+// mirror's, which the sandbox page pauses and resumes too (a mirror the
+// page paused reads PAUSED, even after a stop through Connect was undone
+// there).
 func (c *ConnectStandIn) stateLocked(name string, k *standInConnector) string {
 	if !isForwardSource(name, k) {
 		return k.state
 	}
-	switch _, running := c.sb.ctl.mirror(); {
+	switch running, changes := c.sb.ctl.runState(); {
 	case running:
 		return "RUNNING"
-	case k.state == "STOPPED":
+	case k.state == "STOPPED" && changes == k.setAt:
 		return "STOPPED"
 	default:
-		return "PAUSED"
+		return "PAUSED" // paused on the sandbox page
 	}
 }
 
@@ -241,6 +246,7 @@ func (c *ConnectStandIn) putConfig(w http.ResponseWriter, r *http.Request) {
 func (c *ConnectStandIn) applyLocked(name string, k *standInConnector) {
 	if isForwardSource(name, k) {
 		c.sb.SetMirrorRunning(k.state == "RUNNING")
+		_, k.setAt = c.sb.ctl.runState()
 		return
 	}
 	if rev := c.reverseSource(name, k); rev != nil {

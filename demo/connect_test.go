@@ -122,6 +122,16 @@ func TestConnectStandInDrivesTheMirror(t *testing.T) {
 	if first != skipTo {
 		t.Fatalf("the copy resumed at %d, the offsets said %d", first, skipTo)
 	}
+	// Stopped through Connect, resumed and paused on the sandbox page:
+	// PAUSED, which a failback's set-up refuses, not STOPPED.
+	if code := send(t, http.MethodPut, src+"/stop", ""); code != 202 {
+		t.Fatalf("stop: HTTP %d", code)
+	}
+	sb.SetMirrorRunning(true)
+	sb.SetMirrorRunning(false)
+	if st, _ := api.Status(ctx, connector); st.Connector.State != connect.Paused {
+		t.Fatalf("stopped, then resumed and paused on the sandbox page: %s", st.Connector.State)
+	}
 	if _, err := api.Status(ctx, "no-such"); !errors.As(err, new(*connect.HTTPError)) {
 		t.Fatalf("status of an unknown connector: %v", err)
 	}
