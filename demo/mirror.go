@@ -241,15 +241,18 @@ func (m *mirror) copyOnce(ctx context.Context, n int) (int, error) {
 
 // rewind sets the consumer back to the next uncopied offset of partitions
 // whose produce failed, so nothing is skipped.
-func (m *mirror) rewind(failed map[topicPartition]bool) {
+func (m *mirror) rewind(failed map[topicPartition]bool) { rewind(m.src, m.next, failed) }
+
+// rewind sets consumer cl back to next of each failed partition.
+func rewind(cl *kgo.Client, next map[topicPartition]int64, failed map[topicPartition]bool) {
 	set := make(map[string]map[int32]kgo.EpochOffset)
 	for tp := range failed {
 		if set[tp.topic] == nil {
 			set[tp.topic] = make(map[int32]kgo.EpochOffset)
 		}
-		set[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: -1, Offset: m.next[tp]}
+		set[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: -1, Offset: next[tp]}
 	}
-	m.src.SetOffsets(set)
+	cl.SetOffsets(set)
 }
 
 // commit is Connect's offset commit followed by task.commit(): the last

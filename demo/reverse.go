@@ -29,7 +29,6 @@ type reverseMirror struct {
 	next    map[topicPartition]int64 // committed: the next DR offset to copy
 	stop    context.CancelFunc       // nil while not running
 	done    chan struct{}
-	copied  int64
 	lastErr error
 }
 
@@ -155,7 +154,7 @@ func (r *reverseMirror) run(ctx context.Context) error {
 			}
 		})
 		if len(in) > 0 {
-			if err := r.copy(ctx, dst, syncs, in); err != nil && ctx.Err() == nil {
+			if err := r.copy(ctx, src, dst, syncs, in); err != nil && ctx.Err() == nil {
 				s.log.Warn("demo reverse mirror: copy failed", "err", err)
 			}
 		}
@@ -172,8 +171,9 @@ func (r *reverseMirror) run(ctx context.Context) error {
 }
 
 // copy writes in to the primary; a partition's position moves past a
-// record only once the primary acknowledged it, as Connect commits.
-func (r *reverseMirror) copy(ctx context.Context, dst *kgo.Client, syncs *syncWriter, in []*kgo.Record) error {
+// record only once the primary acknowledged it, as Connect commits, and a
+// partition whose write failed is read again from there.
+func (r *reverseMirror) copy(ctx context.Context, src, dst *kgo.Client, syncs *syncWriter, in []*kgo.Record) error {
 	out := make([]*kgo.Record, len(in))
 	for i, rec := range in {
 		out[i] = &kgo.Record{Topic: rec.Topic, Partition: rec.Partition, Key: rec.Key, Value: rec.Value,
@@ -194,7 +194,9 @@ func (r *reverseMirror) copy(ctx context.Context, dst *kgo.Client, syncs *syncWr
 		}
 		syncs.record(tp, in[i].Offset, out[i].Offset)
 		r.next[tp] = in[i].Offset + 1
-		r.copied++
+	}
+	if len(failed) > 0 {
+		rewind(src, r.next, failed)
 	}
 	r.mu.Unlock()
 	r.writeSyncs(ctx, dst, syncs.takeUrgent())
