@@ -40,12 +40,19 @@ type sandboxConsole struct {
 }
 
 func startSandboxConsole(t *testing.T) *sandboxConsole {
+	return startSandboxConsoleWith(t, demo.Options{})
+}
+
+// startSandboxConsoleWith is startSandboxConsole on a sandbox started
+// with opts (their Logger is set).
+func startSandboxConsoleWith(t *testing.T, opts demo.Options) *sandboxConsole {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	dir := t.TempDir()
-	world, err := startSandbox(ctx, log, "127.0.0.1:0", dir)
+	opts.Logger = log
+	world, err := startSandbox(ctx, opts, "127.0.0.1:0", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,5 +383,40 @@ func TestSandboxSavepointsHoldThePositions(t *testing.T) {
 			return false, err.Error()
 		}
 		return h.History[0].ID > id+12 && len(h.History) == 10, fmt.Sprintf("newest %d, %d listed", h.History[0].ID, len(h.History))
+	})
+}
+
+// A savepoint taken early turns unusable once retention passes its
+// offsets, as on a real cluster; the stand-in's periodic savepoints keep
+// the newest one usable. Retention is seconds here, minutes in demo.
+func TestSandboxNewestSavepointOutlivesRetention(t *testing.T) {
+	c := startSandboxConsoleWith(t, demo.Options{TrafficRate: 1000, Retention: 3 * time.Second, RetentionBytes: 64 << 10,
+		CleanerInterval: 200 * time.Millisecond, CheckpointInterval: 200 * time.Millisecond})
+	ctx := context.Background()
+	fl := c.world.Flink
+	fl.SetSavepointDuration(50 * time.Millisecond)
+	dir := triggerSavepoint(t, fl)
+	if err := c.cat.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.cat.NewestUsable(ctx, "primary->dr", 5)
+	if err != nil || !strings.HasSuffix(first.Path, dir) {
+		t.Fatalf("newest usable %q %v, want %s", first.Path, err, dir)
+	}
+	fl.StartPeriodicSavepoints(500 * time.Millisecond)
+	c.waitFor(t, 90*time.Second, "the first savepoint unusable and a newer one usable", func() (bool, string) {
+		if err := c.cat.Sync(ctx); err != nil {
+			return false, err.Error()
+		}
+		u, err := c.cat.UsabilityOf(ctx, []model.Savepoint{first}, "primary->dr")
+		if err != nil {
+			return false, err.Error()
+		}
+		newest, err := c.cat.NewestUsable(ctx, "primary->dr", 5)
+		if err != nil {
+			return false, fmt.Sprintf("first %s; %v", u[first.ID].Verdict, err)
+		}
+		return u[first.ID].Verdict == catalog.Unusable && newest.ID != first.ID,
+			fmt.Sprintf("first %s (%s); newest usable #%d", u[first.ID].Verdict, u[first.ID].Why(), newest.ID)
 	})
 }

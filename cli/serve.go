@@ -203,7 +203,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	world, err := startSandbox(ctx, log, *addr, dir)
+	world, err := startSandbox(ctx, demo.Options{Logger: log.With("component", "sandbox")}, *addr, dir)
 	if err != nil {
 		return err
 	}
@@ -233,17 +233,17 @@ func (w *sandboxWorld) Close() {
 	}
 }
 
-// startSandbox starts the sandbox, its Flink, Cluster Linking and Kafka
-// Connect stand-ins, and describes them in a config serving on addr with
-// its database in dir.
-func startSandbox(ctx context.Context, log *slog.Logger, addr, dir string) (_ *sandboxWorld, err error) {
+// startSandbox starts the sandbox with opts, its Flink, Cluster Linking
+// and Kafka Connect stand-ins, and describes them in a config serving on
+// addr with its database in dir.
+func startSandbox(ctx context.Context, opts demo.Options, addr, dir string) (_ *sandboxWorld, err error) {
 	w := &sandboxWorld{}
 	defer func() {
 		if err != nil {
 			w.Close()
 		}
 	}()
-	if w.Sandbox, err = demo.Start(ctx, demo.Options{Logger: log.With("component", "sandbox")}); err != nil {
+	if w.Sandbox, err = demo.Start(ctx, opts); err != nil {
 		return nil, fmt.Errorf("starting the sandbox: %w", err)
 	}
 	w.closers = append(w.closers, w.Sandbox.Close)
