@@ -2,7 +2,10 @@
 // in-process Kafka clusters (kfake), synthetic traffic and consumer groups on
 // the primary, and an MM2-compatible mirror that writes the same internal
 // topics, byte for byte, that MirrorMaker 2 writes. The console watches it
-// exactly as it would watch a real deployment.
+// exactly as it would watch a real deployment. Stand-ins for the systems
+// around it serve their REST APIs: Kafka Connect (connect.go, the mirror
+// as its MirrorSourceConnector, and a failback's reverse copy), Flink
+// (flink.go) and Cluster Linking (clusterlink.go).
 package demo
 
 import (
