@@ -194,7 +194,7 @@ func (c *ConnectStandIn) create(w http.ResponseWriter, r *http.Request) {
 		Config       map[string]string `json:"config"`
 		InitialState string            `json:"initial_state"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Name == "" {
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Name == "" || body.Config == nil {
 		connectError(w, 400, "a connector needs a name and a config: %v", err)
 		return
 	}

@@ -132,6 +132,9 @@ func TestConnectStandInDrivesTheMirror(t *testing.T) {
 	if st, _ := api.Status(ctx, connector); st.Connector.State != connect.Paused {
 		t.Fatalf("stopped, then resumed and paused on the sandbox page: %s", st.Connector.State)
 	}
+	if code := send(t, http.MethodPost, cs.URL+"/connectors", `{"name":"no-config"}`); code != 400 {
+		t.Fatalf("a connector without a config: HTTP %d", code)
+	}
 	if _, err := api.Status(ctx, "no-such"); !errors.As(err, new(*connect.HTTPError)) {
 		t.Fatalf("status of an unknown connector: %v", err)
 	}

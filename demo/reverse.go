@@ -62,7 +62,7 @@ func (r *reverseMirror) start() {
 		return
 	}
 	ctx, cancel := context.WithCancel(r.s.runCtx)
-	r.stop, r.done = cancel, make(chan struct{})
+	r.stop, r.done, r.lastErr = cancel, make(chan struct{}), nil
 	done := r.done
 	r.s.goRun(func() {
 		defer close(done)
