@@ -159,8 +159,10 @@ func TestSandboxDrill(t *testing.T) {
 // An MM2 failover and failback in the sandbox as `drconsole demo`
 // configures it, through the Connect stand-in: stop-mirror stops the
 // sandbox's mirror; records written to DR afterwards are copied back to
-// the primary by the reverse connectors the failback creates; the forward
-// mirror restarts at the primary's ends and the primary is active again.
+// the primary by the reverse connectors the failback creates; both groups
+// are moved back (the primary's consumers stopped meanwhile, as the
+// applications were in DR); the forward mirror restarts at the primary's
+// ends and the primary is active again.
 func TestSandboxMM2Failback(t *testing.T) {
 	c := startSandboxConsole(t)
 	ctx := context.Background()
@@ -202,6 +204,10 @@ func TestSandboxMM2Failback(t *testing.T) {
 		t.Fatalf("after stop-mirror: mirror running %v, source %s", sb.State().MirrorRunning, cs.State("MirrorSourceConnector"))
 	}
 
+	// The applications moved to DR: the primary's consumers stop.
+	if err := sb.SetConsumersRunning(false); err != nil {
+		t.Fatal(err)
+	}
 	// Applications now write to DR.
 	dr, err := kgo.NewClient(kgo.SeedBrokers(sb.DRBootstrap()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
@@ -217,8 +223,8 @@ func TestSandboxMM2Failback(t *testing.T) {
 		written = append(written, v)
 	}
 
-	fb := c.approved(t, failback.FailbackPlan("primary->dr"))
-	for idx := range 5 {
+	fb := c.approved(t, failback.FailbackPlan("primary->dr", "flink-events", "billing"))
+	for idx := range 7 {
 		c.step(t, fb, idx)
 		if idx == 1 {
 			// The reverse flow's card is a flow's like any other: its
@@ -282,6 +288,21 @@ func TestSandboxMM2Failback(t *testing.T) {
 	if a, err := failover.ActiveSideOf(ctx, c.store, "primary->dr"); err != nil || a.Side != model.SidePrimary {
 		t.Fatalf("active side %+v %v", a, err)
 	}
+	// The applications come back to the primary, where their groups
+	// were moved back to.
+	stoppedAt := sb.JobPositions()
+	if err := sb.SetConsumersRunning(true); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor(t, 30*time.Second, "the job's group reading on the primary again", func() (bool, string) {
+		now := sb.JobPositions()
+		for p, n := range now {
+			if n > stoppedAt[p] {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%v, stopped at %v", now, stoppedAt)
+	})
 }
 
 // triggerSavepoint asks the sandbox's Flink stand-in for a savepoint of

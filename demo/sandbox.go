@@ -101,6 +101,9 @@ type Sandbox struct {
 
 	jobMu  sync.Mutex
 	jobPos map[int32]int64 // consumers.go: the Flink job's group's positions
+
+	consumersMu sync.Mutex
+	consumers   *consumerSet // nil while stopped (SetConsumersRunning)
 }
 
 // Start brings up both clusters, creates the topics, and starts traffic,
