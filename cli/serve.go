@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/drconsole/drconsole/catalog"
@@ -202,44 +203,84 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	sb, err := demo.Start(ctx, demo.Options{Logger: log.With("component", "sandbox")})
+	world, err := startSandbox(ctx, demo.Options{Logger: log.With("component", "sandbox")}, *addr, dir)
 	if err != nil {
-		return fmt.Errorf("starting the sandbox: %w", err)
-	}
-	defer sb.Close()
-	fl, err := demo.StartFlinkStandIn()
-	if err != nil {
-		return fmt.Errorf("starting the sandbox's Flink stand-in: %w", err)
-	}
-	defer fl.Close()
-	link, err := demo.StartClusterLinkStandIn(demo.LinkClusterID, demo.LinkName, demo.LinkTopics)
-	if err != nil {
-		return fmt.Errorf("starting the sandbox's Cluster Linking stand-in: %w", err)
-	}
-	defer link.Close()
-	if err := demo.DriveClusterLink(ctx, link, sb.PrimaryBootstrap(), 1); err != nil {
 		return err
 	}
-	cfg := demoConfig(sb, *addr, dir, fl.URL, fl.SavepointDir)
-	// A Cluster Linking flow beside the MM2 one (stand-in REST API, real
-	// primary records for the lag in time).
-	cfg.Flows = append(cfg.Flows, &config.Flow{Name: "primary->dr-link", Kind: config.FlowClusterLink, Source: demo.SourceAlias, Target: demo.TargetAlias,
-		Topics: config.Topics{Include: []string{demo.LinkTopic}},
-		ClusterLink: &config.ClusterLink{RestURL: link.URL, ClusterID: demo.LinkClusterID, Link: demo.LinkName,
-			// The stand-in serves the primary's end of the link too: a failback goes there.
-			Primary: &config.ClusterLink{RestURL: link.URL, ClusterID: demo.ClusterLinkSourceID}}})
-	if err := cfg.Normalize("demo"); err != nil {
-		return fmt.Errorf("demo config: %w", err)
-	}
+	defer world.Close()
 	if err := createDemoUsers(ctx, filepath.Join(dir, "drconsole.db"), stdout); err != nil {
 		return fmt.Errorf("creating the sandbox accounts: %w", err)
 	}
 	fmt.Fprintf(stdout, "drconsole sandbox: open http://%s/ (sandbox controls at /demo). Ctrl-C stops it.\n", *addr)
-	return serveConsole(ctx, cfg, "(sandbox)", panel.SandboxControls{Sandbox: sb}, log)
+	return serveConsole(ctx, world.Config, "(sandbox)", panel.SandboxControls{Sandbox: world.Sandbox}, log)
 }
 
-// demoConfig describes the sandbox as an operator would in a config file.
-func demoConfig(sb *demo.Sandbox, addr, dir, flinkURL, savepointDir string) *config.Config {
+// sandboxWorld is the sandbox and its stand-ins, with the config that
+// describes them to the console.
+type sandboxWorld struct {
+	Sandbox *demo.Sandbox
+	Flink   *demo.FlinkStandIn
+	Link    *demo.ClusterLinkStandIn
+	Connect *demo.ConnectStandIn
+	Config  *config.Config
+	closers []func()
+}
+
+// Close stops the stand-ins, then the sandbox.
+func (w *sandboxWorld) Close() {
+	for _, c := range slices.Backward(w.closers) {
+		c()
+	}
+}
+
+// startSandbox starts the sandbox with opts, its Flink, Cluster Linking
+// and Kafka Connect stand-ins, and describes them in a config serving on
+// addr with its database in dir.
+func startSandbox(ctx context.Context, opts demo.Options, addr, dir string) (_ *sandboxWorld, err error) {
+	w := &sandboxWorld{}
+	defer func() {
+		if err != nil {
+			w.Close()
+		}
+	}()
+	if w.Sandbox, err = demo.Start(ctx, opts); err != nil {
+		return nil, fmt.Errorf("starting the sandbox: %w", err)
+	}
+	w.closers = append(w.closers, w.Sandbox.Close)
+	if w.Flink, err = demo.StartFlinkStandIn(); err != nil {
+		return nil, fmt.Errorf("starting the sandbox's Flink stand-in: %w", err)
+	}
+	w.closers = append(w.closers, w.Flink.Close)
+	// Its savepoints hold the sandbox job's positions, and it takes one
+	// every 2 minutes so the newest stays usable within retention.
+	w.Flink.FollowPositions(w.Sandbox.JobPositions)
+	w.Flink.StartPeriodicSavepoints(demo.DefaultPeriodicSavepoints)
+	if w.Link, err = demo.StartClusterLinkStandIn(demo.LinkClusterID, demo.LinkName, demo.LinkTopics); err != nil {
+		return nil, fmt.Errorf("starting the sandbox's Cluster Linking stand-in: %w", err)
+	}
+	w.closers = append(w.closers, w.Link.Close)
+	if err := demo.DriveClusterLink(ctx, w.Link, w.Sandbox.PrimaryBootstrap(), 1); err != nil {
+		return nil, err
+	}
+	if w.Connect, err = demo.StartConnectStandIn(w.Sandbox); err != nil {
+		return nil, fmt.Errorf("starting the sandbox's Kafka Connect stand-in: %w", err)
+	}
+	w.closers = append(w.closers, w.Connect.Close)
+	w.Config = demoConfig(w, addr, dir)
+	return w, nil
+}
+
+// sandboxDrillArgs are the sandbox's drill.job_args: the drill copy of the
+// job reads with the drill's temporary group and writes to topics of its
+// own, as an operator would configure a real job's.
+var sandboxDrillArgs = []string{"--group-id", "{group}", "--output-topic-suffix", "-drill-{run}"}
+
+// demoConfig describes the sandbox as an operator would in a config file:
+// the MM2 flow on the Connect stand-in, a Cluster Linking flow beside it
+// (stand-in REST API, real primary records for the lag in time), the
+// Flink stand-in in DR, the drill's job arguments.
+func demoConfig(w *sandboxWorld, addr, dir string) *config.Config {
+	sb := w.Sandbox
 	cfg := &config.Config{
 		Listen:  addr,
 		DataDir: dir,
@@ -252,12 +293,21 @@ func demoConfig(sb *demo.Sandbox, addr, dir, flinkURL, savepointDir string) *con
 			ReplicationPolicy: config.PolicyIdentity, OffsetSyncsLocation: config.SyncsOnTarget,
 			ConnectOffsetsTopic: mm2.ConnectOffsetsTopic(demo.SourceAlias),
 			Topics:              config.Topics{Include: demo.Topics},
+			// The stand-in's forward source is the sandbox's mirror.
+			ConnectURL: w.Connect.URL, Connectors: slices.Clone(demo.ForwardConnectors),
+		}, {
+			Name: "primary->dr-link", Kind: config.FlowClusterLink, Source: demo.SourceAlias, Target: demo.TargetAlias,
+			Topics: config.Topics{Include: []string{demo.LinkTopic}},
+			ClusterLink: &config.ClusterLink{RestURL: w.Link.URL, ClusterID: demo.LinkClusterID, Link: demo.LinkName,
+				// The stand-in serves the primary's end of the link too: a failback goes there.
+				Primary: &config.ClusterLink{RestURL: w.Link.URL, ClusterID: demo.ClusterLinkSourceID}},
 		}},
 		RefreshInterval: config.Duration(2e9),
 		// Not real Flink: a stand-in that records the restore request.
-		FlinkTargets: []*config.FlinkTarget{{Name: "sandbox-flink-dr", RestURL: flinkURL, Region: config.RegionDR}},
-		// Where the stand-in writes its savepoints (copies of a real one).
-		SavepointDirs: []string{savepointDir},
+		FlinkTargets: []*config.FlinkTarget{{Name: "sandbox-flink-dr", RestURL: w.Flink.URL, Region: config.RegionDR}},
+		// Where the stand-in writes its savepoints.
+		SavepointDirs: []string{w.Flink.SavepointDir},
+		Drill:         config.Drill{JobArgs: slices.Clone(sandboxDrillArgs)},
 		// Plain http on 127.0.0.1: a Secure cookie would never come back.
 		Auth: config.Auth{InsecureCookie: true},
 	}

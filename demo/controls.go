@@ -21,6 +21,7 @@ type controls struct {
 	mu          sync.Mutex
 	rate        int
 	running     bool
+	runChanges  uint64 // how many times running was set, by anyone
 	primaryDown bool
 	hookActive  bool  // a kfake control function is installed on primary
 	refused     int64 // requests refused while down, for tests and logs
@@ -48,6 +49,13 @@ func (c *controls) mirror() (rate int, running bool) {
 	return c.rate, c.running
 }
 
+// runState is running and how many times it was set.
+func (c *controls) runState() (running bool, changes uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.running, c.runChanges
+}
+
 func (c *controls) setRate(r int) {
 	c.mu.Lock()
 	c.rate = max(r, 0)
@@ -58,6 +66,7 @@ func (c *controls) setRate(r int) {
 func (c *controls) setRunning(running bool) {
 	c.mu.Lock()
 	c.running = running
+	c.runChanges++
 	c.mu.Unlock()
 	c.notify()
 	if !running {

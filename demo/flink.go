@@ -40,6 +40,10 @@ type FlinkStandIn struct {
 	spDuration    time.Duration
 	checkpointSeq int64
 	cancels       []string // the jobs cancelled, in order
+	// positions, when set (FollowPositions), are the sandbox job's.
+	positions    func() map[int32]int64
+	stopPeriodic chan struct{} // closed by Close
+	closeOnce    sync.Once
 }
 
 type standInJob struct {
@@ -72,7 +76,7 @@ func StartFlinkStandIn() (*FlinkStandIn, error) {
 		return nil, err
 	}
 	f := &FlinkStandIn{URL: "http://" + ln.Addr().String(), ln: ln, jobs: map[string]standInJob{}, SavepointDir: spDir,
-		spDuration: DefaultSavepointDuration, checkpointSeq: 100}
+		spDuration: DefaultSavepointDuration, checkpointSeq: 100, stopPeriodic: make(chan struct{})}
 	f.jobs[FlinkSandboxJobID] = standInJob{ID: FlinkSandboxJobID, Name: FlinkSandboxJobName, State: "RUNNING", Start: time.Now().UnixMilli()}
 	uploaded := time.Now().UnixMilli()
 	mux := http.NewServeMux()
@@ -174,6 +178,7 @@ func (f *FlinkStandIn) Cancelled() []string {
 
 // Close stops the server.
 func (f *FlinkStandIn) Close() {
+	f.closeOnce.Do(func() { close(f.stopPeriodic) })
 	f.srv.Close()
 	os.RemoveAll(f.SavepointDir)
 }

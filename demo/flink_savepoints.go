@@ -6,14 +6,21 @@ package demo
 // checkpoint history (GET /jobs/{id}/checkpoints). Each savepoint it
 // "takes" is a copy of a REAL savepoint written by Flink 2.2.1 (the
 // flink/testdata/savepoints/flink-2.2.1-p2-events4-stop fixture: topic
-// events, partitions 0-3, source uid kafka-source, checkpoint 23), so the
-// console's catalog reads real offsets out of it. Every copy holds the same
-// offsets and checkpoint id: the stand-in runs no job.
+// events, partitions 0-3, source uid kafka-source), so the console's
+// catalog reads it as it reads Flink's. Once FollowPositions names the
+// job's positions (the sandbox's flink-events consumer), each copy holds
+// them as they were when the savepoint was triggered, and its own
+// checkpoint id: the offsets and id bytes are rewritten in place (fixed
+// width, so no length in the file changes). Partitions 4 and 5 of the
+// sandbox's events are not in it: the real savepoint has 4 splits.
 
 import (
+	"bytes"
 	"crypto/rand"
 	_ "embed"
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -47,6 +54,105 @@ type standInSavepoint struct {
 	Failure   string
 	CheckID   int64
 	SizeBytes int64
+	Positions map[int32]int64 // the job's positions at the trigger; nil: the fixture's
+}
+
+// FollowPositions makes the savepoints hold the next offsets positions
+// returns for topic events, per partition, at each trigger (a partition it
+// does not name keeps Flink's EARLIEST marker: the job has read nothing
+// there yet).
+func (f *FlinkStandIn) FollowPositions(positions func() map[int32]int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.positions = positions
+}
+
+// savepointMetadata is the real savepoint's _metadata with checkpoint id
+// id and, unless positions is nil, each events split starting at its
+// position. It fails when the embedded file is not the layout it patches.
+func savepointMetadata(id int64, positions map[int32]int64) ([]byte, error) {
+	meta := bytes.Clone(sandboxSavepointMetadata)
+	// Header: magic (4 bytes), version (4), checkpoint id (8).
+	if len(meta) < 16 || binary.BigEndian.Uint32(meta[4:8]) != 6 {
+		return nil, errors.New("the embedded savepoint is not a version 6 _metadata")
+	}
+	binary.BigEndian.PutUint64(meta[8:16], uint64(id))
+	if positions == nil {
+		return meta, nil
+	}
+	// KafkaPartitionSplitSerializer: writeUTF(topic), writeInt(partition),
+	// writeLong(startingOffset), writeLong(stoppingOffset). The reader
+	// state's splits start at an offset >= 0; the enumerator's assigned
+	// partitions hold the COMMITTED marker (-3) and stay as they are.
+	utf := append([]byte{0, byte(len("events"))}, "events"...)
+	splits := 0
+	for i := 0; ; i++ {
+		j := bytes.Index(meta[i:], utf)
+		if j < 0 {
+			break
+		}
+		i += j
+		at := i + len(utf) + 4
+		if at+8 > len(meta) || int64(binary.BigEndian.Uint64(meta[at:at+8])) < 0 {
+			continue
+		}
+		splits++
+		next, ok := positions[int32(binary.BigEndian.Uint32(meta[i+len(utf):at]))]
+		if !ok {
+			next = flinkEarliest
+		}
+		binary.BigEndian.PutUint64(meta[at:at+8], uint64(next))
+	}
+	if splits != 4 {
+		return nil, fmt.Errorf("the embedded savepoint has %d events splits, not the 4 it was taken with", splits)
+	}
+	return meta, nil
+}
+
+// flinkEarliest is KafkaPartitionSplit's EARLIEST_OFFSET marker.
+const flinkEarliest = -2
+
+// DefaultPeriodicSavepoints is how often the sandbox's Flink stand-in takes
+// a savepoint of its job on its own (as the Flink Kubernetes Operator's
+// periodic savepoints do): well inside the sandbox's 5-minute retention,
+// so the newest savepoint is usable whenever a tour reaches the failover.
+const DefaultPeriodicSavepoints = 2 * time.Minute
+
+// savepointHistory is how many completed savepoints per job the
+// checkpoint history lists (Flink's web.checkpoints.history is 10); older
+// ones are forgotten by the stand-in, their files stay.
+const savepointHistory = 10
+
+// StartPeriodicSavepoints takes a savepoint of the stand-in's own job
+// every interval while it runs, until Close.
+func (f *FlinkStandIn) StartPeriodicSavepoints(interval time.Duration) {
+	go func() {
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-f.stopPeriodic:
+				return
+			case <-tick.C:
+			}
+			f.mu.Lock()
+			f.settleLocked(time.Now())
+			if f.jobs[FlinkSandboxJobID].State == "RUNNING" && !f.stoppingLocked(FlinkSandboxJobID) {
+				f.triggerLocked(FlinkSandboxJobID, false)
+			}
+			f.mu.Unlock()
+		}
+	}()
+}
+
+// stoppingLocked reports a stop-with-savepoint of job id in progress.
+func (f *FlinkStandIn) stoppingLocked(id string) bool {
+	for _, sp := range f.savepoints {
+		if sp.JobID == id && sp.Stop && !sp.Done {
+			return true
+		}
+	}
+	return false
 }
 
 // SetSavepointDuration sets how long the next savepoints stay in progress.
@@ -79,9 +185,12 @@ func (f *FlinkStandIn) settleLocked(now time.Time) {
 		}
 		sp.Done, sp.Completed = true, now
 		dir := filepath.Join(f.SavepointDir, fmt.Sprintf("savepoint-%s-%s", sp.JobID[:6], randHex(6)))
-		err := os.MkdirAll(dir, 0o755)
+		meta, err := savepointMetadata(f.checkpointSeq+1, sp.Positions)
 		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, "_metadata"), sandboxSavepointMetadata, 0o644)
+			err = os.MkdirAll(dir, 0o755)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, "_metadata"), meta, 0o644)
 		}
 		if err != nil {
 			sp.Failure = err.Error()
@@ -90,13 +199,50 @@ func (f *FlinkStandIn) settleLocked(now time.Time) {
 		f.checkpointSeq++
 		sp.CheckID = f.checkpointSeq
 		sp.Location = "file:" + filepath.ToSlash(dir)
-		sp.SizeBytes = int64(len(sandboxSavepointMetadata))
+		sp.SizeBytes = int64(len(meta))
 		if sp.Stop {
 			j := f.jobs[sp.JobID]
 			j.State = "FINISHED"
 			f.jobs[sp.JobID] = j
 		}
 	}
+	f.pruneLocked()
+}
+
+// pruneLocked forgets the completed savepoints of a job past the newest
+// savepointHistory, so a stand-in taking them periodically keeps its
+// memory flat. f.mu is held.
+func (f *FlinkStandIn) pruneLocked() {
+	done := map[string]int{}
+	for _, sp := range f.savepoints {
+		if sp.Done {
+			done[sp.JobID]++
+		}
+	}
+	kept := f.savepoints[:0]
+	for _, sp := range f.savepoints {
+		if sp.Done && done[sp.JobID] > savepointHistory {
+			done[sp.JobID]--
+			continue
+		}
+		kept = append(kept, sp)
+	}
+	clear(f.savepoints[len(kept):])
+	f.savepoints = kept
+}
+
+// triggerLocked starts a savepoint of job id, holding the job's positions
+// now. f.mu is held.
+func (f *FlinkStandIn) triggerLocked(id string, stop bool) *standInSavepoint {
+	sp := &standInSavepoint{JobID: id, Trigger: randHex(16), Stop: stop, Started: time.Now()}
+	if f.positions != nil && id == FlinkSandboxJobID {
+		sp.Positions = f.positions()
+		if sp.Positions == nil {
+			sp.Positions = map[int32]int64{} // nothing read yet: every split at EARLIEST
+		}
+	}
+	f.savepoints = append(f.savepoints, sp)
+	return sp
 }
 
 func (f *FlinkStandIn) addSavepointRoutes(mux *http.ServeMux) {
@@ -115,14 +261,11 @@ func (f *FlinkStandIn) addSavepointRoutes(mux *http.ServeMux) {
 				writeJSON(w, 409, map[string]any{"errors": []string{fmt.Sprintf("Job %s is not running (%s): no savepoint can be taken", id, j.State)}})
 				return
 			}
-			for _, sp := range f.savepoints {
-				if sp.JobID == id && sp.Stop && !sp.Done {
-					writeJSON(w, 409, map[string]any{"errors": []string{"Job " + id + " is being stopped with a savepoint"}})
-					return
-				}
+			if f.stoppingLocked(id) {
+				writeJSON(w, 409, map[string]any{"errors": []string{"Job " + id + " is being stopped with a savepoint"}})
+				return
 			}
-			sp := &standInSavepoint{JobID: id, Trigger: randHex(16), Stop: stop, Started: time.Now()}
-			f.savepoints = append(f.savepoints, sp)
+			sp := f.triggerLocked(id, stop)
 			writeJSON(w, 202, map[string]any{"request-id": sp.Trigger})
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -46,6 +47,13 @@ type mirror struct {
 
 	histMu  sync.Mutex
 	history map[topicPartition][]model.OffsetSync // syncs written, for checkpoints
+
+	// posMu guards what the Connect stand-in reads and sets while the run
+	// goroutine owns next and committed: a copy of committed, and where
+	// the next round starts (an offsets change made while stopped).
+	posMu     sync.Mutex
+	published map[topicPartition]int64
+	seek      map[topicPartition]int64
 
 	checkpoints *mirrorCheckpoints
 }
@@ -132,6 +140,7 @@ func (m *mirror) run(ctx context.Context) {
 			n = maxBatch
 		}
 		ran := m.s.ctl.round(func() {
+			m.applySeek()
 			select {
 			case <-commit.C:
 				if err := m.commit(ctx); err != nil && ctx.Err() == nil {
@@ -232,15 +241,18 @@ func (m *mirror) copyOnce(ctx context.Context, n int) (int, error) {
 
 // rewind sets the consumer back to the next uncopied offset of partitions
 // whose produce failed, so nothing is skipped.
-func (m *mirror) rewind(failed map[topicPartition]bool) {
+func (m *mirror) rewind(failed map[topicPartition]bool) { rewind(m.src, m.next, failed) }
+
+// rewind sets consumer cl back to next of each failed partition.
+func rewind(cl *kgo.Client, next map[topicPartition]int64, failed map[topicPartition]bool) {
 	set := make(map[string]map[int32]kgo.EpochOffset)
 	for tp := range failed {
 		if set[tp.topic] == nil {
 			set[tp.topic] = make(map[int32]kgo.EpochOffset)
 		}
-		set[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: -1, Offset: m.next[tp]}
+		set[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: -1, Offset: next[tp]}
 	}
-	m.src.SetOffsets(set)
+	cl.SetOffsets(set)
 }
 
 // commit is Connect's offset commit followed by task.commit(): the last
@@ -266,6 +278,9 @@ func (m *mirror) commit(ctx context.Context) error {
 		}
 		m.committed[advanced[i]] = m.next[advanced[i]] - 1
 	}
+	m.posMu.Lock()
+	m.published = maps.Clone(m.committed)
+	m.posMu.Unlock()
 	return errors.Join(append(errs, m.writeSyncs(ctx, m.syncs.takeAll()))...)
 }
 
@@ -302,4 +317,58 @@ func (m *mirror) syncHistory(tp topicPartition) []model.OffsetSync {
 	m.histMu.Lock()
 	defer m.histMu.Unlock()
 	return slices.Clone(m.history[tp])
+}
+
+// committedOffsets is what the source has committed to Connect offsets:
+// per partition, the last upstream offset copied, or the one before where
+// an offsets change not yet applied starts it.
+func (m *mirror) committedOffsets() map[topicPartition]int64 {
+	m.posMu.Lock()
+	defer m.posMu.Unlock()
+	out := maps.Clone(m.published)
+	if out == nil {
+		out = map[topicPartition]int64{}
+	}
+	for tp, next := range m.seek {
+		out[tp] = next - 1
+	}
+	return out
+}
+
+// startAt makes the next round copy each partition of next from that
+// offset (Connect's PATCH /connectors/{name}/offsets on a stopped source):
+// records below it are never copied, records from it on are, once the
+// mirror runs.
+func (m *mirror) startAt(next map[topicPartition]int64) {
+	m.posMu.Lock()
+	defer m.posMu.Unlock()
+	if m.seek == nil {
+		m.seek = map[topicPartition]int64{}
+	}
+	maps.Copy(m.seek, next)
+}
+
+// applySeek moves the source to the offsets startAt set, on the run
+// goroutine, and counts them as committed (Connect stores what it is told).
+func (m *mirror) applySeek() {
+	m.posMu.Lock()
+	seek := m.seek
+	m.seek = nil
+	m.posMu.Unlock()
+	if len(seek) == 0 {
+		return
+	}
+	set := make(map[string]map[int32]kgo.EpochOffset)
+	for tp, next := range seek {
+		if set[tp.topic] == nil {
+			set[tp.topic] = make(map[int32]kgo.EpochOffset)
+		}
+		set[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: -1, Offset: next}
+		m.next[tp] = next
+		m.committed[tp] = next - 1
+	}
+	m.src.SetOffsets(set)
+	m.posMu.Lock()
+	m.published = maps.Clone(m.committed)
+	m.posMu.Unlock()
 }

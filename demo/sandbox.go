@@ -2,7 +2,10 @@
 // in-process Kafka clusters (kfake), synthetic traffic and consumer groups on
 // the primary, and an MM2-compatible mirror that writes the same internal
 // topics, byte for byte, that MirrorMaker 2 writes. The console watches it
-// exactly as it would watch a real deployment.
+// exactly as it would watch a real deployment. Stand-ins for the systems
+// around it serve their REST APIs: Kafka Connect (connect.go, the mirror
+// as its MirrorSourceConnector, and a failback's reverse copy), Flink
+// (flink.go) and Cluster Linking (clusterlink.go).
 package demo
 
 import (
@@ -87,12 +90,20 @@ type Sandbox struct {
 	ctl         *controls
 
 	cancel    context.CancelFunc
+	runCtx    context.Context // done at Close; what late starters run under
+	mirror    *mirror
 	wg        sync.WaitGroup
 	clientsMu sync.Mutex
 	clients   []*kgo.Client // closed after every goroutine has returned
 	closeOnce sync.Once
 
 	produced, mirrored, syncs, checkpoints, heartbeats atomic.Int64
+
+	jobMu  sync.Mutex
+	jobPos map[int32]int64 // consumers.go: the Flink job's group's positions
+
+	consumersMu sync.Mutex
+	consumers   *consumerSet // nil while stopped (SetConsumersRunning)
 }
 
 // Start brings up both clusters, creates the topics, and starts traffic,
@@ -138,7 +149,7 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 
 	// The sandbox outlives the Start context: only Close stops it.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel = cancel
+	s.cancel, s.runCtx, s.mirror = cancel, runCtx, m
 	starters := []func(context.Context) error{
 		s.startPlainTraffic,
 		s.startOrdersTraffic,

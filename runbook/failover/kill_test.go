@@ -170,17 +170,7 @@ func newKillRig(t *testing.T) *killRig {
 	spDir := t.TempDir()
 	cfg := killConfig(sb.PrimaryBootstrap(), sb.DRBootstrap(), fl.URL, spDir)
 	db := filepath.Join(t.TempDir(), "drconsole.db")
-	store, err := storage.Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mon.Close)
-	go mon.Run(ctx)
+	store, mon := runbooktest.Monitored(ctx, t, cfg, db, log)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		cps, _ := store.Checkpoints(ctx, "primary->dr")
 		if s := mon.Snapshot("primary->dr"); s.Status == monitor.StatusOK && len(cps) > 0 {

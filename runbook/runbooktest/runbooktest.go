@@ -153,17 +153,7 @@ func NewEnv(t testing.TB, approvals int) *Env {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "db")
-	store, err := storage.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mon.Close)
-	go mon.Run(ctx)
+	store, mon := Monitored(ctx, t, cfg, path, log)
 	e := &Env{Path: path, SB: sb, Audit: Audit{runbook.StoreAuditor{Store: store}}, Flink: &FakeFlink{Jobs: map[string]flink.RunRequest{}}, Store: store, Cfg: cfg, Now: time.Now()}
 	e.RB = &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: e.Audit, Log: log, Clock: func() time.Time { return e.Now },
 		StopVerifyWindow: time.Second}
@@ -184,6 +174,24 @@ func NewEnv(t testing.TB, approvals int) *Env {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return e
+}
+
+// Monitored opens a store at path and runs a monitor of cfg on it until
+// ctx is done; the test's cleanup closes both.
+func Monitored(ctx context.Context, t testing.TB, cfg *config.Config, path string, log *slog.Logger) (*storage.Store, *monitor.Monitor) {
+	t.Helper()
+	store, err := storage.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mon.Close)
+	go mon.Run(ctx)
+	return store, mon
 }
 
 // FakeConnect stops connectors after a couple of status polls.
