@@ -79,6 +79,9 @@ func (AsPlanned) Title(p runbook.Plan, i int, flow *config.Flow) string {
 	return StepTitle(p.Steps[i], flow)
 }
 func (AsPlanned) Irreversible(p runbook.Plan, i int) bool { return irreversible(p.Steps[i]) }
+func (AsPlanned) Refusals(context.Context, *runbook.Runbook, runbook.Plan) []error {
+	return nil
+}
 func (AsPlanned) Inputs(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int) []runbook.PreviewInput {
 	if k := step(r.Plan.Steps[i].Kind); k != nil {
 		return k.inputs(ctx, rb, r, i)
@@ -134,6 +137,9 @@ func (failoverKind) Stamp(context.Context, *runbook.Runbook, *runbook.Plan) erro
 }
 func (failoverKind) Problems(cfg *config.Config, p runbook.Plan) []error {
 	return append(stepsElsewhere(p), StepProblems(cfg, p)...)
+}
+func (failoverKind) Refusals(ctx context.Context, rb *runbook.Runbook, p runbook.Plan) []error {
+	return book(rb).refusals(ctx, p)
 }
 func (failoverKind) Running(context.Context, *runbook.Runbook) func() { return func() {} }
 func (failoverKind) Finished(ctx context.Context, rb *runbook.Runbook) {
