@@ -113,9 +113,13 @@ func (h *Handlers) planSummary(r *http.Request, f form.Plan) views.PlanSummary {
 	}
 	if err := f.Validate(); err != nil {
 		s.Problem = err.Error()
+	} else if err := h.checkPlanFields(r.Context(), f); err != nil {
+		s.Problem = err.Error()
 	} else if pickErr != nil {
 		s.Problem = pickErr.Error()
 	} else if err := plan.Validate(cfg); err != nil {
+		s.Problem = err.Error()
+	} else if err := h.Runbook.Refusals(r.Context(), plan); err != nil {
 		s.Problem = err.Error()
 	}
 	return s
