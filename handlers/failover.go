@@ -90,12 +90,12 @@ func (h *Handlers) FailoverCreate(w http.ResponseWriter, r *http.Request) {
 		err = h.drillSavepoint(r.Context(), &f)
 	}
 	if err != nil {
-		h.renderFailoverList(w, r, statusFor(err), err.Error(), form.FieldsOf(err))
+		h.renderFailoverList(w, r, statusFor(err), err.Error(), f.FieldsOf(err))
 		return
 	}
 	id, err := h.Runbook.Create(r.Context(), actor(r), f.Plan(h.Runbook.Config), f.Reason)
 	if err != nil {
-		h.renderFailoverList(w, r, statusFor(refused(err)), err.Error(), form.FieldsOf(err))
+		h.renderFailoverList(w, r, statusFor(refused(err)), err.Error(), f.FieldsOf(err))
 		return
 	}
 	http.Redirect(w, r, fmt.Sprintf("/failover/%d", id), http.StatusSeeOther)

@@ -189,3 +189,24 @@ func TestPlanCreateRefusesPlannedPromoteWithLag(t *testing.T) {
 		t.Fatalf("unplanned failover: %d %s", w.Code, w.Body)
 	}
 }
+
+// What the runbook says of a step when it refuses the plan stands beside
+// the field that asks for the step: a drill's restore without drill job
+// arguments, beside the Flink cluster; the form is kept and nothing stored.
+func TestPlanCreateShowsStepProblemBesideItsField(t *testing.T) {
+	_, r, rb, good := planFieldsRig(t)
+	form := url.Values{}
+	for k, v := range good {
+		form[k] = v
+	}
+	form.Set("drill", "1")
+	w := serveAs(r, model.RoleOperator, http.MethodPost, "/failover", form)
+	body := w.Body.String()
+	i := strings.Index(body, `data-testid="err-flink_target"`)
+	if w.Code != http.StatusUnprocessableEntity || i < 0 || !strings.Contains(body[i:], "no drill job arguments (drill.job_args)") || runCount(t, rb) != 0 {
+		t.Fatalf("a drill without job arguments: %d, %d run(s)", w.Code, runCount(t, rb))
+	}
+	if !strings.Contains(body, `id="drill" name="drill" value="1" checked`) || !strings.Contains(body, `aria-describedby="err-flink_target"`) {
+		t.Fatal("the drill box was not kept, or the cluster not tied to its message")
+	}
+}

@@ -97,8 +97,8 @@ func (u unknownKind) Problems(*config.Config, Plan) []error        { return []er
 func (u unknownKind) Refusals(context.Context, *Runbook, Plan) []error {
 	return []error{u.err()}
 }
-func (u unknownKind) Title(p Plan, i int, _ *config.Flow) string   { return string(p.Steps[i].Kind) }
-func (unknownKind) Irreversible(Plan, int) bool                    { return true }
+func (u unknownKind) Title(p Plan, i int, _ *config.Flow) string { return string(p.Steps[i].Kind) }
+func (unknownKind) Irreversible(Plan, int) bool                  { return true }
 func (u unknownKind) Rules(context.Context, *Runbook, *Run, int, string) []RuleResult {
 	return []RuleResult{{Name: "the plan's kind is known to this console", Evidence: u.err().Error()}}
 }
@@ -125,6 +125,17 @@ type StepRefusal struct {
 func (e *StepRefusal) Error() string {
 	return fmt.Sprintf("step %d (%s) would be refused now: %s: %s", e.Step+1, e.Kind, e.Rule.Name, e.Rule.Evidence)
 }
+
+// StepProblem is what makes step Step (0-based) of kind Kind unfit as
+// planned (a plan kind's Problems), so a form can show it beside the
+// field that asks for the step.
+type StepProblem struct {
+	Step int
+	Kind StepKind
+	Why  string
+}
+
+func (e *StepProblem) Error() string { return fmt.Sprintf("step %d (%s): %s", e.Step+1, e.Kind, e.Why) }
 
 // Refusals says why the runbook would refuse p now (its kind's
 // Refusals, joined); nil when nothing it can tell refuses it.

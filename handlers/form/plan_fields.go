@@ -35,44 +35,53 @@ func (p Plan) JarTarget() (target, jarID string) {
 	return p.FlinkTarget, p.JarID
 }
 
-// refusalFields name the plan form's field that asks for a step of each
-// kind: a step's refusal shows beside it.
-var refusalFields = map[runbook.StepKind]string{
+// stepFields name the plan form's field that asks for a step of each
+// kind: what the runbook says of the step shows beside it.
+var stepFields = map[runbook.StepKind]string{
 	failover.KindStopMirror: "stop", failover.KindPromoteMirrors: "stop", failover.KindFailoverMirrors: "stop",
-	failover.KindTranslateGroup: "groups", failover.KindRestoreFlink: "jar_id", failover.KindRewriteSavepoint: "rewrite_to",
+	failover.KindTranslateGroup: "groups", failover.KindRestoreFlink: "flink_target", failover.KindRewriteSavepoint: "rewrite_to",
 }
 
-// FieldsOf are the plan form's fields err refuses: the form's own Errors,
-// and each step the runbook would refuse (runbook.StepRefusal) beside the
-// field that asks for the step. nil when err names no field.
-func FieldsOf(err error) Errors {
+// FieldsOf are the fields of this form err refuses: the form's own
+// Errors, and what the runbook says of a step (runbook.StepProblem, a
+// runbook.StepRefusal) beside the field that asks for the step (a
+// failback's restore: its primary Flink cluster). nil when err names no
+// field; the page says err whole anyway.
+func (p Plan) FieldsOf(err error) Errors {
 	out := Errors{}
+	add := func(kind runbook.StepKind, msg string) {
+		field := stepFields[kind]
+		switch {
+		case p.Failback && kind == failover.KindRestoreFlink:
+			field = "failback_flink_target"
+		case p.Failback:
+			field = ""
+		}
+		if field == "" {
+			return
+		}
+		if out[field] != "" {
+			msg = out[field] + "; " + msg
+		}
+		out[field] = msg
+	}
 	var walk func(error)
 	walk = func(err error) {
-		var refusal *runbook.StepRefusal
 		switch x := err.(type) {
 		case nil:
-			return
 		case Errors:
 			maps.Copy(out, x)
-			return
+		case *runbook.StepProblem:
+			add(x.Kind, x.Why)
+		case *runbook.StepRefusal:
+			add(x.Kind, x.Rule.Name+": "+x.Rule.Evidence)
 		case interface{ Unwrap() []error }:
 			for _, e := range x.Unwrap() {
 				walk(e)
 			}
-			return
+		default:
+			walk(errors.Unwrap(err))
 		}
-		if errors.As(err, &refusal) {
-			if field := refusalFields[refusal.Kind]; field != "" {
-				msg := refusal.Rule.Name + ": " + refusal.Rule.Evidence
-				if out[field] != "" {
-					msg = out[field] + "; " + msg
-				}
-				out[field] = msg
-			}
-			return
-		}
-		walk(errors.Unwrap(err))
 	}
 	walk(err)
 	if len(out) == 0 {

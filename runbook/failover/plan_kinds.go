@@ -58,7 +58,7 @@ func stepsElsewhere(p runbook.Plan) []error {
 	var errs []error
 	for i, s := range p.Steps {
 		if k, ok := onlyIn[s.Kind]; ok && k != p.Kind {
-			errs = append(errs, fmt.Errorf("step %d (%s): only in a %s plan", i+1, s.Kind, k))
+			errs = append(errs, &runbook.StepProblem{Step: i, Kind: s.Kind, Why: fmt.Sprintf("only in a %s plan", k)})
 		}
 	}
 	return errs
@@ -114,13 +114,13 @@ func StepProblems(cfg *config.Config, p runbook.Plan) []error {
 	for i, s := range p.Steps {
 		k := step(s.Kind)
 		if _, other := onlyIn[s.Kind]; k == nil && !other { // their own plan kind checks those
-			errs = append(errs, fmt.Errorf("step %d (%s): unknown step kind", i+1, s.Kind))
+			errs = append(errs, &runbook.StepProblem{Step: i, Kind: s.Kind, Why: "unknown step kind"})
 		}
 		if k == nil {
 			continue
 		}
 		for _, why := range k.problems(cfg, flow, p, i) {
-			errs = append(errs, fmt.Errorf("step %d (%s): %s", i+1, s.Kind, why))
+			errs = append(errs, &runbook.StepProblem{Step: i, Kind: s.Kind, Why: why})
 		}
 	}
 	return errs
