@@ -52,7 +52,7 @@ func TestOverviewLeadsWithTheIncident(t *testing.T) {
 	}
 	_, viewer := getAs(t, c, "viewer", "/", nil)
 	mustContain(t, "the overview of a viewer", viewer, `data-testid="incident"`, "An operator can start a failover")
-	if strings.Contains(viewer, "/failover/new") {
+	if strings.Contains(viewer, "from=incident") {
 		t.Error("a viewer is offered the failover")
 	}
 }
