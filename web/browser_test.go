@@ -136,8 +136,10 @@ func TestBrowserSeesLagGrowWhenMirrorSlowed(t *testing.T) {
 	var shown string
 	deadline := time.Now().Add(45 * time.Second)
 	for {
+		// A push may replace the card between finding the figure and
+		// reading it: read again on the next turn.
 		shown, err = chromedp.Run(ctx, chromedp.Text(rpo))
-		if err != nil {
+		if err != nil && ctx.Err() != nil {
 			t.Fatal(err)
 		}
 		// Lag must grow past what it was, and past 3 s, with the page

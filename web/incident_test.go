@@ -36,7 +36,7 @@ func TestOverviewLeadsWithTheIncident(t *testing.T) {
 	}
 	pushed := ""
 	for ev := range events {
-		if ev.name == "incidents" && strings.Contains(ev.data, `data-testid="incident"`) {
+		if ev.name == "incidents" && strings.Contains(ev.data, `data-flow="primary-&gt;dr"`) {
 			pushed = ev.data
 			break
 		}
