@@ -144,7 +144,7 @@ func TestRunResumesAfterCrashAtEveryBoundary(t *testing.T) {
 		if idx == 1 {
 			e.SB.SetMirrorRunning(false) // dedicated MM2: the operator stops it by hand
 		}
-		if idx > 0 {
+		if idx == 1 { // the mirror's stop, the run's point of no return
 			if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, idx, "wrong", ""); !errors.Is(err, runbook.ErrConfirmation) {
 				t.Fatalf("step %d without the typed confirmation: %v", idx+1, err)
 			}

@@ -129,6 +129,22 @@ func StepProblems(cfg *config.Config, p runbook.Plan) []error {
 // failoverKind runs each step as its kind says.
 type failoverKind struct{ AsPlanned }
 
+// Irreversible: a failover asks for the typed flow name once, at its point
+// of no return, the step that cuts the mirror (DR diverges from the
+// primary from then on); a plan without one asks at its first step that
+// changes anything. The steps after it change what the operators already
+// committed to: a translation records the offsets it replaces, a restored
+// job can be stopped.
+func (failoverKind) Irreversible(p runbook.Plan, i int) bool { return i == confirmedAt(p) }
+
+// confirmedAt is the step of p that asks for the typed confirmation.
+func confirmedAt(p runbook.Plan) int {
+	if i := First(p, cutsMirror); i >= 0 {
+		return i
+	}
+	return slices.IndexFunc(p.Steps, irreversible)
+}
+
 func (failoverKind) Build(cfg *config.Config, q runbook.Request) runbook.Plan {
 	return buildFailover(cfg, q)
 }
