@@ -101,13 +101,18 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadMetadata$$' -fuzztime 20s ./flink/
 	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime 20s ./flink/
 
-## vendor: refresh the pinned front-end assets from npm (static/package.json)
+## vendor: refresh the pinned front-end assets from npm (static/package.json) and the browser tests' axe-core (web/testdata/axe/package.json)
 vendor:
 	cd static && npm ci --no-audit --no-fund
 	cp static/node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx-$$(node -p "require('./static/node_modules/htmx.org/package.json').version").min.js
 	cp static/node_modules/htmx-ext-sse/dist/sse.min.js static/vendor/htmx-ext-sse-$$(node -p "require('./static/node_modules/htmx-ext-sse/package.json').version").min.js
 	cp static/node_modules/htmx-ext-sse/LICENSE static/vendor/htmx-ext-sse.LICENSE
 	rm -rf static/node_modules
+	cd web/testdata/axe && npm ci --no-audit --no-fund
+	rm -f web/testdata/axe/axe-*.min.js
+	cp web/testdata/axe/node_modules/axe-core/axe.min.js web/testdata/axe/axe-$$(node -p "require('./web/testdata/axe/node_modules/axe-core/package.json').version").min.js
+	cp web/testdata/axe/node_modules/axe-core/LICENSE web/testdata/axe/axe.LICENSE
+	rm -rf web/testdata/axe/node_modules
 
 clean:
 	rm -rf bin bench.txt

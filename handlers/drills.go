@@ -25,6 +25,9 @@ import (
 func (h *Handlers) FailoverDrillStart(w http.ResponseWriter, r *http.Request) {
 	f := form.NewExecute(r)
 	h.runAction(w, r, "Drill started: it runs every step, times the job copy, then cleans up.", func(ctx context.Context, id int64) error {
+		if err := f.Validate(); err != nil {
+			return err
+		}
 		return h.worker().RunDrill(ctx, actor(r), id, f.Confirmation)
 	})
 }

@@ -196,9 +196,10 @@ func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 		!strings.Contains(form, `<option value="flink-primary"`) {
 		t.Fatalf("the failback's Flink fields are not offered: %s", form)
 	}
+	drJob := "d0b0d0b0d0b0d0b0d0b0d0b0d0b0d0b0"
 	flinkBack := url.Values{"flow": {rig.flow}, "failback": {"1"}, "reason": {"primary is back, with the job"}, "groups": {"app"},
-		"failback_flink_target": {"flink-primary"}, "failback_dr_target": {"flink-dr"}, "failback_dr_job": {"d0b0"},
-		"failback_jar_id": {"job.jar"}, "failback_args": {"--bootstrap\nprimary:9092"}, "failback_parallelism": {"2"}}
+		"failback_flink_target": {"flink-primary"}, "failback_dr_target": {"flink-dr"}, "failback_dr_job": {drJob},
+		"failback_jar_id": {"4f1c9a2e-7b3d-4e5f-9a8b-0c1d2e3f4a5b_job.jar"}, "failback_args": {"--bootstrap\nprimary:9092"}, "failback_parallelism": {"2"}}
 	if w := serveAs(r, model.RoleOperator, http.MethodPost, "/failover", flinkBack); w.Code == http.StatusSeeOther || !strings.Contains(w.Body.String(), "Name where the copy for the primary goes") {
 		t.Fatalf("a DR job without a directory for its copy: %d %s", w.Code, w.Body)
 	}
@@ -217,7 +218,7 @@ func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 	}
 	restore := fb.Plan.Steps[7]
 	if strings.Join(kinds, ",") != "set-up-reverse,wait-reverse-caught-up,stop-writers,stop-reverse,translate-group-back,savepoint-dr,rewrite-savepoint-back,restore-flink,restart-forward" ||
-		fb.Plan.Steps[5].JobID != "d0b0" || restore.FlinkTarget != "flink-primary" || restore.SavepointPath != "/savepoints/for-primary" || restore.Parallelism != 2 || len(restore.Args) != 2 {
+		fb.Plan.Steps[5].JobID != drJob || restore.FlinkTarget != "flink-primary" || restore.SavepointPath != "/savepoints/for-primary" || restore.Parallelism != 2 || len(restore.Args) != 2 {
 		t.Fatalf("failback plan with Flink: %v %+v", kinds, fb.Plan.Steps)
 	}
 }

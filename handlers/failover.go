@@ -24,10 +24,12 @@ func actor(r *http.Request) runbook.Actor {
 
 // FailoverList is GET /failover.
 func (h *Handlers) FailoverList(w http.ResponseWriter, r *http.Request) {
-	h.renderFailoverList(w, r, http.StatusOK, "")
+	h.renderFailoverList(w, r, http.StatusOK, "", nil)
 }
 
-func (h *Handlers) renderFailoverList(w http.ResponseWriter, r *http.Request, status int, msg string) {
+// renderFailoverList renders the runs and the plan form; msg says what
+// was refused, fields which of the form's fields, beside each.
+func (h *Handlers) renderFailoverList(w http.ResponseWriter, r *http.Request, status int, msg string, fields form.Errors) {
 	runs, err := h.Runbook.Runs(r.Context())
 	if err != nil {
 		msg = err.Error()
@@ -46,6 +48,7 @@ func (h *Handlers) renderFailoverList(w http.ResponseWriter, r *http.Request, st
 	}
 	if p.CanOperate {
 		p.Plan = h.planChoices(r, p.Flows)
+		p.Plan.Errors = fields
 		// Failback is offered only for flows DR is active for.
 		for _, a := range h.activeSides(r) {
 			if a.Side == model.SideDR {
@@ -81,15 +84,18 @@ func (h *Handlers) FailoverCreate(w http.ResponseWriter, r *http.Request) {
 	f := form.NewPlan(r)
 	err := f.Validate()
 	if err == nil {
+		err = h.checkPlanFields(r.Context(), f)
+	}
+	if err == nil {
 		err = h.drillSavepoint(r.Context(), &f)
 	}
 	if err != nil {
-		h.renderFailoverList(w, r, statusFor(err), err.Error())
+		h.renderFailoverList(w, r, statusFor(err), err.Error(), f.FieldsOf(err))
 		return
 	}
 	id, err := h.Runbook.Create(r.Context(), actor(r), f.Plan(h.Runbook.Config), f.Reason)
 	if err != nil {
-		h.renderFailoverList(w, r, statusFor(refused(err)), err.Error())
+		h.renderFailoverList(w, r, statusFor(refused(err)), err.Error(), f.FieldsOf(err))
 		return
 	}
 	http.Redirect(w, r, fmt.Sprintf("/failover/%d", id), http.StatusSeeOther)

@@ -22,8 +22,12 @@ const (
 )
 
 // planChoices fills the plan form's pickers for the form as submitted
-// (nothing submitted: the first flow, no restore).
+// (nothing submitted: the first flow, no restore; opened from the
+// incident view: what the console knows, incidentPlan).
 func (h *Handlers) planChoices(r *http.Request, flows []string) views.PlanChoices {
+	if r.Method == http.MethodGet && r.URL.Query().Get("from") == "incident" {
+		r.Form = h.incidentPlan(r.Context(), r.URL.Query().Get("flow"))
+	}
 	f := form.NewPlan(r)
 	if len(r.Form) == 0 {
 		f = f.Defaults()
@@ -113,9 +117,13 @@ func (h *Handlers) planSummary(r *http.Request, f form.Plan) views.PlanSummary {
 	}
 	if err := f.Validate(); err != nil {
 		s.Problem = err.Error()
+	} else if err := h.checkPlanFields(r.Context(), f); err != nil {
+		s.Problem = err.Error()
 	} else if pickErr != nil {
 		s.Problem = pickErr.Error()
 	} else if err := plan.Validate(cfg); err != nil {
+		s.Problem = err.Error()
+	} else if err := h.Runbook.Refusals(r.Context(), plan); err != nil {
 		s.Problem = err.Error()
 	}
 	return s

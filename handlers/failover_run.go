@@ -74,6 +74,9 @@ func (h *Handlers) FailoverReverse(w http.ResponseWriter, r *http.Request) {
 func (h *Handlers) FailoverApprove(w http.ResponseWriter, r *http.Request) {
 	f := form.NewApprove(r)
 	h.runAction(w, r, "Approved.", func(ctx context.Context, id int64) error {
+		if err := f.Validate(); err != nil {
+			return err
+		}
 		return h.Runbook.Approve(ctx, actor(r), id, f.PlanHash, f.Comment)
 	})
 }
@@ -82,6 +85,9 @@ func (h *Handlers) FailoverApprove(w http.ResponseWriter, r *http.Request) {
 func (h *Handlers) FailoverReject(w http.ResponseWriter, r *http.Request) {
 	f := form.NewReason(r)
 	h.runAction(w, r, "Rejected.", func(ctx context.Context, id int64) error {
+		if err := f.Validate(); err != nil {
+			return err
+		}
 		return h.Runbook.Reject(ctx, actor(r), id, f.Reason)
 	})
 }
@@ -90,6 +96,9 @@ func (h *Handlers) FailoverReject(w http.ResponseWriter, r *http.Request) {
 func (h *Handlers) FailoverBreakGlass(w http.ResponseWriter, r *http.Request) {
 	f := form.NewReason(r)
 	h.runAction(w, r, "BREAK-GLASS: approved by you alone. This is in the audit log.", func(ctx context.Context, id int64) error {
+		if err := f.Validate(); err != nil {
+			return err
+		}
 		return h.Runbook.BreakGlass(ctx, actor(r), id, f.Reason)
 	})
 }
@@ -118,6 +127,10 @@ func (h *Handlers) FailoverExecute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := form.NewExecute(r)
+	if err := f.Validate(); err != nil {
+		h.renderRun(w, r, statusFor(err), "", err.Error())
+		return
+	}
 	if err := h.worker().ExecuteWith(r.Context(), actor(r), id, n-1, runbook.StepArgs{Confirmation: f.Confirmation, Override: f.Override, InputsOverride: f.InputsOverride}); err != nil {
 		h.renderRun(w, r, statusFor(refused(err)), "", err.Error())
 		return

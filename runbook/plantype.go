@@ -2,6 +2,7 @@ package runbook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -22,6 +23,10 @@ type PlanType interface {
 	// Problems says what makes p unfit as a plan of this kind, every
 	// step included.
 	Problems(cfg *config.Config, p Plan) []error
+	// Refusals are the rules a step of p would fail now that no override
+	// passes (a planned promote with lag, say), each a *StepRefusal:
+	// Create refuses such a plan instead of storing one that cannot run.
+	Refusals(ctx context.Context, rb *Runbook, p Plan) []error
 	// Title says what step i does, for pages and the audit log.
 	Title(p Plan, i int, flow *config.Flow) string
 	// Irreversible steps need the typed confirmation to run.
@@ -89,8 +94,11 @@ func (u unknownKind) err() error { return fmt.Errorf("unknown plan kind %q", u.k
 func (u unknownKind) Build(_ *config.Config, q Request) Plan       { return Plan{Flow: q.Flow, Kind: u.k} }
 func (u unknownKind) Stamp(context.Context, *Runbook, *Plan) error { return u.err() }
 func (u unknownKind) Problems(*config.Config, Plan) []error        { return []error{u.err()} }
-func (u unknownKind) Title(p Plan, i int, _ *config.Flow) string   { return string(p.Steps[i].Kind) }
-func (unknownKind) Irreversible(Plan, int) bool                    { return true }
+func (u unknownKind) Refusals(context.Context, *Runbook, Plan) []error {
+	return []error{u.err()}
+}
+func (u unknownKind) Title(p Plan, i int, _ *config.Flow) string { return string(p.Steps[i].Kind) }
+func (unknownKind) Irreversible(Plan, int) bool                  { return true }
 func (u unknownKind) Rules(context.Context, *Runbook, *Run, int, string) []RuleResult {
 	return []RuleResult{{Name: "the plan's kind is known to this console", Evidence: u.err().Error()}}
 }
@@ -105,6 +113,35 @@ func (u unknownKind) Do(context.Context, audit.Written, *Execution) (any, error)
 }
 func (unknownKind) Running(context.Context, *Runbook) func() { return func() {} }
 func (unknownKind) Finished(context.Context, *Runbook)       {}
+
+// StepRefusal is a rule step Step (0-based) of kind Kind would fail if it
+// started now, that no override passes.
+type StepRefusal struct {
+	Step int
+	Kind StepKind
+	Rule RuleResult
+}
+
+func (e *StepRefusal) Error() string {
+	return fmt.Sprintf("step %d (%s) would be refused now: %s: %s", e.Step+1, e.Kind, e.Rule.Name, e.Rule.Evidence)
+}
+
+// StepProblem is what makes step Step (0-based) of kind Kind unfit as
+// planned (a plan kind's Problems), so a form can show it beside the
+// field that asks for the step.
+type StepProblem struct {
+	Step int
+	Kind StepKind
+	Why  string
+}
+
+func (e *StepProblem) Error() string { return fmt.Sprintf("step %d (%s): %s", e.Step+1, e.Kind, e.Why) }
+
+// Refusals says why the runbook would refuse p now (its kind's
+// Refusals, joined); nil when nothing it can tell refuses it.
+func (rb *Runbook) Refusals(ctx context.Context, p Plan) error {
+	return errors.Join(p.kind().Refusals(ctx, rb, p)...)
+}
 
 // StepTitle says what step i does, as the plan's kind runs it.
 func (p Plan) StepTitle(i int, flow *config.Flow) string { return p.kind().Title(p, i, flow) }

@@ -249,6 +249,9 @@ func (rb *Runbook) Create(ctx context.Context, who Actor, plan Plan, reason stri
 	if err := plan.Validate(rb.Config); err != nil {
 		return 0, err
 	}
+	if err := rb.Refusals(ctx, plan); err != nil {
+		return 0, err
+	}
 	stampChoices(&plan, who)
 	body, _ := json.Marshal(plan)
 	hash := plan.Hash()
@@ -289,6 +292,9 @@ func (rb *Runbook) Update(ctx context.Context, who Actor, id int64, plan Plan, r
 		return err
 	}
 	if err := plan.Validate(rb.Config); err != nil {
+		return err
+	}
+	if err := rb.Refusals(ctx, plan); err != nil {
 		return err
 	}
 	stampChoices(&plan, who)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Unknown is how a missing value reads.
@@ -94,4 +95,18 @@ func TopicPath(flow, topic string) string {
 // PartitionPath is the URL of a partition drill-down.
 func PartitionPath(flow, topic string, partition int32) string {
 	return TopicPath(flow, topic) + "/partitions/" + strconv.Itoa(int(partition))
+}
+
+// listReasonChars is how much of a run's reason the runs list shows; the
+// run page shows all of it (runs planned before reasons were capped may
+// hold far more than a list cell can).
+const listReasonChars = 300
+
+// listReason is reason as the runs list shows it: at most listReasonChars
+// characters, "…" marking the cut.
+func listReason(reason string) string {
+	if utf8.RuneCountInString(reason) <= listReasonChars {
+		return reason
+	}
+	return string([]rune(reason)[:listReasonChars]) + "…"
 }

@@ -72,10 +72,10 @@ func lastSyncRead(s *FlowSnapshot) time.Time {
 	return time.Time{}
 }
 
-// StartFailoverPath opens a failover plan for flow, filled with what the
-// console knows of it.
+// StartFailoverPath opens the failover plan form for flow, filled with
+// what the console knows of it.
 func StartFailoverPath(flow string) string {
-	return "/failover/new?" + url.Values{"flow": {flow}, "from": {"incident"}}.Encode()
+	return "/failover?" + url.Values{"flow": {flow}, "from": {"incident"}}.Encode() + "#plan-form"
 }
 
 // whenAgo is "15:04:05 UTC (2 min ago)", or "unknown" for a zero time.

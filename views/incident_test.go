@@ -43,13 +43,13 @@ func TestIncidentLeadsWhenThePrimaryIsDown(t *testing.T) {
 		"Newest offset sync read", "2026-12-01 07:58:28 UTC",
 		"≥ 4 s (≥ 37 offsets not in DR)", "from a read 1 m 31 s ago",
 		"2 partition(s), their end offsets totalling 1,234; the end of 1 partition(s) unknown",
-		`href="/failover/new?flow=primary-%3Edr&amp;from=incident"`,
+		`href="/failover?flow=primary-%3Edr&amp;from=incident#plan-form"`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the incident lacks %q:\n%s", want, page)
 		}
 	}
-	if page := renderIncidents(t, s, now, false); strings.Contains(page, "/failover/new") || !strings.Contains(page, "An operator can start a failover") {
+	if page := renderIncidents(t, s, now, false); strings.Contains(page, "from=incident") || !strings.Contains(page, "An operator can start a failover") {
 		t.Errorf("a viewer is offered the failover:\n%s", page)
 	}
 	// No lag figure: unknown, never a number.

@@ -29,12 +29,18 @@ var (
 // Chromium. A missing browser fails the test: it is part of `make test`.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
+	return newBrowserFor(t, 90*time.Second)
+}
+
+// newBrowserFor is newBrowser for a test that browses for up to d.
+func newBrowserFor(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
 	browserOnce.Do(startBrowser)
 	if browserErr != nil {
 		t.Fatal(browserErr)
 	}
 	ctx, cancelCtx := chromedp.NewContext(browserCtx, chromedp.WithNewBrowserContext())
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, d)
 	t.Cleanup(func() { cancelTimeout(); cancelCtx() })
 	return ctx
 }
@@ -130,8 +136,10 @@ func TestBrowserSeesLagGrowWhenMirrorSlowed(t *testing.T) {
 	var shown string
 	deadline := time.Now().Add(45 * time.Second)
 	for {
+		// A push may replace the card between finding the figure and
+		// reading it: read again on the next turn.
 		shown, err = chromedp.Run(ctx, chromedp.Text(rpo))
-		if err != nil {
+		if err != nil && ctx.Err() != nil {
 			t.Fatal(err)
 		}
 		// Lag must grow past what it was, and past 3 s, with the page

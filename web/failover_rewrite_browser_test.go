@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/flink/rewritetest"
 	"github.com/drconsole/drconsole/runbook/failover"
 )
@@ -44,7 +45,7 @@ func TestBrowserPlanRewriteStrategy(t *testing.T) {
 	choose := d.choose
 	wait := func(what, js string) { t.Helper(); d.wait(what, js, 20*time.Second) }
 	choose("flink-target", "sandbox-flink-dr")
-	if err := chromedp.Do(b, chromedp.SendKeys(chromedp.ID("jar-id"), "job.jar")); err != nil {
+	if err := chromedp.Do(b, chromedp.SendKeys(chromedp.ID("jar-id"), demo.FlinkJarID)); err != nil {
 		t.Fatal(err)
 	}
 	choose("savepoint-pick", spPath)

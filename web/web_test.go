@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -64,87 +65,103 @@ var (
 // or time its ticks stay serial (Go runs those first, one at a time).
 func startConsole(t *testing.T) *console {
 	t.Helper()
-	sharedOnce.Do(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		sharedCleanup = append(sharedCleanup, cancel) // runs last: cleanups run in reverse
-		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 1})
-		if err != nil {
-			sharedErr = err
-			return
-		}
-		sharedCleanup = append(sharedCleanup, sb.Close)
-		cfg := &config.Config{
-			Clusters: map[string]*config.Cluster{"primary": {Bootstrap: sb.PrimaryBootstrap()}, "dr": {Bootstrap: sb.DRBootstrap()}},
-			Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
-				ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
-			RefreshInterval: config.Duration(time.Second),
-		}
-		fl, err := demo.StartFlinkStandIn()
-		if err != nil {
-			sharedErr = err
-			return
-		}
-		sharedCleanup = append(sharedCleanup, fl.Close)
-		cfg.FlinkTargets = []*config.FlinkTarget{{Name: "sandbox-flink-dr", RestURL: fl.URL, Region: "dr"}}
-		cfg.SavepointDirs = []string{fl.SavepointDir}
-		link, err := demo.StartClusterLinkStandIn(demo.LinkClusterID, demo.LinkName, demo.LinkTopics)
-		if err != nil {
-			sharedErr = err
-			return
-		}
-		sharedCleanup = append(sharedCleanup, link.Close)
-		cfg.Flows = append(cfg.Flows, &config.Flow{Name: "link", Kind: "cluster-link", Source: "primary", Target: "dr",
-			Topics:      config.Topics{Include: []string{demo.LinkTopic}},
-			ClusterLink: &config.ClusterLink{RestURL: link.URL, ClusterID: demo.LinkClusterID, Link: demo.LinkName}})
-		if sharedErr = cfg.Normalize("test"); sharedErr != nil {
-			return
-		}
-		dir, err := os.MkdirTemp("", "drconsole-web-test-")
-		if err != nil {
-			sharedErr = err
-			return
-		}
-		sharedCleanup = append(sharedCleanup, func() { os.RemoveAll(dir) })
-		store, err := storage.Open(filepath.Join(dir, "db"))
-		if err != nil {
-			sharedErr = err
-			return
-		}
-		mon, err := monitor.NewMonitor(ctx, cfg, store, log)
-		if err != nil {
-			sharedErr = err
-			return
-		}
-		go mon.Run(ctx)
-		rb := &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
-			Connect: connect.New,
-			Flink:   flink.NewRESTClient, StopVerifyWindow: 2 * time.Second}
-		cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
-		rb.Catalog = cat
-		go cat.Run(ctx)
-		h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: panel.SandboxControls{Sandbox: sb}, Runbook: rb,
-			Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL}, Catalog: cat}
-		if sharedErr = createTestUsers(store); sharedErr != nil {
-			return
-		}
-		router := web.Router(h, log)
-		// Every test here shares this console, its users and 127.0.0.1:
-		// web/costly_test.go holds the real limits on a console of its own.
-		router.Cost.Shape(100_000, 10_000, 100_000, 10_000)
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			sharedErr = err
-			return
-		}
-		go web.Serve(ctx, ln, router, log)
-		shared = &console{URL: "http://" + ln.Addr().String(), Handler: router, H: h, Sandbox: sb, Monitor: mon, Store: store, Flink: fl, Link: link, Catalog: cat, Runbook: rb}
-		sharedCleanup = append(sharedCleanup, func() { store.Close() }, mon.Close, func() { cancel(); time.Sleep(100 * time.Millisecond) })
-	})
+	sharedOnce.Do(func() { shared, sharedCleanup, sharedErr = newConsole() })
 	if sharedErr != nil {
 		t.Fatal(sharedErr)
 	}
 	return shared
+}
+
+// ownConsole starts a sandbox and console for one test that changes it for
+// good (fails its flow over): the shared one stays as the others expect.
+func ownConsole(t *testing.T) *console {
+	t.Helper()
+	c, cleanup, err := newConsole()
+	t.Cleanup(func() {
+		slices.Reverse(cleanup)
+		for _, f := range cleanup {
+			f()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// newConsole starts a sandbox and a console against it; cleanup undoes
+// it, in reverse order.
+func newConsole() (*console, []func(), error) {
+	var cleanup []func()
+	ctx, cancel := context.WithCancel(context.Background())
+	cleanup = append(cleanup, cancel) // runs last: cleanups run in reverse
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sb, err := demo.Start(ctx, demo.Options{Logger: log, Seed: 1})
+	if err != nil {
+		return nil, cleanup, err
+	}
+	cleanup = append(cleanup, sb.Close)
+	cfg := &config.Config{
+		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: sb.PrimaryBootstrap()}, "dr": {Bootstrap: sb.DRBootstrap()}},
+		Flows: []*config.Flow{{Source: "primary", Target: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target",
+			ConnectOffsetsTopic: mm2.ConnectOffsetsTopic("primary"), Topics: config.Topics{Include: demo.Topics}}},
+		RefreshInterval: config.Duration(time.Second),
+	}
+	fl, err := demo.StartFlinkStandIn()
+	if err != nil {
+		return nil, cleanup, err
+	}
+	cleanup = append(cleanup, fl.Close)
+	cfg.FlinkTargets = []*config.FlinkTarget{{Name: "sandbox-flink-dr", RestURL: fl.URL, Region: "dr"}}
+	cfg.SavepointDirs = []string{fl.SavepointDir}
+	link, err := demo.StartClusterLinkStandIn(demo.LinkClusterID, demo.LinkName, demo.LinkTopics)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	cleanup = append(cleanup, link.Close)
+	cfg.Flows = append(cfg.Flows, &config.Flow{Name: "link", Kind: "cluster-link", Source: "primary", Target: "dr",
+		Topics:      config.Topics{Include: []string{demo.LinkTopic}},
+		ClusterLink: &config.ClusterLink{RestURL: link.URL, ClusterID: demo.LinkClusterID, Link: demo.LinkName}})
+	if err := cfg.Normalize("test"); err != nil {
+		return nil, cleanup, err
+	}
+	dir, err := os.MkdirTemp("", "drconsole-web-test-")
+	if err != nil {
+		return nil, cleanup, err
+	}
+	cleanup = append(cleanup, func() { os.RemoveAll(dir) })
+	store, err := storage.Open(filepath.Join(dir, "db"))
+	if err != nil {
+		return nil, cleanup, err
+	}
+	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	go mon.Run(ctx)
+	rb := &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
+		Connect: connect.New,
+		Flink:   flink.NewRESTClient, StopVerifyWindow: 2 * time.Second}
+	cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
+	rb.Catalog = cat
+	go cat.Run(ctx)
+	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: panel.SandboxControls{Sandbox: sb}, Runbook: rb,
+		Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL}, Catalog: cat}
+	if err := createTestUsers(store); err != nil {
+		return nil, cleanup, err
+	}
+	router := web.Router(h, log)
+	// Every test here shares this console, its users and 127.0.0.1:
+	// web/costly_test.go holds the real limits on a console of its own.
+	router.Cost.Shape(100_000, 10_000, 100_000, 10_000)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, cleanup, err
+	}
+	go web.Serve(ctx, ln, router, log)
+	c := &console{URL: "http://" + ln.Addr().String(), Handler: router, H: h, Sandbox: sb, Monitor: mon, Store: store, Flink: fl, Link: link, Catalog: cat, Runbook: rb}
+	cleanup = append(cleanup, func() { store.Close() }, mon.Close, func() { cancel(); time.Sleep(100 * time.Millisecond) })
+	return c, cleanup, nil
 }
 
 // get fetches path as a viewer: every page must be open to viewers.

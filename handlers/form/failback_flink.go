@@ -1,6 +1,7 @@
 package form
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -25,12 +26,7 @@ func readFlinkBack(r *http.Request) FlinkBack {
 	v := func(k string) string { return strings.TrimSpace(r.FormValue("failback_" + k)) }
 	fb := FlinkBack{Target: v("flink_target"), DRTarget: v("dr_target"), DRJob: v("dr_job"), RewriteTo: v("rewrite_to"), SourceUID: v("source_uid"),
 		JarID: v("jar_id"), EntryClass: v("entry_class"), Args: lines(r.FormValue("failback_args"))}
-	if n := v("parallelism"); n != "" {
-		var err error
-		if fb.Parallelism, err = strconv.Atoi(n); err != nil || fb.Parallelism < 1 {
-			fb.parallelismErr = "Parallelism " + strconv.Quote(n) + ": want a whole number of at least 1, or empty for the job's own."
-		}
-	}
+	fb.Parallelism, fb.parallelismErr = readParallelism(v("parallelism"))
 	return fb
 }
 
@@ -50,8 +46,12 @@ func (fb FlinkBack) validate(e Errors) {
 	if fb.JarID == "" {
 		e["failback_jar_id"] = "Name the uploaded jar on the primary's Flink cluster."
 	}
-	if fb.parallelismErr != "" {
-		e["failback_parallelism"] = fb.parallelismErr
+	checkJob(e, "failback_", fb.JarID, fb.EntryClass, fb.Args, fb.parallelismErr)
+	if fb.DRJob != "" && !JobIDRE.MatchString(fb.DRJob) {
+		e["failback_dr_job"] = fmt.Sprintf("DR job id %s: want Flink's 32 hexadecimal digits (its job id, as the savepoints page lists it).", strconv.Quote(fb.DRJob))
+	}
+	if msg := checkSavepointURI("The copy's location", fb.RewriteTo); msg != "" && e["failback_rewrite_to"] == "" {
+		e["failback_rewrite_to"] = msg
 	}
 }
 

@@ -47,6 +47,9 @@ type Plan struct {
 	RewriteTo, SourceUID string
 	Choices              map[string]translation.Choice
 	choiceErrs           Errors
+	parallelismErr       string
+	// SavepointTyped: SavepointPath was typed, not picked from the catalog.
+	SavepointTyped bool
 }
 
 // Restore strategies of the plan form (failover.Request.Strategy).
@@ -103,10 +106,11 @@ func NewPlan(r *http.Request) Plan {
 		Groups:                 unique(append(lines(r.Form["group_pick"]...), lines(r.Form["groups"]...)...)), AllowPartial: r.FormValue("allow_partial") != "",
 		FlinkTarget: r.FormValue("flink_target"), Args: lines(r.FormValue("args")),
 		AllowNonRestoredState: r.FormValue("allow_non_restored_state") != "", Reason: r.FormValue("reason")}
+	p.SavepointTyped = strings.TrimSpace(r.FormValue("savepoint_path")) != ""
 	pickedJar, pickedClass := splitJarPick(r.FormValue("jar_pick"))
 	p.JarID = firstOf(r.FormValue("jar_id"), pickedJar)
 	p.EntryClass = firstOf(r.FormValue("entry_class"), pickedClass)
-	p.Parallelism, _ = strconv.Atoi(strings.TrimSpace(r.FormValue("parallelism")))
+	p.Parallelism, p.parallelismErr = readParallelism(r.FormValue("parallelism"))
 	p.Strategy = r.FormValue("restore_strategy")
 	p.Drill = r.FormValue("drill") != ""
 	p.Failback = r.FormValue("failback") != ""
@@ -156,10 +160,25 @@ func (p Plan) Validate() error {
 	for k, v := range p.choiceErrs {
 		e[k] = v
 	}
+	checkText(e, "reason", "The reason", p.Reason)
 	if p.Failback {
 		p.FlinkBack.validate(e)
+		return e.err()
 	}
+	p.validateRestore(e)
 	return e.err()
+}
+
+// validateRestore adds what the form alone can tell of the restore's
+// fields to e (the jar list is CheckJar's).
+func (p Plan) validateRestore(e Errors) {
+	checkJob(e, "", p.JarID, p.EntryClass, p.Args, p.parallelismErr)
+	if msg := checkSavepointURI("Savepoint", p.SavepointPath); p.SavepointTyped && msg != "" && e["savepoint_path"] == "" {
+		e["savepoint_path"] = msg
+	}
+	if msg := checkSavepointURI("The rewritten copy's location", p.RewriteTo); msg != "" {
+		e["rewrite_to"] = msg
+	}
 }
 
 // request is what the form asks the runbook for; the runbook's rules
@@ -188,41 +207,3 @@ func (p Plan) Plan(cfg *config.Config) runbook.Plan { return p.request().Plan(cf
 func (p Plan) RewriteStep(cfg *config.Config) runbook.Step {
 	return failover.RewriteStep(cfg, p.request())
 }
-
-// Approve is POST /failover/{run}/approve: the plan hash the approver saw
-// (the runbook refuses a plan changed since) and a comment.
-type Approve struct{ PlanHash, Comment string }
-
-// NewApprove reads the approval form.
-func NewApprove(r *http.Request) Approve {
-	return Approve{PlanHash: r.FormValue("plan_hash"), Comment: r.FormValue("comment")}
-}
-
-// Validate: the runbook judges the hash; nothing to check here.
-func (Approve) Validate() error { return nil }
-
-// Reason is a form that carries only why: reject, break-glass.
-type Reason struct{ Reason string }
-
-// NewReason reads a reject or break-glass form.
-func NewReason(r *http.Request) Reason { return Reason{Reason: r.FormValue("reason")} }
-
-// Validate: the runbook says which actions need a reason.
-func (Reason) Validate() error { return nil }
-
-// Execute is POST /failover/{run}/steps/{step}/execute: the typed
-// confirmation, and the override (the operator's reason to proceed
-// despite overridable safety rules; "" for none).
-// InputsOverride is the second operator's reason to run a step although
-// what it rests on (a savepoint's verdict, positions in DR) is unusable or
-// unknown.
-type Execute struct{ Confirmation, Override, InputsOverride string }
-
-// NewExecute reads the execute form.
-func NewExecute(r *http.Request) Execute {
-	return Execute{Confirmation: r.FormValue("confirmation"), Override: strings.TrimSpace(r.FormValue("override")),
-		InputsOverride: strings.TrimSpace(r.FormValue("inputs_override"))}
-}
-
-// Validate: the runbook checks the confirmation against the flow.
-func (Execute) Validate() error { return nil }

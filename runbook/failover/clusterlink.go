@@ -207,3 +207,29 @@ func (rb Book) previewLink(ctx context.Context, flow *config.Flow, planned bool)
 	}
 	return append(lines, "Dry run (validate_only) accepted by the cluster."), nil
 }
+
+// refusalsTimeout bounds how long Create waits for the link's answer.
+const refusalsTimeout = 5 * time.Second
+
+// refusals: a planned promote is refused when it is planned while a mirror
+// lags or is not ACTIVE (its rule has no override: the unplanned failover,
+// which states and accepts the loss, is the way then), and while the link's
+// REST API does not answer (the rule cannot be judged: fail closed). The
+// same rules are checked again when the step starts.
+func (rb Book) refusals(ctx context.Context, p runbook.Plan) []error {
+	var errs []error
+	for i, s := range p.Steps {
+		if m, ok := step(s.Kind).(mirrorsStep); !ok || !m.planned {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, refusalsTimeout)
+		rules := rb.linkRules(cctx, rb.Config.Flow(p.Flow), true)
+		cancel()
+		for _, r := range rules {
+			if !r.OK && !r.Overridable {
+				errs = append(errs, &runbook.StepRefusal{Step: i, Kind: s.Kind, Rule: r})
+			}
+		}
+	}
+	return errs
+}

@@ -49,7 +49,7 @@ func drillProblems(cfg *config.Config, p runbook.Plan) []error {
 	var errs []error
 	for i, s := range p.Steps {
 		bad := func(format string, args ...any) {
-			errs = append(errs, fmt.Errorf("step %d (%s): %s", i+1, s.Kind, fmt.Sprintf(format, args...)))
+			errs = append(errs, &runbook.StepProblem{Step: i, Kind: s.Kind, Why: fmt.Sprintf(format, args...)})
 		}
 		k, ok := drillSteps[s.Kind]
 		if !ok {

@@ -144,7 +144,7 @@ func TestRunResumesAfterCrashAtEveryBoundary(t *testing.T) {
 		if idx == 1 {
 			e.SB.SetMirrorRunning(false) // dedicated MM2: the operator stops it by hand
 		}
-		if idx > 0 {
+		if idx == 1 { // the mirror's stop, the run's point of no return
 			if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, idx, "wrong", ""); !errors.Is(err, runbook.ErrConfirmation) {
 				t.Fatalf("step %d without the typed confirmation: %v", idx+1, err)
 			}
@@ -414,9 +414,24 @@ func TestClusterLinkPromoteAndFailover(t *testing.T) {
 	approved := func(kind runbook.StepKind) int64 {
 		return approvedRun(t, e, runbook.Plan{Flow: "link", Steps: []runbook.Step{{Kind: kind}}})
 	}
-	// Planned promote with lag: refused before anything is sent.
+	// Planned promote with lag: refused at Create, where it is planned,
+	// with the rule the step would fail (no override passes it), and
+	// nothing stored; the unplanned failover stays the way to accept loss.
 	link.SetLag("payments", 1, 42)
+	promote := runbook.Plan{Flow: "link", Steps: []runbook.Step{{Kind: KindPromoteMirrors}}}
+	var refusal *runbook.StepRefusal
+	if _, err := e.RB.Create(ctx, runbooktest.Alice, promote, "x"); !errors.As(err, &refusal) || refusal.Step != 0 || refusal.Kind != KindPromoteMirrors ||
+		!strings.Contains(err.Error(), "payments ACTIVE lag 42") || !strings.Contains(err.Error(), "use failover instead") {
+		t.Fatalf("planned promote with lag created: %v", err)
+	}
+	if runs, _ := e.RB.Runs(ctx); len(runs) != 0 {
+		t.Fatalf("a refused plan was stored: %+v", runs)
+	}
+	// Lag that comes after the plan was made: refused when the step
+	// starts, before anything is sent.
+	link.SetLag("payments", 1, 0)
 	id := approved(KindPromoteMirrors)
+	link.SetLag("payments", 1, 42)
 	r, _ := e.RB.Get(ctx, id)
 	pv := e.RB.Preview(ctx, r)[0]
 	if !strings.Contains(strings.Join(pv.Lines, "\n"), "payments (from payments): ACTIVE, lag 42") {

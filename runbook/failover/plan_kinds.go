@@ -58,7 +58,7 @@ func stepsElsewhere(p runbook.Plan) []error {
 	var errs []error
 	for i, s := range p.Steps {
 		if k, ok := onlyIn[s.Kind]; ok && k != p.Kind {
-			errs = append(errs, fmt.Errorf("step %d (%s): only in a %s plan", i+1, s.Kind, k))
+			errs = append(errs, &runbook.StepProblem{Step: i, Kind: s.Kind, Why: fmt.Sprintf("only in a %s plan", k)})
 		}
 	}
 	return errs
@@ -79,6 +79,9 @@ func (AsPlanned) Title(p runbook.Plan, i int, flow *config.Flow) string {
 	return StepTitle(p.Steps[i], flow)
 }
 func (AsPlanned) Irreversible(p runbook.Plan, i int) bool { return irreversible(p.Steps[i]) }
+func (AsPlanned) Refusals(context.Context, *runbook.Runbook, runbook.Plan) []error {
+	return nil
+}
 func (AsPlanned) Inputs(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int) []runbook.PreviewInput {
 	if k := step(r.Plan.Steps[i].Kind); k != nil {
 		return k.inputs(ctx, rb, r, i)
@@ -111,13 +114,13 @@ func StepProblems(cfg *config.Config, p runbook.Plan) []error {
 	for i, s := range p.Steps {
 		k := step(s.Kind)
 		if _, other := onlyIn[s.Kind]; k == nil && !other { // their own plan kind checks those
-			errs = append(errs, fmt.Errorf("step %d (%s): unknown step kind", i+1, s.Kind))
+			errs = append(errs, &runbook.StepProblem{Step: i, Kind: s.Kind, Why: "unknown step kind"})
 		}
 		if k == nil {
 			continue
 		}
 		for _, why := range k.problems(cfg, flow, p, i) {
-			errs = append(errs, fmt.Errorf("step %d (%s): %s", i+1, s.Kind, why))
+			errs = append(errs, &runbook.StepProblem{Step: i, Kind: s.Kind, Why: why})
 		}
 	}
 	return errs
@@ -125,6 +128,22 @@ func StepProblems(cfg *config.Config, p runbook.Plan) []error {
 
 // failoverKind runs each step as its kind says.
 type failoverKind struct{ AsPlanned }
+
+// Irreversible: a failover asks for the typed flow name once, at its point
+// of no return, the step that cuts the mirror (DR diverges from the
+// primary from then on); a plan without one asks at its first step that
+// changes anything. The steps after it change what the operators already
+// committed to: a translation records the offsets it replaces, a restored
+// job can be stopped.
+func (failoverKind) Irreversible(p runbook.Plan, i int) bool { return i == confirmedAt(p) }
+
+// confirmedAt is the step of p that asks for the typed confirmation.
+func confirmedAt(p runbook.Plan) int {
+	if i := First(p, cutsMirror); i >= 0 {
+		return i
+	}
+	return slices.IndexFunc(p.Steps, irreversible)
+}
 
 func (failoverKind) Build(cfg *config.Config, q runbook.Request) runbook.Plan {
 	return buildFailover(cfg, q)
@@ -134,6 +153,9 @@ func (failoverKind) Stamp(context.Context, *runbook.Runbook, *runbook.Plan) erro
 }
 func (failoverKind) Problems(cfg *config.Config, p runbook.Plan) []error {
 	return append(stepsElsewhere(p), StepProblems(cfg, p)...)
+}
+func (failoverKind) Refusals(ctx context.Context, rb *runbook.Runbook, p runbook.Plan) []error {
+	return book(rb).refusals(ctx, p)
 }
 func (failoverKind) Running(context.Context, *runbook.Runbook) func() { return func() {} }
 func (failoverKind) Finished(ctx context.Context, rb *runbook.Runbook) {

@@ -118,7 +118,18 @@ func TestRunbookAgainstTheDocument(t *testing.T) {
 
 	promote := runbook.Plan{Flow: "link", Steps: []runbook.Step{{Kind: failover.KindPromoteMirrors}}}
 	r.link.SetLag("payments", 1, 5)
-	if _, pv := plan(t, rb, promote); !strings.Contains(pv[0].Err+strings.Join(pv[0].Lines, " "), "requires zero lag") {
+	if _, err := rb.Create(ctx, alice, promote, "planned while payments lags"); err == nil || !strings.Contains(err.Error(), "payments ACTIVE lag 5") {
+		t.Fatalf("a planned promote while payments lags was created: %v", err)
+	}
+	// Lag that comes after the plan was made: the dry run refuses it.
+	r.link.SetLag("payments", 1, 0)
+	id, _ := plan(t, rb, promote)
+	r.link.SetLag("payments", 1, 5)
+	lagging, err := rb.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pv := rb.Preview(ctx, lagging); !strings.Contains(pv[0].Err+strings.Join(pv[0].Lines, " "), "requires zero lag") {
 		t.Fatalf("the dry run of a promote while payments lags: %+v", pv)
 	}
 	r.link.SetLag("payments", 1, 0)
