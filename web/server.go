@@ -92,6 +92,22 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	// groups below decide what they may do.
 	r.Use(auth.identify)
 
+	// No such page, or a method the page does not take: the console's
+	// error page, with the way back.
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		h.Refuse(w, r, http.StatusNotFound, "no page at "+clip(r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {
+			if r.Match(chi.NewRouteContext(), m, req.URL.Path) {
+				allow = append(allow, m)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		h.Refuse(w, req, http.StatusMethodNotAllowed, req.Method+" is not something "+clip(req.URL.Path)+" takes")
+	})
+
 	// Public: signing in, probes, metrics for Prometheus, assets.
 	r.Get("/login", h.LoginPage)
 	r.Post("/login", h.LoginPost)
@@ -109,7 +125,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	// group below (or the admin one), and web/auth_routes_test.go checks
 	// that for every route the router has.
 	r.Group(func(r chi.Router) {
-		r.Use(RequireUser)
+		r.Use(RequireUser(h))
 		r.Get("/", h.Overview)
 		r.Get("/events", streams.Shared(overviewKey, h.OverviewEvents))
 		r.Get("/flows/{flow}", h.Flow)
@@ -153,7 +169,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		r.Post("/logout/everywhere", h.LogoutEverywhere)
 
 		r.Group(func(r chi.Router) {
-			r.Use(RequireRole(model.RoleOperator))
+			r.Use(RequireRole(h, model.RoleOperator))
 			r.Post("/translate", h.TranslatePost)
 			r.Post("/flows/{flow}/loss/{id}/ack", h.LossAck)
 			r.Post("/demo/mirror-rate", h.DemoMirrorRate)
@@ -180,7 +196,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		// Admins only, pages included: everything under /admin (and
 		// web/auth_routes_test.go holds every /admin route to that).
 		r.Group(func(r chi.Router) {
-			r.Use(RequireRole(model.RoleAdmin))
+			r.Use(RequireRole(h, model.RoleAdmin))
 			r.Get("/admin/users", h.AdminUsers)
 			r.Post("/admin/users", h.AdminUserCreate)
 			r.Post("/admin/users/{name}/role", h.AdminUserRole)
