@@ -167,6 +167,9 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		// Anyone signed in may sign out, here or everywhere.
 		r.Post("/logout", h.Logout)
 		r.Post("/logout/everywhere", h.LogoutEverywhere)
+		// Verifying the audit chain reads it and records that it was
+		// checked; it changes nothing else, so any signed-in user may.
+		r.Post("/audit/verify", h.AuditVerify)
 
 		r.Group(func(r chi.Router) {
 			r.Use(RequireRole(h, model.RoleOperator))
