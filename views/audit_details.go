@@ -18,6 +18,19 @@ type AuditField struct {
 	Nested  bool
 	// More is how many list members are not shown (the raw JSON has them).
 	More int
+	list bool
+}
+
+// auditFoldOver: an object or list with more members than this is folded
+// (a <details> naming how many), so a record's row stays a few lines tall.
+const auditFoldOver = 6
+
+// members names what f holds: "items" of a list, "fields" of an object.
+func (f AuditField) members() string {
+	if f.list {
+		return "items"
+	}
+	return "fields"
 }
 
 // auditListShown is how many members of a list a record's details show.
@@ -59,7 +72,7 @@ func readAuditField(dec *json.Decoder, key string, depth int) (AuditField, error
 	}
 	switch t := tok.(type) {
 	case json.Delim:
-		f.Nested = true
+		f.Nested, f.list = true, t == '['
 		for i := 1; dec.More(); i++ {
 			k := strconv.Itoa(i)
 			if t == '{' {

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -26,6 +27,27 @@ func TestAuditDetails(t *testing.T) {
 	for _, raw := range []string{``, `{"a":`, `{"a":1} {"b":2}`, `not json`, strings.Repeat("[", 40) + strings.Repeat("]", 40)} {
 		if fs, ok := AuditDetails(json.RawMessage(raw)); ok {
 			t.Errorf("%q read as %+v", raw, fs)
+		}
+	}
+}
+
+// A long list or object is folded under a summary that counts it, so a
+// record's row stays a few lines tall; a short one shows inline.
+func TestAuditFieldsFoldLongMembers(t *testing.T) {
+	long := "[" + strings.TrimSuffix(strings.Repeat(`"p",`, 25), ",") + "]"
+	fs, ok := AuditDetails(json.RawMessage(`{"short":{"a":1,"b":2},"long":` + long + `}`))
+	if !ok {
+		t.Fatal("not read")
+	}
+	var b strings.Builder
+	if err := auditFields(fs).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{`<dt>short</dt><dd><dl class="kv"><dt>a</dt><dd>1</dd>`,
+		`<dt>long</dt><dd><details class="fold"><summary>25 items</summary>`, `… and 5 more (in the JSON)</span></details>`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("lacks %s:\n%s", want, html)
 		}
 	}
 }
