@@ -108,6 +108,10 @@ func (h *Handlers) fail(w http.ResponseWriter, r *http.Request, err error) {
 	h.errorPage(w, r, status, msg, ref)
 }
 
+// Fail answers err as a handler's own failure is answered (for the web
+// middleware: a recovered panic).
+func (h *Handlers) Fail(w http.ResponseWriter, r *http.Request, err error) { h.fail(w, r, err) }
+
 // Refuse answers a request the router or its middleware turns away (no
 // such page, a method the route does not take, a role too weak) with the
 // console's error page; msg says why, for a person.

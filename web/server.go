@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -78,7 +79,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	streams.Still = auth.stillSignedIn
 
 	r := chi.NewRouter()
-	r.Use(middleware.Recoverer, requestLog(log), securityHeaders, checkHost(h.Auth, h.Metrics.AllowedHosts, log))
+	r.Use(recoverPanics(h), requestLog(log), securityHeaders, checkHost(h.Auth, h.Metrics.AllowedHosts, log))
 	// HTML pages and fragments gzipped when accepted; event streams never.
 	r.Use(compressHTML)
 	// Pages are cached per key (handlers/pagecache.go); a state-changing
@@ -300,6 +301,25 @@ func cacheStatic(next http.Handler) http.Handler {
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		next.ServeHTTP(w, r)
 	})
+}
+
+// recoverPanics answers a handler's panic with the console's 500 page (a
+// reference; the panic and its stack in the log under it) rather than a
+// bare answer; http.ErrAbortHandler still aborts the response.
+func recoverPanics(h *handlers.Handlers) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				if rv := recover(); rv != nil {
+					if rv == http.ErrAbortHandler {
+						panic(rv)
+					}
+					h.Fail(w, r, fmt.Errorf("panic: %v\n%s", rv, debug.Stack()))
+				}
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 // requestLog logs each request with slog; polling fragments, scrapes and
