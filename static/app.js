@@ -201,14 +201,17 @@
   document.addEventListener("htmx:responseError", function (e) {
     const xhr = e.detail.xhr;
     const what = "HTTP " + xhr.status + (xhr.statusText ? " " + xhr.statusText : "");
-    let box = null;
+    let doc = null;
     if ((xhr.getResponseHeader("Content-Type") || "").startsWith("text/html")) {
-      box = new DOMParser().parseFromString(xhr.responseText, "text/html").querySelector("[data-request-error]");
+      doc = new DOMParser().parseFromString(xhr.responseText, "text/html");
     }
+    const box = doc && doc.querySelector("[data-request-error]");
+    // A page answered with its own message (a form re-rendered with why).
+    const said = doc && text(doc, ".form-error, .flash, main [role=alert]:not(#request-error)");
     if (box) {
       show(e.detail.elt, text(box, "h1") + " (" + what + "):", text(box, ".error-message"), text(box, "[data-testid=error-ref]"));
     } else {
-      show(e.detail.elt, "The request failed (" + what + ").", "Reload the page to see where things stand.", "");
+      show(e.detail.elt, "The request failed (" + what + ").", said || "Reload the page to see where things stand.", "");
     }
   });
   function unanswered(e) {
