@@ -13,6 +13,7 @@ import (
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/web"
 )
 
 var auditRowID = regexp.MustCompile(`<tr data-action="test.page"><td class="num">(\d+)</td>`)
@@ -208,5 +209,28 @@ func TestAuditVerifyButton(t *testing.T) {
 	}
 	if rec := s.do(http.MethodPost, "/audit/verify", nil); rec.Code != http.StatusUnauthorized {
 		t.Fatalf("signed out verify = %d", rec.Code)
+	}
+}
+
+// Each verification reads the whole chain and adds a record: past the
+// burst a user gets 429, and a refused one writes nothing.
+func TestAuditVerifyIsRateLimited(t *testing.T) {
+	t.Parallel()
+	s := newAuthServer(t, config.Auth{})
+	viewer := s.signedIn(t, "test-viewer")
+	served, refused := 0, 0
+	for range 2 * web.DefaultCostBurstPerUser {
+		switch rec := s.post("/audit/verify", viewer, nil); rec.Code {
+		case http.StatusTooManyRequests:
+			refused++
+		default:
+			served++
+		}
+	}
+	if served < web.DefaultCostBurstPerUser || served > web.DefaultCostBurstPerUser+2 || refused == 0 {
+		t.Fatalf("%d served, %d refused; want the burst of %d served, the rest 429", served, refused, web.DefaultCostBurstPerUser)
+	}
+	if n := len(s.audit(t, string(audit.ChainVerify))); n != served {
+		t.Fatalf("%d audit.verify records for %d checks served", n, served)
 	}
 }

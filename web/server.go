@@ -170,7 +170,9 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		r.Post("/logout/everywhere", h.LogoutEverywhere)
 		// Verifying the audit chain reads it and records that it was
 		// checked; it changes nothing else, so any signed-in user may.
-		r.Post("/audit/verify", h.AuditVerify)
+		// It reads the whole chain and adds a record each time: rate
+		// limited like the cluster reads.
+		r.With(costly).Post("/audit/verify", h.AuditVerify)
 
 		r.Group(func(r chi.Router) {
 			r.Use(RequireRole(h, model.RoleOperator))
