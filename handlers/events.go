@@ -66,7 +66,8 @@ func (h *Handlers) FailoverRunEvents(w http.ResponseWriter, r *http.Request) (Fr
 }
 
 // OverviewEvents is GET /events: per flow card its figures and its
-// sparkline (which changes about once a minute), the count of
+// sparkline (which changes about once a minute), the incidents that lead
+// the page, the count of
 // unacknowledged losses (their banner holds ack buttons and is not
 // pushed) and the time of the last update.
 func (h *Handlers) OverviewEvents(w http.ResponseWriter, r *http.Request) (Fragments, bool) {
@@ -75,18 +76,21 @@ func (h *Handlers) OverviewEvents(w http.ResponseWriter, r *http.Request) (Fragm
 	if err != nil {
 		flows = -1 // unknown: the notice asks for a reload
 	}
+	canOperate := actorMayOperate(r)
 	return func(ctx context.Context) ([]Fragment, error) {
 		now := h.now()
 		p := views.OverviewPage{Now: now, Window: SparkWindow, LoadedLosses: loaded}
 		p.Losses, p.LossUnknown = h.openLosses(r.WithContext(ctx))
 		snaps := h.Monitor.Snapshots()
 		fs := []Fragment{{"losses", views.LossNotice(p)}, {"flows", views.FlowsNotice(len(snaps), flows)}, {"asof", views.OverviewAsOf(now)}}
+		cards := make([]views.FlowCard, 0, len(snaps))
 		for _, s := range snaps {
 			c := h.overviewCard(ctx, s, now)
+			cards = append(cards, c)
 			fs = append(fs, Fragment{views.CardEvent(s.Flow.Name), views.FlowCardFragment(c, now, SparkWindow)},
 				Fragment{views.SparkEvent(s.Flow.Name), views.SparkFragment(c)})
 		}
-		return fs, nil
+		return append(fs, Fragment{"incidents", views.Incidents(cards, now, canOperate)}), nil
 	}, true
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/pages"
+	"github.com/drconsole/drconsole/report"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -32,11 +33,12 @@ type pageData struct {
 
 // seriesKey names a run of held samples: their first element's address and
 // count (held samples are never changed in place, so equal keys are equal
-// samples) and the thresholds the chart draws.
+// samples), the thresholds the chart draws and the objective the
+// sparkline draws.
 type seriesKey struct {
-	first     *storage.FlowSample
-	n         int
-	warn, bad time.Duration
+	first          *storage.FlowSample
+	n              int
+	warn, bad, obj time.Duration
 }
 
 func (h *Handlers) pageData() *pageData {
@@ -62,18 +64,19 @@ func (h *Handlers) rpoSamples(ctx context.Context, s *monitor.FlowSnapshot, sinc
 		xs = xs[:len(xs)-1]
 	}
 	th := h.Monitor.Thresholds()
-	k := seriesKey{n: len(xs), warn: th.Warning.Lag.D(), bad: th.Critical.Lag.D()}
+	k := seriesKey{n: len(xs), warn: th.Warning.Lag.D(), bad: th.Critical.Lag.D(), obj: report.Objective(s.Flow, th.Warning.Lag.D())}
 	if len(xs) > 0 {
 		k.first = &xs[0]
 	}
 	return k, xs
 }
 
-// rpoPoints turns RPO samples into chart points (unknown: a gap).
+// rpoPoints turns RPO samples into chart points (unknown: a gap; a lower
+// bound marked AtLeast).
 func rpoPoints(samples []storage.FlowSample) []views.Point {
 	pts := make([]views.Point, len(samples))
 	for i, s := range samples {
-		pts[i] = views.Point{AtMs: s.AtMs, Known: s.RPOMs != nil}
+		pts[i] = views.Point{AtMs: s.AtMs, Known: s.RPOMs != nil, AtLeast: s.RPOAtLeast}
 		if s.RPOMs != nil {
 			pts[i].Y = float64(*s.RPOMs)
 		}
@@ -98,7 +101,7 @@ func (h *Handlers) overviewCard(ctx context.Context, s *monitor.FlowSnapshot, no
 	k, xs := h.rpoSamples(ctx, s, end.Add(-SparkWindow).UnixMilli(), end.UnixMilli())
 	// The line depends on the points only; the card's figures and end are
 	// this request's.
-	c := h.pageData().sparks.Get(s.Flow.Name, k, func() views.FlowCard { return views.NewFlowCard(nil, rpoPoints(xs), time.Time{}) })
+	c := h.pageData().sparks.Get(s.Flow.Name, k, func() views.FlowCard { return views.NewFlowCard(nil, rpoPoints(xs), time.Time{}, k.obj) })
 	c.Snap, c.SparkEnd = snapshotView(s), end
 	return c
 }

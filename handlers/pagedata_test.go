@@ -43,7 +43,7 @@ func TestRPOChartsMatchPerRequestReads(t *testing.T) {
 			pts = pts[:len(pts)-1]
 		}
 		if got := rig.h.overviewCard(ctx, s, now); !reflect.DeepEqual(got.RPO, pts) || !got.SparkEnd.Equal(end) || !reflect.DeepEqual(got.Snap, snapshotView(s)) ||
-			got.Line != views.Sparkline(pts, 300, 40) {
+			!reflect.DeepEqual(got.Spark, views.NewSpark(pts, 300, 40, float64(rig.h.Monitor.Thresholds().Warning.Lag.D().Milliseconds()))) {
 			t.Fatalf("%s: sparkline has %d points, a fresh read %d", when, len(got.RPO), len(pts))
 		}
 	}

@@ -36,17 +36,24 @@ func (h *Handlers) Report(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, views.Report(views.ReportPage{Chrome: h.chrome("RPO report"), Now: now, Flows: flows}))
 }
 
-// ReportCSV is GET /report.csv: one row per flow and window, in minutes.
+// ReportCSV is GET /report.csv: one row per flow and window, in minutes;
+// share_within is of the whole window (as first published),
+// share_within_recorded of the recorded minutes.
 func (h *Handlers) ReportCSV(w http.ResponseWriter, r *http.Request) {
 	h.reportCSV(w, r, "summary", []string{"flow", "rpo_objective_s", "window_days", "from_utc", "to_utc", "minutes",
-		"within", "over", "unknown", "no_data", "before_history", "share_within", "failed_over"},
+		"within", "over", "unknown", "no_data", "before_history", "share_within", "failed_over", "recorded", "share_within_recorded"},
 		func(f report.Flow, row func(...string) error) error {
 			for _, win := range f.Windows {
 				// Rounded down, like the page: never more within than it was.
-				share := strconv.FormatFloat(float64(int64(win.Share(win.Within)*1e6))/1e6, 'f', 6, 64)
+				share := shareDown(win.Share(win.Within))
+				// Of the recorded time; empty when nothing was recorded.
+				recorded := ""
+				if f, ok := win.OfRecorded(win.Within); ok {
+					recorded = shareDown(f)
+				}
 				if err := row(f.Flow, seconds(f.Objective), strconv.Itoa(win.Days()), csvTime(win.FromMs), csvTime(win.ToMs),
 					count64(win.Minutes), count64(win.Within), count64(win.Over), count64(win.Unknown), count64(win.NoData), count64(win.BeforeHistory), share,
-					count64(win.FailedOver)); err != nil {
+					count64(win.FailedOver), count64(win.Recorded()), recorded); err != nil {
 					return err
 				}
 			}
@@ -97,6 +104,9 @@ func (h *Handlers) reportCSV(w http.ResponseWriter, r *http.Request, name string
 	}
 	cw.Flush()
 }
+
+// shareDown is a share to six places, rounded down.
+func shareDown(f float64) string { return strconv.FormatFloat(float64(int64(f*1e6))/1e6, 'f', 6, 64) }
 
 func count64(n int64) string         { return strconv.FormatInt(n, 10) }
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }

@@ -16,7 +16,8 @@ import (
 
 // The report page and its CSVs show what the stored samples say: 20
 // minutes within the 30 s objective, 5 over it, 5 with the RPO unknown,
-// one episode of each kind, and the rest of the 7 days as no data.
+// one episode over it and one unknown stretch apart, and the rest of the
+// 7 days as no data, in no share.
 func TestReportFromStoredSamples(t *testing.T) {
 	rig := newPagesRig(t, 2, 1, 0)
 	ctx := context.Background()
@@ -51,15 +52,16 @@ func TestReportFromStoredSamples(t *testing.T) {
 	}
 	page := get("/report").Body.String()
 	for _, want := range []string{`data-testid="report-objective">30 s<`, ">7 days<", ">90 days<",
-		// 20 of 10,080 minutes: 0.198 % rounded down; 5 over: 0.0496 % rounded up.
-		`data-testid="report-within">0.19 %<`, "0.05 % <span class=\"meta\">(5 m 00 s)", "over the objective",
-		"RPO unknown (may have been within)", `data-testid="report-no-losses"`} {
+		// 20 of the 30 recorded minutes: 66.666 % rounded down; 5 over and
+		// 5 unknown: 16.666 % rounded up; the other 10,050 no data.
+		`data-testid="report-recorded">30 m 00 s<`, `data-testid="report-within">66.66 %<`, "16.67 % <span class=\"meta\">(5 m 00 s)",
+		`data-testid="report-no-data">6 d 23 h`, `data-testid="report-unknown-stretches"`, `data-testid="report-no-losses"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report page lacks %q", want)
 		}
 	}
-	if n := strings.Count(page, `data-testid="report-episode"`); n != 2 {
-		t.Errorf("%d episodes listed, want 2", n)
+	if n, u := strings.Count(page, `data-testid="report-episode"`), strings.Count(page, `data-testid="report-unknown-stretch"`); n != 1 || u != 1 {
+		t.Errorf("%d episodes and %d unknown stretches listed, want 1 and 1", n, u)
 	}
 
 	rows, err := csv.NewReader(get("/report.csv").Body).ReadAll()
@@ -72,13 +74,14 @@ func TestReportFromStoredSamples(t *testing.T) {
 	}
 	week := rows[1]
 	for k, want := range map[string]string{"flow": rig.flow, "rpo_objective_s": "30", "window_days": "7", "minutes": "10080",
-		"within": "20", "over": "5", "unknown": "5", "no_data": "10050"} {
+		"within": "20", "over": "5", "unknown": "5", "no_data": "10050", "recorded": "30", "share_within_recorded": "0.666666",
+		"share_within": "0.001984"} {
 		if got := week[head[k]]; got != want {
 			t.Errorf("summary CSV %s = %q, want %q", k, got, want)
 		}
 	}
 	eps, err := csv.NewReader(get("/report/episodes.csv").Body).ReadAll()
-	if err != nil || len(eps) != 3 {
+	if err != nil || len(eps) != 2 {
 		t.Fatalf("episodes CSV: %v %v", eps, err)
 	}
 }

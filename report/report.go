@@ -1,7 +1,9 @@
 // Package report answers a manager's question, "did we meet our RPO
 // objective?", from the stored per-minute RPO rollups: per flow, the share
-// of time within its objective over the last 7, 30 and 90 days, the worst
-// episodes, and the data-loss incidents. Time after a completed failover,
+// of the recorded time within its objective over the last 7, 30 and 90
+// days (time without data counted apart, never in the share), the worst
+// episodes (runs with a breach; a stretch with the RPO only unknown, like
+// the console's start-up, is listed apart), and the data-loss incidents. Time after a completed failover,
 // until the failback completed, is counted apart as failed over: DR was
 // active, and the old primary's lag was no data at risk. It is conservative by
 // construction: a minute counts as within only when every sample in it was
@@ -24,6 +26,10 @@ import (
 
 // Windows are the periods a report covers, shortest first.
 var Windows = []time.Duration{7 * 24 * time.Hour, 30 * 24 * time.Hour, 90 * 24 * time.Hour}
+
+// PlotWindow is how far back the report's RPO plot reaches, minute by
+// minute; the per-day plot covers the longest window.
+const PlotWindow = 7 * 24 * time.Hour
 
 // MaxEpisodes is how many of the worst episodes a report lists per flow.
 const MaxEpisodes = 10
@@ -123,13 +129,31 @@ func ComputeFailedOver(flow string, objective time.Duration, minutes []storage.F
 			r.FailedOver = append(r.FailedOver, sp)
 		}
 	}
-	eps := episodes(minutes, objective, fo, longest.FromMs, to)
-	r.EpisodeCount = len(eps)
+	r.PlotFromMs = to - PlotWindow.Milliseconds()
+	r.Minutes = plotMinutes(minutes, fo, r.PlotFromMs, to)
+	r.Days = days(minutes, objective, fo, longest.FromMs, to)
+	// A run with no minute over is no breach: the RPO was unknown, and may
+	// have been within (the start-up minutes before the first complete
+	// refresh hold only lower bounds below the objective).
+	var eps, unknown []Episode
+	for _, e := range episodes(minutes, objective, fo, longest.FromMs, to) {
+		if e.Over {
+			eps = append(eps, e)
+		} else {
+			unknown = append(unknown, e)
+		}
+	}
+	r.EpisodeCount, r.UnknownCount = len(eps), len(unknown)
+	r.Episodes, r.Unknown = worst(eps), worst(unknown)
+	return r
+}
+
+// worst is the longest MaxEpisodes of eps, then by highest peak, newest.
+func worst(eps []Episode) []Episode {
 	slices.SortStableFunc(eps, func(a, b Episode) int {
 		return cmp.Or(cmp.Compare(b.Minutes, a.Minutes), cmp.Compare(peak(b), peak(a)), cmp.Compare(b.StartMs, a.StartMs))
 	})
-	r.Episodes = eps[:min(len(eps), MaxEpisodes)]
-	return r
+	return eps[:min(len(eps), MaxEpisodes)]
 }
 
 func peak(e Episode) int64 {
@@ -139,8 +163,9 @@ func peak(e Episode) int64 {
 	return *e.PeakMs
 }
 
-// episodes finds the runs of not-within minutes in [from, to).
-// A failed-over minute ends a run and is none.
+// episodes finds the runs of not-within minutes in [from, to), breaches
+// (Over) and unknown stretches alike. A failed-over minute ends a run and
+// is none.
 func episodes(minutes []storage.FlowMinute, objective time.Duration, fo failedOver, from, to int64) []Episode {
 	var out []Episode
 	var cur *Episode
@@ -173,6 +198,62 @@ func episodes(minutes []storage.FlowMinute, objective time.Duration, fo failedOv
 	}
 	for i := range out {
 		out[i].Ongoing = out[i].EndMs == to
+	}
+	return out
+}
+
+// plotMinutes are the minutes in [from, to) the RPO plot draws: the
+// recorded ones, and the failed-over ones whether recorded or not (DR was
+// active then, which the plot says rather than "no data").
+func plotMinutes(minutes []storage.FlowMinute, fo failedOver, from, to int64) []model.ReportMinute {
+	var out []model.ReportMinute
+	i, _ := slices.BinarySearchFunc(minutes, from, func(m storage.FlowMinute, ms int64) int { return cmp.Compare(m.MinuteMs, ms) })
+	for ms := from; ms < to; ms += 60000 {
+		for i < len(minutes) && minutes[i].MinuteMs < ms {
+			i++
+		}
+		var m *storage.FlowMinute
+		if i < len(minutes) && minutes[i].MinuteMs == ms && minutes[i].Samples > 0 {
+			m = &minutes[i]
+		}
+		switch {
+		case fo.has(ms):
+			out = append(out, model.ReportMinute{MinuteMs: ms, FailedOver: true})
+		case m != nil:
+			out = append(out, model.ReportMinute{MinuteMs: ms, RPOMs: m.MaxRPOMs, AtLeast: m.Unknown > 0 || m.AtLeast > 0})
+		}
+	}
+	return out
+}
+
+const dayMs = 24 * 3600 * 1000
+
+// days accounts for each UTC day reaching into [from, to), its part in
+// it only, as the windows do.
+func days(minutes []storage.FlowMinute, objective time.Duration, fo failedOver, from, to int64) []model.ReportDay {
+	var out []model.ReportDay
+	for start := from / dayMs * dayMs; start < to; start += dayMs {
+		d := model.ReportDay{StartMs: max(start, from), EndMs: min(start+dayMs, to)}
+		d.FailedOver = fo.minutes(d.StartMs, d.EndMs)
+		out = append(out, d)
+	}
+	for _, m := range minutes {
+		if m.MinuteMs < from || m.MinuteMs >= to || fo.has(m.MinuteMs) {
+			continue
+		}
+		d := &out[(m.MinuteMs/dayMs*dayMs-from/dayMs*dayMs)/dayMs]
+		switch Classify(m, objective) {
+		case Within:
+			d.Within++
+		case Over:
+			d.Over++
+		case Unknown:
+			d.Unknown++
+		}
+	}
+	for i := range out {
+		d := &out[i]
+		d.NoData = (d.EndMs-d.StartMs)/60000 - d.Recorded() - d.FailedOver
 	}
 	return out
 }

@@ -8,6 +8,7 @@ package testenv_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
@@ -86,10 +88,23 @@ func startConsole(t *testing.T, flow *config.Flow, primary, dr *testenv.Kafka, h
 	}), stop
 }
 
+// createTopics creates each topic with its partition count. A topic that
+// already exists with that count is taken as created: a loaded broker can
+// answer the client's first request late, and the retry finds the topic.
 func createTopics(t *testing.T, k *testenv.Kafka, parts map[string]int32) {
 	t.Helper()
+	ctx := context.Background()
+	adm := k.Admin(t)
 	for topic, n := range parts {
-		if _, err := k.Admin(t).CreateTopic(context.Background(), n, 1, nil, topic); err != nil {
+		_, err := adm.CreateTopic(ctx, n, 1, nil, topic)
+		if errors.Is(err, kerr.TopicAlreadyExists) {
+			td, derr := adm.ListTopics(ctx, topic)
+			if derr == nil && td.Has(topic) && int32(len(td[topic].Partitions)) == n {
+				continue
+			}
+			err = errors.Join(err, derr, fmt.Errorf("topic %s exists with %d partition(s), want %d", topic, len(td[topic].Partitions), n))
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,11 +11,13 @@ import (
 )
 
 // Point is one sample of a series; Known false is a gap in the line
-// (an unknown value is not drawn as 0).
+// (an unknown value is not drawn as 0). AtLeast: Y is only a lower bound
+// (a sparkline marks it; a chart draws it as a point).
 type Point struct {
-	AtMs  int64
-	Y     float64
-	Known bool
+	AtMs    int64
+	Y       float64
+	Known   bool
+	AtLeast bool
 }
 
 // Series is one line of a chart.
@@ -40,6 +42,11 @@ type Chart struct {
 	// Span says how far back the drawn points reach ("last 42 min").
 	Span  string
 	Empty bool
+	// Shapes are filled areas drawn behind the lines (gaps, bars), Marks
+	// text inside the plot (a gap's name); YLabel and XLabel name the axes.
+	Shapes         []Shape
+	Marks          []Mark
+	YLabel, XLabel string
 	// Plot area.
 	Left, Top, Right, Bottom float64
 }
@@ -47,6 +54,18 @@ type Chart struct {
 // ChartLine is a drawn series.
 type ChartLine struct {
 	Name, Class, D string
+}
+
+// Shape is a filled area: D its SVG path, Title what it stands for (its
+// tooltip, read out by screen readers).
+type Shape struct {
+	D, Class, Title string
+}
+
+// Mark is a text label at (X, Y), middle-anchored.
+type Mark struct {
+	X, Y         float64
+	Label, Class string
 }
 
 // Tick is an axis label at a position.
@@ -76,6 +95,15 @@ type Axis struct {
 	flatTop float64 // the top when every known value is zero (or none is known)
 	// Thresholds are drawn when within or near the data's range.
 	Thresholds []Threshold
+	// floor is the least top: a fixed scale reaching at least it.
+	floor float64
+}
+
+// Floor is a with a top of at least v: the scale is 0 to max(v, the
+// data's peak), so a tiny wiggle is drawn tiny and v always shows.
+func (a Axis) Floor(v float64) Axis {
+	a.floor = v
+	return a
 }
 
 // maxIntervals bounds the number of y tick intervals (six labels).
@@ -104,6 +132,9 @@ var CountAxis = Axis{step: countStep, label: func(v float64) string { return Cou
 func (a Axis) scale(max float64) (top, step float64, above []Threshold) {
 	if !(max > 0) { // also NaN
 		max = a.flatTop
+	}
+	if a.floor > max {
+		max = a.floor
 	}
 	fit := func(v float64) (float64, float64) {
 		s := a.step(v / maxIntervals)
@@ -182,30 +213,44 @@ func DurationTick(ms float64) string {
 // NewChart scales series into a w x h chart on the y axis y. Unknown
 // points are gaps and do not count towards the range.
 func NewChart(w, h int, y Axis, series ...Series) Chart {
-	c := Chart{W: w, H: h, Left: 64, Top: 8, Right: float64(w) - 8, Bottom: float64(h) - 22}
 	var xmin, xmax int64 = math.MaxInt64, math.MinInt64
-	ymax := 0.0
 	for _, s := range series {
 		for _, p := range s.Points {
 			xmin, xmax = min(xmin, p.AtMs), max(xmax, p.AtMs)
+		}
+	}
+	c := Chart{W: w, H: h, Left: 64, Top: 8, Right: float64(w) - 8, Bottom: float64(h) - 22}
+	if xmin > xmax {
+		c.Empty, c.Span = true, "no history yet"
+		return c
+	}
+	return c.layout(y, xmin, xmax, series)
+}
+
+// NewTimeChart is a w x h chart of [from, to] whatever the data reaches,
+// with its axes named: yLabel above the plot, xLabel below its ticks.
+func NewTimeChart(w, h int, y Axis, from, to int64, yLabel, xLabel string, series ...Series) Chart {
+	c := Chart{W: w, H: h, Left: 64, Top: 22, Right: float64(w) - 8, Bottom: float64(h) - 36, YLabel: yLabel, XLabel: xLabel}
+	return c.layout(y, from, to, series)
+}
+
+// layout scales series into c's plot area over [xmin, xmax].
+func (c Chart) layout(y Axis, xmin, xmax int64, series []Series) Chart {
+	ymax := 0.0
+	for _, s := range series {
+		for _, p := range s.Points {
 			if p.Known {
 				ymax = max(ymax, p.Y)
 			}
 		}
-	}
-	if xmin > xmax {
-		c.Empty, c.Span = true, "no history yet"
-		return c
 	}
 	c.Span = spanLabel(xmax - xmin)
 	if xmax == xmin {
 		xmax = xmin + 1
 	}
 	top, step, above := y.scale(ymax)
-	xpos := func(ms int64) float64 {
-		return c.Left + (c.Right-c.Left)*float64(ms-xmin)/float64(xmax-xmin)
-	}
-	ypos := func(v float64) float64 { return c.Bottom - (c.Bottom-c.Top)*v/top }
+	xpos := c.xpos(xmin, xmax)
+	ypos := c.ypos(top)
 	for _, s := range series {
 		c.Lines = append(c.Lines, ChartLine{Name: s.Name, Class: s.Class, D: path(s.Points, xpos, ypos)})
 	}
@@ -222,6 +267,14 @@ func NewChart(w, h int, y Axis, series ...Series) Chart {
 	}
 	c.XTicks = timeTicks(xmin, xmax, xpos)
 	return c
+}
+
+func (c Chart) xpos(xmin, xmax int64) func(int64) float64 {
+	return func(ms int64) float64 { return c.Left + (c.Right-c.Left)*float64(ms-xmin)/float64(xmax-xmin) }
+}
+
+func (c Chart) ypos(top float64) func(float64) float64 {
+	return func(v float64) float64 { return c.Bottom - (c.Bottom-c.Top)*v/top }
 }
 
 // timeSteps are the nice steps of a time axis, in ms.
@@ -256,28 +309,141 @@ func timeTicks(xmin, xmax int64, xpos func(int64) float64) []Tick {
 	return ticks
 }
 
-// Sparkline returns the SVG path of RPO points (ms) scaled to w x h, gaps
-// kept: the first point is the left edge and the last the right, so the
-// line fills the width with the history there is (see SparkSpan).
-func Sparkline(points []Point, w, h float64) string {
+// Spark is an overview sparkline drawn into a w x h box on a fixed scale
+// from 0 to Top (max(objective, peak), to a nice step), so that a 1 ms
+// wiggle is drawn flat, not as a ramp; the gaps are marked.
+type Spark struct {
+	Line string
+	// Top is the scale's top (ms), TopLabel it in words ("30 s");
+	// ObjectiveY is the objective line's y, or -1 without one.
+	Top        float64
+	TopLabel   string
+	ObjectiveY float64
+	// Gaps are the stretches without an exact figure, oldest first;
+	// GapNote says them in words ("" when none).
+	Gaps    []SparkGap
+	GapNote string
+}
+
+// SparkGap is a marked stretch of a sparkline: no samples, the RPO
+// unknown, or only a lower bound.
+type SparkGap struct {
+	X, W         float64
+	Class, Title string
+}
+
+// SparkGapAfter is the shortest time without samples marked as a gap;
+// a longer one is marked when samples are further apart (three times the
+// median spacing: a slow refresh interval is not a gap).
+const SparkGapAfter = time.Minute
+
+// NewSpark draws RPO points (ms) into w x h against objective (ms; 0:
+// none): the first point is the left edge and the last the right, so the
+// line fills the width with the history there is (see SparkSpan). A point
+// with only a lower bound (AtLeast) is no point of the line but a marked
+// "≥" stretch, and its bound counts towards the scale.
+func NewSpark(points []Point, w, h, objective float64) Spark {
+	sp := Spark{ObjectiveY: -1}
+	peak := 0.0
+	for _, p := range points {
+		if p.Known {
+			peak = max(peak, p.Y)
+		}
+	}
+	axis := LagAxis().Floor(objective)
+	sp.Top, _, _ = axis.scale(peak)
+	sp.TopLabel = DurationTick(sp.Top)
+	ypos := func(v float64) float64 { return h - 1 - (h-2)*v/sp.Top }
+	if objective > 0 {
+		sp.ObjectiveY = ypos(objective)
+	}
 	if len(points) == 0 {
-		return ""
+		return sp
 	}
 	xmin, xmax := points[0].AtMs, points[len(points)-1].AtMs
 	if xmax == xmin {
 		xmax++
 	}
-	ymax := 0.0
-	for _, p := range points {
-		if p.Known {
-			ymax = max(ymax, p.Y)
+	xpos := func(ms int64) float64 { return w * float64(ms-xmin) / float64(xmax-xmin) }
+	gapAfter := sparkGapAfter(points)
+	line := make([]Point, 0, len(points))
+	var totals [3]int64
+	var counts [3]int
+	kinds := [3]struct{ class, name string }{{"gap-nodata", "no data"}, {"gap-unknown", "RPO unknown"}, {"gap-atleast", "≥ lower bound"}}
+	mark := func(k int, from, to int64, extra string) {
+		x := xpos(from)
+		sp.Gaps = append(sp.Gaps, SparkGap{X: x, W: max(xpos(to)-x, 1), Class: kinds[k].class,
+			Title: fmt.Sprintf("%s, %s to %s UTC%s", kinds[k].name, sparkClock(from), sparkClock(to), extra)})
+		totals[k] += to - from
+		counts[k]++
+	}
+	kind := func(p Point) int {
+		switch {
+		case !p.Known:
+			return 1
+		case p.AtLeast:
+			return 2
+		}
+		return -1
+	}
+	for i := 0; i < len(points); {
+		p := points[i]
+		if i > 0 && p.AtMs-points[i-1].AtMs > gapAfter {
+			mark(0, points[i-1].AtMs, p.AtMs, "")
+			line = append(line, Point{AtMs: points[i-1].AtMs})
+		}
+		k := kind(p)
+		if k < 0 {
+			line = append(line, p)
+			i++
+			continue
+		}
+		// A run of unknown or lower-bound points, up to the next point.
+		j, hi := i, 0.0
+		for j < len(points) && kind(points[j]) == k && (j == i || points[j].AtMs-points[j-1].AtMs <= gapAfter) {
+			hi = max(hi, points[j].Y)
+			j++
+		}
+		end := points[j-1].AtMs
+		if j < len(points) && points[j].AtMs-end <= gapAfter {
+			end = points[j].AtMs
+		}
+		extra := ""
+		if k == 2 {
+			extra = ", at least " + DurationTick(hi) + " at the highest"
+		}
+		mark(k, p.AtMs, end, extra)
+		line = append(line, Point{AtMs: p.AtMs})
+		i = j
+	}
+	sp.Line = path(line, xpos, ypos)
+	var notes []string
+	for k, n := range counts {
+		if n > 0 {
+			notes = append(notes, fmt.Sprintf("%s %s", kinds[k].name, Duration(time.Duration(totals[k])*time.Millisecond)))
 		}
 	}
-	top, _, _ := LagAxis().scale(ymax)
-	return path(points,
-		func(ms int64) float64 { return w * float64(ms-xmin) / float64(xmax-xmin) },
-		func(v float64) float64 { return h - 1 - (h-2)*v/top })
+	if len(notes) > 0 {
+		sp.GapNote = "gaps: " + strings.Join(notes, ", ")
+	}
+	return sp
 }
+
+// sparkGapAfter is the time without samples marked as a gap among points:
+// SparkGapAfter, or three times their median spacing if that is longer.
+func sparkGapAfter(points []Point) int64 {
+	if len(points) < 3 {
+		return SparkGapAfter.Milliseconds()
+	}
+	ds := make([]int64, len(points)-1)
+	for i := range ds {
+		ds[i] = points[i+1].AtMs - points[i].AtMs
+	}
+	slices.Sort(ds)
+	return max(SparkGapAfter.Milliseconds(), 3*ds[len(ds)/2])
+}
+
+func sparkClock(ms int64) string { return time.UnixMilli(ms).UTC().Format("15:04:05") }
 
 // path draws points as SVG path commands, gaps kept. Points landing in
 // the same pixel column are reduced to that column's first, lowest,

@@ -19,7 +19,7 @@ func BenchmarkSparklineSixHours(b *testing.B) {
 	pts := sixHours()
 	var d string
 	for b.Loop() {
-		d = Sparkline(pts, 300, 40)
+		d = NewSpark(pts, 300, 40, 30_000).Line
 	}
 	b.ReportMetric(float64(len(d)), "path-bytes")
 }

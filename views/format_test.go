@@ -32,7 +32,7 @@ func TestNumbersNeverShowUnknownAsZero(t *testing.T) {
 
 func TestChartsKeepGaps(t *testing.T) {
 	pts := []Point{{AtMs: 0, Y: 1, Known: true}, {AtMs: 1, Y: 2, Known: true}, {AtMs: 2, Known: false}, {AtMs: 3, Y: 3, Known: true}}
-	d := Sparkline(pts, 30, 10)
+	d := NewSpark(pts, 30, 10, 0).Line
 	if strings.Count(d, "M") != 2 || strings.Count(d, "L") != 1 {
 		t.Fatalf("an unknown sample must break the line: %q", d)
 	}
@@ -72,7 +72,7 @@ func TestChartReducesDenseSeries(t *testing.T) {
 	if !strings.Contains(d, top) {
 		t.Fatalf("the spike (y %s) is lost: %.300s...", top, d)
 	}
-	if s := Sparkline(pts, 120, 24); strings.Count(s, "M")+strings.Count(s, "L") > 4*121+8 {
+	if s := NewSpark(pts, 120, 24, 30_000).Line; strings.Count(s, "M")+strings.Count(s, "L") > 4*121+8 {
 		t.Fatalf("sparkline has %d commands", strings.Count(s, "M")+strings.Count(s, "L"))
 	}
 }

@@ -60,7 +60,7 @@ func benchOverview() OverviewPage {
 		for i := range pts {
 			pts[i] = Point{AtMs: now.Add(-6*time.Hour + time.Duration(i)*time.Minute).UnixMilli(), Y: float64(1000 + i%37*40), Known: true}
 		}
-		p.Cards = append(p.Cards, NewFlowCard(s, pts, SparkEnd(now)))
+		p.Cards = append(p.Cards, NewFlowCard(s, pts, SparkEnd(now), 30*time.Second))
 	}
 	return p
 }

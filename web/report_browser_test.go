@@ -60,6 +60,25 @@ func TestBrowserViewerReadsRPOReport(t *testing.T) {
 			t.Errorf("%s-day row reads %q", days, row)
 		}
 	}
+	// The plots: the RPO over the week against the objective, with the
+	// time before the history as a named gap, and the day of the episode
+	// as a bar with its over part, each named by its summary.
+	plots, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+		const f = document.querySelector('[data-testid="report-flow"]');
+		const rpo = f.querySelector('[data-testid="report-rpo-plot"] svg'), days = f.querySelector('[data-testid="report-day-plot"] svg');
+		return [rpo.getAttribute('aria-label'), [...rpo.querySelectorAll('[data-testid="chart-rule"], [data-testid="chart-mark"]')].map(e => e.textContent).join('|'),
+			days.getAttribute('aria-label'), String(days.querySelectorAll('path.bar-over').length), String(days.querySelector('path.bar-hit title') !== null)];
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plots[0], "RPO per minute, last 7 d 0 h, against the") || !strings.Contains(plots[0], "highest ") ||
+		!strings.Contains(plots[1], "objective ") || !strings.Contains(plots[1], "no data") {
+		t.Errorf("RPO plot: label %q, rule and marks %q", plots[0], plots[1])
+	}
+	if !strings.Contains(plots[2], "Share of each UTC day's recorded time within") || plots[3] == "0" || plots[4] != "true" {
+		t.Errorf("day plot: label %q, %s over bars, titled %s", plots[2], plots[3], plots[4])
+	}
 	want := start.Add(10 * time.Minute).UTC().Format("2006-01-02 15:04")
 	if !strings.Contains(episodes, want) || !strings.Contains(episodes, "3 m 00 s") || !strings.Contains(episodes, "5 m 00 s") {
 		t.Errorf("episodes table lacks the one starting %s (3 m 00 s, peak 5 m 00 s):\n%s", want, episodes)

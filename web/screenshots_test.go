@@ -40,6 +40,20 @@ func TestScreenshots(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	// The RPO report counts complete minutes: wait for one to be recorded.
+	for {
+		ms, err := c.Store.FlowMinutes(context.Background(), "primary->dr", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) > 0 && ms[0].MinuteMs < time.Now().Truncate(time.Minute).UnixMilli() {
+			break
+		}
+		if time.Now().After(deadline.Add(70 * time.Second)) {
+			t.Fatal("no complete minute of RPO history recorded")
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	id, err := c.Runbook.Create(context.Background(), runbook.Actor{Name: "test-operator", Role: "operator"},
 		runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror},
 			{Kind: failover.KindTranslateGroup, Group: "billing", AllowPartial: true}}}, "drill: primary region lost")
@@ -55,6 +69,7 @@ func TestScreenshots(t *testing.T) {
 		{"failover-run.png", fmt.Sprintf("/failover/%d", id), "main"},
 		{"savepoints-trigger.png", "/savepoints", "#trigger"},
 		{"translate.png", "/translate", "form.translate"},
+		{"report.png", "/report", ".report-flow"},
 	} {
 		err := chromedp.Do(ctx, chromedp.Navigate(c.URL+shot.path), chromedp.WaitVisible(chromedp.CSS(shot.sel)))
 		var png []byte

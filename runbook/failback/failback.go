@@ -371,7 +371,23 @@ func failbackEffect(ctx context.Context, e *runbook.Execution) (any, error) {
 	return nil, fmt.Errorf("step kind %q is not a failback step", e.Step.Kind)
 }
 
-func (rb Book) setUpReverse(ctx context.Context, w audit.Written, r *runbook.Run, flow *config.Flow, api *connect.Client) (any, error) {
+// reverseSetUp is set-up-reverse's result: the reverse connectors made and
+// where their source starts. Its fields are in the order the map it
+// replaced was written, so the stored bytes are the same; V is the shape's
+// version (absent: the first).
+type reverseSetUp struct {
+	ConnectURL       string   `json:"connect_url"`
+	Connectors       []string `json:"connectors"`
+	DRBootstrap      string   `json:"dr_bootstrap"`
+	Note             string   `json:"note,omitempty"`
+	Notes            []string `json:"notes"`
+	PrimaryBootstrap string   `json:"primary_bootstrap"`
+	Start            string   `json:"start,omitempty"`
+	StartPartitions  int      `json:"start_partitions"`
+	V                int      `json:"v,omitempty"`
+}
+
+func (rb Book) setUpReverse(ctx context.Context, w audit.Written, r *runbook.Run, flow *config.Flow, api *connect.Client) (*reverseSetUp, error) {
 	// Checked again: Begin's reads may be minutes old.
 	if err := mm2.CheckReverseCycle(monitor.TopicsOf(flow).Policy, forwardStates(ctx, api, flow.Connectors)); err != nil {
 		return nil, err
@@ -396,10 +412,10 @@ func (rb Book) setUpReverse(ctx context.Context, w audit.Written, r *runbook.Run
 		return nil, err
 	}
 	start := scope.startOffsets()
-	res := map[string]any{"connect_url": flow.ConnectURL, "connectors": rev.Names(), "notes": rev.Notes, "start_partitions": len(start),
-		"primary_bootstrap": ff.PrimaryBootstrap, "dr_bootstrap": ff.DRBootstrap}
+	res := &reverseSetUp{ConnectURL: flow.ConnectURL, Connectors: rev.Names(), Notes: rev.Notes, StartPartitions: len(start),
+		PrimaryBootstrap: ff.PrimaryBootstrap, DRBootstrap: ff.DRBootstrap}
 	if !scope.policy.Identity {
-		res["start"] = "earliest"
+		res.Start = "earliest"
 		if err := rb.setUpReverseFromEarliest(ctx, w, api, rev, res); err != nil {
 			return res, err
 		}
@@ -425,7 +441,7 @@ func (rb Book) setUpReverse(ctx context.Context, w audit.Written, r *runbook.Run
 // source resumed a moment ago may still read STOPPED while it refuses
 // offset changes (seen against real Connect with the console killed after
 // the resume).
-func (rb Book) setUpReverseAtCut(ctx context.Context, w audit.Written, api *connect.Client, rev mm2.ReverseConnectors, drAlias string, start map[model.TP]int64, res map[string]any) error {
+func (rb Book) setUpReverseAtCut(ctx context.Context, w audit.Written, api *connect.Client, rev mm2.ReverseConnectors, drAlias string, start map[model.TP]int64, res *reverseSetUp) error {
 	body, err := mm2.ReverseStartOffsets(drAlias, start)
 	if err != nil {
 		return err
@@ -433,7 +449,7 @@ func (rb Book) setUpReverseAtCut(ctx context.Context, w audit.Written, api *conn
 	st, err := api.Status(ctx, rev.Source)
 	switch {
 	case err == nil && startedAtCut(ctx, api, rev.Source, drAlias, start) == nil:
-		res["note"] = "the source was created and set to the cut by an earlier attempt (" + string(st.Connector.State) + ")"
+		res.Note = "the source was created and set to the cut by an earlier attempt (" + string(st.Connector.State) + ")"
 		return nil
 	case err == nil && !st.Stopped():
 		return fmt.Errorf("reverse source %s exists and is %s: %w", rev.Source, st.Connector.State, startedAtCut(ctx, api, rev.Source, drAlias, start))
@@ -453,7 +469,7 @@ func (rb Book) setUpReverseAtCut(ctx context.Context, w audit.Written, api *conn
 // is reset again. Connect applies a resume later than it answers, so a
 // source resumed a moment ago may still read STOPPED and refuse the reset:
 // then its status is read again until it says RUNNING (resumeSettles).
-func (rb Book) setUpReverseFromEarliest(ctx context.Context, w audit.Written, api *connect.Client, rev mm2.ReverseConnectors, res map[string]any) error {
+func (rb Book) setUpReverseFromEarliest(ctx context.Context, w audit.Written, api *connect.Client, rev mm2.ReverseConnectors, res *reverseSetUp) error {
 	st, err := api.Status(ctx, rev.Source)
 	var he *connect.HTTPError
 	if errors.As(err, &he) && he.Status == 404 {
@@ -475,7 +491,7 @@ func (rb Book) setUpReverseFromEarliest(ctx context.Context, w audit.Written, ap
 		return fmt.Errorf("reverse source %s exists (%s) with another config: it is not the connector this step starts; delete it, or check who made it", rev.Source, st.Connector.State)
 	}
 	resumed := func(state string) error {
-		res["note"] = "the source was created, reset and resumed by an earlier attempt (" + state + ")"
+		res.Note = "the source was created, reset and resumed by an earlier attempt (" + state + ")"
 		return nil
 	}
 	if !st.Stopped() {

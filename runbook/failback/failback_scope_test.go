@@ -111,7 +111,7 @@ func TestSetUpReverseFromEarliest(t *testing.T) {
 	cfg["name"] = rev.Source
 	fc.conn[rev.Source] = &fakeConnector{config: cfg, state: "STOPPED"}
 	fc.copied(rev.Source, "dr", map[model.TP]int64{{Topic: "events", Partition: 0}: 40})
-	res := map[string]any{}
+	res := &reverseSetUp{}
 	if err := book(rb).setUpReverseFromEarliest(ctx, w, api, rev, res); err != nil {
 		t.Fatal(err)
 	}
@@ -128,15 +128,15 @@ func TestSetUpReverseFromEarliest(t *testing.T) {
 	if err := effect.ResumeConnector(ctx, w, api, rev.Source); err != nil {
 		t.Fatal(err)
 	}
-	res = map[string]any{}
-	if err := book(rb).setUpReverseFromEarliest(ctx, w, api, rev, res); err != nil || !strings.Contains(fmt.Sprint(res["note"]), "earlier attempt") {
+	res = &reverseSetUp{}
+	if err := book(rb).setUpReverseFromEarliest(ctx, w, api, rev, res); err != nil || !strings.Contains(res.Note, "earlier attempt") {
 		t.Fatalf("retried right after the resume: %v %v (requests %v)", res, err, fc.log)
 	}
 	fc.lagging = false
 	// Retried again, nothing is sent.
 	before := len(fc.log)
-	res = map[string]any{}
-	if err := book(rb).setUpReverseFromEarliest(ctx, w, api, rev, res); err != nil || !strings.Contains(res["note"].(string), "earlier attempt") {
+	res = &reverseSetUp{}
+	if err := book(rb).setUpReverseFromEarliest(ctx, w, api, rev, res); err != nil || !strings.Contains(res.Note, "earlier attempt") {
 		t.Fatalf("retried while running: %v %v", res, err)
 	}
 	for _, l := range fc.log[before:] {
@@ -145,7 +145,7 @@ func TestSetUpReverseFromEarliest(t *testing.T) {
 		}
 	}
 	fc.conn[rev.Source].config["topics"] = "other"
-	if err := book(rb).setUpReverseFromEarliest(ctx, w, api, rev, map[string]any{}); err == nil || !strings.Contains(err.Error(), "another config") {
+	if err := book(rb).setUpReverseFromEarliest(ctx, w, api, rev, &reverseSetUp{}); err == nil || !strings.Contains(err.Error(), "another config") {
 		t.Fatalf("running with another config: %v", err)
 	}
 }

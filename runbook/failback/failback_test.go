@@ -350,7 +350,7 @@ func TestFailbackRun(t *testing.T) {
 	// Retried, it finds its own running source and creates nothing.
 	before := len(fc.log)
 	r, _ = e.RB.Get(ctx, id)
-	if res, err := book(e.RB).setUpReverse(ctx, runbooktest.Written(t, e), r, flow, e.RB.Connect(flow.ConnectURL)); err != nil || !strings.Contains(res.(map[string]any)["note"].(string), "earlier attempt") {
+	if res, err := book(e.RB).setUpReverse(ctx, runbooktest.Written(t, e), r, flow, e.RB.Connect(flow.ConnectURL)); err != nil || !strings.Contains(res.Note, "earlier attempt") {
 		t.Fatalf("set-up retried: %v %v", res, err)
 	}
 	for _, l := range fc.log[before:] {

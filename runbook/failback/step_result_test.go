@@ -102,7 +102,7 @@ func TestLinkBackResultsOfEarlierBinaryAreRead(t *testing.T) {
 	}
 }
 
-// wait-reverse's, stop-reverse's refusal and restart-forward's results as
+// set-up-reverse's, wait-reverse's, stop-reverse's refusal and restart-forward's results as
 // the binary before typed results wrote them. Read back typed, they write
 // the same bytes.
 func TestReverseResultsOfEarlierBinaryAreRead(t *testing.T) {
@@ -114,6 +114,8 @@ func TestReverseResultsOfEarlierBinaryAreRead(t *testing.T) {
 		{`{"connectors":{"reverse-source":"RUNNING"},"never_copied_back":["orders-1"]}`, &reverseUncopyable{}},
 		{`{"behind":["orders-0 DR end 9, reverse at 5"],"connectors":null}`, &reverseBehind{}},
 		{`{"behind":null,"never_copied_back":["orders-1"]}`, &reverseNotCaughtUp{}},
+		{`{"connect_url":"http://connect:8083","connectors":["dr-\u003eprimary.MirrorSourceConnector","dr-\u003eprimary.MirrorCheckpointConnector","dr-\u003eprimary.MirrorHeartbeatConnector"],"dr_bootstrap":"dr:9092","notes":["Identity policy: DR's topics come back under the same names."],"primary_bootstrap":"primary:9092","start_partitions":3}`, &reverseSetUp{}},
+		{`{"connect_url":"http://connect:8083","connectors":["s","c","h"],"dr_bootstrap":"dr:9092","note":"the source was created, reset and resumed by an earlier attempt (RUNNING)","notes":null,"primary_bootstrap":"primary:9092","start":"earliest","start_partitions":0}`, &reverseSetUp{}},
 		{`{"source":"MirrorSourceConnector","start_partitions":2}`, &forwardRestarted{}},
 		{`{"note":"the source was set to the ends by an earlier attempt (RUNNING)","source":"MirrorSourceConnector","start_partitions":2}`, &forwardRestarted{}},
 	} {

@@ -169,8 +169,9 @@ func NewEnv(t testing.TB, approvals int) *Env {
 		StopVerifyWindow: time.Second}
 	flinkURL := e.Flink.Serve(t)
 	e.RB.Flink = func(string) *flink.RESTClient { return flink.NewRESTClient(flinkURL) }
-	// Wait for a healthy flow with checkpoints for the groups.
-	deadline := time.Now().Add(30 * time.Second)
+	// Wait for a healthy flow with checkpoints for the groups: 90 s, as a
+	// loaded machine running many sandboxes at once can take a minute.
+	deadline := time.Now().Add(90 * time.Second)
 	for {
 		s := mon.Snapshot("primary->dr")
 		cps, _ := store.Checkpoints(ctx, "primary->dr")
@@ -178,7 +179,7 @@ func NewEnv(t testing.TB, approvals int) *Env {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("sandbox flow not healthy: %s %s", s.Status, s.Reason)
+			t.Fatalf("sandbox flow not ready in 90 s: status %s (%s), %d checkpoint(s)", s.Status, s.Reason, len(cps))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
