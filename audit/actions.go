@@ -55,3 +55,8 @@ const (
 	LoginFailed      Action = "login.failed"                 // a failed sign-in
 	AccountsBaseline Action = storage.ActionAccountsBaseline // every account's state at once, written by storage
 )
+
+// The records of the chain's own checks.
+const (
+	ChainVerify Action = "audit.verify" // the chain verified from the audit page, with what was found
+)

@@ -101,19 +101,15 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stdout, line)
 		return nil
 	}
-	n, bad, err := store.VerifyAudit(ctx)
+	v, err := audit.Verify(ctx, store)
 	if err != nil {
 		return err
 	}
-	if bad != nil {
-		return fmt.Errorf("audit: %w (the %d records before it are intact)", bad, n)
-	}
-	id, head, err := store.AuditHead(ctx)
-	if err != nil {
-		return err
+	if v.Broken != nil {
+		return v.Err()
 	}
 	if *anchor != "" {
-		checked, err := checkAnchors(ctx, store, *anchor, id)
+		checked, err := checkAnchors(ctx, store, *anchor, v.HeadID)
 		if err != nil {
 			return err
 		}
@@ -122,21 +118,10 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		fmt.Fprintf(stdout, "audit: %d anchor(s) in %s match the log\n", checked, *anchor)
 	}
-	fmt.Fprintf(stdout, "audit: %d records, chain intact\n", n)
-	fmt.Fprintf(stdout, "audit: head record %d hash %s\n", id, head)
-	rep, err := audit.CheckAccounts(ctx, store)
-	if err != nil {
-		return err
+	for _, line := range v.Lines() {
+		fmt.Fprintln(stdout, line)
 	}
-	if err := rep.Err(); err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	how := "exactly (accounts baseline recorded)"
-	if !rep.Baselined {
-		how = "as far as their records go (no accounts baseline yet: the next start records it)"
-	}
-	fmt.Fprintf(stdout, "audit: %d accounts match their audited history, %s\n", rep.Accounts, how)
-	return nil
+	return v.Err()
 }
 
 // refuseSpecialFile refuses a path that exists and is not a regular file:

@@ -6,8 +6,11 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/identity"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -60,48 +63,127 @@ func filterQuery(form views.AuditForm) url.Values {
 }
 
 // AuditPage is GET /audit: the audit log, newest first, filtered and
-// paginated ("before" is the id the next page starts below).
+// paged by record id, so a page stays the same while records are added:
+// "before" lists the records below an id (older), "after" those above it
+// (newer).
 func (h *Handlers) AuditPage(w http.ResponseWriter, r *http.Request) {
+	h.renderAudit(w, r, http.StatusOK, nil)
+}
+
+func (h *Handlers) renderAudit(w http.ResponseWriter, r *http.Request, status int, verified *views.AuditVerified) {
 	q := r.URL.Query()
 	f, form, err := auditFilter(q)
-	p := views.AuditPage{Chrome: h.chrome("Audit log"), Form: form}
+	p := views.AuditPage{Chrome: h.chrome("Audit log"), Form: form, Verified: verified}
 	p.Actions, _ = h.Store.AuditActions(r.Context())
 	if err != nil {
 		p.Error = err.Error()
 		h.render(w, r, statusFor(unreadable(err)), views.Audit(p))
 		return
 	}
-	if b := q.Get("before"); b != "" {
-		if f.AfterID, err = strconv.Atoi(b); err != nil || f.AfterID < 1 {
-			h.fail(w, r, badRequest("before: want a record id"))
-			return
-		}
-		p.Paged = true
+	before, after, err := auditCursor(q)
+	if err != nil {
+		h.fail(w, r, err)
+		return
 	}
-	f.Limit = auditPageSize + 1
-	entries, err := h.Store.AuditEntries(r.Context(), f)
+	entries, newer, older, err := h.auditEntries(r, f, before, after)
 	if err != nil {
 		h.fail(w, r, say("cannot read the audit log", err))
 		return
 	}
 	fq := filterQuery(form)
-	if len(entries) > auditPageSize {
-		entries = entries[:auditPageSize]
-		older := url.Values{}
+	at := func(k string, id int64) string {
+		u := url.Values{}
 		for k, v := range fq {
-			older[k] = slices.Clone(v)
+			u[k] = slices.Clone(v)
 		}
-		older.Set("before", strconv.FormatInt(entries[len(entries)-1].ID, 10))
-		p.OlderURL = "/audit?" + older.Encode()
+		u.Set(k, strconv.FormatInt(id, 10))
+		return "/audit?" + u.Encode()
 	}
-	p.Entries = entries
+	if older {
+		p.OlderURL = at("before", entries[len(entries)-1].ID)
+	}
+	if newer && len(entries) > 0 {
+		p.NewerURL = at("after", entries[0].ID)
+	}
+	p.Paged = newer
+	admin := identity.UserFrom(r.Context()).AtLeast(model.RoleAdmin)
+	for _, e := range entries {
+		row := views.AuditRow{AuditEntry: e, SubjectURL: subjectURL(e.Subject, admin)}
+		row.Fields, row.Readable = views.AuditDetails(e.Details)
+		p.Entries = append(p.Entries, row)
+	}
 	p.FirstURL = "/audit?" + fq.Encode()
 	for _, format := range storage.AuditExportFormats {
 		eq := filterQuery(form)
 		eq.Set("format", format)
-		p.Exports = append(p.Exports, views.AuditLink{Text: format, URL: "/audit/export?" + eq.Encode()})
+		p.Exports = append(p.Exports, views.Link{Text: format, URL: "/audit/export?" + eq.Encode()})
 	}
-	h.render(w, r, http.StatusOK, views.Audit(p))
+	h.render(w, r, status, views.Audit(p))
+}
+
+// auditCursor reads "before" or "after", a record id (0: not given).
+func auditCursor(q url.Values) (before, after int, err error) {
+	for _, c := range []struct {
+		name string
+		id   *int
+	}{{"before", &before}, {"after", &after}} {
+		if v := q.Get(c.name); v != "" {
+			if *c.id, err = strconv.Atoi(v); err != nil || *c.id < 1 {
+				return 0, 0, badRequest(c.name + ": want a record id")
+			}
+		}
+	}
+	if before > 0 && after > 0 {
+		return 0, 0, badRequest("give before or after, not both")
+	}
+	return before, after, nil
+}
+
+// auditEntries is one page of records matching f, newest first: below
+// before, above after (the newest page when fewer than a page are above
+// it), or the newest; and whether newer and older records match too.
+func (h *Handlers) auditEntries(r *http.Request, f storage.AuditFilter, before, after int) (entries []model.AuditEntry, newer, older bool, err error) {
+	f.Limit = auditPageSize + 1
+	if after > 0 {
+		f.AfterID, f.Oldest = after, true
+		if entries, err = h.Store.AuditEntries(r.Context(), f); err != nil {
+			return nil, false, false, err
+		}
+		if len(entries) > auditPageSize {
+			entries = entries[:auditPageSize]
+			slices.Reverse(entries)
+			return entries, true, true, nil
+		}
+		f.AfterID, f.Oldest = 0, false // the newest page
+	} else if before > 0 {
+		f.AfterID = before
+		newer = true
+	}
+	if entries, err = h.Store.AuditEntries(r.Context(), f); err != nil {
+		return nil, false, false, err
+	}
+	if len(entries) > auditPageSize {
+		entries, older = entries[:auditPageSize], true
+	}
+	return entries, newer, older, nil
+}
+
+// subjectURL is the page of what a record is about: its failover run,
+// savepoint or flow, or for an admin the users page; "" for the rest.
+func subjectURL(subject string, admin bool) string {
+	kind, rest, _ := strings.Cut(subject, ":")
+	id, err := strconv.ParseInt(rest, 10, 64)
+	switch {
+	case kind == "failover-run" && err == nil && id > 0:
+		return views.RunPath(id)
+	case kind == "savepoint" && err == nil && id > 0:
+		return "/savepoints/" + rest
+	case kind == "flow" && rest != "":
+		return views.FlowPath(rest)
+	case kind == "user" && admin && model.ValidName(rest):
+		return "/admin/users"
+	}
+	return ""
 }
 
 // AuditExport is GET /audit/export?format=jsonl|csv with the page's

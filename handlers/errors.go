@@ -1,14 +1,18 @@
 package handlers
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/views"
 )
 
 // The one place an error becomes an HTTP status. Handlers do not pick
@@ -80,16 +84,100 @@ func notFound(what string) error { return say(what+" not found", storage.ErrNotF
 // problem (422) unless the error itself says otherwise (403, 404, 409...).
 func refused(err error) error { return say(err.Error(), err, errInvalid) }
 
-// fail answers err as plain text with its status; the console's own
-// failures are logged with their cause, which the page does not show.
+// fail answers err as the console's error page with its status (a
+// fragment for htmx). A 5xx never shows its cause: the page gives a
+// reference, and the log line under it has the cause.
 func (h *Handlers) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := statusFor(err)
-	if status >= 500 && h.Log != nil {
-		cause := err
-		if s, ok := err.(*shown); ok {
-			cause = errors.Join(s.errs...)
+	msg := err.Error()
+	var ref string
+	if status >= 500 {
+		ref = newRef()
+		msg = serverMessage(err, status)
+		if h.Log != nil {
+			cause := err
+			if s, ok := err.(*shown); ok {
+				cause = errors.Join(s.errs...)
+			}
+			h.Log.Error("request failed", "ref", ref, "path", r.URL.Path, "status", status, "err", err, "cause", cause)
 		}
-		h.Log.Error("request failed", "path", r.URL.Path, "status", status, "err", err, "cause", cause)
+	} else if status == http.StatusNotFound {
+		// storage words its misses "storage: failover run 9: not found".
+		msg = strings.Replace(strings.TrimPrefix(msg, "storage: "), ": not found", " not found", 1)
 	}
-	http.Error(w, err.Error(), status)
+	h.errorPage(w, r, status, msg, ref)
+}
+
+// Fail answers err as a handler's own failure is answered (for the web
+// middleware: a recovered panic).
+func (h *Handlers) Fail(w http.ResponseWriter, r *http.Request, err error) { h.fail(w, r, err) }
+
+// Refuse answers a request the router or its middleware turns away (no
+// such page, a method the route does not take, a role too weak) with the
+// console's error page; msg says why, for a person.
+func (h *Handlers) Refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	h.errorPage(w, r, status, msg, "")
+}
+
+func (h *Handlers) errorPage(w http.ResponseWriter, r *http.Request, status int, msg, ref string) {
+	heading := http.StatusText(status)
+	switch status {
+	case http.StatusForbidden:
+		heading = "Not allowed"
+	case http.StatusUnprocessableEntity:
+		heading = "Refused"
+	case http.StatusInternalServerError:
+		heading = "The console failed"
+	case http.StatusServiceUnavailable:
+		heading = "Not done: try again"
+	}
+	e := views.ErrorView{Chrome: h.chrome(heading), Status: status, Heading: heading, Message: msg, Ref: ref,
+		Back: backLinks(r.URL.Path)}
+	if r.Header.Get("HX-Request") == "true" {
+		h.render(w, r, status, views.ErrorBox(e))
+		return
+	}
+	h.render(w, r, status, views.ErrorPage(e))
+}
+
+// serverMessage is what a person reads of the console's own failure:
+// what to do, never the cause (which may name files, SQL or hosts).
+func serverMessage(err error, status int) string {
+	var auditRefused *failover.AuditRefusedError
+	switch {
+	case errors.Is(err, failover.ErrShuttingDown):
+		return failover.ErrShuttingDown.Error()
+	case errors.As(err, &auditRefused), errors.Is(err, errNotAudited):
+		return "The audit record this action needs could not be written, so nothing was done. Try again; if it keeps failing, give the reference below to whoever runs the console."
+	case status == http.StatusServiceUnavailable:
+		return "The console cannot do this right now. Try again in a moment."
+	}
+	return "The console failed to answer this request. Reload the page to see where things stand before trying again; if it keeps failing, give the reference below to whoever runs the console."
+}
+
+// newRef is a short random reference tying an error page to its log line.
+func newRef() string {
+	var b [5]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// backLinks are the ways back from a page at path: the list it belongs
+// to, then the overview.
+func backLinks(path string) []views.Link {
+	var links []views.Link
+	for _, s := range []struct{ prefix, text, url string }{
+		{"/failover", "All failover runs", "/failover"},
+		{"/drills", "DR drills", "/drills"},
+		{"/savepoints", "Savepoints", "/savepoints"},
+		{"/admin", "Users", "/admin/users"},
+		{"/audit", "Audit log", "/audit"},
+		{"/report", "RPO report", "/report"},
+		{"/translate", "Translate offsets", "/translate"},
+	} {
+		if (path == s.prefix || strings.HasPrefix(path, s.prefix+"/")) && path != s.url {
+			links = append(links, views.Link{Text: s.text, URL: s.url})
+		}
+	}
+	return append(links, views.Link{Text: "Overview", URL: "/"})
 }

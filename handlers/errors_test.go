@@ -1,9 +1,14 @@
 package handlers
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/drconsole/drconsole/handlers/form"
@@ -61,5 +66,65 @@ func TestUnreadable(t *testing.T) {
 	err := unreadable(errors.New("before: want a record id"))
 	if err.Error() != "before: want a record id" || statusFor(err) != http.StatusBadRequest {
 		t.Fatalf("%q %d", err, statusFor(err))
+	}
+}
+
+// The console's own failure is a page in the layout that shows neither the
+// cause nor the handler's wording of it, only a reference, and the log
+// line under that reference has the cause (issue 31 item 6).
+func TestServerErrorShowsAReferenceNotTheCause(t *testing.T) {
+	var logs bytes.Buffer
+	h := &Handlers{Log: slog.New(slog.NewTextHandler(&logs, nil)), Version: "test"}
+	for _, tc := range []struct {
+		name   string
+		err    error
+		status int
+		says   string
+	}{
+		{"unclassified", errors.New("open /var/lib/drconsole/secret.db: permission denied"), http.StatusInternalServerError,
+			"The console failed to answer this request"},
+		{"worded with its cause", say("cannot read the users: near \"secret_table\": syntax error", errors.New("SQL")),
+			http.StatusInternalServerError, "The console failed to answer this request"},
+		{"not audited", &failover.AuditRefusedError{Err: errors.New("disk I/O error at /var/lib/secret")},
+			http.StatusServiceUnavailable, "could not be written, so nothing was done"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logs.Reset()
+			rec := httptest.NewRecorder()
+			h.fail(rec, httptest.NewRequest(http.MethodGet, "/failover/3", nil), tc.err)
+			body := rec.Body.String()
+			if rec.Code != tc.status || !strings.Contains(body, `<html lang="en">`) || !strings.Contains(body, "<title>") ||
+				!strings.Contains(body, tc.says) || !strings.Contains(body, `href="/failover"`) {
+				t.Fatalf("%d:\n%s", rec.Code, body)
+			}
+			if strings.Contains(body, "secret") {
+				t.Fatalf("the page shows the cause:\n%s", body)
+			}
+			m := regexp.MustCompile(`data-testid="error-ref">([0-9a-f]{10})<`).FindStringSubmatch(body)
+			if m == nil {
+				t.Fatalf("no reference on the page:\n%s", body)
+			}
+			if !strings.Contains(logs.String(), "ref="+m[1]) || !strings.Contains(logs.String(), "secret") {
+				t.Fatalf("the log has no line with ref %s and the cause:\n%s", m[1], logs.String())
+			}
+		})
+	}
+	// An htmx request gets the box alone.
+	req := httptest.NewRequest(http.MethodPost, "/demo/mirror", nil)
+	req.Header.Set("HX-Request", "true")
+	rec := httptest.NewRecorder()
+	h.fail(rec, req, errors.New("boom"))
+	if rec.Code != 500 || strings.Contains(rec.Body.String(), "<html") || !strings.Contains(rec.Body.String(), "data-request-error") {
+		t.Fatalf("htmx: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// A 404 says what was not found, in the console's words, not storage's.
+func TestNotFoundSaysWhat(t *testing.T) {
+	h := &Handlers{Version: "test"}
+	rec := httptest.NewRecorder()
+	h.fail(rec, httptest.NewRequest(http.MethodGet, "/failover/9999", nil), refused(fmt.Errorf("storage: failover run 9999: %w", storage.ErrNotFound)))
+	if body := rec.Body.String(); rec.Code != 404 || !strings.Contains(body, "failover run 9999 not found") || strings.Contains(body, "storage:") {
+		t.Fatalf("%d %s", rec.Code, body)
 	}
 }

@@ -155,3 +155,71 @@
   });
   document.addEventListener("htmx:sseOpen", function () { notice(false); });
 })();
+
+// Failed background requests. htmx swaps nothing for a 4xx or 5xx answer
+// and nothing when the console does not answer, so a button would seem to
+// do nothing: the page's alert slot (#request-error, role="alert") says
+// what happened instead, in the words of the console's error fragment
+// ([data-request-error]) when there is one. A later successful request
+// from the same element clears it; so does its Dismiss button.
+(function () {
+  "use strict";
+  let source = null;
+  function clear() {
+    const s = document.getElementById("request-error");
+    if (s) { s.replaceChildren(); }
+    source = null;
+  }
+  function show(elt, heading, message, ref) {
+    const s = document.getElementById("request-error");
+    if (!s) { return; }
+    const box = document.createElement("div");
+    box.className = "request-error-box";
+    const p = document.createElement("p");
+    const strong = document.createElement("strong");
+    strong.textContent = heading;
+    p.append(strong, " ", message);
+    box.appendChild(p);
+    if (ref) {
+      const r = document.createElement("p");
+      r.className = "sub";
+      r.textContent = "Reference " + ref + ": the console's log has the cause under it.";
+      box.appendChild(r);
+    }
+    const close = document.createElement("button");
+    close.type = "button";
+    close.textContent = "Dismiss";
+    close.addEventListener("click", clear);
+    box.appendChild(close);
+    s.replaceChildren(box);
+    source = elt;
+  }
+  function text(root, sel) {
+    const n = root.querySelector(sel);
+    return n ? n.textContent.trim() : "";
+  }
+  document.addEventListener("htmx:responseError", function (e) {
+    const xhr = e.detail.xhr;
+    const what = "HTTP " + xhr.status + (xhr.statusText ? " " + xhr.statusText : "");
+    let doc = null;
+    if ((xhr.getResponseHeader("Content-Type") || "").startsWith("text/html")) {
+      doc = new DOMParser().parseFromString(xhr.responseText, "text/html");
+    }
+    const box = doc && doc.querySelector("[data-request-error]");
+    // A page answered with its own message (a form re-rendered with why).
+    const said = doc && text(doc, ".form-error, .flash, main [role=alert]:not(#request-error)");
+    if (box) {
+      show(e.detail.elt, text(box, "h1") + " (" + what + "):", text(box, ".error-message"), text(box, "[data-testid=error-ref]"));
+    } else {
+      show(e.detail.elt, "The request failed (" + what + ").", said || "Reload the page to see where things stand.", "");
+    }
+  });
+  function unanswered(e) {
+    show(e.detail.elt, "The console did not answer.", "The network or the console is down; what this page shows may be out of date.", "");
+  }
+  document.addEventListener("htmx:sendError", unanswered);
+  document.addEventListener("htmx:timeout", unanswered);
+  document.addEventListener("htmx:afterRequest", function (e) {
+    if (e.detail.successful && source !== null && e.detail.elt === source) { clear(); }
+  });
+})();

@@ -210,36 +210,44 @@ func clip(s string) string {
 
 // RequireUser refuses requests without a signed-in user that has a role:
 // a page GET is sent to the sign-in form (and back afterwards), anything
-// else (a POST, an htmx fragment) gets 401.
-func RequireUser(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u := UserFrom(r.Context())
-		switch {
-		case u == nil:
-			unauthenticated(w, r)
-		case !u.Role.Valid():
-			http.Error(w, "signed in as "+u.Name+", but that account has no role in this console: ask an administrator",
-				http.StatusForbidden)
-		default:
-			next.ServeHTTP(w, r)
+// else (a POST, an htmx fragment) gets 401; an account without a role gets
+// the console's 403 page.
+func RequireUser(h *handlers.Handlers) func(http.Handler) http.Handler {
+	return gate(h, func(u *User) string {
+		if !u.Role.Valid() {
+			return "signed in as " + u.Name + ", but that account has no role in this console: ask an administrator"
 		}
+		return ""
 	})
 }
 
-// RequireRole refuses users weaker than role (403), and requests without
+// RequireRole refuses users weaker than role with the console's 403 page
+// (a fragment for htmx, which static/app.js shows), and requests without
 // a user like RequireUser.
-func RequireRole(role model.Role) func(http.Handler) http.Handler {
+func RequireRole(h *handlers.Handlers, role model.Role) func(http.Handler) http.Handler {
+	return gate(h, func(u *User) string {
+		if !u.AtLeast(role) {
+			return "forbidden: this needs the " + string(role) + " role; " + u.Name + " is " + orNone(u.Role)
+		}
+		return ""
+	})
+}
+
+// gate lets a signed-in user through unless refuse says why not (403);
+// a request without one is unauthenticated.
+func gate(h *handlers.Handlers, refuse func(*User) string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			u := UserFrom(r.Context())
-			switch {
-			case u == nil:
+			if u == nil {
 				unauthenticated(w, r)
-			case !u.AtLeast(role):
-				http.Error(w, "forbidden: this needs the "+string(role)+" role; "+u.Name+" is "+orNone(u.Role), http.StatusForbidden)
-			default:
-				next.ServeHTTP(w, r)
+				return
 			}
+			if why := refuse(u); why != "" {
+				h.Refuse(w, r, http.StatusForbidden, why)
+				return
+			}
+			next.ServeHTTP(w, r)
 		})
 	}
 }
@@ -247,6 +255,9 @@ func RequireRole(role model.Role) func(http.Handler) http.Handler {
 func orNone(role model.Role) string {
 	if role == "" {
 		return "no role"
+	}
+	if strings.ContainsRune("aeiou", rune(role[0])) {
+		return "an " + string(role)
 	}
 	return "a " + string(role)
 }

@@ -21,7 +21,7 @@ var publicRoutes = map[string]bool{
 }
 
 // State-changing routes open to every signed-in user, viewers included.
-var anyUserRoutes = map[string]bool{"POST /logout": true, "POST /logout/everywhere": true}
+var anyUserRoutes = map[string]bool{"POST /logout": true, "POST /logout/everywhere": true, "POST /audit/verify": true}
 
 // roleDenied and adminDenied are how RequireRole words its 403, to tell
 // it from a handler's own refusal.

@@ -192,16 +192,28 @@ func TestBrowserViewerAuditAndSignOut(t *testing.T) {
 	if err != nil || !strings.Contains(text, "test-viewer") {
 		t.Fatalf("audit table %q (%v) lacks the viewer's sign-in", text, err)
 	}
-	// The sandbox buttons are shown, but the server refuses a viewer.
+	// The sandbox buttons are shown, but the server refuses a viewer, and
+	// the page says so: htmx swaps nothing for a 403, so without the
+	// alert the button would seem to do nothing.
 	if err := chromedp.Do(ctx, chromedp.Navigate(c.URL+"/demo"), chromedp.WaitVisible(chromedp.ID("rate-5"))); err != nil {
 		t.Fatal(err)
 	}
 	state, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="mirror-rate"]`)))
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("rate-5")), chromedp.Sleep(time.Second)); err != nil {
-		t.Fatal(err)
+	alert := chromedp.CSS(`[data-testid="request-error"][role="alert"] .request-error-box`)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("rate-5")), chromedp.WaitVisible(alert)); err != nil {
+		t.Fatalf("no visible message for the refused button: %v", err)
+	}
+	said, err := chromedp.Run(ctx, chromedp.Text(alert))
+	if err != nil || !strings.Contains(said, "Not allowed (HTTP 403") || !strings.Contains(said, "this needs the operator role; test-viewer is a viewer") {
+		t.Fatalf("the alert says %q (%v)", said, err)
 	}
 	if s := c.Sandbox.State(); s.MirrorRate == 5 {
 		t.Fatalf("a viewer changed the mirror rate (was %q)", state)
+	}
+	// Dismissed by keyboard: the button takes focus and Enter.
+	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(`.request-error-box button`)), chromedp.KeyEvent("\r"),
+		chromedp.WaitNotPresent(chromedp.CSS(`.request-error-box`))); err != nil {
+		t.Fatalf("dismissing the message: %v", err)
 	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("sign-out")), chromedp.WaitVisible(chromedp.ID("password"))); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -78,7 +79,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	streams.Still = auth.stillSignedIn
 
 	r := chi.NewRouter()
-	r.Use(middleware.Recoverer, requestLog(log), securityHeaders, checkHost(h.Auth, h.Metrics.AllowedHosts, log))
+	r.Use(recoverPanics(h), requestLog(log), securityHeaders, checkHost(h.Auth, h.Metrics.AllowedHosts, log))
 	// HTML pages and fragments gzipped when accepted; event streams never.
 	r.Use(compressHTML)
 	// Pages are cached per key (handlers/pagecache.go); a state-changing
@@ -91,6 +92,22 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	// Who is asking (session or trusted proxy header) and from where; the
 	// groups below decide what they may do.
 	r.Use(auth.identify)
+
+	// No such page, or a method the page does not take: the console's
+	// error page, with the way back.
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		h.Refuse(w, r, http.StatusNotFound, "no page at "+clip(r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {
+			if r.Match(chi.NewRouteContext(), m, req.URL.Path) {
+				allow = append(allow, m)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		h.Refuse(w, req, http.StatusMethodNotAllowed, req.Method+" is not something "+clip(req.URL.Path)+" takes")
+	})
 
 	// Public: signing in, probes, metrics for Prometheus, assets.
 	r.Get("/login", h.LoginPage)
@@ -109,7 +126,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	// group below (or the admin one), and web/auth_routes_test.go checks
 	// that for every route the router has.
 	r.Group(func(r chi.Router) {
-		r.Use(RequireUser)
+		r.Use(RequireUser(h))
 		r.Get("/", h.Overview)
 		r.Get("/events", streams.Shared(overviewKey, h.OverviewEvents))
 		r.Get("/flows/{flow}", h.Flow)
@@ -151,9 +168,14 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		// Anyone signed in may sign out, here or everywhere.
 		r.Post("/logout", h.Logout)
 		r.Post("/logout/everywhere", h.LogoutEverywhere)
+		// Verifying the audit chain reads it and records that it was
+		// checked; it changes nothing else, so any signed-in user may.
+		// It reads the whole chain and adds a record each time: rate
+		// limited like the cluster reads.
+		r.With(costly).Post("/audit/verify", h.AuditVerify)
 
 		r.Group(func(r chi.Router) {
-			r.Use(RequireRole(model.RoleOperator))
+			r.Use(RequireRole(h, model.RoleOperator))
 			r.Post("/translate", h.TranslatePost)
 			r.Post("/flows/{flow}/loss/{id}/ack", h.LossAck)
 			r.Post("/demo/mirror-rate", h.DemoMirrorRate)
@@ -180,7 +202,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		// Admins only, pages included: everything under /admin (and
 		// web/auth_routes_test.go holds every /admin route to that).
 		r.Group(func(r chi.Router) {
-			r.Use(RequireRole(model.RoleAdmin))
+			r.Use(RequireRole(h, model.RoleAdmin))
 			r.Get("/admin/users", h.AdminUsers)
 			r.Post("/admin/users", h.AdminUserCreate)
 			r.Post("/admin/users/{name}/role", h.AdminUserRole)
@@ -281,6 +303,25 @@ func cacheStatic(next http.Handler) http.Handler {
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		next.ServeHTTP(w, r)
 	})
+}
+
+// recoverPanics answers a handler's panic with the console's 500 page (a
+// reference; the panic and its stack in the log under it) rather than a
+// bare answer; http.ErrAbortHandler still aborts the response.
+func recoverPanics(h *handlers.Handlers) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				if rv := recover(); rv != nil {
+					if rv == http.ErrAbortHandler {
+						panic(rv)
+					}
+					h.Fail(w, r, fmt.Errorf("panic: %v\n%s", rv, debug.Stack()))
+				}
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 // requestLog logs each request with slog; polling fragments, scrapes and
