@@ -155,3 +155,55 @@
   });
   document.addEventListener("htmx:sseOpen", function () { notice(false); });
 })();
+
+// The run page. When the run changes under the page's forms (the pushed
+// status says so with data-testid="run-changed"), fetch the run's section
+// again, so the next action shows without a reload: unless something is
+// being typed in it (focus in a field, or a field changed), which is kept
+// and the note stays. The window's scroll and the focused control stay.
+// A refused action answers at its POST path: the address becomes the run
+// page's, so a reload reads the page instead of posting again.
+(function () {
+  "use strict";
+  if (!window.htmx) {
+    return;
+  }
+  function typing(live) {
+    const a = document.activeElement;
+    if (a && live.contains(a) && (a instanceof HTMLTextAreaElement || (a instanceof HTMLInputElement && a.type !== "hidden" && a.type !== "submit"))) {
+      return true;
+    }
+    for (const el of live.querySelectorAll("input, textarea")) {
+      if (el.type !== "hidden" && el.value !== el.defaultValue) { return true; }
+    }
+    return false;
+  }
+  let busy = false;
+  function refresh() {
+    const live = document.getElementById("live");
+    if (busy || !live || !live.dataset.liveUrl || !live.querySelector('[data-testid="run-changed"]') || typing(live)) {
+      return;
+    }
+    busy = true;
+    const focused = document.activeElement && live.contains(document.activeElement) ? document.activeElement.id : "";
+    const x = window.scrollX, y = window.scrollY;
+    htmx.ajax("GET", live.dataset.liveUrl, { target: "#live", swap: "outerHTML" }).then(function () {
+      busy = false;
+      window.scrollTo(x, y);
+      const el = focused && document.getElementById(focused);
+      if (el) { el.focus({ preventScroll: true }); }
+    }, function () { busy = false; });
+  }
+  document.addEventListener("htmx:sseMessage", refresh);
+  // Typing stopped (the field left unchanged): a note that waited may act.
+  document.addEventListener("focusout", function () { setTimeout(refresh, 0); });
+  document.addEventListener("DOMContentLoaded", function () {
+    const live = document.getElementById("live");
+    if (!live || !live.dataset.liveUrl) { return; }
+    const page = live.dataset.liveUrl.replace(/\/live$/, "");
+    if (location.pathname !== page) {
+      const step = location.pathname.match(/\/steps\/(\d+)\//);
+      history.replaceState(null, "", page + (step ? "#step-" + step[1] : ""));
+    }
+  });
+})();
