@@ -128,4 +128,3 @@ func (h *Handlers) finished(ctx context.Context, r *runbook.Run, v *views.Run) *
 	}
 	return f
 }
-

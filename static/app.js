@@ -186,10 +186,20 @@
     }
     busy = true;
     const focused = document.activeElement && live.contains(document.activeElement) ? document.activeElement.id : "";
-    const x = window.scrollX, y = window.scrollY;
+    // The first step in view stays where it is on the screen.
+    let anchor = null, top = 0;
+    for (const li of live.querySelectorAll("li.step[id]")) {
+      const r = li.getBoundingClientRect();
+      if (r.bottom > 0) { anchor = li.id; top = r.top; break; }
+    }
     htmx.ajax("GET", live.dataset.liveUrl, { target: "#live", swap: "outerHTML" }).then(function () {
       busy = false;
-      window.scrollTo(x, y);
+      const a = anchor && document.getElementById(anchor);
+      if (a) {
+        window.scrollBy(0, a.getBoundingClientRect().top - top);
+        // Folded shorter than the scroll above it: bring its line back.
+        if (a.getBoundingClientRect().bottom <= 0) { a.scrollIntoView({ block: "nearest" }); }
+      }
       const el = focused && document.getElementById(focused);
       if (el) { el.focus({ preventScroll: true }); }
     }, function () { busy = false; });
