@@ -15,36 +15,46 @@ import (
 	"github.com/drconsole/drconsole/runbook/failover"
 )
 
+// send sends req with hdr and cookies, without following a redirect,
+// and reads the answer.
+func send(t *testing.T, req *http.Request, hdr map[string]string, cookies ...*http.Cookie) (*http.Response, string) {
+	t.Helper()
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	for _, ck := range cookies {
+		req.AddCookie(ck)
+	}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// postForm posts form with cookie and the headers hdr.
+func postForm(t *testing.T, c *console, cookie *http.Cookie, path string, form url.Values, hdr map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, c.URL+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return send(t, req, hdr, cookie)
+}
+
 // postThenGet posts form as test-<role> and, answered 303, reads the page
 // its Location names with the same session and the cookies the answer set
 // (its flash), as a browser does. page is "" when the answer is not 303.
 func postThenGet(t *testing.T, c *console, role, path string, form url.Values) (*http.Response, string) {
 	t.Helper()
 	session := sessionCookie(t, c, role)
-	req, _ := http.NewRequest(http.MethodPost, c.URL+path, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.AddCookie(session)
-	resp, err := noRedirect.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	resp, _ := postForm(t, c, session, path, form, nil)
 	if resp.StatusCode != http.StatusSeeOther {
 		return resp, ""
 	}
 	get, _ := http.NewRequest(http.MethodGet, c.URL+resp.Header.Get("Location"), nil)
-	get.AddCookie(session)
-	for _, ck := range resp.Cookies() {
-		get.AddCookie(ck)
-	}
-	page, err := noRedirect.Do(get)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer page.Body.Close()
-	b, _ := io.ReadAll(page.Body)
-	return resp, string(b)
+	_, page := send(t, get, nil, append(resp.Cookies(), session)...)
+	return resp, page
 }
 
 // pageAs reads path as test-<role>.
@@ -115,20 +125,11 @@ func TestRunActionsRedirectToTheirStep(t *testing.T) {
 // htmxPost posts as htmx does and returns the 200 answer's body.
 func htmxPost(t *testing.T, c *console, role, path string, form url.Values) string {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, c.URL+path, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("HX-Request", "true")
-	req.AddCookie(sessionCookie(t, c, role))
-	resp, err := noRedirect.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, body := postForm(t, c, sessionCookie(t, c, role), path, form, map[string]string{"HX-Request": "true"})
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("htmx POST %s: %d %.300s", path, resp.StatusCode, b)
+		t.Fatalf("htmx POST %s: %d %.300s", path, resp.StatusCode, body)
 	}
-	return string(b)
+	return body
 }
 
 // waitStepDone waits for step i of run id to end, and wants it done.
