@@ -44,15 +44,10 @@ func (h *Handlers) FailoverRunSection(w http.ResponseWriter, r *http.Request) {
 }
 
 // FailoverActionPage is GET on an action's path (a bookmark, a reload of
-// an answer from before the redirects): the run page at that step.
+// a refused action's answer): the run page, never a 405; app.js puts the
+// run page's address back, at the step.
 func (h *Handlers) FailoverActionPage(w http.ResponseWriter, r *http.Request) {
-	id, ok := runID(r)
-	if !ok {
-		h.fail(w, r, badRequest("bad run id"))
-		return
-	}
-	n, _ := strconv.Atoi(chi.URLParam(r, "step"))
-	http.Redirect(w, r, runAnchor(id, n), http.StatusSeeOther)
+	h.FailoverRun(w, r)
 }
 
 // runAnchor is the run page at step n (1-based; 0: the top).

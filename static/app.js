@@ -205,6 +205,16 @@
     }, function () { busy = false; });
   }
   document.addEventListener("htmx:sseMessage", refresh);
+  // A step answered in place: its button is gone, so the keyboard's focus
+  // goes to the step (its message is announced by its role).
+  document.addEventListener("htmx:afterSettle", function (e) {
+    const path = (e.detail && e.detail.pathInfo && e.detail.pathInfo.requestPath) || "";
+    const m = /\/steps\/(\d+)\//.exec(path);
+    const li = m && document.getElementById("step-" + m[1]);
+    if (li && (!document.activeElement || document.activeElement === document.body)) {
+      li.focus({ preventScroll: true });
+    }
+  });
   // Typing stopped (the field left unchanged): a note that waited may act.
   document.addEventListener("focusout", function () { setTimeout(refresh, 0); });
   document.addEventListener("DOMContentLoaded", function () {
