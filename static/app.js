@@ -185,22 +185,33 @@
       return;
     }
     busy = true;
-    const focused = document.activeElement && live.contains(document.activeElement) ? document.activeElement.id : "";
+    const act = document.activeElement && live.contains(document.activeElement) ? document.activeElement : null;
+    const focused = act ? act.id : "", focusedStep = act && act.closest("li.step[id]") ? act.closest("li.step[id]").id : "";
     // The first step in view stays where it is on the screen.
     let anchor = null, top = 0;
     for (const li of live.querySelectorAll("li.step[id]")) {
       const r = li.getBoundingClientRect();
       if (r.bottom > 0) { anchor = li.id; top = r.top; break; }
     }
+    // A step's answer to the last action (what it did, why not) stays.
+    const said = [];
+    live.querySelectorAll("li.step[id] > .flash, li.step[id] > [data-testid='run-error']").forEach(function (m) {
+      said.push([m.parentElement.id, m]);
+    });
     htmx.ajax("GET", live.dataset.liveUrl, { target: "#live", swap: "outerHTML" }).then(function () {
       busy = false;
+      said.forEach(function (s) {
+        const li = document.getElementById(s[0]), line = li && li.querySelector(".step-line");
+        if (line) { line.after(s[1]); }
+      });
       const a = anchor && document.getElementById(anchor);
       if (a) {
         window.scrollBy(0, a.getBoundingClientRect().top - top);
         // Folded shorter than the scroll above it: bring its line back.
         if (a.getBoundingClientRect().bottom <= 0) { a.scrollIntoView({ block: "nearest" }); }
       }
-      const el = focused && document.getElementById(focused);
+      // The focused control, or its step when the control is gone.
+      const el = (focused && document.getElementById(focused)) || (focusedStep && document.getElementById(focusedStep));
       if (el) { el.focus({ preventScroll: true }); }
     }, function () { busy = false; });
   }
