@@ -24,7 +24,7 @@ import (
 // approval and the typed flow name, records the start and runs the drill.
 func (h *Handlers) FailoverDrillStart(w http.ResponseWriter, r *http.Request) {
 	f := form.NewExecute(r)
-	h.runAction(w, r, "Drill started: it runs every step, times the job copy, then cleans up.", func(ctx context.Context, id int64) error {
+	h.runAction(w, r, 0, "Drill started: it runs every step, times the job copy, then cleans up.", func(ctx context.Context, id int64) error {
 		if err := f.Validate(); err != nil {
 			return err
 		}

@@ -1,7 +1,10 @@
 package handlers
 
 import (
+	"context"
 	"time"
+
+	"github.com/drconsole/drconsole/model"
 
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/failback"
@@ -22,6 +25,14 @@ func runView(r *runbook.Run) *views.Run {
 		Plan: views.RunPlan{Drill: r.Plan.Kind == runbook.PlanDrill, Failback: r.Plan.Kind == runbook.PlanFailback, FailbackOf: r.Plan.FailbackOf}}
 	for i := range r.Plan.Steps {
 		v.Plan.RestsOn = append(v.Plan.RestsOn, r.Plan.RestsOnInputs(i))
+	}
+	for i, st := range r.Steps {
+		if st.Status == model.StepDone && st.Result != "" {
+			if v.Results == nil {
+				v.Results = map[int][]views.Figure{}
+			}
+			v.Results[i] = resultFigures(st.Result)
+		}
 	}
 	return v
 }
@@ -83,4 +94,37 @@ func savepointTriggersView(ts []failover.SavepointTrigger) []views.SavepointTrig
 			Finished: t.Finished}
 	}
 	return out
+}
+
+// finished is a completed run's summary; nil while it is not completed.
+func (h *Handlers) finished(ctx context.Context, r *runbook.Run, v *views.Run) *views.Finished {
+	if r.Status != model.RunCompleted {
+		return nil
+	}
+	f := &views.Finished{LostAtCut: v.LostAtCut}
+	var first, last int64
+	for _, st := range r.Steps {
+		if st.StartedMs > 0 && (first == 0 || st.StartedMs < first) {
+			first = st.StartedMs
+		}
+		last = max(last, st.FinishedMs)
+	}
+	if last == 0 {
+		last = r.UpdatedMs
+	}
+	f.Took = time.Duration(max(last-r.CreatedMs, 0)) * time.Millisecond
+	if first > 0 {
+		f.Steps = time.Duration(max(last-first, 0)) * time.Millisecond
+	}
+	sides, err := failover.ActiveSides(ctx, h.Store, []string{r.Flow})
+	switch {
+	case err != nil:
+		f.ActiveErr = err.Error()
+	case len(sides) == 0:
+		f.ActiveErr = "no record of the flow's active side"
+	default:
+		a := activeSideView(sides[0])
+		f.Active = &a
+	}
+	return f
 }

@@ -435,3 +435,36 @@ func stampChoices(p *Plan, who Actor) {
 		p.Steps[i].Choices = stamped
 	}
 }
+
+// AwaitingDecision lists the runs that wait for who's decision: pending
+// approval, requested by someone else (self-approval is refused) and not
+// yet approved by who for their current plan. Viewers decide nothing.
+// Read only: it changes nothing and writes no record.
+func (rb *Runbook) AwaitingDecision(ctx context.Context, who Actor) ([]model.Run, error) {
+	if !MayOperate(who) || who.Name == "" {
+		return nil, nil
+	}
+	runs, err := rb.Runs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []model.Run
+	for _, r := range runs {
+		if r.Status != model.RunPending || samePerson(r.CreatedBy, who.Name) {
+			continue
+		}
+		full, err := rb.Get(ctx, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		if full.Status != model.RunPending || full.Approved ||
+			slices.ContainsFunc(full.ValidApprovers, func(v string) bool { return samePerson(v, who.Name) }) {
+			continue
+		}
+		if _, discounted := full.Discounted[who.Name]; discounted {
+			continue // their approval is on record and cannot count: nothing to decide
+		}
+		out = append(out, full.Run)
+	}
+	return out, nil
+}

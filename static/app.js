@@ -223,3 +223,86 @@
     if (e.detail.successful && source !== null && e.detail.elt === source) { clear(); }
   });
 })();
+
+// The run page. When the run changes under the page's forms (the pushed
+// status says so with data-testid="run-changed"), fetch the run's section
+// again, so the next action shows without a reload: unless something is
+// being typed in it (focus in a field, or a field changed), which is kept
+// and the note stays. The window's scroll and the focused control stay.
+// A refused action answers at its POST path: the address becomes the run
+// page's, so a reload reads the page instead of posting again.
+(function () {
+  "use strict";
+  if (!window.htmx) {
+    return;
+  }
+  function typing(live) {
+    const a = document.activeElement;
+    if (a && live.contains(a) && (a instanceof HTMLTextAreaElement || (a instanceof HTMLInputElement && a.type !== "hidden" && a.type !== "submit"))) {
+      return true;
+    }
+    for (const el of live.querySelectorAll("input, textarea")) {
+      if (el.type !== "hidden" && el.value !== el.defaultValue) { return true; }
+    }
+    return false;
+  }
+  let busy = false;
+  function refresh() {
+    const live = document.getElementById("live");
+    if (busy || !live || !live.dataset.liveUrl || !live.querySelector('[data-testid="run-changed"]') || typing(live)) {
+      return;
+    }
+    busy = true;
+    const act = document.activeElement && live.contains(document.activeElement) ? document.activeElement : null;
+    const focused = act ? act.id : "", focusedStep = act && act.closest("li.step[id]") ? act.closest("li.step[id]").id : "";
+    // The first step in view stays where it is on the screen.
+    let anchor = null, top = 0;
+    for (const li of live.querySelectorAll("li.step[id]")) {
+      const r = li.getBoundingClientRect();
+      if (r.bottom > 0) { anchor = li.id; top = r.top; break; }
+    }
+    // A step's answer to the last action (what it did, why not) stays.
+    const said = [];
+    live.querySelectorAll("li.step[id] > .flash, li.step[id] > [data-testid='run-error']").forEach(function (m) {
+      said.push([m.parentElement.id, m]);
+    });
+    htmx.ajax("GET", live.dataset.liveUrl, { target: "#live", swap: "outerHTML" }).then(function () {
+      busy = false;
+      said.forEach(function (s) {
+        const li = document.getElementById(s[0]), line = li && li.querySelector(".step-line");
+        if (line) { line.after(s[1]); }
+      });
+      const a = anchor && document.getElementById(anchor);
+      if (a) {
+        window.scrollBy(0, a.getBoundingClientRect().top - top);
+        // Folded shorter than the scroll above it: bring its line back.
+        if (a.getBoundingClientRect().bottom <= 0) { a.scrollIntoView({ block: "nearest" }); }
+      }
+      // The focused control, or its step when the control is gone.
+      const el = (focused && document.getElementById(focused)) || (focusedStep && document.getElementById(focusedStep));
+      if (el) { el.focus({ preventScroll: true }); }
+    }, function () { busy = false; });
+  }
+  document.addEventListener("htmx:sseMessage", refresh);
+  // A step answered in place: its button is gone, so the keyboard's focus
+  // goes to the step (its message is announced by its role).
+  document.addEventListener("htmx:afterSettle", function (e) {
+    const path = (e.detail && e.detail.pathInfo && e.detail.pathInfo.requestPath) || "";
+    const m = /\/steps\/(\d+)\//.exec(path);
+    const li = m && document.getElementById("step-" + m[1]);
+    if (li && (!document.activeElement || document.activeElement === document.body)) {
+      li.focus({ preventScroll: true });
+    }
+  });
+  // Typing stopped (the field left unchanged): a note that waited may act.
+  document.addEventListener("focusout", function () { setTimeout(refresh, 0); });
+  document.addEventListener("DOMContentLoaded", function () {
+    const live = document.getElementById("live");
+    if (!live || !live.dataset.liveUrl) { return; }
+    const page = live.dataset.liveUrl.replace(/\/live$/, "");
+    if (location.pathname !== page) {
+      const step = location.pathname.match(/\/steps\/(\d+)\//);
+      history.replaceState(null, "", page + (step ? "#step-" + step[1] : ""));
+    }
+  });
+})();

@@ -65,7 +65,7 @@ func benchOverview() OverviewPage {
 	return p
 }
 
-func render(b *testing.B, buf *bytes.Buffer, c templ.Component) int {
+func render(b testing.TB, buf *bytes.Buffer, c templ.Component) int {
 	buf.Reset()
 	if err := c.Render(context.Background(), buf); err != nil {
 		b.Fatal(err)
@@ -152,7 +152,7 @@ func BenchmarkOverviewUpdateNew(b *testing.B) {
 	}
 }
 
-func renderString(b *testing.B, c templ.Component) string {
+func renderString(b testing.TB, c templ.Component) string {
 	buf := &bytes.Buffer{}
 	render(b, buf, c)
 	return buf.String()

@@ -35,6 +35,37 @@ type Run struct {
 	LostAtCut string
 	// ReverseActive: a failback whose reverse connectors exist now.
 	ReverseActive bool
+	// Results are the done steps' results as labelled figures, by step
+	// index (the raw JSON stays in Steps[i].Result).
+	Results map[int][]Figure
+}
+
+// Figure is one labelled value of a step's result, shown as recorded:
+// a "≥" or an "unknown" in it is part of the value.
+type Figure struct {
+	Label string
+	Value string
+}
+
+// Finished is what a run page shows once its run has completed: how long
+// it took, what the cut lost, which side is active now, what to do next.
+type Finished struct {
+	// Took is from the request to completion; Steps from the first step's
+	// start to the last one's end.
+	Took, Steps time.Duration
+	// LostAtCut is what the failover lost ("" for a drill or a failback;
+	// a failover that did not record it says so in words).
+	LostAtCut string
+	Active    *ActiveSide
+	// ActiveErr says why the active side is not known.
+	ActiveErr string
+}
+
+// WaitingRuns are the runs waiting for the signed-in user's decision.
+type WaitingRuns struct {
+	Runs []model.Run
+	// Err: the runs could not be read; the count is unknown.
+	Err string
 }
 
 // RunPlan is what the run page needs of a run's plan.

@@ -121,9 +121,9 @@ func TestBrowserFailoverFourEyes(t *testing.T) {
 		t.Fatalf("restore from a savepoint of unknown verdict: %q", msg)
 	}
 	runStepAs(b, 4, "primary->dr", "drill savepoint, restored knowingly")
-	if got := text(t, b, `[data-testid="run-status"]`); got != "completed" {
-		t.Fatalf("run status %q", got)
-	}
+	// The page fetches its section again once the run changed: read the
+	// status when it has settled.
+	waitJS(t, b, "run status completed", `(document.querySelector('[data-testid="run-status"]')||{}).textContent?.trim() === "completed"`, 15*time.Second)
 	if jobs := c.Flink.Jobs(); len(jobs) != 1 {
 		t.Fatalf("Flink stand-in got %d jobs", len(jobs))
 	}

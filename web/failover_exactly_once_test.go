@@ -17,7 +17,7 @@ import (
 )
 
 // Six simultaneous "execute step 1" requests, from two operators and three
-// sessions: exactly one starts the step (202), the others get 409 and a
+// sessions: exactly one starts the step (303 to the run page), the others get 409 and a
 // refusal on record; the step's outcome is recorded once and the DR group
 // is committed once.
 func TestFailoverStepExecutesExactlyOnceOverHTTP(t *testing.T) {
@@ -66,14 +66,14 @@ func TestFailoverStepExecutesExactlyOnceOverHTTP(t *testing.T) {
 		switch {
 		case errs[i] != nil:
 			t.Fatal(errs[i])
-		case code == http.StatusAccepted:
+		case code == http.StatusSeeOther: // started: back to the run page at the step
 			accepted++
 		case code == http.StatusConflict:
 			conflicts++
 		}
 	}
 	if accepted != 1 || conflicts != 5 {
-		t.Fatalf("responses %v: want exactly one 202 and five 409", codes)
+		t.Fatalf("responses %v: want exactly one 303 and five 409", codes)
 	}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		run, err = c.Runbook.Get(ctx, id)

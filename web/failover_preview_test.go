@@ -53,8 +53,8 @@ func TestRunPagePreviewsCachedAndRecomputed(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("viewer recompute = %d, want 403", resp.StatusCode)
 	}
-	resp, body = postAs(t, c, "operator", page+"/steps/1/recompute", nil)
-	if resp.StatusCode != http.StatusOK || computedAt(body) == first {
+	resp, body = postThenGet(t, c, "operator", page+"/steps/1/recompute", nil)
+	if resp.StatusCode != http.StatusSeeOther || computedAt(body) == first {
 		t.Fatalf("operator recompute = %d, computed at %s (was %s)", resp.StatusCode, computedAt(body), first)
 	}
 	mustContain(t, "recomputed page", body, "Preview of step 1 recomputed.", `id="recompute-1"`, `id="recompute-all"`)
@@ -62,7 +62,7 @@ func TestRunPagePreviewsCachedAndRecomputed(t *testing.T) {
 	if resp, _ := postAs(t, c, "viewer", page+"/previews/recompute", nil); resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("viewer recompute of every step = %d, want 403", resp.StatusCode)
 	}
-	if resp, body = postAs(t, c, "operator", page+"/previews/recompute", nil); resp.StatusCode != http.StatusOK || computedAt(body) == second {
+	if resp, body = postThenGet(t, c, "operator", page+"/previews/recompute", nil); resp.StatusCode != http.StatusSeeOther || computedAt(body) == second {
 		t.Fatalf("operator recompute of every step = %d, computed at %s (was %s)", resp.StatusCode, computedAt(body), second)
 	}
 

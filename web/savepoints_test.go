@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -25,32 +24,13 @@ var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request
 // postAs posts a form as test-<role>, without following a redirect.
 func postAs(t *testing.T, c *console, role, path string, form url.Values) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, c.URL+path, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.AddCookie(sessionCookie(t, c, role))
-	resp, err := noRedirect.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return postForm(t, c, sessionCookie(t, c, role), path, form, nil)
 }
 
 func getAs(t *testing.T, c *console, role, path string, hdr map[string]string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, c.URL+path, nil)
-	req.AddCookie(sessionCookie(t, c, role))
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := noRedirect.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return send(t, req, hdr, sessionCookie(t, c, role))
 }
 
 // copyFixture copies a real Flink savepoint's _metadata into a new

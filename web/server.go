@@ -151,6 +151,14 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.Get("/failover/plan/summary", h.PlanSummary)
 			r.With(costly).Get("/failover/plan/rewrite", h.PlanRewriteChoices)
 			r.Get("/failover/{run}/events", streams.Handler(h.FailoverRunEvents))
+			// The run's section again (the page's forms after the run
+			// changed), the navigation's waiting count, and a GET on an
+			// action's path: the run page at that step, never a 405.
+			r.Get("/failover/{run}/live", h.FailoverRunSection)
+			r.Get("/failover/waiting", h.FailoverWaiting)
+			for _, action := range []string{"approve", "reject", "break-glass", "drill", "previews/recompute", "steps/{step}/execute", "steps/{step}/recompute"} {
+				r.Get("/failover/{run}/"+action, h.FailoverActionPage)
+			}
 			r.With(costly).Get("/failover/{run}/reverse", h.FailoverReverse)
 			r.Get("/drills", h.Drills)
 			r.Get("/drills/report", h.DrillReport)
