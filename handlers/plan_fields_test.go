@@ -111,8 +111,15 @@ func TestPlanCreateRefusesEachBadFieldBesideIt(t *testing.T) {
 			t.Errorf("%s=%.40q: no message %q beside the field", tc.field, tc.value, tc.want)
 			continue
 		}
-		if !strings.Contains(body, `aria-describedby="err-`+tc.field+`"`) {
+		// The field is tied to its message and takes the focus (the only one).
+		j := strings.Index(body, `aria-describedby="err-`+tc.field+`"`)
+		if j < 0 {
 			t.Errorf("%s: the field is not tied to its message", tc.field)
+			continue
+		}
+		tag := body[strings.LastIndex(body[:j], "<"):]
+		if tag = tag[:strings.Index(tag, ">")]; !strings.Contains(tag, " autofocus") || strings.Count(body, " autofocus") != 1 {
+			t.Errorf("%s: the refused field does not take the focus alone: %.200s", tc.field, tag)
 		}
 		// The refused value and the others are all still in the form.
 		kept := []string{`value="` + html.EscapeString(good.Get("reason")) + `"`, `value="` + uploadedJar + `"`, ">--bootstrap\ndr:9092</textarea>"}

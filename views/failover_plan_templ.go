@@ -2508,12 +2508,34 @@ func fieldError(errs map[string]string, name string) templ.Component {
 	})
 }
 
-// fieldAttrs mark a refused field invalid and tie it to its message.
+// fieldAttrs mark a refused field invalid and tie it to its message; the
+// first refused field in the form's order takes the focus, so the keyboard
+// starts where the form needs fixing.
 func fieldAttrs(errs map[string]string, name string) templ.Attributes {
 	if errs[name] == "" {
 		return templ.Attributes{}
 	}
-	return templ.Attributes{"aria-invalid": "true", "aria-describedby": "err-" + name}
+	a := templ.Attributes{"aria-invalid": "true", "aria-describedby": "err-" + name}
+	if firstRefused(errs) == name {
+		a["autofocus"] = true
+	}
+	return a
+}
+
+// planFieldOrder are the plan form's fields that fieldAttrs marks, in the
+// order the form shows them.
+var planFieldOrder = []string{"failback_flink_target", "failback_dr_job", "failback_rewrite_to", "failback_jar_id", "failback_entry_class",
+	"failback_args", "failback_parallelism", "groups", "flink_target", "jar_id", "entry_class", "savepoint_path", "rewrite_to", "args",
+	"parallelism", "reason"}
+
+// firstRefused is the first of planFieldOrder with a message in errs.
+func firstRefused(errs map[string]string) string {
+	for _, f := range planFieldOrder {
+		if errs[f] != "" {
+			return f
+		}
+	}
+	return ""
 }
 
 var _ = templruntime.GeneratedTemplate
