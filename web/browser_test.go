@@ -2,31 +2,18 @@ package web_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/drconsole/drconsole/web/webtest"
 )
 
-// The package's one headless Chromium: started by the first test that
-// needs it, closed by TestMain. A browser per test cost seconds each.
-var (
-	browserOnce  sync.Once
-	browserCtx   context.Context
-	browserErr   error
-	closeBrowser = func() {}
-)
-
-// newBrowser opens a tab in a browser context of its own (own cookies and
-// storage, as a browser of its own had) in the shared headless Debian
-// Chromium. A missing browser fails the test: it is part of `make test`.
+// newBrowser opens a tab of its own in the package's shared Chromium.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
 	return newBrowserFor(t, 90*time.Second)
@@ -35,47 +22,7 @@ func newBrowser(t *testing.T) context.Context {
 // newBrowserFor is newBrowser for a test that browses for up to d.
 func newBrowserFor(t *testing.T, d time.Duration) context.Context {
 	t.Helper()
-	browserOnce.Do(startBrowser)
-	if browserErr != nil {
-		t.Fatal(browserErr)
-	}
-	ctx, cancelCtx := chromedp.NewContext(browserCtx, chromedp.WithNewBrowserContext())
-	ctx, cancelTimeout := context.WithTimeout(ctx, d)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx() })
-	return ctx
-}
-
-// startBrowser starts Chromium with the flags this machine needs.
-func startBrowser() {
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		browserErr = errors.New("headless browser tests need Chromium: apt-get install chromium")
-		return
-	}
-	dir, err := os.MkdirTemp("", "drconsole-web-chromium-")
-	if err != nil {
-		browserErr = err
-		return
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.UserDataDir(dir),
-		chromedp.WindowSize(1280, 900),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	closeBrowser = func() { cancelCtx(); cancelAlloc(); os.RemoveAll(dir) }
-	if browserErr = chromedp.Do(ctx); browserErr != nil {
-		browserErr = fmt.Errorf("starting Chromium: %w", browserErr)
-		return
-	}
-	browserCtx = ctx
+	return webtest.Browser(t, d)
 }
 
 // parseShown reads a duration as the views print it ("0 s", "850 ms",

@@ -34,6 +34,7 @@ import (
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
+	"github.com/drconsole/drconsole/web/webtest"
 )
 
 // console is a running console against a running sandbox.
@@ -326,7 +327,7 @@ func TestDemoControlsRejectBadInput(t *testing.T) {
 func TestMain(m *testing.M) {
 	identity.HashCost = bcrypt.MinCost // sign-ins in tests need not be slow
 	code := m.Run()
-	closeBrowser()
+	webtest.Close()
 	for i := len(sharedCleanup) - 1; i >= 0; i-- {
 		sharedCleanup[i]()
 	}
