@@ -101,7 +101,7 @@ func (h *Handlers) finished(ctx context.Context, r *runbook.Run, v *views.Run) *
 	if r.Status != model.RunCompleted {
 		return nil
 	}
-	f := &views.Finished{LostAtCut: v.LostAtCut}
+	f := &views.Finished{}
 	var first, last int64
 	for _, st := range r.Steps {
 		if st.StartedMs > 0 && (first == 0 || st.StartedMs < first) {

@@ -48,15 +48,13 @@ type Figure struct {
 }
 
 // Finished is what a run page shows once its run has completed: how long
-// it took, what the cut lost, which side is active now, what to do next.
+// it took, which side is active now, what to do next (what the cut lost
+// is the run's LostAtCut, shown above it).
 type Finished struct {
 	// Took is from the request to completion; Steps from the first step's
 	// start to the last one's end.
 	Took, Steps time.Duration
-	// LostAtCut is what the failover lost ("" for a drill or a failback;
-	// a failover that did not record it says so in words).
-	LostAtCut string
-	Active    *ActiveSide
+	Active      *ActiveSide
 	// ActiveErr says why the active side is not known.
 	ActiveErr string
 }
