@@ -90,7 +90,7 @@ func (h *Handlers) runPage(w http.ResponseWriter, r *http.Request) (views.Failov
 	if p.Drill, err = h.runDrill(r.Context(), run); err != nil {
 		p.Error = err.Error()
 	}
-	p.Finished = h.finished(r.Context(), run, p.Run)
+	p.Finished = h.finished(r.Context(), run)
 	return p, true
 }
 

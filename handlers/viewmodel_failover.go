@@ -97,7 +97,7 @@ func savepointTriggersView(ts []failover.SavepointTrigger) []views.SavepointTrig
 }
 
 // finished is a completed run's summary; nil while it is not completed.
-func (h *Handlers) finished(ctx context.Context, r *runbook.Run, v *views.Run) *views.Finished {
+func (h *Handlers) finished(ctx context.Context, r *runbook.Run) *views.Finished {
 	if r.Status != model.RunCompleted {
 		return nil
 	}
