@@ -27,13 +27,11 @@ func TestOverviewLeadsWithTheIncident(t *testing.T) {
 
 	c.Sandbox.SetPrimaryDown(true)
 	t.Cleanup(func() { c.Sandbox.SetPrimaryDown(false) })
+	waitFor(t, "the primary to read as unreachable", func() bool {
+		s := c.Monitor.Snapshot("primary->dr")
+		return s.Source.Checked && !s.Source.OK
+	})
 	deadline := time.Now().Add(30 * time.Second)
-	for s := c.Monitor.Snapshot("primary->dr"); !s.Source.Checked || s.Source.OK; s = c.Monitor.Snapshot("primary->dr") {
-		if time.Now().After(deadline) {
-			t.Fatal("the primary never read as unreachable")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 	pushed := ""
 	for ev := range events {
 		if ev.name == "incidents" && strings.Contains(ev.data, `data-flow="primary-&gt;dr"`) {
