@@ -14,29 +14,21 @@ func InIncident(s *FlowSnapshot) bool {
 
 func primaryDown(s *FlowSnapshot) bool { return s.Source.Checked && !s.Source.OK }
 
-// incidentAtRisk is the data at risk as the incident panel states it: a
-// figure read before the primary stopped answering can only have grown
-// since (producers may still have written), so it is "≥" whatever its
-// own bound; no figure is "unknown", never 0.
+// incidentAtRisk is the data at risk as the incident panel states it: in
+// an incident replication does not keep up (the primary does not answer,
+// or the flow is BROKEN), so a figure read before can only have grown
+// since (producers may still have written): it is always "≥". The flow
+// can turn BROKEN before a read of the primary fails, so this does not
+// wait for the primary's check. No figure is "unknown", never 0.
 func incidentAtRisk(s *FlowSnapshot) string {
 	if s.RPOMs == nil {
 		return "unknown: the console has no lag figure for this flow"
 	}
-	text := Millis(s.RPOMs)
-	if primaryDown(s) || s.RPOAtLeast || s.Bound != "" || s.Unknown > 0 {
-		text = "≥ " + text
-	}
+	text := "≥ " + Millis(s.RPOMs)
 	if s.TotalLagMessages != nil {
-		text += " (" + boundMarkIncident(s) + Int(s.TotalLagMessages) + " offsets not in DR)"
+		text += " (≥ " + Int(s.TotalLagMessages) + " offsets not in DR)"
 	}
 	return text
-}
-
-func boundMarkIncident(s *FlowSnapshot) string {
-	if primaryDown(s) {
-		return "≥ "
-	}
-	return boundMark(s)
 }
 
 // drHolds sums the DR end offsets the console read for s's partitions and

@@ -68,6 +68,14 @@ func TestIncidentLeadsWhenThePrimaryIsDown(t *testing.T) {
 	if page := renderIncidents(t, s, now, true); !strings.Contains(page, "replication is broken") || !strings.Contains(page, "BROKEN since") {
 		t.Errorf("a BROKEN flow does not lead:\n%s", page)
 	}
+	// BROKEN while the primary's last check still passed (the sandbox's
+	// mirror fails before the console's next read of the primary): the
+	// last read's 0 is a floor, not "nothing at risk".
+	zero := int64(0)
+	s.RPOMs, s.TotalLagMessages = &zero, &zero
+	if page := renderIncidents(t, s, now, true); !strings.Contains(page, "≥ 0 s (≥ 0 offsets not in DR)") {
+		t.Errorf("a BROKEN flow's last 0 reads as a figure, not a floor:\n%s", page)
+	}
 	s.FailedOver = &model.FailedOver{Run: 3}
 	if page := renderIncidents(t, s, now, true); strings.Contains(page, "incident") {
 		t.Errorf("a failed-over flow leads as an incident:\n%s", page)
