@@ -12,6 +12,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/views"
@@ -34,9 +35,7 @@ func (h *Handlers) incidentPlan(ctx context.Context, flow string) url.Values {
 			}
 		}
 	}
-	if s := h.Monitor.Snapshot(flow); s != nil && s.Source.Checked && !s.Source.OK {
-		v.Set("reason", "Incident: the primary ("+s.Flow.Source+") has not answered since "+views.Clock(s.Source.Since))
-	}
+	v.Set("reason", incidentReason(h.Monitor.Snapshot(flow), flow))
 	last := h.lastRestore(ctx, flow)
 	target := onlyDRTarget(h.Runbook.Config)
 	if target == "" {
@@ -135,4 +134,20 @@ func firstOr(s []string, or string) string {
 		return s[0]
 	}
 	return or
+}
+
+// incidentReason is the plan's reason as the incident view states the
+// incident. The view and this form are read at different moments: when the
+// incident no longer shows (the primary answered once, the flow left
+// BROKEN), the reason still says the plan came from it; the operator edits
+// it either way.
+func incidentReason(s *monitor.FlowSnapshot, flow string) string {
+	switch {
+	case s != nil && s.Source.Checked && !s.Source.OK:
+		return "Incident: the primary (" + s.Flow.Source + ") has not answered since " + views.Clock(s.Source.Since)
+	case s != nil && s.Status == monitor.StatusBroken:
+		return "Incident: replication of " + flow + " BROKEN since " + views.Clock(s.StatusSince) + ": " + s.Reason
+	default:
+		return "Incident on " + flow + ": failover started from the incident view"
+	}
 }
