@@ -1,6 +1,8 @@
-// Package webtest is the browser tests' one headless Chromium, shared by
-// the tests of a package: started by the first test that needs it, closed
-// by the package's TestMain (Close). A browser per test cost seconds each.
+// Package webtest is the browser tests' headless Chromium: one shared by
+// the tests of a package, started by the first test that needs it and
+// closed by the package's TestMain (Close); or, for a test that plays two
+// people, a browser of its own per person (OwnBrowser). A browser per test
+// cost seconds each.
 package webtest
 
 import (
@@ -29,7 +31,7 @@ var (
 // `make test`.
 func Browser(t testing.TB, d time.Duration) context.Context {
 	t.Helper()
-	once.Do(start)
+	once.Do(func() { browser, closeFn, failed = start() })
 	if failed != nil {
 		t.Fatal(failed)
 	}
@@ -39,20 +41,34 @@ func Browser(t testing.TB, d time.Duration) context.Context {
 	return ctx
 }
 
-// Close stops the browser, if a test started it.
+// OwnBrowser starts a Chromium of its own for the test, for up to d, and
+// stops it when the test ends. Two people at two browsers are two
+// processes: tabs of two contexts of one headless Chromium, each a
+// background window to the other, at times stopped answering.
+func OwnBrowser(t testing.TB, d time.Duration) context.Context {
+	t.Helper()
+	ctx, stop, err := start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancelTimeout := context.WithTimeout(ctx, d)
+	t.Cleanup(func() { cancelTimeout(); stop() })
+	return ctx
+}
+
+// Close stops the shared browser, if a test started it.
 func Close() { closeFn() }
 
-// start starts Chromium with the flags this machine needs.
-func start() {
+// start starts Chromium with the flags this machine needs and returns its
+// first tab and how to stop it.
+func start() (context.Context, func(), error) {
 	path, err := exec.LookPath("chromium")
 	if err != nil {
-		failed = errors.New("headless browser tests need Chromium: apt-get install chromium")
-		return
+		return nil, nil, errors.New("headless browser tests need Chromium: apt-get install chromium")
 	}
 	dir, err := os.MkdirTemp("", "drconsole-chromium-")
 	if err != nil {
-		failed = err
-		return
+		return nil, nil, err
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
@@ -67,10 +83,10 @@ func start() {
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
-	closeFn = func() { cancelCtx(); cancelAlloc(); os.RemoveAll(dir) }
-	if failed = chromedp.Do(ctx); failed != nil {
-		failed = fmt.Errorf("starting Chromium: %w", failed)
-		return
+	stop := func() { cancelCtx(); cancelAlloc(); os.RemoveAll(dir) }
+	if err := chromedp.Do(ctx); err != nil {
+		stop()
+		return nil, func() {}, fmt.Errorf("starting Chromium: %w", err)
 	}
-	browser = ctx
+	return ctx, stop, nil
 }
