@@ -5,7 +5,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # The Litestream the console's replication is tested with (and the README names).
 LITESTREAM := v0.5.18
 
-.PHONY: run build test deps unit checks generate check-generated e2e bench scale fuzz vendor clean
+.PHONY: run build test deps unit checks generate check-generated e2e bench scale fuzz vendor screenshots clean
 
 ## run: the console against the embedded sandbox on http://127.0.0.1:8080/
 run:
@@ -113,6 +113,11 @@ vendor:
 	cp web/testdata/axe/node_modules/axe-core/axe.min.js web/testdata/axe/axe-$$(node -p "require('./web/testdata/axe/node_modules/axe-core/package.json').version").min.js
 	cp web/testdata/axe/node_modules/axe-core/LICENSE web/testdata/axe/axe.LICENSE
 	rm -rf web/testdata/axe/node_modules
+
+## screenshots: take docs/screenshots/ again (the sandbox in headless Chromium; about a minute)
+screenshots:
+	DRCONSOLE_SCREENSHOTS=1 $(GO) test -count=1 -run '^TestScreenshots$$' ./web/
+	DRCONSOLE_SCREENSHOTS=1 $(GO) test -count=1 -run '^TestSandboxFailoverJourneyInTheBrowser$$' ./cli/
 
 clean:
 	rm -rf bin bench.txt
