@@ -66,7 +66,7 @@ func (e *ClusterError) Error() string {
 		}
 		s += ": no broker takes a connection"
 	case ProblemTLS:
-		s = name + " takes connections but closes each at the first bytes of a plaintext request: its listener likely requires TLS, which the console does not use for it"
+		s = name + " takes connections but closes each at the first bytes of a plaintext request: its listener likely requires TLS, which the console does not use for it, or its brokers are failing"
 	case ProblemSASL:
 		s = name + " closes the connection after the first request: its listener likely requires SASL, which the console does not use for it"
 	default:
