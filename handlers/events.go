@@ -2,11 +2,14 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/a-h/templ"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/views"
 )
@@ -50,7 +53,7 @@ func (h *Handlers) FailoverRunEvents(w http.ResponseWriter, r *http.Request) (Fr
 		p := views.FailoverRunPage{Now: h.now(), Run: runView(run), Me: me, CanOperate: canOperate,
 			Running:  h.worker().Executing(id, len(run.Steps)),
 			Progress: h.worker().Progress(id, len(run.Steps)), LoadedForms: loaded}
-		fs := []Fragment{{"run", views.RunStatusFragment(p)}, {"approvals", views.RunApprovalsFragment(p)}}
+		fs := []Fragment{{"run", views.RunStatusFragment(p)}, {"approvals", views.RunApprovalsFragment(p)}, h.runsPulse(ctx)}
 		for i, st := range run.Steps {
 			fs = append(fs, Fragment{views.StepEvent(i), views.StepStatusFragment(p, i, st)})
 		}
@@ -82,7 +85,7 @@ func (h *Handlers) OverviewEvents(w http.ResponseWriter, r *http.Request) (Fragm
 		p := views.OverviewPage{Now: now, Window: SparkWindow, LoadedLosses: loaded}
 		p.Losses, p.LossUnknown = h.openLosses(r.WithContext(ctx))
 		snaps := h.Monitor.Snapshots()
-		fs := []Fragment{{"losses", views.LossNotice(p)}, {"flows", views.FlowsNotice(len(snaps), flows)}, {"asof", views.OverviewAsOf(now)}}
+		fs := []Fragment{{"losses", views.LossNotice(p)}, {"flows", views.FlowsNotice(len(snaps), flows)}, {"asof", views.OverviewAsOf(now)}, h.runsPulse(ctx)}
 		cards := make([]views.FlowCard, 0, len(snaps))
 		for _, s := range snaps {
 			c := h.overviewCard(ctx, s, now)
@@ -101,6 +104,28 @@ func (h *Handlers) SavepointEvents(w http.ResponseWriter, r *http.Request) (Frag
 	return func(ctx context.Context) ([]Fragment, error) {
 		now := h.now()
 		p := views.SavepointProgress{Now: now, SinceMs: since, Triggers: savepointTriggersView(h.worker().SavepointTriggers(now))}
-		return []Fragment{{"progress", views.SavepointProgressList(p)}}, nil
+		return []Fragment{{"progress", views.SavepointProgressList(p)}, h.runsPulse(ctx)}, nil
 	}, true
+}
+
+// runsPulse is the live pages' "runs" event: the runs pending approval,
+// each with when it last changed. It is the same for every viewer (the
+// overview's stream is shared); each page's navigation then asks for its
+// own user's count. A failed read marks itself, so the navigation asks
+// and shows its own error.
+func (h *Handlers) runsPulse(ctx context.Context) Fragment {
+	if h.Runbook == nil {
+		return Fragment{"runs", views.RunsPulse("")} // a console without a runbook has no runs
+	}
+	runs, err := h.Runbook.Runs(ctx)
+	if err != nil {
+		return Fragment{"runs", views.RunsPulse("unread")}
+	}
+	var mark strings.Builder
+	for _, r := range runs {
+		if r.Status == model.RunPending {
+			fmt.Fprintf(&mark, "%d@%d ", r.ID, r.UpdatedMs)
+		}
+	}
+	return Fragment{"runs", views.RunsPulse(mark.String())}
 }

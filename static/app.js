@@ -306,3 +306,16 @@
     }
   });
 })();
+
+// The navigation's "runs await your decision": a live page's stream pushes
+// a mark of the pending runs (#runs-pulse); when it arrives the navigation
+// fetches the signed-in user's count at once instead of at its next poll.
+(function () {
+  "use strict";
+  document.addEventListener("htmx:sseMessage", function (e) {
+    const nav = document.getElementById("nav-waiting");
+    if (nav && window.htmx && e.target && e.target.id === "runs-pulse") {
+      htmx.trigger(nav, "runs-changed");
+    }
+  });
+})();

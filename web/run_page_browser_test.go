@@ -3,6 +3,9 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -97,4 +100,46 @@ func TestBrowserRunPageNextActionLiveAndInPlace(t *testing.T) {
 	if s := text(t, a, `[data-testid="step-1"]`); !strings.Contains(s, "took") {
 		t.Errorf("step 1's line after it ran: %q", s)
 	}
+}
+
+// An approver's overview, open before the run exists, names the run once
+// it is requested, pushed: the navigation's request that first brings the
+// run is the one the page's stream triggered ("runs-changed"), not its
+// 10 s poll.
+func TestBrowserNavHearsOfANewRunFromTheStream(t *testing.T) {
+	c := startConsole(t)
+	waitReady(t, c)
+	b := newBrowser(t)
+	signIn(t, b, c.URL+"/", "test-admin")
+	if _, err := chromedp.Run(b, chromedp.Evaluate[bool](`window.__nav = [];
+		document.addEventListener("htmx:afterRequest", e => {
+			if (e.detail.elt.id !== "nav-waiting") { return; }
+			const ev = e.detail.requestConfig && e.detail.requestConfig.triggeringEvent;
+			window.__nav.push([ev ? ev.type : "poll", e.detail.xhr.responseText]);
+		}); true`)); err != nil {
+		t.Fatal(err)
+	}
+	id, err := c.Runbook.Create(context.Background(), runbook.Actor{Name: "test-operator", Role: "operator"},
+		runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindPreflight}}}, "nav push")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, b, "the approver's navigation names the run", fmt.Sprintf(
+		`(document.querySelector('[data-testid="nav-waiting-runs"]')||{dataset:{}}).dataset.runs?.split(" ").includes("%d")`, id), 20*time.Second)
+	seen, err := chromedp.Run(b, chromedp.Evaluate[[][]string](`window.__nav`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := regexp.MustCompile(`data-runs="([^"]*)"`)
+	for _, r := range seen {
+		m := runs.FindStringSubmatch(r[1])
+		if m == nil || !slices.Contains(strings.Fields(m[1]), strconv.FormatInt(id, 10)) {
+			continue
+		}
+		if r[0] != "runs-changed" {
+			t.Fatalf("the navigation first named run %d on a %q, not pushed by the stream", id, r[0])
+		}
+		return
+	}
+	t.Fatalf("no navigation request brought run %d: %q", id, seen)
 }
