@@ -49,6 +49,10 @@ type history struct {
 	// floor is where the source log's current incarnation begins: syncs
 	// below it describe a log that was deleted (see Restart).
 	floor int32
+	// lateAt is the index of the newest sync MM2 wrote late (see
+	// writtenLate), 0 when none: when it is past start, the current
+	// history is not in upstream order and translation scans all of it.
+	lateAt int32
 }
 
 // entry is a stored sync without its partition (the map key holds it).
@@ -274,7 +278,12 @@ func (x *SyncIndex) addLocked(s model.OffsetSync) {
 			return
 		}
 		if s.Upstream < h.last.Upstream {
-			h.start = h.n
+			// Rare (a rewind or a late sync): decoding the history is fine.
+			if writtenLate(h.decode(nil)[h.start:], entry.pair, s.Upstream, s.Downstream) {
+				h.lateAt = h.n
+			} else {
+				h.start = h.n
+			}
 		}
 	}
 	h.appendEntry(entry{s.Upstream, s.Downstream, s.LogOffset, s.RecordMs, s.Incarnation})
@@ -300,6 +309,22 @@ func (x *SyncIndex) Translate(tp model.TP, upstream int64) Translation {
 	}
 	if h.start == h.n {
 		return Translation{Method: MethodUnknown} // restarted log, no sync of it yet
+	}
+	if h.lateAt > h.start {
+		// A late sync: upstream offsets are not in order, so the greatest
+		// at or below upstream may be anywhere in the history.
+		c := h.cursorAt(h.start)
+		var use entry
+		found := false
+		for c.nextPair() {
+			if c.i > h.start && c.e.Upstream <= upstream && (!found || c.e.Upstream >= use.Upstream) {
+				use, found = c.e, true
+			}
+		}
+		if !found {
+			return Translation{Method: MethodTooOld}
+		}
+		return translateFrom([]entry{use}, entry.pair, 0, upstream)
 	}
 	// From start on upstream offsets never decrease: the sync to use is the
 	// last one at or below upstream. Binary-search the blocks that begin
@@ -684,12 +709,9 @@ func (x *SyncIndex) Remove(keys []model.SyncKey) {
 			kept := slices.DeleteFunc(scratch, func(e entry) bool { return isGone(e.key()) })
 			x.n -= int(h.n) - len(kept)
 			h.rebuild(kept)
-			h.start = h.floor // boundaries are never removed, but their indexes moved
-			for j := int(h.floor) + 1; j < len(kept); j++ {
-				if kept[j].Upstream < kept[j-1].Upstream {
-					h.start = int32(j)
-				}
-			}
+			// Boundaries are never removed, but their indexes moved.
+			start, lateAt := histories(kept, entry.pair, int(h.floor))
+			h.start, h.lateAt = int32(start), int32(lateAt)
 		}
 		x.mu.Unlock()
 	}

@@ -31,6 +31,8 @@ type refHistory struct {
 	// floor is where the source log's current incarnation begins: syncs
 	// below it describe a log that was deleted (see Restart).
 	floor int
+	// lateAt is the newest sync MM2 wrote late (writtenLate), 0: none.
+	lateAt int
 }
 
 // refEntry is a stored sync without its partition (the map key holds it):
@@ -91,7 +93,11 @@ func (x *refSyncIndex) addLocked(s model.OffsetSync) {
 			return
 		}
 		if s.Upstream < last.Upstream {
-			h.start = n
+			if writtenLate(h.syncs[h.start:], refEntry.pair, s.Upstream, s.Downstream) {
+				h.lateAt = n
+			} else {
+				h.start = n
+			}
 		}
 	}
 	h.syncs = append(h.syncs, refEntry{s.Upstream, s.Downstream, s.LogOffset, s.RecordMs, s.Incarnation})
@@ -110,7 +116,7 @@ func (x *refSyncIndex) Translate(tp model.TP, upstream int64) Translation {
 	if h.start == len(h.syncs) {
 		return Translation{Method: MethodUnknown} // restarted log, no sync of it yet
 	}
-	return translateFrom(h.syncs, refEntry.pair, h.start, upstream)
+	return translateIn(h.syncs, refEntry.pair, h.start, h.lateAt, upstream)
 }
 
 // Restart starts a new history for tp: its source log restarted (topic
@@ -283,11 +289,6 @@ func (x *refSyncIndex) Remove(keys []model.SyncKey) {
 		}
 		h.syncs = slices.DeleteFunc(h.syncs, func(e refEntry) bool { return gone[e.key()] })
 		x.n -= before - len(h.syncs)
-		h.start = h.floor // boundaries are never removed, but their indexes moved
-		for i := h.floor + 1; i < len(h.syncs); i++ {
-			if h.syncs[i].Upstream < h.syncs[i-1].Upstream {
-				h.start = i
-			}
-		}
+		h.start, h.lateAt = histories(h.syncs, refEntry.pair, h.floor) // boundaries are never removed, but their indexes moved
 	}
 }

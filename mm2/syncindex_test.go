@@ -3,6 +3,7 @@ package mm2
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/drconsole/drconsole/model"
@@ -128,5 +129,57 @@ func TestSyncIndexSourceOf(t *testing.T) {
 	x.Restart(tp)
 	if s, ok := x.SourceOf(tp, 100); ok {
 		t.Errorf("after Restart SourceOf = %+v, want none", s)
+	}
+}
+
+// MM2's writer can put a partition's syncs out of order (a delayed sync
+// sent by the offset commit after a newer one sent on a record's
+// acknowledgement). The late sync is not a rewind: offsets below it still
+// translate through the syncs before it. Real new histories still retire
+// the old one.
+func TestLateSyncIsNoRewind(t *testing.T) {
+	tp := model.TP{Topic: "events"}
+	sync := func(log, up, down int64) model.OffsetSync {
+		return model.OffsetSync{Topic: "events", Upstream: up, Downstream: down, LogOffset: log}
+	}
+	base := []model.OffsetSync{sync(0, 0, 0), sync(1, 1000, 1000), sync(2, 1100, 1100)}
+	for _, c := range []struct {
+		name  string
+		next  []model.OffsetSync
+		u     int64
+		want  int64 // -1: not translatable
+		via   int64 // upstream offset of the sync used
+		exact bool
+	}{
+		// Written in the order 1100, 1200, 1150 (late), 1250.
+		{"below the late sync", []model.OffsetSync{sync(3, 1200, 1200), sync(4, 1150, 1150), sync(5, 1250, 1250)}, 1091, 1001, 1000, false},
+		{"between the late sync and the newer one", []model.OffsetSync{sync(3, 1200, 1200), sync(4, 1150, 1150), sync(5, 1250, 1250)}, 1180, 1151, 1150, false},
+		{"past the newer one", []model.OffsetSync{sync(3, 1200, 1200), sync(4, 1150, 1150), sync(5, 1250, 1250)}, 1210, 1201, 1200, false},
+		{"at the late sync", []model.OffsetSync{sync(3, 1200, 1200), sync(4, 1150, 1150)}, 1150, 1150, 1150, true},
+		// Two newer syncs went ahead of it.
+		{"late by two", []model.OffsetSync{sync(3, 1200, 1200), sync(4, 1300, 1300), sync(5, 1150, 1150)}, 1091, 1001, 1000, false},
+		// The source log recreated, DR's copy kept: DR's offsets go on rising.
+		{"source recreated", []model.OffsetSync{sync(3, 0, 1101), sync(4, 100, 1201)}, 1091, 1202, 100, false},
+		// Both logs recreated: no earlier sync is below the new first one.
+		{"both recreated", []model.OffsetSync{sync(3, 0, 0), sync(4, 100, 100)}, 1091, 101, 100, false},
+		// MM2 copying again from a committed position behind it.
+		{"copied again", []model.OffsetSync{sync(3, 1050, 1101)}, 1091, 1102, 1050, false},
+		{"copied again, older offset", []model.OffsetSync{sync(3, 1050, 1101)}, 1010, -1, 0, false},
+		// Below the newest in upstream but not in downstream order: no fit.
+		{"no fit", []model.OffsetSync{sync(3, 1200, 1200), sync(4, 1150, 1250)}, 1091, -1, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			history := append(slices.Clone(base), c.next...)
+			x := NewSyncIndex()
+			x.Add(history)
+			for what, got := range map[string]Translation{"index": x.Translate(tp, c.u), "Translate": Translate(history, c.u)} {
+				switch {
+				case c.want < 0 && got.Translated():
+					t.Errorf("%s: translate(%d) = %+v, want not translatable", what, c.u, got)
+				case c.want >= 0 && (!got.Translated() || got.Offset != c.want || got.Sync.Upstream != c.via || (got.Method == MethodExact) != c.exact):
+					t.Errorf("%s: translate(%d) = %+v, want %d via the sync at %d (exact %v)", what, c.u, got, c.want, c.via, c.exact)
+				}
+			}
+		})
 	}
 }

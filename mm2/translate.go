@@ -33,17 +33,75 @@ type Translation = model.Translation
 // Translate maps upstream, a next-to-read offset, through history: the
 // partition's syncs in the order MM2 wrote them. An upstream rewind (a sync
 // below its predecessor) starts a new history and retires everything before
-// it. Among the remaining syncs the newest one with the greatest upstream
-// offset <= upstream is used: its downstream offset when exact, else
-// downstream+1, the only offset known to be safe when upstream has gaps.
+// it, unless MM2 merely wrote that sync late (writtenLate). Among the
+// remaining syncs the newest one with the greatest upstream offset <=
+// upstream is used: its downstream offset when exact, else downstream+1,
+// the only offset known to be safe when upstream has gaps.
 func Translate(history []model.OffsetSync, upstream int64) Translation {
-	start := 0
-	for i := 1; i < len(history); i++ {
-		if history[i].Upstream < history[i-1].Upstream {
+	start, lateAt := histories(history, syncPair, 0)
+	return translateIn(history, syncPair, start, lateAt, upstream)
+}
+
+// writtenLate reports whether a sync (up, down) below the newest of seg
+// (the current history, oldest first) is one MM2 wrote late rather than
+// the start of a new history. MM2's writer can put a partition's syncs out
+// of order: it takes a sync from its queue under a lock and sends it after
+// releasing it, from two threads (a record's acknowledgement and the
+// periodic offset commit), so a delayed sync can land after a newer one.
+// Such a sync lies strictly between its neighbours in both offsets: there
+// is an earlier sync below it in both, and every sync written after that
+// one is above it in both. A real new history does not fit like that: a
+// recreated or truncated source log copied into the same DR log keeps the
+// downstream offset rising, and both logs recreated start again at 0,
+// which no earlier sync is below.
+func writtenLate[S any](seg []S, pair func(S) (upstream, downstream int64), up, down int64) bool {
+	for k := len(seg) - 1; k >= 0; k-- {
+		u, d := pair(seg[k])
+		if u > up && d > down {
+			continue
+		}
+		return u < up && d < down
+	}
+	return false
+}
+
+// histories replays how h (from floor on) splits into histories: start is
+// where the newest begins, lateAt the newest sync after it that MM2 wrote
+// late (0: none).
+func histories[S any](h []S, pair func(S) (upstream, downstream int64), floor int) (start, lateAt int) {
+	start = floor
+	for i := floor + 1; i < len(h); i++ {
+		up, down := pair(h[i])
+		if prev, _ := pair(h[i-1]); up >= prev {
+			continue
+		}
+		if writtenLate(h[start:i], pair, up, down) {
+			lateAt = i
+		} else {
 			start = i
 		}
 	}
-	return translateFrom(history, syncPair, start, upstream)
+	return start, lateAt
+}
+
+// translateIn is translateFrom for a history that may hold late syncs
+// (lateAt past start): then upstream offsets are not in order and the
+// greatest at or below upstream (the newest of equals) is searched for.
+func translateIn[S any](h []S, pair func(S) (upstream, downstream int64), start, lateAt int, upstream int64) Translation {
+	if lateAt <= start || len(h) == 0 {
+		return translateFrom(h, pair, start, upstream)
+	}
+	best := -1
+	var bestUp int64
+	for i := start; i < len(h); i++ {
+		if up, _ := pair(h[i]); up <= upstream && (best < 0 || up >= bestUp) {
+			best, bestUp = i, up
+		}
+	}
+	if best < 0 {
+		return Translation{Method: MethodTooOld}
+	}
+	return translateFrom(h[best:best+1], pair, 0, upstream)
 }
 
 // syncPair is what translation needs of a sync: a function, not a method,

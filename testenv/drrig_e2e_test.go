@@ -265,6 +265,7 @@ func (r *drRig) waitSyncs(t *testing.T, ctx context.Context) map[int32][]model.O
 				t.Fatalf("DecodeOffsetSync: %v", err)
 			}
 			syncEnd = max(syncEnd, x.Offset+1)
+			s.LogOffset = x.Offset
 			if s.Topic == rsTopic {
 				syncs[s.Partition] = append(syncs[s.Partition], s)
 				n++
@@ -285,7 +286,23 @@ func (r *drRig) waitSyncs(t *testing.T, ctx context.Context) map[int32][]model.O
 		t.Fatal(err)
 	}
 	t.Logf("%d offset syncs in %s, console holds %d", syncEnd, syncTopic, r.tr.Index.Len())
+	for p := range int32(rsParts) {
+		if back := rsRewinds(syncs[p]); len(back) > 0 {
+			t.Logf("%s-%d: MM2 wrote syncs whose upstream offset goes back: %s", rsTopic, p, strings.Join(back, "; "))
+		}
+	}
 	return syncs
+}
+
+// rsRewinds describes where a partition's syncs, in the order MM2 wrote them, go back upstream.
+func rsRewinds(syncs []model.OffsetSync) []string {
+	var out []string
+	for i := 1; i < len(syncs); i++ {
+		if a, b := syncs[i-1], syncs[i]; b.Upstream < a.Upstream {
+			out = append(out, fmt.Sprintf("@%d %d->%d then @%d %d->%d", a.LogOffset, a.Upstream, a.Downstream, b.LogOffset, b.Upstream, b.Downstream))
+		}
+	}
+	return out
 }
 
 // translate translates the savepoint's next offsets with the console's sync index, checked
@@ -296,7 +313,13 @@ func (r *drRig) translate(t *testing.T, syncs map[int32][]model.OffsetSync, spOf
 	for p := range int32(rsParts) {
 		tl := r.tr.Index.Translate(model.TP{Topic: rsTopic, Partition: p}, spOff[p])
 		if !tl.Translated() {
-			t.Fatalf("%s-%d: savepoint offset %d not translatable: %+v", rsTopic, p, spOff[p], tl)
+			held, n := r.tr.Index.History(model.TP{Topic: rsTopic, Partition: p}, 12)
+			var pairs []string
+			for _, s := range held {
+				pairs = append(pairs, fmt.Sprintf("@%d %d->%d", s.LogOffset, s.Upstream, s.Downstream))
+			}
+			t.Fatalf("%s-%d: savepoint offset %d not translatable: %+v; MM2 wrote %d syncs for it (upstream rewinds: %v); the console holds %d, the newest %v",
+				rsTopic, p, spOff[p], tl, len(syncs[p]), rsRewinds(syncs[p]), n, pairs)
 		}
 		if all, ok := xlAllSyncs(syncs[p], spOff[p]); !ok || all != tl.Offset {
 			t.Errorf("%s-%d: console translation %d, +1 rule over all %d syncs %d (ok=%v)", rsTopic, p, tl.Offset, len(syncs[p]), all, ok)
