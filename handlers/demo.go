@@ -80,3 +80,31 @@ func (h *Handlers) DemoPrimary(w http.ResponseWriter, r *http.Request) {
 	}
 	h.renderDemo(w, r, http.StatusOK, msg)
 }
+
+// DemoConsumers is POST /demo/consumers (running=true|false): the primary's
+// consumer groups stop (their members commit and leave, the groups are
+// empty, as when the applications moved to DR) or start again from their
+// committed offsets. A failback moves the groups back only while they are
+// empty on the primary.
+func (h *Handlers) DemoConsumers(w http.ResponseWriter, r *http.Request) {
+	if h.Demo == nil {
+		h.fail(w, r, notFound("sandbox controls"))
+		return
+	}
+	running, err := strconv.ParseBool(r.PostFormValue("running"))
+	if err != nil {
+		h.renderDemo(w, r, http.StatusBadRequest, "running must be true or false")
+		return
+	}
+	if err := h.Demo.SetConsumersRunning(running); err != nil {
+		h.Log.Warn("demo control", "consumers_running", running, "err", err)
+		h.renderDemo(w, r, http.StatusInternalServerError, "The primary's consumers did not start: "+err.Error())
+		return
+	}
+	h.Log.Info("demo control", "consumers_running", running)
+	msg := "The primary's consumers stopped: their groups are empty, as when the applications run in DR."
+	if running {
+		msg = "The primary's consumers started again from their groups' committed offsets."
+	}
+	h.renderDemo(w, r, http.StatusOK, msg)
+}

@@ -35,6 +35,9 @@ type DemoControls interface {
 	SetMirrorRate(recordsPerSecond int)
 	SetMirrorRunning(running bool)
 	SetPrimaryDown(down bool)
+	// SetConsumersRunning stops (false) or starts (true) the primary's
+	// consumer groups, and returns once they have.
+	SetConsumersRunning(running bool) error
 	State() views.DemoState
 }
 

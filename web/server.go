@@ -189,6 +189,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.Post("/demo/mirror-rate", h.DemoMirrorRate)
 			r.Post("/demo/mirror", h.DemoMirror)
 			r.Post("/demo/primary", h.DemoPrimary)
+			r.Post("/demo/consumers", h.DemoConsumers)
 			if h.Runbook != nil {
 				r.Post("/failover", h.FailoverCreate)
 				r.Post("/failover/{run}/approve", h.FailoverApprove)

@@ -308,6 +308,7 @@ func TestDemoControlsRejectBadInput(t *testing.T) {
 		{"/demo/mirror-rate", "rate=fast"},
 		{"/demo/mirror", "running=maybe"},
 		{"/demo/primary", "down="},
+		{"/demo/consumers", "running=later"},
 	} {
 		req, _ := http.NewRequest(http.MethodPost, c.URL+tc.path, strings.NewReader(tc.form))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")

@@ -14,11 +14,15 @@ type SandboxControls struct{ Sandbox *demo.Sandbox }
 func (c SandboxControls) SetMirrorRate(n int)      { c.Sandbox.SetMirrorRate(n) }
 func (c SandboxControls) SetMirrorRunning(r bool)  { c.Sandbox.SetMirrorRunning(r) }
 func (c SandboxControls) SetPrimaryDown(down bool) { c.Sandbox.SetPrimaryDown(down) }
+func (c SandboxControls) SetConsumersRunning(running bool) error {
+	return c.Sandbox.SetConsumersRunning(running)
+}
 
 // State converts the sandbox's counters for the control panel.
 func (c SandboxControls) State() views.DemoState {
 	s := c.Sandbox.State()
 	return views.DemoState{MirrorRate: s.MirrorRate, MirrorRunning: s.MirrorRunning, PrimaryDown: s.PrimaryDown,
-		Produced: s.Produced, Mirrored: s.Mirrored, SyncsWritten: s.SyncsWritten, CheckpointsWritten: s.CheckpointsWritten,
+		ConsumersRunning: c.Sandbox.ConsumersRunning(),
+		Produced:         s.Produced, Mirrored: s.Mirrored, SyncsWritten: s.SyncsWritten, CheckpointsWritten: s.CheckpointsWritten,
 		HeartbeatsEmitted: s.HeartbeatsEmitted, Since: s.Since}
 }
