@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -23,10 +24,19 @@ const (
 
 // planChoices fills the plan form's pickers for the form as submitted
 // (nothing submitted: the first flow, no restore; opened from the
-// incident view: what the console knows, incidentPlan).
+// incident view: what the console knows, incidentPlan; from a finished
+// failover's page: its failback, failbackPlan).
 func (h *Handlers) planChoices(r *http.Request, flows []string) views.PlanChoices {
 	if r.Method == http.MethodGet && r.URL.Query().Get("from") == "incident" {
 		r.Form = h.incidentPlan(r.Context(), r.URL.Query().Get("flow"))
+	}
+	if r.Method == http.MethodGet && r.URL.Query().Get("from") == "run" {
+		id, _ := strconv.ParseInt(r.URL.Query().Get("run"), 10, 64)
+		if v, ok := h.failbackPlan(r.Context(), id); ok {
+			r.Form = v
+		} else {
+			r.Form = url.Values{} // the plain form
+		}
 	}
 	f := form.NewPlan(r)
 	if len(r.Form) == 0 {

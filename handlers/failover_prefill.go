@@ -116,18 +116,7 @@ func (h *Handlers) lastRestore(ctx context.Context, flow string) runbook.Step {
 }
 
 // onlyDRTarget is the configured DR Flink target when there is exactly one.
-func onlyDRTarget(cfg *config.Config) string {
-	var only string
-	for _, t := range cfg.FlinkTargets {
-		if t.Region == config.RegionDR {
-			if only != "" {
-				return ""
-			}
-			only = t.Name
-		}
-	}
-	return only
-}
+func onlyDRTarget(cfg *config.Config) string { return onlyTarget(cfg, config.RegionDR) }
 
 func firstOr(s []string, or string) string {
 	if len(s) > 0 {

@@ -75,9 +75,10 @@ func startConsole(t *testing.T) *console {
 
 // ownConsole starts a sandbox and console for one test that changes it for
 // good (fails its flow over): the shared one stays as the others expect.
-func ownConsole(t *testing.T) *console {
+// Each of configure may change the console's config before it starts.
+func ownConsole(t *testing.T, configure ...func(*config.Config)) *console {
 	t.Helper()
-	c, cleanup, err := newConsole()
+	c, cleanup, err := newConsole(configure...)
 	t.Cleanup(func() {
 		slices.Reverse(cleanup)
 		for _, f := range cleanup {
@@ -92,7 +93,7 @@ func ownConsole(t *testing.T) *console {
 
 // newConsole starts a sandbox and a console against it; cleanup undoes
 // it, in reverse order.
-func newConsole() (*console, []func(), error) {
+func newConsole(configure ...func(*config.Config)) (*console, []func(), error) {
 	var cleanup []func()
 	ctx, cancel := context.WithCancel(context.Background())
 	cleanup = append(cleanup, cancel) // runs last: cleanups run in reverse
@@ -123,6 +124,9 @@ func newConsole() (*console, []func(), error) {
 	cfg.Flows = append(cfg.Flows, &config.Flow{Name: "link", Kind: "cluster-link", Source: "primary", Target: "dr",
 		Topics:      config.Topics{Include: []string{demo.LinkTopic}},
 		ClusterLink: &config.ClusterLink{RestURL: link.URL, ClusterID: demo.LinkClusterID, Link: demo.LinkName}})
+	for _, f := range configure {
+		f(cfg)
+	}
 	if err := cfg.Normalize("test"); err != nil {
 		return nil, cleanup, err
 	}
