@@ -43,13 +43,8 @@ func (h *Handlers) DemoMirrorRate(w http.ResponseWriter, r *http.Request) {
 
 // DemoMirror is POST /demo/mirror (running=true|false).
 func (h *Handlers) DemoMirror(w http.ResponseWriter, r *http.Request) {
-	if h.Demo == nil {
-		h.fail(w, r, notFound("sandbox controls"))
-		return
-	}
-	running, err := strconv.ParseBool(r.PostFormValue("running"))
-	if err != nil {
-		h.renderDemo(w, r, http.StatusBadRequest, "running must be true or false")
+	running, ok := h.demoSwitch(w, r, "running")
+	if !ok {
 		return
 	}
 	h.Demo.SetMirrorRunning(running)
@@ -63,13 +58,8 @@ func (h *Handlers) DemoMirror(w http.ResponseWriter, r *http.Request) {
 
 // DemoPrimary is POST /demo/primary (down=true|false).
 func (h *Handlers) DemoPrimary(w http.ResponseWriter, r *http.Request) {
-	if h.Demo == nil {
-		h.fail(w, r, notFound("sandbox controls"))
-		return
-	}
-	down, err := strconv.ParseBool(r.PostFormValue("down"))
-	if err != nil {
-		h.renderDemo(w, r, http.StatusBadRequest, "down must be true or false")
+	down, ok := h.demoSwitch(w, r, "down")
+	if !ok {
 		return
 	}
 	h.Demo.SetPrimaryDown(down)
@@ -87,13 +77,8 @@ func (h *Handlers) DemoPrimary(w http.ResponseWriter, r *http.Request) {
 // committed offsets. A failback moves the groups back only while they are
 // empty on the primary.
 func (h *Handlers) DemoConsumers(w http.ResponseWriter, r *http.Request) {
-	if h.Demo == nil {
-		h.fail(w, r, notFound("sandbox controls"))
-		return
-	}
-	running, err := strconv.ParseBool(r.PostFormValue("running"))
-	if err != nil {
-		h.renderDemo(w, r, http.StatusBadRequest, "running must be true or false")
+	running, ok := h.demoSwitch(w, r, "running")
+	if !ok {
 		return
 	}
 	if err := h.Demo.SetConsumersRunning(running); err != nil {
@@ -107,4 +92,20 @@ func (h *Handlers) DemoConsumers(w http.ResponseWriter, r *http.Request) {
 		msg = "The primary's consumers started again from their groups' committed offsets."
 	}
 	h.renderDemo(w, r, http.StatusOK, msg)
+}
+
+// demoSwitch reads the true-or-false field of a sandbox control's form;
+// ok is false when it has answered the request already (no sandbox, or
+// a value that is neither).
+func (h *Handlers) demoSwitch(w http.ResponseWriter, r *http.Request, field string) (on, ok bool) {
+	if h.Demo == nil {
+		h.fail(w, r, notFound("sandbox controls"))
+		return false, false
+	}
+	on, err := strconv.ParseBool(r.PostFormValue(field))
+	if err != nil {
+		h.renderDemo(w, r, http.StatusBadRequest, field+" must be true or false")
+		return false, false
+	}
+	return on, true
 }
