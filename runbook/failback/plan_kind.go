@@ -2,6 +2,7 @@ package failback
 
 import (
 	"context"
+	"slices"
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
@@ -27,6 +28,21 @@ func init() {
 
 // failbackKind returns a flow to the primary (failback.go).
 type failbackKind struct{ failover.AsPlanned }
+
+// Irreversible: a failback asks for the typed flow name where the
+// operators commit to it: stop-writers, their word that nothing writes to
+// DR any more (after it the reverse flow stops, the groups move and the
+// forward mirror restarts, carrying out what was confirmed); and, in a
+// Cluster Linking failback, the truncation of the primary's topics that
+// comes before it. The steps before stop-writers copy DR's records to the
+// primary and wait for them, which takes nothing away. A plan without
+// stop-writers asks at every step that changes something.
+func (k failbackKind) Irreversible(p runbook.Plan, i int) bool {
+	if !slices.ContainsFunc(p.Steps, func(s runbook.Step) bool { return s.Kind == KindStopWriters }) {
+		return k.AsPlanned.Irreversible(p, i)
+	}
+	return p.Steps[i].Kind == KindStopWriters || p.Steps[i].Kind == KindRestorePrimary
+}
 
 func (failbackKind) Build(cfg *config.Config, q runbook.Request) runbook.Plan {
 	if f := cfg.Flow(q.Flow); f != nil && f.IsClusterLink() {
