@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -189,4 +190,55 @@ func (o *operator) screenshot(file, sel string) {
 	if err := os.WriteFile(filepath.Join("..", "docs", "screenshots", file), png, 0o644); err != nil {
 		o.t.Fatal(err)
 	}
+}
+
+// location is the address of the page o is on.
+func (o *operator) location() string {
+	o.t.Helper()
+	loc, err := chromedp.Run(o.ctx, chromedp.Location())
+	if err != nil {
+		o.t.Fatalf("%s: location: %v", o.name, err)
+	}
+	return loc
+}
+
+// approveFromNav: the approver follows the navigation's "waiting" link to
+// runURL (through the list of waiting runs when there are several) and
+// approves the run.
+func approveFromNav(o *operator, runURL string) {
+	o.t.Helper()
+	o.click(`[data-testid="nav-waiting"]`)
+	if !strings.HasPrefix(o.location(), runURL) {
+		o.click(fmt.Sprintf(`a[href="%s"]`, strings.TrimPrefix(runURL, o.console.base)))
+	}
+	o.click("#approve")
+	o.see(`[data-testid="you-approved"]`)
+}
+
+// runEveryStep runs the approved run open on o's page step by step, each
+// as soon as the page offers it (without a reload), typing flow where a
+// step asks for it, until the run is finished. offered, when not nil, is
+// called as each step is offered.
+func runEveryStep(o *operator, flow string, offered func(step int)) {
+	o.t.Helper()
+	for i := 1; o.has(fmt.Sprintf(`[data-testid="step-%d"]`, i)); i++ {
+		o.see(fmt.Sprintf("#execute-%d", i))
+		if offered != nil {
+			offered(i)
+		}
+		if confirm := fmt.Sprintf("#confirm-%d", i); o.has(confirm) {
+			o.typeInto(confirm, flow)
+		}
+		o.click(fmt.Sprintf("#execute-%d", i))
+		ctx, cancel := context.WithTimeout(o.ctx, 2*time.Minute)
+		status, err := chromedp.Run(ctx, chromedp.Poll[string](fmt.Sprintf(
+			`(s => s && /done|failed/.test(s.textContent) ? s.textContent : "")(document.querySelector('[data-testid="step-status-%d"]'))`, i),
+			chromedp.WithPollingTimeout(0), chromedp.WithPollingInterval(250*time.Millisecond)))
+		cancel()
+		if err != nil || !strings.Contains(status, "done") {
+			page, _ := chromedp.Run(o.ctx, chromedp.Text(chromedp.CSS("#live")))
+			o.t.Fatalf("step %d: %q %v\n%.4000s", i, status, err, page)
+		}
+	}
+	o.see(`[data-testid="finished"]`)
 }

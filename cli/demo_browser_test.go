@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -43,44 +41,20 @@ func TestSandboxFailoverJourneyInTheBrowser(t *testing.T) {
 	}
 	alice.screenshot("incident.png", incident)
 	alice.click(`a[id="incident-failover-primary->dr"]`)
-	summary := alice.see(`[data-testid="plan-summary"]`)
+	alice.see(`[data-testid="plan-summary"]`)
 	alice.click("#create-plan")
 	alice.see(`[data-testid="run-status"]`)
-	runURL, err := chromedp.Run(alice.ctx, chromedp.Location())
-	if err != nil {
-		t.Fatal(err)
-	}
+	runURL := alice.location()
 
 	// Bob: the overview he left open says a run waits for him.
-	bob.click(`[data-testid="nav-waiting"]`)
-	if loc, _ := chromedp.Run(bob.ctx, chromedp.Location()); !strings.HasPrefix(loc, runURL) {
-		bob.click(fmt.Sprintf(`a[href="%s"]`, strings.TrimPrefix(runURL, c.base)))
-	}
-	bob.click("#approve")
-	bob.see(`[data-testid="you-approved"]`)
+	approveFromNav(bob, runURL)
 
 	// Alice: each step as it becomes possible, on the page she left open.
-	for i := 1; alice.has(fmt.Sprintf(`[data-testid="step-%d"]`, i)); i++ {
-		alice.see(fmt.Sprintf("#execute-%d", i)) // offered as soon as it may run, without a reload
-		if i == 2 {
+	runEveryStep(alice, "primary->dr", func(step int) {
+		if step == 2 {
 			alice.screenshot("failover-checklist.png", "main")
 		}
-		if confirm := fmt.Sprintf("#confirm-%d", i); alice.has(confirm) {
-			alice.typeInto(confirm, "primary->dr")
-		}
-		alice.click(fmt.Sprintf("#execute-%d", i))
-		status := fmt.Sprintf(`[data-testid="step-status-%d"]`, i)
-		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
-			s, _ := chromedp.Run(alice.ctx, chromedp.Text(chromedp.CSS(status)))
-			if strings.Contains(s, "done") {
-				break
-			}
-			if strings.Contains(s, "failed") || time.Now().After(deadline) {
-				page, _ := chromedp.Run(alice.ctx, chromedp.Text(chromedp.CSS("#live")))
-				t.Fatalf("step %d: %q\nplan summary: %s\n%.4000s", i, s, summary, page)
-			}
-		}
-	}
+	})
 	alice.see(`[data-testid="finished"]`)
 	alice.screenshot("failover-finished.png", `[data-testid="finished"]`)
 	t.Logf("the failover took %d clicks and %d typed fields (alice %d and %d, bob %d and %d)",
