@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"net/url"
 	"strconv"
 	"strings"
@@ -45,7 +44,7 @@ func (h *Handlers) failbackPlan(ctx context.Context, id int64) (url.Values, bool
 		return v, true // no job moved to DR: no Flink part
 	}
 	v.Set("failback_dr_target", r.Plan.Steps[restored].FlinkTarget)
-	job := restoredJob(r, restored)
+	job := failover.RestoredJob(r, restored)
 	v.Set("failback_dr_job", job)
 	primary := onlyTarget(h.Runbook.Config, config.RegionPrimary)
 	if primary == "" {
@@ -61,23 +60,6 @@ func (h *Handlers) failbackPlan(ctx context.Context, id int64) (url.Values, bool
 		v.Set("failback_rewrite_to", strings.TrimRight(catalog.CanonicalPath(dirs[0]), "/")+"/failback-run-"+strconv.FormatInt(id, 10))
 	}
 	return v, true
-}
-
-// restoredJob is the id of the job step idx of r started, as its result
-// recorded it ("" when it recorded none).
-func restoredJob(r *runbook.Run, idx int) string {
-	for _, s := range r.Steps {
-		if s.Idx != idx || s.Status != model.StepDone {
-			continue
-		}
-		var res struct {
-			JobID string `json:"job_id"`
-		}
-		if json.Unmarshal([]byte(s.Result), &res) == nil {
-			return res.JobID
-		}
-	}
-	return ""
 }
 
 // onlyTarget is the configured Flink target of region when there is

@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/internal/effect"
 )
@@ -114,4 +116,23 @@ func OrNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// RestoredJob is the id of the Flink job restore step idx of r started
+// (or found started), as its result recorded it; "" before the step is
+// done, for another kind of step, or for a result of a shape this binary
+// does not know. Every shape of the restore's result names the job as
+// job_id.
+func RestoredJob(r *runbook.Run, idx int) string {
+	if idx < 0 || idx >= len(r.Plan.Steps) || idx >= len(r.Steps) || r.Plan.Steps[idx].Kind != KindRestoreFlink || r.Steps[idx].Status != model.StepDone {
+		return ""
+	}
+	var res struct {
+		JobID string `json:"job_id"`
+		V     int    `json:"v,omitempty"`
+	}
+	if json.Unmarshal([]byte(r.Steps[idx].Result), &res) != nil || res.V != 0 {
+		return ""
+	}
+	return res.JobID
 }
