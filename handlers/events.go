@@ -9,7 +9,6 @@ import (
 
 	"github.com/a-h/templ"
 
-	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/views"
 )
@@ -117,15 +116,13 @@ func (h *Handlers) runsPulse(ctx context.Context) Fragment {
 	if h.Runbook == nil {
 		return Fragment{"runs", views.RunsPulse("")} // a console without a runbook has no runs
 	}
-	runs, err := h.Runbook.Runs(ctx)
+	runs, err := h.Runbook.Pending(ctx)
 	if err != nil {
 		return Fragment{"runs", views.RunsPulse("unread")}
 	}
 	var mark strings.Builder
 	for _, r := range runs {
-		if r.Status == model.RunPending {
-			fmt.Fprintf(&mark, "%d@%d ", r.ID, r.UpdatedMs)
-		}
+		fmt.Fprintf(&mark, "%d@%d ", r.ID, r.UpdatedMs)
 	}
 	return Fragment{"runs", views.RunsPulse(mark.String())}
 }

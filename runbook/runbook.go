@@ -414,6 +414,11 @@ func (rb *Runbook) Runs(ctx context.Context) ([]model.Run, error) {
 	return rb.Store.FailoverRuns(ctx, 100)
 }
 
+// Pending lists every run waiting for its approvals, newest first.
+func (rb *Runbook) Pending(ctx context.Context) ([]model.Run, error) {
+	return rb.Store.PendingFailoverRuns(ctx)
+}
+
 // samePerson compares identities without regard to letter case: a proxy
 // or directory may hand over "Erin@Example.com" for the erin@example.com
 // who wrote the plan, and four eyes must not be two spellings of one.
@@ -444,13 +449,13 @@ func (rb *Runbook) AwaitingDecision(ctx context.Context, who Actor) ([]model.Run
 	if !MayOperate(who) || who.Name == "" {
 		return nil, nil
 	}
-	runs, err := rb.Runs(ctx)
+	runs, err := rb.Pending(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []model.Run
 	for _, r := range runs {
-		if r.Status != model.RunPending || samePerson(r.CreatedBy, who.Name) {
+		if samePerson(r.CreatedBy, who.Name) {
 			continue
 		}
 		full, err := rb.Get(ctx, r.ID)

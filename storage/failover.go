@@ -311,6 +311,13 @@ func (s *Store) FailoverRuns(ctx context.Context, limit int) ([]model.Run, error
 	return s.listRuns(ctx, "ORDER BY id DESC LIMIT ?", limit)
 }
 
+// PendingFailoverRuns lists every run waiting for its approvals, newest
+// first: what the navigation's waiting count and its live mark read, so
+// it lists only those, however old, not the newest N of all.
+func (s *Store) PendingFailoverRuns(ctx context.Context) ([]model.Run, error) {
+	return s.listRuns(ctx, "WHERE status = ? ORDER BY id DESC", model.RunPending)
+}
+
 // FlowsBetweenSteps lists, once each and sorted, the flows of runs in
 // which a step of kind started has begun (not pending) and no step of kind
 // finished is done: e.g. failbacks whose reverse connectors may copy.
