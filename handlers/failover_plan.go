@@ -27,11 +27,13 @@ const (
 // incident view: what the console knows, incidentPlan; from a finished
 // failover's page: its failback, failbackPlan).
 func (h *Handlers) planChoices(r *http.Request, flows []string) views.PlanChoices {
-	if r.Method == http.MethodGet && r.URL.Query().Get("from") == "incident" {
-		r.Form = h.incidentPlan(r.Context(), r.URL.Query().Get("flow"))
-	}
-	if r.Method == http.MethodGet && r.URL.Query().Get("from") == "run" {
-		id, _ := strconv.ParseInt(r.URL.Query().Get("run"), 10, 64)
+	q := r.URL.Query()
+	switch from := q.Get("from"); {
+	case r.Method != http.MethodGet:
+	case from == "incident":
+		r.Form = h.incidentPlan(r.Context(), q.Get("flow"))
+	case from == "run":
+		id, _ := strconv.ParseInt(q.Get("run"), 10, 64)
 		if v, ok := h.failbackPlan(r.Context(), id); ok {
 			r.Form = v
 		} else {
