@@ -207,9 +207,17 @@ func (o *operator) location() string {
 // approves the run.
 func approveFromNav(o *operator, runURL string) {
 	o.t.Helper()
-	o.click(`[data-testid="nav-waiting"]`)
-	if !strings.HasPrefix(o.location(), runURL) {
-		o.click(fmt.Sprintf(`a[href="%s"]`, strings.TrimPrefix(runURL, o.console.base)))
+	// Where the link goes is read before the click: the location right
+	// after it may still be the page being left.
+	nav := `[data-testid="nav-waiting"]`
+	o.see(nav)
+	href, err := chromedp.Run(o.ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="nav-waiting"]').getAttribute("href")`))
+	if err != nil {
+		o.t.Fatalf("%s: reading the nav's link: %v", o.name, err)
+	}
+	o.click(nav)
+	if run := strings.TrimPrefix(runURL, o.console.base); !strings.HasPrefix(href, run) {
+		o.click(fmt.Sprintf(`a[href="%s"]`, run))
 	}
 	o.click("#approve")
 	o.see(`[data-testid="you-approved"]`)
