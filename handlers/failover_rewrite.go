@@ -10,8 +10,8 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/handlers/form"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
-	"github.com/drconsole/drconsole/translation"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -52,7 +52,7 @@ func (h *Handlers) planRewrite(ctx context.Context, f form.Plan, who string) *vi
 	}
 	if out.Chosen {
 		step := f.RewriteStep(cfg)
-		stamped := make(map[string]translation.Choice, len(step.Choices))
+		stamped := make(map[string]model.Choice, len(step.Choices))
 		for k, c := range step.Choices { // as the runbook will record them
 			c.By = who
 			stamped[k] = c

@@ -12,7 +12,7 @@ import (
 	"fmt"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/translation"
+	"github.com/drconsole/drconsole/model"
 )
 
 // StepKind names what a step does.
@@ -37,10 +37,10 @@ type Step struct {
 	// source SourceUID ("": the only one), written to RewriteTo (a new
 	// directory inside a configured savepoint directory); Choices for the
 	// partitions without a translation, by "topic-partition".
-	RewriteFrom string                        `json:"rewrite_from,omitempty"`
-	SourceUID   string                        `json:"source_uid,omitempty"`
-	RewriteTo   string                        `json:"rewrite_to,omitempty"`
-	Choices     map[string]translation.Choice `json:"choices,omitempty"`
+	RewriteFrom string                  `json:"rewrite_from,omitempty"`
+	SourceUID   string                  `json:"source_uid,omitempty"`
+	RewriteTo   string                  `json:"rewrite_to,omitempty"`
+	Choices     map[string]model.Choice `json:"choices,omitempty"`
 	// savepoint-dr (failback): the DR job JobID on FlinkTarget is stopped
 	// with a savepoint; rewrite-savepoint-back copies that savepoint to
 	// RewriteTo with SourceUID's splits moved to the primary.

@@ -1,8 +1,6 @@
 package runbook
 
-import (
-	"github.com/drconsole/drconsole/translation"
-)
+import "github.com/drconsole/drconsole/model"
 
 // Restore strategies of a plan that restores the job from a savepoint
 // (catalog.RestoreStrategies 4 and 2).
@@ -29,7 +27,7 @@ type Request struct {
 	// Strategy is StrategyRewrite, StrategyNewUID or "" (as the boxes say).
 	Strategy             string
 	RewriteTo, SourceUID string
-	Choices              map[string]translation.Choice
+	Choices              map[string]model.Choice
 	// Restore names the job's restore (FlinkTarget "": none): target, jar,
 	// entry class, arguments, parallelism, allowNonRestoredState.
 	Restore Step

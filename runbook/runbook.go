@@ -20,7 +20,6 @@ import (
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
-	"github.com/drconsole/drconsole/translation"
 )
 
 // Actor is who does something, as the web layer authenticated them.
@@ -432,7 +431,7 @@ func stampChoices(p *Plan, who Actor) {
 		if len(p.Steps[i].Choices) == 0 {
 			continue
 		}
-		stamped := make(map[string]translation.Choice, len(p.Steps[i].Choices))
+		stamped := make(map[string]model.Choice, len(p.Steps[i].Choices))
 		for k, c := range p.Steps[i].Choices {
 			c.By = who.Name
 			stamped[k] = c

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,80 +19,6 @@ import (
 // translation and `drconsole translate` use (Translate below); a partition
 // it cannot translate is never guessed: the operator chooses for it, or the
 // rewrite is refused.
-
-// Choice kinds: what an operator may pick for a partition without a
-// translation.
-const (
-	ChoiceEarliest  = "earliest"
-	ChoiceLatest    = "latest"
-	ChoiceTimestamp = "timestamp"
-)
-
-// Choice is an operator's decision for one partition the sync index cannot
-// translate. It is a plan parameter: approved with the plan, on record in
-// its audit entries.
-type Choice struct {
-	Kind string `json:"kind"`
-	// AtMs is the timestamp (epoch ms) for ChoiceTimestamp: the split
-	// resumes at DR's first record at or after it, looked up when the step
-	// runs.
-	AtMs int64 `json:"at_ms,omitempty"`
-	// By is who made the choice (the operator who submitted the plan).
-	By string `json:"by,omitempty"`
-}
-
-// ParseChoice reads a choice as the plan form writes it: "earliest",
-// "latest", or "timestamp " + an RFC 3339 time (or epoch milliseconds).
-// "" is no choice (ok false).
-func ParseChoice(s string) (c Choice, ok bool, err error) {
-	s = strings.TrimSpace(s)
-	kind, at, _ := strings.Cut(s, " ")
-	switch kind {
-	case "":
-		return Choice{}, false, nil
-	case ChoiceEarliest, ChoiceLatest:
-		if strings.TrimSpace(at) != "" {
-			return Choice{}, false, fmt.Errorf("choice %q: %s takes no time", s, kind)
-		}
-		return Choice{Kind: kind}, true, nil
-	case ChoiceTimestamp:
-		at = strings.TrimSpace(at)
-		if ms, err := strconv.ParseInt(at, 10, 64); err == nil {
-			c = Choice{Kind: kind, AtMs: ms}
-		} else if t, err := time.Parse(time.RFC3339, at); err == nil {
-			c = Choice{Kind: kind, AtMs: t.UnixMilli()}
-		} else {
-			return Choice{}, false, fmt.Errorf("choice %q: the time must be RFC 3339 (2026-12-01T07:00:00Z) or epoch milliseconds", s)
-		}
-		return c, true, c.Validate()
-	}
-	return Choice{}, false, fmt.Errorf("choice %q: want earliest, latest or timestamp <time>", s)
-}
-
-// Validate checks a choice's kind and time.
-func (c Choice) Validate() error {
-	switch c.Kind {
-	case ChoiceEarliest, ChoiceLatest:
-		if c.AtMs != 0 {
-			return fmt.Errorf("choice %s takes no time", c.Kind)
-		}
-	case ChoiceTimestamp:
-		if c.AtMs <= 0 {
-			return fmt.Errorf("choice timestamp needs a time after 1970 (got %d)", c.AtMs)
-		}
-	default:
-		return fmt.Errorf("choice %q: want earliest, latest or timestamp", c.Kind)
-	}
-	return nil
-}
-
-// String is the choice as ParseChoice reads it.
-func (c Choice) String() string {
-	if c.Kind == ChoiceTimestamp {
-		return c.Kind + " " + time.UnixMilli(c.AtMs).UTC().Format(time.RFC3339)
-	}
-	return c.Kind
-}
 
 // Translate is the translation rule of the console for one partition of a
 // flow: its DR name under the replication policy, and its DR offset through
@@ -120,7 +45,7 @@ type TargetRow struct {
 	// Translation is the sync index's answer (zero for a marker).
 	Translation mm2.Translation
 	// Choice is the operator's choice, used when there is no translation.
-	Choice *Choice
+	Choice *model.Choice
 	// Target is where the split resumes; nil when the partition still
 	// needs a choice or cannot be rewritten (Problem).
 	Target *flink.SplitTarget
@@ -181,7 +106,7 @@ type TargetOptions struct {
 	// names change.
 	Preserved bool
 	// Choices by split key ("topic-partition", primary name).
-	Choices map[string]Choice
+	Choices map[string]model.Choice
 	// Resolve looks timestamp choices up in DR now (a read). Without it
 	// they stay unresolved: a preview says so, and the targets are not
 	// Complete.
@@ -247,11 +172,11 @@ func buildTargets(ctx context.Context, splits []flink.PartitionOffset, o TargetO
 			r.Choice = &c
 			why := c.String() + " (chosen by " + cmp.Or(c.By, "an unnamed operator") + ": " + r.why() + ")"
 			switch c.Kind {
-			case ChoiceEarliest:
+			case model.ChoiceEarliest:
 				r.Target = &flink.SplitTarget{Topic: r.DR.Topic, Offset: flink.OffsetEarliest, Why: why}
-			case ChoiceLatest:
+			case model.ChoiceLatest:
 				r.Target = &flink.SplitTarget{Topic: r.DR.Topic, Offset: flink.OffsetLatest, Why: why}
-			case ChoiceTimestamp:
+			case model.ChoiceTimestamp:
 				r.Target = &flink.SplitTarget{Topic: r.DR.Topic, Offset: -1, Why: why} // resolved below
 				seeks[c.AtMs] = appendNew(seeks[c.AtMs], r.DR.Topic)
 			}
@@ -283,7 +208,7 @@ func (t *RewriteTargets) resolve(ctx context.Context, resolve bool, seeks map[in
 	}
 	for i := range t.Rows {
 		r := &t.Rows[i]
-		if r.Choice == nil || r.Choice.Kind != ChoiceTimestamp {
+		if r.Choice == nil || r.Choice.Kind != model.ChoiceTimestamp {
 			continue
 		}
 		s, ok := found[r.Choice.AtMs][r.DR]

@@ -16,14 +16,14 @@ import (
 func BenchmarkRewriteTargets1000Splits(b *testing.B) {
 	index := mm2.NewSyncIndex()
 	var splits []flink.PartitionOffset
-	choices := map[string]Choice{}
+	choices := map[string]model.Choice{}
 	var log int64
 	for topic := range 10 {
 		name := "topic-" + string(rune('a'+topic))
 		for p := range int32(100) {
 			splits = append(splits, flink.PartitionOffset{Topic: name, Partition: p, Next: 150_000 + int64(p)})
 			if p%10 == 0 {
-				choices[splits[len(splits)-1].Key()] = Choice{Kind: ChoiceEarliest, By: "alice"}
+				choices[splits[len(splits)-1].Key()] = model.Choice{Kind: model.ChoiceEarliest, By: "alice"}
 				continue
 			}
 			var syncs []model.OffsetSync

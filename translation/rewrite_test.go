@@ -11,6 +11,7 @@ import (
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka/kafkatest"
 	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 )
 
 func split(topic string, part int32, next int64, subtask int) flink.PartitionOffset {
@@ -73,8 +74,8 @@ func TestRewriteTargetsChoices(t *testing.T) {
 	if tg.Renamed != nil {
 		t.Fatalf("identity renamed %v", tg.Renamed)
 	}
-	tg, err = g.RewriteTargets(context.Background(), splits, TargetOptions{Choices: map[string]Choice{
-		"events-0": {Kind: ChoiceEarliest, By: "alice"}, "events-1": {Kind: ChoiceLatest, By: "alice"}}})
+	tg, err = g.RewriteTargets(context.Background(), splits, TargetOptions{Choices: map[string]model.Choice{
+		"events-0": {Kind: model.ChoiceEarliest, By: "alice"}, "events-1": {Kind: model.ChoiceLatest, By: "alice"}}})
 	if err != nil || !tg.Complete() {
 		t.Fatalf("%v %v", tg.Err(), err)
 	}
@@ -86,10 +87,10 @@ func TestRewriteTargetsChoices(t *testing.T) {
 		t.Fatalf("events-1 %+v", l)
 	}
 	// A choice for a partition the savepoint does not hold is a mistake.
-	if _, err := g.RewriteTargets(context.Background(), splits, TargetOptions{Choices: map[string]Choice{"events-9": {Kind: ChoiceLatest}}}); err == nil {
+	if _, err := g.RewriteTargets(context.Background(), splits, TargetOptions{Choices: map[string]model.Choice{"events-9": {Kind: model.ChoiceLatest}}}); err == nil {
 		t.Fatal("a choice for a partition not in the savepoint was accepted")
 	}
-	if _, err := g.RewriteTargets(context.Background(), splits, TargetOptions{Choices: map[string]Choice{"events-0": {Kind: "guess"}}}); err == nil {
+	if _, err := g.RewriteTargets(context.Background(), splits, TargetOptions{Choices: map[string]model.Choice{"events-0": {Kind: "guess"}}}); err == nil {
 		t.Fatal("an unknown choice was accepted")
 	}
 }
@@ -105,12 +106,12 @@ func TestRewriteTargetsTimestampResolvedInDR(t *testing.T) {
 		kafkatest.Produce(t, dcl, &kgo.Record{Topic: "primary.events", Partition: 1, Timestamp: base.Add(time.Duration(i) * time.Second)})
 	}
 	splits := []flink.PartitionOffset{split("events", 1, 10, 0)} // syncs start at 40: too old
-	at := Choice{Kind: ChoiceTimestamp, AtMs: base.Add(1500 * time.Millisecond).UnixMilli(), By: "bob"}
-	tg, err := g.RewriteTargets(ctx, splits, TargetOptions{Choices: map[string]Choice{"events-1": at}})
+	at := model.Choice{Kind: model.ChoiceTimestamp, AtMs: base.Add(1500 * time.Millisecond).UnixMilli(), By: "bob"}
+	tg, err := g.RewriteTargets(ctx, splits, TargetOptions{Choices: map[string]model.Choice{"events-1": at}})
 	if err != nil || tg.Complete() || !strings.Contains(tg.NeedChoice[0], "not looked up") {
 		t.Fatalf("unresolved timestamp: %+v %v", tg, err)
 	}
-	tg, err = g.RewriteTargets(ctx, splits, TargetOptions{Choices: map[string]Choice{"events-1": at}, Resolve: true})
+	tg, err = g.RewriteTargets(ctx, splits, TargetOptions{Choices: map[string]model.Choice{"events-1": at}, Resolve: true})
 	if err != nil || !tg.Complete() {
 		t.Fatalf("%v %v", tg.Err(), err)
 	}
@@ -132,33 +133,33 @@ func TestRewriteTargetsPreservedAndStopping(t *testing.T) {
 	}
 	stop := int64(2000)
 	bounded := []flink.PartitionOffset{{Topic: "events", Partition: 0, Next: 100, Stopping: &stop}}
-	tg, err = g.RewriteTargets(context.Background(), bounded, TargetOptions{Choices: map[string]Choice{"events-0": {Kind: ChoiceLatest}}})
+	tg, err = g.RewriteTargets(context.Background(), bounded, TargetOptions{Choices: map[string]model.Choice{"events-0": {Kind: model.ChoiceLatest}}})
 	if err != nil || tg.Complete() || len(tg.Problems) != 1 || !strings.Contains(tg.Err().Error(), "stopping offset (2000)") {
 		t.Fatalf("bounded split: %+v %v", tg, err)
 	}
 }
 
 func TestParseChoice(t *testing.T) {
-	for in, want := range map[string]Choice{
-		"earliest":                       {Kind: ChoiceEarliest},
-		" latest ":                       {Kind: ChoiceLatest},
-		"timestamp 2026-12-01T07:00:00Z": {Kind: ChoiceTimestamp, AtMs: time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC).UnixMilli()},
-		"timestamp 1700000000000":        {Kind: ChoiceTimestamp, AtMs: 1_700_000_000_000},
+	for in, want := range map[string]model.Choice{
+		"earliest":                       {Kind: model.ChoiceEarliest},
+		" latest ":                       {Kind: model.ChoiceLatest},
+		"timestamp 2026-12-01T07:00:00Z": {Kind: model.ChoiceTimestamp, AtMs: time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC).UnixMilli()},
+		"timestamp 1700000000000":        {Kind: model.ChoiceTimestamp, AtMs: 1_700_000_000_000},
 	} {
-		c, ok, err := ParseChoice(in)
+		c, ok, err := model.ParseChoice(in)
 		if err != nil || !ok || c != want {
-			t.Errorf("ParseChoice(%q) = %+v %v %v", in, c, ok, err)
+			t.Errorf("model.ParseChoice(%q) = %+v %v %v", in, c, ok, err)
 		}
-		if back, _, _ := ParseChoice(c.String()); back != c {
+		if back, _, _ := model.ParseChoice(c.String()); back != c {
 			t.Errorf("%q does not read back: %+v", c.String(), back)
 		}
 	}
-	if _, ok, err := ParseChoice(""); ok || err != nil {
+	if _, ok, err := model.ParseChoice(""); ok || err != nil {
 		t.Errorf("empty: %v %v", ok, err)
 	}
 	for _, bad := range []string{"guess", "earliest now", "timestamp", "timestamp yesterday", "timestamp -5"} {
-		if _, _, err := ParseChoice(bad); err == nil {
-			t.Errorf("ParseChoice(%q) accepted", bad)
+		if _, _, err := model.ParseChoice(bad); err == nil {
+			t.Errorf("model.ParseChoice(%q) accepted", bad)
 		}
 	}
 }

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/failover"
-	"github.com/drconsole/drconsole/translation"
 )
 
 // Plan is the new-failover form (POST /failover).
@@ -45,7 +45,7 @@ type Plan struct {
 	// The rewrite's destination ("" proposes one: failover.RewriteDest),
 	// source uid ("": the only Kafka source) and per-partition choices.
 	RewriteTo, SourceUID string
-	Choices              map[string]translation.Choice
+	Choices              map[string]model.Choice
 	choiceErrs           Errors
 	parallelismErr       string
 	// SavepointTyped: SavepointPath was typed, not picked from the catalog.
@@ -72,10 +72,10 @@ func (p *Plan) readChoices(r *http.Request) {
 			continue
 		}
 		text := strings.TrimSpace(values[0])
-		if text == translation.ChoiceTimestamp {
+		if text == model.ChoiceTimestamp {
 			text += " " + r.FormValue(ChoiceAtField(key))
 		}
-		c, chosen, err := translation.ParseChoice(text)
+		c, chosen, err := model.ParseChoice(text)
 		switch {
 		case err != nil:
 			if p.choiceErrs == nil {
@@ -84,7 +84,7 @@ func (p *Plan) readChoices(r *http.Request) {
 			p.choiceErrs[name] = key + ": " + err.Error()
 		case chosen:
 			if p.Choices == nil {
-				p.Choices = map[string]translation.Choice{}
+				p.Choices = map[string]model.Choice{}
 			}
 			p.Choices[key] = c
 		}

@@ -28,7 +28,6 @@ import (
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage"
-	"github.com/drconsole/drconsole/translation"
 )
 
 // drillEnv is NewEnv with the sandbox's Flink stand-in as the DR target
@@ -415,9 +414,9 @@ func drillRemovesItsCopy(t *testing.T, where string) {
 	for _, row := range p.Targets.Rows {
 		if row.Target == nil {
 			if rewrite.Choices == nil {
-				rewrite.Choices = map[string]translation.Choice{}
+				rewrite.Choices = map[string]model.Choice{}
 			}
-			rewrite.Choices[row.Key] = translation.Choice{Kind: translation.ChoiceEarliest}
+			rewrite.Choices[row.Key] = model.Choice{Kind: model.ChoiceEarliest}
 		}
 	}
 	plan := runbook.Plan{Flow: "primary->dr", Kind: runbook.PlanDrill, Steps: []runbook.Step{rewrite,

@@ -15,7 +15,6 @@ import (
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/storage"
-	"github.com/drconsole/drconsole/translation"
 )
 
 // logSide is the cluster a step's positions lie on: DR for a failover
@@ -112,7 +111,7 @@ func (restoreFlinkStep) InputRules(ctx context.Context, rb *runbook.Runbook, r *
 // or unusable fails, with the catalog's reasons. A partition an operator
 // chose a position for (a rewrite's choices, by primary "topic-partition")
 // does not rest on its translation: the positions rule checks the choice.
-func (rb Book) verdictRule(ctx context.Context, flow, path string, chosen map[string]translation.Choice) runbook.RuleResult {
+func (rb Book) verdictRule(ctx context.Context, flow, path string, chosen map[string]model.Choice) runbook.RuleResult {
 	rr := runbook.RuleResult{Name: "the catalog's verdict of savepoint " + path + " for a restore in DR is usable"}
 	if rb.Catalog == nil {
 		rr.Evidence = "unknown: no savepoint catalog to judge it"

@@ -33,7 +33,6 @@ import (
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage"
-	"github.com/drconsole/drconsole/translation"
 )
 
 const childEnv = "DRCONSOLE_RUNBOOK_CHILD"
@@ -189,14 +188,14 @@ func newKillRig(t *testing.T) *killRig {
 		t.Fatal(err)
 	}
 	rewrite := runbook.Step{Kind: KindRewriteSavepoint, RewriteFrom: "file:" + spDir + "/src", SourceUID: "orders-users-source", RewriteTo: "file:" + spDir + "/dr",
-		Choices: map[string]translation.Choice{}}
+		Choices: map[string]model.Choice{}}
 	pv, err := book(rb).PreviewRewrite(ctx, "primary->dr", rewrite)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, row := range pv.Targets.Rows {
 		if !row.Translated() {
-			rewrite.Choices[row.Key] = translation.Choice{Kind: translation.ChoiceEarliest}
+			rewrite.Choices[row.Key] = model.Choice{Kind: model.ChoiceEarliest}
 		}
 	}
 	plan := runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{

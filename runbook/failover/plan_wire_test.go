@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
-	"github.com/drconsole/drconsole/translation"
 )
 
 // Plans stored and approved by the version that had Plan.Drill and
@@ -19,7 +19,7 @@ func TestPlanWireFormatIsTheStoredOne(t *testing.T) {
 	}{
 		{
 			runbook.Plan{Flow: "orders", Steps: []runbook.Step{{Kind: KindPreflight}, {Kind: KindStopMirror}, {Kind: KindTranslateGroup, Group: "billing", AllowPartial: true},
-				{Kind: KindRewriteSavepoint, RewriteFrom: "file:///sp/1", SourceUID: "src", RewriteTo: "file:///sp/2", Choices: map[string]translation.Choice{"orders-0": {Kind: "earliest", By: "ann"}}},
+				{Kind: KindRewriteSavepoint, RewriteFrom: "file:///sp/1", SourceUID: "src", RewriteTo: "file:///sp/2", Choices: map[string]model.Choice{"orders-0": {Kind: "earliest", By: "ann"}}},
 				{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", JarID: "j.jar", EntryClass: "Main", Args: []string{"--a"}, SavepointPath: "file:///sp/2", Parallelism: 2, ClaimMode: "NO_CLAIM"}}},
 			`{"flow":"orders","steps":[{"kind":"preflight"},{"kind":"stop-mirror"},{"kind":"translate-group","group":"billing","allow_partial":true},{"kind":"rewrite-savepoint","rewrite_from":"file:///sp/1","source_uid":"src","rewrite_to":"file:///sp/2","choices":{"orders-0":{"kind":"earliest","by":"ann"}}},{"kind":"restore-flink","flink_target":"flink-dr","jar_id":"j.jar","entry_class":"Main","args":["--a"],"savepoint_path":"file:///sp/2","parallelism":2,"claim_mode":"NO_CLAIM"}]}`,
 			"15670768887af6a197d456a94dfbc943293e5f813b3fe5b2ea6f4cb39913824c",

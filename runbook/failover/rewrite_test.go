@@ -39,7 +39,7 @@ func rewriteEnv(t *testing.T) (*runbooktest.Env, string) {
 	return e, dir
 }
 
-func rewritePlan(dir, to string, choices map[string]translation.Choice) runbook.Plan {
+func rewritePlan(dir, to string, choices map[string]model.Choice) runbook.Plan {
 	return runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{
 		{Kind: KindRewriteSavepoint, RewriteFrom: "file:" + dir + "/src", SourceUID: "orders-users-source", RewriteTo: "file:" + dir + "/" + to, Choices: choices},
 		{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", JarID: "job.jar", SavepointPath: "file:" + dir + "/" + to},
@@ -115,10 +115,10 @@ func TestRewriteSavepointStepThroughTheRunbook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	choices := map[string]translation.Choice{}
+	choices := map[string]model.Choice{}
 	for _, r := range pv.Targets.Rows {
 		if r.Target == nil {
-			choices[r.Key] = translation.Choice{Kind: translation.ChoiceEarliest}
+			choices[r.Key] = model.Choice{Kind: model.ChoiceEarliest}
 		}
 	}
 	for _, key := range []string{"clicks-0", "clicks-1", "clicks-2"} {
@@ -126,7 +126,7 @@ func TestRewriteSavepointStepThroughTheRunbook(t *testing.T) {
 			t.Fatalf("%s needs no choice: %+v", key, pv.Targets.Rows)
 		}
 	}
-	choices["clicks-1"] = translation.Choice{Kind: translation.ChoiceLatest}
+	choices["clicks-1"] = model.Choice{Kind: model.ChoiceLatest}
 
 	// Without choices the step is refused before it starts.
 	id := approvedRun(t, e, plan)
@@ -147,7 +147,7 @@ func TestRewriteSavepointStepThroughTheRunbook(t *testing.T) {
 	plan.Steps[0].Choices = choices
 	id = approvedRun(t, e, plan)
 	r, _ := e.RB.Get(ctx, id)
-	if c := r.Plan.Steps[0].Choices["clicks-1"]; c.By != "alice" || c.Kind != translation.ChoiceLatest {
+	if c := r.Plan.Steps[0].Choices["clicks-1"]; c.By != "alice" || c.Kind != model.ChoiceLatest {
 		t.Fatalf("stored choice %+v", c)
 	}
 
@@ -243,15 +243,15 @@ func TestRewriteSavepointRefusesForeignDestination(t *testing.T) {
 	e, dir := rewriteEnv(t)
 	ctx := context.Background()
 	e.SB.SetMirrorRunning(false)
-	all := func(kind string) map[string]translation.Choice {
-		c := map[string]translation.Choice{}
+	all := func(kind string) map[string]model.Choice {
+		c := map[string]model.Choice{}
 		for _, key := range []string{"orders-0", "orders-1", "clicks-0", "clicks-1", "clicks-2"} {
-			c[key] = translation.Choice{Kind: kind}
+			c[key] = model.Choice{Kind: kind}
 		}
 		return c
 	}
 	// "taken" is the rewrite with every partition at latest...
-	plan := rewritePlan(dir, "taken", all(translation.ChoiceLatest))
+	plan := rewritePlan(dir, "taken", all(model.ChoiceLatest))
 	pv, err := book(e.RB).PreviewRewrite(ctx, plan.Flow, plan.Steps[0])
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +268,7 @@ func TestRewriteSavepointRefusesForeignDestination(t *testing.T) {
 	before, _ := os.ReadFile(filepath.Join(dir, "taken", flink.MetadataFileName))
 	// ... and the plan wants earliest where it holds latest.
 	for key := range plan.Steps[0].Choices {
-		plan.Steps[0].Choices[key] = translation.Choice{Kind: translation.ChoiceEarliest}
+		plan.Steps[0].Choices[key] = model.Choice{Kind: model.ChoiceEarliest}
 	}
 	id := approvedRun(t, e, plan)
 	err = runStep(ctx, e.RB, runbooktest.Alice, id, 0)
@@ -321,7 +321,7 @@ func TestRewritePreviewContentAndCache(t *testing.T) {
 	e, dir := rewriteEnv(t)
 	ctx := context.Background()
 	e.SB.SetMirrorRunning(false)
-	plan := rewritePlan(dir, "dr", map[string]translation.Choice{"clicks-0": {Kind: translation.ChoiceEarliest}})
+	plan := rewritePlan(dir, "dr", map[string]model.Choice{"clicks-0": {Kind: model.ChoiceEarliest}})
 	id, err := e.RB.Create(ctx, runbooktest.Alice, plan, "drill")
 	if err != nil {
 		t.Fatal(err)
@@ -354,9 +354,9 @@ func TestRewritePreviewContentAndCache(t *testing.T) {
 	// Something appears at the destination: the cached preview says its
 	// input changed (and is not recomputed behind the operator's back).
 	if _, err := flink.Rewrite(ctx, flink.RewriteRequest{Source: filepath.Join(dir, "src"), Dest: filepath.Join(dir, "dr"),
-		SourceUID: "orders-users-source", Targets: mustTargets(t, e, rewritePlan(dir, "dr", map[string]translation.Choice{
-			"clicks-0": {Kind: translation.ChoiceLatest}, "clicks-1": {Kind: translation.ChoiceLatest}, "clicks-2": {Kind: translation.ChoiceLatest},
-			"orders-0": {Kind: translation.ChoiceLatest}, "orders-1": {Kind: translation.ChoiceLatest}}))}); err != nil {
+		SourceUID: "orders-users-source", Targets: mustTargets(t, e, rewritePlan(dir, "dr", map[string]model.Choice{
+			"clicks-0": {Kind: model.ChoiceLatest}, "clicks-1": {Kind: model.ChoiceLatest}, "clicks-2": {Kind: model.ChoiceLatest},
+			"orders-0": {Kind: model.ChoiceLatest}, "orders-1": {Kind: model.ChoiceLatest}}))}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.RB.Catalog.Register(ctx, filepath.Join(dir, "dr")); err != nil {
@@ -482,10 +482,10 @@ func s3RewriteEnv(t *testing.T) (*runbooktest.Env, *s3.Store, runbook.Plan, *Rew
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan.Steps[0].Choices = map[string]translation.Choice{}
+	plan.Steps[0].Choices = map[string]model.Choice{}
 	for _, r := range pv.Targets.Rows {
 		if r.Target == nil {
-			plan.Steps[0].Choices[r.Key] = translation.Choice{Kind: translation.ChoiceLatest}
+			plan.Steps[0].Choices[r.Key] = model.Choice{Kind: model.ChoiceLatest}
 		}
 	}
 	return e, store, plan, pv
