@@ -59,11 +59,11 @@ func startSandboxConsoleWith(t *testing.T, opts demo.Options) *sandboxConsole {
 	t.Cleanup(world.Close)
 	cfg := world.Config
 	store, mon := runbooktest.Monitored(ctx, t, cfg, filepath.Join(dir, "drconsole.db"), log)
-	rb := &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
-		Connect: connect.New, Flink: flink.NewRESTClient}
-	rb.Catalog = &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
+	rb := failover.Equip(&runbook.Runbook{Store: store, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
+		Connect: connect.New, Flink: flink.NewRESTClient}, failover.Env{Monitor: mon})
+	failover.BookOf(rb).Catalog = &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
 	go failback.BookOf(rb).WatchReverseFlowsEvery(ctx, time.Second)
-	c := &sandboxConsole{world: world, cat: rb.Catalog, rb: rb, worker: &failover.Worker{Runbook: rb, Log: log}, store: store}
+	c := &sandboxConsole{world: world, cat: failover.BookOf(rb).Catalog, rb: rb, worker: &failover.Worker{Runbook: rb, Log: log}, store: store}
 	c.waitFor(t, time.Minute, "the sandbox flow healthy with checkpoints", func() (bool, string) {
 		s := mon.Snapshot("primary->dr")
 		cps, _ := store.Checkpoints(ctx, "primary->dr")
@@ -230,7 +230,7 @@ func TestSandboxMM2Failback(t *testing.T) {
 			// The reverse flow's card is a flow's like any other: its
 			// heartbeats, syncs and Connect positions are there.
 			c.waitFor(t, 30*time.Second, "the reverse flow OK", func() (bool, string) {
-				s := c.rb.Monitor.Snapshot(failback.ReverseFlowName("primary->dr"))
+				s := failover.BookOf(c.rb).Monitor.Snapshot(failback.ReverseFlowName("primary->dr"))
 				if s == nil {
 					return false, "not watched"
 				}

@@ -127,7 +127,7 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	rb := &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
+	rb := &runbook.Runbook{Store: store, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
 		Connect: connect.New,
 		Flink:   flink.NewRESTClient}
 	cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log.With("component", "savepoint-catalog")}
@@ -136,7 +136,9 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 			return err
 		}
 	}
-	rb.Catalog = cat // the rewrite step reads and registers savepoints
+	// The plan kinds read the monitor, and the rewrite step reads and
+	// registers savepoints through the catalog.
+	failover.Equip(rb, failover.Env{Monitor: mon, Catalog: cat})
 	worker := &failover.Worker{Runbook: rb, Catalog: cat, Log: log.With("component", "worker")}
 	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: version, Demo: controls, Runbook: rb,
 		Auth: cfg.Auth, Catalog: cat, Worker: worker, Metrics: cfg.Metrics}

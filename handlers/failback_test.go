@@ -41,8 +41,8 @@ func serveAs(r http.Handler, role model.Role, method, path string, form url.Valu
 func TestAfterAFailoverPagesSayDRIsActiveAndShowTheLost(t *testing.T) {
 	rig := newPagesRig(t, 1, 2, 0)
 	ctx := context.Background()
-	rb := &runbook.Runbook{Store: rig.store, Monitor: rig.mon, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
-		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
+	rb := failover.Equip(&runbook.Runbook{Store: rig.store, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
+		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}, failover.Env{Monitor: rig.mon})
 	rig.h.Runbook = rb
 	r := chi.NewRouter()
 	r.Get("/", rig.h.Overview)
@@ -119,8 +119,8 @@ func TestAfterAFailoverPagesSayDRIsActiveAndShowTheLost(t *testing.T) {
 func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 	rig := newPagesRig(t, 1, 1, 0)
 	ctx := context.Background()
-	rb := &runbook.Runbook{Store: rig.store, Monitor: rig.mon, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
-		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
+	rb := failover.Equip(&runbook.Runbook{Store: rig.store, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
+		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}, failover.Env{Monitor: rig.mon})
 	rig.h.Runbook = rb
 	r := chi.NewRouter()
 	r.Get("/failover", rig.h.FailoverList)

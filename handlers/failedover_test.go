@@ -24,8 +24,8 @@ import (
 func TestAfterAFailoverTheFlowIsFailedOverNotAtRisk(t *testing.T) {
 	rig := newPagesRig(t, 1, 2, 0)
 	ctx := context.Background()
-	rb := &runbook.Runbook{Store: rig.store, Monitor: rig.mon, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
-		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}
+	rb := failover.Equip(&runbook.Runbook{Store: rig.store, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
+		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}, failover.Env{Monitor: rig.mon})
 	rig.h.Runbook = rb
 	r := chi.NewRouter()
 	r.Get("/", rig.h.Overview)

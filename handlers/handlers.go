@@ -173,7 +173,7 @@ func (h *Handlers) Readyz(w http.ResponseWriter, r *http.Request) {
 
 // kinds is the runbook with the failover kinds' own operations (drills,
 // what a failover lost).
-func (h *Handlers) kinds() failover.Book { return failover.Book{Runbook: h.Runbook} }
+func (h *Handlers) kinds() failover.Book { return failover.BookOf(h.Runbook) }
 
 // back is the runbook with the failback's operations (runbook/failback).
 func (h *Handlers) back() failback.Book { return failback.BookOf(h.Runbook) }

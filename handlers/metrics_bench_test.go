@@ -2,10 +2,11 @@ package handlers
 
 import (
 	"fmt"
-	"github.com/drconsole/drconsole/config"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/drconsole/drconsole/config"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"

@@ -18,6 +18,7 @@ import (
 	"github.com/drconsole/drconsole/flink/flinktest"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // uploadedJar is the jar the Flink stand-in lists, as Flink names it.
@@ -29,8 +30,8 @@ const uploadedJar = "4f1c9a2e-7b3d-4e5f-9a8b-0c1d2e3f4a5b_events-job.jar"
 func planFieldsRig(t *testing.T) (*pagesRig, chi.Router, *runbook.Runbook, url.Values) {
 	t.Helper()
 	rig := newPagesRig(t, 1, 1, 0)
-	rb := &runbook.Runbook{Store: rig.store, Monitor: rig.mon, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
-		Log: rig.h.Log, Clock: rig.clock}
+	rb := failover.Equip(&runbook.Runbook{Store: rig.store, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
+		Log: rig.h.Log, Clock: rig.clock}, failover.Env{Monitor: rig.mon})
 	rig.h.Runbook = rb
 	jars := flinktest.REST(t, map[string]func(http.ResponseWriter, map[string]any){
 		"GET /jars": func(w http.ResponseWriter, _ map[string]any) {

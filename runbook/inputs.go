@@ -65,11 +65,16 @@ func (rb *Runbook) InputChecks(ctx context.Context, r *Run, idx int) []RuleResul
 		rr.Overridable, rr.SecondOperator = !rr.OK, !rr.OK
 		rules = append(rules, rr)
 	}
-	if snap := rb.Monitor.Snapshot(r.Flow); snap != nil {
-		if r.Plan.kind().Target() == model.SidePrimary {
-			add(RuleResult{Name: "primary cluster reachable now", OK: snap.Source.OK, Evidence: ReachText(snap.Source, "primary")})
-		} else {
-			add(RuleResult{Name: "DR cluster reachable now", OK: snap.Target.OK, Evidence: ReachText(snap.Target, "DR")})
+	side, name := r.Plan.kind().Target(), "DR cluster reachable now"
+	if side == model.SidePrimary {
+		name = "primary cluster reachable now"
+	}
+	switch {
+	case rb.Flows == nil: // nothing reads the flows: unknown, never assumed reachable
+		add(RuleResult{Name: name, OK: false, Evidence: "unknown: this console reads no flow state"})
+	default:
+		if reach := rb.Flows.Reach(r.Flow, side); reach.Read {
+			add(RuleResult{Name: name, OK: reach.OK, Evidence: reach.Text})
 		}
 	}
 	if k := r.Plan.kind().RestsOn(r.Plan, idx); k != nil {

@@ -1,7 +1,7 @@
 package runbook
 
 import (
-	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/model"
 )
 
 // RuleResult is a safety rule evaluated at execution time, with the
@@ -28,35 +28,32 @@ func Failed(rules []RuleResult) []string {
 	return out
 }
 
-func ReachText(r monitor.Reachability, name string) string {
-	switch {
-	case !r.Checked:
-		return "not checked yet"
-	case r.OK:
-		return "reachable"
-	}
-	return r.Words(name)
-}
-
-// Evidence is the flow's state at a decision, for the audit log.
+// Evidence is the flow's state at a decision, for the audit log; nil
+// when the flow was never read.
 func (rb *Runbook) Evidence(flow string) map[string]any {
-	s := rb.Monitor.Snapshot(flow)
-	if s == nil {
+	if rb.Flows == nil {
 		return nil
 	}
-	// as_of: the read the figures rest on (monitor.FlowSnapshot.FiguresAt),
-	// not the last refresh attempt; rpo_at_least: they are lower bounds.
-	ev := map[string]any{"as_of": s.FiguresAt.UTC(), "status": s.Status, "reason": s.Reason, "rpo_ms": s.RPOMs,
-		"rpo_at_least": s.RPOAtLeast, "lag_messages": s.TotalLagMessages, "source_reachable": s.Source.OK, "target_reachable": s.Target.OK,
-		"unknown_partitions": s.Unknown, "data_lost_partitions": s.DataLost}
-	if s.Bound != "" {
-		ev["figures_bound"] = s.Bound
-	}
-	if s.HeartbeatAge != nil {
-		ev["heartbeat_age_ms"] = s.HeartbeatAge.Milliseconds()
-	}
-	if a, ok := rb.AtRisk(flow); ok {
-		ev["at_risk"] = a.Record(rb.Now())
-	}
-	return ev
+	return rb.Flows.Evidence(flow)
+}
+
+// Flows is what the engine reads of the flows its plans change: their
+// state at a decision, for the audit log, and whether each side answered
+// at the last read. The plan kinds' package supplies it with what it reads
+// them from (failover.Equip).
+type Flows interface {
+	// Evidence is flow's state now, for the audit log; nil when it was
+	// never read.
+	Evidence(flow string) map[string]any
+	// Reach is side of flow as last read.
+	Reach(flow string, side model.Side) Reach
+}
+
+// Reach is one side of a flow as last read.
+type Reach struct {
+	// Read is false when the side was never read: nothing is known.
+	Read bool
+	// OK: it answered at the last read; Text says how it stands.
+	OK   bool
+	Text string
 }

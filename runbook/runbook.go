@@ -12,13 +12,10 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/audit"
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/flink"
-	"github.com/drconsole/drconsole/kube"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -39,9 +36,11 @@ type Auditor interface {
 // Runbook runs failover plans. Safe for concurrent use: the database is the
 // state, and every transition is a conditional update.
 type Runbook struct {
-	Store   *storage.Store
-	Monitor *monitor.Monitor
-	Config  *config.Config
+	Store  *storage.Store
+	Config *config.Config
+	// Flows reads the flows' state for the audit records and the input
+	// checks; the plan kinds' package sets it (failover.Equip).
+	Flows Flows
 	// Audit writes refusals and outcomes that change nothing. A change
 	// of the console's state (plan, approval, rejection, cancellation,
 	// break-glass, a step's start and outcome) is written with its record
@@ -53,11 +52,6 @@ type Runbook struct {
 	// them at stand-ins); their changes go through runbook/internal/effect.
 	Connect func(url string) *connect.Client
 	Flink   func(url string) *flink.RESTClient
-	// Kube builds the Kubernetes client of a target (nil: kube.New).
-	Kube func(*config.Kubernetes) (*kube.Client, error)
-	// Catalog reads savepoints for the rewrite-savepoint step and
-	// registers what it writes; nil: that step is refused.
-	Catalog *catalog.Catalog
 	// CrashHook, when set, is called at step boundaries ("started",
 	// "effect-done", and "rewrite-written" between a rewrite and its
 	// registration); tests use it to kill the run there.

@@ -53,7 +53,7 @@ func drillE2E(t *testing.T, dist testenv.FlinkDist) {
 	store := rig.tr.Store
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	rb := drillRunbook(cfg, store, rig.mon, log)
-	sp, err := failover.TriggerSavepoint(ctx, e2eWritten(t, store), rb.Catalog, "flink-dr", prodID, false, nil)
+	sp, err := failover.TriggerSavepoint(ctx, e2eWritten(t, store), failover.BookOf(rb).Catalog, "flink-dr", prodID, false, nil)
 	if err != nil {
 		t.Fatalf("savepoint of the production job: %v", err)
 	}

@@ -56,8 +56,8 @@ func drillConfig(t *testing.T, q drillConsole) *config.Config {
 
 // drillRunbook is the drill test's runbook.
 func drillRunbook(cfg *config.Config, store *storage.Store, mon *monitor.Monitor, log *slog.Logger) *runbook.Runbook {
-	return &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
-		Flink: flink.NewRESTClient, Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}}
+	return failover.Equip(&runbook.Runbook{Store: store, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
+		Flink: flink.NewRESTClient}, failover.Env{Monitor: mon, Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}})
 }
 
 // TestDrillKillChild is the child process of TestDrillE2E's killed drill; it does nothing

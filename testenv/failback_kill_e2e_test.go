@@ -22,6 +22,7 @@ import (
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/testenv"
 )
@@ -53,9 +54,8 @@ func withFlink(cfg *config.Config, flinkURL, savepointDir string) {
 
 // fbRunbook is the failback test's runbook on cfg, store and mon.
 func fbRunbook(cfg *config.Config, store *storage.Store, mon *monitor.Monitor, log *slog.Logger) *runbook.Runbook {
-	return &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
-		Connect: connectrest.New, ReverseCatchUp: 3 * time.Minute, Flink: flink.NewRESTClient,
-		Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}}
+	return failover.Equip(&runbook.Runbook{Store: store, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
+		Connect: connectrest.New, ReverseCatchUp: 3 * time.Minute, Flink: flink.NewRESTClient}, failover.Env{Monitor: mon, Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}})
 }
 
 // TestFailbackKillChild is the child process of TestFailbackE2E's killed steps; it does

@@ -42,8 +42,8 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 		t.Fatal(err)
 	}
 	connect, cfg, store, mon, log := runbookOnConnect(t, ctx, primary, dr)
-	rb := &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
-		Connect: connectrest.New}
+	rb := failover.Equip(&runbook.Runbook{Store: store, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
+		Connect: connectrest.New}, failover.Env{Monitor: mon})
 
 	// Wait until the console has MM2 caught up and the group checkpointed.
 	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {

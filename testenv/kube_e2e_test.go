@@ -19,6 +19,7 @@ import (
 	"github.com/drconsole/drconsole/kube"
 	"github.com/drconsole/drconsole/kube/kubetest"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -123,7 +124,7 @@ func e2eRunApproved(t *testing.T, ctx context.Context, rb *runbook.Runbook, p ru
 	// restore rests on cannot be checked when it starts: the second
 	// operator overrides that, as the runbook allows.
 	who, args := alice, runbook.StepArgs{Confirmation: p.Flow}
-	if rb.Catalog == nil {
+	if failover.BookOf(rb).Catalog == nil {
 		who, args.InputsOverride = bob, "e2e: no savepoint catalog in this test"
 	}
 	var progress []string

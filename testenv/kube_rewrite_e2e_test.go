@@ -103,8 +103,8 @@ func kubeRewriteRestore(t *testing.T, dist testenv.FlinkDist, useSnapshot string
 	t.Logf("catalog #%d %s; the console proposes the rewrite into %s", srcID, src, dest)
 	rig.commitDREnd(t, ctx, st.pEnd) // only restored state can start a partition at the translated offset
 
-	rb := &runbook.Runbook{Store: store, Monitor: rig.mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
-		Flink: flink.NewRESTClient, Kube: ks.client, Catalog: cat}
+	rb := failover.Equip(&runbook.Runbook{Store: store, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
+		Flink: flink.NewRESTClient}, failover.Env{Monitor: rig.mon, Kube: ks.client, Catalog: cat})
 	drArgs := rwDRJob(rig, destDir, "kube").ProgramArgs()
 	run, progress := e2eRunApproved(t, ctx, rb, runbook.Plan{Flow: rsFlow, Steps: []runbook.Step{
 		{Kind: failover.KindRewriteSavepoint, RewriteFrom: src, SourceUID: rwUID, RewriteTo: destURI},

@@ -70,8 +70,8 @@ func TestFailoverOutageOnRealMM2(t *testing.T) {
 	cfg.FlinkTargets = []*config.FlinkTarget{{Name: "flink-dr", RestURL: f.URL, Region: "dr"}}
 	cfg.SavepointDirs = []string{f.SavepointDir}
 	cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
-	rb := &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
-		Connect: connectrest.New, Flink: flink.NewRESTClient, Catalog: cat, StopVerifyWindow: time.Second}
+	rb := failover.Equip(&runbook.Runbook{Store: store, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
+		Connect: connectrest.New, Flink: flink.NewRESTClient, StopVerifyWindow: time.Second}, failover.Env{Monitor: mon, Catalog: cat})
 	srv := httpConsole(t, cfg, store, mon, log, rb, cat)
 	alice := signedIn(t, srv, store, "alice", model.RoleOperator)
 	bob := signedIn(t, srv, store, "bob", model.RoleOperator)

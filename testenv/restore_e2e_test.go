@@ -198,8 +198,8 @@ func restoreInDR(t *testing.T, dist testenv.FlinkDist) {
 	}
 	drOpts := testenv.FlinkJobOptions{Bootstrap: dr.Bootstrap, Topics: []string{rsTopic}, GroupID: rsGroup,
 		SourceUID: rsNewUID, Parallelism: 2, ProbeTopic: rsProbeTopic, ProbeTag: "restored", Name: "drconsole-events-dr"}
-	rb := &runbook.Runbook{Store: tr.Store, Monitor: mon, Config: rcfg, Audit: runbook.StoreAuditor{Store: tr.Store}, Log: log,
-		Flink: flink.NewRESTClient, Catalog: cat} // the steps ask the catalog for the savepoint's verdict when they start
+	rb := failover.Equip(&runbook.Runbook{Store: tr.Store, Config: rcfg, Audit: runbook.StoreAuditor{Store: tr.Store}, Log: log,
+		Flink: flink.NewRESTClient}, failover.Env{Monitor: mon, Catalog: cat}) // the steps ask the catalog for the savepoint's verdict when they start
 	alice, bob := runbook.Actor{Name: "alice", Role: "operator"}, runbook.Actor{Name: "bob", Role: "operator"}
 	runID, err := rb.Create(ctx, alice, runbook.Plan{Flow: rsFlow, Steps: []runbook.Step{
 		{Kind: failover.KindTranslateGroup, Group: rsGroup, FromSavepoint: loc},

@@ -19,6 +19,7 @@ import (
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/web"
 )
 
@@ -153,10 +154,10 @@ func serveVariant(t *testing.T, c *console, change func(*config.Config)) variant
 	cfg := *c.Runbook.Config
 	change(&cfg)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rb := &runbook.Runbook{Store: c.Store, Monitor: c.Monitor, Config: &cfg, Audit: runbook.StoreAuditor{Store: c.Store}, Log: log,
-		Connect: c.Runbook.Connect, Flink: c.Runbook.Flink, StopVerifyWindow: c.Runbook.StopVerifyWindow}
+	rb := failover.Equip(&runbook.Runbook{Store: c.Store, Config: &cfg, Audit: runbook.StoreAuditor{Store: c.Store}, Log: log,
+		Connect: c.Runbook.Connect, Flink: c.Runbook.Flink, StopVerifyWindow: c.Runbook.StopVerifyWindow}, failover.Env{Monitor: c.Monitor})
 	cat := &catalog.Catalog{Store: c.Store, Config: &cfg, Monitor: c.Monitor, Log: log}
-	rb.Catalog = cat // as serve wires it: steps ask the catalog's verdict when they start
+	failover.BookOf(rb).Catalog = cat // as serve wires it: steps ask the catalog's verdict when they start
 	ctx, cancel := context.WithCancel(context.Background())
 	go cat.Run(ctx)
 	h := &handlers.Handlers{Monitor: c.Monitor, Store: c.Store, Log: log, Version: "test", Runbook: rb, Catalog: cat,

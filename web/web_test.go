@@ -32,6 +32,7 @@ import (
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
 	"github.com/drconsole/drconsole/web/webtest"
@@ -144,11 +145,11 @@ func newConsole(configure ...func(*config.Config)) (*console, []func(), error) {
 		return nil, cleanup, err
 	}
 	go mon.Run(ctx)
-	rb := &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
+	rb := failover.Equip(&runbook.Runbook{Store: store, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
 		Connect: connect.New,
-		Flink:   flink.NewRESTClient, StopVerifyWindow: 2 * time.Second}
+		Flink:   flink.NewRESTClient, StopVerifyWindow: 2 * time.Second}, failover.Env{Monitor: mon})
 	cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
-	rb.Catalog = cat
+	failover.BookOf(rb).Catalog = cat
 	go cat.Run(ctx)
 	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: panel.SandboxControls{Sandbox: sb}, Runbook: rb,
 		Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL}, Catalog: cat}

@@ -187,10 +187,10 @@ func linkFailbackRun(t *testing.T, unlist bool) {
 				t.Fatal(err)
 			}
 			rev := ReverseFlowName("link")
-			if got := e.RB.Monitor.Watched(); !slices.Equal(got, []string{rev}) {
+			if got := e.Mon.Watched(); !slices.Equal(got, []string{rev}) {
 				t.Fatalf("watched %v", got)
 			}
-			s := e.RB.Monitor.Snapshot(rev)
+			s := e.Mon.Snapshot(rev)
 			if s == nil || !s.Flow.IsClusterLink() || s.Flow.ReverseOf != "link" || s.Flow.Source != "dr" ||
 				s.Flow.ClusterLink.ClusterID != demo.ClusterLinkSourceID || s.Flow.ClusterLink.Link != "dr-link" {
 				t.Fatalf("reverse flow %+v", s)
@@ -220,7 +220,7 @@ func linkFailbackRun(t *testing.T, unlist bool) {
 	if err := book(e.RB).WatchReverseFlows(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.RB.Monitor.Watched(); len(got) != 0 {
+	if got := e.Mon.Watched(); len(got) != 0 {
 		t.Fatalf("still watched after the reverse: %v", got)
 	}
 }

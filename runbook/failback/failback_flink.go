@@ -336,7 +336,7 @@ func (rb Book) backTargets(ctx context.Context, r *runbook.Run, s runbook.Step) 
 	}
 	slices.Sort(p.Refused)
 	if len(p.Refused) == 0 && len(p.Targets) > 0 {
-		if p.Check, err = flink.CheckRewrite(ctx, p.request(rb.Runbook, s)); err != nil {
+		if p.Check, err = flink.CheckRewrite(ctx, p.request(rb.Book, s)); err != nil {
 			p.CheckErr = err.Error()
 		}
 	}
@@ -350,7 +350,7 @@ func orElse(a, b string) string {
 	return b
 }
 
-func (p *BackPreview) request(rb *runbook.Runbook, s runbook.Step) flink.RewriteRequest {
+func (p *BackPreview) request(rb failover.Book, s runbook.Step) flink.RewriteRequest {
 	return flink.RewriteRequest{Source: failover.StoragePath(p.Source.Path), Dest: failover.StoragePath(s.RewriteTo), SourceUID: s.SourceUID,
 		Targets: p.Targets, Files: rb.Catalog.Files(), Roots: rb.Config.SavepointDirs}
 }
@@ -366,5 +366,5 @@ func (rb Book) rewriteBack(ctx context.Context, w audit.Written, r *runbook.Run,
 	if err := p.Err(); err != nil {
 		return result, err
 	}
-	return result, rb.WriteRewrite(ctx, w, r.Flow, s, p.request(rb.Runbook, s), p.Source, result)
+	return result, rb.WriteRewrite(ctx, w, r.Flow, s, p.request(rb.Book, s), p.Source, result)
 }

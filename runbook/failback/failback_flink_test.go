@@ -84,11 +84,11 @@ func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	e.Cfg.SavepointDirs = []string{dir}
-	e.RB.Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.RB.Monitor}
+	book(e.RB).Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.Mon}
 	fl := &stoppedFlink{job: "d0b0"}
 	url := fl.serve(t)
 	e.RB.Flink = func(string) *flink.RESTClient { return flink.NewRESTClient(url) }
-	e.RB.Catalog.Flink = e.RB.Flink
+	book(e.RB).Catalog.Flink = e.RB.Flink
 	dest := "file:" + filepath.Join(dir, "for-primary")
 	plan := WithFlinkBack(FailbackPlan("primary->dr"), runbook.FlinkBack{DRTarget: "flink-dr", DRJob: fl.job, RewriteTo: dest, SourceUID: "orders-users-source",
 		Restore: runbook.Step{FlinkTarget: "flink-primary", JarID: "job.jar", Args: []string{"--bootstrap", "primary"}}})
@@ -160,12 +160,12 @@ func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
 	behind[users1] = splits[users1] - 3
 	bad := filepath.Join(dir, "savepoint-d0b0-behind")
 	drSavepointAt(t, bad, behind)
-	if _, err := e.RB.Catalog.Register(ctx, bad); err != nil {
+	if _, err := book(e.RB).Catalog.Register(ctx, bad); err != nil {
 		t.Fatal(err)
 	}
 	rb, _ := e.RB.Get(ctx, id)
 	rb.Steps[4].Result = `{"savepoint":"file:` + bad + `"}`
-	fs, ok := e.RB.Monitor.SyncSourceOf("primary->dr", users1, behind[users1])
+	fs, ok := e.Mon.SyncSourceOf("primary->dr", users1, behind[users1])
 	if !ok {
 		t.Fatalf("no forward sync at or below users-1 %d", behind[users1])
 	}
@@ -182,7 +182,7 @@ func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
 	if err := e.Step(ctx, id, 5); err != nil {
 		t.Fatal(err)
 	}
-	k, err := e.RB.Catalog.KafkaSplits(ctx, dest, "orders-users-source")
+	k, err := book(e.RB).Catalog.KafkaSplits(ctx, dest, "orders-users-source")
 	if err != nil {
 		t.Fatal(err)
 	}

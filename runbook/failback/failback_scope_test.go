@@ -187,8 +187,9 @@ func TestDefaultPolicyFailbackRefusesWritesIntoForwardCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(mon.Close)
-	rb := &runbook.Runbook{Store: store, Config: cfg, Monitor: mon, Log: log, Connect: func(string) *connect.Client { return connect.New(url) },
+	rb := &runbook.Runbook{Store: store, Config: cfg, Log: log, Connect: func(string) *connect.Client { return connect.New(url) },
 		ReverseCatchUp: time.Hour}
+	failover.Equip(rb, failover.Env{Monitor: mon})
 	fo := runbooktest.CompleteRun(t, store, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: failover.KindPreflight}, {Kind: failover.KindStopMirror}}}, time.Now().UnixMilli())
 	var cut []model.CutPosition
 	for p := range int32(2) {

@@ -231,7 +231,7 @@ func TestFailbackRun(t *testing.T) {
 	e, fc, fo := failedOver(t)
 	ctx := context.Background()
 	flow := e.Cfg.Flow("primary->dr")
-	if s := e.RB.Monitor.Snapshot("primary->dr"); s.FailedOver == nil || s.FailedOver.Run != fo || s.Status != monitor.StatusFailedOver {
+	if s := e.Mon.Snapshot("primary->dr"); s.FailedOver == nil || s.FailedOver.Run != fo || s.Status != monitor.StatusFailedOver {
 		t.Fatalf("after the failover: %s %+v", s.Status, s.FailedOver)
 	}
 	cut, err := e.Store.FailoverCut(ctx, fo)
@@ -318,15 +318,15 @@ func TestFailbackRun(t *testing.T) {
 	rev := ReverseFlowName("primary->dr")
 	watchedOnly := func(want ...string) {
 		t.Helper()
-		if got := e.RB.Monitor.Watched(); !slices.Equal(got, want) {
+		if got := e.Mon.Watched(); !slices.Equal(got, want) {
 			t.Fatalf("watched flows %v, want %v", got, want)
 		}
 	}
 	watchedOnly(rev)
-	if s := e.RB.Monitor.Snapshot(rev); s == nil || s.Flow.ReverseOf != "primary->dr" || s.Flow.Source != "dr" || s.Flow.SourceAlias != "dr" || s.Flow.TargetAlias != "primary" {
+	if s := e.Mon.Snapshot(rev); s == nil || s.Flow.ReverseOf != "primary->dr" || s.Flow.Source != "dr" || s.Flow.SourceAlias != "dr" || s.Flow.TargetAlias != "primary" {
 		t.Fatalf("reverse flow snapshot %+v", s)
 	}
-	if err := e.RB.Monitor.SetWatched(ctx, nil); err != nil {
+	if err := e.Mon.SetWatched(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := book(e.RB).WatchReverseFlows(ctx); err != nil {
@@ -512,7 +512,7 @@ func TestFailbackRun(t *testing.T) {
 	if err != nil || len(b.Translated) != 1 || !strings.Contains(b.Translated[0], "read backwards") {
 		t.Fatalf("group back below the cut: %+v %v", b, err)
 	}
-	fs, ok := e.RB.Monitor.SyncSourceOf("primary->dr", tp1, below)
+	fs, ok := e.Mon.SyncSourceOf("primary->dr", tp1, below)
 	if !ok || fs.Downstream > below {
 		t.Fatalf("forward sync at or below %d: %+v %v", below, fs, ok)
 	}
@@ -537,7 +537,7 @@ func TestFailbackRun(t *testing.T) {
 	// gone, so the group would start past ones it has not read: refused.
 	del := kadm.Offsets{}
 	del.Add(kadm.Offset{Topic: tp1.Topic, Partition: tp1.Partition, At: want + 1})
-	if resp, err := kadm.NewClient(runbooktest.PrimaryClient(e.RB.Monitor, "primary->dr")).DeleteRecords(ctx, del); err != nil || resp.Error() != nil {
+	if resp, err := kadm.NewClient(runbooktest.PrimaryClient(e.Mon, "primary->dr")).DeleteRecords(ctx, del); err != nil || resp.Error() != nil {
 		t.Fatal(err, resp.Error())
 	}
 	if _, err := book(e.RB).groupBack(ctx, r, "fb-app"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("gives %d on the primary, below its log start %d", want, want+1)) {
@@ -586,7 +586,7 @@ func TestFailbackRun(t *testing.T) {
 	// 28) and refuses, naming the records gone.
 	del = kadm.Offsets{}
 	del.Add(kadm.Offset{Topic: tp1.Topic, Partition: tp1.Partition, At: down + 1})
-	if resp, err := kadm.NewClient(runbooktest.PrimaryClient(e.RB.Monitor, "primary->dr")).DeleteRecords(ctx, del); err != nil || resp.Error() != nil {
+	if resp, err := kadm.NewClient(runbooktest.PrimaryClient(e.Mon, "primary->dr")).DeleteRecords(ctx, del); err != nil || resp.Error() != nil {
 		t.Fatal(err, resp.Error())
 	}
 	if _, err := e.RB.Begin(ctx, runbooktest.Alice, id, 4, "primary->dr", ""); !errors.Is(err, runbook.ErrRuleViolation) ||
@@ -605,7 +605,7 @@ func TestFailbackRun(t *testing.T) {
 	if err := e.Step(ctx, id, 4); err != nil {
 		t.Fatal(err)
 	}
-	primaryAdm := kadm.NewClient(runbooktest.PrimaryClient(e.RB.Monitor, "primary->dr"))
+	primaryAdm := kadm.NewClient(runbooktest.PrimaryClient(e.Mon, "primary->dr"))
 	got, err := primaryAdm.FetchOffsets(ctx, "fb-app")
 	if err != nil {
 		t.Fatal(err)
@@ -664,7 +664,7 @@ func TestFailbackRun(t *testing.T) {
 	if err != nil || a.Side != model.SidePrimary || a.Run != id {
 		t.Fatalf("after the failback: %+v %v", a, err)
 	}
-	if s := e.RB.Monitor.Snapshot("primary->dr"); s.FailedOver != nil || s.Status == monitor.StatusFailedOver {
+	if s := e.Mon.Snapshot("primary->dr"); s.FailedOver != nil || s.Status == monitor.StatusFailedOver {
 		t.Fatalf("after the failback the flow is still failed over: %s %+v", s.Status, s.FailedOver)
 	}
 	if _, err := e.RB.Create(ctx, runbooktest.Alice, FailbackPlan("primary->dr"), "again"); err == nil {

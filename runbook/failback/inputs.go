@@ -32,7 +32,7 @@ func (rewriteBackStep) RestsOnInputs(runbook.Step) bool { return true }
 
 func (rewriteBackStep) InputRules(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, i int) []runbook.RuleResult {
 	name := "the positions the savepoint is rewritten back to are still on the primary"
-	if rb.Catalog == nil {
+	if book(rb).Catalog == nil {
 		return []runbook.RuleResult{{Name: name, Evidence: "unknown: no savepoint catalog to read the savepoint"}}
 	}
 	p, err := book(rb).backTargets(ctx, r, r.Plan.Steps[i])

@@ -23,7 +23,7 @@ func TestFailbackStepInputsCheckedOnThePrimary(t *testing.T) {
 	t.Parallel()
 	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
-	e.RB.Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.RB.Monitor}
+	book(e.RB).Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.Mon}
 	const back = "file:/savepoints/back-1"
 	id, err := e.Store.UpsertSavepoint(ctx, model.Savepoint{Path: catalog.CanonicalPath(back), Kind: model.KindSavepoint,
 		Origin: model.OriginRewritten, Status: model.SavepointCompleted}, 1)
@@ -54,13 +54,13 @@ func TestFailbackStepInputsCheckedOnThePrimary(t *testing.T) {
 	}
 	del := kadm.Offsets{}
 	del.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 3})
-	if res, err := kadm.NewClient(runbooktest.DRClient(e.RB.Monitor, "primary->dr")).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
+	if res, err := kadm.NewClient(runbooktest.DRClient(e.Mon, "primary->dr")).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
 		t.Fatalf("deleting DR records: %v %v", err, res.Error())
 	}
 	if rules := e.RB.InputChecks(ctx, r, 2); len(runbook.Failed(rules)) != 0 {
 		t.Fatalf("a failback restore judged against DR's log: %+v", rules)
 	}
-	if res, err := kadm.NewClient(runbooktest.PrimaryClient(e.RB.Monitor, "primary->dr")).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
+	if res, err := kadm.NewClient(runbooktest.PrimaryClient(e.Mon, "primary->dr")).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
 		t.Fatalf("deleting primary records: %v %v", err, res.Error())
 	}
 	check(2, "data deleted on the primary: orders-0: log start 3 is past the position 2")

@@ -12,7 +12,7 @@ import (
 // step's result and the run's summary. A figure read before the stop
 // finished is a lower bound: the primary may have taken records until the
 // cut that the read did not see.
-func (rb Book) lostAtCut(flow string) *runbook.LossRecord {
+func (rb Book) lostAtCut(flow string) *LossRecord {
 	a, ok := rb.AtRisk(flow)
 	if !ok {
 		return nil

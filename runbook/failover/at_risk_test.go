@@ -25,7 +25,7 @@ func TestAtRiskOfAStaleReadIsALowerBoundWithItsAge(t *testing.T) {
 		Source:     monitor.Reachability{Checked: true, OK: false, Since: read.Add(2 * time.Second)},
 		Target:     monitor.Reachability{Checked: true, OK: true},
 		Partitions: []monitor.PartitionLag{{Topic: "events", AsOf: read, Stale: true}, {Topic: "events", Partition: 1, AsOf: read, Stale: true}}}
-	a := runbook.AtRiskOf(s)
+	a := AtRiskOf(s)
 	if !a.AtLeast || !a.AsOf.Equal(read) {
 		t.Fatalf("%+v: want a lower bound read at %s", a, read)
 	}
@@ -36,7 +36,7 @@ func TestAtRiskOfAStaleReadIsALowerBoundWithItsAge(t *testing.T) {
 	// Every partition read now, both clusters answering: exact.
 	fresh := &monitor.FlowSnapshot{At: now, RPOMs: &rpo, TotalLagMessages: &offs, Source: monitor.Reachability{Checked: true, OK: true},
 		Target: monitor.Reachability{Checked: true, OK: true}, Partitions: []monitor.PartitionLag{{Topic: "events", AsOf: now}}}
-	if a := runbook.AtRiskOf(fresh); a.AtLeast || strings.Contains(a.Text(now), "≥") {
+	if a := AtRiskOf(fresh); a.AtLeast || strings.Contains(a.Text(now), "≥") {
 		t.Fatalf("a fresh exact read stated as a bound: %q", a.Text(now))
 	}
 }
@@ -51,7 +51,7 @@ func TestDataAtRiskStatedWhereTheFailoverIsDecided(t *testing.T) {
 	ctx := context.Background()
 	e.SB.SetMirrorRate(5) // let lag build up
 	deadline := time.Now().Add(30 * time.Second)
-	for s := e.RB.Monitor.Snapshot("primary->dr"); s.TotalLagMessages == nil || *s.TotalLagMessages < 20; s = e.RB.Monitor.Snapshot("primary->dr") {
+	for s := e.Mon.Snapshot("primary->dr"); s.TotalLagMessages == nil || *s.TotalLagMessages < 20; s = e.Mon.Snapshot("primary->dr") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no lag built up: %+v", s.TotalLagMessages)
 		}
@@ -59,13 +59,13 @@ func TestDataAtRiskStatedWhereTheFailoverIsDecided(t *testing.T) {
 	}
 	e.SB.SetPrimaryDown(true)
 	e.SB.SetMirrorRunning(false)
-	for s := e.RB.Monitor.Snapshot("primary->dr"); !s.Source.Checked || s.Source.OK; s = e.RB.Monitor.Snapshot("primary->dr") {
+	for s := e.Mon.Snapshot("primary->dr"); !s.Source.Checked || s.Source.OK; s = e.Mon.Snapshot("primary->dr") {
 		if time.Now().After(deadline.Add(30 * time.Second)) {
 			t.Fatal("the primary never read as unreachable")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	lastRead := *e.RB.Monitor.Snapshot("primary->dr").TotalLagMessages
+	lastRead := *e.Mon.Snapshot("primary->dr").TotalLagMessages
 	e.Now = time.Now()
 	id, err := e.RB.Create(ctx, runbooktest.Alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindPreflight}, {Kind: KindStopMirror}}}, "primary region down")
 	if err != nil {
@@ -147,12 +147,12 @@ func TestAtRiskNamesTheMonitorsBound(t *testing.T) {
 	t.Parallel()
 	rpo, offs := int64(2_300), int64(801)
 	bound := &monitor.FlowSnapshot{RPOMs: &rpo, TotalLagMessages: &offs, RPOAtLeast: true, Bound: "source cluster unreachable"}
-	a := runbook.AtRiskOf(bound)
+	a := AtRiskOf(bound)
 	if !a.AtLeast || strings.Contains(strings.Join(a.Why, "; "), "the age of 0") || !strings.Contains(strings.Join(a.Why, "; "), "source cluster unreachable") {
 		t.Fatalf("why %q (at least %v)", a.Why, a.AtLeast)
 	}
 	bare := &monitor.FlowSnapshot{RPOMs: &rpo, TotalLagMessages: &offs, RPOAtLeast: true}
-	if a := runbook.AtRiskOf(bare); !a.AtLeast {
+	if a := AtRiskOf(bare); !a.AtLeast {
 		t.Fatalf("a lower-bound RPO stated as exact: %+v", a)
 	}
 }

@@ -3,6 +3,9 @@ package failover
 import (
 	"sync"
 
+	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/kube"
 	"github.com/drconsole/drconsole/runbook"
 
 	"github.com/drconsole/drconsole/monitor"
@@ -12,7 +15,39 @@ import (
 // runs, services and settings, with the kinds' own operations (the
 // failover and the drill, their steps and their pages' figures; the
 // failback's are on failback.Book, which embeds this).
-type Book struct{ *runbook.Runbook }
+type Book struct {
+	*runbook.Runbook
+	*Env
+}
+
+// Env is what this package's plan kinds (and the failback's, on them)
+// read and call besides the engine: the monitor's figures and clients,
+// the savepoint catalog, the Kubernetes client of a target. The engine
+// names none of them; cli hands them in once, at wiring (Equip).
+type Env struct {
+	Monitor *monitor.Monitor
+	// Catalog reads savepoints for the rewrite-savepoint step and
+	// registers what it writes; nil: that step is refused.
+	Catalog *catalog.Catalog
+	// Kube builds the Kubernetes client of a target (nil: kube.New).
+	Kube func(*config.Kubernetes) (*kube.Client, error)
+}
+
+type envKey struct{}
+
+// envOf is the environment kept with rb (an empty one until Equip).
+func envOf(rb *runbook.Runbook) *Env {
+	return rb.Local(envKey{}, func() any { return new(Env) }).(*Env)
+}
+
+// Equip gives rb the plan kinds' environment and makes its monitor the
+// engine's reader of flow state (runbook.Flows). Call it once, before rb
+// runs anything; it returns rb.
+func Equip(rb *runbook.Runbook, env Env) *runbook.Runbook {
+	*envOf(rb) = env
+	rb.Flows = flows{book(rb)}
+	return rb
+}
 
 // kindState is what this package's plan kinds keep with a runbook
 // between calls (Runbook.Local).
@@ -31,7 +66,7 @@ func (rb Book) state() *kindState {
 }
 
 // book is rb as this package's kinds use it.
-func book(rb *runbook.Runbook) Book { return Book{rb} }
+func book(rb *runbook.Runbook) Book { return Book{rb, envOf(rb)} }
 
 // BookOf is rb with this package's plan kinds' operations.
-func BookOf(rb *runbook.Runbook) Book { return Book{rb} }
+func BookOf(rb *runbook.Runbook) Book { return book(rb) }

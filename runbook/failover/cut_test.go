@@ -81,7 +81,7 @@ func TestFailoverRecordsTheCutAndNeverUndercountsTheLost(t *testing.T) {
 	}
 	// The run's completion marked the flow failed over, with what its stop
 	// step saw not replicated at the cut.
-	if s := e.RB.Monitor.Snapshot("primary->dr"); s.FailedOver == nil || s.FailedOver.Run != id || s.FailedOver.CutAtMs == 0 ||
+	if s := e.Mon.Snapshot("primary->dr"); s.FailedOver == nil || s.FailedOver.Run != id || s.FailedOver.CutAtMs == 0 ||
 		(s.FailedOver.CutLagOffsets == nil && s.FailedOver.CutRPOMs == nil) {
 		t.Fatalf("after the failover: %s %+v", s.Status, s.FailedOver)
 	}

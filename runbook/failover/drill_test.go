@@ -72,7 +72,7 @@ func newDrillEnv(t *testing.T) *drillEnv {
 }
 
 func (e *drillEnv) drAdmin() *kadm.Client {
-	return kadm.NewClient(runbooktest.DRClient(e.RB.Monitor, "primary->dr"))
+	return kadm.NewClient(runbooktest.DRClient(e.Mon, "primary->dr"))
 }
 
 func (e *drillEnv) drGroups(t *testing.T) []string {
@@ -122,7 +122,7 @@ func (e *drillEnv) productionUntouched(t *testing.T) {
 	if st := e.fl.JobState(demo.FlinkSandboxJobID); st != "RUNNING" || slices.Contains(e.fl.Cancelled(), demo.FlinkSandboxJobID) {
 		t.Errorf("production job %s is %s (cancelled: %v)", demo.FlinkSandboxJobID, st, e.fl.Cancelled())
 	}
-	if s := e.RB.Monitor.Snapshot("primary->dr"); s.HeartbeatAge == nil || *s.HeartbeatAge > 10*time.Second {
+	if s := e.Mon.Snapshot("primary->dr"); s.HeartbeatAge == nil || *s.HeartbeatAge > 10*time.Second {
 		t.Errorf("the mirror stopped during the drill: heartbeat age %v", s.HeartbeatAge)
 	}
 	if got := e.drGroups(t); !slices.Equal(got, e.groupsBefore) {
@@ -185,7 +185,7 @@ func TestDrillMeasuresAndCleansUp(t *testing.T) {
 	}
 	if _, err := e.drAdmin().FetchOffsets(ctx, group); err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
 		t.Fatal(err)
-	} else if st, _, _ := e.RB.Monitor.Translator("primary->dr").DRGroupState(ctx, group); st != "Dead" {
+	} else if st, _, _ := e.Mon.Translator("primary->dr").DRGroupState(ctx, group); st != "Dead" {
 		t.Fatalf("temporary group %s is %s after the cleanup", group, st)
 	}
 	if cs, _ := e.Store.GroupChanges(ctx, "primary->dr", "billing"); len(cs) != 0 {
@@ -367,7 +367,7 @@ func drillRemovesItsCopy(t *testing.T, where string) {
 	rewritetest.RenamedCopy(t, runbooktest.RewriteFixture, filepath.Join(dir, "src"), "orders-users-source", nil)
 	src, copyTo := "file:"+filepath.Join(dir, "src"), "file:"+filepath.Join(dir, "drill-copy")
 	e.Cfg.SavepointDirs = []string{dir}
-	e.RB.Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.RB.Monitor}
+	envOf(e.RB).Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.Mon}
 	srcThere := func() error { _, err := os.Stat(filepath.Join(dir, "src", flink.MetadataFileName)); return err }
 	copyGone := func() error {
 		if _, err := os.Lstat(filepath.Join(dir, "drill-copy")); !errors.Is(err, fs.ErrNotExist) {
@@ -388,7 +388,7 @@ func drillRemovesItsCopy(t *testing.T, where string) {
 		}
 		src, copyTo = "s3://flink/savepoints/src", "s3://flink/savepoints/drill-copy"
 		e.Cfg.SavepointDirs, e.Cfg.S3 = []string{"s3://flink/savepoints"}, fs3.Config
-		e.RB.Catalog.S3 = store
+		envOf(e.RB).Catalog.S3 = store
 		srcThere = func() error {
 			if ok, err := store.Exists(ctx, src+"/_metadata"); !ok {
 				return fmt.Errorf("the source savepoint is gone: %v", err)
@@ -402,7 +402,7 @@ func drillRemovesItsCopy(t *testing.T, where string) {
 			return nil
 		}
 	}
-	if _, err := e.RB.Catalog.Register(ctx, strings.TrimPrefix(src, "file:")); err != nil {
+	if _, err := envOf(e.RB).Catalog.Register(ctx, strings.TrimPrefix(src, "file:")); err != nil {
 		t.Fatal(err)
 	}
 	rewrite := runbook.Step{Kind: KindRewriteSavepoint, RewriteFrom: src, SourceUID: "orders-users-source", RewriteTo: copyTo}

@@ -19,7 +19,7 @@ func TestEvidenceDatesFiguresByTheirRead(t *testing.T) {
 	t.Cleanup(func() { e.SB.SetPrimaryDown(false) })
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		s := e.RB.Monitor.Snapshot("primary->dr")
+		s := e.Mon.Snapshot("primary->dr")
 		if s.Bound != "" && s.At.After(down.Add(time.Second)) {
 			break
 		}

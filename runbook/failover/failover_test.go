@@ -199,7 +199,7 @@ func TestRunResumesAfterCrashAtEveryBoundary(t *testing.T) {
 		}
 	}
 	// The DR group really got the translated offsets.
-	got, err := kadm.NewClient(runbooktest.DRClient(e.RB.Monitor, "primary->dr")).FetchOffsets(ctx, "billing")
+	got, err := kadm.NewClient(runbooktest.DRClient(e.Mon, "primary->dr")).FetchOffsets(ctx, "billing")
 	if err != nil || len(got) == 0 {
 		t.Fatalf("DR group offsets: %v %v", got, err)
 	}
@@ -319,10 +319,11 @@ func TestCrashResumeKeepsAuditChain(t *testing.T) {
 		}
 		t.Cleanup(func() { s.Close() })
 		// A new Runbook, as a restarted console builds it (empty caches, no crash hook).
-		rb := runbook.Runbook{Store: s, Audit: runbook.StoreAuditor{Store: s}, Monitor: e.RB.Monitor, Config: e.RB.Config, Log: e.RB.Log, Clock: e.RB.Clock,
-			Connect: e.RB.Connect, Flink: e.RB.Flink, StopVerifyWindow: e.RB.StopVerifyWindow, Catalog: e.RB.Catalog}
+		rb := &runbook.Runbook{Store: s, Audit: runbook.StoreAuditor{Store: s}, Config: e.RB.Config, Log: e.RB.Log, Clock: e.RB.Clock,
+			Connect: e.RB.Connect, Flink: e.RB.Flink, StopVerifyWindow: e.RB.StopVerifyWindow}
+		Equip(rb, Env{Monitor: e.Mon, Catalog: envOf(e.RB).Catalog})
 		runbook.Restarted()
-		return &rb
+		return rb
 	}
 	rb := restart()
 	plan := fullPlan()
@@ -478,7 +479,7 @@ func TestTranslateGroupFromSavepoint(t *testing.T) {
 	t.Parallel()
 	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
-	tr := e.RB.Monitor.Translator("primary->dr")
+	tr := e.Mon.Translator("primary->dr")
 	spOffsets := map[model.TP]int64{{Topic: "orders", Partition: 0}: 7, {Topic: "orders", Partition: 1}: 11}
 	want := map[model.TP]int64{}
 	for tp, off := range spOffsets {
@@ -524,7 +525,7 @@ func TestTranslateGroupFromSavepoint(t *testing.T) {
 	if err := x.Perform(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, err := kadm.NewClient(runbooktest.DRClient(e.RB.Monitor, "primary->dr")).FetchOffsets(ctx, "sp-group")
+	got, err := kadm.NewClient(runbooktest.DRClient(e.Mon, "primary->dr")).FetchOffsets(ctx, "sp-group")
 	if err != nil {
 		t.Fatal(err)
 	}

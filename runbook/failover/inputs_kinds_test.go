@@ -24,7 +24,7 @@ func TestDrillStepStartRefusesSavepointPositionsDRDeleted(t *testing.T) {
 	ctx := context.Background()
 	const path = "file:/savepoints/savepoint-drill-1"
 	catalogued(t, e.Env, path)
-	tr := e.RB.Monitor.Translator("primary->dr")
+	tr := e.Mon.Translator("primary->dr")
 	translated := tr.Index.Translate(model.TP{Topic: "orders", Partition: 0}, 7)
 	if !translated.Translated() {
 		t.Fatalf("orders-0 at 7 does not translate: %+v", translated)
@@ -34,7 +34,7 @@ func TestDrillStepStartRefusesSavepointPositionsDRDeleted(t *testing.T) {
 	id := approvedRun(t, e.Env, p)
 	del := kadm.Offsets{}
 	del.Add(kadm.Offset{Topic: "orders", Partition: 0, At: translated.Offset + 1})
-	if res, err := kadm.NewClient(runbooktest.DRClient(e.RB.Monitor, "primary->dr")).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
+	if res, err := kadm.NewClient(runbooktest.DRClient(e.Mon, "primary->dr")).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
 		t.Fatalf("deleting DR records: %v %v", err, res.Error())
 	}
 	if err := (&Worker{Runbook: e.RB}).RunDrill(ctx, runbooktest.Alice, id, "primary->dr"); err != nil {

@@ -25,8 +25,8 @@ func TestStepStartRefusesSavepointPositionsDRDeletedSinceApproval(t *testing.T) 
 	t.Parallel()
 	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
-	e.RB.Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.RB.Monitor}
-	tr := e.RB.Monitor.Translator("primary->dr")
+	envOf(e.RB).Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.Mon}
+	tr := e.Mon.Translator("primary->dr")
 	const path = "file:/savepoints/savepoint-abc-1"
 	id, err := e.Store.UpsertSavepoint(ctx, model.Savepoint{Path: path, Kind: model.KindSavepoint, Origin: model.OriginManual,
 		Status: model.SavepointCompleted}, 1)
@@ -51,7 +51,7 @@ func TestStepStartRefusesSavepointPositionsDRDeletedSinceApproval(t *testing.T) 
 	// DR's retention passes the translated offset after the approval.
 	del := kadm.Offsets{}
 	del.Add(kadm.Offset{Topic: "orders", Partition: 0, At: translated.Offset + 1})
-	if res, err := kadm.NewClient(runbooktest.DRClient(e.RB.Monitor, "primary->dr")).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
+	if res, err := kadm.NewClient(runbooktest.DRClient(e.Mon, "primary->dr")).DeleteRecords(ctx, del); err != nil || res.Error() != nil {
 		t.Fatalf("deleting DR records: %v %v", err, res.Error())
 	}
 
@@ -95,7 +95,7 @@ func TestStepStartRefusesSavepointOfUnknownVerdict(t *testing.T) {
 	t.Parallel()
 	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
-	e.RB.Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.RB.Monitor}
+	envOf(e.RB).Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.Mon}
 	run, err := e.RB.Create(ctx, runbooktest.Alice, runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{
 		{Kind: KindRestoreFlink, FlinkTarget: "flink-dr", JarID: "job.jar", SavepointPath: "file:/sp/unknown"}}}, "region down")
 	if err != nil {
@@ -120,7 +120,7 @@ func TestStepStartRefusesSavepointOfUnknownVerdict(t *testing.T) {
 func catalogued(t testing.TB, e *runbooktest.Env, paths ...string) {
 	t.Helper()
 	ctx := context.Background()
-	e.RB.Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.RB.Monitor}
+	envOf(e.RB).Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.Mon}
 	for _, p := range paths {
 		id, err := e.Store.UpsertSavepoint(ctx, model.Savepoint{Path: catalog.CanonicalPath(p), Kind: model.KindSavepoint, Origin: model.OriginManual,
 			Status: model.SavepointCompleted}, 1)

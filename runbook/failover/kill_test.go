@@ -92,8 +92,8 @@ func runbookChild() int {
 	id, _ := strconv.ParseInt(os.Getenv("RUN"), 10, 64)
 	var current int
 	var rb *runbook.Runbook
-	rb = &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
-		Flink: flink.NewRESTClient, StopVerifyWindow: time.Second, Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon},
+	rb = &runbook.Runbook{Store: store, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
+		Flink: flink.NewRESTClient, StopVerifyWindow: time.Second,
 		CrashHook: func(point string) {
 			if os.Getenv("DRILL") != "" { // the worker runs the steps: ask which
 				r, _ := rb.Get(ctx, id)
@@ -104,6 +104,7 @@ func runbookChild() int {
 				time.Sleep(time.Minute) // the parent kills us here
 			}
 		}}
+	Equip(rb, Env{Monitor: mon, Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon}})
 	if os.Getenv("DRILL") != "" {
 		return drillChild(ctx, rb, id)
 	}
@@ -179,12 +180,12 @@ func newKillRig(t *testing.T) *killRig {
 			t.Fatal("sandbox not healthy")
 		}
 	}
-	rb := &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
-		Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon}}
+	rb := &runbook.Runbook{Store: store, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log}
+	Equip(rb, Env{Monitor: mon, Catalog: &catalog.Catalog{Store: store, Config: cfg, Monitor: mon}})
 	// The savepoint to rewrite: real, with a topic no mirror copies (its
 	// partitions start where alice chose).
 	rewritetest.RenamedCopy(t, runbooktest.RewriteFixture, filepath.Join(spDir, "src"), "orders-users-source", map[string]string{"users": "clicks"})
-	if _, err := rb.Catalog.Register(ctx, filepath.Join(spDir, "src")); err != nil {
+	if _, err := envOf(rb).Catalog.Register(ctx, filepath.Join(spDir, "src")); err != nil {
 		t.Fatal(err)
 	}
 	rewrite := runbook.Step{Kind: KindRewriteSavepoint, RewriteFrom: "file:" + spDir + "/src", SourceUID: "orders-users-source", RewriteTo: "file:" + spDir + "/dr",

@@ -211,10 +211,10 @@ func (stopMirrorStep) do(ctx context.Context, w audit.Written, e *runbook.Execut
 // written, so the stored bytes are the same; V is the shape's version
 // (absent: the first, the one every earlier binary wrote).
 type mirrorStopped struct {
-	Cut       cutRecorded         `json:"cut"`
-	LostAtCut *runbook.LossRecord `json:"lost_at_cut"`
-	Stopped   *mirrorStop         `json:"stopped"`
-	V         int                 `json:"v,omitempty"`
+	Cut       cutRecorded `json:"cut"`
+	LostAtCut *LossRecord `json:"lost_at_cut"`
+	Stopped   *mirrorStop `json:"stopped"`
+	V         int         `json:"v,omitempty"`
 }
 
 type translateGroupStep struct {

@@ -40,7 +40,7 @@ func TestRestoreFlinkThroughKubernetes(t *testing.T) {
 	go op.Run(octx)
 	k := &config.Kubernetes{InCluster: true, Namespace: "flink-dr", Deployment: "events-job", UseStateSnapshot: "auto", Timeout: config.Duration(30 * time.Second)}
 	e.Cfg.FlinkTargets = append(e.Cfg.FlinkTargets, &config.FlinkTarget{Name: "flink-k8s", RestURL: "http://127.0.0.1:3", Region: "dr", Kubernetes: k})
-	e.RB.Kube = func(got *config.Kubernetes) (*kube.Client, error) {
+	envOf(e.RB).Kube = func(got *config.Kubernetes) (*kube.Client, error) {
 		return s.Client(t, got.Namespace, got.Deployment), nil
 	}
 

@@ -385,7 +385,7 @@ func TestLostToDRUsesSyncsIngestedAfterTheCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(mon.Close)
-	e.rb.Monitor = mon
+	envOf(e.rb).Monitor = mon
 	l, err := book(e.rb).LostToDR(ctx, "primary->dr")
 	if err != nil {
 		t.Fatal(err)

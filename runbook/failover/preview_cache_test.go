@@ -42,9 +42,9 @@ func TestPreviewRecomputeAndChangedInputs(t *testing.T) {
 	at := pv[1].At
 
 	// A new offset sync ingested: the translation may differ.
-	_, syncs := e.RB.Monitor.Activity("primary->dr")
+	_, syncs := e.Mon.Activity("primary->dr")
 	deadline := time.Now().Add(30 * time.Second)
-	for _, n := e.RB.Monitor.Activity("primary->dr"); n == syncs; _, n = e.RB.Monitor.Activity("primary->dr") {
+	for _, n := e.Mon.Activity("primary->dr"); n == syncs; _, n = e.Mon.Activity("primary->dr") {
 		if time.Now().After(deadline) {
 			t.Fatal("no new offset sync in 30 s")
 		}
@@ -102,9 +102,9 @@ func TestPreviewRecomputeAndChangedInputs(t *testing.T) {
 func unchangedPreviews(t *testing.T, e *runbooktest.Env, r *runbook.Run, id int64) []runbook.CachedPreview {
 	t.Helper()
 	for range 20 {
-		_, before := e.RB.Monitor.Activity(r.Flow)
+		_, before := e.Mon.Activity(r.Flow)
 		pv := e.RB.Previews(context.Background(), r)
-		if _, after := e.RB.Monitor.Activity(r.Flow); after == before {
+		if _, after := e.Mon.Activity(r.Flow); after == before {
 			return pv
 		}
 		if err := e.RB.Recompute(context.Background(), runbooktest.Alice, id, -1); err != nil {

@@ -110,7 +110,7 @@ type RewritePreview struct {
 }
 
 // request is the rewrite the step asks flink.Rewrite for.
-func (p *RewritePreview) request(rb *runbook.Runbook, s runbook.Step) flink.RewriteRequest {
+func (p *RewritePreview) request(rb Book, s runbook.Step) flink.RewriteRequest {
 	return flink.RewriteRequest{Source: StoragePath(p.Source.Path), Dest: StoragePath(s.RewriteTo), SourceUID: s.SourceUID,
 		Targets: p.Targets.Targets(), Files: rb.Catalog.Files(), Roots: rb.Config.SavepointDirs}
 }
@@ -162,7 +162,7 @@ func (rb Book) rewriteTargets(ctx context.Context, flow string, s runbook.Step) 
 		p.DestErr = err.Error()
 	}
 	if p.Targets.Complete() {
-		if p.Check, err = flink.CheckRewrite(ctx, p.request(rb.Runbook, s)); err != nil {
+		if p.Check, err = flink.CheckRewrite(ctx, p.request(rb, s)); err != nil {
 			p.CheckErr = err.Error()
 		}
 	}
@@ -253,7 +253,7 @@ func (rb Book) rewriteSavepoint(ctx context.Context, w audit.Written, r *runbook
 	}
 	result := &SavepointRewritten{Source: p.Source.Path, SourceUID: p.SourceUID, Dest: s.RewriteTo, Splits: rewriteRows(p.Targets),
 		RewroteForward: &RewroteForward{Renamed: p.Targets.Renamed, RereadMax: p.Targets.RereadMax}}
-	return result, rb.WriteRewrite(ctx, w, r.Flow, s, p.request(rb.Runbook, s), p.Source, result)
+	return result, rb.WriteRewrite(ctx, w, r.Flow, s, p.request(rb, s), p.Source, result)
 }
 
 // SavepointRewritten is the result of rewrite-savepoint and of

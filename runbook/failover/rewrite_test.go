@@ -31,9 +31,9 @@ func rewriteEnv(t *testing.T) (*runbooktest.Env, string) {
 	e := runbooktest.NewEnv(t, 1)
 	dir := t.TempDir()
 	e.Cfg.SavepointDirs = []string{dir}
-	e.RB.Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.RB.Monitor}
+	envOf(e.RB).Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.Mon}
 	rewritetest.RenamedCopy(t, runbooktest.RewriteFixture, filepath.Join(dir, "src"), "orders-users-source", map[string]string{"users": "clicks"})
-	if _, err := e.RB.Catalog.Register(context.Background(), filepath.Join(dir, "src")); err != nil {
+	if _, err := envOf(e.RB).Catalog.Register(context.Background(), filepath.Join(dir, "src")); err != nil {
 		t.Fatal(err)
 	}
 	return e, dir
@@ -180,7 +180,7 @@ func TestRewriteSavepointStepThroughTheRunbook(t *testing.T) {
 	}
 
 	// The new savepoint holds exactly the previewed targets.
-	got, err := e.RB.Catalog.KafkaSplits(ctx, filepath.Join(dir, "dr"), "orders-users-source")
+	got, err := envOf(e.RB).Catalog.KafkaSplits(ctx, filepath.Join(dir, "dr"), "orders-users-source")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestRewritePreviewContentAndCache(t *testing.T) {
 			"orders-0": {Kind: model.ChoiceLatest}, "orders-1": {Kind: model.ChoiceLatest}}))}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.RB.Catalog.Register(ctx, filepath.Join(dir, "dr")); err != nil {
+	if _, err := envOf(e.RB).Catalog.Register(ctx, filepath.Join(dir, "dr")); err != nil {
 		t.Fatal(err)
 	}
 	again := e.RB.Previews(ctx, r)
@@ -473,8 +473,8 @@ func s3RewriteEnv(t *testing.T) (*runbooktest.Env, *s3.Store, runbook.Plan, *Rew
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.RB.Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.RB.Monitor, S3: store}
-	if _, err := e.RB.Catalog.Register(ctx, "s3://flink/savepoints/src"); err != nil {
+	envOf(e.RB).Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.Mon, S3: store}
+	if _, err := envOf(e.RB).Catalog.Register(ctx, "s3://flink/savepoints/src"); err != nil {
 		t.Fatal(err)
 	}
 	plan := runbook.Plan{Flow: "primary->dr", Steps: []runbook.Step{{Kind: KindRewriteSavepoint, RewriteFrom: "s3://flink/savepoints/src", RewriteTo: "s3://flink/savepoints/dr"}}}

@@ -20,13 +20,13 @@ func (rb Book) CheckRules(ctx context.Context, plan runbook.Plan, override strin
 		rules = append(rules, r)
 	}
 	primaryGone := s.Source.Checked && !s.Source.OK
-	add(runbook.RuleResult{Name: "DR cluster reachable", OK: s.Target.OK, Evidence: runbook.ReachText(s.Target, "DR")})
+	add(runbook.RuleResult{Name: "DR cluster reachable", OK: s.Target.OK, Evidence: ReachText(s.Target, "DR")})
 
 	maxLag := rb.Config.Failover.PromoteMaxLag.D()
 	lag := runbook.RuleResult{Name: fmt.Sprintf("lag within %s, or the primary unreachable", maxLag), Overridable: true}
 	switch {
 	case primaryGone:
-		lag.OK, lag.Evidence = true, runbook.ReachText(s.Source, "the primary")+"; data at risk: "+runbook.AtRiskOf(s).Text(rb.Now())
+		lag.OK, lag.Evidence = true, ReachText(s.Source, "the primary")+"; data at risk: "+AtRiskOf(s).Text(rb.Now())
 	case s.RPOMs == nil || s.RPOAtLeast:
 		// Fail closed: a partition of unknown age may hold any amount.
 		lag.Evidence = "RPO " + s.RPOText()
@@ -39,7 +39,7 @@ func (rb Book) CheckRules(ctx context.Context, plan runbook.Plan, override strin
 	if flow := rb.Config.Flow(plan.Flow); flow != nil && !flow.IsClusterLink() {
 		// What the failover loses, stated where it is decided (a Cluster
 		// Linking flow's step states its mirrors' own).
-		add(runbook.RuleResult{Name: "data at risk stated", OK: true, Evidence: "the failover loses " + runbook.AtRiskOf(s).Text(rb.Now())})
+		add(runbook.RuleResult{Name: "data at risk stated", OK: true, Evidence: "the failover loses " + AtRiskOf(s).Text(rb.Now())})
 	}
 
 	timeout := rb.Config.Thresholds.HeartbeatTimeout.D()

@@ -106,6 +106,7 @@ func (f *FakeFlink) Serve(t testing.TB) string {
 type Env struct {
 	Path  string // the database file
 	RB    *runbook.Runbook
+	Mon   *monitor.Monitor // the monitor the plan kinds read (Equip)
 	SB    *demo.Sandbox
 	Audit Audit
 	Flink *FakeFlink
@@ -125,6 +126,11 @@ var (
 // SandboxCheckpoints is the test sandboxes' checkpoint interval: short, so
 // set-up does not wait two seconds for the first checkpoints.
 const SandboxCheckpoints = 200 * time.Millisecond
+
+// Equip gives a test's runbook the plan kinds' environment over mon
+// (failover.Equip). runbooktest imports no plan kind, so each kind's test
+// package sets it (in an init of a _test.go file) before NewEnv.
+var Equip func(rb *runbook.Runbook, mon *monitor.Monitor)
 
 // NewEnv is a runbook needing approvals approvals on a fresh sandbox flow
 // primary->dr, once the flow is healthy. Its tests run in parallel, each on
@@ -155,10 +161,15 @@ func NewEnv(t testing.TB, approvals int) *Env {
 	path := filepath.Join(t.TempDir(), "db")
 	store, mon := Monitored(ctx, t, cfg, path, log)
 	e := &Env{Path: path, SB: sb, Audit: Audit{runbook.StoreAuditor{Store: store}}, Flink: &FakeFlink{Jobs: map[string]flink.RunRequest{}}, Store: store, Cfg: cfg, Now: time.Now()}
-	e.RB = &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: e.Audit, Log: log, Clock: func() time.Time { return e.Now },
+	if Equip == nil {
+		t.Fatal("runbooktest.Equip is not set: the plan kind's tests set it to give the runbook its environment")
+	}
+	e.Mon = mon
+	e.RB = &runbook.Runbook{Store: store, Config: cfg, Audit: e.Audit, Log: log, Clock: func() time.Time { return e.Now },
 		StopVerifyWindow: time.Second}
 	flinkURL := e.Flink.Serve(t)
 	e.RB.Flink = func(string) *flink.RESTClient { return flink.NewRESTClient(flinkURL) }
+	Equip(e.RB, mon)
 	// Wait for a healthy flow with checkpoints for the groups: 90 s, as a
 	// loaded machine running many sandboxes at once can take a minute.
 	deadline := time.Now().Add(90 * time.Second)

@@ -26,6 +26,7 @@ import (
 	"github.com/drconsole/drconsole/kube/kubetest"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+
 	// A failback plan is an unknown kind to a binary without its package:
 	// these runbooks have the console's plan kinds.
 	_ "github.com/drconsole/drconsole/runbook/failback"
@@ -160,7 +161,7 @@ func console(t *testing.T, cfg *config.Config, db string) *runbook.Runbook {
 		t.Fatal(err)
 	}
 	t.Cleanup(mon.Close)
-	return &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log}
+	return failover.Equip(&runbook.Runbook{Store: store, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log}, failover.Env{Monitor: mon})
 }
 
 var alice, bob = runbook.Actor{Name: "alice", Role: "operator"}, runbook.Actor{Name: "bob", Role: "operator"}
@@ -310,7 +311,7 @@ func TestConcurrentEditIsReReadNotClobbered(t *testing.T) {
 	rb := console(t, cfg, filepath.Join(t.TempDir(), "db"))
 	var patches, conflicts atomic.Int32
 	other := r.dyn(t).Resource(kube.FlinkDeployments).Namespace(ns)
-	rb.Kube = func(k *config.Kubernetes) (*kube.Client, error) {
+	failover.BookOf(rb).Kube = func(k *config.Kubernetes) (*kube.Client, error) {
 		rc, err := kube.RESTConfig(k)
 		if err != nil {
 			return nil, err

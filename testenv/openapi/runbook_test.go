@@ -60,7 +60,7 @@ func (r *rig) console(t *testing.T) (*runbook.Runbook, *monitor.Monitor) {
 		t.Fatal(err)
 	}
 	t.Cleanup(mon.Close)
-	return &runbook.Runbook{Store: store, Monitor: mon, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log}, mon
+	return failover.Equip(&runbook.Runbook{Store: store, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log}, failover.Env{Monitor: mon}), mon
 }
 
 // plan has alice plan p and bob approve it; it returns the run's id and

@@ -1,4 +1,4 @@
-package runbook
+package failover
 
 import (
 	"fmt"
@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/runbook"
 )
 
 // AtRisk is what a failover of an MM2 flow would lose if it cut now: the
@@ -139,7 +141,7 @@ type LossRecord struct {
 
 // AtRisk is flow's data at risk now; ok is false for a Cluster Linking
 // flow (its steps state their own: the link's mirrors).
-func (rb *Runbook) AtRisk(flow string) (AtRisk, bool) {
+func (rb Book) AtRisk(flow string) (AtRisk, bool) {
 	if f := rb.Config.Flow(flow); f == nil || f.IsClusterLink() {
 		return AtRisk{}, false
 	}
@@ -153,4 +155,56 @@ func thousands(n int64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// ReachText states a side's reachability as the monitor last read it.
+func ReachText(r monitor.Reachability, name string) string {
+	switch {
+	case !r.Checked:
+		return "not checked yet"
+	case r.OK:
+		return "reachable"
+	}
+	return r.Words(name)
+}
+
+// flows is the engine's reader of flow state (runbook.Flows) over the
+// monitor this package's environment holds.
+type flows struct{ rb Book }
+
+// Evidence is the flow's state at a decision, for the audit log.
+func (f flows) Evidence(flow string) map[string]any {
+	rb := f.rb
+	s := rb.Monitor.Snapshot(flow)
+	if s == nil {
+		return nil
+	}
+	// as_of: the read the figures rest on (monitor.FlowSnapshot.FiguresAt),
+	// not the last refresh attempt; rpo_at_least: they are lower bounds.
+	ev := map[string]any{"as_of": s.FiguresAt.UTC(), "status": s.Status, "reason": s.Reason, "rpo_ms": s.RPOMs,
+		"rpo_at_least": s.RPOAtLeast, "lag_messages": s.TotalLagMessages, "source_reachable": s.Source.OK, "target_reachable": s.Target.OK,
+		"unknown_partitions": s.Unknown, "data_lost_partitions": s.DataLost}
+	if s.Bound != "" {
+		ev["figures_bound"] = s.Bound
+	}
+	if s.HeartbeatAge != nil {
+		ev["heartbeat_age_ms"] = s.HeartbeatAge.Milliseconds()
+	}
+	if a, ok := rb.AtRisk(flow); ok {
+		ev["at_risk"] = a.Record(rb.Now())
+	}
+	return ev
+}
+
+// Reach is side of flow as the monitor last read it.
+func (f flows) Reach(flow string, side model.Side) runbook.Reach {
+	s := f.rb.Monitor.Snapshot(flow)
+	if s == nil {
+		return runbook.Reach{}
+	}
+	r, name := s.Target, "DR"
+	if side == model.SidePrimary {
+		r, name = s.Source, "primary"
+	}
+	return runbook.Reach{Read: true, OK: r.OK, Text: ReachText(r, name)}
 }
