@@ -40,7 +40,7 @@ func statusFor(err error) int {
 	switch {
 	case err == nil:
 		return http.StatusOK
-	case errors.Is(err, runbook.ErrRole), errors.Is(err, runbook.ErrSelfApproval), errors.Is(err, failover.ErrStopNeedsRunbook):
+	case errors.Is(err, runbook.ErrRole), errors.Is(err, runbook.ErrSelfApproval), errors.Is(err, runbook.ErrStopNeedsRunbook):
 		return http.StatusForbidden
 	case errors.Is(err, storage.ErrNotFound), errors.Is(err, storage.ErrNoIncident), errors.Is(err, storage.ErrUnknownUser):
 		return http.StatusNotFound

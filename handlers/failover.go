@@ -93,7 +93,7 @@ func (h *Handlers) FailoverCreate(w http.ResponseWriter, r *http.Request) {
 		h.renderFailoverList(w, r, statusFor(err), err.Error(), f.FieldsOf(err))
 		return
 	}
-	id, err := h.Runbook.Create(r.Context(), actor(r), f.Plan(h.Runbook.Config), f.Reason)
+	id, err := h.Runbook.Create(r.Context(), actor(r), f.Request().Plan(h.Runbook.Config), f.Reason)
 	if err != nil {
 		h.renderFailoverList(w, r, statusFor(refused(err)), err.Error(), f.FieldsOf(err))
 		return

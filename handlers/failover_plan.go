@@ -111,7 +111,7 @@ func (h *Handlers) savepointChoices(ctx context.Context, flow string) ([]catalog
 func (h *Handlers) planSummary(r *http.Request, f form.Plan) views.PlanSummary {
 	cfg := h.Runbook.Config
 	pickErr := h.drillSavepoint(r.Context(), &f)
-	plan := f.Plan(cfg)
+	plan := f.Request().Plan(cfg)
 	if err := h.back().StampFailback(r.Context(), &plan); err != nil {
 		pickErr = refused(err)
 	}

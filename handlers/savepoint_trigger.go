@@ -14,7 +14,7 @@ import (
 
 // SavepointTrigger is POST /savepoints/trigger: take a savepoint through
 // Flink REST; the job keeps running (a stop is refused: only an approved
-// runbook changes a job, failover.ErrStopNeedsRunbook). Checked here; the worker puts it on
+// runbook changes a job, runbook.ErrStopNeedsRunbook). Checked here; the worker puts it on
 // record, takes it in the background and the catalog page shows its
 // progress.
 func (h *Handlers) SavepointTrigger(w http.ResponseWriter, r *http.Request) {

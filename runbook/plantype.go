@@ -44,6 +44,9 @@ type PlanType interface {
 	// Target is the side a run moves work to: its input checks judge
 	// that side.
 	Target() model.Side
+	// PartOf is the part of this kind's Request that asks for steps of
+	// kind k ("" when none does).
+	PartOf(k StepKind) Part
 	// Do performs step i of the execution; w is its start record.
 	Do(ctx context.Context, w audit.Written, e *Execution) (any, error)
 	// Running is called before a step runs; the func it returns after.
@@ -108,11 +111,34 @@ func (u unknownKind) Preview(context.Context, *Runbook, *Run, int) ([]RuleResult
 func (unknownKind) Inputs(context.Context, *Runbook, *Run, int) []PreviewInput { return nil }
 func (unknownKind) RestsOn(Plan, int) RestingStep                              { return nil }
 func (unknownKind) Target() model.Side                                         { return model.SideDR }
+func (unknownKind) PartOf(StepKind) Part                                       { return "" }
 func (u unknownKind) Do(context.Context, audit.Written, *Execution) (any, error) {
 	return nil, u.err()
 }
 func (unknownKind) Running(context.Context, *Runbook) func() { return func() {} }
 func (unknownKind) Finished(context.Context, *Runbook)       {}
+
+// Part names a part of a Request that asks for steps, so a form shows
+// what the runbook says of a step beside the field that asked for it.
+type Part string
+
+// The parts of a Request that ask for steps.
+const (
+	PartStop      Part = "stop"       // Request.Stop: the mirror's stop (or its topics' promotion)
+	PartGroups    Part = "groups"     // Request.Groups: the groups' moves
+	PartRestore   Part = "restore"    // Request.Restore: the job's restore
+	PartRewrite   Part = "rewrite"    // Request.RewriteTo: the savepoint's rewrite
+	PartFlinkBack Part = "flink-back" // Request.FlinkBack: a failback's restore on the primary
+)
+
+// PartOf is the part of a request of plan kind pk that asks for steps of
+// kind k; "" when none does or the kind is unknown to this binary.
+func PartOf(pk PlanKind, k StepKind) Part {
+	if t, ok := typeOf(pk); ok {
+		return t.PartOf(k)
+	}
+	return ""
+}
 
 // StepRefusal is a rule step Step (0-based) of kind Kind would fail if it
 // started now, that no override passes.

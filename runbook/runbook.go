@@ -93,6 +93,14 @@ var (
 	ErrRuleViolation = errors.New("a safety rule failed")
 )
 
+// ErrStopNeedsRunbook refuses stop-with-savepoint outside a runbook. It
+// ends the job, and nothing changes a job except through an approved,
+// audited runbook (ARCHITECTURE.md): a failback run's savepoint-dr step
+// stops the DR job with a savepoint after a second operator approved the
+// run. A plain savepoint, which leaves the job running, needs no approval.
+var ErrStopNeedsRunbook = errors.New("stop-with-savepoint ends the job, and only an approved runbook changes a job: " +
+	"take a plain savepoint here (the job keeps running); a failback run's savepoint-dr step stops the DR job once a second operator approved it")
+
 func (rb *Runbook) Now() time.Time {
 	if rb.Clock != nil {
 		return rb.Clock()

@@ -5,10 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
-	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // Plan is the new-failover form (POST /failover).
@@ -181,9 +179,9 @@ func (p Plan) validateRestore(e Errors) {
 	}
 }
 
-// request is what the form asks the runbook for; the runbook's rules
-// (failover.Request.Plan) decide the steps.
-func (p Plan) request() runbook.Request {
+// Request is what the form asks the runbook for; the plan kind's rules
+// (runbook.Request.Plan) decide the steps.
+func (p Plan) Request() runbook.Request {
 	q := runbook.Request{Flow: p.Flow, Kind: runbook.PlanFailover, Preflight: p.Preflight, Stop: p.Stop, Groups: p.Groups,
 		AllowPartial: p.AllowPartial, TranslateFromSavepoint: p.TranslateFromSavepoint, SavepointPath: p.SavepointPath,
 		Strategy: p.Strategy, RewriteTo: strings.TrimSpace(p.RewriteTo), SourceUID: p.SourceUID, Choices: p.Choices,
@@ -197,13 +195,4 @@ func (p Plan) request() runbook.Request {
 		q.Kind = runbook.PlanDrill
 	}
 	return q
-}
-
-// Plan is the runbook's plan the form asks for under cfg.
-func (p Plan) Plan(cfg *config.Config) runbook.Plan { return p.request().Plan(cfg) }
-
-// RewriteStep is the rewrite-savepoint step the form asks for (with the
-// rewrite strategy), its destination proposed when not typed.
-func (p Plan) RewriteStep(cfg *config.Config) runbook.Step {
-	return failover.RewriteStep(cfg, p.request())
 }

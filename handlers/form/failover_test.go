@@ -18,7 +18,7 @@ func TestPlanFormGroupsOnePerLine(t *testing.T) {
 	form := url.Values{"flow": {"primary->dr"}, "groups": {"a,b\r\n\r\n  billing  \n\n", "flink-events"}}
 	req := httptest.NewRequest("POST", "/failover", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	p := NewPlan(req).Plan(&config.Config{})
+	p := NewPlan(req).Request().Plan(&config.Config{})
 	var groups []string
 	for _, s := range p.Steps {
 		if s.Kind == failover.KindTranslateGroup {
@@ -55,7 +55,7 @@ func TestPlanFormPickedAndTyped(t *testing.T) {
 	if p.JarID != "typed.jar" || p.EntryClass != "com.example.Other" || p.SavepointPath != "s3://b/sp-2" {
 		t.Fatalf("typed jar %q class %q savepoint %q: the typed values must win", p.JarID, p.EntryClass, p.SavepointPath)
 	}
-	steps := p.Plan(&config.Config{}).Steps
+	steps := p.Request().Plan(&config.Config{}).Steps
 	last := steps[len(steps)-1]
 	if last.Kind != failover.KindRestoreFlink || last.JarID != "typed.jar" || last.SavepointPath != "s3://b/sp-2" {
 		t.Fatalf("restore step %+v", last)
@@ -91,7 +91,7 @@ func TestPlanFormRestoreStrategies(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	steps := p.Plan(cfg).Steps
+	steps := p.Request().Plan(cfg).Steps
 	rw, restore := steps[len(steps)-2], steps[len(steps)-1]
 	if rw.Kind != failover.KindRewriteSavepoint || rw.RewriteFrom != "file:/sp/savepoint-1" || rw.RewriteTo != "file:/sp/savepoint-1-dr-primary--dr" ||
 		len(rw.Choices) != 2 || rw.Choices["events-2"].Kind != "earliest" || rw.Choices["events-3"].AtMs != 1796108400000 {
@@ -101,7 +101,7 @@ func TestPlanFormRestoreStrategies(t *testing.T) {
 		t.Fatalf("restore %+v after %+v", restore, steps[len(steps)-3])
 	}
 	form.Set("rewrite_to", "file:/sp/mine")
-	if rw := read(form).Plan(cfg).Steps[len(steps)-2]; rw.RewriteTo != "file:/sp/mine" {
+	if rw := read(form).Request().Plan(cfg).Steps[len(steps)-2]; rw.RewriteTo != "file:/sp/mine" {
 		t.Fatalf("typed destination %q", rw.RewriteTo)
 	}
 	form.Set("allow_non_restored_state", "1")
@@ -112,7 +112,7 @@ func TestPlanFormRestoreStrategies(t *testing.T) {
 	}
 	form = url.Values{"flow": {"primary->dr"}, "flink_target": {"dr"}, "jar_id": {"j"}, "savepoint_pick": {"file:/sp/savepoint-1"},
 		"group_pick": {"billing"}, "restore_strategy": {"new-uid"}}
-	steps = read(form).Plan(cfg).Steps
+	steps = read(form).Request().Plan(cfg).Steps
 	if g, r := steps[len(steps)-2], steps[len(steps)-1]; g.FromSavepoint != "file:/sp/savepoint-1" || !r.AllowNonRestoredState || r.SavepointPath != "file:/sp/savepoint-1" {
 		t.Fatalf("new uid: %+v %+v", g, r)
 	}
@@ -130,7 +130,7 @@ func TestPlanFormClusterLinkFailback(t *testing.T) {
 		}
 		req := httptest.NewRequest("POST", "/failover", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		got, want := NewPlan(req).Plan(cfg), failback.LinkFailbackPlan("link", pause)
+		got, want := NewPlan(req).Request().Plan(cfg), failback.LinkFailbackPlan("link", pause)
 		if got.Hash() != want.Hash() {
 			t.Fatalf("pause %v: plan %+v, want %+v", pause, got, want)
 		}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drconsole/drconsole/runbook/failover"
+	"github.com/drconsole/drconsole/runbook"
 )
 
 // The trigger form refuses an unknown target, a job id that is not
@@ -31,7 +31,7 @@ func TestSavepointTriggerValidate(t *testing.T) {
 			continue
 		}
 		if tc.field == "stop" {
-			if !errors.Is(err, failover.ErrStopNeedsRunbook) {
+			if !errors.Is(err, runbook.ErrStopNeedsRunbook) {
 				t.Errorf("%+v: %v, want ErrStopNeedsRunbook", tc.f, err)
 			}
 			continue

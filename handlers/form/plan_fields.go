@@ -5,7 +5,6 @@ import (
 	"maps"
 
 	"github.com/drconsole/drconsole/runbook"
-	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // What the plan form is checked against beyond itself, and where a
@@ -35,28 +34,25 @@ func (p Plan) JarTarget() (target, jarID string) {
 	return p.FlinkTarget, p.JarID
 }
 
-// stepFields name the plan form's field that asks for a step of each
-// kind: what the runbook says of the step shows beside it.
-var stepFields = map[runbook.StepKind]string{
-	failover.KindStopMirror: "stop", failover.KindPromoteMirrors: "stop", failover.KindFailoverMirrors: "stop",
-	failover.KindTranslateGroup: "groups", failover.KindRestoreFlink: "flink_target", failover.KindRewriteSavepoint: "rewrite_to",
+// partFields name the plan form's field for each part of the request
+// that asks for steps (the plan kind says which part asks for a step,
+// runbook.PartOf): what the runbook says of the step shows beside it.
+var partFields = map[runbook.Part]string{
+	runbook.PartStop: "stop", runbook.PartGroups: "groups", runbook.PartRestore: "flink_target",
+	runbook.PartRewrite: "rewrite_to", runbook.PartFlinkBack: "failback_flink_target",
 }
 
 // FieldsOf are the fields of this form err refuses: the form's own
 // Errors, and what the runbook says of a step (runbook.StepProblem, a
 // runbook.StepRefusal) beside the field that asks for the step (a
-// failback's restore: its primary Flink cluster). nil when err names no
+// failback's restore: its primary Flink cluster), as the plan kind says
+// (runbook.PartOf). nil when err names no
 // field; the page says err whole anyway.
 func (p Plan) FieldsOf(err error) Errors {
 	out := Errors{}
+	plan := p.Request().Kind
 	add := func(kind runbook.StepKind, msg string) {
-		field := stepFields[kind]
-		switch {
-		case p.Failback && kind == failover.KindRestoreFlink:
-			field = "failback_flink_target"
-		case p.Failback:
-			field = ""
-		}
+		field := partFields[runbook.PartOf(plan, kind)]
 		if field == "" {
 			return
 		}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/drconsole/drconsole/runbook/failover"
+	"github.com/drconsole/drconsole/runbook"
 )
 
 // JobIDRE is a Flink job id: 32 lower-case hexadecimal digits.
@@ -58,7 +58,7 @@ func NewSavepointTrigger(r *http.Request) SavepointTrigger {
 }
 
 // Validate checks the target is one of targets, the job id is Flink's,
-// and no stop is asked for (failover.ErrStopNeedsRunbook); the first
+// and no stop is asked for (runbook.ErrStopNeedsRunbook); the first
 // problem is the one shown.
 func (f SavepointTrigger) Validate(targets []string) error {
 	switch {
@@ -67,7 +67,7 @@ func (f SavepointTrigger) Validate(targets []string) error {
 	case !JobIDRE.MatchString(f.Job):
 		return Errors{"job": fmt.Sprintf("job id %q: want Flink's 32 hexadecimal digits", f.Job)}
 	case f.Stop:
-		return failover.ErrStopNeedsRunbook
+		return runbook.ErrStopNeedsRunbook
 	}
 	return nil
 }

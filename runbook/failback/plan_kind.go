@@ -29,6 +29,16 @@ func init() {
 // failbackKind returns a flow to the primary (failback.go).
 type failbackKind struct{ failover.AsPlanned }
 
+// PartOf: of a failback's steps only the restore on the primary is
+// asked for by a part of the request (FlinkBack); the others follow from
+// the failover it reverses.
+func (failbackKind) PartOf(k runbook.StepKind) runbook.Part {
+	if k == failover.KindRestoreFlink {
+		return runbook.PartFlinkBack
+	}
+	return ""
+}
+
 // Irreversible: a failback asks for the typed flow name where the
 // operators commit to it: stop-writers, their word that nothing writes to
 // DR any more (after it the reverse flow stops, the groups move and the

@@ -79,6 +79,23 @@ func (AsPlanned) Title(p runbook.Plan, i int, flow *config.Flow) string {
 	return StepTitle(p.Steps[i], flow)
 }
 func (AsPlanned) Irreversible(p runbook.Plan, i int) bool { return irreversible(p.Steps[i]) }
+
+// PartOf: the stop asks for the mirror's stop (or its topics' promotion
+// or failover), the groups for their moves, the restore for the job's,
+// the rewrite's destination for the rewrite.
+func (AsPlanned) PartOf(k runbook.StepKind) runbook.Part {
+	switch k {
+	case KindStopMirror, KindPromoteMirrors, KindFailoverMirrors:
+		return runbook.PartStop
+	case KindTranslateGroup:
+		return runbook.PartGroups
+	case KindRestoreFlink:
+		return runbook.PartRestore
+	case KindRewriteSavepoint:
+		return runbook.PartRewrite
+	}
+	return ""
+}
 func (AsPlanned) Refusals(context.Context, *runbook.Runbook, runbook.Plan) []error {
 	return nil
 }

@@ -2,7 +2,6 @@ package failover
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -36,7 +35,7 @@ type SavepointTrigger struct {
 type AuditFunc func(ctx context.Context, action audit.Action, subject string, details any) (audit.Written, error)
 
 // SavepointRequest is a checked request to take a savepoint of a job. The
-// job keeps running: there is no stop here (ErrStopNeedsRunbook).
+// job keeps running: there is no stop here (runbook.ErrStopNeedsRunbook).
 type SavepointRequest struct {
 	Target, JobID, JobName string
 	Actor                  string
@@ -119,14 +118,6 @@ func (e inProgress) Unwrap() error { return storage.ErrConflict }
 // SavepointTriggers are the savepoints in progress or finished within the
 // last 15 minutes, newest first.
 func (w *Worker) SavepointTriggers(now time.Time) []SavepointTrigger { return w.sp.recent(now) }
-
-// ErrStopNeedsRunbook refuses stop-with-savepoint outside a runbook. It
-// ends the job, and nothing changes a job except through an approved,
-// audited runbook (ARCHITECTURE.md): a failback run's savepoint-dr step
-// stops the DR job with a savepoint after a second operator approved the
-// run. A plain savepoint, which leaves the job running, needs no approval.
-var ErrStopNeedsRunbook = errors.New("stop-with-savepoint ends the job, and only an approved runbook changes a job: " +
-	"take a plain savepoint here (the job keeps running); a failback run's savepoint-dr step stops the DR job once a second operator approved it")
 
 // AuditRefusedError: the opening audit record could not be written, so
 // nothing was asked of Flink.
