@@ -28,7 +28,7 @@ func (h *Handlers) FailoverDrillStart(w http.ResponseWriter, r *http.Request) {
 		if err := f.Validate(); err != nil {
 			return err
 		}
-		return h.worker().RunDrill(ctx, actor(r), id, f.Confirmation)
+		return h.Worker.RunDrill(ctx, actor(r), id, f.Confirmation)
 	})
 }
 

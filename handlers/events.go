@@ -50,8 +50,8 @@ func (h *Handlers) FailoverRunEvents(w http.ResponseWriter, r *http.Request) (Fr
 			return nil, err
 		}
 		p := views.FailoverRunPage{Now: h.now(), Run: runView(run), Me: me, CanOperate: canOperate,
-			Running:  h.worker().Executing(id, len(run.Steps)),
-			Progress: h.worker().Progress(id, len(run.Steps)), LoadedForms: loaded}
+			Running:  h.Worker.Executing(id, len(run.Steps)),
+			Progress: h.Worker.Progress(id, len(run.Steps)), LoadedForms: loaded}
 		fs := []Fragment{{"run", views.RunStatusFragment(p)}, {"approvals", views.RunApprovalsFragment(p)}, h.runsPulse(ctx)}
 		for i, st := range run.Steps {
 			fs = append(fs, Fragment{views.StepEvent(i), views.StepStatusFragment(p, i, st)})
@@ -102,7 +102,7 @@ func (h *Handlers) SavepointEvents(w http.ResponseWriter, r *http.Request) (Frag
 	since, _ := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
 	return func(ctx context.Context) ([]Fragment, error) {
 		now := h.now()
-		p := views.SavepointProgress{Now: now, SinceMs: since, Triggers: savepointTriggersView(h.worker().SavepointTriggers(now))}
+		p := views.SavepointProgress{Now: now, SinceMs: since, Triggers: savepointTriggersView(h.Worker.SavepointTriggers(now))}
 		return []Fragment{{"progress", views.SavepointProgressList(p)}, h.runsPulse(ctx)}, nil
 	}, true
 }

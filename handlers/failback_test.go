@@ -44,6 +44,7 @@ func TestAfterAFailoverPagesSayDRIsActiveAndShowTheLost(t *testing.T) {
 	rb := failover.Equip(&runbook.Runbook{Store: rig.store, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
 		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}, failover.Env{Monitor: rig.mon})
 	rig.h.Runbook = rb
+	rig.h.Worker = &failover.Worker{Runbook: rb, Catalog: rig.h.Catalog, Log: rig.h.Log, Now: rig.h.Now}
 	r := chi.NewRouter()
 	r.Get("/", rig.h.Overview)
 	r.Get("/flows/{flow}", rig.h.Flow)
@@ -122,6 +123,7 @@ func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 	rb := failover.Equip(&runbook.Runbook{Store: rig.store, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
 		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}, failover.Env{Monitor: rig.mon})
 	rig.h.Runbook = rb
+	rig.h.Worker = &failover.Worker{Runbook: rb, Catalog: rig.h.Catalog, Log: rig.h.Log, Now: rig.h.Now}
 	r := chi.NewRouter()
 	r.Get("/failover", rig.h.FailoverList)
 	r.Post("/failover", rig.h.FailoverCreate)

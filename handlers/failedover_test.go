@@ -27,6 +27,7 @@ func TestAfterAFailoverTheFlowIsFailedOverNotAtRisk(t *testing.T) {
 	rb := failover.Equip(&runbook.Runbook{Store: rig.store, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
 		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}, failover.Env{Monitor: rig.mon})
 	rig.h.Runbook = rb
+	rig.h.Worker = &failover.Worker{Runbook: rb, Catalog: rig.h.Catalog, Log: rig.h.Log, Now: rig.h.Now}
 	r := chi.NewRouter()
 	r.Get("/", rig.h.Overview)
 	r.Get("/flows/{flow}", rig.h.Flow)

@@ -83,8 +83,8 @@ func (h *Handlers) runPage(w http.ResponseWriter, r *http.Request) (views.Failov
 	id := run.ID
 	p := views.FailoverRunPage{Chrome: h.chrome(fmt.Sprintf("Failover run %d", id)), Now: h.now(), Run: runView(run),
 		Me: actor(r).Name, CanOperate: actorMayOperate(r), BreakGlass: h.Runbook.Config.Failover.BreakGlass,
-		Running:  h.worker().Executing(id, len(run.Steps)),
-		Progress: h.worker().Progress(id, len(run.Steps)), AtRisk: h.kinds().RunAtRisk(run)}
+		Running:  h.Worker.Executing(id, len(run.Steps)),
+		Progress: h.Worker.Progress(id, len(run.Steps)), AtRisk: h.kinds().RunAtRisk(run)}
 	p.Previews = cachedPreviewsView(h.Runbook.Previews(r.Context(), run)) // cached: computed on a run's first view and on "recompute" only
 	var err error
 	if p.Drill, err = h.runDrill(r.Context(), run); err != nil {
@@ -222,7 +222,7 @@ func (h *Handlers) FailoverExecute(w http.ResponseWriter, r *http.Request) {
 		h.renderRun(w, r, statusFor(err), n, "", err.Error())
 		return
 	}
-	if err := h.worker().ExecuteWith(r.Context(), actor(r), id, n-1, runbook.StepArgs{Confirmation: f.Confirmation, Override: f.Override, InputsOverride: f.InputsOverride}); err != nil {
+	if err := h.Worker.ExecuteWith(r.Context(), actor(r), id, n-1, runbook.StepArgs{Confirmation: f.Confirmation, Override: f.Override, InputsOverride: f.InputsOverride}); err != nil {
 		h.renderRun(w, r, statusFor(refused(err)), n, "", err.Error())
 		return
 	}

@@ -68,15 +68,14 @@ type Handlers struct {
 	// Catalog is the savepoint catalog; nil serves no savepoint pages.
 	Catalog *catalog.Catalog
 	// Worker runs failover steps and savepoint triggers past the request
-	// that started them (main.go shuts it down); nil: one is made on
-	// first use, which nobody waits for (tests).
-	Worker *failover.Worker
+	// that started them; cli builds it (failover.Worker) and shuts it
+	// down. Required with Runbook.
+	Worker Jobs
 	// Now is the clock; replaced in tests.
 	Now func() time.Time
 
-	workerOnce sync.Once
-	pagesOnce  sync.Once
-	pages      *pageData
+	pagesOnce sync.Once
+	pages     *pageData
 }
 
 // SparkWindow is how much RPO history the overview and flow pages show.
@@ -84,15 +83,6 @@ const SparkWindow = 6 * time.Hour
 
 func (h *Handlers) chrome(title string) views.Chrome {
 	return views.Chrome{Title: title, Demo: h.Demo != nil, Version: h.Version}
-}
-
-func (h *Handlers) worker() *failover.Worker {
-	h.workerOnce.Do(func() {
-		if h.Worker == nil {
-			h.Worker = &failover.Worker{Runbook: h.Runbook, Catalog: h.Catalog, Log: h.Log, Now: h.Now}
-		}
-	})
-	return h.Worker
 }
 
 func (h *Handlers) now() time.Time {

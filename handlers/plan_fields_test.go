@@ -33,6 +33,7 @@ func planFieldsRig(t *testing.T) (*pagesRig, chi.Router, *runbook.Runbook, url.V
 	rb := failover.Equip(&runbook.Runbook{Store: rig.store, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
 		Log: rig.h.Log, Clock: rig.clock}, failover.Env{Monitor: rig.mon})
 	rig.h.Runbook = rb
+	rig.h.Worker = &failover.Worker{Runbook: rb, Catalog: rig.h.Catalog, Log: rig.h.Log, Now: rig.h.Now}
 	jars := flinktest.REST(t, map[string]func(http.ResponseWriter, map[string]any){
 		"GET /jars": func(w http.ResponseWriter, _ map[string]any) {
 			w.Write([]byte(`{"address":"http://jm:8081","files":[{"id":"` + uploadedJar + `","name":"events-job.jar","uploaded":1,"entry":[{"name":"com.example.Job"}]}]}`))

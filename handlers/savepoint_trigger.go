@@ -8,7 +8,7 @@ import (
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/handlers/form"
-	"github.com/drconsole/drconsole/runbook/failover"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -34,22 +34,23 @@ func (h *Handlers) SavepointTrigger(w http.ResponseWriter, r *http.Request) {
 		jobName = j.Name
 	}
 	cancel()
-	_, _, snap := h.savepointFlows(f.Flow)
+	q := model.SavepointRequest{Target: f.Target, JobID: f.Job, JobName: jobName, Actor: actor(r).Name}
+	if _, _, snap := h.savepointFlows(f.Flow); snap != nil {
+		q.Flow = snap.Flow.Name // its lag goes on record with the trigger
+	}
 	// The closing record is written after the request has ended: the
 	// worker audits under a copy of it (who asked, from where).
 	bg := r.Clone(context.WithoutCancel(r.Context()))
-	_, err := h.worker().TriggerSavepoint(r.Context(), failover.SavepointRequest{Target: f.Target, JobID: f.Job, JobName: jobName,
-		Actor: actor(r).Name, Flow: snap,
-		Audit: func(ctx context.Context, action audit.Action, subject string, details any) (audit.Written, error) {
-			return h.record(bg.WithContext(ctx), action, subject, details)
-		}})
+	_, err := h.Worker.TriggerSavepoint(r.Context(), q, func(ctx context.Context, action audit.Action, subject string, details any) (audit.Written, error) {
+		return h.record(bg.WithContext(ctx), action, subject, details)
+	})
 	if err != nil {
 		refuse(err)
 		return
 	}
-	q := url.Values{}
+	back := url.Values{}
 	if f.Flow != "" {
-		q.Set("flow", f.Flow)
+		back.Set("flow", f.Flow)
 	}
-	http.Redirect(w, r, "/savepoints?"+q.Encode()+"#sp-progress", http.StatusSeeOther)
+	http.Redirect(w, r, "/savepoints?"+back.Encode()+"#sp-progress", http.StatusSeeOther)
 }

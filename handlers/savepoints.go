@@ -143,7 +143,7 @@ func (h *Handlers) renderSavepoints(w http.ResponseWriter, r *http.Request, stat
 	if snap != nil {
 		p.FlowRPO, p.FlowRPOAtLeast = snap.RPOMs, snap.RPOAtLeast
 	}
-	p.Progress = views.SavepointProgress{Now: now, SinceMs: now.UnixMilli(), Triggers: savepointTriggersView(h.worker().SavepointTriggers(now))}
+	p.Progress = views.SavepointProgress{Now: now, SinceMs: now.UnixMilli(), Triggers: savepointTriggersView(h.Worker.SavepointTriggers(now))}
 	if p.CanOperate {
 		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		p.Trigger.Live = targetJobsView(h.Catalog.LiveJobs(lctx, 2*time.Second))
@@ -220,7 +220,7 @@ func (h *Handlers) renderSavepoints(w http.ResponseWriter, r *http.Request, stat
 func (h *Handlers) SavepointProgress(w http.ResponseWriter, r *http.Request) {
 	now := h.now()
 	since, _ := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
-	p := views.SavepointProgress{Now: now, SinceMs: since, Triggers: savepointTriggersView(h.worker().SavepointTriggers(now))}
+	p := views.SavepointProgress{Now: now, SinceMs: since, Triggers: savepointTriggersView(h.Worker.SavepointTriggers(now))}
 	if !p.Active() && r.Header.Get("HX-Request") == "true" {
 		for _, t := range p.Triggers {
 			if t.Finished.UnixMilli() >= since {

@@ -86,7 +86,7 @@ func lostView(l *failover.LostToDR, now time.Time) *views.LostToDR {
 	return v
 }
 
-func savepointTriggersView(ts []failover.SavepointTrigger) []views.SavepointTrigger {
+func savepointTriggersView(ts []model.SavepointTrigger) []views.SavepointTrigger {
 	out := make([]views.SavepointTrigger, len(ts))
 	for i, t := range ts {
 		out[i] = views.SavepointTrigger{ID: t.ID, Target: t.Target, JobID: t.JobID, JobName: t.JobName, Actor: t.Actor,

@@ -19,6 +19,10 @@ import (
 	"github.com/drconsole/drconsole/storage"
 )
 
+// AuditFunc writes one audit record under the identity of whoever asked
+// for the job (the request's user, address and browser ride on ctx).
+type AuditFunc func(ctx context.Context, action audit.Action, subject string, details any) (audit.Written, error)
+
 // Actor is who does something, as the web layer authenticated them.
 type Actor struct {
 	Name      string

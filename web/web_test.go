@@ -152,7 +152,7 @@ func newConsole(configure ...func(*config.Config)) (*console, []func(), error) {
 	failover.BookOf(rb).Catalog = cat
 	go cat.Run(ctx)
 	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: panel.SandboxControls{Sandbox: sb}, Runbook: rb,
-		Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL}, Catalog: cat}
+		Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL}, Catalog: cat, Worker: &failover.Worker{Runbook: rb, Catalog: cat, Log: log}}
 	if err := createTestUsers(store); err != nil {
 		return nil, cleanup, err
 	}

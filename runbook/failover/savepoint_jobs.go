@@ -8,50 +8,32 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/storage"
 )
 
 // triggerKeep: finished triggers stay on the page this long.
 const triggerKeep = 15 * time.Minute
 
-// SavepointTrigger is a savepoint taken through this console, in progress
-// or recently finished.
-type SavepointTrigger struct {
-	ID                     int64
-	Target, JobID, JobName string
-	Actor                  string
-	Started                time.Time
-	Waited                 time.Duration // as Flink last reported
-	Done                   bool
-	Err                    string
-	ResultID               int64
-	ResultPath             string
-	Finished               time.Time
-}
-
-// AuditFunc writes one audit record under the identity of whoever asked
-// for the job (the request's user, address and browser ride on ctx).
-type AuditFunc func(ctx context.Context, action audit.Action, subject string, details any) (audit.Written, error)
-
-// SavepointRequest is a checked request to take a savepoint of a job. The
-// job keeps running: there is no stop here (runbook.ErrStopNeedsRunbook).
-type SavepointRequest struct {
-	Target, JobID, JobName string
-	Actor                  string
-	// Flow, when known, is the flow whose lag goes on record with the
-	// trigger: how far DR is behind the position being saved.
-	Flow *monitor.FlowSnapshot
-	// Audit writes the records: the trigger before Flink is asked (no
-	// record, no savepoint), its outcome after.
-	Audit AuditFunc
+// flowSnapshot is flow as the monitor last read it; nil for "", a flow
+// it does not watch, or a worker whose runbook has no monitor.
+func (w *Worker) flowSnapshot(flow string) *monitor.FlowSnapshot {
+	if flow == "" || w.Runbook == nil {
+		return nil
+	}
+	if mon := book(w.Runbook).Monitor; mon != nil {
+		return mon.Snapshot(flow)
+	}
+	return nil
 }
 
 // spTriggers are the savepoints being taken through this console.
 type spTriggers struct {
 	mu   sync.Mutex
 	seq  int64
-	list []*SavepointTrigger
+	list []*model.SavepointTrigger
 }
 
 // start records a trigger; one per job at a time.
@@ -64,11 +46,11 @@ func (t *spTriggers) start(target, jobID, jobName, actor string, now time.Time) 
 		}
 	}
 	t.seq++
-	t.list = append(t.list, &SavepointTrigger{ID: t.seq, Target: target, JobID: jobID, JobName: jobName, Actor: actor, Started: now})
+	t.list = append(t.list, &model.SavepointTrigger{ID: t.seq, Target: target, JobID: jobID, JobName: jobName, Actor: actor, Started: now})
 	return t.seq, nil
 }
 
-func (t *spTriggers) update(id int64, f func(*SavepointTrigger)) {
+func (t *spTriggers) update(id int64, f func(*model.SavepointTrigger)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, x := range t.list {
@@ -91,11 +73,11 @@ func (t *spTriggers) remove(id int64) {
 
 // recent copies the triggers in progress or finished within triggerKeep,
 // newest first, forgetting older ones.
-func (t *spTriggers) recent(now time.Time) []SavepointTrigger {
+func (t *spTriggers) recent(now time.Time) []model.SavepointTrigger {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var keep []*SavepointTrigger
-	var out []SavepointTrigger
+	var keep []*model.SavepointTrigger
+	var out []model.SavepointTrigger
 	for _, x := range t.list {
 		if x.Done && now.Sub(x.Finished) > triggerKeep {
 			continue
@@ -117,7 +99,7 @@ func (e inProgress) Unwrap() error { return storage.ErrConflict }
 
 // SavepointTriggers are the savepoints in progress or finished within the
 // last 15 minutes, newest first.
-func (w *Worker) SavepointTriggers(now time.Time) []SavepointTrigger { return w.sp.recent(now) }
+func (w *Worker) SavepointTriggers(now time.Time) []model.SavepointTrigger { return w.sp.recent(now) }
 
 // AuditRefusedError: the opening audit record could not be written, so
 // nothing was asked of Flink.
@@ -135,7 +117,10 @@ func (e *AuditRefusedError) Unwrap() error { return e.Err }
 // storage.ErrConflict). The trigger is on record before Flink is asked: an
 // opening record that cannot be written refuses it (*AuditRefusedError);
 // its outcome (savepoint.done / savepoint.failed) is recorded after.
-func (w *Worker) TriggerSavepoint(ctx context.Context, q SavepointRequest) (int64, error) {
+//
+// record writes the records: the trigger before Flink is asked (no
+// record, no savepoint), its outcome after.
+func (w *Worker) TriggerSavepoint(ctx context.Context, q model.SavepointRequest, record runbook.AuditFunc) (int64, error) {
 	jctx, done, err := w.admit(ctx, fmt.Sprintf("savepoint of job %s on %s", q.JobID, q.Target))
 	if err != nil {
 		return 0, err
@@ -148,7 +133,7 @@ func (w *Worker) TriggerSavepoint(ctx context.Context, q SavepointRequest) (int6
 	action := audit.SavepointTrigger
 	subject := "flink-job:" + q.Target + "/" + q.JobID
 	details := map[string]any{"flink_target": q.Target, "job_id": q.JobID, "job_name": q.JobName, "stop": false}
-	if snap := q.Flow; snap != nil {
+	if snap := w.flowSnapshot(q.Flow); snap != nil {
 		ev := map[string]any{"flow": snap.Flow.Name, "status": snap.Status, "as_of": snap.FiguresAt.UTC().Format(time.RFC3339)}
 		if snap.RPOMs != nil {
 			ev["rpo_ms"] = *snap.RPOMs
@@ -160,7 +145,7 @@ func (w *Worker) TriggerSavepoint(ctx context.Context, q SavepointRequest) (int6
 		}
 		details["lag"] = ev
 	}
-	opened, err := q.Audit(ctx, action, subject, details)
+	opened, err := record(ctx, action, subject, details)
 	if err != nil {
 		w.sp.remove(id)
 		done()
@@ -169,27 +154,27 @@ func (w *Worker) TriggerSavepoint(ctx context.Context, q SavepointRequest) (int6
 	// The request ends now; the savepoint and its closing audit record do not.
 	go func() {
 		defer done()
-		w.runTrigger(jctx, opened, id, subject, q)
+		w.runTrigger(jctx, opened, id, subject, q, record)
 	}()
 	return id, nil
 }
 
 // runTrigger takes the savepoint and records its outcome.
-func (w *Worker) runTrigger(ctx context.Context, opened audit.Written, id int64, subject string, q SavepointRequest) {
+func (w *Worker) runTrigger(ctx context.Context, opened audit.Written, id int64, subject string, q model.SavepointRequest, record runbook.AuditFunc) {
 	ft, jobID, stop := q.Target, q.JobID, false
 	started := time.Now()
 	sp, err := TriggerSavepoint(ctx, opened, w.Catalog, q.Target, q.JobID, stop, func(d time.Duration) {
-		w.sp.update(id, func(t *SavepointTrigger) { t.Waited = d })
+		w.sp.update(id, func(t *model.SavepointTrigger) { t.Waited = d })
 	})
 	// The outcome is recorded even when shutdown cancelled the wait.
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if err != nil {
 		w.log().Warn("savepoint failed", "target", ft, "job", jobID, "stop", stop, "err", err)
-		_, aerr := q.Audit(actx, audit.SavepointFailed, subject, map[string]any{"flink_target": ft, "job_id": jobID, "stop": stop,
+		_, aerr := record(actx, audit.SavepointFailed, subject, map[string]any{"flink_target": ft, "job_id": jobID, "stop": stop,
 			"error": err.Error(), "waited_ms": time.Since(started).Milliseconds()})
 		msg := err.Error() + w.outcomeNotAudited(aerr)
-		w.sp.update(id, func(t *SavepointTrigger) { t.Done, t.Err, t.Finished = true, msg, w.now() })
+		w.sp.update(id, func(t *model.SavepointTrigger) { t.Done, t.Err, t.Finished = true, msg, w.now() })
 		return
 	}
 	done := map[string]any{"flink_target": ft, "job_id": jobID, "stop": stop, "savepoint_id": sp.ID, "path": sp.Path,
@@ -201,11 +186,11 @@ func (w *Worker) runTrigger(ctx context.Context, opened audit.Written, id int64,
 		done["read_error"] = sp.ReadError
 	}
 	msg := ""
-	if _, aerr := q.Audit(actx, audit.SavepointDone, subject, done); aerr != nil {
+	if _, aerr := record(actx, audit.SavepointDone, subject, done); aerr != nil {
 		aerr := w.outcomeNotAudited(aerr)
 		msg = fmt.Sprintf("savepoint taken and catalogued as #%d (%s)%s", sp.ID, sp.Path, aerr)
 	}
-	w.sp.update(id, func(t *SavepointTrigger) {
+	w.sp.update(id, func(t *model.SavepointTrigger) {
 		t.Done, t.Finished, t.ResultID, t.ResultPath, t.Err = true, w.now(), sp.ID, sp.Path, msg
 		if t.JobName == "" {
 			t.JobName = sp.JobName

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
 )
 
@@ -86,11 +87,11 @@ func TestWorkerTriggerRefusedWithoutAudit(t *testing.T) {
 	t.Parallel()
 	w := &Worker{}
 	var actions []audit.Action
-	_, err := w.TriggerSavepoint(context.Background(), SavepointRequest{Target: "dr", JobID: "j", Actor: "ann",
-		Audit: func(_ context.Context, action audit.Action, _ string, _ any) (audit.Written, error) {
+	_, err := w.TriggerSavepoint(context.Background(), model.SavepointRequest{Target: "dr", JobID: "j", Actor: "ann"},
+		func(_ context.Context, action audit.Action, _ string, _ any) (audit.Written, error) {
 			actions = append(actions, action)
 			return audit.Written{}, errors.New("disk full")
-		}})
+		})
 	var refused *AuditRefusedError
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "nothing was asked of Flink: disk full") {
 		t.Fatalf("TriggerSavepoint: %v, want an audit refusal", err)
@@ -113,11 +114,11 @@ func TestWorkerOneTriggerPerJob(t *testing.T) {
 	if _, err := w.sp.start("dr", "j", "", "ann", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	_, err := w.TriggerSavepoint(context.Background(), SavepointRequest{Target: "dr", JobID: "j", Actor: "bob",
-		Audit: func(context.Context, audit.Action, string, any) (audit.Written, error) {
+	_, err := w.TriggerSavepoint(context.Background(), model.SavepointRequest{Target: "dr", JobID: "j", Actor: "bob"},
+		func(context.Context, audit.Action, string, any) (audit.Written, error) {
 			t.Fatal("audited a refused trigger")
 			return audit.Written{}, nil
-		}})
+		})
 	if err == nil || !strings.Contains(err.Error(), "already in progress (started by ann)") {
 		t.Fatalf("second trigger: %v", err)
 	}
