@@ -141,7 +141,7 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	failover.Equip(rb, failover.Env{Monitor: mon, Catalog: cat})
 	worker := &failover.Worker{Runbook: rb, Catalog: cat, Log: log.With("component", "worker")}
 	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: version, Demo: controls, Runbook: rb,
-		Auth: cfg.Auth, Catalog: cat, Worker: worker, Metrics: cfg.Metrics}
+		Auth: cfg.Auth, Catalog: cat, Worker: worker, Failovers: failback.BookOf(rb), Metrics: cfg.Metrics}
 	// Failed-over flows are marked before the first refresh is published:
 	// no page or notification sees one judged as if the mirror should run.
 	if err := failover.BookOf(rb).MarkFailedOver(ctx); err != nil {

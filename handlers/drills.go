@@ -47,7 +47,7 @@ func (h *Handlers) runDrill(ctx context.Context, run *runbook.Run) (*views.Drill
 	if run.Plan.Kind != runbook.PlanDrill {
 		return nil, nil
 	}
-	d, err := h.kinds().Drill(ctx, run.ID)
+	d, err := h.Failovers.Drill(ctx, run.ID)
 	if d == nil || err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (h *Handlers) drillRows(r *http.Request) (string, []views.DrillRow, error) 
 	if flow != "" && h.Runbook.Config.Flow(flow) == nil {
 		return flow, nil, notFound("flow " + strconv.Quote(flow))
 	}
-	drills, err := h.kinds().Drills(r.Context(), flow)
+	drills, err := h.Failovers.Drills(r.Context(), flow)
 	rows := make([]views.DrillRow, len(drills))
 	for i, d := range drills {
 		rows[i] = h.drillRow(d)

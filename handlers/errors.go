@@ -10,7 +10,6 @@ import (
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/runbook"
-	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -36,7 +35,7 @@ var (
 func statusFor(err error) int {
 	var tooBig *http.MaxBytesError
 	var fields form.Errors
-	var auditRefused *failover.AuditRefusedError
+	var auditRefused *runbook.AuditRefusedError
 	switch {
 	case err == nil:
 		return http.StatusOK
@@ -50,7 +49,7 @@ func statusFor(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, errBadRequest), errors.Is(err, mm2.ErrTooManyOffsets):
 		return http.StatusBadRequest
-	case errors.As(err, &auditRefused), errors.Is(err, errNotAudited), errors.Is(err, failover.ErrShuttingDown):
+	case errors.As(err, &auditRefused), errors.Is(err, errNotAudited), errors.Is(err, runbook.ErrShuttingDown):
 		return http.StatusServiceUnavailable
 	case errors.As(err, &fields), errors.Is(err, errInvalid):
 		return http.StatusUnprocessableEntity
@@ -143,10 +142,10 @@ func (h *Handlers) errorPage(w http.ResponseWriter, r *http.Request, status int,
 // serverMessage is what a person reads of the console's own failure:
 // what to do, never the cause (which may name files, SQL or hosts).
 func serverMessage(err error, status int) string {
-	var auditRefused *failover.AuditRefusedError
+	var auditRefused *runbook.AuditRefusedError
 	switch {
-	case errors.Is(err, failover.ErrShuttingDown):
-		return failover.ErrShuttingDown.Error()
+	case errors.Is(err, runbook.ErrShuttingDown):
+		return runbook.ErrShuttingDown.Error()
 	case errors.As(err, &auditRefused), errors.Is(err, errNotAudited):
 		return "The audit record this action needs could not be written, so nothing was done. Try again; if it keeps failing, give the reference below to whoever runs the console."
 	case status == http.StatusServiceUnavailable:

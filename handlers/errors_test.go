@@ -14,7 +14,6 @@ import (
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/runbook"
-	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -37,9 +36,9 @@ func TestStatusFor(t *testing.T) {
 		{say("x", fmt.Errorf("form: %w", &http.MaxBytesError{Limit: 1}), errBadRequest), http.StatusRequestEntityTooLarge},
 		{badRequest("bad run id"), http.StatusBadRequest},
 		{refused(fmt.Errorf("preview: %w", mm2.ErrTooManyOffsets)), http.StatusBadRequest},
-		{&failover.AuditRefusedError{Err: errors.New("disk full")}, http.StatusServiceUnavailable},
+		{&runbook.AuditRefusedError{Err: errors.New("disk full")}, http.StatusServiceUnavailable},
 		{say("not on record", errors.New("disk full"), errNotAudited), http.StatusServiceUnavailable},
-		{refused(failover.ErrShuttingDown), http.StatusServiceUnavailable},
+		{refused(runbook.ErrShuttingDown), http.StatusServiceUnavailable},
 		{form.Errors{"path": "give the savepoint's path"}, http.StatusUnprocessableEntity},
 		{refused(errors.New("no flow named x")), http.StatusUnprocessableEntity},
 		{refused(runbook.ErrNotApproved), http.StatusUnprocessableEntity},
@@ -85,7 +84,7 @@ func TestServerErrorShowsAReferenceNotTheCause(t *testing.T) {
 			"The console failed to answer this request"},
 		{"worded with its cause", say("cannot read the users: near \"secret_table\": syntax error", errors.New("SQL")),
 			http.StatusInternalServerError, "The console failed to answer this request"},
-		{"not audited", &failover.AuditRefusedError{Err: errors.New("disk I/O error at /var/lib/secret")},
+		{"not audited", &runbook.AuditRefusedError{Err: errors.New("disk I/O error at /var/lib/secret")},
 			http.StatusServiceUnavailable, "could not be written, so nothing was done"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

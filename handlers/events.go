@@ -49,7 +49,7 @@ func (h *Handlers) FailoverRunEvents(w http.ResponseWriter, r *http.Request) (Fr
 		if err != nil {
 			return nil, err
 		}
-		p := views.FailoverRunPage{Now: h.now(), Run: runView(run), Me: me, CanOperate: canOperate,
+		p := views.FailoverRunPage{Now: h.now(), Run: h.runView(run), Me: me, CanOperate: canOperate,
 			Running:  h.Worker.Executing(id, len(run.Steps)),
 			Progress: h.Worker.Progress(id, len(run.Steps)), LoadedForms: loaded}
 		fs := []Fragment{{"run", views.RunStatusFragment(p)}, {"approvals", views.RunApprovalsFragment(p)}, h.runsPulse(ctx)}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/monitor"
-	"github.com/drconsole/drconsole/runbook/failover"
+	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -18,7 +18,10 @@ func (h *Handlers) activeSides(r *http.Request) []views.ActiveSide {
 	for _, s := range configuredFlows(h.Monitor.Snapshots()) {
 		flows = append(flows, s.Flow.Name)
 	}
-	out, err := failover.ActiveSides(r.Context(), h.Store, flows)
+	if h.Failovers == nil { // no runbook served: no claim
+		return nil
+	}
+	out, err := h.Failovers.ActiveSides(r.Context(), flows)
 	if err != nil {
 		h.Log.Error("reading the active sides of the flows", "err", err)
 	}
@@ -31,7 +34,10 @@ func (h *Handlers) activeSides(r *http.Request) []views.ActiveSide {
 
 // activeSide is one flow's active side for its page (zero when unread).
 func (h *Handlers) activeSide(r *http.Request, flow string) views.ActiveSide {
-	a, err := failover.ActiveSideOf(r.Context(), h.Store, flow)
+	if h.Failovers == nil { // no runbook served: no claim
+		return views.ActiveSide{}
+	}
+	a, err := h.Failovers.ActiveSideOf(r.Context(), flow)
 	if err != nil {
 		h.Log.Error("reading the active side", "flow", flow, "err", err)
 	}
@@ -48,7 +54,7 @@ func (h *Handlers) LostToDR(w http.ResponseWriter, r *http.Request) {
 	p := views.LostPage{Chrome: h.chrome("Records lost to DR: " + s.Flow.Name), Flow: s.Flow.Name, Now: h.now(), CanExport: actorMayOperate(r)}
 	l, err := h.kinds().LostToDR(r.Context(), s.Flow.Name)
 	switch {
-	case errors.Is(err, failover.ErrPrimaryActive), errors.Is(err, failover.ErrNotMM2):
+	case errors.Is(err, runbook.ErrPrimaryActive), errors.Is(err, runbook.ErrNotMM2):
 		p.Note = err.Error()
 	case err != nil:
 		h.fail(w, r, refused(err))

@@ -10,7 +10,6 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
-	"github.com/drconsole/drconsole/runbook/failover"
 )
 
 // failbackPlan is the plan form for the failback of failover run id as its
@@ -27,16 +26,16 @@ func (h *Handlers) failbackPlan(ctx context.Context, id int64) (url.Values, bool
 	if err != nil || r.Status != model.RunCompleted || r.Plan.Kind == runbook.PlanDrill || r.Plan.Kind == runbook.PlanFailback {
 		return nil, false
 	}
-	if a, err := failover.ActiveSideOf(ctx, h.Store, r.Flow); err != nil || a.Side != model.SideDR || a.Run != id {
+	if a, err := h.Failovers.ActiveSideOf(ctx, r.Flow); err != nil || a.Side != model.SideDR || a.Run != id {
 		return nil, false // a later run moved the flow, or its side is unknown
 	}
 	v := url.Values{"flow": {r.Flow}, "failback": {"1"}, "reason": {"Failback after failover run " + strconv.FormatInt(id, 10)}}
 	restored := -1
 	for i, st := range r.Plan.Steps {
-		switch st.Kind {
-		case failover.KindTranslateGroup:
+		switch runbook.PartOf(r.Plan.Kind, st.Kind) { // as the failover's kind says what each step is
+		case runbook.PartGroups:
 			v.Add("group_pick", st.Group)
-		case failover.KindRestoreFlink:
+		case runbook.PartRestore:
 			restored = i
 		}
 	}
@@ -44,7 +43,7 @@ func (h *Handlers) failbackPlan(ctx context.Context, id int64) (url.Values, bool
 		return v, true // no job moved to DR: no Flink part
 	}
 	v.Set("failback_dr_target", r.Plan.Steps[restored].FlinkTarget)
-	job := failover.RestoredJob(r, restored)
+	job := h.Failovers.RestoredJob(r, restored)
 	v.Set("failback_dr_job", job)
 	primary := onlyTarget(h.Runbook.Config, config.RegionPrimary)
 	if primary == "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 )
 
@@ -44,6 +45,7 @@ func TestAfterAFailoverPagesSayDRIsActiveAndShowTheLost(t *testing.T) {
 	rb := failover.Equip(&runbook.Runbook{Store: rig.store, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
 		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}, failover.Env{Monitor: rig.mon})
 	rig.h.Runbook = rb
+	rig.h.Failovers = failback.BookOf(rb)
 	rig.h.Worker = &failover.Worker{Runbook: rb, Catalog: rig.h.Catalog, Log: rig.h.Log, Now: rig.h.Now}
 	r := chi.NewRouter()
 	r.Get("/", rig.h.Overview)
@@ -123,6 +125,7 @@ func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 	rb := failover.Equip(&runbook.Runbook{Store: rig.store, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
 		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}, failover.Env{Monitor: rig.mon})
 	rig.h.Runbook = rb
+	rig.h.Failovers = failback.BookOf(rb)
 	rig.h.Worker = &failover.Worker{Runbook: rb, Catalog: rig.h.Catalog, Log: rig.h.Log, Now: rig.h.Now}
 	r := chi.NewRouter()
 	r.Get("/failover", rig.h.FailoverList)

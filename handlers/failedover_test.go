@@ -13,6 +13,7 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 )
 
@@ -27,6 +28,7 @@ func TestAfterAFailoverTheFlowIsFailedOverNotAtRisk(t *testing.T) {
 	rb := failover.Equip(&runbook.Runbook{Store: rig.store, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
 		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}, failover.Env{Monitor: rig.mon})
 	rig.h.Runbook = rb
+	rig.h.Failovers = failback.BookOf(rb)
 	rig.h.Worker = &failover.Worker{Runbook: rb, Catalog: rig.h.Catalog, Log: rig.h.Log, Now: rig.h.Now}
 	r := chi.NewRouter()
 	r.Get("/", rig.h.Overview)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/handlers/form"
-	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -112,13 +111,13 @@ func (h *Handlers) planSummary(r *http.Request, f form.Plan) views.PlanSummary {
 	cfg := h.Runbook.Config
 	pickErr := h.drillSavepoint(r.Context(), &f)
 	plan := f.Request().Plan(cfg)
-	if err := h.back().StampFailback(r.Context(), &plan); err != nil {
+	if err := h.Failovers.StampFailback(r.Context(), &plan); err != nil {
 		pickErr = refused(err)
 	}
 	s := views.PlanSummary{Rewrite: h.planRewrite(r.Context(), f, actor(r).Name)}
 	for i, st := range plan.Steps {
 		t := plan.StepTitle(i, cfg.Flow(f.Flow))
-		if st.Kind == failover.KindRestoreFlink {
+		if restoresJob(plan.Kind, st.Kind) {
 			entry := st.EntryClass
 			if entry == "" {
 				entry = "the one the jar's manifest names"

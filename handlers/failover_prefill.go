@@ -14,7 +14,6 @@ import (
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
-	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -107,7 +106,7 @@ func (h *Handlers) lastRestore(ctx context.Context, flow string) runbook.Step {
 			continue
 		}
 		for _, st := range p.Steps {
-			if st.Kind == failover.KindRestoreFlink {
+			if restoresJob(p.Kind, st.Kind) {
 				return st
 			}
 		}

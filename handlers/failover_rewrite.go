@@ -11,7 +11,6 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -52,7 +51,7 @@ func (h *Handlers) planRewrite(ctx context.Context, f form.Plan, who string) *vi
 		out.Strategies, _ = catalog.RestoreStrategies(rf)
 	}
 	if out.Chosen {
-		step := failover.RewriteStep(cfg, f.Request())
+		step := h.Failovers.RewriteStep(cfg, f.Request())
 		stamped := make(map[string]model.Choice, len(step.Choices))
 		for k, c := range step.Choices { // as the runbook will record them
 			c.By = who
@@ -77,7 +76,7 @@ func (h *Handlers) rewriteChoices(r *http.Request, f form.Plan) views.RewriteCho
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), rewriteTimeout)
 	defer cancel()
-	step := failover.RewriteStep(h.Runbook.Config, f.Request())
+	step := h.Failovers.RewriteStep(h.Runbook.Config, f.Request())
 	step.Choices = nil // which partitions need one, whatever is chosen now
 	p, err := h.kinds().PreviewRewrite(ctx, f.Flow, step)
 	if err != nil {

@@ -81,10 +81,10 @@ func (h *Handlers) runPage(w http.ResponseWriter, r *http.Request) (views.Failov
 		return views.FailoverRunPage{}, false
 	}
 	id := run.ID
-	p := views.FailoverRunPage{Chrome: h.chrome(fmt.Sprintf("Failover run %d", id)), Now: h.now(), Run: runView(run),
+	p := views.FailoverRunPage{Chrome: h.chrome(fmt.Sprintf("Failover run %d", id)), Now: h.now(), Run: h.runView(run),
 		Me: actor(r).Name, CanOperate: actorMayOperate(r), BreakGlass: h.Runbook.Config.Failover.BreakGlass,
 		Running:  h.Worker.Executing(id, len(run.Steps)),
-		Progress: h.Worker.Progress(id, len(run.Steps)), AtRisk: h.kinds().RunAtRisk(run)}
+		Progress: h.Worker.Progress(id, len(run.Steps)), AtRisk: h.Failovers.RunAtRisk(run)}
 	p.Previews = cachedPreviewsView(h.Runbook.Previews(r.Context(), run)) // cached: computed on a run's first view and on "recompute" only
 	var err error
 	if p.Drill, err = h.runDrill(r.Context(), run); err != nil {
@@ -157,7 +157,7 @@ func (h *Handlers) FailoverReverse(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	h.render(w, r, http.StatusOK, views.ReverseFlowFragment(views.ReverseFlowBlock{Run: run.ID, View: reverseView(h.back().ReverseFlow(r.Context(), run)), Now: h.now()}))
+	h.render(w, r, http.StatusOK, views.ReverseFlowFragment(views.ReverseFlowBlock{Run: run.ID, View: reverseView(h.Failovers.ReverseFlow(r.Context(), run)), Now: h.now()}))
 }
 
 // FailoverApprove is POST /failover/{run}/approve.

@@ -23,7 +23,6 @@ import (
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
-	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
@@ -67,6 +66,9 @@ type Handlers struct {
 	Runbook *runbook.Runbook
 	// Catalog is the savepoint catalog; nil serves no savepoint pages.
 	Catalog *catalog.Catalog
+	// Failovers answers the pages' questions of the plan kinds; cli
+	// hands in failback.Book of Runbook. Required with Runbook.
+	Failovers Failovers
 	// Worker runs failover steps and savepoint triggers past the request
 	// that started them; cli builds it (failover.Worker) and shuts it
 	// down. Required with Runbook.
@@ -164,6 +166,3 @@ func (h *Handlers) Readyz(w http.ResponseWriter, r *http.Request) {
 // kinds is the runbook with the failover kinds' own operations (drills,
 // what a failover lost).
 func (h *Handlers) kinds() failover.Book { return failover.BookOf(h.Runbook) }
-
-// back is the runbook with the failback's operations (runbook/failback).
-func (h *Handlers) back() failback.Book { return failback.BookOf(h.Runbook) }

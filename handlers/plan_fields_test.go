@@ -18,6 +18,7 @@ import (
 	"github.com/drconsole/drconsole/flink/flinktest"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 )
 
@@ -33,6 +34,7 @@ func planFieldsRig(t *testing.T) (*pagesRig, chi.Router, *runbook.Runbook, url.V
 	rb := failover.Equip(&runbook.Runbook{Store: rig.store, Config: rig.cfg, Audit: runbook.StoreAuditor{Store: rig.store},
 		Log: rig.h.Log, Clock: rig.clock}, failover.Env{Monitor: rig.mon})
 	rig.h.Runbook = rb
+	rig.h.Failovers = failback.BookOf(rb)
 	rig.h.Worker = &failover.Worker{Runbook: rb, Catalog: rig.h.Catalog, Log: rig.h.Log, Now: rig.h.Now}
 	jars := flinktest.REST(t, map[string]func(http.ResponseWriter, map[string]any){
 		"GET /jars": func(w http.ResponseWriter, _ map[string]any) {

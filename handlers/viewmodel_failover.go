@@ -7,7 +7,6 @@ import (
 	"github.com/drconsole/drconsole/model"
 
 	"github.com/drconsole/drconsole/runbook"
-	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/views"
 )
@@ -15,13 +14,13 @@ import (
 // The runbook's types as the pages show them. Each conversion is one small
 // function, so a change to the runbook's types changes only these.
 
-func activeSideView(a failover.ActiveSide) views.ActiveSide {
+func activeSideView(a model.ActiveSide) views.ActiveSide {
 	return views.ActiveSide{Flow: a.Flow, Side: a.Side, Run: a.Run, SinceMs: a.SinceMs}
 }
 
-func runView(r *runbook.Run) *views.Run {
+func (h *Handlers) runView(r *runbook.Run) *views.Run {
 	v := &views.Run{Run: r.Run, ValidApprovers: r.ValidApprovers, Approved: r.Approved, Discounted: r.Discounted,
-		NextStep: r.NextStep, LostAtCut: failover.LostAtCut(r), ReverseActive: failback.ReverseActive(r),
+		NextStep: r.NextStep, LostAtCut: h.Failovers.LostAtCut(r), ReverseActive: h.Failovers.ReverseActive(r),
 		Plan: views.RunPlan{Drill: r.Plan.Kind == runbook.PlanDrill, Failback: r.Plan.Kind == runbook.PlanFailback, FailbackOf: r.Plan.FailbackOf}}
 	for i := range r.Plan.Steps {
 		v.Plan.RestsOn = append(v.Plan.RestsOn, r.Plan.RestsOnInputs(i))
@@ -53,7 +52,7 @@ func cachedPreviewsView(ps []runbook.CachedPreview) []views.CachedPreview {
 	return out
 }
 
-func reverseView(r *failback.ReverseView) *views.ReverseView {
+func reverseView(r *model.ReverseView) *views.ReverseView {
 	if r == nil {
 		return nil
 	}
@@ -116,7 +115,7 @@ func (h *Handlers) finished(ctx context.Context, r *runbook.Run) *views.Finished
 	if first > 0 {
 		f.Steps = time.Duration(max(last-first, 0)) * time.Millisecond
 	}
-	sides, err := failover.ActiveSides(ctx, h.Store, []string{r.Flow})
+	sides, err := h.Failovers.ActiveSides(ctx, []string{r.Flow})
 	switch {
 	case err != nil:
 		f.ActiveErr = err.Error()

@@ -105,6 +105,28 @@ var (
 var ErrStopNeedsRunbook = errors.New("stop-with-savepoint ends the job, and only an approved runbook changes a job: " +
 	"take a plain savepoint here (the job keeps running); a failback run's savepoint-dr step stops the DR job once a second operator approved it")
 
+// AuditRefusedError: the opening audit record could not be written, so
+// nothing was asked of Flink.
+type AuditRefusedError struct{ Err error }
+
+func (e *AuditRefusedError) Error() string {
+	return "the audit record could not be written, so nothing was asked of Flink: " + e.Err.Error()
+}
+
+func (e *AuditRefusedError) Unwrap() error { return e.Err }
+
+// ErrShuttingDown: the console is stopping and starts no new work.
+var ErrShuttingDown = errors.New("the console is shutting down: no new work is started; try again once it is back")
+
+// What the records lost to DR (failover.Book.LostToDR) have nothing to show for, and says instead.
+var (
+	// ErrPrimaryActive: the flow never failed over, so nothing is lost to DR.
+	ErrPrimaryActive = errors.New("the primary is the active side of this flow: no failover has completed, so no record is lost to DR")
+	// ErrNotMM2: a Cluster Linking mirror keeps the primary's offsets; the
+	// lost records are worked out for MirrorMaker 2 flows.
+	ErrNotMM2 = errors.New("records lost to DR are worked out for MirrorMaker 2 flows; a Cluster Linking mirror keeps the primary's offsets")
+)
+
 func (rb *Runbook) Now() time.Time {
 	if rb.Clock != nil {
 		return rb.Clock()

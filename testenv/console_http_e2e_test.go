@@ -26,6 +26,7 @@ import (
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
@@ -38,7 +39,7 @@ func httpConsole(t *testing.T, cfg *config.Config, store *storage.Store, mon *mo
 	t.Helper()
 	worker := &failover.Worker{Runbook: rb, Catalog: cat, Log: log}
 	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "e2e", Runbook: rb,
-		Auth: cfg.Auth, Catalog: cat, Worker: worker, Metrics: cfg.Metrics}
+		Auth: cfg.Auth, Catalog: cat, Worker: worker, Failovers: failback.BookOf(rb), Metrics: cfg.Metrics}
 	if err := failover.BookOf(rb).MarkFailedOver(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/web"
 )
@@ -24,7 +25,7 @@ func TestProxyModeFourEyes(t *testing.T) {
 	waitReady(t, c)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := &handlers.Handlers{Monitor: c.Monitor, Store: c.Store, Log: log, Version: "test", Runbook: c.Runbook, Catalog: c.Catalog,
-		Auth: config.Auth{Mode: config.AuthProxy, TrustedProxies: []string{"10.0.0.0/8"}, GroupRoles: map[string]string{"sre": "operator"}, PublicURL: testPublicURL}, Worker: &failover.Worker{Runbook: c.Runbook, Catalog: c.Catalog, Log: log}}
+		Auth: config.Auth{Mode: config.AuthProxy, TrustedProxies: []string{"10.0.0.0/8"}, GroupRoles: map[string]string{"sre": "operator"}, PublicURL: testPublicURL}, Worker: &failover.Worker{Runbook: c.Runbook, Catalog: c.Catalog, Log: log}, Failovers: failback.BookOf(c.Runbook)}
 	router := web.Router(h, log)
 	as := func(user, method, path string, form url.Values) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, path, strings.NewReader(form.Encode()))

@@ -15,6 +15,7 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/storage/storagetest"
@@ -39,7 +40,7 @@ func TestSavepointRegisterNeedsItsAuditRecord(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cat := &catalog.Catalog{Store: st, Config: c.Catalog.Config, Monitor: c.Monitor, Log: log}
 	h := &handlers.Handlers{Monitor: c.Monitor, Store: st, Log: log, Version: "test", Runbook: c.Runbook, Catalog: cat,
-		Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL}, Worker: &failover.Worker{Runbook: c.Runbook, Catalog: cat, Log: log}}
+		Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL}, Worker: &failover.Worker{Runbook: c.Runbook, Catalog: cat, Log: log}, Failovers: failback.BookOf(c.Runbook)}
 	router := web.Router(h, log)
 	cookie := sessionCookie(t, &console{Store: st}, "operator")
 	storagetest.FailAuditWrites(t, path, true)

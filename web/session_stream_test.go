@@ -11,6 +11,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/web"
 )
@@ -26,7 +27,7 @@ func TestLiveStreamDoesNotExtendTheSession(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := &handlers.Handlers{Monitor: c.Monitor, Store: c.Store, Log: log, Version: "test", Runbook: c.Runbook,
 		Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL, IdleTimeout: config.Duration(idle),
-			AbsoluteTimeout: config.Duration(time.Hour)}, Worker: &failover.Worker{Runbook: c.Runbook, Log: log}}
+			AbsoluteTimeout: config.Duration(time.Hour)}, Worker: &failover.Worker{Runbook: c.Runbook, Log: log}, Failovers: failback.BookOf(c.Runbook)}
 	srv := httptest.NewServer(web.Router(h, log))
 	t.Cleanup(srv.Close)
 	cookie := sessionCookie(t, c, "viewer")

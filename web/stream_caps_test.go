@@ -11,6 +11,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/handlers"
+	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/web"
 )
@@ -27,7 +28,7 @@ func streamConsoleWith(t *testing.T, auth config.Auth) (*console, *web.Console, 
 	t.Helper()
 	c := startConsole(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h := &handlers.Handlers{Monitor: c.Monitor, Store: c.Store, Log: log, Version: "test", Runbook: c.Runbook, Auth: auth, Worker: &failover.Worker{Runbook: c.Runbook, Log: log}}
+	h := &handlers.Handlers{Monitor: c.Monitor, Store: c.Store, Log: log, Version: "test", Runbook: c.Runbook, Auth: auth, Worker: &failover.Worker{Runbook: c.Runbook, Log: log}, Failovers: failback.BookOf(c.Runbook)}
 	router := web.Router(h, log)
 	router.Streams.Tick = 100 * time.Millisecond
 	srv := httptest.NewServer(router)

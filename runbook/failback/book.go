@@ -40,3 +40,7 @@ func (rb Book) markFailedOver(ctx context.Context) {
 		rb.Log.Error("reading which flows are failed over", "err", err)
 	}
 }
+
+// ReverseActive says whether failback r has reverse connectors now
+// (ReverseActive), for the pages.
+func (Book) ReverseActive(r *runbook.Run) bool { return ReverseActive(r) }

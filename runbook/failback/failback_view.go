@@ -15,46 +15,6 @@ import (
 	"github.com/drconsole/drconsole/runbook"
 )
 
-// ReverseView is the reverse flow DR -> primary as a failback's run page
-// shows it while its connectors exist (after set-up-reverse, until
-// restart-forward): their states, how far each partition written in DR
-// since the failover is copied, and the newest heartbeat it carried to
-// the primary. Every figure says what it is read from; a figure that
-// cannot be read is unknown, never caught up.
-type ReverseView struct {
-	At     time.Time
-	States map[string]string
-	// Rows are the partitions written in DR since the failover, behind
-	// first, then by name.
-	Rows []ReverseRow
-	// Behind sums the rows' Behind: the offsets of DR not yet committed
-	// by the reverse source (a tail of transaction markers only excepted).
-	// Connect commits every offset.flush.interval.ms, so it overstates,
-	// never understates.
-	Behind int64
-	// Unknown counts rows without a committed reverse position (all of
-	// their records since the cut are counted as behind).
-	Unknown int
-	// Heartbeat is when the newest heartbeat the reverse flow copied to
-	// the primary was emitted in DR; nil with HeartbeatErr when none was
-	// read.
-	Heartbeat    *time.Time
-	HeartbeatErr string
-	Err          string
-}
-
-// ReverseRow is one DR partition of the reverse flow.
-type ReverseRow struct {
-	Partition string
-	Cut       int64  // where the reverse source started
-	DREnd     int64  // DR's log end now
-	Next      *int64 // the reverse source's committed next offset; nil unknown
-	Behind    int64  // DREnd - Next, or DREnd - Cut when Next is unknown
-	// MarkersOnly: Next is short of DREnd only by transaction markers
-	// (read from DR), which MM2 never copies: Behind is 0.
-	MarkersOnly bool
-}
-
 // ReverseActive says whether failback r has reverse connectors now: its
 // set-up-reverse step started and restart-forward is not done.
 func ReverseActive(r *runbook.Run) bool {
@@ -69,11 +29,11 @@ func ReverseActive(r *runbook.Run) bool {
 
 // ReverseFlow reads the reverse flow of failback r now; nil when r has no
 // reverse connectors (ReverseActive).
-func (rb Book) ReverseFlow(ctx context.Context, r *runbook.Run) *ReverseView {
+func (rb Book) ReverseFlow(ctx context.Context, r *runbook.Run) *model.ReverseView {
 	if !ReverseActive(r) {
 		return nil
 	}
-	v := &ReverseView{At: rb.Now()}
+	v := &model.ReverseView{At: rb.Now()}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	f, err := rb.readReverse(ctx, r)
@@ -95,7 +55,7 @@ func (rb Book) ReverseFlow(ctx context.Context, r *runbook.Run) *ReverseView {
 		if !copied || end <= from {
 			continue // nothing written there since the failover, or not copied back
 		}
-		row := ReverseRow{Partition: mm2.TPKey(tp), Cut: from, DREnd: end, Behind: end - from}
+		row := model.ReverseRow{Partition: mm2.TPKey(tp), Cut: from, DREnd: end, Behind: end - from}
 		if n, ok := f.Next[tp]; ok {
 			row.Next, row.Behind = &n, max(end-n, 0)
 			if row.Behind > 0 && row.Behind <= markerTail {
@@ -124,7 +84,7 @@ func (rb Book) ReverseFlow(ctx context.Context, r *runbook.Run) *ReverseView {
 	for _, row := range v.Rows {
 		v.Behind += row.Behind
 	}
-	slices.SortStableFunc(v.Rows, func(a, b ReverseRow) int { // behind first, each in partition order
+	slices.SortStableFunc(v.Rows, func(a, b model.ReverseRow) int { // behind first, each in partition order
 		switch {
 		case a.Behind > 0 && b.Behind == 0:
 			return -1

@@ -1,11 +1,13 @@
 package failover
 
 import (
+	"context"
 	"sync"
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/kube"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
 
 	"github.com/drconsole/drconsole/monitor"
@@ -70,3 +72,28 @@ func book(rb *runbook.Runbook) Book { return Book{rb, envOf(rb)} }
 
 // BookOf is rb with this package's plan kinds' operations.
 func BookOf(rb *runbook.Runbook) Book { return book(rb) }
+
+// The pages' questions of this package's figures, as methods of the
+// runbook they are asked of (handlers' Failovers).
+
+// ActiveSides says which side of each of flows is active (ActiveSides).
+func (rb Book) ActiveSides(ctx context.Context, flows []string) ([]model.ActiveSide, error) {
+	return ActiveSides(ctx, rb.Store, flows)
+}
+
+// ActiveSideOf says which side of flow is active (ActiveSideOf).
+func (rb Book) ActiveSideOf(ctx context.Context, flow string) (model.ActiveSide, error) {
+	return ActiveSideOf(ctx, rb.Store, flow)
+}
+
+// LostAtCut states what run r lost at its cut (LostAtCut).
+func (Book) LostAtCut(r *runbook.Run) string { return LostAtCut(r) }
+
+// RestoredJob is the job id step idx of r restored (RestoredJob).
+func (Book) RestoredJob(r *runbook.Run, idx int) string { return RestoredJob(r, idx) }
+
+// RewriteStep is the rewrite-savepoint step q asks for under cfg
+// (RewriteStep).
+func (Book) RewriteStep(cfg *config.Config, q runbook.Request) runbook.Step {
+	return RewriteStep(cfg, q)
+}

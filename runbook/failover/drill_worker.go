@@ -117,7 +117,7 @@ func (w *Worker) CleanDrills(ctx context.Context) (int, error) {
 // lifetime.
 func (w *Worker) CleanDrillsEvery(ctx context.Context, interval time.Duration) {
 	for {
-		if _, err := w.CleanDrills(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, ErrShuttingDown) {
+		if _, err := w.CleanDrills(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, runbook.ErrShuttingDown) {
 			w.log().Error("drill cleanup pass", "err", err)
 		}
 		select {

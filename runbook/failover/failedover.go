@@ -61,7 +61,7 @@ func (rb Book) markFailedOver(ctx context.Context) {
 
 // failedOverMark is a's mark with the cut's figures, read once per run
 // (a completed run's records do not change); under rb.state().marksMu.
-func (rb Book) failedOverMark(ctx context.Context, a ActiveSide) (monitor.FailedOver, error) {
+func (rb Book) failedOverMark(ctx context.Context, a model.ActiveSide) (monitor.FailedOver, error) {
 	if m, ok := rb.state().marks[a.Run]; ok {
 		return m, nil
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook"
 )
 
 // LostPartition is what the old primary holds of one partition beyond what
@@ -63,7 +64,7 @@ func (p LostPartition) Figure() string {
 
 // LostToDR is the lost-records view of a flow now DR is active.
 type LostToDR struct {
-	Active ActiveSide
+	Active model.ActiveSide
 	// Recorded: the failover run recorded where the mirror stopped; runs
 	// from before the console did, and runs without a stop-mirror step,
 	// did not, and then nothing is known.
@@ -76,15 +77,6 @@ type LostToDR struct {
 	// place of unreadable partitions (LostPartition.AsOfMs) was read.
 	LastKnownMs int64
 }
-
-// What LostToDR has nothing to show for, and says instead.
-var (
-	// ErrPrimaryActive: the flow never failed over, so nothing is lost to DR.
-	ErrPrimaryActive = errors.New("the primary is the active side of this flow: no failover has completed, so no record is lost to DR")
-	// ErrNotMM2: a Cluster Linking mirror keeps the primary's offsets; the
-	// lost records are worked out for MirrorMaker 2 flows.
-	ErrNotMM2 = errors.New("records lost to DR are worked out for MirrorMaker 2 flows; a Cluster Linking mirror keeps the primary's offsets")
-)
 
 // LostToDR reads, for a flow whose DR side is active, what the old primary
 // holds beyond what reached DR before the failover, and counts it (up to
@@ -155,14 +147,14 @@ func (rb Book) lostPositions(ctx context.Context, flow string) (l *LostToDR, opt
 		return nil, nil, fmt.Errorf("no flow %q", flow)
 	}
 	if f.IsClusterLink() {
-		return nil, nil, ErrNotMM2
+		return nil, nil, runbook.ErrNotMM2
 	}
 	active, err := ActiveSideOf(ctx, rb.Store, flow)
 	if err != nil {
 		return nil, nil, err
 	}
 	if active.Side != model.SideDR {
-		return nil, nil, ErrPrimaryActive
+		return nil, nil, runbook.ErrPrimaryActive
 	}
 	l = &LostToDR{Active: active, AtMs: rb.Now().UnixMilli()}
 	cut, err := rb.Store.FailoverCut(ctx, active.Run)

@@ -106,7 +106,7 @@ func (rb Book) PrepareLostExport(ctx context.Context, who runbook.Actor, flow st
 	}
 	x := &LostExport{lost: l, opts: opts, lim: rb.LostLimits.WithDefaults()}
 	if err := rb.Audit.Record(ctx, who, audit.FailbackLostExport, "flow:"+flow, map[string]any{"run": l.Active.Run, "partitions": x.end().Partitions}); err != nil {
-		return nil, &AuditRefusedError{Err: err}
+		return nil, &runbook.AuditRefusedError{Err: err}
 	}
 	return x, nil
 }

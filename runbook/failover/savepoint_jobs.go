@@ -101,21 +101,11 @@ func (e inProgress) Unwrap() error { return storage.ErrConflict }
 // last 15 minutes, newest first.
 func (w *Worker) SavepointTriggers(now time.Time) []model.SavepointTrigger { return w.sp.recent(now) }
 
-// AuditRefusedError: the opening audit record could not be written, so
-// nothing was asked of Flink.
-type AuditRefusedError struct{ Err error }
-
-func (e *AuditRefusedError) Error() string {
-	return "the audit record could not be written, so nothing was asked of Flink: " + e.Err.Error()
-}
-
-func (e *AuditRefusedError) Unwrap() error { return e.Err }
-
 // TriggerSavepoint takes a savepoint (the job keeps running) in the
 // background and returns at once with the trigger's id for
 // SavepointTriggers. One per job at a time (else an error wrapping
 // storage.ErrConflict). The trigger is on record before Flink is asked: an
-// opening record that cannot be written refuses it (*AuditRefusedError);
+// opening record that cannot be written refuses it (*runbook.AuditRefusedError);
 // its outcome (savepoint.done / savepoint.failed) is recorded after.
 //
 // record writes the records: the trigger before Flink is asked (no
@@ -149,7 +139,7 @@ func (w *Worker) TriggerSavepoint(ctx context.Context, q model.SavepointRequest,
 	if err != nil {
 		w.sp.remove(id)
 		done()
-		return 0, &AuditRefusedError{Err: err}
+		return 0, &runbook.AuditRefusedError{Err: err}
 	}
 	// The request ends now; the savepoint and its closing audit record do not.
 	go func() {

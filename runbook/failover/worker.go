@@ -2,7 +2,6 @@ package failover
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -13,9 +12,6 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/runbook"
 )
-
-// ErrShuttingDown: the console is stopping and starts no new work.
-var ErrShuttingDown = errors.New("the console is shutting down: no new work is started; try again once it is back")
 
 // Worker owns the console's long-running work: failover steps and
 // savepoint triggers outlive the request that started them, so they run
@@ -69,7 +65,7 @@ func (w *Worker) admit(ctx context.Context, what string) (jctx context.Context, 
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closing {
-		return nil, nil, ErrShuttingDown
+		return nil, nil, runbook.ErrShuttingDown
 	}
 	if w.stop == nil {
 		w.stop, w.cancel = context.WithCancel(context.Background())

@@ -39,11 +39,11 @@ func TestWorkerShutdownWaitsForRunningJob(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Shutdown did not return after the job finished")
 	}
-	if _, _, err := w.admit(context.Background(), "late"); !errors.Is(err, ErrShuttingDown) {
-		t.Fatalf("work after Shutdown: %v, want ErrShuttingDown", err)
+	if _, _, err := w.admit(context.Background(), "late"); !errors.Is(err, runbook.ErrShuttingDown) {
+		t.Fatalf("work after Shutdown: %v, want runbook.ErrShuttingDown", err)
 	}
-	if err := w.Execute(context.Background(), runbook.Actor{}, 1, 0, "", ""); !errors.Is(err, ErrShuttingDown) {
-		t.Fatalf("Execute after Shutdown: %v, want ErrShuttingDown", err)
+	if err := w.Execute(context.Background(), runbook.Actor{}, 1, 0, "", ""); !errors.Is(err, runbook.ErrShuttingDown) {
+		t.Fatalf("Execute after Shutdown: %v, want runbook.ErrShuttingDown", err)
 	}
 }
 
@@ -92,7 +92,7 @@ func TestWorkerTriggerRefusedWithoutAudit(t *testing.T) {
 			actions = append(actions, action)
 			return audit.Written{}, errors.New("disk full")
 		})
-	var refused *AuditRefusedError
+	var refused *runbook.AuditRefusedError
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "nothing was asked of Flink: disk full") {
 		t.Fatalf("TriggerSavepoint: %v, want an audit refusal", err)
 	}
