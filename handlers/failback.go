@@ -52,7 +52,7 @@ func (h *Handlers) LostToDR(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := views.LostPage{Chrome: h.chrome("Records lost to DR: " + s.Flow.Name), Flow: s.Flow.Name, Now: h.now(), CanExport: actorMayOperate(r)}
-	l, err := h.kinds().LostToDR(r.Context(), s.Flow.Name)
+	l, err := h.Failovers.LostToDR(r.Context(), s.Flow.Name)
 	switch {
 	case errors.Is(err, runbook.ErrPrimaryActive), errors.Is(err, runbook.ErrNotMM2):
 		p.Note = err.Error()
@@ -78,7 +78,7 @@ func (h *Handlers) LostExport(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, unreadable(err))
 		return
 	}
-	x, err := h.kinds().PrepareLostExport(r.Context(), actor(r), s.Flow.Name, f.Only)
+	x, err := h.Failovers.PrepareLostExport(r.Context(), actor(r), s.Flow.Name, f.Only)
 	if err != nil {
 		h.fail(w, r, refused(err))
 		return

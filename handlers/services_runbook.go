@@ -37,6 +37,12 @@ type Failovers interface {
 	// ReverseFlow reads (nil when it has none).
 	ReverseActive(r *runbook.Run) bool
 	ReverseFlow(ctx context.Context, r *runbook.Run) *model.ReverseView
+	// LostToDR is what the old primary holds beyond what reached DR
+	// before the failover (runbook.ErrPrimaryActive, runbook.ErrNotMM2
+	// when there is nothing to work out); PrepareLostExport checks who
+	// may export it (only: one partition) and puts the export on record.
+	LostToDR(ctx context.Context, flow string) (*model.LostToDR, error)
+	PrepareLostExport(ctx context.Context, who runbook.Actor, flow string, only *model.TP) (model.LostExport, error)
 }
 
 // restoresJob: a step of kind k in a plan of kind plan restores a Flink

@@ -73,7 +73,7 @@ func rewritePreviewView(p *failover.RewritePreview, flow string, step runbook.St
 }
 
 // lostView reads the totals with now, the page's time.
-func lostView(l *failover.LostToDR, now time.Time) *views.LostToDR {
+func lostView(l *model.LostToDR, now time.Time) *views.LostToDR {
 	t := l.Totals()
 	v := &views.LostToDR{Active: activeSideView(l.Active), Recorded: l.Recorded, PrimaryErr: l.PrimaryErr, AtMs: l.AtMs,
 		Total: t.Text(), TotalAge: t.AgeText(now)}

@@ -11,77 +11,10 @@ import (
 	"github.com/drconsole/drconsole/runbook"
 )
 
-// LostPartition is what the old primary holds of one partition beyond what
-// reached DR before the failover.
-type LostPartition struct {
-	Topic     string
-	Partition int32
-	Reached   Reached
-	// Read: the primary's log start and end were read (Start, End).
-	Read       bool
-	Start, End int64
-	// From is the first offset counted: Reached.From, or the log start
-	// once retention passed it. Deleted counts the offsets in between:
-	// records never copied that retention deleted on the primary too.
-	From    int64
-	Deleted int64
-	// Records were read in [From, End); Counted: all of them (the page's
-	// scan cap did not cut the count short). FirstMs and LastMs are the
-	// oldest and newest timestamps among them.
-	Records         int64
-	Counted         bool
-	FirstMs, LastMs int64
-	// AsOfMs, when not 0, is when these figures were read: the primary
-	// cannot be read now, and this is the last read that reached it.
-	AsOfMs int64
-}
-
-// TP is the partition's name.
-func (p LostPartition) TP() model.TP { return model.TP{Topic: p.Topic, Partition: p.Partition} }
-
-// Known: the cut and the primary's log are known, so a figure can be given.
-func (p LostPartition) Known() bool { return p.Reached.Known && p.Read }
-
-// Figure says how many records are lost, never fewer than may be: exact,
-// "at most N; at least M" when some of the counted records may be in DR
-// after all, "up to N" when nothing bounds how many, and unknown when the
-// cut or the primary's log is not known.
-func (p LostPartition) Figure() string {
-	switch {
-	case !p.Reached.Known:
-		return "unknown"
-	case !p.Read:
-		return "unknown (the primary's offsets could not be read)"
-	case !p.Counted:
-		return fmt.Sprintf("at most %d (offsets %d–%d; not counted to the end: the page's scan cap, or the read failed)", p.End-p.From, p.From, p.End-1)
-	case p.Records == 0 || p.Reached.InDRAtMost == 0:
-		return fmt.Sprint(p.Records)
-	case p.Reached.InDRAtMost > 0:
-		return fmt.Sprintf("at most %d; at least %d", p.Records, max(0, p.Records-p.Reached.InDRAtMost))
-	}
-	return fmt.Sprintf("up to %d, some may already be in DR", p.Records)
-}
-
-// LostToDR is the lost-records view of a flow now DR is active.
-type LostToDR struct {
-	Active model.ActiveSide
-	// Recorded: the failover run recorded where the mirror stopped; runs
-	// from before the console did, and runs without a stop-mirror step,
-	// did not, and then nothing is known.
-	Recorded   bool
-	Partitions []LostPartition
-	// PrimaryErr says why the old primary's records could not be read.
-	PrimaryErr string
-	AtMs       int64
-	// LastKnownMs, when not 0, is when the oldest of the figures shown in
-	// place of unreadable partitions (LostPartition.AsOfMs) was read.
-	LastKnownMs int64
-}
-
 // LostToDR reads, for a flow whose DR side is active, what the old primary
 // holds beyond what reached DR before the failover, and counts it (up to
 // the page's cap).
-func (rb Book) LostToDR(ctx context.Context, flow string) (*LostToDR, error) {
+func (rb Book) LostToDR(ctx context.Context, flow string) (*model.LostToDR, error) {
 	l, opts, err := rb.lostPositions(ctx, flow)
 	if err != nil || opts == nil {
 		if l != nil && err == nil {
@@ -90,15 +23,15 @@ func (rb Book) LostToDR(ctx context.Context, flow string) (*LostToDR, error) {
 		return l, err
 	}
 	lim := rb.LostLimits.WithDefaults()
-	byTP := map[model.TP]*LostPartition{}
+	byTP := map[model.TP]*model.LostPartition{}
 	for i := range l.Partitions {
 		p := &l.Partitions[i]
 		byTP[p.TP()] = p
 		p.Counted = p.Known() && p.From >= p.End
 	}
-	err = kafka.ReadRecords(ctx, opts, l.ranges(), kafka.ReadLimits{MaxRecords: lim.CountRecords, Idle: lim.Idle},
+	err = kafka.ReadRecords(ctx, opts, lostRanges(l), kafka.ReadLimits{MaxRecords: lim.CountRecords, Idle: lim.Idle},
 		func(r *kafka.Record) error {
-			byTP[model.TP{Topic: r.Topic, Partition: r.Partition}].add(r)
+			addRecord(byTP[model.TP{Topic: r.Topic, Partition: r.Partition}], r)
 			return nil
 		}, func(tp model.TP) { byTP[tp].Counted = true })
 	var capped *kafka.CapError
@@ -114,7 +47,8 @@ func (rb Book) LostToDR(ctx context.Context, flow string) (*LostToDR, error) {
 	return l, nil
 }
 
-func (p *LostPartition) add(r *kafka.Record) {
+// addRecord counts r among the records lost of p.
+func addRecord(p *model.LostPartition, r *kafka.Record) {
 	ms := r.Timestamp.UnixMilli()
 	if p.Records == 0 || ms < p.FirstMs {
 		p.FirstMs = ms
@@ -125,9 +59,9 @@ func (p *LostPartition) add(r *kafka.Record) {
 	p.Records++
 }
 
-// ranges are the offsets to read: of every partition whose figure can be
+// lostRanges are the offsets to read: of every partition whose figure can be
 // known.
-func (l *LostToDR) ranges() []kafka.Range {
+func lostRanges(l *model.LostToDR) []kafka.Range {
 	var out []kafka.Range
 	for _, p := range l.Partitions {
 		if p.Known() && p.From < p.End {
@@ -141,7 +75,7 @@ func (l *LostToDR) ranges() []kafka.Range {
 // bounds. opts, the primary's client options, is nil when there is nothing
 // to read (the primary is active, the cut is unknown, the primary is not
 // reachable: l says which).
-func (rb Book) lostPositions(ctx context.Context, flow string) (l *LostToDR, opts kafka.Options, err error) {
+func (rb Book) lostPositions(ctx context.Context, flow string) (l *model.LostToDR, opts kafka.Options, err error) {
 	f := rb.Config.Flow(flow)
 	if f == nil {
 		return nil, nil, fmt.Errorf("no flow %q", flow)
@@ -156,7 +90,7 @@ func (rb Book) lostPositions(ctx context.Context, flow string) (l *LostToDR, opt
 	if active.Side != model.SideDR {
 		return nil, nil, runbook.ErrPrimaryActive
 	}
-	l = &LostToDR{Active: active, AtMs: rb.Now().UnixMilli()}
+	l = &model.LostToDR{Active: active, AtMs: rb.Now().UnixMilli()}
 	cut, err := rb.Store.FailoverCut(ctx, active.Run)
 	if err != nil || len(cut) == 0 {
 		return l, nil, err
@@ -167,7 +101,7 @@ func (rb Book) lostPositions(ctx context.Context, flow string) (l *LostToDR, opt
 		if len(topics) == 0 || topics[len(topics)-1] != c.Topic { // cut is sorted by topic
 			topics = append(topics, c.Topic)
 		}
-		l.Partitions = append(l.Partitions, LostPartition{Topic: c.Topic, Partition: c.Partition, Reached: reachedDR(rb.laterSync(flow, c))})
+		l.Partitions = append(l.Partitions, model.LostPartition{Topic: c.Topic, Partition: c.Partition, Reached: reachedDR(rb.laterSync(flow, c))})
 	}
 	opts, err = kafka.ClientOptions(f.Source, rb.Config.Clusters[f.Source], rb.Log)
 	if err != nil {
@@ -194,7 +128,7 @@ func (rb Book) lostPositions(ctx context.Context, flow string) (l *LostToDR, opt
 		if p.Reached.Known && p.Reached.From > b.End {
 			// MM2 copied offsets the primary's log does not hold: it is
 			// not the log the mirror read (the topic was recreated).
-			p.Reached = Reached{How: fmt.Sprintf("the cut (offset %d) is past the primary's log end %d: the topic's log is not the one the mirror copied", p.Reached.From, b.End)}
+			p.Reached = model.Reached{How: fmt.Sprintf("the cut (offset %d) is past the primary's log end %d: the topic's log is not the one the mirror copied", p.Reached.From, b.End)}
 		}
 		p.From = max(p.Reached.From, b.Start)
 		p.Deleted = p.From - p.Reached.From
@@ -219,69 +153,4 @@ func (rb Book) laterSync(flow string, c model.CutPosition) model.CutPosition {
 		c.SyncUp, c.SyncDown = &s.Upstream, &s.Downstream
 	}
 	return c
-}
-
-// LostTotals sum a flow's lost records over the partitions whose figure is
-// known; Unknown counts the others, which may hold any number. Deleted
-// counts the offsets retention deleted on the primary before they were
-// copied: lost too, and part of AtMost (offsets, so perhaps transaction
-// markers: AtLeast, in records, leaves them out). LastKnownMs, when not 0,
-// is the oldest read the figures of unreadable partitions come from.
-type LostTotals struct {
-	AtMost, AtLeast int64
-	Deleted         int64
-	Unknown         int
-	LastKnownMs     int64
-}
-
-// Totals adds the partitions' figures up, each bound from its side: a
-// partition counted only up to the cap adds its offset span to AtMost and
-// nothing to AtLeast; the offsets retention deleted add to AtMost, so the
-// total is never less than what the rows show.
-func (l *LostToDR) Totals() LostTotals {
-	t := LostTotals{LastKnownMs: l.LastKnownMs}
-	for _, p := range l.Partitions {
-		if !p.Known() {
-			t.Unknown++
-			continue
-		}
-		t.Deleted += p.Deleted
-		t.AtMost += p.Deleted
-		switch k := p.Reached.InDRAtMost; {
-		case !p.Counted:
-			t.AtMost += p.End - p.From
-		case k >= 0:
-			t.AtMost += p.Records
-			t.AtLeast += max(0, p.Records-k)
-		default:
-			t.AtMost += p.Records
-		}
-	}
-	return t
-}
-
-// Text is the totals in words, never smaller than the truth.
-func (t LostTotals) Text() string {
-	s := fmt.Sprintf("at most %d; at least %d", t.AtMost, t.AtLeast)
-	if t.AtMost == t.AtLeast {
-		s = fmt.Sprint(t.AtMost)
-	}
-	if t.Deleted > 0 {
-		s += fmt.Sprintf(" (the most counts %d offsets retention deleted on the primary before they were copied)", t.Deleted)
-	}
-	if t.Unknown > 0 {
-		s += fmt.Sprintf(", and %d partition(s) unknown, which may hold any number", t.Unknown)
-	}
-	return s
-}
-
-// AgeText says, when some figures are the last known ones, how old they
-// are ("" when every figure was read now).
-func (t LostTotals) AgeText(now time.Time) string {
-	if t.LastKnownMs == 0 {
-		return ""
-	}
-	at := time.UnixMilli(t.LastKnownMs)
-	return fmt.Sprintf("the primary cannot be read now: these are the last known figures, read at %s (%s ago); records it took since are not counted",
-		at.UTC().Format(time.RFC3339), max(now.Sub(at), 0).Round(time.Second))
 }

@@ -16,10 +16,10 @@ import (
 	"github.com/drconsole/drconsole/runbook"
 )
 
-// LostExport is an export of the records lost to DR, checked and on record,
-// ready to stream.
-type LostExport struct {
-	lost *LostToDR
+// lostExport is an export of the records lost to DR, checked and on record,
+// ready to stream (model.LostExport).
+type lostExport struct {
+	lost *model.LostToDR
 	opts kafka.Options
 	lim  runbook.LostLimits
 }
@@ -78,7 +78,7 @@ type LostEndRange struct {
 // (only, when set, narrows it to one partition), reads where they are and
 // puts the export on record; nothing is written to w yet, so a refusal can
 // still be answered as an error.
-func (rb Book) PrepareLostExport(ctx context.Context, who runbook.Actor, flow string, only *model.TP) (*LostExport, error) {
+func (rb Book) PrepareLostExport(ctx context.Context, who runbook.Actor, flow string, only *model.TP) (model.LostExport, error) {
 	if !runbook.MayOperate(who) {
 		return nil, runbook.ErrRole
 	}
@@ -93,7 +93,7 @@ func (rb Book) PrepareLostExport(ctx context.Context, who runbook.Actor, flow st
 		return nil, errors.New(l.PrimaryErr)
 	}
 	if only != nil {
-		var keep []LostPartition
+		var keep []model.LostPartition
 		for _, p := range l.Partitions {
 			if p.TP() == *only {
 				keep = append(keep, p)
@@ -104,7 +104,7 @@ func (rb Book) PrepareLostExport(ctx context.Context, who runbook.Actor, flow st
 		}
 		l.Partitions = keep
 	}
-	x := &LostExport{lost: l, opts: opts, lim: rb.LostLimits.WithDefaults()}
+	x := &lostExport{lost: l, opts: opts, lim: rb.LostLimits.WithDefaults()}
 	if err := rb.Audit.Record(ctx, who, audit.FailbackLostExport, "flow:"+flow, map[string]any{"run": l.Active.Run, "partitions": x.end().Partitions}); err != nil {
 		return nil, &runbook.AuditRefusedError{Err: err}
 	}
@@ -112,12 +112,12 @@ func (rb Book) PrepareLostExport(ctx context.Context, who runbook.Actor, flow st
 }
 
 // Filename names the export's file.
-func (x *LostExport) Filename() string {
+func (x *lostExport) Filename() string {
 	return fmt.Sprintf("drconsole-lost-to-dr-run%d-%s.jsonl", x.lost.Active.Run, time.UnixMilli(x.lost.AtMs).UTC().Format("20060102T150405Z"))
 }
 
 // end is the export's end line, before any record is read.
-func (x *LostExport) end() LostEnd {
+func (x *lostExport) end() LostEnd {
 	e := LostEnd{Flow: x.lost.Active.Flow, Run: x.lost.Active.Run, Partitions: []LostEndRange{}}
 	for _, p := range x.lost.Partitions {
 		r := LostEndRange{Topic: p.Topic, Partition: p.Partition, Exact: p.Reached.InDRAtMost == 0, MaybeInDR: p.Reached.InDRAtMost}
@@ -138,11 +138,11 @@ func (x *LostExport) end() LostEnd {
 // line says complete only when every partition is known and read to its
 // end. A failure mid-way (the cap, the primary gone, ctx ended) is written
 // into the end line and returned.
-func (x *LostExport) WriteTo(ctx context.Context, w io.Writer) error {
+func (x *lostExport) WriteTo(ctx context.Context, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	enc := json.NewEncoder(bw)
 	end := x.end()
-	err := kafka.ReadRecords(ctx, x.opts, x.lost.ranges(), kafka.ReadLimits{MaxRecords: x.lim.ExportRecords, MaxBytes: x.lim.ExportBytes, Idle: x.lim.Idle},
+	err := kafka.ReadRecords(ctx, x.opts, lostRanges(x.lost), kafka.ReadLimits{MaxRecords: x.lim.ExportRecords, MaxBytes: x.lim.ExportBytes, Idle: x.lim.Idle},
 		func(r *kafka.Record) error {
 			end.Records++
 			return enc.Encode(lostLine(r))

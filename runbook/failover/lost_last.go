@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -17,7 +18,7 @@ import (
 // primary is down: the first fill after a restart reads them back.
 type lostMemo struct {
 	mu    sync.Mutex
-	last  map[string]*LostToDR
+	last  map[string]*model.LostToDR
 	saved map[string]time.Time // when a flow's figures were last stored
 }
 
@@ -28,15 +29,15 @@ const lostSaveEvery = time.Minute
 // keepLost remembers the partitions of l that were read (of its failover
 // run), and stores the ones read now when they changed or the stored ones
 // are older than lostSaveEvery.
-func (rb Book) keepLost(ctx context.Context, flow string, l *LostToDR) {
+func (rb Book) keepLost(ctx context.Context, flow string, l *model.LostToDR) {
 	m := &rb.state().lastLost
 	m.mu.Lock()
 	prev := m.last[flow]
 	if prev != nil && prev.Active.Run != l.Active.Run {
 		prev = nil
 	}
-	c := &LostToDR{Active: l.Active, Recorded: l.Recorded, AtMs: l.AtMs}
-	var fresh []LostPartition
+	c := &model.LostToDR{Active: l.Active, Recorded: l.Recorded, AtMs: l.AtMs}
+	var fresh []model.LostPartition
 	changed := prev == nil
 	for _, p := range l.Partitions {
 		switch {
@@ -46,13 +47,13 @@ func (rb Book) keepLost(ctx context.Context, flow string, l *LostToDR) {
 			fresh = append(fresh, p)
 			changed = changed || !samePartitionFigures(prev, p)
 		case prev != nil:
-			if i := slices.IndexFunc(prev.Partitions, func(q LostPartition) bool { return q.TP() == p.TP() }); i >= 0 {
+			if i := slices.IndexFunc(prev.Partitions, func(q model.LostPartition) bool { return q.TP() == p.TP() }); i >= 0 {
 				c.Partitions = append(c.Partitions, prev.Partitions[i])
 			}
 		}
 	}
 	if m.last == nil {
-		m.last, m.saved = map[string]*LostToDR{}, map[string]time.Time{}
+		m.last, m.saved = map[string]*model.LostToDR{}, map[string]time.Time{}
 	}
 	m.last[flow] = c
 	now := rb.Now()
@@ -79,11 +80,11 @@ func (rb Book) keepLost(ctx context.Context, flow string, l *LostToDR) {
 
 // samePartitionFigures: prev holds p's partition with the same figures
 // (its read time aside).
-func samePartitionFigures(prev *LostToDR, p LostPartition) bool {
+func samePartitionFigures(prev *model.LostToDR, p model.LostPartition) bool {
 	if prev == nil {
 		return false
 	}
-	i := slices.IndexFunc(prev.Partitions, func(q LostPartition) bool { return q.TP() == p.TP() })
+	i := slices.IndexFunc(prev.Partitions, func(q model.LostPartition) bool { return q.TP() == p.TP() })
 	if i < 0 {
 		return false
 	}
@@ -96,7 +97,7 @@ func samePartitionFigures(prev *LostToDR, p LostPartition) bool {
 // partitions the primary could not be read for, each with its age: kept
 // in memory, or, after a restart, read back from the store. A stored
 // figure that cannot be decoded stays unknown.
-func (rb Book) fillLost(ctx context.Context, flow string, l *LostToDR) {
+func (rb Book) fillLost(ctx context.Context, flow string, l *model.LostToDR) {
 	m := &rb.state().lastLost
 	m.mu.Lock()
 	prev := m.last[flow]
@@ -112,7 +113,7 @@ func (rb Book) fillLost(ctx context.Context, flow string, l *LostToDR) {
 		if p.Read {
 			continue
 		}
-		j := slices.IndexFunc(prev.Partitions, func(q LostPartition) bool { return q.TP() == p.TP() })
+		j := slices.IndexFunc(prev.Partitions, func(q model.LostPartition) bool { return q.TP() == p.TP() })
 		if j < 0 {
 			continue
 		}
@@ -125,14 +126,14 @@ func (rb Book) fillLost(ctx context.Context, flow string, l *LostToDR) {
 
 // storedLost reads l's run's stored figures back into the memo; nil when
 // none are stored (or the store cannot be read: unknown stays unknown).
-func (rb Book) storedLost(ctx context.Context, flow string, l *LostToDR) *LostToDR {
+func (rb Book) storedLost(ctx context.Context, flow string, l *model.LostToDR) *model.LostToDR {
 	rows, err := rb.Store.LostLast(ctx, l.Active.Run)
 	if err != nil || len(rows) == 0 {
 		return nil
 	}
-	c := &LostToDR{Active: l.Active, Recorded: l.Recorded}
+	c := &model.LostToDR{Active: l.Active, Recorded: l.Recorded}
 	for _, row := range rows {
-		var p LostPartition
+		var p model.LostPartition
 		if json.Unmarshal([]byte(row.Figures), &p) != nil || p.Topic != row.Topic || p.Partition != row.Partition || !p.Known() {
 			continue
 		}
@@ -147,7 +148,7 @@ func (rb Book) storedLost(ctx context.Context, flow string, l *LostToDR) *LostTo
 		return cur // kept by a read meanwhile
 	}
 	if m.last == nil {
-		m.last, m.saved = map[string]*LostToDR{}, map[string]time.Time{}
+		m.last, m.saved = map[string]*model.LostToDR{}, map[string]time.Time{}
 	}
 	m.last[flow] = c
 	return c

@@ -111,7 +111,7 @@ func newLostEnv(t *testing.T) *lostEnv {
 	return e
 }
 
-func (e *lostEnv) partition(t *testing.T, l *LostToDR, tp model.TP) LostPartition {
+func (e *lostEnv) partition(t *testing.T, l *model.LostToDR, tp model.TP) model.LostPartition {
 	t.Helper()
 	for _, p := range l.Partitions {
 		if p.TP() == tp {
@@ -119,7 +119,7 @@ func (e *lostEnv) partition(t *testing.T, l *LostToDR, tp model.TP) LostPartitio
 		}
 	}
 	t.Fatalf("no partition %v in %+v", tp, l.Partitions)
-	return LostPartition{}
+	return model.LostPartition{}
 }
 
 func TestLostToDRCountsWhatNeverReachedDR(t *testing.T) {

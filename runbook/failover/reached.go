@@ -6,36 +6,21 @@ import (
 	"github.com/drconsole/drconsole/model"
 )
 
-// Reached is what is known, from a failover's cut, of the primary records
-// of one partition that reached DR before the failover.
-type Reached struct {
-	// Known: From is established. Every primary record below From is in
-	// DR; none from From on is known to be.
-	Known bool
-	From  int64
-	// InDRAtMost bounds how many records from From on may be in DR all the
-	// same: DR's records past the newest sync, whose upstream offsets no
-	// sync names. 0: none, From is the exact cut. -1: no bound.
-	InDRAtMost int64
-	// How says where From comes from, or why it is unknown.
-	How string
-}
-
 // reachedDR works out From from what the run recorded at the cut. MM2
 // copies a partition in order, so the newest upstream offset known to be
 // in DR bounds the cut from below; counting from there never understates
 // what is lost. Known upstream offsets are an offset sync (the primary
 // record at SyncUp is DR's record at SyncDown) and MirrorSourceConnector's
 // committed position (Connect commits only what DR acknowledged).
-func reachedDR(c model.CutPosition) Reached {
+func reachedDR(c model.CutPosition) model.Reached {
 	end := c.CommittedEnd()
 	if end == nil {
-		return Reached{How: "DR's log end was not read when the mirror stopped"}
+		return model.Reached{How: "DR's log end was not read when the mirror stopped"}
 	}
 	if *end == 0 {
-		return Reached{Known: true, From: 0, How: "DR held no record of this partition when the mirror stopped"}
+		return model.Reached{Known: true, From: 0, How: "DR held no record of this partition when the mirror stopped"}
 	}
-	r := Reached{InDRAtMost: -1}
+	r := model.Reached{InDRAtMost: -1}
 	// A sync at or past the committed end names a record of a transaction
 	// that never committed in DR: it proves nothing copied.
 	if c.SyncUp != nil && c.SyncDown != nil && *c.SyncDown < *end {
