@@ -58,11 +58,11 @@ func (h *Handlers) planRewrite(ctx context.Context, f form.Plan, who string) *vi
 			stamped[k] = c
 		}
 		step.Choices = stamped
-		pv, err := h.kinds().PreviewRewrite(ctx, f.Flow, step)
+		pv, err := h.Failovers.RewriteForm(ctx, f.Flow, step)
 		if err != nil {
 			out.Err = err.Error()
 		}
-		out.Preview = rewritePreviewView(pv, f.Flow, step)
+		out.Preview = rewritePreviewView(pv)
 	}
 	return out
 }
@@ -78,15 +78,13 @@ func (h *Handlers) rewriteChoices(r *http.Request, f form.Plan) views.RewriteCho
 	defer cancel()
 	step := h.Failovers.RewriteStep(h.Runbook.Config, f.Request())
 	step.Choices = nil // which partitions need one, whatever is chosen now
-	p, err := h.kinds().PreviewRewrite(ctx, f.Flow, step)
+	p, err := h.Failovers.RewriteForm(ctx, f.Flow, step)
 	if err != nil {
 		c.Err = err.Error()
 		return c
 	}
-	for _, row := range p.Targets.Rows {
-		if row.Problem == "" && !row.Translated() {
-			c.Rows = append(c.Rows, targetRowView(row))
-		}
+	for _, row := range p.NeedChoice {
+		c.Rows = append(c.Rows, targetRowView(row))
 	}
 	return c
 }

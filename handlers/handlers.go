@@ -23,7 +23,6 @@ import (
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
-	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -162,7 +161,3 @@ func (h *Handlers) Readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Write([]byte("ready\n"))
 }
-
-// kinds is the runbook with the failover kinds' own operations (drills,
-// what a failover lost).
-func (h *Handlers) kinds() failover.Book { return failover.BookOf(h.Runbook) }

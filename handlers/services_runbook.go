@@ -28,6 +28,10 @@ type Failovers interface {
 	RestoredJob(r *runbook.Run, idx int) string
 	// RewriteStep is the rewrite-savepoint step q asks for under cfg.
 	RewriteStep(cfg *config.Config, q runbook.Request) runbook.Step
+	// RewriteForm is what rewrite step s of flow would do, as the plan
+	// form shows it, and the splits needing a choice; nil with the error
+	// when nothing could be computed.
+	RewriteForm(ctx context.Context, flow string, s runbook.Step) (*model.RewritePreview, error)
 	Drill(ctx context.Context, id int64) (*model.Drill, error)
 	Drills(ctx context.Context, flow string) ([]model.Drill, error)
 	// StampFailback copies into a failback plan what its approval

@@ -7,7 +7,6 @@ import (
 	"github.com/drconsole/drconsole/model"
 
 	"github.com/drconsole/drconsole/runbook"
-	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -65,11 +64,11 @@ func reverseView(r *model.ReverseView) *views.ReverseView {
 	return v
 }
 
-func rewritePreviewView(p *failover.RewritePreview, flow string, step runbook.Step) *views.RewritePreview {
+func rewritePreviewView(p *model.RewritePreview) *views.RewritePreview {
 	if p == nil {
 		return nil
 	}
-	return &views.RewritePreview{Lines: p.Lines(flow, step)}
+	return &views.RewritePreview{Lines: p.Lines}
 }
 
 // lostView reads the totals with now, the page's time.

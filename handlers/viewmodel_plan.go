@@ -4,7 +4,7 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/mm2"
-	"github.com/drconsole/drconsole/translation"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -32,7 +32,7 @@ func targetJobsView(ts []catalog.TargetJobs) []views.TargetJobs {
 	return out
 }
 
-func targetRowView(r translation.TargetRow) views.TargetRow {
+func targetRowView(r model.RewriteSplit) views.TargetRow {
 	return views.TargetRow{Key: r.Key, DRKey: mm2.TPKey(r.DR), Subtask: r.Subtask, Offset: r.Offset, Marker: r.Marker,
 		Translation: r.Translation}
 }

@@ -122,6 +122,24 @@ func (rb Book) PreviewRewrite(ctx context.Context, flow string, s runbook.Step) 
 	return rb.rewriteTargets(ctx, flow, s)
 }
 
+// RewriteForm is PreviewRewrite as the plan form shows it: the step's
+// lines and the splits that need an operator's choice. It is nil when
+// nothing could be computed (the error says why).
+func (rb Book) RewriteForm(ctx context.Context, flow string, s runbook.Step) (*model.RewritePreview, error) {
+	p, err := rb.rewriteTargets(ctx, flow, s)
+	if p == nil {
+		return nil, err
+	}
+	out := &model.RewritePreview{Lines: p.Lines(flow, s)}
+	for _, row := range p.Targets.Rows {
+		if row.Problem == "" && !row.Translated() {
+			out.NeedChoice = append(out.NeedChoice, model.RewriteSplit{Key: row.Key, DR: row.DR, Subtask: row.Subtask,
+				Offset: row.Offset, Marker: row.Marker, Translation: row.Translation})
+		}
+	}
+	return out, err
+}
+
 func (rb Book) rewriteTargets(ctx context.Context, flow string, s runbook.Step) (*RewritePreview, error) {
 	if rb.Catalog == nil {
 		return nil, errors.New("no savepoint catalog: a rewrite reads and registers savepoints through it")
