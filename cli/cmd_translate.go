@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
@@ -99,7 +100,7 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		if err != nil {
 			return err
 		}
-		names, alias = monitor.TopicsOf(flow).Policy, flow.SourceAlias
+		names, alias = flowstate.TopicsOf(flow).Policy, flow.SourceAlias
 		store, err := storage.Open(filepath.Join(cfg.DataDir, "drconsole.db"))
 		if err != nil {
 			return err

@@ -10,9 +10,9 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/views"
@@ -130,11 +130,11 @@ func firstOr(s []string, or string) string {
 // incident no longer shows (the primary answered once, the flow left
 // BROKEN), the reason still says the plan came from it; the operator edits
 // it either way.
-func incidentReason(s *monitor.FlowSnapshot, flow string) string {
+func incidentReason(s *flowstate.FlowSnapshot, flow string) string {
 	switch {
 	case s != nil && s.Source.Checked && !s.Source.OK:
 		return "Incident: the primary (" + s.Flow.Source + ") has not answered since " + views.Clock(s.Source.Since)
-	case s != nil && s.Status == monitor.StatusBroken:
+	case s != nil && s.Status == model.FlowStatusBroken:
 		return "Incident: replication of " + flow + " BROKEN since " + views.Clock(s.StatusSince) + ": " + s.Reason
 	default:
 		return "Incident on " + flow + ": failover started from the incident view"

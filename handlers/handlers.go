@@ -20,6 +20,7 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/identity"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
@@ -113,7 +114,7 @@ func (h *Handlers) render(w http.ResponseWriter, r *http.Request, status int, c 
 }
 
 // flowParam resolves the {flow} URL parameter.
-func (h *Handlers) flowParam(w http.ResponseWriter, r *http.Request) *monitor.FlowSnapshot {
+func (h *Handlers) flowParam(w http.ResponseWriter, r *http.Request) *flowstate.FlowSnapshot {
 	name, err := url.PathUnescape(chi.URLParam(r, "flow"))
 	if err != nil {
 		h.fail(w, r, badRequest("bad flow name in URL"))

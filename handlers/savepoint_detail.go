@@ -16,10 +16,10 @@ import (
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -95,7 +95,7 @@ func (h *Handlers) Savepoint(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	now := h.now()
 	p := views.SavepointDetailPage{Chrome: h.chrome(fmt.Sprintf("Savepoint #%d", sp.ID)), Now: now, SP: sp, CanOperate: actorMayOperate(r)}
-	var snap *monitor.FlowSnapshot
+	var snap *flowstate.FlowSnapshot
 	p.Flows, p.Flow, snap = h.savepointFlows(q.Get("flow"))
 	if snap != nil {
 		p.ClusterLink = snap.Flow.IsClusterLink()

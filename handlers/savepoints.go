@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -31,10 +31,10 @@ const (
 
 // savepointFlows lists the flows, and picks the one asked for or else the
 // first MirrorMaker 2 flow (else the first).
-func (h *Handlers) savepointFlows(asked string) ([]views.SavepointFlow, string, *monitor.FlowSnapshot) {
+func (h *Handlers) savepointFlows(asked string) ([]views.SavepointFlow, string, *flowstate.FlowSnapshot) {
 	var flows []views.SavepointFlow
-	var chosen *monitor.FlowSnapshot
-	var firstMM2, first *monitor.FlowSnapshot
+	var chosen *flowstate.FlowSnapshot
+	var firstMM2, first *flowstate.FlowSnapshot
 	for _, s := range configuredFlows(h.Monitor.Snapshots()) {
 		flows = append(flows, views.SavepointFlow{Name: s.Flow.Name, ClusterLink: s.Flow.IsClusterLink()})
 		if s.Flow.Name == asked {
@@ -138,7 +138,7 @@ func (h *Handlers) renderSavepoints(w http.ResponseWriter, r *http.Request, stat
 		SavepointDirs: h.Catalog.Config.SavepointDirs, RegisterPath: o.registerPath, RegisterError: o.regErr,
 		Flash: o.flash, Error: o.err, Trigger: o.trigger}
 	p.Filter = views.SavepointFilter{Target: o.target, Job: o.job, Targets: h.Catalog.Targets()}
-	var snap *monitor.FlowSnapshot
+	var snap *flowstate.FlowSnapshot
 	p.Filter.Flows, p.Filter.Flow, snap = h.savepointFlows(o.flow)
 	if snap != nil {
 		p.FlowRPO, p.FlowRPOAtLeast = snap.RPOMs, snap.RPOAtLeast

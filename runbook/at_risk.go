@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/flowstate"
 )
 
 // AtRisk is what a failover of an MM2 flow would lose if it cut now: the
@@ -35,7 +35,7 @@ type AtRisk struct {
 // a read of a cluster that does not answer now, a late refresh or
 // partitions of unknown lag or age are lower bounds: the primary may have
 // taken records since that the console never saw.
-func AtRiskOf(s *monitor.FlowSnapshot) AtRisk {
+func AtRiskOf(s *flowstate.FlowSnapshot) AtRisk {
 	var a AtRisk
 	if s == nil {
 		a.AtLeast, a.Why = true, []string{"the flow was never read"}

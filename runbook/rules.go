@@ -1,8 +1,6 @@
 package runbook
 
-import (
-	"github.com/drconsole/drconsole/monitor"
-)
+import "github.com/drconsole/drconsole/model"
 
 // RuleResult is a safety rule evaluated at execution time, with the
 // evidence it was judged on.
@@ -28,7 +26,7 @@ func Failed(rules []RuleResult) []string {
 	return out
 }
 
-func ReachText(r monitor.Reachability, name string) string {
+func ReachText(r model.Reachability, name string) string {
 	switch {
 	case !r.Checked:
 		return "not checked yet"
@@ -44,7 +42,7 @@ func (rb *Runbook) Evidence(flow string) map[string]any {
 	if s == nil {
 		return nil
 	}
-	// as_of: the read the figures rest on (monitor.FlowSnapshot.FiguresAt),
+	// as_of: the read the figures rest on (flowstate.FlowSnapshot.FiguresAt),
 	// not the last refresh attempt; rpo_at_least: they are lower bounds.
 	ev := map[string]any{"as_of": s.FiguresAt.UTC(), "status": s.Status, "reason": s.Reason, "rpo_ms": s.RPOMs,
 		"rpo_at_least": s.RPOAtLeast, "lag_messages": s.TotalLagMessages, "source_reachable": s.Source.OK, "target_reachable": s.Target.OK,

@@ -558,7 +558,7 @@ func (s fbSteps) failover(mon *monitor.Monitor) int64 {
 	s.t.Helper()
 	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {
 		snap := mon.Snapshot(fbFlowName)
-		if snap.Status != monitor.StatusOK || snap.TotalLagMessages == nil || *snap.TotalLagMessages != 0 {
+		if snap.Status != model.FlowStatusOK || snap.TotalLagMessages == nil || *snap.TotalLagMessages != 0 {
 			return fmt.Errorf("%s", snapshotLine(snap))
 		}
 		return nil

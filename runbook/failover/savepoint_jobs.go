@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/audit"
-	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -42,7 +42,7 @@ type SavepointRequest struct {
 	Actor                  string
 	// Flow, when known, is the flow whose lag goes on record with the
 	// trigger: how far DR is behind the position being saved.
-	Flow *monitor.FlowSnapshot
+	Flow *flowstate.FlowSnapshot
 	// Audit writes the records: the trigger before Flink is asked (no
 	// record, no savepoint), its outcome after.
 	Audit AuditFunc
