@@ -436,7 +436,7 @@ func TestSandboxNewestSavepointOutlivesRetention(t *testing.T) {
 		if err != nil {
 			return false, fmt.Sprintf("first %s; %v", u[first.ID].Verdict, err)
 		}
-		return u[first.ID].Verdict == catalog.Unusable && newest.ID != first.ID,
+		return u[first.ID].Verdict == model.VerdictUnusable && newest.ID != first.ID,
 			fmt.Sprintf("first %s (%s); newest usable #%d", u[first.ID].Verdict, u[first.ID].Why(), newest.ID)
 	})
 }

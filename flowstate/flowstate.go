@@ -11,6 +11,10 @@ import (
 	"github.com/drconsole/drconsole/model"
 )
 
+// PartitionSampleEvery is how often the monitor writes per-partition lag
+// to SQLite: the partition charts' resolution.
+const PartitionSampleEvery = time.Minute
+
 // FlowSnapshot is everything the pages and metrics show about a flow, as of
 // the last refresh.
 type FlowSnapshot struct {

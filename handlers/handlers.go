@@ -1,6 +1,7 @@
 // Package handlers holds the console's thin HTTP handlers: read the
-// request (handlers/form), ask one service (monitor.Monitor, the runbook,
-// the savepoint catalog, the worker, storage), render a view. They hold no
+// request (handlers/form), ask one service (the monitor and the savepoint
+// catalog through the interfaces of services.go, the runbook, the worker,
+// storage), render a view. They hold no
 // state but the per-refresh page data of pagedata.go (rendered pages
 // included, pagecache.go), and start no goroutines (long work belongs to failover.Worker),
 // judge nothing (policy is in catalog and failover), and leave the choice
@@ -18,11 +19,9 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/identity"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
@@ -44,7 +43,7 @@ type DemoControls interface {
 
 // Handlers serves the console's pages.
 type Handlers struct {
-	Monitor *monitor.Monitor
+	Monitor MonitorService
 	Store   *storage.Store
 	Log     *slog.Logger
 	Version string
@@ -67,10 +66,11 @@ type Handlers struct {
 	// failover pages.
 	Runbook *runbook.Runbook
 	// Catalog is the savepoint catalog; nil serves no savepoint pages.
-	Catalog *catalog.Catalog
+	Catalog CatalogService
 	// Worker runs failover steps and savepoint triggers past the request
 	// that started them (main.go shuts it down); nil: one is made on
-	// first use, which nobody waits for (tests).
+	// first use, which nobody waits for and which has no savepoint
+	// catalog (tests; those that trigger savepoints hand one in).
 	Worker *failover.Worker
 	// Now is the clock; replaced in tests.
 	Now func() time.Time
@@ -90,7 +90,7 @@ func (h *Handlers) chrome(title string) views.Chrome {
 func (h *Handlers) worker() *failover.Worker {
 	h.workerOnce.Do(func() {
 		if h.Worker == nil {
-			h.Worker = &failover.Worker{Runbook: h.Runbook, Catalog: h.Catalog, Log: h.Log, Now: h.Now}
+			h.Worker = &failover.Worker{Runbook: h.Runbook, Log: h.Log, Now: h.Now}
 		}
 	})
 	return h.Worker

@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/flowstate"
@@ -104,7 +103,7 @@ func (h *Handlers) Savepoint(w http.ResponseWriter, r *http.Request) {
 	p.AgeVsRPO, p.AgeVsRPOWarn = ageVsRPO(sp, p.FlowRPO, p.FlowRPOAtLeast, now)
 	p.OffsetsJSON, p.Partitions = offsetsFile(sp)
 	if p.Flow != "" {
-		ctx, cancel := context.WithTimeout(r.Context(), catalog.UsabilityTimeout)
+		ctx, cancel := context.WithTimeout(r.Context(), model.UsabilityTimeout)
 		start := time.Now()
 		u, err := h.Catalog.Usability(ctx, sp, p.Flow)
 		p.UsabilityAt = time.Since(start)
@@ -152,8 +151,8 @@ func (h *Handlers) Savepoint(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, views.SavepointDetail(p))
 }
 
-// restoreStrategies judges catalog.RestoreStrategies for the page's flow
+// restoreStrategies judges model.RestoreStrategies for the page's flow
 // and the savepoint's usability against it.
 func restoreStrategies(p views.SavepointDetailPage) ([]views.RestoreStrategy, int) {
-	return catalog.RestoreStrategies(catalog.RestoreFor{Flow: p.Flow, ClusterLink: p.ClusterLink, Usability: p.Usability, Rewrite: p.Rewrite})
+	return model.RestoreStrategies(model.RestoreFor{Flow: p.Flow, ClusterLink: p.ClusterLink, Usability: p.Usability, Rewrite: p.Rewrite})
 }

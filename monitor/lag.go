@@ -45,7 +45,7 @@ type LagReader struct {
 
 	// OnAbortedCopied, when set, is told of each batch of an aborted
 	// transaction once MM2 is past it (it is in DR).
-	OnAbortedCopied func(tp model.TP, topicID [16]byte, b kafka.AbortedBatch)
+	OnAbortedCopied func(tp model.TP, topicID [16]byte, b model.AbortedBatch)
 	// Waiting, when set, is told which cluster Read is about to wait on
 	// (true: the target), so a hung read is told from a slow one by the
 	// side it waits on (overdue.go), not by the other side's answers.
@@ -214,7 +214,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 				pl.Replicated, pl.Method = &zero, PositionEmptyLog
 			}
 			if pl.Replicated != nil {
-				var copied []kafka.AbortedBatch
+				var copied []model.AbortedBatch
 				pl.AbortedInDR, copied = r.aborted.InDR(tp, *pl.Replicated)
 				for _, b := range copied {
 					if r.OnAbortedCopied != nil {

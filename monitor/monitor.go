@@ -88,9 +88,6 @@ type flowMonitor struct {
 	watched           bool               // added by SetWatched, not configured
 }
 
-// PartitionSampleEvery is how often per-partition lag goes to SQLite.
-const PartitionSampleEvery = time.Minute
-
 // NewMonitor connects (lazily: franz-go dials on first use) to every
 // cluster and loads each flow's last known state from the store.
 func NewMonitor(ctx context.Context, cfg *config.Config, store *storage.Store, log *slog.Logger) (*Monitor, error) {
@@ -553,7 +550,7 @@ func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *flowstate.FlowSn
 	if err != nil {
 		return fmt.Errorf("saving lag sample: %w", err)
 	}
-	due := now.Sub(fm.lastPartitionSave) >= PartitionSampleEvery || s.Unknown < fm.lastSavedUnknown
+	due := now.Sub(fm.lastPartitionSave) >= flowstate.PartitionSampleEvery || s.Unknown < fm.lastSavedUnknown
 	if s.Source.OK && len(s.Partitions) > 0 && due {
 		samples := make([]storage.PartitionSample, 0, len(s.Partitions))
 		for _, p := range s.Partitions {

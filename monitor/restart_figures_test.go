@@ -103,11 +103,11 @@ func TestRestartShowsLastSavedFigures(t *testing.T) {
 			}
 			return s
 		}
-		now = now.Add(PartitionSampleEvery + time.Duration(rng.IntN(5_000))*time.Millisecond)
+		now = now.Add(flowstate.PartitionSampleEvery + time.Duration(rng.IntN(5_000))*time.Millisecond)
 		saved := refresh(now, true)
-		refresh(now.Add(PartitionSampleEvery-time.Millisecond), true) // within the minute
-		refresh(now.Add(PartitionSampleEvery+time.Second), false)     // source unreachable
-		now = now.Add(PartitionSampleEvery + time.Second)
+		refresh(now.Add(flowstate.PartitionSampleEvery-time.Millisecond), true) // within the minute
+		refresh(now.Add(flowstate.PartitionSampleEvery+time.Second), false)     // source unreachable
+		now = now.Add(flowstate.PartitionSampleEvery + time.Second)
 
 		m2, err := NewMonitor(ctx, cfg, store, discardLog())
 		if err != nil {

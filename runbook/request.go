@@ -5,7 +5,7 @@ import (
 )
 
 // Restore strategies of a plan that restores the job from a savepoint
-// (catalog.RestoreStrategies 4 and 2).
+// (model.RestoreStrategies 4 and 2).
 const (
 	StrategyRewrite = "rewrite"
 	StrategyNewUID  = "new-uid"

@@ -19,6 +19,7 @@ import (
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/web"
 )
 
@@ -160,7 +161,7 @@ func serveVariant(t *testing.T, c *console, change func(*config.Config)) variant
 	ctx, cancel := context.WithCancel(context.Background())
 	go cat.Run(ctx)
 	h := &handlers.Handlers{Monitor: c.Monitor, Store: c.Store, Log: log, Version: "test", Runbook: rb, Catalog: cat,
-		Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL}}
+		Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL}, Worker: &failover.Worker{Runbook: rb, Catalog: cat, Log: log}}
 	srv := httptest.NewServer(web.Router(h, log))
 	t.Cleanup(func() { srv.Close(); cancel() })
 	return variant{URL: srv.URL, Runbook: rb}

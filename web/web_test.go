@@ -32,6 +32,7 @@ import (
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
 	"github.com/drconsole/drconsole/web/webtest"
@@ -151,7 +152,7 @@ func newConsole(configure ...func(*config.Config)) (*console, []func(), error) {
 	rb.Catalog = cat
 	go cat.Run(ctx)
 	h := &handlers.Handlers{Monitor: mon, Store: store, Log: log, Version: "test", Demo: panel.SandboxControls{Sandbox: sb}, Runbook: rb,
-		Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL}, Catalog: cat}
+		Auth: config.Auth{InsecureCookie: true, PublicURL: testPublicURL}, Catalog: cat, Worker: &failover.Worker{Runbook: rb, Catalog: cat, Log: log}}
 	if err := createTestUsers(store); err != nil {
 		return nil, cleanup, err
 	}
