@@ -153,6 +153,6 @@ func (h *Handlers) Savepoint(w http.ResponseWriter, r *http.Request) {
 
 // restoreStrategies judges model.RestoreStrategies for the page's flow
 // and the savepoint's usability against it.
-func restoreStrategies(p views.SavepointDetailPage) ([]views.RestoreStrategy, int) {
+func restoreStrategies(p views.SavepointDetailPage) ([]model.RestoreStrategy, int) {
 	return model.RestoreStrategies(model.RestoreFor{Flow: p.Flow, ClusterLink: p.ClusterLink, Usability: p.Usability, Rewrite: p.Rewrite})
 }
