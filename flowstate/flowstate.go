@@ -70,7 +70,7 @@ type FlowSnapshot struct {
 	Link *LinkStatus
 
 	// LossSuspected counts partitions whose source log start passed the
-	// replicated position while MM2 may still copy the records (loss.go).
+	// replicated position while MM2 may still copy the records (monitor/loss.go).
 	LossSuspected int
 	// LossOpen are the flow's unacknowledged loss incidents, newest first;
 	// the totals count every incident ever recorded and its lost offsets.
@@ -79,7 +79,7 @@ type FlowSnapshot struct {
 	LostOffsetsTotal   int64
 
 	// FailedOver is set while the flow's failover is complete (DR active):
-	// Status is then model.FlowStatusFailedOver (failedover.go).
+	// Status is then model.FlowStatusFailedOver (monitor/failedover.go).
 	FailedOver *model.FailedOver
 }
 
