@@ -19,20 +19,14 @@ import (
 func TestTranslationReadsByFlowName(t *testing.T) {
 	primary, _ := newCluster(t, "primary", "events")
 	dr, _ := newCluster(t, "dr", "events")
-	cfg := &config.Config{
-		Clusters: map[string]*config.Cluster{"primary": {Bootstrap: primary.ListenAddrs()}, "dr": {Bootstrap: dr.ListenAddrs()}},
-		Flows: []*config.Flow{{Name: "orders", Source: "primary", Target: "dr", SourceAlias: "primary",
-			Topics: config.Topics{Include: []string{"events"}}}},
-		RefreshInterval: config.Duration(time.Second),
-	}
-	if err := cfg.Normalize("test"); err != nil {
-		t.Fatal(err)
-	}
+	cfg := testConfig(t, primary, dr)
+	cfg.Flows[0].ReplicationPolicy = config.PolicyDefault // DR names carry the source alias
+	flow := cfg.Flows[0].Name
 	m, _ := newTestMonitor(t, cfg, filepath.Join(t.TempDir(), "db"))
 	tp := model.TP{Topic: "events", Partition: 2}
 	m.flows[0].state.Syncs.Add([]model.OffsetSync{{Topic: "events", Partition: 2, Upstream: 100, Downstream: 40, LogOffset: 1, RecordMs: 1}})
 
-	gotTP, got, err := m.TranslateOffset("orders", tp, 100)
+	gotTP, got, err := m.TranslateOffset(flow, tp, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
