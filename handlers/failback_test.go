@@ -28,7 +28,7 @@ func serveAs(r http.Handler, role model.Role, method, path string, form url.Valu
 	if method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
-	req = req.WithContext(identity.WithUser(req.Context(), &identity.User{Name: string(role) + "-1", Role: role}))
+	req = req.WithContext(identity.WithUser(req.Context(), &model.Principal{Name: string(role) + "-1", Role: role}))
 	w := httptest.NewRecorder()
 	r.ServeHTTP(w, req)
 	return w
