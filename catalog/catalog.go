@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -185,7 +184,7 @@ func (c *Catalog) syncTarget(ctx context.Context, ft *config.FlinkTarget) error 
 			if cp.Status != model.SavepointCompleted || cp.ExternalPath == "" || cp.ExternalPath == notAddressable {
 				continue
 			}
-			path := CanonicalPath(cp.ExternalPath)
+			path := flink.CanonicalPath(cp.ExternalPath)
 			if seen[path] {
 				continue
 			}
@@ -368,7 +367,7 @@ func ReadOffsets(path string, remote flink.Files, roots ...string) ReadResult {
 // openSavepoint reads the `_metadata` of the savepoint at path (see
 // ReadOffsets).
 func openSavepoint(path string, remote flink.Files, roots ...string) (*flink.Savepoint, error) {
-	local, err := LocalPath(path)
+	local, err := flink.LocalPath(path)
 	switch {
 	case err == nil:
 		return flink.ReadSavepoint(local, roots...)
@@ -380,62 +379,11 @@ func openSavepoint(path string, remote flink.Files, roots ...string) (*flink.Sav
 	return nil, err
 }
 
-// ErrNotLocal is wrapped by LocalPath for paths on remote storage.
-var ErrNotLocal = errors.New("not on a local file system")
-
-// LocalPath maps a catalog path to a local one: file: URIs (file:/x,
-// file:///x, file://localhost/x) and absolute paths. Remote schemes
-// (s3://, hdfs://, gs://...) and relative paths are errors.
-func LocalPath(p string) (string, error) {
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p), nil
-	}
-	i := strings.Index(p, ":")
-	if i <= 0 || strings.ContainsAny(p[:i], `/\`) {
-		return "", fmt.Errorf("%q is not an absolute path or a file: URI", p)
-	}
-	scheme := strings.ToLower(p[:i])
-	if scheme != "file" {
-		return "", fmt.Errorf("%q is on %s://, %w: this console reads local paths (file: or absolute) and, with s3 configured, s3:// paths; mount it or copy it into a savepoint directory", p, scheme, ErrNotLocal)
-	}
-	u, err := url.Parse(p)
-	if err != nil {
-		return "", fmt.Errorf("bad file URI %q: %v", p, err)
-	}
-	if u.Host != "" && u.Host != "localhost" {
-		return "", fmt.Errorf("file URI %q names host %q, %w", p, u.Host, ErrNotLocal)
-	}
-	if u.Path == "" || !strings.HasPrefix(u.Path, "/") {
-		return "", fmt.Errorf("file URI %q has no absolute path", p)
-	}
-	return filepath.Clean(filepath.FromSlash(u.Path)), nil
-}
-
-// CanonicalPath is the catalog key of a savepoint path: local ones as
-// Flink reports them, "file:" + the clean absolute directory (a trailing
-// /_metadata dropped); others as given, without a trailing slash.
-func CanonicalPath(p string) string {
-	p = strings.TrimSpace(p)
-	if local, err := LocalPath(p); err == nil {
-		if filepath.Base(local) == flink.MetadataFileName {
-			local = filepath.Dir(local)
-		}
-		return "file:" + filepath.ToSlash(local)
-	}
-	if strings.HasSuffix(p, "/"+flink.MetadataFileName) {
-		p = strings.TrimSuffix(p, "/"+flink.MetadataFileName)
-	}
-	if strings.HasSuffix(p, "/") && !strings.HasSuffix(p, "://") {
-		p = strings.TrimRight(p, "/")
-	}
-	return p
-}
-
 // checkpointKept guesses whether a completed checkpoint Flink has not
 // flagged discarded still exists: a local or S3 one when its _metadata is
 // there, one on other storage when it is the latest.
 func (c *Catalog) checkpointKept(ctx context.Context, path string, latest bool) bool {
-	local, err := LocalPath(path)
+	local, err := flink.LocalPath(path)
 	if err == nil {
 		return fileExists(filepath.Join(local, flink.MetadataFileName))
 	}
@@ -444,6 +392,19 @@ func (c *Catalog) checkpointKept(ctx context.Context, path string, latest bool) 
 		return ok || (err != nil && latest) // unsure: keep the latest
 	}
 	return latest
+}
+
+// SavepointDirs are the configured savepoint directories, the only places
+// Register takes a savepoint from.
+func (c *Catalog) SavepointDirs() []string { return c.Config.SavepointDirs }
+
+// SavepointByPath is the catalog's entry of canonical path p; an error
+// wrapping storage.ErrNotFound when it has none.
+func (c *Catalog) SavepointByPath(ctx context.Context, p string) (model.Savepoint, error) {
+	if c.Store == nil {
+		return model.Savepoint{}, errors.New("catalog: no store: its entries cannot be read")
+	}
+	return c.Store.SavepointByPath(ctx, p)
 }
 
 // Targets lists the configured Flink targets' names, sorted.

@@ -465,7 +465,7 @@ func TestRegister(t *testing.T) {
 		t.Fatal(err)
 	}
 	bid, err := c.Register(ctx, broken)
-	if bid == 0 || !errors.Is(err, ErrOffsetsUnreadable) {
+	if bid == 0 || !errors.Is(err, model.ErrOffsetsUnreadable) {
 		t.Fatalf("truncated savepoint: %d %v", bid, err)
 	}
 	if e, _ := store.SavepointByID(ctx, bid); e.ReadError == "" || e.OffsetsJSON != "" {
@@ -591,12 +591,12 @@ func TestPaths(t *testing.T) {
 		"s3://bucket/sp/savepoint-a/":     "s3://bucket/sp/savepoint-a",
 		"s3://bucket/sp/x/_metadata":      "s3://bucket/sp/x",
 	} {
-		if got := CanonicalPath(in); got != want {
+		if got := flink.CanonicalPath(in); got != want {
 			t.Errorf("CanonicalPath(%q) = %q, want %q", in, got, want)
 		}
 	}
 	for _, bad := range []string{"relative/x", "s3://b/x", "hdfs://nn:8020/x", "file://host/x", "file:relative"} {
-		if p, err := LocalPath(bad); err == nil {
+		if p, err := flink.LocalPath(bad); err == nil {
 			t.Errorf("LocalPath(%q) = %q, want an error", bad, p)
 		}
 	}

@@ -12,15 +12,12 @@ import (
 	"github.com/drconsole/drconsole/storage"
 )
 
-// SavepointChoice is model's.
-type SavepointChoice = model.SavepointChoice
-
 // RestoreChoices offers the newest limit catalog entries that may be
 // restored (completed, or of unknown status), judged against flow:
 // usable first, then unknown, then unusable, newest first within each
 // (reads only). err is the first judgement that failed; the list is
-// complete even then, with those entries Unknown.
-func (c *Catalog) RestoreChoices(ctx context.Context, flow string, limit int) ([]SavepointChoice, error) {
+// complete even then, with those entries model.VerdictUnknown.
+func (c *Catalog) RestoreChoices(ctx context.Context, flow string, limit int) ([]model.SavepointChoice, error) {
 	all, err := c.Store.Savepoints(ctx, storage.SavepointFilter{Limit: 4 * limit})
 	if err != nil {
 		return nil, err
@@ -32,16 +29,16 @@ func (c *Catalog) RestoreChoices(ctx context.Context, flow string, limit int) ([
 		}
 	}
 	verdicts, judgeErr := c.UsabilityOf(ctx, sps, flow)
-	out := make([]SavepointChoice, len(sps))
+	out := make([]model.SavepointChoice, len(sps))
 	for i, sp := range sps {
-		out[i] = SavepointChoice{Savepoint: sp, Verdict: Unknown}
+		out[i] = model.SavepointChoice{Savepoint: sp, Verdict: model.VerdictUnknown}
 		if u, ok := verdicts[sp.ID]; ok {
 			out[i].Verdict, out[i].Why = u.Verdict, u.Why()
 		}
 	}
-	rank := map[Verdict]int{Usable: 0, Unknown: 1, Unusable: 2}
+	rank := map[model.Verdict]int{model.VerdictUsable: 0, model.VerdictUnknown: 1, model.VerdictUnusable: 2}
 	// Stable: the store's order (newest first) holds within a verdict.
-	slices.SortStableFunc(out, func(a, b SavepointChoice) int { return cmp.Compare(rank[a.Verdict], rank[b.Verdict]) })
+	slices.SortStableFunc(out, func(a, b model.SavepointChoice) int { return cmp.Compare(rank[a.Verdict], rank[b.Verdict]) })
 	return out, judgeErr
 }
 
@@ -66,7 +63,7 @@ var ErrNoUsableSavepoint = errors.New("no usable savepoint in the catalog")
 // the limit newest that may be restored (reads only).
 func (c *Catalog) NewestUsable(ctx context.Context, flow string, limit int) (model.Savepoint, error) {
 	choices, err := c.RestoreChoices(ctx, flow, limit)
-	if len(choices) > 0 && choices[0].Verdict == Usable {
+	if len(choices) > 0 && choices[0].Verdict == model.VerdictUsable {
 		return choices[0].Savepoint, nil
 	}
 	if err != nil {

@@ -42,7 +42,7 @@ func TestRegisterRefusesFilesOutside(t *testing.T) {
 	crafted := filepath.Join(root, "savepoint-crafted")
 	writeFile(t, filepath.Join(crafted, "_metadata"), flinktest.Metadata(flinktest.FileHandle(secretFile, int64(len(secret))), 0))
 	id, err := c.Register(ctx, crafted)
-	if !errors.Is(err, ErrOffsetsUnreadable) || !strings.Contains(err.Error(), secretFile) ||
+	if !errors.Is(err, model.ErrOffsetsUnreadable) || !strings.Contains(err.Error(), secretFile) ||
 		!strings.Contains(err.Error(), "outside the savepoint's directory") || len(flinktest.Leaks(secret, err.Error())) > 0 {
 		t.Fatalf("crafted absolute handle: %v", err)
 	}
@@ -108,7 +108,7 @@ func TestRegisterFIFO(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = flinktest.Within(t, 5*time.Second, "register (FIFO state file)", func() regResult { id, err := c.Register(ctx, stateFIFO); return regResult{id, err} })
-	if !errors.Is(r.err, ErrOffsetsUnreadable) || !strings.Contains(r.err.Error(), "FIFO") || !strings.Contains(r.err.Error(), filepath.Join(stateFIFO, "state")) {
+	if !errors.Is(r.err, model.ErrOffsetsUnreadable) || !strings.Contains(r.err.Error(), "FIFO") || !strings.Contains(r.err.Error(), filepath.Join(stateFIFO, "state")) {
 		t.Fatalf("FIFO state file: %v", r.err)
 	}
 	// Marked unread again, the sync's pending read meets the FIFO: prompt.

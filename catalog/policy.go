@@ -4,23 +4,18 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
 )
 
-// UsabilityTimeout bounds the usability judgement of one page: Kafka may
-// be gone, and the page must still render.
-const UsabilityTimeout = 10 * time.Second
-
 // UsabilityOf judges sps against flow, a few at a time, all within
-// UsabilityTimeout; entries not judged in time come back unknown (absent
+// model.UsabilityTimeout; entries not judged in time come back unknown (absent
 // from the map). The error is the first judgement that failed.
-func (c *Catalog) UsabilityOf(ctx context.Context, sps []model.Savepoint, flow string) (map[int64]Usability, error) {
-	ctx, cancel := context.WithTimeout(ctx, UsabilityTimeout)
+func (c *Catalog) UsabilityOf(ctx context.Context, sps []model.Savepoint, flow string) (map[int64]model.Usability, error) {
+	ctx, cancel := context.WithTimeout(ctx, model.UsabilityTimeout)
 	defer cancel()
-	out := make(map[int64]Usability, len(sps))
+	out := make(map[int64]model.Usability, len(sps))
 	var mu sync.Mutex
 	var firstErr error
 	sem := make(chan struct{}, 4)

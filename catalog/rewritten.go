@@ -48,7 +48,7 @@ func (c *Catalog) Files() flink.Files { return c.remote() }
 // DirExists reports whether anything exists at the savepoint directory
 // path (a local directory or file, or an S3 object under the prefix).
 func (c *Catalog) DirExists(ctx context.Context, path string) (bool, error) {
-	if local, err := LocalPath(path); err == nil {
+	if local, err := flink.LocalPath(path); err == nil {
 		_, err := os.Lstat(local)
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil
@@ -58,7 +58,7 @@ func (c *Catalog) DirExists(ctx context.Context, path string) (bool, error) {
 	if c.S3 == nil || !c.S3.Serves(path) {
 		return false, fmt.Errorf("catalog: cannot look at %s: neither local nor on the configured S3", path)
 	}
-	dir, ok := cleanS3(path)
+	dir, ok := flink.CleanS3(path)
 	if !ok {
 		return false, fmt.Errorf("catalog: %q is not an s3://bucket/path URI", path)
 	}

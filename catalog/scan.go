@@ -169,7 +169,7 @@ func (c *Catalog) scanS3(ctx context.Context, root string, now time.Time) ([]mod
 				}
 			}
 			if meta != nil && now.Sub(meta.ModTime) >= settle {
-				sp := model.Savepoint{Path: CanonicalPath(dir), Origin: model.OriginScan, Status: model.SavepointCompleted,
+				sp := model.Savepoint{Path: flink.CanonicalPath(dir), Origin: model.OriginScan, Status: model.SavepointCompleted,
 					CompletedMs: ptr(meta.ModTime.UnixMilli()), SizeBytes: ptr(size)}
 				describeByName(&sp, dir)
 				out = append(out, sp)
@@ -198,7 +198,7 @@ func scannedEntry(dir string, now time.Time) (model.Savepoint, bool) {
 	if err != nil || !st.Mode().IsRegular() || now.Sub(st.ModTime()) < settle {
 		return model.Savepoint{}, false
 	}
-	sp := model.Savepoint{Path: CanonicalPath(dir), Origin: model.OriginScan, Status: model.SavepointCompleted,
+	sp := model.Savepoint{Path: flink.CanonicalPath(dir), Origin: model.OriginScan, Status: model.SavepointCompleted,
 		CompletedMs: ptr(st.ModTime().UnixMilli()), SizeBytes: ptr(dirSize(dir))}
 	describeByName(&sp, dir)
 	return sp, true
@@ -246,16 +246,12 @@ func fileExists(p string) bool {
 // configured savepoint directory.
 var ErrOutsideDirs = errors.New("not inside a configured savepoint directory")
 
-// ErrOffsetsUnreadable is wrapped by Register when the savepoint was
-// registered but its Kafka offsets could not be read.
-var ErrOffsetsUnreadable = errors.New("offsets could not be read")
-
 // Register adds a savepoint by hand: path is its directory or `_metadata`,
 // as an absolute path or a file: URI, and must lie inside one of the
 // configured savepoint directories (after cleaning, and after resolving
 // symbolic links). Its offsets are read at once, replacing any earlier
 // result or error. When it was registered but its offsets could not be
-// read, the id comes back with an error wrapping ErrOffsetsUnreadable.
+// read, the id comes back with an error wrapping model.ErrOffsetsUnreadable.
 func (c *Catalog) Register(ctx context.Context, p string) (int64, error) {
 	return c.register(ctx, p, nil)
 }
@@ -285,7 +281,7 @@ func (c *Catalog) register(ctx context.Context, p string, mark func(*model.Savep
 		return id, err
 	}
 	if r.OffsetsJSON == "" {
-		return id, fmt.Errorf("catalog: %s registered as #%d, but its %w: %s", sp.Path, id, ErrOffsetsUnreadable, r.Err)
+		return id, fmt.Errorf("catalog: %s registered as #%d, but its %w: %s", sp.Path, id, model.ErrOffsetsUnreadable, r.Err)
 	}
 	return id, nil
 }
@@ -306,7 +302,7 @@ func (c *Catalog) registerLocal(p string) (model.Savepoint, error) {
 	if real, err := filepath.EvalSymlinks(meta); err != nil || !c.insideRealDirs(real) {
 		return model.Savepoint{}, fmt.Errorf("catalog: %s is a link whose target is %w (%s)", meta, ErrOutsideDirs, strings.Join(c.Config.SavepointDirs, ", "))
 	}
-	sp := model.Savepoint{Path: CanonicalPath(dir), Origin: model.OriginManual, Status: model.SavepointCompleted,
+	sp := model.Savepoint{Path: flink.CanonicalPath(dir), Origin: model.OriginManual, Status: model.SavepointCompleted,
 		CompletedMs: ptr(st.ModTime().UnixMilli()), SizeBytes: ptr(dirSize(dir))}
 	describeByName(&sp, dir)
 	return sp, nil
@@ -319,12 +315,12 @@ func (c *Catalog) registerS3(ctx context.Context, uri string) (model.Savepoint, 
 	if c.S3 == nil {
 		return model.Savepoint{}, fmt.Errorf("catalog: %q is on S3, but no s3 endpoint is configured", uri)
 	}
-	dir, ok := cleanS3(uri)
+	dir, ok := flink.CleanS3(uri)
 	if !ok {
 		return model.Savepoint{}, fmt.Errorf("catalog: %q is not an s3://bucket/path URI", uri)
 	}
 	dir = strings.TrimSuffix(dir, "/"+flink.MetadataFileName)
-	if !UnderSavepointDir(c.Config.SavepointDirs, dir) {
+	if !flink.UnderSavepointDir(c.Config.SavepointDirs, dir) {
 		return model.Savepoint{}, fmt.Errorf("catalog: %s is %w (%s)", dir, ErrOutsideDirs, strings.Join(c.Config.SavepointDirs, ", "))
 	}
 	files, _, err := c.S3.List(ctx, dir)
@@ -347,52 +343,6 @@ func (c *Catalog) registerS3(ctx context.Context, uri string) (model.Savepoint, 
 	return sp, nil
 }
 
-// cleanS3 returns an S3 URI with its scheme as given, its key path cleaned
-// ("." and ".." resolved, no trailing slash); false when it is not one.
-func cleanS3(uri string) (string, bool) {
-	i := strings.Index(uri, "://")
-	if i <= 0 || !config.IsS3URI(uri) {
-		return "", false
-	}
-	rest := uri[i+3:]
-	bucket, key, _ := strings.Cut(rest, "/")
-	if bucket == "" || strings.ContainsAny(uri, "?#\x00") {
-		return "", false
-	}
-	key = strings.TrimPrefix(path.Clean("/"+key), "/")
-	out := uri[:i+3] + bucket
-	if key != "" {
-		out += "/" + key
-	}
-	return out, true
-}
-
-// UnderSavepointDir reports whether p (a local path, file: URI or S3 URI)
-// lies inside one of dirs, compared after cleaning ("." and ".."
-// resolved), links not followed: Register checks the real locations too.
-func UnderSavepointDir(dirs []string, p string) bool {
-	p = strings.TrimSpace(p)
-	if config.IsS3URI(p) {
-		dir, ok := cleanS3(p)
-		for _, d := range dirs {
-			if root, rok := cleanS3(d); ok && rok && (strings.HasPrefix(dir, root+"/") || dir == root) {
-				return true
-			}
-		}
-		return false
-	}
-	local, err := LocalPath(p)
-	if err != nil {
-		return false
-	}
-	for _, d := range dirs {
-		if ld, err := LocalPath(d); err == nil && flink.Within(ld, local) {
-			return true
-		}
-	}
-	return false
-}
-
 // insideRealDirs reports whether real (a path with links resolved) lies in
 // the real location of a configured savepoint directory.
 func (c *Catalog) insideRealDirs(real string) bool {
@@ -413,7 +363,7 @@ func (c *Catalog) checkRegisterPath(path string) (string, error) {
 	if strings.ContainsRune(path, 0) {
 		return "", errors.New("catalog: path contains a NUL byte")
 	}
-	local, err := LocalPath(strings.TrimSpace(path))
+	local, err := flink.LocalPath(strings.TrimSpace(path))
 	if err != nil {
 		return "", fmt.Errorf("catalog: %w", err)
 	}

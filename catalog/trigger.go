@@ -52,14 +52,14 @@ func (c *Catalog) Trigger(ctx context.Context, target, jobID string, stop bool, 
 		return model.Savepoint{}, fmt.Errorf("catalog: %s of job %s on %s (trigger %s): %w", what, jobID, target, trigger, err)
 	}
 	done := c.now()
-	sp := model.Savepoint{FlinkTarget: ft.Name, JobID: jobID, JobName: job.Name, Path: CanonicalPath(loc),
+	sp := model.Savepoint{FlinkTarget: ft.Name, JobID: jobID, JobName: job.Name, Path: flink.CanonicalPath(loc),
 		Kind: model.KindSavepoint, Origin: model.OriginTriggered, Status: model.SavepointCompleted,
 		TriggerMs: ptr(triggered.UnixMilli()), CompletedMs: ptr(done.UnixMilli())}
 	// Flink's own figures (trigger time, size, checkpoint id), when its
 	// history already lists it; best effort.
 	if h, err := cl.Checkpoints(ctx, jobID); err == nil {
 		for _, cp := range append(h.History, derefs(h.Latest.Savepoint)...) {
-			if cp.ExternalPath != "" && CanonicalPath(cp.ExternalPath) == sp.Path {
+			if cp.ExternalPath != "" && flink.CanonicalPath(cp.ExternalPath) == sp.Path {
 				fillFromFlink(&sp, cp)
 				break
 			}

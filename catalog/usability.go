@@ -13,31 +13,16 @@ import (
 	"github.com/drconsole/drconsole/model"
 )
 
-// Verdict is model's: whether a savepoint can still be restored without a gap.
-type Verdict = model.Verdict
-
-const (
-	Usable   = model.VerdictUsable
-	Unusable = model.VerdictUnusable
-	Unknown  = model.VerdictUnknown
-)
-
 // kafkaTimeout bounds each cluster's offset lookups: a primary that is gone
 // must not hold the page.
 var kafkaTimeout = 10 * time.Second
 
-// PartitionUsability is model's.
-type PartitionUsability = model.PartitionUsability
-
-// Usability is model's.
-type Usability = model.Usability
-
-// Usability checks a savepoint's offsets against flow's clusters: the
+// model.Usability checks a savepoint's offsets against flow's clusters: the
 // primary's and DR's log-start offsets, and the translation to DR. An
 // unreachable cluster makes its side unknown, not an error; errors are for
 // an unknown flow or undecodable offsets.
-func (c *Catalog) Usability(ctx context.Context, sp model.Savepoint, flow string) (Usability, error) {
-	u := Usability{SavepointID: sp.ID, Flow: flow, At: c.now(), Verdict: Unknown, Primary: Unknown, DR: Unknown}
+func (c *Catalog) Usability(ctx context.Context, sp model.Savepoint, flow string) (model.Usability, error) {
+	u := model.Usability{SavepointID: sp.ID, Flow: flow, At: c.now(), Verdict: model.VerdictUnknown, Primary: model.VerdictUnknown, DR: model.VerdictUnknown}
 	if c.Monitor == nil {
 		return u, errors.New("catalog: no Kafka monitor: usability cannot be checked")
 	}
@@ -70,7 +55,7 @@ func (c *Catalog) Usability(ctx context.Context, sp model.Savepoint, flow string
 		if err != nil {
 			return u, fmt.Errorf("catalog: savepoint %d: %w", sp.ID, err)
 		}
-		p := PartitionUsability{Source: tp, Offset: off}
+		p := model.PartitionUsability{Source: tp, Offset: off}
 		p.DR, p.Translation = tr.Translate(tp, off, link)
 		u.Partitions = append(u.Partitions, p)
 		srcTopics = appendNew(srcTopics, p.Source.Topic)
@@ -100,15 +85,15 @@ func (c *Catalog) Usability(ctx context.Context, sp model.Savepoint, flow string
 	for i := range u.Partitions {
 		p := &u.Partitions[i]
 		key := mm2.TPKey(p.Source)
-		p.Primary, p.DRVerdict = Unknown, Unknown
+		p.Primary, p.DRVerdict = model.VerdictUnknown, model.VerdictUnknown
 		if v, ok := primary[p.Source]; !ok {
 			p.Problems = append(p.Problems, "primary log start unknown")
 		} else {
 			p.PrimaryLogStart = &v
 			p.PrimaryDeleted = v > p.Offset
-			p.Primary = Usable
+			p.Primary = model.VerdictUsable
 			if p.PrimaryDeleted {
-				p.Primary = Unusable
+				p.Primary = model.VerdictUnusable
 				why := fmt.Sprintf("data deleted on the primary: log start %d is past the savepoint's offset %d (%d records gone)", v, p.Offset, v-p.Offset)
 				p.Problems = append(p.Problems, why)
 				u.Unusable = append(u.Unusable, key+": "+why)
@@ -120,7 +105,7 @@ func (c *Catalog) Usability(ctx context.Context, sp model.Savepoint, flow string
 			why := fmt.Sprintf("no DR offset: translation %s", p.Translation.Method)
 			if p.Translation.Method == mm2.MethodTooOld {
 				why = "no DR offset: every offset sync MM2 kept is newer than the savepoint's offset"
-				p.DRVerdict = Unusable
+				p.DRVerdict = model.VerdictUnusable
 				u.Unusable = append(u.Unusable, key+": "+why)
 			} else {
 				why = "no DR offset: no offset syncs known for this partition (yet)"
@@ -134,9 +119,9 @@ func (c *Catalog) Usability(ctx context.Context, sp model.Savepoint, flow string
 			}
 			p.DRLogStart = &v
 			p.DRDeleted = v > p.Translation.Offset
-			p.DRVerdict = Usable
+			p.DRVerdict = model.VerdictUsable
 			if p.DRDeleted {
-				p.DRVerdict = Unusable
+				p.DRVerdict = model.VerdictUnusable
 				why := fmt.Sprintf("data deleted in DR: log start %d of %s is past the translated offset %d", v, mm2.TPKey(p.DR), p.Translation.Offset)
 				p.Problems = append(p.Problems, why)
 				u.Unusable = append(u.Unusable, key+": "+why)
@@ -146,11 +131,11 @@ func (c *Catalog) Usability(ctx context.Context, sp model.Savepoint, flow string
 			}
 		}
 	}
-	u.Primary = combine(u.Partitions, func(p *PartitionUsability) Verdict { return p.Primary })
-	u.DR = combine(u.Partitions, func(p *PartitionUsability) Verdict { return p.DRVerdict })
+	u.Primary = combine(u.Partitions, func(p *model.PartitionUsability) model.Verdict { return p.Primary })
+	u.DR = combine(u.Partitions, func(p *model.PartitionUsability) model.Verdict { return p.DRVerdict })
 	u.Verdict = worst(u.Primary, u.DR)
 	if len(u.Partitions) == 0 {
-		u.Verdict, u.Primary, u.DR = Unknown, Unknown, Unknown
+		u.Verdict, u.Primary, u.DR = model.VerdictUnknown, model.VerdictUnknown, model.VerdictUnknown
 		u.Notes = append(u.Notes, "the savepoint holds no Kafka partition offsets")
 	}
 	return u, nil
@@ -160,17 +145,17 @@ func (c *Catalog) Usability(ctx context.Context, sp model.Savepoint, flow string
 // mirror keeps offsets, so the savepoint is usable in DR once the mirror
 // has copied everything before its offset. Behind is unusable (for now:
 // while the primary lives the mirror may still catch up).
-func checkMirrored(u *Usability, p *PartitionUsability, key string, ends map[model.TP]int64) {
+func checkMirrored(u *model.Usability, p *model.PartitionUsability, key string, ends map[model.TP]int64) {
 	v, ok := ends[p.DR]
 	if !ok {
-		p.DRVerdict = worst(p.DRVerdict, Unknown)
+		p.DRVerdict = worst(p.DRVerdict, model.VerdictUnknown)
 		p.Problems = append(p.Problems, "DR log end unknown")
 		return
 	}
 	p.DRLogEnd = &v
 	p.DRBehind = v < p.Offset
 	if p.DRBehind {
-		p.DRVerdict = Unusable
+		p.DRVerdict = model.VerdictUnusable
 		why := fmt.Sprintf("the DR mirror is behind the savepoint: %s ends at %d, before the savepoint's offset %d (%d records not mirrored yet)",
 			mm2.TPKey(p.DR), v, p.Offset, p.Offset-v)
 		p.Problems = append(p.Problems, why)
@@ -186,17 +171,17 @@ func appendNew(xs []string, s string) []string {
 }
 
 // combine is the worst of the partitions' verdicts.
-func combine(ps []PartitionUsability, f func(*PartitionUsability) Verdict) Verdict {
-	v := Usable
+func combine(ps []model.PartitionUsability, f func(*model.PartitionUsability) model.Verdict) model.Verdict {
+	v := model.VerdictUsable
 	for i := range ps {
 		v = worst(v, f(&ps[i]))
 	}
 	return v
 }
 
-// worst: Unusable beats Unknown beats Usable.
-func worst(a, b Verdict) Verdict {
-	rank := map[Verdict]int{Usable: 0, Unknown: 1, Unusable: 2}
+// worst: model.VerdictUnusable beats model.VerdictUnknown beats model.VerdictUsable.
+func worst(a, b model.Verdict) model.Verdict {
+	rank := map[model.Verdict]int{model.VerdictUsable: 0, model.VerdictUnknown: 1, model.VerdictUnusable: 2}
 	if rank[b] > rank[a] {
 		return b
 	}

@@ -110,7 +110,7 @@ func TestUsability(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Verdict != Unusable || u.Primary != Unusable || u.DR != Unusable || u.PrimaryErr != "" || u.DRErr != "" || len(u.Partitions) != 4 {
+	if u.Verdict != model.VerdictUnusable || u.Primary != model.VerdictUnusable || u.DR != model.VerdictUnusable || u.PrimaryErr != "" || u.DRErr != "" || len(u.Partitions) != 4 {
 		t.Fatalf("usability = %+v", u)
 	}
 	if strings.Join(u.Untranslatable, ",") != "events-3" {
@@ -127,23 +127,23 @@ func TestUsability(t *testing.T) {
 	}
 	p0, p1, p2, p3 := u.Partitions[0], u.Partitions[1], u.Partitions[2], u.Partitions[3]
 	if p0.Source != (model.TP{Topic: "events", Partition: 0}) || p0.DR != (model.TP{Topic: "primary.events", Partition: 0}) || p0.Offset != 800 ||
-		*p0.PrimaryLogStart != 0 || *p0.DROffset() != 800 || *p0.DRLogStart != 0 || p0.Primary != Usable || p0.DRVerdict != Usable || len(p0.Problems) != 0 {
+		*p0.PrimaryLogStart != 0 || *p0.DROffset() != 800 || *p0.DRLogStart != 0 || p0.Primary != model.VerdictUsable || p0.DRVerdict != model.VerdictUsable || len(p0.Problems) != 0 {
 		t.Errorf("events-0: %+v", p0)
 	}
-	if *p1.PrimaryLogStart != 1301 || !p1.PrimaryDeleted || p1.DRDeleted || p1.DRVerdict != Usable || *p1.DROffset() != 1300 {
+	if *p1.PrimaryLogStart != 1301 || !p1.PrimaryDeleted || p1.DRDeleted || p1.DRVerdict != model.VerdictUsable || *p1.DROffset() != 1300 {
 		t.Errorf("events-1: %+v", p1)
 	}
-	if p2.PrimaryDeleted || *p2.DROffset() != 701 || *p2.DRLogStart != 1000 || !p2.DRDeleted || p2.Primary != Usable || p2.DRVerdict != Unusable {
+	if p2.PrimaryDeleted || *p2.DROffset() != 701 || *p2.DRLogStart != 1000 || !p2.DRDeleted || p2.Primary != model.VerdictUsable || p2.DRVerdict != model.VerdictUnusable {
 		t.Errorf("events-2: %+v", p2)
 	}
-	if p3.DROffset() != nil || p3.Translation.Method != mm2.MethodTooOld || p3.DRVerdict != Unusable || p3.DRLogStart != nil || p3.Primary != Usable {
+	if p3.DROffset() != nil || p3.Translation.Method != mm2.MethodTooOld || p3.DRVerdict != model.VerdictUnusable || p3.DRLogStart != nil || p3.Primary != model.VerdictUsable {
 		t.Errorf("events-3: %+v", p3)
 	}
 
 	// Everything there: usable.
 	good := model.Savepoint{ID: 2, OffsetsJSON: `{"events-0":900,"events-1":1350}`}
 	u, err = c.Usability(ctx, good, flow)
-	if err != nil || u.Verdict != Usable || u.Primary != Usable || u.DR != Usable || len(u.Unusable) != 0 {
+	if err != nil || u.Verdict != model.VerdictUsable || u.Primary != model.VerdictUsable || u.DR != model.VerdictUsable || len(u.Unusable) != 0 {
 		t.Fatalf("good savepoint: %+v %v", u, err)
 	}
 	if *u.Partitions[0].DROffset() != 801 || u.Partitions[0].Translation.RereadMax != 99 {
@@ -152,14 +152,14 @@ func TestUsability(t *testing.T) {
 
 	// A partition without any sync (not mirrored yet) is unknown, not unusable.
 	u, err = c.Usability(ctx, model.Savepoint{ID: 3, OffsetsJSON: `{"events-0":900,"audit-0":5}`}, flow)
-	if err != nil || u.Verdict != Unknown || u.DR != Unknown || len(u.Unusable) != 0 || strings.Join(u.Untranslatable, ",") != "audit-0" ||
+	if err != nil || u.Verdict != model.VerdictUnknown || u.DR != model.VerdictUnknown || len(u.Unusable) != 0 || strings.Join(u.Untranslatable, ",") != "audit-0" ||
 		!strings.Contains(u.PrimaryErr, "audit") {
 		t.Fatalf("unmirrored partition: %+v %v", u, err)
 	}
 
 	// Not read, or unreadable: unknown, with why.
 	u, err = c.Usability(ctx, model.Savepoint{ID: 4, ReadError: "s3:// is not readable here"}, flow)
-	if err != nil || u.Verdict != Unknown || len(u.Notes) != 1 || !strings.Contains(u.Notes[0], "s3://") {
+	if err != nil || u.Verdict != model.VerdictUnknown || len(u.Notes) != 1 || !strings.Contains(u.Notes[0], "s3://") {
 		t.Fatalf("unread savepoint: %+v %v", u, err)
 	}
 	if _, err := c.Usability(ctx, good, "nope"); err == nil {
@@ -175,7 +175,7 @@ func TestUsability(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Primary != Unknown || u.PrimaryErr == "" || u.DR != Usable || u.Verdict != Unknown || u.Partitions[0].PrimaryLogStart != nil {
+	if u.Primary != model.VerdictUnknown || u.PrimaryErr == "" || u.DR != model.VerdictUsable || u.Verdict != model.VerdictUnknown || u.Partitions[0].PrimaryLogStart != nil {
 		t.Fatalf("primary gone: %+v", u)
 	}
 	if d := time.Since(start); d > kafkaTimeout+5*time.Second {
@@ -191,7 +191,7 @@ func TestUsability(t *testing.T) {
 	}
 	// ... and DR's deletions are still flagged.
 	u, err = c.Usability(ctx, model.Savepoint{ID: 1, OffsetsJSON: r.OffsetsJSON}, flow)
-	if err != nil || u.Verdict != Unusable || u.DR != Unusable || u.Primary != Unknown {
+	if err != nil || u.Verdict != model.VerdictUnusable || u.DR != model.VerdictUnusable || u.Primary != model.VerdictUnknown {
 		t.Fatalf("primary gone, DR deleted: %+v %v", u, err)
 	}
 }
@@ -238,7 +238,7 @@ func TestUsabilityClusterLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Verdict != Unusable || u.Primary != Usable || u.DR != Unusable || u.DRErr != "" || len(u.Untranslatable) != 0 || len(u.Partitions) != 4 {
+	if u.Verdict != model.VerdictUnusable || u.Primary != model.VerdictUsable || u.DR != model.VerdictUnusable || u.DRErr != "" || len(u.Untranslatable) != 0 || len(u.Partitions) != 4 {
 		t.Fatalf("usability = %+v", u)
 	}
 	unusable := strings.Join(u.Unusable, "\n")
@@ -252,13 +252,13 @@ func TestUsabilityClusterLink(t *testing.T) {
 			t.Errorf("partition %d: %+v", i, p)
 		}
 	}
-	if p := u.Partitions[0]; p.DRVerdict != Usable || *p.DRLogEnd != 1400 || p.DRBehind {
+	if p := u.Partitions[0]; p.DRVerdict != model.VerdictUsable || *p.DRLogEnd != 1400 || p.DRBehind {
 		t.Errorf("events-0: %+v", p)
 	}
 
 	// Caught up and nothing deleted: usable in DR, offsets unchanged.
 	u, err = c.Usability(ctx, model.Savepoint{ID: 2, OffsetsJSON: `{"events-0":1400,"events-3":1000}`}, flow)
-	if err != nil || u.Verdict != Usable || u.DR != Usable || *u.Partitions[1].DROffset() != 1000 {
+	if err != nil || u.Verdict != model.VerdictUsable || u.DR != model.VerdictUsable || *u.Partitions[1].DROffset() != 1000 {
 		t.Fatalf("caught-up savepoint: %+v %v", u, err)
 	}
 

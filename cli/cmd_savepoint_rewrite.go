@@ -15,10 +15,10 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 )
 
 const savepointRewriteUsage = `Usage: drconsole savepoint rewrite SRC --offsets FILE --out DST [--uid UID]
@@ -142,7 +142,7 @@ func savepointRewrite(ctx context.Context, args []string, stdin io.Reader, stdou
 		if cfg, flow, err = loadFlow(*cfgFile, *flowName); err != nil {
 			return err
 		}
-		policy, *alias = monitor.TopicsOf(flow).Policy, flow.SourceAlias
+		policy, *alias = flowstate.TopicsOf(flow).Policy, flow.SourceAlias
 	} else {
 		switch config.ReplicationPolicy(*rename) {
 		case config.PolicyIdentity:

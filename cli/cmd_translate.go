@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
@@ -99,7 +100,7 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		if err != nil {
 			return err
 		}
-		names, alias = monitor.TopicsOf(flow).Policy, flow.SourceAlias
+		names, alias = flowstate.TopicsOf(flow).Policy, flow.SourceAlias
 		store, err := storage.Open(filepath.Join(cfg.DataDir, "drconsole.db"))
 		if err != nil {
 			return err
@@ -134,7 +135,7 @@ func translateCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		explained = append(explained, mm2.Explain(po, mm2.TPKey(dr), t))
 		if t.Translated() {
 			translated[dr] = t.Offset
-			if n := monitor.AbortedInDRAfter(aborted, po.TP, po.Offset); n > 0 {
+			if n := flowstate.AbortedInDRAfter(aborted, po.TP, po.Offset); n > 0 {
 				fmt.Fprintf(stderr, "drconsole: %s: warning: DR holds at least %d record(s) of aborted transactions after this offset, "+
 					"copied by MirrorMaker 2 as ordinary records: a consumer in DR reads them, the primary's readers never did\n", po.Key, n)
 			}

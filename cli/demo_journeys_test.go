@@ -20,7 +20,6 @@ import (
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
@@ -67,7 +66,7 @@ func startSandboxConsoleWith(t *testing.T, opts demo.Options) *sandboxConsole {
 	c.waitFor(t, time.Minute, "the sandbox flow healthy with checkpoints", func() (bool, string) {
 		s := mon.Snapshot("primary->dr")
 		cps, _ := store.Checkpoints(ctx, "primary->dr")
-		return s.Status == monitor.StatusOK && len(cps) > 0, fmt.Sprintf("%s %s, %d checkpoints", s.Status, s.Reason, len(cps))
+		return s.Status == model.FlowStatusOK && len(cps) > 0, fmt.Sprintf("%s %s, %d checkpoints", s.Status, s.Reason, len(cps))
 	})
 	return c
 }
@@ -234,7 +233,7 @@ func TestSandboxMM2Failback(t *testing.T) {
 				if s == nil {
 					return false, "not watched"
 				}
-				return s.Status == monitor.StatusOK, fmt.Sprintf("%s %s", s.Status, s.Reason)
+				return s.Status == model.FlowStatusOK, fmt.Sprintf("%s %s", s.Status, s.Reason)
 			})
 		}
 		if idx == 0 {
@@ -437,7 +436,7 @@ func TestSandboxNewestSavepointOutlivesRetention(t *testing.T) {
 		if err != nil {
 			return false, fmt.Sprintf("first %s; %v", u[first.ID].Verdict, err)
 		}
-		return u[first.ID].Verdict == catalog.Unusable && newest.ID != first.ID,
+		return u[first.ID].Verdict == model.VerdictUnusable && newest.ID != first.ID,
 			fmt.Sprintf("first %s (%s); newest usable #%d", u[first.ID].Verdict, u[first.ID].Why(), newest.ID)
 	})
 }

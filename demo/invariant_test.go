@@ -256,7 +256,7 @@ func checkInvariant(ctx context.Context, t *testing.T, sb *Sandbox, mon *monitor
 	if err != nil {
 		t.Fatalf("%s: %v", where, err)
 	}
-	listed := map[model.TP]monitor.PartitionLag{}
+	listed := map[model.TP]model.PartitionLag{}
 	for _, p := range snap.Partitions {
 		listed[model.TP{Topic: p.Topic, Partition: p.Partition}] = p
 	}

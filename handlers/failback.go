@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/handlers/form"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/views"
 )
@@ -105,7 +105,7 @@ func (m movingDeadline) Write(b []byte) (int, error) {
 // configuredFlows leaves out the failbacks' reverse flows: no plan,
 // savepoint or active side belongs to them; they are the flows they
 // reverse seen the other way.
-func configuredFlows(snaps []*monitor.FlowSnapshot) []*monitor.FlowSnapshot {
+func configuredFlows(snaps []*flowstate.FlowSnapshot) []*flowstate.FlowSnapshot {
 	out := snaps[:0:0]
 	for _, s := range snaps {
 		if s.Flow.ReverseOf == "" {

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
 )
@@ -56,7 +56,7 @@ func (h *Handlers) failbackPlan(ctx context.Context, id int64) (url.Values, bool
 	}
 	if dirs := h.Runbook.Config.SavepointDirs; job != "" && len(dirs) == 1 {
 		// A new directory: the rewrite refuses one that exists.
-		v.Set("failback_rewrite_to", strings.TrimRight(catalog.CanonicalPath(dirs[0]), "/")+"/failback-run-"+strconv.FormatInt(id, 10))
+		v.Set("failback_rewrite_to", strings.TrimRight(flink.CanonicalPath(dirs[0]), "/")+"/failback-run-"+strconv.FormatInt(id, 10))
 	}
 	return v, true
 }

@@ -29,7 +29,7 @@ func serveAs(r http.Handler, role model.Role, method, path string, form url.Valu
 	if method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
-	req = req.WithContext(identity.WithUser(req.Context(), &identity.User{Name: string(role) + "-1", Role: role}))
+	req = req.WithContext(identity.WithUser(req.Context(), &model.Principal{Name: string(role) + "-1", Role: role}))
 	w := httptest.NewRecorder()
 	r.ServeHTTP(w, req)
 	return w
@@ -46,7 +46,7 @@ func TestAfterAFailoverPagesSayDRIsActiveAndShowTheLost(t *testing.T) {
 		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}, failover.Env{Monitor: rig.mon})
 	rig.h.Runbook = rb
 	rig.h.Failovers = failback.BookOf(rb)
-	rig.h.Worker = &failover.Worker{Runbook: rb, Catalog: rig.h.Catalog, Log: rig.h.Log, Now: rig.h.Now}
+	rig.h.Worker = &failover.Worker{Runbook: rb, Catalog: catalogOf(rig.h), Log: rig.h.Log, Now: rig.h.Now}
 	r := chi.NewRouter()
 	r.Get("/", rig.h.Overview)
 	r.Get("/flows/{flow}", rig.h.Flow)
@@ -126,7 +126,7 @@ func TestPlanFormOffersFailbackOnlyWhileDRIsActive(t *testing.T) {
 		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}, failover.Env{Monitor: rig.mon})
 	rig.h.Runbook = rb
 	rig.h.Failovers = failback.BookOf(rb)
-	rig.h.Worker = &failover.Worker{Runbook: rb, Catalog: rig.h.Catalog, Log: rig.h.Log, Now: rig.h.Now}
+	rig.h.Worker = &failover.Worker{Runbook: rb, Catalog: catalogOf(rig.h), Log: rig.h.Log, Now: rig.h.Now}
 	r := chi.NewRouter()
 	r.Get("/failover", rig.h.FailoverList)
 	r.Post("/failover", rig.h.FailoverCreate)

@@ -29,7 +29,7 @@ func TestAfterAFailoverTheFlowIsFailedOverNotAtRisk(t *testing.T) {
 		Log: rig.h.Log, Clock: rig.clock, StopVerifyWindow: 100 * time.Millisecond}, failover.Env{Monitor: rig.mon})
 	rig.h.Runbook = rb
 	rig.h.Failovers = failback.BookOf(rb)
-	rig.h.Worker = &failover.Worker{Runbook: rb, Catalog: rig.h.Catalog, Log: rig.h.Log, Now: rig.h.Now}
+	rig.h.Worker = &failover.Worker{Runbook: rb, Catalog: catalogOf(rig.h), Log: rig.h.Log, Now: rig.h.Now}
 	r := chi.NewRouter()
 	r.Get("/", rig.h.Overview)
 	r.Get("/flows/{flow}", rig.h.Flow)

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/handlers/form"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -62,13 +62,12 @@ func (h *Handlers) planChoices(r *http.Request, flows []string) views.PlanChoice
 // it answers within primaryGroupsTimeout.
 func (h *Handlers) groupChoices(ctx context.Context, flow string, picked []string, multi bool) views.GroupChoices {
 	g := views.GroupChoices{Now: h.now(), Picked: picked, Multi: multi}
-	tr := h.Monitor.Translator(flow)
-	if tr == nil {
+	if h.Monitor.Snapshot(flow) == nil {
 		g.Err = fmt.Sprintf("no flow named %q", flow)
 		return g
 	}
 	var err error
-	if g.Groups, err = tr.KnownGroups(ctx, primaryGroupsTimeout); err != nil {
+	if g.Groups, err = h.Monitor.KnownGroups(ctx, flow, primaryGroupsTimeout); err != nil {
 		g.Err = err.Error()
 	}
 	return g
@@ -94,7 +93,7 @@ func (h *Handlers) jarChoices(ctx context.Context, target, picked string) views.
 }
 
 // savepointChoices are the catalog's newest entries judged against flow.
-func (h *Handlers) savepointChoices(ctx context.Context, flow string) ([]catalog.SavepointChoice, string) {
+func (h *Handlers) savepointChoices(ctx context.Context, flow string) ([]model.SavepointChoice, string) {
 	if h.Catalog == nil {
 		return nil, ""
 	}

@@ -8,11 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/views"
 )
@@ -26,12 +25,10 @@ import (
 // reviews it; nothing is stored until Create.
 func (h *Handlers) incidentPlan(ctx context.Context, flow string) url.Values {
 	v := url.Values{"flow": {flow}, "preflight": {"1"}, "stop": {"auto"}}
-	if tr := h.Monitor.Translator(flow); tr != nil {
-		groups, _ := tr.KnownGroups(ctx, primaryGroupsTimeout) // the primary is likely down: its groups are a bonus
-		for _, g := range groups {
-			if g.LastCheckpointMs > 0 {
-				v.Add("group_pick", g.Name)
-			}
+	groups, _ := h.Monitor.KnownGroups(ctx, flow, primaryGroupsTimeout) // the primary is likely down: its groups are a bonus
+	for _, g := range groups {
+		if g.LastCheckpointMs > 0 {
+			v.Add("group_pick", g.Name)
 		}
 	}
 	v.Set("reason", incidentReason(h.Monitor.Snapshot(flow), flow))
@@ -59,7 +56,7 @@ func (h *Handlers) incidentPlan(ctx context.Context, flow string) url.Values {
 		}
 	}
 	choices, _ := h.savepointChoices(ctx, flow)
-	i := slices.IndexFunc(choices, func(c catalog.SavepointChoice) bool { return c.Verdict == model.VerdictUsable })
+	i := slices.IndexFunc(choices, func(c model.SavepointChoice) bool { return c.Verdict == model.VerdictUsable })
 	if i < 0 {
 		return v // no usable savepoint: the form says so, the operator decides
 	}
@@ -75,12 +72,12 @@ func (h *Handlers) recommendedStrategy(ctx context.Context, flow string, sp mode
 	if f == nil || h.Catalog == nil {
 		return form.StrategyNewUID
 	}
-	rf := catalog.RestoreFor{Flow: flow, ClusterLink: f.IsClusterLink()}
+	rf := model.RestoreFor{Flow: flow, ClusterLink: f.IsClusterLink()}
 	if u, err := h.Catalog.Usability(ctx, sp, flow); err == nil {
 		rw := h.Catalog.RewriteStateOf(ctx, sp)
 		rf.Usability, rf.Rewrite = &u, &rw
 	}
-	strategies, _ := catalog.RestoreStrategies(rf)
+	strategies, _ := model.RestoreStrategies(rf)
 	for _, s := range strategies {
 		if s.Recommended {
 			switch s.N {
@@ -129,11 +126,11 @@ func firstOr(s []string, or string) string {
 // incident no longer shows (the primary answered once, the flow left
 // BROKEN), the reason still says the plan came from it; the operator edits
 // it either way.
-func incidentReason(s *monitor.FlowSnapshot, flow string) string {
+func incidentReason(s *flowstate.FlowSnapshot, flow string) string {
 	switch {
 	case s != nil && s.Source.Checked && !s.Source.OK:
 		return "Incident: the primary (" + s.Flow.Source + ") has not answered since " + views.Clock(s.Source.Since)
-	case s != nil && s.Status == monitor.StatusBroken:
+	case s != nil && s.Status == model.FlowStatusBroken:
 		return "Incident: replication of " + flow + " BROKEN since " + views.Clock(s.StatusSince) + ": " + s.Reason
 	default:
 		return "Incident on " + flow + ": failover started from the incident view"

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/flowstate"
+	"github.com/drconsole/drconsole/model"
 )
 
 // The plan opened from the incident view always carries a reason, whatever
@@ -18,14 +19,14 @@ func TestIncidentReasonAlwaysSaysWhy(t *testing.T) {
 	flow := &config.Flow{Name: "primary->dr", Source: "primary", Target: "dr"}
 	for _, c := range []struct {
 		name string
-		snap *monitor.FlowSnapshot
+		snap *flowstate.FlowSnapshot
 		want string
 	}{
-		{"primary down", &monitor.FlowSnapshot{Flow: flow, Source: monitor.Reachability{Checked: true, Since: since}},
+		{"primary down", &flowstate.FlowSnapshot{Flow: flow, Source: model.Reachability{Checked: true, Since: since}},
 			"the primary (primary) has not answered since 2026-12-06 01:02:03"},
-		{"broken", &monitor.FlowSnapshot{Flow: flow, Source: monitor.Reachability{Checked: true, OK: true}, Status: monitor.StatusBroken,
+		{"broken", &flowstate.FlowSnapshot{Flow: flow, Source: model.Reachability{Checked: true, OK: true}, Status: model.FlowStatusBroken,
 			StatusSince: since, Reason: "MirrorSourceConnector FAILED"}, "BROKEN since 2026-12-06 01:02:03 UTC: MirrorSourceConnector FAILED"},
-		{"over by now", &monitor.FlowSnapshot{Flow: flow, Source: monitor.Reachability{Checked: true, OK: true}, Status: monitor.StatusOK},
+		{"over by now", &flowstate.FlowSnapshot{Flow: flow, Source: model.Reachability{Checked: true, OK: true}, Status: model.FlowStatusOK},
 			"failover started from the incident view"},
 		{"not watched", nil, "failover started from the incident view"},
 	} {

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
@@ -32,7 +32,7 @@ func (h *Handlers) planRewrite(ctx context.Context, f form.Plan, who string) *vi
 	out := &views.PlanRewrite{Chosen: f.Strategy == form.StrategyRewrite}
 	cfg := h.Runbook.Config
 	flow := cfg.Flow(f.Flow)
-	sp, err := h.Store.SavepointByPath(ctx, catalog.CanonicalPath(f.SavepointPath))
+	sp, err := h.Store.SavepointByPath(ctx, flink.CanonicalPath(f.SavepointPath))
 	switch {
 	case flow == nil:
 		out.StrategiesErr = "no flow named " + f.Flow
@@ -41,14 +41,14 @@ func (h *Handlers) planRewrite(ctx context.Context, f form.Plan, who string) *vi
 	case err != nil:
 		out.StrategiesErr = "the restore strategies are not judged: " + err.Error()
 	default:
-		rf := catalog.RestoreFor{Flow: f.Flow, ClusterLink: flow.IsClusterLink(), Chosen: slices.Sorted(maps.Keys(f.Choices))}
+		rf := model.RestoreFor{Flow: f.Flow, ClusterLink: flow.IsClusterLink(), Chosen: slices.Sorted(maps.Keys(f.Choices))}
 		if u, err := h.Catalog.Usability(ctx, sp, f.Flow); err != nil {
 			out.StrategiesErr = err.Error()
 		} else {
 			rw := h.Catalog.RewriteStateOf(ctx, sp)
 			rf.Usability, rf.Rewrite = &u, &rw
 		}
-		out.Strategies, _ = catalog.RestoreStrategies(rf)
+		out.Strategies, _ = model.RestoreStrategies(rf)
 	}
 	if out.Chosen {
 		step := h.Failovers.RewriteStep(cfg, f.Request())

@@ -14,8 +14,8 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -34,8 +34,8 @@ func paginate[T any](l *views.Listing, rows []T) []T {
 
 // topicPartitions is topic's run of s.Partitions (sorted by topic, then
 // partition): two binary searches, no scan.
-func topicPartitions(s *monitor.FlowSnapshot, topic string) []monitor.PartitionLag {
-	byTopic := func(p monitor.PartitionLag, t string) int { return strings.Compare(p.Topic, t) }
+func topicPartitions(s *flowstate.FlowSnapshot, topic string) []model.PartitionLag {
+	byTopic := func(p model.PartitionLag, t string) int { return strings.Compare(p.Topic, t) }
 	from, _ := slices.BinarySearchFunc(s.Partitions, topic, byTopic)
 	rest := s.Partitions[from:]
 	to := from + sort.Search(len(rest), func(i int) bool { return rest[i].Topic != topic })
@@ -82,7 +82,7 @@ func cmpKnown(a, b *int64) int {
 
 // sortTopics is the indexes in s.TopicLags of the topics matching l's
 // filter, in l's order.
-func sortTopics(s *monitor.FlowSnapshot, l views.Listing) []int32 {
+func sortTopics(s *flowstate.FlowSnapshot, l views.Listing) []int32 {
 	match := matcher(l.Query)
 	var idx []int32
 	for i, t := range s.TopicLags {
@@ -109,8 +109,8 @@ func sortTopics(s *monitor.FlowSnapshot, l views.Listing) []int32 {
 }
 
 // sortPartitions orders a topic's partitions as l says.
-func sortPartitions(parts []monitor.PartitionLag, l views.Listing) {
-	slices.SortStableFunc(parts, func(a, b monitor.PartitionLag) int {
+func sortPartitions(parts []model.PartitionLag, l views.Listing) {
+	slices.SortStableFunc(parts, func(a, b model.PartitionLag) int {
 		var c int
 		switch l.Sort {
 		case "lag":
@@ -142,7 +142,7 @@ func (h *Handlers) Flow(w http.ResponseWriter, r *http.Request) {
 	now := h.now()
 	h.servePage(w, r, h.pageKey(r, "flow", now, s), now, func(r *http.Request) (templ.Component, bool) {
 		l := listing(r, views.FlowPath(s.Flow.Name), "lag")
-		var topics []monitor.TopicLag
+		var topics []model.TopicLag
 		for _, i := range paginate(&l, h.sortedTopics(s, l)) {
 			topics = append(topics, s.TopicLags[i])
 		}
@@ -205,7 +205,7 @@ func (h *Handlers) Partition(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, badRequest("bad topic or partition in URL"))
 		return
 	}
-	idx, found := slices.BinarySearchFunc(topicPartitions(s, topic), int32(n), func(p monitor.PartitionLag, n int32) int { return cmp.Compare(p.Partition, n) })
+	idx, found := slices.BinarySearchFunc(topicPartitions(s, topic), int32(n), func(p model.PartitionLag, n int32) int { return cmp.Compare(p.Partition, n) })
 	if !found {
 		h.fail(w, r, notFound("partition "+topic+"-"+strconv.Itoa(int(n))+" in flow "+s.Flow.Name))
 		return

@@ -1,6 +1,7 @@
 // Package handlers holds the console's thin HTTP handlers: read the
-// request (handlers/form), ask one service (monitor.Monitor, the runbook,
-// the savepoint catalog, the worker, storage), render a view. They hold no
+// request (handlers/form), ask one service (the monitor and the savepoint
+// catalog through the interfaces of services.go, the runbook, the worker,
+// storage), render a view. They hold no
 // state but the per-refresh page data of pagedata.go (rendered pages
 // included, pagecache.go), and start no goroutines (long work belongs to failover.Worker),
 // judge nothing (policy is in catalog and failover), and leave the choice
@@ -18,10 +19,9 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/identity"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
@@ -41,7 +41,7 @@ type DemoControls interface {
 
 // Handlers serves the console's pages.
 type Handlers struct {
-	Monitor *monitor.Monitor
+	Monitor MonitorService
 	Store   *storage.Store
 	Log     *slog.Logger
 	Version string
@@ -64,7 +64,7 @@ type Handlers struct {
 	// failover pages.
 	Runbook *runbook.Runbook
 	// Catalog is the savepoint catalog; nil serves no savepoint pages.
-	Catalog *catalog.Catalog
+	Catalog CatalogService
 	// Failovers answers the pages' questions of the plan kinds; cli
 	// hands in failback.Book of Runbook. Required with Runbook.
 	Failovers Failovers
@@ -104,7 +104,7 @@ func (h *Handlers) render(w http.ResponseWriter, r *http.Request, status int, c 
 }
 
 // flowParam resolves the {flow} URL parameter.
-func (h *Handlers) flowParam(w http.ResponseWriter, r *http.Request) *monitor.FlowSnapshot {
+func (h *Handlers) flowParam(w http.ResponseWriter, r *http.Request) *flowstate.FlowSnapshot {
 	name, err := url.PathUnescape(chi.URLParam(r, "flow"))
 	if err != nil {
 		h.fail(w, r, badRequest("bad flow name in URL"))

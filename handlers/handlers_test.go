@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/views"
 )
@@ -13,13 +12,13 @@ import (
 // A Cluster Linking flow that renames topics gets the translated-offsets
 // restore recommended, not "the same savepoint, unchanged".
 func TestRestoreStrategiesForRenamedMirrors(t *testing.T) {
-	same := &catalog.Usability{Partitions: []catalog.PartitionUsability{
+	same := &model.Usability{Partitions: []model.PartitionUsability{
 		{Source: model.TP{Topic: "orders", Partition: 0}, DR: model.TP{Topic: "orders", Partition: 0}}}}
 	s, rec := restoreStrategies(views.SavepointDetailPage{Flow: "primary->dr", ClusterLink: true, Usability: same})
 	if rec != 1 || !s[0].Recommended || !s[0].Fits {
 		t.Fatalf("same names: rec %d %+v", rec, s)
 	}
-	renamed := &catalog.Usability{Partitions: []catalog.PartitionUsability{
+	renamed := &model.Usability{Partitions: []model.PartitionUsability{
 		{Source: model.TP{Topic: "orders", Partition: 0}, DR: model.TP{Topic: "primary.orders", Partition: 0}},
 		{Source: model.TP{Topic: "orders", Partition: 1}, DR: model.TP{Topic: "primary.orders", Partition: 1}}}}
 	s, rec = restoreStrategies(views.SavepointDetailPage{Flow: "primary->dr", ClusterLink: true, Usability: renamed})

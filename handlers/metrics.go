@@ -7,15 +7,15 @@ import (
 	"strconv"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // MetricsSource is what /metrics reads of the monitor.
 type MetricsSource interface {
-	Snapshots() []*monitor.FlowSnapshot
+	Snapshots() []*flowstate.FlowSnapshot
 	Thresholds() config.Thresholds
 }
 
@@ -123,8 +123,8 @@ var mirrorFamilies = []*family{famLagMessages, famLagMs, famTopicLagMessages, fa
 	famRPOThreshold, famRefreshed, famRefreshLate, famRefreshRead, famLowerBound, famFailedOver, famFailedOverSince}
 
 // mirrorStatuses are the values of kafka_mirror_status.
-var mirrorStatuses = []monitor.Status{monitor.StatusOK, monitor.StatusWarning, monitor.StatusCritical, monitor.StatusBroken, monitor.StatusUnknown,
-	monitor.StatusFailedOver}
+var mirrorStatuses = []model.FlowStatus{model.FlowStatusOK, model.FlowStatusWarning, model.FlowStatusCritical, model.FlowStatusBroken, model.FlowStatusUnknown,
+	model.FlowStatusFailedOver}
 
 var runStatuses = []model.RunStatus{model.RunPending, model.RunApproved, model.RunRejected, model.RunRunning, model.RunCompleted, model.RunFailed, model.RunCancelled}
 
@@ -154,7 +154,7 @@ func (c MetricsCollector) Collect(ch chan<- prometheus.Metric) {
 
 // eachMirror hands every kafka_mirror_* sample of snaps to emit: the one
 // place that decides what is exported.
-func (c MetricsCollector) eachMirror(snaps []*monitor.FlowSnapshot, emit func(f *family, v float64, labels ...string)) {
+func (c MetricsCollector) eachMirror(snaps []*flowstate.FlowSnapshot, emit func(f *family, v float64, labels ...string)) {
 	th := c.Monitor.Thresholds()
 	for _, s := range snaps {
 		if s.FailedOver != nil {
@@ -233,14 +233,14 @@ func b2f(b bool) float64 {
 
 // statusAndReach emits a flow's kafka_mirror_status (one series per
 // status) and kafka_mirror_cluster_up per side the monitor has checked.
-func statusAndReach(s *monitor.FlowSnapshot, emit func(f *family, v float64, labels ...string)) {
+func statusAndReach(s *flowstate.FlowSnapshot, emit func(f *family, v float64, labels ...string)) {
 	flow := s.Flow.Name
 	for _, st := range mirrorStatuses {
 		emit(famStatus, b2f(s.Status == st), flow, string(st))
 	}
 	for _, r := range []struct {
 		role string
-		r    monitor.Reachability
+		r    model.Reachability
 	}{{"source", s.Source}, {"target", s.Target}} {
 		if r.r.Checked {
 			emit(famUp, b2f(r.r.OK), flow, r.role)

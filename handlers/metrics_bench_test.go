@@ -7,12 +7,11 @@ import (
 	"testing"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/drconsole/drconsole/monitor"
 )
 
 // countingWriter is a ResponseWriter that only counts the body.
@@ -75,7 +74,7 @@ func BenchmarkMetricsScrape(b *testing.B) {
 				run("cached-"+mode, x, nil)
 				// A refresh publishes new snapshots (same figures, new pointers).
 				run("build-"+mode, x, func() {
-					next := make([]*monitor.FlowSnapshot, len(snaps))
+					next := make([]*flowstate.FlowSnapshot, len(snaps))
 					for i, s := range snaps {
 						c := *s
 						next[i] = &c

@@ -13,10 +13,9 @@ import (
 	"time"
 	"weak"
 
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
-
-	"github.com/drconsole/drconsole/monitor"
 )
 
 // MetricsExposition serves /metrics: the kafka_mirror_* families are
@@ -41,7 +40,7 @@ type exposition struct {
 	// key names the snapshots without keeping them alive (16 MB at 100k
 	// partitions); a weak pointer never equals one made from a later
 	// snapshot, even one allocated where a collected one was.
-	key     []weak.Pointer[monitor.FlowSnapshot]
+	key     []weak.Pointer[flowstate.FlowSnapshot]
 	seq     uint64
 	done    chan struct{}
 	built   bool
@@ -62,7 +61,7 @@ var etagEpoch = strconv.FormatInt(time.Now().UnixNano(), 36)
 // when none matches; concurrent callers share one build.
 func (m *MetricsExposition) get(r *http.Request) *exposition {
 	snaps := m.Collector.Monitor.Snapshots()
-	key := make([]weak.Pointer[monitor.FlowSnapshot], len(snaps))
+	key := make([]weak.Pointer[flowstate.FlowSnapshot], len(snaps))
 	for i, s := range snaps {
 		key[i] = weak.Make(s)
 	}
@@ -103,7 +102,7 @@ func (m *MetricsExposition) get(r *http.Request) *exposition {
 	return e
 }
 
-func (e *exposition) build(c MetricsCollector, snaps []*monitor.FlowSnapshot, prev map[*family]int) {
+func (e *exposition) build(c MetricsCollector, snaps []*flowstate.FlowSnapshot, prev map[*family]int) {
 	plain, sizes := encodeMirror(c, snaps, prev)
 	e.sizes = sizes
 	var z bytes.Buffer
@@ -120,7 +119,7 @@ func (e *exposition) build(c MetricsCollector, snaps []*monitor.FlowSnapshot, pr
 // and returns each family's size. sizes (the previous build's) presize
 // the buffers: 100k partitions are 16 MB, and growing by doubling would
 // make as much garbage again.
-func encodeMirror(c MetricsCollector, snaps []*monitor.FlowSnapshot, sizes map[*family]int) ([]byte, map[*family]int) {
+func encodeMirror(c MetricsCollector, snaps []*flowstate.FlowSnapshot, sizes map[*family]int) ([]byte, map[*family]int) {
 	bufs := map[*family]*bytes.Buffer{}
 	c.eachMirror(snaps, func(f *family, v float64, labels ...string) {
 		b := bufs[f]

@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/flowstate"
 )
 
 // A failed-over flow in /metrics: kafka_mirror_status says FAILED_OVER and
@@ -25,7 +25,7 @@ var (
 
 // failedOverMirror hands emit a failed-over flow's samples (eachMirror
 // hands it every other flow's).
-func failedOverMirror(s *monitor.FlowSnapshot, th config.Thresholds, emit func(f *family, v float64, labels ...string)) {
+func failedOverMirror(s *flowstate.FlowSnapshot, th config.Thresholds, emit func(f *family, v float64, labels ...string)) {
 	flow := s.Flow.Name
 	emit(famFailedOver, 1, flow)
 	emit(famFailedOverSince, float64(s.FailedOver.SinceMs)/1000, flow, strconv.FormatInt(s.FailedOver.Run, 10))

@@ -6,26 +6,27 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/flowstate"
+	"github.com/drconsole/drconsole/model"
 )
 
 // fakeSource stands in for the monitor: fixed snapshots, and a count of
 // the kafka_mirror_* builds (each reads the thresholds once).
 type fakeSource struct {
-	snaps  atomic.Pointer[[]*monitor.FlowSnapshot]
+	snaps  atomic.Pointer[[]*flowstate.FlowSnapshot]
 	builds atomic.Int32
 	reads  atomic.Int32
 	// gate, when set, holds every build until it is closed.
 	gate chan struct{}
 }
 
-func newFakeSource(snaps []*monitor.FlowSnapshot) *fakeSource {
+func newFakeSource(snaps []*flowstate.FlowSnapshot) *fakeSource {
 	f := &fakeSource{}
 	f.snaps.Store(&snaps)
 	return f
 }
 
-func (f *fakeSource) Snapshots() []*monitor.FlowSnapshot { f.reads.Add(1); return *f.snaps.Load() }
+func (f *fakeSource) Snapshots() []*flowstate.FlowSnapshot { f.reads.Add(1); return *f.snaps.Load() }
 
 func (f *fakeSource) Thresholds() config.Thresholds {
 	f.builds.Add(1)
@@ -42,14 +43,14 @@ func i64(v int64) *int64 { return &v }
 // as a refresh publishes it: every 97th partition's lag unknown, every
 // 89th known in messages only with a lower bound on its age; plus a small
 // Cluster Linking flow whose source was never checked.
-func syntheticSnapshots(n int) []*monitor.FlowSnapshot {
+func syntheticSnapshots(n int) []*flowstate.FlowSnapshot {
 	at := time.UnixMilli(1_800_000_000_000)
 	hb := 1500 * time.Millisecond
-	s := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr", Kind: "mm2"}, At: at, Status: monitor.StatusWarning,
-		HeartbeatAge: &hb, Source: monitor.Reachability{Checked: true, OK: true}, Target: monitor.Reachability{Checked: true, OK: false},
+	s := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr", Kind: "mm2"}, At: at, Status: model.FlowStatusWarning,
+		HeartbeatAge: &hb, Source: model.Reachability{Checked: true, OK: true}, Target: model.Reachability{Checked: true, OK: false},
 		DataLost: 1, LossSuspected: 2, LostOffsetsTotal: 12345, LossIncidentsTotal: 3}
 	for i := range n {
-		p := monitor.PartitionLag{Topic: fmt.Sprintf("orders.v%d", i/100), Partition: int32(i % 100)}
+		p := model.PartitionLag{Topic: fmt.Sprintf("orders.v%d", i/100), Partition: int32(i % 100)}
 		switch {
 		case i%97 == 5:
 		case i%89 == 7:
@@ -74,8 +75,8 @@ func syntheticSnapshots(n int) []*monitor.FlowSnapshot {
 		}
 	}
 	s.RPOMs, s.MaxLagMessages = &rpo, &maxMsgs
-	link := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "link", Kind: "cluster-link"}, At: at, Status: monitor.StatusUnknown,
-		Target:     monitor.Reachability{Checked: true, OK: true},
-		Partitions: []monitor.PartitionLag{{Topic: `we"ird\topic`, Partition: 0, LagMessages: i64(0), LagMs: i64(0)}, {Topic: "gone", Partition: 0}}}
-	return []*monitor.FlowSnapshot{s, link}
+	link := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "link", Kind: "cluster-link"}, At: at, Status: model.FlowStatusUnknown,
+		Target:     model.Reachability{Checked: true, OK: true},
+		Partitions: []model.PartitionLag{{Topic: `we"ird\topic`, Partition: 0, LagMessages: i64(0), LagMs: i64(0)}, {Topic: "gone", Partition: 0}}}
+	return []*flowstate.FlowSnapshot{s, link}
 }

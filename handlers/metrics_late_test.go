@@ -6,28 +6,29 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/flowstate"
+	"github.com/drconsole/drconsole/model"
 )
 
 // writerSource is a monitor with a sample writer behind.
 type writerSource struct {
 	*fakeSource
-	st monitor.SampleWriterStats
+	st model.SampleWriterStats
 }
 
-func (w writerSource) SampleWriterStats() monitor.SampleWriterStats { return w.st }
+func (w writerSource) SampleWriterStats() model.SampleWriterStats { return w.st }
 
 // A late refresh is exported as late, its clusters still up; the reads'
 // duration and the sample writer's queue are exported beside it.
 func TestMetricsRefreshLateAndSampleWriter(t *testing.T) {
 	now := time.Now()
-	ok := monitor.Reachability{Checked: true, OK: true, Since: now, LastOK: now}
-	late := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "late"}, At: now, Source: ok, Target: ok, Status: monitor.StatusUnknown,
-		ReadTook: 10 * time.Second, Late: &monitor.LateRefresh{Side: "source", Timeout: 10 * time.Second, Since: now}}
-	onTime := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "on-time"}, At: now, Source: ok, Target: ok, Status: monitor.StatusOK,
+	ok := model.Reachability{Checked: true, OK: true, Since: now, LastOK: now}
+	late := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "late"}, At: now, Source: ok, Target: ok, Status: model.FlowStatusUnknown,
+		ReadTook: 10 * time.Second, Late: &model.LateRefresh{Side: "source", Timeout: 10 * time.Second, Since: now}}
+	onTime := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "on-time"}, At: now, Source: ok, Target: ok, Status: model.FlowStatusOK,
 		ReadTook: 250 * time.Millisecond}
-	src := writerSource{newFakeSource([]*monitor.FlowSnapshot{late, onTime}),
-		monitor.SampleWriterStats{Queued: 70, OverBound: true, Retries: 3, DroppedPartitionSets: 6}}
+	src := writerSource{newFakeSource([]*flowstate.FlowSnapshot{late, onTime}),
+		model.SampleWriterStats{Queued: 70, OverBound: true, Retries: 3, DroppedPartitionSets: 6}}
 	got := parseText(t, collectorText(t, MetricsCollector{Monitor: src}))
 	for name, want := range map[string][]string{
 		"kafka_mirror_refresh_late":                     {"flow=late 1", "flow=on-time 0"},
@@ -53,14 +54,14 @@ func TestMetricsRefreshLateAndSampleWriter(t *testing.T) {
 func TestMetricsStaleFiguresAreLowerBoundsWithTheirAge(t *testing.T) {
 	now := time.UnixMilli(1_800_000_100_000)
 	read := now.Add(-22 * time.Second)
-	ok := monitor.Reachability{Checked: true, OK: true, Since: read, LastOK: now}
-	down := monitor.Reachability{Checked: true, OK: false, Since: now.Add(-15 * time.Second), LastOK: read}
-	gone := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "gone"}, At: now, FiguresAt: read, Source: down, Target: ok,
-		Status: monitor.StatusUnknown, RPOMs: i64(14_557), RPOAtLeast: true, Bound: "source cluster unreachable",
-		Partitions: []monitor.PartitionLag{{Topic: "events", LagMessages: i64(681), LagMs: i64(14_557), AsOf: read, Stale: true}}}
-	fresh := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "fresh"}, At: now, FiguresAt: now, Source: ok, Target: ok,
-		Status: monitor.StatusOK, RPOMs: i64(0), Partitions: []monitor.PartitionLag{{Topic: "events", LagMessages: i64(0), LagMs: i64(0), AsOf: now}}}
-	got := parseText(t, collectorText(t, MetricsCollector{Monitor: newFakeSource([]*monitor.FlowSnapshot{gone, fresh})}))
+	ok := model.Reachability{Checked: true, OK: true, Since: read, LastOK: now}
+	down := model.Reachability{Checked: true, OK: false, Since: now.Add(-15 * time.Second), LastOK: read}
+	gone := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "gone"}, At: now, FiguresAt: read, Source: down, Target: ok,
+		Status: model.FlowStatusUnknown, RPOMs: i64(14_557), RPOAtLeast: true, Bound: "source cluster unreachable",
+		Partitions: []model.PartitionLag{{Topic: "events", LagMessages: i64(681), LagMs: i64(14_557), AsOf: read, Stale: true}}}
+	fresh := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "fresh"}, At: now, FiguresAt: now, Source: ok, Target: ok,
+		Status: model.FlowStatusOK, RPOMs: i64(0), Partitions: []model.PartitionLag{{Topic: "events", LagMessages: i64(0), LagMs: i64(0), AsOf: now}}}
+	got := parseText(t, collectorText(t, MetricsCollector{Monitor: newFakeSource([]*flowstate.FlowSnapshot{gone, fresh})}))
 	for name, want := range map[string][]string{
 		"kafka_mirror_refresh_timestamp_seconds": {"flow=gone 1.800000078e+09", "flow=fresh 1.8000001e+09"},
 		"kafka_mirror_lag_lower_bound":           {"flow=gone 1", "flow=fresh 0"},
@@ -79,14 +80,14 @@ func TestMetricsStaleFiguresAreLowerBoundsWithTheirAge(t *testing.T) {
 // exported for a flow of up to config.PerPartitionBound partitions, and
 // left out above it; per_partition true or false overrides the bound.
 func TestMetricsPerPartitionByDefaultUpToTheBound(t *testing.T) {
-	flow := func(name string, n int) *monitor.FlowSnapshot {
-		s := &monitor.FlowSnapshot{Flow: &config.Flow{Name: name}, At: time.Now(), Status: monitor.StatusOK}
+	flow := func(name string, n int) *flowstate.FlowSnapshot {
+		s := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: name}, At: time.Now(), Status: model.FlowStatusOK}
 		for i := range n {
-			s.Partitions = append(s.Partitions, monitor.PartitionLag{Topic: "t", Partition: int32(i), LagMessages: i64(1), LagMs: i64(40_000)})
+			s.Partitions = append(s.Partitions, model.PartitionLag{Topic: "t", Partition: int32(i), LagMessages: i64(1), LagMs: i64(40_000)})
 		}
 		return s
 	}
-	src := newFakeSource([]*monitor.FlowSnapshot{flow("small", 3), flow("big", config.PerPartitionBound+1)})
+	src := newFakeSource([]*flowstate.FlowSnapshot{flow("small", 3), flow("big", config.PerPartitionBound+1)})
 	for _, c := range []struct {
 		setting    *bool
 		small, big int

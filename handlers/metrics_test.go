@@ -16,14 +16,13 @@ import (
 	"weak"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
-	"github.com/drconsole/drconsole/monitor"
+	pmodel "github.com/prometheus/common/model"
 )
 
 // collectorText is what promhttp served before the pre-encoded path: the
@@ -46,7 +45,7 @@ func collectorText(t testing.TB, c MetricsCollector) []byte {
 // "labels value" lines, with the family's help and type first.
 func parseText(t testing.TB, b []byte) map[string][]string {
 	t.Helper()
-	p := expfmt.NewTextParser(model.UTF8Validation)
+	p := expfmt.NewTextParser(pmodel.UTF8Validation)
 	mfs, err := p.TextToMetricFamilies(bytes.NewReader(b))
 	if err != nil {
 		t.Fatalf("text format: %v\n%.2000s", err, b)
@@ -110,7 +109,7 @@ func mapsKeys(m map[string][]string) func(func(string) bool) {
 // lower bound counts in the max, as in the flow RPO.
 func TestMetricsTopicAggregates(t *testing.T) {
 	s := syntheticSnapshots(0)
-	s[0].Partitions = []monitor.PartitionLag{
+	s[0].Partitions = []model.PartitionLag{
 		{Topic: "a", Partition: 0, LagMessages: i64(5), LagMs: i64(100)},
 		{Topic: "a", Partition: 1, LagMessages: i64(7), LagMsAtLeast: i64(9000)},
 		{Topic: "a", Partition: 2},

@@ -1,6 +1,6 @@
 package handlers
 
-import "github.com/drconsole/drconsole/monitor"
+import "github.com/drconsole/drconsole/model"
 
 // topicAgg is one topic's aggregate series.
 type topicAgg struct {
@@ -15,7 +15,7 @@ type topicAgg struct {
 // first-seen order. Never understated: a partition whose lag or age is not
 // known exactly is counted in unknownPartition, and an age known only as a
 // lower bound counts in the max (as it does in the flow RPO).
-func topicAggregates(parts []monitor.PartitionLag) []topicAgg {
+func topicAggregates(parts []model.PartitionLag) []topicAgg {
 	var out []topicAgg
 	at := map[string]int{}
 	for _, p := range parts {

@@ -1,9 +1,8 @@
 package handlers
 
 import (
+	"github.com/drconsole/drconsole/model"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/drconsole/drconsole/monitor"
 )
 
 var (
@@ -19,7 +18,7 @@ var (
 
 // sampleWriterSource is the monitor's sample writer, where there is one.
 type sampleWriterSource interface {
-	SampleWriterStats() monitor.SampleWriterStats
+	SampleWriterStats() model.SampleWriterStats
 }
 
 // writerCollector exports the monitor's sample writer figures, read live

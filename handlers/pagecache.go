@@ -10,8 +10,8 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/identity"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/pages"
 )
 
@@ -34,7 +34,7 @@ const (
 
 // pageKey is what a cached page's bytes depend on. page names the handler
 // (two handlers never share a key); snaps are the flows it shows.
-func (h *Handlers) pageKey(r *http.Request, page string, now time.Time, snaps ...*monitor.FlowSnapshot) string {
+func (h *Handlers) pageKey(r *http.Request, page string, now time.Time, snaps ...*flowstate.FlowSnapshot) string {
 	pd := h.pageData()
 	var b strings.Builder
 	b.WriteString(page)

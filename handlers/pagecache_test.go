@@ -19,7 +19,7 @@ import (
 )
 
 // getAs serves one GET for u (nil: nobody signed in).
-func (rig *pagesRig) getAs(u *identity.User, url string, header ...string) *httptest.ResponseRecorder {
+func (rig *pagesRig) getAs(u *model.Principal, url string, header ...string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodGet, url, nil)
 	if u != nil {
 		req = req.WithContext(identity.WithUser(req.Context(), u))
@@ -59,12 +59,12 @@ func cachedPaths(rig *pagesRig) map[string]string {
 // the second) is served the held page.
 func TestPageCacheKey(t *testing.T) {
 	rig := newPagesRig(t, 30, 4, time.Hour)
-	vera := &identity.User{Name: "vera", Role: model.RoleViewer}
+	vera := &model.Principal{Name: "vera", Role: model.RoleViewer}
 	for _, tc := range []struct {
 		name   string
 		then   func() // between the two GETs
 		query  string // the second GET's query
-		user   *identity.User
+		user   *model.Principal
 		header []string
 		render bool
 	}{
@@ -72,9 +72,9 @@ func TestPageCacheKey(t *testing.T) {
 		{name: "later in the same second", then: func() { rig.advance(900 * time.Millisecond) }, user: vera},
 		{name: "an htmx poll", user: vera, header: []string{"HX-Request", "true", "HX-Current-URL", "http://x/"}},
 		{name: "gzip accepted", user: vera, header: []string{"Accept-Encoding", "gzip"}},
-		{name: "another user", user: &identity.User{Name: "victor", Role: model.RoleViewer}, render: true},
-		{name: "another role", user: &identity.User{Name: "vera", Role: model.RoleOperator}, render: true},
-		{name: "signed in by the proxy", user: &identity.User{Name: "vera", Role: model.RoleViewer, Proxy: true}, render: true},
+		{name: "another user", user: &model.Principal{Name: "victor", Role: model.RoleViewer}, render: true},
+		{name: "another role", user: &model.Principal{Name: "vera", Role: model.RoleOperator}, render: true},
+		{name: "signed in by the proxy", user: &model.Principal{Name: "vera", Role: model.RoleViewer, Proxy: true}, render: true},
 		{name: "nobody signed in", render: true},
 		{name: "another sort", query: "?sort=topic", user: vera, render: true},
 		{name: "another page", query: "?page=2", user: vera, render: true},
@@ -135,7 +135,7 @@ func TestPageCacheShowsAnAckAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op := &identity.User{Name: "olga", Role: model.RoleOperator}
+	op := &model.Principal{Name: "olga", Role: model.RoleOperator}
 	rig.nextSecond()
 	if body := rig.getAs(op, views.FlowPath(rig.flow)).Body.String(); !strings.Contains(body, ">Acknowledge</button>") {
 		t.Fatal("the flow page offers no acknowledgement")

@@ -8,7 +8,7 @@ import (
 	"time"
 	"weak"
 
-	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/pages"
 	"github.com/drconsole/drconsole/report"
 	"github.com/drconsole/drconsole/storage"
@@ -27,7 +27,7 @@ type pageData struct {
 	// The rendered pages (pagecache.go); gens numbers the snapshots their
 	// keys name; changes counts state-changing requests.
 	rendered pages.Rendered
-	gens     pages.Gens[monitor.FlowSnapshot]
+	gens     pages.Gens[flowstate.FlowSnapshot]
 	changes  atomic.Uint64
 }
 
@@ -54,7 +54,7 @@ func (h *Handlers) pageData() *pageData {
 
 // rpoSamples is a flow's RPO history from sinceMs to untilMs, as stored once
 // s's refresh saved its sample; nil (logged) when it cannot be read.
-func (h *Handlers) rpoSamples(ctx context.Context, s *monitor.FlowSnapshot, sinceMs, untilMs int64) (seriesKey, []storage.FlowSample) {
+func (h *Handlers) rpoSamples(ctx context.Context, s *flowstate.FlowSnapshot, sinceMs, untilMs int64) (seriesKey, []storage.FlowSample) {
 	xs, err := h.pageData().history.Since(ctx, s.Flow.Name, sinceMs, s.At.UnixMilli())
 	if err != nil {
 		h.Log.Error("loading RPO history", "flow", s.Flow.Name, "err", err)
@@ -86,7 +86,7 @@ func rpoPoints(samples []storage.FlowSample) []views.Point {
 
 // rpoChart is the flow page's RPO chart over the SparkWindow before now,
 // drawn once per distinct run of samples.
-func (h *Handlers) rpoChart(ctx context.Context, s *monitor.FlowSnapshot, now time.Time) views.Chart {
+func (h *Handlers) rpoChart(ctx context.Context, s *flowstate.FlowSnapshot, now time.Time) views.Chart {
 	k, xs := h.rpoSamples(ctx, s, now.Add(-SparkWindow).UnixMilli(), math.MaxInt64)
 	return h.pageData().charts.Get(s.Flow.Name, k, func() views.Chart {
 		return views.NewChart(900, 220, h.lagAxis(), views.Series{Name: "RPO", Class: "rpo", Points: rpoPoints(xs)})
@@ -96,7 +96,7 @@ func (h *Handlers) rpoChart(ctx context.Context, s *monitor.FlowSnapshot, now ti
 // overviewCard is one flow's overview card as of now; its sparkline ends
 // at views.SparkEnd(now) and holds nothing newer, so that it changes once
 // per views.SparkStep while the figures change every tick.
-func (h *Handlers) overviewCard(ctx context.Context, s *monitor.FlowSnapshot, now time.Time) views.FlowCard {
+func (h *Handlers) overviewCard(ctx context.Context, s *flowstate.FlowSnapshot, now time.Time) views.FlowCard {
 	end := views.SparkEnd(now)
 	k, xs := h.rpoSamples(ctx, s, end.Add(-SparkWindow).UnixMilli(), end.UnixMilli())
 	// The line depends on the points only; the card's figures and end are
@@ -110,14 +110,14 @@ func (h *Handlers) overviewCard(ctx context.Context, s *monitor.FlowSnapshot, no
 // the snapshot (one per refresh) and the listing's filter and order. The
 // value is indexes into its TopicLags, so a held entry costs 4 B a topic.
 type topicsKey struct {
-	snap    weak.Pointer[monitor.FlowSnapshot] // holds no old snapshot alive
+	snap    weak.Pointer[flowstate.FlowSnapshot] // holds no old snapshot alive
 	q, sort string
 	desc    bool
 }
 
 // sortedTopics is sortTopics, once per snapshot, filter and order; the
 // result is shared (paginate only reslices it).
-func (h *Handlers) sortedTopics(s *monitor.FlowSnapshot, l views.Listing) []int32 {
+func (h *Handlers) sortedTopics(s *flowstate.FlowSnapshot, l views.Listing) []int32 {
 	k := topicsKey{snap: weak.Make(s), q: l.Query, sort: l.Sort, desc: l.Desc}
 	slot := s.Flow.Name + "\x00" + k.q + "\x00" + k.sort + "\x00" + strconv.FormatBool(k.desc)
 	return h.pageData().topics.Get(slot, k, func() []int32 { return sortTopics(s, l) })

@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
@@ -127,4 +128,11 @@ func (rig *pagesRig) get(tb testing.TB, url string, header ...string) *httptest.
 	w := httptest.NewRecorder()
 	rig.router.ServeHTTP(w, req)
 	return w
+}
+
+// catalogOf is the concrete catalog behind h.Catalog, for a worker the
+// test builds; nil when the rig has none.
+func catalogOf(h *Handlers) *catalog.Catalog {
+	c, _ := h.Catalog.(*catalog.Catalog)
+	return c
 }

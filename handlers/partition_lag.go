@@ -1,7 +1,7 @@
 package handlers
 
 import (
-	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -11,7 +11,7 @@ import (
 // gap, and so is a stretch where nothing was saved (the source unreachable,
 // the console stopped): the line is broken there, never drawn through 0.
 func partitionLagPoints(samples []storage.PartitionSample) []views.Point {
-	every := monitor.PartitionSampleEvery.Milliseconds()
+	every := flowstate.PartitionSampleEvery.Milliseconds()
 	var out []views.Point
 	for i, x := range samples {
 		if i > 0 && x.AtMs-samples[i-1].AtMs > 2*every {

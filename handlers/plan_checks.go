@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/handlers/form"
+	"github.com/drconsole/drconsole/storage"
 )
 
 // checkPlanFields checks the plan form's values against what the console
@@ -62,14 +62,14 @@ func (h *Handlers) jarIDs(ctx context.Context, target string) ([]string, bool) {
 // is one, or the catalog cannot tell (elsewhere, or on S3): the restore
 // step checks the catalog's verdict again when it starts.
 func (h *Handlers) notASavepoint(ctx context.Context, path string) string {
-	if path == "" || h.Catalog == nil || h.Catalog.Store == nil {
+	if path == "" || h.Catalog == nil {
 		return ""
 	}
-	if _, err := catalog.LocalPath(path); err != nil || !catalog.UnderSavepointDir(h.Runbook.Config.SavepointDirs, path) {
+	if _, err := flink.LocalPath(path); err != nil || !flink.UnderSavepointDir(h.Runbook.Config.SavepointDirs, path) {
 		return ""
 	}
-	if _, err := h.Catalog.Store.SavepointByPath(ctx, catalog.CanonicalPath(path)); err == nil {
-		return ""
+	if _, err := h.Catalog.SavepointByPath(ctx, flink.CanonicalPath(path)); !errors.Is(err, storage.ErrNotFound) {
+		return "" // known, or the catalog cannot tell
 	}
 	dir := strings.TrimSuffix(strings.TrimRight(path, "/"), "/"+flink.MetadataFileName)
 	exists, err := h.Catalog.DirExists(ctx, dir+"/"+flink.MetadataFileName)

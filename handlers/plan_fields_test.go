@@ -35,7 +35,7 @@ func planFieldsRig(t *testing.T) (*pagesRig, chi.Router, *runbook.Runbook, url.V
 		Log: rig.h.Log, Clock: rig.clock}, failover.Env{Monitor: rig.mon})
 	rig.h.Runbook = rb
 	rig.h.Failovers = failback.BookOf(rb)
-	rig.h.Worker = &failover.Worker{Runbook: rb, Catalog: rig.h.Catalog, Log: rig.h.Log, Now: rig.h.Now}
+	rig.h.Worker = &failover.Worker{Runbook: rb, Catalog: catalogOf(rig.h), Log: rig.h.Log, Now: rig.h.Now}
 	jars := flinktest.REST(t, map[string]func(http.ResponseWriter, map[string]any){
 		"GET /jars": func(w http.ResponseWriter, _ map[string]any) {
 			w.Write([]byte(`{"address":"http://jm:8081","files":[{"id":"` + uploadedJar + `","name":"events-job.jar","uploaded":1,"entry":[{"name":"com.example.Job"}]}]}`))

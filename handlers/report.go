@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/report"
 	"github.com/drconsole/drconsole/views"
 )
 
 // reports builds every watched flow's RPO report as of now; flows without
 // an objective of their own are held to the warning lag.
-func (h *Handlers) reports(ctx context.Context, now time.Time) ([]report.Flow, error) {
+func (h *Handlers) reports(ctx context.Context, now time.Time) ([]model.FlowReport, error) {
 	var flows []*config.Flow
 	for _, s := range h.Monitor.Snapshots() {
 		flows = append(flows, s.Flow)
@@ -42,7 +43,7 @@ func (h *Handlers) Report(w http.ResponseWriter, r *http.Request) {
 func (h *Handlers) ReportCSV(w http.ResponseWriter, r *http.Request) {
 	h.reportCSV(w, r, "summary", []string{"flow", "rpo_objective_s", "window_days", "from_utc", "to_utc", "minutes",
 		"within", "over", "unknown", "no_data", "before_history", "share_within", "failed_over", "recorded", "share_within_recorded"},
-		func(f report.Flow, row func(...string) error) error {
+		func(f model.FlowReport, row func(...string) error) error {
 			for _, win := range f.Windows {
 				// Rounded down, like the page: never more within than it was.
 				share := shareDown(win.Share(win.Within))
@@ -66,7 +67,7 @@ func (h *Handlers) ReportCSV(w http.ResponseWriter, r *http.Request) {
 func (h *Handlers) ReportEpisodes(w http.ResponseWriter, r *http.Request) {
 	h.reportCSV(w, r, "episodes", []string{"flow", "rpo_objective_s", "start_utc", "end_utc", "minutes", "peak_rpo_s",
 		"peak_at_least", "over_objective", "ongoing"},
-		func(f report.Flow, row func(...string) error) error {
+		func(f model.FlowReport, row func(...string) error) error {
 			for _, e := range f.Episodes {
 				peak := ""
 				if e.PeakMs != nil {
@@ -83,7 +84,7 @@ func (h *Handlers) ReportEpisodes(w http.ResponseWriter, r *http.Request) {
 
 // reportCSV writes the reports as a CSV download, rows as each says.
 func (h *Handlers) reportCSV(w http.ResponseWriter, r *http.Request, name string, header []string,
-	rows func(report.Flow, func(...string) error) error) {
+	rows func(model.FlowReport, func(...string) error) error) {
 	now := h.now()
 	flows, err := h.reports(r.Context(), now)
 	if err != nil {

@@ -13,13 +13,12 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -95,7 +94,7 @@ func (h *Handlers) Savepoint(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	now := h.now()
 	p := views.SavepointDetailPage{Chrome: h.chrome(fmt.Sprintf("Savepoint #%d", sp.ID)), Now: now, SP: sp, CanOperate: actorMayOperate(r)}
-	var snap *monitor.FlowSnapshot
+	var snap *flowstate.FlowSnapshot
 	p.Flows, p.Flow, snap = h.savepointFlows(q.Get("flow"))
 	if snap != nil {
 		p.ClusterLink = snap.Flow.IsClusterLink()
@@ -104,7 +103,7 @@ func (h *Handlers) Savepoint(w http.ResponseWriter, r *http.Request) {
 	p.AgeVsRPO, p.AgeVsRPOWarn = ageVsRPO(sp, p.FlowRPO, p.FlowRPOAtLeast, now)
 	p.OffsetsJSON, p.Partitions = offsetsFile(sp)
 	if p.Flow != "" {
-		ctx, cancel := context.WithTimeout(r.Context(), catalog.UsabilityTimeout)
+		ctx, cancel := context.WithTimeout(r.Context(), model.UsabilityTimeout)
 		start := time.Now()
 		u, err := h.Catalog.Usability(ctx, sp, p.Flow)
 		p.UsabilityAt = time.Since(start)
@@ -152,8 +151,8 @@ func (h *Handlers) Savepoint(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, views.SavepointDetail(p))
 }
 
-// restoreStrategies judges catalog.RestoreStrategies for the page's flow
+// restoreStrategies judges model.RestoreStrategies for the page's flow
 // and the savepoint's usability against it.
-func restoreStrategies(p views.SavepointDetailPage) ([]views.RestoreStrategy, int) {
-	return catalog.RestoreStrategies(catalog.RestoreFor{Flow: p.Flow, ClusterLink: p.ClusterLink, Usability: p.Usability, Rewrite: p.Rewrite})
+func restoreStrategies(p views.SavepointDetailPage) ([]model.RestoreStrategy, int) {
+	return model.RestoreStrategies(model.RestoreFor{Flow: p.Flow, ClusterLink: p.ClusterLink, Usability: p.Usability, Rewrite: p.Rewrite})
 }

@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/drconsole/drconsole/audit"
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/handlers/form"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -32,7 +32,7 @@ func (h *Handlers) SavepointRegister(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, err := h.Catalog.Register(r.Context(), path)
-	if err != nil && !errors.Is(err, catalog.ErrOffsetsUnreadable) {
+	if err != nil && !errors.Is(err, model.ErrOffsetsUnreadable) {
 		o.regErr = err.Error()
 		h.renderSavepoints(w, r, statusFor(refused(err)), o)
 		return

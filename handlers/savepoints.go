@@ -7,11 +7,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/views"
 )
@@ -23,7 +22,7 @@ import (
 // asked and again with its result).
 const (
 	// UsabilityRows: the catalog page judges only the newest rows, within
-	// catalog.UsabilityTimeout in all (Kafka may be gone).
+	// model.UsabilityTimeout in all (Kafka may be gone).
 	UsabilityRows = 20
 	// savepointRowsShown caps the catalog page.
 	savepointRowsShown = 200
@@ -31,10 +30,10 @@ const (
 
 // savepointFlows lists the flows, and picks the one asked for or else the
 // first MirrorMaker 2 flow (else the first).
-func (h *Handlers) savepointFlows(asked string) ([]views.SavepointFlow, string, *monitor.FlowSnapshot) {
+func (h *Handlers) savepointFlows(asked string) ([]views.SavepointFlow, string, *flowstate.FlowSnapshot) {
 	var flows []views.SavepointFlow
-	var chosen *monitor.FlowSnapshot
-	var firstMM2, first *monitor.FlowSnapshot
+	var chosen *flowstate.FlowSnapshot
+	var firstMM2, first *flowstate.FlowSnapshot
 	for _, s := range configuredFlows(h.Monitor.Snapshots()) {
 		flows = append(flows, views.SavepointFlow{Name: s.Flow.Name, ClusterLink: s.Flow.IsClusterLink()})
 		if s.Flow.Name == asked {
@@ -135,10 +134,10 @@ func (h *Handlers) renderSavepoints(w http.ResponseWriter, r *http.Request, stat
 	ctx := r.Context()
 	now := h.now()
 	p := views.SavepointsPage{Chrome: h.chrome("Savepoints"), Now: now, CanOperate: actorMayOperate(r),
-		SavepointDirs: h.Catalog.Config.SavepointDirs, RegisterPath: o.registerPath, RegisterError: o.regErr,
+		SavepointDirs: h.Catalog.SavepointDirs(), RegisterPath: o.registerPath, RegisterError: o.regErr,
 		Flash: o.flash, Error: o.err, Trigger: o.trigger}
 	p.Filter = views.SavepointFilter{Target: o.target, Job: o.job, Targets: h.Catalog.Targets()}
-	var snap *monitor.FlowSnapshot
+	var snap *flowstate.FlowSnapshot
 	p.Filter.Flows, p.Filter.Flow, snap = h.savepointFlows(o.flow)
 	if snap != nil {
 		p.FlowRPO, p.FlowRPOAtLeast = snap.RPOMs, snap.RPOAtLeast
@@ -173,7 +172,7 @@ func (h *Handlers) renderSavepoints(w http.ResponseWriter, r *http.Request, stat
 	p.Shown = len(rows)
 
 	judged := rows[:min(len(rows), UsabilityRows)]
-	var verdicts map[int64]catalog.Usability
+	var verdicts map[int64]model.Usability
 	if p.Filter.Flow == "" {
 		p.UsabilityNote = "No flow is configured: usability cannot be judged."
 	} else if len(judged) > 0 {
@@ -183,7 +182,7 @@ func (h *Handlers) renderSavepoints(w http.ResponseWriter, r *http.Request, stat
 			p.UsabilityErr = err.Error()
 		}
 		p.UsabilityNote = fmt.Sprintf("Usable in DR? is judged only for the newest %d entries (%d here), against flow %s (the primary's and DR's log-start offsets and the translation to DR), within %s in all (took %s); open an entry for the others.",
-			UsabilityRows, len(judged), p.Filter.Flow, views.Duration(catalog.UsabilityTimeout), views.Duration(time.Since(start)))
+			UsabilityRows, len(judged), p.Filter.Flow, views.Duration(model.UsabilityTimeout), views.Duration(time.Since(start)))
 	}
 
 	groupOf := map[string]int{}
@@ -195,7 +194,7 @@ func (h *Handlers) renderSavepoints(w http.ResponseWriter, r *http.Request, stat
 			if u, ok := verdicts[sp.ID]; ok {
 				row.Verdict, row.Why = u.Verdict, u.Why()
 			} else {
-				row.Verdict, row.Why = catalog.Unknown, "not judged within "+views.Duration(catalog.UsabilityTimeout)
+				row.Verdict, row.Why = model.VerdictUnknown, "not judged within "+views.Duration(model.UsabilityTimeout)
 			}
 		}
 		key := sp.FlinkTarget + "/" + sp.JobID

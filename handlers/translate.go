@@ -11,12 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
-	"github.com/drconsole/drconsole/translation"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -58,8 +57,8 @@ func (h *Handlers) translate(w http.ResponseWriter, r *http.Request, f form.Tran
 		page.Error = err.Error()
 		h.render(w, r, statusFor(err), views.Translate(page))
 	}
-	tr := h.Monitor.Translator(page.Form.Flow)
-	if tr == nil {
+	flow := page.Form.Flow
+	if h.Monitor.Snapshot(flow) == nil {
 		fail(say(fmt.Sprintf("no flow named %q", page.Form.Flow), storage.ErrNotFound))
 		return
 	}
@@ -69,7 +68,7 @@ func (h *Handlers) translate(w http.ResponseWriter, r *http.Request, f form.Tran
 	if f.Typed == "" && f.Group != "" {
 		picked = []string{f.Group}
 	}
-	page.Form.Groups = h.groupChoices(ctx, tr.Flow, picked, false)
+	page.Form.Groups = h.groupChoices(ctx, flow, picked, false)
 	if !f.Wanted() {
 		if r.Method == http.MethodPost {
 			err := f.Validate()
@@ -79,7 +78,7 @@ func (h *Handlers) translate(w http.ResponseWriter, r *http.Request, f form.Tran
 		h.render(w, r, http.StatusOK, views.Translate(page))
 		return
 	}
-	res, err := h.preview(ctx, tr, f)
+	res, err := h.preview(ctx, flow, f)
 	if err != nil {
 		fail(refused(err))
 		return
@@ -89,7 +88,7 @@ func (h *Handlers) translate(w http.ResponseWriter, r *http.Request, f form.Tran
 }
 
 // preview computes the translation table for a form.
-func (h *Handlers) preview(ctx context.Context, tr *translation.GroupTranslator, f form.Translate) (*views.TranslateResult, error) {
+func (h *Handlers) preview(ctx context.Context, flow string, f form.Translate) (*views.TranslateResult, error) {
 	res := &views.TranslateResult{At: h.now()}
 	ms, err := f.Timestamp()
 	if err != nil {
@@ -107,12 +106,14 @@ func (h *Handlers) preview(ctx context.Context, tr *translation.GroupTranslator,
 		}
 		res.From = "the pasted offsets"
 		for _, po := range in {
-			dr := model.TP{Topic: tr.Policy.RemoteTopic(tr.Alias, po.TP.Topic), Partition: po.TP.Partition}
-			res.Rows = append(res.Rows, views.TranslateRow{Key: po.Key, DRKey: mm2.TPKey(dr), Offset: po.Offset,
-				Translation: tr.Index.Translate(po.TP, po.Offset)})
+			dr, t, err := h.Monitor.TranslateOffset(flow, po.TP, po.Offset)
+			if err != nil {
+				return nil, err
+			}
+			res.Rows = append(res.Rows, views.TranslateRow{Key: po.Key, DRKey: mm2.TPKey(dr), Offset: po.Offset, Translation: t})
 		}
 	} else {
-		plan, err := tr.Plan(ctx, f.Group)
+		plan, err := h.Monitor.GroupPlan(ctx, flow, f.Group)
 		if err != nil {
 			return nil, err
 		}
@@ -124,13 +125,13 @@ func (h *Handlers) preview(ctx context.Context, tr *translation.GroupTranslator,
 	}
 	// Records of aborted transactions MM2 copied after each offset: DR
 	// consumers read them, the primary's readers never did.
-	aborted, err := h.Store.AbortedBatches(ctx, tr.Flow)
+	aborted, err := h.Store.AbortedBatches(ctx, flow)
 	if err != nil {
 		return nil, err
 	}
 	for i, row := range res.Rows {
 		if tp, err := mm2.ParseTPKey(row.Key); err == nil && row.Translation.Translated() {
-			res.Rows[i].AbortedAfter = monitor.AbortedInDRAfter(aborted, tp, row.Offset)
+			res.Rows[i].AbortedAfter = flowstate.AbortedInDRAfter(aborted, tp, row.Offset)
 		}
 	}
 	translated := map[model.TP]int64{}
@@ -149,7 +150,7 @@ func (h *Handlers) preview(ctx context.Context, tr *translation.GroupTranslator,
 		}
 	}
 	if res.TSMillis > 0 {
-		seek, err := tr.SeekDR(ctx, res.TSMillis, drTopics...)
+		seek, err := h.Monitor.SeekDR(ctx, flow, res.TSMillis, drTopics...)
 		if err != nil {
 			return nil, err
 		}

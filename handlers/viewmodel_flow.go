@@ -3,7 +3,8 @@ package handlers
 import (
 	"github.com/drconsole/drconsole/clusterlink"
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/flowstate"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -24,11 +25,11 @@ func flowConfigView(f *config.Flow) *views.FlowConfig {
 	return v
 }
 
-func reachabilityView(r monitor.Reachability) views.Reachability {
+func reachabilityView(r model.Reachability) views.Reachability {
 	return views.Reachability{Checked: r.Checked, OK: r.OK, Since: r.Since, LastOK: r.LastOK, Err: r.Err}
 }
 
-func linkStatusView(l *monitor.LinkStatus) *views.LinkStatus {
+func linkStatusView(l *flowstate.LinkStatus) *views.LinkStatus {
 	if l == nil {
 		return nil
 	}
@@ -44,7 +45,7 @@ func mirrorTopicView(m clusterlink.MirrorTopic) views.MirrorTopic {
 		StateTime: m.StateTime(), NumPartitions: m.NumPartitions, TotalLag: m.TotalLag()}
 }
 
-func snapshotView(s *monitor.FlowSnapshot) *views.FlowSnapshot {
+func snapshotView(s *flowstate.FlowSnapshot) *views.FlowSnapshot {
 	if s == nil {
 		return nil
 	}

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
@@ -21,7 +20,7 @@ func jarsView(js []flink.Jar) []views.Jar {
 	return out
 }
 
-func targetJobsView(ts []catalog.TargetJobs) []views.TargetJobs {
+func targetJobsView(ts []flink.TargetJobs) []views.TargetJobs {
 	out := make([]views.TargetJobs, len(ts))
 	for i, t := range ts {
 		out[i] = views.TargetJobs{Target: t.Target, Region: string(t.Region), Err: t.Err}

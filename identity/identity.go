@@ -17,18 +17,17 @@ import (
 	"github.com/drconsole/drconsole/model"
 )
 
-// User is model's Principal: the authenticated identity of a request.
-type User = model.Principal
-
 type ctxKey int
 
 const clientIPKey ctxKey = iota
 
 // WithUser returns ctx carrying u.
-func WithUser(ctx context.Context, u *User) context.Context { return model.WithPrincipal(ctx, u) }
+func WithUser(ctx context.Context, u *model.Principal) context.Context {
+	return model.WithPrincipal(ctx, u)
+}
 
 // UserFrom returns the signed-in user of a request context, or nil.
-func UserFrom(ctx context.Context) *User { return model.PrincipalFrom(ctx) }
+func UserFrom(ctx context.Context) *model.Principal { return model.PrincipalFrom(ctx) }
 
 // WithClientIP returns ctx carrying the client address the web middleware
 // worked out (from X-Forwarded-For only behind a trusted proxy).

@@ -10,14 +10,14 @@ import (
 )
 
 func TestRolesAndNames(t *testing.T) {
-	op := &User{Name: "alice", Role: model.RoleOperator}
+	op := &model.Principal{Name: "alice", Role: model.RoleOperator}
 	for role, want := range map[model.Role]bool{model.RoleViewer: true, model.RoleOperator: true, model.RoleAdmin: false, "": false, "root": false} {
 		if op.AtLeast(role) != want {
 			t.Errorf("operator AtLeast(%q) = %v", role, !want)
 		}
 	}
-	var nobody *User
-	if nobody.AtLeast(model.RoleViewer) || (&User{Name: "x"}).AtLeast(model.RoleViewer) {
+	var nobody *model.Principal
+	if nobody.AtLeast(model.RoleViewer) || (&model.Principal{Name: "x"}).AtLeast(model.RoleViewer) {
 		t.Error("a nil user or one without a role holds a role")
 	}
 	for name, want := range map[string]bool{"alice": true, "a.b-c_d@example.com": true, "cli:root": false, "": false,
@@ -50,7 +50,7 @@ func TestContext(t *testing.T) {
 	if UserFrom(r.Context()) != nil || ClientIP(r) != "192.0.2.1" {
 		t.Fatal("empty context")
 	}
-	ctx := WithClientIP(WithUser(context.Background(), &User{Name: "a", Role: model.RoleAdmin}), "203.0.113.9")
+	ctx := WithClientIP(WithUser(context.Background(), &model.Principal{Name: "a", Role: model.RoleAdmin}), "203.0.113.9")
 	r = r.WithContext(ctx)
 	if u := UserFrom(r.Context()); u == nil || u.Name != "a" || ClientIP(r) != "203.0.113.9" {
 		t.Fatal("context values lost")

@@ -3,6 +3,7 @@ package kafka
 import (
 	"encoding/binary"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -14,12 +15,6 @@ import (
 
 const attrTransactional = 0x10
 
-// AbortedBatch is one batch of an aborted transaction's data records.
-type AbortedBatch struct {
-	First, Last int64 // offsets of the batch's first and last record
-	Records     int64
-}
-
 // ScanAborted returns the data batches in batches (concatenated v2 record
 // batches from a Fetch) that belong to transactions aborted within the same
 // response, at or after offset from. A transaction is known aborted when its
@@ -28,12 +23,12 @@ type AbortedBatch struct {
 // whose end is not in the response are left out: undecided, not assumed;
 // undecided reports them; next is the offset after the last whole batch
 // read. Input is untrusted: a malformed batch ends the scan.
-func ScanAborted(batches []byte, abortedTxns []kmsg.FetchResponseTopicPartitionAbortedTransaction, from int64) (out []AbortedBatch, undecided bool, next int64) {
+func ScanAborted(batches []byte, abortedTxns []kmsg.FetchResponseTopicPartitionAbortedTransaction, from int64) (out []model.AbortedBatch, undecided bool, next int64) {
 	listed := map[int64]int64{} // producer id -> first offset, from the broker
 	for _, a := range abortedTxns {
 		listed[a.ProducerID] = a.FirstOffset
 	}
-	open := map[int64][]AbortedBatch{} // transactional batches per producer, awaiting their marker
+	open := map[int64][]model.AbortedBatch{} // transactional batches per producer, awaiting their marker
 	next = from
 	for raw := range v2Batches(batches) {
 		var b kmsg.RecordBatch
@@ -56,7 +51,7 @@ func ScanAborted(batches []byte, abortedTxns []kmsg.FetchResponseTopicPartitionA
 		if last < from || b.NumRecords <= 0 {
 			continue
 		}
-		ab := AbortedBatch{First: max(b.FirstOffset, from), Last: last, Records: int64(b.NumRecords)}
+		ab := model.AbortedBatch{First: max(b.FirstOffset, from), Last: last, Records: int64(b.NumRecords)}
 		if b.FirstOffset < from {
 			// Part of the batch lies below from; count only what the
 			// offsets allow (compaction may have removed some).
@@ -82,17 +77,4 @@ func controlIsAbort(b kmsg.RecordBatch) (abort, ok bool) {
 		return false, false
 	}
 	return binary.BigEndian.Uint16(r.Key[2:4]) == 0, true
-}
-
-// AbortedAfter counts the records of batches at or after upstream offset
-// from: what a consumer translated from there reads in DR although the
-// primary's readers never saw it.
-func AbortedAfter(bs []AbortedBatch, from int64) int64 {
-	var n int64
-	for _, b := range bs {
-		if b.Last >= from {
-			n += min(b.Records, b.Last-max(b.First, from)+1)
-		}
-	}
-	return n
 }

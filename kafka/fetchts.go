@@ -38,7 +38,7 @@ type FirstRecord struct {
 	// the high watermark or ended inside an undecided transaction, so what
 	// is appended next (more aborted records, a marker) is worth reading
 	// while the position holds.
-	Aborted        []AbortedBatch
+	Aborted        []model.AbortedBatch
 	RescanOnGrowth bool
 }
 

@@ -24,25 +24,10 @@ import (
 // a broker does take connections and closes every one of them at the
 // first bytes.
 
-// ProblemKind is what a cluster error most likely means.
-type ProblemKind int
-
-const (
-	// ProblemOther: an error of another kind, said as the client said it.
-	ProblemOther ProblemKind = iota
-	// ProblemUnreachable: no broker takes a connection.
-	ProblemUnreachable
-	// ProblemTLS: brokers take connections and close them at the first
-	// bytes of a plaintext request, every time.
-	ProblemTLS
-	// ProblemSASL: brokers close the connection after the first request.
-	ProblemSASL
-)
-
 // ClusterError is a cluster error in words an on-call engineer can act on;
 // Raw is the client's own error, for those who want it.
 type ClusterError struct {
-	Kind    ProblemKind
+	Kind    model.ProblemKind
 	Cluster string    // its name in the config, when known
 	Since   time.Time // when it became unreachable, when known
 	Raw     error
@@ -53,26 +38,10 @@ type ClusterError struct {
 const RawSep = model.RawErrSep
 
 func (e *ClusterError) Error() string {
-	name := "the cluster"
-	if e.Cluster != "" {
-		name = e.Cluster
+	if s := model.ProblemSentence(e.Kind, e.Cluster, e.Since); s != "" {
+		return s + RawSep + e.Raw.Error()
 	}
-	var s string
-	switch e.Kind {
-	case ProblemUnreachable:
-		s = name + " is unreachable"
-		if !e.Since.IsZero() {
-			s += " since " + e.Since.UTC().Format(time.RFC3339)
-		}
-		s += ": no broker takes a connection"
-	case ProblemTLS:
-		s = name + " takes connections but closes each at the first bytes of a plaintext request: its listener likely requires TLS, which the console does not use for it, or its brokers are failing"
-	case ProblemSASL:
-		s = name + " closes the connection after the first request: its listener likely requires SASL, which the console does not use for it"
-	default:
-		return e.Raw.Error()
-	}
-	return s + RawSep + e.Raw.Error()
+	return e.Raw.Error()
 }
 
 func (e *ClusterError) Unwrap() error { return e.Raw }
@@ -99,7 +68,7 @@ func Explain(ctx context.Context, cluster string, seeds []string, since time.Tim
 	if ce, ok := errors.AsType[*ClusterError](err); ok {
 		return ce
 	}
-	ce := &ClusterError{Kind: ProblemOther, Cluster: cluster, Raw: err}
+	ce := &ClusterError{Kind: model.ProblemOther, Cluster: cluster, Raw: err}
 	// A read that ran out of time still gets its probe, bounded as a whole.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTotal)
 	defer cancel()
@@ -108,19 +77,19 @@ func Explain(ctx context.Context, cluster string, seeds []string, since time.Tim
 	case errors.As(err, &first) || errors.Is(err, syscall.ECONNRESET):
 		ce.Kind = probeFirstBytes(ctx, seeds)
 		switch {
-		case ce.Kind != ProblemTLS || first == nil:
+		case ce.Kind != model.ProblemTLS || first == nil:
 		case strings.Contains(first.Error(), "SASL"):
-			ce.Kind = ProblemSASL
+			ce.Kind = model.ProblemSASL
 		case strings.Contains(first.Error(), "after a dial"):
-			ce.Kind = ProblemOther // the client speaks TLS already: said as the client said it
+			ce.Kind = model.ProblemOther // the client speaks TLS already: said as the client said it
 		}
 	case unreachable(err):
-		ce.Kind = ProblemUnreachable
+		ce.Kind = model.ProblemUnreachable
 	}
-	if ce.Kind == ProblemUnreachable {
+	if ce.Kind == model.ProblemUnreachable {
 		ce.Since = since
 	}
-	if ce.Kind == ProblemOther {
+	if ce.Kind == model.ProblemOther {
 		return err
 	}
 	return ce
@@ -141,11 +110,11 @@ func unreachable(err error) bool {
 }
 
 // probeFirstBytes tells a broker that refuses plaintext Kafka (TLS or SASL
-// listener) from one that is gone: ProblemTLS when a seed takes a TCP
+// listener) from one that is gone: model.ProblemTLS when a seed takes a TCP
 // connection and closes it, twice, after the first bytes of an ApiVersions
-// request without answering; ProblemUnreachable when no seed takes one;
-// ProblemOther otherwise (it answers now: the close was passing).
-func probeFirstBytes(ctx context.Context, seeds []string) ProblemKind {
+// request without answering; model.ProblemUnreachable when no seed takes one;
+// model.ProblemOther otherwise (it answers now: the close was passing).
+func probeFirstBytes(ctx context.Context, seeds []string) model.ProblemKind {
 	taken := false
 	for _, addr := range seeds {
 		closed := 0
@@ -159,13 +128,13 @@ func probeFirstBytes(ctx context.Context, seeds []string) ProblemKind {
 			taken = true
 		}
 		if closed == 2 {
-			return ProblemTLS
+			return model.ProblemTLS
 		}
 	}
 	if !taken {
-		return ProblemUnreachable
+		return model.ProblemUnreachable
 	}
-	return ProblemOther
+	return model.ProblemOther
 }
 
 type probeResult int

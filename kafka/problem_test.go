@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/kafka/kafkatest"
+	"github.com/drconsole/drconsole/model"
 )
 
 // ask sends one Metadata request through a client of seeds, bounded.
@@ -52,7 +53,7 @@ func TestExplainClusterErrors(t *testing.T) {
 		raw := ask(t, seeds...)
 		t.Logf("raw: %v", raw)
 		ce := explainIn(t, seeds, raw)
-		if ce.Kind != ProblemUnreachable || !strings.Contains(ce.Error(), "primary is unreachable since 2026-12-04T21:00:00Z") || strings.Contains(ce.Error(), "TLS") {
+		if ce.Kind != model.ProblemUnreachable || !strings.Contains(ce.Error(), "primary is unreachable since 2026-12-04T21:00:00Z") || strings.Contains(ce.Error(), "TLS") {
 			t.Fatalf("kind %d: %s", ce.Kind, ce.Error())
 		}
 	})
@@ -62,7 +63,7 @@ func TestExplainClusterErrors(t *testing.T) {
 		raw := ask(t, seeds...)
 		t.Logf("raw: %v", raw)
 		ce := explainIn(t, seeds, raw)
-		if ce.Kind != ProblemTLS || !strings.Contains(ce.Error(), "likely requires TLS") || !strings.Contains(ce.Error(), RawSep+raw.Error()) {
+		if ce.Kind != model.ProblemTLS || !strings.Contains(ce.Error(), "likely requires TLS") || !strings.Contains(ce.Error(), RawSep+raw.Error()) {
 			t.Fatalf("kind %d: %s", ce.Kind, ce.Error())
 		}
 	})
@@ -79,7 +80,7 @@ func TestExplainClusterErrors(t *testing.T) {
 		}
 		t.Logf("raw: %v", raw)
 		ce := explainIn(t, seeds, raw)
-		if ce.Kind != ProblemUnreachable || strings.Contains(strings.Split(ce.Error(), RawSep)[0], "TLS") {
+		if ce.Kind != model.ProblemUnreachable || strings.Contains(strings.Split(ce.Error(), RawSep)[0], "TLS") {
 			t.Fatalf("kind %d: %s", ce.Kind, ce.Error())
 		}
 	})

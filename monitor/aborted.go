@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -22,13 +21,13 @@ type AbortedLog struct {
 }
 
 type abortedPart struct {
-	pending map[int64]kafka.AbortedBatch // by last offset: a batch seen twice counts once
+	pending map[int64]model.AbortedBatch // by last offset: a batch seen twice counts once
 	copied  int64                        // records of batches MM2 has gone past
 	upTo    int64                        // offsets below this are folded into copied
 }
 
 // Add records batches seen in tp.
-func (l *AbortedLog) Add(tp model.TP, bs []kafka.AbortedBatch) {
+func (l *AbortedLog) Add(tp model.TP, bs []model.AbortedBatch) {
 	if len(bs) == 0 {
 		return
 	}
@@ -39,7 +38,7 @@ func (l *AbortedLog) Add(tp model.TP, bs []kafka.AbortedBatch) {
 	}
 	p := l.parts[tp]
 	if p == nil {
-		p = &abortedPart{pending: map[int64]kafka.AbortedBatch{}}
+		p = &abortedPart{pending: map[int64]model.AbortedBatch{}}
 		l.parts[tp] = p
 	}
 	for _, b := range bs {
@@ -59,7 +58,7 @@ func (l *AbortedLog) Forget(tp model.TP) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if p := l.parts[tp]; p != nil {
-		p.pending, p.upTo = map[int64]kafka.AbortedBatch{}, 0
+		p.pending, p.upTo = map[int64]model.AbortedBatch{}, 0
 	}
 }
 
@@ -67,14 +66,14 @@ func (l *AbortedLog) Forget(tp model.TP) {
 // them to DR. It also returns the batches newly found copied. Batches it
 // has gone past are folded into a count, so memory stays bounded by what
 // lies ahead of MM2.
-func (l *AbortedLog) InDR(tp model.TP, replicated int64) (int64, []kafka.AbortedBatch) {
+func (l *AbortedLog) InDR(tp model.TP, replicated int64) (int64, []model.AbortedBatch) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p := l.parts[tp]
 	if p == nil {
 		return 0, nil
 	}
-	var copied []kafka.AbortedBatch
+	var copied []model.AbortedBatch
 	for last, b := range p.pending {
 		if last < replicated {
 			p.copied += b.Records
@@ -89,8 +88,8 @@ func (l *AbortedLog) InDR(tp model.TP, replicated int64) (int64, []kafka.Aborted
 // saveAborted records batches MM2 has copied, so `drconsole translate` can
 // warn about them when the primary is gone. A failed write is logged: the
 // flow page still shows the count.
-func saveAborted(store *storage.Store, flow string, log *slog.Logger) func(model.TP, [16]byte, kafka.AbortedBatch) {
-	return func(tp model.TP, topicID [16]byte, b kafka.AbortedBatch) {
+func saveAborted(store *storage.Store, flow string, log *slog.Logger) func(model.TP, [16]byte, model.AbortedBatch) {
+	return func(tp model.TP, topicID [16]byte, b model.AbortedBatch) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		err := store.AddAbortedBatch(ctx, flow, storage.AbortedBatch{Topic: tp.Topic, TopicID: hex.EncodeToString(topicID[:]),
@@ -99,24 +98,4 @@ func saveAborted(store *storage.Store, flow string, log *slog.Logger) func(model
 			log.Warn("recording records of aborted transactions copied to DR", "flow", flow, "err", err)
 		}
 	}
-}
-
-// AbortedInDRAfter is what `drconsole translate` warns about: per source
-// partition, the records of aborted transactions at or after each offset
-// that MM2 copied to DR, from the batches stored for the topic's newest
-// incarnation (topic id).
-func AbortedInDRAfter(stored []storage.AbortedBatch, tp model.TP, from int64) int64 {
-	newest, at := "", int64(-1)
-	for _, b := range stored {
-		if b.Topic == tp.Topic && b.AtMs >= at {
-			newest, at = b.TopicID, b.AtMs
-		}
-	}
-	var bs []kafka.AbortedBatch
-	for _, b := range stored {
-		if b.Topic == tp.Topic && b.Partition == tp.Partition && b.TopicID == newest {
-			bs = append(bs, kafka.AbortedBatch{First: b.First, Last: b.Last, Records: b.Records})
-		}
-	}
-	return kafka.AbortedAfter(bs, from)
 }

@@ -82,12 +82,12 @@ func TestScanAborted(t *testing.T) {
 		t.Errorf("before MM2 copied any: %d, want 0", c)
 	}
 	c, copied := log.InDR(tp, last.Last+1)
-	if c != wantAborted || kafka.AbortedAfter(copied, 0) != wantAborted {
-		t.Errorf("after MM2 copied all: %d (%d in the batches copied), want %d", c, kafka.AbortedAfter(copied, 0), wantAborted)
+	if c != wantAborted || model.AbortedAfter(copied, 0) != wantAborted {
+		t.Errorf("after MM2 copied all: %d (%d in the batches copied), want %d", c, model.AbortedAfter(copied, 0), wantAborted)
 	}
 	// A consumer translated from just inside the last aborted batch reads
 	// the rest of it.
-	if n := kafka.AbortedAfter(copied, last.Last-1); n != min(2, last.Records) {
+	if n := model.AbortedAfter(copied, last.Last-1); n != min(2, last.Records) {
 		t.Errorf("aborted records after offset %d = %d", last.Last-1, n)
 	}
 	// A later scan starting past some of them does not count them again.

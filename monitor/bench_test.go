@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
@@ -83,7 +84,7 @@ func BenchmarkLagRefresh10kPartitions(b *testing.B) {
 	if err := cfg.Normalize("bench"); err != nil {
 		b.Fatal(err)
 	}
-	r := &LagReader{Flow: flow, Topics: TopicsOf(flow), Source: scl, Target: dcl}
+	r := &LagReader{Flow: flow, Topics: flowstate.TopicsOf(flow), Source: scl, Target: dcl}
 	check := func(rd Reading) {
 		if rd.SourceErr != nil || rd.TargetErr != nil || len(rd.Partitions) != topics*parts {
 			b.Fatalf("refresh: %v %v, %d partitions", rd.SourceErr, rd.TargetErr, len(rd.Partitions))
@@ -109,7 +110,7 @@ func BenchmarkLagRefresh10kPartitions(b *testing.B) {
 		for b.Loop() {
 			if fresh {
 				// No timestamp cache: every lagging partition is fetched.
-				r = &LagReader{Flow: flow, Topics: TopicsOf(flow), Source: scl, Target: dcl}
+				r = &LagReader{Flow: flow, Topics: flowstate.TopicsOf(flow), Source: scl, Target: dcl}
 			}
 			check(r.Read(ctx, state, time.Now()))
 		}
@@ -148,7 +149,7 @@ func BenchmarkIngestSyncs(b *testing.B) {
 		b.Fatal(err)
 	}
 	flow := &config.Flow{Name: "bench", SourceAlias: "primary", TargetAlias: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target"}
-	topics := TopicsOf(flow)
+	topics := flowstate.TopicsOf(flow)
 	topics.Checkpoints, topics.Heartbeats = "none-1", "none-2"
 	for b.Loop() {
 		b.StopTimer()

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/model"
 )
 
 // refuse makes c close every connection while down is set.
@@ -36,7 +37,7 @@ func TestFiguresOfAGoneClusterAreLowerBounds(t *testing.T) {
 			r.cfg.RefreshReadTimeout = config.Duration(500 * time.Millisecond)
 			flow := r.cfg.Flows[0].Name
 			read := r.refresh()
-			if s := r.m.Snapshot(flow); s.Status != StatusOK || s.RPOAtLeast || s.Bound != "" || !s.FiguresAt.Equal(read) {
+			if s := r.m.Snapshot(flow); s.Status != model.FlowStatusOK || s.RPOAtLeast || s.Bound != "" || !s.FiguresAt.Equal(read) {
 				t.Fatalf("both up: status %s (%s), at least %v, bound %q, figures at %s (read %s)", s.Status, s.Reason, s.RPOAtLeast, s.Bound, s.FiguresAt, read)
 			}
 			exact := *r.m.Snapshot(flow).RPOMs
@@ -53,7 +54,7 @@ func TestFiguresOfAGoneClusterAreLowerBounds(t *testing.T) {
 				if i == 0 {
 					continue
 				}
-				if s.Status == StatusOK {
+				if s.Status == model.FlowStatusOK {
 					t.Fatalf("%s down, refresh %d: status OK (%s)", side, i, s.Reason)
 				}
 				if !s.RPOAtLeast || s.Bound == "" || !strings.HasPrefix(s.RPOText(), "at least") || *s.RPOMs < exact {
@@ -89,18 +90,18 @@ func TestOverdueRefreshMarksTheLastFigures(t *testing.T) {
 	r.cfg.RefreshReadTimeout = config.Duration(20 * time.Second)
 	flow := r.cfg.Flows[0].Name
 	r.refresh()
-	if s := r.m.Snapshot(flow); s.Status != StatusOK || s.Bound != "" {
+	if s := r.m.Snapshot(flow); s.Status != model.FlowStatusOK || s.Bound != "" {
 		t.Fatalf("before: %s (%s), bound %q", s.Status, s.Reason, s.Bound)
 	}
 	r.m.markOverdue(time.Now().Add(time.Minute)) // no refresh reading: nothing to mark
-	if s := r.m.Snapshot(flow); s.Status != StatusOK || s.Bound != "" {
+	if s := r.m.Snapshot(flow); s.Status != model.FlowStatusOK || s.Bound != "" {
 		t.Fatalf("no refresh in flight, marked: %s (%s)", s.Status, s.Reason)
 	}
 	end := hangOnPrimary(r)
 	r.m.markOverdue(time.Now())
 	s := r.m.Snapshot(flow)
 	end()
-	if s.Status == StatusOK || s.Bound == "" || !s.RPOAtLeast || !strings.HasPrefix(s.RPOText(), "at least") {
+	if s.Status == model.FlowStatusOK || s.Bound == "" || !s.RPOAtLeast || !strings.HasPrefix(s.RPOText(), "at least") {
 		t.Fatalf("refresh hanging %s without an answer: %s (%s), bound %q, RPO %q", OverdueAfter, s.Status, s.Reason, s.Bound, s.RPOText())
 	}
 	if after := r.m.Snapshot(flow); after == s || after.Bound != "" {
@@ -124,7 +125,7 @@ func TestOverdueWhileTheOtherClusterAnswersOthers(t *testing.T) {
 	r.m.markOverdue(time.Now())
 	s := r.m.Snapshot(flow)
 	end()
-	if s.Status == StatusOK || s.Bound == "" || !s.RPOAtLeast {
+	if s.Status == model.FlowStatusOK || s.Bound == "" || !s.RPOAtLeast {
 		t.Fatalf("refresh hung on the primary while DR answered others: %s (%s), bound %q", s.Status, s.Reason, s.Bound)
 	}
 }

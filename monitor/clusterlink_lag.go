@@ -3,11 +3,11 @@ package monitor
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/drconsole/drconsole/clusterlink"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 )
@@ -15,18 +15,6 @@ import (
 // PositionClusterLink: the link's last_source_fetch_offset (everything
 // before it was replicated; Confluent's FAQ) from the DR cluster's REST API.
 const PositionClusterLink = "cluster link REST"
-
-// LinkStatus is what a Cluster Linking flow's page shows besides lag.
-type LinkStatus struct {
-	LinkState clusterlink.LinkState
-	LinkError string // "" or NO_ERROR when healthy
-	Message   string
-	Mirrors   []clusterlink.MirrorTopic
-	// Problems are mirrors in a failed state (FAILED, LINK_FAILED,
-	// SOURCE_UNAVAILABLE, ...): replication is broken for them whatever the
-	// link state says (a link can stay ACTIVE with its source gone).
-	Problems []string
-}
 
 // ClusterLinkReader computes lag for a cluster-link flow: messages from the
 // link's mirror_lags, time from the source record at the last fetched
@@ -53,7 +41,7 @@ var failedMirrorStates = map[clusterlink.MirrorState]bool{clusterlink.MirrorFail
 
 // Read refreshes a cluster-link flow. TargetErr is the REST API failing
 // (the link's view is what DR has); SourceErr only costs the time figures.
-func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *LinkStatus) {
+func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *flowstate.LinkStatus) {
 	out := Reading{At: now}
 	link, err := r.REST.Link(ctx)
 	if err != nil {
@@ -65,7 +53,7 @@ func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *
 		out.TargetErr = err
 		return out, nil
 	}
-	st := &LinkStatus{LinkState: link.LinkState, LinkError: link.LinkError, Message: link.LinkErrorMessage, Mirrors: mirrors}
+	st := &flowstate.LinkStatus{LinkState: link.LinkState, LinkError: link.LinkError, Message: link.LinkErrorMessage, Mirrors: mirrors}
 	want := map[model.TP]int64{}
 	var topics []string
 	for _, m := range mirrors {
@@ -79,7 +67,7 @@ func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *
 		for _, l := range m.MirrorLags {
 			fetched, lag := l.LastSourceFetchOffset, max(l.Lag, 0)
 			end := fetched + lag
-			pl := PartitionLag{Topic: m.SourceTopicName, RemoteTopic: m.MirrorTopicName, Partition: int32(l.Partition), AsOf: now,
+			pl := model.PartitionLag{Topic: m.SourceTopicName, RemoteTopic: m.MirrorTopicName, Partition: int32(l.Partition), AsOf: now,
 				Method: PositionClusterLink, Replicated: &fetched, SourceEnd: &end, LagMessages: &lag}
 			if lag == 0 {
 				zero := int64(0)
@@ -102,20 +90,4 @@ func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *
 		}
 	}
 	return out, st
-}
-
-// Unhealthy says why the link's state breaks replication, "" when it does not.
-func (s *LinkStatus) Unhealthy() string {
-	if s == nil {
-		return ""
-	}
-	var why []string
-	if s.LinkState != clusterlink.LinkActive {
-		why = append(why, "link is "+string(s.LinkState))
-	}
-	if s.LinkError != "" && s.LinkError != clusterlink.LinkNoError {
-		why = append(why, "link error "+s.LinkError+" "+s.Message)
-	}
-	why = append(why, s.Problems...)
-	return strings.Join(why, "; ")
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -77,13 +78,13 @@ func TestMonitorClusterLinkFlow(t *testing.T) {
 	if p1.LagMs == nil || *p1.LagMs != 30_000 {
 		t.Fatalf("payments-1 lag ms %v", p1.LagMs)
 	}
-	if s.Status != monitor.StatusOK || *s.RPOMs != 30_000 {
+	if s.Status != model.FlowStatusOK || *s.RPOMs != 30_000 {
 		t.Fatalf("status %s (%s), rpo %v", s.Status, s.Reason, s.RPOMs)
 	}
 	// The source goes away: the link stays ACTIVE, the mirror does not.
 	link.SetSourceUnavailable(true)
 	m.Refresh(ctx)
-	if s := m.Snapshot("link"); s.Status != monitor.StatusBroken || !strings.Contains(s.Reason, "SOURCE_UNAVAILABLE") {
+	if s := m.Snapshot("link"); s.Status != model.FlowStatusBroken || !strings.Contains(s.Reason, "SOURCE_UNAVAILABLE") {
 		t.Fatalf("source unavailable: %s (%s)", s.Status, s.Reason)
 	}
 	// The REST API stops answering: last values stay, stale; BROKEN after the timeout.
@@ -91,7 +92,7 @@ func TestMonitorClusterLinkFlow(t *testing.T) {
 	m.Now = func() time.Time { return now.Add(40 * time.Second) }
 	m.Refresh(ctx)
 	s = m.Snapshot("link")
-	if s.Target.OK || !s.Partitions[1].Stale || *s.Partitions[1].LagMessages != 3 || s.Status != monitor.StatusBroken ||
+	if s.Target.OK || !s.Partitions[1].Stale || *s.Partitions[1].LagMessages != 3 || s.Status != model.FlowStatusBroken ||
 		!strings.Contains(s.Reason, "no answer from the cluster link REST API") {
 		t.Fatalf("REST gone: target %+v, %s (%s)", s.Target, s.Status, s.Reason)
 	}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/model"
 )
 
@@ -16,16 +17,10 @@ import (
 // A completed failback (the primary active again) takes the mark away: the
 // flow returns to normal watching.
 
-// StatusFailedOver is a flow whose failover completed: DR is active.
-const StatusFailedOver = model.FlowStatusFailedOver
-
-// FailedOver is model's.
-type FailedOver = model.FailedOver
-
 // SetFailedOver marks exactly the flows of marks (by name) as failed over;
 // every other flow is watched normally. The snapshots published change at
 // once, not at the next refresh.
-func (m *Monitor) SetFailedOver(marks map[string]FailedOver) {
+func (m *Monitor) SetFailedOver(marks map[string]model.FailedOver) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.failedOver = maps.Clone(marks)
@@ -43,8 +38,8 @@ func (m *Monitor) SetFailedOver(marks map[string]FailedOver) {
 			// The tracker belongs to the refresh goroutine: its verdict
 			// comes from the snapshot, and never OK on lower bounds.
 			s.Status, s.Reason, s.StatusSince, s.FailedOver = held.Held, held.HeldReason, held.HeldSince, nil
-			if s.Status == StatusOK && s.Bound != "" {
-				s.Status, s.Reason = StatusUnknown, s.Bound
+			if s.Status == model.FlowStatusOK && s.Bound != "" {
+				s.Status, s.Reason = model.FlowStatusUnknown, s.Bound
 			}
 		}
 		m.applyFailedOverLocked(&s)
@@ -53,18 +48,18 @@ func (m *Monitor) SetFailedOver(marks map[string]FailedOver) {
 }
 
 // applyFailedOver marks s failed over when its flow is (m.mu not held).
-func (m *Monitor) applyFailedOver(s *FlowSnapshot) {
+func (m *Monitor) applyFailedOver(s *flowstate.FlowSnapshot) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	m.applyFailedOverLocked(s)
 }
 
-func (m *Monitor) applyFailedOverLocked(s *FlowSnapshot) {
+func (m *Monitor) applyFailedOverLocked(s *flowstate.FlowSnapshot) {
 	f, ok := m.failedOver[s.Flow.Name]
 	if !ok {
 		return
 	}
 	f.Held, f.HeldReason, f.HeldSince = s.Status, s.Reason, s.StatusSince
 	s.FailedOver = &f
-	s.Status, s.Reason, s.StatusSince = StatusFailedOver, f.Reason(), time.UnixMilli(f.SinceMs)
+	s.Status, s.Reason, s.StatusSince = model.FlowStatusFailedOver, f.Reason(), time.UnixMilli(f.SinceMs)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -26,14 +27,14 @@ func TestFailedOverMarkAppliesAndLifts(t *testing.T) {
 	flow := cfg.Flows[0].Name
 	m.Refresh(ctx)
 	before := m.Snapshot(flow)
-	if before.Status == StatusFailedOver || before.FailedOver != nil {
+	if before.Status == model.FlowStatusFailedOver || before.FailedOver != nil {
 		t.Fatalf("failed over before any mark: %s", before.Status)
 	}
 	since := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
-	m.SetFailedOver(map[string]FailedOver{flow: {Run: 7, SinceMs: since.UnixMilli()}})
+	m.SetFailedOver(map[string]model.FailedOver{flow: {Run: 7, SinceMs: since.UnixMilli()}})
 	for _, when := range []string{"at once", "after a refresh"} {
 		s := m.Snapshot(flow)
-		if s.Status != StatusFailedOver || s.FailedOver == nil || s.FailedOver.Run != 7 || !s.StatusSince.Equal(since) ||
+		if s.Status != model.FlowStatusFailedOver || s.FailedOver == nil || s.FailedOver.Run != 7 || !s.StatusSince.Equal(since) ||
 			s.FailedOver.Held != before.Status || !strings.Contains(s.Reason, "failed over by run 7") {
 			t.Fatalf("%s: %s %q %+v (held %s)", when, s.Status, s.Reason, s.FailedOver, before.Status)
 		}
@@ -44,7 +45,7 @@ func TestFailedOverMarkAppliesAndLifts(t *testing.T) {
 		t.Fatalf("after the failback: %s %q", s.Status, s.Reason)
 	}
 	m.Refresh(ctx)
-	if s := m.Snapshot(flow); s.Status == StatusFailedOver || s.FailedOver != nil {
+	if s := m.Snapshot(flow); s.Status == model.FlowStatusFailedOver || s.FailedOver != nil {
 		t.Fatalf("after the failback and a refresh: %s", s.Status)
 	}
 }

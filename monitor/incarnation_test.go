@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
@@ -26,7 +27,7 @@ func TestNewSyncsTopicIncarnationIsIngested(t *testing.T) {
 	dr, dcl := newCluster(t, "dr", "events")
 	cfg := testConfig(t, primary, dr)
 	cfg.Flows[0].OffsetSyncsLocation = "source"
-	srcTopics := TopicsOf(cfg.Flows[0])
+	srcTopics := flowstate.TopicsOf(cfg.Flows[0])
 	sync := func(topic string, up int64) *kgo.Record {
 		s := model.OffsetSync{Topic: "events", Partition: 0, Upstream: up, Downstream: up}
 		return &kgo.Record{Topic: topic, Key: mm2.EncodeKey(s), Value: mm2.EncodeValue(s)}
@@ -89,7 +90,7 @@ func TestNewSyncsTopicIncarnationIsIngested(t *testing.T) {
 	// also starts at 0.
 	// MM2 creates the new topic after the console started.
 	cfg.Flows[0].OffsetSyncsLocation = "target"
-	tgtTopics := TopicsOf(cfg.Flows[0])
+	tgtTopics := flowstate.TopicsOf(cfg.Flows[0])
 	if _, err := dadm.CreateTopic(ctx, 1, 1, nil, tgtTopics.Checkpoints); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
@@ -30,7 +31,7 @@ import (
 // its records mistaken for ones already stored.
 type Ingester struct {
 	Flow       *config.Flow
-	Topics     FlowTopics
+	Topics     flowstate.FlowTopics
 	Store      *storage.Store
 	State      *MirrorState
 	Log        *slog.Logger

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 )
@@ -31,9 +32,6 @@ const (
 	PositionEmptyLog = "empty log (end offset 0)"
 )
 
-// PartitionLag is model's: the pages show it as the monitor reads it.
-type PartitionLag = model.PartitionLag
-
 // LagReader computes per-partition lag for one flow. Per refresh it sends
 // one Metadata and two ListOffsets requests per source broker (start and
 // end), one ListOffsets per target broker, and one Fetch per source broker
@@ -41,13 +39,13 @@ type PartitionLag = model.PartitionLag
 // partition's position does not move).
 type LagReader struct {
 	Flow   *config.Flow
-	Topics FlowTopics
+	Topics flowstate.FlowTopics
 	Source *kafka.Client
 	Target *kafka.Client
 
 	// OnAbortedCopied, when set, is told of each batch of an aborted
 	// transaction once MM2 is past it (it is in DR).
-	OnAbortedCopied func(tp model.TP, topicID [16]byte, b kafka.AbortedBatch)
+	OnAbortedCopied func(tp model.TP, topicID [16]byte, b model.AbortedBatch)
 	// Waiting, when set, is told which cluster Read is about to wait on
 	// (true: the target), so a hung read is told from a slow one by the
 	// side it waits on (overdue.go), not by the other side's answers.
@@ -122,7 +120,7 @@ type tsEntry struct {
 // Reading is the result of one refresh.
 type Reading struct {
 	At         time.Time
-	Partitions []PartitionLag
+	Partitions []model.PartitionLag
 	SourceErr  error // the source cluster could not be read
 	TargetErr  error // the target cluster could not be read
 	// Restarted lists partitions whose source log was found restarted in
@@ -187,7 +185,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 		r.parts, r.topicIDs, r.topicGone = map[model.TP]*partWatch{}, map[string][16]byte{}, map[string]time.Time{}
 	}
 	r.reads++
-	out.Partitions = make([]PartitionLag, 0, total) // one allocation: the snapshot holds it
+	out.Partitions = make([]model.PartitionLag, 0, total) // one allocation: the snapshot holds it
 	for i, name := range topics.names {
 		rt := r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, name)
 		// sameLog: the id is known and unchanged, so the log was not
@@ -199,7 +197,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 		r.topicIDs[name] = id
 		for j := range taken[i] {
 			p := int32(j)
-			pl := PartitionLag{Topic: name, RemoteTopic: rt, Partition: p, AsOf: now}
+			pl := model.PartitionLag{Topic: name, RemoteTopic: rt, Partition: p, AsOf: now}
 			pl.SourceStart = listed(starts, name, p)
 			pl.SourceEnd = listed(ends, name, p)
 			pl.TargetEnd = listed(targetEnds, rt, p)
@@ -216,7 +214,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 				pl.Replicated, pl.Method = &zero, PositionEmptyLog
 			}
 			if pl.Replicated != nil {
-				var copied []kafka.AbortedBatch
+				var copied []model.AbortedBatch
 				pl.AbortedInDR, copied = r.aborted.InDR(tp, *pl.Replicated)
 				for _, b := range copied {
 					if r.OnAbortedCopied != nil {
@@ -309,7 +307,7 @@ func mirroredOf(leaders kafka.Leaders, ids map[string][16]byte) mirroredTopics {
 // MirroredTopics lists the topics on flow's source cluster (read through
 // source) that the flow mirrors: what the monitor watches of it.
 func MirroredTopics(ctx context.Context, flow *config.Flow, source *kafka.Client) ([]string, error) {
-	t, err := (&LagReader{Flow: flow, Topics: TopicsOf(flow), Source: source}).sourceTopics(ctx)
+	t, err := (&LagReader{Flow: flow, Topics: flowstate.TopicsOf(flow), Source: source}).sourceTopics(ctx)
 	return t.names, err
 }
 
@@ -335,7 +333,7 @@ func (r *LagReader) sourceTopics(ctx context.Context) (mirroredTopics, error) {
 		// primary). Heartbeats are copied but are not data: their age is
 		// the flow's heartbeat, not its lag.
 		p := r.Topics.Policy
-		if r.Topics.ownOnSource(name) || p.IsInternalTopic(name) || p.IsHeartbeatsTopic(name) || p.IsCycle(r.Flow.TargetAlias, name) || !r.Flow.Topics.Matches(name) {
+		if r.Topics.OwnOnSource(name) || p.IsInternalTopic(name) || p.IsHeartbeatsTopic(name) || p.IsCycle(r.Flow.TargetAlias, name) || !r.Flow.Topics.Matches(name) {
 			continue
 		}
 		out.names = append(out.names, name)
@@ -349,7 +347,7 @@ func (r *LagReader) sourceTopics(ctx context.Context) (mirroredTopics, error) {
 // position fills Replicated and Method: the larger of the two lower bounds
 // we have. Connect positions lag by up to offset.flush.interval.ms (60 s by
 // default), which alone would report a healthy mirror as a minute behind.
-func (r *LagReader) position(pl *PartitionLag, pos partPos, mark *restartMark) {
+func (r *LagReader) position(pl *model.PartitionLag, pos partPos, mark *restartMark) {
 	c, hasC, s, hasS := mark.usable(pos)
 	if hasC {
 		v := c.LastOffset + 1
@@ -470,7 +468,7 @@ const PositionRestarted = "source log restarted: counted from its start"
 // a new topic id, an end offset that went backwards, or a position of MM2
 // past the end (only possible for a log MM2 read before). It reports
 // whether the restart was detected in this refresh.
-func (r *LagReader) watch(pl *PartitionLag, pos partPos, recreated, sameLog bool, now time.Time) bool {
+func (r *LagReader) watch(pl *model.PartitionLag, pos partPos, recreated, sameLog bool, now time.Time) bool {
 	tp := model.TP{Topic: pl.Topic, Partition: pl.Partition}
 	w := r.parts[tp]
 	if w == nil {
@@ -569,7 +567,7 @@ const PositionEmptyDRCopy = "DR copy empty: counted from the source log start"
 // (records deleted before anything copied them count behind too, and how
 // many MM2 never copied anywhere is not known). A position at or below the
 // log start already counts everything retained and stays.
-func emptyDRCopy(pl *PartitionLag, targetLeaders kafka.Leaders) {
+func emptyDRCopy(pl *model.PartitionLag, targetLeaders kafka.Leaders) {
 	ls, exists := targetLeaders[pl.RemoteTopic]
 	switch {
 	case pl.SourceStart == nil || pl.SourceEnd == nil || *pl.SourceEnd == 0: // an empty log: PositionEmptyLog
@@ -598,7 +596,7 @@ const PositionRestartCopied = "source log restarted: counted as far as DR receiv
 // it, as they could a sync estimate, but never past the source end. A
 // newer sync cannot vouch for more: the records below it fit in the same
 // count.
-func (m *restartMark) corroborated(pl *PartitionLag) int64 {
+func (m *restartMark) corroborated(pl *model.PartitionLag) int64 {
 	if !m.hasDR || pl.TargetEnd == nil {
 		return m.base
 	}
@@ -623,7 +621,7 @@ func (w *partWatch) firstSeen(o int64) (int64, bool) {
 
 // lagMillis fills LagMs for lagging partitions from the timestamp of the
 // first unreplicated record, fetched once per position.
-func (r *LagReader) lagMillis(ctx context.Context, topics mirroredTopics, want map[model.TP]int64, parts []PartitionLag, now time.Time) {
+func (r *LagReader) lagMillis(ctx context.Context, topics mirroredTopics, want map[model.TP]int64, parts []model.PartitionLag, now time.Time) {
 	if r.tsCache == nil {
 		r.tsCache = map[model.TP]tsEntry{}
 	}
@@ -685,7 +683,7 @@ func (r *LagReader) lagMillis(ctx context.Context, topics mirroredTopics, want m
 }
 
 // SortPartitions orders partitions by topic, then partition.
-func SortPartitions(ps []PartitionLag) {
+func SortPartitions(ps []model.PartitionLag) {
 	sort.Slice(ps, func(i, j int) bool {
 		if ps[i].Topic != ps[j].Topic {
 			return ps[i].Topic < ps[j].Topic

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
@@ -29,10 +30,10 @@ func churnReader(t *testing.T, src, dst *kgo.Client) *LagReader {
 		t.Fatal(err)
 	}
 	f := cfg.Flows[0]
-	return &LagReader{Flow: f, Topics: TopicsOf(f), Source: src, Target: dst}
+	return &LagReader{Flow: f, Topics: flowstate.TopicsOf(f), Source: src, Target: dst}
 }
 
-func lagOf(t *testing.T, rd Reading, p int32) PartitionLag {
+func lagOf(t *testing.T, rd Reading, p int32) model.PartitionLag {
 	t.Helper()
 	if rd.SourceErr != nil || rd.TargetErr != nil {
 		t.Fatalf("read: %v / %v", rd.SourceErr, rd.TargetErr)
@@ -43,7 +44,7 @@ func lagOf(t *testing.T, rd Reading, p int32) PartitionLag {
 		}
 	}
 	t.Fatalf("events-%d not in %+v", p, rd.Partitions)
-	return PartitionLag{}
+	return model.PartitionLag{}
 }
 
 func fill(t *testing.T, cl *kgo.Client, topic string, p int32, n int, ts time.Time) {
@@ -410,8 +411,8 @@ func TestLagUnreadableAgeIsALowerBound(t *testing.T) {
 		t.Fatalf("events-1: lag ms %v at least %v, want unknown and at least 40000", p1.LagMs, p1.LagMsAtLeast)
 	}
 	p0.LagMs = ptr64(1000) // a known partition younger than the bound
-	s := &FlowSnapshot{Partitions: []PartitionLag{p0, p1}}
-	s.aggregate()
+	s := &flowstate.FlowSnapshot{Partitions: []model.PartitionLag{p0, p1}}
+	aggregate(s)
 	if s.RPOMs == nil || *s.RPOMs != 40_000 || !s.RPOAtLeast || len(s.UnknownAge) != 1 || s.UnknownAge[0] != (model.TP{Topic: "events", Partition: 1}) {
 		t.Fatalf("flow RPO %v at least %v unknown %v: want at least 40000 naming events-1", s.RPOMs, s.RPOAtLeast, s.UnknownAge)
 	}
@@ -426,15 +427,15 @@ func ptr64(v int64) *int64 { return &v }
 // topic MM2 has not taken up, its syncs not read yet): the flow is not OK
 // and its RPO is not "0".
 func TestFlowNotOKOnMissingPosition(t *testing.T) {
-	s := &FlowSnapshot{Partitions: []PartitionLag{
+	s := &flowstate.FlowSnapshot{Partitions: []model.PartitionLag{
 		{Topic: "events", Partition: 0, LagMessages: ptr64(0), LagMs: ptr64(0)},
 		{Topic: "late", Partition: 0, SourceEnd: ptr64(50)},
 	}}
-	s.aggregate()
+	aggregate(s)
 	var tr statusTracker
 	hb := time.Second
-	st, why := tr.update(time.Now(), s.rpo(), &hb, "", config.Thresholds{HeartbeatTimeout: config.Duration(30 * time.Second)})
-	if st != StatusUnknown || !s.RPOAtLeast || why != "RPO at least 0s; age unknown for late-0" {
+	st, why := tr.update(time.Now(), s.RPO(), &hb, "", config.Thresholds{HeartbeatTimeout: config.Duration(30 * time.Second)})
+	if st != model.FlowStatusUnknown || !s.RPOAtLeast || why != "RPO at least 0s; age unknown for late-0" {
 		t.Fatalf("status %s %q, rpo %v at least %v", st, why, s.RPOMs, s.RPOAtLeast)
 	}
 }
@@ -453,8 +454,8 @@ func TestLagEmptyLogIsNothingAtRisk(t *testing.T) {
 	pos := mapPositions{connect: map[model.TP]model.ConnectOffset{
 		{Topic: "events", Partition: 0}: {Topic: "events", LastOffset: 9},
 	}, latestSync: map[model.TP]model.OffsetSync{}}
-	s := &FlowSnapshot{Partitions: r.Read(ctx, pos, time.Now()).Partitions}
-	s.aggregate()
+	s := &flowstate.FlowSnapshot{Partitions: r.Read(ctx, pos, time.Now()).Partitions}
+	aggregate(s)
 	if p := lagOf(t, Reading{Partitions: s.Partitions}, 1); p.Method != PositionEmptyLog || *p.LagMessages != 0 || *p.LagMs != 0 {
 		t.Fatalf("empty events-1: %s", describe(p))
 	}
@@ -482,7 +483,7 @@ func TestIngestPicksUpLateInternalTopic(t *testing.T) {
 	primary, _ := newCluster(t, "primary", "events")
 	dr, dcl := newCluster(t, "dr", "events")
 	cfg := testConfig(t, primary, dr)
-	ft := TopicsOf(cfg.Flows[0])
+	ft := flowstate.TopicsOf(cfg.Flows[0])
 	m, _ := newTestMonitor(t, cfg, t.TempDir()+"/db")
 	defer runIngester(m)()
 	time.Sleep(300 * time.Millisecond) // the first layout check found nothing

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 )
@@ -86,7 +87,7 @@ func (j *lossJudge) publish() {
 // judge updates the gaps from a fresh reading of parts and returns the
 // losses it confirmed. It marks each part whose gap is still undecided
 // (LossSuspected) and clears DataLost, which from here on means confirmed.
-func (j *lossJudge) judge(parts []PartitionLag, idx *mm2.SyncIndex, connectOf func(model.TP) (model.ConnectOffset, bool), now time.Time) []model.LossIncident {
+func (j *lossJudge) judge(parts []model.PartitionLag, idx *mm2.SyncIndex, connectOf func(model.TP) (model.ConnectOffset, bool), now time.Time) []model.LossIncident {
 	if j.suspects == nil {
 		j.suspects = map[model.TP]*lossSuspect{}
 	}
@@ -227,7 +228,7 @@ func (su *lossSuspect) verdict(tp model.TP, idx *mm2.SyncIndex, co model.Connect
 // judgeLoss runs the loss judge on a fresh MM2 reading, stores what it
 // confirms, and fills the snapshot's loss figures from the store: a
 // partition with an unacknowledged incident stays flagged as lost.
-func (m *Monitor) judgeLoss(ctx context.Context, fm *flowMonitor, s *FlowSnapshot, fresh bool, now time.Time) {
+func (m *Monitor) judgeLoss(ctx context.Context, fm *flowMonitor, s *flowstate.FlowSnapshot, fresh bool, now time.Time) {
 	if fm.link != nil {
 		return
 	}

@@ -35,7 +35,7 @@ func (c *lossCase) sync(syncs ...[2]int64) {
 func (c *lossCase) refresh(start, replicated, targetEnd, connectLast int64) bool {
 	c.t.Helper()
 	end := max(replicated, start) + 10
-	parts := []PartitionLag{{Topic: "events", SourceStart: &start, SourceEnd: &end, Replicated: &replicated, TargetEnd: &targetEnd}}
+	parts := []model.PartitionLag{{Topic: "events", SourceStart: &start, SourceEnd: &end, Replicated: &replicated, TargetEnd: &targetEnd}}
 	co := map[model.TP]model.ConnectOffset{{Topic: "events", Partition: 0}: {Topic: "events", LastOffset: connectLast}}
 	c.found = append(c.found, c.j.judge(parts, c.idx, func(tp model.TP) (model.ConnectOffset, bool) { x, ok := co[tp]; return x, ok }, c.now)...)
 	c.now = c.now.Add(5 * time.Second)

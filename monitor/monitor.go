@@ -12,132 +12,29 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/translation"
 )
 
-// Reachability is what we know about reaching a cluster.
-type Reachability struct {
-	Checked bool      // at least one attempt was made
-	OK      bool      // the last attempt worked
-	Since   time.Time // when OK last changed
-	LastOK  time.Time
-	Err     string // the client's own error
-	// Kind is what Err most likely means (kafka.Explain).
-	Kind kafka.ProblemKind
-}
-
-func (r *Reachability) note(now time.Time, err error) {
+// noteReach records in r an attempt to reach a cluster at now.
+func noteReach(r *model.Reachability, now time.Time, err error) {
 	ok := err == nil
 	if !r.Checked || ok != r.OK {
 		r.Since = now
 	}
 	r.Checked, r.OK = true, ok
 	if ok {
-		r.LastOK, r.Err, r.Kind = now, "", kafka.ProblemOther
+		r.LastOK, r.Err, r.Kind = now, "", model.ProblemOther
 		return
 	}
-	r.Err, r.Kind = err.Error(), kafka.ProblemOther
+	r.Err, r.Kind = err.Error(), model.ProblemOther
 	if ce, isCE := errors.AsType[*kafka.ClusterError](err); isCE {
 		r.Err, r.Kind = ce.Raw.Error(), ce.Kind
 	}
 }
-
-// DownSince is when the cluster stopped answering; zero while it answers
-// or before it was checked.
-func (r Reachability) DownSince() time.Time {
-	if r.Checked && !r.OK {
-		return r.Since
-	}
-	return time.Time{}
-}
-
-// Words says why a cluster that did not answer did not: unreachable since
-// when, or the TLS or SASL hint when that is likely, then the client's own
-// error after kafka.RawSep.
-func (r Reachability) Words(cluster string) string {
-	kind := r.Kind
-	if kind == kafka.ProblemOther {
-		kind = kafka.ProblemUnreachable // it did not answer: said as unreachable, the client's words after
-	}
-	return (&kafka.ClusterError{Kind: kind, Cluster: cluster, Since: r.Since, Raw: errors.New(r.Err)}).Error()
-}
-
-// TopicLag is model's.
-type TopicLag = model.TopicLag
-
-// FlowSnapshot is everything the pages and metrics show about a flow, as of
-// the last refresh.
-type FlowSnapshot struct {
-	Flow   *config.Flow
-	Topics FlowTopics
-	At     time.Time // the refresh that produced it; zero before the first
-	// Partitions are sorted by topic and partition.
-	Partitions []PartitionLag
-	TopicLags  []TopicLag
-	// RPOMs is the largest LagMs over the partitions, counting a lower
-	// bound (LagMsAtLeast) for a partition whose age is unknown; nil when no
-	// partition has either.
-	RPOMs *int64
-	// RPOAtLeast: some partition's lag or age is not known exactly, so the
-	// RPO is at least RPOMs, never "about".
-	RPOAtLeast bool
-	// UnknownAge names the partitions whose age is not known exactly (their
-	// lag in messages may be): the ones RPOAtLeast is about.
-	UnknownAge []model.TP
-	// MaxLagMessages and TotalLagMessages are over partitions with known lag.
-	MaxLagMessages   *int64
-	TotalLagMessages *int64
-	Unknown          int // partitions with unknown lag
-	DataLost         int // partitions with a confirmed, unacknowledged loss
-	HeartbeatAt      time.Time
-	HeartbeatAge     *time.Duration
-	Status           Status
-	StatusSince      time.Time
-	Reason           string
-	Source, Target   Reachability
-	// FiguresAt is when the read the figures rest on reached the clusters
-	// (the refresh that last read both sides; for figures saved before a
-	// restart, their own time): now minus it is their age. Zero: none.
-	FiguresAt time.Time
-	// Bound, when set, says why the figures are only lower bounds ("at
-	// least"): they rest on FiguresAt's read and a cluster has not answered
-	// since (or its reads ran late), so records acked since are not in
-	// them. RPOAtLeast is set with it and the status is never OK.
-	Bound string
-	// Late is set when this refresh's Kafka reads ran out of their deadline
-	// while the cluster kept answering: the figures are the last known
-	// ones, stale, and the status holds (never OK on them). Nil otherwise.
-	Late *LateRefresh
-	// PerPartitionOff says why /metrics leaves out this flow's
-	// per-partition lag series (more partitions than the bound, or
-	// metrics.per_partition: false); "" while they are exported.
-	PerPartitionOff string
-	// ReadTook is how long this refresh's Kafka reads took.
-	ReadTook time.Duration
-	Ingest   []IngestStats
-	// Link is the last good view of a Cluster Linking flow's link and
-	// mirrors; nil for MM2 flows.
-	Link *LinkStatus
-
-	// LossSuspected counts partitions whose source log start passed the
-	// replicated position while MM2 may still copy the records (loss.go).
-	LossSuspected int
-	// LossOpen are the flow's unacknowledged loss incidents, newest first;
-	// the totals count every incident ever recorded and its lost offsets.
-	LossOpen           []model.LossIncident
-	LossIncidentsTotal int64
-	LostOffsetsTotal   int64
-
-	// FailedOver is set while the flow's failover is complete (DR active):
-	// Status is then StatusFailedOver (failedover.go).
-	FailedOver *FailedOver
-}
-
-// LateRefresh is model's.
-type LateRefresh = model.LateRefresh
 
 // Monitor ingests MM2 bookkeeping and refreshes lag for every flow.
 type Monitor struct {
@@ -158,7 +55,7 @@ type Monitor struct {
 	flows []*flowMonitor
 	ready bool
 	// failedOver are the flows whose failover completed (failedover.go).
-	failedOver map[string]FailedOver
+	failedOver map[string]model.FailedOver
 	// bg and bgWG are Run's, for ingesters started after it (SetWatched);
 	// nil before Run.
 	bg   context.Context
@@ -167,32 +64,29 @@ type Monitor struct {
 
 type flowMonitor struct {
 	flow     *config.Flow
-	topics   FlowTopics
+	topics   flowstate.FlowTopics
 	state    *MirrorState
 	reader   *LagReader
 	ingester *Ingester          // MM2 flows
 	link     *ClusterLinkReader // Cluster Linking flows
 	linkOK   time.Time          // last good answer from the link's REST API
-	linkSeen *LinkStatus
+	linkSeen *flowstate.LinkStatus
 
 	tracker           statusTracker
-	source, target    Reachability
-	last              []PartitionLag // newest known partition values
-	readAt            time.Time      // the refresh last's figures come from
-	late              *LateRefresh   // the current run of late refreshes
-	perPartitionOff   bool           // the last snapshot's PerPartitionOff was set: logged when it changes
-	reading           atomic.Int64   // wall-clock UnixNano when the running refresh began reading; 0 between refreshes (overdue.go)
-	waitingTarget     atomic.Bool    // the running refresh waits on the target cluster, else on the source (overdue.go)
-	lastPartitionSave time.Time      // the sample writer's (under its drain lock)
-	lastSavedUnknown  int            // partitions of unknown lag in that save (same lock)
-	snap              *FlowSnapshot
+	source, target    model.Reachability
+	last              []model.PartitionLag // newest known partition values
+	readAt            time.Time            // the refresh last's figures come from
+	late              *model.LateRefresh   // the current run of late refreshes
+	perPartitionOff   bool                 // the last snapshot's PerPartitionOff was set: logged when it changes
+	reading           atomic.Int64         // wall-clock UnixNano when the running refresh began reading; 0 between refreshes (overdue.go)
+	waitingTarget     atomic.Bool          // the running refresh waits on the target cluster, else on the source (overdue.go)
+	lastPartitionSave time.Time            // the sample writer's (under its drain lock)
+	lastSavedUnknown  int                  // partitions of unknown lag in that save (same lock)
+	snap              *flowstate.FlowSnapshot
 	loss              lossJudge
 	stop              context.CancelFunc // ends its ingester; nil while none runs
 	watched           bool               // added by SetWatched, not configured
 }
-
-// PartitionSampleEvery is how often per-partition lag goes to SQLite.
-const PartitionSampleEvery = time.Minute
 
 // NewMonitor connects (lazily: franz-go dials on first use) to every
 // cluster and loads each flow's last known state from the store.
@@ -227,7 +121,7 @@ func NewMonitor(ctx context.Context, cfg *config.Config, store *storage.Store, l
 
 // newFlowMonitor builds the watch of flow f from what the store holds.
 func (m *Monitor) newFlowMonitor(ctx context.Context, f *config.Flow) (*flowMonitor, error) {
-	fm := &flowMonitor{flow: f, topics: TopicsOf(f), state: NewMirrorState()}
+	fm := &flowMonitor{flow: f, topics: flowstate.TopicsOf(f), state: NewMirrorState()}
 	if err := fm.state.Load(ctx, m.store, f.Name); err != nil {
 		return nil, fmt.Errorf("flow %s: loading history: %w", f.Name, err)
 	}
@@ -245,7 +139,7 @@ func (m *Monitor) newFlowMonitor(ctx context.Context, f *config.Flow) (*flowMoni
 	if err := fm.loadLastKnown(ctx, m.store); err != nil {
 		return nil, err
 	}
-	fm.snap = &FlowSnapshot{Flow: f, Topics: fm.topics, Status: StatusUnknown, Reason: "starting", Partitions: fm.last}
+	fm.snap = &flowstate.FlowSnapshot{Flow: f, Topics: fm.topics, Status: model.FlowStatusUnknown, Reason: "starting", Partitions: fm.last}
 	return fm, nil
 }
 
@@ -257,7 +151,7 @@ func (fm *flowMonitor) loadLastKnown(ctx context.Context, store *storage.Store) 
 		return err
 	}
 	for _, s := range samples {
-		fm.last = append(fm.last, PartitionLag{Topic: s.Topic, Partition: s.Partition,
+		fm.last = append(fm.last, model.PartitionLag{Topic: s.Topic, Partition: s.Partition,
 			RemoteTopic: fm.topics.Policy.RemoteTopic(fm.flow.SourceAlias, s.Topic),
 			SourceEnd:   s.SourceEnd, Replicated: s.Replicated, LagMessages: s.LagMessages, LagMs: s.LagMs, LagMsAtLeast: s.LagMsAtLeast,
 			AsOf: time.UnixMilli(s.AtMs), Stale: true, Method: "saved before restart"})
@@ -359,19 +253,19 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	late := m.lateSide(ctx, rctx, fm, rd, started)
 	switch {
 	case late != "": // the late side answered (and the source, if the target ran late)
-		fm.source.note(now, nil)
+		noteReach(&fm.source, now, nil)
 		if late == "target" {
-			fm.target.note(now, nil)
+			noteReach(&fm.target, now, nil)
 		}
 	case fm.link == nil || rd.TargetErr == nil: // a failed link read never checked the source
-		fm.source.note(now, rd.SourceErr)
+		noteReach(&fm.source, now, rd.SourceErr)
 	}
 	// Up to date only when every cluster the figures rest on answered: with
 	// DR unreadable, MM2 cannot copy and the lag only grows, so the last
 	// figures are held as lower bounds as they are with the primary gone.
 	upToDate := late == "" && rd.TargetErr == nil && (fm.link != nil || rd.SourceErr == nil)
 	if late == "" && (fm.link != nil || rd.SourceErr == nil || rd.TargetErr != nil) {
-		fm.target.note(now, rd.TargetErr) // the target was read (a source error skips it)
+		noteReach(&fm.target, now, rd.TargetErr) // the target was read (a source error skips it)
 	}
 	if upToDate {
 		fm.last, fm.readAt, fm.late = rd.Partitions, now, nil
@@ -389,7 +283,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 		if late == "target" {
 			err = rd.TargetErr
 		}
-		l := &LateRefresh{Side: late, Timeout: m.cfg.ReadTimeout(), Since: now, FiguresAt: fm.readAt, Err: err.Error()}
+		l := &model.LateRefresh{Side: late, Timeout: m.cfg.ReadTimeout(), Since: now, FiguresAt: fm.readAt, Err: err.Error()}
 		if fm.late != nil {
 			l.Since = fm.late.Since
 		}
@@ -399,7 +293,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	} else {
 		fm.late = nil
 	}
-	s := &FlowSnapshot{Flow: fm.flow, Topics: fm.topics, At: now, Partitions: fm.last, FiguresAt: fm.readAt,
+	s := &flowstate.FlowSnapshot{Flow: fm.flow, Topics: fm.topics, At: now, Partitions: fm.last, FiguresAt: fm.readAt,
 		Source: fm.source, Target: fm.target, Late: fm.late, ReadTook: took, Ingest: pos.ingest, Link: fm.linkSeen}
 	if s.FiguresAt.IsZero() {
 		s.FiguresAt = oldestAsOf(fm.last) // saved before a restart
@@ -419,7 +313,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	sctx, scancel := context.WithTimeout(ctx, SampleWriteTimeout) // storage, not Kafka
 	m.judgeLoss(sctx, fm, s, upToDate && fm.link == nil, now)
 	scancel()
-	s.aggregate()
+	aggregate(s)
 	fm.judgeStatus(s, upToDate, hb, broken, m.cfg.Thresholds, now)
 	m.applyFailedOver(s)
 	sort.Slice(s.Ingest, func(i, j int) bool { return s.Ingest[i].Topic < s.Ingest[j].Topic })
@@ -448,7 +342,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 // notePerPartition says in s whether /metrics exports the flow's
 // per-partition lag series, and logs when that changes (the bound on a
 // flow's partitions switches them off by default).
-func (m *Monitor) notePerPartition(fm *flowMonitor, s *FlowSnapshot) {
+func (m *Monitor) notePerPartition(fm *flowMonitor, s *flowstate.FlowSnapshot) {
 	n := len(s.Partitions)
 	switch mc := m.cfg.Metrics; {
 	case mc.PerPartitionFor(n):
@@ -510,12 +404,12 @@ const ProbeTimeout = 3 * time.Second
 // date (both clusters read), else held (status.go: never OK) with its
 // figures marked lower bounds (boundBy), whichever side did not answer.
 // The one place a refresh decides a flow's status.
-func (fm *flowMonitor) judgeStatus(s *FlowSnapshot, upToDate bool, hb *time.Duration, broken string, th config.Thresholds, now time.Time) {
+func (fm *flowMonitor) judgeStatus(s *flowstate.FlowSnapshot, upToDate bool, hb *time.Duration, broken string, th config.Thresholds, now time.Time) {
 	if upToDate {
-		s.Status, s.Reason = fm.tracker.update(now, s.rpo(), hb, broken, th)
+		s.Status, s.Reason = fm.tracker.update(now, s.RPO(), hb, broken, th)
 	} else {
 		why := staleReason(s, now)
-		s.boundBy(why)
+		boundBy(s, why)
 		s.Status, s.Reason = fm.tracker.hold(now, hb, broken, th, why)
 	}
 	s.StatusSince = fm.tracker.since
@@ -523,28 +417,18 @@ func (fm *flowMonitor) judgeStatus(s *FlowSnapshot, upToDate bool, hb *time.Dura
 
 // boundBy marks s's figures as lower bounds, why saying so: they rest on
 // the read at FiguresAt and records acked since are not in them.
-func (s *FlowSnapshot) boundBy(why string) {
+func boundBy(s *flowstate.FlowSnapshot, why string) {
 	s.Bound = why
 	if s.RPOMs != nil || len(s.Partitions) > 0 {
 		s.RPOAtLeast = true
 	}
 }
 
-// FiguresAge is how old s's figures are at now: the age of the read they
-// rest on (FiguresAt); nil when there are none.
-func (s *FlowSnapshot) FiguresAge(now time.Time) *time.Duration {
-	if s.FiguresAt.IsZero() {
-		return nil
-	}
-	d := max(now.Sub(s.FiguresAt), 0)
-	return &d
-}
-
 // staleReason says why a snapshot's figures are stale and from when: the
 // time of the read they rest on, never an age (the text outlives the
 // refresh that wrote it; pages and /metrics compute the age from
 // FiguresAt when they show it).
-func staleReason(s *FlowSnapshot, now time.Time) string {
+func staleReason(s *flowstate.FlowSnapshot, now time.Time) string {
 	why := "figures stale"
 	switch {
 	case s.Late != nil:
@@ -561,7 +445,7 @@ func staleReason(s *FlowSnapshot, now time.Time) string {
 }
 
 // oldestAsOf is the oldest AsOf of ps; zero when ps has none.
-func oldestAsOf(ps []PartitionLag) time.Time {
+func oldestAsOf(ps []model.PartitionLag) time.Time {
 	var t time.Time
 	for _, p := range ps {
 		if !p.AsOf.IsZero() && (t.IsZero() || p.AsOf.Before(t)) {
@@ -591,14 +475,14 @@ func (m *Monitor) readClusterLink(ctx context.Context, fm *flowMonitor, now time
 }
 
 // aggregate computes the flow and topic figures from the partitions.
-func (s *FlowSnapshot) aggregate() {
+func aggregate(s *flowstate.FlowSnapshot) {
 	var rpo, maxMsgs, total *int64
-	byTopic := map[string]*TopicLag{}
+	byTopic := map[string]*model.TopicLag{}
 	for i := range s.Partitions {
 		p := &s.Partitions[i]
 		t := byTopic[p.Topic]
 		if t == nil {
-			t = &TopicLag{Topic: p.Topic, RemoteTopic: p.RemoteTopic}
+			t = &model.TopicLag{Topic: p.Topic, RemoteTopic: p.RemoteTopic}
 			byTopic[p.Topic] = t
 		}
 		t.Partitions++
@@ -638,17 +522,6 @@ func (s *FlowSnapshot) aggregate() {
 	s.RPOMs, s.MaxLagMessages, s.TotalLagMessages = rpo, maxMsgs, total
 }
 
-// rpo is the flow RPO as the status judges it.
-func (s *FlowSnapshot) rpo() rpoReading {
-	return rpoReading{ms: s.RPOMs, atLeast: s.RPOAtLeast, unknown: s.UnknownAge, bound: s.Bound}
-}
-
-// RPOText is the flow RPO for people: "at least X" with the partitions of
-// unknown age named when it is only a lower bound.
-func (s *FlowSnapshot) RPOText() string {
-	return s.rpo().String()
-}
-
 func maxPtr(cur *int64, v int64) *int64 {
 	if cur == nil || v > *cur {
 		return &v
@@ -665,7 +538,7 @@ func maxPtr(cur *int64, v int64) *int64 {
 // ingested position). Extra saves happen only while that count falls.
 // The sample writer calls it (writer.go) and retries it when it fails, so
 // every write must be safe to repeat after a partial one.
-func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *FlowSnapshot, now time.Time) error {
+func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *flowstate.FlowSnapshot, now time.Time) error {
 	var hb *int64
 	if s.HeartbeatAge != nil {
 		v := s.HeartbeatAge.Milliseconds()
@@ -677,7 +550,7 @@ func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *FlowSnapshot, no
 	if err != nil {
 		return fmt.Errorf("saving lag sample: %w", err)
 	}
-	due := now.Sub(fm.lastPartitionSave) >= PartitionSampleEvery || s.Unknown < fm.lastSavedUnknown
+	due := now.Sub(fm.lastPartitionSave) >= flowstate.PartitionSampleEvery || s.Unknown < fm.lastSavedUnknown
 	if s.Source.OK && len(s.Partitions) > 0 && due {
 		samples := make([]storage.PartitionSample, 0, len(s.Partitions))
 		for _, p := range s.Partitions {
@@ -762,10 +635,10 @@ func (m *Monitor) ApplyRetention(ctx context.Context) {
 
 // Snapshots returns every flow's snapshot: the configured flows in config
 // order, then the watched ones (Watch) in the order they were added.
-func (m *Monitor) Snapshots() []*FlowSnapshot {
+func (m *Monitor) Snapshots() []*flowstate.FlowSnapshot {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	out := make([]*FlowSnapshot, len(m.flows))
+	out := make([]*flowstate.FlowSnapshot, len(m.flows))
 	for i, fm := range m.flows {
 		out[i] = fm.snap
 	}
@@ -790,7 +663,7 @@ func (m *Monitor) DownSince(flow string, target bool) time.Time {
 }
 
 // Snapshot returns a flow's snapshot, or nil for an unknown flow.
-func (m *Monitor) Snapshot(flow string) *FlowSnapshot {
+func (m *Monitor) Snapshot(flow string) *flowstate.FlowSnapshot {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if fm := m.findLocked(flow); fm != nil {

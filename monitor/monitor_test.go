@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/kafka/kafkatest"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
@@ -61,7 +62,7 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 		produce(t, dcl, &kgo.Record{Topic: "events", Partition: 1, Value: []byte{byte(i)}})
 	}
 	cfg := testConfig(t, primary, dr)
-	ft := TopicsOf(cfg.Flows[0])
+	ft := flowstate.TopicsOf(cfg.Flows[0])
 	if ft.OffsetSyncs != "mm2-offset-syncs.primary.internal" || ft.Heartbeats != "primary.heartbeats" || ft.Checkpoints != "primary.checkpoints.internal" {
 		t.Fatalf("derived topics = %+v", ft)
 	}
@@ -117,7 +118,7 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	if *p1.Replicated != 50 || *p1.LagMessages != 0 || *p1.LagMs != 0 {
 		t.Fatalf("events-1 = %s", describe(p1))
 	}
-	if *s.RPOMs != *p0.LagMs || *s.TotalLagMessages != 20 || s.Status != StatusOK || s.HeartbeatAge.Round(time.Second) != 2*time.Second {
+	if *s.RPOMs != *p0.LagMs || *s.TotalLagMessages != 20 || s.Status != model.FlowStatusOK || s.HeartbeatAge.Round(time.Second) != 2*time.Second {
 		t.Fatalf("flow: rpo %v total %v status %s (%s) hb %v", *s.RPOMs, *s.TotalLagMessages, s.Status, s.Reason, s.HeartbeatAge)
 	}
 	if st := ingestStats(s, ft.Checkpoints); st.DecodeErrors != 1 || st.Records != 2 {
@@ -163,7 +164,7 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	if s.Source.OK || s.Source.Err == "" || !s.Target.OK {
 		t.Fatalf("reachability source %+v target %+v", s.Source, s.Target)
 	}
-	if !s.Partitions[0].Stale || *s.Partitions[0].LagMessages != 20 || s.Status != StatusBroken {
+	if !s.Partitions[0].Stale || *s.Partitions[0].LagMessages != 20 || s.Status != model.FlowStatusBroken {
 		t.Fatalf("after primary loss: %s status %s", describe(s.Partitions[0]), s.Status)
 	}
 
@@ -211,16 +212,16 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	}
 }
 
-func ingestStats(s *FlowSnapshot, topic string) IngestStats {
+func ingestStats(s *flowstate.FlowSnapshot, topic string) model.IngestStats {
 	for _, st := range s.Ingest {
 		if st.Topic == topic {
 			return st
 		}
 	}
-	return IngestStats{}
+	return model.IngestStats{}
 }
 
-func describe(p PartitionLag) string {
+func describe(p model.PartitionLag) string {
 	f := func(v *int64) any {
 		if v == nil {
 			return "nil"

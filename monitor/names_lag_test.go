@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 )
 
 // TestLagSkipsMM2InternalTopicsWithSeparator: with separator "_" and the
@@ -21,7 +22,7 @@ func TestLagSkipsMM2InternalTopicsWithSeparator(t *testing.T) {
 		t.Fatal(err)
 	}
 	flow := cfg.Flows[0]
-	ft := TopicsOf(flow)
+	ft := flowstate.TopicsOf(flow)
 	if ft.OffsetSyncs != "mm2-offset-syncs_dr_internal" {
 		t.Fatalf("derived offset-syncs topic %q", ft.OffsetSyncs)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/drconsole/drconsole/model"
 )
 
 // OverdueAfter is how long a refresh may read while neither of its
@@ -56,10 +58,10 @@ func (m *Monitor) markOverdue(now time.Time) {
 			continue
 		}
 		t := *s
-		t.boundBy(fmt.Sprintf("refresh reading for %s without an answer from the cluster it waits on; figures are lower bounds from the read at %s",
+		boundBy(&t, fmt.Sprintf("refresh reading for %s without an answer from the cluster it waits on; figures are lower bounds from the read at %s",
 			now.Sub(time.Unix(0, started)).Round(time.Second), t.FiguresAt.UTC().Format("15:04:05 UTC")))
-		if t.Status == StatusOK {
-			t.Status, t.Reason, t.StatusSince = StatusUnknown, t.Bound, now
+		if t.Status == model.FlowStatusOK {
+			t.Status, t.Reason, t.StatusSince = model.FlowStatusUnknown, t.Bound, now
 		}
 		fm.snap = &t
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
+	"github.com/drconsole/drconsole/model"
 )
 
 // The per-partition series are exported by default while a flow has at
@@ -17,8 +19,8 @@ func TestPerPartitionSeriesBoundIsSaid(t *testing.T) {
 	var logged bytes.Buffer
 	m := &Monitor{cfg: &config.Config{}, log: slog.New(slog.NewTextHandler(&logged, nil))}
 	fm := &flowMonitor{flow: &config.Flow{Name: "big"}}
-	snap := func(n int) *FlowSnapshot {
-		s := &FlowSnapshot{Partitions: make([]PartitionLag, n)}
+	snap := func(n int) *flowstate.FlowSnapshot {
+		s := &flowstate.FlowSnapshot{Partitions: make([]model.PartitionLag, n)}
 		m.notePerPartition(fm, s)
 		return s
 	}

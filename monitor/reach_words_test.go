@@ -36,8 +36,8 @@ func TestReachabilityWords(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		rd := r.Read(ctx, mapPositions{latestSync: map[model.TP]model.OffsetSync{}}, since)
 		cancel()
-		var reach Reachability
-		reach.note(since, rd.SourceErr)
+		var reach model.Reachability
+		noteReach(&reach, since, rd.SourceErr)
 		words := reach.Words("primary")
 		head, _, folded := strings.Cut(words, "— the client said:")
 		if !folded || !strings.Contains(head, tc.want) {

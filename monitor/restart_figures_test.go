@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -32,8 +34,8 @@ func known(v int64) *int64 {
 }
 
 // randomPartitions gives topics a and b random readings at now.
-func randomPartitions(rng *rand.Rand, now time.Time) []PartitionLag {
-	var out []PartitionLag
+func randomPartitions(rng *rand.Rand, now time.Time) []model.PartitionLag {
+	var out []model.PartitionLag
 	for _, topic := range []string{"a", "b"} {
 		for p := range 1 + rng.Int32N(6) {
 			k := figureKinds[rng.IntN(len(figureKinds))]
@@ -42,7 +44,7 @@ func randomPartitions(rng *rand.Rand, now time.Time) []PartitionLag {
 			if k[0] >= 0 {
 				repl = known(end - k[0])
 			}
-			out = append(out, PartitionLag{Topic: topic, RemoteTopic: topic, Partition: p, SourceEnd: known(end), Replicated: repl,
+			out = append(out, model.PartitionLag{Topic: topic, RemoteTopic: topic, Partition: p, SourceEnd: known(end), Replicated: repl,
 				LagMessages: known(k[0]), LagMs: known(k[1]), LagMsAtLeast: known(k[2]), AsOf: now, Method: PositionEstimate})
 		}
 	}
@@ -50,7 +52,7 @@ func randomPartitions(rng *rand.Rand, now time.Time) []PartitionLag {
 }
 
 // shown is what a console shows of a partition's saved figures.
-func shown(ps []PartitionLag) string {
+func shown(ps []model.PartitionLag) string {
 	type fig struct {
 		Topic, Remote                                           string
 		Partition                                               int32
@@ -91,21 +93,21 @@ func TestRestartShowsLastSavedFigures(t *testing.T) {
 	now := time.UnixMilli(1_764_000_000_123)
 	for seed := range uint64(8) {
 		rng := rand.New(rand.NewPCG(seed, 17))
-		refresh := func(at time.Time, sourceOK bool) *FlowSnapshot {
+		refresh := func(at time.Time, sourceOK bool) *flowstate.FlowSnapshot {
 			t.Helper()
-			s := &FlowSnapshot{Flow: cfg.Flows[0], At: at, Source: Reachability{Checked: true, OK: sourceOK},
-				Partitions: randomPartitions(rng, at), Status: StatusOK}
+			s := &flowstate.FlowSnapshot{Flow: cfg.Flows[0], At: at, Source: model.Reachability{Checked: true, OK: sourceOK},
+				Partitions: randomPartitions(rng, at), Status: model.FlowStatusOK}
 			m.writer.enqueue(sampleJob{fm: fm, s: s, now: at})
 			if err := m.Flush(ctx); err != nil {
 				t.Fatal(err)
 			}
 			return s
 		}
-		now = now.Add(PartitionSampleEvery + time.Duration(rng.IntN(5_000))*time.Millisecond)
+		now = now.Add(flowstate.PartitionSampleEvery + time.Duration(rng.IntN(5_000))*time.Millisecond)
 		saved := refresh(now, true)
-		refresh(now.Add(PartitionSampleEvery-time.Millisecond), true) // within the minute
-		refresh(now.Add(PartitionSampleEvery+time.Second), false)     // source unreachable
-		now = now.Add(PartitionSampleEvery + time.Second)
+		refresh(now.Add(flowstate.PartitionSampleEvery-time.Millisecond), true) // within the minute
+		refresh(now.Add(flowstate.PartitionSampleEvery+time.Second), false)     // source unreachable
+		now = now.Add(flowstate.PartitionSampleEvery + time.Second)
 
 		m2, err := NewMonitor(ctx, cfg, store, discardLog())
 		if err != nil {
@@ -132,27 +134,27 @@ func TestSaveWhenFewerPartitionsUnknown(t *testing.T) {
 	cfg, m, store := savedFiguresRig(t)
 	fm, name := m.flows[0], cfg.Flows[0].Name
 	now := time.UnixMilli(1_764_000_000_123)
-	refresh := func(at time.Time, lag ...int64) []PartitionLag {
+	refresh := func(at time.Time, lag ...int64) []model.PartitionLag {
 		t.Helper()
-		var ps []PartitionLag
+		var ps []model.PartitionLag
 		unknown := 0
 		for p, l := range lag {
 			end := int64(100)
-			ps = append(ps, PartitionLag{Topic: "a", RemoteTopic: "a", Partition: int32(p), SourceEnd: &end,
+			ps = append(ps, model.PartitionLag{Topic: "a", RemoteTopic: "a", Partition: int32(p), SourceEnd: &end,
 				LagMessages: known(l), AsOf: at, Method: PositionEstimate})
 			if l < 0 {
 				unknown++
 			}
 		}
-		s := &FlowSnapshot{Flow: cfg.Flows[0], At: at, Source: Reachability{Checked: true, OK: true},
-			Partitions: ps, Unknown: unknown, Status: StatusUnknown}
+		s := &flowstate.FlowSnapshot{Flow: cfg.Flows[0], At: at, Source: model.Reachability{Checked: true, OK: true},
+			Partitions: ps, Unknown: unknown, Status: model.FlowStatusUnknown}
 		m.writer.enqueue(sampleJob{fm: fm, s: s, now: at})
 		if err := m.Flush(ctx); err != nil {
 			t.Fatal(err)
 		}
 		return ps
 	}
-	restarted := func() []PartitionLag {
+	restarted := func() []model.PartitionLag {
 		t.Helper()
 		m2, err := NewMonitor(ctx, cfg, store, discardLog())
 		if err != nil {

@@ -5,65 +5,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
 )
-
-// FlowTopics are the MM2 internal topics of a flow, derived the way MM2
-// derives them unless the config names them.
-type FlowTopics struct {
-	Policy mm2.ReplicationPolicy
-	// OffsetSyncs lives on the target when OffsetSyncsOnTarget, else on the
-	// source cluster (MM2's default).
-	OffsetSyncs         string
-	OffsetSyncsOnTarget bool
-	Checkpoints         string // on the target
-	Heartbeats          string // replicated heartbeats, on the target
-	ConnectOffsets      string // on the target; "" when unknown
-	// ConnectOffsetsOnSource: a reverse flow's Connect positions, on the
-	// cluster the forward workers use, its source (config.Flow.ReverseOf).
-	ConnectOffsetsOnSource bool
-}
-
-// TopicsOf derives the internal topics of f.
-func TopicsOf(f *config.Flow) FlowTopics {
-	p := mm2.ReplicationPolicy{Identity: f.ReplicationPolicy == config.PolicyIdentity, Separator: f.Separator, LegacyInternalSeparator: f.LegacyInternalSeparator}
-	t := FlowTopics{
-		Policy:                 p,
-		OffsetSyncsOnTarget:    f.OffsetSyncsLocation == config.SyncsOnTarget,
-		Checkpoints:            or(f.CheckpointsTopic, p.CheckpointsTopic(f.SourceAlias)),
-		Heartbeats:             or(f.HeartbeatsTopic, p.HeartbeatsTopic(f.SourceAlias)),
-		ConnectOffsets:         f.ConnectOffsetsTopic,
-		ConnectOffsetsOnSource: f.ReverseOf != "",
-	}
-	// The topic is named after the *other* cluster: the target alias when it
-	// lives on the source, the source alias when it lives on the target.
-	alias := f.TargetAlias
-	if t.OffsetSyncsOnTarget {
-		alias = f.SourceAlias
-	}
-	t.OffsetSyncs = or(f.OffsetSyncsTopic, p.OffsetSyncsTopic(alias))
-	return t
-}
-
-// ownOnSource says whether topic is one of the flow's bookkeeping topics
-// that live on its source cluster. Only those: a source topic that merely
-// shares a name with one on the target is still the source's data.
-func (t FlowTopics) ownOnSource(topic string) bool {
-	return !t.OffsetSyncsOnTarget && topic == t.OffsetSyncs || t.ConnectOffsetsOnSource && topic == t.ConnectOffsets
-}
-
-func or(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-// IngestStats is model's.
-type IngestStats = model.IngestStats
 
 // MirrorState is the newest MM2 bookkeeping of one flow, kept in memory for
 // the lag refresh and fed by ingestion. It starts from what SQLite holds, so
@@ -75,12 +20,12 @@ type MirrorState struct {
 	mu        sync.RWMutex
 	connect   map[model.TP]model.ConnectOffset
 	heartbeat *model.Heartbeat
-	ingest    map[string]*IngestStats
+	ingest    map[string]*model.IngestStats
 }
 
 // NewMirrorState returns an empty state.
 func NewMirrorState() *MirrorState {
-	return &MirrorState{Syncs: mm2.NewSyncIndex(), connect: map[model.TP]model.ConnectOffset{}, ingest: map[string]*IngestStats{}}
+	return &MirrorState{Syncs: mm2.NewSyncIndex(), connect: map[model.TP]model.ConnectOffset{}, ingest: map[string]*model.IngestStats{}}
 }
 
 // Load fills the state from the database.
@@ -129,7 +74,7 @@ func (s *MirrorState) noteIngest(topic string, records, decodeErrors int64, last
 	defer s.mu.Unlock()
 	st := s.ingest[topic]
 	if st == nil {
-		st = &IngestStats{Topic: topic}
+		st = &model.IngestStats{Topic: topic}
 		s.ingest[topic] = st
 	}
 	st.Records += records
@@ -149,7 +94,7 @@ func (s *MirrorState) noteIngest(topic string, records, decodeErrors int64, last
 // 100k partitions, twice (the lag read and the loss judge).
 type positions struct {
 	heartbeat *model.Heartbeat
-	ingest    []IngestStats
+	ingest    []model.IngestStats
 }
 
 // newestSync is MM2's newest offset sync of tp.

@@ -2,80 +2,22 @@ package monitor
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/model"
-)
-
-// Status is model's FlowStatus: the pages show it as the thresholds judge it.
-type Status = model.FlowStatus
-
-const (
-	StatusUnknown  = model.FlowStatusUnknown
-	StatusOK       = model.FlowStatusOK
-	StatusWarning  = model.FlowStatusWarning
-	StatusCritical = model.FlowStatusCritical
-	StatusBroken   = model.FlowStatusBroken
 )
 
 // statusTracker turns successive readings into a status with hysteresis
 // in time: a threshold only fires after lag stayed above it for its "for"
 // duration, like a Prometheus alert with a for clause.
 type statusTracker struct {
-	status     Status
+	status     model.FlowStatus
 	since      time.Time
 	aboveWarn  time.Time // start of the current streak above the warning lag
 	aboveCrit  time.Time
 	lastReason string
-}
-
-// rpoReading is a flow RPO: exact, a lower bound (some partitions of
-// unknown age, named), or unknown (ms nil).
-type rpoReading struct {
-	ms      *int64
-	atLeast bool
-	unknown []model.TP
-	bound   string // why the figures are lower bounds besides unknown ages (FlowSnapshot.Bound)
-}
-
-// maxNamed is how many partitions of unknown age a reason names.
-const maxNamed = 5
-
-func (r rpoReading) String() string {
-	switch {
-	case r.ms == nil && len(r.unknown) == 0:
-		return "unknown"
-	case !r.atLeast:
-		return (time.Duration(*r.ms) * time.Millisecond).String()
-	}
-	s := "unknown"
-	if r.ms != nil {
-		s = "at least " + (time.Duration(*r.ms) * time.Millisecond).String()
-	}
-	if len(r.unknown) > 0 {
-		s += "; age unknown for " + namePartitions(r.unknown)
-	}
-	if r.bound != "" {
-		s += "; " + r.bound
-	}
-	return s
-}
-
-func namePartitions(tps []model.TP) string {
-	var b strings.Builder
-	for i, tp := range tps {
-		if i == maxNamed {
-			fmt.Fprintf(&b, " and %d more", len(tps)-maxNamed)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s-%d", tp.Topic, tp.Partition)
-	}
-	return b.String()
 }
 
 // update evaluates a new reading. A lower-bound RPO counts as above a
@@ -84,7 +26,7 @@ func namePartitions(tps []model.TP) string {
 //
 // broken, when not empty, is a reason replication is broken that the
 // heartbeat cannot show (a Cluster Linking mirror in a failed state).
-func (t *statusTracker) update(now time.Time, rpo rpoReading, hbAge *time.Duration, broken string, th config.Thresholds) (Status, string) {
+func (t *statusTracker) update(now time.Time, rpo flowstate.RPO, hbAge *time.Duration, broken string, th config.Thresholds) (model.FlowStatus, string) {
 	streak := func(start *time.Time, above bool) time.Duration {
 		if !above {
 			*start = time.Time{}
@@ -96,10 +38,10 @@ func (t *statusTracker) update(now time.Time, rpo rpoReading, hbAge *time.Durati
 		return now.Sub(*start)
 	}
 	var warnFor, critFor time.Duration = -1, -1
-	if rpo.ms != nil {
-		lag := time.Duration(*rpo.ms) * time.Millisecond
+	if rpo.Ms != nil {
+		lag := time.Duration(*rpo.Ms) * time.Millisecond
 		judge := func(start *time.Time, limit time.Duration) time.Duration {
-			if above := lag > limit; above || !rpo.atLeast {
+			if above := lag > limit; above || !rpo.AtLeast {
 				return streak(start, above)
 			}
 			if start.IsZero() { // a bound below the limit is not "below"
@@ -110,24 +52,24 @@ func (t *statusTracker) update(now time.Time, rpo rpoReading, hbAge *time.Durati
 		warnFor = judge(&t.aboveWarn, th.Warning.Lag.D())
 		critFor = judge(&t.aboveCrit, th.Critical.Lag.D())
 	} // unknown lag is not "below": the streaks are kept as they were
-	var s Status
+	var s model.FlowStatus
 	var why string
 	switch b := brokenReason(broken, hbAge, th); {
 	case b != "":
-		s, why = StatusBroken, b
-	case rpo.ms == nil:
-		s, why = StatusUnknown, "lag unknown"
-		if len(rpo.unknown) > 0 {
+		s, why = model.FlowStatusBroken, b
+	case rpo.Ms == nil:
+		s, why = model.FlowStatusUnknown, "lag unknown"
+		if len(rpo.Unknown) > 0 {
 			why = "RPO " + rpo.String()
 		}
 	case critFor >= th.Critical.For.D():
-		s, why = StatusCritical, fmt.Sprintf("lag above %s for %s", th.Critical.Lag.D(), critFor.Round(time.Second))
+		s, why = model.FlowStatusCritical, fmt.Sprintf("lag above %s for %s", th.Critical.Lag.D(), critFor.Round(time.Second))
 	case warnFor >= th.Warning.For.D():
-		s, why = StatusWarning, fmt.Sprintf("lag above %s for %s", th.Warning.Lag.D(), warnFor.Round(time.Second))
-	case rpo.atLeast:
-		s, why = StatusUnknown, "RPO "+rpo.String() // never OK on missing inputs
+		s, why = model.FlowStatusWarning, fmt.Sprintf("lag above %s for %s", th.Warning.Lag.D(), warnFor.Round(time.Second))
+	case rpo.AtLeast:
+		s, why = model.FlowStatusUnknown, "RPO "+rpo.String() // never OK on missing inputs
 	default:
-		s, why = StatusOK, "within thresholds"
+		s, why = model.FlowStatusOK, "within thresholds"
 		if warnFor >= 0 {
 			why = fmt.Sprintf("lag above %s for %s (warning after %s)", th.Warning.Lag.D(), warnFor.Round(time.Second), th.Warning.For.D())
 		}
@@ -144,12 +86,12 @@ func (t *statusTracker) update(now time.Time, rpo rpoReading, hbAge *time.Durati
 // the stale lag does not (the streaks stay as they were), and the flow is
 // never OK on it: a WARNING or CRITICAL judgement stands, with why in
 // front of its reason; anything else is UNKNOWN.
-func (t *statusTracker) hold(now time.Time, hbAge *time.Duration, broken string, th config.Thresholds, why string) (Status, string) {
-	s := StatusUnknown
+func (t *statusTracker) hold(now time.Time, hbAge *time.Duration, broken string, th config.Thresholds, why string) (model.FlowStatus, string) {
+	s := model.FlowStatusUnknown
 	switch b := brokenReason(broken, hbAge, th); {
 	case b != "":
-		s, why = StatusBroken, b
-	case t.status == StatusWarning || t.status == StatusCritical:
+		s, why = model.FlowStatusBroken, b
+	case t.status == model.FlowStatusWarning || t.status == model.FlowStatusCritical:
 		s, why = t.status, why+"; held: "+t.lastReason
 	}
 	if s != t.status {

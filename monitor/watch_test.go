@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 )
@@ -80,7 +81,7 @@ func TestSetWatchedReverseFlow(t *testing.T) {
 	if got := m.Watched(); !slices.Equal(got, []string{rev.Name}) {
 		t.Fatalf("Watched = %v", got)
 	}
-	var s *FlowSnapshot
+	var s *flowstate.FlowSnapshot
 	waitFor(t, "the reverse flow refreshed with its Connect position and heartbeat", func() bool {
 		s = m.Snapshot(rev.Name)
 		return s != nil && len(s.Partitions) == 2 && s.Partitions[0].LagMessages != nil && s.HeartbeatAge != nil
@@ -160,9 +161,9 @@ func TestSetWatchedReverseFlow(t *testing.T) {
 func TestOwnTopicsOnSourceOnly(t *testing.T) {
 	fwd := &config.Flow{SourceAlias: "primary", TargetAlias: "dr", ReplicationPolicy: "identity", OffsetSyncsLocation: "target", ConnectOffsetsTopic: "connect-offsets"}
 	rev := &config.Flow{SourceAlias: "dr", TargetAlias: "primary", ReplicationPolicy: "identity", ConnectOffsetsTopic: "connect-offsets", ReverseOf: "x"}
-	ft, rt := TopicsOf(fwd), TopicsOf(rev)
+	ft, rt := flowstate.TopicsOf(fwd), flowstate.TopicsOf(rev)
 	for _, c := range []struct {
-		t     FlowTopics
+		t     flowstate.FlowTopics
 		topic string
 		own   bool
 	}{
@@ -173,7 +174,7 @@ func TestOwnTopicsOnSourceOnly(t *testing.T) {
 		{rt, rt.OffsetSyncs, true},                  // MM2's default location: the source
 		{rt, "mm2-offset-syncs.dr.internal", false}, // another flow's
 	} {
-		if got := c.t.ownOnSource(c.topic); got != c.own {
+		if got := c.t.OwnOnSource(c.topic); got != c.own {
 			t.Errorf("%+v ownOnSource(%q) = %v, want %v", c.t, c.topic, got, c.own)
 		}
 	}

@@ -5,6 +5,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/drconsole/drconsole/flowstate"
+	"github.com/drconsole/drconsole/model"
 )
 
 // The sample writer's bounds.
@@ -58,23 +61,8 @@ type sampleWriter struct {
 // sampleJob is one refresh of one flow, to be saved.
 type sampleJob struct {
 	fm  *flowMonitor
-	s   *FlowSnapshot
+	s   *flowstate.FlowSnapshot
 	now time.Time
-}
-
-// SampleWriterStats is what the sample writer has done since the start.
-type SampleWriterStats struct {
-	Queued int // refreshes waiting to be written
-	// OverBound: a flow's queued refreshes passed SampleQueueBound and
-	// the queue has not drained since.
-	OverBound bool
-	Retries   int64 // failed write attempts (each retried)
-	// DroppedPartitionSets counts queued refreshes whose per-partition
-	// figures were let go at the bound (their flow samples were kept).
-	DroppedPartitionSets int64
-	// Lost counts refreshes not written when the monitor stopped
-	// (SampleDrainTimeout passed).
-	Lost int64
 }
 
 func newSampleWriter(m *Monitor) *sampleWriter {
@@ -204,10 +192,10 @@ func (w *sampleWriter) run(ctx context.Context) {
 	}
 }
 
-func (w *sampleWriter) stats() SampleWriterStats {
+func (w *sampleWriter) stats() model.SampleWriterStats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return SampleWriterStats{Queued: len(w.queue), OverBound: w.over, Retries: w.retries.Load(),
+	return model.SampleWriterStats{Queued: len(w.queue), OverBound: w.over, Retries: w.retries.Load(),
 		DroppedPartitionSets: w.dropped.Load(), Lost: w.lost.Load()}
 }
 
@@ -220,6 +208,6 @@ func (m *Monitor) Flush(ctx context.Context) error {
 
 // SampleWriterStats reports the sample writer's queue and what it had to
 // retry, drop or leave unwritten.
-func (m *Monitor) SampleWriterStats() SampleWriterStats {
+func (m *Monitor) SampleWriterStats() model.SampleWriterStats {
 	return m.writer.stats()
 }

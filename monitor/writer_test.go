@@ -239,7 +239,7 @@ func TestLateRefreshIsNotUnreachable(t *testing.T) {
 	first := r.refresh()
 	s := r.m.Snapshot(flow)
 	if s.Late != nil || !s.Source.OK || !s.Target.OK || s.Partitions[0].Stale || s.Partitions[0].LagMessages == nil || *s.Partitions[0].LagMessages != 5 ||
-		s.Status != StatusOK {
+		s.Status != model.FlowStatusOK {
 		t.Fatalf("first refresh: late %+v source %+v target %+v p0 %s status %s %q", s.Late, s.Source, s.Target, describe(s.Partitions[0]), s.Status, s.Reason)
 	}
 
@@ -261,7 +261,7 @@ func TestLateRefreshIsNotUnreachable(t *testing.T) {
 		if !p0.Stale || p0.LagMessages == nil || *p0.LagMessages != 5 || !p0.AsOf.Equal(first) {
 			t.Fatalf("%s slowed: partition %s as of %s, want the first refresh's figures, stale", side.name, describe(p0), p0.AsOf)
 		}
-		if s.Status != StatusUnknown || !strings.Contains(s.Reason, "refresh late (") || !strings.HasPrefix(s.Late.Text(at), "refresh late (") {
+		if s.Status != model.FlowStatusUnknown || !strings.Contains(s.Reason, "refresh late (") || !strings.HasPrefix(s.Late.Text(at), "refresh late (") {
 			t.Fatalf("%s slowed: status %s %q, text %q", side.name, s.Status, s.Reason, s.Late.Text(at))
 		}
 		if s.ReadTook < 500*time.Millisecond {
@@ -269,7 +269,7 @@ func TestLateRefreshIsNotUnreachable(t *testing.T) {
 		}
 		close(release)
 		r.refresh()
-		if s = r.m.Snapshot(flow); s.Late != nil || s.Partitions[0].Stale || s.Status != StatusOK {
+		if s = r.m.Snapshot(flow); s.Late != nil || s.Partitions[0].Stale || s.Status != model.FlowStatusOK {
 			t.Fatalf("%s answering again: late %+v, p0 %s, status %s", side.name, s.Late, describe(s.Partitions[0]), s.Status)
 		}
 		first = s.At
@@ -304,7 +304,7 @@ func TestLateRefreshIsNotUnreachable(t *testing.T) {
 	if s.Late != nil || s.Source.OK || s.Source.Err == "" || !s.Partitions[0].Stale {
 		t.Fatalf("primary down: late %+v source %+v p0 %s", s.Late, s.Source, describe(s.Partitions[0]))
 	}
-	if s.Status != StatusUnknown || !strings.Contains(s.Reason, "source cluster unreachable") {
+	if s.Status != model.FlowStatusUnknown || !strings.Contains(s.Reason, "source cluster unreachable") {
 		t.Fatalf("primary down: status %s %q on stale figures", s.Status, s.Reason)
 	}
 }
@@ -407,7 +407,7 @@ func TestUnreachableThenLateReadsReachable(t *testing.T) {
 	down.Store(false)
 	r.refresh()
 	s := r.m.Snapshot(flow)
-	if !s.Source.OK || s.Late == nil || s.Late.Side != "source" || !s.Partitions[0].Stale || s.Status == StatusOK {
+	if !s.Source.OK || s.Late == nil || s.Late.Side != "source" || !s.Partitions[0].Stale || s.Status == model.FlowStatusOK {
 		t.Fatalf("primary answering slowly: source %+v late %+v p0 %s status %s", s.Source, s.Late, describe(s.Partitions[0]), s.Status)
 	}
 }

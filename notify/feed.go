@@ -13,8 +13,8 @@ import (
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -258,13 +258,13 @@ func (n *Notifier) flowEvents(ctx context.Context) ([]storage.NotifyEvent, map[s
 		}
 		var kind string
 		switch {
-		case s.FailedOver != nil && (told == string(monitor.StatusCritical) || told == string(monitor.StatusBroken)):
+		case s.FailedOver != nil && (told == string(model.FlowStatusCritical) || told == string(model.FlowStatusBroken)):
 			kind = config.EventFlowOK // resolved: failedOverEvent says why
-		case s.Status == monitor.StatusCritical && told != string(monitor.StatusCritical):
+		case s.Status == model.FlowStatusCritical && told != string(model.FlowStatusCritical):
 			kind = config.EventFlowCritical
-		case s.Status == monitor.StatusBroken && told != string(monitor.StatusBroken):
+		case s.Status == model.FlowStatusBroken && told != string(model.FlowStatusBroken):
 			kind = config.EventFlowBroken
-		case s.Status == monitor.StatusOK && (told == string(monitor.StatusCritical) || told == string(monitor.StatusBroken)):
+		case s.Status == model.FlowStatusOK && (told == string(model.FlowStatusCritical) || told == string(model.FlowStatusBroken)):
 			kind = config.EventFlowOK
 		}
 		if kind != "" {
@@ -305,7 +305,7 @@ func (n *Notifier) flowEvents(ctx context.Context) ([]storage.NotifyEvent, map[s
 	now := n.Now()
 	for _, key := range slices.Sorted(maps.Keys(told)) {
 		was := told[key]
-		if watched[key] || (was != string(monitor.StatusCritical) && was != string(monitor.StatusBroken)) {
+		if watched[key] || (was != string(model.FlowStatusCritical) && was != string(model.FlowStatusBroken)) {
 			delete(n.missingSince, key)
 			continue
 		}
@@ -330,13 +330,13 @@ func (n *Notifier) flowEvents(ctx context.Context) ([]storage.NotifyEvent, map[s
 // whose failover completed: the old direction is stopped on purpose, and
 // what its primary took after the cut is no data at risk. A completed
 // failback returns the flow to normal watching, and its alerts with it.
-func (n *Notifier) failedOverEvent(s *monitor.FlowSnapshot, was string) Event {
+func (n *Notifier) failedOverEvent(s *flowstate.FlowSnapshot, was string) Event {
 	f := s.FailedOver
 	ev := Event{Kind: config.EventFlowOK, At: n.Now().UTC(), Flow: s.Flow.Name, URL: n.link("/failover/" + strconv.FormatInt(f.Run, 10))}
 	reason := fmt.Sprintf("failed over by run %d", f.Run)
 	ev.Summary = fmt.Sprintf("Flow %s: its %s alert is resolved, %s at %s: DR is active, and the old direction's lag is no longer data at risk",
 		s.Flow.Name, was, reason, time.UnixMilli(f.SinceMs).UTC().Format(time.RFC3339))
-	ev.Details = map[string]any{"status": string(monitor.StatusFailedOver), "was": was, "reason": reason, "run": f.Run,
+	ev.Details = map[string]any{"status": string(model.FlowStatusFailedOver), "was": was, "reason": reason, "run": f.Run,
 		"failed_over_at": time.UnixMilli(f.SinceMs).UTC()}
 	return ev
 }
@@ -344,7 +344,7 @@ func (n *Notifier) failedOverEvent(s *monitor.FlowSnapshot, was string) Event {
 // unwatched is the told state of a flow the console no longer watches.
 const unwatched = "unwatched"
 
-func (n *Notifier) flowEvent(kind string, s *monitor.FlowSnapshot) Event {
+func (n *Notifier) flowEvent(kind string, s *flowstate.FlowSnapshot) Event {
 	ev := Event{Kind: kind, At: n.Now().UTC(), Flow: s.Flow.Name, URL: n.link("/flows/" + url.PathEscape(s.Flow.Name))}
 	rpo := "unknown"
 	if s.RPOMs != nil {

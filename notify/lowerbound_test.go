@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/flowstate"
 )
 
 // A CRITICAL or BROKEN flow whose figures rest on a read of a cluster that
@@ -15,7 +15,7 @@ import (
 func TestFlowEventRPOLowerBoundSaysAtLeast(t *testing.T) {
 	n := &Notifier{Now: time.Now}
 	rpo := int64(120_000)
-	for _, s := range []*monitor.FlowSnapshot{
+	for _, s := range []*flowstate.FlowSnapshot{
 		{Flow: &config.Flow{Name: "f"}, RPOMs: &rpo, Bound: "the primary is unreachable"},
 		{Flow: &config.Flow{Name: "f"}, RPOMs: &rpo, RPOAtLeast: true},
 		{Flow: &config.Flow{Name: "f"}, RPOMs: &rpo, Unknown: 2},
@@ -26,7 +26,7 @@ func TestFlowEventRPOLowerBoundSaysAtLeast(t *testing.T) {
 			}
 		}
 	}
-	exact := &monitor.FlowSnapshot{Flow: &config.Flow{Name: "f"}, RPOMs: &rpo}
+	exact := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "f"}, RPOMs: &rpo}
 	if ev := n.flowEvent(config.EventFlowCritical, exact); strings.Contains(ev.Summary, "at least") {
 		t.Errorf("an exact RPO told as a bound: %q", ev.Summary)
 	}

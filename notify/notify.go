@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
-	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -41,7 +41,7 @@ type Notifier struct {
 	// Flows gives the flow statuses (the monitor); nil: runs only.
 	Flows interface {
 		Ready() bool
-		Snapshots() []*monitor.FlowSnapshot
+		Snapshots() []*flowstate.FlowSnapshot
 	}
 	Receivers []*config.Webhook
 	// PublicURL makes links (auth.public_url); "" leaves them out.

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/storage"
 )
 
@@ -369,19 +369,19 @@ func TestFirstStartAnnouncesNoHistory(t *testing.T) {
 
 type fakeFlows struct {
 	mu    sync.Mutex
-	snaps []*monitor.FlowSnapshot
+	snaps []*flowstate.FlowSnapshot
 }
 
 func (f *fakeFlows) Ready() bool { return true }
-func (f *fakeFlows) Snapshots() []*monitor.FlowSnapshot {
+func (f *fakeFlows) Snapshots() []*flowstate.FlowSnapshot {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.snaps
 }
-func (f *fakeFlows) set(st monitor.Status, rpoMs int64, unknown int, incidents int64, dataLost int) {
+func (f *fakeFlows) set(st model.FlowStatus, rpoMs int64, unknown int, incidents int64, dataLost int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.snaps = []*monitor.FlowSnapshot{{Flow: &config.Flow{Name: "primary->dr"}, Status: st, RPOMs: &rpoMs, Unknown: unknown,
+	f.snaps = []*flowstate.FlowSnapshot{{Flow: &config.Flow{Name: "primary->dr"}, Status: st, RPOMs: &rpoMs, Unknown: unknown,
 		LossIncidentsTotal: incidents, DataLost: dataLost}}
 }
 
@@ -391,10 +391,10 @@ func TestFlowStatusChanges(t *testing.T) {
 	w := newWorld(t)
 	hook := newReceiver(t, "k")
 	cfg := &config.Webhook{Name: "ops", URL: hook.url, Secret: "k"}
-	w.flows.set(monitor.StatusOK, 0, 0, 0, 0)
+	w.flows.set(model.FlowStatusOK, 0, 0, 0, 0)
 	stop := start(t, w.notifier(cfg))
 	w.started()
-	step := func(st monitor.Status, rpo int64, unknown int, incidents int64, lost int, wantTotal int) {
+	step := func(st model.FlowStatus, rpo int64, unknown int, incidents int64, lost int, wantTotal int) {
 		t.Helper()
 		w.flows.set(st, rpo, unknown, incidents, lost)
 		waitFor(t, "events for "+string(st), func() bool { return len(hook.received()) >= wantTotal })
@@ -403,16 +403,16 @@ func TestFlowStatusChanges(t *testing.T) {
 			t.Fatalf("after %s: %d events %v, want %d", st, n, hook.kinds(), wantTotal)
 		}
 	}
-	step(monitor.StatusCritical, 150_000, 2, 0, 0, 1)
-	step(monitor.StatusCritical, 160_000, 2, 0, 0, 1)
-	step(monitor.StatusWarning, 40_000, 0, 0, 0, 1)
-	step(monitor.StatusCritical, 130_000, 0, 0, 0, 1)
+	step(model.FlowStatusCritical, 150_000, 2, 0, 0, 1)
+	step(model.FlowStatusCritical, 160_000, 2, 0, 0, 1)
+	step(model.FlowStatusWarning, 40_000, 0, 0, 0, 1)
+	step(model.FlowStatusCritical, 130_000, 0, 0, 0, 1)
 	stop()
 	start(t, w.notifier(cfg)) // restarted while still critical: not announced again
-	step(monitor.StatusCritical, 130_000, 0, 0, 0, 1)
-	step(monitor.StatusOK, 1_000, 0, 0, 0, 2)
-	step(monitor.StatusBroken, 1_000, 0, 0, 0, 3)
-	step(monitor.StatusBroken, 1_000, 0, 1, 1, 4)
+	step(model.FlowStatusCritical, 130_000, 0, 0, 0, 1)
+	step(model.FlowStatusOK, 1_000, 0, 0, 0, 2)
+	step(model.FlowStatusBroken, 1_000, 0, 0, 0, 3)
+	step(model.FlowStatusBroken, 1_000, 0, 1, 1, 4)
 	if k := hook.kinds(); !slices.Equal(k, []string{config.EventFlowCritical, config.EventFlowOK, config.EventFlowBroken, config.EventFlowDataLoss}) {
 		t.Fatalf("kinds %v", k)
 	}
@@ -429,18 +429,18 @@ func TestFlowStatusChanges(t *testing.T) {
 func TestFailedOverResolvesTheOldDirectionsAlert(t *testing.T) {
 	w := newWorld(t)
 	hook := newReceiver(t, "k")
-	w.flows.set(monitor.StatusOK, 0, 0, 0, 0)
+	w.flows.set(model.FlowStatusOK, 0, 0, 0, 0)
 	start(t, w.notifier(&config.Webhook{Name: "ops", URL: hook.url, Secret: "k"}))
 	w.started()
-	w.flows.set(monitor.StatusBroken, 300_000, 0, 0, 0)
+	w.flows.set(model.FlowStatusBroken, 300_000, 0, 0, 0)
 	waitFor(t, "broken", func() bool { return len(hook.received()) >= 1 })
 	failedOver := func() {
 		w.flows.mu.Lock()
 		defer w.flows.mu.Unlock()
 		s := *w.flows.snaps[0]
-		s.Status = monitor.StatusFailedOver
-		s.FailedOver = &monitor.FailedOver{Run: 7, SinceMs: time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC).UnixMilli(), Held: monitor.StatusBroken}
-		w.flows.snaps = []*monitor.FlowSnapshot{&s}
+		s.Status = model.FlowStatusFailedOver
+		s.FailedOver = &model.FailedOver{Run: 7, SinceMs: time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC).UnixMilli(), Held: model.FlowStatusBroken}
+		w.flows.snaps = []*flowstate.FlowSnapshot{&s}
 	}
 	failedOver()
 	waitFor(t, "resolved", func() bool { return len(hook.received()) >= 2 })
@@ -455,7 +455,7 @@ func TestFailedOverResolvesTheOldDirectionsAlert(t *testing.T) {
 		t.Fatalf("resolution %+v", res)
 	}
 	// The failback completed: watched again, BROKEN is announced again.
-	w.flows.set(monitor.StatusBroken, 1_000, 0, 0, 0)
+	w.flows.set(model.FlowStatusBroken, 1_000, 0, 0, 0)
 	waitFor(t, "broken again", func() bool { return len(hook.received()) >= 3 })
 	if k := hook.kinds(); !slices.Equal(k, []string{config.EventFlowBroken, config.EventFlowOK, config.EventFlowBroken}) {
 		t.Fatalf("kinds %v", k)
@@ -468,12 +468,12 @@ func TestFailedOverResolvesTheOldDirectionsAlert(t *testing.T) {
 func TestUnwatchedFlowAlertClosed(t *testing.T) {
 	w := newWorld(t)
 	hook := newReceiver(t, "k")
-	w.flows.set(monitor.StatusOK, 0, 0, 0, 0)
+	w.flows.set(model.FlowStatusOK, 0, 0, 0, 0)
 	n := w.notifier(&config.Webhook{Name: "ops", URL: hook.url, Secret: "k"})
 	n.UnwatchedAfter = 300 * time.Millisecond
 	start(t, n)
 	w.started()
-	w.flows.set(monitor.StatusCritical, 150_000, 0, 0, 0)
+	w.flows.set(model.FlowStatusCritical, 150_000, 0, 0, 0)
 	waitFor(t, "critical", func() bool { return len(hook.received()) >= 1 })
 	// Missing for less than UnwatchedAfter (a console watching it again
 	// after a restart): nothing.
@@ -481,7 +481,7 @@ func TestUnwatchedFlowAlertClosed(t *testing.T) {
 	w.flows.snaps = nil
 	w.flows.mu.Unlock()
 	time.Sleep(150 * time.Millisecond)
-	w.flows.set(monitor.StatusCritical, 150_000, 0, 0, 0)
+	w.flows.set(model.FlowStatusCritical, 150_000, 0, 0, 0)
 	time.Sleep(250 * time.Millisecond)
 	if n := len(hook.received()); n != 1 {
 		t.Fatalf("a flow missing briefly: %d events %v", n, hook.kinds())
@@ -496,7 +496,7 @@ func TestUnwatchedFlowAlertClosed(t *testing.T) {
 		!strings.Contains(got[1].Event.Summary, "has not been watched for 300ms") || got[1].Event.Details["status"] != "unwatched" {
 		t.Fatalf("events %+v", got)
 	}
-	w.flows.set(monitor.StatusCritical, 150_000, 0, 0, 0)
+	w.flows.set(model.FlowStatusCritical, 150_000, 0, 0, 0)
 	waitFor(t, "critical again", func() bool { return len(hook.received()) >= 3 })
 	if k := hook.kinds(); !slices.Equal(k, []string{config.EventFlowCritical, config.EventFlowOK, config.EventFlowCritical}) {
 		t.Fatalf("kinds %v", k)

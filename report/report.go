@@ -70,31 +70,22 @@ func Classify(m storage.FlowMinute, objective time.Duration) Class {
 	return Unknown
 }
 
-// Window is model's ReportWindow.
-type Window = model.ReportWindow
-
-// Episode is model's ReportEpisode.
-type Episode = model.ReportEpisode
-
-// Flow is model's FlowReport.
-type Flow = model.FlowReport
-
 // Compute builds a flow's report from its minutes (oldest first) as of now.
-func Compute(flow string, objective time.Duration, minutes []storage.FlowMinute, now time.Time) Flow {
+func Compute(flow string, objective time.Duration, minutes []storage.FlowMinute, now time.Time) model.FlowReport {
 	return ComputeFailedOver(flow, objective, minutes, nil, now)
 }
 
 // ComputeFailedOver is Compute with the times the flow was failed over
 // (oldest first) counted apart.
-func ComputeFailedOver(flow string, objective time.Duration, minutes []storage.FlowMinute, spans []model.FailedOverSpan, now time.Time) Flow {
+func ComputeFailedOver(flow string, objective time.Duration, minutes []storage.FlowMinute, spans []model.FailedOverSpan, now time.Time) model.FlowReport {
 	to := now.UnixMilli() / 60000 * 60000 // the current minute is not complete
-	r := Flow{Flow: flow, Objective: objective, At: now}
+	r := model.FlowReport{Flow: flow, Objective: objective, At: now}
 	fo := failedOver(spans)
 	if len(minutes) > 0 {
 		r.HistoryFromMs = minutes[0].MinuteMs
 	}
 	for _, length := range Windows {
-		w := Window{Length: length, ToMs: to, FromMs: to - length.Milliseconds()}
+		w := model.ReportWindow{Length: length, ToMs: to, FromMs: to - length.Milliseconds()}
 		w.Minutes = length.Milliseconds() / 60000
 		i, _ := slices.BinarySearchFunc(minutes, w.FromMs, func(m storage.FlowMinute, ms int64) int { return cmp.Compare(m.MinuteMs, ms) })
 		w.FailedOver = fo.minutes(w.FromMs, to)
@@ -135,7 +126,7 @@ func ComputeFailedOver(flow string, objective time.Duration, minutes []storage.F
 	// A run with no minute over is no breach: the RPO was unknown, and may
 	// have been within (the start-up minutes before the first complete
 	// refresh hold only lower bounds below the objective).
-	var eps, unknown []Episode
+	var eps, unknown []model.ReportEpisode
 	for _, e := range episodes(minutes, objective, fo, longest.FromMs, to) {
 		if e.Over {
 			eps = append(eps, e)
@@ -149,14 +140,14 @@ func ComputeFailedOver(flow string, objective time.Duration, minutes []storage.F
 }
 
 // worst is the longest MaxEpisodes of eps, then by highest peak, newest.
-func worst(eps []Episode) []Episode {
-	slices.SortStableFunc(eps, func(a, b Episode) int {
+func worst(eps []model.ReportEpisode) []model.ReportEpisode {
+	slices.SortStableFunc(eps, func(a, b model.ReportEpisode) int {
 		return cmp.Or(cmp.Compare(b.Minutes, a.Minutes), cmp.Compare(peak(b), peak(a)), cmp.Compare(b.StartMs, a.StartMs))
 	})
 	return eps[:min(len(eps), MaxEpisodes)]
 }
 
-func peak(e Episode) int64 {
+func peak(e model.ReportEpisode) int64 {
 	if e.PeakMs == nil {
 		return -1
 	}
@@ -166,9 +157,9 @@ func peak(e Episode) int64 {
 // episodes finds the runs of not-within minutes in [from, to), breaches
 // (Over) and unknown stretches alike. A failed-over minute ends a run and
 // is none.
-func episodes(minutes []storage.FlowMinute, objective time.Duration, fo failedOver, from, to int64) []Episode {
-	var out []Episode
-	var cur *Episode
+func episodes(minutes []storage.FlowMinute, objective time.Duration, fo failedOver, from, to int64) []model.ReportEpisode {
+	var out []model.ReportEpisode
+	var cur *model.ReportEpisode
 	for _, m := range minutes {
 		if m.MinuteMs < from || m.MinuteMs >= to {
 			continue
@@ -184,7 +175,7 @@ func episodes(minutes []storage.FlowMinute, objective time.Duration, fo failedOv
 			continue
 		}
 		if cur == nil {
-			out = append(out, Episode{StartMs: m.MinuteMs, EndMs: m.MinuteMs})
+			out = append(out, model.ReportEpisode{StartMs: m.MinuteMs, EndMs: m.MinuteMs})
 			cur = &out[len(out)-1]
 		}
 		cur.EndMs = m.MinuteMs + 60000
@@ -304,10 +295,10 @@ func Objective(f *config.Flow, def time.Duration) time.Duration {
 
 // Build reads and computes the flows' reports as of now, in their order;
 // a flow without an objective of its own is held to def.
-func Build(ctx context.Context, src Source, flows []*config.Flow, def time.Duration, now time.Time) ([]Flow, error) {
+func Build(ctx context.Context, src Source, flows []*config.Flow, def time.Duration, now time.Time) ([]model.FlowReport, error) {
 	longest := Windows[len(Windows)-1]
 	since := now.Add(-longest).UnixMilli()/60000*60000 - 60000
-	var out []Flow
+	var out []model.FlowReport
 	for _, f := range flows {
 		minutes, err := src.FlowMinutes(ctx, f.Name, since)
 		if err != nil {

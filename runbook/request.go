@@ -3,7 +3,7 @@ package runbook
 import "github.com/drconsole/drconsole/model"
 
 // Restore strategies of a plan that restores the job from a savepoint
-// (catalog.RestoreStrategies 4 and 2).
+// (model.RestoreStrategies 4 and 2).
 const (
 	StrategyRewrite = "rewrite"
 	StrategyNewUID  = "new-uid"

@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
@@ -143,7 +144,7 @@ func produceTxn(t *testing.T, k *testenv.Kafka, topic string, parts int32, n int
 	}
 }
 
-func snapshotLine(s *monitor.FlowSnapshot) string {
+func snapshotLine(s *flowstate.FlowSnapshot) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "status %s (%s) source %+v;", s.Status, s.Reason, s.Source.OK)
 	for _, p := range s.Partitions {
@@ -233,7 +234,7 @@ func consoleLagMatchesMM2(t *testing.T, dist testenv.KafkaDist) {
 
 	caughtUp := func() error {
 		s := mon.Snapshot("primary->dr")
-		if len(s.Partitions) != 5 || s.Status != monitor.StatusOK {
+		if len(s.Partitions) != 5 || s.Status != model.FlowStatusOK {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		for _, p := range s.Partitions {
@@ -328,7 +329,7 @@ func consoleBrokenAndPrimaryLoss(t *testing.T, dist testenv.KafkaDist) {
 	mon, router := runConsole(t, flow, primary, dr, hbTimeout)
 	if err := testenv.Eventually(60*time.Second, 250*time.Millisecond, func() error {
 		s := mon.Snapshot("primary->dr")
-		if s.Status != monitor.StatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
+		if s.Status != model.FlowStatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		return nil
@@ -339,7 +340,7 @@ func consoleBrokenAndPrimaryLoss(t *testing.T, dist testenv.KafkaDist) {
 	mirror.Stop()
 	stopped := time.Now()
 	if err := testenv.Eventually(hbTimeout+10*time.Second, 200*time.Millisecond, func() error {
-		if s := mon.Snapshot("primary->dr"); s.Status != monitor.StatusBroken {
+		if s := mon.Snapshot("primary->dr"); s.Status != model.FlowStatusBroken {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		return nil

@@ -16,7 +16,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
@@ -271,7 +270,7 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 	}
 	f.WaitJobRunning(t, restored.JobID)
 	if h, err := flink.NewRESTClient(f.URL).Checkpoints(ctx, restored.JobID); err != nil || h.Latest.Restored == nil ||
-		catalog.CanonicalPath(h.Latest.Restored.ExternalPath) != catalog.CanonicalPath(backTo) {
+		flink.CanonicalPath(h.Latest.Restored.ExternalPath) != flink.CanonicalPath(backTo) {
 		t.Fatalf("the primary job's restore: %+v %v, want from %s", h, err, backTo)
 	}
 	if err := testenv.Eventually(90*time.Second, 500*time.Millisecond, func() error {

@@ -17,7 +17,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
@@ -452,7 +451,7 @@ func TestFailbackE2E(t *testing.T) {
 	}
 	f.WaitJobRunning(t, restored.JobID)
 	if h, err := flink.NewRESTClient(f.URL).Checkpoints(ctx, restored.JobID); err != nil || h.Latest.Restored == nil ||
-		catalog.CanonicalPath(h.Latest.Restored.ExternalPath) != catalog.CanonicalPath(backTo) {
+		flink.CanonicalPath(h.Latest.Restored.ExternalPath) != flink.CanonicalPath(backTo) {
 		t.Fatalf("the primary job's restore: %+v %v, want from %s", h, err, backTo)
 	}
 	var probes map[int32]rsProbe
@@ -558,7 +557,7 @@ func (s fbSteps) failover(mon *monitor.Monitor) int64 {
 	s.t.Helper()
 	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {
 		snap := mon.Snapshot(fbFlowName)
-		if snap.Status != monitor.StatusOK || snap.TotalLagMessages == nil || *snap.TotalLagMessages != 0 {
+		if snap.Status != model.FlowStatusOK || snap.TotalLagMessages == nil || *snap.TotalLagMessages != 0 {
 			return fmt.Errorf("%s", snapshotLine(snap))
 		}
 		return nil

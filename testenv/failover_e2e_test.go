@@ -48,7 +48,7 @@ func TestFailoverRunbookOnRealMM2(t *testing.T) {
 	// Wait until the console has MM2 caught up and the group checkpointed.
 	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {
 		s := mon.Snapshot("primary->dr")
-		if s.Status != monitor.StatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
+		if s.Status != model.FlowStatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		plan, err := mon.Translator("primary->dr").Plan(ctx, "orders-app")

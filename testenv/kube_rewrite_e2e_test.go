@@ -93,7 +93,7 @@ func kubeRewriteRestore(t *testing.T, dist testenv.FlinkDist, useSnapshot string
 	if err != nil {
 		t.Fatalf("register %s: %v", st.spDir, err)
 	}
-	src := catalog.CanonicalPath(st.spDir)
+	src := flink.CanonicalPath(st.spDir)
 	dest := failover.RewriteDest(cfg, rsFlow, src)
 	destDir, err := testenv.LocalPath(dest)
 	if err != nil {
@@ -132,7 +132,7 @@ func kubeRewriteRestore(t *testing.T, dist testenv.FlinkDist, useSnapshot string
 	for _, line := range rw.Splits {
 		t.Logf("rewrite step: %s", line)
 	}
-	entry, err := store.SavepointByPath(ctx, catalog.CanonicalPath(destURI))
+	entry, err := store.SavepointByPath(ctx, flink.CanonicalPath(destURI))
 	if err != nil {
 		t.Fatalf("the rewritten savepoint is not in the catalog: %v", err)
 	}

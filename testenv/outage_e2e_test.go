@@ -119,7 +119,7 @@ func TestFailoverOutageOnRealMM2(t *testing.T) {
 	}
 	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {
 		s := mon.Snapshot(flow)
-		if s.Status != monitor.StatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
+		if s.Status != model.FlowStatusOK || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		if tl := mon.Translator(flow).Index.Translate(model.TP{Topic: "events", Partition: 0}, spOffs["events-0"]); !tl.Translated() {

@@ -255,7 +255,7 @@ func TestRewriteKilledMidway(t *testing.T) {
 	if rko, err := rsp.KafkaSourceOffsets(rwUID); err != nil || len(rko.Partitions) != len(targets) {
 		t.Errorf("rewritten savepoint: %v, %v", rko, err)
 	}
-	if got := scan(); len(got) != 1 || got[0] != catalog.CanonicalPath(dest) {
+	if got := scan(); len(got) != 1 || got[0] != flink.CanonicalPath(dest) {
 		t.Errorf("after the second rewrite the catalog registers %v, want only %s", got, dest)
 	}
 	t.Logf("second rewrite: %d files (%d MiB) copied to %s; the catalog registers it alone", res.CopiedFiles, res.CopiedBytes>>20, res.Path)
@@ -277,7 +277,7 @@ func TestRewriteKilledMidway(t *testing.T) {
 			t.Errorf("killed %s: %s reads as a savepoint", when, dir)
 		}
 	}
-	if got := scan(); len(got) != 1 || got[0] != catalog.CanonicalPath(dest) {
+	if got := scan(); len(got) != 1 || got[0] != flink.CanonicalPath(dest) {
 		t.Errorf("with what late kills leave, the catalog registers %v, want only %s", got, dest)
 	}
 	// After the rename the directory is at Dest: the rewrite is refused there until someone

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
@@ -182,7 +183,7 @@ func TestRPOInvariantOnRealMM2(t *testing.T) {
 func checkRPOInvariant(t *testing.T, mon *monitor.Monitor, primary, dr *testenv.Kafka, parts int, where string) int {
 	t.Helper()
 	after := time.Now()
-	var snap *monitor.FlowSnapshot
+	var snap *flowstate.FlowSnapshot
 	if err := testenv.Eventually(30*time.Second, 100*time.Millisecond, func() error {
 		snap = mon.Snapshot(rpoFlow)
 		if !snap.At.After(after) {
@@ -192,7 +193,7 @@ func checkRPOInvariant(t *testing.T, mon *monitor.Monitor, primary, dr *testenv.
 	}); err != nil {
 		t.Fatalf("%s: no console refresh: %v", where, err)
 	}
-	listed := map[int32]monitor.PartitionLag{}
+	listed := map[int32]model.PartitionLag{}
 	for _, p := range snap.Partitions {
 		if p.Topic == "events" {
 			listed[p.Partition] = p

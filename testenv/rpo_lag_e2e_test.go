@@ -22,7 +22,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/mm2"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/testenv"
 	"github.com/drconsole/drconsole/views"
@@ -52,7 +54,7 @@ func waitCaughtUp(t *testing.T, mon *monitor.Monitor, parts int, what string) {
 	t.Helper()
 	if err := testenv.Eventually(90*time.Second, 250*time.Millisecond, func() error {
 		s := mon.Snapshot(rpoFlow)
-		if len(s.Partitions) != parts || s.Status != monitor.StatusOK {
+		if len(s.Partitions) != parts || s.Status != model.FlowStatusOK {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		for _, p := range s.Partitions {
@@ -107,7 +109,7 @@ func rpoRecreatedTopic(t *testing.T, policy string) {
 	if err := testenv.Eventually(60*time.Second, 250*time.Millisecond, func() error {
 		s := mon.Snapshot(rpoFlow)
 		last = snapshotLine(s)
-		if len(s.Partitions) != 2 || s.Status == monitor.StatusOK {
+		if len(s.Partitions) != 2 || s.Status == model.FlowStatusOK {
 			return fmt.Errorf("status %s", s.Status)
 		}
 		for _, p := range s.Partitions {
@@ -170,7 +172,7 @@ func TestRPOBigBatches(t *testing.T) {
 	// The first refresh that sees the records behind must already have
 	// every age: while MM2 stays stopped a cache would fill in one partition
 	// per refresh and hide the defect.
-	var first *monitor.FlowSnapshot
+	var first *flowstate.FlowSnapshot
 	if err := testenv.Eventually(60*time.Second, 20*time.Millisecond, func() error {
 		s := mon.Snapshot(rpoFlow)
 		for _, p := range s.Partitions {
@@ -234,10 +236,10 @@ func TestRPOMM2CreatedAfterConsole(t *testing.T) {
 			}
 			seen = s.At
 			var bad []string
-			var zero []monitor.PartitionLag
+			var zero []model.PartitionLag
 			for _, p := range s.Partitions {
 				if p.LagMessages == nil || p.LagMs == nil {
-					if s.Status == monitor.StatusOK {
+					if s.Status == model.FlowStatusOK {
 						bad = append(bad, fmt.Sprintf("OK while %s-%d has lag %s / %s ms", p.Topic, p.Partition, ptr(p.LagMessages), ptr(p.LagMs)))
 					}
 				} else if *p.LagMessages == 0 && p.SourceEnd != nil && *p.SourceEnd > 0 {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/mm2"
-	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/testenv"
 )
 
@@ -68,7 +68,7 @@ func TestSeparatorInternalTopics(t *testing.T) {
 				return fmt.Errorf("not caught up: %s", last)
 			}
 		}
-		if len(names) != 3 || s.Status != monitor.StatusOK || s.Unknown != 0 {
+		if len(names) != 3 || s.Status != model.FlowStatusOK || s.Unknown != 0 {
 			return fmt.Errorf("partitions %v: %s", names, last)
 		}
 		return nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/views"
 )
@@ -60,7 +61,7 @@ func TestOutageFiguresAreLowerBounds(t *testing.T) {
 			}
 			checked++
 			metrics := getPage(t, router, "/metrics")
-			if s.Status == monitor.StatusOK {
+			if s.Status == model.FlowStatusOK {
 				t.Fatalf("%s: OK on figures of a refresh %s after: %s", what, s.At.Sub(down), snapshotLine(s))
 			}
 			if s.Bound == "" || !s.RPOAtLeast || !strings.Contains(metrics, `kafka_mirror_lag_lower_bound{flow="primary->dr"} 1`) {

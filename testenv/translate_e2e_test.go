@@ -394,7 +394,7 @@ func xlScenario(t *testing.T, dist testenv.KafkaDist, mode mirrorMode, v xlVaria
 	}
 
 	// --- plans with the primary up -----------------------------------------------------------------
-	plans := map[string]*translation.GroupPlan{}
+	plans := map[string]*model.GroupPlan{}
 	for _, g := range []string{xlEnd, xlMid} {
 		plan, err := tr.Plan(ctx, g)
 		if err != nil {
@@ -471,7 +471,7 @@ func xlScenario(t *testing.T, dist testenv.KafkaDist, mode mirrorMode, v xlVaria
 	primary.Kill()
 	killed := time.Now()
 	var wg sync.WaitGroup
-	after := map[string]*translation.GroupPlan{}
+	after := map[string]*model.GroupPlan{}
 	afterErr := map[string]error{}
 	var mu sync.Mutex
 	for _, g := range []string{xlEnd, xlMid} {
@@ -502,7 +502,7 @@ func xlScenario(t *testing.T, dist testenv.KafkaDist, mode mirrorMode, v xlVaria
 		if p.From != translation.FromCheckpoint && p.From != translation.FromRecorded {
 			t.Errorf("(c) Plan(%s) with the primary dead: From = %q", g, p.From)
 		}
-		before := map[model.TP]translation.GroupRow{}
+		before := map[model.TP]model.GroupRow{}
 		for _, r := range plans[g].Rows {
 			before[r.Source] = r
 		}
@@ -786,7 +786,7 @@ func xlMedian(ds []time.Duration) time.Duration {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-func xlRemoteClusterUtils(t *testing.T, ctx context.Context, opts testenv.MM2Options, tr *translation.GroupTranslator, endPlan *translation.GroupPlan, explain bool) {
+func xlRemoteClusterUtils(t *testing.T, ctx context.Context, opts testenv.MM2Options, tr *translation.GroupTranslator, endPlan *model.GroupPlan, explain bool) {
 	calls := xlCalls
 	if opts.Target.Dist != testenv.KafkaDefault {
 		calls = 3 // the matrix checks the answer; the timing is the main version's (~0.5 s a call)

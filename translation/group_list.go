@@ -35,22 +35,19 @@ func (t *GroupTranslator) SeekDR(ctx context.Context, ms int64, topics ...string
 // errNoSource: the flow's translator was built without a primary client.
 var errNoSource = errors.New("no client for the primary cluster")
 
-// KnownGroup is model's.
-type KnownGroup = model.KnownGroup
-
 // KnownGroups lists the groups of the flow, sorted by name: every group
 // with a stored checkpoint (with its newest checkpoint's time), and the
 // primary's groups when it answers within primaryTimeout (reads only).
 // The list is usable even when err is not nil: err says why the primary's
 // groups are missing (or why the stored checkpoints could not be read).
-func (t *GroupTranslator) KnownGroups(ctx context.Context, primaryTimeout time.Duration) ([]KnownGroup, error) {
-	byName := map[string]*KnownGroup{}
+func (t *GroupTranslator) KnownGroups(ctx context.Context, primaryTimeout time.Duration) ([]model.KnownGroup, error) {
+	byName := map[string]*model.KnownGroup{}
 	var errs []error
 	if groups, err := t.Store.CheckpointGroups(ctx, t.Flow); err != nil {
 		errs = append(errs, fmt.Errorf("stored checkpoints: %w", err))
 	} else {
 		for name, ms := range groups {
-			byName[name] = &KnownGroup{Name: name, LastCheckpointMs: ms}
+			byName[name] = &model.KnownGroup{Name: name, LastCheckpointMs: ms}
 		}
 	}
 	lctx, cancel := context.WithTimeout(ctx, primaryTimeout)
@@ -61,16 +58,16 @@ func (t *GroupTranslator) KnownGroups(ctx context.Context, primaryTimeout time.D
 		for _, name := range groups {
 			g := byName[name]
 			if g == nil {
-				g = &KnownGroup{Name: name}
+				g = &model.KnownGroup{Name: name}
 				byName[name] = g
 			}
 			g.OnPrimary = true
 		}
 	}
-	out := make([]KnownGroup, 0, len(byName))
+	out := make([]model.KnownGroup, 0, len(byName))
 	for _, g := range byName {
 		out = append(out, *g)
 	}
-	slices.SortFunc(out, func(a, b KnownGroup) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b model.KnownGroup) int { return strings.Compare(a.Name, b.Name) })
 	return out, errors.Join(errs...)
 }

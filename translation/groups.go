@@ -22,55 +22,6 @@ const (
 	FromRecorded   = "the primary's offsets as the console last recorded them, or MM2's checkpoints where newer (the primary does not answer)"
 )
 
-// GroupRow is one partition of a group translation preview.
-type GroupRow struct {
-	Source model.TP // primary topic partition
-	DR     model.TP // its name in DR
-	Offset int64    // the group's next offset to read on the primary
-	// Current is the DR group's committed offset now; nil when none.
-	Current     *int64
-	Translation mm2.Translation
-	// Checkpoint is MM2's own translation from its latest checkpoint, for
-	// comparison; nil when MM2 has none for this partition.
-	Checkpoint *int64
-}
-
-// GroupPlan is a preview of moving a DR consumer group to the translated
-// offsets of its primary counterpart. Nothing changes until failover
-// commits it (runbook/internal/effect.ApplyOffsets).
-type GroupPlan struct {
-	Flow  string
-	Group string
-	From  string // FromPrimary or FromCheckpoint
-	At    time.Time
-	Rows  []GroupRow
-	// DRState is the DR group's state ("Empty", "Stable", "Dead" for none).
-	DRState   string
-	DRMembers int
-}
-
-// Untranslatable counts rows that cannot be moved.
-func (p *GroupPlan) Untranslatable() int {
-	n := 0
-	for _, r := range p.Rows {
-		if !r.Translation.Translated() {
-			n++
-		}
-	}
-	return n
-}
-
-// Proposed returns the offsets Apply would commit: translated rows only.
-func (p *GroupPlan) Proposed() map[model.TP]int64 {
-	out := map[model.TP]int64{}
-	for _, r := range p.Rows {
-		if r.Translation.Translated() {
-			out[r.DR] = r.Translation.Offset
-		}
-	}
-	return out
-}
-
 // GroupTranslator builds group plans for one flow.
 type GroupTranslator struct {
 	Flow   string
@@ -94,8 +45,8 @@ func NewGroupTranslator(t GroupTranslator, source, target *kafka.Client) *GroupT
 
 // Plan previews translating group. It reads the group's offsets on the
 // primary when it answers, else from MM2's checkpoints.
-func (g *GroupTranslator) Plan(ctx context.Context, group string) (*GroupPlan, error) {
-	plan := &GroupPlan{Flow: g.Flow, Group: group, At: time.Now()}
+func (g *GroupTranslator) Plan(ctx context.Context, group string) (*model.GroupPlan, error) {
+	plan := &model.GroupPlan{Flow: g.Flow, Group: group, At: time.Now()}
 	mm2, err := g.checkpoints(ctx, group)
 	if err != nil {
 		return nil, err
@@ -159,7 +110,7 @@ func FromSavepoint(path string) string { return "the Kafka source offsets of sav
 // offsets (a savepoint's next offsets to read) instead of the group's own:
 // a job restored from that savepoint with a new source uid then resumes
 // exactly where its state ends. from says where they came from.
-func (g *GroupTranslator) PlanOffsets(ctx context.Context, group string, offsets map[model.TP]int64, from string) (*GroupPlan, error) {
+func (g *GroupTranslator) PlanOffsets(ctx context.Context, group string, offsets map[model.TP]int64, from string) (*model.GroupPlan, error) {
 	if len(offsets) == 0 {
 		return nil, fmt.Errorf("group %s: no offsets to translate (%s)", group, from)
 	}
@@ -167,12 +118,12 @@ func (g *GroupTranslator) PlanOffsets(ctx context.Context, group string, offsets
 	if err != nil {
 		return nil, err
 	}
-	return g.planRows(ctx, &GroupPlan{Flow: g.Flow, Group: group, At: time.Now(), From: from}, offsets, mm2)
+	return g.planRows(ctx, &model.GroupPlan{Flow: g.Flow, Group: group, At: time.Now(), From: from}, offsets, mm2)
 }
 
 // planRows completes a plan: the DR group's state and current offsets,
 // and one translated row per primary partition.
-func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets map[model.TP]int64, mm2 map[model.TP]model.Checkpoint) (*GroupPlan, error) {
+func (g *GroupTranslator) planRows(ctx context.Context, plan *model.GroupPlan, offsets map[model.TP]int64, mm2 map[model.TP]model.Checkpoint) (*model.GroupPlan, error) {
 	group := plan.Group
 	current, err := kafka.GroupCommitted(ctx, g.target, group)
 	if err != nil {
@@ -183,7 +134,7 @@ func (g *GroupTranslator) planRows(ctx context.Context, plan *GroupPlan, offsets
 		return nil, err
 	}
 	for tp, off := range offsets {
-		row := GroupRow{Source: tp, Offset: off}
+		row := model.GroupRow{Source: tp, Offset: off}
 		row.DR, row.Translation = g.Translate(tp, off, false)
 		if v, ok := current[row.DR]; ok {
 			row.Current = &v
@@ -229,8 +180,8 @@ func UndoOffsets(c storage.GroupChange) (restore map[model.TP]int64, noPrevious 
 	return restore, noPrevious
 }
 
-func sortRows(rows []GroupRow) {
-	slices.SortFunc(rows, func(a, b GroupRow) int {
+func sortRows(rows []model.GroupRow) {
+	slices.SortFunc(rows, func(a, b model.GroupRow) int {
 		return cmp.Or(strings.Compare(a.Source.Topic, b.Source.Topic), cmp.Compare(a.Source.Partition, b.Source.Partition))
 	})
 }

@@ -164,7 +164,7 @@ func TestKnownGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	groups, err := g.KnownGroups(ctx, 5*time.Second)
-	want := []KnownGroup{{Name: "billing", LastCheckpointMs: 9_000, OnPrimary: true}, {Name: "fresh, with comma", OnPrimary: true},
+	want := []model.KnownGroup{{Name: "billing", LastCheckpointMs: 9_000, OnPrimary: true}, {Name: "fresh, with comma", OnPrimary: true},
 		{Name: "gone-from-primary", LastCheckpointMs: 7_000}}
 	if err != nil || !slices.Equal(groups, want) {
 		t.Fatalf("known groups %+v, %v; want %+v", groups, err, want)

@@ -57,7 +57,7 @@ func choiceAtField(key string) string { return "choice_at_" + key }
 // planning: the restore strategies judged for it and the flow, and (rewrite
 // strategy) the rewrite's preview.
 type PlanRewrite struct {
-	Strategies    []RestoreStrategy
+	Strategies    []model.RestoreStrategy
 	StrategiesErr string
 	Chosen        bool // the rewrite strategy is picked
 	Preview       *RewritePreview

@@ -123,9 +123,6 @@ type SavepointsPage struct {
 	Progress      SavepointProgress
 }
 
-// RestoreStrategy is one way to restore a savepoint in DR.
-type RestoreStrategy = model.RestoreStrategy
-
 // K8sForm is the Kubernetes restore preview: typed, then rendered.
 type K8sForm struct {
 	Namespace, Name string
@@ -161,7 +158,7 @@ type SavepointDetailPage struct {
 	OffsetsJSON  string
 	Partitions   int
 	CanOperate   bool
-	Strategies   []RestoreStrategy
+	Strategies   []model.RestoreStrategy
 	SuggestedUID string
 	K8s          K8sForm
 }

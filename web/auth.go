@@ -18,11 +18,8 @@ import (
 	"github.com/drconsole/drconsole/storage"
 )
 
-// User is the authenticated identity of a request (identity.User).
-type User = identity.User
-
 // UserFrom returns the signed-in user of a request context, or nil.
-func UserFrom(ctx context.Context) *User { return identity.UserFrom(ctx) }
+func UserFrom(ctx context.Context) *model.Principal { return identity.UserFrom(ctx) }
 
 // ClientIP is the address of the client behind r (X-Forwarded-For is
 // believed only from a trusted proxy).
@@ -94,7 +91,7 @@ func (a *authenticator) identify(next http.Handler) http.Handler {
 		ip := a.clientIP(r)
 		ctx := audit.WithClient(identity.WithClientIP(r.Context(), ip), audit.Client{IP: ip, UserAgent: r.UserAgent()})
 		r = r.WithContext(ctx)
-		var u *User
+		var u *model.Principal
 		if a.cfg.Mode == config.AuthProxy {
 			if why := a.ambiguousProxyHeaders(r); why != "" {
 				a.h.ProxyHeadersRefused(w, r, why)
@@ -112,7 +109,7 @@ func (a *authenticator) identify(next http.Handler) http.Handler {
 }
 
 // sessionUser reads the session cookie (local mode).
-func (a *authenticator) sessionUser(w http.ResponseWriter, r *http.Request) *User {
+func (a *authenticator) sessionUser(w http.ResponseWriter, r *http.Request) *model.Principal {
 	c, err := r.Cookie(a.h.SessionCookieName())
 	if err != nil || c.Value == "" {
 		return nil
@@ -127,7 +124,7 @@ func (a *authenticator) sessionUser(w http.ResponseWriter, r *http.Request) *Use
 	su, err := lookup(r.Context(), c.Value, a.cfg.IdleTimeout.D(), a.cfg.AbsoluteTimeout.D())
 	switch {
 	case err == nil:
-		return &User{Name: su.Name, Role: su.Role}
+		return &model.Principal{Name: su.Name, Role: su.Role}
 	case errors.Is(err, storage.ErrNoSession), errors.Is(err, storage.ErrSessionExpired):
 		http.SetCookie(w, a.h.SessionCookieFor("")) // stop sending a dead token
 	default:
@@ -165,7 +162,7 @@ func (a *authenticator) ambiguousProxyHeaders(r *http.Request) string {
 // mode). The role comes from the users table when the name is there
 // (where an admin can also disable it), else from the groups header
 // through auth.group_roles; a known name without either gets no role.
-func (a *authenticator) proxyUser(r *http.Request) *User {
+func (a *authenticator) proxyUser(r *http.Request) *model.Principal {
 	// One canonical form: "Carol" from the proxy is the disabled "carol".
 	// The name is checked before lowering: Unicode lowers the Kelvin sign
 	// to "k", so another directory identity would become kate.
@@ -184,7 +181,7 @@ func (a *authenticator) proxyUser(r *http.Request) *User {
 		a.log.Warn("ignoring identity header: not a valid user name", "header", a.cfg.UserHeader, "user", clip(name))
 		return nil
 	}
-	u := &User{Name: name, Proxy: true}
+	u := &model.Principal{Name: name, Proxy: true}
 	row, err := a.h.Store.UserByName(r.Context(), name)
 	switch {
 	case err == nil && row.Disabled:
@@ -213,7 +210,7 @@ func clip(s string) string {
 // else (a POST, an htmx fragment) gets 401; an account without a role gets
 // the console's 403 page.
 func RequireUser(h *handlers.Handlers) func(http.Handler) http.Handler {
-	return gate(h, func(u *User) string {
+	return gate(h, func(u *model.Principal) string {
 		if !u.Role.Valid() {
 			return "signed in as " + u.Name + ", but that account has no role in this console: ask an administrator"
 		}
@@ -225,7 +222,7 @@ func RequireUser(h *handlers.Handlers) func(http.Handler) http.Handler {
 // (a fragment for htmx, which static/app.js shows), and requests without
 // a user like RequireUser.
 func RequireRole(h *handlers.Handlers, role model.Role) func(http.Handler) http.Handler {
-	return gate(h, func(u *User) string {
+	return gate(h, func(u *model.Principal) string {
 		if !u.AtLeast(role) {
 			return "forbidden: this needs the " + string(role) + " role; " + u.Name + " is " + orNone(u.Role)
 		}
@@ -235,7 +232,7 @@ func RequireRole(h *handlers.Handlers, role model.Role) func(http.Handler) http.
 
 // gate lets a signed-in user through unless refuse says why not (403);
 // a request without one is unauthenticated.
-func gate(h *handlers.Handlers, refuse func(*User) string) func(http.Handler) http.Handler {
+func gate(h *handlers.Handlers, refuse func(*model.Principal) string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			u := UserFrom(r.Context())

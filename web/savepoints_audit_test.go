@@ -14,6 +14,7 @@ import (
 
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/handlers"
 	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
@@ -52,7 +53,7 @@ func TestSavepointRegisterNeedsItsAuditRecord(t *testing.T) {
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "nothing was registered") {
 		t.Fatalf("register with the audit log unwritable = %d %.300s", rec.Code, rec.Body.String())
 	}
-	if sp, err := st.SavepointByPath(context.Background(), catalog.CanonicalPath("file:"+dir)); !errors.Is(err, storage.ErrNotFound) {
+	if sp, err := st.SavepointByPath(context.Background(), flink.CanonicalPath("file:"+dir)); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("registered without an audit record: %+v %v", sp, err)
 	}
 }

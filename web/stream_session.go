@@ -6,6 +6,7 @@ import (
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/identity"
+	"github.com/drconsole/drconsole/model"
 )
 
 // stillSignedIn is Streams.Still: r (the request that opened a live
@@ -21,12 +22,12 @@ func (a *authenticator) stillSignedIn(ctx context.Context, r *http.Request) bool
 	if was == nil {
 		return false
 	}
-	var now *User
+	var now *model.Principal
 	if a.cfg.Mode == config.AuthProxy {
 		now = a.proxyUser(r.WithContext(ctx))
 	} else if c, err := r.Cookie(a.h.SessionCookieName()); err == nil {
 		if su, err := a.h.Store.PeekSession(ctx, c.Value, a.cfg.IdleTimeout.D(), a.cfg.AbsoluteTimeout.D()); err == nil {
-			now = &User{Name: su.Name, Role: su.Role}
+			now = &model.Principal{Name: su.Name, Role: su.Role}
 		}
 	}
 	return now != nil && now.Name == was.Name && now.Role == was.Role

@@ -14,10 +14,10 @@ import (
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/connect"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/runbook/internal/effect"
@@ -208,7 +208,7 @@ func (rb Book) StampFailback(ctx context.Context, p *runbook.Plan) error {
 // forwardFlow is the flow as the reverse set-up sees it; forward states,
 // when not nil, are checked by the cycle rule.
 func forwardFlow(f *config.Flow, cfg *config.Config) mm2.ForwardFlow {
-	ff := mm2.ForwardFlow{PrimaryAlias: f.SourceAlias, DRAlias: f.TargetAlias, Policy: monitor.TopicsOf(f).Policy,
+	ff := mm2.ForwardFlow{PrimaryAlias: f.SourceAlias, DRAlias: f.TargetAlias, Policy: flowstate.TopicsOf(f).Policy,
 		Include: f.Topics.Include, Exclude: f.Topics.Exclude, OffsetSyncsLocation: string(f.OffsetSyncsLocation), Connectors: f.Connectors,
 		WorkerTopics: slices.DeleteFunc([]string{f.ConnectOffsetsTopic}, func(t string) bool { return t == "" }),
 		// The title needs only the names; the bootstraps are the console's.
@@ -389,7 +389,7 @@ type reverseSetUp struct {
 
 func (rb Book) setUpReverse(ctx context.Context, w audit.Written, r *runbook.Run, flow *config.Flow, api *connect.Client) (*reverseSetUp, error) {
 	// Checked again: Begin's reads may be minutes old.
-	if err := mm2.CheckReverseCycle(monitor.TopicsOf(flow).Policy, forwardStates(ctx, api, flow.Connectors)); err != nil {
+	if err := mm2.CheckReverseCycle(flowstate.TopicsOf(flow).Policy, forwardStates(ctx, api, flow.Connectors)); err != nil {
 		return nil, err
 	}
 	scope, err := rb.reverseScope(ctx, r)
@@ -1023,7 +1023,7 @@ func (rb Book) restartForward(ctx context.Context, w audit.Written, r *runbook.R
 	// Only the forward source's own partitions: under the default policy
 	// the ends also hold the reverse flow's "<dr>.<topic>" copies, which
 	// the forward flow never copies (a cycle).
-	policy := monitor.TopicsOf(flow).Policy
+	policy := flowstate.TopicsOf(flow).Policy
 	maps.DeleteFunc(ends, func(tp model.TP, _ int64) bool { return policy.IsCycle(flow.TargetAlias, tp.Topic) })
 	// The reverse connectors go first: under the identity policy one left
 	// behind, even paused, is a resume away from a cycle.

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/audit"
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/mm2"
@@ -195,7 +194,7 @@ func (rb Book) savepointDR(ctx context.Context, w audit.Written, r *runbook.Run,
 	if err != nil {
 		return result, fmt.Errorf("the savepoint %s of DR job %s could not be registered in the catalog: %w", newest.ExternalPath, s.JobID, err)
 	}
-	result.Savepoint, result.CatalogID, result.Note = catalog.CanonicalPath(newest.ExternalPath), id, "taken by an earlier attempt (found in Flink's checkpoint history)"
+	result.Savepoint, result.CatalogID, result.Note = flink.CanonicalPath(newest.ExternalPath), id, "taken by an earlier attempt (found in Flink's checkpoint history)"
 	return result, nil
 }
 
@@ -249,7 +248,7 @@ func (rb Book) drSavepoint(ctx context.Context, r *runbook.Run) (model.Savepoint
 	if res.V > 0 {
 		return model.Savepoint{}, fmt.Errorf("savepoint-dr's result is of version %d, written by a newer drconsole", res.V)
 	}
-	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(res.Savepoint))
+	sp, err := rb.Store.SavepointByPath(ctx, flink.CanonicalPath(res.Savepoint))
 	if errors.Is(err, storage.ErrNotFound) {
 		return sp, fmt.Errorf("savepoint %s (taken by savepoint-dr) is not in the savepoint catalog any more", res.Savepoint)
 	}

@@ -195,8 +195,8 @@ func TestFailbackRestoresFlinkOnThePrimary(t *testing.T) {
 			t.Errorf("%s at %d in the copy, want the primary's end %d (DR's was %d)", key, p.Next, want, drEnds[tp])
 		}
 	}
-	sp, err := e.Store.SavepointByPath(ctx, catalog.CanonicalPath(dest))
-	if err != nil || sp.Origin != model.OriginRewritten || sp.RewrittenFrom != catalog.CanonicalPath("file:"+good) {
+	sp, err := e.Store.SavepointByPath(ctx, flink.CanonicalPath(dest))
+	if err != nil || sp.Origin != model.OriginRewritten || sp.RewrittenFrom != flink.CanonicalPath("file:"+good) {
 		t.Fatalf("catalog entry %+v %v", sp, err)
 	}
 	// Retried, it reads its own copy back and writes nothing.

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/monitor"
@@ -45,7 +46,7 @@ func (rb Book) reverseScope(ctx context.Context, r *runbook.Run) (reverseScope, 
 		return reverseScope{}, err
 	}
 	flow := rb.Config.Flow(r.Flow)
-	return reverseScope{policy: monitor.TopicsOf(flow).Policy, primaryAlias: flow.SourceAlias, drAlias: flow.TargetAlias,
+	return reverseScope{policy: flowstate.TopicsOf(flow).Policy, primaryAlias: flow.SourceAlias, drAlias: flow.TargetAlias,
 		cut: cut, cutTopics: topicSet(cut)}, nil
 }
 

@@ -12,8 +12,8 @@ import (
 	"github.com/drconsole/drconsole/clusterlink"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/connect"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/mm2"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/failover"
 )
@@ -44,7 +44,7 @@ type setUpReverseStep struct{}
 func (setUpReverseStep) title(p runbook.Plan, s runbook.Step, flow *config.Flow, names, connectURL, fwd string) string {
 	if flow != nil && flow.ReplicationPolicy != config.PolicyIdentity {
 		return fmt.Sprintf("Create the reverse MirrorMaker 2 connectors %s (DR -> primary) on the forward flow's Kafka Connect %s; the source is created stopped, its offsets reset so it copies DR's own topics from the earliest offset into %s on the primary, then resumed",
-			names, connectURL, monitor.TopicsOf(flow).Policy.RemoteTopic(flow.TargetAlias, "<topic>"))
+			names, connectURL, flowstate.TopicsOf(flow).Policy.RemoteTopic(flow.TargetAlias, "<topic>"))
 	}
 	return fmt.Sprintf("Create the reverse MirrorMaker 2 connectors %s (DR -> primary) on the forward flow's Kafka Connect %s; the source is created stopped, set to start at failover run #%d's cut, then resumed",
 		names, connectURL, p.FailbackOf)
@@ -65,7 +65,7 @@ func (setUpReverseStep) preview(ctx context.Context, rb *runbook.Runbook, r *run
 	}
 	startLine := fmt.Sprintf("PATCH /connectors/%s/offsets: %d DR partitions start at failover run #%d's cut: %s", rev.Source, len(tps), r.Plan.FailbackOf, strings.Join(at, ", "))
 	if flow.ReplicationPolicy != config.PolicyIdentity {
-		policy := monitor.TopicsOf(flow).Policy
+		policy := flowstate.TopicsOf(flow).Policy
 		startLine = fmt.Sprintf("DELETE /connectors/%s/offsets: it copies DR's own topics from their earliest offset into %s on the primary (a source of this name from an earlier failback would otherwise resume where it stopped); DR's copies of the primary's topics (%s) are not copied back, and the step is refused while they hold anything written after failover run #%d's cut",
 			rev.Source, policy.RemoteTopic(flow.TargetAlias, "<topic>"), policy.RemoteTopic(flow.SourceAlias, "<topic>"), r.Plan.FailbackOf)
 	}
@@ -335,7 +335,7 @@ func (linkReverseToPrimaryStep) do(ctx context.Context, w audit.Written, e *runb
 // active-side rule when it starts; none can be overridden.
 func (setUpReverseStep) rules(ctx context.Context, rb *runbook.Runbook, r *runbook.Run, idx int, flow *config.Flow, api *connect.Client) []runbook.RuleResult {
 	var rules []runbook.RuleResult
-	policy := monitor.TopicsOf(flow).Policy
+	policy := flowstate.TopicsOf(flow).Policy
 	cycle := runbook.RuleResult{Name: "no replication cycle: the forward connectors are known stopped (identity policy)"}
 	switch err := mm2.CheckReverseCycle(policy, forwardStates(ctx, api, flow.Connectors)); {
 	case err != nil:

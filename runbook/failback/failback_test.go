@@ -21,7 +21,6 @@ import (
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/runbook/runbooktest"
@@ -231,7 +230,7 @@ func TestFailbackRun(t *testing.T) {
 	e, fc, fo := failedOver(t)
 	ctx := context.Background()
 	flow := e.Cfg.Flow("primary->dr")
-	if s := e.Mon.Snapshot("primary->dr"); s.FailedOver == nil || s.FailedOver.Run != fo || s.Status != monitor.StatusFailedOver {
+	if s := e.Mon.Snapshot("primary->dr"); s.FailedOver == nil || s.FailedOver.Run != fo || s.Status != model.FlowStatusFailedOver {
 		t.Fatalf("after the failover: %s %+v", s.Status, s.FailedOver)
 	}
 	cut, err := e.Store.FailoverCut(ctx, fo)
@@ -664,7 +663,7 @@ func TestFailbackRun(t *testing.T) {
 	if err != nil || a.Side != model.SidePrimary || a.Run != id {
 		t.Fatalf("after the failback: %+v %v", a, err)
 	}
-	if s := e.Mon.Snapshot("primary->dr"); s.FailedOver != nil || s.Status == monitor.StatusFailedOver {
+	if s := e.Mon.Snapshot("primary->dr"); s.FailedOver != nil || s.Status == model.FlowStatusFailedOver {
 		t.Fatalf("after the failback the flow is still failed over: %s %+v", s.Status, s.FailedOver)
 	}
 	if _, err := e.RB.Create(ctx, runbooktest.Alice, FailbackPlan("primary->dr"), "again"); err == nil {

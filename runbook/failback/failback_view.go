@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
 )
 
@@ -105,7 +105,7 @@ func (rb Book) ReverseFlow(ctx context.Context, r *runbook.Run) *model.ReverseVi
 // that the reverse flow replicates end to end, as the forward flow's is.
 func (rb Book) reverseHeartbeat(ctx context.Context, r *runbook.Run) (*time.Time, error) {
 	flow := rb.Config.Flow(r.Flow)
-	topic := monitor.TopicsOf(flow).Policy.HeartbeatsTopic(flow.TargetAlias)
+	topic := flowstate.TopicsOf(flow).Policy.HeartbeatsTopic(flow.TargetAlias)
 	primary, _ := rb.Monitor.Clients(r.Flow)
 	bounds, err := kafka.ListBounds(ctx, primary, topic)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/failover"
@@ -25,7 +26,7 @@ func TestFailbackStepInputsCheckedOnThePrimary(t *testing.T) {
 	ctx := context.Background()
 	book(e.RB).Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.Mon}
 	const back = "file:/savepoints/back-1"
-	id, err := e.Store.UpsertSavepoint(ctx, model.Savepoint{Path: catalog.CanonicalPath(back), Kind: model.KindSavepoint,
+	id, err := e.Store.UpsertSavepoint(ctx, model.Savepoint{Path: flink.CanonicalPath(back), Kind: model.KindSavepoint,
 		Origin: model.OriginRewritten, Status: model.SavepointCompleted}, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
 )
 
@@ -37,7 +37,7 @@ type AtRisk struct {
 // a read of a cluster that does not answer now, a late refresh or
 // partitions of unknown lag or age are lower bounds: the primary may have
 // taken records since that the console never saw.
-func AtRiskOf(s *monitor.FlowSnapshot) AtRisk {
+func AtRiskOf(s *flowstate.FlowSnapshot) AtRisk {
 	var a AtRisk
 	if s == nil {
 		a.AtLeast, a.Why = true, []string{"the flow was never read"}
@@ -158,7 +158,7 @@ func thousands(n int64) string {
 }
 
 // ReachText states a side's reachability as the monitor last read it.
-func ReachText(r monitor.Reachability, name string) string {
+func ReachText(r model.Reachability, name string) string {
 	switch {
 	case !r.Checked:
 		return "not checked yet"
@@ -179,7 +179,7 @@ func (f flows) Evidence(flow string) map[string]any {
 	if s == nil {
 		return nil
 	}
-	// as_of: the read the figures rest on (monitor.FlowSnapshot.FiguresAt),
+	// as_of: the read the figures rest on (flowstate.FlowSnapshot.FiguresAt),
 	// not the last refresh attempt; rpo_at_least: they are lower bounds.
 	ev := map[string]any{"as_of": s.FiguresAt.UTC(), "status": s.Status, "reason": s.Reason, "rpo_ms": s.RPOMs,
 		"rpo_at_least": s.RPOAtLeast, "lag_messages": s.TotalLagMessages, "source_reachable": s.Source.OK, "target_reachable": s.Target.OK,

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage"
@@ -21,10 +21,10 @@ func TestAtRiskOfAStaleReadIsALowerBoundWithItsAge(t *testing.T) {
 	read := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 	now := read.Add(21 * time.Second)
 	rpo, offs := int64(53_600), int64(11_829)
-	s := &monitor.FlowSnapshot{At: now, RPOMs: &rpo, TotalLagMessages: &offs,
-		Source:     monitor.Reachability{Checked: true, OK: false, Since: read.Add(2 * time.Second)},
-		Target:     monitor.Reachability{Checked: true, OK: true},
-		Partitions: []monitor.PartitionLag{{Topic: "events", AsOf: read, Stale: true}, {Topic: "events", Partition: 1, AsOf: read, Stale: true}}}
+	s := &flowstate.FlowSnapshot{At: now, RPOMs: &rpo, TotalLagMessages: &offs,
+		Source:     model.Reachability{Checked: true, OK: false, Since: read.Add(2 * time.Second)},
+		Target:     model.Reachability{Checked: true, OK: true},
+		Partitions: []model.PartitionLag{{Topic: "events", AsOf: read, Stale: true}, {Topic: "events", Partition: 1, AsOf: read, Stale: true}}}
 	a := AtRiskOf(s)
 	if !a.AtLeast || !a.AsOf.Equal(read) {
 		t.Fatalf("%+v: want a lower bound read at %s", a, read)
@@ -34,8 +34,8 @@ func TestAtRiskOfAStaleReadIsALowerBoundWithItsAge(t *testing.T) {
 		t.Fatalf("%q, want it to begin %q and say the primary is unreachable", got, want)
 	}
 	// Every partition read now, both clusters answering: exact.
-	fresh := &monitor.FlowSnapshot{At: now, RPOMs: &rpo, TotalLagMessages: &offs, Source: monitor.Reachability{Checked: true, OK: true},
-		Target: monitor.Reachability{Checked: true, OK: true}, Partitions: []monitor.PartitionLag{{Topic: "events", AsOf: now}}}
+	fresh := &flowstate.FlowSnapshot{At: now, RPOMs: &rpo, TotalLagMessages: &offs, Source: model.Reachability{Checked: true, OK: true},
+		Target: model.Reachability{Checked: true, OK: true}, Partitions: []model.PartitionLag{{Topic: "events", AsOf: now}}}
 	if a := AtRiskOf(fresh); a.AtLeast || strings.Contains(a.Text(now), "≥") {
 		t.Fatalf("a fresh exact read stated as a bound: %q", a.Text(now))
 	}
@@ -146,12 +146,12 @@ func TestDataAtRiskStatedWhereTheFailoverIsDecided(t *testing.T) {
 func TestAtRiskNamesTheMonitorsBound(t *testing.T) {
 	t.Parallel()
 	rpo, offs := int64(2_300), int64(801)
-	bound := &monitor.FlowSnapshot{RPOMs: &rpo, TotalLagMessages: &offs, RPOAtLeast: true, Bound: "source cluster unreachable"}
+	bound := &flowstate.FlowSnapshot{RPOMs: &rpo, TotalLagMessages: &offs, RPOAtLeast: true, Bound: "source cluster unreachable"}
 	a := AtRiskOf(bound)
 	if !a.AtLeast || strings.Contains(strings.Join(a.Why, "; "), "the age of 0") || !strings.Contains(strings.Join(a.Why, "; "), "source cluster unreachable") {
 		t.Fatalf("why %q (at least %v)", a.Why, a.AtLeast)
 	}
-	bare := &monitor.FlowSnapshot{RPOMs: &rpo, TotalLagMessages: &offs, RPOAtLeast: true}
+	bare := &flowstate.FlowSnapshot{RPOMs: &rpo, TotalLagMessages: &offs, RPOAtLeast: true}
 	if a := AtRiskOf(bare); !a.AtLeast {
 		t.Fatalf("a lower-bound RPO stated as exact: %+v", a)
 	}

@@ -8,9 +8,8 @@ import (
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/kube"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/runbook"
-
 	"github.com/drconsole/drconsole/monitor"
+	"github.com/drconsole/drconsole/runbook"
 )
 
 // Book is the runbook as this package's plan kinds use it: the engine's
@@ -58,7 +57,7 @@ type kindState struct {
 	// marksMu makes each MarkFailedOver pass one (failedover.go); marks
 	// are the failed-over marks read per completed run, under it.
 	marksMu sync.Mutex
-	marks   map[int64]monitor.FailedOver
+	marks   map[int64]model.FailedOver
 }
 
 type kindStateKey struct{}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/audit"
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
@@ -356,7 +355,7 @@ func (rb Book) CleanupDrill(ctx context.Context, who runbook.Actor, id int64, wh
 // removed through the catalog's S3 store.
 func (rb Book) removeDrillCopies(ctx context.Context, w audit.Written, r *runbook.Run) (removed, kept []string, err error) {
 	for _, s := range StepsThat(r.Plan, Rewrites) {
-		sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(s.RewriteTo))
+		sp, err := rb.Store.SavepointByPath(ctx, flink.CanonicalPath(s.RewriteTo))
 		switch {
 		case errors.Is(err, storage.ErrNotFound) && rb.Catalog == nil:
 			continue // no catalog: the rewrite never ran
@@ -369,12 +368,12 @@ func (rb Book) removeDrillCopies(ctx context.Context, w audit.Written, r *runboo
 			continue
 		case err != nil:
 			return removed, kept, err
-		case sp.Origin != model.OriginRewritten || sp.RewrittenFrom != catalog.CanonicalPath(s.RewriteFrom) || sp.RewrittenFlow != r.Flow || sp.FirstSeenMs < r.CreatedMs:
+		case sp.Origin != model.OriginRewritten || sp.RewrittenFrom != flink.CanonicalPath(s.RewriteFrom) || sp.RewrittenFlow != r.Flow || sp.FirstSeenMs < r.CreatedMs:
 			kept = append(kept, s.RewriteTo+" (its catalog entry is not this drill's copy)")
 			continue
 		}
 		var rerr error
-		switch local, lerr := catalog.LocalPath(s.RewriteTo); {
+		switch local, lerr := flink.LocalPath(s.RewriteTo); {
 		case lerr == nil:
 			rerr = effect.RemoveSavepointCopy(ctx, w, local)
 		case config.IsS3URI(s.RewriteTo) && rb.Catalog != nil && rb.Catalog.S3 != nil:

@@ -433,10 +433,10 @@ func drillRemovesItsCopy(t *testing.T, where string) {
 	if err := copyGone(); err != nil {
 		t.Error(err)
 	}
-	if _, err := e.Store.SavepointByPath(ctx, catalog.CanonicalPath(copyTo)); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := e.Store.SavepointByPath(ctx, flink.CanonicalPath(copyTo)); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("the copy's catalog entry after the cleanup: %v", err)
 	}
-	if _, err := e.Store.SavepointByPath(ctx, catalog.CanonicalPath(src)); err != nil {
+	if _, err := e.Store.SavepointByPath(ctx, flink.CanonicalPath(src)); err != nil {
 		t.Errorf("the source savepoint's entry: %v", err)
 	}
 	if err := srcThere(); err != nil {

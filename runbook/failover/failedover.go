@@ -9,7 +9,6 @@ import (
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -33,7 +32,7 @@ func (rb Book) MarkFailedOver(ctx context.Context) error {
 	// run completed cannot undo the one that read after.
 	rb.state().marksMu.Lock()
 	defer rb.state().marksMu.Unlock()
-	marks := map[string]monitor.FailedOver{}
+	marks := map[string]model.FailedOver{}
 	for _, f := range rb.Config.Flows {
 		a, err := ActiveSideOf(ctx, rb.Store, f.Name)
 		if err != nil {
@@ -61,18 +60,18 @@ func (rb Book) markFailedOver(ctx context.Context) {
 
 // failedOverMark is a's mark with the cut's figures, read once per run
 // (a completed run's records do not change); under rb.state().marksMu.
-func (rb Book) failedOverMark(ctx context.Context, a model.ActiveSide) (monitor.FailedOver, error) {
+func (rb Book) failedOverMark(ctx context.Context, a model.ActiveSide) (model.FailedOver, error) {
 	if m, ok := rb.state().marks[a.Run]; ok {
 		return m, nil
 	}
-	m := monitor.FailedOver{Run: a.Run, SinceMs: a.SinceMs}
+	m := model.FailedOver{Run: a.Run, SinceMs: a.SinceMs}
 	ev, err := rb.cutEvidence(ctx, a.Run)
 	if err != nil {
 		return m, err
 	}
 	m.CutAtMs, m.CutRPOMs, m.CutLagOffsets = ev.atMs(), ev.RPOMs, ev.LagMessages
 	if rb.state().marks == nil {
-		rb.state().marks = map[int64]monitor.FailedOver{}
+		rb.state().marks = map[int64]model.FailedOver{}
 	}
 	rb.state().marks[a.Run] = m
 	return m, nil

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
@@ -117,7 +117,7 @@ func (rb Book) verdictRule(ctx context.Context, flow, path string, chosen map[st
 		rr.Evidence = "unknown: no savepoint catalog to judge it"
 		return rr
 	}
-	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(path))
+	sp, err := rb.Store.SavepointByPath(ctx, flink.CanonicalPath(path))
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		rr.Evidence = "unknown: the savepoint is not in the catalog, so its positions cannot be checked"
@@ -135,7 +135,7 @@ func (rb Book) verdictRule(ctx context.Context, flow, path string, chosen map[st
 	}
 	var why []string
 	for _, p := range u.Partitions {
-		if _, ok := chosen[mm2.TPKey(p.Source)]; !ok && p.DRVerdict != catalog.Usable {
+		if _, ok := chosen[mm2.TPKey(p.Source)]; !ok && p.DRVerdict != model.VerdictUsable {
 			why = append(why, fmt.Sprintf("%s: %s (%s)", mm2.TPKey(p.Source), p.DRVerdict, strings.Join(p.Problems, "; ")))
 		}
 	}
@@ -157,7 +157,7 @@ func (rb Book) verdictRule(ctx context.Context, flow, path string, chosen map[st
 // side's current log start.
 func (rb Book) RewrittenPositionsRule(ctx context.Context, flow, path string, side logSide) runbook.RuleResult {
 	name := "the positions of the rewritten savepoint " + path + " are still " + side.where
-	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(path))
+	sp, err := rb.Store.SavepointByPath(ctx, flink.CanonicalPath(path))
 	if err != nil {
 		return runbook.RuleResult{Name: name, Evidence: "unknown: " + err.Error()}
 	}

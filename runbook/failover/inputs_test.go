@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/runbooktest"
@@ -122,7 +123,7 @@ func catalogued(t testing.TB, e *runbooktest.Env, paths ...string) {
 	ctx := context.Background()
 	envOf(e.RB).Catalog = &catalog.Catalog{Store: e.Store, Config: e.Cfg, Monitor: e.Mon}
 	for _, p := range paths {
-		id, err := e.Store.UpsertSavepoint(ctx, model.Savepoint{Path: catalog.CanonicalPath(p), Kind: model.KindSavepoint, Origin: model.OriginManual,
+		id, err := e.Store.UpsertSavepoint(ctx, model.Savepoint{Path: flink.CanonicalPath(p), Kind: model.KindSavepoint, Origin: model.OriginManual,
 			Status: model.SavepointCompleted}, 1)
 		if err != nil {
 			t.Fatal(err)

@@ -173,7 +173,7 @@ func newKillRig(t *testing.T) *killRig {
 	store, mon := runbooktest.Monitored(ctx, t, cfg, db, log)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		cps, _ := store.Checkpoints(ctx, "primary->dr")
-		if s := mon.Snapshot("primary->dr"); s.Status == monitor.StatusOK && len(cps) > 0 {
+		if s := mon.Snapshot("primary->dr"); s.Status == model.FlowStatusOK && len(cps) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -33,7 +33,7 @@ func (rb Book) syncsInput(flow string) runbook.PreviewInput {
 // savepointInput sums up what a translation reads of a catalog entry:
 // its status and offsets (not last_seen, which every catalog scan moves).
 func (rb Book) savepointInput(ctx context.Context, path string) string {
-	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(path))
+	sp, err := rb.Store.SavepointByPath(ctx, flink.CanonicalPath(path))
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return "not in the catalog"

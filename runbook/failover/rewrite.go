@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/drconsole/drconsole/audit"
-	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/mm2"
@@ -57,7 +56,7 @@ func rewriteProblems(cfg *config.Config, p runbook.Plan, i int) []string {
 		}
 	}
 	for j := range i {
-		if o := p.Steps[j]; Is(o.Kind, Rewrites) && catalog.CanonicalPath(o.RewriteTo) == catalog.CanonicalPath(s.RewriteTo) {
+		if o := p.Steps[j]; Is(o.Kind, Rewrites) && flink.CanonicalPath(o.RewriteTo) == flink.CanonicalPath(s.RewriteTo) {
 			bad("step %d writes %s already", j+1, s.RewriteTo)
 		}
 	}
@@ -71,11 +70,11 @@ func DestProblems(cfg *config.Config, from, to string) []string {
 	switch {
 	case to == "":
 		return []string{"name the new savepoint's directory (inside a configured savepoint directory)"}
-	case !catalog.UnderSavepointDir(cfg.SavepointDirs, to):
+	case !flink.UnderSavepointDir(cfg.SavepointDirs, to):
 		return []string{fmt.Sprintf("%s is not inside a configured savepoint directory (%s): the catalog must find and read the new savepoint", to, strings.Join(cfg.SavepointDirs, ", "))}
-	case slices.ContainsFunc(cfg.SavepointDirs, func(d string) bool { return catalog.CanonicalPath(d) == catalog.CanonicalPath(to) }):
+	case slices.ContainsFunc(cfg.SavepointDirs, func(d string) bool { return flink.CanonicalPath(d) == flink.CanonicalPath(to) }):
 		return []string{fmt.Sprintf("%s is a configured savepoint directory itself: name a new directory inside it", to)}
-	case from != "" && (catalog.UnderSavepointDir([]string{from}, to) || catalog.UnderSavepointDir([]string{to}, from)):
+	case from != "" && (flink.UnderSavepointDir([]string{from}, to) || flink.UnderSavepointDir([]string{to}, from)):
 		return []string{fmt.Sprintf("the new savepoint %s must be neither the source %s nor inside it (nor hold it)", to, from)}
 	}
 	return nil
@@ -88,7 +87,7 @@ func RewriteOf(p runbook.Plan, path string) int {
 		return -1
 	}
 	return slices.IndexFunc(p.Steps, func(s runbook.Step) bool {
-		return Is(s.Kind, Rewrites) && catalog.CanonicalPath(s.RewriteTo) == catalog.CanonicalPath(path)
+		return Is(s.Kind, Rewrites) && flink.CanonicalPath(s.RewriteTo) == flink.CanonicalPath(path)
 	})
 }
 
@@ -149,7 +148,7 @@ func (rb Book) rewriteTargets(ctx context.Context, flow string, s runbook.Step) 
 	if f == nil || tr == nil {
 		return nil, fmt.Errorf("no flow named %q", flow)
 	}
-	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(s.RewriteFrom))
+	sp, err := rb.Store.SavepointByPath(ctx, flink.CanonicalPath(s.RewriteFrom))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, fmt.Errorf("savepoint %s is not in the savepoint catalog: register it (Savepoints page) first", s.RewriteFrom)
 	}
@@ -238,7 +237,7 @@ func (rb Book) rewriteDone(ctx context.Context, r *runbook.Run, j int) (bool, st
 	if j >= len(r.Steps) || r.Steps[j].Status != model.StepDone {
 		return false, fmt.Sprintf("step %d has not succeeded", j+1)
 	}
-	from := catalog.CanonicalPath(w.RewriteFrom)
+	from := flink.CanonicalPath(w.RewriteFrom)
 	if source, ok := rewriteSources[w.Kind]; ok {
 		src, err := source(ctx, rb.Runbook, r)
 		if err != nil {
@@ -246,7 +245,7 @@ func (rb Book) rewriteDone(ctx context.Context, r *runbook.Run, j int) (bool, st
 		}
 		from = src
 	}
-	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(w.RewriteTo))
+	sp, err := rb.Store.SavepointByPath(ctx, flink.CanonicalPath(w.RewriteTo))
 	switch {
 	case err != nil:
 		return false, fmt.Sprintf("%s: %v", w.RewriteTo, err)
@@ -387,7 +386,7 @@ func (rb Book) sameRewrite(ctx context.Context, s runbook.Step, targets map[stri
 // StoragePath is a catalog path as the rewriter opens it: local ones as
 // plain paths, remote ones (s3://) as they are.
 func StoragePath(p string) string {
-	if local, err := catalog.LocalPath(strings.TrimSpace(p)); err == nil {
+	if local, err := flink.LocalPath(strings.TrimSpace(p)); err == nil {
 		return local
 	}
 	return strings.TrimSpace(p)
@@ -477,7 +476,7 @@ func (p *RewritePreview) Lines(flow string, s runbook.Step) []string {
 // new directory beside it when it lies in a configured savepoint
 // directory, else in the first one, named after the source and the flow.
 func RewriteDest(cfg *config.Config, flow, src string) string {
-	src = catalog.CanonicalPath(src)
+	src = flink.CanonicalPath(src)
 	if src == "" || len(cfg.SavepointDirs) == 0 {
 		return ""
 	}
@@ -487,8 +486,8 @@ func RewriteDest(cfg *config.Config, flow, src string) string {
 		}
 		return '-'
 	}, flow)
-	if catalog.UnderSavepointDir(cfg.SavepointDirs, src) {
+	if flink.UnderSavepointDir(cfg.SavepointDirs, src) {
 		return src[:strings.LastIndexByte(src, '/')+1] + name
 	}
-	return strings.TrimRight(catalog.CanonicalPath(cfg.SavepointDirs[0]), "/") + "/" + name
+	return strings.TrimRight(flink.CanonicalPath(cfg.SavepointDirs[0]), "/") + "/" + name
 }

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/model"
-	"github.com/drconsole/drconsole/monitor"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/storage"
 )
@@ -19,7 +19,7 @@ const triggerKeep = 15 * time.Minute
 
 // flowSnapshot is flow as the monitor last read it; nil for "", a flow
 // it does not watch, or a worker whose runbook has no monitor.
-func (w *Worker) flowSnapshot(flow string) *monitor.FlowSnapshot {
+func (w *Worker) flowSnapshot(flow string) *flowstate.FlowSnapshot {
 	if flow == "" || w.Runbook == nil {
 		return nil
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/drconsole/drconsole/audit"
-	"github.com/drconsole/drconsole/catalog"
+	"github.com/drconsole/drconsole/flink"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
@@ -89,12 +89,12 @@ type (
 // groupPlan previews a translate-group step: the group's own primary
 // offsets, or the offsets read from the savepoint it names (which must be
 // in the savepoint catalog, read).
-func (rb Book) groupPlan(ctx context.Context, flow string, s runbook.Step) (*translation.GroupPlan, error) {
+func (rb Book) groupPlan(ctx context.Context, flow string, s runbook.Step) (*model.GroupPlan, error) {
 	tr := rb.Monitor.Translator(flow)
 	if s.FromSavepoint == "" {
 		return tr.Plan(ctx, s.Group)
 	}
-	sp, err := rb.Store.SavepointByPath(ctx, catalog.CanonicalPath(s.FromSavepoint))
+	sp, err := rb.Store.SavepointByPath(ctx, flink.CanonicalPath(s.FromSavepoint))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, fmt.Errorf("savepoint %s is not in the savepoint catalog: register it (Savepoints page) so its offsets are read", s.FromSavepoint)
 	}

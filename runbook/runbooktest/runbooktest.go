@@ -176,7 +176,7 @@ func NewEnv(t testing.TB, approvals int) *Env {
 	for {
 		s := mon.Snapshot("primary->dr")
 		cps, _ := store.Checkpoints(ctx, "primary->dr")
-		if s.Status == monitor.StatusOK && len(cps) > 0 {
+		if s.Status == model.FlowStatusOK && len(cps) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
