@@ -30,6 +30,7 @@ const wcagTags = `["wcag2a","wcag2aa","wcag21a","wcag21aa"]`
 // meets: calm, lagging, primary down, after a failover. Its own console:
 // the last state fails the flow over for good.
 func TestLayoutHoldsInEveryState(t *testing.T) {
+	t.Parallel() // a console of its own: not one of the shared one's serial tests
 	c := ownConsole(t)
 	waitReady(t, c)
 	ctx := newBrowserFor(t, 10*time.Minute)
