@@ -38,6 +38,9 @@ type sandboxConsole struct {
 	store  *storage.Store
 }
 
+// Each test on a sandbox of its own runs in parallel with the others: they
+// wait on the sandbox, not the CPU. The browser journeys (startDemoConsole)
+// stay serial: each runs two Chromiums.
 func startSandboxConsole(t *testing.T) *sandboxConsole {
 	return startSandboxConsoleWith(t, demo.Options{})
 }
@@ -124,6 +127,7 @@ func (c *sandboxConsole) step(t *testing.T, id int64, idx int) {
 // of the job is restored on the Flink stand-in with the sandbox's drill
 // arguments, timed, and cleaned up.
 func TestSandboxDrill(t *testing.T) {
+	t.Parallel()
 	c := startSandboxConsole(t)
 	ctx := context.Background()
 	id := c.approved(t, runbook.Plan{Flow: "primary->dr", Kind: runbook.PlanDrill, Steps: []runbook.Step{
@@ -163,6 +167,7 @@ func TestSandboxDrill(t *testing.T) {
 // applications were in DR); the forward mirror restarts at the primary's
 // ends and the primary is active again.
 func TestSandboxMM2Failback(t *testing.T) {
+	t.Parallel()
 	c := startSandboxConsole(t)
 	ctx := context.Background()
 	sb, cs := c.world.Sandbox, c.world.Connect
@@ -342,6 +347,7 @@ func splitOffsets(t *testing.T, dir string) map[int32]int64 {
 // with the checkpoint id Flink's history lists; and the stand-in takes
 // them on its own, keeping Flink's bounded history.
 func TestSandboxSavepointsHoldThePositions(t *testing.T) {
+	t.Parallel()
 	c := startSandboxConsole(t)
 	sb, fl := c.world.Sandbox, c.world.Flink
 	fl.SetSavepointDuration(50 * time.Millisecond)
@@ -410,6 +416,7 @@ func TestSandboxSavepointsHoldThePositions(t *testing.T) {
 // offsets, as on a real cluster; the stand-in's periodic savepoints keep
 // the newest one usable. Retention is seconds here, minutes in demo.
 func TestSandboxNewestSavepointOutlivesRetention(t *testing.T) {
+	t.Parallel()
 	c := startSandboxConsoleWith(t, demo.Options{TrafficRate: 1000, Retention: 3 * time.Second, RetentionBytes: 64 << 10,
 		CleanerInterval: 200 * time.Millisecond, CheckpointInterval: 200 * time.Millisecond})
 	ctx := context.Background()

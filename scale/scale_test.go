@@ -18,8 +18,10 @@ func TestMain(m *testing.M) {
 // is written and ingested, the console serves every endpoint to the
 // signed-in load generator, memory, CPU and refreshes are observed, and
 // the table has a figure in every row. It keeps `make scale` working; it
-// measures nothing.
+// measures nothing, so it runs beside TestSoakSmoke (each rig has its own
+// clusters, console process and ports).
 func TestSmoke(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts two clusters and a console")
 	}
@@ -80,6 +82,7 @@ func TestSmoke(t *testing.T) {
 // syncs reach the console's database, the tab and the scraper are
 // answered, refreshes and RSS are recorded and the report has its lines.
 func TestSoakSmoke(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts two clusters and a console")
 	}

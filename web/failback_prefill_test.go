@@ -23,6 +23,7 @@ import (
 // and a reason naming the run. A run that is not the finished failover DR
 // is active from opens the plain form.
 func TestFinishedFailoverOpensAFilledFailback(t *testing.T) {
+	t.Parallel() // a console of its own: not one of the shared one's serial tests
 	c := ownConsole(t, func(cfg *config.Config) {
 		cfg.FlinkTargets = append(cfg.FlinkTargets, &config.FlinkTarget{Name: "sandbox-flink-primary", RestURL: cfg.FlinkTargets[0].RestURL, Region: "primary"})
 	})

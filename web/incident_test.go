@@ -15,6 +15,7 @@ import (
 // tests of the shared one leave its flow failed over, which no incident
 // leads.
 func TestOverviewLeadsWithTheIncident(t *testing.T) {
+	t.Parallel() // a console of its own: not one of the shared one's serial tests
 	c := ownConsole(t)
 	waitReady(t, c)
 	_, calm := getAs(t, c, "operator", "/", nil)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,11 +26,15 @@ var axeSource string
 // wcagTags are the axe rule sets of WCAG 2.1 levels A and AA.
 const wcagTags = `["wcag2a","wcag2aa","wcag21a","wcag21aa"]`
 
+// layoutTabs is how many pages TestLayoutHoldsInEveryState checks at once.
+const layoutTabs = 3
+
 // Issue 31: no page scrolls sideways at 1,400 or 800 px, and axe-core
 // finds no WCAG 2.1 A/AA violation, in each state an on-call engineer
 // meets: calm, lagging, primary down, after a failover. Its own console:
 // the last state fails the flow over for good.
 func TestLayoutHoldsInEveryState(t *testing.T) {
+	t.Parallel() // a console of its own: not one of the shared one's serial tests
 	c := ownConsole(t)
 	waitReady(t, c)
 	ctx := newBrowserFor(t, 10*time.Minute)
@@ -47,6 +52,46 @@ func TestLayoutHoldsInEveryState(t *testing.T) {
 		fmt.Sprintf("/failover/%d", run), "/savepoints", "/report", "/audit", "/translate", "/drills", "/demo", "/admin/users",
 		"/failover/999999"}
 
+	// The pages are checked in a few tabs at once (tabs of one browser
+	// context: signed in as one), each page at both widths in one tab:
+	// one tab after another took a minute and a half.
+	tabs := []context.Context{ctx}
+	for range layoutTabs - 1 {
+		tab, cancel := chromedp.NewContext(ctx)
+		t.Cleanup(cancel)
+		tabs = append(tabs, tab)
+	}
+	checkPage := func(tab context.Context, p, state string) (errs []string, fatal error) {
+		for _, width := range []int64{1400, 800} {
+			where := fmt.Sprintf("%s at %d px, %s", p, width, state)
+			if err := chromedp.Do(tab, chromedp.EmulateViewport(width, 900), chromedp.Navigate(c.URL+p), chromedp.WaitReady("body")); err != nil {
+				return errs, fmt.Errorf("%s: %v", where, err)
+			}
+			got, err := chromedp.Run(tab, chromedp.Evaluate[overflow](overflowProbe))
+			if err != nil {
+				return errs, fmt.Errorf("%s: %v", where, err)
+			}
+			if got.Scroll > got.Inner {
+				errs = append(errs, fmt.Sprintf("%s scrolls sideways: %d px wide in a %d px window; widest: %s", where, got.Scroll, got.Inner, strings.Join(got.Over, "; ")))
+			}
+			if width != 800 { // the rules judge markup and colours, not the width
+				continue
+			}
+			if _, err := chromedp.Run(tab, chromedp.Evaluate[bool](axeSource+";true")); err != nil {
+				return errs, fmt.Errorf("%s: loading axe: %v", where, err)
+			}
+			violations, err := chromedp.Run(tab, chromedp.Evaluate[[]string](`axe.run(document, {runOnly: {type: "tag", values: `+wcagTags+`}}).then(r => r.violations.map(v =>
+				v.id + " (" + v.impact + "): " + v.help + ": " + v.nodes.slice(0, 3).map(n => n.target.join(" ") + " " + (n.failureSummary || "").replace(/\s+/g, " ").slice(0, 160)).join(" | ") + " [" + v.nodes.length + " node(s)]"))`,
+				chromedp.EvalAwaitPromise))
+			if err != nil {
+				return errs, fmt.Errorf("%s: axe: %v", where, err)
+			}
+			for _, v := range violations {
+				errs = append(errs, fmt.Sprintf("%s: %s", where, v))
+			}
+		}
+		return errs, nil
+	}
 	check := func(state string) {
 		t.Helper()
 		pages := pages
@@ -56,34 +101,29 @@ func TestLayoutHoldsInEveryState(t *testing.T) {
 		if state == "after a failover" {
 			pages = append(pages, "/flows/"+flow+"/lost")
 		}
-		for _, width := range []int64{1400, 800} {
-			for _, p := range pages {
-				where := fmt.Sprintf("%s at %d px, %s", p, width, state)
-				if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900), chromedp.Navigate(c.URL+p), chromedp.WaitReady("body")); err != nil {
-					t.Fatalf("%s: %v", where, err)
+		type result struct {
+			errs  []string
+			fatal error
+		}
+		results := make([]result, len(pages))
+		var wg sync.WaitGroup
+		for i, tab := range tabs {
+			wg.Go(func() {
+				for j := i; j < len(pages); j += len(tabs) {
+					r := &results[j]
+					if r.errs, r.fatal = checkPage(tab, pages[j], state); r.fatal != nil {
+						return
+					}
 				}
-				got, err := chromedp.Run(ctx, chromedp.Evaluate[overflow](overflowProbe))
-				if err != nil {
-					t.Fatalf("%s: %v", where, err)
-				}
-				if got.Scroll > got.Inner {
-					t.Errorf("%s scrolls sideways: %d px wide in a %d px window; widest: %s", where, got.Scroll, got.Inner, strings.Join(got.Over, "; "))
-				}
-				if width != 800 { // the rules judge markup and colours, not the width
-					continue
-				}
-				if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](axeSource+";true")); err != nil {
-					t.Fatalf("%s: loading axe: %v", where, err)
-				}
-				violations, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`axe.run(document, {runOnly: {type: "tag", values: `+wcagTags+`}}).then(r => r.violations.map(v =>
-					v.id + " (" + v.impact + "): " + v.help + ": " + v.nodes.slice(0, 3).map(n => n.target.join(" ") + " " + (n.failureSummary || "").replace(/\s+/g, " ").slice(0, 160)).join(" | ") + " [" + v.nodes.length + " node(s)]"))`,
-					chromedp.EvalAwaitPromise))
-				if err != nil {
-					t.Fatalf("%s: axe: %v", where, err)
-				}
-				for _, v := range violations {
-					t.Errorf("%s: %s", where, v)
-				}
+			})
+		}
+		wg.Wait()
+		for _, r := range results {
+			for _, e := range r.errs {
+				t.Error(e)
+			}
+			if r.fatal != nil {
+				t.Fatal(r.fatal)
 			}
 		}
 	}

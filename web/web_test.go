@@ -66,6 +66,8 @@ var (
 // shared console call t.Parallel: they wait on typing, polls and pushes,
 // not the CPU. Tests that change the sandbox, count the console's streams
 // or time its ticks stay serial (Go runs those first, one at a time).
+// Tests on a console of their own (ownConsole) call t.Parallel too: the
+// serial run is the package's critical path, and they are not part of it.
 func startConsole(t *testing.T) *console {
 	t.Helper()
 	sharedOnce.Do(func() { shared, sharedCleanup, sharedErr = newConsole() })
