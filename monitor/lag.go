@@ -59,7 +59,7 @@ type LagReader struct {
 	// is kept for forgetGoneTopicAfter, so a topic deleted in one refresh
 	// and recreated by the next is still seen as a new log.
 	topicGone map[string]time.Time
-	parts     map[model.TP]*partWatch
+	parts     watchTable
 	reads     int64 // Read calls so far: partitions not seen in the last one are forgotten
 	aborted   AbortedLog
 	// copied is, per source partition, the records DR holds past the
@@ -86,6 +86,7 @@ type partWatch struct {
 	// restart is set while the partition's log restarted and MM2's position
 	// on the new log is not known yet (or it is still catching up).
 	restart *restartMark
+	held    bool // a partition watched (watchTable's slots between are not)
 }
 
 type endSeen struct {
@@ -183,8 +184,8 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 	r.countCopied(ctx, topics.names, taken, targetLeaders, targetIDs, targetEnds)
 
 	want := map[model.TP]int64{} // partitions needing the timestamp of a record
-	if r.parts == nil {
-		r.parts, r.topicIDs, r.topicGone = map[model.TP]*partWatch{}, map[string][16]byte{}, map[string]time.Time{}
+	if r.topicIDs == nil {
+		r.topicIDs, r.topicGone = map[string][16]byte{}, map[string]time.Time{}
 	}
 	r.reads++
 	out.Partitions = make([]PartitionLag, 0, total) // one allocation: the snapshot holds it
@@ -235,7 +236,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 					pl.LagMs = &zero
 				} else {
 					from := *pl.Replicated
-					if w := r.parts[tp]; pl.Method == PositionRestartCopied && w != nil && w.restart != nil {
+					if w := r.parts.get(tp); pl.Method == PositionRestartCopied && w != nil && w.restart != nil {
 						// The count says how many records of the new log are
 						// missing, not which: MM2 may have skipped the oldest
 						// ones. Their age is that of the new log's first record.
@@ -250,11 +251,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 			out.Partitions = append(out.Partitions, pl)
 		}
 	}
-	for tp, w := range r.parts {
-		if w.readIn != r.reads {
-			delete(r.parts, tp) // topic gone or no longer mirrored
-		}
-	}
+	r.parts.forgetUnread(r.reads) // topic gone or no longer mirrored
 	for t := range r.topicIDs {
 		if _, ok := topics.ids[t]; ok {
 			delete(r.topicGone, t)
@@ -492,10 +489,9 @@ const PositionRestarted = "source log restarted: counted from its start"
 // whether the restart was detected in this refresh.
 func (r *LagReader) watch(pl *PartitionLag, pos partPos, recreated, sameLog bool, now time.Time) bool {
 	tp := model.TP{Topic: pl.Topic, Partition: pl.Partition}
-	w := r.parts[tp]
+	w := r.parts.get(tp)
 	if w == nil {
-		w = &partWatch{lastEnd: -1}
-		r.parts[tp] = w
+		w = r.parts.add(tp)
 	}
 	w.readIn = r.reads
 	why := ""
@@ -694,7 +690,7 @@ func (r *LagReader) lagMillis(ctx context.Context, topics mirroredTopics, want m
 		if p.LagMs == nil {
 			// Unreadable now: the record has existed at least since the end
 			// was first seen past it, so it is at least that old.
-			if w := r.parts[model.TP{Topic: p.Topic, Partition: p.Partition}]; w != nil {
+			if w := r.parts.get(model.TP{Topic: p.Topic, Partition: p.Partition}); w != nil {
 				if at, ok := w.firstSeen(off); ok {
 					v := max(now.UnixMilli()-at, 0)
 					p.LagMsAtLeast = &v
@@ -712,4 +708,54 @@ func SortPartitions(ps []PartitionLag) {
 		}
 		return ps[i].Partition < ps[j].Partition
 	})
+}
+
+// watchTable is the reader's partWatch of every source partition it saw:
+// per topic a slice by partition number (Kafka numbers them from 0; the
+// reader's come from metadata), so a partition costs its partWatch and no
+// map entry or separate allocation (was a map of pointers: ~40 bytes a
+// partition more and one object each for the collector).
+type watchTable struct {
+	topics map[string][]partWatch
+}
+
+// get returns tp's watch, nil when none. The pointer is valid until the
+// next add of a partition of tp's topic.
+func (t *watchTable) get(tp model.TP) *partWatch {
+	ps := t.topics[tp.Topic]
+	if tp.Partition < 0 || int(tp.Partition) >= len(ps) || !ps[tp.Partition].held {
+		return nil
+	}
+	return &ps[tp.Partition]
+}
+
+// add starts watching tp (not watched yet) and returns its watch.
+func (t *watchTable) add(tp model.TP) *partWatch {
+	if t.topics == nil {
+		t.topics = map[string][]partWatch{}
+	}
+	ps := t.topics[tp.Topic]
+	if n := int(tp.Partition) + 1; n > len(ps) {
+		ps = append(ps, make([]partWatch, n-len(ps))...)
+	}
+	ps[tp.Partition] = partWatch{lastEnd: -1, held: true}
+	t.topics[tp.Topic] = ps
+	return &ps[tp.Partition]
+}
+
+// forgetUnread forgets the partitions the reader's read number read did
+// not see (topic gone or no longer mirrored), and topics with none left.
+func (t *watchTable) forgetUnread(read int64) {
+	for topic, ps := range t.topics {
+		kept := false
+		for i := range ps {
+			if ps[i].held && ps[i].readIn != read {
+				ps[i] = partWatch{}
+			}
+			kept = kept || ps[i].held
+		}
+		if !kept {
+			delete(t.topics, topic)
+		}
+	}
 }

@@ -92,3 +92,52 @@ func TestPartPosCompact(t *testing.T) {
 		t.Error("partPos holds a pointer or string")
 	}
 }
+
+// watchTable holds what the map of pointers it replaced held: the same
+// watch for every partition seen in the latest read, none for one it did
+// not see, and a partition seen again after being forgotten starts anew.
+func TestWatchTableAsTheMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(32, 2))
+	var tab watchTable
+	ref := map[model.TP]*partWatch{}
+	for read := int64(1); read <= 200; read++ {
+		for range rng.IntN(60) {
+			tp := model.TP{Topic: string(rune('a' + rng.IntN(6))), Partition: rng.Int32N(40)}
+			w, rw := tab.get(tp), ref[tp]
+			if (w == nil) != (rw == nil) {
+				t.Fatalf("read %d: %v held %v, the map %v", read, tp, w != nil, rw != nil)
+			}
+			if w == nil {
+				w, rw = tab.add(tp), &partWatch{lastEnd: -1}
+				ref[tp] = rw
+			}
+			if w.lastEnd != rw.lastEnd || w.readIn != rw.readIn || len(w.seen) != len(rw.seen) {
+				t.Fatalf("read %d: %v is %+v, the map's %+v", read, tp, *w, *rw)
+			}
+			end := rng.Int64N(1000)
+			w.readIn, rw.readIn = read, read
+			w.lastEnd, rw.lastEnd = end, end
+			w.seen, rw.seen = append(w.seen, endSeen{read, end}), append(rw.seen, endSeen{read, end})
+		}
+		tab.forgetUnread(read)
+		for tp, w := range ref {
+			if w.readIn != read {
+				delete(ref, tp)
+			}
+		}
+		n := 0
+		for topic, ps := range tab.topics {
+			for p := range ps {
+				if ps[p].held {
+					n++
+					if ref[model.TP{Topic: topic, Partition: int32(p)}] == nil {
+						t.Fatalf("read %d: %s-%d kept, the map forgot it", read, topic, p)
+					}
+				}
+			}
+		}
+		if n != len(ref) {
+			t.Fatalf("read %d: %d watched, the map %d", read, n, len(ref))
+		}
+	}
+}
