@@ -22,32 +22,24 @@ func TestParseByteSize(t *testing.T) {
 	}
 }
 
+// memory_limit reads a size, is unset (0) by default, and refuses one
+// too small to run in or not a size at all.
 func TestMemoryLimitSetting(t *testing.T) {
-	base := `
-clusters:
-  a: {bootstrap: ["127.0.0.1:9092"]}
-  b: {bootstrap: ["127.0.0.1:9093"]}
-flows:
-  - {source: a, target: b}
-`
-	for _, tc := range []struct {
-		line, want string
-		limit      ByteSize
-	}{
-		{"", "", 0},
-		{"memory_limit: 512MiB\n", "", 512 << 20},
-		{"memory_limit: 1GiB\n", "", 1 << 30},
-		{"memory_limit: 32MiB\n", "memory_limit: 32MiB is too small: at least 96MiB", 0},
-		{"memory_limit: plenty\n", `"plenty" is not a size`, 0},
+	const flows = "clusters: {a: {bootstrap: [\"127.0.0.1:9092\"]}, b: {bootstrap: [\"127.0.0.1:9093\"]}}\nflows: [{source: a, target: b}]\n"
+	for line, want := range map[string]ByteSize{"": 0, "memory_limit: 512MiB\n": 512 << 20, "memory_limit: 1GiB\n": 1 << 30} {
+		c, err := Parse("m.yaml", strings.NewReader(flows+line))
+		if err != nil {
+			t.Errorf("%q: %v", line, err)
+		} else if c.MemoryLimit != want {
+			t.Errorf("%q: %d, want %d", line, c.MemoryLimit, want)
+		}
+	}
+	for line, want := range map[string]string{
+		"memory_limit: 32MiB\n":  "memory_limit: 32MiB is too small: at least 96MiB",
+		"memory_limit: plenty\n": `"plenty" is not a size`,
 	} {
-		c, err := Parse("m.yaml", strings.NewReader(base+tc.line))
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("%q: %v", tc.line, err)
-		case tc.want == "" && c.MemoryLimit != tc.limit:
-			t.Errorf("%q: memory_limit %d, want %d", tc.line, c.MemoryLimit, tc.limit)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%q: err %v, want %q", tc.line, err, tc.want)
+		if _, err := Parse("m.yaml", strings.NewReader(flows+line)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", line, err, want)
 		}
 	}
 }
