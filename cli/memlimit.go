@@ -133,6 +133,47 @@ func softFor(plan, live, hard int64) int64 {
 	return max(plan, need)
 }
 
+// heapWatch is watchLiveHeap's state between ticks.
+type heapWatch struct {
+	plan memoryPlan
+	soft int64
+	// warned: the highest soft limit a warning named. A live heap that
+	// hovers about the plan's line (each refresh's garbage) would else
+	// warn every few seconds: only a new high, 25 % past the last one
+	// named, is said again, and the return to the plan once after it.
+	warned int64
+	back   bool
+}
+
+// heapEvent is what a tick has to say: nothing, a raise past the plan
+// (a warning) or the return to it.
+type heapEvent int
+
+const (
+	heapQuiet heapEvent = iota
+	heapRaised
+	heapBack
+)
+
+// step takes a live heap reading: the soft limit to set (0: unchanged)
+// and what to say.
+func (w *heapWatch) step(live int64) (int64, heapEvent) {
+	next := softFor(w.plan.Soft, live, w.plan.Hard)
+	if next == w.soft {
+		return 0, heapQuiet
+	}
+	w.soft = next
+	switch {
+	case next > w.plan.Soft && next > w.warned+w.warned/4:
+		w.warned, w.back = next, false
+		return next, heapRaised
+	case next == w.plan.Soft && !w.back:
+		w.back = true
+		return next, heapBack
+	}
+	return next, heapQuiet
+}
+
 // watchLiveHeap checks the live heap every tick and moves Go's soft limit
 // with it: up when the estate needs more than the plan allows (the
 // start-up's reading of history, a larger estate), saying so, and back
@@ -146,7 +187,7 @@ func watchLiveHeap(ctx context.Context, p memoryPlan, every time.Duration, log *
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	t := time.NewTicker(every)
 	defer t.Stop()
-	soft, warned := p.Soft, int64(0)
+	w := heapWatch{plan: p, soft: p.Soft, back: true}
 	for {
 		select {
 		case <-ctx.Done():
@@ -158,19 +199,16 @@ func watchLiveHeap(ctx context.Context, p memoryPlan, every time.Duration, log *
 			return // the runtime does not report it
 		}
 		live := int64(sample[0].Value.Uint64())
-		next := softFor(p.Soft, live, p.Hard)
-		if next == soft {
+		soft, ev := w.step(live)
+		if soft == 0 {
 			continue
 		}
-		soft = next
 		debug.SetMemoryLimit(soft)
-		switch {
-		case soft > p.Soft && soft > warned+warned/4: // said again only when 25 % above the last
-			warned = soft
+		switch ev {
+		case heapRaised:
 			log.Warn("memory limit: the live heap needs more than the budget allows; Go's soft limit raised (raise memory_limit or the container's limit if it stays)",
 				"live_heap", config.ByteSize(live).String(), "soft_limit", config.ByteSize(soft).String(), "budget", config.ByteSize(p.Budget).String())
-		case soft == p.Soft && warned > 0:
-			warned = 0
+		case heapBack:
 			log.Info("memory limit: the live heap is back within the budget; Go's soft limit back to the plan's",
 				"live_heap", config.ByteSize(live).String(), "soft_limit", config.ByteSize(soft).String())
 		}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -99,6 +100,28 @@ func TestSoftFor(t *testing.T) {
 		if got := softFor(c.plan, c.live, c.hard); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
 		}
+	}
+}
+
+// A live heap hovering about the plan's line (each refresh's garbage at
+// 100k partitions) warns once, not at every tick; a new high 25 % past the
+// last warned warns again, and the return to the plan is said once.
+func TestHeapWatchSaysOnce(t *testing.T) {
+	const mib = 1 << 20
+	w := heapWatch{plan: memoryPlan{Budget: 200 * mib, Soft: 120 * mib}, soft: 120 * mib, back: true}
+	var said []heapEvent
+	for _, live := range []int64{70, 84, 89, 70, 86, 91, 72, 88, 85, 150, 152, 60, 61, 90} {
+		soft, ev := w.step(live * mib)
+		if soft != 0 && soft != softFor(120*mib, live*mib, 0) {
+			t.Errorf("live %d MiB: soft %d, want %d", live, soft, softFor(120*mib, live*mib, 0))
+		}
+		if ev != heapQuiet {
+			said = append(said, ev)
+		}
+	}
+	want := []heapEvent{heapRaised, heapBack, heapRaised, heapBack}
+	if !slices.Equal(said, want) {
+		t.Errorf("said %v, want %v (raised at 84 MiB, back at 70, raised again only at 150, back at 60)", said, want)
 	}
 }
 
