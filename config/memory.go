@@ -17,8 +17,9 @@ type ByteSize int64
 const MinMemoryLimit ByteSize = 96 << 20
 
 // DefaultMemoryLimit is the console's memory budget when memory_limit is
-// unset and the container sets no limit: enough for 100,000 partitions
-// with 90 days of history (docs/scale.md).
+// unset and the container sets no limit: at 100,000 partitions with 90
+// days of history the median RSS stays within it (docs/development.md,
+// the scale rig).
 const DefaultMemoryLimit ByteSize = 200 << 20
 
 var byteUnits = []struct {
