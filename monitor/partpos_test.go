@@ -141,3 +141,31 @@ func TestWatchTableAsTheMap(t *testing.T) {
 		}
 	}
 }
+
+// markLost writes loss marks in place into a table no snapshot holds, and
+// copies a shared one before changing a row, leaving the published copy
+// as its readers saw it; with nothing to change it copies nothing.
+func TestMarkLostCopiesASharedTable(t *testing.T) {
+	table := func() []PartitionLag {
+		return []PartitionLag{{Topic: "a", Partition: 0, Stale: true}, {Topic: "a", Partition: 1, Stale: true, DataLost: true}}
+	}
+	same := map[model.TP]bool{{Topic: "a", Partition: 1}: true}
+	changed := map[model.TP]bool{{Topic: "a", Partition: 0}: true}
+
+	ps := table()
+	if got, copied := markLost(ps, same, true); copied || &got[0] != &ps[0] {
+		t.Error("shared, nothing to change: want the same table")
+	}
+	published := table()
+	got, copied := markLost(published, changed, true)
+	if !copied || &got[0] == &published[0] || !got[0].DataLost || got[1].DataLost {
+		t.Errorf("shared, a change: copied %v, marks %v %v", copied, got[0].DataLost, got[1].DataLost)
+	}
+	if published[0].DataLost || !published[1].DataLost {
+		t.Error("the published table was written")
+	}
+	own := table()
+	if got, copied := markLost(own, changed, false); copied || &got[0] != &own[0] || !own[0].DataLost || own[1].DataLost {
+		t.Errorf("own table: copied %v, marks %v %v", copied, own[0].DataLost, own[1].DataLost)
+	}
+}
