@@ -95,9 +95,10 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./mm2/ ./monitor/ ./views/ ./runbook/... ./flink/ ./translation/ ./handlers/ | tee bench.txt
 	$(GO) tool benchstat bench.txt
 
-## scale: the scale rig (scale/): the console against two in-process clusters at each N, under
-## closed-loop load; prints the markdown table. SCALE_FLAGS="-n 1000,10000,100000 -pprof prof" etc.
-SCALE_FLAGS ?= -n 1000,10000
+## scale: the scale rig (scale/): the console against two in-process clusters at each N with 90
+## days of RPO history, under closed-loop load; prints the markdown table with issue 32's goals.
+## SCALE_FLAGS="-n 1000000 -c 32 -rounds 1" for a million partitions, "-pprof prof" for profiles.
+SCALE_FLAGS ?= -n 1000,10000,100000 -history 2160h
 scale:
 	$(GO) run ./scale/cmd/scale $(SCALE_FLAGS)
 

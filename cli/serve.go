@@ -98,7 +98,10 @@ func stopWithin(ctx context.Context, bound time.Duration, log *slog.Logger, f fu
 // place the console's parts (store, monitor, runbook, catalog, handlers,
 // router) are built and wired together.
 func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, controls handlers.DemoControls, log *slog.Logger) error {
-	memLimit := applyMemoryLimit(os.DirFS("/sys/fs/cgroup")) // before the estate is read
+	memPlan := applyMemoryLimit(cfg.MemoryLimit, os.DirFS("/sys/fs/cgroup"), log) // before the estate is read
+	heapCtx, stopHeapWatch := context.WithCancel(ctx)
+	defer stopHeapWatch()
+	go watchLiveHeap(heapCtx, memPlan, time.Second, log)
 	if err := os.MkdirAll(cfg.DataDir, storage.PrivateDir); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
@@ -169,7 +172,7 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	go func() { defer close(notifyDone); notifier.Run(monCtx) }()
 	defer func() { <-notifyDone }() // before the store closes
 	log.Info("drconsole serving", "url", "http://"+ln.Addr().String()+"/", "flows", len(cfg.Flows), "data", cfg.DataDir,
-		"memory_limit", memLimit)
+		"memory_limit", memPlan.String())
 	err = web.Serve(ctx, ln, web.Router(h, log), log)
 	// Steps and savepoints still running get what is left of
 	// ShutdownBound after the requests' 10 s, then are cancelled.

@@ -65,6 +65,12 @@ type Config struct {
 	Metrics Metrics `yaml:"metrics"`
 	// Drill shapes DR drills (config/drill.go).
 	Drill Drill `yaml:"drill"`
+	// MemoryLimit is the memory the console should live in (RSS), from
+	// which Go's soft memory limit is derived (cli/memlimit.go); 0: the
+	// container's cgroup limit when there is one, else DefaultMemoryLimit.
+	// A garbage-collection target, never a cap: the console raises it
+	// when its live heap needs more, rather than stall.
+	MemoryLimit ByteSize `yaml:"memory_limit"`
 }
 
 // Metrics shapes GET /metrics. Per-topic aggregates are always exported;
@@ -682,6 +688,9 @@ func (c *Config) validate(file string) Problems {
 	if c.Retention.RPOHistory >= 0 && c.Retention.RPOHistory < c.Retention.LagHistory {
 		bad("retention.rpo_history", "%s is shorter than retention.lag_history %s: the per-minute RPO history must cover at least the raw samples",
 			c.Retention.RPOHistory.D(), c.Retention.LagHistory.D())
+	}
+	if c.MemoryLimit != 0 && c.MemoryLimit < MinMemoryLimit {
+		bad("memory_limit", "%s is too small: at least %s (SQLite's caches and the runtime alone need about 64MiB)", c.MemoryLimit, MinMemoryLimit)
 	}
 	if c.Failover.ApprovalsRequired < 1 {
 		bad("failover.approvals_required", "must be at least 1 (a second operator approves)")

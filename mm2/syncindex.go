@@ -15,12 +15,12 @@ import (
 // translation) without scanning the table.
 //
 // Memory: a partition's syncs are delta-varint encoded (history), ~11 bytes
-// a sync instead of 40, plus ~180 bytes per partition: 21 bytes per stored
+// a sync instead of 40, plus ~130 bytes per partition: 19 bytes per stored
 // sync at 20 syncs a partition, where the plain slices took 69
 // (BenchmarkSyncIndexBytes100k). ThinBounded keeps their number bounded.
 type SyncIndex struct {
 	mu    sync.RWMutex
-	parts map[model.TP]int32 // index into hs
+	parts partIndex // index into hs
 	hs    []history
 	n     int
 }
@@ -229,7 +229,7 @@ func (h *history) rebuild(es []entry) {
 }
 
 // NewSyncIndex returns an empty index.
-func NewSyncIndex() *SyncIndex { return &SyncIndex{parts: map[model.TP]int32{}} }
+func NewSyncIndex() *SyncIndex { return &SyncIndex{parts: newPartIndex()} }
 
 // AddFrom adds every sync each passes to add, holding the lock throughout so
 // a reader never sees the index half loaded. each is typically a walk over
@@ -266,11 +266,11 @@ func (x *SyncIndex) Add(syncs []model.OffsetSync) {
 
 func (x *SyncIndex) addLocked(s model.OffsetSync) {
 	tp := model.TP{Topic: s.Topic, Partition: s.Partition}
-	i, ok := x.parts[tp]
+	i, ok := x.parts.get(tp)
 	if !ok {
 		i = int32(len(x.hs))
 		x.hs = append(x.hs, history{})
-		x.parts[tp] = i
+		x.parts.put(tp, i)
 	}
 	h := &x.hs[i]
 	if h.n > 0 {
@@ -292,7 +292,7 @@ func (x *SyncIndex) addLocked(s model.OffsetSync) {
 
 // get returns tp's history, nil when it has none. Callers hold the lock.
 func (x *SyncIndex) get(tp model.TP) *history {
-	if i, ok := x.parts[tp]; ok {
+	if i, ok := x.parts.get(tp); ok {
 		return &x.hs[i]
 	}
 	return nil
@@ -377,10 +377,8 @@ func (x *SyncIndex) Restart(tp model.TP) {
 func (x *SyncIndex) Partitions() []model.TP {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	out := make([]model.TP, 0, len(x.parts))
-	for tp := range x.parts {
-		out = append(out, tp)
-	}
+	out := make([]model.TP, 0, x.parts.len())
+	x.parts.each(func(tp model.TP, _ int32) { out = append(out, tp) })
 	return out
 }
 
@@ -395,12 +393,12 @@ func (x *SyncIndex) Len() int {
 func (x *SyncIndex) Latest() map[model.TP]model.OffsetSync {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	out := make(map[model.TP]model.OffsetSync, len(x.parts))
-	for tp, i := range x.parts {
+	out := make(map[model.TP]model.OffsetSync, x.parts.len())
+	x.parts.each(func(tp model.TP, i int32) {
 		if h := &x.hs[i]; h.n > 0 {
 			out[tp] = h.last.sync(tp)
 		}
-	}
+	})
 	return out
 }
 
@@ -564,7 +562,7 @@ func (x *SyncIndex) ThinBounded(cutoffMs, intervalMs int64, perPartition int, ke
 	x.mu.RLock()
 	anchors := make(map[int32]model.SyncKey, len(keepFrom)) // by index into hs, which never moves
 	for tp, k := range keepFrom {
-		if i, ok := x.parts[tp]; ok {
+		if i, ok := x.parts.get(tp); ok {
 			anchors[i] = k
 		}
 	}

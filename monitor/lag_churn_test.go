@@ -284,7 +284,7 @@ func TestLagPositionPastEndOrEndBackwards(t *testing.T) {
 		t.Fatalf("events-1: lag %v %q", p.LagMessages, p.Restarted)
 	}
 	// The end of events-1 goes back (a restarted log that MM2 has not read).
-	r.parts[model.TP{Topic: "events", Partition: 1}].lastEnd = 40
+	r.parts.get(model.TP{Topic: "events", Partition: 1}).lastEnd = 40
 	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); *p.LagMessages != 30 || p.Restarted == "" {
 		t.Fatalf("end went back: lag %v %q", p.LagMessages, p.Restarted)
 	}

@@ -3,6 +3,7 @@ package monitor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -252,11 +253,12 @@ func (m *Monitor) judgeLoss(ctx context.Context, fm *flowMonitor, s *flowstate.F
 	for _, inc := range open {
 		lost[model.TP{Topic: inc.Topic, Partition: inc.Partition}] = true
 	}
+	if ps, copied := markLost(s.Partitions, lost, fm.lastShared); copied {
+		s.Partitions, fm.last, fm.lastShared = ps, ps, false
+	}
 	s.LossSuspected = 0
 	for i := range s.Partitions {
-		p := &s.Partitions[i]
-		p.DataLost = lost[model.TP{Topic: p.Topic, Partition: p.Partition}]
-		if p.LossSuspected {
+		if s.Partitions[i].LossSuspected {
 			s.LossSuspected++
 		}
 	}
@@ -264,4 +266,22 @@ func (m *Monitor) judgeLoss(ctx context.Context, fm *flowMonitor, s *flowstate.F
 	if n, lost, err := m.store.LossTotals(ctx, fm.flow.Name); err == nil {
 		s.LossIncidentsTotal, s.LostOffsetsTotal = n, lost
 	}
+}
+
+// markLost sets each partition's DataLost from lost. A table shared with
+// a published snapshot (shared) is copied before a row changes, never
+// written under its readers; copied says whether it was.
+func markLost(ps []model.PartitionLag, lost map[model.TP]bool, shared bool) ([]model.PartitionLag, bool) {
+	copied := false
+	for i := range ps {
+		want := lost[model.TP{Topic: ps[i].Topic, Partition: ps[i].Partition}]
+		if ps[i].DataLost == want {
+			continue
+		}
+		if shared && !copied {
+			ps, copied = slices.Clone(ps), true
+		}
+		ps[i].DataLost = want
+	}
+	return ps, copied
 }

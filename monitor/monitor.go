@@ -72,16 +72,20 @@ type flowMonitor struct {
 	linkOK   time.Time          // last good answer from the link's REST API
 	linkSeen *flowstate.LinkStatus
 
-	tracker           statusTracker
-	source, target    model.Reachability
-	last              []model.PartitionLag // newest known partition values
-	readAt            time.Time            // the refresh last's figures come from
-	late              *model.LateRefresh   // the current run of late refreshes
-	perPartitionOff   bool                 // the last snapshot's PerPartitionOff was set: logged when it changes
-	reading           atomic.Int64         // wall-clock UnixNano when the running refresh began reading; 0 between refreshes (overdue.go)
-	waitingTarget     atomic.Bool          // the running refresh waits on the target cluster, else on the source (overdue.go)
-	lastPartitionSave time.Time            // the sample writer's (under its drain lock)
-	lastSavedUnknown  int                  // partitions of unknown lag in that save (same lock)
+	tracker        statusTracker
+	source, target model.Reachability
+	last           []model.PartitionLag // newest known partition values
+	// lastShared: last is the table of an already published snapshot
+	// (every row stale, kept through an outage): judgeLoss copies it
+	// before changing a row.
+	lastShared        bool
+	readAt            time.Time          // the refresh last's figures come from
+	late              *model.LateRefresh // the current run of late refreshes
+	perPartitionOff   bool               // the last snapshot's PerPartitionOff was set: logged when it changes
+	reading           atomic.Int64       // wall-clock UnixNano when the running refresh began reading; 0 between refreshes (overdue.go)
+	waitingTarget     atomic.Bool        // the running refresh waits on the target cluster, else on the source (overdue.go)
+	lastPartitionSave time.Time          // the sample writer's (under its drain lock)
+	lastSavedUnknown  int                // partitions of unknown lag in that save (same lock)
 	snap              *flowstate.FlowSnapshot
 	loss              lossJudge
 	stop              context.CancelFunc // ends its ingester; nil while none runs
@@ -267,16 +271,22 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	if late == "" && (fm.link != nil || rd.SourceErr == nil || rd.TargetErr != nil) {
 		noteReach(&fm.target, now, rd.TargetErr) // the target was read (a source error skips it)
 	}
-	if upToDate {
-		fm.last, fm.readAt, fm.late = rd.Partitions, now, nil
-	} else {
+	switch {
+	case upToDate:
+		fm.last, fm.readAt, fm.late, fm.lastShared = rd.Partitions, now, nil, false
+	case allStale(fm.last):
+		// Every row is stale already (an outage's second refresh on): the
+		// snapshots share the table rather than copy it each refresh (17
+		// MiB at 100k partitions, twice live while readers hold the last).
+		fm.lastShared = true
+	default:
 		// Keep the last known values, marked stale; never invent zeros.
 		// A copy: earlier snapshots share the old slice with readers.
 		stale := slices.Clone(fm.last)
 		for i := range stale {
 			stale[i].Stale = true
 		}
-		fm.last = stale
+		fm.last, fm.lastShared = stale, false
 	}
 	if late != "" {
 		err := rd.SourceErr
@@ -445,6 +455,15 @@ func staleReason(s *flowstate.FlowSnapshot, now time.Time) string {
 }
 
 // oldestAsOf is the oldest AsOf of ps; zero when ps has none.
+func allStale(ps []model.PartitionLag) bool {
+	for i := range ps {
+		if !ps[i].Stale {
+			return false
+		}
+	}
+	return len(ps) > 0
+}
+
 func oldestAsOf(ps []model.PartitionLag) time.Time {
 	var t time.Time
 	for _, p := range ps {

@@ -167,6 +167,14 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	if !s.Partitions[0].Stale || *s.Partitions[0].LagMessages != 20 || s.Status != model.FlowStatusBroken {
 		t.Fatalf("after primary loss: %s status %s", describe(s.Partitions[0]), s.Status)
 	}
+	// The outage's next refresh shares the stale table with the snapshot
+	// before it rather than copy it again, the same figures.
+	m.Now = func() time.Time { return now.Add(45 * time.Second) }
+	m.Refresh(ctx)
+	if s2 := m.Snapshot("primary->dr"); s2 == s || &s2.Partitions[0] != &s.Partitions[0] || !s2.Partitions[0].Stale ||
+		*s2.Partitions[0].LagMessages != 20 || s2.Status != model.FlowStatusBroken {
+		t.Fatalf("second refresh of the outage: shared %v, %s status %s", &s2.Partitions[0] == &s.Partitions[0], describe(s2.Partitions[0]), s2.Status)
+	}
 
 	// A restarted console shows the saved figures, stale, before any refresh.
 	if err := m.Flush(ctx); err != nil {

@@ -66,7 +66,7 @@ type ConsoleOptions struct {
 	Binary          string        // a drconsole binary; empty: this executable through ChildMain
 	Pprof           bool          // serve pprof beside the console (only without Binary)
 	RefreshInterval time.Duration // refresh_interval
-	RPOHistory      time.Duration // flow samples seeded before the start, one per refresh interval
+	RPOHistory      time.Duration // flow samples seeded before the start: one per refresh interval over the last day, one a minute before
 	PartHistory     time.Duration // partition samples seeded before the start, one per minute
 	MemoryLimit     string        // GOMEMLIMIT of the console alone; empty: none
 	SyncsBound      int           // retention.syncs_per_partition; 0: the console's default
@@ -123,6 +123,10 @@ auth:
 	return os.WriteFile(path, []byte(cfg), 0o600)
 }
 
+// rawHistory is the console's default retention.lag_history: how long
+// every flow sample is kept.
+const rawHistory = 24 * time.Hour
+
 // seed creates the rig's viewer account and the seeded history, through
 // the same storage calls the console makes, before the console starts.
 func seed(ctx context.Context, dbPath string, o ConsoleOptions, sh Shape) (password string, err error) {
@@ -142,14 +146,23 @@ func seed(ctx context.Context, dbPath string, o ConsoleOptions, sh Shape) (passw
 	}
 	now := time.Now()
 	if o.RPOHistory > 0 {
-		step := o.RefreshInterval
-		for at := now.Add(-o.RPOHistory); at.Before(now); at = at.Add(step) {
+		// One sample per refresh over the last day (the console's default
+		// retention.lag_history keeps every sample that long); before it one
+		// a minute, as many per-minute rollups as retention keeps (90 days
+		// by default) without seeding raw samples retention would delete.
+		recent := now.Add(-rawHistory)
+		for at := now.Add(-o.RPOHistory); at.Before(now); {
 			// An RPO that wanders between 0 and a minute: charts draw real lines.
 			rpo := int64(30_000 + 30_000*math.Sin(float64(at.Unix())/600))
 			lag, hb := rpo/100, int64(1000)
 			if err := store.AddFlowSample(ctx, flowName, storage.FlowSample{AtMs: at.UnixMilli(), RPOMs: &rpo, LagMessages: &lag,
 				HeartbeatAgeMs: &hb, Status: "OK"}); err != nil {
 				return "", err
+			}
+			if at.Before(recent) {
+				at = at.Add(time.Minute)
+			} else {
+				at = at.Add(o.RefreshInterval)
 			}
 		}
 	}

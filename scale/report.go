@@ -86,17 +86,30 @@ func Report(w io.Writer, o Options, rs []Result) {
 	for _, r := range rs {
 		fmt.Fprintf(&b, " %d |", r.Shape.Partitions)
 	}
-	b.WriteString("\n|---|")
+	b.WriteString(" goal (issue 32) |\n|---|")
 	for range rs {
 		b.WriteString("---|")
 	}
-	b.WriteString("\n")
+	b.WriteString("---|\n")
+	goals := map[string]string{
+		"RSS median / peak under load":                                                  "≤ 200 MiB at 100k, ≤ 1 GiB at 1M",
+		"RSS idle after ingestion / VmHWM (whole life)":                                 "VmHWM ≤ 200 MiB at 100k, ≤ 1 GiB at 1M",
+		"/metrics req/s, p50 / p99 (one scraper)":                                       "p99 ≤ 1 s",
+		"estate written / console start to every sync stored and every partition shown": "start ≤ 30 s at 1M",
+	}
 	row := func(name string, f func(Result) string) {
 		b.WriteString("| " + name + " |")
 		for _, r := range rs {
 			b.WriteString(" " + f(r) + " |")
 		}
-		b.WriteString("\n")
+		goal := goals[name]
+		switch {
+		case strings.HasPrefix(name, "refresh gap"):
+			goal = fmt.Sprintf("max ≤ %s (2× the interval)", 2*o.RefreshInterval)
+		case strings.Contains(name, "server p99 (c=32)") && !strings.HasPrefix(name, "metrics"):
+			goal = "≥ 3,000 req/s, server p99 ≤ 10 ms"
+		}
+		b.WriteString(" " + goal + " |\n")
 	}
 	row("RSS median / peak under load", func(r Result) string {
 		if len(r.RSSLoad) == 0 {

@@ -110,3 +110,17 @@ func TestSoakSmoke(t *testing.T) {
 		}
 	}
 }
+
+// HourDrift compares the second hour's median RSS with the last hour's,
+// and declines a soak too short to have both apart.
+func TestHourDrift(t *testing.T) {
+	every := 10 * time.Minute // 6 samples an hour
+	r := SoakResult{RSS: []int64{900, 100, 100, 100, 100, 100, 100, 110, 120, 110, 110, 110, 110, 130, 130, 130, 140, 130, 130}}
+	second, last, ok := r.HourDrift(every)
+	if !ok || second != 110 || last != 130 {
+		t.Errorf("second hour %d, last %d, ok %v; want 110, 130, true", second, last, ok)
+	}
+	if _, _, ok := (SoakResult{RSS: r.RSS[:17]}).HourDrift(every); ok {
+		t.Error("17 samples of 10 minutes (under 3 hours): want no figure")
+	}
+}

@@ -151,6 +151,18 @@ func (r SoakResult) RSSDrift() (first, last int64) {
 	return median(r.RSS[:k]), median(r.RSS[len(r.RSS)-k:])
 }
 
+// HourDrift is issue 32's flat-memory check: the median RSS of the soak's
+// second hour and of its last hour, from samples taken every every since
+// the start; ok is false for a soak shorter than three hours (the two
+// hours would overlap or touch the start-up).
+func (r SoakResult) HourDrift(every time.Duration) (second, last int64, ok bool) {
+	per := int(time.Hour / max(every, time.Millisecond))
+	if per == 0 || len(r.RSS) < 3*per {
+		return 0, 0, false
+	}
+	return median(r.RSS[per : 2*per]), median(r.RSS[len(r.RSS)-per:]), true
+}
+
 // SoakReport writes the soak's figures as a short markdown list.
 func SoakReport(w io.Writer, o SoakOptions, r SoakResult) {
 	res := Result{Refreshes: r.Refreshes, LoadStart: r.Start, LoadEnd: r.End}
@@ -164,6 +176,15 @@ func SoakReport(w io.Writer, o SoakOptions, r SoakResult) {
 		r.Shape.Partitions, r.Shape.SyncsPerPart, o.ChurnPerSecond, r.End.Sub(r.Start).Round(time.Second), o.RefreshInterval)
 	fmt.Fprintf(w, "- RSS: median of the first fifth %s, of the last fifth %s (ratio %.2f); peak sampled %s; VmHWM %s\n",
 		mib(first), mib(last), float64(last)/float64(max(first, 1)), mib(peak), mib(r.HWM))
+	if second, last, ok := r.HourDrift(o.SampleEvery); ok {
+		ratio := float64(last) / float64(max(second, 1))
+		verdict := "within"
+		if ratio > 1.05 || ratio < 0.95 {
+			verdict = "NOT within"
+		}
+		fmt.Fprintf(w, "- RSS: median of the second hour %s, of the last hour %s (ratio %.3f: %s the goal's 5 %%)\n",
+			mib(second), mib(last), ratio, verdict)
+	}
 	fmt.Fprintf(w, "- refreshes: %d, gap median %s, worst %s, refreshes missed %d\n", len(r.Refreshes), msText(med), msText(worst), missed)
 	fmt.Fprintf(w, "- flow page polls: %d answered, %d failed; /metrics scrapes: %d answered, %d failed\n", r.Tab, r.TabErrs, r.Scrapes, r.ScrapeE)
 	fmt.Fprintf(w, "- offset syncs written by the churn %d, stored by the console %d (of which retention deleted %d in %d passes)\n", r.SyncsWritten, r.SyncsStored, r.SyncsThinned, r.ThinPasses)

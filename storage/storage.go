@@ -43,10 +43,13 @@ type Store struct {
 // on a 2-core machine, 16 MiB for the writer and 8 MiB per reader (40 MiB in
 // all, was 5 x 64 MiB) showed no difference beyond noise in loading every
 // sync (~1.8-2.8 s either way) and ~10 % slower deletes of 500k syncs
-// (1.1-1.4 s vs 1.0-1.2 s, once an hour).
+// (1.1-1.4 s vs 1.0-1.2 s, once an hour). The caches are C memory, outside
+// Go's soft limit, so they count whole against the console's memory_limit:
+// 8 MiB for the writer and 4 MiB per reader (24 MiB in all) keep the 200 MiB
+// default at 100k partitions (docs/development.md, the scale rig).
 const (
-	writerCache = "-16384"
-	readerCache = "-8192"
+	writerCache = "-8192"
+	readerCache = "-4096"
 )
 
 func dsn(path string, extra map[string]string) string {

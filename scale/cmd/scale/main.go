@@ -40,7 +40,7 @@ func main() {
 	flag.DurationVar(&o.PhaseDuration, "d", 10*time.Second, "duration of each load phase (one endpoint at one concurrency)")
 	flag.IntVar(&o.Rounds, "rounds", 3, "interleaved rounds of all phases; the table shows their medians")
 	flag.DurationVar(&o.RefreshInterval, "refresh", 5*time.Second, "the console's refresh_interval")
-	flag.DurationVar(&o.RPOHistory, "history", 6*time.Hour, "RPO history seeded before the console starts")
+	flag.DurationVar(&o.RPOHistory, "history", 6*time.Hour, "flow (RPO) history seeded before the console starts: one sample per refresh over the last 24h, one a minute before (2160h: the default 90 days of rollups)")
 	flag.DurationVar(&o.PartHistory, "partition-history", 0, "per-partition lag history seeded (one sample per partition per minute)")
 	flag.StringVar(&o.Binary, "console", "", "a drconsole binary to measure (default: the console built into this rig)")
 	flag.StringVar(&o.ProfileDir, "pprof", "", "write CPU (flow page load) and heap profiles of the console to this directory")
