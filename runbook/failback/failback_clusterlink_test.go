@@ -24,7 +24,6 @@ import (
 // API is configured, after an approved failover of its mirrors completed.
 func linkFailedOver(t *testing.T) (*runbooktest.Env, *demo.ClusterLinkStandIn) {
 	t.Helper()
-	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
 	link, err := demo.StartClusterLinkStandIn("dr-cluster", "dr-link", map[string]int{"payments": 2, "refunds": 1})
 	if err != nil {
@@ -35,12 +34,9 @@ func linkFailedOver(t *testing.T) (*runbooktest.Env, *demo.ClusterLinkStandIn) {
 	link.SetLastFetchOffset("payments", 0, 100)
 	link.SetLastFetchOffset("payments", 1, 80)
 	link.SetLastFetchOffset("refunds", 0, 7)
-	e.Cfg.Flows = append(e.Cfg.Flows, &config.Flow{Name: "link", Kind: "cluster-link", Source: "primary", Target: "dr",
+	e := runbooktest.NewEnv(t, 1, &config.Flow{Name: "link", Kind: "cluster-link", Source: "primary", Target: "dr",
 		ClusterLink: &config.ClusterLink{RestURL: link.URL, ClusterID: "dr-cluster", Link: "dr-link",
 			Primary: &config.ClusterLink{RestURL: link.URL, ClusterID: demo.ClusterLinkSourceID}}})
-	if err := e.Cfg.Normalize("test"); err != nil {
-		t.Fatal(err)
-	}
 	id := e.Approved(t, ctx, runbook.Plan{Flow: "link", Steps: []runbook.Step{{Kind: failover.KindFailoverMirrors}}})
 	if err := linkStep(ctx, e, id, 0); err != nil {
 		t.Fatal(err)
@@ -256,7 +252,6 @@ func TestTruncationOfFailsClosed(t *testing.T) {
 // the restore rule and the stand-in both refuse.
 func TestLinkRestoreRefusedWhileDRMirrors(t *testing.T) {
 	t.Parallel()
-	e := runbooktest.NewEnv(t, 1)
 	link, err := demo.StartClusterLinkStandIn("dr-cluster", "dr-link", map[string]int{"payments": 1})
 	if err != nil {
 		t.Fatal(err)
@@ -264,10 +259,7 @@ func TestLinkRestoreRefusedWhileDRMirrors(t *testing.T) {
 	defer link.Close()
 	flow := &config.Flow{Name: "link", Kind: "cluster-link", Source: "primary", Target: "dr", ClusterLink: &config.ClusterLink{RestURL: link.URL, ClusterID: "dr-cluster", Link: "dr-link",
 		Primary: &config.ClusterLink{RestURL: link.URL, ClusterID: demo.ClusterLinkSourceID}}}
-	e.Cfg.Flows = append(e.Cfg.Flows, flow)
-	if err := e.Cfg.Normalize("test"); err != nil {
-		t.Fatal(err)
-	}
+	e := runbooktest.NewEnv(t, 1, flow)
 	rb := e.RB
 	ctx := context.Background()
 	ts, primary, err := book(rb).linkBackTopics(ctx, flow, nil)

@@ -392,7 +392,6 @@ func TestCrashResumeKeepsAuditChain(t *testing.T) {
 
 func TestClusterLinkPromoteAndFailover(t *testing.T) {
 	t.Parallel()
-	e := runbooktest.NewEnv(t, 1)
 	ctx := context.Background()
 	link, err := demo.StartClusterLinkStandIn("dr-cluster", "dr-link", map[string]int{"payments": 2, "refunds": 1})
 	if err != nil {
@@ -400,11 +399,8 @@ func TestClusterLinkPromoteAndFailover(t *testing.T) {
 	}
 	defer link.Close()
 	link.SetPendingStopped(300 * time.Millisecond)
-	e.Cfg.Flows = append(e.Cfg.Flows, &config.Flow{Name: "link", Kind: "cluster-link", Source: "primary", Target: "dr",
+	e := runbooktest.NewEnv(t, 1, &config.Flow{Name: "link", Kind: "cluster-link", Source: "primary", Target: "dr",
 		ClusterLink: &config.ClusterLink{RestURL: link.URL, ClusterID: "dr-cluster", Link: "dr-link"}})
-	if err := e.Cfg.Normalize("test"); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := e.RB.Create(ctx, runbooktest.Alice, runbook.Plan{Flow: "link", Steps: []runbook.Step{{Kind: KindTranslateGroup, Group: "g"}}}, "x"); err == nil ||
 		!strings.Contains(err.Error(), "not needed") {
 		t.Fatalf("translation on a Cluster Linking flow: %v", err)

@@ -133,11 +133,12 @@ const SandboxCheckpoints = 200 * time.Millisecond
 var Equip func(rb *runbook.Runbook, mon *monitor.Monitor)
 
 // NewEnv is a runbook needing approvals approvals on a fresh sandbox flow
-// primary->dr, once the flow is healthy. Its tests run in parallel, each on
+// primary->dr (and the extra flows, watched from the start), once the flow
+// is healthy. Its tests run in parallel, each on
 // its own sandbox, store and clock, except those that call newRunner (one
 // identity per process), use s3test (t.Setenv) or time a replica's lag
 // (runbook/failover's standby_test.go).
-func NewEnv(t testing.TB, approvals int) *Env {
+func NewEnv(t testing.TB, approvals int, extra ...*config.Flow) *Env {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -155,6 +156,9 @@ func NewEnv(t testing.TB, approvals int) *Env {
 		Failover:        config.Failover{ApprovalsRequired: approvals},
 		FlinkTargets:    []*config.FlinkTarget{{Name: "flink-dr", RestURL: "http://127.0.0.1:1", Region: "dr"}, {Name: "flink-primary", RestURL: "http://127.0.0.1:2", Region: "primary"}},
 	}
+	// extra flows join before the monitor starts: it reads cfg from then
+	// on, so a flow appended later would race with its refreshes.
+	cfg.Flows = append(cfg.Flows, extra...)
 	if err := cfg.Normalize("test"); err != nil {
 		t.Fatal(err)
 	}
