@@ -177,7 +177,8 @@ func count(t *testing.T, ctx context.Context, sel string) int {
 // the run page, the reverse flow on the overview while the primary
 // mirrors DR, and DR's topics mirrors again at the end.
 func TestBrowserClusterLinkPromoteAndFailback(t *testing.T) {
-	c := startConsole(t)
+	t.Parallel() // a console of its own: not one of the shared one's serial tests
+	c := ownConsole(t)
 	waitReady(t, c)
 	a := newBrowser(t)
 	signIn(t, a, c.URL+"/failover", "test-operator")

@@ -115,9 +115,12 @@ func TestBrowserTypedValuesSurviveLiveUpdates(t *testing.T) {
 
 // overviewLive opens the overview in a browser as a viewer and waits for
 // its first pushed fragment.
+//
+// It starts a console of its own: its tests count and drop that console's
+// streams, which no other test may share, so they can run in parallel.
 func overviewLive(t *testing.T) (*web.Streams, context.Context) {
 	t.Helper()
-	c := startConsole(t)
+	c := ownConsole(t)
 	waitReady(t, c)
 	b := newBrowser(t)
 	signIn(t, b, c.URL+"/", "test-viewer")
@@ -131,6 +134,7 @@ func overviewLive(t *testing.T) (*web.Streams, context.Context) {
 // When the stream drops, the page says "live updates paused, retrying"
 // and takes the notice away when it reconnects.
 func TestBrowserDroppedStreamShowsNoticeAndRecovers(t *testing.T) {
+	t.Parallel() // a console of its own (overviewLive)
 	streams, b := overviewLive(t)
 	if n := count(t, b, `[data-testid="live-notice"]`); n != 0 {
 		t.Fatal("notice shown while connected")
@@ -145,6 +149,7 @@ func TestBrowserDroppedStreamShowsNoticeAndRecovers(t *testing.T) {
 // A hidden tab holds no stream (so costs the server nothing); shown again,
 // it reconnects and the server sends the current fragments at once.
 func TestBrowserHiddenTabStopsStreaming(t *testing.T) {
+	t.Parallel() // a console of its own (overviewLive)
 	streams, b := overviewLive(t)
 	open := streams.Open()
 	if open < 1 {
