@@ -25,7 +25,7 @@ func targetJobsView(ts []flink.TargetJobs) []views.TargetJobs {
 	for i, t := range ts {
 		out[i] = views.TargetJobs{Target: t.Target, Region: string(t.Region), Err: t.Err}
 		for _, j := range t.Jobs {
-			out[i].Jobs = append(out[i].Jobs, views.FlinkJob{ID: j.ID, Name: j.Name, State: string(j.State)})
+			out[i].Jobs = append(out[i].Jobs, views.FlinkJob{ID: j.ID, Name: j.Name, State: string(j.State), Running: j.State == flink.JobRunning})
 		}
 	}
 	return out

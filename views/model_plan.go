@@ -20,9 +20,11 @@ type TargetJobs struct {
 	Err            string // why the target could not be asked; "" when it answered
 }
 
-// FlinkJob is one job of a Flink target.
+// FlinkJob is one job of a Flink target; Running: Flink says it runs
+// (only a running job can take a savepoint).
 type FlinkJob struct {
 	ID, Name, State string
+	Running         bool
 }
 
 // TargetRow is one split of a savepoint's Kafka source that a rewrite

@@ -1180,7 +1180,7 @@ func triggerForm(p SavepointsPage) templ.Component {
 		}
 		for _, t := range p.Trigger.Live {
 			for _, j := range t.Jobs {
-				if j.State == "RUNNING" {
+				if j.Running {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 113, "<option value=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
