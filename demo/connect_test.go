@@ -86,14 +86,17 @@ func TestConnectStandInDrivesTheMirror(t *testing.T) {
 	mu.Lock()
 	n := len(copied)
 	mu.Unlock()
-	ends, err := kadm.NewClient(sb.mirror.src).ListEndOffsets(ctx, "events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	end, _ := ends.Lookup("events", 0)
-	if end.Offset <= before[0] {
-		t.Fatalf("events-0 end %d, committed next %d: no record to skip", end.Offset, before[0])
-	}
+	// The mirror may have copied everything when it stopped: the traffic
+	// goes on, so wait for a record past the committed offset to skip.
+	var end kadm.ListedOffset
+	waitFor(t, 20*time.Second, "a record past events-0's committed offset", func() bool {
+		ends, err := kadm.NewClient(sb.mirror.src).ListEndOffsets(ctx, "events")
+		if err != nil {
+			t.Fatal(err)
+		}
+		end, _ = ends.Lookup("events", 0)
+		return end.Offset > before[0]
+	})
 	// Resume past the records copied: half way to the end.
 	skipTo := before[0] + (end.Offset-before[0]+1)/2
 	body := fmt.Sprintf(`{"offsets":[{"partition":{"cluster":"primary","partition":0,"topic":"events"},"offset":{"offset":%d}}]}`, skipTo-1)
