@@ -157,7 +157,7 @@ func (h *Handlers) FailoverReverse(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	h.render(w, r, http.StatusOK, views.ReverseFlowFragment(views.ReverseFlowBlock{Run: run.ID, View: reverseView(h.Failovers.ReverseFlow(r.Context(), run)), Now: h.now()}))
+	h.render(w, r, http.StatusOK, views.ReverseFlowFragment(views.ReverseFlowBlock{Run: run.ID, View: h.Failovers.ReverseFlow(r.Context(), run), Now: h.now()}))
 }
 
 // FailoverApprove is POST /failover/{run}/approve.

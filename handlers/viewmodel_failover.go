@@ -51,19 +51,6 @@ func cachedPreviewsView(ps []runbook.CachedPreview) []views.CachedPreview {
 	return out
 }
 
-func reverseView(r *model.ReverseView) *views.ReverseView {
-	if r == nil {
-		return nil
-	}
-	v := &views.ReverseView{At: r.At, States: r.States, Behind: r.Behind, Unknown: r.Unknown,
-		Heartbeat: r.Heartbeat, HeartbeatErr: r.HeartbeatErr, Err: r.Err}
-	for _, row := range r.Rows {
-		v.Rows = append(v.Rows, views.ReverseRow{Partition: row.Partition, Cut: row.Cut, DREnd: row.DREnd,
-			Next: row.Next, Behind: row.Behind, MarkersOnly: row.MarkersOnly})
-	}
-	return v
-}
-
 func rewritePreviewView(p *model.RewritePreview) *views.RewritePreview {
 	if p == nil {
 		return nil

@@ -3,9 +3,11 @@ package views
 import (
 	"maps"
 	"slices"
+
+	"github.com/drconsole/drconsole/model"
 )
 
-func countBehind(rows []ReverseRow) int {
+func countBehind(rows []model.ReverseRow) int {
 	n := 0
 	for _, r := range rows {
 		if r.Behind > 0 {

@@ -392,7 +392,7 @@ func reverseFlowSection(run int64) templ.Component {
 // ReverseFlowBlock is a failback's reverse flow as read now.
 type ReverseFlowBlock struct {
 	Run  int64
-	View *ReverseView
+	View *model.ReverseView
 	Now  time.Time
 }
 
@@ -465,7 +465,7 @@ func ReverseFlowFragment(b ReverseFlowBlock) templ.Component {
 	})
 }
 
-func reverseFigures(v *ReverseView, now time.Time) templ.Component {
+func reverseFigures(v *model.ReverseView, now time.Time) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

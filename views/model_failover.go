@@ -107,30 +107,6 @@ type CachedPreview struct {
 	Changed []string
 }
 
-// ReverseView is a failback's reverse flow, read now.
-type ReverseView struct {
-	At     time.Time
-	States map[string]string
-	Rows   []ReverseRow // behind first, then by name
-	// Behind sums the rows' Behind; Unknown counts rows without a
-	// committed reverse position.
-	Behind       int64
-	Unknown      int
-	Heartbeat    *time.Time
-	HeartbeatErr string
-	Err          string
-}
-
-// ReverseRow is one DR partition of the reverse flow.
-type ReverseRow struct {
-	Partition   string
-	Cut         int64
-	DREnd       int64
-	Next        *int64 // nil: unknown
-	Behind      int64
-	MarkersOnly bool
-}
-
 // RewritePreview is what a rewrite step would write, as lines.
 type RewritePreview struct {
 	Lines []string
