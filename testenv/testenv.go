@@ -344,6 +344,11 @@ func startProcessOpts(t testing.TB, name, jars string, jvmExtra []string, dir, m
 		p.Kill()
 		if t.Failed() {
 			t.Logf("testenv: --- last lines of %s ---\n%s", p.LogFile, p.LogTail(15))
+			// The tail is often routine (offset commits); what went wrong
+			// earlier is in the warnings and errors.
+			if w := p.LogProblems(20); w != "" {
+				t.Logf("testenv: --- last warnings and errors of %s ---\n%s", p.LogFile, w)
+			}
 		}
 		keepLog(t, p.Dir, p.LogFile)
 	})
@@ -481,6 +486,38 @@ func (p *Process) LogTail(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// LogProblems is the last n WARN and ERROR lines of the process log, with
+// the lines that follow each (a stack trace, a cause); "" when there are
+// none or the log cannot be read.
+func (p *Process) LogProblems(n int) string {
+	b, err := os.ReadFile(p.LogFile)
+	if err != nil {
+		return ""
+	}
+	return logProblems(string(b), n)
+}
+
+func logProblems(log string, n int) string {
+	var out []string
+	in := false // inside a problem: its continuation lines belong to it
+	for _, l := range strings.Split(strings.TrimRight(log, "\n"), "\n") {
+		entry := strings.HasPrefix(l, "[")
+		switch {
+		case entry && (strings.Contains(l, "] WARN ") || strings.Contains(l, "] ERROR ")):
+			in = true
+			out = append(out, l)
+		case entry:
+			in = false
+		case in:
+			out = append(out, l)
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return strings.Join(out, "\n")
 }
 
 // LogContains reports whether the process log contains s.

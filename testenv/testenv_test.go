@@ -119,3 +119,31 @@ func TestKafkaDistMirrorAtLeast(t *testing.T) {
 		t.Errorf("Kafka4_4.String() = %q", got)
 	}
 }
+
+// A failed test's log shows the component's warnings and errors, with
+// their stack traces, not only its routine last lines.
+func TestLogProblems(t *testing.T) {
+	log := strings.Join([]string{
+		"[06:02:07.857] INFO  [main] started (X)",
+		"[06:02:08.000] WARN  [task-thread-1] producer send failed (WorkerSourceTask)",
+		"org.apache.kafka.common.errors.TimeoutException: Expiring 44 record(s)",
+		"\tat org.apache.kafka.clients.producer.internals...",
+		"[06:02:09.000] INFO  [committer] Committing offsets for 1 acknowledged messages (WorkerSourceTask)",
+		"[06:02:10.000] ERROR [task-thread-1] task failed (WorkerTask)",
+	}, "\n")
+	want := strings.Join([]string{
+		"[06:02:08.000] WARN  [task-thread-1] producer send failed (WorkerSourceTask)",
+		"org.apache.kafka.common.errors.TimeoutException: Expiring 44 record(s)",
+		"\tat org.apache.kafka.clients.producer.internals...",
+		"[06:02:10.000] ERROR [task-thread-1] task failed (WorkerTask)",
+	}, "\n")
+	if got := logProblems(log, 20); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	if got := logProblems(log, 1); got != "[06:02:10.000] ERROR [task-thread-1] task failed (WorkerTask)" {
+		t.Fatalf("the last one: %q", got)
+	}
+	if got := logProblems("[06:02:07.857] INFO  [main] started (X)", 5); got != "" {
+		t.Fatalf("no problems: %q", got)
+	}
+}
