@@ -33,7 +33,7 @@ type drillFixture struct {
 
 const runSubject = "failover-run:1"
 
-func newDrillFixture(t *testing.T) *drillFixture {
+func newDrillFixture(t testing.TB) *drillFixture {
 	t.Helper()
 	st, path := open(t)
 	ctx := context.Background()
@@ -111,7 +111,7 @@ func newDrillFixture(t *testing.T) *drillFixture {
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 // export makes the drill's pack as carol, the way the console does.
-func (f *drillFixture) export(t *testing.T) (model.EvidencePack, []byte) {
+func (f *drillFixture) export(t testing.TB) (model.EvidencePack, []byte) {
 	t.Helper()
 	p, body, err := audit.New(f.store).Evidence(context.Background(), audit.EvidenceRequest{Run: f.run, Subject: runSubject, Actor: "carol",
 		Format: "json", AnchorFile: f.anchor, OpenAnchor: func() (io.ReadCloser, error) { return os.Open(f.anchor) },

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,10 +15,13 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/storage"
 )
 
 // A DR drill in two browsers: operator A plans it (the Drill box), B
@@ -144,6 +148,91 @@ func TestBrowserDrillWithApproval(t *testing.T) {
 	if err != nil || len(rows) < 2 || rows[0][6] != "achieved_rto_ms" {
 		t.Fatalf("CSV export %v %v", rows, err)
 	}
+	drillEvidence(t, c, v.URL, a, id, viewer)
+}
+
+// drillEvidence: the drills page offers the drill's evidence pack to the
+// keyboard; the pack needs a sign-in, its every download is on record,
+// its figures are the drill's stored ones, and it verifies against the
+// log, as JSON and as HTML.
+func drillEvidence(t *testing.T, c *console, base string, a context.Context, id string, viewer *http.Cookie) {
+	t.Helper()
+	ctx := context.Background()
+	html := "/drills/" + id + "/evidence.html"
+	// Tab to the link: it is reachable without a mouse.
+	err := chromedp.Do(a, chromedp.Navigate(base+"/drills"), chromedp.WaitVisible(chromedp.ID("evidence-html-"+id)),
+		chromedp.Focus(chromedp.ID("evidence-html-"+id)))
+	focused := ""
+	if err == nil {
+		focused, err = chromedp.Run(a, chromedp.Evaluate[string](`document.activeElement.getAttribute("href")`))
+	}
+	if err != nil || focused != html {
+		t.Fatalf("the drills page's evidence link: focused %q, %v", focused, err)
+	}
+	exports := func() int {
+		es, err := c.Store.AuditEntries(ctx, storage.AuditFilter{Action: string(audit.DrillEvidence), Subject: runbook.RunSubject(runNumber(t, id))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(es)
+	}
+	before := exports()
+	resp, err := noRedirect.Get(base + html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther && resp.StatusCode != http.StatusFound {
+		t.Fatalf("the pack without a sign-in: %d", resp.StatusCode)
+	}
+	if n := exports(); n != before {
+		t.Fatalf("a refused download put %d export(s) on record", n-before)
+	}
+	download := func(path string) []byte {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.AddCookie(viewer)
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Disposition"), "attachment;") {
+			t.Fatalf("GET %s = %d %q: %.300s", path, resp.StatusCode, resp.Header.Get("Content-Disposition"), body)
+		}
+		return body
+	}
+	for _, path := range []string{"/drills/" + id + "/evidence.json", html} {
+		p, err := audit.ParseEvidence(download(path))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		d, err := c.Store.Drill(ctx, p.Run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *p.Drill.AchievedRTOMs != *d.RTOMs() || !reflect.DeepEqual(p.Drill.RPOMs, d.RPOMs) || p.Drill.RPOIsLowerBound != d.RPOAtLeast {
+			t.Fatalf("%s: figures %+v, the drill's RTO %d, RPO %v", path, p.Drill, *d.RTOMs(), d.RPOMs)
+		}
+		if p.Produced.By != "test-viewer" {
+			t.Fatalf("%s: produced by %q", path, p.Produced.By)
+		}
+		if _, err := audit.VerifyEvidence(ctx, c.Store, p, runbook.RunSubject(p.Run)); err != nil {
+			t.Fatalf("%s does not verify: %v", path, err)
+		}
+	}
+	if n := exports() - before; n != 2 {
+		t.Fatalf("%d downloads on record, want 2", n)
+	}
+}
+
+func runNumber(t *testing.T, id string) int64 {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // usableSavepoint registers a completed savepoint of the sandbox's events
