@@ -224,7 +224,11 @@ func TestEvidenceTamperedPackFails(t *testing.T) {
 		{"head seq", func(p *model.EvidencePack) { p.Head.Seq-- }, "the pack's head is record"},
 		{"head hash", func(p *model.EvidencePack) { p.Head.Hash = strings.Repeat("3", 64) }, "the pack's head: record"},
 		{"head past the log", func(p *model.EvidencePack) { p.Head.Seq += 5 }, "past the log's end"},
-		{"anchor", func(p *model.EvidencePack) { p.Anchor.Hash = strings.Repeat("4", 64) }, "the pack's anchor: record"},
+		{"anchor", func(p *model.EvidencePack) {
+			p.Anchor.Hash = strings.Repeat("4", 64)
+			p.Anchor.Line = p.Anchor.At + " record " + itoa(p.Anchor.Seq) + " hash " + p.Anchor.Hash
+		}, "the pack's anchor: record"},
+		{"anchor line", func(p *model.EvidencePack) { p.Anchor.Line = strings.Replace(p.Anchor.Line, " record ", " record 1", 1) }, "the pack's anchor line"},
 		{"achieved RTO", func(p *model.EvidencePack) { *p.Drill.AchievedRTOMs = 1000 }, "drill figures: the pack says"},
 		{"unknown RPO made known", func(p *model.EvidencePack) { p.Drill.RPOMs = new(int64) }, "drill figures: the pack says"},
 		{"step time", func(p *model.EvidencePack) { *p.Steps[0].FinishedMs -= 10 }, "steps: the pack says"},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/drconsole/drconsole/model"
@@ -159,6 +160,9 @@ func VerifyEvidence(ctx context.Context, st *storage.Store, p *model.EvidencePac
 		return c, err
 	}
 	if a := p.Anchor; a != nil && a.Line != "" {
+		if fs := strings.Fields(a.Line); len(fs) < 5 || fs[0] != a.At || fs[2] != strconv.FormatInt(a.Seq, 10) || fs[4] != a.Hash {
+			return c, mismatch("the pack's anchor line %q does not say record %d hash %s: the pack was edited", a.Line, a.Seq, a.Hash)
+		}
 		if err := inLog(ctx, st, "the pack's anchor: record", a.Seq, a.Hash, logHead); err != nil {
 			return c, err
 		}
