@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/safefile"
 	"github.com/drconsole/drconsole/storage"
@@ -80,4 +81,46 @@ func (h *Handlers) DrillEvidence(w http.ResponseWriter, r *http.Request) {
 	}
 	download(w, "text/html; charset=utf-8", name)
 	w.Write(page.Bytes())
+}
+
+// DrillEvidenceVerify is POST /drills/evidence/verify, for anyone signed
+// in: the check of `drconsole audit verify --evidence` on an uploaded
+// pack against the console's database, shown on the drills page in the
+// command's words and recorded as drill.evidence-verify with what it
+// found. A check whose record could not be written still shows what it
+// found, with a 503 saying it is not on record.
+func (h *Handlers) DrillEvidenceVerify(w http.ResponseWriter, r *http.Request) {
+	data, err := form.ReadEvidence(w, r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	shown := &views.EvidenceVerified{}
+	subject := "evidence-pack"
+	details := map[string]any{}
+	p, err := audit.ParseEvidence(data)
+	if err == nil {
+		subject, details["run"] = runbook.RunSubject(p.Run), p.Run
+		var c audit.EvidenceCheck
+		c, err = audit.VerifyEvidence(r.Context(), h.Store, p, subject)
+		var problem *audit.EvidenceProblem
+		if err != nil && !errors.As(err, &problem) {
+			h.fail(w, r, say("cannot read the audit log to check the pack", err))
+			return
+		}
+		if err == nil {
+			shown.OK, shown.Lines = true, c.Lines(p)
+		}
+	}
+	if err != nil {
+		shown.Problem = err.Error()
+		details["problem"] = shown.Problem
+	}
+	details["intact"] = shown.OK
+	status := http.StatusOK
+	if err := h.Audit(r, audit.DrillEvidenceVerify, subject, details); err != nil {
+		status = statusFor(errNotAudited)
+		shown.NotRecorded = "This check could not be written to the audit log (the console's log has why): what it found is above, but it is not on record. Try again."
+	}
+	h.renderDrills(w, r, status, false, shown)
 }

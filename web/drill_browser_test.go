@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -224,6 +226,37 @@ func drillEvidence(t *testing.T, c *console, base string, a context.Context, id 
 	}
 	if n := exports() - before; n != 2 {
 		t.Fatalf("%d downloads on record, want 2", n)
+	}
+
+	// The same check on the drills page, from the keyboard: the HTML pack
+	// matches; one with its RTO edited does not, and the page says why.
+	dir := t.TempDir()
+	pack := filepath.Join(dir, "pack.html")
+	page := download(html)
+	p, err := audit.ParseEvidence(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(pack, page, 0o600)
+	*p.Drill.AchievedRTOMs = 1
+	body, _ := audit.EvidenceJSON(*p)
+	edited := filepath.Join(dir, "edited.json")
+	os.WriteFile(edited, body, 0o600)
+	for _, check := range []struct{ file, want string }{{pack, "The pack matches the log."}, {edited, "drill figures: the pack says"}} {
+		file, want := check.file, check.want
+		err := chromedp.Do(a, chromedp.Navigate(base+"/drills"), chromedp.SetUploadFiles(chromedp.ID("evidence-pack"), []string{file}),
+			chromedp.Focus(chromedp.ID("evidence-verify")), chromedp.KeyEvent("\r"),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="evidence-result"]`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := text(t, a, `[data-testid="evidence-result"]`); !strings.Contains(got, want) {
+			t.Fatalf("checking %s on the drills page: %q, want %q", filepath.Base(file), got, want)
+		}
+	}
+	checks, err := c.Store.AuditEntries(ctx, storage.AuditFilter{Action: string(audit.DrillEvidenceVerify), Limit: 2})
+	if err != nil || len(checks) != 2 || !strings.Contains(string(checks[0].Details), `"intact":false`) || !strings.Contains(string(checks[1].Details), `"intact":true`) {
+		t.Fatalf("the checks on record: %+v %v", checks, err)
 	}
 }
 

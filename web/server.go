@@ -185,6 +185,11 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		// It reads the whole chain and adds a record each time: rate
 		// limited like the cluster reads.
 		r.With(costly).Post("/audit/verify", h.AuditVerify)
+		if h.Runbook != nil {
+			// Checking an uploaded evidence pack likewise reads the log
+			// and records the check.
+			r.With(costly).Post("/drills/evidence/verify", h.DrillEvidenceVerify)
+		}
 
 		r.Group(func(r chi.Router) {
 			r.Use(RequireRole(h, model.RoleOperator))
