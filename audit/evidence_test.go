@@ -228,7 +228,9 @@ func TestEvidenceTamperedPackFails(t *testing.T) {
 			p.Anchor.Hash = strings.Repeat("4", 64)
 			p.Anchor.Line = p.Anchor.At + " record " + itoa(p.Anchor.Seq) + " hash " + p.Anchor.Hash
 		}, "the pack's anchor: record"},
-		{"anchor line", func(p *model.EvidencePack) { p.Anchor.Line = strings.Replace(p.Anchor.Line, " record ", " record 1", 1) }, "the pack's anchor line"},
+		{"anchor line", func(p *model.EvidencePack) {
+			p.Anchor.Line = strings.Replace(p.Anchor.Line, " record ", " record 1", 1)
+		}, "the pack's anchor line"},
 		{"achieved RTO", func(p *model.EvidencePack) { *p.Drill.AchievedRTOMs = 1000 }, "drill figures: the pack says"},
 		{"unknown RPO made known", func(p *model.EvidencePack) { p.Drill.RPOMs = new(int64) }, "drill figures: the pack says"},
 		{"step time", func(p *model.EvidencePack) { *p.Steps[0].FinishedMs -= 10 }, "steps: the pack says"},
@@ -263,6 +265,25 @@ func TestEvidenceTamperedPackFails(t *testing.T) {
 				t.Fatalf("%v\nwant %q", err, want)
 			}
 		})
+	}
+}
+
+// A file that is not a pack, or not one this console reads, is refused
+// with a sentence saying so.
+func TestEvidenceParseRefusals(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                   "not a drconsole drill evidence pack",
+		"<html><body>a report</body></html>": "no " + audit.EvidenceScript + " element",
+		"<html>" + audit.EvidenceScript + `{"version":1`:                          "its embedded JSON never ends",
+		`{"version":2,"kind":"drconsole-drill-evidence","new_field":true}`:        "evidence pack version 2: this console reads version 1",
+		`{"version":1,"kind":"something-else"}`:                                   `kind "something-else"`,
+		`{"version":1,"kind":"drconsole-drill-evidence","audit_records":[]}`:      "holds no audit records",
+		`{"version":1,"kind":"drconsole-drill-evidence","extra":1}`:               "unknown field",
+		`{"version":1,"kind":"drconsole-drill-evidence","audit_records":[{}]} {}`: "something follows its JSON",
+	} {
+		if _, err := audit.ParseEvidence([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%.40q: %v, want %q", in, err, want)
+		}
 	}
 }
 

@@ -39,6 +39,13 @@ func ParseEvidence(b []byte) (*model.EvidencePack, error) {
 		}
 		body = bytes.TrimSpace(body[:end])
 	}
+	var head struct {
+		Version int    `json:"version"`
+		Kind    string `json:"kind"`
+	}
+	if json.Unmarshal(body, &head) == nil && head.Kind == model.EvidenceKind && head.Version != model.EvidenceVersion {
+		return nil, fmt.Errorf("evidence pack version %d: this console reads version %d", head.Version, model.EvidenceVersion)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	var p model.EvidencePack
