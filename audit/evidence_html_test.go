@@ -65,7 +65,7 @@ func TestEvidenceHTMLSelfContained(t *testing.T) {
 	if scripts != 1 {
 		t.Errorf("%d script elements, want the embedded pack's alone", scripts)
 	}
-	if got, want := texts["achieved-rto"], views.Millis(p.Drill.AchievedRTOMs)+"; objective 5 m"; !strings.HasPrefix(got, want) {
+	if got, want := texts["achieved-rto"], views.Millis(p.Drill.AchievedRTOMs)+" (2345 ms); objective 5 m"; !strings.HasPrefix(got, want) {
 		t.Errorf("achieved RTO shown %q, want %q", got, want)
 	}
 	if got := texts["achieved-rpo"]; !strings.HasPrefix(got, "unknown;") {

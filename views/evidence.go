@@ -46,6 +46,15 @@ func stepTook(s model.EvidenceStep) string {
 	return Duration(time.Duration(*s.FinishedMs-*s.StartedMs) * time.Millisecond)
 }
 
+// exactMillis is a figure rounded for reading, then exact: "2 s (2345
+// ms)"; nil is unknown.
+func exactMillis(v *int64) string {
+	if v == nil {
+		return Unknown
+	}
+	return Millis(v) + " (" + strconv.FormatInt(*v, 10) + " ms)"
+}
+
 // evidenceRPO is the RPO at the first record: unknown, or "at least" a
 // lower bound.
 func evidenceRPO(d model.EvidenceDrill) string {
@@ -53,9 +62,9 @@ func evidenceRPO(d model.EvidenceDrill) string {
 		return Unknown
 	}
 	if d.RPOIsLowerBound {
-		return "at least " + Millis(d.RPOMs)
+		return "at least " + exactMillis(d.RPOMs)
 	}
-	return Millis(d.RPOMs)
+	return exactMillis(d.RPOMs)
 }
 
 // objectiveText is an objective, or "none set".

@@ -192,9 +192,9 @@ func Evidence(p EvidencePage) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var13 string
-		templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(Millis(p.Pack.Drill.AchievedRTOMs))
+		templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(exactMillis(p.Pack.Drill.AchievedRTOMs))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/evidence.templ`, Line: 53, Col: 134}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/evidence.templ`, Line: 53, Col: 139}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 		if templ_7745c5c3_Err != nil {
@@ -207,7 +207,7 @@ func Evidence(p EvidencePage) templ.Component {
 		var templ_7745c5c3_Var14 string
 		templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(objectiveText(p.Pack.Drill.ObjectiveRTOMs))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/evidence.templ`, Line: 53, Col: 192}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/evidence.templ`, Line: 53, Col: 197}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 		if templ_7745c5c3_Err != nil {
@@ -244,9 +244,9 @@ func Evidence(p EvidencePage) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var17 string
-		templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(Millis(p.Pack.Drill.ToRunningMs))
+		templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(exactMillis(p.Pack.Drill.ToRunningMs))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/evidence.templ`, Line: 55, Col: 88}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/evidence.templ`, Line: 55, Col: 93}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 		if templ_7745c5c3_Err != nil {
