@@ -9,6 +9,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/views"
 )
 
@@ -19,11 +20,8 @@ import (
 func TestEvidenceHTMLSelfContained(t *testing.T) {
 	f := newDrillFixture(t)
 	p, body := f.export(t)
-	var page bytes.Buffer
-	if err := views.Evidence(views.EvidencePage{Pack: p, JSON: string(body), Script: audit.EvidenceScript}).Render(context.Background(), &page); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := html.Parse(bytes.NewReader(page.Bytes()))
+	page := packHTML(t, p, body)
+	doc, err := html.Parse(bytes.NewReader(page))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,9 +72,19 @@ func TestEvidenceHTMLSelfContained(t *testing.T) {
 	if got := texts["requested-by"]; !strings.HasPrefix(got, "alice at ") {
 		t.Errorf("requested by %q", got)
 	}
-	if err := f.verify(t, page.Bytes()); err != nil {
+	if err := f.verify(t, page); err != nil {
 		t.Fatalf("the HTML pack does not verify: %v", err)
 	}
+}
+
+// packHTML is the HTML download of pack p, whose canonical JSON is body.
+func packHTML(t testing.TB, p model.EvidencePack, body []byte) []byte {
+	t.Helper()
+	var page bytes.Buffer
+	if err := views.Evidence(views.EvidencePage{Pack: p, JSON: string(body), Script: audit.EvidenceScript}).Render(context.Background(), &page); err != nil {
+		t.Fatal(err)
+	}
+	return page.Bytes()
 }
 
 func attr(n *html.Node, key string) string {
