@@ -29,6 +29,8 @@ const (
 	DrillCleanupStart   Action = "drill.cleanup-start"      // a drill's cleanup claimed
 	DrillCleanupDone    Action = "drill.cleanup-done"       // a drill's cleanup finished
 	DrillCleanupFailed  Action = "drill.cleanup-failed"     // a drill's cleanup failed
+	DrillEvidence       Action = "drill.evidence-export"    // a drill's evidence pack downloaded
+	DrillEvidenceVerify Action = "drill.evidence-verify"    // an evidence pack checked on the drills page, with what was found
 	FailbackGroupBefore Action = "failback.group-before"    // a group's primary offsets before a failback moves them
 	FailbackLostExport  Action = "failback.lost-export"     // the old primary's lost records exported
 	LossAcknowledge     Action = "loss.acknowledge"         // a data-loss incident acknowledged

@@ -164,6 +164,10 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.Get("/drills/report", h.DrillReport)
 			r.Get("/drills/export.csv", h.DrillsExport)
 			r.Get("/drills/export.json", h.DrillsExport)
+			// A drill's evidence pack: each download adds a record, so
+			// it is rate-limited like the audit chain's check.
+			r.With(costly).Get("/drills/{run}/evidence.html", h.DrillEvidence)
+			r.With(costly).Get("/drills/{run}/evidence.json", h.DrillEvidence)
 			r.With(costly).Get("/flows/{flow}/lost", h.LostToDR)
 		}
 		if h.Catalog != nil {
@@ -181,6 +185,11 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		// It reads the whole chain and adds a record each time: rate
 		// limited like the cluster reads.
 		r.With(costly).Post("/audit/verify", h.AuditVerify)
+		if h.Runbook != nil {
+			// Checking an uploaded evidence pack likewise reads the log
+			// and records the check.
+			r.With(costly).Post("/drills/evidence/verify", h.DrillEvidenceVerify)
+		}
 
 		r.Group(func(r chi.Router) {
 			r.Use(RequireRole(h, model.RoleOperator))
