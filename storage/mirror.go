@@ -259,6 +259,30 @@ func (s *Store) Checkpoints(ctx context.Context, flow string) ([]model.Checkpoin
 	return out, rows.Err()
 }
 
+// GroupCheckpoints returns MM2's latest checkpoints of one consumer group
+// of flow, by DR topic and partition: a read of that group's rows only.
+func (s *Store) GroupCheckpoints(ctx context.Context, flow, group string) ([]model.Checkpoint, error) {
+	id, err := s.flowID(ctx, flow)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT group_id, topic, partition, upstream, downstream, metadata, log_offset, record_ms
+		FROM checkpoints WHERE flow_id=? AND group_id=? ORDER BY topic, partition`, id, group)
+	if err != nil {
+		return nil, fmt.Errorf("storage: reading checkpoints of group %s: %w", group, err)
+	}
+	defer rows.Close()
+	var out []model.Checkpoint
+	for rows.Next() {
+		var c model.Checkpoint
+		if err := rows.Scan(&c.Group, &c.Topic, &c.Partition, &c.Upstream, &c.Downstream, &c.Metadata, &c.LogOffset, &c.RecordMs); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
 // CheckpointGroups returns, per consumer group of flow that MM2
 // checkpointed, the time of its newest checkpoint record (epoch ms).
 func (s *Store) CheckpointGroups(ctx context.Context, flow string) (map[string]int64, error) {
