@@ -31,6 +31,12 @@ func (f *Flow) GroupNamed(name string) *Group {
 	return nil
 }
 
+// GroupsPerFlow is the most consumer groups whose failover quality the
+// console computes per flow each refresh: the configured ones first (so a
+// flow may name at most this many), then those MM2 checkpointed. It also
+// bounds the per-group /metrics series.
+const GroupsPerFlow = 200
+
 // maxGroupNameLen is Kafka's own bound on a group id's length in practice
 // (it is a string of at most 32767 bytes on the wire, but a name this long
 // is a mistake, and it becomes a /metrics label).
@@ -38,6 +44,9 @@ const maxGroupNameLen = 249
 
 // validateGroups checks a flow's groups: list, one problem per mistake.
 func (f *Flow) validateGroups(key string, bad func(key, format string, args ...any)) {
+	if len(f.Groups) > GroupsPerFlow {
+		bad(key+".groups", "%d groups: at most %d per flow", len(f.Groups), GroupsPerFlow)
+	}
 	seen := map[string]bool{}
 	for i, g := range f.Groups {
 		k := fmt.Sprintf("%s.groups[%d]", key, i)

@@ -121,7 +121,7 @@ func (f *FlowGroups) Worst() (g *GroupQuality, bound *int64, ok bool) {
 		return nil, nil, false
 	}
 	if len(f.Groups) > 0 {
-		g = &f.Groups[0] // worst first
+		g = &f.Groups[0] // WorstFirst: an unknown bound, else the largest
 		bound = g.Reread
 	}
 	if f.Over > 0 || f.Err != "" {
@@ -131,8 +131,8 @@ func (f *FlowGroups) Worst() (g *GroupQuality, bound *int64, ok bool) {
 }
 
 // WorstFirst sorts groups worst first: unknown bounds (more untranslated
-// partitions first), then over their objective, then the largest bound,
-// then by name.
+// partitions first), then the largest bound, then by name. The first is
+// the flow's worst (Worst).
 func WorstFirst(gs []GroupQuality) {
 	slices.SortStableFunc(gs, func(a, b GroupQuality) int {
 		if a.Known() != b.Known() {
@@ -143,12 +143,6 @@ func WorstFirst(gs []GroupQuality) {
 		}
 		if c := cmp.Compare(b.Untranslated, a.Untranslated); c != 0 {
 			return c
-		}
-		if a.OverObjective() != b.OverObjective() {
-			if a.OverObjective() {
-				return -1
-			}
-			return 1
 		}
 		if a.Known() {
 			if c := cmp.Compare(*b.Reread, *a.Reread); c != 0 {

@@ -3,6 +3,7 @@ package monitor
 import (
 	"context"
 
+	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flowstate"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/translation"
@@ -13,7 +14,7 @@ import (
 // groups first, then those MM2 checkpointed, by name. The rest are
 // counted and named on the groups page, and the flow's worst group is
 // then unknown: never a smaller figure than the truth.
-const GroupsPerFlow = 200
+const GroupsPerFlow = config.GroupsPerFlow
 
 // groupQuality computes the failover quality of fm's consumer groups for
 // snapshot s (MM2 flows only): from storage and the sync index, so a
