@@ -300,6 +300,10 @@ func demoConfig(w *sandboxWorld, addr, dir string) *config.Config {
 			Topics:              config.Topics{Include: demo.Topics},
 			// The stand-in's forward source is the sandbox's mirror.
 			ConnectURL: w.Connect.URL, Connectors: slices.Clone(demo.ForwardConnectors),
+			// The sandbox's consumer groups, as an operator would name
+			// those that matter: billing pages when a failover would
+			// reprocess more than its objective.
+			Groups: []config.Group{{Name: "billing", Critical: true, ReprocessObjective: 1000}, {Name: demo.FlinkJobGroup}},
 		}, {
 			Name: "primary->dr-link", Kind: config.FlowClusterLink, Source: demo.SourceAlias, Target: demo.TargetAlias,
 			Topics: config.Topics{Include: []string{demo.LinkTopic}},

@@ -130,6 +130,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		r.Get("/", h.Overview)
 		r.Get("/events", streams.Shared(overviewKey, h.OverviewEvents))
 		r.Get("/flows/{flow}", h.Flow)
+		r.Get("/flows/{flow}/groups", h.Groups)
 		r.Get("/flows/{flow}/topics/{topic}", h.Topic)
 		r.Get("/flows/{flow}/topics/{topic}/partitions/{partition}", h.Partition)
 		// GETs that reach a cluster on every request: rate-limited per
