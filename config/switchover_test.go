@@ -20,11 +20,11 @@ func TestSwitchoverConfig(t *testing.T) {
 		t.Fatalf("switchover %+v", s)
 	}
 	for sw, want := range map[string][]string{
-		`{}`:                                        {"switchover.fence"},
-		`{fence: wall}`:                             {"switchover.fence", `"wall"`},
-		`{fence: acl}`:                              {"switchover.principals"},
-		`{fence: acl, principals: [app, "User:*"]}`: {"switchover.principals[0]", "switchover.principals[1]"},
-		`{fence: command}`:                          {"switchover.command"},
+		`{}`:            {"switchover.fence"},
+		`{fence: wall}`: {"switchover.fence", `"wall"`},
+		`{fence: acl}`:  {"switchover.principals"},
+		`{fence: acl, principals: [app, "User:*"]}`:                     {"switchover.principals[0]", "switchover.principals[1]"},
+		`{fence: command}`:                                              {"switchover.command"},
 		`{fence: command, command: [fence.sh], principals: ["User:a"]}`: {"switchover.principals", "only for fence acl"},
 		`{fence: manual, quiet_period: 100ms}`:                          {"switchover.quiet_period", "at least 1s"},
 		`{fence: manual, catch_up_timeout: -1s}`:                        {"switchover.catch_up_timeout", "negative"},
