@@ -59,7 +59,7 @@ func TestSandboxSwitchover(t *testing.T) {
 			t.Fatalf("verify-fence: %v", err)
 		}
 	}
-	for idx := 2; idx < 6; idx++ {
+	for idx := 2; idx < 7; idx++ {
 		c.step(t, id, idx)
 	}
 	r, _ := c.rb.Get(ctx, id)
@@ -70,9 +70,9 @@ func TestSandboxSwitchover(t *testing.T) {
 		Verdict  string `json:"verdict"`
 		Verified bool   `json:"verified"`
 	}
-	if err := json.Unmarshal([]byte(r.Steps[5].Result), &verdict); err != nil || !verdict.Verified ||
+	if err := json.Unmarshal([]byte(r.Steps[6].Result), &verdict); err != nil || !verdict.Verified ||
 		!strings.HasPrefix(verdict.Verdict, "RPO 0, verified: DR held every record up to the fence") {
-		t.Fatalf("verdict %s (%v)", r.Steps[5].Result, err)
+		t.Fatalf("verdict %s (%v)", r.Steps[6].Result, err)
 	}
 	var verified struct {
 		Ends map[string]int64 `json:"fenced_ends"`

@@ -2,10 +2,12 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -27,6 +29,10 @@ func DenyWriteFilter(topics, principals []string) *kadm.ACLBuilder {
 		Operations(kadm.OpWrite).ResourcePatternType(kadm.ACLPatternLiteral)
 }
 
+// ErrNoAuthorizer: the cluster runs no authorizer, so it holds no ACL
+// and enforces none.
+var ErrNoAuthorizer = errors.New("the cluster runs no authorizer (SECURITY_DISABLED): it holds and enforces no ACL")
+
 // DenyWriteACLs reads which of the literal DENY WRITE entries of
 // principals on topics (host "*") exist on the cluster. An empty topics
 // or principals list reads nothing: it would match every entry.
@@ -35,11 +41,17 @@ func DenyWriteACLs(ctx context.Context, cl *Client, topics, principals []string)
 		return nil, nil
 	}
 	res, err := kadm.NewClient(cl).DescribeACLs(ctx, DenyWriteFilter(topics, principals))
+	if errors.Is(err, kerr.SecurityDisabled) {
+		return nil, ErrNoAuthorizer
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the topics' ACLs: %w", err)
 	}
 	var out []TopicACL
 	for _, r := range res {
+		if errors.Is(r.Err, kerr.SecurityDisabled) {
+			return nil, ErrNoAuthorizer
+		}
 		if r.Err != nil {
 			return nil, fmt.Errorf("reading the topics' ACLs: %w %s", r.Err, r.ErrMessage)
 		}

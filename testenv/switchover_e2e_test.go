@@ -76,14 +76,21 @@ func (w *writer) result() ([]string, error) {
 func switchoverRig(t *testing.T, ctx context.Context) (*testenv.Kafka, *testenv.Kafka, *testenv.Connect, fbSteps, *config.Config) {
 	t.Helper()
 	primary := testenv.StartKafkaAuthz(t, "primary", "primary-admin", "primary-secret", swUsers)
-	dr := testenv.StartKafkaSASL(t, "dr", "dr-admin", "dr-secret")
+	dr := testenv.StartKafkaAuthz(t, "dr", "dr-admin", "dr-secret", swUsers)
 	createTopics(t, primary, map[string]int32{"events": fbParts})
 	// Explicit allows for the producers: once a topic has any ACL (the fence's DENY), a
 	// principal without an ALLOW there is refused whatever allow.everyone.if.no.acl.found says.
 	allow := kadm.NewACLs().Topics("*").Allow("User:app", "User:rogue").AllowHosts("*").
 		Operations(kadm.OpWrite, kadm.OpDescribe, kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral)
-	if res, err := primary.Admin(t).CreateACLs(ctx, allow); err != nil || res[0].Err != nil {
-		t.Fatalf("allowing the producers: %v %v", res, err)
+	for _, k := range []*testenv.Kafka{primary, dr} {
+		if res, err := k.Admin(t).CreateACLs(ctx, allow); err != nil || res[0].Err != nil {
+			t.Fatalf("allowing the producers on %s: %v %v", k.Name, res, err)
+		}
+	}
+	// DR's standby fence: app may not write to DR's copy while it is a mirror (unfence-dr
+	// removes it).
+	if res, err := dr.Admin(t).CreateACLs(ctx, kafka.DenyWriteFilter([]string{"events"}, []string{"User:app"})); err != nil || res[0].Err != nil {
+		t.Fatalf("DR's standby fence: %v %v", res, err)
 	}
 	fbSeedPrimary(t, ctx, primary)
 	connect, cfg, store, mon, log := runbookOnConnectPolicy(t, ctx, "identity", primary, dr, filepath.Join(t.TempDir(), "drconsole.db"))
@@ -130,6 +137,9 @@ func TestSwitchoverE2E(t *testing.T) {
 	primary, dr, connect, steps, cfg := switchoverRig(t, ctx)
 	stop := make(chan struct{})
 	defer close(stop)
+	if err := dr.ClientAs(t, "app").ProduceSync(ctx, &kgo.Record{Topic: "events", Value: []byte("split")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("app on DR behind its standby fence: %v", err)
+	}
 	app := startWriter(t, primary.ClientAs(t, "app", kgo.RecordPartitioner(kgo.ManualPartitioner())), "app", stop)
 	if err := testenv.Eventually(30*time.Second, 100*time.Millisecond, func() error {
 		if acked, err := app.result(); len(acked) < 50 || err != nil {
@@ -147,10 +157,10 @@ func TestSwitchoverE2E(t *testing.T) {
 		t.Fatalf("app's writes after the fence: %v, want TOPIC_AUTHORIZATION_FAILED", err)
 	}
 	steps.verifyFence(id)
-	steps.run(id, 2, 6) // wait-caught-up, stop-mirror, translate-group, verdict
+	steps.run(id, 2, 7) // wait-caught-up, stop-mirror, translate-group, unfence-dr, verdict
 	r, _ := steps.rb.Get(ctx, id)
-	if r.Status != model.RunCompleted || !strings.Contains(r.Steps[5].Result, `"verdict":"RPO 0, verified: DR held every record up to the fence`) {
-		t.Fatalf("run %s, verdict %s", r.Status, r.Steps[5].Result)
+	if r.Status != model.RunCompleted || !strings.Contains(r.Steps[6].Result, `"verdict":"RPO 0, verified: DR held every record up to the fence`) {
+		t.Fatalf("run %s, verdict %s", r.Status, r.Steps[6].Result)
 	}
 	if st, err := connect.Status(ctx, "MirrorSourceConnector"); err != nil || st.Connector.State != "STOPPED" {
 		t.Fatalf("source connector after the switchover: %+v %v", st, err)
@@ -183,6 +193,13 @@ func TestSwitchoverE2E(t *testing.T) {
 	}
 	if len(missing) > 0 {
 		t.Fatalf("%d record(s) not on DR: %v", len(missing), missing[:min(len(missing), 20)])
+	}
+	// unfence-dr removed DR's standby fence: app writes to DR now.
+	drApp := dr.ClientAs(t, "app")
+	if err := testenv.Eventually(30*time.Second, 250*time.Millisecond, func() error {
+		return drApp.ProduceSync(ctx, &kgo.Record{Topic: "events", Value: []byte("on DR")}).FirstErr()
+	}); err != nil {
+		t.Fatalf("app on DR after the switchover: %v (unfence-dr: %s)", err, r.Steps[5].Result)
 	}
 	// The fence stays: app is still refused on the primary.
 	if err := primary.ClientAs(t, "app").ProduceSync(ctx, &kgo.Record{Topic: "events", Value: []byte("late")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {

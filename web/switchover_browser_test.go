@@ -158,7 +158,7 @@ func TestBrowserSwitchoverVerified(t *testing.T) {
 	for _, s := range []struct {
 		n       int
 		confirm string
-	}{{4, "primary->dr"}, {5, ""}, {6, ""}} {
+	}{{4, "primary->dr"}, {5, ""}, {6, ""}, {7, ""}} {
 		if got := executeStep(t, a, runURL, s.n, s.confirm); got != "done" {
 			t.Fatalf("step %d: %s\n%s", s.n, got, text(t, a, "#live"))
 		}

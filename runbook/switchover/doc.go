@@ -4,7 +4,7 @@
 // exercise), where the honest RPO is exactly 0, verified. Its steps:
 //
 //	fence, verify-fence, wait-caught-up, stop-mirror,
-//	[translate-group ...,] [rewrite-savepoint,] [restore-flink,] verdict
+//	[translate-group ...,] [rewrite-savepoint,] [restore-flink,] [unfence-dr,] verdict
 //
 // fence stops the primary's writers to the mirrored topics by the flow's
 // configured method (Kafka DENY WRITE ACLs for the producing principals,
@@ -14,8 +14,9 @@
 // offers the rollback: the fence's ACLs removed, audited); wait-caught-up
 // waits until MirrorMaker 2's replicated position reaches every fenced
 // end (what DR holds, read_committed: for an exactly-once mirror only
-// committed data counts); then the failover's own steps (runbook/failover)
-// and the verdict, "RPO 0, verified" or exactly which partitions and
+// committed data counts); then the failover's own steps (runbook/failover),
+// with an ACL fence unfence-dr (the principals' DENY WRITE entries on DR's
+// copies removed, so they may write there), and the verdict, "RPO 0, verified" or exactly which partitions and
 // records were not. It registers itself from init, as runbook/failback
 // does: a binary that does not import it refuses a switchover plan.
 package switchover

@@ -23,6 +23,10 @@ const (
 	// KindWaitCaughtUp waits until DR holds every record up to the
 	// fenced ends.
 	KindWaitCaughtUp runbook.StepKind = "wait-caught-up"
+	// KindUnfenceDR removes the DENY WRITE entries of the fence's
+	// principals on DR's copies of the mirrored topics (an ACL fence
+	// only): the writers may write to DR from now on.
+	KindUnfenceDR runbook.StepKind = "unfence-dr"
 	// KindVerdict states what the switchover lost: nothing, verified, or
 	// exactly what was not.
 	KindVerdict runbook.StepKind = "verdict"
@@ -31,7 +35,7 @@ const (
 func init() {
 	failover.RegisterKind(runbook.PlanSwitchover, kind{})
 	failover.RegisterSteps(runbook.PlanSwitchover, map[runbook.StepKind]failover.StepTrait{
-		KindFence: 0, KindVerifyFence: 0, KindWaitCaughtUp: 0, KindVerdict: 0})
+		KindFence: 0, KindVerifyFence: 0, KindWaitCaughtUp: 0, KindUnfenceDR: 0, KindVerdict: 0})
 }
 
 // fo runs the failover's steps of a switchover as a failover runs them.
@@ -62,10 +66,9 @@ func (kind) Build(cfg *config.Config, q runbook.Request) runbook.Plan {
 	p.Steps = append(p.Steps, runbook.Step{Kind: KindFence, Fence: FenceOf(cfg.Flow(q.Flow))},
 		runbook.Step{Kind: KindVerifyFence}, runbook.Step{Kind: KindWaitCaughtUp})
 	p.Steps = append(p.Steps, base.Steps...)
-	return withVerdict(p)
-}
-
-func withVerdict(p runbook.Plan) runbook.Plan {
+	if f := p.Steps[0].Fence; f != nil && f.Method == config.FenceACL {
+		p.Steps = append(p.Steps, runbook.Step{Kind: KindUnfenceDR})
+	}
 	p.Steps = append(p.Steps, runbook.Step{Kind: KindVerdict})
 	return p
 }
@@ -104,7 +107,14 @@ func (kind) Problems(cfg *config.Config, p runbook.Plan) []error {
 	if p.Steps[last].Kind != KindVerdict {
 		errs = append(errs, &runbook.StepProblem{Step: last, Kind: p.Steps[last].Kind, Why: "a switchover ends with its verdict"})
 	}
-	for i, s := range p.Steps[len(order):last] {
+	middle := p.Steps[len(order):last]
+	if n := len(middle); n > 0 && middle[n-1].Kind == KindUnfenceDR {
+		if f := p.Steps[0].Fence; f == nil || f.Method != config.FenceACL {
+			errs = append(errs, &runbook.StepProblem{Step: last - 1, Kind: KindUnfenceDR, Why: "only after an ACL fence"})
+		}
+		middle = middle[:n-1]
+	}
+	for i, s := range middle {
 		if !slices.Contains([]runbook.StepKind{failover.KindTranslateGroup, failover.KindRewriteSavepoint, failover.KindRestoreFlink}, s.Kind) {
 			errs = append(errs, &runbook.StepProblem{Step: i + len(order), Kind: s.Kind, Why: "not a step of a switchover"})
 		}
@@ -112,7 +122,7 @@ func (kind) Problems(cfg *config.Config, p runbook.Plan) []error {
 	if f.Switchover != nil && !sameFence(p.Steps[0].Fence, FenceOf(f)) {
 		errs = append(errs, &runbook.StepProblem{Step: 0, Kind: KindFence, Why: "the fence is not the flow's configured one"})
 	}
-	own := runbook.Plan{Flow: p.Flow, Kind: p.Kind, Steps: p.Steps[len(order)-1 : last]}
+	own := runbook.Plan{Flow: p.Flow, Kind: p.Kind, Steps: p.Steps[len(order)-1 : len(order)+len(middle)]}
 	for _, err := range failover.StepProblems(cfg, own) {
 		var sp *runbook.StepProblem
 		if errors.As(err, &sp) {
@@ -188,6 +198,8 @@ func (kind) Do(ctx context.Context, w audit.Written, e *runbook.Execution) (any,
 		return b.verifyFence(ctx, e)
 	case KindWaitCaughtUp:
 		return b.waitCaughtUp(ctx, e)
+	case KindUnfenceDR:
+		return b.unfenceDR(ctx, w, e.Run)
 	case KindVerdict:
 		return b.verdict(ctx, e.Run)
 	}
@@ -204,7 +216,7 @@ func (kind) CutsForward() bool   { return true }
 func (kind) Target() model.Side  { return model.SideDR }
 
 func own(k runbook.StepKind) bool {
-	return k == KindFence || k == KindVerifyFence || k == KindWaitCaughtUp || k == KindVerdict
+	return k == KindFence || k == KindVerifyFence || k == KindWaitCaughtUp || k == KindUnfenceDR || k == KindVerdict
 }
 
 // book is the runbook as the switchover's steps use it.

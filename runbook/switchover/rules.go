@@ -2,6 +2,7 @@ package switchover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -164,6 +165,23 @@ func (b book) preview(ctx context.Context, r *runbook.Run, i int) []string {
 			line += fmt.Sprintf(" Now: %d record(s) behind in all.", *s.TotalLagMessages)
 		}
 		return []string{line}
+	case KindUnfenceDR:
+		line := "DeleteACLs on DR: the DENY WRITE entries (literal, any host) of " + strings.Join(f.Principals, ", ") + " on DR's copies of the mirrored topics; none there: nothing to remove."
+		topics, err := b.drTopics(r.Flow)
+		if err != nil {
+			return []string{line, "Now: " + err.Error()}
+		}
+		_, dr := b.Monitor.Clients(r.Flow)
+		there, err := kafka.DenyWriteACLs(ctx, dr, topics, f.Principals)
+		switch {
+		case errors.Is(err, kafka.ErrNoAuthorizer):
+			return []string{line, "Now: DR runs no authorizer: nothing to remove"}
+		case err != nil:
+			return []string{line, "Now: unknown: " + err.Error()}
+		case len(there) == 0:
+			return []string{line, "Now: none on " + strings.Join(topics, ", ")}
+		}
+		return []string{line, "Now: " + aclList(there)}
 	case KindVerdict:
 		return []string{"Reads the primary's log ends again and states: RPO 0, verified: DR held every record up to the fence; or exactly which partitions and records were not. Changes nothing."}
 	}

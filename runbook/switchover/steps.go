@@ -39,6 +39,8 @@ func title(p runbook.Plan, i int) string {
 		return fmt.Sprintf("Verify the fence: the primary's log ends of the mirrored topics stay put for %s", quiet(p))
 	case KindWaitCaughtUp:
 		return "Wait until DR holds every record up to the fenced ends (MirrorMaker 2's replicated position, committed data only)"
+	case KindUnfenceDR:
+		return "Unfence on DR: remove the DENY WRITE ACLs of " + strings.Join(fenceOf(p).Principals, ", ") + " on DR's copies of the mirrored topics, so the writers may write there"
 	case KindVerdict:
 		return "Verdict: RPO 0, verified, or exactly which partitions and records were not"
 	}
@@ -61,13 +63,13 @@ func quiet(p runbook.Plan) time.Duration {
 // fenced is the fence step's result: how the writers were fenced, on
 // which topics; the ACLs it added are exactly what a rollback removes.
 type fenced struct {
-	Method     string              `json:"method"`
-	Topics     []string            `json:"topics"`
-	Principals []string            `json:"principals,omitempty"`
-	Added      []kafka.TopicACL    `json:"acls_added,omitempty"`
-	Command    *effect.CommandRun  `json:"command,omitempty"`
-	Confirmed  string              `json:"confirmed,omitempty"`
-	AtMs       int64               `json:"at_ms"`
+	Method     string             `json:"method"`
+	Topics     []string           `json:"topics"`
+	Principals []string           `json:"principals,omitempty"`
+	Added      []kafka.TopicACL   `json:"acls_added,omitempty"`
+	Command    *effect.CommandRun `json:"command,omitempty"`
+	Confirmed  string             `json:"confirmed,omitempty"`
+	AtMs       int64              `json:"at_ms"`
 }
 
 // fenceVerified is verify-fence's result: the ends that held for the
@@ -386,4 +388,56 @@ func sortedTPs(m map[model.TP]int64) []model.TP {
 	tps := slices.Collect(maps.Keys(m))
 	mm2.SortTPs(tps)
 	return tps
+}
+
+// drUnfenced is unfence-dr's result: the DENY WRITE entries found on DR's
+// copies of the mirrored topics for the fence's principals, and removed.
+type drUnfenced struct {
+	Note    string           `json:"note,omitempty"`
+	Topics  []string         `json:"dr_topics"`
+	Found   []kafka.TopicACL `json:"found"`
+	Removed []kafka.TopicACL `json:"removed"`
+}
+
+// drTopics are DR's copies of the mirrored topics, as the lag figures
+// name them.
+func (b book) drTopics(flow string) ([]string, error) {
+	s := b.Monitor.Snapshot(flow)
+	if s == nil || len(s.Partitions) == 0 {
+		return nil, errors.New("the console knows no mirrored partition of this flow")
+	}
+	var out []string
+	for _, p := range s.Partitions {
+		if !slices.Contains(out, p.RemoteTopic) {
+			out = append(out, p.RemoteTopic)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// unfenceDR removes the fence's principals' DENY WRITE entries on DR's
+// copies of the mirrored topics (a standby fence an operator keeps there
+// against split writes); none there removes nothing.
+func (b book) unfenceDR(ctx context.Context, w audit.Written, r *runbook.Run) (any, error) {
+	f := fenceOf(r.Plan)
+	topics, err := b.drTopics(r.Flow)
+	if err != nil {
+		return nil, err
+	}
+	_, dr := b.Monitor.Clients(r.Flow)
+	res := drUnfenced{Topics: topics}
+	res.Found, err = kafka.DenyWriteACLs(ctx, dr, topics, f.Principals)
+	switch {
+	case errors.Is(err, kafka.ErrNoAuthorizer):
+		res.Note = "DR runs no authorizer: no ACL fences writes there, nothing to remove"
+		return res, nil
+	case err != nil:
+		return res, err
+	}
+	if len(res.Found) == 0 {
+		return res, nil
+	}
+	res.Removed, err = effect.UnfenceWrites(ctx, w, dr, res.Found)
+	return res, err
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -96,7 +97,7 @@ func TestPlanShape(t *testing.T) {
 	for _, s := range p.Steps {
 		kinds = append(kinds, string(s.Kind))
 	}
-	if got := strings.Join(kinds, ","); got != "fence,verify-fence,wait-caught-up,stop-mirror,translate-group,verdict" {
+	if got := strings.Join(kinds, ","); got != "fence,verify-fence,wait-caught-up,stop-mirror,translate-group,unfence-dr,verdict" {
 		t.Fatalf("steps %s", got)
 	}
 	if f := p.Steps[0].Fence; f == nil || f.Method != config.FenceACL || f.Principals[0] != demo.WriterPrincipal || f.QuietPeriodMs != 2000 {
@@ -135,6 +136,13 @@ func TestSwitchoverCleanRun(t *testing.T) {
 	e := switchoverEnv(t, config.FenceACL, demo.WriterPrincipal)
 	ctx := context.Background()
 	id := e.Approved(t, ctx, plan(e, "billing"))
+	// A standby fence on DR's copies, which unfence-dr removes; an entry
+	// of another principal stays.
+	dr := runbooktest.DRClient(e.Mon, flow)
+	standby, err := kadm.NewClient(dr).CreateACLs(ctx, kafka.DenyWriteFilter(demo.Topics, []string{demo.WriterPrincipal, "User:other"}))
+	if err != nil || len(standby) != 6 {
+		t.Fatalf("standby fence on DR: %v %v", standby, err)
+	}
 	if err := step(t, e, id, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -147,13 +155,21 @@ func TestSwitchoverCleanRun(t *testing.T) {
 		t.Fatalf("fence result %+v", fr)
 	}
 	verifyFence(t, e, id)
-	for idx := 2; idx < 6; idx++ {
+	for idx := 2; idx < 7; idx++ {
 		if err := step(t, e, id, idx); err != nil {
 			t.Fatalf("step %d: %v", idx+1, err)
 		}
 	}
+	var u drUnfenced
+	result(t, e, id, 5, &u)
+	if len(u.Removed) != 3 {
+		t.Fatalf("unfence-dr removed %+v", u)
+	}
+	if left, err := kafka.DenyWriteACLs(ctx, dr, demo.Topics, []string{demo.WriterPrincipal, "User:other"}); err != nil || len(left) != 3 || left[0].Principal != "User:other" {
+		t.Fatalf("DR's entries after unfence-dr: %+v %v", left, err)
+	}
 	var v verdictOf
-	result(t, e, id, 5, &v)
+	result(t, e, id, 6, &v)
 	if !v.Verified || !strings.HasPrefix(v.Verdict, "RPO 0, verified: DR held every record up to the fence") || v.Partitions != 12 {
 		t.Fatalf("verdict %+v", v)
 	}
