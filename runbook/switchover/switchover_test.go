@@ -317,3 +317,47 @@ func TestOpenTransactionIsNotVerified(t *testing.T) {
 	}
 	verifyFence(t, e, id)
 }
+
+// A fence by command runs the configured argv, its output kept; a fence
+// by hand asks for the typed flow name. Neither can be rolled back by the
+// console: verify-fence still judges what the primary's ends do.
+func TestCommandAndManualFences(t *testing.T) {
+	e := switchoverEnv(t, config.FenceCommand)
+	ctx := context.Background()
+	e.Cfg.Flow(flow).Switchover.Command = []string{"sh", "-c", "echo fenced the writers"}
+	id := e.Approved(t, ctx, plan(e))
+	if p, _ := e.RB.Get(ctx, id); len(p.Plan.Steps) != 5 {
+		t.Fatalf("a command fence's plan: %d steps (no unfence-dr)", len(p.Plan.Steps))
+	}
+	if err := step(t, e, id, 0); err != nil {
+		t.Fatal(err)
+	}
+	var fr fenced
+	result(t, e, id, 0, &fr)
+	if fr.Command == nil || fr.Command.Stdout != "fenced the writers\n" || fr.Command.ExitCode != 0 {
+		t.Fatalf("command fence result %+v", fr)
+	}
+	// The command fenced nothing: the sandbox's traffic goes on.
+	if err := step(t, e, id, 1); err == nil || !strings.Contains(err.Error(), "the fence does not hold") {
+		t.Fatalf("verify-fence after a command that fenced nothing: %v", err)
+	}
+	r, _ := e.RB.Get(ctx, id)
+	if _, err := e.RB.Rollbackable(r); !errors.Is(err, runbook.ErrNoRollback) || !strings.Contains(err.Error(), "by a command") {
+		t.Fatalf("rollback of a command's fence: %v", err)
+	}
+
+	sw := e.Cfg.Flow(flow).Switchover
+	sw.Fence, sw.Command = config.FenceManual, nil
+	id = e.Approved(t, ctx, plan(e))
+	x, err := e.RB.Begin(ctx, runbooktest.Alice, id, 0, "", "")
+	if !errors.Is(err, runbook.ErrConfirmation) {
+		t.Fatalf("a manual fence without the flow name: %v %v", x, err)
+	}
+	if err := step(t, e, id, 0); err != nil {
+		t.Fatal(err)
+	}
+	result(t, e, id, 0, &fr)
+	if !strings.Contains(fr.Confirmed, "alice confirmed") {
+		t.Fatalf("manual fence result %+v", fr)
+	}
+}
