@@ -227,6 +227,9 @@ func (b book) verifyFence(ctx context.Context, e *runbook.Execution) (any, error
 		return res, fmt.Errorf("the fence is not verified: %w", err)
 	}
 	res.Ends, res.Samples = keyed(first), 1
+	if missing := b.unread(e.Run.Flow, fr.Topics, first); len(missing) > 0 {
+		return res, fmt.Errorf("the fence is not verified: the primary's end of %s was not read (the monitor knows these partitions)", strings.Join(missing, ", "))
+	}
 	deadline := time.Now().Add(period)
 	for {
 		if time.Now().After(deadline) {
@@ -253,6 +256,21 @@ func (b book) verifyFence(ctx context.Context, e *runbook.Execution) (any, error
 			return res, fmt.Errorf("the fence does not hold: %s; a writer bypasses the fence: roll back (removes the fence's ACLs) or stop that writer and run this step again", strings.Join(res.Moved, "; "))
 		}
 	}
+}
+
+// unread are the partitions of topics the monitor's figures know that
+// ends lacks: a partition never sampled is never checked for catch-up.
+func (b book) unread(flow string, topics []string, ends map[model.TP]int64) []string {
+	var out []string
+	if s := b.Monitor.Snapshot(flow); s != nil {
+		for _, p := range s.Partitions {
+			tp := model.TP{Topic: p.Topic, Partition: p.Partition}
+			if _, ok := ends[tp]; !ok && slices.Contains(topics, p.Topic) {
+				out = append(out, mm2.TPKey(tp))
+			}
+		}
+	}
+	return out
 }
 
 // moved says how each partition's end differs between from and now.

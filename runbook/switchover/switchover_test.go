@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -359,5 +360,33 @@ func TestCommandAndManualFences(t *testing.T) {
 	result(t, e, id, 0, &fr)
 	if !strings.Contains(fr.Confirmed, "alice confirmed") {
 		t.Fatalf("manual fence result %+v", fr)
+	}
+}
+
+// A partition added to a fenced topic while the fence is watched is not
+// taken as fenced: verify-fence fails naming it.
+func TestPartitionAddedDuringVerifyFails(t *testing.T) {
+	e := switchoverEnv(t, config.FenceACL, demo.WriterPrincipal)
+	e.Cfg.Flow(flow).Switchover.QuietPeriod = config.Duration(4 * time.Second)
+	ctx := context.Background()
+	id := e.Approved(t, ctx, plan(e))
+	if err := step(t, e, id, 0); err != nil {
+		t.Fatal(err)
+	}
+	x, err := e.RB.Begin(ctx, runbooktest.Alice, id, 1, flow, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sampled := make(chan struct{})
+	var once sync.Once
+	x.Progress = func(string) { once.Do(func() { close(sampled) }) } // told after the first sample
+	done := make(chan error, 1)
+	go func() { done <- x.Perform(ctx) }()
+	<-sampled // the topic grows once the step has taken its first sample
+	if _, err := kadm.NewClient(runbooktest.PrimaryClient(e.Mon, flow)).CreatePartitions(ctx, 1, "users"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "users-3: a partition that was not there") {
+		t.Fatalf("verify-fence with a partition added: %v", err)
 	}
 }
