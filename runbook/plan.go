@@ -121,8 +121,10 @@ type Plan struct {
 // planWire is a plan's stored form. Approvals are bound to the hash of
 // these exact bytes and runs stored by earlier versions must resume, so
 // the kind is still written as the two flags it once was; a kind newer
-// than those is written by name (Kind), which a binary that predates it
-// does not read as a failover: it refuses the field's plan as unknown.
+// than those is written by name (Kind). A binary that predates the field
+// ignores it and reads a failover whose step kinds (fence, ...) it does
+// not know: it refuses to run them, and the bytes it would write again
+// hash differently from the ones approved.
 type planWire struct {
 	Flow       string   `json:"flow"`
 	Steps      []Step   `json:"steps"`
