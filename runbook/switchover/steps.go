@@ -117,14 +117,20 @@ func resultOf(r *runbook.Run, k runbook.StepKind, v any) error {
 // monitor's last refresh (MM2's own topics, heartbeats and the other
 // direction's copies aside, as the lag figures have them).
 func (b book) mirroredTopics(flow string) ([]string, error) {
+	return b.topics(flow, func(p model.PartitionLag) string { return p.Topic })
+}
+
+// topics are the names name gives the monitor's partitions of flow,
+// sorted, once each.
+func (b book) topics(flow string, name func(model.PartitionLag) string) ([]string, error) {
 	s := b.Monitor.Snapshot(flow)
 	if s == nil || len(s.Partitions) == 0 {
 		return nil, errors.New("the console knows no mirrored partition of this flow yet")
 	}
 	var out []string
 	for _, p := range s.Partitions {
-		if !slices.Contains(out, p.Topic) {
-			out = append(out, p.Topic)
+		if !slices.Contains(out, name(p)) {
+			out = append(out, name(p))
 		}
 	}
 	slices.Sort(out)
@@ -420,18 +426,7 @@ type drUnfenced struct {
 // drTopics are DR's copies of the mirrored topics, as the lag figures
 // name them.
 func (b book) drTopics(flow string) ([]string, error) {
-	s := b.Monitor.Snapshot(flow)
-	if s == nil || len(s.Partitions) == 0 {
-		return nil, errors.New("the console knows no mirrored partition of this flow")
-	}
-	var out []string
-	for _, p := range s.Partitions {
-		if !slices.Contains(out, p.RemoteTopic) {
-			out = append(out, p.RemoteTopic)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
+	return b.topics(flow, func(p model.PartitionLag) string { return p.RemoteTopic })
 }
 
 // unfenceDR removes the fence's principals' DENY WRITE entries on DR's
