@@ -21,6 +21,9 @@ const (
 	FailoverStepDone            Action = "failover.step-done"             // a step finished, with its result
 	FailoverStepFailed          Action = "failover.step-failed"           // a step failed
 	FailoverCompleted           Action = "failover.completed"             // every step of a run done
+	FailoverRollback            Action = "failover.rollback"              // a run's reversible changes about to be undone
+	FailoverRollbackDone        Action = "failover.rollback-done"         // a rollback finished, with what it undid
+	FailoverRollbackFailed      Action = "failover.rollback-failed"       // a rollback failed, with what it undid
 )
 
 // The records of drills and failbacks beyond a run's steps.

@@ -157,7 +157,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			// action's path: the run page at that step, never a 405.
 			r.Get("/failover/{run}/live", h.FailoverRunSection)
 			r.Get("/failover/waiting", h.FailoverWaiting)
-			for _, action := range []string{"approve", "reject", "break-glass", "drill", "previews/recompute", "steps/{step}/execute", "steps/{step}/recompute"} {
+			for _, action := range []string{"approve", "reject", "rollback", "break-glass", "drill", "previews/recompute", "steps/{step}/execute", "steps/{step}/recompute"} {
 				r.Get("/failover/{run}/"+action, h.FailoverActionPage)
 			}
 			r.With(costly).Get("/failover/{run}/reverse", h.FailoverReverse)
@@ -204,6 +204,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 				r.Post("/failover", h.FailoverCreate)
 				r.Post("/failover/{run}/approve", h.FailoverApprove)
 				r.Post("/failover/{run}/reject", h.FailoverReject)
+				r.Post("/failover/{run}/rollback", h.FailoverRollback)
 				r.Post("/failover/{run}/break-glass", h.FailoverBreakGlass)
 				r.Post("/failover/{run}/steps/{step}/execute", h.FailoverExecute)
 				r.Post("/failover/{run}/drill", h.FailoverDrillStart)
