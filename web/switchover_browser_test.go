@@ -87,7 +87,7 @@ func TestBrowserSwitchoverBypassRollback(t *testing.T) {
 	t.Parallel()
 	c := switchoverConsole(t, "User:not-the-writer")
 	waitReady(t, c)
-	a := newBrowser(t)
+	a := newBrowserFor(t, 5*time.Minute) // a whole journey with quiet periods: slow on a loaded machine
 	b, cancelB := chromedp.NewContext(a, chromedp.WithNewBrowserContext())
 	defer cancelB()
 	runURL := planSwitchover(t, c, a, b, "region exercise, fence misses the writer")
@@ -129,7 +129,7 @@ func TestBrowserSwitchoverVerified(t *testing.T) {
 	t.Parallel()
 	c := switchoverConsole(t, demo.WriterPrincipal)
 	waitReady(t, c)
-	a := newBrowser(t)
+	a := newBrowserFor(t, 5*time.Minute) // a whole journey with quiet periods: slow on a loaded machine
 	b, cancelB := chromedp.NewContext(a, chromedp.WithNewBrowserContext())
 	defer cancelB()
 	runURL := planSwitchover(t, c, a, b, "region evacuation")
