@@ -68,7 +68,7 @@ func rwShift(p int32) int64 { return 5 + 7*int64(p) }
 // written to `mm2-offset-syncs.primary.internal` with the console's own mm2 encoder (held to
 // MM2's Java schema bytes by mm2.TestOffsetSyncReferenceBytes; the decoder the console reads
 // them with reads real MM2's syncs in testenv's TestMM2Dedicated, and the rewrite step on real
-// MM2's syncs runs in testenv's TestKubeRewriteRestoreE2E). The expected translation is
+// MM2's syncs runs in testenv's TestRewriteRouteE2E). The expected translation is
 // computed here from those syncs by MM2's rule, not asked of the console.
 //
 //	cd testenv/kubeapi && go test -tags e2e -count=1 -run TestRewriteRestoreThroughRealAPIServer -v .
