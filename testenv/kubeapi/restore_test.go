@@ -173,7 +173,13 @@ func approvedRestore(t *testing.T, rb *runbook.Runbook, sp string, args []string
 	ctx := context.Background()
 	p := runbook.Plan{Flow: rb.Config.Flows[0].Name, Steps: []runbook.Step{{Kind: failover.KindRestoreFlink, FlinkTarget: "flink-dr",
 		SavepointPath: sp, Args: args}}}
-	id, err := rb.Create(ctx, alice, p, "restore through the real API machinery")
+	return approved(t, ctx, rb, p, "restore through the real API machinery")
+}
+
+// approved has alice plan p and bob approve it; it returns the run's id.
+func approved(t *testing.T, ctx context.Context, rb *runbook.Runbook, p runbook.Plan, why string) int64 {
+	t.Helper()
+	id, err := rb.Create(ctx, alice, p, why)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -218,14 +218,7 @@ func rewriteRestore(t *testing.T, dist testenv.FlinkDist, useSnapshot string) {
 		t.Fatalf("RewriteDest %q: %v", dest, err)
 	}
 	destURI := "file://" + destDir // as Flink and the operator take it
-	jarID := f.JobJarID(t)
-	r.deploy = func(ctx context.Context, j kube.JobSpec) (string, error) {
-		return f.RunJobFrom(ctx, jarID, j.Args, 2, j.InitialSavepointPath, j.AllowNonRestoredState)
-	}
-	r.jobState = func(ctx context.Context, id string) (string, error) {
-		o, err := f.JobOverview(ctx, id)
-		return o.State, err
-	}
+	r.deployOn(t, f)
 	r.operator(t, false)
 	rb := failover.Equip(&runbook.Runbook{Store: store, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
 		Flink: flink.NewRESTClient}, failover.Env{Monitor: mon, Catalog: cat})
@@ -485,17 +478,7 @@ func rwWaitProbes(t *testing.T, ctx context.Context, k *testenv.Kafka, topic, ta
 // returns the run once done.
 func rwRunApproved(t *testing.T, ctx context.Context, rb *runbook.Runbook, p runbook.Plan) *runbook.Run {
 	t.Helper()
-	id, err := rb.Create(ctx, alice, p, "rewrite the savepoint for DR and restore it through Kubernetes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := rb.Get(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rb.Approve(ctx, bob, id, run.PlanHash, "ok"); err != nil {
-		t.Fatal(err)
-	}
+	id := approved(t, ctx, rb, p, "rewrite the savepoint for DR and restore it through Kubernetes")
 	for i, s := range p.Steps {
 		x, err := rb.BeginWith(ctx, alice, id, i, runbook.StepArgs{Confirmation: p.Flow})
 		if err != nil {
@@ -508,7 +491,8 @@ func rwRunApproved(t *testing.T, ctx context.Context, rb *runbook.Runbook, p run
 		}
 		t.Logf("TIMING step %d (%s): %s", i+1, s.Kind, time.Since(t0).Round(time.Millisecond))
 	}
-	if run, err = rb.Get(ctx, id); err != nil {
+	run, err := rb.Get(ctx, id)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if run.Status != "completed" {
