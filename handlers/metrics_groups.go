@@ -17,7 +17,7 @@ var (
 		"Records the consumer group would read again if DR took over now: an upper bound, summed over its partitions from the distance between its primary offset and the offset sync its translation lands on (offsets counted, so at least as many as the records). Absent while unknown (kafka_mirror_group_reprocess_known 0).",
 		false, "flow", "group")
 	famGroupKnown = newFamily("kafka_mirror_group_reprocess_known",
-		"1 when the group's reprocessing bound is established; 0 when some partition could not be translated (see kafka_mirror_group_untranslated_partitions and the groups page) or no offsets of the group are known.",
+		"1 when the group's reprocessing bound is established; 0 when some partition could not be translated (see kafka_mirror_group_untranslated_partitions and the groups page), no offsets of the group are known, or the primary does not answer (the group may have read past the offsets last seen).",
 		false, "flow", "group")
 	famGroupUntranslated = newFamily("kafka_mirror_group_untranslated_partitions",
 		"Partitions of the group whose offset could not be translated to DR (no sync at or below it, topic not mirrored, truncated, ...).",

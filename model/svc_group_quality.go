@@ -79,7 +79,8 @@ type GroupQuality struct {
 	OffsetsAt time.Time
 	// OffsetsStale: the primary does not answer, so the offsets are the
 	// last known ones and commits the group made since add records to
-	// reprocess that no figure here counts.
+	// reprocess that no figure here counts: Reread is then nil (unknown)
+	// and RereadKnown bounds only what the last reading covers.
 	OffsetsStale bool
 	// Problem says why nothing could be computed for the group (no
 	// offsets known for it at all); "" otherwise.

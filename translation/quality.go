@@ -155,7 +155,11 @@ func (g *GroupTranslator) groupQuality(ctx context.Context, q *model.GroupQualit
 	if noSync {
 		q.OldestSyncAt = time.Time{}
 	}
-	if known {
+	// With the primary down, the group may have read past the offsets last
+	// seen before it went: those records are read again too, and nothing
+	// bounds them, so the group's bound is unknown (RereadKnown keeps what
+	// the last reading bounds).
+	if known && !q.OffsetsStale {
 		q.Reread = &sum
 	}
 	slices.SortFunc(q.Partitions, func(a, b model.GroupPartitionQuality) int {

@@ -21,6 +21,10 @@ func TestGroupFiguresInWords(t *testing.T) {
 			"unknown: 1 partition(s) not translated; ≤ 7 on the others"},
 		{model.GroupQuality{Untranslated: 2, Partitions: []model.GroupPartitionQuality{part(nil), part(nil)}}, "unknown: 2 partition(s) not translated"},
 		{model.GroupQuality{Problem: "no offsets"}, "unknown: no offsets known"},
+		// The primary is down: the group may have read on after its last
+		// reading, so what that reading bounds is not the whole.
+		{model.GroupQuality{OffsetsStale: true, RereadKnown: 19, Partitions: []model.GroupPartitionQuality{part(n(19))}},
+			"unknown: ≤ 19 records as of the primary's last reading, plus what the group read after it"},
 	} {
 		if got := GroupBound(&c.g); got != c.want {
 			t.Errorf("GroupBound(%+v) = %q, want %q", c.g, got, c.want)

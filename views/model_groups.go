@@ -29,6 +29,8 @@ func GroupBound(g *model.GroupQuality) string {
 	switch {
 	case g.Problem != "":
 		return Unknown + ": no offsets known"
+	case g.OffsetsStale && g.Untranslated == 0:
+		return fmt.Sprintf("%s: ≤ %s records as of the primary's last reading, plus what the group read after it", Unknown, Count(g.RereadKnown))
 	case g.Reread == nil:
 		s := fmt.Sprintf("%s: %s partition(s) not translated", Unknown, Count(int64(g.Untranslated)))
 		if g.Untranslated < len(g.Partitions) {
