@@ -235,8 +235,20 @@ func planRecord(ctx context.Context, st *storage.Store, run model.Run, ofRun []m
 	for i, e := range cands {
 		var d struct {
 			PlanHash string `json:"plan_hash"`
+			RunID    *int64 `json:"run_id"`
 		}
-		if e.Subject != run.Flow || e.ID >= before || json.Unmarshal(e.Details, &d) != nil || d.PlanHash != first {
+		if e.Subject != run.Flow || e.ID >= before || json.Unmarshal(e.Details, &d) != nil {
+			continue
+		}
+		if d.RunID != nil { // the record names its run: no guessing
+			if *d.RunID == run.ID {
+				return &cands[i], nil
+			}
+			continue
+		}
+		// A record written before plan records named their run: the
+		// author's request of the run's first plan nearest its creation.
+		if d.PlanHash != first {
 			continue
 		}
 		if best == nil || abs(e.AtMs-run.CreatedMs) < abs(best.AtMs-run.CreatedMs) {

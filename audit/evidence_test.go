@@ -395,3 +395,60 @@ func TestEvidenceRefused(t *testing.T) {
 		t.Fatalf("a failed drill's pack: %v", err)
 	}
 }
+
+// Two requests alike in all but their run (same author, flow, plan and
+// millisecond): each run's pack holds the plan record of its own run,
+// which names it, and verifies.
+func TestEvidencePlanRecordOfItsOwnRun(t *testing.T) {
+	st, _ := open(t)
+	ctx := context.Background()
+	var ids [2]int64
+	var recs [2]model.AuditEntry
+	for i := range ids {
+		var err error
+		ids[i], recs[i], err = st.CreateFailoverRun(ctx, model.Run{Flow: "f", Reason: "r", CreatedBy: "alice", CreatedMs: 7, PlanJSON: "{}",
+			PlanHash: "h", ApprovalsRequired: 1}, []string{"restore-flink"},
+			model.AuditEntry{Actor: "alice", Action: "failover.plan", Subject: "f", AtMs: 7, Details: json.RawMessage(`{"plan_hash":"h"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, id := range ids {
+		subject := "failover-run:" + itoa(id)
+		if _, err := st.StartDrill(ctx, model.Drill{RunID: id, Flow: "f", StartedMs: 8}, model.AuditEntry{Actor: "alice", Action: "drill.start", Subject: subject}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.DrillCleanupClaim(ctx, id, "died", 9, model.AuditEntry{Actor: "x", Action: "drill.cleanup-start", Subject: subject}); err != nil {
+			t.Fatal(err)
+		}
+		p, _, err := audit.New(st).Evidence(ctx, audit.EvidenceRequest{Run: id, Subject: subject, Actor: "carol", Format: "json"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plans []int64
+		for _, r := range p.Records {
+			if r.Action == string(audit.FailoverPlan) {
+				plans = append(plans, r.Seq)
+			}
+		}
+		if len(plans) != 1 || plans[0] != recs[i].ID {
+			t.Errorf("run %d's pack holds plan records %v, want its own, #%d", id, plans, recs[i].ID)
+		}
+		if _, err := audit.VerifyEvidence(ctx, st, &p, subject); err != nil {
+			t.Error(err)
+		}
+		if i == 1 { // run 2's pack given run 1's genuine plan record
+			other := recs[0]
+			for j, r := range p.Records {
+				if r.Action == string(audit.FailoverPlan) {
+					p.Records[j] = model.EvidenceRecord{Seq: other.ID, AtMs: other.AtMs, At: r.At, Actor: other.Actor, Action: other.Action,
+						ClientIP: other.ClientIP, UserAgent: other.UserAgent, Subject: other.Subject, Details: string(other.Details),
+						PrevHash: other.PrevHash, Hash: other.Hash}
+				}
+			}
+			if _, err := audit.VerifyEvidence(ctx, st, &p, subject); err == nil || !strings.Contains(err.Error(), "the plan request of another run") {
+				t.Errorf("a pack holding another run's plan record: %v", err)
+			}
+		}
+	}
+}

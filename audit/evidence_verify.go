@@ -124,6 +124,8 @@ func VerifyEvidence(ctx context.Context, st *storage.Store, p *model.EvidencePac
 			return c, mismatch("record %d in the pack does not match its own hash %s: the pack was edited", r.Seq, r.Hash)
 		case r.Subject != subject && !(r.Action == string(FailoverPlan) && r.Subject == p.Flow):
 			return c, mismatch("record %d (%s, %q) is not a record of run %d: the pack was edited", r.Seq, r.Action, r.Subject, p.Run)
+		case r.Action == string(FailoverPlan) && !namesRun(json.RawMessage(r.Details), p.Run):
+			return c, mismatch("record %d is the plan request of another run, not of run %d: the pack was edited", r.Seq, p.Run)
 		}
 		if err := inLog(ctx, st, "record", r.Seq, r.Hash, logHead); err != nil {
 			return c, err
@@ -292,4 +294,13 @@ func clip(b []byte) string {
 		s = s[:300] + "…"
 	}
 	return strings.ToValidUTF8(s, "")
+}
+
+// namesRun: a plan record's details name run (or, written before plan
+// records named their run, name none).
+func namesRun(details json.RawMessage, run int64) bool {
+	var d struct {
+		RunID *int64 `json:"run_id"`
+	}
+	return json.Unmarshal(details, &d) == nil && (d.RunID == nil || *d.RunID == run)
 }

@@ -3,8 +3,10 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/drconsole/drconsole/model"
 )
@@ -16,12 +18,18 @@ var ErrNotFound = errors.New("not found")
 // other request changed it first.
 var ErrConflict = errors.New("changed by someone else")
 
-// CreateFailoverRun stores a new run with its steps, all pending, in one
-// transaction with rec, the plan's audit record, which it returns as
-// written.
+// CreateFailoverRun creates a pending run and its steps with rec, its
+// audit record (the plan requested), in one transaction. The record's
+// details gain the new run's id ("run_id"): it is written before anyone
+// knows the id, and without it nothing would tie the plan record to its
+// run but its flow, author and time.
 func (s *Store) CreateFailoverRun(ctx context.Context, r model.Run, kinds []string, rec model.AuditEntry) (int64, model.AuditEntry, error) {
+	e, err := prepareAudit(rec)
+	if err != nil {
+		return 0, model.AuditEntry{}, err
+	}
 	var id int64
-	rec, err := s.auditedChange(ctx, rec, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO failover_runs (flow, reason, created_by, created_ms, updated_ms, status, plan_json, plan_hash, approvals_required)
 			VALUES (?,?,?,?,?,'pending',?,?,?)`, r.Flow, r.Reason, r.CreatedBy, r.CreatedMs, r.CreatedMs, r.PlanJSON, r.PlanHash, r.ApprovalsRequired)
 		if err != nil {
@@ -30,12 +38,31 @@ func (s *Store) CreateFailoverRun(ctx context.Context, r model.Run, kinds []stri
 		if id, err = res.LastInsertId(); err != nil {
 			return err
 		}
-		return insertSteps(ctx, tx, id, kinds)
+		if err := insertSteps(ctx, tx, id, kinds); err != nil {
+			return err
+		}
+		if e.Details, err = withRunID(e.Details, id); err != nil {
+			return err
+		}
+		if err := insertAudit(ctx, tx, &e); err != nil {
+			return &auditWriteError{action: e.Action, err: err}
+		}
+		return nil
 	})
 	if err != nil {
-		return 0, rec, fmt.Errorf("storage: creating failover run: %w", err)
+		return 0, model.AuditEntry{}, fmt.Errorf("storage: creating failover run: %w", err)
 	}
-	return id, rec, nil
+	return id, e, nil
+}
+
+// withRunID is details, a JSON object, with "run_id": id set.
+func withRunID(details json.RawMessage, id int64) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(details, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("storage: a plan record's details are not a JSON object: %v", err)
+	}
+	m["run_id"] = json.RawMessage(strconv.FormatInt(id, 10))
+	return json.Marshal(m)
 }
 
 func insertSteps(ctx context.Context, tx *sql.Tx, runID int64, kinds []string) error {

@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -145,5 +146,42 @@ func TestFailoverRunCounts(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("%+v, want %+v", got, want)
 		}
+	}
+}
+
+// A run's plan record names the run it created, in its hashed details,
+// though the record was made before the run had an id; a record whose
+// details are not an object creates no run.
+func TestPlanRecordNamesItsRun(t *testing.T) {
+	st, _ := openStore(t)
+	ctx := context.Background()
+	for want := int64(1); want <= 2; want++ {
+		id, rec, err := st.CreateFailoverRun(ctx, model.Run{Flow: "f", Reason: "r", CreatedBy: "alice", CreatedMs: 1, PlanJSON: "{}", PlanHash: "h",
+			ApprovalsRequired: 1}, []string{"restore-flink"}, model.AuditEntry{Actor: "alice", Action: "failover.plan", Subject: "f",
+			Details: json.RawMessage(`{"plan_hash":"h","reason":"r"}`)})
+		if err != nil || id != want {
+			t.Fatalf("run %d: %v", id, err)
+		}
+		stored, err := st.AuditEntries(ctx, storage.AuditFilter{Action: "failover.plan", Limit: 1})
+		if err != nil || len(stored) != 1 || stored[0].ID != rec.ID || stored[0].Hash != rec.Hash {
+			t.Fatalf("stored %+v (%v), returned %+v", stored, err, rec)
+		}
+		var d struct {
+			RunID    int64  `json:"run_id"`
+			PlanHash string `json:"plan_hash"`
+		}
+		if err := json.Unmarshal(stored[0].Details, &d); err != nil || d.RunID != id || d.PlanHash != "h" {
+			t.Fatalf("run %d's plan record details %s", id, stored[0].Details)
+		}
+	}
+	if n, bad, err := st.VerifyAudit(ctx); err != nil || bad != nil || n != 2 {
+		t.Fatalf("chain: %d records, first bad %+v, %v", n, bad, err)
+	}
+	if _, _, err := st.CreateFailoverRun(ctx, model.Run{Flow: "f", Reason: "r", CreatedBy: "alice", CreatedMs: 1, PlanJSON: "{}", PlanHash: "h"},
+		nil, model.AuditEntry{Actor: "alice", Action: "failover.plan", Subject: "f", Details: json.RawMessage(`[1]`)}); err == nil {
+		t.Fatal("a plan record whose details are not an object created a run")
+	}
+	if runs, err := st.FailoverRuns(ctx, 10); err != nil || len(runs) != 2 {
+		t.Fatalf("runs %d (%v)", len(runs), err)
 	}
 }
