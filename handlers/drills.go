@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/storage"
@@ -23,12 +22,8 @@ import (
 // FailoverDrillStart is POST /failover/{run}/drill: the Worker checks the
 // approval and the typed flow name, records the start and runs the drill.
 func (h *Handlers) FailoverDrillStart(w http.ResponseWriter, r *http.Request) {
-	f := form.NewExecute(r)
-	h.runAction(w, r, 0, "Drill started: it runs every step, times the job copy, then cleans up.", func(ctx context.Context, id int64) error {
-		if err := f.Validate(); err != nil {
-			return err
-		}
-		return h.Worker.RunDrill(ctx, actor(r), id, f.Confirmation)
+	h.runAction(w, r, 0, "Drill started: it runs every step, times the job copy, then cleans up.", func(_ context.Context, id int64) error {
+		return h.startDrill(r, id)
 	})
 }
 

@@ -1,0 +1,285 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/drconsole/drconsole/audit"
+	"github.com/drconsole/drconsole/identity"
+	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/storage"
+)
+
+// apiToken makes a token of scope for user, as if made at made.
+func apiToken(t *testing.T, c *console, user, scope string, made time.Time) string {
+	t.Helper()
+	tok, _, err := identity.CreateToken(context.Background(), c.Store, audit.New(c.Store), user,
+		identity.TokenRequest{Name: "test " + scope, Scope: scope, TTL: identity.DefaultTokenTTL}, made)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// apiCall sends method path with token ("" for none) and body (nil: none)
+// and decodes the JSON answer.
+func apiCall(t *testing.T, c *console, token, method, path string, body any, cookies ...*http.Cookie) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, c.URL+path, rd)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, text := send(t, req, nil, cookies...)
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("%s %s: %d answered %q, not JSON: %.300s", method, path, resp.StatusCode, ct, text)
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		t.Fatalf("%s %s: %d %v: %.300s", method, path, resp.StatusCode, err, text)
+	}
+	return resp.StatusCode, out
+}
+
+// apiAudits counts action's records by actor since ms.
+func apiAudits(t *testing.T, c *console, actor string, action audit.Action, since int64) int {
+	t.Helper()
+	es, err := c.Store.AuditEntries(context.Background(), storage.AuditFilter{Actor: actor, Action: string(action), SinceMs: since})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(es)
+}
+
+// Only a live token of a live account gets in; a session cookie does not;
+// every refusal is a JSON 401 and on record.
+func TestAPIRefusesWhatIsNotALiveToken(t *testing.T) {
+	t.Parallel()
+	c := startConsole(t)
+	ctx := context.Background()
+	since := time.Now().UnixMilli()
+	const who = "api-lifecycle"
+	if err := c.Store.CreateUser(ctx, model.User{Name: who, Role: model.RoleOperator}); err != nil {
+		t.Fatal(err)
+	}
+	live := apiToken(t, c, who, identity.ScopeRead, time.Now())
+	if code, _ := apiCall(t, c, live, "GET", "/api/v1/flows", nil); code != http.StatusOK {
+		t.Fatalf("a live token: %d", code)
+	}
+	expired := apiToken(t, c, who, identity.ScopeRead, time.Now().Add(-identity.DefaultTokenTTL-time.Minute))
+	revoked := apiToken(t, c, who, identity.ScopeRead, time.Now())
+	mine, _ := c.Store.APITokens(ctx, who, 10)
+	if err := identity.RevokeToken(ctx, c.Store, audit.New(c.Store), model.Principal{Name: who, Role: model.RoleOperator}, mine[0].ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, token, want string
+		cookie            bool
+	}{
+		{"no token", "", "Authorization: Bearer", false},
+		{"a session cookie only", "", "Authorization: Bearer", true},
+		{"an unknown token", identity.TokenPrefix + "nosuchtoken", "no such API token", false},
+		{"an expired token", expired, "expired", false},
+		{"a revoked token", revoked, "revoked", false},
+	} {
+		var cookies []*http.Cookie
+		if tc.cookie {
+			cookies = append(cookies, sessionCookie(t, c, "admin"))
+		}
+		code, body := apiCall(t, c, tc.token, "GET", "/api/v1/flows", nil, cookies...)
+		if code != http.StatusUnauthorized || !strings.Contains(fmt.Sprint(body["error"]), tc.want) {
+			t.Errorf("%s: %d %v, want 401 saying %q", tc.name, code, body, tc.want)
+		}
+	}
+	// The owner's token records: the expired and the revoked use.
+	if n := apiAudits(t, c, who, audit.TokenDenied, since); n != 2 {
+		t.Errorf("%d token.denied records for %s, want 2 (expired, revoked)", n, who)
+	}
+	if n := apiAudits(t, c, "anonymous", audit.TokenDenied, since); n < 1 {
+		t.Error("the unknown token's use is not on record")
+	}
+
+	// Disabling the account stops its live token at once.
+	if err := identity.SetDisabled(ctx, c.Store, identity.AuditAs(audit.New(c.Store), "test-admin"), who, true); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := apiCall(t, c, live, "GET", "/api/v1/flows", nil); code != http.StatusUnauthorized || !strings.Contains(fmt.Sprint(body["error"]), "disabled") {
+		t.Fatalf("a disabled account's token: %d %v", code, body)
+	}
+}
+
+// The scope caps the role and never raises it: a read token of an
+// operator cannot act, an operate token of a viewer is still a viewer;
+// both refusals are 403 and on record.
+func TestAPIScopeCapsTheRole(t *testing.T) {
+	t.Parallel()
+	c := startConsole(t)
+	since := time.Now().UnixMilli()
+	read := apiToken(t, c, "test-operator", identity.ScopeRead, time.Now())
+	viewerOperate := apiToken(t, c, "test-viewer", identity.ScopeOperate, time.Now())
+	plan := map[string]any{"flow": "primary->dr", "preflight": true, "reason": "scope test"}
+	code, body := apiCall(t, c, read, "POST", "/api/v1/runs", plan)
+	if code != http.StatusForbidden || !strings.Contains(fmt.Sprint(body["error"]), "scope is read") {
+		t.Errorf("an operator's read token requesting a run: %d %v, want 403 naming the scope", code, body)
+	}
+	code, body = apiCall(t, c, viewerOperate, "POST", "/api/v1/runs", plan)
+	if code != http.StatusForbidden || !strings.Contains(fmt.Sprint(body["error"]), "is a viewer") {
+		t.Errorf("a viewer's operate token requesting a run: %d %v, want 403 naming the role", code, body)
+	}
+	if code, _ := apiCall(t, c, viewerOperate, "GET", "/api/v1/runs", nil); code != http.StatusOK {
+		t.Errorf("a viewer's operate token reading runs: %d", code)
+	}
+	if n := apiAudits(t, c, "test-operator", audit.TokenDenied, since) + apiAudits(t, c, "test-viewer", audit.TokenDenied, since); n != 2 {
+		t.Errorf("%d token.denied records, want 2", n)
+	}
+}
+
+// A run requested through the API needs a second person's approval, as
+// on the pages: the requester's own approval is refused (403, on record),
+// another operator's approves it; then its step runs. The records are the
+// page's: same actions, actor, subject and client.
+func TestAPIRunNeedsASecondPerson(t *testing.T) {
+	t.Parallel()
+	c := startConsole(t)
+	waitReady(t, c)
+	since := time.Now().UnixMilli()
+	requester := apiToken(t, c, "test-operator", identity.ScopeOperate, time.Now())
+	second := apiToken(t, c, "test-admin", identity.ScopeOperate, time.Now())
+
+	code, run := apiCall(t, c, requester, "POST", "/api/v1/runs", map[string]any{"flow": "primary->dr", "reason": ""})
+	if code != http.StatusUnprocessableEntity {
+		t.Fatalf("a plan without a reason: %d %v, want 422 as on the page", code, run)
+	}
+	code, run = apiCall(t, c, requester, "POST", "/api/v1/runs", map[string]any{"flow": "primary->dr", "preflight": true, "reason": "api two-person"})
+	if code != http.StatusCreated {
+		t.Fatalf("request: %d %v", code, run)
+	}
+	id := int64(run["id"].(float64))
+	path := fmt.Sprintf("/api/v1/runs/%d", id)
+	hash := run["plan_hash"].(string)
+
+	code, body := apiCall(t, c, requester, "POST", path+"/approve", map[string]any{"plan_hash": hash, "comment": "me"})
+	if code != http.StatusForbidden || !strings.Contains(fmt.Sprint(body["error"]), runbook.ErrSelfApproval.Error()) {
+		t.Fatalf("the requester's approval: %d %v, want 403 %q", code, body, runbook.ErrSelfApproval)
+	}
+	if n := apiAudits(t, c, "test-operator", audit.FailoverSelfApprovalRefused, since); n != 1 {
+		t.Errorf("%d self-approval refusals on record, want 1", n)
+	}
+	code, body = apiCall(t, c, requester, "POST", path+"/steps/1/execute", map[string]any{})
+	if code == http.StatusAccepted {
+		t.Fatal("a step of an unapproved run started")
+	}
+	code, body = apiCall(t, c, second, "POST", path+"/approve", map[string]any{"plan_hash": hash, "comment": "looks right"})
+	if code != http.StatusOK || body["approved"] != true || body["status"] != string(model.RunApproved) {
+		t.Fatalf("the second person's approval: %d %v", code, body)
+	}
+	if code, body = apiCall(t, c, requester, "POST", path+"/steps/1/execute", map[string]any{}); code != http.StatusAccepted {
+		t.Fatalf("execute: %d %v", code, body)
+	}
+	waitStepDone(t, c, id, 0)
+
+	// The page's records of the same actions, for comparison.
+	pageID, page := preflightRun(t, c, "page two-person")
+	pageRun, _ := c.Runbook.Get(context.Background(), pageID)
+	if resp, _ := postThenGet(t, c, "admin", page+"/approve", url.Values{"plan_hash": {pageRun.PlanHash}, "comment": {"ok"}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("page approve: %d", resp.StatusCode)
+	}
+	apiRec := approvalRecord(t, c, id)
+	pageRec := approvalRecord(t, c, pageID)
+	if apiRec.Actor != pageRec.Actor || apiRec.ClientIP != pageRec.ClientIP || apiRec.Subject != runbook.RunSubject(id) {
+		t.Errorf("the API's approval record %+v differs from the page's %+v", apiRec, pageRec)
+	}
+}
+
+// approvalRecord is the approval record of run id.
+func approvalRecord(t *testing.T, c *console, id int64) model.AuditEntry {
+	t.Helper()
+	es, err := c.Store.AuditEntries(context.Background(), storage.AuditFilter{Action: string(audit.FailoverApprove), Subject: runbook.RunSubject(id)})
+	var mine []model.AuditEntry
+	for _, e := range es {
+		if e.Subject == runbook.RunSubject(id) {
+			mine = append(mine, e)
+		}
+	}
+	if err != nil || len(mine) != 1 {
+		t.Fatalf("approval records of run %d: %d, %v", id, len(mine), err)
+	}
+	return mine[0]
+}
+
+var (
+	gateTokensOnce sync.Once
+	gateTokens     map[string]string
+)
+
+// apiRouteGates holds an API route (TestEveryRouteEnforcesSessionRoleAndOrigin
+// finds them) to its gates: the document is public; everything else
+// refuses a session cookie, even an admin's (401); a read goes to any
+// token, a change refuses a read token and a viewer's (403 from the
+// gate) and lets an operator's operate token through.
+func apiRouteGates(t *testing.T, c *console, method, path string) {
+	t.Helper()
+	gateTokensOnce.Do(func() {
+		gateTokens = map[string]string{
+			"operator read":    apiToken(t, c, "test-operator", identity.ScopeRead, time.Now()),
+			"viewer operate":   apiToken(t, c, "test-viewer", identity.ScopeOperate, time.Now()),
+			"operator operate": apiToken(t, c, "test-operator", identity.ScopeOperate, time.Now()),
+		}
+	})
+	do := func(token string, cookie *http.Cookie) (int, string) {
+		req := httptest.NewRequest(method, path, strings.NewReader("{}"))
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if cookie != nil {
+			req.AddCookie(cookie)
+		}
+		rec := httptest.NewRecorder()
+		c.Handler.ServeHTTP(rec, req)
+		return rec.Code, rec.Body.String()
+	}
+	if path == "/api/v1/openapi.json" {
+		if code, _ := do("", nil); code != http.StatusOK {
+			t.Errorf("the document without a token = %d", code)
+		}
+		return
+	}
+	if code, body := do("", sessionCookie(t, c, "admin")); code != http.StatusUnauthorized || !strings.Contains(body, "Bearer") {
+		t.Errorf("an admin's session cookie = %d %.100q, want 401", code, body)
+	}
+	if method == http.MethodGet {
+		for _, who := range []string{"operator read", "viewer operate"} {
+			if code, body := do(gateTokens[who], nil); code == http.StatusUnauthorized || code == http.StatusForbidden || code >= 500 {
+				t.Errorf("GET with the %s token = %d %.200s", who, code, body)
+			}
+		}
+		return
+	}
+	for who, want := range map[string]string{"operator read": "scope is read", "viewer operate": roleDenied} {
+		if code, body := do(gateTokens[who], nil); code != http.StatusForbidden || !strings.Contains(body, want) {
+			t.Errorf("the %s token = %d %.100q, want 403 saying %q", who, code, body, want)
+		}
+	}
+	if code, body := do(gateTokens["operator operate"], nil); code == http.StatusUnauthorized || strings.Contains(body, "forbidden: this") || code >= 500 {
+		t.Errorf("the operator's operate token = %d %.200s", code, body)
+	}
+}
