@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/drconsole/drconsole/handlers/form"
-	"github.com/drconsole/drconsole/identity"
 )
 
 // The JSON API, /api/v1 (docs/api.md; the document is api_openapi.json):
@@ -181,13 +180,4 @@ func apiTimeMs(ms int64) *string {
 		return nil
 	}
 	return apiTime(time.UnixMilli(ms))
-}
-
-// apiTokenOf says which token a request came with ("" for none), for the
-// log.
-func apiTokenOf(r *http.Request) string {
-	if use, ok := identity.TokenFrom(r.Context()); ok {
-		return use.Token.Prefix
-	}
-	return ""
 }

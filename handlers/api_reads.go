@@ -95,14 +95,10 @@ func (h *Handlers) APISavepoints(w http.ResponseWriter, r *http.Request) {
 // APIDrills is GET /api/v1/drills (?flow=NAME): the drill history, as
 // the drills page's JSON export.
 func (h *Handlers) APIDrills(w http.ResponseWriter, r *http.Request) {
-	_, rows, err := h.drillRows(r)
+	recs, err := h.drillRecords(r)
 	if err != nil {
 		h.apiFail(w, r, err)
 		return
-	}
-	recs := make([]drillRecord, len(rows))
-	for i, d := range rows {
-		recs[i] = exportRecord(d)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"drills": recs})
 }

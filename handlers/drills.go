@@ -114,16 +114,26 @@ func exportRecord(d views.DrillRow) drillRecord {
 		Cleanup: string(d.Cleanup), CleanupError: d.CleanupError, Error: d.Error, JobID: d.JobID, Groups: d.Groups}
 }
 
-// DrillsExport is GET /drills/export.{csv,json} (?flow=NAME).
-func (h *Handlers) DrillsExport(w http.ResponseWriter, r *http.Request) {
+// drillRecords are the drills ?flow= asks for, as the exports and the
+// API give them.
+func (h *Handlers) drillRecords(r *http.Request) ([]drillRecord, error) {
 	_, rows, err := h.drillRows(r)
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return nil, err
 	}
 	recs := make([]drillRecord, len(rows))
 	for i, d := range rows {
 		recs[i] = exportRecord(d)
+	}
+	return recs, nil
+}
+
+// DrillsExport is GET /drills/export.{csv,json} (?flow=NAME).
+func (h *Handlers) DrillsExport(w http.ResponseWriter, r *http.Request) {
+	recs, err := h.drillRecords(r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
 	}
 	if strings.HasSuffix(r.URL.Path, ".json") {
 		download(w, "application/json", "drconsole-drills.json")
