@@ -84,6 +84,14 @@ func apiRoutes(h *handlers.Handlers, limit *CostLimiter, costly func(http.Handle
 	}
 }
 
+// isAPI: r is for the JSON API.
+func isAPI(r *http.Request) bool {
+	return r.URL.Path == apiRoot || strings.HasPrefix(r.URL.Path, apiRoot+"/")
+}
+
+// apiRoot is where the API is mounted.
+const apiRoot = "/api/v1"
+
 // bearer is the token of an "Authorization: Bearer" header; "" when the
 // request has none (or another scheme).
 func bearer(r *http.Request) string {

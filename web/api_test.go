@@ -133,8 +133,14 @@ func TestAPIScopeCapsTheRole(t *testing.T) {
 	t.Parallel()
 	c := startConsole(t)
 	since := time.Now().UnixMilli()
-	read := apiToken(t, c, "test-operator", identity.ScopeRead, time.Now())
-	viewerOperate := apiToken(t, c, "test-viewer", identity.ScopeOperate, time.Now())
+	// Accounts of its own: other tests' refusals are on record too.
+	for name, role := range map[string]model.Role{"api-scope-operator": model.RoleOperator, "api-scope-viewer": model.RoleViewer} {
+		if err := c.Store.CreateUser(context.Background(), model.User{Name: name, Role: role}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := apiToken(t, c, "api-scope-operator", identity.ScopeRead, time.Now())
+	viewerOperate := apiToken(t, c, "api-scope-viewer", identity.ScopeOperate, time.Now())
 	plan := map[string]any{"flow": "primary->dr", "preflight": true, "reason": "scope test"}
 	code, body := apiCall(t, c, read, "POST", "/api/v1/runs", plan)
 	if code != http.StatusForbidden || !strings.Contains(fmt.Sprint(body["error"]), "scope is read") {
@@ -147,7 +153,7 @@ func TestAPIScopeCapsTheRole(t *testing.T) {
 	if code, _ := apiCall(t, c, viewerOperate, "GET", "/api/v1/runs", nil); code != http.StatusOK {
 		t.Errorf("a viewer's operate token reading runs: %d", code)
 	}
-	if n := apiAudits(t, c, "test-operator", audit.TokenDenied, since) + apiAudits(t, c, "test-viewer", audit.TokenDenied, since); n != 2 {
+	if n := apiAudits(t, c, "api-scope-operator", audit.TokenDenied, since) + apiAudits(t, c, "api-scope-viewer", audit.TokenDenied, since); n != 2 {
 		t.Errorf("%d token.denied records, want 2", n)
 	}
 }
@@ -160,7 +166,6 @@ func TestAPIRunNeedsASecondPerson(t *testing.T) {
 	t.Parallel()
 	c := startConsole(t)
 	waitReady(t, c)
-	since := time.Now().UnixMilli()
 	requester := apiToken(t, c, "test-operator", identity.ScopeOperate, time.Now())
 	second := apiToken(t, c, "test-admin", identity.ScopeOperate, time.Now())
 
@@ -180,8 +185,8 @@ func TestAPIRunNeedsASecondPerson(t *testing.T) {
 	if code != http.StatusForbidden || !strings.Contains(fmt.Sprint(body["error"]), runbook.ErrSelfApproval.Error()) {
 		t.Fatalf("the requester's approval: %d %v, want 403 %q", code, body, runbook.ErrSelfApproval)
 	}
-	if n := apiAudits(t, c, "test-operator", audit.FailoverSelfApprovalRefused, since); n != 1 {
-		t.Errorf("%d self-approval refusals on record, want 1", n)
+	if n := len(runRecords(t, c, audit.FailoverSelfApprovalRefused, id)); n != 1 {
+		t.Errorf("%d self-approval refusals of run %d on record, want 1", n, id)
 	}
 	code, body = apiCall(t, c, requester, "POST", path+"/steps/1/execute", map[string]any{})
 	if code == http.StatusAccepted {
@@ -209,18 +214,28 @@ func TestAPIRunNeedsASecondPerson(t *testing.T) {
 	}
 }
 
-// approvalRecord is the approval record of run id.
-func approvalRecord(t *testing.T, c *console, id int64) model.AuditEntry {
+// runRecords are run id's records of action.
+func runRecords(t *testing.T, c *console, action audit.Action, id int64) []model.AuditEntry {
 	t.Helper()
-	es, err := c.Store.AuditEntries(context.Background(), storage.AuditFilter{Action: string(audit.FailoverApprove), Subject: runbook.RunSubject(id)})
+	es, err := c.Store.AuditEntries(context.Background(), storage.AuditFilter{Action: string(action), Subject: runbook.RunSubject(id)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var mine []model.AuditEntry
 	for _, e := range es {
-		if e.Subject == runbook.RunSubject(id) {
+		if e.Subject == runbook.RunSubject(id) { // the filter matches "failover-run:12" for run 1 too
 			mine = append(mine, e)
 		}
 	}
-	if err != nil || len(mine) != 1 {
-		t.Fatalf("approval records of run %d: %d, %v", id, len(mine), err)
+	return mine
+}
+
+// approvalRecord is the approval record of run id.
+func approvalRecord(t *testing.T, c *console, id int64) model.AuditEntry {
+	t.Helper()
+	mine := runRecords(t, c, audit.FailoverApprove, id)
+	if len(mine) != 1 {
+		t.Fatalf("approval records of run %d: %d", id, len(mine))
 	}
 	return mine[0]
 }

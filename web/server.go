@@ -124,7 +124,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	r.Method(http.MethodGet, "/static/*", http.StripPrefix("/static/", cacheStatic(http.FileServerFS(static.FS))))
 	// The JSON API: API tokens only, never the session (web/api.go).
 	apiLimit := NewCostLimiter(APIBurstPerUser, APIRatePerUser, APIBurstPerAddr, APIRatePerAddr, 10_000)
-	r.Route("/api/v1", apiRoutes(h, apiLimit, costly, log))
+	r.Route(apiRoot, apiRoutes(h, apiLimit, costly, log))
 
 	// Everything else needs a signed-in user. Viewers see every page but
 	// the admin ones; anything that changes state goes in the operator
