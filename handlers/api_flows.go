@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
@@ -182,6 +183,10 @@ func (h *Handlers) apiFlowParam(w http.ResponseWriter, r *http.Request) *flowsta
 	return h.flowParamWith(w, r, h.apiFail)
 }
 
+// errClusterLinkGroups: a Cluster Linking flow has no group translation
+// to list groups for.
+var errClusterLinkGroups = errors.New("a Cluster Linking flow keeps the primary's offsets (the link syncs its consumer groups): there is no group translation to list")
+
 type apiGroup struct {
 	Name string `json:"name"`
 	// LastCheckpoint is the newest checkpoint MirrorMaker 2 stored for the
@@ -191,12 +196,16 @@ type apiGroup struct {
 }
 
 // APIGroups is GET /api/v1/flows/{flow}/groups: the consumer groups the
-// console knows of the flow (the translate page's list). When the primary
-// could not be asked, the list is what MM2's checkpoints name and
-// primary_error says why.
+// console knows of a MirrorMaker 2 flow (the translate page's list). When
+// the primary could not be asked, the list is what MM2's checkpoints name
+// and primary_error says why.
 func (h *Handlers) APIGroups(w http.ResponseWriter, r *http.Request) {
 	s := h.apiFlowParam(w, r)
 	if s == nil {
+		return
+	}
+	if s.Flow.IsClusterLink() {
+		h.apiFail(w, r, refused(errClusterLinkGroups))
 		return
 	}
 	groups, err := h.Monitor.KnownGroups(r.Context(), s.Flow.Name, primaryGroupsTimeout)

@@ -298,3 +298,63 @@ func apiRouteGates(t *testing.T, c *console, method, path string) {
 		t.Errorf("the operator's operate token = %d %.200s", code, body)
 	}
 }
+
+// Every figure the API gives is known or says why not: a null value has
+// its reason, a known one none (never 0 standing in for unknown); and a
+// Cluster Linking flow has no group translation to list (422).
+func TestAPIFiguresAreKnownOrSayWhyNot(t *testing.T) {
+	t.Parallel()
+	c := startConsole(t)
+	waitReady(t, c)
+	token := apiToken(t, c, "test-viewer", identity.ScopeRead, time.Now())
+	_, list := apiCall(t, c, token, "GET", "/api/v1/flows", nil)
+	flows, _ := list["flows"].([]any)
+	if len(flows) != 2 {
+		t.Fatalf("flows: %v", list)
+	}
+	var figures, unknown int
+	var walk func(at string, v any)
+	walk = func(at string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if _, ok := v["unknown_reason"]; ok {
+				figures++
+				reason, _ := v["unknown_reason"].(string)
+				switch {
+				case v["value"] == nil && reason == "":
+					t.Errorf("%s: unknown without a reason: %v", at, v)
+				case v["value"] != nil && v["unknown_reason"] != nil:
+					t.Errorf("%s: known and said unknown: %v", at, v)
+				case v["value"] == nil:
+					unknown++
+				}
+			}
+			for k, e := range v {
+				walk(at+"/"+k, e)
+			}
+		case []any:
+			for i, e := range v {
+				walk(fmt.Sprintf("%s/%d", at, i), e)
+			}
+		}
+	}
+	walk("flows", list)
+	for _, f := range flows {
+		name := f.(map[string]any)["name"].(string)
+		code, one := apiCall(t, c, token, "GET", "/api/v1/flows/"+url.PathEscape(name), nil)
+		if code != http.StatusOK {
+			t.Fatalf("GET flow %s: %d", name, code)
+		}
+		walk(name, one)
+	}
+	if figures < 20 {
+		t.Fatalf("only %d figures found: the walk is not seeing them", figures)
+	}
+	t.Logf("%d figures, %d of them unknown with their reason", figures, unknown)
+	if code, _ := apiCall(t, c, token, "GET", "/api/v1/flows/link/groups", nil); code != http.StatusUnprocessableEntity {
+		t.Errorf("a Cluster Linking flow's groups: %d, want 422", code)
+	}
+	if code, body := apiCall(t, c, token, "GET", "/api/v1/flows/"+url.PathEscape("primary->dr")+"/groups", nil); code != http.StatusOK || body["groups"] == nil {
+		t.Errorf("the MM2 flow's groups: %d %v", code, body)
+	}
+}
