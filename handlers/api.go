@@ -53,6 +53,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "primary->dr", not "primary-\u003edr": no HTML here
 	enc.Encode(v)
 }
 

@@ -358,3 +358,25 @@ func TestAPIFiguresAreKnownOrSayWhyNot(t *testing.T) {
 		t.Errorf("the MM2 flow's groups: %d %v", code, body)
 	}
 }
+
+// A source presenting refused tokens gets 401 and a record for each of
+// the first 20 in a minute, then 429 and no further record: a guesser
+// gets nowhere and cannot grow the audit log at will.
+func TestAPIRefusedTokensAreLimited(t *testing.T) {
+	t.Parallel()
+	c := ownConsole(t)
+	since := time.Now().UnixMilli()
+	for i := range 25 {
+		code, _ := apiCall(t, c, fmt.Sprintf("%sguess%d", identity.TokenPrefix, i), "GET", "/api/v1/flows", nil)
+		want := http.StatusUnauthorized
+		if i >= 20 {
+			want = http.StatusTooManyRequests
+		}
+		if code != want {
+			t.Fatalf("refused token %d: %d, want %d", i+1, code, want)
+		}
+	}
+	if n := apiAudits(t, c, "anonymous", audit.TokenDenied, since); n != 20 {
+		t.Errorf("%d token.denied records, want 20", n)
+	}
+}
