@@ -30,6 +30,7 @@ import (
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
+	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
 )
@@ -69,18 +70,7 @@ func startAPIConsole(t *testing.T) *apiConsole {
 	if err := cfg.Normalize("openapi"); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	store, err := storage.Open(filepath.Join(dir, "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	mon, err := monitor.NewMonitor(ctx, cfg, store, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mon.Close)
-	go mon.Run(ctx)
+	store, mon := runbooktest.Monitored(ctx, t, cfg, filepath.Join(t.TempDir(), "db"), log)
 	rb := failover.Equip(&runbook.Runbook{Store: store, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
 		Connect: connect.New, Flink: flink.NewRESTClient, StopVerifyWindow: 2 * time.Second}, failover.Env{Monitor: mon})
 	cat := &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
