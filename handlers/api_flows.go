@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
@@ -181,46 +180,4 @@ func (h *Handlers) APIFlow(w http.ResponseWriter, r *http.Request) {
 // apiFlowParam is flowParam answering in JSON.
 func (h *Handlers) apiFlowParam(w http.ResponseWriter, r *http.Request) *flowstate.FlowSnapshot {
 	return h.flowParamWith(w, r, h.apiFail)
-}
-
-// errClusterLinkGroups: a Cluster Linking flow has no group translation
-// to list groups for.
-var errClusterLinkGroups = errors.New("a Cluster Linking flow keeps the primary's offsets (the link syncs its consumer groups): there is no group translation to list")
-
-type apiGroup struct {
-	Name string `json:"name"`
-	// LastCheckpoint is the newest checkpoint MirrorMaker 2 stored for the
-	// group (null: none yet, so it cannot be translated).
-	LastCheckpoint *string `json:"last_checkpoint"`
-	OnPrimary      bool    `json:"on_primary"`
-}
-
-// APIGroups is GET /api/v1/flows/{flow}/groups: the consumer groups the
-// console knows of a MirrorMaker 2 flow (the translate page's list). When
-// the primary could not be asked, the list is what MM2's checkpoints name
-// and primary_error says why.
-func (h *Handlers) APIGroups(w http.ResponseWriter, r *http.Request) {
-	s := h.apiFlowParam(w, r)
-	if s == nil {
-		return
-	}
-	if s.Flow.IsClusterLink() {
-		h.apiFail(w, r, refused(errClusterLinkGroups))
-		return
-	}
-	groups, err := h.Monitor.KnownGroups(r.Context(), s.Flow.Name, primaryGroupsTimeout)
-	out := map[string]any{"flow": s.Flow.Name, "at": h.now().UTC(), "primary_error": nil}
-	if err != nil {
-		if groups == nil {
-			h.apiFail(w, r, say("cannot list the flow's consumer groups: "+err.Error(), err))
-			return
-		}
-		out["primary_error"] = err.Error()
-	}
-	list := []apiGroup{}
-	for _, g := range groups {
-		list = append(list, apiGroup{Name: g.Name, LastCheckpoint: apiTimeMs(g.LastCheckpointMs), OnPrimary: g.OnPrimary})
-	}
-	out["groups"] = list
-	writeJSON(w, http.StatusOK, out)
 }

@@ -354,8 +354,28 @@ func TestAPIFiguresAreKnownOrSayWhyNot(t *testing.T) {
 	if code, _ := apiCall(t, c, token, "GET", "/api/v1/flows/link/groups", nil); code != http.StatusUnprocessableEntity {
 		t.Errorf("a Cluster Linking flow's groups: %d, want 422", code)
 	}
-	if code, body := apiCall(t, c, token, "GET", "/api/v1/flows/"+url.PathEscape("primary->dr")+"/groups", nil); code != http.StatusOK || body["groups"] == nil {
-		t.Errorf("the MM2 flow's groups: %d %v", code, body)
+	mm2 := "/api/v1/flows/" + url.PathEscape("primary->dr") + "/groups"
+	code, body := apiCall(t, c, token, "GET", mm2, nil)
+	groups, _ := body["groups"].([]any)
+	if code != http.StatusOK || len(groups) == 0 {
+		t.Fatalf("the MM2 flow's groups: %d %v", code, body)
+	}
+	// A group's translation: a DR offset where it is translated, none
+	// (with the method saying why) where it is not.
+	group := groups[0].(map[string]any)["name"].(string)
+	code, plan := apiCall(t, c, token, "GET", mm2+"/"+url.PathEscape(group), nil)
+	rows, _ := plan["partitions"].([]any)
+	if code != http.StatusOK || len(rows) == 0 {
+		t.Fatalf("group %s's translation: %d %v", group, code, plan)
+	}
+	for _, r := range rows {
+		row := r.(map[string]any)
+		if (row["translated"] == true) != (row["dr_offset"] != nil) || row["method"] == "" {
+			t.Errorf("group %s: %v", group, row)
+		}
+	}
+	if code, _ := apiCall(t, c, token, "GET", "/api/v1/flows/link/groups/"+url.PathEscape(group), nil); code != http.StatusUnprocessableEntity {
+		t.Errorf("a Cluster Linking flow's group translation: %d, want 422", code)
 	}
 }
 

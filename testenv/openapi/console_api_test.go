@@ -202,7 +202,16 @@ func TestConsoleAPIAgainstItsDocument(t *testing.T) {
 	}
 	c.want(200, vic, "GET", flow, nil)
 	c.want(404, vic, "GET", "/flows/nosuch", nil)
-	c.want(200, vic, "GET", flow+"/groups", nil)
+	groups := c.want(200, vic, "GET", flow+"/groups", nil)
+	gs, _ := groups["groups"].([]any)
+	if len(gs) == 0 {
+		t.Fatalf("the sandbox flow's groups: %v", groups)
+	}
+	name := gs[0].(map[string]any)["name"].(string)
+	plan := c.want(200, vic, "GET", flow+"/groups/"+url.PathEscape(name), nil)
+	if rows, _ := plan["partitions"].([]any); len(rows) == 0 {
+		t.Fatalf("group %s's translation: %v", name, plan)
+	}
 	c.want(200, vic, "GET", "/savepoints", nil)
 	c.want(200, vic, "GET", "/savepoints?flow="+url.QueryEscape("primary->dr"), nil)
 	c.want(200, vic, "GET", "/drills", nil)
