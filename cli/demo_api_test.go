@@ -79,11 +79,13 @@ func TestDemoAPIJourney(t *testing.T) {
 		if rpo["value"] == nil && rpo["unknown_reason"] == nil {
 			t.Fatalf("an RPO neither known nor said to be unknown: %v", rpo)
 		}
-		if rpo["value"] != nil && f["age_seconds"] != nil {
+		// The pre-flight step's rules want the flow healthy: heartbeats
+		// replicated, every partition's age known.
+		if hb, _ := f["heartbeat_age_ms"].(map[string]any); rpo["value"] != nil && rpo["at_least"] == false && f["age_seconds"] != nil && f["status"] == "OK" && hb["value"] != nil {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no RPO with its age in a minute: %v", f)
+			t.Fatalf("the flow not healthy with its RPO and age in a minute: %v", f)
 		}
 	}
 
