@@ -165,7 +165,7 @@ func TestAPIScopeCapsTheRole(t *testing.T) {
 func TestAPIRunNeedsASecondPerson(t *testing.T) {
 	t.Parallel()
 	c := startConsole(t)
-	waitReady(t, c)
+	waitHealthy(t, c)
 	requester := apiToken(t, c, "test-operator", identity.ScopeOperate, time.Now())
 	second := apiToken(t, c, "test-admin", identity.ScopeOperate, time.Now())
 
@@ -211,6 +211,22 @@ func TestAPIRunNeedsASecondPerson(t *testing.T) {
 	pageRec := approvalRecord(t, c, pageID)
 	if apiRec.Actor != pageRec.Actor || apiRec.ClientIP != pageRec.ClientIP || apiRec.Subject != runbook.RunSubject(id) {
 		t.Errorf("the API's approval record %+v differs from the page's %+v", apiRec, pageRec)
+	}
+}
+
+// waitHealthy waits for the sandbox flow to be OK with an exact RPO and
+// its heartbeat: what the pre-flight step's rules want.
+func waitHealthy(t *testing.T, c *console) {
+	t.Helper()
+	waitReady(t, c)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		s := c.Monitor.Snapshot("primary->dr")
+		if s.Status == model.FlowStatusOK && s.RPOMs != nil && !s.RPOAtLeast && s.HeartbeatAge != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("primary->dr not healthy in 60 s: %s %s", s.Status, s.Reason)
+		}
 	}
 }
 

@@ -182,12 +182,12 @@ func TestConsoleAPIAgainstItsDocument(t *testing.T) {
 	rita, sam := con.token(t, "rita", identity.ScopeOperate), con.token(t, "sam", identity.ScopeOperate)
 	vic := con.token(t, "vic", identity.ScopeRead)
 
-	// The figures once the monitor has them (the first refresh, and MM2's
-	// heartbeat replicated).
+	// The figures once the monitor has them and the flow is healthy (the
+	// pre-flight step's rules want it).
 	deadline := time.Now().Add(60 * time.Second)
-	for s := con.Mon.Snapshot("primary->dr"); s == nil || s.RPOMs == nil || s.HeartbeatAge == nil; s = con.Mon.Snapshot("primary->dr") {
+	for s := con.Mon.Snapshot("primary->dr"); s == nil || s.Status != model.FlowStatusOK || s.RPOMs == nil || s.RPOAtLeast || s.HeartbeatAge == nil; s = con.Mon.Snapshot("primary->dr") {
 		if time.Now().After(deadline) {
-			t.Fatal("no RPO for primary->dr within 60 s")
+			t.Fatal("primary->dr not healthy (OK, an exact RPO, its heartbeat) within 60 s: the pre-flight step would refuse")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
