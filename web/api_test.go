@@ -164,7 +164,8 @@ func TestAPIScopeCapsTheRole(t *testing.T) {
 // page's: same actions, actor, subject and client.
 func TestAPIRunNeedsASecondPerson(t *testing.T) {
 	t.Parallel()
-	c := startConsole(t)
+	// A console of its own: tests on the shared one fail its flow over.
+	c := ownConsole(t)
 	waitHealthy(t, c)
 	requester := apiToken(t, c, "test-operator", identity.ScopeOperate, time.Now())
 	second := apiToken(t, c, "test-admin", identity.ScopeOperate, time.Now())
