@@ -94,9 +94,9 @@ func TestLayerImports(t *testing.T) {
 		// handlers names the monitor, the catalog and the plan kinds through
 		// its own interfaces (handlers/services*.go); cli hands the concrete
 		// ones in.
-		"handlers":      {"demo", "github.com/twmb/franz-go", "runbook/internal/effect", "k8s.io/client-go", "runbook/failover", "runbook/failback", "monitor", "catalog", "translation"},
-		"handlers/form": {"monitor", "catalog", "translation", "runbook/failover", "runbook/failback"},
-		"web":           {"demo", "github.com/twmb/franz-go", "runbook/internal/effect", "k8s.io/client-go", "monitor", "catalog", "translation", "runbook/failover", "runbook/failback"},
+		"handlers":      {"demo", "github.com/twmb/franz-go", "runbook/internal/effect", "k8s.io/client-go", "runbook/failover", "runbook/failback", "runbook/switchover", "monitor", "catalog", "translation"},
+		"handlers/form": {"monitor", "catalog", "translation", "runbook/failover", "runbook/failback", "runbook/switchover"},
+		"web":           {"demo", "github.com/twmb/franz-go", "runbook/internal/effect", "k8s.io/client-go", "monitor", "catalog", "translation", "runbook/failover", "runbook/failback", "runbook/switchover"},
 	}
 	checked := 0
 	for _, p := range listPackages(t) {

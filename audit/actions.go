@@ -21,6 +21,9 @@ const (
 	FailoverStepDone            Action = "failover.step-done"             // a step finished, with its result
 	FailoverStepFailed          Action = "failover.step-failed"           // a step failed
 	FailoverCompleted           Action = "failover.completed"             // every step of a run done
+	FailoverRollback            Action = "failover.rollback"              // a run's reversible changes about to be undone
+	FailoverRollbackDone        Action = "failover.rollback-done"         // a rollback finished, with what it undid
+	FailoverRollbackFailed      Action = "failover.rollback-failed"       // a rollback failed, with what it undid
 )
 
 // The records of drills and failbacks beyond a run's steps.
@@ -29,6 +32,8 @@ const (
 	DrillCleanupStart   Action = "drill.cleanup-start"      // a drill's cleanup claimed
 	DrillCleanupDone    Action = "drill.cleanup-done"       // a drill's cleanup finished
 	DrillCleanupFailed  Action = "drill.cleanup-failed"     // a drill's cleanup failed
+	DrillEvidence       Action = "drill.evidence-export"    // a drill's evidence pack downloaded
+	DrillEvidenceVerify Action = "drill.evidence-verify"    // an evidence pack checked on the drills page, with what was found
 	FailbackGroupBefore Action = "failback.group-before"    // a group's primary offsets before a failback moves them
 	FailbackLostExport  Action = "failback.lost-export"     // the old primary's lost records exported
 	LossAcknowledge     Action = "loss.acknowledge"         // a data-loss incident acknowledged

@@ -12,7 +12,7 @@ import (
 	"github.com/drconsole/drconsole/storage/storagetest"
 )
 
-func open(t *testing.T) (*storage.Store, string) {
+func open(t testing.TB) (*storage.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "drconsole.db")
 	s, err := storage.Open(path)

@@ -19,12 +19,14 @@ import (
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/safefile"
 	"github.com/drconsole/drconsole/storage"
 )
 
 const auditUsage = `Usage:
   drconsole audit verify (--db FILE | --config FILE) [--anchor FILE]
+  drconsole audit verify (--db FILE | --config FILE) --evidence PACK
   drconsole audit head (--db FILE | --config FILE) [--restore]
   drconsole audit export (--config FILE | --db FILE) [--format jsonl|csv] [--actor A] [--action X]
 
@@ -38,6 +40,11 @@ head --restore marks a deliberate restore of an older copy: anchor lines before 
 to the log (drconsole restore --config writes it to audit_anchor.file itself).
 verify also holds every account (role, creator, creation time, password, provider link,
 disabled) to the state its audit records left, and names each account that differs.
+verify --evidence PACK checks a drill's evidence pack (its .json or its .html download) against
+the log instead: each record's hash recomputed, each record the log's at its seq, none of the
+run's records left out, the head it names in the log with the chain to it intact, its anchor,
+and the request, approvals, steps and figures as the database holds them; it exits 1 naming the
+first mismatch.
 export writes the records, oldest first, to stdout. All three open the database read-only.
 `
 
@@ -55,6 +62,7 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	actor := fs.String("actor", "", "")
 	action := fs.String("action", "", "")
 	anchor := fs.String("anchor", "", "")
+	evidence := fs.String("evidence", "", "")
 	restoreMark := fs.Bool("restore", false, "")
 	if err := fs.Parse(args[1:]); err != nil {
 		return usageError{err}
@@ -69,6 +77,9 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *anchor != "" && args[0] != "verify" {
 		return usageError{fmt.Errorf("audit %s: --anchor goes with verify", args[0])}
+	}
+	if *evidence != "" && (args[0] != "verify" || *anchor != "") {
+		return usageError{fmt.Errorf("audit %s: --evidence goes with verify, without --anchor", args[0])}
 	}
 	if *restoreMark && args[0] != "head" {
 		return usageError{fmt.Errorf("audit %s: --restore goes with head", args[0])}
@@ -101,6 +112,9 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stdout, line)
 		return nil
 	}
+	if *evidence != "" {
+		return verifyEvidence(ctx, store, *evidence, stdout)
+	}
 	v, err := audit.Verify(ctx, store)
 	if err != nil {
 		return err
@@ -122,6 +136,33 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stdout, line)
 	}
 	return v.Err()
+}
+
+// evidenceFileLimit bounds an evidence pack read whole: a drill's records
+// take a few hundred kilobytes.
+const evidenceFileLimit = 256 << 20
+
+// verifyEvidence checks the evidence pack in file against store's log.
+func verifyEvidence(ctx context.Context, store *storage.Store, file string, stdout io.Writer) error {
+	if file == "-" {
+		return usageError{errors.New("audit verify --evidence: name the pack's file (not stdin)")}
+	}
+	b, err := readInput(file, nil, evidenceFileLimit)
+	if err != nil {
+		return err
+	}
+	p, err := audit.ParseEvidence(b)
+	if err != nil {
+		return inputError{fmt.Errorf("audit verify --evidence %s: %w", file, err)}
+	}
+	c, err := audit.VerifyEvidence(ctx, store, p, runbook.RunSubject(p.Run))
+	if err != nil {
+		return err
+	}
+	for _, line := range c.Lines(p) {
+		fmt.Fprintln(stdout, line)
+	}
+	return nil
 }
 
 // refuseSpecialFile refuses a path that exists and is not a regular file:

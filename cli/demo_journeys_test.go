@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/catalog"
 	"github.com/drconsole/drconsole/connect"
 	"github.com/drconsole/drconsole/demo"
@@ -25,6 +27,7 @@ import (
 	"github.com/drconsole/drconsole/runbook/failover"
 	"github.com/drconsole/drconsole/runbook/runbooktest"
 	"github.com/drconsole/drconsole/storage"
+	"github.com/drconsole/drconsole/views"
 )
 
 // sandboxConsole is the sandbox exactly as `drconsole demo` starts it
@@ -36,6 +39,7 @@ type sandboxConsole struct {
 	rb     *runbook.Runbook
 	worker *failover.Worker
 	store  *storage.Store
+	db     string // the store's file
 }
 
 // Each test on a sandbox of its own runs in parallel with the others: they
@@ -60,12 +64,13 @@ func startSandboxConsoleWith(t *testing.T, opts demo.Options) *sandboxConsole {
 	}
 	t.Cleanup(world.Close)
 	cfg := world.Config
-	store, mon := runbooktest.Monitored(ctx, t, cfg, filepath.Join(dir, "drconsole.db"), log)
+	db := filepath.Join(dir, "drconsole.db")
+	store, mon := runbooktest.Monitored(ctx, t, cfg, db, log)
 	rb := failover.Equip(&runbook.Runbook{Store: store, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
 		Connect: connect.New, Flink: flink.NewRESTClient}, failover.Env{Monitor: mon})
 	failover.BookOf(rb).Catalog = &catalog.Catalog{Store: store, Config: cfg, Monitor: mon, Log: log}
 	go failback.BookOf(rb).WatchReverseFlowsEvery(ctx, time.Second)
-	c := &sandboxConsole{world: world, cat: failover.BookOf(rb).Catalog, rb: rb, worker: &failover.Worker{Runbook: rb, Log: log}, store: store}
+	c := &sandboxConsole{world: world, cat: failover.BookOf(rb).Catalog, rb: rb, worker: &failover.Worker{Runbook: rb, Log: log}, store: store, db: db}
 	c.waitFor(t, time.Minute, "the sandbox flow healthy with checkpoints", func() (bool, string) {
 		s := mon.Snapshot("primary->dr")
 		cps, _ := store.Checkpoints(ctx, "primary->dr")
@@ -157,6 +162,49 @@ func TestSandboxDrill(t *testing.T) {
 		t.Fatalf("drill job arguments %q, want %q", args, want)
 	}
 	t.Logf("sandbox drill: achieved RTO %d ms", *d.RTOMs())
+	sandboxDrillEvidence(t, c, id, d)
+}
+
+// sandboxDrillEvidence: the drill's evidence pack carries the figures the
+// drill stored, and `drconsole audit verify --evidence` passes it (as
+// JSON and as HTML) and names what was edited in it.
+func sandboxDrillEvidence(t *testing.T, c *sandboxConsole, id int64, d model.Drill) {
+	t.Helper()
+	p, body, err := audit.New(c.store).Evidence(context.Background(), audit.EvidenceRequest{Run: id, Subject: runbook.RunSubject(id),
+		Actor: "carol", Format: "json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *p.Drill.AchievedRTOMs != *d.RTOMs() || !reflect.DeepEqual(p.Drill.RPOMs, d.RPOMs) || p.Drill.RPOIsLowerBound != d.RPOAtLeast ||
+		*p.Drill.ToRunningMs != *d.ToRunningMs() || p.Drill.Status != "succeeded" {
+		t.Fatalf("the pack's figures %+v, the drill's %+v", p.Drill, d)
+	}
+	if p.RequestedBy != runbooktest.Alice.Name || len(p.Approvals) != 1 || p.Approvals[0].Approver != runbooktest.Bob.Name || len(p.Steps) != 3 {
+		t.Fatalf("request by %s, approvals %+v, %d steps", p.RequestedBy, p.Approvals, len(p.Steps))
+	}
+	dir := t.TempDir()
+	file := writeFile(t, dir, "pack.json", string(body))
+	if r := runCLI(t, "", "audit", "verify", "--db", c.db, "--evidence", file); r.code != 0 || !strings.Contains(r.stdout, "match the log") {
+		t.Fatalf("verify --evidence of a fresh pack: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	var page strings.Builder
+	if err := views.Evidence(views.EvidencePage{Pack: p, JSON: string(body), Script: audit.EvidenceScript}).Render(context.Background(), &page); err != nil {
+		t.Fatal(err)
+	}
+	html := writeFile(t, dir, "pack.html", page.String())
+	if r := runCLI(t, "", "audit", "verify", "--db", c.db, "--evidence", html); r.code != 0 {
+		t.Fatalf("verify --evidence of the HTML pack: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	p.Drill.AchievedRTOMs = new(int64) // a drill made to look instant
+	edited, _ := audit.EvidenceJSON(p)
+	r := runCLI(t, "", "audit", "verify", "--db", c.db, "--evidence", writeFile(t, dir, "edited.json", string(edited)))
+	if r.code != 1 || !strings.Contains(r.stderr, "drill figures: the pack says") {
+		t.Fatalf("verify --evidence of an edited pack: %d %q", r.code, r.stderr)
+	}
+	r = runCLI(t, "", "audit", "verify", "--db", c.db, "--evidence", writeFile(t, dir, "other.html", "<html><body>a report</body></html>"))
+	if r.code != 2 || !strings.Contains(r.stderr, "not a drconsole drill evidence pack") {
+		t.Fatalf("verify --evidence of another file: %d %q", r.code, r.stderr)
+	}
 }
 
 // An MM2 failover and failback in the sandbox as `drconsole demo`

@@ -70,6 +70,7 @@ func TestCommandsRefuseFIFOs(t *testing.T) {
 	refused(t, "translate --syncs", cliWithin(t, "translate", "--offsets", offsets, "--syncs", fifo))
 	refused(t, "savepoint rewrite --offsets", cliWithin(t, "savepoint", "rewrite", spEvents, "--offsets", fifo, "--out", filepath.Join(dir, "out")))
 	refused(t, "audit verify --anchor", cliWithin(t, "audit", "verify", "--db", db, "--anchor", fifo))
+	refused(t, "audit verify --evidence", cliWithin(t, "audit", "verify", "--db", db, "--evidence", fifo))
 
 	// The audit anchor the console appends to: a FIFO without a reader.
 	done := make(chan error, 1)
@@ -93,6 +94,8 @@ func TestCommandsRefuseDevZero(t *testing.T) {
 	refused(t, "serve --config", cliWithin(t, "serve", "--config", zero))
 	refused(t, "translate --offsets", cliWithin(t, "translate", "--offsets", zero, "--syncs", syncs))
 	refused(t, "savepoint rewrite --offsets", cliWithin(t, "savepoint", "rewrite", spEvents, "--offsets", zero, "--out", filepath.Join(dir, "out")))
+	_, db := cliConfigWithFourUsers(t)
+	refused(t, "audit verify --evidence", cliWithin(t, "audit", "verify", "--db", db, "--evidence", zero))
 }
 
 // restore: a FIFO as the copy or its manifest, a manifest linked to

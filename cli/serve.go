@@ -27,6 +27,7 @@ import (
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
+	_ "github.com/drconsole/drconsole/runbook/switchover" // registers the planned switchover's plan kind
 	"github.com/drconsole/drconsole/storage"
 	"github.com/drconsole/drconsole/web"
 )
@@ -300,6 +301,14 @@ func demoConfig(w *sandboxWorld, addr, dir string) *config.Config {
 			Topics:              config.Topics{Include: demo.Topics},
 			// The stand-in's forward source is the sandbox's mirror.
 			ConnectURL: w.Connect.URL, Connectors: slices.Clone(demo.ForwardConnectors),
+			// The sandbox's consumer groups, as an operator would name
+			// those that matter: billing pages when a failover would
+			// reprocess more than its objective.
+			Groups: []config.Group{{Name: "billing", Critical: true, ReprocessObjective: 1000}, {Name: demo.FlinkJobGroup}},
+			// The sandbox's primary enforces ACLs: the fence denies its
+			// writers (all one principal) Write on the mirrored topics.
+			Switchover: &config.Switchover{Fence: config.FenceACL, Principals: []string{demo.WriterPrincipal},
+				QuietPeriod: config.Duration(5 * time.Second)},
 		}, {
 			Name: "primary->dr-link", Kind: config.FlowClusterLink, Source: demo.SourceAlias, Target: demo.TargetAlias,
 			Topics: config.Topics{Include: []string{demo.LinkTopic}},

@@ -251,6 +251,13 @@ type Flow struct {
 	Connectors []string `yaml:"connectors"`
 	// Objectives are what the flow is held to in the RPO report.
 	Objectives Objectives `yaml:"objectives"`
+	// Groups are consumer groups whose failover quality the console
+	// reports (besides those MM2 checkpoints), some critical, with an
+	// objective on the records they may reprocess (groups.go).
+	Groups []Group `yaml:"groups"`
+	// Switchover configures the flow's planned switchover (fence, verify,
+	// catch up, then the failover's steps); nil: no switchover plan.
+	Switchover *Switchover `yaml:"switchover"`
 	// ReverseOf is set only on a failback's reverse flow DR -> primary,
 	// which the console derives while its connectors run, never from
 	// YAML: the name of the forward flow it reverses. The reverse flow's
@@ -512,6 +519,9 @@ func (c *Config) applyDefaults() {
 		if f.ConnectURL != "" && len(f.Connectors) == 0 {
 			f.Connectors = []string{"MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector"}
 		}
+		if f.Switchover != nil {
+			f.Switchover.applyDefaults()
+		}
 	}
 }
 
@@ -659,6 +669,10 @@ func (c *Config) validate(file string) Problems {
 		}
 		if f.Objectives.RTO < 0 {
 			bad(key+".objectives.rto", "%s is negative", f.Objectives.RTO.D())
+		}
+		f.validateGroups(key, bad)
+		if f.Switchover != nil {
+			f.Switchover.validate(key+".switchover", f, bad)
 		}
 		f.Topics.include = compileAll(f.Topics.Include, key+".topics.include", bad)
 		f.Topics.exclude = compileAll(f.Topics.Exclude, key+".topics.exclude", bad)

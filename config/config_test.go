@@ -38,6 +38,9 @@ func TestExampleFileLoads(t *testing.T) {
 	if !f.Topics.Matches("events") || !f.Topics.Matches("orders.eu") || f.Topics.Matches("audit") {
 		t.Fatal("topic filter does not match like MM2's full-match regexes")
 	}
+	if g := f.GroupNamed("billing-service"); g == nil || !g.Critical || g.ReprocessObjective != 1000 {
+		t.Fatalf("the example's critical group = %+v", g)
+	}
 	if c.Clusters["primary"].SASL.Password != "x" {
 		t.Fatal("password_file not read")
 	}
@@ -438,5 +441,63 @@ flows:
 	_, err = Parse("bad.yaml", strings.NewReader(head+"      primary: {rest_url: https://p/kafka}\n"))
 	if err == nil || !strings.Contains(err.Error(), `cluster_link.primary.cluster_id: required: the primary cluster's id`) {
 		t.Errorf("no cluster id: %v", err)
+	}
+}
+
+// A flow's groups: list is read and each mistake in it is one problem.
+func TestFlowGroups(t *testing.T) {
+	c, err := Parse("g.yaml", strings.NewReader(`
+clusters:
+  a: {bootstrap: ["127.0.0.1:9092"]}
+  b: {bootstrap: ["127.0.0.1:9093"]}
+flows:
+  - source: a
+    target: b
+    groups:
+      - {name: billing, critical: true, reprocess_objective: 500}
+      - {name: analytics}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := c.Flows[0]
+	if g := f.GroupNamed("billing"); g == nil || !g.Critical || g.ReprocessObjective != 500 {
+		t.Fatalf("billing = %+v", g)
+	}
+	if g := f.GroupNamed("analytics"); g == nil || g.Critical || g.ReprocessObjective != 0 || f.GroupNamed("other") != nil {
+		t.Fatalf("analytics = %+v", g)
+	}
+	_, err = Parse("bad.yaml", strings.NewReader(`
+clusters:
+  a: {bootstrap: ["127.0.0.1:9092"]}
+  b: {bootstrap: ["127.0.0.1:9093"]}
+flows:
+  - name: x
+    source: a
+    target: b
+    groups:
+      - {name: billing, critical: true}
+      - {name: billing}
+      - {critical: false}
+      - {name: " padded", reprocess_objective: -3}
+`))
+	var ps Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("err = %v, want Problems", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		`flows[0] (x).groups[0] (billing).reprocess_objective: required for a critical group`,
+		`flows[0] (x).groups[1] (billing).name: duplicate group "billing" in this flow`,
+		`flows[0] (x).groups[2].name: required`,
+		`flows[0] (x).groups[3] ( padded).name: " padded" has leading or trailing spaces`,
+		`flows[0] (x).groups[3] ( padded).reprocess_objective: -3 is negative`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("missing problem %q in:\n%s", want, msg)
+		}
+	}
+	if len(ps) != 5 {
+		t.Errorf("got %d problems, want 5:\n%s", len(ps), msg)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Partition counts of the data topics on the primary.
@@ -29,7 +30,8 @@ func (s *Sandbox) startClusters() error {
 		"log.cleaner.backoff.ms": strconv.FormatInt(compactInterval.Milliseconds(), 10),
 	})
 	var err error
-	s.primary, err = kfake.NewCluster(kfake.NumBrokers(brokersPerCluster), kfake.ClusterID(SourceAlias), cleaner)
+	s.primary, err = kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(brokersPerCluster), kfake.ClusterID(SourceAlias), cleaner},
+		primaryACLs()...)...)
 	if err != nil {
 		return fmt.Errorf("demo: start primary cluster: %w", err)
 	}
@@ -39,6 +41,30 @@ func (s *Sandbox) startClusters() error {
 		return fmt.Errorf("demo: start dr cluster: %w", err)
 	}
 	return nil
+}
+
+// WriterPrincipal is who every sandbox client is to the primary: its
+// clients do not authenticate, so Kafka names them User:ANONYMOUS. A
+// switchover's fence denies it Write on the mirrored topics.
+const WriterPrincipal = "User:ANONYMOUS"
+
+// primaryACLs make the primary enforce ACLs as a real secured cluster
+// does, so a switchover's fence (DENY WRITE for WriterPrincipal) is
+// enforced by the broker: the sandbox's clients are allowed everything
+// until then. They all share the one principal, so the fence stops every
+// sandbox writer to those topics (the traffic, and a failback's reverse
+// copy until the fence is rolled back); MirrorMaker's own topics and
+// the consumers' offset commits are not fenced.
+func primaryACLs() []kfake.Opt {
+	var acls []kfake.ACL
+	for _, r := range []kmsg.ACLResourceType{kmsg.ACLResourceTypeTopic, kmsg.ACLResourceTypeGroup, kmsg.ACLResourceTypeTransactionalId} {
+		acls = append(acls, kfake.ACL{Resource: r, Name: "*", Pattern: kmsg.ACLResourcePatternTypeLiteral, Operation: kmsg.ACLOperationAll, Allow: true})
+	}
+	acls = append(acls, kfake.ACL{Resource: kmsg.ACLResourceTypeCluster, Name: "kafka-cluster", Pattern: kmsg.ACLResourcePatternTypeLiteral,
+		Operation: kmsg.ACLOperationAll, Allow: true})
+	// kfake seeds a user's ACLs under User:<name>; without EnableSASL
+	// nobody signs in as it, and every connection is ANONYMOUS.
+	return []kfake.Opt{kfake.EnableACLs(), kfake.User("PLAIN", "ANONYMOUS", "unused", acls...)}
 }
 
 func (s *Sandbox) closeClusters() {

@@ -68,6 +68,10 @@ type FlowSnapshot struct {
 	// Link is the last good view of a Cluster Linking flow's link and
 	// mirrors; nil for MM2 flows.
 	Link *LinkStatus
+	// Groups are the failover quality of the flow's consumer groups
+	// (configured or checkpointed, up to a cap), computed by this
+	// refresh; nil for Cluster Linking flows, which translate nothing.
+	Groups *model.FlowGroups
 
 	// LossSuspected counts partitions whose source log start passed the
 	// replicated position while MM2 may still copy the records (monitor/loss.go).

@@ -64,25 +64,31 @@ func (h *Handlers) drillRows(r *http.Request) (string, []views.DrillRow, error) 
 }
 
 // Drills is GET /drills (?flow=NAME): the drill history.
-func (h *Handlers) Drills(w http.ResponseWriter, r *http.Request) { h.renderDrills(w, r, false) }
+func (h *Handlers) Drills(w http.ResponseWriter, r *http.Request) {
+	h.renderDrills(w, r, http.StatusOK, false, nil)
+}
 
 // DrillReport is GET /drills/report (?flow=NAME): the history to print.
-func (h *Handlers) DrillReport(w http.ResponseWriter, r *http.Request) { h.renderDrills(w, r, true) }
+func (h *Handlers) DrillReport(w http.ResponseWriter, r *http.Request) {
+	h.renderDrills(w, r, http.StatusOK, true, nil)
+}
 
-func (h *Handlers) renderDrills(w http.ResponseWriter, r *http.Request, report bool) {
+// renderDrills renders the history (or its report), with what a check of
+// an evidence pack found when there was one.
+func (h *Handlers) renderDrills(w http.ResponseWriter, r *http.Request, status int, report bool, checked *views.EvidenceVerified) {
 	flow, rows, err := h.drillRows(r)
 	if rows == nil && err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	p := views.DrillsPage{Chrome: h.chrome("DR drills"), Now: h.now(), Flow: flow, Rows: rows, Report: report}
+	p := views.DrillsPage{Chrome: h.chrome("DR drills"), Now: h.now(), Flow: flow, Rows: rows, Report: report, Verified: checked}
 	if err != nil {
 		p.Error = err.Error()
 	}
 	for _, f := range h.Runbook.Config.Flows {
 		p.Flows = append(p.Flows, f.Name)
 	}
-	h.render(w, r, http.StatusOK, views.Drills(p))
+	h.render(w, r, status, views.Drills(p))
 }
 
 // drillRecord is one drill as exported: unknown figures are null, never 0.

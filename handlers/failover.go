@@ -53,6 +53,9 @@ func (h *Handlers) renderFailoverList(w http.ResponseWriter, r *http.Request, st
 		for _, a := range h.activeSides(r) {
 			if a.Side == model.SideDR {
 				p.FailbackFlows = append(p.FailbackFlows, a.Flow)
+			} else if f := h.Runbook.Config.Flow(a.Flow); f != nil && f.Switchover != nil {
+				// A switchover moves a flow whose primary is active.
+				p.SwitchoverFlows = append(p.SwitchoverFlows, a.Flow)
 			}
 		}
 	}

@@ -118,9 +118,9 @@ var (
 )
 
 // mirrorFamilies are the kafka_mirror_* families, built once per refresh.
-var mirrorFamilies = []*family{famLagMessages, famLagMs, famTopicLagMessages, famTopicLagMs, famTopicUnknown, famRPOMs, famRPOMessages,
+var mirrorFamilies = append([]*family{famLagMessages, famLagMs, famTopicLagMessages, famTopicLagMs, famTopicUnknown, famRPOMs, famRPOMessages,
 	famHeartbeatAge, famStatus, famUp, famDataLost, famLossSuspected, famLostRecords, famLossIncidents, famUnknown, famUnknownAge,
-	famRPOThreshold, famRefreshed, famRefreshLate, famRefreshRead, famLowerBound, famFailedOver, famFailedOverSince}
+	famRPOThreshold, famRefreshed, famRefreshLate, famRefreshRead, famLowerBound, famFailedOver, famFailedOverSince}, groupFamilies...)
 
 // mirrorStatuses are the values of kafka_mirror_status.
 var mirrorStatuses = []model.FlowStatus{model.FlowStatusOK, model.FlowStatusWarning, model.FlowStatusCritical, model.FlowStatusBroken, model.FlowStatusUnknown,
@@ -221,6 +221,7 @@ func (c MetricsCollector) eachMirror(snaps []*flowstate.FlowSnapshot, emit func(
 			emit(famRefreshLate, b2f(s.Late != nil), flow)
 			emit(famRefreshRead, s.ReadTook.Seconds(), flow)
 		}
+		groupSeries(s, emit)
 	}
 }
 

@@ -21,7 +21,8 @@ import (
 // MetricsExposition serves /metrics: the kafka_mirror_* families are
 // text-encoded (and deflated) once per set of monitor snapshots, so a
 // scrape copies bytes instead of re-collecting, sorting and encoding every
-// series; Live (Go, process, drconsole_*) is gathered on every scrape.
+// series; Live (Go, process, drconsole_*) is gathered at most once a
+// second (liveMaxAge), and scrapes within it share the response's bytes.
 // The cached bytes are built from exactly the snapshots the monitor
 // publishes when the scrape arrives, never older.
 type MetricsExposition struct {
@@ -33,6 +34,9 @@ type MetricsExposition struct {
 	cur      *exposition // newest built
 	building *exposition // in flight; waiters block on its done
 	seq      uint64
+
+	liveMu sync.Mutex
+	live   *live // the newest gathering of Live (metrics_serve.go)
 }
 
 // exposition is the encoded kafka_mirror_* text of one set of snapshots.

@@ -75,6 +75,7 @@ func syntheticSnapshots(n int) []*flowstate.FlowSnapshot {
 		}
 	}
 	s.RPOMs, s.MaxLagMessages = &rpo, &maxMsgs
+	s.Groups = groupSnapshot().Groups // the pre-encoded group series too
 	link := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "link", Kind: "cluster-link"}, At: at, Status: model.FlowStatusUnknown,
 		Target:     model.Reachability{Checked: true, OK: true},
 		Partitions: []model.PartitionLag{{Topic: `we"ird\topic`, Partition: 0, LagMessages: i64(0), LagMs: i64(0)}, {Topic: "gone", Partition: 0}}}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 )
@@ -30,28 +31,63 @@ func (m *MetricsExposition) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	var live bytes.Buffer
+	body := m.liveBody(e, time.Now())
+	h.Set("Content-Type", textContentType)
+	if !AcceptsGzip(r.Header.Get("Accept-Encoding")) {
+		h.Set("Content-Length", strconv.Itoa(len(e.plain)+len(body.text)))
+		w.Write(e.plain)
+		w.Write(body.text)
+		return
+	}
+	gz := body.gzip(e)
+	h.Set("Content-Encoding", "gzip")
+	h.Set("Content-Length", strconv.Itoa(len(gz)))
+	w.Write(gz)
+}
+
+// liveMaxAge bounds how old the live series of a scrape may be. Scrapes
+// within it share one gathering and one compressed body: 32 concurrent
+// scrapers each gzipping their own copy held 32 compressors (about 1 MB
+// each) at once, the console's memory peak at 100k partitions.
+const liveMaxAge = time.Second
+
+// live is one gathering of the live series and, made on the first ask,
+// the whole response gzipped with it.
+type live struct {
+	e    *exposition // the cached families it was appended to
+	at   time.Time
+	text []byte
+	once sync.Once
+	gz   []byte
+}
+
+// liveBody returns the live series gathered at most liveMaxAge before now,
+// for the exposition e; concurrent scrapes wait for one gathering.
+func (m *MetricsExposition) liveBody(e *exposition, now time.Time) *live {
+	m.liveMu.Lock()
+	defer m.liveMu.Unlock()
+	if l := m.live; l != nil && l.e == e && now.Sub(l.at) < liveMaxAge && !now.Before(l.at) {
+		return l
+	}
+	var text bytes.Buffer
 	mfs, err := m.Live.Gather()
 	if err != nil && m.Log != nil {
 		m.Log.Warn("gathering process metrics", "err", err)
 	}
-	enc := expfmt.NewEncoder(&live, expfmt.FmtText)
+	enc := expfmt.NewEncoder(&text, expfmt.FmtText)
 	for _, mf := range mfs {
 		if err := enc.Encode(mf); err != nil && m.Log != nil {
 			m.Log.Warn("encoding process metrics", "err", err)
 		}
 	}
-	h.Set("Content-Type", textContentType)
-	if !AcceptsGzip(r.Header.Get("Accept-Encoding")) {
-		h.Set("Content-Length", strconv.Itoa(len(e.plain)+live.Len()))
-		w.Write(e.plain)
-		w.Write(live.Bytes())
-		return
-	}
-	body := e.gzipWith(live.Bytes())
-	h.Set("Content-Encoding", "gzip")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.Write(body)
+	m.live = &live{e: e, at: now, text: text.Bytes()}
+	return m.live
+}
+
+// gzip is e's cached families and the live series as one gzip member.
+func (l *live) gzip(e *exposition) []byte {
+	l.once.Do(func() { l.gz = e.gzipWith(l.text) })
+	return l.gz
 }
 
 var flatePool = sync.Pool{New: func() any { zw, _ := flate.NewWriter(nil, flate.BestSpeed); return zw }}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"weak"
@@ -252,4 +253,55 @@ func TestMetricsCacheKeepsNoSnapshot(t *testing.T) {
 		t.Error("the metrics cache keeps a replaced snapshot alive")
 	}
 	runtime.KeepAlive(x) // the cache, with whatever it holds
+}
+
+// countingGatherer counts its gatherings.
+type countingGatherer struct {
+	prometheus.Gatherer
+	n atomic.Int32
+}
+
+func (g *countingGatherer) Gather() ([]*dto.MetricFamily, error) {
+	g.n.Add(1)
+	return g.Gatherer.Gather()
+}
+
+// Scrapes within a second share one gathering of the live series and one
+// gzipped body, so concurrent scrapers hold one compressor, not one each;
+// a scrape a second later, or of a new generation, gathers again.
+func TestMetricsScrapesShareTheLiveSeries(t *testing.T) {
+	src := newFakeSource(syntheticSnapshots(300))
+	live := &countingGatherer{Gatherer: liveRegistry()}
+	x := &MetricsExposition{Collector: MetricsCollector{Monitor: src}, Live: live}
+	var wg sync.WaitGroup
+	bodies := make([][]byte, 16)
+	for i := range bodies {
+		wg.Go(func() { bodies[i] = scrape(x, "Accept-Encoding", "gzip").Body.Bytes() })
+	}
+	wg.Wait()
+	if n := live.n.Load(); n != 1 {
+		t.Errorf("%d gatherings for 16 scrapes at once", n)
+	}
+	for i, b := range bodies {
+		if !bytes.Equal(b, bodies[0]) {
+			t.Errorf("scrape %d differs from the first", i)
+		}
+	}
+	e := x.get(httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	first := x.liveBody(e, time.Now())
+	if again := x.liveBody(e, first.at.Add(liveMaxAge-time.Millisecond)); again != first {
+		t.Error("a scrape within liveMaxAge gathered again")
+	}
+	if later := x.liveBody(e, first.at.Add(liveMaxAge)); later == first {
+		t.Error("a scrape liveMaxAge later reused the old live series")
+	}
+	if earlier := x.liveBody(e, first.at.Add(-time.Second)); earlier == first {
+		t.Error("a clock gone backwards reused the live series")
+	}
+	next := syntheticSnapshots(300)
+	src.snaps.Store(&next)
+	e2 := x.get(httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if l := x.liveBody(e2, time.Now()); l.e != e2 {
+		t.Error("a new generation's scrape got the live series appended to the old one")
+	}
 }

@@ -20,7 +20,9 @@ func activeSideView(a model.ActiveSide) views.ActiveSide {
 func (h *Handlers) runView(r *runbook.Run) *views.Run {
 	v := &views.Run{Run: r.Run, ValidApprovers: r.ValidApprovers, Approved: r.Approved, Discounted: r.Discounted,
 		NextStep: r.NextStep, LostAtCut: h.Failovers.LostAtCut(r), ReverseActive: h.Failovers.ReverseActive(r),
-		Plan: views.RunPlan{Drill: r.Plan.Kind == runbook.PlanDrill, Failback: r.Plan.Kind == runbook.PlanFailback, FailbackOf: r.Plan.FailbackOf}}
+		Plan: views.RunPlan{Drill: r.Plan.Kind == runbook.PlanDrill, Failback: r.Plan.Kind == runbook.PlanFailback, FailbackOf: r.Plan.FailbackOf,
+			Switchover: r.Plan.Kind == runbook.PlanSwitchover}}
+	v.Rollback, _ = h.Runbook.Rollbackable(r)
 	for i := range r.Plan.Steps {
 		v.Plan.RestsOn = append(v.Plan.RestsOn, r.Plan.RestsOnInputs(i))
 	}
@@ -30,6 +32,9 @@ func (h *Handlers) runView(r *runbook.Run) *views.Run {
 				v.Results = map[int][]views.Figure{}
 			}
 			v.Results[i] = resultFigures(st.Result)
+			if v.Plan.Switchover && i == len(r.Steps)-1 && len(v.Results[i]) > 0 && v.Results[i][0].Label == "verdict" {
+				v.Verdict = v.Results[i][0].Value
+			}
 		}
 	}
 	return v

@@ -56,5 +56,5 @@ func snapshotView(s *flowstate.FlowSnapshot) *views.FlowSnapshot {
 		Source: reachabilityView(s.Source), Target: reachabilityView(s.Target), FiguresAt: s.FiguresAt, Bound: s.Bound,
 		Late: s.Late, PerPartitionOff: s.PerPartitionOff, Ingest: s.Ingest, Link: linkStatusView(s.Link),
 		LossSuspected: s.LossSuspected, LossIncidentsTotal: s.LossIncidentsTotal, LostOffsetsTotal: s.LostOffsetsTotal,
-		FailedOver: s.FailedOver}
+		FailedOver: s.FailedOver, Groups: s.Groups}
 }

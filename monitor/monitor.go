@@ -60,6 +60,9 @@ type Monitor struct {
 	// nil before Run.
 	bg   context.Context
 	bgWG *sync.WaitGroup
+	// GroupCap is the most consumer groups whose failover quality a
+	// refresh computes per flow; 0: GroupsPerFlow. Set before Run.
+	GroupCap int
 }
 
 type flowMonitor struct {
@@ -322,6 +325,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	}
 	sctx, scancel := context.WithTimeout(ctx, SampleWriteTimeout) // storage, not Kafka
 	m.judgeLoss(sctx, fm, s, upToDate && fm.link == nil, now)
+	s.Groups = m.groupQuality(sctx, fm, s)
 	scancel()
 	aggregate(s)
 	fm.judgeStatus(s, upToDate, hb, broken, m.cfg.Thresholds, now)

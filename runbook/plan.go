@@ -57,6 +57,10 @@ type Step struct {
 	// reverse-to-primary (Cluster Linking failback): reverse-and-pause-mirror
 	// instead of reverse-and-start-mirror, DR's mirrors left paused.
 	PauseMirrors bool `json:"pause_mirrors,omitempty"`
+	// Fence is a switchover's fence (fence step): how the primary's
+	// writers are stopped, copied from the flow's configuration when the
+	// plan is made, so the approval covers whom it fences and how.
+	Fence *Fence `json:"fence,omitempty"`
 	// DrillArgs are appended to Args in a drill (config drill.job_args,
 	// copied into the plan when it is created, so approvals cover them);
 	// {run} and {group} are replaced when the job is submitted.
@@ -77,7 +81,24 @@ const (
 	// PlanFailback is a failback (failback.go) of the completed failover
 	// run FailbackOf.
 	PlanFailback PlanKind = "failback"
+	// PlanSwitchover is a planned switchover (runbook/switchover): the
+	// primary's writers fenced and the fence verified, DR caught up to
+	// the fenced ends, then a failover's steps.
+	PlanSwitchover PlanKind = "switchover"
 )
+
+// Fence is how a switchover stops the primary's writers (config's
+// switchover, as the plan was approved).
+type Fence struct {
+	Method     string   `json:"method"` // config.FenceACL, FenceCommand or FenceManual
+	Principals []string `json:"principals,omitempty"`
+	Command    []string `json:"command,omitempty"`
+	// CommandTimeoutMs, QuietPeriodMs and CatchUpTimeoutMs bound the
+	// command, the fence's verification and the wait for DR.
+	CommandTimeoutMs int64 `json:"command_timeout_ms,omitempty"`
+	QuietPeriodMs    int64 `json:"quiet_period_ms"`
+	CatchUpTimeoutMs int64 `json:"catch_up_timeout_ms"`
+}
 
 func (k PlanKind) String() string {
 	if k == PlanFailover {
@@ -99,19 +120,28 @@ type Plan struct {
 
 // planWire is a plan's stored form. Approvals are bound to the hash of
 // these exact bytes and runs stored by earlier versions must resume, so
-// the kind is still written as the two flags it once was.
+// the kind is still written as the two flags it once was; a kind newer
+// than those is written by name (Kind). A binary that predates the field
+// ignores it and reads a failover whose step kinds (fence, ...) it does
+// not know: it refuses to run them, and the bytes it would write again
+// hash differently from the ones approved.
 type planWire struct {
-	Flow       string `json:"flow"`
-	Steps      []Step `json:"steps"`
-	Drill      bool   `json:"drill,omitempty"`
-	Failback   bool   `json:"failback,omitempty"`
-	FailbackOf int64  `json:"failback_of,omitempty"`
+	Flow       string   `json:"flow"`
+	Steps      []Step   `json:"steps"`
+	Drill      bool     `json:"drill,omitempty"`
+	Failback   bool     `json:"failback,omitempty"`
+	FailbackOf int64    `json:"failback_of,omitempty"`
+	Kind       PlanKind `json:"kind,omitempty"`
 }
 
 // MarshalJSON writes the stored form.
 func (p Plan) MarshalJSON() ([]byte, error) {
-	return json.Marshal(planWire{Flow: p.Flow, Steps: p.Steps, Drill: p.Kind == PlanDrill,
-		Failback: p.Kind == PlanFailback, FailbackOf: p.FailbackOf})
+	w := planWire{Flow: p.Flow, Steps: p.Steps, Drill: p.Kind == PlanDrill,
+		Failback: p.Kind == PlanFailback, FailbackOf: p.FailbackOf}
+	if p.Kind != PlanFailover && p.Kind != PlanDrill && p.Kind != PlanFailback {
+		w.Kind = p.Kind
+	}
+	return json.Marshal(w)
 }
 
 // UnmarshalJSON reads the stored form; both flags at once was never a
@@ -125,6 +155,12 @@ func (p *Plan) UnmarshalJSON(b []byte) error {
 	switch {
 	case w.Drill && w.Failback:
 		return errors.New("failback: a plan is a drill or a failback, not both")
+	case w.Kind != "" && (w.Drill || w.Failback):
+		return fmt.Errorf("a plan is a %s, a drill or a failback, not more than one", w.Kind)
+	case w.Kind == PlanDrill || w.Kind == PlanFailback:
+		return fmt.Errorf("plan kind %q is written by its flag", w.Kind)
+	case w.Kind != "":
+		p.Kind = w.Kind
 	case w.Drill:
 		p.Kind = PlanDrill
 	case w.Failback:

@@ -242,10 +242,20 @@ func (s *Store) Checkpoints(ctx context.Context, flow string) ([]model.Checkpoin
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT group_id, topic, partition, upstream, downstream, metadata, log_offset, record_ms
-		FROM checkpoints WHERE flow_id=? ORDER BY group_id, topic, partition`, id)
+	out, err := s.queryCheckpoints(ctx, `WHERE flow_id=? ORDER BY group_id, topic, partition`, id)
 	if err != nil {
 		return nil, fmt.Errorf("storage: reading checkpoints: %w", err)
+	}
+	return out, nil
+}
+
+// queryCheckpoints reads the checkpoints rows where says (a WHERE and
+// ORDER BY clause over args).
+func (s *Store) queryCheckpoints(ctx context.Context, where string, args ...any) ([]model.Checkpoint, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT group_id, topic, partition, upstream, downstream, metadata, log_offset, record_ms
+		FROM checkpoints `+where, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []model.Checkpoint
@@ -257,6 +267,20 @@ func (s *Store) Checkpoints(ctx context.Context, flow string) ([]model.Checkpoin
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// GroupCheckpoints returns MM2's latest checkpoints of one consumer group
+// of flow, by DR topic and partition: a read of that group's rows only.
+func (s *Store) GroupCheckpoints(ctx context.Context, flow, group string) ([]model.Checkpoint, error) {
+	id, err := s.flowID(ctx, flow)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.queryCheckpoints(ctx, `WHERE flow_id=? AND group_id=? ORDER BY topic, partition`, id, group)
+	if err != nil {
+		return nil, fmt.Errorf("storage: reading checkpoints of group %s: %w", group, err)
+	}
+	return out, nil
 }
 
 // CheckpointGroups returns, per consumer group of flow that MM2

@@ -618,7 +618,13 @@ func randomClusterID() string {
 }
 
 // SASLPlain is a SASL/PLAIN user.
-type SASLPlain struct{ User, Password string }
+type SASLPlain struct {
+	User, Password string
+	// Users are further PLAIN principals (name → password); Authorizer runs StandardAuthorizer
+	// with User a super user (StartKafkaAuthz).
+	Users      map[string]string
+	Authorizer bool
+}
 
 // StartKafka formats and starts a single-node KRaft broker+controller with a static quorum on
 // 127.0.0.1 and waits until a franz-go client gets metadata listing the broker.
@@ -639,6 +645,30 @@ func StartKafkaDist(t testing.TB, name string, d KafkaDist) *Kafka {
 func StartKafkaSASL(t testing.TB, name, user, password string) *Kafka {
 	t.Helper()
 	return startKafka(t, name, &SASLPlain{User: user, Password: password}, KafkaDefault)
+}
+
+// StartKafkaAuthz is StartKafkaSASL with KRaft's StandardAuthorizer: user is a super user (the
+// console's, MM2's), users are further PLAIN principals (name → password: User:<name>), and a
+// resource without ACLs is open to every principal (allow.everyone.if.no.acl.found), so an ACL
+// a test adds (a switchover's DENY WRITE fence) is what refuses.
+func StartKafkaAuthz(t testing.TB, name, user, password string, users map[string]string) *Kafka {
+	t.Helper()
+	return startKafka(t, name, &SASLPlain{User: user, Password: password, Users: users, Authorizer: true}, KafkaDefault)
+}
+
+// ClientAs is Client signed in as one of the broker's further users (StartKafkaAuthz).
+func (k *Kafka) ClientAs(t testing.TB, user string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	pass, ok := k.SASL.Users[user]
+	if !ok {
+		t.Fatalf("testenv: kafka %s has no user %q", k.Name, user)
+	}
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism()), kgo.SeedBrokers(k.Bootstrap)}, opts...)...)
+	if err != nil {
+		t.Fatalf("testenv: kafka %s: client as %s: %v", k.Name, user, err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
 }
 
 func startKafka(t testing.TB, name string, sasl *SASLPlain, d KafkaDist) *Kafka {
@@ -696,8 +726,17 @@ background.threads=2
 	if sasl != nil {
 		props += fmt.Sprintf(`sasl.enabled.mechanisms=PLAIN
 sasl.mechanism.inter.broker.protocol=PLAIN
-listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="%[1]s" password="%[2]s" user_%[1]s="%[2]s";
-`, sasl.User, sasl.Password)
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="%[1]s" password="%[2]s" user_%[1]s="%[2]s"%[3]s;
+`, sasl.User, sasl.Password, extraUsers(sasl.Users))
+		if sasl.Authorizer {
+			// The controller listener is PLAINTEXT: the broker reaches its controller as
+			// User:ANONYMOUS there, which must be a super user; the SASL listener has no
+			// anonymous clients.
+			props += fmt.Sprintf(`authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:%s;User:ANONYMOUS
+allow.everyone.if.no.acl.found=true
+`, sasl.User)
+		}
 	}
 	cfg := filepath.Join(dir, "server.properties")
 	if err := os.WriteFile(cfg, []byte(props), 0o644); err != nil {
@@ -721,6 +760,15 @@ listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.secu
 	t.Logf("testenv: kafka %s %q ready at %s in %s (storage format %s), log %s",
 		d.Version, name, k.Bootstrap, k.Proc.Startup.Round(time.Millisecond), formatTook.Round(time.Millisecond), k.Proc.LogFile)
 	return k
+}
+
+// extraUsers are the JAAS user_<name>="<password>" entries of users, sorted.
+func extraUsers(users map[string]string) string {
+	var out string
+	for _, u := range slices.Sorted(maps.Keys(users)) {
+		out += fmt.Sprintf(` user_%s="%s"`, u, users[u])
+	}
+	return out
 }
 
 func (k *Kafka) waitReady() {

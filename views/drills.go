@@ -76,6 +76,19 @@ type DrillsPage struct {
 	Rows   []DrillRow
 	Report bool
 	Error  string
+	// Verified is what a check of an uploaded evidence pack found (POST
+	// /drills/evidence/verify); nil when none was asked.
+	Verified *EvidenceVerified
+}
+
+// EvidenceVerified is what a check of an evidence pack found: its lines
+// when it matches the log, else the first mismatch, in the words of
+// `drconsole audit verify --evidence`.
+type EvidenceVerified struct {
+	OK          bool
+	Lines       []string
+	Problem     string
+	NotRecorded string
 }
 
 // DrillsPath is the history of flow ("": every flow's) at path.

@@ -1,6 +1,8 @@
 package views
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,5 +48,34 @@ func TestDrillRowVerdicts(t *testing.T) {
 	}
 	if got := row(func(d *DrillRow) { d.RPOAtLeast = true }).RPOText(); got != "at least 20 s" {
 		t.Errorf("lower-bound RPO reads %q", got)
+	}
+}
+
+// A drill's evidence pack is offered once the drill ended, as links a
+// keyboard reaches and a screen reader names; a running drill has none,
+// and the printed report shows no download column.
+func TestDrillsOfferEvidenceOnceEnded(t *testing.T) {
+	rows := []DrillRow{
+		{Drill: model.Drill{RunID: 7, Flow: "f", StartedMs: 1000, Outcome: model.DrillInProgress, Cleanup: model.CleanupPending}},
+		{Drill: model.Drill{RunID: 8, Flow: "f", StartedMs: 1000, Outcome: model.DrillFailed, Cleanup: model.CleanupDone}},
+	}
+	render := func(report bool) string {
+		var b strings.Builder
+		if err := Drills(DrillsPage{Rows: rows, Report: report}).Render(context.Background(), &b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	page := render(false)
+	for _, want := range []string{`href="/drills/8/evidence.html"`, `href="/drills/8/evidence.json"`, `aria-label="Evidence pack of drill 8, HTML"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the drills page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "/drills/7/evidence") {
+		t.Error("a running drill offers an evidence pack")
+	}
+	if report := render(true); strings.Contains(report, "/evidence.") || strings.Contains(report, ">Evidence<") {
+		t.Error("the printed report shows the download column")
 	}
 }

@@ -38,6 +38,12 @@ type Run struct {
 	// Results are the done steps' results as labelled figures, by step
 	// index (the raw JSON stays in Steps[i].Result).
 	Results map[int][]Figure
+	// Verdict is a switchover's verdict once its last step is done: RPO
+	// 0, verified, or what was not.
+	Verdict string
+	// Rollback says what rolling the run back would undo ("" when
+	// nothing can be).
+	Rollback string
 }
 
 // Figure is one labelled value of a step's result, shown as recorded:
@@ -70,6 +76,7 @@ type WaitingRuns struct {
 type RunPlan struct {
 	Drill      bool
 	Failback   bool
+	Switchover bool
 	FailbackOf int64
 	// RestsOn[i]: step i rests on inputs a second operator must re-check.
 	RestsOn []bool

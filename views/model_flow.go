@@ -93,4 +93,7 @@ type FlowSnapshot struct {
 	LossIncidentsTotal int64
 	LostOffsetsTotal   int64
 	FailedOver         *model.FailedOver
+	// Groups are the consumer groups' failover quality; nil for Cluster
+	// Linking flows and before the first refresh.
+	Groups *model.FlowGroups
 }

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,10 +17,13 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/demo"
 	"github.com/drconsole/drconsole/mm2"
 	"github.com/drconsole/drconsole/model"
+	"github.com/drconsole/drconsole/runbook"
+	"github.com/drconsole/drconsole/storage"
 )
 
 // A DR drill in two browsers: operator A plans it (the Drill box), B
@@ -143,6 +149,114 @@ func TestBrowserDrillWithApproval(t *testing.T) {
 	rows, err := csv.NewReader(strings.NewReader(get("/drills/export.csv?flow=primary-%3Edr"))).ReadAll()
 	if err != nil || len(rows) < 2 || rows[0][6] != "achieved_rto_ms" {
 		t.Fatalf("CSV export %v %v", rows, err)
+	}
+	drillEvidence(t, c, v.URL, a, id, viewer)
+}
+
+// drillEvidence: the drills page offers the drill's evidence pack to the
+// keyboard; the pack needs a sign-in, its every download is on record,
+// its figures are the drill's stored ones, and it verifies against the
+// log, as JSON and as HTML.
+func drillEvidence(t *testing.T, c *console, base string, a context.Context, id string, viewer *http.Cookie) {
+	t.Helper()
+	ctx := context.Background()
+	html := "/drills/" + id + "/evidence.html"
+	// Tab to the link: it is reachable without a mouse.
+	err := chromedp.Do(a, chromedp.Navigate(base+"/drills"), chromedp.WaitVisible(chromedp.ID("evidence-html-"+id)),
+		chromedp.Focus(chromedp.ID("evidence-html-"+id)))
+	focused := ""
+	if err == nil {
+		focused, err = chromedp.Run(a, chromedp.Evaluate[string](`document.activeElement.getAttribute("href")`))
+	}
+	if err != nil || focused != html {
+		t.Fatalf("the drills page's evidence link: focused %q, %v", focused, err)
+	}
+	exports := func() int {
+		es, err := c.Store.AuditEntries(ctx, storage.AuditFilter{Action: string(audit.DrillEvidence)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(es)
+	}
+	before := exports()
+	resp, err := noRedirect.Get(base + html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther && resp.StatusCode != http.StatusFound {
+		t.Fatalf("the pack without a sign-in: %d", resp.StatusCode)
+	}
+	for path, status := range map[string]int{"/drills/999999/evidence.json": http.StatusNotFound, "/drills/x/evidence.html": http.StatusBadRequest} {
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		if resp, body := send(t, req, nil, viewer); resp.StatusCode != status {
+			t.Fatalf("GET %s = %d, want %d: %.300s", path, resp.StatusCode, status, body)
+		}
+	}
+	if n := exports(); n != before {
+		t.Fatalf("a refused download put %d export(s) on record", n-before)
+	}
+	download := func(path string) []byte {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		resp, body := send(t, req, nil, viewer)
+		if cd := resp.Header.Get("Content-Disposition"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(cd, "attachment;") {
+			t.Fatalf("GET %s = %d, Content-Disposition %q: %.300s", path, resp.StatusCode, cd, body)
+		}
+		return []byte(body)
+	}
+	for _, path := range []string{"/drills/" + id + "/evidence.json", html} {
+		p, err := audit.ParseEvidence(download(path))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		d, err := c.Store.Drill(ctx, p.Run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *p.Drill.AchievedRTOMs != *d.RTOMs() || !reflect.DeepEqual(p.Drill.RPOMs, d.RPOMs) || p.Drill.RPOIsLowerBound != d.RPOAtLeast {
+			t.Fatalf("%s: figures %+v, the drill's RTO %d, RPO %v", path, p.Drill, *d.RTOMs(), d.RPOMs)
+		}
+		if p.Produced.By != "test-viewer" {
+			t.Fatalf("%s: produced by %q", path, p.Produced.By)
+		}
+		if _, err := audit.VerifyEvidence(ctx, c.Store, p, runbook.RunSubject(p.Run)); err != nil {
+			t.Fatalf("%s does not verify: %v", path, err)
+		}
+	}
+	if n := exports() - before; n != 2 {
+		t.Fatalf("%d downloads on record, want 2", n)
+	}
+
+	// The same check on the drills page, from the keyboard: the HTML pack
+	// matches; one with its RTO edited does not, and the page says why.
+	dir := t.TempDir()
+	pack := filepath.Join(dir, "pack.html")
+	page := download(html)
+	p, err := audit.ParseEvidence(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(pack, page, 0o600)
+	*p.Drill.AchievedRTOMs = 1
+	body, _ := audit.EvidenceJSON(*p)
+	edited := filepath.Join(dir, "edited.json")
+	os.WriteFile(edited, body, 0o600)
+	for _, check := range []struct{ file, want string }{{pack, "The pack matches the log."}, {edited, "drill figures: the pack says"}} {
+		file, want := check.file, check.want
+		err := chromedp.Do(a, chromedp.Navigate(base+"/drills"), chromedp.SetUploadFiles(chromedp.ID("evidence-pack"), []string{file}),
+			chromedp.Focus(chromedp.ID("evidence-verify")), chromedp.KeyEvent("\r"),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="evidence-result"]`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := text(t, a, `[data-testid="evidence-result"]`); !strings.Contains(got, want) {
+			t.Fatalf("checking %s on the drills page: %q, want %q", filepath.Base(file), got, want)
+		}
+	}
+	checks, err := c.Store.AuditEntries(ctx, storage.AuditFilter{Action: string(audit.DrillEvidenceVerify), Limit: 2})
+	if err != nil || len(checks) != 2 || !strings.Contains(string(checks[0].Details), `"intact":false`) || !strings.Contains(string(checks[1].Details), `"intact":true`) {
+		t.Fatalf("the checks on record: %+v %v", checks, err)
 	}
 }
 

@@ -47,7 +47,7 @@ func TestLayoutHoldsInEveryState(t *testing.T) {
 		t.Fatal(err)
 	}
 	flow := url.PathEscape("primary->dr")
-	pages := []string{"/", "/flows/" + flow, "/flows/" + flow + "/topics/" + demo.Topics[0],
+	pages := []string{"/", "/flows/" + flow, "/flows/" + flow + "/groups", "/flows/" + flow + "/topics/" + demo.Topics[0],
 		"/flows/" + flow + "/topics/" + demo.Topics[0] + "/partitions/0", "/flows/link", "/failover", "/failover/new",
 		fmt.Sprintf("/failover/%d", run), "/savepoints", "/report", "/audit", "/translate", "/drills", "/demo", "/admin/users",
 		"/failover/999999"}

@@ -135,6 +135,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		r.Get("/", h.Overview)
 		r.Get("/events", streams.Shared(overviewKey, h.OverviewEvents))
 		r.Get("/flows/{flow}", h.Flow)
+		r.Get("/flows/{flow}/groups", h.Groups)
 		r.Get("/flows/{flow}/topics/{topic}", h.Topic)
 		r.Get("/flows/{flow}/topics/{topic}/partitions/{partition}", h.Partition)
 		// GETs that reach a cluster on every request: rate-limited per
@@ -161,7 +162,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			// action's path: the run page at that step, never a 405.
 			r.Get("/failover/{run}/live", h.FailoverRunSection)
 			r.Get("/failover/waiting", h.FailoverWaiting)
-			for _, action := range []string{"approve", "reject", "break-glass", "drill", "previews/recompute", "steps/{step}/execute", "steps/{step}/recompute"} {
+			for _, action := range []string{"approve", "reject", "rollback", "break-glass", "drill", "previews/recompute", "steps/{step}/execute", "steps/{step}/recompute"} {
 				r.Get("/failover/{run}/"+action, h.FailoverActionPage)
 			}
 			r.With(costly).Get("/failover/{run}/reverse", h.FailoverReverse)
@@ -169,6 +170,10 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.Get("/drills/report", h.DrillReport)
 			r.Get("/drills/export.csv", h.DrillsExport)
 			r.Get("/drills/export.json", h.DrillsExport)
+			// A drill's evidence pack: each download adds a record, so
+			// it is rate-limited like the audit chain's check.
+			r.With(costly).Get("/drills/{run}/evidence.html", h.DrillEvidence)
+			r.With(costly).Get("/drills/{run}/evidence.json", h.DrillEvidence)
 			r.With(costly).Get("/flows/{flow}/lost", h.LostToDR)
 		}
 		if h.Catalog != nil {
@@ -191,6 +196,11 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 		// It reads the whole chain and adds a record each time: rate
 		// limited like the cluster reads.
 		r.With(costly).Post("/audit/verify", h.AuditVerify)
+		if h.Runbook != nil {
+			// Checking an uploaded evidence pack likewise reads the log
+			// and records the check.
+			r.With(costly).Post("/drills/evidence/verify", h.DrillEvidenceVerify)
+		}
 
 		r.Group(func(r chi.Router) {
 			r.Use(RequireRole(h, model.RoleOperator))
@@ -204,6 +214,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 				r.Post("/failover", h.FailoverCreate)
 				r.Post("/failover/{run}/approve", h.FailoverApprove)
 				r.Post("/failover/{run}/reject", h.FailoverReject)
+				r.Post("/failover/{run}/rollback", h.FailoverRollback)
 				r.Post("/failover/{run}/break-glass", h.FailoverBreakGlass)
 				r.Post("/failover/{run}/steps/{step}/execute", h.FailoverExecute)
 				r.Post("/failover/{run}/drill", h.FailoverDrillStart)

@@ -79,49 +79,61 @@ func TestDesignAlertRulesFireOnTheSandbox(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// held[k]: since when the expression has returned series k.
-		held := map[string]time.Time{}
-		var firing []string
-		for at := t0; !at.After(t0.Add(10 * time.Minute)); at = at.Add(15 * time.Second) {
-			qr, err := eng.NewInstantQuery(context.Background(), q, nil, r.Expr, at)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := qr.Exec(context.Background())
-			if res.Err != nil {
-				t.Fatalf("%s: %v", r.Alert, res.Err)
-			}
-			vec, _ := res.Vector()
-			now := map[string]bool{}
-			firing = firing[:0]
-			for _, s := range vec {
-				k := s.Metric.String()
-				now[k] = true
-				if _, ok := held[k]; !ok {
-					held[k] = at
-				}
-				if at.Sub(held[k]) >= time.Duration(hold) {
-					if s.Metric.Get("topic") == "" || s.Metric.Get("partition") == "" {
-						t.Errorf("%s fires on %s: no topic or partition for its summary", r.Alert, k)
-					}
-					firing = append(firing, k)
-				}
-			}
-			for k := range held {
-				if !now[k] {
-					delete(held, k)
-				}
-			}
-			if before := at.Sub(t0) < time.Duration(hold); before && len(firing) > 0 {
-				t.Fatalf("%s firing %s after %s, before its for: %s", r.Alert, firing[0], at.Sub(t0), r.For)
+		firing := firingAfter(t, eng, q, r.Alert, r.Expr, time.Duration(hold), t0, 10*time.Minute)
+		for _, s := range firing {
+			if s.Metric.Get("topic") == "" || s.Metric.Get("partition") == "" {
+				t.Errorf("%s fires on %s: no topic or partition for its summary", r.Alert, s.Metric)
 			}
 		}
 		if len(firing) == 0 {
 			t.Errorf("%s (%s for %s) never fired on the sandbox's /metrics:\n%s", r.Alert, r.Expr, r.For, lagLines(metrics))
 		} else {
-			t.Logf("%s fires on %d series, e.g. %s", r.Alert, len(firing), firing[0])
+			t.Logf("%s fires on %d series, e.g. %s", r.Alert, len(firing), firing[0].Metric)
 		}
 	}
+}
+
+// firingAfter evaluates an alert rule's expr over q every 15 s from t0
+// for span, as Prometheus does, and returns the series firing at the end:
+// those its expression has returned for hold (its for: duration). It
+// fails the test if any fires before hold has passed since t0.
+func firingAfter(t *testing.T, eng *promql.Engine, q promstorage.Queryable, alert, expr string, hold time.Duration, t0 time.Time, span time.Duration) []promql.Sample {
+	t.Helper()
+	// held[k]: since when the expression has returned series k.
+	held := map[string]time.Time{}
+	var firing []promql.Sample
+	for at := t0; !at.After(t0.Add(span)); at = at.Add(15 * time.Second) {
+		qr, err := eng.NewInstantQuery(context.Background(), q, nil, expr, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := qr.Exec(context.Background())
+		if res.Err != nil {
+			t.Fatalf("%s: %v", alert, res.Err)
+		}
+		vec, _ := res.Vector()
+		now := map[string]bool{}
+		firing = firing[:0]
+		for _, s := range vec {
+			k := s.Metric.String()
+			now[k] = true
+			if _, ok := held[k]; !ok {
+				held[k] = at
+			}
+			if at.Sub(held[k]) >= hold {
+				firing = append(firing, s)
+			}
+		}
+		for k := range held {
+			if !now[k] {
+				delete(held, k)
+			}
+		}
+		if at.Sub(t0) < hold && len(firing) > 0 {
+			t.Fatalf("%s firing %s after %s, before its for: %s", alert, firing[0].Metric, at.Sub(t0), hold)
+		}
+	}
+	return firing
 }
 
 // sandboxMetricsAfterOutage is the sandbox's /metrics, as the console

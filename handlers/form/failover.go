@@ -34,6 +34,10 @@ type Plan struct {
 	// (failback.LinkFailbackPlan) takes only PauseMirrors.
 	Failback  bool
 	FlinkBack FlinkBack
+	// Switchover plans a planned switchover (runbook/switchover): the
+	// fence, its check and the wait for DR first, the mirror always
+	// stopped; Preflight and Stop are not used.
+	Switchover bool
 	// PauseMirrors: a Cluster Linking failback reverses with
 	// reverse-and-pause-mirror, leaving DR's mirrors paused.
 	PauseMirrors bool
@@ -112,6 +116,7 @@ func NewPlan(r *http.Request) Plan {
 	p.Strategy = r.FormValue("restore_strategy")
 	p.Drill = r.FormValue("drill") != ""
 	p.Failback = r.FormValue("failback") != ""
+	p.Switchover = r.FormValue("switchover") != ""
 	p.RewriteTo, p.SourceUID = strings.TrimSpace(r.FormValue("rewrite_to")), strings.TrimSpace(r.FormValue("source_uid"))
 	p.readChoices(r)
 	if p.Failback {
@@ -159,6 +164,9 @@ func (p Plan) Validate() error {
 		e[k] = v
 	}
 	checkText(e, "reason", "The reason", p.Reason)
+	if p.Switchover && (p.Drill || p.Failback) {
+		e["switchover"] = "A plan is one of a drill, a failback or a switchover: untick the others."
+	}
 	if p.Failback {
 		p.FlinkBack.validate(e)
 		return e.err()
@@ -193,6 +201,8 @@ func (p Plan) Request() runbook.Request {
 		q.Kind = runbook.PlanFailback
 	case p.Drill:
 		q.Kind = runbook.PlanDrill
+	case p.Switchover:
+		q.Kind = runbook.PlanSwitchover
 	}
 	return q
 }

@@ -1,6 +1,7 @@
 package form
 
 import (
+	"errors"
 	"net/http/httptest"
 	"net/url"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/drconsole/drconsole/config"
+	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/runbook/failback"
 	"github.com/drconsole/drconsole/runbook/failover"
 )
@@ -133,6 +135,29 @@ func TestPlanFormClusterLinkFailback(t *testing.T) {
 		got, want := NewPlan(req).Request().Plan(cfg), failback.LinkFailbackPlan("link", pause)
 		if got.Hash() != want.Hash() {
 			t.Fatalf("pause %v: plan %+v, want %+v", pause, got, want)
+		}
+	}
+}
+
+// The switchover box asks for a switchover plan, and only alone.
+func TestPlanFormSwitchover(t *testing.T) {
+	read := func(v url.Values) Plan {
+		req := httptest.NewRequest("POST", "/failover", strings.NewReader(v.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return NewPlan(req)
+	}
+	p := read(url.Values{"flow": {"f"}, "switchover": {"1"}, "groups": {"app"}, "reason": {"region evacuation"}})
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if q := p.Request(); q.Kind != runbook.PlanSwitchover || q.Groups[0] != "app" {
+		t.Fatalf("request %+v", q)
+	}
+	for _, other := range []string{"drill", "failback"} {
+		p := read(url.Values{"flow": {"f"}, "switchover": {"1"}, other: {"1"}, "reason": {"both"}})
+		var errs Errors
+		if err := p.Validate(); !errors.As(err, &errs) || errs["switchover"] == "" {
+			t.Errorf("switchover and %s: %v", other, err)
 		}
 	}
 }

@@ -259,3 +259,9 @@ func (drillKind) Do(ctx context.Context, w audit.Written, e *runbook.Execution) 
 	}
 	return nil, fmt.Errorf("step kind %q is not part of a drill", e.Step.Kind)
 }
+
+// Failover is the failover's plan kind, for a plan kind of another
+// package whose plans run the failover's steps among their own (the
+// switchover): it checks, titles, previews and runs them as a failover
+// does.
+func Failover() PlanKind { return failoverKind{} }

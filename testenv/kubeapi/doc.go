@@ -5,5 +5,5 @@
 // kube/kubetest's stand-in operator loop as a client of it (Cluster).
 //
 // It is a module of its own so that k8s.io/apiserver and etcd stay out of
-// the console's go.mod; `make test` runs it (the Makefile's e2e target).
+// the console's go.mod; `make e2e` runs it.
 package kubeapi

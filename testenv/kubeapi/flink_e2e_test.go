@@ -49,14 +49,7 @@ func TestRestoreRealFlinkJob(t *testing.T) {
 	spURI := "file://" + spDir
 
 	r := newRig(t, nil)
-	jarID := f.JobJarID(t)
-	r.deploy = func(ctx context.Context, j kube.JobSpec) (string, error) {
-		return f.RunJobFrom(ctx, jarID, j.Args, 2, j.InitialSavepointPath, j.AllowNonRestoredState)
-	}
-	r.jobState = func(ctx context.Context, id string) (string, error) {
-		o, err := f.JobOverview(ctx, id)
-		return o.State, err
-	}
+	r.deployOn(t, f)
 	r.operator(t, false)
 	rb := console(t, consoleConfig(t, r.kubeconfig, r.bootstrap), filepath.Join(t.TempDir(), "db"))
 	args := testenv.FlinkJobOptions{Bootstrap: k.Bootstrap, Parallelism: 2, Name: "drconsole-events-dr"}.ProgramArgs()
@@ -89,4 +82,19 @@ func TestRestoreRealFlinkJob(t *testing.T) {
 		}
 	}
 	f.CancelJob(t, res.JobID)
+}
+
+// deployOn has the operator loop deploy on the real Flink f: the job jar
+// run from the spec's initialSavepointPath with its args (parallelism 2),
+// and the job's state as f's REST API reports it.
+func (r *rig) deployOn(t *testing.T, f *testenv.Flink) {
+	t.Helper()
+	jarID := f.JobJarID(t)
+	r.deploy = func(ctx context.Context, j kube.JobSpec) (string, error) {
+		return f.RunJobFrom(ctx, jarID, j.Args, 2, j.InitialSavepointPath, j.AllowNonRestoredState)
+	}
+	r.jobState = func(ctx context.Context, id string) (string, error) {
+		o, err := f.JobOverview(ctx, id)
+		return o.State, err
+	}
 }

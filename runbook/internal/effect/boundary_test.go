@@ -35,6 +35,8 @@ import (
 //     read is refused too), http.Post, http.PostForm and their
 //     (*http.Client) twins. The console's own web server is not a client
 //     and builds no requests, so only outgoing requests count;
+//   - a process started with os/exec (the switchover's fence command,
+//     effect.RunCommand, is the one the console runs);
 //   - a call of flink.Rewrite (it writes a new savepoint: files, or S3
 //     objects through minio-go, which the checks above do not see) but from
 //     the functions in rewriteCallers;
@@ -281,6 +283,8 @@ func findWrites(fset *token.FileSet, pkgPath string, files []*ast.File, info *ty
 				report(id, "Kubernetes write dynamic.ResourceInterface.%s outside runbook/internal/effect", name)
 			case path == restPath && recv != nil && slices.Contains(restWrites, name):
 				report(id, "Kubernetes write rest.(*RESTClient).%s outside runbook/internal/effect", name)
+			case path == "os/exec" && recv == nil && (name == "Command" || name == "CommandContext"):
+				report(id, "a process started with os/exec.%s (an operator's fence command) outside runbook/internal/effect", name)
 			case path == "net/http" && (name == "Post" || name == "PostForm"):
 				report(id, "outgoing HTTP %s (a mutating request) outside runbook/internal/effect", name)
 			case path == flinkPath && recv == nil && name == "Rewrite" && !inside(id, rewriters):
@@ -392,6 +396,39 @@ func k(ctx context.Context, r dynamic.ResourceInterface) {
 	for _, p := range []string{effectPath, modulePath + "/demo", modulePath + "/testenv", modulePath + "/scale", modulePath + "/storage/storagetest"} {
 		if ok, why := allowed(p); !ok || why == "" {
 			t.Errorf("%s not allowed", p)
+		}
+	}
+}
+
+// A switchover's fence: ACL writes and the operator's fence command run
+// only here; reading ACLs is fine anywhere.
+func TestFindWritesSeesFenceCalls(t *testing.T) {
+	src := `package p
+
+import (
+	"context"
+	"os/exec"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+func f(ctx context.Context, adm *kadm.Client, b *kadm.ACLBuilder) {
+	adm.CreateACLs(ctx, b)
+	adm.DeleteACLs(ctx, b)
+	adm.DescribeACLs(ctx, b) // a read: fine
+	exec.CommandContext(ctx, "fence.sh")
+	exec.Command("fence.sh")
+}
+`
+	got := checkSample(t, "p", src)
+	want := []string{"p.go:11:6: franz-go write kadm.(*Client).CreateACLs", "p.go:12:6: franz-go write kadm.(*Client).DeleteACLs",
+		"p.go:14:7: a process started with os/exec.CommandContext", "p.go:15:7: a process started with os/exec.Command"}
+	if len(got) != len(want) {
+		t.Fatalf("found %d, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, w) }) {
+			t.Errorf("missing %q in:\n%s", w, strings.Join(got, "\n"))
 		}
 	}
 }

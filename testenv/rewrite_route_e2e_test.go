@@ -1,29 +1,33 @@
 //go:build e2e
 
-// End-to-end: the runbook's whole rewrite route (issue 14): an approved failover run REWRITES
-// the savepoint (rewrite-savepoint step: targets from the syncs the console ingested, the new
-// savepoint registered in the catalog as rewritten) and RESTORES it through the Kubernetes API
-// (restore-flink step on a target with `kubernetes`: client-go -> kube/kubetest's stand-in API
-// server -> its stand-in operator, which really runs the job on a real DR Flink cluster from
-// initialSavepointPath). Per Flink version (2.2.1, 1.20.3), MM2 `default` policy (the DR topic
-// is primary.events: the rewrite renames the splits and the enumerator state):
+// End-to-end: the runbook's whole rewrite route (issue 14) on REAL MirrorMaker 2's offset syncs:
+// an approved failover run REWRITES the savepoint (rewrite-savepoint step: targets from the
+// syncs the console ingested from MM2, the new savepoint registered in the catalog as
+// rewritten) and RESTORES it (restore-flink step through Flink REST: the job jar run on a real
+// DR Flink cluster from the rewritten savepoint, same source uid). Per Flink version (2.2.1,
+// 1.20.3), MM2 `default` policy (the DR topic is primary.events: the rewrite renames the splits
+// and the enumerator state):
 //
 //  1. the job (uid kafka-source, keyed counts) runs on a PRIMARY Flink cluster against the
 //     primary while a producer writes; stop-with-savepoint into a configured savepoint
 //     directory; more data, MM2 catches up, the console has every sync (rwRunAndStop);
 //
 //  2. the savepoint is registered in the catalog; the run's plan is the console's own:
-//     rewrite it into failover.RewriteDest, then restore-flink on the Kubernetes target from
-//     the rewritten path, same uid, without allowNonRestoredState (2.2.1 registers it as a
-//     FlinkStateSnapshot first, 1.20.3 patches initialSavepointPath alone);
+//     rewrite it into failover.RewriteDest, then restore-flink on the DR Flink target from
+//     the rewritten path, same uid, without allowNonRestoredState;
 //
 //  3. checked: the rewrite step's targets == the console's translation of the savepoint's
 //     offsets; the catalog entry is marked rewritten from the source for the flow and reads
-//     the DR offsets; the operator deployed once from the rewritten savepoint; Flink says the
-//     job restored from it with the source vertex of the same uid; per partition the first DR
-//     record read == the translated offset; the keyed counts continue from the savepoint.
+//     the DR offsets; Flink says the job restored from the rewritten savepoint with the source
+//     vertex of the same uid; per partition the first DR record read == the translated offset;
+//     the keyed counts continue from the savepoint.
 //
-//     go test -tags e2e -count=1 -run TestKubeRewriteRestoreE2E -v ./testenv/
+// The same route with the restore through Kubernetes (a FlinkStateSnapshot, the
+// FlinkDeployment's initialSavepointPath) runs against the real Kubernetes API machinery in
+// testenv/kubeapi (TestRewriteRestoreThroughRealAPIServer, a module of its own), on syncs
+// written with the console's encoder instead of MM2's.
+//
+//	go test -tags e2e -count=1 -run TestRewriteRouteE2E -v ./testenv/
 package testenv_test
 
 import (
@@ -44,21 +48,15 @@ import (
 	"github.com/drconsole/drconsole/testenv"
 )
 
-func TestKubeRewriteRestoreE2E(t *testing.T) {
+func TestRewriteRouteE2E(t *testing.T) {
 	start := time.Now()
-	for _, c := range []struct {
-		dist     testenv.FlinkDist
-		snapshot string // config.Kubernetes.UseStateSnapshot
-	}{
-		{testenv.FlinkDefault, "true"},
-		{testenv.Flink1_20, "false"},
-	} {
-		t.Run("flink-"+c.dist.Version, func(t *testing.T) { kubeRewriteRestore(t, c.dist, c.snapshot) })
+	for _, dist := range []testenv.FlinkDist{testenv.FlinkDefault, testenv.Flink1_20} {
+		t.Run("flink-"+dist.Version, func(t *testing.T) { rewriteRoute(t, dist) })
 	}
-	t.Logf("TIMING TestKubeRewriteRestoreE2E: %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("TIMING TestRewriteRouteE2E: %s", time.Since(start).Round(time.Millisecond))
 }
 
-func kubeRewriteRestore(t *testing.T, dist testenv.FlinkDist, useSnapshot string) {
+func rewriteRoute(t *testing.T, dist testenv.FlinkDist) {
 	testStart := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -74,16 +72,14 @@ func kubeRewriteRestore(t *testing.T, dist testenv.FlinkDist, useSnapshot string
 
 	// --- 2. the DR side and the console's runbook -------------------------------------------------
 	fd := testenv.StartFlinkWith(t, testenv.FlinkOptions{Dist: &dist})
-	ks := startKubeStandIn(t, ctx, fd, "flink-dr", "events-job", 2)
 	cfg := &config.Config{
 		Clusters:        map[string]*config.Cluster{"primary": {Bootstrap: []string{rig.primary.Bootstrap}}, "dr": {Bootstrap: []string{rig.dr.Bootstrap}}},
 		Flows:           []*config.Flow{rig.flow},
 		RefreshInterval: config.Duration(time.Second),
-		FlinkTargets: []*config.FlinkTarget{{Name: "flink-dr", RestURL: fd.URL, Region: "dr",
-			Kubernetes: &config.Kubernetes{InCluster: true, Namespace: "flink-dr", Deployment: "events-job", UseStateSnapshot: config.StateSnapshotUse(useSnapshot)}}},
-		SavepointDirs: []string{spRoot},
+		FlinkTargets:    []*config.FlinkTarget{{Name: "flink-dr", RestURL: fd.URL, Region: "dr"}},
+		SavepointDirs:   []string{spRoot},
 	}
-	if err := cfg.Normalize("e2e-kube-rewrite"); err != nil {
+	if err := cfg.Normalize("e2e-rewrite-route"); err != nil {
 		t.Fatal(err)
 	}
 	store := rig.tr.Store
@@ -99,17 +95,18 @@ func kubeRewriteRestore(t *testing.T, dist testenv.FlinkDist, useSnapshot string
 	if err != nil {
 		t.Fatalf("RewriteDest %q: %v", dest, err)
 	}
-	destURI := "file://" + destDir // as Flink and the operator take it
+	destURI := "file://" + destDir // as Flink takes it
 	t.Logf("catalog #%d %s; the console proposes the rewrite into %s", srcID, src, dest)
 	rig.commitDREnd(t, ctx, st.pEnd) // only restored state can start a partition at the translated offset
 
 	rb := failover.Equip(&runbook.Runbook{Store: store, Config: cfg, Audit: runbook.StoreAuditor{Store: store}, Log: log,
-		Flink: flink.NewRESTClient}, failover.Env{Monitor: rig.mon, Kube: ks.client, Catalog: cat})
-	drArgs := rwDRJob(rig, destDir, "kube").ProgramArgs()
-	run, progress := e2eRunApproved(t, ctx, rb, runbook.Plan{Flow: rsFlow, Steps: []runbook.Step{
+		Flink: flink.NewRESTClient}, failover.Env{Monitor: rig.mon, Catalog: cat})
+	drArgs := rwDRJob(rig, destDir, "route").ProgramArgs()
+	run := e2eRunApproved(t, ctx, rb, runbook.Plan{Flow: rsFlow, Steps: []runbook.Step{
 		{Kind: failover.KindRewriteSavepoint, RewriteFrom: src, SourceUID: rwUID, RewriteTo: destURI},
-		{Kind: failover.KindRestoreFlink, FlinkTarget: "flink-dr", SavepointPath: destURI, Args: drArgs},
-	}}, "e2e: rewrite the savepoint for DR and restore it through Kubernetes")
+		{Kind: failover.KindRestoreFlink, FlinkTarget: "flink-dr", JarID: fd.JobJarID(t), EntryClass: testenv.FlinkJobEntryClass,
+			Args: drArgs, SavepointPath: destURI, Parallelism: 2},
+	}}, "e2e: rewrite the savepoint for DR and restore it")
 
 	// --- 3. the rewrite step --------------------------------------------------------------------
 	var rw struct {
@@ -157,21 +154,54 @@ func kubeRewriteRestore(t *testing.T, dist testenv.FlinkDist, useSnapshot string
 		t.Errorf("rewritten savepoint v%d checkpoint %d, source v%d checkpoint %d", rsp.Version, rsp.CheckpointID, st.sp.Version, st.sp.CheckpointID)
 	}
 
-	// --- 4. the restore through Kubernetes --------------------------------------------------------
-	res := kubeStepResult(t, run, 1, destURI)
-	if (useSnapshot == "true") != (res.Snapshot != "") {
-		t.Errorf("use_state_snapshot %s, step registered snapshot %q", useSnapshot, res.Snapshot)
+	// --- 4. the restore --------------------------------------------------------------------------
+	var res struct {
+		JobID     string `json:"job_id"`
+		Savepoint string `json:"savepoint"`
 	}
-	if res.Snapshot != "" {
-		ks.checkSnapshot(t, res.Snapshot, destURI)
-	}
-	ks.checkDeployed(t, destURI, drArgs)
-	if len(progress) == 0 {
-		t.Error("no progress reported while following the operator")
+	if err := json.Unmarshal([]byte(run.Steps[1].Result), &res); err != nil || res.JobID == "" || res.Savepoint != destURI {
+		t.Fatalf("restore step result %s (%v): want a job from %s", run.Steps[1].Result, err, destURI)
 	}
 	fd.WaitJobRunning(t, res.JobID)
 	rsCheckRestored(t, ctx, fd, res.JobID, st.sp.CheckpointID, destDir, rwUID)
-	rwCheckContinues(t, ctx, rig, fd, res.JobID, "kube", st)
+	rwCheckContinues(t, ctx, rig, fd, res.JobID, "route", st)
 	fd.CancelJob(t, res.JobID)
-	t.Logf("TIMING flink %s (use_state_snapshot %s): whole scenario %s", dist.Version, useSnapshot, time.Since(testStart).Round(time.Millisecond))
+	t.Logf("TIMING flink %s: whole scenario %s", dist.Version, time.Since(testStart).Round(time.Millisecond))
+}
+
+// e2eRunApproved has alice plan p, bob approve it, and alice run every step in order (each
+// step's progress logged); it returns the run once done.
+func e2eRunApproved(t *testing.T, ctx context.Context, rb *runbook.Runbook, p runbook.Plan, why string) *runbook.Run {
+	t.Helper()
+	alice, bob := runbook.Actor{Name: "alice", Role: "operator"}, runbook.Actor{Name: "bob", Role: "operator"}
+	runID, err := rb.Create(ctx, alice, p, why)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := rb.Get(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rb.Approve(ctx, bob, runID, run.PlanHash, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	for idx, s := range p.Steps {
+		x, err := rb.BeginWith(ctx, alice, runID, idx, runbook.StepArgs{Confirmation: p.Flow})
+		if err != nil {
+			t.Fatalf("step %d (%s): %v", idx+1, s.Kind, err)
+		}
+		x.Progress = func(line string) { t.Logf("step %d progress: %s", idx+1, line) }
+		t0 := time.Now()
+		if err := x.Perform(ctx); err != nil {
+			t.Fatalf("step %d (%s): %v", idx+1, s.Kind, err)
+		}
+		t.Logf("TIMING step %d (%s): %s", idx+1, s.Kind, time.Since(t0).Round(time.Millisecond))
+	}
+	if run, err = rb.Get(ctx, runID); err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "completed" {
+		t.Fatalf("run %s after its steps", run.Status)
+	}
+	return run
 }
