@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/drconsole/drconsole/flowstate"
 )
 
 // The API's consumer groups of a MirrorMaker 2 flow: those the console
@@ -25,17 +27,24 @@ type apiGroup struct {
 	OnPrimary      bool    `json:"on_primary"`
 }
 
+// apiMM2Flow is the URL's flow when it is a MirrorMaker 2 flow; on nil
+// the answer is sent (404, or 422 for a Cluster Linking flow).
+func (h *Handlers) apiMM2Flow(w http.ResponseWriter, r *http.Request) *flowstate.FlowSnapshot {
+	s := h.apiFlowParam(w, r)
+	if s != nil && s.Flow.IsClusterLink() {
+		h.apiFail(w, r, refused(errClusterLinkGroups))
+		return nil
+	}
+	return s
+}
+
 // APIGroups is GET /api/v1/flows/{flow}/groups: the consumer groups the
 // console knows of a MirrorMaker 2 flow (the translate page's list). When
 // the primary could not be asked, the list is what MM2's checkpoints name
 // and primary_error says why.
 func (h *Handlers) APIGroups(w http.ResponseWriter, r *http.Request) {
-	s := h.apiFlowParam(w, r)
+	s := h.apiMM2Flow(w, r)
 	if s == nil {
-		return
-	}
-	if s.Flow.IsClusterLink() {
-		h.apiFail(w, r, refused(errClusterLinkGroups))
 		return
 	}
 	groups, err := h.Monitor.KnownGroups(r.Context(), s.Flow.Name, primaryGroupsTimeout)
@@ -77,12 +86,8 @@ type apiGroupRow struct {
 // translation to DR as of now (the translate page's preview; reads
 // only, nothing is committed).
 func (h *Handlers) APIGroupPlan(w http.ResponseWriter, r *http.Request) {
-	s := h.apiFlowParam(w, r)
+	s := h.apiMM2Flow(w, r)
 	if s == nil {
-		return
-	}
-	if s.Flow.IsClusterLink() {
-		h.apiFail(w, r, refused(errClusterLinkGroups))
 		return
 	}
 	group, err := url.PathUnescape(chi.URLParam(r, "group"))
