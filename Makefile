@@ -84,7 +84,8 @@ check-generated:
 ## e2e: end-to-end tests against real Apache Kafka, MirrorMaker 2 and Flink (needs JDK 17 + Maven),
 ## then the Kubernetes restore against the real API machinery (testenv/kubeapi: a module of its own,
 ## so k8s.io/apiserver and etcd stay out of go.mod), and Cluster Linking against Confluent's published
-## OpenAPI document (testenv/openapi, likewise, for kin-openapi and Confluent's SDK)
+## OpenAPI document and the console's own /api/v1 against its document (testenv/openapi, likewise, for
+## kin-openapi and Confluent's SDK)
 e2e:
 	$(GO) test -tags e2e -count=1 -timeout 45m -v ./testenv/...
 	cd testenv/kubeapi && $(GO) vet -tags e2e ./... && $(GO) test -tags e2e -count=1 -timeout 15m -v ./...

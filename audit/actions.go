@@ -61,6 +61,13 @@ const (
 	AccountsBaseline Action = storage.ActionAccountsBaseline // every account's state at once, written by storage
 )
 
+// The records of API tokens (identity/tokens.go).
+const (
+	TokenCreate Action = "token.create" // an API token created (never the token itself)
+	TokenRevoke Action = "token.revoke" // an API token revoked
+	TokenDenied Action = "token.denied" // a request with an API token refused (unknown, expired, revoked, disabled, scope)
+)
+
 // The records of the chain's own checks.
 const (
 	ChainVerify Action = "audit.verify" // the chain verified from the audit page, with what was found

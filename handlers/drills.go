@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/drconsole/drconsole/handlers/form"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/runbook"
 	"github.com/drconsole/drconsole/storage"
@@ -23,12 +22,8 @@ import (
 // FailoverDrillStart is POST /failover/{run}/drill: the Worker checks the
 // approval and the typed flow name, records the start and runs the drill.
 func (h *Handlers) FailoverDrillStart(w http.ResponseWriter, r *http.Request) {
-	f := form.NewExecute(r)
-	h.runAction(w, r, 0, "Drill started: it runs every step, times the job copy, then cleans up.", func(ctx context.Context, id int64) error {
-		if err := f.Validate(); err != nil {
-			return err
-		}
-		return h.Worker.RunDrill(ctx, actor(r), id, f.Confirmation)
+	h.runAction(w, r, 0, "Drill started: it runs every step, times the job copy, then cleans up.", func(_ context.Context, id int64) error {
+		return h.startDrill(r, id)
 	})
 }
 
@@ -125,16 +120,26 @@ func exportRecord(d views.DrillRow) drillRecord {
 		Cleanup: string(d.Cleanup), CleanupError: d.CleanupError, Error: d.Error, JobID: d.JobID, Groups: d.Groups}
 }
 
-// DrillsExport is GET /drills/export.{csv,json} (?flow=NAME).
-func (h *Handlers) DrillsExport(w http.ResponseWriter, r *http.Request) {
+// drillRecords are the drills ?flow= asks for, as the exports and the
+// API give them.
+func (h *Handlers) drillRecords(r *http.Request) ([]drillRecord, error) {
 	_, rows, err := h.drillRows(r)
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return nil, err
 	}
 	recs := make([]drillRecord, len(rows))
 	for i, d := range rows {
 		recs[i] = exportRecord(d)
+	}
+	return recs, nil
+}
+
+// DrillsExport is GET /drills/export.{csv,json} (?flow=NAME).
+func (h *Handlers) DrillsExport(w http.ResponseWriter, r *http.Request) {
+	recs, err := h.drillRecords(r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
 	}
 	if strings.HasSuffix(r.URL.Path, ".json") {
 		download(w, "application/json", "drconsole-drills.json")

@@ -84,8 +84,21 @@ func (h *Handlers) drillSavepoint(ctx context.Context, f *form.Plan) error {
 
 // FailoverCreate is POST /failover.
 func (h *Handlers) FailoverCreate(w http.ResponseWriter, r *http.Request) {
-	f := form.NewPlan(r)
-	err := f.Validate()
+	f, id, err := h.createRun(r)
+	if err != nil {
+		h.renderFailoverList(w, r, statusFor(err), err.Error(), f.FieldsOf(err))
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/failover/%d", id), http.StatusSeeOther)
+}
+
+// createRun requests the plan r's form asks for (the page's form, or the
+// API's body read into it): the form's checks, the plan's fields against
+// the clusters, a drill's savepoint, then the runbook. An error is
+// classified for statusFor; f is the form read, for its fields' errors.
+func (h *Handlers) createRun(r *http.Request) (f form.Plan, id int64, err error) {
+	f = form.NewPlan(r)
+	err = f.Validate()
 	if err == nil {
 		err = h.checkPlanFields(r.Context(), f)
 	}
@@ -93,13 +106,11 @@ func (h *Handlers) FailoverCreate(w http.ResponseWriter, r *http.Request) {
 		err = h.drillSavepoint(r.Context(), &f)
 	}
 	if err != nil {
-		h.renderFailoverList(w, r, statusFor(err), err.Error(), f.FieldsOf(err))
-		return
+		return f, 0, err
 	}
-	id, err := h.Runbook.Create(r.Context(), actor(r), f.Request().Plan(h.Runbook.Config), f.Reason)
+	id, err = h.Runbook.Create(r.Context(), actor(r), f.Request().Plan(h.Runbook.Config), f.Reason)
 	if err != nil {
-		h.renderFailoverList(w, r, statusFor(refused(err)), err.Error(), f.FieldsOf(err))
-		return
+		return f, 0, refused(err)
 	}
-	http.Redirect(w, r, fmt.Sprintf("/failover/%d", id), http.StatusSeeOther)
+	return f, id, nil
 }

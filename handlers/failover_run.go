@@ -162,24 +162,12 @@ func (h *Handlers) FailoverReverse(w http.ResponseWriter, r *http.Request) {
 
 // FailoverApprove is POST /failover/{run}/approve.
 func (h *Handlers) FailoverApprove(w http.ResponseWriter, r *http.Request) {
-	f := form.NewApprove(r)
-	h.runAction(w, r, 0, "Approved.", func(ctx context.Context, id int64) error {
-		if err := f.Validate(); err != nil {
-			return err
-		}
-		return h.Runbook.Approve(ctx, actor(r), id, f.PlanHash, f.Comment)
-	})
+	h.runAction(w, r, 0, "Approved.", func(_ context.Context, id int64) error { return h.approve(r, id) })
 }
 
 // FailoverReject is POST /failover/{run}/reject.
 func (h *Handlers) FailoverReject(w http.ResponseWriter, r *http.Request) {
-	f := form.NewReason(r)
-	h.runAction(w, r, 0, "Rejected.", func(ctx context.Context, id int64) error {
-		if err := f.Validate(); err != nil {
-			return err
-		}
-		return h.Runbook.Reject(ctx, actor(r), id, f.Reason)
-	})
+	h.runAction(w, r, 0, "Rejected.", func(_ context.Context, id int64) error { return h.reject(r, id) })
 }
 
 // FailoverBreakGlass is POST /failover/{run}/break-glass.
@@ -217,12 +205,7 @@ func (h *Handlers) FailoverExecute(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, badRequest("bad run or step"))
 		return
 	}
-	f := form.NewExecute(r)
-	if err := f.Validate(); err != nil {
-		h.renderRun(w, r, statusFor(err), n, "", err.Error())
-		return
-	}
-	if err := h.Worker.ExecuteWith(r.Context(), actor(r), id, n-1, runbook.StepArgs{Confirmation: f.Confirmation, Override: f.Override, InputsOverride: f.InputsOverride}); err != nil {
+	if err := h.execute(r, id, n); err != nil {
 		h.renderRun(w, r, statusFor(refused(err)), n, "", err.Error())
 		return
 	}

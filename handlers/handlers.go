@@ -105,14 +105,19 @@ func (h *Handlers) render(w http.ResponseWriter, r *http.Request, status int, c 
 
 // flowParam resolves the {flow} URL parameter.
 func (h *Handlers) flowParam(w http.ResponseWriter, r *http.Request) *flowstate.FlowSnapshot {
+	return h.flowParamWith(w, r, h.fail)
+}
+
+// flowParamWith is flowParam answering a miss with fail.
+func (h *Handlers) flowParamWith(w http.ResponseWriter, r *http.Request, fail func(http.ResponseWriter, *http.Request, error)) *flowstate.FlowSnapshot {
 	name, err := url.PathUnescape(chi.URLParam(r, "flow"))
 	if err != nil {
-		h.fail(w, r, badRequest("bad flow name in URL"))
+		fail(w, r, badRequest("bad flow name in URL"))
 		return nil
 	}
 	s := h.Monitor.Snapshot(name)
 	if s == nil {
-		h.fail(w, r, notFound("flow "+name))
+		fail(w, r, notFound("flow "+name))
 	}
 	return s
 }

@@ -91,6 +91,12 @@ func (a *authenticator) identify(next http.Handler) http.Handler {
 		ip := a.clientIP(r)
 		ctx := audit.WithClient(identity.WithClientIP(r.Context(), ip), audit.Client{IP: ip, UserAgent: r.UserAgent()})
 		r = r.WithContext(ctx)
+		if isAPI(r) {
+			// The API signs in with its tokens alone (web/api.go): a
+			// session there is neither read nor renewed.
+			next.ServeHTTP(w, r)
+			return
+		}
 		var u *model.Principal
 		if a.cfg.Mode == config.AuthProxy {
 			if why := a.ambiguousProxyHeaders(r); why != "" {

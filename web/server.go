@@ -36,6 +36,8 @@ type Console struct {
 	Failures *identity.SignInFailures
 	// Cost bounds the GETs that reach a cluster per request.
 	Cost *CostLimiter
+	// API bounds the JSON API's requests per token owner and address.
+	API *CostLimiter
 }
 
 // ssoStartsPerMinute is how many single sign-ons one source may start per
@@ -120,6 +122,9 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 	r.Get("/readyz", h.Readyz)
 	r.Method(http.MethodGet, "/metrics", &handlers.MetricsExposition{Collector: metrics, Live: live, Log: log})
 	r.Method(http.MethodGet, "/static/*", http.StripPrefix("/static/", cacheStatic(http.FileServerFS(static.FS))))
+	// The JSON API: API tokens only, never the session (web/api.go).
+	apiLimit := NewCostLimiter(APIBurstPerUser, APIRatePerUser, APIBurstPerAddr, APIRatePerAddr, 10_000)
+	r.Route(apiRoot, apiRoutes(h, apiLimit, costly, log))
 
 	// Everything else needs a signed-in user. Viewers see every page but
 	// the admin ones; anything that changes state goes in the operator
@@ -178,6 +183,11 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.With(costly).Get("/savepoints/{id}", h.Savepoint)
 			r.Get("/savepoints/{id}/offsets.json", h.SavepointOffsets)
 		}
+		// Anyone signed in manages their own API tokens (a viewer's only
+		// read); an admin revokes anyone's (handlers/api_tokens.go).
+		r.Get("/account/tokens", h.Tokens)
+		r.Post("/account/tokens", h.TokenCreate)
+		r.Post("/account/tokens/{id}/revoke", h.TokenRevoke)
 		// Anyone signed in may sign out, here or everywhere.
 		r.Post("/logout", h.Logout)
 		r.Post("/logout/everywhere", h.LogoutEverywhere)
@@ -232,7 +242,7 @@ func Router(h *handlers.Handlers, log *slog.Logger) *Console {
 			r.Post("/admin/users/{name}/signout", h.AdminUserSignOut)
 		})
 	})
-	return &Console{Router: r, Streams: streams, Failures: h.Failures, Cost: cost}
+	return &Console{Router: r, Streams: streams, Failures: h.Failures, Cost: cost, API: apiLimit}
 }
 
 func securityHeaders(next http.Handler) http.Handler {

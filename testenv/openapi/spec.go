@@ -19,6 +19,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/drconsole/drconsole/handlers"
 )
 
 // Spec is Confluent's published Kafka REST v3 document and a router over
@@ -43,6 +45,34 @@ func LoadSpec() (*Spec, error) {
 		return nil, fmt.Errorf("the document: %w", err)
 	}
 	doc.Servers = nil
+	r, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		return nil, err
+	}
+	return &Spec{Doc: doc, router: r}, nil
+}
+
+// LoadConsoleSpec parses the console's own API document (the one
+// /api/v1/openapi.json serves, handlers.OpenAPIDocument), checks it,
+// examples included, and roots its paths at /api/v1 (its server) so that
+// any host matches.
+func LoadConsoleSpec() (*Spec, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(handlers.OpenAPIDocument())
+	if err != nil {
+		return nil, fmt.Errorf("load the console's document: %w", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("the console's document: %w", err)
+	}
+	if len(doc.Servers) != 1 || doc.Servers[0].URL != "/api/v1" {
+		return nil, fmt.Errorf("the console's document names servers %v, want /api/v1", doc.Servers)
+	}
+	doc.Servers = nil
+	rooted := openapi3.NewPaths()
+	for path, item := range doc.Paths.Map() {
+		rooted.Set("/api/v1"+path, item)
+	}
+	doc.Paths = rooted
 	r, err := gorillamux.NewRouter(doc)
 	if err != nil {
 		return nil, err
@@ -162,13 +192,18 @@ func options() *openapi3filter.Options {
 }
 
 // authenticate accepts a request carrying what one of the operation's
-// security schemes asks for. The document offers HTTP basic (an API key)
-// and OAuth 2.0 bearer tokens; the console sends basic auth.
+// security schemes asks for. Confluent's document offers HTTP basic (an
+// API key) and OAuth 2.0 bearer tokens, and the console sends basic auth;
+// the console's own document asks for an HTTP bearer token.
 func authenticate(_ context.Context, in *openapi3filter.AuthenticationInput) error {
 	s, r := in.SecurityScheme, in.RequestValidationInput.Request
 	switch {
 	case s.Type == "http" && strings.EqualFold(s.Scheme, "basic"):
 		if _, _, ok := r.BasicAuth(); ok {
+			return nil
+		}
+	case s.Type == "http" && strings.EqualFold(s.Scheme, "bearer"):
+		if strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
 			return nil
 		}
 	case s.Type == "oauth2":
