@@ -94,8 +94,13 @@ func TestBrowserSwitchoverBypassRollback(t *testing.T) {
 	if got := executeStep(t, a, runURL, 1, "primary->dr"); got != "done" {
 		t.Fatalf("fence: %s\n%s", got, text(t, a, "#live"))
 	}
+	// The run page as it is once the step's end has reached it.
+	if err := chromedp.Do(a, chromedp.Navigate(runURL)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, a, "the rollback offered once the fence is up", `document.querySelectorAll('[data-testid="rollback"]').length > 0`, 30*time.Second)
 	if n := count(t, a, `[data-testid="rollback"]`); n != 1 {
-		t.Fatalf("no rollback offered once the fence is up (%d)", n)
+		t.Fatalf("%d rollback buttons once the fence is up", n)
 	}
 	if got := executeStep(t, a, runURL, 2, ""); got != "failed" {
 		t.Fatalf("verify-fence with a writer going on: %s", got)
