@@ -2,9 +2,12 @@ package monitor
 
 import (
 	"context"
+	"slices"
+	"time"
 
 	"github.com/drconsole/drconsole/config"
 	"github.com/drconsole/drconsole/flowstate"
+	"github.com/drconsole/drconsole/kafka"
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/translation"
 )
@@ -31,8 +34,47 @@ func (m *Monitor) groupQuality(ctx context.Context, fm *flowMonitor, s *flowstat
 	for _, g := range fm.flow.Groups {
 		configured = append(configured, model.GroupQuality{Group: g.Name, Critical: g.Critical, Objective: g.ReprocessObjective})
 	}
+	var drStart func(model.TP) (int64, bool)
+	var drStartsAt time.Time
+	if st := fm.drStarts.Load(); st != nil {
+		drStart, drStartsAt = func(tp model.TP) (int64, bool) { return st.offs.Get(tp.Topic, tp.Partition) }, st.at
+	}
 	tr := translation.NewGroupTranslator(translation.GroupTranslator{Flow: fm.flow.Name, Alias: fm.flow.SourceAlias, Policy: fm.topics.Policy,
 		Index: fm.state.Syncs, Store: m.store}, nil, nil)
 	return tr.Quality(ctx, translation.QualityOptions{Configured: configured, Cap: limit, Lags: s.Partitions,
-		PrimaryDown: s.Source.Checked && !s.Source.OK, Now: s.At})
+		PrimaryDown: s.Source.Checked && !s.Source.OK, DRStart: drStart, DRStartsAt: drStartsAt, Now: s.At})
+}
+
+// drStarts are a flow's DR log starts as last read: a group translated to
+// an offset below its partition's start would find its records deleted in
+// DR (retention or a truncation there) and resume as its auto.offset.reset
+// says.
+type drStarts struct {
+	at   time.Time
+	offs kafka.Offsets // by DR topic
+}
+
+// readDRStarts reads the log starts of the DR topics of snap's partitions
+// (every GroupOffsetsEvery, beside the primary's group offsets): a
+// refresh reads DR's ends only, and a start moves rarely.
+func (m *Monitor) readDRStarts(ctx context.Context, fm *flowMonitor, snap *flowstate.FlowSnapshot) error {
+	var remote []string
+	for i := range snap.Partitions {
+		if t := snap.Partitions[i].RemoteTopic; len(remote) == 0 || remote[len(remote)-1] != t {
+			remote = append(remote, t)
+		}
+	}
+	slices.Sort(remote)
+	remote = slices.Compact(remote)
+	dr := m.clients[fm.flow.Target]
+	leaders, _, err := kafka.TopicLayout(ctx, dr, remote)
+	if err != nil {
+		return err
+	}
+	offs, err := kafka.ListOffsets(ctx, dr, leaders, kafka.StartOffset)
+	if err != nil {
+		return err
+	}
+	fm.drStarts.Store(&drStarts{at: m.Now(), offs: offs})
+	return nil
 }

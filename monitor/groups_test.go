@@ -181,6 +181,29 @@ func TestGroupQualityFromSyncsAndCheckpoints(t *testing.T) {
 		t.Fatalf("worst in the outage = %v %v", bound, ok)
 	}
 
+	// Retention in DR passes where billing's events-0 would resume (61):
+	// once DR's log starts are read, that partition is not translated.
+	for range 70 {
+		produce(t, dcl, &kgo.Record{Topic: "events", Partition: 0, Value: []byte{1}})
+	}
+	if _, err := kadm.NewClient(dcl).DeleteRecords(ctx, kadm.Offsets{"events": {0: {At: 65}}}); err != nil {
+		t.Fatal(err)
+	}
+	fm := m.flowList()[0]
+	if err := m.readDRStarts(ctx, fm, m.Snapshot(f.Name)); err != nil {
+		t.Fatal(err)
+	}
+	m.Refresh(ctx)
+	s = m.Snapshot(f.Name)
+	i = slices.IndexFunc(s.Groups.Groups, func(g model.GroupQuality) bool { return g.Group == "billing" })
+	b := s.Groups.Groups[i]
+	if b0 := b.Partitions[0]; b0.Reread != nil || !strings.HasPrefix(b0.Problem, "deleted in DR: it would resume at DR offset 61, below DR's log start 65") ||
+		b.Untranslated != 1 || b.Reread != nil {
+		t.Fatalf("billing after DR's retention = %+v", b)
+	}
+	if b1 := b.Partitions[1]; b1.Reread == nil || b1.Problem != "" {
+		t.Fatalf("billing events-1, not deleted in DR = %+v", b1)
+	}
 }
 
 func commitGroup(t *testing.T, cl *kgo.Client, group string, offs map[model.TP]int64) {

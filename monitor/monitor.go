@@ -91,8 +91,9 @@ type flowMonitor struct {
 	lastSavedUnknown  int                // partitions of unknown lag in that save (same lock)
 	snap              *flowstate.FlowSnapshot
 	loss              lossJudge
-	stop              context.CancelFunc // ends its ingester; nil while none runs
-	watched           bool               // added by SetWatched, not configured
+	stop              context.CancelFunc       // ends its ingester; nil while none runs
+	watched           bool                     // added by SetWatched, not configured
+	drStarts          atomic.Pointer[drStarts] // DR's log starts, read every GroupOffsetsEvery (groups.go)
 }
 
 // NewMonitor connects (lazily: franz-go dials on first use) to every
@@ -600,12 +601,20 @@ func (m *Monitor) groupOffsetsLoop(ctx context.Context) {
 		for _, fm := range m.flowList() {
 			// Read reachability from the published snapshot: fm.source
 			// belongs to the refresh goroutine.
-			if snap := m.Snapshot(fm.flow.Name); fm.link != nil || snap == nil || !snap.Source.OK {
+			snap := m.Snapshot(fm.flow.Name)
+			if fm.link != nil || snap == nil {
 				continue
 			}
 			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			if _, err := RecordPrimaryGroups(rctx, m.store, fm.flow.Name, m.clients[fm.flow.Source], fm.flow.Topics.Matches, m.Now()); err != nil && ctx.Err() == nil {
-				m.log.Warn("recording primary group offsets", "flow", fm.flow.Name, "err", err)
+			if snap.Source.OK {
+				if _, err := RecordPrimaryGroups(rctx, m.store, fm.flow.Name, m.clients[fm.flow.Source], fm.flow.Topics.Matches, m.Now()); err != nil && ctx.Err() == nil {
+					m.log.Warn("recording primary group offsets", "flow", fm.flow.Name, "err", err)
+				}
+			}
+			if snap.Target.OK {
+				if err := m.readDRStarts(rctx, fm, snap); err != nil && ctx.Err() == nil {
+					m.log.Warn("reading DR's log starts for the groups' figures", "flow", fm.flow.Name, "err", err)
+				}
 			}
 			cancel()
 		}

@@ -28,7 +28,12 @@ type QualityOptions struct {
 	// PrimaryDown: the primary does not answer, so the recorded offsets
 	// are the last known ones.
 	PrimaryDown bool
-	Now         time.Time
+	// DRStart is a DR partition's log start as last read (at DRStartsAt);
+	// nil, or false for a partition, when not known. A group translated
+	// below it could not resume where the figure says.
+	DRStart    func(model.TP) (int64, bool)
+	DRStartsAt time.Time
+	Now        time.Time
 }
 
 // overNamesShown is how many groups beyond the cap are named.
@@ -131,7 +136,7 @@ func (g *GroupTranslator) groupQuality(ctx context.Context, q *model.GroupQualit
 	var sum int64
 	known, noSync := true, false
 	for tp, at := range offsets {
-		p := g.partitionQuality(tp, at, lags, topics)
+		p := g.partitionQuality(tp, at, lags, topics, o)
 		if ms, ok := cpAt[tp]; ok {
 			p.CheckpointAt = time.UnixMilli(ms)
 		}
@@ -170,7 +175,7 @@ func (g *GroupTranslator) groupQuality(ctx context.Context, q *model.GroupQualit
 
 // partitionQuality translates one partition's offset and says what it
 // would reread, or why it cannot be translated.
-func (g *GroupTranslator) partitionQuality(tp model.TP, at offsetAt, lags map[model.TP]*model.PartitionLag, topics map[string]bool) model.GroupPartitionQuality {
+func (g *GroupTranslator) partitionQuality(tp model.TP, at offsetAt, lags map[model.TP]*model.PartitionLag, topics map[string]bool, o QualityOptions) model.GroupPartitionQuality {
 	p := model.GroupPartitionQuality{Source: tp, Offset: at.off, OffsetAt: time.UnixMilli(at.at), OffsetFrom: at.from}
 	var tr model.Translation
 	p.DR, tr = g.Translate(tp, at.off, false)
@@ -188,6 +193,14 @@ func (g *GroupTranslator) partitionQuality(tp model.TP, at offsetAt, lags map[mo
 		p.Reread = &n
 		if newest, ok := g.Index.Newest(tp); ok && newest.Upstream < at.off {
 			p.Note = fmt.Sprintf("offset %d is past the newest offset sync (upstream %d): MM2 writes syncs only every so many records, so this bound grows with each record until it writes the next", at.off, newest.Upstream)
+		}
+		if o.DRStart == nil {
+			break
+		}
+		if start, ok := o.DRStart(p.DR); ok && tr.Offset < start {
+			p.Reread = nil
+			p.Problem = fmt.Sprintf("deleted in DR: it would resume at DR offset %d, below DR's log start %d (read at %s): retention or a truncation in DR deleted those records, so it would resume as its auto.offset.reset says, reading the partition again from DR's start or skipping to its end",
+				tr.Offset, start, o.DRStartsAt.UTC().Format(time.RFC3339))
 		}
 	case model.MethodUnknown:
 		if len(topics) > 0 && !topics[tp.Topic] {
