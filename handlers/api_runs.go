@@ -22,7 +22,7 @@ import (
 var (
 	planFields = []string{"flow", "reason", "preflight", "stop", "groups", "allow_partial", "translate_from_savepoint", "savepoint_path",
 		"flink_target", "jar_id", "entry_class", "args", "parallelism", "allow_non_restored_state", "restore_strategy", "rewrite_to",
-		"source_uid", "drill", "failback", "failback_pause_mirrors", "failback_flink_target", "failback_dr_target", "failback_dr_job",
+		"source_uid", "drill", "failback", "switchover", "failback_pause_mirrors", "failback_flink_target", "failback_dr_target", "failback_dr_job",
 		"failback_rewrite_to", "failback_source_uid", "failback_jar_id", "failback_entry_class", "failback_args", "failback_parallelism"}
 	approveFields = []string{"plan_hash", "comment"}
 	reasonFields  = []string{"reason"}
@@ -74,7 +74,8 @@ type apiRun struct {
 	Steps          []apiStep         `json:"steps,omitempty"`
 }
 
-// planKind names a plan kind ("failover", "drill", "failback").
+// planKind names a plan kind ("failover", "drill", "failback",
+// "switchover").
 func planKind(k runbook.PlanKind) string {
 	if k == runbook.PlanFailover {
 		return "failover"

@@ -417,3 +417,26 @@ func TestAPIRefusedTokensAreLimited(t *testing.T) {
 		t.Errorf("%d token.denied records, want 20", n)
 	}
 }
+
+// A planned switchover through the API: the page's plan, the kind named
+// in the run, its fence first and its verdict last.
+func TestAPIPlansASwitchover(t *testing.T) {
+	t.Parallel()
+	c := switchoverConsole(t, "User:app")
+	waitHealthy(t, c)
+	tok := apiToken(t, c, "test-operator", identity.ScopeOperate, time.Now())
+	code, run := apiCall(t, c, tok, "POST", "/api/v1/runs", map[string]any{"flow": "primary->dr", "switchover": true, "groups": []string{"billing"},
+		"reason": "region evacuation"})
+	if code != http.StatusCreated {
+		t.Fatalf("request: %d %v", code, run)
+	}
+	code, run = apiCall(t, c, tok, "GET", fmt.Sprintf("/api/v1/runs/%d", int64(run["id"].(float64))), nil)
+	steps, _ := run["steps"].([]any)
+	if code != http.StatusOK || run["kind"] != "switchover" || len(steps) < 3 {
+		t.Fatalf("the run: %d %v", code, run)
+	}
+	first, last := steps[0].(map[string]any), steps[len(steps)-1].(map[string]any)
+	if first["kind"] != "fence" || last["kind"] != "verdict" {
+		t.Fatalf("steps from %v to %v, want fence to verdict", first["kind"], last["kind"])
+	}
+}
