@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/drconsole/drconsole/flowstate"
+	"github.com/drconsole/drconsole/model"
 )
 
 // The API's consumer groups of a MirrorMaker 2 flow: those the console
@@ -115,4 +116,118 @@ func (h *Handlers) APIGroupPlan(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"flow": plan.Flow, "group": plan.Group, "from": plan.From, "at": apiTime(plan.At),
 		"dr_state": plan.DRState, "dr_members": plan.DRMembers, "untranslatable": plan.Untranslatable(), "partitions": rows})
+}
+
+// apiBound is a consumer group's reprocessing bound: at most AtMost
+// records; null with a reason when it cannot be established.
+type apiBound struct {
+	AtMost        *int64  `json:"at_most"`
+	UnknownReason *string `json:"unknown_reason"`
+}
+
+func bound(v *int64, why string) apiBound {
+	if v == nil {
+		return apiBound{UnknownReason: &why}
+	}
+	return apiBound{AtMost: v}
+}
+
+type apiQualityPartition struct {
+	Topic        string   `json:"topic"`
+	Partition    int32    `json:"partition"`
+	DRTopic      string   `json:"dr_topic"`
+	DRPartition  int32    `json:"dr_partition"`
+	Offset       int64    `json:"primary_offset"`
+	OffsetAt     *string  `json:"primary_offset_at"`
+	OffsetFrom   string   `json:"primary_offset_from"`
+	DROffset     *int64   `json:"dr_offset"`
+	Reprocess    apiBound `json:"reprocess"`
+	Problem      string   `json:"problem"`
+	Note         string   `json:"note"`
+	SyncAt       *string  `json:"newest_usable_sync_at"`
+	CheckpointAt *string  `json:"checkpoint_at"`
+}
+
+type apiGroupQuality struct {
+	Group         string                `json:"group"`
+	Configured    bool                  `json:"configured"`
+	Critical      bool                  `json:"critical"`
+	Objective     *int64                `json:"reprocess_objective"`
+	OverObjective bool                  `json:"over_objective"`
+	Reprocess     apiBound              `json:"reprocess"`
+	Untranslated  int                   `json:"untranslated_partitions"`
+	SyncAt        *string               `json:"newest_usable_sync_at"`
+	CheckpointAt  *string               `json:"checkpoint_at"`
+	OffsetsAt     *string               `json:"primary_offsets_at"`
+	OffsetsStale  bool                  `json:"primary_offsets_stale"`
+	Problem       string                `json:"problem"`
+	Partitions    []apiQualityPartition `json:"partitions"`
+}
+
+// APIGroupQuality is GET /api/v1/flows/{flow}/group-quality: what each
+// consumer group would reprocess if DR took over now, as of the monitor's
+// last refresh (the groups page's figures), worst first, with the flow's
+// worst group.
+func (h *Handlers) APIGroupQuality(w http.ResponseWriter, r *http.Request) {
+	s := h.apiMM2Flow(w, r)
+	if s == nil {
+		return
+	}
+	out := map[string]any{"flow": s.Flow.Name, "at": apiTime(s.At), "groups": []apiGroupQuality{}, "worst_group": nil,
+		"worst": bound(nil, "no refresh has computed the flow's groups yet"), "cap": 0, "over_cap": 0, "over_cap_names": []string{}, "error": ""}
+	fg := s.Groups
+	if fg == nil {
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	groups := make([]apiGroupQuality, 0, len(fg.Groups))
+	for i := range fg.Groups {
+		groups = append(groups, apiQuality(&fg.Groups[i]))
+	}
+	out["groups"], out["cap"], out["over_cap"], out["error"] = groups, fg.Cap, fg.Over, fg.Err
+	if fg.OverNames != nil {
+		out["over_cap_names"] = fg.OverNames
+	}
+	if g, b, ok := fg.Worst(); ok {
+		why := "some group's bound is unknown, groups were left out beyond the cap, or a read failed"
+		out["worst"] = bound(b, why)
+		if g != nil {
+			out["worst_group"] = g.Group
+		}
+	} else {
+		out["worst"] = bound(nil, "the flow has no consumer groups yet")
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func apiQuality(g *model.GroupQuality) apiGroupQuality {
+	a := apiGroupQuality{Group: g.Group, Configured: g.Configured, Critical: g.Critical, OverObjective: g.OverObjective(),
+		Reprocess: bound(g.Reread, groupUnknown(g)), Untranslated: g.Untranslated, SyncAt: apiTime(g.OldestSyncAt),
+		CheckpointAt: apiTime(g.CheckpointAt), OffsetsAt: apiTime(g.OffsetsAt), OffsetsStale: g.OffsetsStale, Problem: g.Problem,
+		Partitions: make([]apiQualityPartition, 0, len(g.Partitions))}
+	if g.Objective > 0 {
+		a.Objective = &g.Objective
+	}
+	for _, p := range g.Partitions {
+		ap := apiQualityPartition{Topic: p.Source.Topic, Partition: p.Source.Partition, DRTopic: p.DR.Topic, DRPartition: p.DR.Partition,
+			Offset: p.Offset, OffsetAt: apiTime(p.OffsetAt), OffsetFrom: p.OffsetFrom, Reprocess: bound(p.Reread, p.Problem),
+			Problem: p.Problem, Note: p.Note, SyncAt: apiTime(p.SyncAt), CheckpointAt: apiTime(p.CheckpointAt)}
+		if p.Reread != nil {
+			off := p.DROffset
+			ap.DROffset = &off
+		}
+		a.Partitions = append(a.Partitions, ap)
+	}
+	return a
+}
+
+// groupUnknown says why g's bound is unknown.
+func groupUnknown(g *model.GroupQuality) string {
+	switch {
+	case g.Problem != "":
+		return g.Problem
+	case g.OffsetsStale:
+		return "the primary does not answer: the group may have read past the offsets last seen, and those records are read again too"
+	}
+	return "some partition could not be translated (see its problem)"
 }

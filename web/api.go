@@ -62,6 +62,7 @@ func apiRoutes(h *handlers.Handlers, limit *CostLimiter, costly func(http.Handle
 			r.Get("/flows/{flow}", h.APIFlow)
 			r.With(costly).Get("/flows/{flow}/groups", h.APIGroups)
 			r.With(costly).Get("/flows/{flow}/groups/{group}", h.APIGroupPlan)
+			r.Get("/flows/{flow}/group-quality", h.APIGroupQuality)
 			r.Get("/report", h.APIReport)
 			if h.Catalog != nil {
 				r.With(costly).Get("/savepoints", h.APISavepoints)

@@ -394,6 +394,35 @@ func TestAPIFiguresAreKnownOrSayWhyNot(t *testing.T) {
 	if code, _ := apiCall(t, c, token, "GET", "/api/v1/flows/link/groups/"+url.PathEscape(group), nil); code != http.StatusUnprocessableEntity {
 		t.Errorf("a Cluster Linking flow's group translation: %d, want 422", code)
 	}
+	// The groups' failover quality: each bound known or unknown with a
+	// reason, never both, never neither; the worst likewise.
+	known := func(what string, b any) {
+		m, _ := b.(map[string]any)
+		if (m["at_most"] == nil) == (m["unknown_reason"] == nil) {
+			t.Errorf("%s: %v", what, b)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	code, q := apiCall(t, c, token, "GET", strings.TrimSuffix(mm2, "/groups")+"/group-quality", nil)
+	for qs, _ := q["groups"].([]any); code == http.StatusOK && len(qs) == 0 && time.Now().Before(deadline); qs, _ = q["groups"].([]any) {
+		time.Sleep(200 * time.Millisecond)
+		code, q = apiCall(t, c, token, "GET", strings.TrimSuffix(mm2, "/groups")+"/group-quality", nil)
+	}
+	qs, _ := q["groups"].([]any)
+	if code != http.StatusOK || len(qs) == 0 {
+		t.Fatalf("group quality: %d %v", code, q)
+	}
+	known("worst", q["worst"])
+	for _, g := range qs {
+		g := g.(map[string]any)
+		known(fmt.Sprint(g["group"]), g["reprocess"])
+		for _, p := range g["partitions"].([]any) {
+			known(fmt.Sprint(g["group"], " partition"), p.(map[string]any)["reprocess"])
+		}
+	}
+	if code, _ := apiCall(t, c, token, "GET", "/api/v1/flows/link/group-quality", nil); code != http.StatusUnprocessableEntity {
+		t.Errorf("a Cluster Linking flow's group quality: %d, want 422", code)
+	}
 }
 
 // A source presenting refused tokens gets 401 and a record for each of

@@ -212,6 +212,16 @@ func TestConsoleAPIAgainstItsDocument(t *testing.T) {
 	if rows, _ := plan["partitions"].([]any); len(rows) == 0 {
 		t.Fatalf("group %s's translation: %v", name, plan)
 	}
+	quality := c.want(200, vic, "GET", flow+"/group-quality", nil)
+	for deadline := time.Now().Add(30 * time.Second); ; quality = c.want(200, vic, "GET", flow+"/group-quality", nil) {
+		if qs, _ := quality["groups"].([]any); len(qs) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sandbox flow's groups' failover quality: %v", quality)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	c.want(200, vic, "GET", "/savepoints", nil)
 	c.want(200, vic, "GET", "/savepoints?flow="+url.QueryEscape("primary->dr"), nil)
 	c.want(200, vic, "GET", "/drills", nil)
