@@ -24,7 +24,7 @@ var publicRoutes = map[string]bool{
 var anyUserRoutes = map[string]bool{"POST /logout": true, "POST /logout/everywhere": true, "POST /audit/verify": true,
 	// Checking an evidence pack reads the log and records the check, like the chain's check.
 	"POST /drills/evidence/verify": true,
-	"POST /account/tokens": true, "POST /account/tokens/{id}/revoke": true}
+	"POST /account/tokens":         true, "POST /account/tokens/{id}/revoke": true}
 
 // roleDenied and adminDenied are how RequireRole words its 403, to tell
 // it from a handler's own refusal.
