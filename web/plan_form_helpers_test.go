@@ -21,14 +21,18 @@ type planFormDriver struct {
 	dump string // JavaScript giving more state for a failure
 }
 
+// choose picks value in the select (or sets the field) #id as a person
+// would, and fires its change. It runs in the page as one script: a
+// fragment swapped in just before (htmx replacing the select) leaves
+// chromedp's node ids stale, while the page's own lookup is always current.
 func (d planFormDriver) choose(id, value string) {
 	d.t.Helper()
-	err := chromedp.Do(d.b, chromedp.SetValue(chromedp.ID(id), value))
-	if err == nil {
-		_, err = chromedp.Run(d.b, chromedp.Evaluate[bool](`document.getElementById(`+strconv.Quote(id)+`).dispatchEvent(new Event("change", {bubbles: true}))`))
-	}
-	if err != nil {
-		d.t.Fatalf("choosing %s in #%s: %v", value, id, err)
+	js := `(function(){const e = document.getElementById(` + strconv.Quote(id) + `); if (!e) { return false; }
+		e.value = ` + strconv.Quote(value) + `; if (e.value !== ` + strconv.Quote(value) + `) { return false; }
+		e.dispatchEvent(new Event("change", {bubbles: true})); return true;})()`
+	if _, err := chromedp.Run(d.b, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		state, _ := chromedp.Run(d.b, chromedp.Evaluate[string](d.dump))
+		d.t.Fatalf("choosing %s in #%s: %v\nstate: %s", value, id, err, state)
 	}
 }
 
