@@ -211,7 +211,7 @@ func apiQuality(g *model.GroupQuality) apiGroupQuality {
 	for _, p := range g.Partitions {
 		ap := apiQualityPartition{Topic: p.Source.Topic, Partition: p.Source.Partition, DRTopic: p.DR.Topic, DRPartition: p.DR.Partition,
 			Offset: p.Offset, OffsetAt: apiTime(p.OffsetAt), OffsetFrom: p.OffsetFrom, Reprocess: bound(p.Reread, p.Problem),
-			Problem: p.Problem, Note: p.Note, SyncAt: apiTime(p.SyncAt), CheckpointAt: apiTime(p.CheckpointAt)}
+			Problem: p.Problem, Note: p.Note(), SyncAt: apiTime(p.SyncAt), CheckpointAt: apiTime(p.CheckpointAt)}
 		if p.Reread != nil {
 			off := p.DROffset
 			ap.DROffset = &off

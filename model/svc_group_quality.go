@@ -2,6 +2,7 @@ package model
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -37,16 +38,29 @@ type GroupPartitionQuality struct {
 	// nil when it cannot be established (Problem says why).
 	Reread *int64
 	// Problem says why the partition could not be translated; "" when it
-	// was. Note says what else an operator should know (an offset past
-	// the newest sync: the bound grows until MM2 writes one).
+	// was.
 	Problem string
-	Note    string
+	// PastNewestSync: the offset is past the newest offset sync (at
+	// upstream NewestSyncUpstream), so the bound grows with each record
+	// until MM2 writes the next (Note says so).
+	PastNewestSync     bool
+	NewestSyncUpstream int64
 	// SyncAt is the record time of the newest usable offset sync (the
 	// newest at or below Offset); zero when there is none.
 	SyncAt time.Time
 	// CheckpointAt is the time of MM2's checkpoint of this partition;
 	// zero when MM2 has none.
 	CheckpointAt time.Time
+}
+
+// Note says what else an operator should know of the partition; "" when
+// nothing. Made when shown: a sentence per partition kept in every
+// snapshot would cost more than the figures.
+func (p *GroupPartitionQuality) Note() string {
+	if !p.PastNewestSync {
+		return ""
+	}
+	return fmt.Sprintf("offset %d is past the newest offset sync (upstream %d): MM2 writes syncs only every so many records, so this bound grows with each record until it writes the next", p.Offset, p.NewestSyncUpstream)
 }
 
 // GroupQuality is one consumer group's failover quality.

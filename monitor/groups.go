@@ -41,7 +41,15 @@ func (m *Monitor) groupQuality(ctx context.Context, fm *flowMonitor, s *flowstat
 	}
 	tr := translation.NewGroupTranslator(translation.GroupTranslator{Flow: fm.flow.Name, Alias: fm.flow.SourceAlias, Policy: fm.topics.Policy,
 		Index: fm.state.Syncs, Store: m.store}, nil, nil)
-	return tr.Quality(ctx, translation.QualityOptions{Configured: configured, Cap: limit, Lags: s.Partitions,
+	// The stored offsets are read again only when this process wrote some
+	// since, and at least every GroupOffsetsEvery in any case (a write by
+	// another process, say a restore, has no version here).
+	in := fm.groupInputs
+	if in == nil || in.Cap != max(limit, 1) || in.Version != m.store.GroupRowsVersion() || s.At.Sub(in.At) >= GroupOffsetsEvery || s.At.Before(in.At) {
+		in = tr.ReadQualityInputs(ctx, configured, limit, s.At)
+		fm.groupInputs = in
+	}
+	return tr.Quality(ctx, translation.QualityOptions{Configured: configured, Cap: limit, Inputs: in, Lags: s.Partitions,
 		PrimaryDown: s.Source.Checked && !s.Source.OK, DRStart: drStart, DRStartsAt: drStartsAt, Now: s.At})
 }
 

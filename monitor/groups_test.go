@@ -105,10 +105,10 @@ func TestGroupQualityFromSyncsAndCheckpoints(t *testing.T) {
 	}
 	b0, b1 := billing.Partitions[0], billing.Partitions[1]
 	if b0.Offset != 80 || b0.OffsetFrom != model.OffsetFromPrimary || b0.DROffset != 61 || *b0.Reread != 19 || !b0.SyncAt.Equal(at(60)) ||
-		!b0.CheckpointAt.Equal(at(70)) || b0.Note != "" || b0.Problem != "" {
+		!b0.CheckpointAt.Equal(at(70)) || b0.Note() != "" || b0.Problem != "" {
 		t.Fatalf("billing events-0 = %+v", b0)
 	}
-	if b1.DROffset != 50 || *b1.Reread != 0 || !b1.SyncAt.Equal(at(49)) || !strings.Contains(b1.Note, "past the newest offset sync") || !b1.CheckpointAt.IsZero() {
+	if b1.DROffset != 50 || *b1.Reread != 0 || !b1.SyncAt.Equal(at(49)) || !strings.Contains(b1.Note(), "past the newest offset sync") || !b1.CheckpointAt.IsZero() {
 		t.Fatalf("billing events-1 = %+v", b1)
 	}
 	// orders, known from MM2's checkpoints only: events-0 at 100 is exact

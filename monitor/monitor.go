@@ -91,9 +91,10 @@ type flowMonitor struct {
 	lastSavedUnknown  int                // partitions of unknown lag in that save (same lock)
 	snap              *flowstate.FlowSnapshot
 	loss              lossJudge
-	stop              context.CancelFunc       // ends its ingester; nil while none runs
-	watched           bool                     // added by SetWatched, not configured
-	drStarts          atomic.Pointer[drStarts] // DR's log starts, read every GroupOffsetsEvery (groups.go)
+	stop              context.CancelFunc         // ends its ingester; nil while none runs
+	watched           bool                       // added by SetWatched, not configured
+	drStarts          atomic.Pointer[drStarts]   // DR's log starts, read every GroupOffsetsEvery (groups.go)
+	groupInputs       *translation.QualityInputs // the groups' stored offsets as last read (the refresh goroutine's; groups.go)
 }
 
 // NewMonitor connects (lazily: franz-go dials on first use) to every

@@ -36,6 +36,7 @@ func (s *Store) RecordPrimaryGroupOffsets(ctx context.Context, flow string, offs
 		}
 		return nil
 	})
+	s.groupRows.Add(1)
 	if err != nil {
 		return fmt.Errorf("storage: recording primary group offsets: %w", err)
 	}

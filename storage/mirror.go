@@ -76,6 +76,9 @@ func (s *Store) Apply(ctx context.Context, b Batch) error {
 			id, b.Topic, b.Incarnation, b.Partition, b.NextOffset, now)
 		return err
 	})
+	if len(b.Checkpoints) > 0 {
+		s.groupRows.Add(1) // after the commit, and after a failed one too: never a missed change
+	}
 	if err != nil {
 		return fmt.Errorf("storage: storing %s/%d of flow %s: %w", b.Topic, b.Partition, b.Flow, err)
 	}

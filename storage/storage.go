@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	_ "github.com/mattn/go-sqlite3" // registers "sqlite3"
 )
@@ -35,7 +36,19 @@ type Store struct {
 
 	mu      sync.Mutex
 	flowIDs map[string]int64
+
+	// groupRows counts the writes to MM2's checkpoints and the recorded
+	// primary group offsets (GroupRowsVersion).
+	groupRows atomic.Uint64
 }
+
+// GroupRowsVersion changes after every write this Store makes to the
+// consumer groups' stored offsets (MM2's checkpoints, the primary's
+// recorded group offsets): a caller that read them at one version and
+// sees it again knows they are the same, as far as this process wrote.
+// Read it before reading the rows, so a write racing the read shows as a
+// new version next time.
+func (s *Store) GroupRowsVersion() uint64 { return s.groupRows.Load() }
 
 // SQLite's page cache per connection, in KiB (negative, SQLite's unit): the
 // sync index lives in memory, so the caches only serve the writer's inserts

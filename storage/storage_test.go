@@ -234,3 +234,31 @@ func TestLegacyIncarnationAdopted(t *testing.T) {
 		t.Fatalf("legacy positions past the end adopted: %+v %v", inc, err)
 	}
 }
+
+// A reader that keeps the groups' stored offsets between refreshes knows
+// to read them again from the version: every write to them changes it,
+// other writes leave it.
+func TestGroupRowsVersionChangesWithGroupWrites(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	v := s.GroupRowsVersion()
+	step := func(what string, changes bool, write func() error) {
+		t.Helper()
+		if err := write(); err != nil {
+			t.Fatal(err)
+		}
+		if now := s.GroupRowsVersion(); (now != v) != changes {
+			t.Fatalf("%s: version %d then %d, want a change: %v", what, v, now, changes)
+		}
+		v = s.GroupRowsVersion()
+	}
+	step("syncs only", false, func() error {
+		return s.Apply(ctx, storage.Batch{Flow: "f", Topic: "syncs", NextOffset: 1, Syncs: []model.OffsetSync{{Topic: "events", Upstream: 1, Downstream: 1}}})
+	})
+	step("a checkpoint", true, func() error {
+		return s.Apply(ctx, storage.Batch{Flow: "f", Topic: "cp", NextOffset: 1, Checkpoints: []model.Checkpoint{{Group: "g", Topic: "events", Upstream: 10, Downstream: 9}}})
+	})
+	step("the primary's offsets", true, func() error {
+		return s.RecordPrimaryGroupOffsets(ctx, "f", []storage.GroupOffset{{Group: "g", Topic: "events", Offset: 12, AtMs: 1}})
+	})
+}

@@ -22,6 +22,9 @@ type QualityOptions struct {
 	// MM2 checkpointed, by name); the rest are counted, never dropped
 	// silently. At least 1.
 	Cap int
+	// Inputs are the stored rows as last read (ReadQualityInputs), for
+	// Configured and Cap; nil: Quality reads them.
+	Inputs *QualityInputs
 	// Lags are the flow's partitions as the refresh saw them: which
 	// topics it mirrors and where the primary's logs start.
 	Lags []model.PartitionLag
@@ -39,20 +42,52 @@ type QualityOptions struct {
 // overNamesShown is how many groups beyond the cap are named.
 const overNamesShown = 5
 
-// Quality computes the failover quality of the flow's consumer groups:
-// the groups the config names and those MM2 checkpointed (bounded by
-// o.Cap), each from the primary's offsets as the console last recorded
-// them (or MM2's checkpoint where newer) through the sync index. It reads
-// storage only: no cluster is asked, so it costs a refresh no Kafka
-// round trip and works the same while the primary is down.
-func (g *GroupTranslator) Quality(ctx context.Context, o QualityOptions) *model.FlowGroups {
-	out := &model.FlowGroups{At: o.Now, Cap: max(o.Cap, 1)}
-	want := slices.Clone(o.Configured)
+// QualityInputs are the stored rows Quality rests on: which groups it
+// computes, and each one's primary offsets merged from MM2's checkpoints
+// and the console's recorded readings. Reading them is most of Quality's
+// cost (two queries a group, 20k rows at the cap), and they change only
+// when MM2 checkpoints or the primary's offsets are recorded: a caller
+// that keeps them passes them back (QualityOptions.Inputs) while the
+// store's GroupRowsVersion is still Version.
+type QualityInputs struct {
+	Version uint64    // the store's GroupRowsVersion, read before the rows
+	At      time.Time // when they were read
+	Cap     int       // the most groups read (at least 1)
+	groups  []groupInputs
+	over    int
+	names   []string // the first groups over the cap
+	err     string
+}
+
+// groupInputs are one group's stored offsets, merged and sorted by
+// partition.
+type groupInputs struct {
+	want         model.GroupQuality
+	offsets      []offsetAt
+	checkpointAt time.Time // MM2's newest checkpoint of the group
+	err          error
+}
+
+// offsetAt is a group partition's primary offset and where it came from.
+type offsetAt struct {
+	tp           model.TP
+	off          int64
+	at           int64 // epoch ms
+	from         string
+	checkpointMs int64 // MM2's checkpoint of the partition; 0: none
+}
+
+// ReadQualityInputs reads the stored rows of the groups Quality computes:
+// the configured ones first, then those MM2 checkpointed, by name, at
+// most limit (at least 1); the rest are counted, never dropped silently.
+func (g *GroupTranslator) ReadQualityInputs(ctx context.Context, configured []model.GroupQuality, limit int, now time.Time) *QualityInputs {
+	in := &QualityInputs{Version: g.Store.GroupRowsVersion(), At: now, Cap: max(limit, 1)}
+	want := slices.Clone(configured)
 	for i := range want {
 		want[i].Configured = true
 	}
 	if checkpointed, err := g.Store.CheckpointGroups(ctx, g.Flow); err != nil {
-		out.Err = fmt.Sprintf("reading the groups MM2 checkpointed: %v", err)
+		in.err = fmt.Sprintf("reading the groups MM2 checkpointed: %v", err)
 	} else {
 		names := make([]string, 0, len(checkpointed))
 		for name := range checkpointed {
@@ -65,27 +100,98 @@ func (g *GroupTranslator) Quality(ctx context.Context, o QualityOptions) *model.
 			want = append(want, model.GroupQuality{Group: name})
 		}
 	}
-	if len(want) > out.Cap {
-		for _, q := range want[out.Cap:] {
-			if len(out.OverNames) < overNamesShown {
-				out.OverNames = append(out.OverNames, q.Group)
+	if limit = in.Cap; len(want) > limit {
+		for _, q := range want[limit:] {
+			if len(in.names) < overNamesShown {
+				in.names = append(in.names, q.Group)
 			}
 		}
-		out.Over, want = len(want)-out.Cap, want[:out.Cap]
+		in.over, want = len(want)-limit, want[:limit]
 	}
-	lags := map[model.TP]*model.PartitionLag{}
+	topics := map[string]string{} // one copy of each topic name
+	for _, q := range want {
+		gi := groupInputs{want: q}
+		gi.offsets, gi.checkpointAt, gi.err = g.groupOffsets(ctx, q.Group, topics)
+		in.groups = append(in.groups, gi)
+	}
+	return in
+}
+
+// groupOffsets merges a group's stored checkpoints and recorded primary
+// offsets: the newer of the two for each partition.
+func (g *GroupTranslator) groupOffsets(ctx context.Context, group string, topics map[string]string) ([]offsetAt, time.Time, error) {
+	var checkpointAt time.Time
+	cps, err := g.Store.GroupCheckpoints(ctx, g.Flow, group)
+	if err != nil {
+		return nil, checkpointAt, err
+	}
+	recorded, err := g.Store.PrimaryGroupOffsets(ctx, g.Flow, group)
+	if err != nil {
+		return nil, checkpointAt, err
+	}
+	intern := func(t string) string {
+		if u, ok := topics[t]; ok {
+			return u
+		}
+		topics[t] = t
+		return t
+	}
+	byTP := map[model.TP]offsetAt{}
+	for _, c := range cps {
+		checkpointAt = laterMs(checkpointAt, c.RecordMs)
+		upstream, ok := g.Policy.UpstreamTopic(g.Alias, c.Topic)
+		if !ok {
+			continue // not a topic of this flow's source
+		}
+		tp := model.TP{Topic: intern(upstream), Partition: c.Partition}
+		byTP[tp] = offsetAt{tp: tp, off: c.Upstream, at: c.RecordMs, from: model.OffsetFromCheckpoint, checkpointMs: c.RecordMs}
+	}
+	for _, r := range recorded {
+		tp := model.TP{Topic: intern(r.Topic), Partition: r.Partition}
+		if cur, ok := byTP[tp]; !ok || r.AtMs >= cur.at {
+			byTP[tp] = offsetAt{tp: tp, off: r.Offset, at: r.AtMs, from: model.OffsetFromPrimary, checkpointMs: cur.checkpointMs}
+		}
+	}
+	out := make([]offsetAt, 0, len(byTP))
+	for _, o := range byTP {
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b offsetAt) int {
+		return cmp.Or(strings.Compare(a.tp.Topic, b.tp.Topic), cmp.Compare(a.tp.Partition, b.tp.Partition))
+	})
+	return out, checkpointAt, nil
+}
+
+// Quality computes the failover quality of the flow's consumer groups:
+// the groups the config names and those MM2 checkpointed (bounded by
+// o.Cap), each from the primary's offsets as the console last recorded
+// them (or MM2's checkpoint where newer) through the sync index. It reads
+// storage only (not at all with o.Inputs): no cluster is asked, so it
+// costs a refresh no Kafka round trip and works the same while the
+// primary is down.
+func (g *GroupTranslator) Quality(ctx context.Context, o QualityOptions) *model.FlowGroups {
+	in := o.Inputs
+	if in == nil {
+		in = g.ReadQualityInputs(ctx, o.Configured, o.Cap, o.Now)
+	}
+	out := &model.FlowGroups{At: o.Now, Cap: in.Cap, Over: in.over, OverNames: in.names, Err: in.err}
+	lags := make(map[model.TP]*model.PartitionLag, len(o.Lags))
 	topics := map[string]bool{}
 	for i := range o.Lags {
 		p := &o.Lags[i]
 		lags[model.TP{Topic: p.Topic, Partition: p.Partition}] = p
 		topics[p.Topic] = true
 	}
-	for _, q := range want {
-		if err := g.groupQuality(ctx, &q, o, lags, topics); err != nil {
-			q.Problem = err.Error()
+	out.Groups = make([]model.GroupQuality, 0, len(in.groups))
+	for _, gi := range in.groups {
+		q := gi.want
+		if gi.err != nil {
+			q.Problem = gi.err.Error()
 			if out.Err == "" {
-				out.Err = fmt.Sprintf("group %s: %v", q.Group, err)
+				out.Err = fmt.Sprintf("group %s: %v", q.Group, gi.err)
 			}
+		} else {
+			g.groupQuality(&q, gi, o, lags, topics)
 		}
 		out.Groups = append(out.Groups, q)
 	}
@@ -93,52 +199,21 @@ func (g *GroupTranslator) Quality(ctx context.Context, o QualityOptions) *model.
 	return out
 }
 
-// offsetAt is a group partition's primary offset and where it came from.
-type offsetAt struct {
-	off  int64
-	at   int64 // epoch ms
-	from string
-}
-
-// groupQuality fills q from storage and the sync index.
-func (g *GroupTranslator) groupQuality(ctx context.Context, q *model.GroupQuality, o QualityOptions, lags map[model.TP]*model.PartitionLag, topics map[string]bool) error {
-	cps, err := g.Store.GroupCheckpoints(ctx, g.Flow, q.Group)
-	if err != nil {
-		return err
-	}
-	recorded, err := g.Store.PrimaryGroupOffsets(ctx, g.Flow, q.Group)
-	if err != nil {
-		return err
-	}
-	offsets := map[model.TP]offsetAt{}
-	cpAt := map[model.TP]int64{} // by primary partition
-	for _, c := range cps {
-		q.CheckpointAt = laterMs(q.CheckpointAt, c.RecordMs)
-		upstream, ok := g.Policy.UpstreamTopic(g.Alias, c.Topic)
-		if !ok {
-			continue // not a topic of this flow's source
-		}
-		tp := model.TP{Topic: upstream, Partition: c.Partition}
-		offsets[tp] = offsetAt{off: c.Upstream, at: c.RecordMs, from: model.OffsetFromCheckpoint}
-		cpAt[tp] = c.RecordMs
-	}
-	for _, r := range recorded {
-		tp := model.TP{Topic: r.Topic, Partition: r.Partition}
-		if cur, ok := offsets[tp]; !ok || r.AtMs >= cur.at {
-			offsets[tp] = offsetAt{off: r.Offset, at: r.AtMs, from: model.OffsetFromPrimary}
-		}
-	}
-	if len(offsets) == 0 {
+// groupQuality fills q from the group's stored offsets and the sync index.
+func (g *GroupTranslator) groupQuality(q *model.GroupQuality, gi groupInputs, o QualityOptions, lags map[model.TP]*model.PartitionLag, topics map[string]bool) {
+	q.CheckpointAt = gi.checkpointAt
+	if len(gi.offsets) == 0 {
 		q.Problem = "no committed offsets recorded from the primary and no MM2 checkpoint for this group: nothing to translate yet (has it consumed a mirrored topic?)"
-		return nil
+		return
 	}
 	q.OffsetsStale = o.PrimaryDown
 	var sum int64
 	known, noSync := true, false
-	for tp, at := range offsets {
-		p := g.partitionQuality(tp, at, lags, topics, o)
-		if ms, ok := cpAt[tp]; ok {
-			p.CheckpointAt = time.UnixMilli(ms)
+	q.Partitions = make([]model.GroupPartitionQuality, 0, len(gi.offsets))
+	for _, at := range gi.offsets { // sorted by partition
+		p := g.partitionQuality(at, lags, topics, o)
+		if at.checkpointMs != 0 {
+			p.CheckpointAt = time.UnixMilli(at.checkpointMs)
 		}
 		if q.OffsetsAt.IsZero() || p.OffsetAt.Before(q.OffsetsAt) {
 			q.OffsetsAt = p.OffsetAt
@@ -167,15 +242,12 @@ func (g *GroupTranslator) groupQuality(ctx context.Context, q *model.GroupQualit
 	if known && !q.OffsetsStale {
 		q.Reread = &sum
 	}
-	slices.SortFunc(q.Partitions, func(a, b model.GroupPartitionQuality) int {
-		return cmp.Or(strings.Compare(a.Source.Topic, b.Source.Topic), cmp.Compare(a.Source.Partition, b.Source.Partition))
-	})
-	return nil
 }
 
 // partitionQuality translates one partition's offset and says what it
 // would reread, or why it cannot be translated.
-func (g *GroupTranslator) partitionQuality(tp model.TP, at offsetAt, lags map[model.TP]*model.PartitionLag, topics map[string]bool, o QualityOptions) model.GroupPartitionQuality {
+func (g *GroupTranslator) partitionQuality(at offsetAt, lags map[model.TP]*model.PartitionLag, topics map[string]bool, o QualityOptions) model.GroupPartitionQuality {
+	tp := at.tp
 	p := model.GroupPartitionQuality{Source: tp, Offset: at.off, OffsetAt: time.UnixMilli(at.at), OffsetFrom: at.from}
 	var tr model.Translation
 	p.DR, tr = g.Translate(tp, at.off, false)
@@ -191,8 +263,9 @@ func (g *GroupTranslator) partitionQuality(tp model.TP, at offsetAt, lags map[mo
 		p.DROffset = tr.Offset
 		n := tr.RereadMax // 0 when exact
 		p.Reread = &n
+		// Past the newest sync when the sync it came from is the newest.
 		if newest, ok := g.Index.Newest(tp); ok && newest.Upstream < at.off {
-			p.Note = fmt.Sprintf("offset %d is past the newest offset sync (upstream %d): MM2 writes syncs only every so many records, so this bound grows with each record until it writes the next", at.off, newest.Upstream)
+			p.PastNewestSync, p.NewestSyncUpstream = true, newest.Upstream
 		}
 		if o.DRStart == nil {
 			break
