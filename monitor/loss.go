@@ -46,11 +46,13 @@ type lossSuspect struct {
 	passedSince time.Time // when MM2's position first passed the gap with no sync after it
 	clear       int       // refreshes that saw everything copied
 	short       int       // refreshes that saw a shortfall from Connect's position
+	seen        uint64    // the last judge whose reading had the partition
 }
 
 // lossJudge tracks the gaps of one flow between refreshes.
 type lossJudge struct {
 	suspects map[model.TP]*lossSuspect
+	judges   uint64 // judge calls so far: marks the suspects a reading still has
 	// anchored is where each undecided gap's syncs begin, for retention
 	// (another goroutine), which must keep them; copied under mu after
 	// every judge that had gaps.
@@ -98,20 +100,25 @@ func (j *lossJudge) judge(parts []model.PartitionLag, idx *mm2.SyncIndex, connec
 		}
 	}()
 	var out []model.LossIncident
-	seen := map[model.TP]bool{}
+	// Suspects are few, partitions many: each suspect is marked as its
+	// partition is read, not every partition put in a set (9 MB a refresh
+	// at 100k partitions).
+	j.judges++
 	for i := range parts {
 		p := &parts[i]
 		tp := model.TP{Topic: p.Topic, Partition: p.Partition}
-		seen[tp] = true
+		su := j.suspects[tp]
+		if su != nil {
+			su.seen = j.judges
+		}
 		p.DataLost = false
 		if p.Stale || p.Replicated == nil || p.SourceStart == nil {
-			p.LossSuspected = j.suspects[tp] != nil
+			p.LossSuspected = su != nil
 			continue
 		}
-		su := j.suspects[tp]
 		if *p.SourceStart > *p.Replicated {
 			if su == nil {
-				su = &lossSuspect{first: *p.Replicated, detected: now}
+				su = &lossSuspect{first: *p.Replicated, detected: now, seen: j.judges}
 				su.anchor, su.hasAnchor = idx.SyncBelow(tp, su.first)
 				j.suspects[tp] = su
 			}
@@ -140,8 +147,8 @@ func (j *lossJudge) judge(parts []model.PartitionLag, idx *mm2.SyncIndex, connec
 			out = append(out, *inc)
 		}
 	}
-	for tp := range j.suspects {
-		if !seen[tp] {
+	for tp, su := range j.suspects {
+		if su.seen != j.judges {
 			delete(j.suspects, tp) // the partition is no longer mirrored
 		}
 	}
