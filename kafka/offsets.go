@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -131,6 +132,12 @@ func PartitionLeaders(ps []kmsg.MetadataResponseTopicPartition) []int32 {
 	return leaders
 }
 
+// brokerCount is how many of a topic's partitions one broker leads.
+type brokerCount struct {
+	broker int32
+	n      int
+}
+
 // ListOffsets asks every partition's leader for its offset at ts
 // (StartOffset, EndOffset or StableEnd), all brokers at once. A partition whose
 // leader is unknown or did not answer is -1; err is set only when there
@@ -142,33 +149,45 @@ func ListOffsets(ctx context.Context, cl *Client, leaders Leaders, ts int64) (Of
 	if ts == StableEnd {
 		ts, isolation = EndOffset, 1 // read_committed: the last stable offset
 	}
+	// Each topic's partitions are counted per leader first, so every slice
+	// is made at its size: at 100k partitions a refresh asks three times,
+	// and slices grown by append left ~2.5 times their size as garbage.
 	byBroker := map[int32]*kmsg.ListOffsetsRequest{}
+	var count []brokerCount // per topic: the leaders and their partitions
 	for topic, ls := range leaders {
 		offs := make([]int64, len(ls))
 		out[topic] = offs
-		topicAt := map[int32]int{} // broker → index of this topic in its request
+		count = count[:0]
 		for p, leader := range ls {
 			offs[p] = -1
 			if leader < 0 {
 				continue
 			}
-			req := byBroker[leader]
+			i := slices.IndexFunc(count, func(c brokerCount) bool { return c.broker == leader })
+			if i < 0 {
+				count = append(count, brokerCount{broker: leader})
+				i = len(count) - 1
+			}
+			count[i].n++
+		}
+		for _, c := range count {
+			req := byBroker[c.broker]
 			if req == nil {
 				req = kmsg.NewPtrListOffsetsRequest() // ReplicaID -1: a client
 				req.IsolationLevel = isolation
-				byBroker[leader] = req
+				byBroker[c.broker] = req
 			}
-			i, ok := topicAt[leader]
-			if !ok {
-				rt := kmsg.NewListOffsetsRequestTopic()
-				rt.Topic = topic
-				req.Topics = append(req.Topics, rt)
-				i = len(req.Topics) - 1
-				topicAt[leader] = i
+			rt := kmsg.NewListOffsetsRequestTopic()
+			rt.Topic = topic
+			rt.Partitions = make([]kmsg.ListOffsetsRequestTopicPartition, 0, c.n)
+			for p, leader := range ls {
+				if leader == c.broker {
+					rp := kmsg.NewListOffsetsRequestTopicPartition() // CurrentLeaderEpoch -1: any
+					rp.Partition, rp.Timestamp = int32(p), ts
+					rt.Partitions = append(rt.Partitions, rp)
+				}
 			}
-			rp := kmsg.NewListOffsetsRequestTopicPartition() // CurrentLeaderEpoch -1: any
-			rp.Partition, rp.Timestamp = int32(p), ts
-			req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+			req.Topics = append(req.Topics, rt)
 		}
 	}
 	if len(byBroker) == 0 {
