@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -133,10 +134,23 @@ func softFor(plan, live, hard int64) int64 {
 	return max(plan, need)
 }
 
+// liveHeapSustain is how many readings (one a second) the live heap must
+// need more than the plan for the soft limit to rise: a refresh at 100k
+// partitions holds the next snapshot beside the last for a second or two,
+// and raising the limit for that moment let the heap grow into it (RSS
+// up ~20 MiB at every refresh); the start-up's reading of history or a
+// larger estate needs it for far longer.
+const liveHeapSustain = 10
+
 // heapWatch is watchLiveHeap's state between ticks.
 type heapWatch struct {
 	plan memoryPlan
 	soft int64
+	// recent are the last readings (at most window, at least 1): the
+	// soft limit follows the smallest, so it rises only for a live heap
+	// that stays large, and falls as soon as it shrinks.
+	recent []int64
+	window int
 	// warned: the highest soft limit a warning named. A live heap that
 	// hovers about the plan's line (each refresh's garbage) would else
 	// warn every few seconds: only a new high, 25 % past the last one
@@ -158,7 +172,11 @@ const (
 // step takes a live heap reading: the soft limit to set (0: unchanged)
 // and what to say.
 func (w *heapWatch) step(live int64) (int64, heapEvent) {
-	next := softFor(w.plan.Soft, live, w.plan.Hard)
+	if len(w.recent) >= max(w.window, 1) {
+		w.recent = w.recent[1:]
+	}
+	w.recent = append(w.recent, live)
+	next := softFor(w.plan.Soft, slices.Min(w.recent), w.plan.Hard)
 	if next == w.soft {
 		return 0, heapQuiet
 	}
@@ -180,14 +198,14 @@ func (w *heapWatch) step(live int64) (int64, heapEvent) {
 // down to the plan once the live heap shrinks, so a start-up peak does
 // not leave the heap at its size for the console's life. It returns when
 // ctx ends.
-func watchLiveHeap(ctx context.Context, p memoryPlan, every time.Duration, log *slog.Logger) {
+func watchLiveHeap(ctx context.Context, p memoryPlan, every time.Duration, window int, log *slog.Logger) {
 	if p.Soft == 0 {
 		return
 	}
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	t := time.NewTicker(every)
 	defer t.Stop()
-	w := heapWatch{plan: p, soft: p.Soft, back: true}
+	w := heapWatch{plan: p, soft: p.Soft, back: true, window: window}
 	for {
 		select {
 		case <-ctx.Done():

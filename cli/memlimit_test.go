@@ -108,7 +108,7 @@ func TestSoftFor(t *testing.T) {
 // last warned warns again, and the return to the plan is said once.
 func TestHeapWatchSaysOnce(t *testing.T) {
 	const mib = 1 << 20
-	w := heapWatch{plan: memoryPlan{Budget: 200 * mib, Soft: 120 * mib}, soft: 120 * mib, back: true}
+	w := heapWatch{plan: memoryPlan{Budget: 200 * mib, Soft: 120 * mib}, soft: 120 * mib, back: true, window: 1}
 	var said []heapEvent
 	for _, live := range []int64{70, 84, 89, 70, 86, 91, 72, 88, 85, 150, 152, 60, 61, 90} {
 		soft, ev := w.step(live * mib)
@@ -122,6 +122,31 @@ func TestHeapWatchSaysOnce(t *testing.T) {
 	want := []heapEvent{heapRaised, heapBack, heapRaised, heapBack}
 	if !slices.Equal(said, want) {
 		t.Errorf("said %v, want %v (raised at 84 MiB, back at 70, raised again only at 150, back at 60)", said, want)
+	}
+}
+
+// A live heap that needs more than the plan for a reading or two (a
+// refresh holding the next snapshot beside the last) leaves the soft
+// limit alone; one that needs it for the whole window raises it, to what
+// the smallest reading needs; a smaller reading lowers it at once.
+func TestHeapWatchRisesOnlyForASustainedHeap(t *testing.T) {
+	const mib = 1 << 20
+	w := heapWatch{plan: memoryPlan{Budget: 200 * mib, Soft: 120 * mib}, soft: 120 * mib, back: true, window: 3}
+	for _, live := range []int64{60, 100, 110, 62, 105, 61} {
+		if soft, ev := w.step(live * mib); soft != 0 || ev != heapQuiet {
+			t.Fatalf("live %d MiB among smaller readings: soft %d, %v; want the plan's left alone", live, soft, ev)
+		}
+	}
+	var soft int64
+	var ev heapEvent
+	for _, live := range []int64{100, 110, 104} {
+		soft, ev = w.step(live * mib)
+	}
+	if want := softFor(120*mib, 100*mib, 0); soft != want || ev != heapRaised {
+		t.Fatalf("three readings of 100-110 MiB: soft %d, %v; want %d raised (for the smallest, 100 MiB)", soft, ev, want)
+	}
+	if soft, ev = w.step(60 * mib); soft != 120*mib || ev != heapBack {
+		t.Fatalf("back to 60 MiB: soft %d, %v; want the plan's at once", soft, ev)
 	}
 }
 
@@ -159,7 +184,7 @@ func TestWatchLiveHeapFollows(t *testing.T) {
 	// Raised past 40 MiB for the 32 MiB held (x1.25 + 16 MiB), back to it
 	// once the live heap is under 19 MiB.
 	p := memoryPlan{Budget: 64 << 20, Soft: 40 << 20}
-	go func() { defer close(done); watchLiveHeap(ctx, p, 5*time.Millisecond, log) }()
+	go func() { defer close(done); watchLiveHeap(ctx, p, 5*time.Millisecond, 3, log) }()
 	defer func() { cancel(); <-done }()
 	waitLog := func(what string) {
 		t.Helper()

@@ -102,7 +102,7 @@ func runConsole(ctx context.Context, cfg *config.Config, cfgFile string, control
 	memPlan := applyMemoryLimit(cfg.MemoryLimit, os.DirFS("/sys/fs/cgroup"), log) // before the estate is read
 	heapCtx, stopHeapWatch := context.WithCancel(ctx)
 	defer stopHeapWatch()
-	go watchLiveHeap(heapCtx, memPlan, time.Second, log)
+	go watchLiveHeap(heapCtx, memPlan, time.Second, liveHeapSustain, log)
 	if err := os.MkdirAll(cfg.DataDir, storage.PrivateDir); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
