@@ -47,7 +47,10 @@ func (m *Monitor) groupQuality(ctx context.Context, fm *flowMonitor, s *flowstat
 	in := fm.groupInputs
 	if in == nil || in.Cap != max(limit, 1) || in.Version != m.store.GroupRowsVersion() || s.At.Sub(in.At) >= GroupOffsetsEvery || s.At.Before(in.At) {
 		in = tr.ReadQualityInputs(ctx, configured, limit, s.At)
-		fm.groupInputs = in
+		fm.groupInputs = nil
+		if in.Complete() {
+			fm.groupInputs = in
+		}
 	}
 	return tr.Quality(ctx, translation.QualityOptions{Configured: configured, Cap: limit, Inputs: in, Lags: s.Partitions,
 		PrimaryDown: s.Source.Checked && !s.Source.OK, DRStart: drStart, DRStartsAt: drStartsAt, Now: s.At})

@@ -59,6 +59,20 @@ type QualityInputs struct {
 	err     string
 }
 
+// Complete reports whether every read succeeded: inputs with a failed
+// read are for one refresh only (its figures say so), never kept.
+func (in *QualityInputs) Complete() bool {
+	if in.err != "" {
+		return false
+	}
+	for _, g := range in.groups {
+		if g.err != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // groupInputs are one group's stored offsets, merged and sorted by
 // partition.
 type groupInputs struct {

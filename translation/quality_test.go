@@ -31,4 +31,8 @@ func TestQualityFailsClosedOnStorageErrors(t *testing.T) {
 	if w, bound, ok := q.Worst(); !ok || bound != nil || w.Group != "billing" {
 		t.Fatalf("worst = %v %v %v", w, bound, ok)
 	}
+	// Inputs read with a failure are not to be kept for later refreshes.
+	if in := g.ReadQualityInputs(context.Background(), []model.GroupQuality{{Group: "billing"}}, 5, time.Now()); in.Complete() {
+		t.Fatal("inputs read from a closed store say they are complete")
+	}
 }
