@@ -180,7 +180,10 @@ func TestBrowserClusterLinkPromoteAndFailback(t *testing.T) {
 	t.Parallel() // a console of its own: not one of the shared one's serial tests
 	c := ownConsole(t)
 	waitReady(t, c)
-	a := newBrowser(t)
+	// Two whole runs, a failover and a failback, with steps of ~5 s each on a
+	// loaded machine: 90 s, the other tests' bound on a hung browser, ran out
+	// in the last step (100 s in all beside a soak).
+	a := newBrowserFor(t, 3*time.Minute)
 	signIn(t, a, c.URL+"/failover", "test-operator")
 	b, cancelB := chromedp.NewContext(a, chromedp.WithNewBrowserContext())
 	defer cancelB()
