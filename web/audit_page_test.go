@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drconsole/drconsole/audit"
 	"github.com/drconsole/drconsole/config"
@@ -219,6 +220,7 @@ func TestAuditVerifyIsRateLimited(t *testing.T) {
 	s := newAuthServer(t, config.Auth{})
 	viewer := s.signedIn(t, "test-viewer")
 	served, refused := 0, 0
+	began := time.Now()
 	for range 2 * web.DefaultCostBurstPerUser {
 		switch rec := s.post("/audit/verify", viewer, nil); rec.Code {
 		case http.StatusTooManyRequests:
@@ -227,8 +229,12 @@ func TestAuditVerifyIsRateLimited(t *testing.T) {
 			served++
 		}
 	}
-	if served < web.DefaultCostBurstPerUser || served > web.DefaultCostBurstPerUser+2 || refused == 0 {
-		t.Fatalf("%d served, %d refused; want the burst of %d served, the rest 429", served, refused, web.DefaultCostBurstPerUser)
+	// The bucket refills while the checks run (each takes a moment on a
+	// loaded machine): those tokens may be served too, no more.
+	refilled := int(time.Since(began).Seconds()*web.DefaultCostRatePerUser) + 1
+	if served < web.DefaultCostBurstPerUser || served > web.DefaultCostBurstPerUser+refilled || refused == 0 {
+		t.Fatalf("%d served, %d refused in %s; want the burst of %d served (and up to %d refilled), the rest 429",
+			served, refused, time.Since(began).Round(time.Millisecond), web.DefaultCostBurstPerUser, refilled)
 	}
 	if n := len(s.audit(t, string(audit.ChainVerify))); n != served {
 		t.Fatalf("%d audit.verify records for %d checks served", n, served)
