@@ -229,9 +229,7 @@ func TestAuditVerifyIsRateLimited(t *testing.T) {
 			served++
 		}
 	}
-	// The bucket refills while the checks run (each takes a moment on a
-	// loaded machine): those tokens may be served too, no more.
-	refilled := int(time.Since(began).Seconds()*web.DefaultCostRatePerUser) + 1
+	refilled := costRefilled(began)
 	if served < web.DefaultCostBurstPerUser || served > web.DefaultCostBurstPerUser+refilled || refused == 0 {
 		t.Fatalf("%d served, %d refused in %s; want the burst of %d served (and up to %d refilled), the rest 429",
 			served, refused, time.Since(began).Round(time.Millisecond), web.DefaultCostBurstPerUser, refilled)
