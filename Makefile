@@ -98,7 +98,7 @@ bench:
 
 ## scale: the scale rig (scale/): the console against two in-process clusters at each N with 90
 ## days of RPO history, under closed-loop load; prints the markdown table with issue 32's goals.
-## SCALE_FLAGS="-n 1000000 -c 32 -rounds 1" for a million partitions, "-pprof prof" for profiles.
+## SCALE_FLAGS="-n 1000000 -syncs 2 -c 32 -rounds 1 -history 2160h -refresh 10s" for a million partitions, "-pprof prof" for profiles.
 SCALE_FLAGS ?= -n 1000,10000,100000 -history 2160h
 scale:
 	$(GO) run ./scale/cmd/scale $(SCALE_FLAGS)
