@@ -111,16 +111,23 @@ func TestSoakSmoke(t *testing.T) {
 	}
 }
 
-// HourDrift compares the second hour's median RSS with the last hour's,
-// and declines a soak too short to have both apart.
-func TestHourDrift(t *testing.T) {
+// WindowDrift compares the second hour's median RSS with the last hour's
+// in a soak of three hours or more, quarters in a shorter one, and
+// declines one too short to tell.
+func TestWindowDrift(t *testing.T) {
 	every := 10 * time.Minute // 6 samples an hour
 	r := SoakResult{RSS: []int64{900, 100, 100, 100, 100, 100, 100, 110, 120, 110, 110, 110, 110, 130, 130, 130, 140, 130, 130}}
-	second, last, ok := r.HourDrift(every)
-	if !ok || second != 110 || last != 130 {
-		t.Errorf("second hour %d, last %d, ok %v; want 110, 130, true", second, last, ok)
+	window, second, last, ok := r.WindowDrift(every)
+	if !ok || window != time.Hour || second != 110 || last != 130 {
+		t.Errorf("window %s: second %d, last %d, ok %v; want 1h0m0s, 110, 130, true", window, second, last, ok)
 	}
-	if _, _, ok := (SoakResult{RSS: r.RSS[:17]}).HourDrift(every); ok {
-		t.Error("17 samples of 10 minutes (under 3 hours): want no figure")
+	// 17 samples (2 h 50 min): quarters of 4 samples, the second one
+	// being samples 4-7 and the last 13-16.
+	window, second, last, ok = (SoakResult{RSS: r.RSS[:17]}).WindowDrift(every)
+	if !ok || window != 40*time.Minute || second != 100 || last != 130 {
+		t.Errorf("short soak: window %s, second %d, last %d, ok %v; want 40m0s, 100, 130, true", window, second, last, ok)
+	}
+	if _, _, _, ok := (SoakResult{RSS: r.RSS[:15]}).WindowDrift(every); ok {
+		t.Error("15 samples: quarters of 3 samples, want no figure")
 	}
 }

@@ -151,16 +151,22 @@ func (r SoakResult) RSSDrift() (first, last int64) {
 	return median(r.RSS[:k]), median(r.RSS[len(r.RSS)-k:])
 }
 
-// HourDrift is issue 32's flat-memory check: the median RSS of the soak's
-// second hour and of its last hour, from samples taken every every since
-// the start; ok is false for a soak shorter than three hours (the two
-// hours would overlap or touch the start-up).
-func (r SoakResult) HourDrift(every time.Duration) (second, last int64, ok bool) {
-	per := int(time.Hour / max(every, time.Millisecond))
-	if per == 0 || len(r.RSS) < 3*per {
-		return 0, 0, false
+// WindowDrift is issue 32's flat-memory check: the median RSS of the
+// soak's second window and of its last, from samples taken every every
+// since the start. The window is an hour, as the issue asks, when the soak
+// ran three hours or more; a shorter soak (a session on our machines ends
+// at three hours) is cut in quarters, so the second quarter, past start-up, meets
+// the last. ok is false under four samples a window.
+func (r SoakResult) WindowDrift(every time.Duration) (window time.Duration, second, last int64, ok bool) {
+	every = max(every, time.Millisecond)
+	per := int(time.Hour / every)
+	if len(r.RSS) < 3*per {
+		per = len(r.RSS) / 4
 	}
-	return median(r.RSS[per : 2*per]), median(r.RSS[len(r.RSS)-per:]), true
+	if per < 4 {
+		return 0, 0, 0, false
+	}
+	return time.Duration(per) * every, median(r.RSS[per : 2*per]), median(r.RSS[len(r.RSS)-per:]), true
 }
 
 // SoakReport writes the soak's figures as a short markdown list.
@@ -176,14 +182,14 @@ func SoakReport(w io.Writer, o SoakOptions, r SoakResult) {
 		r.Shape.Partitions, r.Shape.SyncsPerPart, o.ChurnPerSecond, r.End.Sub(r.Start).Round(time.Second), o.RefreshInterval)
 	fmt.Fprintf(w, "- RSS: median of the first fifth %s, of the last fifth %s (ratio %.2f); peak sampled %s; VmHWM %s\n",
 		mib(first), mib(last), float64(last)/float64(max(first, 1)), mib(peak), mib(r.HWM))
-	if second, last, ok := r.HourDrift(o.SampleEvery); ok {
+	if window, second, last, ok := r.WindowDrift(o.SampleEvery); ok {
 		ratio := float64(last) / float64(max(second, 1))
 		verdict := "within"
 		if ratio > 1.05 || ratio < 0.95 {
 			verdict = "NOT within"
 		}
-		fmt.Fprintf(w, "- RSS: median of the second hour %s, of the last hour %s (ratio %.3f: %s the goal's 5 %%)\n",
-			mib(second), mib(last), ratio, verdict)
+		fmt.Fprintf(w, "- RSS: median of the second %[1]s %[2]s, of the last %[1]s %[3]s (ratio %.3[4]f: %[5]s the goal's 5 %%)\n",
+			window, mib(second), mib(last), ratio, verdict)
 	}
 	fmt.Fprintf(w, "- refreshes: %d, gap median %s, worst %s, refreshes missed %d\n", len(r.Refreshes), msText(med), msText(worst), missed)
 	fmt.Fprintf(w, "- flow page polls: %d answered, %d failed; /metrics scrapes: %d answered, %d failed\n", r.Tab, r.TabErrs, r.Scrapes, r.ScrapeE)
