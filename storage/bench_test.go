@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/drconsole/drconsole/model"
 	"github.com/drconsole/drconsole/storage"
@@ -269,5 +270,35 @@ func BenchmarkAddFlowSample(b *testing.B) {
 			b.Fatal(err)
 		}
 		at += 5_000
+	}
+}
+
+// BenchmarkSessionUser measures what every signed-in request pays to know
+// its user: "read" queries SQLite each time (the cached answer always too
+// old), "cached" is a busy session read again within the second.
+func BenchmarkSessionUser(b *testing.B) {
+	for _, cached := range []bool{false, true} {
+		b.Run(map[bool]string{false: "read", true: "cached"}[cached], func(b *testing.B) {
+			s, _ := openStore(b)
+			ctx := context.Background()
+			now := time.Unix(1_800_000_000, 0)
+			defer storage.SetClock(func() time.Time { return now })()
+			if err := s.CreateUser(ctx, model.User{Name: "alice", Role: "operator", PasswordHash: "h"}); err != nil {
+				b.Fatal(err)
+			}
+			tok, err := s.CreateSession(ctx, "alice", "", "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if !cached {
+					now = now.Add(storage.SessionCacheTTL) // every read finds the cached one too old
+				}
+				if _, err := s.PeekSession(ctx, tok, 1000*time.Hour, 1000*time.Hour); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

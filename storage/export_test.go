@@ -13,3 +13,6 @@ func SetClock(f func() time.Time) (restore func()) {
 // OpenAtVersion opens the database at path migrated only up to version v:
 // the schema an older drconsole left, for upgrade tests.
 func OpenAtVersion(path string, v int) (*Store, error) { return openUpTo(path, v) }
+
+// SessionCacheTTL is how long a session read answers again from memory.
+const SessionCacheTTL = sessionCacheTTL

@@ -66,6 +66,19 @@ func (s *Store) session(ctx context.Context, token string, idle, absolute time.D
 		return u, ErrNoSession
 	}
 	h := tokenHash(token)
+	now := clock()
+	// Renewing on every request would make every click (and there are
+	// many) a write; a session touched within the last 1/32 of its idle
+	// timeout (at most a minute) is fresh enough.
+	stale := func(lastSeenMs int64) bool {
+		return renew && now.Sub(time.UnixMilli(lastSeenMs)) >= min(idle/32, time.Minute)
+	}
+	// A cached session answers only while it is live and needs no renewal;
+	// anything else (expiry, renewal) goes to the database below.
+	if e, ok := s.sessions.get(h, now); ok && !e.user.Disabled && !expired(now, e.createdMs, e.lastSeenMs, idle, absolute) && !stale(e.lastSeenMs) {
+		return e.user, nil
+	}
+	gen := s.sessions.generation()
 	var createdMs, lastSeenMs int64
 	err := s.r.QueryRowContext(ctx, `SELECT u.name, u.role, u.password_hash, u.created_ms, u.disabled, s.created_ms, s.last_seen_ms
 		FROM sessions s JOIN users u ON u.name = s.user WHERE s.token_hash = ?`, h).
@@ -76,22 +89,26 @@ func (s *Store) session(ctx context.Context, token string, idle, absolute time.D
 	if err != nil {
 		return model.User{}, fmt.Errorf("storage: reading session: %w", err)
 	}
-	now := clock()
 	switch {
 	case u.Disabled:
 		return model.User{}, errors.Join(ErrNoSession, s.deleteSessionHash(ctx, h))
-	case now.Sub(time.UnixMilli(lastSeenMs)) > idle, now.Sub(time.UnixMilli(createdMs)) > absolute:
+	case expired(now, createdMs, lastSeenMs, idle, absolute):
 		return model.User{}, errors.Join(ErrSessionExpired, s.deleteSessionHash(ctx, h))
 	}
-	// Renewing on every request would make every click (and there are
-	// many) a write; a session touched within the last 1/32 of its idle
-	// timeout (at most a minute) is fresh enough.
-	if renew && now.Sub(time.UnixMilli(lastSeenMs)) >= min(idle/32, time.Minute) {
+	if stale(lastSeenMs) {
 		if _, err := s.w.ExecContext(ctx, "UPDATE sessions SET last_seen_ms = ? WHERE token_hash = ?", now.UnixMilli(), h); err != nil {
 			return model.User{}, fmt.Errorf("storage: renewing session: %w", err)
 		}
+		lastSeenMs = now.UnixMilli()
 	}
+	s.sessions.put(h, gen, cachedSession{user: u, createdMs: createdMs, lastSeenMs: lastSeenMs, readAt: now})
 	return u, nil
+}
+
+// expired says whether a session created and last seen at these times has
+// passed its idle or absolute timeout at now.
+func expired(now time.Time, createdMs, lastSeenMs int64, idle, absolute time.Duration) bool {
+	return now.Sub(time.UnixMilli(lastSeenMs)) > idle || now.Sub(time.UnixMilli(createdMs)) > absolute
 }
 
 // DeleteSession signs a session out; an unknown token is not an error.
@@ -100,6 +117,7 @@ func (s *Store) DeleteSession(ctx context.Context, token string) error {
 }
 
 func (s *Store) deleteSessionHash(ctx context.Context, h string) error {
+	defer s.sessions.invalidate()
 	if _, err := s.w.ExecContext(ctx, "DELETE FROM sessions WHERE token_hash = ?", h); err != nil {
 		return fmt.Errorf("storage: deleting session: %w", err)
 	}
@@ -109,6 +127,7 @@ func (s *Store) deleteSessionHash(ctx context.Context, h string) error {
 // DeleteUserSessions signs a user out everywhere and returns how many
 // sessions there were.
 func (s *Store) DeleteUserSessions(ctx context.Context, user string) (int64, error) {
+	defer s.sessions.invalidate()
 	res, err := s.w.ExecContext(ctx, "DELETE FROM sessions WHERE user = ?", user)
 	if err != nil {
 		return 0, fmt.Errorf("storage: deleting sessions of %q: %w", user, err)
@@ -121,6 +140,7 @@ func (s *Store) DeleteUserSessions(ctx context.Context, user string) (int64, err
 // details gain "sessions": how many there were) and that count. A name
 // with no account (ErrUnknownUser) writes no record.
 func (s *Store) DeleteUserSessionsAudited(ctx context.Context, user string, rec model.AuditEntry) (model.AuditEntry, int64, error) {
+	defer s.sessions.invalidate()
 	user = model.CanonicalName(user)
 	var n int64
 	records := []model.AuditEntry{rec}
@@ -175,6 +195,7 @@ func (s *Store) SessionCounts(ctx context.Context, idle, absolute time.Duration)
 // PurgeSessions deletes every session past its idle or absolute timeout:
 // those nobody came back to, which SessionUser never sees.
 func (s *Store) PurgeSessions(ctx context.Context, idle, absolute time.Duration) (int64, error) {
+	defer s.sessions.invalidate()
 	now := clock()
 	res, err := s.w.ExecContext(ctx, "DELETE FROM sessions WHERE last_seen_ms < ? OR created_ms < ?",
 		now.Add(-idle).UnixMilli(), now.Add(-absolute).UnixMilli())

@@ -40,6 +40,8 @@ type Store struct {
 	// groupRows counts the writes to MM2's checkpoints and the recorded
 	// primary group offsets (GroupRowsVersion).
 	groupRows atomic.Uint64
+
+	sessions sessionCache // sessions read in the last second (sessioncache.go)
 }
 
 // GroupRowsVersion changes after every write this Store makes to the

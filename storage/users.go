@@ -138,6 +138,7 @@ func (s *Store) RaiseRoleAudited(ctx context.Context, name string, role model.Ro
 
 // updateUser runs q and writes records (nil: none) in one transaction.
 func (s *Store) updateUser(ctx context.Context, name string, dropSessions bool, records []model.AuditEntry, q string, args ...any) error {
+	defer s.sessions.invalidate() // a role, a password or disabled: sessions read before are stale
 	name = model.CanonicalName(name)
 	args[len(args)-1] = name // every update ends "WHERE name = ?"
 	return s.auditedTx(ctx, records, func(tx *sql.Tx) error {
