@@ -60,11 +60,6 @@ type LagReader struct {
 	parts     watchTable
 	reads     int64 // Read calls so far: partitions not seen in the last one are forgotten
 	aborted   AbortedLog
-	// copied is, per source partition, the records DR holds past the
-	// newest sync's record (counted in this refresh or cached while the
-	// span holds); a partition missing has no count: no estimate.
-	copied     map[model.TP]int64
-	copiedSpan map[model.TP]kafka.Span // the DR span each count is of
 }
 
 // forgetGoneTopicAfter is how long the id of a deleted source topic is
@@ -84,7 +79,21 @@ type partWatch struct {
 	// restart is set while the partition's log restarted and MM2's position
 	// on the new log is not known yet (or it is still catching up).
 	restart *restartMark
-	held    bool // a partition watched (watchTable's slots between are not)
+	// copied is the records DR holds past the newest sync's record,
+	// counted in this refresh or kept while its span holds (countCopied).
+	copied copiedCount
+	held   bool // a partition watched (watchTable's slots between are not)
+}
+
+// copiedCount is a count of DR records past a partition's newest sync.
+// Kept in the partition's watch, not in maps by partition: at a million
+// partitions those maps (and the one of spans built at every refresh)
+// were ~100 MB of string-keyed entries and a few million lookups a
+// refresh.
+type copiedCount struct {
+	n     int64
+	span  kafka.Span // the span counted whole; zero for a partial count, read again next refresh
+	known bool       // no count: no estimate
 }
 
 type endSeen struct {
@@ -344,7 +353,7 @@ func (r *LagReader) sourceTopics(ctx context.Context) (mirroredTopics, error) {
 // position fills Replicated and Method: the larger of the two lower bounds
 // we have. Connect positions lag by up to offset.flush.interval.ms (60 s by
 // default), which alone would report a healthy mirror as a minute behind.
-func (r *LagReader) position(pl *model.PartitionLag, pos partPos, mark *restartMark) {
+func (r *LagReader) position(pl *model.PartitionLag, pos partPos, mark *restartMark, copied copiedCount) {
 	c, hasC, s, hasS := mark.usable(pos)
 	if hasC {
 		v := c.lastOffset + 1
@@ -356,9 +365,7 @@ func (r *LagReader) position(pl *model.PartitionLag, pos partPos, mark *restartM
 		// transaction marker takes one too).
 		v, ok := s.upstream+(*pl.TargetEnd-s.downstream), true
 		if *pl.TargetEnd > s.downstream+1 {
-			var n int64
-			n, ok = r.copied[model.TP{Topic: pl.Topic, Partition: pl.Partition}]
-			v = s.upstream + 1 + n
+			v, ok = s.upstream+1+copied.n, copied.known
 		}
 		if !ok {
 			return // DR's records past the sync could not be counted: no estimate
@@ -375,33 +382,31 @@ func (r *LagReader) position(pl *model.PartitionLag, pos partPos, mark *restartM
 // countCopied counts, for every partition whose newest sync has DR
 // offsets past its record, the records a read_committed reader sees
 // there (kafka.CountCommitted), reusing the count while the span holds.
+// Partitions seen for the first time are watched from here on.
 func (r *LagReader) countCopied(ctx context.Context, names []string, taken [][]partPos, leaders kafka.Leaders, ids map[string][16]byte, ends kafka.Offsets) {
-	if r.copiedSpan == nil {
-		r.copied, r.copiedSpan = map[model.TP]int64{}, map[model.TP]kafka.Span{}
-	}
-	spans := map[model.TP]kafka.Span{}
-	need := map[model.TP]kafka.Span{}
+	need := map[model.TP]kafka.Span{} // by remote partition
 	for i, name := range names {
 		rt := r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, name)
 		for j, pos := range taken[i] {
+			tp := model.TP{Topic: name, Partition: int32(j)}
+			w := r.parts.get(tp)
 			end, ok := ends.Get(rt, int32(j))
 			if !pos.hasSync || !ok || end <= pos.sync.downstream+1 {
+				if w != nil {
+					w.copied = copiedCount{} // no span to count
+				}
 				continue
 			}
-			tp := model.TP{Topic: name, Partition: int32(j)}
+			if w == nil {
+				w = r.parts.add(tp)
+			}
+			// Kept: a whole count of the same span. A partial count or
+			// another span's is read again (or, unanswered, no estimate).
 			sp := kafka.Span{From: pos.sync.downstream + 1, To: end}
-			spans[tp] = sp
-			if r.copiedSpan[tp] != sp {
+			if !w.copied.known || w.copied.span != sp {
+				w.copied = copiedCount{}
 				need[model.TP{Topic: rt, Partition: int32(j)}] = sp
 			}
-		}
-	}
-	for tp := range r.copied {
-		// Kept: whole counts of spans that still hold. A partial count
-		// or another span's is read again (or, unanswered, no estimate).
-		if sp, ok := spans[tp]; !ok || sp != r.copiedSpan[tp] {
-			delete(r.copied, tp)
-			delete(r.copiedSpan, tp)
 		}
 	}
 	if len(need) == 0 {
@@ -412,12 +417,13 @@ func (r *LagReader) countCopied(ctx context.Context, names []string, taken [][]p
 		source[r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, name)] = name
 	}
 	for rtp, c := range kafka.CountCommitted(ctx, r.Target, leaders, ids, need) {
-		tp := model.TP{Topic: source[rtp.Topic], Partition: rtp.Partition}
-		r.copied[tp] = c.N
+		w := r.parts.get(model.TP{Topic: source[rtp.Topic], Partition: rtp.Partition})
+		if w == nil {
+			continue // not asked for (CountCommitted answers only what it was asked)
+		}
+		w.copied = copiedCount{n: c.N, known: true}
 		if c.Whole {
-			r.copiedSpan[tp] = need[rtp] // kept while the span holds
-		} else {
-			delete(r.copiedSpan, tp) // what was read of it: read again next time
+			w.copied.span = need[rtp] // kept while the span holds
 		}
 	}
 }
@@ -542,7 +548,7 @@ func (r *LagReader) watch(pl *model.PartitionLag, pos partPos, recreated, sameLo
 			w.seen = kept
 		}
 	}
-	r.position(pl, pos, w.restart)
+	r.position(pl, pos, w.restart, w.copied)
 	if m := w.restart; m != nil {
 		if !m.hasDR && pl.TargetEnd != nil {
 			m.drEnd, m.hasDR = *pl.TargetEnd, true // DR unreadable at the mark: count from now (fewer)
