@@ -54,7 +54,6 @@ func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *
 		return out, nil
 	}
 	st := &flowstate.LinkStatus{LinkState: link.LinkState, LinkError: link.LinkError, Message: link.LinkErrorMessage, Mirrors: mirrors}
-	want := map[model.TP]int64{}
 	var topics []string
 	for _, m := range mirrors {
 		if !r.Flow.Topics.Matches(m.SourceTopicName) {
@@ -72,13 +71,12 @@ func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *
 			if lag == 0 {
 				zero := int64(0)
 				pl.LagMs = &zero
-			} else {
-				want[model.TP{Topic: pl.Topic, Partition: pl.Partition}] = fetched
 			}
 			out.Partitions = append(out.Partitions, pl)
 		}
 	}
 	SortPartitions(out.Partitions)
+	want := r.lagging(out.Partitions)
 	if r.Source != nil {
 		// Also the source's reachability: a link can look ACTIVE with its
 		// source gone.
@@ -90,4 +88,29 @@ func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *
 		}
 	}
 	return out, st
+}
+
+// lagging lists the rows that are behind, from the first record not
+// fetched, and keeps a watch of every partition read (where lagMillis
+// keeps its timestamps), forgetting those no longer read and the
+// timestamps of those caught up.
+func (r *ClusterLinkReader) lagging(parts []model.PartitionLag) []lagging {
+	r.ts.reads++
+	var want []lagging
+	for i := range parts {
+		p := &parts[i]
+		tp := model.TP{Topic: p.Topic, Partition: p.Partition}
+		w := r.ts.parts.get(tp)
+		if w == nil {
+			w = r.ts.parts.add(tp)
+		}
+		w.readIn = r.ts.reads
+		if *p.LagMessages > 0 {
+			want = append(want, lagging{row: i, from: *p.Replicated})
+		} else {
+			w.ts = nil
+		}
+	}
+	r.ts.parts.forgetUnread(r.ts.reads)
+	return want
 }

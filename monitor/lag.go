@@ -51,7 +51,6 @@ type LagReader struct {
 	// side it waits on (overdue.go), not by the other side's answers.
 	Waiting func(target bool)
 
-	tsCache  map[model.TP]tsEntry
 	topicIDs map[string][16]byte // last seen source topic ids
 	// topicGone: when a topic with a remembered id was last missing. Its id
 	// is kept for forgetGoneTopicAfter, so a topic deleted in one refresh
@@ -79,6 +78,10 @@ type partWatch struct {
 	// restart is set while the partition's log restarted and MM2's position
 	// on the new log is not known yet (or it is still catching up).
 	restart *restartMark
+	// ts is the first unreplicated record as last fetched, kept while the
+	// position holds (lagMillis); nil for a partition caught up. A pointer:
+	// only lagging partitions pay for one.
+	ts *tsEntry
 	// copied is the records DR holds past the newest sync's record,
 	// counted in this refresh or kept while its span holds (countCopied).
 	copied copiedCount
@@ -124,7 +127,14 @@ const maxSeen = 128
 
 type tsEntry struct {
 	offset int64
-	first  kafka.FirstRecord
+	first  kafka.FirstRecord // Aborted dropped: added to the AbortedLog when fetched
+}
+
+// lagging is a partition of a refresh's table that is behind: its row and
+// the offset of its oldest unreplicated record that still exists.
+type lagging struct {
+	row  int
+	from int64
 }
 
 // Reading is the result of one refresh.
@@ -190,7 +200,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 	}
 	r.countCopied(ctx, topics.names, taken, targetLeaders, targetIDs, targetEnds)
 
-	want := map[model.TP]int64{} // partitions needing the timestamp of a record
+	var want []lagging // partitions needing the timestamp of a record
 	if r.topicIDs == nil {
 		r.topicIDs, r.topicGone = map[string][16]byte{}, map[string]time.Time{}
 	}
@@ -212,7 +222,8 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 			pl.SourceEnd = listed(ends, name, p)
 			pl.TargetEnd = listed(targetEnds, rt, p)
 			tp := model.TP{Topic: name, Partition: p}
-			if r.watch(&pl, taken[i][j], recreated, sameLog, now) {
+			fresh, w := r.watch(&pl, taken[i][j], recreated, sameLog, now)
+			if fresh {
 				out.Restarted = append(out.Restarted, tp)
 				r.aborted.Forget(tp) // the old log's aborted batches are not the new log's
 			}
@@ -232,6 +243,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 					}
 				}
 			}
+			behind := false
 			if pl.Replicated != nil && pl.SourceEnd != nil {
 				lag := max(*pl.SourceEnd-*pl.Replicated, 0)
 				pl.LagMessages = &lag
@@ -243,7 +255,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 					pl.LagMs = &zero
 				} else {
 					from := *pl.Replicated
-					if w := r.parts.get(tp); pl.Method == PositionRestartCopied && w != nil && w.restart != nil {
+					if pl.Method == PositionRestartCopied && w.restart != nil {
 						// The count says how many records of the new log are
 						// missing, not which: MM2 may have skipped the oldest
 						// ones. Their age is that of the new log's first record.
@@ -252,8 +264,12 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 					if pl.SourceStart != nil && *pl.SourceStart > from {
 						from = *pl.SourceStart // the oldest unreplicated record that still exists
 					}
-					want[tp] = from
+					want = append(want, lagging{row: len(out.Partitions), from: from})
+					behind = true
 				}
+			}
+			if !behind {
+				w.ts = nil // caught up, or its position unknown: no timestamp to keep
 			}
 			out.Partitions = append(out.Partitions, pl)
 		}
@@ -491,7 +507,7 @@ const PositionRestarted = "source log restarted: counted from its start"
 // a new topic id, an end offset that went backwards, or a position of MM2
 // past the end (only possible for a log MM2 read before). It reports
 // whether the restart was detected in this refresh.
-func (r *LagReader) watch(pl *model.PartitionLag, pos partPos, recreated, sameLog bool, now time.Time) bool {
+func (r *LagReader) watch(pl *model.PartitionLag, pos partPos, recreated, sameLog bool, now time.Time) (bool, *partWatch) {
 	tp := model.TP{Topic: pl.Topic, Partition: pl.Partition}
 	w := r.parts.get(tp)
 	if w == nil {
@@ -531,7 +547,7 @@ func (r *LagReader) watch(pl *model.PartitionLag, pos partPos, recreated, sameLo
 			m.sync, m.syncRec = true, [2]int64{s.logOffset, s.recordMs}
 		}
 		w.restart, w.seen = m, nil
-		delete(r.tsCache, tp) // a timestamp read from the old log
+		w.ts = nil // a timestamp read from the old log
 	}
 	if pl.SourceEnd != nil {
 		w.lastEnd = *pl.SourceEnd
@@ -559,7 +575,7 @@ func (r *LagReader) watch(pl *model.PartitionLag, pos partPos, recreated, sameLo
 				pl.Replicated, pl.Method = &ok, PositionRestartCopied
 			} else if !fresh && hasC && c.lastOffset+1 <= ok && (hasS || !m.sync) {
 				w.restart = nil // MM2's positions are the new log's and account for what it copied
-				return fresh
+				return fresh, w
 			}
 		}
 		pl.Restarted = m.why + " at " + m.at.UTC().Format(time.RFC3339)
@@ -569,7 +585,7 @@ func (r *LagReader) watch(pl *model.PartitionLag, pos partPos, recreated, sameLo
 			pl.Replicated, pl.Method = &v, PositionRestarted
 		}
 	}
-	return fresh
+	return fresh, w
 }
 
 // PositionEmptyDRCopy: DR's copy of the partition holds no record (just
@@ -642,50 +658,45 @@ func (w *partWatch) firstSeen(o int64) (int64, bool) {
 }
 
 // lagMillis fills LagMs for lagging partitions from the timestamp of the
-// first unreplicated record, fetched once per position.
-func (r *LagReader) lagMillis(ctx context.Context, topics mirroredTopics, want map[model.TP]int64, parts []model.PartitionLag, now time.Time) {
-	if r.tsCache == nil {
-		r.tsCache = map[model.TP]tsEntry{}
-	}
-	ends := make(map[model.TP]int64, len(want)) // of the lagging partitions only
-	for _, p := range parts {
-		tp := model.TP{Topic: p.Topic, Partition: p.Partition}
-		if _, ok := want[tp]; ok && p.SourceEnd != nil {
-			ends[tp] = *p.SourceEnd
-		}
-	}
+// first unreplicated record, fetched once per position. It visits only
+// the lagging rows: at a million partitions, maps by partition built and
+// searched for every row were most of its cost.
+func (r *LagReader) lagMillis(ctx context.Context, topics mirroredTopics, want []lagging, parts []model.PartitionLag, now time.Time) {
 	need := map[model.TP]int64{}
-	for tp, off := range want {
+	for _, l := range want {
+		p := &parts[l.row]
+		tp := model.TP{Topic: p.Topic, Partition: p.Partition}
 		// A timestamp stays true while the position holds; "only markers
-		// left" only while the end does too.
-		if e, ok := r.tsCache[tp]; !ok || e.offset != off || ((e.first.OnlyMarkers || e.first.RescanOnGrowth) && e.first.HWM != ends[tp]) {
-			need[tp] = off
+		// left" only while the end does too (a lagging row has an end).
+		var e *tsEntry
+		if w := r.parts.get(tp); w != nil {
+			e = w.ts
+		}
+		if e == nil || e.offset != l.from || ((e.first.OnlyMarkers || e.first.RescanOnGrowth) && e.first.HWM != *p.SourceEnd) {
+			need[tp] = l.from
 		}
 	}
 	if len(need) > 0 {
 		for tp, fr := range kafka.FetchTimestamps(ctx, r.Source, topics.leaders, topics.ids, need) {
-			r.tsCache[tp] = tsEntry{need[tp], fr}
 			r.aborted.Add(tp, fr.Aborted)
+			fr.Aborted = nil
+			if w := r.parts.get(tp); w != nil {
+				w.ts = &tsEntry{need[tp], fr}
+			}
 		}
 	}
-	for tp := range r.tsCache {
-		if _, ok := want[tp]; !ok {
-			delete(r.tsCache, tp) // caught up: forget
+	for _, l := range want {
+		p := &parts[l.row]
+		w := r.parts.get(model.TP{Topic: p.Topic, Partition: p.Partition})
+		if w == nil {
+			continue // every lagging row is watched (Read, ClusterLinkReader.lagging); unwatched, its age stays unknown
 		}
-	}
-	for i := range parts {
-		p := &parts[i]
-		off, ok := want[model.TP{Topic: p.Topic, Partition: p.Partition}]
-		if !ok {
-			continue
-		}
-		e, ok := r.tsCache[model.TP{Topic: p.Topic, Partition: p.Partition}]
-		switch {
-		case !ok || e.offset != off:
+		switch e := w.ts; {
+		case e == nil || e.offset != l.from:
 		case e.first.Found:
 			age := max(now.UnixMilli()-e.first.Ms, 0)
 			p.LagMs = &age
-		case e.first.OnlyMarkers && p.SourceEnd != nil && e.first.HWM == *p.SourceEnd && !p.DataLost:
+		case e.first.OnlyMarkers && e.first.HWM == *p.SourceEnd && !p.DataLost:
 			// Transaction markers are never copied: caught up.
 			end, zero := *p.SourceEnd, int64(0)
 			p.Replicated, p.LagMessages, p.LagMs = &end, &zero, &zero
@@ -694,11 +705,9 @@ func (r *LagReader) lagMillis(ctx context.Context, topics mirroredTopics, want m
 		if p.LagMs == nil {
 			// Unreadable now: the record has existed at least since the end
 			// was first seen past it, so it is at least that old.
-			if w := r.parts.get(model.TP{Topic: p.Topic, Partition: p.Partition}); w != nil {
-				if at, ok := w.firstSeen(off); ok {
-					v := max(now.UnixMilli()-at, 0)
-					p.LagMsAtLeast = &v
-				}
+			if at, ok := w.firstSeen(l.from); ok {
+				v := max(now.UnixMilli()-at, 0)
+				p.LagMsAtLeast = &v
 			}
 		}
 	}
