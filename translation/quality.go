@@ -189,13 +189,7 @@ func (g *GroupTranslator) Quality(ctx context.Context, o QualityOptions) *model.
 		in = g.ReadQualityInputs(ctx, o.Configured, o.Cap, o.Now)
 	}
 	out := &model.FlowGroups{At: o.Now, Cap: in.Cap, Over: in.over, OverNames: in.names, Err: in.err}
-	lags := make(map[model.TP]*model.PartitionLag, len(o.Lags))
-	topics := map[string]bool{}
-	for i := range o.Lags {
-		p := &o.Lags[i]
-		lags[model.TP{Topic: p.Topic, Partition: p.Partition}] = p
-		topics[p.Topic] = true
-	}
+	lags := sortedLagsOf(o.Lags)
 	out.Groups = make([]model.GroupQuality, 0, len(in.groups))
 	for _, gi := range in.groups {
 		q := gi.want
@@ -205,7 +199,7 @@ func (g *GroupTranslator) Quality(ctx context.Context, o QualityOptions) *model.
 				out.Err = fmt.Sprintf("group %s: %v", q.Group, gi.err)
 			}
 		} else {
-			g.groupQuality(&q, gi, o, lags, topics)
+			g.groupQuality(&q, gi, o, lags)
 		}
 		out.Groups = append(out.Groups, q)
 	}
@@ -214,7 +208,7 @@ func (g *GroupTranslator) Quality(ctx context.Context, o QualityOptions) *model.
 }
 
 // groupQuality fills q from the group's stored offsets and the sync index.
-func (g *GroupTranslator) groupQuality(q *model.GroupQuality, gi groupInputs, o QualityOptions, lags map[model.TP]*model.PartitionLag, topics map[string]bool) {
+func (g *GroupTranslator) groupQuality(q *model.GroupQuality, gi groupInputs, o QualityOptions, lags sortedLags) {
 	q.CheckpointAt = gi.checkpointAt
 	if len(gi.offsets) == 0 {
 		q.Problem = "no committed offsets recorded from the primary and no MM2 checkpoint for this group: nothing to translate yet (has it consumed a mirrored topic?)"
@@ -225,7 +219,7 @@ func (g *GroupTranslator) groupQuality(q *model.GroupQuality, gi groupInputs, o 
 	known, noSync := true, false
 	q.Partitions = make([]model.GroupPartitionQuality, 0, len(gi.offsets))
 	for _, at := range gi.offsets { // sorted by partition
-		p := g.partitionQuality(at, lags, topics, o)
+		p := g.partitionQuality(at, lags, o)
 		if at.checkpointMs != 0 {
 			p.CheckpointAt = time.UnixMilli(at.checkpointMs)
 		}
@@ -260,7 +254,7 @@ func (g *GroupTranslator) groupQuality(q *model.GroupQuality, gi groupInputs, o 
 
 // partitionQuality translates one partition's offset and says what it
 // would reread, or why it cannot be translated.
-func (g *GroupTranslator) partitionQuality(at offsetAt, lags map[model.TP]*model.PartitionLag, topics map[string]bool, o QualityOptions) model.GroupPartitionQuality {
+func (g *GroupTranslator) partitionQuality(at offsetAt, lags sortedLags, o QualityOptions) model.GroupPartitionQuality {
 	tp := at.tp
 	p := model.GroupPartitionQuality{Source: tp, Offset: at.off, OffsetAt: time.UnixMilli(at.at), OffsetFrom: at.from}
 	var tr model.Translation
@@ -271,7 +265,7 @@ func (g *GroupTranslator) partitionQuality(at offsetAt, lags map[model.TP]*model
 			p.SyncAt = time.UnixMilli(s.RecordMs)
 		}
 	}
-	lag := lags[tp]
+	lag := lags.find(tp)
 	switch tr.Method {
 	case model.MethodExact, model.MethodConservative:
 		p.DROffset = tr.Offset
@@ -290,7 +284,7 @@ func (g *GroupTranslator) partitionQuality(at offsetAt, lags map[model.TP]*model
 				tr.Offset, start, o.DRStartsAt.UTC().Format(time.RFC3339))
 		}
 	case model.MethodUnknown:
-		if len(topics) > 0 && !topics[tp.Topic] {
+		if len(lags) > 0 && !lags.hasTopic(tp.Topic) {
 			p.Problem = fmt.Sprintf("topic not mirrored: %s is not among the topics this flow replicates", tp.Topic)
 		} else {
 			p.Problem = "no offset sync for this partition: MM2 has written none yet (or the source log restarted since its last one)"
@@ -326,4 +320,40 @@ func addSat(a, b int64) int64 {
 		return math.MaxInt64
 	}
 	return a + b
+}
+
+// sortedLags is a refresh's partitions sorted by topic, then partition,
+// searched by halving: the groups look up a few thousand partitions a
+// refresh, and a map of every partition built for them was a million
+// entries a refresh at a million partitions.
+type sortedLags []model.PartitionLag
+
+func byTopicPartition(a, b model.PartitionLag) int {
+	return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+}
+
+// sortedLagsOf is ps itself when sorted, as a refresh builds its table,
+// else a sorted copy.
+func sortedLagsOf(ps []model.PartitionLag) sortedLags {
+	if !slices.IsSortedFunc(ps, byTopicPartition) {
+		ps = slices.SortedFunc(slices.Values(ps), byTopicPartition)
+	}
+	return ps
+}
+
+// find is tp's row, nil when the refresh has none.
+func (l sortedLags) find(tp model.TP) *model.PartitionLag {
+	i, ok := slices.BinarySearchFunc(l, tp, func(p model.PartitionLag, tp model.TP) int {
+		return cmp.Or(strings.Compare(p.Topic, tp.Topic), cmp.Compare(p.Partition, tp.Partition))
+	})
+	if !ok {
+		return nil
+	}
+	return &l[i]
+}
+
+// hasTopic says whether the refresh has a row of topic.
+func (l sortedLags) hasTopic(topic string) bool {
+	i, _ := slices.BinarySearchFunc(l, topic, func(p model.PartitionLag, t string) int { return strings.Compare(p.Topic, t) })
+	return i < len(l) && l[i].Topic == topic
 }
