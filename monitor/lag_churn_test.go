@@ -569,3 +569,28 @@ func TestLagTakesPositionsBeforeOffsets(t *testing.T) {
 		t.Fatalf("lag %d, want 5", *p.LagMessages)
 	}
 }
+
+// Topic figures add up whatever order the rows come in: a refresh's come
+// topic by topic, but a table out of order must not split a topic in two.
+func TestAggregateRowsOutOfTopicOrder(t *testing.T) {
+	s := &flowstate.FlowSnapshot{Partitions: []model.PartitionLag{
+		{Topic: "b", Partition: 0, LagMessages: ptr64(3), LagMs: ptr64(300)},
+		{Topic: "a", Partition: 0, LagMessages: ptr64(1), LagMs: ptr64(100)},
+		{Topic: "b", Partition: 1, LagMessages: ptr64(4), LagMs: ptr64(50)},
+		{Topic: "a", Partition: 1, SourceEnd: ptr64(9)}, // position unknown
+	}}
+	aggregate(s)
+	if len(s.TopicLags) != 2 {
+		t.Fatalf("%d topics, want 2: %+v", len(s.TopicLags), s.TopicLags)
+	}
+	a, b := s.TopicLags[0], s.TopicLags[1]
+	if a.Topic != "a" || a.Partitions != 2 || a.LagMessages != 1 || a.Unknown != 1 || !a.MaxLagAtLeast || *a.MaxLagMs != 100 {
+		t.Errorf("topic a: %+v", a)
+	}
+	if b.Topic != "b" || b.Partitions != 2 || b.LagMessages != 7 || b.Unknown != 0 || *b.MaxLagMs != 300 {
+		t.Errorf("topic b: %+v", b)
+	}
+	if *s.TotalLagMessages != 8 || *s.MaxLagMessages != 4 || *s.RPOMs != 300 || !s.RPOAtLeast || s.Unknown != 1 {
+		t.Errorf("flow: total %d max %d rpo %d at least %v unknown %d", *s.TotalLagMessages, *s.MaxLagMessages, *s.RPOMs, s.RPOAtLeast, s.Unknown)
+	}
+}

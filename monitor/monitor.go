@@ -501,14 +501,20 @@ func (m *Monitor) readClusterLink(ctx context.Context, fm *flowMonitor, now time
 
 // aggregate computes the flow and topic figures from the partitions.
 func aggregate(s *flowstate.FlowSnapshot) {
-	var rpo, maxMsgs, total *int64
+	var rpo, maxMsgs *int64
+	var total int64
+	haveTotal := false
 	byTopic := map[string]*model.TopicLag{}
+	var t *model.TopicLag
 	for i := range s.Partitions {
 		p := &s.Partitions[i]
-		t := byTopic[p.Topic]
-		if t == nil {
-			t = &model.TopicLag{Topic: p.Topic, RemoteTopic: p.RemoteTopic}
-			byTopic[p.Topic] = t
+		// A refresh's rows come topic by topic: the map is asked once per
+		// topic, not once per partition (a million lookups a refresh).
+		if t == nil || t.Topic != p.Topic {
+			if t = byTopic[p.Topic]; t == nil {
+				t = &model.TopicLag{Topic: p.Topic, RemoteTopic: p.RemoteTopic}
+				byTopic[p.Topic] = t
+			}
 		}
 		t.Partitions++
 		t.Stale = t.Stale || p.Stale
@@ -525,11 +531,7 @@ func aggregate(s *flowstate.FlowSnapshot) {
 		if p.LagMessages != nil {
 			t.LagMessages += *p.LagMessages
 			maxMsgs = maxPtr(maxMsgs, *p.LagMessages)
-			v := *p.LagMessages
-			if total != nil {
-				v += *total
-			}
-			total = &v
+			total, haveTotal = total+*p.LagMessages, true
 		}
 		switch {
 		case p.LagMs != nil:
@@ -544,7 +546,10 @@ func aggregate(s *flowstate.FlowSnapshot) {
 		s.TopicLags = append(s.TopicLags, *t)
 	}
 	sort.Slice(s.TopicLags, func(i, j int) bool { return s.TopicLags[i].Topic < s.TopicLags[j].Topic })
-	s.RPOMs, s.MaxLagMessages, s.TotalLagMessages = rpo, maxMsgs, total
+	s.RPOMs, s.MaxLagMessages = rpo, maxMsgs
+	if haveTotal {
+		s.TotalLagMessages = &total
+	}
 }
 
 func maxPtr(cur *int64, v int64) *int64 {
