@@ -215,15 +215,18 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 		recreated := known && old != id && id != ([16]byte{})
 		sameLog := known && old == id && id != ([16]byte{})
 		r.topicIDs[name] = id
+		// Each answer's offsets of this topic, found once, not once a row.
+		topicStarts, topicEnds, topicTargetEnds := starts.Topic(name), ends.Topic(name), targetEnds.Topic(rt)
+		watches := r.parts.topic(name, len(taken[i]))
 		for j := range taken[i] {
 			p := int32(j)
 			pl := model.PartitionLag{Topic: name, RemoteTopic: rt, Partition: p, AsOf: now}
-			pl.SourceStart = listed(starts, name, p)
-			pl.SourceEnd = listed(ends, name, p)
-			pl.TargetEnd = listed(targetEnds, rt, p)
+			pl.SourceStart = listed(topicStarts, p)
+			pl.SourceEnd = listed(topicEnds, p)
+			pl.TargetEnd = listed(topicTargetEnds, p)
 			tp := model.TP{Topic: name, Partition: p}
-			fresh, w := r.watch(&pl, taken[i][j], recreated, sameLog, now)
-			if fresh {
+			w := &watches[j]
+			if r.watch(&pl, w, taken[i][j], recreated, sameLog, now) {
 				out.Restarted = append(out.Restarted, tp)
 				r.aborted.Forget(tp) // the old log's aborted batches are not the new log's
 			}
@@ -304,8 +307,9 @@ func (r *LagReader) explain(ctx context.Context, cl *kafka.Client, cluster strin
 	return kafka.Explained(ctx, cl, cluster, time.Time{}, err)
 }
 
-func listed(l kafka.Offsets, topic string, p int32) *int64 {
-	o, ok := l.Get(topic, p)
+// listed is partition p's offset in a topic's answer, nil when unknown.
+func listed(topic kafka.TopicOffsets, p int32) *int64 {
+	o, ok := topic.Get(p)
 	if !ok {
 		return nil
 	}
@@ -403,19 +407,16 @@ func (r *LagReader) countCopied(ctx context.Context, names []string, taken [][]p
 	need := map[model.TP]kafka.Span{} // by remote partition
 	for i, name := range names {
 		rt := r.Topics.Policy.RemoteTopic(r.Flow.SourceAlias, name)
+		topicEnds := ends.Topic(rt) // found once a topic, not once a partition
+		watches := r.parts.topic(name, len(taken[i]))
 		for j, pos := range taken[i] {
-			tp := model.TP{Topic: name, Partition: int32(j)}
-			w := r.parts.get(tp)
-			end, ok := ends.Get(rt, int32(j))
+			w := &watches[j]
+			end, ok := topicEnds.Get(int32(j))
 			if !pos.hasSync || !ok || end <= pos.sync.downstream+1 {
-				if w != nil {
-					w.copied = copiedCount{} // no span to count
-				}
+				w.copied = copiedCount{} // no span to count
 				continue
 			}
-			if w == nil {
-				w = r.parts.add(tp)
-			}
+			w.hold()
 			// Kept: a whole count of the same span. A partial count or
 			// another span's is read again (or, unanswered, no estimate).
 			sp := kafka.Span{From: pos.sync.downstream + 1, To: end}
@@ -507,12 +508,8 @@ const PositionRestarted = "source log restarted: counted from its start"
 // a new topic id, an end offset that went backwards, or a position of MM2
 // past the end (only possible for a log MM2 read before). It reports
 // whether the restart was detected in this refresh.
-func (r *LagReader) watch(pl *model.PartitionLag, pos partPos, recreated, sameLog bool, now time.Time) (bool, *partWatch) {
-	tp := model.TP{Topic: pl.Topic, Partition: pl.Partition}
-	w := r.parts.get(tp)
-	if w == nil {
-		w = r.parts.add(tp)
-	}
+func (r *LagReader) watch(pl *model.PartitionLag, w *partWatch, pos partPos, recreated, sameLog bool, now time.Time) bool {
+	w.hold()
 	w.readIn = r.reads
 	why := ""
 	switch {
@@ -575,7 +572,7 @@ func (r *LagReader) watch(pl *model.PartitionLag, pos partPos, recreated, sameLo
 				pl.Replicated, pl.Method = &ok, PositionRestartCopied
 			} else if !fresh && hasC && c.lastOffset+1 <= ok && (hasS || !m.sync) {
 				w.restart = nil // MM2's positions are the new log's and account for what it copied
-				return fresh, w
+				return fresh
 			}
 		}
 		pl.Restarted = m.why + " at " + m.at.UTC().Format(time.RFC3339)
@@ -585,7 +582,7 @@ func (r *LagReader) watch(pl *model.PartitionLag, pos partPos, recreated, sameLo
 			pl.Replicated, pl.Method = &v, PositionRestarted
 		}
 	}
-	return fresh, w
+	return fresh
 }
 
 // PositionEmptyDRCopy: DR's copy of the partition holds no record (just
@@ -742,17 +739,33 @@ func (t *watchTable) get(tp model.TP) *partWatch {
 	return &ps[tp.Partition]
 }
 
-// add starts watching tp (not watched yet) and returns its watch.
-func (t *watchTable) add(tp model.TP) *partWatch {
+// topic is topic's watches, partitions 0..n-1 at least, for a caller that
+// visits every partition of a topic: one map lookup, not one a partition.
+// A watch not held yet is started with hold. The slice is valid until the
+// next topic or add of the same topic.
+func (t *watchTable) topic(name string, n int) []partWatch {
 	if t.topics == nil {
 		t.topics = map[string][]partWatch{}
 	}
-	ps := t.topics[tp.Topic]
-	if n := int(tp.Partition) + 1; n > len(ps) {
+	ps := t.topics[name]
+	if n > len(ps) {
 		ps = append(ps, make([]partWatch, n-len(ps))...)
+		t.topics[name] = ps
 	}
+	return ps
+}
+
+// hold starts watching w's partition if it is not watched yet.
+func (w *partWatch) hold() {
+	if !w.held {
+		*w = partWatch{lastEnd: -1, held: true}
+	}
+}
+
+// add starts watching tp (not watched yet) and returns its watch.
+func (t *watchTable) add(tp model.TP) *partWatch {
+	ps := t.topic(tp.Topic, int(tp.Partition)+1)
 	ps[tp.Partition] = partWatch{lastEnd: -1, held: true}
-	t.topics[tp.Topic] = ps
 	return &ps[tp.Partition]
 }
 
