@@ -302,3 +302,25 @@ func BenchmarkSessionUser(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkApplyCheckpoints measures storing MM2 checkpoints as ingestion
+// does: a polled batch of one group's partitions per transaction.
+func BenchmarkApplyCheckpoints(b *testing.B) {
+	s, _ := openStore(b)
+	ctx := context.Background()
+	const batch = 1_000
+	cps := make([]model.Checkpoint, batch)
+	var logOff int64
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range cps {
+			cps[i] = model.Checkpoint{Group: fmt.Sprintf("g%d", logOff%50), Topic: "events", Partition: int32(logOff % 100),
+				Upstream: logOff * 3, Downstream: logOff * 2, LogOffset: logOff, RecordMs: logOff}
+			logOff++
+		}
+		if err := s.Apply(ctx, storage.Batch{Flow: "f", Topic: "checkpoints", NextOffset: logOff, Checkpoints: cps}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(batch)*float64(b.N)/b.Elapsed().Seconds(), "checkpoints/s")
+}
