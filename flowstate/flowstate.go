@@ -76,6 +76,9 @@ type FlowSnapshot struct {
 	// LossSuspected counts partitions whose source log start passed the
 	// replicated position while MM2 may still copy the records (monitor/loss.go).
 	LossSuspected int
+	// AbortedInDR adds up the partitions' records of aborted transactions
+	// MM2 copied to DR (a lower bound, as each partition's is).
+	AbortedInDR int64
 	// LossOpen are the flow's unacknowledged loss incidents, newest first;
 	// the totals count every incident ever recorded and its lost offsets.
 	LossOpen           []model.LossIncident

@@ -55,6 +55,6 @@ func snapshotView(s *flowstate.FlowSnapshot) *views.FlowSnapshot {
 		HeartbeatAge: s.HeartbeatAge, Status: s.Status, StatusSince: s.StatusSince, Reason: s.Reason,
 		Source: reachabilityView(s.Source), Target: reachabilityView(s.Target), FiguresAt: s.FiguresAt, Bound: s.Bound,
 		Late: s.Late, PerPartitionOff: s.PerPartitionOff, Ingest: s.Ingest, Link: linkStatusView(s.Link),
-		LossSuspected: s.LossSuspected, LossIncidentsTotal: s.LossIncidentsTotal, LostOffsetsTotal: s.LostOffsetsTotal,
+		LossSuspected: s.LossSuspected, AbortedInDR: s.AbortedInDR, LossIncidentsTotal: s.LossIncidentsTotal, LostOffsetsTotal: s.LostOffsetsTotal,
 		FailedOver: s.FailedOver, Groups: s.Groups}
 }

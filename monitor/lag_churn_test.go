@@ -574,8 +574,8 @@ func TestLagTakesPositionsBeforeOffsets(t *testing.T) {
 // topic by topic, but a table out of order must not split a topic in two.
 func TestAggregateRowsOutOfTopicOrder(t *testing.T) {
 	s := &flowstate.FlowSnapshot{Partitions: []model.PartitionLag{
-		{Topic: "b", Partition: 0, LagMessages: ptr64(3), LagMs: ptr64(300)},
-		{Topic: "a", Partition: 0, LagMessages: ptr64(1), LagMs: ptr64(100)},
+		{Topic: "b", Partition: 0, LagMessages: ptr64(3), LagMs: ptr64(300), AbortedInDR: 12},
+		{Topic: "a", Partition: 0, LagMessages: ptr64(1), LagMs: ptr64(100), AbortedInDR: 1},
 		{Topic: "b", Partition: 1, LagMessages: ptr64(4), LagMs: ptr64(50)},
 		{Topic: "a", Partition: 1, SourceEnd: ptr64(9)}, // position unknown
 	}}
@@ -590,7 +590,7 @@ func TestAggregateRowsOutOfTopicOrder(t *testing.T) {
 	if b.Topic != "b" || b.Partitions != 2 || b.LagMessages != 7 || b.Unknown != 0 || *b.MaxLagMs != 300 {
 		t.Errorf("topic b: %+v", b)
 	}
-	if *s.TotalLagMessages != 8 || *s.MaxLagMessages != 4 || *s.RPOMs != 300 || !s.RPOAtLeast || s.Unknown != 1 {
-		t.Errorf("flow: total %d max %d rpo %d at least %v unknown %d", *s.TotalLagMessages, *s.MaxLagMessages, *s.RPOMs, s.RPOAtLeast, s.Unknown)
+	if *s.TotalLagMessages != 8 || *s.MaxLagMessages != 4 || *s.RPOMs != 300 || !s.RPOAtLeast || s.Unknown != 1 || s.AbortedInDR != 13 {
+		t.Errorf("flow: total %d max %d rpo %d at least %v unknown %d aborted in DR %d", *s.TotalLagMessages, *s.MaxLagMessages, *s.RPOMs, s.RPOAtLeast, s.Unknown, s.AbortedInDR)
 	}
 }

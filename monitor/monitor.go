@@ -518,6 +518,7 @@ func aggregate(s *flowstate.FlowSnapshot) {
 		}
 		t.Partitions++
 		t.Stale = t.Stale || p.Stale
+		s.AbortedInDR += p.AbortedInDR
 		if p.DataLost {
 			t.DataLost++
 			s.DataLost++

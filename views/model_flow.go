@@ -88,6 +88,7 @@ type FlowSnapshot struct {
 	Ingest           []model.IngestStats
 	Link             *LinkStatus
 	LossSuspected    int
+	AbortedInDR      int64 // records of aborted transactions MM2 copied to DR, at least
 	// LossIncidentsTotal and LostOffsetsTotal count every loss incident
 	// ever recorded and its lost offsets.
 	LossIncidentsTotal int64
