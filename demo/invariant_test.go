@@ -269,11 +269,11 @@ func checkInvariant(ctx context.Context, t *testing.T, sb *Sandbox, mon *monitor
 		case !ok && l.Offset > 0:
 			t.Errorf("%s: %s-%d (end %d) not listed by the console", where, tp.Topic, tp.Partition, l.Offset)
 			return
-		case !ok, p.LagMessages == nil || p.SourceEnd == nil:
+		case !ok, !p.LagMessages.Known || !p.SourceEnd.Known:
 			// Unknown, shown as unknown: not understated.
-		case *p.LagMessages < *p.SourceEnd-pos && *p.LagMessages < dataBehind(ctx, t, sb, tp, pos, *p.SourceEnd):
+		case p.LagMessages.V < p.SourceEnd.V-pos && p.LagMessages.V < dataBehind(ctx, t, sb, tp, pos, p.SourceEnd.V):
 			t.Errorf("%s: %s-%d: console %d offsets behind (replicated %s, method %q), truth %d (end %d, mirror at %d)",
-				where, tp.Topic, tp.Partition, *p.LagMessages, ptrStr(p.Replicated), p.Method, *p.SourceEnd-pos, *p.SourceEnd, pos)
+				where, tp.Topic, tp.Partition, p.LagMessages.V, ptrStr(p.Replicated.Ptr()), p.Method, p.SourceEnd.V-pos, p.SourceEnd.V, pos)
 		}
 		// Translation: probe the ends and a few offsets in between.
 		for _, u := range []int64{0, pos / 2, pos - 1, pos, l.Offset} {
@@ -398,7 +398,7 @@ func TestStoppedMirrorLosesToRetention(t *testing.T) {
 	backed := func() bool {
 		mon.Refresh(ctx)
 		for _, p := range mon.Snapshot(flow).Partitions {
-			if p.LossSuspected && p.SourceStart != nil && *p.SourceStart > truth.position(model.TP{Topic: p.Topic, Partition: p.Partition}) {
+			if p.LossSuspected && p.SourceStart.Known && p.SourceStart.V > truth.position(model.TP{Topic: p.Topic, Partition: p.Partition}) {
 				return true
 			}
 		}
@@ -413,7 +413,7 @@ func TestStoppedMirrorLosesToRetention(t *testing.T) {
 	})
 	checkLossFlags := func() {
 		for _, p := range mon.Snapshot(flow).Partitions {
-			if (p.DataLost || p.LossSuspected) && (p.SourceStart == nil || *p.SourceStart <= truth.position(model.TP{Topic: p.Topic, Partition: p.Partition})) {
+			if (p.DataLost || p.LossSuspected) && (!p.SourceStart.Known || p.SourceStart.V <= truth.position(model.TP{Topic: p.Topic, Partition: p.Partition})) {
 				t.Errorf("%s-%d flagged lost but the primary still holds everything from the mirror's position", p.Topic, p.Partition)
 			}
 		}

@@ -146,12 +146,12 @@ func (h *Handlers) apiFlow(s *flowstate.FlowSnapshot, now time.Time, detail bool
 	}
 	f.PartitionsLags = []apiPartition{}
 	for _, p := range s.Partitions {
-		age := figure(p.LagMs, false, "the age of the oldest unreplicated record is unknown")
-		if p.LagMs == nil && p.LagMsAtLeast != nil {
-			age = figure(p.LagMsAtLeast, true, "")
+		age := figure(p.LagMs.Ptr(), false, "the age of the oldest unreplicated record is unknown")
+		if !p.LagMs.Known && p.LagMsAtLeast.Known {
+			age = figure(p.LagMsAtLeast.Ptr(), true, "")
 		}
 		f.PartitionsLags = append(f.PartitionsLags, apiPartition{Topic: p.Topic, RemoteTopic: p.RemoteTopic, Partition: p.Partition,
-			LagMessages: figure(p.LagMessages, false, "the partition's replicated position or end is unknown"), LagMs: age,
+			LagMessages: figure(p.LagMessages.Ptr(), false, "the partition's replicated position or end is unknown"), LagMs: age,
 			AsOf: apiTime(p.AsOf), Stale: p.Stale, DataLost: p.DataLost})
 	}
 	return f

@@ -68,16 +68,16 @@ func matcher(q string) func(string) bool {
 
 // cmpKnown orders nil (unknown) before every known value, so unknowns
 // surface at the top of a descending sort: they need a look.
-func cmpKnown(a, b *int64) int {
+func cmpKnown(a, b model.Figure) int {
 	switch {
-	case a == nil && b == nil:
+	case !a.Known && !b.Known:
 		return 0
-	case a == nil:
+	case !a.Known:
 		return 1
-	case b == nil:
+	case !b.Known:
 		return -1
 	}
-	return cmp.Compare(*a, *b)
+	return cmp.Compare(a.V, b.V)
 }
 
 // sortTopics is the indexes in s.TopicLags of the topics matching l's
@@ -99,7 +99,7 @@ func sortTopics(s *flowstate.FlowSnapshot, l views.Listing) []int32 {
 		case "lag":
 			c = cmp.Compare(a.LagMessages, b.LagMessages)
 		case "lagms":
-			c = cmpKnown(a.MaxLagMs, b.MaxLagMs)
+			c = cmpKnown(model.FigureOf(a.MaxLagMs), model.FigureOf(b.MaxLagMs))
 		default:
 			c = cmp.Compare(a.Topic, b.Topic)
 		}

@@ -166,26 +166,26 @@ func (c MetricsCollector) eachMirror(snaps []*flowstate.FlowSnapshot, emit func(
 		unknownAge := 0
 		perPartition := c.Series.PerPartitionFor(len(s.Partitions))
 		for _, p := range s.Partitions {
-			if p.LagMessages != nil && p.LagMs == nil {
+			if p.LagMessages.Known && !p.LagMs.Known {
 				unknownAge++
 			}
 			if !perPartition {
 				continue
 			}
 			part := strconv.Itoa(int(p.Partition))
-			if p.LagMessages != nil {
-				emit(famLagMessages, float64(*p.LagMessages), flow, p.Topic, part)
+			if p.LagMessages.Known {
+				emit(famLagMessages, float64(p.LagMessages.V), flow, p.Topic, part)
 			}
-			if p.LagMs != nil {
-				emit(famLagMs, float64(*p.LagMs), flow, p.Topic, part)
+			if p.LagMs.Known {
+				emit(famLagMs, float64(p.LagMs.V), flow, p.Topic, part)
 			}
 		}
 		for _, t := range topicAggregates(s.Partitions) {
 			if t.knownMessages {
 				emit(famTopicLagMessages, float64(t.lagMessages), flow, t.topic)
 			}
-			if t.maxLagMs != nil {
-				emit(famTopicLagMs, float64(*t.maxLagMs), flow, t.topic)
+			if t.maxLagMs.Known {
+				emit(famTopicLagMs, float64(t.maxLagMs.V), flow, t.topic)
 			}
 			emit(famTopicUnknown, float64(t.unknownPartition), flow, t.topic)
 		}

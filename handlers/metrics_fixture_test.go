@@ -54,30 +54,30 @@ func syntheticSnapshots(n int) []*flowstate.FlowSnapshot {
 		switch {
 		case i%97 == 5:
 		case i%89 == 7:
-			p.LagMessages, p.LagMsAtLeast = i64(int64(i)), i64(int64(90_000+i))
+			p.LagMessages, p.LagMsAtLeast = model.Known(int64(i)), model.Known(int64(90_000+i))
 		default:
-			p.LagMessages, p.LagMs = i64(int64(i%1000)*37), i64(int64(i%500)*11)
+			p.LagMessages, p.LagMs = model.Known(int64(i%1000)*37), model.Known(int64(i%500)*11)
 		}
 		s.Partitions = append(s.Partitions, p)
 	}
 	var rpo, maxMsgs int64
 	for _, p := range s.Partitions {
-		if p.LagMessages == nil || p.LagMs == nil {
+		if !p.LagMessages.Known || !p.LagMs.Known {
 			s.Unknown++
 		}
-		if p.LagMessages != nil {
-			maxMsgs = max(maxMsgs, *p.LagMessages)
+		if p.LagMessages.Known {
+			maxMsgs = max(maxMsgs, p.LagMessages.V)
 		}
-		if p.LagMs != nil {
-			rpo = max(rpo, *p.LagMs)
-		} else if p.LagMsAtLeast != nil {
-			rpo = max(rpo, *p.LagMsAtLeast)
+		if p.LagMs.Known {
+			rpo = max(rpo, p.LagMs.V)
+		} else if p.LagMsAtLeast.Known {
+			rpo = max(rpo, p.LagMsAtLeast.V)
 		}
 	}
 	s.RPOMs, s.MaxLagMessages = &rpo, &maxMsgs
 	s.Groups = groupSnapshot().Groups // the pre-encoded group series too
 	link := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "link", Kind: "cluster-link"}, At: at, Status: model.FlowStatusUnknown,
 		Target:     model.Reachability{Checked: true, OK: true},
-		Partitions: []model.PartitionLag{{Topic: `we"ird\topic`, Partition: 0, LagMessages: i64(0), LagMs: i64(0)}, {Topic: "gone", Partition: 0}}}
+		Partitions: []model.PartitionLag{{Topic: `we"ird\topic`, Partition: 0, LagMessages: model.Known(0), LagMs: model.Known(0)}, {Topic: "gone", Partition: 0}}}
 	return []*flowstate.FlowSnapshot{s, link}
 }

@@ -58,9 +58,9 @@ func TestMetricsStaleFiguresAreLowerBoundsWithTheirAge(t *testing.T) {
 	down := model.Reachability{Checked: true, OK: false, Since: now.Add(-15 * time.Second), LastOK: read}
 	gone := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "gone"}, At: now, FiguresAt: read, Source: down, Target: ok,
 		Status: model.FlowStatusUnknown, RPOMs: i64(14_557), RPOAtLeast: true, Bound: "source cluster unreachable",
-		Partitions: []model.PartitionLag{{Topic: "events", LagMessages: i64(681), LagMs: i64(14_557), AsOf: read, Stale: true}}}
+		Partitions: []model.PartitionLag{{Topic: "events", LagMessages: model.Known(681), LagMs: model.Known(14_557), AsOf: read, Stale: true}}}
 	fresh := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "fresh"}, At: now, FiguresAt: now, Source: ok, Target: ok,
-		Status: model.FlowStatusOK, RPOMs: i64(0), Partitions: []model.PartitionLag{{Topic: "events", LagMessages: i64(0), LagMs: i64(0), AsOf: now}}}
+		Status: model.FlowStatusOK, RPOMs: i64(0), Partitions: []model.PartitionLag{{Topic: "events", LagMessages: model.Known(0), LagMs: model.Known(0), AsOf: now}}}
 	got := parseText(t, collectorText(t, MetricsCollector{Monitor: newFakeSource([]*flowstate.FlowSnapshot{gone, fresh})}))
 	for name, want := range map[string][]string{
 		"kafka_mirror_refresh_timestamp_seconds": {"flow=gone 1.800000078e+09", "flow=fresh 1.8000001e+09"},
@@ -83,7 +83,7 @@ func TestMetricsPerPartitionByDefaultUpToTheBound(t *testing.T) {
 	flow := func(name string, n int) *flowstate.FlowSnapshot {
 		s := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: name}, At: time.Now(), Status: model.FlowStatusOK}
 		for i := range n {
-			s.Partitions = append(s.Partitions, model.PartitionLag{Topic: "t", Partition: int32(i), LagMessages: i64(1), LagMs: i64(40_000)})
+			s.Partitions = append(s.Partitions, model.PartitionLag{Topic: "t", Partition: int32(i), LagMessages: model.Known(1), LagMs: model.Known(40_000)})
 		}
 		return s
 	}

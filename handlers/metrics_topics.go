@@ -7,7 +7,7 @@ type topicAgg struct {
 	topic            string
 	lagMessages      int64
 	knownMessages    bool
-	maxLagMs         *int64
+	maxLagMs         model.Figure
 	unknownPartition int
 }
 
@@ -26,18 +26,18 @@ func topicAggregates(parts []model.PartitionLag) []topicAgg {
 			out = append(out, topicAgg{topic: p.Topic})
 		}
 		t := &out[i]
-		if p.LagMessages == nil || p.LagMs == nil {
+		if !p.LagMessages.Known || !p.LagMs.Known {
 			t.unknownPartition++
 		}
-		if p.LagMessages != nil {
-			t.lagMessages += *p.LagMessages
+		if p.LagMessages.Known {
+			t.lagMessages += p.LagMessages.V
 			t.knownMessages = true
 		}
 		ms := p.LagMs
-		if ms == nil {
+		if !ms.Known {
 			ms = p.LagMsAtLeast
 		}
-		if ms != nil && (t.maxLagMs == nil || *ms > *t.maxLagMs) {
+		if ms.Known && (!t.maxLagMs.Known || ms.V > t.maxLagMs.V) {
 			t.maxLagMs = ms
 		}
 	}

@@ -21,32 +21,32 @@ const (
 	FlowStatusFailedOver FlowStatus = "FAILED_OVER"
 )
 
-// PartitionLag is one source partition's replication state. Nil numbers are
-// unknown and must be shown as unknown, never as 0.
+// PartitionLag is one source partition's replication state. Figures not
+// Known are unknown and must be shown as unknown, never as 0.
 type PartitionLag struct {
 	Topic       string // source topic
 	RemoteTopic string // its name in the target
 	Partition   int32
-	SourceStart *int64 // log-start offset in the source
-	SourceEnd   *int64 // high watermark in the source
+	SourceStart Figure // log-start offset in the source
+	SourceEnd   Figure // high watermark in the source
 	// TargetEnd is the remote partition's last stable offset: its end as
 	// a read_committed reader sees it. Under MirrorMaker 2 with
 	// exactly-once support what lies past it is not in DR yet; without,
 	// it equals the high watermark unless another writer's transaction is
 	// open there.
-	TargetEnd *int64
+	TargetEnd Figure
 	// Replicated is the next source offset MM2 has yet to copy.
-	Replicated *int64
+	Replicated Figure
 	Method     string
 	// LagMessages is SourceEnd - Replicated.
-	LagMessages *int64
+	LagMessages Figure
 	// LagMs is the age of the oldest source record not yet replicated; 0
 	// when caught up.
-	LagMs *int64
+	LagMs Figure
 	// LagMsAtLeast is a lower bound on the age when LagMs is unknown for a
 	// partition that is behind: how long ago the console first saw its first
 	// unreplicated record exist. Never a substitute shown as exact.
-	LagMsAtLeast *int64
+	LagMsAtLeast Figure
 	// DataLost: retention deleted source records MM2 never copied. Read
 	// sets it when the source log start passed the replicated position;
 	// the loss judge (loss.go) then keeps it only for a confirmed loss

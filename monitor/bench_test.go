@@ -98,10 +98,10 @@ func BenchmarkLagRefresh10kPartitions(b *testing.B) {
 		}
 		lagging := 0
 		for _, p := range rd.Partitions {
-			if p.LagMs == nil || p.LagMessages == nil {
+			if !p.LagMs.Known || !p.LagMessages.Known {
 				b.Fatalf("unknown lag for %s-%d", p.Topic, p.Partition)
 			}
-			if *p.LagMessages > 0 {
+			if p.LagMessages.V > 0 {
 				lagging++
 			}
 		}

@@ -67,10 +67,9 @@ func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *
 			fetched, lag := l.LastSourceFetchOffset, max(l.Lag, 0)
 			end := fetched + lag
 			pl := model.PartitionLag{Topic: m.SourceTopicName, RemoteTopic: m.MirrorTopicName, Partition: int32(l.Partition), AsOf: now,
-				Method: PositionClusterLink, Replicated: &fetched, SourceEnd: &end, LagMessages: &lag}
+				Method: PositionClusterLink, Replicated: model.Known(fetched), SourceEnd: model.Known(end), LagMessages: model.Known(lag)}
 			if lag == 0 {
-				zero := int64(0)
-				pl.LagMs = &zero
+				pl.LagMs = model.Known(0)
 			}
 			out.Partitions = append(out.Partitions, pl)
 		}
@@ -105,8 +104,8 @@ func (r *ClusterLinkReader) lagging(parts []model.PartitionLag) []lagging {
 			w = r.ts.parts.add(tp)
 		}
 		w.readIn = r.ts.reads
-		if *p.LagMessages > 0 {
-			want = append(want, lagging{row: i, from: *p.Replicated})
+		if p.LagMessages.V > 0 {
+			want = append(want, lagging{row: i, from: p.Replicated.V})
 		} else {
 			w.ts = nil
 		}

@@ -71,11 +71,11 @@ func TestMonitorClusterLinkFlow(t *testing.T) {
 		t.Fatalf("snapshot %+v link %+v", s.Partitions, s.Link)
 	}
 	p1 := s.Partitions[1]
-	if *p1.LagMessages != 3 || *p1.Replicated != 7 || *p1.SourceEnd != 10 || p1.Method != monitor.PositionClusterLink {
-		t.Fatalf("payments-1: lag %d replicated %d end %d (%s)", *p1.LagMessages, *p1.Replicated, *p1.SourceEnd, p1.Method)
+	if p1.LagMessages.V != 3 || p1.Replicated.V != 7 || p1.SourceEnd.V != 10 || p1.Method != monitor.PositionClusterLink {
+		t.Fatalf("payments-1: lag %d replicated %d end %d (%s)", p1.LagMessages.V, p1.Replicated.V, p1.SourceEnd.V, p1.Method)
 	}
 	// The oldest unreplicated record is offset 7, written 30 s before now.
-	if p1.LagMs == nil || *p1.LagMs != 30_000 {
+	if !p1.LagMs.Known || p1.LagMs.V != 30_000 {
 		t.Fatalf("payments-1 lag ms %v", p1.LagMs)
 	}
 	if s.Status != model.FlowStatusOK || *s.RPOMs != 30_000 {
@@ -92,7 +92,7 @@ func TestMonitorClusterLinkFlow(t *testing.T) {
 	m.Now = func() time.Time { return now.Add(40 * time.Second) }
 	m.Refresh(ctx)
 	s = m.Snapshot("link")
-	if s.Target.OK || !s.Partitions[1].Stale || *s.Partitions[1].LagMessages != 3 || s.Status != model.FlowStatusBroken ||
+	if s.Target.OK || !s.Partitions[1].Stale || s.Partitions[1].LagMessages.V != 3 || s.Status != model.FlowStatusBroken ||
 		!strings.Contains(s.Reason, "no answer from the cluster link REST API") {
 		t.Fatalf("REST gone: target %+v, %s (%s)", s.Target, s.Status, s.Reason)
 	}

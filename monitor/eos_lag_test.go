@@ -71,10 +71,10 @@ func TestLagEOSCountsOnlyCommittedDR(t *testing.T) {
 	// MM2 stopped cleanly: 10 copied, 5 behind, the oldest 35 s old.
 	now := time.Now()
 	p := lagOf(t, r.Read(ctx, pos, now), 0)
-	if p.LagMessages == nil || *p.LagMessages != 5 {
+	if !p.LagMessages.Known || p.LagMessages.V != 5 {
 		t.Fatalf("committed transactions: %s, want 5 behind (the markers are no copied records)", describe(p))
 	}
-	if p.LagMs == nil || *p.LagMs != now.Sub(fresh).Milliseconds() {
+	if !p.LagMs.Known || p.LagMs.V != now.Sub(fresh).Milliseconds() {
 		t.Fatalf("committed transactions: lag ms %v, want %d", p.LagMs, now.Sub(fresh).Milliseconds())
 	}
 
@@ -83,19 +83,19 @@ func TestLagEOSCountsOnlyCommittedDR(t *testing.T) {
 	eosTxn(t, w, 4, nil)
 	now = time.Now()
 	p = lagOf(t, r.Read(ctx, pos, now), 0)
-	if p.LagMessages == nil || *p.LagMessages != 5 || p.LagMs == nil || *p.LagMs != now.Sub(fresh).Milliseconds() {
+	if !p.LagMessages.Known || p.LagMessages.V != 5 || !p.LagMs.Known || p.LagMs.V != now.Sub(fresh).Milliseconds() {
 		t.Fatalf("open transaction: %s, want 5 behind, %d ms", describe(p), now.Sub(fresh).Milliseconds())
 	}
 	// The transaction times out: aborted, its records stay uncounted.
 	if err := w.EndTransaction(ctx, kgo.TryAbort); err != nil {
 		t.Fatal(err)
 	}
-	if p = lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages == nil || *p.LagMessages != 5 {
+	if p = lagOf(t, r.Read(ctx, pos, time.Now()), 0); !p.LagMessages.Known || p.LagMessages.V != 5 {
 		t.Fatalf("aborted transaction: %s, want 5 behind", describe(p))
 	}
 	// The restarted task copies the 5 and commits: caught up.
 	eosTxn(t, w, 5, commit)
-	if p = lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages == nil || *p.LagMessages != 0 || *p.LagMs != 0 {
+	if p = lagOf(t, r.Read(ctx, pos, time.Now()), 0); !p.LagMessages.Known || p.LagMessages.V != 0 || p.LagMs.V != 0 {
 		t.Fatalf("caught up: %s", describe(p))
 	}
 }

@@ -233,13 +233,12 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 			if out.TargetErr == nil {
 				emptyDRCopy(&pl, targetLeaders)
 			}
-			if pl.Replicated == nil && pl.SourceEnd != nil && *pl.SourceEnd == 0 {
-				zero := int64(0)
-				pl.Replicated, pl.Method = &zero, PositionEmptyLog
+			if !pl.Replicated.Known && pl.SourceEnd.Known && pl.SourceEnd.V == 0 {
+				pl.Replicated, pl.Method = model.Known(0), PositionEmptyLog
 			}
-			if pl.Replicated != nil {
+			if pl.Replicated.Known {
 				var copied []model.AbortedBatch
-				pl.AbortedInDR, copied = r.aborted.InDR(tp, *pl.Replicated)
+				pl.AbortedInDR, copied = r.aborted.InDR(tp, pl.Replicated.V)
 				for _, b := range copied {
 					if r.OnAbortedCopied != nil {
 						r.OnAbortedCopied(tp, id, b)
@@ -247,25 +246,24 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 				}
 			}
 			behind := false
-			if pl.Replicated != nil && pl.SourceEnd != nil {
-				lag := max(*pl.SourceEnd-*pl.Replicated, 0)
-				pl.LagMessages = &lag
-				if pl.SourceStart != nil && *pl.SourceStart > *pl.Replicated {
+			if pl.Replicated.Known && pl.SourceEnd.Known {
+				lag := max(pl.SourceEnd.V-pl.Replicated.V, 0)
+				pl.LagMessages = model.Known(lag)
+				if pl.SourceStart.Known && pl.SourceStart.V > pl.Replicated.V {
 					pl.DataLost = true
 				}
 				if lag == 0 {
-					zero := int64(0)
-					pl.LagMs = &zero
+					pl.LagMs = model.Known(0)
 				} else {
-					from := *pl.Replicated
+					from := pl.Replicated.V
 					if pl.Method == PositionRestartCopied && w.restart != nil {
 						// The count says how many records of the new log are
 						// missing, not which: MM2 may have skipped the oldest
 						// ones. Their age is that of the new log's first record.
 						from = min(from, w.restart.base)
 					}
-					if pl.SourceStart != nil && *pl.SourceStart > from {
-						from = *pl.SourceStart // the oldest unreplicated record that still exists
+					if pl.SourceStart.Known && pl.SourceStart.V > from {
+						from = pl.SourceStart.V // the oldest unreplicated record that still exists
 					}
 					want = append(want, lagging{row: len(out.Partitions), from: from})
 					behind = true
@@ -308,12 +306,9 @@ func (r *LagReader) explain(ctx context.Context, cl *kafka.Client, cluster strin
 }
 
 // listed is partition p's offset in a topic's answer, nil when unknown.
-func listed(topic kafka.TopicOffsets, p int32) *int64 {
+func listed(topic kafka.TopicOffsets, p int32) model.Figure {
 	o, ok := topic.Get(p)
-	if !ok {
-		return nil
-	}
-	return &o
+	return model.Figure{V: o, Known: ok}
 }
 
 // mirroredTopics is what a refresh keeps of the source's Metadata: the
@@ -377,24 +372,24 @@ func (r *LagReader) position(pl *model.PartitionLag, pos partPos, mark *restartM
 	c, hasC, s, hasS := mark.usable(pos)
 	if hasC {
 		v := c.lastOffset + 1
-		pl.Replicated, pl.Method = &v, PositionConnect
+		pl.Replicated, pl.Method = model.Known(v), PositionConnect
 	}
-	if hasS && pl.TargetEnd != nil && *pl.TargetEnd >= s.downstream {
+	if hasS && pl.TargetEnd.Known && pl.TargetEnd.V >= s.downstream {
 		// The sync's own record, when below DR's end, then one source
 		// offset per committed record past it (never per DR offset: a
 		// transaction marker takes one too).
-		v, ok := s.upstream+(*pl.TargetEnd-s.downstream), true
-		if *pl.TargetEnd > s.downstream+1 {
+		v, ok := s.upstream+(pl.TargetEnd.V-s.downstream), true
+		if pl.TargetEnd.V > s.downstream+1 {
 			v, ok = s.upstream+1+copied.n, copied.known
 		}
 		if !ok {
 			return // DR's records past the sync could not be counted: no estimate
 		}
-		if pl.SourceEnd != nil && v > *pl.SourceEnd {
-			v = *pl.SourceEnd // duplicates in the target cannot put it ahead of the source
+		if pl.SourceEnd.Known && v > pl.SourceEnd.V {
+			v = pl.SourceEnd.V // duplicates in the target cannot put it ahead of the source
 		}
-		if pl.Replicated == nil || v > *pl.Replicated {
-			pl.Replicated, pl.Method = &v, PositionEstimate
+		if !pl.Replicated.Known || v > pl.Replicated.V {
+			pl.Replicated, pl.Method = model.Known(v), PositionEstimate
 		}
 	}
 }
@@ -515,27 +510,27 @@ func (r *LagReader) watch(pl *model.PartitionLag, w *partWatch, pos partPos, rec
 	switch {
 	case recreated:
 		why = "topic recreated (new topic id)"
-	case pl.SourceEnd != nil && *pl.SourceEnd < w.lastEnd:
-		why = fmt.Sprintf("end offset went back from %d to %d", w.lastEnd, *pl.SourceEnd)
+	case pl.SourceEnd.Known && pl.SourceEnd.V < w.lastEnd:
+		why = fmt.Sprintf("end offset went back from %d to %d", w.lastEnd, pl.SourceEnd.V)
 	}
-	if why == "" && pl.SourceEnd != nil {
+	if why == "" && pl.SourceEnd.Known {
 		// MM2 cannot have copied past the end of the log it reads.
 		c, hasC, s, hasS := w.restart.usable(pos)
 		switch {
-		case hasC && c.lastOffset+1 > *pl.SourceEnd:
-			why = fmt.Sprintf("MM2's position %d is past the source end %d", c.lastOffset+1, *pl.SourceEnd)
-		case hasS && s.upstream > *pl.SourceEnd:
-			why = fmt.Sprintf("MM2's newest offset sync (%d) is past the source end %d", s.upstream, *pl.SourceEnd)
+		case hasC && c.lastOffset+1 > pl.SourceEnd.V:
+			why = fmt.Sprintf("MM2's position %d is past the source end %d", c.lastOffset+1, pl.SourceEnd.V)
+		case hasS && s.upstream > pl.SourceEnd.V:
+			why = fmt.Sprintf("MM2's newest offset sync (%d) is past the source end %d", s.upstream, pl.SourceEnd.V)
 		}
 	}
 	fresh := why != ""
 	if fresh {
 		m := &restartMark{at: now, why: why}
 		switch {
-		case sameLog && pl.SourceEnd != nil:
-			m.base = *pl.SourceEnd // truncated: what is below the new end was the same log
-		case pl.SourceStart != nil:
-			m.base = *pl.SourceStart
+		case sameLog && pl.SourceEnd.Known:
+			m.base = pl.SourceEnd.V // truncated: what is below the new end was the same log
+		case pl.SourceStart.Known:
+			m.base = pl.SourceStart.V
 		}
 		if c := pos.connect; pos.hasConnect {
 			m.connect, m.connectRec = true, [2]int64{c.logOffset, c.recordMs}
@@ -546,10 +541,10 @@ func (r *LagReader) watch(pl *model.PartitionLag, w *partWatch, pos partPos, rec
 		w.restart, w.seen = m, nil
 		w.ts = nil // a timestamp read from the old log
 	}
-	if pl.SourceEnd != nil {
-		w.lastEnd = *pl.SourceEnd
-		if n := len(w.seen); n == 0 || w.seen[n-1].end != *pl.SourceEnd {
-			w.seen = append(w.seen, endSeen{now.UnixMilli(), *pl.SourceEnd})
+	if pl.SourceEnd.Known {
+		w.lastEnd = pl.SourceEnd.V
+		if n := len(w.seen); n == 0 || w.seen[n-1].end != pl.SourceEnd.V {
+			w.seen = append(w.seen, endSeen{now.UnixMilli(), pl.SourceEnd.V})
 		}
 		if n := len(w.seen); n > maxSeen { // keep the first, the last and every other one
 			kept := w.seen[:0]
@@ -563,23 +558,23 @@ func (r *LagReader) watch(pl *model.PartitionLag, w *partWatch, pos partPos, rec
 	}
 	r.position(pl, pos, w.restart, w.copied)
 	if m := w.restart; m != nil {
-		if !m.hasDR && pl.TargetEnd != nil {
-			m.drEnd, m.hasDR = *pl.TargetEnd, true // DR unreadable at the mark: count from now (fewer)
+		if !m.hasDR && pl.TargetEnd.Known {
+			m.drEnd, m.hasDR = pl.TargetEnd.V, true // DR unreadable at the mark: count from now (fewer)
 		}
 		c, hasC, _, hasS := m.usable(pos)
-		if pl.Replicated != nil {
-			if ok := m.corroborated(pl); *pl.Replicated > ok {
-				pl.Replicated, pl.Method = &ok, PositionRestartCopied
+		if pl.Replicated.Known {
+			if ok := m.corroborated(pl); pl.Replicated.V > ok {
+				pl.Replicated, pl.Method = model.Known(ok), PositionRestartCopied
 			} else if !fresh && hasC && c.lastOffset+1 <= ok && (hasS || !m.sync) {
 				w.restart = nil // MM2's positions are the new log's and account for what it copied
 				return fresh
 			}
 		}
 		pl.Restarted = m.why + " at " + m.at.UTC().Format(time.RFC3339)
-		if pl.Replicated == nil && pl.SourceStart != nil {
+		if !pl.Replicated.Known && pl.SourceStart.Known {
 			// Nothing of the new log is known to be copied.
-			v := *pl.SourceStart
-			pl.Replicated, pl.Method = &v, PositionRestarted
+			v := pl.SourceStart.V
+			pl.Replicated, pl.Method = model.Known(v), PositionRestarted
 		}
 	}
 	return fresh
@@ -605,18 +600,17 @@ const PositionEmptyDRCopy = "DR copy empty: counted from the source log start"
 func emptyDRCopy(pl *model.PartitionLag, targetLeaders kafka.Leaders) {
 	ls, exists := targetLeaders[pl.RemoteTopic]
 	switch {
-	case pl.SourceStart == nil || pl.SourceEnd == nil || *pl.SourceEnd == 0: // an empty log: PositionEmptyLog
+	case !pl.SourceStart.Known || !pl.SourceEnd.Known || pl.SourceEnd.V == 0: // an empty log: PositionEmptyLog
 		return
-	case exists && int(pl.Partition) < len(ls) && (pl.TargetEnd == nil || *pl.TargetEnd > 0):
+	case exists && int(pl.Partition) < len(ls) && (!pl.TargetEnd.Known || pl.TargetEnd.V > 0):
 		return // DR holds records, or its end is unknown
-	case pl.Replicated != nil && *pl.Replicated <= *pl.SourceStart:
+	case pl.Replicated.Known && pl.Replicated.V <= pl.SourceStart.V:
 		return
-	case *pl.SourceStart > 0:
-		pl.Replicated, pl.Method = nil, ""
+	case pl.SourceStart.V > 0:
+		pl.Replicated, pl.Method = model.Figure{}, ""
 		return
 	}
-	zero := int64(0)
-	pl.Replicated, pl.Method = &zero, PositionEmptyDRCopy
+	pl.Replicated, pl.Method = model.Known(0), PositionEmptyDRCopy
 }
 
 // PositionRestartCopied: the source log restarted and MM2's position was
@@ -632,12 +626,12 @@ const PositionRestartCopied = "source log restarted: counted as far as DR receiv
 // newer sync cannot vouch for more: the records below it fit in the same
 // count.
 func (m *restartMark) corroborated(pl *model.PartitionLag) int64 {
-	if !m.hasDR || pl.TargetEnd == nil {
+	if !m.hasDR || !pl.TargetEnd.Known {
 		return m.base
 	}
-	v := m.base + max(*pl.TargetEnd-m.drEnd, 0)
-	if pl.SourceEnd != nil {
-		v = min(v, *pl.SourceEnd)
+	v := m.base + max(pl.TargetEnd.V-m.drEnd, 0)
+	if pl.SourceEnd.Known {
+		v = min(v, pl.SourceEnd.V)
 	}
 	return v
 }
@@ -669,7 +663,7 @@ func (r *LagReader) lagMillis(ctx context.Context, topics mirroredTopics, want [
 		if w := r.parts.get(tp); w != nil {
 			e = w.ts
 		}
-		if e == nil || e.offset != l.from || ((e.first.OnlyMarkers || e.first.RescanOnGrowth) && e.first.HWM != *p.SourceEnd) {
+		if e == nil || e.offset != l.from || ((e.first.OnlyMarkers || e.first.RescanOnGrowth) && e.first.HWM != p.SourceEnd.V) {
 			need[tp] = l.from
 		}
 	}
@@ -692,19 +686,18 @@ func (r *LagReader) lagMillis(ctx context.Context, topics mirroredTopics, want [
 		case e == nil || e.offset != l.from:
 		case e.first.Found:
 			age := max(now.UnixMilli()-e.first.Ms, 0)
-			p.LagMs = &age
-		case e.first.OnlyMarkers && e.first.HWM == *p.SourceEnd && !p.DataLost:
+			p.LagMs = model.Known(age)
+		case e.first.OnlyMarkers && e.first.HWM == p.SourceEnd.V && !p.DataLost:
 			// Transaction markers are never copied: caught up.
-			end, zero := *p.SourceEnd, int64(0)
-			p.Replicated, p.LagMessages, p.LagMs = &end, &zero, &zero
+			p.Replicated, p.LagMessages, p.LagMs = p.SourceEnd, model.Known(0), model.Known(0)
 			p.Method += " + markers"
 		}
-		if p.LagMs == nil {
+		if !p.LagMs.Known {
 			// Unreadable now: the record has existed at least since the end
 			// was first seen past it, so it is at least that old.
 			if at, ok := w.firstSeen(l.from); ok {
 				v := max(now.UnixMilli()-at, 0)
-				p.LagMsAtLeast = &v
+				p.LagMsAtLeast = model.Known(v)
 			}
 		}
 	}

@@ -112,7 +112,7 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 		latestSync: map[model.TP]model.OffsetSync{tp: {Topic: "events", Upstream: 90, Downstream: 90, LogOffset: 3, RecordMs: 1}},
 	}
 	now := time.Now()
-	if p := lagOf(t, r.Read(ctx, pos, now), 0); *p.LagMessages != 0 || p.Restarted != "" {
+	if p := lagOf(t, r.Read(ctx, pos, now), 0); p.LagMessages.V != 0 || p.Restarted != "" {
 		t.Fatalf("before: %+v", p)
 	}
 
@@ -124,17 +124,17 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 	now = time.Now()
 	rd := r.Read(ctx, pos, now)
 	p := lagOf(t, rd, 0)
-	if p.LagMessages == nil || *p.LagMessages != 30 || *p.Replicated != 0 || p.Method != PositionRestarted {
+	if !p.LagMessages.Known || p.LagMessages.V != 30 || p.Replicated.V != 0 || p.Method != PositionRestarted {
 		t.Fatalf("after recreation: lag %v replicated %v (%s), want 30 from 0", p.LagMessages, p.Replicated, p.Method)
 	}
-	if p.LagMs == nil || *p.LagMs != now.Sub(written).Milliseconds() {
+	if !p.LagMs.Known || p.LagMs.V != now.Sub(written).Milliseconds() {
 		t.Fatalf("lag ms %v, want the age of the new log's first record: %s", p.LagMs, describe(p))
 	}
 	if p.Restarted == "" || len(rd.Restarted) == 0 || rd.Restarted[0] != tp {
 		t.Fatalf("restart not reported: %q %v", p.Restarted, rd.Restarted)
 	}
 	// Still MM2's old position on the next refresh: still the whole new log.
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 30 || p.Restarted == "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 30 || p.Restarted == "" {
 		t.Fatalf("second refresh: %+v", p)
 	}
 
@@ -142,19 +142,19 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 	// new sync 0->100 and 20 more DR records.
 	fill(t, dcl, "events", 0, 20, written)
 	pos.latestSync[tp] = model.OffsetSync{Topic: "events", Upstream: 0, Downstream: 100, LogOffset: 4, RecordMs: 2}
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 10 || p.Method != PositionEstimate || p.Restarted == "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 10 || p.Method != PositionEstimate || p.Restarted == "" {
 		t.Fatalf("MM2 on the new log: lag %v (%s) %q", p.LagMessages, p.Method, p.Restarted)
 	}
 	fill(t, dcl, "events", 0, 10, written)
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 || *p.LagMs != 0 {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 0 || p.LagMs.V != 0 {
 		t.Fatalf("caught up on the new log: %+v", p)
 	}
 	// MM2's old Connect offset (99) is still its newest: not believed again.
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 || p.Method != PositionEstimate {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 0 || p.Method != PositionEstimate {
 		t.Fatalf("old connect offset resurfaced: %+v", p)
 	}
 	pos.connect[tp] = model.ConnectOffset{Topic: "events", LastOffset: 29, LogOffset: 8, RecordMs: 2}
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 || p.Restarted != "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 0 || p.Restarted != "" {
 		t.Fatalf("both positions on the new log: %+v", p)
 	}
 }
@@ -172,19 +172,19 @@ func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
 	// MM2 copied all 10 but has flushed no Connect offset yet.
 	pos := mapPositions{connect: map[model.TP]model.ConnectOffset{},
 		latestSync: map[model.TP]model.OffsetSync{tp: {Topic: "events", Upstream: 0, Downstream: 0, LogOffset: 1, RecordMs: 1}}}
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 0 {
 		t.Fatalf("before: %s", describe(p))
 	}
 	// The new log's first ten records are older than the rest.
 	skippedAt := time.Now().Add(-40 * time.Second).Truncate(time.Millisecond)
 	r.Source = recreateEvents(t, primary, pcl, 10, skippedAt)
 	fill(t, r.Source, "events", 0, 20, time.Now())
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 30 || p.Restarted == "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 30 || p.Restarted == "" {
 		t.Fatalf("after recreation: %s", describe(p))
 	}
 	// The late flush of the old log's position: "copied up to 9".
 	pos.connect[tp] = model.ConnectOffset{Topic: "events", LastOffset: 9, LogOffset: 5, RecordMs: 2}
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 30 || p.Restarted == "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 30 || p.Restarted == "" {
 		t.Fatalf("old log's position flushed after the restart counted for the new log: %s", describe(p))
 	}
 	// MM2 carries on from offset 10 of the new log: 20 records reach DR,
@@ -194,18 +194,18 @@ func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
 	pos.latestSync[tp] = model.OffsetSync{Topic: "events", Upstream: 10, Downstream: 10, LogOffset: 7, RecordMs: 3}
 	for range 2 {
 		p := lagOf(t, r.Read(ctx, pos, time.Now()), 0)
-		if *p.LagMessages != 10 || p.Method != PositionRestartCopied || p.Restarted == "" {
+		if p.LagMessages.V != 10 || p.Method != PositionRestartCopied || p.Restarted == "" {
 			t.Fatalf("new-log records MM2 skipped counted as copied: %s", describe(p))
 		}
 		// Which ten are missing is unknown: the age is the oldest one's
 		// that may be (the new log's first), not the newest records'.
-		if p.LagMs == nil || *p.LagMs < time.Since(skippedAt).Milliseconds()-1000 {
+		if !p.LagMs.Known || p.LagMs.V < time.Since(skippedAt).Milliseconds()-1000 {
 			t.Fatalf("age of records MM2 skipped understated: %s, want >= %v", describe(p), time.Since(skippedAt))
 		}
 	}
 	// Had MM2 copied the new log from its start, DR accounts for it all.
 	fill(t, dcl, "events", 0, 10, time.Now())
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 || p.Restarted != "" || p.Method != PositionConnect {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 0 || p.Restarted != "" || p.Method != PositionConnect {
 		t.Fatalf("caught up on the new log: %s", describe(p))
 	}
 }
@@ -220,7 +220,7 @@ func TestLagRecreationAcrossARefreshWithoutTheTopic(t *testing.T) {
 	tp := model.TP{Topic: "events", Partition: 0}
 	pos := mapPositions{connect: map[model.TP]model.ConnectOffset{tp: {Topic: "events", LastOffset: 9, LogOffset: 1, RecordMs: 1}},
 		latestSync: map[model.TP]model.OffsetSync{}}
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 0 {
 		t.Fatalf("before: %s", describe(p))
 	}
 	r.Source = recreateEvents(t, primary, pcl, 30, time.Now(), func() {
@@ -228,7 +228,7 @@ func TestLagRecreationAcrossARefreshWithoutTheTopic(t *testing.T) {
 			t.Fatalf("events listed while deleted: %+v", rd.Partitions)
 		}
 	})
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages == nil || *p.LagMessages != 30 || p.Restarted == "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); !p.LagMessages.Known || p.LagMessages.V != 30 || p.Restarted == "" {
 		t.Fatalf("recreated across a refresh without it: %s, want all 30 of the new log behind", describe(p))
 	}
 }
@@ -252,11 +252,11 @@ func TestLagRecreationSeenThroughMetadataCache(t *testing.T) {
 	tp := model.TP{Topic: "events", Partition: 0}
 	pos := mapPositions{connect: map[model.TP]model.ConnectOffset{tp: {Topic: "events", LastOffset: 9, LogOffset: 1, RecordMs: 1}},
 		latestSync: map[model.TP]model.OffsetSync{}}
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 0 {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 0 {
 		t.Fatalf("before: %s", describe(p))
 	}
 	recreateEvents(t, primary, pcl, 30, time.Now()) // the end does not go back; MM2's 10 is not past it
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); *p.LagMessages != 30 || p.Restarted == "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 30 || p.Restarted == "" {
 		t.Fatalf("recreated topic read through a cached old topic id: %s restarted %q", describe(p), p.Restarted)
 	}
 }
@@ -277,21 +277,21 @@ func TestLagPositionPastEndOrEndBackwards(t *testing.T) {
 		{Topic: "events", Partition: 1}: {Topic: "events", Partition: 1, LastOffset: 9},
 	}, latestSync: map[model.TP]model.OffsetSync{}}
 	rd := r.Read(ctx, pos, time.Now())
-	if p := lagOf(t, rd, 0); *p.LagMessages != 30 || p.Restarted == "" {
+	if p := lagOf(t, rd, 0); p.LagMessages.V != 30 || p.Restarted == "" {
 		t.Fatalf("position 100 past end 30: lag %v %q", p.LagMessages, p.Restarted)
 	}
-	if p := lagOf(t, rd, 1); *p.LagMessages != 20 || p.Restarted != "" {
+	if p := lagOf(t, rd, 1); p.LagMessages.V != 20 || p.Restarted != "" {
 		t.Fatalf("events-1: lag %v %q", p.LagMessages, p.Restarted)
 	}
 	// The end of events-1 goes back (a restarted log that MM2 has not read).
 	r.parts.get(model.TP{Topic: "events", Partition: 1}).lastEnd = 40
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); *p.LagMessages != 30 || p.Restarted == "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); p.LagMessages.V != 30 || p.Restarted == "" {
 		t.Fatalf("end went back: lag %v %q", p.LagMessages, p.Restarted)
 	}
 	// Same topic id: the log was truncated, not recreated, so what is below
 	// its new end is still what MM2 read, and MM2's next position counts.
 	pos.connect[model.TP{Topic: "events", Partition: 1}] = model.ConnectOffset{Topic: "events", Partition: 1, LastOffset: 29, LogOffset: 1}
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); *p.LagMessages != 0 || p.Restarted != "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); p.LagMessages.V != 0 || p.Restarted != "" {
 		t.Fatalf("MM2's position on the truncated log: %s restarted %q", describe(p), p.Restarted)
 	}
 }
@@ -356,7 +356,7 @@ func TestLagTimestampsOfBigBatches(t *testing.T) {
 	for p := range int32(4) {
 		pl := lagOf(t, rd, p)
 		want := now.Sub(base.Add(time.Duration(p) * time.Second)).Milliseconds()
-		if pl.LagMs == nil || *pl.LagMs != want {
+		if !pl.LagMs.Known || pl.LagMs.V != want {
 			t.Errorf("events-%d: lag ms %v, want %d", p, pl.LagMs, want)
 		}
 	}
@@ -404,13 +404,13 @@ func TestLagUnreadableAgeIsALowerBound(t *testing.T) {
 	later := base.Add(40 * time.Second)
 	rd := r.Read(ctx, pos, later)
 	p0, p1 := lagOf(t, rd, 0), lagOf(t, rd, 1)
-	if p0.LagMs == nil || *p0.LagMs != 45_000 {
+	if !p0.LagMs.Known || p0.LagMs.V != 45_000 {
 		t.Fatalf("events-0 lag ms %v, want 45000", p0.LagMs)
 	}
-	if p1.LagMs != nil || p1.LagMsAtLeast == nil || *p1.LagMsAtLeast != 40_000 {
+	if p1.LagMs.Known || !p1.LagMsAtLeast.Known || p1.LagMsAtLeast.V != 40_000 {
 		t.Fatalf("events-1: lag ms %v at least %v, want unknown and at least 40000", p1.LagMs, p1.LagMsAtLeast)
 	}
-	p0.LagMs = ptr64(1000) // a known partition younger than the bound
+	p0.LagMs = model.Known(1000) // a known partition younger than the bound
 	s := &flowstate.FlowSnapshot{Partitions: []model.PartitionLag{p0, p1}}
 	aggregate(s)
 	if s.RPOMs == nil || *s.RPOMs != 40_000 || !s.RPOAtLeast || len(s.UnknownAge) != 1 || s.UnknownAge[0] != (model.TP{Topic: "events", Partition: 1}) {
@@ -428,8 +428,8 @@ func ptr64(v int64) *int64 { return &v }
 // and its RPO is not "0".
 func TestFlowNotOKOnMissingPosition(t *testing.T) {
 	s := &flowstate.FlowSnapshot{Partitions: []model.PartitionLag{
-		{Topic: "events", Partition: 0, LagMessages: ptr64(0), LagMs: ptr64(0)},
-		{Topic: "late", Partition: 0, SourceEnd: ptr64(50)},
+		{Topic: "events", Partition: 0, LagMessages: model.Known(0), LagMs: model.Known(0)},
+		{Topic: "late", Partition: 0, SourceEnd: model.Known(50)},
 	}}
 	aggregate(s)
 	var tr statusTracker
@@ -456,7 +456,7 @@ func TestLagEmptyLogIsNothingAtRisk(t *testing.T) {
 	}, latestSync: map[model.TP]model.OffsetSync{}}
 	s := &flowstate.FlowSnapshot{Partitions: r.Read(ctx, pos, time.Now()).Partitions}
 	aggregate(s)
-	if p := lagOf(t, Reading{Partitions: s.Partitions}, 1); p.Method != PositionEmptyLog || *p.LagMessages != 0 || *p.LagMs != 0 {
+	if p := lagOf(t, Reading{Partitions: s.Partitions}, 1); p.Method != PositionEmptyLog || p.LagMessages.V != 0 || p.LagMs.V != 0 {
 		t.Fatalf("empty events-1: %s", describe(p))
 	}
 	if s.RPOAtLeast || len(s.UnknownAge) != 0 || s.RPOMs == nil || *s.RPOMs != 0 {
@@ -464,13 +464,13 @@ func TestLagEmptyLogIsNothingAtRisk(t *testing.T) {
 	}
 	fill(t, pcl, "events", 1, 1, time.Now().Add(-time.Minute))
 	// Unknown, or behind by its record (DR's copy holds none): never caught up.
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); p.LagMessages != nil && *p.LagMessages != 1 || p.Method == PositionEmptyLog {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); p.LagMessages.Known && p.LagMessages.V != 1 || p.Method == PositionEmptyLog {
 		t.Fatalf("events-1 with a record and no position: %s", describe(p))
 	}
 	if _, err := kadm.NewClient(pcl).DeleteRecords(ctx, kadm.Offsets{"events": {1: {Topic: "events", Partition: 1, At: 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); p.LagMessages != nil || p.Method == PositionEmptyLog {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); p.LagMessages.Known || p.Method == PositionEmptyLog {
 		t.Fatalf("events-1 emptied by deletion, no position: %s", describe(p))
 	}
 }
@@ -565,8 +565,8 @@ func TestLagTakesPositionsBeforeOffsets(t *testing.T) {
 	if n := pos.lateAsked.Load(); n != 0 {
 		t.Fatalf("%d positions asked for after the offsets were read", n)
 	}
-	if *p.LagMessages != 5 {
-		t.Fatalf("lag %d, want 5", *p.LagMessages)
+	if p.LagMessages.V != 5 {
+		t.Fatalf("lag %d, want 5", p.LagMessages.V)
 	}
 }
 
@@ -574,10 +574,10 @@ func TestLagTakesPositionsBeforeOffsets(t *testing.T) {
 // topic by topic, but a table out of order must not split a topic in two.
 func TestAggregateRowsOutOfTopicOrder(t *testing.T) {
 	s := &flowstate.FlowSnapshot{Partitions: []model.PartitionLag{
-		{Topic: "b", Partition: 0, LagMessages: ptr64(3), LagMs: ptr64(300), AbortedInDR: 12},
-		{Topic: "a", Partition: 0, LagMessages: ptr64(1), LagMs: ptr64(100), AbortedInDR: 1},
-		{Topic: "b", Partition: 1, LagMessages: ptr64(4), LagMs: ptr64(50)},
-		{Topic: "a", Partition: 1, SourceEnd: ptr64(9)}, // position unknown
+		{Topic: "b", Partition: 0, LagMessages: model.Known(3), LagMs: model.Known(300), AbortedInDR: 12},
+		{Topic: "a", Partition: 0, LagMessages: model.Known(1), LagMs: model.Known(100), AbortedInDR: 1},
+		{Topic: "b", Partition: 1, LagMessages: model.Known(4), LagMs: model.Known(50)},
+		{Topic: "a", Partition: 1, SourceEnd: model.Known(9)}, // position unknown
 	}}
 	aggregate(s)
 	if len(s.TopicLags) != 2 {

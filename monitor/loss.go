@@ -112,18 +112,18 @@ func (j *lossJudge) judge(parts []model.PartitionLag, idx *mm2.SyncIndex, connec
 			su.seen = j.judges
 		}
 		p.DataLost = false
-		if p.Stale || p.Replicated == nil || p.SourceStart == nil {
+		if p.Stale || !p.Replicated.Known || !p.SourceStart.Known {
 			p.LossSuspected = su != nil
 			continue
 		}
-		if *p.SourceStart > *p.Replicated {
+		if p.SourceStart.V > p.Replicated.V {
 			if su == nil {
-				su = &lossSuspect{first: *p.Replicated, detected: now, seen: j.judges}
+				su = &lossSuspect{first: p.Replicated.V, detected: now, seen: j.judges}
 				su.anchor, su.hasAnchor = idx.SyncBelow(tp, su.first)
 				j.suspects[tp] = su
 			}
-			su.first = min(su.first, *p.Replicated)
-			su.last = max(su.last, *p.SourceStart-1)
+			su.first = min(su.first, p.Replicated.V)
+			su.last = max(su.last, p.SourceStart.V-1)
 			su.passedSince, su.clear, su.short = time.Time{}, 0, 0
 			p.LossSuspected = true
 			continue
@@ -131,12 +131,12 @@ func (j *lossJudge) judge(parts []model.PartitionLag, idx *mm2.SyncIndex, connec
 		if su == nil {
 			continue
 		}
-		if p.SourceEnd != nil && *p.SourceEnd <= su.first {
+		if p.SourceEnd.Known && p.SourceEnd.V <= su.first {
 			delete(j.suspects, tp) // the source log restarted: another history
 			continue
 		}
 		connect, _ := connectOf(tp) // none: the zero position
-		inc, decided := su.verdict(tp, idx, connect, p.TargetEnd, now)
+		inc, decided := su.verdict(tp, idx, connect, p.TargetEnd.Ptr(), now)
 		if !decided {
 			p.LossSuspected = true
 			continue

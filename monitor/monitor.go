@@ -162,7 +162,8 @@ func (fm *flowMonitor) loadLastKnown(ctx context.Context, store *storage.Store) 
 	for _, s := range samples {
 		fm.last = append(fm.last, model.PartitionLag{Topic: s.Topic, Partition: s.Partition,
 			RemoteTopic: fm.topics.Policy.RemoteTopic(fm.flow.SourceAlias, s.Topic),
-			SourceEnd:   s.SourceEnd, Replicated: s.Replicated, LagMessages: s.LagMessages, LagMs: s.LagMs, LagMsAtLeast: s.LagMsAtLeast,
+			SourceEnd:   model.FigureOf(s.SourceEnd), Replicated: model.FigureOf(s.Replicated), LagMessages: model.FigureOf(s.LagMessages),
+			LagMs: model.FigureOf(s.LagMs), LagMsAtLeast: model.FigureOf(s.LagMsAtLeast),
 			AsOf: time.UnixMilli(s.AtMs), Stale: true, Method: "saved before restart"})
 	}
 	SortPartitions(fm.last)
@@ -523,24 +524,24 @@ func aggregate(s *flowstate.FlowSnapshot) {
 			t.DataLost++
 			s.DataLost++
 		}
-		if p.LagMessages == nil || p.LagMs == nil {
+		if !p.LagMessages.Known || !p.LagMs.Known {
 			t.Unknown++
 			s.Unknown++
 			t.MaxLagAtLeast, s.RPOAtLeast = true, true
 			s.UnknownAge = append(s.UnknownAge, model.TP{Topic: p.Topic, Partition: p.Partition})
 		}
-		if p.LagMessages != nil {
-			t.LagMessages += *p.LagMessages
-			maxMsgs = maxPtr(maxMsgs, *p.LagMessages)
-			total, haveTotal = total+*p.LagMessages, true
+		if p.LagMessages.Known {
+			t.LagMessages += p.LagMessages.V
+			maxMsgs = maxPtr(maxMsgs, p.LagMessages.V)
+			total, haveTotal = total+p.LagMessages.V, true
 		}
 		switch {
-		case p.LagMs != nil:
-			t.MaxLagMs = maxPtr(t.MaxLagMs, *p.LagMs)
-			rpo = maxPtr(rpo, *p.LagMs)
-		case p.LagMsAtLeast != nil: // the age is unknown but at least this
-			t.MaxLagMs = maxPtr(t.MaxLagMs, *p.LagMsAtLeast)
-			rpo = maxPtr(rpo, *p.LagMsAtLeast)
+		case p.LagMs.Known:
+			t.MaxLagMs = maxPtr(t.MaxLagMs, p.LagMs.V)
+			rpo = maxPtr(rpo, p.LagMs.V)
+		case p.LagMsAtLeast.Known:
+			t.MaxLagMs = maxPtr(t.MaxLagMs, p.LagMsAtLeast.V)
+			rpo = maxPtr(rpo, p.LagMsAtLeast.V)
 		}
 	}
 	for _, t := range byTopic {
@@ -586,7 +587,8 @@ func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *flowstate.FlowSn
 		samples := make([]storage.PartitionSample, 0, len(s.Partitions))
 		for _, p := range s.Partitions {
 			samples = append(samples, storage.PartitionSample{Topic: p.Topic, Partition: p.Partition, AtMs: now.UnixMilli(),
-				SourceEnd: p.SourceEnd, Replicated: p.Replicated, LagMessages: p.LagMessages, LagMs: p.LagMs, LagMsAtLeast: p.LagMsAtLeast})
+				SourceEnd: p.SourceEnd.Ptr(), Replicated: p.Replicated.Ptr(), LagMessages: p.LagMessages.Ptr(), LagMs: p.LagMs.Ptr(),
+				LagMsAtLeast: p.LagMsAtLeast.Ptr()})
 		}
 		if err := m.store.AddPartitionMinute(ctx, fm.flow.Name, now.UnixMilli(), samples); err != nil {
 			return fmt.Errorf("saving partition lag samples: %w", err)

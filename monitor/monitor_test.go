@@ -108,17 +108,17 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	}
 	p0, p1 := s.Partitions[0], s.Partitions[1]
 	// events-0: Connect says 71, the sync 60->60 plus 20 more DR records says 80.
-	if *p0.Replicated != 80 || p0.Method != PositionEstimate || *p0.LagMessages != 20 {
+	if p0.Replicated.V != 80 || p0.Method != PositionEstimate || p0.LagMessages.V != 20 {
 		t.Fatalf("events-0 = %s", describe(p0))
 	}
 	// The first unreplicated record is offset 80, written at base+80s.
-	if want := now.Sub(base.Add(80 * time.Second)).Milliseconds(); p0.LagMs == nil || *p0.LagMs != want {
+	if want := now.Sub(base.Add(80 * time.Second)).Milliseconds(); !p0.LagMs.Known || p0.LagMs.V != want {
 		t.Fatalf("events-0 lag ms = %v, want %d", p0.LagMs, want)
 	}
-	if *p1.Replicated != 50 || *p1.LagMessages != 0 || *p1.LagMs != 0 {
+	if p1.Replicated.V != 50 || p1.LagMessages.V != 0 || p1.LagMs.V != 0 {
 		t.Fatalf("events-1 = %s", describe(p1))
 	}
-	if *s.RPOMs != *p0.LagMs || *s.TotalLagMessages != 20 || s.Status != model.FlowStatusOK || s.HeartbeatAge.Round(time.Second) != 2*time.Second {
+	if *s.RPOMs != p0.LagMs.V || *s.TotalLagMessages != 20 || s.Status != model.FlowStatusOK || s.HeartbeatAge.Round(time.Second) != 2*time.Second {
 		t.Fatalf("flow: rpo %v total %v status %s (%s) hb %v", *s.RPOMs, *s.TotalLagMessages, s.Status, s.Reason, s.HeartbeatAge)
 	}
 	if st := ingestStats(s, ft.Checkpoints); st.DecodeErrors != 1 || st.Records != 2 {
@@ -130,7 +130,7 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	// The saved minute: a row for the topic, one for the lagging events-0,
 	// none for the caught-up events-1, which reads as caught up.
 	if tm, err := store.TopicMinutes(ctx, "primary->dr", "events", 0); err != nil || len(tm) != 1 || tm[0].Partitions != 2 ||
-		tm[0].Lagging != 1 || *tm[0].TotalLagMessages != 20 || *tm[0].MaxLagMs != *p0.LagMs || tm[0].MaxLagAtLeast {
+		tm[0].Lagging != 1 || *tm[0].TotalLagMessages != 20 || *tm[0].MaxLagMs != p0.LagMs.V || tm[0].MaxLagAtLeast {
 		t.Fatalf("topic minute %+v %v", tm, err)
 	}
 	if xs, _ := store.PartitionSamples(ctx, "primary->dr", "events", 0, 0); len(xs) != 1 || xs[0].CaughtUp || *xs[0].LagMessages != 20 {
@@ -150,7 +150,7 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Refresh(ctx)
-	if s := m.Snapshot("primary->dr"); !s.Partitions[0].LossSuspected || s.Partitions[0].DataLost || *s.Partitions[0].SourceStart != 90 ||
+	if s := m.Snapshot("primary->dr"); !s.Partitions[0].LossSuspected || s.Partitions[0].DataLost || s.Partitions[0].SourceStart.V != 90 ||
 		s.LossSuspected != 1 || s.DataLost != 0 {
 		t.Fatalf("after DeleteRecords: %s", describe(s.Partitions[0]))
 	}
@@ -164,7 +164,7 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	if s.Source.OK || s.Source.Err == "" || !s.Target.OK {
 		t.Fatalf("reachability source %+v target %+v", s.Source, s.Target)
 	}
-	if !s.Partitions[0].Stale || *s.Partitions[0].LagMessages != 20 || s.Status != model.FlowStatusBroken {
+	if !s.Partitions[0].Stale || s.Partitions[0].LagMessages.V != 20 || s.Status != model.FlowStatusBroken {
 		t.Fatalf("after primary loss: %s status %s", describe(s.Partitions[0]), s.Status)
 	}
 	// The outage's next refresh shares the stale table with the snapshot
@@ -172,7 +172,7 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	m.Now = func() time.Time { return now.Add(45 * time.Second) }
 	m.Refresh(ctx)
 	if s2 := m.Snapshot("primary->dr"); s2 == s || &s2.Partitions[0] != &s.Partitions[0] || !s2.Partitions[0].Stale ||
-		*s2.Partitions[0].LagMessages != 20 || s2.Status != model.FlowStatusBroken {
+		s2.Partitions[0].LagMessages.V != 20 || s2.Status != model.FlowStatusBroken {
 		t.Fatalf("second refresh of the outage: shared %v, %s status %s", &s2.Partitions[0] == &s.Partitions[0], describe(s2.Partitions[0]), s2.Status)
 	}
 
@@ -186,7 +186,7 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	}
 	defer m2.Close()
 	s = m2.Snapshot("primary->dr")
-	if len(s.Partitions) != 2 || !s.Partitions[0].Stale || s.Partitions[0].LagMessages == nil || *s.Partitions[0].LagMessages != 20 {
+	if len(s.Partitions) != 2 || !s.Partitions[0].Stale || !s.Partitions[0].LagMessages.Known || s.Partitions[0].LagMessages.V != 20 {
 		t.Fatalf("after restart: %+v", s.Partitions)
 	}
 
@@ -236,9 +236,9 @@ func describe(p model.PartitionLag) string {
 		}
 		return *v
 	}
-	return slog.GroupValue(slog.Any("start", f(p.SourceStart)), slog.Any("end", f(p.SourceEnd)), slog.Any("target_end", f(p.TargetEnd)),
-		slog.Any("replicated", f(p.Replicated)), slog.String("method", p.Method), slog.Any("lag", f(p.LagMessages)),
-		slog.Any("lag_ms", f(p.LagMs)), slog.Bool("lost", p.DataLost), slog.Bool("stale", p.Stale)).String()
+	return slog.GroupValue(slog.Any("start", f(p.SourceStart.Ptr())), slog.Any("end", f(p.SourceEnd.Ptr())), slog.Any("target_end", f(p.TargetEnd.Ptr())),
+		slog.Any("replicated", f(p.Replicated.Ptr())), slog.String("method", p.Method), slog.Any("lag", f(p.LagMessages.Ptr())),
+		slog.Any("lag_ms", f(p.LagMs.Ptr())), slog.Bool("lost", p.DataLost), slog.Bool("stale", p.Stale)).String()
 }
 
 // newTestMonitor opens a store at dbPath and a monitor for cfg, both

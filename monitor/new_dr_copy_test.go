@@ -32,8 +32,8 @@ func TestLagOfANewDRCopyIsNeverZero(t *testing.T) {
 		t.Helper()
 		p := lagOf(t, r.Read(ctx, pos, time.Now()), 0)
 		switch {
-		case p.LagMessages == nil && unknownOK:
-		case p.LagMessages == nil || *p.LagMessages != 252 || p.LagMs == nil || *p.LagMs < 59_000:
+		case !p.LagMessages.Known && unknownOK:
+		case !p.LagMessages.Known || p.LagMessages.V != 252 || !p.LagMs.Known || p.LagMs.V < 59_000:
 			t.Fatalf("%s: %s, want the whole retained log (252 offsets, a minute old) behind", when, describe(p))
 		}
 	}
@@ -57,12 +57,12 @@ func TestLagOfANewDRCopyIsNeverZero(t *testing.T) {
 	if _, err := kadm.NewClient(pcl).DeleteRecords(ctx, kadm.Offsets{"events": {0: {Topic: "events", Partition: 0, At: 100}}}); err != nil {
 		t.Fatal(err)
 	}
-	if p := lagOf(t, r.Read(ctx, oldConnect, time.Now()), 0); p.LagMessages != nil {
+	if p := lagOf(t, r.Read(ctx, oldConnect, time.Now()), 0); p.LagMessages.Known {
 		t.Fatalf("DR copy empty, log start 100: %s, want unknown", describe(p))
 	}
 	// Once DR holds records, MM2's positions count again.
 	fill(t, dcl, "events", 0, 252, time.Now())
-	if p := lagOf(t, r.Read(ctx, oldConnect, time.Now()), 0); p.LagMessages == nil || *p.LagMessages != 0 || p.Method != PositionConnect {
+	if p := lagOf(t, r.Read(ctx, oldConnect, time.Now()), 0); !p.LagMessages.Known || p.LagMessages.V != 0 || p.Method != PositionConnect {
 		t.Fatalf("DR holds the 252 records: %s, want caught up by MM2's position", describe(p))
 	}
 }

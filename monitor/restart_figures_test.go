@@ -44,8 +44,8 @@ func randomPartitions(rng *rand.Rand, now time.Time) []model.PartitionLag {
 			if k[0] >= 0 {
 				repl = known(end - k[0])
 			}
-			out = append(out, model.PartitionLag{Topic: topic, RemoteTopic: topic, Partition: p, SourceEnd: known(end), Replicated: repl,
-				LagMessages: known(k[0]), LagMs: known(k[1]), LagMsAtLeast: known(k[2]), AsOf: now, Method: PositionEstimate})
+			out = append(out, model.PartitionLag{Topic: topic, RemoteTopic: topic, Partition: p, SourceEnd: model.FigureOf(known(end)), Replicated: model.FigureOf(repl),
+				LagMessages: model.FigureOf(known(k[0])), LagMs: model.FigureOf(known(k[1])), LagMsAtLeast: model.FigureOf(known(k[2])), AsOf: now, Method: PositionEstimate})
 		}
 	}
 	return out
@@ -61,7 +61,7 @@ func shown(ps []model.PartitionLag) string {
 	}
 	var out []fig
 	for _, p := range ps {
-		out = append(out, fig{p.Topic, p.RemoteTopic, p.Partition, p.SourceEnd, p.Replicated, p.LagMessages, p.LagMs, p.LagMsAtLeast, p.AsOf.UnixMilli()})
+		out = append(out, fig{p.Topic, p.RemoteTopic, p.Partition, p.SourceEnd.Ptr(), p.Replicated.Ptr(), p.LagMessages.Ptr(), p.LagMs.Ptr(), p.LagMsAtLeast.Ptr(), p.AsOf.UnixMilli()})
 	}
 	b, _ := json.MarshalIndent(out, "", " ")
 	return string(b)
@@ -140,8 +140,8 @@ func TestSaveWhenFewerPartitionsUnknown(t *testing.T) {
 		unknown := 0
 		for p, l := range lag {
 			end := int64(100)
-			ps = append(ps, model.PartitionLag{Topic: "a", RemoteTopic: "a", Partition: int32(p), SourceEnd: &end,
-				LagMessages: known(l), AsOf: at, Method: PositionEstimate})
+			ps = append(ps, model.PartitionLag{Topic: "a", RemoteTopic: "a", Partition: int32(p), SourceEnd: model.Known(end),
+				LagMessages: model.FigureOf(known(l)), AsOf: at, Method: PositionEstimate})
 			if l < 0 {
 				unknown++
 			}

@@ -84,13 +84,13 @@ func TestSetWatchedReverseFlow(t *testing.T) {
 	var s *flowstate.FlowSnapshot
 	waitFor(t, "the reverse flow refreshed with its Connect position and heartbeat", func() bool {
 		s = m.Snapshot(rev.Name)
-		return s != nil && len(s.Partitions) == 2 && s.Partitions[0].LagMessages != nil && s.HeartbeatAge != nil
+		return s != nil && len(s.Partitions) == 2 && s.Partitions[0].LagMessages.Known && s.HeartbeatAge != nil
 	})
 	p := s.Partitions[0]
 	if p.Partition != 0 {
 		p = s.Partitions[1]
 	}
-	if p.Topic != "events" || *p.Replicated != 6 || *p.LagMessages != 4 || p.LagMs == nil || *p.LagMs < 4000 {
+	if p.Topic != "events" || p.Replicated.V != 6 || p.LagMessages.V != 4 || !p.LagMs.Known || p.LagMs.V < 4000 {
 		t.Fatalf("reverse events-0 = %s; want replicated 6 (Connect's dr position 5, +1), lag 4 records, >= 4 s", describe(p))
 	}
 	if age := s.HeartbeatAge.Round(time.Second); age > 5*time.Second {
@@ -131,12 +131,12 @@ func TestSetWatchedReverseFlow(t *testing.T) {
 	if err := m.SetWatched(ctx, []*config.Flow{rev}); err != nil {
 		t.Fatal(err)
 	}
-	if s := m.Snapshot(rev.Name); s == nil || len(s.Partitions) != 2 || !s.Partitions[0].Stale || *s.Partitions[0].LagMessages != 4 {
+	if s := m.Snapshot(rev.Name); s == nil || len(s.Partitions) != 2 || !s.Partitions[0].Stale || s.Partitions[0].LagMessages.V != 4 {
 		t.Fatalf("re-watched before a refresh: %+v; want the stored figures, stale", s)
 	}
 	waitFor(t, "the missed position ingested", func() bool {
 		s := m.Snapshot(rev.Name)
-		return s != nil && len(s.Partitions) == 2 && !s.Partitions[0].Stale && s.Partitions[0].LagMessages != nil && *s.Partitions[0].LagMessages == 2
+		return s != nil && len(s.Partitions) == 2 && !s.Partitions[0].Stale && s.Partitions[0].LagMessages.Known && s.Partitions[0].LagMessages.V == 2
 	})
 
 	// After Run ends no ingester starts.

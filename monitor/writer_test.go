@@ -238,7 +238,7 @@ func TestLateRefreshIsNotUnreachable(t *testing.T) {
 	flow := r.cfg.Flows[0].Name
 	first := r.refresh()
 	s := r.m.Snapshot(flow)
-	if s.Late != nil || !s.Source.OK || !s.Target.OK || s.Partitions[0].Stale || s.Partitions[0].LagMessages == nil || *s.Partitions[0].LagMessages != 5 ||
+	if s.Late != nil || !s.Source.OK || !s.Target.OK || s.Partitions[0].Stale || !s.Partitions[0].LagMessages.Known || s.Partitions[0].LagMessages.V != 5 ||
 		s.Status != model.FlowStatusOK {
 		t.Fatalf("first refresh: late %+v source %+v target %+v p0 %s status %s %q", s.Late, s.Source, s.Target, describe(s.Partitions[0]), s.Status, s.Reason)
 	}
@@ -258,7 +258,7 @@ func TestLateRefreshIsNotUnreachable(t *testing.T) {
 			t.Fatalf("%s slowed: shown unreachable: source %+v target %+v", side.name, s.Source, s.Target)
 		}
 		p0 := s.Partitions[0]
-		if !p0.Stale || p0.LagMessages == nil || *p0.LagMessages != 5 || !p0.AsOf.Equal(first) {
+		if !p0.Stale || !p0.LagMessages.Known || p0.LagMessages.V != 5 || !p0.AsOf.Equal(first) {
 			t.Fatalf("%s slowed: partition %s as of %s, want the first refresh's figures, stale", side.name, describe(p0), p0.AsOf)
 		}
 		if s.Status != model.FlowStatusUnknown || !strings.Contains(s.Reason, "refresh late (") || !strings.HasPrefix(s.Late.Text(at), "refresh late (") {

@@ -148,7 +148,7 @@ func snapshotLine(s *flowstate.FlowSnapshot) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "status %s (%s) source %+v;", s.Status, s.Reason, s.Source.OK)
 	for _, p := range s.Partitions {
-		fmt.Fprintf(&b, " %s-%d lag=%s ms=%s repl=%s end=%s (%s)", p.Topic, p.Partition, ptr(p.LagMessages), ptr(p.LagMs), ptr(p.Replicated), ptr(p.SourceEnd), p.Method)
+		fmt.Fprintf(&b, " %s-%d lag=%s ms=%s repl=%s end=%s (%s)", p.Topic, p.Partition, ptr(p.LagMessages.Ptr()), ptr(p.LagMs.Ptr()), ptr(p.Replicated.Ptr()), ptr(p.SourceEnd.Ptr()), p.Method)
 	}
 	return b.String()
 }
@@ -238,7 +238,7 @@ func consoleLagMatchesMM2(t *testing.T, dist testenv.KafkaDist) {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		for _, p := range s.Partitions {
-			if p.LagMessages == nil || *p.LagMessages != 0 || p.LagMs == nil || *p.LagMs != 0 {
+			if !p.LagMessages.Known || p.LagMessages.V != 0 || !p.LagMs.Known || p.LagMs.V != 0 {
 				return fmt.Errorf("%s", snapshotLine(s))
 			}
 		}
@@ -276,24 +276,24 @@ func consoleLagMatchesMM2(t *testing.T, dist testenv.KafkaDist) {
 		for _, p := range s.Partitions {
 			end, _ := ends.Lookup(p.Topic, p.Partition)
 			committed, ok := mirror[model.TP{Topic: p.Topic, Partition: p.Partition}]
-			if !ok || p.LagMessages == nil || p.SourceEnd == nil {
+			if !ok || !p.LagMessages.Known || !p.SourceEnd.Known {
 				return fmt.Errorf("%s-%d: no MM2 offset or no console figure", p.Topic, p.Partition)
 			}
 			want := end.Offset - (committed + 1)
 			if p.Topic == "orders" {
 				// MM2's position stops at the last data record; only the
 				// commit marker after it is "behind", and that is never copied.
-				if want != 1 || *p.LagMessages != 0 {
-					return fmt.Errorf("orders-%d: MM2 is %d behind the end, console says %d (want 0: only a marker)", p.Partition, want, *p.LagMessages)
+				if want != 1 || p.LagMessages.V != 0 {
+					return fmt.Errorf("orders-%d: MM2 is %d behind the end, console says %d (want 0: only a marker)", p.Partition, want, p.LagMessages.V)
 				}
 				continue
 			}
-			if *p.SourceEnd != end.Offset || *p.LagMessages != want || want != 200 {
+			if p.SourceEnd.V != end.Offset || p.LagMessages.V != want || want != 200 {
 				return fmt.Errorf("%s-%d: console lag %d (end %d), real end %d - MM2 position %d = %d", p.Topic, p.Partition,
-					*p.LagMessages, *p.SourceEnd, end.Offset, committed+1, want)
+					p.LagMessages.V, p.SourceEnd.V, end.Offset, committed+1, want)
 			}
-			if p.LagMs == nil || *p.LagMs <= 0 {
-				return fmt.Errorf("%s-%d: lag in ms %s while 200 records behind", p.Topic, p.Partition, ptr(p.LagMs))
+			if !p.LagMs.Known || p.LagMs.V <= 0 {
+				return fmt.Errorf("%s-%d: lag in ms %s while 200 records behind", p.Topic, p.Partition, ptr(p.LagMs.Ptr()))
 			}
 		}
 		return nil
@@ -371,7 +371,7 @@ func consoleBrokenAndPrimaryLoss(t *testing.T, dist testenv.KafkaDist) {
 			return fmt.Errorf("DR marked unreachable too")
 		}
 		for _, p := range s.Partitions {
-			if !p.Stale || p.LagMessages == nil || *p.LagMessages != 50 {
+			if !p.Stale || !p.LagMessages.Known || p.LagMessages.V != 50 {
 				return fmt.Errorf("last known values not kept: %s", snapshotLine(s))
 			}
 		}

@@ -254,14 +254,14 @@ func checkRPOInvariant(t *testing.T, mon *monitor.Monitor, primary, dr *testenv.
 			t.Errorf("%s: events-%d has %d records not in DR but the console does not list it", where, p, n)
 			continue
 		}
-		if l.LagMessages != nil && *l.LagMessages < n {
+		if l.LagMessages.Known && l.LagMessages.V < n {
 			t.Errorf("%s: events-%d: console %d offsets behind (replicated %s, end %s, method %q, restarted %q), truth %d records not in DR",
-				where, p, *l.LagMessages, ptr(l.Replicated), ptr(l.SourceEnd), l.Method, l.Restarted, n)
+				where, p, l.LagMessages.V, ptr(l.Replicated.Ptr()), ptr(l.SourceEnd.Ptr()), l.Method, l.Restarted, n)
 		}
 		age := snap.At.UnixMilli() - oldest[p]
 		truthRPO = max(truthRPO, age)
-		if l.LagMs != nil && *l.LagMs < age {
-			t.Errorf("%s: events-%d: console age %d ms, the oldest record not in DR is %d ms old", where, p, *l.LagMs, age)
+		if l.LagMs.Known && l.LagMs.V < age {
+			t.Errorf("%s: events-%d: console age %d ms, the oldest record not in DR is %d ms old", where, p, l.LagMs.V, age)
 		}
 	}
 	if missing > 0 {

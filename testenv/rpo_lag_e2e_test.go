@@ -58,7 +58,7 @@ func waitCaughtUp(t *testing.T, mon *monitor.Monitor, parts int, what string) {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		for _, p := range s.Partitions {
-			if p.LagMessages == nil || *p.LagMessages != 0 || p.LagMs == nil || *p.LagMs != 0 {
+			if !p.LagMessages.Known || p.LagMessages.V != 0 || !p.LagMs.Known || p.LagMs.V != 0 {
 				return fmt.Errorf("%s", snapshotLine(s))
 			}
 		}
@@ -113,8 +113,8 @@ func rpoRecreatedTopic(t *testing.T, policy string) {
 			return fmt.Errorf("status %s", s.Status)
 		}
 		for _, p := range s.Partitions {
-			if p.LagMessages == nil || *p.LagMessages != 30 || p.LagMs == nil || *p.LagMs <= 0 || p.Restarted == "" {
-				return fmt.Errorf("%s-%d: lag %s ms %s restarted %q, want the 30 new records behind", p.Topic, p.Partition, ptr(p.LagMessages), ptr(p.LagMs), p.Restarted)
+			if !p.LagMessages.Known || p.LagMessages.V != 30 || !p.LagMs.Known || p.LagMs.V <= 0 || p.Restarted == "" {
+				return fmt.Errorf("%s-%d: lag %s ms %s restarted %q, want the 30 new records behind", p.Topic, p.Partition, ptr(p.LagMessages.Ptr()), ptr(p.LagMs.Ptr()), p.Restarted)
 			}
 		}
 		if s.TotalLagMessages == nil || *s.TotalLagMessages != 60 || s.RPOMs == nil || *s.RPOMs <= 0 {
@@ -176,7 +176,7 @@ func TestRPOBigBatches(t *testing.T) {
 	if err := testenv.Eventually(60*time.Second, 20*time.Millisecond, func() error {
 		s := mon.Snapshot(rpoFlow)
 		for _, p := range s.Partitions {
-			if p.LagMessages == nil || *p.LagMessages != 400 {
+			if !p.LagMessages.Known || p.LagMessages.V != 400 {
 				return fmt.Errorf("%s", snapshotLine(s))
 			}
 		}
@@ -187,8 +187,8 @@ func TestRPOBigBatches(t *testing.T) {
 	}
 	for _, p := range first.Partitions {
 		want := first.At.Sub(base.Add(-time.Duration(p.Partition) * time.Second)).Milliseconds()
-		if p.LagMs == nil || *p.LagMs != want {
-			t.Errorf("%s-%d: age %s, want %d", p.Topic, p.Partition, ptr(p.LagMs), want)
+		if !p.LagMs.Known || p.LagMs.V != want {
+			t.Errorf("%s-%d: age %s, want %d", p.Topic, p.Partition, ptr(p.LagMs.Ptr()), want)
 		}
 	}
 	if truth := first.At.Sub(oldest).Milliseconds(); first.RPOMs == nil || *first.RPOMs < truth || first.RPOAtLeast {
@@ -238,11 +238,11 @@ func TestRPOMM2CreatedAfterConsole(t *testing.T) {
 			var bad []string
 			var zero []model.PartitionLag
 			for _, p := range s.Partitions {
-				if p.LagMessages == nil || p.LagMs == nil {
+				if !p.LagMessages.Known || !p.LagMs.Known {
 					if s.Status == model.FlowStatusOK {
-						bad = append(bad, fmt.Sprintf("OK while %s-%d has lag %s / %s ms", p.Topic, p.Partition, ptr(p.LagMessages), ptr(p.LagMs)))
+						bad = append(bad, fmt.Sprintf("OK while %s-%d has lag %s / %s ms", p.Topic, p.Partition, ptr(p.LagMessages.Ptr()), ptr(p.LagMs.Ptr())))
 					}
-				} else if *p.LagMessages == 0 && p.SourceEnd != nil && *p.SourceEnd > 0 {
+				} else if p.LagMessages.V == 0 && p.SourceEnd.Known && p.SourceEnd.V > 0 {
 					zero = append(zero, p)
 				}
 			}
@@ -251,8 +251,8 @@ func TestRPOMM2CreatedAfterConsole(t *testing.T) {
 				for _, p := range zero {
 					// A topic missing from a (cached) DR answer cannot be judged.
 					o, ok := lo.Lookup(p.RemoteTopic, p.Partition)
-					if err == nil && ok && o.Err == nil && o.Offset < *p.SourceEnd {
-						bad = append(bad, fmt.Sprintf("%s-%d shown caught up at end %d while DR holds %d", p.Topic, p.Partition, *p.SourceEnd, o.Offset))
+					if err == nil && ok && o.Err == nil && o.Offset < p.SourceEnd.V {
+						bad = append(bad, fmt.Sprintf("%s-%d shown caught up at end %d while DR holds %d", p.Topic, p.Partition, p.SourceEnd.V, o.Offset))
 					}
 				}
 			}

@@ -64,7 +64,7 @@ func TestSeparatorInternalTopics(t *testing.T) {
 			if p.Topic == syncs {
 				return fmt.Errorf("MM2's own %s listed as a mirrored partition: %s", syncs, last)
 			}
-			if p.LagMessages == nil || *p.LagMessages != 0 {
+			if !p.LagMessages.Known || p.LagMessages.V != 0 {
 				return fmt.Errorf("not caught up: %s", last)
 			}
 		}
@@ -101,7 +101,7 @@ func TestAbortedTransactionsReachDR(t *testing.T) {
 	mon, router := runConsole(t, flow, primary, dr, 60*time.Second)
 	lagIs := func(want func(int64) bool) error {
 		s := mon.Snapshot("primary->dr")
-		if len(s.Partitions) != 1 || s.Partitions[0].LagMessages == nil || !want(*s.Partitions[0].LagMessages) {
+		if len(s.Partitions) != 1 || !s.Partitions[0].LagMessages.Known || !want(s.Partitions[0].LagMessages.V) {
 			return fmt.Errorf("%s", snapshotLine(s))
 		}
 		return nil

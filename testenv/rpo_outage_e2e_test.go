@@ -98,7 +98,7 @@ func TestOutageFiguresAreLowerBounds(t *testing.T) {
 	mu.Lock()
 	for _, p := range s.Partitions {
 		t.Logf("events-%d: console at least %s offsets, %s ms behind (figures from %s before the kill); acked %d, in DR %d: %d not in DR",
-			p.Partition, ptr(p.LagMessages), ptr(p.LagMs), killed.Sub(s.FiguresAt).Round(time.Millisecond), acked[p.Partition], drEnds[tp{"events", p.Partition}], acked[p.Partition]-drEnds[tp{"events", p.Partition}])
+			p.Partition, ptr(p.LagMessages.Ptr()), ptr(p.LagMs.Ptr()), killed.Sub(s.FiguresAt).Round(time.Millisecond), acked[p.Partition], drEnds[tp{"events", p.Partition}], acked[p.Partition]-drEnds[tp{"events", p.Partition}])
 	}
 	mu.Unlock()
 	if n == 0 {

@@ -290,8 +290,8 @@ func (g *GroupTranslator) partitionQuality(at offsetAt, lags sortedLags, o Quali
 			p.Problem = "no offset sync for this partition: MM2 has written none yet (or the source log restarted since its last one)"
 		}
 	case model.MethodTooOld:
-		if lag != nil && lag.SourceStart != nil && at.off < *lag.SourceStart {
-			p.Problem = fmt.Sprintf("truncated: offset %d is below the primary's log start %d (records deleted by retention or a truncation), and no offset sync is at or below it", at.off, *lag.SourceStart)
+		if lag != nil && lag.SourceStart.Known && at.off < lag.SourceStart.V {
+			p.Problem = fmt.Sprintf("truncated: offset %d is below the primary's log start %d (records deleted by retention or a truncation), and no offset sync is at or below it", at.off, lag.SourceStart.V)
 		} else {
 			oldest := ""
 			if h, _ := g.Index.History(tp, math.MaxInt32); len(h) > 0 {

@@ -816,10 +816,10 @@ func boundMark(s *FlowSnapshot) string {
 // PartitionLagMs is a partition's lag in time, "≥ X" when only a lower
 // bound is known.
 func PartitionLagMs(p model.PartitionLag) string {
-	if p.LagMs == nil && p.LagMsAtLeast != nil {
-		return "≥ " + Millis(p.LagMsAtLeast)
+	if !p.LagMs.Known && p.LagMsAtLeast.Known {
+		return "≥ " + Millis(p.LagMsAtLeast.Ptr())
 	}
-	return Millis(p.LagMs)
+	return Millis(p.LagMs.Ptr())
 }
 
 func atLeast(bound bool, ms *int64) string {
@@ -1556,9 +1556,9 @@ func partitionRow(flow string, pl model.PartitionLag, now time.Time) templ.Compo
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var76 string
-		templ_7745c5c3_Var76, templ_7745c5c3_Err = templ.JoinStringErrs(Int(pl.SourceStart))
+		templ_7745c5c3_Var76, templ_7745c5c3_Err = templ.JoinStringErrs(Int(pl.SourceStart.Ptr()))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 382, Col: 39}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 382, Col: 45}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var76))
 		if templ_7745c5c3_Err != nil {
@@ -1569,9 +1569,9 @@ func partitionRow(flow string, pl model.PartitionLag, now time.Time) templ.Compo
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var77 string
-		templ_7745c5c3_Var77, templ_7745c5c3_Err = templ.JoinStringErrs(Int(pl.SourceEnd))
+		templ_7745c5c3_Var77, templ_7745c5c3_Err = templ.JoinStringErrs(Int(pl.SourceEnd.Ptr()))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 383, Col: 37}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 383, Col: 43}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var77))
 		if templ_7745c5c3_Err != nil {
@@ -1582,9 +1582,9 @@ func partitionRow(flow string, pl model.PartitionLag, now time.Time) templ.Compo
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var78 string
-		templ_7745c5c3_Var78, templ_7745c5c3_Err = templ.JoinStringErrs(Int(pl.Replicated))
+		templ_7745c5c3_Var78, templ_7745c5c3_Err = templ.JoinStringErrs(Int(pl.Replicated.Ptr()))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 384, Col: 38}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 384, Col: 44}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var78))
 		if templ_7745c5c3_Err != nil {
@@ -1595,9 +1595,9 @@ func partitionRow(flow string, pl model.PartitionLag, now time.Time) templ.Compo
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var79 string
-		templ_7745c5c3_Var79, templ_7745c5c3_Err = templ.JoinStringErrs(Int(pl.TargetEnd))
+		templ_7745c5c3_Var79, templ_7745c5c3_Err = templ.JoinStringErrs(Int(pl.TargetEnd.Ptr()))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 385, Col: 37}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 385, Col: 43}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var79))
 		if templ_7745c5c3_Err != nil {
@@ -1608,9 +1608,9 @@ func partitionRow(flow string, pl model.PartitionLag, now time.Time) templ.Compo
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var80 string
-		templ_7745c5c3_Var80, templ_7745c5c3_Err = templ.JoinStringErrs(Int(pl.LagMessages))
+		templ_7745c5c3_Var80, templ_7745c5c3_Err = templ.JoinStringErrs(Int(pl.LagMessages.Ptr()))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 386, Col: 39}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 386, Col: 45}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var80))
 		if templ_7745c5c3_Err != nil {
@@ -2048,9 +2048,9 @@ func Partition(p PartitionPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var104 string
-			templ_7745c5c3_Var104, templ_7745c5c3_Err = templ.JoinStringErrs(Int(p.P.SourceStart))
+			templ_7745c5c3_Var104, templ_7745c5c3_Err = templ.JoinStringErrs(Int(p.P.SourceStart.Ptr()))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 468, Col: 44}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 468, Col: 50}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var104))
 			if templ_7745c5c3_Err != nil {
@@ -2061,9 +2061,9 @@ func Partition(p PartitionPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var105 string
-			templ_7745c5c3_Var105, templ_7745c5c3_Err = templ.JoinStringErrs(Int(p.P.SourceEnd))
+			templ_7745c5c3_Var105, templ_7745c5c3_Err = templ.JoinStringErrs(Int(p.P.SourceEnd.Ptr()))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 469, Col: 42}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 469, Col: 48}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var105))
 			if templ_7745c5c3_Err != nil {
@@ -2074,9 +2074,9 @@ func Partition(p PartitionPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var106 string
-			templ_7745c5c3_Var106, templ_7745c5c3_Err = templ.JoinStringErrs(Int(p.P.Replicated))
+			templ_7745c5c3_Var106, templ_7745c5c3_Err = templ.JoinStringErrs(Int(p.P.Replicated.Ptr()))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 470, Col: 43}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 470, Col: 49}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var106))
 			if templ_7745c5c3_Err != nil {
@@ -2087,9 +2087,9 @@ func Partition(p PartitionPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var107 string
-			templ_7745c5c3_Var107, templ_7745c5c3_Err = templ.JoinStringErrs(Int(p.P.TargetEnd))
+			templ_7745c5c3_Var107, templ_7745c5c3_Err = templ.JoinStringErrs(Int(p.P.TargetEnd.Ptr()))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 471, Col: 42}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 471, Col: 48}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var107))
 			if templ_7745c5c3_Err != nil {
@@ -2100,9 +2100,9 @@ func Partition(p PartitionPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var108 string
-			templ_7745c5c3_Var108, templ_7745c5c3_Err = templ.JoinStringErrs(Int(p.P.LagMessages))
+			templ_7745c5c3_Var108, templ_7745c5c3_Err = templ.JoinStringErrs(Int(p.P.LagMessages.Ptr()))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 472, Col: 44}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 472, Col: 50}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var108))
 			if templ_7745c5c3_Err != nil {

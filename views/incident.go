@@ -35,11 +35,11 @@ func incidentAtRisk(s *FlowSnapshot) string {
 // says how many it could not read: what DR holds, by offsets.
 func drHolds(s *FlowSnapshot) (records int64, partitions, unknown int) {
 	for _, p := range s.Partitions {
-		if p.TargetEnd == nil {
+		if !p.TargetEnd.Known {
 			unknown++
 			continue
 		}
-		records += *p.TargetEnd
+		records += p.TargetEnd.V
 		partitions++
 	}
 	return records, partitions, unknown

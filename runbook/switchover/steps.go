@@ -359,17 +359,17 @@ func behind(s *flowstate.FlowSnapshot, ends map[model.TP]int64, since time.Time)
 			out = append(out, key+": not in the monitor's figures")
 		case p.Stale || p.AsOf.Before(since):
 			out = append(out, key+": not read since the fence was verified")
-		case p.SourceEnd != nil && *p.SourceEnd != end:
-			breached = append(breached, fmt.Sprintf("%s: the primary's end is %d, the fenced end %d", key, *p.SourceEnd, end))
+		case p.SourceEnd.Known && p.SourceEnd.V != end:
+			breached = append(breached, fmt.Sprintf("%s: the primary's end is %d, the fenced end %d", key, p.SourceEnd.V, end))
 		case p.Restarted != "":
 			out = append(out, key+": its log restarted ("+p.Restarted+")")
-		case p.Replicated == nil:
+		case !p.Replicated.Known:
 			out = append(out, fmt.Sprintf("%s: MirrorMaker 2's position unknown (fenced end %d: up to %d record(s) may be missing)", key, end, end))
-		case *p.Replicated < end:
-			replicated[key] = *p.Replicated
-			out = append(out, fmt.Sprintf("%s: %d record(s) behind (replicated to %d of %d, %s)", key, end-*p.Replicated, *p.Replicated, end, p.Method))
+		case p.Replicated.V < end:
+			replicated[key] = p.Replicated.V
+			out = append(out, fmt.Sprintf("%s: %d record(s) behind (replicated to %d of %d, %s)", key, end-p.Replicated.V, p.Replicated.V, end, p.Method))
 		default:
-			replicated[key] = *p.Replicated
+			replicated[key] = p.Replicated.V
 		}
 	}
 	return replicated, out, breached
