@@ -15,16 +15,9 @@ import (
 // one made by another process (the users command beside a running
 // console) within the cache's second.
 func TestSessionCacheNeverOutlivesAChange(t *testing.T) {
-	s, path := openStore(t)
-	ctx := context.Background()
 	now := time.Unix(1_800_000_000, 0)
-	defer storage.SetClock(func() time.Time { return now })()
-	const idle, absolute = 30 * time.Minute, 12 * time.Hour
-	for _, name := range []string{"alice", "bob"} {
-		if err := s.CreateUser(ctx, model.User{Name: name, Role: "operator", PasswordHash: "h"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s, path := sessionsAt(t, &now, "alice", "bob")
+	ctx := context.Background()
 	// cached signs in as name and reads the session twice, so the second
 	// read is the cache's answer.
 	cached := func(name string) string {

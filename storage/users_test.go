@@ -52,15 +52,27 @@ func TestUsers(t *testing.T) {
 	}
 }
 
-func TestSessions(t *testing.T) {
-	s, _ := openStore(t)
-	ctx := context.Background()
-	now := time.Unix(1_800_000_000, 0)
-	defer storage.SetClock(func() time.Time { return now })()
-	const idle, absolute = 30 * time.Minute, 12 * time.Hour
-	if err := s.CreateUser(ctx, model.User{Name: "alice", Role: "operator", PasswordHash: "h"}); err != nil {
-		t.Fatal(err)
+// The session timeouts the session tests use.
+const idle, absolute = 30 * time.Minute, 12 * time.Hour
+
+// sessionsAt opens a store whose clock reads *now (until the test ends),
+// with an operator account for each of names.
+func sessionsAt(t *testing.T, now *time.Time, names ...string) (*storage.Store, string) {
+	t.Helper()
+	s, path := openStore(t)
+	t.Cleanup(storage.SetClock(func() time.Time { return *now }))
+	for _, name := range names {
+		if err := s.CreateUser(context.Background(), model.User{Name: name, Role: "operator", PasswordHash: "h"}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	return s, path
+}
+
+func TestSessions(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	s, _ := sessionsAt(t, &now, "alice")
+	ctx := context.Background()
 	tok, err := s.CreateSession(ctx, "alice", "10.0.0.1", "test")
 	if err != nil {
 		t.Fatal(err)
