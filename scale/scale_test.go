@@ -3,6 +3,7 @@ package scale
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +88,7 @@ func TestSoakSmoke(t *testing.T) {
 		t.Skip("starts two clusters and a console")
 	}
 	o := SoakOptions{Options: Options{Partitions: []int{100}, PerTopic: 30, SyncsPerPart: 3, Checkpoints: true,
-		RefreshInterval: time.Second, RPOHistory: 10 * time.Minute, WorkDir: t.TempDir(), SetupTimeout: time.Minute},
+		RefreshInterval: time.Second, RPOHistory: 10 * time.Minute, WorkDir: t.TempDir(), SetupTimeout: time.Minute, ProfileDir: t.TempDir()},
 		Duration: 20 * time.Second, ChurnPerSecond: 50, SampleEvery: time.Second}
 	r, err := Soak(context.Background(), o)
 	if err != nil {
@@ -101,6 +102,11 @@ func TestSoakSmoke(t *testing.T) {
 	}
 	if len(r.Refreshes) < 5 || len(r.RSS) < 10 || r.HWM == 0 {
 		t.Errorf("%d refreshes, %d RSS samples, HWM %d", len(r.Refreshes), len(r.RSS), r.HWM)
+	}
+	for _, when := range []string{"start", "end"} {
+		if fi, err := os.Stat(filepath.Join(o.ProfileDir, "soak-n100-heap-"+when+".pprof")); err != nil || fi.Size() == 0 {
+			t.Errorf("heap profile at the %s: %v", when, err)
+		}
 	}
 	var b strings.Builder
 	SoakReport(&b, o, r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -51,7 +52,7 @@ func Soak(ctx context.Context, o SoakOptions) (SoakResult, error) {
 		return r, err
 	}
 	defer cl.Close()
-	con, err := StartConsole(ctx, cl, ConsoleOptions{Dir: filepath.Join(o.WorkDir, fmt.Sprintf("soak%d", n)), Binary: o.Binary, MemoryLimit: o.MemoryLimit,
+	con, err := StartConsole(ctx, cl, ConsoleOptions{Dir: filepath.Join(o.WorkDir, fmt.Sprintf("soak%d", n)), Binary: o.Binary, Pprof: o.ProfileDir != "", MemoryLimit: o.MemoryLimit,
 		RefreshInterval: o.RefreshInterval, RPOHistory: o.RPOHistory, PartHistory: o.PartHistory, SyncsBound: o.SyncsBound}, o.SetupTimeout)
 	if err != nil {
 		return r, err
@@ -67,6 +68,11 @@ func Soak(ctx context.Context, o SoakOptions) (SoakResult, error) {
 	}
 	o.say("soak N=%d: console ready; watching for %s", n, o.Duration)
 
+	// The live heap at the start and at the end, with -pprof: what grew
+	// is then `go tool pprof -diff_base` of the two, not a guess.
+	if err := soakHeap(ctx, o, con, n, "start"); err != nil {
+		return r, err
+	}
 	sctx, stop := context.WithTimeout(ctx, o.Duration)
 	defer stop()
 	r.Start = time.Now()
@@ -100,6 +106,9 @@ func Soak(ctx context.Context, o SoakOptions) (SoakResult, error) {
 	if churnErr != nil {
 		return r, churnErr
 	}
+	if err := soakHeap(ctx, o, con, n, "end"); err != nil {
+		return r, err
+	}
 	// The syncs written in the last seconds are given one refresh interval
 	// (and ingestion's own pace) to arrive: lost ones stay missing. What
 	// retention deleted (the console logs each pass) counts as stored.
@@ -119,6 +128,23 @@ func Soak(ctx context.Context, o SoakOptions) (SoakResult, error) {
 	}
 	r.LogErrors, r.Deadlines = countLogErrors(con.LogPath)
 	return r, nil
+}
+
+// soakHeap writes the console's live heap profile as soak-n<N>-heap-<when>
+// in o.ProfileDir; nothing without one.
+func soakHeap(ctx context.Context, o SoakOptions, con *Console, n int, when string) error {
+	if o.ProfileDir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(o.ProfileDir, 0o750); err != nil {
+		return err
+	}
+	path := filepath.Join(o.ProfileDir, fmt.Sprintf("soak-n%d-heap-%s.pprof", n, when))
+	if err := fetchTo(ctx, con.PprofURL+"/debug/pprof/heap?gc=1", path); err != nil {
+		return err
+	}
+	o.say("soak N=%d: heap profile %s", n, path)
+	return nil
 }
 
 // every calls f each period until ctx ends, counting its successes and
