@@ -92,9 +92,9 @@ func Report(w io.Writer, o Options, rs []Result) {
 	}
 	b.WriteString("---|\n")
 	goals := map[string]string{
-		"RSS median / peak under load":                                                  "≤ 200 MiB at 100k, ≤ 1 GiB at 1M",
-		"RSS idle after ingestion / VmHWM (whole life)":                                 "VmHWM ≤ 200 MiB at 100k, ≤ 1 GiB at 1M",
-		"/metrics req/s, p50 / p99 (one scraper)":                                       "p99 ≤ 1 s",
+		"RSS median / peak under load":                  "≤ 200 MiB at 100k, ≤ 1 GiB at 1M",
+		"RSS idle after ingestion / VmHWM (whole life)": "VmHWM ≤ 200 MiB at 100k, ≤ 1 GiB at 1M",
+		"/metrics req/s, p50 / p99 (one scraper)":       "p99 ≤ 1 s",
 		"estate written / console start to every sync stored and every partition shown (console CPU in it)": "start ≤ 30 s at 1M",
 	}
 	row := func(name string, f func(Result) string) {
