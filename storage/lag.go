@@ -331,21 +331,20 @@ func (s *Store) AddPartitionMinute(ctx context.Context, flow string, atMs int64,
 		if err := clearMinute(ctx, tx, id, atMs, order, ids); err != nil {
 			return err
 		}
-		pst, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO partition_lag (flow_id, at_ms, topic_id, partition,
-			source_end, replicated, lag_messages, lag_ms, lag_ms_at_least) VALUES (?,?,?,?,?,?,?,?,?)`)
+		var lagging []int32 // the rows saved: caught-up partitions cost none
+		for i := range xs {
+			if !xs[i].caughtUp() {
+				lagging = append(lagging, int32(i))
+			}
+		}
+		err = insertRows(ctx, tx, `INSERT OR REPLACE INTO partition_lag (flow_id, at_ms, topic_id, partition,
+			source_end, replicated, lag_messages, lag_ms, lag_ms_at_least) VALUES`, 9, len(lagging), func(args []any, i int) []any {
+			x := &xs[lagging[i]]
+			return append(args, id, atMs, ids[x.Topic], x.Partition,
+				nullable(x.SourceEnd), nullable(x.Replicated), nullable(x.LagMessages), nullable(x.LagMs), nullable(x.LagMsAtLeast))
+		})
 		if err != nil {
 			return err
-		}
-		defer pst.Close()
-		for i := range xs {
-			x := &xs[i]
-			if x.caughtUp() {
-				continue
-			}
-			if _, err := pst.ExecContext(ctx, id, atMs, ids[x.Topic], x.Partition,
-				x.SourceEnd, x.Replicated, x.LagMessages, x.LagMs, x.LagMsAtLeast); err != nil {
-				return err
-			}
 		}
 		// A minute saved late (the clock stepped back) is history, not the
 		// newest figures: start-up shows the newest minute, as the history does.

@@ -370,3 +370,56 @@ func TestFlowSampleLateIntoPrunedMinute(t *testing.T) {
 		t.Fatalf("after the second prune %+v", ms2)
 	}
 }
+
+// A minute of more partitions than one INSERT carries (two full
+// statements and a shorter one) saves every row, each with its own
+// figures, unknown ones as unknown.
+func TestPartitionMinuteManyRows(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	n := 2*rowsPerInsert + 44
+	var xs []PartitionSample
+	for p := range int32(n) {
+		x := PartitionSample{Topic: "t", Partition: p, SourceEnd: i64(1000 + int64(p))}
+		switch p % 4 {
+		case 0: // behind, known
+			x.Replicated, x.LagMessages, x.LagMs = i64(900+int64(p)), i64(100), i64(int64(p)*10)
+		case 1: // caught up: no row, reads 0
+			x.Replicated, x.LagMessages, x.LagMs = i64(1000+int64(p)), i64(0), i64(0)
+		case 2: // age only a lower bound
+			x.Replicated, x.LagMessages, x.LagMsAtLeast = i64(990), i64(10+int64(p)), i64(5_000+int64(p))
+		} // 3: only the source end known
+		xs = append(xs, x)
+	}
+	if err := s.AddPartitionMinute(ctx, "f", t0, xs); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := countRows(t, s, "partition_lag"), n-n/4; got != want {
+		t.Fatalf("%d partition rows, want %d (every partition not caught up)", got, want)
+	}
+	str := func(p *int64) string {
+		if p == nil {
+			return "unknown"
+		}
+		return strconv.FormatInt(*p, 10)
+	}
+	for _, want := range xs {
+		got, err := s.PartitionSamples(ctx, "f", "t", want.Partition, t0)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("partition %d: %d samples, %v", want.Partition, len(got), err)
+		}
+		g := got[0]
+		if want.caughtUp() {
+			if !g.CaughtUp {
+				t.Errorf("partition %d caught up, read %+v", want.Partition, g)
+			}
+			continue
+		}
+		for i, pair := range [][2]*int64{{g.SourceEnd, want.SourceEnd}, {g.Replicated, want.Replicated},
+			{g.LagMessages, want.LagMessages}, {g.LagMs, want.LagMs}, {g.LagMsAtLeast, want.LagMsAtLeast}} {
+			if str(pair[0]) != str(pair[1]) {
+				t.Errorf("partition %d figure %d: read %s, saved %s", want.Partition, i, str(pair[0]), str(pair[1]))
+			}
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/drconsole/drconsole/model"
@@ -108,39 +107,12 @@ func execEach[T any](ctx context.Context, tx *sql.Tx, q string, rows []T, args f
 	return nil
 }
 
-// syncRowsPerInsert rows go into one multi-row INSERT: fewer statement
-// executions (and cgo calls) per batch roughly doubles the insert rate.
-const syncRowsPerInsert = 128
-
 func insertSyncs(ctx context.Context, tx *sql.Tx, flowID, incarnation int64, syncs []model.OffsetSync) error {
-	var full *sql.Stmt
-	args := make([]any, 0, syncRowsPerInsert*8)
-	for len(syncs) > 0 {
-		chunk := syncs[:min(len(syncs), syncRowsPerInsert)]
-		syncs = syncs[len(chunk):]
-		args = args[:0]
-		for _, x := range chunk {
-			args = append(args, flowID, incarnation, x.Topic, x.Partition, x.LogOffset, x.Upstream, x.Downstream, x.RecordMs)
-		}
-		q := "INSERT OR IGNORE INTO offset_syncs (flow_id, incarnation, topic, partition, log_offset, upstream, downstream, record_ms) VALUES " +
-			strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?,?,?),", len(chunk)), ",")
-		var err error
-		if len(chunk) == syncRowsPerInsert {
-			if full == nil {
-				if full, err = tx.PrepareContext(ctx, q); err != nil {
-					return err
-				}
-				defer full.Close()
-			}
-			_, err = full.ExecContext(ctx, args...)
-		} else {
-			_, err = tx.ExecContext(ctx, q, args...)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return insertRows(ctx, tx, "INSERT OR IGNORE INTO offset_syncs (flow_id, incarnation, topic, partition, log_offset, upstream, downstream, record_ms) VALUES",
+		8, len(syncs), func(args []any, i int) []any {
+			x := &syncs[i]
+			return append(args, flowID, incarnation, x.Topic, x.Partition, x.LogOffset, x.Upstream, x.Downstream, x.RecordMs)
+		})
 }
 
 // Position returns where ingestion of topic/partition resumes in the newest
