@@ -170,8 +170,16 @@ const (
 )
 
 // step takes a live heap reading: the soft limit to set (0: unchanged)
-// and what to say.
-func (w *heapWatch) step(live int64) (int64, heapEvent) {
+// and what to say. saturated says the collector hit its CPU cap since the
+// last reading (the runtime's GC CPU limiter turned on): the soft limit is
+// below what the heap of now needs and the collector runs back to back,
+// so the smaller readings before are forgotten and the limit follows this
+// one at once. At a million partitions the start-up's growing heap kept
+// the limit ten seconds behind it, and the collector took half the CPU.
+func (w *heapWatch) step(live int64, saturated bool) (int64, heapEvent) {
+	if saturated {
+		w.recent = w.recent[:0]
+	}
 	if len(w.recent) >= max(w.window, 1) {
 		w.recent = w.recent[1:]
 	}
@@ -202,10 +210,18 @@ func watchLiveHeap(ctx context.Context, p memoryPlan, every time.Duration, windo
 	if p.Soft == 0 {
 		return
 	}
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/limiter/last-enabled:gc-cycle"}}
+	limited := func() uint64 { // the cycle the GC CPU limiter last turned on in; 0: never, or not reported
+		if sample[1].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return sample[1].Value.Uint64()
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	w := heapWatch{plan: p, soft: p.Soft, back: true, window: window}
+	metrics.Read(sample)
+	lastLimited := limited()
 	for {
 		select {
 		case <-ctx.Done():
@@ -217,7 +233,9 @@ func watchLiveHeap(ctx context.Context, p memoryPlan, every time.Duration, windo
 			return // the runtime does not report it
 		}
 		live := int64(sample[0].Value.Uint64())
-		soft, ev := w.step(live)
+		saturated := limited() > lastLimited
+		lastLimited = limited()
+		soft, ev := w.step(live, saturated)
 		if soft == 0 {
 			continue
 		}
@@ -225,7 +243,8 @@ func watchLiveHeap(ctx context.Context, p memoryPlan, every time.Duration, windo
 		switch ev {
 		case heapRaised:
 			log.Warn("memory limit: the live heap needs more than the budget allows; Go's soft limit raised (raise memory_limit or the container's limit if it stays)",
-				"live_heap", config.ByteSize(live).String(), "soft_limit", config.ByteSize(soft).String(), "budget", config.ByteSize(p.Budget).String())
+				"live_heap", config.ByteSize(live).String(), "soft_limit", config.ByteSize(soft).String(), "budget", config.ByteSize(p.Budget).String(),
+				"collector_saturated", saturated)
 		case heapBack:
 			log.Info("memory limit: the live heap is back within the budget; Go's soft limit back to the plan's",
 				"live_heap", config.ByteSize(live).String(), "soft_limit", config.ByteSize(soft).String())

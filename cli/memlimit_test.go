@@ -111,7 +111,7 @@ func TestHeapWatchSaysOnce(t *testing.T) {
 	w := heapWatch{plan: memoryPlan{Budget: 200 * mib, Soft: 120 * mib}, soft: 120 * mib, back: true, window: 1}
 	var said []heapEvent
 	for _, live := range []int64{70, 84, 89, 70, 86, 91, 72, 88, 85, 150, 152, 60, 61, 90} {
-		soft, ev := w.step(live * mib)
+		soft, ev := w.step(live*mib, false)
 		if soft != 0 && soft != softFor(120*mib, live*mib, 0) {
 			t.Errorf("live %d MiB: soft %d, want %d", live, soft, softFor(120*mib, live*mib, 0))
 		}
@@ -133,20 +133,43 @@ func TestHeapWatchRisesOnlyForASustainedHeap(t *testing.T) {
 	const mib = 1 << 20
 	w := heapWatch{plan: memoryPlan{Budget: 200 * mib, Soft: 120 * mib}, soft: 120 * mib, back: true, window: 3}
 	for _, live := range []int64{60, 100, 110, 62, 105, 61} {
-		if soft, ev := w.step(live * mib); soft != 0 || ev != heapQuiet {
+		if soft, ev := w.step(live*mib, false); soft != 0 || ev != heapQuiet {
 			t.Fatalf("live %d MiB among smaller readings: soft %d, %v; want the plan's left alone", live, soft, ev)
 		}
 	}
 	var soft int64
 	var ev heapEvent
 	for _, live := range []int64{100, 110, 104} {
-		soft, ev = w.step(live * mib)
+		soft, ev = w.step(live*mib, false)
 	}
 	if want := softFor(120*mib, 100*mib, 0); soft != want || ev != heapRaised {
 		t.Fatalf("three readings of 100-110 MiB: soft %d, %v; want %d raised (for the smallest, 100 MiB)", soft, ev, want)
 	}
-	if soft, ev = w.step(60 * mib); soft != 120*mib || ev != heapBack {
+	if soft, ev = w.step(60*mib, false); soft != 120*mib || ev != heapBack {
 		t.Fatalf("back to 60 MiB: soft %d, %v; want the plan's at once", soft, ev)
+	}
+}
+
+// A collector saturated by the soft limit (the GC CPU limiter turned on)
+// raises it at once, for the heap of now, whatever smaller readings came
+// before; a later smaller reading lowers it again as usual.
+func TestHeapWatchRisesAtOnceForASaturatedCollector(t *testing.T) {
+	const mib = 1 << 20
+	w := heapWatch{plan: memoryPlan{Budget: 200 * mib, Soft: 120 * mib}, soft: 120 * mib, back: true, window: 10}
+	for _, live := range []int64{60, 70, 80} {
+		if soft, _ := w.step(live*mib, false); soft != 0 {
+			t.Fatalf("live %d MiB: soft %d, want the plan's left alone", live, soft)
+		}
+	}
+	if soft, ev := w.step(300*mib, false); soft != 0 || ev != heapQuiet {
+		t.Fatalf("one reading of 300 MiB, collector not saturated: soft %d, %v; want the plan's left alone", soft, ev)
+	}
+	soft, ev := w.step(320*mib, true)
+	if want := softFor(120*mib, 320*mib, 0); soft != want || ev != heapRaised {
+		t.Fatalf("320 MiB with the collector saturated: soft %d, %v; want %d raised at once", soft, ev, want)
+	}
+	if soft, ev = w.step(60*mib, false); soft != 120*mib || ev != heapBack {
+		t.Fatalf("back to 60 MiB: soft %d, %v; want the plan's", soft, ev)
 	}
 }
 
@@ -205,4 +228,47 @@ func TestWatchLiveHeapFollows(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != 40<<20 {
 		t.Errorf("soft limit %d, want the plan's 40 MiB again", got)
 	}
+}
+
+// A soft limit below the live heap saturates the collector; the watch
+// sees the runtime's GC CPU limiter turn on and raises the limit without
+// waiting out its window (here far longer than the test).
+func TestWatchLiveHeapSeesASaturatedCollector(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	var buf syncBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	p := memoryPlan{Budget: 16 << 20, Soft: 8 << 20}
+	debug.SetMemoryLimit(p.Soft)
+	go func() { defer close(done); watchLiveHeap(ctx, p, 5*time.Millisecond, 1_000_000, log) }()
+	defer func() { cancel(); <-done }()
+	// Readings of the small heap first: from then on the smallest reading
+	// in the window never asks for more than the plan.
+	time.Sleep(50 * time.Millisecond)
+	runtime.GC()
+	time.Sleep(50 * time.Millisecond)
+	// A million small objects: marking them is real work, unlike one big
+	// byte slice, so a limit below them keeps the collector busy.
+	hold := make([]*[4]int64, 1<<20)
+	for i := range hold {
+		hold[i] = &[4]int64{int64(i)}
+	}
+	var sink [][]byte
+	for deadline := time.Now().Add(20 * time.Second); debug.SetMemoryLimit(-1) <= 32<<20; {
+		if time.Now().After(deadline) {
+			t.Fatalf("soft limit %d, not raised above the 32 MiB live heap:\n%s", debug.SetMemoryLimit(-1), buf.String())
+		}
+		sink = append(sink, make([]byte, 64<<10)) // garbage against the limit
+		if len(sink) > 64 {
+			sink = sink[:0]
+		}
+	}
+	// The watch logs just after it sets the limit.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(buf.String(), "collector_saturated=true"); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("raised, but not for a saturated collector:\n%s", buf.String())
+		}
+	}
+	runtime.KeepAlive(hold)
 }
