@@ -415,11 +415,27 @@ func TestPartitionMinuteManyRows(t *testing.T) {
 			}
 			continue
 		}
-		for i, pair := range [][2]*int64{{g.SourceEnd, want.SourceEnd}, {g.Replicated, want.Replicated},
-			{g.LagMessages, want.LagMessages}, {g.LagMs, want.LagMs}, {g.LagMsAtLeast, want.LagMsAtLeast}} {
-			if str(pair[0]) != str(pair[1]) {
-				t.Errorf("partition %d figure %d: read %s, saved %s", want.Partition, i, str(pair[0]), str(pair[1]))
-			}
+		sameFigures(t, "history", g, want, str)
+	}
+	// The last known figures (read at start-up) are every partition's, caught-up ones included.
+	last, err := s.LatestPartitionSamples(ctx, "f")
+	if err != nil || len(last) != n {
+		t.Fatalf("last known: %d partitions, %v; want %d", len(last), err, n)
+	}
+	for i, want := range xs {
+		if last[i].Partition != want.Partition {
+			t.Fatalf("last known %d is partition %d", i, last[i].Partition)
+		}
+		sameFigures(t, "last known", last[i], want, str)
+	}
+}
+
+func sameFigures(t *testing.T, what string, got, want PartitionSample, str func(*int64) string) {
+	t.Helper()
+	for i, pair := range [][2]*int64{{got.SourceEnd, want.SourceEnd}, {got.Replicated, want.Replicated},
+		{got.LagMessages, want.LagMessages}, {got.LagMs, want.LagMs}, {got.LagMsAtLeast, want.LagMsAtLeast}} {
+		if str(pair[0]) != str(pair[1]) {
+			t.Errorf("%s: partition %d figure %d: read %s, saved %s", what, want.Partition, i, str(pair[0]), str(pair[1]))
 		}
 	}
 }

@@ -96,10 +96,13 @@ func decodeLastKnown(b []byte, atMs int64) ([]PartitionSample, error) {
 		topics[i], b = string(b[:l]), b[l:]
 	}
 	np, ok := uv()
-	if !ok || np > uint64(len(b)) {
+	if !ok || np > uint64(len(b))/3 { // a partition takes 3 bytes at least
 		return nil, errLastKnown
 	}
 	out := make([]PartitionSample, np)
+	// One array backs every figure (five a partition at most): a pointer
+	// allocated per figure was five million objects at a million partitions.
+	vals := make([]int64, 0, 5*np)
 	for i := range out {
 		ti, ok1 := uv()
 		p, ok2 := sv()
@@ -117,7 +120,8 @@ func decodeLastKnown(b []byte, atMs int64) ([]PartitionSample, error) {
 			if !ok {
 				return nil, errLastKnown
 			}
-			figs[j] = &v
+			vals = append(vals, v)
+			figs[j] = &vals[len(vals)-1]
 		}
 		out[i] = PartitionSample{Topic: topics[ti], Partition: int32(p), AtMs: atMs,
 			SourceEnd: figs[0], Replicated: figs[1], LagMessages: figs[2], LagMs: figs[3], LagMsAtLeast: figs[4]}
