@@ -372,29 +372,7 @@ func TestLagUnreadableAgeIsALowerBound(t *testing.T) {
 	base := time.Now().Truncate(time.Millisecond)
 	fill(t, pcl, "events", 0, 10, base.Add(-5*time.Second))
 	fill(t, pcl, "events", 1, 10, base.Add(-5*time.Second))
-	primary.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		// events-1's leader cannot serve it.
-		primary.KeepControl()
-		fr := req.(*kmsg.FetchRequest)
-		resp := fr.ResponseKind().(*kmsg.FetchResponse)
-		resp.Version = fr.Version
-		has1 := false
-		for _, rt := range fr.Topics {
-			st := kmsg.NewFetchResponseTopic()
-			st.Topic, st.TopicID = rt.Topic, rt.TopicID
-			for _, rp := range rt.Partitions {
-				has1 = has1 || rp.Partition == 1
-				sp := kmsg.NewFetchResponseTopicPartition()
-				sp.Partition, sp.ErrorCode = rp.Partition, kerr.NotLeaderForPartition.Code
-				st.Partitions = append(st.Partitions, sp)
-			}
-			resp.Topics = append(resp.Topics, st)
-		}
-		if !has1 {
-			return nil, nil, false
-		}
-		return resp, nil, true
-	})
+	unreadable(primary, 1)
 	r := churnReader(t, pcl, dcl)
 	pos := mapPositions{connect: map[model.TP]model.ConnectOffset{
 		{Topic: "events", Partition: 0}: {Topic: "events", LastOffset: 4},
@@ -426,6 +404,69 @@ func ptr64(v int64) *int64 { return &v }
 // One partition caught up and one whose MM2 position is not known yet (a
 // topic MM2 has not taken up, its syncs not read yet): the flow is not OK
 // and its RPO is not "0".
+// unreadable makes fetches of partition p of every topic fail on c (its
+// leader cannot serve it), so a record's timestamp there is never read.
+func unreadable(c *kfake.Cluster, p int32) {
+	c.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		fr := req.(*kmsg.FetchRequest)
+		resp := fr.ResponseKind().(*kmsg.FetchResponse)
+		resp.Version = fr.Version
+		has := false
+		for _, rt := range fr.Topics {
+			st := kmsg.NewFetchResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				has = has || rp.Partition == p
+				sp := kmsg.NewFetchResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.NotLeaderForPartition.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		if !has {
+			return nil, nil, false
+		}
+		return resp, nil, true
+	})
+}
+
+// A partition written at every refresh that MM2 keeps up with keeps a
+// short end history, not one entry per refresh up to the bound (2 KiB a
+// partition, 200 MiB at 100k busy partitions); when it falls behind, its
+// age is still at least the time since the end first passed MM2's
+// position.
+func TestLagEndHistoryOfABusyCaughtUpPartitionStaysShort(t *testing.T) {
+	ctx := context.Background()
+	primary, pcl := newCluster(t, "primary", "events")
+	_, dcl := newCluster(t, "dr", "events")
+	unreadable(primary, 0)
+	r := churnReader(t, pcl, dcl)
+	tp := model.TP{Topic: "events"}
+	pos := mapPositions{connect: map[model.TP]model.ConnectOffset{}, latestSync: map[model.TP]model.OffsetSync{}}
+	at := time.Now().Truncate(time.Millisecond)
+	for i := range 2 * maxSeen {
+		fill(t, pcl, "events", 0, 1, at)
+		fill(t, dcl, "events", 0, 1, at)
+		pos.connect[tp] = model.ConnectOffset{Topic: "events", LastOffset: int64(i)} // MM2 copied it
+		at = at.Add(5 * time.Second)
+		if p0 := lagOf(t, r.Read(ctx, pos, at), 0); !p0.LagMessages.Known || p0.LagMessages.V != 0 {
+			t.Fatalf("refresh %d: lag %v, want caught up", i, p0.LagMessages)
+		}
+	}
+	if w := &r.parts.topic("events", 1)[0]; len(w.seen) > 1 || cap(w.seen) > 4 {
+		t.Fatalf("after %d refreshes caught up, the end history holds %d entries (capacity %d), want 1", 2*maxSeen, len(w.seen), cap(w.seen))
+	}
+	// Behind from here: 3 records MM2 has not copied, their timestamps unreadable.
+	fill(t, pcl, "events", 0, 3, at)
+	behindSince := at.Add(5 * time.Second)
+	lagOf(t, r.Read(ctx, pos, behindSince), 0)
+	p0 := lagOf(t, r.Read(ctx, pos, behindSince.Add(40*time.Second)), 0)
+	if p0.LagMessages.V != 3 || p0.LagMs.Known || !p0.LagMsAtLeast.Known || p0.LagMsAtLeast.V != 40_000 {
+		t.Fatalf("behind: lag %v, ms %v, at least %v; want 3, unknown, at least 40000", p0.LagMessages, p0.LagMs, p0.LagMsAtLeast)
+	}
+}
+
 func TestFlowNotOKOnMissingPosition(t *testing.T) {
 	s := &flowstate.FlowSnapshot{Partitions: []model.PartitionLag{
 		{Topic: "events", Partition: 0, LagMessages: model.Known(0), LagMs: model.Known(0)},
