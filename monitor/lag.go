@@ -122,8 +122,11 @@ type restartMark struct {
 }
 
 // maxSeen bounds the end history kept per partition; thinning it only
-// weakens the lower bound, never makes it wrong.
-const maxSeen = 128
+// weakens the lower bound, never makes it wrong. The entry the bound rests
+// on (the first past MM2's position) is the first kept, so it stays exact
+// while MM2 stands still; with MM2 stopped and every partition written to,
+// the history is at most maxSeen+1 entries, 528 bytes a partition.
+const maxSeen = 32
 
 type tsEntry struct {
 	offset int64
@@ -545,6 +548,9 @@ func (r *LagReader) watch(pl *model.PartitionLag, w *partWatch, pos partPos, rec
 	if pl.SourceEnd.Known {
 		w.lastEnd = pl.SourceEnd.V
 		if n := len(w.seen); n == 0 || w.seen[n-1].end != pl.SourceEnd.V {
+			if n == cap(w.seen) { // grow to the bound, never past it (append would double)
+				w.seen = append(make([]endSeen, 0, min(max(2*n, 2), maxSeen+1)), w.seen...)
+			}
 			w.seen = append(w.seen, endSeen{now.UnixMilli(), pl.SourceEnd.V})
 		}
 		if n := len(w.seen); n > maxSeen { // keep the first, the last and every other one

@@ -467,6 +467,37 @@ func TestLagEndHistoryOfABusyCaughtUpPartitionStaysShort(t *testing.T) {
 	}
 }
 
+// A partition written at every refresh while MM2 stands still (stopped)
+// keeps at most maxSeen+1 ends, and its age stays exactly the time since
+// its end first passed MM2's position: the entry that bound rests on is
+// the first kept.
+func TestLagEndHistoryOfABusyLaggingPartitionIsBounded(t *testing.T) {
+	ctx := context.Background()
+	primary, pcl := newCluster(t, "primary", "events")
+	_, dcl := newCluster(t, "dr", "events")
+	unreadable(primary, 0)
+	r := churnReader(t, pcl, dcl)
+	tp := model.TP{Topic: "events"}
+	fill(t, pcl, "events", 0, 1, time.Now())
+	fill(t, dcl, "events", 0, 1, time.Now())
+	pos := mapPositions{connect: map[model.TP]model.ConnectOffset{tp: {Topic: "events", LastOffset: 0}}, latestSync: map[model.TP]model.OffsetSync{}}
+	start := time.Now().Truncate(time.Millisecond)
+	lagOf(t, r.Read(ctx, pos, start), 0) // caught up
+	at := start
+	for i := range 4 * maxSeen {
+		fill(t, pcl, "events", 0, 1, at)
+		at = at.Add(5 * time.Second)
+		p0 := lagOf(t, r.Read(ctx, pos, at), 0)
+		// The first record behind was first seen at the first refresh after it.
+		if want := at.Sub(start.Add(5 * time.Second)).Milliseconds(); p0.LagMessages.V != int64(i+1) || !p0.LagMsAtLeast.Known || p0.LagMsAtLeast.V != want {
+			t.Fatalf("refresh %d: lag %v, at least %v; want %d, at least %d", i, p0.LagMessages, p0.LagMsAtLeast, i+1, want)
+		}
+		if w := &r.parts.topic("events", 1)[0]; len(w.seen) > maxSeen+1 || cap(w.seen) > maxSeen+1 {
+			t.Fatalf("refresh %d: the end history holds %d entries (capacity %d), want at most %d", i, len(w.seen), cap(w.seen), maxSeen+1)
+		}
+	}
+}
+
 func TestFlowNotOKOnMissingPosition(t *testing.T) {
 	s := &flowstate.FlowSnapshot{Partitions: []model.PartitionLag{
 		{Topic: "events", Partition: 0, LagMessages: model.Known(0), LagMs: model.Known(0)},
