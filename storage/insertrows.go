@@ -17,6 +17,12 @@ const rowsPerInsert = 128
 // row has cols values, and add appends row i's to args. The full chunks
 // share one prepared statement; the last, shorter one is prepared once.
 func insertRows(ctx context.Context, tx *sql.Tx, head string, cols, n int, add func(args []any, i int) []any) error {
+	return upsertRows(ctx, tx, head, "", cols, n, add)
+}
+
+// upsertRows is insertRows with tail after the values, an ON CONFLICT
+// clause: SQLite applies it to each row in turn, as if inserted one by one.
+func upsertRows(ctx context.Context, tx *sql.Tx, head, tail string, cols, n int, add func(args []any, i int) []any) error {
 	row := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + "),"
 	var full *sql.Stmt
 	args := make([]any, 0, min(n, rowsPerInsert)*cols)
@@ -26,7 +32,7 @@ func insertRows(ctx context.Context, tx *sql.Tx, head string, cols, n int, add f
 		for i := from; i < to; i++ {
 			args = add(args, i)
 		}
-		q := func() string { return head + " " + strings.TrimSuffix(strings.Repeat(row, to-from), ",") }
+		q := func() string { return head + " " + strings.TrimSuffix(strings.Repeat(row, to-from), ",") + " " + tail }
 		var err error
 		if to-from == rowsPerInsert {
 			if full == nil {

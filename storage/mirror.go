@@ -38,37 +38,39 @@ func (s *Store) Apply(ctx context.Context, b Batch) error {
 		if err := insertSyncs(ctx, tx, id, b.Incarnation, b.Syncs); err != nil {
 			return err
 		}
-		err := execEach(ctx, tx, `INSERT INTO checkpoints
-			(flow_id, group_id, topic, partition, upstream, downstream, metadata, log_offset, record_ms, incarnation)
-			VALUES (?,?,?,?,?,?,?,?,?,?)
-			ON CONFLICT DO UPDATE SET upstream=excluded.upstream, downstream=excluded.downstream,
+		err := upsertRows(ctx, tx, `INSERT INTO checkpoints
+			(flow_id, group_id, topic, partition, upstream, downstream, metadata, log_offset, record_ms, incarnation) VALUES`,
+			`ON CONFLICT DO UPDATE SET upstream=excluded.upstream, downstream=excluded.downstream,
 				metadata=excluded.metadata, log_offset=excluded.log_offset, record_ms=excluded.record_ms,
 				incarnation=excluded.incarnation
 			WHERE (excluded.incarnation, excluded.log_offset) > (checkpoints.incarnation, checkpoints.log_offset)`,
-			b.Checkpoints, func(c model.Checkpoint) []any {
-				return []any{id, c.Group, c.Topic, c.Partition, c.Upstream, c.Downstream, c.Metadata, c.LogOffset, c.RecordMs, b.Incarnation}
+			10, len(b.Checkpoints), func(args []any, i int) []any {
+				c := &b.Checkpoints[i]
+				return append(args, id, c.Group, c.Topic, c.Partition, c.Upstream, c.Downstream, c.Metadata, c.LogOffset, c.RecordMs, b.Incarnation)
 			})
 		if err != nil {
 			return err
 		}
-		err = execEach(ctx, tx, `INSERT INTO heartbeats
-			(flow_id, source_alias, target_alias, emitted_ms, log_offset, count, incarnation) VALUES (?,?,?,?,?,?,?)
-			ON CONFLICT DO UPDATE SET emitted_ms=max(emitted_ms, excluded.emitted_ms),
+		err = upsertRows(ctx, tx, `INSERT INTO heartbeats
+			(flow_id, source_alias, target_alias, emitted_ms, log_offset, count, incarnation) VALUES`,
+			`ON CONFLICT DO UPDATE SET emitted_ms=max(emitted_ms, excluded.emitted_ms),
 				log_offset=excluded.log_offset, count=count+excluded.count, incarnation=excluded.incarnation
 			WHERE (excluded.incarnation, excluded.log_offset) > (heartbeats.incarnation, heartbeats.log_offset)`,
-			b.Heartbeats, func(h model.Heartbeat) []any {
-				return []any{id, h.SourceAlias, h.TargetAlias, h.EmittedMs, h.LogOffset, h.Count, b.Incarnation}
+			7, len(b.Heartbeats), func(args []any, i int) []any {
+				h := &b.Heartbeats[i]
+				return append(args, id, h.SourceAlias, h.TargetAlias, h.EmittedMs, h.LogOffset, h.Count, b.Incarnation)
 			})
 		if err != nil {
 			return err
 		}
-		err = execEach(ctx, tx, `INSERT INTO connect_offsets
-			(flow_id, topic, partition, last_offset, log_offset, record_ms, incarnation) VALUES (?,?,?,?,?,?,?)
-			ON CONFLICT DO UPDATE SET last_offset=excluded.last_offset, log_offset=excluded.log_offset,
+		err = upsertRows(ctx, tx, `INSERT INTO connect_offsets
+			(flow_id, topic, partition, last_offset, log_offset, record_ms, incarnation) VALUES`,
+			`ON CONFLICT DO UPDATE SET last_offset=excluded.last_offset, log_offset=excluded.log_offset,
 				record_ms=excluded.record_ms, incarnation=excluded.incarnation
 			WHERE (excluded.incarnation, excluded.log_offset) > (connect_offsets.incarnation, connect_offsets.log_offset)`,
-			b.ConnectOffsets, func(c model.ConnectOffset) []any {
-				return []any{id, c.Topic, c.Partition, c.LastOffset, c.LogOffset, c.RecordMs, b.Incarnation}
+			7, len(b.ConnectOffsets), func(args []any, i int) []any {
+				c := &b.ConnectOffsets[i]
+				return append(args, id, c.Topic, c.Partition, c.LastOffset, c.LogOffset, c.RecordMs, b.Incarnation)
 			})
 		if err != nil {
 			return err
@@ -83,26 +85,6 @@ func (s *Store) Apply(ctx context.Context, b Batch) error {
 	}
 	if err != nil {
 		return fmt.Errorf("storage: storing %s/%d of flow %s: %w", b.Topic, b.Partition, b.Flow, err)
-	}
-	return nil
-}
-
-// execEach runs q once for each of rows, with the arguments args gives,
-// preparing it once: SQLite parsing the statement again for every row was
-// most of the time of storing a batch of checkpoints.
-func execEach[T any](ctx context.Context, tx *sql.Tx, q string, rows []T, args func(T) []any) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	st, err := tx.PrepareContext(ctx, q)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	for _, r := range rows {
-		if _, err := st.ExecContext(ctx, args(r)...); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -137,6 +137,47 @@ func TestLatestStateTablesKeepNewest(t *testing.T) {
 	}
 }
 
+// One batch of more rows than one statement carries, with the same key
+// several times in it, stores what applying the rows one by one would:
+// the newest record of each key, whatever its place in the batch, and
+// heartbeats counted once each.
+func TestLatestStateTablesManyRowsInOneBatch(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	const n = 300 // two full statements and a shorter one
+	var b storage.Batch
+	for p := range int32(n) {
+		newer := model.Checkpoint{Group: "g", Topic: "events", Partition: p, Upstream: 100 + int64(p), Downstream: 99, LogOffset: 2*int64(p) + 1}
+		older := newer
+		older.Upstream, older.LogOffset = 1, 2*int64(p)
+		if p%2 == 0 { // the newer first: the older after it must not overwrite it
+			b.Checkpoints = append(b.Checkpoints, newer, older)
+		} else {
+			b.Checkpoints = append(b.Checkpoints, older, newer)
+		}
+		b.ConnectOffsets = append(b.ConnectOffsets, model.ConnectOffset{Topic: "events", Partition: p, LastOffset: int64(p), LogOffset: int64(p)})
+		b.Heartbeats = append(b.Heartbeats, model.Heartbeat{SourceAlias: "dr", TargetAlias: "primary", EmittedMs: 1000 + int64(p), LogOffset: int64(p), Count: 1})
+	}
+	b.Flow, b.Topic, b.NextOffset = "f", "t", 2*n
+	if err := s.Apply(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	cps, err := s.Checkpoints(ctx, "f")
+	if err != nil || len(cps) != n {
+		t.Fatalf("%d checkpoints, %v; want %d", len(cps), err, n)
+	}
+	for _, c := range cps {
+		if c.Upstream != 100+int64(c.Partition) {
+			t.Errorf("partition %d: upstream %d, want the newer record's %d", c.Partition, c.Upstream, 100+int64(c.Partition))
+		}
+	}
+	cos, _ := s.ConnectOffsets(ctx, "f")
+	hbs, _ := s.Heartbeats(ctx, "f")
+	if len(cos) != n || len(hbs) != 1 || hbs[0].Count != n || hbs[0].EmittedMs != 1000+n-1 {
+		t.Fatalf("%d connect offsets (want %d), heartbeats %+v (want one, counted %d, emitted %d)", len(cos), n, hbs, n, 1000+n-1)
+	}
+}
+
 func TestDeleteSyncs(t *testing.T) {
 	s, _ := openStore(t)
 	ctx := context.Background()
