@@ -431,17 +431,24 @@ func unreadable(c *kfake.Cluster, p int32) {
 	})
 }
 
+// unreadableAgeReader reads "events" from a primary whose partition 0
+// never serves a record's timestamp, mirrored to an empty DR.
+func unreadableAgeReader(t *testing.T) (r *LagReader, primary, dr *kgo.Client) {
+	t.Helper()
+	p, pcl := newCluster(t, "primary", "events")
+	_, dcl := newCluster(t, "dr", "events")
+	unreadable(p, 0)
+	return churnReader(t, pcl, dcl), pcl, dcl
+}
+
 // A partition written at every refresh that MM2 keeps up with keeps a
-// short end history, not one entry per refresh up to the bound (2 KiB a
-// partition, 200 MiB at 100k busy partitions); when it falls behind, its
+// short end history, not one entry per refresh up to the bound (4 KiB a
+// partition with the array's growth, 400 MiB at 100k busy partitions); when it falls behind, its
 // age is still at least the time since the end first passed MM2's
 // position.
 func TestLagEndHistoryOfABusyCaughtUpPartitionStaysShort(t *testing.T) {
 	ctx := context.Background()
-	primary, pcl := newCluster(t, "primary", "events")
-	_, dcl := newCluster(t, "dr", "events")
-	unreadable(primary, 0)
-	r := churnReader(t, pcl, dcl)
+	r, pcl, dcl := unreadableAgeReader(t)
 	tp := model.TP{Topic: "events"}
 	pos := mapPositions{connect: map[model.TP]model.ConnectOffset{}, latestSync: map[model.TP]model.OffsetSync{}}
 	at := time.Now().Truncate(time.Millisecond)
@@ -473,10 +480,7 @@ func TestLagEndHistoryOfABusyCaughtUpPartitionStaysShort(t *testing.T) {
 // the first kept.
 func TestLagEndHistoryOfABusyLaggingPartitionIsBounded(t *testing.T) {
 	ctx := context.Background()
-	primary, pcl := newCluster(t, "primary", "events")
-	_, dcl := newCluster(t, "dr", "events")
-	unreadable(primary, 0)
-	r := churnReader(t, pcl, dcl)
+	r, pcl, dcl := unreadableAgeReader(t)
 	tp := model.TP{Topic: "events"}
 	fill(t, pcl, "events", 0, 1, time.Now())
 	fill(t, dcl, "events", 0, 1, time.Now())
