@@ -237,8 +237,9 @@ func watchLiveHeap(ctx context.Context, p memoryPlan, every time.Duration, windo
 			return // the runtime does not report it
 		}
 		live := int64(sample[0].Value.Uint64())
-		saturated := limited() > lastLimited
-		lastLimited = limited()
+		cycle := limited()
+		saturated := cycle > lastLimited
+		lastLimited = cycle
 		soft, ev := w.step(live, saturated)
 		if soft == 0 {
 			continue
