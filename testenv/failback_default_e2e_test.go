@@ -149,14 +149,21 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The reverse source started at the earliest offset: every DR record of events is copied.
-	next := fbConnectNext(t, connect, fbReverse)
-	for p := range int32(fbParts) {
-		if n := next[model.TP{Topic: "events", Partition: p}]; n < drEnds["events"][p]-1 {
-			t.Fatalf("reverse source at %d on events-%d, DR's end %d", n, p, drEnds["events"][p])
+	// Connect commits the source's offsets once a second (offset.flush.interval.ms), after the
+	// records it copied are already visible to the monitor, so its offsets are waited for.
+	if err := testenv.Eventually(30*time.Second, 500*time.Millisecond, func() error {
+		next := fbConnectNext(t, connect, fbReverse)
+		for p := range int32(fbParts) {
+			if _, ok := next[model.TP{Topic: "primary.events", Partition: p}]; ok {
+				return fmt.Errorf("the reverse source copies primary.events back: %v", next)
+			}
+			if n := next[model.TP{Topic: "events", Partition: p}]; n < drEnds["events"][p]-1 {
+				return fmt.Errorf("reverse source at %d on events-%d, DR's end %d", n, p, drEnds["events"][p])
+			}
 		}
-		if _, ok := next[model.TP{Topic: "primary.events", Partition: p}]; ok {
-			t.Fatalf("the reverse source copies primary.events back: %v", next)
-		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	steps.killedThenRun(child, 1, 11) // wait-reverse-caught-up … restart-forward
 	if a, err := failover.ActiveSideOf(ctx, store, fbFlowName); err != nil || a.Side != model.SidePrimary {
