@@ -49,6 +49,10 @@ type FlowSnapshot struct {
 	// (the refresh that last read both sides; for figures saved before a
 	// restart, their own time): now minus it is their age. Zero: none.
 	FiguresAt time.Time
+	// FiguresStale: the partition figures are the last known ones, not
+	// this refresh's (a cluster unreachable, the reads late, or saved
+	// before a restart), so each is as of its own AsOf and a lower bound.
+	FiguresStale bool
 	// Bound, when set, says why the figures are only lower bounds ("at
 	// least"): they rest on FiguresAt's read and a cluster has not answered
 	// since (or its reads ran late), so records acked since are not in

@@ -58,7 +58,7 @@ func TestMetricsStaleFiguresAreLowerBoundsWithTheirAge(t *testing.T) {
 	down := model.Reachability{Checked: true, OK: false, Since: now.Add(-15 * time.Second), LastOK: read}
 	gone := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "gone"}, At: now, FiguresAt: read, Source: down, Target: ok,
 		Status: model.FlowStatusUnknown, RPOMs: i64(14_557), RPOAtLeast: true, Bound: "source cluster unreachable",
-		Partitions: []model.PartitionLag{{Topic: "events", LagMessages: model.Known(681), LagMs: model.Known(14_557), AsOf: read, Stale: true}}}
+		Partitions: []model.PartitionLag{{Topic: "events", LagMessages: model.Known(681), LagMs: model.Known(14_557), AsOf: read}}, FiguresStale: true}
 	fresh := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "fresh"}, At: now, FiguresAt: now, Source: ok, Target: ok,
 		Status: model.FlowStatusOK, RPOMs: i64(0), Partitions: []model.PartitionLag{{Topic: "events", LagMessages: model.Known(0), LagMs: model.Known(0), AsOf: now}}}
 	got := parseText(t, collectorText(t, MetricsCollector{Monitor: newFakeSource([]*flowstate.FlowSnapshot{gone, fresh})}))
@@ -71,6 +71,27 @@ func TestMetricsStaleFiguresAreLowerBoundsWithTheirAge(t *testing.T) {
 		for _, w := range want {
 			if !strings.Contains(lines, w) {
 				t.Errorf("%s: no %q in\n%s", name, w, lines)
+			}
+		}
+	}
+}
+
+// The API marks each partition of a snapshot holding an earlier read
+// stale, as of that read, and none of a fresh one: the flag is the
+// snapshot's, not the rows'.
+func TestAPIPartitionsStaleFromTheSnapshot(t *testing.T) {
+	now := time.UnixMilli(1_800_000_100_000)
+	read := now.Add(-22 * time.Second)
+	rows := []model.PartitionLag{{Topic: "events", LagMessages: model.Known(681), AsOf: read}, {Topic: "events", Partition: 1, LagMessages: model.Known(0), AsOf: read}}
+	for _, stale := range []bool{true, false} {
+		s := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr"}, At: now, FiguresAt: read, Partitions: rows, FiguresStale: stale}
+		f := (&Handlers{}).apiFlow(s, now, true)
+		if len(f.PartitionsLags) != len(rows) {
+			t.Fatalf("%d partitions in the API, want %d", len(f.PartitionsLags), len(rows))
+		}
+		for _, p := range f.PartitionsLags {
+			if p.Stale != stale || p.AsOf == nil || *p.AsOf != *apiTime(read) {
+				t.Errorf("snapshot stale %v: %s-%d stale %v as of %v", stale, p.Topic, p.Partition, p.Stale, p.AsOf != nil && *p.AsOf == *apiTime(read))
 			}
 		}
 	}

@@ -53,7 +53,7 @@ func snapshotView(s *flowstate.FlowSnapshot) *views.FlowSnapshot {
 		At: s.At, Partitions: s.Partitions, RPOMs: s.RPOMs, RPOAtLeast: s.RPOAtLeast, RPOText: s.RPOText(),
 		MaxLagMessages: s.MaxLagMessages, TotalLagMessages: s.TotalLagMessages, Unknown: s.Unknown, DataLost: s.DataLost,
 		HeartbeatAge: s.HeartbeatAge, Status: s.Status, StatusSince: s.StatusSince, Reason: s.Reason,
-		Source: reachabilityView(s.Source), Target: reachabilityView(s.Target), FiguresAt: s.FiguresAt, Bound: s.Bound,
+		Source: reachabilityView(s.Source), Target: reachabilityView(s.Target), FiguresAt: s.FiguresAt, FiguresStale: s.FiguresStale, Bound: s.Bound,
 		Late: s.Late, PerPartitionOff: s.PerPartitionOff, Ingest: s.Ingest, Link: linkStatusView(s.Link),
 		LossSuspected: s.LossSuspected, AbortedInDR: s.AbortedInDR, LossIncidentsTotal: s.LossIncidentsTotal, LostOffsetsTotal: s.LostOffsetsTotal,
 		FailedOver: s.FailedOver, Groups: s.Groups}

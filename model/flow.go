@@ -60,10 +60,10 @@ type PartitionLag struct {
 	// AbortedInDR is how many records of aborted transactions MM2 has
 	// copied to DR, as far as the console saw them (a lower bound).
 	AbortedInDR int64
-	// AsOf is when the source offsets were read; Stale when that read was
-	// not the latest refresh (cluster unreachable).
-	AsOf  time.Time
-	Stale bool
+	// AsOf is when the source offsets were read. Whether that read was the
+	// latest refresh is the snapshot's (FiguresStale): a table is stale as
+	// a whole, and a flag there spares copying it to mark each row.
+	AsOf time.Time
 }
 
 // TopicLag aggregates a topic's partitions for the flow page.

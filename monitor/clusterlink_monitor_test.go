@@ -92,7 +92,7 @@ func TestMonitorClusterLinkFlow(t *testing.T) {
 	m.Now = func() time.Time { return now.Add(40 * time.Second) }
 	m.Refresh(ctx)
 	s = m.Snapshot("link")
-	if s.Target.OK || !s.Partitions[1].Stale || s.Partitions[1].LagMessages.V != 3 || s.Status != model.FlowStatusBroken ||
+	if s.Target.OK || !s.FiguresStale || s.Partitions[1].LagMessages.V != 3 || s.Status != model.FlowStatusBroken ||
 		!strings.Contains(s.Reason, "no answer from the cluster link REST API") {
 		t.Fatalf("REST gone: target %+v, %s (%s)", s.Target, s.Status, s.Reason)
 	}

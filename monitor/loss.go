@@ -112,7 +112,7 @@ func (j *lossJudge) judge(parts []model.PartitionLag, idx *mm2.SyncIndex, connec
 			su.seen = j.judges
 		}
 		p.DataLost = false
-		if p.Stale || !p.Replicated.Known || !p.SourceStart.Known {
+		if !p.Replicated.Known || !p.SourceStart.Known {
 			p.LossSuspected = su != nil
 			continue
 		}

@@ -159,17 +159,17 @@ func TestRetentionKeepsAnUndecidedGapsSyncs(t *testing.T) {
 }
 
 // A gap's partition that a reading no longer has (its topic no longer
-// mirrored) is forgotten; one that stays, even stale, is kept.
+// mirrored) is forgotten; one that stays, even unread, is kept.
 func TestLossSuspectForgottenWhenNoLongerRead(t *testing.T) {
 	c := newLossCase(t, [2]int64{0, 0}, [2]int64{50, 50})
 	if !c.refresh(120, 80, 80, 79) {
 		t.Fatal("gap not suspected")
 	}
 	other := int64(5)
-	stale := []model.PartitionLag{{Topic: "events", Stale: true}, {Topic: "audit", SourceStart: model.Known(other), SourceEnd: model.Known(other), Replicated: model.Known(other)}}
+	stale := []model.PartitionLag{{Topic: "events"}, {Topic: "audit", SourceStart: model.Known(other), SourceEnd: model.Known(other), Replicated: model.Known(other)}}
 	c.j.judge(stale, c.idx, func(model.TP) (model.ConnectOffset, bool) { return model.ConnectOffset{}, false }, c.now)
 	if c.j.suspects[model.TP{Topic: "events"}] == nil || !stale[0].LossSuspected {
-		t.Fatal("a stale reading of the partition dropped its gap")
+		t.Fatal("a reading that could not read the partition dropped its gap")
 	}
 	c.j.judge(stale[1:], c.idx, func(model.TP) (model.ConnectOffset, bool) { return model.ConnectOffset{}, false }, c.now)
 	if len(c.j.suspects) != 0 || c.j.keepFrom() != nil {

@@ -150,9 +150,10 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Refresh(ctx)
-	if s := m.Snapshot("primary->dr"); !s.Partitions[0].LossSuspected || s.Partitions[0].DataLost || s.Partitions[0].SourceStart.V != 90 ||
-		s.LossSuspected != 1 || s.DataLost != 0 {
-		t.Fatalf("after DeleteRecords: %s", describe(s.Partitions[0]))
+	fresh := m.Snapshot("primary->dr")
+	if s := fresh; !s.Partitions[0].LossSuspected || s.Partitions[0].DataLost || s.Partitions[0].SourceStart.V != 90 ||
+		s.LossSuspected != 1 || s.DataLost != 0 || s.FiguresStale {
+		t.Fatalf("after DeleteRecords: %s, stale %v", describe(s.Partitions[0]), s.FiguresStale)
 	}
 
 	// The primary dies: last known values stay, marked stale; the heartbeat
@@ -164,14 +165,18 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	if s.Source.OK || s.Source.Err == "" || !s.Target.OK {
 		t.Fatalf("reachability source %+v target %+v", s.Source, s.Target)
 	}
-	if !s.Partitions[0].Stale || s.Partitions[0].LagMessages.V != 20 || s.Status != model.FlowStatusBroken {
-		t.Fatalf("after primary loss: %s status %s", describe(s.Partitions[0]), s.Status)
+	if !s.FiguresStale || s.Partitions[0].LagMessages.V != 20 || s.Status != model.FlowStatusBroken {
+		t.Fatalf("after primary loss: %s stale %v status %s", describe(s.Partitions[0]), s.FiguresStale, s.Status)
 	}
-	// The outage's next refresh shares the stale table with the snapshot
-	// before it rather than copy it again, the same figures.
+	// The stale snapshot shares the table of the last fresh one, which
+	// its readers still see as it was: the flag is the snapshot's.
+	if &s.Partitions[0] != &fresh.Partitions[0] || fresh.FiguresStale {
+		t.Fatalf("first refresh of the outage: shared %v, the fresh snapshot stale %v", &s.Partitions[0] == &fresh.Partitions[0], fresh.FiguresStale)
+	}
+	// The outage's next refresh shares it too, the same figures.
 	m.Now = func() time.Time { return now.Add(45 * time.Second) }
 	m.Refresh(ctx)
-	if s2 := m.Snapshot("primary->dr"); s2 == s || &s2.Partitions[0] != &s.Partitions[0] || !s2.Partitions[0].Stale ||
+	if s2 := m.Snapshot("primary->dr"); s2 == s || &s2.Partitions[0] != &s.Partitions[0] || !s2.FiguresStale ||
 		s2.Partitions[0].LagMessages.V != 20 || s2.Status != model.FlowStatusBroken {
 		t.Fatalf("second refresh of the outage: shared %v, %s status %s", &s2.Partitions[0] == &s.Partitions[0], describe(s2.Partitions[0]), s2.Status)
 	}
@@ -186,7 +191,7 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	}
 	defer m2.Close()
 	s = m2.Snapshot("primary->dr")
-	if len(s.Partitions) != 2 || !s.Partitions[0].Stale || !s.Partitions[0].LagMessages.Known || s.Partitions[0].LagMessages.V != 20 {
+	if len(s.Partitions) != 2 || !s.FiguresStale || !s.Partitions[0].LagMessages.Known || s.Partitions[0].LagMessages.V != 20 {
 		t.Fatalf("after restart: %+v", s.Partitions)
 	}
 
@@ -238,7 +243,7 @@ func describe(p model.PartitionLag) string {
 	}
 	return slog.GroupValue(slog.Any("start", f(p.SourceStart.Ptr())), slog.Any("end", f(p.SourceEnd.Ptr())), slog.Any("target_end", f(p.TargetEnd.Ptr())),
 		slog.Any("replicated", f(p.Replicated.Ptr())), slog.String("method", p.Method), slog.Any("lag", f(p.LagMessages.Ptr())),
-		slog.Any("lag_ms", f(p.LagMs.Ptr())), slog.Bool("lost", p.DataLost), slog.Bool("stale", p.Stale)).String()
+		slog.Any("lag_ms", f(p.LagMs.Ptr())), slog.Bool("lost", p.DataLost)).String()
 }
 
 // newTestMonitor opens a store at dbPath and a monitor for cfg, both

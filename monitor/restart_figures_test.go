@@ -113,13 +113,14 @@ func TestRestartShowsLastSavedFigures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		after := m2.Snapshot(name).Partitions
+		restarted := m2.Snapshot(name)
+		after := restarted.Partitions
 		m2.Close()
 		if got, want := shown(after), shown(saved.Partitions); got != want {
 			t.Fatalf("seed %d: after the restart\n%s\nbefore it\n%s", seed, got, want)
 		}
 		for _, p := range after {
-			if !p.Stale || p.Method != "saved before restart" {
+			if !restarted.FiguresStale || p.Method != "saved before restart" {
 				t.Fatalf("seed %d: %s-%d restored as %+v", seed, p.Topic, p.Partition, p)
 			}
 		}

@@ -131,12 +131,12 @@ func TestSetWatchedReverseFlow(t *testing.T) {
 	if err := m.SetWatched(ctx, []*config.Flow{rev}); err != nil {
 		t.Fatal(err)
 	}
-	if s := m.Snapshot(rev.Name); s == nil || len(s.Partitions) != 2 || !s.Partitions[0].Stale || s.Partitions[0].LagMessages.V != 4 {
+	if s := m.Snapshot(rev.Name); s == nil || len(s.Partitions) != 2 || !s.FiguresStale || s.Partitions[0].LagMessages.V != 4 {
 		t.Fatalf("re-watched before a refresh: %+v; want the stored figures, stale", s)
 	}
 	waitFor(t, "the missed position ingested", func() bool {
 		s := m.Snapshot(rev.Name)
-		return s != nil && len(s.Partitions) == 2 && !s.Partitions[0].Stale && s.Partitions[0].LagMessages.Known && s.Partitions[0].LagMessages.V == 2
+		return s != nil && len(s.Partitions) == 2 && !s.FiguresStale && s.Partitions[0].LagMessages.Known && s.Partitions[0].LagMessages.V == 2
 	})
 
 	// After Run ends no ingester starts.

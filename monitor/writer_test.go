@@ -238,7 +238,7 @@ func TestLateRefreshIsNotUnreachable(t *testing.T) {
 	flow := r.cfg.Flows[0].Name
 	first := r.refresh()
 	s := r.m.Snapshot(flow)
-	if s.Late != nil || !s.Source.OK || !s.Target.OK || s.Partitions[0].Stale || !s.Partitions[0].LagMessages.Known || s.Partitions[0].LagMessages.V != 5 ||
+	if s.Late != nil || !s.Source.OK || !s.Target.OK || s.FiguresStale || !s.Partitions[0].LagMessages.Known || s.Partitions[0].LagMessages.V != 5 ||
 		s.Status != model.FlowStatusOK {
 		t.Fatalf("first refresh: late %+v source %+v target %+v p0 %s status %s %q", s.Late, s.Source, s.Target, describe(s.Partitions[0]), s.Status, s.Reason)
 	}
@@ -258,7 +258,7 @@ func TestLateRefreshIsNotUnreachable(t *testing.T) {
 			t.Fatalf("%s slowed: shown unreachable: source %+v target %+v", side.name, s.Source, s.Target)
 		}
 		p0 := s.Partitions[0]
-		if !p0.Stale || !p0.LagMessages.Known || p0.LagMessages.V != 5 || !p0.AsOf.Equal(first) {
+		if !s.FiguresStale || !p0.LagMessages.Known || p0.LagMessages.V != 5 || !p0.AsOf.Equal(first) {
 			t.Fatalf("%s slowed: partition %s as of %s, want the first refresh's figures, stale", side.name, describe(p0), p0.AsOf)
 		}
 		if s.Status != model.FlowStatusUnknown || !strings.Contains(s.Reason, "refresh late (") || !strings.HasPrefix(s.Late.Text(at), "refresh late (") {
@@ -269,7 +269,7 @@ func TestLateRefreshIsNotUnreachable(t *testing.T) {
 		}
 		close(release)
 		r.refresh()
-		if s = r.m.Snapshot(flow); s.Late != nil || s.Partitions[0].Stale || s.Status != model.FlowStatusOK {
+		if s = r.m.Snapshot(flow); s.Late != nil || s.FiguresStale || s.Status != model.FlowStatusOK {
 			t.Fatalf("%s answering again: late %+v, p0 %s, status %s", side.name, s.Late, describe(s.Partitions[0]), s.Status)
 		}
 		first = s.At
@@ -301,7 +301,7 @@ func TestLateRefreshIsNotUnreachable(t *testing.T) {
 	r.primary.Close()
 	r.refresh()
 	s = r.m.Snapshot(flow)
-	if s.Late != nil || s.Source.OK || s.Source.Err == "" || !s.Partitions[0].Stale {
+	if s.Late != nil || s.Source.OK || s.Source.Err == "" || !s.FiguresStale {
 		t.Fatalf("primary down: late %+v source %+v p0 %s", s.Late, s.Source, describe(s.Partitions[0]))
 	}
 	if s.Status != model.FlowStatusUnknown || !strings.Contains(s.Reason, "source cluster unreachable") {
@@ -398,7 +398,7 @@ func TestUnreachableThenLateReadsReachable(t *testing.T) {
 	// first, which then rightly reads "answered, late".
 	r.refresh()
 	r.refresh()
-	if s := r.m.Snapshot(flow); s.Source.OK || s.Late != nil || !s.Partitions[0].Stale {
+	if s := r.m.Snapshot(flow); s.Source.OK || s.Late != nil || !s.FiguresStale {
 		t.Fatalf("primary refusing: source %+v late %+v", s.Source, s.Late)
 	}
 	release := make(chan struct{})
@@ -407,7 +407,7 @@ func TestUnreachableThenLateReadsReachable(t *testing.T) {
 	down.Store(false)
 	r.refresh()
 	s := r.m.Snapshot(flow)
-	if !s.Source.OK || s.Late == nil || s.Late.Side != "source" || !s.Partitions[0].Stale || s.Status == model.FlowStatusOK {
+	if !s.Source.OK || s.Late == nil || s.Late.Side != "source" || !s.FiguresStale || s.Status == model.FlowStatusOK {
 		t.Fatalf("primary answering slowly: source %+v late %+v p0 %s status %s", s.Source, s.Late, describe(s.Partitions[0]), s.Status)
 	}
 }

@@ -371,7 +371,7 @@ func consoleBrokenAndPrimaryLoss(t *testing.T, dist testenv.KafkaDist) {
 			return fmt.Errorf("DR marked unreachable too")
 		}
 		for _, p := range s.Partitions {
-			if !p.Stale || !p.LagMessages.Known || p.LagMessages.V != 50 {
+			if !s.FiguresStale || !p.LagMessages.Known || p.LagMessages.V != 50 {
 				return fmt.Errorf("last known values not kept: %s", snapshotLine(s))
 			}
 		}

@@ -137,8 +137,8 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 		}
 		var names []string
 		for _, p := range s.Partitions {
-			if p.Topic != "events" || p.RemoteTopic != "dr.events" || !p.LagMessages.Known || p.Stale {
-				names = append(names, fmt.Sprintf("%s-%d as %s (lag %v, stale %v)", p.Topic, p.Partition, p.RemoteTopic, p.LagMessages, p.Stale))
+			if p.Topic != "events" || p.RemoteTopic != "dr.events" || !p.LagMessages.Known || s.FiguresStale {
+				names = append(names, fmt.Sprintf("%s-%d as %s (lag %v, stale %v)", p.Topic, p.Partition, p.RemoteTopic, p.LagMessages, s.FiguresStale))
 			}
 		}
 		if len(s.Partitions) != fbParts || len(names) > 0 || s.TotalLagMessages == nil || *s.TotalLagMessages != 0 {

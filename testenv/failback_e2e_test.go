@@ -283,7 +283,7 @@ func TestFailbackE2E(t *testing.T) {
 		_, syncs := mon.Activity(rev)
 		var unknown []string
 		for _, p := range s.Partitions {
-			if !p.LagMessages.Known || p.Stale {
+			if !p.LagMessages.Known || s.FiguresStale {
 				unknown = append(unknown, fmt.Sprintf("%s-%d", p.Topic, p.Partition))
 			}
 		}

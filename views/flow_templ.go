@@ -1445,7 +1445,7 @@ func Topic(p TopicPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			for _, pl := range p.Partitions {
-				templ_7745c5c3_Err = partitionRow(p.Snap.Flow.Name, pl, p.Now).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = partitionRow(p.Snap.Flow.Name, pl, p.Snap.FiguresStale, p.Now).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1472,7 +1472,7 @@ func Topic(p TopicPage) templ.Component {
 	})
 }
 
-func partitionRow(flow string, pl model.PartitionLag, now time.Time) templ.Component {
+func partitionRow(flow string, pl model.PartitionLag, stale bool, now time.Time) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1497,7 +1497,7 @@ func partitionRow(flow string, pl model.PartitionLag, now time.Time) templ.Compo
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var72 = []any{templ.KV("stale", pl.Stale), templ.KV("lost", pl.DataLost)}
+			var templ_7745c5c3_Var72 = []any{templ.KV("stale", stale), templ.KV("lost", pl.DataLost)}
 			templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var72...)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1700,7 +1700,7 @@ func partitionRow(flow string, pl model.PartitionLag, now time.Time) templ.Compo
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if pl.Stale {
+		if stale {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 123, "<span class=\"stale\">stale</span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -2015,7 +2015,7 @@ func Partition(p PartitionPage) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				var templ_7745c5c3_Var102 = []any{templ.KV("stale", p.P.Stale)}
+				var templ_7745c5c3_Var102 = []any{templ.KV("stale", p.Snap.FiguresStale)}
 				templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var102...)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

@@ -82,6 +82,7 @@ type FlowSnapshot struct {
 	Reason           string
 	Source, Target   Reachability
 	FiguresAt        time.Time
+	FiguresStale     bool // the partitions' figures are an earlier read's
 	Bound            string
 	Late             *model.LateRefresh
 	PerPartitionOff  string

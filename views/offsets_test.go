@@ -102,3 +102,32 @@ func TestFlowPageSaysPerPartitionSeriesOff(t *testing.T) {
 		t.Fatalf("no per-partition note:\n%s", b.String())
 	}
 }
+
+// A snapshot holding an earlier read's figures marks every partition row,
+// the topic's row and the partition page stale; a fresh one marks none.
+// The flag is the snapshot's: the rows themselves are the read's, shared.
+func TestStaleSnapshotMarksEveryRow(t *testing.T) {
+	now := time.Now()
+	rows := []model.PartitionLag{{Topic: "events", LagMessages: model.Known(3), AsOf: now.Add(-time.Minute)},
+		{Topic: "events", Partition: 1, LagMessages: model.Known(0), AsOf: now.Add(-time.Minute)}}
+	for _, stale := range []bool{true, false} {
+		s := &FlowSnapshot{Flow: &FlowConfig{Name: "primary->dr"}, Partitions: rows, FiguresStale: stale, Status: model.FlowStatusUnknown}
+		var topic, part strings.Builder
+		if err := Topic(TopicPage{Now: now, Snap: s, Topic: "events", Partitions: rows}).Render(context.Background(), &topic); err != nil {
+			t.Fatal(err)
+		}
+		if err := Partition(PartitionPage{Now: now, Snap: s, P: rows[1]}).Render(context.Background(), &part); err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if stale {
+			want = len(rows)
+		}
+		if n := strings.Count(topic.String(), `<tr class="stale"`); n != want {
+			t.Errorf("stale %v: %d partition rows marked, want %d", stale, n, want)
+		}
+		if n := strings.Count(part.String(), `<tr class="stale"`); n != min(want, 1) {
+			t.Errorf("stale %v: partition page marked %d times", stale, n)
+		}
+	}
+}

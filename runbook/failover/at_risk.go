@@ -48,13 +48,9 @@ func AtRiskOf(s *flowstate.FlowSnapshot) AtRisk {
 	if !s.FiguresAt.IsZero() { // the read the figures rest on, not the refresh that held them
 		a.AsOf = s.FiguresAt
 	}
-	stale := 0
 	for _, p := range s.Partitions {
 		if !p.AsOf.IsZero() && (a.AsOf.IsZero() || p.AsOf.Before(a.AsOf)) {
 			a.AsOf = p.AsOf
-		}
-		if p.Stale {
-			stale++
 		}
 	}
 	if s.Late != nil && !s.Late.FiguresAt.IsZero() && s.Late.FiguresAt.Before(a.AsOf) {
@@ -73,8 +69,8 @@ func AtRiskOf(s *flowstate.FlowSnapshot) AtRisk {
 	if s.Bound != "" {
 		why("%s", s.Bound)
 	}
-	if stale > 0 {
-		why("%d partition(s) show figures of an earlier read", stale)
+	if s.FiguresStale && len(s.Partitions) > 0 {
+		why("%d partition(s) show figures of an earlier read", len(s.Partitions))
 	}
 	if s.Unknown > 0 {
 		why("%d partition(s) of unknown lag, which may hold any number", s.Unknown)

@@ -3,6 +3,7 @@ package failover
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ func TestAtRiskOfAStaleReadIsALowerBoundWithItsAge(t *testing.T) {
 	s := &flowstate.FlowSnapshot{At: now, RPOMs: &rpo, TotalLagMessages: &offs,
 		Source:     model.Reachability{Checked: true, OK: false, Since: read.Add(2 * time.Second)},
 		Target:     model.Reachability{Checked: true, OK: true},
-		Partitions: []model.PartitionLag{{Topic: "events", AsOf: read, Stale: true}, {Topic: "events", Partition: 1, AsOf: read, Stale: true}}}
+		Partitions: []model.PartitionLag{{Topic: "events", AsOf: read}, {Topic: "events", Partition: 1, AsOf: read}}, FiguresStale: true}
 	a := AtRiskOf(s)
 	if !a.AtLeast || !a.AsOf.Equal(read) {
 		t.Fatalf("%+v: want a lower bound read at %s", a, read)
@@ -32,6 +33,13 @@ func TestAtRiskOfAStaleReadIsALowerBoundWithItsAge(t *testing.T) {
 	got := a.Text(now)
 	if want := "≥ 11,829 offsets / ≥ 53.6s not in DR (read 2026-12-04T10:00:00Z, 21s before"; !strings.HasPrefix(got, want) || !strings.Contains(got, "primary is unreachable") {
 		t.Fatalf("%q, want it to begin %q and say the primary is unreachable", got, want)
+	}
+	// Both clusters answer but the figures are still an earlier read's
+	// (the snapshot says so, not each row): a lower bound all the same.
+	held := *s
+	held.Source = model.Reachability{Checked: true, OK: true}
+	if a := AtRiskOf(&held); !a.AtLeast || !slices.Contains(a.Why, "2 partition(s) show figures of an earlier read") {
+		t.Fatalf("stale figures of reachable clusters: %+v", a)
 	}
 	// Every partition read now, both clusters answering: exact.
 	fresh := &flowstate.FlowSnapshot{At: now, RPOMs: &rpo, TotalLagMessages: &offs, Source: model.Reachability{Checked: true, OK: true},
