@@ -93,7 +93,7 @@ e2e:
 
 ## bench: benchmarks (6 runs each), summarised with benchstat
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./mm2/ ./monitor/ ./views/ ./runbook/... ./flink/ ./translation/ ./handlers/ | tee bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 -timeout 30m ./storage/ ./mm2/ ./monitor/ ./views/ ./runbook/... ./flink/ ./translation/ ./handlers/ ./kafka/ | tee bench.txt
 	$(GO) tool benchstat bench.txt
 
 ## scale: the scale rig (scale/): the console against two in-process clusters at each N with 90

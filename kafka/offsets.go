@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -56,43 +57,6 @@ const (
 	StableEnd   int64 = -1 << 40
 )
 
-// Metadata answers a Metadata request for topics (nil: all) freshly, and
-// without kgo's cache keeping the answer (through the client, every
-// Metadata answer is cached: ~40 MB at 100k partitions). The client's own
-// request asks for no topic, which refreshes the broker list kgo routes
-// by; the full request then goes to one of those brokers directly, the
-// next one if it fails.
-func Metadata(ctx context.Context, cl *Client, topics []string) (*kmsg.MetadataResponse, error) {
-	probe := kmsg.NewPtrMetadataRequest()
-	probe.Topics = []kmsg.MetadataRequestTopic{} // empty, not nil: brokers only
-	brokers, err := probe.RequestWith(ctx, cl)
-	if err != nil {
-		return nil, err
-	}
-	req := kmsg.NewPtrMetadataRequest()
-	req.AllowAutoTopicCreation = false // a read: never create a topic it names
-	for _, t := range topics {
-		rt := kmsg.NewMetadataRequestTopic()
-		rt.Topic = kmsg.StringPtr(t)
-		req.Topics = append(req.Topics, rt)
-	}
-	var errs []error
-	for _, b := range brokers.Brokers {
-		resp, err := req.RequestWith(ctx, cl.Broker(int(b.NodeID)))
-		if err == nil {
-			return resp, nil
-		}
-		errs = append(errs, fmt.Errorf("broker %d: %w", b.NodeID, err))
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	if len(errs) == 0 {
-		return nil, errors.New("the cluster named no broker")
-	}
-	return nil, errors.Join(errs...)
-}
-
 // TopicLeaders is the leaders of topics' partitions, from a Metadata
 // request of its own (not kgo's cache, which may hold a recreated topic's
 // old layout). A topic the cluster does not have is left out.
@@ -108,37 +72,18 @@ func TopicLayout(ctx context.Context, cl *Client, topics []string) (Leaders, map
 	if len(topics) == 0 {
 		return out, ids, nil
 	}
-	resp, err := Metadata(ctx, cl, topics)
+	meta, err := Layout(ctx, cl, topics)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, t := range resp.Topics {
-		if t.Topic == nil || t.ErrorCode != 0 {
+	for _, t := range meta {
+		if t.Name == "" || t.Err != 0 {
 			continue
 		}
-		out[*t.Topic] = PartitionLeaders(t.Partitions)
-		ids[*t.Topic] = t.TopicID
+		out[t.Name] = t.Leaders
+		ids[t.Name] = t.ID
 	}
 	return out, ids, nil
-}
-
-// PartitionLeaders is a Metadata answer's partitions as leader ids by
-// partition (a partition with an error has no usable leader).
-func PartitionLeaders(ps []kmsg.MetadataResponseTopicPartition) []int32 {
-	n := int32(0)
-	for _, p := range ps {
-		n = max(n, p.Partition+1)
-	}
-	leaders := make([]int32, n)
-	for i := range leaders {
-		leaders[i] = -1
-	}
-	for _, p := range ps {
-		if p.Partition >= 0 && p.ErrorCode == 0 {
-			leaders[p.Partition] = p.Leader
-		}
-	}
-	return leaders
 }
 
 // brokerCount is how many of a topic's partitions one broker leads.
@@ -202,13 +147,22 @@ func ListOffsets(ctx context.Context, cl *Client, leaders Leaders, ts int64) (Of
 	if len(byBroker) == 0 {
 		return out, nil
 	}
+	names, index := make([]string, 0, len(leaders)), make(map[string]int32, len(leaders))
+	for topic := range leaders {
+		index[topic] = int32(len(names))
+		names = append(names, topic)
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var errs []error
 	answered := 0
 	for broker, req := range byBroker {
 		wg.Go(func() {
-			resp, err := req.RequestWith(ctx, cl.Broker(int(broker)))
+			asked := 0
+			for _, t := range req.Topics {
+				asked += len(t.Partitions)
+			}
+			resp, err := cl.Broker(int(broker)).Request(ctx, offsetsRequest{ListOffsetsRequest: req, index: index, asked: asked})
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -216,12 +170,12 @@ func ListOffsets(ctx context.Context, cl *Client, leaders Leaders, ts int64) (Of
 				return
 			}
 			answered++
-			for _, t := range resp.Topics {
-				offs := out[t.Topic]
-				for _, p := range t.Partitions {
-					if p.Partition >= 0 && int(p.Partition) < len(offs) && p.ErrorCode == 0 && p.Offset >= 0 {
-						offs[p.Partition] = p.Offset
-					}
+			// Written here, under the lock, not while decoding: kgo may decode
+			// an answer after a cancelled request has returned.
+			for _, o := range resp.(*offsetsResponse).got {
+				offs := out[names[o.topic]]
+				if o.partition >= 0 && int(o.partition) < len(offs) {
+					offs[o.partition] = o.offset
 				}
 			}
 		})
@@ -232,3 +186,75 @@ func ListOffsets(ctx context.Context, cl *Client, leaders Leaders, ts int64) (Of
 	}
 	return out, nil
 }
+
+// offsetsRequest is a ListOffsets request to one broker answered by an
+// offsetsResponse: at a million partitions franz-go's own answer is a
+// 64-byte struct a partition, three answers a refresh.
+type offsetsRequest struct {
+	*kmsg.ListOffsetsRequest
+	index map[string]int32 // the topics asked, by name: read only
+	asked int              // partitions asked: the answer's size, near enough
+}
+
+func (r offsetsRequest) ResponseKind() kmsg.Response {
+	resp := &offsetsResponse{index: r.index, got: make([]topicOffset, 0, r.asked)}
+	resp.Default()
+	resp.Version = r.Version
+	return resp
+}
+
+// topicOffset is one partition's offset in an answer; topic indexes the
+// topics asked.
+type topicOffset struct {
+	topic, partition int32
+	offset           int64
+}
+
+// offsetsResponse decodes a ListOffsets answer into the offsets of the
+// topics asked that the broker answered without an error. The embedded
+// response gives the key, the version and the throttle.
+type offsetsResponse struct {
+	kmsg.ListOffsetsResponse
+	index map[string]int32
+	got   []topicOffset
+}
+
+// ReadFrom decodes a ListOffsetsResponse body of r.Version (0 to 11; 6 on
+// are flexible). Version 0's list of old-style offsets is not read: its
+// partitions stay unknown, as they were through franz-go's Offset.
+func (r *offsetsResponse) ReadFrom(src []byte) error {
+	v := r.Version
+	d := decoder{Reader: kbin.Reader{Src: src}, flexible: v >= 6}
+	if v >= 2 {
+		r.ThrottleMillis = d.Int32()
+	}
+	for range d.arrayLen(3) {
+		name, _ := d.str(false)
+		topic, asked := r.index[string(name)] // no copy of the name: a lookup
+		for range d.arrayLen(6) {
+			p, code, offset := d.Int32(), d.Int16(), int64(-1)
+			if v == 0 {
+				if n := d.arrayLen(8); n > 0 {
+					d.Span(8 * n)
+				}
+			} else {
+				d.Int64() // timestamp
+				offset = d.Int64()
+			}
+			if v >= 4 {
+				d.Int32() // leader epoch
+			}
+			d.tags()
+			if asked && code == 0 && offset >= 0 && d.Ok() {
+				r.got = append(r.got, topicOffset{topic: topic, partition: p, offset: offset})
+			}
+		}
+		d.tags()
+	}
+	d.tags()
+	return d.done()
+}
+
+// UnsafeReadFrom is ReadFrom: the embedded response's would decode into
+// its own structs instead.
+func (r *offsetsResponse) UnsafeReadFrom(src []byte) error { return r.ReadFrom(src) }

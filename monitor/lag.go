@@ -343,15 +343,15 @@ func MirroredTopics(ctx context.Context, flow *config.Flow, source *kafka.Client
 // requests after it go to the leaders it names.
 func (r *LagReader) sourceTopics(ctx context.Context) (mirroredTopics, error) {
 	out := mirroredTopics{ids: map[string][16]byte{}, leaders: kafka.Leaders{}}
-	resp, err := kafka.Metadata(ctx, r.Source, nil) // all topics
+	meta, err := kafka.Layout(ctx, r.Source, nil) // all topics
 	if err != nil {
 		return out, fmt.Errorf("listing source topics: %w", err)
 	}
-	for _, t := range resp.Topics {
-		if t.Topic == nil || t.ErrorCode != 0 || t.IsInternal {
+	for _, t := range meta {
+		if t.Name == "" || t.Err != 0 || t.Internal {
 			continue
 		}
-		name := *t.Topic
+		name := t.Name
 		// What MM2 never copies is not at risk: the flow's own topics on
 		// the source (a reverse flow's Connect positions), internal topics
 		// and cycles (a failback's reverse flow puts <dr>.heartbeats on the
@@ -362,8 +362,8 @@ func (r *LagReader) sourceTopics(ctx context.Context) (mirroredTopics, error) {
 			continue
 		}
 		out.names = append(out.names, name)
-		out.ids[name] = t.TopicID
-		out.leaders[name] = kafka.PartitionLeaders(t.Partitions)
+		out.ids[name] = t.ID
+		out.leaders[name] = t.Leaders
 	}
 	slices.Sort(out.names)
 	return out, nil
