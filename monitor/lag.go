@@ -71,10 +71,14 @@ const forgetGoneTopicAfter = time.Hour
 type partWatch struct {
 	lastEnd int64 // -1 before the first read
 	readIn  int64 // the reader's read that last saw the partition
-	// seen records when the end offset was first seen at each value (only
-	// changes kept): the record at offset o existed at the first time the
-	// end was past o, a lower bound on its age.
-	seen []endSeen
+	// The end history records when the end offset was first seen at each
+	// value (only changes kept): the record at offset o existed at the
+	// first time the end was past o, a lower bound on its age. Its newest
+	// entry is lastEnd, first seen at lastEndAt (when hasEnd); the older
+	// ones, oldest first, are in seen, which only a lagging partition needs:
+	// a caught-up one holds no array (a million at a million partitions).
+	seen      []endSeen
+	lastEndAt int64
 	// restart is set while the partition's log restarted and MM2's position
 	// on the new log is not known yet (or it is still catching up).
 	restart *restartMark
@@ -86,6 +90,7 @@ type partWatch struct {
 	// counted in this refresh or kept while its span holds (countCopied).
 	copied copiedCount
 	held   bool // a partition watched (watchTable's slots between are not)
+	hasEnd bool // the end history has a newest entry (lastEnd, lastEndAt)
 }
 
 // copiedCount is a count of DR records past a partition's newest sync.
@@ -125,7 +130,7 @@ type restartMark struct {
 // weakens the lower bound, never makes it wrong. The entry the bound rests
 // on (the first past MM2's position) is the first kept, so it stays exact
 // while MM2 stands still; with MM2 stopped and every partition written to,
-// the history is at most maxSeen+1 entries, 528 bytes a partition.
+// a partition holds at most maxSeen older entries, 512 bytes.
 const maxSeen = 32
 
 type tsEntry struct {
@@ -542,26 +547,11 @@ func (r *LagReader) watch(pl *model.PartitionLag, w *partWatch, pos partPos, rec
 		if s := pos.sync; pos.hasSync {
 			m.sync, m.syncRec = true, [2]int64{s.logOffset, s.recordMs}
 		}
-		w.restart, w.seen = m, nil
+		w.restart, w.seen, w.hasEnd = m, nil, false
 		w.ts = nil // a timestamp read from the old log
 	}
 	if pl.SourceEnd.Known {
-		w.lastEnd = pl.SourceEnd.V
-		if n := len(w.seen); n == 0 || w.seen[n-1].end != pl.SourceEnd.V {
-			if n == cap(w.seen) { // grow to the bound, never past it (append would double)
-				w.seen = append(make([]endSeen, 0, min(max(2*n, 2), maxSeen+1)), w.seen...)
-			}
-			w.seen = append(w.seen, endSeen{now.UnixMilli(), pl.SourceEnd.V})
-		}
-		if n := len(w.seen); n > maxSeen { // keep the first, the last and every other one
-			kept := w.seen[:0]
-			for i, e := range w.seen {
-				if i%2 == 0 || i == n-1 {
-					kept = append(kept, e)
-				}
-			}
-			w.seen = kept
-		}
+		w.seenEnd(pl.SourceEnd.V, now.UnixMilli())
 	}
 	r.position(pl, pos, w.restart, w.copied)
 	if m := w.restart; m != nil {
@@ -643,16 +633,44 @@ func (m *restartMark) corroborated(pl *model.PartitionLag) int64 {
 	return v
 }
 
+// seenEnd adds the end read at atMs to the end history when it changed.
+func (w *partWatch) seenEnd(end, atMs int64) {
+	if w.hasEnd && w.lastEnd == end {
+		return
+	}
+	if w.hasEnd {
+		n := len(w.seen)
+		if n == cap(w.seen) { // grow to the bound, never past it (append would double)
+			w.seen = append(make([]endSeen, 0, min(max(2*n, 2), maxSeen)), w.seen...)
+		}
+		w.seen = append(w.seen, endSeen{w.lastEndAt, w.lastEnd})
+	}
+	w.lastEnd, w.lastEndAt, w.hasEnd = end, atMs, true
+	if n := len(w.seen) + 1; n > maxSeen { // keep the first, the newest and every other one
+		kept := w.seen[:0]
+		for i, e := range w.seen {
+			if i%2 == 0 {
+				kept = append(kept, e)
+			}
+		}
+		w.seen = kept
+	}
+}
+
 // firstSeen returns when the record at offset o was first known to exist:
 // the first time the end offset was seen past it; ok false when never.
 func (w *partWatch) firstSeen(o int64) (int64, bool) {
 	i := sort.Search(len(w.seen), func(i int) bool { return w.seen[i].end > o })
-	if i == len(w.seen) {
+	if i < len(w.seen) {
+		// Older entries can no longer be needed: positions only move forward.
+		w.seen = w.seen[i:]
+		return w.seen[0].atMs, true
+	}
+	if !w.hasEnd || w.lastEnd <= o {
 		return 0, false
 	}
-	// Older entries can no longer be needed: positions only move forward.
-	w.seen = w.seen[i:]
-	return w.seen[0].atMs, true
+	w.seen = w.seen[:0]
+	return w.lastEndAt, true
 }
 
 // caughtUp drops the end history a caught-up partition no longer needs:
@@ -662,14 +680,10 @@ func (w *partWatch) firstSeen(o int64) (int64, bool) {
 // else fill the history to its bound at every partition written to (the
 // soak's churn grew it 10.5 MiB in 70 minutes at 100k).
 func (w *partWatch) caughtUp() {
-	n := len(w.seen)
-	switch {
-	case n == 0:
-	case cap(w.seen) > 4: // let the grown array go
-		w.seen = []endSeen{w.seen[n-1]}
-	default:
-		w.seen[0] = w.seen[n-1]
-		w.seen = w.seen[:1]
+	if cap(w.seen) > 4 { // let the grown array go
+		w.seen = nil
+	} else {
+		w.seen = w.seen[:0]
 	}
 }
 
