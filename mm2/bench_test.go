@@ -104,6 +104,28 @@ func BenchmarkSyncIndexBytes100k(b *testing.B) {
 	runtime.KeepAlive(syncs)
 }
 
+// BenchmarkSyncIndexBytesLoaded1Mx2: the index as loaded at start-up at
+// the scale rig's million partitions, two syncs each, where what a
+// partition costs beside its syncs dominates.
+func BenchmarkSyncIndexBytesLoaded1Mx2(b *testing.B) {
+	syncs := estate(1_000_000, 2)
+	var perSync float64
+	for b.Loop() {
+		before := heapAfterGC()
+		x := NewSyncIndex()
+		_ = x.AddFrom(func(add func(model.OffsetSync) error) error {
+			for _, s := range syncs {
+				_ = add(s)
+			}
+			return nil
+		})
+		perSync = float64(heapAfterGC()-before) / float64(x.Len())
+		runtime.KeepAlive(x)
+	}
+	b.ReportMetric(perSync, "B/sync")
+	runtime.KeepAlive(syncs)
+}
+
 // BenchmarkSyncIndexAdd: adding 100,000 partitions x 20 syncs in
 // ingestion's batches of 10,000, per sync.
 func BenchmarkSyncIndexAdd(b *testing.B) {
