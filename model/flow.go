@@ -27,8 +27,15 @@ type PartitionLag struct {
 	Topic       string // source topic
 	RemoteTopic string // its name in the target
 	Partition   int32
-	SourceStart Figure // log-start offset in the source
-	SourceEnd   Figure // high watermark in the source
+	// DataLost: retention deleted source records MM2 never copied. Read
+	// sets it when the source log start passed the replicated position;
+	// the loss judge (loss.go) then keeps it only for a confirmed loss
+	// and marks an undecided gap LossSuspected instead. (Beside Partition:
+	// the three share a word of a row, a million rows a table.)
+	DataLost      bool
+	LossSuspected bool
+	SourceStart   Figure // log-start offset in the source
+	SourceEnd     Figure // high watermark in the source
 	// TargetEnd is the remote partition's last stable offset: its end as
 	// a read_committed reader sees it. Under MirrorMaker 2 with
 	// exactly-once support what lies past it is not in DR yet; without,
@@ -47,12 +54,6 @@ type PartitionLag struct {
 	// partition that is behind: how long ago the console first saw its first
 	// unreplicated record exist. Never a substitute shown as exact.
 	LagMsAtLeast Figure
-	// DataLost: retention deleted source records MM2 never copied. Read
-	// sets it when the source log start passed the replicated position;
-	// the loss judge (loss.go) then keeps it only for a confirmed loss
-	// and marks an undecided gap LossSuspected instead.
-	DataLost      bool
-	LossSuspected bool
 	// Restarted, when set, says why the source log is a new one (topic
 	// recreated, end offset went backwards, MM2's position past the end)
 	// and since when: MM2's old position no longer counts.
