@@ -30,9 +30,12 @@ type Options struct {
 	PartHistory     time.Duration
 	Binary          string // a drconsole binary to measure instead of this executable's
 	ProfileDir      string // CPU and heap profiles of the console go here when set
-	WorkDir         string // data directories; a temporary one when empty
-	SetupTimeout    time.Duration
-	Progress        io.Writer // one line per step; nil: quiet
+	// StartupProfile, with ProfileDir, is how long a CPU profile of the
+	// start-up runs from the console's /readyz (ingestion, first refreshes).
+	StartupProfile time.Duration
+	WorkDir        string // data directories; a temporary one when empty
+	SetupTimeout   time.Duration
+	Progress       io.Writer // one line per step; nil: quiet
 	// MemoryLimit, when set, is the console's GOMEMLIMIT (Go's soft memory
 	// limit, e.g. "180MiB"); the rig's own process is not limited.
 	MemoryLimit string
@@ -108,6 +111,7 @@ func runOne(ctx context.Context, o Options, n int) (Result, error) {
 		return r, err
 	}
 	defer con.Stop()
+	startup := profileStartup(ctx, o, con, n)
 	if err := con.WaitIngested(ctx, int64(n*sh.SyncsPerPart), o.SetupTimeout); err != nil {
 		return r, err
 	}
@@ -123,6 +127,9 @@ func runOne(ctx context.Context, o Options, n int) (Result, error) {
 		return r, err
 	}
 	if r.RSSIdle, _, err = memKiB(con.Pid); err != nil {
+		return r, err
+	}
+	if err := <-startup; err != nil {
 		return r, err
 	}
 	// Background work (refresh, ingestion) over two refresh intervals with
@@ -205,6 +212,30 @@ func idleCPU(ctx context.Context, pid int, d time.Duration) (float64, error) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// profileStartup takes a CPU profile of the console's start-up (from its
+// /readyz on, for o.StartupProfile) when asked for; the channel says when
+// it is written.
+func profileStartup(ctx context.Context, o Options, con *Console, n int) <-chan error {
+	done := make(chan error, 1)
+	if o.ProfileDir == "" || o.StartupProfile <= 0 {
+		done <- nil
+		return done
+	}
+	if err := os.MkdirAll(o.ProfileDir, 0o750); err != nil {
+		done <- err
+		return done
+	}
+	file := filepath.Join(o.ProfileDir, fmt.Sprintf("n%d-startup-cpu.pprof", n))
+	go func() {
+		err := fetchTo(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", con.PprofURL, max(int(o.StartupProfile.Seconds()), 1)), file)
+		if err == nil {
+			o.say("N=%d: start-up profile %s", n, file)
+		}
+		done <- err
+	}()
+	return done
+}
 
 // profile takes a CPU profile of the console under flow-page load at the
 // first concurrency, then a heap profile (after a GC: the live heap).

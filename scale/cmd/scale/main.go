@@ -44,6 +44,7 @@ func main() {
 	flag.DurationVar(&o.PartHistory, "partition-history", 0, "per-partition lag history seeded (one sample per partition per minute)")
 	flag.StringVar(&o.Binary, "console", "", "a drconsole binary to measure (default: the console built into this rig)")
 	flag.StringVar(&o.ProfileDir, "pprof", "", "write CPU (flow page load) and heap profiles of the console to this directory")
+	flag.DurationVar(&o.StartupProfile, "pprof-startup", 30*time.Second, "with -pprof: also a CPU profile of the console's start-up, this long from its /readyz")
 	flag.StringVar(&o.WorkDir, "work", "", "keep data directories, configs and console logs here (default: a temporary directory)")
 	flag.DurationVar(&o.SetupTimeout, "setup-timeout", 10*time.Minute, "bound on the console's start and ingestion at each N")
 	flag.IntVar(&o.SyncsBound, "syncs-bound", 0, "the console's retention.syncs_per_partition (default: the console's, 64)")
