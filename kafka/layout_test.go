@@ -1,6 +1,8 @@
 package kafka
 
 import (
+	"bytes"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -219,7 +221,7 @@ func TestOffsetsDecodeEveryVersionAsFranzGo(t *testing.T) {
 					}
 				}
 			}
-			got := offsetsRequest{ListOffsetsRequest: &kmsg.ListOffsetsRequest{Version: v}, index: index}.ResponseKind().(*offsetsResponse)
+			got := (&offsetsRequest{ListOffsetsRequest: &kmsg.ListOffsetsRequest{Version: v}, index: index}).ResponseKind().(*offsetsResponse)
 			if err := got.ReadFrom(raw); err != nil {
 				t.Fatalf("v%d #%d: %v", v, i, err)
 			}
@@ -228,11 +230,54 @@ func TestOffsetsDecodeEveryVersionAsFranzGo(t *testing.T) {
 			}
 			if v >= 1 && i < 3 {
 				for n := range len(raw) {
-					cut := offsetsRequest{ListOffsetsRequest: &kmsg.ListOffsetsRequest{Version: v}, index: index}.ResponseKind()
+					cut := (&offsetsRequest{ListOffsetsRequest: &kmsg.ListOffsetsRequest{Version: v}, index: index}).ResponseKind()
 					if cut.ReadFrom(raw[:n]) == nil {
 						t.Fatalf("v%d: %d of %d bytes read as a whole answer", v, n, len(raw))
 					}
 				}
+			}
+		}
+	}
+}
+
+// The offsets request encodes, at every version (0-11, compact from 6),
+// the same bytes as franz-go's ListOffsetsRequest holding a struct for
+// each partition the broker leads, in the leaders' order: the broker reads
+// the request the console always sent.
+func TestOffsetsRequestEncodesAsFranzGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for v := int16(0); v <= kmsg.NewPtrListOffsetsRequest().MaxVersion(); v++ {
+		for range 50 {
+			leaders := Leaders{}
+			for i := range r.IntN(5) {
+				ls := make([]int32, r.IntN(300))
+				for p := range ls {
+					ls[p] = r.Int32N(4) - 1 // -1: no leader
+				}
+				leaders[string(rune('a'+i))+"-topic"] = ls
+			}
+			broker, ts, iso := r.Int32N(3), []int64{StartOffset, EndOffset}[r.IntN(2)], int8(r.IntN(2))
+			ref := kmsg.NewPtrListOffsetsRequest()
+			ref.Version, ref.IsolationLevel = v, iso
+			ours := &offsetsRequest{ListOffsetsRequest: kmsg.NewPtrListOffsetsRequest(), broker: broker, ts: ts, leaders: leaders}
+			ours.Version, ours.IsolationLevel = v, iso
+			for _, name := range slices.Sorted(maps.Keys(leaders)) {
+				rt := kmsg.NewListOffsetsRequestTopic()
+				rt.Topic = name
+				for p, l := range leaders[name] {
+					if l == broker {
+						rp := kmsg.NewListOffsetsRequestTopicPartition()
+						rp.Partition, rp.Timestamp = int32(p), ts
+						rt.Partitions = append(rt.Partitions, rp)
+					}
+				}
+				if len(rt.Partitions) > 0 {
+					ref.Topics = append(ref.Topics, rt)
+					ours.topics = append(ours.topics, askedTopic{name: name, n: int32(len(rt.Partitions))})
+				}
+			}
+			if got, want := ours.AppendTo(nil), ref.AppendTo(nil); !bytes.Equal(got, want) {
+				t.Fatalf("v%d: %d bytes, franz-go's %d:\n%x\n%x", v, len(got), len(want), got, want)
 			}
 		}
 	}
