@@ -260,8 +260,8 @@ func (m *Monitor) judgeLoss(ctx context.Context, fm *flowMonitor, s *flowstate.F
 	for _, inc := range open {
 		lost[model.TP{Topic: inc.Topic, Partition: inc.Partition}] = true
 	}
-	if ps, copied := markLost(s.Partitions, lost, fm.lastShared); copied {
-		s.Partitions, fm.last, fm.lastShared = ps, ps, false
+	if ps, copied := markLost(s.Partitions, lost, fm.lastStale); copied {
+		s.Partitions, fm.last = ps, ps
 	}
 	s.LossSuspected = 0
 	for i := range s.Partitions {

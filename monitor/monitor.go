@@ -79,10 +79,9 @@ type flowMonitor struct {
 	last           []model.PartitionLag // newest known partition values
 	// lastStale: last is not the latest refresh's reading but the one
 	// before an outage or a late read, or figures saved before a restart.
-	lastStale bool
-	// lastShared: last is the table of an already published snapshot
-	// (kept through an outage): judgeLoss copies it before changing a row.
-	lastShared        bool
+	// Such a table is an already published snapshot's, shared with its
+	// readers: judgeLoss copies it before changing a row.
+	lastStale         bool
 	readAt            time.Time          // the refresh last's figures come from
 	late              *model.LateRefresh // the current run of late refreshes
 	perPartitionOff   bool               // the last snapshot's PerPartitionOff was set: logged when it changes
@@ -169,7 +168,7 @@ func (fm *flowMonitor) loadLastKnown(ctx context.Context, store *storage.Store) 
 			AsOf: time.UnixMilli(s.AtMs), Method: "saved before restart"})
 	}
 	SortPartitions(fm.last)
-	fm.lastStale, fm.lastShared = true, true // the first snapshot publishes them
+	fm.lastStale = true // and shared: the first snapshot publishes them
 	return nil
 }
 
@@ -282,13 +281,13 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	}
 	switch {
 	case upToDate:
-		fm.last, fm.readAt, fm.late, fm.lastStale, fm.lastShared = rd.Partitions, now, nil, false, false
+		fm.last, fm.readAt, fm.late, fm.lastStale = rd.Partitions, now, nil, false
 	default:
 		// Keep the last known values, stale; never invent zeros. The
 		// snapshots share the table with the one that published it: the
 		// flag is the snapshot's, so marking it copies nothing (232 MB
 		// at a million partitions, twice live while readers hold the last).
-		fm.lastStale, fm.lastShared = true, true
+		fm.lastStale = true
 	}
 	if late != "" {
 		err := rd.SourceErr
