@@ -170,3 +170,42 @@ func TestBrowserViewerAuditAndSignOut(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// pageSays is where the page in ctx is, its alerts and fields the
+// browser holds invalid, and the start of its text, for a failure message. It is read even when ctx's own time is up.
+func pageSays(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[location.href,
+		...[...document.querySelectorAll("[role=alert], .flash, .field-error")].filter(e => e.innerText.trim()).map(e => "says: " + e.innerText),
+		...[...document.querySelectorAll("form :invalid")].map(e => "invalid field: #" + e.id),
+		document.body.innerText.slice(0, 2000)].join("\n")`))
+	if err != nil {
+		return "(the page could not be read: " + err.Error() + ")"
+	}
+	return s
+}
+
+// createPlan presses "Create the plan" on the plan form in ctx and waits
+// for the run page, whose address it returns. It aims once the form's
+// fragments have settled: a summary swapped in between aiming and
+// pressing moves the button from under the pointer. A refused plan, or
+// one that never comes, fails the test with what the page shows.
+func createPlan(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	settle, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(settle, chromedp.Poll[bool](`document.querySelector(".htmx-request, .htmx-swapping, .htmx-settling") === null`)); err != nil {
+		t.Fatalf("the plan form's fragments did not settle: %v\n%s", err, pageSays(ctx))
+	}
+	created, cancel := context.WithTimeout(ctx, 45*time.Second)
+	defer cancel()
+	if err := chromedp.Do(created, chromedp.Click(chromedp.ID("create-plan")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-status"]`))); err != nil {
+		t.Fatalf("creating the plan: %v; the page:\n%s", err, pageSays(ctx))
+	}
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil || !strings.Contains(loc, "/failover/") {
+		t.Fatalf("after creating the plan at %q: %v", loc, err)
+	}
+	return loc
+}

@@ -57,16 +57,11 @@ func TestBrowserDrillWithApproval(t *testing.T) {
 		chromedp.SetValue(chromedp.ID("flink-target"), "sandbox-flink-dr"),
 		chromedp.SetValue(chromedp.ID("jar-id"), demo.FlinkJarID),
 		chromedp.SendKeys(chromedp.ID("reason"), "quarterly DR drill"),
-		chromedp.Click(chromedp.ID("create-plan")),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-status"]`)),
 	)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("filling in the drill: %v; the page:\n%s", err, pageSays(a))
 	}
-	runURL, err := chromedp.Run(a, chromedp.Location())
-	if err != nil || !strings.Contains(runURL, "/failover/") {
-		t.Fatalf("after creating the drill at %q: %v", runURL, err)
-	}
+	runURL := createPlan(t, a)
 	if h := text(t, a, "h1"); !strings.HasPrefix(h, "DR drill of primary->dr") {
 		t.Fatalf("heading %q", h)
 	}

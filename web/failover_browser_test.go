@@ -35,16 +35,11 @@ func TestBrowserFailoverFourEyes(t *testing.T) {
 		chromedp.SetValue(chromedp.ID("savepoint"), "file:/savepoints/savepoint-events-1"),
 		chromedp.SetValue(chromedp.ID("args"), "--bootstrap\nDR:9092"),
 		chromedp.SendKeys(chromedp.ID("reason"), "drill: primary region lost"),
-		chromedp.Click(chromedp.ID("create-plan")),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-status"]`)),
 	)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("filling in the plan: %v; the page:\n%s", err, pageSays(a))
 	}
-	runURL, err := chromedp.Run(a, chromedp.Location())
-	if err != nil || !strings.Contains(runURL, "/failover/") {
-		t.Fatalf("after creating the plan at %q: %v", runURL, err)
-	}
+	runURL := createPlan(t, a)
 	// A cannot approve their own plan: no button, and the page says why.
 	if note := text(t, a, `[data-testid="self-approval-note"]`); !strings.Contains(note, "different operator") {
 		t.Fatalf("self-approval note %q", note)
@@ -189,12 +184,10 @@ func TestBrowserClusterLinkPromoteAndFailback(t *testing.T) {
 	defer cancelB()
 	if err := chromedp.Do(a,
 		chromedp.SetValue(chromedp.ID("flow"), "link"),
-		chromedp.SendKeys(chromedp.ID("reason"), "planned region move"),
-		chromedp.Click(chromedp.ID("create-plan")),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-status"]`))); err != nil {
-		t.Fatal(err)
+		chromedp.SendKeys(chromedp.ID("reason"), "planned region move")); err != nil {
+		t.Fatalf("filling in the plan: %v; the page:\n%s", err, pageSays(a))
 	}
-	runURL, _ := chromedp.Run(a, chromedp.Location())
+	runURL := createPlan(t, a)
 	page := text(t, a, "#live")
 	for _, want := range []string{"Promote the mirror topics of link " + demo.LinkName, "users (from users): ACTIVE, lag 0", "Dry run (validate_only) accepted by the cluster", "no translation"} {
 		if !strings.Contains(page, want) {
@@ -249,12 +242,10 @@ func TestBrowserClusterLinkPromoteAndFailback(t *testing.T) {
 	if err := chromedp.Do(a, chromedp.Navigate(v.URL+"/failover"), chromedp.WaitVisible(chromedp.ID("failback")),
 		chromedp.SetValue(chromedp.ID("flow"), "link"),
 		chromedp.Click(chromedp.ID("failback")),
-		chromedp.SendKeys(chromedp.ID("reason"), "the primary region is back"),
-		chromedp.Click(chromedp.ID("create-plan")),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-status"]`))); err != nil {
-		t.Fatal(err)
+		chromedp.SendKeys(chromedp.ID("reason"), "the primary region is back")); err != nil {
+		t.Fatalf("filling in the failback plan: %v; the page:\n%s", err, pageSays(a))
 	}
-	backURL, _ := chromedp.Run(a, chromedp.Location())
+	backURL := createPlan(t, a)
 	page = text(t, a, "#live")
 	for _, want := range []string{"truncate-and-restore", "3 record(s) the primary holds beyond DR's copy will be deleted", "reverse-and-start-mirror"} {
 		if !strings.Contains(page, want) {

@@ -48,13 +48,7 @@ func (d planFormDriver) wait(what, js string, timeout time.Duration) {
 // create submits the form and returns the run it created.
 func (d planFormDriver) create(c *console) *runbook.Run {
 	d.t.Helper()
-	if err := chromedp.Do(d.b, chromedp.Click(chromedp.ID("create-plan")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-status"]`))); err != nil {
-		d.t.Fatal(err)
-	}
-	loc, err := chromedp.Run(d.b, chromedp.Location())
-	if err != nil {
-		d.t.Fatal(err)
-	}
+	loc := createPlan(d.t, d.b)
 	id, err := strconv.ParseInt(loc[strings.LastIndex(loc, "/")+1:], 10, 64)
 	if err != nil {
 		d.t.Fatalf("run page %q: %v", loc, err)

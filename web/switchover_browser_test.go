@@ -31,15 +31,10 @@ func planSwitchover(t *testing.T, c *console, a, b context.Context, reason strin
 		chromedp.Click(chromedp.ID("switchover")),
 		chromedp.SetValue(chromedp.ID("groups"), "billing"),
 		chromedp.SendKeys(chromedp.ID("reason"), reason),
-		chromedp.Click(chromedp.ID("create-plan")),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-status"]`)),
 	); err != nil {
-		t.Fatal(err)
+		t.Fatalf("filling in the switchover: %v; the page:\n%s", err, pageSays(a))
 	}
-	runURL, err := chromedp.Run(a, chromedp.Location())
-	if err != nil || !strings.Contains(runURL, "/failover/") {
-		t.Fatalf("after creating the plan at %q: %v", runURL, err)
-	}
+	runURL := createPlan(t, a)
 	if h := text(t, a, "h1"); !strings.HasPrefix(h, "Planned switchover of primary->dr") {
 		t.Fatalf("run page heading %q", h)
 	}
