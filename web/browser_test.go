@@ -172,7 +172,8 @@ func TestBrowserViewerAuditAndSignOut(t *testing.T) {
 }
 
 // pageSays is where the page in ctx is, its alerts and fields the
-// browser holds invalid, and the start of its text, for a failure message. It is read even when ctx's own time is up.
+// browser holds invalid, and the start of its text, for a failure
+// message. It is read even when ctx's own time is up.
 func pageSays(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
