@@ -44,7 +44,7 @@ type PartitionLag struct {
 	TargetEnd Figure
 	// Replicated is the next source offset MM2 has yet to copy.
 	Replicated Figure
-	Method     string
+	Method     LagMethod
 	// LagMessages is SourceEnd - Replicated.
 	LagMessages Figure
 	// LagMs is the age of the oldest source record not yet replicated; 0

@@ -12,10 +12,6 @@ import (
 	"github.com/drconsole/drconsole/model"
 )
 
-// PositionClusterLink: the link's last_source_fetch_offset (everything
-// before it was replicated; Confluent's FAQ) from the DR cluster's REST API.
-const PositionClusterLink = "cluster link REST"
-
 // ClusterLinkReader computes lag for a cluster-link flow: messages from the
 // link's mirror_lags, time from the source record at the last fetched
 // offset when the source cluster answers.
@@ -67,7 +63,7 @@ func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *
 			fetched, lag := l.LastSourceFetchOffset, max(l.Lag, 0)
 			end := fetched + lag
 			pl := model.PartitionLag{Topic: m.SourceTopicName, RemoteTopic: m.MirrorTopicName, Partition: int32(l.Partition), AsOf: now,
-				Method: PositionClusterLink, Replicated: model.Known(fetched), SourceEnd: model.Known(end), LagMessages: model.Known(lag)}
+				Method: model.PositionClusterLink, Replicated: model.Known(fetched), SourceEnd: model.Known(end), LagMessages: model.Known(lag)}
 			if lag == 0 {
 				pl.LagMs = model.Known(0)
 			}

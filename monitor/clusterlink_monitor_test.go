@@ -71,7 +71,7 @@ func TestMonitorClusterLinkFlow(t *testing.T) {
 		t.Fatalf("snapshot %+v link %+v", s.Partitions, s.Link)
 	}
 	p1 := s.Partitions[1]
-	if p1.LagMessages.V != 3 || p1.Replicated.V != 7 || p1.SourceEnd.V != 10 || p1.Method != monitor.PositionClusterLink {
+	if p1.LagMessages.V != 3 || p1.Replicated.V != 7 || p1.SourceEnd.V != 10 || p1.Method != model.PositionClusterLink {
 		t.Fatalf("payments-1: lag %d replicated %d end %d (%s)", p1.LagMessages.V, p1.Replicated.V, p1.SourceEnd.V, p1.Method)
 	}
 	// The oldest unreplicated record is offset 7, written 30 s before now.

@@ -14,24 +14,6 @@ import (
 	"github.com/drconsole/drconsole/model"
 )
 
-// How a partition's replicated position was obtained.
-const (
-	// PositionConnect: MirrorSourceConnector's committed offset (+1), from
-	// the Connect offsets topic. Exact, but only as fresh as the last
-	// offset flush.
-	PositionConnect = "connect offsets"
-	// PositionEstimate: the newest offset sync plus the records the target
-	// partition holds past it, as a read_committed reader sees them (no
-	// transaction markers, nothing of an aborted or open transaction). A
-	// lower bound: each such record stands for at least one source offset.
-	PositionEstimate = "sync + DR end offset"
-	// PositionEmptyLog: MM2 has no position, but the source log never held
-	// a record (its end offset is 0): nothing to copy, nothing at risk. A
-	// log whose records were all deleted is not this: end > 0, MM2's
-	// position unknown, so its age stays unknown.
-	PositionEmptyLog = "empty log (end offset 0)"
-)
-
 // LagReader computes per-partition lag for one flow. Per refresh it sends
 // one Metadata and two ListOffsets requests per source broker (start and
 // end), one ListOffsets per target broker, and one Fetch per source broker
@@ -242,7 +224,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 				emptyDRCopy(&pl, targetLeaders)
 			}
 			if !pl.Replicated.Known && pl.SourceEnd.Known && pl.SourceEnd.V == 0 {
-				pl.Replicated, pl.Method = model.Known(0), PositionEmptyLog
+				pl.Replicated, pl.Method = model.Known(0), model.PositionEmptyLog
 			}
 			if pl.Replicated.Known {
 				var copied []model.AbortedBatch
@@ -265,7 +247,7 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 					w.caughtUp()
 				} else {
 					from := pl.Replicated.V
-					if pl.Method == PositionRestartCopied && w.restart != nil {
+					if pl.Method == model.PositionRestartCopied && w.restart != nil {
 						// The count says how many records of the new log are
 						// missing, not which: MM2 may have skipped the oldest
 						// ones. Their age is that of the new log's first record.
@@ -381,7 +363,7 @@ func (r *LagReader) position(pl *model.PartitionLag, pos partPos, mark *restartM
 	c, hasC, s, hasS := mark.usable(pos)
 	if hasC {
 		v := c.lastOffset + 1
-		pl.Replicated, pl.Method = model.Known(v), PositionConnect
+		pl.Replicated, pl.Method = model.Known(v), model.PositionConnect
 	}
 	if hasS && pl.TargetEnd.Known && pl.TargetEnd.V >= s.downstream {
 		// The sync's own record, when below DR's end, then one source
@@ -398,7 +380,7 @@ func (r *LagReader) position(pl *model.PartitionLag, pos partPos, mark *restartM
 			v = pl.SourceEnd.V // duplicates in the target cannot put it ahead of the source
 		}
 		if !pl.Replicated.Known || v > pl.Replicated.V {
-			pl.Replicated, pl.Method = model.Known(v), PositionEstimate
+			pl.Replicated, pl.Method = model.Known(v), model.PositionEstimate
 		}
 	}
 }
@@ -504,10 +486,6 @@ func (m *restartMark) usable(pos partPos) (c connectPos, hasC bool, s syncPos, h
 	return c, hasC, s, hasS
 }
 
-// PositionRestarted: the source log restarted and MM2's position on the
-// new log is not known yet, so everything from its start counts as behind.
-const PositionRestarted = "source log restarted: counted from its start"
-
 // watch fills the position of pl, detecting a restarted source log first:
 // a new topic id, an end offset that went backwards, or a position of MM2
 // past the end (only possible for a log MM2 read before). It reports
@@ -561,7 +539,7 @@ func (r *LagReader) watch(pl *model.PartitionLag, w *partWatch, pos partPos, rec
 		c, hasC, _, hasS := m.usable(pos)
 		if pl.Replicated.Known {
 			if ok := m.corroborated(pl); pl.Replicated.V > ok {
-				pl.Replicated, pl.Method = model.Known(ok), PositionRestartCopied
+				pl.Replicated, pl.Method = model.Known(ok), model.PositionRestartCopied
 			} else if !fresh && hasC && c.lastOffset+1 <= ok && (hasS || !m.sync) {
 				w.restart = nil // MM2's positions are the new log's and account for what it copied
 				return fresh
@@ -571,16 +549,11 @@ func (r *LagReader) watch(pl *model.PartitionLag, w *partWatch, pos partPos, rec
 		if !pl.Replicated.Known && pl.SourceStart.Known {
 			// Nothing of the new log is known to be copied.
 			v := pl.SourceStart.V
-			pl.Replicated, pl.Method = model.Known(v), PositionRestarted
+			pl.Replicated, pl.Method = model.Known(v), model.PositionRestarted
 		}
 	}
 	return fresh
 }
-
-// PositionEmptyDRCopy: DR's copy of the partition holds no record (just
-// created, or not there) and the source log still starts at 0: nothing of
-// it is in DR, whatever MM2's positions say, so all of it counts as behind.
-const PositionEmptyDRCopy = "DR copy empty: counted from the source log start"
 
 // emptyDRCopy applies the one position rule MM2's bookkeeping cannot
 // override: a DR partition that never held a record (end offset 0) or does
@@ -597,22 +570,18 @@ const PositionEmptyDRCopy = "DR copy empty: counted from the source log start"
 func emptyDRCopy(pl *model.PartitionLag, targetLeaders kafka.Leaders) {
 	ls, exists := targetLeaders[pl.RemoteTopic]
 	switch {
-	case !pl.SourceStart.Known || !pl.SourceEnd.Known || pl.SourceEnd.V == 0: // an empty log: PositionEmptyLog
+	case !pl.SourceStart.Known || !pl.SourceEnd.Known || pl.SourceEnd.V == 0: // an empty log: model.PositionEmptyLog
 		return
 	case exists && int(pl.Partition) < len(ls) && (!pl.TargetEnd.Known || pl.TargetEnd.V > 0):
 		return // DR holds records, or its end is unknown
 	case pl.Replicated.Known && pl.Replicated.V <= pl.SourceStart.V:
 		return
 	case pl.SourceStart.V > 0:
-		pl.Replicated, pl.Method = model.Figure{}, ""
+		pl.Replicated, pl.Method = model.Figure{}, model.PositionUnknown
 		return
 	}
-	pl.Replicated, pl.Method = model.Known(0), PositionEmptyDRCopy
+	pl.Replicated, pl.Method = model.Known(0), model.PositionEmptyDRCopy
 }
-
-// PositionRestartCopied: the source log restarted and MM2's position was
-// cut down to what the DR records copied since then account for.
-const PositionRestartCopied = "source log restarted: counted as far as DR received records since"
 
 // corroborated is the highest position on the new log the DR side vouches
 // for: its base plus one offset per DR record written since the mark. MM2
@@ -729,7 +698,7 @@ func (r *LagReader) lagMillis(ctx context.Context, topics mirroredTopics, want [
 		case e.first.OnlyMarkers && e.first.HWM == p.SourceEnd.V && !p.DataLost:
 			// Transaction markers are never copied: caught up.
 			p.Replicated, p.LagMessages, p.LagMs = p.SourceEnd, model.Known(0), model.Known(0)
-			p.Method += " + markers"
+			p.Method = p.Method.WithMarkers()
 		}
 		if !p.LagMs.Known {
 			// Unreadable now: the record has existed at least since the end

@@ -124,7 +124,7 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 	now = time.Now()
 	rd := r.Read(ctx, pos, now)
 	p := lagOf(t, rd, 0)
-	if !p.LagMessages.Known || p.LagMessages.V != 30 || p.Replicated.V != 0 || p.Method != PositionRestarted {
+	if !p.LagMessages.Known || p.LagMessages.V != 30 || p.Replicated.V != 0 || p.Method != model.PositionRestarted {
 		t.Fatalf("after recreation: lag %v replicated %v (%s), want 30 from 0", p.LagMessages, p.Replicated, p.Method)
 	}
 	if !p.LagMs.Known || p.LagMs.V != now.Sub(written).Milliseconds() {
@@ -142,7 +142,7 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 	// new sync 0->100 and 20 more DR records.
 	fill(t, dcl, "events", 0, 20, written)
 	pos.latestSync[tp] = model.OffsetSync{Topic: "events", Upstream: 0, Downstream: 100, LogOffset: 4, RecordMs: 2}
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 10 || p.Method != PositionEstimate || p.Restarted == "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 10 || p.Method != model.PositionEstimate || p.Restarted == "" {
 		t.Fatalf("MM2 on the new log: lag %v (%s) %q", p.LagMessages, p.Method, p.Restarted)
 	}
 	fill(t, dcl, "events", 0, 10, written)
@@ -150,7 +150,7 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 		t.Fatalf("caught up on the new log: %+v", p)
 	}
 	// MM2's old Connect offset (99) is still its newest: not believed again.
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 0 || p.Method != PositionEstimate {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 0 || p.Method != model.PositionEstimate {
 		t.Fatalf("old connect offset resurfaced: %+v", p)
 	}
 	pos.connect[tp] = model.ConnectOffset{Topic: "events", LastOffset: 29, LogOffset: 8, RecordMs: 2}
@@ -194,7 +194,7 @@ func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
 	pos.latestSync[tp] = model.OffsetSync{Topic: "events", Upstream: 10, Downstream: 10, LogOffset: 7, RecordMs: 3}
 	for range 2 {
 		p := lagOf(t, r.Read(ctx, pos, time.Now()), 0)
-		if p.LagMessages.V != 10 || p.Method != PositionRestartCopied || p.Restarted == "" {
+		if p.LagMessages.V != 10 || p.Method != model.PositionRestartCopied || p.Restarted == "" {
 			t.Fatalf("new-log records MM2 skipped counted as copied: %s", describe(p))
 		}
 		// Which ten are missing is unknown: the age is the oldest one's
@@ -205,7 +205,7 @@ func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
 	}
 	// Had MM2 copied the new log from its start, DR accounts for it all.
 	fill(t, dcl, "events", 0, 10, time.Now())
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 0 || p.Restarted != "" || p.Method != PositionConnect {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 0 || p.Restarted != "" || p.Method != model.PositionConnect {
 		t.Fatalf("caught up on the new log: %s", describe(p))
 	}
 }
@@ -532,7 +532,7 @@ func TestLagEmptyLogIsNothingAtRisk(t *testing.T) {
 	}, latestSync: map[model.TP]model.OffsetSync{}}
 	s := &flowstate.FlowSnapshot{Partitions: r.Read(ctx, pos, time.Now()).Partitions}
 	aggregate(s)
-	if p := lagOf(t, Reading{Partitions: s.Partitions}, 1); p.Method != PositionEmptyLog || p.LagMessages.V != 0 || p.LagMs.V != 0 {
+	if p := lagOf(t, Reading{Partitions: s.Partitions}, 1); p.Method != model.PositionEmptyLog || p.LagMessages.V != 0 || p.LagMs.V != 0 {
 		t.Fatalf("empty events-1: %s", describe(p))
 	}
 	if s.RPOAtLeast || len(s.UnknownAge) != 0 || s.RPOMs == nil || *s.RPOMs != 0 {
@@ -540,13 +540,13 @@ func TestLagEmptyLogIsNothingAtRisk(t *testing.T) {
 	}
 	fill(t, pcl, "events", 1, 1, time.Now().Add(-time.Minute))
 	// Unknown, or behind by its record (DR's copy holds none): never caught up.
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); p.LagMessages.Known && p.LagMessages.V != 1 || p.Method == PositionEmptyLog {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); p.LagMessages.Known && p.LagMessages.V != 1 || p.Method == model.PositionEmptyLog {
 		t.Fatalf("events-1 with a record and no position: %s", describe(p))
 	}
 	if _, err := kadm.NewClient(pcl).DeleteRecords(ctx, kadm.Offsets{"events": {1: {Topic: "events", Partition: 1, At: 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); p.LagMessages.Known || p.Method == PositionEmptyLog {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); p.LagMessages.Known || p.Method == model.PositionEmptyLog {
 		t.Fatalf("events-1 emptied by deletion, no position: %s", describe(p))
 	}
 }

@@ -165,7 +165,7 @@ func (fm *flowMonitor) loadLastKnown(ctx context.Context, store *storage.Store) 
 			RemoteTopic: fm.topics.Policy.RemoteTopic(fm.flow.SourceAlias, s.Topic),
 			SourceEnd:   model.FigureOf(s.SourceEnd), Replicated: model.FigureOf(s.Replicated), LagMessages: model.FigureOf(s.LagMessages),
 			LagMs: model.FigureOf(s.LagMs), LagMsAtLeast: model.FigureOf(s.LagMsAtLeast),
-			AsOf: time.UnixMilli(s.AtMs), Method: "saved before restart"})
+			AsOf: time.UnixMilli(s.AtMs), Method: model.PositionSaved})
 	}
 	SortPartitions(fm.last)
 	fm.lastStale = true // and shared: the first snapshot publishes them

@@ -108,7 +108,7 @@ func TestMonitorComputesLagFromMM2Records(t *testing.T) {
 	}
 	p0, p1 := s.Partitions[0], s.Partitions[1]
 	// events-0: Connect says 71, the sync 60->60 plus 20 more DR records says 80.
-	if p0.Replicated.V != 80 || p0.Method != PositionEstimate || p0.LagMessages.V != 20 {
+	if p0.Replicated.V != 80 || p0.Method != model.PositionEstimate || p0.LagMessages.V != 20 {
 		t.Fatalf("events-0 = %s", describe(p0))
 	}
 	// The first unreplicated record is offset 80, written at base+80s.
@@ -242,7 +242,7 @@ func describe(p model.PartitionLag) string {
 		return *v
 	}
 	return slog.GroupValue(slog.Any("start", f(p.SourceStart.Ptr())), slog.Any("end", f(p.SourceEnd.Ptr())), slog.Any("target_end", f(p.TargetEnd.Ptr())),
-		slog.Any("replicated", f(p.Replicated.Ptr())), slog.String("method", p.Method), slog.Any("lag", f(p.LagMessages.Ptr())),
+		slog.Any("replicated", f(p.Replicated.Ptr())), slog.String("method", p.Method.String()), slog.Any("lag", f(p.LagMessages.Ptr())),
 		slog.Any("lag_ms", f(p.LagMs.Ptr())), slog.Bool("lost", p.DataLost)).String()
 }
 

@@ -62,7 +62,7 @@ func TestLagOfANewDRCopyIsNeverZero(t *testing.T) {
 	}
 	// Once DR holds records, MM2's positions count again.
 	fill(t, dcl, "events", 0, 252, time.Now())
-	if p := lagOf(t, r.Read(ctx, oldConnect, time.Now()), 0); !p.LagMessages.Known || p.LagMessages.V != 0 || p.Method != PositionConnect {
+	if p := lagOf(t, r.Read(ctx, oldConnect, time.Now()), 0); !p.LagMessages.Known || p.LagMessages.V != 0 || p.Method != model.PositionConnect {
 		t.Fatalf("DR holds the 252 records: %s, want caught up by MM2's position", describe(p))
 	}
 }

@@ -45,7 +45,7 @@ func randomPartitions(rng *rand.Rand, now time.Time) []model.PartitionLag {
 				repl = known(end - k[0])
 			}
 			out = append(out, model.PartitionLag{Topic: topic, RemoteTopic: topic, Partition: p, SourceEnd: model.FigureOf(known(end)), Replicated: model.FigureOf(repl),
-				LagMessages: model.FigureOf(known(k[0])), LagMs: model.FigureOf(known(k[1])), LagMsAtLeast: model.FigureOf(known(k[2])), AsOf: now, Method: PositionEstimate})
+				LagMessages: model.FigureOf(known(k[0])), LagMs: model.FigureOf(known(k[1])), LagMsAtLeast: model.FigureOf(known(k[2])), AsOf: now, Method: model.PositionEstimate})
 		}
 	}
 	return out
@@ -120,7 +120,7 @@ func TestRestartShowsLastSavedFigures(t *testing.T) {
 			t.Fatalf("seed %d: after the restart\n%s\nbefore it\n%s", seed, got, want)
 		}
 		for _, p := range after {
-			if !restarted.FiguresStale || p.Method != "saved before restart" {
+			if !restarted.FiguresStale || p.Method != model.PositionSaved {
 				t.Fatalf("seed %d: %s-%d restored as %+v", seed, p.Topic, p.Partition, p)
 			}
 		}
@@ -142,7 +142,7 @@ func TestSaveWhenFewerPartitionsUnknown(t *testing.T) {
 		for p, l := range lag {
 			end := int64(100)
 			ps = append(ps, model.PartitionLag{Topic: "a", RemoteTopic: "a", Partition: int32(p), SourceEnd: model.Known(end),
-				LagMessages: model.FigureOf(known(l)), AsOf: at, Method: PositionEstimate})
+				LagMessages: model.FigureOf(known(l)), AsOf: at, Method: model.PositionEstimate})
 			if l < 0 {
 				unknown++
 			}
