@@ -152,7 +152,7 @@ func (h *Handlers) apiFlow(s *flowstate.FlowSnapshot, now time.Time, detail bool
 		}
 		f.PartitionsLags = append(f.PartitionsLags, apiPartition{Topic: p.Topic, RemoteTopic: p.RemoteTopic, Partition: p.Partition,
 			LagMessages: figure(p.LagMessages.Ptr(), false, "the partition's replicated position or end is unknown"), LagMs: age,
-			AsOf: apiTime(p.AsOf), Stale: s.FiguresStale, DataLost: p.DataLost})
+			AsOf: apiTime(p.AsOf.Time()), Stale: s.FiguresStale, DataLost: p.DataLost})
 	}
 	return f
 }

@@ -64,7 +64,7 @@ type PartitionLag struct {
 	// AsOf is when the source offsets were read. Whether that read was the
 	// latest refresh is the snapshot's (FiguresStale): a table is stale as
 	// a whole, and a flag there spares copying it to mark each row.
-	AsOf time.Time
+	AsOf Stamp
 }
 
 // TopicLag aggregates a topic's partitions for the flow page.
@@ -138,4 +138,15 @@ type IngestStats struct {
 	LastError    string
 	LastRecordAt time.Time // record timestamp of the newest record read
 	LastReadAt   time.Time // when we last stored something
+}
+
+// OldestAsOf is the oldest AsOf of ps; zero when ps has none.
+func OldestAsOf(ps []PartitionLag) time.Time {
+	var t Stamp
+	for _, p := range ps {
+		if p.AsOf != 0 && (t == 0 || p.AsOf < t) {
+			t = p.AsOf
+		}
+	}
+	return t.Time()
 }

@@ -67,7 +67,7 @@ func TestFiguresOfAGoneClusterAreLowerBounds(t *testing.T) {
 					t.Fatalf("reason %q states an age that goes stale with the text", s.Reason)
 				}
 				for _, p := range s.Partitions {
-					if !s.FiguresStale || p.AsOf.After(read) {
+					if !s.FiguresStale || p.AsOf.Time().After(read) {
 						t.Fatalf("%s down: partition %s not stale as of the last read %s", side, describe(p), read)
 					}
 				}

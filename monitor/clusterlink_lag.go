@@ -62,7 +62,7 @@ func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *
 		for _, l := range m.MirrorLags {
 			fetched, lag := l.LastSourceFetchOffset, max(l.Lag, 0)
 			end := fetched + lag
-			pl := model.PartitionLag{Topic: m.SourceTopicName, RemoteTopic: m.MirrorTopicName, Partition: int32(l.Partition), AsOf: now,
+			pl := model.PartitionLag{Topic: m.SourceTopicName, RemoteTopic: m.MirrorTopicName, Partition: int32(l.Partition), AsOf: model.StampOf(now),
 				Method: model.PositionClusterLink, Replicated: model.Known(fetched), SourceEnd: model.Known(end), LagMessages: model.Known(lag)}
 			if lag == 0 {
 				pl.LagMs = model.Known(0)

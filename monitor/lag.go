@@ -208,9 +208,10 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 		// Each answer's offsets of this topic, found once, not once a row.
 		topicStarts, topicEnds, topicTargetEnds := starts.Topic(name), ends.Topic(name), targetEnds.Topic(rt)
 		watches := r.parts.topic(name, len(taken[i]))
+		asOf := model.StampOf(now)
 		for j := range taken[i] {
 			p := int32(j)
-			pl := model.PartitionLag{Topic: name, RemoteTopic: rt, Partition: p, AsOf: now}
+			pl := model.PartitionLag{Topic: name, RemoteTopic: rt, Partition: p, AsOf: asOf}
 			pl.SourceStart = listed(topicStarts, p)
 			pl.SourceEnd = listed(topicEnds, p)
 			pl.TargetEnd = listed(topicTargetEnds, p)

@@ -165,7 +165,7 @@ func (fm *flowMonitor) loadLastKnown(ctx context.Context, store *storage.Store) 
 			RemoteTopic: fm.topics.Policy.RemoteTopic(fm.flow.SourceAlias, s.Topic),
 			SourceEnd:   model.FigureOf(s.SourceEnd), Replicated: model.FigureOf(s.Replicated), LagMessages: model.FigureOf(s.LagMessages),
 			LagMs: model.FigureOf(s.LagMs), LagMsAtLeast: model.FigureOf(s.LagMsAtLeast),
-			AsOf: time.UnixMilli(s.AtMs), Method: model.PositionSaved})
+			AsOf: model.StampOf(time.UnixMilli(s.AtMs)), Method: model.PositionSaved})
 	}
 	SortPartitions(fm.last)
 	fm.lastStale = true // and shared: the first snapshot publishes them
@@ -307,7 +307,7 @@ func (m *Monitor) refreshFlow(ctx context.Context, fm *flowMonitor) {
 	s := &flowstate.FlowSnapshot{Flow: fm.flow, Topics: fm.topics, At: now, Partitions: fm.last, FiguresAt: fm.readAt, FiguresStale: fm.lastStale,
 		Source: fm.source, Target: fm.target, Late: fm.late, ReadTook: took, Ingest: pos.ingest, Link: fm.linkSeen}
 	if s.FiguresAt.IsZero() {
-		s.FiguresAt = oldestAsOf(fm.last) // saved before a restart
+		s.FiguresAt = model.OldestAsOf(fm.last) // saved before a restart
 	}
 	m.notePerPartition(fm, s)
 	hb := s.HeartbeatAge
@@ -454,17 +454,6 @@ func staleReason(s *flowstate.FlowSnapshot, now time.Time) string {
 		why += "; figures are lower bounds from the read at " + s.FiguresAt.UTC().Format("15:04:05 UTC")
 	}
 	return why
-}
-
-// oldestAsOf is the oldest AsOf of ps; zero when ps has none.
-func oldestAsOf(ps []model.PartitionLag) time.Time {
-	var t time.Time
-	for _, p := range ps {
-		if !p.AsOf.IsZero() && (t.IsZero() || p.AsOf.Before(t)) {
-			t = p.AsOf
-		}
-	}
-	return t
 }
 
 // readClusterLink refreshes a Cluster Linking flow and says why replication

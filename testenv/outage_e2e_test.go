@@ -401,8 +401,8 @@ func watchPrimaryReads(t *testing.T, mon *monitor.Monitor, flow string) func() t
 			if s := mon.Snapshot(flow); s.Source.Checked && s.Source.OK {
 				at := s.At
 				for _, p := range s.Partitions {
-					if p.AsOf.After(at) {
-						at = p.AsOf
+					if p.AsOf.Time().After(at) {
+						at = p.AsOf.Time()
 					}
 				}
 				mu.Lock()

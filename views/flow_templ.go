@@ -1688,9 +1688,9 @@ func partitionRow(flow string, pl model.PartitionLag, stale bool, now time.Time)
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var84 string
-		templ_7745c5c3_Var84, templ_7745c5c3_Err = templ.JoinStringErrs(Ago(pl.AsOf, now))
+		templ_7745c5c3_Var84, templ_7745c5c3_Err = templ.JoinStringErrs(Ago(pl.AsOf.Time(), now))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 404, Col: 22}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 404, Col: 29}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var84))
 		if templ_7745c5c3_Err != nil {
@@ -2162,9 +2162,9 @@ func Partition(p PartitionPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var112 string
-			templ_7745c5c3_Var112, templ_7745c5c3_Err = templ.JoinStringErrs(Ago(p.P.AsOf, p.Now))
+			templ_7745c5c3_Var112, templ_7745c5c3_Err = templ.JoinStringErrs(Ago(p.P.AsOf.Time(), p.Now))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 480, Col: 32}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/flow.templ`, Line: 480, Col: 39}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var112))
 			if templ_7745c5c3_Err != nil {

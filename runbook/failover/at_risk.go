@@ -48,10 +48,8 @@ func AtRiskOf(s *flowstate.FlowSnapshot) AtRisk {
 	if !s.FiguresAt.IsZero() { // the read the figures rest on, not the refresh that held them
 		a.AsOf = s.FiguresAt
 	}
-	for _, p := range s.Partitions {
-		if !p.AsOf.IsZero() && (a.AsOf.IsZero() || p.AsOf.Before(a.AsOf)) {
-			a.AsOf = p.AsOf
-		}
+	if t := model.OldestAsOf(s.Partitions); !t.IsZero() && (a.AsOf.IsZero() || t.Before(a.AsOf)) {
+		a.AsOf = t
 	}
 	if s.Late != nil && !s.Late.FiguresAt.IsZero() && s.Late.FiguresAt.Before(a.AsOf) {
 		a.AsOf = s.Late.FiguresAt

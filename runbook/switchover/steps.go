@@ -357,7 +357,7 @@ func behind(s *flowstate.FlowSnapshot, ends map[model.TP]int64, since time.Time)
 		switch {
 		case !ok:
 			out = append(out, key+": not in the monitor's figures")
-		case s.FiguresStale || p.AsOf.Before(since):
+		case s.FiguresStale || p.AsOf.Time().Before(since):
 			out = append(out, key+": not read since the fence was verified")
 		case p.SourceEnd.Known && p.SourceEnd.V != end:
 			breached = append(breached, fmt.Sprintf("%s: the primary's end is %d, the fenced end %d", key, p.SourceEnd.V, end))
