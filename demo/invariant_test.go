@@ -258,7 +258,7 @@ func checkInvariant(ctx context.Context, t *testing.T, sb *Sandbox, mon *monitor
 	}
 	listed := map[model.TP]model.PartitionLag{}
 	for _, p := range snap.Partitions {
-		listed[model.TP{Topic: p.Topic, Partition: p.Partition}] = p
+		listed[model.TP{Topic: p.Topic.String(), Partition: p.Partition}] = p
 	}
 	idx := mon.Translator(flow).Index
 	ends.Each(func(l kadm.ListedOffset) {
@@ -398,7 +398,7 @@ func TestStoppedMirrorLosesToRetention(t *testing.T) {
 	backed := func() bool {
 		mon.Refresh(ctx)
 		for _, p := range mon.Snapshot(flow).Partitions {
-			if p.LossSuspected && p.SourceStart.Known && p.SourceStart.V > truth.position(model.TP{Topic: p.Topic, Partition: p.Partition}) {
+			if p.LossSuspected && p.SourceStart.Known && p.SourceStart.V > truth.position(model.TP{Topic: p.Topic.String(), Partition: p.Partition}) {
 				return true
 			}
 		}
@@ -413,7 +413,7 @@ func TestStoppedMirrorLosesToRetention(t *testing.T) {
 	})
 	checkLossFlags := func() {
 		for _, p := range mon.Snapshot(flow).Partitions {
-			if (p.DataLost || p.LossSuspected) && (!p.SourceStart.Known || p.SourceStart.V <= truth.position(model.TP{Topic: p.Topic, Partition: p.Partition})) {
+			if (p.DataLost || p.LossSuspected) && (!p.SourceStart.Known || p.SourceStart.V <= truth.position(model.TP{Topic: p.Topic.String(), Partition: p.Partition})) {
 				t.Errorf("%s-%d flagged lost but the primary still holds everything from the mirror's position", p.Topic, p.Partition)
 			}
 		}

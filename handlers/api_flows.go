@@ -150,7 +150,7 @@ func (h *Handlers) apiFlow(s *flowstate.FlowSnapshot, now time.Time, detail bool
 		if !p.LagMs.Known && p.LagMsAtLeast.Known {
 			age = figure(p.LagMsAtLeast.Ptr(), true, "")
 		}
-		f.PartitionsLags = append(f.PartitionsLags, apiPartition{Topic: p.Topic, RemoteTopic: p.RemoteTopic, Partition: p.Partition,
+		f.PartitionsLags = append(f.PartitionsLags, apiPartition{Topic: p.Topic.String(), RemoteTopic: p.RemoteTopic.String(), Partition: p.Partition,
 			LagMessages: figure(p.LagMessages.Ptr(), false, "the partition's replicated position or end is unknown"), LagMs: age,
 			AsOf: apiTime(p.AsOf.Time()), Stale: s.FiguresStale, DataLost: p.DataLost})
 	}

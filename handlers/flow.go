@@ -35,10 +35,10 @@ func paginate[T any](l *views.Listing, rows []T) []T {
 // topicPartitions is topic's run of s.Partitions (sorted by topic, then
 // partition): two binary searches, no scan.
 func topicPartitions(s *flowstate.FlowSnapshot, topic string) []model.PartitionLag {
-	byTopic := func(p model.PartitionLag, t string) int { return strings.Compare(p.Topic, t) }
+	byTopic := func(p model.PartitionLag, t string) int { return strings.Compare(p.Topic.String(), t) }
 	from, _ := slices.BinarySearchFunc(s.Partitions, topic, byTopic)
 	rest := s.Partitions[from:]
-	to := from + sort.Search(len(rest), func(i int) bool { return rest[i].Topic != topic })
+	to := from + sort.Search(len(rest), func(i int) bool { return rest[i].Topic.String() != topic })
 	return s.Partitions[from:to:to]
 }
 

@@ -174,10 +174,10 @@ func (c MetricsCollector) eachMirror(snaps []*flowstate.FlowSnapshot, emit func(
 			}
 			part := strconv.Itoa(int(p.Partition))
 			if p.LagMessages.Known {
-				emit(famLagMessages, float64(p.LagMessages.V), flow, p.Topic, part)
+				emit(famLagMessages, float64(p.LagMessages.V), flow, p.Topic.String(), part)
 			}
 			if p.LagMs.Known {
-				emit(famLagMs, float64(p.LagMs.V), flow, p.Topic, part)
+				emit(famLagMs, float64(p.LagMs.V), flow, p.Topic.String(), part)
 			}
 		}
 		for _, t := range topicAggregates(s.Partitions) {

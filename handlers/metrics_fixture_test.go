@@ -50,7 +50,7 @@ func syntheticSnapshots(n int) []*flowstate.FlowSnapshot {
 		HeartbeatAge: &hb, Source: model.Reachability{Checked: true, OK: true}, Target: model.Reachability{Checked: true, OK: false},
 		DataLost: 1, LossSuspected: 2, LostOffsetsTotal: 12345, LossIncidentsTotal: 3}
 	for i := range n {
-		p := model.PartitionLag{Topic: fmt.Sprintf("orders.v%d", i/100), Partition: int32(i % 100)}
+		p := model.PartitionLag{Topic: model.Intern(fmt.Sprintf("orders.v%d", i/100)), Partition: int32(i % 100)}
 		switch {
 		case i%97 == 5:
 		case i%89 == 7:
@@ -78,6 +78,6 @@ func syntheticSnapshots(n int) []*flowstate.FlowSnapshot {
 	s.Groups = groupSnapshot().Groups // the pre-encoded group series too
 	link := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "link", Kind: "cluster-link"}, At: at, Status: model.FlowStatusUnknown,
 		Target:     model.Reachability{Checked: true, OK: true},
-		Partitions: []model.PartitionLag{{Topic: `we"ird\topic`, Partition: 0, LagMessages: model.Known(0), LagMs: model.Known(0)}, {Topic: "gone", Partition: 0}}}
+		Partitions: []model.PartitionLag{{Topic: model.Intern(`we"ird\topic`), Partition: 0, LagMessages: model.Known(0), LagMs: model.Known(0)}, {Topic: model.Intern("gone"), Partition: 0}}}
 	return []*flowstate.FlowSnapshot{s, link}
 }

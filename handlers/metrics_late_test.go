@@ -58,9 +58,9 @@ func TestMetricsStaleFiguresAreLowerBoundsWithTheirAge(t *testing.T) {
 	down := model.Reachability{Checked: true, OK: false, Since: now.Add(-15 * time.Second), LastOK: read}
 	gone := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "gone"}, At: now, FiguresAt: read, Source: down, Target: ok,
 		Status: model.FlowStatusUnknown, RPOMs: i64(14_557), RPOAtLeast: true, Bound: "source cluster unreachable",
-		Partitions: []model.PartitionLag{{Topic: "events", LagMessages: model.Known(681), LagMs: model.Known(14_557), AsOf: model.StampOf(read)}}, FiguresStale: true}
+		Partitions: []model.PartitionLag{{Topic: model.Intern("events"), LagMessages: model.Known(681), LagMs: model.Known(14_557), AsOf: model.StampOf(read)}}, FiguresStale: true}
 	fresh := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "fresh"}, At: now, FiguresAt: now, Source: ok, Target: ok,
-		Status: model.FlowStatusOK, RPOMs: i64(0), Partitions: []model.PartitionLag{{Topic: "events", LagMessages: model.Known(0), LagMs: model.Known(0), AsOf: model.StampOf(now)}}}
+		Status: model.FlowStatusOK, RPOMs: i64(0), Partitions: []model.PartitionLag{{Topic: model.Intern("events"), LagMessages: model.Known(0), LagMs: model.Known(0), AsOf: model.StampOf(now)}}}
 	got := parseText(t, collectorText(t, MetricsCollector{Monitor: newFakeSource([]*flowstate.FlowSnapshot{gone, fresh})}))
 	for name, want := range map[string][]string{
 		"kafka_mirror_refresh_timestamp_seconds": {"flow=gone 1.800000078e+09", "flow=fresh 1.8000001e+09"},
@@ -82,7 +82,7 @@ func TestMetricsStaleFiguresAreLowerBoundsWithTheirAge(t *testing.T) {
 func TestAPIPartitionsStaleFromTheSnapshot(t *testing.T) {
 	now := time.UnixMilli(1_800_000_100_000)
 	read := now.Add(-22 * time.Second)
-	rows := []model.PartitionLag{{Topic: "events", LagMessages: model.Known(681), AsOf: model.StampOf(read)}, {Topic: "events", Partition: 1, LagMessages: model.Known(0), AsOf: model.StampOf(read)}}
+	rows := []model.PartitionLag{{Topic: model.Intern("events"), LagMessages: model.Known(681), AsOf: model.StampOf(read)}, {Topic: model.Intern("events"), Partition: 1, LagMessages: model.Known(0), AsOf: model.StampOf(read)}}
 	for _, stale := range []bool{true, false} {
 		s := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: "primary->dr"}, At: now, FiguresAt: read, Partitions: rows, FiguresStale: stale}
 		f := (&Handlers{}).apiFlow(s, now, true)
@@ -104,7 +104,7 @@ func TestMetricsPerPartitionByDefaultUpToTheBound(t *testing.T) {
 	flow := func(name string, n int) *flowstate.FlowSnapshot {
 		s := &flowstate.FlowSnapshot{Flow: &config.Flow{Name: name}, At: time.Now(), Status: model.FlowStatusOK}
 		for i := range n {
-			s.Partitions = append(s.Partitions, model.PartitionLag{Topic: "t", Partition: int32(i), LagMessages: model.Known(1), LagMs: model.Known(40_000)})
+			s.Partitions = append(s.Partitions, model.PartitionLag{Topic: model.Intern("t"), Partition: int32(i), LagMessages: model.Known(1), LagMs: model.Known(40_000)})
 		}
 		return s
 	}

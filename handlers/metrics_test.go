@@ -111,11 +111,11 @@ func mapsKeys(m map[string][]string) func(func(string) bool) {
 func TestMetricsTopicAggregates(t *testing.T) {
 	s := syntheticSnapshots(0)
 	s[0].Partitions = []model.PartitionLag{
-		{Topic: "a", Partition: 0, LagMessages: model.Known(5), LagMs: model.Known(100)},
-		{Topic: "a", Partition: 1, LagMessages: model.Known(7), LagMsAtLeast: model.Known(9000)},
-		{Topic: "a", Partition: 2},
-		{Topic: "b", Partition: 0},
-		{Topic: "c", Partition: 0, LagMessages: model.Known(0), LagMs: model.Known(0)},
+		{Topic: model.Intern("a"), Partition: 0, LagMessages: model.Known(5), LagMs: model.Known(100)},
+		{Topic: model.Intern("a"), Partition: 1, LagMessages: model.Known(7), LagMsAtLeast: model.Known(9000)},
+		{Topic: model.Intern("a"), Partition: 2},
+		{Topic: model.Intern("b"), Partition: 0},
+		{Topic: model.Intern("c"), Partition: 0, LagMessages: model.Known(0), LagMs: model.Known(0)},
 	}
 	plain, _ := encodeMirror(MetricsCollector{Monitor: newFakeSource(s), Series: config.Metrics{PerPartition: new(false)}}, s, nil)
 	got := parseText(t, plain)

@@ -19,11 +19,11 @@ func topicAggregates(parts []model.PartitionLag) []topicAgg {
 	var out []topicAgg
 	at := map[string]int{}
 	for _, p := range parts {
-		i, ok := at[p.Topic]
+		i, ok := at[p.Topic.String()]
 		if !ok {
 			i = len(out)
-			at[p.Topic] = i
-			out = append(out, topicAgg{topic: p.Topic})
+			at[p.Topic.String()] = i
+			out = append(out, topicAgg{topic: p.Topic.String()})
 		}
 		t := &out[i]
 		if !p.LagMessages.Known || !p.LagMs.Known {

@@ -130,7 +130,7 @@ func TestTopicAndPartitionLookups(t *testing.T) {
 	}
 	s := rig.mon.Snapshot(rig.flow)
 	for _, p := range s.Partitions {
-		got := topicPartitions(s, p.Topic)
+		got := topicPartitions(s, p.Topic.String())
 		if len(got) != 4 || got[0].Topic != p.Topic || got[3].Topic != p.Topic {
 			t.Fatalf("topic %s: %d partitions", p.Topic, len(got))
 		}

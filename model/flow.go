@@ -23,17 +23,26 @@ const (
 
 // PartitionLag is one source partition's replication state. Figures not
 // Known are unknown and must be shown as unknown, never as 0.
+//
+// A row holds no pointer (names are interned, the method a code, the
+// time a stamp): a refresh's table has a row per partition, a million at
+// the largest estates, and the garbage collector never looks into a
+// pointer-free table. TestPartitionLagHoldsNoPointer keeps it so.
 type PartitionLag struct {
-	Topic       string // source topic
-	RemoteTopic string // its name in the target
+	Topic       Name // source topic
+	RemoteTopic Name // its name in the target
 	Partition   int32
+	// Restarted, when set, says why the source log is a new one (topic
+	// recreated, end offset went backwards, MM2's position past the end)
+	// and since when: MM2's old position no longer counts.
+	Restarted Name
 	// DataLost: retention deleted source records MM2 never copied. Read
 	// sets it when the source log start passed the replicated position;
 	// the loss judge (loss.go) then keeps it only for a confirmed loss
-	// and marks an undecided gap LossSuspected instead. (Beside Partition:
-	// the three share a word of a row, a million rows a table.)
+	// and marks an undecided gap LossSuspected instead.
 	DataLost      bool
 	LossSuspected bool
+	Method        LagMethod
 	SourceStart   Figure // log-start offset in the source
 	SourceEnd     Figure // high watermark in the source
 	// TargetEnd is the remote partition's last stable offset: its end as
@@ -44,7 +53,6 @@ type PartitionLag struct {
 	TargetEnd Figure
 	// Replicated is the next source offset MM2 has yet to copy.
 	Replicated Figure
-	Method     LagMethod
 	// LagMessages is SourceEnd - Replicated.
 	LagMessages Figure
 	// LagMs is the age of the oldest source record not yet replicated; 0
@@ -54,10 +62,6 @@ type PartitionLag struct {
 	// partition that is behind: how long ago the console first saw its first
 	// unreplicated record exist. Never a substitute shown as exact.
 	LagMsAtLeast Figure
-	// Restarted, when set, says why the source log is a new one (topic
-	// recreated, end offset went backwards, MM2's position past the end)
-	// and since when: MM2's old position no longer counts.
-	Restarted string
 	// AbortedInDR is how many records of aborted transactions MM2 has
 	// copied to DR, as far as the console saw them (a lower bound).
 	AbortedInDR int64

@@ -59,10 +59,11 @@ func (r *ClusterLinkReader) Read(ctx context.Context, now time.Time) (Reading, *
 			st.Problems = append(st.Problems, fmt.Sprintf("%s is %s", m.MirrorTopicName, m.MirrorStatus))
 		}
 		topics = append(topics, m.SourceTopicName)
+		source, mirror := model.Intern(m.SourceTopicName), model.Intern(m.MirrorTopicName)
 		for _, l := range m.MirrorLags {
 			fetched, lag := l.LastSourceFetchOffset, max(l.Lag, 0)
 			end := fetched + lag
-			pl := model.PartitionLag{Topic: m.SourceTopicName, RemoteTopic: m.MirrorTopicName, Partition: int32(l.Partition), AsOf: model.StampOf(now),
+			pl := model.PartitionLag{Topic: source, RemoteTopic: mirror, Partition: int32(l.Partition), AsOf: model.StampOf(now),
 				Method: model.PositionClusterLink, Replicated: model.Known(fetched), SourceEnd: model.Known(end), LagMessages: model.Known(lag)}
 			if lag == 0 {
 				pl.LagMs = model.Known(0)
@@ -94,7 +95,7 @@ func (r *ClusterLinkReader) lagging(parts []model.PartitionLag) []lagging {
 	var want []lagging
 	for i := range parts {
 		p := &parts[i]
-		tp := model.TP{Topic: p.Topic, Partition: p.Partition}
+		tp := model.TP{Topic: p.Topic.String(), Partition: p.Partition}
 		w := r.ts.parts.get(tp)
 		if w == nil {
 			w = r.ts.parts.add(tp)

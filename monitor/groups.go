@@ -71,7 +71,7 @@ type drStarts struct {
 func (m *Monitor) readDRStarts(ctx context.Context, fm *flowMonitor, snap *flowstate.FlowSnapshot) error {
 	var remote []string
 	for i := range snap.Partitions {
-		if t := snap.Partitions[i].RemoteTopic; len(remote) == 0 || remote[len(remote)-1] != t {
+		if t := snap.Partitions[i].RemoteTopic.String(); len(remote) == 0 || remote[len(remote)-1] != t {
 			remote = append(remote, t)
 		}
 	}

@@ -99,13 +99,13 @@ type endSeen struct {
 // since the mark account for it (see corroborated).
 type restartMark struct {
 	at            time.Time
-	why           string
-	connect, sync bool     // whether one existed at the mark
-	connectRec    [2]int64 // log offset, record time of the connect offset then
-	syncRec       [2]int64 // log offset, record time of the newest sync then
-	base          int64    // the log's start at the mark; its end for a truncation (same topic id)
-	drEnd         int64    // DR end offset of the remote partition at the mark
-	hasDR         bool     // drEnd is known
+	why           model.Name // why and since when, as the pages say it
+	connect, sync bool       // whether one existed at the mark
+	connectRec    [2]int64   // log offset, record time of the connect offset then
+	syncRec       [2]int64   // log offset, record time of the newest sync then
+	base          int64      // the log's start at the mark; its end for a truncation (same topic id)
+	drEnd         int64      // DR end offset of the remote partition at the mark
+	hasDR         bool       // drEnd is known
 }
 
 // maxSeen bounds the end history kept per partition; thinning it only
@@ -208,10 +208,10 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 		// Each answer's offsets of this topic, found once, not once a row.
 		topicStarts, topicEnds, topicTargetEnds := starts.Topic(name), ends.Topic(name), targetEnds.Topic(rt)
 		watches := r.parts.topic(name, len(taken[i]))
-		asOf := model.StampOf(now)
+		asOf, names, remoteNames := model.StampOf(now), model.Intern(name), model.Intern(rt)
 		for j := range taken[i] {
 			p := int32(j)
-			pl := model.PartitionLag{Topic: name, RemoteTopic: rt, Partition: p, AsOf: asOf}
+			pl := model.PartitionLag{Topic: names, RemoteTopic: remoteNames, Partition: p, AsOf: asOf}
 			pl.SourceStart = listed(topicStarts, p)
 			pl.SourceEnd = listed(topicEnds, p)
 			pl.TargetEnd = listed(topicTargetEnds, p)
@@ -513,7 +513,7 @@ func (r *LagReader) watch(pl *model.PartitionLag, w *partWatch, pos partPos, rec
 	}
 	fresh := why != ""
 	if fresh {
-		m := &restartMark{at: now, why: why}
+		m := &restartMark{at: now, why: model.Intern(why + " at " + now.UTC().Format(time.RFC3339))}
 		switch {
 		case sameLog && pl.SourceEnd.Known:
 			m.base = pl.SourceEnd.V // truncated: what is below the new end was the same log
@@ -546,7 +546,7 @@ func (r *LagReader) watch(pl *model.PartitionLag, w *partWatch, pos partPos, rec
 				return fresh
 			}
 		}
-		pl.Restarted = m.why + " at " + m.at.UTC().Format(time.RFC3339)
+		pl.Restarted = m.why
 		if !pl.Replicated.Known && pl.SourceStart.Known {
 			// Nothing of the new log is known to be copied.
 			v := pl.SourceStart.V
@@ -569,7 +569,7 @@ func (r *LagReader) watch(pl *model.PartitionLag, w *partWatch, pos partPos, rec
 // many MM2 never copied anywhere is not known). A position at or below the
 // log start already counts everything retained and stays.
 func emptyDRCopy(pl *model.PartitionLag, targetLeaders kafka.Leaders) {
-	ls, exists := targetLeaders[pl.RemoteTopic]
+	ls, exists := targetLeaders[pl.RemoteTopic.String()]
 	switch {
 	case !pl.SourceStart.Known || !pl.SourceEnd.Known || pl.SourceEnd.V == 0: // an empty log: model.PositionEmptyLog
 		return
@@ -665,7 +665,7 @@ func (r *LagReader) lagMillis(ctx context.Context, topics mirroredTopics, want [
 	need := map[model.TP]int64{}
 	for _, l := range want {
 		p := &parts[l.row]
-		tp := model.TP{Topic: p.Topic, Partition: p.Partition}
+		tp := model.TP{Topic: p.Topic.String(), Partition: p.Partition}
 		// A timestamp stays true while the position holds; "only markers
 		// left" only while the end does too (a lagging row has an end).
 		var e *tsEntry
@@ -687,7 +687,7 @@ func (r *LagReader) lagMillis(ctx context.Context, topics mirroredTopics, want [
 	}
 	for _, l := range want {
 		p := &parts[l.row]
-		w := r.parts.get(model.TP{Topic: p.Topic, Partition: p.Partition})
+		w := r.parts.get(model.TP{Topic: p.Topic.String(), Partition: p.Partition})
 		if w == nil {
 			continue // every lagging row is watched (Read, ClusterLinkReader.lagging); unwatched, its age stays unknown
 		}
@@ -716,7 +716,7 @@ func (r *LagReader) lagMillis(ctx context.Context, topics mirroredTopics, want [
 func SortPartitions(ps []model.PartitionLag) {
 	sort.Slice(ps, func(i, j int) bool {
 		if ps[i].Topic != ps[j].Topic {
-			return ps[i].Topic < ps[j].Topic
+			return ps[i].Topic.Less(ps[j].Topic)
 		}
 		return ps[i].Partition < ps[j].Partition
 	})

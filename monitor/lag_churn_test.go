@@ -39,7 +39,7 @@ func lagOf(t *testing.T, rd Reading, p int32) model.PartitionLag {
 		t.Fatalf("read: %v / %v", rd.SourceErr, rd.TargetErr)
 	}
 	for _, pl := range rd.Partitions {
-		if pl.Topic == "events" && pl.Partition == p {
+		if pl.Topic.String() == "events" && pl.Partition == p {
 			return pl
 		}
 	}
@@ -112,7 +112,7 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 		latestSync: map[model.TP]model.OffsetSync{tp: {Topic: "events", Upstream: 90, Downstream: 90, LogOffset: 3, RecordMs: 1}},
 	}
 	now := time.Now()
-	if p := lagOf(t, r.Read(ctx, pos, now), 0); p.LagMessages.V != 0 || p.Restarted != "" {
+	if p := lagOf(t, r.Read(ctx, pos, now), 0); p.LagMessages.V != 0 || p.Restarted.String() != "" {
 		t.Fatalf("before: %+v", p)
 	}
 
@@ -130,11 +130,11 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 	if !p.LagMs.Known || p.LagMs.V != now.Sub(written).Milliseconds() {
 		t.Fatalf("lag ms %v, want the age of the new log's first record: %s", p.LagMs, describe(p))
 	}
-	if p.Restarted == "" || len(rd.Restarted) == 0 || rd.Restarted[0] != tp {
+	if p.Restarted.String() == "" || len(rd.Restarted) == 0 || rd.Restarted[0] != tp {
 		t.Fatalf("restart not reported: %q %v", p.Restarted, rd.Restarted)
 	}
 	// Still MM2's old position on the next refresh: still the whole new log.
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 30 || p.Restarted == "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 30 || p.Restarted.String() == "" {
 		t.Fatalf("second refresh: %+v", p)
 	}
 
@@ -142,7 +142,7 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 	// new sync 0->100 and 20 more DR records.
 	fill(t, dcl, "events", 0, 20, written)
 	pos.latestSync[tp] = model.OffsetSync{Topic: "events", Upstream: 0, Downstream: 100, LogOffset: 4, RecordMs: 2}
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 10 || p.Method != model.PositionEstimate || p.Restarted == "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 10 || p.Method != model.PositionEstimate || p.Restarted.String() == "" {
 		t.Fatalf("MM2 on the new log: lag %v (%s) %q", p.LagMessages, p.Method, p.Restarted)
 	}
 	fill(t, dcl, "events", 0, 10, written)
@@ -154,7 +154,7 @@ func TestLagRecreatedTopicIsNeverCaughtUp(t *testing.T) {
 		t.Fatalf("old connect offset resurfaced: %+v", p)
 	}
 	pos.connect[tp] = model.ConnectOffset{Topic: "events", LastOffset: 29, LogOffset: 8, RecordMs: 2}
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 0 || p.Restarted != "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 0 || p.Restarted.String() != "" {
 		t.Fatalf("both positions on the new log: %+v", p)
 	}
 }
@@ -179,12 +179,12 @@ func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
 	skippedAt := time.Now().Add(-40 * time.Second).Truncate(time.Millisecond)
 	r.Source = recreateEvents(t, primary, pcl, 10, skippedAt)
 	fill(t, r.Source, "events", 0, 20, time.Now())
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 30 || p.Restarted == "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 30 || p.Restarted.String() == "" {
 		t.Fatalf("after recreation: %s", describe(p))
 	}
 	// The late flush of the old log's position: "copied up to 9".
 	pos.connect[tp] = model.ConnectOffset{Topic: "events", LastOffset: 9, LogOffset: 5, RecordMs: 2}
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 30 || p.Restarted == "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 30 || p.Restarted.String() == "" {
 		t.Fatalf("old log's position flushed after the restart counted for the new log: %s", describe(p))
 	}
 	// MM2 carries on from offset 10 of the new log: 20 records reach DR,
@@ -194,7 +194,7 @@ func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
 	pos.latestSync[tp] = model.OffsetSync{Topic: "events", Upstream: 10, Downstream: 10, LogOffset: 7, RecordMs: 3}
 	for range 2 {
 		p := lagOf(t, r.Read(ctx, pos, time.Now()), 0)
-		if p.LagMessages.V != 10 || p.Method != model.PositionRestartCopied || p.Restarted == "" {
+		if p.LagMessages.V != 10 || p.Method != model.PositionRestartCopied || p.Restarted.String() == "" {
 			t.Fatalf("new-log records MM2 skipped counted as copied: %s", describe(p))
 		}
 		// Which ten are missing is unknown: the age is the oldest one's
@@ -205,7 +205,7 @@ func TestLagRestartIgnoresLateOldPositions(t *testing.T) {
 	}
 	// Had MM2 copied the new log from its start, DR accounts for it all.
 	fill(t, dcl, "events", 0, 10, time.Now())
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 0 || p.Restarted != "" || p.Method != model.PositionConnect {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 0 || p.Restarted.String() != "" || p.Method != model.PositionConnect {
 		t.Fatalf("caught up on the new log: %s", describe(p))
 	}
 }
@@ -228,7 +228,7 @@ func TestLagRecreationAcrossARefreshWithoutTheTopic(t *testing.T) {
 			t.Fatalf("events listed while deleted: %+v", rd.Partitions)
 		}
 	})
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); !p.LagMessages.Known || p.LagMessages.V != 30 || p.Restarted == "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); !p.LagMessages.Known || p.LagMessages.V != 30 || p.Restarted.String() == "" {
 		t.Fatalf("recreated across a refresh without it: %s, want all 30 of the new log behind", describe(p))
 	}
 }
@@ -256,7 +256,7 @@ func TestLagRecreationSeenThroughMetadataCache(t *testing.T) {
 		t.Fatalf("before: %s", describe(p))
 	}
 	recreateEvents(t, primary, pcl, 30, time.Now()) // the end does not go back; MM2's 10 is not past it
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 30 || p.Restarted == "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 0); p.LagMessages.V != 30 || p.Restarted.String() == "" {
 		t.Fatalf("recreated topic read through a cached old topic id: %s restarted %q", describe(p), p.Restarted)
 	}
 }
@@ -277,21 +277,21 @@ func TestLagPositionPastEndOrEndBackwards(t *testing.T) {
 		{Topic: "events", Partition: 1}: {Topic: "events", Partition: 1, LastOffset: 9},
 	}, latestSync: map[model.TP]model.OffsetSync{}}
 	rd := r.Read(ctx, pos, time.Now())
-	if p := lagOf(t, rd, 0); p.LagMessages.V != 30 || p.Restarted == "" {
+	if p := lagOf(t, rd, 0); p.LagMessages.V != 30 || p.Restarted.String() == "" {
 		t.Fatalf("position 100 past end 30: lag %v %q", p.LagMessages, p.Restarted)
 	}
-	if p := lagOf(t, rd, 1); p.LagMessages.V != 20 || p.Restarted != "" {
+	if p := lagOf(t, rd, 1); p.LagMessages.V != 20 || p.Restarted.String() != "" {
 		t.Fatalf("events-1: lag %v %q", p.LagMessages, p.Restarted)
 	}
 	// The end of events-1 goes back (a restarted log that MM2 has not read).
 	r.parts.get(model.TP{Topic: "events", Partition: 1}).lastEnd = 40
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); p.LagMessages.V != 30 || p.Restarted == "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); p.LagMessages.V != 30 || p.Restarted.String() == "" {
 		t.Fatalf("end went back: lag %v %q", p.LagMessages, p.Restarted)
 	}
 	// Same topic id: the log was truncated, not recreated, so what is below
 	// its new end is still what MM2 read, and MM2's next position counts.
 	pos.connect[model.TP{Topic: "events", Partition: 1}] = model.ConnectOffset{Topic: "events", Partition: 1, LastOffset: 29, LogOffset: 1}
-	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); p.LagMessages.V != 0 || p.Restarted != "" {
+	if p := lagOf(t, r.Read(ctx, pos, time.Now()), 1); p.LagMessages.V != 0 || p.Restarted.String() != "" {
 		t.Fatalf("MM2's position on the truncated log: %s restarted %q", describe(p), p.Restarted)
 	}
 }
@@ -504,8 +504,8 @@ func TestLagEndHistoryOfABusyLaggingPartitionIsBounded(t *testing.T) {
 
 func TestFlowNotOKOnMissingPosition(t *testing.T) {
 	s := &flowstate.FlowSnapshot{Partitions: []model.PartitionLag{
-		{Topic: "events", Partition: 0, LagMessages: model.Known(0), LagMs: model.Known(0)},
-		{Topic: "late", Partition: 0, SourceEnd: model.Known(50)},
+		{Topic: model.Intern("events"), Partition: 0, LagMessages: model.Known(0), LagMs: model.Known(0)},
+		{Topic: model.Intern("late"), Partition: 0, SourceEnd: model.Known(50)},
 	}}
 	aggregate(s)
 	var tr statusTracker
@@ -650,10 +650,10 @@ func TestLagTakesPositionsBeforeOffsets(t *testing.T) {
 // topic by topic, but a table out of order must not split a topic in two.
 func TestAggregateRowsOutOfTopicOrder(t *testing.T) {
 	s := &flowstate.FlowSnapshot{Partitions: []model.PartitionLag{
-		{Topic: "b", Partition: 0, LagMessages: model.Known(3), LagMs: model.Known(300), AbortedInDR: 12},
-		{Topic: "a", Partition: 0, LagMessages: model.Known(1), LagMs: model.Known(100), AbortedInDR: 1},
-		{Topic: "b", Partition: 1, LagMessages: model.Known(4), LagMs: model.Known(50)},
-		{Topic: "a", Partition: 1, SourceEnd: model.Known(9)}, // position unknown
+		{Topic: model.Intern("b"), Partition: 0, LagMessages: model.Known(3), LagMs: model.Known(300), AbortedInDR: 12},
+		{Topic: model.Intern("a"), Partition: 0, LagMessages: model.Known(1), LagMs: model.Known(100), AbortedInDR: 1},
+		{Topic: model.Intern("b"), Partition: 1, LagMessages: model.Known(4), LagMs: model.Known(50)},
+		{Topic: model.Intern("a"), Partition: 1, SourceEnd: model.Known(9)}, // position unknown
 	}}
 	aggregate(s)
 	if len(s.TopicLags) != 2 {

@@ -106,7 +106,7 @@ func (j *lossJudge) judge(parts []model.PartitionLag, idx *mm2.SyncIndex, connec
 	j.judges++
 	for i := range parts {
 		p := &parts[i]
-		tp := model.TP{Topic: p.Topic, Partition: p.Partition}
+		tp := model.TP{Topic: p.Topic.String(), Partition: p.Partition}
 		su := j.suspects[tp]
 		if su != nil {
 			su.seen = j.judges
@@ -143,7 +143,7 @@ func (j *lossJudge) judge(parts []model.PartitionLag, idx *mm2.SyncIndex, connec
 		}
 		delete(j.suspects, tp)
 		if inc != nil {
-			inc.Topic, inc.Partition = p.Topic, p.Partition
+			inc.Topic, inc.Partition = p.Topic.String(), p.Partition
 			out = append(out, *inc)
 		}
 	}
@@ -281,7 +281,7 @@ func (m *Monitor) judgeLoss(ctx context.Context, fm *flowMonitor, s *flowstate.F
 func markLost(ps []model.PartitionLag, lost map[model.TP]bool, shared bool) ([]model.PartitionLag, bool) {
 	copied := false
 	for i := range ps {
-		want := lost[model.TP{Topic: ps[i].Topic, Partition: ps[i].Partition}]
+		want := lost[model.TP{Topic: ps[i].Topic.String(), Partition: ps[i].Partition}]
 		if ps[i].DataLost == want {
 			continue
 		}

@@ -35,7 +35,7 @@ func (c *lossCase) sync(syncs ...[2]int64) {
 func (c *lossCase) refresh(start, replicated, targetEnd, connectLast int64) bool {
 	c.t.Helper()
 	end := max(replicated, start) + 10
-	parts := []model.PartitionLag{{Topic: "events", SourceStart: model.Known(start), SourceEnd: model.Known(end), Replicated: model.Known(replicated), TargetEnd: model.Known(targetEnd)}}
+	parts := []model.PartitionLag{{Topic: model.Intern("events"), SourceStart: model.Known(start), SourceEnd: model.Known(end), Replicated: model.Known(replicated), TargetEnd: model.Known(targetEnd)}}
 	co := map[model.TP]model.ConnectOffset{{Topic: "events", Partition: 0}: {Topic: "events", LastOffset: connectLast}}
 	c.found = append(c.found, c.j.judge(parts, c.idx, func(tp model.TP) (model.ConnectOffset, bool) { x, ok := co[tp]; return x, ok }, c.now)...)
 	c.now = c.now.Add(5 * time.Second)
@@ -166,7 +166,7 @@ func TestLossSuspectForgottenWhenNoLongerRead(t *testing.T) {
 		t.Fatal("gap not suspected")
 	}
 	other := int64(5)
-	stale := []model.PartitionLag{{Topic: "events"}, {Topic: "audit", SourceStart: model.Known(other), SourceEnd: model.Known(other), Replicated: model.Known(other)}}
+	stale := []model.PartitionLag{{Topic: model.Intern("events")}, {Topic: model.Intern("audit"), SourceStart: model.Known(other), SourceEnd: model.Known(other), Replicated: model.Known(other)}}
 	c.j.judge(stale, c.idx, func(model.TP) (model.ConnectOffset, bool) { return model.ConnectOffset{}, false }, c.now)
 	if c.j.suspects[model.TP{Topic: "events"}] == nil || !stale[0].LossSuspected {
 		t.Fatal("a reading that could not read the partition dropped its gap")

@@ -161,8 +161,8 @@ func (fm *flowMonitor) loadLastKnown(ctx context.Context, store *storage.Store) 
 		return err
 	}
 	for _, s := range samples {
-		fm.last = append(fm.last, model.PartitionLag{Topic: s.Topic, Partition: s.Partition,
-			RemoteTopic: fm.topics.Policy.RemoteTopic(fm.flow.SourceAlias, s.Topic),
+		fm.last = append(fm.last, model.PartitionLag{Topic: model.Intern(s.Topic), Partition: s.Partition,
+			RemoteTopic: model.Intern(fm.topics.Policy.RemoteTopic(fm.flow.SourceAlias, s.Topic)),
 			SourceEnd:   model.FigureOf(s.SourceEnd), Replicated: model.FigureOf(s.Replicated), LagMessages: model.FigureOf(s.LagMessages),
 			LagMs: model.FigureOf(s.LagMs), LagMsAtLeast: model.FigureOf(s.LagMsAtLeast),
 			AsOf: model.StampOf(time.UnixMilli(s.AtMs)), Method: model.PositionSaved})
@@ -486,10 +486,10 @@ func aggregate(s *flowstate.FlowSnapshot) {
 		p := &s.Partitions[i]
 		// A refresh's rows come topic by topic: the map is asked once per
 		// topic, not once per partition (a million lookups a refresh).
-		if t == nil || t.Topic != p.Topic {
-			if t = byTopic[p.Topic]; t == nil {
-				t = &model.TopicLag{Topic: p.Topic, RemoteTopic: p.RemoteTopic}
-				byTopic[p.Topic] = t
+		if t == nil || t.Topic != p.Topic.String() {
+			if t = byTopic[p.Topic.String()]; t == nil {
+				t = &model.TopicLag{Topic: p.Topic.String(), RemoteTopic: p.RemoteTopic.String()}
+				byTopic[p.Topic.String()] = t
 			}
 		}
 		t.Partitions++
@@ -503,7 +503,7 @@ func aggregate(s *flowstate.FlowSnapshot) {
 			t.Unknown++
 			s.Unknown++
 			t.MaxLagAtLeast, s.RPOAtLeast = true, true
-			s.UnknownAge = append(s.UnknownAge, model.TP{Topic: p.Topic, Partition: p.Partition})
+			s.UnknownAge = append(s.UnknownAge, model.TP{Topic: p.Topic.String(), Partition: p.Partition})
 		}
 		if p.LagMessages.Known {
 			t.LagMessages += p.LagMessages.V
@@ -573,7 +573,7 @@ func (m *Monitor) save(ctx context.Context, fm *flowMonitor, s *flowstate.FlowSn
 			return &vals[len(vals)-1]
 		}
 		for _, p := range s.Partitions {
-			samples = append(samples, storage.PartitionSample{Topic: p.Topic, Partition: p.Partition, AtMs: now.UnixMilli(),
+			samples = append(samples, storage.PartitionSample{Topic: p.Topic.String(), Partition: p.Partition, AtMs: now.UnixMilli(),
 				SourceEnd: ptr(p.SourceEnd), Replicated: ptr(p.Replicated), LagMessages: ptr(p.LagMessages), LagMs: ptr(p.LagMs),
 				LagMsAtLeast: ptr(p.LagMsAtLeast)})
 		}

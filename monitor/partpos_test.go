@@ -147,7 +147,7 @@ func TestWatchTableAsTheMap(t *testing.T) {
 // as its readers saw it; with nothing to change it copies nothing.
 func TestMarkLostCopiesASharedTable(t *testing.T) {
 	table := func() []model.PartitionLag {
-		return []model.PartitionLag{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 1, DataLost: true}}
+		return []model.PartitionLag{{Topic: model.Intern("a"), Partition: 0}, {Topic: model.Intern("a"), Partition: 1, DataLost: true}}
 	}
 	same := map[model.TP]bool{{Topic: "a", Partition: 1}: true}
 	changed := map[model.TP]bool{{Topic: "a", Partition: 0}: true}

@@ -44,7 +44,7 @@ func randomPartitions(rng *rand.Rand, now time.Time) []model.PartitionLag {
 			if k[0] >= 0 {
 				repl = known(end - k[0])
 			}
-			out = append(out, model.PartitionLag{Topic: topic, RemoteTopic: topic, Partition: p, SourceEnd: model.FigureOf(known(end)), Replicated: model.FigureOf(repl),
+			out = append(out, model.PartitionLag{Topic: model.Intern(topic), RemoteTopic: model.Intern(topic), Partition: p, SourceEnd: model.FigureOf(known(end)), Replicated: model.FigureOf(repl),
 				LagMessages: model.FigureOf(known(k[0])), LagMs: model.FigureOf(known(k[1])), LagMsAtLeast: model.FigureOf(known(k[2])), AsOf: model.StampOf(now), Method: model.PositionEstimate})
 		}
 	}
@@ -61,7 +61,7 @@ func shown(ps []model.PartitionLag) string {
 	}
 	var out []fig
 	for _, p := range ps {
-		out = append(out, fig{p.Topic, p.RemoteTopic, p.Partition, p.SourceEnd.Ptr(), p.Replicated.Ptr(), p.LagMessages.Ptr(), p.LagMs.Ptr(), p.LagMsAtLeast.Ptr(), p.AsOf.Time().UnixMilli()})
+		out = append(out, fig{p.Topic.String(), p.RemoteTopic.String(), p.Partition, p.SourceEnd.Ptr(), p.Replicated.Ptr(), p.LagMessages.Ptr(), p.LagMs.Ptr(), p.LagMsAtLeast.Ptr(), p.AsOf.Time().UnixMilli()})
 	}
 	b, _ := json.MarshalIndent(out, "", " ")
 	return string(b)
@@ -141,7 +141,7 @@ func TestSaveWhenFewerPartitionsUnknown(t *testing.T) {
 		unknown := 0
 		for p, l := range lag {
 			end := int64(100)
-			ps = append(ps, model.PartitionLag{Topic: "a", RemoteTopic: "a", Partition: int32(p), SourceEnd: model.Known(end),
+			ps = append(ps, model.PartitionLag{Topic: model.Intern("a"), RemoteTopic: model.Intern("a"), Partition: int32(p), SourceEnd: model.Known(end),
 				LagMessages: model.FigureOf(known(l)), AsOf: model.StampOf(at), Method: model.PositionEstimate})
 			if l < 0 {
 				unknown++

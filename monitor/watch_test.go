@@ -90,7 +90,7 @@ func TestSetWatchedReverseFlow(t *testing.T) {
 	if p.Partition != 0 {
 		p = s.Partitions[1]
 	}
-	if p.Topic != "events" || p.Replicated.V != 6 || p.LagMessages.V != 4 || !p.LagMs.Known || p.LagMs.V < 4000 {
+	if p.Topic.String() != "events" || p.Replicated.V != 6 || p.LagMessages.V != 4 || !p.LagMs.Known || p.LagMs.V < 4000 {
 		t.Fatalf("reverse events-0 = %s; want replicated 6 (Connect's dr position 5, +1), lag 4 records, >= 4 s", describe(p))
 	}
 	if age := s.HeartbeatAge.Round(time.Second); age > 5*time.Second {
@@ -105,7 +105,7 @@ func TestSetWatchedReverseFlow(t *testing.T) {
 	waitFor(t, "the forward flow refreshed", func() bool { return len(m.Snapshot("primary->dr").Partitions) > 0 })
 	for _, s := range m.Snapshots() {
 		for _, p := range s.Partitions {
-			if p.Topic != "events" {
+			if p.Topic.String() != "events" {
 				t.Errorf("flow %s watches %s-%d: only events is data", s.Flow.Name, p.Topic, p.Partition)
 			}
 		}

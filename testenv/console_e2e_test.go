@@ -274,13 +274,13 @@ func consoleLagMatchesMM2(t *testing.T, dist testenv.KafkaDist) {
 		s := mon.Snapshot("primary->dr")
 		last = snapshotLine(s)
 		for _, p := range s.Partitions {
-			end, _ := ends.Lookup(p.Topic, p.Partition)
-			committed, ok := mirror[model.TP{Topic: p.Topic, Partition: p.Partition}]
+			end, _ := ends.Lookup(p.Topic.String(), p.Partition)
+			committed, ok := mirror[model.TP{Topic: p.Topic.String(), Partition: p.Partition}]
 			if !ok || !p.LagMessages.Known || !p.SourceEnd.Known {
 				return fmt.Errorf("%s-%d: no MM2 offset or no console figure", p.Topic, p.Partition)
 			}
 			want := end.Offset - (committed + 1)
-			if p.Topic == "orders" {
+			if p.Topic.String() == "orders" {
 				// MM2's position stops at the last data record; only the
 				// commit marker after it is "behind", and that is never copied.
 				if want != 1 || p.LagMessages.V != 0 {

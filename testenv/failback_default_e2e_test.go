@@ -137,7 +137,7 @@ func TestFailbackDefaultPolicyE2E(t *testing.T) {
 		}
 		var names []string
 		for _, p := range s.Partitions {
-			if p.Topic != "events" || p.RemoteTopic != "dr.events" || !p.LagMessages.Known || s.FiguresStale {
+			if p.Topic.String() != "events" || p.RemoteTopic.String() != "dr.events" || !p.LagMessages.Known || s.FiguresStale {
 				names = append(names, fmt.Sprintf("%s-%d as %s (lag %v, stale %v)", p.Topic, p.Partition, p.RemoteTopic, p.LagMessages, s.FiguresStale))
 			}
 		}

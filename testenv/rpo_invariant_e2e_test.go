@@ -195,7 +195,7 @@ func checkRPOInvariant(t *testing.T, mon *monitor.Monitor, primary, dr *testenv.
 	}
 	listed := map[int32]model.PartitionLag{}
 	for _, p := range snap.Partitions {
-		if p.Topic == "events" {
+		if p.Topic.String() == "events" {
 			listed[p.Partition] = p
 		}
 	}

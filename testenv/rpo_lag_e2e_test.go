@@ -113,7 +113,7 @@ func rpoRecreatedTopic(t *testing.T, policy string) {
 			return fmt.Errorf("status %s", s.Status)
 		}
 		for _, p := range s.Partitions {
-			if !p.LagMessages.Known || p.LagMessages.V != 30 || !p.LagMs.Known || p.LagMs.V <= 0 || p.Restarted == "" {
+			if !p.LagMessages.Known || p.LagMessages.V != 30 || !p.LagMs.Known || p.LagMs.V <= 0 || p.Restarted.String() == "" {
 				return fmt.Errorf("%s-%d: lag %s ms %s restarted %q, want the 30 new records behind", p.Topic, p.Partition, ptr(p.LagMessages.Ptr()), ptr(p.LagMs.Ptr()), p.Restarted)
 			}
 		}
@@ -250,7 +250,7 @@ func TestRPOMM2CreatedAfterConsole(t *testing.T) {
 				lo, err := drAdm.ListEndOffsets(ctx, opts.RemoteTopic("events"), opts.RemoteTopic("events-late"))
 				for _, p := range zero {
 					// A topic missing from a (cached) DR answer cannot be judged.
-					o, ok := lo.Lookup(p.RemoteTopic, p.Partition)
+					o, ok := lo.Lookup(p.RemoteTopic.String(), p.Partition)
 					if err == nil && ok && o.Err == nil && o.Offset < p.SourceEnd.V {
 						bad = append(bad, fmt.Sprintf("%s-%d shown caught up at end %d while DR holds %d", p.Topic, p.Partition, p.SourceEnd.V, o.Offset))
 					}

@@ -61,7 +61,7 @@ func TestSeparatorInternalTopics(t *testing.T) {
 		var names []string
 		for _, p := range s.Partitions {
 			names = append(names, fmt.Sprintf("%s-%d", p.Topic, p.Partition))
-			if p.Topic == syncs {
+			if p.Topic.String() == syncs {
 				return fmt.Errorf("MM2's own %s listed as a mirrored partition: %s", syncs, last)
 			}
 			if !p.LagMessages.Known || p.LagMessages.V != 0 {

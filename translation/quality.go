@@ -329,7 +329,7 @@ func addSat(a, b int64) int64 {
 type sortedLags []model.PartitionLag
 
 func byTopicPartition(a, b model.PartitionLag) int {
-	return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	return cmp.Or(strings.Compare(a.Topic.String(), b.Topic.String()), cmp.Compare(a.Partition, b.Partition))
 }
 
 // sortedLagsOf is ps itself when sorted, as a refresh builds its table,
@@ -344,7 +344,7 @@ func sortedLagsOf(ps []model.PartitionLag) sortedLags {
 // find is tp's row, nil when the refresh has none.
 func (l sortedLags) find(tp model.TP) *model.PartitionLag {
 	i, ok := slices.BinarySearchFunc(l, tp, func(p model.PartitionLag, tp model.TP) int {
-		return cmp.Or(strings.Compare(p.Topic, tp.Topic), cmp.Compare(p.Partition, tp.Partition))
+		return cmp.Or(strings.Compare(p.Topic.String(), tp.Topic), cmp.Compare(p.Partition, tp.Partition))
 	})
 	if !ok {
 		return nil
@@ -354,6 +354,6 @@ func (l sortedLags) find(tp model.TP) *model.PartitionLag {
 
 // hasTopic says whether the refresh has a row of topic.
 func (l sortedLags) hasTopic(topic string) bool {
-	i, _ := slices.BinarySearchFunc(l, topic, func(p model.PartitionLag, t string) int { return strings.Compare(p.Topic, t) })
-	return i < len(l) && l[i].Topic == topic
+	i, _ := slices.BinarySearchFunc(l, topic, func(p model.PartitionLag, t string) int { return strings.Compare(p.Topic.String(), t) })
+	return i < len(l) && l[i].Topic.String() == topic
 }

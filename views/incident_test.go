@@ -33,8 +33,8 @@ func TestIncidentLeadsWhenThePrimaryIsDown(t *testing.T) {
 		Status: model.FlowStatusCritical, RPOMs: &rpo, TotalLagMessages: &lag, HeartbeatAge: &hb,
 		FiguresAt: now.Add(-91 * time.Second),
 		Ingest:    []model.IngestStats{{Topic: "mm2-offset-syncs.dr.internal", LastRecordAt: now.Add(-92 * time.Second)}},
-		Partitions: []model.PartitionLag{{Topic: "events", Partition: 0, TargetEnd: model.Known(end0)}, {Topic: "events", Partition: 1, TargetEnd: model.Known(end1)},
-			{Topic: "events", Partition: 2}}}
+		Partitions: []model.PartitionLag{{Topic: model.Intern("events"), Partition: 0, TargetEnd: model.Known(end0)}, {Topic: model.Intern("events"), Partition: 1, TargetEnd: model.Known(end1)},
+			{Topic: model.Intern("events"), Partition: 2}}}
 	page := renderIncidents(t, s, now, true)
 	for _, want := range []string{
 		`data-testid="incident"`, "the primary (primary) does not answer",

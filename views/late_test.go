@@ -17,7 +17,7 @@ func TestLateRefreshShownAsLate(t *testing.T) {
 	ok := Reachability{Checked: true, OK: true, Since: now.Add(-time.Hour), LastOK: now}
 	s := &FlowSnapshot{Flow: &FlowConfig{Name: "primary->dr", Source: "primary", Target: "dr"}, At: now,
 		Source: ok, Target: ok, Status: model.FlowStatusUnknown, Reason: "refresh late (12 s)",
-		Partitions: []model.PartitionLag{{Topic: "events", LagMessages: model.Known(lag), AsOf: model.StampOf(now.Add(-12 * time.Second))}}, FiguresStale: true,
+		Partitions: []model.PartitionLag{{Topic: model.Intern("events"), LagMessages: model.Known(lag), AsOf: model.StampOf(now.Add(-12 * time.Second))}}, FiguresStale: true,
 		Late: &model.LateRefresh{Side: "source", Timeout: 10 * time.Second, Since: now.Add(-7 * time.Second), FiguresAt: now.Add(-12 * time.Second),
 			Err: "listing end offsets: context deadline exceeded"}}
 	var flow, card strings.Builder

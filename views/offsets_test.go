@@ -108,8 +108,8 @@ func TestFlowPageSaysPerPartitionSeriesOff(t *testing.T) {
 // The flag is the snapshot's: the rows themselves are the read's, shared.
 func TestStaleSnapshotMarksEveryRow(t *testing.T) {
 	now := time.Now()
-	rows := []model.PartitionLag{{Topic: "events", LagMessages: model.Known(3), AsOf: model.StampOf(now.Add(-time.Minute))},
-		{Topic: "events", Partition: 1, LagMessages: model.Known(0), AsOf: model.StampOf(now.Add(-time.Minute))}}
+	rows := []model.PartitionLag{{Topic: model.Intern("events"), LagMessages: model.Known(3), AsOf: model.StampOf(now.Add(-time.Minute))},
+		{Topic: model.Intern("events"), Partition: 1, LagMessages: model.Known(0), AsOf: model.StampOf(now.Add(-time.Minute))}}
 	for _, stale := range []bool{true, false} {
 		s := &FlowSnapshot{Flow: &FlowConfig{Name: "primary->dr"}, Partitions: rows, FiguresStale: stale, Status: model.FlowStatusUnknown}
 		var topic, part strings.Builder

@@ -267,8 +267,8 @@ func usableSavepoint(t *testing.T, c *console) string {
 	for len(offsets) == 0 {
 		if s := c.Monitor.Snapshot("primary->dr"); s != nil {
 			for _, p := range s.Partitions {
-				if p.Topic == "events" && p.Replicated.Known && p.Replicated.V > 0 {
-					offsets[mm2.TPKey(model.TP{Topic: p.Topic, Partition: p.Partition})] = p.Replicated.V
+				if p.Topic.String() == "events" && p.Replicated.Known && p.Replicated.V > 0 {
+					offsets[mm2.TPKey(model.TP{Topic: p.Topic.String(), Partition: p.Partition})] = p.Replicated.V
 				}
 			}
 		}

@@ -988,8 +988,8 @@ func (rb Book) primaryEnds(ctx context.Context, flow string, extra ...string) (m
 	}
 	topics := slices.Clone(extra)
 	for _, p := range snap.Partitions {
-		if !slices.Contains(topics, p.Topic) {
-			topics = append(topics, p.Topic)
+		if !slices.Contains(topics, p.Topic.String()) {
+			topics = append(topics, p.Topic.String())
 		}
 	}
 	primary, _ := rb.Monitor.Clients(flow)

@@ -25,7 +25,7 @@ func TestAtRiskOfAStaleReadIsALowerBoundWithItsAge(t *testing.T) {
 	s := &flowstate.FlowSnapshot{At: now, RPOMs: &rpo, TotalLagMessages: &offs,
 		Source:     model.Reachability{Checked: true, OK: false, Since: read.Add(2 * time.Second)},
 		Target:     model.Reachability{Checked: true, OK: true},
-		Partitions: []model.PartitionLag{{Topic: "events", AsOf: model.StampOf(read)}, {Topic: "events", Partition: 1, AsOf: model.StampOf(read)}}, FiguresStale: true}
+		Partitions: []model.PartitionLag{{Topic: model.Intern("events"), AsOf: model.StampOf(read)}, {Topic: model.Intern("events"), Partition: 1, AsOf: model.StampOf(read)}}, FiguresStale: true}
 	a := AtRiskOf(s)
 	if !a.AtLeast || !a.AsOf.Equal(read) {
 		t.Fatalf("%+v: want a lower bound read at %s", a, read)
@@ -43,7 +43,7 @@ func TestAtRiskOfAStaleReadIsALowerBoundWithItsAge(t *testing.T) {
 	}
 	// Every partition read now, both clusters answering: exact.
 	fresh := &flowstate.FlowSnapshot{At: now, RPOMs: &rpo, TotalLagMessages: &offs, Source: model.Reachability{Checked: true, OK: true},
-		Target: model.Reachability{Checked: true, OK: true}, Partitions: []model.PartitionLag{{Topic: "events", AsOf: model.StampOf(now)}}}
+		Target: model.Reachability{Checked: true, OK: true}, Partitions: []model.PartitionLag{{Topic: model.Intern("events"), AsOf: model.StampOf(now)}}}
 	if a := AtRiskOf(fresh); a.AtLeast || strings.Contains(a.Text(now), "≥") {
 		t.Fatalf("a fresh exact read stated as a bound: %q", a.Text(now))
 	}

@@ -24,8 +24,8 @@ func (rb Book) recordCut(ctx context.Context, runID int64, flow string) cutRecor
 	now := rb.Now().UnixMilli()
 	var remote []string
 	for _, p := range snap.Partitions { // sorted by topic
-		if len(remote) == 0 || remote[len(remote)-1] != p.RemoteTopic {
-			remote = append(remote, p.RemoteTopic)
+		if len(remote) == 0 || remote[len(remote)-1] != p.RemoteTopic.String() {
+			remote = append(remote, p.RemoteTopic.String())
 		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -40,11 +40,11 @@ func (rb Book) recordCut(ctx context.Context, runID int64, flow string) cutRecor
 	cut := make([]model.CutPosition, 0, len(snap.Partitions))
 	unknown := 0
 	for _, p := range snap.Partitions {
-		tp := model.TP{Topic: p.Topic, Partition: p.Partition}
-		c := model.CutPosition{Topic: p.Topic, Partition: p.Partition, RemoteTopic: p.RemoteTopic, AtMs: now}
-		if b, ok := ends[model.TP{Topic: p.RemoteTopic, Partition: p.Partition}]; ok {
+		tp := model.TP{Topic: p.Topic.String(), Partition: p.Partition}
+		c := model.CutPosition{Topic: p.Topic.String(), Partition: p.Partition, RemoteTopic: p.RemoteTopic.String(), AtMs: now}
+		if b, ok := ends[model.TP{Topic: p.RemoteTopic.String(), Partition: p.Partition}]; ok {
 			c.DREnd = &b.End
-			if lso, ok := stable[model.TP{Topic: p.RemoteTopic, Partition: p.Partition}]; ok {
+			if lso, ok := stable[model.TP{Topic: p.RemoteTopic.String(), Partition: p.Partition}]; ok {
 				c.DRStableEnd = &lso
 			}
 			if s, ok := rb.syncBelow(flow, tp, *c.CommittedEnd()); ok {

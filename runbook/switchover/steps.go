@@ -117,7 +117,7 @@ func resultOf(r *runbook.Run, k runbook.StepKind, v any) error {
 // monitor's last refresh (MM2's own topics, heartbeats and the other
 // direction's copies aside, as the lag figures have them).
 func (b book) mirroredTopics(flow string) ([]string, error) {
-	return b.topics(flow, func(p model.PartitionLag) string { return p.Topic })
+	return b.topics(flow, func(p model.PartitionLag) string { return p.Topic.String() })
 }
 
 // topics are the names name gives the monitor's partitions of flow,
@@ -270,8 +270,8 @@ func (b book) unread(flow string, topics []string, ends map[model.TP]int64) []st
 	var out []string
 	if s := b.Monitor.Snapshot(flow); s != nil {
 		for _, p := range s.Partitions {
-			tp := model.TP{Topic: p.Topic, Partition: p.Partition}
-			if _, ok := ends[tp]; !ok && slices.Contains(topics, p.Topic) {
+			tp := model.TP{Topic: p.Topic.String(), Partition: p.Partition}
+			if _, ok := ends[tp]; !ok && slices.Contains(topics, tp.Topic) {
 				out = append(out, mm2.TPKey(tp))
 			}
 		}
@@ -346,7 +346,7 @@ func behind(s *flowstate.FlowSnapshot, ends map[model.TP]int64, since time.Time)
 	rows := map[model.TP]model.PartitionLag{}
 	if s != nil {
 		for _, p := range s.Partitions {
-			rows[model.TP{Topic: p.Topic, Partition: p.Partition}] = p
+			rows[model.TP{Topic: p.Topic.String(), Partition: p.Partition}] = p
 		}
 	}
 	tps := slices.Collect(maps.Keys(ends))
@@ -361,8 +361,8 @@ func behind(s *flowstate.FlowSnapshot, ends map[model.TP]int64, since time.Time)
 			out = append(out, key+": not read since the fence was verified")
 		case p.SourceEnd.Known && p.SourceEnd.V != end:
 			breached = append(breached, fmt.Sprintf("%s: the primary's end is %d, the fenced end %d", key, p.SourceEnd.V, end))
-		case p.Restarted != "":
-			out = append(out, key+": its log restarted ("+p.Restarted+")")
+		case p.Restarted.String() != "":
+			out = append(out, key+": its log restarted ("+p.Restarted.String()+")")
 		case !p.Replicated.Known:
 			out = append(out, fmt.Sprintf("%s: MirrorMaker 2's position unknown (fenced end %d: up to %d record(s) may be missing)", key, end, end))
 		case p.Replicated.V < end:
@@ -426,7 +426,7 @@ type drUnfenced struct {
 // drTopics are DR's copies of the mirrored topics, as the lag figures
 // name them.
 func (b book) drTopics(flow string) ([]string, error) {
-	return b.topics(flow, func(p model.PartitionLag) string { return p.RemoteTopic })
+	return b.topics(flow, func(p model.PartitionLag) string { return p.RemoteTopic.String() })
 }
 
 // unfenceDR removes the fence's principals' DENY WRITE entries on DR's
