@@ -98,7 +98,6 @@ type endSeen struct {
 // below it, so a position only counts as far as the DR records copied
 // since the mark account for it (see corroborated).
 type restartMark struct {
-	at            time.Time
 	why           model.Name // why and since when, as the pages say it
 	connect, sync bool       // whether one existed at the mark
 	connectRec    [2]int64   // log offset, record time of the connect offset then
@@ -208,10 +207,10 @@ func (r *LagReader) Read(ctx context.Context, src positionSource, now time.Time)
 		// Each answer's offsets of this topic, found once, not once a row.
 		topicStarts, topicEnds, topicTargetEnds := starts.Topic(name), ends.Topic(name), targetEnds.Topic(rt)
 		watches := r.parts.topic(name, len(taken[i]))
-		asOf, names, remoteNames := model.StampOf(now), model.Intern(name), model.Intern(rt)
+		asOf, topicName, remoteName := model.StampOf(now), model.Intern(name), model.Intern(rt)
 		for j := range taken[i] {
 			p := int32(j)
-			pl := model.PartitionLag{Topic: names, RemoteTopic: remoteNames, Partition: p, AsOf: asOf}
+			pl := model.PartitionLag{Topic: topicName, RemoteTopic: remoteName, Partition: p, AsOf: asOf}
 			pl.SourceStart = listed(topicStarts, p)
 			pl.SourceEnd = listed(topicEnds, p)
 			pl.TargetEnd = listed(topicTargetEnds, p)
@@ -513,7 +512,7 @@ func (r *LagReader) watch(pl *model.PartitionLag, w *partWatch, pos partPos, rec
 	}
 	fresh := why != ""
 	if fresh {
-		m := &restartMark{at: now, why: model.Intern(why + " at " + now.UTC().Format(time.RFC3339))}
+		m := &restartMark{why: model.Intern(why + " at " + now.UTC().Format(time.RFC3339))}
 		switch {
 		case sameLog && pl.SourceEnd.Known:
 			m.base = pl.SourceEnd.V // truncated: what is below the new end was the same log
